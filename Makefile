@@ -1,0 +1,39 @@
+# upcheck — `make run` starts the app, `make test` runs every test.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := bin/upcheck
+PKGS  := ./...
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build bin/upcheck
+	$(GO) build -o $(BIN) ./cmd/upcheck
+
+.PHONY: run
+run: build ## run the app (a private PostgreSQL is started when UPCHECK_DATABASE_URL is unset)
+	./$(BIN) serve
+
+.PHONY: test
+test: lint ## run every test, with the race detector, on real PostgreSQL
+	CI=$${CI:-} $(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+.PHONY: generate
+generate: ## regenerate sqlc and templ code
+	$(GO) tool sqlc generate
+	$(GO) tool templ generate
+
+.PHONY: verify
+verify: generate ## fail when generated code is stale
+	@git diff --exit-code -- internal/db views || { echo "generated code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- internal/db views)" || { git status --porcelain -- internal/db views; echo "untracked generated files"; exit 1; }
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') $$(git ls-files --others --exclude-standard '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)

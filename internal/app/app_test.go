@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/pgtest"
+)
+
+// serve starts Serve on a fresh database and returns its base URL; the
+// server stops when the test ends, and the test fails if it did not stop
+// cleanly.
+func serve(t *testing.T, d *pgtest.DB) string {
+	t.Helper()
+	cfg, err := config.FromEnv(func(k string) string {
+		return map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a string) { addr <- a })
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(ShutdownTimeout):
+			t.Error("serve did not stop")
+		}
+	})
+	select {
+	case a := <-addr:
+		return "http://" + a
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not start")
+	}
+	return ""
+}
+
+func status(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// /readyz follows the database: 503 while it refuses connections, 200 again
+// once it accepts them, with no restart in between; /healthz stays 200.
+func TestReadinessFollowsTheDatabase(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base := serve(t, d)
+	if got := status(t, base+"/healthz"); got != http.StatusOK {
+		t.Fatalf("/healthz = %d", got)
+	}
+	if got := status(t, base+"/readyz"); got != http.StatusOK {
+		t.Fatalf("/readyz = %d, want 200", got)
+	}
+
+	admin, err := pgx.Connect(context.Background(), d.URLFor("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	ident := pgx.Identifier{d.Name}.Sanitize()
+	mustExec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(context.Background(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	mustExec("ALTER DATABASE " + ident + " ALLOW_CONNECTIONS false")
+	mustExec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + d.Name + "'")
+	if got := status(t, base+"/readyz"); got != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz with the database refusing connections = %d, want 503", got)
+	}
+	if got := status(t, base+"/healthz"); got != http.StatusOK {
+		t.Fatalf("/healthz while the database is down = %d, want 200", got)
+	}
+	mustExec("ALTER DATABASE " + ident + " ALLOW_CONNECTIONS true")
+	if got := status(t, base+"/readyz"); got != http.StatusOK {
+		t.Fatalf("/readyz after the database came back = %d, want 200", got)
+	}
+}

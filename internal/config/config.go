@@ -1,0 +1,114 @@
+// Package config reads upcheck's configuration from the environment once, into
+// a value that is validated and then passed down explicitly. There are no
+// globals: tests build a Config of their own.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/lease"
+)
+
+// Config is everything the process needs to know about its surroundings.
+type Config struct {
+	// DatabaseURL is the PostgreSQL connection string; empty means the
+	// private cluster under DataDir (started on demand).
+	DatabaseURL string
+	// Listen is the HTTP address of `serve`.
+	Listen string
+	// Manifest is the path of the components manifest (JSON or YAML).
+	Manifest string
+	// AllowPrivateSources lets publishers live on loopback or private
+	// addresses (local publishers and tests).
+	AllowPrivateSources bool
+	// DataDir holds the private cluster and other local state.
+	DataDir string
+	// Timings are the lease's; production constants unless TestTimings.
+	Timings lease.Timings
+	// TestTimings is set when UPCHECK_TEST_TIMINGS shortened the timings.
+	TestTimings bool
+	// LogLevel is the minimum level logged.
+	LogLevel slog.Level
+}
+
+// FromEnv builds a Config from environment variables read through getenv.
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL:         getenv("UPCHECK_DATABASE_URL"),
+		Listen:              getenv("UPCHECK_LISTEN"),
+		Manifest:            getenv("UPCHECK_MANIFEST"),
+		AllowPrivateSources: getenv("UPCHECK_ALLOW_PRIVATE_SOURCES") == "1",
+		DataDir:             getenv("UPCHECK_DATA_DIR"),
+		Timings:             lease.DefaultTimings(),
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.DataDir == "" {
+		c.DataDir = ".data"
+	}
+	if v := getenv("UPCHECK_LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			return Config{}, fmt.Errorf("UPCHECK_LOG_LEVEL: %w", err)
+		}
+	}
+	if v := getenv("UPCHECK_TEST_TIMINGS"); v != "" {
+		t, err := ParseTimings(v, c.Timings)
+		if err != nil {
+			return Config{}, fmt.Errorf("UPCHECK_TEST_TIMINGS: %w", err)
+		}
+		c.Timings, c.TestTimings = t, true
+	}
+	return c, c.Validate()
+}
+
+// Validate reports settings that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Listen == "" {
+		errs = append(errs, errors.New("UPCHECK_LISTEN is empty"))
+	}
+	if err := c.Timings.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// ParseTimings reads "lease=3s,heartbeat=500ms,cooldown=2s" (any subset, plus
+// period=, tx=) over base.
+func ParseTimings(s string, base lease.Timings) (lease.Timings, error) {
+	t := base
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		key, value, ok := strings.Cut(part, "=")
+		if !ok {
+			return t, fmt.Errorf("%q: want key=duration", part)
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(value))
+		if err != nil {
+			return t, fmt.Errorf("%s: %w", key, err)
+		}
+		switch strings.TrimSpace(key) {
+		case "lease":
+			t.Lease = d
+		case "heartbeat":
+			t.Heartbeat = d
+		case "cooldown":
+			t.Cooldown = d
+		case "period":
+			t.Period = d
+		case "tx":
+			t.TxTimeout = d
+		default:
+			return t, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period or tx)", key)
+		}
+	}
+	return t, t.Validate()
+}

@@ -1,0 +1,41 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/lease"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:8080" || c.DataDir != ".data" || c.TestTimings || c.Timings != lease.DefaultTimings() {
+		t.Fatalf("defaults = %+v", c)
+	}
+	if d := lease.DefaultTimings(); d.Lease != 5*time.Minute || d.Heartbeat != time.Minute || d.Cooldown != 2*time.Minute {
+		t.Fatalf("production timings changed: %+v", d)
+	}
+}
+
+func TestTestTimings(t *testing.T) {
+	t.Parallel()
+	c, err := FromEnv(env(map[string]string{"UPCHECK_TEST_TIMINGS": "lease=3s,heartbeat=500ms,cooldown=2s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.TestTimings || c.Timings.Lease != 3*time.Second || c.Timings.Heartbeat != 500*time.Millisecond || c.Timings.Cooldown != 2*time.Second {
+		t.Fatalf("timings = %+v", c.Timings)
+	}
+	for _, bad := range []string{"lease=3", "lease=3s,heartbeat=5s", "nap=1s", "lease"} {
+		if _, err := FromEnv(env(map[string]string{"UPCHECK_TEST_TIMINGS": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_TEST_TIMINGS") {
+			t.Errorf("%q: error %v, want a UPCHECK_TEST_TIMINGS error", bad, err)
+		}
+	}
+}

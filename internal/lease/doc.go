@@ -1,0 +1,72 @@
+/*
+Package lease makes update checks exclusive across every upcheck instance that
+shares one database, and makes sure an instance that lost the right to write
+can never write.
+
+# The row
+
+The lease is the row name = 'check' of core_update_lock. Its owner is a random
+uuid chosen at acquisition; its epoch grows by one at every acquisition and is
+stored with every row a holder writes, so any result can be traced to the run
+that wrote it. expires_at is an instant on the database clock.
+
+# The clock
+
+Every decision about time is made by PostgreSQL with clock_timestamp(): the
+wall-clock time at the moment the statement runs. now() would be wrong: it is
+the start of the transaction, so a statement that waited seconds for a lock
+would still judge expiry as of before the wait, and a fenced write that
+waited past its expiry would pass. The server's own clock is never consulted
+for a decision, so instances whose clocks disagree by hours still agree on
+who holds the lease.
+
+# Lock order
+
+Every lease transaction — acquire, renew, release, and the fenced write —
+first sets short lock, statement and idle-in-transaction timeouts, then takes
+pg_advisory_xact_lock on the lease's key, then locks the row with
+SELECT … FOR UPDATE. Always this order, so two lease transactions can only
+queue behind each other, never deadlock. The advisory lock is the real
+serialiser; the row lock also stops anything that updates the row outside
+these functions (an older release during a rolling deploy, an operator with
+psql) from slipping between check and write.
+
+# Acquire
+
+Inside the locks, the row is judged: a scheduled trigger is skipped when a
+check completed since the current period began; a live owner means busy; a
+manual trigger inside the cooldown gets the seconds left. Otherwise the UPDATE
+takes the lease, and that UPDATE repeats the "free" and cooldown conditions.
+The repetition matters on its own: under READ COMMITTED a second UPDATE that
+waited on the row re-evaluates its WHERE against the winner's new row, finds
+it no longer free, and changes nothing. A plain SELECT-then-UPDATE lets both
+takers win (the test suite proves this with a control).
+
+# Fenced writes
+
+WithLease opens one transaction, takes both locks, checks that the owner
+still matches and expires_at > clock_timestamp(), runs the caller's writes
+and commits while still holding the locks. A takeover needs the same locks,
+so it waits for that commit; the old owner's next fenced write then sees a
+different owner and is refused with ErrLeaseLost, having written nothing.
+
+A holder paused inside an open fenced transaction (a long GC pause, a frozen
+VM, SIGSTOP) would hold the locks for the length of its pause. The
+transaction's idle_in_transaction_session_timeout ends such a session well
+before the lease would expire, which releases the locks; its writes roll back.
+
+# Heartbeat and the trust window
+
+While a check runs, the heartbeat renews the lease about once a minute, the
+next renewal scheduled only after the previous one answered. The check's
+context is cancelled with cause ErrLeaseLost when a renewal is refused, when
+a renewal fails (the database is unreachable), or when no renewal has
+confirmed the lease before it could have expired. That last rule uses the
+process's monotonic clock, measured from when the last successful renewal was
+sent, not from when it answered: the database extended the lease at some
+moment after the send, so the send is the only safe lower bound. A margin is
+taken off the lease so the process stops trusting itself before the database
+would let anyone else in. The local trust window is an optimisation that
+stops useless work early; the fenced write is the guard that makes it safe.
+*/
+package lease

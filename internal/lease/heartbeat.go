@@ -1,0 +1,126 @@
+package lease
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Renewer renews a held lease; *Manager is the production one.
+type Renewer interface {
+	Renew(ctx context.Context, owner uuid.UUID) error
+}
+
+// Heartbeat keeps a held lease alive while a check runs. See doc.go for the
+// trust window.
+type Heartbeat struct {
+	renewer  Renewer
+	owner    uuid.UUID
+	interval time.Duration
+	window   time.Duration
+	clock    Clock
+	logger   *slog.Logger
+
+	parent context.Context
+	cancel context.CancelCauseFunc
+	stop   chan struct{}
+	once   sync.Once
+	done   chan struct{}
+}
+
+// StartHeartbeat starts renewing l and returns the context the check must
+// run under: it is cancelled with a cause wrapping ErrLeaseLost as soon as
+// the lease cannot be confirmed. Call Stop when the check ends.
+func (m *Manager) StartHeartbeat(ctx context.Context, l Lease) (context.Context, *Heartbeat) {
+	return startHeartbeat(ctx, m, l, m.timings.Heartbeat, m.timings.trustWindow(), m.clock, m.logger)
+}
+
+func startHeartbeat(ctx context.Context, r Renewer, l Lease, interval, window time.Duration, clock Clock, logger *slog.Logger) (context.Context, *Heartbeat) {
+	checkCtx, cancel := context.WithCancelCause(ctx)
+	h := &Heartbeat{
+		renewer: r, owner: l.Owner, interval: interval, window: window, clock: clock, logger: logger,
+		parent: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	go h.run(l.sentAt.Add(window))
+	return checkCtx, h
+}
+
+// Stop ends the heartbeat, waits for a renewal still on its way, and
+// releases the check context (with no lease-lost cause if none was set).
+// It is safe to call more than once.
+func (h *Heartbeat) Stop() {
+	h.once.Do(func() { close(h.stop) })
+	<-h.done
+	h.cancel(context.Canceled)
+}
+
+// run is the heartbeat's only goroutine. trustUntil is the instant, on the
+// process clock, after which the lease may have expired.
+func (h *Heartbeat) run(trustUntil time.Time) {
+	defer close(h.done)
+	trust := time.NewTimer(trustUntil.Sub(h.clock.Now()))
+	defer trust.Stop()
+	next := time.NewTimer(h.interval)
+	defer next.Stop()
+
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-h.parent.Done():
+			return
+		case <-trust.C:
+			h.lose(fmt.Errorf("%w: no renewal confirmed the lease within %s", ErrLeaseLost, h.window))
+			return
+		case <-next.C:
+		}
+
+		sent := h.clock.Now()
+		err, trustExpired := h.renew(trust, trustUntil.Sub(sent))
+		switch {
+		case h.parent.Err() != nil:
+			return // shutting down: not a lost lease
+		case trustExpired:
+			return // renew has cancelled the check
+		case err != nil:
+			h.lose(fmt.Errorf("%w: %w", ErrLeaseLost, err))
+			return
+		}
+		// Trust counts from the send: the database extended the lease at
+		// some moment after it, never before.
+		trustUntil = sent.Add(h.window)
+		trust.Reset(trustUntil.Sub(h.clock.Now()))
+		next.Reset(h.interval)
+	}
+}
+
+// renew runs one renewal, bounded by what is left of the trust window. If
+// the window closes first, it cancels the check at once (a hung database
+// must not keep it running), then still waits for the renewal to return so
+// no goroutine outlives the heartbeat, and reports trustExpired.
+func (h *Heartbeat) renew(trust *time.Timer, left time.Duration) (err error, trustExpired bool) {
+	ctx, cancel := context.WithTimeout(h.parent, left)
+	defer cancel()
+	answer := make(chan error, 1)
+	go func() { answer <- h.renewer.Renew(ctx, h.owner) }()
+	select {
+	case err = <-answer:
+		return err, false
+	case <-trust.C:
+		// Stop the check now; a hung database must not keep it running.
+		h.lose(fmt.Errorf("%w: renewal did not answer within the trust window %s", ErrLeaseLost, h.window))
+		cancel()
+		<-answer
+		return nil, true
+	}
+}
+
+// lose cancels the check with cause. The first cause wins.
+func (h *Heartbeat) lose(cause error) {
+	h.logger.Warn("update check lease lost", "owner", h.owner, "reason", cause.Error())
+	h.cancel(cause)
+}

@@ -1,0 +1,287 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// ErrLeaseLost means this process no longer holds the lease: it expired, was
+// taken over, or could not be confirmed. Nothing was written.
+var ErrLeaseLost = errors.New("update check lease lost")
+
+// Name is the lease row every check competes for.
+const Name = "check"
+
+// Trigger says why a check wants the lease; it decides which rules apply.
+type Trigger string
+
+// The triggers.
+const (
+	// Scheduled runs once per period: skipped when a check completed since
+	// the period began.
+	Scheduled Trigger = "scheduled"
+	// Manual is the AdminCP button and `upcheck check --manual`: subject to
+	// the cooldown, which it stamps when it acquires.
+	Manual Trigger = "manual"
+	// Operator is `upcheck check` without --manual: no cooldown, no skip.
+	Operator Trigger = "operator"
+)
+
+// Outcome is the answer to an acquire.
+type Outcome string
+
+// The outcomes.
+const (
+	Acquired Outcome = "acquired"
+	Busy     Outcome = "busy"
+	Cooldown Outcome = "cooldown"
+	Skipped  Outcome = "skipped"
+)
+
+// Timings are the lease's durations. Production uses DefaultTimings; tests
+// shorten them through UPCHECK_TEST_TIMINGS.
+type Timings struct {
+	Lease     time.Duration // how long an acquisition or renewal holds
+	Heartbeat time.Duration // pause between one renewal's answer and the next
+	Cooldown  time.Duration // minimum time between two manual acquisitions
+	Period    time.Duration // scheduled checks run once per period (UTC-aligned)
+	// TxTimeout bounds lock waits, statements and idleness inside lease
+	// transactions; zero derives it from Lease.
+	TxTimeout time.Duration
+}
+
+// DefaultTimings are the production constants.
+func DefaultTimings() Timings {
+	return Timings{Lease: 5 * time.Minute, Heartbeat: time.Minute, Cooldown: 2 * time.Minute, Period: 24 * time.Hour}
+}
+
+// txTimeout is well below the lease so that a holder stuck inside a fenced
+// transaction is cut off long before its lease would run out.
+func (t Timings) txTimeout() time.Duration {
+	if t.TxTimeout > 0 {
+		return t.TxTimeout
+	}
+	return min(max(t.Lease/3, 250*time.Millisecond), 10*time.Second)
+}
+
+// trustWindow is how long after a successful renewal was sent this process
+// may act as the holder: the lease less a margin for clock rate differences
+// and the time the answer took to travel.
+func (t Timings) trustWindow() time.Duration { return t.Lease - t.Lease/10 }
+
+// Validate reports timings that cannot work together.
+func (t Timings) Validate() error {
+	switch {
+	case t.Lease <= 0 || t.Heartbeat <= 0 || t.Cooldown < 0 || t.Period <= 0:
+		return fmt.Errorf("lease timings must be positive (lease %s, heartbeat %s, cooldown %s, period %s)", t.Lease, t.Heartbeat, t.Cooldown, t.Period)
+	case t.Heartbeat >= t.trustWindow():
+		return fmt.Errorf("heartbeat %s must be shorter than the lease's trust window %s", t.Heartbeat, t.trustWindow())
+	}
+	return nil
+}
+
+// Clock is the process clock. It is used only for the local trust window and
+// always through differences between two readings, never for a lease
+// decision, so a clock that is hours off changes nothing.
+type Clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Lease is a held lease.
+type Lease struct {
+	Owner uuid.UUID
+	Epoch int64
+	// sentAt is when the acquisition was sent: the trust window starts there.
+	sentAt time.Time
+}
+
+// Acquisition is the result of Acquire.
+type Acquisition struct {
+	Outcome    Outcome
+	Lease      Lease         // set when Outcome is Acquired
+	RetryAfter time.Duration // set when Outcome is Cooldown, whole seconds
+}
+
+// Manager runs the lease statements against one database.
+type Manager struct {
+	store   *store.Store
+	timings Timings
+	key     int64
+	clock   Clock
+	logger  *slog.Logger
+}
+
+// Option configures a Manager.
+type Option func(*Manager)
+
+// WithClock replaces the process clock (tests skew it).
+func WithClock(c Clock) Option { return func(m *Manager) { m.clock = c } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.logger = l } }
+
+// New returns a Manager for the check lease.
+func New(st *store.Store, timings Timings, opts ...Option) (*Manager, error) {
+	if err := timings.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Manager{store: st, timings: timings, key: advisoryKey(Name), clock: systemClock{}, logger: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(m)
+	}
+	return m, nil
+}
+
+// Timings returns the manager's timings.
+func (m *Manager) Timings() Timings { return m.timings }
+
+// advisoryKey maps the lease name to the bigint pg_advisory_xact_lock takes,
+// in a namespace unlikely to collide with other users of advisory locks.
+func advisoryKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("upcheck:lease:" + name))
+	return int64(h.Sum64())
+}
+
+// begin sets the lease transaction's timeouts and takes the advisory lock.
+func (m *Manager) begin(ctx context.Context, tx *store.Tx) error {
+	d := m.timings.txTimeout()
+	return tx.LeaseBegin(ctx, m.key, d, d, d)
+}
+
+// Acquire tries to take the lease for trigger. Busy, Cooldown and Skipped
+// are answers, not errors; an error means the database could not be asked.
+func (m *Manager) Acquire(ctx context.Context, trigger Trigger) (Acquisition, error) {
+	sent := m.clock.Now()
+	owner := uuid.New()
+	var res Acquisition
+	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := m.begin(ctx, tx); err != nil {
+			return err
+		}
+		row, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, m.timings.Cooldown)
+		if err != nil {
+			return err
+		}
+		switch {
+		case trigger == Scheduled && row.CompletedInPeriod:
+			res = Acquisition{Outcome: Skipped}
+			return nil
+		case row.Live:
+			res = Acquisition{Outcome: Busy}
+			return nil
+		case trigger == Manual && row.CooldownLeft > 0:
+			res = Acquisition{Outcome: Cooldown, RetryAfter: time.Duration(row.CooldownLeft) * time.Second}
+			return nil
+		}
+		epoch, err := tx.LeaseTake(ctx, Name, store.LeaseTake{
+			Owner: owner, Trigger: string(trigger), Manual: trigger == Manual,
+			Lease: m.timings.Lease, Cooldown: m.timings.Cooldown,
+		})
+		if errors.Is(err, store.ErrNotFound) {
+			// Unreachable while the locks above are held; the UPDATE's own
+			// condition is the second line of defence.
+			res = Acquisition{Outcome: Busy}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		res = Acquisition{Outcome: Acquired, Lease: Lease{Owner: owner, Epoch: epoch, sentAt: sent}}
+		return nil
+	})
+	if errors.Is(err, store.ErrLockTimeout) {
+		// Another lease transaction holds the locks for longer than ours may
+		// wait: a holder is writing (or is stuck and about to be cut off).
+		return Acquisition{Outcome: Busy}, nil
+	}
+	if err != nil {
+		return Acquisition{}, fmt.Errorf("acquire lease: %w", err)
+	}
+	m.logger.DebugContext(ctx, "lease acquire", "trigger", trigger, "outcome", res.Outcome, "epoch", res.Lease.Epoch)
+	return res, nil
+}
+
+// Renew extends owner's lease by the full lease length. It returns
+// ErrLeaseLost when owner no longer holds a live lease: an owner whose lease
+// ran out can never bring it back.
+func (m *Manager) Renew(ctx context.Context, owner uuid.UUID) error {
+	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := m.begin(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.LeaseFence(ctx, Name, owner); err != nil {
+			return err
+		}
+		_, err := tx.LeaseRenew(ctx, Name, owner, m.timings.Lease)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrLeaseLost
+	}
+	if err != nil {
+		return fmt.Errorf("renew lease: %w", err)
+	}
+	return nil
+}
+
+// Release frees the lease if owner still holds it and reports whether it
+// did. completed records that the check finished, which makes later
+// scheduled triggers in the same period skip. A late release from an old
+// owner changes nothing.
+func (m *Manager) Release(ctx context.Context, owner uuid.UUID, completed bool) (bool, error) {
+	var released bool
+	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := m.begin(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, m.timings.Cooldown); err != nil {
+			return err
+		}
+		var err error
+		released, err = tx.LeaseRelease(ctx, Name, owner, completed)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("release lease: %w", err)
+	}
+	return released, nil
+}
+
+// WithLease runs fn in one fenced transaction: it commits only if owner holds
+// a live lease, checked under the lease's locks, which stay held until the
+// commit. Otherwise it returns ErrLeaseLost and fn's writes are rolled back
+// (fn is not called at all when the check fails up front).
+func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *store.Tx) error) error {
+	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := m.begin(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.LeaseFence(ctx, Name, owner); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return ErrLeaseLost
+			}
+			return err
+		}
+		return fn(tx)
+	})
+	if err != nil && !errors.Is(err, ErrLeaseLost) {
+		return fmt.Errorf("fenced write: %w", err)
+	}
+	return err
+}
+
+// Status reads the lease for display, without taking any lock.
+func (m *Manager) Status(ctx context.Context) (store.LeaseStatus, error) {
+	return m.store.LeaseStatus(ctx, Name)
+}

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/upcheck/upcheck/internal/db"
+)
+
+// LeaseRow is the locked lease row as acquire sees it, judged by the
+// database clock at the moment the row lock was granted.
+type LeaseRow struct {
+	Owner             uuid.UUID // uuid.Nil when released
+	Epoch             int64
+	Live              bool  // an owner holds it and it has not expired
+	CompletedInPeriod bool  // a check completed since the current period began
+	CooldownLeft      int64 // whole seconds until a manual acquire may succeed
+}
+
+// LeaseTake is one acquisition's parameters.
+type LeaseTake struct {
+	Owner    uuid.UUID
+	Trigger  string
+	Manual   bool
+	Lease    time.Duration
+	Cooldown time.Duration
+}
+
+// LeaseStatus is the lease as a status display sees it (no lock taken).
+type LeaseStatus struct {
+	Owner           uuid.UUID
+	Epoch           int64
+	Live            bool
+	ExpiresAt       *time.Time
+	LastManualAt    *time.Time
+	LastCompletedAt *time.Time
+	Trigger         string
+}
+
+// LeaseBegin opens a lease transaction: it bounds lock waits, statements and
+// idleness, then takes the advisory lock on the lease. The row lock comes
+// next, from LeaseGetForUpdate, LeaseFence or the UPDATEs, always in that
+// order so that no two lease transactions can deadlock.
+func (t *Tx) LeaseBegin(ctx context.Context, key int64, lockTimeout, statementTimeout, idleTimeout time.Duration) error {
+	err := t.q.LeaseTimeouts(ctx, t.tx, db.LeaseTimeoutsParams{
+		LockTimeout:      pgDuration(lockTimeout),
+		StatementTimeout: pgDuration(statementTimeout),
+		IdleTimeout:      pgDuration(idleTimeout),
+	})
+	if err != nil {
+		return mapError(fmt.Errorf("set lease timeouts: %w", err))
+	}
+	if err := t.q.LeaseLock(ctx, t.tx, key); err != nil {
+		return mapError(fmt.Errorf("lease advisory lock: %w", err))
+	}
+	return nil
+}
+
+// LeaseGetForUpdate locks the lease row and reports its state.
+func (t *Tx) LeaseGetForUpdate(ctx context.Context, name string, period, cooldown time.Duration) (LeaseRow, error) {
+	r, err := t.q.LeaseGetForUpdate(ctx, t.tx, db.LeaseGetForUpdateParams{
+		Name:            name,
+		PeriodSeconds:   period.Seconds(),
+		CooldownSeconds: cooldown.Seconds(),
+	})
+	if err != nil {
+		return LeaseRow{}, mapError(fmt.Errorf("lock lease row: %w", err))
+	}
+	return LeaseRow{
+		Owner:             r.Owner.UUID,
+		Epoch:             r.Epoch,
+		Live:              r.Live,
+		CompletedInPeriod: r.CompletedInPeriod,
+		CooldownLeft:      r.CooldownLeft,
+	}, nil
+}
+
+// LeaseTake takes a free lease; ErrNotFound means it was not free.
+func (t *Tx) LeaseTake(ctx context.Context, name string, p LeaseTake) (epoch int64, err error) {
+	epoch, err = t.q.LeaseTake(ctx, t.tx, db.LeaseTakeParams{
+		Name:            name,
+		Owner:           p.Owner,
+		Trigger:         p.Trigger,
+		Manual:          p.Manual,
+		LeaseSeconds:    p.Lease.Seconds(),
+		CooldownSeconds: p.Cooldown.Seconds(),
+	})
+	return epoch, mapError(err)
+}
+
+// LeaseRenew extends a live lease held by owner; ErrNotFound means it is not
+// (or no longer) owner's.
+func (t *Tx) LeaseRenew(ctx context.Context, name string, owner uuid.UUID, lease time.Duration) (epoch int64, err error) {
+	epoch, err = t.q.LeaseRenew(ctx, t.tx, db.LeaseRenewParams{Name: name, Owner: owner, LeaseSeconds: lease.Seconds()})
+	return epoch, mapError(err)
+}
+
+// LeaseRelease frees the lease if owner still holds it; completed stamps the
+// period's completion when the lease had not expired.
+func (t *Tx) LeaseRelease(ctx context.Context, name string, owner uuid.UUID, completed bool) (bool, error) {
+	n, err := t.q.LeaseRelease(ctx, t.tx, db.LeaseReleaseParams{Name: name, Owner: owner, Completed: completed})
+	return n == 1, mapError(err)
+}
+
+// LeaseFence locks the lease row if owner holds it and it has not expired,
+// returning the epoch; ErrNotFound otherwise.
+func (t *Tx) LeaseFence(ctx context.Context, name string, owner uuid.UUID) (int64, error) {
+	epoch, err := t.q.LeaseFence(ctx, t.tx, db.LeaseFenceParams{Name: name, Owner: owner})
+	return epoch, mapError(err)
+}
+
+// LeaseStatus reads the lease without locking it.
+func (s *Store) LeaseStatus(ctx context.Context, name string) (LeaseStatus, error) {
+	r, err := s.q.LeaseState(ctx, s.pool, name)
+	if err != nil {
+		return LeaseStatus{}, mapError(fmt.Errorf("read lease: %w", err))
+	}
+	return LeaseStatus{
+		Owner:           r.Owner.UUID,
+		Epoch:           r.Epoch,
+		Live:            r.Live,
+		ExpiresAt:       r.ExpiresAt,
+		LastManualAt:    r.LastManualAt,
+		LastCompletedAt: r.LastCompletedAt,
+		Trigger:         r.Trigger.String,
+	}, nil
+}
+
+// pgDuration formats d for a PostgreSQL time setting, in milliseconds
+// (rounded up so a short but non-zero timeout never becomes 0, "no limit").
+func pgDuration(d time.Duration) string {
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	return fmt.Sprintf("%dms", ms)
+}

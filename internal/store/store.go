@@ -1,0 +1,90 @@
+// Package store is upcheck's PostgreSQL adapter: it owns the connection pool's
+// transactions, turns domain calls into the sqlc queries of internal/db, maps
+// rows to plain Go values and PostgreSQL errors to the sentinel errors below.
+// Generated types never leave this package.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/upcheck/upcheck/internal/db"
+)
+
+var (
+	// ErrNotFound is returned when a row the caller asked for does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrLockTimeout is returned when a statement gave up waiting for a lock
+	// (lock_timeout): another transaction holds it.
+	ErrLockTimeout = errors.New("lock wait timed out")
+)
+
+// rollbackTimeout bounds the rollback of a transaction whose context was
+// cancelled; the rollback itself must not be cancelled with it.
+const rollbackTimeout = 5 * time.Second
+
+// Store is the database behind upcheck.
+type Store struct {
+	pool *pgxpool.Pool
+	q    *db.Queries
+}
+
+// New wraps a pool.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, q: db.New()}
+}
+
+// Pool exposes the pool for health checks and shutdown.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Tx is one open transaction. Its methods are the only way to write.
+type Tx struct {
+	tx pgx.Tx
+	q  *db.Queries
+}
+
+// WithTx runs fn in a transaction and commits when fn returns nil. A failed or
+// cancelled fn is rolled back on a context that is not cancelled, so the
+// connection goes back to the pool clean.
+func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return mapError(fmt.Errorf("begin: %w", err))
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		_ = tx.Rollback(rctx) // no-op after a commit
+	}()
+	if err := fn(&Tx{tx: tx, q: s.q}); err != nil {
+		return mapError(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return mapError(fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// mapError turns PostgreSQL and pgx errors into this package's sentinels,
+// keeping the original in the chain for logs.
+func mapError(err error) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
+		return fmt.Errorf("%w: %w", ErrLockTimeout, err)
+	}
+	return err
+}

@@ -1,0 +1,72 @@
+-- Lease statements; the model and the lock order are in internal/lease/doc.go.
+
+-- name: LeaseTimeouts :exec
+SELECT set_config('lock_timeout', @lock_timeout::text, true),
+       set_config('statement_timeout', @statement_timeout::text, true),
+       set_config('idle_in_transaction_session_timeout', @idle_timeout::text, true);
+
+-- name: LeaseLock :exec
+SELECT pg_advisory_xact_lock(@key::bigint);
+
+-- name: LeaseGetForUpdate :one
+WITH c AS (SELECT clock_timestamp() AS t)
+SELECT l.owner,
+       l.epoch,
+       (l.owner IS NOT NULL AND l.expires_at > c.t)::boolean AS live,
+       (l.last_completed_at IS NOT NULL
+        AND l.last_completed_at >= to_timestamp(floor(extract(epoch FROM c.t) / @period_seconds::float8) * @period_seconds::float8))::boolean AS completed_in_period,
+       greatest(0, ceil(extract(epoch FROM (l.last_manual_at + make_interval(secs => @cooldown_seconds::float8)) - c.t)))::bigint AS cooldown_left
+FROM core_update_lock l, c
+WHERE l.name = @name
+FOR UPDATE OF l;
+
+-- name: LeaseTake :one
+-- Repeats the "free" and cooldown conditions so that, even without the locks
+-- taken before it, two takers over an expired row can never both win: under
+-- READ COMMITTED the second UPDATE re-evaluates this WHERE on the winner's row.
+UPDATE core_update_lock
+SET owner          = @owner::uuid,
+    epoch          = epoch + 1,
+    expires_at     = clock_timestamp() + make_interval(secs => @lease_seconds::float8),
+    acquired_at    = clock_timestamp(),
+    trigger        = @trigger::text,
+    last_manual_at = CASE WHEN @manual::boolean THEN clock_timestamp() ELSE last_manual_at END
+WHERE name = @name
+  AND (owner IS NULL OR expires_at <= clock_timestamp())
+  AND (NOT @manual::boolean
+       OR last_manual_at IS NULL
+       OR last_manual_at + make_interval(secs => @cooldown_seconds::float8) <= clock_timestamp())
+RETURNING epoch;
+
+-- name: LeaseRenew :one
+UPDATE core_update_lock
+SET expires_at = clock_timestamp() + make_interval(secs => @lease_seconds::float8)
+WHERE name = @name
+  AND owner = @owner::uuid
+  AND expires_at > clock_timestamp()
+RETURNING epoch;
+
+-- name: LeaseRelease :execrows
+UPDATE core_update_lock
+SET owner             = NULL,
+    expires_at        = NULL,
+    last_completed_at = CASE WHEN @completed::boolean AND expires_at > clock_timestamp()
+                             THEN clock_timestamp() ELSE last_completed_at END
+WHERE name = @name
+  AND owner = @owner::uuid;
+
+-- name: LeaseFence :one
+-- The fenced-write check: the row lock plus "still ours and not expired".
+SELECT epoch
+FROM core_update_lock
+WHERE name = @name
+  AND owner = @owner::uuid
+  AND expires_at > clock_timestamp()
+FOR UPDATE;
+
+-- name: LeaseState :one
+-- A read for status displays; takes no lock and decides nothing.
+SELECT owner, epoch, expires_at, last_manual_at, last_completed_at, trigger,
+       (owner IS NOT NULL AND expires_at > clock_timestamp())::boolean AS live
+FROM core_update_lock
+WHERE name = @name;
