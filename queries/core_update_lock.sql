@@ -67,6 +67,8 @@ FOR UPDATE;
 -- name: LeaseState :one
 -- A read for status displays; takes no lock and decides nothing.
 SELECT owner, epoch, expires_at, last_manual_at, last_completed_at, trigger,
-       (owner IS NOT NULL AND expires_at > clock_timestamp())::boolean AS live
+       (owner IS NOT NULL AND expires_at > clock_timestamp())::boolean AS live,
+       (last_completed_at IS NULL
+        OR last_completed_at < clock_timestamp() - make_interval(secs => @max_age_seconds::float8))::boolean AS completion_older
 FROM core_update_lock
 WHERE name = @name;

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const leaseFence = `-- name: LeaseFence :one
@@ -132,10 +131,17 @@ func (q *Queries) LeaseRenew(ctx context.Context, db DBTX, arg LeaseRenewParams)
 
 const leaseState = `-- name: LeaseState :one
 SELECT owner, epoch, expires_at, last_manual_at, last_completed_at, trigger,
-       (owner IS NOT NULL AND expires_at > clock_timestamp())::boolean AS live
+       (owner IS NOT NULL AND expires_at > clock_timestamp())::boolean AS live,
+       (last_completed_at IS NULL
+        OR last_completed_at < clock_timestamp() - make_interval(secs => $1::float8))::boolean AS completion_older
 FROM core_update_lock
-WHERE name = $1
+WHERE name = $2
 `
+
+type LeaseStateParams struct {
+	MaxAgeSeconds float64
+	Name          string
+}
 
 type LeaseStateRow struct {
 	Owner           uuid.NullUUID
@@ -143,13 +149,14 @@ type LeaseStateRow struct {
 	ExpiresAt       *time.Time
 	LastManualAt    *time.Time
 	LastCompletedAt *time.Time
-	Trigger         pgtype.Text
+	Trigger         *string
 	Live            bool
+	CompletionOlder bool
 }
 
 // A read for status displays; takes no lock and decides nothing.
-func (q *Queries) LeaseState(ctx context.Context, db DBTX, name string) (LeaseStateRow, error) {
-	row := db.QueryRow(ctx, leaseState, name)
+func (q *Queries) LeaseState(ctx context.Context, db DBTX, arg LeaseStateParams) (LeaseStateRow, error) {
+	row := db.QueryRow(ctx, leaseState, arg.MaxAgeSeconds, arg.Name)
 	var i LeaseStateRow
 	err := row.Scan(
 		&i.Owner,
@@ -159,6 +166,7 @@ func (q *Queries) LeaseState(ctx context.Context, db DBTX, name string) (LeaseSt
 		&i.LastCompletedAt,
 		&i.Trigger,
 		&i.Live,
+		&i.CompletionOlder,
 	)
 	return i, err
 }

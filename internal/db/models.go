@@ -8,8 +8,61 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 )
+
+type AppSetting struct {
+	Key   string
+	Value string
+}
+
+type CheckRun struct {
+	ID                 int64
+	Trigger            string
+	Actor              *string
+	Owner              uuid.NullUUID
+	Epoch              *int64
+	StartedAt          time.Time
+	FinishedAt         *time.Time
+	Status             string
+	SourcesFetched     int32
+	SourcesNotModified int32
+	SourcesFailed      int32
+	SourcesSkipped     int32
+	DurationMs         *int64
+	Error              *string
+}
+
+type Component struct {
+	Code             string
+	Name             string
+	InstalledVersion string
+	SourceUrl        *string
+	PinnedKey        *string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+type ComponentResult struct {
+	Code             string
+	SourceUrl        *string
+	InstalledVersion string
+	LatestVersion    *string
+	UpdateVersion    *string
+	UpdateAvailable  bool
+	Security         bool
+	NeedsNewerCore   bool
+	RequiredCore     *string
+	Vulnerable       bool
+	Advisories       []byte
+	Evaluation       []byte
+	ReleaseUrl       *string
+	Stale            bool
+	LastSuccessAt    *time.Time
+	LastError        *string
+	LastErrorAt      *time.Time
+	EvaluatedAt      time.Time
+	Epoch            int64
+}
 
 type CoreUpdateLock struct {
 	Name            string
@@ -19,5 +72,24 @@ type CoreUpdateLock struct {
 	LastManualAt    *time.Time
 	LastCompletedAt *time.Time
 	AcquiredAt      *time.Time
-	Trigger         pgtype.Text
+	Trigger         *string
+}
+
+type Source struct {
+	Url                 string
+	Document            []byte
+	Signature           *string
+	Sequence            *int64
+	SequenceKey         *string
+	Etag                *string
+	LastModified        *string
+	ExpiresAt           *time.Time
+	FetchedAt           *time.Time
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorAt         *time.Time
+	ConsecutiveFailures int32
+	SignatureState      string
+	Epoch               int64
 }

@@ -281,7 +281,21 @@ func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *st
 	return err
 }
 
-// Status reads the lease for display, without taking any lock.
-func (m *Manager) Status(ctx context.Context) (store.LeaseStatus, error) {
-	return m.store.LeaseStatus(ctx, Name)
+// WithLock runs fn in a transaction that holds the lease's advisory lock
+// without owning the lease. Writes that must not interleave with a check's
+// fenced writes (a manifest sync re-evaluating results) use it.
+func (m *Manager) WithLock(ctx context.Context, fn func(tx *store.Tx) error) error {
+	return m.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := m.begin(ctx, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// Status reads the lease for display, without taking any lock. Its
+// CompletionOlder says whether the last completed check is older than
+// maxAge, judged on the database clock.
+func (m *Manager) Status(ctx context.Context, maxAge time.Duration) (store.LeaseStatus, error) {
+	return m.store.LeaseStatus(ctx, Name, maxAge)
 }

@@ -38,6 +38,8 @@ type LeaseStatus struct {
 	LastManualAt    *time.Time
 	LastCompletedAt *time.Time
 	Trigger         string
+	// CompletionOlder: no check completed within the max age asked for.
+	CompletionOlder bool
 }
 
 // LeaseBegin opens a lease transaction: it bounds lock waits, statements and
@@ -112,9 +114,10 @@ func (t *Tx) LeaseFence(ctx context.Context, name string, owner uuid.UUID) (int6
 	return epoch, mapError(err)
 }
 
-// LeaseStatus reads the lease without locking it.
-func (s *Store) LeaseStatus(ctx context.Context, name string) (LeaseStatus, error) {
-	r, err := s.q.LeaseState(ctx, s.pool, name)
+// LeaseStatus reads the lease without locking it; CompletionOlder compares
+// the last completion with maxAge on the database clock.
+func (s *Store) LeaseStatus(ctx context.Context, name string, maxAge time.Duration) (LeaseStatus, error) {
+	r, err := s.q.LeaseState(ctx, s.pool, db.LeaseStateParams{Name: name, MaxAgeSeconds: maxAge.Seconds()})
 	if err != nil {
 		return LeaseStatus{}, mapError(fmt.Errorf("read lease: %w", err))
 	}
@@ -125,7 +128,8 @@ func (s *Store) LeaseStatus(ctx context.Context, name string) (LeaseStatus, erro
 		ExpiresAt:       r.ExpiresAt,
 		LastManualAt:    r.LastManualAt,
 		LastCompletedAt: r.LastCompletedAt,
-		Trigger:         r.Trigger.String,
+		Trigger:         deref(r.Trigger),
+		CompletionOlder: r.CompletionOlder,
 	}, nil
 }
 

@@ -1,0 +1,165 @@
+// Package manifest reads the list of installed components from a JSON or
+// YAML file. A manifest is accepted or refused as a whole: one bad entry
+// refuses the file with a message naming the entry and the field, so a typo
+// never half-applies.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// ErrInvalid wraps every refusal of a manifest.
+var ErrInvalid = errors.New("invalid manifest")
+
+// MaxSize caps the manifest file; a site with thousands of plugins fits in a
+// fraction of it.
+const MaxSize = 8 << 20
+
+// Component is one installed component.
+type Component struct {
+	Code    string `json:"code" yaml:"code"`
+	Name    string `json:"name" yaml:"name"`
+	Version string `json:"version" yaml:"version"`
+	Source  string `json:"source,omitempty" yaml:"source,omitempty"`
+	Key     string `json:"key,omitempty" yaml:"key,omitempty"`
+}
+
+// Manifest is the whole file.
+type Manifest struct {
+	Components []Component `json:"components" yaml:"components"`
+}
+
+// Core returns the core component, if the manifest lists it.
+func (m *Manifest) Core() (Component, bool) {
+	for _, c := range m.Components {
+		if c.Code == "core" {
+			return c, true
+		}
+	}
+	return Component{}, false
+}
+
+var codePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
+
+// Load reads and validates the manifest at path; the extension picks the
+// format (.json, .yaml, .yml).
+func Load(path string) (*Manifest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if len(body) > MaxSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, path, MaxSize)
+	}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".json":
+		return ParseJSON(body)
+	case ".yaml", ".yml":
+		return ParseYAML(body)
+	default:
+		return nil, fmt.Errorf("%w: %s: unknown extension %q (want .json, .yaml or .yml)", ErrInvalid, path, ext)
+	}
+}
+
+// ParseJSON parses and validates a JSON manifest. Unknown fields are refused:
+// a misspelt "verison" must not silently mean "no version".
+func ParseJSON(body []byte) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data after the manifest", ErrInvalid)
+	}
+	return &m, m.Validate()
+}
+
+// ParseYAML parses and validates a YAML manifest, with the same strictness.
+func ParseYAML(body []byte) (*Manifest, error) {
+	var m Manifest
+	if err := yaml.UnmarshalWithOptions(body, &m, yaml.Strict()); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return &m, m.Validate()
+}
+
+// Validate checks every entry and reports all problems at once.
+func (m *Manifest) Validate() error {
+	var problems []string
+	add := func(i int, c Component, format string, args ...any) {
+		name := fmt.Sprintf("components[%d]", i)
+		if c.Code != "" {
+			name += fmt.Sprintf(" (%q)", c.Code)
+		}
+		problems = append(problems, name+": "+fmt.Sprintf(format, args...))
+	}
+	seen := map[string]int{}
+	keyOfSource := map[string]string{}
+	for i, c := range m.Components {
+		switch {
+		case c.Code == "":
+			add(i, c, "code is missing")
+		case !codePattern.MatchString(c.Code):
+			add(i, c, "code must be lower-case letters, digits, '.', '_' or '-' (at most 100)")
+		default:
+			if j, dup := seen[c.Code]; dup {
+				add(i, c, "code is a duplicate of components[%d]", j)
+			}
+			seen[c.Code] = i
+		}
+		if strings.TrimSpace(c.Name) == "" {
+			add(i, c, "name is missing")
+		}
+		if _, err := updatedoc.ParseVersion(c.Version); err != nil {
+			add(i, c, "version %q is not a semantic version", c.Version)
+		}
+		if c.Source != "" {
+			if u, err := url.Parse(c.Source); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+				add(i, c, "source %q is not an http(s) URL", c.Source)
+			}
+		}
+		if c.Key != "" {
+			if c.Source == "" {
+				add(i, c, "key is set but there is no source to check it against")
+			}
+			if _, err := updatedoc.ParsePublicKey(c.Key); err != nil {
+				add(i, c, "key: %v", err)
+			}
+		}
+		if c.Source != "" {
+			// One document, one signature: the components sharing a source
+			// must agree on its key.
+			if k, ok := keyOfSource[c.Source]; ok && k != c.Key {
+				add(i, c, "key differs from another component with the same source")
+			}
+			keyOfSource[c.Source] = c.Key
+		}
+	}
+	if _, ok := m.Core(); !ok {
+		problems = append(problems, `no component has code "core": the core is what plugins' requires_core is checked against`)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w:\n  %s", ErrInvalid, strings.Join(problems, "\n  "))
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package manifest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+func TestParseJSONAndYAMLAgree(t *testing.T) {
+	t.Parallel()
+	pub, _, err := updatedoc.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonDoc := `{"components": [
+	  {"code": "core", "name": "Core", "version": "1.9.0", "source": "https://updates.example.org/core.json"},
+	  {"code": "blog", "name": "Blog", "version": "2.3.0", "source": "https://acme.example/updates.json", "key": "` + pub.String() + `"},
+	  {"code": "local", "name": "Local thing", "version": "0.1.0"}
+	]}`
+	yamlDoc := `components:
+  - code: core
+    name: Core
+    version: 1.9.0
+    source: https://updates.example.org/core.json
+  - code: blog
+    name: Blog
+    version: "2.3.0"
+    source: https://acme.example/updates.json
+    key: ` + pub.String() + `
+  - code: local
+    name: Local thing
+    version: 0.1.0
+`
+	j, err := ParseJSON([]byte(jsonDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := ParseYAML([]byte(yamlDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Components) != 3 || len(y.Components) != 3 {
+		t.Fatalf("components: json %d, yaml %d", len(j.Components), len(y.Components))
+	}
+	for i := range j.Components {
+		if j.Components[i] != y.Components[i] {
+			t.Errorf("entry %d: json %+v, yaml %+v", i, j.Components[i], y.Components[i])
+		}
+	}
+	if core, ok := j.Core(); !ok || core.Version != "1.9.0" {
+		t.Fatalf("core = %+v %v", core, ok)
+	}
+}
+
+func TestInvalidManifestsNameEntryAndField(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, doc, want string }{
+		{"duplicate code", `{"components":[{"code":"a","name":"A","version":"1.0.0"},{"code":"a","name":"A2","version":"1.0.0"}]}`, `components[1] ("a"): code is a duplicate of components[0]`},
+		{"bad semver", `{"components":[{"code":"a","name":"A","version":"1.0"}]}`, `components[0] ("a"): version "1.0" is not a semantic version`},
+		{"bad url", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"ftp://x/y"}]}`, `components[0] ("a"): source "ftp://x/y" is not an http(s) URL`},
+		{"bad key", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"https://x/y","key":"ed25519:nope"}]}`, `components[0] ("a"): key:`},
+		{"missing code", `{"components":[{"name":"A","version":"1.0.0"}]}`, `components[0]: code is missing`},
+		{"missing name", `{"components":[{"code":"a","version":"1.0.0"}]}`, `components[0] ("a"): name is missing`},
+		{"unknown field", `{"components":[{"code":"a","name":"A","verison":"1.0.0"}]}`, `unknown field "verison"`},
+		{"key without source", `{"components":[{"code":"a","name":"A","version":"1.0.0","key":"ed25519:AAAA"}]}`, `key is set but there is no source`},
+		{"trailing data", `{"components":[]} {}`, `trailing data`},
+		{"no core", `{"components":[{"code":"a","name":"A","version":"1.0.0"}]}`, `no component has code "core"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseJSON([]byte(tc.doc))
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want ErrInvalid containing %q", err, tc.want)
+			}
+		})
+	}
+	_, err := ParseYAML([]byte("components:\n  - code: a\n    name: A\n    version: 1.0.0\n    colour: red\n"))
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("yaml with unknown field: %v", err)
+	}
+}
+
+func TestLoadPicksFormatByExtension(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if m, err := Load(write("m.yml", "components:\n  - {code: core, name: Core, version: 1.0.0}\n")); err != nil || len(m.Components) != 1 {
+		t.Fatalf("yml: %v %v", m, err)
+	}
+	if _, err := Load(write("m.toml", "")); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("toml: %v", err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil {
+		t.Fatal("missing file accepted")
+	}
+}

@@ -1,0 +1,129 @@
+package updatecheck
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
+)
+
+// Cancellation (shutdown): requests in flight are aborted, queued sources
+// never start, nothing is recorded as a publisher failure, every started
+// request is awaited, the lease is released at once, and no goroutine is
+// left behind. Not parallel: goleak must see only this test's goroutines.
+func TestCancellationAbortsFetchesAndLeavesNothing(t *testing.T) {
+	b := setup(t)
+	p := newPublisher(t)
+	ignore := goleak.IgnoreCurrent()
+
+	hang := make(chan struct{})
+	defer close(hang)
+	var inFlight, aborted atomic.Int32
+	p.onHit = func(r *http.Request) {
+		inFlight.Add(1)
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+			aborted.Add(1)
+		}
+	}
+	// 40 sources on one host: at most 2 run at once, the rest queue.
+	components := []manifest.Component{{Code: "core", Name: "Core", Version: "1.0.0"}}
+	for i := range 40 {
+		path := fmt.Sprintf("/s%02d.json", i)
+		p.set(path, doc(1, map[string]string{fmt.Sprintf("p%02d", i): pkgUpToDate}))
+		components = append(components, manifest.Component{Code: fmt.Sprintf("p%02d", i), Name: "P", Version: "1.0.0", Source: p.URL + path})
+	}
+	b.sync(components...)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result, 1)
+	go func() {
+		res, err := b.checker.RunLockedUpdateCheck(ctx, lease.Operator, "test")
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	waitFor(t, func() bool { return inFlight.Load() == 2 })
+	cancel()
+	var res Result
+	select {
+	case res = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("check did not return promptly after cancellation")
+	}
+	if res.Status != Cancelled || res.Failed != 0 || res.Skipped != 40 {
+		t.Fatalf("result = %s", resultJSON(res))
+	}
+	if n := inFlight.Load(); n != 2 {
+		t.Fatalf("publisher saw %d requests, want only the 2 in flight (queued ones must never start)", n)
+	}
+	if aborted.Load() != 2 {
+		t.Fatalf("%d of the in-flight requests were aborted, want 2", aborted.Load())
+	}
+	var failures int
+	b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sources WHERE consecutive_failures > 0 OR last_error IS NOT NULL").Scan(&failures)
+	if failures != 0 {
+		t.Fatalf("%d sources recorded a failure for a cancelled request", failures)
+	}
+	// The lease was released: another instance can run at once.
+	a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator)
+	if err != nil || a.Outcome != lease.Acquired {
+		t.Fatalf("lease after cancellation: %+v %v", a, err)
+	}
+	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:cancelled" {
+		t.Fatalf("runs = %v", runs)
+	}
+	b.fetcher.Close()
+	goleak.VerifyNone(t, ignore)
+}
+
+// A lost lease cancels the check the same way, and the run ends lease_lost.
+func TestLeaseLossCancelsTheCheck(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	var requests atomic.Int32
+	p.onHit = func(r *http.Request) {
+		requests.Add(1)
+		<-r.Context().Done()
+	}
+	components := []manifest.Component{{Code: "core", Name: "Core", Version: "1.0.0"}}
+	for i := range 10 {
+		path := fmt.Sprintf("/s%02d.json", i)
+		components = append(components, manifest.Component{Code: fmt.Sprintf("p%02d", i), Name: "P", Version: "1.0.0", Source: p.URL + path})
+	}
+	b.sync(components...)
+	done := make(chan Result, 1)
+	go func() { done <- b.run(lease.Operator) }()
+	waitFor(t, func() bool { return requests.Load() == 2 })
+	// Another instance takes the lease (as if this one had frozen).
+	b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	if a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
+		t.Fatalf("takeover: %+v %v", a, err)
+	}
+	select {
+	case res := <-done:
+		if res.Status != LeaseLost || res.Failed != 0 {
+			t.Fatalf("result = %s", resultJSON(res))
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("check did not stop after losing its lease")
+	}
+	if n := requests.Load(); n != 2 {
+		t.Fatalf("%d requests made, want 2: queued sources must not start after the loss", n)
+	}
+	var rows int
+	b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sources").Scan(&rows)
+	if rows != 0 {
+		t.Fatalf("%d source rows written by a run that lost its lease", rows)
+	}
+}

@@ -1,0 +1,562 @@
+package updatecheck
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// bundle is one test's database, checker and helpers.
+type bundle struct {
+	t       *testing.T
+	db      *pgtest.DB
+	store   *store.Store
+	lease   *lease.Manager
+	fetcher *fetch.Fetcher
+	checker *Checker
+}
+
+func testTimings() lease.Timings {
+	return lease.Timings{Lease: 2 * time.Second, Heartbeat: 300 * time.Millisecond, Cooldown: 3 * time.Second, Period: 24 * time.Hour, TxTimeout: time.Second}
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	d := pgtest.New(t)
+	b := &bundle{t: t, db: d, store: store.New(d.Pool)}
+	b.lease = b.newLease(testTimings())
+	b.fetcher = fetch.New(fetch.Config{AllowPrivate: true, Timeout: 3 * time.Second, RetryDelay: 50 * time.Millisecond, MaxBody: 64 << 10}, slog.Default())
+	t.Cleanup(b.fetcher.Close)
+	b.checker = New(b.store, b.lease, b.fetcher, slog.Default())
+	return b
+}
+
+func (b *bundle) newLease(t lease.Timings) *lease.Manager {
+	m, err := lease.New(b.store, t, lease.WithLogger(slog.Default()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return m
+}
+
+// otherInstance is a second checker on the same database.
+func (b *bundle) otherInstance() *Checker {
+	return New(b.store, b.newLease(testTimings()), b.fetcher, slog.Default())
+}
+
+func (b *bundle) sync(components ...manifest.Component) SyncReport {
+	b.t.Helper()
+	rep, err := b.checker.SyncComponents(context.Background(), &manifest.Manifest{Components: components})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return rep
+}
+
+func (b *bundle) run(trigger lease.Trigger) Result {
+	b.t.Helper()
+	res, err := b.checker.RunLockedUpdateCheck(context.Background(), trigger, "test")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return res
+}
+
+// resultRow is what the tests read back of component_results.
+type resultRow struct {
+	Code, Installed, Latest, Update, LastError string
+	UpdateAvailable, Security, Vulnerable      bool
+	NeedsNewerCore, HasSuccess                 bool
+	Epoch                                      int64
+}
+
+func (b *bundle) results() map[string]resultRow {
+	b.t.Helper()
+	rows, err := b.db.Pool.Query(context.Background(), `
+		SELECT code, installed_version, coalesce(latest_version, ''), coalesce(update_version, ''),
+		       coalesce(last_error, ''), update_available, security, vulnerable, needs_newer_core,
+		       last_success_at IS NOT NULL, epoch
+		FROM component_results`)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	out := map[string]resultRow{}
+	for rows.Next() {
+		var r resultRow
+		if err := rows.Scan(&r.Code, &r.Installed, &r.Latest, &r.Update, &r.LastError, &r.UpdateAvailable,
+			&r.Security, &r.Vulnerable, &r.NeedsNewerCore, &r.HasSuccess, &r.Epoch); err != nil {
+			b.t.Fatal(err)
+		}
+		out[r.Code] = r
+	}
+	if rows.Err() != nil {
+		b.t.Fatal(rows.Err())
+	}
+	return out
+}
+
+type sourceRow struct {
+	Sequence            int64
+	LastError           string
+	ConsecutiveFailures int
+	HasDocument         bool
+	Epoch               int64
+	SignatureState      string
+}
+
+func (b *bundle) source(url string) sourceRow {
+	b.t.Helper()
+	var s sourceRow
+	err := b.db.Pool.QueryRow(context.Background(), `
+		SELECT coalesce(sequence, -1), coalesce(last_error, ''), consecutive_failures, document IS NOT NULL, epoch, signature_state
+		FROM sources WHERE url = $1`, url).Scan(&s.Sequence, &s.LastError, &s.ConsecutiveFailures, &s.HasDocument, &s.Epoch, &s.SignatureState)
+	if err != nil {
+		b.t.Fatalf("source %s: %v", url, err)
+	}
+	return s
+}
+
+func (b *bundle) runs() []string {
+	b.t.Helper()
+	rows, err := b.db.Pool.Query(context.Background(), "SELECT trigger || ':' || status FROM check_runs ORDER BY id")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return out
+}
+
+// publisher is an httptest server publishing update documents.
+type publisher struct {
+	*httptest.Server
+	mu       sync.Mutex
+	docs     map[string][]byte        // path -> body
+	sigs     map[string]string        // path -> Upcheck-Signature header
+	status   map[string]int           // path -> forced status
+	block    map[string]chan struct{} // path -> request waits on it
+	requests map[string]int
+	etag     bool
+	onHit    func(r *http.Request)
+}
+
+func newPublisher(t *testing.T) *publisher {
+	p := &publisher{docs: map[string][]byte{}, sigs: map[string]string{}, status: map[string]int{}, block: map[string]chan struct{}{}, requests: map[string]int{}}
+	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *publisher) serve(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	p.requests[r.URL.Path]++
+	body, sig, status, block, etag, onHit := p.docs[r.URL.Path], p.sigs[r.URL.Path], p.status[r.URL.Path], p.block[r.URL.Path], p.etag, p.onHit
+	p.mu.Unlock()
+	if onHit != nil {
+		onHit(r)
+	}
+	if block != nil {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if status != 0 {
+		w.WriteHeader(status)
+		return
+	}
+	if body == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if etag {
+		tag := fmt.Sprintf(`"%x"`, len(body)*7919+int(body[len(body)/2]))
+		if r.Header.Get("If-None-Match") == tag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", tag)
+	}
+	if sig != "" {
+		w.Header().Set("Upcheck-Signature", sig)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+func (p *publisher) set(path string, body []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.docs[path] = body
+}
+
+func (p *publisher) hits(path string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.requests[path]
+}
+
+// doc builds a format 1 document for one or more packages.
+func doc(seq int64, packages map[string]string) []byte {
+	var parts []string
+	for code, body := range packages {
+		parts = append(parts, fmt.Sprintf("%q: %s", code, body))
+	}
+	return fmt.Appendf(nil, `{"format": 1, "publisher": "acme", "sequence": %d, "expires": "2099-01-01T00:00:00Z", "packages": {%s}}`, seq, strings.Join(parts, ","))
+}
+
+const (
+	pkgCore     = `{"releases": [{"version": "1.9.0"}, {"version": "1.10.0", "url": "https://example.org/core-1.10"}]}`
+	pkgBlog     = `{"releases": [{"version": "2.4.0", "security": true, "severity": "high", "requires_core": ">=1.8.0"}], "advisories": [{"id": "ACME-1", "severity": "critical", "affected": "<2.4.0", "fixed_in": "2.4.0"}]}`
+	pkgGallery  = `{"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0"}]}`
+	pkgUpToDate = `{"releases": [{"version": "1.0.0"}]}`
+)
+
+func (b *bundle) standardSite(p *publisher) {
+	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p.set("/acme.json", doc(10, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate}))
+	b.sync(
+		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
+		manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/acme.json"},
+		manifest.Component{Code: "gallery", Name: "Gallery", Version: "3.0.0", Source: p.URL + "/acme.json"},
+		manifest.Component{Code: "forms", Name: "Forms", Version: "1.0.0", Source: p.URL + "/acme.json"},
+		manifest.Component{Code: "broken", Name: "Broken", Version: "1.0.0", Source: p.URL + "/missing.json"},
+	)
+}
+
+// A check against a local publisher reports a plain update, a security
+// update, an advisory with no fix, an up-to-date plugin and a failing
+// source, and records the run.
+func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+
+	res := b.run(lease.Operator)
+	if res.Status != Completed || res.Sources != 3 || res.Fetched != 2 || res.Failed != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	got := b.results()
+	want := map[string]resultRow{
+		"core":    {Code: "core", Installed: "1.9.0", Latest: "1.10.0", Update: "1.10.0", UpdateAvailable: true, HasSuccess: true},
+		"blog":    {Code: "blog", Installed: "2.3.0", Latest: "2.4.0", Update: "2.4.0", UpdateAvailable: true, Security: true, Vulnerable: true, HasSuccess: true},
+		"gallery": {Code: "gallery", Installed: "3.0.0", Latest: "3.0.0", Vulnerable: true, HasSuccess: true},
+		"forms":   {Code: "forms", Installed: "1.0.0", Latest: "1.0.0", HasSuccess: true},
+	}
+	for code, w := range want {
+		w.Epoch = res.Epoch
+		if got[code] != w {
+			t.Errorf("%s:\n got %+v\nwant %+v", code, got[code], w)
+		}
+	}
+	broken := got["broken"]
+	if broken.HasSuccess || !strings.Contains(broken.LastError, "404") {
+		t.Errorf("broken source result = %+v, want an error and no success", broken)
+	}
+	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument {
+		t.Errorf("failing source = %+v", s)
+	}
+	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:completed" {
+		t.Fatalf("runs = %v", runs)
+	}
+}
+
+// A failing source keeps its last valid document and results, and records
+// the error; malformed, oversized, rolled-back and unsigned-when-required
+// documents are recorded failures, never crashes.
+func TestFailingSourceKeepsLastGoodData(t *testing.T) {
+	t.Parallel()
+	pub, priv, err := updatedoc.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := doc(5, map[string]string{"core": pkgCore, "blog": pkgBlog})
+	cases := []struct {
+		name   string
+		signed bool
+		serve  func(p *publisher)
+		want   string
+	}{
+		{"server error", false, func(p *publisher) { p.status["/feed.json"] = 503 }, "503"},
+		{"malformed", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 1, "publisher": `) }, "invalid document"},
+		{"unknown format", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 2}`) }, "format"},
+		{"oversized", false, func(p *publisher) { p.docs["/feed.json"] = make([]byte, 200<<10) }, "too large"},
+		{"rolled back", false, func(p *publisher) { p.docs["/feed.json"] = doc(4, map[string]string{"core": pkgCore}) }, "rolled back"},
+		{"unsigned", true, func(p *publisher) {
+			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
+			delete(p.sigs, "/feed.json")
+		}, "unsigned"},
+		{"bad signature", true, func(p *publisher) {
+			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
+			p.sigs["/feed.json"] = updatedoc.Sign(good, priv)
+		}, "signature"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			p := newPublisher(t)
+			p.set("/feed.json", good)
+			key := ""
+			if tc.signed {
+				key = pub.String()
+				p.sigs["/feed.json"] = updatedoc.Sign(good, priv)
+			}
+			b.sync(
+				manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/feed.json", Key: key},
+				manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/feed.json", Key: key},
+			)
+			if res := b.run(lease.Operator); res.Status != Completed || res.Fetched != 1 {
+				t.Fatalf("first run = %+v", res)
+			}
+			before := b.results()
+			if tc.signed && b.source(p.URL+"/feed.json").SignatureState != "verified" {
+				t.Fatal("signed document not marked verified")
+			}
+
+			p.mu.Lock()
+			tc.serve(p)
+			p.mu.Unlock()
+			res := b.run(lease.Operator)
+			if res.Status != Completed || res.Failed != 1 {
+				t.Fatalf("second run = %+v", res)
+			}
+			s := b.source(p.URL + "/feed.json")
+			if !s.HasDocument || s.Sequence != 5 || s.ConsecutiveFailures != 1 || !strings.Contains(s.LastError, tc.want) {
+				t.Fatalf("source after failure = %+v, want document 5 kept and an error containing %q", s, tc.want)
+			}
+			after := b.results()
+			for code, r := range before {
+				a := after[code]
+				if a.Latest != r.Latest || a.Update != r.Update || a.Security != r.Security || !a.HasSuccess || a.LastError == "" {
+					t.Errorf("%s: before %+v, after %+v: evaluation must stay and the error show", code, r, a)
+				}
+			}
+		})
+	}
+}
+
+// A signature published as <url>.sig is fetched when the header is absent.
+func TestSignatureFromSigFile(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	pub, priv, err := updatedoc.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := doc(1, map[string]string{"core": pkgCore})
+	p.set("/core.json", body)
+	p.set("/core.json.sig", []byte(updatedoc.Sign(body, priv)+"\n"))
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json", Key: pub.String()})
+	if res := b.run(lease.Operator); res.Status != Completed || res.Fetched != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	if s := b.source(p.URL + "/core.json"); s.SignatureState != "verified" || s.LastError != "" {
+		t.Fatalf("source = %+v", s)
+	}
+}
+
+// Conditional requests: the second check sends the stored ETag, the
+// publisher answers 304, and that is a success that keeps the results.
+func TestNotModifiedIsSuccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	p.etag = true
+	b.standardSite(p)
+	first := b.run(lease.Operator)
+	second := b.run(lease.Operator)
+	if second.Status != Completed || second.NotModified != 2 || second.Fetched != 0 {
+		t.Fatalf("second run = %+v (first %+v)", second, first)
+	}
+	if r := b.results()["blog"]; !r.Security || r.Epoch != second.Epoch || r.LastError != "" {
+		t.Fatalf("blog after 304 = %+v", r)
+	}
+}
+
+// Changing an installed version re-evaluates at once from the stored
+// document, without a fetch.
+func TestSyncReevaluatesWithoutFetch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+	b.run(lease.Operator)
+	hits := p.hits("/acme.json")
+
+	rep := b.sync(
+		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
+		manifest.Component{Code: "blog", Name: "Blog", Version: "2.4.0", Source: p.URL + "/acme.json"},
+		manifest.Component{Code: "gallery", Name: "Gallery", Version: "3.0.0", Source: p.URL + "/acme.json"},
+	)
+	if rep.Changed != 1 || rep.Removed != 2 || rep.Reevaluated != 1 {
+		t.Fatalf("sync report = %+v", rep)
+	}
+	if p.hits("/acme.json") != hits {
+		t.Fatal("sync fetched the source")
+	}
+	blog := b.results()["blog"]
+	if blog.Installed != "2.4.0" || blog.UpdateAvailable || blog.Security || blog.Vulnerable {
+		t.Fatalf("blog after upgrade = %+v, want up to date", blog)
+	}
+	// The next check cleans up what is no longer installed.
+	b.run(lease.Operator)
+	got := b.results()
+	if _, ok := got["forms"]; ok {
+		t.Fatal("result of a removed component survived the clean-up")
+	}
+	var sources int
+	b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sources WHERE url LIKE '%missing.json'").Scan(&sources)
+	if sources != 0 {
+		t.Fatal("source of removed components survived the clean-up")
+	}
+}
+
+// No transaction is open while a publisher is being asked: the publisher
+// looks at the database during every request.
+func TestNoTransactionOpenDuringFetch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// One worker: no other source's fenced write can be open meanwhile, so
+	// any open transaction would be one held across this fetch.
+	b.fetcher = fetch.New(fetch.Config{AllowPrivate: true, Concurrency: 1}, slog.Default())
+	t.Cleanup(b.fetcher.Close)
+	b.checker = New(b.store, b.lease, b.fetcher, slog.Default())
+	p := newPublisher(t)
+	var seen atomic.Int32
+	var open atomic.Int32
+	p.onHit = func(*http.Request) {
+		seen.Add(1)
+		var n int32
+		b.db.Pool.QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()").Scan(&n)
+		open.Add(n)
+	}
+	b.standardSite(p)
+	for range 3 {
+		b.run(lease.Operator)
+	}
+	if seen.Load() < 9 {
+		t.Fatalf("publisher saw %d requests", seen.Load())
+	}
+	if n := open.Load(); n != 0 {
+		t.Fatalf("%d transactions were open during fetches", n)
+	}
+}
+
+// Every run, refused ones too, is in the history.
+func TestEveryRunIsRecorded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+	b.run(lease.Scheduled)
+	if res := b.run(lease.Scheduled); res.Status != Skipped {
+		t.Fatalf("second scheduled = %+v", res)
+	}
+	b.run(lease.Manual)
+	if res := b.run(lease.Manual); res.Status != Cooldown || res.RetryAfter < 1 {
+		t.Fatalf("second manual = %+v", res)
+	}
+	held, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator)
+	if err != nil || held.Outcome != lease.Acquired {
+		t.Fatal(held, err)
+	}
+	if res := b.run(lease.Operator); res.Status != Busy {
+		t.Fatalf("while held = %+v", res)
+	}
+	want := "[scheduled:completed scheduled:skipped manual:completed manual:cooldown operator:busy]"
+	if got := fmt.Sprint(b.runs()); got != want {
+		t.Fatalf("runs = %s, want %s", got, want)
+	}
+}
+
+// A lease taken over mid-run: the old run ends lease_lost, none of its later
+// writes land, and every stored row carries the new owner's epoch.
+func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+	first := b.run(lease.Operator)
+
+	// The old run's fetch of the shared feed hangs; the other sources finish.
+	release := make(chan struct{})
+	p.mu.Lock()
+	p.block["/acme.json"] = release
+	p.mu.Unlock()
+	oldDone := make(chan Result, 1)
+	go func() { oldDone <- b.run(lease.Operator) }()
+	waitFor(t, func() bool { return p.hits("/acme.json") >= 2 })
+
+	// Pretend the old holder froze: its lease expires, another instance
+	// takes over and completes with a newer document.
+	b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	p.mu.Lock()
+	delete(p.block, "/acme.json")
+	p.docs["/acme.json"] = doc(11, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate})
+	p.mu.Unlock()
+	newer, err := b.otherInstance().RunLockedUpdateCheck(context.Background(), lease.Operator, "other")
+	if err != nil || newer.Status != Completed {
+		t.Fatalf("takeover run = %+v %v", newer, err)
+	}
+	close(release)
+	old := <-oldDone
+	if old.Status != LeaseLost {
+		t.Fatalf("old run = %+v, want lease_lost", old)
+	}
+	if newer.Epoch <= first.Epoch || old.Epoch >= newer.Epoch {
+		t.Fatalf("epochs: first %d, old %d, newer %d", first.Epoch, old.Epoch, newer.Epoch)
+	}
+	var stray int
+	b.db.Pool.QueryRow(context.Background(), `
+		SELECT (SELECT count(*) FROM sources WHERE epoch <> $1) + (SELECT count(*) FROM component_results WHERE epoch <> $1)`, newer.Epoch).Scan(&stray)
+	if stray != 0 {
+		t.Fatalf("%d rows do not carry the new epoch %d", stray, newer.Epoch)
+	}
+	if s := b.source(p.URL + "/acme.json"); s.Sequence != 11 {
+		t.Fatalf("stored sequence = %d, want the new owner's 11", s.Sequence)
+	}
+	if runs := b.runs(); runs[len(runs)-2] != "operator:lease_lost" && runs[len(runs)-1] != "operator:lease_lost" {
+		t.Fatalf("runs = %v, want the old run recorded as lease_lost", runs)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// resultJSON is a compact view used in failure messages.
+func resultJSON(r Result) string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}

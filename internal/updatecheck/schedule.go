@@ -1,0 +1,137 @@
+package updatecheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// ScheduleSetting is the app_settings key holding the installation's daily
+// check time, picked at random when the database was set up.
+const ScheduleSetting = "check_schedule"
+
+// CatchUpAge is how old the last completed check may be before `serve` runs
+// one at start.
+const CatchUpAge = 24 * time.Hour
+
+// ParseSchedule parses a five-field cron expression (UTC) and returns the
+// schedule and its period: the interval between two consecutive runs, which
+// is the span within which scheduled checks run once.
+func ParseSchedule(spec string) (cron.Schedule, time.Duration, error) {
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, 0, fmt.Errorf("check schedule %q: %w", spec, err)
+	}
+	first := sched.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return sched, sched.Next(first).Sub(first), nil
+}
+
+// ResolveSchedule returns the configured schedule, or the installation's
+// stored random daily time when none is configured.
+func ResolveSchedule(ctx context.Context, st *store.Store, configured string) (string, error) {
+	if configured != "" {
+		return configured, nil
+	}
+	spec, err := st.Setting(ctx, ScheduleSetting)
+	if err != nil {
+		return "", fmt.Errorf("read the stored check schedule: %w", err)
+	}
+	return spec, nil
+}
+
+// Scheduler runs the scheduled check on every instance; the lease and the
+// period skip make one run per period among them.
+type Scheduler struct {
+	checker  *Checker
+	schedule cron.Schedule
+	timings  lease.Timings
+	logger   *slog.Logger
+}
+
+// NewScheduler returns a scheduler for schedule.
+func NewScheduler(c *Checker, schedule cron.Schedule, timings lease.Timings, logger *slog.Logger) *Scheduler {
+	return &Scheduler{checker: c, schedule: schedule, timings: timings, logger: logger}
+}
+
+// Run schedules checks until ctx is cancelled, then stops the schedule and
+// waits for a running check, which ctx's cancellation interrupts (it
+// releases its lease on the way out). It first runs a catch-up check when
+// the last completed one is older than CatchUpAge.
+func (s *Scheduler) Run(ctx context.Context) {
+	cronLog := cronLogger{s.logger}
+	job := cron.NewChain(cron.Recover(cronLog), cron.SkipIfStillRunning(cronLog)).
+		Then(cron.FuncJob(func() { s.runPeriod(ctx) }))
+	c := cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLog))
+	c.Schedule(s.schedule, job)
+	c.Start()
+
+	status, err := s.checker.lease.Status(ctx, CatchUpAge)
+	switch {
+	case err != nil:
+		s.logger.WarnContext(ctx, "catch-up check: cannot read the last completion", "error", err)
+	case status.CompletionOlder:
+		s.logger.InfoContext(ctx, "catch-up check: the last completed check is older than a day")
+		go job.Run() // through the chain: never alongside a cron-fired run
+	}
+
+	<-ctx.Done()
+	<-c.Stop().Done()
+}
+
+// runPeriod runs the scheduled check and keeps trying while this period's
+// check has not completed: when another holder is busy (it may die) or this
+// run lost its lease, it tries again once the lease could have expired. The
+// period skip ends the loop as soon as any instance has completed.
+func (s *Scheduler) runPeriod(ctx context.Context) {
+	deadline := time.Now().Add(s.timings.Period)
+	for {
+		res, err := s.checker.RunLockedUpdateCheck(ctx, lease.Scheduled, "cron")
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			s.logger.ErrorContext(ctx, "scheduled check could not run", "error", err)
+		case res.Status == LeaseLost:
+			s.logger.WarnContext(ctx, "scheduled check lost its lease", "run_id", res.RunID, "error", res.Error)
+		case res.Status == Busy:
+			s.logger.InfoContext(ctx, "scheduled check: another instance holds the lease")
+		case res.Status == Skipped:
+			s.logger.InfoContext(ctx, "scheduled check: already completed this period")
+			return
+		case res.Status == Completed:
+			return
+		default:
+			s.logger.WarnContext(ctx, "scheduled check ended", "status", res.Status, "error", res.Error)
+		}
+		// Retry just after the lease could have expired, with jitter so the
+		// instances do not all come back at the same instant.
+		wait := s.timings.Lease + rand.N(s.timings.Heartbeat)
+		if time.Now().Add(wait).After(deadline) {
+			return // the next period's run takes over
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// cronLogger adapts slog to cron's logger.
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	c.l.Error("cron: "+msg, append(kv, "error", err)...)
+}

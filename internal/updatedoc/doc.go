@@ -1,0 +1,43 @@
+// Package updatedoc reads the update documents publishers serve (format 1,
+// JSON), checks their signatures, and evaluates an installed component
+// against them. It does no I/O: bytes come in, values and errors go out, so
+// the same code serves the fetching check, the re-evaluation after an
+// installed version changed, and the publisher CLI. The format itself is
+// described for publishers in docs/update-document.md.
+//
+// # Strict where it decides, lenient where it may grow
+//
+// [Parse] accepts unknown fields anywhere, so that publishers can add to
+// format 1 without breaking readers that predate the addition. Everything an
+// evaluation relies on is checked, and the document is refused as a whole at
+// the first problem: a half-understood document could turn "vulnerable"
+// into "up to date". In particular versions are strict semantic versions
+// (no "v" prefix, no "1.2"), ranges and times must parse, URLs must be
+// http(s) (they become links in the admin UI), severities come from a fixed
+// list, and an object may not name the same key twice (encoding/json would
+// silently keep the last, another reader of the same signed bytes the
+// first). Nothing may follow the JSON value. Every such error wraps
+// [ErrInvalid] and names the place, as in
+//
+//	update document: releases[2].version "abc" of package "blog" is not a semantic version
+//
+// # Pre-releases
+//
+// github.com/Masterminds/semver leaves pre-releases out of a range unless
+// the range itself names one, so by default an installed 2.3.0-beta.1 would
+// not be inside the affected range "<2.4.0" and a vulnerable beta would look
+// safe. [Range] switches that off: a pre-release is inside a range exactly
+// when its place in the version order is. Offering updates is a different
+// question: pre-releases are offered only to a site already running one
+// (see [Evaluation]).
+//
+// # Trust
+//
+// A document is trusted only as far as three checks allow, each a separate
+// function so the caller decides what to do with a failure: [Verify] (the
+// detached Ed25519 signature of the exact bytes, when a key is pinned),
+// [CheckSequence] (the sequence never goes back, which stops a replay of an
+// older, valid, signed document) and [Document.Stale] (past its expiry a
+// document is shown as stale, not silently trusted, which stops a frozen
+// feed from hiding new advisories forever).
+package updatedoc

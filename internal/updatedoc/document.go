@@ -1,0 +1,602 @@
+package updatedoc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// Format is the only document format this package understands.
+const Format = 1
+
+// Limits on the size of a document. A publisher feed with more is almost
+// certainly broken or hostile, and each entry costs work on every
+// evaluation, so it is refused as a whole rather than truncated.
+const (
+	// MaxPackages is the most packages one document may hold.
+	MaxPackages = 10000
+	// MaxReleasesPerPackage is the most releases one package may list.
+	MaxReleasesPerPackage = 1000
+	// MaxAdvisoriesPerPackage is the most advisories one package may list.
+	MaxAdvisoriesPerPackage = 1000
+)
+
+// severities lists the allowed values of a severity, lowest first.
+var severities = []string{"low", "medium", "high", "critical"}
+
+// Document is a parsed and validated update document of format 1. Values
+// produced by [Parse] are read-only: several evaluations may share one.
+type Document struct {
+	Format    int    `json:"format"`
+	Publisher string `json:"publisher"`
+	// Sequence only grows from one publication to the next; see
+	// [CheckSequence].
+	Sequence int64 `json:"sequence"`
+	// Expires is the zero time when the publisher set no expiry.
+	Expires time.Time `json:"expires,omitzero"`
+	// Packages is keyed by component code.
+	Packages map[string]*Package `json:"packages"`
+}
+
+// Package is what a document says about one component.
+type Package struct {
+	Releases   []Release  `json:"releases"`
+	Advisories []Advisory `json:"advisories"`
+}
+
+// Release is one published version of a package.
+type Release struct {
+	Version string `json:"version"`
+	// Released is the zero time when the publisher did not say.
+	Released time.Time `json:"released,omitzero"`
+	// RequiresCore is the range of core versions this release runs on;
+	// empty means any.
+	RequiresCore string `json:"requires_core,omitempty"`
+	Security     bool   `json:"security,omitempty"`
+	Severity     string `json:"severity,omitempty"`
+	Summary      string `json:"summary,omitempty"`
+	URL          string `json:"url,omitempty"`
+
+	// The parsed forms, filled by Parse so that evaluations do not parse
+	// again. Evaluate falls back to parsing the text when they are nil (a
+	// Release built by hand).
+	version      *semver.Version
+	requiresCore *Range
+}
+
+// Advisory is a published vulnerability of a package.
+type Advisory struct {
+	ID       string `json:"id"`
+	Severity string `json:"severity,omitempty"`
+	// Affected is the range of vulnerable versions.
+	Affected string `json:"affected"`
+	// FixedIn is empty while there is no fix.
+	FixedIn string `json:"fixed_in,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	URL     string `json:"url,omitempty"`
+
+	affected *Range
+}
+
+// Stale reports whether the document had expired at the given time. A
+// stale document is still the best knowledge there is, but it must be shown
+// as stale rather than trusted: a publisher (or an attacker holding back
+// its feed) could otherwise freeze a site's view of the world. A document
+// without an expiry never goes stale; neither does a nil one.
+func (d *Document) Stale(at time.Time) bool {
+	if d == nil || d.Expires.IsZero() {
+		return false
+	}
+	return at.After(d.Expires)
+}
+
+// CheckSequence refuses a document whose sequence is lower than the stored
+// one (haveStored false means nothing is stored yet). An equal sequence is
+// accepted: it is the same publication fetched again.
+func CheckSequence(stored, incoming int64, haveStored bool) error {
+	if haveStored && incoming < stored {
+		return fmt.Errorf("%w: sequence %d is lower than the stored sequence %d", ErrRollback, incoming, stored)
+	}
+	return nil
+}
+
+// The wire types use pointers where "absent" and "zero" must be told apart,
+// and strings for times so that a bad time can be reported by field name
+// instead of by the time package's layout message.
+type wireDocument struct {
+	Publisher *string                 `json:"publisher"`
+	Sequence  *int64                  `json:"sequence"`
+	Expires   *string                 `json:"expires"`
+	Packages  map[string]*wirePackage `json:"packages"`
+}
+
+type wirePackage struct {
+	Releases   []wireRelease  `json:"releases"`
+	Advisories []wireAdvisory `json:"advisories"`
+}
+
+type wireRelease struct {
+	Version      *string `json:"version"`
+	Released     *string `json:"released"`
+	RequiresCore *string `json:"requires_core"`
+	Security     bool    `json:"security"`
+	Severity     *string `json:"severity"`
+	Summary      string  `json:"summary"`
+	URL          string  `json:"url"`
+}
+
+type wireAdvisory struct {
+	ID       string  `json:"id"`
+	Severity *string `json:"severity"`
+	Affected *string `json:"affected"`
+	FixedIn  *string `json:"fixed_in"`
+	Summary  string  `json:"summary"`
+	URL      string  `json:"url"`
+}
+
+// Parse decodes and validates an update document. Unknown fields are
+// ignored so that publishers can add to format 1 without breaking older
+// readers; everything this package relies on is checked, and the first
+// problem found is returned as an error wrapping [ErrInvalid] whose message
+// names the field (packages are checked in code order, so the same document
+// always gives the same error).
+func Parse(body []byte) (*Document, error) {
+	// The format is read first and alone: a document of another format may
+	// have any shape, and "unsupported format 2" is the useful answer, not a
+	// type error somewhere inside it.
+	var probe struct {
+		Format json.RawMessage `json:"format"`
+	}
+	if err := decodeOne(body, &probe); err != nil {
+		return nil, err
+	}
+	if err := checkFormat(probe.Format); err != nil {
+		return nil, err
+	}
+
+	var w wireDocument
+	if err := decodeOne(body, &w); err != nil {
+		return nil, err
+	}
+	// Only now, with nesting depth bounded by the decoder, is a recursive
+	// walk safe.
+	if err := checkDuplicateKeys(body); err != nil {
+		return nil, err
+	}
+	return w.validate()
+}
+
+// decodeOne decodes exactly one JSON value from body into v and refuses
+// anything after it but white space: a document with trailing data was
+// produced by a broken publisher or spliced together, and the signature
+// would cover bytes nobody looked at.
+func decodeOne(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return jsonError(body, err)
+	}
+	end := dec.InputOffset()
+	rest := bytes.TrimLeft(body[end:], " \t\r\n")
+	if len(rest) > 0 {
+		line, col := position(body, int64(len(body)-len(rest)))
+		return invalidf(nil, "update document: unexpected data after the JSON value at line %d, column %d", line, col)
+	}
+	return nil
+}
+
+// jsonError turns the json package's errors into messages that say where
+// the problem is in terms a publisher can find in their file: a line and
+// column pointing at the bad character, or at the start of the value of the
+// wrong type.
+func jsonError(body []byte, err error) error {
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return invalidf(err, "update document: empty body")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := position(body, int64(len(body)))
+		return invalidf(err, "update document: malformed JSON at line %d, column %d: unexpected end of input", line, col)
+	case errors.As(err, &syntaxErr):
+		// The offset is just past the offending byte.
+		line, col := position(body, syntaxErr.Offset-1)
+		return invalidf(err, "update document: malformed JSON at line %d, column %d: %v", line, col, err)
+	case errors.As(err, &typeErr):
+		line, col := position(body, valueStart(body, typeErr.Offset))
+		field := typeErr.Field
+		if field == "" {
+			field = "the document"
+		}
+		return invalidf(err, "update document: %s at line %d, column %d must be %s, not a JSON %s",
+			field, line, col, jsonKind(typeErr.Type), typeErr.Value)
+	default:
+		return invalidf(err, "update document: %v", err)
+	}
+}
+
+// jsonKind names a Go type of the wire structs the way a JSON author would.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	default:
+		return t.String()
+	}
+}
+
+// valueStart finds where the JSON value of a type error begins. The json
+// package reports the offset just past the opening bracket of an object or
+// array, and just past the end of any other value.
+func valueStart(body []byte, offset int64) int64 {
+	end := min(max(offset, 0), int64(len(body)))
+	if end == 0 {
+		return 0
+	}
+	last := body[end-1]
+	switch {
+	case last == '{' || last == '[':
+		return end - 1
+	case last == '"':
+		// Back to the opening quote: the first quote not escaped by an odd
+		// number of backslashes.
+		for i := end - 2; i >= 0; i-- {
+			if body[i] != '"' {
+				continue
+			}
+			slashes := 0
+			for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
+				slashes++
+			}
+			if slashes%2 == 0 {
+				return i
+			}
+		}
+		return end - 1
+	default:
+		i := end
+		for i > 0 && bytes.IndexByte([]byte("0123456789+-.eEtruefalsn"), body[i-1]) >= 0 {
+			i--
+		}
+		return i
+	}
+}
+
+// position converts a byte offset into a 1-based line and column.
+func position(body []byte, offset int64) (line, col int) {
+	if offset > int64(len(body)) {
+		offset = int64(len(body))
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	before := body[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+func checkFormat(raw json.RawMessage) error {
+	text := string(raw)
+	if text == "" || text == "null" {
+		return invalidf(nil, "update document: format is missing")
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return invalidf(err, "update document: format %s is not an integer", text)
+	}
+	if n != Format {
+		return invalidf(nil, "update document: unsupported format %d (this reader understands format %d)", n, Format)
+	}
+	return nil
+}
+
+// checkDuplicateKeys refuses an object that names the same key twice. The
+// json package silently keeps the last one, while another reader of the
+// same signed bytes may keep the first: two packages "blog" are two
+// different answers to the same question.
+func checkDuplicateKeys(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	return walkValue(dec, "")
+}
+
+func walkValue(dec *json.Decoder, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return invalidf(err, "update document: %v", err)
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	switch delim {
+	case '{':
+		seen := make(map[string]struct{})
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return invalidf(err, "update document: %v", err)
+			}
+			key, _ := tok.(string)
+			if _, dup := seen[key]; dup {
+				where := "the document"
+				if path != "" {
+					where = path
+				}
+				return invalidf(nil, "update document: key %q appears twice in %s", key, where)
+			}
+			seen[key] = struct{}{}
+			if err := walkValue(dec, joinPath(path, key)); err != nil {
+				return err
+			}
+		}
+	case '[':
+		for i := 0; dec.More(); i++ {
+			if err := walkValue(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	// The closing delimiter.
+	if _, err := dec.Token(); err != nil {
+		return invalidf(err, "update document: %v", err)
+	}
+	return nil
+}
+
+// joinPath extends a JSON path by an object key, quoting keys that are not
+// plain identifiers (package codes may contain anything).
+func joinPath(path, key string) string {
+	plain := key != "" && strings.IndexFunc(key, func(r rune) bool {
+		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0
+	switch {
+	case !plain:
+		return fmt.Sprintf("%s[%q]", path, key)
+	case path == "":
+		return key
+	default:
+		return path + "." + key
+	}
+}
+
+func (w *wireDocument) validate() (*Document, error) {
+	doc := &Document{Format: Format}
+
+	if w.Publisher == nil || strings.TrimSpace(*w.Publisher) == "" {
+		return nil, invalidf(nil, "update document: publisher is missing")
+	}
+	doc.Publisher = *w.Publisher
+
+	if w.Sequence == nil {
+		return nil, invalidf(nil, "update document: sequence is missing")
+	}
+	if *w.Sequence < 0 {
+		return nil, invalidf(nil, "update document: sequence %d is negative", *w.Sequence)
+	}
+	doc.Sequence = *w.Sequence
+
+	if w.Expires != nil {
+		t, err := parseTime(*w.Expires)
+		if err != nil {
+			return nil, invalidf(err, "update document: expires %q is not an RFC 3339 time", *w.Expires)
+		}
+		doc.Expires = t
+	}
+
+	if w.Packages == nil {
+		return nil, invalidf(nil, "update document: packages is missing")
+	}
+	if len(w.Packages) > MaxPackages {
+		return nil, invalidf(nil, "update document: %d packages, more than the limit of %d", len(w.Packages), MaxPackages)
+	}
+	doc.Packages = make(map[string]*Package, len(w.Packages))
+	codes := make([]string, 0, len(w.Packages))
+	for code := range w.Packages {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	for _, code := range codes {
+		wp := w.Packages[code]
+		if strings.TrimSpace(code) == "" {
+			return nil, invalidf(nil, "update document: a package has an empty code")
+		}
+		if wp == nil {
+			return nil, invalidf(nil, "update document: package %q is null", code)
+		}
+		p, err := wp.validate(code)
+		if err != nil {
+			return nil, err
+		}
+		doc.Packages[code] = p
+	}
+	return doc, nil
+}
+
+func (wp *wirePackage) validate(code string) (*Package, error) {
+	if len(wp.Releases) > MaxReleasesPerPackage {
+		return nil, invalidf(nil, "update document: package %q has %d releases, more than the limit of %d",
+			code, len(wp.Releases), MaxReleasesPerPackage)
+	}
+	if len(wp.Advisories) > MaxAdvisoriesPerPackage {
+		return nil, invalidf(nil, "update document: package %q has %d advisories, more than the limit of %d",
+			code, len(wp.Advisories), MaxAdvisoriesPerPackage)
+	}
+	p := &Package{
+		Releases:   make([]Release, 0, len(wp.Releases)),
+		Advisories: make([]Advisory, 0, len(wp.Advisories)),
+	}
+	for i, wr := range wp.Releases {
+		r, err := wr.validate(code, i)
+		if err != nil {
+			return nil, err
+		}
+		// Two entries for one version would make "the newest release"
+		// depend on their order; versions differing only in build metadata
+		// are the same version.
+		for j, earlier := range p.Releases {
+			if earlier.version.Equal(r.version) {
+				return nil, invalidf(nil, "update document: releases[%d].version %q of package %q repeats releases[%d].version %q",
+					i, r.Version, code, j, earlier.Version)
+			}
+		}
+		p.Releases = append(p.Releases, r)
+	}
+	for i, wa := range wp.Advisories {
+		a, err := wa.validate(code, i)
+		if err != nil {
+			return nil, err
+		}
+		// Dismissals are by id, so an id must name one advisory.
+		for j, earlier := range p.Advisories {
+			if earlier.ID == a.ID {
+				return nil, invalidf(nil, "update document: advisories[%d].id %q of package %q repeats advisories[%d].id",
+					i, a.ID, code, j)
+			}
+		}
+		p.Advisories = append(p.Advisories, a)
+	}
+	return p, nil
+}
+
+func (wr *wireRelease) validate(code string, i int) (Release, error) {
+	place := func(field string) string {
+		return fmt.Sprintf("releases[%d].%s", i, field)
+	}
+	if wr.Version == nil {
+		return Release{}, invalidf(nil, "update document: %s of package %q is missing", place("version"), code)
+	}
+	v, err := semver.StrictNewVersion(*wr.Version)
+	if err != nil {
+		return Release{}, invalidf(err, "update document: %s %q of package %q is not a semantic version",
+			place("version"), *wr.Version, code)
+	}
+	r := Release{
+		Version:  *wr.Version,
+		Security: wr.Security,
+		Summary:  wr.Summary,
+		URL:      wr.URL,
+		version:  v,
+	}
+	if wr.Released != nil {
+		t, err := parseTime(*wr.Released)
+		if err != nil {
+			return Release{}, invalidf(err, "update document: %s %q of package %q is not an RFC 3339 time",
+				place("released"), *wr.Released, code)
+		}
+		r.Released = t
+	}
+	if wr.RequiresCore != nil {
+		rng, err := ParseRange(*wr.RequiresCore)
+		if err != nil {
+			return Release{}, invalidf(err, "update document: %s of package %q: %v", place("requires_core"), code, err)
+		}
+		r.RequiresCore = rng.String()
+		r.requiresCore = &rng
+	}
+	if wr.Severity != nil {
+		if err := checkSeverity(*wr.Severity); err != nil {
+			return Release{}, invalidf(err, "update document: %s %q of package %q is not one of %s",
+				place("severity"), *wr.Severity, code, strings.Join(severities, ", "))
+		}
+		r.Severity = *wr.Severity
+	}
+	if err := checkURL(wr.URL); err != nil {
+		return Release{}, invalidf(err, "update document: %s %q of package %q: %v", place("url"), wr.URL, code, err)
+	}
+	return r, nil
+}
+
+func (wa *wireAdvisory) validate(code string, i int) (Advisory, error) {
+	place := func(field string) string {
+		return fmt.Sprintf("advisories[%d].%s", i, field)
+	}
+	if strings.TrimSpace(wa.ID) == "" {
+		return Advisory{}, invalidf(nil, "update document: %s of package %q is missing", place("id"), code)
+	}
+	a := Advisory{ID: wa.ID, Summary: wa.Summary, URL: wa.URL}
+	// An advisory that does not say which versions it affects cannot be
+	// evaluated; guessing "all" or "none" would both be wrong somewhere.
+	if wa.Affected == nil {
+		return Advisory{}, invalidf(nil, "update document: %s of package %q is missing", place("affected"), code)
+	}
+	rng, err := ParseRange(*wa.Affected)
+	if err != nil {
+		return Advisory{}, invalidf(err, "update document: %s of package %q: %v", place("affected"), code, err)
+	}
+	a.Affected = rng.String()
+	a.affected = &rng
+	if wa.FixedIn != nil {
+		fixed, err := semver.StrictNewVersion(*wa.FixedIn)
+		if err != nil {
+			return Advisory{}, invalidf(err, "update document: %s %q of package %q is not a semantic version",
+				place("fixed_in"), *wa.FixedIn, code)
+		}
+		// A fix that is itself affected is a contradiction the operator
+		// would act on ("update to 2.4.0") and stay vulnerable.
+		if rng.Contains(fixed) {
+			return Advisory{}, invalidf(nil, "update document: %s %q of package %q is inside its affected range %q",
+				place("fixed_in"), *wa.FixedIn, code, a.Affected)
+		}
+		a.FixedIn = *wa.FixedIn
+	}
+	if wa.Severity != nil {
+		if err := checkSeverity(*wa.Severity); err != nil {
+			return Advisory{}, invalidf(err, "update document: %s %q of package %q is not one of %s",
+				place("severity"), *wa.Severity, code, strings.Join(severities, ", "))
+		}
+		a.Severity = *wa.Severity
+	}
+	if err := checkURL(wa.URL); err != nil {
+		return Advisory{}, invalidf(err, "update document: %s %q of package %q: %v", place("url"), wa.URL, code, err)
+	}
+	return a, nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	return time.Parse(time.RFC3339, s)
+}
+
+func checkSeverity(s string) error {
+	if slices.Contains(severities, s) {
+		return nil
+	}
+	return errors.New("unknown severity")
+}
+
+// checkURL accepts an empty URL or an absolute http(s) one. The admin UI
+// turns these URLs into links; a "javascript:" or "data:" URL from a
+// publisher must never get that far.
+func checkURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a valid URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an absolute http or https URL")
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package updatedoc
+
+import (
+	"github.com/Masterminds/semver/v3"
+)
+
+// CoreCode is the component code of the core. Its releases are evaluated
+// without their requires_core: the core is what would be updated, so the
+// installed core cannot be what blocks it.
+const CoreCode = "core"
+
+// Evaluation is what an update document says about one installed
+// component. It is computed from the stored document alone, so it can be
+// recomputed whenever an installed version changes.
+//
+// Pre-releases are left out of Latest, Update, Security and BlockedUpdate
+// unless the installed version is itself a pre-release: a site on stable
+// releases is not offered betas, a site testing a beta is offered the next
+// beta. Advisories are matched against the installed version whatever it is.
+type Evaluation struct {
+	// Missing means the document has no package for the component: nothing
+	// is known, which is not the same as "up to date".
+	Missing bool `json:"missing"`
+	// Latest is the newest release, whether or not it is installable.
+	Latest *Release `json:"latest"`
+	// UpdateAvailable is Update != nil, spelled out for templates and JSON.
+	UpdateAvailable bool `json:"update_available"`
+	// Update is the newest release greater than the installed version that
+	// the installed core satisfies.
+	Update *Release `json:"update"`
+	// Security means some release greater than the installed version is a
+	// security release, installable or not.
+	Security bool `json:"security"`
+	// SecurityNeedsNewerCore means the newest security release is newer than
+	// Update (or there is no Update): installing what is installable does
+	// not bring every security fix, a newer core is needed first.
+	SecurityNeedsNewerCore bool `json:"security_needs_newer_core"`
+	// NeedsNewerCore means a release newer than Update (or, without an
+	// Update, newer than the installed version) requires a core the
+	// installed one does not satisfy. A blocked release older than Update is
+	// not counted: Update supersedes it.
+	NeedsNewerCore bool `json:"needs_newer_core"`
+	// BlockedUpdate is the newest such release; its RequiresCore says which
+	// core it needs.
+	BlockedUpdate *Release `json:"blocked_update"`
+	// Vulnerable is len(Advisories) > 0.
+	Vulnerable bool `json:"vulnerable"`
+	// Advisories affect the installed version and are not dismissed, in
+	// document order. Never nil.
+	Advisories []AdvisoryMatch `json:"advisories"`
+	// Dismissed lists the ids of advisories that affect the installed
+	// version but were dismissed, so the UI can still say so. Never nil.
+	Dismissed []string `json:"dismissed"`
+}
+
+// AdvisoryMatch is an advisory that affects the installed version.
+type AdvisoryMatch struct {
+	Advisory
+	// NoFix means the advisory names no fixed version yet.
+	NoFix bool `json:"no_fix"`
+}
+
+// Evaluate evaluates the component code, installed at version installed on
+// a site whose core is at installedCore, against doc. dismissed holds the
+// ids of advisories an admin dismissed for this component (nil for none).
+//
+// An installed or core version that does not parse is an error wrapping
+// [ErrInvalid], to be recorded against the component; installedCore is not
+// read when code is [CoreCode]. A package absent from the document is not
+// an error: the Evaluation says Missing.
+func Evaluate(doc *Document, code, installed, installedCore string, dismissed map[string]bool) (Evaluation, error) {
+	if doc == nil {
+		return Evaluation{}, invalidf(nil, "evaluate %q: no update document", code)
+	}
+	inst, err := semver.StrictNewVersion(installed)
+	if err != nil {
+		return Evaluation{}, invalidf(err, "installed version %q of %q is not a semantic version", installed, code)
+	}
+	isCore := code == CoreCode
+	var core *semver.Version
+	if !isCore {
+		core, err = semver.StrictNewVersion(installedCore)
+		if err != nil {
+			return Evaluation{}, invalidf(err, "installed core version %q is not a semantic version (needed to evaluate %q)",
+				installedCore, code)
+		}
+	}
+
+	ev := Evaluation{Advisories: []AdvisoryMatch{}, Dismissed: []string{}}
+	pkg := doc.Packages[code]
+	if pkg == nil {
+		ev.Missing = true
+		return ev, nil
+	}
+
+	includePre := inst.Prerelease() != ""
+	var latest, update, blocked newest
+	var security *semver.Version
+	for i := range pkg.Releases {
+		r := &pkg.Releases[i]
+		v, err := r.parsedVersion()
+		if err != nil {
+			return Evaluation{}, invalidf(err, "releases[%d].version %q of package %q is not a semantic version", i, r.Version, code)
+		}
+		if v.Prerelease() != "" && !includePre {
+			continue
+		}
+		latest.offer(r, v)
+		if !v.GreaterThan(inst) {
+			continue
+		}
+		if r.Security && (security == nil || v.GreaterThan(security)) {
+			security = v
+		}
+		ok := isCore
+		if !isCore {
+			if ok, err = r.runsOn(core); err != nil {
+				return Evaluation{}, invalidf(err, "releases[%d].requires_core of package %q: %v", i, code, err)
+			}
+		}
+		if ok {
+			update.offer(r, v)
+		} else {
+			blocked.offer(r, v)
+		}
+	}
+
+	ev.Latest = latest.release()
+	ev.Update = update.release()
+	ev.UpdateAvailable = ev.Update != nil
+	ev.Security = security != nil
+	ev.SecurityNeedsNewerCore = security != nil && (update.v == nil || security.GreaterThan(update.v))
+	if blocked.v != nil && (update.v == nil || blocked.v.GreaterThan(update.v)) {
+		ev.NeedsNewerCore = true
+		ev.BlockedUpdate = blocked.release()
+	}
+
+	for i := range pkg.Advisories {
+		a := &pkg.Advisories[i]
+		affected, err := a.parsedAffected()
+		if err != nil {
+			return Evaluation{}, invalidf(err, "advisories[%d].affected of package %q: %v", i, code, err)
+		}
+		if !affected.Contains(inst) {
+			continue
+		}
+		if dismissed[a.ID] {
+			ev.Dismissed = append(ev.Dismissed, a.ID)
+			continue
+		}
+		ev.Advisories = append(ev.Advisories, AdvisoryMatch{Advisory: *a, NoFix: a.FixedIn == ""})
+	}
+	ev.Vulnerable = len(ev.Advisories) > 0
+	return ev, nil
+}
+
+// newest keeps the greatest release offered to it.
+type newest struct {
+	r *Release
+	v *semver.Version
+}
+
+func (n *newest) offer(r *Release, v *semver.Version) {
+	if n.v == nil || v.GreaterThan(n.v) {
+		n.r, n.v = r, v
+	}
+}
+
+// release returns a copy, so that an Evaluation never aliases the document.
+func (n *newest) release() *Release {
+	if n.r == nil {
+		return nil
+	}
+	c := *n.r
+	return &c
+}
+
+// parsedVersion returns the version parsed by Parse, or parses it for a
+// Release built by hand.
+func (r *Release) parsedVersion() (*semver.Version, error) {
+	if r.version != nil {
+		return r.version, nil
+	}
+	return semver.StrictNewVersion(r.Version)
+}
+
+// runsOn reports whether the release's requires_core admits core.
+func (r *Release) runsOn(core *semver.Version) (bool, error) {
+	if r.requiresCore != nil {
+		return r.requiresCore.Contains(core), nil
+	}
+	if r.RequiresCore == "" {
+		return true, nil
+	}
+	rng, err := ParseRange(r.RequiresCore)
+	if err != nil {
+		return false, err
+	}
+	return rng.Contains(core), nil
+}
+
+// parsedAffected returns the range parsed by Parse, or parses it for an
+// Advisory built by hand.
+func (a *Advisory) parsedAffected() (Range, error) {
+	if a.affected != nil {
+		return *a.affected, nil
+	}
+	return ParseRange(a.Affected)
+}

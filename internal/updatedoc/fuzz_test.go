@@ -1,0 +1,210 @@
+package updatedoc
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// FuzzParse feeds Parse arbitrary bytes. Parse must never panic; what it
+// accepts must evaluate without panicking or failing for every package and a
+// spread of installed versions, obey the evaluation's own invariants, and
+// survive a round trip through its JSON form.
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		body, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(body)
+	}
+	for _, s := range []string{
+		``,
+		`null`,
+		`{"format": 1}`,
+		`{"format": 2}`,
+		`{"format": 1, "publisher": "p", "sequence": 0, "packages": {}}`,
+		`{"format": 1, "publisher": "p", "sequence": 0, "packages": {"a": {"releases": [{"version": "1.0.0-rc.1", "requires_core": "1.x || >=3.0.0-0"}], "advisories": [{"id": "x", "affected": "~1.0.0", "fixed_in": "2.0.0"}]}}}`,
+		`{"format": 1, "publisher": "p", "sequence": 0, "packages": {"a": {}, "a": {}}}`,
+		`{"format": 1, "publisher": "p", "sequence": 0, "packages": {}} {}`,
+		`{"format":1,"publisher":"p","sequence":9223372036854775807,"expires":"9999-12-31T23:59:59.999999999+23:59","packages":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+
+	installs := []string{"0.0.0", "0.0.0-0", "1.0.0", "1.9.0", "2.3.0-beta.1", "2.4.0", "18446744073709551615.0.0"}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		doc, err := Parse(body)
+		if err != nil {
+			if doc != nil {
+				t.Fatal("Parse returned a document with an error")
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Parse error %q does not wrap ErrInvalid", err)
+			}
+			return
+		}
+
+		for code, pkg := range doc.Packages {
+			versions := slices.Clone(installs)
+			for i, r := range pkg.Releases {
+				if i == 5 {
+					break
+				}
+				versions = append(versions, r.Version)
+			}
+			for _, installed := range versions {
+				for _, core := range []string{"1.0.0", "2.0.0-rc.1"} {
+					checkEvaluation(t, doc, code, installed, core)
+					checkEvaluation(t, doc, CoreCode, installed, core)
+				}
+			}
+		}
+
+		// What Parse accepted, re-encoded, is accepted again and means the
+		// same: validation does not depend on spelling Parse threw away.
+		again, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatalf("marshal a parsed document: %v", err)
+		}
+		doc2, err := Parse(again)
+		if err != nil {
+			t.Fatalf("re-parsing a parsed document: %v\n%s", err, again)
+		}
+		again2, err := json.Marshal(doc2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(again) != string(again2) {
+			t.Fatalf("round trip changed the document:\n%s\n%s", again, again2)
+		}
+	})
+}
+
+// checkEvaluation evaluates and checks what must hold for any document.
+func checkEvaluation(t *testing.T, doc *Document, code, installed, core string) {
+	t.Helper()
+	ev, err := Evaluate(doc, code, installed, core, map[string]bool{"x": true})
+	if err != nil {
+		t.Fatalf("Evaluate(%q, %q, %q) on a parsed document: %v", code, installed, core, err)
+	}
+	inst := semver.MustParse(installed)
+	if ev.UpdateAvailable != (ev.Update != nil) {
+		t.Fatalf("UpdateAvailable %v with Update %v", ev.UpdateAvailable, ev.Update)
+	}
+	if ev.NeedsNewerCore != (ev.BlockedUpdate != nil) {
+		t.Fatalf("NeedsNewerCore %v with BlockedUpdate %v", ev.NeedsNewerCore, ev.BlockedUpdate)
+	}
+	if ev.Vulnerable != (len(ev.Advisories) > 0) {
+		t.Fatalf("Vulnerable %v with %d advisories", ev.Vulnerable, len(ev.Advisories))
+	}
+	if ev.SecurityNeedsNewerCore && !ev.Security {
+		t.Fatal("SecurityNeedsNewerCore without Security")
+	}
+	if ev.Update != nil {
+		u := semver.MustParse(ev.Update.Version)
+		if !u.GreaterThan(inst) {
+			t.Fatalf("update %s is not greater than installed %s", u, inst)
+		}
+		if ev.Latest == nil || semver.MustParse(ev.Latest.Version).LessThan(u) {
+			t.Fatalf("latest %v is older than update %s", ev.Latest, u)
+		}
+		if ev.BlockedUpdate != nil && !semver.MustParse(ev.BlockedUpdate.Version).GreaterThan(u) {
+			t.Fatalf("blocked update %s is not newer than update %s", ev.BlockedUpdate.Version, u)
+		}
+	}
+	if code == CoreCode && ev.NeedsNewerCore {
+		t.Fatal("the core needs a newer core")
+	}
+	for _, a := range ev.Advisories {
+		if a.ID == "x" {
+			t.Fatal("a dismissed advisory is reported")
+		}
+		if a.NoFix != (a.FixedIn == "") {
+			t.Fatalf("NoFix %v with fixed_in %q", a.NoFix, a.FixedIn)
+		}
+	}
+}
+
+// simpleRange matches a single comparison with a full version, the forms
+// whose meaning needs no interpretation: a plain comparison in the version
+// order, pre-releases included.
+var simpleRange = regexp.MustCompile(`^(<|<=|>|>=)([^ ,|<>=~^]+)$`)
+
+// FuzzRange checks that ParseRange and Contains never panic, and that a
+// single comparison agrees with comparing versions directly.
+func FuzzRange(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"<2.4.0", "2.3.0-beta.1"},
+		{"<2.4.0", "2.4.0-beta.1"},
+		{">=1.8.0", "1.8.0-rc.1"},
+		{">1.8.0", "1.8.0+build"},
+		{"<=2.0.0-rc.2", "2.0.0-rc.10"},
+		{">=1.0.0, <2.4.0", "2.0.0-alpha"},
+		{">=1.0.0 <2.4.0 || 3.x", "3.1.0-rc.1"},
+		{"1.2.x", "1.3.0-beta.1"},
+		{"~1.2.3", "1.2.4"},
+		{"^0.0.3", "0.0.3"},
+		{"1.2.0 - 1.4.0", "1.4.0"},
+		{"!=1.2.3", "1.2.3-0"},
+		{"*", "0.0.0-0"},
+		{"", "1.0.0"},
+		{">=18446744073709551615.0.0", "18446744073709551615.0.0"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, rangeText, versionText string) {
+		r, rangeErr := ParseRange(rangeText)
+		v, versionErr := ParseVersion(versionText)
+		if rangeErr != nil && !errors.Is(rangeErr, ErrInvalid) {
+			t.Fatalf("ParseRange error %q does not wrap ErrInvalid", rangeErr)
+		}
+		if versionErr != nil && !errors.Is(versionErr, ErrInvalid) {
+			t.Fatalf("ParseVersion error %q does not wrap ErrInvalid", versionErr)
+		}
+		if versionErr != nil {
+			return
+		}
+		got := r.Contains(v) // also the zero Range when rangeErr != nil
+		if rangeErr != nil {
+			if got {
+				t.Fatalf("a Range that failed to parse holds %s", v)
+			}
+			return
+		}
+
+		m := simpleRange.FindStringSubmatch(rangeText)
+		if m == nil {
+			return
+		}
+		bound, err := semver.StrictNewVersion(m[2])
+		if err != nil {
+			return // a partial or loose version: not a simple comparison
+		}
+		c := v.Compare(bound)
+		var want bool
+		switch m[1] {
+		case "<":
+			want = c < 0
+		case "<=":
+			want = c <= 0
+		case ">":
+			want = c > 0
+		case ">=":
+			want = c >= 0
+		}
+		if got != want {
+			t.Fatalf("%q.Contains(%q) = %v, but %s compares %d with %s", rangeText, versionText, got, v, c, bound)
+		}
+	})
+}

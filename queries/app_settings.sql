@@ -1,0 +1,2 @@
+-- name: SettingGet :one
+SELECT value FROM app_settings WHERE key = @key;
