@@ -87,11 +87,6 @@ CREATE TABLE app_settings (
     value text NOT NULL
 );
 
--- The daily check runs at a time of day picked at random when the database
--- is set up, so a fleet of sites does not hit publishers at the same second.
-INSERT INTO app_settings (key, value)
-VALUES ('check_schedule', format('%s %s * * *', floor(random() * 60)::int, floor(random() * 24)::int));
-
 -- +goose Down
 DROP TABLE app_settings;
 DROP TABLE check_runs;

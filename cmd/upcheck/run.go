@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -18,14 +21,22 @@ var version = "dev"
 const usage = `upcheck — which installed components have updates, and which fix security problems.
 
 Usage:
-  upcheck serve       run the HTTP server (migrates at start)
-  upcheck migrate     apply database migrations
-  upcheck version     print the version
+  upcheck serve                 run the HTTP server and the daily check (migrates at start)
+  upcheck migrate               apply database migrations
+  upcheck check [--manual]      run one locked check now; prints one JSON line
+  upcheck components sync [--manifest FILE]
+                                load the manifest (default $UPCHECK_MANIFEST) into the database
+  upcheck publisher keygen      make an Ed25519 key pair for signing update documents
+  upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
+                                sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
+  upcheck version               print the version
+
+Exit codes of check: 0 completed, 3 busy, 4 cooldown, 5 lease_lost, 6 skipped, 1 error.
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
-UPCHECK_MANIFEST, UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_LOG_LEVEL,
-UPCHECK_TEST_TIMINGS (tests only).
+UPCHECK_MANIFEST, UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_CHECK_SCHEDULE,
+UPCHECK_LOG_LEVEL, UPCHECK_TEST_TIMINGS (tests only).
 `
 
 // exitError carries a specific exit code (DESIGN.md section 6).
@@ -40,52 +51,143 @@ func (e *exitError) Unwrap() error { return e.err }
 // errUsage is a command-line mistake: exit 2 after the usage text.
 var errUsage = errors.New("usage")
 
+// checkExit maps a check's status to its exit code.
+var checkExit = map[updatecheck.Status]int{
+	updatecheck.Completed: 0,
+	updatecheck.Busy:      3,
+	updatecheck.Cooldown:  4,
+	updatecheck.LeaseLost: 5,
+	updatecheck.Skipped:   6,
+}
+
 // run is the whole program behind main, so tests can drive it in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errUsage
 	}
-	cfg, err := config.FromEnv(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-
 	cmd, rest := args[0], args[1:]
 	switch cmd {
-	case "serve":
-		if err := noArgs(cmd, rest, stderr); err != nil {
-			return err
-		}
-		return app.Serve(ctx, cfg, logger, nil)
-	case "migrate":
-		if err := noArgs(cmd, rest, stderr); err != nil {
-			return err
-		}
-		return app.Migrate(ctx, cfg, logger)
 	case "version":
 		fmt.Fprintln(stdout, "upcheck", version)
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "publisher":
+		return runPublisher(rest, getenv, stdout, stderr)
+	}
+
+	cfg, err := config.FromEnv(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	cfg.Version = version
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+
+	switch cmd {
+	case "serve":
+		if _, err := parseFlags(cmd, rest, stderr, nil); err != nil {
+			return err
+		}
+		return app.Serve(ctx, cfg, logger, nil)
+	case "migrate":
+		if _, err := parseFlags(cmd, rest, stderr, nil); err != nil {
+			return err
+		}
+		return app.Migrate(ctx, cfg, logger)
+	case "check":
+		var manual bool
+		if _, err := parseFlags(cmd, rest, stderr, func(fs *flag.FlagSet) {
+			fs.BoolVar(&manual, "manual", false, "apply the manual cooldown, like the AdminCP button")
+		}); err != nil {
+			return err
+		}
+		return runCheck(ctx, cfg, logger, manual, stdout)
+	case "components":
+		if len(rest) == 0 || rest[0] != "sync" {
+			fmt.Fprintf(stderr, "upcheck components: want \"sync\"\n\n%s", usage)
+			return errUsage
+		}
+		path := cfg.Manifest
+		if _, err := parseFlags("components sync", rest[1:], stderr, func(fs *flag.FlagSet) {
+			fs.StringVar(&path, "manifest", path, "the manifest file (JSON or YAML)")
+		}); err != nil {
+			return err
+		}
+		if path == "" {
+			return errors.New("components sync: no manifest: set UPCHECK_MANIFEST or pass --manifest")
+		}
+		return withApp(ctx, cfg, logger, func(a *app.App) error {
+			rep, err := a.SyncManifest(ctx, path)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(stdout).Encode(rep)
+		})
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n\n%s", cmd, usage)
 	return errUsage
 }
 
-func noArgs(cmd string, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+func runCheck(ctx context.Context, cfg config.Config, logger *slog.Logger, manual bool, stdout io.Writer) error {
+	trigger := lease.Operator
+	if manual {
+		trigger = lease.Manual
+	}
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		res, err := a.Checker.RunLockedUpdateCheck(ctx, trigger, "cli")
+		if err != nil {
+			return err
+		}
+		// The JSON line carries the stored summary too, so a script sees
+		// what the check found without a second call.
+		line := struct {
+			updatecheck.Result
+			Summary *updatecheck.Summary `json:"summary,omitempty"`
+		}{Result: res}
+		if sum, err := a.Checker.Summary(ctx); err == nil {
+			line.Summary = &sum
+		}
+		if err := json.NewEncoder(stdout).Encode(line); err != nil {
+			return err
+		}
+		code, ok := checkExit[res.Status]
+		if !ok {
+			code = 1
+		}
+		if code != 0 {
+			return &exitError{code: code, err: fmt.Errorf("check %s", res.Status)}
+		}
+		return nil
+	})
+}
+
+func withApp(ctx context.Context, cfg config.Config, logger *slog.Logger, fn func(*app.App) error) error {
+	a, err := app.Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a)
+}
+
+// parseFlags parses a subcommand's flags and returns its positional
+// arguments; define adds the flags (nil for none).
+func parseFlags(cmd string, args []string, stderr io.Writer, define func(*flag.FlagSet)) ([]string, error) {
+	fs := flag.NewFlagSet("upcheck "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if define != nil {
+		define(fs)
+	}
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return nil, errUsage
 	}
-	if fs.NArg() > 0 {
+	if define == nil && fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "upcheck %s: unexpected argument %q\n", cmd, fs.Arg(0))
-		return errUsage
+		return nil, errUsage
 	}
-	return nil
+	return fs.Args(), nil
 }
 
 // exitCode maps run's error to the process exit status and reports it.

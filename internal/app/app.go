@@ -1,28 +1,103 @@
 // Package app is the composition root: it turns a Config into a running
-// process — database, migrations, lease manager, HTTP server — and owns the
-// order in which they start and stop.
+// process — database, migrations, lease manager, fetcher, checker, scheduler,
+// HTTP server — and owns the order in which they start and stop.
 package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/robfig/cron/v3"
 
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/devdb"
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/web"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // ShutdownTimeout is how long in-flight requests get to finish after SIGTERM.
 const ShutdownTimeout = 30 * time.Second
+
+// App is the wired process: everything a command needs.
+type App struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	Pool     *pgxpool.Pool
+	Store    *store.Store
+	Lease    *lease.Manager
+	Fetcher  *fetch.Fetcher
+	Checker  *updatecheck.Checker
+	Schedule cron.Schedule
+}
+
+// Open connects to the database (starting the private cluster when no URL is
+// configured), applies migrations, and wires the lease manager, the fetcher
+// and the checker. Close releases what it opened.
+func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, error) {
+	if cfg.TestTimings {
+		logger.WarnContext(ctx, "UPCHECK_TEST_TIMINGS is set: lease timings are shortened; never use this in production",
+			"lease", cfg.Timings.Lease, "heartbeat", cfg.Timings.Heartbeat, "cooldown", cfg.Timings.Cooldown)
+	}
+	pool, err := OpenDatabase(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool)}
+	if err := a.wire(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) wire(ctx context.Context) error {
+	if err := store.Migrate(ctx, a.Pool, a.Logger); err != nil {
+		return err
+	}
+	spec, err := updatecheck.ResolveSchedule(ctx, a.Store, a.Config.CheckSchedule)
+	if err != nil {
+		return err
+	}
+	schedule, period, err := updatecheck.ParseSchedule(spec)
+	if err != nil {
+		return err
+	}
+	a.Schedule = schedule
+	timings := a.Config.Timings
+	if !a.Config.PeriodSet {
+		timings.Period = period
+	}
+	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger)); err != nil {
+		return err
+	}
+	a.Fetcher = fetch.New(fetch.Config{AllowPrivate: a.Config.AllowPrivateSources, UserAgent: "upcheck/" + a.Config.Version}, a.Logger)
+	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
+	a.Logger.DebugContext(ctx, "wired", "schedule", spec, "period", timings.Period)
+	return nil
+}
+
+// Close releases the fetcher's connections and the pool.
+func (a *App) Close() {
+	a.Fetcher.Close()
+	a.Pool.Close()
+}
+
+// SyncManifest loads the manifest at path and makes the installed components
+// exactly its entries. A bad manifest changes nothing.
+func (a *App) SyncManifest(ctx context.Context, path string) (updatecheck.SyncReport, error) {
+	m, err := manifest.Load(path)
+	if err != nil {
+		return updatecheck.SyncReport{}, err
+	}
+	return a.Checker.SyncComponents(ctx, m)
+}
 
 // OpenDatabase connects to cfg's database, or, with no URL configured,
 // starts the private cluster under cfg.DataDir and connects to it.
@@ -61,57 +136,4 @@ func Migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error 
 	}
 	defer pool.Close()
 	return store.Migrate(ctx, pool, logger)
-}
-
-// Serve runs the HTTP server until ctx is cancelled, then shuts down within
-// ShutdownTimeout. ready, when not nil, receives the listening address.
-func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready func(addr string)) error {
-	if cfg.TestTimings {
-		logger.WarnContext(ctx, "UPCHECK_TEST_TIMINGS is set: lease timings are shortened; never use this in production",
-			"lease", cfg.Timings.Lease, "heartbeat", cfg.Timings.Heartbeat, "cooldown", cfg.Timings.Cooldown)
-	}
-	pool, err := OpenDatabase(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := store.Migrate(ctx, pool, logger); err != nil {
-		return err
-	}
-	if err := store.CheckSchema(ctx, pool); err != nil {
-		return err
-	}
-	st := store.New(pool)
-
-	srv := &http.Server{
-		Handler:           web.New(web.Deps{Store: st, Logger: logger}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	logger.InfoContext(ctx, "serving", "addr", "http://"+ln.Addr().String())
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("http server: %w", err)
-	case <-ctx.Done():
-	}
-	logger.InfoContext(ctx, "shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

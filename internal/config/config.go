@@ -33,6 +33,14 @@ type Config struct {
 	TestTimings bool
 	// LogLevel is the minimum level logged.
 	LogLevel slog.Level
+	// CheckSchedule is a five-field cron expression (UTC) for the scheduled
+	// check; empty means the installation's stored random daily time.
+	CheckSchedule string
+	// PeriodSet is true when UPCHECK_TEST_TIMINGS fixed the scheduled period;
+	// otherwise it follows the schedule.
+	PeriodSet bool
+	// Version is the build's version, sent in the User-Agent.
+	Version string
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -43,7 +51,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		Manifest:            getenv("UPCHECK_MANIFEST"),
 		AllowPrivateSources: getenv("UPCHECK_ALLOW_PRIVATE_SOURCES") == "1",
 		DataDir:             getenv("UPCHECK_DATA_DIR"),
+		CheckSchedule:       getenv("UPCHECK_CHECK_SCHEDULE"),
 		Timings:             lease.DefaultTimings(),
+		Version:             "dev",
 	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"
@@ -62,6 +72,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("UPCHECK_TEST_TIMINGS: %w", err)
 		}
 		c.Timings, c.TestTimings = t, true
+		c.PeriodSet = strings.Contains(v, "period=")
 	}
 	return c, c.Validate()
 }

@@ -9,6 +9,31 @@ import (
 	"context"
 )
 
+const settingEnsure = `-- name: SettingEnsure :one
+WITH inserted AS (
+    INSERT INTO app_settings (key, value) VALUES ($1, $2)
+    ON CONFLICT (key) DO NOTHING
+    RETURNING value
+)
+SELECT value FROM inserted
+UNION ALL
+SELECT value FROM app_settings WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM inserted)
+`
+
+type SettingEnsureParams struct {
+	Key   string
+	Value string
+}
+
+// Stores value unless the key is set, and returns what is stored: the first
+// instance to ask decides, every later one reads its choice.
+func (q *Queries) SettingEnsure(ctx context.Context, db DBTX, arg SettingEnsureParams) (string, error) {
+	row := db.QueryRow(ctx, settingEnsure, arg.Key, arg.Value)
+	var value string
+	err := row.Scan(&value)
+	return value, err
+}
+
 const settingGet = `-- name: SettingGet :one
 SELECT value FROM app_settings WHERE key = $1
 `

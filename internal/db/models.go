@@ -10,9 +10,35 @@ import (
 	"github.com/google/uuid"
 )
 
+type AdvisoryDismissal struct {
+	ComponentCode string
+	AdvisoryID    string
+	UserID        *int64
+	DismissedAt   time.Time
+}
+
+type ApiToken struct {
+	ID         int64
+	UserID     int64
+	Name       string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	ExpiresAt  *time.Time
+	Revoked    bool
+}
+
 type AppSetting struct {
 	Key   string
 	Value string
+}
+
+type AuditLog struct {
+	ID     int64
+	At     time.Time
+	UserID *int64
+	Action string
+	Detail []byte
 }
 
 type CheckRun struct {
@@ -75,6 +101,24 @@ type CoreUpdateLock struct {
 	Trigger         *string
 }
 
+type LoginAttempt struct {
+	Key         string
+	Failures    int32
+	WindowStart time.Time
+	LockedUntil *time.Time
+}
+
+type Session struct {
+	ID         []byte
+	UserID     int64
+	CsrfToken  string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	ExpiresAt  time.Time
+	UserAgent  *string
+	Ip         *string
+}
+
 type Source struct {
 	Url                 string
 	Document            []byte
@@ -92,4 +136,13 @@ type Source struct {
 	ConsecutiveFailures int32
 	SignatureState      string
 	Epoch               int64
+}
+
+type User struct {
+	ID           int64
+	Email        string
+	Role         string
+	PasswordHash string
+	Disabled     bool
+	CreatedAt    time.Time
 }

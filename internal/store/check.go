@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/db"
 )
@@ -220,6 +222,18 @@ func (s *Store) CheckRunFinish(ctx context.Context, id int64, status string, c R
 // Setting reads an installation setting; ErrNotFound when unset.
 func (s *Store) Setting(ctx context.Context, key string) (string, error) {
 	v, err := s.q.SettingGet(ctx, s.pool, key)
+	return v, mapError(err)
+}
+
+// SettingEnsure stores value for key unless one is stored, and returns the
+// stored value.
+func (s *Store) SettingEnsure(ctx context.Context, key, value string) (string, error) {
+	v, err := s.q.SettingEnsure(ctx, s.pool, db.SettingEnsureParams{Key: key, Value: value})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Another instance inserted it after this statement's snapshot was
+		// taken; it has committed now (ON CONFLICT waited for it).
+		v, err = s.q.SettingGet(ctx, s.pool, key)
+	}
 	return v, mapError(err)
 }
 

@@ -43,8 +43,20 @@ func New(pool *pgxpool.Pool) *Store {
 // Pool exposes the pool for health checks and shutdown.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+// Ping checks that the database answers. A failure is tried again a few
+// times: after a database restart the pool may still hold connections that
+// died idle, and it drops each on its first failure, so a database that is
+// back is reported back at once.
+func (s *Store) Ping(ctx context.Context) error {
+	err := s.pool.Ping(ctx)
+	for range 3 {
+		if err == nil || ctx.Err() != nil {
+			break
+		}
+		err = s.pool.Ping(ctx)
+	}
+	return err
+}
 
 // Tx is one open transaction. Its methods are the only way to write.
 type Tx struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -35,12 +36,15 @@ func ParseSchedule(spec string) (cron.Schedule, time.Duration, error) {
 }
 
 // ResolveSchedule returns the configured schedule, or the installation's
-// stored random daily time when none is configured.
+// daily time: picked at random the first time it is asked for and stored,
+// so every instance of one installation agrees while a fleet of
+// installations spreads over the day.
 func ResolveSchedule(ctx context.Context, st *store.Store, configured string) (string, error) {
 	if configured != "" {
 		return configured, nil
 	}
-	spec, err := st.Setting(ctx, ScheduleSetting)
+	random := fmt.Sprintf("%d %d * * *", rand.N(60), rand.N(24))
+	spec, err := st.SettingEnsure(ctx, ScheduleSetting, random)
 	if err != nil {
 		return "", fmt.Errorf("read the stored check schedule: %w", err)
 	}
@@ -73,17 +77,19 @@ func (s *Scheduler) Run(ctx context.Context) {
 	c.Schedule(s.schedule, job)
 	c.Start()
 
+	var catchUp sync.WaitGroup
 	status, err := s.checker.lease.Status(ctx, CatchUpAge)
 	switch {
 	case err != nil:
 		s.logger.WarnContext(ctx, "catch-up check: cannot read the last completion", "error", err)
 	case status.CompletionOlder:
 		s.logger.InfoContext(ctx, "catch-up check: the last completed check is older than a day")
-		go job.Run() // through the chain: never alongside a cron-fired run
+		catchUp.Go(job.Run) // through the chain: never alongside a cron-fired run
 	}
 
 	<-ctx.Done()
-	<-c.Stop().Done()
+	<-c.Stop().Done() // waits for cron-fired runs
+	catchUp.Wait()
 }
 
 // runPeriod runs the scheduled check and keeps trying while this period's

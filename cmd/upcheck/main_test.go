@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/upcheck/upcheck/internal/pgtest"
+)
+
+// cli runs the program in-process with env and returns stdout and the exit
+// code main would use.
+func cli(t *testing.T, env map[string]string, args ...string) (string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
+	code := exitCode(err, &stderr)
+	if code != 0 {
+		t.Logf("upcheck %s: exit %d\nstderr: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	return stdout.String(), code
+}
+
+// The end-to-end story of `upcheck check`: a publisher makes a key and signs
+// its document, an operator pins the key in the manifest and syncs it, and
+// the check reports a plain update, a security update and a failing source,
+// with the exit codes of DESIGN.md section 6.
+func TestCheckAgainstLocalPublisher(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	dir := t.TempDir()
+
+	out, code := cli(t, nil, "publisher", "keygen")
+	if code != 0 {
+		t.Fatal("keygen failed")
+	}
+	var keys struct{ PublicKey, PrivateKey string }
+	if err := json.Unmarshal([]byte(out), &struct {
+		PublicKey  *string `json:"public_key"`
+		PrivateKey *string `json:"private_key"`
+	}{&keys.PublicKey, &keys.PrivateKey}); err != nil || !strings.HasPrefix(keys.PublicKey, "ed25519:") {
+		t.Fatalf("keygen output %q: %v", out, err)
+	}
+
+	document := `{"format": 1, "publisher": "acme", "sequence": 7, "packages": {
+	  "core": {"releases": [{"version": "1.10.0"}]},
+	  "blog": {"releases": [{"version": "2.4.0", "security": true, "severity": "high"}],
+	           "advisories": [{"id": "ACME-9", "affected": "<2.4.0", "fixed_in": "2.4.0", "severity": "high"}]},
+	  "forms": {"releases": [{"version": "1.0.0"}]}}}`
+	docPath := filepath.Join(dir, "feed.json")
+	os.WriteFile(docPath, []byte(document), 0o644)
+	keyPath := filepath.Join(dir, "key")
+	os.WriteFile(keyPath, []byte(keys.PrivateKey+"\n"), 0o600)
+	if _, code := cli(t, nil, "publisher", "sign", "--key-file", keyPath, "--write", docPath); code != 0 {
+		t.Fatal("sign failed")
+	}
+	sig, err := os.ReadFile(docPath + ".sig")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/feed.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Upcheck-Signature", strings.TrimSpace(string(sig)))
+		w.Write([]byte(document))
+	})
+	mux.HandleFunc("/down.json", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusBadGateway) })
+	pub := httptest.NewServer(mux)
+	defer pub.Close()
+
+	manifestPath := filepath.Join(dir, "manifest.yaml")
+	os.WriteFile(manifestPath, []byte(`components:
+  - {code: core, name: Core, version: 1.9.0, source: "`+pub.URL+`/feed.json", key: "`+keys.PublicKey+`"}
+  - {code: blog, name: Blog, version: 2.3.0, source: "`+pub.URL+`/feed.json", key: "`+keys.PublicKey+`"}
+  - {code: forms, name: Forms, version: 1.0.0, source: "`+pub.URL+`/feed.json", key: "`+keys.PublicKey+`"}
+  - {code: shop, name: Shop, version: 0.9.0, source: "`+pub.URL+`/down.json"}
+`), 0o644)
+	env := map[string]string{
+		"UPCHECK_DATABASE_URL":          d.URL,
+		"UPCHECK_MANIFEST":              manifestPath,
+		"UPCHECK_ALLOW_PRIVATE_SOURCES": "1",
+		"UPCHECK_TEST_TIMINGS":          "lease=3s,heartbeat=500ms,cooldown=30s",
+	}
+	if out, code := cli(t, env, "components", "sync"); code != 0 || !strings.Contains(out, `"added":4`) {
+		t.Fatalf("components sync: %s (exit %d)", out, code)
+	}
+
+	out, code = cli(t, env, "check", "--manual")
+	if code != 0 {
+		t.Fatalf("check: exit %d", code)
+	}
+	var line struct {
+		Status  string `json:"status"`
+		Fetched int    `json:"fetched"`
+		Failed  int    `json:"failed"`
+		Summary struct {
+			Components       int `json:"components"`
+			UpdatesAvailable int `json:"updates_available"`
+			SecurityUpdates  int `json:"security_updates"`
+			Vulnerable       int `json:"vulnerable"`
+			FailingSources   int `json:"failing_sources"`
+		} `json:"summary"`
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("check printed %q, want one JSON line", out)
+	}
+	if err := json.Unmarshal([]byte(out), &line); err != nil {
+		t.Fatal(err)
+	}
+	s := line.Summary
+	if line.Status != "completed" || line.Fetched != 1 || line.Failed != 1 ||
+		s.Components != 4 || s.UpdatesAvailable != 2 || s.SecurityUpdates != 1 || s.Vulnerable != 1 || s.FailingSources != 1 {
+		t.Fatalf("check line = %s", out)
+	}
+
+	// The manual cooldown: exit 4. An operator run ignores it and completes.
+	if out, code := cli(t, env, "check", "--manual"); code != 4 || !strings.Contains(out, `"status":"cooldown"`) {
+		t.Fatalf("second manual check: %s (exit %d), want cooldown and exit 4", out, code)
+	}
+	if _, code := cli(t, env, "check"); code != 0 {
+		t.Fatalf("operator check: exit %d", code)
+	}
+}
+
+func TestUsageAndBadInput(t *testing.T) {
+	t.Parallel()
+	if _, code := cli(t, nil); code != 2 {
+		t.Fatalf("no command: exit %d, want 2", code)
+	}
+	if _, code := cli(t, nil, "frobnicate"); code != 2 {
+		t.Fatalf("unknown command: exit %d, want 2", code)
+	}
+	if _, code := cli(t, nil, "check", "--nope"); code != 2 {
+		t.Fatalf("unknown flag: exit %d, want 2", code)
+	}
+	if _, code := cli(t, map[string]string{"UPCHECK_TEST_TIMINGS": "lease=oops"}, "check"); code != 1 {
+		t.Fatalf("bad configuration: exit %d, want 1", code)
+	}
+	// Signing refuses a document upcheck would refuse to read.
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"format": 2}`), 0o644)
+	err := run(context.Background(), []string{"publisher", "sign", bad}, func(k string) string {
+		return map[string]string{"UPCHECK_PUBLISHER_KEY": "ed25519-private:" + strings.Repeat("A", 43) + "="}[k]
+	}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || errors.Is(err, errUsage) {
+		t.Fatalf("signing an invalid document: %v", err)
+	}
+}
+
+// A manifest refused as a whole changes nothing.
+func TestBadManifestChangesNothing(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(`{"components": [{"code": "core", "name": "Core", "version": "1.0.0"}, {"code": "blog", "name": "Blog", "version": "1.0.0"}]}`), 0o644)
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"components": [{"code": "core", "name": "Core", "version": "2.0.0"}, {"code": "blog", "name": "Blog", "version": "1.0"}]}`), 0o644)
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL}
+	if _, code := cli(t, env, "components", "sync", "--manifest", good); code != 0 {
+		t.Fatal("good manifest refused")
+	}
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"components", "sync", "--manifest", bad}, func(k string) string { return env[k] }, &bytes.Buffer{}, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `components[1] ("blog"): version "1.0" is not a semantic version`) {
+		t.Fatalf("bad manifest: %v", err)
+	}
+	var core string
+	if err := d.Pool.QueryRow(context.Background(), "SELECT installed_version FROM components WHERE code = 'core'").Scan(&core); err != nil || core != "1.0.0" {
+		t.Fatalf("core after a refused manifest = %q (%v), want 1.0.0 unchanged", core, err)
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// maxDocument caps what `publisher sign` reads: the fetcher refuses larger
+// documents anyway.
+const maxDocument = 2 << 20
+
+// runPublisher is the publisher's side: make keys and sign documents, so
+// publishers (and the tests) can produce what upcheck verifies.
+func runPublisher(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "upcheck publisher: want \"keygen\" or \"sign\"\n\n%s", usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "keygen":
+		if _, err := parseFlags("publisher keygen", args[1:], stderr, nil); err != nil {
+			return err
+		}
+		pub, priv, err := updatedoc.GenerateKey()
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(map[string]string{
+			"public_key":  pub.String(),
+			"private_key": updatedoc.FormatPrivateKey(priv),
+		})
+	case "sign":
+		var keyFile string
+		var write bool
+		rest, err := parseFlags("publisher sign", args[1:], stderr, func(fs *flag.FlagSet) {
+			fs.StringVar(&keyFile, "key-file", "", "file holding the private key (ed25519-private:…)")
+			fs.BoolVar(&write, "write", false, "write the signature to DOCUMENT.sig instead of printing it")
+		})
+		if err != nil {
+			return err
+		}
+		if len(rest) != 1 {
+			fmt.Fprintln(stderr, "upcheck publisher sign: want exactly one DOCUMENT")
+			return errUsage
+		}
+		keyText := getenv("UPCHECK_PUBLISHER_KEY")
+		if keyFile != "" {
+			b, err := os.ReadFile(keyFile)
+			if err != nil {
+				return fmt.Errorf("read key: %w", err)
+			}
+			keyText = string(b)
+		}
+		if keyText == "" {
+			return errors.New("publisher sign: no key: pass --key-file or set UPCHECK_PUBLISHER_KEY")
+		}
+		priv, err := updatedoc.ParsePrivateKey(strings.TrimSpace(keyText))
+		if err != nil {
+			return err
+		}
+		body, err := readCapped(rest[0], maxDocument)
+		if err != nil {
+			return err
+		}
+		// Refuse to sign what upcheck would refuse to read.
+		if _, err := updatedoc.Parse(body); err != nil {
+			return fmt.Errorf("%s: %w", rest[0], err)
+		}
+		sig := updatedoc.Sign(body, priv)
+		if write {
+			return os.WriteFile(rest[0]+".sig", []byte(sig+"\n"), 0o644)
+		}
+		_, err = fmt.Fprintln(stdout, sig)
+		return err
+	}
+	fmt.Fprintf(stderr, "upcheck publisher: unknown command %q\n", args[0])
+	return errUsage
+}
+
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return b, nil
+}

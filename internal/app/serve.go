@@ -1,0 +1,83 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/internal/web"
+)
+
+// Serve runs the HTTP server and the check schedule until ctx is cancelled.
+// Then it stops in order: no new requests or checks; a running check is
+// cancelled and releases its lease at once; in-flight requests get
+// ShutdownTimeout to finish. ready, when not nil, receives the address.
+func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready func(addr string)) error {
+	a, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := store.CheckSchema(ctx, a.Pool); err != nil {
+		return err
+	}
+	if cfg.Manifest != "" {
+		// A bad manifest must not take the site's update checks down with
+		// it: the previous components stay and the error is loud.
+		if _, err := a.SyncManifest(ctx, cfg.Manifest); err != nil {
+			logger.ErrorContext(ctx, "manifest refused; keeping the installed components as they were", "path", cfg.Manifest, "error", err)
+		}
+	}
+
+	srv := &http.Server{
+		Handler:           web.New(web.Deps{Store: a.Store, Logger: logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	logger.InfoContext(ctx, "serving", "addr", "http://"+ln.Addr().String())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+
+	// The schedule stops with the server, also when the server fails.
+	schedCtx, stopSchedule := context.WithCancel(ctx)
+	defer stopSchedule()
+	var wg sync.WaitGroup
+	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
+	wg.Go(func() { scheduler.Run(schedCtx) })
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case serveErr = <-served:
+		serveErr = fmt.Errorf("http server: %w", serveErr)
+	case <-ctx.Done():
+		logger.InfoContext(ctx, "shutting down")
+	}
+	stopSchedule() // cancels a running check, which releases its lease
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && serveErr == nil {
+		serveErr = fmt.Errorf("shutdown: %w", err)
+	}
+	wg.Wait() // the scheduler has stopped and any check released its lease
+	if serveErr == nil {
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			serveErr = err
+		}
+	}
+	return serveErr
+}

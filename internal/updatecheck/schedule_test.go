@@ -1,0 +1,161 @@
+package updatecheck
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
+)
+
+func TestParseSchedulePeriod(t *testing.T) {
+	t.Parallel()
+	for spec, want := range map[string]time.Duration{
+		"17 4 * * *":   24 * time.Hour,
+		"0 * * * *":    time.Hour,
+		"*/15 * * * *": 15 * time.Minute,
+	} {
+		_, got, err := ParseSchedule(spec)
+		if err != nil || got != want {
+			t.Errorf("%q: period %s (%v), want %s", spec, got, err, want)
+		}
+	}
+	if _, _, err := ParseSchedule("every day"); err == nil {
+		t.Error("a bad schedule was accepted")
+	}
+}
+
+// The stored schedule is a random time of day, different across
+// installations.
+func TestStoredScheduleIsRandomDaily(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 4 {
+		b := setup(t)
+		spec, err := ResolveSchedule(context.Background(), b.store, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, period, err := ParseSchedule(spec); err != nil || period != 24*time.Hour {
+			t.Fatalf("stored schedule %q: period %s, %v", spec, period, err)
+		}
+		seen[spec] = true
+	}
+	if len(seen) < 2 {
+		t.Fatalf("four installations all got the schedule %v", seen)
+	}
+}
+
+// neverSoon is a schedule whose next firing is a year away: only the
+// catch-up and the retries run in these tests.
+const neverSoon = "0 0 1 1 *"
+
+func (b *bundle) scheduler() (*Scheduler, context.CancelFunc, chan struct{}) {
+	sched, _, err := ParseSchedule(neverSoon)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	s := NewScheduler(b.checker, sched, b.lease.Timings(), slog.Default())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	b.t.Cleanup(func() { cancel(); <-done })
+	return s, cancel, done
+}
+
+// At start, a never-completed installation runs a catch-up check. When
+// another instance holds the lease and then dies, the scheduled check is
+// retried once the lease could have expired, and completes within minutes
+// (here: seconds), not the next day.
+func TestCatchUpRetriesAfterDeadHolder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+	// A holder that dies at once: it never renews and never releases.
+	held, err := b.otherInstance().lease.Acquire(context.Background(), lease.Scheduled)
+	if err != nil || held.Outcome != lease.Acquired {
+		t.Fatal(held, err)
+	}
+	start := time.Now()
+	b.scheduler()
+	waitForLonger(t, 3*b.lease.Timings().Lease+2*time.Second, func() bool {
+		runs := b.runs()
+		return len(runs) > 0 && runs[len(runs)-1] == "scheduled:completed"
+	})
+	if got := fmt.Sprint(b.runs()); got != "[scheduled:busy scheduled:completed]" {
+		t.Fatalf("runs = %s", got)
+	}
+	if took := time.Since(start); took < b.lease.Timings().Lease {
+		t.Fatalf("completed after %s, before the dead holder's lease could expire", took)
+	}
+}
+
+// Two instances whose schedules fire together make one run: the second is
+// skipped.
+func TestTwoSchedulersOneRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+	other := &bundle{t: t, db: b.db, store: b.store, lease: b.newLease(testTimings()), fetcher: b.fetcher}
+	other.checker = New(b.store, other.lease, b.fetcher, slog.Default())
+	b.scheduler()
+	other.scheduler()
+	waitForLonger(t, 3*b.lease.Timings().Lease+2*time.Second, func() bool {
+		runs := fmt.Sprint(b.runs())
+		return strings.Contains(runs, "completed") && strings.Count(runs, "scheduled:") >= 2 &&
+			!strings.Contains(runs, "busy]")
+	})
+	runs := b.runs()
+	completed := 0
+	for _, r := range runs {
+		if r == "scheduled:completed" {
+			completed++
+		}
+	}
+	if completed != 1 {
+		t.Fatalf("runs = %v, want exactly one completed scheduled run", runs)
+	}
+}
+
+// Shutdown stops the schedule, cancels a running check and releases its
+// lease at once.
+func TestSchedulerShutdownReleasesLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	p.onHit = func(r *http.Request) { <-r.Context().Done() } // every publisher hangs
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.0.0", Source: p.URL + "/core.json"})
+	_, cancel, done := b.scheduler()
+	waitFor(t, func() bool { return p.hits("/core.json") > 0 })
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("scheduler did not stop")
+	}
+	a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator)
+	if err != nil || a.Outcome != lease.Acquired {
+		t.Fatalf("lease not free after shutdown: %+v %v", a, err)
+	}
+	if runs := b.runs(); len(runs) != 1 || runs[0] != "scheduled:cancelled" {
+		t.Fatalf("runs = %v", runs)
+	}
+}
+
+func waitForLonger(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s", d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
