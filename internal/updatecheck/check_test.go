@@ -560,3 +560,63 @@ func resultJSON(r Result) string {
 	b, _ := json.Marshal(r)
 	return string(b)
 }
+
+// A new pinned key starts a new sequence history: a document signed by the
+// new key with a lower sequence is accepted, not refused as a rollback.
+func TestPinnedKeyChangeResetsSequence(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	oldPub, oldPriv, _ := updatedoc.GenerateKey()
+	newPub, newPriv, _ := updatedoc.GenerateKey()
+	first := doc(50, map[string]string{"core": pkgCore})
+	p.set("/core.json", first)
+	p.sigs["/core.json"] = updatedoc.Sign(first, oldPriv)
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json", Key: oldPub.String()})
+	if res := b.run(lease.Operator); res.Fetched != 1 {
+		t.Fatalf("first run = %s", resultJSON(res))
+	}
+
+	second := doc(1, map[string]string{"core": pkgUpToDate})
+	p.mu.Lock()
+	p.docs["/core.json"], p.sigs["/core.json"] = second, updatedoc.Sign(second, newPriv)
+	p.mu.Unlock()
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json", Key: newPub.String()})
+	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 {
+		t.Fatalf("run after the key change = %s", resultJSON(res))
+	}
+	if s := b.source(p.URL + "/core.json"); s.Sequence != 1 || s.LastError != "" {
+		t.Fatalf("source = %+v, want sequence 1 accepted under the new key", s)
+	}
+	// Under the same key, a lower sequence is still a rollback.
+	third := doc(0, map[string]string{"core": pkgCore})
+	p.mu.Lock()
+	p.docs["/core.json"], p.sigs["/core.json"] = third, updatedoc.Sign(third, newPriv)
+	p.mu.Unlock()
+	if res := b.run(lease.Operator); res.Failed != 1 {
+		t.Fatalf("rollback under the same key = %s", resultJSON(res))
+	}
+}
+
+// Past its expiry a document is kept, but its results are marked stale and
+// the summary counts them: never silently trusted.
+func TestExpiredDocumentIsStale(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	p.set("/core.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 3, "expires": "2020-01-01T00:00:00Z",
+		"packages": {"core": {"releases": [{"version": "2.0.0"}]}}}`))
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"})
+	if res := b.run(lease.Operator); res.Status != Completed || res.Fetched != 1 {
+		t.Fatalf("run = %s", resultJSON(res))
+	}
+	var stale bool
+	b.db.Pool.QueryRow(context.Background(), "SELECT stale FROM component_results WHERE code = 'core'").Scan(&stale)
+	if !stale {
+		t.Fatal("result from an expired document not marked stale")
+	}
+	sum, err := b.checker.Summary(context.Background())
+	if err != nil || sum.Stale != 1 || sum.UpdatesAvailable != 1 {
+		t.Fatalf("summary = %+v %v", sum, err)
+	}
+}
