@@ -16,7 +16,7 @@ build: ## build bin/upcheck
 
 .PHONY: run
 run: build ## run the app (a private PostgreSQL is started when UPCHECK_DATABASE_URL is unset)
-	./$(BIN) serve
+	./$(BIN) serve --demo
 
 .PHONY: test
 test: lint ## run every test, with the race detector, on real PostgreSQL

@@ -23,8 +23,15 @@ SET finished_at          = clock_timestamp(),
 WHERE id = @id;
 
 -- name: CheckRunList :many
-SELECT id, trigger, actor, owner, epoch, started_at, finished_at, status, sources_fetched,
-       sources_not_modified, sources_failed, sources_skipped, duration_ms, error
-FROM check_runs
-ORDER BY id DESC
+-- A run still marked running whose owner no longer holds a live lease was
+-- abandoned: its process died or froze and the lease ran out.
+SELECT r.id, r.trigger, r.actor, r.started_at, r.finished_at,
+       (CASE WHEN r.status = 'running'
+                  AND NOT EXISTS (SELECT 1 FROM core_update_lock l
+                                  WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
+             THEN 'abandoned' ELSE r.status END)::text AS status,
+       r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
+       r.duration_ms, r.error
+FROM check_runs r
+ORDER BY r.id DESC
 LIMIT @max_rows;

@@ -21,7 +21,8 @@ var version = "dev"
 const usage = `upcheck — which installed components have updates, and which fix security problems.
 
 Usage:
-  upcheck serve                 run the HTTP server and the daily check (migrates at start)
+  upcheck serve [--demo]        run the HTTP server and the daily check (migrates at start);
+                                --demo adds a demo publisher and site (what make run shows)
   upcheck migrate               apply database migrations
   upcheck check [--manual]      run one locked check now; prints one JSON line
   upcheck components sync [--manifest FILE]
@@ -87,7 +88,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	switch cmd {
 	case "serve":
-		if _, err := parseFlags(cmd, rest, stderr, nil); err != nil {
+		if _, err := parseFlags(cmd, rest, stderr, func(fs *flag.FlagSet) {
+			fs.BoolVar(&cfg.Demo, "demo", false, "serve a demo publisher on loopback and a demo site using it")
+		}); err != nil {
 			return err
 		}
 		return app.Serve(ctx, cfg, logger, nil)

@@ -21,6 +21,15 @@ import (
 // cancelled and releases its lease at once; in-flight requests get
 // ShutdownTimeout to finish. ready, when not nil, receives the address.
 func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready func(addr string)) error {
+	var demoSite *demoSite
+	if cfg.Demo {
+		var err error
+		if demoSite, err = startDemo(logger); err != nil {
+			return err
+		}
+		defer demoSite.close()
+		cfg.AllowPrivateSources = true // the demo publisher lives on loopback
+	}
 	a, err := Open(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -29,7 +38,11 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	if err := store.CheckSchema(ctx, a.Pool); err != nil {
 		return err
 	}
-	if cfg.Manifest != "" {
+	if demoSite != nil {
+		if err := demoSite.install(ctx, a); err != nil {
+			return err
+		}
+	} else if cfg.Manifest != "" {
 		// A bad manifest must not take the site's update checks down with
 		// it: the previous components stay and the error is loud.
 		if _, err := a.SyncManifest(ctx, cfg.Manifest); err != nil {
@@ -57,6 +70,10 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	var wg sync.WaitGroup
 	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
 	wg.Go(func() { scheduler.Run(schedCtx) })
+	if demoSite != nil {
+		// The newcomer sees real results at once, not after the first cron.
+		wg.Go(func() { demoSite.firstCheck(schedCtx, a) })
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

@@ -41,6 +41,9 @@ type Config struct {
 	PeriodSet bool
 	// Version is the build's version, sent in the User-Agent.
 	Version string
+	// Demo serves a demo publisher on loopback and a demo site using it
+	// (`serve --demo`, what `make run` shows).
+	Demo bool
 }
 
 // FromEnv builds a Config from environment variables read through getenv.

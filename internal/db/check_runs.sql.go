@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -48,28 +49,48 @@ func (q *Queries) CheckRunFinish(ctx context.Context, db DBTX, arg CheckRunFinis
 }
 
 const checkRunList = `-- name: CheckRunList :many
-SELECT id, trigger, actor, owner, epoch, started_at, finished_at, status, sources_fetched,
-       sources_not_modified, sources_failed, sources_skipped, duration_ms, error
-FROM check_runs
-ORDER BY id DESC
+SELECT r.id, r.trigger, r.actor, r.started_at, r.finished_at,
+       (CASE WHEN r.status = 'running'
+                  AND NOT EXISTS (SELECT 1 FROM core_update_lock l
+                                  WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
+             THEN 'abandoned' ELSE r.status END)::text AS status,
+       r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
+       r.duration_ms, r.error
+FROM check_runs r
+ORDER BY r.id DESC
 LIMIT $1
 `
 
-func (q *Queries) CheckRunList(ctx context.Context, db DBTX, maxRows int32) ([]CheckRun, error) {
+type CheckRunListRow struct {
+	ID                 int64
+	Trigger            string
+	Actor              *string
+	StartedAt          time.Time
+	FinishedAt         *time.Time
+	Status             string
+	SourcesFetched     int32
+	SourcesNotModified int32
+	SourcesFailed      int32
+	SourcesSkipped     int32
+	DurationMs         *int64
+	Error              *string
+}
+
+// A run still marked running whose owner no longer holds a live lease was
+// abandoned: its process died or froze and the lease ran out.
+func (q *Queries) CheckRunList(ctx context.Context, db DBTX, maxRows int32) ([]CheckRunListRow, error) {
 	rows, err := db.Query(ctx, checkRunList, maxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []CheckRun{}
+	items := []CheckRunListRow{}
 	for rows.Next() {
-		var i CheckRun
+		var i CheckRunListRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.Trigger,
 			&i.Actor,
-			&i.Owner,
-			&i.Epoch,
 			&i.StartedAt,
 			&i.FinishedAt,
 			&i.Status,

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/db"
+)
+
+// CatalogFilter narrows the catalog: "" (all), "updates", "security",
+// "vulnerable" or "failing".
+type CatalogFilter struct {
+	Status string
+	Search string
+	Limit  int
+	Offset int
+}
+
+// CatalogEntry is one component with its stored evaluation.
+type CatalogEntry struct {
+	Code, Name, Installed, SourceURL      string
+	Latest, UpdateVersion, RequiredCore   string
+	UpdateAvailable, Security, Vulnerable bool
+	NeedsNewerCore, Stale                 bool
+	Advisories                            []byte // JSON array
+	ReleaseURL                            string
+	LastSuccessAt, LastAttemptAt          *time.Time
+	LastError                             string
+}
+
+// ComponentDetail is one component, its evaluation and its source's stored
+// document (for the releases and advisories it lists).
+type ComponentDetail struct {
+	Code, Name, Installed, SourceURL, PinnedKey, Latest string
+	Evaluation                                          []byte
+	Document                                            []byte
+	LastSuccessAt, LastAttemptAt                        *time.Time
+	LastError                                           string
+}
+
+// RunEntry is one row of the check history.
+type RunEntry struct {
+	ID                                    int64
+	Trigger, Actor, Status, Error         string
+	StartedAt                             time.Time
+	FinishedAt                            *time.Time
+	DurationMS                            int64
+	Fetched, NotModified, Failed, Skipped int
+}
+
+// SourceHealth is one source as the health page shows it.
+type SourceHealth struct {
+	URL                          string
+	Components                   int
+	LastSuccessAt, LastAttemptAt *time.Time
+	LastError                    string
+	ConsecutiveFailures          int
+	ExpiresAt                    *time.Time
+	Expired                      bool
+	SignatureState               string
+}
+
+// Catalog returns one page of the catalog and the number of matching
+// components.
+func (s *Store) Catalog(ctx context.Context, f CatalogFilter) ([]CatalogEntry, int, error) {
+	total, err := s.q.CatalogCount(ctx, s.pool, db.CatalogCountParams{Filter: f.Status, Search: f.Search})
+	if err != nil {
+		return nil, 0, mapError(fmt.Errorf("count catalog: %w", err))
+	}
+	rows, err := s.q.CatalogPage(ctx, s.pool, db.CatalogPageParams{
+		Filter: f.Status, Search: f.Search, MaxRows: int32(f.Limit), SkipRows: int32(f.Offset),
+	})
+	if err != nil {
+		return nil, 0, mapError(fmt.Errorf("read catalog: %w", err))
+	}
+	out := make([]CatalogEntry, len(rows))
+	for i, r := range rows {
+		out[i] = CatalogEntry{
+			Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
+			Latest: deref(r.LatestVersion), UpdateVersion: deref(r.UpdateVersion), RequiredCore: deref(r.RequiredCore),
+			UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
+			NeedsNewerCore: r.NeedsNewerCore, Stale: r.Stale, Advisories: orEmptyArray(r.Advisories),
+			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
+			LastError: deref(r.LastError),
+		}
+	}
+	return out, int(total), nil
+}
+
+// ComponentDetail reads one component; ErrNotFound when it is not installed.
+func (s *Store) ComponentDetail(ctx context.Context, code string) (ComponentDetail, error) {
+	r, err := s.q.ComponentDetail(ctx, s.pool, code)
+	if err != nil {
+		return ComponentDetail{}, mapError(err)
+	}
+	return ComponentDetail{
+		Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
+		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluation: r.Evaluation,
+		Document: r.Document, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError),
+	}, nil
+}
+
+// Runs returns the latest check runs, newest first.
+func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
+	rows, err := s.q.CheckRunList(ctx, s.pool, int32(limit))
+	if err != nil {
+		return nil, mapError(fmt.Errorf("read check history: %w", err))
+	}
+	out := make([]RunEntry, len(rows))
+	for i, r := range rows {
+		out[i] = RunEntry{
+			ID: r.ID, Trigger: r.Trigger, Actor: deref(r.Actor), Status: r.Status, Error: deref(r.Error),
+			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Fetched: int(r.SourcesFetched),
+			NotModified: int(r.SourcesNotModified), Failed: int(r.SourcesFailed), Skipped: int(r.SourcesSkipped),
+		}
+		if r.DurationMs != nil {
+			out[i].DurationMS = *r.DurationMs
+		}
+	}
+	return out, nil
+}
+
+// SourceHealth lists the sources in use, failing ones first.
+func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
+	rows, err := s.q.SourceHealthList(ctx, s.pool)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("read source health: %w", err))
+	}
+	out := make([]SourceHealth, len(rows))
+	for i, r := range rows {
+		out[i] = SourceHealth{
+			URL: r.Url, Components: int(r.Components), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
+			LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures), ExpiresAt: r.ExpiresAt,
+			Expired: r.Expired, SignatureState: r.SignatureState,
+		}
+	}
+	return out, nil
+}
