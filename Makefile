@@ -19,8 +19,12 @@ run: build ## run the app (a private PostgreSQL is started when UPCHECK_DATABASE
 	./$(BIN) serve --demo
 
 .PHONY: test
-test: lint ## run every test, with the race detector, on real PostgreSQL
-	CI=$${CI:-} $(GO) test -race -count=1 -timeout 20m $(PKGS)
+test: lint deps ## run every test, with the race detector, on real PostgreSQL and Chromium
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+.PHONY: deps
+deps: ## install PostgreSQL and Chromium from Debian's packages when missing
+	@bash .ci/deps
 
 .PHONY: generate
 generate: ## regenerate sqlc and templ code

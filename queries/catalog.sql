@@ -8,7 +8,9 @@ WHERE (@filter::text = ''
        OR (@filter = 'updates' AND r.update_available)
        OR (@filter = 'security' AND r.security)
        OR (@filter = 'vulnerable' AND r.vulnerable)
-       OR (@filter = 'failing' AND r.last_error IS NOT NULL))
+       OR (@filter = 'failing' AND r.last_error IS NOT NULL)
+       OR (@filter = 'stale' AND c.source_url IS NOT NULL
+           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
   AND (@search::text = '' OR c.code ILIKE '%' || @search || '%' OR c.name ILIKE '%' || @search || '%');
 
 -- name: CatalogPage :many
@@ -32,7 +34,9 @@ WHERE (@filter::text = ''
        OR (@filter = 'updates' AND r.update_available)
        OR (@filter = 'security' AND r.security)
        OR (@filter = 'vulnerable' AND r.vulnerable)
-       OR (@filter = 'failing' AND r.last_error IS NOT NULL))
+       OR (@filter = 'failing' AND r.last_error IS NOT NULL)
+       OR (@filter = 'stale' AND c.source_url IS NOT NULL
+           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
   AND (@search::text = '' OR c.code ILIKE '%' || @search || '%' OR c.name ILIKE '%' || @search || '%')
 ORDER BY coalesce(r.security, false) DESC, coalesce(r.vulnerable, false) DESC,
          coalesce(r.update_available, false) DESC, c.code
@@ -41,7 +45,8 @@ LIMIT @max_rows OFFSET @skip_rows;
 -- name: ComponentDetail :one
 SELECT c.code, c.name, c.installed_version, c.source_url, c.pinned_key,
        r.latest_version, r.evaluation, r.last_success_at, r.last_error,
-       s.document, s.last_attempt_at
+       s.document, s.last_attempt_at,
+       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM components c
 LEFT JOIN component_results r
        ON r.code = c.code AND r.installed_version = c.installed_version

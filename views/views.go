@@ -1,3 +1,103 @@
 // Package views holds upcheck's templ templates: one layout, one props struct
 // per page, no database or HTTP calls inside a template.
+//
+// Every page is a function of its props alone. The handlers (internal/web)
+// read the store, convert what they found into the plain Go values below and
+// render, for example:
+//
+//	views.Dashboard(views.DashboardProps{Layout: lp, CanManage: true}).Render(ctx, w)
+//
+// Props use strings, bools, ints and times only, so this package imports
+// nothing of the application but the static assets it links to. Relative
+// times ("3 hours ago") are computed from LayoutProps.Now, which makes a
+// render deterministic in tests.
+//
+// Elements that tests assert carry a data-testid attribute; the names are
+// part of the contract with the browser tests and with static/js/app.js,
+// which finds the navigation badge, the security alert, the dashboard widget
+// and the check outcome by them. Keep them stable.
 package views
+
+import (
+	"net/url"
+	"strconv"
+)
+
+// The AdminCP's URLs. The handlers register these paths; the templates link
+// to them, and app.js receives the API paths through data attributes.
+const (
+	PathLogin     = "/login"
+	PathLogout    = "/logout"
+	PathDashboard = "/admin"
+	PathCatalog   = "/admin/plugins"
+	PathHistory   = "/admin/history"
+	PathSources   = "/admin/sources"
+	// PathCheck is the no-JavaScript "Check for updates" form: POST, then
+	// redirect to the dashboard with the outcome as DashboardProps.Flash.
+	PathCheck = "/admin/plugins/updates/check"
+	// PathAPICheck and PathAPISummary are the JSON endpoints app.js calls.
+	PathAPICheck   = "/api/admin/plugins/updates/check"
+	PathAPISummary = "/api/admin/plugins/updates/summary"
+)
+
+// CSRFField is the name of the hidden form field that carries the CSRF
+// token in every form that posts; app.js sends the same token in the
+// X-CSRF-Token header, read from <meta name="csrf-token">.
+const CSRFField = "csrf_token"
+
+// The catalog's query parameters and filters (CatalogProps.Filter).
+const (
+	ParamFilter = "status"
+	ParamQuery  = "q"
+	ParamPage   = "page"
+
+	// FilterAll shows every installed component.
+	FilterAll = ""
+	// FilterUpdates: components with an installable update.
+	FilterUpdates = "updates"
+	// FilterSecurity: components with a security update.
+	FilterSecurity = "security"
+	// FilterVulnerable: components affected by a published advisory.
+	FilterVulnerable = "vulnerable"
+	// FilterFailing: components whose last check failed.
+	FilterFailing = "failing"
+)
+
+// DefaultPageSize is used when CatalogProps.PageSize is not positive.
+const DefaultPageSize = 50
+
+// ComponentPath is the detail page of one component.
+func ComponentPath(code string) string {
+	return PathCatalog + "/" + url.PathEscape(code)
+}
+
+// AdvisoryDismissPath is where a manager POSTs to dismiss advisory id for
+// component code.
+func AdvisoryDismissPath(code, id string) string {
+	return ComponentPath(code) + "/advisories/" + url.PathEscape(id) + "/dismiss"
+}
+
+// AdvisoryUndismissPath is where a manager POSTs to bring a dismissed
+// advisory back.
+func AdvisoryUndismissPath(code, id string) string {
+	return ComponentPath(code) + "/advisories/" + url.PathEscape(id) + "/undismiss"
+}
+
+// CatalogPath is the catalog URL for a filter, a search query and a page
+// (1-based; page 1 and empty values are left out of the URL).
+func CatalogPath(filter, query string, page int) string {
+	v := url.Values{}
+	if filter != "" {
+		v.Set(ParamFilter, filter)
+	}
+	if query != "" {
+		v.Set(ParamQuery, query)
+	}
+	if page > 1 {
+		v.Set(ParamPage, strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return PathCatalog
+	}
+	return PathCatalog + "?" + v.Encode()
+}

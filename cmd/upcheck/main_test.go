@@ -20,7 +20,7 @@ import (
 func cli(t *testing.T, env map[string]string, args ...string) (string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
+	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(env["STDIN"]), &stdout, &stderr)
 	code := exitCode(err, &stderr)
 	if code != 0 {
 		t.Logf("upcheck %s: exit %d\nstderr: %s", strings.Join(args, " "), code, stderr.String())
@@ -149,7 +149,7 @@ func TestUsageAndBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"format": 2}`), 0o644)
 	err := run(context.Background(), []string{"publisher", "sign", bad}, func(k string) string {
 		return map[string]string{"UPCHECK_PUBLISHER_KEY": "ed25519-private:" + strings.Repeat("A", 43) + "="}[k]
-	}, &bytes.Buffer{}, &bytes.Buffer{})
+	}, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || errors.Is(err, errUsage) {
 		t.Fatalf("signing an invalid document: %v", err)
 	}
@@ -169,7 +169,7 @@ func TestBadManifestChangesNothing(t *testing.T) {
 		t.Fatal("good manifest refused")
 	}
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"components", "sync", "--manifest", bad}, func(k string) string { return env[k] }, &bytes.Buffer{}, &stderr)
+	err := run(context.Background(), []string{"components", "sync", "--manifest", bad}, func(k string) string { return env[k] }, nil, &bytes.Buffer{}, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `components[1] ("blog"): version "1.0" is not a semantic version`) {
 		t.Fatalf("bad manifest: %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
@@ -27,6 +29,10 @@ Usage:
   upcheck check [--manual]      run one locked check now; prints one JSON line
   upcheck components sync [--manifest FILE]
                                 load the manifest (default $UPCHECK_MANIFEST) into the database
+  upcheck user add --email E --role admin|viewer
+                                create an account; the password is read from stdin
+  upcheck token create --email E
+                                print an API token (Authorization: Bearer …) for that user
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
   upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
@@ -62,7 +68,7 @@ var checkExit = map[updatecheck.Status]int{
 }
 
 // run is the whole program behind main, so tests can drive it in-process.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errUsage
@@ -128,9 +134,74 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			return json.NewEncoder(stdout).Encode(rep)
 		})
+	case "user":
+		return runUserAdd(ctx, cfg, logger, rest, stdin, stdout, stderr)
+	case "token":
+		return runTokenCreate(ctx, cfg, logger, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n\n%s", cmd, usage)
 	return errUsage
+}
+
+// runUserAdd is `upcheck user add --email E --role admin|viewer`; the
+// password comes on stdin (its first line), never on the command line where
+// other users of the machine could see it.
+func runUserAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "add" {
+		fmt.Fprintf(stderr, "upcheck user: want \"add\"\n\n%s", usage)
+		return errUsage
+	}
+	var email, role string
+	if _, err := parseFlags("user add", args[1:], stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "the account's email")
+		fs.StringVar(&role, "role", "", "admin or viewer")
+	}); err != nil {
+		return err
+	}
+	if email == "" || (role != "admin" && role != "viewer") {
+		fmt.Fprintln(stderr, "upcheck user add: --email and --role admin|viewer are required")
+		return errUsage
+	}
+	line, err := bufio.NewReader(io.LimitReader(stdin, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read password from stdin: %w", err)
+	}
+	password := strings.TrimRight(line, "\r\n")
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		u, err := a.Auth.CreateUser(ctx, email, role, password)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(map[string]any{"id": u.ID, "email": u.Email, "role": u.Role})
+	})
+}
+
+// runTokenCreate is `upcheck token create --email E`: prints an API token
+// carrying that user's permissions. It is shown once; only its hash is kept.
+func runTokenCreate(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprintf(stderr, "upcheck token: want \"create\"\n\n%s", usage)
+		return errUsage
+	}
+	var email, name string
+	if _, err := parseFlags("token create", args[1:], stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "the user the token acts as")
+		fs.StringVar(&name, "name", "cli", "a name to recognise the token by")
+	}); err != nil {
+		return err
+	}
+	if email == "" {
+		fmt.Fprintln(stderr, "upcheck token create: --email is required")
+		return errUsage
+	}
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		token, err := a.Auth.CreateToken(ctx, email, name)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, token)
+		return err
+	})
 }
 
 func runCheck(ctx context.Context, cfg config.Config, logger *slog.Logger, manual bool, stdout io.Writer) error {

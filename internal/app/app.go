@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/robfig/cron/v3"
 
+	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/devdb"
 	"github.com/upcheck/upcheck/internal/fetch"
@@ -34,6 +35,7 @@ type App struct {
 	Lease    *lease.Manager
 	Fetcher  *fetch.Fetcher
 	Checker  *updatecheck.Checker
+	Auth     *auth.Service
 	Schedule cron.Schedule
 }
 
@@ -79,6 +81,9 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.Fetcher = fetch.New(fetch.Config{AllowPrivate: a.Config.AllowPrivateSources, UserAgent: "upcheck/" + a.Config.Version}, a.Logger)
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
+	if a.Auth, err = auth.New(a.Store, auth.Config{SecureCookie: a.Config.SecureCookies}, a.Logger); err != nil {
+		return err
+	}
 	a.Logger.DebugContext(ctx, "wired", "schedule", spec, "period", timings.Period)
 	return nil
 }

@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,9 +21,10 @@ type demoSite struct {
 	server    *http.Server
 	base      string
 	logger    *slog.Logger
+	out       io.Writer
 }
 
-func startDemo(logger *slog.Logger) (*demoSite, error) {
+func startDemo(logger *slog.Logger, out io.Writer) (*demoSite, error) {
 	p, err := demo.NewPublisher(time.Now())
 	if err != nil {
 		return nil, err
@@ -29,17 +33,39 @@ func startDemo(logger *slog.Logger) (*demoSite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo publisher: %w", err)
 	}
-	d := &demoSite{publisher: p, server: &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}, base: "http://" + ln.Addr().String(), logger: logger}
+	d := &demoSite{publisher: p, server: &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}, base: "http://" + ln.Addr().String(), logger: logger, out: out}
 	go d.server.Serve(ln) //nolint:errcheck // ends with close()
 	logger.Info("demo publisher serving", "addr", d.base)
 	return d, nil
 }
 
-// install makes the demo site's components the installed ones.
+// install makes the demo site's components the installed ones and, on an
+// installation with no users yet, creates the admin account: its password
+// is UPCHECK_ADMIN_PASSWORD or a generated one, printed this once.
 func (d *demoSite) install(ctx context.Context, a *App) error {
-	_, err := a.Checker.SyncComponents(ctx, d.publisher.Manifest(d.base))
-	return err
+	if _, err := a.Checker.SyncComponents(ctx, d.publisher.Manifest(d.base)); err != nil {
+		return err
+	}
+	users, err := a.Store.Users(ctx)
+	if err != nil || len(users) > 0 {
+		return err
+	}
+	password := a.Config.AdminPassword
+	if password == "" {
+		b := make([]byte, 12)
+		rand.Read(b)
+		password = base64.RawURLEncoding.EncodeToString(b)
+	}
+	if _, err := a.Auth.CreateUser(ctx, DemoAdminEmail, "admin", password); err != nil {
+		return fmt.Errorf("demo admin: %w", err)
+	}
+	fmt.Fprintf(d.out, "\n  upcheck demo: sign in at http://%s/login\n  email:    %s\n  password: %s\n  (shown once; set UPCHECK_ADMIN_PASSWORD to choose it)\n\n",
+		a.Config.Listen, DemoAdminEmail, password)
+	return nil
 }
+
+// DemoAdminEmail is the demo admin's sign-in.
+const DemoAdminEmail = "admin@upcheck.test"
 
 // firstCheck runs one check at start, so the AdminCP shows results at once.
 func (d *demoSite) firstCheck(ctx context.Context, a *App) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	var demoSite *demoSite
 	if cfg.Demo {
 		var err error
-		if demoSite, err = startDemo(logger); err != nil {
+		if demoSite, err = startDemo(logger, os.Stderr); err != nil {
 			return err
 		}
 		defer demoSite.close()
@@ -50,8 +51,13 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		}
 	}
 
+	// Checks (scheduled and manual) run under this context: it ends with the
+	// server, also when the server fails, and a closed browser tab does not
+	// end a manual check.
+	schedCtx, stopSchedule := context.WithCancel(ctx)
+	defer stopSchedule()
 	srv := &http.Server{
-		Handler:           web.New(web.Deps{Store: a.Store, Logger: logger}),
+		Handler:           web.New(web.Deps{Store: a.Store, Checker: a.Checker, Auth: a.Auth, Logger: logger, Context: schedCtx}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
@@ -64,9 +70,6 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		ready(ln.Addr().String())
 	}
 
-	// The schedule stops with the server, also when the server fails.
-	schedCtx, stopSchedule := context.WithCancel(ctx)
-	defer stopSchedule()
 	var wg sync.WaitGroup
 	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
 	wg.Go(func() { scheduler.Run(schedCtx) })

@@ -41,6 +41,12 @@ type Config struct {
 	PeriodSet bool
 	// Version is the build's version, sent in the User-Agent.
 	Version string
+	// SecureCookies marks the session cookie Secure even over plain HTTP
+	// (behind a TLS-terminating proxy); TLS requests always get it.
+	SecureCookies bool
+	// AdminPassword, when set, is the demo admin's password (otherwise one
+	// is generated and printed once).
+	AdminPassword string
 	// Demo serves a demo publisher on loopback and a demo site using it
 	// (`serve --demo`, what `make run` shows).
 	Demo bool
@@ -55,6 +61,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		AllowPrivateSources: getenv("UPCHECK_ALLOW_PRIVATE_SOURCES") == "1",
 		DataDir:             getenv("UPCHECK_DATA_DIR"),
 		CheckSchedule:       getenv("UPCHECK_CHECK_SCHEDULE"),
+		SecureCookies:       getenv("UPCHECK_SECURE_COOKIES") == "1",
+		AdminPassword:       getenv("UPCHECK_ADMIN_PASSWORD"),
 		Timings:             lease.DefaultTimings(),
 		Version:             "dev",
 	}

@@ -20,7 +20,9 @@ WHERE ($1::text = ''
        OR ($1 = 'updates' AND r.update_available)
        OR ($1 = 'security' AND r.security)
        OR ($1 = 'vulnerable' AND r.vulnerable)
-       OR ($1 = 'failing' AND r.last_error IS NOT NULL))
+       OR ($1 = 'failing' AND r.last_error IS NOT NULL)
+       OR ($1 = 'stale' AND c.source_url IS NOT NULL
+           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
   AND ($2::text = '' OR c.code ILIKE '%' || $2 || '%' OR c.name ILIKE '%' || $2 || '%')
 `
 
@@ -55,7 +57,9 @@ WHERE ($1::text = ''
        OR ($1 = 'updates' AND r.update_available)
        OR ($1 = 'security' AND r.security)
        OR ($1 = 'vulnerable' AND r.vulnerable)
-       OR ($1 = 'failing' AND r.last_error IS NOT NULL))
+       OR ($1 = 'failing' AND r.last_error IS NOT NULL)
+       OR ($1 = 'stale' AND c.source_url IS NOT NULL
+           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
   AND ($2::text = '' OR c.code ILIKE '%' || $2 || '%' OR c.name ILIKE '%' || $2 || '%')
 ORDER BY coalesce(r.security, false) DESC, coalesce(r.vulnerable, false) DESC,
          coalesce(r.update_available, false) DESC, c.code
@@ -137,7 +141,8 @@ func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParam
 const componentDetail = `-- name: ComponentDetail :one
 SELECT c.code, c.name, c.installed_version, c.source_url, c.pinned_key,
        r.latest_version, r.evaluation, r.last_success_at, r.last_error,
-       s.document, s.last_attempt_at
+       s.document, s.last_attempt_at,
+       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM components c
 LEFT JOIN component_results r
        ON r.code = c.code AND r.installed_version = c.installed_version
@@ -158,6 +163,7 @@ type ComponentDetailRow struct {
 	LastError        *string
 	Document         []byte
 	LastAttemptAt    *time.Time
+	CoreVersion      string
 }
 
 func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (ComponentDetailRow, error) {
@@ -175,6 +181,7 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.LastError,
 		&i.Document,
 		&i.LastAttemptAt,
+		&i.CoreVersion,
 	)
 	return i, err
 }

@@ -33,6 +33,7 @@ type CatalogEntry struct {
 // document (for the releases and advisories it lists).
 type ComponentDetail struct {
 	Code, Name, Installed, SourceURL, PinnedKey, Latest string
+	CoreVersion                                         string // the installed core, "" when none
 	Evaluation                                          []byte
 	Document                                            []byte
 	LastSuccessAt, LastAttemptAt                        *time.Time
@@ -96,7 +97,7 @@ func (s *Store) ComponentDetail(ctx context.Context, code string) (ComponentDeta
 	}
 	return ComponentDetail{
 		Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
-		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluation: r.Evaluation,
+		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluation: r.Evaluation, CoreVersion: r.CoreVersion,
 		Document: r.Document, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError),
 	}, nil
 }

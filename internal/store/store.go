@@ -8,11 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/upcheck/upcheck/internal/db"
 )
@@ -23,6 +26,9 @@ var (
 	// ErrLockTimeout is returned when a statement gave up waiting for a lock
 	// (lock_timeout): another transaction holds it.
 	ErrLockTimeout = errors.New("lock wait timed out")
+	// ErrUnavailable means the database could not be reached: the caller
+	// should answer "try again later" (503), never "not signed in".
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // rollbackTimeout bounds the rollback of a transaction whose context was
@@ -97,6 +103,30 @@ func mapError(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
 		return fmt.Errorf("%w: %w", ErrLockTimeout, err)
+	case IsUnavailable(err):
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// IsUnavailable reports whether err means the database could not be reached
+// (refused or failed connection, a closed pool, a server shutting down),
+// rather than an answer from it.
+func IsUnavailable(err error) bool {
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		return true
+	case errors.As(err, &pgErr):
+		// admin_shutdown, crash_shutdown, cannot_connect_now, and
+		// too_many_connections: the server is there but not serving.
+		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" || pgErr.Code == "53300"
+	case errors.As(err, &connErr), errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.Is(err, puddle.ErrClosedPool):
+		return true
+	}
+	return pgconn.SafeToRetry(err)
 }

@@ -177,6 +177,10 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 		return counts, 0, err
 	}
 	jobs, core := plan(components, stored)
+	dismissals, err := c.store.DismissalsFor(ctx)
+	if err != nil {
+		return counts, 0, err
+	}
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -190,7 +194,7 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	var mu sync.Mutex
 	started := 0
 	_ = c.fetcher.Run(runCtx, reqs, func(fctx context.Context, i int, resp fetch.Response, ferr error) {
-		o := c.handle(runCtx, l, jobs[i], core, resp, ferr)
+		o := c.handle(runCtx, l, jobs[i], core, dismissals, resp, ferr)
 		mu.Lock()
 		defer mu.Unlock()
 		started++
@@ -281,12 +285,12 @@ var (
 
 // handle turns one fetch into one fenced transaction: the source row and its
 // components' results commit together.
-func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string, resp fetch.Response, ferr error) outcome {
+func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string, dismissals map[string]map[string]bool, resp fetch.Response, ferr error) outcome {
 	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
 		return outcomeSkipped // interrupted, not the publisher's fault: nothing is recorded
 	}
 	if ferr != nil {
-		return c.fail(ctx, l, j, fmt.Sprintf("fetch: %v", ferr))
+		return c.fail(ctx, l, j, ferr.Error())
 	}
 
 	body, signature, state := resp.Body, resp.Signature, "unsigned"
@@ -348,7 +352,7 @@ func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string,
 		return outcomeSkipped
 	}
 
-	results := c.evaluate(doc, j, core, l.Epoch)
+	results := c.evaluate(doc, j, core, l.Epoch, dismissals)
 	err = c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		var err error
 		if newDocument {
@@ -382,12 +386,12 @@ func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string,
 }
 
 // evaluate computes the results of every component of j from doc.
-func (c *Checker) evaluate(doc *updatedoc.Document, j job, core string, epoch int64) []store.Result {
+func (c *Checker) evaluate(doc *updatedoc.Document, j job, core string, epoch int64, dismissals map[string]map[string]bool) []store.Result {
 	stale := doc.Stale(c.now())
 	out := make([]store.Result, 0, len(j.components))
 	for _, comp := range j.components {
 		r := store.Result{Code: comp.Code, SourceURL: j.url, InstalledVersion: comp.InstalledVersion, Stale: stale, Epoch: epoch}
-		ev, err := updatedoc.Evaluate(doc, comp.Code, comp.InstalledVersion, core, nil)
+		ev, err := updatedoc.Evaluate(doc, comp.Code, comp.InstalledVersion, core, dismissals[comp.Code])
 		if err != nil {
 			r.LastError = err.Error()
 			out = append(out, r)

@@ -60,6 +60,10 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 		}
 	}
 
+	dismissals, err := c.store.DismissalsFor(ctx)
+	if err != nil {
+		return SyncReport{}, err
+	}
 	err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
 		for _, comp := range next {
 			if err := tx.ComponentUpsert(ctx, comp); err != nil {
@@ -76,7 +80,7 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 			if comp.SourceURL == "" || !existed || (prev == comp && !coreChanged) {
 				continue // new components wait for their first fetch
 			}
-			ok, err := c.reevaluate(ctx, tx, comp, core)
+			ok, err := c.reevaluate(ctx, tx, comp, core, dismissals)
 			if err != nil {
 				return fmt.Errorf("re-evaluate %q: %w", comp.Code, err)
 			}
@@ -96,7 +100,7 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 
 // reevaluate rewrites comp's result from its source's stored document. It
 // reports false when there is no usable stored document yet.
-func (c *Checker) reevaluate(ctx context.Context, tx *store.Tx, comp store.Component, core string) (bool, error) {
+func (c *Checker) reevaluate(ctx context.Context, tx *store.Tx, comp store.Component, core string, dismissals map[string]map[string]bool) (bool, error) {
 	src, err := tx.Source(ctx, comp.SourceURL)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && src.Document == nil) {
 		return false, nil
@@ -109,7 +113,7 @@ func (c *Checker) reevaluate(ctx context.Context, tx *store.Tx, comp store.Compo
 		return false, nil // cannot happen for a stored document; the next fetch decides
 	}
 	j := job{url: comp.SourceURL, components: []store.Component{comp}}
-	for _, r := range c.evaluate(doc, j, core, src.Epoch) {
+	for _, r := range c.evaluate(doc, j, core, src.Epoch, dismissals) {
 		if _, err := tx.ResultUpsert(ctx, r); err != nil {
 			return false, err
 		}

@@ -3,38 +3,71 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/views"
 )
 
-// handleError is echo's single error handler: it maps an error to a status
-// and answers in JSON under /api/ (and for operations endpoints) or as a short
-// plain page elsewhere. Users never see internal error text.
+// handleError is echo's single error handler: it maps an error to a status,
+// and answers in JSON under /api/ (and for operations endpoints) or with an
+// error page elsewhere. Users never see internal error text.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status, message := http.StatusInternalServerError, "internal error"
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		status = he.Code
-		if m, ok := he.Message.(string); ok {
-			message = m
-		} else {
-			message = http.StatusText(status)
-		}
-	}
+	status, message := classify(err)
 	if status >= 500 {
-		s.logger.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method, "path", c.Path(), "status", status, "error", err)
+		s.logger.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method,
+			"path", c.Path(), "status", status, "error", err)
+	}
+	if status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", "5")
 	}
 	var werr error
-	if strings.HasPrefix(c.Request().URL.Path, "/api/") || c.Request().Method == http.MethodHead {
+	switch {
+	case c.Request().Method == http.MethodHead:
+		werr = c.NoContent(status)
+	case isAPI(c):
 		werr = c.JSON(status, map[string]string{"error": message})
-	} else {
-		werr = c.String(status, message)
+	default:
+		werr = render(c, status, views.ErrorPage(views.ErrorProps{Status: status, Message: message}))
 	}
 	if werr != nil {
 		s.logger.WarnContext(c.Request().Context(), "write error response", "error", werr)
 	}
+}
+
+// classify maps an error to a status and words safe to show.
+func classify(err error) (int, string) {
+	var he *echo.HTTPError
+	var throttled *auth.ThrottledError
+	switch {
+	case errors.As(err, &he):
+		if m, ok := he.Message.(string); ok {
+			return he.Code, m
+		}
+		return he.Code, http.StatusText(he.Code)
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, auth.ErrUnavailable):
+		// Never 401: a database outage must not look like a sign-out.
+		return http.StatusServiceUnavailable, "The database is unavailable. Try again in a moment."
+	case errors.As(err, &throttled):
+		return http.StatusTooManyRequests, "Too many attempts. Try again in " + strconv.Itoa(int(throttled.RetryAfter.Seconds())) + " seconds."
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, "Not found."
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return http.StatusUnauthorized, "Sign in to continue."
+	case errors.Is(err, auth.ErrForbidden):
+		return http.StatusForbidden, "You do not have permission to do this."
+	}
+	return http.StatusInternalServerError, "Something went wrong on our side."
+}
+
+func isAPI(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/readyz"
 }

@@ -1,11 +1,54 @@
 package web
 
-import "github.com/labstack/echo/v4"
+import (
+	"net/http"
 
-// routes is the whole HTTP surface. Permissions are attached here, per
-// group, never inside handlers.
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/static"
+)
+
+// sessionCookie names the session cookie.
+const sessionCookie = "upcheck_session"
+
+// routes is the whole HTTP surface. Permissions are attached per group,
+// never inside handlers: reading a route here tells who may call it.
 func (s *Server) routes(e *echo.Echo) {
-	// Operations: no session, no database for /healthz.
+	e.Use(middleware.Recover())
+	e.Use(middleware.BodyLimit("64K")) // forms and the check POST are tiny
+	e.Use(auth.SecurityHeaders())
+
+	// Operations: no session, and /healthz touches nothing else.
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	e.GET("/static/*", echo.WrapHandler(static.Handler()))
+	e.GET("/robots.txt", echo.WrapHandler(static.Handler()))
+
+	// Everything below may know who is asking.
+	app := e.Group("", s.auth.Middleware(sessionCookie))
+	app.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
+	app.GET("/login", s.loginPage)
+	app.POST("/login", s.login)
+	app.POST("/logout", s.logout, auth.Require(auth.PermView), auth.CSRF())
+
+	// JSON API.
+	api := app.Group("/api/admin/plugins", auth.Require(auth.PermView))
+	api.GET("/updates/summary", s.apiSummary)
+	api.GET("/updates", s.apiCatalog)
+	apiManage := api.Group("", auth.Require(auth.PermManage), auth.CSRF())
+	apiManage.POST("/updates/check", s.apiCheck)
+
+	// AdminCP pages; each reads the one summary of its request.
+	admin := app.Group("/admin", auth.Require(auth.PermView), s.withSummary)
+	admin.GET("", s.dashboard)
+	admin.GET("/plugins", s.catalogPage)
+	admin.GET("/plugins/:code", s.detailPage)
+	admin.GET("/history", s.historyPage)
+	admin.GET("/sources", s.sourcesPage)
+	adminManage := admin.Group("", auth.Require(auth.PermManage), auth.CSRF())
+	adminManage.POST("/plugins/updates/check", s.checkForm)
+	adminManage.POST("/plugins/:code/advisories/:id/dismiss", s.dismiss)
+	adminManage.POST("/plugins/:code/advisories/:id/undismiss", s.undismiss)
 }

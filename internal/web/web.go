@@ -1,32 +1,47 @@
 // Package web is upcheck's HTTP surface on echo v4: routes.go lists every
-// route, handlers return errors, and one error handler (errors.go) turns them
-// into status codes, as JSON under /api/ and plain pages elsewhere.
+// route and the permission each group needs, handlers return errors, and one
+// error handler (errors.go) turns them into status codes, as JSON under
+// /api/ and as pages elsewhere.
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // Deps are what the handlers need.
 type Deps struct {
-	Store  *store.Store
-	Logger *slog.Logger
+	Store   *store.Store
+	Checker *updatecheck.Checker
+	Auth    *auth.Service
+	Logger  *slog.Logger
+	// Context lives as long as the server: a manual check runs under it, so
+	// a closed browser tab does not cancel the check but a shutdown does.
+	Context context.Context
 }
 
 // Server holds the handlers' dependencies.
 type Server struct {
-	store  *store.Store
-	logger *slog.Logger
+	store   *store.Store
+	checker *updatecheck.Checker
+	auth    *auth.Service
+	logger  *slog.Logger
+	ctx     context.Context
 }
 
 // New builds the HTTP handler.
 func New(d Deps) http.Handler {
-	s := &Server{store: d.Store, logger: d.Logger}
+	if d.Context == nil {
+		d.Context = context.Background()
+	}
+	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError

@@ -1,0 +1,62 @@
+// Package auth decides who a request acts as and what it may do: accounts
+// and passwords, browser sessions, API tokens, roles and permissions, CSRF,
+// and the echo middleware that applies them.
+//
+// # Who
+//
+// A browser logs in with an email and a password (Service.Login) and gets a
+// random 256-bit session token in an HttpOnly, SameSite=Lax cookie. The
+// database keeps only the token's SHA-256, so a copy of the sessions table
+// opens nothing. Every login makes a new session, never one the browser
+// brought, which rules out session fixation. A session ends at the first of:
+// its absolute lifetime (12 h), 2 h without use, logout, or its user being
+// disabled. Each of these is judged in SQL on the database clock
+// (clock_timestamp()), like every other time decision in upcheck, so several
+// instances with skewed clocks agree. Authentication moves last_seen_at at
+// most once a minute, which keeps a busy page from writing on every request.
+//
+// Scripts send "Authorization: Bearer upc_…" (Service.CreateToken, the
+// `upcheck token create` command). A token is also 256 random bits stored as
+// its SHA-256: a slow hash would add nothing against a value that cannot be
+// guessed, and would cost every API request.
+//
+// Passwords are hashed with argon2id (RFC 9106) and stored in the PHC string
+// format, parameters included, so that a change of parameters leaves old
+// hashes valid; a successful login rewrites a hash made with old ones.
+//
+// # Login throttling
+//
+// Guessing is limited per account (5 failures in 15 minutes lock the email
+// for 15 minutes) and per client address (20, IPv6 grouped by /64), in the
+// login_attempts table. An attempt is counted before its password is
+// checked, under the row lock of its key, and a success gives it back (and
+// clears the account's count). Counting first matters: checking the count
+// and recording a failure afterwards would let a burst of parallel guesses
+// all pass the check before the first failure is recorded. While a key is
+// locked even the right password is refused, with the time left
+// (ThrottledError). Unknown emails cost the same argon2 run as known ones
+// and get the same ErrInvalidCredentials, so the form does not reveal which
+// accounts exist.
+//
+// # What
+//
+// Roles map to permissions in one table (permissions.go): admin has
+// plugins.can_view and plugins.can_manage, viewer plugins.can_view. Routes
+// ask for a permission with Require, per route group, never for a role.
+//
+// # Forgery
+//
+// The session cookie is SameSite=Lax, and on top of that every state
+// change made with a session must carry the session's random CSRF token
+// (X-CSRF-Token header or csrf_token form field); requests whose
+// Sec-Fetch-Site or Origin show another site are refused before that.
+// Token requests skip the check: browsers never attach bearer tokens on
+// their own, so a token request cannot be forged cross-site.
+//
+// # Failure is not logout
+//
+// A database that does not answer is not the same as a wrong password:
+// those errors carry ErrUnavailable and Middleware answers them with 503,
+// so that an outage never throws users out to the login page or tells a
+// script its token is bad.
+package auth

@@ -1,0 +1,108 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
+)
+
+var (
+	// ErrInvalidCredentials is the one answer to a failed login, whether the
+	// email is unknown, the password wrong or the account disabled, so that a
+	// login form does not tell which emails have accounts.
+	ErrInvalidCredentials = errors.New("invalid email or password")
+	// ErrThrottled matches every *ThrottledError (errors.Is).
+	ErrThrottled = errors.New("too many login attempts")
+	// ErrUnauthenticated means no valid session or token came with the
+	// request: missing, malformed, unknown, expired, revoked or of a disabled
+	// user. It never stands for a database failure.
+	ErrUnauthenticated = errors.New("not authenticated")
+	// ErrForbidden means the principal lacks the permission asked for, or a
+	// state change failed the CSRF checks.
+	ErrForbidden = errors.New("forbidden")
+	// ErrUnavailable means the database could not be reached or did not
+	// answer in time, so nobody could be authenticated either way; the web
+	// layer answers 503, never 401.
+	ErrUnavailable = errors.New("authentication unavailable: database unreachable")
+	// ErrDisabled is returned when a token is asked for a disabled account.
+	ErrDisabled = errors.New("account disabled")
+	// ErrInvalidRole is returned for a role other than admin or viewer.
+	ErrInvalidRole = errors.New("invalid role")
+	// ErrInvalidEmail is returned for an email that cannot be an account's.
+	ErrInvalidEmail = errors.New("invalid email")
+	// ErrPasswordTooShort is returned for a new password under MinPasswordLength
+	// characters.
+	ErrPasswordTooShort = errors.New("password too short")
+	// ErrPasswordTooLong is returned for a new password over MaxPasswordBytes.
+	ErrPasswordTooLong = errors.New("password too long")
+)
+
+// ThrottledError refuses a login attempt while its account or address is
+// locked out. errors.Is(err, ErrThrottled) holds for it.
+type ThrottledError struct {
+	// RetryAfter is how long the lock still holds, in whole seconds (at
+	// least one), for a Retry-After header.
+	RetryAfter time.Duration
+}
+
+// Error says how long to wait; it names no account or address.
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("too many login attempts: retry after %d seconds", int64(e.RetryAfter/time.Second))
+}
+
+// Unwrap lets errors.Is(err, ErrThrottled) match.
+func (e *ThrottledError) Unwrap() error { return ErrThrottled }
+
+// dbError wraps a database error for the caller: ErrUnavailable in front
+// when the database was out of reach, so that the web layer can answer 503;
+// as is otherwise (a 500).
+func dbError(what string, err error) error {
+	if unavailable(err) {
+		return fmt.Errorf("%s: %w: %w", what, ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// unavailable reports whether err means "the database did not answer" rather
+// than "the database said no": connection failures, a closed pool, timeouts,
+// and the server errors a database sends while starting, stopping or out of
+// connections.
+func unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		pgconn.Timeout(err) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"): // connection_exception
+			return true
+		case strings.HasPrefix(pgErr.Code, "53"): // insufficient_resources, too_many_connections
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot_connect_now
+			return true
+		case pgErr.Code == "57014": // query_canceled: statement_timeout
+			return true
+		}
+	}
+	return false
+}

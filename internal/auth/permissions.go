@@ -1,0 +1,58 @@
+package auth
+
+import "slices"
+
+// Roles, as stored in users.role (DESIGN.md section 6).
+const (
+	RoleAdmin  = "admin"
+	RoleViewer = "viewer"
+)
+
+// Permissions, named as in DESIGN.md; routes ask for these, never for roles.
+const (
+	PermView   = "plugins.can_view"
+	PermManage = "plugins.can_manage"
+)
+
+// rolePermissions is the whole role model: adding a role or a permission is
+// one line here.
+var rolePermissions = map[string][]string{
+	RoleAdmin:  {PermView, PermManage},
+	RoleViewer: {PermView},
+}
+
+// ValidRole reports whether role is one this installation knows.
+func ValidRole(role string) bool {
+	_, ok := rolePermissions[role]
+	return ok
+}
+
+// Permissions lists what a role may do; nil for an unknown role. The slice
+// is the caller's to keep.
+func Permissions(role string) []string {
+	return slices.Clone(rolePermissions[role])
+}
+
+// Principal is who a request acts as: a user, through a browser session or
+// an API token.
+type Principal struct {
+	UserID int64
+	Email  string
+	Role   string
+	// ViaToken is set for API-token requests: they carry no cookie, so they
+	// need no CSRF token.
+	ViaToken bool
+	// TokenID is the API token's id when ViaToken.
+	TokenID int64
+	// SessionID identifies the browser session (hex of the token's hash,
+	// never the token itself), for Logout; empty when ViaToken.
+	SessionID string
+	// CSRFToken is the session's anti-forgery token, rendered into forms
+	// and pages; empty when ViaToken.
+	CSRFToken string
+}
+
+// Can reports whether the principal's role grants perm.
+func (p Principal) Can(perm string) bool {
+	return slices.Contains(rolePermissions[p.Role], perm)
+}

@@ -1,0 +1,571 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultSessionTTL  = 12 * time.Hour
+	DefaultIdleTimeout = 2 * time.Hour
+	DefaultCookieName  = "upcheck_session"
+	// DefaultMaxConcurrentHashes bounds the memory argon2 may take at once
+	// (64 MiB each with DefaultHasher): a burst of logins waits for a slot
+	// instead of exhausting the machine.
+	DefaultMaxConcurrentHashes = 4
+)
+
+// touchInterval is how stale last_seen_at / last_used_at may be before an
+// authentication writes them again: idle timeouts are counted in hours, so
+// a minute's precision saves a write per request.
+const touchInterval = time.Minute
+
+// TokenPrefix starts every API token, so that a leaked one is recognisable
+// (secret scanners, logs).
+const TokenPrefix = "upc_"
+
+const (
+	randomBytes   = 32                           // of every session, CSRF and API token
+	encodedLen    = (randomBytes*8 + 5) / 6      // base64url without padding: 43
+	maxEmailBytes = 254                          // RFC 5321 path limit
+	maxNameBytes  = 100                          // API token names
+	maxUABytes    = 512                          // stored user agents
+	defaultName   = "api"                        // API tokens created without a name
+	dummyPassword = "equalises timing on misses" // hashed once per Service
+)
+
+// Audit actions written by this package.
+const (
+	AuditUserCreate  = "user.create"
+	AuditTokenCreate = "token.create"
+	AuditTokenRevoke = "token.revoke"
+)
+
+// Limit is one login throttling rule: more than MaxFailures attempts
+// within Window lock the key for Lockout. Attempts are counted before the
+// password is checked and a success is given back, so only failures (and
+// attempts still in flight) count.
+type Limit struct {
+	MaxFailures int
+	Window      time.Duration
+	Lockout     time.Duration
+}
+
+// Config is the Service's settings; zero fields take the defaults.
+type Config struct {
+	// SessionTTL is a session's absolute lifetime from login (default 12h);
+	// activity does not extend it.
+	SessionTTL time.Duration
+	// IdleTimeout ends a session not used for this long (default 2h).
+	IdleTimeout time.Duration
+	// SecureCookie marks the session cookie Secure even on plain-HTTP
+	// requests (behind a TLS-terminating proxy). TLS requests always get it.
+	SecureCookie bool
+	// CookieName is the session cookie's name (default "upcheck_session").
+	CookieName string
+	// TokenTTL is API tokens' lifetime; 0: they last until revoked.
+	TokenTTL time.Duration
+	// Hasher hashes passwords (default DefaultHasher()). Tests use cheap
+	// parameters; hashes made with others keep verifying.
+	Hasher Hasher
+	// AccountLimit throttles logins per email (default 5 failures in 15
+	// minutes lock it for 15 minutes).
+	AccountLimit Limit
+	// AddressLimit throttles logins per client address, IPv6 per /64
+	// (default 20 failures in 15 minutes lock it for 15 minutes).
+	AddressLimit Limit
+	// MaxConcurrentHashes bounds argon2 runs in flight (default 4).
+	MaxConcurrentHashes int
+}
+
+func (c Config) withDefaults() Config {
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.CookieName == "" {
+		c.CookieName = DefaultCookieName
+	}
+	if c.Hasher == (Hasher{}) {
+		c.Hasher = DefaultHasher()
+	}
+	if c.AccountLimit == (Limit{}) {
+		c.AccountLimit = Limit{MaxFailures: 5, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.AddressLimit == (Limit{}) {
+		c.AddressLimit = Limit{MaxFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.MaxConcurrentHashes == 0 {
+		c.MaxConcurrentHashes = DefaultMaxConcurrentHashes
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if err := c.Hasher.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.SessionTTL < 0 || c.IdleTimeout < 0 || c.TokenTTL < 0:
+		return errors.New("session, idle and token lifetimes must not be negative")
+	case c.MaxConcurrentHashes < 1:
+		return errors.New("max concurrent hashes must be at least 1")
+	}
+	for _, l := range []Limit{c.AccountLimit, c.AddressLimit} {
+		if l.MaxFailures < 1 || l.Window <= 0 || l.Lockout <= 0 {
+			return errors.New("login limits need max failures >= 1 and positive window and lockout")
+		}
+	}
+	return nil
+}
+
+// Service authenticates users: accounts, logins, sessions, API tokens.
+type Service struct {
+	st     *store.Store
+	cfg    Config
+	logger *slog.Logger
+
+	hashSlots chan struct{} // a semaphore over argon2 runs
+
+	dummyOnce sync.Once
+	dummyHash string
+}
+
+// New returns a Service over st. A nil logger discards.
+func New(st *store.Store, cfg Config, logger *slog.Logger) (*Service, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("auth config: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{st: st, cfg: cfg, logger: logger, hashSlots: make(chan struct{}, cfg.MaxConcurrentHashes)}, nil
+}
+
+// Config returns the settings in effect, defaults filled in.
+func (s *Service) Config() Config { return s.cfg }
+
+// CreateUser creates an account. The email is kept as typed (trimmed) and
+// compared without case; a taken email is store.ErrConflict.
+func (s *Service) CreateUser(ctx context.Context, email, role, password string) (store.User, error) {
+	email = strings.TrimSpace(email)
+	if !validEmail(email) {
+		return store.User{}, ErrInvalidEmail
+	}
+	if !ValidRole(role) {
+		return store.User{}, fmt.Errorf("%w %q: want %s or %s", ErrInvalidRole, role, RoleAdmin, RoleViewer)
+	}
+	if err := ValidatePassword(password); err != nil {
+		return store.User{}, err
+	}
+	hash, err := s.hash(ctx, password)
+	if err != nil {
+		return store.User{}, err
+	}
+	var u store.User
+	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if u, err = tx.UserCreate(ctx, email, role, hash); err != nil {
+			return err
+		}
+		return tx.AuditAppend(ctx, 0, AuditUserCreate, map[string]any{"user_id": u.ID, "email": u.Email, "role": u.Role})
+	})
+	if err != nil {
+		return store.User{}, dbError("create user", err)
+	}
+	s.logger.InfoContext(ctx, "user created", "user_id", u.ID, "email", u.Email, "role", u.Role)
+	return u, nil
+}
+
+// Login checks an email and password and opens a new session. The token
+// returned goes into the session cookie and nowhere else; the session's id
+// is its hash, fresh at every login, so that an id planted before login
+// (session fixation) is never promoted.
+//
+// Failures are ErrInvalidCredentials, whatever the reason: an unknown email
+// costs the same argon2 run as a wrong password. A *ThrottledError refuses
+// the attempt unheard while its account or address is locked out; see Limit.
+func (s *Service) Login(ctx context.Context, email, password, ip, userAgent string) (string, store.Session, error) {
+	email = strings.TrimSpace(email)
+	if !validEmail(email) || len(password) > MaxPasswordBytes {
+		// Such a request can never succeed; refusing it before any work
+		// says nothing about which accounts exist.
+		return "", store.Session{}, ErrInvalidCredentials
+	}
+	accountKey := "email:" + strings.ToLower(email)
+	addressKey := addressKey(ip)
+	if err := s.throttle(ctx, addressKey, accountKey); err != nil {
+		return "", store.Session{}, err
+	}
+
+	creds, err := s.st.UserCredentials(ctx, email)
+	if errors.Is(err, store.ErrNotFound) {
+		if err := s.burnHash(ctx, password); err != nil {
+			return "", store.Session{}, err
+		}
+		s.logger.InfoContext(ctx, "login failed", "email", email, "ip", ip, "reason", "unknown email")
+		return "", store.Session{}, ErrInvalidCredentials
+	}
+	if err != nil {
+		return "", store.Session{}, dbError("login", err)
+	}
+	ok, err := s.verify(ctx, creds.PasswordHash, password)
+	if err != nil {
+		return "", store.Session{}, fmt.Errorf("login: user %d: %w", creds.ID, err)
+	}
+	if !ok || creds.Disabled {
+		reason := "wrong password"
+		if ok {
+			reason = "account disabled"
+		}
+		s.logger.InfoContext(ctx, "login failed", "email", email, "ip", ip, "user_id", creds.ID, "reason", reason)
+		return "", store.Session{}, ErrInvalidCredentials
+	}
+
+	token, id := newToken("")
+	var sess store.Session
+	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
+		// Dead sessions of this user go now, so that the table stays small
+		// without a sweeper; Purge does the same for users who never return.
+		if _, err := tx.SessionDeleteDead(ctx, creds.ID, s.cfg.IdleTimeout); err != nil {
+			return err
+		}
+		csrf, _ := newToken("")
+		var err error
+		sess, err = tx.SessionCreate(ctx, store.NewSession{
+			ID: id, UserID: creds.ID, CSRFToken: csrf, TTL: s.cfg.SessionTTL,
+			UserAgent: clean(userAgent, maxUABytes), IP: clean(ip, 64),
+		})
+		return err
+	})
+	if err != nil {
+		return "", store.Session{}, dbError("login: create session", err)
+	}
+	s.succeeded(ctx, creds, password, accountKey, addressKey)
+	s.logger.InfoContext(ctx, "login", "user_id", creds.ID, "email", creds.Email, "ip", ip)
+	return token, sess, nil
+}
+
+// throttle registers the attempt against each key (address first, so a
+// locked address does not also lock the account it is guessing at) and
+// refuses it when one of them is locked.
+func (s *Service) throttle(ctx context.Context, addressKey, accountKey string) error {
+	type rule struct {
+		key   string
+		limit Limit
+	}
+	for _, r := range []rule{{addressKey, s.cfg.AddressLimit}, {accountKey, s.cfg.AccountLimit}} {
+		if r.key == "" {
+			continue
+		}
+		wait, err := s.st.LoginAttemptRegister(ctx, r.key, store.LoginLimit(r.limit))
+		if err != nil {
+			return dbError("login throttle", err)
+		}
+		if wait > 0 {
+			s.logger.WarnContext(ctx, "login throttled", "key", r.key, "retry_after_s", int64(wait/time.Second))
+			return &ThrottledError{RetryAfter: wait}
+		}
+	}
+	return nil
+}
+
+// succeeded is the bookkeeping after a good password: the account's count
+// is cleared, the address gets its attempt back, and a hash made with old
+// parameters is upgraded. None of it may fail the login that already has
+// its session.
+func (s *Service) succeeded(ctx context.Context, creds store.Credentials, password, accountKey, addressKey string) {
+	if err := s.st.LoginAttemptReset(ctx, accountKey); err != nil {
+		s.logger.WarnContext(ctx, "reset login throttle", "key", accountKey, "error", err)
+	}
+	if addressKey != "" {
+		if err := s.st.LoginAttemptGiveBack(ctx, addressKey); err != nil {
+			s.logger.WarnContext(ctx, "give back login attempt", "key", addressKey, "error", err)
+		}
+	}
+	if !s.cfg.Hasher.NeedsRehash(creds.PasswordHash) {
+		return
+	}
+	hash, err := s.hash(ctx, password)
+	if err == nil {
+		err = s.st.UserSetPasswordHash(ctx, creds.ID, hash)
+	}
+	if err != nil {
+		s.logger.WarnContext(ctx, "upgrade password hash", "user_id", creds.ID, "error", err)
+		return
+	}
+	s.logger.InfoContext(ctx, "password hash upgraded", "user_id", creds.ID)
+}
+
+// Authenticate returns the principal of a session cookie's token.
+// ErrUnauthenticated when the token is malformed or its session is unknown,
+// expired (absolute or idle) or its user disabled; ErrUnavailable (or
+// another error) when the database could not tell.
+func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
+	id, ok := tokenHash(token, "")
+	if !ok {
+		return Principal{}, ErrUnauthenticated
+	}
+	su, err := s.st.SessionAuthenticate(ctx, id, s.cfg.IdleTimeout, touchInterval)
+	if errors.Is(err, store.ErrNotFound) {
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, dbError("authenticate session", err)
+	}
+	return Principal{
+		UserID: su.User.ID, Email: su.User.Email, Role: su.User.Role,
+		SessionID: hex.EncodeToString(su.Session.ID), CSRFToken: su.Session.CSRFToken,
+	}, nil
+}
+
+// Logout ends a session (Principal.SessionID). Ending one that is already
+// gone is not an error.
+func (s *Service) Logout(ctx context.Context, sessionID string) error {
+	id, err := hex.DecodeString(sessionID)
+	if err != nil || len(id) != sha256.Size {
+		return nil // no such session can exist
+	}
+	if _, err := s.st.SessionDelete(ctx, id); err != nil {
+		return dbError("logout", err)
+	}
+	return nil
+}
+
+// CreateToken creates an API token for the user with this email and returns
+// it; only its hash is stored, so this is the one time it can be shown. The
+// token acts with the user's role, needs no CSRF token, and lasts until
+// revoked (or Config.TokenTTL). An empty name is "api".
+func (s *Service) CreateToken(ctx context.Context, email, name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = defaultName
+	}
+	if len(name) > maxNameBytes || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		return "", fmt.Errorf("token name: at most %d printable bytes", maxNameBytes)
+	}
+	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
+	if err != nil {
+		return "", dbError(fmt.Sprintf("create token: user %q", email), err)
+	}
+	if u.Disabled {
+		return "", fmt.Errorf("create token: user %q: %w", email, ErrDisabled)
+	}
+	raw, hash := newToken(TokenPrefix)
+	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
+		t, err := tx.APITokenCreate(ctx, u.ID, name, hash, s.cfg.TokenTTL)
+		if err != nil {
+			return err
+		}
+		return tx.AuditAppend(ctx, u.ID, AuditTokenCreate, map[string]any{"token_id": t.ID, "name": t.Name})
+	})
+	if err != nil {
+		return "", dbError("create token", err)
+	}
+	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name)
+	return raw, nil
+}
+
+// AuthenticateToken returns the principal of an API token (ViaToken set).
+// Errors as for Authenticate.
+func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal, error) {
+	hash, ok := tokenHash(raw, TokenPrefix)
+	if !ok {
+		return Principal{}, ErrUnauthenticated
+	}
+	tu, err := s.st.APITokenAuthenticate(ctx, hash, touchInterval)
+	if errors.Is(err, store.ErrNotFound) {
+		return Principal{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Principal{}, dbError("authenticate api token", err)
+	}
+	return Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID}, nil
+}
+
+// RevokeToken revokes an API token by id (Principal.TokenID, or Tokens);
+// store.ErrNotFound if there is none. It stops working at its next request.
+func (s *Service) RevokeToken(ctx context.Context, id int64) error {
+	err := s.st.WithTx(ctx, func(tx *store.Tx) error {
+		owner, err := tx.APITokenRevoke(ctx, id)
+		if err != nil {
+			return err
+		}
+		return tx.AuditAppend(ctx, owner, AuditTokenRevoke, map[string]any{"token_id": id})
+	})
+	if err != nil {
+		return dbError(fmt.Sprintf("revoke token %d", id), err)
+	}
+	s.logger.InfoContext(ctx, "api token revoked", "token_id", id)
+	return nil
+}
+
+// Tokens lists the API tokens of the user with this email.
+func (s *Service) Tokens(ctx context.Context, email string) ([]store.APIToken, error) {
+	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
+	if err != nil {
+		return nil, dbError(fmt.Sprintf("list tokens: user %q", email), err)
+	}
+	ts, err := s.st.APITokens(ctx, u.ID)
+	if err != nil {
+		return nil, dbError("list tokens", err)
+	}
+	return ts, nil
+}
+
+// Purge deletes dead sessions and throttling rows that no longer hold
+// anything back. Nothing depends on it running (expiry is checked at every
+// use); it keeps the tables small, and can be called from any schedule.
+func (s *Service) Purge(ctx context.Context) error {
+	sessions, err := s.st.SessionDeleteDead(ctx, 0, s.cfg.IdleTimeout)
+	if err != nil {
+		return dbError("purge sessions", err)
+	}
+	window := max(s.cfg.AccountLimit.Window, s.cfg.AddressLimit.Window)
+	attempts, err := s.st.LoginAttemptPurge(ctx, window)
+	if err != nil {
+		return dbError("purge login attempts", err)
+	}
+	s.logger.DebugContext(ctx, "auth purge", "sessions", sessions, "login_attempts", attempts)
+	return nil
+}
+
+// hash runs argon2 in one of the bounded slots.
+func (s *Service) hash(ctx context.Context, password string) (string, error) {
+	if err := s.acquireSlot(ctx); err != nil {
+		return "", err
+	}
+	defer s.releaseSlot()
+	h, err := s.cfg.Hasher.Hash(password)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return h, nil
+}
+
+func (s *Service) verify(ctx context.Context, encoded, password string) (bool, error) {
+	if err := s.acquireSlot(ctx); err != nil {
+		return false, err
+	}
+	defer s.releaseSlot()
+	return s.cfg.Hasher.Verify(encoded, password)
+}
+
+// burnHash spends on an unknown email what a known one costs: one verify
+// against a hash made with the current parameters.
+func (s *Service) burnHash(ctx context.Context, password string) error {
+	s.dummyOnce.Do(func() {
+		h, err := s.cfg.Hasher.Hash(dummyPassword)
+		if err != nil {
+			panic(fmt.Sprintf("auth: hash with validated parameters: %v", err)) // Validate passed in New
+		}
+		s.dummyHash = h
+	})
+	_, err := s.verify(ctx, s.dummyHash, password)
+	return err
+}
+
+func (s *Service) acquireSlot(ctx context.Context) error {
+	select {
+	case s.hashSlots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a password hashing slot: %w", context.Cause(ctx))
+	}
+}
+
+func (s *Service) releaseSlot() { <-s.hashSlots }
+
+// newToken returns a random token (prefix + 32 bytes, base64url) and the
+// SHA-256 that identifies it in the database. A fast hash is enough: with
+// 256 random bits there is nothing to guess, and lookups stay cheap.
+func newToken(prefix string) (token string, hash []byte) {
+	b := make([]byte, randomBytes)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (it crashes the program instead)
+	token = prefix + base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(token))
+	return token, sum[:]
+}
+
+// tokenHash checks a presented token's shape before any database work and
+// returns its hash.
+func tokenHash(token, prefix string) ([]byte, bool) {
+	body, ok := strings.CutPrefix(token, prefix)
+	if !ok || len(body) != encodedLen {
+		return nil, false
+	}
+	if b, err := base64.RawURLEncoding.Strict().DecodeString(body); err != nil || len(b) != randomBytes {
+		return nil, false
+	}
+	sum := sha256.Sum256([]byte(token))
+	return sum[:], true
+}
+
+// validEmail is deliberately loose (one "@", something either side, no
+// spaces or control characters): the address is an account name, never
+// mailed to.
+func validEmail(email string) bool {
+	local, domain, ok := strings.Cut(email, "@")
+	return ok && local != "" && domain != "" && !strings.Contains(domain, "@") &&
+		len(email) <= maxEmailBytes && utf8.ValidString(email) &&
+		!strings.ContainsFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+}
+
+// addressKey is the throttling key of a client address: IPv6 clients are
+// grouped by /64, the block one subscriber usually gets, so that walking
+// through one's own addresses does not reset the count. Anything that does
+// not parse shares one key. An empty address (no client, such as the CLI)
+// is not throttled by address.
+func addressKey(ip string) string {
+	ip = strings.TrimSpace(ip)
+	if ip == "" {
+		return ""
+	}
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		// A RemoteAddr ("host:port") passed as is must not put every
+		// client in one bucket.
+		ap, perr := netip.ParseAddrPort(ip)
+		if perr != nil {
+			return "ip:invalid"
+		}
+		a = ap.Addr()
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return "ip:" + p.String()
+	}
+	return "ip:" + a.String()
+}
+
+// clean makes a client-supplied string storable: valid UTF-8 without NUL
+// (PostgreSQL text refuses both) and at most n bytes, cut at a character.
+func clean(v string, n int) string {
+	v = strings.ReplaceAll(strings.ToValidUTF8(v, ""), "\x00", "")
+	if len(v) <= n {
+		return v
+	}
+	for n > 0 && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return v[:n]
+}

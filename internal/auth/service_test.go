@@ -1,0 +1,671 @@
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+const goodPassword = "correct horse battery staple"
+
+// bundle is one test's database and service.
+type bundle struct {
+	db  *pgtest.DB
+	st  *store.Store
+	svc *Service
+}
+
+func setup(t *testing.T, cfg Config) *bundle {
+	t.Helper()
+	d := pgtest.New(t)
+	st := store.New(d.Pool)
+	if cfg.Hasher == (Hasher{}) {
+		cfg.Hasher = cheapHasher()
+	}
+	svc, err := New(st, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &bundle{db: d, st: st, svc: svc}
+}
+
+func (b *bundle) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	if _, err := b.db.Pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func (b *bundle) user(t *testing.T, email, role string) store.User {
+	t.Helper()
+	u, err := b.svc.CreateUser(context.Background(), email, role, goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func (b *bundle) login(t *testing.T, email string) (string, store.Session) {
+	t.Helper()
+	token, sess, err := b.svc.Login(context.Background(), email, goodPassword, "192.0.2.1", "test-agent")
+	if err != nil {
+		t.Fatalf("login %s: %v", email, err)
+	}
+	return token, sess
+}
+
+func wantUnauthenticated(t *testing.T, p Principal, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("got principal %+v, err %v; want ErrUnauthenticated", p, err)
+	}
+}
+
+func TestCreateUser(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	u, err := b.svc.CreateUser(ctx, "  Ada@Example.org ", RoleAdmin, goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.ID == 0 || u.Email != "Ada@Example.org" || u.Role != RoleAdmin || u.Disabled {
+		t.Fatalf("user %+v", u)
+	}
+	if _, err := b.svc.CreateUser(ctx, "ada@example.ORG", RoleViewer, goodPassword); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("same email, other case: %v, want store.ErrConflict", err)
+	}
+	for name, c := range map[string]struct {
+		email, role, password string
+		want                  error
+	}{
+		"role":     {"b@example.org", "root", goodPassword, ErrInvalidRole},
+		"short":    {"b@example.org", RoleViewer, "short pw", ErrPasswordTooShort},
+		"long":     {"b@example.org", RoleViewer, strings.Repeat("x", 1025), ErrPasswordTooLong},
+		"no at":    {"example.org", RoleViewer, goodPassword, ErrInvalidEmail},
+		"space":    {"b c@example.org", RoleViewer, goodPassword, ErrInvalidEmail},
+		"two ats":  {"b@c@example.org", RoleViewer, goodPassword, ErrInvalidEmail},
+		"nul byte": {"b\x00@example.org", RoleViewer, goodPassword, ErrInvalidEmail},
+	} {
+		if _, err := b.svc.CreateUser(ctx, c.email, c.role, c.password); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+	}
+	var stored string
+	if err := b.db.Pool.QueryRow(ctx, "SELECT password_hash FROM users WHERE id = $1", u.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stored, "$argon2id$") || strings.Contains(stored, goodPassword) {
+		t.Fatalf("stored password %q", stored)
+	}
+	var audits int
+	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_log WHERE action = $1 AND detail->>'email' = $2", AuditUserCreate, u.Email).Scan(&audits)
+	if audits != 1 {
+		t.Fatalf("user.create audit rows: %d, want 1", audits)
+	}
+}
+
+// Every login opens a new session with its own id and CSRF token, and only
+// the token's hash is stored.
+func TestLoginCreatesNewSessionEachTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	u := b.user(t, "ada@example.org", RoleAdmin)
+
+	tok1, s1 := b.login(t, "ada@example.org")
+	tok2, s2 := b.login(t, "ADA@example.org") // emails compare without case
+	if tok1 == tok2 || string(s1.ID) == string(s2.ID) || s1.CSRFToken == s2.CSRFToken {
+		t.Fatal("two logins share a token, session id or CSRF token")
+	}
+	for _, c := range []struct {
+		token string
+		sess  store.Session
+	}{{tok1, s1}, {tok2, s2}} {
+		sum := sha256.Sum256([]byte(c.token))
+		if string(c.sess.ID) != string(sum[:]) {
+			t.Fatal("session id is not the SHA-256 of its token")
+		}
+		p, err := b.svc.Authenticate(ctx, c.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Principal{UserID: u.ID, Email: u.Email, Role: RoleAdmin, SessionID: hex.EncodeToString(c.sess.ID), CSRFToken: c.sess.CSRFToken}
+		if p != want {
+			t.Fatalf("principal %+v, want %+v", p, want)
+		}
+		if c.sess.UserAgent != "test-agent" || c.sess.IP != "192.0.2.1" {
+			t.Fatalf("session %+v", c.sess)
+		}
+		if d := c.sess.ExpiresAt.Sub(c.sess.CreatedAt); d < DefaultSessionTTL-time.Second || d > DefaultSessionTTL+time.Second {
+			t.Fatalf("session lifetime %v, want %v", d, DefaultSessionTTL)
+		}
+	}
+	var raw int
+	err := b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM sessions WHERE encode(id, 'escape') IN ($1, $2) OR csrf_token IN ($1, $2)", tok1, tok2).Scan(&raw)
+	if err != nil || raw != 0 {
+		t.Fatalf("raw tokens found in sessions: %d (%v)", raw, err)
+	}
+	for _, bad := range []string{"", "x", tok1 + "x", tok1[:len(tok1)-1] + "!", TokenPrefix + tok1} {
+		p, err := b.svc.Authenticate(ctx, bad)
+		wantUnauthenticated(t, p, err)
+	}
+}
+
+// Expiry is judged on the database clock: moving the stored instants into
+// the past ends the session, absolute and idle alike.
+func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+
+	absolute, s1 := b.login(t, "ada@example.org")
+	idle, s2 := b.login(t, "ada@example.org")
+	fresh, _ := b.login(t, "ada@example.org")
+
+	b.exec(t, "UPDATE sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", s1.ID)
+	p, err := b.svc.Authenticate(ctx, absolute)
+	wantUnauthenticated(t, p, err)
+
+	b.exec(t, "UPDATE sessions SET last_seen_at = clock_timestamp() - interval '2 hours 1 second' WHERE id = $1", s2.ID)
+	p, err = b.svc.Authenticate(ctx, idle)
+	wantUnauthenticated(t, p, err)
+
+	if _, err := b.svc.Authenticate(ctx, fresh); err != nil {
+		t.Fatalf("a live session of the same user: %v", err)
+	}
+
+	// Dead sessions are deleted at the user's next login and by Purge.
+	b.login(t, "ada@example.org")
+	var n int
+	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM sessions WHERE id IN ($1, $2)", s1.ID, s2.ID).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d dead sessions left after login", n)
+	}
+}
+
+// Use keeps a session alive, but writes last_seen_at at most once a minute.
+func TestSessionIdleIsSlidingAndTouchedSparingly(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+	token, sess := b.login(t, "ada@example.org")
+
+	lastSeen := func() (ageSeconds float64) {
+		t.Helper()
+		err := b.db.Pool.QueryRow(ctx, "SELECT extract(epoch FROM clock_timestamp() - last_seen_at)::float8 FROM sessions WHERE id = $1", sess.ID).Scan(&ageSeconds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ageSeconds
+	}
+	b.exec(t, "UPDATE sessions SET last_seen_at = clock_timestamp() - interval '30 seconds' WHERE id = $1", sess.ID)
+	if _, err := b.svc.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if age := lastSeen(); age < 29 {
+		t.Fatalf("last_seen_at rewritten %0.fs after the previous write; want at most once a minute", age)
+	}
+	b.exec(t, "UPDATE sessions SET last_seen_at = clock_timestamp() - interval '119 minutes' WHERE id = $1", sess.ID)
+	if _, err := b.svc.Authenticate(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if age := lastSeen(); age > 5 {
+		t.Fatalf("last_seen_at is %0.fs old after use; want it moved", age)
+	}
+}
+
+func TestLogout(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+	token, _ := b.login(t, "ada@example.org")
+	other, _ := b.login(t, "ada@example.org")
+	p, err := b.svc.Authenticate(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.Logout(ctx, p.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := b.svc.Authenticate(ctx, token)
+	wantUnauthenticated(t, p2, err)
+	if err := b.svc.Logout(ctx, p.SessionID); err != nil {
+		t.Fatalf("second logout: %v", err)
+	}
+	if err := b.svc.Logout(ctx, "not hex"); err != nil {
+		t.Fatalf("logout of a malformed id: %v", err)
+	}
+	if _, err := b.svc.Authenticate(ctx, other); err != nil {
+		t.Fatalf("logout ended another session: %v", err)
+	}
+}
+
+func TestLoginInvalidCredentials(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+	dis := b.user(t, "bob@example.org", RoleViewer)
+	if err := b.st.UserSetDisabled(ctx, dis.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct{ email, password string }{
+		"unknown email":  {"nobody@example.org", goodPassword},
+		"wrong password": {"ada@example.org", goodPassword + "!"},
+		"disabled":       {"bob@example.org", goodPassword},
+		"empty":          {"", ""},
+		"huge password":  {"ada@example.org", strings.Repeat("p", 2000)},
+	} {
+		token, _, err := b.svc.Login(ctx, c.email, c.password, "192.0.2.1", "")
+		if !errors.Is(err, ErrInvalidCredentials) || token != "" {
+			t.Errorf("%s: token %q, err %v; want ErrInvalidCredentials", name, token, err)
+		}
+	}
+}
+
+// A disabled user's sessions and tokens stop working at once.
+func TestDisabledUserLosesAccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	u := b.user(t, "ada@example.org", RoleAdmin)
+	token, _ := b.login(t, "ada@example.org")
+	raw, err := b.svc.CreateToken(ctx, "ada@example.org", "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.UserSetDisabled(ctx, u.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.svc.Authenticate(ctx, token)
+	wantUnauthenticated(t, p, err)
+	p, err = b.svc.AuthenticateToken(ctx, raw)
+	wantUnauthenticated(t, p, err)
+	if _, err := b.svc.CreateToken(ctx, "ada@example.org", "ci"); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("token for a disabled user: %v", err)
+	}
+}
+
+func wantThrottled(t *testing.T, err error) *ThrottledError {
+	t.Helper()
+	var te *ThrottledError
+	if !errors.As(err, &te) || !errors.Is(err, ErrThrottled) {
+		t.Fatalf("err %v, want *ThrottledError", err)
+	}
+	if te.RetryAfter < time.Second || te.RetryAfter > 15*time.Minute || te.RetryAfter%time.Second != 0 {
+		t.Fatalf("retry after %v, want whole seconds in (0, 15m]", te.RetryAfter)
+	}
+	return te
+}
+
+func (b *bundle) fail(t *testing.T, email, ip string) {
+	t.Helper()
+	_, _, err := b.svc.Login(context.Background(), email, "wrong password!", ip, "")
+	if !errors.Is(err, ErrInvalidCredentials) {
+		t.Fatalf("wrong password for %s from %s: %v, want ErrInvalidCredentials", email, ip, err)
+	}
+}
+
+// Five failures lock the account for every address, even the right password;
+// when the lock ends, the account gets a new window.
+func TestThrottlePerAccount(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+	for i := range 5 {
+		b.fail(t, "ada@example.org", fmt.Sprintf("192.0.2.%d", i+1))
+	}
+	_, _, err := b.svc.Login(ctx, "Ada@Example.org", goodPassword, "198.51.100.1", "")
+	wantThrottled(t, err)
+
+	b.exec(t, "UPDATE login_attempts SET locked_until = clock_timestamp() - interval '1 second' WHERE key = 'email:ada@example.org'")
+	b.login(t, "ada@example.org")
+}
+
+// A success clears the account's count: four failures, a success, then
+// five more failures are all heard before the lock.
+func TestThrottleSuccessResetsAccount(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+	for range 4 {
+		b.fail(t, "ada@example.org", "192.0.2.1")
+	}
+	b.login(t, "ada@example.org")
+	for range 5 {
+		b.fail(t, "ada@example.org", "192.0.2.1")
+	}
+	_, _, err := b.svc.Login(ctx, "ada@example.org", goodPassword, "192.0.2.1", "")
+	wantThrottled(t, err)
+}
+
+// The window is judged on the database clock: failures older than it no
+// longer count.
+func TestThrottleWindowEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.user(t, "ada@example.org", RoleViewer)
+	for range 5 {
+		b.fail(t, "ada@example.org", "192.0.2.1")
+	}
+	b.exec(t, "UPDATE login_attempts SET window_start = window_start - interval '15 minutes 1 second'")
+	b.fail(t, "ada@example.org", "192.0.2.1") // a sixth attempt, but the first of a new window
+	b.login(t, "ada@example.org")
+}
+
+// Twenty failures from one address (spread over accounts so that none is
+// locked) lock the address, even for a right password; other addresses and
+// the same /64 are judged apart and together respectively.
+func TestThrottlePerAddress(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+	for i := range 20 {
+		b.fail(t, fmt.Sprintf("user%d@example.org", i%5), "2001:db8:7:7::1")
+	}
+	_, _, err := b.svc.Login(ctx, "ada@example.org", goodPassword, "2001:db8:7:7:ffff::2", "") // same /64
+	wantThrottled(t, err)
+	if _, _, err := b.svc.Login(ctx, "ada@example.org", goodPassword, "2001:db8:7:8::1", ""); err != nil {
+		t.Fatalf("login from another address: %v", err)
+	}
+}
+
+// Guesses sent at once are counted under the row lock before any password
+// is checked, so no more than the limit are ever heard.
+func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.user(t, "ada@example.org", RoleViewer)
+	const guesses = 24
+	var wg sync.WaitGroup
+	errs := make(chan error, guesses)
+	start := make(chan struct{})
+	for i := range guesses {
+		wg.Go(func() {
+			<-start
+			_, _, err := b.svc.Login(context.Background(), "ada@example.org", "wrong password!", fmt.Sprintf("192.0.2.%d", i+1), "")
+			errs <- err
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	heard, throttled := 0, 0
+	for err := range errs {
+		switch {
+		case errors.Is(err, ErrInvalidCredentials):
+			heard++
+		case errors.Is(err, ErrThrottled):
+			throttled++
+		default:
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+	if heard != 5 || throttled != guesses-5 {
+		t.Fatalf("%d guesses heard, %d throttled; want 5 and %d", heard, throttled, guesses-5)
+	}
+}
+
+func TestAPITokens(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	u := b.user(t, "ada@example.org", RoleViewer)
+
+	raw, err := b.svc.CreateToken(ctx, "ADA@example.org", "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(raw, TokenPrefix) || len(raw) != len(TokenPrefix)+43 {
+		t.Fatalf("token %q: want upc_ and 43 base64url characters", raw)
+	}
+	var stored []byte
+	if err := b.db.Pool.QueryRow(ctx, "SELECT token_hash FROM api_tokens WHERE user_id = $1", u.ID).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(raw))
+	if string(stored) == raw || strings.Contains(string(stored), raw[len(TokenPrefix):]) || string(stored) != string(sum[:]) {
+		t.Fatal("api_tokens must hold the SHA-256 of the token, not the token")
+	}
+
+	p, err := b.svc.AuthenticateToken(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.ViaToken || p.UserID != u.ID || p.Role != RoleViewer || p.TokenID == 0 || p.SessionID != "" || p.CSRFToken != "" {
+		t.Fatalf("principal %+v", p)
+	}
+	// A token is not a session and a session token is not an API token.
+	p2, err := b.svc.Authenticate(ctx, raw)
+	wantUnauthenticated(t, p2, err)
+	sessionToken, _ := b.login(t, "ada@example.org")
+	p2, err = b.svc.AuthenticateToken(ctx, sessionToken)
+	wantUnauthenticated(t, p2, err)
+
+	tokens, err := b.svc.Tokens(ctx, "ada@example.org")
+	if err != nil || len(tokens) != 1 || tokens[0].Name != "ci" || tokens[0].ExpiresAt != nil {
+		t.Fatalf("tokens %+v, %v", tokens, err)
+	}
+
+	if err := b.svc.RevokeToken(ctx, p.TokenID); err != nil {
+		t.Fatal(err)
+	}
+	p2, err = b.svc.AuthenticateToken(ctx, raw)
+	wantUnauthenticated(t, p2, err)
+	if err := b.svc.RevokeToken(ctx, 999999); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("revoke unknown token: %v", err)
+	}
+	var audits int
+	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_log WHERE user_id = $1 AND action IN ($2, $3)", u.ID, AuditTokenCreate, AuditTokenRevoke).Scan(&audits)
+	if audits != 2 {
+		t.Fatalf("token audit rows: %d, want 2", audits)
+	}
+	if _, err := b.svc.CreateToken(ctx, "nobody@example.org", "ci"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("token for an unknown user: %v", err)
+	}
+}
+
+func TestAPITokenExpiry(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{TokenTTL: time.Hour})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleAdmin)
+	raw, err := b.svc.CreateToken(ctx, "ada@example.org", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.svc.AuthenticateToken(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.exec(t, "UPDATE api_tokens SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", p.TokenID)
+	p, err = b.svc.AuthenticateToken(ctx, raw)
+	wantUnauthenticated(t, p, err)
+}
+
+// A database that is down is not a bad credential: the errors carry
+// ErrUnavailable, never ErrUnauthenticated or ErrInvalidCredentials.
+func TestDatabaseDownIsNotUnauthenticated(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleAdmin)
+	session, _ := b.login(t, "ada@example.org")
+	raw, err := b.svc.CreateToken(ctx, "ada@example.org", "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A pool on a port where nothing listens: connections are refused.
+	cfg, err := pgxpool.ParseConfig(b.db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Port = 1
+	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
+	refused, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refused.Close()
+
+	b.db.Pool.Close()
+	for name, pool := range map[string]*pgxpool.Pool{"closed pool": b.db.Pool, "refused": refused} {
+		svc, err := New(store.New(pool), Config{Hasher: cheapHasher()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = svc.Authenticate(ctx, session)
+		if errors.Is(err, ErrUnauthenticated) || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: Authenticate: %v; want ErrUnavailable", name, err)
+		}
+		_, err = svc.AuthenticateToken(ctx, raw)
+		if errors.Is(err, ErrUnauthenticated) || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: AuthenticateToken: %v; want ErrUnavailable", name, err)
+		}
+		_, _, err = svc.Login(ctx, "ada@example.org", goodPassword, "192.0.2.1", "")
+		if errors.Is(err, ErrInvalidCredentials) || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: Login: %v; want ErrUnavailable", name, err)
+		}
+	}
+}
+
+// Purge removes what can no longer matter and nothing else.
+func TestPurge(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleViewer)
+	live, _ := b.login(t, "ada@example.org")
+	_, dead := b.login(t, "ada@example.org")
+	b.exec(t, "UPDATE sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", dead.ID)
+	b.fail(t, "old@example.org", "192.0.2.9")
+	b.fail(t, "new@example.org", "192.0.2.9")
+	b.exec(t, "UPDATE login_attempts SET window_start = clock_timestamp() - interval '16 minutes' WHERE key = 'email:old@example.org'")
+
+	if err := b.svc.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var sessions, attempts int
+	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM sessions").Scan(&sessions)
+	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM login_attempts WHERE key IN ('email:old@example.org', 'email:new@example.org')").Scan(&attempts)
+	if sessions != 1 || attempts != 1 {
+		t.Fatalf("after purge: %d sessions, %d attempt rows; want 1 and 1", sessions, attempts)
+	}
+	if _, err := b.svc.Authenticate(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A hash made with older parameters is replaced at the next login.
+func TestLoginUpgradesOldHash(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	ctx := context.Background()
+	u := b.user(t, "ada@example.org", RoleViewer)
+	old, err := Hasher{Memory: 32, Time: 1, Threads: 1}.Hash(goodPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.UserSetPasswordHash(ctx, u.ID, old); err != nil {
+		t.Fatal(err)
+	}
+	b.login(t, "ada@example.org")
+	creds, err := b.st.UserCredentials(ctx, "ada@example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if creds.PasswordHash == old || !strings.HasPrefix(creds.PasswordHash, "$argon2id$v=19$m=64,t=1,p=1$") {
+		t.Fatalf("hash not upgraded: %s", creds.PasswordHash)
+	}
+	b.login(t, "ada@example.org")
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	for name, cfg := range map[string]Config{
+		"hasher":  {Hasher: Hasher{Memory: 1, Time: 1, Threads: 1}},
+		"limit":   {AccountLimit: Limit{MaxFailures: 0, Window: time.Minute, Lockout: time.Minute}},
+		"ttl":     {SessionTTL: -time.Second},
+		"hashers": {MaxConcurrentHashes: -1},
+	} {
+		if _, err := New(nil, cfg, nil); err == nil {
+			t.Errorf("%s: New accepted %+v", name, cfg)
+		}
+	}
+	s, err := New(nil, Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Config()
+	if c.SessionTTL != 12*time.Hour || c.IdleTimeout != 2*time.Hour || c.CookieName != DefaultCookieName || c.Hasher != DefaultHasher() {
+		t.Fatalf("defaults %+v", c)
+	}
+}
+
+// An unknown email costs a password hash like a known one, so response
+// times do not tell which accounts exist. The hash is made slow enough to
+// stand out from the database round trips, the two kinds of login take
+// turns, and the fastest of each is compared, which load on the machine
+// only slows down. Not parallel: it times, so it runs before the parallel
+// tests start.
+func TestUnknownEmailCostsAHash(t *testing.T) {
+	b := setup(t, Config{Hasher: Hasher{Memory: 8 * 1024, Time: 1, Threads: 1}})
+	b.user(t, "ada@example.org", RoleViewer)
+	try := func(email string, i int) time.Duration {
+		start := time.Now()
+		_, _, err := b.svc.Login(context.Background(), email, "wrong password!", fmt.Sprintf("192.0.2.%d", i), "")
+		if !errors.Is(err, ErrInvalidCredentials) {
+			t.Fatalf("login %s: %v", email, err)
+		}
+		return time.Since(start)
+	}
+	known, unknown := time.Hour, time.Hour
+	for i := range 4 { // four: the account locks at the sixth failure
+		known = min(known, try("ada@example.org", i))
+		unknown = min(unknown, try("nobody@example.org", i))
+	}
+	t.Logf("fastest wrong password %v, unknown email %v", known, unknown)
+	if unknown < known/3 {
+		t.Fatalf("unknown email answered in %v, wrong password in %v: the miss skips the hash", unknown, known)
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"":                       "",
+		"192.0.2.7":              "ip:192.0.2.7",
+		"::ffff:192.0.2.7":       "ip:192.0.2.7",
+		"2001:db8:1:2:3:4:5:6":   "ip:2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::1":   "ip:2001:db8:1:2::/64",
+		"fe80::1%eth0":           "ip:fe80::/64",
+		"192.0.2.7:5678":         "ip:192.0.2.7",
+		"[2001:db8:1:2::9]:443":  "ip:2001:db8:1:2::/64",
+		"not an address":         "ip:invalid",
+		"192.0.2.7, 198.51.100.": "ip:invalid",
+	} {
+		if got := addressKey(in); got != want {
+			t.Errorf("addressKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
+)
+
+// apiSummary is GET /api/admin/plugins/updates/summary: stored results only.
+func (s *Server) apiSummary(c echo.Context) error {
+	sum, err := s.checker.Summary(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, sum)
+}
+
+// catalogEntry is one component in GET /api/admin/plugins/updates.
+type catalogEntry struct {
+	Code            string          `json:"code"`
+	Name            string          `json:"name"`
+	Installed       string          `json:"installed"`
+	Latest          *string         `json:"latest"`
+	UpdateVersion   *string         `json:"update_version"`
+	UpdateAvailable bool            `json:"update_available"`
+	Security        bool            `json:"security"`
+	Vulnerable      bool            `json:"vulnerable"`
+	NeedsNewerCore  bool            `json:"needs_newer_core"`
+	RequiredCore    *string         `json:"required_core,omitempty"`
+	Advisories      json.RawMessage `json:"advisories"`
+	SourceURL       *string         `json:"source_url"`
+	ReleaseURL      *string         `json:"release_url,omitempty"`
+	Stale           bool            `json:"stale"`
+	LastSuccessAt   *time.Time      `json:"last_success_at"`
+	LastAttemptAt   *time.Time      `json:"last_attempt_at"`
+	LastError       *string         `json:"last_error"`
+}
+
+// maxPageSize bounds one catalog read.
+const maxPageSize = 500
+
+// apiCatalog is GET /api/admin/plugins/updates: the catalog as JSON, with
+// the same filter and paging parameters as the page (status, q, page,
+// per_page).
+func (s *Server) apiCatalog(c echo.Context) error {
+	f, page, err := catalogQuery(c, maxPageSize)
+	if err != nil {
+		return err
+	}
+	entries, total, err := s.store.Catalog(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	out := make([]catalogEntry, len(entries))
+	for i, e := range entries {
+		out[i] = catalogEntry{
+			Code: e.Code, Name: e.Name, Installed: e.Installed, Latest: opt(e.Latest), UpdateVersion: opt(e.UpdateVersion),
+			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
+			RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
+			ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
+			LastError: opt(e.LastError),
+		}
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, map[string]any{
+		"components": out, "total": total, "page": page, "per_page": f.Limit,
+	})
+}
+
+// catalogQuery reads and checks the catalog's filter and paging parameters.
+func catalogQuery(c echo.Context, defaultSize int) (store.CatalogFilter, int, error) {
+	f := store.CatalogFilter{Status: c.QueryParam("status"), Search: c.QueryParam("q"), Limit: defaultSize}
+	switch f.Status {
+	case "", "updates", "security", "vulnerable", "failing", "stale":
+	default:
+		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "status must be one of updates, security, vulnerable, failing, stale")
+	}
+	if len(f.Search) > 200 {
+		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "q is too long")
+	}
+	page := 1
+	if v := c.QueryParam("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return f, 0, echo.NewHTTPError(http.StatusBadRequest, "page must be a positive number")
+		}
+		page = n
+	}
+	if v := c.QueryParam("per_page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			return f, 0, echo.NewHTTPError(http.StatusBadRequest, "per_page must be between 1 and 500")
+		}
+		f.Limit = n
+	}
+	f.Offset = (page - 1) * f.Limit
+	return f, page, nil
+}
+
+// apiCheck is POST /api/admin/plugins/updates/check: the manual check.
+func (s *Server) apiCheck(c echo.Context) error {
+	res, err := s.runManualCheck(c)
+	if err != nil {
+		return err
+	}
+	switch res.Status {
+	case updatecheck.Completed:
+		return c.JSON(http.StatusOK, res)
+	case updatecheck.LeaseLost:
+		return c.JSON(http.StatusConflict, map[string]any{"status": "interrupted", "run_id": res.RunID})
+	case updatecheck.Busy:
+		return c.JSON(http.StatusConflict, map[string]string{"status": "busy"})
+	case updatecheck.Cooldown:
+		c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
+		return c.JSON(http.StatusTooManyRequests, map[string]any{"status": "cooldown", "retry_after": res.RetryAfter})
+	case updatecheck.Cancelled:
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "cancelled"})
+	}
+	return c.JSON(http.StatusInternalServerError, map[string]any{"status": res.Status, "run_id": res.RunID})
+}
+
+// runManualCheck runs the check under the server's context, not the
+// request's: a closed tab must not cancel a check, a shutdown must.
+func (s *Server) runManualCheck(c echo.Context) (updatecheck.Result, error) {
+	p, _ := auth.PrincipalFrom(c)
+	return s.checker.RunLockedUpdateCheck(s.ctx, lease.Manual, p.Email)
+}
+
+// opt maps "" to a JSON null.
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,20 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+)
+
+// render writes a templ component as the response.
+func render(c echo.Context, status int, component templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return component.Render(c.Request().Context(), c.Response())
+}
+
+// renderOK writes a page with status 200.
+func renderOK(c echo.Context, component templ.Component) error {
+	return render(c, http.StatusOK, component)
+}

@@ -1,0 +1,47 @@
+-- API tokens are found by the SHA-256 of the raw token.
+
+-- name: APITokenCreate :one
+-- ttl_seconds 0: the token does not expire.
+INSERT INTO api_tokens (user_id, name, token_hash, expires_at)
+VALUES (@user_id, @name, @token_hash,
+        CASE WHEN @ttl_seconds::float8 > 0
+             THEN clock_timestamp() + make_interval(secs => @ttl_seconds::float8) END)
+RETURNING id, user_id, name, created_at, last_used_at, expires_at, revoked;
+
+-- name: APITokenAuthenticate :one
+-- Same shape as SessionAuthenticate: live means not revoked, not expired, the
+-- user not disabled; last_used_at moves at most once per touch interval.
+WITH live AS (
+    SELECT k.id
+    FROM api_tokens k
+    JOIN users u ON u.id = k.user_id
+    WHERE k.token_hash = @token_hash
+      AND NOT k.revoked
+      AND (k.expires_at IS NULL OR k.expires_at > clock_timestamp())
+      AND NOT u.disabled
+), touched AS (
+    UPDATE api_tokens t
+    SET last_used_at = clock_timestamp()
+    FROM live
+    WHERE t.id = live.id
+      AND (t.last_used_at IS NULL
+           OR t.last_used_at <= clock_timestamp() - make_interval(secs => @touch_seconds::float8))
+    RETURNING t.id
+)
+SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked,
+       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
+FROM api_tokens k
+JOIN users u ON u.id = k.user_id
+JOIN live ON live.id = k.id;
+
+-- name: APITokenRevoke :one
+-- Returns the owner so that the revocation can be audited; no row: no such
+-- token.
+UPDATE api_tokens SET revoked = true WHERE id = @id
+RETURNING user_id;
+
+-- name: APITokenList :many
+SELECT id, user_id, name, created_at, last_used_at, expires_at, revoked
+FROM api_tokens
+WHERE user_id = @user_id
+ORDER BY id;

@@ -1,0 +1,389 @@
+// upcheck AdminCP: progressive enhancement, nothing more.
+//
+// Every page works without this file. With it, the "Check for updates"
+// form posts to the JSON API instead of reloading the page, tells the
+// outcome in its live region, and then refreshes the navigation badge, the
+// security alert and the dashboard widget from the shared summary.
+// Elements are found by their data-testid, the names the templates in
+// views/ promise to keep. No inline script anywhere: the CSP forbids it.
+(function () {
+  "use strict";
+
+  var SUMMARY_URL = "/api/admin/plugins/updates/summary";
+  var SECURITY_URL = "/admin/plugins?status=security";
+  var VULNERABLE_URL = "/admin/plugins?status=vulnerable";
+  var RUNNING_POLL_MS = 10000;
+  var COOLDOWN_FALLBACK_S = 120;
+
+  function byTestId(id, root) {
+    return (root || document).querySelector('[data-testid="' + id + '"]');
+  }
+
+  function csrfToken() {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.getAttribute("content") || "" : "";
+  }
+
+  function countNoun(n, one, many) {
+    return n + " " + (n === 1 ? one : many);
+  }
+
+  function number(v) {
+    return typeof v === "number" && isFinite(v) ? v : 0;
+  }
+
+  // ---- Wording: kept in step with views/format.go ----
+
+  function completedText(body) {
+    return "Check completed: " + countNoun(number(body.fetched), "source", "sources") +
+      " fetched, " + number(body.not_modified) + " unchanged, " + number(body.failed) + " failed.";
+  }
+
+  function alertText(security, vulnerable) {
+    var parts = [];
+    if (security > 0) parts.push(countNoun(security, "security update", "security updates"));
+    if (vulnerable > 0) parts.push(countNoun(vulnerable, "vulnerable component", "vulnerable components"));
+    var verb = parts.length === 1 && (security === 1 || vulnerable === 1) ? "needs" : "need";
+    return parts.join(" and ") + " " + verb + " attention.";
+  }
+
+  function staleText(n) {
+    return countNoun(n, "component has", "components have") +
+      " not been checked successfully for over 48 hours.";
+  }
+
+  var STATUS_WORDS = {
+    completed: "completed", running: "running", busy: "busy", cooldown: "cooldown",
+    skipped: "skipped", lease_lost: "interrupted", interrupted: "interrupted",
+    cancelled: "cancelled", failed: "failed", abandoned: "abandoned"
+  };
+  var TRIGGER_WORDS = { scheduled: "scheduled", manual: "manual", operator: "command line" };
+
+  function lastCheckText(status, trigger) {
+    var s = STATUS_WORDS[status] || status || "unknown";
+    if (trigger) s += ", " + (TRIGGER_WORDS[trigger] || trigger) + " check";
+    return s;
+  }
+
+  function relTime(now, then) {
+    var d = now - then;
+    var future = d < 0;
+    if (future) d = -d;
+    var minute = 60000, hour = 60 * minute, day = 24 * hour, s;
+    if (d < minute) return future ? "in under a minute" : "just now";
+    if (d < hour) s = countNoun(Math.floor(d / minute), "minute", "minutes");
+    else if (d < day) s = countNoun(Math.floor(d / hour), "hour", "hours");
+    else if (d < 30 * day) s = countNoun(Math.floor(d / day), "day", "days");
+    else {
+      var months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+      var t = new Date(then);
+      return t.getUTCDate() + " " + months[t.getUTCMonth()] + " " + t.getUTCFullYear();
+    }
+    return future ? "in " + s : s + " ago";
+  }
+
+  function absTime(date) {
+    return date.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  }
+
+  // ---- Summary: badge, alert, widget ----
+
+  function updateBadge(n) {
+    var badge = byTestId("nav-updates-badge");
+    if (!badge) return;
+    badge.hidden = n <= 0;
+    badge.setAttribute("data-count", String(n));
+    var count = badge.querySelector(".nav-badge-count");
+    var text = badge.querySelector(".nav-badge-text");
+    if (count) count.textContent = String(n);
+    if (text) text.textContent = countNoun(n, "update available", "updates available");
+  }
+
+  function link(href, text) {
+    var a = document.createElement("a");
+    a.href = href;
+    a.textContent = text;
+    return a;
+  }
+
+  // updateAlert mirrors securityAlert in views/layout.templ: the sentence,
+  // then a link for each kind present. An alert that is still right is
+  // left alone, so screen readers are not told it again.
+  function updateAlert(security, vulnerable) {
+    var container = byTestId("alerts");
+    var alert = byTestId("security-alert");
+    if (security + vulnerable <= 0) {
+      if (alert) alert.remove();
+      return;
+    }
+    var text = alertText(security, vulnerable);
+    var words = alert && byTestId("security-alert-text", alert);
+    if (words && words.textContent === text) return;
+    if (!container) return;
+
+    var fresh = document.createElement("div");
+    fresh.className = "alert alert-danger";
+    fresh.setAttribute("role", "alert");
+    fresh.setAttribute("data-testid", "security-alert");
+    var icon = document.createElement("span");
+    icon.className = "alert-icon";
+    icon.setAttribute("aria-hidden", "true");
+    icon.textContent = "!";
+    var p = document.createElement("p");
+    words = document.createElement("span");
+    words.setAttribute("data-testid", "security-alert-text");
+    words.textContent = text;
+    p.append(words);
+    if (security > 0) {
+      p.append(" ", link(container.getAttribute("data-security-url") || SECURITY_URL, "Review security updates"));
+    }
+    if (vulnerable > 0) {
+      p.append(" ", link(container.getAttribute("data-vulnerable-url") || VULNERABLE_URL, "Review vulnerable components"));
+    }
+    fresh.append(icon, p);
+    if (alert) alert.replaceWith(fresh);
+    else container.append(fresh);
+  }
+
+  function setStat(id, n) {
+    var value = byTestId(id);
+    if (!value) return;
+    value.textContent = String(n);
+    var item = value.closest(".stat");
+    if (!item) return;
+    item.classList.toggle("stat-active", n > 0);
+    var label = item.querySelector(".stat-label");
+    if (label) label.textContent = n === 1 ? label.getAttribute("data-one") : label.getAttribute("data-many");
+  }
+
+  // setTime fills a widget fact with <time> (or "never") and a note.
+  function setTime(el, iso, note) {
+    if (!el) return;
+    el.textContent = "";
+    var date = iso ? new Date(iso) : null;
+    if (date && !isNaN(date.getTime())) {
+      var time = document.createElement("time");
+      time.setAttribute("datetime", iso);
+      time.title = absTime(date);
+      time.textContent = relTime(Date.now(), date.getTime());
+      el.append(time);
+    } else {
+      var never = document.createElement("span");
+      never.className = "never";
+      never.textContent = "never";
+      el.append(never);
+    }
+    if (note) {
+      var muted = document.createElement("span");
+      muted.className = "muted";
+      muted.textContent = "(" + note + ")";
+      el.append(" ", muted);
+    }
+  }
+
+  function applySummary(s) {
+    var components = number(s.components);
+    var security = number(s.security_updates);
+    var vulnerable = number(s.vulnerable);
+    var stale = number(s.stale);
+    updateBadge(number(s.updates_available));
+    updateAlert(security, vulnerable);
+
+    var widget = byTestId("updates-widget");
+    if (!widget) return;
+    setStat("widget-components", components);
+    setStat("widget-updates", number(s.updates_available));
+    setStat("widget-security", security);
+    setStat("widget-vulnerable", vulnerable);
+    setStat("widget-failing", number(s.failing_sources));
+
+    var last = s.last_check || {};
+    setTime(byTestId("widget-last-check"), last.finished_at,
+      last.finished_at && last.status ? lastCheckText(last.status, last.trigger) : "");
+    setTime(byTestId("widget-oldest-success"), s.oldest_success_at,
+      !s.oldest_success_at && components > 0 ? "a component has no successful check yet" : "");
+
+    var staleEl = byTestId("widget-stale");
+    if (staleEl) {
+      staleEl.hidden = stale <= 0;
+      staleEl.setAttribute("data-count", String(stale));
+      var staleWords = staleEl.querySelector(".widget-stale-text");
+      if (staleWords) staleWords.textContent = staleText(stale);
+    }
+
+    var running = !!s.check_running;
+    widget.setAttribute("data-check-running", String(running));
+    var runningEl = byTestId("widget-check-running");
+    if (runningEl) runningEl.hidden = !running;
+    if (running) watchRunning();
+  }
+
+  function summaryURL() {
+    var widget = byTestId("updates-widget");
+    return (widget && widget.getAttribute("data-summary-url")) || SUMMARY_URL;
+  }
+
+  function refreshSummary() {
+    return fetch(summaryURL(), {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+      cache: "no-store"
+    }).then(function (res) {
+      if (!res.ok) return null;
+      return res.json().then(function (s) {
+        applySummary(s);
+        return s;
+      });
+    }).catch(function () {
+      return null; // the page keeps what it showed; nothing to announce
+    });
+  }
+
+  // watchRunning polls the summary while a check runs, so the widget shows
+  // its results when it ends. One poll at a time.
+  var watching = false;
+  function watchRunning() {
+    if (watching) return;
+    watching = true;
+    setTimeout(function poll() {
+      refreshSummary().then(function (s) {
+        var widget = byTestId("updates-widget");
+        if (s && s.check_running && widget) {
+          setTimeout(poll, RUNNING_POLL_MS);
+        } else {
+          watching = false;
+        }
+      });
+    }, RUNNING_POLL_MS);
+  }
+
+  // ---- The check form ----
+
+  function say(region, text) {
+    region.textContent = text;
+  }
+
+  function spokenSeconds(s) {
+    if (s < 90) return countNoun(s, "second", "seconds");
+    return "about " + Math.round(s / 60) + " minutes";
+  }
+
+  // cooldown shows a countdown and gives the button back at zero. The
+  // ticking number is hidden from screen readers, which would otherwise
+  // hear it every second; they hear the wait once, and again when it ends.
+  function cooldown(region, button, seconds, done) {
+    var deadline = Date.now() + seconds * 1000;
+    var count = document.createElement("span");
+    count.setAttribute("data-testid", "check-countdown");
+    count.textContent = String(seconds);
+    var visible = document.createElement("span");
+    visible.setAttribute("aria-hidden", "true");
+    visible.append("You can check again in ", count, " s.");
+    var spoken = document.createElement("span");
+    spoken.className = "visually-hidden";
+    spoken.textContent = "You can check again in " + spokenSeconds(seconds) + ".";
+    region.textContent = "";
+    region.append("Checks are limited to one every 2 minutes. ", visible, spoken);
+
+    var timer = setInterval(function () {
+      var left = Math.ceil((deadline - Date.now()) / 1000);
+      if (left > 0) {
+        count.textContent = String(left);
+        return;
+      }
+      clearInterval(timer);
+      say(region, "You can check for updates again.");
+      done();
+    }, 1000);
+  }
+
+  function retryAfter(res, body) {
+    var s = number(body.retry_after);
+    if (s <= 0) s = parseInt(res.headers.get("Retry-After") || "", 10);
+    return s > 0 ? Math.ceil(s) : COOLDOWN_FALLBACK_S;
+  }
+
+  function readJSON(res) {
+    var type = res.headers.get("Content-Type") || "";
+    if (type.indexOf("json") < 0) return Promise.resolve(null);
+    return res.json().catch(function () {
+      return null;
+    });
+  }
+
+  function enhanceCheckForm(form) {
+    var button = byTestId("check-button", form);
+    var region = byTestId("check-outcome");
+    if (!button || !region || !window.fetch) return;
+    var busy = false;
+
+    // aria-disabled rather than disabled: a disabled button drops keyboard
+    // focus to the page; this one keeps it and ignores presses while busy.
+    function setBusy(on) {
+      busy = on;
+      if (on) button.setAttribute("aria-disabled", "true");
+      else button.removeAttribute("aria-disabled");
+    }
+
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      if (busy) return;
+      setBusy(true);
+      say(region, "Checking for updates…");
+
+      fetch(form.getAttribute("data-api-url") || form.action, {
+        method: "POST",
+        headers: { "X-CSRF-Token": csrfToken(), Accept: "application/json" },
+        credentials: "same-origin"
+      }).then(function (res) {
+        return readJSON(res).then(function (body) {
+          var status = body && body.status;
+          if (res.status === 429 || status === "cooldown") {
+            cooldown(region, button, retryAfter(res, body || {}), function () {
+              setBusy(false);
+            });
+          } else {
+            setBusy(false);
+            say(region, outcomeText(res, body));
+          }
+          return refreshSummary();
+        });
+      }, function () {
+        setBusy(false);
+        say(region, "The check could not run (network error). Try again later.");
+      });
+    });
+  }
+
+  function outcomeText(res, body) {
+    var status = body && body.status;
+    if (res.status === 200 && status === "completed") return completedText(body);
+    if (res.status === 409 && status === "busy") {
+      return "A check is already running. Try again in a few minutes.";
+    }
+    if (res.status === 409 && (status === "interrupted" || status === "lease_lost")) {
+      return "The check was interrupted (it lost its lock) and will be retried.";
+    }
+    if (res.ok && status === "cancelled") {
+      return "The check was cancelled because the server is shutting down. Try again in a moment.";
+    }
+    if (res.ok && !body) {
+      // Most likely the session ended and the request landed on the login page.
+      return "The check could not run (unexpected response). Reload the page and try again.";
+    }
+    return "The check could not run (HTTP " + res.status + "). Try again later.";
+  }
+
+  function init() {
+    var form = byTestId("check-form");
+    if (form) enhanceCheckForm(form);
+    var widget = byTestId("updates-widget");
+    if (widget && widget.getAttribute("data-check-running") === "true" && window.fetch) watchRunning();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();

@@ -1,0 +1,262 @@
+package views
+
+import "time"
+
+// NavItem names the navigation entry a page belongs to; the layout marks it
+// with aria-current="page".
+type NavItem string
+
+// The navigation entries.
+const (
+	NavNone      NavItem = ""
+	NavDashboard NavItem = "dashboard"
+	NavPlugins   NavItem = "plugins"
+	NavHistory   NavItem = "history"
+	NavSources   NavItem = "sources"
+)
+
+// User is the signed-in user as the layout shows them.
+type User struct {
+	Email string
+	// Role is "admin" or "viewer"; other values are shown as they are.
+	Role string
+	// CanManage is the plugins.can_manage permission.
+	CanManage bool
+}
+
+// SummaryProps is the shared update summary (the JSON of
+// GET /api/admin/plugins/updates/summary). The navigation badge, the
+// security alert and the dashboard widget all read it, so they never
+// disagree.
+type SummaryProps struct {
+	// Components counts installed components, the core included.
+	Components int
+	// UpdatesAvailable counts components with an installable update; it is
+	// the navigation badge.
+	UpdatesAvailable int
+	// SecurityUpdates counts components whose available update is a
+	// security release.
+	SecurityUpdates int
+	// Vulnerable counts components whose installed version is affected by a
+	// published (not dismissed) advisory.
+	Vulnerable int
+	// FailingSources counts update sources whose last fetch failed.
+	FailingSources int
+	// Stale counts components without a successful check for over 48 hours.
+	Stale int
+	// OldestSuccessAt is the oldest last-successful check among components
+	// with an update source; nil while any of them has never succeeded.
+	OldestSuccessAt *time.Time
+	// LastCheckFinishedAt is when the last check that ran ended; nil: never.
+	LastCheckFinishedAt *time.Time
+	// LastCheckStatus is that check's status (completed, lease_lost, …).
+	LastCheckStatus string
+	// LastCheckTrigger is scheduled, manual or operator.
+	LastCheckTrigger string
+	// CheckRunning is true while some instance holds the check lease.
+	CheckRunning bool
+}
+
+// LayoutProps is what every signed-in page shares.
+type LayoutProps struct {
+	// Title is the page title; pages fill in their own when it is empty.
+	Title string
+	User  User
+	// CSRFToken is rendered in <meta name="csrf-token"> for app.js and in
+	// every form that posts (including the logout form).
+	CSRFToken string
+	// Nav is the active navigation entry; pages fill in their own when it
+	// is empty.
+	Nav     NavItem
+	Summary SummaryProps
+	// Asset returns the fingerprinted URL of a static file such as
+	// "css/app.css"; nil uses static.Path.
+	Asset func(name string) string
+	// Now is the time relative times are computed from ("3 hours ago");
+	// the zero value means time.Now().
+	Now time.Time
+}
+
+// LoginProps is the login page. It has no layout: nobody is signed in.
+type LoginProps struct {
+	// Error is shown above the form, e.g. "Wrong email or password."
+	Error string
+	// Email refills the email field after a failed attempt.
+	Email string
+	// Next is the local path to return to after logging in; posted back as
+	// the hidden field "next". The handler must check it is a local path.
+	Next string
+	// CSRFToken is posted back as csrf_token; it may be empty.
+	CSRFToken string
+	// Asset as in LayoutProps; nil uses static.Path.
+	Asset func(name string) string
+}
+
+// DashboardProps is the dashboard: the updates widget (from
+// Layout.Summary) and, for managers, the "Check for updates" button.
+type DashboardProps struct {
+	Layout LayoutProps
+	// CanManage shows the check button (plugins.can_manage).
+	CanManage bool
+	// Flash is the outcome of a check posted without JavaScript, shown in
+	// the same live region app.js writes to; CheckOutcomeMessage words it.
+	Flash string
+}
+
+// CatalogRow is one installed component in the catalog.
+type CatalogRow struct {
+	Code      string
+	Name      string
+	Installed string
+	// Latest is the newest version the source publishes; "" when unknown.
+	Latest string
+	// UpdateVersion is the version the available update installs.
+	UpdateVersion   string
+	UpdateAvailable bool
+	// Security: a newer release is a security release (also when it needs a
+	// newer core; NeedsNewerCore then says so).
+	Security bool
+	// Vulnerable: the installed version is affected by an advisory.
+	Vulnerable bool
+	// VulnerableNoFix: at least one such advisory has no fixed version yet.
+	VulnerableNoFix bool
+	// NeedsNewerCore: a newer release exists that the installed core cannot
+	// run; RequiredCore is its requirement, e.g. ">=1.8.0".
+	NeedsNewerCore bool
+	RequiredCore   string
+	// ReleaseURL is the release notes of the update; SourceURL the update
+	// source ("" for a component nobody publishes updates for).
+	ReleaseURL string
+	SourceURL  string
+	// LastSuccessAt is the last successful check of this component's source;
+	// nil: never. LastAttemptAt is the last attempt, successful or not.
+	LastSuccessAt *time.Time
+	LastAttemptAt *time.Time
+	// LastError is the last failure of the source or of the evaluation.
+	LastError string
+	// Stale: no successful check for over 48 hours.
+	Stale bool
+}
+
+// CatalogProps is the plugin catalog, one page of it.
+type CatalogProps struct {
+	Layout LayoutProps
+	// Rows is the current page, in display order.
+	Rows []CatalogRow
+	// Filter is one of the Filter* constants ("" for all).
+	Filter string
+	// Query is the search text (parameter "q"), matched by the handler.
+	Query string
+	// Page is 1-based; PageSize defaults to DefaultPageSize; Total counts
+	// the components matching Filter and Query on all pages.
+	Page, PageSize, Total int
+}
+
+// ReleaseRow is one published release of a component, newest first.
+type ReleaseRow struct {
+	Version string
+	// Released is display text, e.g. "2026-11-20".
+	Released string
+	Security bool
+	// Severity is critical, high, medium or low (security releases).
+	Severity     string
+	Summary      string
+	URL          string
+	RequiresCore string
+	// Installable: the installed core satisfies RequiresCore.
+	Installable bool
+}
+
+// AdvisoryRow is one advisory affecting the installed version.
+type AdvisoryRow struct {
+	ID       string
+	Severity string
+	Summary  string
+	URL      string
+	// Affected is the vulnerable version range, e.g. "<2.4.0" (optional).
+	Affected string
+	// FixedIn is the first fixed version; NoFix: none published yet.
+	FixedIn string
+	NoFix   bool
+	// Dismissed: an admin dismissed it for this component.
+	Dismissed bool
+}
+
+// DetailProps is one component's page: its releases and advisories.
+type DetailProps struct {
+	Layout    LayoutProps
+	Code      string
+	Name      string
+	Installed string
+	Latest    string
+	SourceURL string
+	Releases  []ReleaseRow
+	// Advisories affecting the installed version, dismissed ones included.
+	Advisories []AdvisoryRow
+	// CanManage shows the dismiss and undismiss buttons.
+	CanManage     bool
+	LastSuccessAt *time.Time
+	LastError     string
+	// Stale: no successful check for over 48 hours (optional).
+	Stale bool
+}
+
+// RunRow is one check in the history.
+type RunRow struct {
+	ID int64
+	// Trigger is scheduled, manual or operator.
+	Trigger string
+	// Actor is who asked: a user's email, "cron" or "cli".
+	Actor string
+	// Status is running, completed, busy, cooldown, skipped, lease_lost,
+	// cancelled, failed or abandoned.
+	Status     string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+	DurationMS int64
+	// Source counts of a check that ran.
+	Fetched, NotModified, Failed, Skipped int
+	Error                                 string
+}
+
+// HistoryProps is the check history, newest first.
+type HistoryProps struct {
+	Layout LayoutProps
+	Runs   []RunRow
+}
+
+// SourceRow is one update source's health.
+type SourceRow struct {
+	URL string
+	// Components counts the installed components it serves.
+	Components          int
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           string
+	ConsecutiveFailures int
+	Stale               bool
+	// ExpiresAt is the stored document's own expiry; past it the document
+	// is stale.
+	ExpiresAt *time.Time
+	// SignatureState is "unsigned" or "verified".
+	SignatureState string
+}
+
+// SourceHealthProps is the source health page. The template lists failing
+// sources first, then stale or expired ones, then those never fetched, then
+// healthy ones, keeping the given order within each group.
+type SourceHealthProps struct {
+	Layout  LayoutProps
+	Sources []SourceRow
+}
+
+// ErrorProps is an error page (403, 404, 500, 503). It shows no user data,
+// so it can be rendered when the session or the database is unavailable.
+type ErrorProps struct {
+	Status int
+	// Title and Message default to plain words for Status when empty.
+	Title   string
+	Message string
+	// Asset as in LayoutProps; nil uses static.Path.
+	Asset func(name string) string
+}
