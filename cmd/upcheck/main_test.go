@@ -178,3 +178,39 @@ func TestBadManifestChangesNothing(t *testing.T) {
 		t.Fatalf("core after a refused manifest = %q (%v), want 1.0.0 unchanged", core, err)
 	}
 }
+
+// `user add` reads the password from stdin; `token create` prints a token
+// that the API accepts with that user's permissions.
+func TestUserAddAndTokenCreate(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "STDIN": "a long enough password\n"}
+	out, code := cli(t, env, "user", "add", "--email", "ops@example.test", "--role", "viewer")
+	if code != 0 || !strings.Contains(out, `"role":"viewer"`) {
+		t.Fatalf("user add: %s (exit %d)", out, code)
+	}
+	var hash string
+	d.Pool.QueryRow(context.Background(), "SELECT password_hash FROM users WHERE email = 'ops@example.test'").Scan(&hash)
+	if !strings.HasPrefix(hash, "$argon2id$") || strings.Contains(hash, "a long enough password") {
+		t.Fatalf("stored password = %q, want an argon2id hash", hash)
+	}
+	if _, code := cli(t, map[string]string{"UPCHECK_DATABASE_URL": d.URL, "STDIN": "short\n"}, "user", "add", "--email", "x@example.test", "--role", "admin"); code != 1 {
+		t.Fatalf("short password: exit %d, want 1", code)
+	}
+	if _, code := cli(t, env, "user", "add", "--email", "y@example.test", "--role", "root"); code != 2 {
+		t.Fatalf("bad role: exit %d, want 2", code)
+	}
+	out, code = cli(t, env, "token", "create", "--email", "ops@example.test")
+	token := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(token, "upc_") {
+		t.Fatalf("token create: %q (exit %d)", out, code)
+	}
+	var stored int
+	d.Pool.QueryRow(context.Background(), "SELECT count(*) FROM api_tokens WHERE position($1 in encode(token_hash, 'escape')) > 0", token).Scan(&stored)
+	if stored != 0 {
+		t.Fatal("the raw token is stored")
+	}
+	if _, code := cli(t, env, "token", "create", "--email", "nobody@example.test"); code != 1 {
+		t.Fatalf("token for an unknown user: exit %d, want 1", code)
+	}
+}
