@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -61,7 +62,29 @@ func summaryProps(s updatecheck.Summary) views.SummaryProps {
 
 func (s *Server) dashboard(c echo.Context) error {
 	l := layout(c)
-	return renderOK(c, views.Dashboard(views.DashboardProps{Layout: l, CanManage: l.User.CanManage, Flash: c.QueryParam("outcome")}))
+	return renderOK(c, views.Dashboard(views.DashboardProps{Layout: l, CanManage: l.User.CanManage, Flash: flash(c)}))
+}
+
+// flash words the outcome of a check posted without JavaScript. The
+// redirect carries only a known status and numbers, never text, so a crafted
+// link cannot make the dashboard say anything else.
+func flash(c echo.Context) string {
+	status := c.QueryParam("check")
+	switch updatecheck.Status(status) {
+	case updatecheck.Completed, updatecheck.Busy, updatecheck.Cooldown, updatecheck.LeaseLost,
+		updatecheck.Skipped, updatecheck.Cancelled, updatecheck.Failed:
+	default:
+		return ""
+	}
+	n := func(name string) int {
+		v, err := strconv.Atoi(c.QueryParam(name))
+		if err != nil || v < 0 || v > 1_000_000 {
+			return 0
+		}
+		return v
+	}
+	return views.CheckOutcomeMessage(views.CheckOutcome{Status: status, Fetched: n("fetched"),
+		NotModified: n("not_modified"), Failed: n("failed"), RetryAfter: n("retry_after")})
 }
 
 // pageSize is the catalog page's size: big enough to scan, small enough to
@@ -193,9 +216,11 @@ func (s *Server) checkForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	msg := views.CheckOutcomeMessage(views.CheckOutcome{Status: string(res.Status), Fetched: res.Fetched,
-		NotModified: res.NotModified, Failed: res.Failed, RetryAfter: res.RetryAfter})
-	return c.Redirect(http.StatusSeeOther, "/admin?outcome="+url.QueryEscape(msg))
+	q := url.Values{"check": {string(res.Status)}}
+	for k, v := range map[string]int{"fetched": res.Fetched, "not_modified": res.NotModified, "failed": res.Failed, "retry_after": res.RetryAfter} {
+		q.Set(k, strconv.Itoa(v))
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin?"+q.Encode())
 }
 
 func (s *Server) dismiss(c echo.Context) error   { return s.setDismissed(c, true) }

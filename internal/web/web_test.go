@@ -295,8 +295,14 @@ func TestSecurityHeadersAndForms(t *testing.T) {
 	}
 	// The no-JavaScript form: post and redirect with the outcome.
 	form := admin.do("POST", "/admin/plugins/updates/check", "csrf_token="+url.QueryEscape(admin.csrf), "application/x-www-form-urlencoded", nil)
-	if form.status != http.StatusSeeOther || !strings.Contains(form.header.Get("Location"), "outcome=") {
+	if form.status != http.StatusSeeOther || !strings.Contains(form.header.Get("Location"), "check=completed") {
 		t.Fatalf("form check: %d %s", form.status, form.header.Get("Location"))
+	}
+	if page := admin.do("GET", form.header.Get("Location"), "", "", nil); !strings.Contains(page.body, "Check completed: 3 sources fetched") {
+		t.Error("the dashboard does not word the form check's outcome")
+	}
+	if page := admin.do("GET", "/admin?check=Pay+now&outcome=Pay+now", "", "", nil); strings.Contains(page.body, "Pay now") {
+		t.Error("a crafted link puts its own words on the dashboard")
 	}
 	wantStatus(t, "form without CSRF", admin.do("POST", "/admin/plugins/updates/check", "", "application/x-www-form-urlencoded", nil), 403)
 	// Logout ends the session.
