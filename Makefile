@@ -20,7 +20,7 @@ run: build ## run the app (a private PostgreSQL is started when UPCHECK_DATABASE
 
 .PHONY: test
 test: lint deps ## run every test, with the race detector, on real PostgreSQL and Chromium
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -tags crash -timeout 20m $(PKGS)
 
 .PHONY: deps
 deps: ## install PostgreSQL and Chromium from Debian's packages when missing
@@ -40,4 +40,4 @@ verify: generate ## fail when generated code is stale
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') $$(git ls-files --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet $(PKGS)
+	$(GO) vet -tags crash $(PKGS)

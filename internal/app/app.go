@@ -79,7 +79,9 @@ func (a *App) wire(ctx context.Context) error {
 	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger)); err != nil {
 		return err
 	}
-	a.Fetcher = fetch.New(fetch.Config{AllowPrivate: a.Config.AllowPrivateSources, UserAgent: "upcheck/" + a.Config.Version}, a.Logger)
+	a.Fetcher = fetch.New(fetch.Config{
+		AllowPrivate: a.Config.AllowPrivateSources, UserAgent: "upcheck/" + a.Config.Version, Timeout: a.Config.FetchTimeout,
+	}, a.Logger)
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
 	if a.Auth, err = auth.New(a.Store, auth.Config{SecureCookie: a.Config.SecureCookies}, a.Logger); err != nil {
 		return err

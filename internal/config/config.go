@@ -47,6 +47,8 @@ type Config struct {
 	// AdminPassword, when set, is the demo admin's password (otherwise one
 	// is generated and printed once).
 	AdminPassword string
+	// FetchTimeout bounds one request to a publisher (default 15s).
+	FetchTimeout time.Duration
 	// Demo serves a demo publisher on loopback and a demo site using it
 	// (`serve --demo`, what `make run` shows).
 	Demo bool
@@ -76,6 +78,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			return Config{}, fmt.Errorf("UPCHECK_LOG_LEVEL: %w", err)
 		}
+	}
+	if v := getenv("UPCHECK_FETCH_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("UPCHECK_FETCH_TIMEOUT: want a positive duration such as 15s, got %q", v)
+		}
+		c.FetchTimeout = d
 	}
 	if v := getenv("UPCHECK_TEST_TIMINGS"); v != "" {
 		t, err := ParseTimings(v, c.Timings)

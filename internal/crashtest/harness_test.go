@@ -1,0 +1,340 @@
+//go:build crash
+
+// Package crashtest kills, pauses and starves the real upcheck binary and
+// checks what the database, the publishers and the processes say afterwards.
+// `make test` runs it (build tag crash); docs/reliability.md explains each
+// scenario.
+package crashtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/pgtest"
+)
+
+// timings make a lease last seconds: 3 s lease, renewed every 500 ms.
+const timings = "lease=3s,heartbeat=500ms,cooldown=20s"
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "upcheck-crash-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "upcheck")
+	build := exec.Command("go", "build", "-o", binary, "./cmd/upcheck")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build upcheck: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is one running upcheck process.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	out    syncBuffer
+	done   chan struct{}
+	code   int
+	listen string // "host:port" once a serve process is listening
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is a scenario's environment for its processes.
+type env map[string]string
+
+func baseEnv(d *pgtest.DB) env {
+	return env{
+		"UPCHECK_DATABASE_URL":          d.URL,
+		"UPCHECK_ALLOW_PRIVATE_SOURCES": "1",
+		"UPCHECK_TEST_TIMINGS":          timings,
+		"UPCHECK_LISTEN":                "127.0.0.1:0",
+		"UPCHECK_LOG_LEVEL":             "DEBUG",
+		"PATH":                          os.Getenv("PATH"),
+		"HOME":                          os.Getenv("HOME"),
+	}
+}
+
+func (e env) with(kv ...string) env {
+	out := env{}
+	for k, v := range e {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+func start(t *testing.T, e env, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	for k, v := range e {
+		p.cmd.Env = append(p.cmd.Env, k+"="+v)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	if in, ok := e["_STDIN"]; ok {
+		p.cmd.Stdin = strings.NewReader(in)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		err := p.cmd.Wait()
+		p.code = p.cmd.ProcessState.ExitCode()
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			p.code = -int(ws.Signal())
+		}
+		_ = err
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Signal(syscall.SIGCONT)
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("output of upcheck %s (pid %d):\n%s", strings.Join(args, " "), p.cmd.Process.Pid, p.out.String())
+		}
+	})
+	return p
+}
+
+// wait returns the exit code, failing the test after d.
+func (p *proc) wait(d time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(d):
+		p.t.Fatalf("upcheck %v did not exit within %s", p.cmd.Args[1:], d)
+	}
+	return 0
+}
+
+func (p *proc) signal(s syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(s); err != nil {
+		p.t.Fatalf("signal %s: %v", s, err)
+	}
+}
+
+var servingRE = regexp.MustCompile(`msg=serving addr=http://(\S+)`)
+
+// serve starts `upcheck serve` and waits until it listens.
+func serve(t *testing.T, e env, args ...string) *proc {
+	t.Helper()
+	p := start(t, e, append([]string{"serve"}, args...)...)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := servingRE.FindStringSubmatch(p.out.String()); m != nil {
+			p.listen = m[1]
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("serve exited early (%d):\n%s", p.code, p.out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve did not listen:\n%s", p.out.String())
+	return nil
+}
+
+// line returns the last JSON line a check process printed.
+func (p *proc) line() string {
+	sc := bufio.NewScanner(strings.NewReader(p.out.String()))
+	last := ""
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "{") {
+			last = sc.Text()
+		}
+	}
+	return last
+}
+
+// publisher serves update documents and lets a scenario hold, count and
+// release requests.
+type publisher struct {
+	*httptest.Server
+	mu       sync.Mutex
+	docs     map[string]func() []byte
+	hold     map[string]chan struct{} // requests to the path wait for it
+	requests map[string]*atomic.Int32
+	arrived  chan string
+}
+
+func newPublisher(t *testing.T) *publisher {
+	p := &publisher{docs: map[string]func() []byte{}, hold: map[string]chan struct{}{}, requests: map[string]*atomic.Int32{}, arrived: make(chan string, 1000)}
+	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *publisher) serve(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	doc, hold := p.docs[r.URL.Path], p.hold[r.URL.Path]
+	n := p.requests[r.URL.Path]
+	if n == nil {
+		n = &atomic.Int32{}
+		p.requests[r.URL.Path] = n
+	}
+	p.mu.Unlock()
+	n.Add(1)
+	select {
+	case p.arrived <- r.URL.Path:
+	default:
+	}
+	var body []byte
+	if doc != nil {
+		body = doc() // what the publisher had when the request arrived
+	}
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if doc == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+func (p *publisher) set(path string, doc func() []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.docs[path] = doc
+}
+
+// holdPath makes requests to path wait until the returned func is called.
+func (p *publisher) holdPath(path string) func() {
+	ch := make(chan struct{})
+	p.mu.Lock()
+	p.hold[path] = ch
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			delete(p.hold, path)
+			p.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+func (p *publisher) count(path string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := p.requests[path]; n != nil {
+		return int(n.Load())
+	}
+	return 0
+}
+
+// awaitRequest waits for a request to path.
+func (p *publisher) awaitRequest(t *testing.T, path string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case got := <-p.arrived:
+			if got == path {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no request to %s within %s", path, d)
+		}
+	}
+}
+
+func document(seq int, packages string) func() []byte {
+	return func() []byte {
+		return fmt.Appendf(nil, `{"format": 1, "publisher": "crash", "sequence": %d, "packages": {%s}}`, seq, packages)
+	}
+}
+
+// manifest writes a manifest for the given sources and returns its path.
+func manifest(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// site installs a core and two plugins on two sources of pub.
+func site(t *testing.T, e env, pub *publisher) env {
+	t.Helper()
+	pub.set("/core.json", document(1, `"core": {"releases": [{"version": "1.1.0"}]}`))
+	pub.set("/slow.json", document(1, `"blog": {"releases": [{"version": "2.0.0", "security": true}]}, "forms": {"releases": [{"version": "1.0.0"}]}`))
+	path := manifest(t, fmt.Sprintf(`{"components": [
+		{"code": "core", "name": "Core", "version": "1.0.0", "source": "%[1]s/core.json"},
+		{"code": "blog", "name": "Blog", "version": "1.0.0", "source": "%[1]s/slow.json"},
+		{"code": "forms", "name": "Forms", "version": "1.0.0", "source": "%[1]s/slow.json"}]}`, pub.URL))
+	e = e.with("UPCHECK_MANIFEST", path)
+	if code := start(t, e, "components", "sync").wait(60 * time.Second); code != 0 {
+		t.Fatalf("components sync: exit %d", code)
+	}
+	return e
+}
+
+// query runs a one-value query on the scenario's database.
+func query[T any](t *testing.T, d *pgtest.DB, sql string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := d.Pool.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return v
+}
+
+func readAll(r io.Reader) string {
+	b, _ := io.ReadAll(r)
+	return string(b)
+}
