@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/upcheck/upcheck/internal/devdb"
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -244,5 +249,288 @@ func TestHangingAndHugeSources(t *testing.T) {
 	}
 	if !strings.Contains(c.line(), `"failed":2`) {
 		t.Errorf("check line = %s, want 2 failed", c.line())
+	}
+}
+
+// token creates an admin and returns an API token for it.
+func token(t *testing.T, e env) string {
+	t.Helper()
+	if code := start(t, e.with("_STDIN", "crash test password\n"), "user", "add", "--email", "ops@crash.test", "--role", "admin").wait(30 * time.Second); code != 0 {
+		t.Fatalf("user add: exit %d", code)
+	}
+	p := start(t, e, "token", "create", "--email", "ops@crash.test")
+	if code := p.wait(30 * time.Second); code != 0 {
+		t.Fatalf("token create: exit %d", code)
+	}
+	for _, line := range strings.Split(p.out.String(), "\n") {
+		if strings.HasPrefix(line, "upc_") {
+			return strings.TrimSpace(line)
+		}
+	}
+	t.Fatalf("no token in %q", p.out.String())
+	return ""
+}
+
+// Scenario 5: three instances whose scheduled checks fire within seconds of
+// each other, plus 50 concurrent manual POSTs spread across them: one
+// scheduled check runs, no two checks ever overlap, every other answer is
+// busy, skipped or cooldown, and nothing answers 5xx.
+func TestThreeInstancesAndFiftyPosts(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	pub := newPublisher(t)
+	e := site(t, baseEnv(d), pub).with("UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *") // the catch-up at start is the firing
+	tok := token(t, e)
+	release := pub.holdPath("/slow.json") // keep the first check running while the rest arrive
+	var instances []*proc
+	for range 3 {
+		instances = append(instances, serve(t, e))
+		time.Sleep(300 * time.Millisecond) // "within seconds of each other"
+	}
+	statuses := make(chan int, 50)
+	var wg sync.WaitGroup
+	post := func(i int) {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", "http://"+instances[i%3].listen+"/api/admin/plugins/updates/check", nil)
+			req.Header.Set("Authorization", "Bearer "+tok)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		})
+	}
+	// Half arrive while the scheduled check runs, half after it completed.
+	for i := range 25 {
+		post(i)
+	}
+	time.Sleep(500 * time.Millisecond)
+	release()
+	for query[int64](t, d, "SELECT count(*) FROM check_runs WHERE status = 'completed'") == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i := 25; i < 50; i++ {
+		post(i)
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	t.Logf("answers to 50 manual POSTs: %v", counts)
+	for s := range counts {
+		if s != 200 && s != 409 && s != 429 {
+			t.Errorf("%d answers with status %d", counts[s], s)
+		}
+	}
+	if counts[200] != 1 {
+		t.Errorf("%d manual checks completed; want one (then the cooldown)", counts[200])
+	}
+	// Let the instances' retry loops finish (a lease and a heartbeat).
+	time.Sleep(4 * time.Second)
+	if n := query[int64](t, d, "SELECT count(*) FROM check_runs WHERE trigger = 'scheduled' AND status = 'completed'"); n != 1 {
+		t.Errorf("%d scheduled checks completed, want exactly 1; history %v", n, runStatuses(t, d))
+	}
+	if n := query[int64](t, d, `SELECT count(*) FROM check_runs a JOIN check_runs b ON a.id < b.id
+		WHERE a.owner IS NOT NULL AND b.owner IS NOT NULL
+		  AND tstzrange(a.started_at, coalesce(a.finished_at, 'infinity')) && tstzrange(b.started_at, coalesce(b.finished_at, 'infinity'))`); n != 0 {
+		t.Errorf("%d pairs of checks overlapped in time; history %v", n, runStatuses(t, d))
+	}
+	if n := query[int64](t, d, "SELECT count(*) FROM check_runs WHERE status NOT IN ('completed', 'busy', 'skipped', 'cooldown')"); n != 0 {
+		t.Errorf("%d runs ended otherwise; history %v", n, runStatuses(t, d))
+	}
+}
+
+// Scenario 4: the database stops during a check. The heartbeat fails, the
+// check ends lease_lost, /readyz and the API answer 503; the database comes
+// back: the same process is ready again and the next check completes. The
+// scenario has a cluster of its own, since it stops it.
+func TestDatabaseOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "crash-outage"), devdb.Options{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Start(context.Background()) }) // never leave it stopped
+	name := fmt.Sprintf("outage_%d", time.Now().UnixNano())
+	if err := cl.CreateDatabase(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, cl.URL(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
+	pub := newPublisher(t)
+	e := baseEnv(d)
+	if code := start(t, e, "migrate").wait(60 * time.Second); code != 0 {
+		t.Fatal("migrate failed")
+	}
+	e = site(t, e, pub).with("UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *")
+	tok := token(t, e)
+	release := pub.holdPath("/slow.json")
+	defer release()
+
+	a := serve(t, e)
+	pub.awaitRequest(t, "/slow.json", 30*time.Second)
+	get := func(path string) int {
+		req, _ := http.NewRequest("GET", "http://"+a.listen+path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if err := cl.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	for !strings.Contains(a.out.String(), "status=lease_lost") {
+		if time.Since(stopped) > 5*time.Second {
+			t.Fatal("the check did not end lease_lost after the database stopped")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("check ended lease_lost %s after the database stopped", time.Since(stopped).Round(10*time.Millisecond))
+	if s := get("/readyz"); s != 503 {
+		t.Fatalf("/readyz while the database is down = %d", s)
+	}
+	if s := get("/api/admin/plugins/updates/summary"); s != 503 {
+		t.Fatalf("summary while the database is down = %d, want 503 (never 401)", s)
+	}
+	if s := get("/healthz"); s != 200 {
+		t.Fatalf("/healthz while the database is down = %d", s)
+	}
+
+	if err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	deadline := time.Now().Add(15 * time.Second)
+	for get("/readyz") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready again after the database came back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for {
+		req, _ := http.NewRequest("POST", "http://"+a.listen+"/api/admin/plugins/updates/check", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			break
+		}
+		if resp.StatusCode != 409 || time.Now().After(deadline) { // busy until the dead run's lease expires
+			t.Fatalf("check after recovery: %d", resp.StatusCode)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	select {
+	case <-a.done:
+		t.Fatalf("serve exited during the outage: %d", a.code)
+	default:
+	}
+	noHalfWrites(t, d)
+}
+
+// Scenario 3: the holder is paused inside an open fenced transaction (its
+// locks held). The idle-in-transaction timeout cuts it off, a taker gets the
+// lease once it expires, and the paused write never commits.
+func TestPausedInsideFencedTransaction(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	pub := newPublisher(t)
+	// One source serving many components makes its fenced transaction long
+	// enough to be caught open.
+	const n = 1500
+	var comps, pkgs []string
+	comps = append(comps, fmt.Sprintf(`{"code": "core", "name": "Core", "version": "1.0.0", "source": "%s/big.json"}`, pub.URL))
+	pkgs = append(pkgs, `"core": {"releases": [{"version": "1.1.0"}]}`)
+	for i := range n {
+		comps = append(comps, fmt.Sprintf(`{"code": "p%04d", "name": "P", "version": "1.0.0", "source": "%s/big.json"}`, i, pub.URL))
+		pkgs = append(pkgs, fmt.Sprintf(`"p%04d": {"releases": [{"version": "1.0.1"}]}`, i))
+	}
+	pub.set("/big.json", document(1, strings.Join(pkgs, ",")))
+	e := baseEnv(d).with("UPCHECK_MANIFEST", manifest(t, `{"components": [`+strings.Join(comps, ",")+`]}`),
+		"UPCHECK_TEST_TIMINGS", timings+",tx=2s", "UPCHECK_LOG_LEVEL", "INFO")
+	if code := start(t, e, "components", "sync").wait(60 * time.Second); code != 0 {
+		t.Fatal("sync failed")
+	}
+
+	var a *proc
+	var pausedAt time.Time
+	for attempt := 1; attempt <= 5 && a == nil; attempt++ {
+		p := start(t, e, "check")
+		// Wait for its fenced transaction: a backend holding the lease's
+		// advisory lock while writing results.
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if query[bool](t, d, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
+				WHERE l.locktype = 'advisory' AND l.granted AND s.datname = current_database()
+				  AND s.query LIKE '%component_results%')`) {
+				p.signal(syscall.SIGSTOP)
+				pausedAt = time.Now()
+				break
+			}
+			select {
+			case <-p.done:
+				deadline = time.Time{}
+			default:
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if !pausedAt.IsZero() && query[bool](t, d, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid
+				WHERE l.locktype = 'advisory' AND l.granted AND s.datname = current_database())`) {
+			a = p
+			break
+		}
+		// Missed the window (the transaction had committed): try again.
+		pausedAt = time.Time{}
+		p.signal(syscall.SIGCONT)
+		p.wait(30 * time.Second)
+		d.Pool.Exec(context.Background(), "DELETE FROM component_results; DELETE FROM sources; UPDATE core_update_lock SET owner = NULL, expires_at = NULL")
+	}
+	if a == nil {
+		t.Fatal("could not pause the holder inside its fenced transaction in 5 attempts")
+	}
+	epochA := query[int64](t, d, "SELECT epoch FROM core_update_lock")
+
+	// A taker retries until it gets the lease and completes.
+	var took time.Duration
+	for {
+		code := start(t, e, "check").wait(60 * time.Second)
+		if code == 0 {
+			took = time.Since(pausedAt)
+			break
+		}
+		if code != 3 {
+			t.Fatalf("taker: exit %d, want 3 (busy) then 0", code)
+		}
+		if time.Since(pausedAt) > 15*time.Second {
+			t.Fatal("the taker did not get the lease within 15 s of the pause")
+		}
+	}
+	t.Logf("taker completed %s after the holder froze inside its transaction", took.Round(10*time.Millisecond))
+	epochB := query[int64](t, d, "SELECT epoch FROM core_update_lock")
+	a.signal(syscall.SIGCONT)
+	if code := a.wait(30 * time.Second); code == 0 {
+		t.Fatalf("the paused holder completed: %s", a.line())
+	}
+	if n := query[int64](t, d, "SELECT count(*) FROM component_results WHERE epoch = $1", epochA); n != 0 {
+		t.Fatalf("%d results of the paused holder (epoch %d) committed", n, epochA)
+	}
+	if got := query[int64](t, d, "SELECT count(*) FROM component_results WHERE epoch = $1", epochB); got != n+1 {
+		t.Fatalf("%d results from the taker, want %d", got, n+1)
 	}
 }
