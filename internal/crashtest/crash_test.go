@@ -103,7 +103,7 @@ func TestKillServeSurvivorCompletes(t *testing.T) {
 
 	a := serve(t, e)
 	pub.awaitRequest(t, "/slow.json", 30*time.Second) // a's catch-up check is fetching
-	serve(t, e)                                        // its catch-up finds the lease busy
+	serve(t, e)                                       // its catch-up finds the lease busy
 	time.Sleep(300 * time.Millisecond)
 	a.signal(syscall.SIGKILL)
 	killed := time.Now()
