@@ -19,6 +19,7 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/metrics"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -36,6 +37,7 @@ type App struct {
 	Fetcher  *fetch.Fetcher
 	Checker  *updatecheck.Checker
 	Auth     *auth.Service
+	Metrics  *metrics.Metrics
 	Schedule cron.Schedule
 }
 
@@ -76,18 +78,31 @@ func (a *App) wire(ctx context.Context) error {
 	if !a.Config.PeriodSet {
 		timings.Period = period
 	}
-	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger)); err != nil {
+	checkerRef := &summaryLater{}
+	m := metrics.New(checkerRef)
+	a.Metrics = m
+	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger), lease.WithObserver(m)); err != nil {
 		return err
 	}
 	a.Fetcher = fetch.New(fetch.Config{
 		AllowPrivate: a.Config.AllowPrivateSources, UserAgent: "upcheck/" + a.Config.Version, Timeout: a.Config.FetchTimeout,
 	}, a.Logger)
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
+	a.Checker.Observe(m)
+	checkerRef.c = a.Checker
 	if a.Auth, err = auth.New(a.Store, auth.Config{SecureCookie: a.Config.SecureCookies}, a.Logger); err != nil {
 		return err
 	}
 	a.Logger.DebugContext(ctx, "wired", "schedule", spec, "period", timings.Period)
 	return nil
+}
+
+// summaryLater lets the metrics read the summary of a checker wired after
+// them.
+type summaryLater struct{ c *updatecheck.Checker }
+
+func (s *summaryLater) Summary(ctx context.Context) (updatecheck.Summary, error) {
+	return s.c.Summary(ctx)
 }
 
 // Close releases the fetcher's connections and the pool.

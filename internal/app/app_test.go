@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,4 +101,58 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 	if got := status(t, base+"/readyz"); got != http.StatusOK {
 		t.Fatalf("/readyz after the database came back = %d, want 200", got)
 	}
+}
+
+func body(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// /metrics exports the check, lease, fetch, component and HTTP series, and
+// database_up follows the database.
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base := serve(t, d)
+	// The catch-up check runs at start (nothing installed: it completes at once).
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(body(t, base+"/metrics"), `upcheck_check_runs_total{status="completed",trigger="scheduled"} 1`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no completed check in /metrics:\n%s", body(t, base+"/metrics"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	status(t, base+"/healthz")
+	m := body(t, base+"/metrics")
+	for _, want := range []string{
+		`upcheck_lease_acquisitions_total{result="acquired"} 1`,
+		`upcheck_lease_held 0`,
+		`upcheck_database_up 1`,
+		`upcheck_components{state="installed"} 0`,
+		`upcheck_failing_sources 0`,
+		`upcheck_check_duration_seconds_count{trigger="scheduled"} 1`,
+		`upcheck_http_requests_total{route="/healthz",status="200"} 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	admin, err := pgx.Connect(context.Background(), d.URLFor("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	ident := pgx.Identifier{d.Name}.Sanitize()
+	admin.Exec(context.Background(), "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS false")
+	admin.Exec(context.Background(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"+d.Name+"'")
+	if m := body(t, base+"/metrics"); !strings.Contains(m, "upcheck_database_up 0") {
+		t.Error("database_up is not 0 while the database refuses connections")
+	}
+	admin.Exec(context.Background(), "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS true")
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
@@ -57,7 +59,10 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	schedCtx, stopSchedule := context.WithCancel(ctx)
 	defer stopSchedule()
 	srv := &http.Server{
-		Handler:           web.New(web.Deps{Store: a.Store, Checker: a.Checker, Auth: a.Auth, Logger: logger, Context: schedCtx}),
+		Handler: web.New(web.Deps{
+			Store: a.Store, Checker: a.Checker, Auth: a.Auth, Logger: logger, Context: schedCtx,
+			Metrics: a.Metrics.Handler(), Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}

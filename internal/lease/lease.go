@@ -112,13 +112,25 @@ type Acquisition struct {
 	RetryAfter time.Duration // set when Outcome is Cooldown, whole seconds
 }
 
+// Observer hears the outcome of each acquisition and renewal (metrics).
+type Observer interface {
+	LeaseAcquire(result string)
+	LeaseRenew(result string)
+}
+
+type noObserver struct{}
+
+func (noObserver) LeaseAcquire(string) {}
+func (noObserver) LeaseRenew(string)   {}
+
 // Manager runs the lease statements against one database.
 type Manager struct {
-	store   *store.Store
-	timings Timings
-	key     int64
-	clock   Clock
-	logger  *slog.Logger
+	store    *store.Store
+	timings  Timings
+	key      int64
+	clock    Clock
+	logger   *slog.Logger
+	observer Observer
 }
 
 // Option configures a Manager.
@@ -130,12 +142,15 @@ func WithClock(c Clock) Option { return func(m *Manager) { m.clock = c } }
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.logger = l } }
 
+// WithObserver reports acquisitions and renewals to o.
+func WithObserver(o Observer) Option { return func(m *Manager) { m.observer = o } }
+
 // New returns a Manager for the check lease.
 func New(st *store.Store, timings Timings, opts ...Option) (*Manager, error) {
 	if err := timings.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Manager{store: st, timings: timings, key: advisoryKey(Name), clock: systemClock{}, logger: slog.New(slog.DiscardHandler)}
+	m := &Manager{store: st, timings: timings, key: advisoryKey(Name), clock: systemClock{}, logger: slog.New(slog.DiscardHandler), observer: noObserver{}}
 	for _, o := range opts {
 		o(m)
 	}
@@ -203,11 +218,13 @@ func (m *Manager) Acquire(ctx context.Context, trigger Trigger) (Acquisition, er
 	if errors.Is(err, store.ErrLockTimeout) {
 		// Another lease transaction holds the locks for longer than ours may
 		// wait: a holder is writing (or is stuck and about to be cut off).
-		return Acquisition{Outcome: Busy}, nil
+		res, err = Acquisition{Outcome: Busy}, nil
 	}
 	if err != nil {
+		m.observer.LeaseAcquire("error")
 		return Acquisition{}, fmt.Errorf("acquire lease: %w", err)
 	}
+	m.observer.LeaseAcquire(string(res.Outcome))
 	m.logger.DebugContext(ctx, "lease acquire", "trigger", trigger, "outcome", res.Outcome, "epoch", res.Lease.Epoch)
 	return res, nil
 }
@@ -227,11 +244,14 @@ func (m *Manager) Renew(ctx context.Context, owner uuid.UUID) error {
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
+		m.observer.LeaseRenew("lost")
 		return ErrLeaseLost
 	}
 	if err != nil {
+		m.observer.LeaseRenew("error")
 		return fmt.Errorf("renew lease: %w", err)
 	}
+	m.observer.LeaseRenew("ok")
 	return nil
 }
 

@@ -59,17 +59,37 @@ type Result struct {
 
 // Checker runs checks for one process.
 type Checker struct {
-	store   *store.Store
-	lease   *lease.Manager
-	fetcher *fetch.Fetcher
-	logger  *slog.Logger
-	now     func() time.Time // only for a document's own expiry, never for the lease
+	store    *store.Store
+	lease    *lease.Manager
+	fetcher  *fetch.Fetcher
+	logger   *slog.Logger
+	now      func() time.Time // only for a document's own expiry, never for the lease
+	observer Observer
 }
+
+// Observer hears how checks and fetches end (metrics).
+type Observer interface {
+	// CheckEnded: ran is false for refused checks (busy, cooldown, skipped).
+	CheckEnded(trigger, status string, ran bool, d time.Duration)
+	// SourceFetched: ok, not_modified, failed or cancelled.
+	SourceFetched(outcome string)
+	// LeaseHeld: this process took or gave back the lease.
+	LeaseHeld(held bool)
+}
+
+type noObserver struct{}
+
+func (noObserver) CheckEnded(string, string, bool, time.Duration) {}
+func (noObserver) SourceFetched(string)                           {}
+func (noObserver) LeaseHeld(bool)                                 {}
 
 // New returns a Checker.
 func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logger) *Checker {
-	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, now: time.Now}
+	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, now: time.Now, observer: noObserver{}}
 }
+
+// Observe reports checks and fetches to o. Call it before the first check.
+func (c *Checker) Observe(o Observer) { c.observer = o }
 
 // RunLockedUpdateCheck is the one way a check runs, whoever asks: acquire
 // the lease (busy, cooldown and skipped end here), start the heartbeat, run
@@ -87,6 +107,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	}
 	if acq.Outcome != lease.Acquired {
 		res := Result{Status: refusedStatus[acq.Outcome], RetryAfter: int(acq.RetryAfter / time.Second)}
+		c.observer.CheckEnded(string(trigger), string(res.Status), false, 0)
 		if err := c.store.CheckRunRecordRefused(ctx, string(trigger), actor, string(res.Status)); err != nil {
 			c.logger.WarnContext(ctx, "record refused check", "status", res.Status, "error", err)
 		}
@@ -94,9 +115,11 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	}
 
 	l := acq.Lease
+	c.observer.LeaseHeld(true)
 	res := Result{Epoch: l.Epoch}
 	if res.RunID, err = c.store.CheckRunStart(ctx, string(trigger), actor, l.Owner, l.Epoch); err != nil {
 		c.release(ctx, l, false)
+		c.observer.LeaseHeld(false)
 		return Result{}, fmt.Errorf("record check start: %w", err)
 	}
 	c.logger.InfoContext(ctx, "update check started", "trigger", trigger, "actor", actor, "run_id", res.RunID, "epoch", l.Epoch)
@@ -120,6 +143,8 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 		res.Status = Completed
 	}
 	c.release(ctx, l, res.Status == Completed)
+	c.observer.LeaseHeld(false)
+	c.observer.CheckEnded(string(trigger), string(res.Status), true, time.Since(start))
 
 	res.Sources, res.Fetched, res.NotModified, res.Failed, res.Skipped = sources, counts.Fetched, counts.NotModified, counts.Failed, counts.Skipped
 	res.DurationMS = time.Since(start).Milliseconds()
@@ -201,12 +226,16 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 		switch o.kind {
 		case fetched:
 			counts.Fetched++
+			c.observer.SourceFetched("ok")
 		case notModified:
 			counts.NotModified++
+			c.observer.SourceFetched("not_modified")
 		case failed:
 			counts.Failed++
+			c.observer.SourceFetched("failed")
 		case skipped:
 			counts.Skipped++
+			c.observer.SourceFetched("cancelled")
 		}
 		if o.err != nil {
 			stop(o.err)

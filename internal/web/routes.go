@@ -23,6 +23,9 @@ func (s *Server) routes(e *echo.Echo) {
 	// Operations: no session, and /healthz touches nothing else.
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	if s.metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(s.metrics))
+	}
 	e.GET("/static/*", echo.WrapHandler(static.Handler()))
 	e.GET("/robots.txt", echo.WrapHandler(static.Handler()))
 

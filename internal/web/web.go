@@ -25,6 +25,10 @@ type Deps struct {
 	// Context lives as long as the server: a manual check runs under it, so
 	// a closed browser tab does not cancel the check but a shutdown does.
 	Context context.Context
+	// Metrics serves /metrics; nil leaves the route out.
+	Metrics http.Handler
+	// Middleware runs first on every request (request metrics).
+	Middleware []echo.MiddlewareFunc
 }
 
 // Server holds the handlers' dependencies.
@@ -34,6 +38,7 @@ type Server struct {
 	auth    *auth.Service
 	logger  *slog.Logger
 	ctx     context.Context
+	metrics http.Handler
 }
 
 // New builds the HTTP handler.
@@ -41,9 +46,10 @@ func New(d Deps) http.Handler {
 	if d.Context == nil {
 		d.Context = context.Background()
 	}
-	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context}
+	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context, metrics: d.Metrics}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.Use(d.Middleware...)
 	e.HTTPErrorHandler = s.handleError
 	s.routes(e)
 	return e

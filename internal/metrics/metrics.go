@@ -1,0 +1,161 @@
+// Package metrics is upcheck's Prometheus surface: counters and gauges fed
+// by the lease, the check and the HTTP layer through small observer
+// interfaces (so those packages do not depend on Prometheus), plus gauges
+// read from the database at scrape time.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/upcheck/upcheck/internal/updatecheck"
+)
+
+// scrapeTimeout bounds the database read behind a scrape.
+const scrapeTimeout = 2 * time.Second
+
+// Metrics holds every series upcheck exports.
+type Metrics struct {
+	registry          *prometheus.Registry
+	checkRuns         *prometheus.CounterVec
+	checkDuration     *prometheus.HistogramVec
+	leaseAcquisitions *prometheus.CounterVec
+	leaseRenewals     *prometheus.CounterVec
+	leaseHeld         prometheus.Gauge
+	sourceFetches     *prometheus.CounterVec
+	httpRequests      *prometheus.CounterVec
+}
+
+// SummaryReader reads the stored summary; *updatecheck.Checker is one.
+type SummaryReader interface {
+	Summary(ctx context.Context) (updatecheck.Summary, error)
+}
+
+// New registers every series. summary feeds the component and source
+// gauges and database_up at each scrape.
+func New(summary SummaryReader) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		checkRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "upcheck_check_runs_total", Help: "Update checks by trigger and how they ended (refused ones too).",
+		}, []string{"trigger", "status"}),
+		checkDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "upcheck_check_duration_seconds", Help: "Duration of checks that held the lease.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{"trigger"}),
+		leaseAcquisitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "upcheck_lease_acquisitions_total", Help: "Lease acquisitions by result (acquired, busy, cooldown, skipped, error).",
+		}, []string{"result"}),
+		leaseRenewals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "upcheck_lease_renewals_total", Help: "Lease renewals by result (ok, lost, error).",
+		}, []string{"result"}),
+		leaseHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "upcheck_lease_held", Help: "1 while this process holds the check lease.",
+		}),
+		sourceFetches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "upcheck_source_fetches_total", Help: "Update source fetches by outcome (ok, not_modified, failed, cancelled).",
+		}, []string{"outcome"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "upcheck_http_requests_total", Help: "HTTP requests by route pattern and status.",
+		}, []string{"route", "status"}),
+	}
+	m.registry.MustRegister(m.checkRuns, m.checkDuration, m.leaseAcquisitions, m.leaseRenewals, m.leaseHeld,
+		m.sourceFetches, m.httpRequests, &stored{summary: summary},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// LeaseAcquire counts one acquisition by result.
+func (m *Metrics) LeaseAcquire(result string) { m.leaseAcquisitions.WithLabelValues(result).Inc() }
+
+// LeaseRenew counts one renewal by result.
+func (m *Metrics) LeaseRenew(result string) { m.leaseRenewals.WithLabelValues(result).Inc() }
+
+// LeaseHeld sets whether this process holds the lease.
+func (m *Metrics) LeaseHeld(held bool) {
+	if held {
+		m.leaseHeld.Set(1)
+	} else {
+		m.leaseHeld.Set(0)
+	}
+}
+
+// CheckEnded counts a check and, when it ran, its duration.
+func (m *Metrics) CheckEnded(trigger, status string, ran bool, d time.Duration) {
+	m.checkRuns.WithLabelValues(trigger, status).Inc()
+	if ran {
+		m.checkDuration.WithLabelValues(trigger).Observe(d.Seconds())
+	}
+}
+
+// SourceFetched counts one source's outcome.
+func (m *Metrics) SourceFetched(outcome string) { m.sourceFetches.WithLabelValues(outcome).Inc() }
+
+// HTTP counts requests by route pattern (never the raw path: codes and ids
+// would make unbounded label values) and status.
+func (m *Metrics) HTTP() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			err := next(c)
+			status := c.Response().Status
+			if err != nil {
+				if he, ok := err.(*echo.HTTPError); ok {
+					status = he.Code
+				} else if !c.Response().Committed {
+					status = http.StatusInternalServerError
+				}
+			}
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			m.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+			return err
+		}
+	}
+}
+
+// stored collects the gauges read from the database at scrape time.
+type stored struct{ summary SummaryReader }
+
+var (
+	descComponents = prometheus.NewDesc("upcheck_components", "Installed components by state (installed, updates, security, vulnerable, stale).", []string{"state"}, nil)
+	descFailing    = prometheus.NewDesc("upcheck_failing_sources", "Update sources whose last fetch failed.", nil, nil)
+	descDatabaseUp = prometheus.NewDesc("upcheck_database_up", "1 when the database answered this scrape.", nil, nil)
+)
+
+func (s *stored) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descComponents
+	ch <- descFailing
+	ch <- descDatabaseUp
+}
+
+func (s *stored) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	sum, err := s.summary.Summary(ctx)
+	if err != nil {
+		ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 1)
+	for state, v := range map[string]int{
+		"installed": sum.Components, "updates": sum.UpdatesAvailable, "security": sum.SecurityUpdates,
+		"vulnerable": sum.Vulnerable, "stale": sum.Stale,
+	} {
+		ch <- prometheus.MustNewConstMetric(descComponents, prometheus.GaugeValue, float64(v), state)
+	}
+	ch <- prometheus.MustNewConstMetric(descFailing, prometheus.GaugeValue, float64(sum.FailingSources))
+}
