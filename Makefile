@@ -26,6 +26,10 @@ test: lint deps ## run every test, with the race detector, on real PostgreSQL an
 deps: ## install PostgreSQL and Chromium from Debian's packages when missing
 	@bash .ci/deps
 
+.PHONY: bench
+bench: build ## measure check throughput, fencing cost, summary and pages under load, lease ops
+	$(GO) run ./cmd/upcheck-bench -binary $(BIN)
+
 .PHONY: generate
 generate: ## regenerate sqlc and templ code
 	$(GO) tool sqlc generate

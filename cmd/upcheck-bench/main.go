@@ -1,0 +1,524 @@
+// Command upcheck-bench is `make bench`: it measures the check's throughput,
+// the cost of fencing, the summary and the AdminCP pages under load, and the
+// lease operations, side by side in one run, and prints ratios against
+// baselines measured in the same run (absolute times on shared machines are
+// noise; ratios are not). Each figure is one line "name value unit"
+// (benchstat-friendly), then a table with targets and verdicts. It exits
+// non-zero only when it could not run: a missed target is for us to chase,
+// not a gate.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/upcheck/upcheck/internal/devdb"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+const (
+	sources    = 1000
+	perSource  = 3
+	hosts      = 32
+	latency    = 20 * time.Millisecond
+	poolSize   = 8 // the fetcher's default concurrency
+	loadTime   = 5 * time.Second
+	loadConns  = 32
+	writeIters = 400
+)
+
+type figure struct {
+	name   string
+	value  float64
+	unit   string
+	target string
+	ok     *bool
+}
+
+var figures []figure
+
+func report(name string, value float64, unit, target string, ok *bool) {
+	figures = append(figures, figure{name, value, unit, target, ok})
+	fmt.Printf("%s %.4g %s\n", name, value, unit)
+}
+
+func yes(b bool) *bool { return &b }
+
+func main() {
+	binary := flag.String("binary", "bin/upcheck", "the upcheck binary to measure")
+	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
+	flag.Parse()
+	if err := run(*binary, *dataDir); err != nil {
+		fmt.Fprintln(os.Stderr, "upcheck-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(binary, dataDir string) error {
+	ctx := context.Background()
+	binary, _ = filepath.Abs(binary)
+	cluster, err := devdb.Ensure(ctx, dataDir, devdb.Options{MaxConnections: 200})
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("bench_%d", time.Now().Unix())
+	if err := cluster.CreateDatabase(ctx, name); err != nil {
+		return err
+	}
+	url := cluster.URL(name)
+	defer dropDatabase(cluster, name)
+
+	pubs, err := startPublishers()
+	if err != nil {
+		return err
+	}
+	defer pubs.close()
+
+	dir, err := os.MkdirTemp("", "upcheck-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	manifest := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(manifest, pubs.manifest(), 0o644); err != nil {
+		return err
+	}
+	env := []string{
+		"UPCHECK_DATABASE_URL=" + url, "UPCHECK_MANIFEST=" + manifest, "UPCHECK_ALLOW_PRIVATE_SOURCES=1",
+		"UPCHECK_LOG_LEVEL=WARN", "UPCHECK_LISTEN=127.0.0.1:0", "PATH=" + os.Getenv("PATH"),
+	}
+	for _, args := range [][]string{{"migrate"}, {"components", "sync"}} {
+		if out, err := command(binary, env, "", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("upcheck %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	// 1. Check throughput, then the same check answered by 304s.
+	ideal := time.Duration(sources) * latency / poolSize
+	res, rss, err := check(binary, env)
+	if err != nil {
+		return err
+	}
+	if res.Fetched != sources {
+		return fmt.Errorf("first check fetched %d of %d sources: %+v", res.Fetched, sources, res)
+	}
+	wall := time.Duration(res.DurationMS) * time.Millisecond
+	report("check_wall", wall.Seconds(), "s", "", nil)
+	report("check_ideal", ideal.Seconds(), "s", "", nil)
+	ratio := ideal.Seconds() / wall.Seconds()
+	report("check_throughput_ratio", ratio, "ideal/actual", ">= 0.85", yes(ratio >= 0.85))
+	report("check_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
+	report("check_peak_rss", float64(rss)/1024, "MiB", "< 100", yes(rss < 100<<10))
+	res304, rss304, err := check(binary, env)
+	if err != nil {
+		return err
+	}
+	report("check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
+	report("check304_not_modified", float64(res304.NotModified), "sources", "1000", yes(res304.NotModified == sources))
+	report("check304_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
+	report("check304_peak_rss", float64(rss304)/1024, "MiB", "< 100", yes(rss304 < 100<<10))
+
+	// 2. The cost of fencing one source's write.
+	if err := fencedWrites(ctx, url); err != nil {
+		return err
+	}
+
+	// 3 and 4. The summary and the pages under load, against /healthz.
+	if err := underLoad(binary, env); err != nil {
+		return err
+	}
+
+	// 5. Lease operations on one connection.
+	if err := leaseOps(ctx, url); err != nil {
+		return err
+	}
+
+	fmt.Println()
+	fmt.Printf("%-28s %12s %-14s %-10s %s\n", "figure", "value", "unit", "target", "verdict")
+	for _, f := range figures {
+		if f.ok == nil {
+			continue
+		}
+		verdict := "met"
+		if !*f.ok {
+			verdict = "MISSED"
+		}
+		fmt.Printf("%-28s %12.4g %-14s %-10s %s\n", f.name, f.value, f.unit, f.target, verdict)
+	}
+	return nil
+}
+
+func command(binary string, env []string, stdin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Env = env
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	return cmd
+}
+
+type checkResult struct {
+	Status      string `json:"status"`
+	Fetched     int    `json:"fetched"`
+	NotModified int    `json:"not_modified"`
+	Failed      int    `json:"failed"`
+	DurationMS  int64  `json:"duration_ms"`
+}
+
+// check runs `upcheck check` (an operator run: no cooldown) and returns its
+// result and the process's peak RSS in KiB.
+func check(binary string, env []string) (checkResult, int64, error) {
+	cmd := command(binary, env, "", "check")
+	out, err := cmd.Output()
+	if err != nil {
+		return checkResult{}, 0, fmt.Errorf("check: %v: %s", err, out)
+	}
+	var res checkResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return res, 0, fmt.Errorf("check output %q: %w", out, err)
+	}
+	return res, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, nil
+}
+
+// publishers are 32 loopback hosts answering after 20 ms, with ETags.
+type publishers struct {
+	servers []*http.Server
+	urls    []string
+	bytes   atomic.Int64
+}
+
+func startPublishers() (*publishers, error) {
+	p := &publishers{}
+	for h := range hosts {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", h+2))
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("listen on 127.0.0.%d (loopback aliases are needed): %w", h+2, err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		p.servers = append(p.servers, srv)
+		p.urls = append(p.urls, "http://"+ln.Addr().String())
+	}
+	return p, nil
+}
+
+func (p *publishers) close() {
+	for _, s := range p.servers {
+		s.Close()
+	}
+}
+
+var sourcePath = regexp.MustCompile(`^/s(\d+)\.json$`)
+
+func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
+	time.Sleep(latency)
+	m := sourcePath.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		http.NotFound(w, r)
+		return
+	}
+	etag := `"` + m[1] + `-v1"`
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	var pkgs []string
+	for c := range perSource {
+		pkgs = append(pkgs, fmt.Sprintf(`"p%s-%d": {"releases": [{"version": "1.0.0"}, {"version": "1.1.0", "security": %v}],
+			"advisories": [{"id": "A-%s-%d", "affected": "<1.1.0", "fixed_in": "1.1.0"}]}`, m[1], c, c == 0, m[1], c))
+	}
+	body := fmt.Sprintf(`{"format": 1, "publisher": "bench", "sequence": 1, "packages": {%s}}`, strings.Join(pkgs, ","))
+	w.Header().Set("ETag", etag)
+	n, _ := io.WriteString(w, body)
+	p.bytes.Add(int64(n))
+}
+
+func (p *publishers) manifest() []byte {
+	var comps []string
+	comps = append(comps, `{"code": "core", "name": "Core", "version": "1.0.0"}`)
+	for s := range sources {
+		url := fmt.Sprintf("%s/s%d.json", p.urls[s%hosts], s)
+		for c := range perSource {
+			comps = append(comps, fmt.Sprintf(`{"code": "p%d-%d", "name": "Plugin %d-%d", "version": "1.0.0", "source": %q}`, s, c, s, c, url))
+		}
+	}
+	return []byte(`{"components": [` + strings.Join(comps, ",\n") + `]}`)
+}
+
+// fencedWrites compares one source's write (the source row and its three
+// results) through WithLease with the same writes in a plain transaction,
+// interleaved so both see the same machine.
+func fencedWrites(ctx context.Context, url string) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st := store.New(pool)
+	lm, err := lease.New(st, lease.DefaultTimings())
+	if err != nil {
+		return err
+	}
+	comps, err := st.Components(ctx)
+	if err != nil {
+		return err
+	}
+	acq, err := lm.Acquire(ctx, lease.Operator)
+	if err != nil || acq.Outcome != lease.Acquired {
+		return fmt.Errorf("acquire for the write benchmark: %v %v", acq.Outcome, err)
+	}
+	defer lm.Release(ctx, acq.Lease.Owner, false)
+	byURL := map[string][]store.Component{}
+	var urls []string
+	for _, c := range comps {
+		if c.SourceURL != "" {
+			if byURL[c.SourceURL] == nil {
+				urls = append(urls, c.SourceURL)
+			}
+			byURL[c.SourceURL] = append(byURL[c.SourceURL], c)
+		}
+	}
+	writes := func(tx *store.Tx, i int) error {
+		u := urls[i%len(urls)]
+		if err := tx.SourceSaveUnchanged(ctx, u, "", "", acq.Lease.Epoch); err != nil {
+			return err
+		}
+		for _, c := range byURL[u] {
+			if _, err := tx.ResultUpsert(ctx, store.Result{Code: c.Code, SourceURL: u, InstalledVersion: c.InstalledVersion,
+				Succeeded: true, Epoch: acq.Lease.Epoch, Advisories: []byte("[]"), Evaluation: []byte("{}")}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var fenced, plain []time.Duration
+	for i := range writeIters * 2 {
+		start := time.Now()
+		if i%2 == 0 {
+			err = lm.WithLease(ctx, acq.Lease.Owner, func(tx *store.Tx) error { return writes(tx, i) })
+			fenced = append(fenced, time.Since(start))
+		} else {
+			err = st.WithTx(ctx, func(tx *store.Tx) error { return writes(tx, i) })
+			plain = append(plain, time.Since(start))
+		}
+		if err != nil {
+			return fmt.Errorf("write benchmark: %w", err)
+		}
+	}
+	f, p := median(fenced), median(plain)
+	report("write_fenced_p50", f.Seconds()*1000, "ms", "", nil)
+	report("write_plain_p50", p.Seconds()*1000, "ms", "", nil)
+	r := f.Seconds() / p.Seconds()
+	report("write_fenced_ratio", r, "fenced/plain", "<= 1.10", yes(r <= 1.10))
+	return nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+// underLoad starts `upcheck serve` and drives 32 keep-alive clients against
+// each route for a fixed time.
+func underLoad(binary string, env []string) error {
+	user := command(binary, env, "bench password 123\n", "user", "add", "--email", "bench@example.test", "--role", "admin")
+	if out, err := user.CombinedOutput(); err != nil {
+		return fmt.Errorf("user add: %v: %s", err, out)
+	}
+	out, err := command(binary, env, "", "token", "create", "--email", "bench@example.test").Output()
+	if err != nil {
+		return fmt.Errorf("token create: %w", err)
+	}
+	token := strings.TrimSpace(string(out))
+	serve := command(binary, append(env, "UPCHECK_CHECK_SCHEDULE=0 0 1 1 *", "UPCHECK_LOG_LEVEL=INFO"), "", "serve")
+	stderr, _ := serve.StderrPipe()
+	if err := serve.Start(); err != nil {
+		return err
+	}
+	defer func() { serve.Process.Signal(syscall.SIGTERM); serve.Wait() }()
+	addr, err := waitListening(stderr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + addr
+	routes := []struct{ name, path string }{
+		{"healthz", "/healthz"},
+		{"summary", "/api/admin/plugins/updates/summary"},
+		{"dashboard", "/admin"},
+		{"catalog", "/admin/plugins?page=3"},
+	}
+	rps := map[string]float64{}
+	for _, r := range routes {
+		n, lat, err := load(base+r.path, token)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		rps[r.name] = float64(n) / loadTime.Seconds()
+		report(r.name+"_rps", rps[r.name], "req/s", "", nil)
+		report(r.name+"_p50", percentile(lat, 0.50).Seconds()*1000, "ms", "", nil)
+		p99 := percentile(lat, 0.99).Seconds() * 1000
+		if r.name == "summary" {
+			report(r.name+"_p99", p99, "ms", "<= 5", yes(p99 <= 5))
+		} else {
+			report(r.name+"_p99", p99, "ms", "", nil)
+		}
+	}
+	for _, name := range []string{"summary", "dashboard", "catalog"} {
+		ratio := rps[name] / rps["healthz"]
+		if name == "summary" {
+			report(name+"_vs_healthz", ratio, "ratio", ">= 0.5", yes(ratio >= 0.5))
+		} else {
+			report(name+"_vs_healthz", ratio, "ratio", "", nil)
+		}
+	}
+	return nil
+}
+
+var listening = regexp.MustCompile(`msg=serving addr=http://(\S+)`)
+
+func waitListening(r io.Reader) (string, error) {
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case a := <-found:
+		return a, nil
+	case <-time.After(60 * time.Second):
+		return "", fmt.Errorf("serve did not start listening")
+	}
+}
+
+// load runs loadConns keep-alive clients against url for loadTime.
+func load(url, token string) (int, []time.Duration, error) {
+	transport := &http.Transport{MaxIdleConnsPerHost: loadConns, MaxConnsPerHost: loadConns}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport}
+	deadline := time.Now().Add(loadTime)
+	var mu sync.Mutex
+	var all []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	for range loadConns {
+		wg.Go(func() {
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequest("GET", url, nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				mine = append(mine, time.Since(start))
+			}
+			mu.Lock()
+			all = append(all, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, nil, firstErr
+	}
+	return len(all), all, nil
+}
+
+// leaseOps measures acquire+release cycles and renewals on one connection.
+func leaseOps(ctx context.Context, url string) error {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return err
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	lm, err := lease.New(store.New(pool), lease.DefaultTimings(), lease.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		return err
+	}
+	const cycles = 500
+	start := time.Now()
+	for range cycles {
+		a, err := lm.Acquire(ctx, lease.Operator)
+		if err != nil || a.Outcome != lease.Acquired {
+			return fmt.Errorf("acquire: %v %v", a.Outcome, err)
+		}
+		if _, err := lm.Release(ctx, a.Lease.Owner, false); err != nil {
+			return err
+		}
+	}
+	report("lease_acquire_release", cycles/time.Since(start).Seconds(), "cycles/s", "", nil)
+	a, err := lm.Acquire(ctx, lease.Operator)
+	if err != nil || a.Outcome != lease.Acquired {
+		return fmt.Errorf("acquire: %v %v", a.Outcome, err)
+	}
+	start = time.Now()
+	for range cycles {
+		if err := lm.Renew(ctx, a.Lease.Owner); err != nil {
+			return err
+		}
+	}
+	report("lease_renew", cycles/time.Since(start).Seconds(), "renewals/s", "", nil)
+	_, err = lm.Release(ctx, a.Lease.Owner, false)
+	return err
+}
+
+func dropDatabase(c *devdb.Cluster, name string) {
+	conn, err := pgx.Connect(context.Background(), c.URL("postgres"))
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+}
