@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -143,6 +144,11 @@ func OpenDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 	// Fail fast while the database is down, so /readyz and the API answer
 	// 503 at once instead of queueing behind dead connection attempts.
 	pcfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	// pgxpool's default (4 on two cores) queues page and API requests behind
+	// each other; a check's workers, the heartbeat and the web share these.
+	if !strings.Contains(url, "pool_max_conns") {
+		pcfg.MaxConns = 20
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
