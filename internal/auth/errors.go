@@ -1,16 +1,11 @@
 package auth
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/puddle/v2"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 var (
@@ -70,39 +65,6 @@ func dbError(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// unavailable reports whether err means "the database did not answer" rather
-// than "the database said no": connection failures, a closed pool, timeouts,
-// and the server errors a database sends while starting, stopping or out of
-// connections.
-func unavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) ||
-		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		pgconn.Timeout(err) || pgconn.SafeToRetry(err) {
-		return true
-	}
-	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) {
-		return true
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return true
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch {
-		case strings.HasPrefix(pgErr.Code, "08"): // connection_exception
-			return true
-		case strings.HasPrefix(pgErr.Code, "53"): // insufficient_resources, too_many_connections
-			return true
-		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot_connect_now
-			return true
-		case pgErr.Code == "57014": // query_canceled: statement_timeout
-			return true
-		}
-	}
-	return false
-}
+// unavailable reports whether err means "the database did not answer"
+// rather than "the database said no"; the store owns that distinction.
+func unavailable(err error) bool { return store.IsUnavailable(err) }

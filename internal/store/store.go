@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -109,24 +110,37 @@ func mapError(err error) error {
 	return err
 }
 
-// IsUnavailable reports whether err means the database could not be reached
-// (refused or failed connection, a closed pool, a server shutting down),
-// rather than an answer from it.
+// IsUnavailable reports whether err means "the database did not answer"
+// rather than "the database said no": connection failures, a closed pool,
+// timeouts, and the server errors a database sends while starting, stopping
+// or out of connections. Callers answer those with "try again later" (503),
+// never with "not signed in".
 func IsUnavailable(err error) bool {
-	var connErr *pgconn.ConnectError
-	var netErr net.Error
-	var pgErr *pgconn.PgError
-	switch {
-	case errors.Is(err, ErrUnavailable):
-		return true
-	case errors.As(err, &pgErr):
-		// admin_shutdown, crash_shutdown, cannot_connect_now, and
-		// too_many_connections: the server is there but not serving.
-		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" || pgErr.Code == "53300"
-	case errors.As(err, &connErr), errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return true
-	case errors.Is(err, puddle.ErrClosedPool):
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, puddle.ErrClosedPool) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		pgconn.Timeout(err) || pgconn.SafeToRetry(err) {
 		return true
 	}
-	return pgconn.SafeToRetry(err)
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"): // connection_exception
+			return true
+		case strings.HasPrefix(pgErr.Code, "53"): // insufficient_resources, too_many_connections
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot_connect_now
+			return true
+		case pgErr.Code == "57014": // query_canceled: statement_timeout
+			return true
+		}
+	}
+	return false
 }
