@@ -102,8 +102,8 @@ func (a *App) wire(ctx context.Context) error {
 // them.
 type summaryLater struct{ c *updatecheck.Checker }
 
-func (s *summaryLater) Summary(ctx context.Context) (updatecheck.Summary, error) {
-	return s.c.Summary(ctx)
+func (s *summaryLater) ReadSummary(ctx context.Context) (updatecheck.Summary, error) {
+	return s.c.ReadSummary(ctx)
 }
 
 // Close releases the fetcher's connections and the pool.

@@ -295,10 +295,15 @@ func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *st
 		}
 		return fn(tx)
 	})
-	if err != nil && !errors.Is(err, ErrLeaseLost) {
-		return fmt.Errorf("fenced write: %w", err)
+	switch {
+	case err == nil, errors.Is(err, ErrLeaseLost):
+		return err
+	case store.IsUnavailable(err):
+		// The lease can no longer be confirmed: as for a failed renewal,
+		// the holder must stop.
+		return fmt.Errorf("%w: database unreachable during a fenced write: %w", ErrLeaseLost, err)
 	}
-	return err
+	return fmt.Errorf("fenced write: %w", err)
 }
 
 // WithLock runs fn in a transaction that holds the lease's advisory lock

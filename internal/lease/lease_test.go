@@ -424,31 +424,26 @@ func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 	}
 
 	fenced := make(chan error, 1)
-	began := make(chan struct{})
 	go func() {
 		// The fenced transaction opens now, before expiry, then waits.
 		fenced <- b.m.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 			return tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ('late')")
 		})
 	}()
-	go func() {
-		// Wait until the fenced transaction is really queued on the lock.
-		for {
-			var waiting bool
-			_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&waiting)
-			if waiting {
-				close(began)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
+	// Wait until the fenced transaction is really queued on the lock, and
+	// check that it began before the expiry (else the test proves nothing).
+	var txStartBeforeExpiry *bool
+	for deadline := time.Now().Add(10 * time.Second); txStartBeforeExpiry == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the fenced transaction never queued on the advisory lock")
 		}
-	}()
-	<-began
-	var txStartBeforeExpiry bool
-	if err := b.db.Pool.QueryRow(ctx, `SELECT bool_and(xact_start < $1) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`, expiresAt).Scan(&txStartBeforeExpiry); err != nil {
-		t.Fatal(err)
+		_ = b.db.Pool.QueryRow(ctx, `SELECT a.xact_start < $1 FROM pg_stat_activity a
+			JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' AND NOT l.granted
+			WHERE a.datname = current_database()
+			LIMIT 1`, expiresAt).Scan(&txStartBeforeExpiry)
+		time.Sleep(10 * time.Millisecond)
 	}
-	if !txStartBeforeExpiry {
+	if !*txStartBeforeExpiry {
 		t.Fatal("the waiting fenced transaction did not start before expiry; the test would prove nothing")
 	}
 	// Hold the lock until the lease has expired on the database clock.
@@ -671,4 +666,22 @@ func poolOf(t *testing.T, url string) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A fenced write that cannot reach the database cannot confirm the lease:
+// like a failed renewal, it tells the holder to stop (ErrLeaseLost).
+func TestFencedWriteWithDatabaseUnreachableIsLeaseLost(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testTimings())
+	pool := poolOf(t, b.db.URL)
+	m, err := New(store.New(pool), b.m.timings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustAcquire(t, m, Operator)
+	pool.Close()
+	err = m.WithLease(context.Background(), l.Owner, func(*store.Tx) error { return nil })
+	if !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("fenced write with the database unreachable: %v, want ErrLeaseLost", err)
+	}
 }

@@ -33,9 +33,10 @@ type Metrics struct {
 	httpRequests      *prometheus.CounterVec
 }
 
-// SummaryReader reads the stored summary; *updatecheck.Checker is one.
+// SummaryReader reads the stored summary from the database (not a cache);
+// *updatecheck.Checker is one.
 type SummaryReader interface {
-	Summary(ctx context.Context) (updatecheck.Summary, error)
+	ReadSummary(ctx context.Context) (updatecheck.Summary, error)
 }
 
 // New registers every series. summary feeds the component and source
@@ -145,7 +146,7 @@ func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	sum, err := s.summary.Summary(ctx)
+	sum, err := s.summary.ReadSummary(ctx)
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 0)
 		return

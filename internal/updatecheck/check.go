@@ -65,6 +65,7 @@ type Checker struct {
 	logger   *slog.Logger
 	now      func() time.Time // only for a document's own expiry, never for the lease
 	observer Observer
+	summary  summaryCache
 }
 
 // Observer hears how checks and fetches end (metrics).
@@ -116,6 +117,8 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 
 	l := acq.Lease
 	c.observer.LeaseHeld(true)
+	c.summary.invalidate()       // check_running changed
+	defer c.summary.invalidate() // and the results, whatever the outcome
 	res := Result{Epoch: l.Epoch}
 	if res.RunID, err = c.store.CheckRunStart(ctx, string(trigger), actor, l.Owner, l.Epoch); err != nil {
 		c.release(ctx, l, false)

@@ -36,6 +36,7 @@ func (c *Checker) Reevaluate(ctx context.Context, code string) error {
 	if err != nil {
 		return err
 	}
+	defer c.summary.invalidate()
 	return c.lease.WithLock(ctx, func(tx *store.Tx) error {
 		_, err := c.reevaluate(ctx, tx, *comp, core, dismissals)
 		if errors.Is(err, store.ErrNotFound) {

@@ -2,6 +2,7 @@ package updatecheck
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -27,8 +28,84 @@ type LastCheck struct {
 	FinishedAt *time.Time `json:"finished_at"`
 }
 
-// Summary reads stored results only; it never fetches.
+// summaryTTL is how long a summary read is reused. Every instance reads the
+// database again at least this often, so another instance's check shows
+// within it; this instance's own checks, syncs and dismissals drop the
+// cached value at once.
+const summaryTTL = 500 * time.Millisecond
+
+// summaryReadTimeout bounds the shared read, which no single request owns.
+const summaryReadTimeout = 5 * time.Second
+
+// summaryCache holds the last summary read and the read in flight, so that
+// a burst of requests costs one query.
+type summaryCache struct {
+	mu       sync.Mutex
+	value    Summary
+	readAt   time.Time // monotonic
+	valid    bool
+	gen      uint64 // bumped by invalidate: a read begun before it is not kept
+	inflight *summaryRead
+}
+
+type summaryRead struct {
+	done  chan struct{}
+	value Summary
+	err   error
+}
+
+func (sc *summaryCache) invalidate() {
+	sc.mu.Lock()
+	sc.gen++
+	sc.valid = false
+	sc.mu.Unlock()
+}
+
+// Summary is the stored summary, reused for up to summaryTTL and read by
+// one query at a time however many requests ask. It never fetches.
 func (c *Checker) Summary(ctx context.Context) (Summary, error) {
+	sc := &c.summary
+	sc.mu.Lock()
+	if sc.valid && time.Since(sc.readAt) < summaryTTL {
+		v := sc.value
+		sc.mu.Unlock()
+		return v, nil
+	}
+	r := sc.inflight
+	if r == nil {
+		r = &summaryRead{done: make(chan struct{})}
+		sc.inflight = r
+		gen := sc.gen
+		go c.readShared(r, gen)
+	}
+	sc.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.value, r.err
+	case <-ctx.Done():
+		return Summary{}, context.Cause(ctx)
+	}
+}
+
+// readShared reads the summary for every waiter; it is kept only if nothing
+// invalidated the cache meanwhile.
+func (c *Checker) readShared(r *summaryRead, gen uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), summaryReadTimeout)
+	defer cancel()
+	r.value, r.err = c.ReadSummary(ctx)
+	sc := &c.summary
+	sc.mu.Lock()
+	sc.inflight = nil
+	if r.err == nil && gen == sc.gen {
+		sc.value, sc.readAt, sc.valid = r.value, time.Now(), true
+	}
+	sc.mu.Unlock()
+	close(r.done)
+}
+
+// ReadSummary reads the summary from the database, bypassing the cache
+// (metrics use it: database_up must say what the database does now).
+func (c *Checker) ReadSummary(ctx context.Context) (Summary, error) {
 	s, err := c.store.Summary(ctx)
 	if err != nil {
 		return Summary{}, err

@@ -6,7 +6,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/lease"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -106,4 +110,81 @@ func boolSQL(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+// The summary is cached per instance, yet another instance's check shows
+// within a second, and this instance's own check at once.
+func TestSummaryCacheFollowsChecks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+	other := b.otherInstance()
+	ctx := context.Background()
+	for _, c := range []*Checker{b.checker, other} {
+		if s, err := c.Summary(ctx); err != nil || s.UpdatesAvailable != 0 {
+			t.Fatalf("before any check: %+v %v", s, err)
+		}
+	}
+	res, err := other.RunLockedUpdateCheck(ctx, lease.Operator, "other")
+	if err != nil || res.Status != Completed {
+		t.Fatal(res, err)
+	}
+	committed := time.Now()
+	if s, _ := other.Summary(ctx); s.UpdatesAvailable != 2 {
+		t.Fatalf("the instance that ran the check still shows %+v", s)
+	}
+	for {
+		s, err := b.checker.Summary(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.UpdatesAvailable == 2 {
+			break
+		}
+		if time.Since(committed) > time.Second {
+			t.Fatalf("another instance's summary still shows %+v a second after the check", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the other instance saw the check %s after it committed", time.Since(committed).Round(time.Millisecond))
+}
+
+// A burst of requests costs one query: with the tables locked, fifty
+// callers wait behind a single read.
+func TestSummaryReadsOnceForABurst(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	blocker, err := b.db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blocker.Exec(ctx, "LOCK TABLE components IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if _, err := b.checker.Summary(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var waiting int64
+	for time.Now().Before(deadline) {
+		b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
+		if waiting > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // let any further reads queue up too
+	b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
+	blocker.Rollback(ctx)
+	wg.Wait()
+	if waiting != 1 {
+		t.Fatalf("%d summary reads waited on the lock for 50 callers, want 1", waiting)
+	}
 }

@@ -90,6 +90,7 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 		}
 		return nil
 	})
+	c.summary.invalidate()
 	if err != nil {
 		return SyncReport{}, fmt.Errorf("sync components: %w", err)
 	}
