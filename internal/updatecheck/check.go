@@ -221,11 +221,9 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	}
 	var mu sync.Mutex
 	started := 0
-	_ = c.fetcher.Run(runCtx, reqs, func(fctx context.Context, i int, resp fetch.Response, ferr error) {
-		o := c.handle(runCtx, l, jobs[i], core, dismissals, resp, ferr)
+	record := func(o outcome) {
 		mu.Lock()
 		defer mu.Unlock()
-		started++
 		switch o.kind {
 		case fetched:
 			counts.Fetched++
@@ -243,7 +241,38 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 		if o.err != nil {
 			stop(o.err)
 		}
+	}
+
+	// Fetch workers prepare each source (signature, parse, evaluate) and
+	// hand it to the writers, so no fetch waits on the database and no
+	// transaction is open during a fetch. The queue holds every source, so
+	// a worker never blocks on it.
+	queue := make(chan pending, len(jobs))
+	var writers sync.WaitGroup
+	for range writerCount {
+		writers.Go(func() {
+			for p := range queue {
+				if runCtx.Err() != nil {
+					record(outcomeSkipped) // nothing more is written once the check is cancelled
+					continue
+				}
+				record(c.write(runCtx, l, p))
+			}
+		})
+	}
+	_ = c.fetcher.Run(runCtx, reqs, func(_ context.Context, i int, resp fetch.Response, ferr error) {
+		mu.Lock()
+		started++
+		mu.Unlock()
+		p, ok := c.prepare(runCtx, jobs[i], core, dismissals, l.Epoch, resp, ferr)
+		if !ok {
+			record(outcomeSkipped)
+			return
+		}
+		queue <- p
 	})
+	close(queue)
+	writers.Wait()
 	counts.Skipped += len(jobs) - started // never started: cancelled before their turn
 	if err := context.Cause(runCtx); err != nil {
 		return counts, len(jobs), err
@@ -315,52 +344,72 @@ var (
 	outcomeSkipped     = outcome{kind: skipped}
 )
 
-// handle turns one fetch into one fenced transaction: the source row and its
-// components' results commit together.
-func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string, dismissals map[string]map[string]bool, resp fetch.Response, ferr error) outcome {
+// writerCount is how many goroutines write prepared sources. Their fenced
+// transactions serialise on the lease's lock; two let one open its
+// transaction while the other holds the lock.
+const writerCount = 2
+
+// pending is one source's outcome, prepared outside any transaction and
+// written in one fenced transaction.
+type pending struct {
+	job     job
+	failure string // set: record this failure, keep the stored document
+	// newDocument: store document (else only the validators and success move).
+	newDocument  bool
+	notModified  bool
+	document     store.SourceDocument
+	etag, lastMo string
+	results      []store.Result
+}
+
+// prepare turns one fetch into what to write. It reports false when the
+// check was cancelled: a cancelled request is not the publisher's failure
+// and nothing is recorded for it.
+func (c *Checker) prepare(ctx context.Context, j job, core string, dismissals map[string]map[string]bool, epoch int64, resp fetch.Response, ferr error) (pending, bool) {
 	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
-		return outcomeSkipped // interrupted, not the publisher's fault: nothing is recorded
+		return pending{}, false
 	}
+	fail := func(msg string) (pending, bool) { return pending{job: j, failure: msg}, true }
 	if ferr != nil {
-		return c.fail(ctx, l, j, ferr.Error())
+		return fail(ferr.Error())
 	}
 
 	body, signature, state := resp.Body, resp.Signature, "unsigned"
 	newDocument := !resp.NotModified
 	if resp.NotModified {
 		if j.stored.Document == nil {
-			return c.fail(ctx, l, j, "publisher answered 304 Not Modified but no document is stored")
+			return fail("publisher answered 304 Not Modified but no document is stored")
 		}
 		body, signature, state = j.stored.Document, j.stored.Signature, j.stored.SignatureState
 	}
 	if j.key != "" && newDocument {
 		key, err := updatedoc.ParsePublicKey(j.key)
 		if err != nil {
-			return c.fail(ctx, l, j, fmt.Sprintf("pinned key: %v", err))
+			return fail(fmt.Sprintf("pinned key: %v", err))
 		}
 		if signature == "" {
 			sig, err := c.fetcher.FetchSignature(ctx, j.url)
 			if fetch.IsCancelled(ctx, err) {
-				return outcomeSkipped
+				return pending{}, false
 			}
 			if err != nil {
-				return c.fail(ctx, l, j, fmt.Sprintf("document is unsigned and its .sig could not be fetched: %v", err))
+				return fail(fmt.Sprintf("document is unsigned and its .sig could not be fetched: %v", err))
 			}
 			signature = sig
 		}
 		if err := updatedoc.Verify(body, signature, key); err != nil {
-			return c.fail(ctx, l, j, fmt.Sprintf("signature: %v", err))
+			return fail(fmt.Sprintf("signature: %v", err))
 		}
 		state = "verified"
 	}
 	if j.key != "" && !newDocument && state != "verified" {
 		// The stored document predates the pinned key: it cannot be trusted.
-		return c.fail(ctx, l, j, "stored document is not signed with the pinned key")
+		return fail("stored document is not signed with the pinned key")
 	}
 
 	doc, err := updatedoc.Parse(body)
 	if err != nil {
-		return c.fail(ctx, l, j, fmt.Sprintf("invalid document: %v", err))
+		return fail(fmt.Sprintf("invalid document: %v", err))
 	}
 	// The stored sequence counts only under the key it was accepted with:
 	// a new pinned key starts a new history.
@@ -371,7 +420,7 @@ func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string,
 	}
 	if newDocument {
 		if err := updatedoc.CheckSequence(storedSeq, doc.Sequence, haveSeq); err != nil {
-			return c.fail(ctx, l, j, err.Error())
+			return fail(err.Error())
 		}
 		if haveSeq && doc.Sequence == storedSeq {
 			newDocument = false // same publication: validators move, the document stays
@@ -380,26 +429,42 @@ func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string,
 			}
 		}
 	}
-	if ctx.Err() != nil {
-		return outcomeSkipped
+	p := pending{
+		job: j, newDocument: newDocument, notModified: resp.NotModified, etag: resp.ETag, lastMo: resp.LastModified,
+		results: c.evaluate(doc, j, core, epoch, dismissals),
 	}
+	if newDocument {
+		p.document = store.SourceDocument{
+			URL: j.url, Document: body, Signature: signature, Sequence: doc.Sequence, SequenceKey: j.key,
+			ETag: resp.ETag, LastModified: resp.LastModified, ExpiresAt: expiry(doc), SignatureState: state, Epoch: epoch,
+		}
+	}
+	return p, true
+}
 
-	results := c.evaluate(doc, j, core, l.Epoch, dismissals)
-	err = c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-		var err error
-		if newDocument {
-			err = tx.SourceSaveDocument(ctx, store.SourceDocument{
-				URL: j.url, Document: body, Signature: signature, Sequence: doc.Sequence, SequenceKey: j.key,
-				ETag: resp.ETag, LastModified: resp.LastModified, ExpiresAt: expiry(doc),
-				SignatureState: state, Epoch: l.Epoch,
-			})
-		} else {
-			err = tx.SourceSaveUnchanged(ctx, j.url, resp.ETag, resp.LastModified, l.Epoch)
+// write stores one prepared source in one fenced transaction: the source
+// row and its components' results commit together, or not at all.
+func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
+	if p.failure != "" {
+		c.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "error", p.failure)
+	}
+	err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+		switch {
+		case p.failure != "":
+			if err := tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch); err != nil {
+				return err
+			}
+			return tx.ResultRecordFailure(ctx, p.job.url, p.failure, l.Epoch)
+		case p.newDocument:
+			if err := tx.SourceSaveDocument(ctx, p.document); err != nil {
+				return err
+			}
+		default:
+			if err := tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastMo, l.Epoch); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		for _, r := range results {
+		for _, r := range p.results {
 			if _, err := tx.ResultUpsert(ctx, r); err != nil {
 				return err
 			}
@@ -411,7 +476,9 @@ func (c *Checker) handle(ctx context.Context, l lease.Lease, j job, core string,
 		return outcomeSkipped
 	case err != nil:
 		return outcome{kind: failed, err: err}
-	case resp.NotModified:
+	case p.failure != "":
+		return outcomeFailed
+	case p.notModified:
 		return outcomeNotModified
 	}
 	return outcomeFetched
@@ -448,28 +515,6 @@ func (c *Checker) evaluate(doc *updatedoc.Document, j job, core string, epoch in
 		out = append(out, r)
 	}
 	return out
-}
-
-// fail records a failed source in one fenced transaction: the stored
-// document and the components' last evaluations stay; the error shows.
-func (c *Checker) fail(ctx context.Context, l lease.Lease, j job, message string) outcome {
-	if ctx.Err() != nil {
-		return outcomeSkipped
-	}
-	c.logger.WarnContext(ctx, "update source failed", "url", j.url, "error", message)
-	err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-		if err := tx.SourceSaveFailure(ctx, j.url, message, l.Epoch); err != nil {
-			return err
-		}
-		return tx.ResultRecordFailure(ctx, j.url, message, l.Epoch)
-	})
-	if err != nil {
-		if ctx.Err() != nil && !errors.Is(err, lease.ErrLeaseLost) {
-			return outcomeSkipped
-		}
-		return outcome{kind: failed, err: err}
-	}
-	return outcomeFailed
 }
 
 func expiry(d *updatedoc.Document) *time.Time {
