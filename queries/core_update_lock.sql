@@ -1,12 +1,15 @@
 -- Lease statements; the model and the lock order are in internal/lease/doc.go.
 
--- name: LeaseTimeouts :exec
-SELECT set_config('lock_timeout', @lock_timeout::text, true),
-       set_config('statement_timeout', @statement_timeout::text, true),
-       set_config('idle_in_transaction_session_timeout', @idle_timeout::text, true);
+-- name: LeaseBegin :exec
+-- Timeouts, then the advisory lock (migrations/00004_lease_functions.sql).
+SELECT upcheck_lease_begin(@key::bigint, @lock_timeout::text, @statement_timeout::text, @idle_timeout::text);
 
--- name: LeaseLock :exec
-SELECT pg_advisory_xact_lock(@key::bigint);
+-- name: LeaseBeginFence :one
+-- LeaseBegin, then the row lock and the ownership check, in one round trip:
+-- the epoch, or -1 when the owner does not hold a live lease (epochs start
+-- at 1).
+SELECT coalesce(upcheck_lease_fence(@key::bigint, @name::text, @owner::uuid,
+                                    @lock_timeout::text, @statement_timeout::text, @idle_timeout::text), -1)::bigint AS epoch;
 
 -- name: LeaseGetForUpdate :one
 WITH c AS (SELECT clock_timestamp() AS t)
@@ -54,15 +57,6 @@ SET owner             = NULL,
                              THEN clock_timestamp() ELSE last_completed_at END
 WHERE name = @name
   AND owner = @owner::uuid;
-
--- name: LeaseFence :one
--- The fenced-write check: the row lock plus "still ours and not expired".
-SELECT epoch
-FROM core_update_lock
-WHERE name = @name
-  AND owner = @owner::uuid
-  AND expires_at > clock_timestamp()
-FOR UPDATE;
 
 -- name: LeaseState :one
 -- A read for status displays; takes no lock and decides nothing.

@@ -12,23 +12,56 @@ import (
 	"github.com/google/uuid"
 )
 
-const leaseFence = `-- name: LeaseFence :one
-SELECT epoch
-FROM core_update_lock
-WHERE name = $1
-  AND owner = $2::uuid
-  AND expires_at > clock_timestamp()
-FOR UPDATE
+const leaseBegin = `-- name: LeaseBegin :exec
+
+SELECT upcheck_lease_begin($1::bigint, $2::text, $3::text, $4::text)
 `
 
-type LeaseFenceParams struct {
-	Name  string
-	Owner uuid.UUID
+type LeaseBeginParams struct {
+	Key              int64
+	LockTimeout      string
+	StatementTimeout string
+	IdleTimeout      string
 }
 
-// The fenced-write check: the row lock plus "still ours and not expired".
-func (q *Queries) LeaseFence(ctx context.Context, db DBTX, arg LeaseFenceParams) (int64, error) {
-	row := db.QueryRow(ctx, leaseFence, arg.Name, arg.Owner)
+// Lease statements; the model and the lock order are in internal/lease/doc.go.
+// Timeouts, then the advisory lock (migrations/00004_lease_functions.sql).
+func (q *Queries) LeaseBegin(ctx context.Context, db DBTX, arg LeaseBeginParams) error {
+	_, err := db.Exec(ctx, leaseBegin,
+		arg.Key,
+		arg.LockTimeout,
+		arg.StatementTimeout,
+		arg.IdleTimeout,
+	)
+	return err
+}
+
+const leaseBeginFence = `-- name: LeaseBeginFence :one
+SELECT coalesce(upcheck_lease_fence($1::bigint, $2::text, $3::uuid,
+                                    $4::text, $5::text, $6::text), -1)::bigint AS epoch
+`
+
+type LeaseBeginFenceParams struct {
+	Key              int64
+	Name             string
+	Owner            uuid.UUID
+	LockTimeout      string
+	StatementTimeout string
+	IdleTimeout      string
+}
+
+// LeaseBegin, then the row lock and the ownership check, in one round trip:
+// the epoch, or -1 when the owner does not hold a live lease (epochs start
+// at 1).
+func (q *Queries) LeaseBeginFence(ctx context.Context, db DBTX, arg LeaseBeginFenceParams) (int64, error) {
+	row := db.QueryRow(ctx, leaseBeginFence,
+		arg.Key,
+		arg.Name,
+		arg.Owner,
+		arg.LockTimeout,
+		arg.StatementTimeout,
+		arg.IdleTimeout,
+	)
 	var epoch int64
 	err := row.Scan(&epoch)
 	return epoch, err
@@ -72,15 +105,6 @@ func (q *Queries) LeaseGetForUpdate(ctx context.Context, db DBTX, arg LeaseGetFo
 		&i.CooldownLeft,
 	)
 	return i, err
-}
-
-const leaseLock = `-- name: LeaseLock :exec
-SELECT pg_advisory_xact_lock($1::bigint)
-`
-
-func (q *Queries) LeaseLock(ctx context.Context, db DBTX, key int64) error {
-	_, err := db.Exec(ctx, leaseLock, key)
-	return err
 }
 
 const leaseRelease = `-- name: LeaseRelease :execrows
@@ -211,23 +235,4 @@ func (q *Queries) LeaseTake(ctx context.Context, db DBTX, arg LeaseTakeParams) (
 	var epoch int64
 	err := row.Scan(&epoch)
 	return epoch, err
-}
-
-const leaseTimeouts = `-- name: LeaseTimeouts :exec
-
-SELECT set_config('lock_timeout', $1::text, true),
-       set_config('statement_timeout', $2::text, true),
-       set_config('idle_in_transaction_session_timeout', $3::text, true)
-`
-
-type LeaseTimeoutsParams struct {
-	LockTimeout      string
-	StatementTimeout string
-	IdleTimeout      string
-}
-
-// Lease statements; the model and the lock order are in internal/lease/doc.go.
-func (q *Queries) LeaseTimeouts(ctx context.Context, db DBTX, arg LeaseTimeoutsParams) error {
-	_, err := db.Exec(ctx, leaseTimeouts, arg.LockTimeout, arg.StatementTimeout, arg.IdleTimeout)
-	return err
 }

@@ -26,7 +26,10 @@ Every lease transaction — acquire, renew, release, and the fenced write —
 first sets short lock, statement and idle-in-transaction timeouts, then takes
 pg_advisory_xact_lock on the lease's key, then locks the row with
 SELECT … FOR UPDATE. Always this order, so two lease transactions can only
-queue behind each other, never deadlock. The advisory lock is the real
+queue behind each other, never deadlock. The preamble runs in the database
+functions upcheck_lease_begin and upcheck_lease_fence (migration 00004): one
+round trip instead of three, and the order is that of the function's
+statements, not left to a planner. The advisory lock is the real
 serialiser; the row lock also stops anything that updates the row outside
 these functions (an older release during a rolling deploy, an operator with
 psql) from slipping between check and write.

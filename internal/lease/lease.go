@@ -174,6 +174,14 @@ func (m *Manager) begin(ctx context.Context, tx *store.Tx) error {
 	return tx.LeaseBegin(ctx, m.key, d, d, d)
 }
 
+// fence is begin plus the row lock and the ownership check, in one round
+// trip; store.ErrNotFound means owner does not hold a live lease.
+func (m *Manager) fence(ctx context.Context, tx *store.Tx, owner uuid.UUID) error {
+	d := m.timings.txTimeout()
+	_, err := tx.LeaseBeginFence(ctx, m.key, Name, owner, d, d, d)
+	return err
+}
+
 // Acquire tries to take the lease for trigger. Busy, Cooldown and Skipped
 // are answers, not errors; an error means the database could not be asked.
 func (m *Manager) Acquire(ctx context.Context, trigger Trigger) (Acquisition, error) {
@@ -234,10 +242,7 @@ func (m *Manager) Acquire(ctx context.Context, trigger Trigger) (Acquisition, er
 // ran out can never bring it back.
 func (m *Manager) Renew(ctx context.Context, owner uuid.UUID) error {
 	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
-		if err := m.begin(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := tx.LeaseFence(ctx, Name, owner); err != nil {
+		if err := m.fence(ctx, tx, owner); err != nil {
 			return err
 		}
 		_, err := tx.LeaseRenew(ctx, Name, owner, m.timings.Lease)
@@ -284,10 +289,7 @@ func (m *Manager) Release(ctx context.Context, owner uuid.UUID, completed bool) 
 // (fn is not called at all when the check fails up front).
 func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *store.Tx) error) error {
 	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
-		if err := m.begin(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := tx.LeaseFence(ctx, Name, owner); err != nil {
+		if err := m.fence(ctx, tx, owner); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return ErrLeaseLost
 			}

@@ -43,22 +43,40 @@ type LeaseStatus struct {
 }
 
 // LeaseBegin opens a lease transaction: it bounds lock waits, statements and
-// idleness, then takes the advisory lock on the lease. The row lock comes
-// next, from LeaseGetForUpdate, LeaseFence or the UPDATEs, always in that
-// order so that no two lease transactions can deadlock.
+// idleness, then takes the advisory lock on the lease, in one round trip. The
+// row lock comes next, from LeaseGetForUpdate or the UPDATEs,
+// always in that order so that no two lease transactions can deadlock.
 func (t *Tx) LeaseBegin(ctx context.Context, key int64, lockTimeout, statementTimeout, idleTimeout time.Duration) error {
-	err := t.q.LeaseTimeouts(ctx, t.tx, db.LeaseTimeoutsParams{
+	err := t.q.LeaseBegin(ctx, t.tx, db.LeaseBeginParams{
+		Key:              key,
 		LockTimeout:      pgDuration(lockTimeout),
 		StatementTimeout: pgDuration(statementTimeout),
 		IdleTimeout:      pgDuration(idleTimeout),
 	})
 	if err != nil {
-		return mapError(fmt.Errorf("set lease timeouts: %w", err))
-	}
-	if err := t.q.LeaseLock(ctx, t.tx, key); err != nil {
 		return mapError(fmt.Errorf("lease advisory lock: %w", err))
 	}
 	return nil
+}
+
+// LeaseBeginFence is LeaseBegin followed by the row lock and the ownership
+// check (owner, expires_at > clock_timestamp()), in one round trip:
+// the fenced write's whole preamble. ErrNotFound means owner does not hold a
+// live lease.
+func (t *Tx) LeaseBeginFence(ctx context.Context, key int64, name string, owner uuid.UUID, lockTimeout, statementTimeout, idleTimeout time.Duration) (int64, error) {
+	epoch, err := t.q.LeaseBeginFence(ctx, t.tx, db.LeaseBeginFenceParams{
+		Key: key, Name: name, Owner: owner,
+		LockTimeout:      pgDuration(lockTimeout),
+		StatementTimeout: pgDuration(statementTimeout),
+		IdleTimeout:      pgDuration(idleTimeout),
+	})
+	if err != nil {
+		return 0, mapError(fmt.Errorf("lease fence: %w", err))
+	}
+	if epoch < 0 {
+		return 0, ErrNotFound
+	}
+	return epoch, nil
 }
 
 // LeaseGetForUpdate locks the lease row and reports its state.
@@ -105,13 +123,6 @@ func (t *Tx) LeaseRenew(ctx context.Context, name string, owner uuid.UUID, lease
 func (t *Tx) LeaseRelease(ctx context.Context, name string, owner uuid.UUID, completed bool) (bool, error) {
 	n, err := t.q.LeaseRelease(ctx, t.tx, db.LeaseReleaseParams{Name: name, Owner: owner, Completed: completed})
 	return n == 1, mapError(err)
-}
-
-// LeaseFence locks the lease row if owner holds it and it has not expired,
-// returning the epoch; ErrNotFound otherwise.
-func (t *Tx) LeaseFence(ctx context.Context, name string, owner uuid.UUID) (int64, error) {
-	epoch, err := t.q.LeaseFence(ctx, t.tx, db.LeaseFenceParams{Name: name, Owner: owner})
-	return epoch, mapError(err)
 }
 
 // LeaseStatus reads the lease without locking it; CompletionOlder compares
