@@ -91,7 +91,11 @@ func (a *App) wire(ctx context.Context) error {
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
 	a.Checker.Observe(m)
 	checkerRef.c = a.Checker
-	if a.Auth, err = auth.New(a.Store, auth.Config{SecureCookie: a.Config.SecureCookies}, a.Logger); err != nil {
+	// A second of principal cache: a burst of requests with one session or
+	// token costs one query; a logout or revocation elsewhere takes effect
+	// within that second.
+	authConfig := auth.Config{SecureCookie: a.Config.SecureCookies, PrincipalCacheTTL: time.Second}
+	if a.Auth, err = auth.New(a.Store, authConfig, a.Logger); err != nil {
 		return err
 	}
 	a.Logger.DebugContext(ctx, "wired", "schedule", spec, "period", timings.Period)

@@ -91,6 +91,10 @@ type Config struct {
 	AddressLimit Limit
 	// MaxConcurrentHashes bounds argon2 runs in flight (default 4).
 	MaxConcurrentHashes int
+	// PrincipalCacheTTL reuses a successful authentication of a session or
+	// token for this long (0: never). A logout or revocation on this
+	// instance takes effect at once, on other instances within the TTL.
+	PrincipalCacheTTL time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -143,6 +147,7 @@ type Service struct {
 	logger *slog.Logger
 
 	hashSlots chan struct{} // a semaphore over argon2 runs
+	cache     *principalCache
 
 	dummyOnce sync.Once
 	dummyHash string
@@ -157,7 +162,7 @@ func New(st *store.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{st: st, cfg: cfg, logger: logger, hashSlots: make(chan struct{}, cfg.MaxConcurrentHashes)}, nil
+	return &Service{st: st, cfg: cfg, logger: logger, hashSlots: make(chan struct{}, cfg.MaxConcurrentHashes), cache: newPrincipalCache(cfg.PrincipalCacheTTL)}, nil
 }
 
 // Config returns the settings in effect, defaults filled in.
@@ -324,6 +329,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 	if !ok {
 		return Principal{}, ErrUnauthenticated
 	}
+	if p, ok := s.cache.get(id); ok {
+		return p, nil
+	}
 	su, err := s.st.SessionAuthenticate(ctx, id, s.cfg.IdleTimeout, touchInterval)
 	if errors.Is(err, store.ErrNotFound) {
 		return Principal{}, ErrUnauthenticated
@@ -331,10 +339,12 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 	if err != nil {
 		return Principal{}, dbError("authenticate session", err)
 	}
-	return Principal{
+	p := Principal{
 		UserID: su.User.ID, Email: su.User.Email, Role: su.User.Role,
 		SessionID: hex.EncodeToString(su.Session.ID), CSRFToken: su.Session.CSRFToken,
-	}, nil
+	}
+	s.cache.put(id, p)
+	return p, nil
 }
 
 // Logout ends a session (Principal.SessionID). Ending one that is already
@@ -344,6 +354,7 @@ func (s *Service) Logout(ctx context.Context, sessionID string) error {
 	if err != nil || len(id) != sha256.Size {
 		return nil // no such session can exist
 	}
+	s.cache.drop(func(p Principal) bool { return p.SessionID == sessionID })
 	if _, err := s.st.SessionDelete(ctx, id); err != nil {
 		return dbError("logout", err)
 	}
@@ -391,6 +402,9 @@ func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal,
 	if !ok {
 		return Principal{}, ErrUnauthenticated
 	}
+	if p, ok := s.cache.get(hash); ok {
+		return p, nil
+	}
 	tu, err := s.st.APITokenAuthenticate(ctx, hash, touchInterval)
 	if errors.Is(err, store.ErrNotFound) {
 		return Principal{}, ErrUnauthenticated
@@ -398,12 +412,15 @@ func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal,
 	if err != nil {
 		return Principal{}, dbError("authenticate api token", err)
 	}
-	return Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID}, nil
+	p := Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID}
+	s.cache.put(hash, p)
+	return p, nil
 }
 
 // RevokeToken revokes an API token by id (Principal.TokenID, or Tokens);
 // store.ErrNotFound if there is none. It stops working at its next request.
 func (s *Service) RevokeToken(ctx context.Context, id int64) error {
+	s.cache.drop(func(p Principal) bool { return p.ViaToken && p.TokenID == id })
 	err := s.st.WithTx(ctx, func(tx *store.Tx) error {
 		owner, err := tx.APITokenRevoke(ctx, id)
 		if err != nil {

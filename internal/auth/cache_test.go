@@ -1,0 +1,79 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// With the principal cache, a burst of requests costs one query (the
+// second authentication succeeds without the database), while a logout or
+// a revocation on this instance takes effect at once and the cache never
+// outlives its TTL.
+func TestPrincipalCache(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{PrincipalCacheTTL: 300 * time.Millisecond})
+	ctx := context.Background()
+	if _, err := b.svc.CreateUser(ctx, "a@example.test", RoleAdmin, "a long enough password"); err != nil {
+		t.Fatal(err)
+	}
+	session, _, err := b.svc.Login(ctx, "a@example.test", "a long enough password", "127.0.0.1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := b.svc.CreateToken(ctx, "a@example.test", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.svc.Authenticate(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := b.svc.AuthenticateToken(ctx, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Another instance revokes the token and ends the session behind this
+	// one's back: this instance trusts its cache for at most the TTL.
+	b.db.Pool.Exec(ctx, "UPDATE api_tokens SET revoked = true")
+	b.db.Pool.Exec(ctx, "DELETE FROM sessions")
+	if _, err := b.svc.AuthenticateToken(ctx, token); err != nil {
+		t.Fatalf("within the TTL the cached token should answer without the database: %v", err)
+	}
+	time.Sleep(350 * time.Millisecond)
+	if _, err := b.svc.AuthenticateToken(ctx, token); !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("token revoked elsewhere, after the TTL: %v, want ErrUnauthenticated", err)
+	}
+	if _, err := b.svc.Authenticate(ctx, session); !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("session ended elsewhere, after the TTL: %v, want ErrUnauthenticated", err)
+	}
+
+	// On this instance, logout and revocation drop the cache at once.
+	session2, _, err := b.svc.Login(ctx, "a@example.test", "a long enough password", "127.0.0.1", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = b.svc.Authenticate(ctx, session2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.Logout(ctx, p.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Authenticate(ctx, session2); !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("after logout: %v", err)
+	}
+	token2, _ := b.svc.CreateToken(ctx, "a@example.test", "t2")
+	tp, err = b.svc.AuthenticateToken(ctx, token2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.svc.RevokeToken(ctx, tp.TokenID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.AuthenticateToken(ctx, token2); !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("after revocation: %v", err)
+	}
+}
