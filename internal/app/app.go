@@ -79,8 +79,9 @@ func (a *App) wire(ctx context.Context) error {
 	if !a.Config.PeriodSet {
 		timings.Period = period
 	}
-	checkerRef := &summaryLater{}
-	m := metrics.New(checkerRef)
+	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) {
+		return updatecheck.ReadSummary(ctx, a.Store)
+	})
 	a.Metrics = m
 	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger), lease.WithObserver(m)); err != nil {
 		return err
@@ -90,7 +91,6 @@ func (a *App) wire(ctx context.Context) error {
 	}, a.Logger)
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
 	a.Checker.Observe(m)
-	checkerRef.c = a.Checker
 	// A second of principal cache: a burst of requests with one session or
 	// token costs one query; a logout or revocation elsewhere takes effect
 	// within that second.
@@ -100,14 +100,6 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.Logger.DebugContext(ctx, "wired", "schedule", spec, "period", timings.Period)
 	return nil
-}
-
-// summaryLater lets the metrics read the summary of a checker wired after
-// them.
-type summaryLater struct{ c *updatecheck.Checker }
-
-func (s *summaryLater) ReadSummary(ctx context.Context) (updatecheck.Summary, error) {
-	return s.c.ReadSummary(ctx)
 }
 
 // Close releases the fetcher's connections and the pool.

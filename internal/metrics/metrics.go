@@ -33,11 +33,9 @@ type Metrics struct {
 	httpRequests      *prometheus.CounterVec
 }
 
-// SummaryReader reads the stored summary from the database (not a cache);
-// *updatecheck.Checker is one.
-type SummaryReader interface {
-	ReadSummary(ctx context.Context) (updatecheck.Summary, error)
-}
+// SummaryReader reads the stored summary from the database, not from a
+// cache (updatecheck.ReadSummary).
+type SummaryReader func(ctx context.Context) (updatecheck.Summary, error)
 
 // New registers every series. summary feeds the component and source
 // gauges and database_up at each scrape.
@@ -146,7 +144,7 @@ func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	sum, err := s.summary.ReadSummary(ctx)
+	sum, err := s.summary(ctx)
 	if err != nil {
 		ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 0)
 		return

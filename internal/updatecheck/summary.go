@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // Summary is the shape of GET /api/admin/plugins/updates/summary (DESIGN.md
@@ -92,7 +94,7 @@ func (c *Checker) Summary(ctx context.Context) (Summary, error) {
 func (c *Checker) readShared(r *summaryRead, gen uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), summaryReadTimeout)
 	defer cancel()
-	r.value, r.err = c.ReadSummary(ctx)
+	r.value, r.err = ReadSummary(ctx, c.store)
 	sc := &c.summary
 	sc.mu.Lock()
 	sc.inflight = nil
@@ -103,10 +105,10 @@ func (c *Checker) readShared(r *summaryRead, gen uint64) {
 	close(r.done)
 }
 
-// ReadSummary reads the summary from the database, bypassing the cache
+// ReadSummary reads the summary from the database, bypassing any cache
 // (metrics use it: database_up must say what the database does now).
-func (c *Checker) ReadSummary(ctx context.Context) (Summary, error) {
-	s, err := c.store.Summary(ctx)
+func ReadSummary(ctx context.Context, st *store.Store) (Summary, error) {
+	s, err := st.Summary(ctx)
 	if err != nil {
 		return Summary{}, err
 	}
