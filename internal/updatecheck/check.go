@@ -184,9 +184,8 @@ func (c *Checker) release(ctx context.Context, l lease.Lease, completed bool) {
 // job is one source to fetch and the components it serves.
 type job struct {
 	url        string
-	key        string // pinned key, "" for unsigned
-	stored     store.Source
-	hasStored  bool
+	key        string       // pinned key, "" for unsigned
+	stored     store.Source // zero when the source was never written
 	components []store.Component
 }
 
@@ -311,8 +310,7 @@ func plan(components []store.Component, stored []store.Source) ([]job, string) {
 		}
 		i, ok := index[comp.SourceURL]
 		if !ok {
-			s, has := byURL[comp.SourceURL]
-			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: s, hasStored: has})
+			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL]})
 			i = len(jobs) - 1
 			index[comp.SourceURL] = i
 		}
@@ -358,7 +356,8 @@ type pending struct {
 	newDocument  bool
 	notModified  bool
 	document     store.SourceDocument
-	etag, lastMo string
+	etag         string // the validators the publisher sent
+	lastModified string
 	results      []store.Result
 }
 
@@ -430,7 +429,7 @@ func (c *Checker) prepare(ctx context.Context, j job, core string, dismissals ma
 		}
 	}
 	p := pending{
-		job: j, newDocument: newDocument, notModified: resp.NotModified, etag: resp.ETag, lastMo: resp.LastModified,
+		job: j, newDocument: newDocument, notModified: resp.NotModified, etag: resp.ETag, lastModified: resp.LastModified,
 		results: c.evaluate(doc, j, core, epoch, dismissals),
 	}
 	if newDocument {
@@ -460,7 +459,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 				return err
 			}
 		default:
-			if err := tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastMo, l.Epoch); err != nil {
+			if err := tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch); err != nil {
 				return err
 			}
 		}
