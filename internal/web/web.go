@@ -49,6 +49,10 @@ func New(d Deps) http.Handler {
 	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context, metrics: d.Metrics}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// The client address is the peer's: forwarding headers are written by
+	// the client unless a proxy we trust rewrote them, and login throttling
+	// per address must not be escaped by sending a new X-Forwarded-For.
+	e.IPExtractor = echo.ExtractIPDirect()
 	e.Use(d.Middleware...)
 	e.HTTPErrorHandler = s.handleError
 	s.routes(e)

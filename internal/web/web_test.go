@@ -330,6 +330,24 @@ func TestLoginFailuresAreThrottled(t *testing.T) {
 	wantStatus(t, "right password while locked", r, 429)
 }
 
+// Per-address throttling counts the peer's address: a forged
+// X-Forwarded-For on every attempt does not reset it.
+func TestLoginThrottleIgnoresForwardedFor(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.anonymous()
+	var last response
+	for i := range 30 {
+		// A new (unknown) account each time, so only the address limit applies.
+		last = c.do("POST", "/login", fmt.Sprintf("email=nobody%d%%40example.test&password=wrong-password-here", i),
+			"application/x-www-form-urlencoded", map[string]string{"X-Forwarded-For": fmt.Sprintf("203.0.113.%d", i), "X-Real-IP": fmt.Sprintf("198.51.100.%d", i)})
+		if last.status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	wantStatus(t, "30 failures from one peer with forged forwarding headers", last, 429)
+}
+
 // Dismissing an advisory re-evaluates at once (the summary follows) and is
 // audited; restoring it brings it back.
 func TestDismissAdvisory(t *testing.T) {
