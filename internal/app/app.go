@@ -46,6 +46,14 @@ type App struct {
 // configured), applies migrations, and wires the lease manager, the fetcher
 // and the checker. Close releases what it opened.
 func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, error) {
+	return open(ctx, cfg, logger, false)
+}
+
+// startRetry is the pause between attempts to reach a database that is not
+// up yet when serve starts.
+const startRetry = 2 * time.Second
+
+func open(ctx context.Context, cfg config.Config, logger *slog.Logger, waitForDatabase bool) (*App, error) {
 	if cfg.TestTimings {
 		logger.WarnContext(ctx, "UPCHECK_TEST_TIMINGS is set: lease timings are shortened; never use this in production",
 			"lease", cfg.Timings.Lease, "heartbeat", cfg.Timings.Heartbeat, "cooldown", cfg.Timings.Cooldown)
@@ -55,16 +63,30 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 		return nil, err
 	}
 	a := &App{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool)}
-	if err := a.wire(ctx); err != nil {
+	if err := a.wire(ctx, waitForDatabase); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
-func (a *App) wire(ctx context.Context) error {
-	if err := store.Migrate(ctx, a.Pool, a.Logger); err != nil {
-		return err
+func (a *App) wire(ctx context.Context, waitForDatabase bool) error {
+	for {
+		err := store.Migrate(ctx, a.Pool, a.Logger)
+		if err == nil {
+			break
+		}
+		if !waitForDatabase || !store.IsUnavailable(err) {
+			return err
+		}
+		// A server started before its database (a reboot, an orchestrator
+		// starting everything at once) waits for it rather than exiting.
+		a.Logger.WarnContext(ctx, "database unavailable at start; retrying", "in", startRetry, "error", err)
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(startRetry):
+		}
 	}
 	spec, err := updatecheck.ResolveSchedule(ctx, a.Store, a.Config.CheckSchedule)
 	if err != nil {

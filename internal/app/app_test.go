@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +157,83 @@ func TestMetrics(t *testing.T) {
 		t.Error("database_up is not 0 while the database refuses connections")
 	}
 	admin.Exec(context.Background(), "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS true")
+}
+
+// A server started before its database waits for it instead of exiting:
+// the database's port refuses connections for a second, then a proxy to it
+// opens, and the same process serves.
+func TestServeWaitsForTheDatabaseAtStart(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := net.JoinHostPort("127.0.0.1", u.Query().Get("port"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxyAddr := ln.Addr().String()
+	ln.Close() // refused until the proxy opens
+
+	dbURL := "postgres://upcheck@" + proxyAddr + "/" + d.Name + "?sslmode=disable"
+	cfg, err := config.FromEnv(func(k string) string {
+		return map[string]string{"UPCHECK_DATABASE_URL": dbURL, "UPCHECK_LISTEN": "127.0.0.1:0"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a string) { addr <- a })
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("serve gave up while the database was down: %v", err)
+	case <-addr:
+		t.Fatal("serve listened before it could migrate")
+	case <-time.After(1500 * time.Millisecond):
+	}
+
+	proxy, err := net.Listen("tcp", proxyAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	go func() {
+		for {
+			c, err := proxy.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go io.Copy(s, c)
+				io.Copy(c, s)
+			}()
+		}
+	}()
+	select {
+	case a := <-addr:
+		if got := status(t, "http://"+a+"/readyz"); got != http.StatusOK {
+			t.Fatalf("/readyz = %d", got)
+		}
+	case err := <-done:
+		t.Fatalf("serve exited: %v", err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not start once the database was reachable")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
 }

@@ -33,8 +33,11 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		defer demoSite.close()
 		cfg.AllowPrivateSources = true // the demo publisher lives on loopback
 	}
-	a, err := Open(ctx, cfg, logger)
+	a, err := open(ctx, cfg, logger, true)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // asked to stop while waiting for the database
+		}
 		return err
 	}
 	defer a.Close()
