@@ -400,6 +400,11 @@ func TestCatalogAPI(t *testing.T) {
 	if first["code"] != "blog" || first["security"] != true {
 		t.Errorf("first entry = %v, want the security update first", first)
 	}
+	page.Components, page.Total = nil, 0
+	json.Unmarshal([]byte(admin.do("GET", "/api/admin/plugins/updates?per_page=3&page=10", "", "", nil).body), &page)
+	if page.Total != 7 || len(page.Components) != 0 {
+		t.Fatalf("past the last page: total %d, %d entries; want 7 and none", page.Total, len(page.Components))
+	}
 	json.Unmarshal([]byte(admin.do("GET", "/api/admin/plugins/updates?status=failing", "", "", nil).body), &page)
 	if page.Total != 1 || page.Components[0]["code"] != "shop" {
 		t.Fatalf("failing filter: %+v", page)
