@@ -59,6 +59,8 @@ WHERE c.code = @code;
 SELECT s.url, s.last_success_at, s.last_attempt_at, s.last_error, s.consecutive_failures,
        s.expires_at, s.signature_state,
        (s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())::boolean AS expired,
+       coalesce((s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())
+                 OR s.last_success_at < clock_timestamp() - interval '48 hours', false)::boolean AS stale,
        (SELECT count(*) FROM components c WHERE c.source_url = s.url)::bigint AS components
 FROM sources s
 WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)

@@ -3,6 +3,11 @@ SELECT code, name, installed_version, source_url, pinned_key
 FROM components
 ORDER BY code;
 
+-- name: ComponentGet :one
+SELECT code, name, installed_version, source_url, pinned_key
+FROM components
+WHERE code = @code;
+
 -- name: ComponentUpsert :exec
 INSERT INTO components (code, name, installed_version, source_url, pinned_key)
 VALUES (@code, @name, @installed_version, sqlc.narg(source_url), sqlc.narg(pinned_key))

@@ -11,7 +11,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
+
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -267,15 +267,6 @@ func (p *publisher) holdPath(path string) func() {
 	}
 }
 
-func (p *publisher) count(path string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := p.requests[path]; n != nil {
-		return int(n.Load())
-	}
-	return 0
-}
-
 // awaitRequest waits for a request to path.
 func (p *publisher) awaitRequest(t *testing.T, path string, d time.Duration) {
 	t.Helper()
@@ -332,9 +323,4 @@ func query[T any](t *testing.T, d *pgtest.DB, sql string, args ...any) T {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return v
-}
-
-func readAll(r io.Reader) string {
-	b, _ := io.ReadAll(r)
-	return string(b)
 }

@@ -190,6 +190,8 @@ const sourceHealthList = `-- name: SourceHealthList :many
 SELECT s.url, s.last_success_at, s.last_attempt_at, s.last_error, s.consecutive_failures,
        s.expires_at, s.signature_state,
        (s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())::boolean AS expired,
+       coalesce((s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())
+                 OR s.last_success_at < clock_timestamp() - interval '48 hours', false)::boolean AS stale,
        (SELECT count(*) FROM components c WHERE c.source_url = s.url)::bigint AS components
 FROM sources s
 WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
@@ -205,6 +207,7 @@ type SourceHealthListRow struct {
 	ExpiresAt           *time.Time
 	SignatureState      string
 	Expired             bool
+	Stale               bool
 	Components          int64
 }
 
@@ -227,6 +230,7 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 			&i.ExpiresAt,
 			&i.SignatureState,
 			&i.Expired,
+			&i.Stale,
 			&i.Components,
 		); err != nil {
 			return nil, err

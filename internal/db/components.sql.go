@@ -22,6 +22,33 @@ func (q *Queries) ComponentDeleteMissing(ctx context.Context, db DBTX, codes []s
 	return result.RowsAffected(), nil
 }
 
+const componentGet = `-- name: ComponentGet :one
+SELECT code, name, installed_version, source_url, pinned_key
+FROM components
+WHERE code = $1
+`
+
+type ComponentGetRow struct {
+	Code             string
+	Name             string
+	InstalledVersion string
+	SourceUrl        *string
+	PinnedKey        *string
+}
+
+func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (ComponentGetRow, error) {
+	row := db.QueryRow(ctx, componentGet, code)
+	var i ComponentGetRow
+	err := row.Scan(
+		&i.Code,
+		&i.Name,
+		&i.InstalledVersion,
+		&i.SourceUrl,
+		&i.PinnedKey,
+	)
+	return i, err
+}
+
 const componentList = `-- name: ComponentList :many
 SELECT code, name, installed_version, source_url, pinned_key
 FROM components

@@ -39,7 +39,6 @@ var (
 	setupErr  error
 	serverURL string // a URL on the server; the database part is replaced
 	template  string
-	cluster   *devdb.Cluster
 )
 
 // DB is one test's database.
@@ -83,10 +82,6 @@ func New(t testing.TB) *DB {
 	return d
 }
 
-// Cluster returns the private test cluster, or nil when the tests run on
-// UPCHECK_TEST_DATABASE_URL. Tests that stop the server need it.
-func Cluster() *devdb.Cluster { return cluster }
-
 func setup(ctx context.Context) error {
 	serverURL = os.Getenv("UPCHECK_TEST_DATABASE_URL")
 	if serverURL == "" {
@@ -94,7 +89,7 @@ func setup(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		cluster, err = devdb.Ensure(ctx, filepath.Join(root, ".data", "testpg"), devdb.Options{
+		cluster, err := devdb.Ensure(ctx, filepath.Join(root, ".data", "testpg"), devdb.Options{
 			Fast: true, MaxConnections: 400, Logger: slog.Default(),
 		})
 		if err != nil {

@@ -59,6 +59,7 @@ type SourceHealth struct {
 	ConsecutiveFailures          int
 	ExpiresAt                    *time.Time
 	Expired                      bool
+	Stale                        bool // expired, or no success for 48 hours (database clock)
 	SignatureState               string
 }
 
@@ -133,7 +134,7 @@ func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
 		out[i] = SourceHealth{
 			URL: r.Url, Components: int(r.Components), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
 			LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures), ExpiresAt: r.ExpiresAt,
-			Expired: r.Expired, SignatureState: r.SignatureState,
+			Expired: r.Expired, Stale: r.Stale, SignatureState: r.SignatureState,
 		}
 	}
 	return out, nil

@@ -98,6 +98,16 @@ func (s *Store) Components(ctx context.Context) ([]Component, error) {
 	return out, nil
 }
 
+// Component reads one installed component; ErrNotFound when it is not
+// installed.
+func (s *Store) Component(ctx context.Context, code string) (Component, error) {
+	r, err := s.q.ComponentGet(ctx, s.pool, code)
+	if err != nil {
+		return Component{}, mapError(err)
+	}
+	return Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey)}, nil
+}
+
 // Sources lists every stored source.
 func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 	rows, err := s.q.SourceList(ctx, s.pool)
@@ -217,12 +227,6 @@ func (s *Store) CheckRunFinish(ctx context.Context, id int64, status string, c R
 		ID: id, Status: status, SourcesFetched: int32(c.Fetched), SourcesNotModified: int32(c.NotModified),
 		SourcesFailed: int32(c.Failed), SourcesSkipped: int32(c.Skipped), Error: ref(message),
 	}))
-}
-
-// Setting reads an installation setting; ErrNotFound when unset.
-func (s *Store) Setting(ctx context.Context, key string) (string, error) {
-	v, err := s.q.SettingGet(ctx, s.pool, key)
-	return v, mapError(err)
 }
 
 // SettingEnsure stores value for key unless one is stored, and returns the

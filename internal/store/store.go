@@ -47,9 +47,6 @@ func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, q: db.New()}
 }
 
-// Pool exposes the pool for health checks and shutdown.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
 // Ping checks that the database answers. A failure is tried again a few
 // times: after a database restart the pool may still hold connections that
 // died idle, and it drops each on its first failure, so a database that is

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Reevaluate rewrites one component's result from its source's stored
@@ -12,25 +13,16 @@ import (
 // advisory was dismissed or restored, the badge and the alert follow at
 // once. It holds the lease's lock, like a manifest sync.
 func (c *Checker) Reevaluate(ctx context.Context, code string) error {
-	components, err := c.store.Components(ctx)
-	if err != nil {
+	comp, err := c.store.Component(ctx, code)
+	if err != nil || comp.SourceURL == "" {
 		return err
 	}
-	var comp *store.Component
 	core := ""
-	for i := range components {
-		if components[i].Code == code {
-			comp = &components[i]
-		}
-		if components[i].Code == "core" {
-			core = components[i].InstalledVersion
-		}
-	}
-	if comp == nil {
-		return store.ErrNotFound
-	}
-	if comp.SourceURL == "" {
-		return nil
+	switch coreComp, err := c.store.Component(ctx, updatedoc.CoreCode); {
+	case err == nil:
+		core = coreComp.InstalledVersion
+	case !errors.Is(err, store.ErrNotFound):
+		return err
 	}
 	dismissals, err := c.store.DismissalsFor(ctx)
 	if err != nil {
@@ -38,10 +30,7 @@ func (c *Checker) Reevaluate(ctx context.Context, code string) error {
 	}
 	defer c.summary.invalidate()
 	return c.lease.WithLock(ctx, func(tx *store.Tx) error {
-		_, err := c.reevaluate(ctx, tx, *comp, core, dismissals)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
+		_, err := c.reevaluate(ctx, tx, comp, core, dismissals)
 		return err
 	})
 }

@@ -203,7 +203,7 @@ func (s *Server) sourcesPage(c echo.Context) error {
 	for i, src := range sources {
 		rows[i] = views.SourceRow{URL: src.URL, Components: src.Components, LastSuccessAt: src.LastSuccessAt,
 			LastAttemptAt: src.LastAttemptAt, LastError: src.LastError, ConsecutiveFailures: src.ConsecutiveFailures,
-			Stale:     src.Expired || (src.LastSuccessAt != nil && time.Since(*src.LastSuccessAt) > 48*time.Hour),
+			Stale:     src.Stale,
 			ExpiresAt: src.ExpiresAt, SignatureState: src.SignatureState}
 	}
 	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: rows}))
@@ -234,7 +234,7 @@ func (s *Server) setDismissed(c echo.Context, dismiss bool) error {
 	if len(id) > 200 {
 		return echo.NewHTTPError(http.StatusBadRequest, "advisory id is too long")
 	}
-	if _, err := s.store.ComponentDetail(ctx, code); err != nil {
+	if _, err := s.store.Component(ctx, code); err != nil {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)

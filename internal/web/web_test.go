@@ -377,6 +377,22 @@ func TestDismissAdvisory(t *testing.T) {
 	}
 }
 
+// Source health judges staleness by the database clock: a source whose
+// last success is three days old is marked stale, a fresh one is not.
+func TestSourceHealthStale(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.login("admin@example.test")
+	wantStatus(t, "check", admin.postCheck(true), 200)
+	if body := admin.do("GET", "/admin/sources", "", "", nil).body; strings.Contains(body, ">Stale<") {
+		t.Fatal("a source checked just now is marked stale")
+	}
+	b.db.Pool.Exec(context.Background(), "UPDATE sources SET last_success_at = clock_timestamp() - interval '3 days' WHERE url LIKE '%core.json'")
+	if body := admin.do("GET", "/admin/sources", "", "", nil).body; !strings.Contains(body, ">Stale<") {
+		t.Fatal("a source without a success for three days is not marked stale")
+	}
+}
+
 // The catalog API pages and filters.
 func TestCatalogAPI(t *testing.T) {
 	t.Parallel()
@@ -413,5 +429,3 @@ func TestCatalogAPI(t *testing.T) {
 		t.Error("the catalog page's security filter does not filter")
 	}
 }
-
-var _ = fmt.Sprint
