@@ -1,67 +1,47 @@
 -- name: CatalogCount :one
 SELECT count(*)::bigint
-FROM components c
-LEFT JOIN component_results r
-       ON r.code = c.code AND r.installed_version = c.installed_version
-      AND r.source_url IS NOT DISTINCT FROM c.source_url
+FROM component_state cs
 WHERE (@filter::text = ''
-       OR (@filter = 'updates' AND r.update_available)
-       OR (@filter = 'security' AND r.security)
-       OR (@filter = 'vulnerable' AND r.vulnerable)
-       OR (@filter = 'failing' AND r.last_error IS NOT NULL)
-       OR (@filter = 'stale' AND c.source_url IS NOT NULL
-           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
-  AND (@search::text = '' OR c.code ILIKE '%' || @search || '%' OR c.name ILIKE '%' || @search || '%');
+       OR (@filter = 'updates' AND cs.update_available)
+       OR (@filter = 'security' AND cs.security)
+       OR (@filter = 'vulnerable' AND cs.vulnerable)
+       OR (@filter = 'failing' AND cs.failing)
+       OR (@filter = 'stale' AND cs.stale))
+  AND (@search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%');
 
 -- name: CatalogPage :many
 -- Components needing attention first (security, vulnerable, updates), then
 -- by code, so a page boundary never moves between two identical reads.
-SELECT c.code, c.name, c.installed_version, c.source_url,
-       r.latest_version, r.update_version,
-       coalesce(r.update_available, false)::boolean AS update_available,
-       coalesce(r.security, false)::boolean         AS security,
-       coalesce(r.vulnerable, false)::boolean       AS vulnerable,
-       coalesce(r.needs_newer_core, false)::boolean AS needs_newer_core,
-       r.required_core, r.advisories, r.release_url,
-       coalesce(r.stale, false)::boolean            AS stale,
-       r.last_success_at, r.last_error, s.last_attempt_at
-FROM components c
-LEFT JOIN component_results r
-       ON r.code = c.code AND r.installed_version = c.installed_version
-      AND r.source_url IS NOT DISTINCT FROM c.source_url
-LEFT JOIN sources s ON s.url = c.source_url
+SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
+       cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
+       cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
+       cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error
+FROM component_state cs
 WHERE (@filter::text = ''
-       OR (@filter = 'updates' AND r.update_available)
-       OR (@filter = 'security' AND r.security)
-       OR (@filter = 'vulnerable' AND r.vulnerable)
-       OR (@filter = 'failing' AND r.last_error IS NOT NULL)
-       OR (@filter = 'stale' AND c.source_url IS NOT NULL
-           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
-  AND (@search::text = '' OR c.code ILIKE '%' || @search || '%' OR c.name ILIKE '%' || @search || '%')
-ORDER BY coalesce(r.security, false) DESC, coalesce(r.vulnerable, false) DESC,
-         coalesce(r.update_available, false) DESC, c.code
+       OR (@filter = 'updates' AND cs.update_available)
+       OR (@filter = 'security' AND cs.security)
+       OR (@filter = 'vulnerable' AND cs.vulnerable)
+       OR (@filter = 'failing' AND cs.failing)
+       OR (@filter = 'stale' AND cs.stale))
+  AND (@search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%')
+ORDER BY cs.security DESC, cs.vulnerable DESC, cs.update_available DESC, cs.code
 LIMIT @max_rows OFFSET @skip_rows;
 
 -- name: ComponentDetail :one
-SELECT c.code, c.name, c.installed_version, c.source_url, c.pinned_key,
-       r.latest_version, r.evaluation, r.last_success_at, r.last_error,
-       s.document, s.last_attempt_at,
-       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
-FROM components c
-LEFT JOIN component_results r
-       ON r.code = c.code AND r.installed_version = c.installed_version
-      AND r.source_url IS NOT DISTINCT FROM c.source_url
-LEFT JOIN sources s ON s.url = c.source_url
-WHERE c.code = @code;
+-- One component from the read model, with its whole evaluation (releases,
+-- every advisory affecting the installed version) and the ids of the
+-- advisories dismissed for it.
+SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.evaluated,
+       cs.latest_version, cs.evaluation, cs.eval_error, cs.stale, cs.failing, cs.source_failing,
+       cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
+       (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
+          FROM advisory_dismissals d WHERE d.component_code = cs.code)::text[] AS dismissed
+FROM component_state cs
+WHERE cs.code = @code;
 
 -- name: SourceHealthList :many
--- Failing sources first, then the longest without a success.
-SELECT s.url, s.last_success_at, s.last_attempt_at, s.last_error, s.consecutive_failures,
-       s.expires_at, s.signature_state,
-       (s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())::boolean AS expired,
-       coalesce((s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())
-                 OR s.last_success_at < clock_timestamp() - interval '48 hours', false)::boolean AS stale,
-       (SELECT count(*) FROM components c WHERE c.source_url = s.url)::bigint AS components
-FROM sources s
-WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
-ORDER BY (s.last_error IS NULL), s.last_success_at NULLS FIRST, s.url;
+-- Every source in use, failing ones first, then the longest without a success.
+SELECT url, components, last_success_at, last_attempt_at, last_error, consecutive_failures,
+       expires_at, signature_state, has_document, expired, stale, failing
+FROM source_state
+ORDER BY failing DESC, last_success_at NULLS FIRST, url;

@@ -8,9 +8,16 @@ SELECT code, name, installed_version, source_url, pinned_key
 FROM components
 WHERE code = @code;
 
--- name: ComponentUpsert :exec
+-- name: ComponentUpsertMany :execrows
+-- Inserts or updates the given components in one statement; rows that would
+-- not change are left alone. An empty source or key is stored as null.
 INSERT INTO components (code, name, installed_version, source_url, pinned_key)
-VALUES (@code, @name, @installed_version, sqlc.narg(source_url), sqlc.narg(pinned_key))
+SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, '')
+FROM (SELECT unnest(@codes::text[])              AS code,
+             unnest(@names::text[])              AS name,
+             unnest(@installed_versions::text[]) AS installed_version,
+             unnest(@source_urls::text[])        AS source_url,
+             unnest(@pinned_keys::text[])        AS pinned_key) m
 ON CONFLICT (code) DO UPDATE
 SET name              = EXCLUDED.name,
     installed_version = EXCLUDED.installed_version,
@@ -23,3 +30,21 @@ WHERE (components.name, components.installed_version, components.source_url, com
 -- name: ComponentDeleteMissing :execrows
 DELETE FROM components
 WHERE code <> ALL (@codes::text[]);
+
+-- name: ComponentInputsForSource :many
+-- What evaluating the components of one source needs, read inside the
+-- fenced transaction that writes their results.
+SELECT c.code, c.installed_version,
+       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
+FROM components c
+WHERE c.source_url = @source_url::text
+ORDER BY c.code;
+
+-- name: ComponentListUnevaluated :many
+-- Components whose source has a stored document but who have no result
+-- evaluated from the current inputs (see component_state).
+SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key
+FROM component_state cs
+JOIN sources s ON s.url = cs.source_url
+WHERE NOT cs.evaluated AND s.document IS NOT NULL
+ORDER BY cs.source_url, cs.code;

@@ -1,27 +1,35 @@
 -- name: SourceList :many
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash
 FROM sources
 ORDER BY url;
 
 -- name: SourceGet :one
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash
 FROM sources
 WHERE url = @url;
 
--- name: SourceSaveDocument :exec
+-- name: SourceSequenceList :many
+-- The highest sequence accepted per source and key ('' for unsigned).
+SELECT url, key, sequence
+FROM source_sequences
+ORDER BY url, key;
+
+-- name: SourceSaveDocument :one
 -- A new valid document (200): it replaces the stored one and clears errors.
-INSERT INTO sources (url, document, signature, sequence, sequence_key, etag, last_modified,
+-- Returns how many components use the source now.
+INSERT INTO sources (url, document, document_hash, signature, sequence, sequence_key, etag, last_modified,
                      expires_at, fetched_at, last_success_at, last_attempt_at,
                      last_error, last_error_at, consecutive_failures, signature_state, epoch)
-VALUES (@url, @document, sqlc.narg(signature), @sequence, sqlc.narg(sequence_key), sqlc.narg(etag),
-        sqlc.narg(last_modified), sqlc.narg(expires_at), clock_timestamp(), clock_timestamp(),
+VALUES (@url, @document::bytea, sha256(@document::bytea), sqlc.narg(signature), @sequence, sqlc.narg(sequence_key),
+        sqlc.narg(etag), sqlc.narg(last_modified), sqlc.narg(expires_at), clock_timestamp(), clock_timestamp(),
         clock_timestamp(), NULL, NULL, 0, @signature_state, @epoch)
 ON CONFLICT (url) DO UPDATE
 SET document             = EXCLUDED.document,
+    document_hash        = EXCLUDED.document_hash,
     signature            = EXCLUDED.signature,
     sequence             = EXCLUDED.sequence,
     sequence_key         = EXCLUDED.sequence_key,
@@ -35,9 +43,20 @@ SET document             = EXCLUDED.document,
     last_error_at        = NULL,
     consecutive_failures = 0,
     signature_state      = EXCLUDED.signature_state,
-    epoch                = EXCLUDED.epoch;
+    unused_since         = NULL,
+    epoch                = EXCLUDED.epoch
+RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components;
 
--- name: SourceSaveUnchanged :exec
+-- name: SourceSequenceRecord :exec
+-- Rollback state: the highest sequence seen under a key only grows.
+INSERT INTO source_sequences (url, key, sequence, epoch)
+VALUES (@url, @key, @sequence, @epoch)
+ON CONFLICT (url, key) DO UPDATE
+SET sequence = greatest(source_sequences.sequence, EXCLUDED.sequence),
+    seen_at  = clock_timestamp(),
+    epoch    = EXCLUDED.epoch;
+
+-- name: SourceSaveUnchanged :one
 -- A success that keeps the stored document: 304, or the same sequence again.
 UPDATE sources
 SET last_success_at      = clock_timestamp(),
@@ -47,10 +66,12 @@ SET last_success_at      = clock_timestamp(),
     last_error           = NULL,
     last_error_at        = NULL,
     consecutive_failures = 0,
+    unused_since         = NULL,
     epoch                = @epoch
-WHERE url = @url;
+WHERE url = @url
+RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components;
 
--- name: SourceSaveFailure :exec
+-- name: SourceSaveFailure :one
 -- A failed fetch or a refused document: the stored document stays.
 INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, consecutive_failures, epoch)
 VALUES (@url, clock_timestamp(), @error, clock_timestamp(), 1, @epoch)
@@ -59,8 +80,21 @@ SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
     last_error_at        = EXCLUDED.last_error_at,
     consecutive_failures = sources.consecutive_failures + 1,
-    epoch                = EXCLUDED.epoch;
+    unused_since         = NULL,
+    epoch                = EXCLUDED.epoch
+RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components;
 
--- name: SourceDeleteOrphans :execrows
+-- name: SourceMarkUse :execrows
+-- A source no component uses any more starts its 30 days of retention (its
+-- rollback state must outlive a plugin removed for one check); one in use
+-- again stops it.
+UPDATE sources s
+SET unused_since = CASE WHEN EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+                        THEN NULL ELSE clock_timestamp() END,
+    epoch        = @epoch
+WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url) = (s.unused_since IS NOT NULL);
+
+-- name: SourceDeleteUnused :execrows
 DELETE FROM sources s
-WHERE NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url);
+WHERE s.unused_since < clock_timestamp() - interval '30 days'
+  AND NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url);

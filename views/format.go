@@ -11,10 +11,6 @@ import (
 	"github.com/upcheck/upcheck/static"
 )
 
-// staleAfter is when a component without a successful check counts as
-// stale (DESIGN.md section 4); the words on the pages say "48 hours".
-const staleAfter = 48 * time.Hour
-
 // CheckOutcome is how a "Check for updates" request ended, as the JSON API
 // reports it (updatecheck.Result).
 type CheckOutcome struct {
@@ -343,7 +339,7 @@ func rowState(r CatalogRow) string {
 		return "problem"
 	case r.SourceURL == "":
 		return "untracked"
-	case r.LastSuccessAt == nil:
+	case !r.Evaluated:
 		return "unchecked"
 	default:
 		return "current"
@@ -354,12 +350,12 @@ func rowState(r CatalogRow) string {
 // fetched, then healthy.
 func sourceRank(s SourceRow, now time.Time) int {
 	switch {
-	case s.LastError != "" || s.ConsecutiveFailures > 0:
+	case s.Failing:
 		return 0
-	case s.Stale || expired(s.ExpiresAt, now):
-		return 1
 	case s.LastSuccessAt == nil:
 		return 2
+	case s.Stale:
+		return 1
 	default:
 		return 3
 	}
@@ -377,18 +373,20 @@ func sortedSources(src []SourceRow, now time.Time) []SourceRow {
 // sourceBadges are a source's states in words.
 func sourceBadges(s SourceRow, now time.Time) []badge {
 	var bs []badge
-	if s.LastError != "" || s.ConsecutiveFailures > 0 {
+	if s.Failing {
 		text := "Failing"
 		if s.ConsecutiveFailures > 0 {
 			text += ", " + countNoun(s.ConsecutiveFailures, "time", "times") + " in a row"
 		}
 		bs = append(bs, badge{text, toneDanger})
 	}
-	if s.Stale {
-		bs = append(bs, badge{"Stale", toneWarn})
-	}
-	if expired(s.ExpiresAt, now) {
+	switch {
+	case s.LastSuccessAt == nil && s.Failing:
+		bs = append(bs, badge{"Never fetched successfully", toneWarn})
+	case s.Expired:
 		bs = append(bs, badge{"Document expired", toneWarn})
+	case s.Stale && s.LastSuccessAt != nil:
+		bs = append(bs, badge{"Stale", toneWarn})
 	}
 	if len(bs) == 0 {
 		if s.LastSuccessAt == nil {
@@ -397,10 +395,6 @@ func sourceBadges(s SourceRow, now time.Time) []badge {
 		return []badge{{"Healthy", toneOK}}
 	}
 	return bs
-}
-
-func expired(t *time.Time, now time.Time) bool {
-	return t != nil && !t.After(now)
 }
 
 // failingCount counts failing sources for the page's summary line.
@@ -424,11 +418,6 @@ func signatureBadge(state string) badge {
 	default:
 		return badge{state, toneNeutral}
 	}
-}
-
-// staleSince is whether a time is older than the stale limit (or missing).
-func staleSince(t *time.Time, now time.Time) bool {
-	return t != nil && now.Sub(*t) > staleAfter
 }
 
 // pager is the catalog's pagination, computed from its props.
@@ -614,4 +603,17 @@ func sourcesTotalText(n int) string {
 // sourceState is a source's rank as a word, for data-state.
 func sourceState(s SourceRow, now time.Time) string {
 	return [...]string{"failing", "stale", "unfetched", "healthy"}[sourceRank(s, now)]
+}
+
+// notEvaluatedText says why nothing is known about a component that has no
+// current evaluation.
+func notEvaluatedText(p DetailProps) string {
+	switch {
+	case p.LastSuccessAt == nil && p.LastError != "":
+		return "Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."
+	case p.LastSuccessAt == nil:
+		return "Unknown: the update source has not been read yet. The next check will fetch it."
+	default:
+		return "Unknown: the installed version (or the core's) changed, or the pinned key did, since the source was last read; the next check evaluates it."
+	}
 }

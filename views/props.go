@@ -134,8 +134,11 @@ type CatalogRow struct {
 	LastAttemptAt *time.Time
 	// LastError is the last failure of the source or of the evaluation.
 	LastError string
-	// Stale: no successful check for over 48 hours.
+	// Stale: the source has not been fetched successfully for 48 hours, or
+	// ever, or its document has expired (the read model decides).
 	Stale bool
+	// Evaluated: the row's update facts come from a current evaluation.
+	Evaluated bool
 }
 
 // CatalogProps is the plugin catalog, one page of it.
@@ -197,8 +200,13 @@ type DetailProps struct {
 	CanManage     bool
 	LastSuccessAt *time.Time
 	LastError     string
-	// Stale: no successful check for over 48 hours (optional).
+	// Stale: the source has not been fetched successfully for 48 hours, or
+	// ever, or its document has expired (the read model decides).
 	Stale bool
+	// Evaluated: a result from the current installed versions and the
+	// stored document exists. Without one, nothing is known: the page says
+	// so instead of "no advisory".
+	Evaluated bool
 }
 
 // RunRow is one check in the history.
@@ -234,7 +242,8 @@ type SourceRow struct {
 	LastAttemptAt       *time.Time
 	LastError           string
 	ConsecutiveFailures int
-	Stale               bool
+	// Stale, Expired and Failing are the read model's (source_state).
+	Stale, Expired, Failing bool
 	// ExpiresAt is the stored document's own expiry; past it the document
 	// is stale.
 	ExpiresAt *time.Time

@@ -285,7 +285,7 @@ func sourceRow(s SourceRow, now time.Time) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if expired(s.ExpiresAt, now) {
+		} else if s.Expired {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "expired")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

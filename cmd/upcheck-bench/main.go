@@ -300,18 +300,36 @@ func fencedWrites(ctx context.Context, url string) error {
 			byURL[c.SourceURL] = append(byURL[c.SourceURL], c)
 		}
 	}
+	sources, err := st.Sources(ctx)
+	if err != nil {
+		return err
+	}
+	hashes := map[string][]byte{}
+	for _, s := range sources {
+		hashes[s.URL] = s.DocumentHash
+	}
+	core := ""
+	for _, c := range comps {
+		if c.Code == "core" {
+			core = c.InstalledVersion
+		}
+	}
 	writes := func(tx *store.Tx, i int) error {
 		u := urls[i%len(urls)]
-		if err := tx.SourceSaveUnchanged(ctx, u, "", "", acq.Lease.Epoch); err != nil {
+		if _, err := tx.SourceSaveUnchanged(ctx, u, "", "", acq.Lease.Epoch); err != nil {
 			return err
 		}
+		results := make([]store.Result, 0, len(byURL[u]))
 		for _, c := range byURL[u] {
-			if _, err := tx.ResultUpsert(ctx, store.Result{Code: c.Code, SourceURL: u, InstalledVersion: c.InstalledVersion,
-				Succeeded: true, Epoch: acq.Lease.Epoch, Advisories: []byte("[]"), Evaluation: []byte("{}")}); err != nil {
-				return err
-			}
+			results = append(results, store.Result{Code: c.Code, SourceURL: u, InstalledVersion: c.InstalledVersion,
+				CoreVersion: core, DocumentHash: hashes[u], Epoch: acq.Lease.Epoch,
+				Advisories: []byte("[]"), Evaluation: []byte("{}")})
 		}
-		return nil
+		written, err := tx.ResultWrite(ctx, results)
+		if err == nil && len(written) != len(results) {
+			err = fmt.Errorf("wrote %d of %d results", len(written), len(results))
+		}
+		return err
 	}
 	var fenced, plain []time.Duration
 	for i := range writeIters * 2 {

@@ -12,18 +12,14 @@ import (
 
 const catalogCount = `-- name: CatalogCount :one
 SELECT count(*)::bigint
-FROM components c
-LEFT JOIN component_results r
-       ON r.code = c.code AND r.installed_version = c.installed_version
-      AND r.source_url IS NOT DISTINCT FROM c.source_url
+FROM component_state cs
 WHERE ($1::text = ''
-       OR ($1 = 'updates' AND r.update_available)
-       OR ($1 = 'security' AND r.security)
-       OR ($1 = 'vulnerable' AND r.vulnerable)
-       OR ($1 = 'failing' AND r.last_error IS NOT NULL)
-       OR ($1 = 'stale' AND c.source_url IS NOT NULL
-           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
-  AND ($2::text = '' OR c.code ILIKE '%' || $2 || '%' OR c.name ILIKE '%' || $2 || '%')
+       OR ($1 = 'updates' AND cs.update_available)
+       OR ($1 = 'security' AND cs.security)
+       OR ($1 = 'vulnerable' AND cs.vulnerable)
+       OR ($1 = 'failing' AND cs.failing)
+       OR ($1 = 'stale' AND cs.stale))
+  AND ($2::text = '' OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%')
 `
 
 type CatalogCountParams struct {
@@ -39,30 +35,19 @@ func (q *Queries) CatalogCount(ctx context.Context, db DBTX, arg CatalogCountPar
 }
 
 const catalogPage = `-- name: CatalogPage :many
-SELECT c.code, c.name, c.installed_version, c.source_url,
-       r.latest_version, r.update_version,
-       coalesce(r.update_available, false)::boolean AS update_available,
-       coalesce(r.security, false)::boolean         AS security,
-       coalesce(r.vulnerable, false)::boolean       AS vulnerable,
-       coalesce(r.needs_newer_core, false)::boolean AS needs_newer_core,
-       r.required_core, r.advisories, r.release_url,
-       coalesce(r.stale, false)::boolean            AS stale,
-       r.last_success_at, r.last_error, s.last_attempt_at
-FROM components c
-LEFT JOIN component_results r
-       ON r.code = c.code AND r.installed_version = c.installed_version
-      AND r.source_url IS NOT DISTINCT FROM c.source_url
-LEFT JOIN sources s ON s.url = c.source_url
+SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
+       cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
+       cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
+       cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error
+FROM component_state cs
 WHERE ($1::text = ''
-       OR ($1 = 'updates' AND r.update_available)
-       OR ($1 = 'security' AND r.security)
-       OR ($1 = 'vulnerable' AND r.vulnerable)
-       OR ($1 = 'failing' AND r.last_error IS NOT NULL)
-       OR ($1 = 'stale' AND c.source_url IS NOT NULL
-           AND (r.stale OR r.last_success_at < clock_timestamp() - interval '48 hours')))
-  AND ($2::text = '' OR c.code ILIKE '%' || $2 || '%' OR c.name ILIKE '%' || $2 || '%')
-ORDER BY coalesce(r.security, false) DESC, coalesce(r.vulnerable, false) DESC,
-         coalesce(r.update_available, false) DESC, c.code
+       OR ($1 = 'updates' AND cs.update_available)
+       OR ($1 = 'security' AND cs.security)
+       OR ($1 = 'vulnerable' AND cs.vulnerable)
+       OR ($1 = 'failing' AND cs.failing)
+       OR ($1 = 'stale' AND cs.stale))
+  AND ($2::text = '' OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%')
+ORDER BY cs.security DESC, cs.vulnerable DESC, cs.update_available DESC, cs.code
 LIMIT $4 OFFSET $3
 `
 
@@ -78,19 +63,23 @@ type CatalogPageRow struct {
 	Name             string
 	InstalledVersion string
 	SourceUrl        *string
+	Evaluated        bool
 	LatestVersion    *string
 	UpdateVersion    *string
 	UpdateAvailable  bool
 	Security         bool
 	Vulnerable       bool
+	VulnerableNoFix  bool
 	NeedsNewerCore   bool
 	RequiredCore     *string
-	Advisories       []byte
+	OpenAdvisories   []byte
 	ReleaseUrl       *string
 	Stale            bool
+	Failing          bool
+	EvalError        *string
 	LastSuccessAt    *time.Time
-	LastError        *string
 	LastAttemptAt    *time.Time
+	LastError        *string
 }
 
 // Components needing attention first (security, vulnerable, updates), then
@@ -114,19 +103,23 @@ func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParam
 			&i.Name,
 			&i.InstalledVersion,
 			&i.SourceUrl,
+			&i.Evaluated,
 			&i.LatestVersion,
 			&i.UpdateVersion,
 			&i.UpdateAvailable,
 			&i.Security,
 			&i.Vulnerable,
+			&i.VulnerableNoFix,
 			&i.NeedsNewerCore,
 			&i.RequiredCore,
-			&i.Advisories,
+			&i.OpenAdvisories,
 			&i.ReleaseUrl,
 			&i.Stale,
+			&i.Failing,
+			&i.EvalError,
 			&i.LastSuccessAt,
-			&i.LastError,
 			&i.LastAttemptAt,
+			&i.LastError,
 		); err != nil {
 			return nil, err
 		}
@@ -139,16 +132,13 @@ func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParam
 }
 
 const componentDetail = `-- name: ComponentDetail :one
-SELECT c.code, c.name, c.installed_version, c.source_url, c.pinned_key,
-       r.latest_version, r.evaluation, r.last_success_at, r.last_error,
-       s.document, s.last_attempt_at,
-       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
-FROM components c
-LEFT JOIN component_results r
-       ON r.code = c.code AND r.installed_version = c.installed_version
-      AND r.source_url IS NOT DISTINCT FROM c.source_url
-LEFT JOIN sources s ON s.url = c.source_url
-WHERE c.code = $1
+SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.evaluated,
+       cs.latest_version, cs.evaluation, cs.eval_error, cs.stale, cs.failing, cs.source_failing,
+       cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
+       (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
+          FROM advisory_dismissals d WHERE d.component_code = cs.code)::text[] AS dismissed
+FROM component_state cs
+WHERE cs.code = $1
 `
 
 type ComponentDetailRow struct {
@@ -157,15 +147,23 @@ type ComponentDetailRow struct {
 	InstalledVersion string
 	SourceUrl        *string
 	PinnedKey        *string
+	Evaluated        bool
 	LatestVersion    *string
 	Evaluation       []byte
+	EvalError        *string
+	Stale            bool
+	Failing          bool
+	SourceFailing    bool
 	LastSuccessAt    *time.Time
-	LastError        *string
-	Document         []byte
 	LastAttemptAt    *time.Time
-	CoreVersion      string
+	LastError        *string
+	ExpiresAt        *time.Time
+	Dismissed        []string
 }
 
+// One component from the read model, with its whole evaluation (releases,
+// every advisory affecting the installed version) and the ids of the
+// advisories dismissed for it.
 func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (ComponentDetailRow, error) {
 	row := db.QueryRow(ctx, componentDetail, code)
 	var i ComponentDetailRow
@@ -175,43 +173,45 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.InstalledVersion,
 		&i.SourceUrl,
 		&i.PinnedKey,
+		&i.Evaluated,
 		&i.LatestVersion,
 		&i.Evaluation,
+		&i.EvalError,
+		&i.Stale,
+		&i.Failing,
+		&i.SourceFailing,
 		&i.LastSuccessAt,
-		&i.LastError,
-		&i.Document,
 		&i.LastAttemptAt,
-		&i.CoreVersion,
+		&i.LastError,
+		&i.ExpiresAt,
+		&i.Dismissed,
 	)
 	return i, err
 }
 
 const sourceHealthList = `-- name: SourceHealthList :many
-SELECT s.url, s.last_success_at, s.last_attempt_at, s.last_error, s.consecutive_failures,
-       s.expires_at, s.signature_state,
-       (s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())::boolean AS expired,
-       coalesce((s.expires_at IS NOT NULL AND s.expires_at < clock_timestamp())
-                 OR s.last_success_at < clock_timestamp() - interval '48 hours', false)::boolean AS stale,
-       (SELECT count(*) FROM components c WHERE c.source_url = s.url)::bigint AS components
-FROM sources s
-WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
-ORDER BY (s.last_error IS NULL), s.last_success_at NULLS FIRST, s.url
+SELECT url, components, last_success_at, last_attempt_at, last_error, consecutive_failures,
+       expires_at, signature_state, has_document, expired, stale, failing
+FROM source_state
+ORDER BY failing DESC, last_success_at NULLS FIRST, url
 `
 
 type SourceHealthListRow struct {
-	Url                 string
+	Url                 *string
+	Components          int64
 	LastSuccessAt       *time.Time
 	LastAttemptAt       *time.Time
 	LastError           *string
 	ConsecutiveFailures int32
 	ExpiresAt           *time.Time
 	SignatureState      string
+	HasDocument         bool
 	Expired             bool
 	Stale               bool
-	Components          int64
+	Failing             bool
 }
 
-// Failing sources first, then the longest without a success.
+// Every source in use, failing ones first, then the longest without a success.
 func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealthListRow, error) {
 	rows, err := db.Query(ctx, sourceHealthList)
 	if err != nil {
@@ -223,15 +223,17 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 		var i SourceHealthListRow
 		if err := rows.Scan(
 			&i.Url,
+			&i.Components,
 			&i.LastSuccessAt,
 			&i.LastAttemptAt,
 			&i.LastError,
 			&i.ConsecutiveFailures,
 			&i.ExpiresAt,
 			&i.SignatureState,
+			&i.HasDocument,
 			&i.Expired,
 			&i.Stale,
-			&i.Components,
+			&i.Failing,
 		); err != nil {
 			return nil, err
 		}

@@ -49,6 +49,42 @@ func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (Compo
 	return i, err
 }
 
+const componentInputsForSource = `-- name: ComponentInputsForSource :many
+SELECT c.code, c.installed_version,
+       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
+FROM components c
+WHERE c.source_url = $1::text
+ORDER BY c.code
+`
+
+type ComponentInputsForSourceRow struct {
+	Code             string
+	InstalledVersion string
+	CoreVersion      string
+}
+
+// What evaluating the components of one source needs, read inside the
+// fenced transaction that writes their results.
+func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceUrl string) ([]ComponentInputsForSourceRow, error) {
+	rows, err := db.Query(ctx, componentInputsForSource, sourceUrl)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ComponentInputsForSourceRow{}
+	for rows.Next() {
+		var i ComponentInputsForSourceRow
+		if err := rows.Scan(&i.Code, &i.InstalledVersion, &i.CoreVersion); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const componentList = `-- name: ComponentList :many
 SELECT code, name, installed_version, source_url, pinned_key
 FROM components
@@ -89,9 +125,56 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRo
 	return items, nil
 }
 
-const componentUpsert = `-- name: ComponentUpsert :exec
+const componentListUnevaluated = `-- name: ComponentListUnevaluated :many
+SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key
+FROM component_state cs
+JOIN sources s ON s.url = cs.source_url
+WHERE NOT cs.evaluated AND s.document IS NOT NULL
+ORDER BY cs.source_url, cs.code
+`
+
+type ComponentListUnevaluatedRow struct {
+	Code             string
+	InstalledVersion string
+	SourceUrl        string
+	PinnedKey        *string
+}
+
+// Components whose source has a stored document but who have no result
+// evaluated from the current inputs (see component_state).
+func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]ComponentListUnevaluatedRow, error) {
+	rows, err := db.Query(ctx, componentListUnevaluated)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ComponentListUnevaluatedRow{}
+	for rows.Next() {
+		var i ComponentListUnevaluatedRow
+		if err := rows.Scan(
+			&i.Code,
+			&i.InstalledVersion,
+			&i.SourceUrl,
+			&i.PinnedKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const componentUpsertMany = `-- name: ComponentUpsertMany :execrows
 INSERT INTO components (code, name, installed_version, source_url, pinned_key)
-VALUES ($1, $2, $3, $4, $5)
+SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, '')
+FROM (SELECT unnest($1::text[])              AS code,
+             unnest($2::text[])              AS name,
+             unnest($3::text[]) AS installed_version,
+             unnest($4::text[])        AS source_url,
+             unnest($5::text[])        AS pinned_key) m
 ON CONFLICT (code) DO UPDATE
 SET name              = EXCLUDED.name,
     installed_version = EXCLUDED.installed_version,
@@ -102,21 +185,26 @@ WHERE (components.name, components.installed_version, components.source_url, com
       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key)
 `
 
-type ComponentUpsertParams struct {
-	Code             string
-	Name             string
-	InstalledVersion string
-	SourceUrl        *string
-	PinnedKey        *string
+type ComponentUpsertManyParams struct {
+	Codes             []string
+	Names             []string
+	InstalledVersions []string
+	SourceUrls        []string
+	PinnedKeys        []string
 }
 
-func (q *Queries) ComponentUpsert(ctx context.Context, db DBTX, arg ComponentUpsertParams) error {
-	_, err := db.Exec(ctx, componentUpsert,
-		arg.Code,
-		arg.Name,
-		arg.InstalledVersion,
-		arg.SourceUrl,
-		arg.PinnedKey,
+// Inserts or updates the given components in one statement; rows that would
+// not change are left alone. An empty source or key is stored as null.
+func (q *Queries) ComponentUpsertMany(ctx context.Context, db DBTX, arg ComponentUpsertManyParams) (int64, error) {
+	result, err := db.Exec(ctx, componentUpsertMany,
+		arg.Codes,
+		arg.Names,
+		arg.InstalledVersions,
+		arg.SourceUrls,
+		arg.PinnedKeys,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -78,16 +78,45 @@ type ComponentResult struct {
 	Security         bool
 	NeedsNewerCore   bool
 	RequiredCore     *string
-	Vulnerable       bool
-	Advisories       []byte
-	Evaluation       []byte
+	// every advisory affecting installed_version, dismissed or not
+	Advisories   []byte
+	Evaluation   []byte
+	ReleaseUrl   *string
+	EvaluatedAt  time.Time
+	Epoch        int64
+	CoreVersion  string
+	DocumentHash []byte
+	VerifiedKey  *string
+	EvalError    *string
+}
+
+type ComponentState struct {
+	Code             string
+	Name             string
+	InstalledVersion string
+	SourceUrl        *string
+	PinnedKey        *string
+	Evaluated        bool
+	LatestVersion    *string
+	UpdateVersion    *string
+	RequiredCore     *string
 	ReleaseUrl       *string
-	Stale            bool
+	Evaluation       []byte
+	EvalError        *string
+	EvaluatedAt      *time.Time
+	UpdateAvailable  bool
+	Security         bool
+	NeedsNewerCore   bool
+	OpenAdvisories   []byte
+	Vulnerable       bool
+	VulnerableNoFix  bool
 	LastSuccessAt    *time.Time
+	LastAttemptAt    *time.Time
 	LastError        *string
-	LastErrorAt      *time.Time
-	EvaluatedAt      time.Time
-	Epoch            int64
+	ExpiresAt        *time.Time
+	Stale            bool
+	SourceFailing    bool
+	Failing          bool
 }
 
 type CoreUpdateLock struct {
@@ -136,6 +165,32 @@ type Source struct {
 	ConsecutiveFailures int32
 	SignatureState      string
 	Epoch               int64
+	DocumentHash        []byte
+	UnusedSince         *time.Time
+}
+
+type SourceSequence struct {
+	Url      string
+	Key      string
+	Sequence int64
+	SeenAt   time.Time
+	Epoch    int64
+}
+
+type SourceState struct {
+	Url                 *string
+	Components          int64
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorAt         *time.Time
+	ConsecutiveFailures int32
+	ExpiresAt           *time.Time
+	SignatureState      string
+	HasDocument         bool
+	Stale               bool
+	Failing             bool
+	Expired             bool
 }
 
 type User struct {

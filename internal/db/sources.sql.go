@@ -10,13 +10,14 @@ import (
 	"time"
 )
 
-const sourceDeleteOrphans = `-- name: SourceDeleteOrphans :execrows
+const sourceDeleteUnused = `-- name: SourceDeleteUnused :execrows
 DELETE FROM sources s
-WHERE NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+WHERE s.unused_since < clock_timestamp() - interval '30 days'
+  AND NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
 `
 
-func (q *Queries) SourceDeleteOrphans(ctx context.Context, db DBTX) (int64, error) {
-	result, err := db.Exec(ctx, sourceDeleteOrphans)
+func (q *Queries) SourceDeleteUnused(ctx context.Context, db DBTX) (int64, error) {
+	result, err := db.Exec(ctx, sourceDeleteUnused)
 	if err != nil {
 		return 0, err
 	}
@@ -26,14 +27,34 @@ func (q *Queries) SourceDeleteOrphans(ctx context.Context, db DBTX) (int64, erro
 const sourceGet = `-- name: SourceGet :one
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash
 FROM sources
 WHERE url = $1
 `
 
-func (q *Queries) SourceGet(ctx context.Context, db DBTX, url string) (Source, error) {
+type SourceGetRow struct {
+	Url                 string
+	Document            []byte
+	Signature           *string
+	Sequence            *int64
+	SequenceKey         *string
+	Etag                *string
+	LastModified        *string
+	ExpiresAt           *time.Time
+	FetchedAt           *time.Time
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorAt         *time.Time
+	ConsecutiveFailures int32
+	SignatureState      string
+	Epoch               int64
+	DocumentHash        []byte
+}
+
+func (q *Queries) SourceGet(ctx context.Context, db DBTX, url string) (SourceGetRow, error) {
 	row := db.QueryRow(ctx, sourceGet, url)
-	var i Source
+	var i SourceGetRow
 	err := row.Scan(
 		&i.Url,
 		&i.Document,
@@ -51,6 +72,7 @@ func (q *Queries) SourceGet(ctx context.Context, db DBTX, url string) (Source, e
 		&i.ConsecutiveFailures,
 		&i.SignatureState,
 		&i.Epoch,
+		&i.DocumentHash,
 	)
 	return i, err
 }
@@ -58,20 +80,40 @@ func (q *Queries) SourceGet(ctx context.Context, db DBTX, url string) (Source, e
 const sourceList = `-- name: SourceList :many
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash
 FROM sources
 ORDER BY url
 `
 
-func (q *Queries) SourceList(ctx context.Context, db DBTX) ([]Source, error) {
+type SourceListRow struct {
+	Url                 string
+	Document            []byte
+	Signature           *string
+	Sequence            *int64
+	SequenceKey         *string
+	Etag                *string
+	LastModified        *string
+	ExpiresAt           *time.Time
+	FetchedAt           *time.Time
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorAt         *time.Time
+	ConsecutiveFailures int32
+	SignatureState      string
+	Epoch               int64
+	DocumentHash        []byte
+}
+
+func (q *Queries) SourceList(ctx context.Context, db DBTX) ([]SourceListRow, error) {
 	rows, err := db.Query(ctx, sourceList)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Source{}
+	items := []SourceListRow{}
 	for rows.Next() {
-		var i Source
+		var i SourceListRow
 		if err := rows.Scan(
 			&i.Url,
 			&i.Document,
@@ -89,6 +131,7 @@ func (q *Queries) SourceList(ctx context.Context, db DBTX) ([]Source, error) {
 			&i.ConsecutiveFailures,
 			&i.SignatureState,
 			&i.Epoch,
+			&i.DocumentHash,
 		); err != nil {
 			return nil, err
 		}
@@ -100,15 +143,35 @@ func (q *Queries) SourceList(ctx context.Context, db DBTX) ([]Source, error) {
 	return items, nil
 }
 
-const sourceSaveDocument = `-- name: SourceSaveDocument :exec
-INSERT INTO sources (url, document, signature, sequence, sequence_key, etag, last_modified,
+const sourceMarkUse = `-- name: SourceMarkUse :execrows
+UPDATE sources s
+SET unused_since = CASE WHEN EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+                        THEN NULL ELSE clock_timestamp() END,
+    epoch        = $1
+WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url) = (s.unused_since IS NOT NULL)
+`
+
+// A source no component uses any more starts its 30 days of retention (its
+// rollback state must outlive a plugin removed for one check); one in use
+// again stops it.
+func (q *Queries) SourceMarkUse(ctx context.Context, db DBTX, epoch int64) (int64, error) {
+	result, err := db.Exec(ctx, sourceMarkUse, epoch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const sourceSaveDocument = `-- name: SourceSaveDocument :one
+INSERT INTO sources (url, document, document_hash, signature, sequence, sequence_key, etag, last_modified,
                      expires_at, fetched_at, last_success_at, last_attempt_at,
                      last_error, last_error_at, consecutive_failures, signature_state, epoch)
-VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, clock_timestamp(), clock_timestamp(),
+VALUES ($1, $2::bytea, sha256($2::bytea), $3, $4, $5,
+        $6, $7, $8, clock_timestamp(), clock_timestamp(),
         clock_timestamp(), NULL, NULL, 0, $9, $10)
 ON CONFLICT (url) DO UPDATE
 SET document             = EXCLUDED.document,
+    document_hash        = EXCLUDED.document_hash,
     signature            = EXCLUDED.signature,
     sequence             = EXCLUDED.sequence,
     sequence_key         = EXCLUDED.sequence_key,
@@ -122,7 +185,9 @@ SET document             = EXCLUDED.document,
     last_error_at        = NULL,
     consecutive_failures = 0,
     signature_state      = EXCLUDED.signature_state,
+    unused_since         = NULL,
     epoch                = EXCLUDED.epoch
+RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components
 `
 
 type SourceSaveDocumentParams struct {
@@ -139,8 +204,9 @@ type SourceSaveDocumentParams struct {
 }
 
 // A new valid document (200): it replaces the stored one and clears errors.
-func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSaveDocumentParams) error {
-	_, err := db.Exec(ctx, sourceSaveDocument,
+// Returns how many components use the source now.
+func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSaveDocumentParams) (int64, error) {
+	row := db.QueryRow(ctx, sourceSaveDocument,
 		arg.Url,
 		arg.Document,
 		arg.Signature,
@@ -152,10 +218,12 @@ func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSav
 		arg.SignatureState,
 		arg.Epoch,
 	)
-	return err
+	var components int64
+	err := row.Scan(&components)
+	return components, err
 }
 
-const sourceSaveFailure = `-- name: SourceSaveFailure :exec
+const sourceSaveFailure = `-- name: SourceSaveFailure :one
 INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, consecutive_failures, epoch)
 VALUES ($1, clock_timestamp(), $2, clock_timestamp(), 1, $3)
 ON CONFLICT (url) DO UPDATE
@@ -163,7 +231,9 @@ SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
     last_error_at        = EXCLUDED.last_error_at,
     consecutive_failures = sources.consecutive_failures + 1,
+    unused_since         = NULL,
     epoch                = EXCLUDED.epoch
+RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components
 `
 
 type SourceSaveFailureParams struct {
@@ -173,12 +243,14 @@ type SourceSaveFailureParams struct {
 }
 
 // A failed fetch or a refused document: the stored document stays.
-func (q *Queries) SourceSaveFailure(ctx context.Context, db DBTX, arg SourceSaveFailureParams) error {
-	_, err := db.Exec(ctx, sourceSaveFailure, arg.Url, arg.Error, arg.Epoch)
-	return err
+func (q *Queries) SourceSaveFailure(ctx context.Context, db DBTX, arg SourceSaveFailureParams) (int64, error) {
+	row := db.QueryRow(ctx, sourceSaveFailure, arg.Url, arg.Error, arg.Epoch)
+	var components int64
+	err := row.Scan(&components)
+	return components, err
 }
 
-const sourceSaveUnchanged = `-- name: SourceSaveUnchanged :exec
+const sourceSaveUnchanged = `-- name: SourceSaveUnchanged :one
 UPDATE sources
 SET last_success_at      = clock_timestamp(),
     last_attempt_at      = clock_timestamp(),
@@ -187,8 +259,10 @@ SET last_success_at      = clock_timestamp(),
     last_error           = NULL,
     last_error_at        = NULL,
     consecutive_failures = 0,
+    unused_since         = NULL,
     epoch                = $3
 WHERE url = $4
+RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components
 `
 
 type SourceSaveUnchangedParams struct {
@@ -199,12 +273,74 @@ type SourceSaveUnchangedParams struct {
 }
 
 // A success that keeps the stored document: 304, or the same sequence again.
-func (q *Queries) SourceSaveUnchanged(ctx context.Context, db DBTX, arg SourceSaveUnchangedParams) error {
-	_, err := db.Exec(ctx, sourceSaveUnchanged,
+func (q *Queries) SourceSaveUnchanged(ctx context.Context, db DBTX, arg SourceSaveUnchangedParams) (int64, error) {
+	row := db.QueryRow(ctx, sourceSaveUnchanged,
 		arg.Etag,
 		arg.LastModified,
 		arg.Epoch,
 		arg.Url,
+	)
+	var components int64
+	err := row.Scan(&components)
+	return components, err
+}
+
+const sourceSequenceList = `-- name: SourceSequenceList :many
+SELECT url, key, sequence
+FROM source_sequences
+ORDER BY url, key
+`
+
+type SourceSequenceListRow struct {
+	Url      string
+	Key      string
+	Sequence int64
+}
+
+// The highest sequence accepted per source and key (” for unsigned).
+func (q *Queries) SourceSequenceList(ctx context.Context, db DBTX) ([]SourceSequenceListRow, error) {
+	rows, err := db.Query(ctx, sourceSequenceList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SourceSequenceListRow{}
+	for rows.Next() {
+		var i SourceSequenceListRow
+		if err := rows.Scan(&i.Url, &i.Key, &i.Sequence); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sourceSequenceRecord = `-- name: SourceSequenceRecord :exec
+INSERT INTO source_sequences (url, key, sequence, epoch)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (url, key) DO UPDATE
+SET sequence = greatest(source_sequences.sequence, EXCLUDED.sequence),
+    seen_at  = clock_timestamp(),
+    epoch    = EXCLUDED.epoch
+`
+
+type SourceSequenceRecordParams struct {
+	Url      string
+	Key      string
+	Sequence int64
+	Epoch    int64
+}
+
+// Rollback state: the highest sequence seen under a key only grows.
+func (q *Queries) SourceSequenceRecord(ctx context.Context, db DBTX, arg SourceSequenceRecordParams) error {
+	_, err := db.Exec(ctx, sourceSequenceRecord,
+		arg.Url,
+		arg.Key,
+		arg.Sequence,
+		arg.Epoch,
 	)
 	return err
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // CatalogFilter narrows the catalog: "" (all), "updates", "security",
-// "vulnerable" or "failing".
+// "vulnerable", "failing" or "stale".
 type CatalogFilter struct {
 	Status string
 	Search string
@@ -17,26 +17,31 @@ type CatalogFilter struct {
 	Offset int
 }
 
-// CatalogEntry is one component with its stored evaluation.
+// CatalogEntry is one component as the read model (component_state) sees
+// it: every flag is derived there, when read.
 type CatalogEntry struct {
-	Code, Name, Installed, SourceURL      string
-	Latest, UpdateVersion, RequiredCore   string
-	UpdateAvailable, Security, Vulnerable bool
-	NeedsNewerCore, Stale                 bool
-	Advisories                            []byte // JSON array
-	ReleaseURL                            string
-	LastSuccessAt, LastAttemptAt          *time.Time
-	LastError                             string
+	Code, Name, Installed, SourceURL    string
+	Evaluated                           bool // a result evaluated from the current inputs exists
+	Latest, UpdateVersion, RequiredCore string
+	UpdateAvailable, Security           bool
+	Vulnerable, VulnerableNoFix         bool
+	NeedsNewerCore, Stale, Failing      bool
+	Advisories                          []byte // JSON array: the advisories no admin dismissed
+	ReleaseURL                          string
+	LastSuccessAt, LastAttemptAt        *time.Time // the source's fetches
+	LastError                           string     // the source's last fetch error
+	EvalError                           string     // why the document could not be evaluated
 }
 
-// ComponentDetail is one component, its evaluation and its source's stored
-// document (for the releases and advisories it lists).
+// ComponentDetail is one component from the read model with its whole
+// stored evaluation (JSON) and the ids of its dismissed advisories.
 type ComponentDetail struct {
 	Code, Name, Installed, SourceURL, PinnedKey, Latest string
-	CoreVersion                                         string // the installed core, "" when none
+	Evaluated, Stale, Failing, SourceFailing            bool
 	Evaluation                                          []byte
-	Document                                            []byte
-	LastSuccessAt, LastAttemptAt                        *time.Time
+	EvalError                                           string
+	Dismissed                                           []string
+	LastSuccessAt, LastAttemptAt, ExpiresAt             *time.Time
 	LastError                                           string
 }
 
@@ -50,16 +55,17 @@ type RunEntry struct {
 	Fetched, NotModified, Failed, Skipped int
 }
 
-// SourceHealth is one source as the health page shows it.
+// SourceHealth is one source in use as the read model (source_state) sees
+// it.
 type SourceHealth struct {
 	URL                          string
 	Components                   int
+	HasDocument                  bool // a valid document was received once
 	LastSuccessAt, LastAttemptAt *time.Time
 	LastError                    string
 	ConsecutiveFailures          int
 	ExpiresAt                    *time.Time
-	Expired                      bool
-	Stale                        bool // expired, or no success for 48 hours (database clock)
+	Expired, Stale, Failing      bool
 	SignatureState               string
 }
 
@@ -79,12 +85,12 @@ func (s *Store) Catalog(ctx context.Context, f CatalogFilter) ([]CatalogEntry, i
 	out := make([]CatalogEntry, len(rows))
 	for i, r := range rows {
 		out[i] = CatalogEntry{
-			Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
+			Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl), Evaluated: r.Evaluated,
 			Latest: deref(r.LatestVersion), UpdateVersion: deref(r.UpdateVersion), RequiredCore: deref(r.RequiredCore),
-			UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
-			NeedsNewerCore: r.NeedsNewerCore, Stale: r.Stale, Advisories: orEmptyArray(r.Advisories),
+			UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable, VulnerableNoFix: r.VulnerableNoFix,
+			NeedsNewerCore: r.NeedsNewerCore, Stale: r.Stale, Failing: r.Failing, Advisories: orEmptyArray(r.OpenAdvisories),
 			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
-			LastError: deref(r.LastError),
+			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 		}
 	}
 	return out, int(total), nil
@@ -98,8 +104,10 @@ func (s *Store) ComponentDetail(ctx context.Context, code string) (ComponentDeta
 	}
 	return ComponentDetail{
 		Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
-		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluation: r.Evaluation, CoreVersion: r.CoreVersion,
-		Document: r.Document, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError),
+		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluated: r.Evaluated, Stale: r.Stale,
+		Failing: r.Failing, SourceFailing: r.SourceFailing, Evaluation: r.Evaluation, EvalError: deref(r.EvalError),
+		Dismissed: r.Dismissed, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, ExpiresAt: r.ExpiresAt,
+		LastError: deref(r.LastError),
 	}, nil
 }
 
@@ -132,9 +140,9 @@ func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
 	out := make([]SourceHealth, len(rows))
 	for i, r := range rows {
 		out[i] = SourceHealth{
-			URL: r.Url, Components: int(r.Components), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
-			LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures), ExpiresAt: r.ExpiresAt,
-			Expired: r.Expired, Stale: r.Stale, SignatureState: r.SignatureState,
+			URL: deref(r.Url), Components: int(r.Components), HasDocument: r.HasDocument, LastSuccessAt: r.LastSuccessAt,
+			LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures),
+			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
 		}
 	}
 	return out, nil

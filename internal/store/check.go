@@ -26,9 +26,10 @@ type Component struct {
 type Source struct {
 	URL                 string
 	Document            []byte // nil until a valid document was received
+	DocumentHash        []byte // sha256 of Document, computed by the database
 	Signature           string
 	Sequence            *int64
-	SequenceKey         string
+	SequenceKey         string // the pinned key Document was accepted under
 	ETag                string
 	LastModified        string
 	ExpiresAt           *time.Time
@@ -56,28 +57,46 @@ type SourceDocument struct {
 	Epoch          int64
 }
 
-// Result is one component's evaluation as written by a check. Advisories
-// and Evaluation are JSON.
+// Result is one component's evaluation, with the inputs it was evaluated
+// from: a write lands only while they are the current ones (see
+// queries/component_results.sql). Advisories and Evaluation are JSON.
 type Result struct {
 	Code             string
 	SourceURL        string
 	InstalledVersion string
+	CoreVersion      string // the installed core evaluated against
+	DocumentHash     []byte // the stored document evaluated
+	VerifiedKey      string // the pinned key the document verified under; "" unsigned
 	LatestVersion    string
 	UpdateVersion    string
 	UpdateAvailable  bool
 	Security         bool
 	NeedsNewerCore   bool
 	RequiredCore     string
-	Vulnerable       bool
-	Advisories       []byte
+	Advisories       []byte // every advisory affecting InstalledVersion
 	Evaluation       []byte
 	ReleaseURL       string
-	Stale            bool
-	// Succeeded stamps the result's last success (database clock); false
-	// keeps the stored one (an evaluation error).
-	Succeeded bool
-	LastError string
+	// EvalError says why the component could not be evaluated from the
+	// document; the source itself may be fine.
+	EvalError string
 	Epoch     int64
+}
+
+// ComponentInput is what evaluating one component needs besides the
+// document.
+type ComponentInput struct {
+	Code             string
+	InstalledVersion string
+	CoreVersion      string
+}
+
+// Unevaluated is a component whose source has a stored document but which
+// has no result evaluated from the current inputs.
+type Unevaluated struct {
+	Code             string
+	InstalledVersion string
+	SourceURL        string
+	PinnedKey        string
 }
 
 // RunCounts are a check's per-source tallies.
@@ -116,23 +135,23 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 	}
 	out := make([]Source, len(rows))
 	for i, r := range rows {
-		out[i] = sourceFromRow(db.Source(r))
+		out[i] = sourceFromRow(db.SourceGetRow(r))
 	}
 	return out, nil
 }
 
 // Source reads one stored source; ErrNotFound when it was never written.
-func (t *Tx) Source(ctx context.Context, url string) (Source, error) {
-	r, err := t.q.SourceGet(ctx, t.tx, url)
+func (s *Store) Source(ctx context.Context, url string) (Source, error) {
+	r, err := s.q.SourceGet(ctx, s.pool, url)
 	if err != nil {
 		return Source{}, mapError(err)
 	}
-	return sourceFromRow(db.Source(r)), nil
+	return sourceFromRow(r), nil
 }
 
-func sourceFromRow(r db.Source) Source {
+func sourceFromRow(r db.SourceGetRow) Source {
 	return Source{
-		URL: r.Url, Document: r.Document, Signature: deref(r.Signature), Sequence: r.Sequence,
+		URL: r.Url, Document: r.Document, DocumentHash: r.DocumentHash, Signature: deref(r.Signature), Sequence: r.Sequence,
 		SequenceKey: deref(r.SequenceKey), ETag: deref(r.Etag), LastModified: deref(r.LastModified),
 		ExpiresAt: r.ExpiresAt, FetchedAt: r.FetchedAt, LastSuccessAt: r.LastSuccessAt,
 		LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), LastErrorAt: r.LastErrorAt,
@@ -140,65 +159,141 @@ func sourceFromRow(r db.Source) Source {
 	}
 }
 
-// SourceSaveDocument stores a new valid document and clears the source's
-// error state.
-func (t *Tx) SourceSaveDocument(ctx context.Context, d SourceDocument) error {
-	err := t.q.SourceSaveDocument(ctx, t.tx, db.SourceSaveDocumentParams{
+// SourceSequences returns the rollback state: source URL -> pinned key
+// ("" for unsigned) -> the highest sequence accepted under that key.
+func (s *Store) SourceSequences(ctx context.Context) (map[string]map[string]int64, error) {
+	rows, err := s.q.SourceSequenceList(ctx, s.pool)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list source sequences: %w", err))
+	}
+	out := make(map[string]map[string]int64)
+	for _, r := range rows {
+		if out[r.Url] == nil {
+			out[r.Url] = make(map[string]int64)
+		}
+		out[r.Url][r.Key] = r.Sequence
+	}
+	return out, nil
+}
+
+// ComponentsUnevaluated lists the components that need an evaluation from
+// their source's stored document, ordered by source.
+func (s *Store) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, error) {
+	rows, err := s.q.ComponentListUnevaluated(ctx, s.pool)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list unevaluated components: %w", err))
+	}
+	out := make([]Unevaluated, len(rows))
+	for i, r := range rows {
+		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey)}
+	}
+	return out, nil
+}
+
+// SourceSaveDocument stores a new valid document, clears the source's error
+// state and raises its rollback state. It returns how many components use
+// the source now.
+func (t *Tx) SourceSaveDocument(ctx context.Context, d SourceDocument) (int, error) {
+	n, err := t.q.SourceSaveDocument(ctx, t.tx, db.SourceSaveDocumentParams{
 		Url: d.URL, Document: d.Document, Signature: ref(d.Signature), Sequence: &d.Sequence,
 		SequenceKey: ref(d.SequenceKey), Etag: ref(d.ETag), LastModified: ref(d.LastModified),
 		ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch,
 	})
-	return mapError(err)
+	if err != nil {
+		return 0, mapError(err)
+	}
+	err = t.q.SourceSequenceRecord(ctx, t.tx, db.SourceSequenceRecordParams{Url: d.URL, Key: d.SequenceKey, Sequence: d.Sequence, Epoch: d.Epoch})
+	return int(n), mapError(err)
 }
 
-// SourceSaveUnchanged records a success that keeps the stored document.
-func (t *Tx) SourceSaveUnchanged(ctx context.Context, url, etag, lastModified string, epoch int64) error {
-	return mapError(t.q.SourceSaveUnchanged(ctx, t.tx, db.SourceSaveUnchangedParams{
+// SourceSaveUnchanged records a success that keeps the stored document and
+// returns how many components use the source now.
+func (t *Tx) SourceSaveUnchanged(ctx context.Context, url, etag, lastModified string, epoch int64) (int, error) {
+	n, err := t.q.SourceSaveUnchanged(ctx, t.tx, db.SourceSaveUnchangedParams{
 		Url: url, Etag: ref(etag), LastModified: ref(lastModified), Epoch: epoch,
-	}))
-}
-
-// SourceSaveFailure records a failed fetch or a refused document; the stored
-// document stays.
-func (t *Tx) SourceSaveFailure(ctx context.Context, url, message string, epoch int64) error {
-	return mapError(t.q.SourceSaveFailure(ctx, t.tx, db.SourceSaveFailureParams{Url: url, Error: &message, Epoch: epoch}))
-}
-
-// ResultUpsert writes one evaluation. It reports false when the component is
-// no longer installed at that version and source (nothing written).
-func (t *Tx) ResultUpsert(ctx context.Context, r Result) (bool, error) {
-	n, err := t.q.ResultUpsert(ctx, t.tx, db.ResultUpsertParams{
-		Code: r.Code, SourceUrl: ref(r.SourceURL), InstalledVersion: r.InstalledVersion,
-		LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion),
-		UpdateAvailable: r.UpdateAvailable, Security: r.Security, NeedsNewerCore: r.NeedsNewerCore,
-		RequiredCore: ref(r.RequiredCore), Vulnerable: r.Vulnerable, Advisories: orEmptyArray(r.Advisories),
-		Evaluation: r.Evaluation, ReleaseUrl: ref(r.ReleaseURL), Stale: r.Stale,
-		Succeeded: r.Succeeded, LastError: ref(r.LastError), Epoch: r.Epoch,
 	})
-	return n == 1, mapError(err)
+	return int(n), mapError(err)
 }
 
-// ResultRecordFailure marks every component of a failing source with the
-// error; their last evaluation and last success stay.
-func (t *Tx) ResultRecordFailure(ctx context.Context, sourceURL, message string, epoch int64) error {
-	_, err := t.q.ResultRecordFailure(ctx, t.tx, db.ResultRecordFailureParams{SourceUrl: sourceURL, Error: message, Epoch: epoch})
-	return mapError(err)
+// SourceSaveFailure records a failed fetch or a refused document (the
+// stored document stays) and returns how many components use the source.
+func (t *Tx) SourceSaveFailure(ctx context.Context, url, message string, epoch int64) (int, error) {
+	n, err := t.q.SourceSaveFailure(ctx, t.tx, db.SourceSaveFailureParams{Url: url, Error: &message, Epoch: epoch})
+	return int(n), mapError(err)
 }
 
-// CleanUp deletes results and sources of components no longer installed.
-func (t *Tx) CleanUp(ctx context.Context) (results, sources int64, err error) {
+// ComponentInputsForSource reads, in the transaction, the components that
+// use url now and the installed core.
+func (t *Tx) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
+	rows, err := t.q.ComponentInputsForSource(ctx, t.tx, url)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := make([]ComponentInput, len(rows))
+	for i, r := range rows {
+		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion}
+	}
+	return out, nil
+}
+
+// ResultWrite writes evaluations in one round trip and returns the codes
+// written. A result evaluated from inputs that are no longer current is not
+// written (see queries/component_results.sql).
+func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error) {
+	if len(results) == 0 {
+		return nil, nil
+	}
+	params := make([]db.ResultWriteParams, len(results))
+	for i, r := range results {
+		params[i] = db.ResultWriteParams{
+			Code: r.Code, SourceUrl: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
+			DocumentHash: r.DocumentHash, VerifiedKey: ref(r.VerifiedKey),
+			LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion),
+			UpdateAvailable: r.UpdateAvailable, Security: r.Security, NeedsNewerCore: r.NeedsNewerCore,
+			RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
+			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
+		}
+	}
+	var written []string
+	var firstErr error
+	t.q.ResultWrite(ctx, t.tx, params).QueryRow(func(_ int, code string, err error) {
+		switch {
+		case err == nil:
+			written = append(written, code)
+		case errors.Is(err, pgx.ErrNoRows): // refused: inputs changed
+		case firstErr == nil:
+			firstErr = err
+		}
+	})
+	return written, mapError(firstErr)
+}
+
+// CleanUp deletes the results of components no longer installed, starts or
+// stops the 30-day retention of sources no component uses, and deletes the
+// sources whose retention ran out.
+func (t *Tx) CleanUp(ctx context.Context, epoch int64) (results, sources int64, err error) {
 	if results, err = t.q.ResultDeleteOrphans(ctx, t.tx); err != nil {
 		return 0, 0, mapError(err)
 	}
-	sources, err = t.q.SourceDeleteOrphans(ctx, t.tx)
+	if _, err = t.q.SourceMarkUse(ctx, t.tx, epoch); err != nil {
+		return 0, 0, mapError(err)
+	}
+	sources, err = t.q.SourceDeleteUnused(ctx, t.tx)
 	return results, sources, mapError(err)
 }
 
-// ComponentUpsert inserts or updates a component from the manifest.
-func (t *Tx) ComponentUpsert(ctx context.Context, c Component) error {
-	return mapError(t.q.ComponentUpsert(ctx, t.tx, db.ComponentUpsertParams{
-		Code: c.Code, Name: c.Name, InstalledVersion: c.InstalledVersion, SourceUrl: ref(c.SourceURL), PinnedKey: ref(c.PinnedKey),
-	}))
+// ComponentUpsertMany inserts or updates components from the manifest in
+// one statement and reports how many rows changed.
+func (t *Tx) ComponentUpsertMany(ctx context.Context, cs []Component) (int64, error) {
+	p := db.ComponentUpsertManyParams{
+		Codes: make([]string, len(cs)), Names: make([]string, len(cs)), InstalledVersions: make([]string, len(cs)),
+		SourceUrls: make([]string, len(cs)), PinnedKeys: make([]string, len(cs)),
+	}
+	for i, c := range cs {
+		p.Codes[i], p.Names[i], p.InstalledVersions[i], p.SourceUrls[i], p.PinnedKeys[i] = c.Code, c.Name, c.InstalledVersion, c.SourceURL, c.PinnedKey
+	}
+	n, err := t.q.ComponentUpsertMany(ctx, t.tx, p)
+	return n, mapError(err)
 }
 
 // ComponentDeleteMissing deletes the components whose code is not in codes.

@@ -7,7 +7,6 @@ package updatecheck
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,7 +62,6 @@ type Checker struct {
 	lease    *lease.Manager
 	fetcher  *fetch.Fetcher
 	logger   *slog.Logger
-	now      func() time.Time // only for a document's own expiry, never for the lease
 	observer Observer
 	summary  summaryCache
 }
@@ -86,7 +84,7 @@ func (noObserver) LeaseHeld(bool)                                 {}
 
 // New returns a Checker.
 func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logger) *Checker {
-	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, now: time.Now, observer: noObserver{}}
+	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, observer: noObserver{}}
 }
 
 // Observe reports checks and fetches to o. Call it before the first check.
@@ -184,9 +182,21 @@ func (c *Checker) release(ctx context.Context, l lease.Lease, completed bool) {
 // job is one source to fetch and the components it serves.
 type job struct {
 	url        string
-	key        string       // pinned key, "" for unsigned
-	stored     store.Source // zero when the source was never written
+	key        string           // pinned key, "" for unsigned
+	stored     store.Source     // zero when the source was never written
+	sequences  map[string]int64 // rollback state: pinned key -> highest sequence
+	core       string           // the installed core when the check began
 	components []store.Component
+}
+
+// inputs are the job's components as evaluation inputs, as read when the
+// check began; the guarded write refuses them if they changed since.
+func (j job) inputs() []store.ComponentInput {
+	out := make([]store.ComponentInput, len(j.components))
+	for i, comp := range j.components {
+		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core}
+	}
+	return out
 }
 
 // check fetches every source and writes each one's outcome as soon as it
@@ -203,18 +213,21 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	if err != nil {
 		return counts, 0, err
 	}
-	jobs, core := plan(components, stored)
-	dismissals, err := c.store.DismissalsFor(ctx)
+	sequences, err := c.store.SourceSequences(ctx)
 	if err != nil {
 		return counts, 0, err
 	}
+	jobs := plan(components, stored, sequences)
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	reqs := make([]fetch.Request, len(jobs))
 	for i, j := range jobs {
 		reqs[i] = fetch.Request{URL: j.url}
-		if j.stored.Document != nil { // validators only make sense with a document to keep
+		// Validators only make sense for a stored document this check could
+		// keep: one accepted under the key pinned now. After a key change
+		// the publisher must send the document again.
+		if j.stored.Document != nil && j.stored.SequenceKey == j.key {
 			reqs[i].ETag, reqs[i].LastModified = j.stored.ETag, j.stored.LastModified
 		}
 	}
@@ -263,7 +276,7 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 		mu.Lock()
 		started++
 		mu.Unlock()
-		p, ok := c.prepare(runCtx, jobs[i], core, dismissals, l.Epoch, resp, ferr)
+		p, ok := c.prepare(runCtx, jobs[i], l.Epoch, resp, ferr)
 		if !ok {
 			record(outcomeSkipped)
 			return
@@ -280,7 +293,7 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	var removedResults, removedSources int64
 	err = c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		var err error
-		removedResults, removedSources, err = tx.CleanUp(ctx)
+		removedResults, removedSources, err = tx.CleanUp(ctx, l.Epoch)
 		return err
 	})
 	if err != nil {
@@ -292,31 +305,34 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	return counts, len(jobs), nil
 }
 
-// plan groups the components by source and finds the installed core.
-func plan(components []store.Component, stored []store.Source) ([]job, string) {
+// plan groups the components by source.
+func plan(components []store.Component, stored []store.Source, sequences map[string]map[string]int64) []job {
 	byURL := make(map[string]store.Source, len(stored))
 	for _, s := range stored {
 		byURL[s.URL] = s
 	}
-	var jobs []job
-	index := map[string]int{}
 	core := ""
 	for _, comp := range components {
 		if comp.Code == updatedoc.CoreCode {
 			core = comp.InstalledVersion
 		}
+	}
+	var jobs []job
+	index := map[string]int{}
+	for _, comp := range components {
 		if comp.SourceURL == "" {
 			continue
 		}
 		i, ok := index[comp.SourceURL]
 		if !ok {
-			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL]})
+			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL],
+				sequences: sequences[comp.SourceURL], core: core})
 			i = len(jobs) - 1
 			index[comp.SourceURL] = i
 		}
 		jobs[i].components = append(jobs[i].components, comp)
 	}
-	return jobs, core
+	return jobs
 }
 
 // outcome is what became of one source; err, when set, stops the whole
@@ -347,100 +363,6 @@ var (
 // transaction while the other holds the lock.
 const writerCount = 2
 
-// pending is one source's outcome, prepared outside any transaction and
-// written in one fenced transaction.
-type pending struct {
-	job     job
-	failure string // set: record this failure, keep the stored document
-	// newDocument: store document (else only the validators and success move).
-	newDocument  bool
-	notModified  bool
-	document     store.SourceDocument
-	etag         string // the validators the publisher sent
-	lastModified string
-	results      []store.Result
-}
-
-// prepare turns one fetch into what to write. It reports false when the
-// check was cancelled: a cancelled request is not the publisher's failure
-// and nothing is recorded for it.
-func (c *Checker) prepare(ctx context.Context, j job, core string, dismissals map[string]map[string]bool, epoch int64, resp fetch.Response, ferr error) (pending, bool) {
-	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
-		return pending{}, false
-	}
-	fail := func(msg string) (pending, bool) { return pending{job: j, failure: msg}, true }
-	if ferr != nil {
-		return fail(ferr.Error())
-	}
-
-	body, signature, state := resp.Body, resp.Signature, "unsigned"
-	newDocument := !resp.NotModified
-	if resp.NotModified {
-		if j.stored.Document == nil {
-			return fail("publisher answered 304 Not Modified but no document is stored")
-		}
-		body, signature, state = j.stored.Document, j.stored.Signature, j.stored.SignatureState
-	}
-	if j.key != "" && newDocument {
-		key, err := updatedoc.ParsePublicKey(j.key)
-		if err != nil {
-			return fail(fmt.Sprintf("pinned key: %v", err))
-		}
-		if signature == "" {
-			sig, err := c.fetcher.FetchSignature(ctx, j.url)
-			if fetch.IsCancelled(ctx, err) {
-				return pending{}, false
-			}
-			if err != nil {
-				return fail(fmt.Sprintf("document is unsigned and its .sig could not be fetched: %v", err))
-			}
-			signature = sig
-		}
-		if err := updatedoc.Verify(body, signature, key); err != nil {
-			return fail(fmt.Sprintf("signature: %v", err))
-		}
-		state = "verified"
-	}
-	if j.key != "" && !newDocument && state != "verified" {
-		// The stored document predates the pinned key: it cannot be trusted.
-		return fail("stored document is not signed with the pinned key")
-	}
-
-	doc, err := updatedoc.Parse(body)
-	if err != nil {
-		return fail(fmt.Sprintf("invalid document: %v", err))
-	}
-	// The stored sequence counts only under the key it was accepted with:
-	// a new pinned key starts a new history.
-	haveSeq := j.stored.Sequence != nil && j.stored.Document != nil && j.stored.SequenceKey == j.key
-	var storedSeq int64
-	if haveSeq {
-		storedSeq = *j.stored.Sequence
-	}
-	if newDocument {
-		if err := updatedoc.CheckSequence(storedSeq, doc.Sequence, haveSeq); err != nil {
-			return fail(err.Error())
-		}
-		if haveSeq && doc.Sequence == storedSeq {
-			newDocument = false // same publication: validators move, the document stays
-			if stored, err := updatedoc.Parse(j.stored.Document); err == nil {
-				doc = stored
-			}
-		}
-	}
-	p := pending{
-		job: j, newDocument: newDocument, notModified: resp.NotModified, etag: resp.ETag, lastModified: resp.LastModified,
-		results: c.evaluate(doc, j, core, epoch, dismissals),
-	}
-	if newDocument {
-		p.document = store.SourceDocument{
-			URL: j.url, Document: body, Signature: signature, Sequence: doc.Sequence, SequenceKey: j.key,
-			ETag: resp.ETag, LastModified: resp.LastModified, ExpiresAt: expiry(doc), SignatureState: state, Epoch: epoch,
-		}
-	}
-	return p, true
-}
-
 // write stores one prepared source in one fenced transaction: the source
 // row and its components' results commit together, or not at all.
 func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
@@ -448,27 +370,20 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		c.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "error", p.failure)
 	}
 	err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+		var using int
+		var err error
 		switch {
 		case p.failure != "":
-			if err := tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch); err != nil {
-				return err
-			}
-			return tx.ResultRecordFailure(ctx, p.job.url, p.failure, l.Epoch)
+			using, err = tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch)
 		case p.newDocument:
-			if err := tx.SourceSaveDocument(ctx, p.document); err != nil {
-				return err
-			}
+			using, err = tx.SourceSaveDocument(ctx, p.document)
 		default:
-			if err := tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch); err != nil {
-				return err
-			}
+			using, err = tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch)
 		}
-		for _, r := range p.results {
-			if _, err := tx.ResultUpsert(ctx, r); err != nil {
-				return err
-			}
+		if err != nil || p.doc == nil {
+			return err
 		}
-		return nil
+		return writeResults(ctx, tx, p.doc, p.results, using, l.Epoch)
 	})
 	switch {
 	case err != nil && ctx.Err() != nil && !errors.Is(err, lease.ErrLeaseLost):
@@ -481,39 +396,6 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		return outcomeNotModified
 	}
 	return outcomeFetched
-}
-
-// evaluate computes the results of every component of j from doc.
-func (c *Checker) evaluate(doc *updatedoc.Document, j job, core string, epoch int64, dismissals map[string]map[string]bool) []store.Result {
-	stale := doc.Stale(c.now())
-	out := make([]store.Result, 0, len(j.components))
-	for _, comp := range j.components {
-		r := store.Result{Code: comp.Code, SourceURL: j.url, InstalledVersion: comp.InstalledVersion, Stale: stale, Epoch: epoch}
-		ev, err := updatedoc.Evaluate(doc, comp.Code, comp.InstalledVersion, core, dismissals[comp.Code])
-		if err != nil {
-			r.LastError = err.Error()
-			out = append(out, r)
-			continue
-		}
-		r.Succeeded = true
-		r.UpdateAvailable, r.Security, r.NeedsNewerCore, r.Vulnerable = ev.UpdateAvailable, ev.Security, ev.NeedsNewerCore, ev.Vulnerable
-		if ev.Missing {
-			r.LastError = fmt.Sprintf("the document has no package %q", comp.Code)
-		}
-		if ev.Latest != nil {
-			r.LatestVersion, r.ReleaseURL = ev.Latest.Version, ev.Latest.URL
-		}
-		if ev.Update != nil {
-			r.UpdateVersion, r.ReleaseURL = ev.Update.Version, ev.Update.URL
-		}
-		if ev.BlockedUpdate != nil {
-			r.RequiredCore = ev.BlockedUpdate.RequiresCore
-		}
-		r.Advisories, _ = json.Marshal(ev.Advisories)
-		r.Evaluation, _ = json.Marshal(ev)
-		out = append(out, r)
-	}
-	return out
 }
 
 func expiry(d *updatedoc.Document) *time.Time {

@@ -19,13 +19,27 @@ type SyncReport struct {
 	Reevaluated int `json:"reevaluated"`
 }
 
-// SyncComponents makes the installed components exactly those of m, in one
-// transaction. Components whose installed version changed (all of them, when
-// the core's did) are re-evaluated at once from their source's stored
-// document, without a fetch. The transaction holds the lease's lock, so it
-// never interleaves with a check's fenced write; a check that evaluated the
-// old version finds the component changed and does not overwrite the new
-// result (see queries/component_results.sql).
+// syncBatch is how many components one sync transaction writes. Each holds
+// the lease's lock, which a running check's renewals and fenced writes
+// wait for: a batch must stay within a few milliseconds.
+const syncBatch = 250
+
+// evaluateRounds bounds how often a sync evaluates again components whose
+// write was refused because their inputs moved meanwhile.
+const evaluateRounds = 3
+
+// SyncComponents makes the installed components exactly those of m, then
+// evaluates every component that has no result from its current inputs
+// (new ones, changed ones, all of them when the core changed) from its
+// source's stored document, without a fetch.
+//
+// The component rows are written in short transactions that hold the
+// lease's lock, so a check's fenced write never sees them change between
+// its reads and its commit; evaluation happens outside any transaction, and
+// the results go through the guarded write, which refuses any evaluated from
+// inputs that moved meanwhile. A sync that stops half way leaves components
+// without a current result, which the read model shows as not evaluated and
+// the next sync or check evaluates.
 func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (SyncReport, error) {
 	if err := m.Validate(); err != nil {
 		return SyncReport{}, err
@@ -40,84 +54,144 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 	}
 
 	rep := SyncReport{Components: len(m.Components)}
-	next := make([]store.Component, len(m.Components))
+	var upserts []store.Component
 	codes := make([]string, len(m.Components))
-	core := ""
-	coreChanged := false
 	for i, mc := range m.Components {
-		next[i] = store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Key}
+		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Key}
 		codes[i] = mc.Code
 		prev, existed := old[mc.Code]
 		switch {
 		case !existed:
 			rep.Added++
-		case prev != next[i]:
+		case prev != next:
 			rep.Changed++
+		default:
+			continue
 		}
-		if mc.Code == updatedoc.CoreCode {
-			core = mc.Version
-			coreChanged = existed && prev.InstalledVersion != mc.Version
+		upserts = append(upserts, next)
+	}
+
+	defer c.summary.invalidate()
+	for start := 0; start < len(upserts); start += syncBatch {
+		batch := upserts[start:min(start+syncBatch, len(upserts))]
+		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {
+			_, err := tx.ComponentUpsertMany(ctx, batch)
+			return err
+		})
+		if err != nil {
+			return SyncReport{}, fmt.Errorf("sync components: %w", err)
+		}
+	}
+	if len(before) > 0 {
+		err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
+			n, err := tx.ComponentDeleteMissing(ctx, codes)
+			rep.Removed = int(n)
+			return err
+		})
+		if err != nil {
+			return SyncReport{}, fmt.Errorf("sync components: remove: %w", err)
 		}
 	}
 
-	dismissals, err := c.store.DismissalsFor(ctx)
-	if err != nil {
-		return SyncReport{}, err
-	}
-	err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
-		for _, comp := range next {
-			if err := tx.ComponentUpsert(ctx, comp); err != nil {
-				return fmt.Errorf("component %q: %w", comp.Code, err)
-			}
-		}
-		n, err := tx.ComponentDeleteMissing(ctx, codes)
-		if err != nil {
-			return err
-		}
-		rep.Removed = int(n)
-		for _, comp := range next {
-			prev, existed := old[comp.Code]
-			if comp.SourceURL == "" || !existed || (prev == comp && !coreChanged) {
-				continue // new components wait for their first fetch
-			}
-			ok, err := c.reevaluate(ctx, tx, comp, core, dismissals)
-			if err != nil {
-				return fmt.Errorf("re-evaluate %q: %w", comp.Code, err)
-			}
-			if ok {
-				rep.Reevaluated++
-			}
-		}
-		return nil
-	})
-	c.summary.invalidate()
-	if err != nil {
-		return SyncReport{}, fmt.Errorf("sync components: %w", err)
+	if rep.Reevaluated, err = c.evaluateStored(ctx); err != nil {
+		return SyncReport{}, fmt.Errorf("sync components: evaluate: %w", err)
 	}
 	c.logger.InfoContext(ctx, "components synced", "components", rep.Components, "added", rep.Added,
 		"changed", rep.Changed, "removed", rep.Removed, "reevaluated", rep.Reevaluated)
 	return rep, nil
 }
 
-// reevaluate rewrites comp's result from its source's stored document. It
-// reports false when there is no usable stored document yet.
-func (c *Checker) reevaluate(ctx context.Context, tx *store.Tx, comp store.Component, core string, dismissals map[string]map[string]bool) (bool, error) {
-	src, err := tx.Source(ctx, comp.SourceURL)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && src.Document == nil) {
-		return false, nil
+// evaluateStored evaluates every component that has no result from its
+// current inputs against its source's stored document, when that document
+// can be trusted, and reports how many results it wrote. Each document is
+// parsed once, outside any transaction; the writes go in short ones.
+func (c *Checker) evaluateStored(ctx context.Context) (int, error) {
+	written := 0
+	for range evaluateRounds {
+		todo, err := c.store.ComponentsUnevaluated(ctx)
+		if err != nil || len(todo) == 0 {
+			return written, err
+		}
+		core, err := c.coreVersion(ctx)
+		if err != nil {
+			return written, err
+		}
+		results, err := c.evaluateFromStored(ctx, todo, core)
+		if err != nil {
+			return written, err
+		}
+		if len(results) == 0 {
+			return written, nil // nothing can be evaluated (untrusted documents)
+		}
+		n, err := c.writeStored(ctx, results)
+		written += n
+		if err != nil || n == len(results) {
+			return written, err
+		}
+		// Some inputs moved while evaluating: read what holds now, again.
 	}
-	if err != nil {
-		return false, err
-	}
-	doc, err := updatedoc.Parse(src.Document)
-	if err != nil {
-		return false, nil // cannot happen for a stored document; the next fetch decides
-	}
-	j := job{url: comp.SourceURL, components: []store.Component{comp}}
-	for _, r := range c.evaluate(doc, j, core, src.Epoch, dismissals) {
-		if _, err := tx.ResultUpsert(ctx, r); err != nil {
-			return false, err
+	return written, nil
+}
+
+// evaluateFromStored evaluates todo (ordered by source) from the stored
+// documents; components whose document cannot be trusted are left out.
+func (c *Checker) evaluateFromStored(ctx context.Context, todo []store.Unevaluated, core string) ([]store.Result, error) {
+	var out []store.Result
+	for start := 0; start < len(todo); {
+		end := start
+		for end < len(todo) && todo[end].SourceURL == todo[start].SourceURL {
+			end++
+		}
+		group := todo[start:end]
+		start = end
+		src, err := c.store.Source(ctx, group[0].SourceURL)
+		if err != nil {
+			return nil, err
+		}
+		docs := map[string]*docInput{} // by pinned key: components of one source may pin different keys
+		for _, u := range group {
+			d, ok := docs[u.PinnedKey]
+			if !ok {
+				if d, err = storedDocument(src, u.PinnedKey); err != nil {
+					d = nil // untrusted: the next successful fetch decides
+				}
+				docs[u.PinnedKey] = d
+			}
+			if d == nil {
+				continue
+			}
+			out = append(out, evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core}, src.Epoch))
 		}
 	}
-	return true, nil
+	return out, nil
+}
+
+// writeStored writes results in batches, each in a short transaction that
+// holds the lease's lock, and reports how many were written.
+func (c *Checker) writeStored(ctx context.Context, results []store.Result) (int, error) {
+	written := 0
+	for start := 0; start < len(results); start += syncBatch {
+		batch := results[start:min(start+syncBatch, len(results))]
+		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {
+			codes, err := tx.ResultWrite(ctx, batch)
+			written += len(codes)
+			return err
+		})
+		if err != nil {
+			return written, err
+		}
+	}
+	return written, nil
+}
+
+// coreVersion is the installed core's version, "" when none is installed.
+func (c *Checker) coreVersion(ctx context.Context) (string, error) {
+	comp, err := c.store.Component(ctx, updatedoc.CoreCode)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	return comp.InstalledVersion, nil
 }

@@ -1,6 +1,8 @@
 package updatedoc
 
 import (
+	"slices"
+
 	"github.com/Masterminds/semver/v3"
 )
 
@@ -43,14 +45,22 @@ type Evaluation struct {
 	// BlockedUpdate is the newest such release; its RequiresCore says which
 	// core it needs.
 	BlockedUpdate *Release `json:"blocked_update"`
-	// Vulnerable is len(Advisories) > 0.
-	Vulnerable bool `json:"vulnerable"`
-	// Advisories affect the installed version and are not dismissed, in
-	// document order. Never nil.
+	// Advisories affect the installed version, in document order, whether
+	// or not an admin dismissed them: dismissals are applied when results
+	// are read, so that a dismissal shows at once and no evaluation can
+	// undo it. Never nil.
 	Advisories []AdvisoryMatch `json:"advisories"`
-	// Dismissed lists the ids of advisories that affect the installed
-	// version but were dismissed, so the UI can still say so. Never nil.
-	Dismissed []string `json:"dismissed"`
+	// Releases lists every release of the package, newest first, with
+	// whether the installed core can run it. Never nil.
+	Releases []ReleaseStatus `json:"releases"`
+}
+
+// ReleaseStatus is one release of the package as it applies to the site.
+type ReleaseStatus struct {
+	Release
+	// Installable: the installed core satisfies RequiresCore (always true
+	// for the core's own releases).
+	Installable bool `json:"installable"`
 }
 
 // AdvisoryMatch is an advisory that affects the installed version.
@@ -61,14 +71,13 @@ type AdvisoryMatch struct {
 }
 
 // Evaluate evaluates the component code, installed at version installed on
-// a site whose core is at installedCore, against doc. dismissed holds the
-// ids of advisories an admin dismissed for this component (nil for none).
+// a site whose core is at installedCore, against doc.
 //
 // An installed or core version that does not parse is an error wrapping
 // [ErrInvalid], to be recorded against the component; installedCore is not
 // read when code is [CoreCode]. A package absent from the document is not
 // an error: the Evaluation says Missing.
-func Evaluate(doc *Document, code, installed, installedCore string, dismissed map[string]bool) (Evaluation, error) {
+func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation, error) {
 	if doc == nil {
 		return Evaluation{}, invalidf(nil, "evaluate %q: no update document", code)
 	}
@@ -86,7 +95,7 @@ func Evaluate(doc *Document, code, installed, installedCore string, dismissed ma
 		}
 	}
 
-	ev := Evaluation{Advisories: []AdvisoryMatch{}, Dismissed: []string{}}
+	ev := Evaluation{Advisories: []AdvisoryMatch{}, Releases: []ReleaseStatus{}}
 	pkg := doc.Packages[code]
 	if pkg == nil {
 		ev.Missing = true
@@ -102,6 +111,13 @@ func Evaluate(doc *Document, code, installed, installedCore string, dismissed ma
 		if err != nil {
 			return Evaluation{}, invalidf(err, "releases[%d].version %q of package %q is not a semantic version", i, r.Version, code)
 		}
+		ok := isCore
+		if !isCore {
+			if ok, err = r.runsOn(core); err != nil {
+				return Evaluation{}, invalidf(err, "releases[%d].requires_core of package %q: %v", i, code, err)
+			}
+		}
+		ev.Releases = append(ev.Releases, ReleaseStatus{Release: *r, Installable: ok})
 		if v.Prerelease() != "" && !includePre {
 			continue
 		}
@@ -111,12 +127,6 @@ func Evaluate(doc *Document, code, installed, installedCore string, dismissed ma
 		}
 		if r.Security && (security == nil || v.GreaterThan(security)) {
 			security = v
-		}
-		ok := isCore
-		if !isCore {
-			if ok, err = r.runsOn(core); err != nil {
-				return Evaluation{}, invalidf(err, "releases[%d].requires_core of package %q: %v", i, code, err)
-			}
 		}
 		if ok {
 			update.offer(r, v)
@@ -144,13 +154,9 @@ func Evaluate(doc *Document, code, installed, installedCore string, dismissed ma
 		if !affected.Contains(inst) {
 			continue
 		}
-		if dismissed[a.ID] {
-			ev.Dismissed = append(ev.Dismissed, a.ID)
-			continue
-		}
 		ev.Advisories = append(ev.Advisories, AdvisoryMatch{Advisory: *a, NoFix: a.FixedIn == ""})
 	}
-	ev.Vulnerable = len(ev.Advisories) > 0
+	sortNewestFirst(ev.Releases)
 	return ev, nil
 }
 
@@ -206,4 +212,14 @@ func (a *Advisory) parsedAffected() (Range, error) {
 		return *a.affected, nil
 	}
 	return ParseRange(a.Affected)
+}
+
+// sortNewestFirst orders releases by version, newest first; versions were
+// checked by the loop that built them.
+func sortNewestFirst(rs []ReleaseStatus) {
+	slices.SortStableFunc(rs, func(a, b ReleaseStatus) int {
+		va, _ := a.parsedVersion()
+		vb, _ := b.parsedVersion()
+		return vb.Compare(va)
+	})
 }

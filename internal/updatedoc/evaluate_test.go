@@ -22,7 +22,6 @@ var evaluateCases = []struct {
 	code      string
 	installed string
 	core      string
-	dismissed map[string]bool
 }{
 	{name: "plain-update", document: "acme.json", code: "forum", installed: "2.9.0", core: "1.9.0"},
 	{name: "up-to-date", document: "acme.json", code: "forum", installed: "3.0.0", core: "1.9.0"},
@@ -33,10 +32,6 @@ var evaluateCases = []struct {
 	{name: "advisory-with-fix", document: "acme.json", code: "blog", installed: "2.3.0", core: "1.9.0"},
 	{name: "advisory-without-fix", document: "acme.json", code: "shop", installed: "4.1.0", core: "1.9.0"},
 	{name: "advisories-with-and-without-fix", document: "acme.json", code: "blog", installed: "2.2.0", core: "1.9.0"},
-	{name: "dismissed-advisory", document: "acme.json", code: "blog", installed: "2.3.0", core: "1.9.0",
-		dismissed: map[string]bool{"ACME-2026-007": true, "ACME-2099-001": true}},
-	{name: "dismissal-set-to-false", document: "acme.json", code: "blog", installed: "2.3.0", core: "1.9.0",
-		dismissed: map[string]bool{"ACME-2026-007": false}},
 	{name: "prerelease-ignored", document: "acme.json", code: "blog", installed: "2.4.0", core: "1.9.0"},
 	{name: "prerelease-installed", document: "acme.json", code: "blog", installed: "2.4.0-rc.1", core: "1.9.0"},
 	{name: "only-prereleases-stable-installed", document: "prerelease.json", code: "lab", installed: "0.0.9", core: "1.9.0"},
@@ -61,7 +56,6 @@ type goldenRendering struct {
 	Code       string          `json:"code"`
 	Installed  string          `json:"installed"`
 	Core       string          `json:"installed_core"`
-	Dismissed  map[string]bool `json:"dismissed,omitempty"`
 	Evaluation *Evaluation     `json:"evaluation,omitempty"`
 	Error      string          `json:"error,omitempty"`
 }
@@ -85,10 +79,9 @@ func TestEvaluateGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			doc := parseTestdata(t, tc.document)
-			ev, err := Evaluate(doc, tc.code, tc.installed, tc.core, tc.dismissed)
+			ev, err := Evaluate(doc, tc.code, tc.installed, tc.core)
 			out := goldenRendering{
 				Document: tc.document, Code: tc.code, Installed: tc.installed, Core: tc.core,
-				Dismissed: tc.dismissed,
 			}
 			if err != nil {
 				if !errors.Is(err, ErrInvalid) {
@@ -153,7 +146,7 @@ func TestEvaluateGoldenFilesHaveCases(t *testing.T) {
 func TestEvaluateConcurrently(t *testing.T) {
 	t.Parallel()
 	doc := parseTestdata(t, "acme.json")
-	want, err := Evaluate(doc, "blog", "2.3.0", "1.9.0", nil)
+	want, err := Evaluate(doc, "blog", "2.3.0", "1.9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +155,7 @@ func TestEvaluateConcurrently(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 50 {
-				got, err := Evaluate(doc, "blog", "2.3.0", "1.9.0", nil)
+				got, err := Evaluate(doc, "blog", "2.3.0", "1.9.0")
 				if err != nil {
 					errs <- err
 					return
@@ -186,13 +179,13 @@ func TestEvaluateConcurrently(t *testing.T) {
 func TestEvaluateCopiesReleases(t *testing.T) {
 	t.Parallel()
 	doc := parseTestdata(t, "acme.json")
-	ev, err := Evaluate(doc, "forum", "2.9.0", "1.9.0", nil)
+	ev, err := Evaluate(doc, "forum", "2.9.0", "1.9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev.Update.Summary = "changed"
 	ev.Latest.Version = "9.9.9"
-	again, err := Evaluate(doc, "forum", "2.9.0", "1.9.0", nil)
+	again, err := Evaluate(doc, "forum", "2.9.0", "1.9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +210,12 @@ func TestEvaluateHandBuiltDocument(t *testing.T) {
 		"bad-requires": {Releases: []Release{{Version: "1.0.0", RequiresCore: "soon"}}},
 		"bad-affected": {Advisories: []Advisory{{ID: "X-2"}}},
 	}}
-	ev, err := Evaluate(doc, "blog", "1.0.0", "1.5.0", nil)
+	ev, err := Evaluate(doc, "blog", "1.0.0", "1.5.0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ev.Update == nil || ev.Update.Version != "1.0.1" || !ev.Security || !ev.NeedsNewerCore ||
-		ev.BlockedUpdate == nil || ev.BlockedUpdate.Version != "1.1.0" || !ev.Vulnerable {
+		ev.BlockedUpdate == nil || ev.BlockedUpdate.Version != "1.1.0" || len(ev.Advisories) == 0 {
 		t.Errorf("evaluation = %+v", ev)
 	}
 
@@ -231,13 +224,13 @@ func TestEvaluateHandBuiltDocument(t *testing.T) {
 		"bad-requires": `releases[0].requires_core of package "bad-requires": "soon" is not a valid range`,
 		"bad-affected": `advisories[0].affected of package "bad-affected": range "" is empty`,
 	} {
-		_, err := Evaluate(doc, code, "0.1.0", "1.5.0", nil)
+		_, err := Evaluate(doc, code, "0.1.0", "1.5.0")
 		if !errors.Is(err, ErrInvalid) || err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Evaluate(%s) = %v, want ErrInvalid containing %q", code, err, want)
 		}
 	}
 
-	if _, err := Evaluate(nil, "blog", "1.0.0", "1.5.0", nil); !errors.Is(err, ErrInvalid) {
+	if _, err := Evaluate(nil, "blog", "1.0.0", "1.5.0"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Evaluate(nil document) = %v, want ErrInvalid", err)
 	}
 }

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,9 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
-	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
 )
@@ -105,9 +101,10 @@ func (s *Server) catalogPage(c echo.Context) error {
 		rows[i] = views.CatalogRow{
 			Code: e.Code, Name: e.Name, Installed: e.Installed, Latest: e.Latest, UpdateVersion: e.UpdateVersion,
 			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable,
-			VulnerableNoFix: hasNoFix(e.Advisories), NeedsNewerCore: e.NeedsNewerCore, RequiredCore: e.RequiredCore,
+			VulnerableNoFix: e.VulnerableNoFix, NeedsNewerCore: e.NeedsNewerCore, RequiredCore: e.RequiredCore,
 			ReleaseURL: e.ReleaseURL, SourceURL: e.SourceURL, LastSuccessAt: e.LastSuccessAt,
-			LastAttemptAt: e.LastAttemptAt, LastError: e.LastError, Stale: e.Stale,
+			LastAttemptAt: e.LastAttemptAt, LastError: firstOf(e.LastError, e.EvalError), Stale: e.Stale,
+			Evaluated: e.Evaluated,
 		}
 	}
 	return renderOK(c, views.Catalog(views.CatalogProps{
@@ -115,69 +112,44 @@ func (s *Server) catalogPage(c echo.Context) error {
 	}))
 }
 
-func hasNoFix(advisories []byte) bool {
-	var list []updatedoc.AdvisoryMatch
-	if json.Unmarshal(advisories, &list) != nil {
-		return false
-	}
-	for _, a := range list {
-		if a.NoFix {
-			return true
+// firstOf returns the first of its arguments that is not empty.
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
 		}
 	}
-	return false
+	return ""
 }
 
 func (s *Server) detailPage(c echo.Context) error {
-	ctx := c.Request().Context()
-	d, err := s.store.ComponentDetail(ctx, c.Param("code"))
+	code, err := pathParam(c, "code")
 	if err != nil {
 		return err
 	}
-	dismissals, err := s.store.DismissalsFor(ctx)
+	d, err := s.checker.Detail(c.Request().Context(), code)
 	if err != nil {
 		return err
 	}
-	dismissed := dismissals[d.Code]
 	l := layout(c)
 	props := views.DetailProps{
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
-		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: d.LastError,
+		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
+		Stale: d.Stale, Evaluated: d.Evaluated,
 	}
-	if doc, err := updatedoc.Parse(d.Document); err == nil && d.Document != nil {
-		props.Releases, props.Advisories = detailRows(doc, d, dismissed)
+	for _, r := range d.Releases {
+		row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity,
+			Summary: r.Summary, URL: r.URL, RequiresCore: r.RequiresCore, Installable: r.Installable}
+		if !r.Released.IsZero() {
+			row.Released = r.Released.Format("2006-01-02")
+		}
+		props.Releases = append(props.Releases, row)
+	}
+	for _, a := range d.Advisories {
+		props.Advisories = append(props.Advisories, views.AdvisoryRow{ID: a.ID, Severity: a.Severity, Summary: a.Summary,
+			URL: a.URL, Affected: a.Affected, FixedIn: a.FixedIn, NoFix: a.NoFix, Dismissed: a.Dismissed})
 	}
 	return renderOK(c, views.ComponentDetail(props))
-}
-
-// detailRows lists the package's releases (newest first) and the advisories
-// affecting the installed version, dismissed ones included and marked.
-func detailRows(doc *updatedoc.Document, d store.ComponentDetail, dismissed map[string]bool) ([]views.ReleaseRow, []views.AdvisoryRow) {
-	var releases []views.ReleaseRow
-	if pkg := doc.Packages[d.Code]; pkg != nil {
-		core, _ := updatedoc.ParseVersion(d.CoreVersion)
-		for i := len(pkg.Releases) - 1; i >= 0; i-- {
-			r := pkg.Releases[i]
-			row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity,
-				Summary: r.Summary, URL: r.URL, RequiresCore: r.RequiresCore, Installable: true}
-			if !r.Released.IsZero() {
-				row.Released = r.Released.Format("2006-01-02")
-			}
-			if r.RequiresCore != "" && d.Code != updatedoc.CoreCode {
-				rng, err := updatedoc.ParseRange(r.RequiresCore)
-				row.Installable = err == nil && core != nil && rng.Contains(core)
-			}
-			releases = append(releases, row)
-		}
-	}
-	var advisories []views.AdvisoryRow
-	if ev, err := updatedoc.Evaluate(doc, d.Code, d.Installed, d.CoreVersion, nil); err == nil {
-		for _, a := range ev.Advisories {
-			advisories = append(advisories, views.AdvisoryRow{ID: a.ID, Severity: a.Severity, Summary: a.Summary,
-				URL: a.URL, Affected: a.Affected, FixedIn: a.FixedIn, NoFix: a.NoFix, Dismissed: dismissed[a.ID]})
-		}
-	}
-	return releases, advisories
 }
 
 func (s *Server) historyPage(c echo.Context) error {
@@ -203,8 +175,8 @@ func (s *Server) sourcesPage(c echo.Context) error {
 	for i, src := range sources {
 		rows[i] = views.SourceRow{URL: src.URL, Components: src.Components, LastSuccessAt: src.LastSuccessAt,
 			LastAttemptAt: src.LastAttemptAt, LastError: src.LastError, ConsecutiveFailures: src.ConsecutiveFailures,
-			Stale:     src.Stale,
-			ExpiresAt: src.ExpiresAt, SignatureState: src.SignatureState}
+			Stale: src.Stale, Expired: src.Expired, Failing: src.Failing, ExpiresAt: src.ExpiresAt,
+			SignatureState: src.SignatureState}
 	}
 	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: rows}))
 }
@@ -226,29 +198,38 @@ func (s *Server) checkForm(c echo.Context) error {
 func (s *Server) dismiss(c echo.Context) error   { return s.setDismissed(c, true) }
 func (s *Server) undismiss(c echo.Context) error { return s.setDismissed(c, false) }
 
-// setDismissed records the decision (audited) and re-evaluates the
-// component at once, so the badge and alert follow.
+// setDismissed records the decision (audited); the read model applies it at
+// once, so the badge and the alert follow.
 func (s *Server) setDismissed(c echo.Context, dismiss bool) error {
-	ctx := c.Request().Context()
-	code, id := c.Param("code"), c.Param("id")
-	if len(id) > 200 {
-		return echo.NewHTTPError(http.StatusBadRequest, "advisory id is too long")
-	}
-	if _, err := s.store.Component(ctx, code); err != nil {
-		return err
-	}
-	p, _ := auth.PrincipalFrom(c)
-	var err error
-	if dismiss {
-		err = s.store.DismissAdvisory(ctx, code, id, p.UserID)
-	} else {
-		err = s.store.UndismissAdvisory(ctx, code, id, p.UserID)
-	}
+	code, err := pathParam(c, "code")
 	if err != nil {
 		return err
 	}
-	if err := s.checker.Reevaluate(context.WithoutCancel(ctx), code); err != nil {
+	id, err := pathParam(c, "id")
+	if err != nil {
+		return err
+	}
+	if len(id) > 200 {
+		return echo.NewHTTPError(http.StatusBadRequest, "advisory id is too long")
+	}
+	p, _ := auth.PrincipalFrom(c)
+	if err := s.checker.SetDismissed(c.Request().Context(), code, id, p.UserID, dismiss); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/plugins/"+url.PathEscape(code)+"#advisories")
+}
+
+// pathParam is a path parameter as the client meant it. Echo routes on the
+// escaped path, and so hands over escaped parameters, whenever the request
+// path needs one to be told apart ("GHSA%2F2026%2F1": an escaped slash);
+// otherwise the parameters are already unescaped.
+func pathParam(c echo.Context, name string) (string, error) {
+	if c.Request().URL.RawPath == "" {
+		return c.Param(name), nil
+	}
+	v, err := url.PathUnescape(c.Param(name))
+	if err != nil {
+		return "", echo.NewHTTPError(http.StatusBadRequest, name+" is not a valid path segment")
+	}
+	return v, nil
 }
