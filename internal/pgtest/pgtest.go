@@ -211,3 +211,44 @@ func randomHex(n int) string {
 // URLFor is a URL for another database on the same server, for tests that
 // must act on d from outside it (refuse its connections, terminate them).
 func (d *DB) URLFor(database string) string { return withDatabase(d.URL, database) }
+
+// Exec runs sql and fails t when it fails: a setup or probe statement that
+// errs must never let a test pass without checking anything. It returns
+// the number of rows affected.
+func (d *DB) Exec(t testing.TB, sql string, args ...any) int64 {
+	t.Helper()
+	tag, err := d.Pool.Exec(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatalf("pgtest: %s: %v", oneLine(sql), err)
+	}
+	return tag.RowsAffected()
+}
+
+// Row is one row of QueryRow; its Scan fails the test on an error.
+type Row struct {
+	t   testing.TB
+	sql string
+	row pgx.Row
+}
+
+// QueryRow runs a query expected to return one row.
+func (d *DB) QueryRow(t testing.TB, sql string, args ...any) Row {
+	return Row{t: t, sql: sql, row: d.Pool.QueryRow(context.Background(), sql, args...)}
+}
+
+// Scan reads the row into dest and fails the test on any error, no rows
+// included. Call it from the test's goroutine only (it calls t.Fatalf).
+func (r Row) Scan(dest ...any) {
+	r.t.Helper()
+	if err := r.row.Scan(dest...); err != nil {
+		r.t.Fatalf("pgtest: %s: %v", oneLine(r.sql), err)
+	}
+}
+
+func oneLine(sql string) string {
+	s := strings.Join(strings.Fields(sql), " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

@@ -70,7 +70,7 @@ func TestCancellationAbortsFetchesAndLeavesNothing(t *testing.T) {
 		t.Fatalf("%d of the in-flight requests were aborted, want 2", aborted.Load())
 	}
 	var failures int
-	b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sources WHERE consecutive_failures > 0 OR last_error IS NOT NULL").Scan(&failures)
+	b.db.QueryRow(t, "SELECT count(*) FROM sources WHERE consecutive_failures > 0 OR last_error IS NOT NULL").Scan(&failures)
 	if failures != 0 {
 		t.Fatalf("%d sources recorded a failure for a cancelled request", failures)
 	}
@@ -106,7 +106,7 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 	go func() { done <- b.run(lease.Operator) }()
 	waitFor(t, func() bool { return requests.Load() == 2 })
 	// Another instance takes the lease (as if this one had frozen).
-	b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	b.db.Exec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
 	if a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
 		t.Fatalf("takeover: %+v %v", a, err)
 	}
@@ -122,7 +122,7 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 		t.Fatalf("%d requests made, want 2: queued sources must not start after the loss", n)
 	}
 	var rows int
-	b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sources").Scan(&rows)
+	b.db.QueryRow(t, "SELECT count(*) FROM sources").Scan(&rows)
 	if rows != 0 {
 		t.Fatalf("%d source rows written by a run that lost its lease", rows)
 	}

@@ -79,21 +79,24 @@ func (b *bundle) run(trigger lease.Trigger) Result {
 	return res
 }
 
-// resultRow is what the tests read back of component_results.
+// resultRow is what the tests read back of the read model
+// (component_state), with the epoch of the result row behind it.
 type resultRow struct {
 	Code, Installed, Latest, Update, LastError string
 	UpdateAvailable, Security, Vulnerable      bool
-	NeedsNewerCore, HasSuccess                 bool
+	NeedsNewerCore, HasSuccess, Evaluated      bool
+	Stale                                      bool
 	Epoch                                      int64
 }
 
 func (b *bundle) results() map[string]resultRow {
 	b.t.Helper()
 	rows, err := b.db.Pool.Query(context.Background(), `
-		SELECT code, installed_version, coalesce(latest_version, ''), coalesce(update_version, ''),
-		       coalesce(last_error, ''), update_available, security, vulnerable, needs_newer_core,
-		       last_success_at IS NOT NULL, epoch
-		FROM component_results`)
+		SELECT cs.code, cs.installed_version, coalesce(cs.latest_version, ''), coalesce(cs.update_version, ''),
+		       coalesce(cs.last_error, cs.eval_error, ''), cs.update_available, cs.security, cs.vulnerable,
+		       cs.needs_newer_core, cs.last_success_at IS NOT NULL, cs.evaluated, cs.stale,
+		       CASE WHEN cs.evaluated THEN r.epoch ELSE 0 END
+		FROM component_state cs LEFT JOIN component_results r ON r.code = cs.code`)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func (b *bundle) results() map[string]resultRow {
 	for rows.Next() {
 		var r resultRow
 		if err := rows.Scan(&r.Code, &r.Installed, &r.Latest, &r.Update, &r.LastError, &r.UpdateAvailable,
-			&r.Security, &r.Vulnerable, &r.NeedsNewerCore, &r.HasSuccess, &r.Epoch); err != nil {
+			&r.Security, &r.Vulnerable, &r.NeedsNewerCore, &r.HasSuccess, &r.Evaluated, &r.Stale, &r.Epoch); err != nil {
 			b.t.Fatal(err)
 		}
 		out[r.Code] = r
@@ -124,12 +127,9 @@ type sourceRow struct {
 func (b *bundle) source(url string) sourceRow {
 	b.t.Helper()
 	var s sourceRow
-	err := b.db.Pool.QueryRow(context.Background(), `
+	b.db.QueryRow(b.t, `
 		SELECT coalesce(sequence, -1), coalesce(last_error, ''), consecutive_failures, document IS NOT NULL, epoch, signature_state
 		FROM sources WHERE url = $1`, url).Scan(&s.Sequence, &s.LastError, &s.ConsecutiveFailures, &s.HasDocument, &s.Epoch, &s.SignatureState)
-	if err != nil {
-		b.t.Fatalf("source %s: %v", url, err)
-	}
 	return s
 }
 
@@ -259,10 +259,10 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 	}
 	got := b.results()
 	want := map[string]resultRow{
-		"core":    {Code: "core", Installed: "1.9.0", Latest: "1.10.0", Update: "1.10.0", UpdateAvailable: true, HasSuccess: true},
-		"blog":    {Code: "blog", Installed: "2.3.0", Latest: "2.4.0", Update: "2.4.0", UpdateAvailable: true, Security: true, Vulnerable: true, HasSuccess: true},
-		"gallery": {Code: "gallery", Installed: "3.0.0", Latest: "3.0.0", Vulnerable: true, HasSuccess: true},
-		"forms":   {Code: "forms", Installed: "1.0.0", Latest: "1.0.0", HasSuccess: true},
+		"core":    {Code: "core", Installed: "1.9.0", Latest: "1.10.0", Update: "1.10.0", UpdateAvailable: true, HasSuccess: true, Evaluated: true},
+		"blog":    {Code: "blog", Installed: "2.3.0", Latest: "2.4.0", Update: "2.4.0", UpdateAvailable: true, Security: true, Vulnerable: true, HasSuccess: true, Evaluated: true},
+		"gallery": {Code: "gallery", Installed: "3.0.0", Latest: "3.0.0", Vulnerable: true, HasSuccess: true, Evaluated: true},
+		"forms":   {Code: "forms", Installed: "1.0.0", Latest: "1.0.0", HasSuccess: true, Evaluated: true},
 	}
 	for code, w := range want {
 		w.Epoch = res.Epoch
@@ -271,8 +271,8 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 		}
 	}
 	broken := got["broken"]
-	if broken.HasSuccess || !strings.Contains(broken.LastError, "404") {
-		t.Errorf("broken source result = %+v, want an error and no success", broken)
+	if broken.HasSuccess || broken.Evaluated || !broken.Stale || !strings.Contains(broken.LastError, "404") {
+		t.Errorf("broken source result = %+v, want an error, no success, stale and not evaluated", broken)
 	}
 	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument {
 		t.Errorf("failing source = %+v", s)
@@ -349,7 +349,7 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 			after := b.results()
 			for code, r := range before {
 				a := after[code]
-				if a.Latest != r.Latest || a.Update != r.Update || a.Security != r.Security || !a.HasSuccess || a.LastError == "" {
+				if a.Latest != r.Latest || a.Update != r.Update || a.Security != r.Security || !a.HasSuccess || !a.Evaluated || a.LastError == "" {
 					t.Errorf("%s: before %+v, after %+v: evaluation must stay and the error show", code, r, a)
 				}
 			}
@@ -421,16 +421,14 @@ func TestSyncReevaluatesWithoutFetch(t *testing.T) {
 	if blog.Installed != "2.4.0" || blog.UpdateAvailable || blog.Security || blog.Vulnerable {
 		t.Fatalf("blog after upgrade = %+v, want up to date", blog)
 	}
-	// The next check cleans up what is no longer installed.
+	// The next check cleans up the results of what is no longer installed;
+	// the unused source is kept (its rollback state) and marked unused.
 	b.run(lease.Operator)
-	got := b.results()
-	if _, ok := got["forms"]; ok {
-		t.Fatal("result of a removed component survived the clean-up")
-	}
-	var sources int
-	b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM sources WHERE url LIKE '%missing.json'").Scan(&sources)
-	if sources != 0 {
-		t.Fatal("source of removed components survived the clean-up")
+	var results, unused int
+	b.db.QueryRow(t, "SELECT count(*) FROM component_results WHERE code = 'forms'").Scan(&results)
+	b.db.QueryRow(t, "SELECT count(*) FROM sources WHERE url LIKE '%missing.json' AND unused_since IS NOT NULL").Scan(&unused)
+	if results != 0 || unused != 1 {
+		t.Fatalf("after the clean-up: %d results of a removed component, %d unused sources marked (want 0, 1)", results, unused)
 	}
 }
 
@@ -448,9 +446,13 @@ func TestNoTransactionHeldAcrossAFetch(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		seen.Add(1)
 		var n int32
-		b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+		err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND xact_start < clock_timestamp() - interval '150 milliseconds'
 			  AND pid <> pg_backend_pid()`).Scan(&n)
+		if err != nil {
+			t.Errorf("probe for long transactions: %v", err) // a handler goroutine: no Fatal
+			return
+		}
 		long.Add(n)
 	}
 	b.standardSite(p)
@@ -512,7 +514,7 @@ func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
 
 	// Pretend the old holder froze: its lease expires, another instance
 	// takes over and completes with a newer document.
-	b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	b.db.Exec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
 	p.mu.Lock()
 	delete(p.block, "/acme.json")
 	p.docs["/acme.json"] = doc(11, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate})
@@ -530,7 +532,7 @@ func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
 		t.Fatalf("epochs: first %d, old %d, newer %d", first.Epoch, old.Epoch, newer.Epoch)
 	}
 	var stray int
-	b.db.Pool.QueryRow(context.Background(), `
+	b.db.QueryRow(t, `
 		SELECT (SELECT count(*) FROM sources WHERE epoch <> $1) + (SELECT count(*) FROM component_results WHERE epoch <> $1)`, newer.Epoch).Scan(&stray)
 	if stray != 0 {
 		t.Fatalf("%d rows do not carry the new epoch %d", stray, newer.Epoch)
@@ -566,8 +568,8 @@ func TestPinnedKeyChangeResetsSequence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	p := newPublisher(t)
-	oldPub, oldPriv, _ := updatedoc.GenerateKey()
-	newPub, newPriv, _ := updatedoc.GenerateKey()
+	oldPub, oldPriv := generateKey(t)
+	newPub, newPriv := generateKey(t)
 	first := doc(50, map[string]string{"core": pkgCore})
 	p.set("/core.json", first)
 	p.sigs["/core.json"] = updatedoc.Sign(first, oldPriv)
@@ -609,13 +611,20 @@ func TestExpiredDocumentIsStale(t *testing.T) {
 	if res := b.run(lease.Operator); res.Status != Completed || res.Fetched != 1 {
 		t.Fatalf("run = %s", resultJSON(res))
 	}
-	var stale bool
-	b.db.Pool.QueryRow(context.Background(), "SELECT stale FROM component_results WHERE code = 'core'").Scan(&stale)
-	if !stale {
-		t.Fatal("result from an expired document not marked stale")
+	if r := b.results()["core"]; !r.Stale || !r.Evaluated || !r.UpdateAvailable {
+		t.Fatalf("core from an expired document = %+v, want stale, still evaluated", r)
 	}
 	sum, err := b.checker.Summary(context.Background())
 	if err != nil || sum.Stale != 1 || sum.UpdatesAvailable != 1 {
 		t.Fatalf("summary = %+v %v", sum, err)
 	}
+}
+
+func generateKey(t *testing.T) (updatedoc.PublicKey, updatedoc.PrivateKey) {
+	t.Helper()
+	pub, priv, err := updatedoc.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub, priv
 }

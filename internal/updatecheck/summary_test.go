@@ -6,91 +6,106 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// The summary over a table of stored states, compared with golden JSON.
-// Each state is set up with SQL so its timestamps are fixed; "stale" uses
-// dates far in the past, "fresh" ones in the far future, so the 48-hour rule
-// does not depend on when the test runs.
-func TestSummaryGolden(t *testing.T) {
+// The read model over a table of stored states: the summary, the catalog
+// (page and its stale and failing filters) and source health, compared with
+// golden JSON and with each other. Each state is set up with SQL so its
+// timestamps are fixed; "stale" uses dates far in the past, "fresh" ones in
+// the far future, so the 48-hour rule does not depend on when the test runs.
+func TestReadModelGolden(t *testing.T) {
 	t.Parallel()
 	const components = `INSERT INTO components (code, name, installed_version, source_url) VALUES
 		('core', 'Core', '1.9.0', 'https://p.example/core.json'),
 		('blog', 'Blog', '2.3.0', 'https://p.example/acme.json'),
 		('forms', 'Forms', '1.0.0', 'https://p.example/acme.json'),
 		('local', 'Local', '0.1.0', NULL)`
-	const sources = `INSERT INTO sources (url, epoch, last_success_at) VALUES
-		('https://p.example/core.json', 1, '2099-01-01T00:00:00Z'),
-		('https://p.example/acme.json', 1, '2099-01-01T00:00:00Z')`
-	result := func(code, source, version, success string, update, security, vulnerable bool) string {
-		successSQL := "NULL"
-		if success != "" {
-			successSQL = "'" + success + "'"
-		}
-		return `INSERT INTO component_results (code, source_url, installed_version, last_success_at, update_available, security, vulnerable, epoch)
-			VALUES ('` + code + `', '` + source + `', '` + version + `', ` + successSQL + `, ` + boolSQL(update) + `, ` + boolSQL(security) + `, ` + boolSQL(vulnerable) + `, 1)`
+	// Both sources hold a document ('doc'); results name it by its hash.
+	const sources = `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at) VALUES
+		('https://p.example/core.json', 1, 'doc', sha256('doc'), '2099-01-02T00:00:00Z', '2099-01-02T00:00:00Z'),
+		('https://p.example/acme.json', 1, 'doc', sha256('doc'), '2099-01-03T00:00:00Z', '2099-01-03T00:00:00Z')`
+	result := func(code, source, version, core string, update, security bool, advisories string) string {
+		return `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
+			update_available, security, advisories, epoch)
+			VALUES ('` + code + `', '` + source + `', '` + version + `', '` + core + `', sha256('doc'), ` +
+			boolSQL(update) + `, ` + boolSQL(security) + `, '` + advisories + `', 1)`
 	}
+	const vulnerable = `[{"id": "ACME-7", "severity": "high", "no_fix": false}]`
+	site := []string{components, sources,
+		result("core", "https://p.example/core.json", "1.9.0", "1.9.0", true, false, "[]"),
+		result("blog", "https://p.example/acme.json", "2.3.0", "1.9.0", true, true, vulnerable),
+		result("forms", "https://p.example/acme.json", "1.0.0", "1.9.0", false, false, "[]"),
+	}
+	with := func(extra ...string) []string { return append(slices.Clone(site), extra...) }
 	cases := []struct {
 		name string
 		sql  []string
 	}{
 		{"no-components", nil},
 		{"never-checked", []string{components}},
-		{"one-source-never-succeeded", []string{components, sources,
-			result("core", "https://p.example/core.json", "1.9.0", "2099-01-02T00:00:00Z", true, false, false),
-			result("blog", "https://p.example/acme.json", "2.3.0", "2099-01-03T00:00:00Z", true, true, true),
-			result("forms", "https://p.example/acme.json", "1.0.0", "", false, false, false),
-			`UPDATE sources SET last_error = 'fetch: 503', consecutive_failures = 2 WHERE url = 'https://p.example/acme.json'`,
+		{"one-source-never-succeeded", []string{components,
+			`INSERT INTO sources (url, epoch, document, document_hash, last_success_at) VALUES
+				('https://p.example/core.json', 1, 'doc', sha256('doc'), '2099-01-02T00:00:00Z')`,
+			`INSERT INTO sources (url, epoch, last_attempt_at, last_error, consecutive_failures) VALUES
+				('https://p.example/acme.json', 1, '2099-01-03T00:00:00Z', 'fetch: 503', 2)`,
+			result("core", "https://p.example/core.json", "1.9.0", "1.9.0", true, false, "[]"),
 		}},
-		{"all-succeeded", []string{components, sources,
-			result("core", "https://p.example/core.json", "1.9.0", "2099-01-02T00:00:00Z", true, false, false),
-			result("blog", "https://p.example/acme.json", "2.3.0", "2099-01-03T00:00:00Z", true, true, true),
-			result("forms", "https://p.example/acme.json", "1.0.0", "2099-01-04T00:00:00Z", false, false, false),
+		{"all-succeeded", with(
 			`INSERT INTO check_runs (trigger, actor, status, started_at, finished_at) VALUES
 				('manual', 'a@x', 'completed', '2099-01-04T00:00:00Z', '2099-01-04T00:00:05Z'),
-				('manual', 'b@x', 'cooldown', '2099-01-04T00:01:00Z', '2099-01-04T00:01:00Z')`,
-		}},
+				('manual', 'b@x', 'cooldown', '2099-01-04T00:01:00Z', '2099-01-04T00:01:00Z')`)},
 		{"core-counts-once", []string{
 			`INSERT INTO components (code, name, installed_version, source_url) VALUES ('core', 'Core', '1.0.0', 'https://p.example/all.json'), ('a', 'A', '1.0.0', 'https://p.example/all.json')`,
-			`INSERT INTO sources (url, epoch) VALUES ('https://p.example/all.json', 1)`,
-			result("core", "https://p.example/all.json", "1.0.0", "2099-01-01T00:00:00Z", true, true, false),
-			result("a", "https://p.example/all.json", "1.0.0", "2099-01-01T00:00:00Z", false, false, false),
+			`INSERT INTO sources (url, epoch, document, document_hash, last_success_at) VALUES ('https://p.example/all.json', 1, 'doc', sha256('doc'), '2099-01-01T00:00:00Z')`,
+			result("core", "https://p.example/all.json", "1.0.0", "1.0.0", true, true, "[]"),
+			result("a", "https://p.example/all.json", "1.0.0", "1.0.0", false, false, "[]"),
 		}},
-		{"stale", []string{components, sources,
-			result("core", "https://p.example/core.json", "1.9.0", "2020-01-01T00:00:00Z", false, false, false),
-			result("blog", "https://p.example/acme.json", "2.3.0", "2099-01-03T00:00:00Z", false, false, false),
-			result("forms", "https://p.example/acme.json", "1.0.0", "2020-06-01T00:00:00Z", false, false, false),
-		}},
-		{"result-for-an-old-version-ignored", []string{components,
-			result("blog", "https://p.example/acme.json", "2.2.0", "2099-01-03T00:00:00Z", true, true, true),
-		}},
+		{"stale", with(`UPDATE sources SET last_success_at = '2020-01-01T00:00:00Z' WHERE url = 'https://p.example/core.json'`)},
+		{"result-for-an-old-version-ignored", with(`UPDATE components SET installed_version = '2.4.0' WHERE code = 'blog'`)},
+		{"result-for-an-old-core-ignored", with(`UPDATE components SET installed_version = '1.10.0' WHERE code = 'core'`)},
+		{"result-from-another-document-ignored", with(`UPDATE sources SET document = 'new', document_hash = sha256('new') WHERE url = 'https://p.example/acme.json'`)},
+		{"dismissed-advisory-not-counted", with(`INSERT INTO advisory_dismissals (component_code, advisory_id) VALUES ('blog', 'ACME-7')`)},
+		// The document's own expiry passed while its source fails: stale,
+		// whatever the last fetch did (freeze protection).
+		{"expired-document-failing-source", with(
+			`UPDATE sources SET expires_at = '2020-01-01T00:00:00Z', last_error = 'fetch: 503', consecutive_failures = 4,
+				last_attempt_at = '2099-01-05T00:00:00Z' WHERE url = 'https://p.example/acme.json'`)},
+		// Failing for days, and its results evaluated again since (a sync):
+		// still stale and failing, and the oldest success is the fetch's.
+		{"reevaluated-failing-source", with(
+			`UPDATE sources SET last_success_at = '2020-01-01T00:00:00Z', last_error = 'fetch: 500', consecutive_failures = 30
+				WHERE url = 'https://p.example/acme.json'`,
+			`UPDATE component_results SET evaluated_at = '2099-01-06T00:00:00Z' WHERE source_url = 'https://p.example/acme.json'`)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			for _, sql := range tc.sql {
-				if _, err := b.db.Pool.Exec(context.Background(), sql); err != nil {
-					t.Fatalf("%s: %v", sql, err)
-				}
+				b.db.Exec(t, sql)
 			}
-			sum, err := b.checker.Summary(context.Background())
+			got := b.readModel()
+			got.agree(t)
+			out, err := json.MarshalIndent(got, "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := json.MarshalIndent(sum, "", "  ")
-			got = append(got, '\n')
-			path := filepath.Join("testdata", "summary", tc.name+".golden.json")
+			out = append(out, '\n')
+			path := filepath.Join("testdata", "readmodel", tc.name+".golden.json")
 			if *update {
-				os.MkdirAll(filepath.Dir(path), 0o755)
-				if err := os.WriteFile(path, got, 0o644); err != nil {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, out, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -98,11 +113,110 @@ func TestSummaryGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
-			if string(got) != string(want) {
-				t.Fatalf("summary:\n%s\nwant (%s):\n%s", got, path, want)
+			if string(out) != string(want) {
+				t.Fatalf("read model:\n%s\nwant (%s):\n%s", out, path, want)
 			}
 		})
 	}
+}
+
+// readModelView is what every reader of the read model shows.
+type readModelView struct {
+	Summary Summary               `json:"summary"`
+	Catalog []store.CatalogEntry  `json:"catalog"`
+	Stale   []string              `json:"catalog_stale_filter"`
+	Failing []string              `json:"catalog_failing_filter"`
+	Sources []store.SourceHealth  `json:"sources"`
+	Details map[string]detailView `json:"details"`
+}
+
+type detailView struct {
+	Evaluated, Stale, Failing bool
+}
+
+func (b *bundle) readModel() readModelView {
+	b.t.Helper()
+	ctx := context.Background()
+	var v readModelView
+	var err error
+	if v.Summary, err = ReadSummary(ctx, b.store); err != nil {
+		b.t.Fatal(err)
+	}
+	if v.Catalog, _, err = b.store.Catalog(ctx, store.CatalogFilter{Limit: 100}); err != nil {
+		b.t.Fatal(err)
+	}
+	codes := func(status string) []string {
+		entries, total, err := b.store.Catalog(ctx, store.CatalogFilter{Status: status, Limit: 100})
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		out := []string{}
+		for _, e := range entries {
+			out = append(out, e.Code)
+		}
+		if total != len(out) {
+			b.t.Fatalf("filter %s: count %d, page %d", status, total, len(out))
+		}
+		return out
+	}
+	v.Stale, v.Failing = codes("stale"), codes("failing")
+	if v.Sources, err = b.store.SourceHealth(ctx); err != nil {
+		b.t.Fatal(err)
+	}
+	v.Details = map[string]detailView{}
+	for _, e := range v.Catalog {
+		d, err := b.checker.Detail(ctx, e.Code)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		v.Details[e.Code] = detailView{Evaluated: d.Evaluated, Stale: d.Stale, Failing: d.Failing}
+	}
+	return v
+}
+
+// agree checks that the readers of the read model cannot contradict each
+// other.
+func (v readModelView) agree(t *testing.T) {
+	t.Helper()
+	sourceStale := map[string]bool{}
+	failing := 0
+	for _, s := range v.Sources {
+		sourceStale[s.URL] = s.Stale
+		if s.Failing {
+			failing++
+		}
+	}
+	if failing != v.Summary.FailingSources {
+		t.Errorf("summary says %d failing sources, source health %d", v.Summary.FailingSources, failing)
+	}
+	stale, updates, security, vulnerable := 0, 0, 0, 0
+	for _, e := range v.Catalog {
+		if e.Stale {
+			stale++
+		}
+		if e.SourceURL != "" && e.Stale != sourceStale[e.SourceURL] {
+			t.Errorf("%s: catalog stale %v, its source's %v", e.Code, e.Stale, sourceStale[e.SourceURL])
+		}
+		if d := v.Details[e.Code]; d.Stale != e.Stale || d.Evaluated != e.Evaluated || d.Failing != e.Failing {
+			t.Errorf("%s: detail %+v, catalog %+v", e.Code, d, e)
+		}
+		updates += btoi(e.UpdateAvailable)
+		security += btoi(e.Security)
+		vulnerable += btoi(e.Vulnerable)
+	}
+	if stale != v.Summary.Stale || stale != len(v.Stale) {
+		t.Errorf("stale: summary %d, catalog rows %d, catalog filter %d", v.Summary.Stale, stale, len(v.Stale))
+	}
+	if updates != v.Summary.UpdatesAvailable || security != v.Summary.SecurityUpdates || vulnerable != v.Summary.Vulnerable {
+		t.Errorf("summary %+v disagrees with the catalog (%d updates, %d security, %d vulnerable)", v.Summary, updates, security, vulnerable)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func boolSQL(b bool) string {
@@ -174,14 +288,14 @@ func TestSummaryReadsOnceForABurst(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	var waiting int64
 	for time.Now().Before(deadline) {
-		b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
+		b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
 		if waiting > 0 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond) // let any further reads queue up too
-	b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
+	b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
 	blocker.Rollback(ctx)
 	wg.Wait()
 	if waiting != 1 {
