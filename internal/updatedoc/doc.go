@@ -14,10 +14,12 @@
 // into "up to date". In particular versions are strict semantic versions
 // (no "v" prefix, no "1.2"), ranges and times must parse, URLs must be
 // http(s) (they become links in the admin UI), severities come from a fixed
-// list, and an object may not name the same key twice (encoding/json would
-// silently keep the last, another reader of the same signed bytes the
-// first). Nothing may follow the JSON value. Every such error wraps
-// [ErrInvalid] and names the place, as in
+// list, and no object may have two members whose names are equal ignoring
+// case, nor a member whose name differs from one of the format's only by
+// case ("Version"): encoding/json matches names ignoring case and keeps the
+// last of two, so it would read a value that another reader of the same
+// signed bytes does not. Nothing may follow the JSON value. Every such
+// error wraps [ErrInvalid] and names the place, as in
 //
 //	update document: releases[2].version "abc" of package "blog" is not a semantic version
 //

@@ -110,6 +110,10 @@ func CheckSequence(stored, incoming int64, haveStored bool) error {
 // and strings for times so that a bad time can be reported by field name
 // instead of by the time package's layout message.
 type wireDocument struct {
+	// Format is read by Parse's probe before anything else; it is here so
+	// that the member check (whose schema is derived from these types)
+	// knows the name.
+	Format    json.RawMessage         `json:"format"`
 	Publisher *string                 `json:"publisher"`
 	Sequence  *int64                  `json:"sequence"`
 	Expires   *string                 `json:"expires"`
@@ -156,17 +160,23 @@ func Parse(body []byte) (*Document, error) {
 	if err := decodeOne(body, &probe); err != nil {
 		return nil, err
 	}
+	// Member names are checked before the format is believed: with two
+	// "format" members (or "format" and "Format") the probe holds whichever
+	// the decoder kept. Only now, with the nesting depth bounded by the
+	// probe's decoding, is the recursive walk safe.
+	misspelled, err := checkMembers(body)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkFormat(probe.Format); err != nil {
 		return nil, err
+	}
+	if misspelled != nil {
+		return nil, misspelled
 	}
 
 	var w wireDocument
 	if err := decodeOne(body, &w); err != nil {
-		return nil, err
-	}
-	// Only now, with nesting depth bounded by the decoder, is a recursive
-	// walk safe.
-	if err := checkDuplicateKeys(body); err != nil {
 		return nil, err
 	}
 	return w.validate()

@@ -13,6 +13,12 @@ func docWith(packagesJSON string) string {
 	return `{"format": 1, "publisher": "acme", "sequence": 7, "packages": ` + packagesJSON + `}`
 }
 
+// docWithMember returns a valid document without packages and with one
+// more top-level member.
+func docWithMember(member string) string {
+	return `{"format": 1, "publisher": "acme", "sequence": 7, "packages": {}, ` + member + `}`
+}
+
 // blogWith returns a valid document with one package "blog" whose body is
 // packageJSON.
 func blogWith(packageJSON string) string {
@@ -87,6 +93,24 @@ func TestParseOptionalFields(t *testing.T) {
 	}
 }
 
+// Only names equal ignoring case collide: unknown members with other
+// names, and package codes that differ in more than case, are fine.
+func TestParseMemberNamesThatDoNotCollide(t *testing.T) {
+	t.Parallel()
+	body := docWith(`{
+	  "cafe": {"releases": [{"version": "1.0.0", "versions": ["x"], "version_": 1, "Summary2": ""}]},
+	  "café": {},
+	  "x": {"a": {"b": 1}, "b": {"a": 1}}
+	}`)
+	doc, err := Parse([]byte(body))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if len(doc.Packages) != 3 || doc.Packages["cafe"].Releases[0].Version != "1.0.0" {
+		t.Errorf("packages = %+v", doc.Packages)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	manyPackages := func(n int) string {
@@ -143,11 +167,47 @@ func TestParseErrors(t *testing.T) {
 		{"packages an array", docWith(`[]`), `packages at line 1, column 63 must be an object, not a JSON array`},
 		{"package null", docWith(`{"blog": null}`), `package "blog" is null`},
 		{"package empty code", docWith(`{"": {}}`), `a package has an empty code`},
-		{"duplicate package", docWith(`{"blog": {}, "blog": {"releases": []}}`), `key "blog" appears twice in packages`},
-		{"duplicate top-level key", `{"format": 1, "publisher": "a", "publisher": "b", "sequence": 1, "packages": {}}`,
-			`key "publisher" appears twice in the document`},
-		{"duplicate key deep inside", blogWith(`{"releases": [{"version": "1.0.0", "version": "2.0.0"}]}`),
-			`key "version" appears twice in packages.blog.releases[0]`},
+		{"duplicate package", docWith(`{"blog": {}, "blog": {"releases": []}}`), `update document: packages: duplicate member "blog"`},
+		{"duplicate top-level member", `{"format": 1, "publisher": "a", "publisher": "b", "sequence": 1, "packages": {}}`,
+			`update document: top level: duplicate member "publisher"`},
+		{"duplicate member deep inside", blogWith(`{"releases": [{"version": "1.0.0", "version": "2.0.0"}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "version"`},
+		// The json package matches names ignoring case and keeps the last, so
+		// each of these would be read as the second value.
+		{"duplicate version by case", blogWith(`{"releases": [{"version": "2.4.0", "Version": "9.9.9"}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "Version" (same name as "version" ignoring case)`},
+		{"duplicate security by case", blogWith(`{"releases": [{"version": "2.4.0", "security": false, "SECURITY": true}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "SECURITY" (same name as "security" ignoring case)`},
+		{"duplicate security by Unicode folding", blogWith(`{"releases": [{"version": "2.4.0", "security": false, "\u017fecurity": true}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "ſecurity" (same name as "security" ignoring case)`},
+		{"duplicate packages by case", `{"format": 1, "publisher": "a", "sequence": 1, "packages": {}, "Packages": {"blog": {}}}`,
+			`update document: top level: duplicate member "Packages" (same name as "packages" ignoring case)`},
+		{"duplicate format", `{"format": 1, "format": 2}`, `update document: top level: duplicate member "format"`},
+		{"duplicate format by case", `{"format": 1, "Format": 2}`,
+			`update document: top level: duplicate member "Format" (same name as "format" ignoring case)`},
+		{"duplicate package code by case", docWith(`{"blog": {}, "Blog": {}}`),
+			`update document: packages: duplicate member "Blog" (same name as "blog" ignoring case)`},
+		{"duplicate advisory member by case", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0"}, {"id": "A-2", "affected": "<1.0.0", "Affected": "<0.1.0"}]}`),
+			`update document: packages.blog.advisories[1]: duplicate member "Affected" (same name as "affected" ignoring case)`},
+		{"duplicate member in an unknown field", docWithMember(`"x": [{"a": 1, "A": 2}]`),
+			`update document: x[0]: duplicate member "A" (same name as "a" ignoring case)`},
+		{"duplicate member under a quoted code", docWith(`{"my blog": {"releases": [{"version": "1.0.0", "VERSION": "2.0.0"}]}}`),
+			`update document: packages["my blog"].releases[0]: duplicate member "VERSION"`},
+		// Member names are exact: a name that differs from the format's only
+		// by case is not read as that member.
+		{"version spelled by case", blogWith(`{"releases": [{"Version": "9.9.9"}]}`),
+			`update document: packages.blog.releases[0]: member "Version" must be spelled "version" (member names are case-sensitive)`},
+		{"security spelled by Unicode folding", blogWith(`{"releases": [{"version": "1.0.0", "\u017fecurity": true}]}`),
+			`update document: packages.blog.releases[0]: member "ſecurity" must be spelled "security"`},
+		{"packages spelled by case", `{"format": 1, "publisher": "a", "sequence": 1, "Packages": {}}`,
+			`update document: top level: member "Packages" must be spelled "packages"`},
+		{"format spelled by case", `{"Format": 1, "publisher": "a", "sequence": 1, "packages": {}}`,
+			`update document: top level: member "Format" must be spelled "format"`},
+		{"fixed_in spelled by case", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0", "FIXED_IN": "1.0.0"}]}`),
+			`update document: packages.blog.advisories[0]: member "FIXED_IN" must be spelled "fixed_in"`},
+		{"misspelling in another format", `{"format": 2, "Packages": {}}`, `unsupported format 2`},
+		{"nesting too deep", docWithMember(`"x": ` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001)),
+			`exceeded max depth`},
 		{"release version missing", blogWith(`{"releases": [{"summary": "x"}]}`), `releases[0].version of package "blog" is missing`},
 		{"release version not semver", blogWith(`{"releases": [{"version": "1.0.0"}, {"version": "1.1.0"}, {"version": "abc"}]}`),
 			`releases[2].version "abc" of package "blog" is not a semantic version`},

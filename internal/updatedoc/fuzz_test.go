@@ -1,12 +1,14 @@
 package updatedoc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
@@ -55,6 +57,10 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 
+		if hasCaseCollision(body) {
+			t.Fatal("Parse accepted an object with two members whose names are equal ignoring case")
+		}
+
 		for code, pkg := range doc.Packages {
 			versions := slices.Clone(installs)
 			for i, r := range pkg.Releases {
@@ -89,6 +95,53 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the document:\n%s\n%s", again, again2)
 		}
 	})
+}
+
+// hasCaseCollision reports whether some object in body has two members
+// whose names strings.EqualFold calls equal. It compares every pair, apart
+// from the member check's folding, so that the two check each other.
+func hasCaseCollision(body []byte) bool {
+	type frame struct {
+		object, wantName bool
+		names            []string
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // the end: Parse has already refused anything else
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				stack[len(stack)-1].wantName = stack[len(stack)-1].object
+			}
+			continue
+		}
+		if top != nil && top.wantName {
+			name, _ := tok.(string)
+			for _, earlier := range top.names {
+				if strings.EqualFold(earlier, name) {
+					return true
+				}
+			}
+			top.names = append(top.names, name)
+			top.wantName = false
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, &frame{object: d == '{', wantName: d == '{'})
+			continue
+		}
+		if top != nil {
+			top.wantName = top.object
+		}
+	}
 }
 
 // checkEvaluation evaluates and checks what must hold for any document.
