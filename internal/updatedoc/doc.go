@@ -13,13 +13,15 @@
 // the first problem: a half-understood document could turn "vulnerable"
 // into "up to date". In particular versions are strict semantic versions
 // (no "v" prefix, no "1.2"), ranges and times must parse, URLs must be
-// http(s) (they become links in the admin UI), severities come from a fixed
-// list, and no object may have two members whose names are equal ignoring
-// case, nor a member whose name differs from one of the format's only by
-// case ("Version"): encoding/json matches names ignoring case and keeps the
-// last of two, so it would read a value that another reader of the same
-// signed bytes does not. Nothing may follow the JSON value. Every such
-// error wraps [ErrInvalid] and names the place, as in
+// absolute http(s) without user information (they become links in the
+// admin UI, and https://acme.example@evil.example/ would read as one host
+// and lead to another), severities come from a fixed list, and no object
+// may have two members whose names are equal ignoring case, nor a member
+// whose name differs from one of the format's only by case ("Version"):
+// encoding/json matches names ignoring case and keeps the last of two, so
+// it would read a value that another reader of the same signed bytes does
+// not. Nothing may follow the JSON value. Every such error wraps
+// [ErrInvalid] and names the place, as in
 //
 //	update document: releases[2].version "abc" of package "blog" is not a semantic version
 //

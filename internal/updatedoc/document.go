@@ -386,9 +386,12 @@ func checkSeverity(s string) error {
 	return errors.New("unknown severity")
 }
 
-// checkURL accepts an empty URL or an absolute http(s) one. The admin UI
-// turns these URLs into links; a "javascript:" or "data:" URL from a
-// publisher must never get that far.
+// checkURL accepts an empty URL or an absolute http(s) one without user
+// information. The admin UI turns these URLs into links; a "javascript:"
+// or "data:" URL from a publisher must never get that far, and neither may
+// https://acme.example@evil.example/, which reads as a link to acme.example
+// but goes to evil.example (no legitimate release notes need a user name
+// in the link, and a password there would be published to every site).
 func checkURL(s string) error {
 	if s == "" {
 		return nil
@@ -399,6 +402,9 @@ func checkURL(s string) error {
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("not an absolute http or https URL")
+	}
+	if u.User != nil {
+		return fmt.Errorf(`user information before "@" is not allowed (the link goes to %s)`, u.Host)
 	}
 	return nil
 }

@@ -111,6 +111,31 @@ func TestParseMemberNamesThatDoNotCollide(t *testing.T) {
 	}
 }
 
+// An "@" after the host (in the path, query or fragment) is not user
+// information, and the scheme's case does not matter.
+func TestParseAcceptsURLs(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{
+		"https://acme.example/blog/2.4.0",
+		"http://acme.example:8080/notes",
+		"HTTPS://acme.example/people/@acme",
+		"https://acme.example/?from=a@b.example",
+		"https://acme.example/#@evil.example",
+		"https://[2001:db8::1]/notes",
+	} {
+		body := blogWith(`{"releases": [{"version": "1.0.0", "url": "` + u + `"}],
+		  "advisories": [{"id": "A-1", "affected": "<1.0.0", "url": "` + u + `"}]}`)
+		doc, err := Parse([]byte(body))
+		if err != nil {
+			t.Errorf("Parse with url %q: %v", u, err)
+			continue
+		}
+		if got := doc.Packages["blog"].Releases[0].URL; got != u {
+			t.Errorf("URL = %q, want %q", got, u)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	manyPackages := func(n int) string {
@@ -233,6 +258,18 @@ func TestParseErrors(t *testing.T) {
 			`releases[0].url "javascript:alert(1)" of package "blog": not an absolute http or https URL`},
 		{"release url relative", blogWith(`{"releases": [{"version": "1.0.0", "url": "/blog/1.0.0"}]}`),
 			`releases[0].url "/blog/1.0.0" of package "blog": not an absolute http or https URL`},
+		{"release url with user information", blogWith(`{"releases": [{"version": "1.0.0", "url": "https://acme.example@evil.example/blog"}]}`),
+			`update document: releases[0].url "https://acme.example@evil.example/blog" of package "blog": user information before "@" is not allowed (the link goes to evil.example)`},
+		{"release url with a password", blogWith(`{"releases": [{"version": "1.0.0", "url": "http://user:secret@acme.example/"}]}`),
+			`releases[0].url "http://user:secret@acme.example/" of package "blog": user information before "@" is not allowed (the link goes to acme.example)`},
+		{"release url with empty user information", blogWith(`{"releases": [{"version": "1.0.0", "url": "https://@evil.example/"}]}`),
+			`releases[0].url "https://@evil.example/" of package "blog": user information before "@" is not allowed`},
+		{"release url ftp", blogWith(`{"releases": [{"version": "1.0.0", "url": "ftp://acme.example/blog"}]}`),
+			`releases[0].url "ftp://acme.example/blog" of package "blog": not an absolute http or https URL`},
+		{"release url without host", blogWith(`{"releases": [{"version": "1.0.0", "url": "https:///blog"}]}`),
+			`releases[0].url "https:///blog" of package "blog": not an absolute http or https URL`},
+		{"release url unparseable", blogWith(`{"releases": [{"version": "1.0.0", "url": "https://acme.example\\@evil.example/"}]}`),
+			`of package "blog": not a valid URL`},
 		{"advisory id missing", blogWith(`{"advisories": [{"affected": "<1.0.0"}]}`), `advisories[0].id of package "blog" is missing`},
 		{"advisory id blank", blogWith(`{"advisories": [{"id": " ", "affected": "<1.0.0"}]}`), `advisories[0].id of package "blog" is missing`},
 		{"advisory id repeated", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0"}, {"id": "A-1", "affected": "<2.0.0"}]}`),
@@ -250,6 +287,8 @@ func TestParseErrors(t *testing.T) {
 			`advisories[0].severity "Critical" of package "blog" is not one of low, medium, high, critical`},
 		{"advisory url data", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0", "url": "data:text/html,x"}]}`),
 			`advisories[0].url "data:text/html,x" of package "blog": not an absolute http or https URL`},
+		{"advisory url with user information", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0", "url": "https://acme.example@evil.example/a/1"}]}`),
+			`update document: advisories[0].url "https://acme.example@evil.example/a/1" of package "blog": user information before "@" is not allowed (the link goes to evil.example)`},
 		{"errors reported in code order", docWith(`{"b": {"releases": [{"version": "x"}]}, "a": {"releases": [{"version": "y"}]}}`),
 			`releases[0].version "y" of package "a" is not a semantic version`},
 		{"too many packages", manyPackages(MaxPackages + 1), `10001 packages, more than the limit of 10000`},
