@@ -25,15 +25,19 @@
 //
 //	update document: releases[2].version "abc" of package "blog" is not a semantic version
 //
-// # Pre-releases
+// # Ranges and pre-releases
 //
-// github.com/Masterminds/semver leaves pre-releases out of a range unless
-// the range itself names one, so by default an installed 2.3.0-beta.1 would
-// not be inside the affected range "<2.4.0" and a vulnerable beta would look
-// safe. [Range] switches that off: a pre-release is inside a range exactly
-// when its place in the version order is. Offering updates is a different
-// question: pre-releases are offered only to a site already running one
-// (see [Evaluation]).
+// Ranges are written in the syntax of github.com/Masterminds/semver, whose
+// parser decides what is well written, but [Range] gives them their meaning
+// itself: npm's, where a partial version stands for every version with that
+// prefix ("<=2.4" holds 2.4.7), rather than whatever one library version
+// makes of partial versions. Both npm and the library leave pre-releases out
+// of a range unless the range itself names one, so an installed
+// 2.3.0-beta.1 would not be inside the affected range "<2.4.0" and a
+// vulnerable beta would look safe; in a [Range] a pre-release is inside
+// exactly when its place in the version order is. Offering updates is a
+// different question: pre-releases are offered only to a site already
+// running one (see [Evaluation]).
 //
 // # Trust
 //
