@@ -13,23 +13,31 @@
 // the first problem: a half-understood document could turn "vulnerable"
 // into "up to date". In particular versions are strict semantic versions
 // (no "v" prefix, no "1.2"), ranges and times must parse, URLs must be
-// http(s) (they become links in the admin UI), severities come from a fixed
-// list, and an object may not name the same key twice (encoding/json would
-// silently keep the last, another reader of the same signed bytes the
-// first). Nothing may follow the JSON value. Every such error wraps
+// absolute http(s) without user information (they become links in the
+// admin UI, and https://acme.example@evil.example/ would read as one host
+// and lead to another), severities come from a fixed list, and no object
+// may have two members whose names are equal ignoring case, nor a member
+// whose name differs from one of the format's only by case ("Version"):
+// encoding/json matches names ignoring case and keeps the last of two, so
+// it would read a value that another reader of the same signed bytes does
+// not. Nothing may follow the JSON value. Every such error wraps
 // [ErrInvalid] and names the place, as in
 //
 //	update document: releases[2].version "abc" of package "blog" is not a semantic version
 //
-// # Pre-releases
+// # Ranges and pre-releases
 //
-// github.com/Masterminds/semver leaves pre-releases out of a range unless
-// the range itself names one, so by default an installed 2.3.0-beta.1 would
-// not be inside the affected range "<2.4.0" and a vulnerable beta would look
-// safe. [Range] switches that off: a pre-release is inside a range exactly
-// when its place in the version order is. Offering updates is a different
-// question: pre-releases are offered only to a site already running one
-// (see [Evaluation]).
+// Ranges are written in the syntax of github.com/Masterminds/semver, whose
+// parser decides what is well written, but [Range] gives them their meaning
+// itself: npm's, where a partial version stands for every version with that
+// prefix ("<=2.4" holds 2.4.7), rather than whatever one library version
+// makes of partial versions. Both npm and the library leave pre-releases out
+// of a range unless the range itself names one, so an installed
+// 2.3.0-beta.1 would not be inside the affected range "<2.4.0" and a
+// vulnerable beta would look safe; in a [Range] a pre-release is inside
+// exactly when its place in the version order is. Offering updates is a
+// different question: pre-releases are offered only to a site already
+// running one (see [Evaluation]).
 //
 // # Trust
 //

@@ -1,15 +1,11 @@
 package updatedoc
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,6 +110,10 @@ func CheckSequence(stored, incoming int64, haveStored bool) error {
 // and strings for times so that a bad time can be reported by field name
 // instead of by the time package's layout message.
 type wireDocument struct {
+	// Format is read by Parse's probe before anything else; it is here so
+	// that the member check (whose schema is derived from these types)
+	// knows the name.
+	Format    json.RawMessage         `json:"format"`
 	Publisher *string                 `json:"publisher"`
 	Sequence  *int64                  `json:"sequence"`
 	Expires   *string                 `json:"expires"`
@@ -160,224 +160,26 @@ func Parse(body []byte) (*Document, error) {
 	if err := decodeOne(body, &probe); err != nil {
 		return nil, err
 	}
+	// Member names are checked before the format is believed: with two
+	// "format" members (or "format" and "Format") the probe holds whichever
+	// the decoder kept. Only now, with the nesting depth bounded by the
+	// probe's decoding, is the recursive walk safe.
+	misspelled, err := checkMembers(body)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkFormat(probe.Format); err != nil {
 		return nil, err
+	}
+	if misspelled != nil {
+		return nil, misspelled
 	}
 
 	var w wireDocument
 	if err := decodeOne(body, &w); err != nil {
 		return nil, err
 	}
-	// Only now, with nesting depth bounded by the decoder, is a recursive
-	// walk safe.
-	if err := checkDuplicateKeys(body); err != nil {
-		return nil, err
-	}
 	return w.validate()
-}
-
-// decodeOne decodes exactly one JSON value from body into v and refuses
-// anything after it but white space: a document with trailing data was
-// produced by a broken publisher or spliced together, and the signature
-// would cover bytes nobody looked at.
-func decodeOne(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		return jsonError(body, err)
-	}
-	end := dec.InputOffset()
-	rest := bytes.TrimLeft(body[end:], " \t\r\n")
-	if len(rest) > 0 {
-		line, col := position(body, int64(len(body)-len(rest)))
-		return invalidf(nil, "update document: unexpected data after the JSON value at line %d, column %d", line, col)
-	}
-	return nil
-}
-
-// jsonError turns the json package's errors into messages that say where
-// the problem is in terms a publisher can find in their file: a line and
-// column pointing at the bad character, or at the start of the value of the
-// wrong type.
-func jsonError(body []byte, err error) error {
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.EOF):
-		return invalidf(err, "update document: empty body")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		line, col := position(body, int64(len(body)))
-		return invalidf(err, "update document: malformed JSON at line %d, column %d: unexpected end of input", line, col)
-	case errors.As(err, &syntaxErr):
-		// The offset is just past the offending byte.
-		line, col := position(body, syntaxErr.Offset-1)
-		return invalidf(err, "update document: malformed JSON at line %d, column %d: %v", line, col, err)
-	case errors.As(err, &typeErr):
-		line, col := position(body, valueStart(body, typeErr.Offset))
-		field := typeErr.Field
-		if field == "" {
-			field = "the document"
-		}
-		return invalidf(err, "update document: %s at line %d, column %d must be %s, not a JSON %s",
-			field, line, col, jsonKind(typeErr.Type), typeErr.Value)
-	default:
-		return invalidf(err, "update document: %v", err)
-	}
-}
-
-// jsonKind names a Go type of the wire structs the way a JSON author would.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return "an integer"
-	default:
-		return t.String()
-	}
-}
-
-// valueStart finds where the JSON value of a type error begins. The json
-// package reports the offset just past the opening bracket of an object or
-// array, and just past the end of any other value.
-func valueStart(body []byte, offset int64) int64 {
-	end := min(max(offset, 0), int64(len(body)))
-	if end == 0 {
-		return 0
-	}
-	last := body[end-1]
-	switch {
-	case last == '{' || last == '[':
-		return end - 1
-	case last == '"':
-		// Back to the opening quote: the first quote not escaped by an odd
-		// number of backslashes.
-		for i := end - 2; i >= 0; i-- {
-			if body[i] != '"' {
-				continue
-			}
-			slashes := 0
-			for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
-				slashes++
-			}
-			if slashes%2 == 0 {
-				return i
-			}
-		}
-		return end - 1
-	default:
-		i := end
-		for i > 0 && bytes.IndexByte([]byte("0123456789+-.eEtruefalsn"), body[i-1]) >= 0 {
-			i--
-		}
-		return i
-	}
-}
-
-// position converts a byte offset into a 1-based line and column.
-func position(body []byte, offset int64) (line, col int) {
-	if offset > int64(len(body)) {
-		offset = int64(len(body))
-	}
-	if offset < 0 {
-		offset = 0
-	}
-	before := body[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
-	return line, col
-}
-
-func checkFormat(raw json.RawMessage) error {
-	text := string(raw)
-	if text == "" || text == "null" {
-		return invalidf(nil, "update document: format is missing")
-	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil {
-		return invalidf(err, "update document: format %s is not an integer", text)
-	}
-	if n != Format {
-		return invalidf(nil, "update document: unsupported format %d (this reader understands format %d)", n, Format)
-	}
-	return nil
-}
-
-// checkDuplicateKeys refuses an object that names the same key twice. The
-// json package silently keeps the last one, while another reader of the
-// same signed bytes may keep the first: two packages "blog" are two
-// different answers to the same question.
-func checkDuplicateKeys(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	return walkValue(dec, "")
-}
-
-func walkValue(dec *json.Decoder, path string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return invalidf(err, "update document: %v", err)
-	}
-	delim, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	switch delim {
-	case '{':
-		seen := make(map[string]struct{})
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return invalidf(err, "update document: %v", err)
-			}
-			key, _ := tok.(string)
-			if _, dup := seen[key]; dup {
-				where := "the document"
-				if path != "" {
-					where = path
-				}
-				return invalidf(nil, "update document: key %q appears twice in %s", key, where)
-			}
-			seen[key] = struct{}{}
-			if err := walkValue(dec, joinPath(path, key)); err != nil {
-				return err
-			}
-		}
-	case '[':
-		for i := 0; dec.More(); i++ {
-			if err := walkValue(dec, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	}
-	// The closing delimiter.
-	if _, err := dec.Token(); err != nil {
-		return invalidf(err, "update document: %v", err)
-	}
-	return nil
-}
-
-// joinPath extends a JSON path by an object key, quoting keys that are not
-// plain identifiers (package codes may contain anything).
-func joinPath(path, key string) string {
-	plain := key != "" && strings.IndexFunc(key, func(r rune) bool {
-		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) < 0
-	switch {
-	case !plain:
-		return fmt.Sprintf("%s[%q]", path, key)
-	case path == "":
-		return key
-	default:
-		return path + "." + key
-	}
 }
 
 func (w *wireDocument) validate() (*Document, error) {
@@ -584,9 +386,12 @@ func checkSeverity(s string) error {
 	return errors.New("unknown severity")
 }
 
-// checkURL accepts an empty URL or an absolute http(s) one. The admin UI
-// turns these URLs into links; a "javascript:" or "data:" URL from a
-// publisher must never get that far.
+// checkURL accepts an empty URL or an absolute http(s) one without user
+// information. The admin UI turns these URLs into links; a "javascript:"
+// or "data:" URL from a publisher must never get that far, and neither may
+// https://acme.example@evil.example/, which reads as a link to acme.example
+// but goes to evil.example (no legitimate release notes need a user name
+// in the link, and a password there would be published to every site).
 func checkURL(s string) error {
 	if s == "" {
 		return nil
@@ -597,6 +402,9 @@ func checkURL(s string) error {
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("not an absolute http or https URL")
+	}
+	if u.User != nil {
+		return fmt.Errorf(`user information before "@" is not allowed (the link goes to %s)`, u.Host)
 	}
 	return nil
 }

@@ -13,6 +13,12 @@ func docWith(packagesJSON string) string {
 	return `{"format": 1, "publisher": "acme", "sequence": 7, "packages": ` + packagesJSON + `}`
 }
 
+// docWithMember returns a valid document without packages and with one
+// more top-level member.
+func docWithMember(member string) string {
+	return `{"format": 1, "publisher": "acme", "sequence": 7, "packages": {}, ` + member + `}`
+}
+
 // blogWith returns a valid document with one package "blog" whose body is
 // packageJSON.
 func blogWith(packageJSON string) string {
@@ -87,6 +93,49 @@ func TestParseOptionalFields(t *testing.T) {
 	}
 }
 
+// Only names equal ignoring case collide: unknown members with other
+// names, and package codes that differ in more than case, are fine.
+func TestParseMemberNamesThatDoNotCollide(t *testing.T) {
+	t.Parallel()
+	body := docWith(`{
+	  "cafe": {"releases": [{"version": "1.0.0", "versions": ["x"], "version_": 1, "Summary2": ""}]},
+	  "café": {},
+	  "x": {"a": {"b": 1}, "b": {"a": 1}}
+	}`)
+	doc, err := Parse([]byte(body))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if len(doc.Packages) != 3 || doc.Packages["cafe"].Releases[0].Version != "1.0.0" {
+		t.Errorf("packages = %+v", doc.Packages)
+	}
+}
+
+// An "@" after the host (in the path, query or fragment) is not user
+// information, and the scheme's case does not matter.
+func TestParseAcceptsURLs(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{
+		"https://acme.example/blog/2.4.0",
+		"http://acme.example:8080/notes",
+		"HTTPS://acme.example/people/@acme",
+		"https://acme.example/?from=a@b.example",
+		"https://acme.example/#@evil.example",
+		"https://[2001:db8::1]/notes",
+	} {
+		body := blogWith(`{"releases": [{"version": "1.0.0", "url": "` + u + `"}],
+		  "advisories": [{"id": "A-1", "affected": "<1.0.0", "url": "` + u + `"}]}`)
+		doc, err := Parse([]byte(body))
+		if err != nil {
+			t.Errorf("Parse with url %q: %v", u, err)
+			continue
+		}
+		if got := doc.Packages["blog"].Releases[0].URL; got != u {
+			t.Errorf("URL = %q, want %q", got, u)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	manyPackages := func(n int) string {
@@ -143,11 +192,47 @@ func TestParseErrors(t *testing.T) {
 		{"packages an array", docWith(`[]`), `packages at line 1, column 63 must be an object, not a JSON array`},
 		{"package null", docWith(`{"blog": null}`), `package "blog" is null`},
 		{"package empty code", docWith(`{"": {}}`), `a package has an empty code`},
-		{"duplicate package", docWith(`{"blog": {}, "blog": {"releases": []}}`), `key "blog" appears twice in packages`},
-		{"duplicate top-level key", `{"format": 1, "publisher": "a", "publisher": "b", "sequence": 1, "packages": {}}`,
-			`key "publisher" appears twice in the document`},
-		{"duplicate key deep inside", blogWith(`{"releases": [{"version": "1.0.0", "version": "2.0.0"}]}`),
-			`key "version" appears twice in packages.blog.releases[0]`},
+		{"duplicate package", docWith(`{"blog": {}, "blog": {"releases": []}}`), `update document: packages: duplicate member "blog"`},
+		{"duplicate top-level member", `{"format": 1, "publisher": "a", "publisher": "b", "sequence": 1, "packages": {}}`,
+			`update document: top level: duplicate member "publisher"`},
+		{"duplicate member deep inside", blogWith(`{"releases": [{"version": "1.0.0", "version": "2.0.0"}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "version"`},
+		// The json package matches names ignoring case and keeps the last, so
+		// each of these would be read as the second value.
+		{"duplicate version by case", blogWith(`{"releases": [{"version": "2.4.0", "Version": "9.9.9"}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "Version" (same name as "version" ignoring case)`},
+		{"duplicate security by case", blogWith(`{"releases": [{"version": "2.4.0", "security": false, "SECURITY": true}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "SECURITY" (same name as "security" ignoring case)`},
+		{"duplicate security by Unicode folding", blogWith(`{"releases": [{"version": "2.4.0", "security": false, "\u017fecurity": true}]}`),
+			`update document: packages.blog.releases[0]: duplicate member "ſecurity" (same name as "security" ignoring case)`},
+		{"duplicate packages by case", `{"format": 1, "publisher": "a", "sequence": 1, "packages": {}, "Packages": {"blog": {}}}`,
+			`update document: top level: duplicate member "Packages" (same name as "packages" ignoring case)`},
+		{"duplicate format", `{"format": 1, "format": 2}`, `update document: top level: duplicate member "format"`},
+		{"duplicate format by case", `{"format": 1, "Format": 2}`,
+			`update document: top level: duplicate member "Format" (same name as "format" ignoring case)`},
+		{"duplicate package code by case", docWith(`{"blog": {}, "Blog": {}}`),
+			`update document: packages: duplicate member "Blog" (same name as "blog" ignoring case)`},
+		{"duplicate advisory member by case", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0"}, {"id": "A-2", "affected": "<1.0.0", "Affected": "<0.1.0"}]}`),
+			`update document: packages.blog.advisories[1]: duplicate member "Affected" (same name as "affected" ignoring case)`},
+		{"duplicate member in an unknown field", docWithMember(`"x": [{"a": 1, "A": 2}]`),
+			`update document: x[0]: duplicate member "A" (same name as "a" ignoring case)`},
+		{"duplicate member under a quoted code", docWith(`{"my blog": {"releases": [{"version": "1.0.0", "VERSION": "2.0.0"}]}}`),
+			`update document: packages["my blog"].releases[0]: duplicate member "VERSION"`},
+		// Member names are exact: a name that differs from the format's only
+		// by case is not read as that member.
+		{"version spelled by case", blogWith(`{"releases": [{"Version": "9.9.9"}]}`),
+			`update document: packages.blog.releases[0]: member "Version" must be spelled "version" (member names are case-sensitive)`},
+		{"security spelled by Unicode folding", blogWith(`{"releases": [{"version": "1.0.0", "\u017fecurity": true}]}`),
+			`update document: packages.blog.releases[0]: member "ſecurity" must be spelled "security"`},
+		{"packages spelled by case", `{"format": 1, "publisher": "a", "sequence": 1, "Packages": {}}`,
+			`update document: top level: member "Packages" must be spelled "packages"`},
+		{"format spelled by case", `{"Format": 1, "publisher": "a", "sequence": 1, "packages": {}}`,
+			`update document: top level: member "Format" must be spelled "format"`},
+		{"fixed_in spelled by case", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0", "FIXED_IN": "1.0.0"}]}`),
+			`update document: packages.blog.advisories[0]: member "FIXED_IN" must be spelled "fixed_in"`},
+		{"misspelling in another format", `{"format": 2, "Packages": {}}`, `unsupported format 2`},
+		{"nesting too deep", docWithMember(`"x": ` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001)),
+			`exceeded max depth`},
 		{"release version missing", blogWith(`{"releases": [{"summary": "x"}]}`), `releases[0].version of package "blog" is missing`},
 		{"release version not semver", blogWith(`{"releases": [{"version": "1.0.0"}, {"version": "1.1.0"}, {"version": "abc"}]}`),
 			`releases[2].version "abc" of package "blog" is not a semantic version`},
@@ -173,6 +258,18 @@ func TestParseErrors(t *testing.T) {
 			`releases[0].url "javascript:alert(1)" of package "blog": not an absolute http or https URL`},
 		{"release url relative", blogWith(`{"releases": [{"version": "1.0.0", "url": "/blog/1.0.0"}]}`),
 			`releases[0].url "/blog/1.0.0" of package "blog": not an absolute http or https URL`},
+		{"release url with user information", blogWith(`{"releases": [{"version": "1.0.0", "url": "https://acme.example@evil.example/blog"}]}`),
+			`update document: releases[0].url "https://acme.example@evil.example/blog" of package "blog": user information before "@" is not allowed (the link goes to evil.example)`},
+		{"release url with a password", blogWith(`{"releases": [{"version": "1.0.0", "url": "http://user:secret@acme.example/"}]}`),
+			`releases[0].url "http://user:secret@acme.example/" of package "blog": user information before "@" is not allowed (the link goes to acme.example)`},
+		{"release url with empty user information", blogWith(`{"releases": [{"version": "1.0.0", "url": "https://@evil.example/"}]}`),
+			`releases[0].url "https://@evil.example/" of package "blog": user information before "@" is not allowed`},
+		{"release url ftp", blogWith(`{"releases": [{"version": "1.0.0", "url": "ftp://acme.example/blog"}]}`),
+			`releases[0].url "ftp://acme.example/blog" of package "blog": not an absolute http or https URL`},
+		{"release url without host", blogWith(`{"releases": [{"version": "1.0.0", "url": "https:///blog"}]}`),
+			`releases[0].url "https:///blog" of package "blog": not an absolute http or https URL`},
+		{"release url unparseable", blogWith(`{"releases": [{"version": "1.0.0", "url": "https://acme.example\\@evil.example/"}]}`),
+			`of package "blog": not a valid URL`},
 		{"advisory id missing", blogWith(`{"advisories": [{"affected": "<1.0.0"}]}`), `advisories[0].id of package "blog" is missing`},
 		{"advisory id blank", blogWith(`{"advisories": [{"id": " ", "affected": "<1.0.0"}]}`), `advisories[0].id of package "blog" is missing`},
 		{"advisory id repeated", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0"}, {"id": "A-1", "affected": "<2.0.0"}]}`),
@@ -186,10 +283,18 @@ func TestParseErrors(t *testing.T) {
 			`advisories[0].fixed_in "2.4" of package "blog" is not a semantic version`},
 		{"fixed_in affected", blogWith(`{"advisories": [{"id": "A-1", "affected": "<=2.4.0", "fixed_in": "2.4.0"}]}`),
 			`advisories[0].fixed_in "2.4.0" of package "blog" is inside its affected range "<=2.4.0"`},
+		{"fixed_in inside a partial range", blogWith(`{"advisories": [{"id": "A-1", "affected": "<=2.4", "fixed_in": "2.4.9"}]}`),
+			`advisories[0].fixed_in "2.4.9" of package "blog" is inside its affected range "<=2.4"`},
+		{"affected partial with a pre-release", blogWith(`{"advisories": [{"id": "A-1", "affected": "<=2.4-beta"}]}`),
+			`advisories[0].affected of package "blog": "<=2.4-beta" is not a valid range: partial version "2.4-beta" has a pre-release or build metadata`},
+		{"requires_core holding nothing", blogWith(`{"releases": [{"version": "1.0.0", "requires_core": ">*"}]}`),
+			`releases[0].requires_core of package "blog": ">*" is not a valid range: ">*" holds no version`},
 		{"advisory severity unknown", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0", "severity": "Critical"}]}`),
 			`advisories[0].severity "Critical" of package "blog" is not one of low, medium, high, critical`},
 		{"advisory url data", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0", "url": "data:text/html,x"}]}`),
 			`advisories[0].url "data:text/html,x" of package "blog": not an absolute http or https URL`},
+		{"advisory url with user information", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0", "url": "https://acme.example@evil.example/a/1"}]}`),
+			`update document: advisories[0].url "https://acme.example@evil.example/a/1" of package "blog": user information before "@" is not allowed (the link goes to evil.example)`},
 		{"errors reported in code order", docWith(`{"b": {"releases": [{"version": "x"}]}, "a": {"releases": [{"version": "y"}]}}`),
 			`releases[0].version "y" of package "a" is not a semantic version`},
 		{"too many packages", manyPackages(MaxPackages + 1), `10001 packages, more than the limit of 10000`},

@@ -42,6 +42,11 @@ var evaluateCases = []struct {
 	{name: "unparseable-installed", document: "acme.json", code: "blog", installed: "2.3", core: "1.9.0"},
 	{name: "unparseable-installed-v-prefix", document: "acme.json", code: "blog", installed: "v2.3.0", core: "1.9.0"},
 	{name: "unparseable-core", document: "acme.json", code: "blog", installed: "2.3.0", core: "latest"},
+	// Ranges with partial versions: "<=2.4" holds all of 2.4.x, ">2.4"
+	// starts with the pre-releases of 2.5.0, "1" is 1.x.
+	{name: "partial-range-end-of-series", document: "partial.json", code: "calendar", installed: "2.4.7", core: "1.9.0"},
+	{name: "partial-range-old-core", document: "partial.json", code: "calendar", installed: "2.4.7", core: "1.7.0"},
+	{name: "partial-range-next-prerelease", document: "partial.json", code: "calendar", installed: "2.5.0-beta.1", core: "2.0.0"},
 	// The conclusions docs/update-document.md draws from its example.
 	{name: "example-blog", document: "example.json", code: "blog", installed: "2.3.0", core: "1.9.0"},
 	{name: "example-blog-old-core", document: "example.json", code: "blog", installed: "2.3.0", core: "1.7.0"},

@@ -1,12 +1,15 @@
 package updatedoc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
@@ -55,6 +58,10 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 
+		if hasCaseCollision(body) {
+			t.Fatal("Parse accepted an object with two members whose names are equal ignoring case")
+		}
+
 		for code, pkg := range doc.Packages {
 			versions := slices.Clone(installs)
 			for i, r := range pkg.Releases {
@@ -89,6 +96,53 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("round trip changed the document:\n%s\n%s", again, again2)
 		}
 	})
+}
+
+// hasCaseCollision reports whether some object in body has two members
+// whose names strings.EqualFold calls equal. It compares every pair, apart
+// from the member check's folding, so that the two check each other.
+func hasCaseCollision(body []byte) bool {
+	type frame struct {
+		object, wantName bool
+		names            []string
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false // the end: Parse has already refused anything else
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 {
+				stack[len(stack)-1].wantName = stack[len(stack)-1].object
+			}
+			continue
+		}
+		if top != nil && top.wantName {
+			name, _ := tok.(string)
+			for _, earlier := range top.names {
+				if strings.EqualFold(earlier, name) {
+					return true
+				}
+			}
+			top.names = append(top.names, name)
+			top.wantName = false
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, &frame{object: d == '{', wantName: d == '{'})
+			continue
+		}
+		if top != nil {
+			top.wantName = top.object
+		}
+	}
 }
 
 // checkEvaluation evaluates and checks what must hold for any document.
@@ -138,8 +192,24 @@ func checkEvaluation(t *testing.T, doc *Document, code, installed, core string) 
 // order, pre-releases included.
 var simpleRange = regexp.MustCompile(`^(<|<=|>|>=)([^ ,|<>=~^]+)$`)
 
-// FuzzRange checks that ParseRange and Contains never panic, and that a
-// single comparison agrees with comparing versions directly.
+// partialRange matches a single comparison with a partial version of one
+// or two numbers ("<=2.4", "!=2", "2.4.x"), small enough not to overflow.
+var partialRange = regexp.MustCompile(`^(<|<=|>|>=|=|!=)?(0|[1-9][0-9]{0,8})(?:\.(0|[1-9][0-9]{0,8}))?(?:\.[xX*])?$`)
+
+// Where Range deliberately departs from the library's Check on releases:
+// versions that start with a wildcard ("*", ">=x", "^*"), which the library
+// reads as 0.0.0 in places, and tilde on 0.0.0, which the library reads as
+// every version and npm as 0.0.x.
+var (
+	leadingWildcard = regexp.MustCompile(`(^|[^0-9A-Za-z.+-])v?[xX*]`)
+	tildeZero       = regexp.MustCompile(`~>?\s*v?0+\.0+\.0+([^0-9]|$)`)
+)
+
+// FuzzRange checks that ParseRange and Contains never panic, that a single
+// comparison agrees with comparing versions directly, that a comparison
+// with a partial version follows the prefix rule of the guide, and that
+// Range accepts what the library accepts and agrees with it on releases
+// except where it means to differ.
 func FuzzRange(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"<2.4.0", "2.3.0-beta.1"},
@@ -157,6 +227,16 @@ func FuzzRange(f *testing.F) {
 		{"*", "0.0.0-0"},
 		{"", "1.0.0"},
 		{">=18446744073709551615.0.0", "18446744073709551615.0.0"},
+		{"<=2.4", "2.4.7"},
+		{">2.4", "2.5.0-0"},
+		{"!=2.4", "2.4.7-rc.1"},
+		{"<2.4", "2.4.0-beta.1"},
+		{"=2", "2.0.0-beta.1"},
+		{"<=2", "3.0.0-0"},
+		{">= 1.2 , <=v1.4.x || ~>0.0", "1.4.9"},
+		{"1.2 - 2", "2.9.9"},
+		{"<=2.4-beta", "2.4.0"},
+		{">*", "1.0.0"},
 	} {
 		f.Add(seed[0], seed[1])
 	}
@@ -169,6 +249,13 @@ func FuzzRange(f *testing.F) {
 		if versionErr != nil && !errors.Is(versionErr, ErrInvalid) {
 			t.Fatalf("ParseVersion error %q does not wrap ErrInvalid", versionErr)
 		}
+		text := strings.TrimSpace(rangeText)
+		lib, libErr := semver.NewConstraint(text)
+		if rangeErr != nil && libErr == nil && text != "" &&
+			!strings.Contains(rangeErr.Error(), "holds no version") &&
+			!strings.Contains(rangeErr.Error(), "has a pre-release or build metadata") {
+			t.Fatalf("the library accepts %q, ParseRange refuses it: %v", rangeText, rangeErr)
+		}
 		if versionErr != nil {
 			return
 		}
@@ -178,6 +265,16 @@ func FuzzRange(f *testing.F) {
 				t.Fatalf("a Range that failed to parse holds %s", v)
 			}
 			return
+		}
+
+		if v.Prerelease() == "" && !leadingWildcard.MatchString(text) && !tildeZero.MatchString(text) {
+			lib.IncludePrerelease = true
+			if want := lib.Check(v); got != want {
+				t.Fatalf("%q.Contains(%q) = %v, the library says %v", rangeText, versionText, got, want)
+			}
+		}
+		if m := partialRange.FindStringSubmatch(rangeText); m != nil {
+			checkPartial(t, m, v, got)
 		}
 
 		m := simpleRange.FindStringSubmatch(rangeText)
@@ -204,4 +301,44 @@ func FuzzRange(f *testing.F) {
 			t.Fatalf("%q.Contains(%q) = %v, but %s compares %d with %s", rangeText, versionText, got, v, c, bound)
 		}
 	})
+}
+
+// checkPartial checks a comparison with a partial version (m from
+// partialRange) by the rule as the guide states it, without the bounds
+// Range computes: the series is every version with the prefix except the
+// pre-releases of its first release.
+func checkPartial(t *testing.T, m []string, v *semver.Version, got bool) {
+	t.Helper()
+	major, err := strconv.ParseUint(m[2], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var minor uint64
+	prefix := v.Major() == major
+	if m[3] != "" {
+		if minor, err = strconv.ParseUint(m[3], 10, 64); err != nil {
+			t.Fatal(err)
+		}
+		prefix = prefix && v.Minor() == minor
+	}
+	below := v.LessThan(semver.New(major, minor, 0, "", ""))
+	inSeries := prefix && !below
+	var want bool
+	switch m[1] {
+	case "", "=":
+		want = inSeries
+	case "!=":
+		want = !inSeries
+	case "<":
+		want = below
+	case "<=":
+		want = below || inSeries
+	case ">":
+		want = !below && !inSeries
+	case ">=":
+		want = !below
+	}
+	if got != want {
+		t.Fatalf("%q.Contains(%q) = %v, want %v (prefix %v, below the series %v)", m[0], v, got, want, prefix, below)
+	}
 }
