@@ -12,12 +12,16 @@ SELECT coalesce(upcheck_lease_fence(@key::bigint, @name::text, @owner::uuid,
                                     @lock_timeout::text, @statement_timeout::text, @idle_timeout::text), -1)::bigint AS epoch;
 
 -- name: LeaseGetForUpdate :one
+-- The period begins at @period_start when given (a scheduled run's fire
+-- time), otherwise at the start of the window of @period_seconds, aligned to
+-- the Unix epoch, that contains the database's now.
 WITH c AS (SELECT clock_timestamp() AS t)
 SELECT l.owner,
        l.epoch,
        (l.owner IS NOT NULL AND l.expires_at > c.t)::boolean AS live,
        (l.last_completed_at IS NOT NULL
-        AND l.last_completed_at >= to_timestamp(floor(extract(epoch FROM c.t) / @period_seconds::float8) * @period_seconds::float8))::boolean AS completed_in_period,
+        AND l.last_completed_at >= coalesce(sqlc.narg(period_start)::timestamptz,
+                                            to_timestamp(floor(extract(epoch FROM c.t) / @period_seconds::float8) * @period_seconds::float8)))::boolean AS completed_in_period,
        greatest(0, ceil(extract(epoch FROM (l.last_manual_at + make_interval(secs => @cooldown_seconds::float8)) - c.t)))::bigint AS cooldown_left
 FROM core_update_lock l, c
 WHERE l.name = @name

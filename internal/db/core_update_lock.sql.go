@@ -73,14 +73,16 @@ SELECT l.owner,
        l.epoch,
        (l.owner IS NOT NULL AND l.expires_at > c.t)::boolean AS live,
        (l.last_completed_at IS NOT NULL
-        AND l.last_completed_at >= to_timestamp(floor(extract(epoch FROM c.t) / $1::float8) * $1::float8))::boolean AS completed_in_period,
-       greatest(0, ceil(extract(epoch FROM (l.last_manual_at + make_interval(secs => $2::float8)) - c.t)))::bigint AS cooldown_left
+        AND l.last_completed_at >= coalesce($1::timestamptz,
+                                            to_timestamp(floor(extract(epoch FROM c.t) / $2::float8) * $2::float8)))::boolean AS completed_in_period,
+       greatest(0, ceil(extract(epoch FROM (l.last_manual_at + make_interval(secs => $3::float8)) - c.t)))::bigint AS cooldown_left
 FROM core_update_lock l, c
-WHERE l.name = $3
+WHERE l.name = $4
 FOR UPDATE OF l
 `
 
 type LeaseGetForUpdateParams struct {
+	PeriodStart     *time.Time
 	PeriodSeconds   float64
 	CooldownSeconds float64
 	Name            string
@@ -94,8 +96,16 @@ type LeaseGetForUpdateRow struct {
 	CooldownLeft      int64
 }
 
+// The period begins at @period_start when given (a scheduled run's fire
+// time), otherwise at the start of the window of @period_seconds, aligned to
+// the Unix epoch, that contains the database's now.
 func (q *Queries) LeaseGetForUpdate(ctx context.Context, db DBTX, arg LeaseGetForUpdateParams) (LeaseGetForUpdateRow, error) {
-	row := db.QueryRow(ctx, leaseGetForUpdate, arg.PeriodSeconds, arg.CooldownSeconds, arg.Name)
+	row := db.QueryRow(ctx, leaseGetForUpdate,
+		arg.PeriodStart,
+		arg.PeriodSeconds,
+		arg.CooldownSeconds,
+		arg.Name,
+	)
 	var i LeaseGetForUpdateRow
 	err := row.Scan(
 		&i.Owner,

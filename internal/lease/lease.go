@@ -26,7 +26,7 @@ type Trigger string
 // The triggers.
 const (
 	// Scheduled runs once per period: skipped when a check completed since
-	// the period began.
+	// the period began (see WithPeriodStart).
 	Scheduled Trigger = "scheduled"
 	// Manual is the AdminCP button and `upcheck check --manual`: subject to
 	// the cooldown, which it stamps when it acquires.
@@ -52,7 +52,10 @@ type Timings struct {
 	Lease     time.Duration // how long an acquisition or renewal holds
 	Heartbeat time.Duration // pause between one renewal's answer and the next
 	Cooldown  time.Duration // minimum time between two manual acquisitions
-	Period    time.Duration // scheduled checks run once per period (UTC-aligned)
+	// Period is the period of a scheduled acquisition that names no start
+	// (WithPeriodStart): the window of this length, aligned to the Unix
+	// epoch, that contains the database's now.
+	Period time.Duration
 	// TxTimeout bounds lock waits, statements and idleness inside lease
 	// transactions; zero derives it from Lease.
 	TxTimeout time.Duration
@@ -182,17 +185,31 @@ func (m *Manager) fence(ctx context.Context, tx *store.Tx, owner uuid.UUID) erro
 	return err
 }
 
+type periodStartKey struct{}
+
+// WithPeriodStart returns a context under which a Scheduled acquisition's
+// period begins at start: it is skipped only when a check completed at or
+// after start. The scheduler gives its fire time this way so that it travels
+// through RunLockedUpdateCheck, the one way a check runs, unchanged.
+func WithPeriodStart(ctx context.Context, start time.Time) context.Context {
+	return context.WithValue(ctx, periodStartKey{}, start)
+}
+
 // Acquire tries to take the lease for trigger. Busy, Cooldown and Skipped
 // are answers, not errors; an error means the database could not be asked.
 func (m *Manager) Acquire(ctx context.Context, trigger Trigger) (Acquisition, error) {
 	sent := m.clock.Now()
 	owner := uuid.New()
+	var periodStart *time.Time
+	if start, ok := ctx.Value(periodStartKey{}).(time.Time); ok {
+		periodStart = &start
+	}
 	var res Acquisition
 	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
 		if err := m.begin(ctx, tx); err != nil {
 			return err
 		}
-		row, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, m.timings.Cooldown)
+		row, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, periodStart, m.timings.Cooldown)
 		if err != nil {
 			return err
 		}
@@ -270,7 +287,7 @@ func (m *Manager) Release(ctx context.Context, owner uuid.UUID, completed bool) 
 		if err := m.begin(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, m.timings.Cooldown); err != nil {
+		if _, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, nil, m.timings.Cooldown); err != nil {
 			return err
 		}
 		var err error

@@ -16,7 +16,7 @@ type LeaseRow struct {
 	Owner             uuid.UUID // uuid.Nil when released
 	Epoch             int64
 	Live              bool  // an owner holds it and it has not expired
-	CompletedInPeriod bool  // a check completed since the current period began
+	CompletedInPeriod bool  // a check completed since the period's start (see LeaseGetForUpdate)
 	CooldownLeft      int64 // whole seconds until a manual acquire may succeed
 }
 
@@ -79,10 +79,14 @@ func (t *Tx) LeaseBeginFence(ctx context.Context, key int64, name string, owner 
 	return epoch, nil
 }
 
-// LeaseGetForUpdate locks the lease row and reports its state.
-func (t *Tx) LeaseGetForUpdate(ctx context.Context, name string, period, cooldown time.Duration) (LeaseRow, error) {
+// LeaseGetForUpdate locks the lease row and reports its state. The period
+// starts at periodStart when it is not nil; otherwise at the start of the
+// window of length period, aligned to the Unix epoch, that contains the
+// database's now.
+func (t *Tx) LeaseGetForUpdate(ctx context.Context, name string, period time.Duration, periodStart *time.Time, cooldown time.Duration) (LeaseRow, error) {
 	r, err := t.q.LeaseGetForUpdate(ctx, t.tx, db.LeaseGetForUpdateParams{
 		Name:            name,
+		PeriodStart:     periodStart,
 		PeriodSeconds:   period.Seconds(),
 		CooldownSeconds: cooldown.Seconds(),
 	})

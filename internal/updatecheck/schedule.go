@@ -24,8 +24,9 @@ const ScheduleSetting = "check_schedule"
 const CatchUpAge = 24 * time.Hour
 
 // ParseSchedule parses a five-field cron expression (UTC) and returns the
-// schedule and its period: the interval between two consecutive runs, which
-// is the span within which scheduled checks run once.
+// schedule and its first interval. The scheduler's runs do not use that
+// interval (see period); the lease falls back on it for a scheduled
+// acquisition made outside the scheduler.
 func ParseSchedule(spec string) (cron.Schedule, time.Duration, error) {
 	sched, err := cron.ParseStandard(spec)
 	if err != nil {
@@ -52,7 +53,7 @@ func ResolveSchedule(ctx context.Context, st *store.Store, configured string) (s
 }
 
 // Scheduler runs the scheduled check on every instance; the lease and the
-// period skip make one run per period among them.
+// period skip make one run per fire among them.
 type Scheduler struct {
 	checker  *Checker
 	schedule cron.Schedule
@@ -72,7 +73,7 @@ func NewScheduler(c *Checker, schedule cron.Schedule, timings lease.Timings, log
 func (s *Scheduler) Run(ctx context.Context) {
 	cronLog := cronLogger{s.logger}
 	job := cron.NewChain(cron.Recover(cronLog), cron.SkipIfStillRunning(cronLog)).
-		Then(cron.FuncJob(func() { s.runPeriod(ctx) }))
+		Then(cron.FuncJob(func() { s.runPeriod(ctx, time.Now()) }))
 	c := cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLog))
 	c.Schedule(s.schedule, job)
 	c.Start()
@@ -92,12 +93,49 @@ func (s *Scheduler) Run(ctx context.Context) {
 	catchUp.Wait()
 }
 
-// runPeriod runs the scheduled check and keeps trying while this period's
-// check has not completed: when another holder is busy (it may die) or this
-// run lost its lease, it tries again once the lease could have expired. The
-// period skip ends the loop as soon as any instance has completed.
-func (s *Scheduler) runPeriod(ctx context.Context) {
-	deadline := time.Now().Add(s.timings.Period)
+// period returns the period of the schedule that contains t: from its
+// latest fire at or before t to its next fire after t.
+//
+// A scheduled run fired at T is skipped only when a check completed at or
+// after T: the period is the span between two fires, not a window aligned
+// to the epoch, which for an irregular schedule (hours 0,5,10,15,20; Mondays
+// and Thursdays) would sometimes begin before the previous fire and skip the
+// run after it. Instances that fire for the same T, seconds apart, share the
+// period and so make one run; a catch-up at start, or a retry, belongs to
+// the period of the latest fire. T is the schedule's instant, not a clock
+// reading, while completions are stamped by the database: a process clock
+// ahead of the database can at worst cause a second run for a fire, never a
+// skipped one. (Starting the period at the schedule's latest fire before the
+// database's now would skip every run fired by a process clock ahead of the
+// database's, however slightly.)
+func period(sched cron.Schedule, t time.Time) (start, end time.Time) {
+	t = t.UTC()
+	end = sched.Next(t)
+	// Step back twice as far each time until a fire lies in (t-back, t],
+	// then walk forward to the last one; cron.Schedule has no Prev.
+	for back := time.Second; back < 20*365*24*time.Hour; back *= 2 {
+		f := sched.Next(t.Add(-back))
+		if f.IsZero() || f.After(t) {
+			continue
+		}
+		for !f.IsZero() && !f.After(t) {
+			start, f = f, sched.Next(f)
+		}
+		return start, end
+	}
+	return time.Time{}, end // the schedule never fires
+}
+
+// runPeriod runs the scheduled check for the period containing now and keeps
+// trying while that period's check has not completed: when another holder
+// is busy (it may die) or this run lost its lease, it tries again once the
+// lease could have expired, until the next fire takes over. The period skip
+// ends the loop as soon as any instance has completed.
+func (s *Scheduler) runPeriod(ctx context.Context, now time.Time) {
+	start, deadline := period(s.schedule, now)
+	if !start.IsZero() {
+		ctx = lease.WithPeriodStart(ctx, start)
+	}
 	for {
 		res, err := s.checker.RunLockedUpdateCheck(ctx, lease.Scheduled, "cron")
 		switch {

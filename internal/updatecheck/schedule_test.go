@@ -30,6 +30,79 @@ func TestParseSchedulePeriod(t *testing.T) {
 	}
 }
 
+// Over the next 400 fires of irregular schedules and of a daily one: the run
+// fired at T has the period from T to the next fire, so the previous run,
+// completed just after its own fire, never makes it skip; and instances
+// firing seconds apart for T, or retrying later, share that period, so the
+// first completion makes the others skip.
+func TestSchedulePeriodStartsAtEachFire(t *testing.T) {
+	t.Parallel()
+	for _, spec := range []string{"0 */5 * * *", "0 3 * * 1,4", "17 4 * * *"} {
+		sched, _, err := ParseSchedule(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fires := []time.Time{sched.Next(time.Now().UTC())}
+		for len(fires) < 402 {
+			fires = append(fires, sched.Next(fires[len(fires)-1]))
+		}
+		var skipped, split []string
+		for i := 1; i <= 400; i++ {
+			prevDone, fire, next := fires[i-1].Add(time.Second), fires[i], fires[i+1]
+			if start, _ := period(sched, fire); !prevDone.Before(start) {
+				skipped = append(skipped, fmt.Sprintf("%s (period from %s)", fire, start))
+			}
+			for _, at := range []time.Time{fire, fire.Add(3 * time.Second), next.Add(-time.Second)} {
+				start, end := period(sched, at)
+				if !start.Equal(fire) || !end.Equal(next) {
+					split = append(split, fmt.Sprintf("at %s: period %s to %s, want %s to %s", at, start, end, fire, next))
+				}
+			}
+		}
+		if len(skipped) > 0 {
+			t.Errorf("%q: %d of 400 fires would be skipped, first %s", spec, len(skipped), skipped[0])
+		}
+		if len(split) > 0 {
+			t.Errorf("%q: %d triggers in the wrong period, first %s", spec, len(split), split[0])
+		}
+	}
+}
+
+// fireList is a schedule that fires at the given instants, in order.
+type fireList []time.Time
+
+func (l fireList) Next(t time.Time) time.Time {
+	for _, f := range l {
+		if f.After(t) {
+			return f
+		}
+	}
+	return time.Time{}
+}
+
+// On the database: the run for a fire that came after the previous fire's
+// run completed runs, although that completion is minutes old (the same UTC
+// day, the same epoch-aligned period); a second instance firing seconds
+// later for the same fire skips.
+func TestScheduledRunPerFire(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	b.standardSite(p)
+	ctx := context.Background()
+	earlier := time.Now().Add(-time.Hour)
+	NewScheduler(b.checker, fireList{earlier}, b.lease.Timings(), slog.Default()).runPeriod(ctx, time.Now())
+
+	fire := time.Now() // after the completion, on the same machine's clock
+	sched := fireList{earlier, fire, fire.Add(time.Hour)}
+	NewScheduler(b.checker, sched, b.lease.Timings(), slog.Default()).runPeriod(ctx, fire)
+	NewScheduler(b.otherInstance(), sched, b.lease.Timings(), slog.Default()).runPeriod(ctx, fire.Add(3*time.Second))
+	want := "[scheduled:completed scheduled:completed scheduled:skipped]"
+	if got := fmt.Sprint(b.runs()); got != want {
+		t.Fatalf("runs = %s, want %s", got, want)
+	}
+}
+
 // The stored schedule is a random time of day, different across
 // installations.
 func TestStoredScheduleIsRandomDaily(t *testing.T) {
