@@ -57,12 +57,12 @@ var evaluateCases = []struct {
 // goldenRendering is what a golden file holds: the inputs, so that the file
 // reads on its own, and the evaluation or the error.
 type goldenRendering struct {
-	Document   string          `json:"document"`
-	Code       string          `json:"code"`
-	Installed  string          `json:"installed"`
-	Core       string          `json:"installed_core"`
-	Evaluation *Evaluation     `json:"evaluation,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	Document   string      `json:"document"`
+	Code       string      `json:"code"`
+	Installed  string      `json:"installed"`
+	Core       string      `json:"installed_core"`
+	Evaluation *Evaluation `json:"evaluation,omitempty"`
+	Error      string      `json:"error,omitempty"`
 }
 
 func parseTestdata(t *testing.T, name string) *Document {
