@@ -74,15 +74,15 @@ func catalogRows() []CatalogRow {
 		{Code: "blog", Name: "Blog", Installed: "2.3.0", Latest: "2.4.0", UpdateVersion: "2.4.0",
 			UpdateAvailable: true, Security: true, Vulnerable: true,
 			ReleaseURL: "https://acme.example/blog/2.4.0", SourceURL: "https://acme.example/updates.json",
-			LastSuccessAt: ago(3 * time.Hour), LastAttemptAt: ago(3 * time.Hour)},
+			LastSuccessAt: ago(3 * time.Hour), LastAttemptAt: ago(3 * time.Hour), Evaluated: true},
 		{Code: "gallery", Name: "Gallery", Installed: "1.0.0", Latest: "1.2.0", Security: true,
 			NeedsNewerCore: true, RequiredCore: ">=2.0.0", Vulnerable: true, VulnerableNoFix: true,
-			SourceURL: "https://acme.example/updates.json", LastSuccessAt: ago(3 * time.Hour)},
+			SourceURL: "https://acme.example/updates.json", LastSuccessAt: ago(3 * time.Hour), Evaluated: true},
 		{Code: "forum", Name: "Forum", Installed: "3.1.0", Latest: "3.1.0",
 			SourceURL: "https://forum.example/feed.json", LastSuccessAt: ago(50 * time.Hour),
-			LastAttemptAt: ago(3 * time.Hour), LastError: "fetch: 503 Service Unavailable", Stale: true},
+			LastAttemptAt: ago(3 * time.Hour), LastError: "fetch: 503 Service Unavailable", Stale: true, Evaluated: true},
 		{Code: "core", Name: "Core", Installed: "1.9.0", Latest: "1.9.0",
-			SourceURL: "https://updates.example.org/core.json", LastSuccessAt: ago(3 * time.Hour)},
+			SourceURL: "https://updates.example.org/core.json", LastSuccessAt: ago(3 * time.Hour), Evaluated: true},
 		{Code: "local", Name: "Local tweaks", Installed: "0.1.0"},
 		{Code: "shop", Name: "Shop", Installed: "1.0.0", SourceURL: "https://shop.example/u.json"},
 	}
@@ -114,7 +114,7 @@ func pages() map[string]templ.Component {
 		}),
 		"detail": ComponentDetail(DetailProps{
 			Layout: layout(attention(), true), CanManage: true,
-			Code: "blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0",
+			Code: "blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0", Evaluated: true,
 			SourceURL: "https://acme.example/updates.json", LastSuccessAt: ago(3 * time.Hour),
 			Releases: []ReleaseRow{
 				{Version: "2.5.0", Released: "2026-11-25", Summary: "New editor", RequiresCore: ">=2.0.0",
@@ -134,7 +134,7 @@ func pages() map[string]templ.Component {
 		"detail_viewer": ComponentDetail(DetailProps{
 			Layout: layout(calm(), false), Code: "forum", Name: "Forum", Installed: "3.1.0",
 			SourceURL: "https://forum.example/feed.json", LastSuccessAt: ago(50 * time.Hour),
-			LastError:  "fetch: 503 Service Unavailable",
+			LastError: "fetch: 503 Service Unavailable", Stale: true, Evaluated: true,
 			Advisories: []AdvisoryRow{{ID: "F-1", Severity: "high", Summary: "SQL injection", FixedIn: "3.2.0"}},
 		}),
 		"history": History(HistoryProps{Layout: layout(attention(), true), Runs: []RunRow{
@@ -158,11 +158,12 @@ func pages() map[string]templ.Component {
 			{URL: "https://acme.example/updates.json", Components: 2, LastSuccessAt: ago(3 * time.Hour),
 				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(30 * 24 * time.Hour), SignatureState: "verified"},
 			{URL: "https://old.example/feed.json", Components: 1, LastSuccessAt: ago(3 * time.Hour),
-				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: ago(24 * time.Hour), SignatureState: "unsigned"},
-			{URL: "https://new.example/feed.json", Components: 1, SignatureState: "unsigned"},
+				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: ago(24 * time.Hour), SignatureState: "unsigned",
+				Stale: true, Expired: true},
+			{URL: "https://new.example/feed.json", Components: 1, SignatureState: "unsigned", Stale: true},
 			{URL: "https://forum.example/feed.json", Components: 1, LastSuccessAt: ago(50 * time.Hour),
 				LastAttemptAt: ago(3 * time.Hour), LastError: "fetch: 503 Service Unavailable",
-				ConsecutiveFailures: 3, Stale: true, SignatureState: "unsigned"},
+				ConsecutiveFailures: 3, Stale: true, Failing: true, SignatureState: "unsigned"},
 		}}),
 		"error_404": ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
 		"error_503": ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
@@ -399,7 +400,7 @@ func TestCheckButton(t *testing.T) {
 
 func TestDismissButtonsOnlyForManagers(t *testing.T) {
 	t.Parallel()
-	p := DetailProps{Layout: layout(calm(), true), Code: "blog", Installed: "1.0.0", Advisories: []AdvisoryRow{
+	p := DetailProps{Layout: layout(calm(), true), Code: "blog", Installed: "1.0.0", Evaluated: true, Advisories: []AdvisoryRow{
 		{ID: "A-1", Severity: "high"}, {ID: "A/2", Severity: "low", Dismissed: true},
 	}}
 	p.CanManage = true
@@ -765,5 +766,22 @@ func TestDefaultAsset(t *testing.T) {
 	}
 	if !strings.Contains(out, "Something went wrong") {
 		t.Errorf("500 page without default title")
+	}
+}
+
+// TestDetailNeverSaysNoAdvisoryWithoutAnEvaluation: a component whose
+// source was never read is unknown, never "no known advisory" or "no
+// releases".
+func TestDetailNeverSaysNoAdvisoryWithoutAnEvaluation(t *testing.T) {
+	t.Parallel()
+	out := render(t, ComponentDetail(DetailProps{
+		Layout: layout(calm(), true), Code: "shop", Name: "Shop", Installed: "1.0.0",
+		SourceURL: "https://shop.example/u.json", LastError: "fetch: 404 Not Found", Stale: true,
+	}))
+	if strings.Contains(out, "No known advisory") || strings.Contains(out, "lists no releases") {
+		t.Errorf("an unevaluated component is said to have no advisory or no releases:\n%s", out)
+	}
+	if !strings.Contains(out, "never been read successfully") {
+		t.Errorf("the page does not say why nothing is known:\n%s", out)
 	}
 }
