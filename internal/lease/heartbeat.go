@@ -2,12 +2,15 @@ package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // Renewer renews a held lease; *Manager is the production one.
@@ -86,6 +89,14 @@ func (h *Heartbeat) run(trustUntil time.Time) {
 			return // shutting down: not a lost lease
 		case trustExpired:
 			return // renew has cancelled the check
+		case errors.Is(err, store.ErrLockTimeout):
+			// Another transaction held the lease's lock for longer than a
+			// renewal may wait. The database did not say the lease is gone:
+			// try again soon, as long as the trust window lasts (the trust
+			// timer keeps running from the last renewal that succeeded).
+			h.logger.Warn("lease renewal timed out waiting for a lock; retrying", "owner", h.owner, "error", err)
+			next.Reset(h.retryDelay())
+			continue
 		case err != nil:
 			h.lose(fmt.Errorf("%w: %w", ErrLeaseLost, err))
 			return
@@ -118,6 +129,10 @@ func (h *Heartbeat) renew(trust *time.Timer, left time.Duration) (err error, tru
 		return nil, true
 	}
 }
+
+// retryDelay is the pause before a renewal is tried again after a lock
+// wait timed out: short, since trust is running out.
+func (h *Heartbeat) retryDelay() time.Duration { return max(h.interval/4, 10*time.Millisecond) }
 
 // lose cancels the check with cause. The first cause wins.
 func (h *Heartbeat) lose(cause error) {

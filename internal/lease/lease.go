@@ -134,6 +134,7 @@ type Manager struct {
 	clock    Clock
 	logger   *slog.Logger
 	observer Observer
+	held     func(time.Duration) // how long a WithLease or WithLock transaction held the lock
 }
 
 // Option configures a Manager.
@@ -147,6 +148,12 @@ func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.logger = l 
 
 // WithObserver reports acquisitions and renewals to o.
 func WithObserver(o Observer) Option { return func(m *Manager) { m.observer = o } }
+
+// WithLockHeld reports, after each WithLease and WithLock transaction, how
+// long it held the lease's lock: from the moment the lock was granted to
+// the end of the commit. Every renewal and every other writer waits that
+// long; make bench reports the longest.
+func WithLockHeld(f func(time.Duration)) Option { return func(m *Manager) { m.held = f } }
 
 // New returns a Manager for the check lease.
 func New(st *store.Store, timings Timings, opts ...Option) (*Manager, error) {
@@ -305,6 +312,7 @@ func (m *Manager) Release(ctx context.Context, owner uuid.UUID, completed bool) 
 // commit. Otherwise it returns ErrLeaseLost and fn's writes are rolled back
 // (fn is not called at all when the check fails up front).
 func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *store.Tx) error) error {
+	var locked time.Time
 	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
 		if err := m.fence(ctx, tx, owner); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
@@ -312,11 +320,17 @@ func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *st
 			}
 			return err
 		}
+		locked = time.Now()
 		return fn(tx)
 	})
+	m.reportHeld(locked)
 	switch {
 	case err == nil, errors.Is(err, ErrLeaseLost):
 		return err
+	case errors.Is(err, store.ErrStatementTimeout) && ctx.Err() == nil:
+		// The database answered: the write was too slow, the lease is not
+		// in question. Say so rather than "lease lost".
+		return fmt.Errorf("fenced write: a statement ran past the %s limit of lease transactions: %w", m.timings.txTimeout(), err)
 	case store.IsUnavailable(err):
 		// The lease can no longer be confirmed: as for a failed renewal,
 		// the holder must stop.
@@ -329,12 +343,23 @@ func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *st
 // without owning the lease. Writes that must not interleave with a check's
 // fenced writes (a manifest sync re-evaluating results) use it.
 func (m *Manager) WithLock(ctx context.Context, fn func(tx *store.Tx) error) error {
-	return m.store.WithTx(ctx, func(tx *store.Tx) error {
+	var locked time.Time
+	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
 		if err := m.begin(ctx, tx); err != nil {
 			return err
 		}
+		locked = time.Now()
 		return fn(tx)
 	})
+	m.reportHeld(locked)
+	return err
+}
+
+// reportHeld reports a hold that began at locked (zero: never locked).
+func (m *Manager) reportHeld(locked time.Time) {
+	if m.held != nil && !locked.IsZero() {
+		m.held(time.Since(locked))
+	}
 }
 
 // Status reads the lease for display, without taking any lock. Its

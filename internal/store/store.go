@@ -30,6 +30,10 @@ var (
 	// ErrUnavailable means the database could not be reached: the caller
 	// should answer "try again later" (503), never "not signed in".
 	ErrUnavailable = errors.New("database unavailable")
+	// ErrStatementTimeout means a statement ran past statement_timeout. The
+	// database answered: it is not a lost connection, and a fenced write
+	// that meets it has not lost its lease.
+	ErrStatementTimeout = errors.New("statement ran past its time limit")
 )
 
 // rollbackTimeout bounds the rollback of a transaction whose context was
@@ -101,6 +105,10 @@ func mapError(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
 		return fmt.Errorf("%w: %w", ErrLockTimeout, err)
+	case errors.As(err, &pgErr) && pgErr.Code == "57014" && strings.Contains(pgErr.Message, "statement timeout"):
+		// query_canceled is also what a cancelled context produces; only
+		// the server's own timeout says so in its message.
+		return fmt.Errorf("%w: %w", ErrStatementTimeout, err)
 	case IsUnavailable(err):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
