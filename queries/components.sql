@@ -27,13 +27,12 @@ SET name              = EXCLUDED.name,
 WHERE (components.name, components.installed_version, components.source_url, components.pinned_key)
       IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key);
 
--- name: ComponentDeleteMissing :execrows
+-- name: ComponentDelete :execrows
 DELETE FROM components
-WHERE code <> ALL (@codes::text[]);
+WHERE code = ANY (@codes::text[]);
 
 -- name: ComponentInputsForSource :many
--- What evaluating the components of one source needs, read inside the
--- fenced transaction that writes their results.
+-- What evaluating the components of one source needs, in one snapshot.
 SELECT c.code, c.installed_version,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM components c

@@ -9,13 +9,13 @@ import (
 	"context"
 )
 
-const componentDeleteMissing = `-- name: ComponentDeleteMissing :execrows
+const componentDelete = `-- name: ComponentDelete :execrows
 DELETE FROM components
-WHERE code <> ALL ($1::text[])
+WHERE code = ANY ($1::text[])
 `
 
-func (q *Queries) ComponentDeleteMissing(ctx context.Context, db DBTX, codes []string) (int64, error) {
-	result, err := db.Exec(ctx, componentDeleteMissing, codes)
+func (q *Queries) ComponentDelete(ctx context.Context, db DBTX, codes []string) (int64, error) {
+	result, err := db.Exec(ctx, componentDelete, codes)
 	if err != nil {
 		return 0, err
 	}
@@ -63,8 +63,7 @@ type ComponentInputsForSourceRow struct {
 	CoreVersion      string
 }
 
-// What evaluating the components of one source needs, read inside the
-// fenced transaction that writes their results.
+// What evaluating the components of one source needs, in one snapshot.
 func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceUrl string) ([]ComponentInputsForSourceRow, error) {
 	rows, err := db.Query(ctx, componentInputsForSource, sourceUrl)
 	if err != nil {

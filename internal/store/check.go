@@ -222,10 +222,10 @@ func (t *Tx) SourceSaveFailure(ctx context.Context, url, message string, epoch i
 	return int(n), mapError(err)
 }
 
-// ComponentInputsForSource reads, in the transaction, the components that
-// use url now and the installed core.
-func (t *Tx) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
-	rows, err := t.q.ComponentInputsForSource(ctx, t.tx, url)
+// ComponentInputsForSource reads the components that use url now and the
+// installed core, in one statement.
+func (s *Store) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
+	rows, err := s.q.ComponentInputsForSource(ctx, s.pool, url)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -296,9 +296,9 @@ func (t *Tx) ComponentUpsertMany(ctx context.Context, cs []Component) (int64, er
 	return n, mapError(err)
 }
 
-// ComponentDeleteMissing deletes the components whose code is not in codes.
-func (t *Tx) ComponentDeleteMissing(ctx context.Context, codes []string) (int64, error) {
-	n, err := t.q.ComponentDeleteMissing(ctx, t.tx, codes)
+// ComponentDelete deletes the components with the given codes.
+func (t *Tx) ComponentDelete(ctx context.Context, codes []string) (int64, error) {
+	n, err := t.q.ComponentDelete(ctx, t.tx, codes)
 	return n, mapError(err)
 }
 

@@ -363,14 +363,21 @@ var (
 // transaction while the other holds the lock.
 const writerCount = 2
 
-// write stores one prepared source in one fenced transaction: the source
-// row and its components' results commit together, or not at all.
+// write stores one prepared source: its row and the first batch of its
+// results in one fenced transaction, the other results in further short
+// fenced ones (see completeResults). Until a component's result is written,
+// the read model shows it as not evaluated, never as evaluated from
+// another document.
 func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	if p.failure != "" {
 		c.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "error", p.failure)
 	}
-	err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-		var using int
+	fenced := func(ctx context.Context, fn func(*store.Tx) error) error { return c.lease.WithLease(ctx, l.Owner, fn) }
+	first, rest := p.results[:min(resultBatch, len(p.results))], p.results[min(resultBatch, len(p.results)):]
+	var using int
+	var written []string
+	refused := false
+	err := fenced(ctx, func(tx *store.Tx) error {
 		var err error
 		switch {
 		case p.failure != "":
@@ -383,8 +390,13 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		if err != nil || p.doc == nil {
 			return err
 		}
-		return writeResults(ctx, tx, p.doc, p.results, using, l.Epoch)
+		written, err = tx.ResultWrite(ctx, first)
+		refused = len(written) < len(first)
+		return err
 	})
+	if err == nil && p.doc != nil {
+		err = c.completeResults(ctx, fenced, p.doc, rest, written, refused, using, l.Epoch)
+	}
 	switch {
 	case err != nil && ctx.Err() != nil && !errors.Is(err, lease.ErrLeaseLost):
 		return outcomeSkipped

@@ -18,13 +18,14 @@ import (
 //
 //   - evaluate derives a component's result from the document, its installed
 //     version and the installed core, and records those inputs on the result;
-//   - writeResults writes it through a guarded statement that refuses a
-//     result whose inputs are no longer the current ones;
-//   - when a fenced write finds results refused, or components of the source
-//     it has no result for, it reads the inputs again inside its transaction
-//     and evaluates those components once more. Every writer of inputs (the
-//     manifest sync) holds the lease's lock, as the fenced write does, so
-//     the inputs it reads cannot change before it commits.
+//   - completeResults writes it, in short transactions, through a guarded
+//     statement that refuses a result whose inputs are no longer the
+//     current ones;
+//   - when results were refused, or components joined the source, it reads
+//     the inputs again and evaluates those components once more, outside
+//     any transaction, until every component of the source has a result
+//     from its current inputs (or a bounded number of rounds passed, when
+//     a sync keeps moving them: that sync evaluates them itself).
 //
 // Dismissals are not inputs: a result lists every advisory that affects the
 // installed version and the read model leaves out dismissed ones when read.
@@ -85,27 +86,70 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) store.Result
 	return r
 }
 
-// writeResults writes results evaluated from d, then makes sure that every
-// component using d's source now has a result from the current inputs:
-// using is how many components use the source, as the transaction's source
-// write reported it.
-func writeResults(ctx context.Context, tx *store.Tx, d *docInput, results []store.Result, using int, epoch int64) error {
-	written, err := tx.ResultWrite(ctx, results)
-	if err != nil {
-		return err
+// lockedTx runs fn in one short transaction that holds the lease's lock:
+// a fenced one for a check (lease.WithLease), a plain locked one for a sync
+// (lease.WithLock).
+type lockedTx func(ctx context.Context, fn func(*store.Tx) error) error
+
+// resultBatch is how many results one transaction writes: a transaction
+// holds the lease's lock, which renewals and every other writer wait for,
+// so it must stay within a few milliseconds whatever the number of
+// components of a source.
+const resultBatch = 100
+
+// completeResults writes results evaluated from d in batches, then makes
+// sure that every component using d's source now has a result from the
+// current inputs: written are the codes already written (refused: some
+// others were refused), using how many components used the source when its
+// row was written. Components whose
+// write was refused (their inputs moved) or that joined the source are
+// evaluated again from inputs read outside any transaction; a write that
+// races with another change is refused again and the next round reads
+// again.
+func (c *Checker) completeResults(ctx context.Context, run lockedTx, d *docInput, results []store.Result,
+	written []string, refused bool, using int, epoch int64) error {
+	done := make(map[string]bool, using)
+	for _, code := range written {
+		done[code] = true
 	}
-	if len(written) == len(results) && len(written) == using {
+	write := func(results []store.Result) error {
+		for start := 0; start < len(results); start += resultBatch {
+			batch := results[start:min(start+resultBatch, len(results))]
+			err := run(ctx, func(tx *store.Tx) error {
+				codes, err := tx.ResultWrite(ctx, batch)
+				for _, code := range codes {
+					done[code] = true
+				}
+				refused = refused || len(codes) < len(batch)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	// Some inputs changed since the evaluation (a sync, a core upgrade), or a
-	// component joined the source: evaluate again from what holds now.
-	inputs, err := tx.ComponentInputsForSource(ctx, d.url)
-	if err != nil {
+	if err := write(results); err != nil {
 		return err
 	}
-	inputs = slices.DeleteFunc(inputs, func(in store.ComponentInput) bool { return slices.Contains(written, in.Code) })
-	_, err = tx.ResultWrite(ctx, evaluate(d, inputs, epoch))
-	return err
+	for range evaluateRounds {
+		if !refused && len(done) == using {
+			return nil // every component of the source has its result
+		}
+		inputs, err := c.store.ComponentInputsForSource(ctx, d.url)
+		if err != nil {
+			return err
+		}
+		inputs = slices.DeleteFunc(inputs, func(in store.ComponentInput) bool { return done[in.Code] })
+		if len(inputs) == 0 {
+			return nil
+		}
+		using, refused = len(done)+len(inputs), false
+		if err := write(evaluate(d, inputs, epoch)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errUntrusted: the stored document may not be used under the pinned key.

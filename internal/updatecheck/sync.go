@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
@@ -19,10 +21,10 @@ type SyncReport struct {
 	Reevaluated int `json:"reevaluated"`
 }
 
-// syncBatch is how many components one sync transaction writes. Each holds
-// the lease's lock, which a running check's renewals and fenced writes
-// wait for: a batch must stay within a few milliseconds.
-const syncBatch = 250
+// syncBatch is how many component rows one sync transaction writes. Each
+// holds the lease's lock, which a running check's renewals and fenced
+// writes wait for: a batch must stay within a few milliseconds.
+const syncBatch = 500
 
 // evaluateRounds bounds how often a sync evaluates again components whose
 // write was refused because their inputs moved meanwhile.
@@ -55,11 +57,10 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 
 	rep := SyncReport{Components: len(m.Components)}
 	var upserts []store.Component
-	codes := make([]string, len(m.Components))
-	for i, mc := range m.Components {
+	for _, mc := range m.Components {
 		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Key}
-		codes[i] = mc.Code
 		prev, existed := old[mc.Code]
+		delete(old, mc.Code) // what is left once the loop ends was removed
 		switch {
 		case !existed:
 			rep.Added++
@@ -82,10 +83,12 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 			return SyncReport{}, fmt.Errorf("sync components: %w", err)
 		}
 	}
-	if len(before) > 0 {
+	removed := slices.Sorted(maps.Keys(old))
+	for start := 0; start < len(removed); start += syncBatch {
+		batch := removed[start:min(start+syncBatch, len(removed))]
 		err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
-			n, err := tx.ComponentDeleteMissing(ctx, codes)
-			rep.Removed = int(n)
+			n, err := tx.ComponentDelete(ctx, batch)
+			rep.Removed += int(n)
 			return err
 		})
 		if err != nil {
@@ -170,8 +173,8 @@ func (c *Checker) evaluateFromStored(ctx context.Context, todo []store.Unevaluat
 // holds the lease's lock, and reports how many were written.
 func (c *Checker) writeStored(ctx context.Context, results []store.Result) (int, error) {
 	written := 0
-	for start := 0; start < len(results); start += syncBatch {
-		batch := results[start:min(start+syncBatch, len(results))]
+	for start := 0; start < len(results); start += resultBatch {
+		batch := results[start:min(start+resultBatch, len(results))]
 		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {
 			codes, err := tx.ResultWrite(ctx, batch)
 			written += len(codes)
