@@ -51,7 +51,10 @@
 // (X-CSRF-Token header or csrf_token form field); requests whose
 // Sec-Fetch-Site or Origin show another site are refused before that.
 // Token requests skip the check: browsers never attach bearer tokens on
-// their own, so a token request cannot be forged cross-site.
+// their own, so a token request cannot be forged cross-site. The login form
+// has no session yet, so it gets the origin check alone (SameOrigin): a
+// forged cross-site login would otherwise sign the victim into an account
+// of the attacker's choosing.
 //
 // # Failure is not logout
 //

@@ -29,11 +29,14 @@ func (s *Server) routes(e *echo.Echo) {
 	e.GET("/static/*", echo.WrapHandler(static.Handler()))
 	e.GET("/robots.txt", echo.WrapHandler(static.Handler()))
 
+	// A login needs no principal (it always opens a new session), and a
+	// login posted from another site is refused before anything else runs.
+	e.POST("/login", s.login, auth.SameOrigin())
+
 	// Everything below may know who is asking.
 	app := e.Group("", s.auth.Middleware(sessionCookie))
 	app.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
 	app.GET("/login", s.loginPage)
-	app.POST("/login", s.login)
 	app.POST("/logout", s.logout, auth.Require(auth.PermView), auth.CSRF())
 
 	// JSON API.
