@@ -1,0 +1,84 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/upcheck/upcheck/internal/metrics"
+	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/internal/web"
+)
+
+// withMetrics serves m's request counter around the server, as app does,
+// plus a middleware inside it that fails /boom with an error nobody maps.
+func withMetrics(m *metrics.Metrics) func(*web.Deps) {
+	return func(d *web.Deps) {
+		boom := func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error {
+				if c.Request().URL.Path == "/boom" {
+					return errors.New("boom")
+				}
+				return next(c)
+			}
+		}
+		d.Metrics = m.Handler()
+		d.Middleware = []echo.MiddlewareFunc{m.HTTP(), boom}
+	}
+}
+
+// requests reads upcheck_http_requests_total{route, status} from m.
+func requests(t *testing.T, m *metrics.Metrics, route string, status int) int {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	prefix := fmt.Sprintf("upcheck_http_requests_total{route=%q,status=%q} ", route, strconv.Itoa(status))
+	for line := range strings.Lines(rec.Body.String()) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// The request counter records the status the client received, as the one
+// error handler decided it: a route miss is a 404, a database outage a 503,
+// an error nobody maps a 500. Counting 503s and 404s as 500 would page
+// someone for every outage and every mistyped URL.
+func TestMetricsCountTheStatusSent(t *testing.T) {
+	t.Parallel()
+	var b *bundle
+	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) { return updatecheck.ReadSummary(ctx, b.store) })
+	b = setup(t, withMetrics(m))
+	c, admin := b.anonymous(), b.login("admin@example.test")
+
+	wantStatus(t, "unknown route", c.do("GET", "/no/such/page", "", "", nil), 404)
+	wantStatus(t, "unknown component", admin.do("GET", "/admin/plugins/nope", "", "", nil), 404)
+	wantStatus(t, "unmapped error", c.do("GET", "/boom", "", "", nil), 500)
+	b.db.Pool.Close() // the database is gone from now on
+	wantStatus(t, "login while the database is down", c.do("POST", "/login", "email=admin%40example.test&password=x", "application/x-www-form-urlencoded", nil), 503)
+
+	for _, w := range []struct {
+		route  string
+		status int
+		want   int
+	}{
+		{"/*", 404, 1}, {"/admin/plugins/:code", 404, 1}, {"/*", 500, 1}, {"/login", 503, 1},
+		{"/admin/plugins/:code", 500, 0}, {"/login", 500, 0},
+	} {
+		if got := requests(t, m, w.route, w.status); got != w.want {
+			t.Errorf("requests{route=%q,status=\"%d\"} = %d, want %d", w.route, w.status, got, w.want)
+		}
+	}
+}
