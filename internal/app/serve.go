@@ -64,7 +64,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	srv := &http.Server{
 		Handler: web.New(web.Deps{
 			Store: a.Store, Checker: a.Checker, Auth: a.Auth, Logger: logger, Context: schedCtx,
-			Metrics: a.Metrics.Handler(), Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
+			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),

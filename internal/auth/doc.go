@@ -18,7 +18,8 @@
 // Scripts send "Authorization: Bearer upc_…" (Service.CreateToken, the
 // `upcheck token create` command). A token is also 256 random bits stored as
 // its SHA-256: a slow hash would add nothing against a value that cannot be
-// guessed, and would cost every API request.
+// guessed, and would cost every API request. What only machines read, such
+// as /metrics, takes a token and nothing else (RequireToken).
 //
 // Passwords are hashed with argon2id (RFC 9106) and stored in the PHC string
 // format, parameters included, so that a change of parameters leaves old

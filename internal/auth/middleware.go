@@ -132,6 +132,41 @@ func Require(perm string) echo.MiddlewareFunc {
 	}
 }
 
+// RequireToken lets a request through only with an API token
+// ("Authorization: Bearer upc_…") whose user has perm, whatever else it
+// carries: it guards what machines read, such as /metrics for Prometheus,
+// and a browser session is not such a reader's credential. Without a valid
+// token the answer is 401 with WWW-Authenticate; with one that lacks perm,
+// 403; while the database cannot tell, 503, never 401. It needs no
+// Middleware before it.
+func (s *Service) RequireToken(perm string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			raw, ok := bearerToken(c.Request())
+			if !ok {
+				return tokenRequired(c, ErrUnauthenticated)
+			}
+			p, err := s.AuthenticateToken(c.Request().Context(), raw)
+			switch {
+			case errors.Is(err, ErrUnauthenticated):
+				return tokenRequired(c, err)
+			case err != nil:
+				return httpError(err)
+			case !p.Can(perm):
+				return echo.NewHTTPError(http.StatusForbidden, "forbidden").
+					WithInternal(fmt.Errorf("%w: role %q lacks %s", ErrForbidden, p.Role, perm))
+			}
+			SetPrincipal(c, p)
+			return next(c)
+		}
+	}
+}
+
+func tokenRequired(c echo.Context, err error) error {
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="upcheck"`)
+	return echo.NewHTTPError(http.StatusUnauthorized, "API token required").WithInternal(err)
+}
+
 func isAPI(r *http.Request) bool {
 	return r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/")
 }

@@ -52,6 +52,9 @@ type Config struct {
 	// Demo serves a demo publisher on loopback and a demo site using it
 	// (`serve --demo`, what `make run` shows).
 	Demo bool
+	// MetricsPublic (UPCHECK_METRICS_PUBLIC=1) serves /metrics without an
+	// API token; by default a scraper needs a token of a user who may view.
+	MetricsPublic bool
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -78,6 +81,16 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			return Config{}, fmt.Errorf("UPCHECK_LOG_LEVEL: %w", err)
 		}
+	}
+	switch v := getenv("UPCHECK_METRICS_PUBLIC"); v {
+	case "", "0":
+	case "1":
+		c.MetricsPublic = true
+	default:
+		// Guessing either way is wrong for a switch that decides who may
+		// read the metrics: "true" must not quietly leave them closed, nor
+		// a typo open them.
+		return Config{}, fmt.Errorf("UPCHECK_METRICS_PUBLIC: want 1 or 0, got %q", v)
 	}
 	if v := getenv("UPCHECK_FETCH_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

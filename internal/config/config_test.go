@@ -39,3 +39,23 @@ func TestTestTimings(t *testing.T) {
 		}
 	}
 }
+
+// UPCHECK_METRICS_PUBLIC opens /metrics only when it says 1; a value it
+// cannot read stops the start instead of guessing either way.
+func TestMetricsPublic(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+		c, err := FromEnv(env(map[string]string{"UPCHECK_METRICS_PUBLIC": v}))
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if c.MetricsPublic != want {
+			t.Errorf("UPCHECK_METRICS_PUBLIC=%q: MetricsPublic %v, want %v", v, c.MetricsPublic, want)
+		}
+	}
+	for _, bad := range []string{"yes", "true", "2"} {
+		if _, err := FromEnv(env(map[string]string{"UPCHECK_METRICS_PUBLIC": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_METRICS_PUBLIC") {
+			t.Errorf("%q: error %v, want a UPCHECK_METRICS_PUBLIC error", bad, err)
+		}
+	}
+}

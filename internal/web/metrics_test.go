@@ -82,3 +82,70 @@ func TestMetricsCountTheStatusSent(t *testing.T) {
 		}
 	}
 }
+
+// /metrics tells how many logins failed and what is installed: it wants an
+// API token of a user who may view (Prometheus' authorization setting), and
+// a database outage is a 503 there as everywhere, never a 401. A browser
+// session is not a scraper's credential. UPCHECK_METRICS_PUBLIC opens it.
+func TestMetricsNeedAToken(t *testing.T) {
+	t.Parallel()
+	var b *bundle
+	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) { return updatecheck.ReadSummary(ctx, b.store) })
+	b = setup(t, func(d *web.Deps) { d.Metrics = m.Handler() })
+	ctx := context.Background()
+	token := func(email string) string {
+		t.Helper()
+		tok, err := b.auth.CreateToken(ctx, email, "prometheus")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	scrape := func(bearer string) response {
+		t.Helper()
+		h := map[string]string{}
+		if bearer != "" {
+			h["Authorization"] = "Bearer " + bearer
+		}
+		return b.anonymous().do("GET", "/metrics", "", "", h)
+	}
+	viewer, admin, revoked := token("viewer@example.test"), token("admin@example.test"), token("viewer@example.test")
+	tokens, err := b.auth.Tokens(ctx, "viewer@example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.auth.RevokeToken(ctx, tokens[len(tokens)-1].ID); err != nil { // the newest: revoked
+		t.Fatal(err)
+	}
+
+	r := scrape("")
+	wantStatus(t, "no token", r, 401)
+	if strings.Contains(r.body, "upcheck_") || r.header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("no token: %v %s", r.header, r.body)
+	}
+	wantStatus(t, "garbage token", scrape("upc_not-a-token"), 401)
+	wantStatus(t, "revoked token", scrape(revoked), 401)
+	wantStatus(t, "session cookie", b.login("admin@example.test").do("GET", "/metrics", "", "", nil), 401)
+	for name, tok := range map[string]string{"viewer": viewer, "admin": admin} {
+		r := scrape(tok)
+		wantStatus(t, name+" token", r, 200)
+		if !strings.Contains(r.body, "# TYPE upcheck_lease_held gauge") || !strings.Contains(r.body, "upcheck_database_up 1") {
+			t.Fatalf("%s token: no metrics in\n%s", name, r.body)
+		}
+	}
+	b.db.Pool.Close()
+	wantStatus(t, "viewer token while the database is down", scrape(viewer), 503)
+}
+
+// UPCHECK_METRICS_PUBLIC=1: anyone may scrape.
+func TestMetricsPublic(t *testing.T) {
+	t.Parallel()
+	var b *bundle
+	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) { return updatecheck.ReadSummary(ctx, b.store) })
+	b = setup(t, func(d *web.Deps) { d.Metrics, d.MetricsPublic = m.Handler(), true })
+	r := b.anonymous().do("GET", "/metrics", "", "", nil)
+	wantStatus(t, "public metrics without a token", r, 200)
+	if !strings.Contains(r.body, "upcheck_database_up 1") {
+		t.Fatalf("public metrics:\n%s", r.body)
+	}
+}

@@ -20,11 +20,17 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Use(middleware.BodyLimit("64K")) // forms and the check POST are tiny
 	e.Use(auth.SecurityHeaders())
 
-	// Operations: no session, and /healthz touches nothing else.
+	// Operations: no session, and /healthz touches nothing else. /metrics
+	// counts failed logins and names what is installed: it wants a viewer's
+	// API token unless the operator made it public.
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	if s.metrics != nil {
-		e.GET("/metrics", echo.WrapHandler(s.metrics))
+		var guard []echo.MiddlewareFunc
+		if !s.metricsPublic {
+			guard = append(guard, s.auth.RequireToken(auth.PermView))
+		}
+		e.GET("/metrics", echo.WrapHandler(s.metrics), guard...)
 	}
 	e.GET("/static/*", echo.WrapHandler(static.Handler()))
 	e.GET("/robots.txt", echo.WrapHandler(static.Handler()))

@@ -25,8 +25,11 @@ type Deps struct {
 	// Context lives as long as the server: a manual check runs under it, so
 	// a closed browser tab does not cancel the check but a shutdown does.
 	Context context.Context
-	// Metrics serves /metrics; nil leaves the route out.
+	// Metrics serves /metrics; nil leaves the route out. It asks for an API
+	// token of a user with plugins.can_view unless MetricsPublic.
 	Metrics http.Handler
+	// MetricsPublic serves /metrics to anyone (UPCHECK_METRICS_PUBLIC=1).
+	MetricsPublic bool
 	// Middleware runs first on every request (request metrics).
 	Middleware []echo.MiddlewareFunc
 }
@@ -39,6 +42,8 @@ type Server struct {
 	logger  *slog.Logger
 	ctx     context.Context
 	metrics http.Handler
+	// metricsPublic serves /metrics without a token.
+	metricsPublic bool
 }
 
 // New builds the HTTP handler.
@@ -46,7 +51,8 @@ func New(d Deps) http.Handler {
 	if d.Context == nil {
 		d.Context = context.Background()
 	}
-	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context, metrics: d.Metrics}
+	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context,
+		metrics: d.Metrics, metricsPublic: d.MetricsPublic}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The client address is the peer's: forwarding headers are written by
