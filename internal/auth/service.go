@@ -2,14 +2,11 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -55,16 +52,6 @@ const (
 	AuditTokenCreate = "token.create"
 	AuditTokenRevoke = "token.revoke"
 )
-
-// Limit is one login throttling rule: more than MaxFailures attempts
-// within Window lock the key for Lockout. Attempts are counted before the
-// password is checked and a success is given back, so only failures (and
-// attempts still in flight) count.
-type Limit struct {
-	MaxFailures int
-	Window      time.Duration
-	Lockout     time.Duration
-}
 
 // Config is the Service's settings; zero fields take the defaults.
 type Config struct {
@@ -269,30 +256,6 @@ func (s *Service) Login(ctx context.Context, email, password, ip, userAgent stri
 	return token, sess, nil
 }
 
-// throttle registers the attempt against each key (address first, so a
-// locked address does not also lock the account it is guessing at) and
-// refuses it when one of them is locked.
-func (s *Service) throttle(ctx context.Context, addressKey, accountKey string) error {
-	type rule struct {
-		key   string
-		limit Limit
-	}
-	for _, r := range []rule{{addressKey, s.cfg.AddressLimit}, {accountKey, s.cfg.AccountLimit}} {
-		if r.key == "" {
-			continue
-		}
-		wait, err := s.st.LoginAttemptRegister(ctx, r.key, store.LoginLimit(r.limit))
-		if err != nil {
-			return dbError("login throttle", err)
-		}
-		if wait > 0 {
-			s.logger.WarnContext(ctx, "login throttled", "key", r.key, "retry_after_s", int64(wait/time.Second))
-			return &ThrottledError{RetryAfter: wait}
-		}
-	}
-	return nil
-}
-
 // succeeded is the bookkeeping after a good password: the account's count
 // is cleared, the address gets its attempt back, and a hash made with old
 // parameters is upgraded. None of it may fail the login that already has
@@ -361,93 +324,6 @@ func (s *Service) Logout(ctx context.Context, sessionID string) error {
 	return nil
 }
 
-// CreateToken creates an API token for the user with this email and returns
-// it; only its hash is stored, so this is the one time it can be shown. The
-// token acts with the user's role, needs no CSRF token, and lasts until
-// revoked (or Config.TokenTTL). An empty name is "api".
-func (s *Service) CreateToken(ctx context.Context, email, name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		name = defaultName
-	}
-	if len(name) > maxNameBytes || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return "", fmt.Errorf("token name: at most %d printable bytes", maxNameBytes)
-	}
-	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
-	if err != nil {
-		return "", dbError(fmt.Sprintf("create token: user %q", email), err)
-	}
-	if u.Disabled {
-		return "", fmt.Errorf("create token: user %q: %w", email, ErrDisabled)
-	}
-	raw, hash := newToken(TokenPrefix)
-	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
-		t, err := tx.APITokenCreate(ctx, u.ID, name, hash, s.cfg.TokenTTL)
-		if err != nil {
-			return err
-		}
-		return tx.AuditAppend(ctx, u.ID, AuditTokenCreate, map[string]any{"token_id": t.ID, "name": t.Name})
-	})
-	if err != nil {
-		return "", dbError("create token", err)
-	}
-	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name)
-	return raw, nil
-}
-
-// AuthenticateToken returns the principal of an API token (ViaToken set).
-// Errors as for Authenticate.
-func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal, error) {
-	hash, ok := tokenHash(raw, TokenPrefix)
-	if !ok {
-		return Principal{}, ErrUnauthenticated
-	}
-	if p, ok := s.cache.get(hash); ok {
-		return p, nil
-	}
-	tu, err := s.st.APITokenAuthenticate(ctx, hash, touchInterval)
-	if errors.Is(err, store.ErrNotFound) {
-		return Principal{}, ErrUnauthenticated
-	}
-	if err != nil {
-		return Principal{}, dbError("authenticate api token", err)
-	}
-	p := Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID}
-	s.cache.put(hash, p)
-	return p, nil
-}
-
-// RevokeToken revokes an API token by id (Principal.TokenID, or Tokens);
-// store.ErrNotFound if there is none. It stops working at its next request.
-func (s *Service) RevokeToken(ctx context.Context, id int64) error {
-	s.cache.drop(func(p Principal) bool { return p.ViaToken && p.TokenID == id })
-	err := s.st.WithTx(ctx, func(tx *store.Tx) error {
-		owner, err := tx.APITokenRevoke(ctx, id)
-		if err != nil {
-			return err
-		}
-		return tx.AuditAppend(ctx, owner, AuditTokenRevoke, map[string]any{"token_id": id})
-	})
-	if err != nil {
-		return dbError(fmt.Sprintf("revoke token %d", id), err)
-	}
-	s.logger.InfoContext(ctx, "api token revoked", "token_id", id)
-	return nil
-}
-
-// Tokens lists the API tokens of the user with this email.
-func (s *Service) Tokens(ctx context.Context, email string) ([]store.APIToken, error) {
-	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
-	if err != nil {
-		return nil, dbError(fmt.Sprintf("list tokens: user %q", email), err)
-	}
-	ts, err := s.st.APITokens(ctx, u.ID)
-	if err != nil {
-		return nil, dbError("list tokens", err)
-	}
-	return ts, nil
-}
-
 // Purge deletes dead sessions and throttling rows that no longer hold
 // anything back. Nothing depends on it running (expiry is checked at every
 // use); it keeps the tables small, and can be called from any schedule.
@@ -511,31 +387,6 @@ func (s *Service) acquireSlot(ctx context.Context) error {
 
 func (s *Service) releaseSlot() { <-s.hashSlots }
 
-// newToken returns a random token (prefix + 32 bytes, base64url) and the
-// SHA-256 that identifies it in the database. A fast hash is enough: with
-// 256 random bits there is nothing to guess, and lookups stay cheap.
-func newToken(prefix string) (token string, hash []byte) {
-	b := make([]byte, randomBytes)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (it crashes the program instead)
-	token = prefix + base64.RawURLEncoding.EncodeToString(b)
-	sum := sha256.Sum256([]byte(token))
-	return token, sum[:]
-}
-
-// tokenHash checks a presented token's shape before any database work and
-// returns its hash.
-func tokenHash(token, prefix string) ([]byte, bool) {
-	body, ok := strings.CutPrefix(token, prefix)
-	if !ok || len(body) != encodedLen {
-		return nil, false
-	}
-	if b, err := base64.RawURLEncoding.Strict().DecodeString(body); err != nil || len(b) != randomBytes {
-		return nil, false
-	}
-	sum := sha256.Sum256([]byte(token))
-	return sum[:], true
-}
-
 // validEmail is deliberately loose (one "@", something either side, no
 // spaces or control characters): the address is an account name, never
 // mailed to.
@@ -544,34 +395,6 @@ func validEmail(email string) bool {
 	return ok && local != "" && domain != "" && !strings.Contains(domain, "@") &&
 		len(email) <= maxEmailBytes && utf8.ValidString(email) &&
 		!strings.ContainsFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
-}
-
-// addressKey is the throttling key of a client address: IPv6 clients are
-// grouped by /64, the block one subscriber usually gets, so that walking
-// through one's own addresses does not reset the count. Anything that does
-// not parse shares one key. An empty address (no client, such as the CLI)
-// is not throttled by address.
-func addressKey(ip string) string {
-	ip = strings.TrimSpace(ip)
-	if ip == "" {
-		return ""
-	}
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		// A RemoteAddr ("host:port") passed as is must not put every
-		// client in one bucket.
-		ap, perr := netip.ParseAddrPort(ip)
-		if perr != nil {
-			return "ip:invalid"
-		}
-		a = ap.Addr()
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return "ip:" + p.String()
-	}
-	return "ip:" + a.String()
 }
 
 // clean makes a client-supplied string storable: valid UTF-8 without NUL
