@@ -212,6 +212,50 @@ func TestMetricsNeedATokenWhenServed(t *testing.T) {
 	}
 }
 
+// UPCHECK_TRUSTED_PROXIES reaches the login throttle: behind the proxy
+// (here the test itself, on loopback), one client locked out by its own
+// failures does not lock out another.
+func TestTrustedProxiesWhenServed(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base := serve(t, d, map[string]string{"UPCHECK_TRUSTED_PROXIES": "127.0.0.0/8,::1"})
+	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateUser(context.Background(), "admin@example.test", auth.RoleAdmin, "a long enough password"); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login := func(password, xff string) int {
+		t.Helper()
+		form := url.Values{"email": {"admin@example.test"}, "password": {password}}
+		req, err := http.NewRequest(http.MethodPost, base+"/login", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", xff)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range 5 {
+		if got := login("a wrong password", "203.0.113.1"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong password: %d, want 401", got)
+		}
+	}
+	if got := login("a long enough password", "203.0.113.1"); got != http.StatusTooManyRequests {
+		t.Fatalf("the guessing client: %d, want 429", got)
+	}
+	if got := login("a long enough password", "203.0.113.2"); got != http.StatusSeeOther {
+		t.Fatalf("another client behind the proxy: %d, want 303", got)
+	}
+}
+
 // A server started before its database waits for it instead of exiting:
 // the database's port refuses connections for a second, then a proxy to it
 // opens, and the same process serves.

@@ -25,6 +25,9 @@ const (
 	// (64 MiB each with DefaultHasher): a burst of logins waits for a slot
 	// instead of exhausting the machine.
 	DefaultMaxConcurrentHashes = 4
+	// DefaultKnownAddressTTL is how long a sign-in keeps its address exempt
+	// from its account's lock: a month covers the usual home and office.
+	DefaultKnownAddressTTL = 30 * 24 * time.Hour
 )
 
 // touchInterval is how stale last_seen_at / last_used_at may be before an
@@ -70,12 +73,20 @@ type Config struct {
 	// Hasher hashes passwords (default DefaultHasher()). Tests use cheap
 	// parameters; hashes made with others keep verifying.
 	Hasher Hasher
-	// AccountLimit throttles logins per email (default 5 failures in 15
-	// minutes lock it for 15 minutes).
-	AccountLimit Limit
 	// AddressLimit throttles logins per client address, IPv6 per /64
 	// (default 20 failures in 15 minutes lock it for 15 minutes).
 	AddressLimit Limit
+	// AccountAddressLimit throttles logins per account and client address
+	// (default 5 failures in 15 minutes lock the pair for 15 minutes).
+	AccountAddressLimit Limit
+	// AccountLimit throttles logins per account, counted and applied only
+	// to addresses that have not signed in to it within KnownAddressTTL
+	// (default 20 failures in 15 minutes lock it for 15 minutes). It should
+	// stay above AccountAddressLimit, so that one address cannot reach it.
+	AccountLimit Limit
+	// KnownAddressTTL is how long a successful sign-in exempts its address
+	// from its account's AccountLimit (default 30 days).
+	KnownAddressTTL time.Duration
 	// MaxConcurrentHashes bounds argon2 runs in flight (default 4).
 	MaxConcurrentHashes int
 	// PrincipalCacheTTL reuses a successful authentication of a session or
@@ -97,11 +108,17 @@ func (c Config) withDefaults() Config {
 	if c.Hasher == (Hasher{}) {
 		c.Hasher = DefaultHasher()
 	}
-	if c.AccountLimit == (Limit{}) {
-		c.AccountLimit = Limit{MaxFailures: 5, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
-	}
 	if c.AddressLimit == (Limit{}) {
 		c.AddressLimit = Limit{MaxFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.AccountAddressLimit == (Limit{}) {
+		c.AccountAddressLimit = Limit{MaxFailures: 5, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.AccountLimit == (Limit{}) {
+		c.AccountLimit = Limit{MaxFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.KnownAddressTTL == 0 {
+		c.KnownAddressTTL = DefaultKnownAddressTTL
 	}
 	if c.MaxConcurrentHashes == 0 {
 		c.MaxConcurrentHashes = DefaultMaxConcurrentHashes
@@ -114,15 +131,22 @@ func (c Config) validate() error {
 		return err
 	}
 	switch {
-	case c.SessionTTL < 0 || c.IdleTimeout < 0 || c.TokenTTL < 0:
-		return errors.New("session, idle and token lifetimes must not be negative")
+	case c.SessionTTL < 0 || c.IdleTimeout < 0 || c.TokenTTL < 0 || c.KnownAddressTTL < 0:
+		return errors.New("session, idle, token and known address lifetimes must not be negative")
 	case c.MaxConcurrentHashes < 1:
 		return errors.New("max concurrent hashes must be at least 1")
 	}
-	for _, l := range []Limit{c.AccountLimit, c.AddressLimit} {
+	for _, l := range []Limit{c.AddressLimit, c.AccountAddressLimit, c.AccountLimit} {
 		if l.MaxFailures < 1 || l.Window <= 0 || l.Lockout <= 0 {
 			return errors.New("login limits need max failures >= 1 and positive window and lockout")
 		}
+	}
+	// One address must not be able to lock an account on its own: with pair
+	// windows no shorter than the account's, an account window overlaps at
+	// most two pair windows, so one address is heard at most twice the pair
+	// limit in it.
+	if c.AccountAddressLimit.Window < c.AccountLimit.Window || c.AccountLimit.MaxFailures < 2*c.AccountAddressLimit.MaxFailures {
+		return errors.New("the account limit needs at least twice the failures of the account-and-address limit, and a window no longer than its")
 	}
 	return nil
 }
@@ -194,7 +218,10 @@ func (s *Service) CreateUser(ctx context.Context, email, role, password string) 
 //
 // Failures are ErrInvalidCredentials, whatever the reason: an unknown email
 // costs the same argon2 run as a wrong password. A *ThrottledError refuses
-// the attempt unheard while its account or address is locked out; see Limit.
+// the attempt unheard while its address, its account from that address, or
+// (for an address that has not signed in to it lately) its account is
+// locked out; see throttle.go. ip is the client address (ClientAddress), ""
+// for none.
 func (s *Service) Login(ctx context.Context, email, password, ip, userAgent string) (string, store.Session, error) {
 	email = strings.TrimSpace(email)
 	if !validEmail(email) || len(password) > MaxPasswordBytes {
@@ -202,9 +229,8 @@ func (s *Service) Login(ctx context.Context, email, password, ip, userAgent stri
 		// says nothing about which accounts exist.
 		return "", store.Session{}, ErrInvalidCredentials
 	}
-	accountKey := "email:" + strings.ToLower(email)
-	addressKey := addressKey(ip)
-	if err := s.throttle(ctx, addressKey, accountKey); err != nil {
+	counted, err := s.throttle(ctx, "email:"+strings.ToLower(email), addressKey(ip))
+	if err != nil {
 		return "", store.Session{}, err
 	}
 
@@ -251,24 +277,17 @@ func (s *Service) Login(ctx context.Context, email, password, ip, userAgent stri
 	if err != nil {
 		return "", store.Session{}, dbError("login: create session", err)
 	}
-	s.succeeded(ctx, creds, password, accountKey, addressKey)
+	s.succeeded(ctx, creds, password, counted)
 	s.logger.InfoContext(ctx, "login", "user_id", creds.ID, "email", creds.Email, "ip", ip)
 	return token, sess, nil
 }
 
-// succeeded is the bookkeeping after a good password: the account's count
-// is cleared, the address gets its attempt back, and a hash made with old
-// parameters is upgraded. None of it may fail the login that already has
-// its session.
-func (s *Service) succeeded(ctx context.Context, creds store.Credentials, password, accountKey, addressKey string) {
-	if err := s.st.LoginAttemptReset(ctx, accountKey); err != nil {
-		s.logger.WarnContext(ctx, "reset login throttle", "key", accountKey, "error", err)
-	}
-	if addressKey != "" {
-		if err := s.st.LoginAttemptGiveBack(ctx, addressKey); err != nil {
-			s.logger.WarnContext(ctx, "give back login attempt", "key", addressKey, "error", err)
-		}
-	}
+// succeeded is the bookkeeping after a good password: the attempt is given
+// back (forgotten) where it was counted and its address remembered for the
+// account (forgive), and a hash made with old parameters is
+// upgraded. None of it may fail the login that already has its session.
+func (s *Service) succeeded(ctx context.Context, creds store.Credentials, password string, counted attempt) {
+	s.forgive(ctx, counted)
 	if !s.cfg.Hasher.NeedsRehash(creds.PasswordHash) {
 		return
 	}
@@ -332,12 +351,16 @@ func (s *Service) Purge(ctx context.Context) error {
 	if err != nil {
 		return dbError("purge sessions", err)
 	}
-	window := max(s.cfg.AccountLimit.Window, s.cfg.AddressLimit.Window)
+	window := max(s.cfg.AddressLimit.Window, s.cfg.AccountAddressLimit.Window, s.cfg.AccountLimit.Window)
 	attempts, err := s.st.LoginAttemptPurge(ctx, window)
 	if err != nil {
 		return dbError("purge login attempts", err)
 	}
-	s.logger.DebugContext(ctx, "auth purge", "sessions", sessions, "login_attempts", attempts)
+	known, err := s.st.LoginAddressPurge(ctx, s.cfg.KnownAddressTTL)
+	if err != nil {
+		return dbError("purge known login addresses", err)
+	}
+	s.logger.DebugContext(ctx, "auth purge", "sessions", sessions, "login_attempts", attempts, "known_addresses", known)
 	return nil
 }
 

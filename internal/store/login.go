@@ -48,3 +48,28 @@ func (s *Store) LoginAttemptPurge(ctx context.Context, window time.Duration) (in
 	n, err := s.q.LoginAttemptPurge(ctx, s.pool, window.Seconds())
 	return n, mapError(err)
 }
+
+// LoginAddressKnown reports whether the address (key) signed in to the
+// account (key) within the last known period.
+func (s *Store) LoginAddressKnown(ctx context.Context, accountKey, addressKey string, known time.Duration) (bool, error) {
+	ok, err := s.q.LoginKnownAddressCheck(ctx, s.pool, db.LoginKnownAddressCheckParams{
+		AccountKey: accountKey, AddressKey: addressKey, KnownSeconds: known.Seconds(),
+	})
+	if err != nil {
+		return false, mapError(fmt.Errorf("check known login address: %w", err))
+	}
+	return ok, nil
+}
+
+// LoginAddressRemember records a successful sign-in of the address to the
+// account, now.
+func (s *Store) LoginAddressRemember(ctx context.Context, accountKey, addressKey string) error {
+	err := s.q.LoginKnownAddressRemember(ctx, s.pool, db.LoginKnownAddressRememberParams{AccountKey: accountKey, AddressKey: addressKey})
+	return mapError(err)
+}
+
+// LoginAddressPurge forgets sign-ins older than known.
+func (s *Store) LoginAddressPurge(ctx context.Context, known time.Duration) (int64, error) {
+	n, err := s.q.LoginKnownAddressPurge(ctx, s.pool, known.Seconds())
+	return n, mapError(err)
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 
 	"github.com/labstack/echo/v4"
 
@@ -30,6 +31,9 @@ type Deps struct {
 	Metrics http.Handler
 	// MetricsPublic serves /metrics to anyone (UPCHECK_METRICS_PUBLIC=1).
 	MetricsPublic bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
+	// client (UPCHECK_TRUSTED_PROXIES); empty: the client is the TCP peer.
+	TrustedProxies []netip.Prefix
 	// Middleware runs first on every request (request metrics).
 	Middleware []echo.MiddlewareFunc
 }
@@ -55,10 +59,11 @@ func New(d Deps) http.Handler {
 		metrics: d.Metrics, metricsPublic: d.MetricsPublic}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	// The client address is the peer's: forwarding headers are written by
-	// the client unless a proxy we trust rewrote them, and login throttling
-	// per address must not be escaped by sending a new X-Forwarded-For.
-	e.IPExtractor = echo.ExtractIPDirect()
+	// The client address is the peer's, or behind a trusted proxy the one
+	// the proxy appended to X-Forwarded-For: login throttling per address
+	// must neither be escaped by sending a new X-Forwarded-For nor lump
+	// every client of a proxy together.
+	e.IPExtractor = auth.ClientAddress(d.TrustedProxies)
 	e.Use(d.Middleware...)
 	e.HTTPErrorHandler = s.handleError
 	s.routes(e)
