@@ -17,10 +17,12 @@ import (
 	"github.com/upcheck/upcheck/internal/web"
 )
 
-// withMetrics serves m's request counter around the server, as app does,
-// plus a middleware inside it that fails /boom with an error nobody maps.
-func withMetrics(m *metrics.Metrics) func(*web.Deps) {
-	return func(d *web.Deps) {
+// withMetrics makes *m the server's metrics, as app does: its request
+// counter around everything, plus a middleware inside it that fails /boom
+// with an error nobody maps. public opens /metrics.
+func withMetrics(m **metrics.Metrics, public bool) func(*bundle, *web.Deps) {
+	return func(b *bundle, d *web.Deps) {
+		*m = metrics.New(func(ctx context.Context) (updatecheck.Summary, error) { return updatecheck.ReadSummary(ctx, b.store) })
 		boom := func(next echo.HandlerFunc) echo.HandlerFunc {
 			return func(c echo.Context) error {
 				if c.Request().URL.Path == "/boom" {
@@ -29,8 +31,8 @@ func withMetrics(m *metrics.Metrics) func(*web.Deps) {
 				return next(c)
 			}
 		}
-		d.Metrics = m.Handler()
-		d.Middleware = []echo.MiddlewareFunc{m.HTTP(), boom}
+		d.Metrics, d.MetricsPublic = (*m).Handler(), public
+		d.Middleware = []echo.MiddlewareFunc{(*m).HTTP(), boom}
 	}
 }
 
@@ -58,9 +60,8 @@ func requests(t *testing.T, m *metrics.Metrics, route string, status int) int {
 // someone for every outage and every mistyped URL.
 func TestMetricsCountTheStatusSent(t *testing.T) {
 	t.Parallel()
-	var b *bundle
-	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) { return updatecheck.ReadSummary(ctx, b.store) })
-	b = setup(t, withMetrics(m))
+	var m *metrics.Metrics
+	b := setup(t, withMetrics(&m, false))
 	c, admin := b.anonymous(), b.login("admin@example.test")
 
 	wantStatus(t, "unknown route", c.do("GET", "/no/such/page", "", "", nil), 404)
@@ -89,9 +90,8 @@ func TestMetricsCountTheStatusSent(t *testing.T) {
 // session is not a scraper's credential. UPCHECK_METRICS_PUBLIC opens it.
 func TestMetricsNeedAToken(t *testing.T) {
 	t.Parallel()
-	var b *bundle
-	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) { return updatecheck.ReadSummary(ctx, b.store) })
-	b = setup(t, func(d *web.Deps) { d.Metrics = m.Handler() })
+	var m *metrics.Metrics
+	b := setup(t, withMetrics(&m, false))
 	ctx := context.Background()
 	token := func(email string) string {
 		t.Helper()
@@ -140,9 +140,8 @@ func TestMetricsNeedAToken(t *testing.T) {
 // UPCHECK_METRICS_PUBLIC=1: anyone may scrape.
 func TestMetricsPublic(t *testing.T) {
 	t.Parallel()
-	var b *bundle
-	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) { return updatecheck.ReadSummary(ctx, b.store) })
-	b = setup(t, func(d *web.Deps) { d.Metrics, d.MetricsPublic = m.Handler(), true })
+	var m *metrics.Metrics
+	b := setup(t, withMetrics(&m, true))
 	r := b.anonymous().do("GET", "/metrics", "", "", nil)
 	wantStatus(t, "public metrics without a token", r, 200)
 	if !strings.Contains(r.body, "upcheck_database_up 1") {

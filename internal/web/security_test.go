@@ -101,7 +101,7 @@ func (b *bundle) attemptKeys() []string {
 // client writes to the left of the proxy's entry changes nothing.
 func TestLoginThrottlePerClientBehindAProxy(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(d *web.Deps) {
+	b := setup(t, func(_ *bundle, d *web.Deps) {
 		d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 	})
 	var last response
@@ -139,7 +139,7 @@ func TestLoginThrottlePerClientBehindAProxy(t *testing.T) {
 // escape the per-address lock.
 func TestLoginThrottleIgnoresForwardedForFromUntrustedPeers(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(d *web.Deps) { d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} })
+	b := setup(t, func(_ *bundle, d *web.Deps) { d.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")} })
 	var last response
 	for i := range 21 {
 		last = b.loginFrom(fmt.Sprintf("nobody%d@example.test", i), "wrong password here", fmt.Sprintf("203.0.113.%d", i))

@@ -43,7 +43,7 @@ type bundle struct {
 
 // setup builds the bundle; opts may change the server's Deps before it
 // starts (metrics, trusted proxies).
-func setup(t *testing.T, opts ...func(*web.Deps)) *bundle {
+func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 	t.Helper()
 	d := pgtest.New(t)
 	b := &bundle{t: t, db: d, store: store.New(d.Pool)}
@@ -76,7 +76,7 @@ func setup(t *testing.T, opts ...func(*web.Deps)) *bundle {
 	t.Cleanup(cancel)
 	deps := web.Deps{Store: b.store, Checker: b.checker, Auth: b.auth, Logger: slog.Default(), Context: ctx}
 	for _, o := range opts {
-		o(&deps)
+		o(b, &deps)
 	}
 	b.server = httptest.NewServer(web.New(deps))
 	t.Cleanup(b.server.Close)
