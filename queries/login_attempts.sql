@@ -1,4 +1,7 @@
--- Login throttling. A key is "email:<lower email>" or "ip:<address>". Every
+-- Login throttling. A key is "ip:<address>" (per address),
+-- "email:<lower email> ip:<address>" (per account and address) or
+-- "email:<lower email>" (per account, counted only from addresses that have
+-- not signed in to it lately: login_known_addresses). Every
 -- attempt is registered before its password is checked, and a success gives
 -- its count back: registering first means that guesses sent in parallel are
 -- counted one by one under the row lock and cannot all slip in before the
@@ -40,14 +43,16 @@ RETURNING (CASE WHEN locked_until > clock_timestamp()
                 ELSE 0 END)::bigint AS retry_after_seconds;
 
 -- name: LoginAttemptReset :exec
--- A successful login clears its account's count, unless a lock was set
--- meanwhile by attempts running in parallel: that lock stands.
+-- A successful login clears the count of its account and address, unless a
+-- lock was set meanwhile by attempts running in parallel: that lock stands.
 DELETE FROM login_attempts
 WHERE key = @key
   AND (locked_until IS NULL OR locked_until <= clock_timestamp());
 
 -- name: LoginAttemptGiveBack :exec
--- A successful login does not count against its address.
+-- A successful login does not count against its address, nor against its
+-- account, whose count it does not clear: the failures from other addresses
+-- stand.
 UPDATE login_attempts
 SET failures = greatest(failures - 1, 0)
 WHERE key = @key AND locked_until IS NULL;

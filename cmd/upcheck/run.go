@@ -43,7 +43,10 @@ Exit codes of check: 0 completed, 3 busy, 4 cooldown, 5 lease_lost, 6 skipped, 1
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
 UPCHECK_MANIFEST, UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_CHECK_SCHEDULE,
-UPCHECK_LOG_LEVEL, UPCHECK_TEST_TIMINGS (tests only).
+UPCHECK_TRUSTED_PROXIES (CIDRs of reverse proxies whose X-Forwarded-For is
+believed), UPCHECK_METRICS_PUBLIC=1 (/metrics without an API token),
+UPCHECK_SECURE_COOKIES=1, UPCHECK_FETCH_TIMEOUT, UPCHECK_LOG_LEVEL,
+UPCHECK_TEST_TIMINGS (tests only). See README.md for the full list.
 `
 
 // exitError carries a specific exit code (DESIGN.md section 6).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,18 +14,20 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
-// serve starts Serve on a fresh database and returns its base URL; the
-// server stops when the test ends, and the test fails if it did not stop
-// cleanly.
-func serve(t *testing.T, d *pgtest.DB) string {
+// serve starts Serve on a fresh database, with env on top of the database
+// and listen settings, and returns its base URL; the server stops when the
+// test ends, and the test fails if it did not stop cleanly.
+func serve(t *testing.T, d *pgtest.DB, env map[string]string) string {
 	t.Helper()
-	cfg, err := config.FromEnv(func(k string) string {
-		return map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0"}[k]
-	})
+	vars := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0"}
+	maps.Copy(vars, env)
+	cfg, err := config.FromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,7 @@ func status(t *testing.T, url string) int {
 func TestReadinessFollowsTheDatabase(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	base := serve(t, d)
+	base := serve(t, d, nil)
 	if got := status(t, base+"/healthz"); got != http.StatusOK {
 		t.Fatalf("/healthz = %d", got)
 	}
@@ -107,21 +110,39 @@ func TestReadinessFollowsTheDatabase(t *testing.T) {
 
 func body(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	_, b := get(t, url, "")
+	return b
+}
+
+// get fetches url, with an "Authorization: Bearer" header when token is set.
+func get(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
 
 // /metrics exports the check, lease, fetch, component and HTTP series, and
-// database_up follows the database.
+// database_up follows the database. Public here, so that a scrape does not
+// need the database to check a token.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	base := serve(t, d)
+	base := serve(t, d, map[string]string{"UPCHECK_METRICS_PUBLIC": "1"})
 	// The catch-up check runs at start (nothing installed: it completes at once).
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(body(t, base+"/metrics"), `upcheck_check_runs_total{status="completed",trigger="scheduled"} 1`) {
@@ -151,12 +172,88 @@ func TestMetrics(t *testing.T) {
 	}
 	defer admin.Close(context.Background())
 	ident := pgx.Identifier{d.Name}.Sanitize()
-	admin.Exec(context.Background(), "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS false")
-	admin.Exec(context.Background(), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '"+d.Name+"'")
+	mustExec := func(sql string) {
+		t.Helper()
+		if _, err := admin.Exec(context.Background(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	mustExec("ALTER DATABASE " + ident + " ALLOW_CONNECTIONS false")
+	mustExec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + d.Name + "'")
 	if m := body(t, base+"/metrics"); !strings.Contains(m, "upcheck_database_up 0") {
 		t.Error("database_up is not 0 while the database refuses connections")
 	}
-	admin.Exec(context.Background(), "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS true")
+	mustExec("ALTER DATABASE " + ident + " ALLOW_CONNECTIONS true")
+}
+
+// By default /metrics wants a viewer's API token (Prometheus'
+// authorization setting): without one, 401 and nothing else.
+func TestMetricsNeedATokenWhenServed(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base := serve(t, d, nil)
+	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := svc.CreateUser(ctx, "prometheus@example.test", auth.RoleViewer, "a long enough password"); err != nil {
+		t.Fatal(err)
+	}
+	token, err := svc.CreateToken(ctx, "prometheus@example.test", "prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, b := get(t, base+"/metrics", ""); code != http.StatusUnauthorized || strings.Contains(b, "upcheck_") {
+		t.Fatalf("/metrics without a token: %d\n%s", code, b)
+	}
+	if code, b := get(t, base+"/metrics", token); code != http.StatusOK || !strings.Contains(b, "upcheck_database_up 1") {
+		t.Fatalf("/metrics with a viewer's token: %d\n%s", code, b)
+	}
+}
+
+// UPCHECK_TRUSTED_PROXIES reaches the login throttle: behind the proxy
+// (here the test itself, on loopback), one client locked out by its own
+// failures does not lock out another.
+func TestTrustedProxiesWhenServed(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base := serve(t, d, map[string]string{"UPCHECK_TRUSTED_PROXIES": "127.0.0.0/8,::1"})
+	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateUser(context.Background(), "admin@example.test", auth.RoleAdmin, "a long enough password"); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login := func(password, xff string) int {
+		t.Helper()
+		form := url.Values{"email": {"admin@example.test"}, "password": {password}}
+		req, err := http.NewRequest(http.MethodPost, base+"/login", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", xff)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for range 5 {
+		if got := login("a wrong password", "203.0.113.1"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong password: %d, want 401", got)
+		}
+	}
+	if got := login("a long enough password", "203.0.113.1"); got != http.StatusTooManyRequests {
+		t.Fatalf("the guessing client: %d, want 429", got)
+	}
+	if got := login("a long enough password", "203.0.113.2"); got != http.StatusSeeOther {
+		t.Fatalf("another client behind the proxy: %d, want 303", got)
+	}
 }
 
 // A server started before its database waits for it instead of exiting:

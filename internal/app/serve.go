@@ -64,7 +64,8 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	srv := &http.Server{
 		Handler: web.New(web.Deps{
 			Store: a.Store, Checker: a.Checker, Auth: a.Auth, Logger: logger, Context: schedCtx,
-			Metrics: a.Metrics.Handler(), Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
+			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies,
+			Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -73,7 +74,8 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	logger.InfoContext(ctx, "serving", "addr", "http://"+ln.Addr().String())
+	logger.InfoContext(ctx, "serving", "addr", "http://"+ln.Addr().String(), "trusted_proxies", cfg.TrustedProxies,
+		"metrics_public", cfg.MetricsPublic)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

@@ -18,7 +18,8 @@
 // Scripts send "Authorization: Bearer upc_…" (Service.CreateToken, the
 // `upcheck token create` command). A token is also 256 random bits stored as
 // its SHA-256: a slow hash would add nothing against a value that cannot be
-// guessed, and would cost every API request.
+// guessed, and would cost every API request. What only machines read, such
+// as /metrics, takes a token and nothing else (RequireToken).
 //
 // Passwords are hashed with argon2id (RFC 9106) and stored in the PHC string
 // format, parameters included, so that a change of parameters leaves old
@@ -26,17 +27,41 @@
 //
 // # Login throttling
 //
-// Guessing is limited per account (5 failures in 15 minutes lock the email
-// for 15 minutes) and per client address (20, IPv6 grouped by /64), in the
-// login_attempts table. An attempt is counted before its password is
-// checked, under the row lock of its key, and a success gives it back (and
-// clears the account's count). Counting first matters: checking the count
-// and recording a failure afterwards would let a burst of parallel guesses
-// all pass the check before the first failure is recorded. While a key is
-// locked even the right password is refused, with the time left
-// (ThrottledError). Unknown emails cost the same argon2 run as known ones
-// and get the same ErrInvalidCredentials, so the form does not reveal which
-// accounts exist.
+// Every attempt is counted, in the login_attempts table, against up to three
+// keys before its password is checked (throttle.go):
+//
+//   - its client address, IPv6 grouped by /64 (20 failures in 15 minutes
+//     lock it for 15 minutes): one address guessing at many accounts;
+//   - its account from that address (5 failures): one address guessing at
+//     one account;
+//   - its account from anywhere (20 failures), counted and enforced only for
+//     addresses that have not signed in to that account in the last 30 days
+//     (login_known_addresses): guessing spread over many addresses.
+//
+// While a key is locked even the right password is refused, with the time
+// left (ThrottledError). The design point is that nobody can lock another
+// user out: the first two keys are the attacker's own address, one address
+// can never reach the account-wide limit, and the account-wide lock that
+// many addresses can cause does not apply where the owner usually signs in.
+// A right password from an address whose own keys are not locked succeeds
+// (from an address new to the account, unless the account is under attack
+// from many addresses). A success gives its attempt back everywhere, clears
+// the account-and-address count and remembers the address for the account;
+// it does not clear the account-wide count, whose failures came from
+// elsewhere.
+//
+// Counting first matters: checking the count and recording a failure
+// afterwards would let a burst of parallel guesses all pass the check before
+// the first failure is recorded; counting under the row lock of each key
+// lets no more than the limit through. Unknown emails cost the same argon2
+// run as known ones and get the same ErrInvalidCredentials, so the form
+// does not reveal which accounts exist.
+//
+// The client address is the TCP peer's, unless the peer is a trusted
+// reverse proxy (ClientAddress, UPCHECK_TRUSTED_PROXIES): then it is the
+// rightmost X-Forwarded-For entry that is not a trusted proxy. Behind a proxy
+// that is not configured as trusted, every client shares the proxy's
+// address, and one client's failures lock them all out.
 //
 // # What
 //
@@ -51,7 +76,10 @@
 // (X-CSRF-Token header or csrf_token form field); requests whose
 // Sec-Fetch-Site or Origin show another site are refused before that.
 // Token requests skip the check: browsers never attach bearer tokens on
-// their own, so a token request cannot be forged cross-site.
+// their own, so a token request cannot be forged cross-site. The login form
+// has no session yet, so it gets the origin check alone (SameOrigin): a
+// forged cross-site login would otherwise sign the victim into an account
+// of the attacker's choosing.
 //
 // # Failure is not logout
 //

@@ -132,6 +132,41 @@ func Require(perm string) echo.MiddlewareFunc {
 	}
 }
 
+// RequireToken lets a request through only with an API token
+// ("Authorization: Bearer upc_…") whose user has perm, whatever else it
+// carries: it guards what machines read, such as /metrics for Prometheus,
+// and a browser session is not such a reader's credential. Without a valid
+// token the answer is 401 with WWW-Authenticate; with one that lacks perm,
+// 403; while the database cannot tell, 503, never 401. It needs no
+// Middleware before it.
+func (s *Service) RequireToken(perm string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			raw, ok := bearerToken(c.Request())
+			if !ok {
+				return tokenRequired(c, ErrUnauthenticated)
+			}
+			p, err := s.AuthenticateToken(c.Request().Context(), raw)
+			switch {
+			case errors.Is(err, ErrUnauthenticated):
+				return tokenRequired(c, err)
+			case err != nil:
+				return httpError(err)
+			case !p.Can(perm):
+				return echo.NewHTTPError(http.StatusForbidden, "forbidden").
+					WithInternal(fmt.Errorf("%w: role %q lacks %s", ErrForbidden, p.Role, perm))
+			}
+			SetPrincipal(c, p)
+			return next(c)
+		}
+	}
+}
+
+func tokenRequired(c echo.Context, err error) error {
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="upcheck"`)
+	return echo.NewHTTPError(http.StatusUnauthorized, "API token required").WithInternal(err)
+}
+
 func isAPI(r *http.Request) bool {
 	return r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/")
 }
@@ -163,8 +198,7 @@ func SafeNext(next string) string {
 //   - with an API token passes: a browser never attaches one by itself, so
 //     a token request cannot be forged from another site;
 //   - is refused when Sec-Fetch-Site says it comes from another site, or its
-//     Origin is not this host (defence in depth, and the only guard of
-//     anonymous posts such as the login form);
+//     Origin is not this host (defence in depth; SameOrigin alone);
 //   - with a session must carry the session's CSRF token in the X-CSRF-Token
 //     header or the csrf_token form field, compared in constant time.
 //
@@ -174,17 +208,15 @@ func CSRF() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			switch r.Method {
-			case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+			if safeMethod(r.Method) {
 				return next(c)
 			}
 			p, ok := PrincipalFrom(c)
 			if ok && p.ViaToken {
 				return next(c)
 			}
-			if err := checkOrigin(r); err != nil {
-				return echo.NewHTTPError(http.StatusForbidden, "cross-site request refused").
-					WithInternal(fmt.Errorf("%w: %w", ErrForbidden, err))
+			if err := refuseCrossSite(r); err != nil {
+				return err
 			}
 			if !ok {
 				return next(c)
@@ -200,6 +232,44 @@ func CSRF() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// SameOrigin refuses a state change that the browser says comes from
+// another site, by the same judgement as CSRF, for routes that have no
+// session to carry a CSRF token yet. The login form needs it: a forged
+// cross-site login would sign the victim into the attacker's account (login
+// CSRF), and SameSite cookies do not stop a post that sets a cookie. Clients
+// that send neither Sec-Fetch-Site nor Origin (scripts, older browsers)
+// pass, as they do in CSRF.
+func SameOrigin() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if r := c.Request(); !safeMethod(r.Method) {
+				if err := refuseCrossSite(r); err != nil {
+					return err
+				}
+			}
+			return next(c)
+		}
+	}
+}
+
+func safeMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// refuseCrossSite is the 403 of CSRF and SameOrigin for a request
+// checkOrigin refuses, nil otherwise.
+func refuseCrossSite(r *http.Request) error {
+	if err := checkOrigin(r); err != nil {
+		return echo.NewHTTPError(http.StatusForbidden, "cross-site request refused").
+			WithInternal(fmt.Errorf("%w: %w", ErrForbidden, err))
+	}
+	return nil
 }
 
 // checkOrigin refuses what the browser says is cross-site. Requests without

@@ -2,14 +2,11 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +25,9 @@ const (
 	// (64 MiB each with DefaultHasher): a burst of logins waits for a slot
 	// instead of exhausting the machine.
 	DefaultMaxConcurrentHashes = 4
+	// DefaultKnownAddressTTL is how long a sign-in keeps its address exempt
+	// from its account's lock: a month covers the usual home and office.
+	DefaultKnownAddressTTL = 30 * 24 * time.Hour
 )
 
 // touchInterval is how stale last_seen_at / last_used_at may be before an
@@ -56,16 +56,6 @@ const (
 	AuditTokenRevoke = "token.revoke"
 )
 
-// Limit is one login throttling rule: more than MaxFailures attempts
-// within Window lock the key for Lockout. Attempts are counted before the
-// password is checked and a success is given back, so only failures (and
-// attempts still in flight) count.
-type Limit struct {
-	MaxFailures int
-	Window      time.Duration
-	Lockout     time.Duration
-}
-
 // Config is the Service's settings; zero fields take the defaults.
 type Config struct {
 	// SessionTTL is a session's absolute lifetime from login (default 12h);
@@ -83,12 +73,20 @@ type Config struct {
 	// Hasher hashes passwords (default DefaultHasher()). Tests use cheap
 	// parameters; hashes made with others keep verifying.
 	Hasher Hasher
-	// AccountLimit throttles logins per email (default 5 failures in 15
-	// minutes lock it for 15 minutes).
-	AccountLimit Limit
 	// AddressLimit throttles logins per client address, IPv6 per /64
 	// (default 20 failures in 15 minutes lock it for 15 minutes).
 	AddressLimit Limit
+	// AccountAddressLimit throttles logins per account and client address
+	// (default 5 failures in 15 minutes lock the pair for 15 minutes).
+	AccountAddressLimit Limit
+	// AccountLimit throttles logins per account, counted and applied only
+	// to addresses that have not signed in to it within KnownAddressTTL
+	// (default 20 failures in 15 minutes lock it for 15 minutes). It should
+	// stay above AccountAddressLimit, so that one address cannot reach it.
+	AccountLimit Limit
+	// KnownAddressTTL is how long a successful sign-in exempts its address
+	// from its account's AccountLimit (default 30 days).
+	KnownAddressTTL time.Duration
 	// MaxConcurrentHashes bounds argon2 runs in flight (default 4).
 	MaxConcurrentHashes int
 	// PrincipalCacheTTL reuses a successful authentication of a session or
@@ -110,11 +108,17 @@ func (c Config) withDefaults() Config {
 	if c.Hasher == (Hasher{}) {
 		c.Hasher = DefaultHasher()
 	}
-	if c.AccountLimit == (Limit{}) {
-		c.AccountLimit = Limit{MaxFailures: 5, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
-	}
 	if c.AddressLimit == (Limit{}) {
 		c.AddressLimit = Limit{MaxFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.AccountAddressLimit == (Limit{}) {
+		c.AccountAddressLimit = Limit{MaxFailures: 5, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.AccountLimit == (Limit{}) {
+		c.AccountLimit = Limit{MaxFailures: 20, Window: 15 * time.Minute, Lockout: 15 * time.Minute}
+	}
+	if c.KnownAddressTTL == 0 {
+		c.KnownAddressTTL = DefaultKnownAddressTTL
 	}
 	if c.MaxConcurrentHashes == 0 {
 		c.MaxConcurrentHashes = DefaultMaxConcurrentHashes
@@ -127,15 +131,22 @@ func (c Config) validate() error {
 		return err
 	}
 	switch {
-	case c.SessionTTL < 0 || c.IdleTimeout < 0 || c.TokenTTL < 0:
-		return errors.New("session, idle and token lifetimes must not be negative")
+	case c.SessionTTL < 0 || c.IdleTimeout < 0 || c.TokenTTL < 0 || c.KnownAddressTTL < 0:
+		return errors.New("session, idle, token and known address lifetimes must not be negative")
 	case c.MaxConcurrentHashes < 1:
 		return errors.New("max concurrent hashes must be at least 1")
 	}
-	for _, l := range []Limit{c.AccountLimit, c.AddressLimit} {
+	for _, l := range []Limit{c.AddressLimit, c.AccountAddressLimit, c.AccountLimit} {
 		if l.MaxFailures < 1 || l.Window <= 0 || l.Lockout <= 0 {
 			return errors.New("login limits need max failures >= 1 and positive window and lockout")
 		}
+	}
+	// One address must not be able to lock an account on its own: with pair
+	// windows no shorter than the account's, an account window overlaps at
+	// most two pair windows, so one address is heard at most twice the pair
+	// limit in it.
+	if c.AccountAddressLimit.Window < c.AccountLimit.Window || c.AccountLimit.MaxFailures < 2*c.AccountAddressLimit.MaxFailures {
+		return errors.New("the account limit needs at least twice the failures of the account-and-address limit, and a window no longer than its")
 	}
 	return nil
 }
@@ -207,7 +218,10 @@ func (s *Service) CreateUser(ctx context.Context, email, role, password string) 
 //
 // Failures are ErrInvalidCredentials, whatever the reason: an unknown email
 // costs the same argon2 run as a wrong password. A *ThrottledError refuses
-// the attempt unheard while its account or address is locked out; see Limit.
+// the attempt unheard while its address, its account from that address, or
+// (for an address that has not signed in to it lately) its account is
+// locked out; see throttle.go. ip is the client address (ClientAddress), ""
+// for none.
 func (s *Service) Login(ctx context.Context, email, password, ip, userAgent string) (string, store.Session, error) {
 	email = strings.TrimSpace(email)
 	if !validEmail(email) || len(password) > MaxPasswordBytes {
@@ -215,9 +229,8 @@ func (s *Service) Login(ctx context.Context, email, password, ip, userAgent stri
 		// says nothing about which accounts exist.
 		return "", store.Session{}, ErrInvalidCredentials
 	}
-	accountKey := "email:" + strings.ToLower(email)
-	addressKey := addressKey(ip)
-	if err := s.throttle(ctx, addressKey, accountKey); err != nil {
+	counted, err := s.throttle(ctx, "email:"+strings.ToLower(email), addressKey(ip))
+	if err != nil {
 		return "", store.Session{}, err
 	}
 
@@ -264,48 +277,17 @@ func (s *Service) Login(ctx context.Context, email, password, ip, userAgent stri
 	if err != nil {
 		return "", store.Session{}, dbError("login: create session", err)
 	}
-	s.succeeded(ctx, creds, password, accountKey, addressKey)
+	s.succeeded(ctx, creds, password, counted)
 	s.logger.InfoContext(ctx, "login", "user_id", creds.ID, "email", creds.Email, "ip", ip)
 	return token, sess, nil
 }
 
-// throttle registers the attempt against each key (address first, so a
-// locked address does not also lock the account it is guessing at) and
-// refuses it when one of them is locked.
-func (s *Service) throttle(ctx context.Context, addressKey, accountKey string) error {
-	type rule struct {
-		key   string
-		limit Limit
-	}
-	for _, r := range []rule{{addressKey, s.cfg.AddressLimit}, {accountKey, s.cfg.AccountLimit}} {
-		if r.key == "" {
-			continue
-		}
-		wait, err := s.st.LoginAttemptRegister(ctx, r.key, store.LoginLimit(r.limit))
-		if err != nil {
-			return dbError("login throttle", err)
-		}
-		if wait > 0 {
-			s.logger.WarnContext(ctx, "login throttled", "key", r.key, "retry_after_s", int64(wait/time.Second))
-			return &ThrottledError{RetryAfter: wait}
-		}
-	}
-	return nil
-}
-
-// succeeded is the bookkeeping after a good password: the account's count
-// is cleared, the address gets its attempt back, and a hash made with old
-// parameters is upgraded. None of it may fail the login that already has
-// its session.
-func (s *Service) succeeded(ctx context.Context, creds store.Credentials, password, accountKey, addressKey string) {
-	if err := s.st.LoginAttemptReset(ctx, accountKey); err != nil {
-		s.logger.WarnContext(ctx, "reset login throttle", "key", accountKey, "error", err)
-	}
-	if addressKey != "" {
-		if err := s.st.LoginAttemptGiveBack(ctx, addressKey); err != nil {
-			s.logger.WarnContext(ctx, "give back login attempt", "key", addressKey, "error", err)
-		}
-	}
+// succeeded is the bookkeeping after a good password: the attempt is given
+// back (forgotten) where it was counted and its address remembered for the
+// account (forgive), and a hash made with old parameters is
+// upgraded. None of it may fail the login that already has its session.
+func (s *Service) succeeded(ctx context.Context, creds store.Credentials, password string, counted attempt) {
+	s.forgive(ctx, counted)
 	if !s.cfg.Hasher.NeedsRehash(creds.PasswordHash) {
 		return
 	}
@@ -361,93 +343,6 @@ func (s *Service) Logout(ctx context.Context, sessionID string) error {
 	return nil
 }
 
-// CreateToken creates an API token for the user with this email and returns
-// it; only its hash is stored, so this is the one time it can be shown. The
-// token acts with the user's role, needs no CSRF token, and lasts until
-// revoked (or Config.TokenTTL). An empty name is "api".
-func (s *Service) CreateToken(ctx context.Context, email, name string) (string, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		name = defaultName
-	}
-	if len(name) > maxNameBytes || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return "", fmt.Errorf("token name: at most %d printable bytes", maxNameBytes)
-	}
-	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
-	if err != nil {
-		return "", dbError(fmt.Sprintf("create token: user %q", email), err)
-	}
-	if u.Disabled {
-		return "", fmt.Errorf("create token: user %q: %w", email, ErrDisabled)
-	}
-	raw, hash := newToken(TokenPrefix)
-	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
-		t, err := tx.APITokenCreate(ctx, u.ID, name, hash, s.cfg.TokenTTL)
-		if err != nil {
-			return err
-		}
-		return tx.AuditAppend(ctx, u.ID, AuditTokenCreate, map[string]any{"token_id": t.ID, "name": t.Name})
-	})
-	if err != nil {
-		return "", dbError("create token", err)
-	}
-	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name)
-	return raw, nil
-}
-
-// AuthenticateToken returns the principal of an API token (ViaToken set).
-// Errors as for Authenticate.
-func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal, error) {
-	hash, ok := tokenHash(raw, TokenPrefix)
-	if !ok {
-		return Principal{}, ErrUnauthenticated
-	}
-	if p, ok := s.cache.get(hash); ok {
-		return p, nil
-	}
-	tu, err := s.st.APITokenAuthenticate(ctx, hash, touchInterval)
-	if errors.Is(err, store.ErrNotFound) {
-		return Principal{}, ErrUnauthenticated
-	}
-	if err != nil {
-		return Principal{}, dbError("authenticate api token", err)
-	}
-	p := Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID}
-	s.cache.put(hash, p)
-	return p, nil
-}
-
-// RevokeToken revokes an API token by id (Principal.TokenID, or Tokens);
-// store.ErrNotFound if there is none. It stops working at its next request.
-func (s *Service) RevokeToken(ctx context.Context, id int64) error {
-	s.cache.drop(func(p Principal) bool { return p.ViaToken && p.TokenID == id })
-	err := s.st.WithTx(ctx, func(tx *store.Tx) error {
-		owner, err := tx.APITokenRevoke(ctx, id)
-		if err != nil {
-			return err
-		}
-		return tx.AuditAppend(ctx, owner, AuditTokenRevoke, map[string]any{"token_id": id})
-	})
-	if err != nil {
-		return dbError(fmt.Sprintf("revoke token %d", id), err)
-	}
-	s.logger.InfoContext(ctx, "api token revoked", "token_id", id)
-	return nil
-}
-
-// Tokens lists the API tokens of the user with this email.
-func (s *Service) Tokens(ctx context.Context, email string) ([]store.APIToken, error) {
-	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
-	if err != nil {
-		return nil, dbError(fmt.Sprintf("list tokens: user %q", email), err)
-	}
-	ts, err := s.st.APITokens(ctx, u.ID)
-	if err != nil {
-		return nil, dbError("list tokens", err)
-	}
-	return ts, nil
-}
-
 // Purge deletes dead sessions and throttling rows that no longer hold
 // anything back. Nothing depends on it running (expiry is checked at every
 // use); it keeps the tables small, and can be called from any schedule.
@@ -456,12 +351,16 @@ func (s *Service) Purge(ctx context.Context) error {
 	if err != nil {
 		return dbError("purge sessions", err)
 	}
-	window := max(s.cfg.AccountLimit.Window, s.cfg.AddressLimit.Window)
+	window := max(s.cfg.AddressLimit.Window, s.cfg.AccountAddressLimit.Window, s.cfg.AccountLimit.Window)
 	attempts, err := s.st.LoginAttemptPurge(ctx, window)
 	if err != nil {
 		return dbError("purge login attempts", err)
 	}
-	s.logger.DebugContext(ctx, "auth purge", "sessions", sessions, "login_attempts", attempts)
+	known, err := s.st.LoginAddressPurge(ctx, s.cfg.KnownAddressTTL)
+	if err != nil {
+		return dbError("purge known login addresses", err)
+	}
+	s.logger.DebugContext(ctx, "auth purge", "sessions", sessions, "login_attempts", attempts, "known_addresses", known)
 	return nil
 }
 
@@ -511,31 +410,6 @@ func (s *Service) acquireSlot(ctx context.Context) error {
 
 func (s *Service) releaseSlot() { <-s.hashSlots }
 
-// newToken returns a random token (prefix + 32 bytes, base64url) and the
-// SHA-256 that identifies it in the database. A fast hash is enough: with
-// 256 random bits there is nothing to guess, and lookups stay cheap.
-func newToken(prefix string) (token string, hash []byte) {
-	b := make([]byte, randomBytes)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (it crashes the program instead)
-	token = prefix + base64.RawURLEncoding.EncodeToString(b)
-	sum := sha256.Sum256([]byte(token))
-	return token, sum[:]
-}
-
-// tokenHash checks a presented token's shape before any database work and
-// returns its hash.
-func tokenHash(token, prefix string) ([]byte, bool) {
-	body, ok := strings.CutPrefix(token, prefix)
-	if !ok || len(body) != encodedLen {
-		return nil, false
-	}
-	if b, err := base64.RawURLEncoding.Strict().DecodeString(body); err != nil || len(b) != randomBytes {
-		return nil, false
-	}
-	sum := sha256.Sum256([]byte(token))
-	return sum[:], true
-}
-
 // validEmail is deliberately loose (one "@", something either side, no
 // spaces or control characters): the address is an account name, never
 // mailed to.
@@ -544,34 +418,6 @@ func validEmail(email string) bool {
 	return ok && local != "" && domain != "" && !strings.Contains(domain, "@") &&
 		len(email) <= maxEmailBytes && utf8.ValidString(email) &&
 		!strings.ContainsFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
-}
-
-// addressKey is the throttling key of a client address: IPv6 clients are
-// grouped by /64, the block one subscriber usually gets, so that walking
-// through one's own addresses does not reset the count. Anything that does
-// not parse shares one key. An empty address (no client, such as the CLI)
-// is not throttled by address.
-func addressKey(ip string) string {
-	ip = strings.TrimSpace(ip)
-	if ip == "" {
-		return ""
-	}
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		// A RemoteAddr ("host:port") passed as is must not put every
-		// client in one bucket.
-		ap, perr := netip.ParseAddrPort(ip)
-		if perr != nil {
-			return "ip:invalid"
-		}
-		a = ap.Addr()
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return "ip:" + p.String()
-	}
-	return "ip:" + a.String()
 }
 
 // clean makes a client-supplied string storable: valid UTF-8 without NUL

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -302,129 +301,6 @@ func TestDisabledUserLosesAccess(t *testing.T) {
 	}
 }
 
-func wantThrottled(t *testing.T, err error) *ThrottledError {
-	t.Helper()
-	var te *ThrottledError
-	if !errors.As(err, &te) || !errors.Is(err, ErrThrottled) {
-		t.Fatalf("err %v, want *ThrottledError", err)
-	}
-	if te.RetryAfter < time.Second || te.RetryAfter > 15*time.Minute || te.RetryAfter%time.Second != 0 {
-		t.Fatalf("retry after %v, want whole seconds in (0, 15m]", te.RetryAfter)
-	}
-	return te
-}
-
-func (b *bundle) fail(t *testing.T, email, ip string) {
-	t.Helper()
-	_, _, err := b.svc.Login(context.Background(), email, "wrong password!", ip, "")
-	if !errors.Is(err, ErrInvalidCredentials) {
-		t.Fatalf("wrong password for %s from %s: %v, want ErrInvalidCredentials", email, ip, err)
-	}
-}
-
-// Five failures lock the account for every address, even the right password;
-// when the lock ends, the account gets a new window.
-func TestThrottlePerAccount(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Config{})
-	ctx := context.Background()
-	b.user(t, "ada@example.org", RoleViewer)
-	for i := range 5 {
-		b.fail(t, "ada@example.org", fmt.Sprintf("192.0.2.%d", i+1))
-	}
-	_, _, err := b.svc.Login(ctx, "Ada@Example.org", goodPassword, "198.51.100.1", "")
-	wantThrottled(t, err)
-
-	b.exec(t, "UPDATE login_attempts SET locked_until = clock_timestamp() - interval '1 second' WHERE key = 'email:ada@example.org'")
-	b.login(t, "ada@example.org")
-}
-
-// A success clears the account's count: four failures, a success, then
-// five more failures are all heard before the lock.
-func TestThrottleSuccessResetsAccount(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Config{})
-	ctx := context.Background()
-	b.user(t, "ada@example.org", RoleViewer)
-	for range 4 {
-		b.fail(t, "ada@example.org", "192.0.2.1")
-	}
-	b.login(t, "ada@example.org")
-	for range 5 {
-		b.fail(t, "ada@example.org", "192.0.2.1")
-	}
-	_, _, err := b.svc.Login(ctx, "ada@example.org", goodPassword, "192.0.2.1", "")
-	wantThrottled(t, err)
-}
-
-// The window is judged on the database clock: failures older than it no
-// longer count.
-func TestThrottleWindowEnds(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Config{})
-	b.user(t, "ada@example.org", RoleViewer)
-	for range 5 {
-		b.fail(t, "ada@example.org", "192.0.2.1")
-	}
-	b.exec(t, "UPDATE login_attempts SET window_start = window_start - interval '15 minutes 1 second'")
-	b.fail(t, "ada@example.org", "192.0.2.1") // a sixth attempt, but the first of a new window
-	b.login(t, "ada@example.org")
-}
-
-// Twenty failures from one address (spread over accounts so that none is
-// locked) lock the address, even for a right password; other addresses and
-// the same /64 are judged apart and together respectively.
-func TestThrottlePerAddress(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Config{})
-	ctx := context.Background()
-	b.user(t, "ada@example.org", RoleViewer)
-	for i := range 20 {
-		b.fail(t, fmt.Sprintf("user%d@example.org", i%5), "2001:db8:7:7::1")
-	}
-	_, _, err := b.svc.Login(ctx, "ada@example.org", goodPassword, "2001:db8:7:7:ffff::2", "") // same /64
-	wantThrottled(t, err)
-	if _, _, err := b.svc.Login(ctx, "ada@example.org", goodPassword, "2001:db8:7:8::1", ""); err != nil {
-		t.Fatalf("login from another address: %v", err)
-	}
-}
-
-// Guesses sent at once are counted under the row lock before any password
-// is checked, so no more than the limit are ever heard.
-func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Config{})
-	b.user(t, "ada@example.org", RoleViewer)
-	const guesses = 24
-	var wg sync.WaitGroup
-	errs := make(chan error, guesses)
-	start := make(chan struct{})
-	for i := range guesses {
-		wg.Go(func() {
-			<-start
-			_, _, err := b.svc.Login(context.Background(), "ada@example.org", "wrong password!", fmt.Sprintf("192.0.2.%d", i+1), "")
-			errs <- err
-		})
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	heard, throttled := 0, 0
-	for err := range errs {
-		switch {
-		case errors.Is(err, ErrInvalidCredentials):
-			heard++
-		case errors.Is(err, ErrThrottled):
-			throttled++
-		default:
-			t.Fatalf("unexpected error: %v", err)
-		}
-	}
-	if heard != 5 || throttled != guesses-5 {
-		t.Fatalf("%d guesses heard, %d throttled; want 5 and %d", heard, throttled, guesses-5)
-	}
-}
-
 func TestAPITokens(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{})
@@ -560,16 +436,25 @@ func TestPurge(t *testing.T) {
 	b.exec(t, "UPDATE sessions SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", dead.ID)
 	b.fail(t, "old@example.org", "192.0.2.9")
 	b.fail(t, "new@example.org", "192.0.2.9")
-	b.exec(t, "UPDATE login_attempts SET window_start = clock_timestamp() - interval '16 minutes' WHERE key = 'email:old@example.org'")
+	b.exec(t, "UPDATE login_attempts SET window_start = clock_timestamp() - interval '16 minutes' WHERE key LIKE 'email:old@example.org%'")
+	b.exec(t, "INSERT INTO login_known_addresses VALUES ('email:ada@example.org', 'ip:192.0.2.8', clock_timestamp() - interval '31 days')")
 
 	if err := b.svc.Purge(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var sessions, attempts int
-	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM sessions").Scan(&sessions)
-	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM login_attempts WHERE key IN ('email:old@example.org', 'email:new@example.org')").Scan(&attempts)
-	if sessions != 1 || attempts != 1 {
-		t.Fatalf("after purge: %d sessions, %d attempt rows; want 1 and 1", sessions, attempts)
+	count := func(sql string) int {
+		t.Helper()
+		var n int
+		if err := b.db.Pool.QueryRow(ctx, sql).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	}
+	sessions := count("SELECT count(*) FROM sessions")
+	attempts := count("SELECT count(*) FROM login_attempts WHERE key LIKE 'email:old@example.org%' OR key LIKE 'email:new@example.org%'")
+	known := count("SELECT count(*) FROM login_known_addresses")
+	if sessions != 1 || attempts != 2 || known != 1 {
+		t.Fatalf("after purge: %d sessions, %d attempt rows, %d known addresses; want 1, 2 (new@'s account and pair) and 1", sessions, attempts, known)
 	}
 	if _, err := b.svc.Authenticate(ctx, live); err != nil {
 		t.Fatal(err)
@@ -603,10 +488,13 @@ func TestLoginUpgradesOldHash(t *testing.T) {
 func TestNewRejectsBadConfig(t *testing.T) {
 	t.Parallel()
 	for name, cfg := range map[string]Config{
-		"hasher":  {Hasher: Hasher{Memory: 1, Time: 1, Threads: 1}},
-		"limit":   {AccountLimit: Limit{MaxFailures: 0, Window: time.Minute, Lockout: time.Minute}},
-		"ttl":     {SessionTTL: -time.Second},
-		"hashers": {MaxConcurrentHashes: -1},
+		"hasher":                       {Hasher: Hasher{Memory: 1, Time: 1, Threads: 1}},
+		"limit":                        {AccountLimit: Limit{MaxFailures: 0, Window: time.Minute, Lockout: time.Minute}},
+		"pair":                         {AccountAddressLimit: Limit{MaxFailures: 5, Window: -time.Minute, Lockout: time.Minute}},
+		"known":                        {KnownAddressTTL: -time.Hour},
+		"one address locks an account": {AccountLimit: Limit{MaxFailures: 9, Window: 15 * time.Minute, Lockout: time.Minute}},
+		"ttl":                          {SessionTTL: -time.Second},
+		"hashers":                      {MaxConcurrentHashes: -1},
 	} {
 		if _, err := New(nil, cfg, nil); err == nil {
 			t.Errorf("%s: New accepted %+v", name, cfg)
@@ -617,7 +505,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := s.Config()
-	if c.SessionTTL != 12*time.Hour || c.IdleTimeout != 2*time.Hour || c.CookieName != DefaultCookieName || c.Hasher != DefaultHasher() {
+	if c.SessionTTL != 12*time.Hour || c.IdleTimeout != 2*time.Hour || c.CookieName != DefaultCookieName || c.Hasher != DefaultHasher() ||
+		c.AddressLimit.MaxFailures != 20 || c.AccountAddressLimit.MaxFailures != 5 || c.AccountLimit.MaxFailures != 20 || c.KnownAddressTTL != 30*24*time.Hour {
 		t.Fatalf("defaults %+v", c)
 	}
 }
@@ -647,25 +536,5 @@ func TestUnknownEmailCostsAHash(t *testing.T) {
 	t.Logf("fastest wrong password %v, unknown email %v", known, unknown)
 	if unknown < known/3 {
 		t.Fatalf("unknown email answered in %v, wrong password in %v: the miss skips the hash", unknown, known)
-	}
-}
-
-func TestAddressKey(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"":                       "",
-		"192.0.2.7":              "ip:192.0.2.7",
-		"::ffff:192.0.2.7":       "ip:192.0.2.7",
-		"2001:db8:1:2:3:4:5:6":   "ip:2001:db8:1:2::/64",
-		"2001:db8:1:2:ffff::1":   "ip:2001:db8:1:2::/64",
-		"fe80::1%eth0":           "ip:fe80::/64",
-		"192.0.2.7:5678":         "ip:192.0.2.7",
-		"[2001:db8:1:2::9]:443":  "ip:2001:db8:1:2::/64",
-		"not an address":         "ip:invalid",
-		"192.0.2.7, 198.51.100.": "ip:invalid",
-	} {
-		if got := addressKey(in); got != want {
-			t.Errorf("addressKey(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -52,6 +53,15 @@ type Config struct {
 	// Demo serves a demo publisher on loopback and a demo site using it
 	// (`serve --demo`, what `make run` shows).
 	Demo bool
+	// TrustedProxies (UPCHECK_TRUSTED_PROXIES) are the reverse proxies in
+	// front of upcheck. A request whose TCP peer is inside one of them is
+	// from the client its X-Forwarded-For names (the rightmost entry that
+	// is not a trusted proxy); empty: the client is always the peer, and
+	// forwarding headers are ignored. Login throttling counts per client.
+	TrustedProxies []netip.Prefix
+	// MetricsPublic (UPCHECK_METRICS_PUBLIC=1) serves /metrics without an
+	// API token; by default a scraper needs a token of a user who may view.
+	MetricsPublic bool
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -78,6 +88,23 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			return Config{}, fmt.Errorf("UPCHECK_LOG_LEVEL: %w", err)
 		}
+	}
+	if v := getenv("UPCHECK_TRUSTED_PROXIES"); v != "" {
+		p, err := ParseTrustedProxies(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("UPCHECK_TRUSTED_PROXIES: %w", err)
+		}
+		c.TrustedProxies = p
+	}
+	switch v := getenv("UPCHECK_METRICS_PUBLIC"); v {
+	case "", "0":
+	case "1":
+		c.MetricsPublic = true
+	default:
+		// Guessing either way is wrong for a switch that decides who may
+		// read the metrics: "true" must not quietly leave them closed, nor
+		// a typo open them.
+		return Config{}, fmt.Errorf("UPCHECK_METRICS_PUBLIC: want 1 or 0, got %q", v)
 	}
 	if v := getenv("UPCHECK_FETCH_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -107,6 +134,43 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// ParseTrustedProxies reads a comma-separated list of CIDRs ("10.0.0.0/8",
+// "2001:db8::/32") or single addresses (a /32 or /128). Host bits are
+// cleared ("10.1.2.3/16" is 10.1.0.0/16). A prefix that holds every address
+// is refused: it would let any client name its own address in
+// X-Forwarded-For.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		var p netip.Prefix
+		if strings.Contains(part, "/") {
+			var err error
+			if p, err = netip.ParsePrefix(part); err != nil {
+				return nil, fmt.Errorf("%q: want a CIDR such as 10.0.0.0/8 or an address", part)
+			}
+		} else {
+			a, err := netip.ParseAddr(part)
+			if err != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("%q: want a CIDR such as 10.0.0.0/8 or an address", part)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			// Peers are compared as IPv4 (::ffff:10.0.0.1 is 10.0.0.1).
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
+		if p.Bits() == 0 {
+			return nil, fmt.Errorf("%q trusts every address: any client could choose its own address; name the proxies", part)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // ParseTimings reads "lease=3s,heartbeat=500ms,cooldown=2s" (any subset, plus

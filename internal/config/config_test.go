@@ -1,6 +1,8 @@
 package config
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +38,56 @@ func TestTestTimings(t *testing.T) {
 	for _, bad := range []string{"lease=3", "lease=3s,heartbeat=5s", "nap=1s", "lease"} {
 		if _, err := FromEnv(env(map[string]string{"UPCHECK_TEST_TIMINGS": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_TEST_TIMINGS") {
 			t.Errorf("%q: error %v, want a UPCHECK_TEST_TIMINGS error", bad, err)
+		}
+	}
+}
+
+// UPCHECK_METRICS_PUBLIC opens /metrics only when it says 1; a value it
+// cannot read stops the start instead of guessing either way.
+func TestMetricsPublic(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]bool{"": false, "0": false, "1": true} {
+		c, err := FromEnv(env(map[string]string{"UPCHECK_METRICS_PUBLIC": v}))
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if c.MetricsPublic != want {
+			t.Errorf("UPCHECK_METRICS_PUBLIC=%q: MetricsPublic %v, want %v", v, c.MetricsPublic, want)
+		}
+	}
+	for _, bad := range []string{"yes", "true", "2"} {
+		if _, err := FromEnv(env(map[string]string{"UPCHECK_METRICS_PUBLIC": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_METRICS_PUBLIC") {
+			t.Errorf("%q: error %v, want a UPCHECK_METRICS_PUBLIC error", bad, err)
+		}
+	}
+}
+
+// UPCHECK_TRUSTED_PROXIES: CIDRs or single addresses, comma-separated; a
+// setting that cannot be read, or that trusts every address, stops the
+// start with the variable's name.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	c, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.TrustedProxies) != 0 {
+		t.Fatalf("default trusted proxies %v, want none", c.TrustedProxies)
+	}
+	c, err = FromEnv(env(map[string]string{"UPCHECK_TRUSTED_PROXIES": " 10.0.0.0/8, 192.0.2.7 ,2001:db8::/32,fd00::1,10.1.2.3/16,::ffff:172.16.0.0/108,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.0.2.7/32"), netip.MustParsePrefix("2001:db8::/32"),
+		netip.MustParsePrefix("fd00::1/128"), netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("172.16.0.0/12"),
+	}
+	if !slices.Equal(c.TrustedProxies, want) {
+		t.Fatalf("trusted proxies %v, want %v", c.TrustedProxies, want)
+	}
+	for _, bad := range []string{"10.0.0.0/33", "proxy.example", "10.0.0.0/8;192.0.2.1", "0.0.0.0/0", "::/0", "fe80::1%eth0"} {
+		if _, err := FromEnv(env(map[string]string{"UPCHECK_TRUSTED_PROXIES": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_TRUSTED_PROXIES") {
+			t.Errorf("%q: error %v, want a UPCHECK_TRUSTED_PROXIES error", bad, err)
 		}
 	}
 }

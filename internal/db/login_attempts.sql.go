@@ -15,7 +15,9 @@ SET failures = greatest(failures - 1, 0)
 WHERE key = $1 AND locked_until IS NULL
 `
 
-// A successful login does not count against its address.
+// A successful login does not count against its address, nor against its
+// account, whose count it does not clear: the failures from other addresses
+// stand.
 func (q *Queries) LoginAttemptGiveBack(ctx context.Context, db DBTX, key string) error {
 	_, err := db.Exec(ctx, loginAttemptGiveBack, key)
 	return err
@@ -73,7 +75,10 @@ type LoginAttemptRegisterParams struct {
 	WindowSeconds  float64
 }
 
-// Login throttling. A key is "email:<lower email>" or "ip:<address>". Every
+// Login throttling. A key is "ip:<address>" (per address),
+// "email:<lower email> ip:<address>" (per account and address) or
+// "email:<lower email>" (per account, counted only from addresses that have
+// not signed in to it lately: login_known_addresses). Every
 // attempt is registered before its password is checked, and a success gives
 // its count back: registering first means that guesses sent in parallel are
 // counted one by one under the row lock and cannot all slip in before the
@@ -106,8 +111,8 @@ WHERE key = $1
   AND (locked_until IS NULL OR locked_until <= clock_timestamp())
 `
 
-// A successful login clears its account's count, unless a lock was set
-// meanwhile by attempts running in parallel: that lock stands.
+// A successful login clears the count of its account and address, unless a
+// lock was set meanwhile by attempts running in parallel: that lock stands.
 func (q *Queries) LoginAttemptReset(ctx context.Context, db DBTX, key string) error {
 	_, err := db.Exec(ctx, loginAttemptReset, key)
 	return err

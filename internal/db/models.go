@@ -137,6 +137,12 @@ type LoginAttempt struct {
 	LockedUntil *time.Time
 }
 
+type LoginKnownAddress struct {
+	AccountKey    string
+	AddressKey    string
+	LastSuccessAt time.Time
+}
+
 type Session struct {
 	ID         []byte
 	UserID     int64

@@ -103,18 +103,24 @@ func (m *Metrics) CheckEnded(trigger, status string, ran bool, d time.Duration) 
 func (m *Metrics) SourceFetched(outcome string) { m.sourceFetches.WithLabelValues(outcome).Inc() }
 
 // HTTP counts requests by route pattern (never the raw path: codes and ids
-// would make unbounded label values) and status.
+// would make unbounded label values) and the status the client was sent.
+// Only the application's error handler knows that status for an error (a
+// wrapped database outage is a 503, a missing row a 404), so an error is
+// handed to it here, as echo's RequestLogger does with HandleError, and the
+// status counted is the one it wrote. The error is still returned for
+// middleware further out; echo's error handlers ignore an error whose
+// response is committed. Install it first, outside Recover, so that
+// recovered panics are counted too.
 func (m *Metrics) HTTP() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			err := next(c)
+			if err != nil && !c.Response().Committed {
+				c.Error(err)
+			}
 			status := c.Response().Status
-			if err != nil {
-				if he, ok := err.(*echo.HTTPError); ok {
-					status = he.Code
-				} else if !c.Response().Committed {
-					status = http.StatusInternalServerError
-				}
+			if err != nil && !c.Response().Committed {
+				status = http.StatusInternalServerError // the error handler wrote nothing
 			}
 			route := c.Path()
 			if route == "" {

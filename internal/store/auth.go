@@ -79,14 +79,6 @@ type TokenUser struct {
 	User  User
 }
 
-// LoginLimit is one throttling rule: more than MaxFailures attempts within
-// Window lock the key for Lockout.
-type LoginLimit struct {
-	MaxFailures int
-	Window      time.Duration
-	Lockout     time.Duration
-}
-
 // AuditEntry is one row of the audit log. UserID is 0 when no user acted (or
 // the user was deleted since); Detail is JSON.
 type AuditEntry struct {
@@ -307,41 +299,6 @@ func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error)
 		out[i] = APIToken(r)
 	}
 	return out, nil
-}
-
-// --- login throttling ---
-
-// LoginAttemptRegister counts one login attempt against key before its
-// password is checked. It returns 0 when the attempt may go on, or how long
-// the key stays locked (whole seconds) when it may not; the attempt that
-// passes the limit sets the lock and is itself refused.
-func (s *Store) LoginAttemptRegister(ctx context.Context, key string, l LoginLimit) (time.Duration, error) {
-	secs, err := s.q.LoginAttemptRegister(ctx, s.pool, db.LoginAttemptRegisterParams{
-		Key: key, MaxFailures: int32(l.MaxFailures), WindowSeconds: l.Window.Seconds(), LockoutSeconds: l.Lockout.Seconds(),
-	})
-	if err != nil {
-		return 0, mapError(fmt.Errorf("register login attempt: %w", err))
-	}
-	return time.Duration(secs) * time.Second, nil
-}
-
-// LoginAttemptReset clears a key's count after a successful login, unless
-// the key was locked meanwhile.
-func (s *Store) LoginAttemptReset(ctx context.Context, key string) error {
-	return mapError(s.q.LoginAttemptReset(ctx, s.pool, key))
-}
-
-// LoginAttemptGiveBack takes back the attempt a successful login registered
-// against key, without forgetting the failures around it.
-func (s *Store) LoginAttemptGiveBack(ctx context.Context, key string) error {
-	return mapError(s.q.LoginAttemptGiveBack(ctx, s.pool, key))
-}
-
-// LoginAttemptPurge deletes throttling rows that no longer hold anything
-// back.
-func (s *Store) LoginAttemptPurge(ctx context.Context, window time.Duration) (int64, error) {
-	n, err := s.q.LoginAttemptPurge(ctx, s.pool, window.Seconds())
-	return n, mapError(err)
 }
 
 // --- advisory dismissals and the audit log ---

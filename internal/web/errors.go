@@ -69,5 +69,5 @@ func classify(err error) (int, string) {
 
 func isAPI(c echo.Context) bool {
 	p := c.Request().URL.Path
-	return strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/readyz"
+	return strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/readyz" || p == "/metrics"
 }

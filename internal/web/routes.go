@@ -20,20 +20,29 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Use(middleware.BodyLimit("64K")) // forms and the check POST are tiny
 	e.Use(auth.SecurityHeaders())
 
-	// Operations: no session, and /healthz touches nothing else.
+	// Operations: no session, and /healthz touches nothing else. /metrics
+	// counts failed logins and names what is installed: it wants a viewer's
+	// API token unless the operator made it public.
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	if s.metrics != nil {
-		e.GET("/metrics", echo.WrapHandler(s.metrics))
+		var guard []echo.MiddlewareFunc
+		if !s.metricsPublic {
+			guard = append(guard, s.auth.RequireToken(auth.PermView))
+		}
+		e.GET("/metrics", echo.WrapHandler(s.metrics), guard...)
 	}
 	e.GET("/static/*", echo.WrapHandler(static.Handler()))
 	e.GET("/robots.txt", echo.WrapHandler(static.Handler()))
+
+	// A login needs no principal (it always opens a new session), and a
+	// login posted from another site is refused before anything else runs.
+	e.POST("/login", s.login, auth.SameOrigin())
 
 	// Everything below may know who is asking.
 	app := e.Group("", s.auth.Middleware(sessionCookie))
 	app.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
 	app.GET("/login", s.loginPage)
-	app.POST("/login", s.login)
 	app.POST("/logout", s.logout, auth.Require(auth.PermView), auth.CSRF())
 
 	// JSON API.

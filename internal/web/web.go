@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 
 	"github.com/labstack/echo/v4"
 
@@ -25,8 +26,14 @@ type Deps struct {
 	// Context lives as long as the server: a manual check runs under it, so
 	// a closed browser tab does not cancel the check but a shutdown does.
 	Context context.Context
-	// Metrics serves /metrics; nil leaves the route out.
+	// Metrics serves /metrics; nil leaves the route out. It asks for an API
+	// token of a user with plugins.can_view unless MetricsPublic.
 	Metrics http.Handler
+	// MetricsPublic serves /metrics to anyone (UPCHECK_METRICS_PUBLIC=1).
+	MetricsPublic bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names the
+	// client (UPCHECK_TRUSTED_PROXIES); empty: the client is the TCP peer.
+	TrustedProxies []netip.Prefix
 	// Middleware runs first on every request (request metrics).
 	Middleware []echo.MiddlewareFunc
 }
@@ -39,6 +46,8 @@ type Server struct {
 	logger  *slog.Logger
 	ctx     context.Context
 	metrics http.Handler
+	// metricsPublic serves /metrics without a token.
+	metricsPublic bool
 }
 
 // New builds the HTTP handler.
@@ -46,13 +55,15 @@ func New(d Deps) http.Handler {
 	if d.Context == nil {
 		d.Context = context.Background()
 	}
-	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context, metrics: d.Metrics}
+	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context,
+		metrics: d.Metrics, metricsPublic: d.MetricsPublic}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	// The client address is the peer's: forwarding headers are written by
-	// the client unless a proxy we trust rewrote them, and login throttling
-	// per address must not be escaped by sending a new X-Forwarded-For.
-	e.IPExtractor = echo.ExtractIPDirect()
+	// The client address is the peer's, or behind a trusted proxy the one
+	// the proxy appended to X-Forwarded-For: login throttling per address
+	// must neither be escaped by sending a new X-Forwarded-For nor lump
+	// every client of a proxy together.
+	e.IPExtractor = auth.ClientAddress(d.TrustedProxies)
 	e.Use(d.Middleware...)
 	e.HTTPErrorHandler = s.handleError
 	s.routes(e)

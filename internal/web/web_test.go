@@ -41,7 +41,9 @@ type bundle struct {
 	publisher *httptest.Server
 }
 
-func setup(t *testing.T) *bundle {
+// setup builds the bundle; opts may change the server's Deps before it
+// starts (metrics, trusted proxies).
+func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 	t.Helper()
 	d := pgtest.New(t)
 	b := &bundle{t: t, db: d, store: store.New(d.Pool)}
@@ -72,7 +74,11 @@ func setup(t *testing.T) *bundle {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	b.server = httptest.NewServer(web.New(web.Deps{Store: b.store, Checker: b.checker, Auth: b.auth, Logger: slog.Default(), Context: ctx}))
+	deps := web.Deps{Store: b.store, Checker: b.checker, Auth: b.auth, Logger: slog.Default(), Context: ctx}
+	for _, o := range opts {
+		o(b, &deps)
+	}
+	b.server = httptest.NewServer(web.New(deps))
 	t.Cleanup(b.server.Close)
 	return b
 }
