@@ -1,7 +1,7 @@
 -- +goose Up
 -- The single lease that makes update checks exclusive across instances.
 -- See internal/lease/doc.go for the model; the names here are part of the
--- outside contract (DESIGN.md section 6): add columns, never rename.
+-- outside contract (docs/design.md section 6): add columns, never rename.
 CREATE TABLE core_update_lock (
     name              text        PRIMARY KEY,
     -- The current holder, or null when released.

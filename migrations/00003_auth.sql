@@ -1,7 +1,7 @@
 -- +goose Up
 
 -- Accounts of the admin UI and the API. Roles map to permissions in
--- internal/auth; the names are part of the outside contract (DESIGN.md 6).
+-- internal/auth; the names are part of the outside contract (docs/design.md section 6).
 CREATE TABLE users (
     id            bigserial   PRIMARY KEY,
     -- As typed at creation; uniqueness and look-ups go through lower(email).

@@ -31,7 +31,7 @@ func cli(t *testing.T, env map[string]string, args ...string) (string, int) {
 // The end-to-end story of `upcheck check`: a publisher makes a key and signs
 // its document, an operator pins the key in the manifest and syncs it, and
 // the check reports a plain update, a security update and a failing source,
-// with the exit codes of DESIGN.md section 6.
+// with the exit codes of docs/design.md section 6.
 func TestCheckAgainstLocalPublisher(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
@@ -190,7 +190,7 @@ func TestUserAddAndTokenCreate(t *testing.T) {
 		t.Fatalf("user add: %s (exit %d)", out, code)
 	}
 	var hash string
-	d.Pool.QueryRow(context.Background(), "SELECT password_hash FROM users WHERE email = 'ops@example.test'").Scan(&hash)
+	d.QueryRow(t, "SELECT password_hash FROM users WHERE email = 'ops@example.test'").Scan(&hash)
 	if !strings.HasPrefix(hash, "$argon2id$") || strings.Contains(hash, "a long enough password") {
 		t.Fatalf("stored password = %q, want an argon2id hash", hash)
 	}
@@ -206,7 +206,7 @@ func TestUserAddAndTokenCreate(t *testing.T) {
 		t.Fatalf("token create: %q (exit %d)", out, code)
 	}
 	var stored int
-	d.Pool.QueryRow(context.Background(), "SELECT count(*) FROM api_tokens WHERE position($1 in encode(token_hash, 'escape')) > 0", token).Scan(&stored)
+	d.QueryRow(t, "SELECT count(*) FROM api_tokens WHERE position($1 in encode(token_hash, 'escape')) > 0", token).Scan(&stored)
 	if stored != 0 {
 		t.Fatal("the raw token is stored")
 	}

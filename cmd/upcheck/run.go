@@ -38,7 +38,8 @@ Usage:
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
   upcheck version               print the version
 
-Exit codes of check: 0 completed, 3 busy, 4 cooldown, 5 lease_lost, 6 skipped, 1 error.
+Exit codes of check: 0 completed, 3 busy, 4 cooldown, 5 lease_lost, 6 skipped,
+1 failed or cancelled (the JSON line says which) or an error (no JSON line).
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
@@ -49,7 +50,7 @@ UPCHECK_SECURE_COOKIES=1, UPCHECK_FETCH_TIMEOUT, UPCHECK_LOG_LEVEL,
 UPCHECK_TEST_TIMINGS (tests only). See README.md for the full list.
 `
 
-// exitError carries a specific exit code (DESIGN.md section 6).
+// exitError carries a specific exit code (docs/design.md section 6).
 type exitError struct {
 	code int
 	err  error
@@ -68,6 +69,8 @@ var checkExit = map[updatecheck.Status]int{
 	updatecheck.Cooldown:  4,
 	updatecheck.LeaseLost: 5,
 	updatecheck.Skipped:   6,
+	updatecheck.Failed:    1, // the JSON line's status tells these two apart
+	updatecheck.Cancelled: 1,
 }
 
 // run is the whole program behind main, so tests can drive it in-process.

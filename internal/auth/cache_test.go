@@ -37,8 +37,8 @@ func TestPrincipalCache(t *testing.T) {
 
 	// Another instance revokes the token and ends the session behind this
 	// one's back: this instance trusts its cache for at most the TTL.
-	b.db.Pool.Exec(ctx, "UPDATE api_tokens SET revoked = true")
-	b.db.Pool.Exec(ctx, "DELETE FROM sessions")
+	b.db.MustExec(t, "UPDATE api_tokens SET revoked = true")
+	b.db.MustExec(t, "DELETE FROM sessions")
 	if _, err := b.svc.AuthenticateToken(ctx, token); err != nil {
 		t.Fatalf("within the TTL the cached token should answer without the database: %v", err)
 	}

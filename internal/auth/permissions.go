@@ -2,13 +2,13 @@ package auth
 
 import "slices"
 
-// Roles, as stored in users.role (DESIGN.md section 6).
+// Roles, as stored in users.role (docs/design.md section 6).
 const (
 	RoleAdmin  = "admin"
 	RoleViewer = "viewer"
 )
 
-// Permissions, named as in DESIGN.md; routes ask for these, never for roles.
+// Permissions, named as in docs/design.md; routes ask for these, never for roles.
 const (
 	PermView   = "plugins.can_view"
 	PermManage = "plugins.can_manage"

@@ -110,7 +110,7 @@ func TestCreateUser(t *testing.T) {
 		t.Fatalf("stored password %q", stored)
 	}
 	var audits int
-	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_log WHERE action = $1 AND detail->>'email' = $2", AuditUserCreate, u.Email).Scan(&audits)
+	b.db.QueryRow(t, "SELECT count(*) FROM audit_log WHERE action = $1 AND detail->>'email' = $2", AuditUserCreate, u.Email).Scan(&audits)
 	if audits != 1 {
 		t.Fatalf("user.create audit rows: %d, want 1", audits)
 	}
@@ -190,7 +190,7 @@ func TestSessionExpiry(t *testing.T) {
 	// Dead sessions are deleted at the user's next login and by Purge.
 	b.login(t, "ada@example.org")
 	var n int
-	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM sessions WHERE id IN ($1, $2)", s1.ID, s2.ID).Scan(&n)
+	b.db.QueryRow(t, "SELECT count(*) FROM sessions WHERE id IN ($1, $2)", s1.ID, s2.ID).Scan(&n)
 	if n != 0 {
 		t.Fatalf("%d dead sessions left after login", n)
 	}
@@ -351,7 +351,7 @@ func TestAPITokens(t *testing.T) {
 		t.Fatalf("revoke unknown token: %v", err)
 	}
 	var audits int
-	_ = b.db.Pool.QueryRow(ctx, "SELECT count(*) FROM audit_log WHERE user_id = $1 AND action IN ($2, $3)", u.ID, AuditTokenCreate, AuditTokenRevoke).Scan(&audits)
+	b.db.QueryRow(t, "SELECT count(*) FROM audit_log WHERE user_id = $1 AND action IN ($2, $3)", u.ID, AuditTokenCreate, AuditTokenRevoke).Scan(&audits)
 	if audits != 2 {
 		t.Fatalf("token audit rows: %d, want 2", audits)
 	}

@@ -154,7 +154,7 @@ func TestHeartbeatCancelsWhenBackendTerminated(t *testing.T) {
 	defer hb.Stop()
 	for {
 		var n int
-		b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'doomed' AND wait_event_type = 'Lock'").Scan(&n)
+		b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'doomed' AND wait_event_type = 'Lock'").Scan(&n)
 		if n > 0 {
 			break
 		}

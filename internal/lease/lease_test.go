@@ -437,10 +437,13 @@ func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the fenced transaction never queued on the advisory lock")
 		}
-		_ = b.db.Pool.QueryRow(ctx, `SELECT a.xact_start < $1 FROM pg_stat_activity a
+		err := b.db.Pool.QueryRow(ctx, `SELECT a.xact_start < $1 FROM pg_stat_activity a
 			JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' AND NOT l.granted
 			WHERE a.datname = current_database()
 			LIMIT 1`, expiresAt).Scan(&txStartBeforeExpiry)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: not queued yet
+			t.Fatal(err)
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if !*txStartBeforeExpiry {

@@ -212,10 +212,10 @@ func randomHex(n int) string {
 // must act on d from outside it (refuse its connections, terminate them).
 func (d *DB) URLFor(database string) string { return withDatabase(d.URL, database) }
 
-// Exec runs sql and fails t when it fails: a setup or probe statement that
+// MustExec runs sql and fails t when it fails: a setup or probe statement that
 // errs must never let a test pass without checking anything. It returns
 // the number of rows affected.
-func (d *DB) Exec(t testing.TB, sql string, args ...any) int64 {
+func (d *DB) MustExec(t testing.TB, sql string, args ...any) int64 {
 	t.Helper()
 	tag, err := d.Pool.Exec(context.Background(), sql, args...)
 	if err != nil {

@@ -106,7 +106,7 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 	go func() { done <- b.run(lease.Operator) }()
 	waitFor(t, func() bool { return requests.Load() == 2 })
 	// Another instance takes the lease (as if this one had frozen).
-	b.db.Exec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	b.db.MustExec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
 	if a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
 		t.Fatalf("takeover: %+v %v", a, err)
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // Status is how a check ended. The first five are the outside contract
-// (DESIGN.md section 3); cancelled and failed are recorded in the history.
+// (docs/design.md section 3); cancelled and failed are recorded in the history.
 type Status string
 
 // The statuses.

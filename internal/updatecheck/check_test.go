@@ -514,7 +514,7 @@ func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
 
 	// Pretend the old holder froze: its lease expires, another instance
 	// takes over and completes with a newer document.
-	b.db.Exec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	b.db.MustExec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
 	p.mu.Lock()
 	delete(p.block, "/acme.json")
 	p.docs["/acme.json"] = doc(11, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate})

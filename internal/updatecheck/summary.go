@@ -8,7 +8,7 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// Summary is the shape of GET /api/admin/plugins/updates/summary (DESIGN.md
+// Summary is the shape of GET /api/admin/plugins/updates/summary (docs/design.md
 // section 4). The navigation badge, the security alert and the dashboard
 // widget all read this one value.
 type Summary struct {

@@ -91,7 +91,7 @@ func TestReadModelGolden(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			for _, sql := range tc.sql {
-				b.db.Exec(t, sql)
+				b.db.MustExec(t, sql)
 			}
 			got := b.readModel()
 			got.agree(t)

@@ -113,7 +113,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	p.mu.Unlock()
 	b.run(lease.Operator)
 	// Three days of failures.
-	b.db.Exec(t, "UPDATE sources SET last_success_at = clock_timestamp() - interval '72 hours' WHERE url LIKE '%acme.json'")
+	b.db.MustExec(t, "UPDATE sources SET last_success_at = clock_timestamp() - interval '72 hours' WHERE url LIKE '%acme.json'")
 	before, err := ReadSummary(context.Background(), b.store)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestRollbackStateOutlivesARemovedComponent(t *testing.T) {
 	// Thirty days unused, and it is gone.
 	b.sync(core)
 	b.run(lease.Operator)
-	b.db.Exec(t, "UPDATE sources SET unused_since = clock_timestamp() - interval '31 days' WHERE url LIKE '%acme.json'")
+	b.db.MustExec(t, "UPDATE sources SET unused_since = clock_timestamp() - interval '31 days' WHERE url LIKE '%acme.json'")
 	b.run(lease.Operator)
 	var rows int
 	b.db.QueryRow(t, "SELECT (SELECT count(*) FROM sources WHERE url LIKE '%acme.json') + (SELECT count(*) FROM source_sequences WHERE url LIKE '%acme.json')").Scan(&rows)
@@ -301,9 +301,9 @@ func TestStatementTimeoutIsNotALostLease(t *testing.T) {
 	b := setup(t)
 	p := newPublisher(t)
 	b.standardSite(p)
-	b.db.Exec(t, `CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$
+	b.db.MustExec(t, `CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$`)
-	b.db.Exec(t, "CREATE TRIGGER slow BEFORE INSERT OR UPDATE ON sources FOR EACH ROW EXECUTE FUNCTION slow()")
+	b.db.MustExec(t, "CREATE TRIGGER slow BEFORE INSERT OR UPDATE ON sources FOR EACH ROW EXECUTE FUNCTION slow()")
 	res := b.run(lease.Operator)
 	if res.Status != Failed || !strings.Contains(res.Error, "ran past") {
 		t.Fatalf("check = %s, want failed with a statement timeout", resultJSON(res))

@@ -225,7 +225,7 @@ func TestCheckEndpoint(t *testing.T) {
 	wantStatus(t, "token check (in cooldown)", r, 429)
 
 	// Another instance holds the lease: busy.
-	b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET last_manual_at = NULL, owner = gen_random_uuid(), expires_at = clock_timestamp() + interval '1 minute'")
+	b.db.MustExec(t, "UPDATE core_update_lock SET last_manual_at = NULL, owner = gen_random_uuid(), expires_at = clock_timestamp() + interval '1 minute'")
 	r = admin.postCheck(true)
 	wantStatus(t, "check while busy", r, 409)
 	if !strings.Contains(r.body, `"status":"busy"`) {
@@ -241,10 +241,12 @@ func TestCheckInterrupted(t *testing.T) {
 	// Every publisher hangs; meanwhile another instance takes the lease over.
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer hang.Close()
-	b.db.Pool.Exec(context.Background(), "UPDATE components SET source_url = $1 || '/x.json' WHERE source_url IS NOT NULL", hang.URL)
+	b.db.MustExec(t, "UPDATE components SET source_url = $1 || '/x.json' WHERE source_url IS NOT NULL", hang.URL)
 	go func() {
 		time.Sleep(500 * time.Millisecond)
-		b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET owner = gen_random_uuid(), epoch = epoch + 1, expires_at = clock_timestamp() + interval '1 minute'")
+		if _, err := b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET owner = gen_random_uuid(), epoch = epoch + 1, expires_at = clock_timestamp() + interval '1 minute'"); err != nil {
+			t.Error(err) // not the test's goroutine: no Fatal
+		}
 	}()
 	r := admin.postCheck(true)
 	wantStatus(t, "interrupted check", r, 409)
@@ -373,7 +375,7 @@ func TestDismissAdvisory(t *testing.T) {
 		t.Fatalf("vulnerable after dismiss = %v, want %v", got, before-1)
 	}
 	var audits int
-	b.db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM audit_log").Scan(&audits)
+	b.db.QueryRow(t, "SELECT count(*) FROM audit_log").Scan(&audits)
 	if audits == 0 {
 		t.Fatal("dismissal not audited")
 	}
@@ -393,7 +395,7 @@ func TestSourceHealthStale(t *testing.T) {
 	if body := admin.do("GET", "/admin/sources", "", "", nil).body; strings.Contains(body, ">Stale<") {
 		t.Fatal("a source checked just now is marked stale")
 	}
-	b.db.Pool.Exec(context.Background(), "UPDATE sources SET last_success_at = clock_timestamp() - interval '3 days' WHERE url LIKE '%core.json'")
+	b.db.MustExec(t, "UPDATE sources SET last_success_at = clock_timestamp() - interval '3 days' WHERE url LIKE '%core.json'")
 	if body := admin.do("GET", "/admin/sources", "", "", nil).body; !strings.Contains(body, ">Stale<") {
 		t.Fatal("a source without a success for three days is not marked stale")
 	}
