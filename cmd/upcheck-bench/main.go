@@ -1,6 +1,6 @@
 // Command upcheck-bench is `make bench`: it measures the check's throughput,
-// the cost of fencing, the summary and the AdminCP pages under load, and the
-// lease operations, side by side in one run, and prints ratios against
+// the cost of fencing, the summary and the AdminCP pages under load, the
+// lease operations and the lock holds of a 5,000-component manifest sync, side by side in one run, and prints ratios against
 // baselines measured in the same run (absolute times on shared machines are
 // noise; ratios are not). Each figure is one line "name value unit"
 // (benchstat-friendly), then a table with targets and verdicts. It exits
@@ -151,6 +151,11 @@ func run(binary, dataDir string) error {
 
 	// 5. Lease operations on one connection.
 	if err := leaseOps(ctx, url); err != nil {
+		return err
+	}
+
+	// 6. A manifest sync of 5,000 components: how long the lease's lock is held.
+	if err := syncHolds(ctx, cluster); err != nil {
 		return err
 	}
 
