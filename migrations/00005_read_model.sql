@@ -33,7 +33,12 @@ ALTER TABLE component_results
     ADD COLUMN verified_key  text,
     -- Why the component could not be evaluated from the document (its
     -- package is missing, a version does not parse); null when it was.
-    ADD COLUMN eval_error    text;
+    ADD COLUMN eval_error    text,
+    -- The ids of the advisories affecting installed_version, and of those
+    -- with no fixed version: the read model compares them with the
+    -- dismissals without reading the JSON.
+    ADD COLUMN advisory_ids  text[] NOT NULL DEFAULT '{}',
+    ADD COLUMN no_fix_ids    text[] NOT NULL DEFAULT '{}';
 
 COMMENT ON COLUMN component_results.advisories IS
     'every advisory affecting installed_version, dismissed or not';
@@ -62,10 +67,15 @@ SELECT url, coalesce(sequence_key, ''), sequence, epoch FROM sources WHERE seque
 -- The derived flags of a source, judged when read, on the database clock.
 -- Stale: not fetched successfully for 48 hours, or never, or its stored
 -- document's own expiry has passed, whatever the last fetch did.
+-- Declared STABLE although clock_timestamp() moves within a statement: a
+-- view whose columns call a VOLATILE function is not merged into the query
+-- that reads it, and every column of every row would be computed. Within
+-- one statement the clock moves by milliseconds; across statements each
+-- read judges staleness anew, which is what matters.
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_stale(last_success_at timestamptz, expires_at timestamptz)
 RETURNS boolean
-LANGUAGE sql VOLATILE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT last_success_at IS NULL
         OR last_success_at < clock_timestamp() - interval '48 hours'
         OR coalesce(expires_at <= clock_timestamp(), false)
@@ -81,7 +91,8 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
--- The advisories of a result that no admin dismissed, in document order.
+-- The advisories of a result that no admin dismissed, in document order
+-- (for display; the flags compare advisory_ids with the dismissals).
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_open_advisories(component_code text, advisories jsonb)
 RETURNS jsonb
@@ -118,8 +129,9 @@ LEFT JOIN sources s ON s.url = u.url;
 -- Every installed component with its current result (null columns when it
 -- has none) and every derived flag. The summary, the catalog, the detail
 -- page, source health and /metrics read this view and nothing else.
+-- No CTE: a view with one is not merged into the query that reads it, and
+-- would compute every column of every row whatever the query needs.
 CREATE VIEW component_state AS
-WITH core AS (SELECT installed_version FROM components WHERE code = 'core')
 SELECT c.code,
        c.name,
        c.installed_version,
@@ -136,9 +148,9 @@ SELECT c.code,
        coalesce(r.update_available, false)                  AS update_available,
        coalesce(r.security, false)                          AS security,
        coalesce(r.needs_newer_core, false)                  AS needs_newer_core,
-       o.open_advisories,
-       (jsonb_array_length(o.open_advisories) > 0)::boolean AS vulnerable,
-       jsonb_path_exists(o.open_advisories, '$[*] ? (@.no_fix == true)') AS vulnerable_no_fix,
+       upcheck_open_advisories(c.code, r.advisories)        AS open_advisories,
+       coalesce(NOT (r.advisory_ids <@ coalesce(d.ids, '{}')), false)::boolean AS vulnerable,
+       coalesce(NOT (r.no_fix_ids <@ coalesce(d.ids, '{}')), false)::boolean   AS vulnerable_no_fix,
        s.last_success_at,
        s.last_attempt_at,
        s.last_error,
@@ -155,11 +167,11 @@ LEFT JOIN component_results r
       AND r.installed_version = c.installed_version
       AND r.source_url = c.source_url
       AND r.document_hash = s.document_hash
-      AND (c.code = 'core' OR r.core_version = (SELECT installed_version FROM core))
+      AND (c.code = 'core' OR r.core_version = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
       AND (c.pinned_key IS NULL OR r.verified_key = c.pinned_key)
--- OFFSET 0 keeps the subquery from being flattened, which would compute the
--- open advisories once per column that reads them.
-CROSS JOIN LATERAL (SELECT upcheck_open_advisories(c.code, r.advisories) AS open_advisories OFFSET 0) o;
+LEFT JOIN (SELECT component_code, array_agg(advisory_id) AS ids
+           FROM advisory_dismissals GROUP BY component_code) d
+       ON d.component_code = c.code;
 
 -- +goose Down
 DROP VIEW component_state;

@@ -8,11 +8,13 @@
 -- conditions when it reads, so a row that slipped past them never counts.
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, update_available, security, needs_newer_core,
-                               required_core, advisories, evaluation, release_url, eval_error, evaluated_at, epoch)
+                               required_core, advisories, advisory_ids, no_fix_ids, evaluation, release_url,
+                               eval_error, evaluated_at, epoch)
 SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
        sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
        @update_available::boolean, @security::boolean, @needs_newer_core::boolean, sqlc.narg(required_core)::text,
-       @advisories::jsonb, @evaluation::jsonb, sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
+       @advisories::jsonb, @advisory_ids::text[], @no_fix_ids::text[], @evaluation::jsonb,
+       sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
        clock_timestamp(), @epoch::bigint
 FROM components c
 JOIN sources s ON s.url = c.source_url
@@ -34,6 +36,8 @@ SET source_url        = EXCLUDED.source_url,
     needs_newer_core  = EXCLUDED.needs_newer_core,
     required_core     = EXCLUDED.required_core,
     advisories        = EXCLUDED.advisories,
+    advisory_ids      = EXCLUDED.advisory_ids,
+    no_fix_ids        = EXCLUDED.no_fix_ids,
     evaluation        = EXCLUDED.evaluation,
     release_url       = EXCLUDED.release_url,
     eval_error        = EXCLUDED.eval_error,

@@ -19,18 +19,20 @@ var (
 const resultWrite = `-- name: ResultWrite :batchone
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, update_available, security, needs_newer_core,
-                               required_core, advisories, evaluation, release_url, eval_error, evaluated_at, epoch)
+                               required_core, advisories, advisory_ids, no_fix_ids, evaluation, release_url,
+                               eval_error, evaluated_at, epoch)
 SELECT c.code, c.source_url, c.installed_version, $1::text, s.document_hash,
        $2::text, $3::text, $4::text,
        $5::boolean, $6::boolean, $7::boolean, $8::text,
-       $9::jsonb, $10::jsonb, $11::text, $12::text,
-       clock_timestamp(), $13::bigint
+       $9::jsonb, $10::text[], $11::text[], $12::jsonb,
+       $13::text, $14::text,
+       clock_timestamp(), $15::bigint
 FROM components c
 JOIN sources s ON s.url = c.source_url
-WHERE c.code = $14::text
-  AND c.installed_version = $15::text
-  AND c.source_url = $16::text
-  AND s.document_hash = $17::bytea
+WHERE c.code = $16::text
+  AND c.installed_version = $17::text
+  AND c.source_url = $18::text
+  AND s.document_hash = $19::bytea
   AND (c.code = 'core' OR $1::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
@@ -45,6 +47,8 @@ SET source_url        = EXCLUDED.source_url,
     needs_newer_core  = EXCLUDED.needs_newer_core,
     required_core     = EXCLUDED.required_core,
     advisories        = EXCLUDED.advisories,
+    advisory_ids      = EXCLUDED.advisory_ids,
+    no_fix_ids        = EXCLUDED.no_fix_ids,
     evaluation        = EXCLUDED.evaluation,
     release_url       = EXCLUDED.release_url,
     eval_error        = EXCLUDED.eval_error,
@@ -69,6 +73,8 @@ type ResultWriteParams struct {
 	NeedsNewerCore   bool
 	RequiredCore     *string
 	Advisories       []byte
+	AdvisoryIds      []string
+	NoFixIds         []string
 	Evaluation       []byte
 	ReleaseUrl       *string
 	EvalError        *string
@@ -99,6 +105,8 @@ func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWritePar
 			a.NeedsNewerCore,
 			a.RequiredCore,
 			a.Advisories,
+			a.AdvisoryIds,
+			a.NoFixIds,
 			a.Evaluation,
 			a.ReleaseUrl,
 			a.EvalError,

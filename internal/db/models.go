@@ -88,6 +88,8 @@ type ComponentResult struct {
 	DocumentHash []byte
 	VerifiedKey  *string
 	EvalError    *string
+	AdvisoryIds  []string
+	NoFixIds     []string
 }
 
 type ComponentState struct {

@@ -73,7 +73,9 @@ type Result struct {
 	Security         bool
 	NeedsNewerCore   bool
 	RequiredCore     string
-	Advisories       []byte // every advisory affecting InstalledVersion
+	Advisories       []byte   // every advisory affecting InstalledVersion, JSON
+	AdvisoryIDs      []string // their ids
+	NoFixIDs         []string // the ids of those with no fixed version
 	Evaluation       []byte
 	ReleaseURL       string
 	// EvalError says why the component could not be evaluated from the
@@ -251,6 +253,7 @@ func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error
 			LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion),
 			UpdateAvailable: r.UpdateAvailable, Security: r.Security, NeedsNewerCore: r.NeedsNewerCore,
 			RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
+			AdvisoryIds: orNoStrings(r.AdvisoryIDs), NoFixIds: orNoStrings(r.NoFixIDs),
 			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
 		}
 	}
@@ -356,4 +359,12 @@ func orEmptyArray(b []byte) []byte {
 		return []byte("[]")
 	}
 	return b
+}
+
+// orNoStrings sends an empty array, never NULL, for a nil slice.
+func orNoStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -80,6 +80,12 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) store.Result
 	if ev.BlockedUpdate != nil {
 		r.RequiredCore = ev.BlockedUpdate.RequiresCore
 	}
+	for _, a := range ev.Advisories {
+		r.AdvisoryIDs = append(r.AdvisoryIDs, a.ID)
+		if a.NoFix {
+			r.NoFixIDs = append(r.NoFixIDs, a.ID)
+		}
+	}
 	// Marshalling plain structs of strings, bools and times cannot fail.
 	r.Advisories, _ = json.Marshal(ev.Advisories)
 	r.Evaluation, _ = json.Marshal(ev)

@@ -34,10 +34,14 @@ func TestReadModelGolden(t *testing.T) {
 		('https://p.example/core.json', 1, 'doc', sha256('doc'), '2099-01-02T00:00:00Z', '2099-01-02T00:00:00Z'),
 		('https://p.example/acme.json', 1, 'doc', sha256('doc'), '2099-01-03T00:00:00Z', '2099-01-03T00:00:00Z')`
 	result := func(code, source, version, core string, update, security bool, advisories string) string {
+		ids := "{}" // the ids of the advisories, as the evaluation stores them
+		if advisories != "[]" {
+			ids = "{ACME-7}"
+		}
 		return `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
-			update_available, security, advisories, epoch)
+			update_available, security, advisories, advisory_ids, epoch)
 			VALUES ('` + code + `', '` + source + `', '` + version + `', '` + core + `', sha256('doc'), ` +
-			boolSQL(update) + `, ` + boolSQL(security) + `, '` + advisories + `', 1)`
+			boolSQL(update) + `, ` + boolSQL(security) + `, '` + advisories + `', '` + ids + `', 1)`
 	}
 	const vulnerable = `[{"id": "ACME-7", "severity": "high", "no_fix": false}]`
 	site := []string{components, sources,
