@@ -26,9 +26,12 @@ func (s *Server) apiSummary(c echo.Context) error {
 
 // catalogEntry is one component in GET /api/admin/plugins/updates.
 type catalogEntry struct {
-	Code            string          `json:"code"`
-	Name            string          `json:"name"`
-	Installed       string          `json:"installed"`
+	Code      string `json:"code"`
+	Name      string `json:"name"`
+	Installed string `json:"installed"`
+	// Evaluated: the facts below come from a result for the current
+	// installed versions; false means nothing is known yet.
+	Evaluated       bool            `json:"evaluated"`
 	Latest          *string         `json:"latest"`
 	UpdateVersion   *string         `json:"update_version"`
 	UpdateAvailable bool            `json:"update_available"`
@@ -43,6 +46,7 @@ type catalogEntry struct {
 	LastSuccessAt   *time.Time      `json:"last_success_at"`
 	LastAttemptAt   *time.Time      `json:"last_attempt_at"`
 	LastError       *string         `json:"last_error"`
+	EvalError       *string         `json:"eval_error,omitempty"`
 }
 
 // maxPageSize bounds one catalog read.
@@ -63,11 +67,11 @@ func (s *Server) apiCatalog(c echo.Context) error {
 	out := make([]catalogEntry, len(entries))
 	for i, e := range entries {
 		out[i] = catalogEntry{
-			Code: e.Code, Name: e.Name, Installed: e.Installed, Latest: opt(e.Latest), UpdateVersion: opt(e.UpdateVersion),
+			Code: e.Code, Name: e.Name, Installed: e.Installed, Evaluated: e.Evaluated, Latest: opt(e.Latest), UpdateVersion: opt(e.UpdateVersion),
 			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
 			RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
 			ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
-			LastError: opt(e.LastError),
+			LastError: opt(e.LastError), EvalError: opt(e.EvalError),
 		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")

@@ -411,12 +411,14 @@ func TestCatalogAPI(t *testing.T) {
 		Components []map[string]any `json:"components"`
 		Total      int              `json:"total"`
 	}
-	json.Unmarshal([]byte(admin.do("GET", "/api/admin/plugins/updates?per_page=3&page=1", "", "", nil).body), &page)
+	if err := json.Unmarshal([]byte(admin.do("GET", "/api/admin/plugins/updates?per_page=3&page=1", "", "", nil).body), &page); err != nil {
+		t.Fatal(err)
+	}
 	if page.Total != 7 || len(page.Components) != 3 {
 		t.Fatalf("page 1: total %d, %d entries", page.Total, len(page.Components))
 	}
 	first := page.Components[0]
-	for _, k := range []string{"code", "name", "installed", "latest", "update_available", "security", "advisories", "source_url", "last_success_at", "last_error"} {
+	for _, k := range []string{"code", "name", "installed", "evaluated", "latest", "update_available", "security", "advisories", "source_url", "last_success_at", "last_error"} {
 		if _, ok := first[k]; !ok {
 			t.Errorf("catalog entry lacks %q: %v", k, first)
 		}
