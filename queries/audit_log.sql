@@ -8,3 +8,7 @@ SELECT id, at, user_id, action, detail
 FROM audit_log
 ORDER BY id DESC
 LIMIT @max_rows;
+
+-- name: AuditPurge :execrows
+DELETE FROM audit_log
+WHERE at < clock_timestamp() - make_interval(days => @keep_days::int);

@@ -35,3 +35,11 @@ SELECT r.id, r.trigger, r.actor, r.started_at, r.finished_at,
 FROM check_runs r
 ORDER BY r.id DESC
 LIMIT @max_rows;
+
+-- name: CheckRunPurge :execrows
+-- Runs older than the retention go, except the newest run that ran: the
+-- summary's last check must not turn into "never" after a quiet spell.
+DELETE FROM check_runs
+WHERE started_at < clock_timestamp() - make_interval(days => @keep_days::int)
+  AND id IS DISTINCT FROM (SELECT max(id) FROM check_runs
+                           WHERE status NOT IN ('busy', 'cooldown', 'skipped', 'running'));

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/housekeeping"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/web"
@@ -83,6 +84,8 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	var wg sync.WaitGroup
 	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
 	wg.Go(func() { scheduler.Run(schedCtx) })
+	// Sessions, throttling rows, old history: once a day on every instance.
+	wg.Go(func() { housekeeping.New(a.Store, a.Auth, logger).Every(schedCtx, time.Minute, 24*time.Hour) })
 	if demoSite != nil {
 		// The newcomer sees real results at once, not after the first cron.
 		wg.Go(func() { demoSite.firstCheck(schedCtx, a) })

@@ -60,3 +60,16 @@ func (q *Queries) AuditList(ctx context.Context, db DBTX, maxRows int32) ([]Audi
 	}
 	return items, nil
 }
+
+const auditPurge = `-- name: AuditPurge :execrows
+DELETE FROM audit_log
+WHERE at < clock_timestamp() - make_interval(days => $1::int)
+`
+
+func (q *Queries) AuditPurge(ctx context.Context, db DBTX, keepDays int32) (int64, error) {
+	result, err := db.Exec(ctx, auditPurge, keepDays)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

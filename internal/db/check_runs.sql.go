@@ -111,6 +111,23 @@ func (q *Queries) CheckRunList(ctx context.Context, db DBTX, maxRows int32) ([]C
 	return items, nil
 }
 
+const checkRunPurge = `-- name: CheckRunPurge :execrows
+DELETE FROM check_runs
+WHERE started_at < clock_timestamp() - make_interval(days => $1::int)
+  AND id IS DISTINCT FROM (SELECT max(id) FROM check_runs
+                           WHERE status NOT IN ('busy', 'cooldown', 'skipped', 'running'))
+`
+
+// Runs older than the retention go, except the newest run that ran: the
+// summary's last check must not turn into "never" after a quiet spell.
+func (q *Queries) CheckRunPurge(ctx context.Context, db DBTX, keepDays int32) (int64, error) {
+	result, err := db.Exec(ctx, checkRunPurge, keepDays)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const checkRunRecordRefused = `-- name: CheckRunRecordRefused :one
 INSERT INTO check_runs (trigger, actor, status, finished_at, duration_ms)
 VALUES ($1, $2, $3, clock_timestamp(), 0)

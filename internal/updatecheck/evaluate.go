@@ -44,16 +44,22 @@ func newDocInput(url string, body []byte, doc *updatedoc.Document, key string) *
 	return &docInput{url: url, doc: doc, hash: h[:], key: key}
 }
 
-// evaluate computes the results of the components in inputs from d.
-func evaluate(d *docInput, inputs []store.ComponentInput, epoch int64) []store.Result {
+// evaluate computes the results of the components in inputs from d. A
+// component whose versions do not parse gets a result saying so (EvalError);
+// an error means a result could not be encoded at all.
+func evaluate(d *docInput, inputs []store.ComponentInput, epoch int64) ([]store.Result, error) {
 	out := make([]store.Result, 0, len(inputs))
 	for _, in := range inputs {
-		out = append(out, evaluateOne(d, in, epoch))
+		r, err := evaluateOne(d, in, epoch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
 	}
-	return out
+	return out, nil
 }
 
-func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) store.Result {
+func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) (store.Result, error) {
 	r := store.Result{
 		Code: in.Code, SourceURL: d.url, InstalledVersion: in.InstalledVersion, CoreVersion: in.CoreVersion,
 		DocumentHash: d.hash, VerifiedKey: d.key, Epoch: epoch,
@@ -65,7 +71,7 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) store.Result
 	ev, err := updatedoc.Evaluate(d.doc, in.Code, in.InstalledVersion, in.CoreVersion)
 	if err != nil {
 		r.EvalError = err.Error()
-		return r
+		return r, nil
 	}
 	if ev.Missing {
 		r.EvalError = fmt.Sprintf("the update document has no package %q", in.Code)
@@ -86,10 +92,13 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) store.Result
 			r.NoFixIDs = append(r.NoFixIDs, a.ID)
 		}
 	}
-	// Marshalling plain structs of strings, bools and times cannot fail.
-	r.Advisories, _ = json.Marshal(ev.Advisories)
-	r.Evaluation, _ = json.Marshal(ev)
-	return r
+	if r.Advisories, err = json.Marshal(ev.Advisories); err != nil {
+		return store.Result{}, fmt.Errorf("encode the advisories of %q: %w", in.Code, err)
+	}
+	if r.Evaluation, err = json.Marshal(ev); err != nil {
+		return store.Result{}, fmt.Errorf("encode the evaluation of %q: %w", in.Code, err)
+	}
+	return r, nil
 }
 
 // lockedTx runs fn in one short transaction that holds the lease's lock:
@@ -151,7 +160,11 @@ func (c *Checker) completeResults(ctx context.Context, run lockedTx, d *docInput
 			return nil
 		}
 		using, refused = len(done)+len(inputs), false
-		if err := write(evaluate(d, inputs, epoch)); err != nil {
+		results, err := evaluate(d, inputs, epoch)
+		if err != nil {
+			return err
+		}
+		if err := write(results); err != nil {
 			return err
 		}
 	}

@@ -163,7 +163,11 @@ func (c *Checker) evaluateFromStored(ctx context.Context, todo []store.Unevaluat
 			if d == nil {
 				continue
 			}
-			out = append(out, evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core}, src.Epoch))
+			r, err := evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core}, src.Epoch)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
 		}
 	}
 	return out, nil

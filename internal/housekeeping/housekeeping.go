@@ -1,0 +1,80 @@
+// Package housekeeping deletes what upcheck keeps no longer: dead sessions
+// and spent login-throttling rows (auth's purge), check runs after 90 days
+// and audit rows after a year. Every instance runs it once a day; each
+// deletion is idempotent and judged on the database clock, so two
+// instances running it at once delete each row once and need no lease.
+package housekeeping
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// Retention of the history tables.
+const (
+	CheckRunDays = 90
+	AuditDays    = 365
+)
+
+// Purger is the part of auth that purges its own tables.
+type Purger interface {
+	Purge(ctx context.Context) error
+}
+
+// Task is the daily housekeeping of one process.
+type Task struct {
+	store  *store.Store
+	auth   Purger
+	logger *slog.Logger
+}
+
+// New returns a Task.
+func New(st *store.Store, auth Purger, logger *slog.Logger) *Task {
+	return &Task{store: st, auth: auth, logger: logger}
+}
+
+// Report says what one run deleted.
+type Report struct {
+	CheckRuns, AuditRows int64
+}
+
+// Run deletes everything past its retention once. A failure of one step
+// does not stop the others; the errors are joined.
+func (t *Task) Run(ctx context.Context) (Report, error) {
+	var rep Report
+	authErr := t.auth.Purge(ctx)
+	var runsErr, auditErr error
+	rep.CheckRuns, runsErr = t.store.CheckRunPurge(ctx, CheckRunDays)
+	rep.AuditRows, auditErr = t.store.AuditPurge(ctx, AuditDays)
+	return rep, errors.Join(authErr, runsErr, auditErr)
+}
+
+// Every runs the task once shortly after the start (a random delay of up
+// to first, so instances started together spread out), then every
+// interval, until ctx ends. It returns when ctx ends.
+func (t *Task) Every(ctx context.Context, first, interval time.Duration) {
+	timer := time.NewTimer(rand.N(first + 1))
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		rep, err := t.Run(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			t.logger.WarnContext(ctx, "housekeeping", "error", err, "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows)
+		default:
+			t.logger.InfoContext(ctx, "housekeeping", "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows)
+		}
+		timer.Reset(interval)
+	}
+}

@@ -1,0 +1,87 @@
+package housekeeping
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+type countingPurger struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (p *countingPurger) Purge(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	return nil
+}
+
+// Old history goes, recent history and the newest run that ran stay, and
+// several instances running at once delete each row once.
+func TestRunPurgesPastRetention(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	d.MustExec(t, `INSERT INTO check_runs (trigger, status, started_at, finished_at) VALUES
+		('scheduled', 'completed', clock_timestamp() - interval '200 days', clock_timestamp() - interval '200 days'),
+		('scheduled', 'completed', clock_timestamp() - interval '100 days', clock_timestamp() - interval '100 days'),
+		('manual', 'cooldown', clock_timestamp() - interval '95 days', clock_timestamp() - interval '95 days'),
+		('scheduled', 'completed', clock_timestamp() - interval '10 days', clock_timestamp() - interval '10 days')`)
+	d.MustExec(t, `INSERT INTO audit_log (action, at) VALUES
+		('advisory.dismiss', clock_timestamp() - interval '400 days'),
+		('advisory.dismiss', clock_timestamp() - interval '300 days')`)
+	p := &countingPurger{}
+	task := New(store.New(d.Pool), p, slog.Default())
+
+	var wg sync.WaitGroup
+	reports := make(chan Report, 4)
+	for range 4 {
+		wg.Go(func() {
+			rep, err := task.Run(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			reports <- rep
+		})
+	}
+	wg.Wait()
+	close(reports)
+	var runs, audit int64
+	for rep := range reports {
+		runs += rep.CheckRuns
+		audit += rep.AuditRows
+	}
+	if runs != 3 || audit != 1 || p.calls != 4 {
+		t.Fatalf("deleted %d runs and %d audit rows in all (want 3 and 1), auth purged %d times (want 4)", runs, audit, p.calls)
+	}
+	var left int
+	d.QueryRow(t, "SELECT count(*) FROM check_runs WHERE started_at > clock_timestamp() - interval '11 days'").Scan(&left)
+	if left != 1 {
+		t.Fatalf("%d recent runs left, want 1", left)
+	}
+}
+
+// The newest run that ran is kept however old it is: the summary's last
+// check must not become "never".
+func TestRunKeepsTheNewestRun(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	d.MustExec(t, `INSERT INTO check_runs (trigger, status, started_at, finished_at) VALUES
+		('scheduled', 'completed', clock_timestamp() - interval '300 days', clock_timestamp() - interval '300 days'),
+		('scheduled', 'lease_lost', clock_timestamp() - interval '200 days', clock_timestamp() - interval '200 days'),
+		('manual', 'busy', clock_timestamp() - interval '150 days', clock_timestamp() - interval '150 days')`)
+	task := New(store.New(d.Pool), &countingPurger{}, slog.Default())
+	if _, err := task.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	d.QueryRow(t, "SELECT string_agg(status, ',') FROM check_runs").Scan(&status)
+	if status != "lease_lost" {
+		t.Fatalf("runs left: %q, want the newest run that ran (lease_lost)", status)
+	}
+}

@@ -1,0 +1,105 @@
+package updatecheck
+
+import (
+	"fmt"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// verdict is what the acceptance policy decided about one publisher answer.
+type verdict struct {
+	// failure, when set, is recorded against the source; the stored
+	// document stays.
+	failure string
+	// notModified: a 304 that the stored document may answer for.
+	notModified bool
+	// document, when newDocument, replaces the stored one.
+	newDocument bool
+	document    store.SourceDocument
+	// doc is what the components are evaluated from: the new document, or
+	// the stored one while it is trusted under the key pinned now (also
+	// after a failure); nil evaluates nothing.
+	doc *docInput
+}
+
+// answer is what the publisher said: a failure, or a response with its
+// signature (the Upcheck-Signature header, or the .sig file fetched
+// beforehand).
+type answer struct {
+	failure   string // the fetch (or the .sig's) failed: why
+	resp      fetch.Response
+	signature string
+}
+
+// accept is the acceptance policy of a fetched source, with no I/O and no
+// clock, so that it can be read and tested as a table: given what is
+// stored for the source (j) and the publisher's answer, decide what is
+// kept.
+//
+//   - A 304 vouches for the stored bytes only if they verify under the key
+//     pinned now: after a key change the old document is not trusted.
+//   - A new document must be signed by the pinned key (when one is
+//     pinned), parse, and carry a sequence no lower than the highest ever
+//     accepted under that key (rollback protection survives key changes).
+//   - The same sequence under the same key is the same publication: the
+//     stored document stays and only the validators and the success move.
+//   - Whatever fails, the stored document keeps answering for the
+//     components while it is trusted, and the failure is recorded.
+func accept(j job, a answer, epoch int64) verdict {
+	fail := func(msg string) verdict {
+		v := verdict{failure: msg}
+		if d, err := storedDocument(j.stored, j.key); err == nil {
+			v.doc = d
+		}
+		return v
+	}
+	resp, signature := a.resp, a.signature
+	switch {
+	case a.failure != "":
+		return fail(a.failure)
+	case resp.NotModified:
+		d, err := storedDocument(j.stored, j.key)
+		if err != nil {
+			return fail(fmt.Sprintf("the publisher answered 304 Not Modified, but %v", err))
+		}
+		return verdict{notModified: true, doc: d}
+	}
+
+	body, state := resp.Body, "unsigned"
+	if j.key != "" {
+		key, err := updatedoc.ParsePublicKey(j.key)
+		if err != nil {
+			return fail(fmt.Sprintf("pinned key: %v", err))
+		}
+		if signature == "" {
+			return fail("the document is unsigned, and a key is pinned for its source")
+		}
+		if err := updatedoc.Verify(body, signature, key); err != nil {
+			return fail(fmt.Sprintf("signature: %v", err))
+		}
+		state = "verified"
+	}
+	doc, err := updatedoc.Parse(body)
+	if err != nil {
+		return fail(fmt.Sprintf("invalid document: %v", err))
+	}
+	highest, seen := j.sequences[j.key]
+	if err := updatedoc.CheckSequence(highest, doc.Sequence, seen); err != nil {
+		return fail(err.Error())
+	}
+	if j.stored.Sequence != nil && *j.stored.Sequence == doc.Sequence && j.stored.SequenceKey == j.key {
+		if d, err := storedDocument(j.stored, j.key); err == nil {
+			return verdict{doc: d}
+		}
+	}
+	return verdict{
+		newDocument: true,
+		document: store.SourceDocument{
+			URL: j.url, Document: body, Signature: signature, Sequence: doc.Sequence, SequenceKey: j.key,
+			ETag: resp.ETag, LastModified: resp.LastModified, ExpiresAt: expiry(doc), SignatureState: state, Epoch: epoch,
+		},
+		doc: newDocInput(j.url, body, doc, j.key),
+	}
+}
