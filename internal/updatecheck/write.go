@@ -1,0 +1,85 @@
+package updatecheck
+
+import (
+	"context"
+	"errors"
+
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// outcome is what became of one source; err, when set, stops the whole
+// check (the lease is gone or the database refuses writes).
+type outcome struct {
+	kind outcomeKind
+	err  error
+}
+
+type outcomeKind int
+
+const (
+	fetched outcomeKind = iota + 1
+	notModified
+	failed
+	skipped
+)
+
+var (
+	outcomeFetched     = outcome{kind: fetched}
+	outcomeNotModified = outcome{kind: notModified}
+	outcomeFailed      = outcome{kind: failed}
+	outcomeSkipped     = outcome{kind: skipped}
+)
+
+// writerCount is how many goroutines write prepared sources. Their fenced
+// transactions serialise on the lease's lock; two let one open its
+// transaction while the other holds the lock.
+const writerCount = 2
+
+// write stores one prepared source: its row and the first batch of its
+// results in one fenced transaction, the other results in further short
+// fenced ones (see completeResults). Until a component's result is written,
+// the read model shows it as not evaluated, never as evaluated from
+// another document.
+func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
+	if p.failure != "" {
+		c.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "error", p.failure)
+	}
+	fenced := func(ctx context.Context, fn func(*store.Tx) error) error { return c.lease.WithLease(ctx, l.Owner, fn) }
+	first, rest := p.results[:min(resultBatch, len(p.results))], p.results[min(resultBatch, len(p.results)):]
+	var using int
+	var written []string
+	refused := false
+	err := fenced(ctx, func(tx *store.Tx) error {
+		var err error
+		switch {
+		case p.failure != "":
+			using, err = tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch)
+		case p.newDocument:
+			using, err = tx.SourceSaveDocument(ctx, p.document)
+		default:
+			using, err = tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch)
+		}
+		if err != nil || p.doc == nil {
+			return err
+		}
+		written, err = tx.ResultWrite(ctx, first)
+		refused = len(written) < len(first)
+		return err
+	})
+	if err == nil && p.doc != nil {
+		err = c.completeResults(ctx, fenced, p.doc, rest, written, refused, using, l.Epoch)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil && !errors.Is(err, lease.ErrLeaseLost):
+		return outcomeSkipped
+	case err != nil:
+		return outcome{kind: failed, err: err}
+	case p.failure != "":
+		return outcomeFailed
+	case p.notModified:
+		return outcomeNotModified
+	}
+	return outcomeFetched
+}
+
