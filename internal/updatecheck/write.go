@@ -82,4 +82,3 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	}
 	return outcomeFetched
 }
-
