@@ -22,6 +22,10 @@ run: build ## run the app (a private PostgreSQL is started when UPCHECK_DATABASE
 test: lint deps ## run every test, with the race detector, on real PostgreSQL and Chromium
 	$(GO) test -race -count=1 -tags crash -timeout 20m $(PKGS)
 
+.PHONY: stop
+stop: ## stop the private PostgreSQL clusters that run, test and bench leave running (data is kept)
+	$(GO) run ./cmd/devdb stop
+
 .PHONY: deps
 deps: ## install PostgreSQL and Chromium from Debian's packages when missing
 	@bash .ci/deps
