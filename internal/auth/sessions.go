@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -141,4 +144,47 @@ func (s *Service) Logout(ctx context.Context, sessionID string) error {
 		return dbError("logout", err)
 	}
 	return nil
+}
+
+// SessionToken returns the token the request's session cookie
+// (Config.CookieName) carries, "" when there is none.
+func (s *Service) SessionToken(r *http.Request) string {
+	ck, err := r.Cookie(s.cfg.CookieName)
+	if err != nil {
+		return ""
+	}
+	return ck.Value
+}
+
+// SessionCookie is the cookie that sends a session token (from Login):
+// HttpOnly so scripts cannot read it, SameSite=Lax so other sites' posts do
+// not carry it, Secure on TLS (tls) or when Config.SecureCookie, and
+// expiring with the session's absolute expiry.
+func (s *Service) SessionCookie(token string, expires time.Time, tls bool) *http.Cookie {
+	return &http.Cookie{
+		Name: s.cfg.CookieName, Value: token, Path: "/", Expires: expires,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.cfg.SecureCookie || tls,
+	}
+}
+
+// ExpiredSessionCookie tells the browser to drop the session cookie.
+func (s *Service) ExpiredSessionCookie(tls bool) *http.Cookie {
+	ck := s.SessionCookie("", time.Unix(0, 0), tls)
+	ck.MaxAge = -1
+	return ck
+}
+
+// SafeNext returns next if it is a path on this site, and "/" otherwise, so
+// that the login page's ?next= cannot send a user to another site
+// ("//evil.example", "/\evil.example", "https://…").
+func SafeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, `/\`) ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" {
+		return "/"
+	}
+	return next
 }
