@@ -71,5 +71,5 @@ func classify(err error) (int, string) {
 // under /api/ and the operations endpoints, which scripts read.
 func isAPI(r *http.Request) bool {
 	p := r.URL.Path
-	return strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/readyz" || p == "/metrics"
+	return strings.HasPrefix(p, "/api/") || p == pathHealthz || p == pathReadyz || p == pathMetrics
 }

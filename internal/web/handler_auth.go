@@ -53,5 +53,5 @@ func (s *Server) logout(c echo.Context) error {
 		}
 	}
 	clearSessionCookie(c, s.auth)
-	return c.Redirect(http.StatusSeeOther, "/login")
+	return c.Redirect(http.StatusSeeOther, views.PathLogin)
 }
