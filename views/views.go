@@ -38,6 +38,8 @@ const (
 	// PathAPICheck and PathAPISummary are the JSON endpoints app.js calls.
 	PathAPICheck   = "/api/admin/plugins/updates/check"
 	PathAPISummary = "/api/admin/plugins/updates/summary"
+	// PathAPICatalog is the catalog as JSON, for scripts.
+	PathAPICatalog = "/api/admin/plugins/updates"
 )
 
 // CSRFField is the name of the hidden form field that carries the CSRF
