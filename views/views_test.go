@@ -180,14 +180,18 @@ func render(t *testing.T, c templ.Component) string {
 	return b.String()
 }
 
-// TestGolden compares every page with testdata/<name>.golden.html; run
-// `go test ./views -update` to rewrite them after a deliberate change.
+// TestGolden compares every page, pretty-printed (prettyHTML), with
+// testdata/<name>.golden.html; run `go test ./views -update` to rewrite them
+// after a deliberate change.
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	for name, c := range pages() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got := render(t, c)
+			got, err := prettyHTML(render(t, c))
+			if err != nil {
+				t.Fatal(err)
+			}
 			path := filepath.Join("testdata", name+".golden.html")
 			if *update {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -201,20 +205,10 @@ func TestGolden(t *testing.T) {
 			}
 			if got != string(want) {
 				t.Errorf("%s differs from the golden file (run go test ./views -update after a deliberate change)\n%s",
-					path, firstDifference(string(want), got))
+					path, lineDifference(string(want), got))
 			}
 		})
 	}
-}
-
-// firstDifference shows where two renders part.
-func firstDifference(want, got string) string {
-	i := 0
-	for i < len(want) && i < len(got) && want[i] == got[i] {
-		i++
-	}
-	from := max(i-80, 0)
-	return "want: …" + want[from:min(i+80, len(want))] + "\ngot:  …" + got[from:min(i+80, len(got))]
 }
 
 // doc parses a render, so the assertions below see elements and
