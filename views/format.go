@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/static"
 )
 
@@ -92,7 +93,7 @@ func updatesAvailableText(n int) string {
 }
 
 // needsAttention is whether the security alert shows.
-func (s SummaryProps) needsAttention() bool {
+func needsAttention(s readmodel.Summary) bool {
 	return s.SecurityUpdates+s.Vulnerable > 0
 }
 
@@ -242,7 +243,24 @@ func triggerLabel(trigger string) string {
 	}
 }
 
-// lastCheckText is the widget's note on the last check: "completed, manual
+// lastCheckFinished is when the last check that ran ended; nil: none has.
+func lastCheckFinished(lc *readmodel.LastCheck) *time.Time {
+	if lc == nil {
+		return nil
+	}
+	return lc.FinishedAt
+}
+
+// lastCheckNote is the widget's note on the last check, "completed, manual
+// check"; "" when there is nothing to say.
+func lastCheckNote(lc *readmodel.LastCheck) string {
+	if lc == nil || lc.FinishedAt == nil || lc.Status == "" {
+		return ""
+	}
+	return lastCheckText(lc.Status, lc.Trigger)
+}
+
+// lastCheckText words a check's status and trigger: "completed, manual
 // check".
 func lastCheckText(status, trigger string) string {
 	label, _, _ := runStatus(status)

@@ -7,10 +7,13 @@
 //
 //	views.Dashboard(views.DashboardProps{Layout: lp, CanManage: true}).Render(ctx, w)
 //
-// Props use strings, bools, ints and times only, so this package imports
-// nothing of the application but the static assets it links to. Relative
-// times ("3 hours ago") are computed from LayoutProps.Now, which makes a
-// render deterministic in tests.
+// Props are plain values: strings, numbers, bools, times, rows of those,
+// and the Asset function. The update summary is readmodel.Summary itself,
+// the value the JSON API returns, not a copy. So this package imports of
+// the application only internal/readmodel (plain data) and the static
+// assets it links to, and nothing but internal/web imports it (see
+// TestImports). Relative times ("3 hours ago") are computed from
+// LayoutProps.Now, which makes a render deterministic in tests.
 //
 // Elements that tests assert carry a data-testid attribute; the names are
 // part of the contract with the browser tests and with static/js/app.js,

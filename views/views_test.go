@@ -14,6 +14,8 @@ import (
 
 	"github.com/a-h/templ"
 	"golang.org/x/net/html"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -34,7 +36,7 @@ func in(d time.Duration) *time.Time {
 // testAsset keeps golden files independent of the static files' hashes.
 func testAsset(name string) string { return "/static/" + name }
 
-func layout(s SummaryProps, canManage bool) LayoutProps {
+func layout(s readmodel.Summary, canManage bool) LayoutProps {
 	role := "viewer"
 	if canManage {
 		role = "admin"
@@ -49,23 +51,21 @@ func layout(s SummaryProps, canManage bool) LayoutProps {
 }
 
 // attention is a summary with everything to report.
-func attention() SummaryProps {
-	return SummaryProps{
+func attention() readmodel.Summary {
+	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
 		FailingSources: 1, Stale: 2,
-		OldestSuccessAt:     ago(72 * time.Hour),
-		LastCheckFinishedAt: ago(3 * time.Hour),
-		LastCheckStatus:     "completed", LastCheckTrigger: "manual",
+		OldestSuccessAt: ago(72 * time.Hour),
+		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
 	}
 }
 
 // calm is a summary with nothing to report.
-func calm() SummaryProps {
-	return SummaryProps{
-		Components:          4,
-		OldestSuccessAt:     ago(5 * time.Hour),
-		LastCheckFinishedAt: ago(5 * time.Hour),
-		LastCheckStatus:     "completed", LastCheckTrigger: "scheduled",
+func calm() readmodel.Summary {
+	return readmodel.Summary{
+		Components:      4,
+		OldestSuccessAt: ago(5 * time.Hour),
+		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "scheduled", FinishedAt: ago(5 * time.Hour)},
 	}
 }
 
@@ -99,7 +99,7 @@ func pages() map[string]templ.Component {
 		}),
 		"dashboard_viewer": Dashboard(DashboardProps{Layout: layout(calm(), false)}),
 		"dashboard_never": Dashboard(DashboardProps{
-			Layout: layout(SummaryProps{Components: 2, CheckRunning: true}, true), CanManage: true,
+			Layout: layout(readmodel.Summary{Components: 2, CheckRunning: true}, true), CanManage: true,
 		}),
 		"catalog": Catalog(CatalogProps{
 			Layout: layout(attention(), true), Rows: catalogRows(),
@@ -437,7 +437,7 @@ func TestWidget(t *testing.T) {
 		t.Error("running indicator shown while no check runs")
 	}
 
-	never := doc(t, Dashboard(DashboardProps{Layout: layout(SummaryProps{Components: 2, CheckRunning: true}, true)}))
+	never := doc(t, Dashboard(DashboardProps{Layout: layout(readmodel.Summary{Components: 2, CheckRunning: true}, true)}))
 	for _, id := range []string{"widget-last-check", "widget-oldest-success"} {
 		if got := text(one(t, never, id)); !strings.HasPrefix(got, "never") {
 			t.Errorf("never checked: %s = %q", id, got)
