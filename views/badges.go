@@ -4,10 +4,7 @@
 
 package views
 
-import (
-	"strings"
-	"time"
-)
+import "strings"
 
 // tone is a badge's colour; the badge's words always say the same thing.
 type tone string
@@ -90,7 +87,7 @@ func rowBadges(r CatalogRow) []badge {
 }
 
 // sourceBadges are a source's states in words.
-func sourceBadges(s SourceRow, now time.Time) []badge {
+func sourceBadges(s SourceRow) []badge {
 	var bs []badge
 	if s.Failing {
 		text := "Failing"

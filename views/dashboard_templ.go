@@ -87,7 +87,7 @@ func dashboardContent(p DashboardProps, l LayoutProps) templ.Component {
 
 // updatesWidget shows the shared summary. app.js refreshes every element
 // with a data-testid here after a check, so keep the structure in step with
-// refreshSummary in static/js/app.js.
+// applySummary in static/js/app.js.
 func updatesWidget(s readmodel.Summary, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

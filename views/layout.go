@@ -28,6 +28,7 @@ func withPage(l LayoutProps, nav NavItem, title string) LayoutProps {
 	return l
 }
 
+// now is the render's clock: LayoutProps.Now, or time.Now() when unset.
 func (l LayoutProps) now() time.Time {
 	if l.Now.IsZero() {
 		return time.Now()

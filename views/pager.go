@@ -24,6 +24,8 @@ type pageLink struct {
 	Gap    bool
 }
 
+// newPager places the page among the pages: a page number out of range is
+// clamped to the first or last page.
 func newPager(p CatalogProps) pager {
 	size := p.PageSize
 	if size <= 0 {

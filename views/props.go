@@ -102,7 +102,7 @@ type CatalogRow struct {
 	// source ("" for a component nobody publishes updates for).
 	ReleaseURL string
 	SourceURL  string
-	// LastSuccessAt is the last successful check of this component's source;
+	// LastSuccessAt is the last successful fetch of this component's source;
 	// nil: never. LastAttemptAt is the last attempt, successful or not.
 	LastSuccessAt *time.Time
 	LastAttemptAt *time.Time
@@ -218,8 +218,8 @@ type SourceRow struct {
 	ConsecutiveFailures int
 	// Stale, Expired and Failing are the read model's (source_state).
 	Stale, Expired, Failing bool
-	// ExpiresAt is the stored document's own expiry; past it the document
-	// is stale.
+	// ExpiresAt is the stored document's own expiry, shown as it is; the
+	// read model judges it (Expired, Stale).
 	ExpiresAt *time.Time
 	// SignatureState is "unsigned" or "verified".
 	SignatureState string

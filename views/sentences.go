@@ -24,8 +24,10 @@ type CheckOutcome struct {
 	RetryAfter int
 }
 
-// CheckOutcomeMessage words a check outcome the way app.js does, so the
-// no-JavaScript form post can show the same sentence as DashboardProps.Flash.
+// CheckOutcomeMessage words a check outcome for the no-JavaScript form post
+// (DashboardProps.Flash), in the sentences app.js shows for the same JSON
+// answers; where app.js has no sentence for an answer (a cancelled or
+// failed check) it names the HTTP status instead.
 func CheckOutcomeMessage(o CheckOutcome) string {
 	switch o.Status {
 	case "completed":

@@ -2,7 +2,7 @@
 // per page, no database or HTTP calls inside a template.
 //
 // Every page is a function of its props alone. The handlers (internal/web)
-// read the store, convert what they found into the plain Go values below and
+// read the store, put what they found into the props of props.go and
 // render, for example:
 //
 //	views.Dashboard(views.DashboardProps{Layout: lp, CanManage: true}).Render(ctx, w)
@@ -26,8 +26,11 @@ import (
 	"strconv"
 )
 
-// The AdminCP's URLs. The handlers register these paths; the templates link
-// to them, and app.js receives the API paths through data attributes.
+// The AdminCP's URLs as the templates link to them; app.js receives the API
+// paths through data attributes. internal/web/routes.go registers the same
+// paths written out (so that one file lists the whole surface), and some
+// handlers redirect to them by their text: a path changed here must be
+// changed there too.
 const (
 	PathLogin     = "/login"
 	PathLogout    = "/logout"

@@ -1,5 +1,8 @@
 // Vocabulary: what each check status, trigger and role is called, and the
-// names and order of a component's and a source's states (data-state).
+// names and order of a component's and a source's states (data-state). The
+// states themselves (stale, expired, failing, evaluated) are the read
+// model's, judged by the database and passed in as props; this file only
+// names and orders them.
 
 package views
 
@@ -124,8 +127,9 @@ func rowState(r CatalogRow) string {
 }
 
 // sourceRank orders sources: failing, then stale or expired, then never
-// fetched, then healthy.
-func sourceRank(s SourceRow, now time.Time) int {
+// fetched, then healthy. Failing and stale are the read model's flags; no
+// time is judged here.
+func sourceRank(s SourceRow) int {
 	switch {
 	case s.Failing:
 		return 0
@@ -139,19 +143,20 @@ func sourceRank(s SourceRow, now time.Time) int {
 }
 
 // sortedSources is the sources in display order; the props stay untouched.
-func sortedSources(src []SourceRow, now time.Time) []SourceRow {
+func sortedSources(src []SourceRow) []SourceRow {
 	out := slices.Clone(src)
 	slices.SortStableFunc(out, func(a, b SourceRow) int {
-		return cmp.Compare(sourceRank(a, now), sourceRank(b, now))
+		return cmp.Compare(sourceRank(a), sourceRank(b))
 	})
 	return out
 }
 
-// failingCount counts failing sources for the page's summary line.
+// failingCount counts failing sources for the page's summary line, by the
+// read model's flag, as the order and the badges do.
 func failingCount(src []SourceRow) int {
 	n := 0
 	for _, s := range src {
-		if s.LastError != "" || s.ConsecutiveFailures > 0 {
+		if s.Failing {
 			n++
 		}
 	}
@@ -159,6 +164,6 @@ func failingCount(src []SourceRow) int {
 }
 
 // sourceState is a source's rank as a word, for data-state.
-func sourceState(s SourceRow, now time.Time) string {
-	return [...]string{"failing", "stale", "unfetched", "healthy"}[sourceRank(s, now)]
+func sourceState(s SourceRow) string {
+	return [...]string{"failing", "stale", "unfetched", "healthy"}[sourceRank(s)]
 }

@@ -32,7 +32,7 @@
     return typeof v === "number" && isFinite(v) ? v : 0;
   }
 
-  // ---- Wording: kept in step with views/format.go ----
+  // ---- Wording: kept in step with views/sentences.go ----
 
   function completedText(body) {
     return "Check completed: " + countNoun(number(body.fetched), "source", "sources") +
