@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -550,6 +551,47 @@ func TestHistoryStatusesInWords(t *testing.T) {
 		status, _ := attr(r, "data-status")
 		if !strings.Contains(text(r), want[status]) {
 			t.Errorf("%s row says %q", status, text(r))
+		}
+	}
+}
+
+// TestStatusWords: the widget hands app.js the words of every check status
+// and trigger, and they make the same note the page renders; app.js keeps
+// no copy of them.
+func TestStatusWords(t *testing.T) {
+	t.Parallel()
+	last := one(t, doc(t, pages()["dashboard"]), "widget-last-check")
+	var statuses, triggers map[string]string
+	for name, into := range map[string]*map[string]string{"data-status-words": &statuses, "data-trigger-words": &triggers} {
+		v, ok := attr(last, name)
+		if !ok {
+			t.Fatalf("widget-last-check has no %s", name)
+		}
+		if err := json.Unmarshal([]byte(v), into); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if len(statuses) != len(checkStatuses) || len(triggers) != len(triggerLabels) {
+		t.Fatalf("%d status and %d trigger words, want %d and %d", len(statuses), len(triggers), len(checkStatuses), len(triggerLabels))
+	}
+	for status, w := range statuses {
+		for trigger, tw := range triggers {
+			// app.js: word(status) + ", " + word(trigger) + " check"
+			if got, want := w+", "+tw+" check", lastCheckText(status, trigger); got != want {
+				t.Errorf("%s/%s: app.js would say %q, the page %q", status, trigger, got, want)
+			}
+		}
+	}
+	if statuses["lease_lost"] != "interrupted" || triggers["operator"] != "command line" {
+		t.Errorf("words %v %v", statuses, triggers)
+	}
+	js, err := os.ReadFile(filepath.Join("..", "static", "js", "app.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, copied := range []string{"command line", "abandoned", "STATUS_WORDS", "TRIGGER_WORDS"} {
+		if strings.Contains(strings.ToLower(string(js)), strings.ToLower(copied)) {
+			t.Errorf("app.js has its own copy of the status words (%q)", copied)
 		}
 	}
 }

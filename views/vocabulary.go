@@ -1,13 +1,17 @@
 // Vocabulary: what each check status, trigger and role is called, and the
-// names and order of a component's and a source's states (data-state). The
-// states themselves (stale, expired, failing, evaluated) are the read
-// model's, judged by the database and passed in as props; this file only
-// names and orders them.
+// names and order of a component's and a source's states (data-state),
+// each defined once. The templates render them; app.js, which words the
+// widget's last check after a check, reads the status and trigger words
+// from the data attributes the widget carries (statusWordsJSON) instead of
+// keeping its own copy. The states themselves (stale, expired, failing,
+// evaluated) are the read model's, judged by the database and passed in as
+// props; this file only names and orders them.
 
 package views
 
 import (
 	"cmp"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -15,57 +19,91 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// runStatus words a check's status: a label and a short reason.
-func runStatus(status string) (label, reason string, t tone) {
-	switch status {
-	case "completed":
-		return "Completed", "", toneOK
-	case "running":
-		return "Running", "in progress now", toneInfo
-	case "busy":
-		return "Busy", "another check was running", toneNeutral
-	case "cooldown":
-		return "Cooldown", "too soon after the last manual check", toneNeutral
-	case "skipped":
-		return "Skipped", "this period’s check had already completed", toneNeutral
-	case "lease_lost", "interrupted":
-		return "Interrupted", "it lost its lock before finishing", toneWarn
-	case "cancelled":
-		return "Cancelled", "the server was shutting down", toneWarn
-	case "failed":
-		return "Failed", "", toneDanger
-	case "abandoned":
-		return "Abandoned", "the server stopped before it finished", toneWarn
-	case "":
-		return "Unknown", "", toneNeutral
-	default:
-		return status, "", toneNeutral
-	}
+// checkStatus is how the pages word one check status.
+type checkStatus struct {
+	// Label is the history's badge ("Interrupted"); lower-cased, it is the
+	// widget's note ("interrupted, manual check").
+	Label string
+	// Reason says why in a few words; "" when the label says it all.
+	Reason string
+	Tone   tone
+	// Ran: the run got to fetch, so its counts and duration mean something.
+	// Not for refused runs (busy, cooldown, skipped), nor for one still
+	// running or abandoned before it could record them.
+	Ran bool
 }
 
-// ranChecks is whether a run ended after fetching, so its counts and
-// duration mean something: not for refused runs (busy, cooldown, skipped),
-// nor for one still running or abandoned before it could record them.
+// checkStatuses are the words for every check status: the statuses of
+// check_runs, "interrupted" (the API's name for lease_lost), "abandoned"
+// (a run whose process died, as the history reads it) and "" for none.
+var checkStatuses = map[string]checkStatus{
+	"completed":   {"Completed", "", toneOK, true},
+	"running":     {"Running", "in progress now", toneInfo, false},
+	"busy":        {"Busy", "another check was running", toneNeutral, false},
+	"cooldown":    {"Cooldown", "too soon after the last manual check", toneNeutral, false},
+	"skipped":     {"Skipped", "this period’s check had already completed", toneNeutral, false},
+	"lease_lost":  {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	"interrupted": {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	"cancelled":   {"Cancelled", "the server was shutting down", toneWarn, true},
+	"failed":      {"Failed", "", toneDanger, true},
+	"abandoned":   {"Abandoned", "the server stopped before it finished", toneWarn, false},
+	"":            {"Unknown", "", toneNeutral, true},
+}
+
+// triggerLabels word what started a check.
+var triggerLabels = map[string]string{
+	"scheduled": "Scheduled",
+	"manual":    "Manual",
+	"operator":  "Command line",
+}
+
+// runStatus words a check's status; an unknown one is shown as it is.
+func runStatus(status string) checkStatus {
+	if w, ok := checkStatuses[status]; ok {
+		return w
+	}
+	return checkStatus{Label: status, Tone: toneNeutral, Ran: true}
+}
+
+// ranChecks is whether a run got to fetch (checkStatus.Ran).
 func ranChecks(status string) bool {
-	switch status {
-	case "busy", "cooldown", "skipped", "running", "abandoned":
-		return false
-	}
-	return true
+	return runStatus(status).Ran
 }
 
-// triggerLabel words what started a check.
+// triggerLabel words what started a check; an unknown trigger is shown as
+// it is.
 func triggerLabel(trigger string) string {
-	switch trigger {
-	case "scheduled":
-		return "Scheduled"
-	case "manual":
-		return "Manual"
-	case "operator":
-		return "Command line"
-	default:
-		return trigger
+	if l, ok := triggerLabels[trigger]; ok {
+		return l
 	}
+	return trigger
+}
+
+// statusWordsJSON and triggerWordsJSON are the words of the widget's note
+// on the last check, lower-cased, as JSON objects from a status and from a
+// trigger to its word. The widget carries them in data-status-words and
+// data-trigger-words, where app.js reads them.
+var statusWordsJSON, triggerWordsJSON = checkWordsJSON()
+
+func checkWordsJSON() (statuses, triggers string) {
+	s := make(map[string]string, len(checkStatuses))
+	for k, w := range checkStatuses {
+		s[k] = strings.ToLower(w.Label)
+	}
+	t := make(map[string]string, len(triggerLabels))
+	for k, l := range triggerLabels {
+		t[k] = strings.ToLower(l)
+	}
+	return mustJSON(s), mustJSON(t)
+}
+
+// mustJSON encodes a map of strings, which cannot fail (keys are sorted).
+func mustJSON(m map[string]string) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // lastCheckFinished is when the last check that ran ended; nil: none has.
@@ -86,10 +124,10 @@ func lastCheckNote(lc *readmodel.LastCheck) string {
 }
 
 // lastCheckText words a check's status and trigger: "completed, manual
-// check".
+// check". app.js builds the same note from statusWordsJSON and
+// triggerWordsJSON.
 func lastCheckText(status, trigger string) string {
-	label, _, _ := runStatus(status)
-	s := strings.ToLower(label)
+	s := strings.ToLower(runStatus(status).Label)
 	if trigger != "" {
 		s += ", " + strings.ToLower(triggerLabel(trigger)) + " check"
 	}
@@ -108,45 +146,71 @@ func roleLabel(role string) string {
 	}
 }
 
+// A catalog row's states, as data-state names them.
+const (
+	rowSecurity  = "security"  // a security update, or a vulnerable version
+	rowUpdate    = "update"    // an update
+	rowProblem   = "problem"   // the source fails or is stale
+	rowUntracked = "untracked" // no update source
+	rowUnchecked = "unchecked" // no current evaluation yet
+	rowCurrent   = "current"   // up to date
+)
+
 // rowState is a catalog row's most urgent state, for data-state.
 func rowState(r CatalogRow) string {
 	switch {
 	case r.Security || r.Vulnerable:
-		return "security"
+		return rowSecurity
 	case r.UpdateAvailable:
-		return "update"
+		return rowUpdate
 	case r.LastError != "" || r.Stale:
-		return "problem"
+		return rowProblem
 	case r.SourceURL == "":
-		return "untracked"
+		return rowUntracked
 	case !r.Evaluated:
-		return "unchecked"
+		return rowUnchecked
 	default:
-		return "current"
+		return rowCurrent
 	}
 }
 
-// sourceRank orders sources: failing, then stale or expired, then never
-// fetched, then healthy. Failing and stale are the read model's flags; no
-// time is judged here.
-func sourceRank(s SourceRow) int {
+// sourceState is a source's state, most urgent first: the page lists
+// sources in this order, and data-state carries its name.
+type sourceState int
+
+const (
+	sourceFailing   sourceState = iota // the last fetch gave no usable document
+	sourceStale                        // stale or expired, not failing
+	sourceUnfetched                    // never fetched successfully, not failing
+	sourceHealthy
+)
+
+// String is the state's name in data-state.
+func (s sourceState) String() string {
+	return [...]string{"failing", "stale", "unfetched", "healthy"}[s]
+}
+
+// sourceStateOf is a source's state. Failing and stale are the read
+// model's flags; no time is judged here.
+func sourceStateOf(s SourceRow) sourceState {
 	switch {
 	case s.Failing:
-		return 0
+		return sourceFailing
 	case s.LastSuccessAt == nil:
-		return 2
+		return sourceUnfetched
 	case s.Stale:
-		return 1
+		return sourceStale
 	default:
-		return 3
+		return sourceHealthy
 	}
 }
 
-// sortedSources is the sources in display order; the props stay untouched.
+// sortedSources is the sources in display order, by state, keeping the
+// given order within one; the props stay untouched.
 func sortedSources(src []SourceRow) []SourceRow {
 	out := slices.Clone(src)
 	slices.SortStableFunc(out, func(a, b SourceRow) int {
-		return cmp.Compare(sourceRank(a), sourceRank(b))
+		return cmp.Compare(sourceStateOf(a), sourceStateOf(b))
 	})
 	return out
 }
@@ -161,9 +225,4 @@ func failingCount(src []SourceRow) int {
 		}
 	}
 	return n
-}
-
-// sourceState is a source's rank as a word, for data-state.
-func sourceState(s SourceRow) string {
-	return [...]string{"failing", "stale", "unfetched", "healthy"}[sourceRank(s)]
 }
