@@ -83,7 +83,7 @@ func (h *Heartbeat) run(trustUntil time.Time) {
 		}
 
 		sent := h.clock.Now()
-		err, trustExpired := h.renew(trust, trustUntil.Sub(sent))
+		trustExpired, err := h.renew(trust, trustUntil.Sub(sent))
 		switch {
 		case h.parent.Err() != nil:
 			return // shutting down: not a lost lease
@@ -113,20 +113,20 @@ func (h *Heartbeat) run(trustUntil time.Time) {
 // the window closes first, it cancels the check at once (a hung database
 // must not keep it running), then still waits for the renewal to return so
 // no goroutine outlives the heartbeat, and reports trustExpired.
-func (h *Heartbeat) renew(trust *time.Timer, left time.Duration) (err error, trustExpired bool) {
+func (h *Heartbeat) renew(trust *time.Timer, left time.Duration) (trustExpired bool, err error) {
 	ctx, cancel := context.WithTimeout(h.parent, left)
 	defer cancel()
 	answer := make(chan error, 1)
 	go func() { answer <- h.renewer.Renew(ctx, h.owner) }()
 	select {
 	case err = <-answer:
-		return err, false
+		return false, err
 	case <-trust.C:
 		// Stop the check now; a hung database must not keep it running.
 		h.lose(fmt.Errorf("%w: renewal did not answer within the trust window %s", ErrLeaseLost, h.window))
 		cancel()
 		<-answer
-		return nil, true
+		return true, nil
 	}
 }
 

@@ -185,7 +185,7 @@ func (m *Manager) begin(ctx context.Context, tx *store.Tx) error {
 }
 
 // fence is begin plus the row lock and the ownership check, in one round
-// trip; store.ErrNotFound means owner does not hold a live lease.
+// trip; store.ErrLeaseNotHeld means owner does not hold a live lease.
 func (m *Manager) fence(ctx context.Context, tx *store.Tx, owner uuid.UUID) error {
 	d := m.timings.txTimeout()
 	_, err := tx.LeaseBeginFence(ctx, m.key, Name, owner, d, d, d)
@@ -272,7 +272,7 @@ func (m *Manager) Renew(ctx context.Context, owner uuid.UUID) error {
 		_, err := tx.LeaseRenew(ctx, Name, owner, m.timings.Lease)
 		return err
 	})
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrLeaseNotHeld) {
 		m.observer.LeaseRenew("lost")
 		return ErrLeaseLost
 	}
@@ -315,7 +315,7 @@ func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *st
 	var locked time.Time
 	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
 		if err := m.fence(ctx, tx, owner); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, store.ErrLeaseNotHeld) {
 				return ErrLeaseLost
 			}
 			return err

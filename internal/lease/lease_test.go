@@ -291,6 +291,34 @@ func TestRenewAndReleaseOwnership(t *testing.T) {
 	mustAcquire(t, b.m, Operator)
 }
 
+// The store answers a fence or renewal by anyone but the live owner with
+// ErrLeaseNotHeld, its own error: not ErrNotFound, which the web layer
+// would turn into a 404.
+func TestStoreSaysLeaseNotHeld(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testTimings())
+	ctx := context.Background()
+	l := mustAcquire(t, b.m, Operator)
+	for name, stmt := range map[string]func(tx *store.Tx, owner uuid.UUID) error{
+		"fence": func(tx *store.Tx, owner uuid.UUID) error {
+			_, err := tx.LeaseBeginFence(ctx, b.m.key, Name, owner, time.Second, time.Second, time.Second)
+			return err
+		},
+		"renew": func(tx *store.Tx, owner uuid.UUID) error {
+			_, err := tx.LeaseRenew(ctx, Name, owner, time.Minute)
+			return err
+		},
+	} {
+		if err := b.store.WithTx(ctx, func(tx *store.Tx) error { return stmt(tx, l.Owner) }); err != nil {
+			t.Fatalf("%s by the owner: %v", name, err)
+		}
+		err := b.store.WithTx(ctx, func(tx *store.Tx) error { return stmt(tx, uuid.New()) })
+		if !errors.Is(err, store.ErrLeaseNotHeld) || errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("%s by another owner: %v, want store.ErrLeaseNotHeld alone", name, err)
+		}
+	}
+}
+
 // writeMarker is a fenced write the tests can observe.
 func writeMarker(ctx context.Context, m *Manager, owner uuid.UUID, marker string) error {
 	return m.WithLease(ctx, owner, func(tx *store.Tx) error {
