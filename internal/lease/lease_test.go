@@ -319,16 +319,23 @@ func TestStoreSaysLeaseNotHeld(t *testing.T) {
 	}
 }
 
-// writeMarker is a fenced write the tests can observe.
-func writeMarker(ctx context.Context, m *Manager, owner uuid.UUID, marker string) error {
-	return m.WithLease(ctx, owner, func(tx *store.Tx) error {
-		return tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ($1)", marker)
-	})
+// mark is a write the tests can observe, made the way a check writes:
+// through a named store method in the transaction it is given. The mark is
+// a component whose code is the mark.
+func mark(ctx context.Context, tx *store.Tx, code string) error {
+	_, err := tx.ComponentUpsertMany(ctx, []store.Component{{Code: code, Name: code, InstalledVersion: "1.0.0"}})
+	return err
 }
 
+// writeMarker is a fenced write of one mark.
+func writeMarker(ctx context.Context, m *Manager, owner uuid.UUID, code string) error {
+	return m.WithLease(ctx, owner, func(tx *store.Tx) error { return mark(ctx, tx, code) })
+}
+
+// marks are the marks written and committed, oldest first.
 func (b *bundle) marks(t *testing.T) []string {
 	t.Helper()
-	rows, err := b.db.Pool.Query(context.Background(), "SELECT mark FROM lease_test_marks ORDER BY id")
+	rows, err := b.db.Pool.Query(context.Background(), "SELECT code FROM components ORDER BY created_at, code")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,17 +346,12 @@ func (b *bundle) marks(t *testing.T) []string {
 	return out
 }
 
-func (b *bundle) markTable(t *testing.T) {
-	b.exec(t, "CREATE TABLE lease_test_marks (id bigserial PRIMARY KEY, mark text NOT NULL)")
-}
-
 // Property 3: after a takeover the old owner's fenced write is refused and
 // writes nothing; a takeover that starts while a fenced transaction is open
 // waits for it, and the old owner's next write is refused.
 func TestFencedWriteAfterTakeover(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testTimings())
-	b.markTable(t)
 	ctx := context.Background()
 
 	old := mustAcquire(t, b.m, Operator)
@@ -371,7 +373,6 @@ func TestTakeoverWaitsForOpenFencedTransaction(t *testing.T) {
 	timings := testTimings()
 	timings.TxTimeout = 5 * time.Second // the open transaction outlives the lease on purpose
 	b := setup(t, timings)
-	b.markTable(t)
 	ctx := context.Background()
 	other := b.manager(t)
 
@@ -383,7 +384,7 @@ func TestTakeoverWaitsForOpenFencedTransaction(t *testing.T) {
 		fenced <- b.m.WithLease(ctx, old.Owner, func(tx *store.Tx) error {
 			close(inside)
 			<-commit
-			return tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ('old-in-flight')")
+			return mark(ctx, tx, "old-in-flight")
 		})
 	}()
 	<-inside
@@ -433,7 +434,6 @@ func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 	timings := testTimings()
 	timings.TxTimeout = 10 * time.Second
 	b := setup(t, timings)
-	b.markTable(t)
 	ctx := context.Background()
 	l := mustAcquire(t, b.m, Operator)
 
@@ -455,7 +455,7 @@ func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 	go func() {
 		// The fenced transaction opens now, before expiry, then waits.
 		fenced <- b.m.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-			return tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ('late')")
+			return mark(ctx, tx, "late")
 		})
 	}()
 	// Wait until the fenced transaction is really queued on the lock, and
@@ -499,7 +499,6 @@ func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 	timings := testTimings()
 	timings.TxTimeout = 700 * time.Millisecond
 	b := setup(t, timings)
-	b.markTable(t)
 	ctx := context.Background()
 	other := b.manager(t)
 	l := mustAcquire(t, b.m, Operator)
@@ -510,7 +509,7 @@ func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 	inside := make(chan struct{})
 	go func() {
 		fenced <- b.m.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-			if err := tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ('stuck')"); err != nil {
+			if err := mark(ctx, tx, "stuck"); err != nil {
 				return err
 			}
 			close(inside)
