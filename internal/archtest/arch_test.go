@@ -65,9 +65,6 @@ var rules = []rule{
 		name:   "the domain packages do not depend on echo",
 		from:   oneOf(domain...),
 		forbid: within("github.com/labstack"),
-		except: map[string]string{
-			auth: "internal/auth: middleware moves to internal/web (branch h-web)",
-		},
 	},
 	{
 		name:   "the domain packages do not depend on templ or on views",
