@@ -1,0 +1,62 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// What a fetch accepts as a URL, a redirect and a cancellation.
+
+// cancelled builds the error for a fetch stopped by ctx.
+func cancelled(ctx context.Context, u *url.URL) error {
+	return fmt.Errorf("fetch %s: %w", u.Redacted(), ctxError(ctx))
+}
+
+// ctxError returns ctx.Err(), also wrapping context.Cause(ctx) when that
+// says more, so errors.Is matches context.Canceled as well as a cause such
+// as a lost lease.
+func ctxError(ctx context.Context) error {
+	err, cause := ctx.Err(), context.Cause(ctx)
+	if cause != nil && cause != err {
+		return fmt.Errorf("%w (%w)", err, cause)
+	}
+	return err
+}
+
+// parseURL accepts only absolute http and https URLs.
+func parseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	if err := checkScheme(u); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("fetch %s: url has no host", u.Redacted())
+	}
+	return u, nil
+}
+
+func checkScheme(u *url.URL) error {
+	// url.Parse lower-cases the scheme.
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%w %q", ErrUnsupportedScheme, u.Scheme)
+	}
+	return nil
+}
+
+// checkRedirect is the client's CheckRedirect: it enforces the redirect
+// limit and keeps redirects on http(s). The address of the target is checked
+// by the dialer like any other connection.
+func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
+	limit := max(f.cfg.MaxRedirects, 0)
+	// via holds the requests already made, so len(via) is the number of
+	// the redirect about to be followed.
+	if len(via) > limit {
+		return fmt.Errorf("%w: the limit is %d", ErrTooManyRedirects, limit)
+	}
+	return checkScheme(req.URL)
+}
