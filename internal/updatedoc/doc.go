@@ -41,11 +41,11 @@
 //
 // # Trust
 //
-// A document is trusted only as far as three checks allow, each a separate
-// function so the caller decides what to do with a failure: [Verify] (the
+// A document is trusted only as far as three checks allow: [Verify] (the
 // detached Ed25519 signature of the exact bytes, when a key is pinned),
 // [CheckSequence] (the sequence never goes back, which stops a replay of an
-// older, valid, signed document) and [Document.Stale] (past its expiry a
-// document is shown as stale, not silently trusted, which stops a frozen
-// feed from hiding new advisories forever).
+// older, valid, signed document), and its expiry (Document.Expires): past
+// it the document is shown as stale, not silently trusted, which stops a
+// frozen feed from hiding new advisories forever. The expiry is judged by
+// the database's read model when results are read, on the database clock.
 package updatedoc

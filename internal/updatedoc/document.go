@@ -80,18 +80,6 @@ type Advisory struct {
 	affected *Range
 }
 
-// Stale reports whether the document had expired at the given time. A
-// stale document is still the best knowledge there is, but it must be shown
-// as stale rather than trusted: a publisher (or an attacker holding back
-// its feed) could otherwise freeze a site's view of the world. A document
-// without an expiry never goes stale; neither does a nil one.
-func (d *Document) Stale(at time.Time) bool {
-	if d == nil || d.Expires.IsZero() {
-		return false
-	}
-	return at.After(d.Expires)
-}
-
 // CheckSequence refuses a document whose sequence is lower than the stored
 // one (haveStored false means nothing is stored yet). An equal sequence is
 // accepted: it is the same publication fetched again.

@@ -342,33 +342,6 @@ func TestParseAtTheLimits(t *testing.T) {
 	}
 }
 
-func TestStale(t *testing.T) {
-	t.Parallel()
-	expires := time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)
-	doc := &Document{Expires: expires}
-	tests := []struct {
-		name string
-		doc  *Document
-		at   time.Time
-		want bool
-	}{
-		{"before expiry", doc, expires.Add(-time.Second), false},
-		{"at expiry", doc, expires, false},
-		{"after expiry", doc, expires.Add(time.Second), true},
-		{"other time zone, after", doc, expires.In(time.FixedZone("x", 3600)).Add(time.Nanosecond), true},
-		{"no expiry", &Document{}, expires.AddDate(100, 0, 0), false},
-		{"nil document", nil, expires, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := tt.doc.Stale(tt.at); got != tt.want {
-				t.Errorf("Stale(%v) = %v, want %v", tt.at, got, tt.want)
-			}
-		})
-	}
-}
-
 func TestCheckSequence(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
