@@ -63,6 +63,7 @@ type Checker struct {
 	fetcher  *fetch.Fetcher
 	logger   *slog.Logger
 	observer Observer
+	notifier Notifier
 	summary  summaryCache
 }
 
@@ -85,6 +86,25 @@ func (noObserver) LeaseHeld(bool)                                 {}
 // New returns a Checker.
 func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logger) *Checker {
 	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, observer: noObserver{}}
+}
+
+// Notifier queues the notifications that results call for, in the
+// transaction that writes them (notify.Service).
+type Notifier interface {
+	Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error)
+}
+
+// NotifyWith makes every result write queue its notifications through n, in
+// the same transaction. Call it before the first check.
+func (c *Checker) NotifyWith(n Notifier) { c.notifier = n }
+
+// queue plans the notifications of the results just written in tx.
+func (c *Checker) queue(ctx context.Context, tx *store.Tx, codes []string, epoch int64) error {
+	if c.notifier == nil || len(codes) == 0 {
+		return nil
+	}
+	_, err := c.notifier.Queue(ctx, tx, codes, 0, epoch)
+	return err
 }
 
 // Observe reports checks and fetches to o. Call it before the first check.

@@ -63,9 +63,11 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		if err != nil || p.doc == nil {
 			return err
 		}
-		written, err = tx.ResultWrite(ctx, first)
+		if written, err = tx.ResultWrite(ctx, first); err != nil {
+			return err
+		}
 		refused = len(written) < len(first)
-		return err
+		return c.queue(ctx, tx, written, l.Epoch)
 	})
 	if err == nil && p.doc != nil {
 		err = c.completeResults(ctx, fenced, p.doc, rest, written, refused, using, l.Epoch)

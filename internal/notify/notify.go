@@ -1,0 +1,172 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// Timings are the delivery's durations; tests shorten them through
+// UPCHECK_TEST_TIMINGS (delivery=, backoff=).
+type Timings struct {
+	// Delivery is the lease of one send: a job running for longer (its
+	// worker died) is handed to another worker (River's RescueStuckJobsAfter).
+	Delivery time.Duration
+	// Backoff is the first retry's delay; later ones follow the schedule
+	// 1, 4, 20, 120, 360, 720, 1440 times it (30 s: 30 s, 2 min, 10 min,
+	// 1 h, 3 h, 6 h, 12 h).
+	Backoff time.Duration
+}
+
+// DefaultTimings are the production constants.
+func DefaultTimings() Timings { return Timings{Delivery: 5 * time.Minute, Backoff: 30 * time.Second} }
+
+// MaxAttempts is how many times one event is sent before it is failed.
+const MaxAttempts = 8
+
+// sendTimeout bounds one send to a receiver.
+const sendTimeout = 15 * time.Second
+
+// jobTimeout bounds one job (the send and its bookkeeping); it must stay
+// below the delivery lease, after which River hands the job to another
+// worker.
+func jobTimeout(t Timings) time.Duration { return min(sendTimeout+15*time.Second, t.Delivery/2) }
+
+var backoffSteps = [...]int64{1, 4, 20, 120, 360, 720, 1440}
+
+// retryPolicy is the backoff above, counted from when the attempt failed.
+type retryPolicy struct{ base time.Duration }
+
+func (p retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	step := backoffSteps[min(max(job.Attempt-1, 0), len(backoffSteps)-1)]
+	return time.Now().Add(time.Duration(step) * p.base)
+}
+
+// deliveryArgs is one River job: send one event.
+type deliveryArgs struct {
+	EventID uuid.UUID `json:"event_id"`
+}
+
+// Kind names the job in River's tables.
+func (deliveryArgs) Kind() string { return "upcheck.delivery" }
+
+// Service queues events and, once started, delivers them.
+type Service struct {
+	store   *store.Store
+	river   *river.Client[pgx.Tx]
+	fetcher *fetch.Fetcher
+	logger  *slog.Logger
+	timings Timings
+}
+
+// New returns a Service on pool. Its River client delivers only after
+// Start; before that (and in `upcheck check`) it only queues.
+func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings, logger *slog.Logger) (*Service, error) {
+	s := &Service{store: st, fetcher: f, logger: logger, timings: timings}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &deliveryWorker{s: s}); err != nil {
+		return nil, err
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
+		Workers:              workers,
+		MaxAttempts:          MaxAttempts,
+		RetryPolicy:          retryPolicy{base: timings.Backoff},
+		JobTimeout:           jobTimeout(timings),
+		RescueStuckJobsAfter: timings.Delivery,
+		FetchPollInterval:    min(time.Second, timings.Backoff/2),
+		FetchCooldown:        min(100*time.Millisecond, timings.Backoff/4),
+		Logger:               logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	s.river = client
+	return s, nil
+}
+
+// Start delivers queued events until Stop.
+func (s *Service) Start(ctx context.Context) error { return s.river.Start(ctx) }
+
+// Stop stops taking new deliveries and waits for the sends in flight (up
+// to ctx's deadline, then cancels them: their jobs are rescued later).
+func (s *Service) Stop(ctx context.Context) error {
+	err := s.river.Stop(ctx)
+	if ctx.Err() != nil {
+		return s.river.StopAndCancel(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// Queue plans, in tx, the events that the current state of codes calls for
+// (every component when codes is nil, every channel when channelID is 0)
+// and inserts one delivery job per new event in the same transaction.
+// epoch is the queuing check's, 0 for none.
+func (s *Service) Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error) {
+	ids, err := tx.EventPlan(ctx, codes, channelID, epoch)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	return len(ids), s.insert(ctx, tx, ids)
+}
+
+// QueueTest queues a test event for a channel.
+func (s *Service) QueueTest(ctx context.Context, channelID int64) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if id, err = tx.EventCreateTest(ctx, channelID); err != nil {
+			return err
+		}
+		return s.insert(ctx, tx, []uuid.UUID{id})
+	})
+	return id, err
+}
+
+// Retry sends a failed event again, from its first attempt, with the same
+// event id.
+func (s *Service) Retry(ctx context.Context, id uuid.UUID) error {
+	return s.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := tx.EventRetry(ctx, id); err != nil {
+			return err
+		}
+		return s.insert(ctx, tx, []uuid.UUID{id})
+	})
+}
+
+// AddChannel creates a channel and queues, in the same transaction, what is
+// outstanding now: a channel created while problems exist receives each
+// once.
+func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (int64, int, error) {
+	var id int64
+	var queued int
+	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if id, err = tx.ChannelCreate(ctx, c); err != nil {
+			return err
+		}
+		queued, err = s.Queue(ctx, tx, nil, id, 0)
+		return err
+	})
+	return id, queued, err
+}
+
+func (s *Service) insert(ctx context.Context, tx *store.Tx, ids []uuid.UUID) error {
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: deliveryArgs{EventID: id}}
+	}
+	_, err := s.river.InsertManyTx(ctx, tx.Pgx(), params)
+	return err
+}
