@@ -50,7 +50,14 @@ CREATE INDEX notification_events_pending ON notification_events (created_at) WHE
 -- or not): a security_update.available event is keyed by it.
 ALTER TABLE component_results ADD COLUMN security_version text;
 
+-- When the source's current run of failures began (its first failure
+-- after a success, or its first attempt): a source.failing event is keyed
+-- by it, so one episode notifies once. Null while the source succeeds.
+ALTER TABLE sources ADD COLUMN failing_since timestamptz;
+UPDATE sources SET failing_since = coalesce(last_error_at, clock_timestamp()) WHERE last_error IS NOT NULL;
+
 -- +goose Down
+ALTER TABLE sources DROP COLUMN failing_since;
 ALTER TABLE component_results DROP COLUMN security_version;
 DROP TABLE notification_events;
 DROP TABLE notification_channels;

@@ -96,3 +96,37 @@ FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 ORDER BY e.created_at DESC, e.id
 LIMIT @max_rows;
+
+-- name: EventPlanSourceFailing :many
+-- A source failing for 24 hours (or never read for 24 hours since its first
+-- attempt) notifies once per failure episode.
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id,
+       'source.failing:' || s.url || '@' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+       'source.failing',
+       jsonb_build_object('source', s.url, 'failing_since', s.failing_since, 'last_error', s.last_error,
+                          'consecutive_failures', s.consecutive_failures, 'last_success_at', s.last_success_at,
+                          'components', (SELECT coalesce(jsonb_agg(c.code ORDER BY c.code), '[]')
+                                         FROM components c WHERE c.source_url = s.url)),
+       sqlc.narg(epoch)::bigint
+FROM sources s
+JOIN notification_channels ch ON ch.enabled
+WHERE s.url = @url AND s.failing_since <= clock_timestamp() - interval '24 hours'
+  AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
+
+-- name: EventPlanOverdue :many
+-- No check completed for 48 hours: every instance may notice, the key (the
+-- last completion) makes it once per channel.
+INSERT INTO notification_events (id, channel_id, key, type, payload)
+SELECT gen_random_uuid(), ch.id,
+       'check.overdue:' || coalesce(to_char(l.last_completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'never'),
+       'check.overdue',
+       jsonb_build_object('last_completed_at', l.last_completed_at)
+FROM core_update_lock l
+JOIN notification_channels ch ON ch.enabled
+WHERE l.name = 'check'
+  AND l.last_completed_at < clock_timestamp() - interval '48 hours'
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;

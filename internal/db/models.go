@@ -203,6 +203,7 @@ type Source struct {
 	Epoch               int64
 	DocumentHash        []byte
 	UnusedSince         *time.Time
+	FailingSince        *time.Time
 }
 
 type SourceSequence struct {

@@ -78,6 +78,9 @@ func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings,
 	if err := river.AddWorkerSafely(workers, &deliveryWorker{s: s}); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, &overdueWorker{s: s}); err != nil {
+		return nil, err
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
 		Workers:              workers,
@@ -88,6 +91,8 @@ func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings,
 		FetchPollInterval:    min(time.Second, timings.Backoff/2),
 		FetchCooldown:        min(100*time.Millisecond, timings.Backoff/4),
 		Logger:               logger,
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+			func() (river.JobArgs, *river.InsertOpts) { return overdueArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("notifications: %w", err)
@@ -120,6 +125,43 @@ func (s *Service) Queue(ctx context.Context, tx *store.Tx, codes []string, chann
 	}
 	return len(ids), s.insert(ctx, tx, ids)
 }
+
+// QueueSourceFailing plans, in tx, the source.failing event of the source at
+// url, when it has failed for 24 hours.
+func (s *Service) QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error {
+	ids, err := tx.EventPlanSourceFailing(ctx, url, epoch)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, ids)
+}
+
+// queueOverdue plans the check.overdue event, when no check completed for
+// 48 hours.
+func (s *Service) queueOverdue(ctx context.Context) error {
+	return s.store.WithTx(ctx, func(tx *store.Tx) error {
+		ids, err := tx.EventPlanOverdue(ctx)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		return s.insert(ctx, tx, ids)
+	})
+}
+
+// overdueArgs is the hourly job that looks for an overdue check (River runs
+// periodic jobs on its elected leader only; the event's key makes it once
+// whoever runs it).
+type overdueArgs struct{}
+
+// Kind names the job in River's tables.
+func (overdueArgs) Kind() string { return "upcheck.overdue" }
+
+type overdueWorker struct {
+	river.WorkerDefaults[overdueArgs]
+	s *Service
+}
+
+func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[overdueArgs]) error { return w.s.queueOverdue(ctx) }
 
 // QueueTest queues a test event for a channel.
 func (s *Service) QueueTest(ctx context.Context, channelID int64) (uuid.UUID, error) {

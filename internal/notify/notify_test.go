@@ -254,3 +254,57 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 		t.Fatalf("a delivered event keeps the error %q", lastError)
 	}
 }
+
+// A source failing for a day notifies once per failure episode; a check
+// that has not completed for two days notifies once per last completion.
+func TestSourceFailingAndOverdueCheck(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
+	ctx := context.Background()
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }))
+	t.Cleanup(dead.Close)
+	m := &manifest.Manifest{Components: []manifest.Component{{Code: "core", Name: "Core", Version: "1.9.0", Source: dead.URL}}}
+	if _, err := b.checker.SyncComponents(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	ch, _, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.check()
+	if got := b.events(); len(got) != 0 {
+		t.Fatalf("events after the first failure: %v", got)
+	}
+	b.db.MustExec(t, "UPDATE sources SET failing_since = clock_timestamp() - interval '25 hours'")
+	b.check()
+	b.check()
+	var failing int
+	b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE type = 'source.failing' AND channel_id = $1", ch).Scan(&failing)
+	if failing != 1 {
+		t.Fatalf("%d source.failing events after two checks of a source failing for 25 hours, want 1", failing)
+	}
+
+	b.db.MustExec(t, "UPDATE core_update_lock SET last_completed_at = clock_timestamp() - interval '49 hours'")
+	if err := b.notify.Start(ctx); err != nil { // the hourly look runs at start
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.notify.Stop(sctx); err != nil {
+			t.Error(err)
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var overdue int
+		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE type = 'check.overdue'").Scan(&overdue)
+		if overdue == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d check.overdue events, want 1", overdue)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

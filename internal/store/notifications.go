@@ -161,3 +161,21 @@ func (s *Store) Events(ctx context.Context, limit int) ([]Event, error) {
 	}
 	return out, nil
 }
+
+// EventPlanSourceFailing queues, in the transaction, a source.failing event
+// when the source at url has been failing for 24 hours; once per episode.
+func (t *Tx) EventPlanSourceFailing(ctx context.Context, url string, epoch int64) ([]uuid.UUID, error) {
+	p := db.EventPlanSourceFailingParams{Url: url}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	ids, err := t.q.EventPlanSourceFailing(ctx, t.tx, p)
+	return ids, mapError(err)
+}
+
+// EventPlanOverdue queues a check.overdue event when no check completed for
+// 48 hours; once per last completion.
+func (t *Tx) EventPlanOverdue(ctx context.Context) ([]uuid.UUID, error) {
+	ids, err := t.q.EventPlanOverdue(ctx, t.tx)
+	return ids, mapError(err)
+}

@@ -92,6 +92,7 @@ func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logg
 // transaction that writes them (notify.Service).
 type Notifier interface {
 	Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error)
+	QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error
 }
 
 // NotifyWith makes every result write queue its notifications through n, in
@@ -105,6 +106,15 @@ func (c *Checker) queue(ctx context.Context, tx *store.Tx, codes []string, epoch
 	}
 	_, err := c.notifier.Queue(ctx, tx, codes, 0, epoch)
 	return err
+}
+
+// queueSourceFailing plans the notification of a source failing for long,
+// in the transaction that records its failure.
+func (c *Checker) queueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error {
+	if c.notifier == nil {
+		return nil
+	}
+	return c.notifier.QueueSourceFailing(ctx, tx, url, epoch)
 }
 
 // Observe reports checks and fetches to o. Call it before the first check.

@@ -54,7 +54,9 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		var err error
 		switch {
 		case p.failure != "":
-			using, err = tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch)
+			if using, err = tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch); err == nil {
+				err = c.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
+			}
 		case p.newDocument:
 			using, err = tx.SourceSaveDocument(ctx, p.document)
 		default:
