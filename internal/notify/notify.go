@@ -161,7 +161,9 @@ type overdueWorker struct {
 	s *Service
 }
 
-func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[overdueArgs]) error { return w.s.queueOverdue(ctx) }
+func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[overdueArgs]) error {
+	return w.s.queueOverdue(ctx)
+}
 
 // QueueTest queues a test event for a channel.
 func (s *Service) QueueTest(ctx context.Context, channelID int64) (uuid.UUID, error) {
