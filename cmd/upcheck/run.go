@@ -33,6 +33,13 @@ Usage:
                                 create an account; the password is read from stdin
   upcheck token create --email E
                                 print an API token (Authorization: Bearer …) for that user
+  upcheck notify add webhook --url URL [--format standard|slack] [--events security|all] [--name N]
+                                add a notification channel; prints its id, and a webhook's
+                                signing secret (whsec_…) on the last line, shown once
+  upcheck notify list           channels and the newest events, as JSON lines
+  upcheck notify test ID        send a test event to channel ID
+  upcheck notify retry EVENT    send a failed event again (same event id)
+  upcheck notify remove ID      delete channel ID and its events
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
   upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
@@ -119,6 +126,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return err
 		}
 		return runCheck(ctx, cfg, logger, manual, stdout)
+	case "notify":
+		return runNotify(ctx, cfg, logger, rest, stdout, stderr)
 	case "components":
 		if len(rest) == 0 || rest[0] != "sync" {
 			fmt.Fprintf(stderr, "upcheck components: want \"sync\"\n\n%s", usage)

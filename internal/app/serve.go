@@ -84,6 +84,18 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	var wg sync.WaitGroup
 	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
 	wg.Go(func() { scheduler.Run(schedCtx) })
+	// Deliveries run until the end: River stops taking jobs at shutdown and
+	// waits for the sends in flight.
+	if err := a.Notify.Start(schedCtx); err != nil {
+		return fmt.Errorf("start notifications: %w", err)
+	}
+	defer func() {
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+		defer cancel()
+		if err := a.Notify.Stop(nctx); err != nil {
+			logger.WarnContext(ctx, "stop notifications", "error", err)
+		}
+	}()
 	// Sessions, throttling rows, old history: once a day on every instance.
 	wg.Go(func() { housekeeping.New(a.Store, a.Auth, logger).Every(schedCtx, time.Minute, 24*time.Hour) })
 	if demoSite != nil {

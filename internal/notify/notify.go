@@ -2,8 +2,10 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -189,21 +191,65 @@ func (s *Service) Retry(ctx context.Context, id uuid.UUID) error {
 	})
 }
 
-// AddChannel creates a channel and queues, in the same transaction, what is
-// outstanding now: a channel created while problems exist receives each
-// once.
-func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (int64, int, error) {
-	var id int64
-	var queued int
+// ErrInvalidChannel wraps what is wrong with a channel to add.
+var ErrInvalidChannel = errors.New("invalid channel")
+
+// Created is a channel just added: its id, its signing secret (webhooks;
+// shown once) and how many outstanding events were queued for it.
+type Created struct {
+	ID     int64
+	Secret string
+	Queued int
+}
+
+// AddChannel checks and creates a channel (a webhook's signing secret is
+// made here) and queues, in the same transaction, what is outstanding now:
+// a channel created while problems exist receives each once.
+func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, error) {
+	if err := checkChannel(&c); err != nil {
+		return Created{}, err
+	}
+	var out Created
+	if c.Kind == "webhook" {
+		c.Secret = NewSecret()
+		out.Secret = c.Secret
+	}
 	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if id, err = tx.ChannelCreate(ctx, c); err != nil {
+		if out.ID, err = tx.ChannelCreate(ctx, c); err != nil {
 			return err
 		}
-		queued, err = s.Queue(ctx, tx, nil, id, 0)
+		out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0)
 		return err
 	})
-	return id, queued, err
+	if err != nil {
+		return Created{}, err
+	}
+	return out, nil
+}
+
+// checkChannel refuses a channel that could never be delivered to, and
+// names it after its host when it has no name.
+func checkChannel(c *store.NewChannel) error {
+	if c.Kind != "webhook" && c.Kind != "slack" {
+		return fmt.Errorf("%w: kind must be webhook or slack, not %q", ErrInvalidChannel, c.Kind)
+	}
+	if c.Events != "security" && c.Events != "all" {
+		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
+	}
+	u, err := url.Parse(c.Target)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%w: the URL must be an absolute http or https URL, not %q", ErrInvalidChannel, c.Target)
+	case u.User != nil:
+		return fmt.Errorf("%w: the URL must not carry a user name or password before its host", ErrInvalidChannel)
+	case len(c.Target) > 2000 || len(c.Name) > 200:
+		return fmt.Errorf("%w: the URL or the name is too long", ErrInvalidChannel)
+	}
+	if c.Name == "" {
+		c.Name = u.Hostname()
+	}
+	return nil
 }
 
 func (s *Service) insert(ctx context.Context, tx *store.Tx, ids []uuid.UUID) error {

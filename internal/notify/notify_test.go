@@ -3,12 +3,14 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,10 +112,11 @@ func TestEventsQueuedOncePerChannel(t *testing.T) {
 	b := setup(t, notify.DefaultTimings())
 	b.site()
 	ctx := context.Background()
-	sec, _, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: "http://127.0.0.1:1/hook", Events: "security", Secret: notify.NewSecret()})
-	if err != nil {
-		t.Fatal(err)
+	created, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: "http://127.0.0.1:1/hook", Events: "security"})
+	if err != nil || !strings.HasPrefix(created.Secret, "whsec_") {
+		t.Fatalf("add webhook: %+v %v", created, err)
 	}
+	sec := created.ID
 	for range 3 {
 		b.check()
 	}
@@ -124,7 +127,8 @@ func TestEventsQueuedOncePerChannel(t *testing.T) {
 	if got := b.events(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events after three checks:\n got %v\nwant %v", got, want)
 	}
-	all, queued, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "all", Kind: "slack", Target: "http://127.0.0.1:1/slack", Events: "all"})
+	added, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "all", Kind: "slack", Target: "http://127.0.0.1:1/slack", Events: "all"})
+	all, queued := added.ID, added.Queued
 	// Outstanding: blog's security update (also an update), gallery's
 	// unfixed advisory, forms' update.
 	if err != nil || queued != 4 {
@@ -149,7 +153,7 @@ func TestDismissedAdvisoryQueuesNothing(t *testing.T) {
 	if err := b.checker.SetDismissed(context.Background(), "gallery", "ACME-2", 0, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"}); err != nil {
+	if _, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"}); err != nil {
 		t.Fatal(err)
 	}
 	b.check()
@@ -198,16 +202,18 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 func TestWebhookRetriedUntilDelivered(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: 50 * time.Millisecond})
-	secret := notify.NewSecret()
-	rcv := &receiver{secret: secret, answers: []int{500, 500, 500}}
+	rcv := &receiver{answers: []int{500, 500, 500}}
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
-	id, _, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: srv.URL, Events: "security", Secret: secret})
+	created, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: srv.URL, Events: "security"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	event, err := b.notify.QueueTest(ctx, id)
+	rcv.mu.Lock()
+	rcv.secret = created.Secret
+	rcv.mu.Unlock()
+	event, err := b.notify.QueueTest(ctx, created.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,10 +273,11 @@ func TestSourceFailingAndOverdueCheck(t *testing.T) {
 	if _, err := b.checker.SyncComponents(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	ch, _, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"})
+	added, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch := added.ID
 	b.check()
 	if got := b.events(); len(got) != 0 {
 		t.Fatalf("events after the first failure: %v", got)
@@ -306,5 +313,26 @@ func TestSourceFailingAndOverdueCheck(t *testing.T) {
 			t.Fatalf("%d check.overdue events, want 1", overdue)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Channels that could never be delivered to are refused with a reason.
+func TestAddChannelRefusesBadInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.DefaultTimings())
+	for _, c := range []store.NewChannel{
+		{Kind: "webhook", Target: "ftp://x.example/", Events: "security"},
+		{Kind: "webhook", Target: "https://user:pw@x.example/", Events: "security"},
+		{Kind: "webhook", Target: "/relative", Events: "security"},
+		{Kind: "pager", Target: "https://x.example/", Events: "security"},
+		{Kind: "slack", Target: "https://x.example/", Events: "some"},
+	} {
+		if _, err := b.notify.AddChannel(context.Background(), c); !errors.Is(err, notify.ErrInvalidChannel) {
+			t.Errorf("%+v: %v, want ErrInvalidChannel", c, err)
+		}
+	}
+	chs, err := b.store.Channels(context.Background())
+	if err != nil || len(chs) != 0 {
+		t.Fatalf("channels after refusals: %v %v", chs, err)
 	}
 }
