@@ -86,9 +86,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	wg.Go(func() { scheduler.Run(schedCtx) })
 	// Deliveries run until the end: River stops taking jobs at shutdown and
 	// waits for the sends in flight.
-	if err := a.Notify.Start(schedCtx); err != nil {
-		return fmt.Errorf("start notifications: %w", err)
-	}
+	wg.Go(func() { a.Notify.Run(schedCtx) })
 	defer func() {
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 		defer cancel()

@@ -103,8 +103,31 @@ func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings,
 	return s, nil
 }
 
-// Start delivers queued events until Stop.
+// Start delivers queued events until Stop. It fails when the database
+// cannot be reached; Run tries again.
 func (s *Service) Start(ctx context.Context) error { return s.river.Start(ctx) }
+
+// startRetry is the pause between attempts to start delivering while the
+// database is away.
+const startRetry = 2 * time.Second
+
+// Run starts delivering, trying again every few seconds while the database
+// cannot be reached (an outage at start must not stop the server), and
+// returns once started or when ctx ends. Stop ends the deliveries.
+func (s *Service) Run(ctx context.Context) {
+	for {
+		err := s.river.Start(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		s.logger.WarnContext(ctx, "notifications cannot start yet; trying again", "error", err, "retry_in", startRetry)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(startRetry):
+		}
+	}
+}
 
 // Stop stops taking new deliveries and waits for the sends in flight (up
 // to ctx's deadline, then cancels them: their jobs are rescued later).
