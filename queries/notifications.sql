@@ -17,8 +17,8 @@ UPDATE notification_channels SET enabled = false, disabled_reason = @reason
 WHERE id = @id AND enabled;
 
 -- name: EventPlan :many
--- Queues the events that the current state of the given components (all of
--- them when @all_components) calls for, once per channel: an event whose key
+-- Queues the events that the current state of the given components calls
+-- for, once per channel: an event whose key
 -- a channel already has is never queued again. The facts come from the read
 -- model, so a dismissed advisory queues nothing. Returns the new events.
 WITH facts AS (
@@ -33,7 +33,7 @@ WITH facts AS (
     FROM component_state cs
     JOIN component_results r ON r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
-      AND (@all_components::boolean OR cs.code = ANY (@codes::text[]))
+      AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'advisory.unfixed',
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
@@ -42,7 +42,7 @@ WITH facts AS (
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
-      AND (@all_components::boolean OR cs.code = ANY (@codes::text[]))
+      AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
@@ -50,7 +50,7 @@ WITH facts AS (
                               'version', cs.update_version, 'url', cs.release_url)
     FROM component_state cs
     WHERE cs.update_available
-      AND (@all_components::boolean OR cs.code = ANY (@codes::text[]))
+      AND cs.code = ANY (@codes::text[])
 )
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, sqlc.narg(epoch)::bigint

@@ -246,7 +246,7 @@ WITH facts AS (
     FROM component_state cs
     JOIN component_results r ON r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
-      AND ($3::boolean OR cs.code = ANY ($4::text[]))
+      AND cs.code = ANY ($3::text[])
     UNION ALL
     SELECT 'advisory.unfixed',
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
@@ -255,7 +255,7 @@ WITH facts AS (
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
-      AND ($3::boolean OR cs.code = ANY ($4::text[]))
+      AND cs.code = ANY ($3::text[])
     UNION ALL
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
@@ -263,7 +263,7 @@ WITH facts AS (
                               'version', cs.update_version, 'url', cs.release_url)
     FROM component_state cs
     WHERE cs.update_available
-      AND ($3::boolean OR cs.code = ANY ($4::text[]))
+      AND cs.code = ANY ($3::text[])
 )
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, $1::bigint
@@ -275,23 +275,17 @@ RETURNING id
 `
 
 type EventPlanParams struct {
-	Epoch         *int64
-	ChannelID     *int64
-	AllComponents bool
-	Codes         []string
+	Epoch     *int64
+	ChannelID *int64
+	Codes     []string
 }
 
-// Queues the events that the current state of the given components (all of
-// them when @all_components) calls for, once per channel: an event whose key
+// Queues the events that the current state of the given components calls
+// for, once per channel: an event whose key
 // a channel already has is never queued again. The facts come from the read
 // model, so a dismissed advisory queues nothing. Returns the new events.
 func (q *Queries) EventPlan(ctx context.Context, db DBTX, arg EventPlanParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, eventPlan,
-		arg.Epoch,
-		arg.ChannelID,
-		arg.AllComponents,
-		arg.Codes,
-	)
+	rows, err := db.Query(ctx, eventPlan, arg.Epoch, arg.ChannelID, arg.Codes)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings,
 		return nil, err
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}},
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 16}},
 		Workers:              workers,
 		MaxAttempts:          MaxAttempts,
 		RetryPolicy:          retryPolicy{base: timings.Backoff},

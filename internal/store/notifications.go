@@ -100,7 +100,14 @@ func (s *Store) ChannelDisable(ctx context.Context, id int64, reason string) err
 // returns the ids of the events queued now; events a channel already has
 // are never queued again.
 func (t *Tx) EventPlan(ctx context.Context, codes []string, channelID, epoch int64) ([]uuid.UUID, error) {
-	p := db.EventPlanParams{AllComponents: codes == nil, Codes: orNoStrings(codes)}
+	if codes == nil {
+		all, err := t.q.ComponentCodes(ctx, t.tx)
+		if err != nil {
+			return nil, mapError(err)
+		}
+		codes = all
+	}
+	p := db.EventPlanParams{Codes: orNoStrings(codes)}
 	if channelID != 0 {
 		p.ChannelID = &channelID
 	}
