@@ -355,7 +355,7 @@ func Layout(p LayoutProps, content templ.Component) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if p.Summary.needsAttention() {
+			if needsAttention(p.Summary) {
 				templ_7745c5c3_Err = securityAlert(p.Summary.SecurityUpdates, p.Summary.Vulnerable).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -1,6 +1,10 @@
 package views
 
-import "time"
+import (
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
 
 // NavItem names the navigation entry a page belongs to; the layout marks it
 // with aria-current="page".
@@ -24,39 +28,6 @@ type User struct {
 	CanManage bool
 }
 
-// SummaryProps is the shared update summary (the JSON of
-// GET /api/admin/plugins/updates/summary). The navigation badge, the
-// security alert and the dashboard widget all read it, so they never
-// disagree.
-type SummaryProps struct {
-	// Components counts installed components, the core included.
-	Components int
-	// UpdatesAvailable counts components with an installable update; it is
-	// the navigation badge.
-	UpdatesAvailable int
-	// SecurityUpdates counts components whose available update is a
-	// security release.
-	SecurityUpdates int
-	// Vulnerable counts components whose installed version is affected by a
-	// published (not dismissed) advisory.
-	Vulnerable int
-	// FailingSources counts update sources whose last fetch failed.
-	FailingSources int
-	// Stale counts components without a successful check for over 48 hours.
-	Stale int
-	// OldestSuccessAt is the oldest last-successful check among components
-	// with an update source; nil while any of them has never succeeded.
-	OldestSuccessAt *time.Time
-	// LastCheckFinishedAt is when the last check that ran ended; nil: never.
-	LastCheckFinishedAt *time.Time
-	// LastCheckStatus is that check's status (completed, lease_lost, …).
-	LastCheckStatus string
-	// LastCheckTrigger is scheduled, manual or operator.
-	LastCheckTrigger string
-	// CheckRunning is true while some instance holds the check lease.
-	CheckRunning bool
-}
-
 // LayoutProps is what every signed-in page shares.
 type LayoutProps struct {
 	// Title is the page title; pages fill in their own when it is empty.
@@ -67,8 +38,11 @@ type LayoutProps struct {
 	CSRFToken string
 	// Nav is the active navigation entry; pages fill in their own when it
 	// is empty.
-	Nav     NavItem
-	Summary SummaryProps
+	Nav NavItem
+	// Summary is the request's one update summary, the value the JSON API
+	// returns; the navigation badge, the security alert and the dashboard
+	// widget all read it, so they never disagree.
+	Summary readmodel.Summary
 	// Asset returns the fingerprinted URL of a static file such as
 	// "css/app.css"; nil uses static.Path.
 	Asset func(name string) string
@@ -128,7 +102,7 @@ type CatalogRow struct {
 	// source ("" for a component nobody publishes updates for).
 	ReleaseURL string
 	SourceURL  string
-	// LastSuccessAt is the last successful check of this component's source;
+	// LastSuccessAt is the last successful fetch of this component's source;
 	// nil: never. LastAttemptAt is the last attempt, successful or not.
 	LastSuccessAt *time.Time
 	LastAttemptAt *time.Time
@@ -244,8 +218,8 @@ type SourceRow struct {
 	ConsecutiveFailures int
 	// Stale, Expired and Failing are the read model's (source_state).
 	Stale, Expired, Failing bool
-	// ExpiresAt is the stored document's own expiry; past it the document
-	// is stale.
+	// ExpiresAt is the stored document's own expiry, shown as it is; the
+	// read model judges it (Expired, Stale).
 	ExpiresAt *time.Time
 	// SignatureState is "unsigned" or "verified".
 	SignatureState string

@@ -2,15 +2,18 @@
 // per page, no database or HTTP calls inside a template.
 //
 // Every page is a function of its props alone. The handlers (internal/web)
-// read the store, convert what they found into the plain Go values below and
+// read the store, put what they found into the props of props.go and
 // render, for example:
 //
 //	views.Dashboard(views.DashboardProps{Layout: lp, CanManage: true}).Render(ctx, w)
 //
-// Props use strings, bools, ints and times only, so this package imports
-// nothing of the application but the static assets it links to. Relative
-// times ("3 hours ago") are computed from LayoutProps.Now, which makes a
-// render deterministic in tests.
+// Props are plain values: strings, numbers, bools, times, rows of those,
+// and the Asset function. The update summary is readmodel.Summary itself,
+// the value the JSON API returns, not a copy. So this package imports of
+// the application only internal/readmodel (plain data) and the static
+// assets it links to, and nothing but internal/web imports it (see
+// TestImports). Relative times ("3 hours ago") are computed from
+// LayoutProps.Now, which makes a render deterministic in tests.
 //
 // Elements that tests assert carry a data-testid attribute; the names are
 // part of the contract with the browser tests and with static/js/app.js,
@@ -23,8 +26,11 @@ import (
 	"strconv"
 )
 
-// The AdminCP's URLs. The handlers register these paths; the templates link
-// to them, and app.js receives the API paths through data attributes.
+// The AdminCP's URLs as the templates link to them; app.js receives the API
+// paths through data attributes. internal/web/routes.go registers the same
+// paths written out (so that one file lists the whole surface), and some
+// handlers redirect to them by their text: a path changed here must be
+// changed there too.
 const (
 	PathLogin     = "/login"
 	PathLogout    = "/logout"
@@ -38,6 +44,8 @@ const (
 	// PathAPICheck and PathAPISummary are the JSON endpoints app.js calls.
 	PathAPICheck   = "/api/admin/plugins/updates/check"
 	PathAPISummary = "/api/admin/plugins/updates/summary"
+	// PathAPICatalog is the catalog as JSON, for scripts.
+	PathAPICatalog = "/api/admin/plugins/updates"
 )
 
 // CSRFField is the name of the hidden form field that carries the CSRF

@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/a-h/templ"
 	"golang.org/x/net/html"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -34,7 +37,7 @@ func in(d time.Duration) *time.Time {
 // testAsset keeps golden files independent of the static files' hashes.
 func testAsset(name string) string { return "/static/" + name }
 
-func layout(s SummaryProps, canManage bool) LayoutProps {
+func layout(s readmodel.Summary, canManage bool) LayoutProps {
 	role := "viewer"
 	if canManage {
 		role = "admin"
@@ -49,23 +52,21 @@ func layout(s SummaryProps, canManage bool) LayoutProps {
 }
 
 // attention is a summary with everything to report.
-func attention() SummaryProps {
-	return SummaryProps{
+func attention() readmodel.Summary {
+	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
 		FailingSources: 1, Stale: 2,
-		OldestSuccessAt:     ago(72 * time.Hour),
-		LastCheckFinishedAt: ago(3 * time.Hour),
-		LastCheckStatus:     "completed", LastCheckTrigger: "manual",
+		OldestSuccessAt: ago(72 * time.Hour),
+		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
 	}
 }
 
 // calm is a summary with nothing to report.
-func calm() SummaryProps {
-	return SummaryProps{
-		Components:          4,
-		OldestSuccessAt:     ago(5 * time.Hour),
-		LastCheckFinishedAt: ago(5 * time.Hour),
-		LastCheckStatus:     "completed", LastCheckTrigger: "scheduled",
+func calm() readmodel.Summary {
+	return readmodel.Summary{
+		Components:      4,
+		OldestSuccessAt: ago(5 * time.Hour),
+		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "scheduled", FinishedAt: ago(5 * time.Hour)},
 	}
 }
 
@@ -99,7 +100,7 @@ func pages() map[string]templ.Component {
 		}),
 		"dashboard_viewer": Dashboard(DashboardProps{Layout: layout(calm(), false)}),
 		"dashboard_never": Dashboard(DashboardProps{
-			Layout: layout(SummaryProps{Components: 2, CheckRunning: true}, true), CanManage: true,
+			Layout: layout(readmodel.Summary{Components: 2, CheckRunning: true}, true), CanManage: true,
 		}),
 		"catalog": Catalog(CatalogProps{
 			Layout: layout(attention(), true), Rows: catalogRows(),
@@ -180,14 +181,18 @@ func render(t *testing.T, c templ.Component) string {
 	return b.String()
 }
 
-// TestGolden compares every page with testdata/<name>.golden.html; run
-// `go test ./views -update` to rewrite them after a deliberate change.
+// TestGolden compares every page, pretty-printed (prettyHTML), with
+// testdata/<name>.golden.html; run `go test ./views -update` to rewrite them
+// after a deliberate change.
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	for name, c := range pages() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got := render(t, c)
+			got, err := prettyHTML(render(t, c))
+			if err != nil {
+				t.Fatal(err)
+			}
 			path := filepath.Join("testdata", name+".golden.html")
 			if *update {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -201,20 +206,10 @@ func TestGolden(t *testing.T) {
 			}
 			if got != string(want) {
 				t.Errorf("%s differs from the golden file (run go test ./views -update after a deliberate change)\n%s",
-					path, firstDifference(string(want), got))
+					path, lineDifference(string(want), got))
 			}
 		})
 	}
-}
-
-// firstDifference shows where two renders part.
-func firstDifference(want, got string) string {
-	i := 0
-	for i < len(want) && i < len(got) && want[i] == got[i] {
-		i++
-	}
-	from := max(i-80, 0)
-	return "want: …" + want[from:min(i+80, len(want))] + "\ngot:  …" + got[from:min(i+80, len(got))]
 }
 
 // doc parses a render, so the assertions below see elements and
@@ -443,7 +438,7 @@ func TestWidget(t *testing.T) {
 		t.Error("running indicator shown while no check runs")
 	}
 
-	never := doc(t, Dashboard(DashboardProps{Layout: layout(SummaryProps{Components: 2, CheckRunning: true}, true)}))
+	never := doc(t, Dashboard(DashboardProps{Layout: layout(readmodel.Summary{Components: 2, CheckRunning: true}, true)}))
 	for _, id := range []string{"widget-last-check", "widget-oldest-success"} {
 		if got := text(one(t, never, id)); !strings.HasPrefix(got, "never") {
 			t.Errorf("never checked: %s = %q", id, got)
@@ -556,6 +551,47 @@ func TestHistoryStatusesInWords(t *testing.T) {
 		status, _ := attr(r, "data-status")
 		if !strings.Contains(text(r), want[status]) {
 			t.Errorf("%s row says %q", status, text(r))
+		}
+	}
+}
+
+// TestStatusWords: the widget hands app.js the words of every check status
+// and trigger, and they make the same note the page renders; app.js keeps
+// no copy of them.
+func TestStatusWords(t *testing.T) {
+	t.Parallel()
+	last := one(t, doc(t, pages()["dashboard"]), "widget-last-check")
+	var statuses, triggers map[string]string
+	for name, into := range map[string]*map[string]string{"data-status-words": &statuses, "data-trigger-words": &triggers} {
+		v, ok := attr(last, name)
+		if !ok {
+			t.Fatalf("widget-last-check has no %s", name)
+		}
+		if err := json.Unmarshal([]byte(v), into); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if len(statuses) != len(checkStatuses) || len(triggers) != len(triggerLabels) {
+		t.Fatalf("%d status and %d trigger words, want %d and %d", len(statuses), len(triggers), len(checkStatuses), len(triggerLabels))
+	}
+	for status, w := range statuses {
+		for trigger, tw := range triggers {
+			// app.js: word(status) + ", " + word(trigger) + " check"
+			if got, want := w+", "+tw+" check", lastCheckText(status, trigger); got != want {
+				t.Errorf("%s/%s: app.js would say %q, the page %q", status, trigger, got, want)
+			}
+		}
+	}
+	if statuses["lease_lost"] != "interrupted" || triggers["operator"] != "command line" {
+		t.Errorf("words %v %v", statuses, triggers)
+	}
+	js, err := os.ReadFile(filepath.Join("..", "static", "js", "app.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, copied := range []string{"command line", "abandoned", "STATUS_WORDS", "TRIGGER_WORDS"} {
+		if strings.Contains(strings.ToLower(string(js)), strings.ToLower(copied)) {
+			t.Errorf("app.js has its own copy of the status words (%q)", copied)
 		}
 	}
 }

@@ -6,12 +6,11 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 )
 
-// ClientAddress returns the echo.IPExtractor that names the client a login
-// is throttled by (echo's RealIP).
+// ClientAddress returns the function that names the client a login is
+// throttled by; the web layer makes it echo's IPExtractor, which RealIP
+// calls.
 //
 // With no trusted proxies it is the TCP peer's address and every forwarding
 // header is ignored: a client writes those headers itself, and a new
@@ -27,21 +26,20 @@ import (
 //
 // trusted should hold the reverse proxies only: a client inside a trusted
 // range is taken for a proxy, and its own header is believed.
-func ClientAddress(trusted []netip.Prefix) echo.IPExtractor {
+func ClientAddress(trusted []netip.Prefix) func(*http.Request) string {
 	if len(trusted) == 0 {
-		return echo.ExtractIPDirect()
+		return peerAddress
 	}
 	trusted = slices.Clone(trusted)
 	isProxy := func(a netip.Addr) bool {
 		return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 	}
-	direct := echo.ExtractIPDirect()
 	return func(r *http.Request) string {
 		client, ok := parseHop(r.RemoteAddr)
 		if !ok || !isProxy(client) {
-			return direct(r)
+			return peerAddress(r)
 		}
-		hops := strings.Split(strings.Join(r.Header.Values(echo.HeaderXForwardedFor), ","), ",")
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 		for _, hop := range slices.Backward(hops) {
 			hop = strings.TrimSpace(hop)
 			if hop == "" {
@@ -58,6 +56,20 @@ func ClientAddress(trusted []netip.Prefix) echo.IPExtractor {
 		}
 		return client.String()
 	}
+}
+
+// peerAddress is the TCP peer's address as echo's ExtractIPDirect reads
+// it: RemoteAddr without its port, RemoteAddr itself when it is a bare IP,
+// "" when it is neither.
+func peerAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		if net.ParseIP(r.RemoteAddr) != nil {
+			return r.RemoteAddr
+		}
+		return ""
+	}
+	return host
 }
 
 // parseHop reads an address as peers and proxies write it: bare, with a

@@ -1,6 +1,9 @@
 // Package auth decides who a request acts as and what it may do: accounts
-// and passwords, browser sessions, API tokens, roles and permissions, CSRF,
-// and the echo middleware that applies them.
+// and passwords, browser sessions, API tokens, roles and permissions, login
+// throttling, CSRF and origin checks. Its decisions are plain functions over
+// *http.Request and plain values; it knows nothing of echo. The web layer's
+// middleware (internal/web/middleware.go) applies them to each request and
+// turns them into status codes.
 //
 // # Who
 //
@@ -19,7 +22,8 @@
 // `upcheck token create` command). A token is also 256 random bits stored as
 // its SHA-256: a slow hash would add nothing against a value that cannot be
 // guessed, and would cost every API request. What only machines read, such
-// as /metrics, takes a token and nothing else (RequireToken).
+// as /metrics, takes a token and nothing else (the web layer's
+// requireToken).
 //
 // Passwords are hashed with argon2id (RFC 9106) and stored in the PHC string
 // format, parameters included, so that a change of parameters leaves old
@@ -67,7 +71,8 @@
 //
 // Roles map to permissions in one table (permissions.go): admin has
 // plugins.can_view and plugins.can_manage, viewer plugins.can_view. Routes
-// ask for a permission with Require, per route group, never for a role.
+// ask for a permission (the web layer's require), per route group, never
+// for a role.
 //
 // # Forgery
 //
@@ -76,15 +81,15 @@
 // (X-CSRF-Token header or csrf_token form field); requests whose
 // Sec-Fetch-Site or Origin show another site are refused before that.
 // Token requests skip the check: browsers never attach bearer tokens on
-// their own, so a token request cannot be forged cross-site. The login form
-// has no session yet, so it gets the origin check alone (SameOrigin): a
-// forged cross-site login would otherwise sign the victim into an account
-// of the attacker's choosing.
+// their own, so a token request cannot be forged cross-site (CheckCSRF).
+// The login form has no session yet, so it gets the origin check alone
+// (CheckSameOrigin): a forged cross-site login would otherwise sign the
+// victim into an account of the attacker's choosing.
 //
 // # Failure is not logout
 //
 // A database that does not answer is not the same as a wrong password:
-// those errors carry ErrUnavailable and Middleware answers them with 503,
+// those errors carry ErrUnavailable and the web layer answers them with 503,
 // so that an outage never throws users out to the login page or tells a
 // script its token is bad.
 package auth

@@ -22,6 +22,9 @@ var (
 	// ErrForbidden means the principal lacks the permission asked for, or a
 	// state change failed the CSRF checks.
 	ErrForbidden = errors.New("forbidden")
+	// ErrCrossSite means the browser says a state change comes from another
+	// site (CheckCSRF, CheckSameOrigin). It wraps ErrForbidden.
+	ErrCrossSite = fmt.Errorf("%w: cross-site request", ErrForbidden)
 	// ErrUnavailable means the database could not be reached or did not
 	// answer in time, so nobody could be authenticated either way; the web
 	// layer answers 503, never 401.

@@ -1,6 +1,10 @@
 package auth
 
-import "slices"
+import (
+	"context"
+	"net/http"
+	"slices"
+)
 
 // Roles, as stored in users.role (docs/design.md section 6).
 const (
@@ -55,4 +59,25 @@ type Principal struct {
 // Can reports whether the principal's role grants perm.
 func (p Principal) Can(perm string) bool {
 	return slices.Contains(rolePermissions[p.Role], perm)
+}
+
+// principalKey is where WithPrincipal leaves the Principal in a context.
+type principalKey struct{}
+
+// WithPrincipal returns a copy of ctx, a request's context, that carries p
+// as the principal the request acts as. The web layer's session and token
+// middleware set it on every request they authenticate.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal of the request r holds (an
+// echo.Context holds one), if WithPrincipal set one.
+func PrincipalFrom(r interface{ Request() *http.Request }) (Principal, bool) {
+	return principalFromContext(r.Request().Context())
+}
+
+func principalFromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
 }

@@ -2,15 +2,12 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/store"
@@ -179,170 +176,6 @@ func New(st *store.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 // Config returns the settings in effect, defaults filled in.
 func (s *Service) Config() Config { return s.cfg }
 
-// CreateUser creates an account. The email is kept as typed (trimmed) and
-// compared without case; a taken email is store.ErrConflict.
-func (s *Service) CreateUser(ctx context.Context, email, role, password string) (store.User, error) {
-	email = strings.TrimSpace(email)
-	if !validEmail(email) {
-		return store.User{}, ErrInvalidEmail
-	}
-	if !ValidRole(role) {
-		return store.User{}, fmt.Errorf("%w %q: want %s or %s", ErrInvalidRole, role, RoleAdmin, RoleViewer)
-	}
-	if err := ValidatePassword(password); err != nil {
-		return store.User{}, err
-	}
-	hash, err := s.hash(ctx, password)
-	if err != nil {
-		return store.User{}, err
-	}
-	var u store.User
-	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
-		var err error
-		if u, err = tx.UserCreate(ctx, email, role, hash); err != nil {
-			return err
-		}
-		return tx.AuditAppend(ctx, 0, AuditUserCreate, map[string]any{"user_id": u.ID, "email": u.Email, "role": u.Role})
-	})
-	if err != nil {
-		return store.User{}, dbError("create user", err)
-	}
-	s.logger.InfoContext(ctx, "user created", "user_id", u.ID, "email", u.Email, "role", u.Role)
-	return u, nil
-}
-
-// Login checks an email and password and opens a new session. The token
-// returned goes into the session cookie and nowhere else; the session's id
-// is its hash, fresh at every login, so that an id planted before login
-// (session fixation) is never promoted.
-//
-// Failures are ErrInvalidCredentials, whatever the reason: an unknown email
-// costs the same argon2 run as a wrong password. A *ThrottledError refuses
-// the attempt unheard while its address, its account from that address, or
-// (for an address that has not signed in to it lately) its account is
-// locked out; see throttle.go. ip is the client address (ClientAddress), ""
-// for none.
-func (s *Service) Login(ctx context.Context, email, password, ip, userAgent string) (string, store.Session, error) {
-	email = strings.TrimSpace(email)
-	if !validEmail(email) || len(password) > MaxPasswordBytes {
-		// Such a request can never succeed; refusing it before any work
-		// says nothing about which accounts exist.
-		return "", store.Session{}, ErrInvalidCredentials
-	}
-	counted, err := s.throttle(ctx, "email:"+strings.ToLower(email), addressKey(ip))
-	if err != nil {
-		return "", store.Session{}, err
-	}
-
-	creds, err := s.st.UserCredentials(ctx, email)
-	if errors.Is(err, store.ErrNotFound) {
-		if err := s.burnHash(ctx, password); err != nil {
-			return "", store.Session{}, err
-		}
-		s.logger.InfoContext(ctx, "login failed", "email", email, "ip", ip, "reason", "unknown email")
-		return "", store.Session{}, ErrInvalidCredentials
-	}
-	if err != nil {
-		return "", store.Session{}, dbError("login", err)
-	}
-	ok, err := s.verify(ctx, creds.PasswordHash, password)
-	if err != nil {
-		return "", store.Session{}, fmt.Errorf("login: user %d: %w", creds.ID, err)
-	}
-	if !ok || creds.Disabled {
-		reason := "wrong password"
-		if ok {
-			reason = "account disabled"
-		}
-		s.logger.InfoContext(ctx, "login failed", "email", email, "ip", ip, "user_id", creds.ID, "reason", reason)
-		return "", store.Session{}, ErrInvalidCredentials
-	}
-
-	token, id := newToken("")
-	var sess store.Session
-	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
-		// Dead sessions of this user go now, so that the table stays small
-		// without a sweeper; Purge does the same for users who never return.
-		if _, err := tx.SessionDeleteDead(ctx, creds.ID, s.cfg.IdleTimeout); err != nil {
-			return err
-		}
-		csrf, _ := newToken("")
-		var err error
-		sess, err = tx.SessionCreate(ctx, store.NewSession{
-			ID: id, UserID: creds.ID, CSRFToken: csrf, TTL: s.cfg.SessionTTL,
-			UserAgent: clean(userAgent, maxUABytes), IP: clean(ip, 64),
-		})
-		return err
-	})
-	if err != nil {
-		return "", store.Session{}, dbError("login: create session", err)
-	}
-	s.succeeded(ctx, creds, password, counted)
-	s.logger.InfoContext(ctx, "login", "user_id", creds.ID, "email", creds.Email, "ip", ip)
-	return token, sess, nil
-}
-
-// succeeded is the bookkeeping after a good password: the attempt is given
-// back (forgotten) where it was counted and its address remembered for the
-// account (forgive), and a hash made with old parameters is
-// upgraded. None of it may fail the login that already has its session.
-func (s *Service) succeeded(ctx context.Context, creds store.Credentials, password string, counted attempt) {
-	s.forgive(ctx, counted)
-	if !s.cfg.Hasher.NeedsRehash(creds.PasswordHash) {
-		return
-	}
-	hash, err := s.hash(ctx, password)
-	if err == nil {
-		err = s.st.UserSetPasswordHash(ctx, creds.ID, hash)
-	}
-	if err != nil {
-		s.logger.WarnContext(ctx, "upgrade password hash", "user_id", creds.ID, "error", err)
-		return
-	}
-	s.logger.InfoContext(ctx, "password hash upgraded", "user_id", creds.ID)
-}
-
-// Authenticate returns the principal of a session cookie's token.
-// ErrUnauthenticated when the token is malformed or its session is unknown,
-// expired (absolute or idle) or its user disabled; ErrUnavailable (or
-// another error) when the database could not tell.
-func (s *Service) Authenticate(ctx context.Context, token string) (Principal, error) {
-	id, ok := tokenHash(token, "")
-	if !ok {
-		return Principal{}, ErrUnauthenticated
-	}
-	if p, ok := s.cache.get(id); ok {
-		return p, nil
-	}
-	su, err := s.st.SessionAuthenticate(ctx, id, s.cfg.IdleTimeout, touchInterval)
-	if errors.Is(err, store.ErrNotFound) {
-		return Principal{}, ErrUnauthenticated
-	}
-	if err != nil {
-		return Principal{}, dbError("authenticate session", err)
-	}
-	p := Principal{
-		UserID: su.User.ID, Email: su.User.Email, Role: su.User.Role,
-		SessionID: hex.EncodeToString(su.Session.ID), CSRFToken: su.Session.CSRFToken,
-	}
-	s.cache.put(id, p)
-	return p, nil
-}
-
-// Logout ends a session (Principal.SessionID). Ending one that is already
-// gone is not an error.
-func (s *Service) Logout(ctx context.Context, sessionID string) error {
-	id, err := hex.DecodeString(sessionID)
-	if err != nil || len(id) != sha256.Size {
-		return nil // no such session can exist
-	}
-	s.cache.drop(func(p Principal) bool { return p.SessionID == sessionID })
-	if _, err := s.st.SessionDelete(ctx, id); err != nil {
-		return dbError("logout", err)
-	}
-	return nil
-}
-
 // Purge deletes dead sessions and throttling rows that no longer hold
 // anything back. Nothing depends on it running (expiry is checked at every
 // use); it keeps the tables small, and can be called from any schedule.
@@ -409,16 +242,6 @@ func (s *Service) acquireSlot(ctx context.Context) error {
 }
 
 func (s *Service) releaseSlot() { <-s.hashSlots }
-
-// validEmail is deliberately loose (one "@", something either side, no
-// spaces or control characters): the address is an account name, never
-// mailed to.
-func validEmail(email string) bool {
-	local, domain, ok := strings.Cut(email, "@")
-	return ok && local != "" && domain != "" && !strings.Contains(domain, "@") &&
-		len(email) <= maxEmailBytes && utf8.ValidString(email) &&
-		!strings.ContainsFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
-}
 
 // clean makes a client-supplied string storable: valid UTF-8 without NUL
 // (PostgreSQL text refuses both) and at most n bytes, cut at a character.

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -99,6 +100,15 @@ func (s *Service) Tokens(ctx context.Context, email string) ([]store.APIToken, e
 		return nil, dbError("list tokens", err)
 	}
 	return ts, nil
+}
+
+// BearerToken returns the token of an "Authorization: Bearer" header.
+func BearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // newToken returns a random token (prefix + 32 bytes, base64url) and the

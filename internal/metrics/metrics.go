@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // scrapeTimeout bounds the database read behind a scrape.
@@ -35,7 +35,7 @@ type Metrics struct {
 
 // SummaryReader reads the stored summary from the database, not from a
 // cache (updatecheck.ReadSummary).
-type SummaryReader func(ctx context.Context) (updatecheck.Summary, error)
+type SummaryReader func(ctx context.Context) (readmodel.Summary, error)
 
 // New registers every series. summary feeds the component and source
 // gauges and database_up at each scrape.

@@ -4,46 +4,38 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// Summary is the stored state condensed for the navigation badge, the
-// security alert and the dashboard widget.
-type Summary struct {
-	Components       int
-	UpdatesAvailable int
-	SecurityUpdates  int
-	Vulnerable       int
-	FailingSources   int
-	Stale            int
-	// OldestSuccessAt is the oldest last success among components with an
-	// update source; nil while any of them has never succeeded.
-	OldestSuccessAt *time.Time
-	LastCheck       *LastCheck
-	CheckRunning    bool
-}
-
-// LastCheck is the latest check that ran (refused attempts do not count).
-type LastCheck struct {
-	Status     string
-	Trigger    string
-	FinishedAt *time.Time
-}
-
-// Summary reads the summary in one statement.
-func (s *Store) Summary(ctx context.Context) (Summary, error) {
+// Summary reads the update summary in one statement over the read model,
+// so its counts agree with each other, with the catalog and with source
+// health. Times come back in UTC, as the JSON API shows them.
+func (s *Store) Summary(ctx context.Context) (readmodel.Summary, error) {
 	r, err := s.q.SummaryRead(ctx, s.pool)
 	if err != nil {
-		return Summary{}, mapError(fmt.Errorf("read summary: %w", err))
+		return readmodel.Summary{}, mapError(fmt.Errorf("read summary: %w", err))
 	}
-	out := Summary{
+	out := readmodel.Summary{
 		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), SecurityUpdates: int(r.SecurityUpdates),
 		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), Stale: int(r.Stale), CheckRunning: r.CheckRunning,
 	}
+	// sqlc cannot type min() over the CTE: the column comes as a time.Time,
+	// or nil for NULL.
 	if t, ok := r.OldestSuccessAt.(time.Time); ok && !r.AnyNeverSucceeded {
-		out.OldestSuccessAt = &t
+		out.OldestSuccessAt = utc(&t)
 	}
 	if r.LastStatus != nil {
-		out.LastCheck = &LastCheck{Status: *r.LastStatus, Trigger: deref(r.LastTrigger), FinishedAt: r.LastFinishedAt}
+		out.LastCheck = &readmodel.LastCheck{Status: *r.LastStatus, Trigger: deref(r.LastTrigger), FinishedAt: utc(r.LastFinishedAt)}
 	}
 	return out, nil
+}
+
+// utc is t in UTC; nil stays nil.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }

@@ -5,30 +5,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// Summary is the shape of GET /api/admin/plugins/updates/summary (docs/design.md
-// section 4). The navigation badge, the security alert and the dashboard
-// widget all read this one value.
-type Summary struct {
-	Components       int        `json:"components"`
-	UpdatesAvailable int        `json:"updates_available"`
-	SecurityUpdates  int        `json:"security_updates"`
-	Vulnerable       int        `json:"vulnerable"`
-	FailingSources   int        `json:"failing_sources"`
-	Stale            int        `json:"stale"`
-	OldestSuccessAt  *time.Time `json:"oldest_success_at"`
-	LastCheck        *LastCheck `json:"last_check"`
-	CheckRunning     bool       `json:"check_running"`
-}
-
-// LastCheck is the latest check that ran.
-type LastCheck struct {
-	Status     string     `json:"status"`
-	Trigger    string     `json:"trigger"`
-	FinishedAt *time.Time `json:"finished_at"`
-}
+// Summary is the update summary: the same type as readmodel.Summary, named
+// here for the checker's callers. Summary and ReadSummary return the value
+// store reads, unchanged; web serves it as JSON and renders it.
+type Summary = readmodel.Summary
 
 // summaryTTL is how long a summary read is reused. Every instance reads the
 // database again at least this often, so another instance's check shows
@@ -108,26 +92,5 @@ func (c *Checker) readShared(r *summaryRead, gen uint64) {
 // ReadSummary reads the summary from the database, bypassing any cache
 // (metrics use it: database_up must say what the database does now).
 func ReadSummary(ctx context.Context, st *store.Store) (Summary, error) {
-	s, err := st.Summary(ctx)
-	if err != nil {
-		return Summary{}, err
-	}
-	out := Summary{
-		Components: s.Components, UpdatesAvailable: s.UpdatesAvailable, SecurityUpdates: s.SecurityUpdates,
-		Vulnerable: s.Vulnerable, FailingSources: s.FailingSources, Stale: s.Stale,
-		OldestSuccessAt: utc(s.OldestSuccessAt), CheckRunning: s.CheckRunning,
-	}
-	if s.LastCheck != nil {
-		status := s.LastCheck.Status
-		out.LastCheck = &LastCheck{Status: status, Trigger: s.LastCheck.Trigger, FinishedAt: utc(s.LastCheck.FinishedAt)}
-	}
-	return out, nil
-}
-
-func utc(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
+	return st.Summary(ctx)
 }

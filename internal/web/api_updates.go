@@ -14,7 +14,8 @@ import (
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
-// apiSummary is GET /api/admin/plugins/updates/summary: stored results only.
+// apiSummary is GET /api/admin/plugins/updates/summary: stored results
+// only, the same readmodel.Summary the pages render (withSummary).
 func (s *Server) apiSummary(c echo.Context) error {
 	sum, err := s.checker.Summary(c.Request().Context())
 	if err != nil {

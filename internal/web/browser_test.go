@@ -148,11 +148,16 @@ func TestBrowserDashboard(t *testing.T) {
 	if got := text(t, ctx, "widget-security"); !strings.HasPrefix(got, "0") {
 		t.Fatalf("widget security before the check = %q", got)
 	}
+	if got := text(t, ctx, "widget-last-check"); !strings.HasSuffix(got, "(completed, command line check)") {
+		t.Fatalf("last check before the click = %q", got)
+	}
 	screenshot(t, ctx, "dashboard.png")
 
-	// A marker that a page reload would wipe.
+	// A marker that a page reload would wipe. And a word of the page's own
+	// changed: app.js words the note with what the page carries.
 	if err := chromedp.Do(ctx,
-		chromedp.Evaluate[chromedp.Void](`window.__noReload = true`),
+		chromedp.Evaluate[chromedp.Void](`window.__noReload = true;
+			document.querySelector('[data-testid="widget-last-check"]').setAttribute("data-trigger-words", '{"manual":"hand-started"}')`),
 		chromedp.Click(chromedp.CSS(`[data-testid="check-button"]`)),
 	); err != nil {
 		t.Fatal(err)
@@ -163,6 +168,9 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	waitText(t, ctx, "nav-updates-badge", regexp.MustCompile(`^2`))
 	waitText(t, ctx, "widget-security", regexp.MustCompile(`^1`))
+	// The first check came from the command line; app.js words this one
+	// with the words the page carries (views/vocabulary.go).
+	waitText(t, ctx, "widget-last-check", regexp.MustCompile(`\(completed, hand-started check\)$`))
 	if marker, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__noReload === true`)); err != nil || !marker {
 		t.Fatalf("the page reloaded (marker %v, %v)", marker, err)
 	}

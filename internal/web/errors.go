@@ -32,7 +32,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	switch {
 	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(status)
-	case isAPI(c):
+	case isAPI(c.Request()):
 		werr = c.JSON(status, map[string]string{"error": message})
 	default:
 		werr = render(c, status, views.ErrorPage(views.ErrorProps{Status: status, Message: message}))
@@ -67,7 +67,9 @@ func classify(err error) (int, string) {
 	return http.StatusInternalServerError, "Something went wrong on our side."
 }
 
-func isAPI(c echo.Context) bool {
-	p := c.Request().URL.Path
-	return strings.HasPrefix(p, "/api/") || p == "/healthz" || p == "/readyz" || p == "/metrics"
+// isAPI reports whether r is answered in JSON, errors included: the API
+// under /api/ and the operations endpoints, which scripts read.
+func isAPI(r *http.Request) bool {
+	p := r.URL.Path
+	return strings.HasPrefix(p, "/api/") || p == pathHealthz || p == pathReadyz || p == pathMetrics
 }

@@ -41,7 +41,7 @@ func (s *Server) login(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	s.auth.SetSessionCookie(c, token, session.ExpiresAt)
+	setSessionCookie(c, s.auth, token, session.ExpiresAt)
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
@@ -52,6 +52,6 @@ func (s *Server) logout(c echo.Context) error {
 			return err
 		}
 	}
-	s.auth.ClearSessionCookie(c)
-	return c.Redirect(http.StatusSeeOther, "/login")
+	clearSessionCookie(c, s.auth)
+	return c.Redirect(http.StatusSeeOther, views.PathLogin)
 }

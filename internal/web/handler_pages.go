@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
@@ -30,30 +31,18 @@ func (s *Server) withSummary(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// layout builds the props every signed-in page shares.
+// layout builds the props every signed-in page shares. The summary is the
+// value withSummary read, handed over as it is.
 func layout(c echo.Context) views.LayoutProps {
 	p, _ := auth.PrincipalFrom(c)
-	sum, _ := c.Get(summaryKey).(updatecheck.Summary)
-	props := views.LayoutProps{
+	sum, _ := c.Get(summaryKey).(readmodel.Summary)
+	return views.LayoutProps{
 		User:      views.User{Email: p.Email, Role: p.Role, CanManage: p.Can(auth.PermManage)},
 		CSRFToken: p.CSRFToken,
-		Summary:   summaryProps(sum),
+		Summary:   sum,
 		Asset:     static.Path,
 		Now:       time.Now(),
 	}
-	return props
-}
-
-func summaryProps(s updatecheck.Summary) views.SummaryProps {
-	p := views.SummaryProps{
-		Components: s.Components, UpdatesAvailable: s.UpdatesAvailable, SecurityUpdates: s.SecurityUpdates,
-		Vulnerable: s.Vulnerable, FailingSources: s.FailingSources, Stale: s.Stale,
-		OldestSuccessAt: s.OldestSuccessAt, CheckRunning: s.CheckRunning,
-	}
-	if s.LastCheck != nil {
-		p.LastCheckStatus, p.LastCheckTrigger, p.LastCheckFinishedAt = s.LastCheck.Status, s.LastCheck.Trigger, s.LastCheck.FinishedAt
-	}
-	return p
 }
 
 func (s *Server) dashboard(c echo.Context) error {

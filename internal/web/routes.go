@@ -1,66 +1,114 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/static"
+	"github.com/upcheck/upcheck/views"
 )
 
-// sessionCookie names the session cookie.
-const sessionCookie = "upcheck_session"
+// The operations endpoints: monitoring and load balancers read them, and
+// they answer in JSON, errors included (isAPI).
+const (
+	pathHealthz = "/healthz"
+	pathReadyz  = "/readyz"
+	pathMetrics = "/metrics"
+)
+
+// apiPrefix is where the JSON API lives; every route under it needs a
+// principal.
+const apiPrefix = "/api/admin/plugins"
 
 // routes is the whole HTTP surface. Permissions are attached per group,
-// never inside handlers: reading a route here tells who may call it.
+// never inside handlers: reading a route here tells who may call it. Routes
+// are written with their full paths, the views.Path* constants the
+// templates link to.
 func (s *Server) routes(e *echo.Echo) {
 	e.Use(middleware.Recover())
 	e.Use(middleware.BodyLimit("64K")) // forms and the check POST are tiny
-	e.Use(auth.SecurityHeaders())
+	e.Use(securityHeaders())
 
 	// Operations: no session, and /healthz touches nothing else. /metrics
 	// counts failed logins and names what is installed: it wants a viewer's
 	// API token unless the operator made it public.
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
+	e.GET(pathHealthz, s.healthz)
+	e.GET(pathReadyz, s.readyz)
 	if s.metrics != nil {
 		var guard []echo.MiddlewareFunc
 		if !s.metricsPublic {
-			guard = append(guard, s.auth.RequireToken(auth.PermView))
+			guard = append(guard, requireToken(s.auth, auth.PermView))
 		}
-		e.GET("/metrics", echo.WrapHandler(s.metrics), guard...)
+		e.GET(pathMetrics, echo.WrapHandler(s.metrics), guard...)
 	}
-	e.GET("/static/*", echo.WrapHandler(static.Handler()))
+	e.GET(static.Prefix+"*", echo.WrapHandler(static.Handler()))
 	e.GET("/robots.txt", echo.WrapHandler(static.Handler()))
 
 	// A login needs no principal (it always opens a new session), and a
 	// login posted from another site is refused before anything else runs.
-	e.POST("/login", s.login, auth.SameOrigin())
+	e.POST(views.PathLogin, s.login, sameOrigin())
 
 	// Everything below may know who is asking.
-	app := e.Group("", s.auth.Middleware(sessionCookie))
-	app.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
-	app.GET("/login", s.loginPage)
-	app.POST("/logout", s.logout, auth.Require(auth.PermView), auth.CSRF())
+	app := group{e.Group("", authenticate(s.auth)), ""}
+	app.get("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, views.PathDashboard) })
+	app.get(views.PathLogin, s.loginPage)
+	app.post(views.PathLogout, s.logout, require(auth.PermView), csrf())
 
 	// JSON API.
-	api := app.Group("/api/admin/plugins", auth.Require(auth.PermView))
-	api.GET("/updates/summary", s.apiSummary)
-	api.GET("/updates", s.apiCatalog)
-	apiManage := api.Group("", auth.Require(auth.PermManage), auth.CSRF())
-	apiManage.POST("/updates/check", s.apiCheck)
+	api := app.group(apiPrefix, require(auth.PermView))
+	api.get(views.PathAPISummary, s.apiSummary)
+	api.get(views.PathAPICatalog, s.apiCatalog)
+	apiManage := api.group("", require(auth.PermManage), csrf())
+	apiManage.post(views.PathAPICheck, s.apiCheck)
 
 	// AdminCP pages; each reads the one summary of its request.
-	admin := app.Group("/admin", auth.Require(auth.PermView), s.withSummary)
-	admin.GET("", s.dashboard)
-	admin.GET("/plugins", s.catalogPage)
-	admin.GET("/plugins/:code", s.detailPage)
-	admin.GET("/history", s.historyPage)
-	admin.GET("/sources", s.sourcesPage)
-	adminManage := admin.Group("", auth.Require(auth.PermManage), auth.CSRF())
-	adminManage.POST("/plugins/updates/check", s.checkForm)
-	adminManage.POST("/plugins/:code/advisories/:id/dismiss", s.dismiss)
-	adminManage.POST("/plugins/:code/advisories/:id/undismiss", s.undismiss)
+	admin := app.group(views.PathDashboard, require(auth.PermView), s.withSummary)
+	admin.get(views.PathDashboard, s.dashboard)
+	admin.get(views.PathCatalog, s.catalogPage)
+	admin.get(views.PathCatalog+"/:code", s.detailPage) // views.ComponentPath
+	admin.get(views.PathHistory, s.historyPage)
+	admin.get(views.PathSources, s.sourcesPage)
+	adminManage := admin.group("", require(auth.PermManage), csrf())
+	adminManage.post(views.PathCheck, s.checkForm)
+	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)     // views.AdvisoryDismissPath
+	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss) // views.AdvisoryUndismissPath
+}
+
+// group is an echo group whose routes are given by their full paths, as
+// the templates link to them; echo wants them relative to the group's
+// prefix.
+type group struct {
+	g      *echo.Group
+	prefix string
+}
+
+// group returns a group under g at prefix (relative to g's), whose
+// middleware runs after g's.
+func (g group) group(prefix string, m ...echo.MiddlewareFunc) group {
+	return group{g.g.Group(prefix, m...), g.prefix + prefix}
+}
+
+func (g group) get(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	g.add(http.MethodGet, path, h, m...)
+}
+
+func (g group) post(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	g.add(http.MethodPost, path, h, m...)
+}
+
+// add registers a route at its full path. A path outside the group is a
+// mistake in routes.go, and panics when the server is built, as a
+// conflicting http.ServeMux pattern does: every test of this package
+// builds it.
+func (g group) add(method, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	rel, ok := strings.CutPrefix(path, g.prefix)
+	if !ok || rel != "" && !strings.HasPrefix(rel, "/") {
+		panic(fmt.Sprintf("web: route %s %s is outside its group %s", method, path, g.prefix))
+	}
+	g.g.Add(method, rel, h, m...)
 }

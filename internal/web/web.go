@@ -1,7 +1,8 @@
 // Package web is upcheck's HTTP surface on echo v4: routes.go lists every
-// route and the permission each group needs, handlers return errors, and one
-// error handler (errors.go) turns them into status codes, as JSON under
-// /api/ and as pages elsewhere.
+// route and the permission each group needs, middleware.go applies
+// internal/auth's decisions (who is asking, may they, is it forged) to each
+// request, handlers return errors, and one error handler (errors.go) turns
+// them into status codes, as JSON under /api/ and as pages elsewhere.
 package web
 
 import (

@@ -32,7 +32,7 @@
     return typeof v === "number" && isFinite(v) ? v : 0;
   }
 
-  // ---- Wording: kept in step with views/format.go ----
+  // ---- Wording: kept in step with views/sentences.go ----
 
   function completedText(body) {
     return "Check completed: " + countNoun(number(body.fetched), "source", "sources") +
@@ -52,16 +52,27 @@
       " not been checked successfully for over 48 hours.";
   }
 
-  var STATUS_WORDS = {
-    completed: "completed", running: "running", busy: "busy", cooldown: "cooldown",
-    skipped: "skipped", lease_lost: "interrupted", interrupted: "interrupted",
-    cancelled: "cancelled", failed: "failed", abandoned: "abandoned"
-  };
-  var TRIGGER_WORDS = { scheduled: "scheduled", manual: "manual", operator: "command line" };
+  // words is the JSON object in one of el's data attributes: the words of
+  // views/vocabulary.go for each status or trigger, which this file keeps
+  // no copy of.
+  function words(el, name) {
+    try {
+      var w = JSON.parse(el.getAttribute(name) || "{}");
+      return w && typeof w === "object" ? w : {};
+    } catch (e) {
+      return {};
+    }
+  }
 
-  function lastCheckText(status, trigger) {
-    var s = STATUS_WORDS[status] || status || "unknown";
-    if (trigger) s += ", " + (TRIGGER_WORDS[trigger] || trigger) + " check";
+  function word(dict, key) {
+    return Object.prototype.hasOwnProperty.call(dict, key) ? dict[key] : key;
+  }
+
+  // lastCheckText is the widget's note on the last check, "completed, manual
+  // check", in the words el (widget-last-check) carries.
+  function lastCheckText(el, status, trigger) {
+    var s = word(words(el, "data-status-words"), status || "");
+    if (trigger) s += ", " + word(words(el, "data-trigger-words"), trigger) + " check";
     return s;
   }
 
@@ -198,8 +209,9 @@
     setStat("widget-failing", number(s.failing_sources));
 
     var last = s.last_check || {};
-    setTime(byTestId("widget-last-check"), last.finished_at,
-      last.finished_at && last.status ? lastCheckText(last.status, last.trigger) : "");
+    var lastEl = byTestId("widget-last-check");
+    setTime(lastEl, last.finished_at,
+      lastEl && last.finished_at && last.status ? lastCheckText(lastEl, last.status, last.trigger) : "");
     setTime(byTestId("widget-oldest-success"), s.oldest_success_at,
       !s.oldest_success_at && components > 0 ? "a component has no successful check yet" : "");
 

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/upcheck/upcheck/internal/db"
+)
+
+// ErrConflict is returned when a write would break a uniqueness rule, such
+// as a second account with the same email.
+var ErrConflict = errors.New("already exists")
+
+// User is an account. The password hash is not part of it: only login reads
+// it, through UserCredentials.
+type User struct {
+	ID        int64
+	Email     string
+	Role      string
+	Disabled  bool
+	CreatedAt time.Time
+}
+
+// Credentials are a user and their encoded password hash.
+type Credentials struct {
+	User
+	PasswordHash string
+}
+
+// mapAuthError adds unique violations to mapError: account and token writes
+// can collide with existing rows, and callers must be able to tell that
+// from a failure.
+func mapAuthError(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return mapError(err)
+}
+
+// UserCreate inserts an account; ErrConflict when the email (compared
+// without case) is taken.
+func (s *Store) UserCreate(ctx context.Context, email, role, passwordHash string) (User, error) {
+	return userCreate(ctx, s.q, s.pool, email, role, passwordHash)
+}
+
+// UserCreate inserts an account in the transaction; see Store.UserCreate.
+func (t *Tx) UserCreate(ctx context.Context, email, role, passwordHash string) (User, error) {
+	return userCreate(ctx, t.q, t.tx, email, role, passwordHash)
+}
+
+func userCreate(ctx context.Context, q *db.Queries, dbtx db.DBTX, email, role, passwordHash string) (User, error) {
+	r, err := q.UserCreate(ctx, dbtx, db.UserCreateParams{Email: email, Role: role, PasswordHash: passwordHash})
+	if err != nil {
+		return User{}, mapAuthError(fmt.Errorf("create user: %w", err))
+	}
+	return User{ID: r.ID, Email: r.Email, Role: r.Role, Disabled: r.Disabled, CreatedAt: r.CreatedAt}, nil
+}
+
+// UserByEmail finds an account by email, without case; ErrNotFound if none.
+func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
+	r, err := s.q.UserGetByEmail(ctx, s.pool, email)
+	if err != nil {
+		return User{}, mapError(fmt.Errorf("get user: %w", err))
+	}
+	return User{ID: r.ID, Email: r.Email, Role: r.Role, Disabled: r.Disabled, CreatedAt: r.CreatedAt}, nil
+}
+
+// UserCredentials reads an account and its password hash for login;
+// ErrNotFound if there is no such email.
+func (s *Store) UserCredentials(ctx context.Context, email string) (Credentials, error) {
+	r, err := s.q.UserGetCredentials(ctx, s.pool, email)
+	if err != nil {
+		return Credentials{}, mapError(fmt.Errorf("get credentials: %w", err))
+	}
+	return Credentials{
+		User:         User{ID: r.ID, Email: r.Email, Role: r.Role, Disabled: r.Disabled, CreatedAt: r.CreatedAt},
+		PasswordHash: r.PasswordHash,
+	}, nil
+}
+
+// Users lists every account, ordered by email.
+func (s *Store) Users(ctx context.Context) ([]User, error) {
+	rows, err := s.q.UserList(ctx, s.pool)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list users: %w", err))
+	}
+	out := make([]User, len(rows))
+	for i, r := range rows {
+		out[i] = User{ID: r.ID, Email: r.Email, Role: r.Role, Disabled: r.Disabled, CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}
+
+// UserSetPasswordHash replaces an account's password hash; ErrNotFound if
+// the account does not exist.
+func (s *Store) UserSetPasswordHash(ctx context.Context, id int64, passwordHash string) error {
+	n, err := s.q.UserSetPasswordHash(ctx, s.pool, db.UserSetPasswordHashParams{ID: id, PasswordHash: passwordHash})
+	return affectedOne(n, err, "set password")
+}
+
+// UserSetDisabled disables or re-enables an account. A disabled account's
+// sessions and tokens stop working at once (authentication checks the flag)
+// and come back if it is re-enabled before they expire.
+func (s *Store) UserSetDisabled(ctx context.Context, id int64, disabled bool) error {
+	n, err := s.q.UserSetDisabled(ctx, s.pool, db.UserSetDisabledParams{ID: id, Disabled: disabled})
+	return affectedOne(n, err, "set disabled")
+}
+
+// affectedOne turns an update that touched no row into ErrNotFound.
+func affectedOne(n int64, err error, what string) error {
+	if err != nil {
+		return mapError(fmt.Errorf("%s: %w", what, err))
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package web_test
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/web"
+)
+
+// publicRoutes answer anyone, as "METHOD path" the way e.Routes() lists
+// them, with the reason. Every other route refuses an anonymous caller.
+var publicRoutes = map[string]string{
+	"GET /healthz":    "liveness probe",
+	"GET /readyz":     "readiness probe",
+	"GET /static/*":   "CSS, JS and images",
+	"GET /robots.txt": "crawlers",
+	"GET /login":      "the login form",
+	"POST /login":     "signs in; refuses cross-site posts",
+	"GET /":           "redirects to the dashboard, which needs a principal",
+	// echo's catch-all of the group around every page: unknown paths
+	// answer 404 to anyone.
+	echo.RouteNotFound + " /":  "404",
+	echo.RouteNotFound + " /*": "404",
+}
+
+// needs is the permission of a route whose method does not say it: a GET
+// needs plugins.can_view, any other method changes something and needs
+// plugins.can_manage.
+var needs = map[string]string{
+	"POST /logout": auth.PermView, // a viewer may end their own session
+}
+
+// samples fills in path parameters: a component and an advisory of the
+// demo, so that a manager's request reaches a handler that can answer it.
+var samples = strings.NewReplacer(":code", "gallery", ":id", "ACME-2026-011", "*", "no-such-page")
+
+// Every route in echo's table, the catch-alls echo adds for each group
+// included, is public by name (publicRoutes) or refuses an anonymous caller
+// (401, 403 or a redirect to the login page); a viewer gets 403 from every
+// route that needs plugins.can_manage and through every other one; a
+// manager gets through all of them. A route added without a permission, or
+// a change open to viewers, fails here.
+func TestPermissionsOnEveryRoute(t *testing.T) {
+	t.Parallel()
+	for name, public := range map[string]bool{"metrics behind a token": false, "metrics public": true} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testPermissionsOnEveryRoute(t, public)
+		})
+	}
+}
+
+func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
+	b := setup(t, func(_ *bundle, d *web.Deps) {
+		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+		d.MetricsPublic = metricsPublic
+	})
+	e, ok := b.handler.(*echo.Echo)
+	if !ok {
+		t.Fatalf("web.New returned a %T, not the *echo.Echo whose routes this test walks", b.handler)
+	}
+	public := maps.Clone(publicRoutes)
+	if metricsPublic {
+		public["GET /metrics"] = "UPCHECK_METRICS_PUBLIC=1"
+	}
+	bearer := func(email string) map[string]string {
+		token, err := b.auth.CreateToken(context.Background(), email, "routes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A token rather than a session: it is a principal on every route,
+		// /metrics included, and needs no CSRF token.
+		return map[string]string{"Authorization": "Bearer " + token}
+	}
+	anon, caller := b.anonymous(), b.anonymous()
+	viewer, admin := bearer("viewer@example.test"), bearer("admin@example.test")
+
+	seen := map[string]bool{}
+	for _, r := range e.Routes() {
+		key := r.Method + " " + r.Path
+		seen[key] = true
+		if _, ok := public[key]; ok {
+			continue
+		}
+		method, path := r.Method, samples.Replace(r.Path)
+		if method == echo.RouteNotFound {
+			method = http.MethodGet
+		}
+		if got := anon.do(method, path, "", "", nil); !refused(got) {
+			t.Errorf("anonymous %s %s (route %s): %d; want 401, 403 or a redirect to the login page. "+
+				"Give the route a permission in routes.go, or list it in publicRoutes.", method, path, key, got.status)
+		}
+		if r.Method == echo.RouteNotFound {
+			continue // a group's 404: nothing behind it for a principal to reach
+		}
+		perm := needs[key]
+		if perm == "" {
+			perm = auth.PermManage
+			if method == http.MethodGet {
+				perm = auth.PermView
+			}
+		}
+		got := caller.do(method, path, "", "", viewer)
+		switch {
+		case perm == auth.PermManage && got.status != http.StatusForbidden:
+			t.Errorf("viewer %s %s: %d; want 403, the route changes something and needs %s. "+
+				"Require it in routes.go, or say in needs why a viewer may.", method, path, got.status, perm)
+		case perm == auth.PermView && (got.status == http.StatusUnauthorized || got.status == http.StatusForbidden):
+			t.Errorf("viewer %s %s: %d; want it let through: the route is a read. List it in needs if it is not.", method, path, got.status)
+		}
+		if got := caller.do(method, path, "", "", admin); got.status == http.StatusUnauthorized || got.status == http.StatusForbidden {
+			t.Errorf("admin %s %s: %d; a manager may do everything", method, path, got.status)
+		}
+	}
+	for _, list := range []map[string]string{public, needs} {
+		for key := range list {
+			if !seen[key] {
+				t.Errorf("%s is listed in this test but not routed", key)
+			}
+		}
+	}
+}
+
+// refused reports whether a response turns an anonymous caller away: 401,
+// 403, or a page's redirect to the login form.
+func refused(r response) bool {
+	loc := r.header.Get("Location")
+	return r.status == http.StatusUnauthorized || r.status == http.StatusForbidden ||
+		r.status == http.StatusSeeOther && (loc == "/login" || strings.HasPrefix(loc, "/login?"))
+}
+
+// Browser sessions on the pages and the API: anonymous pages redirect to
+// the login, the API answers 401 in JSON, a viewer reads and cannot
+// manage, and only a manager sees the check button.
+func TestPermissionsForSessions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	anon, viewer, admin := b.anonymous(), b.login("viewer@example.test"), b.login("admin@example.test")
+
+	pages := []string{"/admin", "/admin/plugins", "/admin/plugins/blog", "/admin/history", "/admin/sources"}
+	apis := []string{"/api/admin/plugins/updates/summary", "/api/admin/plugins/updates"}
+	for _, p := range pages {
+		r := anon.do("GET", p, "", "", nil)
+		if r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), "/login?next=") {
+			t.Errorf("anonymous GET %s: %d %s, want a redirect to the login", p, r.status, r.header.Get("Location"))
+		}
+		wantStatus(t, "viewer GET "+p, viewer.do("GET", p, "", "", nil), 200)
+		wantStatus(t, "admin GET "+p, admin.do("GET", p, "", "", nil), 200)
+	}
+	for _, p := range apis {
+		r := anon.do("GET", p, "", "", nil)
+		wantStatus(t, "anonymous GET "+p, r, 401)
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+			t.Errorf("anonymous GET %s: content type %q, want JSON", p, r.header.Get("Content-Type"))
+		}
+		wantStatus(t, "viewer GET "+p, viewer.do("GET", p, "", "", nil), 200)
+	}
+	wantStatus(t, "anonymous check", anon.postCheck(false), 401)
+	wantStatus(t, "viewer check", viewer.postCheck(true), 403)
+	wantStatus(t, "viewer dismiss", viewer.do("POST", "/admin/plugins/gallery/advisories/ACME-2026-011/dismiss",
+		"csrf_token="+viewer.csrf, "application/x-www-form-urlencoded", nil), 403)
+	wantStatus(t, "admin unknown component", admin.do("GET", "/admin/plugins/nope", "", "", nil), 404)
+	wantStatus(t, "bad filter", admin.do("GET", "/api/admin/plugins/updates?status=bogus", "", "", nil), 400)
+	if strings.Contains(viewer.do("GET", "/admin", "", "", nil).body, `data-testid="check-button"`) {
+		t.Error("a viewer sees the check button")
+	}
+	if !strings.Contains(admin.do("GET", "/admin", "", "", nil).body, `data-testid="check-button"`) {
+		t.Error("an admin does not see the check button")
+	}
+}

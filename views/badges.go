@@ -1,0 +1,126 @@
+// Badges: a status in a few words, with a tone (colour) that only repeats
+// what the words say. The catalog row's, the source's, an advisory's
+// severity and a signature's.
+
+package views
+
+import "strings"
+
+// tone is a badge's colour; the badge's words always say the same thing.
+type tone string
+
+const (
+	toneOK      tone = "ok"
+	toneInfo    tone = "info"
+	toneWarn    tone = "warn"
+	toneDanger  tone = "danger"
+	toneNeutral tone = "neutral"
+)
+
+// badge is a short status in words.
+type badge struct {
+	Text string
+	Tone tone
+}
+
+// severityBadge words a severity; an unknown or empty one stays visible.
+func severityBadge(sev string) badge {
+	switch strings.ToLower(sev) {
+	case "critical":
+		return badge{"Critical", toneDanger}
+	case "high":
+		return badge{"High", toneDanger}
+	case "medium", "moderate":
+		return badge{"Medium", toneWarn}
+	case "low":
+		return badge{"Low", toneNeutral}
+	case "":
+		return badge{"Severity not given", toneNeutral}
+	default:
+		return badge{sev, toneNeutral}
+	}
+}
+
+// rowBadges are a catalog row's statuses in words, the most urgent first.
+func rowBadges(r CatalogRow) []badge {
+	var bs []badge
+	if r.Security {
+		bs = append(bs, badge{"Security update", toneDanger})
+	}
+	if r.Vulnerable {
+		if r.VulnerableNoFix {
+			bs = append(bs, badge{"Vulnerable, no fix yet", toneDanger})
+		} else {
+			bs = append(bs, badge{"Vulnerable", toneDanger})
+		}
+	}
+	if r.UpdateAvailable {
+		text := "Update available"
+		if r.UpdateVersion != "" {
+			text = "Update to " + r.UpdateVersion
+		}
+		bs = append(bs, badge{text, toneInfo})
+	}
+	if r.NeedsNewerCore {
+		text := "Needs a newer core"
+		if r.RequiredCore != "" {
+			text = "Needs core " + r.RequiredCore
+		}
+		bs = append(bs, badge{text, toneWarn})
+	}
+	switch {
+	case r.SourceURL == "":
+		bs = append(bs, badge{"No update source", toneNeutral})
+	case r.LastError != "":
+		bs = append(bs, badge{"Check failing", toneWarn})
+	}
+	if r.Stale {
+		bs = append(bs, badge{"Stale", toneWarn})
+	}
+	if r.SourceURL != "" && r.LastSuccessAt == nil && r.LastError == "" {
+		bs = append(bs, badge{"Not checked yet", toneNeutral})
+	}
+	if len(bs) == 0 {
+		bs = append(bs, badge{"Up to date", toneOK})
+	}
+	return bs
+}
+
+// sourceBadges are a source's states in words.
+func sourceBadges(s SourceRow) []badge {
+	var bs []badge
+	if s.Failing {
+		text := "Failing"
+		if s.ConsecutiveFailures > 0 {
+			text += ", " + countNoun(s.ConsecutiveFailures, "time", "times") + " in a row"
+		}
+		bs = append(bs, badge{text, toneDanger})
+	}
+	switch {
+	case s.LastSuccessAt == nil && s.Failing:
+		bs = append(bs, badge{"Never fetched successfully", toneWarn})
+	case s.Expired:
+		bs = append(bs, badge{"Document expired", toneWarn})
+	case s.Stale && s.LastSuccessAt != nil:
+		bs = append(bs, badge{"Stale", toneWarn})
+	}
+	if len(bs) == 0 {
+		if s.LastSuccessAt == nil {
+			return []badge{{"Not fetched yet", toneNeutral}}
+		}
+		return []badge{{"Healthy", toneOK}}
+	}
+	return bs
+}
+
+// signatureBadge words a source's signature state.
+func signatureBadge(state string) badge {
+	switch state {
+	case "verified":
+		return badge{"Verified", toneOK}
+	case "unsigned", "":
+		return badge{"Unsigned", toneNeutral}
+	default:
+		return badge{state, toneNeutral}
+	}
+}

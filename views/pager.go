@@ -1,0 +1,151 @@
+// The catalog's pager, filters and the sentences that count what a page
+// shows ("Showing 1–50 of 3,000 components with an update").
+
+package views
+
+import (
+	"strconv"
+	"strings"
+)
+
+// pager is the catalog's pagination, computed from its props.
+type pager struct {
+	Page, Pages    int
+	From, To       int
+	Total          int
+	Filter, Query  string
+	Links          []pageLink
+	HasPrev, HasNx bool
+}
+
+// pageLink is one page number, or a gap ("…") between numbers.
+type pageLink struct {
+	Number int
+	Gap    bool
+}
+
+// newPager places the page among the pages: a page number out of range is
+// clamped to the first or last page.
+func newPager(p CatalogProps) pager {
+	size := p.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	total := max(p.Total, 0)
+	pages := max((total+size-1)/size, 1)
+	page := min(max(p.Page, 1), pages)
+	pg := pager{Page: page, Pages: pages, Total: total, Filter: p.Filter, Query: p.Query}
+	if total > 0 {
+		pg.From = (page-1)*size + 1
+		pg.To = min(page*size, total)
+	}
+	pg.HasPrev, pg.HasNx = page > 1, page < pages
+	// The first, the last, and two either side of the current page.
+	last := 0
+	for n := 1; n <= pages; n++ {
+		if n != 1 && n != pages && (n < page-2 || n > page+2) {
+			continue
+		}
+		if last != 0 && n > last+1 {
+			pg.Links = append(pg.Links, pageLink{Gap: true})
+		}
+		pg.Links = append(pg.Links, pageLink{Number: n})
+		last = n
+	}
+	return pg
+}
+
+func (pg pager) url(page int) string {
+	return CatalogPath(pg.Filter, pg.Query, page)
+}
+
+// showingText is "Showing 1–50 of 3,000".
+func (pg pager) showingText() string {
+	if pg.Total == 0 {
+		return "Showing 0 of 0"
+	}
+	return "Showing " + thousands(pg.From) + "–" + thousands(pg.To) + " of " + thousands(pg.Total)
+}
+
+// thousands groups the digits of a count: 3000 is "3,000".
+func thousands(n int) string {
+	s := strconv.Itoa(max(n, 0))
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// filterOption is one catalog filter link.
+type filterOption struct {
+	Value, Label string
+}
+
+var filterOptions = []filterOption{
+	{FilterAll, "All"},
+	{FilterUpdates, "Updates"},
+	{FilterSecurity, "Security"},
+	{FilterVulnerable, "Vulnerable"},
+	{FilterFailing, "Failing checks"},
+}
+
+// filterNoun is what the current filter shows, for the count line.
+func filterNoun(f string, n int) string {
+	switch f {
+	case FilterUpdates:
+		return pick(n, "component", "components") + " with an update"
+	case FilterSecurity:
+		return pick(n, "component", "components") + " with a security update"
+	case FilterVulnerable:
+		return pick(n, "vulnerable component", "vulnerable components")
+	case FilterFailing:
+		return pick(n, "component whose", "components whose") + " check is failing"
+	default:
+		return pick(n, "component", "components")
+	}
+}
+
+// countText is the catalog's count line: "Showing 1–50 of 3,000
+// components with an update matching “blog”".
+func countText(pg pager) string {
+	s := "No " + filterNoun(pg.Filter, 0)
+	switch {
+	case pg.Total == 0:
+	case pg.From == pg.To:
+		s = "Showing " + thousands(pg.From) + " of " + thousands(pg.Total) + " " + filterNoun(pg.Filter, pg.Total)
+	default:
+		s = pg.showingText() + " " + filterNoun(pg.Filter, pg.Total)
+	}
+	if pg.Query != "" {
+		s += " matching “" + pg.Query + "”"
+	}
+	return s
+}
+
+// catalogEmptyText explains an empty catalog page in words that fit what
+// was asked for.
+func catalogEmptyText(p CatalogProps) string {
+	switch {
+	case p.Query != "":
+		return "No components match “" + p.Query + "”."
+	case p.Total > 0:
+		// Past the last page, e.g. an old link after components were removed.
+		return "This page is empty; the list is shorter than that now."
+	}
+	switch p.Filter {
+	case FilterUpdates:
+		return "No component has an update available."
+	case FilterSecurity:
+		return "No component has a security update."
+	case FilterVulnerable:
+		return "No installed version is affected by a known advisory."
+	case FilterFailing:
+		return "No component’s check is failing."
+	default:
+		return "No components are installed yet. List them in the manifest and run “upcheck components sync”."
+	}
+}

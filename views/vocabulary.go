@@ -1,0 +1,228 @@
+// Vocabulary: what each check status, trigger and role is called, and the
+// names and order of a component's and a source's states (data-state),
+// each defined once. The templates render them; app.js, which words the
+// widget's last check after a check, reads the status and trigger words
+// from the data attributes the widget carries (statusWordsJSON) instead of
+// keeping its own copy. The states themselves (stale, expired, failing,
+// evaluated) are the read model's, judged by the database and passed in as
+// props; this file only names and orders them.
+
+package views
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// checkStatus is how the pages word one check status.
+type checkStatus struct {
+	// Label is the history's badge ("Interrupted"); lower-cased, it is the
+	// widget's note ("interrupted, manual check").
+	Label string
+	// Reason says why in a few words; "" when the label says it all.
+	Reason string
+	Tone   tone
+	// Ran: the run got to fetch, so its counts and duration mean something.
+	// Not for refused runs (busy, cooldown, skipped), nor for one still
+	// running or abandoned before it could record them.
+	Ran bool
+}
+
+// checkStatuses are the words for every check status: the statuses of
+// check_runs, "interrupted" (the API's name for lease_lost), "abandoned"
+// (a run whose process died, as the history reads it) and "" for none.
+var checkStatuses = map[string]checkStatus{
+	"completed":   {"Completed", "", toneOK, true},
+	"running":     {"Running", "in progress now", toneInfo, false},
+	"busy":        {"Busy", "another check was running", toneNeutral, false},
+	"cooldown":    {"Cooldown", "too soon after the last manual check", toneNeutral, false},
+	"skipped":     {"Skipped", "this period’s check had already completed", toneNeutral, false},
+	"lease_lost":  {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	"interrupted": {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	"cancelled":   {"Cancelled", "the server was shutting down", toneWarn, true},
+	"failed":      {"Failed", "", toneDanger, true},
+	"abandoned":   {"Abandoned", "the server stopped before it finished", toneWarn, false},
+	"":            {"Unknown", "", toneNeutral, true},
+}
+
+// triggerLabels word what started a check.
+var triggerLabels = map[string]string{
+	"scheduled": "Scheduled",
+	"manual":    "Manual",
+	"operator":  "Command line",
+}
+
+// runStatus words a check's status; an unknown one is shown as it is.
+func runStatus(status string) checkStatus {
+	if w, ok := checkStatuses[status]; ok {
+		return w
+	}
+	return checkStatus{Label: status, Tone: toneNeutral, Ran: true}
+}
+
+// ranChecks is whether a run got to fetch (checkStatus.Ran).
+func ranChecks(status string) bool {
+	return runStatus(status).Ran
+}
+
+// triggerLabel words what started a check; an unknown trigger is shown as
+// it is.
+func triggerLabel(trigger string) string {
+	if l, ok := triggerLabels[trigger]; ok {
+		return l
+	}
+	return trigger
+}
+
+// statusWordsJSON and triggerWordsJSON are the words of the widget's note
+// on the last check, lower-cased, as JSON objects from a status and from a
+// trigger to its word. The widget carries them in data-status-words and
+// data-trigger-words, where app.js reads them.
+var statusWordsJSON, triggerWordsJSON = checkWordsJSON()
+
+func checkWordsJSON() (statuses, triggers string) {
+	s := make(map[string]string, len(checkStatuses))
+	for k, w := range checkStatuses {
+		s[k] = strings.ToLower(w.Label)
+	}
+	t := make(map[string]string, len(triggerLabels))
+	for k, l := range triggerLabels {
+		t[k] = strings.ToLower(l)
+	}
+	return mustJSON(s), mustJSON(t)
+}
+
+// mustJSON encodes a map of strings, which cannot fail (keys are sorted).
+func mustJSON(m map[string]string) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// lastCheckFinished is when the last check that ran ended; nil: none has.
+func lastCheckFinished(lc *readmodel.LastCheck) *time.Time {
+	if lc == nil {
+		return nil
+	}
+	return lc.FinishedAt
+}
+
+// lastCheckNote is the widget's note on the last check, "completed, manual
+// check"; "" when there is nothing to say.
+func lastCheckNote(lc *readmodel.LastCheck) string {
+	if lc == nil || lc.FinishedAt == nil || lc.Status == "" {
+		return ""
+	}
+	return lastCheckText(lc.Status, lc.Trigger)
+}
+
+// lastCheckText words a check's status and trigger: "completed, manual
+// check". app.js builds the same note from statusWordsJSON and
+// triggerWordsJSON.
+func lastCheckText(status, trigger string) string {
+	s := strings.ToLower(runStatus(status).Label)
+	if trigger != "" {
+		s += ", " + strings.ToLower(triggerLabel(trigger)) + " check"
+	}
+	return s
+}
+
+// roleLabel words a role.
+func roleLabel(role string) string {
+	switch role {
+	case "admin":
+		return "Administrator"
+	case "viewer":
+		return "Viewer"
+	default:
+		return role
+	}
+}
+
+// A catalog row's states, as data-state names them.
+const (
+	rowSecurity  = "security"  // a security update, or a vulnerable version
+	rowUpdate    = "update"    // an update
+	rowProblem   = "problem"   // the source fails or is stale
+	rowUntracked = "untracked" // no update source
+	rowUnchecked = "unchecked" // no current evaluation yet
+	rowCurrent   = "current"   // up to date
+)
+
+// rowState is a catalog row's most urgent state, for data-state.
+func rowState(r CatalogRow) string {
+	switch {
+	case r.Security || r.Vulnerable:
+		return rowSecurity
+	case r.UpdateAvailable:
+		return rowUpdate
+	case r.LastError != "" || r.Stale:
+		return rowProblem
+	case r.SourceURL == "":
+		return rowUntracked
+	case !r.Evaluated:
+		return rowUnchecked
+	default:
+		return rowCurrent
+	}
+}
+
+// sourceState is a source's state, most urgent first: the page lists
+// sources in this order, and data-state carries its name.
+type sourceState int
+
+const (
+	sourceFailing   sourceState = iota // the last fetch gave no usable document
+	sourceStale                        // stale or expired, not failing
+	sourceUnfetched                    // never fetched successfully, not failing
+	sourceHealthy
+)
+
+// String is the state's name in data-state.
+func (s sourceState) String() string {
+	return [...]string{"failing", "stale", "unfetched", "healthy"}[s]
+}
+
+// sourceStateOf is a source's state. Failing and stale are the read
+// model's flags; no time is judged here.
+func sourceStateOf(s SourceRow) sourceState {
+	switch {
+	case s.Failing:
+		return sourceFailing
+	case s.LastSuccessAt == nil:
+		return sourceUnfetched
+	case s.Stale:
+		return sourceStale
+	default:
+		return sourceHealthy
+	}
+}
+
+// sortedSources is the sources in display order, by state, keeping the
+// given order within one; the props stay untouched.
+func sortedSources(src []SourceRow) []SourceRow {
+	out := slices.Clone(src)
+	slices.SortStableFunc(out, func(a, b SourceRow) int {
+		return cmp.Compare(sourceStateOf(a), sourceStateOf(b))
+	})
+	return out
+}
+
+// failingCount counts failing sources for the page's summary line, by the
+// read model's flag, as the order and the badges do.
+func failingCount(src []SourceRow) int {
+	n := 0
+	for _, s := range src {
+		if s.Failing {
+			n++
+		}
+	}
+	return n
+}
