@@ -183,9 +183,9 @@ func pages() map[string]templ.Component {
 			},
 		}),
 		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
-		"error_404": ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
-		"error_503": ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
-		"error_403": ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
+		"error_404":            ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
+		"error_503":            ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
+		"error_403":            ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
 	}
 }
 
