@@ -67,3 +67,12 @@ func deliveryBadge(state string) badge {
 	}
 	return badge{"Pending", toneNeutral}
 }
+
+// notificationsFailingText is the dashboard's line about deliveries that
+// keep failing.
+func notificationsFailingText(n int) string {
+	if n == 1 {
+		return "1 notification could not be delivered."
+	}
+	return strconv.Itoa(n) + " notifications could not be delivered."
+}

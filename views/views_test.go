@@ -55,7 +55,7 @@ func layout(s readmodel.Summary, canManage bool) LayoutProps {
 func attention() readmodel.Summary {
 	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
-		FailingSources: 1, Stale: 2,
+		FailingSources: 1, Stale: 2, NotificationsFailing: 2,
 		OldestSuccessAt: ago(72 * time.Hour),
 		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
 	}

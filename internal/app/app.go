@@ -120,6 +120,7 @@ func (a *App) wire(ctx context.Context, waitForDatabase bool) error {
 	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, notify.DefaultTimings(), a.Logger); err != nil {
 		return err
 	}
+	a.Notify.Observe(m)
 	a.Checker.NotifyWith(a.Notify)
 	// A second of principal cache: a burst of requests with one session or
 	// token costs one query; a logout or revocation elsewhere takes effect

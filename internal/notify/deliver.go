@@ -39,19 +39,22 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	status, err := s.send(ctx, d)
 	switch {
 	case err == nil && status >= 200 && status < 300:
+		s.observer.Delivered(d.Channel.Kind, "delivered")
 		return s.record(ctx, d, "delivered", "")
 	case err == nil && status == http.StatusGone:
 		reason := "the receiver answered 410 Gone: it no longer accepts these notifications"
 		if derr := s.store.ChannelDisable(ctx, d.Channel.ID, reason); derr != nil {
 			return derr
 		}
+		s.observer.Delivered(d.Channel.Kind, "gone")
 		return river.JobCancel(s.record(ctx, d, "failed", reason))
 	}
 	msg := failureText(status, err)
-	state := "pending"
+	state, result := "pending", "retry"
 	if job.Attempt >= job.MaxAttempts {
-		state = "failed"
+		state, result = "failed", "failed"
 	}
+	s.observer.Delivered(d.Channel.Kind, result)
 	if rerr := s.record(ctx, d, state, msg); rerr != nil {
 		return rerr
 	}

@@ -65,17 +65,31 @@ func (deliveryArgs) Kind() string { return "upcheck.delivery" }
 
 // Service queues events and, once started, delivers them.
 type Service struct {
-	store   *store.Store
-	river   *river.Client[pgx.Tx]
-	fetcher *fetch.Fetcher
-	logger  *slog.Logger
-	timings Timings
+	observer Observer
+	store    *store.Store
+	river    *river.Client[pgx.Tx]
+	fetcher  *fetch.Fetcher
+	logger   *slog.Logger
+	timings  Timings
 }
+
+// Observer hears how each send ended (metrics): result is delivered,
+// retry, failed (the last attempt) or gone (410, channel disabled).
+type Observer interface {
+	Delivered(kind, result string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Delivered(string, string) {}
+
+// Observe reports sends to o. Call it before Start.
+func (s *Service) Observe(o Observer) { s.observer = o }
 
 // New returns a Service on pool. Its River client delivers only after
 // Start; before that (and in `upcheck check`) it only queues.
 func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings, logger *slog.Logger) (*Service, error) {
-	s := &Service{store: st, fetcher: f, logger: logger, timings: timings}
+	s := &Service{store: st, fetcher: f, logger: logger, timings: timings, observer: noObserver{}}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &deliveryWorker{s: s}); err != nil {
 		return nil, err

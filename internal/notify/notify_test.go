@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -213,6 +215,8 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 	rcv.mu.Lock()
 	rcv.secret = created.Secret
 	rcv.mu.Unlock()
+	obs := &countingObserver{}
+	b.notify.Observe(obs)
 	event, err := b.notify.QueueTest(ctx, created.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +257,9 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 		if g != event.String()+" test" {
 			t.Fatalf("request %q, want the same webhook-id %s every time", g, event)
 		}
+	}
+	if got := obs.String(); got != "webhook/delivered:1 webhook/retry:3" {
+		t.Fatalf("sends observed: %s", got)
 	}
 	var lastError string
 	b.db.QueryRow(t, "SELECT coalesce(last_error, '') FROM notification_events WHERE id = $1", event).Scan(&lastError)
@@ -335,4 +342,30 @@ func TestAddChannelRefusesBadInput(t *testing.T) {
 	if err != nil || len(chs) != 0 {
 		t.Fatalf("channels after refusals: %v %v", chs, err)
 	}
+}
+
+// countingObserver counts sends by kind and result, as metrics do.
+type countingObserver struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (o *countingObserver) Delivered(kind, result string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.counts == nil {
+		o.counts = map[string]int{}
+	}
+	o.counts[kind+"/"+result]++
+}
+
+func (o *countingObserver) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(o.counts))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s:%d", k, o.counts[k])
+	}
+	return strings.Join(parts, " ")
 }
