@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
@@ -368,4 +370,57 @@ func (o *countingObserver) String() string {
 		parts[i] = fmt.Sprintf("%s:%d", k, o.counts[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// Events are queued only by a transaction that commits: a fenced write
+// whose lease was lost queues nothing, neither events nor jobs; the same
+// write under a live lease queues them.
+func TestLostLeaseQueuesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.DefaultTimings())
+	b.site()
+	b.check() // results stored, no channel yet: nothing queued
+	ctx := context.Background()
+	err := b.store.WithTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.ChannelCreate(ctx, store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "all"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm, err := lease.New(b.store, lease.Timings{Lease: 2 * time.Second, Heartbeat: 300 * time.Millisecond, Cooldown: time.Second, Period: 24 * time.Hour, TxTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := func(owner uuid.UUID, epoch int64) error {
+		return lm.WithLease(ctx, owner, func(tx *store.Tx) error {
+			_, err := b.notify.Queue(ctx, tx, []string{"blog", "gallery", "forms"}, 0, epoch)
+			return err
+		})
+	}
+	count := func() (events, jobs int) {
+		b.db.QueryRow(t, "SELECT (SELECT count(*) FROM notification_events), (SELECT count(*) FROM river_job)").Scan(&events, &jobs)
+		return events, jobs
+	}
+	acq, err := lm.Acquire(ctx, lease.Operator)
+	if err != nil || acq.Outcome != lease.Acquired {
+		t.Fatal(acq, err)
+	}
+	b.db.MustExec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	if err := queue(acq.Lease.Owner, acq.Lease.Epoch); !errors.Is(err, lease.ErrLeaseLost) {
+		t.Fatalf("queue under a lost lease: %v, want ErrLeaseLost", err)
+	}
+	if events, jobs := count(); events != 0 || jobs != 0 {
+		t.Fatalf("a write that lost its lease queued %d events and %d jobs", events, jobs)
+	}
+	acq, err = lm.Acquire(ctx, lease.Operator)
+	if err != nil || acq.Outcome != lease.Acquired {
+		t.Fatal(acq, err)
+	}
+	if err := queue(acq.Lease.Owner, acq.Lease.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	if events, jobs := count(); events != 4 || jobs != 4 {
+		t.Fatalf("a write under a live lease queued %d events and %d jobs, want 4 and 4", events, jobs)
+	}
 }
