@@ -45,7 +45,8 @@ verify: generate ## fail when generated code is stale
 	@test -z "$$(git status --porcelain -- internal/db views)" || { git status --porcelain -- internal/db views; echo "untracked generated files"; exit 1; }
 
 .PHONY: lint
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet and staticcheck (pinned in go.mod's tool lines)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') $$(git ls-files --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags crash $(PKGS)
+	$(GO) tool staticcheck -tags crash $(PKGS)

@@ -55,24 +55,53 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 // up yet when serve starts.
 const startRetry = 2 * time.Second
 
+// LeaseTimings lays the durations UPCHECK_TEST_TIMINGS names over the
+// lease's production timings and validates the result with the lease's
+// rules. Every command calls it before it touches the database, so timings
+// that cannot work stop the process at once, whatever the command.
+func LeaseTimings(t config.Timings) (lease.Timings, error) {
+	out := lease.DefaultTimings()
+	set := func(to *time.Duration, named *time.Duration) {
+		if named != nil {
+			*to = *named
+		}
+	}
+	set(&out.Lease, t.Lease)
+	set(&out.Heartbeat, t.Heartbeat)
+	set(&out.Cooldown, t.Cooldown)
+	set(&out.Period, t.Period)
+	set(&out.TxTimeout, t.TxTimeout)
+	if err := out.Validate(); err != nil {
+		return lease.Timings{}, fmt.Errorf("UPCHECK_TEST_TIMINGS: %w", err)
+	}
+	return out, nil
+}
+
 func open(ctx context.Context, cfg config.Config, logger *slog.Logger, waitForDatabase bool) (*App, error) {
+	timings, err := LeaseTimings(cfg.Timings)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.TestTimings {
 		logger.WarnContext(ctx, "UPCHECK_TEST_TIMINGS is set: lease timings are shortened; never use this in production",
-			"lease", cfg.Timings.Lease, "heartbeat", cfg.Timings.Heartbeat, "cooldown", cfg.Timings.Cooldown)
+			"lease", timings.Lease, "heartbeat", timings.Heartbeat, "cooldown", timings.Cooldown)
 	}
 	pool, err := OpenDatabase(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
 	a := &App{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool)}
-	if err := a.wire(ctx, waitForDatabase); err != nil {
+	if err := a.wire(ctx, timings, waitForDatabase); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	return a, nil
 }
 
-func (a *App) wire(ctx context.Context, waitForDatabase bool) error {
+// wire builds the services on the migrated database. timings are the
+// lease's; their period follows the schedule unless UPCHECK_TEST_TIMINGS
+// named one.
+func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase bool) error {
 	for {
 		err := store.Migrate(ctx, a.Pool, a.Logger)
 		if err == nil {
@@ -99,8 +128,7 @@ func (a *App) wire(ctx context.Context, waitForDatabase bool) error {
 		return err
 	}
 	a.Schedule = schedule
-	timings := a.Config.Timings
-	if !a.Config.PeriodSet {
+	if a.Config.Timings.Period == nil {
 		timings.Period = period
 	}
 	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) {
@@ -185,6 +213,9 @@ func OpenDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 
 // Migrate applies pending migrations and returns.
 func Migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	if _, err := LeaseTimings(cfg.Timings); err != nil {
+		return err // refused like every other command, although migrate takes no lease
+	}
 	pool, err := OpenDatabase(ctx, cfg, logger)
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ import (
 // cancelled and releases its lease at once; in-flight requests get
 // ShutdownTimeout to finish. ready, when not nil, receives the address.
 func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready func(addr string)) error {
+	if _, err := LeaseTimings(cfg.Timings); err != nil {
+		return err // before the demo site starts
+	}
 	var demoSite *demoSite
 	if cfg.Demo {
 		var err error

@@ -10,8 +10,6 @@ import (
 	"net/netip"
 	"strings"
 	"time"
-
-	"github.com/upcheck/upcheck/internal/lease"
 )
 
 // Config is everything the process needs to know about its surroundings.
@@ -28,18 +26,17 @@ type Config struct {
 	AllowPrivateSources bool
 	// DataDir holds the private cluster and other local state.
 	DataDir string
-	// Timings are the lease's; production constants unless TestTimings.
-	Timings lease.Timings
-	// TestTimings is set when UPCHECK_TEST_TIMINGS shortened the timings.
+	// Timings are the lease durations UPCHECK_TEST_TIMINGS names; the
+	// others keep the lease's production values (internal/app combines
+	// them and the lease validates the result).
+	Timings Timings
+	// TestTimings is set when UPCHECK_TEST_TIMINGS is set.
 	TestTimings bool
 	// LogLevel is the minimum level logged.
 	LogLevel slog.Level
 	// CheckSchedule is a five-field cron expression (UTC) for the scheduled
 	// check; empty means the installation's stored random daily time.
 	CheckSchedule string
-	// PeriodSet is true when UPCHECK_TEST_TIMINGS fixed the scheduled period;
-	// otherwise it follows the schedule.
-	PeriodSet bool
 	// Version is the build's version, sent in the User-Agent.
 	Version string
 	// SecureCookies marks the session cookie Secure even over plain HTTP
@@ -75,7 +72,6 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		CheckSchedule:       getenv("UPCHECK_CHECK_SCHEDULE"),
 		SecureCookies:       getenv("UPCHECK_SECURE_COOKIES") == "1",
 		AdminPassword:       getenv("UPCHECK_ADMIN_PASSWORD"),
-		Timings:             lease.DefaultTimings(),
 		Version:             "dev",
 	}
 	if c.Listen == "" {
@@ -114,12 +110,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		c.FetchTimeout = d
 	}
 	if v := getenv("UPCHECK_TEST_TIMINGS"); v != "" {
-		t, err := ParseTimings(v, c.Timings)
+		t, err := ParseTimings(v)
 		if err != nil {
 			return Config{}, fmt.Errorf("UPCHECK_TEST_TIMINGS: %w", err)
 		}
 		c.Timings, c.TestTimings = t, true
-		c.PeriodSet = strings.Contains(v, "period=")
 	}
 	return c, c.Validate()
 }
@@ -129,9 +124,6 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Listen == "" {
 		errs = append(errs, errors.New("UPCHECK_LISTEN is empty"))
-	}
-	if err := c.Timings.Validate(); err != nil {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -173,37 +165,51 @@ func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
+// Timings are lease durations as UPCHECK_TEST_TIMINGS gives them. A nil
+// field was not named and keeps the lease's production value. Config knows
+// neither those values nor the rules between the durations (the heartbeat
+// must fit inside the lease's trust window): both belong to internal/lease,
+// and internal/app applies them.
+type Timings struct {
+	Lease     *time.Duration // lease=
+	Heartbeat *time.Duration // heartbeat=
+	Cooldown  *time.Duration // cooldown=
+	Period    *time.Duration // period=
+	TxTimeout *time.Duration // tx=
+}
+
 // ParseTimings reads "lease=3s,heartbeat=500ms,cooldown=2s" (any subset, plus
-// period=, tx=) over base.
-func ParseTimings(s string, base lease.Timings) (lease.Timings, error) {
-	t := base
-	for _, part := range strings.Split(s, ",") {
+// period=, tx=). It checks the syntax and the keys; the values are judged
+// with the lease's rules when internal/app builds the lease's timings.
+func ParseTimings(s string) (Timings, error) {
+	var t Timings
+	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
 		key, value, ok := strings.Cut(part, "=")
 		if !ok {
-			return t, fmt.Errorf("%q: want key=duration", part)
+			return Timings{}, fmt.Errorf("%q: want key=duration", part)
 		}
 		d, err := time.ParseDuration(strings.TrimSpace(value))
 		if err != nil {
-			return t, fmt.Errorf("%s: %w", key, err)
+			return Timings{}, fmt.Errorf("%s: %w", key, err)
 		}
 		switch strings.TrimSpace(key) {
 		case "lease":
-			t.Lease = d
+			t.Lease = &d
 		case "heartbeat":
-			t.Heartbeat = d
+			t.Heartbeat = &d
 		case "cooldown":
-			t.Cooldown = d
+			t.Cooldown = &d
 		case "period":
-			t.Period = d
+			t.Period = &d
 		case "tx":
-			t.TxTimeout = d
+			t.TxTimeout = &d
 		default:
-			return t, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period or tx)", key)
+			return Timings{}, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period or tx)", key)
 		}
 	}
-	return t, t.Validate()
+	return t, nil
 }

@@ -65,9 +65,9 @@ func (h *Heartbeat) Stop() {
 // process clock, after which the lease may have expired.
 func (h *Heartbeat) run(trustUntil time.Time) {
 	defer close(h.done)
-	trust := time.NewTimer(trustUntil.Sub(h.clock.Now()))
+	trust := h.clock.NewTimer(trustUntil.Sub(h.clock.Now()))
 	defer trust.Stop()
-	next := time.NewTimer(h.interval)
+	next := h.clock.NewTimer(h.interval)
 	defer next.Stop()
 
 	for {
@@ -76,14 +76,14 @@ func (h *Heartbeat) run(trustUntil time.Time) {
 			return
 		case <-h.parent.Done():
 			return
-		case <-trust.C:
+		case <-trust.C():
 			h.lose(fmt.Errorf("%w: no renewal confirmed the lease within %s", ErrLeaseLost, h.window))
 			return
-		case <-next.C:
+		case <-next.C():
 		}
 
 		sent := h.clock.Now()
-		err, trustExpired := h.renew(trust, trustUntil.Sub(sent))
+		trustExpired, err := h.renew(trust)
 		switch {
 		case h.parent.Err() != nil:
 			return // shutting down: not a lost lease
@@ -109,24 +109,25 @@ func (h *Heartbeat) run(trustUntil time.Time) {
 	}
 }
 
-// renew runs one renewal, bounded by what is left of the trust window. If
-// the window closes first, it cancels the check at once (a hung database
-// must not keep it running), then still waits for the renewal to return so
-// no goroutine outlives the heartbeat, and reports trustExpired.
-func (h *Heartbeat) renew(trust *time.Timer, left time.Duration) (err error, trustExpired bool) {
-	ctx, cancel := context.WithTimeout(h.parent, left)
+// renew runs one renewal, bounded by what is left of the trust window: the
+// trust timer. If the window closes first, it cancels the check at once (a
+// hung database must not keep it running) and the renewal, then still waits
+// for the renewal to return so no goroutine outlives the heartbeat, and
+// reports trustExpired.
+func (h *Heartbeat) renew(trust Timer) (trustExpired bool, err error) {
+	ctx, cancel := context.WithCancel(h.parent)
 	defer cancel()
 	answer := make(chan error, 1)
 	go func() { answer <- h.renewer.Renew(ctx, h.owner) }()
 	select {
 	case err = <-answer:
-		return err, false
-	case <-trust.C:
+		return false, err
+	case <-trust.C():
 		// Stop the check now; a hung database must not keep it running.
 		h.lose(fmt.Errorf("%w: renewal did not answer within the trust window %s", ErrLeaseLost, h.window))
 		cancel()
 		<-answer
-		return nil, true
+		return true, nil
 	}
 }
 

@@ -2,12 +2,9 @@ package lease
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,124 +13,117 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// countingRenewer wraps a Renewer and records how renewals overlap.
-type countingRenewer struct {
-	next     Renewer
-	calls    atomic.Int32
-	inFlight atomic.Int32
-	maxOver  atomic.Int32
-}
+// The heartbeat tests run the heartbeat on a fakeClock: a renewal happens
+// when the test advances the clock to it, so renewals are counted exactly
+// and trust runs out at an exact instant. The database is real.
 
-func (c *countingRenewer) Renew(ctx context.Context, owner uuid.UUID) error {
-	c.calls.Add(1)
-	n := c.inFlight.Add(1)
-	defer c.inFlight.Add(-1)
-	for {
-		m := c.maxOver.Load()
-		if n <= m || c.maxOver.CompareAndSwap(m, n) {
-			break
-		}
-	}
-	time.Sleep(20 * time.Millisecond) // widen the window an overlap would need
-	return c.next.Renew(ctx, owner)
-}
-
-// scriptedRenewer answers each call with the next step.
-type scriptedRenewer struct {
-	mu    sync.Mutex
-	steps []func(ctx context.Context) error
-	sent  []time.Time
-}
-
-func (s *scriptedRenewer) Renew(ctx context.Context, _ uuid.UUID) error {
-	s.mu.Lock()
-	s.sent = append(s.sent, time.Now())
-	step := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	if len(s.steps) > 0 {
-		step, s.steps = s.steps[0], s.steps[1:]
-	}
-	s.mu.Unlock()
-	return step(ctx)
-}
-
-func lostWithin(t *testing.T, ctx context.Context, d time.Duration) time.Time {
-	t.Helper()
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-		t.Fatalf("check context not cancelled within %s", d)
-	}
-	if cause := context.Cause(ctx); !errors.Is(cause, ErrLeaseLost) {
-		t.Fatalf("cause = %v, want ErrLeaseLost", cause)
-	}
-	return time.Now()
-}
-
-// Property 9a: the heartbeat renews on cadence, keeps the lease past its
-// original expiry, and never runs two renewals at once.
+// Property 9a: the heartbeat renews on cadence, each renewal extends the
+// lease on the database, and no renewal is scheduled while one is on its
+// way, however long it takes.
 func TestHeartbeatRenewsOnCadence(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	clock := newFakeClock(time.Now())
+	b := setup(t, testTimings(), WithClock(clock))
+	interval := b.m.timings.Heartbeat
 	l := mustAcquire(t, b.m, Operator)
-	r := &countingRenewer{next: b.m}
-	ctx, hb := startHeartbeat(context.Background(), r, l, b.m.timings.Heartbeat, b.m.timings.trustWindow(), systemClock{}, slog.Default())
-	run := b.m.timings.Lease + time.Second // past the first expiry
-	time.Sleep(run)
-	hb.Stop()
-	if err := context.Cause(ctx); errors.Is(err, ErrLeaseLost) {
-		t.Fatalf("lease lost while renewing: %v", err)
+	expiresAt := func() (at time.Time) {
+		b.db.QueryRow(t, "SELECT expires_at FROM core_update_lock WHERE name = 'check'").Scan(&at)
+		return at
 	}
-	calls := r.calls.Load()
-	want := int32(run / (b.m.timings.Heartbeat + 20*time.Millisecond))
-	if calls < want-3 || calls > want+1 {
-		t.Fatalf("%d renewals in %s, want about %d", calls, run, want)
+	const renewals = 5
+	g := newGate()
+	steps := make([]func(context.Context) error, renewals)
+	for i := range steps {
+		steps[i] = g.then(func(ctx context.Context) error { return b.m.Renew(ctx, l.Owner) })
+	}
+	r := newTestRenewer(clock, nil, steps...)
+	start := clock.Now()
+	ctx, hb := startTestHeartbeat(t, r, l, interval, b.m.timings.trustWindow(), clock, g)
+	expires := expiresAt()
+	for i := 1; i <= renewals; i++ {
+		clock.waitArmed(t, 2) // trust, and the next renewal
+		clock.Advance(interval)
+		// Each renewal takes a whole interval: sent one interval after the
+		// previous answer, which came an interval after its send.
+		if sent, want := r.call(t).sent, start.Add(time.Duration(2*i-1)*interval); !sent.Equal(want) {
+			t.Fatalf("renewal %d sent at +%s, want +%s", i, sent.Sub(start), want.Sub(start))
+		}
+		if n := clock.armedNow(); n != 1 {
+			t.Fatalf("renewal %d on its way: %d timers armed, want only trust: the next renewal waits for the answer", i, n)
+		}
+		clock.Advance(interval)
+		g.open()
+		if err := r.answer(t); err != nil {
+			t.Fatalf("renewal %d: %v", i, err)
+		}
+		if at := expiresAt(); !at.After(expires) {
+			t.Fatalf("renewal %d did not extend the lease: it expires at %s, before at %s", i, at, expires)
+		} else {
+			expires = at
+		}
+	}
+	clock.waitArmed(t, 2)
+	hb.Stop()
+	if cause := context.Cause(ctx); cause != context.Canceled {
+		t.Fatalf("check context ended with %v, want only Stop's cancellation", cause)
+	}
+	if n := len(r.calls); n != 0 {
+		t.Fatalf("%d renewals more than the %d the clock called for", n, renewals)
 	}
 	if over := r.maxOver.Load(); over != 1 {
 		t.Fatalf("%d renewals ran at once, want 1", over)
-	}
-	// The lease is still ours although its first expiry has passed.
-	if err := b.m.Renew(context.Background(), l.Owner); err != nil {
-		t.Fatalf("lease not kept alive: %v", err)
 	}
 }
 
 // Property 9b: a takeover is noticed at the next renewal.
 func TestHeartbeatCancelsOnTakeover(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	clock := newFakeClock(time.Now())
+	b := setup(t, testTimings(), WithClock(clock))
 	l := mustAcquire(t, b.m, Operator)
 	ctx, hb := b.m.StartHeartbeat(context.Background(), l)
 	defer hb.Stop()
+	clock.waitArmed(t, 2)
 	b.expire(t)
 	mustAcquire(t, b.manager(t), Operator)
-	lostWithin(t, ctx, 2*b.m.timings.Heartbeat)
+	clock.Advance(b.m.timings.Heartbeat) // the next renewal, far inside the trust window
+	if cause := waitLost(t, ctx); strings.Contains(cause.Error(), "trust window") {
+		t.Fatalf("cancelled by the trust window, not by the refused renewal: %v", cause)
+	}
 }
 
-// Property 9c: an unreachable database cancels the check: the pool is
-// closed under the heartbeat, and separately its backend is terminated.
+// Property 9c: an unreachable database cancels the check at the next
+// renewal: the pool is closed under the heartbeat, and separately its
+// backend is terminated.
 func TestHeartbeatCancelsWhenDatabaseUnreachable(t *testing.T) {
 	t.Parallel()
+	clock := newFakeClock(time.Now())
 	b := setup(t, testTimings())
 	pool := poolOf(t, b.db.URL)
-	m, err := New(store.New(pool), b.m.timings)
+	m, err := New(store.New(pool), b.m.timings, WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := mustAcquire(t, m, Operator)
 	ctx, hb := m.StartHeartbeat(context.Background(), l)
 	defer hb.Stop()
+	clock.waitArmed(t, 2)
 	pool.Close()
-	lostWithin(t, ctx, 2*b.m.timings.Heartbeat)
+	clock.Advance(m.timings.Heartbeat)
+	if cause := waitLost(t, ctx); strings.Contains(cause.Error(), "trust window") {
+		t.Fatalf("cancelled by the trust window, not by the failed renewal: %v", cause)
+	}
 }
 
 func TestHeartbeatCancelsWhenBackendTerminated(t *testing.T) {
 	t.Parallel()
 	timings := testTimings()
 	timings.TxTimeout = 10 * time.Second // only the termination may end the renewal
+	clock := newFakeClock(time.Now())
 	b := setup(t, timings)
 	pool := poolOf(t, b.db.URL+"&application_name=doomed")
 	defer pool.Close()
-	m, err := New(store.New(pool), timings)
+	m, err := New(store.New(pool), timings, WithClock(clock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,28 +139,20 @@ func TestHeartbeatCancelsWhenBackendTerminated(t *testing.T) {
 	if _, err := blocker.Exec(context.Background(), "SELECT pg_advisory_xact_lock($1)", m.key); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	ctx, hb := m.StartHeartbeat(context.Background(), l)
 	defer hb.Stop()
-	for {
+	clock.waitArmed(t, 2)
+	clock.Advance(timings.Heartbeat)
+	poll(t, "the renewal waits on the lock", func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'doomed' AND wait_event_type = 'Lock'").Scan(&n)
-		if n > 0 {
-			break
-		}
-		if time.Since(start) > timings.trustWindow()/2 {
-			t.Fatal("the renewal never waited on the lock")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	killed := time.Now()
-	b.exec(t, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'doomed'")
-	lost := lostWithin(t, ctx, timings.trustWindow())
-	if d := lost.Sub(killed); d > 500*time.Millisecond {
-		t.Fatalf("cancelled %s after the backend died, want at once (cause %v)", d, context.Cause(ctx))
-	}
-	if cause := context.Cause(ctx).Error(); strings.Contains(cause, "trust window") {
-		t.Fatalf("cancelled by the trust window, not by the failed renewal: %s", cause)
+		return n > 0
+	})
+	b.db.MustExec(t, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'doomed'")
+	// The clock stays one interval in: the trust window cannot close, so
+	// only the failed renewal can cancel the check.
+	if cause := waitLost(t, ctx); strings.Contains(cause.Error(), "trust window") {
+		t.Fatalf("cancelled by the trust window, not by the failed renewal: %v", cause)
 	}
 }
 
@@ -178,16 +160,27 @@ func TestHeartbeatCancelsWhenBackendTerminated(t *testing.T) {
 // when the window closes, not when the renewal finally gives up.
 func TestHeartbeatCancelsWhenRenewalsHang(t *testing.T) {
 	t.Parallel()
-	window := 800 * time.Millisecond
-	r := &scriptedRenewer{steps: []func(context.Context) error{
-		func(context.Context) error { time.Sleep(3 * time.Second); return nil }, // ignores its context
-	}}
-	start := time.Now()
-	ctx, hb := startHeartbeat(context.Background(), r, Lease{Owner: uuid.New(), sentAt: start}, 100*time.Millisecond, window, systemClock{}, slog.Default())
-	lost := lostWithin(t, ctx, 2*window)
-	if d := lost.Sub(start); d < window-20*time.Millisecond || d > window+400*time.Millisecond {
-		t.Fatalf("cancelled after %s, want about %s", d, window)
+	const interval, window = 100 * time.Millisecond, 800 * time.Millisecond
+	clock := newFakeClock(time.Now())
+	g := newGate()
+	r := newTestRenewer(clock, nil, g.answer(nil)) // hangs, deaf to its context, until the gate opens
+	start := clock.Now()
+	ctx, hb := startTestHeartbeat(t, r, Lease{Owner: uuid.New(), sentAt: start}, interval, window, clock, g)
+	clock.waitArmed(t, 2)
+	clock.Advance(interval)
+	r.call(t)
+	clock.Advance(window - interval - time.Nanosecond)
+	if ctx.Err() != nil {
+		t.Fatalf("cancelled before the trust window closed: %v", context.Cause(ctx))
 	}
+	clock.Advance(time.Nanosecond) // the window closes
+	if cause := waitLost(t, ctx); !strings.Contains(cause.Error(), "did not answer within the trust window") {
+		t.Fatalf("cause = %v, want the trust window", cause)
+	}
+	if n := len(r.answers); n != 0 {
+		t.Fatal("the renewal answered: the test proves nothing")
+	}
+	g.release()
 	hb.Stop()
 }
 
@@ -196,38 +189,57 @@ func TestHeartbeatCancelsWhenRenewalsHang(t *testing.T) {
 func TestHeartbeatSlowRenewalDoesNotExtendTrust(t *testing.T) {
 	t.Parallel()
 	const interval, window, slow = 300 * time.Millisecond, 1500 * time.Millisecond, 900 * time.Millisecond
-	r := &scriptedRenewer{steps: []func(context.Context) error{
-		func(context.Context) error { time.Sleep(slow); return nil }, // slow success
-		// then every renewal hangs until cancelled
-	}}
-	start := time.Now()
-	ctx, hb := startHeartbeat(context.Background(), r, Lease{Owner: uuid.New(), sentAt: start}, interval, window, systemClock{}, slog.Default())
-	defer hb.Stop()
-	lost := lostWithin(t, ctx, 3*window)
-	r.mu.Lock()
-	firstSent := r.sent[0]
-	r.mu.Unlock()
-	fromSend := firstSent.Add(window)             // correct deadline
-	fromAnswer := firstSent.Add(slow).Add(window) // the bug: trust measured from the answer
-	if lost.Before(fromSend.Add(-20*time.Millisecond)) || lost.After(fromSend.Add(400*time.Millisecond)) {
-		t.Fatalf("lost at +%s, want about +%s (from the send), not +%s (from the answer)",
-			lost.Sub(start), fromSend.Sub(start), fromAnswer.Sub(start))
+	clock := newFakeClock(time.Now())
+	g := newGate()
+	// The first renewal succeeds slowly; every later one hangs until cancelled.
+	r := newTestRenewer(clock, nil, g.answer(nil))
+	start := clock.Now()
+	ctx, _ := startTestHeartbeat(t, r, Lease{Owner: uuid.New(), sentAt: start}, interval, window, clock, g)
+	clock.waitArmed(t, 2)
+	clock.Advance(interval)
+	first := r.call(t)
+	clock.Advance(slow)
+	g.open()
+	if err := r.answer(t); err != nil {
+		t.Fatal(err)
 	}
+	clock.waitArmed(t, 2)
+	clock.Advance(interval)
+	r.call(t) // this one hangs
+	// Trust counted from the first renewal's send runs out at +1.8s; counted
+	// from its answer (the bug) it would run to +2.7s.
+	fromSend := first.sent.Add(window)
+	clock.Advance(fromSend.Sub(clock.Now()) - time.Nanosecond)
+	if ctx.Err() != nil {
+		t.Fatalf("cancelled at +%s, before trust from the send ran out at +%s: %v", clock.Now().Sub(start), fromSend.Sub(start), context.Cause(ctx))
+	}
+	clock.Advance(time.Nanosecond)
+	waitLost(t, ctx)
 }
 
 // Property 9f: Stop waits for a renewal on its way and leaves no goroutine.
-// Not parallel, so goleak sees only this test's goroutines.
+// In a synctest bubble, so that the test knows when Stop is blocked; not
+// parallel, so goleak sees only this test's goroutines.
 func TestHeartbeatStopWaitsAndLeavesNothing(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	var finished atomic.Bool
-	r := &scriptedRenewer{steps: []func(context.Context) error{
-		func(context.Context) error { time.Sleep(400 * time.Millisecond); finished.Store(true); return nil },
-	}}
-	_, hb := startHeartbeat(context.Background(), r, Lease{Owner: uuid.New(), sentAt: time.Now()}, 50*time.Millisecond, 5*time.Second, systemClock{}, slog.Default())
-	time.Sleep(150 * time.Millisecond) // the renewal is now in flight
-	hb.Stop()
-	if !finished.Load() {
-		t.Fatal("Stop returned while a renewal was still on its way")
-	}
-	hb.Stop() // twice is fine
+	synctest.Test(t, func(t *testing.T) {
+		clock := newFakeClock(time.Now())
+		g := newGate()
+		r := newTestRenewer(clock, nil, g.answer(nil))
+		_, hb := startTestHeartbeat(t, r, Lease{Owner: uuid.New(), sentAt: clock.Now()}, 50*time.Millisecond, 5*time.Second, clock, g)
+		clock.waitArmed(t, 2)
+		clock.Advance(50 * time.Millisecond)
+		r.call(t) // the renewal is on its way
+		stopped := make(chan struct{})
+		go func() { hb.Stop(); close(stopped) }()
+		synctest.Wait() // every goroutine of the test has blocked, Stop's included, or returned
+		select {
+		case <-stopped:
+			t.Fatal("Stop returned while a renewal was still on its way")
+		default:
+		}
+		g.release()
+		<-stopped
+		hb.Stop() // twice is fine
+	})
 }

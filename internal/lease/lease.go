@@ -91,15 +91,6 @@ func (t Timings) Validate() error {
 	return nil
 }
 
-// Clock is the process clock. It is used only for the local trust window and
-// always through differences between two readings, never for a lease
-// decision, so a clock that is hours off changes nothing.
-type Clock interface{ Now() time.Time }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // Lease is a held lease.
 type Lease struct {
 	Owner uuid.UUID
@@ -140,7 +131,8 @@ type Manager struct {
 // Option configures a Manager.
 type Option func(*Manager)
 
-// WithClock replaces the process clock (tests skew it).
+// WithClock replaces the process clock (tests skew it, or advance it step
+// by step).
 func WithClock(c Clock) Option { return func(m *Manager) { m.clock = c } }
 
 // WithLogger sets the logger.
@@ -185,7 +177,7 @@ func (m *Manager) begin(ctx context.Context, tx *store.Tx) error {
 }
 
 // fence is begin plus the row lock and the ownership check, in one round
-// trip; store.ErrNotFound means owner does not hold a live lease.
+// trip; store.ErrLeaseNotHeld means owner does not hold a live lease.
 func (m *Manager) fence(ctx context.Context, tx *store.Tx, owner uuid.UUID) error {
 	d := m.timings.txTimeout()
 	_, err := tx.LeaseBeginFence(ctx, m.key, Name, owner, d, d, d)
@@ -272,7 +264,7 @@ func (m *Manager) Renew(ctx context.Context, owner uuid.UUID) error {
 		_, err := tx.LeaseRenew(ctx, Name, owner, m.timings.Lease)
 		return err
 	})
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrLeaseNotHeld) {
 		m.observer.LeaseRenew("lost")
 		return ErrLeaseLost
 	}
@@ -315,12 +307,12 @@ func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *st
 	var locked time.Time
 	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
 		if err := m.fence(ctx, tx, owner); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, store.ErrLeaseNotHeld) {
 				return ErrLeaseLost
 			}
 			return err
 		}
-		locked = time.Now()
+		locked = m.clock.Now()
 		return fn(tx)
 	})
 	m.reportHeld(locked)
@@ -348,7 +340,7 @@ func (m *Manager) WithLock(ctx context.Context, fn func(tx *store.Tx) error) err
 		if err := m.begin(ctx, tx); err != nil {
 			return err
 		}
-		locked = time.Now()
+		locked = m.clock.Now()
 		return fn(tx)
 	})
 	m.reportHeld(locked)
@@ -358,7 +350,7 @@ func (m *Manager) WithLock(ctx context.Context, fn func(tx *store.Tx) error) err
 // reportHeld reports a hold that began at locked (zero: never locked).
 func (m *Manager) reportHeld(locked time.Time) {
 	if m.held != nil && !locked.IsZero() {
-		m.held(time.Since(locked))
+		m.held(m.clock.Now().Sub(locked))
 	}
 }
 

@@ -53,9 +53,47 @@ func (b *bundle) manager(t *testing.T, opts ...Option) *Manager {
 
 func (b *bundle) exec(t *testing.T, sql string, args ...any) {
 	t.Helper()
-	if _, err := b.db.Pool.Exec(context.Background(), sql, args...); err != nil {
-		t.Fatalf("%s: %v", sql, err)
+	b.db.MustExec(t, sql, args...)
+}
+
+// poll asks until cond holds, for what only the database can tell: a
+// session waiting on a lock, a database clock past an instant, a lease
+// free again. It fails the test after guard; no assertion depends on how
+// often it asks.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(guard); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, guard)
+		}
 	}
+}
+
+// expiresAt is the lease's expiry, on the database clock.
+func (b *bundle) expiresAt(t *testing.T) (at time.Time) {
+	t.Helper()
+	b.db.QueryRow(t, "SELECT expires_at FROM core_update_lock WHERE name = 'check'").Scan(&at)
+	return at
+}
+
+// waitPast waits until the database clock is past at.
+func (b *bundle) waitPast(t *testing.T, at time.Time) {
+	t.Helper()
+	poll(t, "the database clock passes "+at.String(), func() (past bool) {
+		b.db.QueryRow(t, "SELECT clock_timestamp() > $1", at).Scan(&past)
+		return past
+	})
+}
+
+// waitLockQueue waits until a session of this test's database waits for an
+// advisory lock (the lease's: the only one the tests take).
+func (b *bundle) waitLockQueue(t *testing.T) {
+	t.Helper()
+	poll(t, "a session queues on the lease's lock", func() (queued bool) {
+		b.db.QueryRow(t, `SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()`).Scan(&queued)
+		return queued
+	})
 }
 
 // expire moves the lease's expiry into the past on the database clock, as if
@@ -67,10 +105,7 @@ func (b *bundle) expire(t *testing.T) {
 
 func (b *bundle) row(t *testing.T) (owner uuid.NullUUID, epoch int64) {
 	t.Helper()
-	err := b.db.Pool.QueryRow(context.Background(), "SELECT owner, epoch FROM core_update_lock WHERE name = 'check'").Scan(&owner, &epoch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b.db.QueryRow(t, "SELECT owner, epoch FROM core_update_lock WHERE name = 'check'").Scan(&owner, &epoch)
 	return owner, epoch
 }
 
@@ -291,16 +326,51 @@ func TestRenewAndReleaseOwnership(t *testing.T) {
 	mustAcquire(t, b.m, Operator)
 }
 
-// writeMarker is a fenced write the tests can observe.
-func writeMarker(ctx context.Context, m *Manager, owner uuid.UUID, marker string) error {
-	return m.WithLease(ctx, owner, func(tx *store.Tx) error {
-		return tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ($1)", marker)
-	})
+// The store answers a fence or renewal by anyone but the live owner with
+// ErrLeaseNotHeld, its own error: not ErrNotFound, which the web layer
+// would turn into a 404.
+func TestStoreSaysLeaseNotHeld(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testTimings())
+	ctx := context.Background()
+	l := mustAcquire(t, b.m, Operator)
+	for name, stmt := range map[string]func(tx *store.Tx, owner uuid.UUID) error{
+		"fence": func(tx *store.Tx, owner uuid.UUID) error {
+			_, err := tx.LeaseBeginFence(ctx, b.m.key, Name, owner, time.Second, time.Second, time.Second)
+			return err
+		},
+		"renew": func(tx *store.Tx, owner uuid.UUID) error {
+			_, err := tx.LeaseRenew(ctx, Name, owner, time.Minute)
+			return err
+		},
+	} {
+		if err := b.store.WithTx(ctx, func(tx *store.Tx) error { return stmt(tx, l.Owner) }); err != nil {
+			t.Fatalf("%s by the owner: %v", name, err)
+		}
+		err := b.store.WithTx(ctx, func(tx *store.Tx) error { return stmt(tx, uuid.New()) })
+		if !errors.Is(err, store.ErrLeaseNotHeld) || errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("%s by another owner: %v, want store.ErrLeaseNotHeld alone", name, err)
+		}
+	}
 }
 
+// mark is a write the tests can observe, made the way a check writes:
+// through a named store method in the transaction it is given. The mark is
+// a component whose code is the mark.
+func mark(ctx context.Context, tx *store.Tx, code string) error {
+	_, err := tx.ComponentUpsertMany(ctx, []store.Component{{Code: code, Name: code, InstalledVersion: "1.0.0"}})
+	return err
+}
+
+// writeMarker is a fenced write of one mark.
+func writeMarker(ctx context.Context, m *Manager, owner uuid.UUID, code string) error {
+	return m.WithLease(ctx, owner, func(tx *store.Tx) error { return mark(ctx, tx, code) })
+}
+
+// marks are the marks written and committed, oldest first.
 func (b *bundle) marks(t *testing.T) []string {
 	t.Helper()
-	rows, err := b.db.Pool.Query(context.Background(), "SELECT mark FROM lease_test_marks ORDER BY id")
+	rows, err := b.db.Pool.Query(context.Background(), "SELECT code FROM components ORDER BY created_at, code")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,17 +381,12 @@ func (b *bundle) marks(t *testing.T) []string {
 	return out
 }
 
-func (b *bundle) markTable(t *testing.T) {
-	b.exec(t, "CREATE TABLE lease_test_marks (id bigserial PRIMARY KEY, mark text NOT NULL)")
-}
-
 // Property 3: after a takeover the old owner's fenced write is refused and
 // writes nothing; a takeover that starts while a fenced transaction is open
 // waits for it, and the old owner's next write is refused.
 func TestFencedWriteAfterTakeover(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testTimings())
-	b.markTable(t)
 	ctx := context.Background()
 
 	old := mustAcquire(t, b.m, Operator)
@@ -343,11 +408,11 @@ func TestTakeoverWaitsForOpenFencedTransaction(t *testing.T) {
 	timings := testTimings()
 	timings.TxTimeout = 5 * time.Second // the open transaction outlives the lease on purpose
 	b := setup(t, timings)
-	b.markTable(t)
 	ctx := context.Background()
 	other := b.manager(t)
 
 	old := mustAcquire(t, b.m, Operator)
+	expiresAt := b.expiresAt(t)
 	inside := make(chan struct{})
 	commit := make(chan struct{})
 	fenced := make(chan error, 1)
@@ -355,12 +420,12 @@ func TestTakeoverWaitsForOpenFencedTransaction(t *testing.T) {
 		fenced <- b.m.WithLease(ctx, old.Owner, func(tx *store.Tx) error {
 			close(inside)
 			<-commit
-			return tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ('old-in-flight')")
+			return mark(ctx, tx, "old-in-flight")
 		})
 	}()
 	<-inside
 	// Let the lease expire on the database clock while the transaction is open.
-	time.Sleep(timings.Lease + 200*time.Millisecond)
+	b.waitPast(t, expiresAt)
 
 	type result struct {
 		a   Acquisition
@@ -372,10 +437,13 @@ func TestTakeoverWaitsForOpenFencedTransaction(t *testing.T) {
 		a, err := other.Acquire(ctx, Operator)
 		taken <- result{a, err, time.Now()}
 	}()
+	// The taker queues on the lock the open transaction holds: it cannot
+	// have an answer yet.
+	b.waitLockQueue(t)
 	select {
 	case r := <-taken:
 		t.Fatalf("takeover did not wait for the open fenced transaction: %+v", r)
-	case <-time.After(500 * time.Millisecond):
+	default:
 	}
 	committedAt := time.Now()
 	close(commit)
@@ -405,7 +473,6 @@ func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 	timings := testTimings()
 	timings.TxTimeout = 10 * time.Second
 	b := setup(t, timings)
-	b.markTable(t)
 	ctx := context.Background()
 	l := mustAcquire(t, b.m, Operator)
 
@@ -418,41 +485,27 @@ func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", b.m.key); err != nil {
 		t.Fatal(err)
 	}
-	var expiresAt time.Time
-	if err := b.db.Pool.QueryRow(ctx, "SELECT expires_at FROM core_update_lock WHERE name = 'check'").Scan(&expiresAt); err != nil {
-		t.Fatal(err)
-	}
+	expiresAt := b.expiresAt(t)
 
 	fenced := make(chan error, 1)
 	go func() {
 		// The fenced transaction opens now, before expiry, then waits.
 		fenced <- b.m.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-			return tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ('late')")
+			return mark(ctx, tx, "late")
 		})
 	}()
 	// Wait until the fenced transaction is really queued on the lock, and
 	// check that it began before the expiry (else the test proves nothing).
-	var txStartBeforeExpiry *bool
-	for deadline := time.Now().Add(10 * time.Second); txStartBeforeExpiry == nil; {
-		if time.Now().After(deadline) {
-			t.Fatal("the fenced transaction never queued on the advisory lock")
-		}
-		err := b.db.Pool.QueryRow(ctx, `SELECT a.xact_start < $1 FROM pg_stat_activity a
-			JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' AND NOT l.granted
-			WHERE a.datname = current_database()
-			LIMIT 1`, expiresAt).Scan(&txStartBeforeExpiry)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: not queued yet
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !*txStartBeforeExpiry {
+	b.waitLockQueue(t)
+	var txStartBeforeExpiry bool
+	b.db.QueryRow(t, `SELECT a.xact_start < $1 FROM pg_stat_activity a
+		JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory' AND NOT l.granted
+		WHERE a.datname = current_database()`, expiresAt).Scan(&txStartBeforeExpiry)
+	if !txStartBeforeExpiry {
 		t.Fatal("the waiting fenced transaction did not start before expiry; the test would prove nothing")
 	}
 	// Hold the lock until the lease has expired on the database clock.
-	if _, err := blocker.Exec(ctx, "SELECT pg_sleep(greatest(0, extract(epoch FROM $1::timestamptz - clock_timestamp())) + 0.3)", expiresAt); err != nil {
-		t.Fatal(err)
-	}
+	b.waitPast(t, expiresAt)
 	if err := blocker.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +524,6 @@ func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 	timings := testTimings()
 	timings.TxTimeout = 700 * time.Millisecond
 	b := setup(t, timings)
-	b.markTable(t)
 	ctx := context.Background()
 	other := b.manager(t)
 	l := mustAcquire(t, b.m, Operator)
@@ -482,7 +534,7 @@ func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 	inside := make(chan struct{})
 	go func() {
 		fenced <- b.m.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-			if err := tx.TestExec(ctx, "INSERT INTO lease_test_marks (mark) VALUES ('stuck')"); err != nil {
+			if err := mark(ctx, tx, "stuck"); err != nil {
 				return err
 			}
 			close(inside)
@@ -492,20 +544,13 @@ func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 	}()
 	<-inside
 	start := time.Now()
-	deadline := start.Add(timings.Lease + 5*time.Second)
-	for {
+	poll(t, "the taker gets the lease", func() bool {
 		a, err := other.Acquire(ctx, Operator)
 		if err != nil {
 			t.Fatalf("taker: %v", err)
 		}
-		if a.Outcome == Acquired {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("taker did not get the lease within %s", deadline.Sub(start))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return a.Outcome == Acquired
+	})
 	t.Logf("taker got the lease %s after the holder got stuck", time.Since(start).Round(time.Millisecond))
 	stuck <- struct{}{}
 	if err := <-fenced; err == nil {
@@ -530,8 +575,8 @@ func TestManualCooldown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stamp *time.Time
-	if err := b.db.Pool.QueryRow(ctx, "SELECT last_manual_at FROM core_update_lock").Scan(&stamp); err != nil || stamp != nil {
-		t.Fatalf("scheduled acquire stamped the cooldown: %v %v", stamp, err)
+	if b.db.QueryRow(t, "SELECT last_manual_at FROM core_update_lock").Scan(&stamp); stamp != nil {
+		t.Fatalf("scheduled acquire stamped the cooldown: %v", stamp)
 	}
 
 	m1 := mustAcquire(t, b.m, Manual)
@@ -562,8 +607,8 @@ func TestManualCooldown(t *testing.T) {
 	b.exec(t, "UPDATE core_update_lock SET last_manual_at = last_manual_at - interval '21 seconds'")
 	mustAcquire(t, b.m, Manual)
 	var fresh bool
-	if err := b.db.Pool.QueryRow(ctx, "SELECT last_manual_at > clock_timestamp() - interval '5 seconds' FROM core_update_lock").Scan(&fresh); err != nil || !fresh {
-		t.Fatalf("manual acquire did not restamp the cooldown: %v", err)
+	if b.db.QueryRow(t, "SELECT last_manual_at > clock_timestamp() - interval '5 seconds' FROM core_update_lock").Scan(&fresh); !fresh {
+		t.Fatal("manual acquire did not restamp the cooldown")
 	}
 }
 
@@ -584,7 +629,10 @@ func TestScheduledPeriodSkip(t *testing.T) {
 	if _, err := other.Release(ctx, l.Owner, true); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// The next triggers come seconds later: move the completion back two
+	// seconds, though not out of its UTC day (the period).
+	b.exec(t, `UPDATE core_update_lock SET last_completed_at = greatest(last_completed_at - interval '2 seconds',
+		date_trunc('day', last_completed_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`)
 	wantOutcome(t, b.m, Scheduled, Skipped)
 	wantOutcome(t, other, Scheduled, Skipped)
 	// Unscheduled triggers do not skip.
@@ -607,11 +655,6 @@ func TestReleaseAfterExpiryDoesNotComplete(t *testing.T) {
 	mustAcquire(t, b.m, Scheduled)
 }
 
-// skewedClock is hours away from the real clock.
-type skewedClock struct{ offset time.Duration }
-
-func (c skewedClock) Now() time.Time { return time.Now().Add(c.offset) }
-
 // Property 8: the server's clock does not matter. The same script of
 // operations gives the same answers with the process clock hours ahead or
 // behind.
@@ -620,7 +663,8 @@ func TestProcessClockSkewChangesNothing(t *testing.T) {
 	script := func(t *testing.T, offset time.Duration) []string {
 		timings := testTimings()
 		timings.Cooldown = 60 * time.Second
-		b := setup(t, timings, WithClock(skewedClock{offset}))
+		clock := newFakeClock(time.Now().Add(offset))
+		b := setup(t, timings, WithClock(clock))
 		ctx := context.Background()
 		var log []string
 		note := func(a Acquisition, err error) {
@@ -635,7 +679,11 @@ func TestProcessClockSkewChangesNothing(t *testing.T) {
 		note(a, err)
 		note(b.m.Acquire(ctx, Operator))
 		hbCtx, hb := b.m.StartHeartbeat(ctx, a.Lease)
-		time.Sleep(3 * timings.Heartbeat)
+		for range 3 { // three renewals, each answered before the next
+			clock.waitArmed(t, 2)
+			clock.Advance(timings.Heartbeat)
+		}
+		clock.waitArmed(t, 2)
 		log = append(log, fmt.Sprintf("heartbeat-ok=%v", hbCtx.Err() == nil))
 		hb.Stop()
 		if err := b.m.Renew(ctx, a.Lease.Owner); err != nil {

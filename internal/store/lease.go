@@ -2,13 +2,21 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/db"
 )
+
+// ErrLeaseNotHeld means the owner named does not hold a live lease: another
+// owner took it, it expired, or it was released. It is an answer about the
+// lease, not a missing row (ErrNotFound), and internal/lease turns it into
+// its ErrLeaseLost.
+var ErrLeaseNotHeld = errors.New("lease not held by this owner")
 
 // LeaseRow is the locked lease row as acquire sees it, judged by the
 // database clock at the moment the row lock was granted.
@@ -61,8 +69,8 @@ func (t *Tx) LeaseBegin(ctx context.Context, key int64, lockTimeout, statementTi
 
 // LeaseBeginFence is LeaseBegin followed by the row lock and the ownership
 // check (owner, expires_at > clock_timestamp()), in one round trip:
-// the fenced write's whole preamble. ErrNotFound means owner does not hold a
-// live lease.
+// the fenced write's whole preamble. It returns the held lease's epoch, or
+// ErrLeaseNotHeld.
 func (t *Tx) LeaseBeginFence(ctx context.Context, key int64, name string, owner uuid.UUID, lockTimeout, statementTimeout, idleTimeout time.Duration) (int64, error) {
 	epoch, err := t.q.LeaseBeginFence(ctx, t.tx, db.LeaseBeginFenceParams{
 		Key: key, Name: name, Owner: owner,
@@ -73,8 +81,10 @@ func (t *Tx) LeaseBeginFence(ctx context.Context, key int64, name string, owner 
 	if err != nil {
 		return 0, mapError(fmt.Errorf("lease fence: %w", err))
 	}
-	if epoch < 0 {
-		return 0, ErrNotFound
+	// The database function answers null when owner's lease is not live;
+	// the query turns that into -1 (epochs start at 1), which stops here.
+	if epoch < 1 {
+		return 0, ErrLeaseNotHeld
 	}
 	return epoch, nil
 }
@@ -115,10 +125,13 @@ func (t *Tx) LeaseTake(ctx context.Context, name string, p LeaseTake) (epoch int
 	return epoch, mapError(err)
 }
 
-// LeaseRenew extends a live lease held by owner; ErrNotFound means it is not
-// (or no longer) owner's.
+// LeaseRenew extends a live lease held by owner; ErrLeaseNotHeld means it is
+// not (or no longer) owner's.
 func (t *Tx) LeaseRenew(ctx context.Context, name string, owner uuid.UUID, lease time.Duration) (epoch int64, err error) {
 	epoch, err = t.q.LeaseRenew(ctx, t.tx, db.LeaseRenewParams{Name: name, Owner: owner, LeaseSeconds: lease.Seconds()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrLeaseNotHeld
+	}
 	return epoch, mapError(err)
 }
 

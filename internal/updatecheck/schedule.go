@@ -59,6 +59,26 @@ type Scheduler struct {
 	schedule cron.Schedule
 	timings  lease.Timings
 	logger   *slog.Logger
+	signals  schedulerSignals
+}
+
+// schedulerSignals let a test wait for what the scheduler did rather than
+// sleep for long enough (River's test signals). Production leaves them
+// nil, and a nil signal is never sent.
+type schedulerSignals struct {
+	// caughtUp hears that the check at start is over: it ran (with its
+	// period's retries), or was not needed, or the last completion could
+	// not be read.
+	caughtUp signal
+}
+
+// signal is a test signal; a test makes it with room for what it awaits.
+type signal chan struct{}
+
+func (s signal) send() {
+	if s != nil {
+		s <- struct{}{}
+	}
 }
 
 // NewScheduler returns a scheduler for schedule.
@@ -83,9 +103,15 @@ func (s *Scheduler) Run(ctx context.Context) {
 	switch {
 	case err != nil:
 		s.logger.WarnContext(ctx, "catch-up check: cannot read the last completion", "error", err)
+		s.signals.caughtUp.send()
 	case status.CompletionOlder:
 		s.logger.InfoContext(ctx, "catch-up check: the last completed check is older than a day")
-		catchUp.Go(job.Run) // through the chain: never alongside a cron-fired run
+		catchUp.Go(func() {
+			job.Run() // through the chain: never alongside a cron-fired run
+			s.signals.caughtUp.send()
+		})
+	default:
+		s.signals.caughtUp.send()
 	}
 
 	<-ctx.Done()

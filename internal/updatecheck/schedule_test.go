@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -128,12 +127,15 @@ func TestStoredScheduleIsRandomDaily(t *testing.T) {
 // catch-up and the retries run in these tests.
 const neverSoon = "0 0 1 1 *"
 
+// scheduler starts a scheduler on neverSoon. Its caughtUp signal tells
+// when the check at start is over: after it, nothing more runs.
 func (b *bundle) scheduler() (*Scheduler, context.CancelFunc, chan struct{}) {
 	sched, _, err := ParseSchedule(neverSoon)
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	s := NewScheduler(b.checker, sched, b.lease.Timings(), slog.Default())
+	s.signals.caughtUp = make(signal, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); s.Run(ctx) }()
@@ -156,11 +158,8 @@ func TestCatchUpRetriesAfterDeadHolder(t *testing.T) {
 		t.Fatal(held, err)
 	}
 	start := time.Now()
-	b.scheduler()
-	waitForLonger(t, 3*b.lease.Timings().Lease+2*time.Second, func() bool {
-		runs := b.runs()
-		return len(runs) > 0 && runs[len(runs)-1] == "scheduled:completed"
-	})
+	s, _, _ := b.scheduler()
+	caughtUp(t, s)
 	if got := fmt.Sprint(b.runs()); got != "[scheduled:busy scheduled:completed]" {
 		t.Fatalf("runs = %s", got)
 	}
@@ -178,16 +177,14 @@ func TestTwoSchedulersOneRun(t *testing.T) {
 	b.standardSite(p)
 	other := &bundle{t: t, db: b.db, store: b.store, lease: b.newLease(testTimings()), fetcher: b.fetcher}
 	other.checker = New(b.store, other.lease, b.fetcher, slog.Default())
-	b.scheduler()
-	other.scheduler()
+	s1, _, _ := b.scheduler()
+	s2, _, _ := other.scheduler()
 	// One of them completes; the other either found the lease busy (and
 	// retries a lease later, then skips) or started after the completion
-	// (and has nothing to catch up). Wait for the completion and for any
-	// retry to have happened.
-	waitForLonger(t, 3*b.lease.Timings().Lease+2*time.Second, func() bool {
-		return strings.Contains(fmt.Sprint(b.runs()), "scheduled:completed")
-	})
-	time.Sleep(b.lease.Timings().Lease + b.lease.Timings().Heartbeat + time.Second)
+	// (and has nothing to catch up). Once both say their check at start is
+	// over, nothing else runs before next year's fire.
+	caughtUp(t, s1)
+	caughtUp(t, s2)
 	runs := b.runs()
 	completed := 0
 	for _, r := range runs {
@@ -229,13 +226,13 @@ func TestSchedulerShutdownReleasesLease(t *testing.T) {
 	}
 }
 
-func waitForLonger(t *testing.T, d time.Duration, cond func() bool) {
+// caughtUp waits for s's check at start to be over, retries included.
+func caughtUp(t *testing.T, s *Scheduler) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", d)
-		}
-		time.Sleep(50 * time.Millisecond)
+	limit := 3*s.timings.Lease + 2*time.Second
+	select {
+	case <-s.signals.caughtUp:
+	case <-time.After(limit):
+		t.Fatalf("the check at start was not over within %s", limit)
 	}
 }
