@@ -145,7 +145,14 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	a.Checker.Observe(m)
 	// Notifications are queued by every process that writes results (serve
 	// and `upcheck check`); only serve delivers them.
-	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, notify.DefaultTimings(), a.Logger); err != nil {
+	nt := notify.DefaultTimings()
+	if d := a.Config.Timings.Delivery; d != nil {
+		nt.Delivery = *d
+	}
+	if d := a.Config.Timings.Backoff; d != nil {
+		nt.Backoff = *d
+	}
+	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger); err != nil {
 		return err
 	}
 	a.Notify.Observe(m)

@@ -176,6 +176,10 @@ type Timings struct {
 	Cooldown  *time.Duration // cooldown=
 	Period    *time.Duration // period=
 	TxTimeout *time.Duration // tx=
+	// Delivery and Backoff are the notifications' delivery lease and first
+	// retry delay.
+	Delivery *time.Duration // delivery=
+	Backoff  *time.Duration // backoff=
 }
 
 // ParseTimings reads "lease=3s,heartbeat=500ms,cooldown=2s" (any subset, plus
@@ -207,8 +211,12 @@ func ParseTimings(s string) (Timings, error) {
 			t.Period = &d
 		case "tx":
 			t.TxTimeout = &d
+		case "delivery":
+			t.Delivery = &d
+		case "backoff":
+			t.Backoff = &d
 		default:
-			return Timings{}, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period or tx)", key)
+			return Timings{}, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period, tx, delivery or backoff)", key)
 		}
 	}
 	return t, nil

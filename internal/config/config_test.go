@@ -43,6 +43,13 @@ func TestTestTimings(t *testing.T) {
 	if got := c.Timings; got.Period == nil || *got.Period != time.Hour || got.TxTimeout == nil || *got.TxTimeout != 2*time.Second || got.Lease != nil {
 		t.Fatalf("timings = %+v", got)
 	}
+	c, err = FromEnv(env(map[string]string{"UPCHECK_TEST_TIMINGS": "delivery=3s,backoff=200ms"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Timings; got.Delivery == nil || *got.Delivery != 3*time.Second || got.Backoff == nil || *got.Backoff != 200*time.Millisecond {
+		t.Fatalf("notification timings = %+v", got)
+	}
 	for _, bad := range []string{"lease=3", "nap=1s", "lease"} {
 		if _, err := FromEnv(env(map[string]string{"UPCHECK_TEST_TIMINGS": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_TEST_TIMINGS") {
 			t.Errorf("%q: error %v, want a UPCHECK_TEST_TIMINGS error", bad, err)
