@@ -117,7 +117,8 @@ func (a *App) wire(ctx context.Context, waitForDatabase bool) error {
 	a.Checker.Observe(m)
 	// Notifications are queued by every process that writes results (serve
 	// and `upcheck check`); only serve delivers them.
-	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, notify.DefaultTimings(), a.Logger); err != nil {
+	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, notify.DefaultTimings(), a.Logger,
+		notify.WithSMTP(notify.SMTP(a.Config.SMTP))); err != nil {
 		return err
 	}
 	a.Checker.NotifyWith(a.Notify)
