@@ -91,7 +91,7 @@ WHERE id = @id AND state = 'failed';
 
 -- name: EventList :many
 SELECT e.id, e.channel_id, c.name AS channel_name, e.type, e.key, e.state, e.attempts, e.last_error,
-       e.last_attempt_at, e.delivered_at, e.created_at
+       e.last_attempt_at, e.delivered_at, e.created_at, e.message_id
 FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 ORDER BY e.created_at DESC, e.id
@@ -130,3 +130,12 @@ WHERE l.name = 'check'
   AND l.last_completed_at < clock_timestamp() - interval '48 hours'
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
+
+-- name: EventSentAlone :many
+-- The events among @ids that are sent one by one, each by its own job:
+-- those of webhook and slack channels. An email channel's events wait to be
+-- gathered into a message (MessageGather).
+SELECT e.id
+FROM notification_events e
+JOIN notification_channels c ON c.id = e.channel_id
+WHERE e.id = ANY (@ids::uuid[]) AND c.kind <> 'email';

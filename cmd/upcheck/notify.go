@@ -13,6 +13,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -58,12 +59,16 @@ func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 }
 
 // runNotifyAdd is `upcheck notify add webhook --url URL [--format
-// standard|slack] [--events security|all] [--name N]`: it prints the
-// channel's id, and a webhook's signing secret on the last line (shown
+// standard|slack] [--events security|all] [--name N]` or `upcheck notify
+// add email --to ADDR[,ADDR] [--events security|all] [--name N]`: it prints
+// the channel's id, and a webhook's signing secret on the last line (shown
 // once).
 func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "email" {
+		return runNotifyAddEmail(ctx, cfg, logger, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "webhook" {
-		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\" or \"email\"\n\n%s", usage)
 		return errUsage
 	}
 	c := store.NewChannel{Kind: "webhook"}
@@ -84,6 +89,37 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		fmt.Fprintln(stderr, "upcheck notify add webhook: --format must be standard or slack")
 		return errUsage
 	}
+	return addChannel(ctx, cfg, logger, c, stdout)
+}
+
+// runNotifyAddEmail is `upcheck notify add email`: refused before the
+// database is opened when this process has no mail server or an address
+// does not parse.
+func runNotifyAddEmail(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	c := store.NewChannel{Kind: "email"}
+	if _, err := parseFlags("notify add email", args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&c.Target, "to", "", "the addresses to send to, separated by commas")
+		fs.StringVar(&c.Events, "events", "security", "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
+		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the first address)")
+	}); err != nil {
+		return err
+	}
+	if cfg.SMTP.Host == "" {
+		return fmt.Errorf("notify add email: %w", notify.ErrNoSMTP)
+	}
+	if c.Target == "" {
+		fmt.Fprintln(stderr, "upcheck notify add email: --to is required")
+		return errUsage
+	}
+	if _, err := notify.ParseRecipients(c.Target); err != nil {
+		return fmt.Errorf("notify add email: %w", err)
+	}
+	return addChannel(ctx, cfg, logger, c, stdout)
+}
+
+// addChannel creates the channel and prints its id (and a webhook's
+// secret).
+func addChannel(ctx context.Context, cfg config.Config, logger *slog.Logger, c store.NewChannel, stdout io.Writer) error {
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
 		created, err := a.Notify.AddChannel(ctx, c)
 		if err != nil {
@@ -110,6 +146,10 @@ func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	for _, c := range channels {
 		line := map[string]any{"channel": c.ID, "name": c.Name, "kind": c.Kind, "url": c.Target, "events": c.Events, "enabled": c.Enabled}
+		if c.Kind == "email" {
+			delete(line, "url")
+			line["to"] = c.Target
+		}
 		if c.DisabledReason != "" {
 			line["disabled_reason"] = c.DisabledReason
 		}
@@ -121,6 +161,9 @@ func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 		line := map[string]any{"event": e.ID, "channel": e.ChannelID, "type": e.Type, "key": e.Key, "state": e.State, "attempts": e.Attempts}
 		if e.LastError != "" {
 			line["last_error"] = e.LastError
+		}
+		if e.MessageID != uuid.Nil {
+			line["message"] = e.MessageID
 		}
 		if err := enc.Encode(line); err != nil {
 			return err

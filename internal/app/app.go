@@ -152,7 +152,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if d := a.Config.Timings.Backoff; d != nil {
 		nt.Backoff = *d
 	}
-	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger); err != nil {
+	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(notify.SMTP(a.Config.SMTP))); err != nil {
 		return err
 	}
 	a.Notify.Observe(m)

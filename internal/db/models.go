@@ -171,6 +171,19 @@ type NotificationEvent struct {
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
 	Epoch         *int64
+	MessageID     uuid.NullUUID
+}
+
+type NotificationMessage struct {
+	ID            uuid.UUID
+	ChannelID     int64
+	Key           string
+	State         string
+	Attempts      int32
+	LastError     *string
+	LastAttemptAt *time.Time
+	DeliveredAt   *time.Time
+	CreatedAt     time.Time
 }
 
 type Session struct {

@@ -180,7 +180,7 @@ func (q *Queries) EventForDelivery(ctx context.Context, db DBTX, id uuid.UUID) (
 
 const eventList = `-- name: EventList :many
 SELECT e.id, e.channel_id, c.name AS channel_name, e.type, e.key, e.state, e.attempts, e.last_error,
-       e.last_attempt_at, e.delivered_at, e.created_at
+       e.last_attempt_at, e.delivered_at, e.created_at, e.message_id
 FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 ORDER BY e.created_at DESC, e.id
@@ -199,6 +199,7 @@ type EventListRow struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
+	MessageID     uuid.NullUUID
 }
 
 func (q *Queries) EventList(ctx context.Context, db DBTX, maxRows int32) ([]EventListRow, error) {
@@ -222,6 +223,7 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, maxRows int32) ([]Even
 			&i.LastAttemptAt,
 			&i.DeliveredAt,
 			&i.CreatedAt,
+			&i.MessageID,
 		); err != nil {
 			return nil, err
 		}
@@ -420,4 +422,34 @@ func (q *Queries) EventRetry(ctx context.Context, db DBTX, id uuid.UUID) (int64,
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const eventSentAlone = `-- name: EventSentAlone :many
+SELECT e.id
+FROM notification_events e
+JOIN notification_channels c ON c.id = e.channel_id
+WHERE e.id = ANY ($1::uuid[]) AND c.kind <> 'email'
+`
+
+// The events among @ids that are sent one by one, each by its own job:
+// those of webhook and slack channels. An email channel's events wait to be
+// gathered into a message (MessageGather).
+func (q *Queries) EventSentAlone(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, eventSentAlone, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -33,7 +33,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	case d.State == "delivered":
 		return nil // a retry by hand raced a send that succeeded
 	case !d.ChannelLive:
-		return river.JobCancel(s.record(ctx, d, "failed", "the channel is disabled"))
+		return cancel(s.record(ctx, d, "failed", "the channel is disabled"), "the channel is disabled")
 	}
 
 	status, err := s.send(ctx, d)
@@ -47,7 +47,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 			return derr
 		}
 		s.observer.Delivered(d.Channel.Kind, "gone")
-		return river.JobCancel(s.record(ctx, d, "failed", reason))
+		return cancel(s.record(ctx, d, "failed", reason), reason)
 	}
 	msg := failureText(status, err)
 	state, result := "pending", "retry"
@@ -63,15 +63,22 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	return errors.New(msg)
 }
 
-// record stores how a send ended; its error is the job's.
+// record stores how a send ended; an error means it could not be stored
+// (River then tries the job again).
 func (s *Service) record(ctx context.Context, d store.Delivery, state, message string) error {
 	if err := s.store.EventRecordAttempt(ctx, d.ID, state, message); err != nil {
 		return fmt.Errorf("record delivery of %s: %w", d.ID, err)
 	}
-	if message != "" {
-		return errors.New(message)
-	}
 	return nil
+}
+
+// cancel stops a job for good with why, unless recording failed: then
+// River tries again, and the next attempt records it.
+func cancel(recordErr error, why string) error {
+	if recordErr != nil {
+		return recordErr
+	}
+	return river.JobCancel(errors.New(why))
 }
 
 // failureText says in plain words why a send failed.

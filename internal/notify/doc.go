@@ -1,6 +1,6 @@
 // Package notify tells operators about new security problems without
 // waiting for them to sign in: webhooks (Standard Webhooks, signed), Slack-
-// style incoming webhooks, and (later) email.
+// style incoming webhooks, and email.
 //
 // # Queued once, with the results that cause them
 //
@@ -28,4 +28,25 @@
 // or is marked failed after the last attempt and can be retried by hand.
 // River deletes finished jobs after its retention; notification_events is
 // the record that stays.
+//
+// # Email: one message per check run and channel
+//
+// An email channel's events are queued like the others but get no job of
+// their own (insert skips them). A gathering (store.Tx.MessageGather) takes
+// every pending email event that is in no message yet, makes one
+// notification_messages row per channel, keyed by the channel and the set
+// of its events' keys, points the events at it and inserts one
+// "upcheck.email" job per message, all in the gathering's transaction. The
+// check gathers in its last fenced transaction (QueueRunEnd, called by
+// updatecheck at the clean-up), so a run's events leave as one message; a
+// new channel and a test gather at once, in their own transaction; the
+// hourly overdue job gathers what no check took (a manifest sync's events,
+// those of a check that did not complete). Outside a check's end, the events
+// of the check that holds the lease are left to it. Gatherings take turns
+// on an advisory lock, taken before the gathering's statement takes its
+// snapshot, so two never split one channel's events.
+//
+// The email worker sends the message with the same retries as a webhook
+// and records each attempt on the message and on its events together; the
+// Message-ID, derived from the message's key, is the same on every attempt.
 package notify

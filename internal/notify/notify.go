@@ -71,6 +71,7 @@ type Service struct {
 	fetcher  *fetch.Fetcher
 	logger   *slog.Logger
 	timings  Timings
+	smtp     SMTP
 }
 
 // Observer hears how each send ended (metrics): result is delivered,
@@ -86,12 +87,24 @@ func (noObserver) Delivered(string, string) {}
 // Observe reports sends to o. Call it before Start.
 func (s *Service) Observe(o Observer) { s.observer = o }
 
+// Option configures a Service.
+type Option func(*Service)
+
 // New returns a Service on pool. Its River client delivers only after
 // Start; before that (and in `upcheck check`) it only queues.
-func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings, logger *slog.Logger) (*Service, error) {
+func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings, logger *slog.Logger, opts ...Option) (*Service, error) {
 	s := &Service{store: st, fetcher: f, logger: logger, timings: timings, observer: noObserver{}}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.smtp.check(); err != nil {
+		return nil, err
+	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &deliveryWorker{s: s}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &emailWorker{s: s}); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &overdueWorker{s: s}); err != nil {
@@ -155,8 +168,9 @@ func (s *Service) Stop(ctx context.Context) error {
 
 // Queue plans, in tx, the events that the current state of codes calls for
 // (every component when codes is nil, every channel when channelID is 0)
-// and inserts one delivery job per new event in the same transaction.
-// epoch is the queuing check's, 0 for none.
+// and inserts one delivery job per new webhook or slack event in the same
+// transaction; email events wait to be gathered (QueueRunEnd). epoch is the
+// queuing check's, 0 for none.
 func (s *Service) Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error) {
 	ids, err := tx.EventPlan(ctx, codes, channelID, epoch)
 	if err != nil || len(ids) == 0 {
@@ -176,20 +190,25 @@ func (s *Service) QueueSourceFailing(ctx context.Context, tx *store.Tx, url stri
 }
 
 // queueOverdue plans the check.overdue event, when no check completed for
-// 48 hours.
+// 48 hours, and gathers the email events no check has gathered (the
+// overdue event's, a manifest sync's, a check's that did not complete).
 func (s *Service) queueOverdue(ctx context.Context) error {
 	return s.store.WithTx(ctx, func(tx *store.Tx) error {
 		ids, err := tx.EventPlanOverdue(ctx)
-		if err != nil || len(ids) == 0 {
+		if err != nil {
 			return err
 		}
-		return s.insert(ctx, tx, ids)
+		if err := s.insert(ctx, tx, ids); err != nil {
+			return err
+		}
+		_, err = s.gather(ctx, tx, 0, false)
+		return err
 	})
 }
 
-// overdueArgs is the hourly job that looks for an overdue check (River runs
-// periodic jobs on its elected leader only; the event's key makes it once
-// whoever runs it).
+// overdueArgs is the hourly job that looks for an overdue check and gathers
+// loose email events (River runs periodic jobs on its elected leader only;
+// the event's key makes it once whoever runs it).
 type overdueArgs struct{}
 
 // Kind names the job in River's tables.
@@ -212,17 +231,29 @@ func (s *Service) QueueTest(ctx context.Context, channelID int64) (uuid.UUID, er
 		if id, err = tx.EventCreateTest(ctx, channelID); err != nil {
 			return err
 		}
-		return s.insert(ctx, tx, []uuid.UUID{id})
+		if err := s.insert(ctx, tx, []uuid.UUID{id}); err != nil {
+			return err
+		}
+		_, err = s.gather(ctx, tx, channelID, false) // an email channel's test goes now
+		return err
 	})
 	return id, err
 }
 
 // Retry sends a failed event again, from its first attempt, with the same
-// event id.
+// event id; an email event's whole message is sent again, with the same
+// Message-ID.
 func (s *Service) Retry(ctx context.Context, id uuid.UUID) error {
 	return s.store.WithTx(ctx, func(tx *store.Tx) error {
 		if err := tx.EventRetry(ctx, id); err != nil {
 			return err
+		}
+		message, err := tx.MessageRetry(ctx, id)
+		if err != nil {
+			return err
+		}
+		if message != uuid.Nil {
+			return s.insertEmail(ctx, tx, []uuid.UUID{message})
 		}
 		return s.insert(ctx, tx, []uuid.UUID{id})
 	})
@@ -241,9 +272,14 @@ type Created struct {
 
 // AddChannel checks and creates a channel (a webhook's signing secret is
 // made here) and queues, in the same transaction, what is outstanding now:
-// a channel created while problems exist receives each once.
+// a channel created while problems exist receives each once (an email
+// channel in one message, at once).
 func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, error) {
-	if err := checkChannel(&c); err != nil {
+	check := checkChannel
+	if c.Kind == "email" {
+		check = s.checkEmail
+	}
+	if err := check(&c); err != nil {
 		return Created{}, err
 	}
 	var out Created
@@ -256,7 +292,10 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 		if out.ID, err = tx.ChannelCreate(ctx, c); err != nil {
 			return err
 		}
-		out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0)
+		if out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0); err != nil || c.Kind != "email" {
+			return err
+		}
+		_, err = s.gather(ctx, tx, out.ID, false)
 		return err
 	})
 	if err != nil {
@@ -269,7 +308,7 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 // names it after its host when it has no name.
 func checkChannel(c *store.NewChannel) error {
 	if c.Kind != "webhook" && c.Kind != "slack" {
-		return fmt.Errorf("%w: kind must be webhook or slack, not %q", ErrInvalidChannel, c.Kind)
+		return fmt.Errorf("%w: kind must be webhook, slack or email, not %q", ErrInvalidChannel, c.Kind)
 	}
 	if c.Events != "security" && c.Events != "all" {
 		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
@@ -289,11 +328,20 @@ func checkChannel(c *store.NewChannel) error {
 	return nil
 }
 
+// insert inserts the delivery jobs of the events among ids that are sent
+// one by one (webhook and slack); email events are left to be gathered.
 func (s *Service) insert(ctx context.Context, tx *store.Tx, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	ids, err := tx.EventSentAlone(ctx, ids)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
 	params := make([]river.InsertManyParams, len(ids))
 	for i, id := range ids {
 		params[i] = river.InsertManyParams{Args: deliveryArgs{EventID: id}}
 	}
-	_, err := s.river.InsertManyTx(ctx, tx.Pgx(), params)
+	_, err = s.river.InsertManyTx(ctx, tx.Pgx(), params)
 	return err
 }

@@ -36,13 +36,13 @@ type bundle struct {
 	checker *updatecheck.Checker
 }
 
-func setup(t *testing.T, timings notify.Timings) *bundle {
+func setup(t *testing.T, timings notify.Timings, opts ...notify.Option) *bundle {
 	t.Helper()
 	d := pgtest.New(t)
 	st := store.New(d.Pool)
 	f := fetch.New(fetch.Config{AllowPrivate: true, Timeout: 3 * time.Second, RetryDelay: 50 * time.Millisecond}, slog.Default())
 	t.Cleanup(f.Close)
-	n, err := notify.New(d.Pool, st, f, timings, slog.Default())
+	n, err := notify.New(d.Pool, st, f, timings, slog.Default(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,9 @@ type Event struct {
 	LastError                  string
 	LastAttemptAt, DeliveredAt *time.Time
 	CreatedAt                  time.Time
+	// MessageID is the email message the event is sent in; uuid.Nil for
+	// webhook and slack events, and email events not yet gathered.
+	MessageID uuid.UUID
 }
 
 // Pgx is the transaction as pgx sees it, for River's InsertTx alone: a
@@ -164,7 +167,7 @@ func (s *Store) Events(ctx context.Context, limit int) ([]Event, error) {
 	for i, r := range rows {
 		out[i] = Event{ID: r.ID, ChannelID: r.ChannelID, ChannelName: r.ChannelName, Type: r.Type, Key: r.Key, State: r.State,
 			Attempts: int(r.Attempts), LastError: deref(r.LastError), LastAttemptAt: r.LastAttemptAt,
-			DeliveredAt: r.DeliveredAt, CreatedAt: r.CreatedAt}
+			DeliveredAt: r.DeliveredAt, CreatedAt: r.CreatedAt, MessageID: r.MessageID.UUID}
 	}
 	return out, nil
 }

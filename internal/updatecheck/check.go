@@ -93,6 +93,9 @@ func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logg
 type Notifier interface {
 	Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error)
 	QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error
+	// QueueRunEnd runs in the check's last fenced transaction: what the run
+	// queued for email channels goes out as one message per channel.
+	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error
 }
 
 // NotifyWith makes every result write queue its notifications through n, in
@@ -323,8 +326,10 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	var removedResults, removedSources int64
 	err = c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		var err error
-		removedResults, removedSources, err = tx.CleanUp(ctx, l.Epoch)
-		return err
+		if removedResults, removedSources, err = tx.CleanUp(ctx, l.Epoch); err != nil || c.notifier == nil {
+			return err
+		}
+		return c.notifier.QueueRunEnd(ctx, tx, l.Epoch)
 	})
 	if err != nil {
 		return counts, len(jobs), err
