@@ -7,11 +7,12 @@
 -- writer already did. The read model (component_state) applies the same
 -- conditions when it reads, so a row that slipped past them never counts.
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
-                               latest_version, update_version, update_available, security, needs_newer_core,
+                               latest_version, update_version, security_version, update_available, security, needs_newer_core,
                                required_core, advisories, advisory_ids, no_fix_ids, evaluation, release_url,
                                eval_error, evaluated_at, epoch)
 SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
        sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
+       sqlc.narg(security_version)::text,
        @update_available::boolean, @security::boolean, @needs_newer_core::boolean, sqlc.narg(required_core)::text,
        @advisories::jsonb, @advisory_ids::text[], @no_fix_ids::text[], @evaluation::jsonb,
        sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
@@ -31,6 +32,7 @@ SET source_url        = EXCLUDED.source_url,
     verified_key      = EXCLUDED.verified_key,
     latest_version    = EXCLUDED.latest_version,
     update_version    = EXCLUDED.update_version,
+    security_version  = EXCLUDED.security_version,
     update_available  = EXCLUDED.update_available,
     security          = EXCLUDED.security,
     needs_newer_core  = EXCLUDED.needs_newer_core,

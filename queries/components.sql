@@ -47,3 +47,6 @@ FROM component_state cs
 JOIN sources s ON s.url = cs.source_url
 WHERE NOT cs.evaluated AND s.document IS NOT NULL
 ORDER BY cs.source_url, cs.code;
+
+-- name: ComponentCodes :many
+SELECT code FROM components ORDER BY code;

@@ -41,6 +41,7 @@ SET document             = EXCLUDED.document,
     last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = NULL,
     last_error_at        = NULL,
+    failing_since        = NULL,
     consecutive_failures = 0,
     signature_state      = EXCLUDED.signature_state,
     unused_since         = NULL,
@@ -65,6 +66,7 @@ SET last_success_at      = clock_timestamp(),
     last_modified        = coalesce(sqlc.narg(last_modified), last_modified),
     last_error           = NULL,
     last_error_at        = NULL,
+    failing_since        = NULL,
     consecutive_failures = 0,
     unused_since         = NULL,
     epoch                = @epoch
@@ -73,12 +75,13 @@ RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::
 
 -- name: SourceSaveFailure :one
 -- A failed fetch or a refused document: the stored document stays.
-INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, consecutive_failures, epoch)
-VALUES (@url, clock_timestamp(), @error, clock_timestamp(), 1, @epoch)
+INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, failing_since, consecutive_failures, epoch)
+VALUES (@url, clock_timestamp(), @error, clock_timestamp(), clock_timestamp(), 1, @epoch)
 ON CONFLICT (url) DO UPDATE
 SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
     last_error_at        = EXCLUDED.last_error_at,
+    failing_since        = coalesce(sources.failing_since, EXCLUDED.failing_since),
     consecutive_failures = sources.consecutive_failures + 1,
     unused_since         = NULL,
     epoch                = EXCLUDED.epoch

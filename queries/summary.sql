@@ -36,6 +36,11 @@ SELECT
     last_run.trigger                                                            AS last_trigger,
     last_run.finished_at                                                        AS last_finished_at,
     coalesce((SELECT owner IS NOT NULL AND expires_at > clock_timestamp()
-                FROM core_update_lock WHERE name = 'check'), false)::boolean    AS check_running
+                FROM core_update_lock WHERE name = 'check'), false)::boolean    AS check_running,
+    (SELECT count(*) FROM notification_events
+      WHERE state <> 'delivered' AND last_error IS NOT NULL)::bigint             AS notifications_failing,
+    (SELECT count(*) FROM notification_events WHERE state = 'pending')::bigint  AS notifications_pending,
+    coalesce((SELECT extract(epoch FROM clock_timestamp() - min(created_at))
+                FROM notification_events WHERE state = 'pending'), 0)::float8  AS oldest_pending_seconds
 FROM totals
 LEFT JOIN last_run ON true;

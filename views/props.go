@@ -17,6 +17,7 @@ const (
 	NavPlugins   NavItem = "plugins"
 	NavHistory   NavItem = "history"
 	NavSources   NavItem = "sources"
+	NavNotify    NavItem = "notifications"
 )
 
 // User is the signed-in user as the layout shows them.
@@ -242,4 +243,45 @@ type ErrorProps struct {
 	Message string
 	// Asset as in LayoutProps; nil uses static.Path.
 	Asset func(name string) string
+}
+
+// ChannelRow is one notification channel.
+type ChannelRow struct {
+	ID     int64
+	Name   string
+	Kind   string // webhook, slack
+	Target string
+	// Events is security or all.
+	Events         string
+	Enabled        bool
+	DisabledReason string
+	CreatedAt      time.Time
+}
+
+// DeliveryRow is one queued event and how its delivery stands.
+type DeliveryRow struct {
+	ID          string
+	ChannelName string
+	Type        string
+	Subject     string // what the event is about, from its key
+	State       string // pending, delivered, failed
+	Attempts    int
+	LastError   string
+	LastAttempt *time.Time
+	CreatedAt   time.Time
+}
+
+// NotificationsProps is the Notifications page.
+type NotificationsProps struct {
+	Layout     LayoutProps
+	CanManage  bool
+	Channels   []ChannelRow
+	Deliveries []DeliveryRow
+	// NewSecret is the signing secret of the webhook channel just added,
+	// shown this once.
+	NewSecret string
+	// FormError says why a channel could not be added, in plain words.
+	FormError string
+	// Notice confirms an action ("Test event queued").
+	Notice string
 }

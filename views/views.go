@@ -38,6 +38,9 @@ const (
 	PathCatalog   = "/admin/plugins"
 	PathHistory   = "/admin/history"
 	PathSources   = "/admin/sources"
+	// PathNotifications lists the notification channels and deliveries;
+	// admins add, test and remove channels and retry failed deliveries.
+	PathNotifications = "/admin/notifications"
 	// PathCheck is the no-JavaScript "Check for updates" form: POST, then
 	// redirect to the dashboard with the outcome as DashboardProps.Flash.
 	PathCheck = "/admin/plugins/updates/check"

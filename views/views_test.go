@@ -55,7 +55,7 @@ func layout(s readmodel.Summary, canManage bool) LayoutProps {
 func attention() readmodel.Summary {
 	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
-		FailingSources: 1, Stale: 2,
+		FailingSources: 1, Stale: 2, NotificationsFailing: 2,
 		OldestSuccessAt: ago(72 * time.Hour),
 		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
 	}
@@ -166,9 +166,26 @@ func pages() map[string]templ.Component {
 				LastAttemptAt: ago(3 * time.Hour), LastError: "fetch: 503 Service Unavailable",
 				ConsecutiveFailures: 3, Stale: true, Failing: true, SignatureState: "unsigned"},
 		}}),
-		"error_404": ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
-		"error_503": ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
-		"error_403": ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
+		"notifications": Notifications(NotificationsProps{
+			Layout: layout(attention(), true), CanManage: true, NewSecret: "whsec_c2VjcmV0",
+			Notice: "Channel added; 2 outstanding events are on their way to it.",
+			Channels: []ChannelRow{
+				{ID: 1, Name: "Ops", Kind: "webhook", Target: "https://hooks.example/upcheck", Events: "security", Enabled: true},
+				{ID: 2, Name: "chat", Kind: "slack", Target: "https://chat.example/hooks/x", Events: "all",
+					DisabledReason: "the receiver answered 410 Gone: it no longer accepts these notifications"},
+			},
+			Deliveries: []DeliveryRow{
+				{ID: "0b7a2f7e-5c1e-4c55-9d55-000000000001", ChannelName: "Ops", Type: "security_update.available",
+					Subject: "blog@2.4.0", State: "delivered", Attempts: 1, LastAttempt: ago(time.Hour)},
+				{ID: "0b7a2f7e-5c1e-4c55-9d55-000000000002", ChannelName: "Ops", Type: "advisory.unfixed",
+					Subject: "gallery@3.0.0/ACME-2", State: "failed", Attempts: 8, LastAttempt: ago(2 * time.Hour),
+					LastError: "the receiver answered 503 Service Unavailable"},
+			},
+		}),
+		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
+		"error_404":            ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
+		"error_503":            ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
+		"error_403":            ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
 	}
 }
 

@@ -33,6 +33,16 @@ Usage:
                                 create an account; the password is read from stdin
   upcheck token create --email E
                                 print an API token (Authorization: Bearer …) for that user
+  upcheck notify add webhook --url URL [--format standard|slack] [--events security|all] [--name N]
+                                add a notification channel; prints its id, and a webhook's
+                                signing secret (whsec_…) on the last line, shown once
+  upcheck notify add email --to ADDR[,ADDR] [--events security|all] [--name N]
+                                add an email channel: one message per check run
+                                (needs UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM)
+  upcheck notify list           channels and the newest events, as JSON lines
+  upcheck notify test ID        send a test event to channel ID
+  upcheck notify retry EVENT    send a failed event again (same event id)
+  upcheck notify remove ID      delete channel ID and its events
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
   upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
@@ -47,6 +57,7 @@ UPCHECK_MANIFEST, UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_CHECK_SCHEDULE,
 UPCHECK_TRUSTED_PROXIES (CIDRs of reverse proxies whose X-Forwarded-For is
 believed), UPCHECK_METRICS_PUBLIC=1 (/metrics without an API token),
 UPCHECK_SECURE_COOKIES=1, UPCHECK_FETCH_TIMEOUT, UPCHECK_LOG_LEVEL,
+UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM (email notifications),
 UPCHECK_TEST_TIMINGS (tests only). See README.md for the full list.
 `
 
@@ -119,6 +130,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return err
 		}
 		return runCheck(ctx, cfg, logger, manual, stdout)
+	case "notify":
+		return runNotify(ctx, cfg, logger, rest, stdout, stderr)
 	case "components":
 		if len(rest) == 0 || rest[0] != "sync" {
 			fmt.Fprintf(stderr, "upcheck components: want \"sync\"\n\n%s", usage)

@@ -21,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/metrics"
+	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -38,6 +39,7 @@ type App struct {
 	Fetcher  *fetch.Fetcher
 	Checker  *updatecheck.Checker
 	Auth     *auth.Service
+	Notify   *notify.Service
 	Metrics  *metrics.Metrics
 	Schedule cron.Schedule
 }
@@ -141,6 +143,20 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	}, a.Logger)
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
 	a.Checker.Observe(m)
+	// Notifications are queued by every process that writes results (serve
+	// and `upcheck check`); only serve delivers them.
+	nt := notify.DefaultTimings()
+	if d := a.Config.Timings.Delivery; d != nil {
+		nt.Delivery = *d
+	}
+	if d := a.Config.Timings.Backoff; d != nil {
+		nt.Backoff = *d
+	}
+	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(notify.SMTP(a.Config.SMTP))); err != nil {
+		return err
+	}
+	a.Notify.Observe(m)
+	a.Checker.NotifyWith(a.Notify)
 	// A second of principal cache: a burst of requests with one session or
 	// token costs one query; a logout or revocation elsewhere takes effect
 	// within that second.

@@ -67,7 +67,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	defer stopSchedule()
 	srv := &http.Server{
 		Handler: web.New(web.Deps{
-			Store: a.Store, Checker: a.Checker, Auth: a.Auth, Logger: logger, Context: schedCtx,
+			Store: a.Store, Checker: a.Checker, Auth: a.Auth, Notify: a.Notify, Logger: logger, Context: schedCtx,
 			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies,
 			Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
 		}),
@@ -87,6 +87,16 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	var wg sync.WaitGroup
 	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
 	wg.Go(func() { scheduler.Run(schedCtx) })
+	// Deliveries run until the end: River stops taking jobs at shutdown and
+	// waits for the sends in flight.
+	wg.Go(func() { a.Notify.Run(schedCtx) })
+	defer func() {
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
+		defer cancel()
+		if err := a.Notify.Stop(nctx); err != nil {
+			logger.WarnContext(ctx, "stop notifications", "error", err)
+		}
+	}()
 	// Sessions, throttling rows, old history: once a day on every instance.
 	wg.Go(func() { housekeeping.New(a.Store, a.Auth, logger).Every(schedCtx, time.Minute, 24*time.Hour) })
 	if demoSite != nil {

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/mail"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -59,6 +62,11 @@ type Config struct {
 	// MetricsPublic (UPCHECK_METRICS_PUBLIC=1) serves /metrics without an
 	// API token; by default a scraper needs a token of a user who may view.
 	MetricsPublic bool
+
+	// SMTP is the mail server of email notifications (UPCHECK_SMTP_URL,
+	// UPCHECK_SMTP_FROM); the zero value when neither is set, and then
+	// email channels cannot be added. See ParseSMTP.
+	SMTP SMTP
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -102,6 +110,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		// a typo open them.
 		return Config{}, fmt.Errorf("UPCHECK_METRICS_PUBLIC: want 1 or 0, got %q", v)
 	}
+	smtp, err := ParseSMTP(getenv("UPCHECK_SMTP_URL"), getenv("UPCHECK_SMTP_FROM"))
+	if err != nil {
+		return Config{}, err
+	}
+	c.SMTP = smtp
 	if v := getenv("UPCHECK_FETCH_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -126,6 +139,84 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("UPCHECK_LISTEN is empty"))
 	}
 	return errors.Join(errs...)
+}
+
+// Email notifications: UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM.
+
+// SMTP is the mail server that email notifications go through.
+type SMTP struct {
+	// Security is "starttls" (smtp://, STARTTLS required), "tls"
+	// (smtps://, TLS from the first byte) or "none" (smtp+plain://, no
+	// TLS: a loopback host only).
+	Security string
+	Host     string
+	Port     int
+	// Username and Password, when the URL carries them, log in (SMTP AUTH).
+	Username string
+	Password string
+	// From is the sender, an RFC 5322 address such as
+	// "upcheck <upcheck@example.org>".
+	From string
+}
+
+// ParseSMTP reads UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM: both empty is no
+// email (the zero SMTP); one without the other, a URL that is not
+// smtp://user:pass@host[:587], smtps://host[:465] or
+// smtp+plain://localhost[:25], plain SMTP to a host that is not a loopback
+// one, or a sender that is not an address, is an error naming the variable.
+func ParseSMTP(rawURL, from string) (SMTP, error) {
+	rawURL, from = strings.TrimSpace(rawURL), strings.TrimSpace(from)
+	switch {
+	case rawURL == "" && from == "":
+		return SMTP{}, nil
+	case rawURL == "":
+		return SMTP{}, errors.New("UPCHECK_SMTP_FROM is set but UPCHECK_SMTP_URL is not: email needs both")
+	case from == "":
+		return SMTP{}, errors.New("UPCHECK_SMTP_URL is set but UPCHECK_SMTP_FROM is not: email needs both")
+	}
+	const want = "want smtp://user:password@host:587 (STARTTLS), smtps://user:password@host:465 (TLS) or smtp+plain://localhost:25 (no TLS, this machine only)"
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		// url's error repeats the URL, password included.
+		return SMTP{}, fmt.Errorf("UPCHECK_SMTP_URL is not a URL: %s", want)
+	}
+	s := SMTP{Host: u.Hostname(), From: from}
+	defaultPort := map[string]int{"smtp": 587, "smtps": 465, "smtp+plain": 25}[u.Scheme]
+	s.Security = map[string]string{"smtp": "starttls", "smtps": "tls", "smtp+plain": "none"}[u.Scheme]
+	switch {
+	case s.Security == "":
+		return SMTP{}, fmt.Errorf("UPCHECK_SMTP_URL: scheme %q: %s", u.Scheme, want)
+	case s.Host == "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return SMTP{}, fmt.Errorf("UPCHECK_SMTP_URL: a scheme, a host and a port only: %s", want)
+	}
+	s.Port = defaultPort
+	if p := u.Port(); p != "" {
+		if s.Port, err = strconv.Atoi(p); err != nil || s.Port < 1 || s.Port > 65535 {
+			return SMTP{}, fmt.Errorf("UPCHECK_SMTP_URL: port %q is not a port number", p)
+		}
+	}
+	if s.Security == "none" && !isLoopbackHost(s.Host) {
+		return SMTP{}, fmt.Errorf("UPCHECK_SMTP_URL: smtp+plain:// sends without TLS and is allowed only to this machine "+
+			"(localhost, 127.0.0.1, ::1), not to %q: use smtp:// (STARTTLS) or smtps://", s.Host)
+	}
+	if u.User != nil {
+		s.Username = u.User.Username()
+		s.Password, _ = u.User.Password()
+	}
+	if _, err := mail.ParseAddress(from); err != nil {
+		return SMTP{}, fmt.Errorf("UPCHECK_SMTP_FROM: %q is not an email address (%v)", from, err)
+	}
+	return s, nil
+}
+
+// isLoopbackHost reports whether host names this machine: localhost or a
+// loopback address.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // ParseTrustedProxies reads a comma-separated list of CIDRs ("10.0.0.0/8",
@@ -176,6 +267,10 @@ type Timings struct {
 	Cooldown  *time.Duration // cooldown=
 	Period    *time.Duration // period=
 	TxTimeout *time.Duration // tx=
+	// Delivery and Backoff are the notifications' delivery lease and first
+	// retry delay.
+	Delivery *time.Duration // delivery=
+	Backoff  *time.Duration // backoff=
 }
 
 // ParseTimings reads "lease=3s,heartbeat=500ms,cooldown=2s" (any subset, plus
@@ -207,8 +302,12 @@ func ParseTimings(s string) (Timings, error) {
 			t.Period = &d
 		case "tx":
 			t.TxTimeout = &d
+		case "delivery":
+			t.Delivery = &d
+		case "backoff":
+			t.Backoff = &d
 		default:
-			return Timings{}, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period or tx)", key)
+			return Timings{}, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period, tx, delivery or backoff)", key)
 		}
 	}
 	return t, nil

@@ -43,6 +43,13 @@ func TestTestTimings(t *testing.T) {
 	if got := c.Timings; got.Period == nil || *got.Period != time.Hour || got.TxTimeout == nil || *got.TxTimeout != 2*time.Second || got.Lease != nil {
 		t.Fatalf("timings = %+v", got)
 	}
+	c, err = FromEnv(env(map[string]string{"UPCHECK_TEST_TIMINGS": "delivery=3s,backoff=200ms"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Timings; got.Delivery == nil || *got.Delivery != 3*time.Second || got.Backoff == nil || *got.Backoff != 200*time.Millisecond {
+		t.Fatalf("notification timings = %+v", got)
+	}
 	for _, bad := range []string{"lease=3", "nap=1s", "lease"} {
 		if _, err := FromEnv(env(map[string]string{"UPCHECK_TEST_TIMINGS": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_TEST_TIMINGS") {
 			t.Errorf("%q: error %v, want a UPCHECK_TEST_TIMINGS error", bad, err)
@@ -96,6 +103,51 @@ func TestTrustedProxies(t *testing.T) {
 	for _, bad := range []string{"10.0.0.0/33", "proxy.example", "10.0.0.0/8;192.0.2.1", "0.0.0.0/0", "::/0", "fe80::1%eth0"} {
 		if _, err := FromEnv(env(map[string]string{"UPCHECK_TRUSTED_PROXIES": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_TRUSTED_PROXIES") {
 			t.Errorf("%q: error %v, want a UPCHECK_TRUSTED_PROXIES error", bad, err)
+		}
+	}
+}
+
+// UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM: both or neither; STARTTLS for
+// smtp://, TLS for smtps://, plain SMTP to this machine only; a setting
+// that cannot work is an error naming its variable (and never the
+// password).
+func TestSMTP(t *testing.T) {
+	t.Parallel()
+	const from = "upcheck <upcheck@example.org>"
+	c, err := FromEnv(env(nil))
+	if err != nil || c.SMTP != (SMTP{}) {
+		t.Fatalf("no email settings: %+v %v, want the zero SMTP", c.SMTP, err)
+	}
+	for raw, want := range map[string]SMTP{
+		"smtp://user:p%40ss@mail.example.org": {Security: "starttls", Host: "mail.example.org", Port: 587, Username: "user", Password: "p@ss", From: from},
+		"smtp://mail.example.org:2587/":       {Security: "starttls", Host: "mail.example.org", Port: 2587, From: from},
+		"smtps://mail.example.org":            {Security: "tls", Host: "mail.example.org", Port: 465, From: from},
+		"smtp+plain://localhost":              {Security: "none", Host: "localhost", Port: 25, From: from},
+		"smtp+plain://127.0.0.1:2525":         {Security: "none", Host: "127.0.0.1", Port: 2525, From: from},
+		"smtp+plain://u:pw@[::1]:2525":        {Security: "none", Host: "::1", Port: 2525, Username: "u", Password: "pw", From: from},
+	} {
+		c, err := FromEnv(env(map[string]string{"UPCHECK_SMTP_URL": raw, "UPCHECK_SMTP_FROM": from}))
+		if err != nil || c.SMTP != want {
+			t.Errorf("%s: %+v %v, want %+v", raw, c.SMTP, err, want)
+		}
+	}
+	for _, bad := range []struct{ url, from, names string }{
+		{"smtp://mail.example.org", "", "UPCHECK_SMTP_FROM"},
+		{"", from, "UPCHECK_SMTP_URL"},
+		{"smtp+plain://mail.example.org", from, "UPCHECK_SMTP_URL"},
+		{"smtp+plain://10.0.0.1:25", from, "UPCHECK_SMTP_URL"},
+		{"http://mail.example.org", from, "UPCHECK_SMTP_URL"},
+		{"mail.example.org:587", from, "UPCHECK_SMTP_URL"},
+		{"smtp://", from, "UPCHECK_SMTP_URL"},
+		{"smtp://mail.example.org:0", from, "UPCHECK_SMTP_URL"},
+		{"smtp://mail.example.org/inbox", from, "UPCHECK_SMTP_URL"},
+		{"smtp://mail.example.org?tls=none", from, "UPCHECK_SMTP_URL"},
+		{"smtp://user:secret@mail.example.org:x", from, "UPCHECK_SMTP_URL"},
+		{"smtp://mail.example.org", "not an address", "UPCHECK_SMTP_FROM"},
+	} {
+		_, err := FromEnv(env(map[string]string{"UPCHECK_SMTP_URL": bad.url, "UPCHECK_SMTP_FROM": bad.from}))
+		if err == nil || !strings.Contains(err.Error(), bad.names) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%q, %q: error %v, want one naming %s (and no password)", bad.url, bad.from, err, bad.names)
 		}
 	}
 }

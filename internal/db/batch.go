@@ -18,21 +18,22 @@ var (
 
 const resultWrite = `-- name: ResultWrite :batchone
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
-                               latest_version, update_version, update_available, security, needs_newer_core,
+                               latest_version, update_version, security_version, update_available, security, needs_newer_core,
                                required_core, advisories, advisory_ids, no_fix_ids, evaluation, release_url,
                                eval_error, evaluated_at, epoch)
 SELECT c.code, c.source_url, c.installed_version, $1::text, s.document_hash,
        $2::text, $3::text, $4::text,
-       $5::boolean, $6::boolean, $7::boolean, $8::text,
-       $9::jsonb, $10::text[], $11::text[], $12::jsonb,
-       $13::text, $14::text,
-       clock_timestamp(), $15::bigint
+       $5::text,
+       $6::boolean, $7::boolean, $8::boolean, $9::text,
+       $10::jsonb, $11::text[], $12::text[], $13::jsonb,
+       $14::text, $15::text,
+       clock_timestamp(), $16::bigint
 FROM components c
 JOIN sources s ON s.url = c.source_url
-WHERE c.code = $16::text
-  AND c.installed_version = $17::text
-  AND c.source_url = $18::text
-  AND s.document_hash = $19::bytea
+WHERE c.code = $17::text
+  AND c.installed_version = $18::text
+  AND c.source_url = $19::text
+  AND s.document_hash = $20::bytea
   AND (c.code = 'core' OR $1::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
@@ -42,6 +43,7 @@ SET source_url        = EXCLUDED.source_url,
     verified_key      = EXCLUDED.verified_key,
     latest_version    = EXCLUDED.latest_version,
     update_version    = EXCLUDED.update_version,
+    security_version  = EXCLUDED.security_version,
     update_available  = EXCLUDED.update_available,
     security          = EXCLUDED.security,
     needs_newer_core  = EXCLUDED.needs_newer_core,
@@ -68,6 +70,7 @@ type ResultWriteParams struct {
 	VerifiedKey      *string
 	LatestVersion    *string
 	UpdateVersion    *string
+	SecurityVersion  *string
 	UpdateAvailable  bool
 	Security         bool
 	NeedsNewerCore   bool
@@ -100,6 +103,7 @@ func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWritePar
 			a.VerifiedKey,
 			a.LatestVersion,
 			a.UpdateVersion,
+			a.SecurityVersion,
 			a.UpdateAvailable,
 			a.Security,
 			a.NeedsNewerCore,

@@ -9,6 +9,30 @@ import (
 	"context"
 )
 
+const componentCodes = `-- name: ComponentCodes :many
+SELECT code FROM components ORDER BY code
+`
+
+func (q *Queries) ComponentCodes(ctx context.Context, db DBTX) ([]string, error) {
+	rows, err := db.Query(ctx, componentCodes)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var code string
+		if err := rows.Scan(&code); err != nil {
+			return nil, err
+		}
+		items = append(items, code)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const componentDelete = `-- name: ComponentDelete :execrows
 DELETE FROM components
 WHERE code = ANY ($1::text[])

@@ -79,17 +79,18 @@ type ComponentResult struct {
 	NeedsNewerCore   bool
 	RequiredCore     *string
 	// every advisory affecting installed_version, dismissed or not
-	Advisories   []byte
-	Evaluation   []byte
-	ReleaseUrl   *string
-	EvaluatedAt  time.Time
-	Epoch        int64
-	CoreVersion  string
-	DocumentHash []byte
-	VerifiedKey  *string
-	EvalError    *string
-	AdvisoryIds  []string
-	NoFixIds     []string
+	Advisories      []byte
+	Evaluation      []byte
+	ReleaseUrl      *string
+	EvaluatedAt     time.Time
+	Epoch           int64
+	CoreVersion     string
+	DocumentHash    []byte
+	VerifiedKey     *string
+	EvalError       *string
+	AdvisoryIds     []string
+	NoFixIds        []string
+	SecurityVersion *string
 }
 
 type ComponentState struct {
@@ -145,6 +146,46 @@ type LoginKnownAddress struct {
 	LastSuccessAt time.Time
 }
 
+type NotificationChannel struct {
+	ID             int64
+	Name           string
+	Kind           string
+	Target         string
+	Events         string
+	Secret         *string
+	Enabled        bool
+	DisabledReason *string
+	CreatedAt      time.Time
+}
+
+type NotificationEvent struct {
+	ID            uuid.UUID
+	ChannelID     int64
+	Key           string
+	Type          string
+	Payload       []byte
+	State         string
+	Attempts      int32
+	LastError     *string
+	LastAttemptAt *time.Time
+	DeliveredAt   *time.Time
+	CreatedAt     time.Time
+	Epoch         *int64
+	MessageID     uuid.NullUUID
+}
+
+type NotificationMessage struct {
+	ID            uuid.UUID
+	ChannelID     int64
+	Key           string
+	State         string
+	Attempts      int32
+	LastError     *string
+	LastAttemptAt *time.Time
+	DeliveredAt   *time.Time
+	CreatedAt     time.Time
+}
+
 type Session struct {
 	ID         []byte
 	UserID     int64
@@ -175,6 +216,7 @@ type Source struct {
 	Epoch               int64
 	DocumentHash        []byte
 	UnusedSince         *time.Time
+	FailingSince        *time.Time
 }
 
 type SourceSequence struct {

@@ -183,6 +183,7 @@ SET document             = EXCLUDED.document,
     last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = NULL,
     last_error_at        = NULL,
+    failing_since        = NULL,
     consecutive_failures = 0,
     signature_state      = EXCLUDED.signature_state,
     unused_since         = NULL,
@@ -224,12 +225,13 @@ func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSav
 }
 
 const sourceSaveFailure = `-- name: SourceSaveFailure :one
-INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, consecutive_failures, epoch)
-VALUES ($1, clock_timestamp(), $2, clock_timestamp(), 1, $3)
+INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, failing_since, consecutive_failures, epoch)
+VALUES ($1, clock_timestamp(), $2, clock_timestamp(), clock_timestamp(), 1, $3)
 ON CONFLICT (url) DO UPDATE
 SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
     last_error_at        = EXCLUDED.last_error_at,
+    failing_since        = coalesce(sources.failing_since, EXCLUDED.failing_since),
     consecutive_failures = sources.consecutive_failures + 1,
     unused_since         = NULL,
     epoch                = EXCLUDED.epoch
@@ -258,6 +260,7 @@ SET last_success_at      = clock_timestamp(),
     last_modified        = coalesce($2, last_modified),
     last_error           = NULL,
     last_error_at        = NULL,
+    failing_since        = NULL,
     consecutive_failures = 0,
     unused_since         = NULL,
     epoch                = $3

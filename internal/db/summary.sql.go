@@ -46,24 +46,32 @@ SELECT
     last_run.trigger                                                            AS last_trigger,
     last_run.finished_at                                                        AS last_finished_at,
     coalesce((SELECT owner IS NOT NULL AND expires_at > clock_timestamp()
-                FROM core_update_lock WHERE name = 'check'), false)::boolean    AS check_running
+                FROM core_update_lock WHERE name = 'check'), false)::boolean    AS check_running,
+    (SELECT count(*) FROM notification_events
+      WHERE state <> 'delivered' AND last_error IS NOT NULL)::bigint             AS notifications_failing,
+    (SELECT count(*) FROM notification_events WHERE state = 'pending')::bigint  AS notifications_pending,
+    coalesce((SELECT extract(epoch FROM clock_timestamp() - min(created_at))
+                FROM notification_events WHERE state = 'pending'), 0)::float8  AS oldest_pending_seconds
 FROM totals
 LEFT JOIN last_run ON true
 `
 
 type SummaryReadRow struct {
-	Components        int64
-	UpdatesAvailable  int64
-	SecurityUpdates   int64
-	Vulnerable        int64
-	FailingSources    int64
-	Stale             int64
-	AnyNeverSucceeded bool
-	OldestSuccessAt   interface{}
-	LastStatus        *string
-	LastTrigger       *string
-	LastFinishedAt    *time.Time
-	CheckRunning      bool
+	Components           int64
+	UpdatesAvailable     int64
+	SecurityUpdates      int64
+	Vulnerable           int64
+	FailingSources       int64
+	Stale                int64
+	AnyNeverSucceeded    bool
+	OldestSuccessAt      interface{}
+	LastStatus           *string
+	LastTrigger          *string
+	LastFinishedAt       *time.Time
+	CheckRunning         bool
+	NotificationsFailing int64
+	NotificationsPending int64
+	OldestPendingSeconds float64
 }
 
 // One statement over the read model, so the counts agree with each other
@@ -84,6 +92,9 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX) (SummaryReadRow, err
 		&i.LastTrigger,
 		&i.LastFinishedAt,
 		&i.CheckRunning,
+		&i.NotificationsFailing,
+		&i.NotificationsPending,
+		&i.OldestPendingSeconds,
 	)
 	return i, err
 }

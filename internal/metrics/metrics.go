@@ -31,6 +31,7 @@ type Metrics struct {
 	leaseHeld         prometheus.Gauge
 	sourceFetches     *prometheus.CounterVec
 	httpRequests      *prometheus.CounterVec
+	deliveries        *prometheus.CounterVec
 }
 
 // SummaryReader reads the stored summary from the database, not from a
@@ -64,12 +65,18 @@ func New(summary SummaryReader) *Metrics {
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "upcheck_http_requests_total", Help: "HTTP requests by route pattern and status.",
 		}, []string{"route", "status"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "upcheck_notification_deliveries_total", Help: "Notification sends by channel kind and result (delivered, retry, failed, gone).",
+		}, []string{"kind", "result"}),
 	}
 	m.registry.MustRegister(m.checkRuns, m.checkDuration, m.leaseAcquisitions, m.leaseRenewals, m.leaseHeld,
-		m.sourceFetches, m.httpRequests, &stored{summary: summary},
+		m.sourceFetches, m.httpRequests, m.deliveries, &stored{summary: summary},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// Delivered counts one send of a notification (notify.Observer).
+func (m *Metrics) Delivered(kind, result string) { m.deliveries.WithLabelValues(kind, result).Inc() }
 
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {
@@ -139,12 +146,18 @@ var (
 	descComponents = prometheus.NewDesc("upcheck_components", "Installed components by state (installed, updates, security, vulnerable, stale).", []string{"state"}, nil)
 	descFailing    = prometheus.NewDesc("upcheck_failing_sources", "Update sources whose last fetch failed.", nil, nil)
 	descDatabaseUp = prometheus.NewDesc("upcheck_database_up", "1 when the database answered this scrape.", nil, nil)
+	descPending    = prometheus.NewDesc("upcheck_notifications_pending", "Notifications not delivered yet.", nil, nil)
+	descOldest     = prometheus.NewDesc("upcheck_notifications_oldest_pending_seconds", "Age of the oldest notification not delivered yet (0: none).", nil, nil)
+	descNFailing   = prometheus.NewDesc("upcheck_notifications_failing", "Notifications not delivered whose last attempt failed.", nil, nil)
 )
 
 func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descComponents
 	ch <- descFailing
 	ch <- descDatabaseUp
+	ch <- descPending
+	ch <- descOldest
+	ch <- descNFailing
 }
 
 func (s *stored) Collect(ch chan<- prometheus.Metric) {
@@ -163,4 +176,7 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descComponents, prometheus.GaugeValue, float64(v), state)
 	}
 	ch <- prometheus.MustNewConstMetric(descFailing, prometheus.GaugeValue, float64(sum.FailingSources))
+	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(sum.NotificationsPending))
+	ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, sum.OldestPendingSeconds)
+	ch <- prometheus.MustNewConstMetric(descNFailing, prometheus.GaugeValue, float64(sum.NotificationsFailing))
 }

@@ -41,6 +41,15 @@ type Summary struct {
 	LastCheck *LastCheck `json:"last_check"`
 	// CheckRunning: some instance holds the check lease now.
 	CheckRunning bool `json:"check_running"`
+	// NotificationsFailing counts notifications not delivered whose last
+	// attempt failed: retrying, or failed for good and waiting for a retry
+	// by hand.
+	NotificationsFailing int `json:"notifications_failing"`
+	// NotificationsPending counts notifications not delivered yet, and
+	// OldestPendingSeconds is how long the oldest of them has waited (0:
+	// none), on the database clock.
+	NotificationsPending int     `json:"notifications_pending"`
+	OldestPendingSeconds float64 `json:"oldest_pending_seconds"`
 }
 
 // LastCheck is the latest check that ran: refused attempts (busy,

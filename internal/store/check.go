@@ -69,6 +69,7 @@ type Result struct {
 	VerifiedKey      string // the pinned key the document verified under; "" unsigned
 	LatestVersion    string
 	UpdateVersion    string
+	SecurityVersion  string // the newest security release, installable or not
 	UpdateAvailable  bool
 	Security         bool
 	NeedsNewerCore   bool
@@ -250,7 +251,7 @@ func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error
 		params[i] = db.ResultWriteParams{
 			Code: r.Code, SourceUrl: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
 			DocumentHash: r.DocumentHash, VerifiedKey: ref(r.VerifiedKey),
-			LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion),
+			LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion), SecurityVersion: ref(r.SecurityVersion),
 			UpdateAvailable: r.UpdateAvailable, Security: r.Security, NeedsNewerCore: r.NeedsNewerCore,
 			RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
 			AdvisoryIds: orNoStrings(r.AdvisoryIDs), NoFixIds: orNoStrings(r.NoFixIDs),

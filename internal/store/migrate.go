@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/upcheck/upcheck/migrations"
 )
@@ -29,6 +31,39 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 	}
 	for _, r := range results {
 		logger.InfoContext(ctx, "migration applied", "version", r.Source.Version, "file", r.Source.Path, "duration", r.Duration)
+	}
+	return migrateRiver(ctx, pool, logger)
+}
+
+// riverMigrateLock serialises River's migrations across instances starting
+// together: River's migrator takes no lock of its own.
+const riverMigrateLock = 0x75706368_72697672
+
+// migrateRiver applies River's own migrations (the job queue behind
+// notifications), under a session advisory lock.
+func migrateRiver(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return mapError(fmt.Errorf("migrate river: %w", err))
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(riverMigrateLock)); err != nil {
+		return mapError(fmt.Errorf("migrate river: lock: %w", err))
+	}
+	defer func() {
+		// A failed unlock is harmless: the lock ends with the session.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(riverMigrateLock))
+	}()
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: logger})
+	if err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("migrate river: %w", err)
+	}
+	for _, v := range res.Versions {
+		logger.InfoContext(ctx, "river migration applied", "version", v.Version, "name", v.Name, "duration", v.Duration)
 	}
 	return nil
 }

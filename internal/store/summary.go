@@ -19,6 +19,8 @@ func (s *Store) Summary(ctx context.Context) (readmodel.Summary, error) {
 	out := readmodel.Summary{
 		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), SecurityUpdates: int(r.SecurityUpdates),
 		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), Stale: int(r.Stale), CheckRunning: r.CheckRunning,
+		NotificationsFailing: int(r.NotificationsFailing), NotificationsPending: int(r.NotificationsPending),
+		OldestPendingSeconds: r.OldestPendingSeconds,
 	}
 	// sqlc cannot type min() over the CTE: the column comes as a time.Time,
 	// or nil for NULL.

@@ -63,6 +63,7 @@ type Checker struct {
 	fetcher  *fetch.Fetcher
 	logger   *slog.Logger
 	observer Observer
+	notifier Notifier
 	summary  summaryCache
 }
 
@@ -85,6 +86,38 @@ func (noObserver) LeaseHeld(bool)                                 {}
 // New returns a Checker.
 func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logger) *Checker {
 	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, observer: noObserver{}}
+}
+
+// Notifier queues the notifications that results call for, in the
+// transaction that writes them (notify.Service).
+type Notifier interface {
+	Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error)
+	QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error
+	// QueueRunEnd runs in the check's last fenced transaction: what the run
+	// queued for email channels goes out as one message per channel.
+	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error
+}
+
+// NotifyWith makes every result write queue its notifications through n, in
+// the same transaction. Call it before the first check.
+func (c *Checker) NotifyWith(n Notifier) { c.notifier = n }
+
+// queue plans the notifications of the results just written in tx.
+func (c *Checker) queue(ctx context.Context, tx *store.Tx, codes []string, epoch int64) error {
+	if c.notifier == nil || len(codes) == 0 {
+		return nil
+	}
+	_, err := c.notifier.Queue(ctx, tx, codes, 0, epoch)
+	return err
+}
+
+// queueSourceFailing plans the notification of a source failing for long,
+// in the transaction that records its failure.
+func (c *Checker) queueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error {
+	if c.notifier == nil {
+		return nil
+	}
+	return c.notifier.QueueSourceFailing(ctx, tx, url, epoch)
 }
 
 // Observe reports checks and fetches to o. Call it before the first check.
@@ -293,8 +326,10 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	var removedResults, removedSources int64
 	err = c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		var err error
-		removedResults, removedSources, err = tx.CleanUp(ctx, l.Epoch)
-		return err
+		if removedResults, removedSources, err = tx.CleanUp(ctx, l.Epoch); err != nil || c.notifier == nil {
+			return err
+		}
+		return c.notifier.QueueRunEnd(ctx, tx, l.Epoch)
 	})
 	if err != nil {
 		return counts, len(jobs), err

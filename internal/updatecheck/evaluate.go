@@ -86,6 +86,9 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) (store.Resul
 	if ev.BlockedUpdate != nil {
 		r.RequiredCore = ev.BlockedUpdate.RequiresCore
 	}
+	if ev.SecurityRelease != nil {
+		r.SecurityVersion = ev.SecurityRelease.Version
+	}
 	for _, a := range ev.Advisories {
 		r.AdvisoryIDs = append(r.AdvisoryIDs, a.ID)
 		if a.NoFix {
@@ -132,11 +135,14 @@ func (c *Checker) completeResults(ctx context.Context, run lockedTx, d *docInput
 			batch := results[start:min(start+resultBatch, len(results))]
 			err := run(ctx, func(tx *store.Tx) error {
 				codes, err := tx.ResultWrite(ctx, batch)
+				if err != nil {
+					return err
+				}
 				for _, code := range codes {
 					done[code] = true
 				}
 				refused = refused || len(codes) < len(batch)
-				return err
+				return c.queue(ctx, tx, codes, epoch)
 			})
 			if err != nil {
 				return err

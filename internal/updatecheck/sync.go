@@ -181,8 +181,11 @@ func (c *Checker) writeStored(ctx context.Context, results []store.Result) (int,
 		batch := results[start:min(start+resultBatch, len(results))]
 		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {
 			codes, err := tx.ResultWrite(ctx, batch)
+			if err != nil {
+				return err
+			}
 			written += len(codes)
-			return err
+			return c.queue(ctx, tx, codes, 0)
 		})
 		if err != nil {
 			return written, err

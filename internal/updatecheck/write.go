@@ -54,7 +54,9 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		var err error
 		switch {
 		case p.failure != "":
-			using, err = tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch)
+			if using, err = tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch); err == nil {
+				err = c.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
+			}
 		case p.newDocument:
 			using, err = tx.SourceSaveDocument(ctx, p.document)
 		default:
@@ -63,9 +65,11 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		if err != nil || p.doc == nil {
 			return err
 		}
-		written, err = tx.ResultWrite(ctx, first)
+		if written, err = tx.ResultWrite(ctx, first); err != nil {
+			return err
+		}
 		refused = len(written) < len(first)
-		return err
+		return c.queue(ctx, tx, written, l.Epoch)
 	})
 	if err == nil && p.doc != nil {
 		err = c.completeResults(ctx, fenced, p.doc, rest, written, refused, using, l.Epoch)

@@ -33,6 +33,9 @@ type Evaluation struct {
 	// Security means some release greater than the installed version is a
 	// security release, installable or not.
 	Security bool `json:"security"`
+	// SecurityRelease is the newest security release greater than the
+	// installed version, installable or not (nil when Security is false).
+	SecurityRelease *Release `json:"security_release"`
 	// SecurityNeedsNewerCore means the newest security release is newer than
 	// Update (or there is no Update): installing what is installable does
 	// not bring every security fix, a newer core is needed first.
@@ -105,6 +108,7 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 	includePre := inst.Prerelease() != ""
 	var latest, update, blocked newest
 	var security *semver.Version
+	var securityRelease newest
 	for i := range pkg.Releases {
 		r := &pkg.Releases[i]
 		v, err := r.parsedVersion()
@@ -127,6 +131,7 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 		}
 		if r.Security && (security == nil || v.GreaterThan(security)) {
 			security = v
+			securityRelease.offer(r, v)
 		}
 		if ok {
 			update.offer(r, v)
@@ -139,6 +144,7 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 	ev.Update = update.release()
 	ev.UpdateAvailable = ev.Update != nil
 	ev.Security = security != nil
+	ev.SecurityRelease = securityRelease.release()
 	ev.SecurityNeedsNewerCore = security != nil && (update.v == nil || security.GreaterThan(update.v))
 	if blocked.v != nil && (update.v == nil || blocked.v.GreaterThan(update.v)) {
 		ev.NeedsNewerCore = true

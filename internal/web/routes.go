@@ -73,10 +73,15 @@ func (s *Server) routes(e *echo.Echo) {
 	admin.get(views.PathCatalog+"/:code", s.detailPage) // views.ComponentPath
 	admin.get(views.PathHistory, s.historyPage)
 	admin.get(views.PathSources, s.sourcesPage)
+	admin.get(views.PathNotifications, s.notificationsPage)
 	adminManage := admin.group("", require(auth.PermManage), csrf())
 	adminManage.post(views.PathCheck, s.checkForm)
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)     // views.AdvisoryDismissPath
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss) // views.AdvisoryUndismissPath
+	adminManage.post(views.PathNotifications+"/channels", s.addChannel)
+	adminManage.post(views.PathNotifications+"/channels/:id/test", s.testChannel)     // views.ChannelPath
+	adminManage.post(views.PathNotifications+"/channels/:id/delete", s.deleteChannel) // views.ChannelPath
+	adminManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)    // views.DeliveryRetryPath
 }
 
 // group is an echo group whose routes are given by their full paths, as

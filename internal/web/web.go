@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -23,6 +24,7 @@ type Deps struct {
 	Store   *store.Store
 	Checker *updatecheck.Checker
 	Auth    *auth.Service
+	Notify  *notify.Service
 	Logger  *slog.Logger
 	// Context lives as long as the server: a manual check runs under it, so
 	// a closed browser tab does not cancel the check but a shutdown does.
@@ -44,6 +46,7 @@ type Server struct {
 	store   *store.Store
 	checker *updatecheck.Checker
 	auth    *auth.Service
+	notify  *notify.Service
 	logger  *slog.Logger
 	ctx     context.Context
 	metrics http.Handler
@@ -56,7 +59,7 @@ func New(d Deps) http.Handler {
 	if d.Context == nil {
 		d.Context = context.Background()
 	}
-	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, logger: d.Logger, ctx: d.Context,
+	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, notify: d.Notify, logger: d.Logger, ctx: d.Context,
 		metrics: d.Metrics, metricsPublic: d.MetricsPublic}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true

@@ -21,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/demo"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
@@ -40,6 +41,7 @@ type bundle struct {
 	handler   http.Handler // web.New's, an *echo.Echo
 	server    *httptest.Server
 	publisher *httptest.Server
+	notify    *notify.Service
 }
 
 // setup builds the bundle; opts may change the server's Deps before it
@@ -55,6 +57,12 @@ func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 	f := fetch.New(fetch.Config{AllowPrivate: true}, nil)
 	t.Cleanup(f.Close)
 	b.checker = updatecheck.New(b.store, lm, f, slog.Default())
+	// Notifications are queued, never delivered, in these tests (River is
+	// not started).
+	if b.notify, err = notify.New(d.Pool, b.store, f, notify.DefaultTimings(), slog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	b.checker.NotifyWith(b.notify)
 	b.auth, err = auth.New(b.store, auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, slog.Default())
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +83,7 @@ func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	deps := web.Deps{Store: b.store, Checker: b.checker, Auth: b.auth, Logger: slog.Default(), Context: ctx}
+	deps := web.Deps{Store: b.store, Checker: b.checker, Auth: b.auth, Notify: b.notify, Logger: slog.Default(), Context: ctx}
 	for _, o := range opts {
 		o(b, &deps)
 	}

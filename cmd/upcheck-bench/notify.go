@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// notifications measures what notifications cost the check and how fast
+// they go out: a source's fenced write with and without planning its
+// events, when nothing new is to be queued (the common case: every event
+// was queued by an earlier check), and the deliveries per second of a
+// webhook channel created with every outstanding event to send, to a
+// receiver on loopback.
+func notifications(ctx context.Context, url string) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st := store.New(pool)
+	quiet := slog.New(slog.DiscardHandler)
+	lm, err := lease.New(st, lease.DefaultTimings(), lease.WithLogger(quiet))
+	if err != nil {
+		return err
+	}
+	f := fetch.New(fetch.Config{AllowPrivate: true}, quiet)
+	defer f.Close()
+	n, err := notify.New(pool, st, f, notify.Timings{Delivery: time.Minute, Backoff: time.Second}, quiet)
+	if err != nil {
+		return err
+	}
+	var received atomic.Int64
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		received.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer receiver.Close()
+
+	acq, err := lm.Acquire(ctx, lease.Operator)
+	if err != nil || acq.Outcome != lease.Acquired {
+		return fmt.Errorf("acquire for the notification benchmark: %v %v", acq.Outcome, err)
+	}
+	w, err := newSourceWriter(ctx, st, acq.Lease.Epoch)
+	if err != nil {
+		return err
+	}
+	// Every source written once, so that its results say what the queueing
+	// write will find.
+	for i := range w.urls {
+		if err := lm.WithLease(ctx, acq.Lease.Owner, func(tx *store.Tx) error { _, err := w.write(ctx, tx, i); return err }); err != nil {
+			return err
+		}
+	}
+	created, err := n.AddChannel(ctx, store.NewChannel{Name: "bench", Kind: "webhook", Target: receiver.URL, Events: "all"})
+	if err != nil {
+		return err
+	}
+	var plain, queued []time.Duration
+	for i := range writeIters * 2 {
+		start := time.Now()
+		err := lm.WithLease(ctx, acq.Lease.Owner, func(tx *store.Tx) error {
+			codes, err := w.write(ctx, tx, i)
+			if err != nil || i%2 == 1 {
+				return err
+			}
+			added, err := n.Queue(ctx, tx, codes, 0, acq.Lease.Epoch)
+			if err == nil && added != 0 {
+				err = fmt.Errorf("queued %d events that were queued already", added)
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("notification benchmark: %w", err)
+		}
+		if i%2 == 0 {
+			queued = append(queued, time.Since(start))
+		} else {
+			plain = append(plain, time.Since(start))
+		}
+	}
+	if _, err := lm.Release(ctx, acq.Lease.Owner, false); err != nil {
+		return err
+	}
+	q, p := median(queued), median(plain)
+	report("write_queue_p50", q.Seconds()*1000, "ms", "", nil)
+	r := q.Seconds() / p.Seconds()
+	report("write_queue_ratio", r, "queue/none", "<= 1.05", yes(r <= 1.05))
+
+	start := time.Now()
+	if err := n.Start(ctx); err != nil {
+		return err
+	}
+	for received.Load() < int64(created.Queued) {
+		if time.Since(start) > 2*time.Minute {
+			return fmt.Errorf("%d of %d events delivered in 2 minutes", received.Load(), created.Queued)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := n.Stop(sctx); err != nil {
+		return err
+	}
+	report("deliveries", float64(created.Queued), "events", "", nil)
+	report("deliveries_rate", float64(created.Queued)/elapsed.Seconds(), "events/s", "", nil)
+	return nil
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/upcheck/upcheck/internal/app"
+	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// runNotify is `upcheck notify add|list|test|retry|remove`.
+func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "upcheck notify: want add, list, test, retry or remove\n\n%s", usage)
+		return errUsage
+	}
+	switch sub, rest := args[0], args[1:]; sub {
+	case "add":
+		return runNotifyAdd(ctx, cfg, logger, rest, stdout, stderr)
+	case "list":
+		if _, err := parseFlags("notify list", rest, stderr, nil); err != nil {
+			return err
+		}
+		return withApp(ctx, cfg, logger, func(a *app.App) error { return notifyList(ctx, a, stdout) })
+	case "test", "remove":
+		id, err := oneArg("notify "+sub, rest, stderr, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
+		if err != nil {
+			return err
+		}
+		return withApp(ctx, cfg, logger, func(a *app.App) error {
+			if sub == "remove" {
+				return a.Store.ChannelDelete(ctx, id)
+			}
+			event, err := a.Notify.QueueTest(ctx, id)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(stdout, event)
+			return err
+		})
+	case "retry":
+		id, err := oneArg("notify retry", rest, stderr, uuid.Parse)
+		if err != nil {
+			return err
+		}
+		return withApp(ctx, cfg, logger, func(a *app.App) error { return a.Notify.Retry(ctx, id) })
+	}
+	fmt.Fprintf(stderr, "upcheck notify: unknown command %q\n\n%s", args[0], usage)
+	return errUsage
+}
+
+// runNotifyAdd is `upcheck notify add webhook --url URL [--format
+// standard|slack] [--events security|all] [--name N]` or `upcheck notify
+// add email --to ADDR[,ADDR] [--events security|all] [--name N]`: it prints
+// the channel's id, and a webhook's signing secret on the last line (shown
+// once).
+func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "email" {
+		return runNotifyAddEmail(ctx, cfg, logger, args[1:], stdout, stderr)
+	}
+	if len(args) == 0 || args[0] != "webhook" {
+		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\" or \"email\"\n\n%s", usage)
+		return errUsage
+	}
+	c := store.NewChannel{Kind: "webhook"}
+	var format string
+	if _, err := parseFlags("notify add webhook", args[1:], stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&c.Target, "url", "", "where to POST the events")
+		fs.StringVar(&format, "format", "standard", "standard (signed Standard Webhooks JSON) or slack ({\"text\": …})")
+		fs.StringVar(&c.Events, "events", "security", "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
+		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the URL's host)")
+	}); err != nil {
+		return err
+	}
+	switch format {
+	case "standard":
+	case "slack":
+		c.Kind = "slack"
+	default:
+		fmt.Fprintln(stderr, "upcheck notify add webhook: --format must be standard or slack")
+		return errUsage
+	}
+	return addChannel(ctx, cfg, logger, c, stdout)
+}
+
+// runNotifyAddEmail is `upcheck notify add email`: refused before the
+// database is opened when this process has no mail server or an address
+// does not parse.
+func runNotifyAddEmail(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	c := store.NewChannel{Kind: "email"}
+	if _, err := parseFlags("notify add email", args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&c.Target, "to", "", "the addresses to send to, separated by commas")
+		fs.StringVar(&c.Events, "events", "security", "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
+		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the first address)")
+	}); err != nil {
+		return err
+	}
+	if cfg.SMTP.Host == "" {
+		return fmt.Errorf("notify add email: %w", notify.ErrNoSMTP)
+	}
+	if c.Target == "" {
+		fmt.Fprintln(stderr, "upcheck notify add email: --to is required")
+		return errUsage
+	}
+	if _, err := notify.ParseRecipients(c.Target); err != nil {
+		return fmt.Errorf("notify add email: %w", err)
+	}
+	return addChannel(ctx, cfg, logger, c, stdout)
+}
+
+// addChannel creates the channel and prints its id (and a webhook's
+// secret).
+func addChannel(ctx context.Context, cfg config.Config, logger *slog.Logger, c store.NewChannel, stdout io.Writer) error {
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		created, err := a.Notify.AddChannel(ctx, c)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "channel %d (%d outstanding events queued)\n", created.ID, created.Queued)
+		if created.Secret != "" {
+			fmt.Fprintln(stdout, created.Secret)
+		}
+		return nil
+	})
+}
+
+// notifyList prints the channels and the newest events as JSON lines.
+func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
+	channels, err := a.Store.Channels(ctx)
+	if err != nil {
+		return err
+	}
+	events, err := a.Store.Events(ctx, 50)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	for _, c := range channels {
+		line := map[string]any{"channel": c.ID, "name": c.Name, "kind": c.Kind, "url": c.Target, "events": c.Events, "enabled": c.Enabled}
+		if c.Kind == "email" {
+			delete(line, "url")
+			line["to"] = c.Target
+		}
+		if c.DisabledReason != "" {
+			line["disabled_reason"] = c.DisabledReason
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	for _, e := range events {
+		line := map[string]any{"event": e.ID, "channel": e.ChannelID, "type": e.Type, "key": e.Key, "state": e.State, "attempts": e.Attempts}
+		if e.LastError != "" {
+			line["last_error"] = e.LastError
+		}
+		if e.MessageID != uuid.Nil {
+			line["message"] = e.MessageID
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneArg parses the single positional argument of a subcommand.
+func oneArg[T any](cmd string, args []string, stderr io.Writer, parse func(string) (T, error)) (T, error) {
+	var zero T
+	rest, err := parseFlags(cmd, args, stderr, func(*flag.FlagSet) {})
+	if err != nil {
+		return zero, err
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(stderr, "upcheck %s: want one id\n", cmd)
+		return zero, errUsage
+	}
+	v, err := parse(rest[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "upcheck %s: %q is not an id\n", cmd, rest[0])
+		return zero, errUsage
+	}
+	return v, nil
+}

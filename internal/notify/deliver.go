@@ -1,0 +1,125 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// deliveryWorker is River's worker for deliveryArgs: one send of one event.
+type deliveryWorker struct {
+	river.WorkerDefaults[deliveryArgs]
+	s *Service
+}
+
+// Work sends the event once and records how it went. A returned error makes
+// River try again after the backoff; JobCancel stops for good.
+func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
+	s := w.s
+	d, err := s.store.Delivery(ctx, job.Args.EventID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return river.JobCancel(fmt.Errorf("event %s was deleted with its channel", job.Args.EventID))
+	case err != nil:
+		return err // the database: try again later
+	case d.State == "delivered":
+		return nil // a retry by hand raced a send that succeeded
+	case !d.ChannelLive:
+		return cancel(s.record(ctx, d, "failed", "the channel is disabled"), "the channel is disabled")
+	}
+
+	status, err := s.send(ctx, d)
+	switch {
+	case err == nil && status >= 200 && status < 300:
+		s.observer.Delivered(d.Channel.Kind, "delivered")
+		return s.record(ctx, d, "delivered", "")
+	case err == nil && status == http.StatusGone:
+		reason := "the receiver answered 410 Gone: it no longer accepts these notifications"
+		if derr := s.store.ChannelDisable(ctx, d.Channel.ID, reason); derr != nil {
+			return derr
+		}
+		s.observer.Delivered(d.Channel.Kind, "gone")
+		return cancel(s.record(ctx, d, "failed", reason), reason)
+	}
+	msg := failureText(status, err)
+	state, result := "pending", "retry"
+	if job.Attempt >= job.MaxAttempts {
+		state, result = "failed", "failed"
+	}
+	s.observer.Delivered(d.Channel.Kind, result)
+	if rerr := s.record(ctx, d, state, msg); rerr != nil {
+		return rerr
+	}
+	s.logger.WarnContext(ctx, "notification not delivered", "event", d.ID, "channel", d.Channel.ID,
+		"attempt", job.Attempt, "error", msg)
+	return errors.New(msg)
+}
+
+// record stores how a send ended; an error means it could not be stored
+// (River then tries the job again).
+func (s *Service) record(ctx context.Context, d store.Delivery, state, message string) error {
+	if err := s.store.EventRecordAttempt(ctx, d.ID, state, message); err != nil {
+		return fmt.Errorf("record delivery of %s: %w", d.ID, err)
+	}
+	return nil
+}
+
+// cancel stops a job for good with why, unless recording failed: then
+// River tries again, and the next attempt records it.
+func cancel(recordErr error, why string) error {
+	if recordErr != nil {
+		return recordErr
+	}
+	return river.JobCancel(errors.New(why))
+}
+
+// failureText says in plain words why a send failed.
+func failureText(status int, err error) string {
+	if err != nil {
+		return "not sent: " + err.Error()
+	}
+	return fmt.Sprintf("the receiver answered %d %s", status, http.StatusText(status))
+}
+
+// send makes one attempt to the channel's receiver.
+func (s *Service) send(ctx context.Context, d store.Delivery) (int, error) {
+	header := http.Header{"Content-Type": {"application/json"}}
+	var body []byte
+	var err error
+	switch d.Channel.Kind {
+	case "webhook":
+		body, err = json.Marshal(struct {
+			Type      string          `json:"type"`
+			Timestamp time.Time       `json:"timestamp"`
+			Data      json.RawMessage `json:"data"`
+		}{d.Type, d.CreatedAt.UTC(), d.Payload})
+		if err != nil {
+			return 0, err
+		}
+		// Standard Webhooks: the id is the event's, the same on every
+		// attempt; the timestamp and signature are this attempt's.
+		now := time.Now().Unix()
+		sig, err := Sign(d.Secret, d.ID.String(), now, body)
+		if err != nil {
+			return 0, err
+		}
+		header.Set("webhook-id", d.ID.String())
+		header.Set("webhook-timestamp", strconv.FormatInt(now, 10))
+		header.Set("webhook-signature", sig)
+	case "slack":
+		if body, err = json.Marshal(map[string]string{"text": slackText(d)}); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, fmt.Errorf("channels of kind %q cannot be sent to", d.Channel.Kind)
+	}
+	return s.fetcher.Post(ctx, d.Channel.Target, header, body, sendTimeout)
+}

@@ -1,0 +1,269 @@
+package notify
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	htmltemplate "html/template"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	texttemplate "text/template"
+	"time"
+	"unicode"
+
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// mailPayload is what the events' payloads hold, as a message words them.
+type mailPayload struct {
+	Component struct {
+		Code, Name, Installed string
+	} `json:"component"`
+	Version  string `json:"version"`
+	Severity string `json:"severity"`
+	Summary  string `json:"summary"`
+	URL      string `json:"url"`
+	Advisory struct {
+		ID, Severity, Summary, Affected, URL string
+	} `json:"advisory"`
+	Source              string     `json:"source"`
+	FailingSince        *time.Time `json:"failing_since"`
+	LastError           string     `json:"last_error"`
+	ConsecutiveFailures int        `json:"consecutive_failures"`
+	LastSuccessAt       *time.Time `json:"last_success_at"`
+	Components          []string   `json:"components"`
+	LastCompletedAt     *time.Time `json:"last_completed_at"`
+	Message             string     `json:"message"`
+}
+
+// mailItem is one event in a message.
+type mailItem struct {
+	rank    int    // lower is worse: the subject names the worst item
+	order   string // ties: by component, then key
+	subject string // its words in a subject line
+	Title   string
+	Details []string
+	URL     string // http or https only
+}
+
+// severityRank orders security updates and advisories among themselves.
+var severityRank = map[string]int{"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+// Item ranks by type: security updates (by severity), unfixed advisories
+// (by severity), failing sources, an overdue check, plain updates, tests.
+const (
+	rankSecurity = 10 * iota
+	rankAdvisory
+	rankSource
+	rankOverdue
+	rankUpdate
+	rankTest
+	rankOther
+)
+
+func sevRank(severity string) int {
+	if r, ok := severityRank[strings.ToLower(severity)]; ok {
+		return r
+	}
+	return len(severityRank)
+}
+
+// wordEvent words one event. Every string from a payload passes through
+// clean: publishers write versions, summaries and URLs.
+func wordEvent(e store.MessageEvent) mailItem {
+	var p mailPayload
+	if json.Unmarshal(e.Payload, &p) != nil {
+		return mailItem{rank: rankOther, order: e.Key, subject: clean(e.Type, 60), Title: clean(e.Type, 60)}
+	}
+	name := clean(cmp.Or(p.Component.Name, p.Component.Code), 80)
+	installed, version := clean(p.Component.Installed, 40), clean(p.Version, 40)
+	it := mailItem{order: strings.ToLower(name) + "\x00" + e.Key}
+	switch e.Type {
+	case "security_update.available":
+		sev := clean(p.Severity, 20)
+		it.rank = rankSecurity + sevRank(sev)
+		it.subject = "Security update for " + name + ": " + version + paren(sev)
+		it.Title = "Security update for " + name + ": " + installed + " → " + version + paren(sev)
+		it.Details = nonEmpty(clean(p.Summary, 300))
+		it.URL = webURL(p.URL)
+	case "advisory.unfixed":
+		a := p.Advisory
+		id, sev := clean(a.ID, 80), clean(a.Severity, 20)
+		it.rank = rankAdvisory + sevRank(sev)
+		it.subject = "Unfixed advisory for " + name + " " + installed + ": " + id + paren(sev)
+		it.Title = name + " " + installed + " is affected by " + id + paren(sev) + ", with no fix yet"
+		it.Details = nonEmpty(clean(a.Summary, 300))
+		if aff := clean(a.Affected, 80); aff != "" {
+			it.Details = append(it.Details, "Affected versions: "+aff)
+		}
+		it.URL = webURL(a.URL)
+	case "source.failing":
+		src := clean(p.Source, 200)
+		it.rank, it.order = rankSource, src
+		it.subject = "Update source failing: " + src
+		it.Title = "Update source failing: " + src
+		if p.FailingSince != nil {
+			it.Details = append(it.Details, "Failing since "+stamp(*p.FailingSince)+" ("+
+				strconv.Itoa(p.ConsecutiveFailures)+" failed attempts in a row)")
+		}
+		if last := clean(p.LastError, 300); last != "" {
+			it.Details = append(it.Details, "Last error: "+last)
+		}
+		if p.LastSuccessAt != nil {
+			it.Details = append(it.Details, "Last read: "+stamp(*p.LastSuccessAt))
+		} else {
+			it.Details = append(it.Details, "Never read successfully")
+		}
+		if len(p.Components) > 0 {
+			codes := make([]string, len(p.Components))
+			for i, c := range p.Components {
+				codes[i] = clean(c, 80)
+			}
+			it.Details = append(it.Details, "Components: "+clean(strings.Join(codes, ", "), 300))
+		}
+	case "check.overdue":
+		it.rank = rankOverdue
+		since := "ever"
+		if p.LastCompletedAt != nil {
+			since = "since " + stamp(*p.LastCompletedAt)
+		}
+		it.subject = "No update check has completed " + since
+		it.Title = it.subject
+		it.Details = []string{"Is upcheck serve running? `upcheck check` runs one now."}
+	case "update.available":
+		it.rank = rankUpdate
+		it.subject = "Update for " + name + ": " + version
+		it.Title = "Update for " + name + ": " + installed + " → " + version
+		it.URL = webURL(p.URL)
+	case "test":
+		it.rank, it.subject, it.Title = rankTest, "Test notification", "Test notification"
+		it.Details = nonEmpty(clean(p.Message, 300))
+	default:
+		it.rank, it.subject, it.Title = rankOther, clean(e.Type, 60), clean(e.Type, 60)
+	}
+	return it
+}
+
+// mailContent is a message's words: its subject and both bodies.
+type mailContent struct {
+	Subject, Text, HTML string
+}
+
+// mailView is what the body templates show.
+type mailView struct {
+	Intro, Footer string
+	Items         []mailItem
+}
+
+var (
+	textBody = texttemplate.Must(texttemplate.New("text").Parse(`{{.Intro}}
+{{range .Items}}
+* {{.Title}}
+{{- range .Details}}
+  {{.}}
+{{- end}}
+{{- if .URL}}
+  {{.URL}}
+{{- end}}
+{{end}}
+-- 
+{{.Footer}}
+`))
+	// html/template escapes every value: publisher-supplied text cannot
+	// become markup, and an href that is not http(s) is defused.
+	htmlBody = htmltemplate.Must(htmltemplate.New("html").Parse(`<!DOCTYPE html>
+<html><body style="font-family: sans-serif; line-height: 1.4">
+<p>{{.Intro}}</p>
+<ul>
+{{- range .Items}}
+<li><strong>{{.Title}}</strong>{{range .Details}}<br>{{.}}{{end}}{{if .URL}}<br><a href="{{.URL}}">{{.URL}}</a>{{end}}</li>
+{{- end}}
+</ul>
+<p style="color: #666">{{.Footer}}</p>
+</body></html>
+`))
+)
+
+// composeMail words a message: the items worst first, a subject naming the
+// worst ("and N more" when there are others), a plain text and an HTML body.
+func composeMail(m store.Message) (mailContent, error) {
+	items := make([]mailItem, len(m.Events))
+	for i, e := range m.Events {
+		items[i] = wordEvent(e)
+	}
+	slices.SortStableFunc(items, func(a, b mailItem) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.order, b.order))
+	})
+	subject := "[upcheck] Notifications"
+	if len(items) > 0 {
+		subject = "[upcheck] " + items[0].subject
+	}
+	if len(items) > 1 {
+		subject += " and " + strconv.Itoa(len(items)-1) + " more"
+	}
+	channel := clean(m.Channel.Name, 80)
+	intro := "upcheck has 1 new notification for the channel “" + channel + "”:"
+	if len(items) != 1 {
+		intro = "upcheck has " + strconv.Itoa(len(items)) + " new notifications for the channel “" + channel + "”:"
+	}
+	v := mailView{Intro: intro, Items: items,
+		Footer: "You receive this because your address is on upcheck's channel “" + channel + "” (upcheck notify list)."}
+	var text, html bytes.Buffer
+	if err := textBody.Execute(&text, v); err != nil {
+		return mailContent{}, err
+	}
+	if err := htmlBody.Execute(&html, v); err != nil {
+		return mailContent{}, err
+	}
+	return mailContent{Subject: subject, Text: text.String(), HTML: html.String()}, nil
+}
+
+// messageID is the message's Message-ID (without angle brackets), the same
+// on every attempt: derived from its key (its events), its channel's id
+// and its channel's creation time, which tells installations apart.
+func messageID(m store.Message) string {
+	sum := sha256.Sum256([]byte("upcheck message\x00" + strconv.FormatInt(m.Channel.ID, 10) + "\x00" +
+		strconv.FormatInt(m.Channel.CreatedAt.UnixMicro(), 10) + "\x00" + m.Key))
+	return hex.EncodeToString(sum[:]) + "@upcheck"
+}
+
+// clean makes untrusted text one safe line: control characters (line
+// breaks, terminal escapes) become spaces, runs of spaces one, and it is cut
+// to max runes.
+func clean(s string, max int) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// webURL keeps an http or https URL, and drops anything else.
+func webURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(s) > 2000 {
+		return ""
+	}
+	return clean(u.String(), 2000)
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// stamp is a time as a message shows it.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -1,0 +1,347 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// Timings are the delivery's durations; tests shorten them through
+// UPCHECK_TEST_TIMINGS (delivery=, backoff=).
+type Timings struct {
+	// Delivery is the lease of one send: a job running for longer (its
+	// worker died) is handed to another worker (River's RescueStuckJobsAfter).
+	Delivery time.Duration
+	// Backoff is the first retry's delay; later ones follow the schedule
+	// 1, 4, 20, 120, 360, 720, 1440 times it (30 s: 30 s, 2 min, 10 min,
+	// 1 h, 3 h, 6 h, 12 h).
+	Backoff time.Duration
+}
+
+// DefaultTimings are the production constants.
+func DefaultTimings() Timings { return Timings{Delivery: 5 * time.Minute, Backoff: 30 * time.Second} }
+
+// MaxAttempts is how many times one event is sent before it is failed.
+const MaxAttempts = 8
+
+// sendTimeout bounds one send to a receiver.
+const sendTimeout = 15 * time.Second
+
+// jobTimeout bounds one job (the send and its bookkeeping); it must stay
+// below the delivery lease, after which River hands the job to another
+// worker.
+func jobTimeout(t Timings) time.Duration { return min(sendTimeout+15*time.Second, t.Delivery/2) }
+
+var backoffSteps = [...]int64{1, 4, 20, 120, 360, 720, 1440}
+
+// retryPolicy is the backoff above, counted from when the attempt failed.
+type retryPolicy struct{ base time.Duration }
+
+func (p retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	step := backoffSteps[min(max(job.Attempt-1, 0), len(backoffSteps)-1)]
+	return time.Now().Add(time.Duration(step) * p.base)
+}
+
+// deliveryArgs is one River job: send one event.
+type deliveryArgs struct {
+	EventID uuid.UUID `json:"event_id"`
+}
+
+// Kind names the job in River's tables.
+func (deliveryArgs) Kind() string { return "upcheck.delivery" }
+
+// Service queues events and, once started, delivers them.
+type Service struct {
+	observer Observer
+	store    *store.Store
+	river    *river.Client[pgx.Tx]
+	fetcher  *fetch.Fetcher
+	logger   *slog.Logger
+	timings  Timings
+	smtp     SMTP
+}
+
+// Observer hears how each send ended (metrics): result is delivered,
+// retry, failed (the last attempt) or gone (410, channel disabled).
+type Observer interface {
+	Delivered(kind, result string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Delivered(string, string) {}
+
+// Observe reports sends to o. Call it before Start.
+func (s *Service) Observe(o Observer) { s.observer = o }
+
+// Option configures a Service.
+type Option func(*Service)
+
+// New returns a Service on pool. Its River client delivers only after
+// Start; before that (and in `upcheck check`) it only queues.
+func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings, logger *slog.Logger, opts ...Option) (*Service, error) {
+	s := &Service{store: st, fetcher: f, logger: logger, timings: timings, observer: noObserver{}}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.smtp.check(); err != nil {
+		return nil, err
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &deliveryWorker{s: s}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &emailWorker{s: s}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &overdueWorker{s: s}); err != nil {
+		return nil, err
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 16}},
+		Workers:              workers,
+		MaxAttempts:          MaxAttempts,
+		RetryPolicy:          retryPolicy{base: timings.Backoff},
+		JobTimeout:           jobTimeout(timings),
+		RescueStuckJobsAfter: timings.Delivery,
+		FetchPollInterval:    min(time.Second, timings.Backoff/2),
+		FetchCooldown:        min(100*time.Millisecond, timings.Backoff/4),
+		Logger:               logger,
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+			func() (river.JobArgs, *river.InsertOpts) { return overdueArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true})},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	s.river = client
+	return s, nil
+}
+
+// Start delivers queued events until Stop. It fails when the database
+// cannot be reached; Run tries again.
+func (s *Service) Start(ctx context.Context) error { return s.river.Start(ctx) }
+
+// startRetry is the pause between attempts to start delivering while the
+// database is away.
+const startRetry = 2 * time.Second
+
+// Run starts delivering, trying again every few seconds while the database
+// cannot be reached (an outage at start must not stop the server), and
+// returns once started or when ctx ends. Stop ends the deliveries.
+func (s *Service) Run(ctx context.Context) {
+	for {
+		err := s.river.Start(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		s.logger.WarnContext(ctx, "notifications cannot start yet; trying again", "error", err, "retry_in", startRetry)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(startRetry):
+		}
+	}
+}
+
+// Stop stops taking new deliveries and waits for the sends in flight (up
+// to ctx's deadline, then cancels them: their jobs are rescued later).
+func (s *Service) Stop(ctx context.Context) error {
+	err := s.river.Stop(ctx)
+	if ctx.Err() != nil {
+		return s.river.StopAndCancel(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// Queue plans, in tx, the events that the current state of codes calls for
+// (every component when codes is nil, every channel when channelID is 0)
+// and inserts one delivery job per new webhook or slack event in the same
+// transaction; email events wait to be gathered (QueueRunEnd). epoch is the
+// queuing check's, 0 for none.
+func (s *Service) Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error) {
+	ids, err := tx.EventPlan(ctx, codes, channelID, epoch)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	return len(ids), s.insert(ctx, tx, ids)
+}
+
+// QueueSourceFailing plans, in tx, the source.failing event of the source at
+// url, when it has failed for 24 hours.
+func (s *Service) QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error {
+	ids, err := tx.EventPlanSourceFailing(ctx, url, epoch)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, ids)
+}
+
+// queueOverdue plans the check.overdue event, when no check completed for
+// 48 hours, and gathers the email events no check has gathered (the
+// overdue event's, a manifest sync's, a check's that did not complete).
+func (s *Service) queueOverdue(ctx context.Context) error {
+	return s.store.WithTx(ctx, func(tx *store.Tx) error {
+		ids, err := tx.EventPlanOverdue(ctx)
+		if err != nil {
+			return err
+		}
+		if err := s.insert(ctx, tx, ids); err != nil {
+			return err
+		}
+		_, err = s.gather(ctx, tx, 0, false)
+		return err
+	})
+}
+
+// overdueArgs is the hourly job that looks for an overdue check and gathers
+// loose email events (River runs periodic jobs on its elected leader only;
+// the event's key makes it once whoever runs it).
+type overdueArgs struct{}
+
+// Kind names the job in River's tables.
+func (overdueArgs) Kind() string { return "upcheck.overdue" }
+
+type overdueWorker struct {
+	river.WorkerDefaults[overdueArgs]
+	s *Service
+}
+
+func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[overdueArgs]) error {
+	return w.s.queueOverdue(ctx)
+}
+
+// QueueTest queues a test event for a channel.
+func (s *Service) QueueTest(ctx context.Context, channelID int64) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if id, err = tx.EventCreateTest(ctx, channelID); err != nil {
+			return err
+		}
+		if err := s.insert(ctx, tx, []uuid.UUID{id}); err != nil {
+			return err
+		}
+		_, err = s.gather(ctx, tx, channelID, false) // an email channel's test goes now
+		return err
+	})
+	return id, err
+}
+
+// Retry sends a failed event again, from its first attempt, with the same
+// event id; an email event's whole message is sent again, with the same
+// Message-ID.
+func (s *Service) Retry(ctx context.Context, id uuid.UUID) error {
+	return s.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := tx.EventRetry(ctx, id); err != nil {
+			return err
+		}
+		message, err := tx.MessageRetry(ctx, id)
+		if err != nil {
+			return err
+		}
+		if message != uuid.Nil {
+			return s.insertEmail(ctx, tx, []uuid.UUID{message})
+		}
+		return s.insert(ctx, tx, []uuid.UUID{id})
+	})
+}
+
+// ErrInvalidChannel wraps what is wrong with a channel to add.
+var ErrInvalidChannel = errors.New("invalid channel")
+
+// Created is a channel just added: its id, its signing secret (webhooks;
+// shown once) and how many outstanding events were queued for it.
+type Created struct {
+	ID     int64
+	Secret string
+	Queued int
+}
+
+// AddChannel checks and creates a channel (a webhook's signing secret is
+// made here) and queues, in the same transaction, what is outstanding now:
+// a channel created while problems exist receives each once (an email
+// channel in one message, at once).
+func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, error) {
+	check := checkChannel
+	if c.Kind == "email" {
+		check = s.checkEmail
+	}
+	if err := check(&c); err != nil {
+		return Created{}, err
+	}
+	var out Created
+	if c.Kind == "webhook" {
+		c.Secret = NewSecret()
+		out.Secret = c.Secret
+	}
+	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if out.ID, err = tx.ChannelCreate(ctx, c); err != nil {
+			return err
+		}
+		if out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0); err != nil || c.Kind != "email" {
+			return err
+		}
+		_, err = s.gather(ctx, tx, out.ID, false)
+		return err
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	return out, nil
+}
+
+// checkChannel refuses a channel that could never be delivered to, and
+// names it after its host when it has no name.
+func checkChannel(c *store.NewChannel) error {
+	if c.Kind != "webhook" && c.Kind != "slack" {
+		return fmt.Errorf("%w: kind must be webhook, slack or email, not %q", ErrInvalidChannel, c.Kind)
+	}
+	if c.Events != "security" && c.Events != "all" {
+		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
+	}
+	u, err := url.Parse(c.Target)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%w: the URL must be an absolute http or https URL, not %q", ErrInvalidChannel, c.Target)
+	case u.User != nil:
+		return fmt.Errorf("%w: the URL must not carry a user name or password before its host", ErrInvalidChannel)
+	case len(c.Target) > 2000 || len(c.Name) > 200:
+		return fmt.Errorf("%w: the URL or the name is too long", ErrInvalidChannel)
+	}
+	if c.Name == "" {
+		c.Name = u.Hostname()
+	}
+	return nil
+}
+
+// insert inserts the delivery jobs of the events among ids that are sent
+// one by one (webhook and slack); email events are left to be gathered.
+func (s *Service) insert(ctx context.Context, tx *store.Tx, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	ids, err := tx.EventSentAlone(ctx, ids)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: deliveryArgs{EventID: id}}
+	}
+	_, err = s.river.InsertManyTx(ctx, tx.Pgx(), params)
+	return err
+}

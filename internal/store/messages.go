@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/upcheck/upcheck/internal/db"
+)
+
+// messageGatherLock is the transaction-level advisory lock that gatherings
+// of email events take in turn ("upchmsgs").
+const messageGatherLock int64 = 0x75706368_6d736773
+
+// Message is one email message as its sender needs it: its channel and the
+// events it covers.
+type Message struct {
+	ID        uuid.UUID
+	Key       string // hex SHA-256 of the sorted keys of its events
+	State     string // pending, delivered or failed
+	Attempts  int
+	CreatedAt time.Time
+	Channel   Channel // Enabled is false when the channel was disabled
+	Events    []MessageEvent
+}
+
+// MessageEvent is one event of a message.
+type MessageEvent struct {
+	ID        uuid.UUID
+	Type, Key string
+	Payload   []byte // JSON
+	CreatedAt time.Time
+}
+
+// MessageGather gathers, in the transaction, the pending events of email
+// channels (every one, or only channelID when not 0) that are in no message
+// yet into one new message per channel, and returns the new messages' ids.
+// Events queued by the check that holds the lease now are left for that
+// check's end unless includeRunning. Gatherings take turns on an advisory
+// lock, taken here first.
+func (t *Tx) MessageGather(ctx context.Context, channelID int64, includeRunning bool) ([]uuid.UUID, error) {
+	if err := t.q.MessageGatherLock(ctx, t.tx, messageGatherLock); err != nil {
+		return nil, mapError(fmt.Errorf("gather messages: %w", err))
+	}
+	p := db.MessageGatherParams{IncludeRunning: includeRunning}
+	if channelID != 0 {
+		p.ChannelID = &channelID
+	}
+	ids, err := t.q.MessageGather(ctx, t.tx, p)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("gather messages: %w", err))
+	}
+	return ids, nil
+}
+
+// Message reads one message, its channel and its events; ErrNotFound when
+// it was deleted with its channel.
+func (s *Store) Message(ctx context.Context, id uuid.UUID) (Message, error) {
+	r, err := s.q.MessageForSend(ctx, s.pool, id)
+	if err != nil {
+		return Message{}, mapError(err)
+	}
+	rows, err := s.q.MessageEvents(ctx, s.pool, id)
+	if err != nil {
+		return Message{}, mapError(fmt.Errorf("events of message %s: %w", id, err))
+	}
+	m := Message{
+		ID: r.ID, Key: r.Key, State: r.State, Attempts: int(r.Attempts), CreatedAt: r.CreatedAt,
+		Channel: Channel{ID: r.ChannelID, Name: r.ChannelName, Kind: r.Kind, Target: r.Target, Enabled: r.Enabled,
+			CreatedAt: r.ChannelCreatedAt},
+		Events: make([]MessageEvent, len(rows)),
+	}
+	for i, e := range rows {
+		m.Events[i] = MessageEvent{ID: e.ID, Type: e.Type, Key: e.Key, Payload: e.Payload, CreatedAt: e.CreatedAt}
+	}
+	return m, nil
+}
+
+// MessageRecordAttempt records how one send of a message ended, on the
+// message and on each of its events: state is delivered, pending (to be
+// tried again) or failed (that was the last attempt).
+func (s *Store) MessageRecordAttempt(ctx context.Context, id uuid.UUID, state, message string) error {
+	err := s.q.MessageRecordAttempt(ctx, s.pool, db.MessageRecordAttemptParams{ID: id, State: state, Error: ref(message)})
+	return mapError(err)
+}
+
+// MessageRetry puts the failed message of an event back to pending, with
+// its failed events, and returns the message's id; uuid.Nil when the event
+// is in no failed message.
+func (t *Tx) MessageRetry(ctx context.Context, eventID uuid.UUID) (uuid.UUID, error) {
+	id, err := t.q.MessageRetry(ctx, t.tx, eventID)
+	if err != nil {
+		if err = mapError(err); errors.Is(err, ErrNotFound) {
+			return uuid.Nil, nil
+		}
+		return uuid.Nil, err
+	}
+	return id, nil
+}
+
+// EventSentAlone returns the events among ids that are sent one by one
+// (those of webhook and slack channels); an email channel's events wait to
+// be gathered into a message.
+func (t *Tx) EventSentAlone(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	out, err := t.q.EventSentAlone(ctx, t.tx, ids)
+	return out, mapError(err)
+}

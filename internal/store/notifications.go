@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/upcheck/upcheck/internal/db"
+)
+
+// Channel is a notification channel.
+type Channel struct {
+	ID             int64
+	Name           string
+	Kind           string // webhook, slack or email
+	Target         string // URL, or comma-separated addresses
+	Events         string // security or all
+	Enabled        bool
+	DisabledReason string
+	CreatedAt      time.Time
+}
+
+// NewChannel is a channel to create; Secret only for webhooks.
+type NewChannel struct {
+	Name, Kind, Target, Events, Secret string
+}
+
+// Delivery is one event as its sender needs it.
+type Delivery struct {
+	ID          uuid.UUID
+	Type        string
+	Payload     []byte // JSON
+	State       string // pending, delivered or failed
+	Attempts    int
+	CreatedAt   time.Time
+	Channel     Channel
+	Secret      string
+	ChannelLive bool // the channel exists and is enabled
+}
+
+// Event is one queued event as the operator sees it.
+type Event struct {
+	ID                         uuid.UUID
+	ChannelID                  int64
+	ChannelName, Type, Key     string
+	State                      string
+	Attempts                   int
+	LastError                  string
+	LastAttemptAt, DeliveredAt *time.Time
+	CreatedAt                  time.Time
+	// MessageID is the email message the event is sent in; uuid.Nil for
+	// webhook and slack events, and email events not yet gathered.
+	MessageID uuid.UUID
+}
+
+// Pgx is the transaction as pgx sees it, for River's InsertTx alone: a
+// delivery job must commit with the event it delivers, in the same
+// transaction, or not at all.
+func (t *Tx) Pgx() pgx.Tx { return t.tx }
+
+// ChannelCreate creates a channel and returns its id.
+func (t *Tx) ChannelCreate(ctx context.Context, c NewChannel) (int64, error) {
+	id, err := t.q.ChannelCreate(ctx, t.tx, db.ChannelCreateParams{Name: c.Name, Kind: c.Kind, Target: c.Target, Events: c.Events, Secret: ref(c.Secret)})
+	return id, mapError(err)
+}
+
+// Channels lists every channel.
+func (s *Store) Channels(ctx context.Context) ([]Channel, error) {
+	rows, err := s.q.ChannelList(ctx, s.pool)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list channels: %w", err))
+	}
+	out := make([]Channel, len(rows))
+	for i, r := range rows {
+		out[i] = Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
+			DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}
+	}
+	return out, nil
+}
+
+// ChannelDelete deletes a channel and its events; ErrNotFound when there is
+// none.
+func (s *Store) ChannelDelete(ctx context.Context, id int64) error {
+	n, err := s.q.ChannelDelete(ctx, s.pool, id)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return mapError(err)
+}
+
+// ChannelDisable turns a channel off, saying why.
+func (s *Store) ChannelDisable(ctx context.Context, id int64, reason string) error {
+	_, err := s.q.ChannelDisable(ctx, s.pool, db.ChannelDisableParams{ID: id, Reason: &reason})
+	return mapError(err)
+}
+
+// EventPlan queues, in the transaction, the events the current state of
+// codes calls for (every component when codes is nil), for every enabled
+// channel or only channelID; epoch is the queuing check's (0: none). It
+// returns the ids of the events queued now; events a channel already has
+// are never queued again.
+func (t *Tx) EventPlan(ctx context.Context, codes []string, channelID, epoch int64) ([]uuid.UUID, error) {
+	if codes == nil {
+		all, err := t.q.ComponentCodes(ctx, t.tx)
+		if err != nil {
+			return nil, mapError(err)
+		}
+		codes = all
+	}
+	p := db.EventPlanParams{Codes: orNoStrings(codes)}
+	if channelID != 0 {
+		p.ChannelID = &channelID
+	}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	ids, err := t.q.EventPlan(ctx, t.tx, p)
+	return ids, mapError(err)
+}
+
+// EventCreateTest queues a test event for a channel.
+func (t *Tx) EventCreateTest(ctx context.Context, channelID int64) (uuid.UUID, error) {
+	id, err := t.q.EventCreateTest(ctx, t.tx, db.EventCreateTestParams{ID: uuid.New(), ChannelID: channelID})
+	return id, mapError(err)
+}
+
+// EventRetry puts a failed event back to pending; ErrNotFound when there is
+// no failed event with that id.
+func (t *Tx) EventRetry(ctx context.Context, id uuid.UUID) error {
+	n, err := t.q.EventRetry(ctx, t.tx, id)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return mapError(err)
+}
+
+// Delivery reads one event and its channel; ErrNotFound when the event (or
+// its channel) was deleted.
+func (s *Store) Delivery(ctx context.Context, id uuid.UUID) (Delivery, error) {
+	r, err := s.q.EventForDelivery(ctx, s.pool, id)
+	if err != nil {
+		return Delivery{}, mapError(err)
+	}
+	return Delivery{
+		ID: r.ID, Type: r.Type, Payload: r.Payload, State: r.State, Attempts: int(r.Attempts), CreatedAt: r.CreatedAt,
+		Channel: Channel{ID: r.ChannelID, Name: r.ChannelName, Kind: r.Kind, Target: r.Target, Enabled: r.Enabled},
+		Secret:  deref(r.Secret), ChannelLive: r.Enabled,
+	}, nil
+}
+
+// EventRecordAttempt records how one send ended: state is delivered,
+// pending (to be tried again) or failed (that was the last attempt).
+func (s *Store) EventRecordAttempt(ctx context.Context, id uuid.UUID, state, message string) error {
+	return mapError(s.q.EventRecordAttempt(ctx, s.pool, db.EventRecordAttemptParams{ID: id, State: state, Error: ref(message)}))
+}
+
+// Events lists the newest events, up to limit.
+func (s *Store) Events(ctx context.Context, limit int) ([]Event, error) {
+	rows, err := s.q.EventList(ctx, s.pool, int32(limit))
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list events: %w", err))
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = Event{ID: r.ID, ChannelID: r.ChannelID, ChannelName: r.ChannelName, Type: r.Type, Key: r.Key, State: r.State,
+			Attempts: int(r.Attempts), LastError: deref(r.LastError), LastAttemptAt: r.LastAttemptAt,
+			DeliveredAt: r.DeliveredAt, CreatedAt: r.CreatedAt, MessageID: r.MessageID.UUID}
+	}
+	return out, nil
+}
+
+// EventPlanSourceFailing queues, in the transaction, a source.failing event
+// when the source at url has been failing for 24 hours; once per episode.
+func (t *Tx) EventPlanSourceFailing(ctx context.Context, url string, epoch int64) ([]uuid.UUID, error) {
+	p := db.EventPlanSourceFailingParams{Url: url}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	ids, err := t.q.EventPlanSourceFailing(ctx, t.tx, p)
+	return ids, mapError(err)
+}
+
+// EventPlanOverdue queues a check.overdue event when no check completed for
+// 48 hours; once per last completion.
+func (t *Tx) EventPlanOverdue(ctx context.Context) ([]uuid.UUID, error) {
+	ids, err := t.q.EventPlanOverdue(ctx, t.tx)
+	return ids, mapError(err)
+}

@@ -1,0 +1,141 @@
+-- name: ChannelCreate :one
+INSERT INTO notification_channels (name, kind, target, events, secret)
+VALUES (@name, @kind, @target, @events, sqlc.narg(secret))
+RETURNING id;
+
+-- name: ChannelList :many
+SELECT id, name, kind, target, events, enabled, disabled_reason, created_at
+FROM notification_channels
+ORDER BY id;
+
+-- name: ChannelDelete :execrows
+DELETE FROM notification_channels WHERE id = @id;
+
+-- name: ChannelDisable :execrows
+-- A receiver said the endpoint is gone (410): stop sending, say why.
+UPDATE notification_channels SET enabled = false, disabled_reason = @reason
+WHERE id = @id AND enabled;
+
+-- name: EventPlan :many
+-- Queues the events that the current state of the given components calls
+-- for, once per channel: an event whose key
+-- a channel already has is never queued again. The facts come from the read
+-- model, so a dismissed advisory queues nothing. Returns the new events.
+WITH facts AS (
+    SELECT 'security_update.available' AS type,
+           cs.code || '@' || r.security_version AS subject,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'version', r.security_version,
+                              'installable', cs.update_version IS NOT DISTINCT FROM r.security_version,
+                              'severity', r.evaluation->'security_release'->>'severity',
+                              'summary', r.evaluation->'security_release'->>'summary',
+                              'url', r.evaluation->'security_release'->>'url') AS payload
+    FROM component_state cs
+    JOIN component_results r ON r.code = cs.code
+    WHERE cs.security AND r.security_version IS NOT NULL
+      AND cs.code = ANY (@codes::text[])
+    UNION ALL
+    SELECT 'advisory.unfixed',
+           cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'advisory', a - 'no_fix')
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
+    WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
+      AND cs.code = ANY (@codes::text[])
+    UNION ALL
+    SELECT 'update.available',
+           cs.code || '@' || cs.update_version,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'version', cs.update_version, 'url', cs.release_url)
+    FROM component_state cs
+    WHERE cs.update_available
+      AND cs.code = ANY (@codes::text[])
+)
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, sqlc.narg(epoch)::bigint
+FROM facts f
+JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
+WHERE sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
+
+-- name: EventCreateTest :one
+-- A "test" event: its key is its own id, so each test is sent.
+INSERT INTO notification_events (id, channel_id, key, type, payload)
+VALUES (@id::uuid, @channel_id, 'test:' || (@id::uuid)::text, 'test', jsonb_build_object('message', 'A test notification from upcheck.'))
+RETURNING id;
+
+-- name: EventForDelivery :one
+SELECT e.id, e.type, e.payload, e.state, e.attempts, e.created_at,
+       c.id AS channel_id, c.kind, c.target, c.secret, c.enabled, c.name AS channel_name
+FROM notification_events e
+JOIN notification_channels c ON c.id = e.channel_id
+WHERE e.id = @id;
+
+-- name: EventRecordAttempt :exec
+-- One send ended: delivered, or failed with why (state failed when that was
+-- the last attempt).
+UPDATE notification_events
+SET attempts        = attempts + 1,
+    last_attempt_at = clock_timestamp(),
+    last_error      = sqlc.narg(error)::text,
+    state           = @state,
+    delivered_at    = CASE WHEN @state = 'delivered' THEN clock_timestamp() ELSE delivered_at END
+WHERE id = @id;
+
+-- name: EventRetry :execrows
+-- A failed event goes back to pending for a retry by hand.
+UPDATE notification_events SET state = 'pending'
+WHERE id = @id AND state = 'failed';
+
+-- name: EventList :many
+SELECT e.id, e.channel_id, c.name AS channel_name, e.type, e.key, e.state, e.attempts, e.last_error,
+       e.last_attempt_at, e.delivered_at, e.created_at, e.message_id
+FROM notification_events e
+JOIN notification_channels c ON c.id = e.channel_id
+ORDER BY e.created_at DESC, e.id
+LIMIT @max_rows;
+
+-- name: EventPlanSourceFailing :many
+-- A source failing for 24 hours (or never read for 24 hours since its first
+-- attempt) notifies once per failure episode.
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id,
+       'source.failing:' || s.url || '@' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+       'source.failing',
+       jsonb_build_object('source', s.url, 'failing_since', s.failing_since, 'last_error', s.last_error,
+                          'consecutive_failures', s.consecutive_failures, 'last_success_at', s.last_success_at,
+                          'components', (SELECT coalesce(jsonb_agg(c.code ORDER BY c.code), '[]')
+                                         FROM components c WHERE c.source_url = s.url)),
+       sqlc.narg(epoch)::bigint
+FROM sources s
+JOIN notification_channels ch ON ch.enabled
+WHERE s.url = @url AND s.failing_since <= clock_timestamp() - interval '24 hours'
+  AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
+
+-- name: EventPlanOverdue :many
+-- No check completed for 48 hours: every instance may notice, the key (the
+-- last completion) makes it once per channel.
+INSERT INTO notification_events (id, channel_id, key, type, payload)
+SELECT gen_random_uuid(), ch.id,
+       'check.overdue:' || coalesce(to_char(l.last_completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'never'),
+       'check.overdue',
+       jsonb_build_object('last_completed_at', l.last_completed_at)
+FROM core_update_lock l
+JOIN notification_channels ch ON ch.enabled
+WHERE l.name = 'check'
+  AND l.last_completed_at < clock_timestamp() - interval '48 hours'
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
+
+-- name: EventSentAlone :many
+-- The events among @ids that are sent one by one, each by its own job:
+-- those of webhook and slack channels. An email channel's events wait to be
+-- gathered into a message (MessageGather).
+SELECT e.id
+FROM notification_events e
+JOIN notification_channels c ON c.id = e.channel_id
+WHERE e.id = ANY (@ids::uuid[]) AND c.kind <> 'email';

@@ -1,0 +1,78 @@
+package views
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// ChannelPath is a channel's action: test or delete.
+func ChannelPath(id int64, action string) string {
+	return PathNotifications + "/channels/" + strconv.FormatInt(id, 10) + "/" + action
+}
+
+// DeliveryRetryPath retries a failed delivery.
+func DeliveryRetryPath(id string) string {
+	return PathNotifications + "/events/" + url.PathEscape(id) + "/retry"
+}
+
+// eventTypeText names an event type in words.
+func eventTypeText(t string) string {
+	switch t {
+	case "security_update.available":
+		return "Security update"
+	case "advisory.unfixed":
+		return "Advisory with no fix"
+	case "update.available":
+		return "Update"
+	case "source.failing":
+		return "Source failing for a day"
+	case "check.overdue":
+		return "No check for two days"
+	case "test":
+		return "Test"
+	}
+	return t
+}
+
+// EventSubject is what an event is about, read from its key
+// ("security_update.available:blog@2.4.0" is "blog@2.4.0").
+func EventSubject(key string) string {
+	_, subject, _ := strings.Cut(key, ":")
+	if strings.HasPrefix(key, "test:") {
+		return ""
+	}
+	return subject
+}
+
+func channelSendsText(c ChannelRow) string {
+	what := "security problems"
+	if c.Events == "all" {
+		what = "security problems and every update"
+	}
+	switch c.Kind {
+	case "slack":
+		return what + ", as chat messages"
+	default:
+		return what + ", as signed JSON"
+	}
+}
+
+func deliveryBadge(state string) badge {
+	switch state {
+	case "delivered":
+		return badge{"Delivered", toneOK}
+	case "failed":
+		return badge{"Failed", toneDanger}
+	}
+	return badge{"Pending", toneNeutral}
+}
+
+// notificationsFailingText is the dashboard's line about deliveries that
+// keep failing.
+func notificationsFailingText(n int) string {
+	if n == 1 {
+		return "1 notification could not be delivered."
+	}
+	return strconv.Itoa(n) + " notifications could not be delivered."
+}
