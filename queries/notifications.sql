@@ -139,3 +139,11 @@ SELECT e.id
 FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 WHERE e.id = ANY (@ids::uuid[]) AND c.kind <> 'email';
+
+-- name: ChannelSetEnabled :execrows
+-- An admin turns a channel on or off; turning it on clears why upcheck had
+-- turned it off.
+UPDATE notification_channels
+SET enabled = @enabled::boolean,
+    disabled_reason = CASE WHEN @enabled::boolean THEN NULL ELSE 'turned off by an admin' END
+WHERE id = @id;

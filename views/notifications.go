@@ -53,6 +53,8 @@ func channelSendsText(c ChannelRow) string {
 	switch c.Kind {
 	case "slack":
 		return what + ", as chat messages"
+	case "email":
+		return what + ", by email, one message per check"
 	default:
 		return what + ", as signed JSON"
 	}

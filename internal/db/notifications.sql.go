@@ -116,6 +116,28 @@ func (q *Queries) ChannelList(ctx context.Context, db DBTX) ([]ChannelListRow, e
 	return items, nil
 }
 
+const channelSetEnabled = `-- name: ChannelSetEnabled :execrows
+UPDATE notification_channels
+SET enabled = $1::boolean,
+    disabled_reason = CASE WHEN $1::boolean THEN NULL ELSE 'turned off by an admin' END
+WHERE id = $2
+`
+
+type ChannelSetEnabledParams struct {
+	Enabled bool
+	ID      int64
+}
+
+// An admin turns a channel on or off; turning it on clears why upcheck had
+// turned it off.
+func (q *Queries) ChannelSetEnabled(ctx context.Context, db DBTX, arg ChannelSetEnabledParams) (int64, error) {
+	result, err := db.Exec(ctx, channelSetEnabled, arg.Enabled, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventCreateTest = `-- name: EventCreateTest :one
 INSERT INTO notification_events (id, channel_id, key, type, payload)
 VALUES ($1::uuid, $2, 'test:' || ($1::uuid)::text, 'test', jsonb_build_object('message', 'A test notification from upcheck.'))

@@ -304,6 +304,25 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 	return out, nil
 }
 
+// SetEnabled turns a channel on or off. A channel turned on receives, at
+// once and once each, the problems outstanding now: none was queued for it
+// while it was off.
+func (s *Service) SetEnabled(ctx context.Context, id int64, enabled bool) (int, error) {
+	queued := 0
+	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
+		if err := tx.ChannelSetEnabled(ctx, id, enabled); err != nil || !enabled {
+			return err
+		}
+		var err error
+		if queued, err = s.Queue(ctx, tx, nil, id, 0); err != nil {
+			return err
+		}
+		_, err = s.gather(ctx, tx, id, false) // an email channel's outstanding events, in one message
+		return err
+	})
+	return queued, err
+}
+
 // checkChannel refuses a channel that could never be delivered to, and
 // names it after its host when it has no name.
 func checkChannel(c *store.NewChannel) error {

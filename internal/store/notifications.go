@@ -189,3 +189,13 @@ func (t *Tx) EventPlanOverdue(ctx context.Context) ([]uuid.UUID, error) {
 	ids, err := t.q.EventPlanOverdue(ctx, t.tx)
 	return ids, mapError(err)
 }
+
+// ChannelSetEnabled turns a channel on or off; ErrNotFound when there is
+// none.
+func (t *Tx) ChannelSetEnabled(ctx context.Context, id int64, enabled bool) error {
+	n, err := t.q.ChannelSetEnabled(ctx, t.tx, db.ChannelSetEnabledParams{ID: id, Enabled: enabled})
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return mapError(err)
+}

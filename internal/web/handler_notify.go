@@ -51,8 +51,11 @@ func (s *Server) renderNotifications(c echo.Context, status int, p views.Notific
 // never travels in a URL.
 func (s *Server) addChannel(c echo.Context) error {
 	ch := store.NewChannel{Kind: c.FormValue("kind"), Target: c.FormValue("url"), Events: c.FormValue("events"), Name: c.FormValue("name")}
+	if ch.Kind == "email" {
+		ch.Target = c.FormValue("to")
+	}
 	created, err := s.notify.AddChannel(c.Request().Context(), ch)
-	if errors.Is(err, notify.ErrInvalidChannel) {
+	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
 		return s.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsProps{FormError: invalidChannelText(err)})
 	}
 	if err != nil {
@@ -74,6 +77,24 @@ func (s *Server) testChannel(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, views.PathNotifications+"?done=test")
+}
+
+func (s *Server) enableChannel(c echo.Context) error  { return s.setChannelEnabled(c, true) }
+func (s *Server) disableChannel(c echo.Context) error { return s.setChannelEnabled(c, false) }
+
+func (s *Server) setChannelEnabled(c echo.Context, enabled bool) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "channel id must be a number")
+	}
+	if _, err := s.notify.SetEnabled(c.Request().Context(), id, enabled); err != nil {
+		return err
+	}
+	done := "disabled"
+	if enabled {
+		done = "enabled"
+	}
+	return c.Redirect(http.StatusSeeOther, views.PathNotifications+"?done="+done)
 }
 
 func (s *Server) deleteChannel(c echo.Context) error {
@@ -105,6 +126,10 @@ func noticeText(done string) string {
 		return "Test event queued: it is sent within seconds."
 	case "deleted":
 		return "Channel deleted."
+	case "enabled":
+		return "Channel enabled: the problems outstanding now are on their way to it."
+	case "disabled":
+		return "Channel disabled: nothing is sent to it until it is enabled again."
 	case "retry":
 		return "Delivery queued again."
 	}
@@ -114,8 +139,10 @@ func noticeText(done string) string {
 // invalidChannelText is the form's error without the package's prefix.
 func invalidChannelText(err error) string {
 	msg := err.Error()
-	if p := notify.ErrInvalidChannel.Error() + ": "; len(msg) > len(p) && msg[:len(p)] == p {
-		msg = msg[len(p):]
+	for _, sentinel := range []error{notify.ErrInvalidChannel, notify.ErrNoSMTP} {
+		if p := sentinel.Error() + ": "; len(msg) > len(p) && msg[:len(p)] == p {
+			msg = msg[len(p):]
+		}
 	}
 	return "The channel was not added: " + msg + "."
 }

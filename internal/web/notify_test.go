@@ -48,6 +48,23 @@ func TestNotificationsPage(t *testing.T) {
 	if strings.Contains(page.body, `data-testid="channel-form"`) || strings.Contains(page.body, `data-testid="channel-delete"`) {
 		t.Fatal("a viewer is shown the forms")
 	}
+	wantStatus(t, "viewer disable", post(viewer, "/admin/notifications/channels/1/disable", url.Values{}), http.StatusForbidden)
+	wantStatus(t, "disable", post(admin, "/admin/notifications/channels/1/disable", url.Values{}), http.StatusSeeOther)
+	if page := admin.do("GET", "/admin/notifications", "", "", nil); !strings.Contains(page.body, `data-testid="channel-enable"`) ||
+		!strings.Contains(page.body, "turned off by an admin") {
+		t.Fatalf("a disabled channel is not shown as such:\n%s", page.body)
+	}
+	wantStatus(t, "enable", post(admin, "/admin/notifications/channels/1/enable", url.Values{}), http.StatusSeeOther)
+	var enabled bool
+	b.db.QueryRow(t, "SELECT enabled FROM notification_channels WHERE id = 1").Scan(&enabled)
+	if !enabled {
+		t.Fatal("the channel is not enabled again")
+	}
+	r = post(admin, "/admin/notifications/channels", url.Values{"kind": {"email"}, "to": {"ops@example.org"}, "events": {"security"}})
+	wantStatus(t, "email without a mail server", r, http.StatusUnprocessableEntity)
+	if !strings.Contains(r.body, "UPCHECK_SMTP_URL") {
+		t.Fatalf("the refusal of an email channel does not say what is missing:\n%s", r.body)
+	}
 	wantStatus(t, "viewer delete", post(viewer, "/admin/notifications/channels/1/delete", url.Values{}), http.StatusForbidden)
 	wantStatus(t, "admin delete", post(admin, "/admin/notifications/channels/1/delete", url.Values{}), http.StatusSeeOther)
 	var left int

@@ -79,9 +79,11 @@ func (s *Server) routes(e *echo.Echo) {
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)     // views.AdvisoryDismissPath
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss) // views.AdvisoryUndismissPath
 	adminManage.post(views.PathNotifications+"/channels", s.addChannel)
-	adminManage.post(views.PathNotifications+"/channels/:id/test", s.testChannel)     // views.ChannelPath
-	adminManage.post(views.PathNotifications+"/channels/:id/delete", s.deleteChannel) // views.ChannelPath
-	adminManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)    // views.DeliveryRetryPath
+	adminManage.post(views.PathNotifications+"/channels/:id/test", s.testChannel)       // views.ChannelPath
+	adminManage.post(views.PathNotifications+"/channels/:id/delete", s.deleteChannel)   // views.ChannelPath
+	adminManage.post(views.PathNotifications+"/channels/:id/enable", s.enableChannel)   // views.ChannelPath
+	adminManage.post(views.PathNotifications+"/channels/:id/disable", s.disableChannel) // views.ChannelPath
+	adminManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)      // views.DeliveryRetryPath
 }
 
 // group is an echo group whose routes are given by their full paths, as
