@@ -81,6 +81,7 @@ SET attempts        = attempts + 1,
     last_attempt_at = clock_timestamp(),
     last_error      = sqlc.narg(error)::text,
     state           = @state,
+    next_attempt_at = CASE WHEN @state = 'pending' THEN clock_timestamp() + make_interval(secs => @retry_in_seconds::float8) END,
     delivered_at    = CASE WHEN @state = 'delivered' THEN clock_timestamp() ELSE delivered_at END
 WHERE id = @id;
 
@@ -91,7 +92,7 @@ WHERE id = @id AND state = 'failed';
 
 -- name: EventList :many
 SELECT e.id, e.channel_id, c.name AS channel_name, e.type, e.key, e.state, e.attempts, e.last_error,
-       e.last_attempt_at, e.delivered_at, e.created_at, e.message_id
+       e.last_attempt_at, e.delivered_at, e.created_at, e.next_attempt_at, e.message_id
 FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 ORDER BY e.created_at DESC, e.id

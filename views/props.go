@@ -268,6 +268,9 @@ type DeliveryRow struct {
 	Attempts    int
 	LastError   string
 	LastAttempt *time.Time
+	// NextAttempt is when a pending delivery is tried again (nil: at once,
+	// or not at all).
+	NextAttempt *time.Time
 	CreatedAt   time.Time
 }
 

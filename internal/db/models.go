@@ -172,6 +172,7 @@ type NotificationEvent struct {
 	CreatedAt     time.Time
 	Epoch         *int64
 	MessageID     uuid.NullUUID
+	NextAttemptAt *time.Time
 }
 
 type NotificationMessage struct {

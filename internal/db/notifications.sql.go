@@ -202,7 +202,7 @@ func (q *Queries) EventForDelivery(ctx context.Context, db DBTX, id uuid.UUID) (
 
 const eventList = `-- name: EventList :many
 SELECT e.id, e.channel_id, c.name AS channel_name, e.type, e.key, e.state, e.attempts, e.last_error,
-       e.last_attempt_at, e.delivered_at, e.created_at, e.message_id
+       e.last_attempt_at, e.delivered_at, e.created_at, e.next_attempt_at, e.message_id
 FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 ORDER BY e.created_at DESC, e.id
@@ -221,6 +221,7 @@ type EventListRow struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
+	NextAttemptAt *time.Time
 	MessageID     uuid.NullUUID
 }
 
@@ -245,6 +246,7 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, maxRows int32) ([]Even
 			&i.LastAttemptAt,
 			&i.DeliveredAt,
 			&i.CreatedAt,
+			&i.NextAttemptAt,
 			&i.MessageID,
 		); err != nil {
 			return nil, err
@@ -415,20 +417,27 @@ SET attempts        = attempts + 1,
     last_attempt_at = clock_timestamp(),
     last_error      = $1::text,
     state           = $2,
+    next_attempt_at = CASE WHEN $2 = 'pending' THEN clock_timestamp() + make_interval(secs => $3::float8) END,
     delivered_at    = CASE WHEN $2 = 'delivered' THEN clock_timestamp() ELSE delivered_at END
-WHERE id = $3
+WHERE id = $4
 `
 
 type EventRecordAttemptParams struct {
-	Error *string
-	State string
-	ID    uuid.UUID
+	Error          *string
+	State          string
+	RetryInSeconds float64
+	ID             uuid.UUID
 }
 
 // One send ended: delivered, or failed with why (state failed when that was
 // the last attempt).
 func (q *Queries) EventRecordAttempt(ctx context.Context, db DBTX, arg EventRecordAttemptParams) error {
-	_, err := db.Exec(ctx, eventRecordAttempt, arg.Error, arg.State, arg.ID)
+	_, err := db.Exec(ctx, eventRecordAttempt,
+		arg.Error,
+		arg.State,
+		arg.RetryInSeconds,
+		arg.ID,
+	)
 	return err
 }
 

@@ -33,21 +33,21 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	case d.State == "delivered":
 		return nil // a retry by hand raced a send that succeeded
 	case !d.ChannelLive:
-		return cancel(s.record(ctx, d, "failed", "the channel is disabled"), "the channel is disabled")
+		return cancel(s.record(ctx, d, "failed", "the channel is disabled", 0), "the channel is disabled")
 	}
 
 	status, err := s.send(ctx, d)
 	switch {
 	case err == nil && status >= 200 && status < 300:
 		s.observer.Delivered(d.Channel.Kind, "delivered")
-		return s.record(ctx, d, "delivered", "")
+		return s.record(ctx, d, "delivered", "", 0)
 	case err == nil && status == http.StatusGone:
 		reason := "the receiver answered 410 Gone: it no longer accepts these notifications"
 		if derr := s.store.ChannelDisable(ctx, d.Channel.ID, reason); derr != nil {
 			return derr
 		}
 		s.observer.Delivered(d.Channel.Kind, "gone")
-		return cancel(s.record(ctx, d, "failed", reason), reason)
+		return cancel(s.record(ctx, d, "failed", reason, 0), reason)
 	}
 	msg := failureText(status, err)
 	state, result := "pending", "retry"
@@ -55,7 +55,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		state, result = "failed", "failed"
 	}
 	s.observer.Delivered(d.Channel.Kind, result)
-	if rerr := s.record(ctx, d, state, msg); rerr != nil {
+	if rerr := s.record(ctx, d, state, msg, retryPolicy{base: s.timings.Backoff}.delay(job.Attempt)); rerr != nil {
 		return rerr
 	}
 	s.logger.WarnContext(ctx, "notification not delivered", "event", d.ID, "channel", d.Channel.ID,
@@ -65,8 +65,8 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 
 // record stores how a send ended; an error means it could not be stored
 // (River then tries the job again).
-func (s *Service) record(ctx context.Context, d store.Delivery, state, message string) error {
-	if err := s.store.EventRecordAttempt(ctx, d.ID, state, message); err != nil {
+func (s *Service) record(ctx context.Context, d store.Delivery, state, message string, retryIn time.Duration) error {
+	if err := s.store.EventRecordAttempt(ctx, d.ID, state, message, retryIn); err != nil {
 		return fmt.Errorf("record delivery of %s: %w", d.ID, err)
 	}
 	return nil

@@ -51,8 +51,12 @@ var backoffSteps = [...]int64{1, 4, 20, 120, 360, 720, 1440}
 type retryPolicy struct{ base time.Duration }
 
 func (p retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
-	step := backoffSteps[min(max(job.Attempt-1, 0), len(backoffSteps)-1)]
-	return time.Now().Add(time.Duration(step) * p.base)
+	return time.Now().Add(p.delay(job.Attempt))
+}
+
+// delay is the pause after the attempt-th attempt failed.
+func (p retryPolicy) delay(attempt int) time.Duration {
+	return time.Duration(backoffSteps[min(max(attempt-1, 0), len(backoffSteps)-1)]) * p.base
 }
 
 // deliveryArgs is one River job: send one event.

@@ -50,6 +50,7 @@ type Event struct {
 	Attempts                   int
 	LastError                  string
 	LastAttemptAt, DeliveredAt *time.Time
+	NextAttemptAt              *time.Time // pending after a failed attempt: when it is tried again
 	CreatedAt                  time.Time
 	// MessageID is the email message the event is sent in; uuid.Nil for
 	// webhook and slack events, and email events not yet gathered.
@@ -152,9 +153,12 @@ func (s *Store) Delivery(ctx context.Context, id uuid.UUID) (Delivery, error) {
 }
 
 // EventRecordAttempt records how one send ended: state is delivered,
-// pending (to be tried again) or failed (that was the last attempt).
-func (s *Store) EventRecordAttempt(ctx context.Context, id uuid.UUID, state, message string) error {
-	return mapError(s.q.EventRecordAttempt(ctx, s.pool, db.EventRecordAttemptParams{ID: id, State: state, Error: ref(message)}))
+// pending (to be tried again, in retryIn) or failed (that was the last
+// attempt).
+func (s *Store) EventRecordAttempt(ctx context.Context, id uuid.UUID, state, message string, retryIn time.Duration) error {
+	return mapError(s.q.EventRecordAttempt(ctx, s.pool, db.EventRecordAttemptParams{
+		ID: id, State: state, Error: ref(message), RetryInSeconds: retryIn.Seconds(),
+	}))
 }
 
 // Events lists the newest events, up to limit.
@@ -167,7 +171,7 @@ func (s *Store) Events(ctx context.Context, limit int) ([]Event, error) {
 	for i, r := range rows {
 		out[i] = Event{ID: r.ID, ChannelID: r.ChannelID, ChannelName: r.ChannelName, Type: r.Type, Key: r.Key, State: r.State,
 			Attempts: int(r.Attempts), LastError: deref(r.LastError), LastAttemptAt: r.LastAttemptAt,
-			DeliveredAt: r.DeliveredAt, CreatedAt: r.CreatedAt, MessageID: r.MessageID.UUID}
+			DeliveredAt: r.DeliveredAt, NextAttemptAt: r.NextAttemptAt, CreatedAt: r.CreatedAt, MessageID: r.MessageID.UUID}
 	}
 	return out, nil
 }

@@ -41,7 +41,7 @@ func (s *Server) renderNotifications(c echo.Context, status int, p views.Notific
 	for _, e := range events {
 		p.Deliveries = append(p.Deliveries, views.DeliveryRow{ID: e.ID.String(), ChannelName: e.ChannelName, Type: e.Type,
 			Subject: views.EventSubject(e.Key), State: e.State, Attempts: e.Attempts, LastError: e.LastError,
-			LastAttempt: e.LastAttemptAt, CreatedAt: e.CreatedAt})
+			LastAttempt: e.LastAttemptAt, NextAttempt: e.NextAttemptAt, CreatedAt: e.CreatedAt})
 	}
 	return render(c, status, views.Notifications(p))
 }
