@@ -1,0 +1,96 @@
+package notify_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// Two instances deliver 50 events to one receiver: each arrives once, and
+// no event is ever being sent by both at the same moment.
+func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
+	t.Parallel()
+	timings := notify.Timings{Delivery: 4 * time.Second, Backoff: 100 * time.Millisecond}
+	b := setup(t, timings)
+	var mu sync.Mutex
+	inFlight, arrivals := map[string]int{}, map[string]int{}
+	overlaps := 0
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return
+		}
+		id := r.Header.Get("webhook-id")
+		mu.Lock()
+		inFlight[id]++
+		arrivals[id]++
+		if inFlight[id] > 1 {
+			overlaps++
+		}
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // long enough for a second sender to overlap
+		mu.Lock()
+		inFlight[id]--
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rcv.Close)
+	ctx := context.Background()
+	created, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: rcv.URL, Events: "security"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		if _, err := b.notify.QueueTest(ctx, created.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := fetch.New(fetch.Config{AllowPrivate: true}, slog.Default())
+	t.Cleanup(f.Close)
+	other, err := notify.New(b.db.Pool, b.store, f, timings, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*notify.Service{b.notify, other} {
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.Stop(sctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pending int
+		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE state <> 'delivered'").Scan(&pending)
+		if pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events not delivered by two instances in 30 s", pending)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(arrivals) != 50 || overlaps != 0 {
+		t.Fatalf("%d distinct events arrived (want 50), %d concurrent sends of one event", len(arrivals), overlaps)
+	}
+	for id, n := range arrivals {
+		if n != 1 {
+			t.Fatalf("event %s arrived %d times with no crash", id, n)
+		}
+	}
+}
