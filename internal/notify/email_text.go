@@ -18,8 +18,9 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// mailPayload is what the events' payloads hold, as a message words them.
-type mailPayload struct {
+// eventPayload is what the events' payloads hold (docs/notifications.md),
+// as far as words need it: a message, a chat line.
+type eventPayload struct {
 	Component struct {
 		Code, Name, Installed string
 	} `json:"component"`
@@ -75,7 +76,7 @@ func sevRank(severity string) int {
 // wordEvent words one event. Every string from a payload passes through
 // clean: publishers write versions, summaries and URLs.
 func wordEvent(e store.MessageEvent) mailItem {
-	var p mailPayload
+	var p eventPayload
 	if json.Unmarshal(e.Payload, &p) != nil {
 		return mailItem{rank: rankOther, order: e.Key, subject: clean(e.Type, 60), Title: clean(e.Type, 60)}
 	}

@@ -7,23 +7,9 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// payload is what the events' payloads hold, as far as words need it.
-type payload struct {
-	Component struct {
-		Code, Name, Installed string
-	} `json:"component"`
-	Version  string `json:"version"`
-	Severity string `json:"severity"`
-	Summary  string `json:"summary"`
-	Message  string `json:"message"`
-	Advisory struct {
-		ID, Severity, Summary string
-	} `json:"advisory"`
-}
-
 // slackText words an event for a chat channel.
 func slackText(d store.Delivery) string {
-	var p payload
+	var p eventPayload
 	if json.Unmarshal(d.Payload, &p) != nil {
 		return "upcheck: " + d.Type
 	}
@@ -43,6 +29,10 @@ func slackText(d store.Delivery) string {
 			name, p.Component.Installed, p.Advisory.ID, p.Advisory.Severity, p.Advisory.Summary)
 	case "update.available":
 		return fmt.Sprintf("upcheck: update for %s: %s → %s", name, p.Component.Installed, p.Version)
+	case "source.failing":
+		return fmt.Sprintf("upcheck: the update source %s has been failing for a day: %s", p.Source, p.LastError)
+	case "check.overdue":
+		return "upcheck: no update check has completed for two days"
 	case "test":
 		return "upcheck: " + p.Message
 	}
