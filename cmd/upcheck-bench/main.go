@@ -1,15 +1,15 @@
 // Command upcheck-bench is `make bench`: it measures the check's throughput,
 // the cost of fencing, the summary and the AdminCP pages under load, the
-// lease operations and the lock holds of a 5,000-component manifest sync, side by side in one run, and prints ratios against
-// baselines measured in the same run (absolute times on shared machines are
-// noise; ratios are not). Each figure is one line "name value unit"
+// lease operations, the notifications and the lock holds of a
+// 5,000-component manifest sync, side by side in one run, and prints ratios
+// against baselines measured in the same run (absolute times on shared
+// machines are noise; ratios are not). Each figure is one line "name value unit"
 // (benchstat-friendly), then a table with targets and verdicts. It exits
 // non-zero only when it could not run: a missed target is for us to chase,
 // not a gate.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -24,7 +24,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -277,117 +276,6 @@ func (p *publishers) manifest() []byte {
 	return []byte(`{"components": [` + strings.Join(comps, ",\n") + `]}`)
 }
 
-// fencedWrites compares one source's write (the source row and its three
-// results) through WithLease with the same writes in a plain transaction,
-// interleaved so both see the same machine.
-func fencedWrites(ctx context.Context, url string) error {
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	st := store.New(pool)
-	lm, err := lease.New(st, lease.DefaultTimings())
-	if err != nil {
-		return err
-	}
-	acq, err := lm.Acquire(ctx, lease.Operator)
-	if err != nil || acq.Outcome != lease.Acquired {
-		return fmt.Errorf("acquire for the write benchmark: %v %v", acq.Outcome, err)
-	}
-	defer lm.Release(ctx, acq.Lease.Owner, false)
-	w, err := newSourceWriter(ctx, st, acq.Lease.Epoch)
-	if err != nil {
-		return err
-	}
-	var fenced, plain []time.Duration
-	for i := range writeIters * 2 {
-		start := time.Now()
-		if i%2 == 0 {
-			err = lm.WithLease(ctx, acq.Lease.Owner, func(tx *store.Tx) error { _, err := w.write(ctx, tx, i); return err })
-			fenced = append(fenced, time.Since(start))
-		} else {
-			err = st.WithTx(ctx, func(tx *store.Tx) error { _, err := w.write(ctx, tx, i); return err })
-			plain = append(plain, time.Since(start))
-		}
-		if err != nil {
-			return fmt.Errorf("write benchmark: %w", err)
-		}
-	}
-	f, p := median(fenced), median(plain)
-	report("write_fenced_p50", f.Seconds()*1000, "ms", "", nil)
-	report("write_plain_p50", p.Seconds()*1000, "ms", "", nil)
-	r := f.Seconds() / p.Seconds()
-	report("write_fenced_ratio", r, "fenced/plain", "<= 1.10", yes(r <= 1.10))
-	return nil
-}
-
-// sourceWriter rewrites stored sources and their results as a check does.
-type sourceWriter struct {
-	urls   []string
-	byURL  map[string][]store.Component
-	hashes map[string][]byte
-	core   string
-	epoch  int64
-}
-
-func newSourceWriter(ctx context.Context, st *store.Store, epoch int64) (*sourceWriter, error) {
-	comps, err := st.Components(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sources, err := st.Sources(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w := &sourceWriter{byURL: map[string][]store.Component{}, hashes: map[string][]byte{}, epoch: epoch}
-	for _, c := range comps {
-		if c.Code == "core" {
-			w.core = c.InstalledVersion
-		}
-		if c.SourceURL != "" {
-			if w.byURL[c.SourceURL] == nil {
-				w.urls = append(w.urls, c.SourceURL)
-			}
-			w.byURL[c.SourceURL] = append(w.byURL[c.SourceURL], c)
-		}
-	}
-	for _, s := range sources {
-		w.hashes[s.URL] = s.DocumentHash
-	}
-	return w, nil
-}
-
-// write saves the i-th source as unchanged and rewrites its results; it
-// returns the codes written.
-func (w *sourceWriter) write(ctx context.Context, tx *store.Tx, i int) ([]string, error) {
-	u := w.urls[i%len(w.urls)]
-	if _, err := tx.SourceSaveUnchanged(ctx, u, "", "", w.epoch); err != nil {
-		return nil, err
-	}
-	results := make([]store.Result, 0, len(w.byURL[u]))
-	for _, c := range w.byURL[u] {
-		// What the bench's documents say of every plugin: an update to
-		// 1.1.0, a security release for the first of each source, an
-		// advisory fixed in 1.1.0.
-		r := store.Result{Code: c.Code, SourceURL: u, InstalledVersion: c.InstalledVersion,
-			CoreVersion: w.core, DocumentHash: w.hashes[u], Epoch: w.epoch,
-			LatestVersion: "1.1.0", UpdateVersion: "1.1.0", UpdateAvailable: true,
-			AdvisoryIDs: []string{"A-" + strings.TrimPrefix(c.Code, "p")},
-			Advisories:  []byte(`[{"id": "A-` + strings.TrimPrefix(c.Code, "p") + `", "affected": "<1.1.0", "fixed_in": "1.1.0", "no_fix": false}]`),
-			Evaluation:  []byte("{}")}
-		if strings.HasSuffix(c.Code, "-0") {
-			r.Security, r.SecurityVersion = true, "1.1.0"
-		}
-		results = append(results, r)
-	}
-	written, err := tx.ResultWrite(ctx, results)
-	if err == nil && len(written) != len(results) {
-		err = fmt.Errorf("wrote %d of %d results", len(written), len(results))
-	}
-	return written, err
-}
-
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
@@ -398,130 +286,6 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(float64(len(s))*p))]
-}
-
-// underLoad starts `upcheck serve` and drives 32 keep-alive clients against
-// each route for a fixed time.
-func underLoad(binary string, env []string) error {
-	user := command(binary, env, "bench password 123\n", "user", "add", "--email", "bench@example.test", "--role", "admin")
-	if out, err := user.CombinedOutput(); err != nil {
-		return fmt.Errorf("user add: %v: %s", err, out)
-	}
-	out, err := command(binary, env, "", "token", "create", "--email", "bench@example.test").Output()
-	if err != nil {
-		return fmt.Errorf("token create: %w", err)
-	}
-	token := strings.TrimSpace(string(out))
-	serve := command(binary, append(env, "UPCHECK_CHECK_SCHEDULE=0 0 1 1 *", "UPCHECK_LOG_LEVEL=INFO"), "", "serve")
-	stderr, _ := serve.StderrPipe()
-	if err := serve.Start(); err != nil {
-		return err
-	}
-	defer func() { serve.Process.Signal(syscall.SIGTERM); serve.Wait() }()
-	addr, err := waitListening(stderr)
-	if err != nil {
-		return err
-	}
-	base := "http://" + addr
-	routes := []struct{ name, path string }{
-		{"healthz", "/healthz"},
-		{"summary", "/api/admin/plugins/updates/summary"},
-		{"dashboard", "/admin"},
-		{"catalog", "/admin/plugins?page=3"},
-	}
-	rps := map[string]float64{}
-	for _, r := range routes {
-		n, lat, err := load(base+r.path, token)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r.name, err)
-		}
-		rps[r.name] = float64(n) / loadTime.Seconds()
-		report(r.name+"_rps", rps[r.name], "req/s", "", nil)
-		report(r.name+"_p50", percentile(lat, 0.50).Seconds()*1000, "ms", "", nil)
-		p99 := percentile(lat, 0.99).Seconds() * 1000
-		if r.name == "summary" {
-			report(r.name+"_p99", p99, "ms", "<= 5", yes(p99 <= 5))
-		} else {
-			report(r.name+"_p99", p99, "ms", "", nil)
-		}
-	}
-	for _, name := range []string{"summary", "dashboard", "catalog"} {
-		ratio := rps[name] / rps["healthz"]
-		if name == "summary" {
-			report(name+"_vs_healthz", ratio, "ratio", ">= 0.5", yes(ratio >= 0.5))
-		} else {
-			report(name+"_vs_healthz", ratio, "ratio", "", nil)
-		}
-	}
-	return nil
-}
-
-var listening = regexp.MustCompile(`msg=serving addr=http://(\S+)`)
-
-func waitListening(r io.Reader) (string, error) {
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case a := <-found:
-		return a, nil
-	case <-time.After(60 * time.Second):
-		return "", fmt.Errorf("serve did not start listening")
-	}
-}
-
-// load runs loadConns keep-alive clients against url for loadTime.
-func load(url, token string) (int, []time.Duration, error) {
-	transport := &http.Transport{MaxIdleConnsPerHost: loadConns, MaxConnsPerHost: loadConns}
-	defer transport.CloseIdleConnections()
-	client := &http.Client{Transport: transport}
-	deadline := time.Now().Add(loadTime)
-	var mu sync.Mutex
-	var all []time.Duration
-	var firstErr error
-	var wg sync.WaitGroup
-	for range loadConns {
-		wg.Go(func() {
-			var mine []time.Duration
-			for time.Now().Before(deadline) {
-				req, _ := http.NewRequest("GET", url, nil)
-				req.Header.Set("Authorization", "Bearer "+token)
-				start := time.Now()
-				resp, err := client.Do(req)
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != 200 {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
-					return
-				}
-				mine = append(mine, time.Since(start))
-			}
-			mu.Lock()
-			all = append(all, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return 0, nil, firstErr
-	}
-	return len(all), all, nil
 }
 
 // leaseOps measures acquire+release cycles and renewals on one connection.
