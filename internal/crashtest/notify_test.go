@@ -3,9 +3,12 @@
 package crashtest
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/upcheck/upcheck/internal/devdb"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/pgtest"
 )
@@ -32,6 +38,7 @@ type receiver struct {
 	first    string        // its webhook-id
 	release  chan struct{}
 	holding  bool
+	holdAll  bool // hold every request until released, not only the first
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -54,18 +61,21 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.arrivals[id] = append(r.arrivals[id], time.Now())
-	first := !r.holding
+	first, holdAll := !r.holding, r.holdAll
 	if first {
 		r.holding, r.first = true, id
 		close(r.held)
 	}
 	r.mu.Unlock()
-	if first {
-		select { // processed, but the answer never reaches the sender
+	if first || holdAll {
+		select { // processed; the answer comes only when released
 		case <-r.release:
 		case <-req.Context().Done():
+			return
 		}
-		return
+		if first && !holdAll {
+			return // the first one's answer never reaches the sender
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -143,5 +153,95 @@ func TestKillDuringWebhook(t *testing.T) {
 	}
 	if len(rcv.arrivals[rcv.first]) != 2 {
 		t.Fatalf("the event in flight at the kill arrived %d times, want twice (once to the killed process)", len(rcv.arrivals[rcv.first]))
+	}
+}
+
+// PostgreSQL stops while webhooks are in flight (the receiver holds every
+// request) and comes back: the same process delivers every event, none is
+// lost, and none arrives more than twice (once before the outage, once
+// after, for the sends whose outcome could not be recorded).
+func TestDatabaseOutageDuringDeliveries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "crash-notify"), devdb.Options{Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Start(context.Background()) }) // never leave it stopped
+	name := fmt.Sprintf("notify_%d", time.Now().UnixNano())
+	if err := cl.CreateDatabase(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, cl.URL(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
+	pub := newPublisher(t)
+	e := baseEnv(d)
+	e = e.with("UPCHECK_TEST_TIMINGS", e["UPCHECK_TEST_TIMINGS"]+",delivery="+deliveryLease.String()+",backoff=200ms",
+		"UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *")
+	if code := start(t, e, "migrate").wait(60 * time.Second); code != 0 {
+		t.Fatal("migrate failed")
+	}
+	e = site(t, e, pub)
+	rcv := newReceiver(t)
+	rcv.mu.Lock()
+	rcv.holdAll = true
+	rcv.mu.Unlock()
+	add := start(t, e, "notify", "add", "webhook", "--url", rcv.URL, "--events", "all")
+	if code := add.wait(30 * time.Second); code != 0 {
+		t.Fatalf("notify add: exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(add.out.String()), "\n")
+	rcv.mu.Lock()
+	rcv.secret = lines[len(lines)-1]
+	rcv.mu.Unlock()
+
+	a := serve(t, e)
+	select {
+	case <-rcv.held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no webhook arrived")
+	}
+	if err := cl.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rcv.unhold() // the sends in flight complete while their outcome cannot be recorded
+	time.Sleep(time.Second)
+	if err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var left int64
+		err := pool.QueryRow(ctx, "SELECT count(*) FROM notification_events WHERE state <> 'delivered'").Scan(&left)
+		if err == nil && left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events not delivered 90 s after the database came back: %d left (%v)", left, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	events := query[int64](t, d, "SELECT count(*) FROM notification_events")
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if rcv.bad != 0 || int64(len(rcv.arrivals)) != events {
+		t.Fatalf("receiver: %d distinct events (want %d), %d badly signed", len(rcv.arrivals), events, rcv.bad)
+	}
+	for id, at := range rcv.arrivals {
+		if len(at) > 2 {
+			t.Fatalf("event %s arrived %d times", id, len(at))
+		}
+	}
+	if !strings.Contains(a.out.String(), "level=") { // the same process did it: it is still running
+		t.Fatal("serve wrote nothing")
+	}
+	select {
+	case <-a.done:
+		t.Fatal("serve exited during the outage")
+	default:
 	}
 }
