@@ -66,7 +66,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return err
 }
 
-// Tx is one open transaction. Its methods are the only way to write.
+// Tx is one open transaction. Writes that must commit together (a fenced
+// write, a dismissal and its audit row, a channel and its first events) go
+// through its methods; single statements that stand alone are Store's.
 type Tx struct {
 	tx pgx.Tx
 	q  *db.Queries
