@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -92,5 +93,78 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("event %s arrived %d times with no crash", id, n)
 		}
+	}
+}
+
+// A receiver that always fails: the event is sent 8 times, then marked
+// failed and kept; a retry by hand sends it again with the same id, and it
+// is delivered once the receiver answers.
+func TestFailedAfterEightAttemptsThenRetriedByHand(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Millisecond})
+	var mu sync.Mutex
+	status, arrivals := http.StatusInternalServerError, 0
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return
+		}
+		mu.Lock()
+		arrivals++
+		s := status
+		mu.Unlock()
+		w.WriteHeader(s)
+	}))
+	t.Cleanup(rcv.Close)
+	ctx := context.Background()
+	created, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: rcv.URL, Events: "security"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event, err := b.notify.QueueTest(ctx, created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.notify.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.notify.Stop(sctx); err != nil {
+			t.Error(err)
+		}
+	})
+	waitState := func(want string) store.Delivery {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			d, err := b.store.Delivery(ctx, event)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.State == want {
+				return d
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("event %+v, want %s", d, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if d := waitState("failed"); d.Attempts != notify.MaxAttempts {
+		t.Fatalf("failed after %d attempts, want %d", d.Attempts, notify.MaxAttempts)
+	}
+	mu.Lock()
+	if arrivals != notify.MaxAttempts {
+		t.Fatalf("the receiver saw %d sends, want %d", arrivals, notify.MaxAttempts)
+	}
+	status = http.StatusNoContent
+	mu.Unlock()
+	if err := b.notify.Retry(ctx, event); err != nil {
+		t.Fatal(err)
+	}
+	waitState("delivered")
+	if err := b.notify.Retry(ctx, event); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("retrying a delivered event: %v, want ErrNotFound", err)
 	}
 }
