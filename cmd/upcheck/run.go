@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
@@ -237,7 +238,7 @@ func runCheck(ctx context.Context, cfg config.Config, logger *slog.Logger, manua
 		// what the check found without a second call.
 		line := struct {
 			updatecheck.Result
-			Summary *updatecheck.Summary `json:"summary,omitempty"`
+			Summary *readmodel.Summary `json:"summary,omitempty"`
 		}{Result: res}
 		if sum, err := a.Checker.Summary(ctx); err == nil {
 			line.Summary = &sum

@@ -22,6 +22,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/metrics"
 	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -131,7 +132,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if a.Config.Timings.Period == nil {
 		timings.Period = period
 	}
-	m := metrics.New(func(ctx context.Context) (updatecheck.Summary, error) {
+	m := metrics.New(func(ctx context.Context) (readmodel.Summary, error) {
 		return updatecheck.ReadSummary(ctx, a.Store)
 	})
 	a.Metrics = m
@@ -152,7 +153,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if d := a.Config.Timings.Backoff; d != nil {
 		nt.Backoff = *d
 	}
-	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(notify.SMTP(a.Config.SMTP))); err != nil {
+	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(a.Config.SMTP)); err != nil {
 		return err
 	}
 	a.Notify.Observe(m)

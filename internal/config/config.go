@@ -195,18 +195,40 @@ func ParseSMTP(rawURL, from string) (SMTP, error) {
 			return SMTP{}, fmt.Errorf("UPCHECK_SMTP_URL: port %q is not a port number", p)
 		}
 	}
-	if s.Security == "none" && !isLoopbackHost(s.Host) {
-		return SMTP{}, fmt.Errorf("UPCHECK_SMTP_URL: smtp+plain:// sends without TLS and is allowed only to this machine "+
-			"(localhost, 127.0.0.1, ::1), not to %q: use smtp:// (STARTTLS) or smtps://", s.Host)
-	}
 	if u.User != nil {
 		s.Username = u.User.Username()
 		s.Password, _ = u.User.Password()
 	}
-	if _, err := mail.ParseAddress(from); err != nil {
-		return SMTP{}, fmt.Errorf("UPCHECK_SMTP_FROM: %q is not an email address (%v)", from, err)
+	if err := s.Validate(); err != nil {
+		return SMTP{}, err
 	}
 	return s, nil
+}
+
+// Validate refuses settings that cannot work, and plain SMTP off this
+// machine. The zero SMTP (no email) is valid. ParseSMTP applies it; a
+// notify.Service built without a Config applies it too.
+func (s SMTP) Validate() error {
+	if s.Host == "" {
+		return nil
+	}
+	switch s.Security {
+	case "starttls", "tls":
+	case "none":
+		if !isLoopbackHost(s.Host) {
+			return fmt.Errorf("UPCHECK_SMTP_URL: smtp+plain:// sends without TLS and is allowed only to this machine "+
+				"(localhost, 127.0.0.1, ::1), not to %q: use smtp:// (STARTTLS) or smtps://", s.Host)
+		}
+	default:
+		return fmt.Errorf("UPCHECK_SMTP_URL: security %q (want starttls, tls or none)", s.Security)
+	}
+	if s.Port < 1 || s.Port > 65535 {
+		return fmt.Errorf("UPCHECK_SMTP_URL: port %d is not a port number", s.Port)
+	}
+	if _, err := mail.ParseAddress(s.From); err != nil {
+		return fmt.Errorf("UPCHECK_SMTP_FROM: %q is not an email address (%v)", s.From, err)
+	}
+	return nil
 }
 
 // isLoopbackHost reports whether host names this machine: localhost or a

@@ -13,8 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-
-	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 var errDown = errors.New("database down")
@@ -42,7 +41,7 @@ func count(t *testing.T, m *Metrics, route string, status int) int {
 // internal/web maps store.ErrUnavailable. Panics reach it through Recover.
 func TestHTTPCountsTheStatusSent(t *testing.T) {
 	t.Parallel()
-	m := New(func(context.Context) (updatecheck.Summary, error) { return updatecheck.Summary{}, errDown })
+	m := New(func(context.Context) (readmodel.Summary, error) { return readmodel.Summary{}, errDown })
 	e := echo.New()
 	e.Logger.SetOutput(io.Discard) // Recover logs the panic's stack
 	e.HTTPErrorHandler = func(err error, c echo.Context) {

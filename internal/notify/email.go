@@ -79,7 +79,7 @@ func ParseRecipients(to string) (string, error) {
 // checkEmail refuses an email channel when this process has no mail server
 // or an address does not parse, and names it after its first address.
 func (s *Service) checkEmail(c *store.NewChannel) error {
-	if !s.smtp.configured() {
+	if !configured(s.smtp) {
 		return fmt.Errorf("%w: %w", ErrInvalidChannel, ErrNoSMTP)
 	}
 	if c.Events != "security" && c.Events != "all" {

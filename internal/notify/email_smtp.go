@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/mail"
-	"net/netip"
 	"net/textproto"
 	"os"
 	"strconv"
@@ -17,58 +15,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/config"
 	gomail "github.com/wneessen/go-mail"
 )
 
-// SMTP is the mail server that email channels send through; the zero value
-// sends no email, and email channels cannot be added. Its fields are
-// config.SMTP's (UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM, parsed there).
-type SMTP struct {
-	// Security is "starttls" (STARTTLS required), "tls" (TLS from the first
-	// byte) or "none" (no TLS: a loopback host only).
-	Security string
-	Host     string
-	Port     int
-	// Username and Password, when set, log in (SMTP AUTH).
-	Username string
-	Password string
-	// From is the sender, an RFC 5322 address.
-	From string
-}
-
-// WithSMTP lets the Service send email, through the mail server m.
-func WithSMTP(m SMTP) Option { return func(s *Service) { s.smtp = m } }
+// WithSMTP lets the Service send email, through the mail server m
+// (UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM, parsed by config.ParseSMTP).
+func WithSMTP(m config.SMTP) Option { return func(s *Service) { s.smtp = m } }
 
 // ErrNoSMTP means this process has no mail server to send email through.
 var ErrNoSMTP = errors.New("email needs a mail server: set UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM")
 
-func (m SMTP) configured() bool { return m.Host != "" }
-
-// check refuses settings that cannot work, and plain SMTP off this machine:
-// the rule config.ParseSMTP applies at start, kept here for a Service built
-// without a Config.
-func (m SMTP) check() error {
-	if !m.configured() {
-		return nil
-	}
-	switch m.Security {
-	case "starttls", "tls":
-	case "none":
-		a, err := netip.ParseAddr(m.Host)
-		if !strings.EqualFold(m.Host, "localhost") && (err != nil || !a.Unmap().IsLoopback()) {
-			return fmt.Errorf("notifications: plain SMTP (no TLS) is allowed only to this machine, not to %q", m.Host)
-		}
-	default:
-		return fmt.Errorf("notifications: SMTP security %q (want starttls, tls or none)", m.Security)
-	}
-	if m.Port < 1 || m.Port > 65535 {
-		return fmt.Errorf("notifications: SMTP port %d", m.Port)
-	}
-	if _, err := mail.ParseAddress(m.From); err != nil {
-		return fmt.Errorf("notifications: the sender %q is not an email address", m.From)
-	}
-	return nil
-}
+// configured reports whether m names a mail server.
+func configured(m config.SMTP) bool { return m.Host != "" }
 
 // mailStep bounds each stretch of one SMTP exchange (go-mail sets it as the
 // connection's deadline when it connects and again before it sends): three
@@ -76,7 +35,7 @@ func (m SMTP) check() error {
 func mailStep(t Timings) time.Duration { return min(10*time.Second, jobTimeout(t)/3) }
 
 // client is a go-mail client for one send.
-func (m SMTP) client(step time.Duration) (*gomail.Client, error) {
+func smtpClient(m config.SMTP, step time.Duration) (*gomail.Client, error) {
 	opts := []gomail.Option{gomail.WithPort(m.Port), gomail.WithTimeout(step)}
 	switch m.Security {
 	case "tls":
@@ -99,10 +58,10 @@ func (m SMTP) client(step time.Duration) (*gomail.Client, error) {
 
 // sendMail makes one attempt to hand msg to the mail server.
 func (s *Service) sendMail(ctx context.Context, msg *gomail.Msg) error {
-	if !s.smtp.configured() {
+	if !configured(s.smtp) {
 		return ErrNoSMTP
 	}
-	c, err := s.smtp.client(mailStep(s.timings))
+	c, err := smtpClient(s.smtp, mailStep(s.timings))
 	if err != nil {
 		return err
 	}
@@ -117,7 +76,7 @@ func (s *Service) sendMail(ctx context.Context, msg *gomail.Msg) error {
 }
 
 // mailFailureText says in plain words why a message was not sent.
-func mailFailureText(err error, m SMTP, step time.Duration) string {
+func mailFailureText(err error, m config.SMTP, step time.Duration) string {
 	server := net.JoinHostPort(m.Host, strconv.Itoa(m.Port))
 	var se *gomail.SendError
 	var te *textproto.Error

@@ -21,6 +21,7 @@ import (
 	smtp "github.com/emersion/go-smtp"
 	"github.com/google/uuid"
 
+	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
@@ -99,7 +100,7 @@ func (s *mailSession) Data(r io.Reader) error {
 
 // startMailServer serves on a loopback port until the test ends and
 // returns the settings that send to it.
-func startMailServer(t *testing.T, script ...func(*smtp.Conn) error) (*mailServer, notify.SMTP) {
+func startMailServer(t *testing.T, script ...func(*smtp.Conn) error) (*mailServer, config.SMTP) {
 	t.Helper()
 	m := &mailServer{script: script}
 	srv := smtp.NewServer(m)
@@ -120,7 +121,7 @@ func startMailServer(t *testing.T, script ...func(*smtp.Conn) error) (*mailServe
 			t.Error(err)
 		}
 	})
-	return m, notify.SMTP{Security: "none", Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, From: "upcheck <upcheck@example.org>"}
+	return m, config.SMTP{Security: "none", Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port, From: "upcheck <upcheck@example.org>"}
 }
 
 // received is a mail as its reader sees it.
@@ -525,7 +526,7 @@ func TestEmailChannelRefusals(t *testing.T) {
 	if want := `ops@example.org | ops@example.org, "Jo" <jo@example.org>`; stored != want {
 		t.Fatalf("stored %q, want %q", stored, want)
 	}
-	plain := notify.SMTP{Security: "none", Host: "mail.example.org", Port: 25, From: "upcheck@example.org"}
+	plain := config.SMTP{Security: "none", Host: "mail.example.org", Port: 25, From: "upcheck@example.org"}
 	if _, err := notify.New(b.db.Pool, b.store, nil, notify.DefaultTimings(), nil, notify.WithSMTP(plain)); err == nil || !strings.Contains(err.Error(), "only to this machine") {
 		t.Fatalf("plain SMTP to another host: %v, want a refusal", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -75,7 +76,7 @@ type Service struct {
 	fetcher  *fetch.Fetcher
 	logger   *slog.Logger
 	timings  Timings
-	smtp     SMTP
+	smtp     config.SMTP
 }
 
 // Observer hears how each send ended (metrics): result is delivered,
@@ -101,8 +102,8 @@ func New(pool *pgxpool.Pool, st *store.Store, f *fetch.Fetcher, timings Timings,
 	for _, o := range opts {
 		o(s)
 	}
-	if err := s.smtp.check(); err != nil {
-		return nil, err
+	if err := s.smtp.Validate(); err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
 	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &deliveryWorker{s: s}); err != nil {

@@ -9,11 +9,6 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// Summary is the update summary: the same type as readmodel.Summary, named
-// here for the checker's callers. Summary and ReadSummary return the value
-// store reads, unchanged; web serves it as JSON and renders it.
-type Summary = readmodel.Summary
-
 // summaryTTL is how long a summary read is reused. Every instance reads the
 // database again at least this often, so another instance's check shows
 // within it; this instance's own checks, syncs and dismissals drop the
@@ -27,7 +22,7 @@ const summaryReadTimeout = 5 * time.Second
 // a burst of requests costs one query.
 type summaryCache struct {
 	mu       sync.Mutex
-	value    Summary
+	value    readmodel.Summary
 	readAt   time.Time // monotonic
 	valid    bool
 	gen      uint64 // bumped by invalidate: a read begun before it is not kept
@@ -36,7 +31,7 @@ type summaryCache struct {
 
 type summaryRead struct {
 	done  chan struct{}
-	value Summary
+	value readmodel.Summary
 	err   error
 }
 
@@ -49,7 +44,7 @@ func (sc *summaryCache) invalidate() {
 
 // Summary is the stored summary, reused for up to summaryTTL and read by
 // one query at a time however many requests ask. It never fetches.
-func (c *Checker) Summary(ctx context.Context) (Summary, error) {
+func (c *Checker) Summary(ctx context.Context) (readmodel.Summary, error) {
 	sc := &c.summary
 	sc.mu.Lock()
 	if sc.valid && time.Since(sc.readAt) < summaryTTL {
@@ -69,7 +64,7 @@ func (c *Checker) Summary(ctx context.Context) (Summary, error) {
 	case <-r.done:
 		return r.value, r.err
 	case <-ctx.Done():
-		return Summary{}, context.Cause(ctx)
+		return readmodel.Summary{}, context.Cause(ctx)
 	}
 }
 
@@ -91,6 +86,6 @@ func (c *Checker) readShared(r *summaryRead, gen uint64) {
 
 // ReadSummary reads the summary from the database, bypassing any cache
 // (metrics use it: database_up must say what the database does now).
-func ReadSummary(ctx context.Context, st *store.Store) (Summary, error) {
+func ReadSummary(ctx context.Context, st *store.Store) (readmodel.Summary, error) {
 	return st.Summary(ctx)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -126,7 +127,7 @@ func TestReadModelGolden(t *testing.T) {
 
 // readModelView is what every reader of the read model shows.
 type readModelView struct {
-	Summary Summary               `json:"summary"`
+	Summary readmodel.Summary     `json:"summary"`
 	Catalog []store.CatalogEntry  `json:"catalog"`
 	Stale   []string              `json:"catalog_stale_filter"`
 	Failing []string              `json:"catalog_failing_filter"`
