@@ -236,10 +236,7 @@ func TestDatabaseOutageDuringDeliveries(t *testing.T) {
 			t.Fatalf("event %s arrived %d times", id, len(at))
 		}
 	}
-	if !strings.Contains(a.out.String(), "level=") { // the same process did it: it is still running
-		t.Fatal("serve wrote nothing")
-	}
-	select {
+	select { // the same process delivered: it never exited
 	case <-a.done:
 		t.Fatal("serve exited during the outage")
 	default:

@@ -37,7 +37,7 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 			overlaps++
 		}
 		mu.Unlock()
-		time.Sleep(20 * time.Millisecond) // long enough for a second sender to overlap
+		time.Sleep(100 * time.Millisecond) // long enough for a second sender to overlap, and for both to take a share
 		mu.Lock()
 		inFlight[id]--
 		mu.Unlock()
@@ -60,6 +60,11 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each instance counts its own sends: both must have taken a share, or
+	// the test would say nothing about two instances.
+	mine, theirs := &countingObserver{}, &countingObserver{}
+	b.notify.Observe(mine)
+	other.Observe(theirs)
 	for _, s := range []*notify.Service{b.notify, other} {
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -83,6 +88,9 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 			t.Fatalf("%d events not delivered by two instances in 30 s", pending)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if mine.String() == "" || theirs.String() == "" {
+		t.Fatalf("one instance delivered everything (%q, %q): nothing was shared", mine, theirs)
 	}
 	mu.Lock()
 	defer mu.Unlock()
