@@ -27,6 +27,8 @@ type User struct {
 	Role string
 	// CanManage is the plugins.can_manage permission.
 	CanManage bool
+	// CanManageTokens is tokens.can_manage: the API tokens section.
+	CanManageTokens bool
 }
 
 // LayoutProps is what every signed-in page shares.

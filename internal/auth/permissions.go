@@ -16,12 +16,17 @@ const (
 const (
 	PermView   = "plugins.can_view"
 	PermManage = "plugins.can_manage"
+	// PermTokens is the AdminCP's API tokens section: list every user's
+	// tokens, create one for any user, revoke any. Admins only, and kept
+	// apart from plugins.can_manage so that a role managing plugins need
+	// not hold other people's credentials.
+	PermTokens = "tokens.can_manage"
 )
 
 // rolePermissions is the whole role model: adding a role or a permission is
 // one line here.
 var rolePermissions = map[string][]string{
-	RoleAdmin:  {PermView, PermManage},
+	RoleAdmin:  {PermView, PermManage, PermTokens},
 	RoleViewer: {PermView},
 }
 
