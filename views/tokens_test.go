@@ -30,6 +30,11 @@ func tokensProps() TokensProps {
 	}
 }
 
+func tokensEmptyProps() TokensProps {
+	return TokensProps{Layout: tokensLayout(), Owners: []TokenOwner{{Email: "ops@example.org", Role: "admin"}},
+		FormError: "The token was not created: the name must be at most 100 characters, without control characters."}
+}
+
 // The navigation links to the section only for those who may open it.
 func TestTokensNavOnlyWithThePermission(t *testing.T) {
 	t.Parallel()

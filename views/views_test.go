@@ -187,11 +187,10 @@ func pages() map[string]templ.Component {
 		}),
 		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
 		"tokens":               Tokens(tokensProps()),
-		"tokens_empty": Tokens(TokensProps{Layout: tokensLayout(), Owners: []TokenOwner{{Email: "ops@example.org", Role: "admin"}},
-			FormError: "The token was not created: the name must be at most 100 characters, without control characters."}),
-		"error_404": ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
-		"error_503": ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
-		"error_403": ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
+		"tokens_empty":         Tokens(tokensEmptyProps()),
+		"error_404":            ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
+		"error_503":            ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
+		"error_403":            ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
 	}
 }
 
