@@ -85,10 +85,10 @@ const unmarkText = `(() => {
 	return true;
 })()`
 
-// auditContrast checks colour contrast in the colour scheme the page is in:
+// a11yContrast checks colour contrast in the colour scheme the page is in:
 // the text colour (with its opacity) against every background colour
 // Chromium finds behind the text.
-func auditContrast(t *testing.T, ctx context.Context) []violation {
+func a11yContrast(t *testing.T, ctx context.Context) []a11yViolation {
 	t.Helper()
 	texts, err := chromedp.Run(ctx, chromedp.Evaluate[[]textElement](markText))
 	if err != nil {
@@ -130,7 +130,7 @@ func auditContrast(t *testing.T, ctx context.Context) []violation {
 	if len(bgs) != len(texts) {
 		t.Fatalf("%d text elements but %d background answers", len(texts), len(bgs))
 	}
-	var vs []violation
+	var vs []a11yViolation
 	for i, te := range texts {
 		fg, err := parseColor(te.Color)
 		if err != nil {
@@ -144,11 +144,11 @@ func auditContrast(t *testing.T, ctx context.Context) []violation {
 			}
 		}
 		if len(b.BackgroundColors) == 0 {
-			vs = append(vs, violation{ruleColorContrast, fmt.Sprintf("%q: Chromium cannot tell the background behind it", te.Text)})
+			vs = append(vs, a11yViolation{ruleColorContrast, fmt.Sprintf("%q: Chromium cannot tell the background behind it", te.Text)})
 			continue
 		}
 		need := contrastNormal
-		if large(b.ComputedFontSize, b.ComputedFontWeight) {
+		if largeText(b.ComputedFontSize, b.ComputedFontWeight) {
 			need = contrastLarge
 		}
 		for _, s := range b.BackgroundColors {
@@ -156,8 +156,8 @@ func auditContrast(t *testing.T, ctx context.Context) []violation {
 			if err != nil {
 				t.Fatalf("background of %q: %v", te.Text, err)
 			}
-			if r := contrast(fg, bg); r < need {
-				vs = append(vs, violation{ruleColorContrast, fmt.Sprintf("%q: %s on %s is %.2f:1, want %.1f:1", te.Text, te.Color, s, r, need)})
+			if r := contrastRatio(fg, bg); r < need {
+				vs = append(vs, a11yViolation{ruleColorContrast, fmt.Sprintf("%q: %s on %s is %.2f:1, want %.1f:1", te.Text, te.Color, s, r, need)})
 				break
 			}
 		}
@@ -165,8 +165,8 @@ func auditContrast(t *testing.T, ctx context.Context) []violation {
 	return vs
 }
 
-// large is WCAG's large text: 18pt (24px), or 14pt (18.66px) and bold.
-func large(size, weight string) bool {
+// largeText is WCAG's large text: 18pt (24px), or 14pt (18.66px) and bold.
+func largeText(size, weight string) bool {
 	px, err := strconv.ParseFloat(strings.TrimSuffix(size, "px"), 64)
 	if err != nil {
 		return false
@@ -178,18 +178,18 @@ func large(size, weight string) bool {
 	return px >= 24 || px >= 18.66 && w >= 700
 }
 
-type rgba struct{ r, g, b, a float64 }
+type rgbaColor struct{ r, g, b, a float64 }
 
 var colorRE = regexp.MustCompile(`^rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$`)
 
 // parseColor reads a CSS rgb() or rgba() colour as Chromium serialises it.
-func parseColor(s string) (rgba, error) {
+func parseColor(s string) (rgbaColor, error) {
 	m := colorRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return rgba{}, fmt.Errorf("colour %q is not rgb() or rgba()", s)
+		return rgbaColor{}, fmt.Errorf("colour %q is not rgb() or rgba()", s)
 	}
 	f := func(x string) float64 { v, _ := strconv.ParseFloat(x, 64); return v }
-	c := rgba{f(m[1]), f(m[2]), f(m[3]), 1}
+	c := rgbaColor{f(m[1]), f(m[2]), f(m[3]), 1}
 	if a := m[4]; a != "" {
 		if p, ok := strings.CutSuffix(a, "%"); ok {
 			c.a = f(p) / 100
@@ -200,9 +200,9 @@ func parseColor(s string) (rgba, error) {
 	return c, nil
 }
 
-// contrast is WCAG's contrast ratio of fg (blended over bg by its alpha)
+// contrastRatio is WCAG's contrast ratio of fg (blended over bg by its alpha)
 // against bg (taken as opaque: Chromium has blended the layers behind).
-func contrast(fg, bg rgba) float64 {
+func contrastRatio(fg, bg rgbaColor) float64 {
 	blend := func(f, b float64) float64 { return f*fg.a + b*(1-fg.a) }
 	l1 := luminance(blend(fg.r, bg.r), blend(fg.g, bg.g), blend(fg.b, bg.b))
 	l2 := luminance(bg.r, bg.g, bg.b)

@@ -10,9 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// goodPage passes every rule of the audit in both colour schemes. Each case
+// a11yGoodPage passes every rule of the audit in both colour schemes. Each case
 // of TestAuditRulesCatchViolations breaks it in one place.
-const goodPage = `<!DOCTYPE html>
+const a11yGoodPage = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -84,10 +84,10 @@ func TestAuditRulesCatchViolations(t *testing.T) {
 	}
 	pages := map[string]string{}
 	for i, c := range cases {
-		if c.old != "" && !strings.Contains(goodPage, c.old) {
+		if c.old != "" && !strings.Contains(a11yGoodPage, c.old) {
 			t.Fatalf("case %d: %q is not in the good page", i, c.old)
 		}
-		pages["/"+string(rune('a'+i))] = strings.Replace(goodPage, c.old, c.new, 1)
+		pages["/"+string(rune('a'+i))] = strings.Replace(a11yGoodPage, c.old, c.new, 1)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		page, ok := pages[r.URL.Path]
@@ -106,7 +106,7 @@ func TestAuditRulesCatchViolations(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rules []string
-		vs := audit(t, ctx)
+		vs := a11yAudit(t, ctx)
 		for _, v := range vs {
 			if !slices.Contains(rules, v.rule) {
 				rules = append(rules, v.rule)
@@ -121,7 +121,7 @@ func TestAuditRulesCatchViolations(t *testing.T) {
 		if !slices.Equal(rules, want) {
 			t.Errorf("case %d (%s: %q -> %q): found %v, want %v", i, c.rule, c.old, c.new, vs, want)
 		}
-		if c.in != "" && !slices.ContainsFunc(vs, func(v violation) bool { return strings.Contains(v.detail, c.in) }) {
+		if c.in != "" && !slices.ContainsFunc(vs, func(v a11yViolation) bool { return strings.Contains(v.detail, c.in) }) {
 			t.Errorf("case %d: no violation says %q: %v", i, c.in, vs)
 		}
 	}

@@ -41,24 +41,24 @@ const (
 	ruleColorContrast     = "color-contrast" // WCAG AA: 4.5:1, 3:1 for large text
 )
 
-// violation is one failed check.
-type violation struct {
+// a11yViolation is one failed check.
+type a11yViolation struct {
 	rule, detail string
 }
 
-func (v violation) String() string { return v.rule + ": " + v.detail }
+func (v a11yViolation) String() string { return v.rule + ": " + v.detail }
 
-// audit runs every rule on the page shown in ctx, colour contrast in the
+// a11yAudit runs every rule on the page shown in ctx, colour contrast in the
 // light and the dark colour scheme; it leaves the page in the light one.
-func audit(t *testing.T, ctx context.Context) []violation {
+func a11yAudit(t *testing.T, ctx context.Context) []a11yViolation {
 	t.Helper()
-	vs := auditTree(t, ctx)
-	vs = append(vs, auditDocument(t, ctx)...)
+	vs := a11yTreeRules(t, ctx)
+	vs = append(vs, a11yDocumentRules(t, ctx)...)
 	for _, scheme := range []string{"dark", "light"} {
 		if err := chromedp.Do(ctx, colorScheme(scheme)); err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range auditContrast(t, ctx) {
+		for _, v := range a11yContrast(t, ctx) {
 			v.detail = scheme + " scheme: " + v.detail
 			vs = append(vs, v)
 		}
@@ -182,15 +182,17 @@ var namedRoles = map[string]string{
 	"checkbox": ruleLabel, "radio": ruleLabel, "spinbutton": ruleLabel, "slider": ruleLabel, "switch": ruleLabel,
 }
 
-// auditTree checks the rules that read the accessibility tree.
-func auditTree(t *testing.T, ctx context.Context) []violation {
+// a11yTreeRules checks the rules that read the accessibility tree.
+func a11yTreeRules(t *testing.T, ctx context.Context) []a11yViolation {
 	t.Helper()
 	page, err := chromedp.Run(ctx, chromedp.Location())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var vs []violation
-	add := func(rule, format string, args ...any) { vs = append(vs, violation{rule, fmt.Sprintf(format, args...)}) }
+	var vs []a11yViolation
+	add := func(rule, format string, args ...any) {
+		vs = append(vs, a11yViolation{rule, fmt.Sprintf(format, args...)})
+	}
 	landmarks := map[string]map[string]int{} // role -> name -> count
 	count := map[string]int{}
 	var levels []int
@@ -206,7 +208,7 @@ func auditTree(t *testing.T, ctx context.Context) []violation {
 			count[a.role]++
 		}
 		if rule, ok := namedRoles[a.role]; ok && a.name == "" {
-			add(rule, "a %s has no accessible name%s", a.role, where(a))
+			add(rule, "a %s has no accessible name%s", a.role, axWhere(a))
 		}
 		if a.role == "heading" {
 			level, err := strconv.Atoi(a.props["level"])
@@ -251,8 +253,8 @@ func auditTree(t *testing.T, ctx context.Context) []violation {
 	return vs
 }
 
-// where names where a node is: its nearest named ancestor.
-func where(a *axNode) string {
+// axWhere names where a node is: its nearest named ancestor.
+func axWhere(a *axNode) string {
 	for n := a.parent; n != nil; n = n.parent {
 		if n.name != "" {
 			return fmt.Sprintf(" (inside %s %q)", n.role, n.name)
@@ -261,8 +263,8 @@ func where(a *axNode) string {
 	return ""
 }
 
-// auditDocument checks the rules that read the DOM: lang, title, ids.
-func auditDocument(t *testing.T, ctx context.Context) []violation {
+// a11yDocumentRules checks the rules that read the DOM: lang, title, ids.
+func a11yDocumentRules(t *testing.T, ctx context.Context) []a11yViolation {
 	t.Helper()
 	type doc struct {
 		Lang, Title string
@@ -277,15 +279,15 @@ func auditDocument(t *testing.T, ctx context.Context) []violation {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var vs []violation
+	var vs []a11yViolation
 	if d.Lang == "" {
-		vs = append(vs, violation{ruleHTMLHasLang, "<html> has no lang"})
+		vs = append(vs, a11yViolation{ruleHTMLHasLang, "<html> has no lang"})
 	}
 	if d.Title == "" {
-		vs = append(vs, violation{ruleDocumentTitle, "the document has no title"})
+		vs = append(vs, a11yViolation{ruleDocumentTitle, "the document has no title"})
 	}
 	for _, id := range d.Dups {
-		vs = append(vs, violation{ruleDuplicateID, fmt.Sprintf("id %q is used more than once", id)})
+		vs = append(vs, a11yViolation{ruleDuplicateID, fmt.Sprintf("id %q is used more than once", id)})
 	}
 	return vs
 }

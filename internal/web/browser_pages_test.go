@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -63,9 +62,9 @@ func demoLike(t *testing.T, b *bundle) (longURL string) {
 	return longURL
 }
 
-// viewport sets the page's width (height 900); below 600 px it is a phone
+// viewportWidth sets the page's width (height 900); below 600 px it is a phone
 // (a mobile viewport, as Chromium's device mode has it).
-func viewport(width int64) chromedp.Action[chromedp.Void] {
+func viewportWidth(width int64) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 			Width: width, Height: 900, DeviceScaleFactor: 1, Mobile: width < 600,
@@ -85,8 +84,8 @@ func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
 	})
 }
 
-// visit opens the page and waits until it is there.
-func visit(t *testing.T, ctx context.Context, base string, p adminPage) {
+// openPage opens the page and waits until it is there.
+func openPage(t *testing.T, ctx context.Context, base string, p adminPage) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -95,31 +94,8 @@ func visit(t *testing.T, ctx context.Context, base string, p adminPage) {
 	}
 }
 
-// navEntries is the main navigation as a person sees it: the visible
-// entries' words, in order.
-func navEntries(t *testing.T, ctx context.Context) []string {
-	t.Helper()
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('nav[aria-label="Main"] a')]
-		.filter(a => a.getClientRects().length > 0)
-		.map(a => a.innerText.replace(/\s+/g, " ").trim())`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// navWords keeps the words of each entry, dropping the update count the
-// Plugins entry shows beside its name.
-func navWords(entries []string) string {
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[i] = strings.TrimRight(e, " 0123456789")
-	}
-	return strings.Join(out, " | ")
-}
-
-// overflow is how far the page is wider than its viewport (0: not at all).
-func overflow(t *testing.T, ctx context.Context) int {
+// pageOverflow is how far the page is wider than its viewport (0: not at all).
+func pageOverflow(t *testing.T, ctx context.Context) int {
 	t.Helper()
 	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.scrollingElement.scrollWidth - window.innerWidth`))
 	if err != nil {
@@ -185,14 +161,14 @@ func TestBrowserEveryPage(t *testing.T) {
 			signedIn = true
 		}
 		for _, width := range []int64{1280, 390} {
-			if err := chromedp.Do(ctx, viewport(width)); err != nil {
+			if err := chromedp.Do(ctx, viewportWidth(width)); err != nil {
 				t.Fatal(err)
 			}
-			visit(t, ctx, b.server.URL, p)
-			for _, v := range audit(t, ctx) {
+			openPage(t, ctx, b.server.URL, p)
+			for _, v := range a11yAudit(t, ctx) {
 				t.Errorf("%s at %d px: %s", p.name, width, v)
 			}
-			if n := overflow(t, ctx); n > 0 {
+			if n := pageOverflow(t, ctx); n > 0 {
 				t.Errorf("%s at %d px: the page is %d px wider than the screen", p.name, width, n)
 			}
 			screenshot(t, ctx, fmt.Sprintf("%s-%d.png", p.name, width))
