@@ -309,7 +309,7 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 				}
 				return nil
 			})
-			templ_7745c5c3_Err = tableWrap("Advisories").Render(templ.WithChildren(ctx, templ_7745c5c3_Var14), templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = tableWrap("Advisories table").Render(templ.WithChildren(ctx, templ_7745c5c3_Var14), templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -377,7 +377,7 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 				}
 				return nil
 			})
-			templ_7745c5c3_Err = tableWrap("Releases").Render(templ.WithChildren(ctx, templ_7745c5c3_Var16), templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = tableWrap("Releases table").Render(templ.WithChildren(ctx, templ_7745c5c3_Var16), templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

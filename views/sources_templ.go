@@ -216,7 +216,7 @@ func sourceRow(s SourceRow, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = externalLink(s.URL, s.URL).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = URLLink(s.URL).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

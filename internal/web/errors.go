@@ -6,10 +6,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -35,11 +38,33 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case isAPI(c.Request()):
 		werr = c.JSON(status, map[string]string{"error": message})
 	default:
-		werr = render(c, status, views.ErrorPage(views.ErrorProps{Status: status, Message: message}))
+		werr = render(c, status, s.errorPage(c, status, message))
 	}
 	if werr != nil {
 		s.logger.WarnContext(c.Request().Context(), "write error response", "error", werr)
 	}
+}
+
+// errorPage is the page for an error. A signed-in user sees it inside the
+// layout, navigation and account included, so a wrong link in the AdminCP
+// (an unknown plugin, a page they may not see) leaves them where they were.
+// Without a principal, on 503, or when the summary the layout reads cannot
+// be had, it is the bare page, which needs neither session nor database.
+func (s *Server) errorPage(c echo.Context, status int, message string) templ.Component {
+	e := views.ErrorProps{Status: status, Message: message, Asset: static.Path}
+	p, ok := auth.PrincipalFrom(c)
+	if !ok || !p.Can(auth.PermView) || status == http.StatusServiceUnavailable {
+		return views.ErrorPage(e)
+	}
+	if _, ok := c.Get(summaryKey).(readmodel.Summary); !ok {
+		sum, err := s.checker.Summary(c.Request().Context())
+		if err != nil {
+			s.logger.WarnContext(c.Request().Context(), "error page without layout: summary unavailable", "error", err)
+			return views.ErrorPage(e)
+		}
+		c.Set(summaryKey, sum)
+	}
+	return views.ErrorInLayout(layout(c), e)
 }
 
 // classify maps an error to a status and words safe to show.
