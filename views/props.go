@@ -156,8 +156,11 @@ type AdvisoryRow struct {
 	// FixedIn is the first fixed version; NoFix: none published yet.
 	FixedIn string
 	NoFix   bool
-	// Dismissed: an admin dismissed it for this component.
+	// Dismissed: a dismissal is in force; the advisory does not count.
 	Dismissed bool
+	// Dismissal is the standing dismissal, in force or not (then the page
+	// says why the advisory counts again); nil: none.
+	Dismissal *AdvisoryDismissal
 }
 
 // DetailProps is one component's page: its releases and advisories.
@@ -171,6 +174,8 @@ type DetailProps struct {
 	Releases  []ReleaseRow
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryRow
+	// DismissForm refills the dismiss form the server refused.
+	DismissForm DismissForm
 	// CanManage shows the dismiss and undismiss buttons.
 	CanManage     bool
 	LastSuccessAt *time.Time
