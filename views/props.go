@@ -18,6 +18,7 @@ const (
 	NavHistory   NavItem = "history"
 	NavSources   NavItem = "sources"
 	NavNotify    NavItem = "notifications"
+	NavAudit     NavItem = "audit"
 )
 
 // User is the signed-in user as the layout shows them.
@@ -27,6 +28,9 @@ type User struct {
 	Role string
 	// CanManage is the plugins.can_manage permission.
 	CanManage bool
+	// CanAudit is the audit.can_view permission: the Audit log's entry in
+	// the navigation.
+	CanAudit bool
 }
 
 // LayoutProps is what every signed-in page shares.

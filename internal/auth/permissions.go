@@ -16,12 +16,14 @@ const (
 const (
 	PermView   = "plugins.can_view"
 	PermManage = "plugins.can_manage"
+	// PermAudit reads the audit log: who dismissed what, and every check.
+	PermAudit = "audit.can_view"
 )
 
 // rolePermissions is the whole role model: adding a role or a permission is
 // one line here.
 var rolePermissions = map[string][]string{
-	RoleAdmin:  {PermView, PermManage},
+	RoleAdmin:  {PermView, PermManage, PermAudit},
 	RoleViewer: {PermView},
 }
 

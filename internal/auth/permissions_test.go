@@ -13,6 +13,9 @@ func TestPermissions(t *testing.T) {
 	if !viewer.Can(PermView) || viewer.Can(PermManage) {
 		t.Error("viewer must view and not manage")
 	}
+	if !admin.Can(PermAudit) || viewer.Can(PermAudit) {
+		t.Error("the audit log is for admins only")
+	}
 	if stranger.Can(PermView) || stranger.Can(PermManage) {
 		t.Error("an unknown role must have no permission")
 	}
@@ -21,7 +24,7 @@ func TestPermissions(t *testing.T) {
 	}
 	p := Permissions(RoleAdmin)
 	p[0] = PermManage // the caller's copy; the model must not change
-	if !viewer.Can(PermView) || len(Permissions(RoleAdmin)) != 2 || Permissions(RoleAdmin)[0] != PermView {
+	if !viewer.Can(PermView) || len(Permissions(RoleAdmin)) != 3 || Permissions(RoleAdmin)[0] != PermView {
 		t.Error("Permissions returned the shared slice")
 	}
 	if Permissions("guest") != nil {
