@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -30,7 +31,7 @@ func TestBrowserDismissWithReasonAndExpiry(t *testing.T) {
 	}
 
 	row := `[data-testid="advisory-row"][data-id="ACME-2026-011"]`
-	err := chromedp.Do(ctx,
+	err := chromedp.Do(within(t, ctx),
 		chromedp.Navigate(b.server.URL+"/admin/plugins/gallery"),
 		chromedp.WaitVisible(chromedp.CSS(row)),
 		chromedp.Click(chromedp.CSS(row+` [data-testid="advisory-dismiss"] summary`)),
@@ -43,7 +44,7 @@ func TestBrowserDismissWithReasonAndExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, "detail-dismiss-form.png")
-	if err := chromedp.Do(ctx,
+	if err := chromedp.Do(within(t, ctx),
 		chromedp.Click(chromedp.CSS(row+` [data-testid="dismiss-form"] button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(row+` [data-testid="dismissal-info"]`)),
 	); err != nil {
@@ -71,7 +72,7 @@ func TestBrowserDismissWithReasonAndExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := chromedp.Do(ctx,
+	if err := chromedp.Do(within(t, ctx),
 		chromedp.Click(chromedp.CSS(`.main-nav a[href="/admin/audit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="audit-table"]`)),
 	); err != nil {
@@ -82,4 +83,14 @@ func TestBrowserDismissWithReasonAndExpiry(t *testing.T) {
 		t.Fatalf("newest audit entry = %q", first)
 	}
 	screenshot(t, ctx, "audit.png")
+}
+
+// within bounds the steps run on it: a page that never shows what a step
+// waits for fails the test in 30 s instead of hanging it. The browser
+// stays bound to ctx.
+func within(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	t.Cleanup(cancel)
+	return c
 }
