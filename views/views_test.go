@@ -203,9 +203,9 @@ func pages() map[string]templ.Component {
 			{At: now.Add(-4 * time.Hour), Kind: AuditKindAccount, Action: "token.create", Actor: "ada@example.org", Detail: "name: ci, token id: 3"},
 		}}),
 		"audit_empty": Audit(AuditProps{Layout: auditLayout(), Kind: AuditKindCheck, Page: 1}),
-		"error_404":            ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
-		"error_503":            ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
-		"error_403":            ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
+		"error_404":   ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
+		"error_503":   ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
+		"error_403":   ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
 	}
 }
 
