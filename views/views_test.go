@@ -192,7 +192,7 @@ func pages() map[string]templ.Component {
 					NextAttempt: in(9 * time.Minute), LastError: "not sent: post https://chat.example/hooks/x: no answer within 15s"},
 			},
 		}),
-		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
+		"audit_empty": Audit(AuditProps{Layout: auditLayout(), Kind: AuditKindCheck, Page: 1}),
 		"audit": Audit(AuditProps{Layout: auditLayout(), Kind: "", Page: 2, PageSize: 4, Total: 9, Rows: []AuditRow{
 			{At: now.Add(-time.Hour), Kind: AuditKindDismissal, Action: "advisory.dismiss", Actor: "ada@example.org",
 				Component: "gallery", Advisory: "ACME-2026-011", Reason: "Metadata is stripped by the CDN", ExpiresAt: in(48 * time.Hour)},
@@ -202,10 +202,10 @@ func pages() map[string]templ.Component {
 				Status: "completed", Detail: "3 fetched, 1 unchanged, 1 failed"},
 			{At: now.Add(-4 * time.Hour), Kind: AuditKindAccount, Action: "token.create", Actor: "ada@example.org", Detail: "name: ci, token id: 3"},
 		}}),
-		"audit_empty": Audit(AuditProps{Layout: auditLayout(), Kind: AuditKindCheck, Page: 1}),
-		"error_404":   ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
-		"error_503":   ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
-		"error_403":   ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
+		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
+		"error_404":            ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
+		"error_503":            ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
+		"error_403":            ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
 	}
 }
 
