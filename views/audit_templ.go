@@ -174,7 +174,7 @@ func auditContent(p AuditProps, now time.Time) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if len(p.Rows) == 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<p class=\"empty\" data-testid=\"audit-empty\">Nothing to show: no entry of this kind was recorded in the last year.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<p class=\"empty\" data-testid=\"audit-empty\">Nothing to show: no entry of this kind is kept. Checks are kept for 90 days, other entries for a year.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
