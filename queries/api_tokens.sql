@@ -40,8 +40,13 @@ JOIN live ON live.id = k.id;
 UPDATE api_tokens SET revoked = true WHERE id = @id
 RETURNING user_id;
 
--- name: APITokenList :many
-SELECT id, user_id, name, created_at, last_used_at, expires_at, revoked
-FROM api_tokens
-WHERE user_id = @user_id
-ORDER BY id;
+-- name: APITokenListWithOwner :many
+-- Every token (of one user when user_id is set), with its owner and whether
+-- it has expired, judged on the database clock.
+SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked,
+       u.email AS owner_email,
+       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
+FROM api_tokens k
+JOIN users u ON u.id = k.user_id
+WHERE sqlc.narg(user_id)::bigint IS NULL OR k.user_id = sqlc.narg(user_id)::bigint
+ORDER BY k.id;

@@ -103,6 +103,8 @@ func auditWhat(r AuditRow) string {
 		return runStatus(r.Status).Label + " (" + triggerLabel(r.Trigger) + ")"
 	case "user.create":
 		return "Account created"
+	case "user.password":
+		return "Password changed"
 	case "token.create":
 		return "API token created"
 	case "token.revoke":

@@ -28,6 +28,8 @@ type User struct {
 	Role string
 	// CanManage is the plugins.can_manage permission.
 	CanManage bool
+	// CanManageTokens is tokens.can_manage: the API tokens section.
+	CanManageTokens bool
 	// CanAudit is the audit.can_view permission: the Audit log's entry in
 	// the navigation.
 	CanAudit bool

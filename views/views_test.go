@@ -203,6 +203,8 @@ func pages() map[string]templ.Component {
 			{At: now.Add(-4 * time.Hour), Kind: AuditKindAccount, Action: "token.create", Actor: "ada@example.org", Detail: "name: ci, token id: 3"},
 		}}),
 		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
+		"tokens":               Tokens(tokensProps()),
+		"tokens_empty":         Tokens(tokensEmptyProps()),
 		"error_404":            ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
 		"error_503":            ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
 		"error_403":            ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
@@ -32,8 +30,15 @@ Usage:
                                 load the manifest (default $UPCHECK_MANIFEST) into the database
   upcheck user add --email E --role admin|viewer
                                 create an account; the password is read from stdin
-  upcheck token create --email E
+  upcheck user passwd --email E
+                                set a new password (read from stdin) and end every session
+                                of the account; its API tokens keep working
+  upcheck token create --email E [--name N]
                                 print an API token (Authorization: Bearer …) for that user
+  upcheck token list [--email E]
+                                one token a line, tab-separated: id, name, owner, created,
+                                last used (or never), active|expired|revoked
+  upcheck token revoke ID       revoke token ID; exit 1 when no token has that id
   upcheck notify add webhook --url URL [--format standard|slack] [--events security|all] [--name N]
                                 add a notification channel; prints its id, and a webhook's
                                 signing secret (whsec_…) on the last line, shown once
@@ -92,6 +97,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return errUsage
 	}
 	cmd, rest := args[0], args[1:]
+	if wantsHelp(rest) {
+		return printHelp(cmd, rest, stdout, stderr)
+	}
 	switch cmd {
 	case "version":
 		fmt.Fprintln(stdout, "upcheck", version)
@@ -155,9 +163,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return json.NewEncoder(stdout).Encode(rep)
 		})
 	case "user":
-		return runUserAdd(ctx, cfg, logger, rest, stdin, stdout, stderr)
+		return runUser(ctx, cfg, logger, rest, stdin, stdout, stderr)
 	case "token":
-		return runTokenCreate(ctx, cfg, logger, rest, stdout, stderr)
+		return runToken(ctx, cfg, logger, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n\n%s", cmd, usage)
 	return errUsage
@@ -182,11 +190,10 @@ func runUserAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 		fmt.Fprintln(stderr, "upcheck user add: --email and --role admin|viewer are required")
 		return errUsage
 	}
-	line, err := bufio.NewReader(io.LimitReader(stdin, 4096)).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read password from stdin: %w", err)
+	password, err := readPassword(stdin)
+	if err != nil {
+		return err
 	}
-	password := strings.TrimRight(line, "\r\n")
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
 		u, err := a.Auth.CreateUser(ctx, email, role, password)
 		if err != nil {

@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/demo"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // demoSite is the demo publisher served on loopback by this process.
@@ -39,17 +42,30 @@ func startDemo(logger *slog.Logger, out io.Writer) (*demoSite, error) {
 	return d, nil
 }
 
-// install makes the demo site's components the installed ones and, on an
-// installation with no users yet, creates the admin account: its password
-// is UPCHECK_ADMIN_PASSWORD or a generated one, printed this once.
+// install makes the demo site's components the installed ones and looks
+// after the demo admin. On an installation with no users yet it creates
+// admin@upcheck.test, with UPCHECK_ADMIN_PASSWORD or a generated password
+// printed this once. On a later start UPCHECK_ADMIN_PASSWORD, when set, is
+// applied to that account if it is not its password already (which ends
+// the account's sessions, as `upcheck user passwd` does); the output says
+// what happened, and how to change the password when nothing was applied.
 func (d *demoSite) install(ctx context.Context, a *App) error {
 	if _, err := a.Checker.SyncComponents(ctx, d.publisher.Manifest(d.base)); err != nil {
 		return err
 	}
 	users, err := a.Store.Users(ctx)
-	if err != nil || len(users) > 0 {
+	if err != nil {
 		return err
 	}
+	if len(users) == 0 {
+		return d.createAdmin(ctx, a)
+	}
+	hasAdmin := slices.ContainsFunc(users, func(u store.User) bool { return strings.EqualFold(u.Email, DemoAdminEmail) })
+	return d.applyAdminPassword(ctx, a, hasAdmin)
+}
+
+// createAdmin creates the demo admin on an installation with no users.
+func (d *demoSite) createAdmin(ctx context.Context, a *App) error {
 	password := a.Config.AdminPassword
 	if password == "" {
 		b := make([]byte, 12)
@@ -61,6 +77,46 @@ func (d *demoSite) install(ctx context.Context, a *App) error {
 	}
 	fmt.Fprintf(d.out, "\n  upcheck demo: sign in at http://%s/login\n  email:    %s\n  password: %s\n  (shown once; set UPCHECK_ADMIN_PASSWORD to choose it)\n\n",
 		a.Config.Listen, DemoAdminEmail, password)
+	return nil
+}
+
+// applyAdminPassword is the demo admin's password on an installation that
+// has users: UPCHECK_ADMIN_PASSWORD applied when it changes something, and
+// a plain word on what happened either way.
+func (d *demoSite) applyAdminPassword(ctx context.Context, a *App, hasAdmin bool) error {
+	password := a.Config.AdminPassword
+	login := "http://" + a.Config.Listen + "/login"
+	passwd := "bin/upcheck user passwd --email " + DemoAdminEmail
+	switch {
+	case !hasAdmin && password == "":
+		fmt.Fprintf(d.out, "\n  upcheck demo: sign in at %s with an account of this installation\n\n", login)
+		return nil
+	case !hasAdmin:
+		d.logger.WarnContext(ctx, "demo: UPCHECK_ADMIN_PASSWORD not applied: this installation has accounts but none is "+DemoAdminEmail)
+		fmt.Fprintf(d.out, "\n  upcheck demo: UPCHECK_ADMIN_PASSWORD was NOT applied: this installation has accounts, none of them %s.\n"+
+			"  Change an account's password with: bin/upcheck user passwd --email EMAIL (new password on stdin)\n\n", DemoAdminEmail)
+		return nil
+	case password == "":
+		fmt.Fprintf(d.out, "\n  upcheck demo: sign in at %s as %s (password chosen at the first start).\n"+
+			"  Lost it? Start again with UPCHECK_ADMIN_PASSWORD=… set, or run: %s\n\n", login, DemoAdminEmail, passwd)
+		return nil
+	}
+	same, err := a.Auth.PasswordIs(ctx, DemoAdminEmail, password)
+	if err != nil {
+		return fmt.Errorf("demo admin: %w", err)
+	}
+	if same {
+		d.logger.InfoContext(ctx, "demo: UPCHECK_ADMIN_PASSWORD is already the demo admin's password", "email", DemoAdminEmail)
+		fmt.Fprintf(d.out, "\n  upcheck demo: sign in at %s as %s with UPCHECK_ADMIN_PASSWORD (unchanged)\n\n", login, DemoAdminEmail)
+		return nil
+	}
+	change, err := a.Auth.SetPassword(ctx, DemoAdminEmail, password)
+	if err != nil {
+		return fmt.Errorf("demo admin: UPCHECK_ADMIN_PASSWORD: %w", err)
+	}
+	d.logger.InfoContext(ctx, "demo: UPCHECK_ADMIN_PASSWORD applied to the demo admin", "email", DemoAdminEmail, "sessions_ended", change.SessionsEnded)
+	fmt.Fprintf(d.out, "\n  upcheck demo: UPCHECK_ADMIN_PASSWORD applied: it is now %s's password (%d session(s) signed out).\n  Sign in at %s\n\n",
+		DemoAdminEmail, change.SessionsEnded, login)
 	return nil
 }
 

@@ -40,6 +40,9 @@ var (
 	ErrPasswordTooShort = errors.New("password too short")
 	// ErrPasswordTooLong is returned for a new password over MaxPasswordBytes.
 	ErrPasswordTooLong = errors.New("password too long")
+	// ErrInvalidTokenName is returned for an API token name that is too
+	// long or holds control characters.
+	ErrInvalidTokenName = errors.New("invalid token name")
 )
 
 // ThrottledError refuses a login attempt while its account or address is

@@ -16,6 +16,11 @@ const (
 const (
 	PermView   = "plugins.can_view"
 	PermManage = "plugins.can_manage"
+	// PermTokens is the AdminCP's API tokens section: list every user's
+	// tokens, create one for any user, revoke any. Admins only, and kept
+	// apart from plugins.can_manage so that a role managing plugins need
+	// not hold other people's credentials.
+	PermTokens = "tokens.can_manage"
 	// PermAudit reads the audit log: who dismissed what, and every check.
 	PermAudit = "audit.can_view"
 )
@@ -23,7 +28,7 @@ const (
 // rolePermissions is the whole role model: adding a role or a permission is
 // one line here.
 var rolePermissions = map[string][]string{
-	RoleAdmin:  {PermView, PermManage, PermAudit},
+	RoleAdmin:  {PermView, PermManage, PermTokens, PermAudit},
 	RoleViewer: {PermView},
 }
 

@@ -48,9 +48,10 @@ const (
 
 // Audit actions written by this package.
 const (
-	AuditUserCreate  = "user.create"
-	AuditTokenCreate = "token.create"
-	AuditTokenRevoke = "token.revoke"
+	AuditUserCreate   = "user.create"
+	AuditUserPassword = "user.password"
+	AuditTokenCreate  = "token.create"
+	AuditTokenRevoke  = "token.revoke"
 )
 
 // Config is the Service's settings; zero fields take the defaults.

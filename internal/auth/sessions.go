@@ -64,6 +64,13 @@ func (s *Service) Login(ctx context.Context, email, password, ip, userAgent stri
 	token, id := newToken("")
 	var sess store.Session
 	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
+		// The password must still be the account's when the session opens:
+		// a change (upcheck user passwd) that committed since it was checked
+		// ends every session and this one must not outlive it. The row lock
+		// makes a later change wait for this session, and end it too.
+		if err := s.stillTheirPassword(ctx, tx, creds, password); err != nil {
+			return err
+		}
 		// Dead sessions of this user go now, so that the table stays small
 		// without a sweeper; Purge does the same for users who never return.
 		if _, err := tx.SessionDeleteDead(ctx, creds.ID, s.cfg.IdleTimeout); err != nil {
@@ -77,6 +84,10 @@ func (s *Service) Login(ctx context.Context, email, password, ip, userAgent stri
 		})
 		return err
 	})
+	if errors.Is(err, errPasswordChanged) {
+		s.logger.InfoContext(ctx, "login failed", "email", email, "ip", ip, "user_id", creds.ID, "reason", "password changed during the login")
+		return "", store.Session{}, ErrInvalidCredentials
+	}
 	if err != nil {
 		return "", store.Session{}, dbError("login: create session", err)
 	}
@@ -95,14 +106,40 @@ func (s *Service) succeeded(ctx context.Context, creds store.Credentials, passwo
 		return
 	}
 	hash, err := s.hash(ctx, password)
+	upgraded := false
 	if err == nil {
-		err = s.st.UserSetPasswordHash(ctx, creds.ID, hash)
+		upgraded, err = s.st.UserUpgradePasswordHash(ctx, creds.ID, creds.PasswordHash, hash)
 	}
 	if err != nil {
 		s.logger.WarnContext(ctx, "upgrade password hash", "user_id", creds.ID, "error", err)
 		return
 	}
-	s.logger.InfoContext(ctx, "password hash upgraded", "user_id", creds.ID)
+	if upgraded {
+		s.logger.InfoContext(ctx, "password hash upgraded", "user_id", creds.ID)
+	}
+}
+
+// errPasswordChanged ends a login whose password was changed or whose
+// account was deleted while it was being checked.
+var errPasswordChanged = errors.New("password changed during the login")
+
+// stillTheirPassword reads the account's hash again under a row lock in the
+// login's transaction. Another hash is most often a password change, and
+// then the login fails; it can also be the same password rehashed by a
+// concurrent login, which the password still verifies.
+func (s *Service) stillTheirPassword(ctx context.Context, tx *store.Tx, creds store.Credentials, password string) error {
+	current, err := tx.UserPasswordHashForShare(ctx, creds.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return errPasswordChanged
+	}
+	if err != nil || current == creds.PasswordHash {
+		return err
+	}
+	ok, err := s.verify(ctx, current, password)
+	if err != nil || !ok {
+		return errPasswordChanged
+	}
+	return nil
 }
 
 // Authenticate returns the principal of a session cookie's token.

@@ -18,14 +18,16 @@ import (
 // CreateToken creates an API token for the user with this email and returns
 // it; only its hash is stored, so this is the one time it can be shown. The
 // token acts with the user's role, needs no CSRF token, and lasts until
-// revoked (or Config.TokenTTL). An empty name is "api".
+// revoked (or Config.TokenTTL). An empty name is "api". The audit row names
+// who acted: the principal in ctx (an admin in the AdminCP), or nobody (the
+// command line).
 func (s *Service) CreateToken(ctx context.Context, email, name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = defaultName
 	}
 	if len(name) > maxNameBytes || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return "", fmt.Errorf("token name: at most %d printable bytes", maxNameBytes)
+		return "", fmt.Errorf("%w: at most %d printable bytes", ErrInvalidTokenName, maxNameBytes)
 	}
 	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
 	if err != nil {
@@ -40,12 +42,12 @@ func (s *Service) CreateToken(ctx context.Context, email, name string) (string, 
 		if err != nil {
 			return err
 		}
-		return tx.AuditAppend(ctx, u.ID, AuditTokenCreate, map[string]any{"token_id": t.ID, "name": t.Name})
+		return tx.AuditAppend(ctx, actor(ctx), AuditTokenCreate, map[string]any{"token_id": t.ID, "name": t.Name, "user_id": u.ID})
 	})
 	if err != nil {
 		return "", dbError("create token", err)
 	}
-	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name)
+	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name, "by", actor(ctx))
 	return raw, nil
 }
 
@@ -72,7 +74,10 @@ func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal,
 }
 
 // RevokeToken revokes an API token by id (Principal.TokenID, or Tokens);
-// store.ErrNotFound if there is none. It stops working at its next request.
+// store.ErrNotFound if there is none. It stops working at its next request
+// on this instance, and within PrincipalCacheTTL on the others. Revoking a
+// revoked token again is not an error. The audit row names who acted, as
+// for CreateToken.
 func (s *Service) RevokeToken(ctx context.Context, id int64) error {
 	s.cache.drop(func(p Principal) bool { return p.ViaToken && p.TokenID == id })
 	err := s.st.WithTx(ctx, func(tx *store.Tx) error {
@@ -80,26 +85,39 @@ func (s *Service) RevokeToken(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
-		return tx.AuditAppend(ctx, owner, AuditTokenRevoke, map[string]any{"token_id": id})
+		return tx.AuditAppend(ctx, actor(ctx), AuditTokenRevoke, map[string]any{"token_id": id, "user_id": owner})
 	})
 	if err != nil {
 		return dbError(fmt.Sprintf("revoke token %d", id), err)
 	}
-	s.logger.InfoContext(ctx, "api token revoked", "token_id", id)
+	s.logger.InfoContext(ctx, "api token revoked", "token_id", id, "by", actor(ctx))
 	return nil
 }
 
-// Tokens lists the API tokens of the user with this email.
-func (s *Service) Tokens(ctx context.Context, email string) ([]store.APIToken, error) {
-	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
-	if err != nil {
-		return nil, dbError(fmt.Sprintf("list tokens: user %q", email), err)
+// Tokens lists the API tokens of the user with this email, or every
+// user's when email is empty, revoked and expired ones included, oldest
+// first. The secrets are not there: only their hashes are stored.
+func (s *Service) Tokens(ctx context.Context, email string) ([]store.TokenListing, error) {
+	var userID int64
+	if email = strings.TrimSpace(email); email != "" {
+		u, err := s.st.UserByEmail(ctx, email)
+		if err != nil {
+			return nil, dbError(fmt.Sprintf("list tokens: user %q", email), err)
+		}
+		userID = u.ID
 	}
-	ts, err := s.st.APITokens(ctx, u.ID)
+	ts, err := s.st.APITokensWithOwner(ctx, userID)
 	if err != nil {
 		return nil, dbError("list tokens", err)
 	}
 	return ts, nil
+}
+
+// actor is the user an audit row names as having acted: the principal of
+// the request ctx belongs to, 0 (nobody) from the command line.
+func actor(ctx context.Context) int64 {
+	p, _ := principalFromContext(ctx)
+	return p.UserID
 }
 
 // BearerToken returns the token of an "Authorization: Bearer" header.

@@ -123,14 +123,17 @@ func (q *Queries) APITokenCreate(ctx context.Context, db DBTX, arg APITokenCreat
 	return i, err
 }
 
-const aPITokenList = `-- name: APITokenList :many
-SELECT id, user_id, name, created_at, last_used_at, expires_at, revoked
-FROM api_tokens
-WHERE user_id = $1
-ORDER BY id
+const aPITokenListWithOwner = `-- name: APITokenListWithOwner :many
+SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked,
+       u.email AS owner_email,
+       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
+FROM api_tokens k
+JOIN users u ON u.id = k.user_id
+WHERE $1::bigint IS NULL OR k.user_id = $1::bigint
+ORDER BY k.id
 `
 
-type APITokenListRow struct {
+type APITokenListWithOwnerRow struct {
 	ID         int64
 	UserID     int64
 	Name       string
@@ -138,17 +141,21 @@ type APITokenListRow struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	Revoked    bool
+	OwnerEmail string
+	Expired    bool
 }
 
-func (q *Queries) APITokenList(ctx context.Context, db DBTX, userID int64) ([]APITokenListRow, error) {
-	rows, err := db.Query(ctx, aPITokenList, userID)
+// Every token (of one user when user_id is set), with its owner and whether
+// it has expired, judged on the database clock.
+func (q *Queries) APITokenListWithOwner(ctx context.Context, db DBTX, userID *int64) ([]APITokenListWithOwnerRow, error) {
+	rows, err := db.Query(ctx, aPITokenListWithOwner, userID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []APITokenListRow{}
+	items := []APITokenListWithOwnerRow{}
 	for rows.Next() {
-		var i APITokenListRow
+		var i APITokenListWithOwnerRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.UserID,
@@ -157,6 +164,8 @@ func (q *Queries) APITokenList(ctx context.Context, db DBTX, userID int64) ([]AP
 			&i.LastUsedAt,
 			&i.ExpiresAt,
 			&i.Revoked,
+			&i.OwnerEmail,
+			&i.Expired,
 		); err != nil {
 			return nil, err
 		}

@@ -140,6 +140,21 @@ func (q *Queries) UserList(ctx context.Context, db DBTX) ([]UserListRow, error) 
 	return items, nil
 }
 
+const userPasswordHashForShare = `-- name: UserPasswordHashForShare :one
+SELECT password_hash FROM users WHERE id = $1 FOR SHARE
+`
+
+// A login reads the hash it verified again, under a row lock, in the
+// transaction that opens its session: a password change that committed in
+// between is seen (and the login refused), and one that comes later waits
+// for the session to exist and then ends it with the others.
+func (q *Queries) UserPasswordHashForShare(ctx context.Context, db DBTX, id int64) (string, error) {
+	row := db.QueryRow(ctx, userPasswordHashForShare, id)
+	var password_hash string
+	err := row.Scan(&password_hash)
+	return password_hash, err
+}
+
 const userSetDisabled = `-- name: UserSetDisabled :execrows
 UPDATE users SET disabled = $1 WHERE id = $2
 `
@@ -168,6 +183,26 @@ type UserSetPasswordHashParams struct {
 
 func (q *Queries) UserSetPasswordHash(ctx context.Context, db DBTX, arg UserSetPasswordHashParams) (int64, error) {
 	result, err := db.Exec(ctx, userSetPasswordHash, arg.PasswordHash, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const userUpgradePasswordHash = `-- name: UserUpgradePasswordHash :execrows
+UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3
+`
+
+type UserUpgradePasswordHashParams struct {
+	NewHash string
+	ID      int64
+	OldHash string
+}
+
+// A login stores a hash made with new parameters only if the password is
+// still the one it checked: a rehash must never undo a password change.
+func (q *Queries) UserUpgradePasswordHash(ctx context.Context, db DBTX, arg UserUpgradePasswordHashParams) (int64, error) {
+	result, err := db.Exec(ctx, userUpgradePasswordHash, arg.NewHash, arg.ID, arg.OldHash)
 	if err != nil {
 		return 0, err
 	}

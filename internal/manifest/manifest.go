@@ -14,10 +14,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/upcheck/upcheck/internal/jsonpos"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -80,24 +82,55 @@ func Load(path string) (*Manifest, error) {
 }
 
 // ParseJSON parses and validates a JSON manifest. Unknown fields are refused:
-// a misspelt "verison" must not silently mean "no version".
+// a misspelt "verison" must not silently mean "no version". A syntax error,
+// a value of the wrong type, an unknown field and trailing data are named
+// with their line and column.
 func ParseJSON(body []byte) (*Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, describeJSON(body, err))
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: trailing data after the manifest", ErrInvalid)
+	if line, col, ok := jsonpos.Trailing(body, dec.InputOffset()); ok {
+		return nil, fmt.Errorf("%w: unexpected data after the manifest at line %d, column %d", ErrInvalid, line, col)
 	}
 	return &m, m.Validate()
 }
 
+// describeJSON words a decode error with its place. The json package
+// reports an unknown field by name only, so its place is the first member
+// of that name: the manifest has no free-form objects, so any member with
+// that name is unknown.
+func describeJSON(body []byte, err error) string {
+	quoted, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return jsonpos.Describe(body, err, "the manifest")
+	}
+	name, uerr := strconv.Unquote(quoted)
+	if uerr != nil {
+		return strings.TrimPrefix(err.Error(), "json: ")
+	}
+	key, _ := json.Marshal(name)
+	at := regexp.MustCompile(regexp.QuoteMeta(string(key)) + `\s*:`).FindIndex(body)
+	if at == nil {
+		return fmt.Sprintf("unknown field %q", name)
+	}
+	line, col := jsonpos.Position(body, int64(at[0]))
+	return fmt.Sprintf("unknown field %q at line %d, column %d", name, line, col)
+}
+
 // ParseYAML parses and validates a YAML manifest, with the same strictness.
+// Its errors are named with their line and column too, on one line like the
+// JSON ones (the YAML library's own message spans several).
 func ParseYAML(body []byte) (*Manifest, error) {
 	var m Manifest
 	if err := yaml.UnmarshalWithOptions(body, &m, yaml.Strict()); err != nil {
+		var yerr yaml.Error
+		if errors.As(err, &yerr) && yerr.GetToken() != nil {
+			pos := yerr.GetToken().Position
+			return nil, fmt.Errorf("%w: %s at line %d, column %d", ErrInvalid, yerr.GetMessage(), pos.Line, pos.Column)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return &m, m.Validate()

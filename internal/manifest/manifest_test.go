@@ -67,7 +67,7 @@ func TestInvalidManifestsNameEntryAndField(t *testing.T) {
 		{"missing name", `{"components":[{"code":"a","version":"1.0.0"}]}`, `components[0] ("a"): name is missing`},
 		{"unknown field", `{"components":[{"code":"a","name":"A","verison":"1.0.0"}]}`, `unknown field "verison"`},
 		{"key without source", `{"components":[{"code":"a","name":"A","version":"1.0.0","key":"ed25519:AAAA"}]}`, `key is set but there is no source`},
-		{"trailing data", `{"components":[]} {}`, `trailing data`},
+		{"trailing data", `{"components":[]} {}`, `unexpected data after the manifest at line 1, column 19`},
 		{"no core", `{"components":[{"code":"a","name":"A","version":"1.0.0"}]}`, `no component has code "core"`},
 	}
 	for _, tc := range cases {
@@ -82,6 +82,51 @@ func TestInvalidManifestsNameEntryAndField(t *testing.T) {
 	_, err := ParseYAML([]byte("components:\n  - code: a\n    name: A\n    version: 1.0.0\n    colour: red\n"))
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("yaml with unknown field: %v", err)
+	}
+}
+
+// A manifest that does not decode is refused with the line and column of
+// the problem, in JSON and in YAML, so the operator can find it in an
+// editor.
+func TestDecodeErrorsNameLineAndColumn(t *testing.T) {
+	t.Parallel()
+	entry := `{"code": "core", "name": "Core", "version": "1.0.0"}`
+	cases := []struct{ name, doc, want string }{
+		{"syntax error on a later line", "{\"components\": [\n  " + entry + ",\n  {\"code\": \"blog\" \"name\": \"Blog\"}\n]}",
+			`malformed JSON at line 3, column 19: invalid character '"' after object key:value pair`},
+		{"unexpected end", "{\"components\": [\n  " + entry, `malformed JSON at line 2, column 55: unexpected end of input`},
+		{"wrong type", "{\"components\": [\n  {\"code\": \"core\", \"name\": \"Core\",\n   \"version\": 1.0}]}",
+			`components.version at line 3, column 15 must be a string, not a JSON number`},
+		{"whole manifest of the wrong type", `[]`, `the manifest at line 1, column 1 must be an object, not a JSON array`},
+		{"unknown field", "{\"components\": [\n  {\"code\": \"core\", \"name\": \"Core\",\n      \"verison\" : \"1.0.0\"}]}",
+			`unknown field "verison" at line 3, column 7`},
+		{"characters before the problem count once each", "{\"components\": [{\"code\": \"core\", \"name\": \"Café\", \"version\": 1}]}",
+			`components.version at line 1, column 61 must be a string`},
+		{"a stray bracket after the manifest", `{"components":[]}]`, `unexpected data after the manifest at line 1, column 18`},
+		{"empty file", ``, `invalid manifest: empty body`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseJSON([]byte(tc.doc))
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want ErrInvalid containing %q", err, tc.want)
+			}
+		})
+	}
+	yamlCases := []struct{ name, doc, want string }{
+		{"unknown field", "components:\n  - code: core\n    verison: 1.0.0\n", `unknown field "verison" at line 3, column 5`},
+		{"syntax error", "components:\n  - code: [core\n", `at line 2, column 11`},
+		{"wrong type", "components: 5\n", `at line 1, column 13`},
+	}
+	for _, tc := range yamlCases {
+		t.Run("yaml "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseYAML([]byte(tc.doc))
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error = %q, want ErrInvalid containing %q, on one line", err, tc.want)
+			}
+		})
 	}
 }
 

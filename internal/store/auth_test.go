@@ -63,6 +63,33 @@ func TestUserCreateConflict(t *testing.T) {
 	}
 }
 
+// A login's rehash of the old password never undoes a password change
+// that committed since the login read the hash.
+func TestUserUpgradePasswordHashKeepsAChangedPassword(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	u, err := b.st.UserCreate(ctx, "ada@example.org", "admin", "$argon2id$old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.WithTx(ctx, func(tx *store.Tx) error { return tx.UserSetPasswordHash(ctx, u.ID, "$argon2id$changed") }); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.st.UserUpgradePasswordHash(ctx, u.ID, "$argon2id$old", "$argon2id$old-rehashed"); err != nil || ok {
+		t.Fatalf("upgrade over a changed password: %v, %v; want refused", ok, err)
+	}
+	if n := b.count(t, "SELECT count(*) FROM users WHERE password_hash = '$argon2id$changed'"); n != 1 {
+		t.Fatal("the changed password was overwritten")
+	}
+	if ok, err := b.st.UserUpgradePasswordHash(ctx, u.ID, "$argon2id$changed", "$argon2id$changed-rehashed"); err != nil || !ok {
+		t.Fatalf("upgrade of the current hash: %v, %v", ok, err)
+	}
+	if err := b.st.WithTx(ctx, func(tx *store.Tx) error { return tx.UserSetPasswordHash(ctx, 424242, "$argon2id$x") }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("set the password of an unknown user: %v, want ErrNotFound", err)
+	}
+}
+
 // The throttling statement, step by step on the database clock.
 func TestLoginAttemptRegister(t *testing.T) {
 	t.Parallel()

@@ -85,6 +85,12 @@ func (s *Store) SessionDeleteForUser(ctx context.Context, userID int64) (int64, 
 	return n, mapError(err)
 }
 
+// SessionDeleteForUser ends every session of a user in the transaction.
+func (t *Tx) SessionDeleteForUser(ctx context.Context, userID int64) (int64, error) {
+	n, err := t.q.SessionDeleteForUser(ctx, t.tx, userID)
+	return n, mapError(err)
+}
+
 // SessionDeleteDead deletes sessions past their expiry or idle longer than
 // idle; userID 0 means every user's.
 func (s *Store) SessionDeleteDead(ctx context.Context, userID int64, idle time.Duration) (int64, error) {

@@ -64,15 +64,30 @@ func (t *Tx) APITokenRevoke(ctx context.Context, id int64) (userID int64, err er
 	return userID, nil
 }
 
-// APITokens lists a user's tokens, revoked ones included.
-func (s *Store) APITokens(ctx context.Context, userID int64) ([]APIToken, error) {
-	rows, err := s.q.APITokenList(ctx, s.pool, userID)
+// TokenListing is a token as the lists show it: with its owner's email and
+// whether it has expired (on the database clock).
+type TokenListing struct {
+	APIToken
+	OwnerEmail string
+	Expired    bool
+}
+
+// APITokensWithOwner lists every token, or the tokens of one user when
+// userID is not 0, revoked and expired ones included, oldest first.
+func (s *Store) APITokensWithOwner(ctx context.Context, userID int64) ([]TokenListing, error) {
+	rows, err := s.q.APITokenListWithOwner(ctx, s.pool, optionalID(userID))
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list api tokens: %w", err))
 	}
-	out := make([]APIToken, len(rows))
+	out := make([]TokenListing, len(rows))
 	for i, r := range rows {
-		out[i] = APIToken(r)
+		out[i] = TokenListing{
+			APIToken: APIToken{
+				ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt,
+				ExpiresAt: r.ExpiresAt, Revoked: r.Revoked,
+			},
+			OwnerEmail: r.OwnerEmail, Expired: r.Expired,
+		}
 	}
 	return out, nil
 }

@@ -96,11 +96,34 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	return out, nil
 }
 
-// UserSetPasswordHash replaces an account's password hash; ErrNotFound if
-// the account does not exist.
-func (s *Store) UserSetPasswordHash(ctx context.Context, id int64, passwordHash string) error {
-	n, err := s.q.UserSetPasswordHash(ctx, s.pool, db.UserSetPasswordHashParams{ID: id, PasswordHash: passwordHash})
+// UserSetPasswordHash replaces an account's password hash in the
+// transaction; ErrNotFound if the account does not exist.
+func (t *Tx) UserSetPasswordHash(ctx context.Context, id int64, passwordHash string) error {
+	n, err := t.q.UserSetPasswordHash(ctx, t.tx, db.UserSetPasswordHashParams{ID: id, PasswordHash: passwordHash})
 	return affectedOne(n, err, "set password")
+}
+
+// UserUpgradePasswordHash replaces an account's password hash with one of
+// the same password made with new parameters, only while oldHash is still
+// the stored one; it reports whether it did. A password changed meanwhile
+// stays changed.
+func (s *Store) UserUpgradePasswordHash(ctx context.Context, id int64, oldHash, newHash string) (bool, error) {
+	n, err := s.q.UserUpgradePasswordHash(ctx, s.pool, db.UserUpgradePasswordHashParams{ID: id, OldHash: oldHash, NewHash: newHash})
+	if err != nil {
+		return false, mapError(fmt.Errorf("upgrade password hash: %w", err))
+	}
+	return n == 1, nil
+}
+
+// UserPasswordHashForShare reads an account's password hash again and
+// keeps its row from changing until the transaction ends; ErrNotFound if
+// the account is gone.
+func (t *Tx) UserPasswordHashForShare(ctx context.Context, id int64) (string, error) {
+	h, err := t.q.UserPasswordHashForShare(ctx, t.tx, id)
+	if err != nil {
+		return "", mapError(fmt.Errorf("read password hash: %w", err))
+	}
+	return h, nil
 }
 
 // UserSetDisabled disables or re-enables an account. A disabled account's

@@ -37,7 +37,8 @@ func layout(c echo.Context) views.LayoutProps {
 	p, _ := auth.PrincipalFrom(c)
 	sum, _ := c.Get(summaryKey).(readmodel.Summary)
 	return views.LayoutProps{
-		User:      views.User{Email: p.Email, Role: p.Role, CanManage: p.Can(auth.PermManage), CanAudit: p.Can(auth.PermAudit)},
+		User: views.User{Email: p.Email, Role: p.Role, CanManage: p.Can(auth.PermManage),
+			CanManageTokens: p.Can(auth.PermTokens) && !p.ViaToken, CanAudit: p.Can(auth.PermAudit)},
 		CSRFToken: p.CSRFToken,
 		Summary:   sum,
 		Asset:     static.Path,

@@ -38,6 +38,19 @@ var needs = map[string]string{
 	// Who dismissed what and every check: admins only.
 	"GET /admin/audit":     auth.PermAudit,
 	"GET /admin/audit.csv": auth.PermAudit,
+	// Other users' credentials: admins only, reads included.
+	"GET /admin/tokens":             auth.PermTokens,
+	"POST /admin/tokens":            auth.PermTokens,
+	"POST /admin/tokens/:id/revoke": auth.PermTokens,
+}
+
+// sessionOnly are the routes an API token cannot use, whatever its role,
+// with the reason: there, an admin gets through with a browser session
+// (and its CSRF token) and gets 403 with a token.
+var sessionOnly = map[string]string{
+	"GET /admin/tokens":             "an API token cannot manage API tokens",
+	"POST /admin/tokens":            "a leaked token cannot mint its successor",
+	"POST /admin/tokens/:id/revoke": "nor revoke the others",
 }
 
 // samples fills in path parameters: a component and an advisory of the
@@ -84,6 +97,7 @@ func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
 	}
 	anon, caller := b.anonymous(), b.anonymous()
 	viewer, admin := bearer("viewer@example.test"), bearer("admin@example.test")
+	adminSession := b.login("admin@example.test")
 
 	seen := map[string]bool{}
 	for _, r := range e.Routes() {
@@ -119,11 +133,21 @@ func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
 		case viewerMay && (got.status == http.StatusUnauthorized || got.status == http.StatusForbidden):
 			t.Errorf("viewer %s %s: %d; want it let through: the route is a read. List it in needs if it is not.", method, path, got.status)
 		}
+		if _, ok := sessionOnly[key]; ok {
+			if got := caller.do(method, path, "", "", admin); got.status != http.StatusForbidden {
+				t.Errorf("admin's API token %s %s: %d; want 403: %s", method, path, got.status, sessionOnly[key])
+			}
+			got := adminSession.do(method, path, "", "", map[string]string{"X-CSRF-Token": adminSession.csrf})
+			if got.status == http.StatusUnauthorized || got.status == http.StatusForbidden {
+				t.Errorf("admin session %s %s: %d; an admin may do everything from the AdminCP", method, path, got.status)
+			}
+			continue
+		}
 		if got := caller.do(method, path, "", "", admin); got.status == http.StatusUnauthorized || got.status == http.StatusForbidden {
 			t.Errorf("admin %s %s: %d; a manager may do everything", method, path, got.status)
 		}
 	}
-	for _, list := range []map[string]string{public, needs} {
+	for _, list := range []map[string]string{public, needs, sessionOnly} {
 		for key := range list {
 			if !seen[key] {
 				t.Errorf("%s is listed in this test but not routed", key)

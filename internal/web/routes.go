@@ -87,6 +87,14 @@ func (s *Server) routes(e *echo.Echo) {
 	adminManage.post(views.PathNotifications+"/channels/:id/enable", s.enableChannel)   // views.ChannelPath
 	adminManage.post(views.PathNotifications+"/channels/:id/disable", s.disableChannel) // views.ChannelPath
 	adminManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)      // views.DeliveryRetryPath
+
+	// API tokens: admins only (tokens.can_manage), from a browser session:
+	// an API token cannot manage API tokens.
+	adminTokens := admin.group("", require(auth.PermTokens), requireSession())
+	adminTokens.get(views.PathTokens, s.tokensPage)
+	adminTokensChange := adminTokens.group("", csrf())
+	adminTokensChange.post(views.PathTokens, s.createToken)
+	adminTokensChange.post(views.PathTokens+"/:id/revoke", s.revokeToken) // views.TokenRevokePath
 }
 
 // group is an echo group whose routes are given by their full paths, as

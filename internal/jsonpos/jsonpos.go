@@ -1,0 +1,127 @@
+// Package jsonpos says where in a JSON text encoding/json found a problem,
+// as a line and a column a person can find in their editor. The update
+// document and the components manifest both word their decode errors with
+// it, so a publisher and an operator read the same kind of message.
+package jsonpos
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"unicode/utf8"
+)
+
+// Position converts a byte offset into body to a 1-based line and column.
+// The column counts characters, not bytes, as editors do; an offset out of
+// range is clamped to the text.
+func Position(body []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(body)))
+	before := body[:offset]
+	lineStart := bytes.LastIndexByte(before, '\n') + 1
+	return bytes.Count(before, []byte("\n")) + 1, utf8.RuneCount(before[lineStart:]) + 1
+}
+
+// Trailing reports where something other than white space starts in body
+// after end (a json.Decoder's InputOffset after its one value); ok is false
+// when there is nothing there.
+func Trailing(body []byte, end int64) (line, col int, ok bool) {
+	end = min(max(end, 0), int64(len(body)))
+	rest := bytes.TrimLeft(body[end:], " \t\r\n")
+	if len(rest) == 0 {
+		return 0, 0, false
+	}
+	line, col = Position(body, int64(len(body)-len(rest)))
+	return line, col, true
+}
+
+// Describe words err, returned by encoding/json while decoding body, with
+// where it is: "malformed JSON at line 3, column 14: …" for a syntax error
+// (pointing at the bad character), "publisher at line 1, column 28 must be
+// a string, not a JSON number" for a value of the wrong type (pointing at
+// the start of the value), and "empty body" for no input at all. whole
+// names the top-level value in a type error, e.g. "the document". Other
+// errors are worded as they are.
+func Describe(body []byte, err error, whole string) string {
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return "empty body"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := Position(body, int64(len(body)))
+		return fmt.Sprintf("malformed JSON at line %d, column %d: unexpected end of input", line, col)
+	case errors.As(err, &syntaxErr):
+		// The offset is just past the offending byte.
+		line, col := Position(body, syntaxErr.Offset-1)
+		return fmt.Sprintf("malformed JSON at line %d, column %d: %v", line, col, err)
+	case errors.As(err, &typeErr):
+		line, col := Position(body, valueStart(body, typeErr.Offset))
+		field := typeErr.Field
+		if field == "" {
+			field = whole
+		}
+		return fmt.Sprintf("%s at line %d, column %d must be %s, not a JSON %s", field, line, col, kind(typeErr.Type), typeErr.Value)
+	}
+	return err.Error()
+}
+
+// kind names a Go type the way a JSON author would.
+func kind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	default:
+		return t.String()
+	}
+}
+
+// valueStart finds where the JSON value of a type error begins. The json
+// package reports the offset just past the opening bracket of an object or
+// array, and just past the end of any other value.
+func valueStart(body []byte, offset int64) int64 {
+	end := min(max(offset, 0), int64(len(body)))
+	if end == 0 {
+		return 0
+	}
+	last := body[end-1]
+	switch {
+	case last == '{' || last == '[':
+		return end - 1
+	case last == '"':
+		// Back to the opening quote: the first quote not escaped by an odd
+		// number of backslashes.
+		for i := end - 2; i >= 0; i-- {
+			if body[i] != '"' {
+				continue
+			}
+			slashes := 0
+			for j := i - 1; j >= 0 && body[j] == '\\'; j-- {
+				slashes++
+			}
+			if slashes%2 == 0 {
+				return i
+			}
+		}
+		return end - 1
+	default:
+		i := end
+		for i > 0 && bytes.IndexByte([]byte("0123456789+-.eEtruefalsn"), body[i-1]) >= 0 {
+			i--
+		}
+		return i
+	}
+}
