@@ -1,15 +1,42 @@
--- name: AdvisoryDismiss :execrows
--- A second dismissal of the same advisory keeps the first one's author and
--- time, and reports no change so that it is not audited twice.
-INSERT INTO advisory_dismissals (component_code, advisory_id, user_id)
-VALUES (@component_code, @advisory_id, sqlc.narg(user_id))
-ON CONFLICT (component_code, advisory_id) DO NOTHING;
+-- name: DismissalLockComponent :one
+-- Serialises the decisions about one component's advisories (a dismissal
+-- ends the standing one before it records its own), and says whether the
+-- component is installed.
+SELECT code FROM components WHERE code = @code FOR UPDATE;
 
--- name: AdvisoryUndismiss :execrows
-DELETE FROM advisory_dismissals
-WHERE component_code = @component_code AND advisory_id = @advisory_id;
+-- name: DismissalEnd :many
+-- Ends the standing decision about an advisory ("undone" or "replaced"),
+-- keeping it as history. Returns what ended: nothing when none stood.
+UPDATE advisory_dismissals
+SET ended_at = clock_timestamp(), ended_how = @how::text
+WHERE component_code = @component_code AND advisory_id = @advisory_id AND ended_at IS NULL
+RETURNING id, reason, expires_at;
 
--- name: AdvisoryDismissalList :many
-SELECT component_code, advisory_id, user_id, dismissed_at
-FROM advisory_dismissals
-ORDER BY component_code, advisory_id;
+-- name: DismissalCreate :one
+-- Dismisses the advisory as the component's current result lists it, so
+-- that its fingerprint is what the admin accepted. No row comes back when
+-- the current result lists no such advisory (or there is none).
+INSERT INTO advisory_dismissals (component_code, advisory_id, user_id, user_email, reason, expires_at,
+                                 severity, affected, fixed_in)
+SELECT cs.code, a->>'id', sqlc.narg(user_id)::bigint,
+       (SELECT u.email FROM users u WHERE u.id = sqlc.narg(user_id)::bigint),
+       @reason::text, sqlc.narg(expires_at)::timestamptz,
+       coalesce(a->>'severity', ''), coalesce(a->>'affected', ''), coalesce(a->>'fixed_in', '')
+FROM component_state cs
+CROSS JOIN LATERAL jsonb_array_elements(cs.evaluation->'advisories') a
+WHERE cs.code = @component_code AND a->>'id' = @advisory_id::text
+LIMIT 1
+RETURNING id, dismissed_at, user_email, severity, affected, fixed_in;
+
+-- name: DismissalStandingList :many
+-- The standing decisions about one component's advisories, in force or
+-- not: in_force reads the one definition (advisory_dismissals_in_force),
+-- expired says whether the expiry has passed, on the database clock.
+SELECT d.id, d.advisory_id, coalesce(d.user_email, u.email, '')::text AS by_email, d.dismissed_at, d.reason,
+       d.expires_at, d.severity, d.affected, d.fixed_in,
+       EXISTS (SELECT 1 FROM advisory_dismissals_in_force f WHERE f.id = d.id)::boolean AS in_force,
+       coalesce(d.expires_at <= clock_timestamp(), false)::boolean AS expired
+FROM advisory_dismissals d
+LEFT JOIN users u ON u.id = d.user_id
+WHERE d.component_code = @component_code AND d.ended_at IS NULL
+ORDER BY d.advisory_id;

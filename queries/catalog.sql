@@ -30,12 +30,12 @@ LIMIT @max_rows OFFSET @skip_rows;
 -- name: ComponentDetail :one
 -- One component from the read model, with its whole evaluation (releases,
 -- every advisory affecting the installed version) and the ids of the
--- advisories dismissed for it.
+-- advisories whose dismissal is in force.
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.evaluated,
        cs.latest_version, cs.evaluation, cs.eval_error, cs.stale, cs.failing, cs.source_failing,
        cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
        (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
-          FROM advisory_dismissals d WHERE d.component_code = cs.code)::text[] AS dismissed
+          FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed
 FROM component_state cs
 WHERE cs.code = @code;
 

@@ -18,6 +18,7 @@ const (
 	NavHistory   NavItem = "history"
 	NavSources   NavItem = "sources"
 	NavNotify    NavItem = "notifications"
+	NavAudit     NavItem = "audit"
 )
 
 // User is the signed-in user as the layout shows them.
@@ -29,6 +30,9 @@ type User struct {
 	CanManage bool
 	// CanManageTokens is tokens.can_manage: the API tokens section.
 	CanManageTokens bool
+	// CanAudit is the audit.can_view permission: the Audit log's entry in
+	// the navigation.
+	CanAudit bool
 }
 
 // LayoutProps is what every signed-in page shares.
@@ -158,8 +162,11 @@ type AdvisoryRow struct {
 	// FixedIn is the first fixed version; NoFix: none published yet.
 	FixedIn string
 	NoFix   bool
-	// Dismissed: an admin dismissed it for this component.
+	// Dismissed: a dismissal is in force; the advisory does not count.
 	Dismissed bool
+	// Dismissal is the standing dismissal, in force or not (then the page
+	// says why the advisory counts again); nil: none.
+	Dismissal *AdvisoryDismissal
 }
 
 // DetailProps is one component's page: its releases and advisories.
@@ -173,6 +180,8 @@ type DetailProps struct {
 	Releases  []ReleaseRow
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryRow
+	// DismissForm refills the dismiss form the server refused.
+	DismissForm DismissForm
 	// CanManage shows the dismiss and undismiss buttons.
 	CanManage     bool
 	LastSuccessAt *time.Time

@@ -129,8 +129,15 @@ func pages() map[string]templ.Component {
 				{ID: "ACME-2026-007", Severity: "critical", Summary: "Stored XSS in comments",
 					URL: "https://acme.example/adv/7", Affected: "<2.4.0", FixedIn: "2.4.0"},
 				{ID: "ACME-2026-009", Severity: "medium", Summary: "Open redirect", NoFix: true},
-				{ID: "ACME-2025-101", Severity: "low", Summary: "Verbose errors", FixedIn: "2.4.0", Dismissed: true},
+				{ID: "ACME-2025-101", Severity: "low", Summary: "Verbose errors", FixedIn: "2.4.0", Dismissed: true,
+					Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now.Add(-26 * time.Hour),
+						Reason: "Debug output is off in production", ExpiresAt: in(36 * time.Hour)}},
+				{ID: "ACME-2025-102", Severity: "high", Summary: "Session fixation", Affected: "<2.5.0", FixedIn: "2.5.0",
+					Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now.Add(-72 * time.Hour), Reason: "Single sign-on only",
+						Changes: []AdvisoryChange{{ChangeSeverity, "medium", "high"}, {ChangeAffected, "<2.4.0", "<2.5.0"}, {ChangeFixedIn, "", "2.5.0"}}}},
 			},
+			DismissForm: DismissForm{AdvisoryID: "ACME-2026-009", Reason: "", Expires: "2026-11-01",
+				Error: "The expiry date has passed. Pick today or a later day, or leave it empty to dismiss the advisory until someone restores it."},
 		}),
 		"detail_viewer": ComponentDetail(DetailProps{
 			Layout: layout(calm(), false), Code: "forum", Name: "Forum", Installed: "3.1.0",
@@ -185,6 +192,16 @@ func pages() map[string]templ.Component {
 					NextAttempt: in(9 * time.Minute), LastError: "not sent: post https://chat.example/hooks/x: no answer within 15s"},
 			},
 		}),
+		"audit_empty": Audit(AuditProps{Layout: auditLayout(), Kind: AuditKindCheck, Page: 1}),
+		"audit": Audit(AuditProps{Layout: auditLayout(), Kind: "", Page: 2, PageSize: 4, Total: 9, Rows: []AuditRow{
+			{At: now.Add(-time.Hour), Kind: AuditKindDismissal, Action: "advisory.dismiss", Actor: "ada@example.org",
+				Component: "gallery", Advisory: "ACME-2026-011", Reason: "Metadata is stripped by the CDN", ExpiresAt: in(48 * time.Hour)},
+			{At: now.Add(-2 * time.Hour), Kind: AuditKindDismissal, Action: "advisory.expire", Component: "blog",
+				Advisory: "ACME-2025-101", Reason: "Debug output is off"},
+			{At: now.Add(-3 * time.Hour), Kind: AuditKindCheck, Action: "check", Actor: "cron", Trigger: "scheduled",
+				Status: "completed", Detail: "3 fetched, 1 unchanged, 1 failed"},
+			{At: now.Add(-4 * time.Hour), Kind: AuditKindAccount, Action: "token.create", Actor: "ada@example.org", Detail: "name: ci, token id: 3"},
+		}}),
 		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
 		"tokens":               Tokens(tokensProps()),
 		"tokens_empty":         Tokens(tokensEmptyProps()),
@@ -422,7 +439,7 @@ func TestDismissButtonsOnlyForManagers(t *testing.T) {
 	}}
 	p.CanManage = true
 	root := doc(t, ComponentDetail(p))
-	dismiss := one(t, root, "advisory-dismiss")
+	dismiss := one(t, root, "dismiss-form")
 	if a, _ := attr(dismiss, "action"); a != "/admin/plugins/blog/advisories/A-1/dismiss" {
 		t.Errorf("dismiss action %q", a)
 	}
@@ -432,7 +449,7 @@ func TestDismissButtonsOnlyForManagers(t *testing.T) {
 	}
 	p.CanManage = false
 	root = doc(t, ComponentDetail(p))
-	if n := len(byTestID(root, "advisory-dismiss")) + len(byTestID(root, "advisory-undismiss")); n != 0 {
+	if n := len(byTestID(root, "advisory-dismiss")) + len(byTestID(root, "dismiss-form")) + len(byTestID(root, "advisory-undismiss")); n != 0 {
 		t.Errorf("viewer sees %d dismiss forms", n)
 	}
 }

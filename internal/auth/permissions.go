@@ -21,12 +21,14 @@ const (
 	// apart from plugins.can_manage so that a role managing plugins need
 	// not hold other people's credentials.
 	PermTokens = "tokens.can_manage"
+	// PermAudit reads the audit log: who dismissed what, and every check.
+	PermAudit = "audit.can_view"
 )
 
 // rolePermissions is the whole role model: adding a role or a permission is
 // one line here.
 var rolePermissions = map[string][]string{
-	RoleAdmin:  {PermView, PermManage, PermTokens},
+	RoleAdmin:  {PermView, PermManage, PermTokens, PermAudit},
 	RoleViewer: {PermView},
 }
 

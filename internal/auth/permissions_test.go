@@ -13,6 +13,9 @@ func TestPermissions(t *testing.T) {
 	if !viewer.Can(PermView) || viewer.Can(PermManage) || viewer.Can(PermTokens) {
 		t.Error("viewer must view, and neither manage nor see API tokens")
 	}
+	if !admin.Can(PermAudit) || viewer.Can(PermAudit) {
+		t.Error("the audit log is for admins only")
+	}
 	if stranger.Can(PermView) || stranger.Can(PermManage) {
 		t.Error("an unknown role must have no permission")
 	}

@@ -7,51 +7,94 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
-const advisoryDismiss = `-- name: AdvisoryDismiss :execrows
-INSERT INTO advisory_dismissals (component_code, advisory_id, user_id)
-VALUES ($1, $2, $3)
-ON CONFLICT (component_code, advisory_id) DO NOTHING
+const dismissalCreate = `-- name: DismissalCreate :one
+INSERT INTO advisory_dismissals (component_code, advisory_id, user_id, user_email, reason, expires_at,
+                                 severity, affected, fixed_in)
+SELECT cs.code, a->>'id', $1::bigint,
+       (SELECT u.email FROM users u WHERE u.id = $1::bigint),
+       $2::text, $3::timestamptz,
+       coalesce(a->>'severity', ''), coalesce(a->>'affected', ''), coalesce(a->>'fixed_in', '')
+FROM component_state cs
+CROSS JOIN LATERAL jsonb_array_elements(cs.evaluation->'advisories') a
+WHERE cs.code = $4 AND a->>'id' = $5::text
+LIMIT 1
+RETURNING id, dismissed_at, user_email, severity, affected, fixed_in
 `
 
-type AdvisoryDismissParams struct {
+type DismissalCreateParams struct {
+	UserID        *int64
+	Reason        string
+	ExpiresAt     *time.Time
 	ComponentCode string
 	AdvisoryID    string
-	UserID        *int64
 }
 
-// A second dismissal of the same advisory keeps the first one's author and
-// time, and reports no change so that it is not audited twice.
-func (q *Queries) AdvisoryDismiss(ctx context.Context, db DBTX, arg AdvisoryDismissParams) (int64, error) {
-	result, err := db.Exec(ctx, advisoryDismiss, arg.ComponentCode, arg.AdvisoryID, arg.UserID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+type DismissalCreateRow struct {
+	ID          int64
+	DismissedAt time.Time
+	UserEmail   *string
+	Severity    string
+	Affected    string
+	FixedIn     string
 }
 
-const advisoryDismissalList = `-- name: AdvisoryDismissalList :many
-SELECT component_code, advisory_id, user_id, dismissed_at
-FROM advisory_dismissals
-ORDER BY component_code, advisory_id
+// Dismisses the advisory as the component's current result lists it, so
+// that its fingerprint is what the admin accepted. No row comes back when
+// the current result lists no such advisory (or there is none).
+func (q *Queries) DismissalCreate(ctx context.Context, db DBTX, arg DismissalCreateParams) (DismissalCreateRow, error) {
+	row := db.QueryRow(ctx, dismissalCreate,
+		arg.UserID,
+		arg.Reason,
+		arg.ExpiresAt,
+		arg.ComponentCode,
+		arg.AdvisoryID,
+	)
+	var i DismissalCreateRow
+	err := row.Scan(
+		&i.ID,
+		&i.DismissedAt,
+		&i.UserEmail,
+		&i.Severity,
+		&i.Affected,
+		&i.FixedIn,
+	)
+	return i, err
+}
+
+const dismissalEnd = `-- name: DismissalEnd :many
+UPDATE advisory_dismissals
+SET ended_at = clock_timestamp(), ended_how = $1::text
+WHERE component_code = $2 AND advisory_id = $3 AND ended_at IS NULL
+RETURNING id, reason, expires_at
 `
 
-func (q *Queries) AdvisoryDismissalList(ctx context.Context, db DBTX) ([]AdvisoryDismissal, error) {
-	rows, err := db.Query(ctx, advisoryDismissalList)
+type DismissalEndParams struct {
+	How           string
+	ComponentCode string
+	AdvisoryID    string
+}
+
+type DismissalEndRow struct {
+	ID        int64
+	Reason    string
+	ExpiresAt *time.Time
+}
+
+// Ends the standing decision about an advisory ("undone" or "replaced"),
+// keeping it as history. Returns what ended: nothing when none stood.
+func (q *Queries) DismissalEnd(ctx context.Context, db DBTX, arg DismissalEndParams) ([]DismissalEndRow, error) {
+	rows, err := db.Query(ctx, dismissalEnd, arg.How, arg.ComponentCode, arg.AdvisoryID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []AdvisoryDismissal{}
+	items := []DismissalEndRow{}
 	for rows.Next() {
-		var i AdvisoryDismissal
-		if err := rows.Scan(
-			&i.ComponentCode,
-			&i.AdvisoryID,
-			&i.UserID,
-			&i.DismissedAt,
-		); err != nil {
+		var i DismissalEndRow
+		if err := rows.Scan(&i.ID, &i.Reason, &i.ExpiresAt); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -62,20 +105,76 @@ func (q *Queries) AdvisoryDismissalList(ctx context.Context, db DBTX) ([]Advisor
 	return items, nil
 }
 
-const advisoryUndismiss = `-- name: AdvisoryUndismiss :execrows
-DELETE FROM advisory_dismissals
-WHERE component_code = $1 AND advisory_id = $2
+const dismissalLockComponent = `-- name: DismissalLockComponent :one
+SELECT code FROM components WHERE code = $1 FOR UPDATE
 `
 
-type AdvisoryUndismissParams struct {
-	ComponentCode string
-	AdvisoryID    string
+// Serialises the decisions about one component's advisories (a dismissal
+// ends the standing one before it records its own), and says whether the
+// component is installed.
+func (q *Queries) DismissalLockComponent(ctx context.Context, db DBTX, code string) (string, error) {
+	row := db.QueryRow(ctx, dismissalLockComponent, code)
+	var code_2 string
+	err := row.Scan(&code_2)
+	return code_2, err
 }
 
-func (q *Queries) AdvisoryUndismiss(ctx context.Context, db DBTX, arg AdvisoryUndismissParams) (int64, error) {
-	result, err := db.Exec(ctx, advisoryUndismiss, arg.ComponentCode, arg.AdvisoryID)
+const dismissalStandingList = `-- name: DismissalStandingList :many
+SELECT d.id, d.advisory_id, coalesce(d.user_email, u.email, '')::text AS by_email, d.dismissed_at, d.reason,
+       d.expires_at, d.severity, d.affected, d.fixed_in,
+       EXISTS (SELECT 1 FROM advisory_dismissals_in_force f WHERE f.id = d.id)::boolean AS in_force,
+       coalesce(d.expires_at <= clock_timestamp(), false)::boolean AS expired
+FROM advisory_dismissals d
+LEFT JOIN users u ON u.id = d.user_id
+WHERE d.component_code = $1 AND d.ended_at IS NULL
+ORDER BY d.advisory_id
+`
+
+type DismissalStandingListRow struct {
+	ID          int64
+	AdvisoryID  string
+	ByEmail     string
+	DismissedAt time.Time
+	Reason      string
+	ExpiresAt   *time.Time
+	Severity    string
+	Affected    string
+	FixedIn     string
+	InForce     bool
+	Expired     bool
+}
+
+// The standing decisions about one component's advisories, in force or
+// not: in_force reads the one definition (advisory_dismissals_in_force),
+// expired says whether the expiry has passed, on the database clock.
+func (q *Queries) DismissalStandingList(ctx context.Context, db DBTX, componentCode string) ([]DismissalStandingListRow, error) {
+	rows, err := db.Query(ctx, dismissalStandingList, componentCode)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	items := []DismissalStandingListRow{}
+	for rows.Next() {
+		var i DismissalStandingListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.AdvisoryID,
+			&i.ByEmail,
+			&i.DismissedAt,
+			&i.Reason,
+			&i.ExpiresAt,
+			&i.Severity,
+			&i.Affected,
+			&i.FixedIn,
+			&i.InForce,
+			&i.Expired,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -136,7 +136,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        cs.latest_version, cs.evaluation, cs.eval_error, cs.stale, cs.failing, cs.source_failing,
        cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
        (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
-          FROM advisory_dismissals d WHERE d.component_code = cs.code)::text[] AS dismissed
+          FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed
 FROM component_state cs
 WHERE cs.code = $1
 `
@@ -163,7 +163,7 @@ type ComponentDetailRow struct {
 
 // One component from the read model, with its whole evaluation (releases,
 // every advisory affecting the installed version) and the ids of the
-// advisories dismissed for it.
+// advisories whose dismissal is in force.
 func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (ComponentDetailRow, error) {
 	row := db.QueryRow(ctx, componentDetail, code)
 	var i ComponentDetailRow

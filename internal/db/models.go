@@ -15,6 +15,21 @@ type AdvisoryDismissal struct {
 	AdvisoryID    string
 	UserID        *int64
 	DismissedAt   time.Time
+	ID            int64
+	UserEmail     *string
+	Reason        string
+	ExpiresAt     *time.Time
+	Severity      string
+	Affected      string
+	FixedIn       string
+	EndedAt       *time.Time
+	EndedHow      *string
+}
+
+type AdvisoryDismissalsInForce struct {
+	ID            int64
+	ComponentCode string
+	AdvisoryID    string
 }
 
 type ApiToken struct {

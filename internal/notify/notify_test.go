@@ -149,22 +149,36 @@ func TestEventsQueuedOncePerChannel(t *testing.T) {
 	}
 }
 
-// A dismissed advisory queues nothing.
+// A dismissed advisory queues nothing; once its dismissal expired, the
+// next check queues it.
 func TestDismissedAdvisoryQueuesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notify.DefaultTimings())
 	b.site()
-	if err := b.checker.SetDismissed(context.Background(), "gallery", "ACME-2", 0, true); err != nil {
+	b.check() // a dismissal needs the advisory as a result lists it
+	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"}); err != nil {
 		t.Fatal(err)
 	}
 	b.check()
-	for k := range b.events() {
-		if k[len(k)-6:] == "ACME-2" {
-			t.Fatalf("a dismissed advisory was queued: %v", b.events())
+	queued := func() bool {
+		for k := range b.events() {
+			if k[len(k)-6:] == "ACME-2" {
+				return true
+			}
 		}
+		return false
+	}
+	if queued() {
+		t.Fatalf("a dismissed advisory was queued: %v", b.events())
+	}
+	b.db.MustExec(t, `UPDATE advisory_dismissals SET dismissed_at = clock_timestamp() - interval '2 days',
+		expires_at = clock_timestamp() - interval '1 second'`)
+	b.check()
+	if !queued() {
+		t.Fatalf("the advisory whose dismissal expired was not queued by the next check: %v", b.events())
 	}
 }
 

@@ -68,3 +68,60 @@ func optionalID(id int64) *int64 {
 	}
 	return &id
 }
+
+// AuditEvent is one entry of the Audit log page: an audit_log row, a
+// dismissal whose expiry passed while it stood, or a check.
+type AuditEvent struct {
+	At time.Time
+	// Kind is dismissal, account, check or other.
+	Kind string
+	// Action is the audit action (advisory.dismiss, advisory.undismiss,
+	// advisory.expire, user.create, …) or "check".
+	Action string
+	// Actor is who acted: an email, "cron" or "cli" for checks; "" when
+	// nobody did (an expiry, a command-line account change).
+	Actor               string
+	Component, Advisory string
+	Reason              string
+	ExpiresAt           *time.Time
+	// Trigger and Status are a check's.
+	Trigger, Status string
+	// Detail is the entry's JSON: the audit row's own, a check's counts.
+	Detail []byte
+}
+
+// Audit event kinds, the Audit log page's filter.
+const (
+	AuditKindDismissal = "dismissal"
+	AuditKindCheck     = "check"
+	AuditKindAccount   = "account"
+)
+
+// AuditEventCount counts the entries of a kind ("" for every kind).
+func (s *Store) AuditEventCount(ctx context.Context, kind string) (int, error) {
+	n, err := s.q.AuditEventCount(ctx, s.pool, kind)
+	if err != nil {
+		return 0, mapError(fmt.Errorf("count audit events: %w", err))
+	}
+	return int(n), nil
+}
+
+// AuditEvents lists the entries of a kind ("" for every kind), newest
+// first, skipping offset; limit 0 lists them all.
+func (s *Store) AuditEvents(ctx context.Context, kind string, limit, offset int) ([]AuditEvent, error) {
+	p := db.AuditEventPageParams{Kind: kind, SkipRows: int32(offset)}
+	if limit > 0 {
+		n := int32(limit)
+		p.MaxRows = &n
+	}
+	rows, err := s.q.AuditEventPage(ctx, s.pool, p)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list audit events: %w", err))
+	}
+	out := make([]AuditEvent, len(rows))
+	for i, r := range rows {
+		out[i] = AuditEvent{At: r.At, Kind: r.Kind, Action: r.Action, Actor: r.Actor, Component: r.Component,
+			Advisory: r.Advisory, Reason: r.Reason, ExpiresAt: r.ExpiresAt, Trigger: r.Trigger, Status: r.Status, Detail: r.Detail}
+	}
+	return out, nil
+}

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -88,111 +87,6 @@ func TestUserUpgradePasswordHashKeepsAChangedPassword(t *testing.T) {
 	}
 	if err := b.st.WithTx(ctx, func(tx *store.Tx) error { return tx.UserSetPasswordHash(ctx, 424242, "$argon2id$x") }); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("set the password of an unknown user: %v, want ErrNotFound", err)
-	}
-}
-
-// A dismissal and its audit row commit together: when the audit row cannot
-// be written, the dismissal is not there either.
-func TestDismissAdvisoryAuditsInSameTransaction(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	u, err := b.st.UserCreate(ctx, "ada@example.org", "admin", "$argon2id$x")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	if err := b.st.DismissAdvisory(ctx, "blog", "ACME-2026-007", u.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.st.DismissAdvisory(ctx, "blog", "ACME-2026-007", u.ID); err != nil {
-		t.Fatalf("second dismissal: %v", err)
-	}
-	if err := b.st.DismissAdvisory(ctx, "core", "CORE-1", 0); err != nil {
-		t.Fatal(err)
-	}
-	// Rows written by one transaction carry its id in xmin.
-	if n := b.count(t, `SELECT count(*) FROM advisory_dismissals d JOIN audit_log a
-		ON a.xmin = d.xmin AND a.detail->>'component' = d.component_code AND a.detail->>'advisory' = d.advisory_id`); n != 2 {
-		t.Fatalf("%d of 2 dismissals share their transaction with their audit row", n)
-	}
-	got, err := b.st.DismissalsFor(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || !got["blog"]["ACME-2026-007"] || !got["core"]["CORE-1"] || got["blog"]["CORE-1"] || got["shop"]["X"] {
-		t.Fatalf("dismissals %v", got)
-	}
-	entries, err := b.st.AuditList(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 2 {
-		t.Fatalf("audit entries %+v; want one per change", entries)
-	}
-	var detail map[string]string
-	if err := json.Unmarshal(entries[1].Detail, &detail); err != nil {
-		t.Fatal(err)
-	}
-	if e := entries[1]; e.Action != store.AuditAdvisoryDismiss || e.UserID != u.ID || detail["component"] != "blog" || detail["advisory"] != "ACME-2026-007" {
-		t.Fatalf("audit entry %+v %v", e, detail)
-	}
-	if entries[0].UserID != 0 {
-		t.Fatalf("dismissal without a user audited as user %d", entries[0].UserID)
-	}
-
-	if err := b.st.UndismissAdvisory(ctx, "blog", "ACME-2026-007", u.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.st.UndismissAdvisory(ctx, "blog", "ACME-2026-007", u.ID); err != nil {
-		t.Fatalf("second undismissal: %v", err)
-	}
-	if n := b.count(t, "SELECT count(*) FROM advisory_dismissals WHERE component_code = 'blog'"); n != 0 {
-		t.Fatalf("%d dismissals left after undismiss", n)
-	}
-	if n := b.count(t, "SELECT count(*) FROM audit_log WHERE action = $1 AND user_id = $2", store.AuditAdvisoryUndismiss, u.ID); n != 1 {
-		t.Fatalf("undismiss audit rows: %d, want 1", n)
-	}
-
-	// Make every audit insert fail: the dismissal must roll back with it.
-	b.exec(t, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit refused'; END $$`)
-	b.exec(t, `CREATE TRIGGER refuse BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse()`)
-	if err := b.st.DismissAdvisory(ctx, "shop", "SHOP-9", u.ID); err == nil {
-		t.Fatal("dismissal succeeded although its audit row failed")
-	}
-	if n := b.count(t, "SELECT count(*) FROM advisory_dismissals WHERE component_code = 'shop'"); n != 0 {
-		t.Fatal("dismissal committed without its audit row")
-	}
-	if err := b.st.UndismissAdvisory(ctx, "core", "CORE-1", u.ID); err == nil {
-		t.Fatal("undismissal succeeded although its audit row failed")
-	}
-	if n := b.count(t, "SELECT count(*) FROM advisory_dismissals WHERE component_code = 'core'"); n != 1 {
-		t.Fatal("undismissal committed without its audit row")
-	}
-}
-
-// Deleting a user keeps what they dismissed and what they did.
-func TestDeletedUserKeepsDismissalsAndAudit(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	ctx := context.Background()
-	u, err := b.st.UserCreate(ctx, "ada@example.org", "admin", "$argon2id$x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.st.DismissAdvisory(ctx, "blog", "A-1", u.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.st.AuditAppend(ctx, u.ID, "test.raw", json.RawMessage(`{"n":1}`)); err != nil {
-		t.Fatal(err)
-	}
-	b.exec(t, "DELETE FROM users")
-	got, err := b.st.DismissalsFor(ctx)
-	if err != nil || !got["blog"]["A-1"] {
-		t.Fatalf("dismissals after user deletion: %v, %v", got, err)
-	}
-	if n := b.count(t, "SELECT count(*) FROM audit_log WHERE user_id IS NULL AND (action <> 'test.raw' OR detail = '{\"n\": 1}')"); n != 2 {
-		t.Fatalf("audit rows kept: %d, want 2", n)
 	}
 }
 

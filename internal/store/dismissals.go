@@ -2,7 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/upcheck/upcheck/internal/db"
 )
@@ -11,56 +17,150 @@ import (
 const (
 	AuditAdvisoryDismiss   = "advisory.dismiss"
 	AuditAdvisoryUndismiss = "advisory.undismiss"
+	// AuditAdvisoryExpire is never written: the audit log derives it from
+	// a standing dismissal whose expiry passed (AuditEvents).
+	AuditAdvisoryExpire = "advisory.expire"
 )
 
-// DismissAdvisory hides an advisory of a component, and records who did it
-// in the audit log in the same transaction, so that no dismissal exists
-// without its audit row. Dismissing an already dismissed advisory changes
-// nothing and is not audited again. userID 0: no user (a script).
-func (s *Store) DismissAdvisory(ctx context.Context, code, advisoryID string, userID int64) error {
-	return s.WithTx(ctx, func(tx *Tx) error {
-		n, err := tx.q.AdvisoryDismiss(ctx, tx.tx, db.AdvisoryDismissParams{
-			ComponentCode: code, AdvisoryID: advisoryID, UserID: optionalID(userID),
-		})
-		if err != nil {
-			return fmt.Errorf("dismiss advisory: %w", err)
-		}
-		if n == 0 {
-			return nil
-		}
-		return tx.AuditAppend(ctx, userID, AuditAdvisoryDismiss, map[string]string{"component": code, "advisory": advisoryID})
-	})
+// NewDismissal is an admin's acceptance of an advisory's risk for one
+// component. The caller has checked Reason (not blank, at most
+// MaxReasonLength characters) and ExpiresAt (in the future); the database
+// refuses them otherwise.
+type NewDismissal struct {
+	Code, AdvisoryID string
+	// UserID 0: no user (a script).
+	UserID int64
+	Reason string
+	// ExpiresAt nil: until restored, or until the advisory changes.
+	ExpiresAt *time.Time
 }
 
-// UndismissAdvisory shows a dismissed advisory again, audited in the same
-// transaction. An advisory that is not dismissed is left alone, unaudited.
+// MaxReasonLength is the longest reason the database keeps, in characters.
+const MaxReasonLength = 500
+
+// What is wrong with a dismissal, checked before it is written and by the
+// table's constraints (which map to the same errors).
+var (
+	ErrReasonRequired = errors.New("a dismissal needs a reason")
+	ErrReasonTooLong  = fmt.Errorf("a dismissal's reason is limited to %d characters", MaxReasonLength)
+	ErrExpiryPassed   = errors.New("a dismissal's expiry must be in the future")
+)
+
+// Fingerprint is what an advisory said when it was dismissed; "" for a
+// member it did not have (FixedIn "": no fix).
+type Fingerprint struct {
+	Severity, Affected, FixedIn string
+}
+
+// Dismissal is a standing decision about one advisory of one component,
+// whether or not it is in force.
+type Dismissal struct {
+	ID         int64
+	AdvisoryID string
+	// By is the email of who dismissed it, as it was then; "" when nobody
+	// (a script).
+	By        string
+	At        time.Time
+	Reason    string
+	ExpiresAt *time.Time
+	// Dismissed is the advisory as it was dismissed.
+	Dismissed Fingerprint
+	// InForce: the read model leaves the advisory out now. Expired: the
+	// expiry has passed (on the database clock). A standing dismissal that
+	// is neither has an advisory that changed since.
+	InForce, Expired bool
+}
+
+// DismissAdvisory records a dismissal of the advisory as the component's
+// current result lists it (its fingerprint), replacing the one standing
+// before it, which is kept as history; the audit row commits in the same
+// transaction. ErrNotFound when the component is not installed or its
+// current result lists no such advisory.
+func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal, error) {
+	switch {
+	case strings.TrimSpace(d.Reason) == "":
+		return Dismissal{}, ErrReasonRequired
+	case utf8.RuneCountInString(d.Reason) > MaxReasonLength:
+		return Dismissal{}, ErrReasonTooLong
+	}
+	var out Dismissal
+	err := s.WithTx(ctx, func(tx *Tx) error {
+		if _, err := tx.q.DismissalLockComponent(ctx, tx.tx, d.Code); err != nil {
+			return fmt.Errorf("dismiss advisory: component %q: %w", d.Code, err)
+		}
+		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "replaced", ComponentCode: d.Code, AdvisoryID: d.AdvisoryID})
+		if err != nil {
+			return fmt.Errorf("dismiss advisory: end the standing one: %w", err)
+		}
+		r, err := tx.q.DismissalCreate(ctx, tx.tx, db.DismissalCreateParams{
+			UserID: optionalID(d.UserID), Reason: d.Reason, ExpiresAt: d.ExpiresAt, ComponentCode: d.Code, AdvisoryID: d.AdvisoryID,
+		})
+		if err != nil {
+			return fmt.Errorf("dismiss advisory %q of %q: %w", d.AdvisoryID, d.Code, dismissalConstraint(err))
+		}
+		out = Dismissal{ID: r.ID, AdvisoryID: d.AdvisoryID, By: deref(r.UserEmail), At: r.DismissedAt, Reason: d.Reason,
+			ExpiresAt: d.ExpiresAt, Dismissed: Fingerprint{Severity: r.Severity, Affected: r.Affected, FixedIn: r.FixedIn}, InForce: true}
+		detail := map[string]any{"component": d.Code, "advisory": d.AdvisoryID, "dismissal": r.ID, "reason": d.Reason,
+			"expires_at": d.ExpiresAt, "severity": r.Severity, "affected": r.Affected, "fixed_in": r.FixedIn, "by": deref(r.UserEmail)}
+		if len(ended) > 0 {
+			detail["replaced"] = ended[0].ID
+		}
+		return tx.AuditAppend(ctx, d.UserID, AuditAdvisoryDismiss, detail)
+	})
+	return out, err
+}
+
+// UndismissAdvisory ends the standing dismissal of an advisory, in force or
+// not, keeping it as history, audited in the same transaction. Nothing
+// happens, unaudited, when none stands.
 func (s *Store) UndismissAdvisory(ctx context.Context, code, advisoryID string, userID int64) error {
 	return s.WithTx(ctx, func(tx *Tx) error {
-		n, err := tx.q.AdvisoryUndismiss(ctx, tx.tx, db.AdvisoryUndismissParams{ComponentCode: code, AdvisoryID: advisoryID})
+		if _, err := tx.q.DismissalLockComponent(ctx, tx.tx, code); err != nil && !errors.Is(mapError(err), ErrNotFound) {
+			return fmt.Errorf("undismiss advisory: %w", err)
+		}
+		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "undone", ComponentCode: code, AdvisoryID: advisoryID})
 		if err != nil {
 			return fmt.Errorf("undismiss advisory: %w", err)
 		}
-		if n == 0 {
+		if len(ended) == 0 {
 			return nil
 		}
-		return tx.AuditAppend(ctx, userID, AuditAdvisoryUndismiss, map[string]string{"component": code, "advisory": advisoryID})
+		return tx.AuditAppend(ctx, userID, AuditAdvisoryUndismiss,
+			map[string]any{"component": code, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
 	})
 }
 
-// DismissalsFor returns the dismissed advisories of every component:
-// component code -> advisory id -> true. Components without dismissals are
-// absent; indexing the nil inner map of an absent code reads false.
-func (s *Store) DismissalsFor(ctx context.Context) (map[string]map[string]bool, error) {
-	rows, err := s.q.AdvisoryDismissalList(ctx, s.pool)
+// StandingDismissals returns the standing dismissals of a component's
+// advisories, in force or not, by advisory id.
+func (s *Store) StandingDismissals(ctx context.Context, code string) (map[string]Dismissal, error) {
+	rows, err := s.q.DismissalStandingList(ctx, s.pool, code)
 	if err != nil {
-		return nil, mapError(fmt.Errorf("list dismissals: %w", err))
+		return nil, mapError(fmt.Errorf("list dismissals of %q: %w", code, err))
 	}
-	out := make(map[string]map[string]bool)
+	out := make(map[string]Dismissal, len(rows))
 	for _, r := range rows {
-		if out[r.ComponentCode] == nil {
-			out[r.ComponentCode] = make(map[string]bool)
-		}
-		out[r.ComponentCode][r.AdvisoryID] = true
+		out[r.AdvisoryID] = Dismissal{ID: r.ID, AdvisoryID: r.AdvisoryID, By: r.ByEmail, At: r.DismissedAt, Reason: r.Reason,
+			ExpiresAt: r.ExpiresAt, Dismissed: Fingerprint{Severity: r.Severity, Affected: r.Affected, FixedIn: r.FixedIn},
+			InForce: r.InForce, Expired: r.Expired}
 	}
 	return out, nil
+}
+
+// dismissalConstraint maps the table's checks to the errors that say
+// which input was wrong: an expiry judged in the future by the caller may
+// have passed by the database's clock.
+func dismissalConstraint(err error) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23514" { // check_violation
+		return err
+	}
+	switch pgErr.ConstraintName {
+	case "advisory_dismissals_reason":
+		return fmt.Errorf("%w: %w", ErrReasonRequired, err)
+	case "advisory_dismissals_reason_length":
+		return fmt.Errorf("%w: %w", ErrReasonTooLong, err)
+	case "advisory_dismissals_expiry":
+		return fmt.Errorf("%w: %w", ErrExpiryPassed, err)
+	}
+	return err
 }

@@ -3,26 +3,52 @@ package updatecheck
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
-// SetDismissed dismisses (or restores) an advisory of an installed
-// component, audited. Nothing is evaluated again: results list every
-// advisory affecting the installed version and the read model leaves out
-// the dismissed ones when it reads, so the badge and the alert follow at
-// once. ErrNotFound when the component is not installed.
-func (c *Checker) SetDismissed(ctx context.Context, code, advisoryID string, userID int64, dismiss bool) error {
+// Dismiss accepts the risk of an advisory for an installed component, with
+// a reason and an optional expiry, audited. The dismissal records the
+// advisory as the component's current result lists it; it is in force
+// while it stands, its expiry has not passed and the advisory still says
+// the same (store.Fingerprint), all judged by the read model when it
+// reads, so the badge and the alert follow at once and nothing needs to
+// run when a dismissal expires or its advisory changes.
+//
+// The reason is trimmed; store.ErrReasonRequired, store.ErrReasonTooLong
+// and store.ErrExpiryPassed say what is wrong with the input; ErrNotFound
+// means the component is not installed, ErrNoSuchAdvisory that no such
+// advisory affects it now (or nothing is known about it).
+func (c *Checker) Dismiss(ctx context.Context, d store.NewDismissal) (store.Dismissal, error) {
+	if _, err := c.store.Component(ctx, d.Code); err != nil {
+		return store.Dismissal{}, err
+	}
+	d.Reason = strings.TrimSpace(d.Reason)
+	defer c.summary.invalidate()
+	out, err := c.store.DismissAdvisory(ctx, d)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Dismissal{}, fmt.Errorf("%w: %q of %q", ErrNoSuchAdvisory, d.AdvisoryID, d.Code)
+	}
+	return out, err
+}
+
+// ErrNoSuchAdvisory means the component's current result lists no such
+// advisory: there is nothing to dismiss.
+var ErrNoSuchAdvisory = errors.New("no such advisory affects the component now")
+
+// Undismiss ends the standing dismissal of an advisory (in force, expired
+// or re-opened alike), audited; the advisory counts again. ErrNotFound
+// when the component is not installed.
+func (c *Checker) Undismiss(ctx context.Context, code, advisoryID string, userID int64) error {
 	if _, err := c.store.Component(ctx, code); err != nil {
 		return err
 	}
 	defer c.summary.invalidate()
-	if dismiss {
-		return c.store.DismissAdvisory(ctx, code, advisoryID, userID)
-	}
 	return c.store.UndismissAdvisory(ctx, code, advisoryID, userID)
 }
 
@@ -36,11 +62,33 @@ type Detail struct {
 	Advisories []AdvisoryState
 }
 
-// AdvisoryState is an advisory affecting the installed version and whether
-// an admin dismissed it for this component.
+// AdvisoryState is an advisory affecting the installed version and where
+// its dismissal stands.
 type AdvisoryState struct {
 	updatedoc.AdvisoryMatch
+	// Dismissed: a dismissal is in force; the advisory does not count.
 	Dismissed bool
+	// Dismissal is the standing dismissal, in force or not; nil: none.
+	Dismissal *store.Dismissal
+	// Changes says how the advisory differs from what was dismissed, when
+	// it does: the reason a standing dismissal that has not expired is not
+	// in force.
+	Changes []AdvisoryChange
+}
+
+// The members of an advisory's fingerprint (AdvisoryChange.Member).
+const (
+	MemberSeverity = "severity"
+	MemberAffected = "affected"
+	MemberFixedIn  = "fixed_in"
+)
+
+// AdvisoryChange is one member of an advisory that is not what it was
+// when dismissed. From and To are "" for an absent member (FixedIn "": no
+// fix).
+type AdvisoryChange struct {
+	Member   string
+	From, To string
 }
 
 // Detail reads one component for its page; ErrNotFound when it is not
@@ -59,9 +107,34 @@ func (c *Checker) Detail(ctx context.Context, code string) (Detail, error) {
 	if err := json.Unmarshal(d.Evaluation, &ev); err != nil {
 		return Detail{}, fmt.Errorf("stored evaluation of %q: %w", code, err)
 	}
+	standing, err := c.store.StandingDismissals(ctx, code)
+	if err != nil {
+		return Detail{}, err
+	}
 	out.Releases = ev.Releases
 	for _, a := range ev.Advisories {
-		out.Advisories = append(out.Advisories, AdvisoryState{AdvisoryMatch: a, Dismissed: slices.Contains(d.Dismissed, a.ID)})
+		st := AdvisoryState{AdvisoryMatch: a, Dismissed: slices.Contains(d.Dismissed, a.ID)}
+		if dm, ok := standing[a.ID]; ok {
+			st.Dismissal = &dm
+			st.Changes = advisoryChanges(dm.Dismissed, a.Advisory)
+		}
+		out.Advisories = append(out.Advisories, st)
 	}
 	return out, nil
+}
+
+// advisoryChanges compares an advisory with its fingerprint when it was
+// dismissed, member by member, as upcheck_dismissal_in_force does.
+func advisoryChanges(was store.Fingerprint, now updatedoc.Advisory) []AdvisoryChange {
+	var out []AdvisoryChange
+	for _, m := range []AdvisoryChange{
+		{MemberSeverity, was.Severity, now.Severity},
+		{MemberAffected, was.Affected, now.Affected},
+		{MemberFixedIn, was.FixedIn, now.FixedIn},
+	} {
+		if m.From != m.To {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -78,7 +78,8 @@ func TestReadModelGolden(t *testing.T) {
 		{"result-for-an-old-version-ignored", with(`UPDATE components SET installed_version = '2.4.0' WHERE code = 'blog'`)},
 		{"result-for-an-old-core-ignored", with(`UPDATE components SET installed_version = '1.10.0' WHERE code = 'core'`)},
 		{"result-from-another-document-ignored", with(`UPDATE sources SET document = 'new', document_hash = sha256('new') WHERE url = 'https://p.example/acme.json'`)},
-		{"dismissed-advisory-not-counted", with(`INSERT INTO advisory_dismissals (component_code, advisory_id) VALUES ('blog', 'ACME-7')`)},
+		{"dismissed-advisory-not-counted", with(`INSERT INTO advisory_dismissals (component_code, advisory_id, reason, severity)
+			VALUES ('blog', 'ACME-7', 'accepted', 'high')`)},
 		// The document's own expiry passed while its source fails: stale,
 		// whatever the last fetch did (freeze protection).
 		{"expired-document-failing-source", with(

@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -85,7 +86,7 @@ func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 	b.standardSite(p)
 	b.run(lease.Operator)
 	release := b.blockAndRun(p, "/acme.json")
-	if err := b.checker.SetDismissed(context.Background(), "blog", "ACME-1", 0, true); err != nil {
+	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if res := release(); res.Status != Completed {
@@ -130,7 +131,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	if rep.Reevaluated != 1 {
 		t.Fatalf("sync = %+v, want blog evaluated again", rep)
 	}
-	if err := b.checker.SetDismissed(context.Background(), "gallery", "ACME-2", 0, true); err != nil {
+	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	after, err := ReadSummary(context.Background(), b.store)

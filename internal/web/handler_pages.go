@@ -38,7 +38,7 @@ func layout(c echo.Context) views.LayoutProps {
 	sum, _ := c.Get(summaryKey).(readmodel.Summary)
 	return views.LayoutProps{
 		User: views.User{Email: p.Email, Role: p.Role, CanManage: p.Can(auth.PermManage),
-			CanManageTokens: p.Can(auth.PermTokens) && !p.ViaToken},
+			CanManageTokens: p.Can(auth.PermTokens) && !p.ViaToken, CanAudit: p.Can(auth.PermAudit)},
 		CSRFToken: p.CSRFToken,
 		Summary:   sum,
 		Asset:     static.Path,
@@ -113,6 +113,12 @@ func firstOf(values ...string) string {
 }
 
 func (s *Server) detailPage(c echo.Context) error {
+	return s.renderDetail(c, http.StatusOK, views.DismissForm{})
+}
+
+// renderDetail renders a component's page; form refills the dismiss form
+// the server refused, with why.
+func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm) error {
 	code, err := pathParam(c, "code")
 	if err != nil {
 		return err
@@ -136,10 +142,10 @@ func (s *Server) detailPage(c echo.Context) error {
 		props.Releases = append(props.Releases, row)
 	}
 	for _, a := range d.Advisories {
-		props.Advisories = append(props.Advisories, views.AdvisoryRow{ID: a.ID, Severity: a.Severity, Summary: a.Summary,
-			URL: a.URL, Affected: a.Affected, FixedIn: a.FixedIn, NoFix: a.NoFix, Dismissed: a.Dismissed})
+		props.Advisories = append(props.Advisories, advisoryRow(a))
 	}
-	return renderOK(c, views.ComponentDetail(props))
+	props.DismissForm = form
+	return render(c, status, views.ComponentDetail(props))
 }
 
 func (s *Server) historyPage(c echo.Context) error {
@@ -183,30 +189,6 @@ func (s *Server) checkForm(c echo.Context) error {
 		q.Set(k, strconv.Itoa(v))
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin?"+q.Encode())
-}
-
-func (s *Server) dismiss(c echo.Context) error   { return s.setDismissed(c, true) }
-func (s *Server) undismiss(c echo.Context) error { return s.setDismissed(c, false) }
-
-// setDismissed records the decision (audited); the read model applies it at
-// once, so the badge and the alert follow.
-func (s *Server) setDismissed(c echo.Context, dismiss bool) error {
-	code, err := pathParam(c, "code")
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "id")
-	if err != nil {
-		return err
-	}
-	if len(id) > 200 {
-		return echo.NewHTTPError(http.StatusBadRequest, "advisory id is too long")
-	}
-	p, _ := auth.PrincipalFrom(c)
-	if err := s.checker.SetDismissed(c.Request().Context(), code, id, p.UserID, dismiss); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/plugins/"+url.PathEscape(code)+"#advisories")
 }
 
 // pathParam is a path parameter as the client meant it. Echo routes on the

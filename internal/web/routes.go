@@ -74,6 +74,9 @@ func (s *Server) routes(e *echo.Echo) {
 	admin.get(views.PathHistory, s.historyPage)
 	admin.get(views.PathSources, s.sourcesPage)
 	admin.get(views.PathNotifications, s.notificationsPage)
+	adminAudit := admin.group("", require(auth.PermAudit))
+	adminAudit.get(views.PathAudit, s.auditPage)
+	adminAudit.get(views.PathAuditCSV, s.auditCSV)
 	adminManage := admin.group("", require(auth.PermManage), csrf())
 	adminManage.post(views.PathCheck, s.checkForm)
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)     // views.AdvisoryDismissPath

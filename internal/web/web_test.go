@@ -341,7 +341,7 @@ func TestDismissAdvisory(t *testing.T) {
 		return s["vulnerable"].(float64)
 	}
 	before := vulnerable()
-	r := admin.do("POST", "/admin/plugins/gallery/advisories/ACME-2026-011/dismiss", "csrf_token="+url.QueryEscape(admin.csrf), "application/x-www-form-urlencoded", nil)
+	r := admin.do("POST", "/admin/plugins/gallery/advisories/ACME-2026-011/dismiss", "reason=test&csrf_token="+url.QueryEscape(admin.csrf), "application/x-www-form-urlencoded", nil)
 	wantStatus(t, "dismiss", r, http.StatusSeeOther)
 	if got := vulnerable(); got != before-1 {
 		t.Fatalf("vulnerable after dismiss = %v, want %v", got, before-1)

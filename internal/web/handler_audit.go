@@ -1,0 +1,171 @@
+package web
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/views"
+)
+
+// auditPageSize is the Audit log page's size.
+const auditPageSize = 50
+
+// auditKind reads the kind filter; an unknown kind is a 400, as the
+// catalog's unknown filter is.
+func auditKind(c echo.Context) (string, error) {
+	switch k := c.QueryParam(views.ParamKind); k {
+	case "", views.AuditKindDismissal, views.AuditKindCheck, views.AuditKindAccount:
+		return k, nil
+	}
+	return "", echo.NewHTTPError(http.StatusBadRequest, "Unknown kind: use dismissal, check or account.")
+}
+
+// auditPage lists the audit log, newest first, one page at a time.
+func (s *Server) auditPage(c echo.Context) error {
+	kind, err := auditKind(c)
+	if err != nil {
+		return err
+	}
+	page := 1
+	if v := c.QueryParam(views.ParamPage); v != "" {
+		if page, err = strconv.Atoi(v); err != nil || page < 1 || page > 1_000_000 {
+			return echo.NewHTTPError(http.StatusBadRequest, "The page must be a number from 1.")
+		}
+	}
+	ctx := c.Request().Context()
+	total, err := s.store.AuditEventCount(ctx, kind)
+	if err != nil {
+		return err
+	}
+	events, err := s.store.AuditEvents(ctx, kind, auditPageSize, (page-1)*auditPageSize)
+	if err != nil {
+		return err
+	}
+	rows := make([]views.AuditRow, len(events))
+	for i, e := range events {
+		rows[i] = views.AuditRow{At: e.At, Kind: e.Kind, Action: e.Action, Actor: e.Actor, Component: e.Component,
+			Advisory: e.Advisory, Reason: e.Reason, ExpiresAt: e.ExpiresAt, Trigger: e.Trigger, Status: e.Status,
+			Detail: detailText(e)}
+	}
+	return renderOK(c, views.Audit(views.AuditProps{Layout: layout(c), Rows: rows, Kind: kind, Page: page,
+		PageSize: auditPageSize, Total: total}))
+}
+
+// auditColumns are the CSV's header, one column per AuditEvent field.
+var auditColumns = []string{"time_utc", "kind", "action", "actor", "component", "advisory", "reason",
+	"expires_at_utc", "trigger", "status", "detail"}
+
+// auditCSV exports every entry of the page's kind filter as CSV (RFC
+// 4180), newest first, as an attachment. Cells that a spreadsheet would
+// take for a formula are defused (csvCell).
+func (s *Server) auditCSV(c echo.Context) error {
+	kind, err := auditKind(c)
+	if err != nil {
+		return err
+	}
+	events, err := s.store.AuditEvents(c.Request().Context(), kind, 0, 0)
+	if err != nil {
+		return err
+	}
+	name := "upcheck-audit"
+	if kind != "" {
+		name += "-" + kind
+	}
+	name += "-" + time.Now().UTC().Format("20060102T150405Z") + ".csv"
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
+	h.Set("Cache-Control", "no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	w := csv.NewWriter(c.Response())
+	w.UseCRLF = true
+	if err := w.Write(auditColumns); err != nil {
+		return err
+	}
+	for _, e := range events {
+		expires := ""
+		if e.ExpiresAt != nil {
+			expires = e.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		record := []string{e.At.UTC().Format(time.RFC3339Nano), e.Kind, e.Action, e.Actor, e.Component, e.Advisory,
+			e.Reason, expires, e.Trigger, e.Status, string(e.Detail)}
+		for i := range record {
+			record[i] = csvCell(record[i])
+		}
+		if err := w.Write(record); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// csvCell defuses a cell a spreadsheet would run as a formula (OWASP's
+// CSV injection): one that starts with =, +, -, @, a tab or a carriage
+// return gets a leading apostrophe, which spreadsheets show as text.
+// Quoting is encoding/csv's.
+func csvCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// detailText words an entry's JSON detail for the page, for the entries
+// the views do not word themselves: a check's counts and error, an account
+// change's members ("email: ada@example.org, role: admin").
+func detailText(e store.AuditEvent) string {
+	var m map[string]any
+	if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &m) != nil {
+		return ""
+	}
+	if e.Kind == store.AuditKindCheck {
+		return checkDetailText(m)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		name := strings.ReplaceAll(k, "_", " ")
+		switch v := m[k].(type) {
+		case string:
+			parts = append(parts, name+": "+v)
+		case float64:
+			parts = append(parts, name+": "+strconv.FormatFloat(v, 'f', -1, 64))
+		case nil:
+		default:
+			b, _ := json.Marshal(v)
+			parts = append(parts, fmt.Sprintf("%s: %s", name, b))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkDetailText is a check's counts, "3 sources fetched, 0 unchanged, 1
+// failed", and its error; "" for a check that fetched nothing.
+func checkDetailText(m map[string]any) string {
+	n := func(k string) int {
+		v, _ := m[k].(float64)
+		return int(v)
+	}
+	var parts []string
+	if fetched, same, failed := n("fetched"), n("not_modified"), n("failed"); fetched+same+failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d fetched, %d unchanged, %d failed", fetched, same, failed))
+	}
+	if msg, _ := m["error"].(string); msg != "" {
+		parts = append(parts, "error: "+msg)
+	}
+	return strings.Join(parts, "; ")
+}

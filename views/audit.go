@@ -1,0 +1,177 @@
+// The Audit log page: dismissals, checks and account changes in one list,
+// newest first, and the words for each entry.
+
+package views
+
+import (
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// The Audit log page and its CSV export (admins only).
+const (
+	PathAudit    = "/admin/audit"
+	PathAuditCSV = "/admin/audit.csv"
+	// ParamKind filters the audit log by kind (AuditKind*); ParamPage pages it.
+	ParamKind = "kind"
+)
+
+// Audit log kinds (AuditProps.Kind); "" lists every kind.
+const (
+	AuditKindDismissal = "dismissal"
+	AuditKindCheck     = "check"
+	AuditKindAccount   = "account"
+)
+
+// auditKinds are the filter's options, in order.
+var auditKinds = []struct{ Value, Label string }{
+	{"", "All"},
+	{AuditKindDismissal, "Dismissals"},
+	{AuditKindCheck, "Checks"},
+	{AuditKindAccount, "Accounts and tokens"},
+}
+
+// AuditRow is one entry of the audit log.
+type AuditRow struct {
+	At time.Time
+	// Kind is dismissal, check, account or other.
+	Kind string
+	// Action is advisory.dismiss, advisory.undismiss, advisory.expire,
+	// check, user.create, token.create, token.revoke, …
+	Action string
+	// Actor is who acted: an email, "cron" or "cli"; "" for nobody (an
+	// expiry, a command-line account change).
+	Actor string
+	// Component and Advisory are a dismissal's.
+	Component, Advisory string
+	// Reason is a dismissal's (for an undone one, the reason it had had).
+	Reason    string
+	ExpiresAt *time.Time
+	// Trigger and Status are a check's.
+	Trigger, Status string
+	// Detail is the rest of the entry in words ("name: ci"), for account
+	// changes and checks.
+	Detail string
+}
+
+// AuditProps is the Audit log page, one page of it.
+type AuditProps struct {
+	Layout LayoutProps
+	Rows   []AuditRow
+	// Kind is the filter, one of the AuditKind* constants or "".
+	Kind string
+	// Page is 1-based; Total counts the entries of Kind on every page.
+	Page, PageSize, Total int
+}
+
+// AuditPath is the audit log's URL for a kind and a page (1-based; page
+// 1 and the empty kind are left out).
+func AuditPath(kind string, page int) string {
+	return auditURL(PathAudit, kind, page)
+}
+
+// AuditCSVPath is the CSV export of every entry of a kind.
+func AuditCSVPath(kind string) string {
+	return auditURL(PathAuditCSV, kind, 0)
+}
+
+func auditURL(path, kind string, page int) string {
+	v := url.Values{}
+	if kind != "" {
+		v.Set(ParamKind, kind)
+	}
+	if page > 1 {
+		v.Set(ParamPage, strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}
+
+// auditWhat words an entry: "Dismissed ACME-2 for gallery".
+func auditWhat(r AuditRow) string {
+	switch r.Action {
+	case "advisory.dismiss":
+		return "Dismissed " + r.Advisory + " for " + r.Component
+	case "advisory.undismiss":
+		return "Restored " + r.Advisory + " for " + r.Component + ": the dismissal was undone"
+	case "advisory.expire":
+		return "The dismissal of " + r.Advisory + " for " + r.Component + " expired"
+	case "check":
+		return runStatus(r.Status).Label + " (" + triggerLabel(r.Trigger) + ")"
+	case "user.create":
+		return "Account created"
+	case "user.password":
+		return "Password changed"
+	case "token.create":
+		return "API token created"
+	case "token.revoke":
+		return "API token revoked"
+	}
+	return r.Action
+}
+
+// auditWhy is an entry's detail in words: a dismissal's reason and expiry,
+// a check's counts, an account change's fields.
+func auditWhy(r AuditRow) string {
+	switch r.Action {
+	case "advisory.dismiss":
+		return "Reason: “" + r.Reason + "”. Until: " + untilText(r.ExpiresAt) + "."
+	case "advisory.undismiss":
+		if r.Reason == "" {
+			return ""
+		}
+		return "It had been dismissed because: “" + r.Reason + "”."
+	case "advisory.expire":
+		return "Reason given: “" + r.Reason + "”. The advisory counts again."
+	}
+	return r.Detail
+}
+
+// auditActor is who acted, in words.
+func auditActor(r AuditRow) string {
+	switch {
+	case r.Actor != "":
+		return r.Actor
+	case r.Action == "advisory.expire":
+		return "nobody: its expiry passed"
+	}
+	return "the command line"
+}
+
+// auditKindLabel names a kind in the table.
+func auditKindLabel(kind string) string {
+	switch kind {
+	case AuditKindDismissal:
+		return "Dismissal"
+	case AuditKindCheck:
+		return "Check"
+	case AuditKindAccount:
+		return "Account"
+	}
+	return "Other"
+}
+
+// auditPages is the number of pages, at least 1.
+func (p AuditProps) pages() int {
+	size := p.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	return max((p.Total+size-1)/size, 1)
+}
+
+// auditShowing is "Showing 51–100 of 230 entries".
+func (p AuditProps) showing() string {
+	size := p.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	if p.Total == 0 || len(p.Rows) == 0 {
+		return "No entries"
+	}
+	from := (max(p.Page, 1)-1)*size + 1
+	return "Showing " + thousands(from) + "–" + thousands(from+len(p.Rows)-1) + " of " + thousands(p.Total) + " " + pick(p.Total, "entry", "entries")
+}
