@@ -13,6 +13,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/demo"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // demoSite is the demo publisher served on loopback by this process.
@@ -68,8 +69,11 @@ func (d *demoSite) install(ctx context.Context, a *App) error {
 const DemoAdminEmail = "admin@upcheck.test"
 
 // firstCheck runs one check at start, so the AdminCP shows results at once.
+// Serve runs it before the scheduler starts: the scheduler's catch-up then
+// finds it completed instead of racing it (one of them would be refused as
+// busy, a history row caused by the start itself).
 func (d *demoSite) firstCheck(ctx context.Context, a *App) {
-	res, err := a.Checker.RunLockedUpdateCheck(ctx, lease.Operator, "demo")
+	res, err := a.Checker.RunLockedUpdateCheck(ctx, lease.Operator, readmodel.ActorDemo)
 	if err != nil {
 		d.logger.WarnContext(ctx, "demo: first check could not run", "error", err)
 		return

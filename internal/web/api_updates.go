@@ -118,7 +118,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 		return err
 	}
 	switch res.Status {
-	case updatecheck.Completed:
+	case updatecheck.Completed, updatecheck.CompletedWithFailures:
 		return c.JSON(http.StatusOK, res)
 	case updatecheck.LeaseLost:
 		return c.JSON(http.StatusConflict, map[string]any{"status": "interrupted", "run_id": res.RunID})
