@@ -307,9 +307,18 @@ func lastErrorConsequence(p DetailProps) string {
 	switch {
 	case p.LastSuccessAt == nil:
 		return "Its update source has never been read successfully, so nothing is known about its releases or advisories."
-	case !p.Evaluated:
+	case !factsKnown(p):
 		return "Nothing is known about its releases or advisories until a check succeeds."
 	default:
 		return "What you see below comes from the last document that was fetched successfully."
 	}
+}
+
+// staleNoticeText is the detail page's stale warning; "over 48 hours" is
+// wrong about a source that was never read.
+func staleNoticeText(p DetailProps) string {
+	if p.LastSuccessAt == nil {
+		return "This component has never been checked successfully, so its releases and advisories are unknown."
+	}
+	return "This component has not been checked successfully for over 48 hours, so newer releases or advisories may be missing."
 }
