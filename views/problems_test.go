@@ -22,7 +22,7 @@ func TestEveryErrorKindHasASentence(t *testing.T) {
 		readmodel.ErrorTooLarge: "", readmodel.ErrorRedirects: "", readmodel.ErrorBadURL: "",
 		readmodel.ErrorUnsigned: "", readmodel.ErrorBadSignature: "", readmodel.ErrorPinnedKey: "",
 		readmodel.ErrorMalformed: "malformed JSON at line 3, column 5: unexpected end of input",
-		readmodel.ErrorRollback: "41 < 42", readmodel.ErrorNotModifiedUntrusted: "", readmodel.ErrorEvaluation: "",
+		readmodel.ErrorRollback:  "41 < 42", readmodel.ErrorNotModifiedUntrusted: "", readmodel.ErrorEvaluation: "",
 	} {
 		if got := problemSentence(kind, arg); got == general || got == "" {
 			t.Errorf("%s has no sentence of its own: %q", kind, got)
@@ -97,7 +97,7 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 			{URL: "https://acme.example/u.json", Components: 3, Failing: true, ConsecutiveFailures: 2, LastError: status,
 				LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503", SignatureState: "unsigned"},
 			{URL: "http://10.0.0.7/u.json", Components: 1, Failing: true, ConsecutiveFailures: 1, SignatureState: "unsigned",
-				LastError: "fetch http://10.0.0.7/u.json: dial tcp 10.0.0.7:80: refusing to connect to a private address 10.0.0.7",
+				LastError:     "fetch http://10.0.0.7/u.json: dial tcp 10.0.0.7:80: refusing to connect to a private address 10.0.0.7",
 				LastErrorKind: readmodel.ErrorPrivateAddress, LastErrorArg: "10.0.0.7"},
 		}}),
 		"history": History(HistoryProps{Layout: layout(calm(), true), Runs: []RunRow{
@@ -128,7 +128,7 @@ func TestNothingKnownIsNeverNone(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]DetailProps{
 		"never read": {SourceURL: "https://shop.example/u.json", Stale: true,
-			LastError: "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable",
+			LastError:     "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable",
 			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
 		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
 			LastError: `the update document has no package "shop"`, LastErrorKind: readmodel.ErrorEvaluation},
