@@ -408,6 +408,9 @@ func TestCatalogAPI(t *testing.T) {
 	if page.Total != 1 || page.Components[0]["code"] != "shop" {
 		t.Fatalf("failing filter: %+v", page)
 	}
+	if kind := page.Components[0]["last_error_kind"]; kind != "http_status" {
+		t.Errorf("shop's last_error_kind = %v, want http_status (its source answers 503)", kind)
+	}
 	if body := admin.do("GET", "/admin/plugins?status=security", "", "", nil).body; !strings.Contains(body, `data-code="blog"`) || strings.Contains(body, `data-code="forms"`) {
 		t.Error("the catalog page's security filter does not filter")
 	}
