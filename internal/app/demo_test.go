@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 const demoPassword = "a demo password, long enough"
@@ -21,9 +23,12 @@ const demoPassword = "a demo password, long enough"
 // serveDemo runs `serve --demo` on d at listen and returns its base URL
 // and a stop that waits for it to end. A serve that ends before it is
 // ready returns "" and its error.
-func serveDemo(t *testing.T, d *pgtest.DB, listen string) (string, func(), error) {
+func serveDemo(t *testing.T, d *pgtest.DB, listen string, env ...string) (string, func(), error) {
 	t.Helper()
 	vars := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": listen, "UPCHECK_ADMIN_PASSWORD": demoPassword}
+	for i := 0; i+1 < len(env); i += 2 {
+		vars[env[i]] = env[i+1]
+	}
 	cfg, err := config.FromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +134,35 @@ func TestDemoFirstStartRecordsOneCheck(t *testing.T) {
 	stop()
 	if runs := runsSoFar(t, d); runs != "operator/demo:completed_with_failures" {
 		t.Fatalf("history after a fresh start = %q, want the demo's check alone (no busy row)", runs)
+	}
+}
+
+// A start that finds the lease held (by a previous serve killed during its
+// check, or another instance) tries again a lease later: the demo's new
+// sources are fetched without waiting for the next day's check.
+func TestDemoFirstCheckWaitsForTheLease(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	holder, err := lease.New(store.New(d.Pool), lease.Timings{Lease: time.Minute, Heartbeat: 10 * time.Second,
+		Cooldown: time.Minute, Period: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := holder.Acquire(context.Background(), lease.Operator)
+	if err != nil || held.Outcome != lease.Acquired {
+		t.Fatalf("hold the lease: %+v %v", held, err)
+	}
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0", "UPCHECK_TEST_TIMINGS", "lease=2s,heartbeat=300ms,cooldown=1s,tx=600ms"); err != nil {
+		t.Fatal(err)
+	}
+	if runs := waitForRuns(t, d, 1); runs != "operator/demo:busy" {
+		t.Fatalf("history = %q, want the demo's check refused while the lease is held", runs)
+	}
+	if _, err := holder.Release(context.Background(), held.Lease.Owner, false); err != nil {
+		t.Fatal(err)
+	}
+	if runs := waitForRuns(t, d, 2); runs != "operator/demo:busy operator/demo:completed_with_failures" {
+		t.Fatalf("history = %q, want the demo's check run once the lease was free", runs)
 	}
 }
 
