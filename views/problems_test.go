@@ -132,6 +132,9 @@ func TestNothingKnownIsNeverNone(t *testing.T) {
 			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
 		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
 			LastError: `the update document has no package "shop"`, LastErrorKind: readmodel.ErrorEvaluation},
+		"not evaluated, source failing now": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
+			Evaluated: true, EvalFailed: true, LastError: "fetch https://shop.example/u.json: unexpected http status 502 Bad Gateway",
+			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "502"},
 	} {
 		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
 		shown := visibleText(doc(t, ComponentDetail(p)))

@@ -183,6 +183,9 @@ type DetailProps struct {
 	// readmodel.ErrorKind) and LastErrorArg word it.
 	LastError                   string
 	LastErrorKind, LastErrorArg string
+	// EvalFailed: the stored document could not be evaluated for this
+	// component (LastError may be its source's, which fails too).
+	EvalFailed bool
 	// Stale: the source has not been fetched successfully for 48 hours, or
 	// ever, or its document has expired (the read model decides).
 	Stale bool

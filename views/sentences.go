@@ -190,14 +190,20 @@ func sourcesTotalText(n int) string {
 // evaluation that worked. Otherwise nothing is known (notEvaluatedText
 // says why), and the page must never read as "no known advisory".
 func factsKnown(p DetailProps) bool {
-	return p.Evaluated && p.LastErrorKind != readmodel.ErrorEvaluation
+	return p.Evaluated && !evalFailed(p)
+}
+
+// evalFailed: the component's document was read but could not be
+// evaluated for it.
+func evalFailed(p DetailProps) bool {
+	return p.EvalFailed || p.LastErrorKind == readmodel.ErrorEvaluation
 }
 
 // notEvaluatedText says why nothing is known about a component that has no
 // current evaluation, or one that could not be made.
 func notEvaluatedText(p DetailProps) string {
 	switch {
-	case p.Evaluated && p.LastErrorKind == readmodel.ErrorEvaluation:
+	case p.Evaluated && evalFailed(p):
 		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem above), so nothing is known about its releases or advisories."
 	case p.LastSuccessAt == nil && p.LastError != "":
 		return "Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."

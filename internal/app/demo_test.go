@@ -152,7 +152,7 @@ func TestDemoFirstCheckWaitsForTheLease(t *testing.T) {
 	if err != nil || held.Outcome != lease.Acquired {
 		t.Fatalf("hold the lease: %+v %v", held, err)
 	}
-	if _, _, err := serveDemo(t, d, "127.0.0.1:0", "UPCHECK_TEST_TIMINGS", "lease=2s,heartbeat=300ms,cooldown=1s,tx=600ms"); err != nil {
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0", "UPCHECK_TEST_TIMINGS", "lease=5s,heartbeat=1s"); err != nil {
 		t.Fatal(err)
 	}
 	if runs := waitForRuns(t, d, 1); runs != "operator/demo:busy" {

@@ -40,9 +40,11 @@ func TestFetchFailuresAreClassified(t *testing.T) {
 	refused := "http://" + ln.Addr().String() + "/feed.json"
 	ln.Close() // nothing listens there any more
 
-	allowing := fetch.New(fetch.Config{AllowPrivate: true, Timeout: 300 * time.Millisecond, RetryDelay: time.Millisecond}, nil)
-	guarded := fetch.New(fetch.Config{Timeout: time.Second, RetryDelay: time.Millisecond}, nil)
+	allowing := fetch.New(fetch.Config{AllowPrivate: true, Timeout: 10 * time.Second, RetryDelay: time.Millisecond}, nil)
+	quick := fetch.New(fetch.Config{AllowPrivate: true, Timeout: 300 * time.Millisecond, RetryDelay: time.Millisecond}, nil)
+	guarded := fetch.New(fetch.Config{Timeout: 10 * time.Second, RetryDelay: time.Millisecond}, nil)
 	t.Cleanup(allowing.Close)
+	t.Cleanup(quick.Close)
 	t.Cleanup(guarded.Close)
 	for _, tc := range []struct {
 		name      string
@@ -52,7 +54,7 @@ func TestFetchFailuresAreClassified(t *testing.T) {
 	}{
 		{"status", allowing, status.URL + "/feed.json", readmodel.ErrorHTTPStatus, "503"},
 		{"refused", allowing, refused, readmodel.ErrorConnect, ""},
-		{"timeout", allowing, slow.URL + "/feed.json", readmodel.ErrorTimeout, "300ms"},
+		{"timeout", quick, slow.URL + "/feed.json", readmodel.ErrorTimeout, "300ms"},
 		{"certificate", allowing, untrusted.URL + "/feed.json", readmodel.ErrorTLS, ""},
 		{"private address", guarded, status.URL + "/feed.json", readmodel.ErrorPrivateAddress, "127.0.0.1"},
 		{"not http", allowing, "ftp://example.org/feed.json", readmodel.ErrorBadURL, ""},

@@ -139,7 +139,7 @@ func (s *Server) detailPage(c echo.Context) error {
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
 		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
 		LastErrorKind: errorKind(d.LastError, d.LastErrorKind, d.EvalError), LastErrorArg: d.LastErrorArg,
-		Stale: d.Stale, Evaluated: d.Evaluated,
+		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
 	}
 	for _, r := range d.Releases {
 		row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity,
