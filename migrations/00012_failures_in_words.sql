@@ -8,6 +8,8 @@ ALTER TABLE check_runs DROP CONSTRAINT check_runs_status_check;
 ALTER TABLE check_runs ADD CONSTRAINT check_runs_status_check
     CHECK (status IN ('running', 'completed', 'completed_with_failures', 'busy', 'cooldown', 'skipped',
                       'lease_lost', 'cancelled', 'failed'));
+-- Runs recorded before: a "completed" run with failed sources was one.
+UPDATE check_runs SET status = 'completed_with_failures' WHERE status = 'completed' AND sources_failed > 0;
 
 -- A source's last failure as a stable kind (readmodel.ErrorKind: the pages
 -- word it) and the one value its sentence needs (an HTTP status, an
