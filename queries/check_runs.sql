@@ -23,18 +23,53 @@ SET finished_at          = clock_timestamp(),
 WHERE id = @id;
 
 -- name: CheckRunList :many
--- A run still marked running whose owner no longer holds a live lease was
--- abandoned: its process died or froze and the lease ran out.
-SELECT r.id, r.trigger, r.actor, r.started_at, r.finished_at,
-       (CASE WHEN r.status = 'running'
-                  AND NOT EXISTS (SELECT 1 FROM core_update_lock l
-                                  WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
-             THEN 'abandoned' ELSE r.status END)::text AS status,
-       r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
-       r.duration_ms, r.error
-FROM check_runs r
-ORDER BY r.id DESC
-LIMIT @max_rows;
+-- The newest runs, newest first. A run still marked running whose owner no
+-- longer holds a live lease was abandoned: its process died or froze and
+-- the lease ran out. Refusals (busy, cooldown, skipped) that follow each
+-- other with the same status, trigger and actor fold into one row: every
+-- click during a cooldown is recorded, and the history shows them as one
+-- line, repeats counting them, first_started_at the first one's start.
+-- Only the newest @scan_rows runs are read, so a page costs the same
+-- however long the history is.
+WITH recent AS (
+    SELECT r.id, r.trigger, r.actor, r.started_at, r.finished_at,
+           (CASE WHEN r.status = 'running'
+                      AND NOT EXISTS (SELECT 1 FROM core_update_lock l
+                                      WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
+                 THEN 'abandoned' ELSE r.status END)::text AS status,
+           r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
+           r.duration_ms, r.error
+    FROM check_runs r
+    ORDER BY r.id DESC
+    LIMIT @scan_rows::int
+),
+marked AS (
+    SELECT recent.*,
+           CASE WHEN status IN ('busy', 'cooldown', 'skipped')
+                     AND lag(status) OVER w = status
+                     AND lag(trigger) OVER w = trigger
+                     AND lag(actor) OVER w IS NOT DISTINCT FROM actor
+                THEN 0 ELSE 1 END AS starts_group
+    FROM recent
+    WINDOW w AS (ORDER BY id)
+),
+grouped AS (
+    SELECT marked.*, sum(starts_group) OVER (ORDER BY id) AS grp
+    FROM marked
+),
+folds AS (
+    SELECT max(id) AS last_id, count(*)::int AS repeats, min(started_at) AS first_started_at
+    FROM grouped
+    GROUP BY grp
+)
+-- The row of each group is its newest run's.
+SELECT g.id, g.trigger, g.actor, f.first_started_at::timestamptz AS first_started_at, g.started_at, g.finished_at,
+       g.status, f.repeats, g.sources_fetched, g.sources_not_modified, g.sources_failed, g.sources_skipped,
+       g.duration_ms, g.error
+FROM folds f
+JOIN grouped g ON g.id = f.last_id
+ORDER BY g.id DESC
+LIMIT @max_rows::int;
 
 -- name: CheckRunPurge :execrows
 -- Runs older than the retention go, except the newest run that ran: the

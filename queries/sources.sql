@@ -40,6 +40,8 @@ SET document             = EXCLUDED.document,
     last_success_at      = EXCLUDED.last_success_at,
     last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = NULL,
+    last_error_kind      = NULL,
+    last_error_arg       = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,
@@ -65,6 +67,8 @@ SET last_success_at      = clock_timestamp(),
     etag                 = coalesce(sqlc.narg(etag), etag),
     last_modified        = coalesce(sqlc.narg(last_modified), last_modified),
     last_error           = NULL,
+    last_error_kind      = NULL,
+    last_error_arg       = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,
@@ -74,12 +78,17 @@ WHERE url = @url
 RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components;
 
 -- name: SourceSaveFailure :one
--- A failed fetch or a refused document: the stored document stays.
-INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, failing_since, consecutive_failures, epoch)
-VALUES (@url, clock_timestamp(), @error, clock_timestamp(), clock_timestamp(), 1, @epoch)
+-- A failed fetch or a refused document: the stored document stays. The
+-- kind and its argument are what the pages word (readmodel.ErrorKind); the
+-- error is the technical text.
+INSERT INTO sources (url, last_attempt_at, last_error, last_error_kind, last_error_arg, last_error_at,
+                     failing_since, consecutive_failures, epoch)
+VALUES (@url, clock_timestamp(), @error, @kind, sqlc.narg(arg), clock_timestamp(), clock_timestamp(), 1, @epoch)
 ON CONFLICT (url) DO UPDATE
 SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
+    last_error_kind      = EXCLUDED.last_error_kind,
+    last_error_arg       = EXCLUDED.last_error_arg,
     last_error_at        = EXCLUDED.last_error_at,
     failing_since        = coalesce(sources.failing_since, EXCLUDED.failing_since),
     consecutive_failures = sources.consecutive_failures + 1,

@@ -82,6 +82,8 @@ type DashboardProps struct {
 	// Flash is the outcome of a check posted without JavaScript, shown in
 	// the same live region app.js writes to; CheckOutcomeMessage words it.
 	Flash string
+	// FlashTone is its notice's tone (CheckOutcomeTone).
+	FlashTone string
 }
 
 // CatalogRow is one installed component in the catalog.
@@ -113,8 +115,11 @@ type CatalogRow struct {
 	// nil: never. LastAttemptAt is the last attempt, successful or not.
 	LastSuccessAt *time.Time
 	LastAttemptAt *time.Time
-	// LastError is the last failure of the source or of the evaluation.
+	// LastError is the last failure of the source or of the evaluation:
+	// the technical text, shown behind the sentence of its kind.
 	LastError string
+	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word it.
+	LastErrorKind, LastErrorArg string
 	// Stale: the source has not been fetched successfully for 48 hours, or
 	// ever, or its document has expired (the read model decides).
 	Stale bool
@@ -185,7 +190,13 @@ type DetailProps struct {
 	// CanManage shows the dismiss and undismiss buttons.
 	CanManage     bool
 	LastSuccessAt *time.Time
-	LastError     string
+	// LastError is the technical text of the last failure; LastErrorKind (a
+	// readmodel.ErrorKind) and LastErrorArg word it.
+	LastError                   string
+	LastErrorKind, LastErrorArg string
+	// EvalFailed: the stored document could not be evaluated for this
+	// component (LastError may be its source's, which fails too).
+	EvalFailed bool
 	// Stale: the source has not been fetched successfully for 48 hours, or
 	// ever, or its document has expired (the read model decides).
 	Stale bool
@@ -200,14 +211,19 @@ type RunRow struct {
 	ID int64
 	// Trigger is scheduled, manual or operator.
 	Trigger string
-	// Actor is who asked: a user's email, "cron" or "cli".
+	// Actor is who asked: a user's email, or one of readmodel.Actor*.
 	Actor string
-	// Status is running, completed, busy, cooldown, skipped, lease_lost,
-	// cancelled, failed or abandoned.
-	Status     string
-	StartedAt  time.Time
-	FinishedAt *time.Time
-	DurationMS int64
+	// Status is running, completed, completed_with_failures, busy,
+	// cooldown, skipped, lease_lost, cancelled, failed or abandoned.
+	Status string
+	// Repeats counts the refusals folded into this row (the same status,
+	// trigger and actor in a row): 1 for a single run. FirstStartedAt is
+	// the first of them; StartedAt the latest.
+	Repeats        int
+	FirstStartedAt time.Time
+	StartedAt      time.Time
+	FinishedAt     *time.Time
+	DurationMS     int64
 	// Source counts of a check that ran.
 	Fetched, NotModified, Failed, Skipped int
 	Error                                 string
@@ -235,6 +251,9 @@ type SourceRow struct {
 	ExpiresAt *time.Time
 	// SignatureState is "unsigned" or "verified".
 	SignatureState string
+	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word
+	// LastError, the technical text.
+	LastErrorKind, LastErrorArg string
 }
 
 // SourceHealthProps is the source health page. The template lists failing

@@ -7,8 +7,10 @@ package views
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -33,12 +35,15 @@ func CheckOutcomeMessage(o CheckOutcome) string {
 	case "completed":
 		return fmt.Sprintf("Check completed: %s fetched, %d unchanged, %d failed.",
 			countNoun(o.Fetched, "source", "sources"), o.NotModified, o.Failed)
+	case "completed_with_failures":
+		return fmt.Sprintf("Check completed with failures: %s fetched, %d unchanged, %d failed. Source health says why.",
+			countNoun(o.Fetched, "source", "sources"), o.NotModified, o.Failed)
 	case "busy":
 		return "A check is already running. Try again in a few minutes."
 	case "lease_lost", "interrupted":
 		return "The check was interrupted (it lost its lock) and will be retried."
 	case "cooldown":
-		return fmt.Sprintf("Checks are limited to one every 2 minutes. You can check again in %d s.", max(o.RetryAfter, 0))
+		return "Checks are limited to one every 2 minutes. You can check again in " + secondsText(o.RetryAfter) + "."
 	case "skipped":
 		return "A check has already completed in this period, so nothing was fetched."
 	case "cancelled":
@@ -46,6 +51,49 @@ func CheckOutcomeMessage(o CheckOutcome) string {
 	default:
 		return "The check could not run. Try again later."
 	}
+}
+
+// CheckOutcomeTone is the tone of a check outcome's notice: the words say
+// it all; the colour repeats it. app.js reads the same tones from the live
+// region's data-tones (outcomeTonesJSON).
+func CheckOutcomeTone(status string) string {
+	if t, ok := outcomeTones[status]; ok {
+		return string(t)
+	}
+	return string(toneDanger)
+}
+
+// outcomeTones: a check that did its work is ok; one with failing sources,
+// interrupted or cancelled warns; a refusal informs; anything else is a
+// danger.
+var outcomeTones = map[string]tone{
+	"completed":               toneOK,
+	"completed_with_failures": toneWarn,
+	"busy":                    toneInfo,
+	"cooldown":                toneInfo,
+	"skipped":                 toneInfo,
+	"lease_lost":              toneWarn,
+	"interrupted":             toneWarn,
+	"cancelled":               toneWarn,
+}
+
+// outcomeTonesJSON is outcomeTones for app.js, as a JSON object.
+var outcomeTonesJSON = func() string {
+	m := make(map[string]string, len(outcomeTones))
+	for k, t := range outcomeTones {
+		m[k] = string(t)
+	}
+	return mustJSON(m)
+}()
+
+// secondsText is a wait in words: "45 s", "1 min 53 s" (app.js's
+// secondsText words the same).
+func secondsText(s int) string {
+	s = max(s, 0)
+	if s < 60 {
+		return strconv.Itoa(s) + " s"
+	}
+	return fmt.Sprintf("%d min %d s", s/60, s%60)
 }
 
 // countNoun is "1 source" or "3 sources".
@@ -137,10 +185,26 @@ func sourcesTotalText(n int) string {
 	return countNoun(n, "source", "sources")
 }
 
+// factsKnown is whether the detail page may list a component's releases
+// and advisories, and say "none" when there are none: only from a current
+// evaluation that worked. Otherwise nothing is known (notEvaluatedText
+// says why), and the page must never read as "no known advisory".
+func factsKnown(p DetailProps) bool {
+	return p.Evaluated && !evalFailed(p)
+}
+
+// evalFailed: the component's document was read but could not be
+// evaluated for it.
+func evalFailed(p DetailProps) bool {
+	return p.EvalFailed || p.LastErrorKind == readmodel.ErrorEvaluation
+}
+
 // notEvaluatedText says why nothing is known about a component that has no
-// current evaluation.
+// current evaluation, or one that could not be made.
 func notEvaluatedText(p DetailProps) string {
 	switch {
+	case p.Evaluated && evalFailed(p):
+		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem above), so nothing is known about its releases or advisories."
 	case p.LastSuccessAt == nil && p.LastError != "":
 		return "Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."
 	case p.LastSuccessAt == nil:
@@ -148,4 +212,119 @@ func notEvaluatedText(p DetailProps) string {
 	default:
 		return "Unknown: the installed version (or the core's) changed, or the pinned key did, since the source was last read; the next check evaluates it."
 	}
+}
+
+// problemSentence turns the stored kind of a failure (readmodel.ErrorKind)
+// and its argument into a sentence: the one place that words a source's
+// failure. The technical text is shown behind it (the problem component),
+// never instead of it. An unknown or empty kind (a failure recorded before
+// kinds were stored) gets a general sentence.
+func problemSentence(kind, arg string) string {
+	switch kind {
+	case readmodel.ErrorHTTPStatus:
+		code, err := strconv.Atoi(arg)
+		if err != nil {
+			return "The publisher’s server answered with an error."
+		}
+		return fmt.Sprintf("The publisher’s server answered %d %s.", code, http.StatusText(code))
+	case readmodel.ErrorConnect:
+		return "Could not connect to the publisher’s server, or the connection broke before it answered."
+	case readmodel.ErrorDNS:
+		return "The publisher’s host name could not be found."
+	case readmodel.ErrorTimeout:
+		if d, err := time.ParseDuration(arg); err == nil {
+			return "Timed out after " + secondsText(int(d.Round(time.Second)/time.Second)) + ": the publisher did not answer in time."
+		}
+		return "Timed out: the publisher did not answer in time."
+	case readmodel.ErrorTLS:
+		return "The publisher’s certificate is not trusted, so nothing was read from it."
+	case readmodel.ErrorPrivateAddress:
+		addr := "The address"
+		if arg != "" {
+			addr += " " + arg
+		}
+		return addr + " is private (loopback or an internal network), and upcheck only fetches from public addresses unless allowed: set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it."
+	case readmodel.ErrorTooLarge:
+		return "The document is larger than upcheck reads, so it was not read."
+	case readmodel.ErrorRedirects:
+		return "The publisher redirected too many times, or to an address that is not http or https."
+	case readmodel.ErrorBadURL:
+		return "The source’s address is not an http or https URL."
+	case readmodel.ErrorUnsigned:
+		return "The document is not signed, but a key is pinned for this source."
+	case readmodel.ErrorBadSignature:
+		return "The signature does not match the pinned key, so the document was refused."
+	case readmodel.ErrorPinnedKey:
+		return "The key pinned for this source in the manifest is not a valid key."
+	case readmodel.ErrorMalformed:
+		if arg != "" {
+			return "The document is malformed (" + arg + ")."
+		}
+		return "The document is malformed."
+	case readmodel.ErrorRollback:
+		text := "The publisher sent an older document than one already accepted, which is refused: a replayed document could hide fixed vulnerabilities."
+		if older, newer, ok := strings.Cut(arg, " < "); ok {
+			text = fmt.Sprintf("The publisher sent an older document (sequence %s, after %s was accepted), which is refused: a replayed document could hide fixed vulnerabilities.", older, newer)
+		}
+		return text
+	case readmodel.ErrorNotModifiedUntrusted:
+		return "The publisher answered “not modified”, but no stored document verifies under the key pinned now."
+	case readmodel.ErrorEvaluation:
+		return "This component could not be evaluated from its publisher’s document."
+	default:
+		return "The last check of this source failed."
+	}
+}
+
+// runLabel is a history row's status badge: "Cooldown ×7" for refusals
+// folded together.
+func runLabel(r RunRow) string {
+	label := runStatus(r.Status).Label
+	if r.Repeats > 1 {
+		label += " ×" + strconv.Itoa(r.Repeats)
+	}
+	return label
+}
+
+// runTimeText is when a history row's run started, exact, in UTC; for
+// folded refusals, from the first to the last: "2026-11-29 01:02–01:05 UTC".
+func runTimeText(r RunRow) string {
+	if r.Repeats <= 1 || r.FirstStartedAt.IsZero() || !r.FirstStartedAt.Before(r.StartedAt) {
+		return absTime(r.StartedAt)
+	}
+	first, last := r.FirstStartedAt.UTC(), r.StartedAt.UTC()
+	if first.Format("2006-01-02") == last.Format("2006-01-02") {
+		return first.Format("2006-01-02 15:04") + "–" + last.Format("15:04") + " UTC"
+	}
+	return first.Format("2006-01-02 15:04") + " – " + absTime(last)
+}
+
+// failedSourcesText is how many of a run's sources failed: "1 of 4
+// sources failed".
+func failedSourcesText(r RunRow) string {
+	total := r.Fetched + r.NotModified + r.Failed + r.Skipped
+	return fmt.Sprintf("%d of %s failed", r.Failed, countNoun(total, "source", "sources"))
+}
+
+// lastErrorConsequence says what a component's failed check leaves the
+// page with: the last good document, or nothing at all when its source has
+// never been read (then nothing below may read as "no advisory").
+func lastErrorConsequence(p DetailProps) string {
+	switch {
+	case p.LastSuccessAt == nil:
+		return "Its update source has never been read successfully, so nothing is known about its releases or advisories."
+	case !factsKnown(p):
+		return "Nothing is known about its releases or advisories until a check succeeds."
+	default:
+		return "What you see below comes from the last document that was fetched successfully."
+	}
+}
+
+// staleNoticeText is the detail page's stale warning; "over 48 hours" is
+// wrong about a source that was never read.
+func staleNoticeText(p DetailProps) string {
+	if p.LastSuccessAt == nil {
+		return "This component has never been checked successfully, so its releases and advisories are unknown."
+	}
+	return "This component has not been checked successfully for over 48 hours, so newer releases or advisories may be missing."
 }

@@ -37,17 +37,20 @@ type checkStatus struct {
 // check_runs, "interrupted" (the API's name for lease_lost), "abandoned"
 // (a run whose process died, as the history reads it) and "" for none.
 var checkStatuses = map[string]checkStatus{
-	"completed":   {"Completed", "", toneOK, true},
-	"running":     {"Running", "in progress now", toneInfo, false},
-	"busy":        {"Busy", "another check was running", toneNeutral, false},
-	"cooldown":    {"Cooldown", "too soon after the last manual check", toneNeutral, false},
-	"skipped":     {"Skipped", "this period’s check had already completed", toneNeutral, false},
-	"lease_lost":  {"Interrupted", "it lost its lock before finishing", toneWarn, true},
-	"interrupted": {"Interrupted", "it lost its lock before finishing", toneWarn, true},
-	"cancelled":   {"Cancelled", "the server was shutting down", toneWarn, true},
-	"failed":      {"Failed", "", toneDanger, true},
-	"abandoned":   {"Abandoned", "the server stopped before it finished", toneWarn, false},
-	"":            {"Unknown", "", toneNeutral, true},
+	"completed": {"Completed", "", toneOK, true},
+	// A check that ran to its end while some sources failed (the history
+	// adds how many, and a link to the sources).
+	"completed_with_failures": {"Completed with failures", "", toneWarn, true},
+	"running":                 {"Running", "in progress now", toneInfo, false},
+	"busy":                    {"Busy", "another check was running", toneNeutral, false},
+	"cooldown":                {"Cooldown", "too soon after the last manual check", toneNeutral, false},
+	"skipped":                 {"Skipped", "this period’s check had already completed", toneNeutral, false},
+	"lease_lost":              {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	"interrupted":             {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	"cancelled":               {"Cancelled", "the server was shutting down", toneWarn, true},
+	"failed":                  {"Failed", "it could not write its results", toneDanger, true},
+	"abandoned":               {"Abandoned", "the server stopped before it finished", toneWarn, false},
+	"":                        {"Unknown", "", toneNeutral, true},
 }
 
 // triggerLabels word what started a check.
@@ -55,6 +58,32 @@ var triggerLabels = map[string]string{
 	"scheduled": "Scheduled",
 	"manual":    "Manual",
 	"operator":  "Command line",
+}
+
+// actorLabels word the actors that are not users (readmodel.Actor*), in
+// the history's "By" column.
+var actorLabels = map[string]string{
+	readmodel.ActorCron: "the schedule",
+	readmodel.ActorCLI:  "upcheck check",
+	readmodel.ActorDemo: "the demo, at start",
+}
+
+// originLabel words what started a run in the history: the trigger, except
+// for the demo's own first check, which is the demo's and not an
+// operator's command line.
+func originLabel(trigger, actor string) string {
+	if actor == readmodel.ActorDemo {
+		return "Demo start"
+	}
+	return triggerLabel(trigger)
+}
+
+// actorLabel words who started a run: a user's email as it is.
+func actorLabel(actor string) string {
+	if l, ok := actorLabels[actor]; ok {
+		return l
+	}
+	return actor
 }
 
 // runStatus words a check's status; an unknown one is shown as it is.

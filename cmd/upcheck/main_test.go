@@ -92,9 +92,11 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 		t.Fatalf("components sync: %s (exit %d)", out, code)
 	}
 
+	// Shop's source fails: the check completes with failures, says so in
+	// its status, and exits 7.
 	out, code = cli(t, env, "check", "--manual")
-	if code != 0 {
-		t.Fatalf("check: exit %d", code)
+	if code != 7 {
+		t.Fatalf("check with a failing source: exit %d, want 7", code)
 	}
 	var line struct {
 		Status  string `json:"status"`
@@ -115,7 +117,7 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := line.Summary
-	if line.Status != "completed" || line.Fetched != 1 || line.Failed != 1 ||
+	if line.Status != "completed_with_failures" || line.Fetched != 1 || line.Failed != 1 ||
 		s.Components != 4 || s.UpdatesAvailable != 2 || s.SecurityUpdates != 1 || s.Vulnerable != 1 || s.FailingSources != 1 {
 		t.Fatalf("check line = %s", out)
 	}
@@ -124,8 +126,24 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 	if out, code := cli(t, env, "check", "--manual"); code != 4 || !strings.Contains(out, `"status":"cooldown"`) {
 		t.Fatalf("second manual check: %s (exit %d), want cooldown and exit 4", out, code)
 	}
-	if _, code := cli(t, env, "check"); code != 0 {
-		t.Fatalf("operator check: exit %d", code)
+	if _, code := cli(t, env, "check"); code != 7 {
+		t.Fatalf("operator check: exit %d, want 7 (shop still fails)", code)
+	}
+
+	// Once every source gives a usable document: completed, exit 0.
+	mux.HandleFunc("/up.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"format": 1, "publisher": "shop", "sequence": 1, "packages": {"shop": {"releases": [{"version": "0.9.0"}]}}}`))
+	})
+	manifest, err := os.ReadFile(manifestPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(manifestPath, []byte(strings.Replace(string(manifest), "/down.json", "/up.json", 1)), 0o644)
+	if out, code := cli(t, env, "components", "sync"); code != 0 || !strings.Contains(out, `"changed":1`) {
+		t.Fatalf("components sync: %s (exit %d)", out, code)
+	}
+	if out, code := cli(t, env, "check"); code != 0 || !strings.Contains(out, `"status":"completed"`) || !strings.Contains(out, `"failed":0`) {
+		t.Fatalf("check with every source answering: %s (exit %d), want completed and exit 0", out, code)
 	}
 }
 

@@ -54,8 +54,10 @@ Usage:
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
   upcheck version               print the version
 
-Exit codes of check: 0 completed, 3 busy, 4 cooldown, 5 lease_lost, 6 skipped,
-1 failed or cancelled (the JSON line says which) or an error (no JSON line).
+Exit codes of check: 0 completed, 7 completed_with_failures (some sources gave
+no usable document; "failed" counts them), 3 busy, 4 cooldown, 5 lease_lost,
+6 skipped, 1 failed or cancelled (the JSON line says which) or an error (no
+JSON line).
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
@@ -81,13 +83,14 @@ var errUsage = errors.New("usage")
 
 // checkExit maps a check's status to its exit code.
 var checkExit = map[updatecheck.Status]int{
-	updatecheck.Completed: 0,
-	updatecheck.Busy:      3,
-	updatecheck.Cooldown:  4,
-	updatecheck.LeaseLost: 5,
-	updatecheck.Skipped:   6,
-	updatecheck.Failed:    1, // the JSON line's status tells these two apart
-	updatecheck.Cancelled: 1,
+	updatecheck.Completed:             0,
+	updatecheck.Busy:                  3,
+	updatecheck.Cooldown:              4,
+	updatecheck.LeaseLost:             5,
+	updatecheck.Skipped:               6,
+	updatecheck.CompletedWithFailures: 7, // "failed" in the JSON line counts the sources
+	updatecheck.Failed:                1, // the JSON line's status tells these two apart
+	updatecheck.Cancelled:             1,
 }
 
 // run is the whole program behind main, so tests can drive it in-process.

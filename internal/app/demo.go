@@ -15,7 +15,9 @@ import (
 
 	"github.com/upcheck/upcheck/internal/demo"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // demoSite is the demo publisher served on loopback by this process.
@@ -123,14 +125,35 @@ func (d *demoSite) applyAdminPassword(ctx context.Context, a *App, hasAdmin bool
 // DemoAdminEmail is the demo admin's sign-in.
 const DemoAdminEmail = "admin@upcheck.test"
 
-// firstCheck runs one check at start, so the AdminCP shows results at once.
+// firstCheck runs one check at start, so the AdminCP shows results at once:
+// the demo's sources move to a new port at every start, and until they are
+// fetched nothing is known about them. Serve runs it before the scheduler
+// starts: the scheduler's catch-up then finds it completed instead of
+// racing it (one of them would be refused as busy, a history row caused by
+// the start itself). When another holder has the lease (a previous serve
+// killed during its check), it tries again once that lease could have
+// expired, a few times.
 func (d *demoSite) firstCheck(ctx context.Context, a *App) {
-	res, err := a.Checker.RunLockedUpdateCheck(ctx, lease.Operator, "demo")
-	if err != nil {
-		d.logger.WarnContext(ctx, "demo: first check could not run", "error", err)
-		return
+	wait := a.Lease.Timings().Lease
+	for attempt := 1; ; attempt++ {
+		res, err := a.Checker.RunLockedUpdateCheck(ctx, lease.Operator, readmodel.ActorDemo)
+		if err != nil {
+			d.logger.WarnContext(ctx, "demo: first check could not run", "error", err)
+			return
+		}
+		d.logger.InfoContext(ctx, "demo: first check", "status", res.Status)
+		if res.Status != updatecheck.Busy || attempt == demoCheckAttempts {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
 	}
-	d.logger.InfoContext(ctx, "demo: first check", "status", res.Status)
 }
+
+// demoCheckAttempts bounds the demo's first check while the lease is busy.
+const demoCheckAttempts = 3
 
 func (d *demoSite) close() { _ = d.server.Close() }

@@ -48,6 +48,14 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	if err := store.CheckSchema(ctx, a.Pool); err != nil {
 		return err
 	}
+	// Listen before the manifest sync: a second serve started on an address
+	// already taken must stop before it points the installed components at
+	// its own demo publisher, which dies with it.
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close() // srv.Serve closes it too; this covers the returns before
 	if demoSite != nil {
 		if err := demoSite.install(ctx, a); err != nil {
 			return err
@@ -74,10 +82,6 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	logger.InfoContext(ctx, "serving", "addr", "http://"+ln.Addr().String(), "trusted_proxies", cfg.TrustedProxies,
 		"metrics_public", cfg.MetricsPublic)
 	if ready != nil {
@@ -86,7 +90,15 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 
 	var wg sync.WaitGroup
 	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
-	wg.Go(func() { scheduler.Run(schedCtx) })
+	wg.Go(func() {
+		if demoSite != nil {
+			// The newcomer sees real results at once, not after the first
+			// cron; the scheduler starts after it, so its catch-up finds
+			// this check completed instead of answering busy beside it.
+			demoSite.firstCheck(schedCtx, a)
+		}
+		scheduler.Run(schedCtx)
+	})
 	// Deliveries run until the end: River stops taking jobs at shutdown and
 	// waits for the sends in flight.
 	wg.Go(func() { a.Notify.Run(schedCtx) })
@@ -99,10 +111,6 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	}()
 	// Sessions, throttling rows, old history: once a day on every instance.
 	wg.Go(func() { housekeeping.New(a.Store, a.Auth, logger).Every(schedCtx, time.Minute, 24*time.Hour) })
-	if demoSite != nil {
-		// The newcomer sees real results at once, not after the first cron.
-		wg.Go(func() { demoSite.firstCheck(schedCtx, a) })
-	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 

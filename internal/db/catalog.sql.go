@@ -38,8 +38,10 @@ const catalogPage = `-- name: CatalogPage :many
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
-       cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error
+       cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
+       s.last_error_kind, s.last_error_arg
 FROM component_state cs
+LEFT JOIN sources s ON s.url = cs.source_url
 WHERE ($1::text = ''
        OR ($1 = 'updates' AND cs.update_available)
        OR ($1 = 'security' AND cs.security)
@@ -80,10 +82,14 @@ type CatalogPageRow struct {
 	LastSuccessAt    *time.Time
 	LastAttemptAt    *time.Time
 	LastError        *string
+	LastErrorKind    *string
+	LastErrorArg     *string
 }
 
 // Components needing attention first (security, vulnerable, updates), then
 // by code, so a page boundary never moves between two identical reads.
+// The kind of the source's last failure, a fetch fact stored beside the
+// error (migration 00012), not a derived flag.
 func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParams) ([]CatalogPageRow, error) {
 	rows, err := db.Query(ctx, catalogPage,
 		arg.Filter,
@@ -120,6 +126,8 @@ func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParam
 			&i.LastSuccessAt,
 			&i.LastAttemptAt,
 			&i.LastError,
+			&i.LastErrorKind,
+			&i.LastErrorArg,
 		); err != nil {
 			return nil, err
 		}
@@ -136,8 +144,10 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        cs.latest_version, cs.evaluation, cs.eval_error, cs.stale, cs.failing, cs.source_failing,
        cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
        (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
-          FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed
+          FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed,
+       s.last_error_kind, s.last_error_arg
 FROM component_state cs
+LEFT JOIN sources s ON s.url = cs.source_url
 WHERE cs.code = $1
 `
 
@@ -159,6 +169,8 @@ type ComponentDetailRow struct {
 	LastError        *string
 	ExpiresAt        *time.Time
 	Dismissed        []string
+	LastErrorKind    *string
+	LastErrorArg     *string
 }
 
 // One component from the read model, with its whole evaluation (releases,
@@ -185,15 +197,19 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.LastError,
 		&i.ExpiresAt,
 		&i.Dismissed,
+		&i.LastErrorKind,
+		&i.LastErrorArg,
 	)
 	return i, err
 }
 
 const sourceHealthList = `-- name: SourceHealthList :many
-SELECT url, components, last_success_at, last_attempt_at, last_error, consecutive_failures,
-       expires_at, signature_state, has_document, expired, stale, failing
-FROM source_state
-ORDER BY failing DESC, last_success_at NULLS FIRST, url
+SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_error, ss.consecutive_failures,
+       ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
+       s.last_error_kind, s.last_error_arg
+FROM source_state ss
+LEFT JOIN sources s ON s.url = ss.url
+ORDER BY ss.failing DESC, ss.last_success_at NULLS FIRST, ss.url
 `
 
 type SourceHealthListRow struct {
@@ -209,6 +225,8 @@ type SourceHealthListRow struct {
 	Expired             bool
 	Stale               bool
 	Failing             bool
+	LastErrorKind       *string
+	LastErrorArg        *string
 }
 
 // Every source in use, failing ones first, then the longest without a success.
@@ -234,6 +252,8 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 			&i.Expired,
 			&i.Stale,
 			&i.Failing,
+			&i.LastErrorKind,
+			&i.LastErrorArg,
 		); err != nil {
 			return nil, err
 		}

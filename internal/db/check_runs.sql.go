@@ -49,25 +49,60 @@ func (q *Queries) CheckRunFinish(ctx context.Context, db DBTX, arg CheckRunFinis
 }
 
 const checkRunList = `-- name: CheckRunList :many
-SELECT r.id, r.trigger, r.actor, r.started_at, r.finished_at,
-       (CASE WHEN r.status = 'running'
-                  AND NOT EXISTS (SELECT 1 FROM core_update_lock l
-                                  WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
-             THEN 'abandoned' ELSE r.status END)::text AS status,
-       r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
-       r.duration_ms, r.error
-FROM check_runs r
-ORDER BY r.id DESC
-LIMIT $1
+WITH recent AS (
+    SELECT r.id, r.trigger, r.actor, r.started_at, r.finished_at,
+           (CASE WHEN r.status = 'running'
+                      AND NOT EXISTS (SELECT 1 FROM core_update_lock l
+                                      WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
+                 THEN 'abandoned' ELSE r.status END)::text AS status,
+           r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
+           r.duration_ms, r.error
+    FROM check_runs r
+    ORDER BY r.id DESC
+    LIMIT $2::int
+),
+marked AS (
+    SELECT recent.id, recent.trigger, recent.actor, recent.started_at, recent.finished_at, recent.status, recent.sources_fetched, recent.sources_not_modified, recent.sources_failed, recent.sources_skipped, recent.duration_ms, recent.error,
+           CASE WHEN status IN ('busy', 'cooldown', 'skipped')
+                     AND lag(status) OVER w = status
+                     AND lag(trigger) OVER w = trigger
+                     AND lag(actor) OVER w IS NOT DISTINCT FROM actor
+                THEN 0 ELSE 1 END AS starts_group
+    FROM recent
+    WINDOW w AS (ORDER BY id)
+),
+grouped AS (
+    SELECT marked.id, marked.trigger, marked.actor, marked.started_at, marked.finished_at, marked.status, marked.sources_fetched, marked.sources_not_modified, marked.sources_failed, marked.sources_skipped, marked.duration_ms, marked.error, marked.starts_group, sum(starts_group) OVER (ORDER BY id) AS grp
+    FROM marked
+),
+folds AS (
+    SELECT max(id) AS last_id, count(*)::int AS repeats, min(started_at) AS first_started_at
+    FROM grouped
+    GROUP BY grp
+)
+SELECT g.id, g.trigger, g.actor, f.first_started_at::timestamptz AS first_started_at, g.started_at, g.finished_at,
+       g.status, f.repeats, g.sources_fetched, g.sources_not_modified, g.sources_failed, g.sources_skipped,
+       g.duration_ms, g.error
+FROM folds f
+JOIN grouped g ON g.id = f.last_id
+ORDER BY g.id DESC
+LIMIT $1::int
 `
+
+type CheckRunListParams struct {
+	MaxRows  int32
+	ScanRows int32
+}
 
 type CheckRunListRow struct {
 	ID                 int64
 	Trigger            string
 	Actor              *string
+	FirstStartedAt     time.Time
 	StartedAt          time.Time
 	FinishedAt         *time.Time
 	Status             string
+	Repeats            int32
 	SourcesFetched     int32
 	SourcesNotModified int32
 	SourcesFailed      int32
@@ -76,10 +111,17 @@ type CheckRunListRow struct {
 	Error              *string
 }
 
-// A run still marked running whose owner no longer holds a live lease was
-// abandoned: its process died or froze and the lease ran out.
-func (q *Queries) CheckRunList(ctx context.Context, db DBTX, maxRows int32) ([]CheckRunListRow, error) {
-	rows, err := db.Query(ctx, checkRunList, maxRows)
+// The newest runs, newest first. A run still marked running whose owner no
+// longer holds a live lease was abandoned: its process died or froze and
+// the lease ran out. Refusals (busy, cooldown, skipped) that follow each
+// other with the same status, trigger and actor fold into one row: every
+// click during a cooldown is recorded, and the history shows them as one
+// line, repeats counting them, first_started_at the first one's start.
+// Only the newest @scan_rows runs are read, so a page costs the same
+// however long the history is.
+// The row of each group is its newest run's.
+func (q *Queries) CheckRunList(ctx context.Context, db DBTX, arg CheckRunListParams) ([]CheckRunListRow, error) {
+	rows, err := db.Query(ctx, checkRunList, arg.MaxRows, arg.ScanRows)
 	if err != nil {
 		return nil, err
 	}
@@ -91,9 +133,11 @@ func (q *Queries) CheckRunList(ctx context.Context, db DBTX, maxRows int32) ([]C
 			&i.ID,
 			&i.Trigger,
 			&i.Actor,
+			&i.FirstStartedAt,
 			&i.StartedAt,
 			&i.FinishedAt,
 			&i.Status,
+			&i.Repeats,
 			&i.SourcesFetched,
 			&i.SourcesNotModified,
 			&i.SourcesFailed,

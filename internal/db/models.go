@@ -233,6 +233,8 @@ type Source struct {
 	DocumentHash        []byte
 	UnusedSince         *time.Time
 	FailingSince        *time.Time
+	LastErrorKind       *string
+	LastErrorArg        *string
 }
 
 type SourceSequence struct {

@@ -182,6 +182,8 @@ SET document             = EXCLUDED.document,
     last_success_at      = EXCLUDED.last_success_at,
     last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = NULL,
+    last_error_kind      = NULL,
+    last_error_arg       = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,
@@ -225,11 +227,14 @@ func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSav
 }
 
 const sourceSaveFailure = `-- name: SourceSaveFailure :one
-INSERT INTO sources (url, last_attempt_at, last_error, last_error_at, failing_since, consecutive_failures, epoch)
-VALUES ($1, clock_timestamp(), $2, clock_timestamp(), clock_timestamp(), 1, $3)
+INSERT INTO sources (url, last_attempt_at, last_error, last_error_kind, last_error_arg, last_error_at,
+                     failing_since, consecutive_failures, epoch)
+VALUES ($1, clock_timestamp(), $2, $3, $4, clock_timestamp(), clock_timestamp(), 1, $5)
 ON CONFLICT (url) DO UPDATE
 SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
+    last_error_kind      = EXCLUDED.last_error_kind,
+    last_error_arg       = EXCLUDED.last_error_arg,
     last_error_at        = EXCLUDED.last_error_at,
     failing_since        = coalesce(sources.failing_since, EXCLUDED.failing_since),
     consecutive_failures = sources.consecutive_failures + 1,
@@ -241,12 +246,22 @@ RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::
 type SourceSaveFailureParams struct {
 	Url   string
 	Error *string
+	Kind  *string
+	Arg   *string
 	Epoch int64
 }
 
-// A failed fetch or a refused document: the stored document stays.
+// A failed fetch or a refused document: the stored document stays. The
+// kind and its argument are what the pages word (readmodel.ErrorKind); the
+// error is the technical text.
 func (q *Queries) SourceSaveFailure(ctx context.Context, db DBTX, arg SourceSaveFailureParams) (int64, error) {
-	row := db.QueryRow(ctx, sourceSaveFailure, arg.Url, arg.Error, arg.Epoch)
+	row := db.QueryRow(ctx, sourceSaveFailure,
+		arg.Url,
+		arg.Error,
+		arg.Kind,
+		arg.Arg,
+		arg.Epoch,
+	)
 	var components int64
 	err := row.Scan(&components)
 	return components, err
@@ -259,6 +274,8 @@ SET last_success_at      = clock_timestamp(),
     etag                 = coalesce($1, etag),
     last_modified        = coalesce($2, last_modified),
     last_error           = NULL,
+    last_error_kind      = NULL,
+    last_error_arg       = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,

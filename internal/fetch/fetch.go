@@ -69,6 +69,40 @@ func (e *StatusError) Error() string {
 // Unwrap lets errors.Is(err, ErrStatus) match any status error.
 func (e *StatusError) Unwrap() error { return ErrStatus }
 
+// TimeoutError reports an attempt that ran out of Config.Timeout; it wraps
+// [ErrTimeout].
+type TimeoutError struct {
+	// After is the time the attempt was allowed.
+	After time.Duration
+}
+
+// Error implements error.
+func (e *TimeoutError) Error() string { return fmt.Sprintf("%v after %s", ErrTimeout, e.After) }
+
+// Unwrap lets errors.Is(err, ErrTimeout) match.
+func (e *TimeoutError) Unwrap() error { return ErrTimeout }
+
+// PrivateAddressError reports the address the guard refused; it wraps
+// [ErrPrivateAddress]. Config.AllowPrivate (UPCHECK_ALLOW_PRIVATE_SOURCES=1
+// in upcheck's configuration) allows such addresses.
+type PrivateAddressError struct {
+	// Addr is the refused address; invalid when it could not be parsed.
+	Addr netip.Addr
+	// Raw is the address as the dialer gave it, when it could not be parsed.
+	Raw string
+}
+
+// Error implements error.
+func (e *PrivateAddressError) Error() string {
+	if !e.Addr.IsValid() {
+		return fmt.Sprintf("%v: cannot parse %q", ErrPrivateAddress, e.Raw)
+	}
+	return fmt.Sprintf("%v %s", ErrPrivateAddress, e.Addr)
+}
+
+// Unwrap lets errors.Is(err, ErrPrivateAddress) match.
+func (e *PrivateAddressError) Unwrap() error { return ErrPrivateAddress }
+
 // Config tunes a [Fetcher]. Zero fields take the Default* values.
 type Config struct {
 	// Timeout bounds one attempt as a whole: connecting, waiting for
@@ -367,7 +401,7 @@ func (f *Fetcher) attemptError(ctx, actx context.Context, u *url.URL, err error)
 		return cancelled(ctx, u)
 	}
 	if actx.Err() != nil {
-		return fmt.Errorf("fetch %s: %w after %s", u.Redacted(), ErrTimeout, f.cfg.Timeout)
+		return fmt.Errorf("fetch %s: %w", u.Redacted(), &TimeoutError{After: f.cfg.Timeout})
 	}
 	// url.Error repeats the method and URL; our prefix already says it.
 	if ue, ok := errors.AsType[*url.Error](err); ok {

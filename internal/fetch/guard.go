@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"syscall"
 )
@@ -54,10 +53,10 @@ func (f *Fetcher) dialControl(_ context.Context, _, address string, _ syscall.Ra
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		// Fail closed: an address we cannot judge is not dialled.
-		return fmt.Errorf("%w: cannot parse %q: %w", ErrPrivateAddress, address, err)
+		return &PrivateAddressError{Raw: address}
 	}
 	if f.blocked(ap.Addr()) {
-		return fmt.Errorf("%w %s", ErrPrivateAddress, ap.Addr())
+		return &PrivateAddressError{Addr: ap.Addr()}
 	}
 	return nil
 }

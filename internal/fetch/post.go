@@ -40,7 +40,7 @@ func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, b
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && ctx.Err() == context.DeadlineExceeded {
-			return 0, fmt.Errorf("post %s: no answer within %s", u.Redacted(), timeout)
+			return 0, fmt.Errorf("post %s: no answer: %w", u.Redacted(), &TimeoutError{After: timeout})
 		}
 		return 0, fmt.Errorf("post %s: %w", u.Redacted(), err)
 	}

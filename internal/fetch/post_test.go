@@ -60,7 +60,7 @@ func TestPostBoundsTheExchange(t *testing.T) {
 
 	start := time.Now()
 	_, err := f.Post(t.Context(), hang.URL, http.Header{}, []byte("{}"), 200*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "no answer within 200ms") || time.Since(start) > 5*time.Second {
+	if err == nil || !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "after 200ms") || time.Since(start) > 5*time.Second {
 		t.Fatalf("hanging receiver: %v after %s", err, time.Since(start))
 	}
 	status, err := f.Post(t.Context(), huge.URL, http.Header{}, []byte("{}"), 5*time.Second)

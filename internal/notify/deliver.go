@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
 
+	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -59,7 +61,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		return rerr
 	}
 	s.logger.WarnContext(ctx, "notification not delivered", "event", d.ID, "channel", d.Channel.ID,
-		"attempt", job.Attempt, "error", msg)
+		"attempt", job.Attempt, "error", msg, "detail", err)
 	return errors.New(msg)
 }
 
@@ -81,12 +83,41 @@ func cancel(recordErr error, why string) error {
 	return river.JobCancel(errors.New(why))
 }
 
-// failureText says in plain words why a send failed.
+// failureText says in plain words why a send failed; the log line keeps
+// the technical text.
 func failureText(status int, err error) string {
 	if err != nil {
-		return "not sent: " + err.Error()
+		return "not sent: " + postFailureWhy(err)
 	}
 	return fmt.Sprintf("the receiver answered %d %s", status, http.StatusText(status))
+}
+
+// postFailureWhy words a webhook post that got no answer, from the typed
+// error the fetcher returned.
+func postFailureWhy(err error) string {
+	var (
+		private *fetch.PrivateAddressError
+		dns     *net.DNSError
+		timeout *fetch.TimeoutError
+		opErr   *net.OpError
+	)
+	switch {
+	case errors.As(err, &private):
+		addr := "the receiver’s address"
+		if private.Addr.IsValid() {
+			addr += " " + private.Addr.String()
+		}
+		return addr + " is private (loopback or an internal network); set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it"
+	case errors.As(err, &timeout):
+		return "the receiver did not answer within " + timeout.After.String()
+	case errors.As(err, &dns):
+		return "the receiver’s host name could not be found"
+	case errors.Is(err, fetch.ErrUnsupportedScheme):
+		return "the receiver’s address is not an http or https URL"
+	case errors.As(err, &opErr):
+		return "could not connect to the receiver"
+	}
+	return "the receiver could not be reached"
 }
 
 // send makes one attempt to the channel's receiver.

@@ -30,6 +30,7 @@ type CatalogEntry struct {
 	ReleaseURL                          string
 	LastSuccessAt, LastAttemptAt        *time.Time // the source's fetches
 	LastError                           string     // the source's last fetch error
+	LastErrorKind, LastErrorArg         string     // its kind (readmodel.ErrorKind) and argument
 	EvalError                           string     // why the document could not be evaluated
 }
 
@@ -43,12 +44,17 @@ type ComponentDetail struct {
 	Dismissed                                           []string
 	LastSuccessAt, LastAttemptAt, ExpiresAt             *time.Time
 	LastError                                           string
+	LastErrorKind, LastErrorArg                         string // its kind (readmodel.ErrorKind) and argument
 }
 
-// RunEntry is one row of the check history.
+// RunEntry is one row of the check history: one run, or refusals folded
+// together (Repeats of them, the first started at FirstStartedAt; the
+// other fields are the newest one's).
 type RunEntry struct {
 	ID                                    int64
 	Trigger, Actor, Status, Error         string
+	Repeats                               int
+	FirstStartedAt                        time.Time
 	StartedAt                             time.Time
 	FinishedAt                            *time.Time
 	DurationMS                            int64
@@ -63,6 +69,7 @@ type SourceHealth struct {
 	HasDocument                  bool // a valid document was received once
 	LastSuccessAt, LastAttemptAt *time.Time
 	LastError                    string
+	LastErrorKind, LastErrorArg  string // its kind (readmodel.ErrorKind) and argument
 	ConsecutiveFailures          int
 	ExpiresAt                    *time.Time
 	Expired, Stale, Failing      bool
@@ -91,6 +98,7 @@ func (s *Store) Catalog(ctx context.Context, f CatalogFilter) ([]CatalogEntry, i
 			NeedsNewerCore: r.NeedsNewerCore, Stale: r.Stale, Failing: r.Failing, Advisories: orEmptyArray(r.OpenAdvisories),
 			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
+			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 		}
 	}
 	return out, int(total), nil
@@ -107,13 +115,18 @@ func (s *Store) ComponentDetail(ctx context.Context, code string) (ComponentDeta
 		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluated: r.Evaluated, Stale: r.Stale,
 		Failing: r.Failing, SourceFailing: r.SourceFailing, Evaluation: r.Evaluation, EvalError: deref(r.EvalError),
 		Dismissed: r.Dismissed, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, ExpiresAt: r.ExpiresAt,
-		LastError: deref(r.LastError),
+		LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 	}, nil
 }
 
-// Runs returns the latest check runs, newest first.
+// runScan is how many of the newest runs the history reads to fill a page:
+// enough for a page of runs between long streaks of refusals.
+const runScan = 2000
+
+// Runs returns the latest check runs, newest first, with repeated refusals
+// folded into one entry (see queries/check_runs.sql).
 func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
-	rows, err := s.q.CheckRunList(ctx, s.pool, int32(limit))
+	rows, err := s.q.CheckRunList(ctx, s.pool, db.CheckRunListParams{MaxRows: int32(limit), ScanRows: runScan})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read check history: %w", err))
 	}
@@ -121,7 +134,7 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
 	for i, r := range rows {
 		out[i] = RunEntry{
 			ID: r.ID, Trigger: r.Trigger, Actor: deref(r.Actor), Status: r.Status, Error: deref(r.Error),
-			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Fetched: int(r.SourcesFetched),
+			Repeats: int(r.Repeats), FirstStartedAt: r.FirstStartedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Fetched: int(r.SourcesFetched),
 			NotModified: int(r.SourcesNotModified), Failed: int(r.SourcesFailed), Skipped: int(r.SourcesSkipped),
 		}
 		if r.DurationMs != nil {
@@ -143,6 +156,7 @@ func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
 			URL: deref(r.Url), Components: int(r.Components), HasDocument: r.HasDocument, LastSuccessAt: r.LastSuccessAt,
 			LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures),
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
+			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 		}
 	}
 	return out, nil

@@ -218,10 +218,19 @@ func (t *Tx) SourceSaveUnchanged(ctx context.Context, url, etag, lastModified st
 	return int(n), mapError(err)
 }
 
+// SourceFailure is why a fetch gave no usable document: the kind the
+// pages word (readmodel.ErrorKind), the value its sentence needs, and the
+// technical text.
+type SourceFailure struct {
+	Kind, Arg, Detail string
+}
+
 // SourceSaveFailure records a failed fetch or a refused document (the
 // stored document stays) and returns how many components use the source.
-func (t *Tx) SourceSaveFailure(ctx context.Context, url, message string, epoch int64) (int, error) {
-	n, err := t.q.SourceSaveFailure(ctx, t.tx, db.SourceSaveFailureParams{Url: url, Error: &message, Epoch: epoch})
+func (t *Tx) SourceSaveFailure(ctx context.Context, url string, f SourceFailure, epoch int64) (int, error) {
+	n, err := t.q.SourceSaveFailure(ctx, t.tx, db.SourceSaveFailureParams{
+		Url: url, Error: &f.Detail, Kind: &f.Kind, Arg: ref(f.Arg), Epoch: epoch,
+	})
 	return int(n), mapError(err)
 }
 

@@ -1,8 +1,6 @@
 package updatecheck
 
 import (
-	"fmt"
-
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -12,7 +10,7 @@ import (
 type verdict struct {
 	// failure, when set, is recorded against the source; the stored
 	// document stays.
-	failure string
+	failure failure
 	// notModified: a 304 that the stored document may answer for.
 	notModified bool
 	// document, when newDocument, replaces the stored one.
@@ -28,7 +26,7 @@ type verdict struct {
 // signature (the Upcheck-Signature header, or the .sig file fetched
 // beforehand).
 type answer struct {
-	failure   string // the fetch (or the .sig's) failed: why
+	failure   failure // the fetch (or the .sig's) failed: why
 	resp      fetch.Response
 	signature string
 }
@@ -48,8 +46,8 @@ type answer struct {
 //   - Whatever fails, the stored document keeps answering for the
 //     components while it is trusted, and the failure is recorded.
 func accept(j job, a answer, epoch int64) verdict {
-	fail := func(msg string) verdict {
-		v := verdict{failure: msg}
+	fail := func(f failure) verdict {
+		v := verdict{failure: f}
 		if d, err := storedDocument(j.stored, j.key); err == nil {
 			v.doc = d
 		}
@@ -57,12 +55,12 @@ func accept(j job, a answer, epoch int64) verdict {
 	}
 	resp, signature := a.resp, a.signature
 	switch {
-	case a.failure != "":
+	case a.failure.failed():
 		return fail(a.failure)
 	case resp.NotModified:
 		d, err := storedDocument(j.stored, j.key)
 		if err != nil {
-			return fail(fmt.Sprintf("the publisher answered 304 Not Modified, but %v", err))
+			return fail(notModifiedFailure(err))
 		}
 		return verdict{notModified: true, doc: d}
 	}
@@ -71,23 +69,23 @@ func accept(j job, a answer, epoch int64) verdict {
 	if j.key != "" {
 		key, err := updatedoc.ParsePublicKey(j.key)
 		if err != nil {
-			return fail(fmt.Sprintf("pinned key: %v", err))
+			return fail(pinnedKeyFailure(err))
 		}
 		if signature == "" {
-			return fail("the document is unsigned, and a key is pinned for its source")
+			return fail(unsignedFailure())
 		}
 		if err := updatedoc.Verify(body, signature, key); err != nil {
-			return fail(fmt.Sprintf("signature: %v", err))
+			return fail(signatureFailure(err))
 		}
 		state = "verified"
 	}
 	doc, err := updatedoc.Parse(body)
 	if err != nil {
-		return fail(fmt.Sprintf("invalid document: %v", err))
+		return fail(documentFailure(err))
 	}
 	highest, seen := j.sequences[j.key]
 	if err := updatedoc.CheckSequence(highest, doc.Sequence, seen); err != nil {
-		return fail(err.Error())
+		return fail(rollbackFailure(err, doc.Sequence, highest))
 	}
 	if j.stored.Sequence != nil && *j.stored.Sequence == doc.Sequence && j.stored.SequenceKey == j.key {
 		if d, err := storedDocument(j.stored, j.key); err == nil {

@@ -19,17 +19,22 @@ import (
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
-// Status is how a check ended. The first five are the outside contract
-// (docs/design.md section 3); cancelled and failed are recorded in the history.
+// Status is how a check ended (docs/design.md section 3); every one is
+// recorded in the history.
 type Status string
 
 // The statuses.
 const (
+	// Completed: every source was fetched (or answered 304) and written.
 	Completed Status = "completed"
-	Busy      Status = "busy"
-	Cooldown  Status = "cooldown"
-	Skipped   Status = "skipped"
-	LeaseLost Status = "lease_lost"
+	// CompletedWithFailures: the check ran to its end, but some sources
+	// (Result.Failed of them, perhaps all) gave no usable document. Like
+	// Completed it completes the period; unlike it, it asks for attention.
+	CompletedWithFailures Status = "completed_with_failures"
+	Busy                  Status = "busy"
+	Cooldown              Status = "cooldown"
+	Skipped               Status = "skipped"
+	LeaseLost             Status = "lease_lost"
 	// Cancelled: the process was shutting down; the lease was released.
 	Cancelled Status = "cancelled"
 	// Failed: the check could not write (a database error other than a lost
@@ -174,9 +179,9 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	case checkErr != nil:
 		res.Status = Failed
 	default:
-		res.Status = Completed
+		res.Status = endStatus(counts)
 	}
-	c.release(ctx, l, res.Status == Completed)
+	c.release(ctx, l, res.Status.RanToEnd())
 	c.observer.LeaseHeld(false)
 	c.observer.CheckEnded(string(trigger), string(res.Status), true, time.Since(start))
 
@@ -191,7 +196,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 		c.logger.WarnContext(ctx, "record check end", "run_id", res.RunID, "error", err)
 	}
 	level := slog.LevelInfo
-	if res.Status != Completed {
+	if !res.Status.RanToEnd() {
 		level = slog.LevelWarn
 	}
 	c.logger.Log(ctx, level, "update check ended", "status", res.Status, "run_id", res.RunID, "epoch", l.Epoch,
@@ -201,6 +206,18 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 }
 
 var refusedStatus = map[lease.Outcome]Status{lease.Busy: Busy, lease.Cooldown: Cooldown, lease.Skipped: Skipped}
+
+// RanToEnd reports whether a check with this status ran to its end:
+// Completed or CompletedWithFailures. Such a check completes its period.
+func (s Status) RanToEnd() bool { return s == Completed || s == CompletedWithFailures }
+
+// endStatus is the status of a check that ran to its end with counts.
+func endStatus(c store.RunCounts) Status {
+	if c.Failed > 0 {
+		return CompletedWithFailures
+	}
+	return Completed
+}
 
 // release gives the lease back at once, so another instance need not wait
 // for it to expire; it runs even when ctx was cancelled (shutdown).

@@ -19,6 +19,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -118,6 +119,8 @@ func (b *bundle) results() map[string]resultRow {
 type sourceRow struct {
 	Sequence            int64
 	LastError           string
+	LastErrorKind       string
+	LastErrorArg        string
 	ConsecutiveFailures int
 	HasDocument         bool
 	Epoch               int64
@@ -128,8 +131,10 @@ func (b *bundle) source(url string) sourceRow {
 	b.t.Helper()
 	var s sourceRow
 	b.db.QueryRow(b.t, `
-		SELECT coalesce(sequence, -1), coalesce(last_error, ''), consecutive_failures, document IS NOT NULL, epoch, signature_state
-		FROM sources WHERE url = $1`, url).Scan(&s.Sequence, &s.LastError, &s.ConsecutiveFailures, &s.HasDocument, &s.Epoch, &s.SignatureState)
+		SELECT coalesce(sequence, -1), coalesce(last_error, ''), coalesce(last_error_kind, ''), coalesce(last_error_arg, ''),
+		       consecutive_failures, document IS NOT NULL, epoch, signature_state
+		FROM sources WHERE url = $1`, url).Scan(&s.Sequence, &s.LastError, &s.LastErrorKind, &s.LastErrorArg,
+		&s.ConsecutiveFailures, &s.HasDocument, &s.Epoch, &s.SignatureState)
 	return s
 }
 
@@ -253,8 +258,9 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 	p := newPublisher(t)
 	b.standardSite(p)
 
+	// One source of three fails: the check ran to its end, with failures.
 	res := b.run(lease.Operator)
-	if res.Status != Completed || res.Sources != 3 || res.Fetched != 2 || res.Failed != 1 {
+	if res.Status != CompletedWithFailures || res.Sources != 3 || res.Fetched != 2 || res.Failed != 1 {
 		t.Fatalf("result = %+v", res)
 	}
 	got := b.results()
@@ -274,10 +280,11 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 	if broken.HasSuccess || broken.Evaluated || !broken.Stale || !strings.Contains(broken.LastError, "404") {
 		t.Errorf("broken source result = %+v, want an error, no success, stale and not evaluated", broken)
 	}
-	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument {
-		t.Errorf("failing source = %+v", s)
+	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument ||
+		s.LastErrorKind != readmodel.ErrorHTTPStatus || s.LastErrorArg != "404" {
+		t.Errorf("failing source = %+v, want a 404 stored as http_status", s)
 	}
-	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:completed" {
+	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:completed_with_failures" {
 		t.Fatalf("runs = %v", runs)
 	}
 }
@@ -297,20 +304,25 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 		signed bool
 		serve  func(p *publisher)
 		want   string
+		// kind and arg are what the pages word (readmodel.ErrorKind).
+		kind, arg string
 	}{
-		{"server error", false, func(p *publisher) { p.status["/feed.json"] = 503 }, "503"},
-		{"malformed", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 1, "publisher": `) }, "invalid document"},
-		{"unknown format", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 2}`) }, "format"},
-		{"oversized", false, func(p *publisher) { p.docs["/feed.json"] = make([]byte, 200<<10) }, "too large"},
-		{"rolled back", false, func(p *publisher) { p.docs["/feed.json"] = doc(4, map[string]string{"core": pkgCore}) }, "rolled back"},
+		{"server error", false, func(p *publisher) { p.status["/feed.json"] = 503 }, "503", readmodel.ErrorHTTPStatus, "503"},
+		{"malformed", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 1, "publisher": `) }, "invalid document",
+			readmodel.ErrorMalformed, "malformed JSON at line 1, column 28: unexpected end of input"},
+		{"unknown format", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 2}`) }, "format",
+			readmodel.ErrorMalformed, "unsupported format 2 (this reader understands format 1)"},
+		{"oversized", false, func(p *publisher) { p.docs["/feed.json"] = make([]byte, 200<<10) }, "too large", readmodel.ErrorTooLarge, ""},
+		{"rolled back", false, func(p *publisher) { p.docs["/feed.json"] = doc(4, map[string]string{"core": pkgCore}) }, "rolled back",
+			readmodel.ErrorRollback, "4 < 5"},
 		{"unsigned", true, func(p *publisher) {
 			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
 			delete(p.sigs, "/feed.json")
-		}, "unsigned"},
+		}, "unsigned", readmodel.ErrorUnsigned, ""},
 		{"bad signature", true, func(p *publisher) {
 			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
 			p.sigs["/feed.json"] = updatedoc.Sign(good, priv)
-		}, "signature"},
+		}, "signature", readmodel.ErrorBadSignature, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -339,12 +351,15 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 			tc.serve(p)
 			p.mu.Unlock()
 			res := b.run(lease.Operator)
-			if res.Status != Completed || res.Failed != 1 {
-				t.Fatalf("second run = %+v", res)
+			if res.Status != CompletedWithFailures || res.Failed != 1 {
+				t.Fatalf("second run = %+v, want completed_with_failures", res)
 			}
 			s := b.source(p.URL + "/feed.json")
 			if !s.HasDocument || s.Sequence != 5 || s.ConsecutiveFailures != 1 || !strings.Contains(s.LastError, tc.want) {
 				t.Fatalf("source after failure = %+v, want document 5 kept and an error containing %q", s, tc.want)
+			}
+			if s.LastErrorKind != tc.kind || s.LastErrorArg != tc.arg {
+				t.Errorf("stored kind %q, arg %q; want %q, %q", s.LastErrorKind, s.LastErrorArg, tc.kind, tc.arg)
 			}
 			after := b.results()
 			for code, r := range before {
@@ -388,7 +403,7 @@ func TestNotModifiedIsSuccess(t *testing.T) {
 	b.standardSite(p)
 	first := b.run(lease.Operator)
 	second := b.run(lease.Operator)
-	if second.Status != Completed || second.NotModified != 2 || second.Fetched != 0 {
+	if second.Status != CompletedWithFailures || second.NotModified != 2 || second.Fetched != 0 {
 		t.Fatalf("second run = %+v (first %+v)", second, first)
 	}
 	if r := b.results()["blog"]; !r.Security || r.Epoch != second.Epoch || r.LastError != "" {
@@ -488,7 +503,8 @@ func TestEveryRunIsRecorded(t *testing.T) {
 	if res := b.run(lease.Operator); res.Status != Busy {
 		t.Fatalf("while held = %+v", res)
 	}
-	want := "[scheduled:completed scheduled:skipped manual:completed manual:cooldown operator:busy]"
+	// A run with a failing source completes its period all the same.
+	want := "[scheduled:completed_with_failures scheduled:skipped manual:completed_with_failures manual:cooldown operator:busy]"
 	if got := fmt.Sprint(b.runs()); got != want {
 		t.Fatalf("runs = %s, want %s", got, want)
 	}
@@ -520,7 +536,7 @@ func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
 	p.docs["/acme.json"] = doc(11, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate})
 	p.mu.Unlock()
 	newer, err := b.otherInstance().RunLockedUpdateCheck(context.Background(), lease.Operator, "other")
-	if err != nil || newer.Status != Completed {
+	if err != nil || newer.Status != CompletedWithFailures {
 		t.Fatalf("takeover run = %+v %v", newer, err)
 	}
 	close(release)

@@ -2,9 +2,12 @@ package updatecheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -29,14 +32,14 @@ func (c *Checker) prepare(ctx context.Context, j job, epoch int64, resp fetch.Re
 	a := answer{resp: resp, signature: resp.Signature}
 	switch {
 	case ferr != nil:
-		a.failure = ferr.Error()
+		a.failure = failureOf(ferr, "")
 	case j.key != "" && !resp.NotModified && a.signature == "":
 		sig, err := c.fetcher.FetchSignature(ctx, j.url)
 		if fetch.IsCancelled(ctx, err) {
 			return pending{}, false
 		}
 		if err != nil {
-			a.failure = fmt.Sprintf("document is unsigned and its .sig could not be fetched: %v", err)
+			a.failure = sigFailure(err)
 		}
 		a.signature = sig
 	}
@@ -44,10 +47,23 @@ func (c *Checker) prepare(ctx context.Context, j job, epoch int64, resp fetch.Re
 	if p.doc != nil {
 		results, err := evaluate(p.doc, j.inputs(), epoch)
 		if err != nil { // nothing is written from a document that could not be evaluated
-			p.verdict = verdict{failure: fmt.Sprintf("evaluate: %v", err)}
+			p.verdict = verdict{failure: failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("evaluate: %v", err)}}
 			return p, true
 		}
 		p.results = results
 	}
 	return p, true
+}
+
+// sigFailure is a .sig file that could not be fetched for a document that
+// came without its signature header. None published (404) means the
+// document is unsigned; anything else is the fetch's own failure.
+func sigFailure(err error) failure {
+	const prefix = "document is unsigned and its .sig could not be fetched"
+	if se, ok := errors.AsType[*fetch.StatusError](err); ok && se.Code == http.StatusNotFound {
+		f := unsignedFailure()
+		f.detail = prefix + ": " + err.Error()
+		return f
+	}
+	return failureOf(err, prefix)
 }

@@ -105,7 +105,12 @@ func (s *Scheduler) Run(ctx context.Context) {
 		s.logger.WarnContext(ctx, "catch-up check: cannot read the last completion", "error", err)
 		s.signals.caughtUp.send()
 	case status.CompletionOlder:
-		s.logger.InfoContext(ctx, "catch-up check: the last completed check is older than a day")
+		if status.LastCompletedAt == nil {
+			s.logger.InfoContext(ctx, "catch-up check: no check has completed yet")
+		} else {
+			s.logger.InfoContext(ctx, "catch-up check: the last completed check is older than a day",
+				"last_completed_at", status.LastCompletedAt)
+		}
 		catchUp.Go(func() {
 			job.Run() // through the chain: never alongside a cron-fired run
 			s.signals.caughtUp.send()
@@ -176,7 +181,7 @@ func (s *Scheduler) runPeriod(ctx context.Context, now time.Time) {
 		case res.Status == Skipped:
 			s.logger.InfoContext(ctx, "scheduled check: already completed this period")
 			return
-		case res.Status == Completed:
+		case res.Status.RanToEnd():
 			return
 		default:
 			s.logger.WarnContext(ctx, "scheduled check ended", "status", res.Status, "error", res.Error)

@@ -89,9 +89,11 @@ func TestSyncDoesNotStarveTheHeartbeat(t *testing.T) {
 		t.Fatalf("sync = %+v, want every component evaluated again", rep)
 	}
 	time.Sleep(timings.Lease) // the check outlives one lease: only renewals keep it
+	// It ran to its end: on a loaded machine the held source may outlast
+	// its fetch timeout and fail, which is not what this test is about.
 	res := release()
-	if res.Status != Completed {
-		t.Fatalf("check running during the sync = %s, want completed", resultJSON(res))
+	if !res.Status.RanToEnd() {
+		t.Fatalf("check running during the sync = %s, want it to run to its end", resultJSON(res))
 	}
 	mu.Lock()
 	defer mu.Unlock()

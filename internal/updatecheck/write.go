@@ -42,8 +42,8 @@ const writerCount = 2
 // the read model shows it as not evaluated, never as evaluated from
 // another document.
 func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
-	if p.failure != "" {
-		c.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "error", p.failure)
+	if p.failure.failed() {
+		c.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "kind", p.failure.kind, "error", p.failure.detail)
 	}
 	fenced := func(ctx context.Context, fn func(*store.Tx) error) error { return c.lease.WithLease(ctx, l.Owner, fn) }
 	first, rest := p.results[:min(resultBatch, len(p.results))], p.results[min(resultBatch, len(p.results)):]
@@ -53,8 +53,9 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	err := fenced(ctx, func(tx *store.Tx) error {
 		var err error
 		switch {
-		case p.failure != "":
-			if using, err = tx.SourceSaveFailure(ctx, p.job.url, p.failure, l.Epoch); err == nil {
+		case p.failure.failed():
+			f := store.SourceFailure{Kind: p.failure.kind, Arg: p.failure.arg, Detail: p.failure.detail}
+			if using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
 				err = c.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
 			}
 		case p.newDocument:
@@ -79,7 +80,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		return outcomeSkipped
 	case err != nil:
 		return outcome{kind: failed, err: err}
-	case p.failure != "":
+	case p.failure.failed():
 		return outcomeFailed
 	case p.notModified:
 		return outcomeNotModified

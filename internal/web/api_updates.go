@@ -48,6 +48,9 @@ type catalogEntry struct {
 	LastAttemptAt   *time.Time      `json:"last_attempt_at"`
 	LastError       *string         `json:"last_error"`
 	EvalError       *string         `json:"eval_error,omitempty"`
+	// LastErrorKind is the stable kind of the source's failure
+	// (readmodel.ErrorKind), for scripts; omitted when none is stored.
+	LastErrorKind *string `json:"last_error_kind,omitempty"`
 }
 
 // maxPageSize bounds one catalog read.
@@ -72,7 +75,7 @@ func (s *Server) apiCatalog(c echo.Context) error {
 			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
 			RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
 			ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
-			LastError: opt(e.LastError), EvalError: opt(e.EvalError),
+			LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind),
 		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -118,7 +121,7 @@ func (s *Server) apiCheck(c echo.Context) error {
 		return err
 	}
 	switch res.Status {
-	case updatecheck.Completed:
+	case updatecheck.Completed, updatecheck.CompletedWithFailures:
 		return c.JSON(http.StatusOK, res)
 	case updatecheck.LeaseLost:
 		return c.JSON(http.StatusConflict, map[string]any{"status": "interrupted", "run_id": res.RunID})

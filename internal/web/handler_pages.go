@@ -48,19 +48,20 @@ func layout(c echo.Context) views.LayoutProps {
 
 func (s *Server) dashboard(c echo.Context) error {
 	l := layout(c)
-	return renderOK(c, views.Dashboard(views.DashboardProps{Layout: l, CanManage: l.User.CanManage, Flash: flash(c)}))
+	text, tone := flash(c)
+	return renderOK(c, views.Dashboard(views.DashboardProps{Layout: l, CanManage: l.User.CanManage, Flash: text, FlashTone: tone}))
 }
 
 // flash words the outcome of a check posted without JavaScript. The
 // redirect carries only a known status and numbers, never text, so a crafted
 // link cannot make the dashboard say anything else.
-func flash(c echo.Context) string {
+func flash(c echo.Context) (text, tone string) {
 	status := c.QueryParam("check")
 	switch updatecheck.Status(status) {
-	case updatecheck.Completed, updatecheck.Busy, updatecheck.Cooldown, updatecheck.LeaseLost,
+	case updatecheck.Completed, updatecheck.CompletedWithFailures, updatecheck.Busy, updatecheck.Cooldown, updatecheck.LeaseLost,
 		updatecheck.Skipped, updatecheck.Cancelled, updatecheck.Failed:
 	default:
-		return ""
+		return "", ""
 	}
 	n := func(name string) int {
 		v, err := strconv.Atoi(c.QueryParam(name))
@@ -70,7 +71,7 @@ func flash(c echo.Context) string {
 		return v
 	}
 	return views.CheckOutcomeMessage(views.CheckOutcome{Status: status, Fetched: n("fetched"),
-		NotModified: n("not_modified"), Failed: n("failed"), RetryAfter: n("retry_after")})
+		NotModified: n("not_modified"), Failed: n("failed"), RetryAfter: n("retry_after")}), views.CheckOutcomeTone(status)
 }
 
 // pageSize is the catalog page's size: big enough to scan, small enough to
@@ -94,6 +95,7 @@ func (s *Server) catalogPage(c echo.Context) error {
 			VulnerableNoFix: e.VulnerableNoFix, NeedsNewerCore: e.NeedsNewerCore, RequiredCore: e.RequiredCore,
 			ReleaseURL: e.ReleaseURL, SourceURL: e.SourceURL, LastSuccessAt: e.LastSuccessAt,
 			LastAttemptAt: e.LastAttemptAt, LastError: firstOf(e.LastError, e.EvalError), Stale: e.Stale,
+			LastErrorKind: errorKind(e.LastError, e.LastErrorKind, e.EvalError), LastErrorArg: e.LastErrorArg,
 			Evaluated: e.Evaluated,
 		}
 	}
@@ -103,6 +105,18 @@ func (s *Server) catalogPage(c echo.Context) error {
 }
 
 // firstOf returns the first of its arguments that is not empty.
+// errorKind is the kind of the failure a page shows for a component: its
+// source's (stored with it), else its evaluation's.
+func errorKind(sourceError, sourceKind, evalError string) string {
+	switch {
+	case sourceError != "":
+		return sourceKind
+	case evalError != "":
+		return readmodel.ErrorEvaluation
+	}
+	return ""
+}
+
 func firstOf(values ...string) string {
 	for _, v := range values {
 		if v != "" {
@@ -131,7 +145,8 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	props := views.DetailProps{
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
 		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
-		Stale: d.Stale, Evaluated: d.Evaluated,
+		LastErrorKind: errorKind(d.LastError, d.LastErrorKind, d.EvalError), LastErrorArg: d.LastErrorArg,
+		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
 	}
 	for _, r := range d.Releases {
 		row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity,
@@ -156,6 +171,7 @@ func (s *Server) historyPage(c echo.Context) error {
 	rows := make([]views.RunRow, len(runs))
 	for i, r := range runs {
 		rows[i] = views.RunRow{ID: r.ID, Trigger: r.Trigger, Actor: r.Actor, Status: r.Status, StartedAt: r.StartedAt,
+			Repeats: r.Repeats, FirstStartedAt: r.FirstStartedAt,
 			FinishedAt: r.FinishedAt, DurationMS: r.DurationMS, Fetched: r.Fetched, NotModified: r.NotModified,
 			Failed: r.Failed, Skipped: r.Skipped, Error: r.Error}
 	}
@@ -172,7 +188,7 @@ func (s *Server) sourcesPage(c echo.Context) error {
 		rows[i] = views.SourceRow{URL: src.URL, Components: src.Components, LastSuccessAt: src.LastSuccessAt,
 			LastAttemptAt: src.LastAttemptAt, LastError: src.LastError, ConsecutiveFailures: src.ConsecutiveFailures,
 			Stale: src.Stale, Expired: src.Expired, Failing: src.Failing, ExpiresAt: src.ExpiresAt,
-			SignatureState: src.SignatureState}
+			SignatureState: src.SignatureState, LastErrorKind: src.LastErrorKind, LastErrorArg: src.LastErrorArg}
 	}
 	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: rows}))
 }

@@ -35,8 +35,20 @@
   // ---- Wording: kept in step with views/sentences.go ----
 
   function completedText(body) {
-    return "Check completed: " + countNoun(number(body.fetched), "source", "sources") +
+    var counts = countNoun(number(body.fetched), "source", "sources") +
       " fetched, " + number(body.not_modified) + " unchanged, " + number(body.failed) + " failed.";
+    if (body.status === "completed_with_failures") {
+      return "Check completed with failures: " + counts + " Source health says why.";
+    }
+    return "Check completed: " + counts;
+  }
+
+  // secondsText is a wait in words, "45 s" or "1 min 53 s", as
+  // views/sentences.go's secondsText.
+  function secondsText(s) {
+    s = Math.max(0, s);
+    if (s < 60) return s + " s";
+    return Math.floor(s / 60) + " min " + (s % 60) + " s";
   }
 
   function alertText(security, vulnerable) {
@@ -271,7 +283,14 @@
 
   // ---- The check form ----
 
-  function say(region, text) {
+  // say writes the outcome into the live region; its tone (the notice's
+  // colour) is the page's word for the status (data-tones, from
+  // views.CheckOutcomeTone), "info" while there is none.
+  function say(region, text, status) {
+    var tones = words(region, "data-tones");
+    var tone = "info";
+    if (status) tone = Object.prototype.hasOwnProperty.call(tones, status) ? tones[status] : "danger";
+    region.setAttribute("data-tone", tone);
     region.textContent = text;
   }
 
@@ -287,24 +306,26 @@
     var deadline = Date.now() + seconds * 1000;
     var count = document.createElement("span");
     count.setAttribute("data-testid", "check-countdown");
-    count.textContent = String(seconds);
+    count.setAttribute("data-seconds", String(seconds));
+    count.textContent = secondsText(seconds);
     var visible = document.createElement("span");
     visible.setAttribute("aria-hidden", "true");
-    visible.append("You can check again in ", count, " s.");
+    visible.append("You can check again in ", count, ".");
     var spoken = document.createElement("span");
     spoken.className = "visually-hidden";
     spoken.textContent = "You can check again in " + spokenSeconds(seconds) + ".";
-    region.textContent = "";
+    say(region, "", "cooldown");
     region.append("Checks are limited to one every 2 minutes. ", visible, spoken);
 
     var timer = setInterval(function () {
       var left = Math.ceil((deadline - Date.now()) / 1000);
       if (left > 0) {
-        count.textContent = String(left);
+        count.setAttribute("data-seconds", String(left));
+        count.textContent = secondsText(left);
         return;
       }
       clearInterval(timer);
-      say(region, "You can check for updates again.");
+      say(region, "You can check for updates again.", "completed");
       done();
     }, 1000);
   }
@@ -356,20 +377,28 @@
             });
           } else {
             setBusy(false);
-            say(region, outcomeText(res, body));
+            say(region, outcomeText(res, body), outcomeStatus(res, body));
           }
           return refreshSummary();
         });
       }, function () {
         setBusy(false);
-        say(region, "The check could not run (network error). Try again later.");
+        say(region, "The check could not run (network error). Try again later.", "error");
       });
     });
   }
 
+  // outcomeStatus is the status the outcome's tone follows: the answer's,
+  // "error" when there is no usable one.
+  function outcomeStatus(res, body) {
+    return (body && typeof body.status === "string" && body.status) || "error";
+  }
+
   function outcomeText(res, body) {
     var status = body && body.status;
-    if (res.status === 200 && status === "completed") return completedText(body);
+    if (res.status === 200 && (status === "completed" || status === "completed_with_failures")) {
+      return completedText(body);
+    }
     if (res.status === 409 && status === "busy") {
       return "A check is already running. Try again in a few minutes.";
     }

@@ -1,0 +1,238 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+const demoPassword = "a demo password, long enough"
+
+// serveDemo runs `serve --demo` on d at listen and returns its base URL
+// and a stop that waits for it to end. A serve that ends before it is
+// ready returns "" and its error.
+func serveDemo(t *testing.T, d *pgtest.DB, listen string, env ...string) (string, func(), error) {
+	t.Helper()
+	vars := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": listen, "UPCHECK_ADMIN_PASSWORD": demoPassword}
+	for i := 0; i+1 < len(env); i += 2 {
+		vars[env[i]] = env[i+1]
+	}
+	cfg, err := config.FromEnv(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Demo = true
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a string) { addr <- a })
+	}()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(ShutdownTimeout):
+			t.Error("serve did not stop")
+		}
+	}
+	select {
+	case a := <-addr:
+		t.Cleanup(stop)
+		return "http://" + a, stop, nil
+	case err := <-done:
+		cancel()
+		return "", nil, err
+	case <-time.After(time.Minute):
+		cancel()
+		t.Fatal("serve did not start")
+	}
+	return "", nil, nil
+}
+
+// runsSoFar is the history as "trigger/actor:status", oldest first.
+func runsSoFar(t *testing.T, d *pgtest.DB) string {
+	t.Helper()
+	var runs string
+	d.QueryRow(t, `SELECT coalesce(string_agg(trigger || '/' || coalesce(actor, '') || ':' || status, ' ' ORDER BY id), '')
+	               FROM check_runs`).Scan(&runs)
+	return runs
+}
+
+// waitForRuns waits until the history has n runs that are not running.
+func waitForRuns(t *testing.T, d *pgtest.DB, n int) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var finished int
+		d.QueryRow(t, "SELECT count(*) FROM check_runs WHERE status <> 'running'").Scan(&finished)
+		if finished >= n {
+			return runsSoFar(t, d)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("history = %s, want %d finished runs", runsSoFar(t, d), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// page signs in as the demo admin and returns the page at path, as text
+// without tags.
+func page(t *testing.T, base, path string) string {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.PostForm(base+"/login", url.Values{"email": {DemoAdminEmail}, "password": {demoPassword}, "next": {path}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s after signing in: %d %v", path, resp.StatusCode, err)
+	}
+	return strings.Join(strings.Fields(tags.ReplaceAllString(string(b), " ")), " ")
+}
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// A fresh install's first start runs the demo's check, labelled as the
+// demo's, and nothing answers busy beside it; the scheduler's catch-up
+// finds that check completed.
+func TestDemoFirstStartRecordsOneCheck(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	_, stop, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo's Shop source fails by design.
+	if runs := waitForRuns(t, d, 1); runs != "operator/demo:completed_with_failures" {
+		t.Fatalf("history after a fresh start = %q", runs)
+	}
+	time.Sleep(300 * time.Millisecond) // room for a scheduler's run, were it to race
+	stop()
+	if runs := runsSoFar(t, d); runs != "operator/demo:completed_with_failures" {
+		t.Fatalf("history after a fresh start = %q, want the demo's check alone (no busy row)", runs)
+	}
+}
+
+// A start that finds the lease held (by a previous serve killed during its
+// check, or another instance) tries again a lease later: the demo's new
+// sources are fetched without waiting for the next day's check.
+func TestDemoFirstCheckWaitsForTheLease(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	holder, err := lease.New(store.New(d.Pool), lease.Timings{Lease: time.Minute, Heartbeat: 10 * time.Second,
+		Cooldown: time.Minute, Period: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := holder.Acquire(context.Background(), lease.Operator)
+	if err != nil || held.Outcome != lease.Acquired {
+		t.Fatalf("hold the lease: %+v %v", held, err)
+	}
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0", "UPCHECK_TEST_TIMINGS", "lease=5s,heartbeat=1s"); err != nil {
+		t.Fatal(err)
+	}
+	if runs := waitForRuns(t, d, 1); runs != "operator/demo:busy" {
+		t.Fatalf("history = %q, want the demo's check refused while the lease is held", runs)
+	}
+	if _, err := holder.Release(context.Background(), held.Lease.Owner, false); err != nil {
+		t.Fatal(err)
+	}
+	if runs := waitForRuns(t, d, 2); runs != "operator/demo:busy operator/demo:completed_with_failures" {
+		t.Fatalf("history = %q, want the demo's check run once the lease was free", runs)
+	}
+}
+
+// A second start moves the demo's sources to a new port. Shop's source
+// there has never been read: after the start's check, Shop is failing
+// everywhere (catalog filter, source health, dashboard) and its page says
+// that nothing is known, never "no known advisory" nor "no releases".
+func TestDemoRestartKeepsShopUnknown(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	_, stop, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 1)
+	stop()
+
+	base, _, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 2)
+	var shopURL string
+	d.QueryRow(t, "SELECT source_url FROM components WHERE code = 'shop'").Scan(&shopURL)
+	if !strings.HasPrefix(shopURL, base[:strings.LastIndex(base, ":")]) {
+		t.Fatalf("shop's source %q", shopURL)
+	}
+	detail := page(t, base, "/admin/plugins/shop")
+	for _, never := range []string{"No known advisory", "lists no releases", "Not checked yet"} {
+		if strings.Contains(detail, never) {
+			t.Errorf("Shop's page says %q:\n%s", never, detail)
+		}
+	}
+	for _, want := range []string{"never been read successfully", "The publisher’s server answered 503 Service Unavailable."} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("Shop's page does not say %q:\n%s", want, detail)
+		}
+	}
+	if failing := page(t, base, "/admin/plugins?status=failing"); !strings.Contains(failing, "Shop shop") {
+		t.Errorf("the failing filter does not list Shop:\n%s", failing)
+	}
+	if dash := page(t, base, "/admin"); !strings.Contains(dash, "1 failing source") {
+		t.Errorf("the dashboard does not count Shop's source as failing:\n%s", dash)
+	}
+}
+
+// A serve that cannot listen (the address is taken by a running one)
+// changes nothing: the running site keeps its components and sources.
+func TestServeOnATakenAddressChangesNothing(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base, _, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 1)
+	sources := func() string {
+		var s string
+		d.QueryRow(t, "SELECT string_agg(code || '=' || coalesce(source_url, ''), ' ' ORDER BY code) FROM components").Scan(&s)
+		return s
+	}
+	before := sources()
+	_, _, err = serveDemo(t, d, strings.TrimPrefix(base, "http://"))
+	if err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Fatalf("a second serve on %s: %v, want a listen error", base, err)
+	}
+	if after := sources(); after != before {
+		t.Fatalf("components after a serve that could not listen:\n%s\nwere\n%s", after, before)
+	}
+	if dash := page(t, base, "/admin/plugins"); strings.Contains(dash, "Not checked yet") {
+		t.Errorf("the running site lost its results:\n%s", dash)
+	}
+}

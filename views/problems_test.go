@@ -1,0 +1,150 @@
+package views
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a-h/templ"
+	"golang.org/x/net/html"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// Every stored kind of failure has a sentence of its own: none falls back
+// on the general one, and none carries the technical text.
+func TestEveryErrorKindHasASentence(t *testing.T) {
+	t.Parallel()
+	general := problemSentence("", "")
+	for kind, arg := range map[string]string{
+		readmodel.ErrorHTTPStatus: "503", readmodel.ErrorConnect: "", readmodel.ErrorDNS: "",
+		readmodel.ErrorTimeout: "15s", readmodel.ErrorTLS: "", readmodel.ErrorPrivateAddress: "10.0.0.7",
+		readmodel.ErrorTooLarge: "", readmodel.ErrorRedirects: "", readmodel.ErrorBadURL: "",
+		readmodel.ErrorUnsigned: "", readmodel.ErrorBadSignature: "", readmodel.ErrorPinnedKey: "",
+		readmodel.ErrorMalformed: "malformed JSON at line 3, column 5: unexpected end of input",
+		readmodel.ErrorRollback:  "41 < 42", readmodel.ErrorNotModifiedUntrusted: "", readmodel.ErrorEvaluation: "",
+	} {
+		if got := problemSentence(kind, arg); got == general || got == "" {
+			t.Errorf("%s has no sentence of its own: %q", kind, got)
+		}
+	}
+	for _, tc := range []struct{ kind, arg, want string }{
+		{readmodel.ErrorHTTPStatus, "503", "The publisher’s server answered 503 Service Unavailable."},
+		{readmodel.ErrorTimeout, "10s", "Timed out after 10 s: the publisher did not answer in time."},
+		{readmodel.ErrorPrivateAddress, "10.0.0.7", "set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it"},
+		{readmodel.ErrorMalformed, "malformed JSON at line 3, column 5: unexpected end of input",
+			"The document is malformed (malformed JSON at line 3, column 5: unexpected end of input)."},
+		{readmodel.ErrorRollback, "41 < 42", "sequence 41, after 42 was accepted"},
+		{readmodel.ErrorBadSignature, "", "The signature does not match the pinned key"},
+	} {
+		if got := problemSentence(tc.kind, tc.arg); !strings.Contains(got, tc.want) {
+			t.Errorf("%s %q: %q, want it to say %q", tc.kind, tc.arg, got, tc.want)
+		}
+	}
+}
+
+// goish are fragments of Go error strings that no operator should have to
+// read on a page (they may sit behind a "Technical detail" disclosure).
+var goish = []string{"dial tcp", "context deadline exceeded", "x509:", "fetch http", "unexpected http status",
+	"connect: connection refused", "SQLSTATE", "lease lost"}
+
+// visibleText is what a page shows before anything is unfolded: the text
+// outside <details>, plus each <details>' <summary>.
+func visibleText(n *html.Node) string {
+	var b strings.Builder
+	var visit func(n *html.Node, folded bool)
+	visit = func(n *html.Node, folded bool) {
+		switch {
+		case n.Type == html.TextNode && !folded:
+			b.WriteString(n.Data + " ")
+		case n.Type == html.ElementNode && n.Data == "details":
+			folded = true
+		case n.Type == html.ElementNode && n.Data == "summary":
+			folded = false
+		case n.Type == html.ElementNode && (n.Data == "script" || n.Data == "style"):
+			return
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			visit(c, folded)
+		}
+	}
+	visit(n, false)
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// Pages that show stored failures, each with the raw errors a check or a
+// delivery really records: the catalog, a component, the sources, the
+// history and the notifications. None shows Go's words; the detail is one
+// click away.
+func TestNoGoErrorOnAnyPage(t *testing.T) {
+	t.Parallel()
+	refused := "fetch http://10.0.0.7/u.json: dial tcp 10.0.0.7:80: connect: connection refused"
+	deadline := "fetch https://slow.example/u.json: request timed out after 15s: context deadline exceeded"
+	cert := "fetch https://self.example/u.json: tls: failed to verify certificate: x509: certificate signed by unknown authority"
+	status := "fetch https://acme.example/u.json: unexpected http status 503 Service Unavailable"
+	for name, c := range map[string]templ.Component{
+		"catalog": Catalog(CatalogProps{Layout: layout(attention(), true), Page: 1, Total: 3, Rows: []CatalogRow{
+			{Code: "shop", Name: "Shop", Installed: "0.9.1", SourceURL: "http://10.0.0.7/u.json", Stale: true,
+				LastError: refused, LastErrorKind: readmodel.ErrorConnect, LastAttemptAt: ago(time.Minute)},
+			{Code: "slow", Name: "Slow", Installed: "1.0.0", SourceURL: "https://slow.example/u.json", Stale: true,
+				LastError: deadline, LastErrorKind: readmodel.ErrorTimeout, LastErrorArg: "15s"},
+			{Code: "old", Name: "Old", Installed: "1.0.0", SourceURL: "https://old.example/u.json", Stale: true,
+				LastError: "fetch https://old.example/u.json: EOF"}, // recorded before kinds were
+		}}),
+		"detail": ComponentDetail(DetailProps{Layout: layout(calm(), true), Code: "self", Name: "Self", Installed: "1.0.0",
+			SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: readmodel.ErrorTLS}),
+		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []SourceRow{
+			{URL: "https://acme.example/u.json", Components: 3, Failing: true, ConsecutiveFailures: 2, LastError: status,
+				LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503", SignatureState: "unsigned"},
+			{URL: "http://10.0.0.7/u.json", Components: 1, Failing: true, ConsecutiveFailures: 1, SignatureState: "unsigned",
+				LastError:     "fetch http://10.0.0.7/u.json: dial tcp 10.0.0.7:80: refusing to connect to a private address 10.0.0.7",
+				LastErrorKind: readmodel.ErrorPrivateAddress, LastErrorArg: "10.0.0.7"},
+		}}),
+		"history": History(HistoryProps{Layout: layout(calm(), true), Runs: []RunRow{
+			{ID: 2, Trigger: "scheduled", Actor: "cron", Status: "failed", StartedAt: now.Add(-time.Hour), FinishedAt: ago(time.Hour),
+				Error: "write source: ERROR: canceling statement due to statement timeout (SQLSTATE 57014)"},
+			{ID: 1, Trigger: "scheduled", Actor: "cron", Status: "lease_lost", StartedAt: now.Add(-2 * time.Hour),
+				FinishedAt: ago(2 * time.Hour), Error: "lease lost"},
+		}}),
+	} {
+		root := doc(t, c)
+		shown := visibleText(root)
+		for _, g := range goish {
+			if strings.Contains(shown, g) {
+				t.Errorf("%s shows %q:\n%s", name, g, shown)
+			}
+		}
+		// The technical text is still there, folded away.
+		if all := text(root); !strings.Contains(all, "Technical detail") {
+			t.Errorf("%s has no technical detail to unfold", name)
+		}
+	}
+}
+
+// A component whose source has never been read, or whose document could
+// not be evaluated for it, has no known releases or advisories: the page
+// never says "none".
+func TestNothingKnownIsNeverNone(t *testing.T) {
+	t.Parallel()
+	for name, p := range map[string]DetailProps{
+		"never read": {SourceURL: "https://shop.example/u.json", Stale: true,
+			LastError:     "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable",
+			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
+		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
+			LastError: `the update document has no package "shop"`, LastErrorKind: readmodel.ErrorEvaluation},
+		"not evaluated, source failing now": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
+			Evaluated: true, EvalFailed: true, LastError: "fetch https://shop.example/u.json: unexpected http status 502 Bad Gateway",
+			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "502"},
+	} {
+		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
+		shown := visibleText(doc(t, ComponentDetail(p)))
+		for _, never := range []string{"No known advisory", "lists no releases", "comes from the last document"} {
+			if strings.Contains(shown, never) {
+				t.Errorf("%s: the page says %q:\n%s", name, never, shown)
+			}
+		}
+		if !strings.Contains(shown, "Unknown:") {
+			t.Errorf("%s: the page does not say that nothing is known:\n%s", name, shown)
+		}
+	}
+}
