@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // Accountable risk acceptance as an admin does it: open a vulnerable
@@ -20,7 +21,7 @@ import (
 func TestBrowserDismissWithReasonAndExpiry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	if res, err := b.checker.RunLockedUpdateCheck(context.Background(), lease.Operator, "test"); err != nil || res.Status != "completed" {
+	if res, err := b.checker.RunLockedUpdateCheck(context.Background(), lease.Operator, "test"); err != nil || res.Status != updatecheck.CompletedWithFailures { // the broken source fails
 		t.Fatalf("first check: %+v %v", res, err)
 	}
 	ctx := browser(t)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // Shared helpers of the browser tests that walk every page: the pages
@@ -52,7 +53,7 @@ var everyPage = []adminPage{
 func demoLike(t *testing.T, b *bundle) (longURL string) {
 	t.Helper()
 	ctx := context.Background()
-	if res, err := b.checker.RunLockedUpdateCheck(ctx, lease.Operator, "test"); err != nil || res.Status != "completed" {
+	if res, err := b.checker.RunLockedUpdateCheck(ctx, lease.Operator, "test"); err != nil || res.Status != updatecheck.CompletedWithFailures { // the broken source fails
 		t.Fatalf("check: %+v %v", res, err)
 	}
 	longURL = "https://hooks.example.org/services/T00000000/B00000000/a-very-long-webhook-path-that-would-overflow?token=abcdefghijklmnopqrstuvwxyz0123456789&channel=security-alerts"
