@@ -48,6 +48,9 @@ type catalogEntry struct {
 	LastAttemptAt   *time.Time      `json:"last_attempt_at"`
 	LastError       *string         `json:"last_error"`
 	EvalError       *string         `json:"eval_error,omitempty"`
+	// SecuritySince is the exposure clock: since when this site has known
+	// of the component's oldest open security problem; null: none.
+	SecuritySince *time.Time `json:"security_since"`
 }
 
 // maxPageSize bounds one catalog read.
@@ -72,7 +75,7 @@ func (s *Server) apiCatalog(c echo.Context) error {
 			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
 			RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
 			ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
-			LastError: opt(e.LastError), EvalError: opt(e.EvalError),
+			LastError: opt(e.LastError), EvalError: opt(e.EvalError), SecuritySince: e.SecuritySince,
 		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -85,9 +88,9 @@ func (s *Server) apiCatalog(c echo.Context) error {
 func catalogQuery(c echo.Context, defaultSize int) (store.CatalogFilter, int, error) {
 	f := store.CatalogFilter{Status: c.QueryParam("status"), Search: c.QueryParam("q"), Limit: defaultSize}
 	switch f.Status {
-	case "", "updates", "security", "vulnerable", "failing", "stale":
+	case "", "attention", "updates", "security", "vulnerable", "failing", "stale":
 	default:
-		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "status must be one of updates, security, vulnerable, failing, stale")
+		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "status must be one of attention, updates, security, vulnerable, failing, stale")
 	}
 	if len(f.Search) > 200 {
 		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "q is too long")
