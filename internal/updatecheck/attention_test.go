@@ -90,10 +90,12 @@ func TestExposureClock(t *testing.T) {
 	}
 
 	// Three days later a newer security release appears: the clock keeps
-	// the oldest fix not installed.
-	b.age("blog", 72*time.Hour)
-	b.age("gallery", 2*time.Hour)
+	// the oldest fix not installed (the advisory, known for a little less
+	// long, does not decide).
 	aged := first.Add(-72 * time.Hour)
+	b.db.MustExec(t, `UPDATE security_problems SET first_seen_at = CASE kind WHEN 'release' THEN $1::timestamptz
+		ELSE $1::timestamptz + interval '1 hour' END WHERE code = 'blog'`, aged)
+	b.age("gallery", 2*time.Hour)
 	p.set("/acme.json", doc(11, map[string]string{"blog": `{"releases": [
 		{"version": "2.4.0", "security": true, "severity": "high", "requires_core": ">=1.8.0"},
 		{"version": "2.5.0", "security": true, "severity": "critical", "requires_core": ">=1.8.0"}],
@@ -196,18 +198,20 @@ func TestSummaryNamesAttention(t *testing.T) {
 		"gallery": `{"releases": [{"version": "3.0.0"}], "advisories": [
 			{"id": "G-1", "severity": "high", "affected": "<=3.0.0", "fixed_in": "3.0.1"},
 			{"id": "G-2", "severity": "low", "affected": "<=3.0.0", "summary": "Metadata leak"}]}`, // no fix
-		"shop":   `{"releases": [{"version": "2.0.0", "security": true, "severity": "critical", "summary": "Fixes SQL injection"}]}`,
-		"forum":  `{"releases": [{"version": "1.1.0", "security": true, "severity": "low"}]}`,
-		"wiki":   `{"releases": [{"version": "1.1.0", "security": true}]}`,
-		"chat":   `{"releases": [{"version": "1.0.0"}], "advisories": [{"id": "C-1", "severity": "medium", "affected": "<=1.0.0", "fixed_in": "1.0.1"}]}`,
-		"albums": `{"releases": [{"version": "1.0.0"}], "advisories": [{"id": "A-1", "severity": "medium", "affected": "<=1.0.0", "fixed_in": "1.0.1"}]}`,
-		"forms":  pkgUpToDate,
+		"shop":      `{"releases": [{"version": "2.0.0", "security": true, "severity": "critical", "summary": "Fixes SQL injection"}]}`,
+		"forum":     `{"releases": [{"version": "1.1.0", "security": true, "severity": "low"}]}`,
+		"wiki":      `{"releases": [{"version": "1.1.0", "security": true}]}`,
+		"chat":      `{"releases": [{"version": "1.0.0"}], "advisories": [{"id": "C-1", "severity": "medium", "affected": "<=1.0.0", "fixed_in": "1.0.1"}]}`,
+		"albums":    `{"releases": [{"version": "1.0.0"}], "advisories": [{"id": "A-1", "severity": "medium", "affected": "<=1.0.0", "fixed_in": "1.0.1"}]}`,
+		"forms":     pkgUpToDate,
+		"analytics": pkgUpToDate,
 	}))
 	components := []manifest.Component{{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"}}
 	for code, version := range map[string]string{"blog": "2.3.0", "gallery": "3.0.0", "shop": "1.0.0", "forum": "1.0.0",
-		"wiki": "1.0.0", "chat": "1.0.0", "albums": "1.0.0", "forms": "1.0.0"} {
+		"wiki": "1.0.0", "chat": "1.0.0", "albums": "1.0.0", "forms": "1.0.0", "analytics": "1.0.0"} {
 		components = append(components, manifest.Component{Code: code, Name: strings.ToUpper(code[:1]) + code[1:], Version: version, Source: p.URL + "/acme.json"})
 	}
+	components = append(components, manifest.Component{Code: "legacy", Name: "Aardvark theme", Version: "1.0.0"}) // no source
 	b.sync(components...)
 	if res := b.run(lease.Operator); res.Status != Completed {
 		t.Fatalf("check: %+v", res)
@@ -261,8 +265,9 @@ func TestSummaryNamesAttention(t *testing.T) {
 	for _, e := range entries {
 		got = append(got, e.Code)
 	}
-	// Needing action by name, then updates (core), then up to date.
-	if want := "[albums blog chat forum gallery shop wiki core forms]"; fmt.Sprint(got) != want {
+	// Needing action by name, then updates (core), then up to date, then
+	// what has no update source.
+	if want := "[albums blog chat forum gallery shop wiki core analytics forms legacy]"; fmt.Sprint(got) != want {
 		t.Errorf("catalog order %v, want %s", got, want)
 	}
 }
