@@ -22,6 +22,7 @@ attention AS (
                 ELSE 'vulnerable' END                                   AS kind,
            CASE WHEN cs.vulnerable_no_fix THEN 0 WHEN cs.security THEN 1 ELSE 2 END AS urgency,
            CASE WHEN cs.security THEN cs.evaluation->'security_release' END AS release,
+           NOT coalesce((cs.evaluation->>'security_needs_newer_core')::boolean, false) AS release_installable,
            top.a                                                        AS advisory,
            e.security_since
     FROM component_state cs
@@ -88,7 +89,8 @@ SELECT
                 'update_version', r.update_version, 'kind', r.kind,
                 'security_release', CASE WHEN r.release IS NOT NULL AND jsonb_typeof(r.release) = 'object' THEN
                     jsonb_build_object('version', r.release->>'version', 'severity', coalesce(r.release->>'severity', ''),
-                                       'summary', coalesce(r.release->>'summary', '')) END,
+                                       'summary', coalesce(r.release->>'summary', ''),
+                                       'installable', r.release_installable) END,
                 'advisory', CASE WHEN r.advisory IS NOT NULL THEN
                     jsonb_build_object('id', r.advisory->>'id', 'summary', coalesce(r.advisory->>'summary', ''),
                                        'severity', coalesce(r.advisory->>'severity', ''),

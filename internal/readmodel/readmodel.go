@@ -108,6 +108,9 @@ type ReleaseRef struct {
 	Version  string `json:"version"`
 	Severity string `json:"severity"`
 	Summary  string `json:"summary"`
+	// Installable: the installed core runs it (otherwise a newer core is
+	// needed first).
+	Installable bool `json:"installable"`
 }
 
 // AdvisoryRef is an advisory as the summary names it.

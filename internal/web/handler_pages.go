@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
 )
@@ -81,7 +82,7 @@ func (s *Server) catalogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, total, err := s.store.Catalog(c.Request().Context(), f)
+	entries, counts, err := s.store.CatalogWithCounts(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -93,11 +94,17 @@ func (s *Server) catalogPage(c echo.Context) error {
 			VulnerableNoFix: e.VulnerableNoFix, NeedsNewerCore: e.NeedsNewerCore, RequiredCore: e.RequiredCore,
 			ReleaseURL: e.ReleaseURL, SourceURL: e.SourceURL, LastSuccessAt: e.LastSuccessAt,
 			LastAttemptAt: e.LastAttemptAt, LastError: firstOf(e.LastError, e.EvalError), Stale: e.Stale,
-			Evaluated: e.Evaluated,
+			Evaluated: e.Evaluated, SecuritySince: e.SecuritySince,
 		}
 	}
+	filters := map[string]int{}
+	for _, status := range []string{views.FilterAll, views.FilterAttention, views.FilterUpdates, views.FilterSecurity,
+		views.FilterVulnerable, views.FilterFailing} {
+		filters[status] = counts.Of(status)
+	}
 	return renderOK(c, views.Catalog(views.CatalogProps{
-		Layout: layout(c), Rows: rows, Filter: f.Status, Query: f.Search, Page: page, PageSize: f.Limit, Total: total,
+		Layout: layout(c), Rows: rows, Filter: f.Status, Query: f.Search, Page: page, PageSize: f.Limit,
+		Total: counts.Of(f.Status), Counts: filters,
 	}))
 }
 
@@ -125,6 +132,12 @@ func (s *Server) detailPage(c echo.Context) error {
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
 		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
 		Stale: d.Stale, Evaluated: d.Evaluated,
+		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
+		NeedsNewerCore: d.NeedsNewerCore, SecurityInstallable: !d.SecurityNeedsNewerCore, CoreInstalled: d.CoreVersion,
+		SecuritySince: d.SecuritySince, SecurityRelease: releaseRef(d.SecurityRelease), BlockedRelease: releaseRef(d.BlockedUpdate),
+	}
+	if d.Update != nil {
+		props.UpdateVersion = d.Update.Version
 	}
 	for _, r := range d.Releases {
 		row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity,
@@ -139,6 +152,16 @@ func (s *Server) detailPage(c echo.Context) error {
 			URL: a.URL, Affected: a.Affected, FixedIn: a.FixedIn, NoFix: a.NoFix, Dismissed: a.Dismissed})
 	}
 	return renderOK(c, views.ComponentDetail(props))
+}
+
+// releaseRef is one release of the stored evaluation as the detail page's
+// headline names it; nil stays nil.
+func releaseRef(r *updatedoc.Release) *views.ReleaseRow {
+	if r == nil {
+		return nil
+	}
+	return &views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity, Summary: r.Summary,
+		URL: r.URL, RequiresCore: r.RequiresCore}
 }
 
 func (s *Server) historyPage(c echo.Context) error {
