@@ -18,7 +18,7 @@ import (
 
 // bannerLimit is how many components the attention banner names; the
 // dashboard names every one the summary does.
-const bannerLimit = 5
+const bannerLimit = 3
 
 // FilterAttention: components with a security update or a vulnerable
 // version, the ones the attention banner names.
