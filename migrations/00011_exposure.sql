@@ -56,22 +56,29 @@ $$;
 -- +goose StatementEnd
 
 -- The exposure of each component with a security problem now: since when
--- the oldest of its current problems has been known. Only components with
--- a current evaluation (component_state.evaluated) have a row; an advisory
--- counts while it is open (not dismissed), a release while it is among the
--- current result's security releases. The summary, the catalog, the detail
--- page and /metrics read this view. Reads component_state's columns only,
--- so the view is rebuilt with it: a migration that drops component_state
--- must drop and recreate this view too.
+-- the oldest of its problems that count has been known. Only components
+-- with a current evaluation (component_state.evaluated) have a row; then
+-- security_problems holds exactly the problems of that result (the result
+-- write keeps them in step). A security release counts while
+-- component_state says security; an advisory while it is among
+-- component_state's open advisories (dismissals as component_state
+-- applies them). That list is JSON built per component, so it is only
+-- consulted for a component with a dismissal row: without one, every
+-- advisory of the result is open whenever component_state says vulnerable.
+-- The summary, the catalog, the detail page and /metrics read this view.
+-- It reads component_state's columns only, and is built on it: a migration
+-- that replaces component_state must drop and create this view again.
 CREATE VIEW component_exposure AS
 SELECT p.code,
        min(p.first_seen_at) AS security_since
 FROM security_problems p
-JOIN component_state cs ON cs.code = p.code AND cs.evaluated
-JOIN component_results r ON r.code = p.code
-WHERE CASE p.kind
-          WHEN 'advisory' THEN cs.open_advisories @> jsonb_build_array(jsonb_build_object('id', p.problem))
-          ELSE cs.security AND p.problem = ANY (r.security_versions)
+JOIN component_state cs ON cs.code = p.code
+WHERE cs.evaluated
+  AND CASE p.kind
+          WHEN 'release' THEN cs.security
+          ELSE cs.vulnerable
+               AND (p.code NOT IN (SELECT d.component_code FROM advisory_dismissals d)
+                    OR cs.open_advisories @> jsonb_build_array(jsonb_build_object('id', p.problem)))
       END
 GROUP BY p.code;
 

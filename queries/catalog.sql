@@ -18,14 +18,14 @@ WHERE @search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE
 -- component yet, then up to date, then components without an update
 -- source; within each, by name, then code, so a page boundary never moves
 -- between two identical reads. security_since is the exposure clock
--- (component_exposure).
+-- (component_exposure, migration 00011), looked up for the rows of the
+-- page only.
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
-       e.security_since
+       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since
 FROM component_state cs
-LEFT JOIN component_exposure e ON e.code = cs.code
 WHERE (@filter::text = ''
        OR (@filter = 'attention' AND (cs.security OR cs.vulnerable))
        OR (@filter = 'updates' AND cs.update_available)
