@@ -135,27 +135,48 @@ func TestExposureClock(t *testing.T) {
 	}
 
 	// A dismissed advisory does not count; restored, it counts from when it
-	// was first seen.
+	// was first seen. Gallery gets a second advisory, known for less long.
 	gallerySince := b.since("gallery")
 	if gallerySince == nil {
 		t.Fatal("gallery, vulnerable, has no exposure")
 	}
+	twoAdvisories := `{"releases": [{"version": "3.0.0"}], "advisories": [
+		{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0"},
+		{"id": "ACME-3", "severity": "low", "affected": "<=3.0.0", "fixed_in": "3.0.1"}]}`
+	p.set("/acme.json", doc(12, map[string]string{"blog": `{"releases": [{"version": "2.4.0"},
+		{"version": "2.5.0", "security": true, "severity": "critical"}]}`, "gallery": twoAdvisories, "forms": pkgUpToDate}))
+	if res := b.run(lease.Operator); res.Status != Completed {
+		t.Fatalf("check with a second advisory: %+v", res)
+	}
+	var acme3 time.Time
+	b.db.QueryRow(t, "SELECT first_seen_at FROM security_problems WHERE code = 'gallery' AND problem = 'ACME-3'").Scan(&acme3)
+	if s := b.since("gallery"); s == nil || !s.Equal(*gallerySince) || !acme3.After(*gallerySince) {
+		t.Fatalf("gallery exposed since %v (ACME-3 seen %v), want ACME-2's %v", s, acme3, gallerySince)
+	}
 	if err := b.checker.SetDismissed(ctx, "gallery", "ACME-2", 0, true); err != nil {
 		t.Fatal(err)
 	}
-	if s := b.since("gallery"); s != nil {
-		t.Fatalf("gallery's only advisory is dismissed, yet it is exposed since %v", s)
+	if s := b.since("gallery"); s == nil || !s.Equal(acme3) {
+		t.Fatalf("ACME-2 dismissed: gallery exposed since %v, want ACME-3's %v", s, acme3)
 	}
-	if err := b.checker.SetDismissed(ctx, "gallery", "ACME-2", 0, false); err != nil {
+	if err := b.checker.SetDismissed(ctx, "gallery", "ACME-3", 0, true); err != nil {
 		t.Fatal(err)
 	}
+	if s := b.since("gallery"); s != nil {
+		t.Fatalf("every advisory of gallery is dismissed, yet it is exposed since %v", s)
+	}
+	for _, id := range []string{"ACME-2", "ACME-3"} {
+		if err := b.checker.SetDismissed(ctx, "gallery", id, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if s := b.since("gallery"); s == nil || !s.Equal(*gallerySince) {
-		t.Fatalf("restored advisory: gallery exposed since %v, want %v", s, gallerySince)
+		t.Fatalf("restored advisories: gallery exposed since %v, want %v", s, gallerySince)
 	}
 
 	// The publisher withdraws blog's security release: blog is no longer
 	// exposed. It comes back: the clock starts again.
-	p.set("/acme.json", doc(12, map[string]string{"blog": `{"releases": [{"version": "2.4.0"}]}`, "gallery": pkgGallery, "forms": pkgUpToDate}))
+	p.set("/acme.json", doc(13, map[string]string{"blog": `{"releases": [{"version": "2.4.0"}]}`, "gallery": pkgGallery, "forms": pkgUpToDate}))
 	if res := b.run(lease.Operator); res.Status != Completed {
 		t.Fatalf("third check: %+v", res)
 	}
@@ -163,7 +184,7 @@ func TestExposureClock(t *testing.T) {
 		t.Fatalf("blog has no security problem left, yet it is exposed since %v", s)
 	}
 	again := b.dbNow()
-	p.set("/acme.json", doc(13, map[string]string{"blog": `{"releases": [{"version": "2.4.0"},
+	p.set("/acme.json", doc(14, map[string]string{"blog": `{"releases": [{"version": "2.4.0"},
 		{"version": "2.5.0", "security": true, "severity": "critical"}]}`, "gallery": pkgGallery, "forms": pkgUpToDate}))
 	if res := b.run(lease.Operator); res.Status != Completed {
 		t.Fatalf("fourth check: %+v", res)
