@@ -11,6 +11,25 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
+func strp(s string) *string { return &s }
+
+// attentionFixture names the components of attention(): an advisory with
+// no fix, a security update, and a security release the core cannot run.
+func attentionFixture() []readmodel.AttentionItem {
+	return []readmodel.AttentionItem{
+		{Code: "gallery", Name: "Gallery", Installed: "3.1.0", Kind: readmodel.KindVulnerableNoFix,
+			Advisory:      &readmodel.AdvisoryRef{ID: "ACME-2026-009", Summary: "Image metadata is shown to visitors", Severity: "medium"},
+			SecuritySince: ago(2 * time.Hour)},
+		{Code: "blog", Name: "Blog", Installed: "2.3.0", UpdateVersion: strp("2.4.0"), Kind: readmodel.KindSecurity,
+			SecurityRelease: &readmodel.ReleaseRef{Version: "2.4.0", Severity: "high", Summary: "Fixes stored XSS in comments", Installable: true},
+			Advisory:        &readmodel.AdvisoryRef{ID: "ACME-2026-007", Summary: "Stored XSS in comments", Severity: "high", FixedIn: strp("2.4.0")},
+			SecuritySince:   ago(72 * time.Hour)},
+		{Code: "shop", Name: "Shop", Installed: "1.0.0", Kind: readmodel.KindSecurity,
+			SecurityRelease: &readmodel.ReleaseRef{Version: "3.0.0", Severity: "critical", Summary: "SQL injection in checkout"},
+			SecuritySince:   ago(30 * time.Minute)},
+	}
+}
+
 // Each kind of problem is named with what to do about it: the move that
 // fixes it, or that nothing does yet.
 func TestAttentionWords(t *testing.T) {
