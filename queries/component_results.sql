@@ -6,13 +6,19 @@
 -- comes back: the caller evaluates again from the current inputs, or a newer
 -- writer already did. The read model (component_state) applies the same
 -- conditions when it reads, so a row that slipped past them never counts.
+--
+-- The same statement keeps the exposure clock (migration 00011): the
+-- result's security problems (its advisories, its security releases) that
+-- security_problems does not hold yet are stamped now, those it holds keep
+-- their stamp, and those the result no longer has are forgotten.
+WITH written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
-                               latest_version, update_version, security_version, update_available, security, needs_newer_core,
-                               required_core, advisories, advisory_ids, no_fix_ids, evaluation, release_url,
-                               eval_error, evaluated_at, epoch)
+                               latest_version, update_version, security_version, security_versions, update_available,
+                               security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
+                               evaluation, release_url, eval_error, evaluated_at, epoch)
 SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
        sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
-       sqlc.narg(security_version)::text,
+       sqlc.narg(security_version)::text, @security_versions::text[],
        @update_available::boolean, @security::boolean, @needs_newer_core::boolean, sqlc.narg(required_core)::text,
        @advisories::jsonb, @advisory_ids::text[], @no_fix_ids::text[], @evaluation::jsonb,
        sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
@@ -33,6 +39,7 @@ SET source_url        = EXCLUDED.source_url,
     latest_version    = EXCLUDED.latest_version,
     update_version    = EXCLUDED.update_version,
     security_version  = EXCLUDED.security_version,
+    security_versions = EXCLUDED.security_versions,
     update_available  = EXCLUDED.update_available,
     security          = EXCLUDED.security,
     needs_newer_core  = EXCLUDED.needs_newer_core,
@@ -45,7 +52,25 @@ SET source_url        = EXCLUDED.source_url,
     eval_error        = EXCLUDED.eval_error,
     evaluated_at      = EXCLUDED.evaluated_at,
     epoch             = EXCLUDED.epoch
-RETURNING code;
+RETURNING code, advisory_ids, security_versions
+),
+problems AS (
+    SELECT code, 'advisory' AS kind, unnest(advisory_ids) AS problem FROM written
+    UNION
+    SELECT code, 'release', unnest(security_versions) FROM written
+),
+gone AS (
+    DELETE FROM security_problems p
+    USING written w
+    WHERE p.code = w.code
+      AND NOT EXISTS (SELECT 1 FROM problems n WHERE n.code = p.code AND n.kind = p.kind AND n.problem = p.problem)
+),
+seen AS (
+    INSERT INTO security_problems (code, kind, problem, first_seen_at)
+    SELECT code, kind, problem, clock_timestamp() FROM problems
+    ON CONFLICT (code, kind, problem) DO NOTHING
+)
+SELECT code FROM written;
 
 -- name: ResultDeleteOrphans :execrows
 -- Results of components no longer installed, or whose source changed.

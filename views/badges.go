@@ -64,7 +64,7 @@ func rowBadges(r CatalogRow) []badge {
 	if r.NeedsNewerCore {
 		text := "Needs a newer core"
 		if r.RequiredCore != "" {
-			text = "Needs core " + r.RequiredCore
+			text = upperFirst(RequiresCoreText(r.RequiredCore))
 		}
 		bs = append(bs, badge{text, toneWarn})
 	}

@@ -85,8 +85,19 @@ type filterOption struct {
 	Value, Label string
 }
 
+// filterLabel is a filter link's words, with its count when known:
+// "Security (1)".
+func filterLabel(f filterOption, counts map[string]int) string {
+	n, ok := counts[f.Value]
+	if !ok {
+		return f.Label
+	}
+	return f.Label + " (" + thousands(n) + ")"
+}
+
 var filterOptions = []filterOption{
 	{FilterAll, "All"},
+	{FilterAttention, "Needs attention"},
 	{FilterUpdates, "Updates"},
 	{FilterSecurity, "Security"},
 	{FilterVulnerable, "Vulnerable"},
@@ -96,6 +107,8 @@ var filterOptions = []filterOption{
 // filterNoun is what the current filter shows, for the count line.
 func filterNoun(f string, n int) string {
 	switch f {
+	case FilterAttention:
+		return pick(n, "component that needs", "components that need") + " attention"
 	case FilterUpdates:
 		return pick(n, "component", "components") + " with an update"
 	case FilterSecurity:
@@ -137,6 +150,8 @@ func catalogEmptyText(p CatalogProps) string {
 		return "This page is empty; the list is shorter than that now."
 	}
 	switch p.Filter {
+	case FilterAttention:
+		return "No component has a security update or a vulnerable version."
 	case FilterUpdates:
 		return "No component has an update available."
 	case FilterSecurity:

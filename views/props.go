@@ -125,6 +125,9 @@ type CatalogRow struct {
 	Stale bool
 	// Evaluated: the row's update facts come from a current evaluation.
 	Evaluated bool
+	// SecuritySince is the exposure clock: since when this site has known
+	// of the component's oldest open security problem; nil: none.
+	SecuritySince *time.Time
 }
 
 // CatalogProps is the plugin catalog, one page of it.
@@ -139,6 +142,9 @@ type CatalogProps struct {
 	// Page is 1-based; PageSize defaults to DefaultPageSize; Total counts
 	// the components matching Filter and Query on all pages.
 	Page, PageSize, Total int
+	// Counts is how many components each filter shows with Query, by
+	// filter value ("" for all); nil shows the filters without counts.
+	Counts map[string]int
 }
 
 // ReleaseRow is one published release of a component, newest first.
@@ -204,6 +210,20 @@ type DetailProps struct {
 	// stored document exists. Without one, nothing is known: the page says
 	// so instead of "no advisory".
 	Evaluated bool
+	// The headline's facts, meaningful only when Evaluated: the read
+	// model's flags,
+	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
+	// the installable update (""), the newest security release
+	// (SecurityInstallable: the installed core runs it) and the newest
+	// release the installed core cannot run (nil: none).
+	UpdateVersion       string
+	SecurityRelease     *ReleaseRow
+	SecurityInstallable bool
+	BlockedRelease      *ReleaseRow
+	// CoreInstalled is the installed core's version ("" when unknown).
+	CoreInstalled string
+	// SecuritySince is the exposure clock; nil: no open security problem.
+	SecuritySince *time.Time
 }
 
 // RunRow is one check in the history.

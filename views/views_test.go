@@ -56,8 +56,11 @@ func attention() readmodel.Summary {
 	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
 		FailingSources: 1, Stale: 2, NotificationsFailing: 2,
-		OldestSuccessAt: ago(72 * time.Hour),
-		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
+		OldestSuccessAt:     ago(72 * time.Hour),
+		LastCheck:           &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
+		Attention:           attentionFixture(),
+		OldestSecuritySince: ago(72 * time.Hour), OldestSecuritySeconds: 72 * 3600,
+		NextCheckAt: in(16*time.Hour + 17*time.Minute),
 	}
 }
 
@@ -67,17 +70,19 @@ func calm() readmodel.Summary {
 		Components:      4,
 		OldestSuccessAt: ago(5 * time.Hour),
 		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "scheduled", FinishedAt: ago(5 * time.Hour)},
+		Attention:       []readmodel.AttentionItem{},
+		NextCheckAt:     in(4*time.Hour + 17*time.Minute),
 	}
 }
 
 func catalogRows() []CatalogRow {
 	return []CatalogRow{
 		{Code: "blog", Name: "Blog", Installed: "2.3.0", Latest: "2.4.0", UpdateVersion: "2.4.0",
-			UpdateAvailable: true, Security: true, Vulnerable: true,
+			UpdateAvailable: true, Security: true, Vulnerable: true, SecuritySince: ago(72 * time.Hour),
 			ReleaseURL: "https://acme.example/blog/2.4.0", SourceURL: "https://acme.example/updates.json",
 			LastSuccessAt: ago(3 * time.Hour), LastAttemptAt: ago(3 * time.Hour), Evaluated: true},
 		{Code: "gallery", Name: "Gallery", Installed: "1.0.0", Latest: "1.2.0", Security: true,
-			NeedsNewerCore: true, RequiredCore: ">=2.0.0", Vulnerable: true, VulnerableNoFix: true,
+			NeedsNewerCore: true, RequiredCore: ">=2.0.0", Vulnerable: true, VulnerableNoFix: true, SecuritySince: ago(2 * time.Hour),
 			SourceURL: "https://acme.example/updates.json", LastSuccessAt: ago(3 * time.Hour), Evaluated: true},
 		{Code: "forum", Name: "Forum", Installed: "3.1.0", Latest: "3.1.0",
 			SourceURL: "https://forum.example/feed.json", LastSuccessAt: ago(50 * time.Hour),
@@ -102,11 +107,13 @@ func pages() map[string]templ.Component {
 		}),
 		"dashboard_viewer": Dashboard(DashboardProps{Layout: layout(calm(), false)}),
 		"dashboard_never": Dashboard(DashboardProps{
-			Layout: layout(readmodel.Summary{Components: 2, CheckRunning: true}, true), CanManage: true,
+			Layout: layout(readmodel.Summary{Components: 2, CheckRunning: true,
+				NeverSucceeded: &readmodel.ComponentRef{Code: "shop", Name: "Shop"}}, true), CanManage: true,
 		}),
 		"catalog": Catalog(CatalogProps{
 			Layout: layout(attention(), true), Rows: catalogRows(),
 			Page: 3, PageSize: 6, Total: 3000,
+			Counts: map[string]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1},
 		}),
 		"catalog_empty": Catalog(CatalogProps{
 			Layout: layout(calm(), false), Filter: FilterSecurity,
@@ -119,6 +126,10 @@ func pages() map[string]templ.Component {
 			Layout: layout(attention(), true), CanManage: true,
 			Code: "blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0", Evaluated: true,
 			SourceURL: "https://acme.example/updates.json", LastSuccessAt: ago(3 * time.Hour),
+			UpdateAvailable: true, UpdateVersion: "2.4.0", Security: true, Vulnerable: true, VulnerableNoFix: true,
+			NeedsNewerCore: true, CoreInstalled: "1.9.0", SecurityInstallable: true, SecuritySince: ago(72 * time.Hour),
+			SecurityRelease: &ReleaseRow{Version: "2.4.0", Security: true, Severity: "high", RequiresCore: ">=1.8.0"},
+			BlockedRelease:  &ReleaseRow{Version: "2.5.0", RequiresCore: ">=2.0.0"},
 			Releases: []ReleaseRow{
 				{Version: "2.5.0", Released: "2026-11-25", Summary: "New editor", RequiresCore: ">=2.0.0",
 					URL: "https://acme.example/blog/2.5.0"},
@@ -146,6 +157,7 @@ func pages() map[string]templ.Component {
 			SourceURL: "https://forum.example/feed.json", LastSuccessAt: ago(50 * time.Hour),
 			LastError: "fetch: 503 Service Unavailable", Stale: true, Evaluated: true,
 			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503",
+			Vulnerable: true, SecuritySince: ago(2 * time.Hour), CoreInstalled: "1.9.0",
 			Advisories: []AdvisoryRow{{ID: "F-1", Severity: "high", Summary: "SQL injection", FixedIn: "3.2.0"}},
 		}),
 		"history": History(HistoryProps{Layout: layout(attention(), true), Runs: []RunRow{
@@ -354,19 +366,21 @@ func TestNavBadge(t *testing.T) {
 
 func TestSecurityAlert(t *testing.T) {
 	t.Parallel()
+	items := attentionFixture()
 	for _, tc := range []struct {
 		security, vulnerable int
+		items                []readmodel.AttentionItem
 		want                 string // "" means no alert
 	}{
-		{0, 0, ""},
-		{2, 1, "2 security updates and 1 vulnerable component need attention."},
-		{1, 0, "1 security update needs attention."},
-		{0, 1, "1 vulnerable component needs attention."},
-		{0, 4, "4 vulnerable components need attention."},
-		{1, 1, "1 security update and 1 vulnerable component need attention."},
+		{0, 0, nil, ""},
+		{2, 1, items, "2 security updates and 1 vulnerable component need attention."},
+		{1, 0, items[1:2], "1 security update needs attention."},
+		{0, 1, items[:1], "1 vulnerable component needs attention."},
+		{0, 4, items[:1], "4 vulnerable components need attention."},
+		{1, 1, items[:2], "1 security update and 1 vulnerable component need attention."},
 	} {
 		s := calm()
-		s.SecurityUpdates, s.Vulnerable = tc.security, tc.vulnerable
+		s.SecurityUpdates, s.Vulnerable, s.Attention = tc.security, tc.vulnerable, tc.items
 		l := layout(s, true)
 		// Every page with the layout carries the alert.
 		for name, c := range map[string]templ.Component{
@@ -392,18 +406,14 @@ func TestSecurityAlert(t *testing.T) {
 			if got := text(alerts[0]); !strings.Contains(got, tc.want) {
 				t.Errorf("%s: alert says %q, want %q", name, got, tc.want)
 			}
-			// A link to each kind that needs attention.
-			var hrefs []string
+			// A link to the page of each component it names.
+			var hrefs, want []string
 			for _, a := range findAll(alerts[0], func(n *html.Node) bool { return n.Data == "a" }) {
 				h, _ := attr(a, "href")
 				hrefs = append(hrefs, h)
 			}
-			var want []string
-			if tc.security > 0 {
-				want = append(want, "/admin/plugins?status=security")
-			}
-			if tc.vulnerable > 0 {
-				want = append(want, "/admin/plugins?status=vulnerable")
+			for _, it := range tc.items {
+				want = append(want, "/admin/plugins/"+it.Code)
 			}
 			if strings.Join(hrefs, " ") != strings.Join(want, " ") {
 				t.Errorf("%s: alert links to %q, want %q", name, hrefs, want)
@@ -532,7 +542,7 @@ func TestCatalog(t *testing.T) {
 
 	// Security and vulnerability are said in words, not colour.
 	if got := text(rows[1]); !strings.Contains(got, "Security update") || !strings.Contains(got, "Vulnerable, no fix yet") ||
-		!strings.Contains(got, "Needs core >=2.0.0") {
+		!strings.Contains(got, "Needs core 2.0.0 or newer") {
 		t.Errorf("gallery row %q", got)
 	}
 }

@@ -17,23 +17,24 @@ var (
 )
 
 const resultWrite = `-- name: ResultWrite :batchone
+WITH written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
-                               latest_version, update_version, security_version, update_available, security, needs_newer_core,
-                               required_core, advisories, advisory_ids, no_fix_ids, evaluation, release_url,
-                               eval_error, evaluated_at, epoch)
+                               latest_version, update_version, security_version, security_versions, update_available,
+                               security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
+                               evaluation, release_url, eval_error, evaluated_at, epoch)
 SELECT c.code, c.source_url, c.installed_version, $1::text, s.document_hash,
        $2::text, $3::text, $4::text,
-       $5::text,
-       $6::boolean, $7::boolean, $8::boolean, $9::text,
-       $10::jsonb, $11::text[], $12::text[], $13::jsonb,
-       $14::text, $15::text,
-       clock_timestamp(), $16::bigint
+       $5::text, $6::text[],
+       $7::boolean, $8::boolean, $9::boolean, $10::text,
+       $11::jsonb, $12::text[], $13::text[], $14::jsonb,
+       $15::text, $16::text,
+       clock_timestamp(), $17::bigint
 FROM components c
 JOIN sources s ON s.url = c.source_url
-WHERE c.code = $17::text
-  AND c.installed_version = $18::text
-  AND c.source_url = $19::text
-  AND s.document_hash = $20::bytea
+WHERE c.code = $18::text
+  AND c.installed_version = $19::text
+  AND c.source_url = $20::text
+  AND s.document_hash = $21::bytea
   AND (c.code = 'core' OR $1::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
@@ -44,6 +45,7 @@ SET source_url        = EXCLUDED.source_url,
     latest_version    = EXCLUDED.latest_version,
     update_version    = EXCLUDED.update_version,
     security_version  = EXCLUDED.security_version,
+    security_versions = EXCLUDED.security_versions,
     update_available  = EXCLUDED.update_available,
     security          = EXCLUDED.security,
     needs_newer_core  = EXCLUDED.needs_newer_core,
@@ -56,7 +58,25 @@ SET source_url        = EXCLUDED.source_url,
     eval_error        = EXCLUDED.eval_error,
     evaluated_at      = EXCLUDED.evaluated_at,
     epoch             = EXCLUDED.epoch
-RETURNING code
+RETURNING code, advisory_ids, security_versions
+),
+problems AS (
+    SELECT code, 'advisory' AS kind, unnest(advisory_ids) AS problem FROM written
+    UNION
+    SELECT code, 'release', unnest(security_versions) FROM written
+),
+gone AS (
+    DELETE FROM security_problems p
+    USING written w
+    WHERE p.code = w.code
+      AND NOT EXISTS (SELECT 1 FROM problems n WHERE n.code = p.code AND n.kind = p.kind AND n.problem = p.problem)
+),
+seen AS (
+    INSERT INTO security_problems (code, kind, problem, first_seen_at)
+    SELECT code, kind, problem, clock_timestamp() FROM problems
+    ON CONFLICT (code, kind, problem) DO NOTHING
+)
+SELECT code FROM written
 `
 
 type ResultWriteBatchResults struct {
@@ -71,6 +91,7 @@ type ResultWriteParams struct {
 	LatestVersion    *string
 	UpdateVersion    *string
 	SecurityVersion  *string
+	SecurityVersions []string
 	UpdateAvailable  bool
 	Security         bool
 	NeedsNewerCore   bool
@@ -95,6 +116,11 @@ type ResultWriteParams struct {
 // comes back: the caller evaluates again from the current inputs, or a newer
 // writer already did. The read model (component_state) applies the same
 // conditions when it reads, so a row that slipped past them never counts.
+//
+// The same statement keeps the exposure clock (migration 00011): the
+// result's security problems (its advisories, its security releases) that
+// security_problems does not hold yet are stamped now, those it holds keep
+// their stamp, and those the result no longer has are forgotten.
 func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWriteParams) *ResultWriteBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -104,6 +130,7 @@ func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWritePar
 			a.LatestVersion,
 			a.UpdateVersion,
 			a.SecurityVersion,
+			a.SecurityVersions,
 			a.UpdateAvailable,
 			a.Security,
 			a.NeedsNewerCore,

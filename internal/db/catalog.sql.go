@@ -10,28 +10,44 @@ import (
 	"time"
 )
 
-const catalogCount = `-- name: CatalogCount :one
-SELECT count(*)::bigint
+const catalogCounts = `-- name: CatalogCounts :one
+SELECT count(*)::bigint                                                AS total,
+       count(*) FILTER (WHERE cs.security OR cs.vulnerable)::bigint    AS attention,
+       count(*) FILTER (WHERE cs.update_available)::bigint             AS updates,
+       count(*) FILTER (WHERE cs.security)::bigint                     AS security,
+       count(*) FILTER (WHERE cs.vulnerable)::bigint                   AS vulnerable,
+       count(*) FILTER (WHERE cs.failing)::bigint                      AS failing,
+       count(*) FILTER (WHERE cs.stale)::bigint                        AS stale
 FROM component_state cs
-WHERE ($1::text = ''
-       OR ($1 = 'updates' AND cs.update_available)
-       OR ($1 = 'security' AND cs.security)
-       OR ($1 = 'vulnerable' AND cs.vulnerable)
-       OR ($1 = 'failing' AND cs.failing)
-       OR ($1 = 'stale' AND cs.stale))
-  AND ($2::text = '' OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%')
+WHERE $1::text = '' OR cs.code ILIKE '%' || $1 || '%' OR cs.name ILIKE '%' || $1 || '%'
 `
 
-type CatalogCountParams struct {
-	Filter string
-	Search string
+type CatalogCountsRow struct {
+	Total      int64
+	Attention  int64
+	Updates    int64
+	Security   int64
+	Vulnerable int64
+	Failing    int64
+	Stale      int64
 }
 
-func (q *Queries) CatalogCount(ctx context.Context, db DBTX, arg CatalogCountParams) (int64, error) {
-	row := db.QueryRow(ctx, catalogCount, arg.Filter, arg.Search)
-	var column_1 int64
-	err := row.Scan(&column_1)
-	return column_1, err
+// How many components each filter shows, with the search applied: the
+// filter links' counts and the page count come from this one statement,
+// with the same conditions as CatalogPage.
+func (q *Queries) CatalogCounts(ctx context.Context, db DBTX, search string) (CatalogCountsRow, error) {
+	row := db.QueryRow(ctx, catalogCounts, search)
+	var i CatalogCountsRow
+	err := row.Scan(
+		&i.Total,
+		&i.Attention,
+		&i.Updates,
+		&i.Security,
+		&i.Vulnerable,
+		&i.Failing,
+		&i.Stale,
+	)
+	return i, err
 }
 
 const catalogPage = `-- name: CatalogPage :many
@@ -39,17 +55,24 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
-       s.last_error_kind, s.last_error_arg
+       s.last_error_kind, s.last_error_arg,
+       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 WHERE ($1::text = ''
+       OR ($1 = 'attention' AND (cs.security OR cs.vulnerable))
        OR ($1 = 'updates' AND cs.update_available)
        OR ($1 = 'security' AND cs.security)
        OR ($1 = 'vulnerable' AND cs.vulnerable)
        OR ($1 = 'failing' AND cs.failing)
        OR ($1 = 'stale' AND cs.stale))
   AND ($2::text = '' OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%')
-ORDER BY cs.security DESC, cs.vulnerable DESC, cs.update_available DESC, cs.code
+ORDER BY CASE WHEN cs.security OR cs.vulnerable THEN 0
+              WHEN cs.update_available THEN 1
+              WHEN cs.source_url IS NULL THEN 4
+              WHEN cs.failing OR cs.stale OR NOT cs.evaluated THEN 2
+              ELSE 3 END,
+         lower(cs.name), cs.code
 LIMIT $4 OFFSET $3
 `
 
@@ -84,10 +107,16 @@ type CatalogPageRow struct {
 	LastError        *string
 	LastErrorKind    *string
 	LastErrorArg     *string
+	SecuritySince    interface{}
 }
 
-// Components needing attention first (security, vulnerable, updates), then
-// by code, so a page boundary never moves between two identical reads.
+// What needs action first: a security update or a vulnerable version, then
+// an update, then a check that fails, is stale or has not evaluated the
+// component yet, then up to date, then components without an update
+// source; within each, by name, then code, so a page boundary never moves
+// between two identical reads. security_since is the exposure clock
+// (component_exposure, migration 00011), looked up for the rows of the
+// page only.
 // The kind of the source's last failure, a fetch fact stored beside the
 // error (migration 00012), not a derived flag.
 func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParams) ([]CatalogPageRow, error) {
@@ -128,6 +157,7 @@ func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParam
 			&i.LastError,
 			&i.LastErrorKind,
 			&i.LastErrorArg,
+			&i.SecuritySince,
 		); err != nil {
 			return nil, err
 		}
@@ -145,7 +175,10 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
        (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
           FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed,
-       s.last_error_kind, s.last_error_arg
+       s.last_error_kind, s.last_error_arg,
+       cs.update_available, cs.security, cs.vulnerable, cs.vulnerable_no_fix, cs.needs_newer_core,
+       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
+       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 WHERE cs.code = $1
@@ -171,11 +204,19 @@ type ComponentDetailRow struct {
 	Dismissed        []string
 	LastErrorKind    *string
 	LastErrorArg     *string
+	UpdateAvailable  bool
+	Security         bool
+	Vulnerable       bool
+	VulnerableNoFix  bool
+	NeedsNewerCore   bool
+	SecuritySince    interface{}
+	CoreVersion      string
 }
 
 // One component from the read model, with its whole evaluation (releases,
-// every advisory affecting the installed version) and the ids of the
-// advisories whose dismissal is in force.
+// every advisory affecting the installed version), the ids of the
+// advisories whose dismissal is in force, its flags, its exposure and the
+// installed core's version (what a release's requires_core is judged against).
 func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (ComponentDetailRow, error) {
 	row := db.QueryRow(ctx, componentDetail, code)
 	var i ComponentDetailRow
@@ -199,6 +240,13 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.Dismissed,
 		&i.LastErrorKind,
 		&i.LastErrorArg,
+		&i.UpdateAvailable,
+		&i.Security,
+		&i.Vulnerable,
+		&i.VulnerableNoFix,
+		&i.NeedsNewerCore,
+		&i.SecuritySince,
+		&i.CoreVersion,
 	)
 	return i, err
 }

@@ -83,6 +83,11 @@ type Component struct {
 	UpdatedAt        time.Time
 }
 
+type ComponentExposure struct {
+	Code          string
+	SecuritySince interface{}
+}
+
 type ComponentResult struct {
 	Code             string
 	SourceUrl        *string
@@ -94,18 +99,19 @@ type ComponentResult struct {
 	NeedsNewerCore   bool
 	RequiredCore     *string
 	// every advisory affecting installed_version, dismissed or not
-	Advisories      []byte
-	Evaluation      []byte
-	ReleaseUrl      *string
-	EvaluatedAt     time.Time
-	Epoch           int64
-	CoreVersion     string
-	DocumentHash    []byte
-	VerifiedKey     *string
-	EvalError       *string
-	AdvisoryIds     []string
-	NoFixIds        []string
-	SecurityVersion *string
+	Advisories       []byte
+	Evaluation       []byte
+	ReleaseUrl       *string
+	EvaluatedAt      time.Time
+	Epoch            int64
+	CoreVersion      string
+	DocumentHash     []byte
+	VerifiedKey      *string
+	EvalError        *string
+	AdvisoryIds      []string
+	NoFixIds         []string
+	SecurityVersion  *string
+	SecurityVersions []string
 }
 
 type ComponentState struct {
@@ -200,6 +206,13 @@ type NotificationMessage struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
+}
+
+type SecurityProblem struct {
+	Code        string
+	Kind        string
+	Problem     string
+	FirstSeenAt time.Time
 }
 
 type Session struct {

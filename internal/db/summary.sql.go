@@ -11,8 +11,11 @@ import (
 )
 
 const summaryRead = `-- name: SummaryRead :one
-WITH c AS (
-    SELECT source_url, update_available, security, vulnerable, stale, last_success_at
+WITH c AS MATERIALIZED (
+    SELECT code, name, installed_version, source_url, update_available, security, vulnerable,
+           vulnerable_no_fix, stale, last_success_at, update_version,
+           CASE WHEN security THEN evaluation->'security_release' END AS release,
+           CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
 ),
 last_run AS (
@@ -22,15 +25,49 @@ last_run AS (
     ORDER BY id DESC
     LIMIT 1
 ),
+ranked AS (
+    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.release, c.release_installable,
+           CASE WHEN c.vulnerable_no_fix THEN 'vulnerable_no_fix'
+                WHEN c.security THEN 'security'
+                ELSE 'vulnerable' END                                     AS kind,
+           CASE WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 ELSE 2 END AS urgency,
+           CASE WHEN c.security AND NOT c.vulnerable_no_fix
+                THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
+    FROM c
+    WHERE c.security OR c.vulnerable
+    ORDER BY urgency, severity_rank DESC, lower(c.name), c.code
+    LIMIT $1::bigint
+),
+named AS MATERIALIZED (
+    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
+           (SELECT e.security_since FROM component_exposure e WHERE e.code = r.code) AS security_since,
+           (SELECT x.a
+              FROM component_state cs
+              CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) WITH ORDINALITY AS x(a, i)
+             WHERE cs.code = r.code
+             ORDER BY coalesce((x.a->>'no_fix')::boolean, false) DESC, upcheck_severity_rank(x.a->>'severity') DESC, x.i
+             LIMIT 1) AS advisory
+    FROM ranked r
+),
+never AS (
+    SELECT code, name FROM c
+    WHERE source_url IS NOT NULL AND last_success_at IS NULL
+    ORDER BY lower(name), code
+    LIMIT 1
+),
 totals AS (
     SELECT count(*)                                                      AS components,
            count(*) FILTER (WHERE update_available)                      AS updates_available,
            count(*) FILTER (WHERE security)                              AS security_updates,
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
+           count(*) FILTER (WHERE security OR vulnerable)                AS attention_total,
            count(*) FILTER (WHERE stale)                                 AS stale,
            min(last_success_at) FILTER (WHERE source_url IS NOT NULL)    AS oldest_success_at,
            coalesce(bool_or(source_url IS NOT NULL AND last_success_at IS NULL), false) AS any_never
     FROM c
+),
+oldest_security AS (
+    SELECT min(security_since) AS since FROM component_exposure
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -51,33 +88,69 @@ SELECT
       WHERE state <> 'delivered' AND last_error IS NOT NULL)::bigint             AS notifications_failing,
     (SELECT count(*) FROM notification_events WHERE state = 'pending')::bigint  AS notifications_pending,
     coalesce((SELECT extract(epoch FROM clock_timestamp() - min(created_at))
-                FROM notification_events WHERE state = 'pending'), 0)::float8  AS oldest_pending_seconds
+                FROM notification_events WHERE state = 'pending'), 0)::float8  AS oldest_pending_seconds,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                'code', a.code, 'name', a.name, 'installed', a.installed_version,
+                'update_version', a.update_version, 'kind', a.kind,
+                'security_release', CASE WHEN jsonb_typeof(a.release) = 'object' THEN
+                    jsonb_build_object('version', a.release->>'version', 'severity', coalesce(a.release->>'severity', ''),
+                                       'summary', coalesce(a.release->>'summary', ''),
+                                       'installable', a.release_installable) END,
+                'advisory', CASE WHEN a.advisory IS NOT NULL THEN
+                    jsonb_build_object('id', a.advisory->>'id', 'summary', coalesce(a.advisory->>'summary', ''),
+                                       'severity', coalesce(a.advisory->>'severity', ''),
+                                       'fixed_in', nullif(a.advisory->>'fixed_in', '')) END,
+                'security_since', a.security_since)
+                ORDER BY a.urgency, a.severity_rank DESC, lower(a.name), a.code), '[]'::jsonb)
+       FROM named a)::jsonb                                                    AS attention,
+    totals.attention_total::bigint                                             AS attention_total,
+    never.code                                                                 AS never_code,
+    never.name                                                                 AS never_name,
+    oldest_security.since                                                      AS oldest_security_since,
+    coalesce(extract(epoch FROM clock_timestamp() - oldest_security.since), 0)::float8 AS oldest_security_seconds
 FROM totals
 LEFT JOIN last_run ON true
+LEFT JOIN never ON true
+CROSS JOIN oldest_security
 `
 
 type SummaryReadRow struct {
-	Components           int64
-	UpdatesAvailable     int64
-	SecurityUpdates      int64
-	Vulnerable           int64
-	FailingSources       int64
-	Stale                int64
-	AnyNeverSucceeded    bool
-	OldestSuccessAt      interface{}
-	LastStatus           *string
-	LastTrigger          *string
-	LastFinishedAt       *time.Time
-	CheckRunning         bool
-	NotificationsFailing int64
-	NotificationsPending int64
-	OldestPendingSeconds float64
+	Components            int64
+	UpdatesAvailable      int64
+	SecurityUpdates       int64
+	Vulnerable            int64
+	FailingSources        int64
+	Stale                 int64
+	AnyNeverSucceeded     bool
+	OldestSuccessAt       interface{}
+	LastStatus            *string
+	LastTrigger           *string
+	LastFinishedAt        *time.Time
+	CheckRunning          bool
+	NotificationsFailing  int64
+	NotificationsPending  int64
+	OldestPendingSeconds  float64
+	Attention             []byte
+	AttentionTotal        int64
+	NeverCode             *string
+	NeverName             *string
+	OldestSecuritySince   interface{}
+	OldestSecuritySeconds float64
 }
 
-// One statement over the read model, so the counts agree with each other
-// and with the catalog and source health.
-func (q *Queries) SummaryRead(ctx context.Context, db DBTX) (SummaryReadRow, error) {
-	row := db.QueryRow(ctx, summaryRead)
+// One statement over the read model, so the counts agree with each other,
+// with the named components and with the catalog and source health.
+// component_state is read once for the counts, the ranking of the
+// components that need attention and the one never read; the JSON of
+// advisories is read only for the components named.
+// The components named: those that need action, most urgent first (an
+// open advisory with no fix, then a security update by the release's
+// severity, then a vulnerable version; then by name), as many as asked
+// for.
+// Their exposure and their most urgent open advisory (no fix first, then
+// by severity, then in document order), looked up for them alone.
+func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64) (SummaryReadRow, error) {
+	row := db.QueryRow(ctx, summaryRead, attentionLimit)
 	var i SummaryReadRow
 	err := row.Scan(
 		&i.Components,
@@ -95,6 +168,12 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX) (SummaryReadRow, err
 		&i.NotificationsFailing,
 		&i.NotificationsPending,
 		&i.OldestPendingSeconds,
+		&i.Attention,
+		&i.AttentionTotal,
+		&i.NeverCode,
+		&i.NeverName,
+		&i.OldestSecuritySince,
+		&i.OldestSecuritySeconds,
 	)
 	return i, err
 }

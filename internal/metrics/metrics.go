@@ -149,6 +149,8 @@ var (
 	descPending    = prometheus.NewDesc("upcheck_notifications_pending", "Notifications not delivered yet.", nil, nil)
 	descOldest     = prometheus.NewDesc("upcheck_notifications_oldest_pending_seconds", "Age of the oldest notification not delivered yet (0: none).", nil, nil)
 	descNFailing   = prometheus.NewDesc("upcheck_notifications_failing", "Notifications not delivered whose last attempt failed.", nil, nil)
+	descExposure   = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
+		"How long this site has known of its oldest open security problem (a security update not installed, or an advisory not dismissed); 0: none.", nil, nil)
 )
 
 func (s *stored) Describe(ch chan<- *prometheus.Desc) {
@@ -158,6 +160,7 @@ func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descPending
 	ch <- descOldest
 	ch <- descNFailing
+	ch <- descExposure
 }
 
 func (s *stored) Collect(ch chan<- prometheus.Metric) {
@@ -179,4 +182,5 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(sum.NotificationsPending))
 	ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, sum.OldestPendingSeconds)
 	ch <- prometheus.MustNewConstMetric(descNFailing, prometheus.GaugeValue, float64(sum.NotificationsFailing))
+	ch <- prometheus.MustNewConstMetric(descExposure, prometheus.GaugeValue, sum.OldestSecuritySeconds)
 }

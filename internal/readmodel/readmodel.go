@@ -50,6 +50,82 @@ type Summary struct {
 	// none), on the database clock.
 	NotificationsPending int     `json:"notifications_pending"`
 	OldestPendingSeconds float64 `json:"oldest_pending_seconds"`
+	// Attention names the components that need action, most urgent first,
+	// at most AttentionLimit of them: vulnerable with no fix, then security
+	// updates by severity, then vulnerable; never nil. AttentionMore counts
+	// the others.
+	Attention     []AttentionItem `json:"attention"`
+	AttentionMore int             `json:"attention_more"`
+	// OldestSecuritySince is the exposure clock of the summary: since when
+	// this site has known of the oldest security problem still open (nil:
+	// none), and OldestSecuritySeconds how long ago that is on the database
+	// clock (0: none).
+	OldestSecuritySince   *time.Time `json:"oldest_security_since"`
+	OldestSecuritySeconds float64    `json:"oldest_security_seconds"`
+	// NeverSucceeded is the first component, by name, whose update source
+	// has never been read successfully (nil: none), the reason
+	// OldestSuccessAt is nil.
+	NeverSucceeded *ComponentRef `json:"never_succeeded"`
+	// NextCheckAt is when this process's schedule fires next, on its clock;
+	// nil when no schedule runs in it.
+	NextCheckAt *time.Time `json:"next_check_at"`
+}
+
+// AttentionLimit is how many components Summary.Attention names.
+const AttentionLimit = 5
+
+// AttentionItem is one component that needs action.
+type AttentionItem struct {
+	Code      string `json:"code"`
+	Name      string `json:"name"`
+	Installed string `json:"installed"`
+	// UpdateVersion is the installable update; nil: none.
+	UpdateVersion *string `json:"update_version"`
+	// Kind is the most urgent of its problems: vulnerable_no_fix (an open
+	// advisory with no fixed version), security (a newer security release)
+	// or vulnerable.
+	Kind string `json:"kind"`
+	// SecurityRelease is the newest security release newer than the
+	// installed version, installable or not; nil: none.
+	SecurityRelease *ReleaseRef `json:"security_release"`
+	// Advisory is the most urgent open advisory affecting the installed
+	// version (no fix first, then by severity); nil: none.
+	Advisory *AdvisoryRef `json:"advisory"`
+	// SecuritySince is since when this site has known of its oldest open
+	// security problem.
+	SecuritySince *time.Time `json:"security_since"`
+}
+
+// The kinds of AttentionItem, most urgent first.
+const (
+	KindVulnerableNoFix = "vulnerable_no_fix"
+	KindSecurity        = "security"
+	KindVulnerable      = "vulnerable"
+)
+
+// ReleaseRef is a release as the summary names it.
+type ReleaseRef struct {
+	Version  string `json:"version"`
+	Severity string `json:"severity"`
+	Summary  string `json:"summary"`
+	// Installable: the installed core runs it (otherwise a newer core is
+	// needed first).
+	Installable bool `json:"installable"`
+}
+
+// AdvisoryRef is an advisory as the summary names it.
+type AdvisoryRef struct {
+	ID       string `json:"id"`
+	Summary  string `json:"summary"`
+	Severity string `json:"severity"`
+	// FixedIn is the first fixed version; nil: no fix yet.
+	FixedIn *string `json:"fixed_in"`
+}
+
+// ComponentRef names a component.
+type ComponentRef struct {
+	Code string `json:"code"`
+	Name string `json:"name"`
 }
 
 // LastCheck is the latest check that ran: refused attempts (busy,

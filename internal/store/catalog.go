@@ -8,8 +8,9 @@ import (
 	"github.com/upcheck/upcheck/internal/db"
 )
 
-// CatalogFilter narrows the catalog: "" (all), "updates", "security",
-// "vulnerable", "failing" or "stale".
+// CatalogFilter narrows the catalog: "" (all), "attention" (a security
+// update or a vulnerable version), "updates", "security", "vulnerable",
+// "failing" or "stale".
 type CatalogFilter struct {
 	Status string
 	Search string
@@ -32,6 +33,36 @@ type CatalogEntry struct {
 	LastError                           string     // the source's last fetch error
 	LastErrorKind, LastErrorArg         string     // its kind (readmodel.ErrorKind) and argument
 	EvalError                           string     // why the document could not be evaluated
+	// SecuritySince is the exposure clock (component_exposure): since when
+	// this site has known of its oldest open security problem; nil: none.
+	SecuritySince *time.Time
+}
+
+// CatalogCounts is how many components each catalog filter shows.
+type CatalogCounts struct {
+	All, Attention, Updates, Security, Vulnerable, Failing, Stale int
+}
+
+// Of is the count of one filter, as CatalogFilter.Status names it; 0 for
+// an unknown one.
+func (c CatalogCounts) Of(status string) int {
+	switch status {
+	case "":
+		return c.All
+	case "attention":
+		return c.Attention
+	case "updates":
+		return c.Updates
+	case "security":
+		return c.Security
+	case "vulnerable":
+		return c.Vulnerable
+	case "failing":
+		return c.Failing
+	case "stale":
+		return c.Stale
+	}
+	return 0
 }
 
 // ComponentDetail is one component from the read model with its whole
@@ -45,6 +76,13 @@ type ComponentDetail struct {
 	LastSuccessAt, LastAttemptAt, ExpiresAt             *time.Time
 	LastError                                           string
 	LastErrorKind, LastErrorArg                         string // its kind (readmodel.ErrorKind) and argument
+	// The read model's flags (component_state).
+	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
+	// SecuritySince is the exposure clock; nil: no open security problem.
+	SecuritySince *time.Time
+	// CoreVersion is the installed core's version; "" when no core is
+	// installed.
+	CoreVersion string
 }
 
 // RunEntry is one row of the check history: one run, or refusals folded
@@ -79,15 +117,24 @@ type SourceHealth struct {
 // Catalog returns one page of the catalog and the number of matching
 // components.
 func (s *Store) Catalog(ctx context.Context, f CatalogFilter) ([]CatalogEntry, int, error) {
-	total, err := s.q.CatalogCount(ctx, s.pool, db.CatalogCountParams{Filter: f.Status, Search: f.Search})
+	entries, counts, err := s.CatalogWithCounts(ctx, f)
+	return entries, counts.Of(f.Status), err
+}
+
+// CatalogWithCounts returns one page of the catalog and how many
+// components each filter shows with f's search.
+func (s *Store) CatalogWithCounts(ctx context.Context, f CatalogFilter) ([]CatalogEntry, CatalogCounts, error) {
+	c, err := s.q.CatalogCounts(ctx, s.pool, f.Search)
 	if err != nil {
-		return nil, 0, mapError(fmt.Errorf("count catalog: %w", err))
+		return nil, CatalogCounts{}, mapError(fmt.Errorf("count catalog: %w", err))
 	}
+	counts := CatalogCounts{All: int(c.Total), Attention: int(c.Attention), Updates: int(c.Updates), Security: int(c.Security),
+		Vulnerable: int(c.Vulnerable), Failing: int(c.Failing), Stale: int(c.Stale)}
 	rows, err := s.q.CatalogPage(ctx, s.pool, db.CatalogPageParams{
 		Filter: f.Status, Search: f.Search, MaxRows: int32(f.Limit), SkipRows: int32(f.Offset),
 	})
 	if err != nil {
-		return nil, 0, mapError(fmt.Errorf("read catalog: %w", err))
+		return nil, CatalogCounts{}, mapError(fmt.Errorf("read catalog: %w", err))
 	}
 	out := make([]CatalogEntry, len(rows))
 	for i, r := range rows {
@@ -99,9 +146,20 @@ func (s *Store) Catalog(ctx context.Context, f CatalogFilter) ([]CatalogEntry, i
 			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
+			SecuritySince: timeOf(r.SecuritySince),
 		}
 	}
-	return out, int(total), nil
+	return out, counts, nil
+}
+
+// timeOf is a timestamptz column sqlc could not type (an aggregate read
+// through a view): a time in UTC, or nil for NULL.
+func timeOf(v any) *time.Time {
+	t, ok := v.(time.Time)
+	if !ok {
+		return nil
+	}
+	return utc(&t)
 }
 
 // ComponentDetail reads one component; ErrNotFound when it is not installed.
@@ -116,6 +174,9 @@ func (s *Store) ComponentDetail(ctx context.Context, code string) (ComponentDeta
 		Failing: r.Failing, SourceFailing: r.SourceFailing, Evaluation: r.Evaluation, EvalError: deref(r.EvalError),
 		Dismissed: r.Dismissed, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, ExpiresAt: r.ExpiresAt,
 		LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
+		UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
+		VulnerableNoFix: r.VulnerableNoFix, NeedsNewerCore: r.NeedsNewerCore, SecuritySince: timeOf(r.SecuritySince),
+		CoreVersion: r.CoreVersion,
 	}, nil
 }
 

@@ -69,7 +69,8 @@ type Result struct {
 	VerifiedKey      string // the pinned key the document verified under; "" unsigned
 	LatestVersion    string
 	UpdateVersion    string
-	SecurityVersion  string // the newest security release, installable or not
+	SecurityVersion  string   // the newest security release, installable or not
+	SecurityVersions []string // every security release newer than InstalledVersion (the exposure clock's)
 	UpdateAvailable  bool
 	Security         bool
 	NeedsNewerCore   bool
@@ -261,8 +262,8 @@ func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error
 			Code: r.Code, SourceUrl: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
 			DocumentHash: r.DocumentHash, VerifiedKey: ref(r.VerifiedKey),
 			LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion), SecurityVersion: ref(r.SecurityVersion),
-			UpdateAvailable: r.UpdateAvailable, Security: r.Security, NeedsNewerCore: r.NeedsNewerCore,
-			RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
+			SecurityVersions: orNoStrings(r.SecurityVersions), UpdateAvailable: r.UpdateAvailable, Security: r.Security,
+			NeedsNewerCore: r.NeedsNewerCore, RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
 			AdvisoryIds: orNoStrings(r.AdvisoryIDs), NoFixIds: orNoStrings(r.NoFixIDs),
 			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // so its counts agree with each other, with the catalog and with source
 // health. Times come back in UTC, as the JSON API shows them.
 func (s *Store) Summary(ctx context.Context) (readmodel.Summary, error) {
-	r, err := s.q.SummaryRead(ctx, s.pool)
+	r, err := s.q.SummaryRead(ctx, s.pool, readmodel.AttentionLimit)
 	if err != nil {
 		return readmodel.Summary{}, mapError(fmt.Errorf("read summary: %w", err))
 	}
@@ -29,6 +30,22 @@ func (s *Store) Summary(ctx context.Context) (readmodel.Summary, error) {
 	}
 	if r.LastStatus != nil {
 		out.LastCheck = &readmodel.LastCheck{Status: *r.LastStatus, Trigger: deref(r.LastTrigger), FinishedAt: utc(r.LastFinishedAt)}
+	}
+	if err := json.Unmarshal(r.Attention, &out.Attention); err != nil {
+		return readmodel.Summary{}, fmt.Errorf("decode the components that need attention: %w", err)
+	}
+	if out.Attention == nil {
+		out.Attention = []readmodel.AttentionItem{}
+	}
+	for i := range out.Attention {
+		out.Attention[i].SecuritySince = utc(out.Attention[i].SecuritySince)
+	}
+	out.AttentionMore = max(int(r.AttentionTotal)-len(out.Attention), 0)
+	if out.OldestSecuritySince = timeOf(r.OldestSecuritySince); out.OldestSecuritySince != nil {
+		out.OldestSecuritySeconds = r.OldestSecuritySeconds
+	}
+	if r.NeverCode != nil {
+		out.NeverSucceeded = &readmodel.ComponentRef{Code: *r.NeverCode, Name: deref(r.NeverName)}
 	}
 	return out, nil
 }

@@ -60,6 +60,12 @@ type Detail struct {
 	Releases []updatedoc.ReleaseStatus
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryState
+	// Update is the installable update, SecurityRelease the newest
+	// security release (SecurityNeedsNewerCore: not installable on the
+	// installed core), BlockedUpdate the newest release the installed core
+	// cannot run; nil when none, or not evaluated. They head the page.
+	Update, SecurityRelease, BlockedUpdate *updatedoc.Release
+	SecurityNeedsNewerCore                 bool
 }
 
 // AdvisoryState is an advisory affecting the installed version and where
@@ -112,6 +118,8 @@ func (c *Checker) Detail(ctx context.Context, code string) (Detail, error) {
 		return Detail{}, err
 	}
 	out.Releases = ev.Releases
+	out.Update, out.SecurityRelease, out.BlockedUpdate = ev.Update, ev.SecurityRelease, ev.BlockedUpdate
+	out.SecurityNeedsNewerCore = ev.SecurityNeedsNewerCore
 	for _, a := range ev.Advisories {
 		st := AdvisoryState{AdvisoryMatch: a, Dismissed: slices.Contains(d.Dismissed, a.ID)}
 		if dm, ok := standing[a.ID]; ok {

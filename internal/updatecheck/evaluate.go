@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/Masterminds/semver/v3"
+
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -88,6 +90,7 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) (store.Resul
 	}
 	if ev.SecurityRelease != nil {
 		r.SecurityVersion = ev.SecurityRelease.Version
+		r.SecurityVersions = securityVersions(ev, in.InstalledVersion)
 	}
 	for _, a := range ev.Advisories {
 		r.AdvisoryIDs = append(r.AdvisoryIDs, a.ID)
@@ -102,6 +105,33 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) (store.Resul
 		return store.Result{}, fmt.Errorf("encode the evaluation of %q: %w", in.Code, err)
 	}
 	return r, nil
+}
+
+// securityVersions lists every security release newer than installed that
+// the evaluation weighs, oldest first: the exposure clock keeps one
+// first-seen time per version, so a newer security release does not
+// restart the clock of a fix still not installed. Pre-releases count only
+// for an installed pre-release, as in updatedoc.Evaluate, whose
+// SecurityRelease is the newest of these.
+func securityVersions(ev updatedoc.Evaluation, installed string) []string {
+	inst, err := semver.StrictNewVersion(installed)
+	if err != nil {
+		return nil // Evaluate refused it already
+	}
+	var vs []*semver.Version
+	for _, r := range ev.Releases {
+		v, err := semver.StrictNewVersion(r.Version)
+		if err != nil || !r.Security || !v.GreaterThan(inst) || v.Prerelease() != "" && inst.Prerelease() == "" {
+			continue
+		}
+		vs = append(vs, v)
+	}
+	slices.SortFunc(vs, func(a, b *semver.Version) int { return a.Compare(b) })
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Original()
+	}
+	return out
 }
 
 // lockedTx runs fn in one short transaction that holds the lease's lock:

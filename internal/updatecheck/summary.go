@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -27,6 +29,9 @@ type summaryCache struct {
 	valid    bool
 	gen      uint64 // bumped by invalidate: a read begun before it is not kept
 	inflight *summaryRead
+	// schedule is the schedule this process runs (Scheduler.Run), for
+	// next_check_at; nil while none runs.
+	schedule cron.Schedule
 }
 
 type summaryRead struct {
@@ -42,15 +47,40 @@ func (sc *summaryCache) invalidate() {
 	sc.mu.Unlock()
 }
 
+// scheduled records the schedule this process runs (nil: none any more).
+func (sc *summaryCache) scheduled(s cron.Schedule) {
+	sc.mu.Lock()
+	sc.schedule = s
+	sc.mu.Unlock()
+}
+
+// withNextCheck fills in when the schedule this process runs fires next,
+// on the process's clock: a fact of the process, not of the database, so
+// it is added to every copy handed out rather than cached.
+func (sc *summaryCache) withNextCheck(v readmodel.Summary) readmodel.Summary {
+	sc.mu.Lock()
+	s := sc.schedule
+	sc.mu.Unlock()
+	v.NextCheckAt = nil
+	if s != nil {
+		if next := s.Next(time.Now().UTC()); !next.IsZero() {
+			next = next.UTC()
+			v.NextCheckAt = &next
+		}
+	}
+	return v
+}
+
 // Summary is the stored summary, reused for up to summaryTTL and read by
-// one query at a time however many requests ask. It never fetches.
+// one query at a time however many requests ask, with when this process's
+// schedule runs the next check. It never fetches.
 func (c *Checker) Summary(ctx context.Context) (readmodel.Summary, error) {
 	sc := &c.summary
 	sc.mu.Lock()
 	if sc.valid && time.Since(sc.readAt) < summaryTTL {
 		v := sc.value
 		sc.mu.Unlock()
-		return v, nil
+		return sc.withNextCheck(v), nil
 	}
 	r := sc.inflight
 	if r == nil {
@@ -62,7 +92,10 @@ func (c *Checker) Summary(ctx context.Context) (readmodel.Summary, error) {
 	sc.mu.Unlock()
 	select {
 	case <-r.done:
-		return r.value, r.err
+		if r.err != nil {
+			return readmodel.Summary{}, r.err
+		}
+		return sc.withNextCheck(r.value), nil
 	case <-ctx.Done():
 		return readmodel.Summary{}, context.Cause(ctx)
 	}

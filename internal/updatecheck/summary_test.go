@@ -132,6 +132,7 @@ type readModelView struct {
 	Catalog []store.CatalogEntry  `json:"catalog"`
 	Stale   []string              `json:"catalog_stale_filter"`
 	Failing []string              `json:"catalog_failing_filter"`
+	Attn    []string              `json:"catalog_attention_filter"`
 	Sources []store.SourceHealth  `json:"sources"`
 	Details map[string]detailView `json:"details"`
 }
@@ -165,7 +166,7 @@ func (b *bundle) readModel() readModelView {
 		}
 		return out
 	}
-	v.Stale, v.Failing = codes("stale"), codes("failing")
+	v.Stale, v.Failing, v.Attn = codes("stale"), codes("failing"), codes("attention")
 	if v.Sources, err = b.store.SourceHealth(ctx); err != nil {
 		b.t.Fatal(err)
 	}
@@ -215,6 +216,26 @@ func (v readModelView) agree(t *testing.T) {
 	}
 	if updates != v.Summary.UpdatesAvailable || security != v.Summary.SecurityUpdates || vulnerable != v.Summary.Vulnerable {
 		t.Errorf("summary %+v disagrees with the catalog (%d updates, %d security, %d vulnerable)", v.Summary, updates, security, vulnerable)
+	}
+	// The named components are the first of the catalog's attention
+	// filter, and the rest are counted.
+	if n := len(v.Summary.Attention) + v.Summary.AttentionMore; n != len(v.Attn) {
+		t.Errorf("summary names %d and counts %d more, the attention filter shows %v", len(v.Summary.Attention), v.Summary.AttentionMore, v.Attn)
+	}
+	for _, a := range v.Summary.Attention {
+		if !slices.Contains(v.Attn, a.Code) {
+			t.Errorf("summary names %s, the attention filter shows %v", a.Code, v.Attn)
+		}
+	}
+	if ns := v.Summary.NeverSucceeded; ns != nil {
+		i := slices.IndexFunc(v.Catalog, func(e store.CatalogEntry) bool { return e.Code == ns.Code })
+		if i < 0 || v.Catalog[i].SourceURL == "" || v.Catalog[i].LastSuccessAt != nil {
+			t.Errorf("summary says %s was never read successfully; catalog %+v", ns.Code, v.Catalog)
+		}
+	}
+	if (v.Summary.NeverSucceeded != nil) != (v.Summary.OldestSuccessAt == nil && slices.ContainsFunc(v.Catalog,
+		func(e store.CatalogEntry) bool { return e.SourceURL != "" })) {
+		t.Errorf("never succeeded %+v, oldest success %v", v.Summary.NeverSucceeded, v.Summary.OldestSuccessAt)
 	}
 }
 

@@ -51,6 +51,9 @@ type catalogEntry struct {
 	// LastErrorKind is the stable kind of the source's failure
 	// (readmodel.ErrorKind), for scripts; omitted when none is stored.
 	LastErrorKind *string `json:"last_error_kind,omitempty"`
+	// SecuritySince is the exposure clock: since when this site has known
+	// of the component's oldest open security problem; null: none.
+	SecuritySince *time.Time `json:"security_since"`
 }
 
 // maxPageSize bounds one catalog read.
@@ -75,7 +78,7 @@ func (s *Server) apiCatalog(c echo.Context) error {
 			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
 			RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
 			ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
-			LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind),
+			LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
 		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -88,9 +91,9 @@ func (s *Server) apiCatalog(c echo.Context) error {
 func catalogQuery(c echo.Context, defaultSize int) (store.CatalogFilter, int, error) {
 	f := store.CatalogFilter{Status: c.QueryParam("status"), Search: c.QueryParam("q"), Limit: defaultSize}
 	switch f.Status {
-	case "", "updates", "security", "vulnerable", "failing", "stale":
+	case "", "attention", "updates", "security", "vulnerable", "failing", "stale":
 	default:
-		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "status must be one of updates, security, vulnerable, failing, stale")
+		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "status must be one of attention, updates, security, vulnerable, failing, stale")
 	}
 	if len(f.Search) > 200 {
 		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "q is too long")

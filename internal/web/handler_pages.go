@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
 )
@@ -83,7 +84,7 @@ func (s *Server) catalogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, total, err := s.store.Catalog(c.Request().Context(), f)
+	entries, counts, err := s.store.CatalogWithCounts(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -96,11 +97,17 @@ func (s *Server) catalogPage(c echo.Context) error {
 			ReleaseURL: e.ReleaseURL, SourceURL: e.SourceURL, LastSuccessAt: e.LastSuccessAt,
 			LastAttemptAt: e.LastAttemptAt, LastError: firstOf(e.LastError, e.EvalError), Stale: e.Stale,
 			LastErrorKind: errorKind(e.LastError, e.LastErrorKind, e.EvalError), LastErrorArg: e.LastErrorArg,
-			Evaluated: e.Evaluated,
+			Evaluated: e.Evaluated, SecuritySince: e.SecuritySince,
 		}
 	}
+	filters := map[string]int{}
+	for _, status := range []string{views.FilterAll, views.FilterAttention, views.FilterUpdates, views.FilterSecurity,
+		views.FilterVulnerable, views.FilterFailing} {
+		filters[status] = counts.Of(status)
+	}
 	return renderOK(c, views.Catalog(views.CatalogProps{
-		Layout: layout(c), Rows: rows, Filter: f.Status, Query: f.Search, Page: page, PageSize: f.Limit, Total: total,
+		Layout: layout(c), Rows: rows, Filter: f.Status, Query: f.Search, Page: page, PageSize: f.Limit,
+		Total: counts.Of(f.Status), Counts: filters,
 	}))
 }
 
@@ -147,6 +154,12 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
 		LastErrorKind: errorKind(d.LastError, d.LastErrorKind, d.EvalError), LastErrorArg: d.LastErrorArg,
 		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
+		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
+		NeedsNewerCore: d.NeedsNewerCore, SecurityInstallable: !d.SecurityNeedsNewerCore, CoreInstalled: d.CoreVersion,
+		SecuritySince: d.SecuritySince, SecurityRelease: releaseRef(d.SecurityRelease), BlockedRelease: releaseRef(d.BlockedUpdate),
+	}
+	if d.Update != nil {
+		props.UpdateVersion = d.Update.Version
 	}
 	for _, r := range d.Releases {
 		row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity,
@@ -161,6 +174,16 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	}
 	props.DismissForm = form
 	return render(c, status, views.ComponentDetail(props))
+}
+
+// releaseRef is one release of the stored evaluation as the detail page's
+// headline names it; nil stays nil.
+func releaseRef(r *updatedoc.Release) *views.ReleaseRow {
+	if r == nil {
+		return nil
+	}
+	return &views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity, Summary: r.Summary,
+		URL: r.URL, RequiresCore: r.RequiresCore}
 }
 
 func (s *Server) historyPage(c echo.Context) error {

@@ -2,16 +2,16 @@
 //
 // Every page works without this file. With it, the "Check for updates"
 // form posts to the JSON API instead of reloading the page, tells the
-// outcome in its live region, and then refreshes the navigation badge, the
-// security alert and the dashboard widget from the shared summary.
+// outcome in its live region, and then refreshes the navigation badge and
+// the dashboard widget's numbers from the shared summary, and the parts
+// the server words (the attention banner, the named components) from the
+// page itself (refreshLive).
 // Elements are found by their data-testid, the names the templates in
 // views/ promise to keep. No inline script anywhere: the CSP forbids it.
 (function () {
   "use strict";
 
   var SUMMARY_URL = "/api/admin/plugins/updates/summary";
-  var SECURITY_URL = "/admin/plugins?status=security";
-  var VULNERABLE_URL = "/admin/plugins?status=vulnerable";
   var RUNNING_POLL_MS = 10000;
   var COOLDOWN_FALLBACK_S = 120;
 
@@ -49,14 +49,6 @@
     s = Math.max(0, s);
     if (s < 60) return s + " s";
     return Math.floor(s / 60) + " min " + (s % 60) + " s";
-  }
-
-  function alertText(security, vulnerable) {
-    var parts = [];
-    if (security > 0) parts.push(countNoun(security, "security update", "security updates"));
-    if (vulnerable > 0) parts.push(countNoun(vulnerable, "vulnerable component", "vulnerable components"));
-    var verb = parts.length === 1 && (security === 1 || vulnerable === 1) ? "needs" : "need";
-    return parts.join(" and ") + " " + verb + " attention.";
   }
 
   function staleText(n) {
@@ -122,50 +114,30 @@
     if (text) text.textContent = countNoun(n, "update available", "updates available");
   }
 
-  function link(href, text) {
-    var a = document.createElement("a");
-    a.href = href;
-    a.textContent = text;
-    return a;
-  }
-
-  // updateAlert mirrors securityAlert in views/layout.templ: the sentence,
-  // then a link for each kind present. An alert that is still right is
-  // left alone, so screen readers are not told it again.
-  function updateAlert(security, vulnerable) {
-    var container = byTestId("alerts");
-    var alert = byTestId("security-alert");
-    if (security + vulnerable <= 0) {
-      if (alert) alert.remove();
-      return;
-    }
-    var text = alertText(security, vulnerable);
-    var words = alert && byTestId("security-alert-text", alert);
-    if (words && words.textContent === text) return;
-    if (!container) return;
-
-    var fresh = document.createElement("div");
-    fresh.className = "alert alert-danger";
-    fresh.setAttribute("role", "alert");
-    fresh.setAttribute("data-testid", "security-alert");
-    var icon = document.createElement("span");
-    icon.className = "alert-icon";
-    icon.setAttribute("aria-hidden", "true");
-    icon.textContent = "!";
-    var p = document.createElement("p");
-    words = document.createElement("span");
-    words.setAttribute("data-testid", "security-alert-text");
-    words.textContent = text;
-    p.append(words);
-    if (security > 0) {
-      p.append(" ", link(container.getAttribute("data-security-url") || SECURITY_URL, "Review security updates"));
-    }
-    if (vulnerable > 0) {
-      p.append(" ", link(container.getAttribute("data-vulnerable-url") || VULNERABLE_URL, "Review vulnerable components"));
-    }
-    fresh.append(icon, p);
-    if (alert) alert.replaceWith(fresh);
-    else container.append(fresh);
+  // refreshLive refetches the page and gives every [data-live] element
+  // (the attention banner, the dashboard's named components, its oldest
+  // success and next check) the content the server renders now, so their
+  // words live in views/ alone. One whose text has not changed is left
+  // alone, so screen readers are not told the banner again.
+  function refreshLive() {
+    var parts = document.querySelectorAll("[data-live]");
+    if (!parts.length || !window.DOMParser) return Promise.resolve();
+    return fetch(location.pathname + location.search, {
+      headers: { Accept: "text/html" },
+      credentials: "same-origin",
+      cache: "no-store"
+    }).then(function (res) {
+      return res.ok ? res.text() : null;
+    }).then(function (html) {
+      if (!html) return;
+      var page = new DOMParser().parseFromString(html, "text/html");
+      parts.forEach(function (el) {
+        var fresh = page.querySelector('[data-live="' + el.getAttribute("data-live") + '"]');
+        if (fresh && fresh.textContent !== el.textContent) el.innerHTML = fresh.innerHTML;
+      });
+    }).catch(function () {
+      // the page keeps what it showed; nothing to announce
+    });
   }
 
   function setStat(id, n) {
@@ -205,16 +177,14 @@
   }
 
   function applySummary(s) {
-    var components = number(s.components);
     var security = number(s.security_updates);
     var vulnerable = number(s.vulnerable);
     var stale = number(s.stale);
     updateBadge(number(s.updates_available));
-    updateAlert(security, vulnerable);
 
     var widget = byTestId("updates-widget");
     if (!widget) return;
-    setStat("widget-components", components);
+    setStat("widget-components", number(s.components));
     setStat("widget-updates", number(s.updates_available));
     setStat("widget-security", security);
     setStat("widget-vulnerable", vulnerable);
@@ -224,8 +194,6 @@
     var lastEl = byTestId("widget-last-check");
     setTime(lastEl, last.finished_at,
       lastEl && last.finished_at && last.status ? lastCheckText(lastEl, last.status, last.trigger) : "");
-    setTime(byTestId("widget-oldest-success"), s.oldest_success_at,
-      !s.oldest_success_at && components > 0 ? "a component has no successful check yet" : "");
 
     var staleEl = byTestId("widget-stale");
     if (staleEl) {
@@ -256,7 +224,9 @@
       if (!res.ok) return null;
       return res.json().then(function (s) {
         applySummary(s);
-        return s;
+        return refreshLive().then(function () {
+          return s;
+        });
       });
     }).catch(function () {
       return null; // the page keeps what it showed; nothing to announce

@@ -1,0 +1,171 @@
+// The words that name what needs attention: a component and its problem
+// ("Blog 2.3.0 → 2.4.0: stored XSS in comments (high)"), how long the site
+// has known of it ("security fix available for 3 days") and when the next
+// check runs ("today at 04:17 UTC"). The banner, the dashboard, the
+// catalog and the detail page use them; the facts come from the summary
+// and the read model (readmodel.AttentionItem, SecuritySince).
+
+package views
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// bannerLimit is how many components the attention banner names; the
+// dashboard names every one the summary does.
+const bannerLimit = 3
+
+// FilterAttention: components with a security update or a vulnerable
+// version, the ones the attention banner names.
+const FilterAttention = "attention"
+
+// attentionItems is the first limit items of s and how many more need
+// attention.
+func attentionItems(s readmodel.Summary, limit int) ([]readmodel.AttentionItem, int) {
+	items := s.Attention
+	more := s.AttentionMore
+	if len(items) > limit {
+		more += len(items) - limit
+		items = items[:limit]
+	}
+	return items, more
+}
+
+// attentionSubject is the component and the move that fixes it: "Blog
+// 2.3.0 → 2.4.0", or "Gallery 3.1.0" when no installable update helps.
+func attentionSubject(a readmodel.AttentionItem) string {
+	s := nameOr(a.Name, a.Code) + " " + a.Installed
+	if a.UpdateVersion != nil && a.Kind != readmodel.KindVulnerableNoFix && installableFix(a) {
+		s += " → " + *a.UpdateVersion
+	}
+	return s
+}
+
+// installableFix: the security release, if any, can be installed now.
+func installableFix(a readmodel.AttentionItem) bool {
+	return a.SecurityRelease == nil || a.SecurityRelease.Installable
+}
+
+// attentionProblem words the problem after the subject: "stored XSS in
+// comments (high)", "ACME-2026-009, no fix yet".
+func attentionProblem(a readmodel.AttentionItem) string {
+	adv, rel := a.Advisory, a.SecurityRelease
+	switch {
+	case a.Kind == readmodel.KindVulnerableNoFix && adv != nil:
+		return adv.ID + ", no fix yet"
+	case a.Kind == readmodel.KindSecurity && rel != nil:
+		what, severity := "security fix", rel.Severity
+		switch {
+		case adv != nil:
+			what = advisoryWords(*adv)
+		case rel.Summary != "":
+			what = sentenceCase(rel.Summary)
+		}
+		if severity == "" && adv != nil {
+			severity = adv.Severity
+		}
+		if !rel.Installable {
+			what += ", fixed in " + rel.Version + ", which needs a newer core"
+		}
+		return withSeverity(what, severity)
+	case adv != nil:
+		what := advisoryWords(*adv)
+		if adv.FixedIn != nil {
+			what += ", fixed in " + *adv.FixedIn
+		}
+		return withSeverity(what, adv.Severity)
+	}
+	return "security update"
+}
+
+// advisoryWords names an advisory by its summary, or its id without one.
+func advisoryWords(a readmodel.AdvisoryRef) string {
+	if a.Summary == "" {
+		return a.ID
+	}
+	return sentenceCase(a.Summary)
+}
+
+func withSeverity(s, severity string) string {
+	if severity == "" {
+		return s
+	}
+	return s + " (" + strings.ToLower(severity) + ")"
+}
+
+// sentenceCase lower-cases a publisher's summary for the middle of a
+// sentence ("Stored XSS" → "stored XSS"), leaving an initialism alone
+// ("SQL injection").
+func sentenceCase(s string) string {
+	s = strings.TrimRight(strings.TrimSpace(s), ".")
+	first, n := utf8.DecodeRuneInString(s)
+	second, _ := utf8.DecodeRuneInString(s[n:])
+	if unicode.IsUpper(first) && !unicode.IsUpper(second) {
+		return string(unicode.ToLower(first)) + s[n:]
+	}
+	return s
+}
+
+// attentionMoreText is the link after the named components.
+func attentionMoreText(n int) string {
+	return "and " + countNoun(n, "more component", "more components")
+}
+
+// exposureLead begins the exposure clock's sentence: a security release
+// is a fix to install; otherwise an advisory affects the version.
+func exposureLead(security bool) string {
+	if security {
+		return "Security fix available for "
+	}
+	return "Vulnerable for "
+}
+
+// exposureSecurity: the item's clock counts from a fix being available.
+func exposureSecurity(a readmodel.AttentionItem) bool {
+	return a.Kind == readmodel.KindSecurity
+}
+
+// spanText is a length of time in words: "under a minute", "5 minutes",
+// "2 hours", "3 days".
+func spanText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return countNoun(int(d/time.Minute), "minute", "minutes")
+	case d < 24*time.Hour:
+		return countNoun(int(d/time.Hour), "hour", "hours")
+	default:
+		return countNoun(int(d/(24*time.Hour)), "day", "days")
+	}
+}
+
+// nextCheckText is when the next scheduled check runs, in UTC: "today at
+// 04:17 UTC", "tomorrow at 04:17 UTC", "on Thu 3 Dec at 04:17 UTC";
+// "not scheduled" when no schedule runs.
+func nextCheckText(now time.Time, next *time.Time) string {
+	if next == nil {
+		return "not scheduled"
+	}
+	n, today := next.UTC(), now.UTC()
+	at := " at " + n.Format("15:04") + " UTC"
+	y, m, d := today.Date()
+	midnight := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	switch days := int(n.Sub(midnight) / (24 * time.Hour)); {
+	case n.Before(midnight):
+		return "overdue since " + n.Format("2 Jan 15:04") + " UTC"
+	case days == 0:
+		return "today" + at
+	case days == 1:
+		return "tomorrow" + at
+	case days < 300:
+		return "on " + n.Format("Mon 2 Jan") + at
+	default:
+		return "on " + n.Format("2 Jan 2006") + at
+	}
+}

@@ -1,0 +1,108 @@
+// The detail page's headline: what state the component is in and the next
+// step, in one sentence ("Security update: update to 2.4.0 (high)"). It
+// claims "up to date" only from a current evaluation of a source read in
+// the last 48 hours; without one it says what is unknown and why.
+
+package views
+
+import "strings"
+
+// headline is a component's state in words and what to do about it.
+type headline struct {
+	// Title is the state, Step the next step ("" when there is none).
+	Title, Step string
+	Tone        tone
+}
+
+// rest is what follows the title: ": " and the step, or nothing.
+func (h headline) rest() string {
+	if h.Step == "" {
+		return ""
+	}
+	return ": " + h.Step
+}
+
+// detailHeadline heads a component's page, the most urgent state first, as
+// the attention banner orders them: an advisory with no fix, a security
+// update, a vulnerable version, an update, a release that needs a newer
+// core, then up to date.
+func detailHeadline(p DetailProps) headline {
+	name := nameOr(p.Name, p.Code)
+	switch {
+	case p.SourceURL == "":
+		return headline{"Not tracked", "nobody publishes updates for this component, so upcheck cannot tell whether it is up to date", toneNeutral}
+	case !p.Evaluated:
+		return headline{"Unknown", strings.TrimPrefix(notEvaluatedText(p), "Unknown: "), toneWarn}
+	case p.VulnerableNoFix:
+		return headline{"Vulnerable, no fix yet", "consider disabling " + name + " until a fix is published", toneDanger}
+	case p.Security:
+		return headline{"Security update", securityStep(p), toneDanger}
+	case p.Vulnerable:
+		step := "no installable release fixes it yet"
+		if p.UpdateAvailable {
+			step = "update to " + p.UpdateVersion
+		} else if fixed := firstFix(p.Advisories); fixed != "" {
+			step = "the fix is announced for " + fixed + ", which is not an installable release yet"
+		}
+		return headline{"Vulnerable", step, toneDanger}
+	case p.UpdateAvailable:
+		step := "update to " + p.UpdateVersion
+		if p.BlockedRelease != nil {
+			step += "; " + blockedText(p, *p.BlockedRelease)
+		}
+		return headline{"Update available", step, toneInfo}
+	case p.NeedsNewerCore && p.BlockedRelease != nil:
+		return headline{upperFirst(blockedText(p, *p.BlockedRelease)), "", toneWarn}
+	case p.Stale:
+		return headline{"No update known", "but the update source has not been read successfully for over 48 hours, so a newer release or advisory may be missing", toneWarn}
+	}
+	return headline{"Up to date", "", toneOK}
+}
+
+// securityStep is what to do about a security update: install it, or,
+// when the installed core cannot run it, update the core first.
+func securityStep(p DetailProps) string {
+	rel := p.SecurityRelease
+	switch {
+	case rel == nil && p.UpdateAvailable:
+		return "update to " + p.UpdateVersion
+	case rel == nil:
+		return "a newer release fixes a security problem"
+	case p.SecurityInstallable && p.UpdateVersion != "":
+		return withSeverity("update to "+p.UpdateVersion, rel.Severity)
+	}
+	s := withSeverity("the fix in "+rel.Version, rel.Severity) + " " + coreNeedText(p, rel.RequiresCore) + ": update the core first"
+	if p.UpdateAvailable {
+		s += "; " + p.UpdateVersion + " can be installed meanwhile"
+	}
+	return s
+}
+
+// blockedText is "update to 5.1.0 needs core 2.0.0 or newer (installed
+// 1.9.0)".
+func blockedText(p DetailProps, r ReleaseRow) string {
+	return "update to " + r.Version + " " + coreNeedText(p, r.RequiresCore)
+}
+
+// coreNeedText words a release's requires_core with the installed core:
+// "needs core 2.0.0 or newer (installed 1.9.0)".
+func coreNeedText(p DetailProps, requires string) string {
+	s := "needs a newer core"
+	if requires != "" {
+		s = RequiresCoreText(requires)
+	}
+	if p.CoreInstalled != "" {
+		s += " (installed " + p.CoreInstalled + ")"
+	}
+	return s
+}
+
+// firstFix is the fixed version of the first open advisory that names one.
+func firstFix(as []AdvisoryRow) string {
+	for _, a := range as {
+		if !a.Dismissed && !a.NoFix && a.FixedIn != "" {
+			return a.FixedIn
+		}
+	}
+	return ""
+}
