@@ -2,21 +2,20 @@
 // newer") and an advisory's affected range ("affects versions before
 // 2.4.0"), never the range as the publisher wrote it.
 //
-// The words follow the grammar of docs/update-document.md ("Versions and
-// ranges"), read the way internal/updatedoc's range parser reads it:
-// comparisons joined by commas or spaces mean "and", "||" separates
-// alternatives, an operator may stand apart from its version, "A - B" is
-// a hyphen range, and a partial version ("2.4", "2.4.x", "2") stands for
-// its whole series. views may not import updatedoc (TestImports), whose
-// Range keeps its structure to itself, so this file reads the text again;
-// ranges reach the pages only from documents updatedoc accepted, and
-// anything this file does not recognise is quoted rather than guessed at.
+// A range is read by internal/versionrange, the grammar internal/updatedoc
+// gives its meaning from, so the words and the meaning come from one
+// reading: comparisons joined by commas or spaces mean "and", "||"
+// separates alternatives, "A - B" is a hyphen range, and a partial version
+// ("2.4", "2.4.x", "2") stands for its whole series. Ranges reach the pages
+// only from documents updatedoc accepted; anything that does not read is
+// quoted rather than guessed at.
 
 package views
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/upcheck/upcheck/internal/versionrange"
 )
 
 // RequiresCoreText words a release's requires_core: ">=2.0.0" is "needs
@@ -61,13 +60,13 @@ func AffectedText(r string) string {
 // rangeWords words a range after "needs core" or "affects versions";
 // false when it does not follow the grammar.
 func rangeWords(r string) (string, bool) {
-	r = strings.TrimSpace(r)
-	if r == "" {
+	groups, err := versionrange.Parse(r)
+	if err != nil {
 		return "", false
 	}
-	var alts []string
-	for alt := range strings.SplitSeq(r, "||") {
-		w, ok := groupWords(alt)
+	alts := make([]string, 0, len(groups))
+	for _, terms := range groups {
+		w, ok := groupWords(terms)
 		if !ok {
 			return "", false
 		}
@@ -76,62 +75,22 @@ func rangeWords(r string) (string, bool) {
 	return strings.Join(alts, ", or "), true
 }
 
-// comparison is one operator and the version it applies to.
-type comparison struct {
-	op string
-	v  rangeVer
-}
-
-// operators as the range grammar spells them, longest first.
-var rangeOperators = []string{"!=", ">=", "=>", "<=", "=<", "~>", "=", ">", "<", "~", "^"}
-
 // groupWords words one alternative: its comparisons, "and"-ed.
-func groupWords(group string) (string, bool) {
-	words := strings.FieldsFunc(group, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-	if len(words) == 0 {
-		return "", false
-	}
-	var cs []comparison
-	var parts []string
-	for i := 0; i < len(words); i++ {
-		op, text := "", words[i]
-		for _, o := range rangeOperators {
-			if strings.HasPrefix(text, o) {
-				op, text = o, text[len(o):]
-				break
-			}
-		}
-		if text == "" && op != "" && i+1 < len(words) {
-			i++
-			text = words[i]
-		}
-		v, ok := parseRangeVer(text)
-		if !ok {
-			return "", false
-		}
-		if op == "" && i+2 < len(words) && words[i+1] == "-" {
-			hi, ok := parseRangeVer(words[i+2])
-			if !ok {
-				return "", false
-			}
-			parts = append(parts, "from "+v.low()+" to "+hi.high())
-			i += 2
-			continue
-		}
-		cs = append(cs, comparison{normalOp(op), v})
-	}
+func groupWords(terms []versionrange.Term) (string, bool) {
 	// The usual pair, a lower and an upper bound, as one phrase.
-	if len(cs) == 2 && len(parts) == 0 {
-		lo, hi := cs[0], cs[1]
-		if lo.op == "<" || lo.op == "<=" {
+	if len(terms) == 2 {
+		lo, hi := terms[0], terms[1]
+		if lo.Op == versionrange.Below || lo.Op == versionrange.AtMost {
 			lo, hi = hi, lo
 		}
-		if (lo.op == ">=" || lo.op == ">") && (hi.op == "<" || hi.op == "<=") {
+		if (lo.Op == versionrange.AtLeast || lo.Op == versionrange.Above) &&
+			(hi.Op == versionrange.Below || hi.Op == versionrange.AtMost) {
 			return pairWords(lo, hi), true
 		}
 	}
-	for _, c := range cs {
-		w, ok := comparisonWords(c)
+	parts := make([]string, 0, len(terms))
+	for _, t := range terms {
+		w, ok := comparisonWords(t)
 		if !ok {
 			return "", false
 		}
@@ -140,68 +99,55 @@ func groupWords(group string) (string, bool) {
 	return strings.Join(parts, " and "), true
 }
 
-// normalOp maps the spellings the grammar allows to one each.
-func normalOp(op string) string {
-	switch op {
-	case "=>":
-		return ">="
-	case "=<":
-		return "<="
-	case "~>":
-		return "~"
-	case "=":
-		return ""
-	}
-	return op
-}
-
 // pairWords words a lower and an upper bound together: "from 1.0.0 to
 // before 2.4.0", "from 1.0.0 to 2.4.x", "newer than 1.0.0 and before
 // 2.0.0".
-func pairWords(lo, hi comparison) string {
+func pairWords(lo, hi versionrange.Term) string {
 	switch {
-	case lo.op == ">=" && hi.op == "<":
-		return "from " + lo.v.low() + " to before " + hi.v.low()
-	case lo.op == ">=":
-		return "from " + lo.v.low() + " to " + hi.v.high()
-	case hi.op == "<":
-		return "newer than " + lo.v.high() + " and before " + hi.v.low()
+	case lo.Op == versionrange.AtLeast && hi.Op == versionrange.Below:
+		return "from " + low(lo.Version) + " to before " + low(hi.Version)
+	case lo.Op == versionrange.AtLeast:
+		return "from " + low(lo.Version) + " to " + high(hi.Version)
+	case hi.Op == versionrange.Below:
+		return "newer than " + high(lo.Version) + " and before " + low(hi.Version)
 	}
-	return "newer than " + lo.v.high() + " up to " + hi.v.high()
+	return "newer than " + high(lo.Version) + " up to " + high(hi.Version)
 }
 
 // comparisonWords words one comparison on its own.
-func comparisonWords(c comparison) (string, bool) {
-	v := c.v
-	switch c.op {
-	case "":
-		if v.n == 0 {
+func comparisonWords(t versionrange.Term) (string, bool) {
+	v := t.Version
+	switch t.Op {
+	case versionrange.Exact:
+		if v.N == 0 {
 			return "any version", true
 		}
-		return v.high(), true
-	case ">=":
-		if v.n == 0 {
+		return high(v), true
+	case versionrange.AtLeast:
+		if v.N == 0 {
 			return "any version", true
 		}
-		return v.low() + " or newer", true
-	case ">":
-		return "newer than " + v.high(), true
-	case "<":
-		return "before " + v.low(), true
-	case "<=":
-		if v.n == 0 {
+		return low(v) + " or newer", true
+	case versionrange.Above:
+		return "newer than " + high(v), true
+	case versionrange.Below:
+		return "before " + low(v), true
+	case versionrange.AtMost:
+		if v.N == 0 {
 			return "any version", true
 		}
-		return v.high() + " or older", true
-	case "!=":
-		return "other than " + v.high(), true
-	case "~":
-		if !v.full() {
-			return v.high(), true
+		return high(v) + " or older", true
+	case versionrange.Not:
+		return "other than " + high(v), true
+	case versionrange.Tilde:
+		if !v.Full() {
+			return high(v), true
 		}
-		return v.text + " or a later " + v.series(2) + " release", true
-	case "^":
+		return v.Text + " or a later " + series(v, 2) + " release", true
+	case versionrange.Caret:
 		return caretWords(v), true
+	case versionrange.Hyphen:
+		return "from " + low(v) + " to " + high(t.To), true
 	}
 	return "", false
 }
@@ -209,41 +155,30 @@ func comparisonWords(c comparison) (string, bool) {
 // caretWords: the first number that is not zero stays fixed (^1.2.3 is
 // 1.2.3 up to 2.0.0, ^0.2.3 up to 0.3.0, ^0.0.3 up to 0.0.4); with only
 // zeros, the last number written does.
-func caretWords(v rangeVer) string {
-	if v.n == 0 {
+func caretWords(v versionrange.Version) string {
+	if v.N == 0 {
 		return "any version"
 	}
-	fixed := v.n - 1
-	for i := range v.n {
-		if v.nums[i] != "0" {
+	fixed := v.N - 1
+	for i := range v.N {
+		if strings.TrimLeft(v.Nums[i], "0") != "" {
 			fixed = i
 			break
 		}
 	}
-	series := v.series(fixed + 1)
-	if fixed == 2 && v.full() {
-		return v.text
+	if fixed == 2 && v.Full() {
+		return v.Text
 	}
-	return v.low() + " or a later " + series + " release"
+	return low(v) + " or a later " + series(v, fixed+1) + " release"
 }
-
-// rangeVer is a version as a range writes it: full ("2.4.0", "2.4.0-beta"),
-// or partial, its first n numbers given ("2.4", "2.4.x", "2", "*").
-type rangeVer struct {
-	text string // the full version, without a leading "v"
-	n    int
-	nums [3]string
-}
-
-func (v rangeVer) full() bool { return v.n == 3 }
 
 // low is the first version of what v names: 2.4.0 for "2.4".
-func (v rangeVer) low() string {
-	if v.full() {
-		return v.text
+func low(v versionrange.Version) string {
+	if v.Full() {
+		return v.Text
 	}
-	out := v.nums
-	for i := v.n; i < 3; i++ {
+	out := v.Nums
+	for i := v.N; i < 3; i++ {
 		out[i] = "0"
 	}
 	return strings.Join(out[:], ".")
@@ -251,50 +186,19 @@ func (v rangeVer) low() string {
 
 // high names all of what v names: "2.4.x" for "2.4", the version itself
 // when full.
-func (v rangeVer) high() string {
-	if v.full() {
-		return v.text
+func high(v versionrange.Version) string {
+	if v.Full() {
+		return v.Text
 	}
-	return v.series(v.n)
+	return series(v, v.N)
 }
 
 // series is "2.4.x" for the first n numbers (n < 3).
-func (v rangeVer) series(n int) string {
+func series(v versionrange.Version, n int) string {
 	if n == 0 {
 		return "any version"
 	}
-	return strings.Join(v.nums[:n], ".") + ".x"
-}
-
-// parseRangeVer reads a version as the range grammar writes it.
-func parseRangeVer(text string) (rangeVer, bool) {
-	body := strings.TrimPrefix(text, "v")
-	numbers, suffix := body, ""
-	if i := strings.IndexAny(body, "-+"); i >= 0 {
-		numbers, suffix = body[:i], body[i:]
-	}
-	parts := strings.Split(numbers, ".")
-	if len(parts) > 3 {
-		return rangeVer{}, false
-	}
-	var v rangeVer
-	wildcard := false
-	for _, part := range parts {
-		switch {
-		case part == "x" || part == "X" || part == "*":
-			wildcard = true
-		case part == "" || strings.Trim(part, "0123456789") != "":
-			return rangeVer{}, false
-		case !wildcard:
-			v.nums[v.n] = part
-			v.n++
-		}
-	}
-	if v.n < 3 && suffix != "" {
-		return rangeVer{}, false
-	}
-	v.text = body
-	return v, true
+	return strings.Join(v.Nums[:n], ".") + ".x"
 }
 
 // upperFirst starts a sentence: "needs core …" becomes "Needs core …".

@@ -15,14 +15,16 @@ import (
 const module = "github.com/upcheck/upcheck/"
 
 // TestImports keeps the pages a function of plain values: views imports
-// of the application only the plain types of internal/readmodel and the
-// static assets, readmodel imports nothing of it, and nothing but
-// internal/web imports views.
+// of the application only the plain types of internal/readmodel, the
+// range syntax of internal/versionrange (to word ranges as updatedoc reads
+// them) and the static assets; readmodel and versionrange import nothing
+// of it, and nothing but internal/web imports views.
 func TestImports(t *testing.T) {
 	t.Parallel()
 	for dir, allowed := range map[string][]string{
-		".":                     {module + "internal/readmodel", module + "static"},
-		"../internal/readmodel": nil,
+		".":                        {module + "internal/readmodel", module + "internal/versionrange", module + "static"},
+		"../internal/readmodel":    nil,
+		"../internal/versionrange": nil,
 	} {
 		for _, imp := range imports(t, dir) {
 			if strings.HasPrefix(imp, module) && !slices.Contains(allowed, imp) {

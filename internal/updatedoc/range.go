@@ -1,14 +1,14 @@
 package updatedoc
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/versionrange"
 )
 
 // Range is a set of versions written in the range syntax of
@@ -81,9 +81,13 @@ func ParseRange(s string) (Range, error) {
 	if _, err := semver.NewConstraint(text); err != nil {
 		return Range{}, invalidf(err, "%q is not a valid range: %v", s, err)
 	}
-	var alternatives [][]interval
-	for group := range strings.SplitSeq(text, "||") {
-		ivs, err := parseGroup(group)
+	groups, err := versionrange.Parse(text)
+	if err != nil {
+		return Range{}, invalidf(err, "%q is not a valid range: %v", s, err)
+	}
+	alternatives := make([][]interval, 0, len(groups))
+	for _, terms := range groups {
+		ivs, err := compileGroup(terms)
 		if err != nil {
 			return Range{}, invalidf(err, "%q is not a valid range: %v", s, err)
 		}
@@ -118,47 +122,25 @@ func (r Range) String() string {
 	return r.text
 }
 
-// operators are the library's comparison operators, the two-character ones
-// first so that ">=" is not read as ">" followed by "=".
-var operators = []string{"!=", ">=", "=>", "<=", "=<", "~>", "=", ">", "<", "~", "^"}
-
-// parseGroup compiles one alternative, which the library has already
-// accepted: comparisons separated by commas or white space, an operator
-// possibly apart from its version (">= 1.2.0"), and hyphen ranges.
-func parseGroup(group string) ([]interval, error) {
-	words := strings.FieldsFunc(group, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-	if len(words) == 0 {
-		return nil, errors.New("an alternative is empty")
-	}
-	var ivs []interval
-	for i := 0; i < len(words); i++ {
-		op, text := "", words[i]
-		for _, o := range operators {
-			if strings.HasPrefix(text, o) {
-				op, text = o, text[len(o):]
-				break
-			}
-		}
-		if text == "" && op != "" && i+1 < len(words) {
-			i++
-			text = words[i]
-		}
-		if op == "" && i+2 < len(words) && words[i+1] == "-" {
-			// "A - B" is ">=A <=B", partial versions included: "1.2 - 1.4"
-			// holds 1.4.9.
-			lo, err := compileComparison(">=", text)
+// compileGroup compiles one alternative, which the library has already
+// accepted, read by versionrange: every interval must hold. "A - B" is
+// ">=A <=B", partial versions included: "1.2 - 1.4" holds 1.4.9.
+func compileGroup(terms []versionrange.Term) ([]interval, error) {
+	ivs := make([]interval, 0, len(terms))
+	for _, t := range terms {
+		if t.Op == versionrange.Hyphen {
+			lo, err := compileComparison(versionrange.AtLeast, t.Version)
 			if err != nil {
 				return nil, err
 			}
-			hi, err := compileComparison("<=", words[i+2])
+			hi, err := compileComparison(versionrange.AtMost, t.To)
 			if err != nil {
 				return nil, err
 			}
 			ivs = append(ivs, lo, hi)
-			i += 2
 			continue
 		}
-		iv, err := compileComparison(op, text)
+		iv, err := compileComparison(t.Op, t.Version)
 		if err != nil {
 			return nil, err
 		}
@@ -168,23 +150,23 @@ func parseGroup(group string) ([]interval, error) {
 }
 
 // compileComparison turns one operator and version into an interval.
-func compileComparison(op, text string) (interval, error) {
-	rv, err := parseRangeVersion(text)
+func compileComparison(op string, written versionrange.Version) (interval, error) {
+	rv, err := numbersOf(written)
 	if err != nil {
 		return interval{}, err
 	}
-	empty := fmt.Errorf("%q holds no version", op+text)
+	empty := fmt.Errorf("%q holds no version", op+written.Text)
 	switch op {
-	case "", "=":
+	case versionrange.Exact:
 		return rv.series(), nil
-	case "!=":
+	case versionrange.Not:
 		iv := rv.series()
 		if iv.lo == nil && iv.hi == nil {
 			return interval{}, empty
 		}
 		iv.outside = true
 		return iv, nil
-	case "<":
+	case versionrange.Below:
 		if rv.full != nil {
 			return interval{hi: rv.full}, nil
 		}
@@ -192,12 +174,12 @@ func compileComparison(op, text string) (interval, error) {
 			return interval{}, empty
 		}
 		return interval{hi: rv.first()}, nil
-	case "<=", "=<":
+	case versionrange.AtMost:
 		if rv.full != nil {
 			return interval{hi: rv.full, hiIncl: true}, nil
 		}
 		return interval{hi: rv.next()}, nil
-	case ">":
+	case versionrange.Above:
 		if rv.full != nil {
 			return interval{lo: rv.full}, nil
 		}
@@ -206,19 +188,19 @@ func compileComparison(op, text string) (interval, error) {
 			return interval{}, empty
 		}
 		return interval{lo: next, loIncl: true}, nil
-	case ">=", "=>":
+	case versionrange.AtLeast:
 		if rv.full != nil {
 			return interval{lo: rv.full, loIncl: true}, nil
 		}
 		return interval{lo: rv.first(), loIncl: true}, nil
-	case "~", "~>":
+	case versionrange.Tilde:
 		// ~1.2.3 is >=1.2.3 <1.3.0-0; ~1.2 and ~1 are the x-ranges 1.2.x
 		// and 1.x.
 		if rv.full == nil {
 			return rv.series(), nil
 		}
 		return interval{lo: rv.full, loIncl: true, hi: bump(rv.nums, 1)}, nil
-	case "^":
+	case versionrange.Caret:
 		// The first number that is not zero stays fixed: ^1.2.3 is <2.0.0-0,
 		// ^0.2.3 is <0.3.0-0, ^0.0.3 is <0.0.4-0. With only zeros the last
 		// number written stays fixed: ^0.0 is <0.1.0-0, ^0 is <1.0.0-0.
@@ -250,45 +232,23 @@ type rangeVersion struct {
 	nums [3]uint64
 }
 
-func parseRangeVersion(text string) (rangeVersion, error) {
-	var rv rangeVersion
-	body := strings.TrimPrefix(text, "v")
-	numbers, suffix := body, ""
-	if i := strings.IndexAny(body, "-+"); i >= 0 {
-		numbers, suffix = body[:i], body[i:]
-	}
-	parts := strings.Split(numbers, ".")
-	if len(parts) > 3 {
-		return rv, fmt.Errorf("%q is not a version", text)
-	}
-	wildcard := false
-	for i, part := range parts {
-		switch {
-		case part == "x" || part == "X" || part == "*":
-			wildcard = true
-		case part == "" || strings.Trim(part, "0123456789") != "":
-			return rv, fmt.Errorf("%q is not a version", text)
-		case !wildcard:
-			// A number after a wildcard ("1.x.3") is ignored, as npm and the
-			// library do: the series is 1.x.
-			n, err := strconv.ParseUint(part, 10, 64)
-			if err != nil {
-				return rv, fmt.Errorf("%q is not a version", text)
-			}
-			rv.nums[i] = n
-			rv.n++
+// numbersOf gives a version as a range wrote it its numbers, and a full
+// one its semver value.
+func numbersOf(w versionrange.Version) (rangeVersion, error) {
+	rv := rangeVersion{n: w.N}
+	for i := range w.N {
+		n, err := strconv.ParseUint(w.Nums[i], 10, 64)
+		if err != nil {
+			return rv, fmt.Errorf("%q is not a version", w.Text)
 		}
+		rv.nums[i] = n
 	}
-	if rv.n < 3 {
-		// "2.4-beta" has no meaning: a series has no pre-release.
-		if suffix != "" {
-			return rv, fmt.Errorf("partial version %q has a pre-release or build metadata", text)
-		}
+	if !w.Full() {
 		return rv, nil
 	}
-	v, err := semver.NewVersion(body)
+	v, err := semver.NewVersion(w.Text)
 	if err != nil {
-		return rv, fmt.Errorf("%q is not a version: %w", text, err)
+		return rv, fmt.Errorf("%q is not a version: %w", w.Text, err)
 	}
 	rv.full = v
 	return rv, nil
