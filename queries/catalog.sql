@@ -13,19 +13,23 @@ FROM component_state cs
 WHERE @search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%';
 
 -- name: CatalogPage :many
--- What needs action first: a security update or a vulnerable version, then
--- an update, then a check that fails, is stale or has not evaluated the
--- component yet, then up to date, then components without an update
--- source; within each, by name, then code, so a page boundary never moves
--- between two identical reads. security_since is the exposure clock
--- (component_exposure, migration 00011), looked up for the rows of the
--- page only.
+-- What needs action first (upcheck_catalog_rank, migration 00015); within
+-- each rank by name, then code, so a page boundary never moves between two
+-- identical reads. A page starts either after skip_rows rows (the page's
+-- page numbers) or, when after_code is set, after the row whose rank,
+-- lower(name) and code are the cursor's (the API's after): a row added or
+-- removed before the cursor moves no other row across it. security_since
+-- is the exposure clock (component_exposure, migration 00011), looked up
+-- for the rows of the page only.
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
        s.last_error_kind, s.last_error_arg,
-       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since
+       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
+       upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
+                            cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
+       lower(cs.name)::text AS sort_name
 FROM component_state cs
 -- The kind of the source's last failure, a fetch fact stored beside the
 -- error (migration 00012), not a derived flag.
@@ -38,11 +42,12 @@ WHERE (@filter::text = ''
        OR (@filter = 'failing' AND cs.failing)
        OR (@filter = 'stale' AND cs.stale))
   AND (@search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%')
-ORDER BY CASE WHEN cs.security OR cs.vulnerable THEN 0
-              WHEN cs.update_available THEN 1
-              WHEN cs.source_url IS NULL THEN 4
-              WHEN cs.failing OR cs.stale OR NOT cs.evaluated THEN 2
-              ELSE 3 END,
+  AND (@after_code::text = ''
+       OR (upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
+                                cs.failing, cs.stale, cs.evaluated), lower(cs.name), cs.code)
+          > (@after_rank::integer, @after_name::text, @after_code))
+ORDER BY upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
+                              cs.failing, cs.stale, cs.evaluated),
          lower(cs.name), cs.code
 LIMIT @max_rows OFFSET @skip_rows;
 

@@ -37,9 +37,9 @@ import (
 )
 
 const (
-	sources    = 1000
-	perSource  = 3
-	hosts      = 32
+	sources    = 2000
+	perSource  = 5 // 10,000 plugins and the core
+	hosts      = 16
 	latency    = 20 * time.Millisecond
 	poolSize   = 8 // the fetcher's default concurrency
 	loadTime   = 5 * time.Second
@@ -55,7 +55,11 @@ type figure struct {
 	ok     *bool
 }
 
-var figures []figure
+var (
+	figures []figure
+	only    string // -only: the one part to run after the check
+	keep    bool   // -keep: do not drop the database
+)
 
 func report(name string, value float64, unit, target string, ok *bool) {
 	figures = append(figures, figure{name, value, unit, target, ok})
@@ -67,6 +71,8 @@ func yes(b bool) *bool { return &b }
 func main() {
 	binary := flag.String("binary", "bin/upcheck", "the upcheck binary to measure")
 	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
+	flag.StringVar(&only, "only", "", "run only the check and this part: load (the summary and the pages)")
+	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Parse()
 	if err := run(*binary, *dataDir); err != nil {
 		fmt.Fprintln(os.Stderr, "upcheck-bench:", err)
@@ -86,7 +92,11 @@ func run(binary, dataDir string) error {
 		return err
 	}
 	url := cluster.URL(name)
-	defer dropDatabase(cluster, name)
+	if keep {
+		fmt.Println("database", url)
+	} else {
+		defer dropDatabase(cluster, name)
+	}
 
 	pubs, err := startPublishers()
 	if err != nil {
@@ -126,17 +136,25 @@ func run(binary, dataDir string) error {
 	report("check_wall", wall.Seconds(), "s", "", nil)
 	report("check_ideal", ideal.Seconds(), "s", "", nil)
 	ratio := ideal.Seconds() / wall.Seconds()
-	report("check_throughput_ratio", ratio, "ideal/actual", ">= 0.85", yes(ratio >= 0.85))
+	report("check_throughput_ratio", ratio, "ideal/actual", ">= 0.90", yes(ratio >= 0.90))
 	report("check_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
-	report("check_peak_rss", float64(rss)/1024, "MiB", "< 100", yes(rss < 100<<10))
+	report("check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
 	res304, rss304, err := check(binary, env)
 	if err != nil {
 		return err
 	}
 	report("check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
-	report("check304_not_modified", float64(res304.NotModified), "sources", "1000", yes(res304.NotModified == sources))
+	report("check304_not_modified", float64(res304.NotModified), "sources", fmt.Sprint(sources), yes(res304.NotModified == sources))
 	report("check304_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
-	report("check304_peak_rss", float64(rss304)/1024, "MiB", "< 100", yes(rss304 < 100<<10))
+	report("check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
+
+	if only == "load" {
+		if err := underLoad(binary, env); err != nil {
+			return err
+		}
+		printTable()
+		return nil
+	}
 
 	// 2. The cost of fencing one source's write.
 	if err := fencedWrites(ctx, url); err != nil {
@@ -163,6 +181,12 @@ func run(binary, dataDir string) error {
 		return err
 	}
 
+	printTable()
+	return nil
+}
+
+// printTable prints every figure that has a target, with its verdict.
+func printTable() {
 	fmt.Println()
 	fmt.Printf("%-28s %12s %-14s %-10s %s\n", "figure", "value", "unit", "target", "verdict")
 	for _, f := range figures {
@@ -175,7 +199,6 @@ func run(binary, dataDir string) error {
 		}
 		fmt.Printf("%-28s %12.4g %-14s %-10s %s\n", f.name, f.value, f.unit, f.target, verdict)
 	}
-	return nil
 }
 
 func command(binary string, env []string, stdin string, args ...string) *exec.Cmd {
@@ -255,13 +278,31 @@ func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var pkgs []string
 	for c := range perSource {
-		pkgs = append(pkgs, fmt.Sprintf(`"p%s-%d": {"releases": [{"version": "1.0.0"}, {"version": "1.1.0", "security": %v}],
-			"advisories": [{"id": "A-%s-%d", "affected": "<1.1.0", "fixed_in": "1.1.0"}]}`, m[1], c, c == 0, m[1], c))
+		pkgs = append(pkgs, fmt.Sprintf(`"p%s-%d": %s`, m[1], c, packageDoc(m[1], c)))
 	}
 	body := fmt.Sprintf(`{"format": 1, "publisher": "bench", "sequence": 1, "packages": {%s}}`, strings.Join(pkgs, ","))
 	w.Header().Set("ETag", etag)
 	n, _ := io.WriteString(w, body)
 	p.bytes.Add(int64(n))
+}
+
+// packageDoc is the publisher's entry for the c-th plugin of source s: a
+// mix, so that every filter of the catalog has rows and the attention list
+// has every kind: the first plugin of a source has a security release and
+// an advisory fixed by it, the second an advisory without a fix, the third
+// a plain update, the others are up to date.
+func packageDoc(s string, c int) string {
+	switch c {
+	case 0:
+		return fmt.Sprintf(`{"releases": [{"version": "1.0.0"}, {"version": "1.1.0", "security": true, "severity": "high"}],
+			"advisories": [{"id": "A-%s-%d", "affected": "<1.1.0", "fixed_in": "1.1.0", "severity": "high"}]}`, s, c)
+	case 1:
+		return fmt.Sprintf(`{"releases": [{"version": "1.0.0"}],
+			"advisories": [{"id": "A-%s-%d", "affected": "<2.0.0", "severity": "medium"}]}`, s, c)
+	case 2:
+		return `{"releases": [{"version": "1.0.0"}, {"version": "1.1.0"}]}`
+	}
+	return `{"releases": [{"version": "1.0.0"}]}`
 }
 
 func (p *publishers) manifest() []byte {

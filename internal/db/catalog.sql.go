@@ -56,7 +56,10 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
        s.last_error_kind, s.last_error_arg,
-       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since
+       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
+       upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
+                            cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
+       lower(cs.name)::text AS sort_name
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 WHERE ($1::text = ''
@@ -67,20 +70,24 @@ WHERE ($1::text = ''
        OR ($1 = 'failing' AND cs.failing)
        OR ($1 = 'stale' AND cs.stale))
   AND ($2::text = '' OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%')
-ORDER BY CASE WHEN cs.security OR cs.vulnerable THEN 0
-              WHEN cs.update_available THEN 1
-              WHEN cs.source_url IS NULL THEN 4
-              WHEN cs.failing OR cs.stale OR NOT cs.evaluated THEN 2
-              ELSE 3 END,
+  AND ($3::text = ''
+       OR (upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
+                                cs.failing, cs.stale, cs.evaluated), lower(cs.name), cs.code)
+          > ($4::integer, $5::text, $3))
+ORDER BY upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
+                              cs.failing, cs.stale, cs.evaluated),
          lower(cs.name), cs.code
-LIMIT $4 OFFSET $3
+LIMIT $7 OFFSET $6
 `
 
 type CatalogPageParams struct {
-	Filter   string
-	Search   string
-	SkipRows int32
-	MaxRows  int32
+	Filter    string
+	Search    string
+	AfterCode string
+	AfterRank int32
+	AfterName string
+	SkipRows  int32
+	MaxRows   int32
 }
 
 type CatalogPageRow struct {
@@ -108,21 +115,27 @@ type CatalogPageRow struct {
 	LastErrorKind    *string
 	LastErrorArg     *string
 	SecuritySince    interface{}
+	SortRank         int32
+	SortName         string
 }
 
-// What needs action first: a security update or a vulnerable version, then
-// an update, then a check that fails, is stale or has not evaluated the
-// component yet, then up to date, then components without an update
-// source; within each, by name, then code, so a page boundary never moves
-// between two identical reads. security_since is the exposure clock
-// (component_exposure, migration 00011), looked up for the rows of the
-// page only.
+// What needs action first (upcheck_catalog_rank, migration 00015); within
+// each rank by name, then code, so a page boundary never moves between two
+// identical reads. A page starts either after skip_rows rows (the page's
+// page numbers) or, when after_code is set, after the row whose rank,
+// lower(name) and code are the cursor's (the API's after): a row added or
+// removed before the cursor moves no other row across it. security_since
+// is the exposure clock (component_exposure, migration 00011), looked up
+// for the rows of the page only.
 // The kind of the source's last failure, a fetch fact stored beside the
 // error (migration 00012), not a derived flag.
 func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParams) ([]CatalogPageRow, error) {
 	rows, err := db.Query(ctx, catalogPage,
 		arg.Filter,
 		arg.Search,
+		arg.AfterCode,
+		arg.AfterRank,
+		arg.AfterName,
 		arg.SkipRows,
 		arg.MaxRows,
 	)
@@ -158,6 +171,8 @@ func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParam
 			&i.LastErrorKind,
 			&i.LastErrorArg,
 			&i.SecuritySince,
+			&i.SortRank,
+			&i.SortName,
 		); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,11 +12,24 @@ import (
 // CatalogFilter narrows the catalog: "" (all), "attention" (a security
 // update or a vulnerable version), "updates", "security", "vulnerable",
 // "failing" or "stale".
+//
+// A page starts after Offset rows, or, when After is set, after the row at
+// After (keyset pagination: rows added or removed before the cursor do not
+// shift the rows after it). Offset and After are not used together.
 type CatalogFilter struct {
 	Status string
 	Search string
 	Limit  int
 	Offset int
+	After  *CatalogCursor
+}
+
+// CatalogCursor is a row's place in the catalog's order: its rank
+// (upcheck_catalog_rank: what needs action first), lower(name) and code.
+type CatalogCursor struct {
+	Rank int
+	Name string
+	Code string
 }
 
 // CatalogEntry is one component as the read model (component_state) sees
@@ -36,6 +50,9 @@ type CatalogEntry struct {
 	// SecuritySince is the exposure clock (component_exposure): since when
 	// this site has known of its oldest open security problem; nil: none.
 	SecuritySince *time.Time
+	// Cursor is this row's place in the order: a page after it starts
+	// with the next row.
+	Cursor CatalogCursor `json:"-"`
 }
 
 // CatalogCounts is how many components each catalog filter shows.
@@ -130,9 +147,14 @@ func (s *Store) CatalogWithCounts(ctx context.Context, f CatalogFilter) ([]Catal
 	}
 	counts := CatalogCounts{All: int(c.Total), Attention: int(c.Attention), Updates: int(c.Updates), Security: int(c.Security),
 		Vulnerable: int(c.Vulnerable), Failing: int(c.Failing), Stale: int(c.Stale)}
-	rows, err := s.q.CatalogPage(ctx, s.pool, db.CatalogPageParams{
-		Filter: f.Status, Search: f.Search, MaxRows: int32(f.Limit), SkipRows: int32(f.Offset),
-	})
+	p := db.CatalogPageParams{Filter: f.Status, Search: f.Search, MaxRows: int32(f.Limit), SkipRows: int32(f.Offset)}
+	if f.After != nil {
+		if f.After.Code == "" || f.Offset != 0 {
+			return nil, CatalogCounts{}, errors.New("a catalog cursor needs a code and no offset")
+		}
+		p.AfterRank, p.AfterName, p.AfterCode = int32(f.After.Rank), f.After.Name, f.After.Code
+	}
+	rows, err := s.q.CatalogPage(ctx, s.pool, p)
 	if err != nil {
 		return nil, CatalogCounts{}, mapError(fmt.Errorf("read catalog: %w", err))
 	}
@@ -147,6 +169,7 @@ func (s *Store) CatalogWithCounts(ctx context.Context, f CatalogFilter) ([]Catal
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 			SecuritySince: timeOf(r.SecuritySince),
+			Cursor:        CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
 		}
 	}
 	return out, counts, nil

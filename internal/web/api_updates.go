@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -61,15 +62,34 @@ const maxPageSize = 500
 
 // apiCatalog is GET /api/admin/plugins/updates: the catalog as JSON, with
 // the same filter and paging parameters as the page (status, q, page,
-// per_page).
+// per_page), and the keyset cursor after: "next" of the page before.
 func (s *Server) apiCatalog(c echo.Context) error {
 	f, page, err := catalogQuery(c, maxPageSize)
 	if err != nil {
 		return err
 	}
+	if v := c.QueryParam("after"); v != "" {
+		if c.QueryParam("page") != "" {
+			return echo.NewHTTPError(http.StatusBadRequest, "after and page cannot be used together")
+		}
+		cur, ok := decodeCursor(v)
+		if !ok {
+			return echo.NewHTTPError(http.StatusBadRequest, "after must be the next value of an earlier page")
+		}
+		f.After, page = &cur, 0
+	}
+	// One row more than the page tells whether a next page exists.
+	f.Limit++
 	entries, total, err := s.store.Catalog(c.Request().Context(), f)
 	if err != nil {
 		return err
+	}
+	f.Limit--
+	var next *string
+	if len(entries) > f.Limit {
+		entries = entries[:f.Limit]
+		v := encodeCursor(entries[len(entries)-1].Cursor)
+		next = &v
 	}
 	out := make([]catalogEntry, len(entries))
 	for i, e := range entries {
@@ -82,9 +102,34 @@ func (s *Server) apiCatalog(c echo.Context) error {
 		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string]any{
-		"components": out, "total": total, "page": page, "per_page": f.Limit,
-	})
+	body := map[string]any{"components": out, "total": total, "per_page": f.Limit, "next": next}
+	if page > 0 {
+		body["page"] = page
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// encodeCursor is a row's place in the catalog as an opaque URL-safe
+// string: base64url of the JSON array [rank, lower(name), code].
+func encodeCursor(cur store.CatalogCursor) string {
+	b, _ := json.Marshal([]any{cur.Rank, cur.Name, cur.Code})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor reads what encodeCursor wrote; false for anything else.
+func decodeCursor(v string) (store.CatalogCursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	if err != nil || len(b) > 2048 {
+		return store.CatalogCursor{}, false
+	}
+	var parts []json.RawMessage
+	var cur store.CatalogCursor
+	if json.Unmarshal(b, &parts) != nil || len(parts) != 3 ||
+		json.Unmarshal(parts[0], &cur.Rank) != nil || json.Unmarshal(parts[1], &cur.Name) != nil ||
+		json.Unmarshal(parts[2], &cur.Code) != nil || cur.Code == "" || cur.Rank < 0 || cur.Rank > 4 {
+		return store.CatalogCursor{}, false
+	}
+	return cur, true
 }
 
 // catalogQuery reads and checks the catalog's filter and paging parameters.
