@@ -44,7 +44,7 @@
   }
 
   // secondsText is a wait in words, "45 s" or "1 min 53 s", as
-  // views/sentences.go's secondsText.
+  // internal/readmodel's SecondsText.
   function secondsText(s) {
     s = Math.max(0, s);
     if (s < 60) return s + " s";
