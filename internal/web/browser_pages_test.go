@@ -30,26 +30,39 @@ type adminPage struct {
 	ready string
 	// signedIn: the page is visited signed in (all but the login page).
 	signedIn bool
+	// then, when set, is done once the page is there (a form filled in and
+	// posted), and the page audited as it is after: shown selector is
+	// visible then.
+	then  []chromedp.Action[chromedp.Void]
+	shown string
 }
 
 // everyPage lists the AdminCP's pages, the login page first (it is seen
 // signed out). The detail page is Gallery's: it has advisories, one with no
 // fix.
 var everyPage = []adminPage{
-	{"login", "/login", `[data-testid="login-form"]`, false},
-	{"dashboard", "/admin", `[data-testid="updates-widget"]`, true},
-	{"catalog", "/admin/plugins?status=security", `[data-testid="catalog-table"]`, true},
-	{"catalog-all", "/admin/plugins", `[data-testid="catalog-table"]`, true},
-	{"detail", "/admin/plugins/gallery", `[data-testid="advisories-table"]`, true},
-	{"history", "/admin/history", `[data-testid="history-table"]`, true},
-	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true},
-	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true},
-	{"not-found", "/admin/plugins/nope", `[data-testid="error-page"]`, true},
+	{"login", "/login", `[data-testid="login-form"]`, false, nil, ""},
+	{"dashboard", "/admin", `[data-testid="updates-widget"]`, true, nil, ""},
+	{"catalog", "/admin/plugins?status=security", `[data-testid="catalog-table"]`, true, nil, ""},
+	{"catalog-all", "/admin/plugins", `[data-testid="catalog-table"]`, true, nil, ""},
+	{"detail", "/admin/plugins/gallery", `[data-testid="advisories-table"]`, true, nil, ""},
+	{"history", "/admin/history", `[data-testid="history-table"]`, true, nil, ""},
+	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true, nil, ""},
+	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true, nil, ""},
+	{"tokens", "/admin/tokens", `[data-testid="tokens-table"]`, true, nil, ""},
+	{"token-created", "/admin/tokens", `[data-testid="token-form"]`, true, []chromedp.Action[chromedp.Void]{
+		chromedp.SendKeys(chromedp.CSS(`#token-name`), "backup script"),
+		chromedp.Click(chromedp.CSS(`[data-testid="token-create"]`)),
+	}, `[data-testid="token-secret"]`},
+	{"audit", "/admin/audit", `[data-testid="audit-table"]`, true, nil, ""},
+	{"not-found", "/admin/plugins/nope", `[data-testid="error-page"]`, true, nil, ""},
 }
 
 // demoLike fills b's site the way `serve --demo` looks after a while: a
-// check ran (history, sources, one failing), and a webhook channel with a
-// long URL has a delivery. longURL is that channel's target.
+// check ran (history, sources, one failing), a webhook channel with a long
+// URL has a delivery, and the viewer has an API token (the token's and the
+// accounts' creation are in the audit log). longURL is that channel's
+// target.
 func demoLike(t *testing.T, b *bundle) (longURL string) {
 	t.Helper()
 	ctx := context.Background()
@@ -58,6 +71,9 @@ func demoLike(t *testing.T, b *bundle) (longURL string) {
 	}
 	longURL = "https://hooks.example.org/services/T00000000/B00000000/a-very-long-webhook-path-that-would-overflow?token=abcdefghijklmnopqrstuvwxyz0123456789&channel=security-alerts"
 	if _, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "Ops", Kind: "webhook", Target: longURL, Events: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.auth.CreateToken(ctx, "viewer@example.test", "prometheus"); err != nil {
 		t.Fatal(err)
 	}
 	return longURL
@@ -91,6 +107,12 @@ func openPage(t *testing.T, ctx context.Context, base string, p adminPage) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready))); err != nil {
+		t.Fatalf("%s (%s): %v", p.name, p.path, err)
+	}
+	if p.then == nil {
+		return
+	}
+	if err := chromedp.Do(ctx, append(slices.Clip(p.then), chromedp.WaitVisible(chromedp.CSS(p.shown)))...); err != nil {
 		t.Fatalf("%s (%s): %v", p.name, p.path, err)
 	}
 }
