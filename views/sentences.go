@@ -160,6 +160,15 @@ func errorText(status int) (title, message string) {
 	}
 }
 
+// UnknownComponentText is the 404 of a component page whose code names no
+// installed component: “nope” is what was asked for (templ escapes it).
+func UnknownComponentText(code string) string {
+	if r := []rune(code); len(r) > 80 {
+		code = string(r[:79]) + "…"
+	}
+	return "No installed component has the code “" + code + "”."
+}
+
 // nameOr is a component's display name, its code when it has none.
 func nameOr(name, code string) string {
 	if name != "" {

@@ -49,6 +49,10 @@ var everyPage = []adminPage{
 	{"history", "/admin/history", `[data-testid="history-table"]`, true, nil, ""},
 	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true, nil, ""},
 	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true, nil, ""},
+	{"channel-added", "/admin/notifications", `[data-testid="channel-form"]`, true, []chromedp.Action[chromedp.Void]{
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="channel-form"] input[name="url"]`), "https://hooks.example.org/upcheck"),
+		chromedp.Click(chromedp.CSS(`[data-testid="channel-add"]`)),
+	}, `[data-testid="notify-secret"]`},
 	{"tokens", "/admin/tokens", `[data-testid="tokens-table"]`, true, nil, ""},
 	{"token-created", "/admin/tokens", `[data-testid="token-form"]`, true, []chromedp.Action[chromedp.Void]{
 		chromedp.SendKeys(chromedp.CSS(`#token-name`), "backup script"),
@@ -127,6 +131,19 @@ func pageOverflow(t *testing.T, ctx context.Context) int {
 	return n
 }
 
+// boldFields names the form fields whose text is bold: a field's text is
+// what the user typed or chose, never a label.
+func boldFields(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('input:not([type="hidden"]), select, textarea')]
+		.filter(e => e.getClientRects().length > 0 && parseInt(getComputedStyle(e).fontWeight, 10) >= 600)
+		.map(e => e.name || e.id || e.outerHTML)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // navBox is one entry of the main navigation: its words (without the
 // update count) and where it is drawn.
 type navBox struct {
@@ -190,6 +207,9 @@ func TestBrowserEveryPage(t *testing.T) {
 			openPage(t, ctx, b.server.URL, p)
 			for _, v := range a11yAudit(t, ctx) {
 				t.Errorf("%s at %d px: %s", p.name, width, v)
+			}
+			for _, f := range boldFields(t, ctx) {
+				t.Errorf("%s at %d px: the form field %s is bold (it inherits its label's weight)", p.name, width, f)
 			}
 			if n := pageOverflow(t, ctx); n > 0 {
 				t.Errorf("%s at %d px: the page is %d px wider than the screen", p.name, width, n)
