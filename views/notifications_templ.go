@@ -82,7 +82,7 @@ func notificationsContent(p NotificationsProps, now time.Time) templ.Component {
 			}
 		}
 		if p.NewSecret != "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"notice notice-warn\" data-testid=\"notify-secret\"><p><strong>Signing secret, shown once.</strong> Store it in the receiver now: it verifies the webhook-signature header of every request.</p><p><code>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"notice notice-warn notice-secret\" data-testid=\"notify-secret\"><p><strong>Signing secret, shown once.</strong> Store it in the receiver now: it verifies the webhook-signature header of every request.</p><p><code>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

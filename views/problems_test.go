@@ -11,38 +11,6 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// Every stored kind of failure has a sentence of its own: none falls back
-// on the general one, and none carries the technical text.
-func TestEveryErrorKindHasASentence(t *testing.T) {
-	t.Parallel()
-	general := problemSentence("", "")
-	for kind, arg := range map[string]string{
-		readmodel.ErrorHTTPStatus: "503", readmodel.ErrorConnect: "", readmodel.ErrorDNS: "",
-		readmodel.ErrorTimeout: "15s", readmodel.ErrorTLS: "", readmodel.ErrorPrivateAddress: "10.0.0.7",
-		readmodel.ErrorTooLarge: "", readmodel.ErrorRedirects: "", readmodel.ErrorBadURL: "",
-		readmodel.ErrorUnsigned: "", readmodel.ErrorBadSignature: "", readmodel.ErrorPinnedKey: "",
-		readmodel.ErrorMalformed: "malformed JSON at line 3, column 5: unexpected end of input",
-		readmodel.ErrorRollback:  "41 < 42", readmodel.ErrorNotModifiedUntrusted: "", readmodel.ErrorEvaluation: "",
-	} {
-		if got := problemSentence(kind, arg); got == general || got == "" {
-			t.Errorf("%s has no sentence of its own: %q", kind, got)
-		}
-	}
-	for _, tc := range []struct{ kind, arg, want string }{
-		{readmodel.ErrorHTTPStatus, "503", "The publisher’s server answered 503 Service Unavailable."},
-		{readmodel.ErrorTimeout, "10s", "Timed out after 10 s: the publisher did not answer in time."},
-		{readmodel.ErrorPrivateAddress, "10.0.0.7", "set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it"},
-		{readmodel.ErrorMalformed, "malformed JSON at line 3, column 5: unexpected end of input",
-			"The document is malformed (malformed JSON at line 3, column 5: unexpected end of input)."},
-		{readmodel.ErrorRollback, "41 < 42", "sequence 41, after 42 was accepted"},
-		{readmodel.ErrorBadSignature, "", "The signature does not match the pinned key"},
-	} {
-		if got := problemSentence(tc.kind, tc.arg); !strings.Contains(got, tc.want) {
-			t.Errorf("%s %q: %q, want it to say %q", tc.kind, tc.arg, got, tc.want)
-		}
-	}
-}
-
 // goish are fragments of Go error strings that no operator should have to
 // read on a page (they may sit behind a "Technical detail" disclosure).
 var goish = []string{"dial tcp", "context deadline exceeded", "x509:", "fetch http", "unexpected http status",

@@ -7,10 +7,8 @@ package views
 
 import (
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -43,7 +41,7 @@ func CheckOutcomeMessage(o CheckOutcome) string {
 	case "lease_lost", "interrupted":
 		return "The check was interrupted (it lost its lock) and will be retried."
 	case "cooldown":
-		return "Checks are limited to one every 2 minutes. You can check again in " + secondsText(o.RetryAfter) + "."
+		return "Checks are limited to one every 2 minutes. You can check again in " + readmodel.SecondsText(o.RetryAfter) + "."
 	case "skipped":
 		return "A check has already completed in this period, so nothing was fetched."
 	case "cancelled":
@@ -85,16 +83,6 @@ var outcomeTonesJSON = func() string {
 	}
 	return mustJSON(m)
 }()
-
-// secondsText is a wait in words: "45 s", "1 min 53 s" (app.js's
-// secondsText words the same).
-func secondsText(s int) string {
-	s = max(s, 0)
-	if s < 60 {
-		return strconv.Itoa(s) + " s"
-	}
-	return fmt.Sprintf("%d min %d s", s/60, s%60)
-}
 
 // countNoun is "1 source" or "3 sources".
 func countNoun(n int, one, many string) string {
@@ -172,6 +160,15 @@ func errorText(status int) (title, message string) {
 	}
 }
 
+// UnknownComponentText is the 404 of a component page whose code names no
+// installed component: “nope” is what was asked for (templ escapes it).
+func UnknownComponentText(code string) string {
+	if r := []rune(code); len(r) > 80 {
+		code = string(r[:79]) + "…"
+	}
+	return "No installed component has the code “" + code + "”."
+}
+
 // nameOr is a component's display name, its code when it has none.
 func nameOr(name, code string) string {
 	if name != "" {
@@ -211,68 +208,6 @@ func notEvaluatedText(p DetailProps) string {
 		return "Unknown: the update source has not been read yet. The next check will fetch it."
 	default:
 		return "Unknown: the installed version (or the core's) changed, or the pinned key did, since the source was last read; the next check evaluates it."
-	}
-}
-
-// problemSentence turns the stored kind of a failure (readmodel.ErrorKind)
-// and its argument into a sentence: the one place that words a source's
-// failure. The technical text is shown behind it (the problem component),
-// never instead of it. An unknown or empty kind (a failure recorded before
-// kinds were stored) gets a general sentence.
-func problemSentence(kind, arg string) string {
-	switch kind {
-	case readmodel.ErrorHTTPStatus:
-		code, err := strconv.Atoi(arg)
-		if err != nil {
-			return "The publisher’s server answered with an error."
-		}
-		return fmt.Sprintf("The publisher’s server answered %d %s.", code, http.StatusText(code))
-	case readmodel.ErrorConnect:
-		return "Could not connect to the publisher’s server, or the connection broke before it answered."
-	case readmodel.ErrorDNS:
-		return "The publisher’s host name could not be found."
-	case readmodel.ErrorTimeout:
-		if d, err := time.ParseDuration(arg); err == nil {
-			return "Timed out after " + secondsText(int(d.Round(time.Second)/time.Second)) + ": the publisher did not answer in time."
-		}
-		return "Timed out: the publisher did not answer in time."
-	case readmodel.ErrorTLS:
-		return "The publisher’s certificate is not trusted, so nothing was read from it."
-	case readmodel.ErrorPrivateAddress:
-		addr := "The address"
-		if arg != "" {
-			addr += " " + arg
-		}
-		return addr + " is private (loopback or an internal network), and upcheck only fetches from public addresses unless allowed: set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it."
-	case readmodel.ErrorTooLarge:
-		return "The document is larger than upcheck reads, so it was not read."
-	case readmodel.ErrorRedirects:
-		return "The publisher redirected too many times, or to an address that is not http or https."
-	case readmodel.ErrorBadURL:
-		return "The source’s address is not an http or https URL."
-	case readmodel.ErrorUnsigned:
-		return "The document is not signed, but a key is pinned for this source."
-	case readmodel.ErrorBadSignature:
-		return "The signature does not match the pinned key, so the document was refused."
-	case readmodel.ErrorPinnedKey:
-		return "The key pinned for this source in the manifest is not a valid key."
-	case readmodel.ErrorMalformed:
-		if arg != "" {
-			return "The document is malformed (" + arg + ")."
-		}
-		return "The document is malformed."
-	case readmodel.ErrorRollback:
-		text := "The publisher sent an older document than one already accepted, which is refused: a replayed document could hide fixed vulnerabilities."
-		if older, newer, ok := strings.Cut(arg, " < "); ok {
-			text = fmt.Sprintf("The publisher sent an older document (sequence %s, after %s was accepted), which is refused: a replayed document could hide fixed vulnerabilities.", older, newer)
-		}
-		return text
-	case readmodel.ErrorNotModifiedUntrusted:
-		return "The publisher answered “not modified”, but no stored document verifies under the key pinned now."
-	case readmodel.ErrorEvaluation:
-		return "This component could not be evaluated from its publisher’s document."
-	default:
-		return "The last check of this source failed."
 	}
 }
 

@@ -608,14 +608,15 @@ func TestHistoryStatusesInWords(t *testing.T) {
 	}
 }
 
-// TestStatusWords: the widget hands app.js the words of every check status
-// and trigger, and they make the same note the page renders; app.js keeps
-// no copy of them.
+// TestStatusWords: the widget hands app.js the words of every check status,
+// trigger and actor origin, and they make the same note the page renders;
+// app.js keeps no copy of them.
 func TestStatusWords(t *testing.T) {
 	t.Parallel()
 	last := one(t, doc(t, pages()["dashboard"]), "widget-last-check")
-	var statuses, triggers map[string]string
-	for name, into := range map[string]*map[string]string{"data-status-words": &statuses, "data-trigger-words": &triggers} {
+	var statuses, triggers, actors map[string]string
+	for name, into := range map[string]*map[string]string{"data-status-words": &statuses, "data-trigger-words": &triggers,
+		"data-actor-words": &actors} {
 		v, ok := attr(last, name)
 		if !ok {
 			t.Fatalf("widget-last-check has no %s", name)
@@ -624,27 +625,58 @@ func TestStatusWords(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	if len(statuses) != len(checkStatuses) || len(triggers) != len(triggerLabels) {
-		t.Fatalf("%d status and %d trigger words, want %d and %d", len(statuses), len(triggers), len(checkStatuses), len(triggerLabels))
+	if len(statuses) != len(checkStatuses) || len(triggers) != len(triggerLabels) || len(actors) != len(actorOrigins) {
+		t.Fatalf("%d status, %d trigger and %d actor words, want %d, %d and %d", len(statuses), len(triggers), len(actors),
+			len(checkStatuses), len(triggerLabels), len(actorOrigins))
 	}
 	for status, w := range statuses {
 		for trigger, tw := range triggers {
-			// app.js: word(status) + ", " + word(trigger) + " check"
-			if got, want := w+", "+tw+" check", lastCheckText(status, trigger); got != want {
-				t.Errorf("%s/%s: app.js would say %q, the page %q", status, trigger, got, want)
+			// app.js: word(status) + ", " + (actor's word or trigger's word) + " check"
+			for _, actor := range []string{"ops@example.org", readmodel.ActorCron, readmodel.ActorCLI, readmodel.ActorDemo} {
+				origin := tw
+				if aw, ok := actors[actor]; ok {
+					origin = aw
+				}
+				if got, want := w+", "+origin+" check", lastCheckText(status, trigger, actor); got != want {
+					t.Errorf("%s/%s/%s: app.js would say %q, the page %q", status, trigger, actor, got, want)
+				}
 			}
 		}
 	}
-	if statuses["lease_lost"] != "interrupted" || triggers["operator"] != "command line" {
-		t.Errorf("words %v %v", statuses, triggers)
+	if statuses["lease_lost"] != "interrupted" || triggers["operator"] != "command line" || actors[readmodel.ActorDemo] != "demo start" {
+		t.Errorf("words %v %v %v", statuses, triggers, actors)
 	}
 	js, err := os.ReadFile(filepath.Join("..", "static", "js", "app.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, copied := range []string{"command line", "abandoned", "STATUS_WORDS", "TRIGGER_WORDS"} {
+	for _, copied := range []string{"command line", "demo start", "abandoned", "STATUS_WORDS", "TRIGGER_WORDS"} {
 		if strings.Contains(strings.ToLower(string(js)), strings.ToLower(copied)) {
 			t.Errorf("app.js has its own copy of the status words (%q)", copied)
+		}
+	}
+}
+
+// The demo's first check (the operator trigger, actor "demo") is worded in
+// the widget's note as the history words it: "Demo start", not "command
+// line"; `upcheck check` keeps "command line".
+func TestLastCheckNoteNamesTheDemo(t *testing.T) {
+	t.Parallel()
+	for actor, want := range map[string]string{
+		readmodel.ActorDemo: "3 hours ago (completed with failures, demo start check)",
+		readmodel.ActorCLI:  "3 hours ago (completed with failures, command line check)",
+	} {
+		sum := attention()
+		sum.LastCheck = &readmodel.LastCheck{Status: "completed_with_failures", Trigger: "operator", Actor: actor, FinishedAt: ago(3 * time.Hour)}
+		root := doc(t, Dashboard(DashboardProps{Layout: layout(sum, true), CanManage: true}))
+		if got := text(one(t, root, "widget-last-check")); got != want {
+			t.Errorf("%s: the widget says %q, want %q", actor, got, want)
+		}
+		history := doc(t, History(HistoryProps{Layout: layout(sum, true), Runs: []RunRow{{ID: 1, Trigger: "operator", Actor: actor,
+			Status: "completed_with_failures", StartedAt: now.Add(-3 * time.Hour), FinishedAt: ago(3 * time.Hour)}}}))
+		if origin := strings.ToLower(originLabel("operator", actor)); !strings.Contains(want, origin+" check") ||
+			!strings.Contains(strings.ToLower(text(history)), origin) {
+			t.Errorf("%s: the history words it %q, the widget %q", actor, origin, want)
 		}
 	}
 }

@@ -68,12 +68,19 @@ var actorLabels = map[string]string{
 	readmodel.ActorDemo: "the demo, at start",
 }
 
-// originLabel words what started a run in the history: the trigger, except
-// for the demo's own first check, which is the demo's and not an
-// operator's command line.
+// actorOrigins word what started a run when its actor, not its trigger,
+// says it: the demo's own first check is the demo's, not an operator's
+// command line.
+var actorOrigins = map[string]string{
+	readmodel.ActorDemo: "Demo start",
+}
+
+// originLabel words what started a run, in the history's "Trigger" column
+// and (lower-cased) the widget's note: the actor's origin when it has one
+// (actorOrigins), else the trigger.
 func originLabel(trigger, actor string) string {
-	if actor == readmodel.ActorDemo {
-		return "Demo start"
+	if l, ok := actorOrigins[actor]; ok {
+		return l
 	}
 	return triggerLabel(trigger)
 }
@@ -108,22 +115,28 @@ func triggerLabel(trigger string) string {
 	return trigger
 }
 
-// statusWordsJSON and triggerWordsJSON are the words of the widget's note
-// on the last check, lower-cased, as JSON objects from a status and from a
-// trigger to its word. The widget carries them in data-status-words and
-// data-trigger-words, where app.js reads them.
-var statusWordsJSON, triggerWordsJSON = checkWordsJSON()
+// statusWordsJSON, triggerWordsJSON and actorWordsJSON are the words of
+// the widget's note on the last check, lower-cased, as JSON objects from a
+// status, a trigger and an actor (actorOrigins, which win over the
+// trigger's) to its word. The widget carries them in data-status-words,
+// data-trigger-words and data-actor-words, where app.js reads them.
+var statusWordsJSON, triggerWordsJSON, actorWordsJSON = checkWordsJSON()
 
-func checkWordsJSON() (statuses, triggers string) {
+func checkWordsJSON() (statuses, triggers, actors string) {
 	s := make(map[string]string, len(checkStatuses))
 	for k, w := range checkStatuses {
 		s[k] = strings.ToLower(w.Label)
 	}
-	t := make(map[string]string, len(triggerLabels))
-	for k, l := range triggerLabels {
-		t[k] = strings.ToLower(l)
+	return mustJSON(s), mustJSON(lowered(triggerLabels)), mustJSON(lowered(actorOrigins))
+}
+
+// lowered is m with its words lower-cased.
+func lowered(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, l := range m {
+		out[k] = strings.ToLower(l)
 	}
-	return mustJSON(s), mustJSON(t)
+	return out
 }
 
 // mustJSON encodes a map of strings, which cannot fail (keys are sorted).
@@ -149,16 +162,17 @@ func lastCheckNote(lc *readmodel.LastCheck) string {
 	if lc == nil || lc.FinishedAt == nil || lc.Status == "" {
 		return ""
 	}
-	return lastCheckText(lc.Status, lc.Trigger)
+	return lastCheckText(lc.Status, lc.Trigger, lc.Actor)
 }
 
-// lastCheckText words a check's status and trigger: "completed, manual
-// check". app.js builds the same note from statusWordsJSON and
-// triggerWordsJSON.
-func lastCheckText(status, trigger string) string {
+// lastCheckText words a check's status and what started it, as the history
+// does (originLabel): "completed, manual check", "completed, demo start
+// check". app.js builds the same note from statusWordsJSON,
+// triggerWordsJSON and actorWordsJSON.
+func lastCheckText(status, trigger, actor string) string {
 	s := strings.ToLower(runStatus(status).Label)
-	if trigger != "" {
-		s += ", " + strings.ToLower(triggerLabel(trigger)) + " check"
+	if origin := originLabel(trigger, actor); origin != "" {
+		s += ", " + strings.ToLower(origin) + " check"
 	}
 	return s
 }

@@ -19,7 +19,7 @@ WITH c AS MATERIALIZED (
     FROM component_state
 ),
 last_run AS (
-    SELECT status, trigger, finished_at
+    SELECT status, trigger, actor, finished_at
     FROM check_runs
     WHERE status NOT IN ('busy', 'cooldown', 'skipped', 'running')
     ORDER BY id DESC
@@ -81,6 +81,7 @@ SELECT
     totals.oldest_success_at                                                    AS oldest_success_at,
     last_run.status                                                             AS last_status,
     last_run.trigger                                                            AS last_trigger,
+    last_run.actor                                                              AS last_actor,
     last_run.finished_at                                                        AS last_finished_at,
     coalesce((SELECT owner IS NOT NULL AND expires_at > clock_timestamp()
                 FROM core_update_lock WHERE name = 'check'), false)::boolean    AS check_running,
@@ -125,6 +126,7 @@ type SummaryReadRow struct {
 	OldestSuccessAt       interface{}
 	LastStatus            *string
 	LastTrigger           *string
+	LastActor             *string
 	LastFinishedAt        *time.Time
 	CheckRunning          bool
 	NotificationsFailing  int64
@@ -163,6 +165,7 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.OldestSuccessAt,
 		&i.LastStatus,
 		&i.LastTrigger,
+		&i.LastActor,
 		&i.LastFinishedAt,
 		&i.CheckRunning,
 		&i.NotificationsFailing,

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -33,12 +34,20 @@ type eventPayload struct {
 	} `json:"advisory"`
 	Source              string     `json:"source"`
 	FailingSince        *time.Time `json:"failing_since"`
-	LastError           string     `json:"last_error"`
+	LastError           string     `json:"last_error"` // for webhooks' machine readers; words use the kind
+	LastErrorKind       string     `json:"last_error_kind"`
+	LastErrorArg        string     `json:"last_error_arg"`
 	ConsecutiveFailures int        `json:"consecutive_failures"`
 	LastSuccessAt       *time.Time `json:"last_success_at"`
 	Components          []string   `json:"components"`
 	LastCompletedAt     *time.Time `json:"last_completed_at"`
 	Message             string     `json:"message"`
+}
+
+// problem is a failing source's last error in words: the sentence for its
+// stored kind, never the technical text (a webhook's payload carries that).
+func (p eventPayload) problem() string {
+	return readmodel.ProblemSentence(p.LastErrorKind, p.LastErrorArg)
 }
 
 // mailItem is one event in a message.
@@ -111,9 +120,7 @@ func wordEvent(e store.MessageEvent) mailItem {
 			it.Details = append(it.Details, "Failing since "+stamp(*p.FailingSince)+" ("+
 				strconv.Itoa(p.ConsecutiveFailures)+" failed attempts in a row)")
 		}
-		if last := clean(p.LastError, 300); last != "" {
-			it.Details = append(it.Details, "Last error: "+last)
-		}
+		it.Details = append(it.Details, "Last error: "+clean(p.problem(), 400))
 		if p.LastSuccessAt != nil {
 			it.Details = append(it.Details, "Last read: "+stamp(*p.LastSuccessAt))
 		} else {

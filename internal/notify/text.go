@@ -30,7 +30,7 @@ func slackText(d store.Delivery) string {
 	case "update.available":
 		return fmt.Sprintf("upcheck: update for %s: %s → %s", name, p.Component.Installed, p.Version)
 	case "source.failing":
-		return fmt.Sprintf("upcheck: the update source %s has been failing for a day: %s", p.Source, p.LastError)
+		return fmt.Sprintf("upcheck: the update source %s has been failing for a day. %s", p.Source, p.problem())
 	case "check.overdue":
 		return "upcheck: no update check has completed for two days"
 	case "test":

@@ -1,11 +1,19 @@
 package readmodel
 
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // ErrorKind is the stable kind of a source's last failure, stored in
 // sources.last_error_kind when the failure is recorded (updatecheck
-// classifies the typed error there) and worded by the pages (views'
-// problemSentence, the one place that turns a kind into a sentence). The
-// technical text stays beside it, in sources.last_error, for whoever needs
-// the detail. The values are stored: add kinds, never rename one.
+// classifies the typed error there) and worded by ProblemSentence, the one
+// place that turns a kind into a sentence, for the pages and the
+// notifications alike. The technical text stays beside it, in
+// sources.last_error, for whoever needs the detail. The values are stored: add kinds, never rename one.
 type ErrorKind = string
 
 // The kinds. Each names the argument its sentence needs, stored in
@@ -55,3 +63,76 @@ const (
 	// ErrorOther: anything else; the technical text says what.
 	ErrorOther ErrorKind = "other"
 )
+
+// ProblemSentence turns the stored kind of a failure (ErrorKind) and its
+// argument into a sentence: the one place that words a source's failure,
+// on the pages (views' problem component shows the technical text behind
+// it, never instead of it) and in notifications (which leave the technical
+// text to the webhook payload). An unknown or empty kind (a failure
+// recorded before kinds were stored) gets a general sentence.
+func ProblemSentence(kind, arg string) string {
+	switch kind {
+	case ErrorHTTPStatus:
+		code, err := strconv.Atoi(arg)
+		if err != nil {
+			return "The publisher’s server answered with an error."
+		}
+		return fmt.Sprintf("The publisher’s server answered %d %s.", code, http.StatusText(code))
+	case ErrorConnect:
+		return "Could not connect to the publisher’s server, or the connection broke before it answered."
+	case ErrorDNS:
+		return "The publisher’s host name could not be found."
+	case ErrorTimeout:
+		if d, err := time.ParseDuration(arg); err == nil {
+			return "Timed out after " + SecondsText(int(d.Round(time.Second)/time.Second)) + ": the publisher did not answer in time."
+		}
+		return "Timed out: the publisher did not answer in time."
+	case ErrorTLS:
+		return "The publisher’s certificate is not trusted, so nothing was read from it."
+	case ErrorPrivateAddress:
+		addr := "The address"
+		if arg != "" {
+			addr += " " + arg
+		}
+		return addr + " is private (loopback or an internal network), and upcheck only fetches from public addresses unless allowed: set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it."
+	case ErrorTooLarge:
+		return "The document is larger than upcheck reads, so it was not read."
+	case ErrorRedirects:
+		return "The publisher redirected too many times, or to an address that is not http or https."
+	case ErrorBadURL:
+		return "The source’s address is not an http or https URL."
+	case ErrorUnsigned:
+		return "The document is not signed, but a key is pinned for this source."
+	case ErrorBadSignature:
+		return "The signature does not match the pinned key, so the document was refused."
+	case ErrorPinnedKey:
+		return "The key pinned for this source in the manifest is not a valid key."
+	case ErrorMalformed:
+		if arg != "" {
+			return "The document is malformed (" + arg + ")."
+		}
+		return "The document is malformed."
+	case ErrorRollback:
+		text := "The publisher sent an older document than one already accepted, which is refused: a replayed document could hide fixed vulnerabilities."
+		if older, newer, ok := strings.Cut(arg, " < "); ok {
+			text = fmt.Sprintf("The publisher sent an older document (sequence %s, after %s was accepted), which is refused: a replayed document could hide fixed vulnerabilities.", older, newer)
+		}
+		return text
+	case ErrorNotModifiedUntrusted:
+		return "The publisher answered “not modified”, but no stored document verifies under the key pinned now."
+	case ErrorEvaluation:
+		return "This component could not be evaluated from its publisher’s document."
+	default:
+		return "The last check of this source failed."
+	}
+}
+
+// SecondsText is a wait in words: "45 s", "1 min 53 s" (app.js's
+// secondsText words the same).
+func SecondsText(s int) string {
+	s = max(s, 0)
+	if s < 60 {
+		return strconv.Itoa(s) + " s"
+	}
+	return fmt.Sprintf("%d min %d s", s/60, s%60)
+}

@@ -135,6 +135,9 @@ type LastCheck struct {
 	// or failed.
 	Status string `json:"status"`
 	// Trigger is scheduled, manual or operator.
-	Trigger    string     `json:"trigger"`
+	Trigger string `json:"trigger"`
+	// Actor is who started it: a user's email, or one of the Actor*
+	// constants (the demo's first check is ActorDemo).
+	Actor      string     `json:"actor"`
 	FinishedAt *time.Time `json:"finished_at"`
 }

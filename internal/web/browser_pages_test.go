@@ -30,26 +30,43 @@ type adminPage struct {
 	ready string
 	// signedIn: the page is visited signed in (all but the login page).
 	signedIn bool
+	// then, when set, is done once the page is there (a form filled in and
+	// posted), and the page audited as it is after: shown selector is
+	// visible then.
+	then  []chromedp.Action[chromedp.Void]
+	shown string
 }
 
 // everyPage lists the AdminCP's pages, the login page first (it is seen
 // signed out). The detail page is Gallery's: it has advisories, one with no
 // fix.
 var everyPage = []adminPage{
-	{"login", "/login", `[data-testid="login-form"]`, false},
-	{"dashboard", "/admin", `[data-testid="updates-widget"]`, true},
-	{"catalog", "/admin/plugins?status=security", `[data-testid="catalog-table"]`, true},
-	{"catalog-all", "/admin/plugins", `[data-testid="catalog-table"]`, true},
-	{"detail", "/admin/plugins/gallery", `[data-testid="advisories-table"]`, true},
-	{"history", "/admin/history", `[data-testid="history-table"]`, true},
-	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true},
-	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true},
-	{"not-found", "/admin/plugins/nope", `[data-testid="error-page"]`, true},
+	{"login", "/login", `[data-testid="login-form"]`, false, nil, ""},
+	{"dashboard", "/admin", `[data-testid="updates-widget"]`, true, nil, ""},
+	{"catalog", "/admin/plugins?status=security", `[data-testid="catalog-table"]`, true, nil, ""},
+	{"catalog-all", "/admin/plugins", `[data-testid="catalog-table"]`, true, nil, ""},
+	{"detail", "/admin/plugins/gallery", `[data-testid="advisories-table"]`, true, nil, ""},
+	{"history", "/admin/history", `[data-testid="history-table"]`, true, nil, ""},
+	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true, nil, ""},
+	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true, nil, ""},
+	{"channel-added", "/admin/notifications", `[data-testid="channel-form"]`, true, []chromedp.Action[chromedp.Void]{
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="channel-form"] input[name="url"]`), "https://hooks.example.org/upcheck"),
+		chromedp.Click(chromedp.CSS(`[data-testid="channel-add"]`)),
+	}, `[data-testid="notify-secret"]`},
+	{"tokens", "/admin/tokens", `[data-testid="tokens-table"]`, true, nil, ""},
+	{"token-created", "/admin/tokens", `[data-testid="token-form"]`, true, []chromedp.Action[chromedp.Void]{
+		chromedp.SendKeys(chromedp.CSS(`#token-name`), "backup script"),
+		chromedp.Click(chromedp.CSS(`[data-testid="token-create"]`)),
+	}, `[data-testid="token-secret"]`},
+	{"audit", "/admin/audit", `[data-testid="audit-table"]`, true, nil, ""},
+	{"not-found", "/admin/plugins/nope", `[data-testid="error-page"]`, true, nil, ""},
 }
 
 // demoLike fills b's site the way `serve --demo` looks after a while: a
-// check ran (history, sources, one failing), and a webhook channel with a
-// long URL has a delivery. longURL is that channel's target.
+// check ran (history, sources, one failing), a webhook channel with a long
+// URL has a delivery, and the viewer has an API token (the token's and the
+// accounts' creation are in the audit log). longURL is that channel's
+// target.
 func demoLike(t *testing.T, b *bundle) (longURL string) {
 	t.Helper()
 	ctx := context.Background()
@@ -58,6 +75,9 @@ func demoLike(t *testing.T, b *bundle) (longURL string) {
 	}
 	longURL = "https://hooks.example.org/services/T00000000/B00000000/a-very-long-webhook-path-that-would-overflow?token=abcdefghijklmnopqrstuvwxyz0123456789&channel=security-alerts"
 	if _, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "Ops", Kind: "webhook", Target: longURL, Events: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.auth.CreateToken(ctx, "viewer@example.test", "prometheus"); err != nil {
 		t.Fatal(err)
 	}
 	return longURL
@@ -93,6 +113,12 @@ func openPage(t *testing.T, ctx context.Context, base string, p adminPage) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+p.path), chromedp.WaitVisible(chromedp.CSS(p.ready))); err != nil {
 		t.Fatalf("%s (%s): %v", p.name, p.path, err)
 	}
+	if p.then == nil {
+		return
+	}
+	if err := chromedp.Do(ctx, append(slices.Clip(p.then), chromedp.WaitVisible(chromedp.CSS(p.shown)))...); err != nil {
+		t.Fatalf("%s (%s): %v", p.name, p.path, err)
+	}
 }
 
 // pageOverflow is how far the page is wider than its viewport (0: not at all).
@@ -103,6 +129,19 @@ func pageOverflow(t *testing.T, ctx context.Context) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// boldFields names the form fields whose text is bold: a field's text is
+// what the user typed or chose, never a label.
+func boldFields(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('input:not([type="hidden"]), select, textarea')]
+		.filter(e => e.getClientRects().length > 0 && parseInt(getComputedStyle(e).fontWeight, 10) >= 600)
+		.map(e => e.name || e.id || e.outerHTML)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // navBox is one entry of the main navigation: its words (without the
@@ -168,6 +207,9 @@ func TestBrowserEveryPage(t *testing.T) {
 			openPage(t, ctx, b.server.URL, p)
 			for _, v := range a11yAudit(t, ctx) {
 				t.Errorf("%s at %d px: %s", p.name, width, v)
+			}
+			for _, f := range boldFields(t, ctx) {
+				t.Errorf("%s at %d px: the form field %s is bold (it inherits its label's weight)", p.name, width, f)
 			}
 			if n := pageOverflow(t, ctx); n > 0 {
 				t.Errorf("%s at %d px: the page is %d px wider than the screen", p.name, width, n)

@@ -36,7 +36,11 @@ func TestErrorPageKeepsTheLayout(t *testing.T) {
 		}
 	}
 
-	inLayout("unknown plugin", admin.do("GET", "/admin/plugins/nope", "", "", nil), http.StatusNotFound, "admin@example.test")
+	unknown := admin.do("GET", "/admin/plugins/nope", "", "", nil)
+	inLayout("unknown plugin", unknown, http.StatusNotFound, "admin@example.test")
+	if want := "No installed component has the code “nope”."; !strings.Contains(unknown.body, want) {
+		t.Fatalf("unknown plugin: the page does not say %q:\n%s", want, unknown.body)
+	}
 	inLayout("unknown AdminCP page", admin.do("GET", "/admin/nowhere", "", "", nil), http.StatusNotFound, "admin@example.test")
 	inLayout("unknown page outside the AdminCP", viewer.do("GET", "/nowhere", "", "", nil), http.StatusNotFound, "viewer@example.test")
 	dismiss := url.Values{"csrf_token": {viewer.csrf}}.Encode()

@@ -44,7 +44,7 @@
   }
 
   // secondsText is a wait in words, "45 s" or "1 min 53 s", as
-  // views/sentences.go's secondsText.
+  // internal/readmodel's SecondsText.
   function secondsText(s) {
     s = Math.max(0, s);
     if (s < 60) return s + " s";
@@ -73,10 +73,14 @@
   }
 
   // lastCheckText is the widget's note on the last check, "completed, manual
-  // check", in the words el (widget-last-check) carries.
-  function lastCheckText(el, status, trigger) {
+  // check", in the words el (widget-last-check) carries: an actor's word
+  // (the demo's first check) wins over the trigger's, as in the history.
+  function lastCheckText(el, status, trigger, actor) {
     var s = word(words(el, "data-status-words"), status || "");
-    if (trigger) s += ", " + word(words(el, "data-trigger-words"), trigger) + " check";
+    var byActor = words(el, "data-actor-words");
+    var origin = actor && Object.prototype.hasOwnProperty.call(byActor, actor) ? byActor[actor] :
+      trigger ? word(words(el, "data-trigger-words"), trigger) : "";
+    if (origin) s += ", " + origin + " check";
     return s;
   }
 
@@ -193,7 +197,7 @@
     var last = s.last_check || {};
     var lastEl = byTestId("widget-last-check");
     setTime(lastEl, last.finished_at,
-      lastEl && last.finished_at && last.status ? lastCheckText(lastEl, last.status, last.trigger) : "");
+      lastEl && last.finished_at && last.status ? lastCheckText(lastEl, last.status, last.trigger, last.actor) : "");
 
     var staleEl = byTestId("widget-stale");
     if (staleEl) {

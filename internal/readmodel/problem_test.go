@@ -1,0 +1,38 @@
+package readmodel
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every stored kind of failure has a sentence of its own: none falls back
+// on the general one, and none carries the technical text.
+func TestEveryErrorKindHasASentence(t *testing.T) {
+	t.Parallel()
+	general := ProblemSentence("", "")
+	for kind, arg := range map[string]string{
+		ErrorHTTPStatus: "503", ErrorConnect: "", ErrorDNS: "",
+		ErrorTimeout: "15s", ErrorTLS: "", ErrorPrivateAddress: "10.0.0.7",
+		ErrorTooLarge: "", ErrorRedirects: "", ErrorBadURL: "",
+		ErrorUnsigned: "", ErrorBadSignature: "", ErrorPinnedKey: "",
+		ErrorMalformed: "malformed JSON at line 3, column 5: unexpected end of input",
+		ErrorRollback:  "41 < 42", ErrorNotModifiedUntrusted: "", ErrorEvaluation: "",
+	} {
+		if got := ProblemSentence(kind, arg); got == general || got == "" {
+			t.Errorf("%s has no sentence of its own: %q", kind, got)
+		}
+	}
+	for _, tc := range []struct{ kind, arg, want string }{
+		{ErrorHTTPStatus, "503", "The publisher’s server answered 503 Service Unavailable."},
+		{ErrorTimeout, "10s", "Timed out after 10 s: the publisher did not answer in time."},
+		{ErrorPrivateAddress, "10.0.0.7", "set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it"},
+		{ErrorMalformed, "malformed JSON at line 3, column 5: unexpected end of input",
+			"The document is malformed (malformed JSON at line 3, column 5: unexpected end of input)."},
+		{ErrorRollback, "41 < 42", "sequence 41, after 42 was accepted"},
+		{ErrorBadSignature, "", "The signature does not match the pinned key"},
+	} {
+		if got := ProblemSentence(tc.kind, tc.arg); !strings.Contains(got, tc.want) {
+			t.Errorf("%s %q: %q, want it to say %q", tc.kind, tc.arg, got, tc.want)
+		}
+	}
+}
