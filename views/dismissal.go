@@ -68,8 +68,9 @@ func severityRank(s string) int {
 }
 
 // changeText words one change: "severity raised from medium to high",
-// "the affected range changed from <2.4.0 to <2.5.0", "a fix was
-// published: 2.4.1".
+// "the advisory now affects versions before 2.5.0 (it said it affects
+// versions before 2.4.0)", "a fix was published: 2.4.1". Ranges are in
+// words (constraints.go), never as the publisher wrote them.
 func changeText(c AdvisoryChange) string {
 	switch c.Member {
 	case ChangeSeverity:
@@ -88,11 +89,11 @@ func changeText(c AdvisoryChange) string {
 	case ChangeAffected:
 		switch {
 		case c.From == "":
-			return "an affected range was given: " + c.To
+			return "the advisory now says it " + AffectedText(c.To)
 		case c.To == "":
-			return "the affected range was withdrawn (it was " + c.From + ")"
+			return "the advisory no longer says which versions it affects (it said it " + AffectedText(c.From) + ")"
 		}
-		return "the affected range changed from " + c.From + " to " + c.To
+		return "the advisory now " + AffectedText(c.To) + " (it said it " + AffectedText(c.From) + ")"
 	case ChangeFixedIn:
 		switch {
 		case c.From == "":

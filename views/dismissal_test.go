@@ -25,7 +25,7 @@ func TestChangeText(t *testing.T) {
 		{AdvisoryChange{ChangeSeverity, "moderate", "urgent"}, "severity changed from moderate to urgent"},
 		{AdvisoryChange{ChangeSeverity, "", "high"}, "a severity was given: high"},
 		{AdvisoryChange{ChangeSeverity, "high", ""}, "the severity was withdrawn (it was high)"},
-		{AdvisoryChange{ChangeAffected, "<2.4.0", "<2.5.0"}, "the affected range changed from <2.4.0 to <2.5.0"},
+		{AdvisoryChange{ChangeAffected, "<2.4.0", "<2.5.0"}, "the advisory now affects versions before 2.5.0 (it said it affects versions before 2.4.0)"},
 		{AdvisoryChange{ChangeFixedIn, "", "2.4.1"}, "a fix was published: 2.4.1"},
 		{AdvisoryChange{ChangeFixedIn, "2.4.1", ""}, "the fix was withdrawn (it was 2.4.1)"},
 		{AdvisoryChange{ChangeFixedIn, "2.4.1", "2.4.2"}, "the fixed version changed from 2.4.1 to 2.4.2"},
