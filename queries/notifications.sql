@@ -61,36 +61,12 @@ ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 
 -- name: EventPlanNothingNew :exec
--- EventPlan's question without its insert, for a check's pipelined write
--- (updatecheck.sendFenced): raises UN001 (store.ErrEventsToQueue) when an
--- enabled channel may lack an event that the given components call for;
--- the writer then plans in a transaction (EventPlan), which queues exactly
--- the right ones. It is cheap because it reads the stored results alone,
--- not the read model: the keys it makes are a superset of those EventPlan
--- makes (the read model's facts come from the current result, minus
--- dismissed advisories, and are keyed by the same fields), so it may send
--- a write to the transaction for nothing (a dismissed unfixed advisory
--- does, each time), never skip an event. Keep it in step with EventPlan.
--- Without an enabled channel it reads no result. The statement sees the
--- channels EventPlan would see at that point of the same transaction.
-SELECT upcheck_nothing_to_queue(count(*) FILTER (
-           WHERE NOT EXISTS (SELECT 1 FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key)))
-FROM notification_channels ch
-JOIN (
-    SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only
-    FROM component_results r
-    WHERE r.code = ANY (@codes::text[]) AND r.security AND r.security_version IS NOT NULL
-    UNION ALL
-    SELECT 'advisory.unfixed:' || r.code || '@' || r.installed_version || '/' || id, false
-    FROM component_results r
-    CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
-    WHERE r.code = ANY (@codes::text[])
-    UNION ALL
-    SELECT 'update.available:' || r.code || '@' || r.update_version, true
-    FROM component_results r
-    WHERE r.code = ANY (@codes::text[]) AND r.update_available
-) f ON ch.events = 'all' OR NOT f.update_only
-WHERE ch.enabled;
+-- EventPlan's question without its insert, for a check's pipelined write:
+-- raises UN001 (store.ErrEventsToQueue) when an enabled channel may lack an
+-- event the given components call for. The function (migration 00014) asks
+-- it of the stored results, a superset of EventPlan's facts; keep the two
+-- in step.
+SELECT upcheck_nothing_to_queue(@codes::text[]);
 
 -- name: EventCreateTest :one
 -- A "test" event: its key is its own id, so each test is sent.
