@@ -41,15 +41,6 @@ func (b *Batch) Fence(key int64, name string, owner uuid.UUID, lockTimeout, stat
 	})
 }
 
-// Len is how many statements the batch sends.
-func (b *Batch) Len() int {
-	n := len(b.queue)
-	if b.fence != nil {
-		n++
-	}
-	return n
-}
-
 // SourceSaveDocument is Tx.SourceSaveDocument in the batch; using gets how
 // many components use the source.
 func (b *Batch) SourceSaveDocument(d SourceDocument, using *int) {
