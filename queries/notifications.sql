@@ -60,6 +60,14 @@ WHERE sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bi
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 
+-- name: EventPlanNothingNew :exec
+-- EventPlan's question without its insert, for a check's pipelined write:
+-- raises UN001 (store.ErrEventsToQueue) when an enabled channel may lack an
+-- event the given components call for. The function (migration 00014) asks
+-- it of the stored results, a superset of EventPlan's facts; keep the two
+-- in step.
+SELECT upcheck_nothing_to_queue(@codes::text[]);
+
 -- name: EventCreateTest :one
 -- A "test" event: its key is its own id, so each test is sent.
 INSERT INTO notification_events (id, channel_id, key, type, payload)

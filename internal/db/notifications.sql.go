@@ -330,6 +330,20 @@ func (q *Queries) EventPlan(ctx context.Context, db DBTX, arg EventPlanParams) (
 	return items, nil
 }
 
+const eventPlanNothingNew = `-- name: EventPlanNothingNew :exec
+SELECT upcheck_nothing_to_queue($1::text[])
+`
+
+// EventPlan's question without its insert, for a check's pipelined write:
+// raises UN001 (store.ErrEventsToQueue) when an enabled channel may lack an
+// event the given components call for. The function (migration 00014) asks
+// it of the stored results, a superset of EventPlan's facts; keep the two
+// in step.
+func (q *Queries) EventPlanNothingNew(ctx context.Context, db DBTX, codes []string) error {
+	_, err := db.Exec(ctx, eventPlanNothingNew, codes)
+	return err
+}
+
 const eventPlanOverdue = `-- name: EventPlanOverdue :many
 INSERT INTO notification_events (id, channel_id, key, type, payload)
 SELECT gen_random_uuid(), ch.id,

@@ -27,8 +27,9 @@ first sets short lock, statement and idle-in-transaction timeouts, then takes
 pg_advisory_xact_lock on the lease's key, then locks the row with
 SELECT … FOR UPDATE. Always this order, so two lease transactions can only
 queue behind each other, never deadlock. The preamble runs in the database
-functions upcheck_lease_begin and upcheck_lease_fence (migration 00004): one
-round trip instead of three, and the order is that of the function's
+functions upcheck_lease_begin and upcheck_lease_fence (migrations 00004 and
+00014): one round trip instead of three (none of its own in a fenced
+batch), and the order is that of the function's
 statements, not left to a planner. The advisory lock is the real
 serialiser; the row lock also stops anything that updates the row outside
 these functions (an older release during a rolling deploy, an operator with
@@ -52,6 +53,19 @@ still matches and expires_at > clock_timestamp(), runs the caller's writes
 and commits while still holding the locks. A takeover needs the same locks,
 so it waits for that commit; the old owner's next fenced write then sees a
 different owner and is refused with ErrLeaseLost, having written nothing.
+
+SendFenced gives the same guarantee in one round trip. The fence function
+(migration 00014) raises SQLSTATE UL001 when owner does not hold a live
+lease, instead of answering; it is sent as the first statement of one
+pipelined batch (store.Batch), which PostgreSQL runs as one implicit
+transaction up to the batch's Sync. A failing statement aborts that
+transaction, so when the fence raises no write behind it runs and nothing
+commits; when it passes, its locks are held until the batch commits, and a
+takeover waits for that, as for WithLease. The statement timeout it sets
+applies to each later statement of the batch. A check writes each source
+this way; TestFencedBatchRaceNoWriteFromANonHolder races writers under
+current and stale leases against leases changing hands and checks the
+epoch of every committed row against the lease's at its commit.
 
 A holder paused inside an open fenced transaction (a long GC pause, a frozen
 VM, SIGSTOP) would hold the locks for the length of its pause. The

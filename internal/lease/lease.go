@@ -316,9 +316,36 @@ func (m *Manager) WithLease(ctx context.Context, owner uuid.UUID, fn func(tx *st
 		return fn(tx)
 	})
 	m.reportHeld(locked)
+	return m.fencedError(ctx, err)
+}
+
+// SendFenced sends b behind the fence, in one round trip and one implicit
+// transaction: the fence runs first, under the lease's locks, and raises
+// when owner does not hold a live lease, which aborts the transaction before
+// any write of b runs. So b commits only under owner's lease, and the locks
+// are held until it has. The errors are WithLease's: ErrLeaseLost when the
+// lease is not held (nothing was written), a statement timeout worded as
+// such, ErrLeaseLost when the database could not be reached; any other
+// error of b's statements (store.ErrEventsToQueue, say) comes back as it is,
+// and nothing of b was written.
+func (m *Manager) SendFenced(ctx context.Context, owner uuid.UUID, b *store.Batch) error {
+	d := m.timings.txTimeout()
+	b.Fence(m.key, Name, owner, d, d, d)
+	// The lock is taken after the batch was sent and held to its end: the
+	// hold reported is at most the batch's round trip.
+	sent := m.clock.Now()
+	err := m.store.SendBatch(ctx, b)
+	m.reportHeld(sent)
+	return m.fencedError(ctx, err)
+}
+
+// fencedError words the error of a fenced write.
+func (m *Manager) fencedError(ctx context.Context, err error) error {
 	switch {
 	case err == nil, errors.Is(err, ErrLeaseLost):
 		return err
+	case errors.Is(err, store.ErrLeaseNotHeld):
+		return ErrLeaseLost
 	case errors.Is(err, store.ErrStatementTimeout) && ctx.Err() == nil:
 		// The database answered: the write was too slow, the lease is not
 		// in question. Say so rather than "lease lost".

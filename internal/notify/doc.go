@@ -15,6 +15,18 @@
 // leaves it out. A channel created while problems are outstanding is
 // planned for at once and receives them once each.
 //
+// A check's write is one pipelined batch (lease.SendFenced) that plans
+// nothing in the common case: it asks, in that batch's transaction, whether
+// any enabled channel lacks an event the written results may call for
+// (store.Batch.EventPlanNothingNew: keys made from the stored results, a
+// superset of the read model's facts, so never a false "nothing"). Only
+// when one may be missing does the batch fail, having written nothing, and
+// the source is written again in a fenced transaction that plans and
+// queues as above. The question sees the channels that planning would have
+// seen at that point of the transaction, so a channel created concurrently
+// is treated exactly as before: what neither its creation nor this write
+// saw is planned by the next write of those components.
+//
 // # Delivered at least once, never lost
 //
 // Each event has one River job (github.com/riverqueue/river), inserted with

@@ -256,18 +256,7 @@ func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error
 	if len(results) == 0 {
 		return nil, nil
 	}
-	params := make([]db.ResultWriteParams, len(results))
-	for i, r := range results {
-		params[i] = db.ResultWriteParams{
-			Code: r.Code, SourceUrl: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
-			DocumentHash: r.DocumentHash, VerifiedKey: ref(r.VerifiedKey),
-			LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion), SecurityVersion: ref(r.SecurityVersion),
-			SecurityVersions: orNoStrings(r.SecurityVersions), UpdateAvailable: r.UpdateAvailable, Security: r.Security,
-			NeedsNewerCore: r.NeedsNewerCore, RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
-			AdvisoryIds: orNoStrings(r.AdvisoryIDs), NoFixIds: orNoStrings(r.NoFixIDs),
-			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
-		}
-	}
+	params := resultParams(results)
 	var written []string
 	var firstErr error
 	t.q.ResultWrite(ctx, t.tx, params).QueryRow(func(_ int, code string, err error) {
@@ -280,6 +269,22 @@ func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error
 		}
 	})
 	return written, mapError(firstErr)
+}
+
+func resultParams(results []Result) []db.ResultWriteParams {
+	params := make([]db.ResultWriteParams, len(results))
+	for i, r := range results {
+		params[i] = db.ResultWriteParams{
+			Code: r.Code, SourceUrl: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
+			DocumentHash: r.DocumentHash, VerifiedKey: ref(r.VerifiedKey),
+			LatestVersion: ref(r.LatestVersion), UpdateVersion: ref(r.UpdateVersion), SecurityVersion: ref(r.SecurityVersion),
+			SecurityVersions: orNoStrings(r.SecurityVersions), UpdateAvailable: r.UpdateAvailable, Security: r.Security,
+			NeedsNewerCore: r.NeedsNewerCore, RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
+			AdvisoryIds: orNoStrings(r.AdvisoryIDs), NoFixIds: orNoStrings(r.NoFixIDs),
+			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
+		}
+	}
+	return params
 }
 
 // CleanUp deletes the results of components no longer installed, starts or

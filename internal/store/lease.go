@@ -70,7 +70,7 @@ func (t *Tx) LeaseBegin(ctx context.Context, key int64, lockTimeout, statementTi
 // LeaseBeginFence is LeaseBegin followed by the row lock and the ownership
 // check (owner, expires_at > clock_timestamp()), in one round trip:
 // the fenced write's whole preamble. It returns the held lease's epoch, or
-// ErrLeaseNotHeld.
+// ErrLeaseNotHeld. Batch.Fence sends the same statement first in a batch.
 func (t *Tx) LeaseBeginFence(ctx context.Context, key int64, name string, owner uuid.UUID, lockTimeout, statementTimeout, idleTimeout time.Duration) (int64, error) {
 	epoch, err := t.q.LeaseBeginFence(ctx, t.tx, db.LeaseBeginFenceParams{
 		Key: key, Name: name, Owner: owner,
@@ -79,10 +79,12 @@ func (t *Tx) LeaseBeginFence(ctx context.Context, key int64, name string, owner 
 		IdleTimeout:      pgDuration(idleTimeout),
 	})
 	if err != nil {
+		// Since migration 00014 the function raises UL001 when owner's
+		// lease is not live: mapError makes that ErrLeaseNotHeld.
 		return 0, mapError(fmt.Errorf("lease fence: %w", err))
 	}
-	// The database function answers null when owner's lease is not live;
-	// the query turns that into -1 (epochs start at 1), which stops here.
+	// Before 00014 it answered null, which the query turns into -1
+	// (epochs start at 1): still refused here.
 	if epoch < 1 {
 		return 0, ErrLeaseNotHeld
 	}

@@ -105,6 +105,10 @@ func mapError(err error) error {
 		return nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
+	case errors.As(err, &pgErr) && pgErr.Code == "UL001": // upcheck_lease_fence: not held (migration 00014)
+		return fmt.Errorf("%w: %w", ErrLeaseNotHeld, err)
+	case errors.As(err, &pgErr) && pgErr.Code == "UN001": // upcheck_nothing_to_queue (migration 00014)
+		return fmt.Errorf("%w: %w", ErrEventsToQueue, err)
 	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
 		return fmt.Errorf("%w: %w", ErrLockTimeout, err)
 	case errors.As(err, &pgErr) && pgErr.Code == "57014" && strings.Contains(pgErr.Message, "statement timeout"):

@@ -37,7 +37,8 @@ var (
 const writerCount = 2
 
 // write stores one prepared source: its row and the first batch of its
-// results in one fenced transaction, the other results in further short
+// results in one fenced write (one pipelined batch when nothing is to be
+// queued, see sendFenced; otherwise one fenced transaction), the other results in further short
 // fenced ones (see completeResults). Until a component's result is written,
 // the read model shows it as not evaluated, never as evaluated from
 // another document.
@@ -49,29 +50,38 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	first, rest := p.results[:min(resultBatch, len(p.results))], p.results[min(resultBatch, len(p.results)):]
 	var using int
 	var written []string
-	refused := false
-	err := fenced(ctx, func(tx *store.Tx) error {
-		var err error
-		switch {
-		case p.failure.failed():
-			f := store.SourceFailure{Kind: p.failure.kind, Arg: p.failure.arg, Detail: p.failure.detail}
-			if using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
-				err = c.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
+	err := store.ErrEventsToQueue // the transaction below, unless the batch is enough
+	if !p.failure.failed() {
+		err = c.sendFenced(ctx, l, p, first, &using, &written)
+	}
+	if errors.Is(err, store.ErrEventsToQueue) {
+		// Events to queue (or a failure to record): nothing of the batch
+		// was written; write it again in a fenced transaction that
+		// queues them, with their delivery jobs.
+		using, written = 0, nil
+		err = fenced(ctx, func(tx *store.Tx) error {
+			var err error
+			switch {
+			case p.failure.failed():
+				f := store.SourceFailure{Kind: p.failure.kind, Arg: p.failure.arg, Detail: p.failure.detail}
+				if using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
+					err = c.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
+				}
+			case p.newDocument:
+				using, err = tx.SourceSaveDocument(ctx, p.document)
+			default:
+				using, err = tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch)
 			}
-		case p.newDocument:
-			using, err = tx.SourceSaveDocument(ctx, p.document)
-		default:
-			using, err = tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch)
-		}
-		if err != nil || p.doc == nil {
-			return err
-		}
-		if written, err = tx.ResultWrite(ctx, first); err != nil {
-			return err
-		}
-		refused = len(written) < len(first)
-		return c.queue(ctx, tx, written, l.Epoch)
-	})
+			if err != nil || p.doc == nil {
+				return err
+			}
+			if written, err = tx.ResultWrite(ctx, first); err != nil {
+				return err
+			}
+			return c.queue(ctx, tx, written, l.Epoch)
+		})
+	}
+	refused := len(written) < len(first)
 	if err == nil && p.doc != nil {
 		err = c.completeResults(ctx, fenced, p.doc, rest, written, refused, using, l.Epoch)
 	}
@@ -86,4 +96,32 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 		return outcomeNotModified
 	}
 	return outcomeFetched
+}
+
+// sendFenced writes the source's row and its first results as one pipelined
+// batch behind the fence: one round trip. With notifications, the batch
+// also asks whether the results call for any event not queued yet; if so
+// it fails with store.ErrEventsToQueue, having written nothing, and the
+// caller writes again in a transaction that queues them (a batch cannot
+// insert the events' delivery jobs, which River inserts). The question is
+// asked of every code of the batch, written or refused: a refused one can
+// only send the write to the transaction, never lose an event.
+func (c *Checker) sendFenced(ctx context.Context, l lease.Lease, p pending, first []store.Result, using *int, written *[]string) error {
+	var b store.Batch
+	if p.newDocument {
+		b.SourceSaveDocument(p.document, using)
+	} else {
+		b.SourceSaveUnchanged(p.job.url, p.etag, p.lastModified, l.Epoch, using)
+	}
+	if p.doc != nil && len(first) > 0 {
+		b.ResultWrite(first, written)
+		if c.notifier != nil {
+			codes := make([]string, len(first))
+			for i, r := range first {
+				codes[i] = r.Code
+			}
+			b.EventPlanNothingNew(codes)
+		}
+	}
+	return c.lease.SendFenced(ctx, l.Owner, &b)
 }
