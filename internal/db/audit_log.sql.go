@@ -151,39 +151,6 @@ func (q *Queries) AuditEventPage(ctx context.Context, db DBTX, arg AuditEventPag
 	return items, nil
 }
 
-const auditList = `-- name: AuditList :many
-SELECT id, at, user_id, action, detail
-FROM audit_log
-ORDER BY id DESC
-LIMIT $1
-`
-
-func (q *Queries) AuditList(ctx context.Context, db DBTX, maxRows int32) ([]AuditLog, error) {
-	rows, err := db.Query(ctx, auditList, maxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []AuditLog{}
-	for rows.Next() {
-		var i AuditLog
-		if err := rows.Scan(
-			&i.ID,
-			&i.At,
-			&i.UserID,
-			&i.Action,
-			&i.Detail,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const auditPurge = `-- name: AuditPurge :execrows
 DELETE FROM audit_log
 WHERE at < clock_timestamp() - make_interval(days => $1::int)

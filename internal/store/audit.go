@@ -9,16 +9,6 @@ import (
 	"github.com/upcheck/upcheck/internal/db"
 )
 
-// AuditEntry is one row of the audit log. UserID is 0 when no user acted (or
-// the user was deleted since); Detail is JSON.
-type AuditEntry struct {
-	ID     int64
-	At     time.Time
-	UserID int64
-	Action string
-	Detail []byte
-}
-
 // AuditAppend records an action. userID 0 means no user; detail is encoded
 // as JSON (nil: an empty object; a json.RawMessage is stored as is).
 func (s *Store) AuditAppend(ctx context.Context, userID int64, action string, detail any) error {
@@ -43,22 +33,6 @@ func auditAppend(ctx context.Context, q *db.Queries, dbtx db.DBTX, userID int64,
 		return mapError(fmt.Errorf("audit %s: %w", action, err))
 	}
 	return nil
-}
-
-// AuditList returns the newest limit entries, newest first.
-func (s *Store) AuditList(ctx context.Context, limit int) ([]AuditEntry, error) {
-	rows, err := s.q.AuditList(ctx, s.pool, int32(limit))
-	if err != nil {
-		return nil, mapError(fmt.Errorf("list audit log: %w", err))
-	}
-	out := make([]AuditEntry, len(rows))
-	for i, r := range rows {
-		out[i] = AuditEntry{ID: r.ID, At: r.At, Action: r.Action, Detail: r.Detail}
-		if r.UserID != nil {
-			out[i].UserID = *r.UserID
-		}
-	}
-	return out, nil
 }
 
 // optionalID maps the id 0 ("nobody") to NULL.
