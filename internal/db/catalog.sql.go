@@ -10,87 +10,22 @@ import (
 	"time"
 )
 
-const catalogCounts = `-- name: CatalogCounts :one
-SELECT count(*)::bigint                                                AS total,
-       count(*) FILTER (WHERE cs.security OR cs.vulnerable)::bigint    AS attention,
-       count(*) FILTER (WHERE cs.update_available)::bigint             AS updates,
-       count(*) FILTER (WHERE cs.security)::bigint                     AS security,
-       count(*) FILTER (WHERE cs.vulnerable)::bigint                   AS vulnerable,
-       count(*) FILTER (WHERE cs.failing)::bigint                      AS failing,
-       count(*) FILTER (WHERE cs.stale)::bigint                        AS stale
-FROM component_state cs
-WHERE $1::text = '' OR cs.code ILIKE '%' || $1 || '%' OR cs.name ILIKE '%' || $1 || '%'
-`
-
-type CatalogCountsRow struct {
-	Total      int64
-	Attention  int64
-	Updates    int64
-	Security   int64
-	Vulnerable int64
-	Failing    int64
-	Stale      int64
-}
-
-// How many components each filter shows, with the search applied: the
-// filter links' counts and the page count come from this one statement,
-// with the same conditions as CatalogPage.
-func (q *Queries) CatalogCounts(ctx context.Context, db DBTX, search string) (CatalogCountsRow, error) {
-	row := db.QueryRow(ctx, catalogCounts, search)
-	var i CatalogCountsRow
-	err := row.Scan(
-		&i.Total,
-		&i.Attention,
-		&i.Updates,
-		&i.Security,
-		&i.Vulnerable,
-		&i.Failing,
-		&i.Stale,
-	)
-	return i, err
-}
-
-const catalogPage = `-- name: CatalogPage :many
+const catalogAll = `-- name: CatalogAll :many
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
        s.last_error_kind, s.last_error_arg,
-       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
+       e.security_since,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
-WHERE ($1::text = ''
-       OR ($1 = 'attention' AND (cs.security OR cs.vulnerable))
-       OR ($1 = 'updates' AND cs.update_available)
-       OR ($1 = 'security' AND cs.security)
-       OR ($1 = 'vulnerable' AND cs.vulnerable)
-       OR ($1 = 'failing' AND cs.failing)
-       OR ($1 = 'stale' AND cs.stale))
-  AND ($2::text = '' OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%')
-  AND ($3::text = ''
-       OR (upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
-                                cs.failing, cs.stale, cs.evaluated), lower(cs.name), cs.code)
-          > ($4::integer, $5::text, $3))
-ORDER BY upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
-                              cs.failing, cs.stale, cs.evaluated),
-         lower(cs.name), cs.code
-LIMIT $7 OFFSET $6
+LEFT JOIN component_exposure e ON e.code = cs.code
 `
 
-type CatalogPageParams struct {
-	Filter    string
-	Search    string
-	AfterCode string
-	AfterRank int32
-	AfterName string
-	SkipRows  int32
-	MaxRows   int32
-}
-
-type CatalogPageRow struct {
+type CatalogAllRow struct {
 	Code             string
 	Name             string
 	InstalledVersion string
@@ -119,33 +54,26 @@ type CatalogPageRow struct {
 	SortName         string
 }
 
-// What needs action first (upcheck_catalog_rank, migration 00015); within
-// each rank by name, then code, so a page boundary never moves between two
-// identical reads. A page starts either after skip_rows rows (the page's
-// page numbers) or, when after_code is set, after the row whose rank,
-// lower(name) and code are the cursor's (the API's after): a row added or
-// removed before the cursor moves no other row across it. security_since
-// is the exposure clock (component_exposure, migration 00011), looked up
-// for the rows of the page only.
+// Every component as the read model sees it, with its rank
+// (upcheck_catalog_rank, migration 00015: what needs action first) and
+// its exposure clock (component_exposure, migration 00011). The catalog
+// page and API read this whole snapshot at most twice a second per
+// instance and filter, search, order and page it in memory
+// (store.CatalogSnapshot): at 10,000 components a page then reads no
+// rows at all, where a query per page joined and ranked every row
+// (docs/performance.md). The order is the snapshot's (rank, then
+// sort_name, then code, compared byte-wise), so it is not asked for here.
 // The kind of the source's last failure, a fetch fact stored beside the
 // error (migration 00012), not a derived flag.
-func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParams) ([]CatalogPageRow, error) {
-	rows, err := db.Query(ctx, catalogPage,
-		arg.Filter,
-		arg.Search,
-		arg.AfterCode,
-		arg.AfterRank,
-		arg.AfterName,
-		arg.SkipRows,
-		arg.MaxRows,
-	)
+func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, error) {
+	rows, err := db.Query(ctx, catalogAll)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []CatalogPageRow{}
+	items := []CatalogAllRow{}
 	for rows.Next() {
-		var i CatalogPageRow
+		var i CatalogAllRow
 		if err := rows.Scan(
 			&i.Code,
 			&i.Name,

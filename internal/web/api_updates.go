@@ -80,10 +80,11 @@ func (s *Server) apiCatalog(c echo.Context) error {
 	}
 	// One row more than the page tells whether a next page exists.
 	f.Limit++
-	entries, total, err := s.store.Catalog(c.Request().Context(), f)
+	entries, counts, err := s.checker.Catalog(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
+	total := counts.Of(f.Status)
 	f.Limit--
 	var next *string
 	if len(entries) > f.Limit {

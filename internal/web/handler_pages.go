@@ -86,7 +86,7 @@ func (s *Server) catalogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, counts, err := s.store.CatalogWithCounts(c.Request().Context(), f)
+	entries, counts, err := s.checker.Catalog(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
