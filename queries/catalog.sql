@@ -5,7 +5,8 @@
 -- page and API read this whole snapshot at most twice a second per
 -- instance and filter, search, order and page it in memory
 -- (store.CatalogSnapshot): at 10,000 components a page then reads no
--- rows at all, where a query per page joined and ranked every row
+-- rows at all, where a query per page joined and ranked every row, and
+-- the snapshot is read again only when ReadModelUnchanged says so
 -- (docs/performance.md). The order is the snapshot's (rank, then
 -- sort_name, then code, compared byte-wise), so it is not asked for here.
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
@@ -16,12 +17,24 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        e.security_since,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
-       lower(cs.name)::text AS sort_name
+       lower(cs.name)::text AS sort_name,
+       -- When this snapshot may be reused (migration 00019): read in the
+       -- same statement, so they describe exactly these rows.
+       (SELECT v.version FROM read_model_version v)::bigint AS version,
+       -- (in a CASE because sqlc takes a function's result for never null)
+       CASE WHEN true THEN upcheck_read_model_turns_at() END AS turns_at
 FROM component_state cs
 -- The kind of the source's last failure, a fetch fact stored beside the
 -- error (migration 00012), not a derived flag.
 LEFT JOIN sources s ON s.url = cs.source_url
 LEFT JOIN component_exposure e ON e.code = cs.code;
+
+-- name: ReadModelUnchanged :one
+-- Whether a snapshot read at version, which may be reused until turns_at
+-- (null: no instant is due), still says what the read model says now.
+SELECT (v.version = @version::bigint
+        AND (sqlc.narg(turns_at)::timestamptz IS NULL OR sqlc.narg(turns_at)::timestamptz > clock_timestamp()))::boolean
+FROM read_model_version v;
 
 -- name: ComponentDetail :one
 -- One component from the read model, with its whole evaluation (releases,

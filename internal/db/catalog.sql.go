@@ -19,7 +19,11 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        e.security_since,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
-       lower(cs.name)::text AS sort_name
+       lower(cs.name)::text AS sort_name,
+       -- When this snapshot may be reused (migration 00019): read in the
+       -- same statement, so they describe exactly these rows.
+       (SELECT v.version FROM read_model_version v)::bigint AS version,
+       CASE WHEN true THEN upcheck_read_model_turns_at() END AS turns_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 LEFT JOIN component_exposure e ON e.code = cs.code
@@ -52,6 +56,8 @@ type CatalogAllRow struct {
 	SecuritySince    interface{}
 	SortRank         int32
 	SortName         string
+	Version          int64
+	TurnsAt          interface{}
 }
 
 // Every component as the read model sees it, with its rank
@@ -60,7 +66,8 @@ type CatalogAllRow struct {
 // page and API read this whole snapshot at most twice a second per
 // instance and filter, search, order and page it in memory
 // (store.CatalogSnapshot): at 10,000 components a page then reads no
-// rows at all, where a query per page joined and ranked every row
+// rows at all, where a query per page joined and ranked every row, and
+// the snapshot is read again only when ReadModelUnchanged says so
 // (docs/performance.md). The order is the snapshot's (rank, then
 // sort_name, then code, compared byte-wise), so it is not asked for here.
 // The kind of the source's last failure, a fetch fact stored beside the
@@ -101,6 +108,8 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.SecuritySince,
 			&i.SortRank,
 			&i.SortName,
+			&i.Version,
+			&i.TurnsAt,
 		); err != nil {
 			return nil, err
 		}
@@ -192,6 +201,26 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.CoreVersion,
 	)
 	return i, err
+}
+
+const readModelUnchanged = `-- name: ReadModelUnchanged :one
+SELECT (v.version = $1::bigint
+        AND ($2::timestamptz IS NULL OR $2::timestamptz > clock_timestamp()))::boolean
+FROM read_model_version v
+`
+
+type ReadModelUnchangedParams struct {
+	Version int64
+	TurnsAt *time.Time
+}
+
+// Whether a snapshot read at version, which may be reused until turns_at
+// (null: no instant is due), still says what the read model says now.
+func (q *Queries) ReadModelUnchanged(ctx context.Context, db DBTX, arg ReadModelUnchangedParams) (bool, error) {
+	row := db.QueryRow(ctx, readModelUnchanged, arg.Version, arg.TurnsAt)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const sourceHealthList = `-- name: SourceHealthList :many

@@ -208,6 +208,11 @@ type NotificationMessage struct {
 	CreatedAt     time.Time
 }
 
+type ReadModelVersion struct {
+	OnlyRow bool
+	Version int64
+}
+
 type SecurityProblem struct {
 	Code        string
 	Kind        string

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/db"
 )
 
 // CatalogSnapshot is the whole catalog as the read model said it at one
@@ -21,8 +23,14 @@ import (
 type CatalogSnapshot struct {
 	// ReadAt is when the database was read, on this process's clock
 	// (monotonic): the flags are as they were then.
-	ReadAt  time.Time
-	entries []CatalogEntry // in the catalog's order (compareCursor)
+	ReadAt time.Time
+	// version and turnsAt say until when the snapshot still holds
+	// (migration 00019: read_model_version, upcheck_read_model_turns_at);
+	// reusable is false for a snapshot of no rows, which carries neither.
+	version  int64
+	turnsAt  *time.Time
+	reusable bool
+	entries  []CatalogEntry // in the catalog's order (compareCursor)
 	// byFilter holds, per filter, the positions in entries of the rows it
 	// shows, in order; counts are their lengths.
 	byFilter map[string][]int32
@@ -93,7 +101,25 @@ func (s *Store) CatalogSnapshot(ctx context.Context) (*CatalogSnapshot, error) {
 			Cursor:        CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
 		}
 	}
-	return newCatalogSnapshot(entries, time.Now()), nil
+	snap := newCatalogSnapshot(entries, time.Now())
+	if len(rows) > 0 {
+		snap.version, snap.turnsAt, snap.reusable = rows[0].Version, timeOf(rows[0].TurnsAt), true
+	}
+	return snap, nil
+}
+
+// CatalogSnapshotHolds reports whether snap still says what the read model
+// says now: no write to what it reads has committed since, and the clock
+// has not turned a flag. One row; the database's clock judges.
+func (s *Store) CatalogSnapshotHolds(ctx context.Context, snap *CatalogSnapshot) (bool, error) {
+	if !snap.reusable {
+		return false, nil
+	}
+	ok, err := s.q.ReadModelUnchanged(ctx, s.pool, db.ReadModelUnchangedParams{Version: snap.version, TurnsAt: snap.turnsAt})
+	if err != nil {
+		return false, mapError(fmt.Errorf("check the catalog snapshot: %w", err))
+	}
+	return ok, nil
 }
 
 // newCatalogSnapshot orders entries and builds the filter and search

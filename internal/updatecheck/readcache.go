@@ -49,8 +49,11 @@ func (rc *readCache[T]) invalidate() {
 }
 
 // get returns the cached value, refreshing it as the constants above say;
-// read is the query.
-func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, error)) (T, error) {
+// read is the query. holds, when not nil, is a cheaper question asked
+// before read: whether the cached value still says what the database says
+// now; when it does, the value is kept as if read again.
+func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, error),
+	holds func(context.Context, T) (bool, error)) (T, error) {
 	rc.mu.Lock()
 	age := time.Since(rc.readAt)
 	if rc.valid && age < readFresh {
@@ -64,7 +67,10 @@ func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, 
 	if r == nil || r.gen != rc.gen {
 		r = &cacheRead[T]{gen: rc.gen, done: make(chan struct{})}
 		rc.inflight = r
-		go rc.readShared(r, read)
+		if !rc.valid {
+			holds = nil // nothing to ask about: invalidated, or never read
+		}
+		go rc.readShared(r, rc.value, read, holds)
 	}
 	if rc.valid && age < readMaxAge {
 		v := rc.value // the read above refreshes it for the requests after this one
@@ -83,11 +89,18 @@ func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, 
 
 // readShared reads for every waiter; the value is kept only if nothing
 // invalidated the cache meanwhile.
-func (rc *readCache[T]) readShared(r *cacheRead[T], read func(context.Context) (T, error)) {
+func (rc *readCache[T]) readShared(r *cacheRead[T], cached T, read func(context.Context) (T, error),
+	holds func(context.Context, T) (bool, error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
 	began := time.Now() // the value is as old as the read's start
-	r.value, r.err = read(ctx)
+	if ok, err := holdsStill(ctx, cached, holds); err != nil {
+		r.err = err
+	} else if ok {
+		r.value = cached
+	} else {
+		r.value, r.err = read(ctx)
+	}
 	rc.mu.Lock()
 	if rc.inflight == r {
 		rc.inflight = nil
@@ -97,4 +110,12 @@ func (rc *readCache[T]) readShared(r *cacheRead[T], read func(context.Context) (
 	}
 	rc.mu.Unlock()
 	close(r.done)
+}
+
+// holdsStill asks holds about cached; false without a question to ask.
+func holdsStill[T any](ctx context.Context, cached T, holds func(context.Context, T) (bool, error)) (bool, error) {
+	if holds == nil {
+		return false, nil
+	}
+	return holds(ctx, cached)
 }

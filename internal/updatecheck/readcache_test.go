@@ -33,7 +33,7 @@ func TestReadCacheNeverHidesAWriteNorServesOldValues(t *testing.T) {
 			for time.Now().Before(deadline) {
 				v := version.Add(1)
 				rc.invalidate()
-				got, err := rc.get(ctx, read)
+				got, err := rc.get(ctx, read, nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -50,7 +50,7 @@ func TestReadCacheNeverHidesAWriteNorServesOldValues(t *testing.T) {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				asked := time.Now()
-				got, err := rc.get(ctx, read)
+				got, err := rc.get(ctx, read, nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -80,12 +80,12 @@ func TestReadCacheRefreshesInTheBackground(t *testing.T) {
 		return n, nil
 	}
 	ctx := context.Background()
-	if v, err := rc.get(ctx, read); err != nil || v != 1 {
+	if v, err := rc.get(ctx, read, nil); err != nil || v != 1 {
 		t.Fatalf("first read: %d, %v", v, err)
 	}
 	time.Sleep(readFresh + 50*time.Millisecond)
 	for range 50 {
-		v, err := rc.get(ctx, read) // must not wait for the hanging refresh
+		v, err := rc.get(ctx, read, nil) // must not wait for the hanging refresh
 		if err != nil || v != 1 {
 			t.Fatalf("during the refresh: %d, %v", v, err)
 		}
@@ -93,7 +93,7 @@ func TestReadCacheRefreshesInTheBackground(t *testing.T) {
 	close(release)
 	deadline := time.Now().Add(readMaxAge)
 	for {
-		v, err := rc.get(ctx, read)
+		v, err := rc.get(ctx, read, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,5 +107,49 @@ func TestReadCacheRefreshesInTheBackground(t *testing.T) {
 	}
 	if n := reads.Load(); n != 2 {
 		t.Fatalf("%d reads for one refresh, want 2 in all", n)
+	}
+}
+
+// Past its freshness a value is asked about before it is read again: kept
+// while the question says it holds, read again when it does not, and never
+// asked about after an invalidate (which always reads).
+func TestReadCacheAsksBeforeReadingAgain(t *testing.T) {
+	var rc readCache[int]
+	var reads, asks atomic.Int32
+	var stillHolds atomic.Bool
+	read := func(context.Context) (int, error) { return int(reads.Add(1)), nil }
+	holds := func(context.Context, int) (bool, error) { asks.Add(1); return stillHolds.Load(), nil }
+	ctx := context.Background()
+	// settle waits past the freshness, then gets until the background
+	// question or read has answered.
+	settle := func(want int) {
+		t.Helper()
+		time.Sleep(readMaxAge + 10*time.Millisecond) // too old to serve: waits for the answer
+		v, err := rc.get(ctx, read, holds)
+		if err != nil || v != want {
+			t.Fatalf("got %d, %v; want %d", v, err, want)
+		}
+	}
+	if v, err := rc.get(ctx, read, holds); err != nil || v != 1 {
+		t.Fatalf("first get: %d, %v", v, err)
+	}
+	stillHolds.Store(true)
+	settle(1)
+	settle(1)
+	if reads.Load() != 1 || asks.Load() != 2 {
+		t.Fatalf("while it holds: %d reads, %d questions; want 1 and 2", reads.Load(), asks.Load())
+	}
+	stillHolds.Store(false)
+	settle(2)
+	if asks.Load() != 3 {
+		t.Fatalf("%d questions, want 3", asks.Load())
+	}
+	stillHolds.Store(true)
+	rc.invalidate()
+	if v, err := rc.get(ctx, read, holds); err != nil || v != 3 {
+		t.Fatalf("after invalidate: %d, %v; want a new read (3)", v, err)
+	}
+	if asks.Load() != 3 {
+		t.Fatalf("asked %d times; an invalidated value must be read, not asked about", asks.Load())
 	}
 }

@@ -59,7 +59,7 @@ func (rs *reads) withNextCheck(v readmodel.Summary) readmodel.Summary {
 func (c *Checker) Summary(ctx context.Context) (readmodel.Summary, error) {
 	v, err := c.reads.summary.get(ctx, func(ctx context.Context) (readmodel.Summary, error) {
 		return ReadSummary(ctx, c.store)
-	})
+	}, nil)
 	if err != nil {
 		return readmodel.Summary{}, err
 	}
@@ -68,9 +68,10 @@ func (c *Checker) Summary(ctx context.Context) (readmodel.Summary, error) {
 
 // Catalog is one page of the catalog and the counts of its filters, from
 // a snapshot of the whole catalog cached like the summary: a page reads
-// no rows (store.CatalogSnapshot).
+// no rows (store.CatalogSnapshot). Past its 500 ms the snapshot is read
+// again only if a write or the clock changed what it says (one row asks).
 func (c *Checker) Catalog(ctx context.Context, f store.CatalogFilter) ([]store.CatalogEntry, store.CatalogCounts, error) {
-	snap, err := c.reads.catalog.get(ctx, c.store.CatalogSnapshot)
+	snap, err := c.reads.catalog.get(ctx, c.store.CatalogSnapshot, c.store.CatalogSnapshotHolds)
 	if err != nil {
 		return nil, store.CatalogCounts{}, err
 	}
