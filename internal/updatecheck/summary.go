@@ -66,16 +66,13 @@ func (c *Checker) Summary(ctx context.Context) (readmodel.Summary, error) {
 	return c.reads.withNextCheck(v), nil
 }
 
-// Catalog is one page of the catalog and the counts of its filters, from
-// a snapshot of the whole catalog cached like the summary: a page reads
-// no rows (store.CatalogSnapshot). Past its 500 ms the snapshot is read
-// again only if a write or the clock changed what it says (one row asks).
-func (c *Checker) Catalog(ctx context.Context, f store.CatalogFilter) ([]store.CatalogEntry, store.CatalogCounts, error) {
-	snap, err := c.reads.catalog.get(ctx, c.store.CatalogSnapshot, c.store.CatalogSnapshotHolds)
-	if err != nil {
-		return nil, store.CatalogCounts{}, err
-	}
-	return snap.Page(f)
+// CatalogSnapshot is the whole catalog, cached like the summary, for
+// pages to filter and page without reading a row
+// (store.CatalogSnapshot.Page). Past its 500 ms the snapshot is read again
+// only if a write or the clock changed what it says (one row asks). A
+// caller must not keep it: each request asks again.
+func (c *Checker) CatalogSnapshot(ctx context.Context) (*store.CatalogSnapshot, error) {
+	return c.reads.catalog.get(ctx, c.store.CatalogSnapshot, c.store.CatalogSnapshotHolds)
 }
 
 // ReadSummary reads the summary from the database, bypassing any cache
