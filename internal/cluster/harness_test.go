@@ -330,3 +330,25 @@ func query[T any](t *testing.T, d *pgtest.DB, sql string, args ...any) T {
 	d.QueryRow(t, sql, args...).Scan(&v)
 	return v
 }
+
+// Every upcheck command the guide runs exists as written: its --help
+// exits 0.
+func TestGuideCommandsExist(t *testing.T) {
+	t.Parallel()
+	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, m := range regexp.MustCompile(`/usr/local/bin/upcheck((?: [a-z]+)+)`).FindAllStringSubmatch(string(guide)+"\n"+SystemdUnit, -1) {
+		words := strings.Fields(m[1])
+		found++
+		cmd := exec.Command(binary, append(words, "--help")...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the guide runs `upcheck %s`: --help says %v\n%s", strings.Join(words, " "), err, out)
+		}
+	}
+	if found < 3 {
+		t.Fatalf("found %d upcheck commands in the guide; the parsing is broken", found)
+	}
+}
