@@ -132,10 +132,11 @@ func runAdd(kind string, args []string, stdout, stderr io.Writer) error {
 	if kind == "advisory" {
 		fields, list = advisoryFields, "advisories"
 	}
-	var code string
+	var code, expires string
 	var values []*fieldValue
 	rest, err := parseFlags("publisher "+kind+" add", args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&code, "package", "", "the package (component code) it belongs to; added when absent")
+		fs.StringVar(&expires, "expires", "", "also set the document's expires (RFC 3339 time)")
 		values = defineFields(fs, fields)
 	})
 	if err != nil {
@@ -151,6 +152,9 @@ func runAdd(kind string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	summary, err := editDocument(path, stderr, func(doc *object) error {
+		if err := putIf(doc, "expires", expires); err != nil {
+			return err
+		}
 		return appendEntry(doc, code, list, raw)
 	})
 	if err != nil {

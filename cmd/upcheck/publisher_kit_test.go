@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -185,13 +186,15 @@ func TestPublisherReleaseAdd(t *testing.T) {
 		t.Fatalf("after release add:\n%s\nwant\n%s", got, want)
 	}
 	// A package not yet in the document is added; "now" is the time now.
-	if _, stderr, code := cliOut(t, nil, "publisher", "release", "add", "--package", "forms", "--version", "0.1.0", "--released", "now", docPath); code != 0 {
+	if _, stderr, code := cliOut(t, nil, "publisher", "release", "add", "--package", "forms", "--version", "0.1.0", "--released", "now",
+		"--expires", "2027-02-01T00:00:00Z", docPath); code != 0 {
 		t.Fatalf("release add to a new package: exit %d: %s", code, stderr)
 	}
 	doc := parseFile(t, docPath)
 	forms := doc.Packages["forms"]
-	if doc.Sequence != 43 || forms == nil || len(forms.Releases) != 1 || forms.Releases[0].Released.IsZero() {
-		t.Fatalf("after adding to forms: sequence %d, forms %+v", doc.Sequence, forms)
+	if doc.Sequence != 43 || forms == nil || len(forms.Releases) != 1 || forms.Releases[0].Released.IsZero() ||
+		doc.Expires.Format(time.RFC3339) != "2027-02-01T00:00:00Z" {
+		t.Fatalf("after adding to forms: sequence %d, expires %v, forms %+v", doc.Sequence, doc.Expires, forms)
 	}
 }
 
@@ -223,6 +226,7 @@ func TestPublisherAddRefusesAndLeavesTheFile(t *testing.T) {
 		{[]string{"release", "add", "--package", "blog", "--version", "2.5.0", "--requires-core", ">>1"}, 1, `is not a valid range`},
 		{[]string{"release", "add", "--package", "blog", "--version", "2.5.0", "--released", "today"}, 1, `is not an RFC 3339 time`},
 		{[]string{"release", "add", "--package", "blog", "--version", "2.5.0", "--security=maybe"}, 2, `invalid boolean value`},
+		{[]string{"release", "add", "--package", "blog", "--version", "2.5.0", "--expires", "soon"}, 1, `expires: expires "soon" is not an RFC 3339 time`},
 		{[]string{"release", "add", "--version", "2.5.0"}, 2, `want --package CODE`},
 		{[]string{"release", "add", "--package", "", "--version", "2.5.0"}, 2, `want --package CODE`},
 		{[]string{"release", "remove", "--package", "blog"}, 2, `want "add"`},

@@ -54,11 +54,13 @@ Usage:
                                 publisher.key (private, mode 0600) and publisher.pub in DIR;
                                 never overwrites (docs/publishing.md)
   upcheck publisher release add --package CODE --version V [--released TIME|now]
-        [--requires-core RANGE] [--security] [--severity S] [--summary TEXT] [--url URL] DOCUMENT
-                                append a release and add 1 to the sequence; refused, file
-                                untouched, when the result would not pass lint
+        [--requires-core RANGE] [--security] [--severity S] [--summary TEXT] [--url URL]
+        [--expires TIME] DOCUMENT
+                                append a release and add 1 to the sequence (--expires: set
+                                the document's too); refused, file untouched, when the
+                                result would not pass lint
   upcheck publisher advisory add --package CODE --id ID --affected RANGE [--fixed-in V]
-        [--severity S] [--summary TEXT] [--url URL] DOCUMENT
+        [--severity S] [--summary TEXT] [--url URL] [--expires TIME] DOCUMENT
                                 append an advisory, the same way
   upcheck publisher lint DOCUMENT
                                 every problem upcheck would refuse DOCUMENT for, as
