@@ -58,12 +58,25 @@ func Parse(body []byte) (*Document, error) {
 // value of it starts.
 type checker struct {
 	body     []byte
-	at       map[string]int64 // JSON path -> offset of its value (filled by the member walk)
+	at       map[string]int64 // JSON path -> offset of its value (filled by the member walk); nil: no places
 	problems []Problem
 }
 
+// check runs the checker. Places cost a map entry for every value of the
+// document, so they are found only for a document with problems, by a
+// second run: a valid document is read once, and a refused one (rare)
+// twice.
 func check(body []byte) (*Document, []Problem) {
-	c := &checker{body: body, at: make(map[string]int64)}
+	doc, problems := checkOnce(body, nil)
+	if problems == nil {
+		return doc, nil
+	}
+	return checkOnce(body, make(map[string]int64))
+}
+
+// checkOnce runs the checker once; with at nil it finds no places.
+func checkOnce(body []byte, at map[string]int64) (*Document, []Problem) {
+	c := &checker{body: body, at: at}
 	// The format is read first and alone: a document of another format may
 	// have any shape, and "unsupported format 2" is the useful answer, not a
 	// type error somewhere inside it.

@@ -128,7 +128,7 @@ func (w *memberWalker) problem(path string, offset int64, format string, args ..
 }
 
 func (w *memberWalker) value(path string, s *memberSchema) error {
-	if _, seen := w.c.at[path]; !seen {
+	if _, seen := w.c.at[path]; !seen && w.c.at != nil {
 		w.c.at[path] = w.next()
 	}
 	tok, err := w.dec.Token()
