@@ -152,8 +152,12 @@ func runAdd(kind string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	summary, err := editDocument(path, stderr, func(doc *object) error {
-		if err := putIf(doc, "expires", expires); err != nil {
-			return err
+		if expires != "" {
+			b, err := marshal(expires)
+			if err != nil {
+				return err
+			}
+			doc.setBefore("expires", b, "packages")
 		}
 		return appendEntry(doc, code, list, raw)
 	})
@@ -250,6 +254,11 @@ func formatDocument(doc object) ([]byte, error) {
 // and a rename, so that the document is never seen half written; the
 // file keeps its permissions.
 func replaceFile(path string, body []byte) error {
+	// A link stays a link: the file it points to is replaced.
+	path, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return err
+	}
 	info, err := os.Stat(path)
 	if err != nil {
 		return err

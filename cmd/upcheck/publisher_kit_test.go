@@ -185,9 +185,15 @@ func TestPublisherReleaseAdd(t *testing.T) {
 	if got := string(readFile(t, docPath)); got != want {
 		t.Fatalf("after release add:\n%s\nwant\n%s", got, want)
 	}
-	// A package not yet in the document is added; "now" is the time now.
+	// A package not yet in the document is added; "now" is the time now;
+	// a new expires goes before the packages. Through a symbolic link, the
+	// file it points to is edited and the link stays.
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(docPath, link); err != nil {
+		t.Fatal(err)
+	}
 	if _, stderr, code := cliOut(t, nil, "publisher", "release", "add", "--package", "forms", "--version", "0.1.0", "--released", "now",
-		"--expires", "2027-02-01T00:00:00Z", docPath); code != 0 {
+		"--expires", "2027-02-01T00:00:00Z", link); code != 0 {
 		t.Fatalf("release add to a new package: exit %d: %s", code, stderr)
 	}
 	doc := parseFile(t, docPath)
@@ -195,6 +201,12 @@ func TestPublisherReleaseAdd(t *testing.T) {
 	if doc.Sequence != 43 || forms == nil || len(forms.Releases) != 1 || forms.Releases[0].Released.IsZero() ||
 		doc.Expires.Format(time.RFC3339) != "2027-02-01T00:00:00Z" {
 		t.Fatalf("after adding to forms: sequence %d, expires %v, forms %+v", doc.Sequence, doc.Expires, forms)
+	}
+	if body := string(readFile(t, docPath)); !strings.Contains(body, "\"x-mirror\": \"https://m.example/<a>\",\n  \"expires\": \"2027-02-01T00:00:00Z\",\n  \"packages\"") {
+		t.Fatalf("expires not before packages:\n%s", body)
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", err, info.Mode())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 )
 
 // object is a JSON object that keeps its members in their order and their
@@ -58,6 +59,22 @@ func (o *object) set(name string, value json.RawMessage) {
 	for i := range *o {
 		if (*o)[i].name == name {
 			(*o)[i].value = value
+			return
+		}
+	}
+	*o = append(*o, member{name, value})
+}
+
+// setBefore is set, but a new member goes before the member named next
+// (at the end when there is none).
+func (o *object) setBefore(name string, value json.RawMessage, next string) {
+	if _, ok := o.get(name); ok {
+		o.set(name, value)
+		return
+	}
+	for i, m := range *o {
+		if m.name == next {
+			*o = slices.Insert(*o, i, member{name, value})
 			return
 		}
 	}
