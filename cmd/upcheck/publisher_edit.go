@@ -225,6 +225,9 @@ func editDocument(path string, stderr io.Writer, edit func(*object) error) (stri
 	if err != nil {
 		return "", err
 	}
+	if len(out) > maxDocument {
+		return "", fmt.Errorf("%s: the result would be larger than %d bytes, which sites refuse: nothing changed", path, maxDocument)
+	}
 	if problems := updatedoc.Lint(out); problems != nil {
 		printProblems(stderr, "", problems, false)
 		return "", fmt.Errorf("%s: the result would have %s: nothing changed", path, countProblems(len(problems)))

@@ -273,6 +273,14 @@ func TestPublisherAddRefusesAndLeavesTheFile(t *testing.T) {
 	if !bytes.Equal(readFile(t, broken), brokenBody) {
 		t.Fatal("a broken document was edited")
 	}
+	// Sites refuse a document larger than the fetcher's cap.
+	full := filepath.Join(dir, "full.json")
+	fullBody := []byte(`{"format": 1, "publisher": "acme", "sequence": 3, "packages": {}, "x-pad": "` + strings.Repeat("a", maxDocument-100) + `"}` + "\n")
+	os.WriteFile(full, fullBody, 0o644)
+	_, stderr, code = cliOut(t, nil, "publisher", "release", "add", "--package", "blog", "--version", "2.0.0", "--summary", strings.Repeat("b", 100), full)
+	if code != 1 || !strings.Contains(stderr, "larger than 2097152 bytes") || !bytes.Equal(readFile(t, full), fullBody) {
+		t.Fatalf("growing a document past the cap: exit %d, %q", code, stderr)
+	}
 	if _, _, code := cliOut(t, nil, "publisher", "release", "add", "--package", "blog", "--version", "2.0.0", filepath.Join(dir, "missing.json")); code != 1 {
 		t.Fatalf("adding to a missing file: exit %d, want 1", code)
 	}
