@@ -55,7 +55,8 @@ func commandPaths() []string {
 func TestHelpExitsZeroForEveryCommand(t *testing.T) {
 	t.Parallel()
 	paths := commandPaths()
-	for _, want := range []string{"check", "serve", "user passwd", "token list", "token revoke", "notify add webhook", "publisher sign"} {
+	for _, want := range []string{"check", "serve", "user passwd", "token list", "token revoke", "notify add webhook", "publisher sign",
+		"publisher init", "publisher release add", "publisher advisory add", "publisher lint"} {
 		if !strings.Contains("\n"+strings.Join(paths, "\n")+"\n", "\n"+want+"\n") {
 			t.Fatalf("the usage text names no %q: %q", want, paths)
 		}

@@ -20,10 +20,20 @@ const maxDocument = 2 << 20
 // publishers (and the tests) can produce what upcheck verifies.
 func runPublisher(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck publisher: want \"keygen\" or \"sign\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck publisher: want a command (init, release add, advisory add, lint, keygen, sign)\n\n%s", usage)
 		return errUsage
 	}
 	switch args[0] {
+	case "init":
+		return runInit(args[1:], stdout, stderr)
+	case "release", "advisory":
+		if len(args) < 2 || args[1] != "add" {
+			fmt.Fprintf(stderr, "upcheck publisher %s: want \"add\"\n", args[0])
+			return errUsage
+		}
+		return runAdd(args[0], args[2:], stdout, stderr)
+	case "lint":
+		return runLint(args[1:], stdout, stderr)
 	case "keygen":
 		if _, err := parseFlags("publisher keygen", args[1:], stderr, nil); err != nil {
 			return err

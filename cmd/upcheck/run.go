@@ -49,6 +49,22 @@ Usage:
   upcheck notify test ID        send a test event to channel ID
   upcheck notify retry EVENT    send a failed event again (same event id)
   upcheck notify remove ID      delete channel ID and its events
+  upcheck publisher init --publisher NAME [--package CODE]… [--dir DIR] [--expires TIME]
+                                start an update document: writes updates.json (sequence 1),
+                                publisher.key (private, mode 0600) and publisher.pub in DIR;
+                                never overwrites (docs/publishing.md)
+  upcheck publisher release add --package CODE --version V [--released TIME|now]
+        [--requires-core RANGE] [--security] [--severity S] [--summary TEXT] [--url URL]
+        [--expires TIME] DOCUMENT
+                                append a release and add 1 to the sequence (--expires: set
+                                the document's too); refused, file untouched, when the
+                                result would not pass lint
+  upcheck publisher advisory add --package CODE --id ID --affected RANGE [--fixed-in V]
+        [--severity S] [--summary TEXT] [--url URL] [--expires TIME] DOCUMENT
+                                append an advisory, the same way
+  upcheck publisher lint DOCUMENT
+                                every problem upcheck would refuse DOCUMENT for, as
+                                FILE:LINE:COLUMN: PATH: message; exit 1 if any, else one ok line
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
   upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)

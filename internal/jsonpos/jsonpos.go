@@ -47,18 +47,16 @@ func Trailing(body []byte, end int64) (line, col int, ok bool) {
 func Describe(body []byte, err error, whole string) string {
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
+	offset, _ := Offset(body, err)
+	line, col := Position(body, offset)
 	switch {
 	case errors.Is(err, io.EOF):
 		return "empty body"
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		line, col := Position(body, int64(len(body)))
 		return fmt.Sprintf("malformed JSON at line %d, column %d: unexpected end of input", line, col)
 	case errors.As(err, &syntaxErr):
-		// The offset is just past the offending byte.
-		line, col := Position(body, syntaxErr.Offset-1)
 		return fmt.Sprintf("malformed JSON at line %d, column %d: %v", line, col, err)
 	case errors.As(err, &typeErr):
-		line, col := Position(body, valueStart(body, typeErr.Offset))
 		field := typeErr.Field
 		if field == "" {
 			field = whole
@@ -66,6 +64,27 @@ func Describe(body []byte, err error, whole string) string {
 		return fmt.Sprintf("%s at line %d, column %d must be %s, not a JSON %s", field, line, col, kind(typeErr.Type), typeErr.Value)
 	}
 	return err.Error()
+}
+
+// Offset is the byte offset in body that Describe points at for err: the
+// end of the input for a truncated text, the offending byte of a syntax
+// error, the start of the value of a type error. ok is false for other
+// errors (and for an empty body).
+func Offset(body []byte, err error) (offset int64, ok bool) {
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return 0, false
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return int64(len(body)), true
+	case errors.As(err, &syntaxErr):
+		// The offset is just past the offending byte.
+		return syntaxErr.Offset - 1, true
+	case errors.As(err, &typeErr):
+		return valueStart(body, typeErr.Offset), true
+	}
+	return 0, false
 }
 
 // kind names a Go type the way a JSON author would.

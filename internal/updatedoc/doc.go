@@ -25,6 +25,10 @@
 //
 //	update document: releases[2].version "abc" of package "blog" is not a semantic version
 //
+// [Lint] lists every problem of a document, each with its JSON path and its
+// line and column, for the publisher's tools; Parse is Lint stopped at the
+// first problem, so the two cannot disagree.
+//
 // # Ranges and pre-releases
 //
 // Ranges are written in the syntax of github.com/Masterminds/semver, whose

@@ -1,7 +1,6 @@
 package updatedoc
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -88,42 +87,4 @@ func CheckSequence(stored, incoming int64, haveStored bool) error {
 		return fmt.Errorf("%w: sequence %d is lower than the stored sequence %d", ErrRollback, incoming, stored)
 	}
 	return nil
-}
-
-// Parse decodes and validates an update document. Unknown fields are
-// ignored so that publishers can add to format 1 without breaking older
-// readers; everything this package relies on is checked, and the first
-// problem found is returned as an error wrapping [ErrInvalid] whose message
-// names the field (packages are checked in code order, so the same document
-// always gives the same error).
-func Parse(body []byte) (*Document, error) {
-	// The format is read first and alone: a document of another format may
-	// have any shape, and "unsupported format 2" is the useful answer, not a
-	// type error somewhere inside it.
-	var probe struct {
-		Format json.RawMessage `json:"format"`
-	}
-	if err := decodeOne(body, &probe); err != nil {
-		return nil, err
-	}
-	// Member names are checked before the format is believed: with two
-	// "format" members (or "format" and "Format") the probe holds whichever
-	// the decoder kept. Only now, with the nesting depth bounded by the
-	// probe's decoding, is the recursive walk safe.
-	misspelled, err := checkMembers(body)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFormat(probe.Format); err != nil {
-		return nil, err
-	}
-	if misspelled != nil {
-		return nil, misspelled
-	}
-
-	var w wireDocument
-	if err := decodeOne(body, &w); err != nil {
-		return nil, err
-	}
-	return w.validate()
 }

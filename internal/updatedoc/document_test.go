@@ -136,8 +136,16 @@ func TestParseAcceptsURLs(t *testing.T) {
 	}
 }
 
-func TestParseErrors(t *testing.T) {
-	t.Parallel()
+// parseErrorCase is a document Parse refuses and part of the error's text.
+type parseErrorCase struct {
+	name string
+	body string
+	want string
+}
+
+// parseErrorCases are the refused documents of TestParseErrors; the Lint
+// tests check that Lint's first problem is Parse's error on each.
+func parseErrorCases() []parseErrorCase {
 	manyPackages := func(n int) string {
 		var b strings.Builder
 		b.WriteString("{")
@@ -158,11 +166,7 @@ func TestParseErrors(t *testing.T) {
 		return blogWith(`{"` + field + `": [` + strings.Join(parts, ",") + `]}`)
 	}
 
-	tests := []struct {
-		name string
-		body string
-		want string
-	}{
+	return []parseErrorCase{
 		{"empty body", ``, `update document: empty body`},
 		{"malformed", `{"format": 1,`, `malformed JSON at line 1, column 14`},
 		{"malformed on a later line", "{\n\"format\": 1,\n\"publisher\": acme}", `malformed JSON at line 3, column 14`},
@@ -305,7 +309,11 @@ func TestParseErrors(t *testing.T) {
 			return fmt.Sprintf(`{"id": "A-%d", "affected": "<1.0.0"}`, i)
 		}), `package "blog" has 1001 advisories, more than the limit of 1000`},
 	}
-	for _, tt := range tests {
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range parseErrorCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			doc, err := Parse([]byte(tt.body))

@@ -15,7 +15,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 )
 
-// FuzzParse feeds Parse arbitrary bytes. Parse must never panic; what it
+// FuzzParse feeds Parse arbitrary bytes. Parse must never panic and must
+// refuse with Lint's first problem exactly when Lint finds any; what it
 // accepts must evaluate without panicking or failing for every package and a
 // spread of installed versions, obey the evaluation's own invariants, and
 // survive a round trip through its JSON form.
@@ -48,12 +49,24 @@ func FuzzParse(f *testing.F) {
 	installs := []string{"0.0.0", "0.0.0-0", "1.0.0", "1.9.0", "2.3.0-beta.1", "2.4.0", "18446744073709551615.0.0"}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		doc, err := Parse(body)
+		problems := Lint(body)
+		if (err == nil) != (problems == nil) {
+			t.Fatalf("Parse error %v but Lint %v: one set of rules must agree", err, problems)
+		}
 		if err != nil {
 			if doc != nil {
 				t.Fatal("Parse returned a document with an error")
 			}
 			if !errors.Is(err, ErrInvalid) {
 				t.Fatalf("Parse error %q does not wrap ErrInvalid", err)
+			}
+			if problems[0].Message != err.Error() {
+				t.Fatalf("Lint's first problem %q is not Parse's error %q", problems[0].Message, err)
+			}
+			for _, p := range problems {
+				if !errors.Is(p.err, ErrInvalid) || p.Line < 0 || p.Column < 0 || (p.Line == 0) != (p.Column == 0) {
+					t.Fatalf("problem %+v", p)
+				}
 			}
 			return
 		}

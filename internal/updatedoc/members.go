@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"unicode"
+
+	"github.com/upcheck/upcheck/internal/jsonpos"
 )
 
 // The json package matches member names to struct fields ignoring case and
@@ -84,26 +86,51 @@ func foldName(name string) string {
 	return b.String()
 }
 
-// checkMembers walks body, which must already have been decoded once (the
-// decoder bounds the nesting depth, which makes the recursion safe). It
-// returns err for the first duplicate member, and misspelled for the first
-// member named like one of format 1's members but not spelled like it.
-// They are apart because a duplicate is wrong in any document while a
-// misspelling is only wrong once the document is known to be of format 1.
-func checkMembers(body []byte) (misspelled, err error) {
-	w := memberWalker{dec: json.NewDecoder(bytes.NewReader(body))}
+// checkMembers walks the body, which must already have been decoded once
+// (the decoder bounds the nesting depth, which makes the recursion safe),
+// and records where each value starts. It returns every duplicate member,
+// and every member named like one of format 1's members but not spelled
+// like it. They are apart because a duplicate is wrong in any document
+// while a misspelling is only wrong once the document is known to be of
+// format 1. ok is false when the walk itself failed (the problem is then
+// recorded).
+func (c *checker) checkMembers() (duplicates, misspelled []Problem, ok bool) {
+	w := memberWalker{c: c, dec: json.NewDecoder(bytes.NewReader(c.body))}
 	if err := w.value("", documentSchema); err != nil {
-		return nil, err
+		c.addAt("", 0, false, err)
+		return nil, nil, false
 	}
-	return w.misspelled, nil
+	return w.duplicates, w.misspelled, true
 }
 
 type memberWalker struct {
+	c          *checker
 	dec        *json.Decoder
-	misspelled error
+	duplicates []Problem
+	misspelled []Problem
+}
+
+// next is the offset where the next token starts: the decoder's offset is
+// the end of the last one, before white space and separators.
+func (w *memberWalker) next() int64 {
+	off := w.dec.InputOffset()
+	for off < int64(len(w.c.body)) && bytes.IndexByte([]byte(" \t\r\n:,"), w.c.body[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+// problem builds a member problem placed at the member's name.
+func (w *memberWalker) problem(path string, offset int64, format string, args ...any) Problem {
+	err := invalidf(nil, format, args...)
+	line, col := jsonpos.Position(w.c.body, offset)
+	return Problem{Path: path, Line: line, Column: col, Message: err.Error(), err: err}
 }
 
 func (w *memberWalker) value(path string, s *memberSchema) error {
+	if _, seen := w.c.at[path]; !seen && w.c.at != nil {
+		w.c.at[path] = w.next()
+	}
 	tok, err := w.dec.Token()
 	if err != nil {
 		return invalidf(err, "update document: %v", err)
@@ -140,20 +167,26 @@ func (w *memberWalker) value(path string, s *memberSchema) error {
 func (w *memberWalker) object(path string, s *memberSchema) error {
 	seen := make(map[string]string) // foldName(name) -> name as written
 	for w.dec.More() {
+		at := w.next()
 		tok, err := w.dec.Token()
 		if err != nil {
 			return invalidf(err, "update document: %v", err)
 		}
 		name, _ := tok.(string)
+		member := joinPath(path, name)
 		folded := foldName(name)
-		if earlier, dup := seen[folded]; dup {
+		earlier, dup := seen[folded]
+		if dup {
 			if earlier == name {
-				return invalidf(nil, "update document: %s: duplicate member %q", pathName(path), name)
+				w.duplicates = append(w.duplicates, w.problem(member, at,
+					"update document: %s: duplicate member %q", pathName(path), name))
+			} else {
+				w.duplicates = append(w.duplicates, w.problem(member, at,
+					"update document: %s: duplicate member %q (same name as %q ignoring case)", pathName(path), name, earlier))
 			}
-			return invalidf(nil, "update document: %s: duplicate member %q (same name as %q ignoring case)",
-				pathName(path), name, earlier)
+		} else {
+			seen[folded] = name
 		}
-		seen[folded] = name
 
 		var child *memberSchema
 		switch {
@@ -161,14 +194,14 @@ func (w *memberWalker) object(path string, s *memberSchema) error {
 		case s.names != nil:
 			var known bool
 			child, known = s.names[name]
-			if want, near := s.folded[folded]; !known && near && w.misspelled == nil {
-				w.misspelled = invalidf(nil, "update document: %s: member %q must be spelled %q (member names are case-sensitive)",
-					pathName(path), name, want)
+			if want, near := s.folded[folded]; !known && near && !dup {
+				w.misspelled = append(w.misspelled, w.problem(member, at,
+					"update document: %s: member %q must be spelled %q (member names are case-sensitive)", pathName(path), name, want))
 			}
 		default:
 			child = s.elem
 		}
-		if err := w.value(joinPath(path, name), child); err != nil {
+		if err := w.value(member, child); err != nil {
 			return err
 		}
 	}

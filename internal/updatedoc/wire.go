@@ -50,35 +50,40 @@ type wireAdvisory struct {
 	URL      string  `json:"url"`
 }
 
-func (w *wireDocument) validate() (*Document, error) {
+// validate checks what decoding cannot and records every problem with c;
+// the document it returns is only meaningful when there were none.
+func (w *wireDocument) validate(c *checker) *Document {
 	doc := &Document{Format: Format}
 
 	if w.Publisher == nil || strings.TrimSpace(*w.Publisher) == "" {
-		return nil, invalidf(nil, "update document: publisher is missing")
+		c.add("publisher", "", nil, "update document: publisher is missing")
+	} else {
+		doc.Publisher = *w.Publisher
 	}
-	doc.Publisher = *w.Publisher
 
-	if w.Sequence == nil {
-		return nil, invalidf(nil, "update document: sequence is missing")
+	switch {
+	case w.Sequence == nil:
+		c.add("sequence", "", nil, "update document: sequence is missing")
+	case *w.Sequence < 0:
+		c.add("sequence", "", nil, "update document: sequence %d is negative", *w.Sequence)
+	default:
+		doc.Sequence = *w.Sequence
 	}
-	if *w.Sequence < 0 {
-		return nil, invalidf(nil, "update document: sequence %d is negative", *w.Sequence)
-	}
-	doc.Sequence = *w.Sequence
 
 	if w.Expires != nil {
 		t, err := parseTime(*w.Expires)
 		if err != nil {
-			return nil, invalidf(err, "update document: expires %q is not an RFC 3339 time", *w.Expires)
+			c.add("expires", "", err, "update document: expires %q is not an RFC 3339 time", *w.Expires)
 		}
 		doc.Expires = t
 	}
 
 	if w.Packages == nil {
-		return nil, invalidf(nil, "update document: packages is missing")
+		c.add("packages", "", nil, "update document: packages is missing")
+		return doc
 	}
 	if len(w.Packages) > MaxPackages {
-		return nil, invalidf(nil, "update document: %d packages, more than the limit of %d", len(w.Packages), MaxPackages)
+		c.add("packages", "", nil, "update document: %d packages, more than the limit of %d", len(w.Packages), MaxPackages)
 	}
 	doc.Packages = make(map[string]*Package, len(w.Packages))
 	codes := make([]string, 0, len(w.Packages))
@@ -88,28 +93,27 @@ func (w *wireDocument) validate() (*Document, error) {
 	slices.Sort(codes)
 	for _, code := range codes {
 		wp := w.Packages[code]
+		at := joinPath("packages", code)
 		if strings.TrimSpace(code) == "" {
-			return nil, invalidf(nil, "update document: a package has an empty code")
+			c.add(at, "packages", nil, "update document: a package has an empty code")
+			continue
 		}
 		if wp == nil {
-			return nil, invalidf(nil, "update document: package %q is null", code)
+			c.add(at, "packages", nil, "update document: package %q is null", code)
+			continue
 		}
-		p, err := wp.validate(code)
-		if err != nil {
-			return nil, err
-		}
-		doc.Packages[code] = p
+		doc.Packages[code] = wp.validate(c, code, at)
 	}
-	return doc, nil
+	return doc
 }
 
-func (wp *wirePackage) validate(code string) (*Package, error) {
+func (wp *wirePackage) validate(c *checker, code, at string) *Package {
 	if len(wp.Releases) > MaxReleasesPerPackage {
-		return nil, invalidf(nil, "update document: package %q has %d releases, more than the limit of %d",
+		c.add(at+".releases", at, nil, "update document: package %q has %d releases, more than the limit of %d",
 			code, len(wp.Releases), MaxReleasesPerPackage)
 	}
 	if len(wp.Advisories) > MaxAdvisoriesPerPackage {
-		return nil, invalidf(nil, "update document: package %q has %d advisories, more than the limit of %d",
+		c.add(at+".advisories", at, nil, "update document: package %q has %d advisories, more than the limit of %d",
 			code, len(wp.Advisories), MaxAdvisoriesPerPackage)
 	}
 	p := &Package{
@@ -117,61 +121,58 @@ func (wp *wirePackage) validate(code string) (*Package, error) {
 		Advisories: make([]Advisory, 0, len(wp.Advisories)),
 	}
 	for i, wr := range wp.Releases {
-		r, err := wr.validate(code, i)
-		if err != nil {
-			return nil, err
-		}
+		rat := fmt.Sprintf("%s.releases[%d]", at, i)
+		r := wr.validate(c, code, i, rat)
 		// Two entries for one version would make "the newest release"
 		// depend on their order; versions differing only in build metadata
 		// are the same version.
 		for j, earlier := range p.Releases {
-			if earlier.version.Equal(r.version) {
-				return nil, invalidf(nil, "update document: releases[%d].version %q of package %q repeats releases[%d].version %q",
+			if r.version != nil && earlier.version != nil && earlier.version.Equal(r.version) {
+				c.add(rat+".version", rat, nil, "update document: releases[%d].version %q of package %q repeats releases[%d].version %q",
 					i, r.Version, code, j, earlier.Version)
+				break
 			}
 		}
 		p.Releases = append(p.Releases, r)
 	}
 	for i, wa := range wp.Advisories {
-		a, err := wa.validate(code, i)
-		if err != nil {
-			return nil, err
-		}
+		aat := fmt.Sprintf("%s.advisories[%d]", at, i)
+		a := wa.validate(c, code, i, aat)
 		// Dismissals are by id, so an id must name one advisory.
 		for j, earlier := range p.Advisories {
-			if earlier.ID == a.ID {
-				return nil, invalidf(nil, "update document: advisories[%d].id %q of package %q repeats advisories[%d].id",
+			if strings.TrimSpace(a.ID) != "" && earlier.ID == a.ID {
+				c.add(aat+".id", aat, nil, "update document: advisories[%d].id %q of package %q repeats advisories[%d].id",
 					i, a.ID, code, j)
+				break
 			}
 		}
 		p.Advisories = append(p.Advisories, a)
 	}
-	return p, nil
+	return p
 }
 
-func (wr *wireRelease) validate(code string, i int) (Release, error) {
+// validate checks release i of package code, whose JSON path is at.
+func (wr *wireRelease) validate(c *checker, code string, i int, at string) Release {
 	place := func(field string) string {
 		return fmt.Sprintf("releases[%d].%s", i, field)
 	}
-	if wr.Version == nil {
-		return Release{}, invalidf(nil, "update document: %s of package %q is missing", place("version"), code)
-	}
-	v, err := semver.StrictNewVersion(*wr.Version)
-	if err != nil {
-		return Release{}, invalidf(err, "update document: %s %q of package %q is not a semantic version",
-			place("version"), *wr.Version, code)
-	}
 	r := Release{
-		Version:  *wr.Version,
 		Security: wr.Security,
 		Summary:  wr.Summary,
 		URL:      wr.URL,
-		version:  v,
+	}
+	if wr.Version == nil {
+		c.add(at+".version", at, nil, "update document: %s of package %q is missing", place("version"), code)
+	} else if v, err := semver.StrictNewVersion(*wr.Version); err != nil {
+		c.add(at+".version", at, err, "update document: %s %q of package %q is not a semantic version",
+			place("version"), *wr.Version, code)
+	} else {
+		r.Version, r.version = *wr.Version, v
 	}
 	if wr.Released != nil {
 		t, err := parseTime(*wr.Released)
 		if err != nil {
-			return Release{}, invalidf(err, "update document: %s %q of package %q is not an RFC 3339 time",
+			c.add(at+".released", at, err, "update document: %s %q of package %q is not an RFC 3339 time",
 				place("released"), *wr.Released, code)
 		}
 		r.Released = t
@@ -179,68 +180,71 @@ func (wr *wireRelease) validate(code string, i int) (Release, error) {
 	if wr.RequiresCore != nil {
 		rng, err := ParseRange(*wr.RequiresCore)
 		if err != nil {
-			return Release{}, invalidf(err, "update document: %s of package %q: %v", place("requires_core"), code, err)
+			c.add(at+".requires_core", at, err, "update document: %s of package %q: %v", place("requires_core"), code, err)
+		} else {
+			r.RequiresCore = rng.String()
+			r.requiresCore = &rng
 		}
-		r.RequiresCore = rng.String()
-		r.requiresCore = &rng
 	}
 	if wr.Severity != nil {
 		if err := checkSeverity(*wr.Severity); err != nil {
-			return Release{}, invalidf(err, "update document: %s %q of package %q is not one of %s",
+			c.add(at+".severity", at, err, "update document: %s %q of package %q is not one of %s",
 				place("severity"), *wr.Severity, code, strings.Join(severities, ", "))
 		}
 		r.Severity = *wr.Severity
 	}
 	if err := checkURL(wr.URL); err != nil {
-		return Release{}, invalidf(err, "update document: %s %q of package %q: %v", place("url"), wr.URL, code, err)
+		c.add(at+".url", at, err, "update document: %s %q of package %q: %v", place("url"), wr.URL, code, err)
 	}
-	return r, nil
+	return r
 }
 
-func (wa *wireAdvisory) validate(code string, i int) (Advisory, error) {
+// validate checks advisory i of package code, whose JSON path is at.
+func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) Advisory {
 	place := func(field string) string {
 		return fmt.Sprintf("advisories[%d].%s", i, field)
 	}
-	if strings.TrimSpace(wa.ID) == "" {
-		return Advisory{}, invalidf(nil, "update document: %s of package %q is missing", place("id"), code)
-	}
 	a := Advisory{ID: wa.ID, Summary: wa.Summary, URL: wa.URL}
+	if strings.TrimSpace(wa.ID) == "" {
+		c.add(at+".id", at, nil, "update document: %s of package %q is missing", place("id"), code)
+	}
 	// An advisory that does not say which versions it affects cannot be
 	// evaluated; guessing "all" or "none" would both be wrong somewhere.
+	var rng *Range
 	if wa.Affected == nil {
-		return Advisory{}, invalidf(nil, "update document: %s of package %q is missing", place("affected"), code)
+		c.add(at+".affected", at, nil, "update document: %s of package %q is missing", place("affected"), code)
+	} else if parsed, err := ParseRange(*wa.Affected); err != nil {
+		c.add(at+".affected", at, err, "update document: %s of package %q: %v", place("affected"), code, err)
+	} else {
+		rng = &parsed
+		a.Affected = rng.String()
+		a.affected = rng
 	}
-	rng, err := ParseRange(*wa.Affected)
-	if err != nil {
-		return Advisory{}, invalidf(err, "update document: %s of package %q: %v", place("affected"), code, err)
-	}
-	a.Affected = rng.String()
-	a.affected = &rng
 	if wa.FixedIn != nil {
 		fixed, err := semver.StrictNewVersion(*wa.FixedIn)
-		if err != nil {
-			return Advisory{}, invalidf(err, "update document: %s %q of package %q is not a semantic version",
+		switch {
+		case err != nil:
+			c.add(at+".fixed_in", at, err, "update document: %s %q of package %q is not a semantic version",
 				place("fixed_in"), *wa.FixedIn, code)
-		}
 		// A fix that is itself affected is a contradiction the operator
 		// would act on ("update to 2.4.0") and stay vulnerable.
-		if rng.Contains(fixed) {
-			return Advisory{}, invalidf(nil, "update document: %s %q of package %q is inside its affected range %q",
+		case rng != nil && rng.Contains(fixed):
+			c.add(at+".fixed_in", at, nil, "update document: %s %q of package %q is inside its affected range %q",
 				place("fixed_in"), *wa.FixedIn, code, a.Affected)
 		}
 		a.FixedIn = *wa.FixedIn
 	}
 	if wa.Severity != nil {
 		if err := checkSeverity(*wa.Severity); err != nil {
-			return Advisory{}, invalidf(err, "update document: %s %q of package %q is not one of %s",
+			c.add(at+".severity", at, err, "update document: %s %q of package %q is not one of %s",
 				place("severity"), *wa.Severity, code, strings.Join(severities, ", "))
 		}
 		a.Severity = *wa.Severity
 	}
 	if err := checkURL(wa.URL); err != nil {
-		return Advisory{}, invalidf(err, "update document: %s %q of package %q: %v", place("url"), wa.URL, code, err)
+		c.add(at+".url", at, err, "update document: %s %q of package %q: %v", place("url"), wa.URL, code, err)
 	}
-	return a, nil
+	return a
 }
 
 func parseTime(s string) (time.Time, error) {
