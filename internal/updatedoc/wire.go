@@ -48,6 +48,12 @@ type wireAdvisory struct {
 	FixedIn  *string `json:"fixed_in"`
 	Summary  string  `json:"summary"`
 	URL      string  `json:"url"`
+	// OSV's members (osv.go).
+	Aliases    []string        `json:"aliases"`
+	CVSS       *string         `json:"cvss"`
+	Withdrawn  *string         `json:"withdrawn"`
+	Modified   *string         `json:"modified"`
+	References []wireReference `json:"references"`
 }
 
 func (w *wireDocument) validate() (*Document, error) {
@@ -239,6 +245,9 @@ func (wa *wireAdvisory) validate(code string, i int) (Advisory, error) {
 	}
 	if err := checkURL(wa.URL); err != nil {
 		return Advisory{}, invalidf(err, "update document: %s %q of package %q: %v", place("url"), wa.URL, code, err)
+	}
+	if err := wa.validateOSV(code, i, &a); err != nil {
+		return Advisory{}, err
 	}
 	return a, nil
 }
