@@ -1,7 +1,8 @@
 -- name: CatalogCounts :one
 -- How many components each filter shows, with the search applied: the
 -- filter links' counts and the page count come from this one statement,
--- with the same conditions as CatalogPage.
+-- with the same conditions as CatalogPage (the search: a substring of
+-- the code or the name, or an advisory's id or alias).
 SELECT count(*)::bigint                                                AS total,
        count(*) FILTER (WHERE cs.security OR cs.vulnerable)::bigint    AS attention,
        count(*) FILTER (WHERE cs.update_available)::bigint             AS updates,
@@ -10,7 +11,9 @@ SELECT count(*)::bigint                                                AS total,
        count(*) FILTER (WHERE cs.failing)::bigint                      AS failing,
        count(*) FILTER (WHERE cs.stale)::bigint                        AS stale
 FROM component_state cs
-WHERE @search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%';
+WHERE @search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%'
+   OR (cs.evaluated AND cs.code IN (SELECT r.code FROM component_results r
+                                    WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim(@search))]));
 
 -- name: CatalogPage :many
 -- What needs action first (upcheck_catalog_rank, migration 00015); within
@@ -41,7 +44,12 @@ WHERE (@filter::text = ''
        OR (@filter = 'vulnerable' AND cs.vulnerable)
        OR (@filter = 'failing' AND cs.failing)
        OR (@filter = 'stale' AND cs.stale))
-  AND (@search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%')
+  AND (@search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%'
+       -- The id or an alias of an advisory affecting the installed version
+       -- (migration 00018). component_results holds one row per component,
+       -- the current one while cs.evaluated.
+       OR (cs.evaluated AND cs.code IN (SELECT r.code FROM component_results r
+                                        WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim(@search))])))
   AND (@after_code::text = ''
        OR (upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                                 cs.failing, cs.stale, cs.evaluated), lower(cs.name), cs.code)
