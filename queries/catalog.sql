@@ -11,9 +11,11 @@ SELECT count(*)::bigint                                                AS total,
        count(*) FILTER (WHERE cs.failing)::bigint                      AS failing,
        count(*) FILTER (WHERE cs.stale)::bigint                        AS stale
 FROM component_state cs
-WHERE @search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%'
-   OR (cs.evaluated AND cs.code IN (SELECT r.code FROM component_results r
-                                    WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim(@search))]));
+WHERE (@search::text = ''
+       OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%'
+       OR cs.code = ANY (ARRAY(SELECT r.code FROM component_results r
+                               WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim(@search))])))
+  AND (@search::text = '' OR cs.evaluated OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%');
 
 -- name: CatalogPage :many
 -- What needs action first (upcheck_catalog_rank, migration 00015); within
@@ -44,12 +46,19 @@ WHERE (@filter::text = ''
        OR (@filter = 'vulnerable' AND cs.vulnerable)
        OR (@filter = 'failing' AND cs.failing)
        OR (@filter = 'stale' AND cs.stale))
-  AND (@search::text = '' OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%'
-       -- The id or an alias of an advisory affecting the installed version
-       -- (migration 00018). component_results holds one row per component,
-       -- the current one while cs.evaluated.
-       OR (cs.evaluated AND cs.code IN (SELECT r.code FROM component_results r
-                                        WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim(@search))])))
+  -- The search: a substring of the code or the name (trigram indexes,
+  -- migration 00015), or the id or an alias of an advisory affecting the
+  -- installed version (migration 00018): the codes whose result lists it
+  -- are looked up once through its GIN index (an InitPlan), so the rest of
+  -- the query still joins the matching components only (EXPLAIN at 10,001
+  -- components: 0.4 ms for the lookup, then index scans of the matches).
+  -- The alias must come from the current result: component_results holds
+  -- one row per component, the current one while cs.evaluated.
+  AND (@search::text = ''
+       OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%'
+       OR cs.code = ANY (ARRAY(SELECT r.code FROM component_results r
+                               WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim(@search))])))
+  AND (@search::text = '' OR cs.evaluated OR cs.code ILIKE '%' || @search || '%' OR cs.name ILIKE '%' || @search || '%')
   AND (@after_code::text = ''
        OR (upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                                 cs.failing, cs.stale, cs.evaluated), lower(cs.name), cs.code)
