@@ -18,6 +18,11 @@ build: ## build bin/upcheck
 run: build ## run the app (a private PostgreSQL is started when UPCHECK_DATABASE_URL is unset)
 	./$(BIN) serve --demo
 
+.PHONY: cluster
+cluster: build deps ## three instances behind nginx with TLS on https://127.0.0.1:8443, as docs/deploy.md sets them up; Ctrl-C stops them
+	$(GO) build -o bin/upcheck-cluster ./cmd/upcheck-cluster
+	./bin/upcheck-cluster -binary $(BIN)
+
 .PHONY: test
 test: lint deps ## run every test, with the race detector, on real PostgreSQL and Chromium
 	$(GO) test -race -count=1 -tags crash -timeout 20m $(PKGS)
@@ -27,7 +32,7 @@ stop: ## stop the private PostgreSQL clusters that run, test and bench leave run
 	$(GO) run ./cmd/devdb stop
 
 .PHONY: deps
-deps: ## install PostgreSQL and Chromium from Debian's packages when missing
+deps: ## install PostgreSQL, Chromium, nginx and systemd-analyze from Debian's packages when missing
 	@bash .ci/deps
 
 .PHONY: bench

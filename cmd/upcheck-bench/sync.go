@@ -19,11 +19,11 @@ import (
 )
 
 const (
-	syncSources   = 50
-	syncPerSource = 100 // 5,000 components
+	syncSources   = 100
+	syncPerSource = 100 // 10,000 components
 )
 
-// syncHolds measures a manifest sync of 5,000 components whose sources'
+// syncHolds measures a manifest sync of 10,000 components whose sources'
 // documents are stored: the first sync adds and evaluates them all, the
 // second upgrades the core, which makes every result stale and evaluates
 // them all again. It reports each sync's wall time and the longest time any

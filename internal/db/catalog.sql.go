@@ -10,104 +10,33 @@ import (
 	"time"
 )
 
-const catalogCounts = `-- name: CatalogCounts :one
-SELECT count(*)::bigint                                                AS total,
-       count(*) FILTER (WHERE cs.security OR cs.vulnerable)::bigint    AS attention,
-       count(*) FILTER (WHERE cs.update_available)::bigint             AS updates,
-       count(*) FILTER (WHERE cs.security)::bigint                     AS security,
-       count(*) FILTER (WHERE cs.vulnerable)::bigint                   AS vulnerable,
-       count(*) FILTER (WHERE cs.failing)::bigint                      AS failing,
-       count(*) FILTER (WHERE cs.stale)::bigint                        AS stale
-FROM component_state cs
-WHERE ($1::text = ''
-       OR cs.code ILIKE '%' || $1 || '%' OR cs.name ILIKE '%' || $1 || '%'
-       OR cs.code = ANY (ARRAY(SELECT r.code FROM component_results r
-                               WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim($1))])))
-  AND ($1::text = '' OR cs.evaluated OR cs.code ILIKE '%' || $1 || '%' OR cs.name ILIKE '%' || $1 || '%')
-`
-
-type CatalogCountsRow struct {
-	Total      int64
-	Attention  int64
-	Updates    int64
-	Security   int64
-	Vulnerable int64
-	Failing    int64
-	Stale      int64
-}
-
-// How many components each filter shows, with the search applied: the
-// filter links' counts and the page count come from this one statement,
-// with the same conditions as CatalogPage (the search: a substring of
-// the code or the name, or an advisory's id or alias).
-func (q *Queries) CatalogCounts(ctx context.Context, db DBTX, search string) (CatalogCountsRow, error) {
-	row := db.QueryRow(ctx, catalogCounts, search)
-	var i CatalogCountsRow
-	err := row.Scan(
-		&i.Total,
-		&i.Attention,
-		&i.Updates,
-		&i.Security,
-		&i.Vulnerable,
-		&i.Failing,
-		&i.Stale,
-	)
-	return i, err
-}
-
-const catalogPage = `-- name: CatalogPage :many
+const catalogAll = `-- name: CatalogAll :many
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
        s.last_error_kind, s.last_error_arg,
-       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
+       e.security_since,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
-       lower(cs.name)::text AS sort_name
+       lower(cs.name)::text AS sort_name,
+       -- The ids and aliases of the advisories of the current result,
+       -- upper-cased (migration 00018): the search finds a component by
+       -- any of them. component_results holds one row per component, the
+       -- current one while cs.evaluated.
+       (CASE WHEN cs.evaluated THEN r.advisory_keys ELSE '{}' END)::text[] AS advisory_keys,
+       -- When this snapshot may be reused (migration 00019): read in the
+       -- same statement, so they describe exactly these rows.
+       (SELECT v.version FROM read_model_version v)::bigint AS version,
+       -- (in a CASE because sqlc takes a function's result for never null)
+       CASE WHEN true THEN upcheck_read_model_turns_at() END AS turns_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
-WHERE ($1::text = ''
-       OR ($1 = 'attention' AND (cs.security OR cs.vulnerable))
-       OR ($1 = 'updates' AND cs.update_available)
-       OR ($1 = 'security' AND cs.security)
-       OR ($1 = 'vulnerable' AND cs.vulnerable)
-       OR ($1 = 'failing' AND cs.failing)
-       OR ($1 = 'stale' AND cs.stale))
-  -- The search: a substring of the code or the name (trigram indexes,
-  -- migration 00015), or the id or an alias of an advisory affecting the
-  -- installed version (migration 00018): the codes whose result lists it
-  -- are looked up once through its GIN index (an InitPlan), so the rest of
-  -- the query still joins the matching components only (EXPLAIN at 10,001
-  -- components: 0.4 ms for the lookup, then index scans of the matches).
-  -- The alias must come from the current result: component_results holds
-  -- one row per component, the current one while cs.evaluated.
-  AND ($2::text = ''
-       OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%'
-       OR cs.code = ANY (ARRAY(SELECT r.code FROM component_results r
-                               WHERE upcheck_advisory_keys(r.advisories) @> ARRAY[upper(btrim($2))])))
-  AND ($2::text = '' OR cs.evaluated OR cs.code ILIKE '%' || $2 || '%' OR cs.name ILIKE '%' || $2 || '%')
-  AND ($3::text = ''
-       OR (upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
-                                cs.failing, cs.stale, cs.evaluated), lower(cs.name), cs.code)
-          > ($4::integer, $5::text, $3))
-ORDER BY upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
-                              cs.failing, cs.stale, cs.evaluated),
-         lower(cs.name), cs.code
-LIMIT $7 OFFSET $6
+LEFT JOIN component_exposure e ON e.code = cs.code
+LEFT JOIN component_results r ON r.code = cs.code
 `
 
-type CatalogPageParams struct {
-	Filter    string
-	Search    string
-	AfterCode string
-	AfterRank int32
-	AfterName string
-	SkipRows  int32
-	MaxRows   int32
-}
-
-type CatalogPageRow struct {
+type CatalogAllRow struct {
 	Code             string
 	Name             string
 	InstalledVersion string
@@ -134,35 +63,32 @@ type CatalogPageRow struct {
 	SecuritySince    interface{}
 	SortRank         int32
 	SortName         string
+	AdvisoryKeys     []string
+	Version          int64
+	TurnsAt          interface{}
 }
 
-// What needs action first (upcheck_catalog_rank, migration 00015); within
-// each rank by name, then code, so a page boundary never moves between two
-// identical reads. A page starts either after skip_rows rows (the page's
-// page numbers) or, when after_code is set, after the row whose rank,
-// lower(name) and code are the cursor's (the API's after): a row added or
-// removed before the cursor moves no other row across it. security_since
-// is the exposure clock (component_exposure, migration 00011), looked up
-// for the rows of the page only.
+// Every component as the read model sees it, with its rank
+// (upcheck_catalog_rank, migration 00015: what needs action first) and
+// its exposure clock (component_exposure, migration 00011). The catalog
+// page and API read this whole snapshot at most twice a second per
+// instance and filter, search, order and page it in memory
+// (store.CatalogSnapshot): at 10,000 components a page then reads no
+// rows at all, where a query per page joined and ranked every row, and
+// the snapshot is read again only when ReadModelUnchanged says so
+// (docs/performance.md). The order is the snapshot's (rank, then
+// sort_name, then code, compared byte-wise), so it is not asked for here.
 // The kind of the source's last failure, a fetch fact stored beside the
 // error (migration 00012), not a derived flag.
-func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParams) ([]CatalogPageRow, error) {
-	rows, err := db.Query(ctx, catalogPage,
-		arg.Filter,
-		arg.Search,
-		arg.AfterCode,
-		arg.AfterRank,
-		arg.AfterName,
-		arg.SkipRows,
-		arg.MaxRows,
-	)
+func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, error) {
+	rows, err := db.Query(ctx, catalogAll)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []CatalogPageRow{}
+	items := []CatalogAllRow{}
 	for rows.Next() {
-		var i CatalogPageRow
+		var i CatalogAllRow
 		if err := rows.Scan(
 			&i.Code,
 			&i.Name,
@@ -190,6 +116,9 @@ func (q *Queries) CatalogPage(ctx context.Context, db DBTX, arg CatalogPageParam
 			&i.SecuritySince,
 			&i.SortRank,
 			&i.SortName,
+			&i.AdvisoryKeys,
+			&i.Version,
+			&i.TurnsAt,
 		); err != nil {
 			return nil, err
 		}
@@ -281,6 +210,26 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.CoreVersion,
 	)
 	return i, err
+}
+
+const readModelUnchanged = `-- name: ReadModelUnchanged :one
+SELECT (v.version = $1::bigint
+        AND ($2::timestamptz IS NULL OR $2::timestamptz > clock_timestamp()))::boolean
+FROM read_model_version v
+`
+
+type ReadModelUnchangedParams struct {
+	Version int64
+	TurnsAt *time.Time
+}
+
+// Whether a snapshot read at version, which may be reused until turns_at
+// (null: no instant is due), still says what the read model says now.
+func (q *Queries) ReadModelUnchanged(ctx context.Context, db DBTX, arg ReadModelUnchangedParams) (bool, error) {
+	row := db.QueryRow(ctx, readModelUnchanged, arg.Version, arg.TurnsAt)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
 }
 
 const sourceHealthList = `-- name: SourceHealthList :many

@@ -112,6 +112,7 @@ type ComponentResult struct {
 	NoFixIds         []string
 	SecurityVersion  *string
 	SecurityVersions []string
+	AdvisoryKeys     []string
 }
 
 type ComponentState struct {
@@ -206,6 +207,11 @@ type NotificationMessage struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
+}
+
+type ReadModelVersion struct {
+	OnlyRow bool
+	Version int64
 }
 
 type SecurityProblem struct {

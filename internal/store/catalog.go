@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -53,6 +52,10 @@ type CatalogEntry struct {
 	// Cursor is this row's place in the order: a page after it starts
 	// with the next row.
 	Cursor CatalogCursor `json:"-"`
+	// advisoryKeys are the ids and aliases of the advisories of the
+	// current result, upper-cased: the search finds the row by any of
+	// them (catalog_alias.go).
+	advisoryKeys []string
 }
 
 // CatalogCounts is how many components each catalog filter shows.
@@ -132,47 +135,21 @@ type SourceHealth struct {
 }
 
 // Catalog returns one page of the catalog and the number of matching
-// components.
+// components, from a snapshot read now (no cache: tests and tools; the
+// server reads through updatecheck.Checker.Catalog).
 func (s *Store) Catalog(ctx context.Context, f CatalogFilter) ([]CatalogEntry, int, error) {
 	entries, counts, err := s.CatalogWithCounts(ctx, f)
 	return entries, counts.Of(f.Status), err
 }
 
 // CatalogWithCounts returns one page of the catalog and how many
-// components each filter shows with f's search.
+// components each filter shows with f's search, from a snapshot read now.
 func (s *Store) CatalogWithCounts(ctx context.Context, f CatalogFilter) ([]CatalogEntry, CatalogCounts, error) {
-	c, err := s.q.CatalogCounts(ctx, s.pool, f.Search)
+	snap, err := s.CatalogSnapshot(ctx)
 	if err != nil {
-		return nil, CatalogCounts{}, mapError(fmt.Errorf("count catalog: %w", err))
+		return nil, CatalogCounts{}, err
 	}
-	counts := CatalogCounts{All: int(c.Total), Attention: int(c.Attention), Updates: int(c.Updates), Security: int(c.Security),
-		Vulnerable: int(c.Vulnerable), Failing: int(c.Failing), Stale: int(c.Stale)}
-	p := db.CatalogPageParams{Filter: f.Status, Search: f.Search, MaxRows: int32(f.Limit), SkipRows: int32(f.Offset)}
-	if f.After != nil {
-		if f.After.Code == "" || f.Offset != 0 {
-			return nil, CatalogCounts{}, errors.New("a catalog cursor needs a code and no offset")
-		}
-		p.AfterRank, p.AfterName, p.AfterCode = int32(f.After.Rank), f.After.Name, f.After.Code
-	}
-	rows, err := s.q.CatalogPage(ctx, s.pool, p)
-	if err != nil {
-		return nil, CatalogCounts{}, mapError(fmt.Errorf("read catalog: %w", err))
-	}
-	out := make([]CatalogEntry, len(rows))
-	for i, r := range rows {
-		out[i] = CatalogEntry{
-			Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl), Evaluated: r.Evaluated,
-			Latest: deref(r.LatestVersion), UpdateVersion: deref(r.UpdateVersion), RequiredCore: deref(r.RequiredCore),
-			UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable, VulnerableNoFix: r.VulnerableNoFix,
-			NeedsNewerCore: r.NeedsNewerCore, Stale: r.Stale, Failing: r.Failing, Advisories: orEmptyArray(r.OpenAdvisories),
-			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
-			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
-			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
-			SecuritySince: timeOf(r.SecuritySince),
-			Cursor:        CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
-		}
-	}
-	return out, counts, nil
+	return snap.Page(f)
 }
 
 // timeOf is a timestamptz column sqlc could not type (an aggregate read

@@ -69,7 +69,7 @@ type Checker struct {
 	logger   *slog.Logger
 	observer Observer
 	notifier Notifier
-	summary  summaryCache
+	reads    reads
 }
 
 // Observer hears how checks and fetches end (metrics).
@@ -153,8 +153,8 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 
 	l := acq.Lease
 	c.observer.LeaseHeld(true)
-	c.summary.invalidate()       // check_running changed
-	defer c.summary.invalidate() // and the results, whatever the outcome
+	c.reads.invalidate()       // check_running changed
+	defer c.reads.invalidate() // and the results, whatever the outcome
 	res := Result{Epoch: l.Epoch}
 	if res.RunID, err = c.store.CheckRunStart(ctx, string(trigger), actor, l.Owner, l.Epoch); err != nil {
 		c.release(ctx, l, false)

@@ -29,7 +29,7 @@ func (c *Checker) Dismiss(ctx context.Context, d store.NewDismissal) (store.Dism
 		return store.Dismissal{}, err
 	}
 	d.Reason = strings.TrimSpace(d.Reason)
-	defer c.summary.invalidate()
+	defer c.reads.invalidate()
 	out, err := c.store.DismissAdvisory(ctx, d)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Dismissal{}, fmt.Errorf("%w: %q of %q", ErrNoSuchAdvisory, d.AdvisoryID, d.Code)
@@ -48,7 +48,7 @@ func (c *Checker) Undismiss(ctx context.Context, code, advisoryID string, userID
 	if _, err := c.store.Component(ctx, code); err != nil {
 		return err
 	}
-	defer c.summary.invalidate()
+	defer c.reads.invalidate()
 	return c.store.UndismissAdvisory(ctx, code, advisoryID, userID)
 }
 

@@ -97,8 +97,8 @@ func (s *Scheduler) Run(ctx context.Context) {
 	c := cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLog))
 	c.Schedule(s.schedule, job)
 	c.Start()
-	s.checker.summary.scheduled(s.schedule) // the summary's next_check_at
-	defer s.checker.summary.scheduled(nil)
+	s.checker.reads.scheduled(s.schedule) // the summary's next_check_at
+	defer s.checker.reads.scheduled(nil)
 
 	var catchUp sync.WaitGroup
 	status, err := s.checker.lease.Status(ctx, CatchUpAge)

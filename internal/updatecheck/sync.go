@@ -72,7 +72,7 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 		upserts = append(upserts, next)
 	}
 
-	defer c.summary.invalidate()
+	defer c.reads.invalidate()
 	for start := 0; start < len(upserts); start += syncBatch {
 		batch := upserts[start:min(start+syncBatch, len(upserts))]
 		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {

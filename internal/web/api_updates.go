@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -80,14 +81,32 @@ func (s *Server) apiCatalog(c echo.Context) error {
 	}
 	// One row more than the page tells whether a next page exists.
 	f.Limit++
-	entries, total, err := s.store.Catalog(c.Request().Context(), f)
+	ctx := c.Request().Context()
+	snap, err := s.checker.CatalogSnapshot(ctx)
 	if err != nil {
 		return err
 	}
-	f.Limit--
+	body, err := s.fragments.get(snap, keyOf("api", f, 0), func() ([]byte, error) {
+		entries, counts, err := snap.Page(f)
+		if err != nil {
+			return nil, err
+		}
+		return catalogJSON(entries, counts.Of(f.Status), f.Limit-1, page)
+	})
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// catalogJSON is the catalog API's answer: up to limit entries (one more
+// means a next page exists), the number matching, and page when the
+// request was numbered.
+func catalogJSON(entries []store.CatalogEntry, total, limit, page int) ([]byte, error) {
 	var next *string
-	if len(entries) > f.Limit {
-		entries = entries[:f.Limit]
+	if len(entries) > limit {
+		entries = entries[:limit]
 		v := encodeCursor(entries[len(entries)-1].Cursor)
 		next = &v
 	}
@@ -101,12 +120,15 @@ func (s *Server) apiCatalog(c echo.Context) error {
 			LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
 		}
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	body := map[string]any{"components": out, "total": total, "per_page": f.Limit, "next": next}
+	body := map[string]any{"components": out, "total": total, "per_page": limit, "next": next}
 	if page > 0 {
 		body["page"] = page
 	}
-	return c.JSON(http.StatusOK, body)
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(body); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // encodeCursor is a row's place in the catalog as an opaque URL-safe

@@ -265,3 +265,29 @@ func TestAuditLogAndCSV(t *testing.T) {
 		t.Errorf("the unfiltered CSV has %d lines, want every entry and the header", n)
 	}
 }
+
+// The catalog page and API show a dismissal at once, in the same second
+// as the page read before it (their rendered parts belong to a snapshot,
+// and the dismissal makes a new one).
+func TestCatalogShowsADismissalAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.login("admin@example.test")
+	wantStatus(t, "check", admin.postCheck(true), 200)
+	galleryVulnerable := func() (page, api bool) {
+		t.Helper()
+		p := admin.do("GET", "/admin/plugins?q=gallery", "", "", nil)
+		a := admin.do("GET", "/api/admin/plugins/updates?q=gallery", "", "", nil)
+		if p.status != 200 || a.status != 200 {
+			t.Fatalf("catalog: page %d, api %d %s", p.status, a.status, a.body)
+		}
+		return strings.Contains(p.body, `<span class="badge badge-danger">Vulnerable`), strings.Contains(a.body, `"vulnerable":true`)
+	}
+	if page, api := galleryVulnerable(); !page || !api {
+		t.Fatalf("before the dismissal: vulnerable on the page %v, in the API %v; want both", page, api)
+	}
+	wantStatus(t, "dismiss", admin.postForm(dismissPath, url.Values{"reason": {"accepted"}}), http.StatusSeeOther)
+	if page, api := galleryVulnerable(); page || api {
+		t.Fatalf("right after the dismissal: vulnerable on the page %v, in the API %v; want neither", page, api)
+	}
+}

@@ -86,10 +86,27 @@ func (s *Server) catalogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, counts, err := s.store.CatalogWithCounts(c.Request().Context(), f)
+	ctx := c.Request().Context()
+	snap, err := s.checker.CatalogSnapshot(ctx)
 	if err != nil {
 		return err
 	}
+	l := layout(c)
+	content, err := s.fragments.get(snap, keyOf("page", f, l.Now.Unix()), func() ([]byte, error) {
+		entries, counts, err := snap.Page(f)
+		if err != nil {
+			return nil, err
+		}
+		return renderBytes(ctx, views.CatalogContent(catalogProps(f, page, entries, counts), l.Now))
+	})
+	if err != nil {
+		return err
+	}
+	return renderOK(c, views.CatalogPage(l, rawHTML(content)))
+}
+
+// catalogProps is what the catalog page shows of one page of entries.
+func catalogProps(f store.CatalogFilter, page int, entries []store.CatalogEntry, counts store.CatalogCounts) views.CatalogProps {
 	rows := make([]views.CatalogRow, len(entries))
 	for i, e := range entries {
 		rows[i] = views.CatalogRow{
@@ -107,10 +124,8 @@ func (s *Server) catalogPage(c echo.Context) error {
 		views.FilterVulnerable, views.FilterFailing} {
 		filters[status] = counts.Of(status)
 	}
-	return renderOK(c, views.Catalog(views.CatalogProps{
-		Layout: layout(c), Rows: rows, Filter: f.Status, Query: f.Search, Page: page, PageSize: f.Limit,
-		Total: counts.Of(f.Status), Counts: filters,
-	}))
+	return views.CatalogProps{Rows: rows, Filter: f.Status, Query: f.Search, Page: page, PageSize: f.Limit,
+		Total: counts.Of(f.Status), Counts: filters}
 }
 
 // firstOf returns the first of its arguments that is not empty.

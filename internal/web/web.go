@@ -52,6 +52,8 @@ type Server struct {
 	metrics http.Handler
 	// metricsPublic serves /metrics without a token.
 	metricsPublic bool
+	// fragments are rendered parts of catalog answers (fragments.go).
+	fragments fragments
 }
 
 // New builds the HTTP handler.

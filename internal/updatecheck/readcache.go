@@ -1,0 +1,121 @@
+package updatecheck
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// The read caches' ages. A value younger than readFresh is served as is;
+// one older is read again by one query in the background, while requests
+// keep getting the value they had, as long as it is younger than
+// readMaxAge; an older one (or none) is waited for. So every instance
+// shows another instance's writes within readMaxAge, no request waits for
+// a read while the cache is in use, and its own checks, syncs and
+// dismissals drop the cached values at once.
+const (
+	readFresh  = 500 * time.Millisecond
+	readMaxAge = time.Second
+)
+
+// readTimeout bounds a shared read, which no single request owns.
+const readTimeout = 5 * time.Second
+
+// readCache holds the last value read from the database and the read in
+// flight, so that a burst of requests costs one query.
+type readCache[T any] struct {
+	mu       sync.Mutex
+	value    T
+	readAt   time.Time // monotonic
+	valid    bool
+	gen      uint64 // bumped by invalidate: a read begun before it is not kept
+	inflight *cacheRead[T]
+}
+
+type cacheRead[T any] struct {
+	gen   uint64 // the cache's generation when the read began
+	done  chan struct{}
+	value T
+	err   error
+}
+
+// invalidate drops the cached value: the next request waits for a read
+// begun after this call.
+func (rc *readCache[T]) invalidate() {
+	rc.mu.Lock()
+	rc.gen++
+	rc.valid = false
+	rc.mu.Unlock()
+}
+
+// get returns the cached value, refreshing it as the constants above say;
+// read is the query. holds, when not nil, is a cheaper question asked
+// before read: whether the cached value still says what the database says
+// now; when it does, the value is kept as if read again.
+func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, error),
+	holds func(context.Context, T) (bool, error)) (T, error) {
+	rc.mu.Lock()
+	age := time.Since(rc.readAt)
+	if rc.valid && age < readFresh {
+		v := rc.value
+		rc.mu.Unlock()
+		return v, nil
+	}
+	// A read begun before the last invalidate may miss that write: it is
+	// not joined, a new one begins.
+	r := rc.inflight
+	if r == nil || r.gen != rc.gen {
+		r = &cacheRead[T]{gen: rc.gen, done: make(chan struct{})}
+		rc.inflight = r
+		if !rc.valid {
+			holds = nil // nothing to ask about: invalidated, or never read
+		}
+		go rc.readShared(r, rc.value, read, holds)
+	}
+	if rc.valid && age < readMaxAge {
+		v := rc.value // the read above refreshes it for the requests after this one
+		rc.mu.Unlock()
+		return v, nil
+	}
+	rc.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.value, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, context.Cause(ctx)
+	}
+}
+
+// readShared reads for every waiter; the value is kept only if nothing
+// invalidated the cache meanwhile.
+func (rc *readCache[T]) readShared(r *cacheRead[T], cached T, read func(context.Context) (T, error),
+	holds func(context.Context, T) (bool, error)) {
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	began := time.Now() // the value is as old as the read's start
+	if ok, err := holdsStill(ctx, cached, holds); err != nil {
+		r.err = err
+	} else if ok {
+		r.value = cached
+	} else {
+		r.value, r.err = read(ctx)
+	}
+	rc.mu.Lock()
+	if rc.inflight == r {
+		rc.inflight = nil
+	}
+	if r.err == nil && r.gen == rc.gen {
+		rc.value, rc.readAt, rc.valid = r.value, began, true
+	}
+	rc.mu.Unlock()
+	close(r.done)
+}
+
+// holdsStill asks holds about cached; false without a question to ask.
+func holdsStill[T any](ctx context.Context, cached T, holds func(context.Context, T) (bool, error)) (bool, error) {
+	if holds == nil {
+		return false, nil
+	}
+	return holds(ctx, cached)
+}

@@ -1,0 +1,100 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"sync"
+
+	"github.com/a-h/templ"
+
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// maxFragments bounds the rendered fragments kept for one snapshot.
+const maxFragments = 256
+
+// fragments keeps the parts of answers that depend on nothing but a
+// catalog snapshot, the request's query and, for a page, the second it
+// is rendered in (relative times: "3 minutes ago"): the catalog's table
+// and the catalog API's JSON. A new snapshot drops them all, so a fragment
+// is never older than the snapshot it was made from; a burst of requests
+// for one page renders it once a second.
+type fragments struct {
+	mu    sync.Mutex
+	snap  *store.CatalogSnapshot
+	bytes map[fragmentKey][]byte
+}
+
+// fragmentKey names a fragment: its kind ("page", "api"), the catalog
+// read it shows, and the second of rendering (0 for an answer without
+// relative times).
+type fragmentKey struct {
+	kind           string
+	status, search string
+	offset, limit  int
+	after          store.CatalogCursor // zero: none
+	second         int64
+}
+
+// keyOf is the key of the fragment that shows f.
+func keyOf(kind string, f store.CatalogFilter, second int64) fragmentKey {
+	k := fragmentKey{kind: kind, status: f.Status, search: f.Search, offset: f.Offset, limit: f.Limit, second: second}
+	if f.After != nil {
+		k.after = *f.After
+	}
+	return k
+}
+
+// get returns the fragment key names in snap, making it with build when it
+// is not kept. Two requests that miss at once both make it; the first kept
+// stays.
+func (f *fragments) get(snap *store.CatalogSnapshot, key fragmentKey, build func() ([]byte, error)) ([]byte, error) {
+	f.mu.Lock()
+	if f.snap == snap {
+		if b, ok := f.bytes[key]; ok {
+			f.mu.Unlock()
+			return b, nil
+		}
+	}
+	f.mu.Unlock()
+	b, err := build()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.snap != snap {
+		if f.snap != nil && snap.ReadAt.Before(f.snap.ReadAt) {
+			return b, nil // an older snapshot than the one kept: not worth keeping
+		}
+		f.snap, f.bytes = snap, newFragmentMap()
+	}
+	if len(f.bytes) >= maxFragments {
+		f.bytes = newFragmentMap()
+	}
+	if kept, ok := f.bytes[key]; ok {
+		return kept, nil
+	}
+	f.bytes[key] = b
+	return b, nil
+}
+
+func newFragmentMap() map[fragmentKey][]byte { return make(map[fragmentKey][]byte, 16) }
+
+// renderBytes renders a component into bytes.
+func renderBytes(ctx context.Context, c templ.Component) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := c.Render(ctx, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// rawHTML is already rendered HTML as a component.
+func rawHTML(b []byte) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
