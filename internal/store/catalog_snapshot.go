@@ -101,7 +101,7 @@ func (s *Store) CatalogSnapshot(ctx context.Context) (*CatalogSnapshot, error) {
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 			SecuritySince: timeOf(r.SecuritySince), advisoryKeys: r.AdvisoryKeys,
-			Cursor:        CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
+			Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
 		}
 	}
 	snap := newCatalogSnapshot(entries, time.Now())
