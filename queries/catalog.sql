@@ -18,6 +18,11 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
+       -- The ids and aliases of the advisories of the current result,
+       -- upper-cased (migration 00018): the search finds a component by
+       -- any of them. component_results holds one row per component, the
+       -- current one while cs.evaluated.
+       (CASE WHEN cs.evaluated THEN r.advisory_keys ELSE '{}' END)::text[] AS advisory_keys,
        -- When this snapshot may be reused (migration 00019): read in the
        -- same statement, so they describe exactly these rows.
        (SELECT v.version FROM read_model_version v)::bigint AS version,
@@ -27,7 +32,8 @@ FROM component_state cs
 -- The kind of the source's last failure, a fetch fact stored beside the
 -- error (migration 00012), not a derived flag.
 LEFT JOIN sources s ON s.url = cs.source_url
-LEFT JOIN component_exposure e ON e.code = cs.code;
+LEFT JOIN component_exposure e ON e.code = cs.code
+LEFT JOIN component_results r ON r.code = cs.code;
 
 -- name: ReadModelUnchanged :one
 -- Whether a snapshot read at version, which may be reused until turns_at

@@ -68,6 +68,9 @@ Usage:
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
   upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
+  upcheck publisher osv2doc --package NAME FILE...
+                                OSV records (JSON files) as the advisories of package NAME,
+                                printed as a document's "packages" object
   upcheck version               print the version
 
 Exit codes of check: 0 completed, 7 completed_with_failures (some sources gave

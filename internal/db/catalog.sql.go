@@ -20,13 +20,20 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
+       -- The ids and aliases of the advisories of the current result,
+       -- upper-cased (migration 00018): the search finds a component by
+       -- any of them. component_results holds one row per component, the
+       -- current one while cs.evaluated.
+       (CASE WHEN cs.evaluated THEN r.advisory_keys ELSE '{}' END)::text[] AS advisory_keys,
        -- When this snapshot may be reused (migration 00019): read in the
        -- same statement, so they describe exactly these rows.
        (SELECT v.version FROM read_model_version v)::bigint AS version,
+       -- (in a CASE because sqlc takes a function's result for never null)
        CASE WHEN true THEN upcheck_read_model_turns_at() END AS turns_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 LEFT JOIN component_exposure e ON e.code = cs.code
+LEFT JOIN component_results r ON r.code = cs.code
 `
 
 type CatalogAllRow struct {
@@ -56,6 +63,7 @@ type CatalogAllRow struct {
 	SecuritySince    interface{}
 	SortRank         int32
 	SortName         string
+	AdvisoryKeys     []string
 	Version          int64
 	TurnsAt          interface{}
 }
@@ -108,6 +116,7 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.SecuritySince,
 			&i.SortRank,
 			&i.SortName,
+			&i.AdvisoryKeys,
 			&i.Version,
 			&i.TurnsAt,
 		); err != nil {

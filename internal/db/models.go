@@ -112,6 +112,7 @@ type ComponentResult struct {
 	NoFixIds         []string
 	SecurityVersion  *string
 	SecurityVersions []string
+	AdvisoryKeys     []string
 }
 
 type ComponentState struct {

@@ -52,6 +52,10 @@ type CatalogEntry struct {
 	// Cursor is this row's place in the order: a page after it starts
 	// with the next row.
 	Cursor CatalogCursor `json:"-"`
+	// advisoryKeys are the ids and aliases of the advisories of the
+	// current result, upper-cased: the search finds the row by any of
+	// them (catalog_alias.go).
+	advisoryKeys []string
 }
 
 // CatalogCounts is how many components each catalog filter shows.

@@ -39,6 +39,9 @@ type CatalogSnapshot struct {
 	// bytes.Index pass finds every match of a search.
 	haystack []byte
 	starts   []int32
+	// byKey holds, per advisory id or alias (upper-cased), the positions
+	// of the rows whose current result lists it (catalog_alias.go).
+	byKey map[string][]int32
 }
 
 // catalogFilters are the catalog's filters; "" shows every component.
@@ -97,8 +100,8 @@ func (s *Store) CatalogSnapshot(ctx context.Context) (*CatalogSnapshot, error) {
 			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
-			SecuritySince: timeOf(r.SecuritySince),
-			Cursor:        CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
+			SecuritySince: timeOf(r.SecuritySince), advisoryKeys: r.AdvisoryKeys,
+			Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
 		}
 	}
 	snap := newCatalogSnapshot(entries, time.Now())
@@ -141,6 +144,7 @@ func newCatalogSnapshot(entries []CatalogEntry, readAt time.Time) *CatalogSnapsh
 		hay.WriteByte(0)
 		hay.WriteString(strings.ToLower(e.Name))
 		hay.WriteByte('\n')
+		snap.indexKeys(e.advisoryKeys, i)
 	}
 	snap.haystack = hay.Bytes()
 	return snap
@@ -162,7 +166,7 @@ func (c *CatalogSnapshot) Page(f CatalogFilter) ([]CatalogEntry, CatalogCounts, 
 	rows := c.byFilter[f.Status]
 	var counts CatalogCounts
 	if q := strings.ToLower(f.Search); q != "" {
-		matches := c.search(q)
+		matches := c.withAdvisory(c.search(q), f.Search)
 		counts = c.countAmong(matches)
 		rows = c.keep(matches, f.Status)
 	} else {
