@@ -178,6 +178,9 @@ type AdvisoryRow struct {
 	// Dismissal is the standing dismissal, in force or not (then the page
 	// says why the advisory counts again); nil: none.
 	Dismissal *AdvisoryDismissal
+	// OSV is what the advisory says in OSV's terms (aliases, CVSS, dates,
+	// references).
+	OSV AdvisoryOSV
 }
 
 // DetailProps is one component's page: its releases and advisories.
@@ -191,6 +194,9 @@ type DetailProps struct {
 	Releases  []ReleaseRow
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryRow
+	// Withdrawn advisories whose range holds the installed version: listed
+	// apart, they do not count.
+	Withdrawn []AdvisoryRow
 	// DismissForm refills the dismiss form the server refused.
 	DismissForm DismissForm
 	// CanManage shows the dismiss and undismiss buttons.

@@ -138,7 +138,7 @@ func pages() map[string]templ.Component {
 			},
 			Advisories: []AdvisoryRow{
 				{ID: "ACME-2026-007", Severity: "critical", Summary: "Stored XSS in comments",
-					URL: "https://acme.example/adv/7", Affected: "<2.4.0", FixedIn: "2.4.0"},
+					URL: "https://acme.example/adv/7", Affected: "<2.4.0", FixedIn: "2.4.0", OSV: osvFixture()},
 				{ID: "ACME-2026-009", Severity: "medium", Summary: "Open redirect", NoFix: true},
 				{ID: "ACME-2025-101", Severity: "low", Summary: "Verbose errors", FixedIn: "2.4.0", Dismissed: true,
 					Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now.Add(-26 * time.Hour),
@@ -147,6 +147,8 @@ func pages() map[string]templ.Component {
 					Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now.Add(-72 * time.Hour), Reason: "Single sign-on only",
 						Changes: []AdvisoryChange{{ChangeSeverity, "medium", "high"}, {ChangeAffected, "<2.4.0", "<2.5.0"}, {ChangeFixedIn, "", "2.5.0"}}}},
 			},
+			Withdrawn: []AdvisoryRow{{ID: "ACME-2026-004", Severity: "high", Summary: "Duplicate of ACME-2026-007",
+				OSV: AdvisoryOSV{Aliases: []string{"GHSA-35c4-f3rq-f9g3"}, Withdrawn: "2026-11-02"}}},
 			DismissForm: DismissForm{AdvisoryID: "ACME-2026-009", Reason: "", Expires: "2026-11-01",
 				Error: "The expiry date has passed. Pick today or a later day, or leave it empty to dismiss the advisory until someone restores it."},
 		}),

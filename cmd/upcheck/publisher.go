@@ -46,6 +46,8 @@ func runPublisher(args []string, getenv func(string) string, stdout, stderr io.W
 			"public_key":  pub.String(),
 			"private_key": updatedoc.FormatPrivateKey(priv),
 		})
+	case "osv2doc":
+		return runOSV2Doc(args[1:], stdout, stderr)
 	case "sign":
 		var keyFile string
 		var write bool

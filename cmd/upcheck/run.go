@@ -60,7 +60,8 @@ Usage:
                                 the document's too); refused, file untouched, when the
                                 result would not pass lint
   upcheck publisher advisory add --package CODE --id ID --affected RANGE [--fixed-in V]
-        [--severity S] [--summary TEXT] [--url URL] [--expires TIME] DOCUMENT
+        [--severity S] [--summary TEXT] [--url URL] [--aliases ID,…] [--cvss VECTOR]
+        [--modified TIME|now] [--withdrawn TIME|now] [--references TYPE=URL]… [--expires TIME] DOCUMENT
                                 append an advisory, the same way
   upcheck publisher lint DOCUMENT
                                 every problem upcheck would refuse DOCUMENT for, as
@@ -68,6 +69,9 @@ Usage:
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
   upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
                                 sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
+  upcheck publisher osv2doc --package NAME FILE...
+                                OSV records (JSON files) as the advisories of package NAME,
+                                printed as a document's "packages" object
   upcheck version               print the version
 
 Exit codes of check: 0 completed, 7 completed_with_failures (some sources gave

@@ -44,7 +44,10 @@ func NewPublisher(now time.Time) (*Publisher, error) {
                     "severity": "high", "summary": "Fixes stored XSS in comments",
                     "url": "https://example.org/acme/blog-2.4.0"}],
       "advisories": [{"id": "ACME-2026-007", "severity": "high", "affected": "<2.4.0", "fixed_in": "2.4.0",
-                      "summary": "Stored XSS in comments", "url": "https://example.org/acme/ACME-2026-007"}]},
+                      "summary": "Stored XSS in comments", "url": "https://example.org/acme/ACME-2026-007",
+                      "aliases": ["CVE-2026-99007"], "cvss": "CVSS:3.1/AV:N/AC:L/PR:L/UI:R/S:C/C:H/I:H/A:N",
+                      "modified": "2026-11-20T10:00:00Z",
+                      "references": [{"type": "FIX", "url": "https://example.org/acme/blog-2.4.0"}]}]},
     "gallery": {
       "releases": [{"version": "3.1.0", "released": "2026-10-02T09:00:00Z"}],
       "advisories": [{"id": "ACME-2026-011", "severity": "medium", "affected": "<=3.1.0",

@@ -60,6 +60,9 @@ type Detail struct {
 	Releases []updatedoc.ReleaseStatus
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryState
+	// Withdrawn advisories whose range holds the installed version: they
+	// do not count, the page lists them as withdrawn.
+	Withdrawn []updatedoc.AdvisoryMatch
 	// Update is the installable update, SecurityRelease the newest
 	// security release (SecurityNeedsNewerCore: not installable on the
 	// installed core), BlockedUpdate the newest release the installed core
@@ -120,6 +123,7 @@ func (c *Checker) Detail(ctx context.Context, code string) (Detail, error) {
 	out.Releases = ev.Releases
 	out.Update, out.SecurityRelease, out.BlockedUpdate = ev.Update, ev.SecurityRelease, ev.BlockedUpdate
 	out.SecurityNeedsNewerCore = ev.SecurityNeedsNewerCore
+	out.Withdrawn = ev.Withdrawn
 	for _, a := range ev.Advisories {
 		st := AdvisoryState{AdvisoryMatch: a, Dismissed: slices.Contains(d.Dismissed, a.ID)}
 		if dm, ok := standing[a.ID]; ok {

@@ -75,6 +75,23 @@ type Advisory struct {
 	FixedIn string `json:"fixed_in,omitempty"`
 	Summary string `json:"summary,omitempty"`
 	URL     string `json:"url,omitempty"`
+	// OSV's members (osv.go). Aliases are other databases' ids of the same
+	// advisory (CVE, GHSA, …).
+	Aliases []string `json:"aliases,omitempty"`
+	// CVSS is a CVSS v3.0, v3.1 or v4.0 vector and CVSSScore its base
+	// score (meaningful only when CVSS is set). Severity is the
+	// publisher's word, or when the publisher gave none, the word of the
+	// score on CVSS's qualitative scale.
+	CVSS      string  `json:"cvss,omitempty"`
+	CVSSScore float64 `json:"cvss_score,omitempty"`
+	// Withdrawn is when the publisher withdrew the advisory (zero: it
+	// stands). A withdrawn advisory affects nothing: Evaluate lists it
+	// apart, in Evaluation.Withdrawn.
+	Withdrawn time.Time `json:"withdrawn,omitzero"`
+	// Modified is when the publisher last changed the advisory (zero: not
+	// said).
+	Modified   time.Time   `json:"modified,omitzero"`
+	References []Reference `json:"references,omitempty"`
 
 	affected *Range
 }

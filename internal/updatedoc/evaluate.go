@@ -53,6 +53,11 @@ type Evaluation struct {
 	// are read, so that a dismissal shows at once and no evaluation can
 	// undo it. Never nil.
 	Advisories []AdvisoryMatch `json:"advisories"`
+	// Withdrawn lists the withdrawn advisories whose range holds the
+	// installed version, in document order: they do not count (not in
+	// Advisories, so never vulnerable, open nor notified), but a page may
+	// say that they were withdrawn. Nil when none.
+	Withdrawn []AdvisoryMatch `json:"withdrawn,omitempty"`
 	// Releases lists every release of the package, newest first, with
 	// whether the installed core can run it. Never nil.
 	Releases []ReleaseStatus `json:"releases"`
@@ -160,7 +165,12 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 		if !affected.Contains(inst) {
 			continue
 		}
-		ev.Advisories = append(ev.Advisories, AdvisoryMatch{Advisory: *a, NoFix: a.FixedIn == ""})
+		m := AdvisoryMatch{Advisory: *a, NoFix: a.FixedIn == ""}
+		if !a.Withdrawn.IsZero() {
+			ev.Withdrawn = append(ev.Withdrawn, m)
+			continue
+		}
+		ev.Advisories = append(ev.Advisories, m)
 	}
 	sortNewestFirst(ev.Releases)
 	return ev, nil

@@ -48,6 +48,12 @@ type wireAdvisory struct {
 	FixedIn  *string `json:"fixed_in"`
 	Summary  string  `json:"summary"`
 	URL      string  `json:"url"`
+	// OSV's members (osv.go).
+	Aliases    []string        `json:"aliases"`
+	CVSS       *string         `json:"cvss"`
+	Withdrawn  *string         `json:"withdrawn"`
+	Modified   *string         `json:"modified"`
+	References []wireReference `json:"references"`
 }
 
 // validate checks what decoding cannot and records every problem with c;
@@ -244,6 +250,7 @@ func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) Advi
 	if err := checkURL(wa.URL); err != nil {
 		c.add(at+".url", at, err, "update document: %s %q of package %q: %v", place("url"), wa.URL, code, err)
 	}
+	wa.validateOSV(c, code, i, at, &a)
 	return a
 }
 

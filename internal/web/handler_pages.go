@@ -177,6 +177,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	for _, a := range d.Advisories {
 		props.Advisories = append(props.Advisories, advisoryRow(a))
 	}
+	props.Withdrawn = withdrawnRows(d.Withdrawn)
 	props.DismissForm = form
 	return render(c, status, views.ComponentDetail(props))
 }
