@@ -30,10 +30,11 @@ type docField struct {
 type fieldKind int
 
 const (
-	textField fieldKind = iota // a string
-	boolField                  // true when the flag is given
-	timeField                  // an RFC 3339 time, or "now"
-	listField                  // an array of strings: the flag repeated, or values separated by commas
+	textField      fieldKind = iota // a string
+	boolField                       // true when the flag is given
+	timeField                       // an RFC 3339 time, or "now"
+	listField                       // an array of strings: the flag repeated, or values separated by commas
+	referenceField                  // an array of OSV references: the flag repeated, each TYPE=URL
 )
 
 var releaseFields = []docField{
@@ -53,6 +54,11 @@ var advisoryFields = []docField{
 	{"fixed_in", textField, "the first version with the fix, outside affected"},
 	{"summary", textField, "one line for the operator"},
 	{"url", textField, "the full advisory, an absolute http(s) URL"},
+	{"aliases", listField, "other databases' ids of it (CVE-2026-1234, GHSA-xxxx-xxxx-xxxx); repeat the flag or separate with commas"},
+	{"cvss", textField, "a CVSS v3.0, v3.1 or v4.0 vector (CVSS:3.1/AV:N/…); without --severity it gives the severity"},
+	{"modified", timeField, `when you last changed the advisory: an RFC 3339 time, or "now"`},
+	{"withdrawn", timeField, `when you withdrew it (it then affects nothing): an RFC 3339 time, or "now"`},
+	{"references", referenceField, "a link of OSV's: TYPE=URL (ADVISORY, FIX, REPORT, WEB, …); repeat the flag"},
 }
 
 // fieldValue is the flag.Value of one docField; set is false until the
@@ -93,6 +99,13 @@ func (v *fieldValue) Set(s string) error {
 			}
 		}
 		v.value = list
+	case referenceField:
+		typ, u, ok := strings.Cut(s, "=")
+		if !ok {
+			return errors.New("want TYPE=URL, e.g. FIX=https://…")
+		}
+		refs, _ := v.value.([]map[string]string)
+		v.value = append(refs, map[string]string{"type": typ, "url": u})
 	default:
 		v.value = s
 	}

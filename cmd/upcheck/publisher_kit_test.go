@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -316,6 +317,40 @@ func TestPublisherAdvisoryAdd(t *testing.T) {
 	a := parseFile(t, docPath).Packages["blog"].Advisories
 	if len(a) != 1 || a[0].ID != "ACME-2026-007" || a[0].FixedIn != "2.4.0" {
 		t.Fatalf("advisories = %+v", a)
+	}
+
+	// OSV's members: a flag each too.
+	if _, stderr, code := cliOut(t, nil, "publisher", "advisory", "add", "--package", "blog", "--id", "ACME-2026-008",
+		"--affected", "<2.5.0", "--aliases", "CVE-2026-1234,GHSA-jfh8-c2jp-5v3q", "--aliases", "PYSEC-2026-1",
+		"--cvss", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H", "--modified", "2026-11-21T00:00:00Z",
+		"--withdrawn", "2026-11-22T00:00:00Z", "--references", "FIX=https://acme.example/fix", "--references", "WEB=https://acme.example/?a=b",
+		docPath); code != 0 {
+		t.Fatalf("advisory add with OSV members: exit %d: %s", code, stderr)
+	}
+	a = parseFile(t, docPath).Packages["blog"].Advisories
+	if len(a) != 2 || !slices.Equal(a[1].Aliases, []string{"CVE-2026-1234", "GHSA-jfh8-c2jp-5v3q", "PYSEC-2026-1"}) ||
+		a[1].CVSSScore != 9.8 || a[1].Severity != "critical" || a[1].Withdrawn.IsZero() || a[1].Modified.IsZero() ||
+		!slices.Equal(a[1].References, []updatedoc.Reference{{Type: "FIX", URL: "https://acme.example/fix"}, {Type: "WEB", URL: "https://acme.example/?a=b"}}) {
+		t.Fatalf("advisory with OSV members = %+v", a[1])
+	}
+	before := readFile(t, docPath)
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--aliases", "CVE-26-1"}, 1, `packages.blog.advisories[2].aliases[0]: advisories[2].aliases[0] "CVE-26-1" of package "blog" is not a CVE id`},
+		{[]string{"--cvss", "AV:N"}, 1, `packages.blog.advisories[2].cvss: `},
+		{[]string{"--references", "BLOG=https://a.example/"}, 1, `packages.blog.advisories[2].references[0].type: `},
+		{[]string{"--references", "https://a.example/"}, 2, `want TYPE=URL`},
+	} {
+		args := append(append([]string{"publisher", "advisory", "add", "--package", "blog", "--id", "X-9", "--affected", "<1.0.0"}, tc.args...), docPath)
+		if _, stderr, code := cliOut(t, nil, args...); code != tc.code || !strings.Contains(stderr, tc.stderr) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", tc.args, code, stderr, tc.code, tc.stderr)
+		}
+		if !bytes.Equal(readFile(t, docPath), before) {
+			t.Fatalf("%q was refused but changed the file", tc.args)
+		}
 	}
 }
 

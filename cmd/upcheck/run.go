@@ -60,7 +60,8 @@ Usage:
                                 the document's too); refused, file untouched, when the
                                 result would not pass lint
   upcheck publisher advisory add --package CODE --id ID --affected RANGE [--fixed-in V]
-        [--severity S] [--summary TEXT] [--url URL] [--expires TIME] DOCUMENT
+        [--severity S] [--summary TEXT] [--url URL] [--aliases ID,…] [--cvss VECTOR]
+        [--modified TIME|now] [--withdrawn TIME|now] [--references TYPE=URL]… [--expires TIME] DOCUMENT
                                 append an advisory, the same way
   upcheck publisher lint DOCUMENT
                                 every problem upcheck would refuse DOCUMENT for, as

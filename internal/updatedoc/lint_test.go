@@ -127,3 +127,26 @@ func checkProblems(t *testing.T, got, want []Problem) {
 		}
 	}
 }
+
+// OSV's members are checked by the same collecting rules: every problem,
+// each with its path.
+func TestLintOSVMembers(t *testing.T) {
+	t.Parallel()
+	body := advisoryWith(`, "aliases": ["CVE-2021-1234", "CVE-21-1"], "cvss": "AV:N", "references": [{"type": "BLOG", "url": "javascript:x"}]`)
+	var paths []string
+	for _, p := range Lint([]byte(body)) {
+		paths = append(paths, p.Path)
+		if p.Line != 1 || p.Column == 0 {
+			t.Errorf("problem %+v has no place", p)
+		}
+	}
+	want := "packages.blog.advisories[0].aliases[1] packages.blog.advisories[0].cvss " +
+		"packages.blog.advisories[0].references[0].type packages.blog.advisories[0].references[0].url"
+	if got := strings.Join(paths, " "); got != want {
+		t.Fatalf("paths = %s\nwant    %s", got, want)
+	}
+	_, err := Parse([]byte(body))
+	if err == nil || !strings.Contains(err.Error(), `aliases[1] "CVE-21-1"`) {
+		t.Fatalf("Parse: %v", err)
+	}
+}
