@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
@@ -293,4 +294,45 @@ func (b *bundle) auditEvents() []store.AuditEvent {
 		b.t.Fatal(err)
 	}
 	return events
+}
+
+// untrusted_sources counts a source whose document expires within 7 days,
+// or whose last fetch was refused for its signature, its key statement or
+// a rollback; the Sources page reads the same flag.
+func TestUntrustedSources(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	pub, priv := generateKey(t)
+	otherPub, otherPriv := generateKey(t)
+	soon := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
+	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), priv)
+	p.set("/blog.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 1, "expires": "`+soon+`", "packages": {"blog": `+pkgBlog+`}}`))
+	b.sync(core(p.URL+"/core.json", pub), manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/blog.json"})
+	b.run(lease.Operator)
+	untrusted := func() (int, map[string]bool) {
+		t.Helper()
+		sum, err := b.checker.Summary(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		health, err := b.store.SourceHealth(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		flags := map[string]bool{}
+		for _, h := range health {
+			flags[strings.TrimPrefix(h.URL, p.URL)] = h.Untrusted
+		}
+		return sum.UntrustedSources, flags
+	}
+	if n, flags := untrusted(); n != 1 || !flags["/blog.json"] || flags["/core.json"] {
+		t.Fatalf("untrusted = %d %v, want the document expiring in 3 days", n, flags)
+	}
+	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{otherPub}, 1, otherPriv)
+	p.publish("/core.json", doc(11, map[string]string{"core": pkgCore}), otherPriv)
+	b.run(lease.Operator)
+	if n, flags := untrusted(); n != 2 || !flags["/core.json"] {
+		t.Fatalf("untrusted = %d %v, want the refused key statement too", n, flags)
+	}
 }
