@@ -50,8 +50,13 @@ Usage:
   upcheck notify retry EVENT    send a failed event again (same event id)
   upcheck notify remove ID      delete channel ID and its events
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
-  upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
-                                sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
+  upcheck publisher sign [--key-file FILE]... [--write] DOCUMENT
+                                sign DOCUMENT (keys from --key-file, repeated for a
+                                signature set, or $UPCHECK_PUBLISHER_KEY)
+  upcheck publisher rotate --new-key KEY... [--threshold N] (--current FILE | --version N)
+                           [--publisher NAME] [--key-file FILE]... [--write DOCUMENT]
+                                write a key statement naming the new keys, signed by
+                                the current ones (DOCUMENT.keys and DOCUMENT.keys.sig)
   upcheck version               print the version
 
 Exit codes of check: 0 completed, 7 completed_with_failures (some sources gave
