@@ -47,7 +47,7 @@ func trustOf(pin string, st store.SourceTrust) trust {
 	return t
 }
 
-// endorsed reports whether the stored row holds a set that a statement
+// reset reports whether the stored row holds a set that a statement
 // endorsed under another pin than pin: the manifest's pin changed, and the
 // pin's own keys are trusted again.
 func (t trust) reset(pin string) bool {
