@@ -88,7 +88,9 @@ func newTrustChange(url, reason string, old updatedoc.KeySet, oldVersion int64, 
 // it: a statement signed by the threshold of the keys trusted now, with a
 // higher version than the last accepted, changes the trusted keys, and the
 // publisher's answer is judged again under them in the same check (no gap
-// in results). It returns the verdict, the trust row to write (nil:
+// in results). While the answer verifies under the keys trusted now but
+// not under the statement's, the statement waits (a statement published
+// ahead of the documents signed by its keys). It returns the verdict, the trust row to write (nil:
 // nothing to write) with the change for the audit log, and false when the
 // check was cancelled.
 func (c *Checker) followTrust(ctx context.Context, j job, a answer, v verdict, epoch int64) (verdict, *store.SourceTrust, *trustChange, bool) {
@@ -133,7 +135,17 @@ func (c *Checker) followTrust(ctx context.Context, j job, a answer, v verdict, e
 		}
 	default: // a statement, signed or not (no .keys.sig)
 		st, err := updatedoc.AcceptStatement(body, sigs, j.trust.set, j.trust.version)
-		switch {
+		next := j
+		if err == nil {
+			next.trust.set, next.trust.version = st.Set, st.Version
+		}
+		switch nv := accept(next, a, epoch); {
+		case err == nil && !docRefused && nv.failure.failed():
+			// A statement published ahead of the documents: the answer
+			// verifies under the keys trusted now, not yet under the new
+			// ones. It is followed once documents are signed by them (or
+			// by both), so that no site is left without a trusted document.
+			c.logger.InfoContext(ctx, "key statement waits for a document signed by its keys", "url", j.url, "version", st.Version)
 		case err == nil:
 			change = newTrustChange(j.url, fmt.Sprintf("key statement %d endorsed by the keys trusted before", st.Version),
 				j.trust.set, j.trust.version, st.Set, st.Version)
@@ -141,10 +153,9 @@ func (c *Checker) followTrust(ctx context.Context, j job, a answer, v verdict, e
 			if st.Set.Equal(mustSet(j.key)) {
 				w.Keys = ""
 			}
-			j.trust.set, j.trust.version = st.Set, st.Version
 			c.logger.InfoContext(ctx, "trusted keys changed by a key statement", "url", j.url, "version", st.Version,
 				"old_keys", change.OldKeys, "new_keys", change.NewKeys)
-			v = accept(j, a, epoch)
+			v = nv
 		case errors.Is(err, updatedoc.ErrStatementNotNewer) && !docRefused:
 			// The statement accepted before, still published.
 		default:

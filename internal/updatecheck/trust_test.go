@@ -336,3 +336,31 @@ func TestUntrustedSources(t *testing.T) {
 		t.Fatalf("untrusted = %d %v, want the refused key statement too", n, flags)
 	}
 }
+
+// A statement published ahead of the documents signed by its keys waits:
+// the document signed by the keys trusted now stays trusted, and the
+// rotation is followed when a document signed by the new keys comes.
+func TestStatementAheadOfDocumentsWaits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	oldPub, oldPriv := generateKey(t)
+	newPub, newPriv := generateKey(t)
+	url := p.URL + "/core.json"
+	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), oldPriv)
+	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{newPub}, 1, oldPriv)
+	b.sync(core(url, oldPub))
+	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 || p.hits("/core.json.keys") != 1 {
+		t.Fatalf("first run = %s, statement fetched %d times", resultJSON(res), p.hits("/core.json.keys"))
+	}
+	if tr := b.trust(url); tr.Keys != "" || tr.Version != 0 {
+		t.Fatalf("trust = %+v, want the statement waiting", tr)
+	}
+	p.publish("/core.json", doc(11, map[string]string{"core": pkgUpToDate}), newPriv)
+	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 {
+		t.Fatalf("run with the new key = %s", resultJSON(res))
+	}
+	if tr := b.trust(url); tr.Keys != newPub.String() || tr.Version != 1 {
+		t.Fatalf("trust = %+v, want the rotation followed", tr)
+	}
+}
