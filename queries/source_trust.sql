@@ -20,3 +20,9 @@ SET pin                 = EXCLUDED.pin,
     changed_at          = coalesce(EXCLUDED.changed_at, source_trust.changed_at),
     checked_at          = coalesce(EXCLUDED.checked_at, source_trust.checked_at),
     epoch               = EXCLUDED.epoch;
+
+-- name: SourceTrustGet :many
+-- The stored trust of one source (none or one row).
+SELECT url, pin, keys, version, checked_at
+FROM source_trust
+WHERE url = @url;

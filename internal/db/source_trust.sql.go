@@ -10,6 +10,47 @@ import (
 	"time"
 )
 
+const sourceTrustGet = `-- name: SourceTrustGet :many
+SELECT url, pin, keys, version, checked_at
+FROM source_trust
+WHERE url = $1
+`
+
+type SourceTrustGetRow struct {
+	Url       string
+	Pin       string
+	Keys      *string
+	Version   int64
+	CheckedAt *time.Time
+}
+
+// The stored trust of one source (none or one row).
+func (q *Queries) SourceTrustGet(ctx context.Context, db DBTX, url string) ([]SourceTrustGetRow, error) {
+	rows, err := db.Query(ctx, sourceTrustGet, url)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SourceTrustGetRow{}
+	for rows.Next() {
+		var i SourceTrustGetRow
+		if err := rows.Scan(
+			&i.Url,
+			&i.Pin,
+			&i.Keys,
+			&i.Version,
+			&i.CheckedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sourceTrustList = `-- name: SourceTrustList :many
 SELECT url, pin, keys, version, checked_at
 FROM source_trust

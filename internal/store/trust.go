@@ -40,8 +40,12 @@ func (s *Store) SourceTrusts(ctx context.Context) (map[string]SourceTrust, error
 // SourceTrust returns the stored trust of one source; the zero value when
 // none is stored.
 func (s *Store) SourceTrust(ctx context.Context, url string) (SourceTrust, error) {
-	all, err := s.SourceTrusts(ctx)
-	return all[url], err
+	rows, err := s.q.SourceTrustGet(ctx, s.pool, url)
+	if err != nil || len(rows) == 0 {
+		return SourceTrust{}, mapError(err)
+	}
+	r := rows[0]
+	return SourceTrust{URL: r.Url, Pin: r.Pin, Keys: deref(r.Keys), Version: r.Version, CheckedAt: r.CheckedAt}, nil
 }
 
 func trustParams(t SourceTrust) db.SourceTrustSaveParams {
