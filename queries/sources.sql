@@ -23,10 +23,10 @@ ORDER BY url, key;
 -- Returns how many components use the source now.
 INSERT INTO sources (url, document, document_hash, signature, sequence, sequence_key, etag, last_modified,
                      expires_at, fetched_at, last_success_at, last_attempt_at,
-                     last_error, last_error_at, consecutive_failures, signature_state, epoch)
+                     last_error, last_error_at, consecutive_failures, signature_state, epoch, verified_by)
 VALUES (@url, @document::bytea, sha256(@document::bytea), sqlc.narg(signature), @sequence, sqlc.narg(sequence_key),
         sqlc.narg(etag), sqlc.narg(last_modified), sqlc.narg(expires_at), clock_timestamp(), clock_timestamp(),
-        clock_timestamp(), NULL, NULL, 0, @signature_state, @epoch)
+        clock_timestamp(), NULL, NULL, 0, @signature_state, @epoch, sqlc.narg(verified_by))
 ON CONFLICT (url) DO UPDATE
 SET document             = EXCLUDED.document,
     document_hash        = EXCLUDED.document_hash,
@@ -47,7 +47,8 @@ SET document             = EXCLUDED.document,
     consecutive_failures = 0,
     signature_state      = EXCLUDED.signature_state,
     unused_since         = NULL,
-    epoch                = EXCLUDED.epoch
+    epoch                = EXCLUDED.epoch,
+    verified_by          = EXCLUDED.verified_by
 RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components;
 
 -- name: SourceSequenceRecord :exec

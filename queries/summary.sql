@@ -74,6 +74,7 @@ SELECT
     totals.security_updates::bigint                                             AS security_updates,
     totals.vulnerable::bigint                                                   AS vulnerable,
     (SELECT count(*) FROM source_state WHERE failing)::bigint                   AS failing_sources,
+    (SELECT count(*) FROM source_state WHERE untrusted)::bigint                 AS untrusted_sources,
     totals.stale::bigint                                                        AS stale,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,

@@ -22,6 +22,8 @@ const (
 	AuditKindDismissal = "dismissal"
 	AuditKindCheck     = "check"
 	AuditKindAccount   = "account"
+	// AuditKindTrust: a source's trusted keys changed (source.trust).
+	AuditKindTrust = "trust"
 )
 
 // auditKinds are the filter's options, in order.
@@ -30,6 +32,7 @@ var auditKinds = []struct{ Value, Label string }{
 	{AuditKindDismissal, "Dismissals"},
 	{AuditKindCheck, "Checks"},
 	{AuditKindAccount, "Accounts and tokens"},
+	{AuditKindTrust, "Trusted keys"},
 }
 
 // AuditRow is one entry of the audit log.
@@ -109,6 +112,8 @@ func auditWhat(r AuditRow) string {
 		return "API token created"
 	case "token.revoke":
 		return "API token revoked"
+	case "source.trust":
+		return "Trusted keys of an update source changed"
 	}
 	return r.Action
 }
@@ -150,6 +155,8 @@ func auditKindLabel(kind string) string {
 		return "Check"
 	case AuditKindAccount:
 		return "Account"
+	case AuditKindTrust:
+		return "Trusted keys"
 	}
 	return "Other"
 }

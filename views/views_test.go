@@ -53,7 +53,7 @@ func layout(s readmodel.Summary, canManage bool) LayoutProps {
 func attention() readmodel.Summary {
 	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
-		FailingSources: 1, Stale: 2, NotificationsFailing: 2,
+		FailingSources: 1, UntrustedSources: 2, Stale: 2, NotificationsFailing: 2,
 		OldestSuccessAt:     ago(72 * time.Hour),
 		LastCheck:           &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
 		Attention:           attentionFixture(),
@@ -179,7 +179,16 @@ func pages() map[string]templ.Component {
 		"history_empty": History(HistoryProps{Layout: layout(calm(), false)}),
 		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []SourceRow{
 			{URL: "https://acme.example/updates.json", Components: 2, LastSuccessAt: ago(3 * time.Hour),
-				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(30 * 24 * time.Hour), SignatureState: "verified"},
+				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(30 * 24 * time.Hour), SignatureState: "verified",
+				Pinned: true, TrustedCount: 2, KeyVersion: 3, Sequence: seq(41), VerifiedBy: []string{"ab12cd34…ef01"}},
+			{URL: "https://keys.example/feed.json", Components: 1, LastSuccessAt: ago(30 * time.Hour),
+				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(6*24*time.Hour + time.Hour), SignatureState: "verified",
+				Pinned: true, TrustedCount: 3, Sequence: seq(12), VerifiedBy: []string{"0a1b2c3d…4e5f", "99887766…5544"},
+				LastError: "the document does not verify under the keys trusted now, and key statement refused", Failing: true,
+				ConsecutiveFailures: 1, LastErrorKind: readmodel.ErrorKeyStatement, LastErrorArg: "signature", Untrusted: true},
+			{URL: "https://replay.example/feed.json", Components: 1, LastSuccessAt: ago(30 * time.Hour),
+				LastAttemptAt: ago(3 * time.Hour), SignatureState: "unsigned", Sequence: seq(11), Failing: true, ConsecutiveFailures: 1,
+				LastError: "update document rolled back", LastErrorKind: readmodel.ErrorRollback, LastErrorArg: "9 < 11", Untrusted: true},
 			{URL: "https://old.example/feed.json", Components: 1, LastSuccessAt: ago(3 * time.Hour),
 				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: ago(24 * time.Hour), SignatureState: "unsigned",
 				Stale: true, Expired: true},
@@ -337,3 +346,5 @@ func hidden(n *html.Node) bool {
 	_, ok := attr(n, "hidden")
 	return ok
 }
+
+func seq(n int64) *int64 { return &n }

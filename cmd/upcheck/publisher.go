@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -20,7 +18,7 @@ const maxDocument = 2 << 20
 // publishers (and the tests) can produce what upcheck verifies.
 func runPublisher(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck publisher: want a command (init, release add, advisory add, lint, keygen, sign)\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck publisher: want a command (init, release add, advisory add, lint, keygen, sign, rotate, osv2doc)\n\n%s", usage)
 		return errUsage
 	}
 	switch args[0] {
@@ -49,10 +47,10 @@ func runPublisher(args []string, getenv func(string) string, stdout, stderr io.W
 	case "osv2doc":
 		return runOSV2Doc(args[1:], stdout, stderr)
 	case "sign":
-		var keyFile string
+		var files keyFiles
 		var write bool
 		rest, err := parseFlags("publisher sign", args[1:], stderr, func(fs *flag.FlagSet) {
-			fs.StringVar(&keyFile, "key-file", "", "file holding the private key (ed25519-private:…)")
+			fs.Var(&files, "key-file", "file holding a private key (ed25519-private:…); repeat to sign with several")
 			fs.BoolVar(&write, "write", false, "write the signature to DOCUMENT.sig instead of printing it")
 		})
 		if err != nil {
@@ -62,18 +60,7 @@ func runPublisher(args []string, getenv func(string) string, stdout, stderr io.W
 			fmt.Fprintln(stderr, "upcheck publisher sign: want exactly one DOCUMENT")
 			return errUsage
 		}
-		keyText := getenv("UPCHECK_PUBLISHER_KEY")
-		if keyFile != "" {
-			b, err := os.ReadFile(keyFile)
-			if err != nil {
-				return fmt.Errorf("read key: %w", err)
-			}
-			keyText = string(b)
-		}
-		if keyText == "" {
-			return errors.New("publisher sign: no key: pass --key-file or set UPCHECK_PUBLISHER_KEY")
-		}
-		priv, err := updatedoc.ParsePrivateKey(strings.TrimSpace(keyText))
+		privs, err := privateKeys("publisher sign", files, getenv)
 		if err != nil {
 			return err
 		}
@@ -85,12 +72,14 @@ func runPublisher(args []string, getenv func(string) string, stdout, stderr io.W
 		if _, err := updatedoc.Parse(body); err != nil {
 			return fmt.Errorf("%s: %w", rest[0], err)
 		}
-		sig := updatedoc.Sign(body, priv)
+		sigs := updatedoc.SignSet(body, privs) // one signature a line
 		if write {
-			return os.WriteFile(rest[0]+".sig", []byte(sig+"\n"), 0o644)
+			return os.WriteFile(rest[0]+".sig", []byte(sigs), 0o644)
 		}
-		_, err = fmt.Fprintln(stdout, sig)
+		_, err = fmt.Fprint(stdout, sigs)
 		return err
+	case "rotate":
+		return runRotate(args[1:], getenv, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck publisher: unknown command %q\n", args[0])
 	return errUsage

@@ -67,8 +67,13 @@ Usage:
                                 every problem upcheck would refuse DOCUMENT for, as
                                 FILE:LINE:COLUMN: PATH: message; exit 1 if any, else one ok line
   upcheck publisher keygen      make an Ed25519 key pair for signing update documents
-  upcheck publisher sign [--key-file FILE] [--write] DOCUMENT
-                                sign DOCUMENT (key from --key-file or $UPCHECK_PUBLISHER_KEY)
+  upcheck publisher sign [--key-file FILE]... [--write] DOCUMENT
+                                sign DOCUMENT (keys from --key-file, repeated for a
+                                signature set, or $UPCHECK_PUBLISHER_KEY)
+  upcheck publisher rotate --new-key KEY... [--threshold N] (--current FILE | --version N)
+                           [--publisher NAME] [--key-file FILE]... [--write DOCUMENT]
+                                write a key statement naming the new keys, signed by
+                                the current ones (DOCUMENT.keys and DOCUMENT.keys.sig)
   upcheck publisher osv2doc --package NAME FILE...
                                 OSV records (JSON files) as the advisories of package NAME,
                                 printed as a document's "packages" object

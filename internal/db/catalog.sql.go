@@ -235,7 +235,8 @@ func (q *Queries) ReadModelUnchanged(ctx context.Context, db DBTX, arg ReadModel
 const sourceHealthList = `-- name: SourceHealthList :many
 SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_error, ss.consecutive_failures,
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
-       s.last_error_kind, s.last_error_arg
+       s.last_error_kind, s.last_error_arg,
+       coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted
 FROM source_state ss
 LEFT JOIN sources s ON s.url = ss.url
 ORDER BY ss.failing DESC, ss.last_success_at NULLS FIRST, ss.url
@@ -256,6 +257,12 @@ type SourceHealthListRow struct {
 	Failing             bool
 	LastErrorKind       *string
 	LastErrorArg        *string
+	Pin                 string
+	TrustedCount        int32
+	KeyVersion          int64
+	Sequence            *int64
+	VerifiedBy          string
+	Untrusted           bool
 }
 
 // Every source in use, failing ones first, then the longest without a success.
@@ -283,6 +290,12 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 			&i.Failing,
 			&i.LastErrorKind,
 			&i.LastErrorArg,
+			&i.Pin,
+			&i.TrustedCount,
+			&i.KeyVersion,
+			&i.Sequence,
+			&i.VerifiedBy,
+			&i.Untrusted,
 		); err != nil {
 			return nil, err
 		}

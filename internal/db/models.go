@@ -254,6 +254,7 @@ type Source struct {
 	FailingSince        *time.Time
 	LastErrorKind       *string
 	LastErrorArg        *string
+	VerifiedBy          *string
 }
 
 type SourceSequence struct {
@@ -278,6 +279,25 @@ type SourceState struct {
 	Stale               bool
 	Failing             bool
 	Expired             bool
+	Pin                 interface{}
+	TrustedKeys         interface{}
+	TrustedCount        int32
+	KeyVersion          int64
+	Sequence            *int64
+	VerifiedBy          string
+	Untrusted           bool
+}
+
+type SourceTrust struct {
+	Url                string
+	Pin                string
+	Keys               *string
+	Version            int64
+	Statement          []byte
+	StatementSignature *string
+	ChangedAt          *time.Time
+	CheckedAt          *time.Time
+	Epoch              int64
 }
 
 type User struct {

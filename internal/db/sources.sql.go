@@ -165,10 +165,10 @@ func (q *Queries) SourceMarkUse(ctx context.Context, db DBTX, epoch int64) (int6
 const sourceSaveDocument = `-- name: SourceSaveDocument :one
 INSERT INTO sources (url, document, document_hash, signature, sequence, sequence_key, etag, last_modified,
                      expires_at, fetched_at, last_success_at, last_attempt_at,
-                     last_error, last_error_at, consecutive_failures, signature_state, epoch)
+                     last_error, last_error_at, consecutive_failures, signature_state, epoch, verified_by)
 VALUES ($1, $2::bytea, sha256($2::bytea), $3, $4, $5,
         $6, $7, $8, clock_timestamp(), clock_timestamp(),
-        clock_timestamp(), NULL, NULL, 0, $9, $10)
+        clock_timestamp(), NULL, NULL, 0, $9, $10, $11)
 ON CONFLICT (url) DO UPDATE
 SET document             = EXCLUDED.document,
     document_hash        = EXCLUDED.document_hash,
@@ -189,7 +189,8 @@ SET document             = EXCLUDED.document,
     consecutive_failures = 0,
     signature_state      = EXCLUDED.signature_state,
     unused_since         = NULL,
-    epoch                = EXCLUDED.epoch
+    epoch                = EXCLUDED.epoch,
+    verified_by          = EXCLUDED.verified_by
 RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components
 `
 
@@ -204,6 +205,7 @@ type SourceSaveDocumentParams struct {
 	ExpiresAt      *time.Time
 	SignatureState string
 	Epoch          int64
+	VerifiedBy     *string
 }
 
 // A new valid document (200): it replaces the stored one and clears errors.
@@ -220,6 +222,7 @@ func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSav
 		arg.ExpiresAt,
 		arg.SignatureState,
 		arg.Epoch,
+		arg.VerifiedBy,
 	)
 	var components int64
 	err := row.Scan(&components)

@@ -75,6 +75,7 @@ SELECT
     totals.security_updates::bigint                                             AS security_updates,
     totals.vulnerable::bigint                                                   AS vulnerable,
     (SELECT count(*) FROM source_state WHERE failing)::bigint                   AS failing_sources,
+    (SELECT count(*) FROM source_state WHERE untrusted)::bigint                 AS untrusted_sources,
     totals.stale::bigint                                                        AS stale,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
@@ -121,6 +122,7 @@ type SummaryReadRow struct {
 	SecurityUpdates       int64
 	Vulnerable            int64
 	FailingSources        int64
+	UntrustedSources      int64
 	Stale                 int64
 	AnyNeverSucceeded     bool
 	OldestSuccessAt       interface{}
@@ -160,6 +162,7 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.SecurityUpdates,
 		&i.Vulnerable,
 		&i.FailingSources,
+		&i.UntrustedSources,
 		&i.Stale,
 		&i.AnyNeverSucceeded,
 		&i.OldestSuccessAt,

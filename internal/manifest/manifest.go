@@ -37,6 +37,42 @@ type Component struct {
 	Version string `json:"version" yaml:"version"`
 	Source  string `json:"source,omitempty" yaml:"source,omitempty"`
 	Key     string `json:"key,omitempty" yaml:"key,omitempty"`
+	// Keys and Threshold pin several keys, of which Threshold (default 1)
+	// must sign; Key and Keys are never both set.
+	Keys      []string `json:"keys,omitempty" yaml:"keys,omitempty"`
+	Threshold int      `json:"threshold,omitempty" yaml:"threshold,omitempty"`
+}
+
+// Pin returns the canonical text of the component's pin
+// (updatedoc.KeySet.String): "" when no key is pinned, the key's own text
+// for one key, "T of ed25519:A ed25519:B …" otherwise. It is "" also for a
+// pin that is not valid (Validate refuses it).
+func (c Component) Pin() string {
+	set, err := c.keySet()
+	if err != nil {
+		return ""
+	}
+	return set.String()
+}
+
+func (c Component) keySet() (updatedoc.KeySet, error) {
+	switch {
+	case c.Key != "" && len(c.Keys) > 0:
+		return updatedoc.KeySet{}, errors.New("key and keys are both set: pin one key with key, or several with keys")
+	case c.Key != "":
+		if c.Threshold != 0 {
+			return updatedoc.KeySet{}, errors.New("threshold goes with keys, not with key")
+		}
+		return updatedoc.NewKeySet([]string{c.Key}, 1)
+	case len(c.Keys) > 0:
+		if c.Threshold < 0 {
+			return updatedoc.KeySet{}, fmt.Errorf("threshold %d is not between 1 and the number of keys (%d)", c.Threshold, len(c.Keys))
+		}
+		return updatedoc.NewKeySet(c.Keys, c.Threshold)
+	case c.Threshold != 0:
+		return updatedoc.KeySet{}, errors.New("threshold is set but no keys are")
+	}
+	return updatedoc.KeySet{}, nil
 }
 
 // Manifest is the whole file.
@@ -171,21 +207,25 @@ func (m *Manifest) Validate() error {
 				add(i, c, "source %q is not an http(s) URL", c.Source)
 			}
 		}
-		if c.Key != "" {
-			if c.Source == "" {
-				add(i, c, "key is set but there is no source to check it against")
-			}
-			if _, err := updatedoc.ParsePublicKey(c.Key); err != nil {
-				add(i, c, "key: %v", err)
-			}
+		set, err := c.keySet()
+		switch {
+		case err != nil && c.Key != "" && len(c.Keys) == 0:
+			add(i, c, "key: %v", err)
+		case err != nil && len(c.Keys) > 0:
+			add(i, c, "keys: %v", err)
+		case err != nil:
+			add(i, c, "%v", err)
 		}
-		if c.Source != "" {
-			// One document, one signature: the components sharing a source
-			// must agree on its key.
-			if k, ok := keyOfSource[c.Source]; ok && k != c.Key {
-				add(i, c, "key differs from another component with the same source")
+		if (c.Key != "" || len(c.Keys) > 0) && c.Source == "" {
+			add(i, c, "key is set but there is no source to check it against")
+		}
+		if c.Source != "" && err == nil {
+			// One document, one signature set: the components sharing a
+			// source must agree on its whole pin (keys and threshold).
+			if k, ok := keyOfSource[c.Source]; ok && k != set.String() {
+				add(i, c, "pinned keys differ from another component with the same source")
 			}
-			keyOfSource[c.Source] = c.Key
+			keyOfSource[c.Source] = set.String()
 		}
 	}
 	if _, ok := m.Core(); !ok {

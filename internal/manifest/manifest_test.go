@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestParseJSONAndYAMLAgree(t *testing.T) {
 		t.Fatalf("components: json %d, yaml %d", len(j.Components), len(y.Components))
 	}
 	for i := range j.Components {
-		if j.Components[i] != y.Components[i] {
+		if !reflect.DeepEqual(j.Components[i], y.Components[i]) {
 			t.Errorf("entry %d: json %+v, yaml %+v", i, j.Components[i], y.Components[i])
 		}
 	}

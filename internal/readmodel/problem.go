@@ -56,6 +56,12 @@ const (
 	// ErrorNotModifiedUntrusted: a 304 for a stored document that is not
 	// trusted under the key pinned now.
 	ErrorNotModifiedUntrusted ErrorKind = "not_modified_untrusted"
+	// ErrorKeyStatement: the document is not signed by the keys trusted
+	// now, and the publisher's key statement (which could have endorsed
+	// new keys) was refused. Arg: why, "signature" (not signed by the
+	// threshold of the keys trusted now), "version 2 <= 3" (not newer than
+	// the last accepted) or "malformed".
+	ErrorKeyStatement ErrorKind = "key_statement"
 	// ErrorEvaluation: the document was read, but this component could not
 	// be evaluated from it (its package is missing, a version does not
 	// parse). A component's fact, not a source's: never stored in sources.
@@ -104,7 +110,7 @@ func ProblemSentence(kind, arg string) string {
 	case ErrorUnsigned:
 		return "The document is not signed, but a key is pinned for this source."
 	case ErrorBadSignature:
-		return "The signature does not match the pinned key, so the document was refused."
+		return "The signature does not match the keys trusted for this source, so the document was refused."
 	case ErrorPinnedKey:
 		return "The key pinned for this source in the manifest is not a valid key."
 	case ErrorMalformed:
@@ -120,6 +126,18 @@ func ProblemSentence(kind, arg string) string {
 		return text
 	case ErrorNotModifiedUntrusted:
 		return "The publisher answered “not modified”, but no stored document verifies under the key pinned now."
+	case ErrorKeyStatement:
+		const lead = "The document is not signed by the keys trusted for this source, and the publisher’s key statement was refused"
+		var v, last string
+		switch _, err := fmt.Sscanf(arg, "version %s <= %s", &v, &last); {
+		case arg == "signature":
+			return lead + ": it is not signed by the keys trusted now, so the keys it names are not trusted."
+		case err == nil:
+			return fmt.Sprintf("%s: its version %s is not newer than version %s, already accepted (a replayed statement).", lead, v, last)
+		case arg == "malformed":
+			return lead + ": it is not a valid key statement."
+		}
+		return lead + "."
 	case ErrorEvaluation:
 		return "This component could not be evaluated from its publisher’s document."
 	default:

@@ -17,6 +17,7 @@ func TestEveryErrorKindHasASentence(t *testing.T) {
 		ErrorUnsigned: "", ErrorBadSignature: "", ErrorPinnedKey: "",
 		ErrorMalformed: "malformed JSON at line 3, column 5: unexpected end of input",
 		ErrorRollback:  "41 < 42", ErrorNotModifiedUntrusted: "", ErrorEvaluation: "",
+		ErrorKeyStatement: "signature",
 	} {
 		if got := ProblemSentence(kind, arg); got == general || got == "" {
 			t.Errorf("%s has no sentence of its own: %q", kind, got)
@@ -29,7 +30,10 @@ func TestEveryErrorKindHasASentence(t *testing.T) {
 		{ErrorMalformed, "malformed JSON at line 3, column 5: unexpected end of input",
 			"The document is malformed (malformed JSON at line 3, column 5: unexpected end of input)."},
 		{ErrorRollback, "41 < 42", "sequence 41, after 42 was accepted"},
-		{ErrorBadSignature, "", "The signature does not match the pinned key"},
+		{ErrorBadSignature, "", "The signature does not match the keys trusted for this source"},
+		{ErrorKeyStatement, "signature", "it is not signed by the keys trusted now"},
+		{ErrorKeyStatement, "version 2 <= 3", "its version 2 is not newer than version 3, already accepted"},
+		{ErrorKeyStatement, "malformed", "it is not a valid key statement"},
 	} {
 		if got := ProblemSentence(tc.kind, tc.arg); !strings.Contains(got, tc.want) {
 			t.Errorf("%s %q: %q, want it to say %q", tc.kind, tc.arg, got, tc.want)

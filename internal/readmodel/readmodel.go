@@ -31,6 +31,11 @@ type Summary struct {
 	// FailingSources counts sources in use whose last fetch did not give a
 	// usable document.
 	FailingSources int `json:"failing_sources"`
+	// UntrustedSources counts sources in use whose trust needs a look
+	// (source_state.untrusted, migration 00016): the document expires
+	// within 7 days (or has expired), or the last fetch was refused for
+	// its signature, its key statement or a rollback.
+	UntrustedSources int `json:"untrusted_sources"`
 	// Stale counts components whose source has not been fetched
 	// successfully for 48 hours, or ever, or whose document has expired.
 	Stale int `json:"stale"`

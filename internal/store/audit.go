@@ -69,6 +69,8 @@ const (
 	AuditKindDismissal = "dismissal"
 	AuditKindCheck     = "check"
 	AuditKindAccount   = "account"
+	// AuditKindTrust: a source's trusted keys changed (action source.trust).
+	AuditKindTrust = "trust"
 )
 
 // AuditEventCount counts the entries of a kind ("" for every kind).

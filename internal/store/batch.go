@@ -48,7 +48,7 @@ func (b *Batch) SourceSaveDocument(d SourceDocument, using *int) {
 		_, _ = db.New().SourceSaveDocument(context.Background(), r, db.SourceSaveDocumentParams{
 			Url: d.URL, Document: d.Document, Signature: ref(d.Signature), Sequence: &d.Sequence,
 			SequenceKey: ref(d.SequenceKey), Etag: ref(d.ETag), LastModified: ref(d.LastModified),
-			ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch,
+			ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch, VerifiedBy: ref(d.VerifiedBy),
 		})
 	})
 	q.QueryRow(scanInt(using))

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
@@ -132,6 +133,16 @@ type SourceHealth struct {
 	ExpiresAt                    *time.Time
 	Expired, Stale, Failing      bool
 	SignatureState               string
+	// Trust: the pin (canonical text, "" for none), how many keys are
+	// trusted now, the key statement they came from (0: the pin's own),
+	// the stored document's sequence and the short forms of the keys that
+	// verified it, and source_state's untrusted.
+	Pin          string
+	TrustedCount int
+	KeyVersion   int64
+	Sequence     *int64
+	VerifiedBy   []string
+	Untrusted    bool
 }
 
 // Catalog returns one page of the catalog and the number of matching
@@ -218,6 +229,8 @@ func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
 			LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures),
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
+			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
+			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted,
 		}
 	}
 	return out, nil

@@ -55,6 +55,7 @@ type SourceDocument struct {
 	ExpiresAt      *time.Time
 	SignatureState string
 	Epoch          int64
+	VerifiedBy     string // the short forms of the keys that verified it, space separated
 }
 
 // Result is one component's evaluation, with the inputs it was evaluated
@@ -201,7 +202,7 @@ func (t *Tx) SourceSaveDocument(ctx context.Context, d SourceDocument) (int, err
 	n, err := t.q.SourceSaveDocument(ctx, t.tx, db.SourceSaveDocumentParams{
 		Url: d.URL, Document: d.Document, Signature: ref(d.Signature), Sequence: &d.Sequence,
 		SequenceKey: ref(d.SequenceKey), Etag: ref(d.ETag), LastModified: ref(d.LastModified),
-		ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch,
+		ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch, VerifiedBy: ref(d.VerifiedBy),
 	})
 	if err != nil {
 		return 0, mapError(err)

@@ -1,6 +1,8 @@
 package updatecheck
 
 import (
+	"strings"
+
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -36,11 +38,14 @@ type answer struct {
 // stored for the source (j) and the publisher's answer, decide what is
 // kept.
 //
-//   - A 304 vouches for the stored bytes only if they verify under the key
-//     pinned now: after a key change the old document is not trusted.
-//   - A new document must be signed by the pinned key (when one is
-//     pinned), parse, and carry a sequence no lower than the highest ever
-//     accepted under that key (rollback protection survives key changes).
+//   - A 304 vouches for the stored bytes only if they were accepted under
+//     the pin now in the manifest and verify under the keys trusted now:
+//     after a pin change the old document is not trusted.
+//   - A new document must be signed by the threshold of the trusted keys
+//     (j.trust: the pin's keys, or those a key statement endorsed under
+//     it) when a pin is set, parse, and carry a sequence no lower than the
+//     highest ever accepted under the pin (rollback protection survives
+//     pin changes and endorsed rotations alike).
 //   - The same sequence under the same key is the same publication: the
 //     stored document stays and only the validators and the success move.
 //   - Whatever fails, the stored document keeps answering for the
@@ -48,7 +53,7 @@ type answer struct {
 func accept(j job, a answer, epoch int64) verdict {
 	fail := func(f failure) verdict {
 		v := verdict{failure: f}
-		if d, err := storedDocument(j.stored, j.key); err == nil {
+		if d, err := storedDocument(j.stored, j.key, j.trust.set); err == nil {
 			v.doc = d
 		}
 		return v
@@ -58,26 +63,26 @@ func accept(j job, a answer, epoch int64) verdict {
 	case a.failure.failed():
 		return fail(a.failure)
 	case resp.NotModified:
-		d, err := storedDocument(j.stored, j.key)
+		d, err := storedDocument(j.stored, j.key, j.trust.set)
 		if err != nil {
 			return fail(notModifiedFailure(err))
 		}
 		return verdict{notModified: true, doc: d}
 	}
 
-	body, state := resp.Body, "unsigned"
+	body, state, verifiedBy := resp.Body, "unsigned", ""
 	if j.key != "" {
-		key, err := updatedoc.ParsePublicKey(j.key)
-		if err != nil {
-			return fail(pinnedKeyFailure(err))
+		if j.trust.err != nil {
+			return fail(pinnedKeyFailure(j.trust.err))
 		}
-		if signature == "" {
+		if strings.TrimSpace(signature) == "" {
 			return fail(unsignedFailure())
 		}
-		if err := updatedoc.Verify(body, signature, key); err != nil {
+		by, err := updatedoc.VerifySet(body, signature, j.trust.set)
+		if err != nil {
 			return fail(signatureFailure(err))
 		}
-		state = "verified"
+		state, verifiedBy = "verified", fingerprints(by)
 	}
 	doc, err := updatedoc.Parse(body)
 	if err != nil {
@@ -88,7 +93,7 @@ func accept(j job, a answer, epoch int64) verdict {
 		return fail(rollbackFailure(err, doc.Sequence, highest))
 	}
 	if j.stored.Sequence != nil && *j.stored.Sequence == doc.Sequence && j.stored.SequenceKey == j.key {
-		if d, err := storedDocument(j.stored, j.key); err == nil {
+		if d, err := storedDocument(j.stored, j.key, j.trust.set); err == nil {
 			return verdict{doc: d}
 		}
 	}
@@ -97,7 +102,17 @@ func accept(j job, a answer, epoch int64) verdict {
 		document: store.SourceDocument{
 			URL: j.url, Document: body, Signature: signature, Sequence: doc.Sequence, SequenceKey: j.key,
 			ETag: resp.ETag, LastModified: resp.LastModified, ExpiresAt: expiry(doc), SignatureState: state, Epoch: epoch,
+			VerifiedBy: verifiedBy,
 		},
 		doc: newDocInput(j.url, body, doc, j.key),
 	}
+}
+
+// fingerprints is the short forms of keys, space separated.
+func fingerprints(keys []updatedoc.PublicKey) string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = updatedoc.Fingerprint(k)
+	}
+	return strings.Join(out, " ")
 }

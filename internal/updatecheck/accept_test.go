@@ -25,11 +25,13 @@ func TestAcceptPolicy(t *testing.T) {
 	signed := job{url: "u", key: oldPub.String(), sequences: map[string]int64{oldPub.String(): 7},
 		stored: store.Source{URL: "u", Document: doc7, Sequence: seq(7), SequenceKey: oldPub.String(),
 			Signature: updatedoc.Sign(doc7, oldPriv), SignatureState: "verified"}}
+	signed.trust = trustOf(signed.key, store.SourceTrust{})
 	rotated := signed
 	rotated.key = newPub.String() // the manifest pins a new key; the stored document is the old key's
+	rotated.trust = trustOf(rotated.key, store.SourceTrust{})
 	backToOld := signed
 	backToOld.sequences = map[string]int64{oldPub.String(): 9, newPub.String(): 1}
-	never := job{url: "u", key: oldPub.String()}
+	never := job{url: "u", key: oldPub.String(), trust: trustOf(oldPub.String(), store.SourceTrust{})}
 	failed503 := failureOf(fmt.Errorf("fetch u: %w", &fetch.StatusError{Code: 503}), "")
 
 	type want struct {
@@ -49,7 +51,7 @@ func TestAcceptPolicy(t *testing.T) {
 		{"fetch failed after a key change", rotated, answer{failure: failed503}, want{failure: "503", kind: readmodel.ErrorHTTPStatus}},
 		{"304 under the same key", signed, answer{resp: fetch.Response{NotModified: true}}, want{notModified: true, evaluates: true}},
 		{"304 unsigned", unsigned, answer{resp: fetch.Response{NotModified: true}}, want{notModified: true, evaluates: true}},
-		{"304 after a key change", rotated, answer{resp: fetch.Response{NotModified: true}}, want{failure: "not signed with the pinned key", kind: readmodel.ErrorNotModifiedUntrusted}},
+		{"304 after a key change", rotated, answer{resp: fetch.Response{NotModified: true}}, want{failure: "not signed with the keys trusted now", kind: readmodel.ErrorNotModifiedUntrusted}},
 		{"304 with nothing stored", never, answer{resp: fetch.Response{NotModified: true}}, want{failure: "no document is stored", kind: readmodel.ErrorNotModifiedUntrusted}},
 		{"new document, signed", signed, answer{resp: fetch.Response{Body: doc8}, signature: updatedoc.Sign(doc8, oldPriv)}, want{newDocument: true, evaluates: true}},
 		{"new document under the new key", rotated, answer{resp: fetch.Response{Body: doc3}, signature: updatedoc.Sign(doc3, newPriv)}, want{newDocument: true, evaluates: true}},

@@ -232,9 +232,10 @@ func (c *Checker) release(ctx context.Context, l lease.Lease, completed bool) {
 // job is one source to fetch and the components it serves.
 type job struct {
 	url        string
-	key        string           // pinned key, "" for unsigned
+	key        string           // the pin (canonical text), "" for unsigned
+	trust      trust            // the keys trusted now under the pin
 	stored     store.Source     // zero when the source was never written
-	sequences  map[string]int64 // rollback state: pinned key -> highest sequence
+	sequences  map[string]int64 // rollback state: pin -> highest sequence
 	core       string           // the installed core when the check began
 	components []store.Component
 }
@@ -267,7 +268,11 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	if err != nil {
 		return counts, 0, err
 	}
-	jobs := plan(components, stored, sequences)
+	trusts, err := c.store.SourceTrusts(ctx)
+	if err != nil {
+		return counts, 0, err
+	}
+	jobs := plan(components, stored, sequences, trusts)
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -358,7 +363,7 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 }
 
 // plan groups the components by source.
-func plan(components []store.Component, stored []store.Source, sequences map[string]map[string]int64) []job {
+func plan(components []store.Component, stored []store.Source, sequences map[string]map[string]int64, trusts map[string]store.SourceTrust) []job {
 	byURL := make(map[string]store.Source, len(stored))
 	for _, s := range stored {
 		byURL[s.URL] = s
@@ -378,7 +383,7 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 		i, ok := index[comp.SourceURL]
 		if !ok {
 			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL],
-				sequences: sequences[comp.SourceURL], core: core})
+				sequences: sequences[comp.SourceURL], core: core, trust: trustOf(comp.PinnedKey, trusts[comp.SourceURL])})
 			i = len(jobs) - 1
 			index[comp.SourceURL] = i
 		}

@@ -207,14 +207,15 @@ func (c *Checker) completeResults(ctx context.Context, run lockedTx, d *docInput
 	return nil
 }
 
-// errUntrusted: the stored document may not be used under the pinned key.
-var errUntrusted = errors.New("the stored document is not signed with the pinned key")
+// errUntrusted: the stored document may not be used under the pin.
+var errUntrusted = errors.New("the stored document is not signed with the keys trusted now")
 
 // storedDocument returns the stored document of src as a docInput, if it
-// may be trusted for components pinned to key: a pinned key needs a stored
-// document that was accepted under that same key and whose signature
-// verifies under it now.
-func storedDocument(src store.Source, key string) (*docInput, error) {
+// may be trusted for components pinned to key: a pin needs a stored
+// document that was accepted under that same pin and whose signature set
+// verifies now under trusted (the pin's keys, or those a key statement
+// endorsed under it).
+func storedDocument(src store.Source, key string, trusted updatedoc.KeySet) (*docInput, error) {
 	if src.Document == nil {
 		return nil, errors.New("no document is stored")
 	}
@@ -222,11 +223,10 @@ func storedDocument(src store.Source, key string) (*docInput, error) {
 		if src.SequenceKey != key || src.SignatureState != "verified" {
 			return nil, errUntrusted
 		}
-		pub, err := updatedoc.ParsePublicKey(key)
-		if err != nil {
-			return nil, fmt.Errorf("pinned key: %w", err)
+		if trusted.IsZero() {
+			return nil, errors.New("pinned key: not a valid key set")
 		}
-		if err := updatedoc.Verify(src.Document, src.Signature, pub); err != nil {
+		if _, err := updatedoc.VerifySet(src.Document, src.Signature, trusted); err != nil {
 			return nil, fmt.Errorf("%w: %w", errUntrusted, err)
 		}
 	}

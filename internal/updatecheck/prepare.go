@@ -19,10 +19,16 @@ type pending struct {
 	etag         string // the validators the publisher sent
 	lastModified string
 	results      []store.Result // evaluated from verdict.doc
+	// trust, when set, is the source's trust to store with its row (a key
+	// statement looked at or followed, a stored set reset); trustChange,
+	// when set, is the change of its trusted keys for the audit log.
+	trust       *store.SourceTrust
+	trustChange *trustChange
 }
 
 // prepare turns one fetch into what to write: the I/O the policy needs (a
-// .sig file), the policy (accept), then the evaluation. It reports false
+// .sig file), the policy (accept), the key statement when due or needed
+// (followTrust), then the evaluation. It reports false
 // when the check was cancelled: a cancelled request is not the publisher's
 // failure and nothing is recorded for it.
 func (c *Checker) prepare(ctx context.Context, j job, epoch int64, resp fetch.Response, ferr error) (pending, bool) {
@@ -43,11 +49,16 @@ func (c *Checker) prepare(ctx context.Context, j job, epoch int64, resp fetch.Re
 		}
 		a.signature = sig
 	}
-	p := pending{job: j, verdict: accept(j, a, epoch), etag: resp.ETag, lastModified: resp.LastModified}
+	v, tw, change, ok := c.followTrust(ctx, j, a, accept(j, a, epoch), epoch)
+	if !ok {
+		return pending{}, false
+	}
+	p := pending{job: j, verdict: v, etag: resp.ETag, lastModified: resp.LastModified, trust: tw, trustChange: change}
 	if p.doc != nil {
 		results, err := evaluate(p.doc, j.inputs(), epoch)
 		if err != nil { // nothing is written from a document that could not be evaluated
 			p.verdict = verdict{failure: failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("evaluate: %v", err)}}
+			p.trust, p.trustChange = nil, nil
 			return p, true
 		}
 		p.results = results

@@ -58,7 +58,7 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 	rep := SyncReport{Components: len(m.Components)}
 	var upserts []store.Component
 	for _, mc := range m.Components {
-		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Key}
+		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin()}
 		prev, existed := old[mc.Code]
 		delete(old, mc.Code) // what is left once the loop ends was removed
 		switch {
@@ -151,11 +151,15 @@ func (c *Checker) evaluateFromStored(ctx context.Context, todo []store.Unevaluat
 		if err != nil {
 			return nil, err
 		}
-		docs := map[string]*docInput{} // by pinned key: components of one source may pin different keys
+		stored, err := c.store.SourceTrust(ctx, group[0].SourceURL)
+		if err != nil {
+			return nil, err
+		}
+		docs := map[string]*docInput{} // by pin: components of one source may pin different keys
 		for _, u := range group {
 			d, ok := docs[u.PinnedKey]
 			if !ok {
-				if d, err = storedDocument(src, u.PinnedKey); err != nil {
+				if d, err = storedDocument(src, u.PinnedKey, trustOf(u.PinnedKey, stored).set); err != nil {
 					d = nil // untrusted: the next successful fetch decides
 				}
 				docs[u.PinnedKey] = d

@@ -51,7 +51,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	var using int
 	var written []string
 	err := store.ErrEventsToQueue // the transaction below, unless the batch is enough
-	if !p.failure.failed() {
+	if !p.failure.failed() && p.trustChange == nil {
 		err = c.sendFenced(ctx, l, p, first, &using, &written)
 	}
 	if errors.Is(err, store.ErrEventsToQueue) {
@@ -71,6 +71,9 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 				using, err = tx.SourceSaveDocument(ctx, p.document)
 			default:
 				using, err = tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch)
+			}
+			if err == nil {
+				err = c.saveTrust(ctx, tx, p)
 			}
 			if err != nil || p.doc == nil {
 				return err
@@ -113,6 +116,9 @@ func (c *Checker) sendFenced(ctx context.Context, l lease.Lease, p pending, firs
 	} else {
 		b.SourceSaveUnchanged(p.job.url, p.etag, p.lastModified, l.Epoch, using)
 	}
+	if p.trust != nil { // never a change of keys: those go through the transaction, with their audit entry
+		b.SourceTrustSave(*p.trust)
+	}
 	if p.doc != nil && len(first) > 0 {
 		b.ResultWrite(first, written)
 		if c.notifier != nil {
@@ -124,4 +130,19 @@ func (c *Checker) sendFenced(ctx context.Context, l lease.Lease, p pending, firs
 		}
 	}
 	return c.lease.SendFenced(ctx, l.Owner, &b)
+}
+
+// saveTrust stores the source's trust in the transaction that writes its
+// row, and a change of its trusted keys in the audit log with it.
+func (c *Checker) saveTrust(ctx context.Context, tx *store.Tx, p pending) error {
+	if p.trust == nil {
+		return nil
+	}
+	if err := tx.SourceTrustSave(ctx, *p.trust); err != nil {
+		return err
+	}
+	if p.trustChange == nil {
+		return nil
+	}
+	return tx.AuditAppend(ctx, 0, auditTrust, p.trustChange)
 }

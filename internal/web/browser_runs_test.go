@@ -12,6 +12,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/demo"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -99,6 +100,29 @@ func TestBrowserRunWithFailingSources(t *testing.T) {
 		t.Errorf("second row = %+v, want the run completed with failures, its count and a link to the sources", r)
 	}
 	screenshot(t, ctx, "history-with-failures.png")
+
+	// The Sources page says each source's trust in words: the signed one
+	// by its key's short form, the others as unsigned.
+	var pinned string
+	b.db.QueryRow(t, `SELECT pinned_key FROM components WHERE code = 'newsletter'`).Scan(&pinned)
+	key, err := updatedoc.ParsePublicKey(pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.server.URL+"/admin/sources"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sources-table"]`))); err != nil {
+		t.Fatal(err)
+	}
+	trust, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll('[data-testid="source-row"]')].map(r =>
+		[new URL(r.dataset.url).pathname, r.querySelector('[data-testid="source-trust"]').innerText]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := regexp.MustCompile(`^verified by key ` + regexp.QuoteMeta(updatedoc.Fingerprint(key)) + ` \(of 1 trusted\), sequence \d+, expires in (29|30) days$`)
+	if !signed.MatchString(trust["/signed.json"]) || !strings.HasPrefix(trust["/acme.json"], "unsigned (no key pinned), sequence ") {
+		t.Errorf("trust lines = %q", trust)
+	}
+	screenshot(t, ctx, "sources-trust.png")
 }
 
 // The restart case of `make run`: the demo publisher comes back on a new

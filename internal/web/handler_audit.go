@@ -23,10 +23,10 @@ const auditPageSize = 50
 // catalog's unknown filter is.
 func auditKind(c echo.Context) (string, error) {
 	switch k := c.QueryParam(views.ParamKind); k {
-	case "", views.AuditKindDismissal, views.AuditKindCheck, views.AuditKindAccount:
+	case "", views.AuditKindDismissal, views.AuditKindCheck, views.AuditKindAccount, views.AuditKindTrust:
 		return k, nil
 	}
-	return "", echo.NewHTTPError(http.StatusBadRequest, "Unknown kind: use dismissal, check or account.")
+	return "", echo.NewHTTPError(http.StatusBadRequest, "Unknown kind: use dismissal, check, account or trust.")
 }
 
 // auditPage lists the audit log, newest first, one page at a time.
@@ -128,8 +128,11 @@ func detailText(e store.AuditEvent) string {
 	if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &m) != nil {
 		return ""
 	}
-	if e.Kind == store.AuditKindCheck {
+	switch e.Kind {
+	case store.AuditKindCheck:
 		return checkDetailText(m)
+	case store.AuditKindTrust:
+		return trustDetailText(m)
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -168,4 +171,29 @@ func checkDetailText(m map[string]any) string {
 		parts = append(parts, "error: "+msg)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// trustDetailText is a change of a source's trusted keys: "https://…: keys
+// ab12cd34…ef01 (statement 0) → 1 of 99887766…5544 (statement 1): key
+// statement 1 endorsed by the keys trusted before".
+func trustDetailText(m map[string]any) string {
+	set := func(prefix string) string {
+		var keys []string
+		list, _ := m[prefix+"_keys"].([]any)
+		for _, k := range list {
+			if s, ok := k.(string); ok {
+				keys = append(keys, s)
+			}
+		}
+		threshold, _ := m[prefix+"_threshold"].(float64)
+		version, _ := m[prefix+"_version"].(float64)
+		text := strings.Join(keys, ", ")
+		if len(keys) > 1 {
+			text = fmt.Sprintf("%d of %s", int(threshold), text)
+		}
+		return fmt.Sprintf("%s (statement %d)", text, int(version))
+	}
+	source, _ := m["source"].(string)
+	reason, _ := m["reason"].(string)
+	return fmt.Sprintf("%s: keys %s → %s: %s", source, set("old"), set("new"), reason)
 }

@@ -232,7 +232,9 @@ func (s *Server) sourcesPage(c echo.Context) error {
 		rows[i] = views.SourceRow{URL: src.URL, Components: src.Components, LastSuccessAt: src.LastSuccessAt,
 			LastAttemptAt: src.LastAttemptAt, LastError: src.LastError, ConsecutiveFailures: src.ConsecutiveFailures,
 			Stale: src.Stale, Expired: src.Expired, Failing: src.Failing, ExpiresAt: src.ExpiresAt,
-			SignatureState: src.SignatureState, LastErrorKind: src.LastErrorKind, LastErrorArg: src.LastErrorArg}
+			SignatureState: src.SignatureState, LastErrorKind: src.LastErrorKind, LastErrorArg: src.LastErrorArg,
+			Pinned: src.Pin != "", TrustedCount: src.TrustedCount, KeyVersion: src.KeyVersion, Sequence: src.Sequence,
+			VerifiedBy: src.VerifiedBy, Untrusted: src.Untrusted}
 	}
 	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: rows}))
 }

@@ -193,6 +193,7 @@
     setStat("widget-security", security);
     setStat("widget-vulnerable", vulnerable);
     setStat("widget-failing", number(s.failing_sources));
+    setStat("widget-untrusted", number(s.untrusted_sources));
 
     var last = s.last_check || {};
     var lastEl = byTestId("widget-last-check");

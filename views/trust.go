@@ -1,0 +1,89 @@
+// The words of a source's trust on the Sources page: which keys verified
+// its document, how many are trusted, its sequence and expiry ("verified
+// by key ab12cd34…ef01 (of 2 trusted), sequence 41, expires in 6 days"),
+// and what needs a look, in plain words. The facts are the read model's
+// (source_state); a key is always shown by its short form
+// (updatedoc.Fingerprint).
+
+package views
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// expiresSoon is how close an expiry is worth a warning; source_state's
+// untrusted uses the same 7 days.
+const expiresSoon = 7 * 24 * time.Hour
+
+// trustLine is the source's trust in one line.
+func trustLine(s SourceRow, now time.Time) string {
+	var parts []string
+	switch {
+	case !s.Pinned:
+		parts = append(parts, "unsigned (no key pinned)")
+	case s.SignatureState == "verified" && len(s.VerifiedBy) > 0:
+		keys := "key " + s.VerifiedBy[0]
+		if len(s.VerifiedBy) > 1 {
+			keys = "keys " + strings.Join(s.VerifiedBy[:len(s.VerifiedBy)-1], ", ") + " and " + s.VerifiedBy[len(s.VerifiedBy)-1]
+		}
+		parts = append(parts, fmt.Sprintf("verified by %s (of %d trusted)", keys, s.TrustedCount))
+	case s.SignatureState == "verified":
+		parts = append(parts, fmt.Sprintf("verified (%s)", countNoun(s.TrustedCount, "key trusted", "keys trusted")))
+	default:
+		parts = append(parts, fmt.Sprintf("no verified document yet (%s)", countNoun(s.TrustedCount, "key trusted", "keys trusted")))
+	}
+	if s.Pinned && s.KeyVersion > 0 {
+		parts = append(parts, fmt.Sprintf("keys from key statement %d", s.KeyVersion))
+	}
+	if s.Sequence != nil {
+		parts = append(parts, fmt.Sprintf("sequence %d", *s.Sequence))
+	}
+	if s.ExpiresAt != nil {
+		if s.Expired {
+			parts = append(parts, "expired "+relTime(now, *s.ExpiresAt))
+		} else {
+			parts = append(parts, "expires "+relTime(now, *s.ExpiresAt))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// trustWarnings are what needs a look about the source's trust, in plain
+// words; none when all is well.
+func trustWarnings(s SourceRow, now time.Time) []string {
+	var out []string
+	switch {
+	case s.ExpiresAt != nil && s.Expired:
+		out = append(out, "The document expired "+relTime(now, *s.ExpiresAt)+": it is stale, and the last good data is kept until the publisher publishes a new one.")
+	case s.ExpiresAt != nil && s.ExpiresAt.Sub(now) < expiresSoon:
+		out = append(out, "The document expires "+relTime(now, *s.ExpiresAt)+": unless the publisher publishes a new one by then, it will be stale.")
+	}
+	if !s.Failing {
+		return out
+	}
+	switch s.LastErrorKind {
+	case readmodel.ErrorRollback:
+		if older, newer, ok := strings.Cut(s.LastErrorArg, " < "); ok {
+			out = append(out, fmt.Sprintf("A rollback was refused: the publisher sent sequence %s after %s was accepted.", older, newer))
+		} else {
+			out = append(out, "A rollback was refused: the publisher sent an older document than one already accepted.")
+		}
+	case readmodel.ErrorBadSignature, readmodel.ErrorUnsigned:
+		out = append(out, "The last document was refused: it is not signed by the keys trusted for this source.")
+	case readmodel.ErrorKeyStatement:
+		out = append(out, "The publisher’s key statement was refused, so the keys it names are not trusted.")
+	}
+	return out
+}
+
+// untrustedText is the trust banner's sentence.
+func untrustedText(n int) string {
+	if n == 1 {
+		return "1 update source needs a look at its trust: its document expires within 7 days, or was refused for its signature, its key statement or a rollback."
+	}
+	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within 7 days, or was refused for its signature, its key statement or a rollback.", n)
+}
