@@ -43,16 +43,24 @@ func (c *Checker) prepare(ctx context.Context, j job, epoch int64, resp fetch.Re
 		}
 		a.signature = sig
 	}
-	p := pending{job: j, verdict: accept(j, a, epoch), etag: resp.ETag, lastModified: resp.LastModified}
+	return judge(j, a, epoch), true
+}
+
+// judge is the one way a publisher's answer becomes what to write, for a
+// fetched document and an imported one alike: the acceptance policy
+// (accept), then the evaluation of the components from the document it
+// keeps. No I/O.
+func judge(j job, a answer, epoch int64) pending {
+	p := pending{job: j, verdict: accept(j, a, epoch), etag: a.resp.ETag, lastModified: a.resp.LastModified}
 	if p.doc != nil {
 		results, err := evaluate(p.doc, j.inputs(), epoch)
 		if err != nil { // nothing is written from a document that could not be evaluated
 			p.verdict = verdict{failure: failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("evaluate: %v", err)}}
-			return p, true
+			return p
 		}
 		p.results = results
 	}
-	return p, true
+	return p
 }
 
 // sigFailure is a .sig file that could not be fetched for a document that

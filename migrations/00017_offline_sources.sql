@@ -1,0 +1,158 @@
+-- +goose Up
+-- Offline sources ("offline:NAME", updatedoc.OfflinePrefix): sources that
+-- are never fetched, whose documents arrive by import only (air-gapped
+-- sites). Such a source cannot go 48 hours "without a successful fetch":
+-- it is stale only when it was never imported or when its document's own
+-- expiry has passed. An offline source never imported has no error: it is
+-- not failing, it waits for its first import.
+--
+-- Staleness stays one definition: upcheck_stale now takes the source's
+-- address, and both views read it. The two-argument form goes.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_stale(url text, last_success_at timestamptz, expires_at timestamptz)
+RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT last_success_at IS NULL
+        OR (NOT starts_with(url, 'offline:') AND last_success_at < clock_timestamp() - interval '48 hours')
+        OR coalesce(expires_at <= clock_timestamp(), false)
+$$;
+-- +goose StatementEnd
+
+-- As in 00005, column for column, with the address given to upcheck_stale
+-- and one column more: offline, the source is never fetched.
+CREATE OR REPLACE VIEW source_state AS
+SELECT u.url,
+       u.components,
+       s.last_success_at,
+       s.last_attempt_at,
+       s.last_error,
+       s.last_error_at,
+       coalesce(s.consecutive_failures, 0)                AS consecutive_failures,
+       s.expires_at,
+       coalesce(s.signature_state, 'unsigned')            AS signature_state,
+       (s.document IS NOT NULL)::boolean                  AS has_document,
+       upcheck_stale(u.url, s.last_success_at, s.expires_at) AS stale,
+       upcheck_failing(s.last_error)                      AS failing,
+       coalesce(s.expires_at <= clock_timestamp(), false)::boolean AS expired,
+       starts_with(u.url, 'offline:')                     AS offline
+FROM (SELECT source_url AS url, count(*) AS components
+      FROM components WHERE source_url IS NOT NULL GROUP BY source_url) u
+LEFT JOIN sources s ON s.url = u.url;
+
+-- As in 00010, column for column; only stale reads the address.
+CREATE OR REPLACE VIEW component_state AS
+SELECT c.code,
+       c.name,
+       c.installed_version,
+       c.source_url,
+       c.pinned_key,
+       (r.code IS NOT NULL)::boolean                        AS evaluated,
+       r.latest_version,
+       r.update_version,
+       r.required_core,
+       r.release_url,
+       r.evaluation,
+       r.eval_error,
+       r.evaluated_at,
+       coalesce(r.update_available, false)                  AS update_available,
+       coalesce(r.security, false)                          AS security,
+       coalesce(r.needs_newer_core, false)                  AS needs_newer_core,
+       upcheck_open_advisories(c.code, r.advisories)        AS open_advisories,
+       coalesce(NOT (r.advisory_ids <@ coalesce(d.ids, '{}')), false)::boolean AS vulnerable,
+       coalesce(NOT (r.no_fix_ids <@ coalesce(d.ids, '{}')), false)::boolean   AS vulnerable_no_fix,
+       s.last_success_at,
+       s.last_attempt_at,
+       s.last_error,
+       s.expires_at,
+       coalesce(c.source_url IS NOT NULL
+                AND upcheck_stale(c.source_url, s.last_success_at, s.expires_at), false)::boolean AS stale,
+       upcheck_failing(s.last_error)                        AS source_failing,
+       -- The component's check fails: its source, or its evaluation.
+       coalesce(upcheck_failing(s.last_error) OR r.eval_error IS NOT NULL, false)::boolean AS failing
+FROM components c
+LEFT JOIN sources s ON s.url = c.source_url
+LEFT JOIN component_results r
+       ON r.code = c.code
+      AND r.installed_version = c.installed_version
+      AND r.source_url = c.source_url
+      AND r.document_hash = s.document_hash
+      AND (c.code = 'core' OR r.core_version = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
+      AND (c.pinned_key IS NULL OR r.verified_key = c.pinned_key)
+LEFT JOIN (SELECT component_code, array_agg(advisory_id)::text[] AS ids
+           FROM advisory_dismissals_in_force GROUP BY component_code) d
+       ON d.component_code = c.code;
+
+DROP FUNCTION upcheck_stale(timestamptz, timestamptz);
+
+-- +goose Down
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_stale(last_success_at timestamptz, expires_at timestamptz)
+RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT last_success_at IS NULL
+        OR last_success_at < clock_timestamp() - interval '48 hours'
+        OR coalesce(expires_at <= clock_timestamp(), false)
+$$;
+-- +goose StatementEnd
+
+DROP VIEW source_state;
+CREATE VIEW source_state AS
+SELECT u.url,
+       u.components,
+       s.last_success_at,
+       s.last_attempt_at,
+       s.last_error,
+       s.last_error_at,
+       coalesce(s.consecutive_failures, 0)                AS consecutive_failures,
+       s.expires_at,
+       coalesce(s.signature_state, 'unsigned')            AS signature_state,
+       (s.document IS NOT NULL)::boolean                  AS has_document,
+       upcheck_stale(s.last_success_at, s.expires_at)     AS stale,
+       upcheck_failing(s.last_error)                      AS failing,
+       coalesce(s.expires_at <= clock_timestamp(), false)::boolean AS expired
+FROM (SELECT source_url AS url, count(*) AS components
+      FROM components WHERE source_url IS NOT NULL GROUP BY source_url) u
+LEFT JOIN sources s ON s.url = u.url;
+
+CREATE OR REPLACE VIEW component_state AS
+SELECT c.code,
+       c.name,
+       c.installed_version,
+       c.source_url,
+       c.pinned_key,
+       (r.code IS NOT NULL)::boolean                        AS evaluated,
+       r.latest_version,
+       r.update_version,
+       r.required_core,
+       r.release_url,
+       r.evaluation,
+       r.eval_error,
+       r.evaluated_at,
+       coalesce(r.update_available, false)                  AS update_available,
+       coalesce(r.security, false)                          AS security,
+       coalesce(r.needs_newer_core, false)                  AS needs_newer_core,
+       upcheck_open_advisories(c.code, r.advisories)        AS open_advisories,
+       coalesce(NOT (r.advisory_ids <@ coalesce(d.ids, '{}')), false)::boolean AS vulnerable,
+       coalesce(NOT (r.no_fix_ids <@ coalesce(d.ids, '{}')), false)::boolean   AS vulnerable_no_fix,
+       s.last_success_at,
+       s.last_attempt_at,
+       s.last_error,
+       s.expires_at,
+       coalesce(c.source_url IS NOT NULL
+                AND upcheck_stale(s.last_success_at, s.expires_at), false)::boolean AS stale,
+       upcheck_failing(s.last_error)                        AS source_failing,
+       coalesce(upcheck_failing(s.last_error) OR r.eval_error IS NOT NULL, false)::boolean AS failing
+FROM components c
+LEFT JOIN sources s ON s.url = c.source_url
+LEFT JOIN component_results r
+       ON r.code = c.code
+      AND r.installed_version = c.installed_version
+      AND r.source_url = c.source_url
+      AND r.document_hash = s.document_hash
+      AND (c.code = 'core' OR r.core_version = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
+      AND (c.pinned_key IS NULL OR r.verified_key = c.pinned_key)
+LEFT JOIN (SELECT component_code, array_agg(advisory_id)::text[] AS ids
+           FROM advisory_dismissals_in_force GROUP BY component_code) d
+       ON d.component_code = c.code;
+
+DROP FUNCTION upcheck_stale(url text, last_success_at timestamptz, expires_at timestamptz);
