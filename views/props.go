@@ -274,6 +274,9 @@ type SourceRow struct {
 	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word
 	// LastError, the technical text.
 	LastErrorKind, LastErrorArg string
+	// Offline: an "offline:NAME" source, never fetched; its documents are
+	// imported (source_state.offline).
+	Offline bool
 }
 
 // SourceHealthProps is the source health page. The template lists failing

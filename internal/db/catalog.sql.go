@@ -269,7 +269,7 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 const sourceHealthList = `-- name: SourceHealthList :many
 SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_error, ss.consecutive_failures,
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
-       s.last_error_kind, s.last_error_arg
+       s.last_error_kind, s.last_error_arg, ss.offline
 FROM source_state ss
 LEFT JOIN sources s ON s.url = ss.url
 ORDER BY ss.failing DESC, ss.last_success_at NULLS FIRST, ss.url
@@ -290,6 +290,7 @@ type SourceHealthListRow struct {
 	Failing             bool
 	LastErrorKind       *string
 	LastErrorArg        *string
+	Offline             bool
 }
 
 // Every source in use, failing ones first, then the longest without a success.
@@ -317,6 +318,7 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 			&i.Failing,
 			&i.LastErrorKind,
 			&i.LastErrorArg,
+			&i.Offline,
 		); err != nil {
 			return nil, err
 		}

@@ -272,6 +272,7 @@ type SourceState struct {
 	Stale               bool
 	Failing             bool
 	Expired             bool
+	Offline             bool
 }
 
 type User struct {

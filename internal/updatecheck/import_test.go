@@ -64,7 +64,12 @@ func TestImportSignedDocument(t *testing.T) {
 	if got := b.runs(); len(got) != 1 || got[0] != "import:completed" || actor != "admin@example.test" {
 		t.Fatalf("history = %v by %q, want one completed import by its actor", got, actor)
 	}
-	// The import completed no period: a scheduled check still runs.
+	// An import is no check of the publishers: the summary's last check
+	// is still none, and the import completed no period (a scheduled
+	// check still runs).
+	if sum, err := b.checker.Summary(context.Background()); err != nil || sum.LastCheck != nil {
+		t.Fatalf("summary's last check after an import = %+v (%v), want none", sum.LastCheck, err)
+	}
 	var completed *time.Time
 	b.db.QueryRow(t, "SELECT last_completed_at FROM core_update_lock WHERE name = 'check'").Scan(&completed)
 	if completed != nil {

@@ -213,10 +213,7 @@ func (s *Server) sourcesPage(c echo.Context) error {
 	}
 	rows := make([]views.SourceRow, len(sources))
 	for i, src := range sources {
-		rows[i] = views.SourceRow{URL: src.URL, Components: src.Components, LastSuccessAt: src.LastSuccessAt,
-			LastAttemptAt: src.LastAttemptAt, LastError: src.LastError, ConsecutiveFailures: src.ConsecutiveFailures,
-			Stale: src.Stale, Expired: src.Expired, Failing: src.Failing, ExpiresAt: src.ExpiresAt,
-			SignatureState: src.SignatureState, LastErrorKind: src.LastErrorKind, LastErrorArg: src.LastErrorArg}
+		rows[i] = sourceRow(src)
 	}
 	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: rows}))
 }
