@@ -266,8 +266,29 @@ func TestSourcesFailingFirst(t *testing.T) {
 		state, _ := attr(r, "data-state")
 		order = append(order, state)
 	}
-	if got := strings.Join(order, " "); got != "failing stale unfetched healthy" {
+	if got := strings.Join(order, " "); got != "failing stale unfetched unfetched healthy healthy" {
 		t.Errorf("source order %q", got)
+	}
+}
+
+// An offline source never imported waits for its first import, in those
+// words, and is not failing; each source offers a manager its import form.
+func TestOfflineSourcesInWords(t *testing.T) {
+	t.Parallel()
+	root := doc(t, pages()["sources"])
+	rows := map[string]string{}
+	for _, r := range byTestID(root, "source-row") {
+		u, _ := attr(r, "data-url")
+		rows[u] = text(r)
+	}
+	if got := rows["offline:acme-mirror"]; !strings.Contains(got, "Waiting for its first import") || strings.Contains(got, "Failing") {
+		t.Errorf("offline source never imported: %q", got)
+	}
+	if got := rows["offline:forum"]; !strings.Contains(got, "Healthy") || !strings.Contains(got, "Offline: imported, never fetched") {
+		t.Errorf("offline source imported 20 days ago, its document not expired: %q", got)
+	}
+	if links := byTestID(root, "source-import"); len(links) != len(rows) {
+		t.Errorf("%d import links for %d sources", len(links), len(rows))
 	}
 }
 

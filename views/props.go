@@ -188,7 +188,10 @@ type DetailProps struct {
 	Installed string
 	Latest    string
 	SourceURL string
-	Releases  []ReleaseRow
+	// Offline: SourceURL is an offline source ("offline:NAME"), never
+	// fetched: its documents are imported.
+	Offline  bool
+	Releases []ReleaseRow
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryRow
 	// DismissForm refills the dismiss form the server refused.

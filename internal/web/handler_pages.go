@@ -156,7 +156,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	l := layout(c)
 	props := views.DetailProps{
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
-		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
+		Offline: updatedoc.IsOffline(d.SourceURL), CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
 		LastErrorKind: errorKind(d.LastError, d.LastErrorKind, d.EvalError), LastErrorArg: d.LastErrorArg,
 		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,

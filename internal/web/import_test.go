@@ -185,4 +185,7 @@ func TestBrowserSourceImport(t *testing.T) {
 		t.Fatalf("source after the import = %q, want healthy and verified", s)
 	}
 	screenshot(t, ctx, "source-import.png")
+	if vs := a11yAudit(t, ctx); len(vs) > 0 {
+		t.Errorf("the import form after an import fails the accessibility audit: %v", vs)
+	}
 }
