@@ -135,6 +135,9 @@ func staleText(n int) string {
 
 // runCountsText is what a check did with the sources.
 func runCountsText(r RunRow) string {
+	if r.Trigger == triggerImport {
+		return importRunText(r)
+	}
 	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)
 	if r.Skipped > 0 {
 		s += fmt.Sprintf(", %d not started", r.Skipped)

@@ -61,6 +61,20 @@ func importNoticeClass(status string) string {
 	return "notice notice-warn"
 }
 
+// triggerImport is the trigger of a document import in the history.
+const triggerImport = "import"
+
+// importRunText is what an import in the history did with its document.
+func importRunText(r RunRow) string {
+	switch {
+	case r.Failed > 0:
+		return "document refused; the stored one stayed"
+	case r.Fetched > 0:
+		return "document accepted"
+	}
+	return "no document written"
+}
+
 // bytesText is a size in plain words: "2 MiB", "64 KiB", "100 bytes".
 func bytesText(n int64) string {
 	switch {
