@@ -6,15 +6,18 @@
 -- expiry has passed. An offline source never imported has no error: it is
 -- not failing, it waits for its first import.
 --
--- Staleness stays one definition: upcheck_stale now takes the source's
--- address, and both views read it. The two-argument form goes.
+-- Staleness stays one definition: upcheck_stale(url, …) is what both views
+-- read. For a fetched source it is upcheck_stale(last_success_at,
+-- expires_at), the rule of 00005 (kept, and read from here, so that a later
+-- change of the fetch age reaches it); an offline source is stale only
+-- when never imported or past its document's expiry.
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_stale(url text, last_success_at timestamptz, expires_at timestamptz)
 RETURNS boolean
 LANGUAGE sql STABLE AS $$
-    SELECT last_success_at IS NULL
-        OR (NOT starts_with(url, 'offline:') AND last_success_at < clock_timestamp() - interval '48 hours')
-        OR coalesce(expires_at <= clock_timestamp(), false)
+    SELECT CASE WHEN starts_with(url, 'offline:')
+                THEN last_success_at IS NULL OR coalesce(expires_at <= clock_timestamp(), false)
+                ELSE upcheck_stale(last_success_at, expires_at) END
 $$;
 -- +goose StatementEnd
 
@@ -82,19 +85,7 @@ LEFT JOIN (SELECT component_code, array_agg(advisory_id)::text[] AS ids
            FROM advisory_dismissals_in_force GROUP BY component_code) d
        ON d.component_code = c.code;
 
-DROP FUNCTION upcheck_stale(timestamptz, timestamptz);
-
 -- +goose Down
--- +goose StatementBegin
-CREATE FUNCTION upcheck_stale(last_success_at timestamptz, expires_at timestamptz)
-RETURNS boolean
-LANGUAGE sql STABLE AS $$
-    SELECT last_success_at IS NULL
-        OR last_success_at < clock_timestamp() - interval '48 hours'
-        OR coalesce(expires_at <= clock_timestamp(), false)
-$$;
--- +goose StatementEnd
-
 DROP VIEW source_state;
 CREATE VIEW source_state AS
 SELECT u.url,
