@@ -60,23 +60,28 @@ LANGUAGE sql STABLE AS $$
 $$;
 -- +goose StatementEnd
 
--- The next instant at which the clock alone changes something the read
--- model derives: a source in use going stale (upcheck_stale) or a standing
--- dismissal expiring (upcheck_dismissal_in_force); null: none is due. An
--- instant too early only costs a needless read; so every clock threshold
--- of the read model must be here, and a later one may be added freely.
+-- The next instant at which the clock alone may change something the
+-- read model derives: a source in use reaching the stale age or its
+-- document's expiry (upcheck_stale, for fetched and offline sources
+-- alike), or a standing dismissal's expiry (upcheck_dismissal_in_force);
+-- null: none is due. Every threshold of the read model is a candidate, and
+-- only future ones count: an instant that changes nothing (an offline
+-- source is not stale by age) only costs a needless read, one that is
+-- missing would keep a snapshot that is no longer true.
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_read_model_turns_at()
 RETURNS timestamptz
 LANGUAGE sql STABLE AS $$
-    SELECT least(
-        (SELECT min(least(s.last_success_at + upcheck_stale_age(), s.expires_at))
-           FROM sources s
-          WHERE s.url IN (SELECT c.source_url FROM components c)
-            AND NOT upcheck_stale(s.last_success_at, s.expires_at)),
-        (SELECT min(d.expires_at)
-           FROM advisory_dismissals d
-          WHERE d.ended_at IS NULL AND d.expires_at > clock_timestamp()))
+    SELECT min(t.at)
+    FROM (SELECT s.last_success_at + upcheck_stale_age() AS at
+            FROM sources s WHERE s.url IN (SELECT c.source_url FROM components c)
+          UNION ALL
+          SELECT s.expires_at
+            FROM sources s WHERE s.url IN (SELECT c.source_url FROM components c)
+          UNION ALL
+          SELECT d.expires_at
+            FROM advisory_dismissals d WHERE d.ended_at IS NULL) t
+    WHERE t.at > clock_timestamp()
 $$;
 -- +goose StatementEnd
 

@@ -64,7 +64,7 @@ WHERE cs.code = @code;
 -- Every source in use, failing ones first, then the longest without a success.
 SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_error, ss.consecutive_failures,
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
-       s.last_error_kind, s.last_error_arg,
+       s.last_error_kind, s.last_error_arg, ss.offline,
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted
 FROM source_state ss
 LEFT JOIN sources s ON s.url = ss.url

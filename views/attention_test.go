@@ -199,6 +199,11 @@ func TestDetailHeadline(t *testing.T) {
 			"No update known: but the update source has not been read successfully for over 48 hours, so a newer release or advisory may be missing"},
 		{"never read", DetailProps{Name: "Shop", SourceURL: src, LastError: "HTTP 503"},
 			"Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."},
+		{"offline, never imported", DetailProps{Name: "Mirrored", SourceURL: "offline:acme", Offline: true},
+			"Unknown: the offline update source is waiting for its first import, so nothing is known about releases or advisories for this version. An admin imports its document from Source health."},
+		{"offline, document expired", DetailProps{Name: "Mirrored", SourceURL: "offline:acme", Offline: true, Evaluated: true,
+			LastSuccessAt: ago(time.Hour), Stale: true},
+			"No update known: but the imported document has expired, so a newer release or advisory may be missing: import a newer one"},
 		// Flags without a current evaluation are not trusted.
 		{"not evaluated", DetailProps{Name: "Shop", SourceURL: src, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.0.0"},
 			"Unknown: the installed version (or the core's) changed, or the pinned key did, since the source was last read; the next check evaluates it."},

@@ -105,10 +105,16 @@ func sourceBadges(s SourceRow) []badge {
 		bs = append(bs, badge{"Stale", toneWarn})
 	}
 	if len(bs) == 0 {
-		if s.LastSuccessAt == nil {
+		switch {
+		case s.LastSuccessAt == nil && s.Offline:
+			return []badge{{"Waiting for its first import", toneNeutral}}
+		case s.LastSuccessAt == nil:
 			return []badge{{"Not fetched yet", toneNeutral}}
 		}
-		return []badge{{"Healthy", toneOK}}
+		bs = append(bs, badge{"Healthy", toneOK})
+	}
+	if s.Offline {
+		bs = append(bs, badge{"Offline: imported, never fetched", toneNeutral})
 	}
 	return bs
 }

@@ -53,6 +53,8 @@ func detailHeadline(p DetailProps) headline {
 		return headline{"Update available", step, toneInfo}
 	case p.NeedsNewerCore && p.BlockedRelease != nil:
 		return headline{upperFirst(blockedText(p, *p.BlockedRelease)), "", toneWarn}
+	case p.Stale && p.Offline:
+		return headline{"No update known", "but the imported document has expired, so a newer release or advisory may be missing: import a newer one", toneWarn}
 	case p.Stale:
 		return headline{"No update known", "but the update source has not been read successfully for over 48 hours, so a newer release or advisory may be missing", toneWarn}
 	}

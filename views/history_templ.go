@@ -191,7 +191,7 @@ func runRow(r RunRow, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if r.Status == "completed_with_failures" {
+		if r.Status == "completed_with_failures" && r.Trigger != triggerImport {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<span class=\"muted small block\" data-testid=\"history-failed-sources\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

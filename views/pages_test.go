@@ -266,7 +266,7 @@ func TestSourcesFailingFirst(t *testing.T) {
 		state, _ := attr(r, "data-state")
 		order = append(order, state)
 	}
-	if got := strings.Join(order, " "); got != "failing failing failing stale unfetched healthy" {
+	if got := strings.Join(order, " "); got != "failing failing failing stale unfetched unfetched healthy healthy" {
 		t.Errorf("source order %q", got)
 	}
 }

@@ -191,7 +191,10 @@ type DetailProps struct {
 	Installed string
 	Latest    string
 	SourceURL string
-	Releases  []ReleaseRow
+	// Offline: SourceURL is an offline source ("offline:NAME"), never
+	// fetched: its documents are imported.
+	Offline  bool
+	Releases []ReleaseRow
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryRow
 	// Withdrawn advisories whose range holds the installed version: listed
@@ -291,6 +294,9 @@ type SourceRow struct {
 	Sequence     *int64
 	VerifiedBy   []string
 	Untrusted    bool
+	// Offline: an "offline:NAME" source, never fetched; its documents are
+	// imported (source_state.offline).
+	Offline bool
 }
 
 // SourceHealthProps is the source health page. The template lists failing

@@ -135,6 +135,9 @@ func staleText(n int) string {
 
 // runCountsText is what a check did with the sources.
 func runCountsText(r RunRow) string {
+	if r.Trigger == triggerImport {
+		return importRunText(r)
+	}
 	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)
 	if r.Skipped > 0 {
 		s += fmt.Sprintf(", %d not started", r.Skipped)
@@ -202,6 +205,8 @@ func notEvaluatedText(p DetailProps) string {
 	switch {
 	case p.Evaluated && evalFailed(p):
 		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem above), so nothing is known about its releases or advisories."
+	case p.LastSuccessAt == nil && p.Offline:
+		return "Unknown: the offline update source is waiting for its first import, so nothing is known about releases or advisories for this version. An admin imports its document from Source health."
 	case p.LastSuccessAt == nil && p.LastError != "":
 		return "Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."
 	case p.LastSuccessAt == nil:

@@ -58,6 +58,7 @@ var triggerLabels = map[string]string{
 	"scheduled": "Scheduled",
 	"manual":    "Manual",
 	"operator":  "Command line",
+	"import":    "Document import", // upcheck source import, the Sources page's upload form
 }
 
 // actorLabels word the actors that are not users (readmodel.Actor*), in

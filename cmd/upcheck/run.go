@@ -28,6 +28,10 @@ Usage:
   upcheck check [--manual]      run one locked check now; prints one JSON line
   upcheck components sync [--manifest FILE]
                                 load the manifest (default $UPCHECK_MANIFEST) into the database
+  upcheck source import --source URL FILE [--sig FILE]
+                                accept a document obtained elsewhere (a mirror, a USB stick)
+                                for source URL (or offline:NAME) under the rules of a fetch;
+                                --sig: its detached signature, as served at <url>.sig
   upcheck user add --email E --role admin|viewer
                                 create an account; the password is read from stdin
   upcheck user passwd --email E
@@ -83,6 +87,10 @@ Exit codes of check: 0 completed, 7 completed_with_failures (some sources gave
 no usable document; "failed" counts them), 3 busy, 4 cooldown, 5 lease_lost,
 6 skipped, 1 failed or cancelled (the JSON line says which) or an error (no
 JSON line).
+
+Exit codes of source import: 0 imported (or the same document again), 3 busy (a
+check is running; nothing waits), 8 refused (the JSON line's "problem" says
+why; the stored document stays), 1 an error.
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
@@ -194,6 +202,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runUser(ctx, cfg, logger, rest, stdin, stdout, stderr)
 	case "token":
 		return runToken(ctx, cfg, logger, rest, stdout, stderr)
+	case "source":
+		return runSource(ctx, cfg, logger, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n\n%s", cmd, usage)
 	return errUsage

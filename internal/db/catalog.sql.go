@@ -235,7 +235,7 @@ func (q *Queries) ReadModelUnchanged(ctx context.Context, db DBTX, arg ReadModel
 const sourceHealthList = `-- name: SourceHealthList :many
 SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_error, ss.consecutive_failures,
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
-       s.last_error_kind, s.last_error_arg,
+       s.last_error_kind, s.last_error_arg, ss.offline,
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted
 FROM source_state ss
 LEFT JOIN sources s ON s.url = ss.url
@@ -257,6 +257,7 @@ type SourceHealthListRow struct {
 	Failing             bool
 	LastErrorKind       *string
 	LastErrorArg        *string
+	Offline             bool
 	Pin                 string
 	TrustedCount        int32
 	KeyVersion          int64
@@ -290,6 +291,7 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 			&i.Failing,
 			&i.LastErrorKind,
 			&i.LastErrorArg,
+			&i.Offline,
 			&i.Pin,
 			&i.TrustedCount,
 			&i.KeyVersion,

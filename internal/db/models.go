@@ -286,6 +286,7 @@ type SourceState struct {
 	Sequence            *int64
 	VerifiedBy          string
 	Untrusted           bool
+	Offline             bool
 }
 
 type SourceTrust struct {

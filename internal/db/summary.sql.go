@@ -22,6 +22,7 @@ last_run AS (
     SELECT status, trigger, actor, finished_at
     FROM check_runs
     WHERE status NOT IN ('busy', 'cooldown', 'skipped', 'running')
+      AND trigger <> 'import' -- an import checked no publisher
     ORDER BY id DESC
     LIMIT 1
 ),

@@ -418,3 +418,7 @@ func (f *Fetcher) logDone(ctx context.Context, u *url.URL, resp Response, start 
 		"bytes", resp.Bytes,
 		"duration", time.Since(start))
 }
+
+// MaxBody is the most bytes the fetcher reads of one document: a document
+// imported by hand is held to the same cap.
+func (f *Fetcher) MaxBody() int64 { return f.cfg.MaxBody }

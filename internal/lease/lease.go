@@ -33,6 +33,10 @@ const (
 	Manual Trigger = "manual"
 	// Operator is `upcheck check` without --manual: no cooldown, no skip.
 	Operator Trigger = "operator"
+	// Import is a document imported by hand (`upcheck source import`, the
+	// Sources page's upload form): no cooldown, no skip, and its release
+	// completes no period, since it checked no publisher.
+	Import Trigger = "import"
 )
 
 // Outcome is the answer to an acquire.

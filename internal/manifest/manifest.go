@@ -202,7 +202,12 @@ func (m *Manifest) Validate() error {
 		if _, err := updatedoc.ParseVersion(c.Version); err != nil {
 			add(i, c, "version %q is not a semantic version", c.Version)
 		}
-		if c.Source != "" {
+		switch {
+		case updatedoc.IsOffline(c.Source):
+			if err := updatedoc.CheckOfflineSource(c.Source); err != nil {
+				add(i, c, "source: %v", err)
+			}
+		case c.Source != "":
 			if u, err := url.Parse(c.Source); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 				add(i, c, "source %q is not an http(s) URL", c.Source)
 			}

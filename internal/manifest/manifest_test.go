@@ -20,7 +20,8 @@ func TestParseJSONAndYAMLAgree(t *testing.T) {
 	jsonDoc := `{"components": [
 	  {"code": "core", "name": "Core", "version": "1.9.0", "source": "https://updates.example.org/core.json"},
 	  {"code": "blog", "name": "Blog", "version": "2.3.0", "source": "https://acme.example/updates.json", "key": "` + pub.String() + `"},
-	  {"code": "local", "name": "Local thing", "version": "0.1.0"}
+	  {"code": "local", "name": "Local thing", "version": "0.1.0"},
+	  {"code": "mirrored", "name": "Mirrored", "version": "1.0.0", "source": "offline:acme-2026", "key": "` + pub.String() + `"}
 	]}`
 	yamlDoc := `components:
   - code: core
@@ -35,6 +36,11 @@ func TestParseJSONAndYAMLAgree(t *testing.T) {
   - code: local
     name: Local thing
     version: 0.1.0
+  - code: mirrored
+    name: Mirrored
+    version: 1.0.0
+    source: offline:acme-2026
+    key: ` + pub.String() + `
 `
 	j, err := ParseJSON([]byte(jsonDoc))
 	if err != nil {
@@ -44,7 +50,7 @@ func TestParseJSONAndYAMLAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(j.Components) != 3 || len(y.Components) != 3 {
+	if len(j.Components) != 4 || len(y.Components) != 4 {
 		t.Fatalf("components: json %d, yaml %d", len(j.Components), len(y.Components))
 	}
 	for i := range j.Components {
@@ -63,6 +69,8 @@ func TestInvalidManifestsNameEntryAndField(t *testing.T) {
 		{"duplicate code", `{"components":[{"code":"a","name":"A","version":"1.0.0"},{"code":"a","name":"A2","version":"1.0.0"}]}`, `components[1] ("a"): code is a duplicate of components[0]`},
 		{"bad semver", `{"components":[{"code":"a","name":"A","version":"1.0"}]}`, `components[0] ("a"): version "1.0" is not a semantic version`},
 		{"bad url", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"ftp://x/y"}]}`, `components[0] ("a"): source "ftp://x/y" is not an http(s) URL`},
+		{"offline source with a bad name", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"offline:Acme Feed"}]}`, `components[0] ("a"): source: offline source name "Acme Feed" must be 1 to 64 lower-case letters`},
+		{"offline source without a name", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"offline:"}]}`, `components[0] ("a"): source: offline source name ""`},
 		{"bad key", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"https://x/y","key":"ed25519:nope"}]}`, `components[0] ("a"): key:`},
 		{"missing code", `{"components":[{"name":"A","version":"1.0.0"}]}`, `components[0]: code is missing`},
 		{"missing name", `{"components":[{"code":"a","version":"1.0.0"}]}`, `components[0] ("a"): name is missing`},

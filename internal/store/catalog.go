@@ -143,6 +143,9 @@ type SourceHealth struct {
 	Sequence     *int64
 	VerifiedBy   []string
 	Untrusted    bool
+	// Offline: an "offline:NAME" source, never fetched; its documents come
+	// by import (source_state.offline).
+	Offline bool
 }
 
 // Catalog returns one page of the catalog and the number of matching
@@ -228,7 +231,7 @@ func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
 			URL: deref(r.Url), Components: int(r.Components), HasDocument: r.HasDocument, LastSuccessAt: r.LastSuccessAt,
 			LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures),
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
-			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
+			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg), Offline: r.Offline,
 			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
 			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted,
 		}

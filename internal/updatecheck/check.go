@@ -57,8 +57,11 @@ type Result struct {
 	NotModified int    `json:"not_modified"`
 	Failed      int    `json:"failed"`
 	Skipped     int    `json:"skipped"`
-	DurationMS  int64  `json:"duration_ms"`
-	Error       string `json:"error,omitempty"`
+	// Offline counts the offline sources ("offline:NAME") the check left
+	// alone: they are never fetched, and neither succeed nor fail.
+	Offline    int    `json:"offline"`
+	DurationMS int64  `json:"duration_ms"`
+	Error      string `json:"error,omitempty"`
 }
 
 // Checker runs checks for one process.
@@ -164,7 +167,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	c.logger.InfoContext(ctx, "update check started", "trigger", trigger, "actor", actor, "run_id", res.RunID, "epoch", l.Epoch)
 
 	checkCtx, hb := c.lease.StartHeartbeat(ctx, l)
-	counts, sources, checkErr := c.check(checkCtx, l)
+	counts, sources, offline, checkErr := c.check(checkCtx, l)
 	lostCause := context.Cause(checkCtx)
 	hb.Stop() // waits for a renewal still on its way
 
@@ -186,6 +189,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	c.observer.CheckEnded(string(trigger), string(res.Status), true, time.Since(start))
 
 	res.Sources, res.Fetched, res.NotModified, res.Failed, res.Skipped = sources, counts.Fetched, counts.NotModified, counts.Failed, counts.Skipped
+	res.Offline = offline
 	res.DurationMS = time.Since(start).Milliseconds()
 	if checkErr != nil && res.Status != Cancelled {
 		res.Error = checkErr.Error()
@@ -250,29 +254,24 @@ func (j job) inputs() []store.ComponentInput {
 	return out
 }
 
-// check fetches every source and writes each one's outcome as soon as it
-// is known. It stops at the first sign that the lease is gone or the
-// database refuses writes; requests in flight are then aborted and queued
-// ones never start.
-func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, int, error) {
+// check fetches every source but the offline ones (it reports how many it
+// left alone) and writes each one's outcome as soon as it is known. It
+// stops at the first sign that the lease is gone or the database refuses
+// writes; requests in flight are then aborted and queued ones never start.
+func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCounts, sources, offline int, err error) {
+	jobs, err := c.plan(ctx)
+	if err != nil {
+		return counts, 0, 0, err
+	}
+	jobs, offline = fetchable(jobs)
+	counts, sources, err = c.fetchAndWrite(ctx, l, jobs)
+	return counts, sources, offline, err
+}
+
+// fetchAndWrite fetches the sources of jobs and writes each one's outcome,
+// then cleans up.
+func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) (store.RunCounts, int, error) {
 	var counts store.RunCounts
-	components, err := c.store.Components(ctx)
-	if err != nil {
-		return counts, 0, err
-	}
-	stored, err := c.store.Sources(ctx)
-	if err != nil {
-		return counts, 0, err
-	}
-	sequences, err := c.store.SourceSequences(ctx)
-	if err != nil {
-		return counts, 0, err
-	}
-	trusts, err := c.store.SourceTrusts(ctx)
-	if err != nil {
-		return counts, 0, err
-	}
-	jobs := plan(components, stored, sequences, trusts)
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -346,7 +345,7 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 	}
 
 	var removedResults, removedSources int64
-	err = c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+	err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		var err error
 		if removedResults, removedSources, err = tx.CleanUp(ctx, l.Epoch); err != nil || c.notifier == nil {
 			return err
@@ -360,6 +359,40 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (store.RunCounts, in
 		c.logger.InfoContext(ctx, "cleaned up", "results", removedResults, "sources", removedSources)
 	}
 	return counts, len(jobs), nil
+}
+
+// plan reads the components, the stored sources, their rollback state and
+// trusted keys, and groups the components by source.
+func (c *Checker) plan(ctx context.Context) ([]job, error) {
+	components, err := c.store.Components(ctx)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := c.store.Sources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sequences, err := c.store.SourceSequences(ctx)
+	if err != nil {
+		return nil, err
+	}
+	trusts, err := c.store.SourceTrusts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return plan(components, stored, sequences, trusts), nil
+}
+
+// fetchable leaves out the offline sources, which are never fetched (their
+// documents come by import), and counts them.
+func fetchable(jobs []job) ([]job, int) {
+	out := jobs[:0:0]
+	for _, j := range jobs {
+		if !updatedoc.IsOffline(j.url) {
+			out = append(out, j)
+		}
+	}
+	return out, len(jobs) - len(out)
 }
 
 // plan groups the components by source.

@@ -54,16 +54,31 @@ func (c *Checker) prepare(ctx context.Context, j job, epoch int64, resp fetch.Re
 		return pending{}, false
 	}
 	p := pending{job: j, verdict: v, etag: resp.ETag, lastModified: resp.LastModified, trust: tw, trustChange: change}
+	return evaluated(p, epoch), true
+}
+
+// judge is what an imported document becomes (Import): the acceptance
+// policy (accept) under the keys trusted now, then the evaluation, with no
+// I/O. A fetched document goes through the same two steps in prepare, with
+// the key statement between them that only a fetch can look for.
+func judge(j job, a answer, epoch int64) pending {
+	return evaluated(pending{job: j, verdict: accept(j, a, epoch), etag: a.resp.ETag, lastModified: a.resp.LastModified}, epoch)
+}
+
+// evaluated evaluates p's components from the document its verdict keeps.
+// Nothing is written from a document that could not be evaluated: p then
+// records the failure instead, and no trust change.
+func evaluated(p pending, epoch int64) pending {
 	if p.doc != nil {
-		results, err := evaluate(p.doc, j.inputs(), epoch)
-		if err != nil { // nothing is written from a document that could not be evaluated
+		results, err := evaluate(p.doc, p.job.inputs(), epoch)
+		if err != nil {
 			p.verdict = verdict{failure: failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("evaluate: %v", err)}}
 			p.trust, p.trustChange = nil, nil
-			return p, true
+			return p
 		}
 		p.results = results
 	}
-	return p, true
+	return p
 }
 
 // sigFailure is a .sig file that could not be fetched for a document that

@@ -171,7 +171,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	l := layout(c)
 	props := views.DetailProps{
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
-		CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
+		Offline: updatedoc.IsOffline(d.SourceURL), CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
 		LastErrorKind: errorKind(d.LastError, d.LastErrorKind, d.EvalError), LastErrorArg: d.LastErrorArg,
 		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
@@ -229,12 +229,7 @@ func (s *Server) sourcesPage(c echo.Context) error {
 	}
 	rows := make([]views.SourceRow, len(sources))
 	for i, src := range sources {
-		rows[i] = views.SourceRow{URL: src.URL, Components: src.Components, LastSuccessAt: src.LastSuccessAt,
-			LastAttemptAt: src.LastAttemptAt, LastError: src.LastError, ConsecutiveFailures: src.ConsecutiveFailures,
-			Stale: src.Stale, Expired: src.Expired, Failing: src.Failing, ExpiresAt: src.ExpiresAt,
-			SignatureState: src.SignatureState, LastErrorKind: src.LastErrorKind, LastErrorArg: src.LastErrorArg,
-			Pinned: src.Pin != "", TrustedCount: src.TrustedCount, KeyVersion: src.KeyVersion, Sequence: src.Sequence,
-			VerifiedBy: src.VerifiedBy, Untrusted: src.Untrusted}
+		rows[i] = sourceRow(src)
 	}
 	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: rows}))
 }

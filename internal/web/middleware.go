@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -216,6 +217,27 @@ func securityHeaders() echo.MiddlewareFunc {
 			h.Set(echo.HeaderXFrameOptions, "DENY")
 			h.Set(echo.HeaderReferrerPolicy, "same-origin")
 			h.Set("Cross-Origin-Opener-Policy", "same-origin")
+			return next(c)
+		}
+	}
+}
+
+// bodyLimit caps every request body at limit bytes, or at the limit of its
+// route ("METHOD path" in routes, an upload). A body announced larger is
+// refused at once (413), one that turns out larger fails its read.
+func bodyLimit(limit int64, routes map[string]int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			n := limit
+			if l, ok := routes[r.Method+" "+c.Path()]; ok {
+				n = l
+			}
+			if r.ContentLength > n {
+				return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+					"The upload is larger than upcheck accepts ("+strconv.FormatInt(n>>10, 10)+" KiB at most).")
+			}
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, n)
 			return next(c)
 		}
 	}

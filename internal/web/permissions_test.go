@@ -42,6 +42,8 @@ var needs = map[string]string{
 	"GET /admin/tokens":             auth.PermTokens,
 	"POST /admin/tokens":            auth.PermTokens,
 	"POST /admin/tokens/:id/revoke": auth.PermTokens,
+	// The import form: importing writes as a check does, managers only.
+	"GET /admin/sources/import": auth.PermManage,
 }
 
 // sessionOnly are the routes an API token cannot use, whatever its role,

@@ -31,7 +31,9 @@ const apiPrefix = "/api/admin/plugins"
 // templates link to.
 func (s *Server) routes(e *echo.Echo) {
 	e.Use(middleware.Recover())
-	e.Use(middleware.BodyLimit("64K")) // forms and the check POST are tiny
+	// Forms and the check POST are tiny; an imported document may be as
+	// large as a fetched one.
+	e.Use(bodyLimit(64<<10, map[string]int64{http.MethodPost + " " + views.PathSourceImport: s.importBodyLimit()}))
 	e.Use(securityHeaders())
 
 	// Operations: no session, and /healthz touches nothing else. /metrics
@@ -87,6 +89,11 @@ func (s *Server) routes(e *echo.Echo) {
 	adminManage.post(views.PathNotifications+"/channels/:id/enable", s.enableChannel)   // views.ChannelPath
 	adminManage.post(views.PathNotifications+"/channels/:id/disable", s.disableChannel) // views.ChannelPath
 	adminManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)      // views.DeliveryRetryPath
+
+	// A document obtained elsewhere, imported for a source: it writes as a
+	// check does, so the form too is for managers.
+	adminManage.get(views.PathSourceImport, s.sourceImportPage) // views.SourceImportPath
+	adminManage.post(views.PathSourceImport, s.sourceImport)
 
 	// API tokens: admins only (tokens.can_manage), from a browser session:
 	// an API token cannot manage API tokens.

@@ -1,0 +1,208 @@
+package updatecheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// ErrUnknownSource: no installed component names the source a document was
+// imported for.
+var ErrUnknownSource = errors.New("no installed component uses this update source")
+
+// ImportStatus is how an import ended.
+type ImportStatus string
+
+// The statuses of an import.
+const (
+	// Imported: the document replaced the stored one and the source's
+	// components were evaluated from it.
+	Imported ImportStatus = "imported"
+	// ImportUnchanged: the document is the publication already stored (the
+	// same sequence under the same pin); it stays, and the components were
+	// evaluated from it again.
+	ImportUnchanged ImportStatus = "unchanged"
+	// ImportRefused: the acceptance policy refused the document (signature,
+	// rollback, malformed, too large); nothing was written and the stored
+	// document stays. Kind and Arg word why (readmodel.ProblemSentence).
+	ImportRefused ImportStatus = "refused"
+	// ImportBusy: a check (or another import) holds the lease; nothing was
+	// done and nothing waited.
+	ImportBusy ImportStatus = "busy"
+)
+
+// ImportResult is what an import reports.
+type ImportResult struct {
+	Status     ImportStatus `json:"status"`
+	URL        string       `json:"url"`
+	RunID      int64        `json:"run_id,omitempty"`
+	Sequence   int64        `json:"sequence,omitempty"`
+	Components int          `json:"components"` // evaluated from the document
+	// Kind (a readmodel.ErrorKind), Arg and Detail: why a refused import
+	// was refused, as a fetch failure would be stored.
+	Kind   string `json:"kind,omitempty"`
+	Arg    string `json:"arg,omitempty"`
+	Detail string `json:"error,omitempty"`
+}
+
+// ImportLimit is the most bytes an imported document may have: the
+// fetcher's body cap.
+func (c *Checker) ImportLimit() int64 { return c.fetcher.MaxBody() }
+
+// Import accepts a document obtained elsewhere (a mirror, a USB stick) for
+// the source url, with its detached signature as served at <url>.sig (""
+// for none), under the rules of a fetched one: the same acceptance policy
+// (judge, then accept: signature under the source's pin, rollback), the
+// same evaluation and the same fenced write. The signature covers the
+// document's bytes alone, never the address it came from.
+//
+// Like a check it holds the lease while it writes: while a check (or
+// another import) holds it, the import answers ImportBusy at once, without
+// waiting. It has no cooldown, and its release completes no period. Every
+// import that reached the lease is recorded in the check history with
+// trigger "import" and its actor. A refused import is answered (Kind, Arg,
+// Detail) and recorded in the history, but not as the source's last error:
+// the publisher's server did not fail, and the source's fetch facts stay.
+func (c *Checker) Import(ctx context.Context, url string, body []byte, signature, actor string) (ImportResult, error) {
+	res := ImportResult{URL: url}
+	if err := c.sourceInUse(ctx, url); err != nil {
+		return res, err
+	}
+	if int64(len(body)) > c.ImportLimit() {
+		f := failureOf(fmt.Errorf("%w: the document has %d bytes, the limit is %d", fetch.ErrTooLarge, len(body), c.ImportLimit()), "")
+		res.Status, res.Kind, res.Detail = ImportRefused, f.kind, f.detail
+		return res, nil
+	}
+	acq, err := c.lease.Acquire(ctx, lease.Import)
+	if err != nil {
+		return res, err
+	}
+	if acq.Outcome != lease.Acquired {
+		res.Status = ImportBusy
+		if err := c.store.CheckRunRecordRefused(ctx, string(lease.Import), actor, string(Busy)); err != nil {
+			c.logger.WarnContext(ctx, "record refused import", "error", err)
+		}
+		return res, nil
+	}
+
+	start := time.Now()
+	l := acq.Lease
+	c.observer.LeaseHeld(true)
+	c.reads.invalidate()
+	defer c.reads.invalidate()
+	if res.RunID, err = c.store.CheckRunStart(ctx, string(lease.Import), actor, l.Owner, l.Epoch); err != nil {
+		c.release(ctx, l, false)
+		c.observer.LeaseHeld(false)
+		return res, fmt.Errorf("record import start: %w", err)
+	}
+	hctx, hb := c.lease.StartHeartbeat(ctx, l)
+	counts, importErr := c.importLocked(hctx, l, &res, body, strings.TrimSpace(signature))
+	lostCause := context.Cause(hctx)
+	hb.Stop()
+
+	status := Completed
+	switch {
+	case errors.Is(importErr, lease.ErrLeaseLost) || errors.Is(lostCause, lease.ErrLeaseLost):
+		status = LeaseLost
+		if importErr == nil {
+			importErr = lostCause
+		}
+	case ctx.Err() != nil:
+		status = Cancelled
+	case importErr != nil:
+		status = Failed
+	case res.Status == ImportRefused:
+		status = CompletedWithFailures
+	}
+	// An import checked no publisher: it completes no period.
+	c.release(ctx, l, false)
+	c.observer.LeaseHeld(false)
+	message := res.Detail
+	if importErr != nil {
+		message = importErr.Error()
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := c.store.CheckRunFinish(rctx, res.RunID, string(status), counts, message); err != nil {
+		c.logger.WarnContext(ctx, "record import end", "run_id", res.RunID, "error", err)
+	}
+	level := slog.LevelInfo
+	if status != Completed {
+		level = slog.LevelWarn
+	}
+	c.logger.Log(ctx, level, "document imported", "url", url, "status", status, "import", res.Status, "actor", actor,
+		"run_id", res.RunID, "epoch", l.Epoch, "kind", res.Kind, "duration_ms", time.Since(start).Milliseconds(), "error", message)
+	if importErr != nil {
+		return res, fmt.Errorf("import: %w", importErr)
+	}
+	return res, nil
+}
+
+// sourceInUse answers ErrUnknownSource when no installed component names
+// url, before the lease is taken.
+func (c *Checker) sourceInUse(ctx context.Context, url string) error {
+	components, err := c.store.Components(ctx)
+	if err != nil {
+		return err
+	}
+	for _, comp := range components {
+		if comp.SourceURL == url {
+			return nil
+		}
+	}
+	return ErrUnknownSource
+}
+
+// importLocked judges and writes the document while the lease is held: the
+// source's stored state and rollback state are read under the lease, so no
+// check writes between the judgement and the write.
+func (c *Checker) importLocked(ctx context.Context, l lease.Lease, res *ImportResult, body []byte, signature string) (store.RunCounts, error) {
+	var counts store.RunCounts
+	jobs, err := c.plan(ctx)
+	if err != nil {
+		return counts, err
+	}
+	var j job
+	for _, candidate := range jobs {
+		if candidate.url == res.URL {
+			j = candidate
+		}
+	}
+	if j.url == "" {
+		return counts, ErrUnknownSource
+	}
+	p := judge(j, answer{resp: fetch.Response{Body: body}, signature: signature}, l.Epoch)
+	if p.failure.failed() {
+		counts.Failed = 1
+		res.Status, res.Kind, res.Arg, res.Detail = ImportRefused, p.failure.kind, p.failure.arg, p.failure.detail
+		if res.Kind == "" {
+			res.Kind = readmodel.ErrorOther
+		}
+		return counts, nil
+	}
+	if o := c.write(ctx, l, p); o.err != nil {
+		return counts, o.err
+	} else if o.kind == skipped {
+		return counts, context.Cause(ctx)
+	}
+	counts.Fetched = 1
+	res.Status, res.Components = ImportUnchanged, len(p.results)
+	if p.newDocument {
+		res.Status = Imported
+	}
+	if p.doc != nil {
+		res.Sequence = p.doc.doc.Sequence
+	}
+	if c.notifier == nil {
+		return counts, nil
+	}
+	return counts, c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error { return c.notifier.QueueRunEnd(ctx, tx, l.Epoch) })
+}
