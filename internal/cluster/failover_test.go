@@ -98,7 +98,7 @@ func TestFailoverToStandby(t *testing.T) {
 	if err := standby.Promote(ctx); err != nil {
 		t.Fatal(err)
 	}
-	promoted := time.Since(crashed)
+	promoted := time.Now()
 
 	// Each instance is ready again by itself, without a restart.
 	ready := make([]time.Duration, len(instances))
@@ -110,7 +110,7 @@ func TestFailoverToStandby(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		ready[i] = time.Since(crashed)
+		ready[i] = time.Since(promoted)
 	}
 
 	// The lease expires on the new primary and is taken again.
@@ -119,7 +119,7 @@ func TestFailoverToStandby(t *testing.T) {
 	retaken := poll(t, 30*time.Second, func() bool {
 		scan(t, ctx, url, "SELECT coalesce(owner::text, ''), epoch FROM core_update_lock", &newOwner, &newEpoch)
 		return newEpoch > oldEpoch
-	}).Sub(crashed)
+	}).Sub(promoted)
 	if newOwner == oldOwner {
 		t.Fatalf("epoch %d went to the old owner %s", newEpoch, oldOwner)
 	}
@@ -128,7 +128,7 @@ func TestFailoverToStandby(t *testing.T) {
 	var doneEpoch int64
 	completed := poll(t, 30*time.Second, func() bool {
 		return tryScan(t, ctx, url, "SELECT epoch FROM check_runs WHERE status = 'completed' ORDER BY id DESC LIMIT 1", &doneEpoch)
-	}).Sub(crashed)
+	}).Sub(promoted)
 	if doneEpoch <= oldEpoch {
 		t.Fatalf("completed run has epoch %d, not above the old holder's %d", doneEpoch, oldEpoch)
 	}
@@ -166,7 +166,7 @@ func TestFailoverToStandby(t *testing.T) {
 	if stale != 0 || ahead != 0 {
 		t.Fatalf("%d rows with another epoch than the completed run's %d, %d above the lease's", stale, doneEpoch, ahead)
 	}
-	t.Logf("primary crashed; promoted after %s; /readyz 200 after %s and %s; lease retaken (epoch %d -> %d) after %s; next check completed after %s; old holder's check ended %s, stored as %s",
-		promoted.Round(10*time.Millisecond), ready[0].Round(10*time.Millisecond), ready[1].Round(10*time.Millisecond),
+	t.Logf("standby promoted %s after the crash (1.5 s of it the drill's own wait); after the promotion: /readyz 200 on the instances after %s and %s, lease retaken (epoch %d -> %d) after %s, next check completed after %s; the old holder's check ended %s, stored as %s",
+		promoted.Sub(crashed).Round(10*time.Millisecond), ready[0].Round(10*time.Millisecond), ready[1].Round(10*time.Millisecond),
 		oldEpoch, newEpoch, retaken.Round(10*time.Millisecond), completed.Round(10*time.Millisecond), oldEnd, oldStatus)
 }
