@@ -60,21 +60,16 @@ func (c *Cluster) Promote(ctx context.Context) error {
 }
 
 // Crash stops the server the way a power cut would: SIGKILL to the
-// postmaster, then SIGKILL to every server process still running from its
-// data folder (the backends notice their postmaster's death only at their
-// next wait). No checkpoint, no goodbye to clients; the next start
-// recovers from the WAL.
+// postmaster's process group, which is the postmaster and every backend
+// at once (pg_ctl starts the postmaster in a session of its own). No
+// checkpoint, no goodbye to clients; the next start recovers from the WAL.
 func (c *Cluster) Crash(ctx context.Context) error {
 	pid, err := c.postmasterPID()
 	if err != nil {
 		return err
 	}
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
-		// Not a process group leader (started otherwise than by pg_ctl
-		// with Setpgid): the postmaster alone.
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			return fmt.Errorf("kill postmaster %d: %w", pid, err)
-		}
+		return fmt.Errorf("kill postmaster %d and its backends: %w", pid, err)
 	}
 	return nil
 }
