@@ -205,8 +205,12 @@ func OpenDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 		return nil, fmt.Errorf("UPCHECK_DATABASE_URL: %w", err)
 	}
 	// Fail fast while the database is down, so /readyz and the API answer
-	// 503 at once instead of queueing behind dead connection attempts.
-	pcfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	// 503 at once instead of queueing behind dead connection attempts. A
+	// connect_timeout in the URL (or PGCONNECT_TIMEOUT) wins: with several
+	// hosts it bounds each host's attempt (docs/operations.md).
+	if pcfg.ConnConfig.ConnectTimeout == 0 {
+		pcfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
 	// pgxpool's default (4 on two cores) queues page and API requests behind
 	// each other; a check's workers, the heartbeat and the web share these.
 	if !strings.Contains(url, "pool_max_conns") {
