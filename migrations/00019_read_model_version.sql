@@ -21,6 +21,14 @@ CREATE FUNCTION upcheck_read_model_changed()
 RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- Once per transaction: a result write runs a statement per result,
+    -- and updating one row again and again in one transaction costs more
+    -- each time (every update adds a version the next one walks past). The
+    -- flag is transaction-local, so it is gone at commit or rollback.
+    IF current_setting('upcheck.read_model_changed', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
+    PERFORM set_config('upcheck.read_model_changed', 'on', true);
     -- Fenced writes already hold the lease's row, so writers of results
     -- queue here in the order they queue there.
     UPDATE read_model_version SET version = version + 1;
