@@ -99,24 +99,32 @@ func signIn(t *testing.T, ctx context.Context, base, email string) {
 
 func text(t *testing.T, ctx context.Context, testID string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`[data-testid="`+testID+`"]`)))
+	s, err := textOf(ctx, testID)
 	if err != nil {
 		t.Fatalf("text of %s: %v", testID, err)
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return s
 }
 
-// waitText waits until the element's text matches re.
+// textOf is the element's text, its white space folded.
+func textOf(ctx context.Context, testID string) (string, error) {
+	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`[data-testid="`+testID+`"]`)))
+	return strings.Join(strings.Fields(s), " "), err
+}
+
+// waitText waits until the element's text matches re. The page may
+// replace the element while it is read (app.js refreshing the banner): a
+// read that finds no node is tried again, until the deadline.
 func waitText(t *testing.T, ctx context.Context, testID string, re *regexp.Regexp) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s := text(t, ctx, testID)
-		if re.MatchString(s) {
+		s, err := textOf(ctx, testID)
+		if err == nil && re.MatchString(s) {
 			return s
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s = %q, want it to match %s", testID, s, re)
+			t.Fatalf("%s = %q (%v), want it to match %s", testID, s, err, re)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
