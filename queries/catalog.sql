@@ -26,8 +26,9 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- When this snapshot may be reused (migration 00019): read in the
        -- same statement, so they describe exactly these rows.
        (SELECT v.version FROM read_model_version v)::bigint AS version,
-       -- (in a CASE because sqlc takes a function's result for never null)
-       CASE WHEN true THEN upcheck_read_model_turns_at() END AS turns_at
+       -- (a subquery: computed once, not for each row; in a CASE because
+       -- sqlc takes a function's result for never null)
+       CASE WHEN true THEN (SELECT upcheck_read_model_turns_at()) END AS turns_at
 FROM component_state cs
 -- The kind of the source's last failure, a fetch fact stored beside the
 -- error (migration 00012), not a derived flag.

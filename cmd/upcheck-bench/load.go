@@ -104,13 +104,16 @@ func cursorOfPage(first, token string, n int) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if err != nil {
+			return "", err
+		}
 		var page struct {
 			Next *string `json:"next"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		resp.Body.Close()
-		if err != nil || page.Next == nil {
-			return "", fmt.Errorf("catalog API: no next cursor (%v)", err)
+		if err := json.Unmarshal(body, &page); err != nil || page.Next == nil {
+			return "", fmt.Errorf("catalog API %s: %d, no next cursor (%v): %.300s", u, resp.StatusCode, err, body)
 		}
 		after = *page.Next
 	}
