@@ -24,8 +24,12 @@ cluster: build deps ## three instances behind nginx with TLS on https://127.0.0.
 	./bin/upcheck-cluster -binary $(BIN)
 
 .PHONY: test
+# One package at a time (-p 1): the lease tests measure timings in fractions
+# of a second, and a package that starts three instances, nginx or a standby
+# beside them starves them of the two cores; tests within a package still
+# run in parallel.
 test: lint deps ## run every test, with the race detector, on real PostgreSQL and Chromium
-	$(GO) test -race -count=1 -tags crash -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -p 1 -tags crash -timeout 20m $(PKGS)
 
 .PHONY: stop
 stop: ## stop the private PostgreSQL clusters that run, test and bench leave running (data is kept)
