@@ -55,7 +55,7 @@ func privateKeys(cmd string, files []string, getenv func(string) string) ([]upda
 // runRotate is `upcheck publisher rotate`: write a key statement naming the
 // new key set, signed by the current private keys, so that sites that
 // trust the current keys follow the rotation without editing their
-// manifests (docs/update-document.md "Rotating keys").
+// manifests (docs/signing.md, "Rotating keys").
 func runRotate(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var signWith, newKeys keyFiles
 	var threshold int
