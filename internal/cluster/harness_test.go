@@ -26,27 +26,13 @@ import (
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testbin"
 )
 
 var binary string
 
-// TestMain builds the real binary once, as internal/crashtest does.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "upcheck-cluster-")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "upcheck")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/upcheck")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build upcheck: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// TestMain builds the real binary once.
+func TestMain(m *testing.M) { testbin.Main(m, &binary) }
 
 const (
 	adminEmail    = "admin@example.test"

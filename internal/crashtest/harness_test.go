@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testbin"
 )
 
 // timings make a lease last seconds: 3 s lease, renewed every 500 ms.
@@ -33,22 +34,7 @@ const timings = "lease=3s,heartbeat=500ms,cooldown=20s"
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "upcheck-crash-")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "upcheck")
-	build := exec.Command("go", "build", "-o", binary, "./cmd/upcheck")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build upcheck: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &binary) }
 
 // proc is one running upcheck process.
 type proc struct {
