@@ -178,10 +178,10 @@ func (s *system) checkRuns(f findings, acquired map[int64]time.Time) {
 }
 
 // checkSamples: the lease's epoch, read every 100 ms, never went down.
-func checkSamples(f findings, samples []int64) {
+func checkSamples(f findings, samples []sample) {
 	for i := 1; i < len(samples); i++ {
-		if samples[i] < samples[i-1] {
-			f.add("epochs only grow", "sampled epoch went from %d to %d", samples[i-1], samples[i])
+		if samples[i].epoch < samples[i-1].epoch {
+			f.add("epochs only grow", "sampled epoch went from %d to %d", samples[i-1].epoch, samples[i].epoch)
 		}
 	}
 }

@@ -127,18 +127,26 @@ func (s *system) mutate(ctx context.Context, rng *rand.Rand) *sync.WaitGroup {
 	return &wg
 }
 
+// sample is one read of the lease's epoch and when it was asked and
+// answered.
+type sample struct {
+	call, ret time.Time
+	epoch     int64
+}
+
 // sample reads the lease's epoch every 100 ms (directly, not through a
 // proxy) until ctx ends; the checker wants it never to go down.
-func (s *system) sample(ctx context.Context, into *[]int64) *sync.WaitGroup {
+func (s *system) sample(ctx context.Context, into *[]sample) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for sleep(ctx, 100*time.Millisecond) {
-			var e int64
+			v := sample{call: time.Now()}
 			qctx, cancel := context.WithTimeout(ctx, time.Second)
-			err := s.pool.QueryRow(qctx, "SELECT epoch FROM core_update_lock WHERE name = 'check'").Scan(&e)
+			err := s.pool.QueryRow(qctx, "SELECT epoch FROM core_update_lock WHERE name = 'check'").Scan(&v.epoch)
 			cancel()
+			v.ret = time.Now()
 			if err == nil {
-				*into = append(*into, e)
+				*into = append(*into, v)
 			}
 		}
 	})

@@ -62,7 +62,7 @@ type stats struct {
 	ran       time.Duration
 	events    []event
 	answers   []answer
-	samples   []int64
+	samples   []sample
 	converged time.Duration
 	counts    map[string]string
 }
@@ -83,7 +83,7 @@ func (st *stats) log(t *testing.T) {
 	}
 	t.Logf("faults for %s: %v", st.ran.Round(time.Second), sorted(byAction))
 	t.Logf("answers: %v", sorted(byAnswer))
-	for _, k := range []string{"runs", "acquisitions", "writes"} {
+	for _, k := range []string{"runs", "acquisitions", "writes", "linearizability"} {
 		t.Logf("%s: %s", k, st.counts[k])
 	}
 	if st.converged > 0 {
@@ -163,6 +163,8 @@ func (s *system) checkAll(f findings, st *stats) {
 	s.checkRuns(f, acquired)
 	checkSamples(f, st.samples)
 	s.checkAnswers(f, st.answers, st.events)
+	st.counts["linearizability"] = fmt.Sprintf("%d operations on the lease's epoch checked with porcupine",
+		checkLinearizable(f, acquired, st.samples, st.answers, time.Now(), time.Minute))
 	var runs []string
 	s.rows("SELECT status || ' ×' || count(*) FROM check_runs GROUP BY status ORDER BY status", func(r pgx.Rows) error {
 		var v string
