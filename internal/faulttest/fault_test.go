@@ -81,9 +81,17 @@ func (st *stats) log(t *testing.T) {
 		}
 		byAnswer[k]++
 	}
+	noAnswer := map[string]int{}
+	for _, a := range st.answers {
+		if a.code == 0 {
+			_, why, _ := strings.Cut(a.err, ": ")
+			noAnswer[tail(why, 60)]++
+		}
+	}
 	t.Logf("faults for %s: %v", st.ran.Round(time.Second), sorted(byAction))
+	t.Logf("no answer: %v", sorted(noAnswer))
 	t.Logf("answers: %v", sorted(byAnswer))
-	for _, k := range []string{"runs", "acquisitions", "writes", "linearizability"} {
+	for _, k := range []string{"runs", "acquisitions", "writes", "linearizability", "unrecorded"} {
 		t.Logf("%s: %s", k, st.counts[k])
 	}
 	if st.converged > 0 {
@@ -162,7 +170,7 @@ func (s *system) checkAll(f findings, st *stats) {
 	acquired := s.checkLease(f)
 	s.checkRuns(f, acquired)
 	checkSamples(f, st.samples)
-	s.checkAnswers(f, st.answers, st.events)
+	st.counts["unrecorded"] = fmt.Sprint(s.checkAnswers(f, st.answers, st.events))
 	st.counts["linearizability"] = fmt.Sprintf("%d operations on the lease's epoch checked with porcupine",
 		checkLinearizable(f, acquired, st.samples, st.answers, time.Now(), time.Minute))
 	var runs []string

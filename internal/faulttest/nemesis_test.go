@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,26 +59,52 @@ func (n *nemesis) run(ctx context.Context) {
 	for sleep(ctx, time.Duration(200+n.rng.IntN(1500))*time.Millisecond) {
 		r := rand.New(rand.NewPCG(n.rng.Uint64(), n.rng.Uint64()))
 		i := r.IntN(len(n.s.instances))
-		switch k := r.IntN(100); {
-		case k < 15:
+		action := pick(r.IntN(100))
+		if only := os.Getenv("UPCHECK_FAULT_ACTIONS"); only != "" && !slices.Contains(strings.Split(only, ","), action) {
+			continue
+		}
+		switch action {
+		case "pause-holder":
 			wg.Go(func() { n.pauseHolder(r, false) })
-		case k < 27:
+		case "pause-in-write":
 			wg.Go(func() { n.pauseHolder(r, true) })
-		case k < 37:
+		case "slow-holder":
+			wg.Go(func() { n.slowHolder(r) })
+		case "pause":
 			wg.Go(func() { n.pause(r, i, time.Duration(300+r.IntN(5700))*time.Millisecond, "pause") })
-		case k < 50:
+		case "kill-restart":
 			wg.Go(func() { n.killRestart(r, i) })
-		case k < 57:
+		case "db-restart":
 			wg.Go(func() { n.database(r, "restart") })
-		case k < 62:
+		case "db-crash":
 			wg.Go(func() { n.database(r, "crash") })
-		case k < 72:
+		case "terminate":
 			wg.Go(func() { n.terminate() })
 		default:
 			wg.Go(func() { n.toxic(r, i) })
 		}
 	}
 	wg.Wait()
+}
+
+// actions are the nemesis's faults with their weights out of 100;
+// UPCHECK_FAULT_ACTIONS=a,b keeps only those.
+var actions = []struct {
+	name   string
+	weight int
+}{
+	{"pause-holder", 12}, {"pause-in-write", 10}, {"slow-holder", 12}, {"pause", 8}, {"kill-restart", 12},
+	{"db-restart", 6}, {"db-crash", 5}, {"terminate", 10}, {"toxic", 25},
+}
+
+func pick(k int) string {
+	for _, a := range actions {
+		if k < a.weight {
+			return a.name
+		}
+		k -= a.weight
+	}
+	return "toxic"
 }
 
 // pauseHolder SIGSTOPs the instance running the current check past its
@@ -101,15 +130,41 @@ func (n *nemesis) pauseHolder(r *rand.Rand, inWrite bool) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	var epoch int64
-	if err := n.s.pool.QueryRow(ctx, "SELECT epoch FROM core_update_lock WHERE name = 'check' AND expires_at > clock_timestamp()").Scan(&epoch); err != nil {
-		return // no live lease, or the database is down
-	}
-	in := n.s.holder(epoch)
+	in, epoch := n.holder()
 	if in == nil {
 		return
 	}
 	n.pause(r, in.i, lease+time.Duration(500+r.IntN(2500))*time.Millisecond, fmt.Sprintf("%s epoch=%d", name, epoch))
+}
+
+// holder waits up to 3 s for a live lease and returns the instance that
+// holds it.
+func (n *nemesis) holder() (*instance, int64) {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		var epoch int64
+		err := n.s.pool.QueryRow(context.Background(), "SELECT epoch FROM core_update_lock WHERE name = 'check' AND expires_at > clock_timestamp()").Scan(&epoch)
+		if err == nil {
+			if in := n.s.holder(epoch); in != nil {
+				return in, epoch
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil, 0
+}
+
+// slowHolder delays everything the holder sends to PostgreSQL by more
+// than a lease (3.2-4.5 s) for 5 s: a write it sends while it still trusts
+// its lease reaches the database after the lease ran out, perhaps after a
+// takeover, and only the fence can refuse it.
+func (n *nemesis) slowHolder(r *rand.Rand) {
+	in, epoch := n.holder()
+	if in == nil {
+		return
+	}
+	spec := fmt.Sprintf(`{"type": "latency", "attributes": {"latency": %d, "jitter": 0}}`, 3200+r.IntN(1300))
+	n.addToxic(in.i, "upstream", spec, 5*time.Second, fmt.Sprintf("slow-holder epoch=%d", epoch))
 }
 
 // pause SIGSTOPs instance i for d.
@@ -165,7 +220,7 @@ func (n *nemesis) database(r *rand.Rand, how string) {
 	from := time.Now()
 	var err error
 	if how == "crash" {
-		err = n.s.cl.Crash(ctx)
+		err = n.crash(ctx)
 	} else {
 		err = n.s.cl.Stop(ctx)
 	}
@@ -186,6 +241,32 @@ func (n *nemesis) database(r *rand.Rand, how string) {
 	n.record(event{action: "db-" + how, instance: -1, from: from, to: time.Now(), note: note})
 }
 
+// crash SIGKILLs every process of the cluster and waits for the
+// postmaster's end. Here the killed postmaster stays a zombie until PID 1
+// reaps it, which pg_ctl takes for a running server (devdb's Start would
+// then start nothing): its pid file is removed once it is a zombie.
+func (n *nemesis) crash(ctx context.Context) error {
+	pidFile := filepath.Join(n.s.cl.Dir, "data", "postmaster.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return err
+	}
+	pid, _, _ := strings.Cut(string(b), "\n")
+	if err := n.s.cl.Crash(ctx); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile("/proc/" + strings.TrimSpace(pid) + "/stat")
+		if err != nil { // reaped
+			return nil
+		}
+		if _, rest, _ := strings.Cut(string(stat), ") "); strings.HasPrefix(rest, "Z") {
+			return os.Remove(pidFile)
+		}
+	}
+	return fmt.Errorf("postmaster %s still running 10 s after SIGKILL", pid)
+}
+
 // terminate ends every backend of the workload's database but its own.
 func (n *nemesis) terminate() {
 	from := time.Now()
@@ -202,14 +283,6 @@ func (n *nemesis) terminate() {
 // latency (up to 4 s, past the lease), a timeout (data stops, then the
 // connection closes), or connection resets.
 func (n *nemesis) toxic(r *rand.Rand, i int) {
-	if !n.busy[i].TryLock() {
-		return
-	}
-	defer n.busy[i].Unlock()
-	n.mu.Lock()
-	n.seq++
-	name := fmt.Sprintf("t%d", n.seq)
-	n.mu.Unlock()
 	stream := []string{"upstream", "downstream"}[r.IntN(2)]
 	var spec string
 	switch r.IntN(3) {
@@ -220,6 +293,20 @@ func (n *nemesis) toxic(r *rand.Rand, i int) {
 	default:
 		spec = fmt.Sprintf(`{"type": "reset_peer", "attributes": {"timeout": %d}}`, r.IntN(500))
 	}
+	n.addToxic(i, stream, spec, time.Duration(1000+r.IntN(4000))*time.Millisecond, "toxic")
+}
+
+// addToxic puts a toxic on instance i's proxy for d (unless another fault
+// of that instance is on).
+func (n *nemesis) addToxic(i int, stream, spec string, d time.Duration, what string) {
+	if !n.busy[i].TryLock() {
+		return
+	}
+	defer n.busy[i].Unlock()
+	n.mu.Lock()
+	n.seq++
+	name := fmt.Sprintf("t%d", n.seq)
+	n.mu.Unlock()
 	spec = fmt.Sprintf(`{"name": %q, "stream": %q, %s`, name, stream, spec[1:])
 	p := n.s.proxies[i]
 	from := time.Now()
@@ -227,9 +314,10 @@ func (n *nemesis) toxic(r *rand.Rand, i int) {
 		n.s.t.Errorf("add toxic %s: %v", spec, err)
 		return
 	}
-	time.Sleep(time.Duration(1000+r.IntN(4000)) * time.Millisecond)
+	time.Sleep(d)
 	if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
 		n.s.t.Errorf("remove toxic %s: %v", name, err)
 	}
-	n.record(event{action: "toxic", instance: i, from: from, to: time.Now(), note: stream + " " + spec})
+	action, note, _ := strings.Cut(what, " ")
+	n.record(event{action: action, instance: i, from: from, to: time.Now(), note: strings.TrimSpace(note + " " + stream + " " + spec)})
 }

@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// publishers serve n sources, each for two components: pNa, whose newest
+// publishers serve n sources, each for two components (and the first for
+// the core, always up to date): pNa, whose newest
 // release 1.0.SEQ is a security release when the sequence is even, and
 // pNb, whose newest release 1.0.SEQ is not, and which an advisory FAULT-N
 // with no fix affects (the clients dismiss and undismiss it). A source's
@@ -59,11 +60,15 @@ func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *publishers) document(j, seq int) []byte {
-	return fmt.Appendf(nil, `{"format": 1, "publisher": "faults", "sequence": %[2]d, "packages": {
+	core := ""
+	if j == 0 {
+		core = `"core": {"releases": [{"version": "1.0.0"}]},`
+	}
+	return fmt.Appendf(nil, `{"format": 1, "publisher": "faults", "sequence": %[2]d, "packages": {%[4]s
 		"p%[1]da": {"releases": [{"version": "1.0.%[2]d", "security": %[3]t}]},
 		"p%[1]db": {"releases": [{"version": "1.0.%[2]d"}],
 		            "advisories": [{"id": "FAULT-%[1]d", "severity": "high", "affected": "<9.0.0", "summary": "fault %[1]d"}]}}}`,
-		j, seq, seq%2 == 0)
+		j, seq, seq%2 == 0, core)
 }
 
 // bump raises source j's sequence by one.
@@ -84,7 +89,7 @@ func (p *publishers) url(j int) string { return fmt.Sprintf("%s/s%d.json", p.URL
 
 // manifest writes the manifest of every source's two components.
 func (p *publishers) manifest(t *testing.T) string {
-	var comps []string
+	comps := []string{fmt.Sprintf(`{"code": "core", "name": "Core", "version": "1.0.0", "source": %q}`, p.url(0))}
 	for j := range p.seq {
 		for _, c := range []string{"a", "b"} {
 			comps = append(comps, fmt.Sprintf(`{"code": "p%d%s", "name": "P%d%s", "version": "1.0.0", "source": %q}`, j, c, j, c, p.url(j)))
@@ -104,7 +109,7 @@ func (p *publishers) manifest(t *testing.T) string {
 // dismissed.
 func (p *publishers) expected(dismissed map[int]bool) map[string]int {
 	seq := p.sequences()
-	want := map[string]int{"components": 2 * len(seq), "updates_available": 2 * len(seq)}
+	want := map[string]int{"components": 2*len(seq) + 1, "updates_available": 2 * len(seq)}
 	for j, s := range seq {
 		if s%2 == 0 {
 			want["security_updates"]++
