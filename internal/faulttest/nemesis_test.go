@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -164,6 +165,19 @@ func (n *nemesis) slowHolder(r *rand.Rand) {
 		return
 	}
 	spec := fmt.Sprintf(`{"type": "latency", "attributes": {"latency": %d, "jitter": 0}}`, 3200+r.IntN(1300))
+	// An operator's `upcheck check` (no cooldown) tries to take over once
+	// the lease could have run out, while the writes are on their way.
+	go func() {
+		time.Sleep(lease)
+		for range 4 {
+			cmd := exec.Command(n.s.bin, "check")
+			cmd.Env = n.s.direct
+			if cmd.Run() == nil {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
 	n.addToxic(in.i, "upstream", spec, 5*time.Second, fmt.Sprintf("slow-holder epoch=%d", epoch))
 }
 

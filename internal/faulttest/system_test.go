@@ -45,7 +45,8 @@ type system struct {
 	instances []*instance
 	pubs      *publishers
 	token     string
-	env       []string
+	bin       string
+	direct    []string // the environment of a command run without a proxy
 }
 
 // newSystem starts a private cluster of its own (the nemesis stops it),
@@ -54,7 +55,10 @@ type system struct {
 // admin's API token.
 func newSystem(t *testing.T, name, bin string, n int) *system {
 	ctx := context.Background()
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "faults-"+name), devdb.Options{Fast: true})
+	// Durable (not Fast): with synchronous_commit off a crash would lose
+	// transactions that had answered committed, which upcheck's
+	// production database never does.
+	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "faults-"+name), devdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +83,7 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 		"HOME=" + os.Getenv("HOME"),
 	}
 	direct := append(append([]string{}, base...), "UPCHECK_DATABASE_URL="+cl.URL(s.db))
+	s.bin, s.direct = bin, direct
 	s.run(bin, direct, "", "migrate")
 	s.run(bin, direct, "", "components", "sync")
 	s.audit()
@@ -107,8 +112,12 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 		in.start(t)
 		t.Cleanup(func() {
 			in.stop()
-			if t.Failed() || testing.Verbose() {
-				t.Logf("output of instance %d (last 8 KiB):\n%s", i, tail(in.output(), 8<<10))
+			if t.Failed() {
+				path := filepath.Join(os.TempDir(), fmt.Sprintf("%s-instance-%d.log", s.db, i))
+				if err := os.WriteFile(path, []byte(in.output()), 0o644); err != nil {
+					t.Error(err)
+				}
+				t.Logf("output of instance %d: %s", i, path)
 			}
 		})
 	}
