@@ -164,6 +164,12 @@ func (n *nemesis) slowHolder(r *rand.Rand) {
 	if in == nil {
 		return
 	}
+	// Aim at the fetch: the holder's writes come after it.
+	for hits, deadline := n.s.pubs.hits.Load(), time.Now().Add(2*time.Second); n.s.pubs.hits.Load() == hits; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return
+		}
+	}
 	spec := fmt.Sprintf(`{"type": "latency", "attributes": {"latency": %d, "jitter": 0}}`, 3200+r.IntN(1300))
 	// An operator's `upcheck check` (no cooldown) tries to take over once
 	// the lease could have run out, while the writes are on their way.

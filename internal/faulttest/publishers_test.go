@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -28,6 +29,7 @@ type publishers struct {
 	seq  []int
 	rng  *rand.Rand
 	slow time.Duration // the longest wait before an answer
+	hits atomic.Int64  // requests received
 }
 
 func newPublishers(t *testing.T, n int) *publishers {
@@ -46,6 +48,7 @@ func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	p.hits.Add(1)
 	p.mu.Lock()
 	body := p.document(j, p.seq[j]) // what the publisher had when the request came
 	wait := time.Duration(p.rng.Int64N(int64(p.slow) + 1))
