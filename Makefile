@@ -29,7 +29,11 @@ cluster: build deps ## three instances behind nginx with TLS on https://127.0.0.
 # beside them starves them of the two cores; tests within a package still
 # run in parallel.
 test: lint deps ## run every test, with the race detector, on real PostgreSQL and Chromium
-	$(GO) test -race -count=1 -p 1 -tags crash -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -p 1 -tags crash,faults -timeout 20m $(PKGS)
+
+.PHONY: soak
+soak: deps ## the fault workload for 10 minutes: five 2-minute runs, each with a random seed (printed; rerun one with UPCHECK_FAULT_SEED)
+	UPCHECK_FAULT_SEED=random UPCHECK_FAULT_DURATION=2m $(GO) test -count=5 -tags faults -timeout 40m -v -run 'TestFaults$$' ./internal/faulttest/
 
 .PHONY: stop
 stop: ## stop the private PostgreSQL clusters that run, test and bench leave running (data is kept)
@@ -57,5 +61,6 @@ verify: generate ## fail when generated code is stale
 lint: ## gofmt, go vet and staticcheck (pinned in go.mod's tool lines)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') $$(git ls-files --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet -tags crash $(PKGS)
-	$(GO) tool staticcheck -tags crash $(PKGS)
+	$(GO) vet -tags crash,faults $(PKGS)
+	$(GO) vet -tags faultcontrol ./internal/lease/
+	$(GO) tool staticcheck -tags crash,faults $(PKGS)

@@ -155,6 +155,18 @@ type CoreUpdateLock struct {
 	Trigger         *string
 }
 
+type LeaseAcquisition struct {
+	Name              string
+	Epoch             int64
+	Owner             uuid.NullUUID
+	Trigger           *string
+	AcquiredAt        time.Time
+	ExpiresAt         *time.Time
+	PreviousOwner     uuid.NullUUID
+	PreviousEpoch     int64
+	PreviousExpiresAt *time.Time
+}
+
 type LoginAttempt struct {
 	Key         string
 	Failures    int32

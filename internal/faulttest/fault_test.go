@@ -1,0 +1,187 @@
+//go:build faults
+
+package faulttest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// convergeBound is how long after the faults end a check must have
+// completed and the summaries agree: a dead holder's lease (3 s), a
+// restarted instance's start, the next scheduled fire (4 s) and its fetches.
+const convergeBound = 30 * time.Second
+
+// TestFaults runs the workload with the nemesis and requires the checker
+// to find nothing.
+func TestFaults(t *testing.T) {
+	sd := seed(t)
+	s := newSystem(t, "main", binary, 3)
+	f, stats := s.workload(t, sd, duration(t, 60*time.Second), nil)
+	s.converge(f, convergeBound, stats)
+	s.checkAll(f, stats)
+	stats.log(t)
+	for property, vs := range f {
+		t.Errorf("%s: %d violations:\n  %s", property, len(vs), strings.Join(vs, "\n  "))
+	}
+}
+
+// TestFaultsControl runs the same workload on a build whose fenced writes
+// skip the fence (tag faultcontrol): the checker must catch a write that
+// committed under a lease its writer no longer held, within the run.
+func TestFaultsControl(t *testing.T) {
+	sd := seed(t)
+	s := newSystem(t, "control", controlBinary(t), 3)
+	caught := func() bool {
+		f := findings{}
+		s.checkLease(f)
+		return len(f["writes under the lease"]) > 0 || len(f["epochs only grow"]) > 0
+	}
+	f, stats := s.workload(t, sd, duration(t, 60*time.Second), caught)
+	s.checkAll(f, stats)
+	stats.log(t)
+	for property, vs := range f {
+		t.Logf("control: %s: %d violations:\n  %s", property, len(vs), strings.Join(vs, "\n  "))
+	}
+	if len(f["writes under the lease"]) == 0 && len(f["epochs only grow"]) == 0 {
+		t.Fatalf("the checker did not catch the unfenced build within %s", stats.ran)
+	}
+	t.Logf("control caught after %s of faults", stats.ran.Round(time.Second))
+}
+
+// stats are the run's figures for the log and docs/reliability.md.
+type stats struct {
+	ran       time.Duration
+	events    []event
+	answers   []answer
+	samples   []sample
+	converged time.Duration
+	counts    map[string]string
+}
+
+func (st *stats) log(t *testing.T) {
+	t.Helper()
+	byAction := map[string]int{}
+	for _, e := range st.events {
+		byAction[e.action]++
+	}
+	byAnswer := map[string]int{}
+	for _, a := range st.answers {
+		k := fmt.Sprintf("%s %d %s", a.kind, a.code, a.status)
+		if a.code == 0 {
+			k = a.kind + " no answer"
+		}
+		byAnswer[k]++
+	}
+	noAnswer := map[string]int{}
+	for _, a := range st.answers {
+		if a.code == 0 {
+			_, why, _ := strings.Cut(a.err, ": ")
+			noAnswer[tail(why, 60)]++
+		}
+	}
+	t.Logf("faults for %s: %v", st.ran.Round(time.Second), sorted(byAction))
+	t.Logf("no answer: %v", sorted(noAnswer))
+	t.Logf("answers: %v", sorted(byAnswer))
+	for _, k := range []string{"runs", "acquisitions", "writes", "linearizability", "unrecorded"} {
+		t.Logf("%s: %s", k, st.counts[k])
+	}
+	if st.converged > 0 {
+		t.Logf("converged %s after the faults ended", st.converged.Round(100*time.Millisecond))
+	}
+	if testing.Verbose() {
+		for _, e := range st.events {
+			t.Logf("  %s %-13s instance %2d for %5s %s", e.from.Format("15:04:05.000"), e.action, e.instance, e.to.Sub(e.from).Round(time.Millisecond), e.note)
+		}
+	}
+}
+
+func sorted(m map[string]int) string {
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%s ×%d", k, v))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// workload runs clients, publishers and the nemesis for d (less when stop
+// says so, asked every 5 s), then heals every fault and returns.
+func (s *system) workload(t *testing.T, sd uint64, d time.Duration, stop func() bool) (findings, *stats) {
+	rng := rand.New(rand.NewPCG(sd, sd^0x5eed))
+	for _, in := range s.instances {
+		s.waitReady(in, 60*time.Second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	if stop != nil {
+		go func() {
+			for sleep(ctx, 5*time.Second) {
+				if stop() {
+					cancel()
+				}
+			}
+		}()
+	}
+	st := &stats{counts: map[string]string{}}
+	rec := &recorder{}
+	began := time.Now()
+	clients := s.clients(ctx, rng, 3, rec)
+	mutator := s.mutate(ctx, rng)
+	sampler := s.sample(ctx, &st.samples)
+	n := newNemesis(s, rng.Uint64())
+	n.run(ctx) // returns once every fault is healed
+	st.ran = time.Since(began)
+	clients.Wait()
+	mutator.Wait()
+	sampler.Wait()
+	st.events, st.answers = n.events(), rec.all()
+	return findings{}, st
+}
+
+// waitReady waits until instance in answers /readyz 200.
+func (s *system) waitReady(in *instance, within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if resp, err := http.Get("http://" + in.addr() + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("instance %d not ready within %s:\n%s", in.i, within, tail(in.output(), 4<<10))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkAll runs every check on what the run left, and counts it.
+func (s *system) checkAll(f findings, st *stats) {
+	acquired := s.checkLease(f)
+	s.checkRuns(f, acquired)
+	checkSamples(f, st.samples)
+	st.counts["unrecorded"] = fmt.Sprint(s.checkAnswers(f, st.answers, st.events))
+	st.counts["linearizability"] = fmt.Sprintf("%d operations on the lease's epoch checked with porcupine",
+		checkLinearizable(f, acquired, st.samples, st.answers, time.Now(), time.Minute))
+	var runs []string
+	s.rows("SELECT status || ' ×' || count(*) FROM check_runs GROUP BY status ORDER BY status", func(r pgx.Rows) error {
+		var v string
+		runs = append(runs, v)
+		return r.Scan(&runs[len(runs)-1])
+	})
+	st.counts["runs"] = strings.Join(runs, ", ")
+	st.counts["acquisitions"] = fmt.Sprint(len(acquired))
+	var writes, late int
+	s.pool.QueryRow(context.Background(), "SELECT count(*), count(*) FILTER (WHERE NOT lease_live) FROM fault_writes").Scan(&writes, &late)
+	st.counts["writes"] = fmt.Sprintf("%d committed writes audited, %d of them committed after their lease's expiry with no takeover yet", writes, late)
+}

@@ -1,0 +1,8 @@
+//go:build !faultcontrol
+
+package lease
+
+// fenceOff is false in every build but the fault workload's control
+// (internal/faulttest, build tag faultcontrol): a fenced write checks that
+// its owner holds the lease.
+const fenceOff = false
