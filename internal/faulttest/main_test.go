@@ -18,22 +18,21 @@
 package faulttest
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/testbin"
 )
 
 // defaultSeed is make test's: the same run each time.
 const defaultSeed = 20261201
 
 var (
-	binDir  string
 	binary  string // the normal build
 	control struct {
 		once sync.Once
@@ -42,42 +41,14 @@ var (
 	}
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "upcheck-faults-")
-	if err != nil {
-		panic(err)
-	}
-	binDir = dir
-	binary = filepath.Join(dir, "upcheck")
-	if err := build(binary); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// build builds cmd/upcheck into out with the given build tags.
-func build(out string, tags ...string) error {
-	args := []string{"build", "-o", out}
-	for _, tag := range tags {
-		args = append(args, "-tags", tag)
-	}
-	cmd := exec.Command("go", append(args, "./cmd/upcheck")...)
-	cmd.Dir = filepath.Join("..", "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build upcheck %v: %v\n%s", tags, err, b)
-	}
-	return nil
-}
+func TestMain(m *testing.M) { testbin.Main(m, &binary) }
 
 // controlBinary is upcheck built with the fence switched off.
 func controlBinary(t *testing.T) string {
 	t.Helper()
 	control.once.Do(func() {
-		control.path = filepath.Join(binDir, "upcheck-nofence")
-		control.err = build(control.path, "faultcontrol")
+		control.path = filepath.Join(filepath.Dir(binary), "upcheck-nofence")
+		control.err = testbin.Build(control.path, "faultcontrol")
 	})
 	if control.err != nil {
 		t.Fatal(control.err)

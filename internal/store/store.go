@@ -149,6 +149,8 @@ func IsUnavailable(err error) bool {
 			return true
 		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot_connect_now
 			return true
+		case pgErr.Code == "25P03", pgErr.Code == "57P05": // the server ended an idle (in-transaction) session
+			return true
 		case pgErr.Code == "57014": // query_canceled: statement_timeout
 			return true
 		}

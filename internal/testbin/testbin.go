@@ -20,11 +20,6 @@ func Main(m *testing.M, binary *string) {
 }
 
 func run(m *testing.M, binary *string) int {
-	root, err := moduleRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build upcheck:", err)
-		return 1
-	}
 	dir, err := os.MkdirTemp("", "upcheck-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "build upcheck:", err)
@@ -32,13 +27,30 @@ func run(m *testing.M, binary *string) int {
 	}
 	defer os.RemoveAll(dir)
 	*binary = filepath.Join(dir, "upcheck")
-	build := exec.Command("go", "build", "-o", *binary, "./cmd/upcheck")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build upcheck: %v\n%s", err, out)
+	if err := Build(*binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
+}
+
+// Build builds ./cmd/upcheck into out with the given build tags (the fault
+// workload's control is built with the fence switched off this way).
+func Build(out string, tags ...string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return fmt.Errorf("build upcheck: %w", err)
+	}
+	args := []string{"build", "-o", out}
+	for _, tag := range tags {
+		args = append(args, "-tags", tag)
+	}
+	build := exec.Command("go", append(args, "./cmd/upcheck")...)
+	build.Dir = root
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build upcheck %v: %v\n%s", tags, err, b)
+	}
+	return nil
 }
 
 // moduleRoot is the folder of go.mod above the working directory (a
