@@ -27,9 +27,10 @@ cluster: build deps ## three instances behind nginx with TLS on https://127.0.0.
 # One package at a time (-p 1): the lease tests measure timings in fractions
 # of a second, and a package that starts three instances, nginx or a standby
 # beside them starves them of the two cores; tests within a package still
-# run in parallel.
+# run in parallel. Tag crash adds the crash, cluster and failover suites,
+# tag faults the fault workload (docs/reliability.md).
 test: lint deps ## run every test, with the race detector, on real PostgreSQL and Chromium
-	$(GO) test -race -count=1 -p 1 -tags crash -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -p 1 -tags crash,faults -timeout 30m $(PKGS)
 
 .PHONY: soak
 soak: deps ## the fault workload for 10 minutes: five 2-minute runs, each with a random seed (printed; rerun one with UPCHECK_FAULT_SEED)

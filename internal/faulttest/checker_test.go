@@ -23,9 +23,18 @@ func (f findings) add(property, format string, args ...any) {
 
 // rows runs sql on the direct pool and scans every row with scan.
 func (s *system) rows(sql string, scan func(pgx.Rows) error) error {
+	return queryRows(s.pool, sql, scan)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func queryRows(q querier, sql string, scan func(pgx.Rows) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rs, err := s.pool.Query(ctx, sql)
+	rs, err := q.Query(ctx, sql)
 	if err != nil {
 		return err
 	}
@@ -38,15 +47,30 @@ func (s *system) rows(sql string, scan func(pgx.Rows) error) error {
 	return rs.Err()
 }
 
+// snapshot runs fn on one snapshot of the database: the workload may still
+// be running (the control asks while it does, and instances go on checking
+// after the faults), and an acquisition committed between two reads would
+// make a later write look as if no acquisition recorded it.
+func (s *system) snapshot(f findings, fn func(tx querier)) {
+	ctx := context.Background()
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		f.add("checker", "begin the checker's snapshot: %v", err)
+		return
+	}
+	defer tx.Rollback(ctx)
+	fn(tx)
+}
+
 // checkLease: no two owners ever held the lease at once, epochs only grow,
 // and every committed write carried the epoch of the lease as it stood at
 // its commit. These read only the database, so the control runs them while
 // its workload goes on.
-func (s *system) checkLease(f findings) (acquired map[int64]time.Time) {
+func checkLease(f findings, tx querier) (acquired map[int64]time.Time) {
 	acquired = map[int64]time.Time{}
 	var prevEpoch int64 = -1
 	var prevAt time.Time
-	err := s.rows(`SELECT epoch, acquired_at, previous_epoch, previous_owner IS NOT NULL, previous_expires_at
+	err := queryRows(tx, `SELECT epoch, acquired_at, previous_epoch, previous_owner IS NOT NULL, previous_expires_at
 		FROM lease_acquisitions WHERE name = 'check' ORDER BY epoch`, func(r pgx.Rows) error {
 		var epoch, prev int64
 		var at time.Time
@@ -76,7 +100,7 @@ func (s *system) checkLease(f findings) (acquired map[int64]time.Time) {
 	// Every committed write: its epoch must be the lease's at its commit
 	// (no takeover committed in between), committed after its epoch was
 	// acquired and before the next one was.
-	err = s.rows(`SELECT tbl, key, epoch, at, lease_epoch FROM fault_writes ORDER BY id`, func(r pgx.Rows) error {
+	err = queryRows(tx, `SELECT tbl, key, epoch, at, lease_epoch FROM fault_writes ORDER BY id`, func(r pgx.Rows) error {
 		var tbl, key string
 		var epoch, leaseEpoch int64
 		var at time.Time
@@ -103,7 +127,7 @@ func (s *system) checkLease(f findings) (acquired map[int64]time.Time) {
 	}
 
 	// An older epoch never overwrote a newer one: per row, in commit order.
-	err = s.rows(`SELECT tbl, key, epoch, prev FROM (
+	err = queryRows(tx, `SELECT tbl, key, epoch, prev FROM (
 			SELECT tbl, key, epoch, lag(epoch) OVER (PARTITION BY tbl, key ORDER BY at, id) AS prev FROM fault_writes) w
 		WHERE epoch < prev`, func(r pgx.Rows) error {
 		var tbl, key string
@@ -123,10 +147,11 @@ func (s *system) checkLease(f findings) (acquired map[int64]time.Time) {
 // checkRuns: the stored rows carry known epochs, refused runs hold no
 // epoch and left no write, each acquisition made at most one run, and
 // every run's status is one of the documented ones.
-func (s *system) checkRuns(f findings, acquired map[int64]time.Time) {
-	err := s.rows(`SELECT 'sources', url, epoch FROM sources
+func checkRuns(f findings, tx querier, acquired map[int64]time.Time) {
+	err := queryRows(tx, `SELECT 'sources', url, epoch FROM sources
 		UNION ALL SELECT 'component_results', code, epoch FROM component_results
-		UNION ALL SELECT 'source_sequences', url, epoch FROM source_sequences`, func(r pgx.Rows) error {
+		UNION ALL SELECT 'source_sequences', url, epoch FROM source_sequences
+		UNION ALL SELECT 'notification_events', key, epoch FROM notification_events WHERE epoch IS NOT NULL`, func(r pgx.Rows) error {
 		var tbl, key string
 		var epoch int64
 		if err := r.Scan(&tbl, &key, &epoch); err != nil {
@@ -141,7 +166,7 @@ func (s *system) checkRuns(f findings, acquired map[int64]time.Time) {
 		f.add("checker", "read stored epochs: %v", err)
 	}
 	runs := map[int64]int64{} // epoch → run id
-	err = s.rows(`SELECT id, status, epoch, owner IS NOT NULL FROM check_runs ORDER BY id`, func(r pgx.Rows) error {
+	err = queryRows(tx, `SELECT id, status, epoch, owner IS NOT NULL FROM check_runs ORDER BY id`, func(r pgx.Rows) error {
 		var id int64
 		var status string
 		var epoch *int64
@@ -151,8 +176,11 @@ func (s *system) checkRuns(f findings, acquired map[int64]time.Time) {
 		}
 		switch status {
 		case "busy", "cooldown", "skipped":
-			if epoch != nil || owned {
-				f.add("refused runs write nothing", "run %d (%s) holds epoch %v", id, status, epoch)
+			switch {
+			case epoch != nil:
+				f.add("refused runs write nothing", "run %d (%s) holds epoch %d", id, status, *epoch)
+			case owned:
+				f.add("refused runs write nothing", "run %d (%s) holds an owner", id, status)
 			}
 			return nil
 		case "running", "completed", "completed_with_failures", "lease_lost", "cancelled", "failed":

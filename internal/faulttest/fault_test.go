@@ -20,6 +20,13 @@ import (
 // restarted instance's start, the next scheduled fire (4 s) and its fetches.
 const convergeBound = 30 * time.Second
 
+// deliverBound is how long after convergence every queued event must be
+// delivered: an event whose sender died mid-send waits for the delivery
+// lease (3 s) and for River's next look for stuck jobs (every 30 s), and
+// an event refused a few times waits for its backoff (50 ms, 200 ms, 1 s,
+// 6 s, 18 s).
+const deliverBound = 90 * time.Second
+
 // TestFaults runs the workload with the nemesis and requires the checker
 // to find nothing.
 func TestFaults(t *testing.T) {
@@ -27,6 +34,7 @@ func TestFaults(t *testing.T) {
 	s := newSystem(t, "main", binary, 3)
 	f, stats := s.workload(t, sd, duration(t, 60*time.Second), nil)
 	s.converge(f, convergeBound, stats)
+	_, stats.counts["deliveries"] = s.checkDeliveries(f, deliverBound, stats.events)
 	s.checkAll(f, stats)
 	stats.log(t)
 	for property, vs := range f {
@@ -42,10 +50,10 @@ func TestFaultsControl(t *testing.T) {
 	s := newSystem(t, "control", controlBinary(t), 3)
 	caught := func() bool {
 		f := findings{}
-		s.checkLease(f)
+		s.snapshot(f, func(tx querier) { checkLease(f, tx) })
 		return len(f["writes under the lease"]) > 0 || len(f["epochs only grow"]) > 0
 	}
-	f, stats := s.workload(t, sd, duration(t, 60*time.Second), caught)
+	f, stats := s.workload(t, sd, duration(t, 4*time.Minute), caught)
 	s.checkAll(f, stats)
 	stats.log(t)
 	for property, vs := range f {
@@ -91,7 +99,7 @@ func (st *stats) log(t *testing.T) {
 	t.Logf("faults for %s: %v", st.ran.Round(time.Second), sorted(byAction))
 	t.Logf("no answer: %v", sorted(noAnswer))
 	t.Logf("answers: %v", sorted(byAnswer))
-	for _, k := range []string{"runs", "acquisitions", "writes", "linearizability", "unrecorded"} {
+	for _, k := range []string{"runs", "acquisitions", "writes", "linearizability", "unrecorded", "deliveries"} {
 		t.Logf("%s: %s", k, st.counts[k])
 	}
 	if st.converged > 0 {
@@ -114,7 +122,7 @@ func sorted(m map[string]int) string {
 }
 
 // workload runs clients, publishers and the nemesis for d (less when stop
-// says so, asked every 5 s), then heals every fault and returns.
+// says so, asked every 2 s), then heals every fault and returns.
 func (s *system) workload(t *testing.T, sd uint64, d time.Duration, stop func() bool) (findings, *stats) {
 	rng := rand.New(rand.NewPCG(sd, sd^0x5eed))
 	for _, in := range s.instances {
@@ -124,7 +132,7 @@ func (s *system) workload(t *testing.T, sd uint64, d time.Duration, stop func() 
 	defer cancel()
 	if stop != nil {
 		go func() {
-			for sleep(ctx, 5*time.Second) {
+			for sleep(ctx, 2*time.Second) {
 				if stop() {
 					cancel()
 				}
@@ -167,21 +175,32 @@ func (s *system) waitReady(in *instance, within time.Duration) {
 
 // checkAll runs every check on what the run left, and counts it.
 func (s *system) checkAll(f findings, st *stats) {
-	acquired := s.checkLease(f)
-	s.checkRuns(f, acquired)
+	var acquired map[int64]time.Time
+	s.snapshot(f, func(tx querier) {
+		acquired = checkLease(f, tx)
+		checkRuns(f, tx, acquired)
+	})
 	checkSamples(f, st.samples)
 	st.counts["unrecorded"] = fmt.Sprint(s.checkAnswers(f, st.answers, st.events))
 	st.counts["linearizability"] = fmt.Sprintf("%d operations on the lease's epoch checked with porcupine",
 		checkLinearizable(f, acquired, st.samples, st.answers, time.Now(), time.Minute))
 	var runs []string
-	s.rows("SELECT status || ' ×' || count(*) FROM check_runs GROUP BY status ORDER BY status", func(r pgx.Rows) error {
+	err := s.rows("SELECT status || ' ×' || count(*) FROM check_runs GROUP BY status ORDER BY status", func(r pgx.Rows) error {
 		var v string
+		if err := r.Scan(&v); err != nil {
+			return err
+		}
 		runs = append(runs, v)
-		return r.Scan(&runs[len(runs)-1])
+		return nil
 	})
+	if err != nil {
+		f.add("checker", "count check_runs: %v", err)
+	}
 	st.counts["runs"] = strings.Join(runs, ", ")
 	st.counts["acquisitions"] = fmt.Sprint(len(acquired))
 	var writes, late int
-	s.pool.QueryRow(context.Background(), "SELECT count(*), count(*) FILTER (WHERE NOT lease_live) FROM fault_writes").Scan(&writes, &late)
+	if err := s.pool.QueryRow(context.Background(), "SELECT count(*), count(*) FILTER (WHERE NOT lease_live) FROM fault_writes").Scan(&writes, &late); err != nil {
+		f.add("checker", "count fault_writes: %v", err)
+	}
 	st.counts["writes"] = fmt.Sprintf("%d committed writes audited, %d of them committed after their lease's expiry with no takeover yet", writes, late)
 }

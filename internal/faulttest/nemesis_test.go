@@ -32,7 +32,7 @@ type nemesis struct {
 	rng  *rand.Rand
 	mu   sync.Mutex
 	log  []event
-	pg   sync.Mutex   // one database fault at a time
+	pg   sync.Mutex   // one database fault (or slow holder) at a time
 	busy []sync.Mutex // one fault per instance at a time
 	seq  int
 }
@@ -94,8 +94,8 @@ var actions = []struct {
 	name   string
 	weight int
 }{
-	{"pause-holder", 12}, {"pause-in-write", 10}, {"slow-holder", 12}, {"pause", 8}, {"kill-restart", 12},
-	{"db-restart", 6}, {"db-crash", 5}, {"terminate", 10}, {"toxic", 25},
+	{"pause-holder", 12}, {"pause-in-write", 10}, {"slow-holder", 20}, {"pause", 8}, {"kill-restart", 12},
+	{"db-restart", 6}, {"db-crash", 5}, {"terminate", 10}, {"toxic", 17},
 }
 
 func pick(k int) string {
@@ -155,36 +155,112 @@ func (n *nemesis) holder() (*instance, int64) {
 	return nil, 0
 }
 
-// slowHolder delays everything the holder sends to PostgreSQL by more
-// than a lease (3.2-4.5 s) for 5 s: a write it sends while it still trusts
-// its lease reaches the database after the lease ran out, perhaps after a
-// takeover, and only the fence can refuse it.
+// slowHolder is the stale write the fence exists for: the holder sends a
+// write while it holds its lease, the write is held up on its way (by more
+// than a lease: 5-6.5 s of latency on everything the holder sends), and the
+// holder is paused meanwhile (a GC pause, a frozen VM), so it can neither
+// notice that its lease ran out nor close its connections. The lease
+// expires, an operator's `upcheck check` takes over, and then the held
+// write reaches the database: only the fence can refuse it. The holder is
+// resumed after its writes arrived.
 func (n *nemesis) slowHolder(r *rand.Rand) {
 	in, epoch := n.holder()
 	if in == nil {
 		return
 	}
-	// Aim at the fetch: the holder's writes come after it.
-	for hits, deadline := n.s.pubs.hits.Load(), time.Now().Add(2*time.Second); n.s.pubs.hits.Load() == hits; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return
+	if !n.busy[in.i].TryLock() {
+		return
+	}
+	defer n.busy[in.i].Unlock()
+	// No database fault meanwhile: a restart or a termination would close
+	// the connection that carries the held write.
+	if !n.pg.TryLock() {
+		return
+	}
+	defer n.pg.Unlock()
+	latency := time.Duration(5000+r.IntN(1500)) * time.Millisecond
+	name := n.toxicName()
+	watch := make(chan string, 1)
+	key := time.Now().UnixNano()
+	watches.Store(key, watch)
+	defer watches.Delete(key)
+	spec := fmt.Sprintf(`{"name": %q, "stream": "upstream", "type": "slow_write", "attributes": {"latency": %d, "watch": %d}}`, name, latency.Milliseconds(), key)
+	p := n.s.proxies[in.i]
+	// Aim at a write: the holder writes a source as soon as its document
+	// has arrived, and a document with no security release is written in
+	// one batch, with no event to queue (a write that queues events is a
+	// transaction of several round trips, which a paused holder cannot
+	// finish). The delay starts just before such a document is sent.
+	var from time.Time
+	var addErr error
+	armed := make(chan struct{})
+	arm := func() {
+		from = time.Now()
+		_, addErr = p.Toxics.AddToxicJson(strings.NewReader(spec))
+		close(armed)
+	}
+	n.s.pubs.beforePlain.Store(&arm)
+	select {
+	case <-armed:
+	case <-time.After(2 * time.Second):
+		if n.s.pubs.beforePlain.CompareAndSwap(&arm, nil) {
+			return // no such document: the check had written them all
+		}
+		<-armed
+	}
+	if addErr != nil {
+		n.s.t.Errorf("add toxic %s: %v", spec, addErr)
+		return
+	}
+	// Freeze the holder as soon as its write has gone into the delay (or
+	// after a second without one: a pause all the same).
+	var seen string
+	select {
+	case seen = <-watch:
+	case <-time.After(time.Second):
+		seen = "no write seen"
+	}
+	paused := in.signal(syscall.SIGSTOP)
+	took := n.takeOver(epoch, from.Add(latency))
+	time.Sleep(time.Until(from.Add(latency + 500*time.Millisecond))) // the held writes have arrived
+	if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
+		n.s.t.Errorf("remove toxic %s: %v", name, err)
+	}
+	if paused {
+		in.signal(syscall.SIGCONT)
+	}
+	n.record(event{action: "slow-holder", instance: in.i, from: from, to: time.Now(),
+		note: fmt.Sprintf("epoch=%d latency=%s paused=%t, %s, %s", epoch, latency, paused, seen, took)})
+}
+
+// takeOver runs an operator's `upcheck check` (no cooldown; straight to
+// the database) as soon as epoch's lease has expired, until one acquires
+// or until; it says what happened.
+func (n *nemesis) takeOver(epoch int64, until time.Time) string {
+	ctx := context.Background()
+	for time.Now().Before(until) {
+		var expired bool
+		err := n.s.pool.QueryRow(ctx, "SELECT epoch > $1 OR expires_at <= clock_timestamp() FROM core_update_lock WHERE name = 'check'", epoch).Scan(&expired)
+		if err != nil || !expired {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		cmd := exec.Command(n.s.bin, "check")
+		cmd.Env = n.s.direct
+		if err := cmd.Start(); err != nil {
+			n.s.t.Errorf("upcheck check: %v", err)
+			return "not taken over"
+		}
+		go cmd.Wait() // it runs its check to the end by itself
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			var taken bool
+			err := n.s.pool.QueryRow(ctx, "SELECT epoch > $1 FROM core_update_lock WHERE name = 'check'", epoch).Scan(&taken)
+			if err == nil && taken {
+				return "taken over"
+			}
 		}
 	}
-	spec := fmt.Sprintf(`{"type": "latency", "attributes": {"latency": %d, "jitter": 0}}`, 3200+r.IntN(1300))
-	// An operator's `upcheck check` (no cooldown) tries to take over once
-	// the lease could have run out, while the writes are on their way.
-	go func() {
-		time.Sleep(lease)
-		for range 4 {
-			cmd := exec.Command(n.s.bin, "check")
-			cmd.Env = n.s.direct
-			if cmd.Run() == nil {
-				return
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	n.addToxic(in.i, "upstream", spec, 5*time.Second, fmt.Sprintf("slow-holder epoch=%d", epoch))
+	return "not taken over"
 }
 
 // pause SIGSTOPs instance i for d.
@@ -289,6 +365,10 @@ func (n *nemesis) crash(ctx context.Context) error {
 
 // terminate ends every backend of the workload's database but its own.
 func (n *nemesis) terminate() {
+	if !n.pg.TryLock() {
+		return
+	}
+	defer n.pg.Unlock()
 	from := time.Now()
 	var ended int
 	err := n.s.pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
@@ -316,6 +396,14 @@ func (n *nemesis) toxic(r *rand.Rand, i int) {
 	n.addToxic(i, stream, spec, time.Duration(1000+r.IntN(4000))*time.Millisecond, "toxic")
 }
 
+// toxicName is a fresh name for a toxic.
+func (n *nemesis) toxicName() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.seq++
+	return fmt.Sprintf("t%d", n.seq)
+}
+
 // addToxic puts a toxic on instance i's proxy for d (unless another fault
 // of that instance is on).
 func (n *nemesis) addToxic(i int, stream, spec string, d time.Duration, what string) {
@@ -323,10 +411,7 @@ func (n *nemesis) addToxic(i int, stream, spec string, d time.Duration, what str
 		return
 	}
 	defer n.busy[i].Unlock()
-	n.mu.Lock()
-	n.seq++
-	name := fmt.Sprintf("t%d", n.seq)
-	n.mu.Unlock()
+	name := n.toxicName()
 	spec = fmt.Sprintf(`{"name": %q, "stream": %q, %s`, name, stream, spec[1:])
 	p := n.s.proxies[i]
 	from := time.Now()

@@ -30,6 +30,11 @@ type publishers struct {
 	rng  *rand.Rand
 	slow time.Duration // the longest wait before an answer
 	hits atomic.Int64  // requests received
+	// beforePlain, when set, is called (once) just before a document with
+	// an odd sequence is sent: it names no security release, so its write
+	// queues no event and goes as one pipelined batch, the write a slow
+	// holder can get through late.
+	beforePlain atomic.Pointer[func()]
 }
 
 func newPublishers(t *testing.T, n int) *publishers {
@@ -50,13 +55,19 @@ func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.hits.Add(1)
 	p.mu.Lock()
-	body := p.document(j, p.seq[j]) // what the publisher had when the request came
+	seq := p.seq[j]
+	body := p.document(j, seq) // what the publisher had when the request came
 	wait := time.Duration(p.rng.Int64N(int64(p.slow) + 1))
 	p.mu.Unlock()
 	select {
 	case <-time.After(wait):
 	case <-r.Context().Done():
 		return
+	}
+	if seq%2 == 1 {
+		if f := p.beforePlain.Swap(nil); f != nil {
+			(*f)()
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)

@@ -4,6 +4,7 @@ package faulttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -44,6 +45,7 @@ type system struct {
 	proxies   []*toxiproxy.Proxy
 	instances []*instance
 	pubs      *publishers
+	rcv       *receiver // the webhook channel's receiver
 	token     string
 	bin       string
 	direct    []string // the environment of a command run without a proxy
@@ -74,10 +76,10 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 	s.pubs = newPublishers(t, 4)
 	base := []string{
 		"UPCHECK_ALLOW_PRIVATE_SOURCES=1",
-		"UPCHECK_TEST_TIMINGS=" + timings,
+		"UPCHECK_TEST_TIMINGS=" + timings + "," + delivery,
 		"UPCHECK_CHECK_SCHEDULE=" + schedule,
 		"UPCHECK_FETCH_TIMEOUT=5s",
-		"UPCHECK_LOG_LEVEL=INFO",
+		"UPCHECK_LOG_LEVEL=" + cmp.Or(os.Getenv("UPCHECK_FAULT_LOG_LEVEL"), "INFO"),
 		"UPCHECK_MANIFEST=" + s.pubs.manifest(t),
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
@@ -97,6 +99,18 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 	if s.token == "" {
 		t.Fatalf("no token in %q", out)
 	}
+	// A webhook channel for security events: every even sequence of a
+	// source is a security release, so deliveries run all through the
+	// faults. (Not every event type: a write with events to queue goes
+	// through a fenced transaction instead of the one-round-trip batch,
+	// and the batch is the write a slow holder can get through late.)
+	s.rcv = newReceiver(t)
+	out = strings.TrimSpace(s.run(bin, direct, "", "notify", "add", "webhook", "--url", s.rcv.URL, "--events", "security"))
+	secret := out[strings.LastIndex(out, "\n")+1:]
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("no signing secret on the last line of %q", out)
+	}
+	s.rcv.setSecret(secret)
 
 	s.toxi = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	for i := range n {
@@ -171,7 +185,11 @@ CREATE CONSTRAINT TRIGGER fault_audit AFTER INSERT OR UPDATE ON component_result
 CREATE CONSTRAINT TRIGGER fault_audit AFTER INSERT OR UPDATE ON source_sequences
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fault_audit('url');
 CREATE CONSTRAINT TRIGGER fault_audit AFTER INSERT OR UPDATE ON source_trust
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fault_audit('url');`)
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fault_audit('url');
+-- An event a check queued carries its epoch; one a manifest sync queued
+-- has none. Deliveries update the row later, outside the lease.
+CREATE CONSTRAINT TRIGGER fault_audit AFTER INSERT ON notification_events
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.epoch IS NOT NULL) EXECUTE FUNCTION fault_audit('key');`)
 }
 
 func (s *system) exec(sql string, args ...any) {
@@ -181,20 +199,26 @@ func (s *system) exec(sql string, args ...any) {
 	}
 }
 
-// holder is the instance that started the check of epoch, from its log.
+// holder is the instance whose check of epoch has started and not ended,
+// from its log.
 func (s *system) holder(epoch int64) *instance {
 	want := strconv.FormatInt(epoch, 10)
 	for _, in := range s.instances {
-		for _, m := range startedRE.FindAllStringSubmatch(in.output(), -1) {
-			if m[1] == want {
-				return in
+		out := in.output()
+		running := false
+		for _, m := range checkLogRE.FindAllStringSubmatch(out, -1) {
+			if m[2] == want {
+				running = m[1] == "started"
 			}
+		}
+		if running {
+			return in
 		}
 	}
 	return nil
 }
 
-var startedRE = regexp.MustCompile(`msg="update check started".* epoch=(\d+)`)
+var checkLogRE = regexp.MustCompile(`msg="update check (started|ended)".* epoch=(\d+)`)
 
 // instance is one `upcheck serve` on a fixed port, started again on the
 // same port after a kill.

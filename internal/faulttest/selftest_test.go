@@ -1,0 +1,193 @@
+//go:build faults
+
+package faulttest
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/pgtest"
+)
+
+// TestCheckerCatches plants, in a database of its own, a history that
+// breaks one property at a time, and requires the checker to name that
+// property; the same history without the break must pass. A checker that
+// cannot fail proves nothing: the control shows it for the fence, this
+// test for every other property.
+func TestCheckerCatches(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+	// acquire makes the next acquisition the way the lease does (the
+	// trigger of migration 00020 records it); held leaves the previous
+	// owner's lease running, which only a broken acquire would do.
+	acquire := func(s *system, d *pgtest.DB, epochs int, held bool) {
+		if !held {
+			d.MustExec(s.t, `UPDATE core_update_lock SET owner = NULL, expires_at = NULL WHERE name = 'check'`)
+		}
+		d.MustExec(s.t, `UPDATE core_update_lock SET epoch = epoch + $1, owner = gen_random_uuid(),
+			acquired_at = clock_timestamp(), expires_at = clock_timestamp() + interval '1 hour' WHERE name = 'check'`, epochs)
+	}
+	writeSource := func(s *system, d *pgtest.DB, url string, epoch int) {
+		d.MustExec(s.t, `INSERT INTO sources (url, epoch) VALUES ($1, $2) ON CONFLICT (url) DO UPDATE SET epoch = $2`, url, epoch)
+	}
+	run := func(s *system, d *pgtest.DB, status string, epoch any) int64 {
+		var id int64
+		d.QueryRow(s.t, `INSERT INTO check_runs (trigger, status, epoch, owner)
+			VALUES ('manual', $1, $2::bigint, CASE WHEN $2::bigint IS NULL THEN NULL ELSE gen_random_uuid() END) RETURNING id`, status, epoch).Scan(&id)
+		return id
+	}
+	// database checks run on everything the database recorded.
+	database := func(s *system, f findings) {
+		s.snapshot(f, func(tx querier) { checkRuns(f, tx, checkLease(f, tx)) })
+	}
+
+	cases := []struct {
+		name, property string
+		history        func(s *system, d *pgtest.DB, f findings, broken bool)
+		check          func(s *system, f findings)
+	}{
+		{"two holders at once", "one holder at a time", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			acquire(s, d, 1, broken)
+		}, database},
+		{"an epoch skipped", "epochs grow by one", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			acquire(s, d, map[bool]int{false: 1, true: 2}[broken], false)
+		}, database},
+		{"a write after a takeover", "writes under the lease", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			writeSource(s, d, "https://a.test/s.json", 1)
+			if broken {
+				acquire(s, d, 1, false)
+				writeSource(s, d, "https://b.test/s.json", 1)
+			}
+		}, database},
+		{"an older epoch over a newer one", "epochs only grow", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			writeSource(s, d, "https://a.test/s.json", 1)
+			acquire(s, d, 1, false)
+			writeSource(s, d, "https://a.test/s.json", 2)
+			if broken {
+				d.MustExec(s.t, `ALTER TABLE core_update_lock DISABLE TRIGGER core_update_lock_acquired`)
+				d.MustExec(s.t, `UPDATE core_update_lock SET epoch = 1 WHERE name = 'check'`)
+				writeSource(s, d, "https://a.test/s.json", 1)
+			}
+		}, database},
+		{"a refused run with an epoch", "refused runs write nothing", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			run(s, d, "completed", 1)
+			run(s, d, "busy", map[bool]any{false: nil, true: 1}[broken])
+		}, database},
+		{"a row of no holder", "stored rows carry a holder's epoch", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			d.MustExec(s.t, `ALTER TABLE sources DISABLE TRIGGER fault_audit`) // planted behind the audit's back
+			writeSource(s, d, "https://a.test/s.json", map[bool]int{false: 1, true: 7}[broken])
+		}, database},
+		{"two runs under one epoch", "one holder at a time", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			run(s, d, "completed", 1)
+			if broken {
+				run(s, d, "lease_lost", 1)
+			}
+		}, database},
+		{"an undocumented answer", "documented answers", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			answers := []answer{{kind: "check", code: http.StatusConflict, status: "busy", began: at(0), ended: at(10)}}
+			if broken {
+				answers = append(answers, answer{kind: "check", code: http.StatusInternalServerError, body: `{"error":"Something went wrong on our side."}`, began: at(20), ended: at(30)})
+			}
+			s.checkAnswers(f, answers, nil)
+		}, nil},
+		{"no answer, nothing disturbed", "documented answers", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			events := []event{{action: "pause", instance: 0, from: at(0), to: at(100)}}
+			a := answer{kind: "check", instance: 0, began: at(50), ended: at(60), err: "EOF"}
+			if broken {
+				a.instance = 1
+			}
+			s.checkAnswers(f, []answer{a}, events)
+		}, nil},
+		{"an answer the history contradicts", "answers agree with the history", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquire(s, d, 1, false)
+			id := run(s, d, map[bool]string{false: "completed", true: "lease_lost"}[broken], 1)
+			s.checkAnswers(f, []answer{{kind: "check", code: http.StatusOK, status: "completed", runID: id, epoch: 1, began: at(0), ended: at(10)}}, nil)
+		}, nil},
+		{"an epoch read before its acquisition", "linearizable lease", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			acquired := map[int64]time.Time{1: at(0), 2: at(2000)}
+			read := sample{call: at(2500), ret: at(2510), epoch: 2}
+			if broken {
+				read = sample{call: at(1000), ret: at(1010), epoch: 2}
+			}
+			checkLinearizable(f, acquired, []sample{read}, nil, at(5000), time.Minute)
+		}, nil},
+		{"an epoch read going down", "epochs only grow", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			second := map[bool]int64{false: 3, true: 1}[broken]
+			checkSamples(f, []sample{{call: at(0), ret: at(1), epoch: 2}, {call: at(100), ret: at(101), epoch: second}})
+		}, nil},
+		{"no check after the faults", "converges", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			if !broken {
+				acquire(s, d, 1, false)
+				d.MustExec(s.t, `INSERT INTO check_runs (trigger, status, epoch, owner, started_at) VALUES ('manual', 'completed', 1, gen_random_uuid(), clock_timestamp() + interval '1 second')`)
+			}
+			s.pubs = &publishers{} // no source: only "a check completes" is asked
+			s.convergeIn(f, 2*time.Second)
+		}, nil},
+		{"an event delivered twice with no fault", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			s.rcv = newReceiver(s.t)
+			d.MustExec(s.t, `INSERT INTO notification_channels (id, name, kind, target, events, secret) VALUES (1, 'r', 'webhook', 'https://r.test/', 'security', 'whsec_x')`)
+			d.MustExec(s.t, `INSERT INTO notification_events (id, channel_id, key, type, payload, state)
+				VALUES ('00000000-0000-0000-0000-000000000001', 1, 'k1', 'test', '{}', 'delivered')`)
+			twice := []arrival{{at: at(0), accepted: true}, {at: at(3000), accepted: true}}
+			s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = twice
+			faults := []event{{action: "kill-restart", instance: 0, from: at(100), to: at(900)}}
+			if broken {
+				faults = nil
+			}
+			s.checkDeliveries(f, time.Second, faults)
+		}, nil},
+		{"an event never sent", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			s.rcv = newReceiver(s.t)
+			d.MustExec(s.t, `INSERT INTO notification_channels (id, name, kind, target, events, secret) VALUES (1, 'r', 'webhook', 'https://r.test/', 'security', 'whsec_x')`)
+			d.MustExec(s.t, `INSERT INTO notification_events (id, channel_id, key, type, payload, state)
+				VALUES ('00000000-0000-0000-0000-000000000001', 1, 'k1', 'test', '{}', 'delivered')`)
+			if !broken {
+				s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = []arrival{{at: at(0), accepted: false}, {at: at(50), accepted: true}}
+			}
+			s.checkDeliveries(f, time.Second, nil)
+		}, nil},
+		{"an event sent that was never queued", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			s.rcv = newReceiver(s.t)
+			d.MustExec(s.t, `INSERT INTO notification_channels (id, name, kind, target, events, secret) VALUES (1, 'r', 'webhook', 'https://r.test/', 'security', 'whsec_x')`)
+			d.MustExec(s.t, `INSERT INTO notification_events (id, channel_id, key, type, payload, state)
+				VALUES ('00000000-0000-0000-0000-000000000001', 1, 'k1', 'test', '{}', 'delivered')`)
+			s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = []arrival{{at: at(0), accepted: true}}
+			if broken {
+				s.rcv.arrivals["00000000-0000-0000-0000-000000000002"] = []arrival{{at: at(0), accepted: true}}
+			}
+			s.checkDeliveries(f, time.Second, nil)
+		}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, broken := range []bool{false, true} {
+				d := pgtest.New(t)
+				s, f := &system{t: t, pool: d.Pool}, findings{}
+				s.audit()
+				c.history(s, d, f, broken)
+				if c.check != nil {
+					c.check(s, f)
+				}
+				got := f[c.property]
+				switch {
+				case broken && len(got) == 0:
+					t.Errorf("broken: the checker did not name %q; it found %v", c.property, f)
+				case !broken && len(f) > 0:
+					t.Errorf("intact: the checker found %v", f)
+				case broken:
+					t.Logf("caught: %s: %s", c.property, strings.Join(got, "; "))
+				}
+			}
+		})
+	}
+}
