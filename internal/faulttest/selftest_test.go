@@ -39,6 +39,14 @@ func TestCheckerCatches(t *testing.T) {
 			VALUES ('manual', $1, $2::bigint, CASE WHEN $2::bigint IS NULL THEN NULL ELSE gen_random_uuid() END) RETURNING id`, status, epoch).Scan(&id)
 		return id
 	}
+	// delivered records one event, delivered, of a webhook channel whose
+	// receiver has seen nothing yet.
+	delivered := func(s *system, d *pgtest.DB) {
+		s.rcv = newReceiver(s.t)
+		d.MustExec(s.t, `INSERT INTO notification_channels (id, name, kind, target, events, secret) VALUES (1, 'r', 'webhook', 'https://r.test/', 'security', 'whsec_x')`)
+		d.MustExec(s.t, `INSERT INTO notification_events (id, channel_id, key, type, payload, state)
+			VALUES ('00000000-0000-0000-0000-000000000001', 1, 'k1', 'test', '{}', 'delivered')`)
+	}
 	// database checks run on everything the database recorded.
 	database := func(s *system, f findings) {
 		s.snapshot(f, func(tx querier) { checkRuns(f, tx, checkLease(f, tx)) })
@@ -134,10 +142,7 @@ func TestCheckerCatches(t *testing.T) {
 			s.convergeIn(f, 2*time.Second)
 		}, nil},
 		{"an event delivered twice with no fault", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
-			s.rcv = newReceiver(s.t)
-			d.MustExec(s.t, `INSERT INTO notification_channels (id, name, kind, target, events, secret) VALUES (1, 'r', 'webhook', 'https://r.test/', 'security', 'whsec_x')`)
-			d.MustExec(s.t, `INSERT INTO notification_events (id, channel_id, key, type, payload, state)
-				VALUES ('00000000-0000-0000-0000-000000000001', 1, 'k1', 'test', '{}', 'delivered')`)
+			delivered(s, d)
 			twice := []arrival{{at: at(0), accepted: true}, {at: at(3000), accepted: true}}
 			s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = twice
 			faults := []event{{action: "kill-restart", instance: 0, from: at(100), to: at(900)}}
@@ -147,20 +152,14 @@ func TestCheckerCatches(t *testing.T) {
 			s.checkDeliveries(f, time.Second, faults)
 		}, nil},
 		{"an event never sent", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
-			s.rcv = newReceiver(s.t)
-			d.MustExec(s.t, `INSERT INTO notification_channels (id, name, kind, target, events, secret) VALUES (1, 'r', 'webhook', 'https://r.test/', 'security', 'whsec_x')`)
-			d.MustExec(s.t, `INSERT INTO notification_events (id, channel_id, key, type, payload, state)
-				VALUES ('00000000-0000-0000-0000-000000000001', 1, 'k1', 'test', '{}', 'delivered')`)
+			delivered(s, d)
 			if !broken {
 				s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = []arrival{{at: at(0), accepted: false}, {at: at(50), accepted: true}}
 			}
 			s.checkDeliveries(f, time.Second, nil)
 		}, nil},
 		{"an event sent that was never queued", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
-			s.rcv = newReceiver(s.t)
-			d.MustExec(s.t, `INSERT INTO notification_channels (id, name, kind, target, events, secret) VALUES (1, 'r', 'webhook', 'https://r.test/', 'security', 'whsec_x')`)
-			d.MustExec(s.t, `INSERT INTO notification_events (id, channel_id, key, type, payload, state)
-				VALUES ('00000000-0000-0000-0000-000000000001', 1, 'k1', 'test', '{}', 'delivered')`)
+			delivered(s, d)
 			s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = []arrival{{at: at(0), accepted: true}}
 			if broken {
 				s.rcv.arrivals["00000000-0000-0000-0000-000000000002"] = []arrival{{at: at(0), accepted: true}}
