@@ -96,14 +96,18 @@ func (r *receiver) snapshot() (map[string][]arrival, int) {
 // the deliveries took after convergence, and their figures.
 func (s *system) checkDeliveries(f findings, bound time.Duration, faults []event) (time.Duration, string) {
 	began := time.Now()
+	var left int
 	for {
-		var left int
 		err := s.pool.QueryRow(context.Background(), "SELECT count(*) FROM notification_events WHERE state = 'pending'").Scan(&left)
 		if err == nil && left == 0 {
 			break
 		}
 		if time.Since(began) > bound {
-			f.add("deliveries", "%d events still pending %s after convergence (%v)", left, bound, err)
+			if err != nil {
+				f.add("checker", "count pending events: %v", err)
+			} else {
+				f.add("deliveries", "%d events still pending %s after convergence", left, bound)
+			}
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -167,6 +171,10 @@ func (s *system) checkDeliveries(f findings, bound time.Duration, faults []event
 			}
 		}
 	}
-	return took, fmt.Sprintf("%d events queued, %d sends (%d refused by the receiver), %d accepted more than once, all delivered %s after convergence",
-		len(queued), sends, refused, extra, took.Round(100*time.Millisecond))
+	delivered := fmt.Sprintf("all delivered %s after convergence", took.Round(100*time.Millisecond))
+	if left > 0 {
+		delivered = fmt.Sprintf("%d still pending after %s", left, took.Round(time.Second))
+	}
+	return took, fmt.Sprintf("%d events queued, %d sends (%d refused by the receiver), %d accepted more than once, %s",
+		len(queued), sends, refused, extra, delivered)
 }
