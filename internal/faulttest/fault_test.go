@@ -37,6 +37,7 @@ func TestFaults(t *testing.T) {
 	_, stats.counts["deliveries"] = s.checkDeliveries(f, deliverBound, stats.events)
 	s.checkAll(f, stats)
 	stats.log(t)
+	s.explainFailed(t, stats.answers)
 	for property, vs := range f {
 		t.Errorf("%s: %d violations:\n  %s", property, len(vs), strings.Join(vs, "\n  "))
 	}
@@ -63,6 +64,25 @@ func TestFaultsControl(t *testing.T) {
 		t.Fatalf("the checker did not catch the unfenced build within %s", stats.ran)
 	}
 	t.Logf("control caught after %s of faults", stats.ran.Round(time.Second))
+}
+
+// explainFailed logs, for every manual check answered `failed`, what its
+// instance logged about that run: the error behind the 500, also when the
+// database was away as the run ended and its record kept nothing.
+func (s *system) explainFailed(t *testing.T, answers []answer) {
+	for _, a := range answers {
+		if a.status != "failed" {
+			continue
+		}
+		want := fmt.Sprintf(" run_id=%d ", a.runID)
+		for _, in := range s.instances {
+			for line := range strings.SplitSeq(in.output(), "\n") {
+				if strings.Contains(line, want) && !strings.Contains(line, "level=INFO") {
+					t.Logf("failed run %d on instance %d: %s", a.runID, in.i, line)
+				}
+			}
+		}
+	}
 }
 
 // stats are the run's figures for the log and docs/reliability.md.
@@ -99,7 +119,7 @@ func (st *stats) log(t *testing.T) {
 	t.Logf("faults for %s: %v", st.ran.Round(time.Second), sorted(byAction))
 	t.Logf("no answer: %v", sorted(noAnswer))
 	t.Logf("answers: %v", sorted(byAnswer))
-	for _, k := range []string{"runs", "acquisitions", "writes", "linearizability", "unrecorded", "deliveries"} {
+	for _, k := range []string{"runs", "failed runs", "acquisitions", "writes", "linearizability", "unrecorded", "deliveries"} {
 		t.Logf("%s: %s", k, st.counts[k])
 	}
 	if st.converged > 0 {
@@ -197,6 +217,19 @@ func (s *system) checkAll(f findings, st *stats) {
 		f.add("checker", "count check_runs: %v", err)
 	}
 	st.counts["runs"] = strings.Join(runs, ", ")
+	var failed []string
+	err = s.rows("SELECT format('run %s: %s', id, coalesce(error, '')) FROM check_runs WHERE status = 'failed' ORDER BY id", func(r pgx.Rows) error {
+		var v string
+		if err := r.Scan(&v); err != nil {
+			return err
+		}
+		failed = append(failed, v)
+		return nil
+	})
+	if err != nil {
+		f.add("checker", "read failed runs: %v", err)
+	}
+	st.counts["failed runs"] = strings.Join(failed, "; ")
 	st.counts["acquisitions"] = fmt.Sprint(len(acquired))
 	var writes, late int
 	if err := s.pool.QueryRow(context.Background(), "SELECT count(*), count(*) FILTER (WHERE NOT lease_live) FROM fault_writes").Scan(&writes, &late); err != nil {

@@ -127,3 +127,38 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 		t.Fatalf("%d source rows written by a run that lost its lease", rows)
 	}
 }
+
+// The database going away under a check (here: the session that reads the
+// sources' trust is ended by the server, SQLSTATE 57P01) stops it the way a
+// lost lease does: a holder that cannot reach the database cannot confirm
+// its lease. It ends lease_lost (the button's "interrupted"), never
+// failed, whose 500 is for a write that failed for another reason.
+func TestDatabaseGoneDuringACheckEndsLeaseLost(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	p.set("/s.json", doc(1, map[string]string{"blog": pkgUpToDate}))
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.0.0"},
+		manifest.Component{Code: "blog", Name: "Blog", Version: "1.0.0", Source: p.URL + "/s.json"})
+	b.db.MustExec(t, `ALTER TABLE source_trust RENAME TO source_trust_kept`)
+	b.db.MustExec(t, `CREATE FUNCTION upcheck_test_end_session() RETURNS SETOF source_trust_kept LANGUAGE plpgsql AS $$
+		BEGIN
+			PERFORM pg_terminate_backend(pg_backend_pid());
+			PERFORM pg_sleep(5); -- ended here
+			RETURN QUERY SELECT * FROM source_trust_kept;
+		END $$`)
+	b.db.MustExec(t, `CREATE VIEW source_trust AS SELECT * FROM upcheck_test_end_session()`)
+
+	res := b.run(lease.Operator)
+	if res.Status != LeaseLost {
+		t.Fatalf("result = %s, want lease_lost", resultJSON(res))
+	}
+	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:lease_lost" {
+		t.Fatalf("runs = %v", runs)
+	}
+	// The lease was released: another instance can run at once.
+	a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator)
+	if err != nil || a.Outcome != lease.Acquired {
+		t.Fatalf("lease after the check: %+v %v", a, err)
+	}
+}
