@@ -66,6 +66,23 @@ func TestFaultsControl(t *testing.T) {
 	t.Logf("control caught after %s of faults", stats.ran.Round(time.Second))
 }
 
+// joined is the one text column of sql's rows, joined by sep.
+func (s *system) joined(f findings, sql, sep string) string {
+	var texts []string
+	err := s.rows(sql, func(r pgx.Rows) error {
+		var v string
+		if err := r.Scan(&v); err != nil {
+			return err
+		}
+		texts = append(texts, v)
+		return nil
+	})
+	if err != nil {
+		f.add("checker", "%s: %v", sql, err)
+	}
+	return strings.Join(texts, sep)
+}
+
 // explainFailed logs, for every manual check answered `failed`, what its
 // instance logged about that run: the error behind the 500, also when the
 // database was away as the run ended and its record kept nothing.
@@ -204,32 +221,8 @@ func (s *system) checkAll(f findings, st *stats) {
 	st.counts["unrecorded"] = fmt.Sprint(s.checkAnswers(f, st.answers, st.events))
 	st.counts["linearizability"] = fmt.Sprintf("%d operations on the lease's epoch checked with porcupine",
 		checkLinearizable(f, acquired, st.samples, st.answers, time.Now(), time.Minute))
-	var runs []string
-	err := s.rows("SELECT status || ' ×' || count(*) FROM check_runs GROUP BY status ORDER BY status", func(r pgx.Rows) error {
-		var v string
-		if err := r.Scan(&v); err != nil {
-			return err
-		}
-		runs = append(runs, v)
-		return nil
-	})
-	if err != nil {
-		f.add("checker", "count check_runs: %v", err)
-	}
-	st.counts["runs"] = strings.Join(runs, ", ")
-	var failed []string
-	err = s.rows("SELECT format('run %s: %s', id, coalesce(error, '')) FROM check_runs WHERE status = 'failed' ORDER BY id", func(r pgx.Rows) error {
-		var v string
-		if err := r.Scan(&v); err != nil {
-			return err
-		}
-		failed = append(failed, v)
-		return nil
-	})
-	if err != nil {
-		f.add("checker", "read failed runs: %v", err)
-	}
-	st.counts["failed runs"] = strings.Join(failed, "; ")
+	st.counts["runs"] = s.joined(f, "SELECT status || ' ×' || count(*) FROM check_runs GROUP BY status ORDER BY status", ", ")
+	st.counts["failed runs"] = s.joined(f, "SELECT format('run %s: %s', id, coalesce(error, '')) FROM check_runs WHERE status = 'failed' ORDER BY id", "; ")
 	st.counts["acquisitions"] = fmt.Sprint(len(acquired))
 	var writes, late int
 	if err := s.pool.QueryRow(context.Background(), "SELECT count(*), count(*) FILTER (WHERE NOT lease_live) FROM fault_writes").Scan(&writes, &late); err != nil {

@@ -29,7 +29,6 @@ type publishers struct {
 	seq  []int
 	rng  *rand.Rand
 	slow time.Duration // the longest wait before an answer
-	hits atomic.Int64  // requests received
 	// beforePlain, when set, is called (once) just before a document with
 	// an odd sequence is sent: it names no security release, so its write
 	// queues no event and goes as one pipelined batch, the write a slow
@@ -53,7 +52,6 @@ func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	p.hits.Add(1)
 	p.mu.Lock()
 	seq := p.seq[j]
 	body := p.document(j, seq) // what the publisher had when the request came
