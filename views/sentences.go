@@ -39,7 +39,7 @@ func CheckOutcomeMessage(o CheckOutcome) string {
 	case "busy":
 		return "A check is already running. Try again in a few minutes."
 	case "lease_lost", "interrupted":
-		return "The check was interrupted (it lost its lock) and will be retried."
+		return "The check was interrupted (it lost its lock or its connection to the database) and will be retried."
 	case "cooldown":
 		return "Checks are limited to one every 2 minutes. You can check again in " + readmodel.SecondsText(o.RetryAfter) + "."
 	case "skipped":

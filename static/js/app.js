@@ -378,7 +378,7 @@
       return "A check is already running. Try again in a few minutes.";
     }
     if (res.status === 409 && (status === "interrupted" || status === "lease_lost")) {
-      return "The check was interrupted (it lost its lock) and will be retried.";
+      return "The check was interrupted (it lost its lock or its connection to the database) and will be retried.";
     }
     if (res.ok && status === "cancelled") {
       return "The check was cancelled because the server is shutting down. Try again in a moment.";
