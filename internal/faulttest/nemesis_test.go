@@ -234,13 +234,13 @@ func (n *nemesis) slowHolder(r *rand.Rand) {
 }
 
 // takeOver runs an operator's `upcheck check` (no cooldown; straight to
-// the database) as soon as epoch's lease has expired, until one acquires
-// or until; it says what happened.
+// the database) as soon as epoch's lease has expired or been released,
+// until one acquires or until; it says what happened.
 func (n *nemesis) takeOver(epoch int64, until time.Time) string {
 	ctx := context.Background()
 	for time.Now().Before(until) {
 		var expired bool
-		err := n.s.pool.QueryRow(ctx, "SELECT epoch > $1 OR expires_at <= clock_timestamp() FROM core_update_lock WHERE name = 'check'", epoch).Scan(&expired)
+		err := n.s.pool.QueryRow(ctx, "SELECT epoch > $1 OR coalesce(expires_at <= clock_timestamp(), true) FROM core_update_lock WHERE name = 'check'", epoch).Scan(&expired)
 		if err != nil || !expired {
 			time.Sleep(20 * time.Millisecond)
 			continue

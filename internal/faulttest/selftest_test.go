@@ -52,19 +52,22 @@ func TestCheckerCatches(t *testing.T) {
 		s.snapshot(f, func(tx querier) { checkRuns(f, tx, checkLease(f, tx)) })
 	}
 
+	// Each case plants its history, intact or broken, and runs the checks
+	// that read it.
 	cases := []struct {
 		name, property string
-		history        func(s *system, d *pgtest.DB, f findings, broken bool)
-		check          func(s *system, f findings)
+		run            func(s *system, d *pgtest.DB, f findings, broken bool)
 	}{
 		{"two holders at once", "one holder at a time", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			acquire(s, d, 1, broken)
-		}, database},
+			database(s, f)
+		}},
 		{"an epoch skipped", "epochs grow by one", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			acquire(s, d, map[bool]int{false: 1, true: 2}[broken], false)
-		}, database},
+			database(s, f)
+		}},
 		{"a write after a takeover", "writes under the lease", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			writeSource(s, d, "https://a.test/s.json", 1)
@@ -72,7 +75,8 @@ func TestCheckerCatches(t *testing.T) {
 				acquire(s, d, 1, false)
 				writeSource(s, d, "https://b.test/s.json", 1)
 			}
-		}, database},
+			database(s, f)
+		}},
 		{"an older epoch over a newer one", "epochs only grow", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			writeSource(s, d, "https://a.test/s.json", 1)
@@ -83,31 +87,35 @@ func TestCheckerCatches(t *testing.T) {
 				d.MustExec(s.t, `UPDATE core_update_lock SET epoch = 1 WHERE name = 'check'`)
 				writeSource(s, d, "https://a.test/s.json", 1)
 			}
-		}, database},
+			database(s, f)
+		}},
 		{"a refused run with an epoch", "refused runs write nothing", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			run(s, d, "completed", 1)
 			run(s, d, "busy", map[bool]any{false: nil, true: 1}[broken])
-		}, database},
+			database(s, f)
+		}},
 		{"a row of no holder", "stored rows carry a holder's epoch", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			d.MustExec(s.t, `ALTER TABLE sources DISABLE TRIGGER fault_audit`) // planted behind the audit's back
 			writeSource(s, d, "https://a.test/s.json", map[bool]int{false: 1, true: 7}[broken])
-		}, database},
+			database(s, f)
+		}},
 		{"two runs under one epoch", "one holder at a time", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			run(s, d, "completed", 1)
 			if broken {
 				run(s, d, "lease_lost", 1)
 			}
-		}, database},
+			database(s, f)
+		}},
 		{"an undocumented answer", "documented answers", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			answers := []answer{{kind: "check", code: http.StatusConflict, status: "busy", began: at(0), ended: at(10)}}
 			if broken {
 				answers = append(answers, answer{kind: "check", code: http.StatusInternalServerError, body: `{"error":"Something went wrong on our side."}`, began: at(20), ended: at(30)})
 			}
 			s.checkAnswers(f, answers, nil)
-		}, nil},
+		}},
 		{"no answer, nothing disturbed", "documented answers", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			events := []event{{action: "pause", instance: 0, from: at(0), to: at(100)}}
 			a := answer{kind: "check", instance: 0, began: at(50), ended: at(60), err: "EOF"}
@@ -115,12 +123,12 @@ func TestCheckerCatches(t *testing.T) {
 				a.instance = 1
 			}
 			s.checkAnswers(f, []answer{a}, events)
-		}, nil},
+		}},
 		{"an answer the history contradicts", "answers agree with the history", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquire(s, d, 1, false)
 			id := run(s, d, map[bool]string{false: "completed", true: "lease_lost"}[broken], 1)
 			s.checkAnswers(f, []answer{{kind: "check", code: http.StatusOK, status: "completed", runID: id, epoch: 1, began: at(0), ended: at(10)}}, nil)
-		}, nil},
+		}},
 		{"an epoch read before its acquisition", "linearizable lease", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			acquired := map[int64]time.Time{1: at(0), 2: at(2000)}
 			read := sample{call: at(2500), ret: at(2510), epoch: 2}
@@ -128,11 +136,11 @@ func TestCheckerCatches(t *testing.T) {
 				read = sample{call: at(1000), ret: at(1010), epoch: 2}
 			}
 			checkLinearizable(f, acquired, []sample{read}, nil, at(5000), time.Minute)
-		}, nil},
+		}},
 		{"an epoch read going down", "epochs only grow", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			second := map[bool]int64{false: 3, true: 1}[broken]
 			checkSamples(f, []sample{{call: at(0), ret: at(1), epoch: 2}, {call: at(100), ret: at(101), epoch: second}})
-		}, nil},
+		}},
 		{"no check after the faults", "converges", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			if !broken {
 				acquire(s, d, 1, false)
@@ -140,7 +148,7 @@ func TestCheckerCatches(t *testing.T) {
 			}
 			s.pubs = &publishers{} // no source: only "a check completes" is asked
 			s.convergeIn(f, 2*time.Second)
-		}, nil},
+		}},
 		{"an event delivered twice with no fault", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			delivered(s, d)
 			twice := []arrival{{at: at(0), accepted: true}, {at: at(3000), accepted: true}}
@@ -150,14 +158,14 @@ func TestCheckerCatches(t *testing.T) {
 				faults = nil
 			}
 			s.checkDeliveries(f, time.Second, faults)
-		}, nil},
+		}},
 		{"an event never sent", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			delivered(s, d)
 			if !broken {
 				s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = []arrival{{at: at(0), accepted: false}, {at: at(50), accepted: true}}
 			}
 			s.checkDeliveries(f, time.Second, nil)
-		}, nil},
+		}},
 		{"an event sent that was never queued", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			delivered(s, d)
 			s.rcv.arrivals["00000000-0000-0000-0000-000000000001"] = []arrival{{at: at(0), accepted: true}}
@@ -165,7 +173,7 @@ func TestCheckerCatches(t *testing.T) {
 				s.rcv.arrivals["00000000-0000-0000-0000-000000000002"] = []arrival{{at: at(0), accepted: true}}
 			}
 			s.checkDeliveries(f, time.Second, nil)
-		}, nil},
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,10 +181,7 @@ func TestCheckerCatches(t *testing.T) {
 				d := pgtest.New(t)
 				s, f := &system{t: t, pool: d.Pool}, findings{}
 				s.audit()
-				c.history(s, d, f, broken)
-				if c.check != nil {
-					c.check(s, f)
-				}
+				c.run(s, d, f, broken)
 				got := f[c.property]
 				switch {
 				case broken && len(got) == 0:

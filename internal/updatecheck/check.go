@@ -177,7 +177,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 		if checkErr == nil {
 			checkErr = lostCause
 		}
-	case ctx.Err() == nil && store.IsUnavailable(checkErr) && !errors.Is(checkErr, store.ErrStatementTimeout):
+	case store.IsUnavailable(checkErr) && !errors.Is(checkErr, store.ErrStatementTimeout):
 		// A holder that cannot reach the database cannot confirm its
 		// lease either: whichever noticed first, the heartbeat or a read
 		// of the check, the check was interrupted, not failed. (A
