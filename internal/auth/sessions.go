@@ -225,3 +225,7 @@ func SafeNext(next string) string {
 	}
 	return next
 }
+
+// SecureCookies reports whether cookies are marked Secure even on plain
+// HTTP (Config.SecureCookie: behind a TLS-terminating proxy).
+func (s *Service) SecureCookies() bool { return s.cfg.SecureCookie }

@@ -51,14 +51,14 @@ func layout(c echo.Context) views.LayoutProps {
 
 func (s *Server) dashboard(c echo.Context) error {
 	l := layout(c)
-	text, tone := flash(c)
+	text, tone := checkOutcomeFlash(c)
 	return renderOK(c, views.Dashboard(views.DashboardProps{Layout: l, CanManage: l.User.CanManage, Flash: text, FlashTone: tone}))
 }
 
-// flash words the outcome of a check posted without JavaScript. The
+// checkOutcomeFlash words the outcome of a check posted without JavaScript. The
 // redirect carries only a known status and numbers, never text, so a crafted
 // link cannot make the dashboard say anything else.
-func flash(c echo.Context) (text, tone string) {
+func checkOutcomeFlash(c echo.Context) (text, tone string) {
 	status := c.QueryParam("check")
 	switch updatecheck.Status(status) {
 	case updatecheck.Completed, updatecheck.CompletedWithFailures, updatecheck.Busy, updatecheck.Cooldown, updatecheck.LeaseLost,

@@ -28,11 +28,12 @@ func requireSession() echo.MiddlewareFunc {
 }
 
 func (s *Server) tokensPage(c echo.Context) error {
-	notice := ""
-	if c.QueryParam("done") == "revoked" {
-		notice = "Token revoked: it no longer works."
+	p := views.TokensProps{}
+	if f, ok := s.takeFlash(c, views.PathTokens); ok {
+		p.Notice, p.FormError = f.Notice, f.Error
+		p.NewToken, p.NewTokenOwner = f.Values["token"], f.Values["owner"]
 	}
-	return s.renderTokens(c, http.StatusOK, views.TokensProps{Notice: notice})
+	return s.renderTokens(c, http.StatusOK, p)
 }
 
 // renderTokens renders the section with what p already says (a new
@@ -60,20 +61,19 @@ func (s *Server) renderTokens(c echo.Context, status int, p views.TokensProps) e
 	return render(c, status, views.Tokens(p))
 }
 
-// createToken creates a token for the chosen account. The page is rendered
-// in the answer, not redirected to, so that the secret is shown once and
-// never travels in a URL; the answer is not cached.
+// createToken creates a token for the chosen account and redirects to the
+// tokens page, which shows the secret once (a flash: never in a URL, gone
+// on reload).
 func (s *Server) createToken(c echo.Context) error {
 	owner := c.FormValue("owner")
 	raw, err := s.auth.CreateToken(c.Request().Context(), owner, c.FormValue("name"))
 	if msg := createTokenRefusal(err); msg != "" {
-		return s.renderTokens(c, http.StatusUnprocessableEntity, views.TokensProps{FormError: msg})
+		return s.redirectWithFlash(c, views.PathTokens, flash{Error: msg})
 	}
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "no-store")
-	return s.renderTokens(c, http.StatusOK, views.TokensProps{NewToken: raw, NewTokenOwner: owner})
+	return s.redirectWithFlash(c, views.PathTokens, flash{Values: map[string]string{"token": raw, "owner": owner}})
 }
 
 // createTokenRefusal words why a token was not created, or "" when the
@@ -98,5 +98,5 @@ func (s *Server) revokeToken(c echo.Context) error {
 	if err := s.auth.RevokeToken(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.PathTokens+"?done=revoked")
+	return s.redirectWithFlash(c, views.PathTokens, flash{Notice: "Token revoked: it no longer works."})
 }

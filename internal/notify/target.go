@@ -1,0 +1,42 @@
+package notify
+
+import (
+	"net/url"
+	"unicode/utf8"
+)
+
+// A channel's target is a credential: whoever has a webhook URL (Slack's
+// above all) can post to the channel, and an email address is a person's.
+// Only the answer that creates a channel shows its target whole; after
+// that, the AdminCP and the API show it through ShownTarget.
+
+// ShownTarget is how a channel's target is shown to someone who is not
+// creating it: a viewer sees a webhook's scheme and host only and no email
+// address; an admin (admin true) sees a webhook's scheme and host and the
+// last four characters of the rest, enough to tell two channels apart,
+// and the whole email address.
+func ShownTarget(kind, target string, admin bool) string {
+	if kind == "email" {
+		if admin {
+			return target
+		}
+		return "an email address (shown to admins)"
+	}
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" {
+		return "a webhook URL"
+	}
+	origin := u.Scheme + "://" + u.Host // never the userinfo
+	rest := u.EscapedPath()
+	if u.RawQuery != "" {
+		rest += "?" + u.RawQuery
+	}
+	if !admin || rest == "" || rest == "/" {
+		return origin + "/…"
+	}
+	if n := utf8.RuneCountInString(rest); n > 8 {
+		r := []rune(rest)
+		return origin + "/…" + string(r[n-4:])
+	}
+	return origin + "/…"
+}
