@@ -12,9 +12,31 @@ const PathTokens = "/admin/tokens"
 // NavTokens is the navigation entry of the API tokens section.
 const NavTokens NavItem = "tokens"
 
-// TokenRevokePath is where an admin POSTs to revoke token id.
+// TokenRevokePath is the revocation of token id: a GET asks for
+// confirmation (views.Confirm), whose form POSTs there with confirmed=yes.
 func TokenRevokePath(id int64) string {
 	return PathTokens + "/" + strconv.FormatInt(id, 10) + "/revoke"
+}
+
+// TokenLifetimes are the form's expiry choices, in order: the value is
+// what auth.ParseTokenLifetime reads. DefaultTokenLifetime is preselected:
+// a token that is forgotten stops on its own.
+var TokenLifetimes = []struct{ Value, Label string }{
+	{"30d", "in 30 days"},
+	{"90d", "in 90 days"},
+	{"1y", "in 1 year"},
+	{"never", "never (until revoked)"},
+}
+
+// DefaultTokenLifetime is the expiry the form preselects.
+const DefaultTokenLifetime = "90d"
+
+// TokenForm is what the create form is refilled with after a refusal.
+type TokenForm struct {
+	Name, Owner string
+	ReadOnly    bool
+	// Expires is one of TokenLifetimes' values; "": DefaultTokenLifetime.
+	Expires string
 }
 
 // TokenRow is one API token as the section lists it: never its secret.
@@ -26,8 +48,12 @@ type TokenRow struct {
 	// LastUsedAt is nil until the token is used; it is recorded at most
 	// once a minute.
 	LastUsedAt *time.Time
-	Revoked    bool
-	Expired    bool
+	// ExpiresAt is nil for a token that lasts until revoked.
+	ExpiresAt *time.Time
+	// ReadOnly: the token has only its owner's view permissions.
+	ReadOnly bool
+	Revoked  bool
+	Expired  bool
 }
 
 // TokenOwner is an account a new token may act as, for the form's choice.
@@ -47,10 +73,37 @@ type TokensProps struct {
 	// NewTokenOwner is the account it acts as.
 	NewToken      string
 	NewTokenOwner string
-	// FormError says why a token could not be created, in plain words.
+	// FormError says why a token could not be created, in plain words;
+	// Form is what the form is refilled with then.
 	FormError string
+	Form      TokenForm
 	// Notice confirms an action ("Token revoked").
 	Notice string
+}
+
+// tokenScopeText is a token's scope in words.
+func tokenScopeText(readOnly bool) string {
+	if readOnly {
+		return "Read-only"
+	}
+	return "Full"
+}
+
+// tokenLifetimeSelected reports whether the form preselects value.
+func (f TokenForm) tokenLifetimeSelected(value string) bool {
+	if f.Expires == "" {
+		return value == DefaultTokenLifetime
+	}
+	return value == f.Expires
+}
+
+// tokenOwnerSelected reports whether the form preselects the account: the
+// one of a refused attempt, or the signed-in admin.
+func (p TokensProps) tokenOwnerSelected(email string) bool {
+	if p.Form.Owner != "" {
+		return email == p.Form.Owner
+	}
+	return email == p.Layout.User.Email
 }
 
 // tokenBadge is a token's state in words.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/app"
+	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -122,9 +123,67 @@ func runToken(ctx context.Context, cfg config.Config, logger *slog.Logger, args 
 	return errUsage
 }
 
+// runTokenCreate is `upcheck token create --email E [--name N]
+// [--read-only] [--expires DURATION]`: prints an API token carrying that
+// user's permissions (only its view permissions with --read-only), and
+// nothing else, on stdout; stderr says its id, scope and expiry. It is
+// shown once; only its hash is kept. Without --expires the token lasts
+// until revoked (auth.Config.TokenTTL when one is set).
+func runTokenCreate(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprintf(stderr, "upcheck token: want \"create\"\n\n%s", usage)
+		return errUsage
+	}
+	var email, name, expires string
+	var readOnly bool
+	if _, err := parseFlags("token create", args[1:], stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&email, "email", "", "the user the token acts as")
+		fs.StringVar(&name, "name", "cli", "a name to recognise the token by")
+		fs.BoolVar(&readOnly, "read-only", false, "only the user's view permissions: the token changes nothing")
+		fs.StringVar(&expires, "expires", "", "lifetime: days (90d), years (1y), a duration (12h) or never (the default)")
+	}); err != nil {
+		return err
+	}
+	if email == "" {
+		fmt.Fprintln(stderr, "upcheck token create: --email is required")
+		return errUsage
+	}
+	lifetime, err := auth.ParseTokenLifetime(expires)
+	if err != nil {
+		fmt.Fprintf(stderr, "upcheck token create: --expires %q: want never, days (90d), years (1y) or a duration (12h), from a minute to 100 years\n", expires)
+		return errUsage
+	}
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		secret, t, err := a.Auth.CreateTokenFor(ctx, auth.TokenRequest{Email: email, Name: name, ReadOnly: readOnly, Expires: lifetime})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("token create: no account has the email %q", email)
+		case errors.Is(err, auth.ErrDisabled):
+			return fmt.Errorf("token create: the account %q is disabled", email)
+		case errors.Is(err, auth.ErrInvalidTokenName):
+			return fmt.Errorf("token create: --name must be at most 100 bytes, without control characters")
+		case err != nil:
+			return fmt.Errorf("token create: %w", err)
+		}
+		fmt.Fprintf(stderr, "upcheck: token %d for %s, %s, expires %s\n", t.ID, email, auth.TokenScope(t.ReadOnly), timeOrNever(t.ExpiresAt))
+		_, err = fmt.Fprintln(stdout, secret)
+		return err
+	})
+}
+
+// timeOrNever is a time as the token commands print it: RFC 3339 in UTC,
+// or "never".
+func timeOrNever(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
 // tokenList prints one token a line, its fields separated by tabs (a name
-// holds no control character): id, name, owner's email, created, last used
-// ("never" when it never was), and state (active, expired or revoked).
+// holds no control character): id, name, owner's email, scope (full or
+// read-only), created, last used ("never" when it never was), expires
+// ("never" when it does not), and state (active, expired or revoked).
 // Times are RFC 3339 in UTC. The secret is not there: only its hash is
 // stored.
 func tokenList(ctx context.Context, a *app.App, email string, stdout io.Writer) error {
@@ -137,10 +196,6 @@ func tokenList(ctx context.Context, a *app.App, email string, stdout io.Writer) 
 	}
 	w := bufio.NewWriter(stdout)
 	for _, t := range tokens {
-		lastUsed := "never"
-		if t.LastUsedAt != nil {
-			lastUsed = t.LastUsedAt.UTC().Format(time.RFC3339)
-		}
 		state := "active"
 		switch {
 		case t.Revoked:
@@ -148,7 +203,8 @@ func tokenList(ctx context.Context, a *app.App, email string, stdout io.Writer) 
 		case t.Expired:
 			state = "expired"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.OwnerEmail, t.CreatedAt.UTC().Format(time.RFC3339), lastUsed, state)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.OwnerEmail, auth.TokenScope(t.ReadOnly),
+			t.CreatedAt.UTC().Format(time.RFC3339), timeOrNever(t.LastUsedAt), timeOrNever(t.ExpiresAt), state)
 	}
 	return w.Flush()
 }

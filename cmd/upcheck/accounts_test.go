@@ -155,7 +155,7 @@ func TestUserPasswd(t *testing.T) {
 	}
 }
 
-var tokenLine = regexp.MustCompile(`^(\d+)\t([^\t]+)\t([^\t]+)\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(active|expired|revoked)$`)
+var tokenLine = regexp.MustCompile(`^(\d+)\t([^\t]+)\t([^\t]+)\t(full|read-only)\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(active|expired|revoked)$`)
 
 // `token list` prints one token a line, its id first, and never a secret;
 // `token revoke` revokes by id, and an unknown id is exit 1 with a clear
@@ -194,15 +194,16 @@ func TestTokenListAndRevoke(t *testing.T) {
 		for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); {
 			m := tokenLine.FindStringSubmatch(sc.Text())
 			if m == nil {
-				t.Fatalf("token list line %q: want id, name, owner, created, last used, state, tab-separated", sc.Text())
+				t.Fatalf("token list line %q: want id, name, owner, scope, created, last used, expires, state, tab-separated", sc.Text())
 			}
 			rows = append(rows, m[1:])
 		}
 		return rows
 	}
 	rows := list()
-	if len(rows) != 2 || rows[0][1] != "deploy script" || rows[0][2] != "ops@example.test" || rows[0][4] != "never" || rows[0][5] != "active" ||
-		rows[1][1] != "prometheus" || rows[1][2] != "metrics@example.test" || rows[1][4] != "2026-01-02T03:04:05Z" {
+	if len(rows) != 2 || rows[0][1] != "deploy script" || rows[0][2] != "ops@example.test" || rows[0][3] != "full" || rows[0][5] != "never" ||
+		rows[0][6] != "never" || rows[0][7] != "active" ||
+		rows[1][1] != "prometheus" || rows[1][2] != "metrics@example.test" || rows[1][5] != "2026-01-02T03:04:05Z" {
 		t.Fatalf("token list = %q", rows)
 	}
 	if only := list("--email", "metrics@example.test"); len(only) != 1 || only[0][0] != rows[1][0] {
@@ -213,7 +214,7 @@ func TestTokenListAndRevoke(t *testing.T) {
 	if code != 0 || out != "token "+rows[0][0]+" revoked\n" {
 		t.Fatalf("token revoke: %q, exit %d", out, code)
 	}
-	if rows := list(); rows[0][5] != "revoked" || rows[1][5] != "active" {
+	if rows := list(); rows[0][7] != "revoked" || rows[1][7] != "active" {
 		t.Fatalf("after revoke: %q", rows)
 	}
 	var revoked bool
@@ -320,4 +321,73 @@ func shellCommands(line string) [][]string {
 	}
 	flush()
 	return out
+}
+
+// `token create --read-only --expires D` prints the secret alone on stdout
+// and stores the scope and the expiry; `token list` shows both, and
+// "expired" once the expiry passed; a bad --expires is a usage error that
+// creates nothing.
+func TestTokenCreateScopeAndExpiry(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "STDIN": "a long enough password\n"}
+	if _, _, code := cliOut(t, env, "user", "add", "--email", "ops@example.test", "--role", "admin"); code != 0 {
+		t.Fatal("user add failed")
+	}
+	out, stderr, code := cliOut(t, env, "token", "create", "--email", "ops@example.test", "--name", "grafana", "--read-only", "--expires", "90d")
+	if code != 0 || !regexp.MustCompile(`^upc_[A-Za-z0-9_-]{43}\n$`).MatchString(out) {
+		t.Fatalf("token create: exit %d, stdout %q (want the secret alone), stderr %q", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "read-only") || !strings.Contains(stderr, "expires 20") {
+		t.Fatalf("token create's stderr %q does not say the scope and the expiry", stderr)
+	}
+	var readOnly bool
+	var days float64
+	d.QueryRow(t, "SELECT read_only, extract(epoch FROM expires_at - created_at) / 86400 FROM api_tokens WHERE name = 'grafana'").Scan(&readOnly, &days)
+	if !readOnly || days < 89.99 || days > 90.01 {
+		t.Fatalf("stored: read_only %v, lifetime %.3f days; want read-only for 90 days", readOnly, days)
+	}
+	if _, _, code := cliOut(t, env, "token", "create", "--email", "ops@example.test", "--name", "forever", "--expires", "never"); code != 0 {
+		t.Fatal("token create --expires never failed")
+	}
+	for _, bad := range []string{"soon", "30", "0d", "20s"} {
+		_, stderr, code := cliOut(t, env, "token", "create", "--email", "ops@example.test", "--name", "bad", "--expires", bad)
+		if code != 2 || !strings.Contains(stderr, "--expires") {
+			t.Errorf("--expires %s: exit %d, %q; want a usage error naming --expires", bad, code, stderr)
+		}
+	}
+	if _, stderr, code := cliOut(t, env, "token", "create", "--email", "nobody@example.test"); code != 1 || !strings.Contains(stderr, `no account has the email "nobody@example.test"`) {
+		t.Errorf("token create for an unknown account: exit %d, %q", code, stderr)
+	}
+
+	list := func() map[string][]string {
+		t.Helper()
+		out, stderr, code := cliOut(t, env, "token", "list")
+		if code != 0 {
+			t.Fatalf("token list: exit %d, %s", code, stderr)
+		}
+		rows := map[string][]string{}
+		for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); {
+			m := tokenLine.FindStringSubmatch(sc.Text())
+			if m == nil {
+				t.Fatalf("token list line %q", sc.Text())
+			}
+			rows[m[2]] = m[1:]
+		}
+		return rows
+	}
+	rows := list()
+	if len(rows) != 2 || rows["grafana"][3] != "read-only" || rows["grafana"][6] == "never" || rows["grafana"][7] != "active" ||
+		rows["forever"][3] != "full" || rows["forever"][6] != "never" {
+		t.Fatalf("token list = %q", rows)
+	}
+	d.MustExec(t, "UPDATE api_tokens SET expires_at = clock_timestamp() - interval '1 second' WHERE name = 'grafana'")
+	if rows := list(); rows["grafana"][7] != "expired" || rows["forever"][7] != "active" {
+		t.Fatalf("token list after the expiry = %q", rows)
+	}
+	var audited string
+	d.QueryRow(t, "SELECT detail->>'scope' || ' ' || (detail->>'expires_at') FROM audit_log WHERE action = 'token.create' AND detail->>'name' = 'forever'").Scan(&audited)
+	if audited != "full never" {
+		t.Fatalf("token.create audit of the full token: %q", audited)
+	}
 }

@@ -37,11 +37,14 @@ Usage:
   upcheck user passwd --email E
                                 set a new password (read from stdin) and end every session
                                 of the account; its API tokens keep working
-  upcheck token create --email E [--name N]
-                                print an API token (Authorization: Bearer …) for that user
+  upcheck token create --email E [--name N] [--read-only] [--expires DURATION]
+                                print an API token (Authorization: Bearer …) for that user;
+                                --read-only: only the user's view permissions; --expires:
+                                90d, 1y, 12h or never (default: never)
   upcheck token list [--email E]
-                                one token a line, tab-separated: id, name, owner, created,
-                                last used (or never), active|expired|revoked
+                                one token a line, tab-separated: id, name, owner, scope
+                                (full|read-only), created, last used (or never), expires
+                                (or never), active|expired|revoked
   upcheck token revoke ID       revoke token ID; exit 1 when no token has that id
   upcheck notify add webhook --url URL [--format standard|slack] [--events security|all] [--name N]
                                 add a notification channel; prints its id, and a webhook's
@@ -238,34 +241,6 @@ func runUserAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 			return err
 		}
 		return json.NewEncoder(stdout).Encode(map[string]any{"id": u.ID, "email": u.Email, "role": u.Role})
-	})
-}
-
-// runTokenCreate is `upcheck token create --email E`: prints an API token
-// carrying that user's permissions. It is shown once; only its hash is kept.
-func runTokenCreate(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintf(stderr, "upcheck token: want \"create\"\n\n%s", usage)
-		return errUsage
-	}
-	var email, name string
-	if _, err := parseFlags("token create", args[1:], stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&email, "email", "", "the user the token acts as")
-		fs.StringVar(&name, "name", "cli", "a name to recognise the token by")
-	}); err != nil {
-		return err
-	}
-	if email == "" {
-		fmt.Fprintln(stderr, "upcheck token create: --email is required")
-		return errUsage
-	}
-	return withApp(ctx, cfg, logger, func(a *app.App) error {
-		token, err := a.Auth.CreateToken(ctx, email, name)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(stdout, token)
-		return err
 	})
 }
 

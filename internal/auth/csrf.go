@@ -16,6 +16,8 @@ const (
 
 // CheckCSRF decides whether a request may change state; nil lets it
 // through. Safe methods (GET, HEAD, OPTIONS, TRACE) pass. Any other method:
+//   - with a read-only API token is refused (ErrReadOnly): whatever the
+//     route's permission, such a token changes nothing;
 //   - with an API token passes: a browser never attaches one by itself, so
 //     a token request cannot be forged from another site;
 //   - is refused when Sec-Fetch-Site says it comes from another site, or its
@@ -31,6 +33,9 @@ func CheckCSRF(r *http.Request) error {
 		return nil
 	}
 	p, ok := principalFromContext(r.Context())
+	if ok && p.ViaToken && p.ReadOnly {
+		return fmt.Errorf("%w: %s %s", ErrReadOnly, r.Method, r.URL.Path)
+	}
 	if ok && p.ViaToken {
 		return nil
 	}

@@ -25,6 +25,13 @@
 // as /metrics, takes a token and nothing else (the web layer's
 // requireToken).
 //
+// A token has a scope and may have an end. A read-only token keeps only the
+// view permissions of its owner's role (ViewPermissions), and CheckCSRF
+// refuses every state change made with it, so a route that forgot to ask
+// for a managing permission still changes nothing for it. An expired token
+// (expires_at, judged on the database clock) is ErrTokenExpired, so its
+// 401 can say why; a revoked one is simply unknown.
+//
 // Passwords are hashed with argon2id (RFC 9106) and stored in the PHC string
 // format, parameters included, so that a change of parameters leaves old
 // hashes valid; a successful login rewrites a hash made with old ones.
@@ -70,9 +77,10 @@
 // # What
 //
 // Roles map to permissions in one table (permissions.go): admin has
-// plugins.can_view and plugins.can_manage, viewer plugins.can_view. Routes
-// ask for a permission (the web layer's require), per route group, never
-// for a role.
+// plugins.can_view, plugins.can_manage, tokens.can_manage and
+// audit.can_view, viewer plugins.can_view. Routes ask for a permission (the
+// web layer's require), per route group, never for a role; Principal.Can
+// answers for the role and the token's scope together.
 //
 // # Forgery
 //

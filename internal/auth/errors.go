@@ -19,9 +19,16 @@ var (
 	// request: missing, malformed, unknown, expired, revoked or of a disabled
 	// user. It never stands for a database failure.
 	ErrUnauthenticated = errors.New("not authenticated")
+	// ErrTokenExpired means the request's API token is there but its end
+	// has passed. It wraps ErrUnauthenticated: the answer is 401, saying
+	// why.
+	ErrTokenExpired = fmt.Errorf("%w: API token expired", ErrUnauthenticated)
 	// ErrForbidden means the principal lacks the permission asked for, or a
 	// state change failed the CSRF checks.
 	ErrForbidden = errors.New("forbidden")
+	// ErrReadOnly refuses a state change made with a read-only API token
+	// (CheckCSRF). It wraps ErrForbidden.
+	ErrReadOnly = fmt.Errorf("%w: read-only API token", ErrForbidden)
 	// ErrCrossSite means the browser says a state change comes from another
 	// site (CheckCSRF, CheckSameOrigin). It wraps ErrForbidden.
 	ErrCrossSite = fmt.Errorf("%w: cross-site request", ErrForbidden)
@@ -43,6 +50,9 @@ var (
 	// ErrInvalidTokenName is returned for an API token name that is too
 	// long or holds control characters.
 	ErrInvalidTokenName = errors.New("invalid token name")
+	// ErrInvalidTokenLifetime is returned for an API token lifetime that
+	// does not read (ParseTokenLifetime) or is out of bounds.
+	ErrInvalidTokenLifetime = errors.New("invalid token lifetime")
 )
 
 // ThrottledError refuses a login attempt while its account or address is

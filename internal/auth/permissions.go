@@ -32,6 +32,11 @@ var rolePermissions = map[string][]string{
 	RoleViewer: {PermView},
 }
 
+// ViewPermissions are the permissions that only read: all a read-only API
+// token keeps of its owner's role. A permission added to the role model is
+// kept from read-only tokens until it is listed here.
+var ViewPermissions = []string{PermView, PermAudit}
+
 // ValidRole reports whether role is one this installation knows.
 func ValidRole(role string) bool {
 	_, ok := rolePermissions[role]
@@ -55,6 +60,9 @@ type Principal struct {
 	ViaToken bool
 	// TokenID is the API token's id when ViaToken.
 	TokenID int64
+	// ReadOnly is set for a read-only API token: it has only the
+	// ViewPermissions of its role, and CheckCSRF refuses its state changes.
+	ReadOnly bool
 	// SessionID identifies the browser session (hex of the token's hash,
 	// never the token itself), for Logout; empty when ViaToken.
 	SessionID string
@@ -63,9 +71,19 @@ type Principal struct {
 	CSRFToken string
 }
 
-// Can reports whether the principal's role grants perm.
+// Can reports whether the principal's role grants perm, and for a
+// read-only token, whether perm is also one of the ViewPermissions.
 func (p Principal) Can(perm string) bool {
+	if p.ReadOnly && !slices.Contains(ViewPermissions, perm) {
+		return false
+	}
 	return slices.Contains(rolePermissions[p.Role], perm)
+}
+
+// ReadOnlyRefuses reports whether the principal lacks perm only because
+// its token is read-only (its role has it), so that a refusal can say so.
+func (p Principal) ReadOnlyRefuses(perm string) bool {
+	return p.ReadOnly && !p.Can(perm) && slices.Contains(rolePermissions[p.Role], perm)
 }
 
 // principalKey is where WithPrincipal leaves the Principal in a context.

@@ -540,3 +540,87 @@ func TestUnknownEmailCostsAHash(t *testing.T) {
 		t.Fatalf("unknown email answered in %v, wrong password in %v: the miss skips the hash", unknown, known)
 	}
 }
+
+// A token's scope and lifetime are stored as asked: read-only gives a
+// principal with only the view permissions, a lifetime sets expires_at on
+// the database clock, NoExpiry overrides Config.TokenTTL, no choice takes
+// it; the token.create audit row says the scope and the expiry; an
+// expired token is ErrTokenExpired (and ErrUnauthenticated), a revoked
+// one only ErrUnauthenticated.
+func TestTokenScopeAndLifetime(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{TokenTTL: time.Hour})
+	ctx := context.Background()
+	b.user(t, "ada@example.org", RoleAdmin)
+	create := func(req TokenRequest) (string, store.APIToken) {
+		t.Helper()
+		req.Email = "ada@example.org"
+		raw, tk, err := b.svc.CreateTokenFor(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw, tk
+	}
+	lifetime := func(tk store.APIToken) time.Duration {
+		t.Helper()
+		if tk.ExpiresAt == nil {
+			return 0
+		}
+		return tk.ExpiresAt.Sub(tk.CreatedAt).Round(time.Minute)
+	}
+
+	roRaw, ro := create(TokenRequest{Name: "grafana", ReadOnly: true, Expires: 30 * 24 * time.Hour})
+	if !ro.ReadOnly || lifetime(ro) != 30*24*time.Hour {
+		t.Fatalf("read-only 30-day token stored as %+v", ro)
+	}
+	p, err := b.svc.AuthenticateToken(ctx, roRaw)
+	if err != nil || !p.ReadOnly || !p.Can(PermView) || !p.Can(PermAudit) || p.Can(PermManage) {
+		t.Fatalf("read-only admin token's principal %+v, %v: want the admin's reads only", p, err)
+	}
+	if _, def := create(TokenRequest{Name: "default"}); def.ReadOnly || lifetime(def) != time.Hour {
+		t.Fatalf("a token without a choice: %+v, want full scope and Config.TokenTTL", def)
+	}
+	fullRaw, never := create(TokenRequest{Name: "forever", Expires: NoExpiry})
+	if never.ExpiresAt != nil {
+		t.Fatalf("NoExpiry under a TokenTTL: expires %v, want never", never.ExpiresAt)
+	}
+	if p, err := b.svc.AuthenticateToken(ctx, fullRaw); err != nil || p.ReadOnly || !p.Can(PermManage) {
+		t.Fatalf("full token's principal %+v, %v", p, err)
+	}
+	for _, bad := range []time.Duration{time.Second, MaxTokenLifetime + time.Hour} {
+		if _, _, err := b.svc.CreateTokenFor(ctx, TokenRequest{Email: "ada@example.org", Expires: bad}); !errors.Is(err, ErrInvalidTokenLifetime) {
+			t.Errorf("lifetime %v: %v, want ErrInvalidTokenLifetime", bad, err)
+		}
+	}
+
+	var scope, expires string
+	b.db.QueryRow(t, "SELECT detail->>'scope', detail->>'expires_at' FROM audit_log WHERE action = 'token.create' AND (detail->>'token_id')::bigint = $1", ro.ID).Scan(&scope, &expires)
+	if scope != ScopeReadOnly || expires != ro.ExpiresAt.UTC().Format(time.RFC3339) {
+		t.Fatalf("token.create audit: scope %q, expires %q; want read-only and %s", scope, expires, ro.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	b.db.QueryRow(t, "SELECT detail->>'scope', detail->>'expires_at' FROM audit_log WHERE action = 'token.create' AND (detail->>'token_id')::bigint = $1", never.ID).Scan(&scope, &expires)
+	if scope != ScopeFull || expires != "never" {
+		t.Fatalf("token.create audit of a full token without expiry: scope %q, expires %q", scope, expires)
+	}
+
+	// Long unused, so that a use would record itself.
+	b.exec(t, "UPDATE api_tokens SET expires_at = clock_timestamp() - interval '1 second', last_used_at = '2020-01-01T00:00:00Z' WHERE id = $1", ro.ID)
+	p, err = b.svc.AuthenticateToken(ctx, roRaw)
+	if !errors.Is(err, ErrTokenExpired) || !errors.Is(err, ErrUnauthenticated) {
+		t.Fatalf("expired token: %+v, %v; want ErrTokenExpired", p, err)
+	}
+	if err := b.svc.RevokeToken(ctx, never.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.AuthenticateToken(ctx, fullRaw); !errors.Is(err, ErrUnauthenticated) || errors.Is(err, ErrTokenExpired) {
+		t.Fatalf("revoked token: %v; want ErrUnauthenticated, not expired", err)
+	}
+	if _, err := b.svc.AuthenticateToken(ctx, roRaw); !errors.Is(err, ErrTokenExpired) {
+		t.Fatalf("expired token again: %v", err)
+	}
+	var lastUsed time.Time
+	b.db.QueryRow(t, "SELECT last_used_at FROM api_tokens WHERE id = $1", ro.ID).Scan(&lastUsed)
+	if !lastUsed.Equal(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("an expired token's use moved last_used_at to %v", lastUsed)
+	}
+}

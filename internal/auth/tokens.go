@@ -8,51 +8,166 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// CreateToken creates an API token for the user with this email and returns
-// it; only its hash is stored, so this is the one time it can be shown. The
-// token acts with the user's role, needs no CSRF token, and lasts until
-// revoked (or Config.TokenTTL). An empty name is "api". The audit row names
-// who acted: the principal in ctx (an admin in the AdminCP), or nobody (the
-// command line).
+// Token scopes, in the words of the lists, the audit log and the command
+// line.
+const (
+	// ScopeFull: the token has every permission of its owner's role.
+	ScopeFull = "full"
+	// ScopeReadOnly: the token has only the view permissions of its
+	// owner's role (ViewPermissions), and makes no state change.
+	ScopeReadOnly = "read-only"
+)
+
+// NoExpiry, as TokenRequest.Expires, asks for a token that lasts until it
+// is revoked, whatever Config.TokenTTL says.
+const NoExpiry time.Duration = -1
+
+// Bounds of a token's chosen lifetime: shorter is a typo more often than
+// a wish, longer is what NoExpiry says.
+const (
+	MinTokenLifetime = time.Minute
+	MaxTokenLifetime = 100 * 365 * 24 * time.Hour
+)
+
+// TokenRequest is a token to create.
+type TokenRequest struct {
+	// Email is the owner's: the token acts as this account.
+	Email string
+	// Name says what uses the token; empty: "api".
+	Name string
+	// ReadOnly limits the token to its owner's view permissions.
+	ReadOnly bool
+	// Expires is the token's lifetime from its creation, between
+	// MinTokenLifetime and MaxTokenLifetime; NoExpiry: until revoked; 0:
+	// Config.TokenTTL (until revoked when that is 0).
+	Expires time.Duration
+}
+
+// CreateToken creates a token of full scope for the user with this email
+// under Config.TokenTTL, as CreateTokenFor does, and returns its secret.
 func (s *Service) CreateToken(ctx context.Context, email, name string) (string, error) {
-	name = strings.TrimSpace(name)
+	raw, _, err := s.CreateTokenFor(ctx, TokenRequest{Email: email, Name: name})
+	return raw, err
+}
+
+// CreateTokenFor creates an API token as req says and returns its secret
+// and what was stored; only its hash is stored, so this is the one time the
+// secret can be shown. The token acts with its owner's role (only its view
+// permissions when read-only), needs no CSRF token, and lasts until it
+// expires or is revoked. The audit row names who acted (the principal in
+// ctx, an admin in the AdminCP, or nobody from the command line), the
+// token's scope and its expiry.
+func (s *Service) CreateTokenFor(ctx context.Context, req TokenRequest) (string, store.APIToken, error) {
+	name := strings.TrimSpace(req.Name)
 	if name == "" {
 		name = defaultName
 	}
 	if len(name) > maxNameBytes || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
-		return "", fmt.Errorf("%w: at most %d printable bytes", ErrInvalidTokenName, maxNameBytes)
+		return "", store.APIToken{}, fmt.Errorf("%w: at most %d printable bytes", ErrInvalidTokenName, maxNameBytes)
 	}
+	ttl := req.Expires
+	switch {
+	case ttl == 0:
+		ttl = s.cfg.TokenTTL
+	case ttl == NoExpiry:
+		ttl = 0
+	case ttl < MinTokenLifetime || ttl > MaxTokenLifetime:
+		return "", store.APIToken{}, fmt.Errorf("%w: %s", ErrInvalidTokenLifetime, ttl)
+	}
+	email := req.Email
 	u, err := s.st.UserByEmail(ctx, strings.TrimSpace(email))
 	if err != nil {
-		return "", dbError(fmt.Sprintf("create token: user %q", email), err)
+		return "", store.APIToken{}, dbError(fmt.Sprintf("create token: user %q", email), err)
 	}
 	if u.Disabled {
-		return "", fmt.Errorf("create token: user %q: %w", email, ErrDisabled)
+		return "", store.APIToken{}, fmt.Errorf("create token: user %q: %w", email, ErrDisabled)
 	}
 	raw, hash := newToken(TokenPrefix)
+	var t store.APIToken
 	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
-		t, err := tx.APITokenCreate(ctx, u.ID, name, hash, s.cfg.TokenTTL)
+		var err error
+		t, err = tx.APITokenCreate(ctx, store.NewAPIToken{UserID: u.ID, Name: name, Hash: hash, TTL: ttl, ReadOnly: req.ReadOnly})
 		if err != nil {
 			return err
 		}
-		return tx.AuditAppend(ctx, actor(ctx), AuditTokenCreate, map[string]any{"token_id": t.ID, "name": t.Name, "user_id": u.ID})
+		return tx.AuditAppend(ctx, actor(ctx), AuditTokenCreate, map[string]any{
+			"token_id": t.ID, "name": t.Name, "user_id": u.ID,
+			"scope": TokenScope(t.ReadOnly), "expires_at": expiryText(t.ExpiresAt),
+		})
 	})
 	if err != nil {
-		return "", dbError("create token", err)
+		return "", store.APIToken{}, dbError("create token", err)
 	}
-	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name, "by", actor(ctx))
-	return raw, nil
+	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name, "token_id", t.ID,
+		"scope", TokenScope(t.ReadOnly), "expires_at", expiryText(t.ExpiresAt), "by", actor(ctx))
+	return raw, t, nil
 }
 
-// AuthenticateToken returns the principal of an API token (ViaToken set).
-// Errors as for Authenticate.
+// TokenScope is a token's scope in words: ScopeReadOnly or ScopeFull.
+func TokenScope(readOnly bool) string {
+	if readOnly {
+		return ScopeReadOnly
+	}
+	return ScopeFull
+}
+
+// expiryText is an expiry as the audit log and the logs keep it: RFC 3339
+// in UTC, or "never".
+func expiryText(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// ParseTokenLifetime reads a token's lifetime as the command line and the
+// AdminCP form give it: "never" (NoExpiry), a number of days ("90d") or of
+// years of 365 days ("1y"), or a Go duration ("12h", "90m"), between
+// MinTokenLifetime and MaxTokenLifetime. The empty string is 0: the
+// default (Config.TokenTTL). Errors wrap ErrInvalidTokenLifetime and say
+// what is wanted.
+func ParseTokenLifetime(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "":
+		return 0, nil
+	case "never":
+		return NoExpiry, nil
+	}
+	var d time.Duration
+	if n, unit := s[:len(s)-1], s[len(s)-1]; unit == 'd' || unit == 'y' {
+		days, err := strconv.Atoi(n)
+		if err != nil || days < 0 || days > int(MaxTokenLifetime/(24*time.Hour)) {
+			return 0, fmt.Errorf("%w: %q: want never, days (90d), years (1y) or a duration (12h)", ErrInvalidTokenLifetime, s)
+		}
+		if unit == 'y' {
+			days *= 365
+		}
+		d = time.Duration(days) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, fmt.Errorf("%w: %q: want never, days (90d), years (1y) or a duration (12h)", ErrInvalidTokenLifetime, s)
+		}
+	}
+	if d < MinTokenLifetime || d > MaxTokenLifetime {
+		return 0, fmt.Errorf("%w: %q: at least a minute and at most 100 years, or never", ErrInvalidTokenLifetime, s)
+	}
+	return d, nil
+}
+
+// AuthenticateToken returns the principal of an API token (ViaToken set,
+// ReadOnly as the token's scope). Errors as for Authenticate; a token that
+// has expired is ErrTokenExpired, which is also ErrUnauthenticated.
 func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal, error) {
 	hash, ok := tokenHash(raw, TokenPrefix)
 	if !ok {
@@ -68,7 +183,11 @@ func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal,
 	if err != nil {
 		return Principal{}, dbError("authenticate api token", err)
 	}
-	p := Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID}
+	if tu.Expired {
+		return Principal{}, fmt.Errorf("token %d: %w", tu.Token.ID, ErrTokenExpired)
+	}
+	p := Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID,
+		ReadOnly: tu.Token.ReadOnly}
 	s.cache.put(hash, p)
 	return p, nil
 }
@@ -111,6 +230,16 @@ func (s *Service) Tokens(ctx context.Context, email string) ([]store.TokenListin
 		return nil, dbError("list tokens", err)
 	}
 	return ts, nil
+}
+
+// Token returns one API token as Tokens lists it; store.ErrNotFound if
+// there is none.
+func (s *Service) Token(ctx context.Context, id int64) (store.TokenListing, error) {
+	t, err := s.st.APITokenWithOwner(ctx, id)
+	if err != nil {
+		return store.TokenListing{}, dbError(fmt.Sprintf("token %d", id), err)
+	}
+	return t, nil
 }
 
 // actor is the user an audit row names as having acted: the principal of

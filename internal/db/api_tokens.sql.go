@@ -11,28 +11,29 @@ import (
 )
 
 const aPITokenAuthenticate = `-- name: APITokenAuthenticate :one
-WITH live AS (
-    SELECT k.id
+WITH found AS (
+    SELECT k.id, (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp()) AS expired
     FROM api_tokens k
     JOIN users u ON u.id = k.user_id
     WHERE k.token_hash = $1
       AND NOT k.revoked
-      AND (k.expires_at IS NULL OR k.expires_at > clock_timestamp())
       AND NOT u.disabled
 ), touched AS (
     UPDATE api_tokens t
     SET last_used_at = clock_timestamp()
-    FROM live
-    WHERE t.id = live.id
+    FROM found
+    WHERE t.id = found.id
+      AND NOT found.expired
       AND (t.last_used_at IS NULL
            OR t.last_used_at <= clock_timestamp() - make_interval(secs => $2::float8))
     RETURNING t.id
 )
-SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked,
+SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
+       found.expired::bool AS expired,
        u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
-JOIN live ON live.id = k.id
+JOIN found ON found.id = k.id
 `
 
 type APITokenAuthenticateParams struct {
@@ -48,6 +49,8 @@ type APITokenAuthenticateRow struct {
 	LastUsedAt    *time.Time
 	ExpiresAt     *time.Time
 	Revoked       bool
+	ReadOnly      bool
+	Expired       bool
 	Email         string
 	Role          string
 	UserDisabled  bool
@@ -56,6 +59,9 @@ type APITokenAuthenticateRow struct {
 
 // Same shape as SessionAuthenticate: live means not revoked, not expired, the
 // user not disabled; last_used_at moves at most once per touch interval.
+// A token that is there but expired comes back too, untouched and with
+// expired set, so that its answer can say it expired; a revoked one, or
+// one of a disabled user, does not come back at all.
 func (q *Queries) APITokenAuthenticate(ctx context.Context, db DBTX, arg APITokenAuthenticateParams) (APITokenAuthenticateRow, error) {
 	row := db.QueryRow(ctx, aPITokenAuthenticate, arg.TokenHash, arg.TouchSeconds)
 	var i APITokenAuthenticateRow
@@ -67,6 +73,8 @@ func (q *Queries) APITokenAuthenticate(ctx context.Context, db DBTX, arg APIToke
 		&i.LastUsedAt,
 		&i.ExpiresAt,
 		&i.Revoked,
+		&i.ReadOnly,
+		&i.Expired,
 		&i.Email,
 		&i.Role,
 		&i.UserDisabled,
@@ -77,11 +85,12 @@ func (q *Queries) APITokenAuthenticate(ctx context.Context, db DBTX, arg APIToke
 
 const aPITokenCreate = `-- name: APITokenCreate :one
 
-INSERT INTO api_tokens (user_id, name, token_hash, expires_at)
+INSERT INTO api_tokens (user_id, name, token_hash, expires_at, read_only)
 VALUES ($1, $2, $3,
         CASE WHEN $4::float8 > 0
-             THEN clock_timestamp() + make_interval(secs => $4::float8) END)
-RETURNING id, user_id, name, created_at, last_used_at, expires_at, revoked
+             THEN clock_timestamp() + make_interval(secs => $4::float8) END,
+        $5)
+RETURNING id, user_id, name, created_at, last_used_at, expires_at, revoked, read_only
 `
 
 type APITokenCreateParams struct {
@@ -89,6 +98,7 @@ type APITokenCreateParams struct {
 	Name       string
 	TokenHash  []byte
 	TtlSeconds float64
+	ReadOnly   bool
 }
 
 type APITokenCreateRow struct {
@@ -99,16 +109,19 @@ type APITokenCreateRow struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	Revoked    bool
+	ReadOnly   bool
 }
 
 // API tokens are found by the SHA-256 of the raw token.
-// ttl_seconds 0: the token does not expire.
+// ttl_seconds 0: the token does not expire. Its end is judged on the
+// database clock, as every use of it is.
 func (q *Queries) APITokenCreate(ctx context.Context, db DBTX, arg APITokenCreateParams) (APITokenCreateRow, error) {
 	row := db.QueryRow(ctx, aPITokenCreate,
 		arg.UserID,
 		arg.Name,
 		arg.TokenHash,
 		arg.TtlSeconds,
+		arg.ReadOnly,
 	)
 	var i APITokenCreateRow
 	err := row.Scan(
@@ -119,12 +132,54 @@ func (q *Queries) APITokenCreate(ctx context.Context, db DBTX, arg APITokenCreat
 		&i.LastUsedAt,
 		&i.ExpiresAt,
 		&i.Revoked,
+		&i.ReadOnly,
+	)
+	return i, err
+}
+
+const aPITokenGetWithOwner = `-- name: APITokenGetWithOwner :one
+SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
+       u.email AS owner_email,
+       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
+FROM api_tokens k
+JOIN users u ON u.id = k.user_id
+WHERE k.id = $1
+`
+
+type APITokenGetWithOwnerRow struct {
+	ID         int64
+	UserID     int64
+	Name       string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	ExpiresAt  *time.Time
+	Revoked    bool
+	ReadOnly   bool
+	OwnerEmail string
+	Expired    bool
+}
+
+// One token as APITokenListWithOwner lists it; no row: no such token.
+func (q *Queries) APITokenGetWithOwner(ctx context.Context, db DBTX, id int64) (APITokenGetWithOwnerRow, error) {
+	row := db.QueryRow(ctx, aPITokenGetWithOwner, id)
+	var i APITokenGetWithOwnerRow
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.CreatedAt,
+		&i.LastUsedAt,
+		&i.ExpiresAt,
+		&i.Revoked,
+		&i.ReadOnly,
+		&i.OwnerEmail,
+		&i.Expired,
 	)
 	return i, err
 }
 
 const aPITokenListWithOwner = `-- name: APITokenListWithOwner :many
-SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked,
+SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
        u.email AS owner_email,
        (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
 FROM api_tokens k
@@ -141,6 +196,7 @@ type APITokenListWithOwnerRow struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	Revoked    bool
+	ReadOnly   bool
 	OwnerEmail string
 	Expired    bool
 }
@@ -164,6 +220,7 @@ func (q *Queries) APITokenListWithOwner(ctx context.Context, db DBTX, userID *in
 			&i.LastUsedAt,
 			&i.ExpiresAt,
 			&i.Revoked,
+			&i.ReadOnly,
 			&i.OwnerEmail,
 			&i.Expired,
 		); err != nil {

@@ -41,6 +41,7 @@ type ApiToken struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time
 	Revoked    bool
+	ReadOnly   bool
 }
 
 type AppSetting struct {

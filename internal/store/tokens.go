@@ -17,18 +17,34 @@ type APIToken struct {
 	LastUsedAt *time.Time
 	ExpiresAt  *time.Time // nil: does not expire
 	Revoked    bool
+	// ReadOnly limits the token to its owner's view permissions.
+	ReadOnly bool
 }
 
-// TokenUser is a live API token and its user.
+// TokenUser is an API token that is not revoked, and its user, who is not
+// disabled.
 type TokenUser struct {
 	Token APIToken
 	User  User
+	// Expired is set when the token's end has passed (on the database
+	// clock): it is there, but no longer works.
+	Expired bool
 }
 
-// APITokenCreate stores a token by its hash; ttl 0 means it does not expire.
-func (t *Tx) APITokenCreate(ctx context.Context, userID int64, name string, hash []byte, ttl time.Duration) (APIToken, error) {
+// NewAPIToken is what APITokenCreate stores.
+type NewAPIToken struct {
+	UserID int64
+	Name   string
+	Hash   []byte
+	// TTL is the token's lifetime from now; 0: it does not expire.
+	TTL      time.Duration
+	ReadOnly bool
+}
+
+// APITokenCreate stores a token by its hash.
+func (t *Tx) APITokenCreate(ctx context.Context, n NewAPIToken) (APIToken, error) {
 	r, err := t.q.APITokenCreate(ctx, t.tx, db.APITokenCreateParams{
-		UserID: userID, Name: name, TokenHash: hash, TtlSeconds: ttl.Seconds(),
+		UserID: n.UserID, Name: n.Name, TokenHash: n.Hash, TtlSeconds: n.TTL.Seconds(), ReadOnly: n.ReadOnly,
 	})
 	if err != nil {
 		return APIToken{}, mapAuthError(fmt.Errorf("create api token: %w", err))
@@ -37,9 +53,10 @@ func (t *Tx) APITokenCreate(ctx context.Context, userID int64, name string, hash
 }
 
 // APITokenAuthenticate returns the token with this hash and its user if the
-// token is live: not revoked, not expired, its user not disabled. It moves
-// last_used_at when the stored one is older than touch. ErrNotFound when
-// there is no live token.
+// token is not revoked and its user not disabled; TokenUser.Expired says
+// whether it has expired. It moves last_used_at of a token that has not
+// expired when the stored one is older than touch. ErrNotFound when there
+// is no such token.
 func (s *Store) APITokenAuthenticate(ctx context.Context, hash []byte, touch time.Duration) (TokenUser, error) {
 	r, err := s.q.APITokenAuthenticate(ctx, s.pool, db.APITokenAuthenticateParams{TokenHash: hash, TouchSeconds: touch.Seconds()})
 	if err != nil {
@@ -48,9 +65,10 @@ func (s *Store) APITokenAuthenticate(ctx context.Context, hash []byte, touch tim
 	return TokenUser{
 		Token: APIToken{
 			ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt,
-			ExpiresAt: r.ExpiresAt, Revoked: r.Revoked,
+			ExpiresAt: r.ExpiresAt, Revoked: r.Revoked, ReadOnly: r.ReadOnly,
 		},
-		User: User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
+		User:    User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
+		Expired: r.Expired,
 	}, nil
 }
 
@@ -81,13 +99,30 @@ func (s *Store) APITokensWithOwner(ctx context.Context, userID int64) ([]TokenLi
 	}
 	out := make([]TokenListing, len(rows))
 	for i, r := range rows {
-		out[i] = TokenListing{
-			APIToken: APIToken{
-				ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt,
-				ExpiresAt: r.ExpiresAt, Revoked: r.Revoked,
-			},
-			OwnerEmail: r.OwnerEmail, Expired: r.Expired,
-		}
+		out[i] = tokenListingRow(r).listing()
 	}
 	return out, nil
+}
+
+// APITokenWithOwner returns one token as APITokensWithOwner lists it;
+// ErrNotFound if there is no such token.
+func (s *Store) APITokenWithOwner(ctx context.Context, id int64) (TokenListing, error) {
+	r, err := s.q.APITokenGetWithOwner(ctx, s.pool, id)
+	if err != nil {
+		return TokenListing{}, mapError(fmt.Errorf("get api token %d: %w", id, err))
+	}
+	return tokenListingRow(r).listing(), nil
+}
+
+// tokenListingRow is the row both listing queries return.
+type tokenListingRow db.APITokenGetWithOwnerRow
+
+func (r tokenListingRow) listing() TokenListing {
+	return TokenListing{
+		APIToken: APIToken{
+			ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt,
+			ExpiresAt: r.ExpiresAt, Revoked: r.Revoked, ReadOnly: r.ReadOnly,
+		},
+		OwnerEmail: r.OwnerEmail, Expired: r.Expired,
+	}
 }

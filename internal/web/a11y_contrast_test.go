@@ -65,7 +65,8 @@ const markText = `(() => {
 		}
 		e.setAttribute('data-a11y-text', '');
 	}
-	for (const e of document.querySelectorAll('input:not([type=hidden]):not(:disabled), select:not(:disabled), textarea:not(:disabled)')) {
+	// A checkbox's or radio's value is sent, never shown: its label is the text.
+	for (const e of document.querySelectorAll('input:not([type=hidden]):not([type=checkbox]):not([type=radio]):not(:disabled), select:not(:disabled), textarea:not(:disabled)')) {
 		if (e.value && !hidden(e)) e.setAttribute('data-a11y-text', '');
 	}
 	return [...document.querySelectorAll('[data-a11y-text]')].map(e => {

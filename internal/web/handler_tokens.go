@@ -32,6 +32,10 @@ func (s *Server) tokensPage(c echo.Context) error {
 	if f, ok := s.takeFlash(c, views.PathTokens); ok {
 		p.Notice, p.FormError = f.Notice, f.Error
 		p.NewToken, p.NewTokenOwner = f.Values["token"], f.Values["owner"]
+		if f.Error != "" {
+			p.Form = views.TokenForm{Name: f.Values["name"], Owner: f.Values["owner"],
+				ReadOnly: f.Values["read_only"] == "yes", Expires: f.Values["expires"]}
+		}
 	}
 	return s.renderTokens(c, http.StatusOK, p)
 }
@@ -51,7 +55,8 @@ func (s *Server) renderTokens(c echo.Context, status int, p views.TokensProps) e
 	p.Layout = layout(c)
 	for _, t := range tokens {
 		p.Tokens = append(p.Tokens, views.TokenRow{ID: t.ID, Name: t.Name, OwnerEmail: t.OwnerEmail,
-			CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, Revoked: t.Revoked, Expired: t.Expired})
+			CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, ExpiresAt: t.ExpiresAt, ReadOnly: t.ReadOnly,
+			Revoked: t.Revoked, Expired: t.Expired})
 	}
 	for _, u := range users {
 		if !u.Disabled {
@@ -61,14 +66,30 @@ func (s *Server) renderTokens(c echo.Context, status int, p views.TokensProps) e
 	return render(c, status, views.Tokens(p))
 }
 
-// createToken creates a token for the chosen account and redirects to the
-// tokens page, which shows the secret once (a flash: never in a URL, gone
-// on reload).
+// createToken creates a token for the chosen account, with the chosen
+// scope (read_only=yes) and expiry (expires: a views.TokenLifetimes value,
+// read by auth.ParseTokenLifetime), and redirects to the tokens page, which
+// shows the secret once (a flash: never in a URL, gone on reload). A
+// refusal redirects there too, with the form refilled.
 func (s *Server) createToken(c echo.Context) error {
-	owner := c.FormValue("owner")
-	raw, err := s.auth.CreateToken(c.Request().Context(), owner, c.FormValue("name"))
+	owner, name, readOnly, expires := c.FormValue("owner"), c.FormValue("name"), c.FormValue("read_only"), c.FormValue("expires")
+	refused := func(msg string) error {
+		return s.redirectWithFlash(c, views.PathTokens, flash{Error: msg,
+			Values: map[string]string{"name": name, "owner": owner, "read_only": readOnly, "expires": expires}})
+	}
+	if expires == "" {
+		// A form without the field (an older page) gets what the form preselects.
+		expires = views.DefaultTokenLifetime
+	}
+	lifetime, err := auth.ParseTokenLifetime(expires)
+	if err != nil {
+		return refused(createTokenRefusal(err))
+	}
+	raw, _, err := s.auth.CreateTokenFor(c.Request().Context(), auth.TokenRequest{
+		Email: owner, Name: name, ReadOnly: readOnly == "yes", Expires: lifetime,
+	})
 	if msg := createTokenRefusal(err); msg != "" {
-		return s.redirectWithFlash(c, views.PathTokens, flash{Error: msg})
+		return refused(msg)
 	}
 	if err != nil {
 		return err
@@ -82,6 +103,8 @@ func createTokenRefusal(err error) string {
 	switch {
 	case errors.Is(err, auth.ErrInvalidTokenName):
 		return "The token was not created: the name must be at most 100 characters, without control characters."
+	case errors.Is(err, auth.ErrInvalidTokenLifetime):
+		return "The token was not created: choose when it expires from the list."
 	case errors.Is(err, store.ErrNotFound):
 		return "The token was not created: that account does not exist (any more)."
 	case errors.Is(err, auth.ErrDisabled):
@@ -90,10 +113,52 @@ func createTokenRefusal(err error) string {
 	return ""
 }
 
-func (s *Server) revokeToken(c echo.Context) error {
+// tokenID reads the :id of a token route.
+func tokenID(c echo.Context) (int64, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "token id must be a number")
+		return 0, echo.NewHTTPError(http.StatusBadRequest, "The token id must be a number.")
+	}
+	return id, nil
+}
+
+// revokeTokenPage asks before a token is revoked: the question names the
+// token, its owner and what stops working; its form posts the revocation
+// with confirmed=yes. A token that no longer works needs no question.
+func (s *Server) revokeTokenPage(c echo.Context) error {
+	id, err := tokenID(c)
+	if err != nil {
+		return err
+	}
+	t, err := s.auth.Token(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if t.Revoked || t.Expired {
+		state := "revoked"
+		if !t.Revoked {
+			state = "expired"
+		}
+		return s.redirectWithFlash(c, views.PathTokens, flash{Notice: "The token " + t.Name + " of " + t.OwnerEmail + " is " + state + " already: it does not work."})
+	}
+	return renderOK(c, views.Confirm(views.ConfirmProps{
+		Layout: layout(c), Nav: views.NavTokens,
+		Title: "Revoke the token " + t.Name + " of " + t.OwnerEmail + "?",
+		Question: "Whatever uses it is refused from its next request on (within a second on other instances). " +
+			"A revoked token cannot be brought back: its user would need a new one.",
+		Action: views.TokenRevokePath(id), Button: "Revoke the token", Cancel: views.PathTokens,
+	}))
+}
+
+// revokeToken revokes a token once the question was answered
+// (confirmed=yes); a post without the answer is sent to the question.
+func (s *Server) revokeToken(c echo.Context) error {
+	id, err := tokenID(c)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirmed") != "yes" {
+		return c.Redirect(http.StatusSeeOther, views.TokenRevokePath(id))
 	}
 	if err := s.auth.RevokeToken(c.Request().Context(), id); err != nil {
 		return err

@@ -51,6 +51,9 @@ func authenticate(svc *auth.Service) echo.MiddlewareFunc {
 				switch {
 				case err == nil:
 					setPrincipal(c, p)
+				case errors.Is(err, auth.ErrTokenExpired):
+					// Said at once, so that its owner learns why it stopped.
+					return tokenRequired(c, err)
 				case !errors.Is(err, auth.ErrUnauthenticated):
 					return httpError(err)
 				}
@@ -139,14 +142,24 @@ func requireToken(svc *auth.Service, perm string) echo.MiddlewareFunc {
 	}
 }
 
+// tokenRequired is the 401 of a request without a usable API token; for an
+// expired one it says so (and RFC 6750's invalid_token).
 func tokenRequired(c echo.Context, err error) error {
+	if errors.Is(err, auth.ErrTokenExpired) {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="upcheck", error="invalid_token", error_description="the token expired"`)
+		return echo.NewHTTPError(http.StatusUnauthorized, "This API token expired: an admin can create a new one.").WithInternal(err)
+	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="upcheck"`)
 	return echo.NewHTTPError(http.StatusUnauthorized, "API token required").WithInternal(err)
 }
 
 func forbidden(p auth.Principal, perm string) error {
-	return echo.NewHTTPError(http.StatusForbidden, "forbidden").
-		WithInternal(fmt.Errorf("%w: role %q lacks %s", auth.ErrForbidden, p.Role, perm))
+	message := "forbidden"
+	if p.ReadOnlyRefuses(perm) {
+		message = "This API token is read-only: it can read, not change anything."
+	}
+	return echo.NewHTTPError(http.StatusForbidden, message).
+		WithInternal(fmt.Errorf("%w: role %q lacks %s (read-only token: %v)", auth.ErrForbidden, p.Role, perm, p.ReadOnly))
 }
 
 func loginURL(r *http.Request) string {
@@ -188,8 +201,11 @@ func sameOrigin() echo.MiddlewareFunc {
 // forgery is the 403 of csrf and sameOrigin.
 func forgery(err error) error {
 	message := "missing or invalid CSRF token"
-	if errors.Is(err, auth.ErrCrossSite) {
+	switch {
+	case errors.Is(err, auth.ErrCrossSite):
 		message = "cross-site request refused"
+	case errors.Is(err, auth.ErrReadOnly):
+		message = "This API token is read-only: it can read, not change anything."
 	}
 	return echo.NewHTTPError(http.StatusForbidden, message).WithInternal(err)
 }

@@ -42,6 +42,7 @@ var needs = map[string]string{
 	"GET /admin/tokens":             auth.PermTokens,
 	"POST /admin/tokens":            auth.PermTokens,
 	"POST /admin/tokens/:id/revoke": auth.PermTokens,
+	"GET /admin/tokens/:id/revoke":  auth.PermTokens, // the question before a revoke
 	// The import form: importing writes as a check does, managers only.
 	"GET /admin/sources/import": auth.PermManage,
 }
@@ -53,6 +54,7 @@ var sessionOnly = map[string]string{
 	"GET /admin/tokens":             "an API token cannot manage API tokens",
 	"POST /admin/tokens":            "a leaked token cannot mint its successor",
 	"POST /admin/tokens/:id/revoke": "nor revoke the others",
+	"GET /admin/tokens/:id/revoke":  "nor be asked to",
 }
 
 // samples fills in path parameters: a component and an advisory of the
@@ -99,6 +101,11 @@ func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
 	}
 	anon, caller := b.anonymous(), b.anonymous()
 	viewer, admin := bearer("viewer@example.test"), bearer("admin@example.test")
+	readOnly, _, err := b.auth.CreateTokenFor(context.Background(), auth.TokenRequest{Email: "admin@example.test", Name: "read-only", ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminReadOnly := map[string]string{"Authorization": "Bearer " + readOnly}
 	adminSession := b.login("admin@example.test")
 
 	seen := map[string]bool{}
@@ -135,7 +142,18 @@ func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
 		case viewerMay && (got.status == http.StatusUnauthorized || got.status == http.StatusForbidden):
 			t.Errorf("viewer %s %s: %d; want it let through: the route is a read. List it in needs if it is not.", method, path, got.status)
 		}
-		if _, ok := sessionOnly[key]; ok {
+		// An admin's read-only token reads what the admin reads, and
+		// changes nothing anywhere: every other method is 403.
+		got = caller.do(method, path, "", "", adminReadOnly)
+		_, session := sessionOnly[key]
+		mayRead := method == http.MethodGet && slices.Contains(auth.ViewPermissions, perm) && !session
+		switch {
+		case !mayRead && got.status != http.StatusForbidden:
+			t.Errorf("read-only admin token %s %s: %d; want 403: a read-only token has only view permissions and makes no change", method, path, got.status)
+		case mayRead && (got.status == http.StatusUnauthorized || got.status == http.StatusForbidden):
+			t.Errorf("read-only admin token %s %s: %d; want it let through: the route is a read the admin may make", method, path, got.status)
+		}
+		if session {
 			if got := caller.do(method, path, "", "", admin); got.status != http.StatusForbidden {
 				t.Errorf("admin's API token %s %s: %d; want 403: %s", method, path, got.status, sessionOnly[key])
 			}

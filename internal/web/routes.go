@@ -99,6 +99,7 @@ func (s *Server) routes(e *echo.Echo) {
 	// an API token cannot manage API tokens.
 	adminTokens := admin.group("", require(auth.PermTokens), requireSession())
 	adminTokens.get(views.PathTokens, s.tokensPage)
+	adminTokens.get(views.PathTokens+"/:id/revoke", s.revokeTokenPage) // views.TokenRevokePath: the question
 	adminTokensChange := adminTokens.group("", csrf())
 	adminTokensChange.post(views.PathTokens, s.createToken)
 	adminTokensChange.post(views.PathTokens+"/:id/revoke", s.revokeToken) // views.TokenRevokePath

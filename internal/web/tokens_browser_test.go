@@ -10,7 +10,8 @@ import (
 
 // An admin uses the API tokens section as a person would: open it from the
 // navigation, create a token for the viewer, read the secret once, revoke
-// it. Screenshots at desktop and phone widths go to artifacts/.
+// it through the question, and create a read-only one on a phone.
+// Screenshots at desktop and phone widths go to artifacts/.
 func TestBrowserTokens(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -30,12 +31,26 @@ func TestBrowserTokens(t *testing.T) {
 	if got := text(t, ctx, "token-secret"); !regexp.MustCompile(`upc_[A-Za-z0-9_-]{43}`).MatchString(got) || !strings.Contains(got, "viewer@example.test") {
 		t.Fatalf("secret notice = %q", got)
 	}
-	if got := text(t, ctx, "tokens-table"); !strings.Contains(got, "prometheusviewer@example.testjust nowneverActive") {
+	// Name, id, owner, scope, created, last used; then the expiry the form
+	// preselects (90 days, a date) and the state.
+	if got := text(t, ctx, "tokens-table"); !strings.Contains(got, "prometheus1viewer@example.testFulljust nownever") ||
+		!regexp.MustCompile(`never\d{1,2} [A-Z][a-z]{2} \d{4}Active`).MatchString(got) {
 		t.Fatalf("tokens table = %q", got)
 	}
 	screenshot(t, ctx, "tokens.png")
 	err = chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`[data-testid="token-revoke"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="confirm"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, ctx, "confirm-question"); !strings.Contains(got, "cannot be brought back") {
+		t.Fatalf("revoke question = %q", got)
+	}
+	screenshot(t, ctx, "tokens-revoke-question.png")
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`[data-testid="confirm-submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="tokens-notice"]`)),
 	)
 	if err != nil {
@@ -49,11 +64,16 @@ func TestBrowserTokens(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.EmulateViewport(390, 844),
 		chromedp.SendKeys(chromedp.CSS(`#token-name`), "phone"),
+		chromedp.Click(chromedp.CSS(`#token-read-only`)),
+		chromedp.SetValue(chromedp.CSS(`#token-expires`), "never"),
 		chromedp.Click(chromedp.CSS(`[data-testid="token-create"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="token-secret"]`)),
 	)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := text(t, ctx, "tokens-table"); !strings.Contains(got, "phone2admin@example.testRead-onlyjust nowneverneverActive") {
+		t.Fatalf("tokens table after a read-only token without expiry = %q", got)
 	}
 	width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 	if err != nil {

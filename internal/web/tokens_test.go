@@ -100,15 +100,126 @@ func TestTokensSectionForAdmins(t *testing.T) {
 	}
 	id := regexp.MustCompile(`data-id="(\d+)"`).FindStringSubmatch(row)[1]
 
-	wantStatus(t, "revoke without CSRF", postForm(admin, "/admin/tokens/"+id+"/revoke", url.Values{}, false), 403)
+	wantStatus(t, "revoke without CSRF", postForm(admin, "/admin/tokens/"+id+"/revoke", url.Values{"confirmed": {"yes"}}, false), 403)
 	wantStatus(t, "token after a forged revoke", b.anonymous().do("GET", "/api/admin/plugins/updates/summary", "", "", bearer), 200)
-	page = postRedirected(t, admin, "/admin/tokens/"+id+"/revoke", url.Values{}, "/admin/tokens")
+
+	// Revoking asks first, without JavaScript too: a post without the
+	// answer is sent to the question, and revokes nothing.
+	r = postForm(admin, "/admin/tokens/"+id+"/revoke", url.Values{}, true)
+	if r.status != http.StatusSeeOther || r.header.Get("Location") != "/admin/tokens/"+id+"/revoke" {
+		t.Fatalf("revoke without confirmed=yes: %d to %q, want 303 to the question", r.status, r.header.Get("Location"))
+	}
+	wantStatus(t, "token after an unconfirmed revoke", b.anonymous().do("GET", "/api/admin/plugins/updates/summary", "", "", bearer), 200)
+	question := admin.do("GET", "/admin/tokens/"+id+"/revoke", "", "", nil)
+	wantStatus(t, "the question", question, 200)
+	if !strings.Contains(question.body, `data-testid="confirm"`) || !strings.Contains(question.body, "Revoke the token prometheus of viewer@example.test?") ||
+		!strings.Contains(question.body, `action="/admin/tokens/`+id+`/revoke"`) || !strings.Contains(question.body, `name="confirmed" value="yes"`) ||
+		!strings.Contains(question.body, `href="/admin/tokens"`) {
+		t.Fatalf("the revoke question: %s", question.body)
+	}
+	page = postRedirected(t, admin, "/admin/tokens/"+id+"/revoke", url.Values{"confirmed": {"yes"}}, "/admin/tokens")
 	wantStatus(t, "revoked token", b.anonymous().do("GET", "/api/admin/plugins/updates/summary", "", "", bearer), 401)
 	if row := tokenRow(t, page.body, "prometheus"); !strings.Contains(row, "Revoked") || strings.Contains(row, "token-revoke") ||
 		!strings.Contains(page.body, "Token revoked") {
 		t.Fatalf("after revoking: %s", row)
 	}
-	wantStatus(t, "revoke an unknown token", postForm(admin, "/admin/tokens/999999/revoke", url.Values{}, true), 404)
+	// A token that no longer works needs no question.
+	if r := postRedirected(t, admin, "/admin/tokens/"+id+"/revoke", url.Values{}, "/admin/tokens/"+id+"/revoke"); r.status != http.StatusSeeOther ||
+		r.header.Get("Location") != "/admin/tokens" {
+		t.Fatalf("the question for a revoked token: %d to %q, want 303 to the list", r.status, r.header.Get("Location"))
+	}
+	wantStatus(t, "revoke an unknown token", postForm(admin, "/admin/tokens/999999/revoke", url.Values{"confirmed": {"yes"}}, true), 404)
+	wantStatus(t, "ask about an unknown token", admin.do("GET", "/admin/tokens/999999/revoke", "", "", nil), 404)
+	wantStatus(t, "ask about a token that is not a number", admin.do("GET", "/admin/tokens/abc/revoke", "", "", nil), 400)
+}
+
+// The AdminCP creates a read-only token with an expiry: the list shows
+// its id, scope and expiry date; it reads what its owner reads (an
+// admin's: the audit log too) and gets 403 on every change, the check
+// included, while a full token of the same admin runs the check; the
+// token.create audit row says its scope and expiry in words. Once past
+// its expiry it answers 401 saying it expired, and the list says Expired.
+// A lifetime the form does not offer is refused with the form refilled.
+func TestTokenScopeAndExpiryInTheAdminCP(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.login("admin@example.test")
+
+	page := postRedirected(t, admin, "/admin/tokens", url.Values{"name": {"grafana"}, "owner": {"admin@example.test"},
+		"read_only": {"yes"}, "expires": {"30d"}}, "/admin/tokens")
+	secret := tokenSecret.FindString(page.body)
+	if secret == "" || page.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("no secret shown once (Cache-Control %q)", page.header.Get("Cache-Control"))
+	}
+	var id, expiresDay string
+	b.db.QueryRow(t, "SELECT id::text, to_char(expires_at AT TIME ZONE 'UTC', 'FMDD Mon YYYY') FROM api_tokens WHERE name = 'grafana' AND read_only AND expires_at BETWEEN now() + interval '29 days 23 hours' AND now() + interval '30 days 1 hour'").Scan(&id, &expiresDay)
+	row := tokenRow(t, page.body, "grafana")
+	for _, want := range []string{`data-testid="token-id">` + id + `<`, `data-testid="token-scope">Read-only<`, ">" + expiresDay + "</time>", "Active"} {
+		if !strings.Contains(row, want) {
+			t.Fatalf("the read-only token's row has no %q: %s", want, row)
+		}
+	}
+	var scope, expires string
+	b.db.QueryRow(t, "SELECT detail->>'scope', detail->>'expires_at' FROM audit_log WHERE action = 'token.create' AND detail->>'token_id' = $1", id).Scan(&scope, &expires)
+	if scope != "read-only" || !strings.HasPrefix(expires, "20") {
+		t.Fatalf("token.create audit: scope %q, expires %q", scope, expires)
+	}
+	audit := admin.do("GET", "/admin/audit", "", "", nil)
+	if !strings.Contains(audit.body, "scope: read-only") || !strings.Contains(audit.body, "expires at: "+expires) {
+		t.Fatalf("the audit page does not word the token's scope and expiry: %s", audit.body)
+	}
+	csv := admin.do("GET", "/admin/audit.csv", "", "", nil)
+	if !strings.Contains(csv.body, `""scope"": ""read-only""`) || !strings.Contains(csv.body, `""expires_at"": ""`+expires+`""`) {
+		t.Fatalf("the audit CSV does not hold the token's scope and expiry: %s", csv.body)
+	}
+
+	ro := map[string]string{"Authorization": "Bearer " + secret}
+	anon := b.anonymous()
+	wantStatus(t, "read-only token reads the summary", anon.do("GET", "/api/admin/plugins/updates/summary", "", "", ro), 200)
+	wantStatus(t, "read-only admin token reads the audit log", anon.do("GET", "/admin/audit", "", "", ro), 200)
+	r := anon.do("POST", "/api/admin/plugins/updates/check", "", "", ro)
+	wantStatus(t, "read-only token runs a check", r, 403)
+	if !strings.Contains(r.body, "read-only") {
+		t.Fatalf("the 403 does not say the token is read-only: %s", r.body)
+	}
+	wantStatus(t, "read-only token checks from the dashboard", anon.do("POST", "/admin/check", "", "", ro), 403)
+	wantStatus(t, "read-only token dismisses", anon.do("POST", "/admin/plugins/gallery/advisories/ACME-2026-011/dismiss",
+		"reason=because", "application/x-www-form-urlencoded", ro), 403)
+	wantStatus(t, "read-only token logs out", anon.do("POST", "/logout", "", "", ro), 403)
+	var runs, dismissals int
+	b.db.QueryRow(t, "SELECT (SELECT count(*) FROM check_runs), (SELECT count(*) FROM advisory_dismissals)").Scan(&runs, &dismissals)
+	if runs != 0 || dismissals != 0 {
+		t.Fatalf("a read-only token changed something: %d runs, %d dismissals", runs, dismissals)
+	}
+	full, err := b.auth.CreateToken(t.Context(), "admin@example.test", "full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "the same admin's full token runs a check", anon.do("POST", "/api/admin/plugins/updates/check", "", "",
+		map[string]string{"Authorization": "Bearer " + full}), 200)
+
+	b.db.MustExec(t, "UPDATE api_tokens SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1::bigint", id)
+	r = anon.do("GET", "/api/admin/plugins/updates/summary", "", "", ro)
+	wantStatus(t, "expired token", r, 401)
+	if !strings.Contains(r.body, "expired") || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Fatalf("the 401 of an expired token does not say it expired: %q, %s", r.header.Get("WWW-Authenticate"), r.body)
+	}
+	if row := tokenRow(t, admin.do("GET", "/admin/tokens", "", "", nil).body, "grafana"); !strings.Contains(row, "Expired") || strings.Contains(row, "token-revoke") {
+		t.Fatalf("the expired token's row: %s", row)
+	}
+
+	page = postRedirected(t, admin, "/admin/tokens", url.Values{"name": {"ci"}, "owner": {"viewer@example.test"},
+		"read_only": {"yes"}, "expires": {"soon"}}, "/admin/tokens")
+	if !strings.Contains(page.body, "choose when it expires") || !strings.Contains(page.body, `value="ci"`) ||
+		!regexp.MustCompile(`id="token-read-only"[^>]*checked`).MatchString(page.body) ||
+		!strings.Contains(page.body, `<option value="viewer@example.test" selected>`) {
+		t.Fatalf("a refused lifetime: %s", page.body)
+	}
+	var n int
+	b.db.QueryRow(t, "SELECT count(*) FROM api_tokens WHERE name = 'ci'").Scan(&n)
+	if n != 0 {
+		t.Fatal("a token was created with a lifetime the form does not offer")
+	}
 }
 
 // A viewer neither sees nor changes tokens: no link, 403 on the page and
