@@ -10,37 +10,64 @@
 -- name: LoginAttemptRegister :one
 -- In the ON CONFLICT branch, "a" is the stored row and EXCLUDED.window_start
 -- is this statement's clock. Three cases:
---   still locked           -> nothing changes, the attempt is refused;
+--   still locked           -> nothing changes and no row comes back: the
+--                             attempt is refused (LoginAttemptLockedFor
+--                             says for how long);
 --   lock ended, or window  -> a new window starts with this attempt;
 --   over
 --   otherwise              -> one more attempt in the current window.
 -- An attempt that takes the count past max_failures locks the key and is
 -- itself refused. retry_after_seconds is 0 when the attempt may proceed.
-INSERT INTO login_attempts AS a (key, failures, window_start, locked_until)
-VALUES (@key::text, 1, clock_timestamp(),
-        CASE WHEN 1 > @max_failures::int
-             THEN clock_timestamp() + make_interval(secs => @lockout_seconds::float8) END)
-ON CONFLICT (key) DO UPDATE
-SET failures = CASE
-        WHEN a.locked_until > EXCLUDED.window_start THEN a.failures
-        WHEN a.locked_until IS NOT NULL
-          OR a.window_start <= EXCLUDED.window_start - make_interval(secs => @window_seconds::float8) THEN 1
-        ELSE a.failures + 1 END,
-    window_start = CASE
-        WHEN a.locked_until > EXCLUDED.window_start THEN a.window_start
-        WHEN a.locked_until IS NOT NULL
-          OR a.window_start <= EXCLUDED.window_start - make_interval(secs => @window_seconds::float8) THEN EXCLUDED.window_start
-        ELSE a.window_start END,
-    locked_until = CASE
-        WHEN a.locked_until > EXCLUDED.window_start THEN a.locked_until
-        WHEN (CASE WHEN a.locked_until IS NOT NULL
-                     OR a.window_start <= EXCLUDED.window_start - make_interval(secs => @window_seconds::float8) THEN 1
-                   ELSE a.failures + 1 END) > @max_failures::int
-            THEN EXCLUDED.window_start + make_interval(secs => @lockout_seconds::float8)
-        END
-RETURNING (CASE WHEN locked_until > clock_timestamp()
-                THEN greatest(1, ceil(extract(epoch FROM locked_until - clock_timestamp())))
-                ELSE 0 END)::bigint AS retry_after_seconds;
+-- A row that comes back locked was locked by this statement, so the lock
+-- is audited here, in the same statement: one audit_log row per lock
+-- (audit_detail, plus the attempts counted and the lock's end), never one
+-- per refused attempt, and never a lock without its row.
+WITH reg AS (
+    INSERT INTO login_attempts AS a (key, failures, window_start, locked_until)
+    VALUES (@key::text, 1, clock_timestamp(),
+            CASE WHEN 1 > @max_failures::int
+                 THEN clock_timestamp() + make_interval(secs => @lockout_seconds::float8) END)
+    ON CONFLICT (key) DO UPDATE
+    SET failures = CASE
+            WHEN a.locked_until IS NOT NULL
+              OR a.window_start <= EXCLUDED.window_start - make_interval(secs => @window_seconds::float8) THEN 1
+            ELSE a.failures + 1 END,
+        window_start = CASE
+            WHEN a.locked_until IS NOT NULL
+              OR a.window_start <= EXCLUDED.window_start - make_interval(secs => @window_seconds::float8) THEN EXCLUDED.window_start
+            ELSE a.window_start END,
+        locked_until = CASE
+            WHEN (CASE WHEN a.locked_until IS NOT NULL
+                         OR a.window_start <= EXCLUDED.window_start - make_interval(secs => @window_seconds::float8) THEN 1
+                       ELSE a.failures + 1 END) > @max_failures::int
+                THEN EXCLUDED.window_start + make_interval(secs => @lockout_seconds::float8)
+            END
+    WHERE a.locked_until IS NULL OR a.locked_until <= EXCLUDED.window_start
+    RETURNING a.failures, a.locked_until
+), audited AS (
+    INSERT INTO audit_log (action, detail)
+    SELECT @audit_action::text,
+           @audit_detail::jsonb || jsonb_build_object(
+               'attempts', reg.failures,
+               'locked_until', to_char(reg.locked_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+    FROM reg
+    WHERE reg.locked_until IS NOT NULL
+    RETURNING id
+)
+SELECT (CASE WHEN reg.locked_until > clock_timestamp()
+             THEN greatest(1, ceil(extract(epoch FROM reg.locked_until - clock_timestamp())))
+             ELSE 0 END)::bigint AS retry_after_seconds,
+       (reg.locked_until IS NOT NULL)::bool AS locked_now
+FROM reg;
+
+-- name: LoginAttemptLockedFor :one
+-- How long a key stays locked, in whole seconds (0: no longer), for an
+-- attempt LoginAttemptRegister refused without counting it.
+SELECT (CASE WHEN locked_until > clock_timestamp()
+             THEN greatest(1, ceil(extract(epoch FROM locked_until - clock_timestamp())))
+             ELSE 0 END)::bigint AS retry_after_seconds
+FROM login_attempts
+WHERE key = @key;
 
 -- name: LoginAttemptReset :exec
 -- A successful login clears the count of its account and address, unless a

@@ -112,6 +112,8 @@ func auditWhat(r AuditRow) string {
 		return "API token created"
 	case "token.revoke":
 		return "API token revoked"
+	case "user.lockout":
+		return "Sign-ins locked after too many failed attempts"
 	case "source.trust":
 		return "Trusted keys of an update source changed"
 	}
@@ -142,6 +144,8 @@ func auditActor(r AuditRow) string {
 		return r.Actor
 	case r.Action == "advisory.expire":
 		return "nobody: its expiry passed"
+	case r.Action == "user.lockout":
+		return "nobody: the login throttle"
 	}
 	return "the command line"
 }

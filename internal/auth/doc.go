@@ -50,7 +50,9 @@
 //     (login_known_addresses): guessing spread over many addresses.
 //
 // While a key is locked even the right password is refused, with the time
-// left (ThrottledError). The design point is that nobody can lock another
+// left (ThrottledError). The attempt that sets a lock also writes its one
+// audit row (AuditLoginLockout), in the same statement; attempts refused
+// while it holds write nothing. The design point is that nobody can lock another
 // user out: the first two keys are the attacker's own address, one address
 // can never reach the account-wide limit, and the account-wide lock that
 // many addresses can cause does not apply where the owner usually signs in.

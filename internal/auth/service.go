@@ -52,6 +52,9 @@ const (
 	AuditUserPassword = "user.password"
 	AuditTokenCreate  = "token.create"
 	AuditTokenRevoke  = "token.revoke"
+	// AuditLoginLockout: the login throttle locked an address, an account
+	// from one address, or an account (throttle.go); one row per lock.
+	AuditLoginLockout = "user.lockout"
 )
 
 // Config is the Service's settings; zero fields take the defaults.

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -68,17 +69,75 @@ func (s *Service) throttle(ctx context.Context, account, address string) (attemp
 }
 
 // register counts one attempt against key and refuses it while key is
-// locked.
+// locked. The attempt that locks the key audits the lock (AuditLoginLockout,
+// in the same statement): one row per lock, however many attempts it
+// refuses.
 func (s *Service) register(ctx context.Context, key string, l Limit) error {
-	wait, err := s.st.LoginAttemptRegister(ctx, key, store.LoginLimit(l))
+	a, err := s.st.LoginAttemptRegister(ctx, key, store.LoginLimit(l), store.LoginLockAudit{Action: AuditLoginLockout, Detail: lockDetail(key, l)})
 	if err != nil {
 		return dbError("login throttle", err)
 	}
-	if wait > 0 {
-		s.logger.WarnContext(ctx, "login throttled", "key", key, "retry_after_s", int64(wait/time.Second))
-		return &ThrottledError{RetryAfter: wait}
+	if a.Locked {
+		s.logger.WarnContext(ctx, "login locked", "key", key, "lockout_s", int64(l.Lockout/time.Second))
+	}
+	if a.RetryAfter > 0 {
+		s.logger.WarnContext(ctx, "login throttled", "key", key, "retry_after_s", int64(a.RetryAfter/time.Second))
+		return &ThrottledError{RetryAfter: a.RetryAfter}
 	}
 	return nil
+}
+
+// Lock scopes, as the audit rows of locks (AuditLoginLockout) say them.
+const (
+	LockAddress        = "sign-ins from one address"
+	LockAccountAddress = "one account from one address"
+	LockAccount        = "one account from addresses it is not signed in from"
+)
+
+// lockDetail is what the audit row of a lock of key says: what is locked
+// (the address, IPv6 as its /64, and the account's email as typed in
+// lower case), for how long, and after how many failures.
+func lockDetail(key string, l Limit) map[string]any {
+	d := map[string]any{"lockout": durationWords(l.Lockout), "failures_allowed": l.MaxFailures}
+	account, address := "", ""
+	if rest, ok := strings.CutPrefix(key, "email:"); ok {
+		account, address, _ = strings.Cut(rest, " ")
+	} else {
+		address = key
+	}
+	address = strings.TrimPrefix(address, "ip:")
+	switch {
+	case account != "" && address != "":
+		d["locked"] = LockAccountAddress
+	case account != "":
+		d["locked"] = LockAccount
+	default:
+		d["locked"] = LockAddress
+	}
+	if account != "" {
+		d["email"] = account
+	}
+	if address != "" {
+		d["address"] = address
+	}
+	return d
+}
+
+// durationWords is a lockout in words: "15 minutes", "1 hour", "90 seconds".
+func durationWords(d time.Duration) string {
+	plural := func(n int64, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return strconv.FormatInt(n, 10) + " " + one + "s"
+	}
+	switch {
+	case d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute")
+	}
+	return plural(int64((d+time.Second-1)/time.Second), "second")
 }
 
 // forgive is a success's bookkeeping: the address gets its attempt back

@@ -283,3 +283,82 @@ func TestAddressKey(t *testing.T) {
 		}
 	}
 }
+
+// Each lock is one audit row, written by the attempt that sets it, never
+// one per refused attempt: an account from one address, an address (IPv6
+// by its /64), an account from many addresses. Each says what is locked,
+// for how long, after how many attempts, and names nobody as the actor.
+func TestLockoutsAreAudited(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.user(t, "ada@example.org", RoleViewer)
+	type row struct{ locked, email, address, attempts, lockout, allowed, until string }
+	rows := func() []row {
+		t.Helper()
+		r, err := b.db.Pool.Query(context.Background(), `SELECT detail->>'locked', coalesce(detail->>'email', ''), coalesce(detail->>'address', ''),
+			detail->>'attempts', detail->>'lockout', detail->>'failures_allowed', detail->>'locked_until'
+			FROM audit_log WHERE action = 'user.lockout' AND user_id IS NULL ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var out []row
+		for r.Next() {
+			var x row
+			if err := r.Scan(&x.locked, &x.email, &x.address, &x.attempts, &x.lockout, &x.allowed, &x.until); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+
+	for range 5 {
+		b.fail(t, "Ada@example.org", "192.0.2.1")
+	}
+	for range 3 { // the first locks, the others are refused while locked
+		wantThrottled(t, b.try("ada@example.org", goodPassword, "192.0.2.1"))
+	}
+	got := rows()
+	if len(got) != 1 {
+		t.Fatalf("%d lockout audit rows after one lock and two refused attempts, want 1: %+v", len(got), got)
+	}
+	if r := got[0]; r.locked != LockAccountAddress || r.email != "ada@example.org" || r.address != "192.0.2.1" || r.attempts != "6" ||
+		r.lockout != "15 minutes" || r.allowed != "5" {
+		t.Fatalf("the lock of an account from one address audited as %+v", r)
+	}
+	if until, err := time.Parse(time.RFC3339, got[0].until); err != nil || time.Until(until) < 14*time.Minute || time.Until(until) > 16*time.Minute {
+		t.Fatalf("locked_until %q, %v: want about 15 minutes from now", got[0].until, err)
+	}
+
+	for i := range 20 {
+		b.fail(t, fmt.Sprintf("user%d@example.org", i%5), "2001:db8:7:7::1")
+	}
+	wantThrottled(t, b.try("ada@example.org", goodPassword, "2001:db8:7:7::2"))
+	wantThrottled(t, b.try("ada@example.org", goodPassword, "2001:db8:7:7::3"))
+	got = rows()
+	if len(got) != 2 || got[1].locked != LockAddress || got[1].address != "2001:db8:7:7::/64" || got[1].email != "" || got[1].attempts != "21" {
+		t.Fatalf("the lock of an address audited as %+v", got)
+	}
+
+	for i := range 20 {
+		b.fail(t, "bob@example.org", fmt.Sprintf("198.51.100.%d", i+1))
+	}
+	wantThrottled(t, b.try("bob@example.org", "another guess!", "198.51.100.200"))
+	got = rows()
+	if len(got) != 3 || got[2].locked != LockAccount || got[2].email != "bob@example.org" || got[2].address != "" || got[2].attempts != "21" {
+		t.Fatalf("the lock of an account from many addresses audited as %+v", got)
+	}
+}
+
+func TestDurationWords(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		15 * time.Minute: "15 minutes", time.Minute: "1 minute", time.Hour: "1 hour", 2 * time.Hour: "2 hours",
+		90 * time.Second: "90 seconds", time.Second: "1 second", 1500 * time.Millisecond: "2 seconds",
+	} {
+		if got := durationWords(d); got != want {
+			t.Errorf("durationWords(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -23,6 +23,23 @@ func (q *Queries) LoginAttemptGiveBack(ctx context.Context, db DBTX, key string)
 	return err
 }
 
+const loginAttemptLockedFor = `-- name: LoginAttemptLockedFor :one
+SELECT (CASE WHEN locked_until > clock_timestamp()
+             THEN greatest(1, ceil(extract(epoch FROM locked_until - clock_timestamp())))
+             ELSE 0 END)::bigint AS retry_after_seconds
+FROM login_attempts
+WHERE key = $1
+`
+
+// How long a key stays locked, in whole seconds (0: no longer), for an
+// attempt LoginAttemptRegister refused without counting it.
+func (q *Queries) LoginAttemptLockedFor(ctx context.Context, db DBTX, key string) (int64, error) {
+	row := db.QueryRow(ctx, loginAttemptLockedFor, key)
+	var retry_after_seconds int64
+	err := row.Scan(&retry_after_seconds)
+	return retry_after_seconds, err
+}
+
 const loginAttemptPurge = `-- name: LoginAttemptPurge :execrows
 DELETE FROM login_attempts
 WHERE (locked_until IS NOT NULL AND locked_until <= clock_timestamp())
@@ -41,31 +58,43 @@ func (q *Queries) LoginAttemptPurge(ctx context.Context, db DBTX, windowSeconds 
 
 const loginAttemptRegister = `-- name: LoginAttemptRegister :one
 
-INSERT INTO login_attempts AS a (key, failures, window_start, locked_until)
-VALUES ($1::text, 1, clock_timestamp(),
-        CASE WHEN 1 > $2::int
-             THEN clock_timestamp() + make_interval(secs => $3::float8) END)
-ON CONFLICT (key) DO UPDATE
-SET failures = CASE
-        WHEN a.locked_until > EXCLUDED.window_start THEN a.failures
-        WHEN a.locked_until IS NOT NULL
-          OR a.window_start <= EXCLUDED.window_start - make_interval(secs => $4::float8) THEN 1
-        ELSE a.failures + 1 END,
-    window_start = CASE
-        WHEN a.locked_until > EXCLUDED.window_start THEN a.window_start
-        WHEN a.locked_until IS NOT NULL
-          OR a.window_start <= EXCLUDED.window_start - make_interval(secs => $4::float8) THEN EXCLUDED.window_start
-        ELSE a.window_start END,
-    locked_until = CASE
-        WHEN a.locked_until > EXCLUDED.window_start THEN a.locked_until
-        WHEN (CASE WHEN a.locked_until IS NOT NULL
-                     OR a.window_start <= EXCLUDED.window_start - make_interval(secs => $4::float8) THEN 1
-                   ELSE a.failures + 1 END) > $2::int
-            THEN EXCLUDED.window_start + make_interval(secs => $3::float8)
-        END
-RETURNING (CASE WHEN locked_until > clock_timestamp()
-                THEN greatest(1, ceil(extract(epoch FROM locked_until - clock_timestamp())))
-                ELSE 0 END)::bigint AS retry_after_seconds
+WITH reg AS (
+    INSERT INTO login_attempts AS a (key, failures, window_start, locked_until)
+    VALUES ($1::text, 1, clock_timestamp(),
+            CASE WHEN 1 > $2::int
+                 THEN clock_timestamp() + make_interval(secs => $3::float8) END)
+    ON CONFLICT (key) DO UPDATE
+    SET failures = CASE
+            WHEN a.locked_until IS NOT NULL
+              OR a.window_start <= EXCLUDED.window_start - make_interval(secs => $4::float8) THEN 1
+            ELSE a.failures + 1 END,
+        window_start = CASE
+            WHEN a.locked_until IS NOT NULL
+              OR a.window_start <= EXCLUDED.window_start - make_interval(secs => $4::float8) THEN EXCLUDED.window_start
+            ELSE a.window_start END,
+        locked_until = CASE
+            WHEN (CASE WHEN a.locked_until IS NOT NULL
+                         OR a.window_start <= EXCLUDED.window_start - make_interval(secs => $4::float8) THEN 1
+                       ELSE a.failures + 1 END) > $2::int
+                THEN EXCLUDED.window_start + make_interval(secs => $3::float8)
+            END
+    WHERE a.locked_until IS NULL OR a.locked_until <= EXCLUDED.window_start
+    RETURNING a.failures, a.locked_until
+), audited AS (
+    INSERT INTO audit_log (action, detail)
+    SELECT $5::text,
+           $6::jsonb || jsonb_build_object(
+               'attempts', reg.failures,
+               'locked_until', to_char(reg.locked_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+    FROM reg
+    WHERE reg.locked_until IS NOT NULL
+    RETURNING id
+)
+SELECT (CASE WHEN reg.locked_until > clock_timestamp()
+             THEN greatest(1, ceil(extract(epoch FROM reg.locked_until - clock_timestamp())))
+             ELSE 0 END)::bigint AS retry_after_seconds,
+       (reg.locked_until IS NOT NULL)::bool AS locked_now
+FROM reg
 `
 
 type LoginAttemptRegisterParams struct {
@@ -73,6 +102,13 @@ type LoginAttemptRegisterParams struct {
 	MaxFailures    int32
 	LockoutSeconds float64
 	WindowSeconds  float64
+	AuditAction    string
+	AuditDetail    []byte
+}
+
+type LoginAttemptRegisterRow struct {
+	RetryAfterSeconds int64
+	LockedNow         bool
 }
 
 // Login throttling. A key is "ip:<address>" (per address),
@@ -86,23 +122,31 @@ type LoginAttemptRegisterParams struct {
 // In the ON CONFLICT branch, "a" is the stored row and EXCLUDED.window_start
 // is this statement's clock. Three cases:
 //
-//	still locked           -> nothing changes, the attempt is refused;
+//	still locked           -> nothing changes and no row comes back: the
+//	                          attempt is refused (LoginAttemptLockedFor
+//	                          says for how long);
 //	lock ended, or window  -> a new window starts with this attempt;
 //	over
 //	otherwise              -> one more attempt in the current window.
 //
 // An attempt that takes the count past max_failures locks the key and is
 // itself refused. retry_after_seconds is 0 when the attempt may proceed.
-func (q *Queries) LoginAttemptRegister(ctx context.Context, db DBTX, arg LoginAttemptRegisterParams) (int64, error) {
+// A row that comes back locked was locked by this statement, so the lock
+// is audited here, in the same statement: one audit_log row per lock
+// (audit_detail, plus the attempts counted and the lock's end), never one
+// per refused attempt, and never a lock without its row.
+func (q *Queries) LoginAttemptRegister(ctx context.Context, db DBTX, arg LoginAttemptRegisterParams) (LoginAttemptRegisterRow, error) {
 	row := db.QueryRow(ctx, loginAttemptRegister,
 		arg.Key,
 		arg.MaxFailures,
 		arg.LockoutSeconds,
 		arg.WindowSeconds,
+		arg.AuditAction,
+		arg.AuditDetail,
 	)
-	var retry_after_seconds int64
-	err := row.Scan(&retry_after_seconds)
-	return retry_after_seconds, err
+	var i LoginAttemptRegisterRow
+	err := row.Scan(&i.RetryAfterSeconds, &i.LockedNow)
+	return i, err
 }
 
 const loginAttemptReset = `-- name: LoginAttemptReset :exec

@@ -90,19 +90,25 @@ func TestUserUpgradePasswordHashKeepsAChangedPassword(t *testing.T) {
 	}
 }
 
-// The throttling statement, step by step on the database clock.
+// The throttling statement, step by step on the database clock; the
+// attempt that locks the key writes the lock's one audit row.
 func TestLoginAttemptRegister(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
 	limit := store.LoginLimit{MaxFailures: 3, Window: 10 * time.Minute, Lockout: 5 * time.Minute}
+	audit := store.LoginLockAudit{Action: "user.lockout", Detail: map[string]any{"email": "a@example.org"}}
+	locks := 0
 	register := func() time.Duration {
 		t.Helper()
-		wait, err := b.st.LoginAttemptRegister(ctx, "email:a@example.org", limit)
+		a, err := b.st.LoginAttemptRegister(ctx, "email:a@example.org", limit, audit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return wait
+		if a.Locked {
+			locks++
+		}
+		return a.RetryAfter
 	}
 	for i := range 3 {
 		if wait := register(); wait != 0 {
@@ -117,6 +123,14 @@ func TestLoginAttemptRegister(t *testing.T) {
 	}
 	if n := b.count(t, "SELECT failures FROM login_attempts"); n != 4 {
 		t.Fatalf("failures %d: refused attempts during a lock must not count", n)
+	}
+	var audited int
+	var detail string
+	b.db.QueryRow(t, `SELECT count(*), coalesce(max(detail->>'email' || ' ' || (detail->>'attempts') || ' ' ||
+		((detail->>'locked_until')::timestamptz > clock_timestamp() + interval '4 minutes')::text), '')
+		FROM audit_log WHERE action = 'user.lockout'`).Scan(&audited, &detail)
+	if audited != 1 || locks != 1 || detail != "a@example.org 4 true" {
+		t.Fatalf("after one lock: %d audit rows (%q), %d attempts said Locked; want one of each, with 4 attempts and the lock's end", audited, detail, locks)
 	}
 	// A success cannot lift a lock that attempts in parallel just set.
 	if err := b.st.LoginAttemptReset(ctx, "email:a@example.org"); err != nil {
@@ -133,6 +147,9 @@ func TestLoginAttemptRegister(t *testing.T) {
 	if n := b.count(t, "SELECT failures FROM login_attempts"); n != 1 {
 		t.Fatalf("failures after the lock: %d, want 1", n)
 	}
+	if n := b.count(t, "SELECT count(*) FROM audit_log WHERE action = 'user.lockout'"); n != 1 || locks != 1 {
+		t.Fatalf("%d lock audit rows, %d locks said: a refused attempt or a reset must not audit a lock", n, locks)
+	}
 	if err := b.st.LoginAttemptGiveBack(ctx, "email:a@example.org"); err != nil {
 		t.Fatal(err)
 	}
@@ -144,5 +161,12 @@ func TestLoginAttemptRegister(t *testing.T) {
 	}
 	if n := b.count(t, "SELECT count(*) FROM login_attempts"); n != 0 {
 		t.Fatal("reset of an unlocked key left its row")
+	}
+	// A second lock is a second audit row.
+	for range 4 {
+		register()
+	}
+	if n := b.count(t, "SELECT count(*) FROM audit_log WHERE action = 'user.lockout'"); n != 2 || locks != 2 {
+		t.Fatalf("after a second lock: %d audit rows, %d locks said; want 2", n, locks)
 	}
 }

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/db"
 )
@@ -16,18 +20,51 @@ type LoginLimit struct {
 	Lockout     time.Duration
 }
 
+// LoginLockAudit is the audit row a lock of a key writes, in the statement
+// that sets the lock: its action and detail (encoded as JSON), to which the
+// database adds "attempts" (counted in the window) and "locked_until" (RFC
+// 3339, UTC).
+type LoginLockAudit struct {
+	Action string
+	Detail map[string]any
+}
+
+// LoginAttempt is what LoginAttemptRegister decided.
+type LoginAttempt struct {
+	// RetryAfter is 0 when the attempt may go on, or how long the key stays
+	// locked (whole seconds, at least one) when it may not.
+	RetryAfter time.Duration
+	// Locked is set when this attempt locked the key, and its lock was
+	// audited.
+	Locked bool
+}
+
 // LoginAttemptRegister counts one login attempt against key before its
-// password is checked. It returns 0 when the attempt may go on, or how long
-// the key stays locked (whole seconds) when it may not; the attempt that
-// passes the limit sets the lock and is itself refused.
-func (s *Store) LoginAttemptRegister(ctx context.Context, key string, l LoginLimit) (time.Duration, error) {
-	secs, err := s.q.LoginAttemptRegister(ctx, s.pool, db.LoginAttemptRegisterParams{
-		Key: key, MaxFailures: int32(l.MaxFailures), WindowSeconds: l.Window.Seconds(), LockoutSeconds: l.Lockout.Seconds(),
-	})
+// password is checked. The attempt that passes the limit sets the lock,
+// writes audit (one row per lock) and is itself refused; an attempt while
+// the key is locked changes nothing and is refused.
+func (s *Store) LoginAttemptRegister(ctx context.Context, key string, l LoginLimit, audit LoginLockAudit) (LoginAttempt, error) {
+	detail, err := json.Marshal(audit.Detail)
 	if err != nil {
-		return 0, mapError(fmt.Errorf("register login attempt: %w", err))
+		return LoginAttempt{}, fmt.Errorf("register login attempt: encode audit detail: %w", err)
 	}
-	return time.Duration(secs) * time.Second, nil
+	r, err := s.q.LoginAttemptRegister(ctx, s.pool, db.LoginAttemptRegisterParams{
+		Key: key, MaxFailures: int32(l.MaxFailures), WindowSeconds: l.Window.Seconds(), LockoutSeconds: l.Lockout.Seconds(),
+		AuditAction: audit.Action, AuditDetail: detail,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Locked already: nothing was counted. The lock may have ended
+		// since; the attempt stays refused, for at least a second.
+		secs, err := s.q.LoginAttemptLockedFor(ctx, s.pool, key)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return LoginAttempt{}, mapError(fmt.Errorf("read login lock: %w", err))
+		}
+		return LoginAttempt{RetryAfter: time.Duration(max(secs, 1)) * time.Second}, nil
+	}
+	if err != nil {
+		return LoginAttempt{}, mapError(fmt.Errorf("register login attempt: %w", err))
+	}
+	return LoginAttempt{RetryAfter: time.Duration(r.RetryAfterSeconds) * time.Second, Locked: r.LockedNow}, nil
 }
 
 // LoginAttemptReset clears a key's count after a successful login, unless

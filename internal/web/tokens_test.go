@@ -269,3 +269,38 @@ func tokenRow(t *testing.T, page, name string) string {
 	t.Fatalf("no row for token %q", name)
 	return ""
 }
+
+// A login lockout is in the audit log once, however many attempts it
+// refuses, in words: what was locked, which account from which address,
+// for how long, by nobody but the login throttle; the CSV holds it too.
+func TestLoginLockoutInTheAuditLog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.anonymous()
+	refused := 0
+	for range 9 {
+		r := c.do("POST", "/login", "email=viewer%40example.test&password=wrong-password-here", "application/x-www-form-urlencoded", nil)
+		if r.status == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused < 3 {
+		t.Fatalf("%d attempts refused, want the ones after the fifth failure", refused)
+	}
+	admin := b.login("admin@example.test")
+	page := admin.do("GET", "/admin/audit?kind=account", "", "", nil)
+	wantStatus(t, "audit log", page, 200)
+	if n := strings.Count(page.body, "Sign-ins locked after too many failed attempts"); n != 1 {
+		t.Fatalf("%d lockout entries on the audit page, want 1: %s", n, page.body)
+	}
+	for _, want := range []string{"nobody: the login throttle", "locked: one account from one address", "email: viewer@example.test",
+		"address: 127.0.0.1", "lockout: 15 minutes", "attempts: 6", "failures allowed: 5"} {
+		if !strings.Contains(page.body, want) {
+			t.Fatalf("the lockout entry does not say %q: %s", want, page.body)
+		}
+	}
+	csv := admin.do("GET", "/admin/audit.csv?kind=account", "", "", nil)
+	if n := strings.Count(csv.body, ",user.lockout,"); n != 1 || !strings.Contains(csv.body, `""locked"": ""one account from one address""`) {
+		t.Fatalf("the CSV has %d lockout rows, want 1 saying what was locked: %s", n, csv.body)
+	}
+}
