@@ -35,6 +35,9 @@ WITH found AS (
 )
 SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
        found.expired::bool AS expired,
+       -- Seconds left on the database clock (Infinity: no end), so that a
+       -- cached principal never outlives its token's end.
+       coalesce(extract(epoch FROM k.expires_at - clock_timestamp()), 'Infinity')::float8 AS expires_in_seconds,
        u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id

@@ -44,7 +44,13 @@ func (c *principalCache) get(key []byte) (Principal, bool) {
 }
 
 func (c *principalCache) put(key []byte, p Principal) {
-	if c.ttl <= 0 {
+	c.putFor(key, p, c.ttl)
+}
+
+// putFor caches p for at most the TTL and at most d: a token's entry must
+// not outlive the token's end.
+func (c *principalCache) putFor(key []byte, p Principal, d time.Duration) {
+	if c.ttl <= 0 || d <= 0 {
 		return
 	}
 	c.mu.Lock()
@@ -52,7 +58,7 @@ func (c *principalCache) put(key []byte, p Principal) {
 	if len(c.entries) >= maxCachedPrincipals {
 		clear(c.entries)
 	}
-	c.entries[[sha256.Size]byte(key)] = cachedPrincipal{principal: p, until: time.Now().Add(c.ttl)}
+	c.entries[[sha256.Size]byte(key)] = cachedPrincipal{principal: p, until: time.Now().Add(min(c.ttl, d))}
 }
 
 // drop forgets every entry whose principal matches.

@@ -77,3 +77,34 @@ func TestPrincipalCache(t *testing.T) {
 		t.Fatalf("after revocation: %v", err)
 	}
 }
+
+// A cached token principal never outlives the token's end: with an hour of
+// cache, a token that ends in a second is refused, as expired, soon after.
+func TestPrincipalCacheStopsAtTheTokensEnd(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{PrincipalCacheTTL: time.Hour})
+	ctx := context.Background()
+	b.user(t, "a@example.test", RoleAdmin)
+	token, tk, err := b.svc.CreateTokenFor(ctx, TokenRequest{Email: "a@example.test", Name: "short"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.db.MustExec(t, "UPDATE api_tokens SET expires_at = clock_timestamp() + interval '1 second' WHERE id = $1", tk.ID)
+	if _, err := b.svc.AuthenticateToken(ctx, token); err != nil {
+		t.Fatal(err) // cached now, for an hour at most
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := b.svc.AuthenticateToken(ctx, token)
+		if errors.Is(err, ErrTokenExpired) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a token past its end is still accepted from the cache")
+		}
+		time.Sleep(10 * time.Millisecond) // the polling interval; nothing depends on it
+	}
+}

@@ -188,7 +188,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal,
 	}
 	p := Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID,
 		ReadOnly: tu.Token.ReadOnly}
-	s.cache.put(hash, p)
+	s.cache.putFor(hash, p, tu.ExpiresIn)
 	return p, nil
 }
 

@@ -30,6 +30,9 @@ WITH found AS (
 )
 SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
        found.expired::bool AS expired,
+       -- Seconds left on the database clock (Infinity: no end), so that a
+       -- cached principal never outlives its token's end.
+       coalesce(extract(epoch FROM k.expires_at - clock_timestamp()), 'Infinity')::float8 AS expires_in_seconds,
        u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
@@ -42,19 +45,20 @@ type APITokenAuthenticateParams struct {
 }
 
 type APITokenAuthenticateRow struct {
-	ID            int64
-	UserID        int64
-	Name          string
-	CreatedAt     time.Time
-	LastUsedAt    *time.Time
-	ExpiresAt     *time.Time
-	Revoked       bool
-	ReadOnly      bool
-	Expired       bool
-	Email         string
-	Role          string
-	UserDisabled  bool
-	UserCreatedAt time.Time
+	ID               int64
+	UserID           int64
+	Name             string
+	CreatedAt        time.Time
+	LastUsedAt       *time.Time
+	ExpiresAt        *time.Time
+	Revoked          bool
+	ReadOnly         bool
+	Expired          bool
+	ExpiresInSeconds float64
+	Email            string
+	Role             string
+	UserDisabled     bool
+	UserCreatedAt    time.Time
 }
 
 // Same shape as SessionAuthenticate: live means not revoked, not expired, the
@@ -75,6 +79,7 @@ func (q *Queries) APITokenAuthenticate(ctx context.Context, db DBTX, arg APIToke
 		&i.Revoked,
 		&i.ReadOnly,
 		&i.Expired,
+		&i.ExpiresInSeconds,
 		&i.Email,
 		&i.Role,
 		&i.UserDisabled,

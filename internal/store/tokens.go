@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
@@ -29,6 +30,9 @@ type TokenUser struct {
 	// Expired is set when the token's end has passed (on the database
 	// clock): it is there, but no longer works.
 	Expired bool
+	// ExpiresIn is the time left before its end, on the database clock;
+	// math.MaxInt64 (the largest Duration) for a token without one.
+	ExpiresIn time.Duration
 }
 
 // NewAPIToken is what APITokenCreate stores.
@@ -68,8 +72,18 @@ func (s *Store) APITokenAuthenticate(ctx context.Context, hash []byte, touch tim
 			ExpiresAt: r.ExpiresAt, Revoked: r.Revoked, ReadOnly: r.ReadOnly,
 		},
 		User:    User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
-		Expired: r.Expired,
+		Expired:   r.Expired,
+		ExpiresIn: secondsDuration(r.ExpiresInSeconds),
 	}, nil
+}
+
+// secondsDuration is a number of seconds as a Duration, capped at the
+// largest one (Infinity included).
+func secondsDuration(secs float64) time.Duration {
+	if secs >= float64(math.MaxInt64)/float64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(secs * float64(time.Second))
 }
 
 // APITokenRevoke revokes a token and returns its owner; ErrNotFound if there

@@ -7,6 +7,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/metrics"
 )
 
 var tokenSecret = regexp.MustCompile(`upc_[A-Za-z0-9_-]{43}`)
@@ -302,5 +306,26 @@ func TestLoginLockoutInTheAuditLog(t *testing.T) {
 	csv := admin.do("GET", "/admin/audit.csv?kind=account", "", "", nil)
 	if n := strings.Count(csv.body, ",user.lockout,"); n != 1 || !strings.Contains(csv.body, `""locked"": ""one account from one address""`) {
 		t.Fatalf("the CSV has %d lockout rows, want 1 saying what was locked: %s", n, csv.body)
+	}
+}
+
+// Prometheus' token may be read-only: /metrics is a read. Once it expires
+// the scrape is 401 saying so, as on every other route.
+func TestReadOnlyAndExpiredTokensOnMetrics(t *testing.T) {
+	t.Parallel()
+	var m *metrics.Metrics
+	b := setup(t, withMetrics(&m, false))
+	secret, tk, err := b.auth.CreateTokenFor(t.Context(), auth.TokenRequest{Email: "viewer@example.test", Name: "prometheus",
+		ReadOnly: true, Expires: 30 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + secret}
+	wantStatus(t, "read-only token scrapes", b.anonymous().do("GET", "/metrics", "", "", bearer), 200)
+	b.db.MustExec(t, "UPDATE api_tokens SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", tk.ID)
+	r := b.anonymous().do("GET", "/metrics", "", "", bearer)
+	wantStatus(t, "expired token scrapes", r, 401)
+	if !strings.Contains(r.body, "expired") || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Fatalf("the 401 of an expired scrape token: %q, %s", r.header.Get("WWW-Authenticate"), r.body)
 	}
 }
