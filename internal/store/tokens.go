@@ -71,7 +71,7 @@ func (s *Store) APITokenAuthenticate(ctx context.Context, hash []byte, touch tim
 			ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt,
 			ExpiresAt: r.ExpiresAt, Revoked: r.Revoked, ReadOnly: r.ReadOnly,
 		},
-		User:    User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
+		User:      User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
 		Expired:   r.Expired,
 		ExpiresIn: secondsDuration(r.ExpiresInSeconds),
 	}, nil
