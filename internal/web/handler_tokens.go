@@ -141,10 +141,14 @@ func (s *Server) revokeTokenPage(c echo.Context) error {
 		}
 		return s.redirectWithFlash(c, views.PathTokens, flash{Notice: "The token " + t.Name + " of " + t.OwnerEmail + " is " + state + " already: it does not work."})
 	}
+	used := "It has never been used."
+	if t.LastUsedAt != nil {
+		used = "It was last used at " + t.LastUsedAt.UTC().Format("2006-01-02 15:04 UTC") + "."
+	}
 	return renderOK(c, views.Confirm(views.ConfirmProps{
 		Layout: layout(c), Nav: views.NavTokens,
 		Title: "Revoke the token " + t.Name + " of " + t.OwnerEmail + "?",
-		Question: "Whatever uses it is refused from its next request on (within a second on other instances). " +
+		Question: used + " Whatever uses it is refused from its next request on (within a second on other instances). " +
 			"A revoked token cannot be brought back: its user would need a new one.",
 		Action: views.TokenRevokePath(id), Button: "Revoke the token", Cancel: views.PathTokens,
 	}))
@@ -160,8 +164,13 @@ func (s *Server) revokeToken(c echo.Context) error {
 	if c.FormValue("confirmed") != "yes" {
 		return c.Redirect(http.StatusSeeOther, views.TokenRevokePath(id))
 	}
-	if err := s.auth.RevokeToken(c.Request().Context(), id); err != nil {
+	ctx := c.Request().Context()
+	t, err := s.auth.Token(ctx, id)
+	if err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, views.PathTokens, flash{Notice: "Token revoked: it no longer works."})
+	if err := s.auth.RevokeToken(ctx, id); err != nil {
+		return err
+	}
+	return s.redirectWithFlash(c, views.PathTokens, flash{Notice: "Token " + t.Name + " of " + t.OwnerEmail + " revoked: it no longer works."})
 }

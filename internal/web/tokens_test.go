@@ -118,13 +118,13 @@ func TestTokensSectionForAdmins(t *testing.T) {
 	wantStatus(t, "the question", question, 200)
 	if !strings.Contains(question.body, `data-testid="confirm"`) || !strings.Contains(question.body, "Revoke the token prometheus of viewer@example.test?") ||
 		!strings.Contains(question.body, `action="/admin/tokens/`+id+`/revoke"`) || !strings.Contains(question.body, `name="confirmed" value="yes"`) ||
-		!strings.Contains(question.body, `href="/admin/tokens"`) {
+		!strings.Contains(question.body, `href="/admin/tokens"`) || !strings.Contains(question.body, "It was last used at ") {
 		t.Fatalf("the revoke question: %s", question.body)
 	}
 	page = postRedirected(t, admin, "/admin/tokens/"+id+"/revoke", url.Values{"confirmed": {"yes"}}, "/admin/tokens")
 	wantStatus(t, "revoked token", b.anonymous().do("GET", "/api/admin/plugins/updates/summary", "", "", bearer), 401)
 	if row := tokenRow(t, page.body, "prometheus"); !strings.Contains(row, "Revoked") || strings.Contains(row, "token-revoke") ||
-		!strings.Contains(page.body, "Token revoked") {
+		!strings.Contains(page.body, "Token prometheus of viewer@example.test revoked") {
 		t.Fatalf("after revoking: %s", row)
 	}
 	// A token that no longer works needs no question.
