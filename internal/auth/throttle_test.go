@@ -203,6 +203,18 @@ func TestThrottleHoldsUnderParallelGuesses(t *testing.T) {
 	if heard, throttled := b.guessAll(t, manyAddresses); heard != 20 || throttled != guesses-20 {
 		t.Errorf("%d addresses: %d guesses heard, %d throttled; want 20 and %d", guesses, heard, throttled, guesses-20)
 	}
+	// Three locks (the address, which counted all 24; ada from it; bob's
+	// account), each audited once however many parallel guesses it
+	// refused.
+	var locks int
+	var which string
+	b.db.QueryRow(t, `SELECT count(*), string_agg(coalesce(detail->>'email', detail->>'address') || '|' || (detail->>'locked'), ', '
+			ORDER BY coalesce(detail->>'email', detail->>'address') COLLATE "C")
+		FROM audit_log WHERE action = 'user.lockout'`).Scan(&locks, &which)
+	want := "192.0.2.1|" + LockAddress + ", ada@example.org|" + LockAccountAddress + ", bob@example.org|" + LockAccount
+	if locks != 3 || which != want {
+		t.Errorf("lock audit rows after parallel guesses: %d (%s), want one for each of the three locks (%s)", locks, which, want)
+	}
 }
 
 // While one address floods the form with guesses at the owner's account and
