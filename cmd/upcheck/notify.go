@@ -20,7 +20,7 @@ import (
 // runNotify is `upcheck notify add|list|test|retry|remove`.
 func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck notify: want add, list, test, retry or remove\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck notify: want add, list, test, retry or remove\n%s", helpPointer("notify"))
 		return errUsage
 	}
 	switch sub, rest := args[0], args[1:]; sub {
@@ -54,7 +54,7 @@ func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 		}
 		return withApp(ctx, cfg, logger, func(a *app.App) error { return a.Notify.Retry(ctx, id) })
 	}
-	fmt.Fprintf(stderr, "upcheck notify: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "upcheck notify: unknown command %q\n%s", args[0], helpPointer("notify"))
 	return errUsage
 }
 
@@ -68,7 +68,7 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		return runNotifyAddEmail(ctx, cfg, logger, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "webhook" {
-		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\" or \"email\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\" or \"email\"\n%s", helpPointer("notify add"))
 		return errUsage
 	}
 	c := store.NewChannel{Kind: "webhook"}
