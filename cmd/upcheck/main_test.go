@@ -103,7 +103,7 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 		Fetched  int              `json:"fetched"`
 		Failed   int              `json:"failed"`
 		Failures []map[string]any `json:"failures"`
-		Summary struct {
+		Summary  struct {
 			Components       int `json:"components"`
 			UpdatesAvailable int `json:"updates_available"`
 			SecurityUpdates  int `json:"security_updates"`
