@@ -26,7 +26,7 @@ import (
 // so the outage is noticed at once.
 const outageLease = 30 * time.Second
 
-var settledRE = regexp.MustCompile(`lease released and check's end recorded once the database answered .*attempts=(\d+)`)
+var settledRE = regexp.MustCompile(`lease released and check's end recorded once the database answered.*attempts=(\d+)`)
 
 // Scenario 4b: PostgreSQL stopped while a check waits for its publisher,
 // started again after the check has ended. The same process then records
