@@ -18,7 +18,9 @@ func (b *bundle) auditMarks(t *testing.T) (n int) {
 	return n
 }
 
-func settleMark(ctx context.Context, tx *store.Tx) error { return tx.AuditAppend(ctx, 0, "settle.test", nil) }
+func settleMark(ctx context.Context, tx *store.Tx) error {
+	return tx.AuditAppend(ctx, 0, "settle.test", nil)
+}
 
 // Settle gives the lease back and writes the record in one transaction;
 // when the database refuses the record, the lease is still given back (a
