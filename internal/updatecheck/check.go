@@ -266,8 +266,10 @@ func (c *Checker) settle(ctx context.Context, l lease.Lease, completed bool, rec
 	switch {
 	case err != nil:
 		c.logger.WarnContext(ctx, "could not release the lease or record the check's end", "epoch", l.Epoch, "attempts", attempts, "error", err)
-	case attempts > 1:
+	case attempts > 1 && record != nil:
 		c.logger.InfoContext(ctx, "lease released and check's end recorded once the database answered", "epoch", l.Epoch, "attempts", attempts)
+	case attempts > 1:
+		c.logger.InfoContext(ctx, "lease released once the database answered", "epoch", l.Epoch, "attempts", attempts)
 	}
 }
 
