@@ -114,6 +114,8 @@ func auditWhat(r AuditRow) string {
 		return "API token revoked"
 	case "source.trust":
 		return "Trusted keys of an update source changed"
+	case "source.pin":
+		return "Pinned keys of an update source changed"
 	}
 	return r.Action
 }
