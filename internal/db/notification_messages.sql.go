@@ -171,6 +171,36 @@ func (q *Queries) MessageGatherLock(ctx context.Context, db DBTX, lockKey int64)
 	return err
 }
 
+const messageHold = `-- name: MessageHold :execrows
+WITH ch AS (
+    SELECT c.id
+    FROM notification_channels c
+    JOIN notification_messages mm ON mm.channel_id = c.id
+    WHERE mm.id = $1 AND NOT c.enabled
+    FOR SHARE OF c
+),
+held AS (
+    UPDATE notification_messages m
+    SET held_at = clock_timestamp()
+    FROM ch
+    WHERE m.id = $1 AND m.channel_id = ch.id AND m.state = 'pending'
+    RETURNING m.id
+)
+UPDATE notification_events e
+SET held_at = clock_timestamp()
+FROM held
+WHERE e.message_id = held.id
+`
+
+// As EventHold, for an email message and its events.
+func (q *Queries) MessageHold(ctx context.Context, db DBTX, id uuid.UUID) (int64, error) {
+	result, err := db.Exec(ctx, messageHold, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const messageRecordAttempt = `-- name: MessageRecordAttempt :exec
 WITH message AS (
     UPDATE notification_messages msg
@@ -202,6 +232,47 @@ type MessageRecordAttemptParams struct {
 func (q *Queries) MessageRecordAttempt(ctx context.Context, db DBTX, arg MessageRecordAttemptParams) error {
 	_, err := db.Exec(ctx, messageRecordAttempt, arg.Error, arg.State, arg.ID)
 	return err
+}
+
+const messageReleaseHeld = `-- name: MessageReleaseHeld :many
+WITH released AS (
+    UPDATE notification_messages m
+    SET held_at = NULL
+    FROM notification_channels c
+    WHERE c.id = m.channel_id AND c.enabled
+      AND m.held_at IS NOT NULL AND m.state = 'pending'
+      AND ($1::bigint IS NULL OR m.channel_id = $1::bigint)
+    RETURNING m.id
+),
+events AS (
+    UPDATE notification_events e SET held_at = NULL
+    WHERE e.message_id IN (SELECT r.id FROM released r)
+    RETURNING e.id
+)
+SELECT id FROM released
+`
+
+// The held messages of enabled email channels (every one, or only
+// @channel_id) are pending again, with their events, and returned, for one
+// new job each.
+func (q *Queries) MessageReleaseHeld(ctx context.Context, db DBTX, channelID *int64) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, messageReleaseHeld, channelID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const messageRetry = `-- name: MessageRetry :one
