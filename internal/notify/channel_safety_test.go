@@ -43,7 +43,9 @@ func (b *bodies) all() [][]byte {
 	return append([][]byte(nil), b.got...)
 }
 
-// Publisher text reaches a chat escaped (&, <, > as Slack and Mattermost
+// Publisher text reaches a chat escaped (the advisory's summary is exactly
+// the hostile string, the release's is it with invisible characters and
+// far too long) (&, <, > as Slack and Mattermost
 // want them), on one line without invisible characters, and capped; the
 // email's text is one line per item without them either; the webhook's
 // JSON carries the text as it was (encoding/json makes it safe) with the
@@ -60,7 +62,7 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 		"core": {"releases": [{"version": "1.9.0"}]},
 		"blog": {"releases": [{"version": "2.4.0", "security": true, "severity": "high", "summary": ` + string(summary) + `}],
 		         "advisories": [{"id": "ACME-1", "aliases": ["CVE-2026-0001", "GHSA-2j5x-8q7m-xx9p"], "severity": "high", "affected": "<2.4.0", "fixed_in": "2.4.0", "summary": "XSS"}]},
-		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "aliases": ["CVE-2026-0002"], "severity": "high", "affected": "<=3.0.0", "summary": ` + string(summary) + `}]}}}`
+		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "aliases": ["CVE-2026-0002"], "severity": "high", "affected": "<=3.0.0", "summary": "` + hostile + `"}]}}}`
 	pub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, doc) }))
 	t.Cleanup(pub.Close)
 	if _, err := b.checker.SyncComponents(ctx, &manifest.Manifest{Components: []manifest.Component{
@@ -103,6 +105,9 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 		}
 		if strings.Contains(text, "security update") && !strings.Contains(text, "fixes ACME-1 (CVE-2026-0001, GHSA-2j5x-8q7m-xx9p)") {
 			t.Errorf("the security update's post does not name the advisory it fixes:\n%q", text)
+		}
+		if strings.Contains(text, "affected by") && !strings.Contains(text, "no fix yet: &lt;!channel&gt; &lt;https://evil.example/login|Install the fix now&gt;") {
+			t.Errorf("the advisory's summary is not shown escaped as text:\n%q", text)
 		}
 		if strings.Contains(text, "affected by") && !strings.Contains(text, "ACME-2 (CVE-2026-0002)") {
 			t.Errorf("the advisory's post does not name it with its alias:\n%q", text)
