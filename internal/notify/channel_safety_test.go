@@ -352,3 +352,50 @@ func TestChannelChangesAudited(t *testing.T) {
 		t.Fatalf("audit actions: %v", got)
 	}
 }
+
+// Turning a channel off and on again and again while its events are being
+// sent loses none and sends none twice: once it stays on, each event has
+// arrived exactly once.
+func TestToggledChannelSendsEachEventOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: 50 * time.Millisecond})
+	ctx := context.Background()
+	rcv := &hookCounter{ids: map[string]int{}}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	created, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: srv.URL, Events: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const events = 30
+	for range events {
+		if _, err := b.notify.QueueTest(ctx, created.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.deliver()
+	for i := range 40 {
+		if _, err := b.notify.SetEnabled(ctx, created.ID, i%2 == 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "every event delivered", func() bool {
+		var n int
+		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE state = 'delivered'").Scan(&n)
+		return n == events
+	})
+	eventually(t, "no delivery job left", func() bool {
+		var n int
+		b.db.QueryRow(t, "SELECT count(*) FROM river_job WHERE kind = 'upcheck.delivery' AND state NOT IN ('completed', 'cancelled', 'discarded')").Scan(&n)
+		return n == 0
+	})
+	got := rcv.counts()
+	if len(got) != events {
+		t.Fatalf("%d distinct events arrived, want %d", len(got), events)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("event %s arrived %d times", id, n)
+		}
+	}
+}
