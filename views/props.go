@@ -352,6 +352,11 @@ type DeliveryRow struct {
 	Held bool
 }
 
+// ChannelForm is the add-a-channel form's fields.
+type ChannelForm struct {
+	Kind, URL, To, Events, Name string
+}
+
 // NotificationsProps is the Notifications page.
 type NotificationsProps struct {
 	Layout     LayoutProps
@@ -366,6 +371,8 @@ type NotificationsProps struct {
 	NewTarget string
 	// FormError says why a channel could not be added, in plain words.
 	FormError string
+	// Form is what the refused form said, to fill it in again.
+	Form ChannelForm
 	// Notice confirms an action ("Test event queued").
 	Notice string
 }

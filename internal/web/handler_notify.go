@@ -44,6 +44,9 @@ func (s *Server) notifyDone(c echo.Context, f flash) error {
 // form error, and a new channel's secret and full target.
 func (s *Server) renderNotifications(c echo.Context, status int, f flash) error {
 	p := views.NotificationsProps{Notice: f.Notice, FormError: f.Error, NewSecret: f.Values["secret"], NewTarget: f.Values["target"]}
+	if f.Error != "" { // the refused form, filled in again
+		p.Form = views.ChannelForm{Kind: f.Values["kind"], URL: f.Values["url"], To: f.Values["to"], Events: f.Values["events"], Name: f.Values["name"]}
+	}
 	ctx := c.Request().Context()
 	channels, err := s.store.Channels(ctx)
 	if err != nil {
@@ -88,7 +91,8 @@ func (s *Server) addChannel(c echo.Context) error {
 	}
 	created, err := s.notify.AddChannel(actorContext(c).Request().Context(), ch)
 	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
-		return s.notifyDone(c, flash{Error: invalidChannelText(err)})
+		return s.notifyDone(c, flash{Error: invalidChannelText(err), Values: map[string]string{
+			"kind": ch.Kind, "url": c.FormValue("url"), "to": c.FormValue("to"), "events": ch.Events, "name": ch.Name}})
 	}
 	if err != nil {
 		return err

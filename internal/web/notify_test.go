@@ -63,8 +63,9 @@ func TestNotificationsPage(t *testing.T) {
 	admin, viewer := b.login("admin@example.test"), b.login("viewer@example.test")
 
 	page := wantRedirect(t, admin, "bad URL", notifyForm(admin, "/admin/notifications/channels", url.Values{"kind": {"webhook"}, "url": {"ftp://x.example/"}, "events": {"security"}}))
-	if !strings.Contains(page.body, "The channel was not added: the URL must be an absolute http or https URL") {
-		t.Fatalf("the refusal does not say why:\n%s", page.body)
+	if !strings.Contains(page.body, "The channel was not added: the URL must be an absolute http or https URL") ||
+		!strings.Contains(page.body, `value="ftp://x.example/"`) {
+		t.Fatalf("the refusal does not say why, or the form is not filled in again:\n%s", page.body)
 	}
 
 	const hook = "https://hooks.example/services/T000/B000/XYZsecretpath"
