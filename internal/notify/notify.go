@@ -463,7 +463,7 @@ func (s *Service) checkAddress(ctx context.Context, target string) error {
 		if private.Addr.IsValid() {
 			addr = private.Addr.String() + ", a private address (loopback or an internal network)"
 		}
-		return fmt.Errorf("%w: the URL's host is %s, and this server does not send to private addresses; set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it",
+		return fmt.Errorf("%w: the URL’s host is %s, and this server does not send to private addresses; set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it",
 			ErrInvalidChannel, addr)
 	}
 	return nil // a host that does not resolve now is the delivery's to report

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -9,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/web"
 )
 
 // notifyForm posts a form with the client's CSRF token.
@@ -211,5 +215,30 @@ func TestChannelNoticesAndAudit(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^[^\n]*,` + regexp.QuoteMeta(action) + `,admin@example\.test,[^\n]*chat`).MatchString(csv.body) {
 			t.Errorf("the CSV has no %s row by admin@example.test naming the channel:\n%s", action, csv.body)
 		}
+	}
+}
+
+// On a server that does not send to private addresses, a webhook to one is
+// refused when added, in words that name the setting that allows it.
+func TestPrivateWebhookRefusedOnThePage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(b *bundle, d *web.Deps) {
+		guarded := fetch.New(fetch.Config{}, nil)
+		t.Cleanup(guarded.Close)
+		n, err := notify.New(b.db.Pool, b.store, guarded, notify.DefaultTimings(), slog.Default())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Notify = n
+	})
+	admin := b.login("admin@example.test")
+	page := wantRedirect(t, admin, "private webhook", notifyForm(admin, "/admin/notifications/channels",
+		url.Values{"kind": {"webhook"}, "url": {"http://127.0.0.1:9000/hook"}, "events": {"security"}}))
+	if !strings.Contains(page.body, "The channel was not added: the URL’s host is 127.0.0.1") ||
+		!strings.Contains(page.body, "UPCHECK_ALLOW_PRIVATE_SOURCES=1") {
+		t.Fatalf("the refusal does not say why:\n%s", page.body)
+	}
+	if n := b.count(t, "SELECT count(*) FROM notification_channels"); n != 0 {
+		t.Fatalf("%d channels after a refusal", n)
 	}
 }
