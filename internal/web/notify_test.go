@@ -242,3 +242,16 @@ func TestPrivateWebhookRefusedOnThePage(t *testing.T) {
 		t.Fatalf("%d channels after a refusal", n)
 	}
 }
+
+// A delivery held while its channel is disabled is shown as held, with
+// what will send it.
+func TestHeldDeliveryShown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.db.MustExec(t, "INSERT INTO notification_channels (id, name, kind, target, events, enabled) VALUES (1, 'ops', 'webhook', 'https://hooks.example/x', 'all', false)")
+	b.db.MustExec(t, "INSERT INTO notification_events (id, channel_id, key, type, payload, held_at) VALUES (gen_random_uuid(), 1, 'test:x', 'test', '{}', clock_timestamp())")
+	page := b.login("viewer@example.test").do("GET", "/admin/notifications", "", "", nil)
+	if !strings.Contains(page.body, `data-testid="delivery-held"`) || !strings.Contains(page.body, ">Held<") {
+		t.Fatalf("the held delivery is not shown as held:\n%s", page.body)
+	}
+}
