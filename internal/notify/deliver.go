@@ -44,7 +44,9 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		}
 		// The channel was enabled meanwhile (or the event is no longer
 		// pending): read it again and go on as it says now.
-		if d, err = s.store.Delivery(ctx, job.Args.EventID); err != nil {
+		if d, err = s.store.Delivery(ctx, job.Args.EventID); errors.Is(err, store.ErrNotFound) {
+			return river.JobCancel(fmt.Errorf("event %s was deleted with its channel", job.Args.EventID))
+		} else if err != nil {
 			return err
 		}
 		if d.State != "pending" {

@@ -128,7 +128,9 @@ func (w *emailWorker) Work(ctx context.Context, job *river.Job[emailArgs]) error
 			return river.JobCancel(errors.New("the channel is disabled: the message is held until it is enabled"))
 		}
 		// Enabled meanwhile, or no longer pending: as the message says now.
-		if m, err = s.store.Message(ctx, job.Args.MessageID); err != nil {
+		if m, err = s.store.Message(ctx, job.Args.MessageID); errors.Is(err, store.ErrNotFound) {
+			return river.JobCancel(fmt.Errorf("message %s was deleted with its channel", job.Args.MessageID))
+		} else if err != nil {
 			return err
 		}
 		if m.State != "pending" {
