@@ -116,8 +116,8 @@ WHERE e.message_id = held.id;
 
 -- name: MessageReleaseHeld :many
 -- The held messages of enabled email channels (every one, or only
--- @channel_id) are pending again, with their events, and returned, for one
--- new job each.
+-- @channel_id) are pending again, with their events, and returned with
+-- how many events each covers, for one new job each.
 WITH released AS (
     UPDATE notification_messages m
     SET held_at = NULL
@@ -130,6 +130,6 @@ WITH released AS (
 events AS (
     UPDATE notification_events e SET held_at = NULL
     WHERE e.message_id IN (SELECT r.id FROM released r)
-    RETURNING e.id
+    RETURNING e.id, e.message_id
 )
-SELECT id FROM released;
+SELECT r.id, (SELECT count(*) FROM events ev WHERE ev.message_id = r.id)::int AS events FROM released r;

@@ -247,27 +247,32 @@ WITH released AS (
 events AS (
     UPDATE notification_events e SET held_at = NULL
     WHERE e.message_id IN (SELECT r.id FROM released r)
-    RETURNING e.id
+    RETURNING e.id, e.message_id
 )
-SELECT id FROM released
+SELECT r.id, (SELECT count(*) FROM events ev WHERE ev.message_id = r.id)::int AS events FROM released r
 `
 
+type MessageReleaseHeldRow struct {
+	ID     uuid.UUID
+	Events int32
+}
+
 // The held messages of enabled email channels (every one, or only
-// @channel_id) are pending again, with their events, and returned, for one
-// new job each.
-func (q *Queries) MessageReleaseHeld(ctx context.Context, db DBTX, channelID *int64) ([]uuid.UUID, error) {
+// @channel_id) are pending again, with their events, and returned with
+// how many events each covers, for one new job each.
+func (q *Queries) MessageReleaseHeld(ctx context.Context, db DBTX, channelID *int64) ([]MessageReleaseHeldRow, error) {
 	rows, err := db.Query(ctx, messageReleaseHeld, channelID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []uuid.UUID{}
+	items := []MessageReleaseHeldRow{}
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
+		var i MessageReleaseHeldRow
+		if err := rows.Scan(&i.ID, &i.Events); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

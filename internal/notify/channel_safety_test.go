@@ -399,3 +399,46 @@ func TestToggledChannelSendsEachEventOnce(t *testing.T) {
 		}
 	}
 }
+
+// An email channel disabled while its message waits: the message is held,
+// not failed, and enabling the channel sends it once.
+func TestDisabledEmailChannelSendsHeldMessageOnEnable(t *testing.T) {
+	t.Parallel()
+	mailSrv, settings := startMailServer(t)
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: 50 * time.Millisecond}, notify.WithSMTP(settings))
+	b.site()
+	b.check()
+	ctx := context.Background()
+	created, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "mail", Kind: "email", Target: "ops@example.org", Events: "security"})
+	if err != nil || created.Queued == 0 {
+		t.Fatalf("add: %+v %v", created, err)
+	}
+	if _, err := b.notify.SetEnabled(ctx, created.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	b.deliver()
+	eventually(t, "the message held", func() bool {
+		var n int
+		b.db.QueryRow(t, "SELECT count(*) FROM notification_messages WHERE held_at IS NOT NULL AND state = 'pending'").Scan(&n)
+		return n == 1
+	})
+	if n := len(mailSrv.accepted()); n != 0 {
+		t.Fatalf("%d mails sent to a disabled channel", n)
+	}
+	if queued, err := b.notify.SetEnabled(ctx, created.ID, true); err != nil || queued != created.Queued {
+		t.Fatalf("enable queued %d, want the %d events of the held message: %v", queued, created.Queued, err)
+	}
+	eventually(t, "the message and its events delivered", func() bool {
+		var n int
+		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE state <> 'delivered' OR held_at IS NOT NULL").Scan(&n)
+		return n == 0 && len(mailSrv.accepted()) == 1
+	})
+	eventually(t, "no email job left", func() bool {
+		var n int
+		b.db.QueryRow(t, "SELECT count(*) FROM river_job WHERE kind = 'upcheck.email' AND state NOT IN ('completed', 'cancelled', 'discarded')").Scan(&n)
+		return n == 0
+	})
+	if n := len(mailSrv.accepted()); n != 1 {
+		t.Fatalf("%d mails, want 1", n)
+	}
+}

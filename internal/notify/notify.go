@@ -399,11 +399,11 @@ func (s *Service) release(ctx context.Context, tx *store.Tx, channelID int64) (i
 	if err := s.insert(ctx, tx, events); err != nil {
 		return 0, err
 	}
-	messages, err := tx.MessageReleaseHeld(ctx, channelID)
+	messages, inMessages, err := tx.MessageReleaseHeld(ctx, channelID)
 	if err != nil || len(messages) == 0 {
 		return len(events), err
 	}
-	return len(events) + len(messages), s.insertEmail(ctx, tx, messages)
+	return len(events) + inMessages, s.insertEmail(ctx, tx, messages)
 }
 
 // DeleteChannel deletes a channel and its events, audited

@@ -118,8 +118,17 @@ func (s *Store) MessageHold(ctx context.Context, id uuid.UUID) (bool, error) {
 
 // MessageReleaseHeld makes the held messages of enabled channels (every
 // one when channelID is 0) pending again, with their events, and returns
-// them: each needs one new job, inserted in the same transaction.
-func (t *Tx) MessageReleaseHeld(ctx context.Context, channelID int64) ([]uuid.UUID, error) {
-	ids, err := t.q.MessageReleaseHeld(ctx, t.tx, optionalID(channelID))
-	return ids, mapError(err)
+// them and how many events they cover: each needs one new job, inserted in
+// the same transaction.
+func (t *Tx) MessageReleaseHeld(ctx context.Context, channelID int64) ([]uuid.UUID, int, error) {
+	rows, err := t.q.MessageReleaseHeld(ctx, t.tx, optionalID(channelID))
+	if err != nil {
+		return nil, 0, mapError(err)
+	}
+	ids, events := make([]uuid.UUID, len(rows)), 0
+	for i, r := range rows {
+		ids[i] = r.ID
+		events += int(r.Events)
+	}
+	return ids, events, nil
 }
