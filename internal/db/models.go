@@ -207,6 +207,7 @@ type NotificationEvent struct {
 	Epoch         *int64
 	MessageID     uuid.NullUUID
 	NextAttemptAt *time.Time
+	HeldAt        *time.Time
 }
 
 type NotificationMessage struct {
@@ -219,6 +220,7 @@ type NotificationMessage struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
+	HeldAt        *time.Time
 }
 
 type ReadModelVersion struct {
