@@ -139,8 +139,15 @@ func runCountsText(r RunRow) string {
 		return importRunText(r)
 	}
 	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)
+	unwritten := min(r.Unwritten, r.Skipped)
+	if unwritten > 0 {
+		s += fmt.Sprintf(", %d fetched but not saved", unwritten)
+	}
+	if n := r.Skipped - unwritten; n > 0 {
+		s += fmt.Sprintf(", %d not fetched", n)
+	}
 	if r.Skipped > 0 {
-		s += fmt.Sprintf(", %d not started", r.Skipped)
+		s += " (the check stopped first)"
 	}
 	return s
 }
@@ -200,9 +207,12 @@ func evalFailed(p DetailProps) bool {
 }
 
 // notEvaluatedText says why nothing is known about a component that has no
-// current evaluation, or one that could not be made.
+// current evaluation, or one that could not be made: the detail page's
+// headline says it, once (unknownFactsText points back to it).
 func notEvaluatedText(p DetailProps) string {
 	switch {
+	case p.SourceURL == "":
+		return "Unknown: nobody publishes updates for this component, so nothing is known about its releases or advisories."
 	case p.Evaluated && evalFailed(p):
 		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem above), so nothing is known about its releases or advisories."
 	case p.LastSuccessAt == nil && p.Offline:
@@ -214,6 +224,16 @@ func notEvaluatedText(p DetailProps) string {
 	default:
 		return "Unknown: the installed version (or the core's) changed, or the pinned key did, since the source was last read; the next check evaluates it."
 	}
+}
+
+// unknownFactsText stands where the detail page would list a component's
+// releases or advisories when none is known: the headline has said why
+// (notEvaluatedText), so this says only that none is known.
+func unknownFactsText(p DetailProps, what string) string {
+	if p.SourceURL == "" {
+		return "No " + what + " are known: the component has no update source."
+	}
+	return "No " + what + " are known, for the reason given at the top of the page."
 }
 
 // runLabel is a history row's status badge: "Cooldown ×7" for refusals
@@ -247,24 +267,20 @@ func failedSourcesText(r RunRow) string {
 }
 
 // lastErrorConsequence says what a component's failed check leaves the
-// page with: the last good document, or nothing at all when its source has
-// never been read (then nothing below may read as "no advisory").
+// page with: the last good document; "" when nothing is known, which the
+// headline already says (notEvaluatedText).
 func lastErrorConsequence(p DetailProps) string {
-	switch {
-	case p.LastSuccessAt == nil:
-		return "Its update source has never been read successfully, so nothing is known about its releases or advisories."
-	case !factsKnown(p):
-		return "Nothing is known about its releases or advisories until a check succeeds."
-	default:
-		return "What you see below comes from the last document that was fetched successfully."
+	if !factsKnown(p) {
+		return ""
 	}
+	return "What you see below comes from the last document that was fetched successfully."
 }
 
-// staleNoticeText is the detail page's stale warning; "over 48 hours" is
-// wrong about a source that was never read.
+// staleNoticeText is the detail page's stale warning. For a source never
+// read the headline says that nothing is known; this adds for how long.
 func staleNoticeText(p DetailProps) string {
 	if p.LastSuccessAt == nil {
-		return "This component has never been checked successfully, so its releases and advisories are unknown."
+		return "More than 48 hours have passed since this component was installed without a successful read of its update source."
 	}
 	return "This component has not been checked successfully for over 48 hours, so newer releases or advisories may be missing."
 }

@@ -53,7 +53,7 @@ func layout(s readmodel.Summary, canManage bool) LayoutProps {
 func attention() readmodel.Summary {
 	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
-		FailingSources: 1, UntrustedSources: 2, Stale: 2, NotificationsFailing: 2,
+		FailingSources: 1, UntrustedSources: 2, UnsignedSources: 3, Stale: 2, NotificationsFailing: 2,
 		OldestSuccessAt:     ago(72 * time.Hour),
 		LastCheck:           &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
 		Attention:           attentionFixture(),
@@ -87,7 +87,8 @@ func catalogRows() []CatalogRow {
 			LastAttemptAt: ago(3 * time.Hour), LastError: "fetch: 503 Service Unavailable", Stale: true, Evaluated: true,
 			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
 		{Code: "core", Name: "Core", Installed: "1.9.0", Latest: "1.9.0",
-			SourceURL: "https://updates.example.org/core.json", LastSuccessAt: ago(3 * time.Hour), Evaluated: true},
+			SourceURL: "https://updates.example.org/core.json", LastSuccessAt: ago(3 * time.Hour), Evaluated: true,
+			Dismissed: 1, DismissedUntil: in(21 * 24 * time.Hour)},
 		{Code: "local", Name: "Local tweaks", Installed: "0.1.0"},
 		{Code: "shop", Name: "Shop", Installed: "1.0.0", SourceURL: "https://shop.example/u.json"},
 	}
@@ -111,7 +112,8 @@ func pages() map[string]templ.Component {
 		"catalog": Catalog(CatalogProps{
 			Layout: layout(attention(), true), Rows: catalogRows(),
 			Page: 3, PageSize: 6, Total: 3000,
-			Counts: map[string]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1},
+			Counts: map[string]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1,
+				FilterStale: 1, FilterDismissed: 1},
 		}),
 		"catalog_empty": Catalog(CatalogProps{
 			Layout: layout(calm(), false), Filter: FilterSecurity,
@@ -169,10 +171,12 @@ func pages() map[string]templ.Component {
 			{ID: 6, Trigger: "scheduled", Actor: "cron", Status: "skipped", StartedAt: now.Add(-5 * time.Hour)},
 			{ID: 5, Trigger: "scheduled", Actor: "cron", Status: "busy", StartedAt: now.Add(-6 * time.Hour)},
 			{ID: 4, Trigger: "scheduled", Actor: "cron", Status: "lease_lost", StartedAt: now.Add(-6 * time.Hour),
-				FinishedAt: ago(6 * time.Hour), DurationMS: 301000, Fetched: 1, Skipped: 2, Error: "lease lost"},
-			{ID: 40, Trigger: "import", Actor: "ops@example.org", Status: "completed_with_failures", StartedAt: now.Add(-7 * time.Hour),
+				FinishedAt: ago(6 * time.Hour), DurationMS: 301000, Fetched: 1, Skipped: 3, Unwritten: 1, Error: "lease lost"},
+			{ID: 40, Trigger: "import", Actor: "ops@example.org", Status: "refused", StartedAt: now.Add(-7 * time.Hour),
 				FinishedAt: ago(7 * time.Hour), DurationMS: 40, Failed: 1,
 				Error: "signature: bad signature: does not match the document and key ed25519:AAAA"},
+			{ID: 39, Trigger: "operator", Actor: "cli", Status: "completed", StartedAt: now.Add(-8 * time.Hour),
+				FinishedAt: ago(8 * time.Hour), DurationMS: 1200, Fetched: 2},
 			{ID: 3, Trigger: "operator", Actor: "demo", Status: "cancelled", StartedAt: now.Add(-30 * time.Hour),
 				FinishedAt: ago(30 * time.Hour), DurationMS: 850},
 			{ID: 2, Trigger: "scheduled", Actor: "cron", Status: "failed", StartedAt: now.Add(-54 * time.Hour),
@@ -238,11 +242,13 @@ func pages() map[string]templ.Component {
 			{At: now.Add(-3 * time.Hour), Kind: AuditKindCheck, Action: "check", Actor: "cron", Trigger: "scheduled",
 				Status: "completed", Detail: "3 fetched, 1 unchanged, 1 failed"},
 			{At: now.Add(-4 * time.Hour), Kind: AuditKindAccount, Action: "token.create", Actor: "ada@example.org", Detail: "name: ci, token id: 3"},
+			{At: now.Add(-5 * time.Hour), Kind: AuditKindCheck, Action: "check", Actor: "cli", Trigger: "operator",
+				Status: "completed", Detail: "2 fetched, 0 unchanged, 0 failed"},
 		}}),
 		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
 		"tokens":               Tokens(tokensProps()),
 		"tokens_empty":         Tokens(tokensEmptyProps()),
-		"error_404":            ErrorPage(ErrorProps{Status: 404, Asset: testAsset}),
+		"error_404":            ErrorPage(ErrorProps{Status: 404, Message: "Not Found", Asset: testAsset}),
 		"error_503":            ErrorPage(ErrorProps{Status: 503, Asset: testAsset}),
 		"error_403":            ErrorPage(ErrorProps{Status: 403, Title: "Not for viewers", Message: "Only administrators can dismiss advisories.", Asset: testAsset}),
 	}

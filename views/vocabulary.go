@@ -51,6 +51,7 @@ var checkStatuses = map[string]checkStatus{
 	"failed":                  {"Failed", "it could not write its results", toneDanger, true},
 	"abandoned":               {"Abandoned", "the server stopped before it finished", toneWarn, false},
 	"":                        {"Unknown", "", toneNeutral, true},
+	"refused":                 {"Refused", "", toneWarn, true}, // an import whose document was refused (the stored one stayed)
 }
 
 // triggerLabels word what started a check.
@@ -59,14 +60,6 @@ var triggerLabels = map[string]string{
 	"manual":    "Manual",
 	"operator":  "Command line",
 	"import":    "Document import", // upcheck source import, the Sources page's upload form
-}
-
-// actorLabels word the actors that are not users (readmodel.Actor*), in
-// the history's "By" column.
-var actorLabels = map[string]string{
-	readmodel.ActorCron: "the schedule",
-	readmodel.ActorCLI:  "upcheck check",
-	readmodel.ActorDemo: "the demo, at start",
 }
 
 // actorOrigins word what started a run when its actor, not its trigger,
@@ -86,12 +79,10 @@ func originLabel(trigger, actor string) string {
 	return triggerLabel(trigger)
 }
 
-// actorLabel words who started a run: a user's email as it is.
+// actorLabel words who started a run (readmodel.ActorText): a user's
+// email as it is.
 func actorLabel(actor string) string {
-	if l, ok := actorLabels[actor]; ok {
-		return l
-	}
-	return actor
+	return readmodel.ActorText(actor)
 }
 
 // runStatus words a check's status; an unknown one is shown as it is.

@@ -18,6 +18,11 @@ import (
 // imported for.
 var ErrUnknownSource = errors.New("no installed component uses this update source")
 
+// Refused is the history's status of an import whose document was
+// refused (the stored one stayed): not a check that completed with
+// failures, since it checked no publisher.
+const Refused Status = "refused"
+
 // ImportStatus is how an import ended.
 type ImportStatus string
 
@@ -120,7 +125,7 @@ func (c *Checker) Import(ctx context.Context, url string, body []byte, signature
 	case importErr != nil:
 		status = Failed
 	case res.Status == ImportRefused:
-		status = CompletedWithFailures
+		status = Refused
 	}
 	// An import checked no publisher: it completes no period.
 	c.release(ctx, l, false)
