@@ -226,6 +226,19 @@ func notEvaluatedText(p DetailProps) string {
 	}
 }
 
+// problemText is a stored failure's sentence (readmodel.ProblemSentence).
+// A failure of no known kind gets the general sentence there, "The last
+// check of this source failed.", which every place that shows a problem
+// has already said (the "Check failing" badge, the detail page's "The last
+// check of this component failed."): here it points to the technical
+// text instead of saying it again.
+func problemText(kind, arg string) string {
+	if s := readmodel.ProblemSentence(kind, arg); s != readmodel.ProblemSentence("", "") {
+		return s
+	}
+	return "Its cause was not recorded in plain words; the technical detail says what happened."
+}
+
 // unknownFactsText stands where the detail page would list a component's
 // releases or advisories when none is known: the headline has said why
 // (notEvaluatedText), so this says only that none is known.

@@ -221,3 +221,26 @@ func TestHistoryWordsWhatHappened(t *testing.T) {
 		t.Errorf("an entry without an actor: %q", got)
 	}
 }
+
+// A failure of no known kind is said once: the detail page's "The last
+// check of this component failed." and the badges say it, and the
+// problem below them points to the technical text instead of repeating
+// the general sentence.
+func TestUnknownFailureSaidOnce(t *testing.T) {
+	t.Parallel()
+	for name, p := range map[string]DetailProps{
+		"never read": {SourceURL: "https://s.example/u.json", LastError: "boom"},
+		"read once":  {SourceURL: "https://s.example/u.json", LastError: "boom", LastSuccessAt: ago(time.Hour), Evaluated: true},
+	} {
+		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "1.0"
+		shown := visibleText(doc(t, ComponentDetail(p)))
+		if n := strings.Count(shown, "The last check of this"); n != 1 {
+			t.Errorf("%s: the failure is said %d times:\n%s", name, n, shown)
+		}
+	}
+	shown := visibleText(doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Page: 1, Total: 1, Rows: []CatalogRow{
+		{Code: "shop", Name: "Shop", Installed: "1", SourceURL: "https://s.example/u.json", LastError: "boom"}}})))
+	if strings.Contains(shown, "The last check of this source failed") || !strings.Contains(shown, "Check failing") {
+		t.Errorf("the catalog row says the failure twice:\n%s", shown)
+	}
+}
