@@ -144,6 +144,10 @@ func sourceBadges(s SourceRow) []badge {
 		bs = append(bs, badge{"Document expired", toneWarn})
 	case s.Stale && s.LastSuccessAt != nil:
 		bs = append(bs, badge{"Stale", toneWarn})
+	case s.Stale:
+		// Never read, not failing: waiting (an offline source for its
+		// import) for more than the stale age since it was installed.
+		bs = append(bs, badge{"Stale: nothing read in the 48 hours since it was installed", toneWarn})
 	}
 	if len(bs) == 0 {
 		switch {

@@ -244,3 +244,27 @@ func TestUnknownFailureSaidOnce(t *testing.T) {
 		t.Errorf("the catalog row says the failure twice:\n%s", shown)
 	}
 }
+
+// A source never read is stale only 48 hours after its installation; then
+// its badge says so instead of "Waiting for its first import".
+func TestSourceNeverReadBadges(t *testing.T) {
+	t.Parallel()
+	words := func(s SourceRow) string {
+		var w []string
+		for _, b := range sourceBadges(s) {
+			w = append(w, b.Text)
+		}
+		return strings.Join(w, ", ")
+	}
+	if got := words(SourceRow{URL: "offline:x", Offline: true}); got != "Waiting for its first import" {
+		t.Errorf("offline, new: %q", got)
+	}
+	if got := words(SourceRow{URL: "offline:x", Offline: true, Stale: true}); got !=
+		"Stale: nothing read in the 48 hours since it was installed, Offline: imported, never fetched" {
+		t.Errorf("offline, waiting for 48 hours: %q", got)
+	}
+	if got := words(SourceRow{URL: "https://p.example/u.json", Failing: true, ConsecutiveFailures: 1}); got !=
+		"Failing, 1 time in a row, Never fetched successfully" {
+		t.Errorf("new and failing: %q", got)
+	}
+}
