@@ -211,10 +211,8 @@ func evalFailed(p DetailProps) bool {
 // headline says it, once (unknownFactsText points back to it).
 func notEvaluatedText(p DetailProps) string {
 	switch {
-	case p.SourceURL == "":
-		return "Unknown: nobody publishes updates for this component, so nothing is known about its releases or advisories."
 	case p.Evaluated && evalFailed(p):
-		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem above), so nothing is known about its releases or advisories."
+		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem below), so nothing is known about its releases or advisories."
 	case p.LastSuccessAt == nil && p.Offline:
 		return "Unknown: the offline update source is waiting for its first import, so nothing is known about releases or advisories for this version. An admin imports its document from Source health."
 	case p.LastSuccessAt == nil && p.LastError != "":
