@@ -268,3 +268,20 @@ func TestSourceNeverReadBadges(t *testing.T) {
 		t.Errorf("new and failing: %q", got)
 	}
 }
+
+// Counts in views take the right plural.
+func TestPluralsInViews(t *testing.T) {
+	t.Parallel()
+	for got, want := range map[string]string{
+		bytesText(1):                      "1 byte",
+		bytesText(100):                    "100 bytes",
+		attentionMoreText(1):              "and 1 more component",
+		trustCountsText(calm()):           "0 untrusted sources · 0 unsigned sources (no key pinned)",
+		runCountsText(RunRow{Skipped: 1}): "0 fetched, 0 unchanged, 0 failed, 1 not fetched (the check stopped first)",
+		dismissedText(1, nil, now):        "1 advisory dismissed with no end",
+	} {
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+	}
+}
