@@ -129,15 +129,6 @@ LANGUAGE sql STABLE AS $$
 $$;
 -- +goose StatementEnd
 
--- A refused import is recorded as refused, not as a check that completed
--- with failures: it checked no publisher, and its one document was
--- refused.
-ALTER TABLE check_runs DROP CONSTRAINT check_runs_status_check;
-ALTER TABLE check_runs ADD CONSTRAINT check_runs_status_check
-    CHECK (status IN ('running', 'completed', 'completed_with_failures', 'busy', 'cooldown', 'skipped',
-                      'lease_lost', 'cancelled', 'failed', 'refused'));
-UPDATE check_runs SET status = 'refused' WHERE trigger = 'import' AND status = 'completed_with_failures';
-
 -- Of the sources a run did not finish (sources_skipped), those that were
 -- fetched but whose outcome was not written because the check stopped
 -- first; the others were never started. Runs recorded before count none.
@@ -145,11 +136,6 @@ ALTER TABLE check_runs ADD COLUMN sources_unwritten integer NOT NULL DEFAULT 0;
 
 -- +goose Down
 ALTER TABLE check_runs DROP COLUMN sources_unwritten;
-UPDATE check_runs SET status = 'completed_with_failures' WHERE status = 'refused';
-ALTER TABLE check_runs DROP CONSTRAINT check_runs_status_check;
-ALTER TABLE check_runs ADD CONSTRAINT check_runs_status_check
-    CHECK (status IN ('running', 'completed', 'completed_with_failures', 'busy', 'cooldown', 'skipped',
-                      'lease_lost', 'cancelled', 'failed'));
 
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_stale(last_success_at timestamptz, expires_at timestamptz)

@@ -249,8 +249,9 @@ type RunRow struct {
 	// Actor is who asked: a user's email, or one of readmodel.Actor*.
 	Actor string
 	// Status is running, completed, completed_with_failures, busy,
-	// cooldown, skipped, lease_lost, cancelled, failed, refused (an import
-	// whose document was refused) or abandoned.
+	// cooldown, skipped, lease_lost, cancelled, failed or abandoned (an
+	// import whose document was refused is completed_with_failures, and
+	// reads "Refused").
 	Status string
 	// Repeats counts the refusals folded into this row (the same status,
 	// trigger and actor in a row): 1 for a single run. FirstStartedAt is

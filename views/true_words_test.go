@@ -189,7 +189,7 @@ func TestErrorPageSaysItsTitleOnce(t *testing.T) {
 func TestHistoryWordsWhatHappened(t *testing.T) {
 	t.Parallel()
 	root := doc(t, History(HistoryProps{Layout: layout(calm(), true), Runs: []RunRow{
-		{ID: 3, Trigger: "import", Actor: readmodel.ActorCLI, Status: "refused", StartedAt: now.Add(-time.Hour),
+		{ID: 3, Trigger: "import", Actor: readmodel.ActorCLI, Status: "completed_with_failures", StartedAt: now.Add(-time.Hour),
 			FinishedAt: ago(time.Hour), Failed: 1},
 		{ID: 2, Trigger: "operator", Actor: readmodel.ActorCLI, Status: "cancelled", StartedAt: now.Add(-2 * time.Hour),
 			FinishedAt: ago(2 * time.Hour), Fetched: 1, Skipped: 3, Unwritten: 2},

@@ -172,7 +172,7 @@ func pages() map[string]templ.Component {
 			{ID: 5, Trigger: "scheduled", Actor: "cron", Status: "busy", StartedAt: now.Add(-6 * time.Hour)},
 			{ID: 4, Trigger: "scheduled", Actor: "cron", Status: "lease_lost", StartedAt: now.Add(-6 * time.Hour),
 				FinishedAt: ago(6 * time.Hour), DurationMS: 301000, Fetched: 1, Skipped: 3, Unwritten: 1, Error: "lease lost"},
-			{ID: 40, Trigger: "import", Actor: "ops@example.org", Status: "refused", StartedAt: now.Add(-7 * time.Hour),
+			{ID: 40, Trigger: "import", Actor: "ops@example.org", Status: "completed_with_failures", StartedAt: now.Add(-7 * time.Hour),
 				FinishedAt: ago(7 * time.Hour), DurationMS: 40, Failed: 1,
 				Error: "signature: bad signature: does not match the document and key ed25519:AAAA"},
 			{ID: 39, Trigger: "operator", Actor: "cli", Status: "completed", StartedAt: now.Add(-8 * time.Hour),

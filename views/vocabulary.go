@@ -51,7 +51,7 @@ var checkStatuses = map[string]checkStatus{
 	"failed":                  {"Failed", "it could not write its results", toneDanger, true},
 	"abandoned":               {"Abandoned", "the server stopped before it finished", toneWarn, false},
 	"":                        {"Unknown", "", toneNeutral, true},
-	"refused":                 {"Refused", "", toneWarn, true}, // an import whose document was refused (the stored one stayed)
+	"refused":                 {"Refused", "", toneWarn, true}, // an import whose document was refused, as the history reads it (shownStatus)
 }
 
 // triggerLabels word what started a check.

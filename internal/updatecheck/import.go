@@ -18,11 +18,6 @@ import (
 // imported for.
 var ErrUnknownSource = errors.New("no installed component uses this update source")
 
-// Refused is the history's status of an import whose document was
-// refused (the stored one stayed): not a check that completed with
-// failures, since it checked no publisher.
-const Refused Status = "refused"
-
 // ImportStatus is how an import ended.
 type ImportStatus string
 
@@ -125,7 +120,9 @@ func (c *Checker) Import(ctx context.Context, url string, body []byte, signature
 	case importErr != nil:
 		status = Failed
 	case res.Status == ImportRefused:
-		status = Refused
+		// Recorded as a run that ended with its one source failed; the
+		// history reads it as "Refused" (views' shownStatus).
+		status = CompletedWithFailures
 	}
 	// An import checked no publisher: it completes no period.
 	c.release(ctx, l, false)

@@ -124,7 +124,7 @@ func TestImportRefusedKeepsStoredDocument(t *testing.T) {
 		}
 	}
 	runs := b.runs()
-	if len(runs) != 6 || runs[5] != "import:refused" {
+	if len(runs) != 6 || runs[5] != "import:completed_with_failures" {
 		t.Fatalf("history = %v, want each refusal recorded", runs)
 	}
 	// Too large for the fetcher is too large for an import.

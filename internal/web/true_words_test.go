@@ -186,3 +186,25 @@ func TestCommandLineWordsAndErrorTitle(t *testing.T) {
 		t.Errorf("404 page: %d %q", nf.status, got)
 	}
 }
+
+// A refused import reads "Refused" in the history and the audit log, not
+// "Completed with failures".
+func TestRefusedImportReadsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.login("admin@example.test")
+	var url string
+	b.db.QueryRow(t, "SELECT source_url FROM components WHERE source_url IS NOT NULL ORDER BY code LIMIT 1").Scan(&url)
+	res, err := b.checker.Import(context.Background(), url, []byte(`{"format": 1,`), "", "cli")
+	if err != nil || res.Status != "refused" {
+		t.Fatalf("import = %+v, %v; want refused", res, err)
+	}
+	hist := admin.do("GET", "/admin/history", "", "", nil).body
+	if !strings.Contains(hist, `data-status="refused"`) || !strings.Contains(hist, ">Refused<") || strings.Contains(hist, "Completed with failures") {
+		t.Errorf("the history of a refused import:\n%s", hist)
+	}
+	if rows := texts(t, admin.do("GET", "/admin/audit?kind=check", "", "", nil).body, "audit-row"); len(rows) != 1 ||
+		!strings.Contains(rows[0], "Refused (Document import)") || !strings.Contains(rows[0], "command line") {
+		t.Errorf("the audit log of a refused import: %q", rows)
+	}
+}
