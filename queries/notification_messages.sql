@@ -92,3 +92,44 @@ events AS (
     RETURNING id
 )
 SELECT id FROM message;
+
+-- name: MessageHold :execrows
+-- As EventHold, for an email message and its events.
+WITH ch AS (
+    SELECT c.id
+    FROM notification_channels c
+    JOIN notification_messages mm ON mm.channel_id = c.id
+    WHERE mm.id = @id AND NOT c.enabled
+    FOR SHARE OF c
+),
+held AS (
+    UPDATE notification_messages m
+    SET held_at = clock_timestamp()
+    FROM ch
+    WHERE m.id = @id AND m.channel_id = ch.id AND m.state = 'pending'
+    RETURNING m.id
+)
+UPDATE notification_events e
+SET held_at = clock_timestamp()
+FROM held
+WHERE e.message_id = held.id;
+
+-- name: MessageReleaseHeld :many
+-- The held messages of enabled email channels (every one, or only
+-- @channel_id) are pending again, with their events, and returned with
+-- how many events each covers, for one new job each.
+WITH released AS (
+    UPDATE notification_messages m
+    SET held_at = NULL
+    FROM notification_channels c
+    WHERE c.id = m.channel_id AND c.enabled
+      AND m.held_at IS NOT NULL AND m.state = 'pending'
+      AND (sqlc.narg(channel_id)::bigint IS NULL OR m.channel_id = sqlc.narg(channel_id)::bigint)
+    RETURNING m.id
+),
+events AS (
+    UPDATE notification_events e SET held_at = NULL
+    WHERE e.message_id IN (SELECT r.id FROM released r)
+    RETURNING e.id, e.message_id
+)
+SELECT r.id, (SELECT count(*) FROM events ev WHERE ev.message_id = r.id)::int AS events FROM released r;

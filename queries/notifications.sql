@@ -29,7 +29,11 @@ WITH facts AS (
                               'installable', cs.update_version IS NOT DISTINCT FROM r.security_version,
                               'severity', r.evaluation->'security_release'->>'severity',
                               'summary', r.evaluation->'security_release'->>'summary',
-                              'url', r.evaluation->'security_release'->>'url') AS payload
+                              'url', r.evaluation->'security_release'->>'url',
+                              -- The advisories the update fixes: ids and aliases.
+                              'advisories', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a->>'id', 'aliases', coalesce(a->'aliases', '[]'::jsonb))), '[]'::jsonb)
+                                             FROM jsonb_array_elements(cs.open_advisories) AS a
+                                             WHERE NOT coalesce((a->>'no_fix')::boolean, false))) AS payload
     FROM component_state cs
     JOIN component_results r ON r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
@@ -100,7 +104,7 @@ WHERE id = @id AND state = 'failed';
 
 -- name: EventList :many
 SELECT e.id, e.channel_id, c.name AS channel_name, e.type, e.key, e.state, e.attempts, e.last_error,
-       e.last_attempt_at, e.delivered_at, e.created_at, e.next_attempt_at, e.message_id
+       e.last_attempt_at, e.delivered_at, e.created_at, e.next_attempt_at, e.message_id, e.held_at
 FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 ORDER BY e.created_at DESC, e.id
@@ -157,3 +161,42 @@ UPDATE notification_channels
 SET enabled = @enabled::boolean,
     disabled_reason = CASE WHEN @enabled::boolean THEN NULL ELSE 'turned off by an admin' END
 WHERE id = @id;
+
+-- name: EventHold :execrows
+-- The event's channel is disabled when its turn comes: it is held (stays
+-- pending, no job) until the channel is enabled. Only while the channel is
+-- disabled: the channel's row is locked FOR SHARE, so an enable that is
+-- committing is waited for and then seen (the row is read again), and an
+-- enable that starts later waits for this hold and releases it.
+WITH ch AS (
+    SELECT c.id
+    FROM notification_channels c
+    JOIN notification_events ev ON ev.channel_id = c.id
+    WHERE ev.id = @id AND NOT c.enabled
+    FOR SHARE OF c
+)
+UPDATE notification_events e
+SET held_at = clock_timestamp(), next_attempt_at = NULL
+FROM ch
+WHERE e.id = @id AND e.channel_id = ch.id AND e.state = 'pending';
+
+-- name: EventReleaseHeld :many
+-- The held events of enabled channels (every one, or only @channel_id)
+-- that are sent alone (not in an email message) are pending again, and
+-- returned, for one new job each.
+UPDATE notification_events e
+SET held_at = NULL
+FROM notification_channels c
+WHERE c.id = e.channel_id AND c.enabled
+  AND e.held_at IS NOT NULL AND e.state = 'pending' AND e.message_id IS NULL
+  AND (sqlc.narg(channel_id)::bigint IS NULL OR e.channel_id = sqlc.narg(channel_id)::bigint)
+RETURNING e.id;
+
+-- name: ChannelGet :one
+SELECT id, name, kind, target, events, enabled, disabled_reason, created_at
+FROM notification_channels
+WHERE id = @id;
+
+-- name: EventChannel :one
+-- The channel of an event, for the audit of a retry.
+SELECT channel_id FROM notification_events WHERE id = @id;

@@ -116,6 +116,18 @@ func auditWhat(r AuditRow) string {
 		return "API token revoked"
 	case "source.trust":
 		return "Trusted keys of an update source changed"
+	case "source.pin":
+		return "Pinned keys of an update source changed"
+	case "channel.add":
+		return "Notification channel added"
+	case "channel.remove":
+		return "Notification channel deleted"
+	case "channel.enable":
+		return "Notification channel enabled"
+	case "channel.disable":
+		return "Notification channel disabled"
+	case "channel.test":
+		return "Test notification sent to a channel"
 	}
 	return r.Action
 }

@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// ChannelPath is a channel's action: test or delete.
+// ChannelPath is a channel's action: test, enable, disable or delete (a
+// GET of delete asks first; its form posts the deletion).
 func ChannelPath(id int64, action string) string {
 	return PathNotifications + "/channels/" + strconv.FormatInt(id, 10) + "/" + action
 }
@@ -60,7 +61,11 @@ func channelSendsText(c ChannelRow) string {
 	}
 }
 
-func deliveryBadge(state string) badge {
+func deliveryBadge(state string, held bool) badge {
+	switch {
+	case state == "pending" && held:
+		return badge{"Held", toneWarn}
+	}
 	switch state {
 	case "delivered":
 		return badge{"Delivered", toneOK}

@@ -249,9 +249,9 @@ type RunRow struct {
 	// Actor is who asked: a user's email, or one of readmodel.Actor*.
 	Actor string
 	// Status is running, completed, completed_with_failures, busy,
-	// cooldown, skipped, lease_lost, cancelled, failed or abandoned (an
-	// import whose document was refused is completed_with_failures, and
-	// reads "Refused").
+	// cooldown, skipped, lease_lost, connection_lost, cancelled, failed or
+	// abandoned (an import whose document was refused is
+	// completed_with_failures, and reads "Refused").
 	Status string
 	// Repeats counts the refusals folded into this row (the same status,
 	// trigger and actor in a row): 1 for a single run. FirstStartedAt is
@@ -330,9 +330,11 @@ type ErrorProps struct {
 
 // ChannelRow is one notification channel.
 type ChannelRow struct {
-	ID     int64
-	Name   string
-	Kind   string // webhook, slack
+	ID   int64
+	Name string
+	Kind string // webhook, slack, email
+	// Target is the channel's URL or addresses as the reader may see them
+	// (notify.ShownTarget): masked, never whole.
 	Target string
 	// Events is security or all.
 	Events         string
@@ -355,6 +357,14 @@ type DeliveryRow struct {
 	// or not at all).
 	NextAttempt *time.Time
 	CreatedAt   time.Time
+	// Held: pending, held while its channel is disabled; enabling the
+	// channel sends it.
+	Held bool
+}
+
+// ChannelForm is the add-a-channel form's fields.
+type ChannelForm struct {
+	Kind, URL, To, Events, Name string
 }
 
 // NotificationsProps is the Notifications page.
@@ -366,8 +376,13 @@ type NotificationsProps struct {
 	// NewSecret is the signing secret of the webhook channel just added,
 	// shown this once.
 	NewSecret string
+	// NewTarget is the full URL (or the addresses) of the channel just
+	// added, shown this once; the table shows targets masked.
+	NewTarget string
 	// FormError says why a channel could not be added, in plain words.
 	FormError string
+	// Form is what the refused form said, to fill it in again.
+	Form ChannelForm
 	// Notice confirms an action ("Test event queued").
 	Notice string
 }

@@ -34,8 +34,10 @@ type checkStatus struct {
 }
 
 // checkStatuses are the words for every check status: the statuses of
-// check_runs, "interrupted" (the API's name for lease_lost), "abandoned"
-// (a run whose process died, as the history reads it) and "" for none.
+// check_runs, "interrupted" (the API's name for lease_lost, which
+// connection_lost also answers), "abandoned" (a run still marked running
+// whose lease ran out, as the history reads it: its process died or froze,
+// or could not reach the database until then) and "" for none.
 var checkStatuses = map[string]checkStatus{
 	"completed": {"Completed", "", toneOK, true},
 	// A check that ran to its end while some sources failed (the history
@@ -45,11 +47,12 @@ var checkStatuses = map[string]checkStatus{
 	"busy":                    {"Busy", "another check was running", toneNeutral, false},
 	"cooldown":                {"Cooldown", "too soon after the last manual check", toneNeutral, false},
 	"skipped":                 {"Skipped", "this period’s check had already completed", toneNeutral, false},
-	"lease_lost":              {"Interrupted", "it lost its lock or its connection to the database before finishing", toneWarn, true},
+	"lease_lost":              {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	"connection_lost":         {"Interrupted", "lost its connection to the database", toneWarn, true},
 	"interrupted":             {"Interrupted", "it lost its lock or its connection to the database before finishing", toneWarn, true},
 	"cancelled":               {"Cancelled", "the server was shutting down", toneWarn, true},
 	"failed":                  {"Failed", "it could not write its results", toneDanger, true},
-	"abandoned":               {"Abandoned", "the server stopped before it finished", toneWarn, false},
+	"abandoned":               {"Abandoned", "it stopped before its end was recorded", toneWarn, false},
 	"":                        {"Unknown", "", toneNeutral, true},
 	"refused":                 {"Refused", "", toneWarn, true}, // an import whose document was refused, as the history reads it (shownStatus)
 }
@@ -85,6 +88,21 @@ func actorLabel(actor string) string {
 	return readmodel.ActorText(actor)
 }
 
+// statusNotes are the widget's words for the statuses whose label alone
+// would not say what happened (statusWord).
+var statusNotes = map[string]string{
+	"connection_lost": "interrupted: lost its connection to the database",
+}
+
+// statusWord is a status in the widget's note on the last check: its
+// label, lower-cased, or its statusNotes entry.
+func statusWord(status string) string {
+	if w, ok := statusNotes[status]; ok {
+		return w
+	}
+	return strings.ToLower(runStatus(status).Label)
+}
+
 // runStatus words a check's status; an unknown one is shown as it is.
 func runStatus(status string) checkStatus {
 	if w, ok := checkStatuses[status]; ok {
@@ -116,8 +134,8 @@ var statusWordsJSON, triggerWordsJSON, actorWordsJSON = checkWordsJSON()
 
 func checkWordsJSON() (statuses, triggers, actors string) {
 	s := make(map[string]string, len(checkStatuses))
-	for k, w := range checkStatuses {
-		s[k] = strings.ToLower(w.Label)
+	for k := range checkStatuses {
+		s[k] = statusWord(k)
 	}
 	return mustJSON(s), mustJSON(lowered(triggerLabels)), mustJSON(lowered(actorOrigins))
 }
@@ -162,7 +180,7 @@ func lastCheckNote(lc *readmodel.LastCheck) string {
 // check". app.js builds the same note from statusWordsJSON,
 // triggerWordsJSON and actorWordsJSON.
 func lastCheckText(status, trigger, actor string) string {
-	s := strings.ToLower(runStatus(status).Label)
+	s := statusWord(status)
 	if origin := originLabel(trigger, actor); origin != "" {
 		s += ", " + strings.ToLower(origin) + " check"
 	}

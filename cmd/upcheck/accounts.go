@@ -24,7 +24,7 @@ func runUser(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 		return runUserPasswd(ctx, cfg, logger, args[1:], stdin, stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "add" {
-		fmt.Fprintf(stderr, "upcheck user: want \"add\" or \"passwd\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck user: want \"add\" or \"passwd\"\n%s", helpPointer("user"))
 		return errUsage
 	}
 	return runUserAdd(ctx, cfg, logger, args, stdin, stdout, stderr)
@@ -87,7 +87,7 @@ func readPassword(stdin io.Reader) (string, error) {
 // runToken is `upcheck token create|list|revoke`.
 func runToken(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck token: want create, list or revoke\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck token: want create, list or revoke\n%s", helpPointer("token"))
 		return errUsage
 	}
 	switch args[0] {
@@ -118,7 +118,7 @@ func runToken(ctx context.Context, cfg config.Config, logger *slog.Logger, args 
 			return err
 		})
 	}
-	fmt.Fprintf(stderr, "upcheck token: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "upcheck token: unknown command %q\n%s", args[0], helpPointer("token"))
 	return errUsage
 }
 

@@ -55,8 +55,18 @@ func printHelp(cmd string, rest []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, "\nAll commands: upcheck help. The environment: README.md.\n")
 		return nil
 	}
-	fmt.Fprintf(stderr, "upcheck: unknown command %q\n\n%s", cmd, usage)
+	fmt.Fprintf(stderr, "upcheck: unknown command %q\n%s", cmd, helpPointer(""))
 	return errUsage
+}
+
+// helpPointer is the line that follows a command-line mistake on stderr:
+// where the usage of cmd ("" for the whole program) is. A mistake is told
+// in one line and this one, never with the whole usage text after it.
+func helpPointer(cmd string) string {
+	if cmd == "" {
+		return "Run \"upcheck help\" for the list of commands.\n"
+	}
+	return "Run \"upcheck help " + cmd + "\" for its usage.\n"
 }
 
 // usageParts splits the usage text into its command entries (a line

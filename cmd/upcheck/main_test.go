@@ -99,10 +99,11 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 		t.Fatalf("check with a failing source: exit %d, want 7", code)
 	}
 	var line struct {
-		Status  string `json:"status"`
-		Fetched int    `json:"fetched"`
-		Failed  int    `json:"failed"`
-		Summary struct {
+		Status   string           `json:"status"`
+		Fetched  int              `json:"fetched"`
+		Failed   int              `json:"failed"`
+		Failures []map[string]any `json:"failures"`
+		Summary  struct {
 			Components       int `json:"components"`
 			UpdatesAvailable int `json:"updates_available"`
 			SecurityUpdates  int `json:"security_updates"`
@@ -121,14 +122,20 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 		s.Components != 4 || s.UpdatesAvailable != 2 || s.SecurityUpdates != 1 || s.Vulnerable != 1 || s.FailingSources != 1 {
 		t.Fatalf("check line = %s", out)
 	}
+	// It says why shop's source failed, in the words of Source health.
+	wantFailures(t, out, []map[string]any{{"source": pub.URL + "/down.json", "kind": "http_status",
+		"message": "The publisher’s server answered 502 Bad Gateway."}})
 
 	// The manual cooldown: exit 4. An operator run ignores it and completes.
 	if out, code := cli(t, env, "check", "--manual"); code != 4 || !strings.Contains(out, `"status":"cooldown"`) {
 		t.Fatalf("second manual check: %s (exit %d), want cooldown and exit 4", out, code)
 	}
-	if _, code := cli(t, env, "check"); code != 7 {
+	out, code = cli(t, env, "check")
+	if code != 7 {
 		t.Fatalf("operator check: exit %d, want 7 (shop still fails)", code)
 	}
+	wantFailures(t, out, []map[string]any{{"source": pub.URL + "/down.json", "kind": "http_status",
+		"message": "The publisher’s server answered 502 Bad Gateway."}})
 
 	// Once every source gives a usable document: completed, exit 0.
 	mux.HandleFunc("/up.json", func(w http.ResponseWriter, r *http.Request) {
@@ -144,6 +151,25 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 	}
 	if out, code := cli(t, env, "check"); code != 0 || !strings.Contains(out, `"status":"completed"`) || !strings.Contains(out, `"failed":0`) {
 		t.Fatalf("check with every source answering: %s (exit %d), want completed and exit 0", out, code)
+	} else {
+		wantFailures(t, out, []map[string]any{})
+	}
+}
+
+// wantFailures checks the "failures" of a check's JSON line: present (an
+// empty list when none failed), each with its source, kind and message.
+func wantFailures(t *testing.T, line string, want []map[string]any) {
+	t.Helper()
+	var got struct {
+		Failures *[]map[string]any `json:"failures"`
+	}
+	if err := json.Unmarshal([]byte(line), &got); err != nil || got.Failures == nil {
+		t.Fatalf("check line without a failures list (%v): %s", err, line)
+	}
+	g, _ := json.Marshal(*got.Failures)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Fatalf("failures = %s\nwant       %s", g, w)
 	}
 }
 
@@ -152,8 +178,28 @@ func TestUsageAndBadInput(t *testing.T) {
 	if _, code := cli(t, nil); code != 2 {
 		t.Fatalf("no command: exit %d, want 2", code)
 	}
-	if _, code := cli(t, nil, "frobnicate"); code != 2 {
-		t.Fatalf("unknown command: exit %d, want 2", code)
+	// An unknown command is told in one line, with where the usage is,
+	// not with the whole usage text; so is an unknown subcommand.
+	for _, tc := range []struct {
+		args    []string
+		mistake string
+		pointer string
+	}{
+		{[]string{"frobnicate"}, `upcheck: unknown command "frobnicate"`, `Run "upcheck help" for the list of commands.`},
+		{[]string{"frobnicate", "--help"}, `upcheck: unknown command "frobnicate"`, `Run "upcheck help" for the list of commands.`},
+		{[]string{"token", "frobnicate"}, `upcheck token: unknown command "frobnicate"`, `Run "upcheck help token" for its usage.`},
+		{[]string{"components"}, `upcheck components: want "sync"`, `Run "upcheck help components" for its usage.`},
+	} {
+		stdout, stderr, code := cliOut(t, map[string]string{"UPCHECK_DATABASE_URL": "postgres://nowhere.invalid/x"}, tc.args...)
+		if code != 2 || stdout != "" || stderr != tc.mistake+"\n"+tc.pointer+"\n" {
+			t.Errorf("upcheck %s: exit %d, stdout %q, stderr %q; want exit 2 and\n%s\n%s",
+				strings.Join(tc.args, " "), code, stdout, stderr, tc.mistake, tc.pointer)
+		}
+	}
+	// The pointer leads somewhere: help for a command is its usage.
+	if stdout, stderr, code := cliOut(t, nil, "help", "token"); code != 0 || stderr != "" ||
+		!strings.Contains(stdout, "upcheck token create") || strings.Contains(stdout, "upcheck check") {
+		t.Fatalf("help token: exit %d, stdout %q, stderr %q; want the token commands alone", code, stdout, stderr)
 	}
 	if _, code := cli(t, nil, "check", "--nope"); code != 2 {
 		t.Fatalf("unknown flag: exit %d, want 2", code)

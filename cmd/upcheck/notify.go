@@ -20,7 +20,7 @@ import (
 // runNotify is `upcheck notify add|list|test|retry|remove`.
 func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck notify: want add, list, test, retry or remove\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck notify: want add, list, test, retry or remove\n%s", helpPointer("notify"))
 		return errUsage
 	}
 	switch sub, rest := args[0], args[1:]; sub {
@@ -38,7 +38,7 @@ func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 		}
 		return withApp(ctx, cfg, logger, func(a *app.App) error {
 			if sub == "remove" {
-				return a.Store.ChannelDelete(ctx, id)
+				return a.Notify.DeleteChannel(ctx, id)
 			}
 			event, err := a.Notify.QueueTest(ctx, id)
 			if err != nil {
@@ -54,7 +54,7 @@ func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 		}
 		return withApp(ctx, cfg, logger, func(a *app.App) error { return a.Notify.Retry(ctx, id) })
 	}
-	fmt.Fprintf(stderr, "upcheck notify: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "upcheck notify: unknown command %q\n%s", args[0], helpPointer("notify"))
 	return errUsage
 }
 
@@ -68,7 +68,7 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		return runNotifyAddEmail(ctx, cfg, logger, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "webhook" {
-		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\" or \"email\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\" or \"email\"\n%s", helpPointer("notify add"))
 		return errUsage
 	}
 	c := store.NewChannel{Kind: "webhook"}
@@ -117,15 +117,24 @@ func runNotifyAddEmail(ctx context.Context, cfg config.Config, logger *slog.Logg
 	return addChannel(ctx, cfg, logger, c, stdout)
 }
 
-// addChannel creates the channel and prints its id (and a webhook's
-// secret).
+// addChannel creates the channel and prints its id and its full target
+// (the only time it is shown whole: list masks a webhook URL), and a
+// webhook's secret.
 func addChannel(ctx context.Context, cfg config.Config, logger *slog.Logger, c store.NewChannel, stdout io.Writer) error {
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
 		created, err := a.Notify.AddChannel(ctx, c)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "channel %d (%d outstanding events queued)\n", created.ID, created.Queued)
+		ch, err := a.Store.Channel(ctx, created.ID)
+		if err != nil {
+			return err
+		}
+		queued := "1 outstanding event queued"
+		if created.Queued != 1 {
+			queued = strconv.Itoa(created.Queued) + " outstanding events queued"
+		}
+		fmt.Fprintf(stdout, "channel %d %s (%s)\n", created.ID, ch.Target, queued)
 		if created.Secret != "" {
 			fmt.Fprintln(stdout, created.Secret)
 		}
@@ -133,7 +142,9 @@ func addChannel(ctx context.Context, cfg config.Config, logger *slog.Logger, c s
 	})
 }
 
-// notifyList prints the channels and the newest events as JSON lines.
+// notifyList prints the channels and the newest events as JSON lines. A
+// webhook URL is a credential: it is shown masked (notify.ShownTarget, as
+// to an admin), whole only by add.
 func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 	channels, err := a.Store.Channels(ctx)
 	if err != nil {
@@ -145,7 +156,8 @@ func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	for _, c := range channels {
-		line := map[string]any{"channel": c.ID, "name": c.Name, "kind": c.Kind, "url": c.Target, "events": c.Events, "enabled": c.Enabled}
+		line := map[string]any{"channel": c.ID, "name": c.Name, "kind": c.Kind, "url": notify.ShownTarget(c.Kind, c.Target, true),
+			"events": c.Events, "enabled": c.Enabled}
 		if c.Kind == "email" {
 			delete(line, "url")
 			line["to"] = c.Target

@@ -9,16 +9,18 @@ import (
 	"github.com/upcheck/upcheck/internal/pgtest"
 )
 
-// The notify commands: add prints the id and the secret on its last line,
-// list shows the channel and its test event, a bad URL is refused with a
-// reason, remove deletes.
+// The notify commands: add prints the id and the full URL, and the secret
+// on its last line; list shows the channel with its URL masked and its
+// test event; a bad URL is refused with a reason; remove deletes, and
+// every change is in the audit log.
 func TestNotifyCommands(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL}
-	out, code := cli(t, env, "notify", "add", "webhook", "--url", "https://hooks.example/upcheck", "--events", "all")
+	out, code := cli(t, env, "notify", "add", "webhook", "--url", "https://hooks.example/services/upcheck-secret", "--events", "all")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "channel 1 ") || !strings.HasPrefix(lines[1], "whsec_") {
+	if code != 0 || len(lines) != 2 || lines[0] != "channel 1 https://hooks.example/services/upcheck-secret (0 outstanding events queued)" ||
+		!strings.HasPrefix(lines[1], "whsec_") {
 		t.Fatalf("notify add: %q (exit %d)", out, code)
 	}
 	var stored string
@@ -29,7 +31,8 @@ func TestNotifyCommands(t *testing.T) {
 	if out, code = cli(t, env, "notify", "test", "1"); code != 0 || len(strings.TrimSpace(out)) != 36 {
 		t.Fatalf("notify test: %q (exit %d)", out, code)
 	}
-	if out, code = cli(t, env, "notify", "list"); code != 0 || !strings.Contains(out, `"channel":1`) || !strings.Contains(out, `"type":"test"`) {
+	if out, code = cli(t, env, "notify", "list"); code != 0 || !strings.Contains(out, `"channel":1`) || !strings.Contains(out, `"type":"test"`) ||
+		!strings.Contains(out, `"url":"https://hooks.example/…cret"`) || strings.Contains(out, "upcheck-secret") {
 		t.Fatalf("notify list: %q (exit %d)", out, code)
 	}
 	if _, code = cli(t, env, "notify", "add", "webhook", "--url", "ftp://x.example/"); code != 1 {
@@ -42,6 +45,11 @@ func TestNotifyCommands(t *testing.T) {
 	d.QueryRow(t, "SELECT (SELECT count(*) FROM notification_channels) + (SELECT count(*) FROM notification_events)").Scan(&left)
 	if left != 0 {
 		t.Fatalf("%d rows left after remove", left)
+	}
+	var audited string
+	d.QueryRow(t, "SELECT string_agg(action, ' ' ORDER BY id) FROM audit_log WHERE user_id IS NULL").Scan(&audited)
+	if audited != "channel.add channel.test channel.remove" {
+		t.Fatalf("audit rows of the command line: %q", audited)
 	}
 	if _, code = cli(t, env, "notify", "retry", "not-a-uuid"); code != 2 {
 		t.Fatalf("retry with a bad id: exit %d, want 2", code)
@@ -80,7 +88,7 @@ func TestNotifyAddEmail(t *testing.T) {
 		t.Fatalf("a bad address: exit %d, %q", code, msg)
 	}
 	out, code := cli(t, env, "notify", "add", "email", "--to", "ops@example.org,Jo <jo@example.org>", "--events", "all")
-	if code != 0 || strings.TrimSpace(out) != "channel 1 (0 outstanding events queued)" {
+	if code != 0 || strings.TrimSpace(out) != `channel 1 ops@example.org, "Jo" <jo@example.org> (0 outstanding events queued)` {
 		t.Fatalf("notify add email: %q (exit %d)", out, code)
 	}
 	var stored string

@@ -18,7 +18,7 @@ const maxDocument = 2 << 20
 // publishers (and the tests) can produce what upcheck verifies.
 func runPublisher(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck publisher: want a command (init, release add, advisory add, lint, keygen, sign, rotate, osv2doc)\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck publisher: want a command (init, release add, advisory add, lint, keygen, sign, rotate, osv2doc)\n%s", helpPointer("publisher"))
 		return errUsage
 	}
 	switch args[0] {
@@ -81,7 +81,7 @@ func runPublisher(args []string, getenv func(string) string, stdout, stderr io.W
 	case "rotate":
 		return runRotate(args[1:], getenv, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "upcheck publisher: unknown command %q\n", args[0])
+	fmt.Fprintf(stderr, "upcheck publisher: unknown command %q\n%s", args[0], helpPointer("publisher"))
 	return errUsage
 }
 

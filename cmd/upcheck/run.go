@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
@@ -25,7 +26,8 @@ Usage:
   upcheck serve [--demo]        run the HTTP server and the daily check (migrates at start);
                                 --demo adds a demo publisher and site (what make run shows)
   upcheck migrate               apply database migrations
-  upcheck check [--manual]      run one locked check now; prints one JSON line
+  upcheck check [--manual]      run one locked check now; prints one JSON line, whose
+                                "failures" say why each failed source failed
   upcheck components sync [--manifest FILE]
                                 load the manifest (default $UPCHECK_MANIFEST) into the database
   upcheck source import --source URL FILE [--sig FILE]
@@ -82,6 +84,7 @@ Usage:
                                 OSV records (JSON files) as the advisories of package NAME,
                                 printed as a document's "packages" object
   upcheck version               print the version
+  upcheck help [COMMAND…]       this text, or the usage of COMMAND
 
 Exit codes of check: 0 completed, 7 completed_with_failures (some sources gave
 no usable document; "failed" counts them), 3 busy, 4 cooldown, 5 lease_lost,
@@ -97,7 +100,8 @@ UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
 UPCHECK_MANIFEST, UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_CHECK_SCHEDULE,
 UPCHECK_TRUSTED_PROXIES (CIDRs of reverse proxies whose X-Forwarded-For is
 believed), UPCHECK_METRICS_PUBLIC=1 (/metrics without an API token),
-UPCHECK_SECURE_COOKIES=1, UPCHECK_FETCH_TIMEOUT, UPCHECK_LOG_LEVEL,
+UPCHECK_SECURE_COOKIES=1, UPCHECK_FETCH_TIMEOUT, UPCHECK_LOG_LEVEL (serve's
+log level; other commands log to stderr only at DEBUG),
 UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM (email notifications),
 UPCHECK_TEST_TIMINGS (tests only). See README.md for the full list.
 `
@@ -141,6 +145,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, "upcheck", version)
 		return nil
 	case "help", "-h", "--help":
+		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+			return printHelp(rest[0], rest[1:], stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	case "publisher":
@@ -152,7 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return fmt.Errorf("configuration: %w", err)
 	}
 	cfg.Version = version
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := commandLogger(cmd, cfg, stderr)
 
 	switch cmd {
 	case "serve":
@@ -179,7 +186,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runNotify(ctx, cfg, logger, rest, stdout, stderr)
 	case "components":
 		if len(rest) == 0 || rest[0] != "sync" {
-			fmt.Fprintf(stderr, "upcheck components: want \"sync\"\n\n%s", usage)
+			fmt.Fprintf(stderr, "upcheck components: want \"sync\"\n%s", helpPointer("components"))
 			return errUsage
 		}
 		path := cfg.Manifest
@@ -205,8 +212,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "source":
 		return runSource(ctx, cfg, logger, rest, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "upcheck: unknown command %q\n\n%s", cmd, usage)
+	fmt.Fprintf(stderr, "upcheck: unknown command %q\n%s", cmd, helpPointer(""))
 	return errUsage
+}
+
+// commandLogger is where a command's log lines go: always stderr, so that
+// stdout carries the command's result alone. The server (serve) logs at
+// UPCHECK_LOG_LEVEL (default INFO); a one-shot command says what it did on
+// stdout, and its log lines (the check's, River's, the migrations') are
+// written only at UPCHECK_LOG_LEVEL=DEBUG, for whoever looks into one.
+func commandLogger(cmd string, cfg config.Config, stderr io.Writer) *slog.Logger {
+	if cmd != "serve" && cfg.LogLevel > slog.LevelDebug {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
 
 // runUserAdd is `upcheck user add --email E --role admin|viewer`; the
@@ -214,7 +233,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // other users of the machine could see it.
 func runUserAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "add" {
-		fmt.Fprintf(stderr, "upcheck user: want \"add\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck user: want \"add\"\n%s", helpPointer("user"))
 		return errUsage
 	}
 	var email, role string
@@ -245,7 +264,7 @@ func runUserAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 // carrying that user's permissions. It is shown once; only its hash is kept.
 func runTokenCreate(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintf(stderr, "upcheck token: want \"create\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck token: want \"create\"\n%s", helpPointer("token"))
 		return errUsage
 	}
 	var email, name string
@@ -280,11 +299,18 @@ func runCheck(ctx context.Context, cfg config.Config, logger *slog.Logger, manua
 			return err
 		}
 		// The JSON line carries the stored summary too, so a script sees
-		// what the check found without a second call.
+		// what the check found without a second call, and why each source
+		// it could not read failed, in the words of Source health.
 		line := struct {
 			updatecheck.Result
-			Summary *readmodel.Summary `json:"summary,omitempty"`
+			Failures []updatecheck.SourceFailure `json:"failures"`
+			Summary  *readmodel.Summary          `json:"summary,omitempty"`
 		}{Result: res}
+		// Read after the check, from what it stored: when the database
+		// cannot say any more, "failures" is null (not known), not [].
+		if line.Failures, err = a.Checker.Failures(ctx, res); err != nil {
+			a.Logger.WarnContext(ctx, "read the check's failures", "error", err)
+		}
 		if sum, err := a.Checker.Summary(ctx); err == nil {
 			line.Summary = &sum
 		}

@@ -32,7 +32,7 @@ var importExit = map[updatecheck.ImportStatus]int{
 // in words on stderr.
 func runSource(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "import" {
-		fmt.Fprintf(stderr, "upcheck source: want \"import\"\n\n%s", usage)
+		fmt.Fprintf(stderr, "upcheck source: want \"import\"\n%s", helpPointer("source"))
 		return errUsage
 	}
 	var source, sigPath string

@@ -153,7 +153,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if d := a.Config.Timings.Backoff; d != nil {
 		nt.Backoff = *d
 	}
-	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(a.Config.SMTP)); err != nil {
+	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(a.Config.SMTP), notify.WithPublicURL(a.Config.PublicURL)); err != nil {
 		return err
 	}
 	a.Notify.Observe(m)

@@ -67,6 +67,10 @@ type Config struct {
 	// UPCHECK_SMTP_FROM); the zero value when neither is set, and then
 	// email channels cannot be added. See ParseSMTP.
 	SMTP SMTP
+	// PublicURL (UPCHECK_PUBLIC_URL) is the URL operators reach the AdminCP
+	// at ("https://upcheck.example.org", no trailing slash): notifications
+	// link to a component's page under it. Empty: they carry no link.
+	PublicURL string
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -115,6 +119,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.SMTP = smtp
+	if c.PublicURL, err = ParsePublicURL(getenv("UPCHECK_PUBLIC_URL")); err != nil {
+		return Config{}, err
+	}
 	if v := getenv("UPCHECK_FETCH_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -333,4 +340,19 @@ func ParseTimings(s string) (Timings, error) {
 		}
 	}
 	return t, nil
+}
+
+// ParsePublicURL reads UPCHECK_PUBLIC_URL: empty, or an absolute http or
+// https URL with a host and no query, fragment or user; it is returned
+// without its trailing slash.
+func ParsePublicURL(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("UPCHECK_PUBLIC_URL: want the absolute http or https URL operators reach the AdminCP at, such as https://upcheck.example.org, got %q", v)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }

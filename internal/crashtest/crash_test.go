@@ -433,7 +433,7 @@ func TestDatabaseOutage(t *testing.T) {
 		if resp.StatusCode == 200 {
 			break
 		}
-		if resp.StatusCode != 409 || time.Now().After(deadline) { // busy until the dead run's lease expires
+		if resp.StatusCode != 409 || time.Now().After(deadline) { // busy until the interrupted run settles or its lease expires
 			t.Fatalf("check after recovery: %d", resp.StatusCode)
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -208,6 +208,7 @@ type NotificationEvent struct {
 	Epoch         *int64
 	MessageID     uuid.NullUUID
 	NextAttemptAt *time.Time
+	HeldAt        *time.Time
 }
 
 type NotificationMessage struct {
@@ -220,6 +221,7 @@ type NotificationMessage struct {
 	LastAttemptAt *time.Time
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
+	HeldAt        *time.Time
 }
 
 type ReadModelVersion struct {

@@ -171,6 +171,36 @@ func (q *Queries) MessageGatherLock(ctx context.Context, db DBTX, lockKey int64)
 	return err
 }
 
+const messageHold = `-- name: MessageHold :execrows
+WITH ch AS (
+    SELECT c.id
+    FROM notification_channels c
+    JOIN notification_messages mm ON mm.channel_id = c.id
+    WHERE mm.id = $1 AND NOT c.enabled
+    FOR SHARE OF c
+),
+held AS (
+    UPDATE notification_messages m
+    SET held_at = clock_timestamp()
+    FROM ch
+    WHERE m.id = $1 AND m.channel_id = ch.id AND m.state = 'pending'
+    RETURNING m.id
+)
+UPDATE notification_events e
+SET held_at = clock_timestamp()
+FROM held
+WHERE e.message_id = held.id
+`
+
+// As EventHold, for an email message and its events.
+func (q *Queries) MessageHold(ctx context.Context, db DBTX, id uuid.UUID) (int64, error) {
+	result, err := db.Exec(ctx, messageHold, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const messageRecordAttempt = `-- name: MessageRecordAttempt :exec
 WITH message AS (
     UPDATE notification_messages msg
@@ -202,6 +232,52 @@ type MessageRecordAttemptParams struct {
 func (q *Queries) MessageRecordAttempt(ctx context.Context, db DBTX, arg MessageRecordAttemptParams) error {
 	_, err := db.Exec(ctx, messageRecordAttempt, arg.Error, arg.State, arg.ID)
 	return err
+}
+
+const messageReleaseHeld = `-- name: MessageReleaseHeld :many
+WITH released AS (
+    UPDATE notification_messages m
+    SET held_at = NULL
+    FROM notification_channels c
+    WHERE c.id = m.channel_id AND c.enabled
+      AND m.held_at IS NOT NULL AND m.state = 'pending'
+      AND ($1::bigint IS NULL OR m.channel_id = $1::bigint)
+    RETURNING m.id
+),
+events AS (
+    UPDATE notification_events e SET held_at = NULL
+    WHERE e.message_id IN (SELECT r.id FROM released r)
+    RETURNING e.id, e.message_id
+)
+SELECT r.id, (SELECT count(*) FROM events ev WHERE ev.message_id = r.id)::int AS events FROM released r
+`
+
+type MessageReleaseHeldRow struct {
+	ID     uuid.UUID
+	Events int32
+}
+
+// The held messages of enabled email channels (every one, or only
+// @channel_id) are pending again, with their events, and returned with
+// how many events each covers, for one new job each.
+func (q *Queries) MessageReleaseHeld(ctx context.Context, db DBTX, channelID *int64) ([]MessageReleaseHeldRow, error) {
+	rows, err := db.Query(ctx, messageReleaseHeld, channelID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []MessageReleaseHeldRow{}
+	for rows.Next() {
+		var i MessageReleaseHeldRow
+		if err := rows.Scan(&i.ID, &i.Events); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const messageRetry = `-- name: MessageRetry :one

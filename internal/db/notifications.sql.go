@@ -70,6 +70,39 @@ func (q *Queries) ChannelDisable(ctx context.Context, db DBTX, arg ChannelDisabl
 	return result.RowsAffected(), nil
 }
 
+const channelGet = `-- name: ChannelGet :one
+SELECT id, name, kind, target, events, enabled, disabled_reason, created_at
+FROM notification_channels
+WHERE id = $1
+`
+
+type ChannelGetRow struct {
+	ID             int64
+	Name           string
+	Kind           string
+	Target         string
+	Events         string
+	Enabled        bool
+	DisabledReason *string
+	CreatedAt      time.Time
+}
+
+func (q *Queries) ChannelGet(ctx context.Context, db DBTX, id int64) (ChannelGetRow, error) {
+	row := db.QueryRow(ctx, channelGet, id)
+	var i ChannelGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Kind,
+		&i.Target,
+		&i.Events,
+		&i.Enabled,
+		&i.DisabledReason,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const channelList = `-- name: ChannelList :many
 SELECT id, name, kind, target, events, enabled, disabled_reason, created_at
 FROM notification_channels
@@ -138,6 +171,18 @@ func (q *Queries) ChannelSetEnabled(ctx context.Context, db DBTX, arg ChannelSet
 	return result.RowsAffected(), nil
 }
 
+const eventChannel = `-- name: EventChannel :one
+SELECT channel_id FROM notification_events WHERE id = $1
+`
+
+// The channel of an event, for the audit of a retry.
+func (q *Queries) EventChannel(ctx context.Context, db DBTX, id uuid.UUID) (int64, error) {
+	row := db.QueryRow(ctx, eventChannel, id)
+	var channel_id int64
+	err := row.Scan(&channel_id)
+	return channel_id, err
+}
+
 const eventCreateTest = `-- name: EventCreateTest :one
 INSERT INTO notification_events (id, channel_id, key, type, payload)
 VALUES ($1::uuid, $2, 'test:' || ($1::uuid)::text, 'test', jsonb_build_object('message', 'A test notification from upcheck.'))
@@ -200,9 +245,36 @@ func (q *Queries) EventForDelivery(ctx context.Context, db DBTX, id uuid.UUID) (
 	return i, err
 }
 
+const eventHold = `-- name: EventHold :execrows
+WITH ch AS (
+    SELECT c.id
+    FROM notification_channels c
+    JOIN notification_events ev ON ev.channel_id = c.id
+    WHERE ev.id = $1 AND NOT c.enabled
+    FOR SHARE OF c
+)
+UPDATE notification_events e
+SET held_at = clock_timestamp(), next_attempt_at = NULL
+FROM ch
+WHERE e.id = $1 AND e.channel_id = ch.id AND e.state = 'pending'
+`
+
+// The event's channel is disabled when its turn comes: it is held (stays
+// pending, no job) until the channel is enabled. Only while the channel is
+// disabled: the channel's row is locked FOR SHARE, so an enable that is
+// committing is waited for and then seen (the row is read again), and an
+// enable that starts later waits for this hold and releases it.
+func (q *Queries) EventHold(ctx context.Context, db DBTX, id uuid.UUID) (int64, error) {
+	result, err := db.Exec(ctx, eventHold, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventList = `-- name: EventList :many
 SELECT e.id, e.channel_id, c.name AS channel_name, e.type, e.key, e.state, e.attempts, e.last_error,
-       e.last_attempt_at, e.delivered_at, e.created_at, e.next_attempt_at, e.message_id
+       e.last_attempt_at, e.delivered_at, e.created_at, e.next_attempt_at, e.message_id, e.held_at
 FROM notification_events e
 JOIN notification_channels c ON c.id = e.channel_id
 ORDER BY e.created_at DESC, e.id
@@ -223,6 +295,7 @@ type EventListRow struct {
 	CreatedAt     time.Time
 	NextAttemptAt *time.Time
 	MessageID     uuid.NullUUID
+	HeldAt        *time.Time
 }
 
 func (q *Queries) EventList(ctx context.Context, db DBTX, maxRows int32) ([]EventListRow, error) {
@@ -248,6 +321,7 @@ func (q *Queries) EventList(ctx context.Context, db DBTX, maxRows int32) ([]Even
 			&i.CreatedAt,
 			&i.NextAttemptAt,
 			&i.MessageID,
+			&i.HeldAt,
 		); err != nil {
 			return nil, err
 		}
@@ -268,7 +342,11 @@ WITH facts AS (
                               'installable', cs.update_version IS NOT DISTINCT FROM r.security_version,
                               'severity', r.evaluation->'security_release'->>'severity',
                               'summary', r.evaluation->'security_release'->>'summary',
-                              'url', r.evaluation->'security_release'->>'url') AS payload
+                              'url', r.evaluation->'security_release'->>'url',
+                              -- The advisories the update fixes: ids and aliases.
+                              'advisories', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a->>'id', 'aliases', coalesce(a->'aliases', '[]'::jsonb))), '[]'::jsonb)
+                                             FROM jsonb_array_elements(cs.open_advisories) AS a
+                                             WHERE NOT coalesce((a->>'no_fix')::boolean, false))) AS payload
     FROM component_state cs
     JOIN component_results r ON r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
@@ -454,6 +532,39 @@ func (q *Queries) EventRecordAttempt(ctx context.Context, db DBTX, arg EventReco
 		arg.ID,
 	)
 	return err
+}
+
+const eventReleaseHeld = `-- name: EventReleaseHeld :many
+UPDATE notification_events e
+SET held_at = NULL
+FROM notification_channels c
+WHERE c.id = e.channel_id AND c.enabled
+  AND e.held_at IS NOT NULL AND e.state = 'pending' AND e.message_id IS NULL
+  AND ($1::bigint IS NULL OR e.channel_id = $1::bigint)
+RETURNING e.id
+`
+
+// The held events of enabled channels (every one, or only @channel_id)
+// that are sent alone (not in an email message) are pending again, and
+// returned, for one new job each.
+func (q *Queries) EventReleaseHeld(ctx context.Context, db DBTX, channelID *int64) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, eventReleaseHeld, channelID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const eventRetry = `-- name: EventRetry :execrows

@@ -19,8 +19,10 @@
 // connect to, after resolution. Every connection the client makes — the first
 // request, each redirect, each retry, each address tried by Happy Eyeballs —
 // passes through it, so no path reaches loopback, private, link-local,
-// unique-local, CGNAT, unspecified or multicast addresses (nor IPv4-mapped
-// IPv6 spellings of them) unless [Config.AllowPrivate] is set. Proxies are
+// unique-local, CGNAT, unspecified or multicast addresses, the
+// special-purpose blocks that are not globally reachable, IPv6 outside the
+// global unicast space (nor IPv4-mapped, NAT64 or 6to4 spellings of such
+// IPv4 addresses) unless [Config.AllowPrivate] is set. Proxies are
 // never used, not even from the environment, because a proxy would make the
 // connection on our behalf and the guard would only ever see the proxy.
 //

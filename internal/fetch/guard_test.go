@@ -38,6 +38,22 @@ func TestIsPrivateAddr(t *testing.T) {
 		{"255.255.255.255", true},
 		{"8.8.8.8", false},
 		{"93.184.216.34", false},
+		// The IPv4 special-purpose registry's blocks that are not globally
+		// reachable.
+		{"192.0.0.1", true},     // 192.0.0.0/24 IETF protocol assignments (DS-Lite, NAT64 discovery)
+		{"192.0.0.171", true},   //
+		{"192.0.2.10", true},    // 192.0.2.0/24 TEST-NET-1
+		{"198.51.100.7", true},  // 198.51.100.0/24 TEST-NET-2
+		{"203.0.113.200", true}, // 203.0.113.0/24 TEST-NET-3
+		{"198.18.0.1", true},    // 198.18.0.0/15 benchmarking (and proxies' fake-IP ranges)
+		{"198.19.255.254", true},
+		{"198.20.0.1", false},
+		{"192.88.99.1", true}, // 192.88.99.0/24 6to4 relay anycast, deprecated (RFC 7526)
+		{"240.0.0.1", true},   // 240.0.0.0/4 reserved
+		{"254.1.2.3", true},
+		{"192.0.1.1", false},
+		{"192.31.196.1", false}, // AS112: globally reachable
+		{"223.255.255.255", false},
 		// IPv6
 		{"::1", true},
 		{"::", true},
@@ -51,6 +67,30 @@ func TestIsPrivateAddr(t *testing.T) {
 		{"ff0e::1", true},
 		{"2001:4860:4860::8888", false},
 		{"2606:4700::1111", false},
+		// IPv6: outside 2000::/3, IANA's global unicast space, nothing is
+		// public; inside it, the special-purpose blocks that are not
+		// globally reachable.
+		{"64:ff9b:1::1", true}, // 64:ff9b:1::/48 local-use NAT64 (RFC 8215)
+		{"64:ff9b:1:ffff::808:808", true},
+		{"100::1", true},           // 100::/64 discard-only
+		{"100:0:0:1::1", true},     // 100:0:0:1::/64 dummy prefix
+		{"::7f00:1", true},         // ::/96 IPv4-compatible, deprecated
+		{"::808:808", true},        //
+		{"5f00::1", true},          // 5f00::/16 SRv6 SIDs (RFC 9602)
+		{"4000::1", true},          // reserved by the IETF
+		{"fe00::1", true},          //
+		{"2001::1", true},          // 2001::/23 IETF protocol assignments: Teredo 2001::/32 …
+		{"2001:2::1", true},        // … benchmarking 2001:2::/48 …
+		{"2001:1ff:ffff::1", true}, // … the rest of the /23
+		{"2001:200::1", false},     // just after it
+		{"2001:db8::1", true},      // 2001:db8::/32 documentation
+		{"3fff::1", true},          // 3fff::/20 documentation (RFC 9637)
+		{"3fff:1000::1", false},
+		// 6to4 (2002::/16) reaches the IPv4 address after its prefix.
+		{"2002:7f00:1::1", true},
+		{"2002:a00:1::1", true},
+		{"2002:c0a8:101::1", true},
+		{"2002:808:808::1", false},
 		// IPv4-mapped and NAT64 forms are judged by the IPv4 address.
 		{"::ffff:127.0.0.1", true},
 		{"::ffff:10.0.0.1", true},

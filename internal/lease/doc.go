@@ -72,6 +72,22 @@ VM, SIGSTOP) would hold the locks for the length of its pause. The
 transaction's idle_in_transaction_session_timeout ends such a session well
 before the lease would expire, which releases the locks; its writes roll back.
 
+# Release, and settling after an outage
+
+Release frees the lease only while the owner named holds it: an owner whose
+lease ran out and was taken can never free its successor's. A check ends
+with Settle, which releases and records the run's end in one transaction,
+so the history never shows a run as abandoned between the two. A check
+cut off by an outage must still do both, but its context is already
+cancelled and the database does not answer: Settle runs its attempts under
+context.WithoutCancel with deadlines of their own and tries again, with a
+growing pause, while the database does not answer or a lock wait times out,
+until the lease could have expired (Expiry: the send of the last confirmed
+renewal plus the lease; after it a successor may hold the lease and the
+run reads as abandoned anyway). Its owner is the check's call, which waits
+for it; once the parent context is done (shutdown) it tries for at most
+SettleGrace more, so a shutdown is never held for long.
+
 # Heartbeat and the trust window
 
 While a check runs, the heartbeat renews the lease about once a minute, the

@@ -22,6 +22,7 @@ type Renewer interface {
 // trust window.
 type Heartbeat struct {
 	renewer  Renewer
+	lease    Lease // its sentAt moves to each confirmed renewal's send
 	owner    uuid.UUID
 	interval time.Duration
 	window   time.Duration
@@ -45,7 +46,7 @@ func (m *Manager) StartHeartbeat(ctx context.Context, l Lease) (context.Context,
 func startHeartbeat(ctx context.Context, r Renewer, l Lease, interval, window time.Duration, clock Clock, logger *slog.Logger) (context.Context, *Heartbeat) {
 	checkCtx, cancel := context.WithCancelCause(ctx)
 	h := &Heartbeat{
-		renewer: r, owner: l.Owner, interval: interval, window: window, clock: clock, logger: logger,
+		renewer: r, lease: l, owner: l.Owner, interval: interval, window: window, clock: clock, logger: logger,
 		parent: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go h.run(l.sentAt.Add(window))
@@ -59,6 +60,15 @@ func (h *Heartbeat) Stop() {
 	h.once.Do(func() { close(h.stop) })
 	<-h.done
 	h.cancel(context.Canceled)
+}
+
+// Lease is the lease as the heartbeat last confirmed it: its trust and its
+// expiry count from the send of the last renewal that succeeded (the
+// acquisition's when none did). Call it after Stop; Manager.Settle bounds
+// its retries by it.
+func (h *Heartbeat) Lease() Lease {
+	<-h.done
+	return h.lease
 }
 
 // run is the heartbeat's only goroutine. trustUntil is the instant, on the
@@ -104,6 +114,7 @@ func (h *Heartbeat) run(trustUntil time.Time) {
 		// Trust counts from the send: the database extended the lease at
 		// some moment after it, never before.
 		trustUntil = sent.Add(h.window)
+		h.lease.sentAt = sent // read after done is closed (Lease)
 		trust.Reset(trustUntil.Sub(h.clock.Now()))
 		next.Reset(h.interval)
 	}

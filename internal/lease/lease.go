@@ -99,7 +99,9 @@ func (t Timings) Validate() error {
 type Lease struct {
 	Owner uuid.UUID
 	Epoch int64
-	// sentAt is when the acquisition was sent: the trust window starts there.
+	// sentAt is when the acquisition was sent (in a Heartbeat's Lease, the
+	// last confirmed renewal): the trust window and the expiry count from
+	// there.
 	sentAt time.Time
 }
 
@@ -287,20 +289,26 @@ func (m *Manager) Renew(ctx context.Context, owner uuid.UUID) error {
 func (m *Manager) Release(ctx context.Context, owner uuid.UUID, completed bool) (bool, error) {
 	var released bool
 	err := m.store.WithTx(ctx, func(tx *store.Tx) error {
-		if err := m.begin(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, nil, m.timings.Cooldown); err != nil {
-			return err
-		}
 		var err error
-		released, err = tx.LeaseRelease(ctx, Name, owner, completed)
+		released, err = m.release(ctx, tx, owner, completed)
 		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("release lease: %w", err)
 	}
 	return released, nil
+}
+
+// release is Release's statements in tx: the locks in their order, then
+// the UPDATE, which frees the lease only while owner holds it.
+func (m *Manager) release(ctx context.Context, tx *store.Tx, owner uuid.UUID, completed bool) (bool, error) {
+	if err := m.begin(ctx, tx); err != nil {
+		return false, err
+	}
+	if _, err := tx.LeaseGetForUpdate(ctx, Name, m.timings.Period, nil, m.timings.Cooldown); err != nil {
+		return false, err
+	}
+	return tx.LeaseRelease(ctx, Name, owner, completed)
 }
 
 // WithLease runs fn in one fenced transaction: it commits only if owner holds

@@ -35,7 +35,26 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	case d.State == "delivered":
 		return nil // a retry by hand raced a send that succeeded
 	case !d.ChannelLive:
-		return cancel(s.record(ctx, d, "failed", "the channel is disabled", 0), "the channel is disabled")
+		held, err := s.store.EventHold(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		if held {
+			return river.JobCancel(errors.New("the channel is disabled: the event is held until it is enabled"))
+		}
+		// The channel was enabled meanwhile (or the event is no longer
+		// pending): read it again and go on as it says now.
+		if d, err = s.store.Delivery(ctx, job.Args.EventID); errors.Is(err, store.ErrNotFound) {
+			return river.JobCancel(fmt.Errorf("event %s was deleted with its channel", job.Args.EventID))
+		} else if err != nil {
+			return err
+		}
+		if d.State != "pending" {
+			return nil
+		}
+		if !d.ChannelLive {
+			return errors.New("the channel is disabled and the event could not be held: trying again")
+		}
 	}
 
 	status, err := s.send(ctx, d)
@@ -131,7 +150,8 @@ func (s *Service) send(ctx context.Context, d store.Delivery) (int, error) {
 			Type      string          `json:"type"`
 			Timestamp time.Time       `json:"timestamp"`
 			Data      json.RawMessage `json:"data"`
-		}{d.Type, d.CreatedAt.UTC(), d.Payload})
+			AdminURL  string          `json:"admin_url,omitempty"`
+		}{d.Type, d.CreatedAt.UTC(), d.Payload, adminURL(s.publicURL, payloadCode(d.Payload))})
 		if err != nil {
 			return 0, err
 		}
@@ -146,11 +166,23 @@ func (s *Service) send(ctx context.Context, d store.Delivery) (int, error) {
 		header.Set("webhook-timestamp", strconv.FormatInt(now, 10))
 		header.Set("webhook-signature", sig)
 	case "slack":
-		if body, err = json.Marshal(map[string]string{"text": slackText(d)}); err != nil {
+		link := chatEscape(adminURL(s.publicURL, payloadCode(d.Payload)))
+		if body, err = json.Marshal(map[string]string{"text": slackText(d, link)}); err != nil {
 			return 0, err
 		}
 	default:
 		return 0, fmt.Errorf("channels of kind %q cannot be sent to", d.Channel.Kind)
 	}
 	return s.fetcher.Post(ctx, d.Channel.Target, header, body, sendTimeout)
+}
+
+// payloadCode is the component an event is about, "" for none.
+func payloadCode(payload []byte) string {
+	var p struct {
+		Component struct{ Code string } `json:"component"`
+	}
+	if json.Unmarshal(payload, &p) != nil {
+		return ""
+	}
+	return p.Component.Code
 }

@@ -120,7 +120,25 @@ func (w *emailWorker) Work(ctx context.Context, job *river.Job[emailArgs]) error
 	case m.State == "delivered":
 		return nil // a retry by hand raced a send that succeeded
 	case !m.Channel.Enabled:
-		return river.JobCancel(s.recordMessage(ctx, m, "failed", "the channel is disabled"))
+		held, err := s.store.MessageHold(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		if held {
+			return river.JobCancel(errors.New("the channel is disabled: the message is held until it is enabled"))
+		}
+		// Enabled meanwhile, or no longer pending: as the message says now.
+		if m, err = s.store.Message(ctx, job.Args.MessageID); errors.Is(err, store.ErrNotFound) {
+			return river.JobCancel(fmt.Errorf("message %s was deleted with its channel", job.Args.MessageID))
+		} else if err != nil {
+			return err
+		}
+		if m.State != "pending" {
+			return nil
+		}
+		if !m.Channel.Enabled {
+			return errors.New("the channel is disabled and the message could not be held: trying again")
+		}
 	}
 	err = s.sendEmail(ctx, m)
 	if err == nil {
@@ -141,7 +159,7 @@ func (w *emailWorker) Work(ctx context.Context, job *river.Job[emailArgs]) error
 
 // sendEmail words the message and makes one attempt to send it.
 func (s *Service) sendEmail(ctx context.Context, m store.Message) error {
-	content, err := composeMail(m)
+	content, err := composeMail(m, s.publicURL)
 	if err != nil {
 		return err
 	}

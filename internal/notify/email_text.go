@@ -31,17 +31,27 @@ type eventPayload struct {
 	URL      string `json:"url"`
 	Advisory struct {
 		ID, Severity, Summary, Affected, URL string
+		Aliases                              []string
 	} `json:"advisory"`
-	Source              string     `json:"source"`
-	FailingSince        *time.Time `json:"failing_since"`
-	LastError           string     `json:"last_error"` // for webhooks' machine readers; words use the kind
-	LastErrorKind       string     `json:"last_error_kind"`
-	LastErrorArg        string     `json:"last_error_arg"`
-	ConsecutiveFailures int        `json:"consecutive_failures"`
-	LastSuccessAt       *time.Time `json:"last_success_at"`
-	Components          []string   `json:"components"`
-	LastCompletedAt     *time.Time `json:"last_completed_at"`
-	Message             string     `json:"message"`
+	// Advisories are those a security update fixes (its component's
+	// open advisories with a fix).
+	Advisories          []advisoryRef `json:"advisories"`
+	Source              string        `json:"source"`
+	FailingSince        *time.Time    `json:"failing_since"`
+	LastError           string        `json:"last_error"` // for webhooks' machine readers; words use the kind
+	LastErrorKind       string        `json:"last_error_kind"`
+	LastErrorArg        string        `json:"last_error_arg"`
+	ConsecutiveFailures int           `json:"consecutive_failures"`
+	LastSuccessAt       *time.Time    `json:"last_success_at"`
+	Components          []string      `json:"components"`
+	LastCompletedAt     *time.Time    `json:"last_completed_at"`
+	Message             string        `json:"message"`
+}
+
+// advisoryRef names an advisory: its id and other databases' ids for it.
+type advisoryRef struct {
+	ID      string   `json:"id"`
+	Aliases []string `json:"aliases"`
 }
 
 // problem is a failing source's last error in words: the sentence for its
@@ -58,6 +68,8 @@ type mailItem struct {
 	Title   string
 	Details []string
 	URL     string // http or https only
+	// AdminURL is the component's AdminCP page (UPCHECK_PUBLIC_URL set).
+	AdminURL string
 }
 
 // severityRank orders security updates and advisories among themselves.
@@ -84,7 +96,7 @@ func sevRank(severity string) int {
 
 // wordEvent words one event. Every string from a payload passes through
 // clean: publishers write versions, summaries and URLs.
-func wordEvent(e store.MessageEvent) mailItem {
+func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 	var p eventPayload
 	if json.Unmarshal(e.Payload, &p) != nil {
 		return mailItem{rank: rankOther, order: e.Key, subject: clean(e.Type, 60), Title: clean(e.Type, 60)}
@@ -99,10 +111,13 @@ func wordEvent(e store.MessageEvent) mailItem {
 		it.subject = "Security update for " + name + ": " + version + paren(sev)
 		it.Title = "Security update for " + name + ": " + installed + " → " + version + paren(sev)
 		it.Details = nonEmpty(clean(p.Summary, 300))
+		if ids := advisoryIDs(p.Advisories, clean); ids != "" {
+			it.Details = append(it.Details, "Fixes: "+ids)
+		}
 		it.URL = webURL(p.URL)
 	case "advisory.unfixed":
 		a := p.Advisory
-		id, sev := clean(a.ID, 80), clean(a.Severity, 20)
+		id, sev := advisoryIDs([]advisoryRef{{ID: a.ID, Aliases: a.Aliases}}, clean), clean(a.Severity, 20)
 		it.rank = rankAdvisory + sevRank(sev)
 		it.subject = "Unfixed advisory for " + name + " " + installed + ": " + id + paren(sev)
 		it.Title = name + " " + installed + " is affected by " + id + paren(sev) + ", with no fix yet"
@@ -153,6 +168,7 @@ func wordEvent(e store.MessageEvent) mailItem {
 	default:
 		it.rank, it.subject, it.Title = rankOther, clean(e.Type, 60), clean(e.Type, 60)
 	}
+	it.AdminURL = adminURL(publicURL, p.Component.Code)
 	return it
 }
 
@@ -177,6 +193,9 @@ var (
 {{- if .URL}}
   {{.URL}}
 {{- end}}
+{{- if .AdminURL}}
+  In upcheck: {{.AdminURL}}
+{{- end}}
 {{end}}
 -- 
 {{.Footer}}
@@ -188,7 +207,7 @@ var (
 <p>{{.Intro}}</p>
 <ul>
 {{- range .Items}}
-<li><strong>{{.Title}}</strong>{{range .Details}}<br>{{.}}{{end}}{{if .URL}}<br><a href="{{.URL}}">{{.URL}}</a>{{end}}</li>
+<li><strong>{{.Title}}</strong>{{range .Details}}<br>{{.}}{{end}}{{if .URL}}<br><a href="{{.URL}}">{{.URL}}</a>{{end}}{{if .AdminURL}}<br><a href="{{.AdminURL}}">In upcheck</a>{{end}}</li>
 {{- end}}
 </ul>
 <p style="color: #666">{{.Footer}}</p>
@@ -198,10 +217,10 @@ var (
 
 // composeMail words a message: the items worst first, a subject naming the
 // worst ("and N more" when there are others), a plain text and an HTML body.
-func composeMail(m store.Message) (mailContent, error) {
+func composeMail(m store.Message, publicURL string) (mailContent, error) {
 	items := make([]mailItem, len(m.Events))
 	for i, e := range m.Events {
-		items[i] = wordEvent(e)
+		items[i] = wordEvent(e, publicURL)
 	}
 	slices.SortStableFunc(items, func(a, b mailItem) int {
 		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.order, b.order))
@@ -240,10 +259,11 @@ func messageID(m store.Message) string {
 }
 
 // clean makes untrusted text one safe line: control characters (line
-// breaks, terminal escapes) become spaces, runs of spaces one, and it is cut
+// breaks, terminal escapes) and invisible format characters (bidi
+// overrides, zero-width spaces) become spaces, runs of spaces one, and it is cut
 // to max runes.
 func clean(s string, max int) string {
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || isInvisible(r) }), " ")
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max-1]) + "…"
 	}

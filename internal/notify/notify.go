@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,6 +78,24 @@ type Service struct {
 	logger   *slog.Logger
 	timings  Timings
 	smtp     config.SMTP
+	// publicURL is where operators reach the AdminCP
+	// (UPCHECK_PUBLIC_URL), without a trailing slash; "" for unknown.
+	publicURL string
+}
+
+// WithPublicURL gives the messages a link to each component's AdminCP
+// page: u is UPCHECK_PUBLIC_URL (config.Config.PublicURL), "" for none.
+func WithPublicURL(u string) Option {
+	return func(s *Service) { s.publicURL = strings.TrimRight(u, "/") }
+}
+
+// adminURL is the AdminCP page of component code under publicURL (the
+// page views.ComponentPath names), or "" when either is unknown.
+func adminURL(publicURL, code string) string {
+	if publicURL == "" || code == "" {
+		return ""
+	}
+	return publicURL + "/admin/plugins/" + url.PathEscape(code)
 }
 
 // Observer hears how each send ended (metrics): result is delivered,
@@ -206,6 +225,11 @@ func (s *Service) queueOverdue(ctx context.Context) error {
 		if err := s.insert(ctx, tx, ids); err != nil {
 			return err
 		}
+		// Events held on a channel that is enabled now (held before
+		// migration 00022, when they were failed instead): sent now.
+		if _, err := s.release(ctx, tx, 0); err != nil {
+			return err
+		}
 		_, err = s.gather(ctx, tx, 0, false)
 		return err
 	})
@@ -228,19 +252,26 @@ func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[overdueArgs]) err
 	return w.s.queueOverdue(ctx)
 }
 
-// QueueTest queues a test event for a channel.
+// QueueTest queues a test event for a channel; store.ErrNotFound when
+// there is no such channel. It is audited (channel.test) with the actor
+// of ctx (WithActor).
 func (s *Service) QueueTest(ctx context.Context, channelID int64) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
-		var err error
+		ch, err := tx.ChannelGet(ctx, channelID)
+		if err != nil {
+			return err
+		}
 		if id, err = tx.EventCreateTest(ctx, channelID); err != nil {
 			return err
 		}
 		if err := s.insert(ctx, tx, []uuid.UUID{id}); err != nil {
 			return err
 		}
-		_, err = s.gather(ctx, tx, channelID, false) // an email channel's test goes now
-		return err
+		if _, err = s.gather(ctx, tx, channelID, false); err != nil { // an email channel's test goes now
+			return err
+		}
+		return audit(ctx, tx, AuditChannelTest, ch)
 	})
 	return id, err
 }
@@ -276,7 +307,9 @@ type Created struct {
 }
 
 // AddChannel checks and creates a channel (a webhook's signing secret is
-// made here) and queues, in the same transaction, what is outstanding now:
+// made here; a webhook whose host is a private address is refused unless
+// this server may send to one), audited (channel.add) with the actor of
+// ctx, and queues, in the same transaction, what is outstanding now:
 // a channel created while problems exist receives each once (an email
 // channel in one message, at once).
 func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, error) {
@@ -286,6 +319,11 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 	}
 	if err := check(&c); err != nil {
 		return Created{}, err
+	}
+	if c.Kind != "email" {
+		if err := s.checkAddress(ctx, c.Target); err != nil {
+			return Created{}, err
+		}
 	}
 	var out Created
 	if c.Kind == "webhook" {
@@ -297,11 +335,15 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 		if out.ID, err = tx.ChannelCreate(ctx, c); err != nil {
 			return err
 		}
-		if out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0); err != nil || c.Kind != "email" {
+		if out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0); err != nil {
 			return err
 		}
-		_, err = s.gather(ctx, tx, out.ID, false)
-		return err
+		if c.Kind == "email" {
+			if _, err = s.gather(ctx, tx, out.ID, false); err != nil {
+				return err
+			}
+		}
+		return audit(ctx, tx, AuditChannelAdd, store.Channel{ID: out.ID, Name: c.Name, Kind: c.Kind, Target: c.Target})
 	})
 	if err != nil {
 		return Created{}, err
@@ -309,23 +351,122 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 	return out, nil
 }
 
-// SetEnabled turns a channel on or off. A channel turned on receives, at
-// once and once each, the problems outstanding now: none was queued for it
-// while it was off.
+// SetEnabled turns a channel on or off, audited (channel.enable,
+// channel.disable) with the actor of ctx. A channel turned on receives, at
+// once and once each, what is outstanding for it: the problems found
+// while it was off (none was queued for it then), and the events held
+// because it was off when their turn came (each gets one new job; the
+// hold and this release take the channel's row lock in turn, so none is
+// missed or sent twice). It returns how many events are on their way.
 func (s *Service) SetEnabled(ctx context.Context, id int64, enabled bool) (int, error) {
 	queued := 0
 	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
-		if err := tx.ChannelSetEnabled(ctx, id, enabled); err != nil || !enabled {
+		if err := tx.ChannelSetEnabled(ctx, id, enabled); err != nil {
 			return err
 		}
-		var err error
-		if queued, err = s.Queue(ctx, tx, nil, id, 0); err != nil {
+		ch, err := tx.ChannelGet(ctx, id)
+		if err != nil {
 			return err
 		}
-		_, err = s.gather(ctx, tx, id, false) // an email channel's outstanding events, in one message
-		return err
+		action := AuditChannelDisable
+		if enabled {
+			action = AuditChannelEnable
+			if queued, err = s.release(ctx, tx, id); err != nil {
+				return err
+			}
+			n, err := s.Queue(ctx, tx, nil, id, 0)
+			if err != nil {
+				return err
+			}
+			queued += n
+			if _, err = s.gather(ctx, tx, id, false); err != nil { // an email channel's outstanding events, in one message
+				return err
+			}
+		}
+		return audit(ctx, tx, action, ch)
 	})
 	return queued, err
+}
+
+// release queues again, in tx, the events and email messages held while
+// their channel (channelID, or every enabled channel when 0) was off, and
+// returns how many events that sends.
+func (s *Service) release(ctx context.Context, tx *store.Tx, channelID int64) (int, error) {
+	events, err := tx.EventReleaseHeld(ctx, channelID)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.insert(ctx, tx, events); err != nil {
+		return 0, err
+	}
+	messages, inMessages, err := tx.MessageReleaseHeld(ctx, channelID)
+	if err != nil || len(messages) == 0 {
+		return len(events), err
+	}
+	return len(events) + inMessages, s.insertEmail(ctx, tx, messages)
+}
+
+// DeleteChannel deletes a channel and its events, audited
+// (channel.remove) with the actor of ctx; store.ErrNotFound when there is
+// none.
+func (s *Service) DeleteChannel(ctx context.Context, id int64) error {
+	return s.store.WithTx(ctx, func(tx *store.Tx) error {
+		ch, err := tx.ChannelGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := tx.ChannelDelete(ctx, id); err != nil {
+			return err
+		}
+		return audit(ctx, tx, AuditChannelRemove, ch)
+	})
+}
+
+// Audit actions of channels, in audit_log.action.
+const (
+	AuditChannelAdd     = "channel.add"
+	AuditChannelRemove  = "channel.remove"
+	AuditChannelEnable  = "channel.enable"
+	AuditChannelDisable = "channel.disable"
+	AuditChannelTest    = "channel.test"
+)
+
+type actorKey struct{}
+
+// WithActor says who acts in ctx: the user id that the audit rows of
+// channel changes name (0, the default, is nobody: the command line).
+func WithActor(ctx context.Context, userID int64) context.Context {
+	return context.WithValue(ctx, actorKey{}, userID)
+}
+
+func actor(ctx context.Context) int64 {
+	id, _ := ctx.Value(actorKey{}).(int64)
+	return id
+}
+
+// audit records a change of ch in tx, by the actor of ctx. The target is
+// kept as an admin sees it afterwards (ShownTarget): a webhook URL is a
+// credential, and the audit log keeps it for a year.
+func audit(ctx context.Context, tx *store.Tx, action string, ch store.Channel) error {
+	return tx.AuditAppend(ctx, actor(ctx), action, map[string]any{
+		"channel_id": ch.ID, "name": ch.Name, "kind": ch.Kind, "target": ShownTarget(ch.Kind, ch.Target, true)})
+}
+
+// checkAddress refuses a webhook or chat URL whose host is (or resolves
+// to) a private address when this server's fetcher refuses to send to one:
+// it could never be delivered to.
+func (s *Service) checkAddress(ctx context.Context, target string) error {
+	err := s.fetcher.CheckPublic(ctx, target)
+	var private *fetch.PrivateAddressError
+	if errors.As(err, &private) {
+		addr := "a private address (loopback or an internal network)"
+		if private.Addr.IsValid() {
+			addr = private.Addr.String() + ", a private address (loopback or an internal network)"
+		}
+		return fmt.Errorf("%w: the URL’s host is %s, and this server does not send to private addresses; set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it",
+			ErrInvalidChannel, addr)
+	}
+	return nil // a host that does not resolve now is the delivery's to report
 }
 
 // checkChannel refuses a channel that could never be delivered to, and

@@ -3,38 +3,132 @@ package notify
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// slackText words an event for a chat channel.
-func slackText(d store.Delivery) string {
+// Chat text caps, in runes (docs/notifications.md): each piece of
+// publisher text is cut to its cap with "…", and the whole post to
+// chatTextMax.
+const (
+	chatNameMax     = 80
+	chatVersionMax  = 40
+	chatSeverityMax = 20
+	chatIDMax       = 80
+	chatSummaryMax  = 300
+	chatSourceMax   = 200
+	chatTextMax     = 1500
+)
+
+// chat makes publisher text safe in a Slack or Mattermost message: one line
+// (control and invisible format characters, bidi overrides among them,
+// become spaces; runs of spaces one), at most max runes, and &, < and >
+// escaped as both formats require, so that "<!channel>" or
+// "<https://evil.example|a disguised link>" is shown as text and neither
+// pings nor links. Cut before escaping: an entity is never cut in half.
+func chat(s string, max int) string {
+	return chatEscape(clean(s, max))
+}
+
+// chatEscape escapes &, < and > for Slack's mrkdwn and Mattermost.
+func chatEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// slackText words an event for a chat channel. Every string from a payload
+// passes through chat; link is the component's AdminCP page ("" for none),
+// already escaped.
+func slackText(d store.Delivery, link string) string {
 	var p eventPayload
 	if json.Unmarshal(d.Payload, &p) != nil {
-		return "upcheck: " + d.Type
+		return "upcheck: " + chat(d.Type, chatIDMax)
 	}
-	name := p.Component.Name
+	name := chat(p.Component.Name, chatNameMax)
+	installed, version := chat(p.Component.Installed, chatVersionMax), chat(p.Version, chatVersionMax)
+	var text string
 	switch d.Type {
 	case "security_update.available":
-		text := fmt.Sprintf("upcheck: security update for %s: %s → %s", name, p.Component.Installed, p.Version)
-		if p.Severity != "" {
-			text += " (" + p.Severity + ")"
+		text = fmt.Sprintf("upcheck: security update for %s: %s → %s", name, installed, version)
+		if sev := chat(p.Severity, chatSeverityMax); sev != "" {
+			text += " (" + sev + ")"
 		}
-		if p.Summary != "" {
-			text += ": " + p.Summary
+		if ids := chatAdvisoryIDs(p.Advisories); ids != "" {
+			text += ", fixes " + ids
 		}
-		return text
+		if s := chat(p.Summary, chatSummaryMax); s != "" {
+			text += ": " + s
+		}
 	case "advisory.unfixed":
-		return fmt.Sprintf("upcheck: %s %s is affected by %s (%s), no fix yet: %s",
-			name, p.Component.Installed, p.Advisory.ID, p.Advisory.Severity, p.Advisory.Summary)
+		a := p.Advisory
+		text = fmt.Sprintf("upcheck: %s %s is affected by %s (%s), no fix yet: %s",
+			name, installed, chatAdvisoryIDs([]advisoryRef{{ID: a.ID, Aliases: a.Aliases}}),
+			chat(a.Severity, chatSeverityMax), chat(a.Summary, chatSummaryMax))
 	case "update.available":
-		return fmt.Sprintf("upcheck: update for %s: %s → %s", name, p.Component.Installed, p.Version)
+		text = fmt.Sprintf("upcheck: update for %s: %s → %s", name, installed, version)
 	case "source.failing":
-		return fmt.Sprintf("upcheck: the update source %s has been failing for a day. %s", p.Source, p.problem())
+		text = fmt.Sprintf("upcheck: the update source %s has been failing for a day. %s",
+			chat(p.Source, chatSourceMax), chat(p.problem(), chatSummaryMax))
 	case "check.overdue":
-		return "upcheck: no update check has completed for two days"
+		text = "upcheck: no update check has completed for two days"
 	case "test":
-		return "upcheck: " + p.Message
+		text = "upcheck: " + chat(p.Message, chatSummaryMax)
+	default:
+		text = "upcheck: " + chat(d.Type, chatIDMax)
 	}
-	return "upcheck: " + d.Type
+	if r := []rune(text); len(r) > chatTextMax {
+		// Cut at a space, never inside an entity.
+		cut := string(r[:chatTextMax-1])
+		if i := strings.LastIndexByte(cut, ' '); i > 0 {
+			cut = cut[:i]
+		}
+		text = cut + "…"
+	}
+	if link != "" {
+		text += " " + link
+	}
+	return text
+}
+
+// chatAdvisoryIDs is advisoryIDs escaped for a chat.
+func chatAdvisoryIDs(refs []advisoryRef) string { return advisoryIDs(refs, chat) }
+
+// advisoryIDs is "ACME-2 (CVE-2026-1234, GHSA-…)" for each advisory, each
+// id passed through word; "" for none. At most 10 advisories and 5 aliases
+// each are named.
+func advisoryIDs(refs []advisoryRef, word func(string, int) string) string {
+	parts := make([]string, 0, len(refs))
+	for i, a := range refs {
+		if i == 10 {
+			parts = append(parts, "and "+strconv.Itoa(len(refs)-i)+" more")
+			break
+		}
+		id := word(a.ID, chatIDMax)
+		if id == "" {
+			continue
+		}
+		var aliases []string
+		for j, al := range a.Aliases {
+			if j == 5 {
+				break
+			}
+			if al := word(al, chatIDMax); al != "" {
+				aliases = append(aliases, al)
+			}
+		}
+		if len(aliases) > 0 {
+			id += " (" + strings.Join(aliases, ", ") + ")"
+		}
+		parts = append(parts, id)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// isInvisible reports a rune that must not reach a chat or a mail as is:
+// control characters, and format characters (Unicode Cf: bidi overrides
+// and isolates, zero-width spaces and joiners) that can disguise text.
+func isInvisible(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }

@@ -340,7 +340,18 @@ func (s *Store) CheckRunRecordRefused(ctx context.Context, trigger, actor, statu
 
 // CheckRunFinish records how a running check ended.
 func (s *Store) CheckRunFinish(ctx context.Context, id int64, status string, c RunCounts, message string) error {
-	return mapError(s.q.CheckRunFinish(ctx, s.pool, db.CheckRunFinishParams{
+	return checkRunFinish(ctx, s.q, s.pool, id, status, c, message)
+}
+
+// CheckRunFinish records how a running check ended, in the transaction: the
+// check's last one, which also gives its lease back (lease.Manager.Settle),
+// so that the run never reads as abandoned between the two.
+func (t *Tx) CheckRunFinish(ctx context.Context, id int64, status string, c RunCounts, message string) error {
+	return checkRunFinish(ctx, t.q, t.tx, id, status, c, message)
+}
+
+func checkRunFinish(ctx context.Context, q *db.Queries, dbtx db.DBTX, id int64, status string, c RunCounts, message string) error {
+	return mapError(q.CheckRunFinish(ctx, dbtx, db.CheckRunFinishParams{
 		ID: id, Status: status, SourcesFetched: int32(c.Fetched), SourcesNotModified: int32(c.NotModified),
 		SourcesFailed: int32(c.Failed), SourcesSkipped: int32(c.Skipped), SourcesUnwritten: int32(c.Unwritten), Error: ref(message),
 	}))

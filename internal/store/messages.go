@@ -108,3 +108,27 @@ func (t *Tx) EventSentAlone(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, 
 	out, err := t.q.EventSentAlone(ctx, t.tx, ids)
 	return out, mapError(err)
 }
+
+// MessageHold holds a pending message whose channel is disabled, with its
+// events, as EventHold does an event.
+func (s *Store) MessageHold(ctx context.Context, id uuid.UUID) (bool, error) {
+	n, err := s.q.MessageHold(ctx, s.pool, id)
+	return n > 0, mapError(err)
+}
+
+// MessageReleaseHeld makes the held messages of enabled channels (every
+// one when channelID is 0) pending again, with their events, and returns
+// them and how many events they cover: each needs one new job, inserted in
+// the same transaction.
+func (t *Tx) MessageReleaseHeld(ctx context.Context, channelID int64) ([]uuid.UUID, int, error) {
+	rows, err := t.q.MessageReleaseHeld(ctx, t.tx, optionalID(channelID))
+	if err != nil {
+		return nil, 0, mapError(err)
+	}
+	ids, events := make([]uuid.UUID, len(rows)), 0
+	for i, r := range rows {
+		ids[i] = r.ID
+		events += int(r.Events)
+	}
+	return ids, events, nil
+}

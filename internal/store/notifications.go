@@ -55,6 +55,9 @@ type Event struct {
 	// MessageID is the email message the event is sent in; uuid.Nil for
 	// webhook and slack events, and email events not yet gathered.
 	MessageID uuid.UUID
+	// HeldAt is when a pending event was held because its channel was
+	// disabled; nil when it is not held. Enabling the channel sends it.
+	HeldAt *time.Time
 }
 
 // Pgx is the transaction as pgx sees it, for River's InsertTx alone: a
@@ -171,7 +174,8 @@ func (s *Store) Events(ctx context.Context, limit int) ([]Event, error) {
 	for i, r := range rows {
 		out[i] = Event{ID: r.ID, ChannelID: r.ChannelID, ChannelName: r.ChannelName, Type: r.Type, Key: r.Key, State: r.State,
 			Attempts: int(r.Attempts), LastError: deref(r.LastError), LastAttemptAt: r.LastAttemptAt,
-			DeliveredAt: r.DeliveredAt, NextAttemptAt: r.NextAttemptAt, CreatedAt: r.CreatedAt, MessageID: r.MessageID.UUID}
+			DeliveredAt: r.DeliveredAt, NextAttemptAt: r.NextAttemptAt, CreatedAt: r.CreatedAt, MessageID: r.MessageID.UUID,
+			HeldAt: r.HeldAt}
 	}
 	return out, nil
 }
@@ -202,4 +206,59 @@ func (t *Tx) ChannelSetEnabled(ctx context.Context, id int64, enabled bool) erro
 		return ErrNotFound
 	}
 	return mapError(err)
+}
+
+// Channel reads one channel; ErrNotFound when there is none.
+func (s *Store) Channel(ctx context.Context, id int64) (Channel, error) {
+	r, err := s.q.ChannelGet(ctx, s.pool, id)
+	if err != nil {
+		return Channel{}, mapError(err)
+	}
+	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
+		DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
+}
+
+// ChannelGet reads one channel in the transaction; ErrNotFound when there
+// is none.
+func (t *Tx) ChannelGet(ctx context.Context, id int64) (Channel, error) {
+	r, err := t.q.ChannelGet(ctx, t.tx, id)
+	if err != nil {
+		return Channel{}, mapError(err)
+	}
+	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
+		DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
+}
+
+// ChannelDelete deletes a channel and its events in the transaction;
+// ErrNotFound when there is none.
+func (t *Tx) ChannelDelete(ctx context.Context, id int64) error {
+	n, err := t.q.ChannelDelete(ctx, t.tx, id)
+	if err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return mapError(err)
+}
+
+// EventChannel is the channel of an event; ErrNotFound when there is no
+// such event.
+func (t *Tx) EventChannel(ctx context.Context, id uuid.UUID) (int64, error) {
+	ch, err := t.q.EventChannel(ctx, t.tx, id)
+	return ch, mapError(err)
+}
+
+// EventHold holds a pending event whose channel is disabled: it stays
+// pending, without a job, until the channel is enabled. It reports false
+// when the channel is enabled (an enable committed meanwhile) or the event
+// is not pending: then the caller sends, or stops, as the event now says.
+func (s *Store) EventHold(ctx context.Context, id uuid.UUID) (bool, error) {
+	n, err := s.q.EventHold(ctx, s.pool, id)
+	return n > 0, mapError(err)
+}
+
+// EventReleaseHeld makes the held events of enabled channels (every one
+// when channelID is 0) that are sent alone pending again, and returns
+// them: each needs one new job, inserted in the same transaction.
+func (t *Tx) EventReleaseHeld(ctx context.Context, channelID int64) ([]uuid.UUID, error) {
+	ids, err := t.q.EventReleaseHeld(ctx, t.tx, optionalID(channelID))
+	return ids, mapError(err)
 }

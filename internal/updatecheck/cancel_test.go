@@ -140,7 +140,8 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 // sources' trust is ended by the server, SQLSTATE 57P01) stops it the way a
 // lost lease does: a holder that cannot reach the database cannot confirm
 // its lease. It ends lease_lost (the button's "interrupted"), never
-// failed, whose 500 is for a write that failed for another reason.
+// failed, whose 500 is for a write that failed for another reason, and the
+// history records why: connection_lost.
 func TestDatabaseGoneDuringACheckEndsLeaseLost(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -161,7 +162,7 @@ func TestDatabaseGoneDuringACheckEndsLeaseLost(t *testing.T) {
 	if res.Status != LeaseLost {
 		t.Fatalf("result = %s, want lease_lost", resultJSON(res))
 	}
-	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:lease_lost" {
+	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:connection_lost" {
 		t.Fatalf("runs = %v", runs)
 	}
 	// The lease was released: another instance can run at once.

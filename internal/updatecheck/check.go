@@ -40,10 +40,17 @@ const (
 	// Failed: the check could not write (a database error other than a lost
 	// lease); the lease was released.
 	Failed Status = "failed"
+	// ConnectionLost is a status of the history only: the record of a
+	// LeaseLost check that lost its lease because the database could not be
+	// reached ("Interrupted: lost its connection to the database"). The
+	// check itself answers LeaseLost (the API's "interrupted", exit code 5
+	// of `upcheck check`); its end and its release are written once the
+	// database answers again (lease.Manager.Settle).
+	ConnectionLost Status = "connection_lost"
 )
 
-// releaseTimeout bounds the release (and the history write) that follow a
-// check, which must run even when the check's context was cancelled.
+// releaseTimeout bounds a history write that follows an import, which must
+// run even when its context was cancelled.
 const releaseTimeout = 10 * time.Second
 
 // Result is what a check reports.
@@ -160,7 +167,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	defer c.reads.invalidate() // and the results, whatever the outcome
 	res := Result{Epoch: l.Epoch}
 	if res.RunID, err = c.store.CheckRunStart(ctx, string(trigger), actor, l.Owner, l.Epoch); err != nil {
-		c.release(ctx, l, false)
+		c.settle(ctx, l, false, nil)
 		c.observer.LeaseHeld(false)
 		return Result{}, fmt.Errorf("record check start: %w", err)
 	}
@@ -169,7 +176,8 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	checkCtx, hb := c.lease.StartHeartbeat(ctx, l)
 	counts, sources, offline, checkErr := c.check(checkCtx, l)
 	lostCause := context.Cause(checkCtx)
-	hb.Stop() // waits for a renewal still on its way
+	hb.Stop()      // waits for a renewal still on its way
+	l = hb.Lease() // expiring from its last confirmed renewal
 
 	switch {
 	case errors.Is(checkErr, lease.ErrLeaseLost) || errors.Is(lostCause, lease.ErrLeaseLost):
@@ -190,8 +198,10 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	default:
 		res.Status = endStatus(counts)
 	}
-	c.release(ctx, l, res.Status.RanToEnd())
-	c.observer.LeaseHeld(false)
+	recorded := res.Status
+	if res.Status == LeaseLost && lostConnection(checkErr, lostCause) {
+		recorded = ConnectionLost
+	}
 	c.observer.CheckEnded(string(trigger), string(res.Status), true, time.Since(start))
 
 	res.Sources, res.Fetched, res.NotModified, res.Failed, res.Skipped = sources, counts.Fetched, counts.NotModified, counts.Failed, counts.Skipped
@@ -200,19 +210,30 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	if checkErr != nil && res.Status != Cancelled {
 		res.Error = checkErr.Error()
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	if err := c.store.CheckRunFinish(rctx, res.RunID, string(res.Status), counts, res.Error); err != nil {
-		c.logger.WarnContext(ctx, "record check end", "run_id", res.RunID, "error", err)
-	}
 	level := slog.LevelInfo
 	if !res.Status.RanToEnd() {
 		level = slog.LevelWarn
 	}
 	c.logger.Log(ctx, level, "update check ended", "status", res.Status, "run_id", res.RunID, "epoch", l.Epoch,
 		"sources", sources, "fetched", counts.Fetched, "not_modified", counts.NotModified, "failed", counts.Failed,
-		"skipped", counts.Skipped, "duration_ms", res.DurationMS, "error", res.Error)
+		"skipped", counts.Skipped, "duration_ms", res.DurationMS, "error", res.Error, "recorded_as", recorded)
+	c.settle(ctx, l, res.Status.RanToEnd(), func(ctx context.Context, tx *store.Tx) error {
+		return tx.CheckRunFinish(ctx, res.RunID, string(recorded), counts, res.Error)
+	})
+	c.observer.LeaseHeld(false)
 	return res, nil
+}
+
+// lostConnection reports whether a lost lease was lost because the
+// database could not be reached: the check's own error or the heartbeat's
+// cause says so. A statement that ran past its limit had an answer.
+func lostConnection(errs ...error) bool {
+	for _, err := range errs {
+		if store.IsUnavailable(err) && !errors.Is(err, store.ErrStatementTimeout) {
+			return true
+		}
+	}
+	return false
 }
 
 var refusedStatus = map[lease.Outcome]Status{lease.Busy: Busy, lease.Cooldown: Cooldown, lease.Skipped: Skipped}
@@ -229,13 +250,26 @@ func endStatus(c store.RunCounts) Status {
 	return Completed
 }
 
-// release gives the lease back at once, so another instance need not wait
-// for it to expire; it runs even when ctx was cancelled (shutdown).
+// release gives the lease back, as settle does, with nothing to record.
 func (c *Checker) release(ctx context.Context, l lease.Lease, completed bool) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	if _, err := c.lease.Release(rctx, l.Owner, completed); err != nil {
-		c.logger.WarnContext(ctx, "release lease", "error", err)
+	c.settle(ctx, l, completed, nil)
+}
+
+// settle gives the lease back at once, so another instance need not wait
+// for it to expire, and records the run's end (record) in the same
+// transaction. It runs even when ctx was cancelled (shutdown) and when the
+// database is away: lease.Manager.Settle tries again until the database
+// answers or the lease could have expired, and for a few seconds at most
+// once ctx is done.
+func (c *Checker) settle(ctx context.Context, l lease.Lease, completed bool, record func(context.Context, *store.Tx) error) {
+	_, attempts, err := c.lease.Settle(ctx, l, completed, record)
+	switch {
+	case err != nil:
+		c.logger.WarnContext(ctx, "could not release the lease or record the check's end", "epoch", l.Epoch, "attempts", attempts, "error", err)
+	case attempts > 1 && record != nil:
+		c.logger.InfoContext(ctx, "lease released and check's end recorded once the database answered", "epoch", l.Epoch, "attempts", attempts)
+	case attempts > 1:
+		c.logger.InfoContext(ctx, "lease released once the database answered", "epoch", l.Epoch, "attempts", attempts)
 	}
 }
 

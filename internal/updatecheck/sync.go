@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
@@ -76,8 +77,16 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 	for start := 0; start < len(upserts); start += syncBatch {
 		batch := upserts[start:min(start+syncBatch, len(upserts))]
 		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {
-			_, err := tx.ComponentUpsertMany(ctx, batch)
-			return err
+			if _, err := tx.ComponentUpsertMany(ctx, batch); err != nil {
+				return err
+			}
+			// The audit rows of the pins this batch changes commit with it.
+			for _, change := range pinChanges(before, batch) {
+				if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return SyncReport{}, fmt.Errorf("sync components: %w", err)
@@ -208,4 +217,89 @@ func (c *Checker) coreVersion(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return comp.InstalledVersion, nil
+}
+
+// auditPin is the audit action of a manifest sync that changed the keys
+// pinned for a source (kind trust, as the statements' source.trust).
+const auditPin = "source.pin"
+
+// pinActor is who the audit log says changed a pin: the manifest, loaded
+// by `upcheck components sync` or by serve at start (UPCHECK_MANIFEST).
+const pinActor = "manifest sync"
+
+// pinChange is a change of the keys pinned for a source, for the audit
+// log: the fingerprints and thresholds before and after (no whole keys),
+// and the components whose pin changed. Its fields are trustChange's, so
+// the audit log words both alike.
+type pinChange struct {
+	Source       string   `json:"source"`
+	Reason       string   `json:"reason"`
+	Components   []string `json:"components"`
+	OldKeys      []string `json:"old_keys"`
+	OldThreshold int      `json:"old_threshold"`
+	NewKeys      []string `json:"new_keys"`
+	NewThreshold int      `json:"new_threshold"`
+	By           string   `json:"by"`
+}
+
+// pinChanges are the changes of pinned keys that writing batch makes over
+// before: a source that components used before pins another key set now
+// (other keys, another threshold, none at all, or some where there was
+// none; the manifest gives every component of a source one pin), one
+// change per source, naming the components of batch that pin the new set.
+// A source no component used before changes no pin.
+func pinChanges(before []store.Component, batch []store.Component) []pinChange {
+	was := make(map[string]string, len(before)) // source -> its pin before
+	for _, comp := range before {
+		if comp.SourceURL != "" {
+			was[comp.SourceURL] = comp.PinnedKey
+		}
+	}
+	index := map[string]int{}
+	var out []pinChange
+	for _, next := range batch {
+		pin, used := was[next.SourceURL]
+		if !used || pin == next.PinnedKey {
+			continue
+		}
+		i, seen := index[next.SourceURL]
+		if !seen {
+			from, to := mustSet(pin), mustSet(next.PinnedKey)
+			out = append(out, pinChange{Source: next.SourceURL, OldKeys: orNone(from.Fingerprints()), OldThreshold: from.Threshold(),
+				NewKeys: orNone(to.Fingerprints()), NewThreshold: to.Threshold(), By: pinActor})
+			i = len(out) - 1
+			index[next.SourceURL] = i
+		}
+		out[i].Components = append(out[i].Components, next.Code)
+	}
+	for i := range out {
+		out[i].Reason = pinReason(out[i])
+	}
+	return out
+}
+
+// pinReason words a pin change: what the manifest pins now, and for which
+// components.
+func pinReason(c pinChange) string {
+	var what string
+	switch {
+	case len(c.OldKeys) == 0:
+		what = "the manifest pins keys where it pinned none"
+	case len(c.NewKeys) == 0:
+		what = "the manifest pins no key any more: documents are no longer verified"
+	case slices.Equal(c.OldKeys, c.NewKeys):
+		what = "the manifest requires another number of signatures"
+	default:
+		what = "the manifest pins other keys"
+	}
+	return what + ", for " + strings.Join(c.Components, ", ")
+}
+
+// orNone is s, or an empty list for nil (the audit's JSON says [], not
+// null).
+func orNone(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -20,6 +20,11 @@ const (
 	MaxReleasesPerPackage = 1000
 	// MaxAdvisoriesPerPackage is the most advisories one package may list.
 	MaxAdvisoriesPerPackage = 1000
+	// MaxAdvisoryID is the most bytes an advisory id may have. Operators
+	// dismiss an advisory by its id (a path segment of the AdminCP and the
+	// API), and the dismissal takes any id this limit lets through: a
+	// longer one would be shown and counted but could never be dismissed.
+	MaxAdvisoryID = 200
 )
 
 // severities lists the allowed values of a severity, lowest first.

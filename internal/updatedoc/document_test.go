@@ -276,6 +276,8 @@ func parseErrorCases() []parseErrorCase {
 			`of package "blog": not a valid URL`},
 		{"advisory id missing", blogWith(`{"advisories": [{"affected": "<1.0.0"}]}`), `advisories[0].id of package "blog" is missing`},
 		{"advisory id blank", blogWith(`{"advisories": [{"id": " ", "affected": "<1.0.0"}]}`), `advisories[0].id of package "blog" is missing`},
+		{"advisory id too long", blogWith(`{"advisories": [{"id": "` + strings.Repeat("A", MaxAdvisoryID+1) + `", "affected": "<1.0.0"}]}`),
+			`advisories[0].id of package "blog" has 201 bytes, more than the limit of 200`},
 		{"advisory id repeated", blogWith(`{"advisories": [{"id": "A-1", "affected": "<1.0.0"}, {"id": "A-1", "affected": "<2.0.0"}]}`),
 			`advisories[1].id "A-1" of package "blog" repeats advisories[0].id`},
 		{"affected missing", blogWith(`{"advisories": [{"id": "A-1"}]}`), `advisories[0].affected of package "blog" is missing`},
@@ -347,6 +349,14 @@ func TestParseAtTheLimits(t *testing.T) {
 	}
 	if n := len(doc.Packages["blog"].Releases); n != MaxReleasesPerPackage {
 		t.Errorf("got %d releases, want %d", n, MaxReleasesPerPackage)
+	}
+	id := strings.Repeat("é", MaxAdvisoryID/2) // 2 bytes each: the limit counts bytes
+	doc, err = Parse([]byte(blogWith(`{"advisories": [{"id": "` + id + `", "affected": "<1.0.0"}]}`)))
+	if err != nil {
+		t.Fatalf("Parse of an advisory id of %d bytes: %v", len(id), err)
+	}
+	if got := doc.Packages["blog"].Advisories[0].ID; got != id {
+		t.Errorf("advisory id %q, want %q", got, id)
 	}
 }
 

@@ -95,6 +95,21 @@ func TestLintMemberProblems(t *testing.T) {
 	})
 }
 
+// An advisory id longer than a dismissal can name is a problem at its
+// path, placed at its value, and does not hide the next one.
+func TestLintAdvisoryIDTooLong(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", MaxAdvisoryID+1)
+	body := "{\"format\": 1, \"publisher\": \"acme\", \"sequence\": 1, \"packages\": {\"blog\": {\"advisories\": [\n" +
+		`{"id": "` + long + `", "affected": "<1.0.0"},` + "\n" + `{"id": "A-2", "affected": "nope"}]}}}`
+	checkProblems(t, Lint([]byte(body)), []Problem{
+		{Path: "packages.blog.advisories[0].id", Line: 2, Column: 8,
+			Message: `update document: advisories[0].id of package "blog" has 201 bytes, more than the limit of 200`},
+		{Path: "packages.blog.advisories[1].affected", Line: 3, Column: 27,
+			Message: `update document: advisories[1].affected of package "blog": "nope" is not a valid range: improper constraint: "nope"`},
+	})
+}
+
 // A value of the wrong JSON type stops the list, and has its real path
 // (the decoder's message names the Go field path, without indices).
 func TestLintTypeError(t *testing.T) {

@@ -213,6 +213,9 @@ func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) Advi
 	a := Advisory{ID: wa.ID, Summary: wa.Summary, URL: wa.URL}
 	if strings.TrimSpace(wa.ID) == "" {
 		c.add(at+".id", at, nil, "update document: %s of package %q is missing", place("id"), code)
+	} else if len(wa.ID) > MaxAdvisoryID {
+		c.add(at+".id", at, nil, "update document: %s of package %q has %d bytes, more than the limit of %d",
+			place("id"), code, len(wa.ID), MaxAdvisoryID)
 	}
 	// An advisory that does not say which versions it affects cannot be
 	// evaluated; guessing "all" or "none" would both be wrong somewhere.

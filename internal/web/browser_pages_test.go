@@ -50,7 +50,7 @@ var everyPage = []adminPage{
 	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true, nil, ""},
 	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true, nil, ""},
 	{"channel-added", "/admin/notifications", `[data-testid="channel-form"]`, true, []chromedp.Action[chromedp.Void]{
-		chromedp.SendKeys(chromedp.CSS(`[data-testid="channel-form"] input[name="url"]`), "https://hooks.example.org/upcheck"),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid="channel-form"] input[name="url"]`), addedURL),
 		chromedp.Click(chromedp.CSS(`[data-testid="channel-add"]`)),
 	}, `[data-testid="notify-secret"]`},
 	{"tokens", "/admin/tokens", `[data-testid="tokens-table"]`, true, nil, ""},
@@ -61,6 +61,10 @@ var everyPage = []adminPage{
 	{"audit", "/admin/audit", `[data-testid="audit-table"]`, true, nil, ""},
 	{"not-found", "/admin/plugins/nope", `[data-testid="error-page"]`, true, nil, ""},
 }
+
+// addedURL is the long webhook URL the channel-added page adds: shown
+// whole this once, it must wrap inside a phone's screen.
+const addedURL = "https://hooks.example.org/services/T00000000/B00000000/a-very-long-webhook-path-that-would-overflow?token=abcdefghijklmnopqrstuvwxyz0123456789&channel=added"
 
 // demoLike fills b's site the way `serve --demo` looks after a while: a
 // check ran (history, sources, one failing), a webhook channel with a long
@@ -190,7 +194,7 @@ func sideways(t *testing.T, ctx context.Context) []string {
 func TestBrowserEveryPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	longURL := demoLike(t, b)
+	demoLike(t, b)
 	ctx := browser(t)
 	var firstNav []navBox
 	firstNavPage := ""
@@ -221,8 +225,8 @@ func TestBrowserEveryPage(t *testing.T) {
 			for _, s := range sideways(t, ctx) {
 				t.Errorf("%s at 390 px: scrolls sideways: %s", p.name, s)
 			}
-			if p.name == "notifications" {
-				wrapsInside(t, ctx, longURL)
+			if p.name == "channel-added" { // the full URL is shown once, at creation; the table masks it
+				wrapsInside(t, ctx, addedURL)
 			}
 			nav := navBoxes(t, ctx)
 			switch {

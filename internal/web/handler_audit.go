@@ -175,7 +175,9 @@ func checkDetailText(m map[string]any) string {
 
 // trustDetailText is a change of a source's trusted keys: "https://…: keys
 // ab12cd34…ef01 (statement 0) → 1 of 99887766…5544 (statement 1): key
-// statement 1 endorsed by the keys trusted before".
+// statement 1 endorsed by the keys trusted before", or of its pinned keys
+// (no statement): "https://…: keys none → ab12cd34…ef01: the manifest pins
+// keys where it pinned none, for blog".
 func trustDetailText(m map[string]any) string {
 	set := func(prefix string) string {
 		var keys []string
@@ -186,12 +188,18 @@ func trustDetailText(m map[string]any) string {
 			}
 		}
 		threshold, _ := m[prefix+"_threshold"].(float64)
-		version, _ := m[prefix+"_version"].(float64)
 		text := strings.Join(keys, ", ")
-		if len(keys) > 1 {
+		switch {
+		case len(keys) == 0:
+			text = "none"
+		case len(keys) > 1:
 			text = fmt.Sprintf("%d of %s", int(threshold), text)
 		}
-		return fmt.Sprintf("%s (statement %d)", text, int(version))
+		// A manifest's pin change (source.pin) has no statement.
+		if version, ok := m[prefix+"_version"].(float64); ok {
+			text += fmt.Sprintf(" (statement %d)", int(version))
+		}
+		return text
 	}
 	source, _ := m["source"].(string)
 	reason, _ := m["reason"].(string)

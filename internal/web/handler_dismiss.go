@@ -12,11 +12,9 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
-
-// maxAdvisoryID bounds the advisory id a request may name.
-const maxAdvisoryID = 200
 
 // dismiss accepts an advisory's risk with a reason and an optional expiry
 // date, from the detail page's form. A refused form is answered with the
@@ -65,8 +63,11 @@ func advisoryParams(c echo.Context) (code, id string, err error) {
 	if id, err = pathParam(c, "id"); err != nil {
 		return "", "", err
 	}
-	if len(id) > maxAdvisoryID {
-		return "", "", echo.NewHTTPError(http.StatusBadRequest, "advisory id is too long")
+	// The limit is the update document's: every advisory a document may
+	// list can be dismissed, and no request names a longer id.
+	if len(id) > updatedoc.MaxAdvisoryID {
+		return "", "", echo.NewHTTPError(http.StatusBadRequest,
+			"No advisory has this id: an advisory id has at most "+strconv.Itoa(updatedoc.MaxAdvisoryID)+" bytes.")
 	}
 	return code, id, nil
 }

@@ -56,7 +56,7 @@ func (s *Server) sourceImportPage(c echo.Context) error {
 // 409. A document over the fetcher's cap is refused as a fetched one is.
 func (s *Server) sourceImport(c echo.Context) error {
 	r := c.Request()
-	sourceURL := r.FormValue("url") // the form was parsed by the CSRF check, within the body limit
+	sourceURL := r.FormValue("url") // bodyLimit read the form whole, or answered 413
 	src, err := s.sourceInUse(c, sourceURL)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
@@ -16,13 +17,36 @@ import (
 // notificationsShown bounds the deliveries listed on the page.
 const notificationsShown = 100
 
+// notificationsPage lists the channels and deliveries, with what the last
+// post left in the flash: a notice or a form error, and a new channel's
+// signing secret and full target, shown this once.
 func (s *Server) notificationsPage(c echo.Context) error {
-	return s.renderNotifications(c, http.StatusOK, views.NotificationsProps{Notice: noticeText(c.QueryParam("done"))})
+	f, _ := s.takeFlash(c, views.PathNotifications)
+	return s.renderNotifications(c, http.StatusOK, f)
 }
 
-// renderNotifications renders the page with what p already says (a secret
-// shown once, a form error).
-func (s *Server) renderNotifications(c echo.Context, status int, p views.NotificationsProps) error {
+// notifyDone answers a post of the page: a redirect to the page carrying f
+// in the flash, or, for a request without a browser session (an API
+// token, which cannot carry a flash), the page itself with f, not cached.
+func (s *Server) notifyDone(c echo.Context, f flash) error {
+	if s.auth.SessionToken(c.Request()) != "" {
+		return s.redirectWithFlash(c, views.PathNotifications, f)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	status := http.StatusOK
+	if f.Error != "" {
+		status = http.StatusUnprocessableEntity
+	}
+	return s.renderNotifications(c, status, f)
+}
+
+// renderNotifications renders the page with what f says: a notice or a
+// form error, and a new channel's secret and full target.
+func (s *Server) renderNotifications(c echo.Context, status int, f flash) error {
+	p := views.NotificationsProps{Notice: f.Notice, FormError: f.Error, NewSecret: f.Values["secret"], NewTarget: f.Values["target"]}
+	if f.Error != "" { // the refused form, filled in again
+		p.Form = views.ChannelForm{Kind: f.Values["kind"], URL: f.Values["url"], To: f.Values["to"], Events: f.Values["events"], Name: f.Values["name"]}
+	}
 	ctx := c.Request().Context()
 	channels, err := s.store.Channels(ctx)
 	if err != nil {
@@ -35,105 +59,161 @@ func (s *Server) renderNotifications(c echo.Context, status int, p views.Notific
 	p.Layout = layout(c)
 	p.CanManage = p.Layout.User.CanManage
 	for _, ch := range channels {
-		p.Channels = append(p.Channels, views.ChannelRow{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Target: ch.Target,
+		// A target is a credential: viewers see a webhook's scheme and
+		// host, admins a masked form; the whole only once, at creation.
+		p.Channels = append(p.Channels, views.ChannelRow{ID: ch.ID, Name: ch.Name, Kind: ch.Kind,
+			Target: notify.ShownTarget(ch.Kind, ch.Target, p.CanManage),
 			Events: ch.Events, Enabled: ch.Enabled, DisabledReason: ch.DisabledReason, CreatedAt: ch.CreatedAt})
 	}
 	for _, e := range events {
 		p.Deliveries = append(p.Deliveries, views.DeliveryRow{ID: e.ID.String(), ChannelName: e.ChannelName, Type: e.Type,
 			Subject: views.EventSubject(e.Key), State: e.State, Attempts: e.Attempts, LastError: e.LastError,
-			LastAttempt: e.LastAttemptAt, NextAttempt: e.NextAttemptAt, CreatedAt: e.CreatedAt})
+			LastAttempt: e.LastAttemptAt, NextAttempt: e.NextAttemptAt, CreatedAt: e.CreatedAt, Held: e.HeldAt != nil})
 	}
 	return render(c, status, views.Notifications(p))
 }
 
-// addChannel adds a channel from the form. The page is rendered in the
-// answer, not redirected to, so that the signing secret is shown once and
-// never travels in a URL.
+// actorContext is the request's context with the signed-in user as the
+// actor of the audit rows notify writes.
+func actorContext(c echo.Context) echo.Context {
+	p, _ := auth.PrincipalFrom(c)
+	c.SetRequest(c.Request().WithContext(notify.WithActor(c.Request().Context(), p.UserID)))
+	return c
+}
+
+// addChannel adds a channel from the form and redirects to the page, which
+// shows the new channel's signing secret and full target once (the flash:
+// never in a URL, gone on reload, the page not cached).
 func (s *Server) addChannel(c echo.Context) error {
 	ch := store.NewChannel{Kind: c.FormValue("kind"), Target: c.FormValue("url"), Events: c.FormValue("events"), Name: c.FormValue("name")}
 	if ch.Kind == "email" {
 		ch.Target = c.FormValue("to")
 	}
-	created, err := s.notify.AddChannel(c.Request().Context(), ch)
+	created, err := s.notify.AddChannel(actorContext(c).Request().Context(), ch)
 	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
-		return s.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsProps{FormError: invalidChannelText(err)})
+		return s.notifyDone(c, flash{Error: invalidChannelText(err), Values: map[string]string{
+			"kind": ch.Kind, "url": c.FormValue("url"), "to": c.FormValue("to"), "events": ch.Events, "name": ch.Name}})
 	}
 	if err != nil {
 		return err
 	}
-	notice := "Channel added."
-	if created.Queued > 0 {
-		notice = "Channel added; " + strconv.Itoa(created.Queued) + " outstanding events are on their way to it."
+	added, err := s.store.Channel(c.Request().Context(), created.ID)
+	if err != nil {
+		return err
 	}
-	return s.renderNotifications(c, http.StatusOK, views.NotificationsProps{NewSecret: created.Secret, Notice: notice})
+	notice := "Channel “" + added.Name + "” added."
+	if created.Queued > 0 {
+		notice += " " + onTheirWay(created.Queued) + " to it."
+	}
+	values := map[string]string{"target": added.Target}
+	if created.Secret != "" {
+		values["secret"] = created.Secret
+	}
+	return s.notifyDone(c, flash{Notice: notice, Values: values})
+}
+
+// channelID reads the :id of a channel route.
+func channelID(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return 0, echo.NewHTTPError(http.StatusBadRequest, "The channel id must be a number.")
+	}
+	return id, nil
 }
 
 func (s *Server) testChannel(c echo.Context) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	id, err := channelID(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "channel id must be a number")
-	}
-	if _, err := s.notify.QueueTest(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.PathNotifications+"?done=test")
+	if _, err := s.notify.QueueTest(actorContext(c).Request().Context(), id); err != nil {
+		return err
+	}
+	return s.notifyDone(c, flash{Notice: "Test event queued: it is sent within seconds."})
 }
 
 func (s *Server) enableChannel(c echo.Context) error  { return s.setChannelEnabled(c, true) }
 func (s *Server) disableChannel(c echo.Context) error { return s.setChannelEnabled(c, false) }
 
 func (s *Server) setChannelEnabled(c echo.Context, enabled bool) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	id, err := channelID(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "channel id must be a number")
-	}
-	if _, err := s.notify.SetEnabled(c.Request().Context(), id, enabled); err != nil {
 		return err
 	}
-	done := "disabled"
-	if enabled {
-		done = "enabled"
+	queued, err := s.notify.SetEnabled(actorContext(c).Request().Context(), id, enabled)
+	if err != nil {
+		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.PathNotifications+"?done="+done)
+	notice := "Channel disabled: nothing is sent to it until it is enabled again; what falls due meanwhile is held for it."
+	if enabled {
+		notice = "Channel enabled: nothing was outstanding for it."
+		if queued > 0 {
+			notice = "Channel enabled: " + onTheirWay(queued) + " to it."
+		}
+	}
+	return s.notifyDone(c, flash{Notice: notice})
 }
 
-func (s *Server) deleteChannel(c echo.Context) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+// deleteChannelConfirm asks before a channel is deleted: the page a Delete
+// link opens, whose form posts the deletion with confirmed=yes.
+func (s *Server) deleteChannelConfirm(c echo.Context) error {
+	id, err := channelID(c)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "channel id must be a number")
-	}
-	if err := s.store.ChannelDelete(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.PathNotifications+"?done=deleted")
+	ch, err := s.store.Channel(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.Confirm(views.ConfirmProps{
+		Layout:   layout(c),
+		Nav:      views.NavNotify,
+		Title:    "Delete the channel “" + ch.Name + "”?",
+		Question: "Nothing more is sent to it, and its deliveries are deleted with it. This cannot be undone: to send to it again, add it again (a webhook then gets a new signing secret).",
+		Action:   views.ChannelPath(id, "delete"),
+		Button:   "Delete the channel",
+		Cancel:   views.PathNotifications,
+	}))
+}
+
+// deleteChannel deletes a channel once confirmed; a post without
+// confirmed=yes is sent to the question.
+func (s *Server) deleteChannel(c echo.Context) error {
+	id, err := channelID(c)
+	if err != nil {
+		return err
+	}
+	if c.FormValue("confirmed") != "yes" {
+		return c.Redirect(http.StatusSeeOther, views.ChannelPath(id, "delete"))
+	}
+	ch, err := s.store.Channel(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := s.notify.DeleteChannel(actorContext(c).Request().Context(), id); err != nil {
+		return err
+	}
+	return s.notifyDone(c, flash{Notice: "Channel “" + ch.Name + "” deleted."})
 }
 
 func (s *Server) retryDelivery(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "event id is not valid")
+		return echo.NewHTTPError(http.StatusBadRequest, "The event id is not valid.")
 	}
 	if err := s.notify.Retry(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.PathNotifications+"?done=retry")
+	return s.notifyDone(c, flash{Notice: "Delivery queued again."})
 }
 
-// noticeText confirms what a redirect says was done; only known words.
-func noticeText(done string) string {
-	switch done {
-	case "test":
-		return "Test event queued: it is sent within seconds."
-	case "deleted":
-		return "Channel deleted."
-	case "enabled":
-		return "Channel enabled: the problems outstanding now are on their way to it."
-	case "disabled":
-		return "Channel disabled: nothing is sent to it until it is enabled again."
-	case "retry":
-		return "Delivery queued again."
+// onTheirWay is "1 outstanding event is on its way" or "3 outstanding
+// events are on their way".
+func onTheirWay(n int) string {
+	if n == 1 {
+		return "1 outstanding event is on its way"
 	}
-	return ""
+	return strconv.Itoa(n) + " outstanding events are on their way"
 }
 
 // invalidChannelText is the form's error without the package's prefix.

@@ -3,6 +3,8 @@ package web
 import (
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -223,8 +225,18 @@ func securityHeaders() echo.MiddlewareFunc {
 }
 
 // bodyLimit caps every request body at limit bytes, or at the limit of its
-// route ("METHOD path" in routes, an upload). A body announced larger is
-// refused at once (413), one that turns out larger fails its read.
+// route ("METHOD path" in routes, an upload), and answers 413 in words when
+// a body is larger: at once when it announces so (Content-Length), and
+// when a read finds out, which a chunked body leaves to the reader.
+//
+// A form (urlencoded or multipart) is read here, before anything else
+// looks at it: net/http's FormValue, which the CSRF check and the handlers
+// call, drops the error of a read cut off at the limit and answers as if
+// the fields were missing, which would turn an oversized form into a 403
+// or a 400, or let a handler act on an empty form. Read here, the form is
+// whole or refused; the parse costs no more than the limit of its route.
+// Any other body (JSON) is read by its handler: when that read hit the
+// limit the handler's error becomes the 413.
 func bodyLimit(limit int64, routes map[string]int64) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -234,11 +246,63 @@ func bodyLimit(limit int64, routes map[string]int64) echo.MiddlewareFunc {
 				n = l
 			}
 			if r.ContentLength > n {
-				return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
-					"The upload is larger than upcheck accepts ("+strconv.FormatInt(n>>10, 10)+" KiB at most).")
+				return tooLarge(n, nil)
 			}
-			r.Body = http.MaxBytesReader(c.Response(), r.Body, n)
-			return next(c)
+			body := &limitedBody{ReadCloser: http.MaxBytesReader(c.Response(), r.Body, n)}
+			r.Body = body
+			if err := parseForm(r); body.exceeded {
+				return tooLarge(n, err)
+			}
+			err := next(c)
+			if err != nil && body.exceeded {
+				return tooLarge(n, err)
+			}
+			return err
 		}
 	}
+}
+
+// tooLarge is bodyLimit's 413 for a body over n bytes.
+func tooLarge(n int64, err error) error {
+	return echo.NewHTTPError(http.StatusRequestEntityTooLarge,
+		"The upload is larger than upcheck accepts ("+strconv.FormatInt(n>>10, 10)+" KiB at most).").WithInternal(err)
+}
+
+// limitedBody remembers whether a read of its http.MaxBytesReader went
+// past the limit, whoever read it and whatever they did with the error.
+type limitedBody struct {
+	io.ReadCloser
+	exceeded bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		b.exceeded = true
+	}
+	return n, err
+}
+
+// formMemory is how much of a multipart form stays in memory (the rest goes
+// to temporary files): net/http's own default, which FormValue uses.
+const formMemory = 32 << 20
+
+// parseForm reads the body of a form posted to r, as FormValue would. Its
+// errors are the handlers' to see (they find the fields missing), except
+// the limit's, which limitedBody records.
+func parseForm(r *http.Request) error {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+	default:
+		return nil
+	}
+	mediaType, _, _ := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	switch mediaType {
+	case echo.MIMEApplicationForm:
+		return r.ParseForm()
+	case echo.MIMEMultipartForm:
+		return r.ParseMultipartForm(formMemory)
+	}
+	return nil
 }

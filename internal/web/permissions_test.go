@@ -44,6 +44,8 @@ var needs = map[string]string{
 	"POST /admin/tokens/:id/revoke": auth.PermTokens,
 	// The import form: importing writes as a check does, managers only.
 	"GET /admin/sources/import": auth.PermManage,
+	// The question before a channel is deleted: only for those who may.
+	"GET /admin/notifications/channels/:id/delete": auth.PermManage,
 }
 
 // sessionOnly are the routes an API token cannot use, whatever its role,

@@ -90,6 +90,9 @@ func (s *Server) routes(e *echo.Echo) {
 	adminManage.post(views.PathNotifications+"/channels/:id/disable", s.disableChannel) // views.ChannelPath
 	adminManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)      // views.DeliveryRetryPath
 
+	// Deleting a channel asks first (views.Confirm); the POST above needs confirmed=yes.
+	adminManage.get(views.PathNotifications+"/channels/:id/delete", s.deleteChannelConfirm)
+
 	// A document obtained elsewhere, imported for a source: it writes as a
 	// check does, so the form too is for managers.
 	adminManage.get(views.PathSourceImport, s.sourceImportPage) // views.SourceImportPath
