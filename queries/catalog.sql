@@ -23,6 +23,11 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- any of them. component_results holds one row per component, the
        -- current one while cs.evaluated.
        (CASE WHEN cs.evaluated THEN r.advisory_keys ELSE '{}' END)::text[] AS advisory_keys,
+       -- The advisories of the current result whose dismissal is in force:
+       -- how many, and the soonest end of those that end ("Up to date ·
+       -- 1 advisory dismissed until 20 Dec").
+       (CASE WHEN cs.evaluated THEN coalesce(dm.n, 0) ELSE 0 END)::integer AS dismissed_count,
+       CASE WHEN cs.evaluated THEN dm.until END AS dismissed_until,
        -- When this snapshot may be reused (migration 00019): read in the
        -- same statement, so they describe exactly these rows.
        (SELECT v.version FROM read_model_version v)::bigint AS version,
@@ -34,7 +39,11 @@ FROM component_state cs
 -- error (migration 00012), not a derived flag.
 LEFT JOIN sources s ON s.url = cs.source_url
 LEFT JOIN component_exposure e ON e.code = cs.code
-LEFT JOIN component_results r ON r.code = cs.code;
+LEFT JOIN component_results r ON r.code = cs.code
+LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
+           FROM advisory_dismissals_in_force f
+           JOIN advisory_dismissals d ON d.id = f.id
+           GROUP BY f.component_code) dm ON dm.component_code = cs.code;
 
 -- name: ReadModelUnchanged :one
 -- Whether a snapshot read at version, which may be reused until turns_at

@@ -18,6 +18,7 @@ SET finished_at          = clock_timestamp(),
     sources_not_modified = @sources_not_modified,
     sources_failed       = @sources_failed,
     sources_skipped      = @sources_skipped,
+    sources_unwritten    = @sources_unwritten,
     duration_ms          = (extract(epoch FROM clock_timestamp() - started_at) * 1000)::bigint,
     error                = sqlc.narg(error)
 WHERE id = @id;
@@ -38,7 +39,7 @@ WITH recent AS (
                                       WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
                  THEN 'abandoned' ELSE r.status END)::text AS status,
            r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
-           r.duration_ms, r.error
+           r.sources_unwritten, r.duration_ms, r.error
     FROM check_runs r
     ORDER BY r.id DESC
     LIMIT @scan_rows::int
@@ -65,7 +66,7 @@ folds AS (
 -- The row of each group is its newest run's.
 SELECT g.id, g.trigger, g.actor, f.first_started_at::timestamptz AS first_started_at, g.started_at, g.finished_at,
        g.status, f.repeats, g.sources_fetched, g.sources_not_modified, g.sources_failed, g.sources_skipped,
-       g.duration_ms, g.error
+       g.sources_unwritten, g.duration_ms, g.error
 FROM folds f
 JOIN grouped g ON g.id = f.last_id
 ORDER BY g.id DESC

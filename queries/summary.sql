@@ -76,6 +76,7 @@ SELECT
     totals.vulnerable::bigint                                                   AS vulnerable,
     (SELECT count(*) FROM source_state WHERE failing)::bigint                   AS failing_sources,
     (SELECT count(*) FROM source_state WHERE untrusted)::bigint                 AS untrusted_sources,
+    (SELECT count(*) FROM source_state WHERE unsigned)::bigint                  AS unsigned_sources,
     totals.stale::bigint                                                        AS stale,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,

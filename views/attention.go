@@ -22,7 +22,7 @@ const bannerLimit = 3
 
 // FilterAttention: components with a security update or a vulnerable
 // version, the ones the attention banner names.
-const FilterAttention = "attention"
+const FilterAttention = readmodel.FilterAttention
 
 // attentionItems is the first limit items of s and how many more need
 // attention.

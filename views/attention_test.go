@@ -230,12 +230,12 @@ func TestDetailHeadline(t *testing.T) {
 func TestCatalogCountsAndExposure(t *testing.T) {
 	t.Parallel()
 	root := doc(t, Catalog(CatalogProps{Layout: layout(attention(), true), Rows: catalogRows(), Page: 1, Total: 6,
-		Counts: map[string]int{FilterAll: 6, FilterAttention: 2, FilterUpdates: 1, FilterSecurity: 2, FilterVulnerable: 2, FilterFailing: 1}}))
+		Counts: map[string]int{FilterAll: 6, FilterAttention: 2, FilterUpdates: 1, FilterSecurity: 2, FilterVulnerable: 2, FilterFailing: 1, FilterStale: 1, FilterDismissed: 1}}))
 	var chips []string
 	for _, a := range findAll(one(t, root, "catalog-filters"), func(n *html.Node) bool { return n.Data == "a" }) {
 		chips = append(chips, text(a))
 	}
-	if got := strings.Join(chips, " | "); got != "All (6) | Needs attention (2) | Updates (1) | Security (2) | Vulnerable (2) | Failing checks (1)" {
+	if got := strings.Join(chips, " | "); got != "All (6) | Needs attention (2) | Updates (1) | Security (2) | Vulnerable (2) | Failing checks (1) | Stale (1) | Dismissed advisories (1)" {
 		t.Errorf("filters %q", got)
 	}
 	rows := byTestID(root, "catalog-row")

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // The Audit log page and its CSV export (admins only).
@@ -43,8 +45,8 @@ type AuditRow struct {
 	// Action is advisory.dismiss, advisory.undismiss, advisory.expire,
 	// check, user.create, token.create, token.revoke, …
 	Action string
-	// Actor is who acted: an email, "cron" or "cli"; "" for nobody (an
-	// expiry, a command-line account change).
+	// Actor is who acted: an email or a readmodel.Actor*; "" for nobody
+	// (an expiry, a command-line account change).
 	Actor string
 	// Component and Advisory are a dismissal's.
 	Component, Advisory string
@@ -103,7 +105,7 @@ func auditWhat(r AuditRow) string {
 	case "advisory.expire":
 		return "The dismissal of " + r.Advisory + " for " + r.Component + " expired"
 	case "check":
-		return runStatus(r.Status).Label + " (" + triggerLabel(r.Trigger) + ")"
+		return runStatus(shownStatus(r.Status, r.Trigger)).Label + " (" + triggerLabel(r.Trigger) + ")"
 	case "user.create":
 		return "Account created"
 	case "user.password":
@@ -151,15 +153,23 @@ func auditWhy(r AuditRow) string {
 
 // auditActor is who acted, in words.
 func auditActor(r AuditRow) string {
+	return AuditActorText(r.Actor, r.Action)
+}
+
+// AuditActorText is who acted in an audit entry, in the words of the
+// history (readmodel.ActorText), for the page and its CSV alike: an entry
+// with no actor was made from the command line, except an expiry, which
+// nobody made.
+func AuditActorText(actor, action string) string {
 	switch {
-	case r.Actor != "":
-		return r.Actor
-	case r.Action == "advisory.expire":
+	case actor != "":
+		return readmodel.ActorText(actor)
+	case action == "advisory.expire":
 		return "nobody: its expiry passed"
-	case r.Action == "user.lockout":
+	case action == "user.lockout":
 		return "nobody: the login throttle"
 	}
-	return "the command line"
+	return readmodel.ActorText(readmodel.ActorCLI)
 }
 
 // auditKindLabel names a kind in the table.

@@ -4,7 +4,10 @@
 
 package views
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // tone is a badge's colour; the badge's words always say the same thing.
 type tone string
@@ -42,7 +45,9 @@ func severityBadge(sev string) badge {
 }
 
 // rowBadges are a catalog row's statuses in words, the most urgent first.
-func rowBadges(r CatalogRow) []badge {
+// A row whose only news is a dismissed advisory is not a plain "Up to
+// date": it says what was dismissed and until when, from now.
+func rowBadges(r CatalogRow, now time.Time) []badge {
 	var bs []badge
 	if r.Security {
 		bs = append(bs, badge{"Security update", toneDanger})
@@ -77,13 +82,49 @@ func rowBadges(r CatalogRow) []badge {
 	if r.Stale {
 		bs = append(bs, badge{"Stale", toneWarn})
 	}
-	if r.SourceURL != "" && r.LastSuccessAt == nil && r.LastError == "" {
+	switch {
+	case r.SourceURL != "" && r.LastSuccessAt == nil && r.LastError == "":
 		bs = append(bs, badge{"Not checked yet", toneNeutral})
+	case r.SourceURL != "" && r.LastSuccessAt == nil:
+		bs = append(bs, badge{"Never read successfully", toneWarn})
 	}
-	if len(bs) == 0 {
+	dismissed := dismissedText(r.Dismissed, r.DismissedUntil, now)
+	switch {
+	case len(bs) == 0 && dismissed != "":
+		bs = append(bs, badge{"Up to date · " + dismissed, toneInfo})
+	case len(bs) == 0:
 		bs = append(bs, badge{"Up to date", toneOK})
+	case dismissed != "":
+		bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
 	}
 	return bs
+}
+
+// dismissedText is what n dismissed advisories leave: "1 advisory dismissed
+// until 20 Dec", "2 advisories dismissed with no end", "3 advisories
+// dismissed, the first until 20 Dec" (until: the soonest end of those that
+// end, nil when none does); "" for none.
+func dismissedText(n int, until *time.Time, now time.Time) string {
+	if n <= 0 {
+		return ""
+	}
+	s := countNoun(n, "advisory", "advisories") + " dismissed"
+	switch {
+	case until == nil:
+		return s + " with no end"
+	case n == 1:
+		return s + " until " + shortDate(*until, now)
+	}
+	return s + ", the first until " + shortDate(*until, now)
+}
+
+// shortDate is a day in UTC, "20 Dec", with the year when it is not now's.
+func shortDate(t, now time.Time) string {
+	t = t.UTC()
+	if t.Year() == now.UTC().Year() {
+		return t.Format("2 Jan")
+	}
+	return t.Format("2 Jan 2006")
 }
 
 // sourceBadges are a source's states in words.
@@ -103,6 +144,10 @@ func sourceBadges(s SourceRow) []badge {
 		bs = append(bs, badge{"Document expired", toneWarn})
 	case s.Stale && s.LastSuccessAt != nil:
 		bs = append(bs, badge{"Stale", toneWarn})
+	case s.Stale:
+		// Never read, not failing: waiting (an offline source for its
+		// import) for more than the stale age since it was installed.
+		bs = append(bs, badge{"Stale: nothing read in the 48 hours since it was installed", toneWarn})
 	}
 	if len(bs) == 0 {
 		switch {

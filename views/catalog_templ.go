@@ -560,7 +560,7 @@ func catalogRow(r CatalogRow, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = badgeList(rowBadges(r)).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = badgeList(rowBadges(r, now)).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -5,7 +5,10 @@
 
 package views
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // headline is a component's state in words and what to do about it.
 type headline struct {
@@ -31,7 +34,7 @@ func detailHeadline(p DetailProps) headline {
 	switch {
 	case p.SourceURL == "":
 		return headline{"Not tracked", "nobody publishes updates for this component, so upcheck cannot tell whether it is up to date", toneNeutral}
-	case !p.Evaluated:
+	case !factsKnown(p):
 		return headline{"Unknown", strings.TrimPrefix(notEvaluatedText(p), "Unknown: "), toneWarn}
 	case p.VulnerableNoFix:
 		return headline{"Vulnerable, no fix yet", "consider disabling " + name + " until a fix is published", toneDanger}
@@ -58,7 +61,28 @@ func detailHeadline(p DetailProps) headline {
 	case p.Stale:
 		return headline{"No update known", "but the update source has not been read successfully for over 48 hours, so a newer release or advisory may be missing", toneWarn}
 	}
+	if n, until := dismissedAdvisories(p.Advisories); n > 0 {
+		return headline{"Up to date · " + dismissedText(n, until, p.Layout.now()), "", toneInfo}
+	}
 	return headline{"Up to date", "", toneOK}
+}
+
+// dismissedAdvisories counts the advisories whose dismissal is in force
+// and the soonest end among them (nil: none ends), as the catalog's row
+// counts them (queries/catalog.sql).
+func dismissedAdvisories(as []AdvisoryRow) (int, *time.Time) {
+	n := 0
+	var until *time.Time
+	for _, a := range as {
+		if !a.Dismissed {
+			continue
+		}
+		n++
+		if a.Dismissal != nil && a.Dismissal.ExpiresAt != nil && (until == nil || a.Dismissal.ExpiresAt.Before(*until)) {
+			until = a.Dismissal.ExpiresAt
+		}
+	}
+	return n, until
 }
 
 // securityStep is what to do about a security update: install it, or,

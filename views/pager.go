@@ -102,6 +102,8 @@ var filterOptions = []filterOption{
 	{FilterSecurity, "Security"},
 	{FilterVulnerable, "Vulnerable"},
 	{FilterFailing, "Failing checks"},
+	{FilterStale, "Stale"},
+	{FilterDismissed, "Dismissed advisories"},
 }
 
 // filterNoun is what the current filter shows, for the count line.
@@ -117,6 +119,10 @@ func filterNoun(f string, n int) string {
 		return pick(n, "vulnerable component", "vulnerable components")
 	case FilterFailing:
 		return pick(n, "component whose", "components whose") + " check is failing"
+	case FilterStale:
+		return pick(n, "stale component", "stale components")
+	case FilterDismissed:
+		return pick(n, "component", "components") + " with a dismissed advisory"
 	default:
 		return pick(n, "component", "components")
 	}
@@ -160,6 +166,10 @@ func catalogEmptyText(p CatalogProps) string {
 		return "No installed version is affected by a known advisory."
 	case FilterFailing:
 		return "No component’s check is failing."
+	case FilterStale:
+		return "No component is stale: every source was read successfully in the last 48 hours (or its component was installed since), and no document has expired."
+	case FilterDismissed:
+		return "No component has a dismissed advisory."
 	default:
 		return "No components are installed yet. List them in the manifest and run “upcheck components sync”."
 	}

@@ -120,14 +120,19 @@ type CatalogRow struct {
 	LastError string
 	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word it.
 	LastErrorKind, LastErrorArg string
-	// Stale: the source has not been fetched successfully for 48 hours, or
-	// ever, or its document has expired (the read model decides).
+	// Stale: 48 hours without a successful read of the source since the
+	// component was installed or the source last succeeded, or its
+	// document has expired (the read model decides, upcheck_stale).
 	Stale bool
 	// Evaluated: the row's update facts come from a current evaluation.
 	Evaluated bool
 	// SecuritySince is the exposure clock: since when this site has known
 	// of the component's oldest open security problem; nil: none.
 	SecuritySince *time.Time
+	// Dismissed counts its advisories whose dismissal is in force;
+	// DismissedUntil is the soonest end among them (nil: none ends).
+	Dismissed      int
+	DismissedUntil *time.Time
 }
 
 // CatalogProps is the plugin catalog, one page of it.
@@ -212,8 +217,9 @@ type DetailProps struct {
 	// EvalFailed: the stored document could not be evaluated for this
 	// component (LastError may be its source's, which fails too).
 	EvalFailed bool
-	// Stale: the source has not been fetched successfully for 48 hours, or
-	// ever, or its document has expired (the read model decides).
+	// Stale: 48 hours without a successful read of the source since the
+	// component was installed or the source last succeeded, or its
+	// document has expired (the read model decides, upcheck_stale).
 	Stale bool
 	// Evaluated: a result from the current installed versions and the
 	// stored document exists. Without one, nothing is known: the page says
@@ -244,7 +250,8 @@ type RunRow struct {
 	Actor string
 	// Status is running, completed, completed_with_failures, busy,
 	// cooldown, skipped, lease_lost, connection_lost, cancelled, failed or
-	// abandoned.
+	// abandoned (an import whose document was refused is
+	// completed_with_failures, and reads "Refused").
 	Status string
 	// Repeats counts the refusals folded into this row (the same status,
 	// trigger and actor in a row): 1 for a single run. FirstStartedAt is
@@ -254,9 +261,11 @@ type RunRow struct {
 	StartedAt      time.Time
 	FinishedAt     *time.Time
 	DurationMS     int64
-	// Source counts of a check that ran.
-	Fetched, NotModified, Failed, Skipped int
-	Error                                 string
+	// Source counts of a check that ran. Skipped counts the sources whose
+	// outcome was not written because the check stopped first; Unwritten
+	// is how many of them had been fetched (the others were not).
+	Fetched, NotModified, Failed, Skipped, Unwritten int
+	Error                                            string
 }
 
 // HistoryProps is the check history, newest first.

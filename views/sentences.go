@@ -139,8 +139,15 @@ func runCountsText(r RunRow) string {
 		return importRunText(r)
 	}
 	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)
+	unwritten := min(r.Unwritten, r.Skipped)
+	if unwritten > 0 {
+		s += fmt.Sprintf(", %d fetched but not saved", unwritten)
+	}
+	if n := r.Skipped - unwritten; n > 0 {
+		s += fmt.Sprintf(", %d not fetched", n)
+	}
 	if r.Skipped > 0 {
-		s += fmt.Sprintf(", %d not started", r.Skipped)
+		s += " (the check stopped first)"
 	}
 	return s
 }
@@ -200,11 +207,12 @@ func evalFailed(p DetailProps) bool {
 }
 
 // notEvaluatedText says why nothing is known about a component that has no
-// current evaluation, or one that could not be made.
+// current evaluation, or one that could not be made: the detail page's
+// headline says it, once (unknownFactsText points back to it).
 func notEvaluatedText(p DetailProps) string {
 	switch {
 	case p.Evaluated && evalFailed(p):
-		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem above), so nothing is known about its releases or advisories."
+		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem below), so nothing is known about its releases or advisories."
 	case p.LastSuccessAt == nil && p.Offline:
 		return "Unknown: the offline update source is waiting for its first import, so nothing is known about releases or advisories for this version. An admin imports its document from Source health."
 	case p.LastSuccessAt == nil && p.LastError != "":
@@ -216,10 +224,44 @@ func notEvaluatedText(p DetailProps) string {
 	}
 }
 
+// problemText is a stored failure's sentence (readmodel.ProblemSentence).
+// A failure of no known kind gets the general sentence there, "The last
+// check of this source failed.", which every place that shows a problem
+// has already said (the "Check failing" badge, the detail page's "The last
+// check of this component failed."): here it points to the technical
+// text instead of saying it again.
+func problemText(kind, arg string) string {
+	if s := readmodel.ProblemSentence(kind, arg); s != readmodel.ProblemSentence("", "") {
+		return s
+	}
+	return "Its cause was not recorded in plain words; the technical detail says what happened."
+}
+
+// unknownFactsText stands where the detail page would list a component's
+// releases or advisories when none is known: the headline has said why
+// (notEvaluatedText), so this says only that none is known.
+func unknownFactsText(p DetailProps, what string) string {
+	if p.SourceURL == "" {
+		return "No " + what + " are known: the component has no update source."
+	}
+	return "No " + what + " are known, for the reason given at the top of the page."
+}
+
+// shownStatus is the status a history row or an audit entry shows. A
+// document import whose document was refused is recorded as
+// completed_with_failures (it ran to its end and its one source failed)
+// and reads "Refused": it checked no publisher.
+func shownStatus(status, trigger string) string {
+	if trigger == triggerImport && status == "completed_with_failures" {
+		return "refused"
+	}
+	return status
+}
+
 // runLabel is a history row's status badge: "Cooldown ×7" for refusals
 // folded together.
 func runLabel(r RunRow) string {
-	label := runStatus(r.Status).Label
+	label := runStatus(shownStatus(r.Status, r.Trigger)).Label
 	if r.Repeats > 1 {
 		label += " ×" + strconv.Itoa(r.Repeats)
 	}
@@ -247,24 +289,20 @@ func failedSourcesText(r RunRow) string {
 }
 
 // lastErrorConsequence says what a component's failed check leaves the
-// page with: the last good document, or nothing at all when its source has
-// never been read (then nothing below may read as "no advisory").
+// page with: the last good document; "" when nothing is known, which the
+// headline already says (notEvaluatedText).
 func lastErrorConsequence(p DetailProps) string {
-	switch {
-	case p.LastSuccessAt == nil:
-		return "Its update source has never been read successfully, so nothing is known about its releases or advisories."
-	case !factsKnown(p):
-		return "Nothing is known about its releases or advisories until a check succeeds."
-	default:
-		return "What you see below comes from the last document that was fetched successfully."
+	if !factsKnown(p) {
+		return ""
 	}
+	return "What you see below comes from the last document that was fetched successfully."
 }
 
-// staleNoticeText is the detail page's stale warning; "over 48 hours" is
-// wrong about a source that was never read.
+// staleNoticeText is the detail page's stale warning. For a source never
+// read the headline says that nothing is known; this adds for how long.
 func staleNoticeText(p DetailProps) string {
 	if p.LastSuccessAt == nil {
-		return "This component has never been checked successfully, so its releases and advisories are unknown."
+		return "More than 48 hours have passed since this component was installed without a successful read of its update source."
 	}
 	return "This component has not been checked successfully for over 48 hours, so newer releases or advisories may be missing."
 }

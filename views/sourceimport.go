@@ -83,5 +83,5 @@ func bytesText(n int64) string {
 	case n >= 1<<10 && n%(1<<10) == 0:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return countNoun(int(n), "byte", "bytes")
 }

@@ -87,3 +87,12 @@ func untrustedText(n int) string {
 	}
 	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within 7 days, or was refused for its signature, its key statement or a rollback.", n)
 }
+
+// trustCountsText is Source health's trust line, from the summary (one
+// definition of each count, source_state): "1 untrusted source · 3
+// unsigned sources (no key pinned)". An unsigned source is not untrusted
+// (nothing claims who wrote it), so both are said.
+func trustCountsText(s readmodel.Summary) string {
+	return countNoun(s.UntrustedSources, "untrusted source", "untrusted sources") + " · " +
+		countNoun(s.UnsignedSources, "unsigned source (no key pinned)", "unsigned sources (no key pinned)")
+}

@@ -24,6 +24,8 @@ package views
 import (
 	"net/url"
 	"strconv"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // The AdminCP's URLs as the templates link to them; app.js receives the API
@@ -62,16 +64,15 @@ const (
 	ParamQuery  = "q"
 	ParamPage   = "page"
 
-	// FilterAll shows every installed component.
-	FilterAll = ""
-	// FilterUpdates: components with an installable update.
-	FilterUpdates = "updates"
-	// FilterSecurity: components with a security update.
-	FilterSecurity = "security"
-	// FilterVulnerable: components affected by a published advisory.
-	FilterVulnerable = "vulnerable"
-	// FilterFailing: components whose last check failed.
-	FilterFailing = "failing"
+	// The filters are readmodel's (readmodel.CatalogFilters), named here
+	// for the templates.
+	FilterAll        = readmodel.FilterAll
+	FilterUpdates    = readmodel.FilterUpdates
+	FilterSecurity   = readmodel.FilterSecurity
+	FilterVulnerable = readmodel.FilterVulnerable
+	FilterFailing    = readmodel.FilterFailing
+	FilterStale      = readmodel.FilterStale
+	FilterDismissed  = readmodel.FilterDismissed
 )
 
 // DefaultPageSize is used when CatalogProps.PageSize is not positive.

@@ -54,6 +54,7 @@ var checkStatuses = map[string]checkStatus{
 	"failed":                  {"Failed", "it could not write its results", toneDanger, true},
 	"abandoned":               {"Abandoned", "it stopped before its end was recorded", toneWarn, false},
 	"":                        {"Unknown", "", toneNeutral, true},
+	"refused":                 {"Refused", "", toneWarn, true}, // an import whose document was refused, as the history reads it (shownStatus)
 }
 
 // triggerLabels word what started a check.
@@ -62,14 +63,6 @@ var triggerLabels = map[string]string{
 	"manual":    "Manual",
 	"operator":  "Command line",
 	"import":    "Document import", // upcheck source import, the Sources page's upload form
-}
-
-// actorLabels word the actors that are not users (readmodel.Actor*), in
-// the history's "By" column.
-var actorLabels = map[string]string{
-	readmodel.ActorCron: "the schedule",
-	readmodel.ActorCLI:  "upcheck check",
-	readmodel.ActorDemo: "the demo, at start",
 }
 
 // actorOrigins word what started a run when its actor, not its trigger,
@@ -89,12 +82,10 @@ func originLabel(trigger, actor string) string {
 	return triggerLabel(trigger)
 }
 
-// actorLabel words who started a run: a user's email as it is.
+// actorLabel words who started a run (readmodel.ActorText): a user's
+// email as it is.
 func actorLabel(actor string) string {
-	if l, ok := actorLabels[actor]; ok {
-		return l
-	}
-	return actor
+	return readmodel.ActorText(actor)
 }
 
 // statusNotes are the widget's words for the statuses whose label alone

@@ -20,9 +20,10 @@ SET finished_at          = clock_timestamp(),
     sources_not_modified = $3,
     sources_failed       = $4,
     sources_skipped      = $5,
+    sources_unwritten    = $6,
     duration_ms          = (extract(epoch FROM clock_timestamp() - started_at) * 1000)::bigint,
-    error                = $6
-WHERE id = $7
+    error                = $7
+WHERE id = $8
 `
 
 type CheckRunFinishParams struct {
@@ -31,6 +32,7 @@ type CheckRunFinishParams struct {
 	SourcesNotModified int32
 	SourcesFailed      int32
 	SourcesSkipped     int32
+	SourcesUnwritten   int32
 	Error              *string
 	ID                 int64
 }
@@ -42,6 +44,7 @@ func (q *Queries) CheckRunFinish(ctx context.Context, db DBTX, arg CheckRunFinis
 		arg.SourcesNotModified,
 		arg.SourcesFailed,
 		arg.SourcesSkipped,
+		arg.SourcesUnwritten,
 		arg.Error,
 		arg.ID,
 	)
@@ -56,13 +59,13 @@ WITH recent AS (
                                       WHERE l.owner = r.owner AND l.expires_at > clock_timestamp())
                  THEN 'abandoned' ELSE r.status END)::text AS status,
            r.sources_fetched, r.sources_not_modified, r.sources_failed, r.sources_skipped,
-           r.duration_ms, r.error
+           r.sources_unwritten, r.duration_ms, r.error
     FROM check_runs r
     ORDER BY r.id DESC
     LIMIT $2::int
 ),
 marked AS (
-    SELECT recent.id, recent.trigger, recent.actor, recent.started_at, recent.finished_at, recent.status, recent.sources_fetched, recent.sources_not_modified, recent.sources_failed, recent.sources_skipped, recent.duration_ms, recent.error,
+    SELECT recent.id, recent.trigger, recent.actor, recent.started_at, recent.finished_at, recent.status, recent.sources_fetched, recent.sources_not_modified, recent.sources_failed, recent.sources_skipped, recent.sources_unwritten, recent.duration_ms, recent.error,
            CASE WHEN status IN ('busy', 'cooldown', 'skipped')
                      AND lag(status) OVER w = status
                      AND lag(trigger) OVER w = trigger
@@ -72,7 +75,7 @@ marked AS (
     WINDOW w AS (ORDER BY id)
 ),
 grouped AS (
-    SELECT marked.id, marked.trigger, marked.actor, marked.started_at, marked.finished_at, marked.status, marked.sources_fetched, marked.sources_not_modified, marked.sources_failed, marked.sources_skipped, marked.duration_ms, marked.error, marked.starts_group, sum(starts_group) OVER (ORDER BY id) AS grp
+    SELECT marked.id, marked.trigger, marked.actor, marked.started_at, marked.finished_at, marked.status, marked.sources_fetched, marked.sources_not_modified, marked.sources_failed, marked.sources_skipped, marked.sources_unwritten, marked.duration_ms, marked.error, marked.starts_group, sum(starts_group) OVER (ORDER BY id) AS grp
     FROM marked
 ),
 folds AS (
@@ -82,7 +85,7 @@ folds AS (
 )
 SELECT g.id, g.trigger, g.actor, f.first_started_at::timestamptz AS first_started_at, g.started_at, g.finished_at,
        g.status, f.repeats, g.sources_fetched, g.sources_not_modified, g.sources_failed, g.sources_skipped,
-       g.duration_ms, g.error
+       g.sources_unwritten, g.duration_ms, g.error
 FROM folds f
 JOIN grouped g ON g.id = f.last_id
 ORDER BY g.id DESC
@@ -107,6 +110,7 @@ type CheckRunListRow struct {
 	SourcesNotModified int32
 	SourcesFailed      int32
 	SourcesSkipped     int32
+	SourcesUnwritten   int32
 	DurationMs         *int64
 	Error              *string
 }
@@ -142,6 +146,7 @@ func (q *Queries) CheckRunList(ctx context.Context, db DBTX, arg CheckRunListPar
 			&i.SourcesNotModified,
 			&i.SourcesFailed,
 			&i.SourcesSkipped,
+			&i.SourcesUnwritten,
 			&i.DurationMs,
 			&i.Error,
 		); err != nil {

@@ -72,6 +72,7 @@ type CheckRun struct {
 	SourcesSkipped     int32
 	DurationMs         *int64
 	Error              *string
+	SourcesUnwritten   int32
 }
 
 type Component struct {
@@ -302,6 +303,7 @@ type SourceState struct {
 	VerifiedBy          string
 	Untrusted           bool
 	Offline             bool
+	Unsigned            bool
 }
 
 type SourceTrust struct {

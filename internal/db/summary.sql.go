@@ -77,6 +77,7 @@ SELECT
     totals.vulnerable::bigint                                                   AS vulnerable,
     (SELECT count(*) FROM source_state WHERE failing)::bigint                   AS failing_sources,
     (SELECT count(*) FROM source_state WHERE untrusted)::bigint                 AS untrusted_sources,
+    (SELECT count(*) FROM source_state WHERE unsigned)::bigint                  AS unsigned_sources,
     totals.stale::bigint                                                        AS stale,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
@@ -124,6 +125,7 @@ type SummaryReadRow struct {
 	Vulnerable            int64
 	FailingSources        int64
 	UntrustedSources      int64
+	UnsignedSources       int64
 	Stale                 int64
 	AnyNeverSucceeded     bool
 	OldestSuccessAt       interface{}
@@ -164,6 +166,7 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.Vulnerable,
 		&i.FailingSources,
 		&i.UntrustedSources,
+		&i.UnsignedSources,
 		&i.Stale,
 		&i.AnyNeverSucceeded,
 		&i.OldestSuccessAt,

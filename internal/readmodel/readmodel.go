@@ -36,8 +36,15 @@ type Summary struct {
 	// within 7 days (or has expired), or the last fetch was refused for
 	// its signature, its key statement or a rollback.
 	UntrustedSources int `json:"untrusted_sources"`
-	// Stale counts components whose source has not been fetched
-	// successfully for 48 hours, or ever, or whose document has expired.
+	// UnsignedSources counts sources in use for which the manifest pins no
+	// key (source_state.unsigned, migration 00024): nothing proves who
+	// wrote their documents, whatever untrusted_sources says.
+	UnsignedSources int `json:"unsigned_sources"`
+	// Stale counts components whose source has gone 48 hours without a
+	// successful read since the component was installed or the source last
+	// succeeded, or whose document has expired (upcheck_stale, migration
+	// 00024). A component installed a minute ago whose source failed is not
+	// stale: it was never read successfully (NeverSucceeded).
 	Stale int `json:"stale"`
 	// OldestSuccessAt is the oldest last successful fetch of a source in
 	// use; nil while any component with a source has none.

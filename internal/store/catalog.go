@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// CatalogFilter narrows the catalog: "" (all), "attention" (a security
-// update or a vulnerable version), "updates", "security", "vulnerable",
-// "failing" or "stale".
+// CatalogFilter narrows the catalog: Status is one of
+// readmodel.CatalogFilters ("" for all; CatalogEntry.shows defines each).
 //
 // A page starts after Offset rows, or, when After is set, after the row at
 // After (keyset pagination: rows added or removed before the cursor do not
@@ -50,6 +50,11 @@ type CatalogEntry struct {
 	// SecuritySince is the exposure clock (component_exposure): since when
 	// this site has known of its oldest open security problem; nil: none.
 	SecuritySince *time.Time
+	// Dismissed counts the advisories of the current result whose
+	// dismissal is in force; DismissedUntil is the soonest end among those
+	// that end (nil: none ends).
+	Dismissed      int
+	DismissedUntil *time.Time
 	// Cursor is this row's place in the order: a page after it starts
 	// with the next row.
 	Cursor CatalogCursor `json:"-"`
@@ -61,27 +66,29 @@ type CatalogEntry struct {
 
 // CatalogCounts is how many components each catalog filter shows.
 type CatalogCounts struct {
-	All, Attention, Updates, Security, Vulnerable, Failing, Stale int
+	All, Attention, Updates, Security, Vulnerable, Failing, Stale, Dismissed int
 }
 
 // Of is the count of one filter, as CatalogFilter.Status names it; 0 for
 // an unknown one.
 func (c CatalogCounts) Of(status string) int {
 	switch status {
-	case "":
+	case readmodel.FilterAll:
 		return c.All
-	case "attention":
+	case readmodel.FilterAttention:
 		return c.Attention
-	case "updates":
+	case readmodel.FilterUpdates:
 		return c.Updates
-	case "security":
+	case readmodel.FilterSecurity:
 		return c.Security
-	case "vulnerable":
+	case readmodel.FilterVulnerable:
 		return c.Vulnerable
-	case "failing":
+	case readmodel.FilterFailing:
 		return c.Failing
-	case "stale":
+	case readmodel.FilterStale:
 		return c.Stale
+	case readmodel.FilterDismissed:
+		return c.Dismissed
 	}
 	return 0
 }
@@ -118,6 +125,9 @@ type RunEntry struct {
 	FinishedAt                            *time.Time
 	DurationMS                            int64
 	Fetched, NotModified, Failed, Skipped int
+	// Unwritten: of Skipped, the sources fetched whose outcome was not
+	// written (the others were never started).
+	Unwritten int
 }
 
 // SourceHealth is one source in use as the read model (source_state) sees
@@ -211,6 +221,7 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
 			ID: r.ID, Trigger: r.Trigger, Actor: deref(r.Actor), Status: r.Status, Error: deref(r.Error),
 			Repeats: int(r.Repeats), FirstStartedAt: r.FirstStartedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Fetched: int(r.SourcesFetched),
 			NotModified: int(r.SourcesNotModified), Failed: int(r.SourcesFailed), Skipped: int(r.SourcesSkipped),
+			Unwritten: int(r.SourcesUnwritten),
 		}
 		if r.DurationMs != nil {
 			out[i].DurationMS = *r.DurationMs

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // CatalogSnapshot is the whole catalog as the read model said it at one
@@ -45,26 +46,28 @@ type CatalogSnapshot struct {
 }
 
 // catalogFilters are the catalog's filters; "" shows every component.
-var catalogFilters = []string{"", "attention", "updates", "security", "vulnerable", "failing", "stale"}
+var catalogFilters = readmodel.CatalogFilters
 
 // shows reports whether the filter status shows e: the one definition of
 // each filter, over the read model's flags.
 func (e *CatalogEntry) shows(status string) bool {
 	switch status {
-	case "":
+	case readmodel.FilterAll:
 		return true
-	case "attention":
+	case readmodel.FilterAttention:
 		return e.Security || e.Vulnerable
-	case "updates":
+	case readmodel.FilterUpdates:
 		return e.UpdateAvailable
-	case "security":
+	case readmodel.FilterSecurity:
 		return e.Security
-	case "vulnerable":
+	case readmodel.FilterVulnerable:
 		return e.Vulnerable
-	case "failing":
+	case readmodel.FilterFailing:
 		return e.Failing
-	case "stale":
+	case readmodel.FilterStale:
 		return e.Stale
+	case readmodel.FilterDismissed:
+		return e.Dismissed > 0
 	}
 	return false
 }
@@ -101,6 +104,7 @@ func (s *Store) CatalogSnapshot(ctx context.Context) (*CatalogSnapshot, error) {
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 			SecuritySince: timeOf(r.SecuritySince), advisoryKeys: r.AdvisoryKeys,
+			Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
 			Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
 		}
 	}
@@ -235,8 +239,9 @@ func (c *CatalogSnapshot) countAmong(positions []int32) CatalogCounts {
 
 // countsBy is the counts of every filter, each given by n.
 func countsBy(n func(status string) int) CatalogCounts {
-	return CatalogCounts{All: n(""), Attention: n("attention"), Updates: n("updates"), Security: n("security"),
-		Vulnerable: n("vulnerable"), Failing: n("failing"), Stale: n("stale")}
+	return CatalogCounts{All: n(readmodel.FilterAll), Attention: n(readmodel.FilterAttention), Updates: n(readmodel.FilterUpdates),
+		Security: n(readmodel.FilterSecurity), Vulnerable: n(readmodel.FilterVulnerable), Failing: n(readmodel.FilterFailing),
+		Stale: n(readmodel.FilterStale), Dismissed: n(readmodel.FilterDismissed)}
 }
 
 // keep returns the positions the filter status shows.

@@ -104,9 +104,11 @@ type Unevaluated struct {
 	PinnedKey        string
 }
 
-// RunCounts are a check's per-source tallies.
+// RunCounts are a check's per-source tallies. Skipped counts the sources
+// whose outcome was not written because the check stopped first; Unwritten
+// is how many of them had been fetched (the others were never started).
 type RunCounts struct {
-	Fetched, NotModified, Failed, Skipped int
+	Fetched, NotModified, Failed, Skipped, Unwritten int
 }
 
 // Components lists every installed component, ordered by code.
@@ -351,7 +353,7 @@ func (t *Tx) CheckRunFinish(ctx context.Context, id int64, status string, c RunC
 func checkRunFinish(ctx context.Context, q *db.Queries, dbtx db.DBTX, id int64, status string, c RunCounts, message string) error {
 	return mapError(q.CheckRunFinish(ctx, dbtx, db.CheckRunFinishParams{
 		ID: id, Status: status, SourcesFetched: int32(c.Fetched), SourcesNotModified: int32(c.NotModified),
-		SourcesFailed: int32(c.Failed), SourcesSkipped: int32(c.Skipped), Error: ref(message),
+		SourcesFailed: int32(c.Failed), SourcesSkipped: int32(c.Skipped), SourcesUnwritten: int32(c.Unwritten), Error: ref(message),
 	}))
 }
 

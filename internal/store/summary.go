@@ -19,7 +19,8 @@ func (s *Store) Summary(ctx context.Context) (readmodel.Summary, error) {
 	}
 	out := readmodel.Summary{
 		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), SecurityUpdates: int(r.SecurityUpdates),
-		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), UntrustedSources: int(r.UntrustedSources), Stale: int(r.Stale), CheckRunning: r.CheckRunning,
+		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), UntrustedSources: int(r.UntrustedSources),
+		UnsignedSources: int(r.UnsignedSources), Stale: int(r.Stale), CheckRunning: r.CheckRunning,
 		NotificationsFailing: int(r.NotificationsFailing), NotificationsPending: int(r.NotificationsPending),
 		OldestPendingSeconds: r.OldestPendingSeconds,
 	}

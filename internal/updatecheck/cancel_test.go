@@ -12,6 +12,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Cancellation (shutdown): requests in flight are aborted, queued sources
@@ -81,6 +82,13 @@ func TestCancellationAbortsFetchesAndLeavesNothing(t *testing.T) {
 	}
 	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:cancelled" {
 		t.Fatalf("runs = %v", runs)
+	}
+	// A request aborted in flight fetched nothing: none was fetched but
+	// not saved.
+	var unwritten int
+	b.db.QueryRow(t, "SELECT sources_unwritten FROM check_runs").Scan(&unwritten)
+	if unwritten != 0 {
+		t.Fatalf("%d sources fetched but not saved, want 0: none was fetched", unwritten)
 	}
 	b.fetcher.Close()
 	goleak.VerifyNone(t, ignore)
@@ -161,5 +169,50 @@ func TestDatabaseGoneDuringACheckEndsLeaseLost(t *testing.T) {
 	a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator)
 	if err != nil || a.Outcome != lease.Acquired {
 		t.Fatalf("lease after the check: %+v %v", a, err)
+	}
+}
+
+// A source whose document arrived but whose outcome was not written when
+// the check stopped is counted apart (Unwritten, sources_unwritten) from
+// the sources never fetched: the history says "fetched but not saved", not
+// "not started". The document of a pinned source arrives unsigned, so the
+// check fetches its .sig, which hangs until the check is cancelled.
+func TestCancelledCheckCountsSourcesFetchedButNotSaved(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := newPublisher(t)
+	pub, _, err := updatedoc.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.set("/feed.json", doc(1, map[string]string{"core": pkgCore}))
+	p.mu.Lock()
+	p.block["/feed.json.sig"] = make(chan struct{}) // never closed: the request ends with the check
+	p.mu.Unlock()
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/feed.json", Key: pub.String()})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Result, 1)
+	go func() {
+		res, err := b.checker.RunLockedUpdateCheck(ctx, lease.Operator, "test")
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	waitFor(t, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.requests["/feed.json.sig"] == 1
+	})
+	cancel()
+	res := <-done
+	if res.Status != Cancelled || res.Skipped != 1 {
+		t.Fatalf("result = %s, want cancelled with 1 source not finished", resultJSON(res))
+	}
+	var skipped, unwritten int
+	b.db.QueryRow(t, "SELECT sources_skipped, sources_unwritten FROM check_runs").Scan(&skipped, &unwritten)
+	if skipped != 1 || unwritten != 1 {
+		t.Fatalf("run recorded %d skipped, %d of them fetched but not written; want 1 and 1", skipped, unwritten)
 	}
 }

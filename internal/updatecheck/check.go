@@ -343,6 +343,10 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		case skipped:
 			counts.Skipped++
 			c.observer.SourceFetched("cancelled")
+		case unwritten:
+			counts.Skipped++
+			counts.Unwritten++
+			c.observer.SourceFetched("cancelled")
 		}
 		if o.err != nil {
 			stop(o.err)
@@ -359,7 +363,7 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		writers.Go(func() {
 			for p := range queue {
 				if runCtx.Err() != nil {
-					record(outcomeSkipped) // nothing more is written once the check is cancelled
+					record(outcomeUnwritten) // nothing more is written once the check is cancelled
 					continue
 				}
 				record(c.write(runCtx, l, p))
@@ -371,6 +375,10 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		started++
 		mu.Unlock()
 		p, ok := c.prepare(runCtx, jobs[i], l.Epoch, resp, ferr)
+		if !ok && ferr == nil {
+			record(outcomeUnwritten) // its answer arrived, the check stopped
+			return
+		}
 		if !ok {
 			record(outcomeSkipped)
 			return

@@ -277,8 +277,9 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 		}
 	}
 	broken := got["broken"]
-	if broken.HasSuccess || broken.Evaluated || !broken.Stale || !strings.Contains(broken.LastError, "404") {
-		t.Errorf("broken source result = %+v, want an error, no success, stale and not evaluated", broken)
+	// Installed a moment ago: never read successfully, not stale.
+	if broken.HasSuccess || broken.Evaluated || broken.Stale || !strings.Contains(broken.LastError, "404") {
+		t.Errorf("broken source result = %+v, want an error, no success, not stale and not evaluated", broken)
 	}
 	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument ||
 		s.LastErrorKind != readmodel.ErrorHTTPStatus || s.LastErrorArg != "404" {

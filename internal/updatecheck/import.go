@@ -120,6 +120,8 @@ func (c *Checker) Import(ctx context.Context, url string, body []byte, signature
 	case importErr != nil:
 		status = Failed
 	case res.Status == ImportRefused:
+		// Recorded as a run that ended with its one source failed; the
+		// history reads it as "Refused" (views' shownStatus).
 		status = CompletedWithFailures
 	}
 	// An import checked no publisher: it completes no period.

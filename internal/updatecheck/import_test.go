@@ -189,8 +189,14 @@ func TestCheckLeavesOfflineSourcesAlone(t *testing.T) {
 	}
 	var failing, stale, offline bool
 	b.db.QueryRow(t, "SELECT failing, stale, offline FROM source_state WHERE url = $1", offlineURL).Scan(&failing, &stale, &offline)
+	if failing || stale || !offline {
+		t.Fatalf("offline source never imported: failing %v, stale %v, offline %v; want not stale before 48 hours", failing, stale, offline)
+	}
+	// 48 hours after its component was installed without an import, it is.
+	b.db.MustExec(t, "UPDATE components SET created_at = clock_timestamp() - interval '48 hours 1 minute' WHERE code = 'blog'")
+	b.db.QueryRow(t, "SELECT failing, stale, offline FROM source_state WHERE url = $1", offlineURL).Scan(&failing, &stale, &offline)
 	if failing || !stale || !offline {
-		t.Fatalf("offline source never imported: failing %v, stale %v, offline %v", failing, stale, offline)
+		t.Fatalf("offline source never imported for 48 hours: failing %v, stale %v, offline %v", failing, stale, offline)
 	}
 	sum, err := b.checker.Summary(context.Background())
 	if err != nil || sum.FailingSources != 0 {

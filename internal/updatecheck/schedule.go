@@ -12,6 +12,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -170,7 +171,7 @@ func (s *Scheduler) runPeriod(ctx context.Context, now time.Time) {
 		ctx = lease.WithPeriodStart(ctx, start)
 	}
 	for {
-		res, err := s.checker.RunLockedUpdateCheck(ctx, lease.Scheduled, "cron")
+		res, err := s.checker.RunLockedUpdateCheck(ctx, lease.Scheduled, readmodel.ActorCron)
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -56,7 +56,11 @@ func TestReadModelGolden(t *testing.T) {
 		sql  []string
 	}{
 		{"no-components", nil},
+		// Installed a moment ago and never read: not stale (never read
+		// successfully); 48 hours after the installation, stale.
 		{"never-checked", []string{components}},
+		{"never-checked-for-48-hours", []string{components,
+			`UPDATE components SET created_at = clock_timestamp() - interval '48 hours 1 minute'`}},
 		{"one-source-never-succeeded", []string{components,
 			`INSERT INTO sources (url, epoch, document, document_hash, last_success_at) VALUES
 				('https://p.example/core.json', 1, 'doc', sha256('doc'), '2099-01-02T00:00:00Z')`,

@@ -21,7 +21,8 @@ const (
 	fetched outcomeKind = iota + 1
 	notModified
 	failed
-	skipped
+	skipped   // not fetched: the check stopped before its answer was read
+	unwritten // fetched, but the check stopped before its outcome was written
 )
 
 var (
@@ -29,6 +30,7 @@ var (
 	outcomeNotModified = outcome{kind: notModified}
 	outcomeFailed      = outcome{kind: failed}
 	outcomeSkipped     = outcome{kind: skipped}
+	outcomeUnwritten   = outcome{kind: unwritten}
 )
 
 // writerCount is how many goroutines write prepared sources. Their fenced
@@ -90,7 +92,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	}
 	switch {
 	case err != nil && ctx.Err() != nil && !errors.Is(err, lease.ErrLeaseLost):
-		return outcomeSkipped
+		return outcomeUnwritten
 	case err != nil:
 		return outcome{kind: failed, err: err}
 	case p.failure.failed():

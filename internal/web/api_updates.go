@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -56,6 +58,11 @@ type catalogEntry struct {
 	// SecuritySince is the exposure clock: since when this site has known
 	// of the component's oldest open security problem; null: none.
 	SecuritySince *time.Time `json:"security_since"`
+	// DismissedAdvisories counts the advisories of the current evaluation
+	// whose dismissal is in force (the status filter "dismissed"), and
+	// DismissedUntil is the soonest end among them (null: none ends).
+	DismissedAdvisories int        `json:"dismissed_advisories"`
+	DismissedUntil      *time.Time `json:"dismissed_until"`
 }
 
 // maxPageSize bounds one catalog read.
@@ -118,6 +125,7 @@ func catalogJSON(entries []store.CatalogEntry, total, limit, page int) ([]byte, 
 			RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
 			ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
 			LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
+			DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil,
 		}
 	}
 	body := map[string]any{"components": out, "total": total, "per_page": limit, "next": next}
@@ -157,10 +165,9 @@ func decodeCursor(v string) (store.CatalogCursor, bool) {
 // catalogQuery reads and checks the catalog's filter and paging parameters.
 func catalogQuery(c echo.Context, defaultSize int) (store.CatalogFilter, int, error) {
 	f := store.CatalogFilter{Status: c.QueryParam("status"), Search: c.QueryParam("q"), Limit: defaultSize}
-	switch f.Status {
-	case "", "attention", "updates", "security", "vulnerable", "failing", "stale":
-	default:
-		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "status must be one of attention, updates, security, vulnerable, failing, stale")
+	if !readmodel.IsCatalogFilter(f.Status) {
+		return f, 0, echo.NewHTTPError(http.StatusBadRequest,
+			"status must be one of "+strings.Join(readmodel.CatalogFilters[1:], ", "))
 	}
 	if len(f.Search) > 200 {
 		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "q is too long")

@@ -124,7 +124,7 @@ func TestAttentionNamed(t *testing.T) {
 	cat := admin.do("GET", "/admin/plugins", "", "", nil)
 	wantStatus(t, "catalog", cat, 200)
 	if got := texts(t, cat.body, "catalog-filters"); len(got) != 1 ||
-		got[0] != "All (7) Needs attention (2) Updates (2) Security (1) Vulnerable (2) Failing checks (1)" {
+		got[0] != "All (7) Needs attention (2) Updates (2) Security (1) Vulnerable (2) Failing checks (1) Stale (0) Dismissed advisories (0)" {
 		t.Errorf("catalog filters %q", got)
 	}
 	var order []string

@@ -96,7 +96,7 @@ func (s *Server) auditCSV(c echo.Context) error {
 		if e.ExpiresAt != nil {
 			expires = e.ExpiresAt.UTC().Format(time.RFC3339)
 		}
-		record := []string{e.At.UTC().Format(time.RFC3339Nano), e.Kind, e.Action, e.Actor, e.Component, e.Advisory,
+		record := []string{e.At.UTC().Format(time.RFC3339Nano), e.Kind, e.Action, views.AuditActorText(e.Actor, e.Action), e.Component, e.Advisory,
 			e.Reason, expires, e.Trigger, e.Status, string(e.Detail)}
 		for i := range record {
 			record[i] = csvCell(record[i])

@@ -116,12 +116,11 @@ func catalogProps(f store.CatalogFilter, page int, entries []store.CatalogEntry,
 			ReleaseURL: e.ReleaseURL, SourceURL: e.SourceURL, LastSuccessAt: e.LastSuccessAt,
 			LastAttemptAt: e.LastAttemptAt, LastError: firstOf(e.LastError, e.EvalError), Stale: e.Stale,
 			LastErrorKind: errorKind(e.LastError, e.LastErrorKind, e.EvalError), LastErrorArg: e.LastErrorArg,
-			Evaluated: e.Evaluated, SecuritySince: e.SecuritySince,
+			Evaluated: e.Evaluated, SecuritySince: e.SecuritySince, Dismissed: e.Dismissed, DismissedUntil: e.DismissedUntil,
 		}
 	}
 	filters := map[string]int{}
-	for _, status := range []string{views.FilterAll, views.FilterAttention, views.FilterUpdates, views.FilterSecurity,
-		views.FilterVulnerable, views.FilterFailing} {
+	for _, status := range readmodel.CatalogFilters {
 		filters[status] = counts.Of(status)
 	}
 	return views.CatalogProps{Rows: rows, Filter: f.Status, Query: f.Search, Page: page, PageSize: f.Limit,
@@ -217,7 +216,7 @@ func (s *Server) historyPage(c echo.Context) error {
 		rows[i] = views.RunRow{ID: r.ID, Trigger: r.Trigger, Actor: r.Actor, Status: r.Status, StartedAt: r.StartedAt,
 			Repeats: r.Repeats, FirstStartedAt: r.FirstStartedAt,
 			FinishedAt: r.FinishedAt, DurationMS: r.DurationMS, Fetched: r.Fetched, NotModified: r.NotModified,
-			Failed: r.Failed, Skipped: r.Skipped, Error: r.Error}
+			Failed: r.Failed, Skipped: r.Skipped, Unwritten: r.Unwritten, Error: r.Error}
 	}
 	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: rows}))
 }

@@ -194,6 +194,7 @@
     setStat("widget-vulnerable", vulnerable);
     setStat("widget-failing", number(s.failing_sources));
     setStat("widget-untrusted", number(s.untrusted_sources));
+    setStat("widget-unsigned", number(s.unsigned_sources));
 
     var last = s.last_check || {};
     var lastEl = byTestId("widget-last-check");

@@ -1,0 +1,36 @@
+package readmodel
+
+import "slices"
+
+// The catalog's filters, as the page's and the API's status parameter
+// names them: each defined once, over the read model's flags
+// (store.CatalogEntry), and read by the store, the pages and the API.
+const (
+	// FilterAll shows every installed component.
+	FilterAll = ""
+	// FilterAttention: a security update or a vulnerable version.
+	FilterAttention = "attention"
+	// FilterUpdates: an installable update.
+	FilterUpdates = "updates"
+	// FilterSecurity: a security update.
+	FilterSecurity = "security"
+	// FilterVulnerable: affected by an advisory nobody dismissed.
+	FilterVulnerable = "vulnerable"
+	// FilterFailing: the last check of the component failed.
+	FilterFailing = "failing"
+	// FilterStale: the source has gone 48 hours without a successful read
+	// (Summary.Stale), or its document expired.
+	FilterStale = "stale"
+	// FilterDismissed: an advisory of the current result is dismissed.
+	FilterDismissed = "dismissed"
+)
+
+// CatalogFilters are the catalog's filters in the order the page offers
+// them; FilterAll first.
+var CatalogFilters = []string{FilterAll, FilterAttention, FilterUpdates, FilterSecurity, FilterVulnerable,
+	FilterFailing, FilterStale, FilterDismissed}
+
+// IsCatalogFilter reports whether status names a catalog filter.
+func IsCatalogFilter(status string) bool {
+	return slices.Contains(CatalogFilters, status)
+}
