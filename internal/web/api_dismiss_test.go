@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -95,4 +96,27 @@ func TestAPIDismissal(t *testing.T) {
 	wantError(t, "restore again", admin.sendJSON("DELETE", galleryDismissal, nil, true, nil), 404, "has no standing dismissal")
 	wantError(t, "restore on an unknown component", admin.sendJSON("DELETE", "/api/admin/plugins/nope/advisories/X/dismissal", nil, true, nil),
 		404, "No installed component")
+}
+
+// An advisory id with a slash or a percent sign, path-escaped, is
+// dismissed, shown and restored through the API under its own name.
+func TestAPIDismissalEscapedIDs(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.login("admin@example.test")
+	wantStatus(t, "check", admin.postCheck(true), 200)
+	for _, id := range []string{"GHSA/2026/1", "ACME%2026"} {
+		b.db.MustExec(t, `UPDATE component_results SET advisories = jsonb_set(advisories, '{0,id}', to_jsonb($1::text)),
+			evaluation = jsonb_set(evaluation, '{advisories,0,id}', to_jsonb($1::text)) WHERE code = 'gallery'`, id)
+		path := "/api/admin/plugins/gallery/advisories/" + url.PathEscape(id) + "/dismissal"
+		wantStatus(t, "dismiss "+id, admin.sendJSON("POST", path, map[string]string{"reason": "accepted"}, true, nil), 201)
+		g := decodeJSON[detail](t, admin.do("GET", "/api/admin/plugins/gallery", "", "", nil))
+		if len(g.Advisories) != 1 || g.Advisories[0].ID != id || !g.Advisories[0].Dismissed {
+			t.Fatalf("gallery after dismissing %q: %+v", id, g.Advisories)
+		}
+		wantStatus(t, "restore "+id, admin.sendJSON("DELETE", path, nil, true, nil), 204)
+		if n := b.standing(); n != 0 {
+			t.Fatalf("%d dismissals stand after restoring %q", n, id)
+		}
+	}
 }
