@@ -69,6 +69,7 @@ func TestAPIDismissal(t *testing.T) {
 		{"a member of the wrong type", `{"reason": 5}`, 422, "“reason” must be a string"},
 		{"not JSON", `{"reason": `, 400, "not one JSON object"},
 		{"two values", `{"reason": "r"} {}`, 400, "not one JSON object"},
+		{"a body past 64 KiB", `{"reason": "` + strings.Repeat("x", 70<<10) + `"}`, 413, "64 KiB at most"},
 	} {
 		wantError(t, tc.name, admin.sendJSON("POST", galleryDismissal, tc.body, true, nil), tc.status, tc.words)
 	}

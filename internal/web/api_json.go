@@ -38,7 +38,7 @@ func decodeJSONBody(c echo.Context, v any) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &tooLarge):
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The body is too large: at most "+strconv.FormatInt(tooLarge.Limit>>10, 10)+" KiB.").WithInternal(err)
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The body is larger than upcheck accepts ("+strconv.FormatInt(tooLarge.Limit>>10, 10)+" KiB at most).").WithInternal(err)
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, "The member “"+typeErr.Field+"” must be a "+jsonTypeName(typeErr.Type.Kind().String())+".").WithInternal(err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
