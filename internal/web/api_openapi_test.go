@@ -143,6 +143,10 @@ func TestOpenAPIDocument(t *testing.T) {
 	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type = %q", ct)
 	}
+	// The operations endpoints it describes answer as it says (client.do
+	// checks them).
+	wantStatus(t, "healthz", b.anonymous().do("GET", "/healthz", "", "", nil), 200)
+	wantStatus(t, "readyz", b.anonymous().do("GET", "/readyz", "", "", nil), 200)
 
 	var documented []string
 	for path, item := range head.Paths {
