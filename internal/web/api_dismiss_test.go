@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -120,4 +122,31 @@ func TestAPIDismissalEscapedIDs(t *testing.T) {
 			t.Fatalf("%d dismissals stand after restoring %q", n, id)
 		}
 	}
+}
+
+// A JSON body past the limit sent chunked (no Content-Length for the
+// limit to refuse at once) is 413 in words too, not a 400.
+func TestAPIChunkedBodyTooLarge(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	body := io.MultiReader(strings.NewReader(`{"reason": "`), strings.NewReader(strings.Repeat("x", 70<<10)), strings.NewReader(`"}`))
+	req, err := http.NewRequest("POST", b.server.URL+galleryDismissal, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range b.bearer("admin@example.test") {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.server.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	text, _ := io.ReadAll(resp.Body)
+	if req.ContentLength != 0 {
+		t.Fatalf("the request had a length (%d): it was not sent chunked", req.ContentLength)
+	}
+	checkContract(t, req, resp.StatusCode, resp.Header, text)
+	wantError(t, "chunked body past the limit", response{status: resp.StatusCode, header: resp.Header, body: string(text)}, 413, "64 KiB at most")
 }
