@@ -24,6 +24,8 @@ var publicRoutes = map[string]string{
 	"GET /login":      "the login form",
 	"POST /login":     "signs in; refuses cross-site posts",
 	"GET /":           "redirects to the dashboard, which needs a principal",
+	// The API's OpenAPI document: the same for every installation.
+	"GET /api/openapi.json": "the API's description, no site's data",
 	// echo's catch-all of the group around every page: unknown paths
 	// answer 404 to anyone.
 	echo.RouteNotFound + " /":  "404",
@@ -38,6 +40,7 @@ var needs = map[string]string{
 	// Who dismissed what and every check: admins only.
 	"GET /admin/audit":     auth.PermAudit,
 	"GET /admin/audit.csv": auth.PermAudit,
+	"GET /api/admin/audit": auth.PermAudit,
 	// Other users' credentials: admins only, reads included.
 	"GET /admin/tokens":             auth.PermTokens,
 	"POST /admin/tokens":            auth.PermTokens,

@@ -22,8 +22,15 @@ const (
 )
 
 // apiPrefix is where the JSON API lives; every route under it needs a
-// principal.
-const apiPrefix = "/api/admin/plugins"
+// principal. Its routes are described in openapi.json (api_openapi.go).
+const (
+	apiPrefix        = "/api/admin"
+	apiPlugins       = apiPrefix + "/plugins"
+	apiDismissal     = apiPlugins + "/:code/advisories/:id/dismissal"
+	apiChannels      = apiPrefix + "/notifications/channels"
+	apiDeliveries    = apiPrefix + "/notifications/deliveries"
+	apiChannelPrefix = apiChannels + "/:id"
+)
 
 // routes is the whole HTTP surface. Permissions are attached per group,
 // never inside handlers: reading a route here tells who may call it. Routes
@@ -61,12 +68,30 @@ func (s *Server) routes(e *echo.Echo) {
 	app.get(views.PathLogin, s.loginPage)
 	app.post(views.PathLogout, s.logout, require(auth.PermView), csrf())
 
-	// JSON API.
+	// JSON API, with the pages' permissions: view for reads, manage (and
+	// CSRF with a session) for changes, audit for the audit log. Its
+	// description is public.
+	e.GET(pathOpenAPI, s.openAPI)
 	api := app.group(apiPrefix, require(auth.PermView))
 	api.get(views.PathAPISummary, s.apiSummary)
 	api.get(views.PathAPICatalog, s.apiCatalog)
+	api.get(apiPlugins+"/:code", s.apiDetail)
+	api.get(apiPrefix+"/history", s.apiHistory)
+	api.get(apiPrefix+"/sources", s.apiSources)
+	api.get(apiChannels, s.apiChannels)
+	api.get(apiDeliveries, s.apiDeliveries)
+	apiAudit := api.group("", require(auth.PermAudit))
+	apiAudit.get(apiPrefix+"/audit", s.apiAudit)
 	apiManage := api.group("", require(auth.PermManage), csrf())
 	apiManage.post(views.PathAPICheck, s.apiCheck)
+	apiManage.post(apiDismissal, s.apiDismiss)
+	apiManage.delete(apiDismissal, s.apiUndismiss)
+	apiManage.post(apiChannels, s.apiAddChannel)
+	apiManage.post(apiChannelPrefix+"/test", s.apiTestChannel)
+	apiManage.post(apiChannelPrefix+"/enable", s.apiEnableChannel)
+	apiManage.post(apiChannelPrefix+"/disable", s.apiDisableChannel)
+	apiManage.delete(apiChannelPrefix, s.apiDeleteChannel)
+	apiManage.post(apiDeliveries+"/:id/retry", s.apiRetryDelivery)
 
 	// AdminCP pages; each reads the one summary of its request.
 	admin := app.group(views.PathDashboard, require(auth.PermView), s.withSummary)
@@ -128,6 +153,10 @@ func (g group) get(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 
 func (g group) post(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 	g.add(http.MethodPost, path, h, m...)
+}
+
+func (g group) delete(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	g.add(http.MethodDelete, path, h, m...)
 }
 
 // add registers a route at its full path. A path outside the group is a
