@@ -82,7 +82,7 @@ func TestAPIDismissal(t *testing.T) {
 	wantError(t, "unknown advisory", admin.sendJSON("POST", "/api/admin/plugins/gallery/advisories/ACME-0000-1/dismissal", body, true, nil),
 		404, "No advisory “ACME-0000-1” affects the installed version of “gallery”")
 	wantError(t, "advisory id too long", admin.sendJSON("POST", "/api/admin/plugins/gallery/advisories/"+strings.Repeat("A", 201)+"/dismissal", body, true, nil),
-		400, "too long")
+		400, "at most 200 bytes")
 	if n := audits(); n != 2 {
 		t.Errorf("%d audit rows after refused dismissals, want still 2", n)
 	}

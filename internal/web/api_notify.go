@@ -83,7 +83,7 @@ func (s *Server) apiAddChannel(c echo.Context) error {
 	if err := decodeJSONBody(c, &req); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	ctx := actorContext(c).Request().Context()
 	created, err := s.notify.AddChannel(ctx, store.NewChannel{Kind: req.Kind, Name: req.Name, Target: req.Target, Events: req.Events})
 	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, invalidChannelText(err)).WithInternal(err)
@@ -107,7 +107,7 @@ func (s *Server) apiTestChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	ctx := actorContext(c).Request().Context()
 	if _, err := s.channel(ctx, id); err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (s *Server) apiSetChannelEnabled(c echo.Context, enabled bool) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	ctx := actorContext(c).Request().Context()
 	queued, err := s.notify.SetEnabled(ctx, id, enabled)
 	if errors.Is(err, store.ErrNotFound) {
 		return unknownChannel(id, err)
@@ -150,7 +150,7 @@ func (s *Server) apiDeleteChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.ChannelDelete(c.Request().Context(), id); errors.Is(err, store.ErrNotFound) {
+	if err := s.notify.DeleteChannel(actorContext(c).Request().Context(), id); errors.Is(err, store.ErrNotFound) {
 		return unknownChannel(id, err)
 	} else if err != nil {
 		return err
@@ -212,15 +212,6 @@ func (s *Server) apiRetryDelivery(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"event_id": id.String()})
-}
-
-// channelID is the path's channel id.
-func channelID(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return 0, echo.NewHTTPError(http.StatusBadRequest, "The channel id must be a number.")
-	}
-	return id, nil
 }
 
 // channel reads one channel; 404 in words when there is none.
