@@ -269,7 +269,7 @@ func runCheck(ctx context.Context, cfg config.Config, logger *slog.Logger, manua
 		trigger = lease.Manual
 	}
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
-		res, err := a.Checker.RunLockedUpdateCheck(ctx, trigger, "cli")
+		res, err := a.Checker.RunLockedUpdateCheck(ctx, trigger, readmodel.ActorCLI)
 		if err != nil {
 			return err
 		}

@@ -183,7 +183,7 @@ func checkRuns(f findings, tx querier, acquired map[int64]time.Time) {
 				f.add("refused runs write nothing", "run %d (%s) holds an owner", id, status)
 			}
 			return nil
-		case "running", "completed", "completed_with_failures", "lease_lost", "cancelled", "failed":
+		case "running", "completed", "completed_with_failures", "lease_lost", "connection_lost", "cancelled", "failed":
 		default:
 			f.add("documented statuses", "run %d ended %q", id, status)
 		}

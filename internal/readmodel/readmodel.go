@@ -143,8 +143,8 @@ type ComponentRef struct {
 // LastCheck is the latest check that ran: refused attempts (busy,
 // cooldown, skipped) and one still running do not count.
 type LastCheck struct {
-	// Status is completed, completed_with_failures, lease_lost, cancelled
-	// or failed.
+	// Status is completed, completed_with_failures, lease_lost,
+	// connection_lost, cancelled or failed.
 	Status string `json:"status"`
 	// Trigger is scheduled, manual or operator.
 	Trigger string `json:"trigger"`
