@@ -3,6 +3,9 @@ SHELL := /bin/bash
 GO    ?= go
 BIN   := bin/upcheck
 PKGS  := ./...
+# The generators and the linter are pinned in tools/go.mod, a module of their
+# own, so that their dependencies stay out of the product's go.mod.
+TOOL  := $(GO) tool -modfile=tools/go.mod
 
 .DEFAULT_GOAL := help
 
@@ -50,18 +53,20 @@ bench: build ## measure check throughput, fencing cost, summary and pages under 
 
 .PHONY: generate
 generate: ## regenerate sqlc and templ code
-	$(GO) tool sqlc generate
-	$(GO) tool templ generate
+	$(TOOL) sqlc generate
+	$(TOOL) templ generate
 
 .PHONY: verify
-verify: generate ## fail when generated code is stale
+verify: generate ## fail when generated code is stale or a go.mod is not tidy
 	@git diff --exit-code -- internal/db views || { echo "generated code is stale: run make generate and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- internal/db views)" || { git status --porcelain -- internal/db views; echo "untracked generated files"; exit 1; }
+	@$(GO) mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
+	@$(GO) -C tools mod tidy -diff || { echo "tools/go.mod is not tidy: run go -C tools mod tidy"; exit 1; }
 
 .PHONY: lint
-lint: ## gofmt, go vet and staticcheck (pinned in go.mod's tool lines)
+lint: ## gofmt, go vet and staticcheck (pinned in tools/go.mod)
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '_templ.go$$') $$(git ls-files --others --exclude-standard '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags crash,faults $(PKGS)
 	$(GO) vet -tags faultcontrol ./internal/lease/
-	$(GO) tool staticcheck -tags crash,faults $(PKGS)
+	$(TOOL) staticcheck -tags crash,faults $(PKGS)
