@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -161,7 +162,7 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name string) error {
 	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 	var pgErr interface{ SQLState() string }
-	if errors.As(err, &pgErr) && pgErr.SQLState() == "42P04" { // created meanwhile
+	if errors.As(err, &pgErr) && pgErr.SQLState() == pgerrcode.DuplicateDatabase { // created meanwhile
 		return nil
 	}
 	return err

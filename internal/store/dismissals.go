@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/upcheck/upcheck/internal/db"
@@ -151,7 +152,7 @@ func (s *Store) StandingDismissals(ctx context.Context, code string) (map[string
 // have passed by the database's clock.
 func dismissalConstraint(err error) error {
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || pgErr.Code != "23514" { // check_violation
+	if !errors.As(err, &pgErr) || pgErr.Code != pgerrcode.CheckViolation {
 		return err
 	}
 	switch pgErr.ConstraintName {

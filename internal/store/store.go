@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -96,6 +97,17 @@ func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
 	return nil
 }
 
+// The SQLSTATEs that upcheck's own PL/pgSQL functions raise; PostgreSQL's
+// own codes are pgerrcode's constants.
+const (
+	// sqlstateLeaseNotHeld is raised by upcheck_lease_fence when the owner
+	// does not hold a live lease (ErrLeaseNotHeld).
+	sqlstateLeaseNotHeld = "UL001"
+	// sqlstateEventsToQueue is raised by upcheck_nothing_to_queue when an
+	// enabled channel may lack an event (ErrEventsToQueue).
+	sqlstateEventsToQueue = "UN001"
+)
+
 // mapError turns PostgreSQL and pgx errors into this package's sentinels,
 // keeping the original in the chain for logs.
 func mapError(err error) error {
@@ -105,13 +117,13 @@ func mapError(err error) error {
 		return nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	case errors.As(err, &pgErr) && pgErr.Code == "UL001": // upcheck_lease_fence: not held (migration 00014)
+	case errors.As(err, &pgErr) && pgErr.Code == sqlstateLeaseNotHeld:
 		return fmt.Errorf("%w: %w", ErrLeaseNotHeld, err)
-	case errors.As(err, &pgErr) && pgErr.Code == "UN001": // upcheck_nothing_to_queue (migration 00014)
+	case errors.As(err, &pgErr) && pgErr.Code == sqlstateEventsToQueue:
 		return fmt.Errorf("%w: %w", ErrEventsToQueue, err)
-	case errors.As(err, &pgErr) && pgErr.Code == "55P03": // lock_not_available
+	case errors.As(err, &pgErr) && pgErr.Code == pgerrcode.LockNotAvailable:
 		return fmt.Errorf("%w: %w", ErrLockTimeout, err)
-	case errors.As(err, &pgErr) && pgErr.Code == "57014" && strings.Contains(pgErr.Message, "statement timeout"):
+	case errors.As(err, &pgErr) && pgErr.Code == pgerrcode.QueryCanceled && strings.Contains(pgErr.Message, "statement timeout"):
 		// query_canceled is also what a cancelled context produces; only
 		// the server's own timeout says so in its message.
 		return fmt.Errorf("%w: %w", ErrStatementTimeout, err)
@@ -143,15 +155,13 @@ func IsUnavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
-		case strings.HasPrefix(pgErr.Code, "08"): // connection_exception
+		case pgerrcode.IsConnectionException(pgErr.Code), pgerrcode.IsInsufficientResources(pgErr.Code): // too_many_connections among them
 			return true
-		case strings.HasPrefix(pgErr.Code, "53"): // insufficient_resources, too_many_connections
+		case pgErr.Code == pgerrcode.AdminShutdown, pgErr.Code == pgerrcode.CrashShutdown, pgErr.Code == pgerrcode.CannotConnectNow:
 			return true
-		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // shutdown, cannot_connect_now
+		case pgErr.Code == pgerrcode.IdleInTransactionSessionTimeout, pgErr.Code == pgerrcode.IdleSessionTimeout: // the server ended the session
 			return true
-		case pgErr.Code == "25P03", pgErr.Code == "57P05": // the server ended an idle (in-transaction) session
-			return true
-		case pgErr.Code == "57014": // query_canceled: statement_timeout
+		case pgErr.Code == pgerrcode.QueryCanceled: // statement_timeout
 			return true
 		}
 	}

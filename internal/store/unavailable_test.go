@@ -1,12 +1,17 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
+	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -18,8 +23,9 @@ func TestIsUnavailableServerEndedSessions(t *testing.T) {
 		code string
 		want bool
 	}{
-		{"25P03", true}, {"57P05", true}, {"57P01", true}, {"08006", true}, {"53300", true},
-		{"23505", false}, {"42P01", false}, {"UL001", false},
+		{pgerrcode.IdleInTransactionSessionTimeout, true}, {pgerrcode.IdleSessionTimeout, true},
+		{pgerrcode.AdminShutdown, true}, {pgerrcode.ConnectionFailure, true}, {pgerrcode.TooManyConnections, true},
+		{pgerrcode.UniqueViolation, false}, {pgerrcode.UndefinedTable, false}, {store.SQLStateLeaseNotHeld, false},
 	} {
 		err := fmt.Errorf("acquire lease: %w", &pgconn.PgError{Severity: "FATAL", Code: tc.code})
 		if got := store.IsUnavailable(err); got != tc.want {
@@ -28,5 +34,26 @@ func TestIsUnavailableServerEndedSessions(t *testing.T) {
 	}
 	if store.IsUnavailable(errors.New("plain")) {
 		t.Error("a plain error counts as unavailable")
+	}
+}
+
+// A closed pool is the database being away for this process. pgxpool hands
+// back puddle's ErrClosedPool as it is (it has no error of its own for it),
+// which is why store imports puddle for that one value.
+func TestClosedPoolIsUnavailable(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+	_, err = store.New(pool).UserByEmail(ctx, "ada@example.org")
+	if !errors.Is(err, puddle.ErrClosedPool) {
+		t.Errorf("a closed pool's error is %v, not puddle.ErrClosedPool", err)
+	}
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("a closed pool's error is %v, want ErrUnavailable", err)
 	}
 }
