@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -185,7 +186,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 		if checkErr == nil {
 			checkErr = lostCause
 		}
-	case store.IsUnavailable(checkErr) && !errors.Is(checkErr, store.ErrStatementTimeout):
+	case store.IsConnectionLost(checkErr):
 		// A holder that cannot reach the database cannot confirm its
 		// lease either: whichever noticed first, the heartbeat or a read
 		// of the check, the check was interrupted, not failed. (A
@@ -225,15 +226,10 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 }
 
 // lostConnection reports whether a lost lease was lost because the
-// database could not be reached: the check's own error or the heartbeat's
-// cause says so. A statement that ran past its limit had an answer.
+// database could not be reached (store.IsConnectionLost): the check's own
+// error or the heartbeat's cause says so.
 func lostConnection(errs ...error) bool {
-	for _, err := range errs {
-		if store.IsUnavailable(err) && !errors.Is(err, store.ErrStatementTimeout) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(errs, store.IsConnectionLost)
 }
 
 var refusedStatus = map[lease.Outcome]Status{lease.Busy: Busy, lease.Cooldown: Cooldown, lease.Skipped: Skipped}
