@@ -104,6 +104,11 @@ func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logg
 	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, observer: noObserver{}}
 }
 
+// Cooldown is the least time between two manual checks in force
+// (lease.Timings: readmodel.ManualCooldown unless UPCHECK_TEST_TIMINGS
+// shortens it), for the words that name it.
+func (c *Checker) Cooldown() time.Duration { return c.lease.Timings().Cooldown }
+
 // Notifier queues the notifications that results call for, in the
 // transaction that writes them (notify.Service).
 type Notifier interface {
