@@ -5,8 +5,9 @@
 package views
 
 import (
-	"strings"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // tone is a badge's colour; the badge's words always say the same thing.
@@ -26,22 +27,23 @@ type badge struct {
 	Tone tone
 }
 
-// severityBadge words a severity; an unknown or empty one stays visible.
+// severityBadge words a severity by its rank (readmodel.Severity.Rank:
+// "moderate" is Medium); an unknown or empty one stays visible.
 func severityBadge(sev string) badge {
-	switch strings.ToLower(sev) {
-	case "critical":
+	switch readmodel.Severity(sev).Rank() {
+	case readmodel.SeverityCritical.Rank():
 		return badge{"Critical", toneDanger}
-	case "high":
+	case readmodel.SeverityHigh.Rank():
 		return badge{"High", toneDanger}
-	case "medium", "moderate":
+	case readmodel.SeverityMedium.Rank():
 		return badge{"Medium", toneWarn}
-	case "low":
+	case readmodel.SeverityLow.Rank():
 		return badge{"Low", toneNeutral}
-	case "":
-		return badge{"Severity not given", toneNeutral}
-	default:
-		return badge{sev, toneNeutral}
 	}
+	if sev == "" {
+		return badge{"Severity not given", toneNeutral}
+	}
+	return badge{sev, toneNeutral}
 }
 
 // rowBadges are a catalog row's statuses in words, the most urgent first.
@@ -147,7 +149,7 @@ func sourceBadges(s SourceRow) []badge {
 	case s.Stale:
 		// Never read, not failing: waiting (an offline source for its
 		// import) for more than the stale age since it was installed.
-		bs = append(bs, badge{"Stale: nothing read in the 48 hours since it was installed", toneWarn})
+		bs = append(bs, badge{"Stale: nothing read in the " + staleAgeText + " since it was installed", toneWarn})
 	}
 	if len(bs) == 0 {
 		switch {

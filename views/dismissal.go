@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // AdvisoryDismissal is the standing dismissal of an advisory, in force or
@@ -51,22 +53,6 @@ type DismissForm struct {
 	Error string
 }
 
-// severityRank orders severities for "raised" and "lowered"; 0 for one
-// that cannot be ordered.
-func severityRank(s string) int {
-	switch strings.ToLower(s) {
-	case "low":
-		return 1
-	case "medium", "moderate":
-		return 2
-	case "high":
-		return 3
-	case "critical":
-		return 4
-	}
-	return 0
-}
-
 // changeText words one change: "severity raised from medium to high",
 // "the advisory now affects versions before 2.5.0 (it said it affects
 // versions before 2.4.0)", "a fix was published: 2.4.1". Ranges are in
@@ -74,7 +60,7 @@ func severityRank(s string) int {
 func changeText(c AdvisoryChange) string {
 	switch c.Member {
 	case ChangeSeverity:
-		from, to := severityRank(c.From), severityRank(c.To)
+		from, to := readmodel.Severity(c.From).Rank(), readmodel.Severity(c.To).Rank() // 0: cannot be ordered
 		switch {
 		case c.From == "":
 			return "a severity was given: " + c.To

@@ -1,7 +1,8 @@
 // The detail page's headline: what state the component is in and the next
 // step, in one sentence ("Security update: update to 2.4.0 (high)"). It
-// claims "up to date" only from a current evaluation of a source read in
-// the last 48 hours; without one it says what is unknown and why.
+// claims "up to date" only from a current evaluation of a source read
+// within the stale age (readmodel.StaleAge); without one it says what is
+// unknown and why.
 
 package views
 
@@ -25,10 +26,10 @@ func (h headline) rest() string {
 	return ": " + h.Step
 }
 
-// detailHeadline heads a component's page, the most urgent state first, as
-// the attention banner orders them: an advisory with no fix, a security
-// update, a vulnerable version, an update, a release that needs a newer
-// core, then up to date.
+// detailHeadline heads a component's page, the most urgent state first, in
+// the urgency order of the summary and the emails (readmodel.AttentionKinds:
+// an advisory with no fix, a security update, a vulnerable version), then
+// an update, a release that needs a newer core, then up to date.
 func detailHeadline(p DetailProps) headline {
 	name := nameOr(p.Name, p.Code)
 	switch {
@@ -59,7 +60,7 @@ func detailHeadline(p DetailProps) headline {
 	case p.Stale && p.Offline:
 		return headline{"No update known", "but the imported document has expired, so a newer release or advisory may be missing: import a newer one", toneWarn}
 	case p.Stale:
-		return headline{"No update known", "but the update source has not been read successfully for over 48 hours, so a newer release or advisory may be missing", toneWarn}
+		return headline{"No update known", "but the update source has not been read successfully for over " + staleAgeText + ", so a newer release or advisory may be missing", toneWarn}
 	}
 	if n, until := dismissedAdvisories(p.Advisories); n > 0 {
 		return headline{"Up to date · " + dismissedText(n, until, p.Layout.now()), "", toneInfo}

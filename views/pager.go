@@ -167,7 +167,7 @@ func catalogEmptyText(p CatalogProps) string {
 	case FilterFailing:
 		return "No component’s check is failing."
 	case FilterStale:
-		return "No component is stale: every source was read successfully in the last 48 hours (or its component was installed since), and no document has expired."
+		return "No component is stale: every source was read successfully in the last " + staleAgeText + " (or its component was installed since), and no document has expired."
 	case FilterDismissed:
 		return "No component has a dismissed advisory."
 	default:

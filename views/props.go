@@ -84,6 +84,10 @@ type DashboardProps struct {
 	Flash string
 	// FlashTone is its notice's tone (CheckOutcomeTone).
 	FlashTone string
+	// Cooldown is the least time between two manual checks in force
+	// (updatecheck.Checker.Cooldown), which the page's words name; 0
+	// words the production one, readmodel.ManualCooldown.
+	Cooldown time.Duration
 }
 
 // CatalogRow is one installed component in the catalog.
@@ -286,8 +290,10 @@ type SourceRow struct {
 	// Stale, Expired and Failing are the read model's (source_state).
 	Stale, Expired, Failing bool
 	// ExpiresAt is the stored document's own expiry, shown as it is; the
-	// read model judges it (Expired, Stale).
-	ExpiresAt *time.Time
+	// read model judges it (Expired, Stale, and ExpiresSoon: not expired,
+	// and expiring within readmodel.ExpiryWarning, on the database clock).
+	ExpiresAt   *time.Time
+	ExpiresSoon bool
 	// SignatureState is "unsigned" or "verified".
 	SignatureState string
 	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -22,6 +23,9 @@ type CheckOutcome struct {
 	Fetched, NotModified, Failed int
 	// RetryAfter is the cooldown left, in seconds.
 	RetryAfter int
+	// Cooldown is the cooldown in force (updatecheck.Checker.Cooldown);
+	// 0 words the production one, readmodel.ManualCooldown.
+	Cooldown time.Duration
 }
 
 // CheckOutcomeMessage words a check outcome for the no-JavaScript form post
@@ -41,7 +45,7 @@ func CheckOutcomeMessage(o CheckOutcome) string {
 	case "lease_lost", "interrupted":
 		return "The check was interrupted (it lost its lock or its connection to the database) and will be retried."
 	case "cooldown":
-		return "Checks are limited to one every 2 minutes. You can check again in " + readmodel.SecondsText(o.RetryAfter) + "."
+		return cooldownSentence(o.Cooldown) + " You can check again in " + readmodel.SecondsText(o.RetryAfter) + "."
 	case "skipped":
 		return "A check has already completed in this period, so nothing was fetched."
 	case "cancelled":
@@ -50,6 +54,39 @@ func CheckOutcomeMessage(o CheckOutcome) string {
 		return "The check could not run. Try again later."
 	}
 }
+
+// cooldownLimit is how often a manual check may run, "one every 2
+// minutes", for the cooldown in force (0: readmodel.ManualCooldown).
+func cooldownLimit(d time.Duration) string {
+	if d <= 0 {
+		d = readmodel.ManualCooldown
+	}
+	text := readmodel.DurationText(d)
+	if unit, ok := strings.CutPrefix(text, "1 "); ok {
+		return "one every " + unit
+	}
+	return "one every " + text
+}
+
+// cooldownSentence says the limit: "Checks are limited to one every 2
+// minutes." (app.js reads it from the check outcome's
+// data-cooldown-text).
+func cooldownSentence(d time.Duration) string {
+	return "Checks are limited to " + cooldownLimit(d) + "."
+}
+
+// cooldownSeconds is the cooldown in force in whole seconds, at least 1,
+// for app.js's countdown when an answer names no wait.
+func cooldownSeconds(d time.Duration) string {
+	if d <= 0 {
+		d = readmodel.ManualCooldown
+	}
+	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
+}
+
+// staleAgeText is readmodel.StaleAge in words, "48 hours": the pages'
+// and app.js's (data-stale-age) one spelling of it.
+var staleAgeText = readmodel.DurationText(readmodel.StaleAge)
 
 // CheckOutcomeTone is the tone of a check outcome's notice: the words say
 // it all; the colour repeats it. app.js reads the same tones from the live
@@ -129,8 +166,8 @@ func securityAlertText(security, vulnerable int) string {
 
 // staleText is the widget's stale warning.
 func staleText(n int) string {
-	return fmt.Sprintf("%s not been checked successfully for over 48 hours.",
-		countNoun(n, "component has", "components have"))
+	return fmt.Sprintf("%s not been checked successfully for over %s.",
+		countNoun(n, "component has", "components have"), staleAgeText)
 }
 
 // runCountsText is what a check did with the sources.
@@ -302,7 +339,7 @@ func lastErrorConsequence(p DetailProps) string {
 // read the headline says that nothing is known; this adds for how long.
 func staleNoticeText(p DetailProps) string {
 	if p.LastSuccessAt == nil {
-		return "More than 48 hours have passed since this component was installed without a successful read of its update source."
+		return "More than " + staleAgeText + " have passed since this component was installed without a successful read of its update source."
 	}
-	return "This component has not been checked successfully for over 48 hours, so newer releases or advisories may be missing."
+	return "This component has not been checked successfully for over " + staleAgeText + ", so newer releases or advisories may be missing."
 }

@@ -58,7 +58,7 @@ func sourcesContent(p SourceHealthProps, now time.Time) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = pageHeader("Source health", "Each update source is one publisher’s document, fetched at every check. A failing source keeps its last good document and is tried again at the next check; its components count as stale after 48 hours without a successful check (counted from the installation for a source never read). An offline source (offline:NAME) is never fetched: its documents are imported, and it is stale only when its document expires.").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = pageHeader("Source health", "Each update source is one publisher’s document, fetched at every check. A failing source keeps its last good document and is tried again at the next check; its components count as stale after "+staleAgeText+" without a successful check (counted from the installation for a source never read). An offline source (offline:NAME) is never fetched: its documents are imported, and it is stale only when its document expires.").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

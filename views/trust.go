@@ -15,10 +15,6 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// expiresSoon is how close an expiry is worth a warning; source_state's
-// untrusted uses the same 7 days.
-const expiresSoon = 7 * 24 * time.Hour
-
 // trustLine is the source's trust in one line.
 func trustLine(s SourceRow, now time.Time) string {
 	var parts []string
@@ -59,7 +55,7 @@ func trustWarnings(s SourceRow, now time.Time) []string {
 	switch {
 	case s.ExpiresAt != nil && s.Expired:
 		out = append(out, "The document expired "+relTime(now, *s.ExpiresAt)+": it is stale, and the last good data is kept until the publisher publishes a new one.")
-	case s.ExpiresAt != nil && s.ExpiresAt.Sub(now) < expiresSoon:
+	case s.ExpiresAt != nil && s.ExpiresSoon: // the database's judgement, on its clock
 		out = append(out, "The document expires "+relTime(now, *s.ExpiresAt)+": unless the publisher publishes a new one by then, it will be stale.")
 	}
 	if !s.Failing {
@@ -80,12 +76,15 @@ func trustWarnings(s SourceRow, now time.Time) []string {
 	return out
 }
 
+// expiryWarningText is readmodel.ExpiryWarning in words, "7 days".
+var expiryWarningText = readmodel.DurationText(readmodel.ExpiryWarning)
+
 // untrustedText is the trust banner's sentence.
 func untrustedText(n int) string {
 	if n == 1 {
-		return "1 update source needs a look at its trust: its document expires within 7 days, or was refused for its signature, its key statement or a rollback."
+		return "1 update source needs a look at its trust: its document expires within " + expiryWarningText + ", or was refused for its signature, its key statement or a rollback."
 	}
-	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within 7 days, or was refused for its signature, its key statement or a rollback.", n)
+	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within %s, or was refused for its signature, its key statement or a rollback.", n, expiryWarningText)
 }
 
 // trustCountsText is Source health's trust line, from the summary (one

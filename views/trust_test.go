@@ -13,7 +13,7 @@ func TestTrustInWords(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	soon, past, far := now.Add(6*24*time.Hour+time.Hour), now.Add(-48*time.Hour), now.Add(20*24*time.Hour)
 	s41 := int64(41)
-	verified := SourceRow{Pinned: true, SignatureState: "verified", VerifiedBy: []string{"ab12cd34…ef01"}, TrustedCount: 2, Sequence: &s41, ExpiresAt: &soon}
+	verified := SourceRow{Pinned: true, SignatureState: "verified", VerifiedBy: []string{"ab12cd34…ef01"}, TrustedCount: 2, Sequence: &s41, ExpiresAt: &soon, ExpiresSoon: true}
 	if got := trustLine(verified, now); got != "verified by key ab12cd34…ef01 (of 2 trusted), sequence 41, expires in 6 days" {
 		t.Errorf("trust line %q", got)
 	}
@@ -36,5 +36,16 @@ func TestTrustInWords(t *testing.T) {
 	}
 	if got := trustWarnings(SourceRow{ExpiresAt: &far, Failing: true, LastErrorKind: readmodel.ErrorHTTPStatus}, now); len(got) != 0 {
 		t.Errorf("nothing to say about trust, got %q", got)
+	}
+	// Whether the expiry is near is the database's judgement (ExpiresSoon,
+	// on its clock), never this process's clock: the two cannot disagree.
+	notYet := verified
+	notYet.ExpiresSoon = false
+	if got := trustWarnings(notYet, now); len(got) != 0 {
+		t.Errorf("the database says the expiry is not near, the page warns %q", got)
+	}
+	behind := SourceRow{ExpiresAt: &far, ExpiresSoon: true}
+	if got := strings.Join(trustWarnings(behind, now), " "); !strings.Contains(got, "unless the publisher publishes a new one by then") {
+		t.Errorf("the database says the expiry is near, the page warns %q", got)
 	}
 }

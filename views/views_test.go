@@ -189,7 +189,7 @@ func pages() map[string]templ.Component {
 				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(30 * 24 * time.Hour), SignatureState: "verified",
 				Pinned: true, TrustedCount: 2, KeyVersion: 3, Sequence: seq(41), VerifiedBy: []string{"ab12cd34…ef01"}},
 			{URL: "https://keys.example/feed.json", Components: 1, LastSuccessAt: ago(30 * time.Hour),
-				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(6*24*time.Hour + time.Hour), SignatureState: "verified",
+				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(6*24*time.Hour + time.Hour), ExpiresSoon: true, SignatureState: "verified",
 				Pinned: true, TrustedCount: 3, Sequence: seq(12), VerifiedBy: []string{"0a1b2c3d…4e5f", "99887766…5544"},
 				LastError: "the document does not verify under the keys trusted now, and key statement refused", Failing: true,
 				ConsecutiveFailures: 1, LastErrorKind: readmodel.ErrorKeyStatement, LastErrorArg: "signature", Untrusted: true},

@@ -313,10 +313,10 @@ func TestEmailOneMessagePerRunAndChannel(t *testing.T) {
 	if len(mails) != 2 || sec.Subject == "" || all.Subject == "" {
 		t.Fatalf("mails by recipients: %v", mails)
 	}
-	if want := "[upcheck] Security update for Shop: 4.0.1 (critical) and 2 more"; sec.Subject != want {
+	if want := "[upcheck] Unfixed advisory for Gallery 3.0.0: ACME-2 (high) and 2 more"; sec.Subject != want {
 		t.Errorf("subject %q, want %q", sec.Subject, want)
 	}
-	if want := "[upcheck] Security update for Shop: 4.0.1 (critical) and 5 more"; all.Subject != want {
+	if want := "[upcheck] Unfixed advisory for Gallery 3.0.0: ACME-2 (high) and 5 more"; all.Subject != want {
 		t.Errorf("subject %q, want %q", all.Subject, want)
 	}
 	if !messageIDForm.MatchString(sec.MessageID) || !messageIDForm.MatchString(all.MessageID) || sec.MessageID == all.MessageID {
@@ -337,8 +337,10 @@ func TestEmailOneMessagePerRunAndChannel(t *testing.T) {
 		}
 		return true
 	}
-	secItems := []string{"Security update for Shop: 4.0.0 → 4.0.1 (critical)", "Security update for Blog: 2.3.0 → 2.4.0 (high)",
-		"Gallery 3.0.0 is affected by ACME-2 (high), with no fix yet"}
+	// Worst first as the summary orders it: the advisory with no fix,
+	// then the security updates by severity (readmodel.AttentionKinds).
+	secItems := []string{"Gallery 3.0.0 is affected by ACME-2 (high), with no fix yet",
+		"Security update for Shop: 4.0.0 → 4.0.1 (critical)", "Security update for Blog: 2.3.0 → 2.4.0 (high)"}
 	if !inOrder(sec.Text, secItems...) || !strings.Contains(sec.Text, "Fixes <b>stored</b> XSS & more") ||
 		!strings.Contains(sec.Text, "Open redirect") || strings.Contains(sec.Text, "Update for") {
 		t.Errorf("plain text part:\n%s", sec.Text)

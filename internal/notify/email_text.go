@@ -72,26 +72,24 @@ type mailItem struct {
 	AdminURL string
 }
 
-// severityRank orders security updates and advisories among themselves.
-var severityRank = map[string]int{"critical": 0, "high": 1, "medium": 2, "low": 3}
-
-// Item ranks by type: security updates (by severity), unfixed advisories
-// (by severity), failing sources, an overdue check, plain updates, tests.
-const (
-	rankSecurity = 10 * iota
-	rankAdvisory
-	rankSource
-	rankOverdue
-	rankUpdate
-	rankTest
-	rankOther
+// Item ranks, lower first. The security items come in the summary's
+// urgency order (readmodel.Urgency: an advisory with no fix, then a
+// security update), each by severity (readmodel.Severity.Rank); then
+// failing sources, an overdue check, plain updates, tests.
+var (
+	rankAdvisory = 10 * readmodel.Urgency(readmodel.KindVulnerableNoFix)
+	rankSecurity = 10 * readmodel.Urgency(readmodel.KindSecurity)
+	rankSource   = 10 * len(readmodel.AttentionKinds)
+	rankOverdue  = rankSource + 10
+	rankUpdate   = rankSource + 20
+	rankTest     = rankSource + 30
+	rankOther    = rankSource + 40
 )
 
+// sevRank places a severity within its type's ten ranks: 0 for critical,
+// the worst, up to 4 for an unknown or empty one.
 func sevRank(severity string) int {
-	if r, ok := severityRank[strings.ToLower(severity)]; ok {
-		return r
-	}
-	return len(severityRank)
+	return readmodel.SeverityCritical.Rank() - readmodel.Severity(severity).Rank()
 }
 
 // wordEvent words one event. Every string from a payload passes through

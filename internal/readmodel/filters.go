@@ -18,7 +18,7 @@ const (
 	FilterVulnerable = "vulnerable"
 	// FilterFailing: the last check of the component failed.
 	FilterFailing = "failing"
-	// FilterStale: the source has gone 48 hours without a successful read
+	// FilterStale: the source has gone StaleAge without a successful read
 	// (Summary.Stale), or its document expired.
 	FilterStale = "stale"
 	// FilterDismissed: an advisory of the current result is dismissed.

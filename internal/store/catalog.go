@@ -142,7 +142,10 @@ type SourceHealth struct {
 	ConsecutiveFailures          int
 	ExpiresAt                    *time.Time
 	Expired, Stale, Failing      bool
-	SignatureState               string
+	// ExpiresSoon: the document has not expired and expires within
+	// readmodel.ExpiryWarning, judged on the database clock.
+	ExpiresSoon    bool
+	SignatureState string
 	// Trust: the pin (canonical text, "" for none), how many keys are
 	// trusted now, the key statement they came from (0: the pin's own),
 	// the stored document's sequence and the short forms of the keys that
@@ -244,7 +247,7 @@ func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg), Offline: r.Offline,
 			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
-			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted,
+			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, ExpiresSoon: r.ExpiresSoon,
 		}
 	}
 	return out, nil

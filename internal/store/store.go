@@ -31,9 +31,11 @@ var (
 	// ErrUnavailable means the database could not be reached: the caller
 	// should answer "try again later" (503), never "not signed in".
 	ErrUnavailable = errors.New("database unavailable")
-	// ErrStatementTimeout means a statement ran past statement_timeout. The
-	// database answered: it is not a lost connection, and a fenced write
-	// that meets it has not lost its lease.
+	// ErrStatementTimeout means a statement ran past statement_timeout.
+	// The database is unavailable for the caller (IsUnavailable: try again
+	// later), but it answered: it is not a lost connection
+	// (IsConnectionLost), and a fenced write that meets it while its
+	// context is alive has not lost its lease.
 	ErrStatementTimeout = errors.New("statement ran past its time limit")
 )
 
@@ -133,11 +135,13 @@ func mapError(err error) error {
 	return err
 }
 
-// IsUnavailable reports whether err means "the database did not answer"
-// rather than "the database said no": connection failures, a closed pool,
-// timeouts, and the server errors a database sends while starting, stopping
-// or out of connections. Callers answer those with "try again later" (503),
-// never with "not signed in".
+// IsUnavailable reports whether err means "the database did not answer,
+// or not in time" rather than "the database said no": connection failures,
+// a closed pool, timeouts (a statement that ran past statement_timeout
+// included), a cancelled statement, and the server errors a database sends
+// while starting, stopping or out of connections. Callers answer those
+// with "try again later" (503), never with "not signed in". Whether the
+// connection was lost is the narrower IsConnectionLost.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
@@ -166,4 +170,12 @@ func IsUnavailable(err error) bool {
 		}
 	}
 	return false
+}
+
+// IsConnectionLost reports whether err means the database could not be
+// reached: IsUnavailable, except a statement that ran past its time limit
+// (ErrStatementTimeout), where the database answered. A check that meets
+// it was cut off from the database (its run is recorded connection_lost).
+func IsConnectionLost(err error) bool {
+	return IsUnavailable(err) && !errors.Is(err, ErrStatementTimeout)
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,6 +104,11 @@ func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logg
 	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, observer: noObserver{}}
 }
 
+// Cooldown is the least time between two manual checks in force
+// (lease.Timings: readmodel.ManualCooldown unless UPCHECK_TEST_TIMINGS
+// shortens it), for the words that name it.
+func (c *Checker) Cooldown() time.Duration { return c.lease.Timings().Cooldown }
+
 // Notifier queues the notifications that results call for, in the
 // transaction that writes them (notify.Service).
 type Notifier interface {
@@ -185,7 +191,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 		if checkErr == nil {
 			checkErr = lostCause
 		}
-	case store.IsUnavailable(checkErr) && !errors.Is(checkErr, store.ErrStatementTimeout):
+	case store.IsConnectionLost(checkErr):
 		// A holder that cannot reach the database cannot confirm its
 		// lease either: whichever noticed first, the heartbeat or a read
 		// of the check, the check was interrupted, not failed. (A
@@ -225,15 +231,10 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 }
 
 // lostConnection reports whether a lost lease was lost because the
-// database could not be reached: the check's own error or the heartbeat's
-// cause says so. A statement that ran past its limit had an answer.
+// database could not be reached (store.IsConnectionLost): the check's own
+// error or the heartbeat's cause says so.
 func lostConnection(errs ...error) bool {
-	for _, err := range errs {
-		if store.IsUnavailable(err) && !errors.Is(err, store.ErrStatementTimeout) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(errs, store.IsConnectionLost)
 }
 
 var refusedStatus = map[lease.Outcome]Status{lease.Busy: Busy, lease.Cooldown: Cooldown, lease.Skipped: Skipped}

@@ -148,5 +148,5 @@ func sourceRow(src store.SourceHealth) views.SourceRow {
 		Stale: src.Stale, Expired: src.Expired, Failing: src.Failing, ExpiresAt: src.ExpiresAt,
 		SignatureState: src.SignatureState, LastErrorKind: src.LastErrorKind, LastErrorArg: src.LastErrorArg,
 		Offline: src.Offline, Pinned: src.Pin != "", TrustedCount: src.TrustedCount, KeyVersion: src.KeyVersion,
-		Sequence: src.Sequence, VerifiedBy: src.VerifiedBy, Untrusted: src.Untrusted}
+		Sequence: src.Sequence, VerifiedBy: src.VerifiedBy, Untrusted: src.Untrusted, ExpiresSoon: src.ExpiresSoon}
 }

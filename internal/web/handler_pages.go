@@ -51,14 +51,15 @@ func layout(c echo.Context) views.LayoutProps {
 
 func (s *Server) dashboard(c echo.Context) error {
 	l := layout(c)
-	text, tone := checkOutcomeFlash(c)
-	return renderOK(c, views.Dashboard(views.DashboardProps{Layout: l, CanManage: l.User.CanManage, Flash: text, FlashTone: tone}))
+	text, tone := checkOutcomeFlash(c, s.checker.Cooldown())
+	return renderOK(c, views.Dashboard(views.DashboardProps{Layout: l, CanManage: l.User.CanManage, Flash: text, FlashTone: tone,
+		Cooldown: s.checker.Cooldown()}))
 }
 
 // checkOutcomeFlash words the outcome of a check posted without JavaScript. The
 // redirect carries only a known status and numbers, never text, so a crafted
 // link cannot make the dashboard say anything else.
-func checkOutcomeFlash(c echo.Context) (text, tone string) {
+func checkOutcomeFlash(c echo.Context, cooldown time.Duration) (text, tone string) {
 	status := c.QueryParam("check")
 	switch updatecheck.Status(status) {
 	case updatecheck.Completed, updatecheck.CompletedWithFailures, updatecheck.Busy, updatecheck.Cooldown, updatecheck.LeaseLost,
@@ -74,7 +75,7 @@ func checkOutcomeFlash(c echo.Context) (text, tone string) {
 		return v
 	}
 	return views.CheckOutcomeMessage(views.CheckOutcome{Status: status, Fetched: n("fetched"),
-		NotModified: n("not_modified"), Failed: n("failed"), RetryAfter: n("retry_after")}), views.CheckOutcomeTone(status)
+		NotModified: n("not_modified"), Failed: n("failed"), RetryAfter: n("retry_after"), Cooldown: cooldown}), views.CheckOutcomeTone(status)
 }
 
 // pageSize is the catalog page's size: big enough to scan, small enough to

@@ -13,7 +13,6 @@
 
   var SUMMARY_URL = "/api/admin/plugins/updates/summary";
   var RUNNING_POLL_MS = 10000;
-  var COOLDOWN_FALLBACK_S = 120;
 
   function byTestId(id, root) {
     return (root || document).querySelector('[data-testid="' + id + '"]');
@@ -51,9 +50,11 @@
     return Math.floor(s / 60) + " min " + (s % 60) + " s";
   }
 
-  function staleText(n) {
+  // staleText is the widget's stale warning; the stale age in words
+  // ("48 hours", readmodel.StaleAge) is the page's data-stale-age.
+  function staleText(n, age) {
     return countNoun(n, "component has", "components have") +
-      " not been checked successfully for over 48 hours.";
+      " not been checked successfully for over " + age + ".";
   }
 
   // words is the JSON object in one of el's data attributes: the words of
@@ -206,7 +207,8 @@
       staleEl.hidden = stale <= 0;
       staleEl.setAttribute("data-count", String(stale));
       var staleWords = staleEl.querySelector(".widget-stale-text");
-      if (staleWords) staleWords.textContent = staleText(stale);
+      var age = staleEl.getAttribute("data-stale-age");
+      if (staleWords && age) staleWords.textContent = staleText(stale, age);
     }
 
     var running = !!s.check_running;
@@ -291,7 +293,9 @@
     spoken.className = "visually-hidden";
     spoken.textContent = "You can check again in " + spokenSeconds(seconds) + ".";
     say(region, "", "cooldown");
-    region.append("Checks are limited to one every 2 minutes. ", visible, spoken);
+    // The limit in words follows the cooldown in force (data-cooldown-text,
+    // from views' cooldownSentence).
+    region.append((region.getAttribute("data-cooldown-text") || "") + " ", visible, spoken);
 
     var timer = setInterval(function () {
       var left = Math.ceil((deadline - Date.now()) / 1000);
@@ -306,10 +310,14 @@
     }, 1000);
   }
 
-  function retryAfter(res, body) {
+  // retryAfter is the wait the answer names, or else the whole cooldown
+  // in force (the region's data-cooldown-seconds).
+  function retryAfter(res, body, region) {
     var s = number(body.retry_after);
     if (s <= 0) s = parseInt(res.headers.get("Retry-After") || "", 10);
-    return s > 0 ? Math.ceil(s) : COOLDOWN_FALLBACK_S;
+    if (s > 0) return Math.ceil(s);
+    s = parseInt(region.getAttribute("data-cooldown-seconds") || "", 10);
+    return s > 0 ? s : 1;
   }
 
   function readJSON(res) {
@@ -348,7 +356,7 @@
         return readJSON(res).then(function (body) {
           var status = body && body.status;
           if (res.status === 429 || status === "cooldown") {
-            cooldown(region, button, retryAfter(res, body || {}), function () {
+            cooldown(region, button, retryAfter(res, body || {}, region), function () {
               setBusy(false);
             });
           } else {

@@ -1,0 +1,50 @@
+package readmodel
+
+import (
+	"strconv"
+	"time"
+)
+
+// The read model's thresholds, each defined once in Go; the SQL that
+// judges by them is held to these values by TestThresholdsMatchSQL.
+const (
+	// StaleAge is how long a source in use may go without a successful
+	// read (since it last succeeded, or since its first component was
+	// installed) before its components are stale: upcheck_stale_age()
+	// (migration 00019), read by upcheck_stale.
+	StaleAge = 48 * time.Hour
+	// ExpiryWarning is how close a stored document's own expiry makes its
+	// source need a look: source_state.untrusted (migration 00024) and
+	// Source health's expires_soon (queries/catalog.sql).
+	ExpiryWarning = 7 * 24 * time.Hour
+	// ManualCooldown is the least time between two manual checks in
+	// production (lease.DefaultTimings); UPCHECK_TEST_TIMINGS may shorten
+	// it, so words about the cooldown take the value in force, not this.
+	ManualCooldown = 2 * time.Minute
+)
+
+// DurationText words a threshold: "7 days", "48 hours", "2 minutes",
+// "1 minute", "90 seconds", in the largest unit that divides it exactly;
+// days only beyond 48 hours, so that 48 hours stays 48 hours.
+func DurationText(d time.Duration) string {
+	unit := func(n time.Duration, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return strconv.FormatInt(int64(n), 10) + " " + many
+	}
+	const day = 24 * time.Hour
+	switch {
+	case d <= 0:
+		return "0 seconds"
+	case d > 2*day && d%day == 0:
+		return unit(d/day, "day", "days")
+	case d%time.Hour == 0:
+		return unit(d/time.Hour, "hour", "hours")
+	case d%time.Minute == 0:
+		return unit(d/time.Minute, "minute", "minutes")
+	case d%time.Second == 0:
+		return unit(d/time.Second, "second", "seconds")
+	}
+	return unit(max(d/time.Millisecond, 1), "millisecond", "milliseconds")
+}

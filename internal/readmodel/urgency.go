@@ -1,0 +1,20 @@
+package readmodel
+
+import "slices"
+
+// AttentionKinds are the kinds of AttentionItem, most urgent first: an
+// open advisory with no fix (nothing can be installed against it, so it is
+// worse than a security update that can), then a security update, then a
+// vulnerable version. It is the one urgency order: the summary's (the
+// CASE of queries/summary.sql's ranked, which TestAttentionOrderMatchesSQL
+// holds to it), the detail page's headline and the emails.
+var AttentionKinds = []string{KindVulnerableNoFix, KindSecurity, KindVulnerable}
+
+// Urgency is kind's place in AttentionKinds, 0 the most urgent; an unknown
+// kind comes after all of them.
+func Urgency(kind string) int {
+	if i := slices.Index(AttentionKinds, kind); i >= 0 {
+		return i
+	}
+	return len(AttentionKinds)
+}
