@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // serve starts Serve on a fresh database, with env on top of the database
@@ -144,13 +145,9 @@ func TestMetrics(t *testing.T) {
 	d := pgtest.New(t)
 	base := serve(t, d, map[string]string{"UPCHECK_METRICS_PUBLIC": "1"})
 	// The catch-up check runs at start (nothing installed: it completes at once).
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(body(t, base+"/metrics"), `upcheck_check_runs_total{status="completed",trigger="scheduled"} 1`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no completed check in /metrics:\n%s", body(t, base+"/metrics"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.True(t, "a completed check in /metrics", wait.Guard, func() bool {
+		return strings.Contains(body(t, base+"/metrics"), `upcheck_check_runs_total{status="completed",trigger="scheduled"} 1`)
+	})
 	status(t, base+"/healthz")
 	m := body(t, base+"/metrics")
 	for _, want := range []string{

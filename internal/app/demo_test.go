@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 const demoPassword = "a demo password, long enough"
@@ -24,6 +27,12 @@ const demoPassword = "a demo password, long enough"
 // and a stop that waits for it to end. A serve that ends before it is
 // ready returns "" and its error.
 func serveDemo(t *testing.T, d *pgtest.DB, listen string, env ...string) (string, func(), error) {
+	t.Helper()
+	return serveDemoLogged(t, d, listen, io.Discard, env...)
+}
+
+// serveDemoLogged is serveDemo with its log, at debug level, written to log.
+func serveDemoLogged(t *testing.T, d *pgtest.DB, listen string, log io.Writer, env ...string) (string, func(), error) {
 	t.Helper()
 	vars := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": listen, "UPCHECK_ADMIN_PASSWORD": demoPassword}
 	for i := 0; i+1 < len(env); i += 2 {
@@ -38,7 +47,7 @@ func serveDemo(t *testing.T, d *pgtest.DB, listen string, env ...string) (string
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a string) { addr <- a })
+		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})), func(a string) { addr <- a })
 	}()
 	stopped := false
 	stop := func() {
@@ -82,18 +91,30 @@ func runsSoFar(t *testing.T, d *pgtest.DB) string {
 // waitForRuns waits until the history has n runs that are not running.
 func waitForRuns(t *testing.T, d *pgtest.DB, n int) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.For(t, fmt.Sprintf("%d finished runs", n), wait.Guard, func() (bool, error) {
 		var finished int
 		d.QueryRow(t, "SELECT count(*) FROM check_runs WHERE status <> 'running'").Scan(&finished)
-		if finished >= n {
-			return runsSoFar(t, d)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("history = %s, want %d finished runs", runsSoFar(t, d), n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return finished >= n, wait.Notf("history = %s", runsSoFar(t, d))
+	})
+	return runsSoFar(t, d)
+}
+
+// lockedLog is a log that serve's goroutines write to while a test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // page signs in as the demo admin and returns the page at path, as text
@@ -122,7 +143,8 @@ var tags = regexp.MustCompile(`<[^>]*>`)
 func TestDemoFirstStartRecordsOneCheck(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	_, stop, err := serveDemo(t, d, "127.0.0.1:0")
+	var log lockedLog
+	_, stop, err := serveDemoLogged(t, d, "127.0.0.1:0", &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +152,14 @@ func TestDemoFirstStartRecordsOneCheck(t *testing.T) {
 	if runs := waitForRuns(t, d, 1); runs != "operator/demo:completed_with_failures" {
 		t.Fatalf("history after a fresh start = %q", runs)
 	}
-	time.Sleep(300 * time.Millisecond) // room for a scheduler's run, were it to race
+	// The scheduler's decision at start, then the stop that waits for any
+	// run it started: a scheduler's run, were it to race, is in the history.
+	wait.True(t, "the scheduler's catch-up decision", wait.Guard, func() bool {
+		return strings.Contains(log.String(), "catch-up check: ")
+	})
+	if got := log.String(); !strings.Contains(got, "catch-up check: not needed") {
+		t.Fatalf("the scheduler's catch-up after the demo's check:\n%s", got)
+	}
 	stop()
 	if runs := runsSoFar(t, d); runs != "operator/demo:completed_with_failures" {
 		t.Fatalf("history after a fresh start = %q, want the demo's check alone (no busy row)", runs)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 const newPassword = "a brand new passphrase"
@@ -122,7 +123,11 @@ func TestLoginRacingAPasswordChangeGetsNoSession(t *testing.T) {
 	}()
 	// Wait until the login waits on the row lock (it read the old hash,
 	// which the open change does not hide, and verified it).
-	waitForLockWait(t, b, 10*time.Second)
+	wait.True(t, "the login waits on the account's row lock", wait.Guard, func() bool {
+		var waiting int
+		b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
+		return waiting > 0
+	})
 	if _, err := change.Exec(ctx, "DELETE FROM sessions WHERE user_id = $1", ada.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -137,23 +142,6 @@ func TestLoginRacingAPasswordChangeGetsNoSession(t *testing.T) {
 	if sessions != 0 {
 		t.Fatalf("%d sessions outlive the password change", sessions)
 	}
-}
-
-// waitForLockWait waits until a backend of the test's database waits on a
-// lock; past the deadline it returns anyway, and the caller's assertions
-// judge what happened.
-func waitForLockWait(t *testing.T, b *bundle, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		var waiting int
-		b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
-		if waiting > 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Log("no backend waited on a lock")
 }
 
 // Using a token records when, but at most once a minute: a busy token does

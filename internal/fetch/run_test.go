@@ -50,6 +50,7 @@ func TestRunBounds(t *testing.T) {
 	const concurrency, perHost, perServer = 5, 2, 6
 	var global gauge
 	hosts := make([]*gauge, len(hostIPs))
+	gate := newFullGate(concurrency, perHost, len(hostIPs), perServer)
 	var reqs []Request
 	for h, ip := range hostIPs {
 		hosts[h] = new(gauge)
@@ -59,7 +60,7 @@ func TestRunBounds(t *testing.T) {
 			g.enter()
 			defer global.leave()
 			defer g.leave()
-			time.Sleep(30 * time.Millisecond)
+			gate.hold(r.Context(), h)
 			fmt.Fprint(w, r.URL.Query().Get("i"))
 		}))
 		for range perServer {
@@ -81,14 +82,80 @@ func TestRunBounds(t *testing.T) {
 			t.Errorf("request %d: body %q, err %v", i, r.resp.Body, r.err)
 		}
 	}
-	if p := global.peak.Load(); p > concurrency || p < 2 {
-		t.Errorf("peak in flight = %d, want 2..%d", p, concurrency)
+	if p := global.peak.Load(); p != concurrency {
+		t.Errorf("peak in flight = %d, want %d: the gate holds the first requests until Run has that many out", p, concurrency)
 	}
 	for h, g := range hosts {
 		if p := g.peak.Load(); p > perHost {
 			t.Errorf("host %s: peak in flight = %d, want ≤ %d", hostIPs[h], p, perHost)
 		}
 	}
+}
+
+// fullGate holds each request until Run has used all the room its bounds
+// leave: concurrency requests in flight, or every host with requests still
+// to come at its per-host limit. Then the requests held are let go, and the
+// next ones are held until the room is full again: the bounds are tested
+// at their limit, whatever the machine's speed.
+type fullGate struct {
+	mu                   sync.Mutex
+	concurrency, perHost int
+	inFlight             int
+	hostIn, hostLeft     []int
+	fills                int           // how many times the room was full
+	filled               chan struct{} // closed and replaced at each fill
+}
+
+func newFullGate(concurrency, perHost, hosts, perServer int) *fullGate {
+	g := &fullGate{concurrency: concurrency, perHost: perHost, hostIn: make([]int, hosts),
+		hostLeft: make([]int, hosts), filled: make(chan struct{})}
+	for h := range g.hostLeft {
+		g.hostLeft[h] = perServer
+	}
+	return g
+}
+
+// full says whether Run can start no further request.
+func (g *fullGate) full() bool {
+	if g.inFlight >= g.concurrency {
+		return true
+	}
+	for h, left := range g.hostLeft {
+		if left > 0 && g.hostIn[h] < g.perHost {
+			return false
+		}
+	}
+	return true
+}
+
+// hold is a request to host h: it returns once the room has been full
+// since it arrived (or ctx ends).
+func (g *fullGate) hold(ctx context.Context, h int) {
+	g.mu.Lock()
+	g.inFlight++
+	g.hostIn[h]++
+	g.hostLeft[h]--
+	arrived := g.fills
+	if g.full() {
+		g.fills++
+		close(g.filled)
+		g.filled = make(chan struct{})
+	}
+	for g.fills == arrived {
+		filled := g.filled
+		g.mu.Unlock()
+		select {
+		case <-filled:
+		case <-ctx.Done():
+		}
+		g.mu.Lock()
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	g.inFlight--
+	g.hostIn[h]--
+	g.mu.Unlock()
 }
 
 // A saturated host must not hold workers back from other hosts: with the

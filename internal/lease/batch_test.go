@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // logWrites makes every write of a source row log, in the writing
@@ -146,7 +147,12 @@ func TestFencedBatchRaceNoWriteFromANonHolder(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(99, 2))
 	for round := range 60 {
-		time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
+		// Between turns of the lease the writers answer a random number
+		// of writes (0 to 3): the turns fall between and among them.
+		target := committed.Load() + lost.Load() + stale.Load() + int64(r.IntN(4))
+		wait.True(t, fmt.Sprintf("round %d: the writers answer %d writes", round, target), guard, func() bool {
+			return committed.Load()+lost.Load()+stale.Load() >= target
+		})
 		mu.Lock()
 		cur := leases[len(leases)-1]
 		curM := holder[len(holder)-1]

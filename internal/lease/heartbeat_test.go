@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // The heartbeat tests run the heartbeat on a fakeClock: a renewal happens
@@ -143,7 +144,7 @@ func TestHeartbeatCancelsWhenBackendTerminated(t *testing.T) {
 	defer hb.Stop()
 	clock.waitArmed(t, 2)
 	clock.Advance(timings.Heartbeat)
-	poll(t, "the renewal waits on the lock", func() bool {
+	wait.True(t, "the renewal waits on the lock", guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'doomed' AND wait_event_type = 'Lock'").Scan(&n)
 		return n > 0

@@ -15,6 +15,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // bundle is one test's database and lease manager.
@@ -56,19 +57,6 @@ func (b *bundle) exec(t *testing.T, sql string, args ...any) {
 	b.db.MustExec(t, sql, args...)
 }
 
-// poll asks until cond holds, for what only the database can tell: a
-// session waiting on a lock, a database clock past an instant, a lease
-// free again. It fails the test after guard; no assertion depends on how
-// often it asks.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(guard); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, guard)
-		}
-	}
-}
-
 // expiresAt is the lease's expiry, on the database clock.
 func (b *bundle) expiresAt(t *testing.T) (at time.Time) {
 	t.Helper()
@@ -79,7 +67,7 @@ func (b *bundle) expiresAt(t *testing.T) (at time.Time) {
 // waitPast waits until the database clock is past at.
 func (b *bundle) waitPast(t *testing.T, at time.Time) {
 	t.Helper()
-	poll(t, "the database clock passes "+at.String(), func() (past bool) {
+	wait.True(t, "the database clock passes "+at.String(), guard, func() (past bool) {
 		b.db.QueryRow(t, "SELECT clock_timestamp() > $1", at).Scan(&past)
 		return past
 	})
@@ -89,7 +77,7 @@ func (b *bundle) waitPast(t *testing.T, at time.Time) {
 // advisory lock (the lease's: the only one the tests take).
 func (b *bundle) waitLockQueue(t *testing.T) {
 	t.Helper()
-	poll(t, "a session queues on the lease's lock", func() (queued bool) {
+	wait.True(t, "a session queues on the lease's lock", guard, func() (queued bool) {
 		b.db.QueryRow(t, `SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 			WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database()`).Scan(&queued)
 		return queued
@@ -544,7 +532,7 @@ func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 	}()
 	<-inside
 	start := time.Now()
-	poll(t, "the taker gets the lease", func() bool {
+	wait.True(t, "the taker gets the lease", guard, func() bool {
 		a, err := other.Acquire(ctx, Operator)
 		if err != nil {
 			t.Fatalf("taker: %v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // hostile is a publisher's summary that, unescaped, pings the whole chat
@@ -88,7 +89,7 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 	}
 	b.check()
 	b.deliver()
-	eventually(t, "two chat posts, two webhooks and a mail", func() bool {
+	wait.True(t, "two chat posts, two webhooks and a mail", wait.Guard, func() bool {
 		return len(room.got()) == 2 && len(hooks.all()) == 2 && len(mailSrv.accepted()) == 1
 	})
 
@@ -217,7 +218,7 @@ func TestDisabledChannelSendsOutstandingOnEnable(t *testing.T) {
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE held_at IS NOT NULL AND state = 'pending'").Scan(&n)
 		return n
 	}
-	eventually(t, "five events held", func() bool { return held() == 5 })
+	wait.True(t, "five events held", wait.Guard, func() bool { return held() == 5 })
 	if got := rcv.counts(); len(got) != 0 {
 		t.Fatalf("sent to a disabled channel: %v", got)
 	}
@@ -231,13 +232,13 @@ func TestDisabledChannelSendsOutstandingOnEnable(t *testing.T) {
 	if err != nil || queued != 5 {
 		t.Fatalf("enable queued %d (want the 5 outstanding): %v", queued, err)
 	}
-	eventually(t, "five events delivered", func() bool {
+	wait.True(t, "five events delivered", wait.Guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE state = 'delivered'").Scan(&n)
 		return n == 5
 	})
 	// Every job has ended: nothing more can arrive.
-	eventually(t, "no delivery job left", func() bool {
+	wait.True(t, "no delivery job left", wait.Guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM river_job WHERE kind = 'upcheck.delivery' AND state NOT IN ('completed', 'cancelled', 'discarded')").Scan(&n)
 		return n == 0
@@ -379,12 +380,12 @@ func TestToggledChannelSendsEachEventOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "every event delivered", func() bool {
+	wait.True(t, "every event delivered", wait.Guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE state = 'delivered'").Scan(&n)
 		return n == events
 	})
-	eventually(t, "no delivery job left", func() bool {
+	wait.True(t, "no delivery job left", wait.Guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM river_job WHERE kind = 'upcheck.delivery' AND state NOT IN ('completed', 'cancelled', 'discarded')").Scan(&n)
 		return n == 0
@@ -417,7 +418,7 @@ func TestDisabledEmailChannelSendsHeldMessageOnEnable(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.deliver()
-	eventually(t, "the message held", func() bool {
+	wait.True(t, "the message held", wait.Guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_messages WHERE held_at IS NOT NULL AND state = 'pending'").Scan(&n)
 		return n == 1
@@ -428,12 +429,12 @@ func TestDisabledEmailChannelSendsHeldMessageOnEnable(t *testing.T) {
 	if queued, err := b.notify.SetEnabled(ctx, created.ID, true); err != nil || queued != created.Queued {
 		t.Fatalf("enable queued %d, want the %d events of the held message: %v", queued, created.Queued, err)
 	}
-	eventually(t, "the message and its events delivered", func() bool {
+	wait.True(t, "the message and its events delivered", wait.Guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE state <> 'delivered' OR held_at IS NOT NULL").Scan(&n)
 		return n == 0 && len(mailSrv.accepted()) == 1
 	})
-	eventually(t, "no email job left", func() bool {
+	wait.True(t, "no email job left", wait.Guard, func() bool {
 		var n int
 		b.db.QueryRow(t, "SELECT count(*) FROM river_job WHERE kind = 'upcheck.email' AND state NOT IN ('completed', 'cancelled', 'discarded')").Scan(&n)
 		return n == 0

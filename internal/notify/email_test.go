@@ -25,6 +25,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // mailServer is a real SMTP server (go-smtp) on loopback, without TLS:
@@ -173,18 +174,6 @@ func parseMail(t *testing.T, raw []byte) received {
 	return out
 }
 
-// eventually waits up to 20 seconds for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // deliver starts River until the test ends.
 func (b *bundle) deliver() {
 	b.t.Helper()
@@ -299,7 +288,7 @@ func TestEmailOneMessagePerRunAndChannel(t *testing.T) {
 	}
 
 	b.deliver()
-	eventually(t, "two messages delivered", func() bool {
+	wait.True(t, "two messages delivered", wait.Guard, func() bool {
 		var delivered int
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_messages WHERE state = 'delivered'").Scan(&delivered)
 		return delivered == 2
@@ -366,7 +355,7 @@ func TestEmailOneMessagePerRunAndChannel(t *testing.T) {
 		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "summary": "Open redirect"}]},
 		"forms": {"releases": [{"version": "1.1.0"}, {"version": "1.2.0", "security": true, "severity": "low"}]}}}`)
 	b.check()
-	eventually(t, "four messages delivered", func() bool { return len(srv.accepted()) == 4 })
+	wait.True(t, "four messages delivered", wait.Guard, func() bool { return len(srv.accepted()) == 4 })
 	subjects := map[string]string{}
 	for _, a := range srv.accepted()[2:] {
 		subjects[strings.Join(a.rcpts, ",")] = parseMail(t, a.raw).Subject
@@ -408,7 +397,7 @@ func TestEmailRetriedAfterRefusal(t *testing.T) {
 	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: 50 * time.Millisecond}, notify.WithSMTP(settings))
 	id := b.testMessage()
 	b.deliver()
-	eventually(t, "the message delivered", func() bool { return b.message(id).state == "delivered" })
+	wait.True(t, "the message delivered", wait.Guard, func() bool { return b.message(id).state == "delivered" })
 	if m := b.message(id); m.attempts != 2 || m.lastError != "" {
 		t.Fatalf("message %+v, want delivered on the second attempt with no error left", m)
 	}
@@ -446,11 +435,11 @@ func TestEmailRetriedAfterRefusal(t *testing.T) {
 	if err := b.notify.Retry(context.Background(), event); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the message delivered again", func() bool { return len(srv.accepted()) == 2 })
+	wait.True(t, "the message delivered again", wait.Guard, func() bool { return len(srv.accepted()) == 2 })
 	if again := parseMail(t, srv.accepted()[1].raw); again.MessageID != first.MessageID {
 		t.Fatalf("Message-ID %q after a retry by hand, want %q", again.MessageID, first.MessageID)
 	}
-	eventually(t, "the retry recorded", func() bool { return b.message(id).state == "delivered" })
+	wait.True(t, "the retry recorded", wait.Guard, func() bool { return b.message(id).state == "delivered" })
 
 	// Removing the channel removes its messages and events.
 	var channel int64
@@ -484,7 +473,7 @@ func TestEmailRetriedAfterDroppedConnection(t *testing.T) {
 	b := setup(t, notify.Timings{Delivery: 30 * time.Second, Backoff: 50 * time.Millisecond}, notify.WithSMTP(settings))
 	id := b.testMessage()
 	b.deliver()
-	eventually(t, "the first attempt recorded", func() bool { return b.message(id).attempts == 1 })
+	wait.True(t, "the first attempt recorded", wait.Guard, func() bool { return b.message(id).attempts == 1 })
 	const want = "not sent: the mail server closed the connection before it accepted the message"
 	var eventError string
 	b.db.QueryRow(t, "SELECT coalesce(last_error, '') FROM notification_events WHERE message_id = $1", id).Scan(&eventError)
@@ -492,7 +481,7 @@ func TestEmailRetriedAfterDroppedConnection(t *testing.T) {
 		t.Fatalf("after a dropped connection: message %+v, event error %q; want pending with %q", m, eventError, want)
 	}
 	close(release)
-	eventually(t, "the message delivered", func() bool { return b.message(id).state == "delivered" })
+	wait.True(t, "the message delivered", wait.Guard, func() bool { return b.message(id).state == "delivered" })
 	if m := b.message(id); m.attempts != 2 || len(srv.accepted()) != 1 {
 		t.Fatalf("message %+v, %d accepted: want delivered once, on the second attempt", m, len(srv.accepted()))
 	}
@@ -574,7 +563,7 @@ func TestEmailSyncEventsGathered(t *testing.T) {
 	}
 	sync(manifest.Component{Code: "news", Name: "News", Version: "1.0.0", Source: site.URL})
 	b.deliver()
-	eventually(t, "two messages delivered", func() bool { return len(srv.accepted()) == 2 })
+	wait.True(t, "two messages delivered", wait.Guard, func() bool { return len(srv.accepted()) == 2 })
 	var subjects []string
 	for _, a := range srv.accepted() {
 		subjects = append(subjects, parseMail(t, a.raw).Subject)

@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // Two instances deliver 50 events to one receiver: each arrives once, and
@@ -24,7 +25,8 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 	b := setup(t, timings)
 	var mu sync.Mutex
 	inFlight, arrivals := map[string]int{}, map[string]int{}
-	overlaps := 0
+	overlaps, sends := 0, 0
+	arrived := make(chan struct{}) // closed and replaced at every send's arrival
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
 			return
@@ -36,8 +38,28 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 		if inFlight[id] > 1 {
 			overlaps++
 		}
+		sends++
+		nth := sends
+		close(arrived)
+		arrived = make(chan struct{})
 		mu.Unlock()
-		time.Sleep(100 * time.Millisecond) // long enough for a second sender to overlap, and for both to take a share
+		// Each send is held until two later sends have arrived beside it
+		// (or every event has arrived once): long enough for a second
+		// sender of the same event to overlap, and for both instances to
+		// take a share.
+		for {
+			mu.Lock()
+			held, next := sends < nth+2 && len(arrivals) < 50, arrived
+			mu.Unlock()
+			if !held {
+				break
+			}
+			select {
+			case <-next:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		mu.Lock()
 		inFlight[id]--
 		mu.Unlock()
@@ -77,18 +99,11 @@ func TestTwoInstancesDeliverEachEventOnce(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.For(t, "every event delivered by two instances", wait.Guard, func() (bool, error) {
 		var pending int
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE state <> 'delivered'").Scan(&pending)
-		if pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events not delivered by two instances in 30 s", pending)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return pending == 0, wait.Notf("%d events not delivered", pending)
+	})
 	if mine.String() == "" || theirs.String() == "" {
 		t.Fatalf("one instance delivered everything (%q, %q): nothing was shared", mine, theirs)
 	}
@@ -144,20 +159,15 @@ func TestFailedAfterEightAttemptsThenRetriedByHand(t *testing.T) {
 	})
 	waitState := func(want string) store.Delivery {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			d, err := b.store.Delivery(ctx, event)
-			if err != nil {
-				t.Fatal(err)
+		var d store.Delivery
+		wait.For(t, "the event "+want, wait.Guard, func() (bool, error) {
+			var err error
+			if d, err = b.store.Delivery(ctx, event); err != nil {
+				return false, err
 			}
-			if d.State == want {
-				return d
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("event %+v, want %s", d, want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return d.State == want, wait.Notf("event %+v", d)
+		})
+		return d
 	}
 	if d := waitState("failed"); d.Attempts != notify.MaxAttempts {
 		t.Fatalf("failed after %d attempts, want %d", d.Attempts, notify.MaxAttempts)

@@ -25,6 +25,7 @@ import (
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
@@ -247,22 +248,16 @@ func TestWebhookRetriedUntilDelivered(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		d, err := b.store.Delivery(ctx, event)
-		if err != nil {
-			t.Fatal(err)
+	var d store.Delivery
+	wait.For(t, "the event delivered", wait.Guard, func() (bool, error) {
+		var err error
+		if d, err = b.store.Delivery(ctx, event); err != nil {
+			return false, err
 		}
-		if d.State == "delivered" {
-			if d.Attempts != 4 {
-				t.Fatalf("delivered after %d attempts, want 4", d.Attempts)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not delivered: %+v", d)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return d.State == "delivered", wait.Notf("not delivered: %+v", d)
+	})
+	if d.Attempts != 4 {
+		t.Fatalf("delivered after %d attempts, want 4", d.Attempts)
 	}
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
@@ -326,18 +321,14 @@ func TestSourceFailingAndOverdueCheck(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	wait.For(t, "one check.overdue event", wait.Guard, func() (bool, error) {
 		var overdue int
 		b.db.QueryRow(t, "SELECT count(*) FROM notification_events WHERE type = 'check.overdue'").Scan(&overdue)
-		if overdue == 1 {
-			break
+		if overdue > 1 {
+			return false, fmt.Errorf("%d check.overdue events, want 1", overdue)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d check.overdue events, want 1", overdue)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return overdue == 1, nil
+	})
 }
 
 // Channels that could never be delivered to are refused with a reason.

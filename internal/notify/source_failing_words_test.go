@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // chat is a Slack-style receiver: it keeps the text of every post.
@@ -92,7 +93,7 @@ func TestSourceFailingInWords(t *testing.T) {
 	}
 
 	b.deliver()
-	eventually(t, "two chat posts and a mail", func() bool { return len(room.got()) == 2 && len(srv.accepted()) == 1 })
+	wait.True(t, "two chat posts and a mail", wait.Guard, func() bool { return len(room.got()) == 2 && len(srv.accepted()) == 1 })
 	mail := parseMail(t, srv.accepted()[0].raw)
 	status := "The publisher’s server answered 503 Service Unavailable."
 	connect := "Could not connect to the publisher’s server"

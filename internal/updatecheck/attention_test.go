@@ -12,6 +12,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // since is a component's exposure as the catalog, the detail page and the
@@ -303,18 +304,12 @@ func TestSummaryNextCheck(t *testing.T) {
 		t.Fatalf("no schedule runs: next check %v, %v", s.NextCheckAt, err)
 	}
 	_, cancel, done := b.scheduler() // fires at midnight on 1 January
-	deadline := time.Now().Add(5 * time.Second)
 	var s readmodel.Summary
-	for {
+	wait.For(t, "the summary's next check, once the schedule runs", wait.Guard, func() (bool, error) {
 		var err error
-		if s, err = b.checker.Summary(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if s.NextCheckAt != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		s, err = b.checker.Summary(ctx)
+		return err == nil && s.NextCheckAt != nil, err
+	})
 	now := time.Now().UTC()
 	want := time.Date(now.Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
 	if s.NextCheckAt == nil || !s.NextCheckAt.Equal(want) || s.NextCheckAt.Location() != time.UTC {

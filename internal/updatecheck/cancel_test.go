@@ -12,6 +12,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -53,7 +54,7 @@ func TestCancellationAbortsFetchesAndLeavesNothing(t *testing.T) {
 		}
 		done <- res
 	}()
-	waitFor(t, func() bool { return inFlight.Load() == 2 })
+	wait.True(t, "two fetches in flight", wait.Guard, func() bool { return inFlight.Load() == 2 })
 	cancel()
 	var res Result
 	select {
@@ -112,7 +113,7 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 	b.sync(components...)
 	done := make(chan Result, 1)
 	go func() { done <- b.run(lease.Operator) }()
-	waitFor(t, func() bool { return requests.Load() == 2 })
+	wait.True(t, "two requests at the publisher", wait.Guard, func() bool { return requests.Load() == 2 })
 	// Another instance takes the lease (as if this one had frozen).
 	b.db.MustExec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
 	if a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
@@ -200,7 +201,7 @@ func TestCancelledCheckCountsSourcesFetchedButNotSaved(t *testing.T) {
 		}
 		done <- res
 	}()
-	waitFor(t, func() bool {
+	wait.True(t, "the feed's signature asked once", wait.Guard, func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.requests["/feed.json.sig"] == 1

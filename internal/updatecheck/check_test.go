@@ -21,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -448,28 +449,67 @@ func TestSyncReevaluatesWithoutFetch(t *testing.T) {
 	}
 }
 
-// Fetch first, then write: no transaction is held across a fetch. Every
-// publisher answer takes a second; as it answers, the publisher looks for a
-// transaction in the database that has been open for more than 800 ms. A
-// fenced write lasts milliseconds (tens on a loaded machine); only a
-// transaction held while a publisher was being asked could be that old.
+// Fetch first, then write: no transaction is held across a fetch. As a
+// publisher is asked, it notes the transactions open in the database and
+// answers once each has ended or is 800 ms old. A fenced write lasts
+// milliseconds (tens on a loaded machine) and ends; only a transaction held
+// while a publisher was being asked stays open, since the answer waits, and
+// reaches that age.
 func TestNoTransactionHeldAcrossAFetch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	p := newPublisher(t)
 	var seen, long atomic.Int32
-	p.onHit = func(*http.Request) {
-		time.Sleep(time.Second)
-		seen.Add(1)
-		var n int32
-		err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND xact_start < clock_timestamp() - interval '800 milliseconds'
-			  AND pid <> pg_backend_pid()`).Scan(&n)
+	const openTx = `SELECT pid, xact_start, xact_start < clock_timestamp() - interval '800 milliseconds'
+		FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`
+	type tx struct {
+		pid   int32
+		start time.Time
+	}
+	open := func(ctx context.Context) (map[tx]bool, error) {
+		rows, err := b.db.Pool.Query(ctx, openTx)
 		if err != nil {
-			t.Errorf("probe for long transactions: %v", err) // a handler goroutine: no Fatal
+			return nil, err
+		}
+		defer rows.Close()
+		m := map[tx]bool{}
+		for rows.Next() {
+			var x tx
+			var old bool
+			if err := rows.Scan(&x.pid, &x.start, &old); err != nil {
+				return nil, err
+			}
+			m[x] = old
+		}
+		return m, rows.Err()
+	}
+	p.onHit = func(r *http.Request) {
+		seen.Add(1)
+		before, err := open(r.Context())
+		if err != nil {
+			t.Errorf("probe for open transactions: %v", err) // a handler goroutine: no Fatal
 			return
 		}
-		long.Add(n)
+		err = wait.Until(wait.Guard, func() (bool, error) {
+			now, err := open(r.Context())
+			if err != nil {
+				return false, err
+			}
+			for x := range before {
+				if old, still := now[x]; still && !old {
+					return false, nil // open, and younger than 800 ms: asked again
+				}
+			}
+			for x := range before {
+				if now[x] {
+					long.Add(1)
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Errorf("probe for open transactions: %v", err)
+		}
 	}
 	b.standardSite(p)
 	for range 2 {
@@ -527,7 +567,7 @@ func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
 	p.mu.Unlock()
 	oldDone := make(chan Result, 1)
 	go func() { oldDone <- b.run(lease.Operator) }()
-	waitFor(t, func() bool { return p.hits("/acme.json") >= 2 })
+	wait.True(t, "the old run's fetch of the shared feed hangs", wait.Guard, func() bool { return p.hits("/acme.json") >= 2 })
 
 	// Pretend the old holder froze: its lease expires, another instance
 	// takes over and completes with a newer document.
@@ -559,17 +599,6 @@ func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
 	}
 	if runs := b.runs(); runs[len(runs)-2] != "operator:lease_lost" && runs[len(runs)-1] != "operator:lease_lost" {
 		t.Fatalf("runs = %v, want the old run recorded as lease_lost", runs)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -30,6 +30,14 @@ type readCache[T any] struct {
 	valid    bool
 	gen      uint64 // bumped by invalidate: a read begun before it is not kept
 	inflight *cacheRead[T]
+	signals  readSignals
+}
+
+// readSignals let a test see what a cache did (schedule.go's signals);
+// production leaves them nil.
+type readSignals struct {
+	began signal // a read begins
+	waits signal // a request waits for a read
 }
 
 type cacheRead[T any] struct {
@@ -71,6 +79,7 @@ func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, 
 			holds = nil // nothing to ask about: invalidated, or never read
 		}
 		go rc.readShared(r, rc.value, read, holds)
+		rc.signals.began.send()
 	}
 	if rc.valid && age < readMaxAge {
 		v := rc.value // the read above refreshes it for the requests after this one
@@ -78,6 +87,7 @@ func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, 
 		return v, nil
 	}
 	rc.mu.Unlock()
+	rc.signals.waits.send()
 	select {
 	case <-r.done:
 		return r.value, r.err

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -12,144 +13,143 @@ import (
 // it, however reads, refreshes and invalidations interleave; and no value
 // handed out was read longer than readMaxAge before (plus one read's
 // duration) — many goroutines, repeated, under -race.
+//
+// The cache tests run in a synctest bubble: time.Sleep there moves the
+// bubble's clock, exactly and at once, and waits for nothing.
 func TestReadCacheNeverHidesAWriteNorServesOldValues(t *testing.T) {
-	var version atomic.Int64 // the "database": bumped by each write
-	type seen struct {
-		version int64
-		readAt  time.Time
-	}
-	const readTakes = 2 * time.Millisecond
-	read := func(context.Context) (seen, error) {
-		v := seen{version: version.Load(), readAt: time.Now()}
-		time.Sleep(readTakes)
-		return v, nil
-	}
-	var rc readCache[seen]
-	ctx := context.Background()
-	deadline := time.Now().Add(3 * time.Second)
-	var wg sync.WaitGroup
-	for w := range 4 { // writers: write, then invalidate, then read their own write
-		wg.Go(func() {
-			for time.Now().Before(deadline) {
-				v := version.Add(1)
-				rc.invalidate()
-				got, err := rc.get(ctx, read, nil)
-				if err != nil {
-					t.Error(err)
-					return
+	synctest.Test(t, func(t *testing.T) {
+		var version atomic.Int64 // the "database": bumped by each write
+		type seen struct {
+			version int64
+			readAt  time.Time
+		}
+		const readTakes = 2 * time.Millisecond
+		read := func(context.Context) (seen, error) {
+			v := seen{version: version.Load(), readAt: time.Now()}
+			time.Sleep(readTakes)
+			return v, nil
+		}
+		var rc readCache[seen]
+		ctx := context.Background()
+		deadline := time.Now().Add(3 * time.Second)
+		var wg sync.WaitGroup
+		for w := range 4 { // writers: write, then invalidate, then read their own write
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					v := version.Add(1)
+					rc.invalidate()
+					got, err := rc.get(ctx, read, nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if got.version < v {
+						t.Errorf("writer %d: wrote version %d, then read %d", w, v, got.version)
+						return
+					}
+					time.Sleep(time.Duration(w+1) * 3 * time.Millisecond)
 				}
-				if got.version < v {
-					t.Errorf("writer %d: wrote version %d, then read %d", w, v, got.version)
-					return
+			})
+		}
+		for range 16 { // readers: any value, but never too old
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					asked := time.Now()
+					got, err := rc.get(ctx, read, nil)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if age := asked.Sub(got.readAt); age > readMaxAge+readTakes {
+						t.Errorf("served a value read %s before it was asked for", age)
+						return
+					}
+					time.Sleep(100 * time.Microsecond)
 				}
-				time.Sleep(time.Duration(w+1) * 3 * time.Millisecond)
-			}
-		})
-	}
-	for range 16 { // readers: any value, but never too old
-		wg.Go(func() {
-			for time.Now().Before(deadline) {
-				asked := time.Now()
-				got, err := rc.get(ctx, read, nil)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if age := asked.Sub(got.readAt); age > readMaxAge+readTakes {
-					t.Errorf("served a value read %s before it was asked for", age)
-					return
-				}
-				time.Sleep(100 * time.Microsecond)
-			}
-		})
-	}
-	wg.Wait()
+			})
+		}
+		wg.Wait()
+	})
 }
 
 // While a value is only a little old, requests get it at once and one read
 // refreshes it in the background: nobody waits for the database.
 func TestReadCacheRefreshesInTheBackground(t *testing.T) {
-	var rc readCache[int]
-	var reads atomic.Int32
-	release := make(chan struct{})
-	read := func(context.Context) (int, error) {
-		n := int(reads.Add(1))
-		if n > 1 {
-			<-release // the refresh hangs until the test lets it go
+	synctest.Test(t, func(t *testing.T) {
+		var rc readCache[int]
+		var reads atomic.Int32
+		release := make(chan struct{})
+		read := func(context.Context) (int, error) {
+			n := int(reads.Add(1))
+			if n > 1 {
+				<-release // the refresh hangs until the test lets it go
+			}
+			return n, nil
 		}
-		return n, nil
-	}
-	ctx := context.Background()
-	if v, err := rc.get(ctx, read, nil); err != nil || v != 1 {
-		t.Fatalf("first read: %d, %v", v, err)
-	}
-	time.Sleep(readFresh + 50*time.Millisecond)
-	for range 50 {
-		v, err := rc.get(ctx, read, nil) // must not wait for the hanging refresh
-		if err != nil || v != 1 {
-			t.Fatalf("during the refresh: %d, %v", v, err)
+		ctx := context.Background()
+		if v, err := rc.get(ctx, read, nil); err != nil || v != 1 {
+			t.Fatalf("first read: %d, %v", v, err)
 		}
-	}
-	close(release)
-	deadline := time.Now().Add(readMaxAge)
-	for {
-		v, err := rc.get(ctx, read, nil)
-		if err != nil {
-			t.Fatal(err)
+		time.Sleep(readFresh + 50*time.Millisecond)
+		for range 50 {
+			v, err := rc.get(ctx, read, nil) // must not wait for the hanging refresh
+			if err != nil || v != 1 {
+				t.Fatalf("during the refresh: %d, %v", v, err)
+			}
 		}
-		if v == 2 {
-			break
+		close(release)
+		synctest.Wait() // the refresh has ended
+		if v, err := rc.get(ctx, read, nil); err != nil || v != 2 {
+			t.Fatalf("after the refresh: %d, %v; want the refreshed value (2)", v, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the refreshed value never arrived: %d", v)
+		if n := reads.Load(); n != 2 {
+			t.Fatalf("%d reads for one refresh, want 2 in all", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := reads.Load(); n != 2 {
-		t.Fatalf("%d reads for one refresh, want 2 in all", n)
-	}
+	})
 }
 
 // Past its freshness a value is asked about before it is read again: kept
 // while the question says it holds, read again when it does not, and never
 // asked about after an invalidate (which always reads).
 func TestReadCacheAsksBeforeReadingAgain(t *testing.T) {
-	var rc readCache[int]
-	var reads, asks atomic.Int32
-	var stillHolds atomic.Bool
-	read := func(context.Context) (int, error) { return int(reads.Add(1)), nil }
-	holds := func(context.Context, int) (bool, error) { asks.Add(1); return stillHolds.Load(), nil }
-	ctx := context.Background()
-	// settle waits past the freshness, then gets until the background
-	// question or read has answered.
-	settle := func(want int) {
-		t.Helper()
-		time.Sleep(readMaxAge + 10*time.Millisecond) // too old to serve: waits for the answer
-		v, err := rc.get(ctx, read, holds)
-		if err != nil || v != want {
-			t.Fatalf("got %d, %v; want %d", v, err, want)
+	synctest.Test(t, func(t *testing.T) {
+		var rc readCache[int]
+		var reads, asks atomic.Int32
+		var stillHolds atomic.Bool
+		read := func(context.Context) (int, error) { return int(reads.Add(1)), nil }
+		holds := func(context.Context, int) (bool, error) { asks.Add(1); return stillHolds.Load(), nil }
+		ctx := context.Background()
+		// settle waits past the freshness, then gets until the background
+		// question or read has answered.
+		settle := func(want int) {
+			t.Helper()
+			time.Sleep(readMaxAge + 10*time.Millisecond) // too old to serve: waits for the answer
+			v, err := rc.get(ctx, read, holds)
+			if err != nil || v != want {
+				t.Fatalf("got %d, %v; want %d", v, err, want)
+			}
 		}
-	}
-	if v, err := rc.get(ctx, read, holds); err != nil || v != 1 {
-		t.Fatalf("first get: %d, %v", v, err)
-	}
-	stillHolds.Store(true)
-	settle(1)
-	settle(1)
-	if reads.Load() != 1 || asks.Load() != 2 {
-		t.Fatalf("while it holds: %d reads, %d questions; want 1 and 2", reads.Load(), asks.Load())
-	}
-	stillHolds.Store(false)
-	settle(2)
-	if asks.Load() != 3 {
-		t.Fatalf("%d questions, want 3", asks.Load())
-	}
-	stillHolds.Store(true)
-	rc.invalidate()
-	if v, err := rc.get(ctx, read, holds); err != nil || v != 3 {
-		t.Fatalf("after invalidate: %d, %v; want a new read (3)", v, err)
-	}
-	if asks.Load() != 3 {
-		t.Fatalf("asked %d times; an invalidated value must be read, not asked about", asks.Load())
-	}
+		if v, err := rc.get(ctx, read, holds); err != nil || v != 1 {
+			t.Fatalf("first get: %d, %v", v, err)
+		}
+		stillHolds.Store(true)
+		settle(1)
+		settle(1)
+		if reads.Load() != 1 || asks.Load() != 2 {
+			t.Fatalf("while it holds: %d reads, %d questions; want 1 and 2", reads.Load(), asks.Load())
+		}
+		stillHolds.Store(false)
+		settle(2)
+		if asks.Load() != 3 {
+			t.Fatalf("%d questions, want 3", asks.Load())
+		}
+		stillHolds.Store(true)
+		rc.invalidate()
+		if v, err := rc.get(ctx, read, holds); err != nil || v != 3 {
+			t.Fatalf("after invalidate: %d, %v; want a new read (3)", v, err)
+		}
+		if asks.Load() != 3 {
+			t.Fatalf("asked %d times; an invalidated value must be read, not asked about", asks.Load())
+		}
+	})
 }

@@ -119,6 +119,9 @@ func (s *Scheduler) Run(ctx context.Context) {
 			s.signals.caughtUp.send()
 		})
 	default:
+		// Said at debug level, for tests and for the curious: the start's
+		// decision is then observable in every case.
+		s.logger.DebugContext(ctx, "catch-up check: not needed", "last_completed_at", status.LastCompletedAt)
 		s.signals.caughtUp.send()
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 func TestParseSchedulePeriod(t *testing.T) {
@@ -211,7 +212,7 @@ func TestSchedulerShutdownReleasesLease(t *testing.T) {
 	p.onHit = func(r *http.Request) { <-r.Context().Done() } // every publisher hangs
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.0.0", Source: p.URL + "/core.json"})
 	_, cancel, done := b.scheduler()
-	waitFor(t, func() bool { return p.hits("/core.json") > 0 })
+	wait.True(t, "the scheduled check asks the publisher", wait.Guard, func() bool { return p.hits("/core.json") > 0 })
 	cancel()
 	select {
 	case <-done:

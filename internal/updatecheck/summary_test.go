@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -279,19 +280,13 @@ func TestSummaryCacheFollowsChecks(t *testing.T) {
 	if s, _ := other.Summary(ctx); s.UpdatesAvailable != 2 {
 		t.Fatalf("the instance that ran the check still shows %+v", s)
 	}
-	for {
+	wait.For(t, "another instance's summary to show the check within a second", time.Until(committed.Add(time.Second)), func() (bool, error) {
 		s, err := b.checker.Summary(ctx)
 		if err != nil {
-			t.Fatal(err)
+			return false, err
 		}
-		if s.UpdatesAvailable == 2 {
-			break
-		}
-		if time.Since(committed) > time.Second {
-			t.Fatalf("another instance's summary still shows %+v a second after the check", s)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return s.UpdatesAvailable == 2, wait.Notf("%+v", s)
+	})
 	t.Logf("the other instance saw the check %s after it committed", time.Since(committed).Round(time.Millisecond))
 }
 
@@ -308,6 +303,9 @@ func TestSummaryReadsOnceForABurst(t *testing.T) {
 	if _, err := blocker.Exec(ctx, "LOCK TABLE components IN ACCESS EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
+	// The cache says when a read begins and when a caller waits for one.
+	began, waits := make(signal, 50), make(signal, 50)
+	b.checker.reads.summary.signals = readSignals{began: began, waits: waits}
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
@@ -316,20 +314,24 @@ func TestSummaryReadsOnceForABurst(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	var waiting int64
-	for time.Now().Before(deadline) {
+	wait.True(t, "a summary read waits on the lock", wait.Guard, func() bool {
+		var waiting int64
 		b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
-		if waiting > 0 {
-			break
+		return waiting > 0
+	})
+	for i := range 50 { // every caller waits for a read: each had its chance to begin one
+		select {
+		case <-waits:
+		case <-time.After(wait.Guard):
+			t.Fatalf("%d of 50 callers wait for a read", i)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // let any further reads queue up too
+	reads := len(began)
+	var waiting int64
 	b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
 	blocker.Rollback(ctx)
 	wg.Wait()
-	if waiting != 1 {
-		t.Fatalf("%d summary reads waited on the lock for 50 callers, want 1", waiting)
+	if reads != 1 || waiting != 1 {
+		t.Fatalf("%d summary reads begun and %d waiting on the lock for 50 callers, want 1", reads, waiting)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // bigFeed is one document for n plugins, each with a few releases and an
@@ -88,7 +89,14 @@ func TestSyncDoesNotStarveTheHeartbeat(t *testing.T) {
 	if rep.Reevaluated != n+2 {
 		t.Fatalf("sync = %+v, want every component evaluated again", rep)
 	}
-	time.Sleep(timings.Lease) // the check outlives one lease: only renewals keep it
+	// The check outlives the lease it held at the sync's end: only
+	// renewals keep it.
+	var expires time.Time
+	b.db.QueryRow(t, "SELECT expires_at FROM core_update_lock").Scan(&expires)
+	wait.True(t, "the database clock past the lease held at the sync's end", wait.Guard, func() (past bool) {
+		b.db.QueryRow(t, "SELECT clock_timestamp() > $1", expires).Scan(&past)
+		return past
+	})
 	// It ran to its end: on a loaded machine the held source may outlast
 	// its fetch timeout and fail, which is not what this test is about.
 	res := release()

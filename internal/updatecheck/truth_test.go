@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -34,7 +35,7 @@ func (b *bundle) blockAndRun(p *publisher, path string) (release func() Result) 
 		}
 		done <- res
 	}()
-	waitFor(b.t, func() bool { return p.hits(path) > before })
+	wait.True(b.t, "the check asks for the held source", wait.Guard, func() bool { return p.hits(path) > before })
 	return func() Result {
 		p.mu.Lock()
 		delete(p.block, path)

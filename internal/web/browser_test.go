@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // browser starts Debian's headless Chromium for one test. Chromium is
@@ -117,17 +117,13 @@ func textOf(ctx context.Context, testID string) (string, error) {
 // read that finds no node is tried again, until the deadline.
 func waitText(t *testing.T, ctx context.Context, testID string, re *regexp.Regexp) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s, err := textOf(ctx, testID)
-		if err == nil && re.MatchString(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %q (%v), want it to match %s", testID, s, err, re)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var s string
+	wait.For(t, testID+" matching "+re.String(), wait.Guard, func() (bool, error) {
+		var err error
+		s, err = textOf(ctx, testID)
+		return err == nil && re.MatchString(s), wait.Notf("%q (%v)", s, err)
+	})
+	return s
 }
 
 // The AdminCP as a person uses it: sign in, see the badge and the security
@@ -192,11 +188,14 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := waitText(t, ctx, "check-outcome", regexp.MustCompile(`again in \d+`))
-	time.Sleep(2200 * time.Millisecond)
-	second := text(t, ctx, "check-outcome")
-	if n1, n2 := secondsIn(first), secondsIn(second); n1 <= 0 || n2 >= n1 {
-		t.Fatalf("countdown did not count down: %q then %q", first, second)
+	if secondsIn(first) <= 0 {
+		t.Fatalf("the cooldown counts no seconds: %q", first)
 	}
+	wait.For(t, "the countdown counts down from "+first, wait.Guard, func() (bool, error) {
+		second, err := textOf(ctx, "check-outcome") // the page may be replacing it: asked again
+		n := secondsIn(second)
+		return err == nil && n > 0 && n < secondsIn(first), wait.Notf("now %q (%v)", second, err)
+	})
 
 	if err := chromedp.Do(ctx, chromedp.Navigate(b.server.URL+"/admin/plugins"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="catalog-table"]`))); err != nil {
 		t.Fatal(err)

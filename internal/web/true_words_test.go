@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // catalogAPI reads one catalog API answer.
@@ -29,21 +29,6 @@ func catalogAPI(t *testing.T, c *client, query string) (int, map[string]map[stri
 		byCode[e["code"].(string)] = e
 	}
 	return page.Total, byCode
-}
-
-// poll asks cond until it holds, for at most 10 seconds.
-func poll(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(10 * time.Second)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("%s: not within 10 s", what)
-		}
-	}
 }
 
 // The demo's shop, installed a moment ago, whose source answers 503, was
@@ -85,7 +70,7 @@ func TestNewComponentWhoseSourceFailsIsNotStale(t *testing.T) {
 	b.db.MustExec(t, "UPDATE components SET created_at = clock_timestamp() - interval '48 hours 1 minute' WHERE code = 'shop'")
 	// The server's snapshot of the read model is at most a second old
 	// (docs/architecture.md): poll until it has seen the write.
-	poll(t, "shop turns stale in the API", func() bool {
+	wait.True(t, "shop turns stale in the API", wait.Guard, func() bool {
 		_, all = catalogAPI(t, admin, "per_page=50")
 		return all["shop"]["stale"] == true
 	})

@@ -215,11 +215,18 @@ func TestCheckInterrupted(t *testing.T) {
 	b := setup(t)
 	admin := b.login("admin@example.test")
 	// Every publisher hangs; meanwhile another instance takes the lease over.
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	asked := make(chan struct{}, 1) // a publisher was asked: the check holds the lease
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+	}))
 	defer hang.Close()
 	b.db.MustExec(t, "UPDATE components SET source_url = $1 || '/x.json' WHERE source_url IS NOT NULL", hang.URL)
 	go func() {
-		time.Sleep(500 * time.Millisecond)
+		<-asked
 		if _, err := b.db.Pool.Exec(context.Background(), "UPDATE core_update_lock SET owner = gen_random_uuid(), epoch = epoch + 1, expires_at = clock_timestamp() + interval '1 minute'"); err != nil {
 			t.Error(err) // not the test's goroutine: no Fatal
 		}
