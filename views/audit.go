@@ -105,7 +105,7 @@ func auditWhat(r AuditRow) string {
 	case "advisory.expire":
 		return "The dismissal of " + r.Advisory + " for " + r.Component + " expired"
 	case "check":
-		return runStatus(shownStatus(r.Status, r.Trigger)).Label + " (" + triggerLabel(r.Trigger) + ")"
+		return runStatus(readmodel.ShownRunStatus(r.Status, r.Trigger)).Label + " (" + triggerLabel(r.Trigger) + ")"
 	case "user.create":
 		return "Account created"
 	case "user.password":

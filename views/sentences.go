@@ -172,7 +172,7 @@ func staleText(n int) string {
 
 // runCountsText is what a check did with the sources.
 func runCountsText(r RunRow) string {
-	if r.Trigger == triggerImport {
+	if r.Trigger == readmodel.TriggerImport {
 		return importRunText(r)
 	}
 	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)
@@ -284,21 +284,10 @@ func unknownFactsText(p DetailProps, what string) string {
 	return "No " + what + " are known, for the reason given at the top of the page."
 }
 
-// shownStatus is the status a history row or an audit entry shows. A
-// document import whose document was refused is recorded as
-// completed_with_failures (it ran to its end and its one source failed)
-// and reads "Refused": it checked no publisher.
-func shownStatus(status, trigger string) string {
-	if trigger == triggerImport && status == "completed_with_failures" {
-		return "refused"
-	}
-	return status
-}
-
 // runLabel is a history row's status badge: "Cooldown ×7" for refusals
 // folded together.
 func runLabel(r RunRow) string {
-	label := runStatus(shownStatus(r.Status, r.Trigger)).Label
+	label := runStatus(readmodel.ShownRunStatus(r.Status, r.Trigger)).Label
 	if r.Repeats > 1 {
 		label += " ×" + strconv.Itoa(r.Repeats)
 	}

@@ -61,9 +61,6 @@ func importNoticeClass(status string) string {
 	return "notice notice-warn"
 }
 
-// triggerImport is the trigger of a document import in the history.
-const triggerImport = "import"
-
 // importRunText is what an import in the history did with its document.
 func importRunText(r RunRow) string {
 	switch {

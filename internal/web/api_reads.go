@@ -63,7 +63,7 @@ func (s *Server) apiHistory(c echo.Context) error {
 	runs = runs[min(len(runs), (page-1)*perPage):]
 	out := make([]runJSON, len(runs))
 	for i, r := range runs {
-		out[i] = runJSON{ID: r.ID, Trigger: r.Trigger, Actor: opt(r.Actor), Status: r.Status, StartedAt: r.StartedAt,
+		out[i] = runJSON{ID: r.ID, Trigger: r.Trigger, Actor: opt(r.Actor), Status: readmodel.ShownRunStatus(r.Status, r.Trigger), StartedAt: r.StartedAt,
 			FirstStartedAt: r.FirstStartedAt, Repeats: r.Repeats, FinishedAt: r.FinishedAt, DurationMS: r.DurationMS,
 			Fetched: r.Fetched, NotModified: r.NotModified, Failed: r.Failed, Skipped: r.Skipped, Error: opt(r.Error)}
 	}

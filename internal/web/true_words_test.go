@@ -192,4 +192,18 @@ func TestRefusedImportReadsRefused(t *testing.T) {
 		!strings.Contains(rows[0], "Refused (Document import)") || !strings.Contains(rows[0], "command line") {
 		t.Errorf("the audit log of a refused import: %q", rows)
 	}
+	// The API says what the page says.
+	r := admin.do("GET", "/api/admin/history", "", "", nil)
+	wantStatus(t, "the history API", r, 200)
+	var api struct {
+		Runs []struct {
+			Trigger, Status string
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &api); err != nil {
+		t.Fatal(err)
+	}
+	if len(api.Runs) == 0 || api.Runs[0].Trigger != "import" || api.Runs[0].Status != "refused" {
+		t.Errorf("the history API of a refused import: %+v", api.Runs)
+	}
 }
