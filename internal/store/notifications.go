@@ -210,18 +210,18 @@ func (t *Tx) ChannelSetEnabled(ctx context.Context, id int64, enabled bool) erro
 
 // Channel reads one channel; ErrNotFound when there is none.
 func (s *Store) Channel(ctx context.Context, id int64) (Channel, error) {
-	r, err := s.q.ChannelGet(ctx, s.pool, id)
-	if err != nil {
-		return Channel{}, mapError(err)
-	}
-	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
-		DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
+	return channelGet(ctx, s.q, s.pool, id)
 }
 
 // ChannelGet reads one channel in the transaction; ErrNotFound when there
 // is none.
 func (t *Tx) ChannelGet(ctx context.Context, id int64) (Channel, error) {
-	r, err := t.q.ChannelGet(ctx, t.tx, id)
+	return channelGet(ctx, t.q, t.tx, id)
+}
+
+// channelGet is Channel and ChannelGet, on either executor.
+func channelGet(ctx context.Context, q *db.Queries, x db.DBTX, id int64) (Channel, error) {
+	r, err := q.ChannelGet(ctx, x, id)
 	if err != nil {
 		return Channel{}, mapError(err)
 	}

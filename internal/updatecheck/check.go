@@ -17,7 +17,6 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Status is how a check ended (docs/design.md section 3); every one is
@@ -49,10 +48,6 @@ const (
 	// database answers again (lease.Manager.Settle).
 	ConnectionLost Status = "connection_lost"
 )
-
-// releaseTimeout bounds a history write that follows an import, which must
-// run even when its context was cancelled.
-const releaseTimeout = 10 * time.Second
 
 // Result is what a check reports.
 type Result struct {
@@ -251,11 +246,6 @@ func endStatus(c store.RunCounts) Status {
 	return Completed
 }
 
-// release gives the lease back, as settle does, with nothing to record.
-func (c *Checker) release(ctx context.Context, l lease.Lease, completed bool) {
-	c.settle(ctx, l, completed, nil)
-}
-
 // settle gives the lease back at once, so another instance need not wait
 // for it to expire, and records the run's end (record) in the same
 // transaction. It runs even when ctx was cancelled (shutdown) and when the
@@ -272,27 +262,6 @@ func (c *Checker) settle(ctx context.Context, l lease.Lease, completed bool, rec
 	case attempts > 1:
 		c.logger.InfoContext(ctx, "lease released once the database answered", "epoch", l.Epoch, "attempts", attempts)
 	}
-}
-
-// job is one source to fetch and the components it serves.
-type job struct {
-	url        string
-	key        string           // the pin (canonical text), "" for unsigned
-	trust      trust            // the keys trusted now under the pin
-	stored     store.Source     // zero when the source was never written
-	sequences  map[string]int64 // rollback state: pin -> highest sequence
-	core       string           // the installed core when the check began
-	components []store.Component
-}
-
-// inputs are the job's components as evaluation inputs, as read when the
-// check began; the guarded write refuses them if they changed since.
-func (j job) inputs() []store.ComponentInput {
-	out := make([]store.ComponentInput, len(j.components))
-	for i, comp := range j.components {
-		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core}
-	}
-	return out
 }
 
 // check fetches every source but the offline ones (it reports how many it
@@ -408,76 +377,4 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		c.logger.InfoContext(ctx, "cleaned up", "results", removedResults, "sources", removedSources)
 	}
 	return counts, len(jobs), nil
-}
-
-// plan reads the components, the stored sources, their rollback state and
-// trusted keys, and groups the components by source.
-func (c *Checker) plan(ctx context.Context) ([]job, error) {
-	components, err := c.store.Components(ctx)
-	if err != nil {
-		return nil, err
-	}
-	stored, err := c.store.Sources(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sequences, err := c.store.SourceSequences(ctx)
-	if err != nil {
-		return nil, err
-	}
-	trusts, err := c.store.SourceTrusts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return plan(components, stored, sequences, trusts), nil
-}
-
-// fetchable leaves out the offline sources, which are never fetched (their
-// documents come by import), and counts them.
-func fetchable(jobs []job) ([]job, int) {
-	out := jobs[:0:0]
-	for _, j := range jobs {
-		if !updatedoc.IsOffline(j.url) {
-			out = append(out, j)
-		}
-	}
-	return out, len(jobs) - len(out)
-}
-
-// plan groups the components by source.
-func plan(components []store.Component, stored []store.Source, sequences map[string]map[string]int64, trusts map[string]store.SourceTrust) []job {
-	byURL := make(map[string]store.Source, len(stored))
-	for _, s := range stored {
-		byURL[s.URL] = s
-	}
-	core := ""
-	for _, comp := range components {
-		if comp.Code == updatedoc.CoreCode {
-			core = comp.InstalledVersion
-		}
-	}
-	var jobs []job
-	index := map[string]int{}
-	for _, comp := range components {
-		if comp.SourceURL == "" {
-			continue
-		}
-		i, ok := index[comp.SourceURL]
-		if !ok {
-			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL],
-				sequences: sequences[comp.SourceURL], core: core, trust: trustOf(comp.PinnedKey, trusts[comp.SourceURL])})
-			i = len(jobs) - 1
-			index[comp.SourceURL] = i
-		}
-		jobs[i].components = append(jobs[i].components, comp)
-	}
-	return jobs
-}
-
-func expiry(d *updatedoc.Document) *time.Time {
-	if d.Expires.IsZero() {
-		return nil
-	}
-	t := d.Expires
-	return &t
 }

@@ -99,7 +99,7 @@ func (c *Checker) Import(ctx context.Context, url string, body []byte, signature
 	c.reads.invalidate()
 	defer c.reads.invalidate()
 	if res.RunID, err = c.store.CheckRunStart(ctx, string(lease.Import), actor, l.Owner, l.Epoch); err != nil {
-		c.release(ctx, l, false)
+		c.settle(ctx, l, false, nil)
 		c.observer.LeaseHeld(false)
 		return res, fmt.Errorf("record import start: %w", err)
 	}
@@ -121,21 +121,20 @@ func (c *Checker) Import(ctx context.Context, url string, body []byte, signature
 		status = Failed
 	case res.Status == ImportRefused:
 		// Recorded as a run that ended with its one source failed; the
-		// history reads it as "Refused" (views' shownStatus).
+		// history reads it as "Refused" (readmodel.ShownRunStatus).
 		status = CompletedWithFailures
 	}
-	// An import checked no publisher: it completes no period.
-	c.release(ctx, l, false)
-	c.observer.LeaseHeld(false)
 	message := res.Detail
 	if importErr != nil {
 		message = importErr.Error()
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	if err := c.store.CheckRunFinish(rctx, res.RunID, string(status), counts, message); err != nil {
-		c.logger.WarnContext(ctx, "record import end", "run_id", res.RunID, "error", err)
-	}
+	// An import checked no publisher: it completes no period. Its end is
+	// recorded with the release, as a check's is (Settle retries both
+	// while the database does not answer).
+	c.settle(ctx, l, false, func(ctx context.Context, tx *store.Tx) error {
+		return tx.CheckRunFinish(ctx, res.RunID, string(status), counts, message)
+	})
+	c.observer.LeaseHeld(false)
 	level := slog.LevelInfo
 	if status != Completed {
 		level = slog.LevelWarn

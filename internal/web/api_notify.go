@@ -216,16 +216,11 @@ func (s *Server) apiRetryDelivery(c echo.Context) error {
 
 // channel reads one channel; 404 in words when there is none.
 func (s *Server) channel(ctx context.Context, id int64) (store.Channel, error) {
-	channels, err := s.store.Channels(ctx)
-	if err != nil {
-		return store.Channel{}, err
+	ch, err := s.store.Channel(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Channel{}, unknownChannel(id, err)
 	}
-	for _, ch := range channels {
-		if ch.ID == id {
-			return ch, nil
-		}
-	}
-	return store.Channel{}, unknownChannel(id, store.ErrNotFound)
+	return ch, err
 }
 
 func unknownChannel(id int64, err error) error {
