@@ -37,7 +37,7 @@ test: lint deps ## run every test, with the race detector, on real PostgreSQL an
 
 .PHONY: soak
 soak: deps ## the fault workload for 10 minutes: five 2-minute runs, each with a random seed (printed; rerun one with UPCHECK_FAULT_SEED)
-	UPCHECK_FAULT_SEED=random UPCHECK_FAULT_DURATION=2m $(GO) test -count=5 -tags faults -timeout 40m -v -run 'TestFaults$$' ./internal/faulttest/
+	UPCHECK_FAULT_SEED=random UPCHECK_FAULT_DURATION=2m $(GO) test -count=5 -tags faults -timeout 40m -v -run 'TestFaults$$' ./internal/testing/faulttest/
 
 .PHONY: stop
 stop: ## stop the private PostgreSQL clusters that run, test and bench leave running (data is kept)

@@ -5,7 +5,7 @@
 -- null owner: it had been released). From it alone one can tell whether two
 -- owners ever held the lease at once: every acquisition must find the
 -- previous owner gone (released) or expired, previous_expires_at <=
--- acquired_at. The fault workload (internal/faulttest) checks exactly that,
+-- acquired_at. The fault workload (internal/testing/faulttest) checks exactly that,
 -- and matches every stored row's epoch against it.
 --
 -- It is filled by a row trigger on the acquiring UPDATE rather than by the

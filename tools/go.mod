@@ -3,7 +3,7 @@
 // wazero. Run them from the repository root with
 // `go tool -modfile=tools/go.mod NAME`; tidy with `go -C tools mod tidy`.
 // templ here must be the version of the templ runtime in ../go.mod (the
-// generated code imports it); internal/archtest checks that they agree.
+// generated code imports it); internal/testing/archtest checks that they agree.
 module github.com/upcheck/upcheck/tools
 
 go 1.26.0

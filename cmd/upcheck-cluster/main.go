@@ -27,9 +27,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/cluster"
-	"github.com/upcheck/upcheck/internal/demo"
-	"github.com/upcheck/upcheck/internal/devdb"
+	"github.com/upcheck/upcheck/internal/dev/demo"
+	"github.com/upcheck/upcheck/internal/dev/devdb"
+	"github.com/upcheck/upcheck/internal/testing/cluster"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // cliOut runs the program in-process like cli, and also returns stderr.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // cli runs the program in-process with env and returns stdout and the exit

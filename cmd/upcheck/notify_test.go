@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // The notify commands: add prints the id and the full URL, and the secret

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
-	"github.com/upcheck/upcheck/internal/testbin"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testbin"
 )
 
 // The real binary, as an operator's script runs it: a one-shot command

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // `upcheck source import`: an air-gapped site pins its publisher's key for

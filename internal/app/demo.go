@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/demo"
+	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"

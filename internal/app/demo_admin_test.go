@@ -9,7 +9,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/config"
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // UPCHECK_ADMIN_PASSWORD on a later `serve --demo`: applied to the demo

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 type countingPurger struct {

@@ -3,6 +3,6 @@
 package lease
 
 // fenceOff is false in every build but the fault workload's control
-// (internal/faulttest, build tag faultcontrol): a fenced write checks that
+// (internal/testing/faulttest, build tag faultcontrol): a fenced write checks that
 // its owner holds the lease.
 const fenceOff = false

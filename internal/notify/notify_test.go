@@ -23,8 +23,8 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
-	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )

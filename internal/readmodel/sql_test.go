@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/lease"
-	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // The Go rank of a severity is the SQL one (upcheck_severity_rank, which

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 type bundle struct {

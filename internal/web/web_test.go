@@ -18,12 +18,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/auth"
-	"github.com/upcheck/upcheck/internal/demo"
+	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/notify"
-	"github.com/upcheck/upcheck/internal/pgtest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/web"
 )

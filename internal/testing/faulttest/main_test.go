@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/testbin"
+	"github.com/upcheck/upcheck/internal/testing/testbin"
 )
 
 // defaultSeed is make test's: the same run each time.

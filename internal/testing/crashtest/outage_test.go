@@ -16,8 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/upcheck/upcheck/internal/devdb"
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/dev/devdb"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // outageLease is long enough for the cluster to stop and start again well

@@ -35,7 +35,7 @@ func TestGuideShowsTheFilesTheClusterRuns(t *testing.T) {
 			t.Fatalf("docs/deploy.md has %d ```%s blocks, want 1 (%s)", len(blocks), c.lang, c.name)
 		}
 		if blocks[0] != c.file {
-			t.Errorf("docs/deploy.md's ```%s block is not internal/cluster/%s: copy the file into the guide", c.lang, c.name)
+			t.Errorf("docs/deploy.md's ```%s block is not internal/testing/cluster/%s: copy the file into the guide", c.lang, c.name)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // TestBehindNginx runs docs/deploy.md's setup — nginx with TLS in front

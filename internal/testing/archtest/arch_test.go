@@ -78,6 +78,11 @@ var rules = []rule{
 		direct: true,
 	},
 	{
+		name:   "no product package depends on a test harness: internal/testing is for tests and cmd/upcheck-cluster",
+		from:   func(p string) bool { return !within(module+"/internal/testing")(p) && p != module+"/cmd/upcheck-cluster" },
+		forbid: within(module + "/internal/testing"),
+	},
+	{
 		name:   "internal/updatedoc depends on no database package",
 		from:   is(updatedoc),
 		forbid: func(p string) bool { return within("github.com/jackc")(p) || p == store || p == db },

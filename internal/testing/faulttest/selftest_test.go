@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
 // TestCheckerCatches plants, in a database of its own, a history that

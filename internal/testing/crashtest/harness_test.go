@@ -25,8 +25,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/pgtest"
-	"github.com/upcheck/upcheck/internal/testbin"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testbin"
 )
 
 // timings make a lease last seconds: 3 s lease, renewed every 500 ms.

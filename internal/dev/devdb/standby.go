@@ -15,7 +15,7 @@ import (
 // primary_conninfo and standby.signal) over c's unix socket, run as the
 // user c runs as. The standby connects to c under applicationName, the name
 // c's synchronous_standby_names can give it. The failover drill of
-// internal/cluster uses it; docs/operations.md says what it shows.
+// internal/testing/cluster uses it; docs/operations.md says what it shows.
 func (c *Cluster) StartStandby(ctx context.Context, dir, applicationName string) (*Cluster, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/devdb"
+	"github.com/upcheck/upcheck/internal/dev/devdb"
 )
 
 // TestFailoverToStandby is the failover drill of docs/operations.md: a

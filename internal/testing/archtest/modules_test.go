@@ -8,7 +8,7 @@ import (
 )
 
 // root is the repository root, seen from this package's directory.
-const root = "../.."
+const root = "../../.."
 
 // The code generators and the linter live in tools/go.mod, a module of their
 // own: in the product's go.mod their dependencies (TiDB's parser, MySQL,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/upcheck/upcheck/internal/devdb"
+	"github.com/upcheck/upcheck/internal/dev/devdb"
 )
 
 // replicatedPair starts a primary with a database "upcheck" and a

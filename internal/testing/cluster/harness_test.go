@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/auth"
-	"github.com/upcheck/upcheck/internal/pgtest"
-	"github.com/upcheck/upcheck/internal/testbin"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testbin"
 )
 
 var binary string

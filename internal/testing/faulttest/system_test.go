@@ -23,7 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
-	"github.com/upcheck/upcheck/internal/devdb"
+	"github.com/upcheck/upcheck/internal/dev/devdb"
 )
 
 // timings: a 3 s lease renewed every 500 ms; a 2 s manual cooldown so the
