@@ -1,6 +1,7 @@
 // Package verdaccio runs a real npm registry for tests: Verdaccio, as
-// package.json and package-lock.json beside this file pin it, installed by
-// `make deps` into .data/verdaccio. Packages go into it with the real npm
+// package.json and package-lock.json beside this file pin it (with pnpm,
+// which writes the tests' pnpm lockfiles), installed by `make deps` into
+// .data/verdaccio. Packages go into it with the real npm
 // client (npm publish, npm deprecate, npm dist-tag), so what upcheck reads
 // is what a registry serves, not what a test thought it would.
 //
@@ -249,8 +250,21 @@ func (r *Registry) npm(t testing.TB, dir, token string, args ...string) {
 	}
 }
 
-// binary is Verdaccio's entry point under the module's .data/verdaccio.
+// binary is Verdaccio's entry point.
 func binary() (string, error) {
+	bin, err := tool("verdaccio", "bin", "verdaccio")
+	if err != nil {
+		return "", err
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return "", errors.New("npm is not installed: run `make deps`")
+	}
+	return bin, nil
+}
+
+// tool is the path of a file of an npm package under the module's
+// .data/verdaccio, where make deps installs them.
+func tool(pkg string, path ...string) (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -265,14 +279,11 @@ func binary() (string, error) {
 		}
 		dir = parent
 	}
-	bin := filepath.Join(dir, ".data", "verdaccio", "node_modules", "verdaccio", "bin", "verdaccio")
-	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("the test registry is not installed (%s): run `make deps`", bin)
+	file := filepath.Join(append([]string{dir, ".data", "verdaccio", "node_modules", pkg}, path...)...)
+	if _, err := os.Stat(file); err != nil {
+		return "", fmt.Errorf("%s is not installed (%s): run `make deps`", pkg, file)
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		return "", errors.New("npm is not installed: run `make deps`")
-	}
-	return bin, nil
+	return file, nil
 }
 
 func freePort() (int, error) {
@@ -303,4 +314,53 @@ func (l *logTail) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n")
+}
+
+// Site is a site's package.json: its dependencies by kind
+// ("dependencies", "devDependencies", "optionalDependencies") and range.
+type Site map[string]map[string]string
+
+// Lock writes site's package.json into a folder of its own and has client
+// ("npm" or "pnpm") lock it against this registry, without installing:
+// `npm install --package-lock-only` writes package-lock.json, `pnpm
+// install --lockfile-only` writes pnpm-lock.yaml. It returns the lockfile's
+// path.
+func (r *Registry) Lock(t testing.TB, client string, site Site) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(r.dir, "site-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := map[string]any{"name": "site", "version": "1.0.0", "private": true}
+	for kind, deps := range site {
+		manifest[kind] = deps
+	}
+	b, err := json.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	switch client {
+	case "npm":
+		r.npm(t, dir, "", "install", "--package-lock-only", "--ignore-scripts")
+		return filepath.Join(dir, "package-lock.json")
+	case "pnpm":
+		bin, err := tool("pnpm", "bin", "pnpm.cjs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := r.Npmrc(t, "")
+		cmd := exec.Command("node", bin, "install", "--lockfile-only", "--ignore-scripts", "--registry", r.URL,
+			"--store-dir", filepath.Join(r.dir, "pnpm-store"), "--config.userconfig="+rc)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(r.dir, "no-global-npmrc"), "CI=true")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("pnpm install: %v\n%s", err, out)
+		}
+		return filepath.Join(dir, "pnpm-lock.yaml")
+	}
+	t.Fatalf("no such client %q", client)
+	return ""
 }
