@@ -31,17 +31,36 @@ type Offer struct {
 	// Unlisted means the registry does not list the installed version (it
 	// was unpublished, or never was).
 	Unlisted bool
+	// Refused are the versions that would have been offered but whose
+	// registry signature fails (when the registry publishes keys), newest
+	// first: they are never offered.
+	Refused []Refused
+	// Provenance says, for each offered version and the installed one,
+	// whether it was published with provenance (dist.attestations).
+	Provenance map[string]bool
+	// ProvenanceLost is the newest offered version when it was published
+	// without the provenance the installed version had: a trust downgrade.
+	ProvenanceLost string
+}
+
+// Refused is a version held back because its signature fails.
+type Refused struct {
+	Version string
+	Err     error // ErrUnsigned, ErrUnknownKey, ErrExpiredKey or ErrBadSignature
 }
 
 // OfferFor reads pkg for a site with version installed; core is the core's
 // package name, whose peerDependencies range becomes RequiresCore ("" for
-// the core's own package, or when no core is known). Versions that are not
+// the core's own package, or when no core is known). keys are the
+// registry's signing keys: when there are any, a version is offered only
+// if its signature verifies (VerifySignature). Versions that are not
 // semantic versions are passed over: npm refuses to publish them.
-func OfferFor(pkg *Package, installed, core string) Offer {
-	var o Offer
+func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
+	o := Offer{Provenance: map[string]bool{}}
 	iv, err := semver.StrictNewVersion(installed)
 	if inst, ok := pkg.Versions[installed]; ok {
 		o.Deprecated = inst.Deprecated
+		o.Provenance[installed] = inst.Dist.Attestations != nil
 	} else {
 		o.Unlisted = true
 	}
@@ -77,6 +96,13 @@ func OfferFor(pkg *Package, installed, core string) Offer {
 		case line == nil || !sameLine(v, line) || v.GreaterThan(line):
 			continue
 		}
+		if len(keys) > 0 {
+			if _, err := VerifySignature(keys, pkg.Name, text, ver, pkg.Published[text]); err != nil {
+				o.Refused = append(o.Refused, Refused{Version: text, Err: err})
+				continue
+			}
+		}
+		o.Provenance[text] = ver.Dist.Attestations != nil
 		r := updatedoc.Release{Version: text, Released: pkg.Published[text]}
 		if core != "" && core != pkg.Name {
 			r.RequiresCore = ver.PeerDependencies[core]
@@ -88,10 +114,21 @@ func OfferFor(pkg *Package, installed, core string) Offer {
 	for i, r := range rs {
 		o.Package.Releases[i] = r.r
 	}
+	slices.SortFunc(o.Refused, func(a, b Refused) int { return -compareVersions(a.Version, b.Version) })
+	if len(rs) > 0 && iv != nil && rs[0].v.GreaterThan(iv) && o.Provenance[installed] && !o.Provenance[rs[0].r.Version] {
+		o.ProvenanceLost = rs[0].r.Version
+	}
 	return o
 }
 
 // sameLine reports whether a and b share major, minor and patch.
 func sameLine(a, b *semver.Version) bool {
 	return a.Major() == b.Major() && a.Minor() == b.Minor() && a.Patch() == b.Patch()
+}
+
+// compareVersions orders two versions that parsed before.
+func compareVersions(a, b string) int {
+	va, _ := semver.StrictNewVersion(a)
+	vb, _ := semver.StrictNewVersion(b)
+	return va.Compare(vb)
 }

@@ -36,7 +36,7 @@ func TestOfferFollowsLatestAndNeverADeprecatedVersion(t *testing.T) {
 		"3.0.0-rc.1":   {},
 		"not-semver":   {},
 	})
-	o := OfferFor(pkg, "1.0.0", "@vitnode/core")
+	o := OfferFor(pkg, "1.0.0", "@vitnode/core", nil)
 	if got := versionsOf(o); !slices.Equal(got, []string{"2.1.0", "1.1.0"}) {
 		t.Errorf("offered %v, want [2.1.0 1.1.0]", got)
 	}
@@ -56,7 +56,7 @@ func TestOfferFollowsLatestAndNeverADeprecatedVersion(t *testing.T) {
 	if ev.Update == nil || ev.Update.Version != "1.1.0" || !ev.NeedsNewerCore || ev.BlockedUpdate.Version != "2.1.0" {
 		t.Errorf("evaluation: update %v, blocked %v", ev.Update, ev.BlockedUpdate)
 	}
-	if core := OfferFor(pkg, "1.0.0", "@acme/blog"); core.Package.Releases[0].RequiresCore != "" {
+	if core := OfferFor(pkg, "1.0.0", "@acme/blog", nil); core.Package.Releases[0].RequiresCore != "" {
 		t.Error("the core's own package requires no core")
 	}
 }
@@ -72,21 +72,21 @@ func TestAnInstalledPrereleaseFollowsItsLine(t *testing.T) {
 		"2.0.0-rc.4":    {}, // newer than the tag
 		"3.0.0-alpha.1": {},
 	})
-	if got := versionsOf(OfferFor(pkg, "2.0.0-rc.1", "")); !slices.Equal(got, []string{"2.0.0-rc.3", "2.0.0-rc.2.1", "2.0.0-rc.1", "1.0.0"}) {
+	if got := versionsOf(OfferFor(pkg, "2.0.0-rc.1", "", nil)); !slices.Equal(got, []string{"2.0.0-rc.3", "2.0.0-rc.2.1", "2.0.0-rc.1", "1.0.0"}) {
 		t.Errorf("rc.1 is offered %v", got)
 	}
 	// A stable site is never offered a prerelease.
-	if got := versionsOf(OfferFor(pkg, "1.0.0", "")); !slices.Equal(got, []string{"1.0.0"}) {
+	if got := versionsOf(OfferFor(pkg, "1.0.0", "", nil)); !slices.Equal(got, []string{"1.0.0"}) {
 		t.Errorf("1.0.0 is offered %v", got)
 	}
 	// No tag names a newer prerelease of rc.3's line: prereleases are not offered.
-	if got := versionsOf(OfferFor(pkg, "2.0.0-rc.3", "")); !slices.Equal(got, []string{"1.0.0"}) {
+	if got := versionsOf(OfferFor(pkg, "2.0.0-rc.3", "", nil)); !slices.Equal(got, []string{"1.0.0"}) {
 		t.Errorf("rc.3 is offered %v", got)
 	}
 	// Once 2.0.0 is latest, the prerelease site gets the release.
 	pkg.Versions["2.0.0"] = Version{}
 	pkg.DistTags["latest"] = "2.0.0"
-	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{"x": ptr(OfferFor(pkg, "2.0.0-rc.3", "").Package)}}
+	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{"x": ptr(OfferFor(pkg, "2.0.0-rc.3", "", nil).Package)}}
 	ev, err := updatedoc.Evaluate(doc, "x", "2.0.0-rc.3", "1.0.0")
 	if err != nil || ev.Update == nil || ev.Update.Version != "2.0.0" {
 		t.Errorf("rc.3 after the release: %v, %v", ev.Update, err)
@@ -95,12 +95,12 @@ func TestAnInstalledPrereleaseFollowsItsLine(t *testing.T) {
 
 func TestAnUnlistedInstalledVersionIsSaid(t *testing.T) {
 	t.Parallel()
-	o := OfferFor(testPackage("x", map[string]string{"latest": "1.0.0"}, map[string]Version{"1.0.0": {}}), "0.9.0", "")
+	o := OfferFor(testPackage("x", map[string]string{"latest": "1.0.0"}, map[string]Version{"1.0.0": {}}), "0.9.0", "", nil)
 	if !o.Unlisted || o.Deprecated != "" {
 		t.Errorf("unlisted %v, deprecated %q", o.Unlisted, o.Deprecated)
 	}
 	// No latest tag: nothing stable is offered.
-	if got := versionsOf(OfferFor(testPackage("x", map[string]string{}, map[string]Version{"1.0.0": {}}), "0.9.0", "")); len(got) != 0 {
+	if got := versionsOf(OfferFor(testPackage("x", map[string]string{}, map[string]Version{"1.0.0": {}}), "0.9.0", "", nil)); len(got) != 0 {
 		t.Errorf("without a latest tag: offered %v", got)
 	}
 }

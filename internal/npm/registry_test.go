@@ -57,14 +57,14 @@ func TestARealRegistrysDocuments(t *testing.T) {
 	if pkg.Versions["1.1.0"].Dist.Integrity == "" || pkg.Published["1.1.0"].IsZero() {
 		t.Errorf("1.1.0: integrity %q, published %v", pkg.Versions["1.1.0"].Dist.Integrity, pkg.Published["1.1.0"])
 	}
-	o := npm.OfferFor(pkg, "1.0.0", "@vitnode/core")
+	o := npm.OfferFor(pkg, "1.0.0", "@vitnode/core", nil)
 	if o.Deprecated != "upgrade: 1.0.0 loses posts" {
 		t.Errorf("installed deprecated: %q", o.Deprecated)
 	}
 	if len(o.Package.Releases) != 1 || o.Package.Releases[0].Version != "1.1.0" || o.Package.Releases[0].RequiresCore != "^1.0.0" {
 		t.Errorf("offered %+v; want only 1.1.0 (2.0.0 is deprecated), requiring core ^1.0.0", o.Package.Releases)
 	}
-	if pre := npm.OfferFor(pkg, "3.0.0-rc.1", "@vitnode/core"); len(pre.Package.Releases) == 0 || pre.Package.Releases[0].Version != "3.0.0-rc.2" {
+	if pre := npm.OfferFor(pkg, "3.0.0-rc.1", "@vitnode/core", nil); len(pre.Package.Releases) == 0 || pre.Package.Releases[0].Version != "3.0.0-rc.2" {
 		t.Errorf("rc.1 is offered %+v; want rc.2 first, which a tag names", pre.Package.Releases)
 	}
 

@@ -174,3 +174,52 @@ func TestParseKeysRefusesWhatItCannotUse(t *testing.T) {
 		}
 	}
 }
+
+// A version whose signature fails is never offered, and the offer says
+// why; a newest offer without the provenance the installed version had is
+// a trust downgrade.
+func TestOfferTrust(t *testing.T) {
+	t.Parallel()
+	key := newTestKey(t, "SHA256:good", time.Time{})
+	attested := &Attestations{URL: "http://127.0.0.1/att", PredicateType: "https://slsa.dev/provenance/v1"}
+	version := func(v string, provenance bool, sign bool) Version {
+		out := Version{Dist: Dist{Integrity: "sha512-" + v}}
+		if sign {
+			out.Dist.Signatures = []Signature{key.sign(t, "x", v, out.Dist.Integrity)}
+		}
+		if provenance {
+			out.Dist.Attestations = attested
+		}
+		return out
+	}
+	pkg := testPackage("x", map[string]string{"latest": "1.3.0"}, map[string]Version{
+		"1.0.0": version("1.0.0", true, true),
+		"1.1.0": version("1.1.0", true, true),
+		"1.2.0": version("1.2.0", true, false),
+		"1.3.0": version("1.3.0", false, true),
+	})
+	tampered := pkg.Versions["1.1.0"]
+	tampered.Dist.Integrity = "sha512-other"
+	pkg.Versions["1.1.0"] = tampered
+
+	o := OfferFor(pkg, "1.0.0", "", []Key{key.key})
+	if got := versionsOf(o); len(got) != 2 || got[0] != "1.3.0" || got[1] != "1.0.0" {
+		t.Errorf("offered %v, want [1.3.0 1.0.0]", got)
+	}
+	if len(o.Refused) != 2 || o.Refused[0].Version != "1.2.0" || !errors.Is(o.Refused[0].Err, ErrUnsigned) ||
+		o.Refused[1].Version != "1.1.0" || !errors.Is(o.Refused[1].Err, ErrBadSignature) {
+		t.Errorf("refused %+v", o.Refused)
+	}
+	if !o.Provenance["1.0.0"] || o.Provenance["1.3.0"] || o.ProvenanceLost != "1.3.0" {
+		t.Errorf("provenance %v, lost %q", o.Provenance, o.ProvenanceLost)
+	}
+	// Without keys nothing is refused; an installed version without
+	// provenance loses none.
+	if o := OfferFor(pkg, "1.0.0", "", nil); len(o.Refused) != 0 || len(versionsOf(o)) != 4 {
+		t.Errorf("without keys: offered %v, refused %v", versionsOf(o), o.Refused)
+	}
+	pkg.Versions["1.0.0"] = version("1.0.0", false, true)
+	if o := OfferFor(pkg, "1.0.0", "", []Key{key.key}); o.ProvenanceLost != "" {
+		t.Errorf("nothing to lose: %q", o.ProvenanceLost)
+	}
+}
