@@ -1,10 +1,11 @@
 package npm_test
 
 import (
-	"net/http"
+	"errors"
 	"os"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/testing/verdaccio"
 )
@@ -30,32 +31,24 @@ func TestARealRegistrysDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetch := func(name npm.Name, withToken bool) (*http.Response, error) {
-		u, err := regs.PackageURL(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
-		req.Header.Set("Accept", "application/json")
-		if tok := regs.Token(u); withToken && !tok.IsZero() {
-			req.Header.Set("Authorization", "Bearer "+tok.Reveal())
-		}
-		return http.DefaultClient.Do(req)
-	}
-	resp, err := fetch("@vitnode/blog", false)
+	f := fetch.New(fetch.Config{AllowPrivate: true}, nil)
+	t.Cleanup(f.Close)
+	client := &npm.Client{Fetcher: f, Registries: regs}
+	got, err := client.Package(t.Context(), "@vitnode/blog", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := npm.DecodePackage(resp.Body, npm.DefaultMaxDocument)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkg := got.Package
 	if pkg.DistTags["latest"] != "2.0.0" || pkg.DistTags["next"] != "3.0.0-rc.1" || len(pkg.Versions) != 5 {
 		t.Fatalf("tags %v, %d versions", pkg.DistTags, len(pkg.Versions))
 	}
 	if pkg.Versions["1.1.0"].Dist.Integrity == "" || pkg.Published["1.1.0"].IsZero() {
 		t.Errorf("1.1.0: integrity %q, published %v", pkg.Versions["1.1.0"].Dist.Integrity, pkg.Published["1.1.0"])
+	}
+	// The next fetch with the validators costs a 304.
+	again, err := client.Package(t.Context(), "@vitnode/blog", got.Response.ETag, got.Response.LastModified)
+	if err != nil || !again.Response.NotModified || again.Package != nil {
+		t.Errorf("the second fetch: not modified %v, package %v, %v", again.Response.NotModified, again.Package != nil, err)
 	}
 	o := npm.OfferFor(pkg, "1.0.0", "@vitnode/core", nil)
 	if o.Deprecated != "upgrade: 1.0.0 loses posts" {
@@ -68,22 +61,23 @@ func TestARealRegistrysDocuments(t *testing.T) {
 		t.Errorf("rc.1 is offered %+v; want rc.2 first, which a tag names", pre.Package.Releases)
 	}
 
-	for withToken, want := range map[bool]int{false: http.StatusUnauthorized, true: http.StatusOK} {
-		resp, err := fetch("@private/site", withToken)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Errorf("the private package with a token %v: %s, want %d", withToken, resp.Status, want)
-		}
+	// The private package: read with the .npmrc's token, refused without.
+	if _, err := client.Package(t.Context(), "@private/site", "", ""); err != nil {
+		t.Errorf("the private package with the token: %v", err)
 	}
-	resp, err = fetch("@vitnode/none", false)
+	anonymous, err := npm.LoadRegistries(reg.URL, "", os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("a missing package: %s", resp.Status)
+	_, err = (&npm.Client{Fetcher: f, Registries: anonymous}).Package(t.Context(), "@private/site", "", "")
+	if !errors.Is(err, npm.ErrCredentialsRefused) {
+		t.Errorf("the private package without a token: %v, want ErrCredentialsRefused", err)
+	}
+	if _, err := client.Package(t.Context(), "@vitnode/none", "", ""); !errors.Is(err, npm.ErrNoSuchPackage) {
+		t.Errorf("a missing package: %v, want ErrNoSuchPackage", err)
+	}
+	// Verdaccio publishes no signing keys: none, and no error.
+	if keys, err := client.Keys(t.Context(), "@vitnode/blog"); err != nil || len(keys) != 0 {
+		t.Errorf("keys: %v, %v", keys, err)
 	}
 }
