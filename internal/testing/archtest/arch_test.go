@@ -34,7 +34,7 @@ const (
 
 // domain are the packages below the web layer: they know nothing of HTTP
 // routing or of pages.
-var domain = []string{lease, store, auth, updatecheck, updatedoc, fetch}
+var domain = []string{lease, store, auth, updatecheck, updatedoc, fetch, module + "/internal/npm", module + "/internal/lockfile"}
 
 // rule forbids some imports to some packages.
 type rule struct {
