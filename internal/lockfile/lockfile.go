@@ -66,9 +66,14 @@ type locked struct {
 // Read reads the lockfile at file; its name says its kind
 // (package-lock.json or npm-shrinkwrap.json, pnpm-lock.yaml).
 func Read(file string, opt Options) (*manifest.Manifest, error) {
-	if err := opt.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	body, err := readFile(file)
+	if err != nil {
+		return nil, err
 	}
+	return Parse(file, body, opt)
+}
+
+func readFile(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("read lockfile: %w", err)
@@ -81,7 +86,16 @@ func Read(file string, opt Options) (*manifest.Manifest, error) {
 	if len(body) > MaxSize {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, file, MaxSize)
 	}
+	return body, nil
+}
+
+// Parse reads body, the lockfile at file (whose name says its kind).
+func Parse(file string, body []byte, opt Options) (*manifest.Manifest, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	var pkgs []locked
+	var err error
 	switch base := filepath.Base(file); {
 	case base == "pnpm-lock.yaml" || strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml"):
 		pkgs, err = parsePnpm(body)

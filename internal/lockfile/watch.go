@@ -1,0 +1,105 @@
+package lockfile
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/manifest"
+)
+
+// WatchInterval is how often serve looks at its lockfile
+// (UPCHECK_LOCKFILE).
+const WatchInterval = 10 * time.Second
+
+// Watcher applies a lockfile's components whenever its content changes: a
+// plugin upgraded outside upcheck is re-evaluated as soon as the lockfile
+// says so, never shown as still outdated. Looking costs a stat while the
+// file's size and time stay the same; a content that was applied is not
+// applied again, and one that failed to apply is tried again on the next
+// look.
+type Watcher struct {
+	path  string
+	opt   Options
+	apply func(context.Context, *manifest.Manifest) error
+
+	mu      sync.Mutex // one look at a time: the ticker's and a check's
+	stamp   stamp      // the file as last read
+	applied [32]byte   // the content last applied
+	done    bool       // applied holds a content
+}
+
+// stamp is what a stat says of the file.
+type stamp struct {
+	size  int64
+	mtime time.Time
+}
+
+// NewWatcher returns a Watcher of the lockfile at path that hands each new
+// content's components to apply (the manifest sync).
+func NewWatcher(path string, opt Options, apply func(context.Context, *manifest.Manifest) error) *Watcher {
+	return &Watcher{path: path, opt: opt, apply: apply}
+}
+
+// Look applies the lockfile when its content changed since it was last
+// applied; applied says whether it did. An unreadable or invalid lockfile
+// is an error (naming the file, line and field), and the components last
+// applied stay as they are.
+func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	info, err := os.Stat(w.path)
+	if err != nil {
+		return false, err
+	}
+	st := stamp{size: info.Size(), mtime: info.ModTime()}
+	if w.done && st == w.stamp {
+		return false, nil
+	}
+	body, err := readFile(w.path)
+	if err != nil {
+		return false, err
+	}
+	sum := sha256.Sum256(body)
+	if w.done && sum == w.applied {
+		w.stamp = st
+		return false, nil
+	}
+	m, err := Parse(w.path, body, w.opt)
+	if err != nil {
+		return false, err
+	}
+	if err := w.apply(ctx, m); err != nil {
+		return false, err
+	}
+	w.stamp, w.applied, w.done = st, sum, true
+	return true, nil
+}
+
+// Run looks every interval until ctx ends. report hears every look's
+// error, once for each error in a row that says the same.
+func (w *Watcher) Run(ctx context.Context, interval time.Duration, report func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, err := w.Look(ctx)
+		switch {
+		case err == nil:
+			last = ""
+		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+			return
+		case err.Error() != last:
+			last = err.Error()
+			report(err)
+		}
+	}
+}
