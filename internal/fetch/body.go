@@ -5,33 +5,34 @@ import (
 	"io"
 )
 
-// bodyReader reads a response body under a cap, keeping apart what went
-// wrong: the body passed the cap (over), or reading it failed (err, a
-// network failure or the attempt's deadline), so that a consumer's own
-// error is not taken for either.
-type bodyReader struct {
-	r    io.Reader
-	max  int64
-	n    int64
-	over bool
-	err  error
+// CappedReader reads R under a cap, keeping apart what went wrong: more
+// than Max bytes came (Over; the read that passed the cap fails with
+// ErrTooLarge), or reading failed (Err, e.g. a network failure or a
+// deadline), so that the error of whoever reads it is not taken for
+// either. N counts the bytes read.
+type CappedReader struct {
+	R    io.Reader
+	Max  int64
+	N    int64
+	Over bool
+	Err  error
 }
 
-func (b *bodyReader) Read(p []byte) (int, error) {
-	if b.over {
+func (c *CappedReader) Read(p []byte) (int, error) {
+	if c.Over {
 		return 0, ErrTooLarge
 	}
-	if room := b.max + 1 - b.n; int64(len(p)) > room {
+	if room := c.Max + 1 - c.N; int64(len(p)) > room {
 		p = p[:room]
 	}
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	if b.n > b.max {
-		b.over = true
+	n, err := c.R.Read(p)
+	c.N += int64(n)
+	if c.N > c.Max {
+		c.Over = true
 		return n, ErrTooLarge
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		b.err = err
+		c.Err = err
 	}
 	return n, err
 }

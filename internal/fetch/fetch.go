@@ -358,21 +358,21 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 		return resp, "", fmt.Errorf("fetch %s: %w: content-length %d exceeds %d bytes",
 			u.Redacted(), ErrTooLarge, hresp.ContentLength, maxBody)
 	}
-	body := &bodyReader{r: hresp.Body, max: maxBody}
+	body := &CappedReader{R: hresp.Body, Max: maxBody}
 	var consumed error
 	if req.Consume != nil {
 		consumed = req.Consume(body)
 	} else {
 		resp.Body, _ = io.ReadAll(body)
 	}
-	resp.Bytes = body.n
+	resp.Bytes = body.N
 	switch {
-	case body.over:
+	case body.Over:
 		resp.Body = nil
 		return resp, "", fmt.Errorf("fetch %s: %w: more than %d bytes", u.Redacted(), ErrTooLarge, maxBody)
-	case body.err != nil:
+	case body.Err != nil:
 		resp.Body = nil
-		return resp, "", f.attemptError(ctx, actx, u, body.err)
+		return resp, "", f.attemptError(ctx, actx, u, body.Err)
 	case consumed != nil:
 		return resp, "", fmt.Errorf("fetch %s: %w", u.Redacted(), &ConsumeError{Err: consumed})
 	}

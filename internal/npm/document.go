@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/fetch"
 )
 
 // DefaultMaxDocument is the default cap on a package document's decoded
@@ -67,9 +69,9 @@ var ErrDocument = errors.New("not an npm package document")
 // Package holds: memory follows the largest single version's manifest,
 // not the document. More than max decoded bytes is ErrTooLarge.
 func DecodePackage(r io.Reader, max int64) (*Package, error) {
-	cr := &cappedReader{r: r, max: max}
+	cr := &fetch.CappedReader{R: r, Max: max}
 	pkg, err := decodePackage(json.NewDecoder(cr))
-	if cr.over {
+	if cr.Over {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, max)
 	}
 	return pkg, err
@@ -216,27 +218,4 @@ func skipValue(dec *json.Decoder) error {
 			return nil
 		}
 	}
-}
-
-// cappedReader fails once it has read more than max bytes.
-type cappedReader struct {
-	r      io.Reader
-	max, n int64
-	over   bool
-}
-
-func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.over {
-		return 0, ErrTooLarge
-	}
-	if room := c.max + 1 - c.n; int64(len(p)) > room {
-		p = p[:room]
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if c.n > c.max {
-		c.over = true
-		return n, ErrTooLarge
-	}
-	return n, err
 }
