@@ -12,7 +12,7 @@ import (
 // fenced returns the guide's code blocks with the given info string.
 func fenced(t *testing.T, lang string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "deploy.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "deploy.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -321,7 +321,7 @@ func query[T any](t *testing.T, d *pgtest.DB, sql string, args ...any) T {
 // exits 0.
 func TestGuideCommandsExist(t *testing.T) {
 	t.Parallel()
-	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "deploy.md"))
+	guide, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "deploy.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -353,7 +353,7 @@ func TestThreeInstancesAndFiftyPosts(t *testing.T) {
 func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "crash-outage"), devdb.Options{Fast: true})
+	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", "..", ".data", "crash-outage"), devdb.Options{Fast: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func TestKillDuringWebhook(t *testing.T) {
 func TestDatabaseOutageDuringDeliveries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "crash-notify"), devdb.Options{Fast: true})
+	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", "..", ".data", "crash-notify"), devdb.Options{Fast: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ var settledRE = regexp.MustCompile(`lease released and check's end recorded once
 func TestDatabaseOutageEndsTheRunAndFreesTheLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "crash-outage-settle"), devdb.Options{Fast: true})
+	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", "..", ".data", "crash-outage-settle"), devdb.Options{Fast: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 	// Durable (not Fast): with synchronous_commit off a crash would lose
 	// transactions that had answered committed, which upcheck's
 	// production database never does.
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", ".data", "faults-"+name), devdb.Options{})
+	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", "..", ".data", "faults-"+name), devdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
