@@ -44,7 +44,7 @@ stop: ## stop the private PostgreSQL clusters that run, test and bench leave run
 	$(GO) run ./cmd/devdb stop
 
 .PHONY: deps
-deps: ## install PostgreSQL, Chromium, nginx and systemd-analyze from Debian's packages when missing
+deps: ## install PostgreSQL, Chromium, nginx, systemd-analyze, Node and npm from Debian's packages when missing, and the test registry (Verdaccio) from npm
 	@bash .ci/deps
 
 .PHONY: bench

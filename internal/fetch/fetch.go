@@ -229,45 +229,17 @@ func (f *Fetcher) Close() {
 	f.transport.CloseIdleConnections()
 }
 
-// Request is one document to fetch, with the validators stored from the last
-// successful fetch so an unchanged document costs a 304.
-type Request struct {
-	// URL is the absolute http or https URL of the document.
-	URL string
-	// ETag is sent as If-None-Match when not empty.
-	ETag string
-	// LastModified is sent as If-Modified-Since when not empty.
-	LastModified string
-}
-
-// Response is the outcome of a successful fetch. On error, Fetch may still
-// return StatusCode and Bytes for logging, but never a Body.
-type Response struct {
-	// NotModified is true for a 304: keep the stored document.
-	NotModified bool
-	// Body is the document (nil when NotModified).
-	Body []byte
-	// ETag and LastModified are the validators to store for the next
-	// fetch. On a 304 that omits them, they are the request's own, so the
-	// caller can store them unconditionally.
-	ETag         string
-	LastModified string
-	// Signature is the Upcheck-Signature header, empty when absent (then
-	// see [Fetcher.FetchSignature]).
-	Signature string
-	// StatusCode is the final HTTP status, after redirects.
-	StatusCode int
-	// Bytes is how many body bytes were read.
-	Bytes int64
-}
-
 // Fetch downloads req.URL, sending req's validators as conditional headers.
 // 200 returns the body, 304 returns NotModified; any other status is a
 // [*StatusError]. A transient failure is retried once (see the package
 // documentation). When ctx is cancelled the error wraps ctx.Err() and
 // context.Cause(ctx); see [IsCancelled].
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (Response, error) {
-	return f.fetch(ctx, req, f.cfg.MaxBody)
+	maxBody := f.cfg.MaxBody
+	if req.MaxBody > 0 {
+		maxBody = req.MaxBody
+	}
+	return f.fetch(ctx, req, maxBody)
 }
 
 // FetchSignature downloads the detached signature published next to a
@@ -341,6 +313,12 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	if req.LastModified != "" {
 		hreq.Header.Set("If-Modified-Since", req.LastModified)
 	}
+	if req.Accept != "" {
+		hreq.Header.Set("Accept", req.Accept)
+	}
+	if req.Bearer != nil {
+		hreq.Header.Set("Authorization", "Bearer "+req.Bearer.Reveal())
+	}
 
 	start := time.Now()
 	hresp, err := f.client.Do(hreq)
@@ -380,15 +358,24 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 		return resp, "", fmt.Errorf("fetch %s: %w: content-length %d exceeds %d bytes",
 			u.Redacted(), ErrTooLarge, hresp.ContentLength, maxBody)
 	}
-	body, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody+1))
-	resp.Bytes = int64(len(body))
-	if err != nil {
-		return resp, "", f.attemptError(ctx, actx, u, err)
+	body := &bodyReader{r: hresp.Body, max: maxBody}
+	var consumed error
+	if req.Consume != nil {
+		consumed = req.Consume(body)
+	} else {
+		resp.Body, _ = io.ReadAll(body)
 	}
-	if resp.Bytes > maxBody {
+	resp.Bytes = body.n
+	switch {
+	case body.over:
+		resp.Body = nil
 		return resp, "", fmt.Errorf("fetch %s: %w: more than %d bytes", u.Redacted(), ErrTooLarge, maxBody)
+	case body.err != nil:
+		resp.Body = nil
+		return resp, "", f.attemptError(ctx, actx, u, body.err)
+	case consumed != nil:
+		return resp, "", fmt.Errorf("fetch %s: %w", u.Redacted(), &ConsumeError{Err: consumed})
 	}
-	resp.Body = body
 	f.logDone(ctx, u, resp, start)
 	return resp, "", nil
 }

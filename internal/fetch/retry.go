@@ -19,6 +19,9 @@ func transient(err error) bool {
 	if se, ok := errors.AsType[*StatusError](err); ok {
 		return se.Code == http.StatusTooManyRequests || se.Code >= 500
 	}
+	if _, ok := errors.AsType[*ConsumeError](err); ok {
+		return false
+	}
 	switch {
 	case errors.Is(err, ErrPrivateAddress),
 		errors.Is(err, ErrTooLarge),

@@ -82,7 +82,7 @@ func (s *Service) SetEnabled(ctx context.Context, id int64, enabled bool) (int, 
 		if err := tx.ChannelSetEnabled(ctx, id, enabled); err != nil {
 			return err
 		}
-		ch, err := tx.ChannelGet(ctx, id)
+		ch, err := tx.Channel(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (s *Service) release(ctx context.Context, tx *store.Tx, channelID int64) (i
 // none.
 func (s *Service) DeleteChannel(ctx context.Context, id int64) error {
 	return s.store.WithTx(ctx, func(tx *store.Tx) error {
-		ch, err := tx.ChannelGet(ctx, id)
+		ch, err := tx.Channel(ctx, id)
 		if err != nil {
 			return err
 		}

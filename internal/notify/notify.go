@@ -257,7 +257,7 @@ func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[overdueArgs]) err
 func (s *Service) QueueTest(ctx context.Context, channelID int64) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := s.store.WithTx(ctx, func(tx *store.Tx) error {
-		ch, err := tx.ChannelGet(ctx, channelID)
+		ch, err := tx.Channel(ctx, channelID)
 		if err != nil {
 			return err
 		}

@@ -9,19 +9,10 @@ import (
 	"github.com/upcheck/upcheck/internal/db"
 )
 
-// AuditAppend records an action. userID 0 means no user; detail is encoded
-// as JSON (nil: an empty object; a json.RawMessage is stored as is).
-func (s *Store) AuditAppend(ctx context.Context, userID int64, action string, detail any) error {
-	return auditAppend(ctx, s.q, s.pool, userID, action, detail)
-}
-
-// AuditAppend records an action in the transaction, so that it commits or
-// rolls back with the change it describes; see Store.AuditAppend.
-func (t *Tx) AuditAppend(ctx context.Context, userID int64, action string, detail any) error {
-	return auditAppend(ctx, t.q, t.tx, userID, action, detail)
-}
-
-func auditAppend(ctx context.Context, q *db.Queries, dbtx db.DBTX, userID int64, action string, detail any) error {
+// AuditAppend records an action; on a Tx it commits or rolls back with the
+// change it describes. userID 0 means no user; detail is encoded as JSON
+// (nil: an empty object; a json.RawMessage is stored as is).
+func (e *Executor) AuditAppend(ctx context.Context, userID int64, action string, detail any) error {
 	b := []byte("{}")
 	if detail != nil {
 		var err error
@@ -29,7 +20,7 @@ func auditAppend(ctx context.Context, q *db.Queries, dbtx db.DBTX, userID int64,
 			return fmt.Errorf("audit %s: encode detail: %w", action, err)
 		}
 	}
-	if _, err := q.AuditAppend(ctx, dbtx, db.AuditAppendParams{UserID: optionalID(userID), Action: action, Detail: b}); err != nil {
+	if _, err := e.q.AuditAppend(ctx, e.dbtx, db.AuditAppendParams{UserID: optionalID(userID), Action: action, Detail: b}); err != nil {
 		return mapError(fmt.Errorf("audit %s: %w", action, err))
 	}
 	return nil
@@ -74,8 +65,8 @@ const (
 )
 
 // AuditEventCount counts the entries of a kind ("" for every kind).
-func (s *Store) AuditEventCount(ctx context.Context, kind string) (int, error) {
-	n, err := s.q.AuditEventCount(ctx, s.pool, kind)
+func (e *Executor) AuditEventCount(ctx context.Context, kind string) (int, error) {
+	n, err := e.q.AuditEventCount(ctx, e.dbtx, kind)
 	if err != nil {
 		return 0, mapError(fmt.Errorf("count audit events: %w", err))
 	}
@@ -84,13 +75,13 @@ func (s *Store) AuditEventCount(ctx context.Context, kind string) (int, error) {
 
 // AuditEvents lists the entries of a kind ("" for every kind), newest
 // first, skipping offset; limit 0 lists them all.
-func (s *Store) AuditEvents(ctx context.Context, kind string, limit, offset int) ([]AuditEvent, error) {
+func (e *Executor) AuditEvents(ctx context.Context, kind string, limit, offset int) ([]AuditEvent, error) {
 	p := db.AuditEventPageParams{Kind: kind, SkipRows: int32(offset)}
 	if limit > 0 {
 		n := int32(limit)
 		p.MaxRows = &n
 	}
-	rows, err := s.q.AuditEventPage(ctx, s.pool, p)
+	rows, err := e.q.AuditEventPage(ctx, e.dbtx, p)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list audit events: %w", err))
 	}

@@ -190,8 +190,8 @@ func timeOf(v any) *time.Time {
 }
 
 // ComponentDetail reads one component; ErrNotFound when it is not installed.
-func (s *Store) ComponentDetail(ctx context.Context, code string) (ComponentDetail, error) {
-	r, err := s.q.ComponentDetail(ctx, s.pool, code)
+func (e *Executor) ComponentDetail(ctx context.Context, code string) (ComponentDetail, error) {
+	r, err := e.q.ComponentDetail(ctx, e.dbtx, code)
 	if err != nil {
 		return ComponentDetail{}, mapError(err)
 	}
@@ -213,8 +213,8 @@ const runScan = 2000
 
 // Runs returns the latest check runs, newest first, with repeated refusals
 // folded into one entry (see queries/check_runs.sql).
-func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
-	rows, err := s.q.CheckRunList(ctx, s.pool, db.CheckRunListParams{MaxRows: int32(limit), ScanRows: runScan})
+func (e *Executor) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
+	rows, err := e.q.CheckRunList(ctx, e.dbtx, db.CheckRunListParams{MaxRows: int32(limit), ScanRows: runScan})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read check history: %w", err))
 	}
@@ -234,8 +234,8 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
 }
 
 // SourceHealth lists the sources in use, failing ones first.
-func (s *Store) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
-	rows, err := s.q.SourceHealthList(ctx, s.pool)
+func (e *Executor) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
+	rows, err := e.q.SourceHealthList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read source health: %w", err))
 	}

@@ -112,8 +112,8 @@ type RunCounts struct {
 }
 
 // Components lists every installed component, ordered by code.
-func (s *Store) Components(ctx context.Context) ([]Component, error) {
-	rows, err := s.q.ComponentList(ctx, s.pool)
+func (e *Executor) Components(ctx context.Context) ([]Component, error) {
+	rows, err := e.q.ComponentList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list components: %w", err))
 	}
@@ -126,8 +126,8 @@ func (s *Store) Components(ctx context.Context) ([]Component, error) {
 
 // Component reads one installed component; ErrNotFound when it is not
 // installed.
-func (s *Store) Component(ctx context.Context, code string) (Component, error) {
-	r, err := s.q.ComponentGet(ctx, s.pool, code)
+func (e *Executor) Component(ctx context.Context, code string) (Component, error) {
+	r, err := e.q.ComponentGet(ctx, e.dbtx, code)
 	if err != nil {
 		return Component{}, mapError(err)
 	}
@@ -135,8 +135,8 @@ func (s *Store) Component(ctx context.Context, code string) (Component, error) {
 }
 
 // Sources lists every stored source.
-func (s *Store) Sources(ctx context.Context) ([]Source, error) {
-	rows, err := s.q.SourceList(ctx, s.pool)
+func (e *Executor) Sources(ctx context.Context) ([]Source, error) {
+	rows, err := e.q.SourceList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list sources: %w", err))
 	}
@@ -148,8 +148,8 @@ func (s *Store) Sources(ctx context.Context) ([]Source, error) {
 }
 
 // Source reads one stored source; ErrNotFound when it was never written.
-func (s *Store) Source(ctx context.Context, url string) (Source, error) {
-	r, err := s.q.SourceGet(ctx, s.pool, url)
+func (e *Executor) Source(ctx context.Context, url string) (Source, error) {
+	r, err := e.q.SourceGet(ctx, e.dbtx, url)
 	if err != nil {
 		return Source{}, mapError(err)
 	}
@@ -168,8 +168,8 @@ func sourceFromRow(r db.SourceGetRow) Source {
 
 // SourceSequences returns the rollback state: source URL -> pinned key
 // ("" for unsigned) -> the highest sequence accepted under that key.
-func (s *Store) SourceSequences(ctx context.Context) (map[string]map[string]int64, error) {
-	rows, err := s.q.SourceSequenceList(ctx, s.pool)
+func (e *Executor) SourceSequences(ctx context.Context) (map[string]map[string]int64, error) {
+	rows, err := e.q.SourceSequenceList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list source sequences: %w", err))
 	}
@@ -185,8 +185,8 @@ func (s *Store) SourceSequences(ctx context.Context) (map[string]map[string]int6
 
 // ComponentsUnevaluated lists the components that need an evaluation from
 // their source's stored document, ordered by source.
-func (s *Store) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, error) {
-	rows, err := s.q.ComponentListUnevaluated(ctx, s.pool)
+func (e *Executor) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, error) {
+	rows, err := e.q.ComponentListUnevaluated(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list unevaluated components: %w", err))
 	}
@@ -240,8 +240,8 @@ func (t *Tx) SourceSaveFailure(ctx context.Context, url string, f SourceFailure,
 
 // ComponentInputsForSource reads the components that use url now and the
 // installed core, in one statement.
-func (s *Store) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
-	rows, err := s.q.ComponentInputsForSource(ctx, s.pool, url)
+func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
+	rows, err := e.q.ComponentInputsForSource(ctx, e.dbtx, url)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -325,33 +325,25 @@ func (t *Tx) ComponentDelete(ctx context.Context, codes []string) (int64, error)
 }
 
 // CheckRunStart records a check that acquired the lease, as running.
-func (s *Store) CheckRunStart(ctx context.Context, trigger, actor string, owner uuid.UUID, epoch int64) (int64, error) {
-	id, err := s.q.CheckRunStart(ctx, s.pool, db.CheckRunStartParams{
+func (e *Executor) CheckRunStart(ctx context.Context, trigger, actor string, owner uuid.UUID, epoch int64) (int64, error) {
+	id, err := e.q.CheckRunStart(ctx, e.dbtx, db.CheckRunStartParams{
 		Trigger: trigger, Actor: ref(actor), Owner: uuid.NullUUID{UUID: owner, Valid: true}, Epoch: &epoch,
 	})
 	return id, mapError(err)
 }
 
 // CheckRunRecordRefused records a check that did not get the lease.
-func (s *Store) CheckRunRecordRefused(ctx context.Context, trigger, actor, status string) error {
-	_, err := s.q.CheckRunRecordRefused(ctx, s.pool, db.CheckRunRecordRefusedParams{Trigger: trigger, Actor: ref(actor), Status: status})
+func (e *Executor) CheckRunRecordRefused(ctx context.Context, trigger, actor, status string) error {
+	_, err := e.q.CheckRunRecordRefused(ctx, e.dbtx, db.CheckRunRecordRefusedParams{Trigger: trigger, Actor: ref(actor), Status: status})
 	return mapError(err)
 }
 
-// CheckRunFinish records how a running check ended.
-func (s *Store) CheckRunFinish(ctx context.Context, id int64, status string, c RunCounts, message string) error {
-	return checkRunFinish(ctx, s.q, s.pool, id, status, c, message)
-}
-
-// CheckRunFinish records how a running check ended, in the transaction: the
-// check's last one, which also gives its lease back (lease.Manager.Settle),
-// so that the run never reads as abandoned between the two.
-func (t *Tx) CheckRunFinish(ctx context.Context, id int64, status string, c RunCounts, message string) error {
-	return checkRunFinish(ctx, t.q, t.tx, id, status, c, message)
-}
-
-func checkRunFinish(ctx context.Context, q *db.Queries, dbtx db.DBTX, id int64, status string, c RunCounts, message string) error {
-	return mapError(q.CheckRunFinish(ctx, dbtx, db.CheckRunFinishParams{
+// CheckRunFinish records how a running check ended. A check records it in
+// its last transaction, the one that also gives its lease back
+// (lease.Manager.Settle), so that the run never reads as abandoned between
+// the two.
+func (e *Executor) CheckRunFinish(ctx context.Context, id int64, status string, c RunCounts, message string) error {
+	return mapError(e.q.CheckRunFinish(ctx, e.dbtx, db.CheckRunFinishParams{
 		ID: id, Status: status, SourcesFetched: int32(c.Fetched), SourcesNotModified: int32(c.NotModified),
 		SourcesFailed: int32(c.Failed), SourcesSkipped: int32(c.Skipped), SourcesUnwritten: int32(c.Unwritten), Error: ref(message),
 	}))
@@ -359,12 +351,12 @@ func checkRunFinish(ctx context.Context, q *db.Queries, dbtx db.DBTX, id int64, 
 
 // SettingEnsure stores value for key unless one is stored, and returns the
 // stored value.
-func (s *Store) SettingEnsure(ctx context.Context, key, value string) (string, error) {
-	v, err := s.q.SettingEnsure(ctx, s.pool, db.SettingEnsureParams{Key: key, Value: value})
+func (e *Executor) SettingEnsure(ctx context.Context, key, value string) (string, error) {
+	v, err := e.q.SettingEnsure(ctx, e.dbtx, db.SettingEnsureParams{Key: key, Value: value})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Another instance inserted it after this statement's snapshot was
 		// taken; it has committed now (ON CONFLICT waited for it).
-		v, err = s.q.SettingGet(ctx, s.pool, key)
+		v, err = e.q.SettingGet(ctx, e.dbtx, key)
 	}
 	return v, mapError(err)
 }

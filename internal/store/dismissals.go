@@ -133,8 +133,8 @@ func (s *Store) UndismissAdvisory(ctx context.Context, code, advisoryID string, 
 
 // StandingDismissals returns the standing dismissals of a component's
 // advisories, in force or not, by advisory id.
-func (s *Store) StandingDismissals(ctx context.Context, code string) (map[string]Dismissal, error) {
-	rows, err := s.q.DismissalStandingList(ctx, s.pool, code)
+func (e *Executor) StandingDismissals(ctx context.Context, code string) (map[string]Dismissal, error) {
+	rows, err := e.q.DismissalStandingList(ctx, e.dbtx, code)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list dismissals of %q: %w", code, err))
 	}

@@ -7,8 +7,8 @@ import (
 
 // CheckRunPurge deletes check runs older than keepDays days, keeping the
 // newest run that ran, and reports how many it deleted.
-func (s *Store) CheckRunPurge(ctx context.Context, keepDays int) (int64, error) {
-	n, err := s.q.CheckRunPurge(ctx, s.pool, int32(keepDays))
+func (e *Executor) CheckRunPurge(ctx context.Context, keepDays int) (int64, error) {
+	n, err := e.q.CheckRunPurge(ctx, e.dbtx, int32(keepDays))
 	if err != nil {
 		return 0, mapError(fmt.Errorf("purge check runs: %w", err))
 	}
@@ -16,8 +16,8 @@ func (s *Store) CheckRunPurge(ctx context.Context, keepDays int) (int64, error) 
 }
 
 // AuditPurge deletes audit rows older than keepDays days.
-func (s *Store) AuditPurge(ctx context.Context, keepDays int) (int64, error) {
-	n, err := s.q.AuditPurge(ctx, s.pool, int32(keepDays))
+func (e *Executor) AuditPurge(ctx context.Context, keepDays int) (int64, error) {
+	n, err := e.q.AuditPurge(ctx, e.dbtx, int32(keepDays))
 	if err != nil {
 		return 0, mapError(fmt.Errorf("purge audit log: %w", err))
 	}

@@ -146,8 +146,8 @@ func (t *Tx) LeaseRelease(ctx context.Context, name string, owner uuid.UUID, com
 
 // LeaseStatus reads the lease without locking it; CompletionOlder compares
 // the last completion with maxAge on the database clock.
-func (s *Store) LeaseStatus(ctx context.Context, name string, maxAge time.Duration) (LeaseStatus, error) {
-	r, err := s.q.LeaseState(ctx, s.pool, db.LeaseStateParams{Name: name, MaxAgeSeconds: maxAge.Seconds()})
+func (e *Executor) LeaseStatus(ctx context.Context, name string, maxAge time.Duration) (LeaseStatus, error) {
+	r, err := e.q.LeaseState(ctx, e.dbtx, db.LeaseStateParams{Name: name, MaxAgeSeconds: maxAge.Seconds()})
 	if err != nil {
 		return LeaseStatus{}, mapError(fmt.Errorf("read lease: %w", err))
 	}

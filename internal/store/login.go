@@ -43,19 +43,19 @@ type LoginAttempt struct {
 // password is checked. The attempt that passes the limit sets the lock,
 // writes audit (one row per lock) and is itself refused; an attempt while
 // the key is locked changes nothing and is refused.
-func (s *Store) LoginAttemptRegister(ctx context.Context, key string, l LoginLimit, audit LoginLockAudit) (LoginAttempt, error) {
+func (e *Executor) LoginAttemptRegister(ctx context.Context, key string, l LoginLimit, audit LoginLockAudit) (LoginAttempt, error) {
 	detail, err := json.Marshal(audit.Detail)
 	if err != nil {
 		return LoginAttempt{}, fmt.Errorf("register login attempt: encode audit detail: %w", err)
 	}
-	r, err := s.q.LoginAttemptRegister(ctx, s.pool, db.LoginAttemptRegisterParams{
+	r, err := e.q.LoginAttemptRegister(ctx, e.dbtx, db.LoginAttemptRegisterParams{
 		Key: key, MaxFailures: int32(l.MaxFailures), WindowSeconds: l.Window.Seconds(), LockoutSeconds: l.Lockout.Seconds(),
 		AuditAction: audit.Action, AuditDetail: detail,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Locked already: nothing was counted. The lock may have ended
 		// since; the attempt stays refused, for at least a second.
-		secs, err := s.q.LoginAttemptLockedFor(ctx, s.pool, key)
+		secs, err := e.q.LoginAttemptLockedFor(ctx, e.dbtx, key)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return LoginAttempt{}, mapError(fmt.Errorf("read login lock: %w", err))
 		}
@@ -69,27 +69,27 @@ func (s *Store) LoginAttemptRegister(ctx context.Context, key string, l LoginLim
 
 // LoginAttemptReset clears a key's count after a successful login, unless
 // the key was locked meanwhile.
-func (s *Store) LoginAttemptReset(ctx context.Context, key string) error {
-	return mapError(s.q.LoginAttemptReset(ctx, s.pool, key))
+func (e *Executor) LoginAttemptReset(ctx context.Context, key string) error {
+	return mapError(e.q.LoginAttemptReset(ctx, e.dbtx, key))
 }
 
 // LoginAttemptGiveBack takes back the attempt a successful login registered
 // against key, without forgetting the failures around it.
-func (s *Store) LoginAttemptGiveBack(ctx context.Context, key string) error {
-	return mapError(s.q.LoginAttemptGiveBack(ctx, s.pool, key))
+func (e *Executor) LoginAttemptGiveBack(ctx context.Context, key string) error {
+	return mapError(e.q.LoginAttemptGiveBack(ctx, e.dbtx, key))
 }
 
 // LoginAttemptPurge deletes throttling rows that no longer hold anything
 // back.
-func (s *Store) LoginAttemptPurge(ctx context.Context, window time.Duration) (int64, error) {
-	n, err := s.q.LoginAttemptPurge(ctx, s.pool, window.Seconds())
+func (e *Executor) LoginAttemptPurge(ctx context.Context, window time.Duration) (int64, error) {
+	n, err := e.q.LoginAttemptPurge(ctx, e.dbtx, window.Seconds())
 	return n, mapError(err)
 }
 
 // LoginAddressKnown reports whether the address (key) signed in to the
 // account (key) within the last known period.
-func (s *Store) LoginAddressKnown(ctx context.Context, accountKey, addressKey string, known time.Duration) (bool, error) {
-	ok, err := s.q.LoginKnownAddressCheck(ctx, s.pool, db.LoginKnownAddressCheckParams{
+func (e *Executor) LoginAddressKnown(ctx context.Context, accountKey, addressKey string, known time.Duration) (bool, error) {
+	ok, err := e.q.LoginKnownAddressCheck(ctx, e.dbtx, db.LoginKnownAddressCheckParams{
 		AccountKey: accountKey, AddressKey: addressKey, KnownSeconds: known.Seconds(),
 	})
 	if err != nil {
@@ -100,13 +100,13 @@ func (s *Store) LoginAddressKnown(ctx context.Context, accountKey, addressKey st
 
 // LoginAddressRemember records a successful sign-in of the address to the
 // account, now.
-func (s *Store) LoginAddressRemember(ctx context.Context, accountKey, addressKey string) error {
-	err := s.q.LoginKnownAddressRemember(ctx, s.pool, db.LoginKnownAddressRememberParams{AccountKey: accountKey, AddressKey: addressKey})
+func (e *Executor) LoginAddressRemember(ctx context.Context, accountKey, addressKey string) error {
+	err := e.q.LoginKnownAddressRemember(ctx, e.dbtx, db.LoginKnownAddressRememberParams{AccountKey: accountKey, AddressKey: addressKey})
 	return mapError(err)
 }
 
 // LoginAddressPurge forgets sign-ins older than known.
-func (s *Store) LoginAddressPurge(ctx context.Context, known time.Duration) (int64, error) {
-	n, err := s.q.LoginKnownAddressPurge(ctx, s.pool, known.Seconds())
+func (e *Executor) LoginAddressPurge(ctx context.Context, known time.Duration) (int64, error) {
+	n, err := e.q.LoginKnownAddressPurge(ctx, e.dbtx, known.Seconds())
 	return n, mapError(err)
 }

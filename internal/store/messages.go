@@ -58,12 +58,12 @@ func (t *Tx) MessageGather(ctx context.Context, channelID int64, includeRunning 
 
 // Message reads one message, its channel and its events; ErrNotFound when
 // it was deleted with its channel.
-func (s *Store) Message(ctx context.Context, id uuid.UUID) (Message, error) {
-	r, err := s.q.MessageForSend(ctx, s.pool, id)
+func (e *Executor) Message(ctx context.Context, id uuid.UUID) (Message, error) {
+	r, err := e.q.MessageForSend(ctx, e.dbtx, id)
 	if err != nil {
 		return Message{}, mapError(err)
 	}
-	rows, err := s.q.MessageEvents(ctx, s.pool, id)
+	rows, err := e.q.MessageEvents(ctx, e.dbtx, id)
 	if err != nil {
 		return Message{}, mapError(fmt.Errorf("events of message %s: %w", id, err))
 	}
@@ -82,8 +82,8 @@ func (s *Store) Message(ctx context.Context, id uuid.UUID) (Message, error) {
 // MessageRecordAttempt records how one send of a message ended, on the
 // message and on each of its events: state is delivered, pending (to be
 // tried again) or failed (that was the last attempt).
-func (s *Store) MessageRecordAttempt(ctx context.Context, id uuid.UUID, state, message string) error {
-	err := s.q.MessageRecordAttempt(ctx, s.pool, db.MessageRecordAttemptParams{ID: id, State: state, Error: ref(message)})
+func (e *Executor) MessageRecordAttempt(ctx context.Context, id uuid.UUID, state, message string) error {
+	err := e.q.MessageRecordAttempt(ctx, e.dbtx, db.MessageRecordAttemptParams{ID: id, State: state, Error: ref(message)})
 	return mapError(err)
 }
 
@@ -104,15 +104,15 @@ func (t *Tx) MessageRetry(ctx context.Context, eventID uuid.UUID) (uuid.UUID, er
 // EventSentAlone returns the events among ids that are sent one by one
 // (those of webhook and slack channels); an email channel's events wait to
 // be gathered into a message.
-func (t *Tx) EventSentAlone(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
-	out, err := t.q.EventSentAlone(ctx, t.tx, ids)
+func (e *Executor) EventSentAlone(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	out, err := e.q.EventSentAlone(ctx, e.dbtx, ids)
 	return out, mapError(err)
 }
 
 // MessageHold holds a pending message whose channel is disabled, with its
 // events, as EventHold does an event.
-func (s *Store) MessageHold(ctx context.Context, id uuid.UUID) (bool, error) {
-	n, err := s.q.MessageHold(ctx, s.pool, id)
+func (e *Executor) MessageHold(ctx context.Context, id uuid.UUID) (bool, error) {
+	n, err := e.q.MessageHold(ctx, e.dbtx, id)
 	return n > 0, mapError(err)
 }
 

@@ -72,8 +72,8 @@ func (t *Tx) ChannelCreate(ctx context.Context, c NewChannel) (int64, error) {
 }
 
 // Channels lists every channel.
-func (s *Store) Channels(ctx context.Context) ([]Channel, error) {
-	rows, err := s.q.ChannelList(ctx, s.pool)
+func (e *Executor) Channels(ctx context.Context) ([]Channel, error) {
+	rows, err := e.q.ChannelList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list channels: %w", err))
 	}
@@ -87,8 +87,8 @@ func (s *Store) Channels(ctx context.Context) ([]Channel, error) {
 
 // ChannelDelete deletes a channel and its events; ErrNotFound when there is
 // none.
-func (s *Store) ChannelDelete(ctx context.Context, id int64) error {
-	n, err := s.q.ChannelDelete(ctx, s.pool, id)
+func (e *Executor) ChannelDelete(ctx context.Context, id int64) error {
+	n, err := e.q.ChannelDelete(ctx, e.dbtx, id)
 	if err == nil && n == 0 {
 		return ErrNotFound
 	}
@@ -96,8 +96,8 @@ func (s *Store) ChannelDelete(ctx context.Context, id int64) error {
 }
 
 // ChannelDisable turns a channel off, saying why.
-func (s *Store) ChannelDisable(ctx context.Context, id int64, reason string) error {
-	_, err := s.q.ChannelDisable(ctx, s.pool, db.ChannelDisableParams{ID: id, Reason: &reason})
+func (e *Executor) ChannelDisable(ctx context.Context, id int64, reason string) error {
+	_, err := e.q.ChannelDisable(ctx, e.dbtx, db.ChannelDisableParams{ID: id, Reason: &reason})
 	return mapError(err)
 }
 
@@ -143,8 +143,8 @@ func (t *Tx) EventRetry(ctx context.Context, id uuid.UUID) error {
 
 // Delivery reads one event and its channel; ErrNotFound when the event (or
 // its channel) was deleted.
-func (s *Store) Delivery(ctx context.Context, id uuid.UUID) (Delivery, error) {
-	r, err := s.q.EventForDelivery(ctx, s.pool, id)
+func (e *Executor) Delivery(ctx context.Context, id uuid.UUID) (Delivery, error) {
+	r, err := e.q.EventForDelivery(ctx, e.dbtx, id)
 	if err != nil {
 		return Delivery{}, mapError(err)
 	}
@@ -158,15 +158,15 @@ func (s *Store) Delivery(ctx context.Context, id uuid.UUID) (Delivery, error) {
 // EventRecordAttempt records how one send ended: state is delivered,
 // pending (to be tried again, in retryIn) or failed (that was the last
 // attempt).
-func (s *Store) EventRecordAttempt(ctx context.Context, id uuid.UUID, state, message string, retryIn time.Duration) error {
-	return mapError(s.q.EventRecordAttempt(ctx, s.pool, db.EventRecordAttemptParams{
+func (e *Executor) EventRecordAttempt(ctx context.Context, id uuid.UUID, state, message string, retryIn time.Duration) error {
+	return mapError(e.q.EventRecordAttempt(ctx, e.dbtx, db.EventRecordAttemptParams{
 		ID: id, State: state, Error: ref(message), RetryInSeconds: retryIn.Seconds(),
 	}))
 }
 
 // Events lists the newest events, up to limit.
-func (s *Store) Events(ctx context.Context, limit int) ([]Event, error) {
-	rows, err := s.q.EventList(ctx, s.pool, int32(limit))
+func (e *Executor) Events(ctx context.Context, limit int) ([]Event, error) {
+	rows, err := e.q.EventList(ctx, e.dbtx, int32(limit))
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list events: %w", err))
 	}
@@ -209,19 +209,8 @@ func (t *Tx) ChannelSetEnabled(ctx context.Context, id int64, enabled bool) erro
 }
 
 // Channel reads one channel; ErrNotFound when there is none.
-func (s *Store) Channel(ctx context.Context, id int64) (Channel, error) {
-	return channelGet(ctx, s.q, s.pool, id)
-}
-
-// ChannelGet reads one channel in the transaction; ErrNotFound when there
-// is none.
-func (t *Tx) ChannelGet(ctx context.Context, id int64) (Channel, error) {
-	return channelGet(ctx, t.q, t.tx, id)
-}
-
-// channelGet is Channel and ChannelGet, on either executor.
-func channelGet(ctx context.Context, q *db.Queries, x db.DBTX, id int64) (Channel, error) {
-	r, err := q.ChannelGet(ctx, x, id)
+func (e *Executor) Channel(ctx context.Context, id int64) (Channel, error) {
+	r, err := e.q.ChannelGet(ctx, e.dbtx, id)
 	if err != nil {
 		return Channel{}, mapError(err)
 	}
@@ -229,20 +218,10 @@ func channelGet(ctx context.Context, q *db.Queries, x db.DBTX, id int64) (Channe
 		DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
 }
 
-// ChannelDelete deletes a channel and its events in the transaction;
-// ErrNotFound when there is none.
-func (t *Tx) ChannelDelete(ctx context.Context, id int64) error {
-	n, err := t.q.ChannelDelete(ctx, t.tx, id)
-	if err == nil && n == 0 {
-		return ErrNotFound
-	}
-	return mapError(err)
-}
-
 // EventChannel is the channel of an event; ErrNotFound when there is no
 // such event.
-func (t *Tx) EventChannel(ctx context.Context, id uuid.UUID) (int64, error) {
-	ch, err := t.q.EventChannel(ctx, t.tx, id)
+func (e *Executor) EventChannel(ctx context.Context, id uuid.UUID) (int64, error) {
+	ch, err := e.q.EventChannel(ctx, e.dbtx, id)
 	return ch, mapError(err)
 }
 
@@ -250,8 +229,8 @@ func (t *Tx) EventChannel(ctx context.Context, id uuid.UUID) (int64, error) {
 // pending, without a job, until the channel is enabled. It reports false
 // when the channel is enabled (an enable committed meanwhile) or the event
 // is not pending: then the caller sends, or stops, as the event now says.
-func (s *Store) EventHold(ctx context.Context, id uuid.UUID) (bool, error) {
-	n, err := s.q.EventHold(ctx, s.pool, id)
+func (e *Executor) EventHold(ctx context.Context, id uuid.UUID) (bool, error) {
+	n, err := e.q.EventHold(ctx, e.dbtx, id)
 	return n > 0, mapError(err)
 }
 

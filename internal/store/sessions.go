@@ -39,8 +39,8 @@ type SessionUser struct {
 }
 
 // SessionCreate stores a new session.
-func (t *Tx) SessionCreate(ctx context.Context, n NewSession) (Session, error) {
-	r, err := t.q.SessionCreate(ctx, t.tx, db.SessionCreateParams{
+func (e *Executor) SessionCreate(ctx context.Context, n NewSession) (Session, error) {
+	r, err := e.q.SessionCreate(ctx, e.dbtx, db.SessionCreateParams{
 		ID: n.ID, UserID: n.UserID, CsrfToken: n.CSRFToken, TtlSeconds: n.TTL.Seconds(),
 		UserAgent: ref(n.UserAgent), Ip: ref(n.IP),
 	})
@@ -54,8 +54,8 @@ func (t *Tx) SessionCreate(ctx context.Context, n NewSession) (Session, error) {
 // session is live: before its absolute expiry, seen within idle, its user not
 // disabled. It moves last_seen_at when the stored one is older than touch.
 // ErrNotFound when there is no live session.
-func (s *Store) SessionAuthenticate(ctx context.Context, id []byte, idle, touch time.Duration) (SessionUser, error) {
-	r, err := s.q.SessionAuthenticate(ctx, s.pool, db.SessionAuthenticateParams{
+func (e *Executor) SessionAuthenticate(ctx context.Context, id []byte, idle, touch time.Duration) (SessionUser, error) {
+	r, err := e.q.SessionAuthenticate(ctx, e.dbtx, db.SessionAuthenticateParams{
 		ID: id, IdleSeconds: idle.Seconds(), TouchSeconds: touch.Seconds(),
 	})
 	if err != nil {
@@ -71,8 +71,8 @@ func (s *Store) SessionAuthenticate(ctx context.Context, id []byte, idle, touch 
 }
 
 // SessionDelete ends a session; it reports whether one was there.
-func (s *Store) SessionDelete(ctx context.Context, id []byte) (bool, error) {
-	n, err := s.q.SessionDelete(ctx, s.pool, id)
+func (e *Executor) SessionDelete(ctx context.Context, id []byte) (bool, error) {
+	n, err := e.q.SessionDelete(ctx, e.dbtx, id)
 	if err != nil {
 		return false, mapError(fmt.Errorf("delete session: %w", err))
 	}
@@ -80,28 +80,15 @@ func (s *Store) SessionDelete(ctx context.Context, id []byte) (bool, error) {
 }
 
 // SessionDeleteForUser ends every session of a user.
-func (s *Store) SessionDeleteForUser(ctx context.Context, userID int64) (int64, error) {
-	n, err := s.q.SessionDeleteForUser(ctx, s.pool, userID)
-	return n, mapError(err)
-}
-
-// SessionDeleteForUser ends every session of a user in the transaction.
-func (t *Tx) SessionDeleteForUser(ctx context.Context, userID int64) (int64, error) {
-	n, err := t.q.SessionDeleteForUser(ctx, t.tx, userID)
+func (e *Executor) SessionDeleteForUser(ctx context.Context, userID int64) (int64, error) {
+	n, err := e.q.SessionDeleteForUser(ctx, e.dbtx, userID)
 	return n, mapError(err)
 }
 
 // SessionDeleteDead deletes sessions past their expiry or idle longer than
 // idle; userID 0 means every user's.
-func (s *Store) SessionDeleteDead(ctx context.Context, userID int64, idle time.Duration) (int64, error) {
-	n, err := s.q.SessionDeleteDead(ctx, s.pool, db.SessionDeleteDeadParams{UserID: userID, IdleSeconds: idle.Seconds()})
-	return n, mapError(err)
-}
-
-// SessionDeleteDead deletes dead sessions in the transaction; see
-// Store.SessionDeleteDead.
-func (t *Tx) SessionDeleteDead(ctx context.Context, userID int64, idle time.Duration) (int64, error) {
-	n, err := t.q.SessionDeleteDead(ctx, t.tx, db.SessionDeleteDeadParams{UserID: userID, IdleSeconds: idle.Seconds()})
+func (e *Executor) SessionDeleteDead(ctx context.Context, userID int64, idle time.Duration) (int64, error) {
+	n, err := e.q.SessionDeleteDead(ctx, e.dbtx, db.SessionDeleteDeadParams{UserID: userID, IdleSeconds: idle.Seconds()})
 	return n, mapError(err)
 }
 

@@ -43,15 +43,26 @@ var (
 // cancelled; the rollback itself must not be cancelled with it.
 const rollbackTimeout = 5 * time.Second
 
-// Store is the database behind upcheck.
-type Store struct {
-	pool *pgxpool.Pool
+// Executor runs upcheck's operations on one db.DBTX: the pool, as Store,
+// or one transaction, as Tx. Each operation is written once: on Executor
+// when it is right on either, so both Store and Tx have it; on Store when
+// it needs the pool (a transaction or a batch of its own); on Tx when it is
+// only right inside a transaction. executor_test.go keeps it so.
+type Executor struct {
+	dbtx db.DBTX
 	q    *db.Queries
+}
+
+// Store is the database behind upcheck: Executor over the pool, and what
+// needs the pool itself.
+type Store struct {
+	Executor
+	pool *pgxpool.Pool
 }
 
 // New wraps a pool.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, q: db.New()}
+	return &Store{Executor: Executor{dbtx: pool, q: db.New()}, pool: pool}
 }
 
 // Ping checks that the database answers. A failure is tried again a few
@@ -69,12 +80,14 @@ func (s *Store) Ping(ctx context.Context) error {
 	return err
 }
 
-// Tx is one open transaction. Writes that must commit together (a fenced
-// write, a dismissal and its audit row, a channel and its first events) go
-// through its methods; single statements that stand alone are Store's.
+// Tx is one open transaction: Executor over it, so that what must commit
+// together (a change and its audit row, a password and the sessions it
+// ends) does, and the operations that are only right inside a transaction:
+// the lease's locks and the writes it fences, the events and messages whose
+// delivery jobs must be inserted with them, row locks held until the commit.
 type Tx struct {
+	Executor
 	tx pgx.Tx
-	q  *db.Queries
 }
 
 // WithTx runs fn in a transaction and commits when fn returns nil. A failed or
@@ -90,7 +103,7 @@ func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
 		defer cancel()
 		_ = tx.Rollback(rctx) // no-op after a commit
 	}()
-	if err := fn(&Tx{tx: tx, q: s.q}); err != nil {
+	if err := fn(&Tx{Executor: Executor{dbtx: tx, q: s.q}, tx: tx}); err != nil {
 		return mapError(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -12,8 +12,8 @@ import (
 // Summary reads the update summary in one statement over the read model,
 // so its counts agree with each other, with the catalog and with source
 // health. Times come back in UTC, as the JSON API shows them.
-func (s *Store) Summary(ctx context.Context) (readmodel.Summary, error) {
-	r, err := s.q.SummaryRead(ctx, s.pool, readmodel.AttentionLimit)
+func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
+	r, err := e.q.SummaryRead(ctx, e.dbtx, readmodel.AttentionLimit)
 	if err != nil {
 		return readmodel.Summary{}, mapError(fmt.Errorf("read summary: %w", err))
 	}

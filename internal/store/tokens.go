@@ -46,8 +46,8 @@ type NewAPIToken struct {
 }
 
 // APITokenCreate stores a token by its hash.
-func (t *Tx) APITokenCreate(ctx context.Context, n NewAPIToken) (APIToken, error) {
-	r, err := t.q.APITokenCreate(ctx, t.tx, db.APITokenCreateParams{
+func (e *Executor) APITokenCreate(ctx context.Context, n NewAPIToken) (APIToken, error) {
+	r, err := e.q.APITokenCreate(ctx, e.dbtx, db.APITokenCreateParams{
 		UserID: n.UserID, Name: n.Name, TokenHash: n.Hash, TtlSeconds: n.TTL.Seconds(), ReadOnly: n.ReadOnly,
 	})
 	if err != nil {
@@ -61,8 +61,8 @@ func (t *Tx) APITokenCreate(ctx context.Context, n NewAPIToken) (APIToken, error
 // whether it has expired. It moves last_used_at of a token that has not
 // expired when the stored one is older than touch. ErrNotFound when there
 // is no such token.
-func (s *Store) APITokenAuthenticate(ctx context.Context, hash []byte, touch time.Duration) (TokenUser, error) {
-	r, err := s.q.APITokenAuthenticate(ctx, s.pool, db.APITokenAuthenticateParams{TokenHash: hash, TouchSeconds: touch.Seconds()})
+func (e *Executor) APITokenAuthenticate(ctx context.Context, hash []byte, touch time.Duration) (TokenUser, error) {
+	r, err := e.q.APITokenAuthenticate(ctx, e.dbtx, db.APITokenAuthenticateParams{TokenHash: hash, TouchSeconds: touch.Seconds()})
 	if err != nil {
 		return TokenUser{}, mapError(fmt.Errorf("authenticate api token: %w", err))
 	}
@@ -88,8 +88,8 @@ func secondsDuration(secs float64) time.Duration {
 
 // APITokenRevoke revokes a token and returns its owner; ErrNotFound if there
 // is no such token. Revoking twice is not an error.
-func (t *Tx) APITokenRevoke(ctx context.Context, id int64) (userID int64, err error) {
-	userID, err = t.q.APITokenRevoke(ctx, t.tx, id)
+func (e *Executor) APITokenRevoke(ctx context.Context, id int64) (userID int64, err error) {
+	userID, err = e.q.APITokenRevoke(ctx, e.dbtx, id)
 	if err != nil {
 		return 0, mapError(fmt.Errorf("revoke api token: %w", err))
 	}
@@ -106,8 +106,8 @@ type TokenListing struct {
 
 // APITokensWithOwner lists every token, or the tokens of one user when
 // userID is not 0, revoked and expired ones included, oldest first.
-func (s *Store) APITokensWithOwner(ctx context.Context, userID int64) ([]TokenListing, error) {
-	rows, err := s.q.APITokenListWithOwner(ctx, s.pool, optionalID(userID))
+func (e *Executor) APITokensWithOwner(ctx context.Context, userID int64) ([]TokenListing, error) {
+	rows, err := e.q.APITokenListWithOwner(ctx, e.dbtx, optionalID(userID))
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list api tokens: %w", err))
 	}
@@ -120,8 +120,8 @@ func (s *Store) APITokensWithOwner(ctx context.Context, userID int64) ([]TokenLi
 
 // APITokenWithOwner returns one token as APITokensWithOwner lists it;
 // ErrNotFound if there is no such token.
-func (s *Store) APITokenWithOwner(ctx context.Context, id int64) (TokenListing, error) {
-	r, err := s.q.APITokenGetWithOwner(ctx, s.pool, id)
+func (e *Executor) APITokenWithOwner(ctx context.Context, id int64) (TokenListing, error) {
+	r, err := e.q.APITokenGetWithOwner(ctx, e.dbtx, id)
 	if err != nil {
 		return TokenListing{}, mapError(fmt.Errorf("get api token %d: %w", id, err))
 	}

@@ -25,8 +25,8 @@ type SourceTrust struct {
 }
 
 // SourceTrusts returns the stored trust of every source, by URL.
-func (s *Store) SourceTrusts(ctx context.Context) (map[string]SourceTrust, error) {
-	rows, err := s.q.SourceTrustList(ctx, s.pool)
+func (e *Executor) SourceTrusts(ctx context.Context) (map[string]SourceTrust, error) {
+	rows, err := e.q.SourceTrustList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list source trust: %w", err))
 	}
@@ -39,8 +39,8 @@ func (s *Store) SourceTrusts(ctx context.Context) (map[string]SourceTrust, error
 
 // SourceTrust returns the stored trust of one source; the zero value when
 // none is stored.
-func (s *Store) SourceTrust(ctx context.Context, url string) (SourceTrust, error) {
-	rows, err := s.q.SourceTrustGet(ctx, s.pool, url)
+func (e *Executor) SourceTrust(ctx context.Context, url string) (SourceTrust, error) {
+	rows, err := e.q.SourceTrustGet(ctx, e.dbtx, url)
 	if err != nil || len(rows) == 0 {
 		return SourceTrust{}, mapError(err)
 	}

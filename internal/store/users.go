@@ -45,17 +45,8 @@ func mapAuthError(err error) error {
 
 // UserCreate inserts an account; ErrConflict when the email (compared
 // without case) is taken.
-func (s *Store) UserCreate(ctx context.Context, email, role, passwordHash string) (User, error) {
-	return userCreate(ctx, s.q, s.pool, email, role, passwordHash)
-}
-
-// UserCreate inserts an account in the transaction; see Store.UserCreate.
-func (t *Tx) UserCreate(ctx context.Context, email, role, passwordHash string) (User, error) {
-	return userCreate(ctx, t.q, t.tx, email, role, passwordHash)
-}
-
-func userCreate(ctx context.Context, q *db.Queries, dbtx db.DBTX, email, role, passwordHash string) (User, error) {
-	r, err := q.UserCreate(ctx, dbtx, db.UserCreateParams{Email: email, Role: role, PasswordHash: passwordHash})
+func (e *Executor) UserCreate(ctx context.Context, email, role, passwordHash string) (User, error) {
+	r, err := e.q.UserCreate(ctx, e.dbtx, db.UserCreateParams{Email: email, Role: role, PasswordHash: passwordHash})
 	if err != nil {
 		return User{}, mapAuthError(fmt.Errorf("create user: %w", err))
 	}
@@ -63,8 +54,8 @@ func userCreate(ctx context.Context, q *db.Queries, dbtx db.DBTX, email, role, p
 }
 
 // UserByEmail finds an account by email, without case; ErrNotFound if none.
-func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
-	r, err := s.q.UserGetByEmail(ctx, s.pool, email)
+func (e *Executor) UserByEmail(ctx context.Context, email string) (User, error) {
+	r, err := e.q.UserGetByEmail(ctx, e.dbtx, email)
 	if err != nil {
 		return User{}, mapError(fmt.Errorf("get user: %w", err))
 	}
@@ -73,8 +64,8 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
 
 // UserCredentials reads an account and its password hash for login;
 // ErrNotFound if there is no such email.
-func (s *Store) UserCredentials(ctx context.Context, email string) (Credentials, error) {
-	r, err := s.q.UserGetCredentials(ctx, s.pool, email)
+func (e *Executor) UserCredentials(ctx context.Context, email string) (Credentials, error) {
+	r, err := e.q.UserGetCredentials(ctx, e.dbtx, email)
 	if err != nil {
 		return Credentials{}, mapError(fmt.Errorf("get credentials: %w", err))
 	}
@@ -85,8 +76,8 @@ func (s *Store) UserCredentials(ctx context.Context, email string) (Credentials,
 }
 
 // Users lists every account, ordered by email.
-func (s *Store) Users(ctx context.Context) ([]User, error) {
-	rows, err := s.q.UserList(ctx, s.pool)
+func (e *Executor) Users(ctx context.Context) ([]User, error) {
+	rows, err := e.q.UserList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list users: %w", err))
 	}
@@ -97,10 +88,10 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	return out, nil
 }
 
-// UserSetPasswordHash replaces an account's password hash in the
-// transaction; ErrNotFound if the account does not exist.
-func (t *Tx) UserSetPasswordHash(ctx context.Context, id int64, passwordHash string) error {
-	n, err := t.q.UserSetPasswordHash(ctx, t.tx, db.UserSetPasswordHashParams{ID: id, PasswordHash: passwordHash})
+// UserSetPasswordHash replaces an account's password hash; ErrNotFound if
+// the account does not exist.
+func (e *Executor) UserSetPasswordHash(ctx context.Context, id int64, passwordHash string) error {
+	n, err := e.q.UserSetPasswordHash(ctx, e.dbtx, db.UserSetPasswordHashParams{ID: id, PasswordHash: passwordHash})
 	return affectedOne(n, err, "set password")
 }
 
@@ -108,8 +99,8 @@ func (t *Tx) UserSetPasswordHash(ctx context.Context, id int64, passwordHash str
 // the same password made with new parameters, only while oldHash is still
 // the stored one; it reports whether it did. A password changed meanwhile
 // stays changed.
-func (s *Store) UserUpgradePasswordHash(ctx context.Context, id int64, oldHash, newHash string) (bool, error) {
-	n, err := s.q.UserUpgradePasswordHash(ctx, s.pool, db.UserUpgradePasswordHashParams{ID: id, OldHash: oldHash, NewHash: newHash})
+func (e *Executor) UserUpgradePasswordHash(ctx context.Context, id int64, oldHash, newHash string) (bool, error) {
+	n, err := e.q.UserUpgradePasswordHash(ctx, e.dbtx, db.UserUpgradePasswordHashParams{ID: id, OldHash: oldHash, NewHash: newHash})
 	if err != nil {
 		return false, mapError(fmt.Errorf("upgrade password hash: %w", err))
 	}
@@ -130,8 +121,8 @@ func (t *Tx) UserPasswordHashForShare(ctx context.Context, id int64) (string, er
 // UserSetDisabled disables or re-enables an account. A disabled account's
 // sessions and tokens stop working at once (authentication checks the flag)
 // and come back if it is re-enabled before they expire.
-func (s *Store) UserSetDisabled(ctx context.Context, id int64, disabled bool) error {
-	n, err := s.q.UserSetDisabled(ctx, s.pool, db.UserSetDisabledParams{ID: id, Disabled: disabled})
+func (e *Executor) UserSetDisabled(ctx context.Context, id int64, disabled bool) error {
+	n, err := e.q.UserSetDisabled(ctx, e.dbtx, db.UserSetDisabledParams{ID: id, Disabled: disabled})
 	return affectedOne(n, err, "set disabled")
 }
 

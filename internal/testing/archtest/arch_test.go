@@ -78,8 +78,10 @@ var rules = []rule{
 		direct: true,
 	},
 	{
-		name:   "no product package depends on a test harness: internal/testing is for tests and cmd/upcheck-cluster",
-		from:   func(p string) bool { return !within(module+"/internal/testing")(p) && p != module+"/cmd/upcheck-cluster" },
+		name: "no product package depends on a test harness: internal/testing is for tests and cmd/upcheck-cluster",
+		from: func(p string) bool {
+			return !within(module+"/internal/testing")(p) && p != module+"/cmd/upcheck-cluster"
+		},
 		forbid: within(module + "/internal/testing"),
 	},
 	{

@@ -1,0 +1,54 @@
+package fetch
+
+import "io"
+
+// Request is one document to fetch, with the validators stored from the last
+// successful fetch so an unchanged document costs a 304.
+type Request struct {
+	// URL is the absolute http or https URL of the document.
+	URL string
+	// ETag is sent as If-None-Match when not empty.
+	ETag string
+	// LastModified is sent as If-Modified-Since when not empty.
+	LastModified string
+	// Accept is sent as the Accept header when not empty.
+	Accept string
+	// Bearer, when set, is sent as "Authorization: Bearer …" (a registry
+	// token). It is never logged; the http package drops it on a redirect
+	// to another host.
+	Bearer Credential
+	// MaxBody caps this body instead of the fetcher's MaxBody when > 0.
+	MaxBody int64
+	// Consume, when set, reads the body as it arrives instead of Fetch
+	// buffering it (Response.Body stays nil): a document of tens of
+	// megabytes is decoded as a stream and never held. It is given the
+	// body of each attempt (a retried fetch calls it again, from the
+	// start); an error it returns ends the fetch, unretried, and is
+	// wrapped by Fetch's error. Reading past the cap fails with
+	// ErrTooLarge.
+	Consume func(io.Reader) error
+}
+
+// Credential is a secret sent with a request; Reveal gives its text.
+type Credential interface{ Reveal() string }
+
+// Response is the outcome of a successful fetch. On error, Fetch may still
+// return StatusCode and Bytes for logging, but never a Body.
+type Response struct {
+	// NotModified is true for a 304: keep the stored document.
+	NotModified bool
+	// Body is the document (nil when NotModified).
+	Body []byte
+	// ETag and LastModified are the validators to store for the next
+	// fetch. On a 304 that omits them, they are the request's own, so the
+	// caller can store them unconditionally.
+	ETag         string
+	LastModified string
+	// Signature is the Upcheck-Signature header, empty when absent (then
+	// see [Fetcher.FetchSignature]).
+	Signature string
+	// StatusCode is the final HTTP status, after redirects.
+	StatusCode int
+	// Bytes is how many body bytes were read.
+	Bytes int64
+}

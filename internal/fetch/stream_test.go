@@ -1,0 +1,127 @@
+package fetch
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+type secret string
+
+func (s secret) Reveal() string { return string(s) }
+func (secret) String() string   { return "[redacted]" }
+
+// A consumed body arrives as a stream (decompressed when the server
+// gzips it), is held to the request's own cap after decompression, and the
+// request carries Accept and the bearer token, which no log line shows.
+func TestConsumeStreamsTheBody(t *testing.T) {
+	t.Parallel()
+	const size = 8 << 20
+	var gotAccept, gotAuth atomic.Value
+	srv := serve(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAccept.Store(r.Header.Get("Accept"))
+		gotAuth.Store(r.Header.Get("Authorization"))
+		w.Header().Set("ETag", `"p1"`)
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			_, _ = zw.Write(bytes.Repeat([]byte("x"), size))
+			_ = zw.Close()
+			return
+		}
+		t.Error("the fetcher did not ask for gzip")
+	}))
+	var log bytes.Buffer
+	f := New(Config{AllowPrivate: true}, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(f.Close)
+	var read int64
+	resp, err := f.Fetch(t.Context(), Request{URL: srv.URL + "/pkg", Accept: "application/json", Bearer: secret("tok-123"), MaxBody: size,
+		Consume: func(r io.Reader) error {
+			n, err := io.Copy(io.Discard, r)
+			read = n
+			return err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read != size || resp.Bytes != size || resp.Body != nil || resp.ETag != `"p1"` {
+		t.Errorf("consumed %d, Bytes %d, Body %d bytes, ETag %q", read, resp.Bytes, len(resp.Body), resp.ETag)
+	}
+	if gotAccept.Load() != "application/json" || gotAuth.Load() != "Bearer tok-123" {
+		t.Errorf("Accept %q, Authorization %q", gotAccept.Load(), gotAuth.Load())
+	}
+	if strings.Contains(log.String(), "tok-123") {
+		t.Errorf("the token is in the log:\n%s", log.String())
+	}
+	// The cap counts decompressed bytes: a small gzip of a large body is refused.
+	_, err = f.Fetch(t.Context(), Request{URL: srv.URL + "/pkg", MaxBody: size - 1, Consume: func(r io.Reader) error {
+		_, err := io.Copy(io.Discard, r)
+		return err
+	}})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Errorf("one byte over the request's cap: %v, want ErrTooLarge", err)
+	}
+}
+
+// A consumer's refusal ends the fetch at once: the body was read, retrying
+// would read the same. A body cut off by the network is retried, and the
+// consumer starts again from the beginning.
+func TestConsumeErrorsAndRetries(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := serve(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		if r.URL.Path == "/cut" && n == 1 {
+			w.Header().Set("Content-Length", "100")
+			_, _ = io.WriteString(w, "partial")
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		_, _ = io.WriteString(w, "whole body")
+	}))
+	f := setup(t, Config{AllowPrivate: true})
+	refused := errors.New("not a package document")
+	_, err := f.Fetch(t.Context(), Request{URL: srv.URL + "/doc", Consume: func(r io.Reader) error { return refused }})
+	if !errors.Is(err, refused) || requests.Load() != 1 {
+		t.Errorf("a refusal: %v after %d requests; want it, after 1", err, requests.Load())
+	}
+	requests.Store(0)
+	var bodies []string
+	_, err = f.Fetch(t.Context(), Request{URL: srv.URL + "/cut", Consume: func(r io.Reader) error {
+		b, err := io.ReadAll(r)
+		bodies = append(bodies, string(b))
+		return err
+	}})
+	if err != nil || requests.Load() != 2 || len(bodies) != 2 || bodies[1] != "whole body" {
+		t.Errorf("a cut body: %v after %d requests, consumer saw %q", err, requests.Load(), bodies)
+	}
+}
+
+// The token never follows a redirect to another host.
+func TestBearerStaysOnItsHost(t *testing.T) {
+	t.Parallel()
+	var leaked atomic.Value
+	other := serve(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(r.Header.Get("Authorization"))
+		_, _ = io.WriteString(w, "{}")
+	}))
+	srv := serve(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/elsewhere", http.StatusFound)
+	}))
+	f := setup(t, Config{AllowPrivate: true})
+	if _, err := f.Fetch(t.Context(), Request{URL: srv.URL + "/pkg", Bearer: secret("tok-123")}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := leaked.Load().(string); v != "" {
+		t.Errorf("the other host got Authorization %q", v)
+	}
+}

@@ -1,0 +1,140 @@
+// Package lockfile reads a site's lockfile as its list of installed
+// components: npm's package-lock.json (lockfileVersion 2 and 3) and pnpm's
+// pnpm-lock.yaml (version 9). Each chosen package becomes a component whose
+// source is "npm:NAME", at the version the lockfile locks. A lockfile is
+// read or refused as a whole, with an error that names the file, the line
+// and the field.
+package lockfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/npm"
+)
+
+// MaxSize caps the lockfile: a large site's is a few megabytes.
+const MaxSize = 64 << 20
+
+// ErrInvalid wraps every refusal of a lockfile.
+var ErrInvalid = errors.New("invalid lockfile")
+
+// Options say which locked packages are components.
+type Options struct {
+	// Include are globs over package names ("@vitnode/*", path.Match's
+	// syntax, where * stops at the scope's slash), matched against every
+	// package installed at the top level. Without any, the site's own
+	// dependencies are the components (dependencies and
+	// optionalDependencies of the root, not devDependencies).
+	Include []string
+	// Core names the core's package: its component's code is "core", and
+	// the other packages' peerDependencies on it say which core they need.
+	Core string
+}
+
+// Validate checks the options' globs and core name.
+func (o Options) Validate() error {
+	for _, g := range o.Include {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("include %q is not a glob: %w", g, err)
+		}
+	}
+	if o.Core != "" {
+		if _, err := npm.ValidateName(o.Core); err != nil {
+			return fmt.Errorf("core: %w", err)
+		}
+	}
+	return nil
+}
+
+// locked is one package a lockfile installs at the top level.
+type locked struct {
+	name    string
+	version string
+	direct  bool // a dependency or optional dependency of the root
+	line    int
+	field   string // its place in the file, for errors
+}
+
+// Read reads the lockfile at file; its name says its kind
+// (package-lock.json or npm-shrinkwrap.json, pnpm-lock.yaml).
+func Read(file string, opt Options) (*manifest.Manifest, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("read lockfile: %w", err)
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read lockfile: %w", err)
+	}
+	if len(body) > MaxSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrInvalid, file, MaxSize)
+	}
+	var pkgs []locked
+	switch base := filepath.Base(file); {
+	case base == "pnpm-lock.yaml" || strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml"):
+		pkgs, err = parsePnpm(body)
+	default:
+		pkgs, err = parseNpm(body)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s%v", ErrInvalid, file, err)
+	}
+	m, err := components(pkgs, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s%v", ErrInvalid, file, err)
+	}
+	return m, nil
+}
+
+// components chooses the packages and names their components.
+func components(pkgs []locked, opt Options) (*manifest.Manifest, error) {
+	m := &manifest.Manifest{Components: []manifest.Component{}}
+	byCode := map[string]locked{}
+	for _, p := range pkgs {
+		if !chosen(p, opt) {
+			continue
+		}
+		name, err := npm.ValidateName(p.name)
+		if err != nil {
+			return nil, fmt.Errorf(" line %d: %s: %v", p.line, p.field, err)
+		}
+		code := Code(name)
+		if string(name) == opt.Core {
+			code = "core"
+		}
+		if other, ok := byCode[code]; ok {
+			return nil, fmt.Errorf(" line %d: %s: %q and %q (line %d) would both be component %q", p.line, p.field, p.name, other.name, other.line, code)
+		}
+		byCode[code] = p
+		m.Components = append(m.Components, manifest.Component{Code: code, Name: p.name, Version: p.version, Source: "npm:" + p.name})
+	}
+	slices.SortFunc(m.Components, func(a, b manifest.Component) int { return strings.Compare(a.Code, b.Code) })
+	return m, nil
+}
+
+func chosen(p locked, opt Options) bool {
+	if p.name == opt.Core && opt.Core != "" {
+		return true
+	}
+	if len(opt.Include) == 0 {
+		return p.direct
+	}
+	for _, g := range opt.Include {
+		if ok, _ := path.Match(g, p.name); ok {
+			return true
+		}
+	}
+	return false
+}

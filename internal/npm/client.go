@@ -1,0 +1,114 @@
+package npm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+)
+
+// The ways a registry refuses a package, each with words of its own.
+var (
+	// ErrNoSuchPackage: the registry answered 404 for the package.
+	ErrNoSuchPackage = errors.New("the registry has no such package")
+	// ErrCredentialsRefused: the registry answered 401 or 403: the token
+	// is missing, wrong, or may not read the package.
+	ErrCredentialsRefused = errors.New("the registry refused the credentials for the package")
+)
+
+// Fetched is a package document as fetched: the package (nil when the
+// registry answered 304: keep the stored one) and the response's
+// validators for the next fetch.
+type Fetched struct {
+	Package  *Package
+	Response fetch.Response
+}
+
+// Client fetches package documents and keys through the guarded fetcher
+// (private addresses, timeouts, per-host limits, one retry, Retry-After).
+type Client struct {
+	Fetcher    *fetch.Fetcher
+	Registries Registries
+	// MaxDocument caps a package document's decoded size
+	// (DefaultMaxDocument when 0).
+	MaxDocument int64
+}
+
+// Package fetches name's full package document (the abbreviated install
+// format has no publish times), sending etag and lastModified as
+// conditional headers, decoded as a stream. ErrNoRegistry when no setting
+// names the registry, ErrNoSuchPackage and ErrCredentialsRefused for the
+// registry's refusals; a cancelled ctx gives fetch's cancellation error.
+func (c *Client) Package(ctx context.Context, name Name, etag, lastModified string) (Fetched, error) {
+	u, err := c.Registries.PackageURL(name)
+	if err != nil {
+		return Fetched{}, err
+	}
+	limit := c.MaxDocument
+	if limit <= 0 {
+		limit = DefaultMaxDocument
+	}
+	var pkg *Package
+	req := fetch.Request{URL: u.String(), ETag: etag, LastModified: lastModified, Accept: "application/json", MaxBody: limit,
+		Consume: func(r io.Reader) error {
+			p, err := DecodePackage(r, limit)
+			if err != nil {
+				return err
+			}
+			if p.Name != string(name) {
+				return fmt.Errorf("%w: it is the document of %q", ErrDocument, p.Name)
+			}
+			pkg = p
+			return nil
+		}}
+	if tok := c.Registries.Token(u); !tok.IsZero() {
+		req.Bearer = tok
+	}
+	resp, err := c.Fetcher.Fetch(ctx, req)
+	if err != nil {
+		return Fetched{Response: resp}, refusal(err, name)
+	}
+	return Fetched{Package: pkg, Response: resp}, nil
+}
+
+// Keys fetches the signing keys of the registry that serves name; a
+// registry that publishes none (404) gives no keys and no error.
+func (c *Client) Keys(ctx context.Context, name Name) ([]Key, error) {
+	reg, err := c.Registries.For(name)
+	if err != nil {
+		return nil, err
+	}
+	u := reg.JoinPath(KeysPath)
+	var keys []Key
+	req := fetch.Request{URL: u.String(), Accept: "application/json", MaxBody: maxKeys, Consume: func(r io.Reader) error {
+		var err error
+		keys, err = ParseKeys(r)
+		return err
+	}}
+	if tok := c.Registries.Token(u); !tok.IsZero() {
+		req.Bearer = tok
+	}
+	_, err = c.Fetcher.Fetch(ctx, req)
+	if se, ok := errors.AsType[*fetch.StatusError](err); ok && se.Code == http.StatusNotFound {
+		return nil, nil
+	}
+	return keys, err
+}
+
+// refusal names the registry's refusals; every other error is as fetch
+// gave it.
+func refusal(err error, name Name) error {
+	se, ok := errors.AsType[*fetch.StatusError](err)
+	switch {
+	case !ok:
+		return err
+	case se.Code == http.StatusNotFound:
+		return fmt.Errorf("%w: %s", ErrNoSuchPackage, name)
+	case se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden:
+		return fmt.Errorf("%w: %s (%d)", ErrCredentialsRefused, name, se.Code)
+	}
+	return err
+}

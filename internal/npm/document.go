@@ -1,0 +1,242 @@
+package npm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// DefaultMaxDocument is the default cap on a package document's decoded
+// size (UPCHECK_NPM_MAX_DOCUMENT): the largest public ones are a few tens
+// of megabytes.
+const DefaultMaxDocument = 64 << 20
+
+// Package is what upcheck keeps of a registry's package document (the full
+// one, application/json: the abbreviated install format has no publish
+// times). Everything else (readmes, maintainers, each version's manifest
+// beyond the fields below) is read past and never held.
+type Package struct {
+	Name     string
+	DistTags map[string]string
+	// Published is each version's publish time (the document's "time").
+	Published map[string]time.Time
+	Versions  map[string]Version
+}
+
+// Version is what upcheck keeps of one version's manifest.
+type Version struct {
+	// Deprecated is the publisher's deprecation message, "" when the
+	// version is not deprecated.
+	Deprecated       string
+	PeerDependencies map[string]string
+	Dist             Dist
+}
+
+// Dist is a version's "dist": its tarball's integrity and what vouches for it.
+type Dist struct {
+	Integrity  string
+	Shasum     string
+	Tarball    string
+	Signatures []Signature
+	// Attestations is set when the version was published with provenance.
+	Attestations *Attestations
+}
+
+// Signature is one registry signature of NAME@VERSION:INTEGRITY.
+type Signature struct {
+	KeyID string `json:"keyid"`
+	Sig   string `json:"sig"`
+}
+
+// Attestations points at a version's provenance attestations.
+type Attestations struct {
+	URL           string `json:"url"`
+	PredicateType string // provenance.predicateType
+}
+
+// ErrTooLarge means a package document passed the cap.
+var ErrTooLarge = errors.New("the package document is larger than the limit")
+
+// ErrDocument is wrapped by every error of a document that is not a
+// package document.
+var ErrDocument = errors.New("not an npm package document")
+
+// DecodePackage reads a package document as a stream, keeping only what
+// Package holds: memory follows the largest single version's manifest,
+// not the document. More than max decoded bytes is ErrTooLarge.
+func DecodePackage(r io.Reader, max int64) (*Package, error) {
+	cr := &cappedReader{r: r, max: max}
+	pkg, err := decodePackage(json.NewDecoder(cr))
+	if cr.over {
+		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, max)
+	}
+	return pkg, err
+}
+
+func decodePackage(dec *json.Decoder) (*Package, error) {
+	fail := func(format string, args ...any) (*Package, error) {
+		return nil, fmt.Errorf("%w: %s", ErrDocument, fmt.Sprintf(format, args...))
+	}
+	if err := expectDelim(dec, '{'); err != nil {
+		return fail("%v", err)
+	}
+	pkg := &Package{DistTags: map[string]string{}, Published: map[string]time.Time{}, Versions: map[string]Version{}}
+	for dec.More() {
+		key, err := objectKey(dec)
+		if err != nil {
+			return fail("%v", err)
+		}
+		switch key {
+		case "name":
+			if err := dec.Decode(&pkg.Name); err != nil {
+				return fail("name: %v", err)
+			}
+		case "dist-tags":
+			if err := dec.Decode(&pkg.DistTags); err != nil {
+				return fail("dist-tags: %v", err)
+			}
+		case "time":
+			var times map[string]string
+			if err := dec.Decode(&times); err != nil {
+				return fail("time: %v", err)
+			}
+			for v, s := range times {
+				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+					pkg.Published[v] = t
+				}
+			}
+		case "versions":
+			if err := decodeVersions(dec, pkg.Versions); err != nil {
+				return fail("versions: %v", err)
+			}
+		default:
+			if err := skipValue(dec); err != nil {
+				return fail("%s: %v", key, err)
+			}
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return fail("%v", err)
+	}
+	if pkg.Name == "" {
+		return fail("it has no name")
+	}
+	delete(pkg.Published, "created")
+	delete(pkg.Published, "modified")
+	return pkg, nil
+}
+
+// wireVersion is the part of a version's manifest that is decoded.
+type wireVersion struct {
+	Deprecated       json.RawMessage   `json:"deprecated"`
+	PeerDependencies map[string]string `json:"peerDependencies"`
+	Dist             struct {
+		Integrity    string      `json:"integrity"`
+		Shasum       string      `json:"shasum"`
+		Tarball      string      `json:"tarball"`
+		Signatures   []Signature `json:"signatures"`
+		Attestations *struct {
+			URL        string `json:"url"`
+			Provenance struct {
+				PredicateType string `json:"predicateType"`
+			} `json:"provenance"`
+		} `json:"attestations"`
+	} `json:"dist"`
+}
+
+func decodeVersions(dec *json.Decoder, into map[string]Version) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		v, err := objectKey(dec)
+		if err != nil {
+			return err
+		}
+		var w wireVersion
+		if err := dec.Decode(&w); err != nil {
+			return fmt.Errorf("%s: %w", v, err)
+		}
+		out := Version{PeerDependencies: w.PeerDependencies, Dist: Dist{Integrity: w.Dist.Integrity, Shasum: w.Dist.Shasum,
+			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}}
+		// deprecated is a message; some registries write false for none.
+		var msg string
+		if json.Unmarshal(w.Deprecated, &msg) == nil {
+			out.Deprecated = msg
+		}
+		if a := w.Dist.Attestations; a != nil {
+			out.Dist.Attestations = &Attestations{URL: a.URL, PredicateType: a.Provenance.PredicateType}
+		}
+		into[v] = out
+	}
+	return expectDelim(dec, '}')
+}
+
+func objectKey(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	key, ok := tok.(string)
+	if !ok {
+		return "", fmt.Errorf("expected a key, found %v", tok)
+	}
+	return key, nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("expected %q, found %v", want, tok)
+	}
+	return nil
+}
+
+// skipValue reads past one value token by token, so a large one (a readme)
+// is never held whole beyond its own string.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// cappedReader fails once it has read more than max bytes.
+type cappedReader struct {
+	r      io.Reader
+	max, n int64
+	over   bool
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.over {
+		return 0, ErrTooLarge
+	}
+	if room := c.max + 1 - c.n; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n > c.max {
+		c.over = true
+		return n, ErrTooLarge
+	}
+	return n, err
+}

@@ -1,0 +1,245 @@
+package npm
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// Token is a registry credential. It prints, formats and logs as
+// "[redacted]", so that no error, log line or page can carry it by mistake;
+// Reveal is the one way to its text, for the Authorization header. The text
+// is behind a pointer so that a struct holding a Token prints an address,
+// not the text, even where fmt cannot call String.
+type Token struct{ text *string }
+
+func (Token) String() string { return "[redacted]" }
+
+// GoString keeps %#v from printing the text.
+func (Token) GoString() string { return "npm.Token([redacted])" }
+
+// LogValue keeps slog from printing the text.
+func (Token) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// Reveal returns the token's text.
+func (t Token) Reveal() string {
+	if t.text == nil {
+		return ""
+	}
+	return *t.text
+}
+
+// IsZero reports whether there is no token.
+func (t Token) IsZero() bool { return t.Reveal() == "" }
+
+func newToken(text string) Token { return Token{text: &text} }
+
+// Registries says which registry serves a package and with which token,
+// as npm decides it: a scope's registry (@scope:registry=) before the
+// default one (registry=), and the token of the longest "//host/path/"
+// prefix of the request's address (//host/path/:_authToken=).
+type Registries struct {
+	Default *url.URL
+	Scopes  map[string]*url.URL // "@acme" → its registry
+	tokens  map[string]Token    // nerf dart ("//host/path/") → token
+}
+
+// ErrNoRegistry means a package was named whose registry no setting gives.
+var ErrNoRegistry = errors.New("no npm registry is configured: set UPCHECK_NPM_REGISTRY to what `npm config get registry` prints on the site, or UPCHECK_NPMRC to the site's .npmrc")
+
+// For returns the registry that serves name, or ErrNoRegistry.
+func (r Registries) For(name Name) (*url.URL, error) {
+	if u := r.Scopes[name.Scope()]; u != nil {
+		return u, nil
+	}
+	if r.Default == nil {
+		return nil, ErrNoRegistry
+	}
+	return r.Default, nil
+}
+
+// PackageURL is where the registry serves name's package document.
+func (r Registries) PackageURL(name Name) (*url.URL, error) {
+	reg, err := r.For(name)
+	if err != nil {
+		return nil, err
+	}
+	return reg.JoinPath(name.PathSegment()), nil
+}
+
+// Token returns the token npm would send with a request to u: that of u's
+// folder, or of the nearest folder above it on the same host, or none.
+func (r Registries) Token(u *url.URL) Token {
+	dart := nerfDart(u)
+	for {
+		if t, ok := r.tokens[dart]; ok {
+			return t
+		}
+		i := strings.LastIndexByte(strings.TrimSuffix(dart, "/"), '/')
+		if i < 2 { // "//host/" was the last
+			return Token{}
+		}
+		dart = dart[:i+1]
+	}
+}
+
+// nerfDart is npm's key for a registry address: "//", the host (with its
+// port) and the path up to its last slash, scheme, query and credentials
+// dropped.
+func nerfDart(u *url.URL) string {
+	p := u.EscapedPath()
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[:i+1]
+	} else {
+		p = "/"
+	}
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return "//" + strings.ToLower(u.Host) + p
+}
+
+// ParseRegistryURL reads a registry address as npm takes it: http or https,
+// a host, no query or fragment; the path gets a trailing slash.
+func ParseRegistryURL(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return nil, errors.New("the registry is not a URL") // the text may hold a credential
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("the registry is a %q URL, not an http or https one", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, errors.New("the registry URL has no host")
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		// Said without them: they may hold a credential.
+		bare := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
+		return nil, fmt.Errorf("registry %q has a query, a fragment or credentials: a token goes in the .npmrc as //host/path/:_authToken", bare.String())
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+		if u.RawPath != "" {
+			u.RawPath += "/"
+		}
+	}
+	return u, nil
+}
+
+// envReference is ${NAME}, or ${NAME?} which may be unset.
+var envReference = regexp.MustCompile(`\$\{([^${}?]+)(\?)?\}`)
+
+// ParseNpmrc reads an .npmrc as npm reads the lines upcheck needs:
+// "key = value" lines, ";" and "#" comments, quoted values, ${NAME}
+// replaced from getenv (${NAME?} may be unset and is then empty; an unset
+// ${NAME} is an error, where npm would send the text as it is). It keeps
+// registry=, @scope:registry= and //host/path/:_authToken=; other keys
+// are npm's business and are passed over. name is the file's name for
+// the errors, which name the line and never a value.
+func ParseNpmrc(r io.Reader, name string, getenv func(string) string) (Registries, error) {
+	regs := Registries{Scopes: map[string]*url.URL{}, tokens: map[string]Token{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 64*1024)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == ';' || text[0] == '#' || text[0] == '[' {
+			continue
+		}
+		key, value, ok := strings.Cut(text, "=")
+		if !ok {
+			continue // npm reads a bare key as true: no setting of ours
+		}
+		key, value = strings.TrimSpace(key), unquote(strings.TrimSpace(value))
+		// An error names the file, the line and the key (an auth key's
+		// host and path are no secret), never the value.
+		fail := func(format string, args ...any) (Registries, error) {
+			return Registries{}, fmt.Errorf("%s line %d (%s): %s", name, line, key, fmt.Sprintf(format, args...))
+		}
+		var missing string
+		value = envReference.ReplaceAllStringFunc(value, func(ref string) string {
+			m := envReference.FindStringSubmatch(ref)
+			v := getenv(m[1])
+			if v == "" && m[2] == "" && missing == "" {
+				missing = m[1]
+			}
+			return v
+		})
+		if missing != "" {
+			return fail("the environment variable %s is not set (write ${%s?} if it may be)", missing, missing)
+		}
+		switch {
+		case key == "registry":
+			u, err := ParseRegistryURL(value)
+			if err != nil {
+				return fail("%v", err)
+			}
+			regs.Default = u
+		case strings.HasPrefix(key, "@") && strings.HasSuffix(key, ":registry"):
+			scope := strings.TrimSuffix(key, ":registry")
+			if _, err := ValidateName(scope + "/x"); err != nil {
+				return fail("%q is not a scope", scope)
+			}
+			u, err := ParseRegistryURL(value)
+			if err != nil {
+				return fail("%v", err)
+			}
+			regs.Scopes[scope] = u
+		case strings.HasPrefix(key, "//") && strings.HasSuffix(key, ":_authToken"):
+			dart := strings.TrimSuffix(key, ":_authToken")
+			if !strings.HasSuffix(dart, "/") {
+				dart += "/"
+			}
+			if strings.Count(dart, "/") < 3 || len(dart) <= 3 {
+				return fail("the key names no host")
+			}
+			if value == "" {
+				return fail("the token is empty")
+			}
+			host, path, _ := strings.Cut(dart[2:], "/")
+			regs.tokens["//"+strings.ToLower(host)+"/"+path] = newToken(value)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Registries{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return regs, nil
+}
+
+// unquote strips the quotes npm's ini reader strips.
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+		return v[1 : len(v)-1]
+	}
+	return v
+}
+
+// LoadRegistries is the registries of upcheck's settings: the .npmrc at
+// npmrc (UPCHECK_NPMRC) when given, and registry (UPCHECK_NPM_REGISTRY),
+// which when given is the default registry whatever the file says.
+func LoadRegistries(registry, npmrc string, getenv func(string) string) (Registries, error) {
+	regs := Registries{Scopes: map[string]*url.URL{}, tokens: map[string]Token{}}
+	if npmrc != "" {
+		f, err := os.Open(npmrc)
+		if err != nil {
+			return Registries{}, fmt.Errorf("UPCHECK_NPMRC: %w", err)
+		}
+		defer f.Close()
+		if regs, err = ParseNpmrc(f, npmrc, getenv); err != nil {
+			return Registries{}, err
+		}
+	}
+	if registry != "" {
+		u, err := ParseRegistryURL(registry)
+		if err != nil {
+			return Registries{}, fmt.Errorf("UPCHECK_NPM_REGISTRY: %w", err)
+		}
+		regs.Default = u
+	}
+	return regs, nil
+}

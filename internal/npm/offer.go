@@ -1,0 +1,134 @@
+package npm
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// Offer is what a package document offers a site that has installed one
+// of its versions, in the terms update documents use, so that one
+// evaluation (updatedoc.Evaluate) decides for both what is an update,
+// what is blocked by the core and what the newest release is.
+type Offer struct {
+	// Package holds the releases that may be offered, newest first:
+	//   - no version newer than the one dist-tags.latest names (npm installs
+	//     "latest"; a newer version under another tag is not for everyone);
+	//   - no prerelease, unless the installed version is a prerelease and a
+	//     dist-tag names a newer prerelease of its own line (same
+	//     major.minor.patch): then that tag's version and the prereleases of
+	//     the line up to it;
+	//   - no deprecated version.
+	// Each release carries its publish time and, from its peerDependencies
+	// on the core's package, the core it requires.
+	Package updatedoc.Package
+	// Deprecated is the publisher's message on the installed version, ""
+	// when it is not deprecated.
+	Deprecated string
+	// Unlisted means the registry does not list the installed version (it
+	// was unpublished, or never was).
+	Unlisted bool
+	// Refused are the versions that would have been offered but whose
+	// registry signature fails (when the registry publishes keys), newest
+	// first: they are never offered.
+	Refused []Refused
+	// Provenance says, for each offered version and the installed one,
+	// whether it was published with provenance (dist.attestations).
+	Provenance map[string]bool
+	// ProvenanceLost is the newest offered version when it was published
+	// without the provenance the installed version had: a trust downgrade.
+	ProvenanceLost string
+}
+
+// Refused is a version held back because its signature fails.
+type Refused struct {
+	Version string
+	Err     error // ErrUnsigned, ErrUnknownKey, ErrExpiredKey or ErrBadSignature
+}
+
+// OfferFor reads pkg for a site with version installed; core is the core's
+// package name, whose peerDependencies range becomes RequiresCore ("" for
+// the core's own package, or when no core is known). keys are the
+// registry's signing keys: when there are any, a version is offered only
+// if its signature verifies (VerifySignature). Versions that are not
+// semantic versions are passed over: npm refuses to publish them.
+func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
+	o := Offer{Provenance: map[string]bool{}}
+	iv, err := semver.StrictNewVersion(installed)
+	if inst, ok := pkg.Versions[installed]; ok {
+		o.Deprecated = inst.Deprecated
+		o.Provenance[installed] = inst.Dist.Attestations != nil
+	} else {
+		o.Unlisted = true
+	}
+	latest, _ := semver.StrictNewVersion(pkg.DistTags["latest"])
+	ceiling := latest
+	var line *semver.Version // the newest tagged prerelease of the installed line
+	if err == nil && iv.Prerelease() != "" {
+		for _, tagged := range pkg.DistTags {
+			tv, err := semver.StrictNewVersion(tagged)
+			if err != nil || tv.Prerelease() == "" || !sameLine(tv, iv) || !tv.GreaterThan(iv) {
+				continue
+			}
+			if line == nil || tv.GreaterThan(line) {
+				line = tv
+			}
+		}
+	}
+	type release struct {
+		v *semver.Version
+		r updatedoc.Release
+	}
+	var rs []release
+	for text, ver := range pkg.Versions {
+		v, err := semver.StrictNewVersion(text)
+		if err != nil || ver.Deprecated != "" {
+			continue
+		}
+		switch {
+		case v.Prerelease() == "":
+			if ceiling == nil || v.GreaterThan(ceiling) {
+				continue
+			}
+		case line == nil || !sameLine(v, line) || v.GreaterThan(line):
+			continue
+		}
+		if len(keys) > 0 {
+			if _, err := VerifySignature(keys, pkg.Name, text, ver, pkg.Published[text]); err != nil {
+				o.Refused = append(o.Refused, Refused{Version: text, Err: err})
+				continue
+			}
+		}
+		o.Provenance[text] = ver.Dist.Attestations != nil
+		r := updatedoc.Release{Version: text, Released: pkg.Published[text]}
+		if core != "" && core != pkg.Name {
+			r.RequiresCore = ver.PeerDependencies[core]
+		}
+		rs = append(rs, release{v, r})
+	}
+	slices.SortFunc(rs, func(a, b release) int { return cmp.Compare(0, a.v.Compare(b.v)) })
+	o.Package.Releases = make([]updatedoc.Release, len(rs))
+	for i, r := range rs {
+		o.Package.Releases[i] = r.r
+	}
+	slices.SortFunc(o.Refused, func(a, b Refused) int { return -compareVersions(a.Version, b.Version) })
+	if len(rs) > 0 && iv != nil && rs[0].v.GreaterThan(iv) && o.Provenance[installed] && !o.Provenance[rs[0].r.Version] {
+		o.ProvenanceLost = rs[0].r.Version
+	}
+	return o
+}
+
+// sameLine reports whether a and b share major, minor and patch.
+func sameLine(a, b *semver.Version) bool {
+	return a.Major() == b.Major() && a.Minor() == b.Minor() && a.Patch() == b.Patch()
+}
+
+// compareVersions orders two versions that parsed before.
+func compareVersions(a, b string) int {
+	va, _ := semver.StrictNewVersion(a)
+	vb, _ := semver.StrictNewVersion(b)
+	return va.Compare(vb)
+}

@@ -1,0 +1,366 @@
+// Package verdaccio runs a real npm registry for tests: Verdaccio, as
+// package.json and package-lock.json beside this file pin it (with pnpm,
+// which writes the tests' pnpm lockfiles), installed by `make deps` into
+// .data/verdaccio. Packages go into it with the real npm
+// client (npm publish, npm deprecate, npm dist-tag), so what upcheck reads
+// is what a registry serves, not what a test thought it would.
+//
+// Each registry listens on loopback and has no uplink: it never reaches
+// another registry. Packages whose names start with "@private/" need a
+// token to be read.
+package verdaccio
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startTimeout bounds a registry's start.
+const startTimeout = 30 * time.Second
+
+// Registry is one running Verdaccio.
+type Registry struct {
+	// URL is the registry's address, with a trailing slash, as
+	// `npm config get registry` prints one.
+	URL  string
+	dir  string
+	host string // 127.0.0.1:PORT, the .npmrc key's host
+}
+
+// Start runs a registry for t, stopped when t ends.
+func Start(t testing.TB) *Registry {
+	t.Helper()
+	bin, err := binary()
+	if err != nil {
+		t.Fatalf("verdaccio: %v", err)
+	}
+	dir := t.TempDir()
+	port, err := freePort()
+	if err != nil {
+		t.Fatalf("verdaccio: %v", err)
+	}
+	r := &Registry{dir: dir, host: fmt.Sprintf("127.0.0.1:%d", port)}
+	r.URL = "http://" + r.host + "/"
+	config := fmt.Sprintf(`storage: %s
+auth:
+  htpasswd:
+    file: %s
+    max_users: 1000
+uplinks: {}
+packages:
+  '@private/*':
+    access: $authenticated
+    publish: $authenticated
+    unpublish: $authenticated
+  '**':
+    access: $all
+    publish: $authenticated
+    unpublish: $authenticated
+max_body_size: 200mb
+web: { enable: false }
+log: { type: stdout, format: pretty, level: warn }
+`, filepath.Join(dir, "storage"), filepath.Join(dir, "htpasswd"))
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", bin, "--config", cfg, "--listen", r.host)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("verdaccio: start: %v", err)
+	}
+	exited := make(chan struct{})
+	var log logTail
+	listening := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		var once sync.Once
+		for sc.Scan() {
+			log.add(sc.Text())
+			if strings.Contains(sc.Text(), "http address") {
+				once.Do(func() { close(listening) })
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	})
+	select {
+	case <-listening:
+	case <-exited:
+		t.Fatalf("verdaccio exited before it listened:\n%s", log.String())
+	case <-time.After(startTimeout):
+		t.Fatalf("verdaccio did not listen within %v:\n%s", startTimeout, log.String())
+	}
+	// The address line comes as the server binds; a ping says it answers.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.URL+"-/ping", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return r
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("verdaccio does not answer /-/ping: %v\n%s", err, log.String())
+		case <-exited:
+			t.Fatalf("verdaccio exited:\n%s", log.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// AddUser creates a user and returns its token, as `npm adduser` does.
+func (r *Registry) AddUser(t testing.TB, name string) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"name": %q, "password": "the-tests-password"}`, name)
+	req, _ := http.NewRequest(http.MethodPut, r.URL+"-/user/org.couchdb.user:"+name, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("verdaccio: add user %s: %v", name, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Token string `json:"token"`
+		Error string `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Token == "" {
+		t.Fatalf("verdaccio: add user %s: %s %v %s", name, resp.Status, err, out.Error)
+	}
+	return out.Token
+}
+
+// Npmrc writes an .npmrc naming the registry and, when token is not "",
+// its token, as a site's would be; it returns the file's path.
+func (r *Registry) Npmrc(t testing.TB, token string) string {
+	t.Helper()
+	text := "registry=" + r.URL + "\n"
+	if token != "" {
+		text += "//" + r.host + "/:_authToken=" + token + "\n"
+	}
+	f, err := os.CreateTemp(r.dir, "npmrc-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+// Package is a package version to publish.
+type Package struct {
+	Name, Version    string
+	PeerDependencies map[string]string
+	// Tag is the dist-tag it is published under; "" is npm's "latest".
+	Tag string
+	// Files are extra files of the tarball (name → content).
+	Files map[string]string
+}
+
+// Publish publishes p with `npm publish`, as the user of token.
+func (r *Registry) Publish(t testing.TB, token string, p Package) {
+	t.Helper()
+	dir, err := os.MkdirTemp(r.dir, "package-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := map[string]any{"name": p.Name, "version": p.Version, "license": "MIT"}
+	if p.PeerDependencies != nil {
+		manifest["peerDependencies"] = p.PeerDependencies
+	}
+	b, err := json.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"package.json": string(b), "index.js": "module.exports = {};\n"}
+	for name, content := range p.Files {
+		files[name] = content
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"publish"}
+	if p.Tag != "" {
+		args = append(args, "--tag", p.Tag)
+	}
+	r.npm(t, dir, token, args...)
+}
+
+// Deprecate runs `npm deprecate spec message` ("" undeprecates).
+func (r *Registry) Deprecate(t testing.TB, token, spec, message string) {
+	t.Helper()
+	r.npm(t, r.dir, token, "deprecate", spec, message)
+}
+
+// DistTag runs `npm dist-tag add spec tag`.
+func (r *Registry) DistTag(t testing.TB, token, spec, tag string) {
+	t.Helper()
+	r.npm(t, r.dir, token, "dist-tag", "add", spec, tag)
+}
+
+// npm runs the npm client in dir against this registry only, with a cache
+// of its own.
+func (r *Registry) npm(t testing.TB, dir, token string, args ...string) {
+	t.Helper()
+	rc := r.Npmrc(t, token)
+	cmd := exec.Command("npm", append(args, "--userconfig", rc, "--registry", r.URL, "--cache", filepath.Join(r.dir, "npm-cache"),
+		"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel", "error")...)
+	cmd.Dir = dir
+	// Nothing of the machine's npm settings applies.
+	cmd.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(r.dir, "no-global-npmrc"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// binary is Verdaccio's entry point.
+func binary() (string, error) {
+	bin, err := tool("verdaccio", "bin", "verdaccio")
+	if err != nil {
+		return "", err
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return "", errors.New("npm is not installed: run `make deps`")
+	}
+	return bin, nil
+}
+
+// tool is the path of a file of an npm package under the module's
+// .data/verdaccio, where make deps installs them.
+func tool(pkg string, path ...string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+	file := filepath.Join(append([]string{dir, ".data", "verdaccio", "node_modules", pkg}, path...)...)
+	if _, err := os.Stat(file); err != nil {
+		return "", fmt.Errorf("%s is not installed (%s): run `make deps`", pkg, file)
+	}
+	return file, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// logTail keeps the registry's last lines for a failure's message.
+type logTail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logTail) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, s)
+	if len(l.lines) > 40 {
+		l.lines = l.lines[1:]
+	}
+}
+
+func (l *logTail) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// Site is a site's package.json: its dependencies by kind
+// ("dependencies", "devDependencies", "optionalDependencies") and range.
+type Site map[string]map[string]string
+
+// Lock writes site's package.json into a folder of its own and has client
+// ("npm" or "pnpm") lock it against this registry, without installing:
+// `npm install --package-lock-only` writes package-lock.json, `pnpm
+// install --lockfile-only` writes pnpm-lock.yaml. It returns the lockfile's
+// path.
+func (r *Registry) Lock(t testing.TB, client string, site Site) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(r.dir, "site-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := map[string]any{"name": "site", "version": "1.0.0", "private": true}
+	for kind, deps := range site {
+		manifest[kind] = deps
+	}
+	b, err := json.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	switch client {
+	case "npm":
+		r.npm(t, dir, "", "install", "--package-lock-only", "--ignore-scripts")
+		return filepath.Join(dir, "package-lock.json")
+	case "pnpm":
+		bin, err := tool("pnpm", "bin", "pnpm.cjs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := r.Npmrc(t, "")
+		cmd := exec.Command("node", bin, "install", "--lockfile-only", "--ignore-scripts", "--registry", r.URL,
+			"--store-dir", filepath.Join(r.dir, "pnpm-store"), "--config.userconfig="+rc)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(r.dir, "no-global-npmrc"), "CI=true")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("pnpm install: %v\n%s", err, out)
+		}
+		return filepath.Join(dir, "pnpm-lock.yaml")
+	}
+	t.Fatalf("no such client %q", client)
+	return ""
+}
