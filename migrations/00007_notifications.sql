@@ -1,7 +1,7 @@
 -- +goose Up
 -- Notification channels and the events queued for them. River (its own
 -- tables, migrated by `upcheck migrate` after these) carries the delivery
--- jobs; this table is the record that outlives River's job retention:
+-- jobs; these tables are the record that outlives River's job retention:
 -- "queued once per channel" holds for ever through UNIQUE (channel_id, key).
 
 CREATE TABLE notification_channels (
@@ -24,6 +24,28 @@ CREATE TABLE notification_channels (
     created_at      timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 
+-- Email channels send one message per check run, not one per event: the
+-- events a run queued for an email channel are gathered into one message
+-- (internal/notify/email.go says when), and the message is what is sent,
+-- retried and recorded. Webhook and slack events never have a message.
+CREATE TABLE notification_messages (
+    -- The River job's argument; the Message-ID is derived from the key.
+    id              uuid        PRIMARY KEY,
+    channel_id      bigint      NOT NULL REFERENCES notification_channels (id) ON DELETE CASCADE,
+    -- Hex SHA-256 of the sorted keys of the message's events: the message
+    -- is keyed by its channel and the set of its events.
+    key             text        NOT NULL,
+    state           text        NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts        integer     NOT NULL DEFAULT 0,
+    last_error      text,
+    last_attempt_at timestamptz,
+    delivered_at    timestamptz,
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- See notification_events.held_at.
+    held_at         timestamptz,
+    UNIQUE (channel_id, key)
+);
+
 CREATE TABLE notification_events (
     -- The event id: the webhook-id header, the same on every attempt.
     id           uuid        PRIMARY KEY,
@@ -42,22 +64,80 @@ CREATE TABLE notification_events (
     created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     -- The lease epoch of the check that queued it (null: not a check's).
     epoch        bigint,
+    -- The message an email channel's event is sent in; null until gathered
+    -- (and always for webhook and slack events).
+    message_id   uuid        REFERENCES notification_messages (id) ON DELETE SET NULL,
+    -- When a pending event will be tried again, as its worker computed it
+    -- with the backoff: the Notifications page shows it (River keeps its own
+    -- copy in river_job, which is River's and not indexed by event).
+    next_attempt_at timestamptz,
+    -- An event (or an email message) whose channel is disabled when its
+    -- turn comes is held, not failed: it stays pending, with held_at set and
+    -- no job, and enabling the channel queues it again
+    -- (notify.Service.SetEnabled), once.
+    held_at      timestamptz,
     UNIQUE (channel_id, key)
 );
 CREATE INDEX notification_events_pending ON notification_events (created_at) WHERE state = 'pending';
+CREATE INDEX notification_events_message ON notification_events (message_id) WHERE message_id IS NOT NULL;
+-- What a gathering looks for: pending events not yet in a message.
+CREATE INDEX notification_events_loose ON notification_events (channel_id) WHERE message_id IS NULL AND state = 'pending';
+CREATE INDEX notification_events_held ON notification_events (channel_id) WHERE held_at IS NOT NULL;
 
--- The newest security release newer than the installed version (installable
--- or not): a security_update.available event is keyed by it.
-ALTER TABLE component_results ADD COLUMN security_version text;
-
--- When the source's current run of failures began (its first failure
--- after a success, or its first attempt): a source.failing event is keyed
--- by it, so one episode notifies once. Null while the source succeeds.
-ALTER TABLE sources ADD COLUMN failing_since timestamptz;
-UPDATE sources SET failing_since = coalesce(last_error_at, clock_timestamp()) WHERE last_error IS NOT NULL;
+-- +goose StatementBegin
+-- EventPlan's question without its insert, for a check's pipelined write
+-- (queries/notifications.sql, EventPlanNothingNew): raises UN001
+-- (store.ErrEventsToQueue) when an enabled channel may lack an event that
+-- the given components call for; the writer then plans in a transaction
+-- (EventPlan), which queues exactly the right ones. It is cheap because it
+-- reads the stored results alone, not the read model: the keys it makes are
+-- a superset of those EventPlan makes (the read model's facts come from the
+-- current result, minus dismissed advisories, and are keyed by the same
+-- fields), so it may send a write to the transaction for nothing (a
+-- dismissed unfixed advisory does, each time), never skip an event. Keep
+-- it in step with EventPlan. Without an enabled channel it reads no result.
+-- It sees the channels EventPlan would see at that point of the same
+-- transaction.
+--
+-- A function, with a generic plan: as a prepared statement, PostgreSQL
+-- re-planned it at every execution (its generic plan's estimate, for an
+-- array of unknown length, is above the custom plans'), which cost four
+-- times its execution.
+CREATE FUNCTION upcheck_nothing_to_queue(codes text[])
+RETURNS void
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    missing bigint;
+BEGIN
+    SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key))
+    INTO missing
+    FROM notification_channels ch
+    JOIN (
+        SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only
+        FROM component_results r
+        WHERE r.code = ANY (codes) AND r.security AND r.security_version IS NOT NULL
+        UNION ALL
+        SELECT 'advisory.unfixed:' || r.code || '@' || r.installed_version || '/' || id, false
+        FROM component_results r
+        CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
+        WHERE r.code = ANY (codes)
+        UNION ALL
+        SELECT 'update.available:' || r.code || '@' || r.update_version, true
+        FROM component_results r
+        WHERE r.code = ANY (codes) AND r.update_available
+    ) f ON ch.events = 'all' OR NOT f.update_only
+    WHERE ch.enabled;
+    IF missing > 0 THEN
+        RAISE EXCEPTION '% notification events to queue', missing USING ERRCODE = 'UN001';
+    END IF;
+END
+$$;
+-- +goose StatementEnd
 
 -- +goose Down
-ALTER TABLE sources DROP COLUMN failing_since;
-ALTER TABLE component_results DROP COLUMN security_version;
+DROP FUNCTION upcheck_nothing_to_queue(text[]);
 DROP TABLE notification_events;
+DROP TABLE notification_messages;
 DROP TABLE notification_channels;

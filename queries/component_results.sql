@@ -7,7 +7,7 @@
 -- writer already did. The read model (component_state) applies the same
 -- conditions when it reads, so a row that slipped past them never counts.
 --
--- The same statement keeps the exposure clock (migration 00011): the
+-- The same statement keeps the exposure clock (table security_problems): the
 -- result's security problems (its advisories, its security releases) that
 -- security_problems does not hold yet are stamped now, those it holds keep
 -- their stamp, and those the result no longer has are forgotten.

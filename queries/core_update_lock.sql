@@ -1,7 +1,7 @@
 -- Lease statements; the model and the lock order are in internal/lease/doc.go.
 
 -- name: LeaseBegin :exec
--- Timeouts, then the advisory lock (migrations/00004_lease_functions.sql).
+-- Timeouts, then the advisory lock (upcheck_lease_begin).
 SELECT upcheck_lease_begin(@key::bigint, @lock_timeout::text, @statement_timeout::text, @idle_timeout::text);
 
 -- name: LeaseBeginFence :one

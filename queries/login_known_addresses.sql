@@ -1,4 +1,4 @@
--- Addresses that signed in to an account lately; see migration 00006.
+-- Addresses that signed in to an account lately; its table's comment says why.
 -- Judged on the database clock, like every other throttling decision.
 
 -- name: LoginKnownAddressCheck :one

@@ -67,7 +67,7 @@ RETURNING id;
 -- name: EventPlanNothingNew :exec
 -- EventPlan's question without its insert, for a check's pipelined write:
 -- raises UN001 (store.ErrEventsToQueue) when an enabled channel may lack an
--- event the given components call for. The function (migration 00014) asks
+-- event the given components call for. The function (upcheck_nothing_to_queue) asks
 -- it of the stored results, a superset of EventPlan's facts; keep the two
 -- in step.
 SELECT upcheck_nothing_to_queue(@codes::text[]);

@@ -1,5 +1,5 @@
 -- name: SourceTrustList :many
--- The stored trust of every source (migration 00016); a row applies only
+-- The stored trust of every source (table source_trust); a row applies only
 -- while its pin is the pin of the source's components.
 SELECT url, pin, keys, version, checked_at
 FROM source_trust

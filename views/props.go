@@ -299,7 +299,7 @@ type SourceRow struct {
 	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word
 	// LastError, the technical text.
 	LastErrorKind, LastErrorArg string
-	// Trust (source_state, migration 00016): Pinned when the manifest pins
+	// Trust (source_state, source_trust): Pinned when the manifest pins
 	// keys for the source; TrustedCount keys are trusted now (the pin's,
 	// or those a key statement endorsed: KeyVersion, 0 for none);
 	// VerifiedBy are the short forms of the keys that verified the stored

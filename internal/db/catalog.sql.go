@@ -21,7 +21,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
        -- The ids and aliases of the advisories of the current result,
-       -- upper-cased (migration 00018): the search finds a component by
+       -- upper-cased (upcheck_advisory_keys): the search finds a component by
        -- any of them. component_results holds one row per component, the
        -- current one while cs.evaluated.
        (CASE WHEN cs.evaluated THEN r.advisory_keys ELSE '{}' END)::text[] AS advisory_keys,
@@ -30,7 +30,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- 1 advisory dismissed until 20 Dec").
        (CASE WHEN cs.evaluated THEN coalesce(dm.n, 0) ELSE 0 END)::integer AS dismissed_count,
        CASE WHEN cs.evaluated THEN dm.until END AS dismissed_until,
-       -- When this snapshot may be reused (migration 00019): read in the
+       -- When this snapshot may be reused: read in the
        -- same statement, so they describe exactly these rows.
        (SELECT v.version FROM read_model_version v)::bigint AS version,
        -- (a subquery: computed once, not for each row; in a CASE because
@@ -81,8 +81,8 @@ type CatalogAllRow struct {
 }
 
 // Every component as the read model sees it, with its rank
-// (upcheck_catalog_rank, migration 00015: what needs action first) and
-// its exposure clock (component_exposure, migration 00011). The catalog
+// (upcheck_catalog_rank: what needs action first) and
+// its exposure clock (the view component_exposure). The catalog
 // page and API read this whole snapshot at most twice a second per
 // instance and filter, search, order and page it in memory
 // (store.CatalogSnapshot): at 10,000 components a page then reads no
@@ -91,7 +91,7 @@ type CatalogAllRow struct {
 // (docs/performance.md). The order is the snapshot's (rank, then
 // sort_name, then code, compared byte-wise), so it is not asked for here.
 // The kind of the source's last failure, a fetch fact stored beside the
-// error (migration 00012), not a derived flag.
+// error (sources.last_error_kind), not a derived flag.
 func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, error) {
 	rows, err := db.Query(ctx, catalogAll)
 	if err != nil {

@@ -25,7 +25,7 @@ type LeaseBeginParams struct {
 }
 
 // Lease statements; the model and the lock order are in internal/lease/doc.go.
-// Timeouts, then the advisory lock (migrations/00004_lease_functions.sql).
+// Timeouts, then the advisory lock (upcheck_lease_begin).
 func (q *Queries) LeaseBegin(ctx context.Context, db DBTX, arg LeaseBeginParams) error {
 	_, err := db.Exec(ctx, leaseBegin,
 		arg.Key,

@@ -24,7 +24,7 @@ type LoginKnownAddressCheckParams struct {
 	KnownSeconds float64
 }
 
-// Addresses that signed in to an account lately; see migration 00006.
+// Addresses that signed in to an account lately; its table's comment says why.
 // Judged on the database clock, like every other throttling decision.
 // Whether the address signed in to the account within the memory.
 func (q *Queries) LoginKnownAddressCheck(ctx context.Context, db DBTX, arg LoginKnownAddressCheckParams) (bool, error) {

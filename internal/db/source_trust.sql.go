@@ -65,7 +65,7 @@ type SourceTrustListRow struct {
 	CheckedAt *time.Time
 }
 
-// The stored trust of every source (migration 00016); a row applies only
+// The stored trust of every source (table source_trust); a row applies only
 // while its pin is the pin of the source's components.
 func (q *Queries) SourceTrustList(ctx context.Context, db DBTX) ([]SourceTrustListRow, error) {
 	rows, err := db.Query(ctx, sourceTrustList)

@@ -27,8 +27,8 @@ first sets short lock, statement and idle-in-transaction timeouts, then takes
 pg_advisory_xact_lock on the lease's key, then locks the row with
 SELECT … FOR UPDATE. Always this order, so two lease transactions can only
 queue behind each other, never deadlock. The preamble runs in the database
-functions upcheck_lease_begin and upcheck_lease_fence (migrations 00004 and
-00014): one round trip instead of three (none of its own in a fenced
+functions upcheck_lease_begin and upcheck_lease_fence: one round trip
+instead of three (none of its own in a fenced
 batch), and the order is that of the function's
 statements, not left to a planner. The advisory lock is the real
 serialiser; the row lock also stops anything that updates the row outside
@@ -55,7 +55,7 @@ so it waits for that commit; the old owner's next fenced write then sees a
 different owner and is refused with ErrLeaseLost, having written nothing.
 
 SendFenced gives the same guarantee in one round trip. The fence function
-(migration 00014) raises SQLSTATE UL001 when owner does not hold a live
+(upcheck_lease_fence) raises SQLSTATE UL001 when owner does not hold a live
 lease, instead of answering; it is sent as the first statement of one
 pipelined batch (store.Batch), which PostgreSQL runs as one implicit
 transaction up to the batch's Sync. A failing statement aborts that

@@ -224,8 +224,8 @@ func (s *Service) queueOverdue(ctx context.Context) error {
 		if err := s.insert(ctx, tx, ids); err != nil {
 			return err
 		}
-		// Events held on a channel that is enabled now (held before
-		// migration 00022, when they were failed instead): sent now.
+		// Events still held on a channel that is enabled now: sent
+		// now.
 		if _, err := s.release(ctx, tx, 0); err != nil {
 			return err
 		}

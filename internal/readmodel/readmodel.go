@@ -1,5 +1,5 @@
 // Package readmodel holds what the read model (the views component_state
-// and source_state of migration 00005, judged by the database when read)
+// and source_state, judged by the database when read)
 // condenses for the AdminCP: the update summary.
 //
 // It is plain data with JSON tags and imports nothing of the application,
@@ -32,18 +32,18 @@ type Summary struct {
 	// usable document.
 	FailingSources int `json:"failing_sources"`
 	// UntrustedSources counts sources in use whose trust needs a look
-	// (source_state.untrusted, migration 00016): the document expires
+	// (the view source_state's untrusted): the document expires
 	// within 7 days (or has expired), or the last fetch was refused for
 	// its signature, its key statement or a rollback.
 	UntrustedSources int `json:"untrusted_sources"`
 	// UnsignedSources counts sources in use for which the manifest pins no
-	// key (source_state.unsigned, migration 00024): nothing proves who
+	// key (the view source_state's unsigned): nothing proves who
 	// wrote their documents, whatever untrusted_sources says.
 	UnsignedSources int `json:"unsigned_sources"`
 	// Stale counts components whose source has gone 48 hours without a
 	// successful read since the component was installed or the source last
-	// succeeded, or whose document has expired (upcheck_stale, migration
-	// 00024). A component installed a minute ago whose source failed is not
+	// succeeded, or whose document has expired (upcheck_stale, a SQL
+	// function). A component installed a minute ago whose source failed is not
 	// stale: it was never read successfully (NeverSucceeded).
 	Stale int `json:"stale"`
 	// OldestSuccessAt is the oldest last successful fetch of a source in

@@ -20,7 +20,7 @@ const (
 // Rank orders severities, higher is worse: critical 4, high 3, medium or
 // moderate 2, low 1, in any case of letters; an unknown or empty severity
 // ranks 0, below low. It is the one rank of a severity in Go (emails,
-// pages), and upcheck_severity_rank (migration 00011) ranks the same in
+// pages), and upcheck_severity_rank (the read model's SQL) ranks the same in
 // SQL (the summary's order), which TestSeverityRankMatchesSQL holds it to.
 func (s Severity) Rank() int {
 	switch Severity(strings.ToLower(string(s))) {

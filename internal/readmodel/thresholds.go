@@ -11,10 +11,10 @@ const (
 	// StaleAge is how long a source in use may go without a successful
 	// read (since it last succeeded, or since its first component was
 	// installed) before its components are stale: upcheck_stale_age()
-	// (migration 00019), read by upcheck_stale.
+	// (the read model's SQL), read by upcheck_stale.
 	StaleAge = 48 * time.Hour
 	// ExpiryWarning is how close a stored document's own expiry makes its
-	// source need a look: source_state.untrusted (migration 00024) and
+	// source need a look: source_state.untrusted (the view) and
 	// Source health's expires_soon (queries/catalog.sql).
 	ExpiryWarning = 7 * 24 * time.Hour
 	// ManualCooldown is the least time between two manual checks in

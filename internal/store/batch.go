@@ -30,7 +30,7 @@ type Batch struct {
 	queue []*pgx.QueuedQuery
 }
 
-// Fence puts the lease's fence (migration 00014: timeouts, advisory lock,
+// Fence puts the lease's fence (upcheck_lease_fence: timeouts, advisory lock,
 // row lock, ownership check) before every other statement of the batch.
 func (b *Batch) Fence(key int64, name string, owner uuid.UUID, lockTimeout, statementTimeout, idleTimeout time.Duration) {
 	b.fence = recordOne(func(r *recorder) { // the epoch is not needed: the fence raises when not held

@@ -6,7 +6,7 @@ import "strings"
 // CVE or GHSA id) of an advisory in its current result, dismissed or not
 // (a withdrawn advisory is in no result): the whole search text, ignoring
 // case and surrounding spaces, must be one of them. The keys come from the
-// database (component_results.advisory_keys, migration 00018), where
+// database (the generated column component_results.advisory_keys), where
 // upcheck_advisory_keys defines them.
 
 // indexKeys records that row i lists the advisory keys.

@@ -26,7 +26,7 @@ type CatalogSnapshot struct {
 	// (monotonic): the flags are as they were then.
 	ReadAt time.Time
 	// version and turnsAt say until when the snapshot still holds
-	// (migration 00019: read_model_version, upcheck_read_model_turns_at);
+	// (read_model_version, upcheck_read_model_turns_at);
 	// reusable is false for a snapshot of no rows, which carries neither.
 	version  int64
 	turnsAt  *time.Time

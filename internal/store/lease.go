@@ -79,12 +79,12 @@ func (t *Tx) LeaseBeginFence(ctx context.Context, key int64, name string, owner 
 		IdleTimeout:      pgDuration(idleTimeout),
 	})
 	if err != nil {
-		// Since migration 00014 the function raises UL001 when owner's
+		// upcheck_lease_fence raises UL001 when owner's
 		// lease is not live: mapError makes that ErrLeaseNotHeld.
 		return 0, mapError(fmt.Errorf("lease fence: %w", err))
 	}
-	// Before 00014 it answered null, which the query turns into -1
-	// (epochs start at 1): still refused here.
+	// The query turns a null epoch into -1 (epochs start at 1): the fence
+	// raises instead of answering null, and -1 would be refused here too.
 	if epoch < 1 {
 		return 0, ErrLeaseNotHeld
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Stale means 48 hours without a successful read since the component was
-// installed or its source last succeeded (upcheck_stale, migration 00024),
+// installed or its source last succeeded (the function upcheck_stale),
 // judged on the database clock. A component installed 47h59m ago whose
 // source never succeeded is not stale (it was never read successfully);
 // at 48h01m it is. With a past success, the success's age decides. Every

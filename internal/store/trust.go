@@ -8,7 +8,7 @@ import (
 	"github.com/upcheck/upcheck/internal/db"
 )
 
-// SourceTrust is the stored trust of a source (migration 00016): the keys
+// SourceTrust is the stored trust of a source (table source_trust): the keys
 // a key statement endorsed under the pin Pin, and when the statement was
 // last looked at. It applies only while Pin is the pin of the source's
 // components; otherwise the pin's own keys are trusted.

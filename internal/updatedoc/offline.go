@@ -10,7 +10,7 @@ import (
 // source upcheck never fetches, whose documents arrive by import only
 // (`upcheck source import`, the Sources page's upload form), for sites
 // with no way out to the publisher. The read model knows the prefix too
-// (upcheck_stale, migration 00017): an offline source is stale only by its
+// (upcheck_stale, source_state.offline): an offline source is stale only by its
 // document's expiry.
 const OfflinePrefix = "offline:"
 

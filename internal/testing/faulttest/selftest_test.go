@@ -21,7 +21,7 @@ func TestCheckerCatches(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
 	// acquire makes the next acquisition the way the lease does (the
-	// trigger of migration 00020 records it); held leaves the previous
+	// trigger core_update_lock_acquired records it); held leaves the previous
 	// owner's lease running, which only a broken acquire would do.
 	acquire := func(s *system, d *pgtest.DB, epochs int, held bool) {
 		if !held {

@@ -1,7 +1,7 @@
 -- +goose Up
-
--- Accounts of the admin UI and the API. Roles map to permissions in
--- internal/auth; the names are part of the outside contract (docs/design.md section 6).
+-- Accounts of the admin UI and the API: users, browser sessions, API tokens
+-- and login throttling. Roles map to permissions in internal/auth; the names
+-- are part of the outside contract (docs/design.md section 6).
 CREATE TABLE users (
     id            bigserial   PRIMARY KEY,
     -- As typed at creation; uniqueness and look-ups go through lower(email).
@@ -44,7 +44,11 @@ CREATE TABLE api_tokens (
     created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     last_used_at timestamptz,
     expires_at   timestamptz, -- null: does not expire
-    revoked      boolean     NOT NULL DEFAULT false
+    revoked      boolean     NOT NULL DEFAULT false,
+    -- Least privilege: a read-only token has only the view permissions of
+    -- its owner (internal/auth/permissions.go decides which), whatever the
+    -- owner's role.
+    read_only    boolean     NOT NULL DEFAULT false
 );
 CREATE INDEX api_tokens_user_id ON api_tokens (user_id);
 
@@ -58,30 +62,24 @@ CREATE TABLE login_attempts (
     locked_until timestamptz
 );
 
--- Advisories an admin has dismissed for a component. No foreign key to
--- components: a component that leaves the manifest and comes back keeps its
--- dismissals. Deleting a user keeps what they dismissed.
-CREATE TABLE advisory_dismissals (
-    component_code text        NOT NULL,
-    advisory_id    text        NOT NULL,
-    user_id        bigint      REFERENCES users (id) ON DELETE SET NULL,
-    dismissed_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
-    PRIMARY KEY (component_code, advisory_id)
+-- The addresses that signed in to an account lately. Login throttling
+-- counts failures per account across addresses to stop guessing spread over
+-- many addresses, but that count is one an attacker can fill: an address
+-- that proved it knows the password recently is exempt from it, so the
+-- owner is never locked out of their usual address by someone else's
+-- guesses. Keys are those of login_attempts: "email:<lower email>" and
+-- "ip:<address or IPv6 /64>". Rows older than the memory (30 days by
+-- default) no longer count and are purged.
+CREATE TABLE login_known_addresses (
+    account_key     text        NOT NULL,
+    address_key     text        NOT NULL,
+    last_success_at timestamptz NOT NULL,
+    PRIMARY KEY (account_key, address_key)
 );
-
--- Who changed what: dismissals, accounts, tokens.
-CREATE TABLE audit_log (
-    id      bigserial   PRIMARY KEY,
-    at      timestamptz NOT NULL DEFAULT clock_timestamp(),
-    user_id bigint      REFERENCES users (id) ON DELETE SET NULL,
-    action  text        NOT NULL,
-    detail  jsonb       NOT NULL DEFAULT '{}'
-);
-CREATE INDEX audit_log_at ON audit_log (at DESC);
+CREATE INDEX login_known_addresses_last_success_at ON login_known_addresses (last_success_at);
 
 -- +goose Down
-DROP TABLE audit_log;
-DROP TABLE advisory_dismissals;
+DROP TABLE login_known_addresses;
 DROP TABLE login_attempts;
 DROP TABLE api_tokens;
 DROP TABLE sessions;

@@ -1,0 +1,158 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The stale age is 48 hours.
+func testStaleAge(t *testing.T, f *fdb) {
+	if !f.bool(t, `SELECT upcheck_stale_age() = interval '48 hours'`) {
+		t.Errorf("upcheck_stale_age() is %s, want 48 hours", f.text(t, `SELECT upcheck_stale_age()::text`))
+	}
+}
+
+// Stale: the stale age since the last success, or, never read, since the
+// installation; or a document whose expiry has come, whatever else holds.
+// An offline source is stale by age only while it was never imported.
+func testStale(t *testing.T, f *fdb) {
+	const fetched, offline = "https://p.example/a.json", "offline:air-gapped"
+	for _, c := range []struct {
+		what                             string
+		url, installed, success, expires string // SQL expressions
+		want                             bool
+	}{
+		{"a success 47h59m ago", fetched, "now() - interval '100 days'", "clock_timestamp() - interval '47 hours 59 minutes'", "NULL", false},
+		{"a success 48h01m ago", fetched, "now() - interval '100 days'", "clock_timestamp() - interval '48 hours 1 minute'", "NULL", true},
+		{"never read, installed 47h59m ago", fetched, "clock_timestamp() - interval '47 hours 59 minutes'", "NULL", "NULL", false},
+		{"never read, installed 48h01m ago", fetched, "clock_timestamp() - interval '48 hours 1 minute'", "NULL", "NULL", true},
+		{"never read, installation unknown", fetched, "NULL", "NULL", "NULL", false},
+		{"a recent success, the document expiring now", fetched, "now()", "clock_timestamp()", "clock_timestamp()", true},
+		{"a recent success, the document expiring in a minute", fetched, "now()", "clock_timestamp()", "clock_timestamp() + interval '1 minute'", false},
+		{"an old success, the document not expired", fetched, "now()", "clock_timestamp() - interval '49 hours'", "clock_timestamp() + interval '1 day'", true},
+		{"offline, imported 100 days ago", offline, "now() - interval '200 days'", "clock_timestamp() - interval '100 days'", "NULL", false},
+		{"offline, imported, its document expired", offline, "now() - interval '200 days'", "clock_timestamp() - interval '1 day'", "clock_timestamp() - interval '1 second'", true},
+		{"offline, never imported, installed 47h59m ago", offline, "clock_timestamp() - interval '47 hours 59 minutes'", "NULL", "NULL", false},
+		{"offline, never imported, installed 48h01m ago", offline, "clock_timestamp() - interval '48 hours 1 minute'", "NULL", "NULL", true},
+	} {
+		got := f.bool(t, `SELECT upcheck_stale($1, `+c.installed+`, `+c.success+`, `+c.expires+`)`, c.url)
+		if got != c.want {
+			t.Errorf("%s (%s): stale %v, want %v", c.what, c.url, got, c.want)
+		}
+	}
+}
+
+// Failing: the last fetch left an error, whatever its text.
+func testFailing(t *testing.T, f *fdb) {
+	for arg, want := range map[string]bool{"NULL": false, "''": true, "'refused'": true} {
+		if got := f.bool(t, `SELECT upcheck_failing(`+arg+`)`); got != want {
+			t.Errorf("upcheck_failing(%s) = %v, want %v", arg, got, want)
+		}
+	}
+}
+
+// The version grows by one for each transaction that writes a table the
+// read model reads (once, however many statements and tables), by none for
+// one that rolls back or writes another table.
+func testReadModelChanged(t *testing.T, f *fdb) {
+	ctx := context.Background()
+	version := func() int64 { return f.int(t, `SELECT version FROM read_model_version`) }
+	v := version()
+	for _, sql := range []string{
+		`INSERT INTO components (code, name, installed_version, source_url) VALUES ('blog', 'Blog', '2.3.0', 'https://p.example/a.json')`,
+		`INSERT INTO sources (url, epoch, document, document_hash) VALUES ('https://p.example/a.json', 1, 'doc', sha256('doc'))`,
+		`INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch)
+			VALUES ('blog', 'https://p.example/a.json', '2.3.0', '1.0.0', sha256('doc'), 1)`,
+		`INSERT INTO security_problems (code, kind, problem) VALUES ('blog', 'release', '2.4.0')`,
+		`INSERT INTO advisory_dismissals (component_code, advisory_id, reason) VALUES ('blog', 'ACME-1', 'tested')`,
+		`UPDATE components SET name = 'The blog'`,
+		`DELETE FROM security_problems`,
+		`TRUNCATE advisory_dismissals`,
+	} {
+		f.exec(t, sql)
+		if w := version(); w != v+1 {
+			t.Errorf("%s: version %d, want %d", sql, w, v+1)
+		}
+		v = version()
+	}
+	f.exec(t, `INSERT INTO users (email, role, password_hash) VALUES ('ada@example.org', 'admin', 'x')`)
+	if version() != v {
+		t.Error("a write to users, which the read model does not read, changed the version")
+	}
+	tx, err := f.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{`UPDATE components SET name = 'Blog'`, `UPDATE sources SET epoch = 2`, `UPDATE component_results SET epoch = 2`} {
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if version() != v {
+		t.Error("a transaction that rolled back changed the version")
+	}
+	tx, err = f.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{`UPDATE components SET name = 'Blog'`, `UPDATE sources SET epoch = 2`, `UPDATE component_results SET epoch = 2`} {
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w := version(); w != v+1 {
+		t.Errorf("one transaction of three writes: version %d, want %d", w, v+1)
+	}
+}
+
+// The first future instant at which a flag turns by the clock alone: the
+// stale age after a source's success or, never read, after a component's
+// installation; a document's expiry; a standing dismissal's expiry.
+// Instants past, a source no component uses and an ended dismissal do not
+// count; with none, null.
+func testReadModelTurnsAt(t *testing.T, f *fdb) {
+	turnsAt := func() *time.Time {
+		var at *time.Time
+		f.QueryRow(t, `SELECT upcheck_read_model_turns_at()`).Scan(&at)
+		return at
+	}
+	is := func(what string, want string) {
+		t.Helper()
+		at := turnsAt()
+		var w time.Time
+		f.QueryRow(t, `SELECT `+want).Scan(&w)
+		if at == nil || !at.Equal(w) {
+			t.Errorf("%s: turns at %v, want %v", what, at, w)
+		}
+	}
+	if at := turnsAt(); at != nil {
+		t.Fatalf("an empty catalog turns at %v, want null", at)
+	}
+	f.exec(t, `INSERT INTO components (code, name, installed_version, source_url, created_at)
+		VALUES ('blog', 'Blog', '2.3.0', 'https://p.example/a.json', clock_timestamp() - interval '1 hour')`)
+	is("a component never read, installed an hour ago", `(SELECT created_at + interval '48 hours' FROM components)`)
+	f.exec(t, `INSERT INTO sources (url, epoch, last_success_at) VALUES ('https://p.example/a.json', 1, clock_timestamp() - interval '2 hours')`)
+	is("its source succeeded two hours ago", `(SELECT last_success_at + interval '48 hours' FROM sources)`)
+	f.exec(t, `UPDATE sources SET expires_at = clock_timestamp() + interval '3 hours'`)
+	is("its document expires in three hours", `(SELECT expires_at FROM sources)`)
+	f.exec(t, `INSERT INTO advisory_dismissals (component_code, advisory_id, reason, expires_at)
+		VALUES ('blog', 'ACME-1', 'tested', clock_timestamp() + interval '1 hour')`)
+	is("a dismissal expires in an hour", `(SELECT expires_at FROM advisory_dismissals)`)
+	f.exec(t, `UPDATE advisory_dismissals SET ended_at = clock_timestamp(), ended_how = 'undone'`)
+	is("the dismissal ended", `(SELECT expires_at FROM sources)`)
+	f.exec(t, `INSERT INTO sources (url, epoch, expires_at) VALUES ('https://unused.example/b.json', 1, clock_timestamp() + interval '1 minute')`)
+	is("an unused source's document expires in a minute", `(SELECT expires_at FROM sources WHERE url = 'https://p.example/a.json')`)
+	f.exec(t, `UPDATE sources SET expires_at = clock_timestamp() - interval '1 minute' WHERE url = 'https://p.example/a.json'`)
+	is("its document expired", `(SELECT last_success_at + interval '48 hours' FROM sources WHERE url = 'https://p.example/a.json')`)
+	f.exec(t, `UPDATE sources SET last_success_at = clock_timestamp() - interval '49 hours' WHERE url = 'https://p.example/a.json'`)
+	if at := turnsAt(); at != nil {
+		t.Errorf("every instant is past: turns at %v, want null", at)
+	}
+}
