@@ -118,6 +118,9 @@ func New(t testing.TB, opts ...Option) *Publisher {
 	return p
 }
 
+// Addr is the "host:port" the publisher listens on.
+func (p *Publisher) Addr() string { return p.srv.Listener.Addr().String() }
+
 // Key is the public key of the publisher's own signing key: what a
 // manifest pins for documents published with Sign.
 func (p *Publisher) Key() updatedoc.PublicKey { return p.pub }

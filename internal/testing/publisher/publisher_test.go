@@ -180,8 +180,8 @@ func TestHandlersAndAddress(t *testing.T) {
 	t.Parallel()
 	fallback := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "fallback "+r.URL.Path) })
 	p := publisher.New(t, publisher.On("127.0.0.2:0"), publisher.Fallback(fallback))
-	if !strings.HasPrefix(p.URL, "http://127.0.0.2:") {
-		t.Errorf("URL = %s, want one on 127.0.0.2", p.URL)
+	if !strings.HasPrefix(p.URL, "http://127.0.0.2:") || p.URL != "http://"+p.Addr() {
+		t.Errorf("URL = %s, Addr = %s, want both on 127.0.0.2", p.URL, p.Addr())
 	}
 	var seen atomic.Int32
 	p.OnRequest(func(r *http.Request) { seen.Add(1) })
