@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // cli runs the program in-process with env and returns stdout and the exit
@@ -66,14 +66,9 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mux := http.NewServeMux()
-	mux.HandleFunc("/feed.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Upcheck-Signature", strings.TrimSpace(string(sig)))
-		w.Write([]byte(document))
-	})
-	mux.HandleFunc("/down.json", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusBadGateway) })
-	pub := httptest.NewServer(mux)
-	defer pub.Close()
+	pub := publisher.New(t)
+	pub.SetSigned("/feed.json", []byte(document), strings.TrimSpace(string(sig)))
+	pub.Fail("/down.json", http.StatusBadGateway)
 
 	manifestPath := filepath.Join(dir, "manifest.yaml")
 	os.WriteFile(manifestPath, []byte(`components:
@@ -138,9 +133,7 @@ func TestCheckAgainstLocalPublisher(t *testing.T) {
 		"message": "The publisher’s server answered 502 Bad Gateway."}})
 
 	// Once every source gives a usable document: completed, exit 0.
-	mux.HandleFunc("/up.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"format": 1, "publisher": "shop", "sequence": 1, "packages": {"shop": {"releases": [{"version": "0.9.0"}]}}}`))
-	})
+	pub.Set("/up.json", []byte(`{"format": 1, "publisher": "shop", "sequence": 1, "packages": {"shop": {"releases": [{"version": "0.9.0"}]}}}`))
 	manifest, err := os.ReadFile(manifestPath)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/testbin"
 )
 
@@ -26,14 +26,9 @@ func TestOneShotCommandsPrintTheirResultOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := pgtest.New(t)
-	pub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/down.json" {
-			http.Error(w, "down", http.StatusBadGateway)
-			return
-		}
-		w.Write([]byte(`{"format": 1, "publisher": "acme", "sequence": 1, "packages": {"blog": {"releases": [{"version": "2.0.0"}]}}}`))
-	}))
-	defer pub.Close()
+	pub := publisher.New(t)
+	pub.Set("/feed.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 1, "packages": {"blog": {"releases": [{"version": "2.0.0"}]}}}`))
+	pub.Fail("/down.json", http.StatusBadGateway)
 	manifest := filepath.Join(t.TempDir(), "manifest.json")
 	os.WriteFile(manifest, []byte(`{"components": [
 	  {"code": "core", "name": "Core", "version": "1.0.0"},

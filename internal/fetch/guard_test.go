@@ -175,7 +175,7 @@ func TestGuardResolvesNames(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int64
 	srv := serve(t, "127.0.0.1", okHandler(&hits))
-	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	_, port, _ := net.SplitHostPort(srv.Addr())
 	f := setup(t, Config{})
 
 	_, err := f.Fetch(t.Context(), Request{URL: "http://localhost:" + port + "/"})

@@ -4,12 +4,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // TestMain fails the package when any test leaves a goroutine behind: a
@@ -32,20 +33,12 @@ func setup(t *testing.T, cfg Config) *Fetcher {
 	return f
 }
 
-// serve starts h on ip (a loopback address such as 127.0.0.3, so that
-// several servers are distinct hosts) and closes it when the test ends.
-func serve(t *testing.T, ip string, h http.Handler) *httptest.Server {
+// serve starts h, answering every path, on ip (a loopback address such as
+// 127.0.0.3, so that several servers are distinct hosts): the shared test
+// publisher, with the test's handler. It closes when the test ends.
+func serve(t *testing.T, ip string, h http.Handler) *publisher.Publisher {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatalf("listen on %s: %v", ip, err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
+	return publisher.New(t, publisher.On(net.JoinHostPort(ip, "0")), publisher.Fallback(h))
 }
 
 // gauge measures requests in flight and the highest number seen, from the

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // hostIPs are distinct loopback addresses, each a distinct host for the
@@ -225,7 +226,7 @@ func TestRunCancel(t *testing.T) {
 	const concurrency, total = 3, 10
 	var hits atomic.Int64
 	arrived := make(chan struct{}, total)
-	var servers []*httptest.Server
+	var servers []*publisher.Publisher
 	for _, ip := range hostIPs[:2] {
 		servers = append(servers, serve(t, ip, hang(&hits, arrived)))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -64,8 +65,8 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 		"blog": {"releases": [{"version": "2.4.0", "security": true, "severity": "high", "summary": ` + string(summary) + `}],
 		         "advisories": [{"id": "ACME-1", "aliases": ["CVE-2026-0001", "GHSA-2j5x-8q7m-xx9p"], "severity": "high", "affected": "<2.4.0", "fixed_in": "2.4.0", "summary": "XSS"}]},
 		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "aliases": ["CVE-2026-0002"], "severity": "high", "affected": "<=3.0.0", "summary": "` + hostile + `"}]}}}`
-	pub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, doc) }))
-	t.Cleanup(pub.Close)
+	pub := publisher.New(t)
+	pub.Set("/", []byte(doc))
 	if _, err := b.checker.SyncComponents(ctx, &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: pub.URL},
 		{Code: "blog", Name: string(name[1 : len(name)-1]), Version: "2.3.0", Source: pub.URL},

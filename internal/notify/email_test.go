@@ -9,8 +9,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/mail"
 	"regexp"
 	"strings"
@@ -25,6 +23,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -203,26 +202,6 @@ func (b *bundle) message(id uuid.UUID) message {
 	return m
 }
 
-// publisher serves a document that the test can change.
-type publisher struct {
-	mu  sync.Mutex
-	doc string
-}
-
-func (p *publisher) set(doc string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.doc = doc
-}
-
-func (p *publisher) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, err := io.WriteString(w, p.doc); err != nil {
-		panic(err)
-	}
-}
-
 var messageIDForm = regexp.MustCompile(`^<[0-9a-f]{64}@upcheck>$`)
 
 // One check run sends one message per email channel, covering what that
@@ -248,14 +227,13 @@ func TestEmailOneMessagePerRunAndChannel(t *testing.T) {
 		}
 		channels[i] = created.ID
 	}
-	pub := &publisher{doc: `{"format": 1, "publisher": "acme", "sequence": 1, "packages": {
+	site := publisher.New(t)
+	site.Set("/", []byte(`{"format": 1, "publisher": "acme", "sequence": 1, "packages": {
 		"core": {"releases": [{"version": "1.9.0"}]},
 		"blog": {"releases": [{"version": "2.4.0", "security": true, "severity": "high", "summary": "Fixes <b>stored</b> XSS & more"}]},
 		"shop": {"releases": [{"version": "4.0.1", "security": true, "severity": "critical", "summary": "Remote code execution"}]},
 		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "summary": "Open redirect"}]},
-		"forms": {"releases": [{"version": "1.1.0"}]}}}`}
-	site := httptest.NewServer(pub)
-	t.Cleanup(site.Close)
+		"forms": {"releases": [{"version": "1.1.0"}]}}}`))
 	if _, err := b.checker.SyncComponents(ctx, &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: site.URL},
 		{Code: "blog", Name: "Blog", Version: "2.3.0", Source: site.URL},
@@ -348,12 +326,12 @@ func TestEmailOneMessagePerRunAndChannel(t *testing.T) {
 
 	// The next run finds one new security release: one message per
 	// channel with only what is new.
-	pub.set(`{"format": 1, "publisher": "acme", "sequence": 2, "packages": {
+	site.Set("/", []byte(`{"format": 1, "publisher": "acme", "sequence": 2, "packages": {
 		"core": {"releases": [{"version": "1.9.0"}]},
 		"blog": {"releases": [{"version": "2.4.0", "security": true, "severity": "high", "summary": "Fixes <b>stored</b> XSS & more"}]},
 		"shop": {"releases": [{"version": "4.0.1", "security": true, "severity": "critical", "summary": "Remote code execution"}]},
 		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "summary": "Open redirect"}]},
-		"forms": {"releases": [{"version": "1.1.0"}, {"version": "1.2.0", "security": true, "severity": "low"}]}}}`)
+		"forms": {"releases": [{"version": "1.1.0"}, {"version": "1.2.0", "security": true, "severity": "low"}]}}}`))
 	b.check()
 	wait.True(t, "four messages delivered", wait.Guard, func() bool { return len(srv.accepted()) == 4 })
 	subjects := map[string]string{}
@@ -534,11 +512,11 @@ func TestEmailSyncEventsGathered(t *testing.T) {
 	if _, err := b.notify.AddChannel(ctx, store.NewChannel{Kind: "email", Target: "ops@example.org", Events: "security"}); err != nil {
 		t.Fatal(err)
 	}
-	site := httptest.NewServer(&publisher{doc: `{"format": 1, "publisher": "acme", "sequence": 1, "packages": {
+	site := publisher.New(t)
+	site.Set("/", []byte(`{"format": 1, "publisher": "acme", "sequence": 1, "packages": {
 		"core": {"releases": [{"version": "1.9.0"}]},
 		"shop": {"releases": [{"version": "4.0.1", "security": true, "severity": "critical"}]},
-		"news": {"releases": [{"version": "1.0.1", "security": true, "severity": "medium"}]}}}`})
-	t.Cleanup(site.Close)
+		"news": {"releases": [{"version": "1.0.1", "security": true, "severity": "medium"}]}}}`))
 	var components []manifest.Component
 	sync := func(add manifest.Component) {
 		components = append(components, add)

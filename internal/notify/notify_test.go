@@ -25,6 +25,7 @@ import (
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -58,15 +59,15 @@ func setup(t *testing.T, timings notify.Timings, opts ...notify.Option) *bundle 
 
 // site publishes blog with a security update, gallery with an unfixed
 // advisory and forms with a plain update.
-func (b *bundle) site() *httptest.Server {
+func (b *bundle) site() *publisher.Publisher {
 	b.t.Helper()
 	doc := `{"format": 1, "publisher": "acme", "sequence": 1, "packages": {
 		"core": {"releases": [{"version": "1.9.0"}]},
 		"blog": {"releases": [{"version": "2.4.0", "security": true, "severity": "high", "summary": "Fixes stored XSS"}]},
 		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "summary": "Open redirect"}]},
 		"forms": {"releases": [{"version": "1.1.0"}]}}}`
-	pub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, doc) }))
-	b.t.Cleanup(pub.Close)
+	pub := publisher.New(b.t)
+	pub.Set("/", []byte(doc))
 	m := &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: pub.URL},
 		{Code: "blog", Name: "Blog", Version: "2.3.0", Source: pub.URL},
@@ -286,8 +287,8 @@ func TestSourceFailingAndOverdueCheck(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
 	ctx := context.Background()
-	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }))
-	t.Cleanup(dead.Close)
+	dead := publisher.New(t)
+	dead.Fail("/", http.StatusServiceUnavailable)
 	m := &manifest.Manifest{Components: []manifest.Component{{Code: "core", Name: "Core", Version: "1.9.0", Source: dead.URL}}}
 	if _, err := b.checker.SyncComponents(ctx, m); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -74,7 +75,7 @@ func (b *bundle) age(code string, d time.Duration) {
 func TestExposureClock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	ctx := context.Background()
 
@@ -97,7 +98,7 @@ func TestExposureClock(t *testing.T) {
 	b.db.MustExec(t, `UPDATE security_problems SET first_seen_at = CASE kind WHEN 'release' THEN $1::timestamptz
 		ELSE $1::timestamptz + interval '1 hour' END WHERE code = 'blog'`, aged)
 	b.age("gallery", 2*time.Hour)
-	p.set("/acme.json", doc(11, map[string]string{"blog": `{"releases": [
+	p.Set("/acme.json", doc(11, map[string]string{"blog": `{"releases": [
 		{"version": "2.4.0", "security": true, "severity": "high", "requires_core": ">=1.8.0"},
 		{"version": "2.5.0", "security": true, "severity": "critical", "requires_core": ">=1.8.0"}],
 		"advisories": [{"id": "ACME-1", "severity": "critical", "affected": "<2.4.0", "fixed_in": "2.4.0"}]}`,
@@ -144,7 +145,7 @@ func TestExposureClock(t *testing.T) {
 	twoAdvisories := `{"releases": [{"version": "3.0.0"}], "advisories": [
 		{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0"},
 		{"id": "ACME-3", "severity": "low", "affected": "<=3.0.0", "fixed_in": "3.0.1"}]}`
-	p.set("/acme.json", doc(12, map[string]string{"blog": `{"releases": [{"version": "2.4.0"},
+	p.Set("/acme.json", doc(12, map[string]string{"blog": `{"releases": [{"version": "2.4.0"},
 		{"version": "2.5.0", "security": true, "severity": "critical"}]}`, "gallery": twoAdvisories, "forms": pkgUpToDate}))
 	if res := b.run(lease.Operator); !res.Status.RanToEnd() {
 		t.Fatalf("check with a second advisory: %+v", res)
@@ -177,7 +178,7 @@ func TestExposureClock(t *testing.T) {
 
 	// The publisher withdraws blog's security release: blog is no longer
 	// exposed. It comes back: the clock starts again.
-	p.set("/acme.json", doc(13, map[string]string{"blog": `{"releases": [{"version": "2.4.0"}]}`, "gallery": pkgGallery, "forms": pkgUpToDate}))
+	p.Set("/acme.json", doc(13, map[string]string{"blog": `{"releases": [{"version": "2.4.0"}]}`, "gallery": pkgGallery, "forms": pkgUpToDate}))
 	if res := b.run(lease.Operator); !res.Status.RanToEnd() {
 		t.Fatalf("third check: %+v", res)
 	}
@@ -185,7 +186,7 @@ func TestExposureClock(t *testing.T) {
 		t.Fatalf("blog has no security problem left, yet it is exposed since %v", s)
 	}
 	again := b.dbNow()
-	p.set("/acme.json", doc(14, map[string]string{"blog": `{"releases": [{"version": "2.4.0"},
+	p.Set("/acme.json", doc(14, map[string]string{"blog": `{"releases": [{"version": "2.4.0"},
 		{"version": "2.5.0", "security": true, "severity": "critical"}]}`, "gallery": pkgGallery, "forms": pkgUpToDate}))
 	if res := b.run(lease.Operator); !res.Status.RanToEnd() {
 		t.Fatalf("fourth check: %+v", res)
@@ -213,9 +214,9 @@ func TestExposureClock(t *testing.T) {
 func TestSummaryNamesAttention(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
-	p.set("/acme.json", doc(1, map[string]string{
+	p := publisher.New(t)
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p.Set("/acme.json", doc(1, map[string]string{
 		"blog": pkgBlog, // security (high) with an advisory (critical, fixed in 2.4.0)
 		"gallery": `{"releases": [{"version": "3.0.0"}], "advisories": [
 			{"id": "G-1", "severity": "high", "affected": "<=3.0.0", "fixed_in": "3.0.1"},

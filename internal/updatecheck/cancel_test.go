@@ -12,6 +12,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -22,25 +23,25 @@ import (
 // left behind. Not parallel: goleak must see only this test's goroutines.
 func TestCancellationAbortsFetchesAndLeavesNothing(t *testing.T) {
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	ignore := goleak.IgnoreCurrent()
 
 	hang := make(chan struct{})
 	defer close(hang)
 	var inFlight, aborted atomic.Int32
-	p.onHit = func(r *http.Request) {
+	p.OnRequest(func(r *http.Request) {
 		inFlight.Add(1)
 		select {
 		case <-hang:
 		case <-r.Context().Done():
 			aborted.Add(1)
 		}
-	}
+	})
 	// 40 sources on one host: at most 2 run at once, the rest queue.
 	components := []manifest.Component{{Code: "core", Name: "Core", Version: "1.0.0"}}
 	for i := range 40 {
 		path := fmt.Sprintf("/s%02d.json", i)
-		p.set(path, doc(1, map[string]string{fmt.Sprintf("p%02d", i): pkgUpToDate}))
+		p.Set(path, doc(1, map[string]string{fmt.Sprintf("p%02d", i): pkgUpToDate}))
 		components = append(components, manifest.Component{Code: fmt.Sprintf("p%02d", i), Name: "P", Version: "1.0.0", Source: p.URL + path})
 	}
 	b.sync(components...)
@@ -99,12 +100,12 @@ func TestCancellationAbortsFetchesAndLeavesNothing(t *testing.T) {
 func TestLeaseLossCancelsTheCheck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	var requests atomic.Int32
-	p.onHit = func(r *http.Request) {
+	p.OnRequest(func(r *http.Request) {
 		requests.Add(1)
 		<-r.Context().Done()
-	}
+	})
 	components := []manifest.Component{{Code: "core", Name: "Core", Version: "1.0.0"}}
 	for i := range 10 {
 		path := fmt.Sprintf("/s%02d.json", i)
@@ -146,8 +147,8 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 func TestDatabaseGoneDuringACheckEndsLeaseLost(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/s.json", doc(1, map[string]string{"blog": pkgUpToDate}))
+	p := publisher.New(t)
+	p.Set("/s.json", doc(1, map[string]string{"blog": pkgUpToDate}))
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.0.0"},
 		manifest.Component{Code: "blog", Name: "Blog", Version: "1.0.0", Source: p.URL + "/s.json"})
 	b.db.MustExec(t, `ALTER TABLE source_trust RENAME TO source_trust_kept`)
@@ -181,15 +182,13 @@ func TestDatabaseGoneDuringACheckEndsLeaseLost(t *testing.T) {
 func TestCancelledCheckCountsSourcesFetchedButNotSaved(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	pub, _, err := updatedoc.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.set("/feed.json", doc(1, map[string]string{"core": pkgCore}))
-	p.mu.Lock()
-	p.block["/feed.json.sig"] = make(chan struct{}) // never closed: the request ends with the check
-	p.mu.Unlock()
+	p.Set("/feed.json", doc(1, map[string]string{"core": pkgCore}))
+	p.Hold("/feed.json.sig") // never released: the request ends with the check
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/feed.json", Key: pub.String()})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -202,9 +201,7 @@ func TestCancelledCheckCountsSourcesFetchedButNotSaved(t *testing.T) {
 		done <- res
 	}()
 	wait.True(t, "the feed's signature asked once", wait.Guard, func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.requests["/feed.json.sig"] == 1
+		return p.Requests("/feed.json.sig") == 1
 	})
 	cancel()
 	res := <-done

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -152,76 +151,6 @@ func (b *bundle) runs() []string {
 	return out
 }
 
-// publisher is an httptest server publishing update documents.
-type publisher struct {
-	*httptest.Server
-	mu       sync.Mutex
-	docs     map[string][]byte        // path -> body
-	sigs     map[string]string        // path -> Upcheck-Signature header
-	status   map[string]int           // path -> forced status
-	block    map[string]chan struct{} // path -> request waits on it
-	requests map[string]int
-	etag     bool
-	onHit    func(r *http.Request)
-}
-
-func newPublisher(t *testing.T) *publisher {
-	p := &publisher{docs: map[string][]byte{}, sigs: map[string]string{}, status: map[string]int{}, block: map[string]chan struct{}{}, requests: map[string]int{}}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *publisher) serve(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	p.requests[r.URL.Path]++
-	body, sig, status, block, etag, onHit := p.docs[r.URL.Path], p.sigs[r.URL.Path], p.status[r.URL.Path], p.block[r.URL.Path], p.etag, p.onHit
-	p.mu.Unlock()
-	if onHit != nil {
-		onHit(r)
-	}
-	if block != nil {
-		select {
-		case <-block:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if status != 0 {
-		w.WriteHeader(status)
-		return
-	}
-	if body == nil {
-		http.NotFound(w, r)
-		return
-	}
-	if etag {
-		tag := fmt.Sprintf(`"%x"`, len(body)*7919+int(body[len(body)/2]))
-		if r.Header.Get("If-None-Match") == tag {
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
-		w.Header().Set("ETag", tag)
-	}
-	if sig != "" {
-		w.Header().Set("Upcheck-Signature", sig)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
-}
-
-func (p *publisher) set(path string, body []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.docs[path] = body
-}
-
-func (p *publisher) hits(path string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.requests[path]
-}
-
 // doc builds a format 1 document for one or more packages.
 func doc(seq int64, packages map[string]string) []byte {
 	var parts []string
@@ -238,9 +167,9 @@ const (
 	pkgUpToDate = `{"releases": [{"version": "1.0.0"}]}`
 )
 
-func (b *bundle) standardSite(p *publisher) {
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
-	p.set("/acme.json", doc(10, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate}))
+func (b *bundle) standardSite(p *publisher.Publisher) {
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p.Set("/acme.json", doc(10, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate}))
 	b.sync(
 		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
 		manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/acme.json"},
@@ -256,7 +185,7 @@ func (b *bundle) standardSite(p *publisher) {
 func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 
 	// One source of three fails: the check ran to its end, with failures.
@@ -304,38 +233,36 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 	cases := []struct {
 		name   string
 		signed bool
-		serve  func(p *publisher)
+		serve  func(p *publisher.Publisher)
 		want   string
 		// kind and arg are what the pages word (readmodel.ErrorKind).
 		kind, arg string
 	}{
-		{"server error", false, func(p *publisher) { p.status["/feed.json"] = 503 }, "503", readmodel.ErrorHTTPStatus, "503"},
-		{"malformed", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 1, "publisher": `) }, "invalid document",
+		{"server error", false, func(p *publisher.Publisher) { p.Fail("/feed.json", 503) }, "503", readmodel.ErrorHTTPStatus, "503"},
+		{"malformed", false, func(p *publisher.Publisher) { p.Set("/feed.json", []byte(`{"format": 1, "publisher": `)) }, "invalid document",
 			readmodel.ErrorMalformed, "malformed JSON at line 1, column 28: unexpected end of input"},
-		{"unknown format", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 2}`) }, "format",
+		{"unknown format", false, func(p *publisher.Publisher) { p.Set("/feed.json", []byte(`{"format": 2}`)) }, "format",
 			readmodel.ErrorMalformed, "unsupported format 2 (this reader understands format 1)"},
-		{"oversized", false, func(p *publisher) { p.docs["/feed.json"] = make([]byte, 200<<10) }, "too large", readmodel.ErrorTooLarge, ""},
-		{"rolled back", false, func(p *publisher) { p.docs["/feed.json"] = doc(4, map[string]string{"core": pkgCore}) }, "rolled back",
+		{"oversized", false, func(p *publisher.Publisher) { p.Set("/feed.json", make([]byte, 200<<10)) }, "too large", readmodel.ErrorTooLarge, ""},
+		{"rolled back", false, func(p *publisher.Publisher) { p.Set("/feed.json", doc(4, map[string]string{"core": pkgCore})) }, "rolled back",
 			readmodel.ErrorRollback, "4 < 5"},
-		{"unsigned", true, func(p *publisher) {
-			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
-			delete(p.sigs, "/feed.json")
+		{"unsigned", true, func(p *publisher.Publisher) {
+			p.Set("/feed.json", doc(6, map[string]string{"core": pkgCore}))
 		}, "unsigned", readmodel.ErrorUnsigned, ""},
-		{"bad signature", true, func(p *publisher) {
-			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
-			p.sigs["/feed.json"] = updatedoc.Sign(good, priv)
+		{"bad signature", true, func(p *publisher.Publisher) {
+			p.SetSigned("/feed.json", doc(6, map[string]string{"core": pkgCore}), updatedoc.Sign(good, priv))
 		}, "signature", readmodel.ErrorBadSignature, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			p := newPublisher(t)
-			p.set("/feed.json", good)
+			p := publisher.New(t)
+			p.Set("/feed.json", good)
 			key := ""
 			if tc.signed {
 				key = pub.String()
-				p.sigs["/feed.json"] = updatedoc.Sign(good, priv)
+				p.SetSigned("/feed.json", good, updatedoc.Sign(good, priv))
 			}
 			b.sync(
 				manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/feed.json", Key: key},
@@ -349,9 +276,7 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 				t.Fatal("signed document not marked verified")
 			}
 
-			p.mu.Lock()
 			tc.serve(p)
-			p.mu.Unlock()
 			res := b.run(lease.Operator)
 			if res.Status != CompletedWithFailures || res.Failed != 1 {
 				t.Fatalf("second run = %+v, want completed_with_failures", res)
@@ -378,14 +303,14 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 func TestSignatureFromSigFile(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	pub, priv, err := updatedoc.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := doc(1, map[string]string{"core": pkgCore})
-	p.set("/core.json", body)
-	p.set("/core.json.sig", []byte(updatedoc.Sign(body, priv)+"\n"))
+	p.Set("/core.json", body)
+	p.Set("/core.json.sig", []byte(updatedoc.Sign(body, priv)+"\n"))
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json", Key: pub.String()})
 	if res := b.run(lease.Operator); res.Status != Completed || res.Fetched != 1 {
 		t.Fatalf("result = %+v", res)
@@ -400,8 +325,7 @@ func TestSignatureFromSigFile(t *testing.T) {
 func TestNotModifiedIsSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.etag = true
+	p := publisher.New(t, publisher.WithETags())
 	b.standardSite(p)
 	first := b.run(lease.Operator)
 	second := b.run(lease.Operator)
@@ -418,10 +342,10 @@ func TestNotModifiedIsSuccess(t *testing.T) {
 func TestSyncReevaluatesWithoutFetch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	b.run(lease.Operator)
-	hits := p.hits("/acme.json")
+	hits := p.Requests("/acme.json")
 
 	rep := b.sync(
 		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
@@ -431,7 +355,7 @@ func TestSyncReevaluatesWithoutFetch(t *testing.T) {
 	if rep.Changed != 1 || rep.Removed != 2 || rep.Reevaluated != 1 {
 		t.Fatalf("sync report = %+v", rep)
 	}
-	if p.hits("/acme.json") != hits {
+	if p.Requests("/acme.json") != hits {
 		t.Fatal("sync fetched the source")
 	}
 	blog := b.results()["blog"]
@@ -458,7 +382,7 @@ func TestSyncReevaluatesWithoutFetch(t *testing.T) {
 func TestNoTransactionHeldAcrossAFetch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	var seen, long atomic.Int32
 	const openTx = `SELECT pid, xact_start, xact_start < clock_timestamp() - interval '800 milliseconds'
 		FROM pg_stat_activity WHERE datname = current_database() AND xact_start IS NOT NULL AND pid <> pg_backend_pid()`
@@ -483,7 +407,7 @@ func TestNoTransactionHeldAcrossAFetch(t *testing.T) {
 		}
 		return m, rows.Err()
 	}
-	p.onHit = func(r *http.Request) {
+	p.OnRequest(func(r *http.Request) {
 		seen.Add(1)
 		before, err := open(r.Context())
 		if err != nil {
@@ -510,7 +434,7 @@ func TestNoTransactionHeldAcrossAFetch(t *testing.T) {
 		if err != nil {
 			t.Errorf("probe for open transactions: %v", err)
 		}
-	}
+	})
 	b.standardSite(p)
 	for range 2 {
 		b.run(lease.Operator)
@@ -527,7 +451,7 @@ func TestNoTransactionHeldAcrossAFetch(t *testing.T) {
 func TestEveryRunIsRecorded(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	b.run(lease.Scheduled)
 	if res := b.run(lease.Scheduled); res.Status != Skipped {
@@ -556,31 +480,26 @@ func TestEveryRunIsRecorded(t *testing.T) {
 func TestTakeoverMidRunOldWritesNeverLand(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	first := b.run(lease.Operator)
 
 	// The old run's fetch of the shared feed hangs; the other sources finish.
-	release := make(chan struct{})
-	p.mu.Lock()
-	p.block["/acme.json"] = release
-	p.mu.Unlock()
+	hold := p.Hold("/acme.json")
 	oldDone := make(chan Result, 1)
 	go func() { oldDone <- b.run(lease.Operator) }()
-	wait.True(t, "the old run's fetch of the shared feed hangs", wait.Guard, func() bool { return p.hits("/acme.json") >= 2 })
+	wait.True(t, "the old run's fetch of the shared feed hangs", wait.Guard, func() bool { return p.Requests("/acme.json") >= 2 })
 
 	// Pretend the old holder froze: its lease expires, another instance
 	// takes over and completes with a newer document.
 	b.db.MustExec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
-	p.mu.Lock()
-	delete(p.block, "/acme.json")
-	p.docs["/acme.json"] = doc(11, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate})
-	p.mu.Unlock()
+	hold.Stop()
+	p.Set("/acme.json", doc(11, map[string]string{"blog": pkgBlog, "gallery": pkgGallery, "forms": pkgUpToDate}))
 	newer, err := b.otherInstance().RunLockedUpdateCheck(context.Background(), lease.Operator, "other")
 	if err != nil || newer.Status != CompletedWithFailures {
 		t.Fatalf("takeover run = %+v %v", newer, err)
 	}
-	close(release)
+	hold.Release()
 	old := <-oldDone
 	if old.Status != LeaseLost {
 		t.Fatalf("old run = %+v, want lease_lost", old)
@@ -613,21 +532,18 @@ func resultJSON(r Result) string {
 func TestPinnedKeyChangeResetsSequence(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	oldPub, oldPriv := generateKey(t)
 	newPub, newPriv := generateKey(t)
 	first := doc(50, map[string]string{"core": pkgCore})
-	p.set("/core.json", first)
-	p.sigs["/core.json"] = updatedoc.Sign(first, oldPriv)
+	p.SetSigned("/core.json", first, updatedoc.Sign(first, oldPriv))
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json", Key: oldPub.String()})
 	if res := b.run(lease.Operator); res.Fetched != 1 {
 		t.Fatalf("first run = %s", resultJSON(res))
 	}
 
 	second := doc(1, map[string]string{"core": pkgUpToDate})
-	p.mu.Lock()
-	p.docs["/core.json"], p.sigs["/core.json"] = second, updatedoc.Sign(second, newPriv)
-	p.mu.Unlock()
+	p.SetSigned("/core.json", second, updatedoc.Sign(second, newPriv))
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json", Key: newPub.String()})
 	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 {
 		t.Fatalf("run after the key change = %s", resultJSON(res))
@@ -637,9 +553,7 @@ func TestPinnedKeyChangeResetsSequence(t *testing.T) {
 	}
 	// Under the same key, a lower sequence is still a rollback.
 	third := doc(0, map[string]string{"core": pkgCore})
-	p.mu.Lock()
-	p.docs["/core.json"], p.sigs["/core.json"] = third, updatedoc.Sign(third, newPriv)
-	p.mu.Unlock()
+	p.SetSigned("/core.json", third, updatedoc.Sign(third, newPriv))
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("rollback under the same key = %s", resultJSON(res))
 	}
@@ -650,8 +564,8 @@ func TestPinnedKeyChangeResetsSequence(t *testing.T) {
 func TestExpiredDocumentIsStale(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 3, "expires": "2020-01-01T00:00:00Z",
+	p := publisher.New(t)
+	p.Set("/core.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 3, "expires": "2020-01-01T00:00:00Z",
 		"packages": {"core": {"releases": [{"version": "2.0.0"}]}}}`))
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"})
 	if res := b.run(lease.Operator); res.Status != Completed || res.Fetched != 1 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // dismissGallery dismisses gallery's ACME-2 (high, <=3.0.0, no fix) after
@@ -52,7 +53,7 @@ func (b *bundle) galleryAdvisory() AdvisoryState {
 func TestSummaryVulnerableReturnsAfterExpiry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	b.run(lease.Operator)
 	if n := b.vulnerable(); n != 2 {
@@ -99,14 +100,14 @@ func TestDismissalFollowsTheAdvisory(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			p := newPublisher(t)
+			p := publisher.New(t)
 			b.standardSite(p)
 			b.run(lease.Operator)
 			b.dismissGallery(nil)
 			// Evaluated again from a new document: the dismissal is judged
 			// against the advisory as the new result lists it.
 			pkg := `{"releases": [{"version": "3.0.0"}, {"version": "3.0.1"}], "advisories": [` + tc.advisory + `]}`
-			p.set("/acme.json", doc(11, map[string]string{"blog": pkgBlog, "gallery": pkg, "forms": pkgUpToDate}))
+			p.Set("/acme.json", doc(11, map[string]string{"blog": pkgBlog, "gallery": pkg, "forms": pkgUpToDate}))
 			if res := b.run(lease.Operator); res.Status != CompletedWithFailures { // the third source fails by design
 				t.Fatalf("second check = %s", resultJSON(res))
 			}
@@ -134,7 +135,7 @@ func TestDismissalFollowsTheAdvisory(t *testing.T) {
 func TestDismissRefusals(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	b.run(lease.Operator)
 	ctx := context.Background()

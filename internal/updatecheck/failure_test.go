@@ -12,6 +12,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // The kind stored with a failed fetch comes from the typed error the real
@@ -19,18 +20,10 @@ import (
 // timeout, the private-address guard, an untrusted certificate.
 func TestFetchFailuresAreClassified(t *testing.T) {
 	t.Parallel()
-	status := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "down", http.StatusServiceUnavailable)
-	}))
-	t.Cleanup(status.Close)
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(release); slow.Close() })
+	status := publisher.New(t)
+	status.Fail("/feed.json", http.StatusServiceUnavailable)
+	slow := publisher.New(t)
+	slow.Hold("/feed.json")
 	untrusted := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(untrusted.Close)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -9,6 +9,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // Failures lists the sources a check could not read, with their kind and
@@ -18,11 +19,9 @@ import (
 func TestFailuresOfACheck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p) // /missing.json answers 404
-	p.mu.Lock()
-	p.status["/down.json"] = http.StatusServiceUnavailable
-	p.mu.Unlock()
+	p.Fail("/down.json", http.StatusServiceUnavailable)
 	b.sync(
 		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
 		manifest.Component{Code: "broken", Name: "Broken", Version: "1.0.0", Source: p.URL + "/missing.json"},
@@ -44,7 +43,7 @@ func TestFailuresOfACheck(t *testing.T) {
 	}
 
 	// The missing document is published: the next check lists only shop.
-	p.set("/missing.json", doc(1, map[string]string{"broken": pkgUpToDate}))
+	p.Set("/missing.json", doc(1, map[string]string{"broken": pkgUpToDate}))
 	res = b.run(lease.Operator)
 	if got, err = b.checker.Failures(ctx, res); err != nil || !reflect.DeepEqual(got, want[:1]) {
 		t.Fatalf("second check: failures %+v (%v), want %+v", got, err, want[:1])

@@ -9,6 +9,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -172,8 +173,8 @@ func TestImportWhileCheckRunsIsBusy(t *testing.T) {
 func TestCheckLeavesOfflineSourcesAlone(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p := publisher.New(t)
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
 	b.sync(
 		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
 		manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: offlineURL},
@@ -209,8 +210,8 @@ func TestCheckLeavesOfflineSourcesAlone(t *testing.T) {
 func TestOfflineSourceStaleOnlyByExpiry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p := publisher.New(t)
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
 	b.sync(
 		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
 		manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: offlineURL},

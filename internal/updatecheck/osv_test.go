@@ -10,6 +10,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 const (
@@ -47,10 +48,10 @@ func (b *bundle) catalogCodes(q string) ([]string, int) {
 func TestWithdrawnAdvisoryDoesNotCount(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.db.MustExec(t, `INSERT INTO notification_channels (name, kind, target, events) VALUES ('ops', 'slack', 'https://hooks.example/x', 'security')`)
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
-	p.set("/acme.json", doc(1, map[string]string{"blog": blogOSV("")}))
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p.Set("/acme.json", doc(1, map[string]string{"blog": blogOSV("")}))
 	b.sync(
 		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
 		manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/acme.json"},
@@ -69,7 +70,7 @@ func TestWithdrawnAdvisoryDoesNotCount(t *testing.T) {
 	}
 	b.dismissBlog()
 
-	p.set("/acme.json", doc(2, map[string]string{"blog": blogOSV(withdrawn)}))
+	p.Set("/acme.json", doc(2, map[string]string{"blog": blogOSV(withdrawn)}))
 	b.run(lease.Operator)
 	if r := b.results()["blog"]; r.Vulnerable || !r.Evaluated {
 		t.Errorf("blog = %+v, want evaluated and not vulnerable", r)
@@ -99,7 +100,7 @@ func TestWithdrawnAdvisoryDoesNotCount(t *testing.T) {
 	}
 
 	// Taken back: it counts again, and the standing dismissal holds again.
-	p.set("/acme.json", doc(3, map[string]string{"blog": blogOSV("")}))
+	p.Set("/acme.json", doc(3, map[string]string{"blog": blogOSV("")}))
 	b.run(lease.Operator)
 	if b.results()["blog"].Vulnerable {
 		t.Error("blog is vulnerable although its dismissal stands")
@@ -123,9 +124,9 @@ func (b *bundle) dismissBlog() {
 func TestCatalogSearchByAliasFollowsTheInstalledVersion(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
-	p.set("/acme.json", doc(1, map[string]string{"blog": blogOSV(""), "shop": blogOSV("")}))
+	p := publisher.New(t)
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p.Set("/acme.json", doc(1, map[string]string{"blog": blogOSV(""), "shop": blogOSV("")}))
 	comps := []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
 		{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/acme.json"},

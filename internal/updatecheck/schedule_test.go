@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -87,7 +88,7 @@ func (l fireList) Next(t time.Time) time.Time {
 func TestScheduledRunPerFire(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	ctx := context.Background()
 	earlier := time.Now().Add(-time.Hour)
@@ -152,7 +153,7 @@ func (b *bundle) scheduler() (*Scheduler, context.CancelFunc, chan struct{}) {
 func TestCatchUpRetriesAfterDeadHolder(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	// A holder that dies at once: it never renews and never releases.
 	held, err := b.otherInstance().lease.Acquire(context.Background(), lease.Scheduled)
@@ -175,7 +176,7 @@ func TestCatchUpRetriesAfterDeadHolder(t *testing.T) {
 func TestTwoSchedulersOneRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	other := &bundle{t: t, db: b.db, store: b.store, lease: b.newLease(testTimings()), fetcher: b.fetcher}
 	other.checker = New(b.store, other.lease, b.fetcher, slog.Default())
@@ -208,11 +209,11 @@ func TestTwoSchedulersOneRun(t *testing.T) {
 func TestSchedulerShutdownReleasesLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.onHit = func(r *http.Request) { <-r.Context().Done() } // every publisher hangs
+	p := publisher.New(t)
+	p.OnRequest(func(r *http.Request) { <-r.Context().Done() }) // every publisher hangs
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.0.0", Source: p.URL + "/core.json"})
 	_, cancel, done := b.scheduler()
-	wait.True(t, "the scheduled check asks the publisher", wait.Guard, func() bool { return p.hits("/core.json") > 0 })
+	wait.True(t, "the scheduled check asks the publisher", wait.Guard, func() bool { return p.Requests("/core.json") > 0 })
 	cancel()
 	select {
 	case <-done:

@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -56,9 +57,9 @@ func TestSyncDoesNotStarveTheHeartbeat(t *testing.T) {
 
 	const n = 2500
 	body, comps := bigFeed(n)
-	p := newPublisher(t)
-	p.set("/feed.json", body)
-	p.set("/slow.json", doc(1, map[string]string{"slow": pkgUpToDate}))
+	p := publisher.New(t)
+	p.Set("/feed.json", body)
+	p.Set("/slow.json", doc(1, map[string]string{"slow": pkgUpToDate}))
 	site := func(core string) []manifest.Component {
 		out := []manifest.Component{
 			{Code: "core", Name: "Core", Version: core, Source: p.URL + "/feed.json"},

@@ -12,20 +12,19 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // publish serves body at path, signed by privs (a signature set in the
 // header; none when privs is empty).
-func (p *publisher) publish(path string, body []byte, privs ...updatedoc.PrivateKey) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.docs[path], p.sigs[path] = body, strings.ReplaceAll(strings.TrimSpace(updatedoc.SignSet(body, privs)), "\n", ", ")
+func publish(p *publisher.Publisher, path string, body []byte, privs ...updatedoc.PrivateKey) {
+	p.SetSigned(path, body, strings.ReplaceAll(strings.TrimSpace(updatedoc.SignSet(body, privs)), "\n", ", "))
 }
 
 // publishStatement serves a key statement for the document at path (and
 // its .sig), endorsing keys with threshold, signed by privs.
-func (p *publisher) publishStatement(t *testing.T, path string, version int64, keys []updatedoc.PublicKey, threshold int, privs ...updatedoc.PrivateKey) {
+func publishStatement(t *testing.T, p *publisher.Publisher, path string, version int64, keys []updatedoc.PublicKey, threshold int, privs ...updatedoc.PrivateKey) {
 	t.Helper()
 	texts := make([]string, len(keys))
 	for i, k := range keys {
@@ -36,8 +35,8 @@ func (p *publisher) publishStatement(t *testing.T, path string, version int64, k
 		t.Fatal(err)
 	}
 	body := updatedoc.FormatKeyStatement("acme", version, set)
-	p.set(path+".keys", body)
-	p.set(path+".keys.sig", []byte(updatedoc.SignSet(body, privs)))
+	p.Set(path+".keys", body)
+	p.Set(path+".keys.sig", []byte(updatedoc.SignSet(body, privs)))
 }
 
 // trustRow is the stored trust of a source.
@@ -88,11 +87,11 @@ func core(url string, keys ...updatedoc.PublicKey) manifest.Component {
 func TestEndorsedRotationIsFollowed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	oldPub, oldPriv := generateKey(t)
 	newPub, newPriv := generateKey(t)
 	url := p.URL + "/core.json"
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), oldPriv)
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), oldPriv)
 	b.sync(core(url, oldPub))
 	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 {
 		t.Fatalf("first run = %s", resultJSON(res))
@@ -100,8 +99,8 @@ func TestEndorsedRotationIsFollowed(t *testing.T) {
 
 	// The publisher rotates: a statement signed by the old key names the
 	// new one, and the next document is signed by the new key only.
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{newPub}, 1, oldPriv)
-	p.publish("/core.json", doc(11, map[string]string{"core": pkgUpToDate}), newPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{newPub}, 1, oldPriv)
+	publish(p, "/core.json", doc(11, map[string]string{"core": pkgUpToDate}), newPriv)
 	res := b.run(lease.Operator)
 	if res.Fetched != 1 || res.Failed != 0 {
 		t.Fatalf("rotating run = %s", resultJSON(res))
@@ -123,7 +122,7 @@ func TestEndorsedRotationIsFollowed(t *testing.T) {
 
 	// The rollback sequence survived the rotation: a document under the
 	// new key with a lower sequence is a rollback.
-	p.publish("/core.json", doc(9, map[string]string{"core": pkgCore}), newPriv)
+	publish(p, "/core.json", doc(9, map[string]string{"core": pkgCore}), newPriv)
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("rollback run = %s", resultJSON(res))
 	}
@@ -141,17 +140,17 @@ func TestEndorsedRotationIsFollowed(t *testing.T) {
 func TestKeyStatementRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	aPub, aPriv := generateKey(t)
 	bPub, bPriv := generateKey(t)
 	cPub, cPriv := generateKey(t)
 	url := p.URL + "/core.json"
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), aPriv)
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), aPriv)
 	b.sync(core(url, aPub))
 	b.run(lease.Operator)
 
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{bPub}, 1, bPriv) // self-signed
-	p.publish("/core.json", doc(11, map[string]string{"core": pkgUpToDate}), bPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{bPub}, 1, bPriv) // self-signed
+	publish(p, "/core.json", doc(11, map[string]string{"core": pkgUpToDate}), bPriv)
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("run = %s", resultJSON(res))
 	}
@@ -167,12 +166,12 @@ func TestKeyStatementRefused(t *testing.T) {
 
 	// Endorsed by A: followed. Then a statement of the same version, signed
 	// by B, moving to C: a replay as far as the site knows, refused.
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{bPub}, 1, aPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{bPub}, 1, aPriv)
 	if res := b.run(lease.Operator); res.Failed != 0 || res.Fetched != 1 {
 		t.Fatalf("endorsed run = %s", resultJSON(res))
 	}
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{cPub}, 1, bPriv)
-	p.publish("/core.json", doc(12, map[string]string{"core": pkgCore}), cPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{cPub}, 1, bPriv)
+	publish(p, "/core.json", doc(12, map[string]string{"core": pkgCore}), cPriv)
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("run = %s", resultJSON(res))
 	}
@@ -193,7 +192,7 @@ func TestKeyStatementRefused(t *testing.T) {
 func TestThresholdTwoOfThree(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	aPub, aPriv := generateKey(t)
 	bPub, bPriv := generateKey(t)
 	cPub, _ := generateKey(t)
@@ -203,27 +202,27 @@ func TestThresholdTwoOfThree(t *testing.T) {
 	pin.Threshold = 2
 	b.sync(pin)
 
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), aPriv)
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), aPriv)
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("one signature of 2 needed = %s", resultJSON(res))
 	}
 	if s := b.source(url); s.LastErrorKind != readmodel.ErrorBadSignature {
 		t.Fatalf("source = %+v", s)
 	}
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), aPriv, bPriv)
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), aPriv, bPriv)
 	if res := b.run(lease.Operator); res.Failed != 0 || res.Fetched != 1 {
 		t.Fatalf("two signatures = %s", resultJSON(res))
 	}
 
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{dPub}, 1, aPriv)
-	p.publish("/core.json", doc(11, map[string]string{"core": pkgCore}), dPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{dPub}, 1, aPriv)
+	publish(p, "/core.json", doc(11, map[string]string{"core": pkgCore}), dPriv)
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("statement with one signature = %s", resultJSON(res))
 	}
 	if s := b.source(url); s.LastErrorKind != readmodel.ErrorKeyStatement || s.LastErrorArg != "signature" {
 		t.Fatalf("source = %+v", s)
 	}
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{dPub}, 1, aPriv, bPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{dPub}, 1, aPriv, bPriv)
 	if res := b.run(lease.Operator); res.Failed != 0 || res.Fetched != 1 {
 		t.Fatalf("statement with two signatures = %s", resultJSON(res))
 	}
@@ -234,15 +233,15 @@ func TestThresholdTwoOfThree(t *testing.T) {
 func TestPinChangeResetsTrustedSet(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	oldPub, oldPriv := generateKey(t)
 	newPub, newPriv := generateKey(t)
 	url := p.URL + "/core.json"
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), oldPriv)
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), oldPriv)
 	b.sync(core(url, oldPub))
 	b.run(lease.Operator)
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{newPub}, 1, oldPriv)
-	p.publish("/core.json", doc(11, map[string]string{"core": pkgCore}), newPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{newPub}, 1, oldPriv)
+	publish(p, "/core.json", doc(11, map[string]string{"core": pkgCore}), newPriv)
 	b.run(lease.Operator)
 	if tr := b.trust(url); tr.Keys != newPub.String() {
 		t.Fatalf("trust = %+v", tr)
@@ -267,21 +266,21 @@ func TestPinChangeResetsTrustedSet(t *testing.T) {
 func TestStatementLookedAtDaily(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	pub, priv := generateKey(t)
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), priv)
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), priv)
 	b.sync(core(p.URL+"/core.json", pub))
 	for range 2 {
 		if res := b.run(lease.Operator); res.Failed != 0 {
 			t.Fatalf("run = %s", resultJSON(res))
 		}
 	}
-	if n := p.hits("/core.json.keys"); n != 1 {
+	if n := p.Requests("/core.json.keys"); n != 1 {
 		t.Fatalf("statement fetched %d times, want once", n)
 	}
 	b.db.MustExec(t, `UPDATE source_trust SET checked_at = checked_at - interval '25 hours'`)
 	b.run(lease.Operator)
-	if n := p.hits("/core.json.keys"); n != 2 {
+	if n := p.Requests("/core.json.keys"); n != 2 {
 		t.Fatalf("statement fetched %d times after a day, want twice", n)
 	}
 }
@@ -302,12 +301,12 @@ func (b *bundle) auditEvents() []store.AuditEvent {
 func TestUntrustedSources(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	pub, priv := generateKey(t)
 	otherPub, otherPriv := generateKey(t)
 	soon := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), priv)
-	p.set("/blog.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 1, "expires": "`+soon+`", "packages": {"blog": `+pkgBlog+`}}`))
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), priv)
+	p.Set("/blog.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 1, "expires": "`+soon+`", "packages": {"blog": `+pkgBlog+`}}`))
 	b.sync(core(p.URL+"/core.json", pub), manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/blog.json"})
 	b.run(lease.Operator)
 	untrusted := func() (int, map[string]bool) {
@@ -329,8 +328,8 @@ func TestUntrustedSources(t *testing.T) {
 	if n, flags := untrusted(); n != 1 || !flags["/blog.json"] || flags["/core.json"] {
 		t.Fatalf("untrusted = %d %v, want the document expiring in 3 days", n, flags)
 	}
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{otherPub}, 1, otherPriv)
-	p.publish("/core.json", doc(11, map[string]string{"core": pkgCore}), otherPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{otherPub}, 1, otherPriv)
+	publish(p, "/core.json", doc(11, map[string]string{"core": pkgCore}), otherPriv)
 	b.run(lease.Operator)
 	if n, flags := untrusted(); n != 2 || !flags["/core.json"] {
 		t.Fatalf("untrusted = %d %v, want the refused key statement too", n, flags)
@@ -343,20 +342,20 @@ func TestUntrustedSources(t *testing.T) {
 func TestStatementAheadOfDocumentsWaits(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	oldPub, oldPriv := generateKey(t)
 	newPub, newPriv := generateKey(t)
 	url := p.URL + "/core.json"
-	p.publish("/core.json", doc(10, map[string]string{"core": pkgCore}), oldPriv)
-	p.publishStatement(t, "/core.json", 1, []updatedoc.PublicKey{newPub}, 1, oldPriv)
+	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), oldPriv)
+	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{newPub}, 1, oldPriv)
 	b.sync(core(url, oldPub))
-	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 || p.hits("/core.json.keys") != 1 {
-		t.Fatalf("first run = %s, statement fetched %d times", resultJSON(res), p.hits("/core.json.keys"))
+	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 || p.Requests("/core.json.keys") != 1 {
+		t.Fatalf("first run = %s, statement fetched %d times", resultJSON(res), p.Requests("/core.json.keys"))
 	}
 	if tr := b.trust(url); tr.Keys != "" || tr.Version != 0 {
 		t.Fatalf("trust = %+v, want the statement waiting", tr)
 	}
-	p.publish("/core.json", doc(11, map[string]string{"core": pkgUpToDate}), newPriv)
+	publish(p, "/core.json", doc(11, map[string]string{"core": pkgUpToDate}), newPriv)
 	if res := b.run(lease.Operator); res.Fetched != 1 || res.Failed != 0 {
 		t.Fatalf("run with the new key = %s", resultJSON(res))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -20,13 +21,10 @@ const pkgBlogNeedsCore2 = `{"releases": [{"version": "2.4.0", "requires_core": "
 
 // blockAndRun starts a check whose fetch of path hangs until the returned
 // release is called, and waits until the publisher sees that request.
-func (b *bundle) blockAndRun(p *publisher, path string) (release func() Result) {
+func (b *bundle) blockAndRun(p *publisher.Publisher, path string) (release func() Result) {
 	b.t.Helper()
-	unblock := make(chan struct{})
-	p.mu.Lock()
-	p.block[path] = unblock
-	p.mu.Unlock()
-	before := p.hits(path)
+	hold := p.Hold(path)
+	before := p.Requests(path)
 	done := make(chan Result, 1)
 	go func() {
 		res, err := b.checker.RunLockedUpdateCheck(context.Background(), lease.Operator, "test")
@@ -35,12 +33,9 @@ func (b *bundle) blockAndRun(p *publisher, path string) (release func() Result) 
 		}
 		done <- res
 	}()
-	wait.True(b.t, "the check asks for the held source", wait.Guard, func() bool { return p.hits(path) > before })
+	wait.True(b.t, "the check asks for the held source", wait.Guard, func() bool { return p.Requests(path) > before })
 	return func() Result {
-		p.mu.Lock()
-		delete(p.block, path)
-		p.mu.Unlock()
-		close(unblock)
+		hold.Release()
 		return <-done
 	}
 }
@@ -51,9 +46,9 @@ func (b *bundle) blockAndRun(p *publisher, path string) (release func() Result) 
 func TestCoreUpgradeDuringCheckIsNotUndone(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", doc(1, map[string]string{"core": `{"releases": [{"version": "2.0.0"}]}`}))
-	p.set("/acme.json", doc(1, map[string]string{"blog": pkgBlogNeedsCore2}))
+	p := publisher.New(t)
+	p.Set("/core.json", doc(1, map[string]string{"core": `{"releases": [{"version": "2.0.0"}]}`}))
+	p.Set("/acme.json", doc(1, map[string]string{"blog": pkgBlogNeedsCore2}))
 	site := func(core string) []manifest.Component {
 		return []manifest.Component{
 			{Code: "core", Name: "Core", Version: core, Source: p.URL + "/core.json"},
@@ -83,7 +78,7 @@ func TestCoreUpgradeDuringCheckIsNotUndone(t *testing.T) {
 func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	b.run(lease.Operator)
 	release := b.blockAndRun(p, "/acme.json")
@@ -107,12 +102,10 @@ func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	b.run(lease.Operator)
-	p.mu.Lock()
-	p.status["/acme.json"] = http.StatusInternalServerError
-	p.mu.Unlock()
+	p.Fail("/acme.json", http.StatusInternalServerError)
 	b.run(lease.Operator)
 	// Three days of failures.
 	b.db.MustExec(t, "UPDATE sources SET last_success_at = clock_timestamp() - interval '72 hours' WHERE url LIKE '%acme.json'")
@@ -161,14 +154,12 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 func TestExpiredDocumentStaysStaleWhileItsSourceFails(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 3, "expires": "2020-01-01T00:00:00Z",
+	p := publisher.New(t)
+	p.Set("/core.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 3, "expires": "2020-01-01T00:00:00Z",
 		"packages": {"core": {"releases": [{"version": "2.0.0"}]}}}`))
 	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"})
 	b.run(lease.Operator)
-	p.mu.Lock()
-	p.status["/core.json"] = http.StatusBadGateway
-	p.mu.Unlock()
+	p.Fail("/core.json", http.StatusBadGateway)
 	b.run(lease.Operator)
 	sum, err := ReadSummary(context.Background(), b.store)
 	if err != nil || sum.Stale != 1 || sum.FailingSources != 1 {
@@ -188,29 +179,22 @@ func TestKeyChangeSendsNoValidatorsAndA304NeedsTheCurrentKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			p := newPublisher(t)
-			p.etag = true
+			opts := []publisher.Option{publisher.WithETags()}
+			if always304 {
+				opts = append(opts, publisher.NotModifiedToAny())
+			}
+			p := publisher.New(t, opts...)
 			oldPub, oldPriv := generateKey(t)
 			newPub, _ := generateKey(t)
 			body := doc(7, map[string]string{"core": pkgCore})
-			p.set("/core.json", body)
-			p.sigs["/core.json"] = updatedoc.Sign(body, oldPriv)
+			p.SetSigned("/core.json", body, updatedoc.Sign(body, oldPriv))
 			var mu sync.Mutex
 			var validators []string
-			p.onHit = func(r *http.Request) {
+			p.OnRequest(func(r *http.Request) {
 				mu.Lock()
 				validators = append(validators, r.Header.Get("If-None-Match"))
 				mu.Unlock()
-			}
-			if always304 {
-				p.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if r.Header.Get("If-None-Match") != "" {
-						w.WriteHeader(http.StatusNotModified)
-						return
-					}
-					p.serve(w, r)
-				})
-			}
+			})
 			comp := manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json", Key: oldPub.String()}
 			b.sync(comp)
 			if res := b.run(lease.Operator); res.Fetched != 1 {
@@ -247,9 +231,9 @@ func TestKeyChangeSendsNoValidatorsAndA304NeedsTheCurrentKey(t *testing.T) {
 func TestComponentAddedBySyncIsEvaluatedAtOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
-	p.set("/acme.json", doc(10, map[string]string{"blog": pkgBlog, "forms": pkgUpToDate}))
+	p := publisher.New(t)
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p.Set("/acme.json", doc(10, map[string]string{"blog": pkgBlog, "forms": pkgUpToDate}))
 	core := manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"}
 	blog := manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/acme.json"}
 	b.sync(core, blog)
@@ -268,16 +252,16 @@ func TestComponentAddedBySyncIsEvaluatedAtOnce(t *testing.T) {
 func TestRollbackStateOutlivesARemovedComponent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
-	p.set("/core.json", doc(1, map[string]string{"core": pkgCore}))
-	p.set("/acme.json", doc(10, map[string]string{"blog": pkgBlog}))
+	p := publisher.New(t)
+	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
+	p.Set("/acme.json", doc(10, map[string]string{"blog": pkgBlog}))
 	core := manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"}
 	blog := manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/acme.json"}
 	b.sync(core, blog)
 	b.run(lease.Operator)
 	b.sync(core)
 	b.run(lease.Operator) // the clean-up starts the source's retention
-	p.set("/acme.json", doc(3, map[string]string{"blog": pkgUpToDate}))
+	p.Set("/acme.json", doc(3, map[string]string{"blog": pkgUpToDate}))
 	b.sync(core, blog)
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("run with a rolled-back document = %s, want it refused", resultJSON(res))
@@ -303,7 +287,7 @@ func TestRollbackStateOutlivesARemovedComponent(t *testing.T) {
 func TestStatementTimeoutIsNotALostLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	p := newPublisher(t)
+	p := publisher.New(t)
 	b.standardSite(p)
 	b.db.MustExec(t, `CREATE FUNCTION slow() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$`)

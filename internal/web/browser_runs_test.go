@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
@@ -140,8 +140,7 @@ func TestBrowserRestartLeavesShopUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := httptest.NewServer(p)
-	t.Cleanup(again.Close)
+	again := publisher.New(t, publisher.Fallback(p))
 	if _, err := b.checker.SyncComponents(context.Background(), p.Manifest(again.URL)); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/web"
 )
@@ -40,7 +41,7 @@ type bundle struct {
 	auth      *auth.Service
 	handler   http.Handler // web.New's, an *echo.Echo
 	server    *httptest.Server
-	publisher *httptest.Server
+	publisher *publisher.Publisher
 	notify    *notify.Service
 }
 
@@ -71,8 +72,7 @@ func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.publisher = httptest.NewServer(p)
-	t.Cleanup(b.publisher.Close)
+	b.publisher = publisher.New(t, publisher.Fallback(p))
 	if _, err := b.checker.SyncComponents(context.Background(), p.Manifest(b.publisher.URL)); err != nil {
 		t.Fatal(err)
 	}
@@ -216,14 +216,14 @@ func TestCheckInterrupted(t *testing.T) {
 	admin := b.login("admin@example.test")
 	// Every publisher hangs; meanwhile another instance takes the lease over.
 	asked := make(chan struct{}, 1) // a publisher was asked: the check holds the lease
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hang := publisher.New(t)
+	hang.Hold("/x.json")
+	hang.OnRequest(func(*http.Request) {
 		select {
 		case asked <- struct{}{}:
 		default:
 		}
-		<-r.Context().Done()
-	}))
-	defer hang.Close()
+	})
 	b.db.MustExec(t, "UPDATE components SET source_url = $1 || '/x.json' WHERE source_url IS NOT NULL", hang.URL)
 	go func() {
 		<-asked

@@ -50,7 +50,7 @@ func TestFailoverToStandby(t *testing.T) {
 
 	// Both instances start a catch-up check (none has completed); one
 	// takes the lease and its fetch waits at the publisher.
-	release := pub.holdRequests()
+	release := pub.Hold("/core.json").Release
 	defer release()
 	instances := []*Instance{{env: env, binary: binary}, {env: env, binary: binary}}
 	for _, in := range instances {
@@ -64,11 +64,7 @@ func TestFailoverToStandby(t *testing.T) {
 			}
 		})
 	}
-	select {
-	case <-pub.arrived:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no check reached the publisher within 30 s")
-	}
+	pub.AwaitRequests(t, "/core.json", 1, 30*time.Second) // a check reached the publisher
 	var oldOwner string
 	var oldEpoch int64
 	scan(t, ctx, url, "SELECT owner::text, epoch FROM core_update_lock WHERE expires_at > clock_timestamp()", &oldOwner, &oldEpoch)

@@ -12,20 +12,18 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/testbin"
 )
 
@@ -39,53 +37,12 @@ const (
 	adminPassword = "a long enough password"
 )
 
-// publisher serves one update document, counts its requests and can hold
-// them.
-type publisher struct {
-	*httptest.Server
-	requests atomic.Int32
-	mu       sync.Mutex
-	hold     chan struct{}
-	arrived  chan struct{}
-}
-
-func newPublisher(t *testing.T) *publisher {
-	p := &publisher{arrived: make(chan struct{}, 100)}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.requests.Add(1)
-		p.mu.Lock()
-		hold := p.hold
-		p.mu.Unlock()
-		p.arrived <- struct{}{}
-		if hold != nil {
-			select {
-			case <-hold:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"format": 1, "publisher": "proxy", "sequence": 1, "packages": {"core": {"releases": [{"version": "1.1.0"}]}}}`)
-	}))
-	t.Cleanup(p.Close)
+// newPublisher serves the one update document of the cluster's tests, at
+// /core.json.
+func newPublisher(t *testing.T) *publisher.Publisher {
+	p := publisher.New(t)
+	p.Set("/core.json", []byte(`{"format": 1, "publisher": "proxy", "sequence": 1, "packages": {"core": {"releases": [{"version": "1.1.0"}]}}}`))
 	return p
-}
-
-// holdRequests makes requests wait until the returned func is called.
-func (p *publisher) holdRequests() func() {
-	ch := make(chan struct{})
-	p.mu.Lock()
-	p.hold = ch
-	p.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			p.mu.Lock()
-			p.hold = nil
-			p.mu.Unlock()
-			close(ch)
-		})
-	}
 }
 
 // run runs an upcheck command to its end.
@@ -113,7 +70,7 @@ func freeAddr(t *testing.T) string {
 // database, nginx with TLS in front, the proxy trusted, Secure cookies;
 // an admin account, one component on pub, and one check already run so
 // that no instance starts a catch-up check.
-func startCluster(t *testing.T, d *pgtest.DB, pub *publisher) *Cluster {
+func startCluster(t *testing.T, d *pgtest.DB, pub *publisher.Publisher) *Cluster {
 	t.Helper()
 	dir := t.TempDir()
 	manifest := filepath.Join(dir, "manifest.json")
@@ -134,7 +91,6 @@ func startCluster(t *testing.T, d *pgtest.DB, pub *publisher) *Cluster {
 	run(t, env, adminPassword+"\n", "user", "add", "--email", adminEmail, "--role", "admin")
 	run(t, env, "", "components", "sync")
 	run(t, env, "", "check")
-	pub.requests.Store(0)
 	nginxDir := filepath.Join(dir, "nginx")
 	if err := os.Mkdir(nginxDir, 0o700); err != nil {
 		t.Fatal(err)

@@ -88,9 +88,9 @@ func TestBehindNginx(t *testing.T) {
 
 	t.Run("one check for three clicks on three instances", func(t *testing.T) {
 		token := admin.csrf()
-		release := pub.holdRequests()
+		release := pub.Hold("/core.json").Release
 		defer release()
-		before := pub.requests.Load()
+		before := pub.Requests("/core.json")
 		codes := make([]int, 3)
 		var wg sync.WaitGroup
 		for i := range codes {
@@ -125,7 +125,7 @@ func TestBehindNginx(t *testing.T) {
 		if n := query[int](t, d, `SELECT count(*)::int FROM check_runs WHERE trigger = 'manual' AND status = 'completed'`); n != 1 {
 			t.Fatalf("%d completed manual checks, want 1", n)
 		}
-		if n := pub.requests.Load() - before; n != 1 {
+		if n := pub.Requests("/core.json") - before; n != 1 {
 			t.Fatalf("the publisher was asked %d times, want once", n)
 		}
 	})
@@ -135,11 +135,9 @@ func TestBehindNginx(t *testing.T) {
 		token := admin.csrf()
 		lastRun := query[int64](t, d, `SELECT max(id) FROM check_runs`)
 		started := checksStarted(c)
-		release := pub.holdRequests()
+		release := pub.Hold("/core.json").Release
 		defer release()
-		for len(pub.arrived) > 0 {
-			<-pub.arrived
-		}
+		asked := pub.Requests("/core.json")
 		post := make(chan int, 1)
 		go func() {
 			code, _, _, err := admin.send(http.MethodPost, "/api/admin/plugins/updates/check?probe=killed", url.Values{}, "X-CSRF-Token", token)
@@ -148,11 +146,7 @@ func TestBehindNginx(t *testing.T) {
 			}
 			post <- code
 		}()
-		select {
-		case <-pub.arrived:
-		case <-time.After(20 * time.Second):
-			t.Fatal("the check did not reach the publisher")
-		}
+		pub.AwaitRequests(t, "/core.json", asked+1, 20*time.Second) // the check reached the publisher
 		var victim *Instance
 		waitFor(t, 5*time.Second, "the instance running the check", func() bool {
 			for i, n := range checksStarted(c) {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // waitLeaseExpired waits until the lease has expired on the database clock.
@@ -62,13 +62,13 @@ func runStatuses(t *testing.T, d *pgtest.DB) []string {
 func TestKillDuringSlowFetch(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := site(t, baseEnv(d), pub)
-	release := pub.holdPath("/slow.json")
+	release := pub.Hold("/slow.json").Release
 	defer release()
 
 	a := start(t, e, "check")
-	pub.awaitRequest(t, "/slow.json", 30*time.Second)
+	pub.AwaitRequests(t, "/slow.json", 1, 30*time.Second)
 	a.signal(syscall.SIGKILL)
 	if code := a.wait(5 * time.Second); code != -int(syscall.SIGKILL) {
 		t.Fatalf("killed check exit = %d", code)
@@ -97,14 +97,14 @@ func TestKillDuringSlowFetch(t *testing.T) {
 func TestKillServeSurvivorCompletes(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := site(t, baseEnv(d), pub).with("UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *") // only the catch-up runs
-	release := pub.holdPath("/slow.json")
+	release := pub.Hold("/slow.json").Release
 	defer release()
 
 	a := serve(t, e)
-	pub.awaitRequest(t, "/slow.json", 30*time.Second) // a's catch-up check is fetching
-	serve(t, e)                                       // its catch-up finds the lease busy
+	pub.AwaitRequests(t, "/slow.json", 1, 30*time.Second) // a's catch-up check is fetching
+	serve(t, e)                                           // its catch-up finds the lease busy
 	time.Sleep(300 * time.Millisecond)
 	a.signal(syscall.SIGKILL)
 	killed := time.Now()
@@ -134,19 +134,19 @@ func TestKillServeSurvivorCompletes(t *testing.T) {
 func TestPausedHolderWritesNothing(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := site(t, baseEnv(d), pub)
-	release := pub.holdPath("/slow.json")
+	release := pub.Hold("/slow.json").Release
 	defer release()
 
 	a := start(t, e, "check")
-	pub.awaitRequest(t, "/slow.json", 30*time.Second)
+	pub.AwaitRequests(t, "/slow.json", 1, 30*time.Second)
 	a.signal(syscall.SIGSTOP)
 	waitLeaseExpired(t, d, 6*time.Second)
 
 	// The publisher answers a's request now (the old document, sequence 1,
 	// waits in the socket) and has a newer one for everyone else.
-	pub.set("/slow.json", document(2, `"blog": {"releases": [{"version": "2.0.0", "security": true}, {"version": "2.1.0"}]}, "forms": {"releases": [{"version": "1.0.0"}]}`))
+	pub.Set("/slow.json", document(2, `"blog": {"releases": [{"version": "2.0.0", "security": true}, {"version": "2.1.0"}]}, "forms": {"releases": [{"version": "1.0.0"}]}`))
 	release()
 	b := start(t, e, "check")
 	if code := b.wait(30 * time.Second); code != 0 {
@@ -174,13 +174,13 @@ func TestPausedHolderWritesNothing(t *testing.T) {
 func TestSigtermReleasesLease(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := site(t, baseEnv(d), pub).with("UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *")
-	release := pub.holdPath("/slow.json")
+	release := pub.Hold("/slow.json").Release
 	defer release()
 
 	a := serve(t, e)
-	pub.awaitRequest(t, "/slow.json", 30*time.Second)
+	pub.AwaitRequests(t, "/slow.json", 1, 30*time.Second)
 	a.signal(syscall.SIGTERM)
 	sent := time.Now()
 	for !query[bool](t, d, "SELECT owner IS NULL FROM core_update_lock") {
@@ -208,10 +208,11 @@ func TestSigtermReleasesLease(t *testing.T) {
 func TestHangingAndHugeSources(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
-	pub.set("/core.json", document(1, `"core": {"releases": [{"version": "1.1.0"}]}`))
-	defer pub.holdPath("/hang.json")()
-	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pub := publisher.New(t)
+	pub.Set("/core.json", document(1, `"core": {"releases": [{"version": "1.1.0"}]}`))
+	defer pub.Hold("/hang.json").Release()
+	huge := publisher.New(t)
+	huge.Handle("/huge.json", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chunk := make([]byte, 64<<10)
 		for range 1024 { // 64 MiB, no Content-Length
 			if _, err := w.Write(chunk); err != nil {
@@ -219,7 +220,6 @@ func TestHangingAndHugeSources(t *testing.T) {
 			}
 		}
 	}))
-	defer huge.Close()
 	path := manifest(t, fmt.Sprintf(`{"components": [
 		{"code": "core", "name": "Core", "version": "1.0.0", "source": "%s/core.json"},
 		{"code": "hang", "name": "Hang", "version": "1.0.0", "source": "%s/hang.json"},
@@ -280,10 +280,10 @@ func token(t *testing.T, e env) string {
 func TestThreeInstancesAndFiftyPosts(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := site(t, baseEnv(d), pub).with("UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *") // the catch-up at start is the firing
 	tok := token(t, e)
-	release := pub.holdPath("/slow.json") // keep the first check running while the rest arrive
+	release := pub.Hold("/slow.json").Release // keep the first check running while the rest arrive
 	var instances []*proc
 	for range 3 {
 		instances = append(instances, serve(t, e))
@@ -368,18 +368,18 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	defer pool.Close()
 	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := baseEnv(d)
 	if code := start(t, e, "migrate").wait(60 * time.Second); code != 0 {
 		t.Fatal("migrate failed")
 	}
 	e = site(t, e, pub).with("UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *")
 	tok := token(t, e)
-	release := pub.holdPath("/slow.json")
+	release := pub.Hold("/slow.json").Release
 	defer release()
 
 	a := serve(t, e)
-	pub.awaitRequest(t, "/slow.json", 30*time.Second)
+	pub.AwaitRequests(t, "/slow.json", 1, 30*time.Second)
 	get := func(path string) int {
 		req, _ := http.NewRequest("GET", "http://"+a.listen+path, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
@@ -452,7 +452,7 @@ func TestDatabaseOutage(t *testing.T) {
 func TestPausedInsideFencedTransaction(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	// One source serving many components makes its fenced transaction long
 	// enough to be caught open.
 	const n = 1500
@@ -463,7 +463,7 @@ func TestPausedInsideFencedTransaction(t *testing.T) {
 		comps = append(comps, fmt.Sprintf(`{"code": "p%04d", "name": "P", "version": "1.0.0", "source": "%s/big.json"}`, i, pub.URL))
 		pkgs = append(pkgs, fmt.Sprintf(`"p%04d": {"releases": [{"version": "1.0.1"}]}`, i))
 	}
-	pub.set("/big.json", document(1, strings.Join(pkgs, ",")))
+	pub.Set("/big.json", document(1, strings.Join(pkgs, ",")))
 	e := baseEnv(d).with("UPCHECK_MANIFEST", manifest(t, `{"components": [`+strings.Join(comps, ",")+`]}`),
 		"UPCHECK_TEST_TIMINGS", timings+",tx=2s", "UPCHECK_LOG_LEVEL", "INFO")
 	if code := start(t, e, "components", "sync").wait(60 * time.Second); code != 0 {

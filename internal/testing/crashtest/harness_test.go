@@ -11,21 +11,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/testbin"
 )
 
@@ -179,100 +176,10 @@ func (p *proc) line() string {
 	return last
 }
 
-// publisher serves update documents and lets a scenario hold, count and
-// release requests.
-type publisher struct {
-	*httptest.Server
-	mu       sync.Mutex
-	docs     map[string]func() []byte
-	hold     map[string]chan struct{} // requests to the path wait for it
-	requests map[string]*atomic.Int32
-	arrived  chan string
-}
-
-func newPublisher(t *testing.T) *publisher {
-	p := &publisher{docs: map[string]func() []byte{}, hold: map[string]chan struct{}{}, requests: map[string]*atomic.Int32{}, arrived: make(chan string, 1000)}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *publisher) serve(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	doc, hold := p.docs[r.URL.Path], p.hold[r.URL.Path]
-	n := p.requests[r.URL.Path]
-	if n == nil {
-		n = &atomic.Int32{}
-		p.requests[r.URL.Path] = n
-	}
-	p.mu.Unlock()
-	n.Add(1)
-	select {
-	case p.arrived <- r.URL.Path:
-	default:
-	}
-	var body []byte
-	if doc != nil {
-		body = doc() // what the publisher had when the request arrived
-	}
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	if doc == nil {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
-}
-
-func (p *publisher) set(path string, doc func() []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.docs[path] = doc
-}
-
-// holdPath makes requests to path wait until the returned func is called.
-func (p *publisher) holdPath(path string) func() {
-	ch := make(chan struct{})
-	p.mu.Lock()
-	p.hold[path] = ch
-	p.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			p.mu.Lock()
-			delete(p.hold, path)
-			p.mu.Unlock()
-			close(ch)
-		})
-	}
-}
-
-// awaitRequest waits for a request to path.
-func (p *publisher) awaitRequest(t *testing.T, path string, d time.Duration) {
-	t.Helper()
-	deadline := time.After(d)
-	for {
-		select {
-		case got := <-p.arrived:
-			if got == path {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no request to %s within %s", path, d)
-		}
-	}
-}
-
-func document(seq int, packages string) func() []byte {
-	return func() []byte {
-		return fmt.Appendf(nil, `{"format": 1, "publisher": "crash", "sequence": %d, "packages": {%s}}`, seq, packages)
-	}
+// document is the crash publisher's document of the given sequence and
+// packages.
+func document(seq int, packages string) []byte {
+	return fmt.Appendf(nil, `{"format": 1, "publisher": "crash", "sequence": %d, "packages": {%s}}`, seq, packages)
 }
 
 // manifest writes a manifest for the given sources and returns its path.
@@ -286,10 +193,10 @@ func manifest(t *testing.T, body string) string {
 }
 
 // site installs a core and two plugins on two sources of pub.
-func site(t *testing.T, e env, pub *publisher) env {
+func site(t *testing.T, e env, pub *publisher.Publisher) env {
 	t.Helper()
-	pub.set("/core.json", document(1, `"core": {"releases": [{"version": "1.1.0"}]}`))
-	pub.set("/slow.json", document(1, `"blog": {"releases": [{"version": "2.0.0", "security": true}]}, "forms": {"releases": [{"version": "1.0.0"}]}`))
+	pub.Set("/core.json", document(1, `"core": {"releases": [{"version": "1.1.0"}]}`))
+	pub.Set("/slow.json", document(1, `"blog": {"releases": [{"version": "2.0.0", "security": true}]}, "forms": {"releases": [{"version": "1.0.0"}]}`))
 	path := manifest(t, fmt.Sprintf(`{"components": [
 		{"code": "core", "name": "Core", "version": "1.0.0", "source": "%[1]s/core.json"},
 		{"code": "blog", "name": "Blog", "version": "1.0.0", "source": "%[1]s/slow.json"},

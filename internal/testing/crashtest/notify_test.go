@@ -21,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // deliveryLease is the notifications' delivery lease in these scenarios.
@@ -97,7 +98,7 @@ func (r *receiver) unhold() {
 func TestKillDuringWebhook(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := baseEnv(d)
 	e = e.with("UPCHECK_TEST_TIMINGS", e["UPCHECK_TEST_TIMINGS"]+",delivery="+deliveryLease.String()+",backoff=200ms",
 		"UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *")
@@ -178,7 +179,7 @@ func TestDatabaseOutageDuringDeliveries(t *testing.T) {
 	}
 	defer pool.Close()
 	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := baseEnv(d)
 	e = e.with("UPCHECK_TEST_TIMINGS", e["UPCHECK_TEST_TIMINGS"]+",delivery="+deliveryLease.String()+",backoff=200ms",
 		"UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *")

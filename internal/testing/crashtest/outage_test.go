@@ -18,6 +18,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // outageLease is long enough for the cluster to stop and start again well
@@ -53,20 +54,20 @@ func TestDatabaseOutageEndsTheRunAndFreesTheLease(t *testing.T) {
 	}
 	defer pool.Close()
 	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
-	pub := newPublisher(t)
+	pub := publisher.New(t)
 	e := baseEnv(d).with("UPCHECK_TEST_TIMINGS", fmt.Sprintf("lease=%s,heartbeat=500ms,cooldown=20s", outageLease))
 	if code := start(t, e, "migrate").wait(60 * time.Second); code != 0 {
 		t.Fatal("migrate failed")
 	}
 	e = site(t, e, pub).with("UPCHECK_CHECK_SCHEDULE", "0 0 1 1 *")
 	tok := token(t, e)
-	release := pub.holdPath("/slow.json")
+	release := pub.Hold("/slow.json").Release
 	defer release()
 
 	// serve's catch-up check (no check has completed yet) waits at the
 	// publisher, holding the lease.
 	a := serve(t, e)
-	pub.awaitRequest(t, "/slow.json", 30*time.Second)
+	pub.AwaitRequests(t, "/slow.json", 1, 30*time.Second)
 	runID := query[int64](t, d, "SELECT id FROM check_runs WHERE status = 'running'")
 	if err := cl.Stop(ctx); err != nil {
 		t.Fatal(err)

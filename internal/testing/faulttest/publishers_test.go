@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // publishers serve n sources, each for two components (and the first for
@@ -22,9 +23,11 @@ import (
 // pNb, whose newest release 1.0.SEQ is not, and which an advisory FAULT-N
 // with no fix affects (the clients dismiss and undismiss it). A source's
 // sequence grows as the run goes (bump); each answer waits a moment, so
-// checks spend time fetching and the nemesis finds them there.
+// checks spend time fetching and the nemesis finds them there. They answer
+// on the shared test publisher (internal/testing/publisher), through its
+// fallback: what they serve is made at each request.
 type publishers struct {
-	*httptest.Server
+	URL  string
 	mu   sync.Mutex
 	seq  []int
 	rng  *rand.Rand
@@ -41,8 +44,7 @@ func newPublishers(t *testing.T, n int) *publishers {
 	for i := range p.seq {
 		p.seq[i] = 1
 	}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.Close)
+	p.URL = publisher.New(t, publisher.Fallback(http.HandlerFunc(p.serve))).URL
 	return p
 }
 
