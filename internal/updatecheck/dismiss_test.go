@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -15,7 +16,7 @@ import (
 // a first check of the standard site.
 func (b *bundle) dismissGallery(expires *time.Time) {
 	b.t.Helper()
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2",
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2",
 		Reason: "  image metadata is stripped by the proxy \n", ExpiresAt: expires}); err != nil {
 		b.t.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func (b *bundle) dismissGallery(expires *time.Time) {
 
 func (b *bundle) vulnerable() int {
 	b.t.Helper()
-	sum, err := ReadSummary(context.Background(), b.store)
+	sum, err := catalog.ReadSummary(context.Background(), b.store)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -31,9 +32,9 @@ func (b *bundle) vulnerable() int {
 }
 
 // galleryAdvisory is ACME-2 on gallery's detail page.
-func (b *bundle) galleryAdvisory() AdvisoryState {
+func (b *bundle) galleryAdvisory() catalog.AdvisoryState {
 	b.t.Helper()
-	d, err := b.checker.Detail(context.Background(), "gallery")
+	d, err := b.reads.Detail(context.Background(), "gallery")
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func (b *bundle) galleryAdvisory() AdvisoryState {
 		}
 	}
 	b.t.Fatalf("gallery's page lists no ACME-2: %+v", d.Advisories)
-	return AdvisoryState{}
+	return catalog.AdvisoryState{}
 }
 
 // The summary's vulnerable count drops when an advisory is dismissed and
@@ -86,15 +87,15 @@ func TestDismissalFollowsTheAdvisory(t *testing.T) {
 	const unchanged = `{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "summary": "reworded"}`
 	for name, tc := range map[string]struct {
 		advisory string
-		changes  []AdvisoryChange
+		changes  []catalog.AdvisoryChange
 	}{
 		"unchanged": {unchanged, nil},
 		"severity raised": {`{"id": "ACME-2", "severity": "critical", "affected": "<=3.0.0"}`,
-			[]AdvisoryChange{{MemberSeverity, "high", "critical"}}},
+			[]catalog.AdvisoryChange{{Member: catalog.MemberSeverity, From: "high", To: "critical"}}},
 		"range widened": {`{"id": "ACME-2", "severity": "high", "affected": "<3.5.0"}`,
-			[]AdvisoryChange{{MemberAffected, "<=3.0.0", "<3.5.0"}}},
+			[]catalog.AdvisoryChange{{Member: catalog.MemberAffected, From: "<=3.0.0", To: "<3.5.0"}}},
 		"fix published": {`{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "fixed_in": "3.0.1"}`,
-			[]AdvisoryChange{{MemberFixedIn, "", "3.0.1"}}},
+			[]catalog.AdvisoryChange{{Member: catalog.MemberFixedIn, From: "", To: "3.0.1"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -138,17 +139,17 @@ func TestDismissRefusals(t *testing.T) {
 	b.standardSite(p)
 	b.run(lease.Operator)
 	ctx := context.Background()
-	if _, err := b.checker.Dismiss(ctx, store.NewDismissal{Code: "nope", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "nope", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown component: %v", err)
 	}
-	if _, err := b.checker.Dismiss(ctx, store.NewDismissal{Code: "forms", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, ErrNoSuchAdvisory) {
+	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "forms", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, catalog.ErrNoSuchAdvisory) {
 		t.Fatalf("advisory of another component: %v", err)
 	}
-	if _, err := b.checker.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: " "}); !errors.Is(err, store.ErrReasonRequired) {
+	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: " "}); !errors.Is(err, store.ErrReasonRequired) {
 		t.Fatalf("blank reason: %v", err)
 	}
 	b.dismissGallery(nil)
-	if err := b.checker.Undismiss(ctx, "gallery", "ACME-2", 0); err != nil {
+	if err := b.dismissals.Undismiss(ctx, "gallery", "ACME-2", 0); err != nil {
 		t.Fatal(err)
 	}
 	if a := b.galleryAdvisory(); a.Dismissed || a.Dismissal != nil {

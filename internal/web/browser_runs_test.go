@@ -12,6 +12,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
@@ -142,7 +143,7 @@ func TestBrowserRestartLeavesShopUnknown(t *testing.T) {
 	}
 	again := httptest.NewServer(p)
 	t.Cleanup(again.Close)
-	if _, err := b.checker.SyncComponents(context.Background(), p.Manifest(again.URL)); err != nil {
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(context.Background(), p.Manifest(again.URL)); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browser(t)
