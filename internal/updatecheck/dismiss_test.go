@@ -2,7 +2,6 @@ package updatecheck
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -45,37 +44,6 @@ func (b *bundle) galleryAdvisory() catalog.AdvisoryState {
 	}
 	b.t.Fatalf("gallery's page lists no ACME-2: %+v", d.Advisories)
 	return catalog.AdvisoryState{}
-}
-
-// The summary's vulnerable count drops when an advisory is dismissed and
-// comes back by itself when the dismissal expires: the database clock
-// judges it when read, nothing runs at the expiry.
-func TestSummaryVulnerableReturnsAfterExpiry(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	p := newPublisher(t)
-	b.standardSite(p)
-	b.run(lease.Operator)
-	if n := b.vulnerable(); n != 2 {
-		t.Fatalf("vulnerable before = %d, want blog and gallery", n)
-	}
-	until := time.Now().Add(24 * time.Hour)
-	b.dismissGallery(&until)
-	if n := b.vulnerable(); n != 1 {
-		t.Fatalf("vulnerable after dismissing gallery's advisory = %d, want 1", n)
-	}
-	a := b.galleryAdvisory()
-	if !a.Dismissed || a.Dismissal == nil || a.Dismissal.Reason != "image metadata is stripped by the proxy" || len(a.Changes) != 0 {
-		t.Fatalf("gallery's advisory = %+v, want dismissed with its trimmed reason", a)
-	}
-	b.db.MustExec(t, `UPDATE advisory_dismissals SET dismissed_at = clock_timestamp() - interval '2 days',
-		expires_at = clock_timestamp() - interval '1 second'`)
-	if n := b.vulnerable(); n != 2 {
-		t.Fatalf("vulnerable after the expiry = %d, want gallery to count again", n)
-	}
-	if a := b.galleryAdvisory(); a.Dismissed || a.Dismissal == nil || !a.Dismissal.Expired || len(a.Changes) != 0 {
-		t.Fatalf("gallery's advisory after the expiry = %+v %+v, want it counting, its dismissal expired", a, a.Dismissal)
-	}
 }
 
 // A dismissal holds through later checks while the advisory says the same,
@@ -127,37 +95,5 @@ func TestDismissalFollowsTheAdvisory(t *testing.T) {
 				t.Fatalf("vulnerable = %d, want %d", n, want)
 			}
 		})
-	}
-}
-
-// Dismissing needs an installed component and an advisory that affects it
-// now; restoring ends the dismissal whatever state it is in.
-func TestDismissRefusals(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	p := newPublisher(t)
-	b.standardSite(p)
-	b.run(lease.Operator)
-	ctx := context.Background()
-	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "nope", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown component: %v", err)
-	}
-	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "forms", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, catalog.ErrNoSuchAdvisory) {
-		t.Fatalf("advisory of another component: %v", err)
-	}
-	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: " "}); !errors.Is(err, store.ErrReasonRequired) {
-		t.Fatalf("blank reason: %v", err)
-	}
-	b.dismissGallery(nil)
-	if err := b.dismissals.Undismiss(ctx, "gallery", "ACME-2", 0); err != nil {
-		t.Fatal(err)
-	}
-	if a := b.galleryAdvisory(); a.Dismissed || a.Dismissal != nil {
-		t.Fatalf("restored advisory = %+v", a)
-	}
-	var history int
-	b.db.QueryRow(t, "SELECT count(*) FROM advisory_dismissals WHERE ended_how = 'undone'").Scan(&history)
-	if history != 1 {
-		t.Fatalf("%d undone dismissals kept, want 1", history)
 	}
 }
