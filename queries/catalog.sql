@@ -4,7 +4,7 @@
 -- its exposure clock (the view component_exposure). The catalog
 -- page and API read this whole snapshot at most twice a second per
 -- instance and filter, search, order and page it in memory
--- (store.CatalogSnapshot): at 10,000 components a page then reads no
+-- (catalog.Snapshot): at 10,000 components a page then reads no
 -- rows at all, where a query per page joined and ranked every row, and
 -- the snapshot is read again only when ReadModelUnchanged says so
 -- (docs/performance.md). The order is the snapshot's (rank, then

@@ -60,14 +60,14 @@ func syncHolds(ctx context.Context, cluster *devdb.Cluster) error {
 	}
 	f := fetch.New(fetch.Config{}, quiet)
 	defer f.Close()
-	checker := updatecheck.New(st, lm, f, quiet)
+	syncer := updatecheck.NewSyncer(updatecheck.New(st, lm, f, quiet))
 
 	for _, step := range []struct{ name, core string }{{"sync_add", "1.0.0"}, {"sync_core_upgrade", "2.0.0"}} {
 		mu.Lock()
 		longest = 0
 		mu.Unlock()
 		start := time.Now()
-		rep, err := checker.SyncComponents(ctx, syncManifest(step.core))
+		rep, err := syncer.Sync(ctx, syncManifest(step.core))
 		if err != nil {
 			return err
 		}

@@ -286,7 +286,7 @@ func runCheck(ctx context.Context, cfg config.Config, logger *slog.Logger, manua
 		if line.Failures, err = a.Checker.Failures(ctx, res); err != nil {
 			a.Logger.WarnContext(ctx, "read the check's failures", "error", err)
 		}
-		if sum, err := a.Checker.Summary(ctx); err == nil {
+		if sum, err := a.Reads.Summary(ctx); err == nil {
 			line.Summary = &sum
 		}
 		if err := json.NewEncoder(stdout).Encode(line); err != nil {

@@ -57,7 +57,7 @@ func runSource(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 		return errUsage
 	}
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
-		body, err := readUpTo(files[0], a.Checker.ImportLimit()+1) // one byte more: the import refuses it as too large
+		body, err := readUpTo(files[0], a.Importer.Limit()+1) // one byte more: the import refuses it as too large
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func runSource(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 				return err
 			}
 		}
-		res, err := a.Checker.Import(ctx, source, body, string(sig), readmodel.ActorCLI)
+		res, err := a.Importer.Import(ctx, source, body, string(sig), readmodel.ActorCLI)
 		if errors.Is(err, updatecheck.ErrUnknownSource) {
 			return fmt.Errorf("source import: %w: %s (the manifest names the sources)", err, source)
 		}

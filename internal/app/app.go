@@ -1,6 +1,6 @@
 // Package app is the composition root: it turns a Config into a running
-// process — database, migrations, lease manager, fetcher, checker, scheduler,
-// HTTP server — and owns the order in which they start and stop.
+// process — database, migrations, lease manager, fetcher, checker, reads,
+// scheduler, HTTP server — and owns the order in which they start and stop.
 package app
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/fetch"
@@ -43,6 +44,15 @@ type App struct {
 	Notify   *notify.Service
 	Metrics  *metrics.Metrics
 	Schedule cron.Schedule
+
+	// Syncer and Importer write as Checker does (updatecheck.NewSyncer,
+	// NewImporter); Reads are the process's reads of the read model, told
+	// of every write, and Dismissals the admins' decisions about
+	// advisories.
+	Syncer     *updatecheck.Syncer
+	Importer   *updatecheck.Importer
+	Reads      *catalog.Reads
+	Dismissals *catalog.Dismissals
 }
 
 // Open connects to the database (starting the private cluster when no URL is
@@ -133,7 +143,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 		timings.Period = period
 	}
 	m := metrics.New(func(ctx context.Context) (readmodel.Summary, error) {
-		return updatecheck.ReadSummary(ctx, a.Store)
+		return catalog.ReadSummary(ctx, a.Store)
 	})
 	a.Metrics = m
 	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger), lease.WithObserver(m)); err != nil {
@@ -144,6 +154,10 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	}, a.Logger)
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
 	a.Checker.Observe(m)
+	a.Reads = catalog.New(a.Store)
+	a.Checker.TellReads(a.Reads)
+	a.Syncer, a.Importer = updatecheck.NewSyncer(a.Checker), updatecheck.NewImporter(a.Checker)
+	a.Dismissals = catalog.NewDismissals(a.Store, a.Reads)
 	// Notifications are queued by every process that writes results (serve
 	// and `upcheck check`); only serve delivers them.
 	nt := notify.DefaultTimings()
@@ -182,7 +196,7 @@ func (a *App) SyncManifest(ctx context.Context, path string) (updatecheck.SyncRe
 	if err != nil {
 		return updatecheck.SyncReport{}, err
 	}
-	return a.Checker.SyncComponents(ctx, m)
+	return a.Syncer.Sync(ctx, m)
 }
 
 // OpenDatabase connects to cfg's database, or, with no URL configured,

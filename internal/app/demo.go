@@ -52,7 +52,7 @@ func startDemo(logger *slog.Logger, out io.Writer) (*demoSite, error) {
 // the account's sessions, as `upcheck user passwd` does); the output says
 // what happened, and how to change the password when nothing was applied.
 func (d *demoSite) install(ctx context.Context, a *App) error {
-	if _, err := a.Checker.SyncComponents(ctx, d.publisher.Manifest(d.base)); err != nil {
+	if _, err := a.Syncer.Sync(ctx, d.publisher.Manifest(d.base)); err != nil {
 		return err
 	}
 	users, err := a.Store.Users(ctx)

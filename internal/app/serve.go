@@ -75,7 +75,8 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	defer stopSchedule()
 	srv := &http.Server{
 		Handler: web.New(web.Deps{
-			Store: a.Store, Checker: a.Checker, Auth: a.Auth, Notify: a.Notify, Logger: logger, Context: schedCtx,
+			Store: a.Store, Checker: a.Checker, Importer: a.Importer, Reads: a.Reads, Dismissals: a.Dismissals,
+			Auth: a.Auth, Notify: a.Notify, Logger: logger, Context: schedCtx,
 			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies,
 			Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
 		}),

@@ -35,7 +35,7 @@ type Metrics struct {
 }
 
 // SummaryReader reads the stored summary from the database, not from a
-// cache (updatecheck.ReadSummary).
+// cache (catalog.ReadSummary).
 type SummaryReader func(ctx context.Context) (readmodel.Summary, error)
 
 // New registers every series. summary feeds the component and source

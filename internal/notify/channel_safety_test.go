@@ -20,6 +20,7 @@ import (
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // hostile is a publisher's summary that, unescaped, pings the whole chat
@@ -67,7 +68,7 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "aliases": ["CVE-2026-0002"], "severity": "high", "affected": "<=3.0.0", "summary": "` + hostile + `"}]}}}`
 	pub := publisher.New(t)
 	pub.Set("/", []byte(doc))
-	if _, err := b.checker.SyncComponents(ctx, &manifest.Manifest{Components: []manifest.Component{
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(ctx, &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: pub.URL},
 		{Code: "blog", Name: string(name[1 : len(name)-1]), Version: "2.3.0", Source: pub.URL},
 		{Code: "gallery", Name: "Gallery", Version: "3.0.0", Source: pub.URL},

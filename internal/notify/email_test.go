@@ -25,6 +25,7 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // mailServer is a real SMTP server (go-smtp) on loopback, without TLS:
@@ -234,7 +235,7 @@ func TestEmailOneMessagePerRunAndChannel(t *testing.T) {
 		"shop": {"releases": [{"version": "4.0.1", "security": true, "severity": "critical", "summary": "Remote code execution"}]},
 		"gallery": {"releases": [{"version": "3.0.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "summary": "Open redirect"}]},
 		"forms": {"releases": [{"version": "1.1.0"}]}}}`))
-	if _, err := b.checker.SyncComponents(ctx, &manifest.Manifest{Components: []manifest.Component{
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(ctx, &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: site.URL},
 		{Code: "blog", Name: "Blog", Version: "2.3.0", Source: site.URL},
 		{Code: "shop", Name: "Shop", Version: "4.0.0", Source: site.URL},
@@ -520,7 +521,7 @@ func TestEmailSyncEventsGathered(t *testing.T) {
 	var components []manifest.Component
 	sync := func(add manifest.Component) {
 		components = append(components, add)
-		if _, err := b.checker.SyncComponents(ctx, &manifest.Manifest{Components: components}); err != nil {
+		if _, err := updatecheck.NewSyncer(b.checker).Sync(ctx, &manifest.Manifest{Components: components}); err != nil {
 			t.Fatal(err)
 		}
 	}

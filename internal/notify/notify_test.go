@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
@@ -74,7 +75,7 @@ func (b *bundle) site() *publisher.Publisher {
 		{Code: "gallery", Name: "Gallery", Version: "3.0.0", Source: pub.URL},
 		{Code: "forms", Name: "Forms", Version: "1.0.0", Source: pub.URL},
 	}}
-	if _, err := b.checker.SyncComponents(context.Background(), m); err != nil {
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(context.Background(), m); err != nil {
 		b.t.Fatal(err)
 	}
 	return pub
@@ -158,7 +159,7 @@ func TestDismissedAdvisoryQueuesNothing(t *testing.T) {
 	b := setup(t, notify.DefaultTimings())
 	b.site()
 	b.check() // a dismissal needs the advisory as a result lists it
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
+	if _, err := catalog.NewDismissals(b.store, nil).Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"}); err != nil {
@@ -290,7 +291,7 @@ func TestSourceFailingAndOverdueCheck(t *testing.T) {
 	dead := publisher.New(t)
 	dead.Fail("/", http.StatusServiceUnavailable)
 	m := &manifest.Manifest{Components: []manifest.Component{{Code: "core", Name: "Core", Version: "1.9.0", Source: dead.URL}}}
-	if _, err := b.checker.SyncComponents(ctx, m); err != nil {
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(ctx, m); err != nil {
 		t.Fatal(err)
 	}
 	added, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"})

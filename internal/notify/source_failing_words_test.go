@@ -16,6 +16,7 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // chat is a Slack-style receiver: it keeps the text of every post.
@@ -60,7 +61,7 @@ func TestSourceFailingInWords(t *testing.T) {
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.checker.SyncComponents(ctx, &manifest.Manifest{Components: []manifest.Component{
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(ctx, &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: down.URL},
 		{Code: "blog", Name: "Blog", Version: "2.3.0", Source: refused},
 	}}); err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // CatalogFilter narrows the catalog: Status is one of
-// readmodel.CatalogFilters ("" for all; CatalogEntry.shows defines each).
+// readmodel.CatalogFilters ("" for all; internal/catalog defines each).
 //
 // A page starts after Offset rows, or, when After is set, after the row at
 // After (keyset pagination: rows added or removed before the cursor do not
@@ -58,10 +58,10 @@ type CatalogEntry struct {
 	// Cursor is this row's place in the order: a page after it starts
 	// with the next row.
 	Cursor CatalogCursor `json:"-"`
-	// advisoryKeys are the ids and aliases of the advisories of the
-	// current result, upper-cased: the search finds the row by any of
-	// them (catalog_alias.go).
-	advisoryKeys []string
+	// AdvisoryKeys are the ids and aliases of the advisories of the
+	// current result, upper-cased: the catalog's search finds the row by
+	// any of them (internal/catalog/alias.go).
+	AdvisoryKeys []string `json:"-"`
 }
 
 // CatalogCounts is how many components each catalog filter shows.
@@ -159,24 +159,6 @@ type SourceHealth struct {
 	// Offline: an "offline:NAME" source, never fetched; its documents come
 	// by import (source_state.offline).
 	Offline bool
-}
-
-// Catalog returns one page of the catalog and the number of matching
-// components, from a snapshot read now (no cache: tests and tools; the
-// server reads through updatecheck.Checker.Catalog).
-func (s *Store) Catalog(ctx context.Context, f CatalogFilter) ([]CatalogEntry, int, error) {
-	entries, counts, err := s.CatalogWithCounts(ctx, f)
-	return entries, counts.Of(f.Status), err
-}
-
-// CatalogWithCounts returns one page of the catalog and how many
-// components each filter shows with f's search, from a snapshot read now.
-func (s *Store) CatalogWithCounts(ctx context.Context, f CatalogFilter) ([]CatalogEntry, CatalogCounts, error) {
-	snap, err := s.CatalogSnapshot(ctx)
-	if err != nil {
-		return nil, CatalogCounts{}, err
-	}
-	return snap.Page(f)
 }
 
 // timeOf is a timestamptz column sqlc could not type (an aggregate read

@@ -18,11 +18,11 @@ func TestCatalogSnapshotHoldsUntilAWriteOrTheClockTurnsAFlag(t *testing.T) {
 	ctx := context.Background()
 	holds := func() bool {
 		t.Helper()
-		snap, err := b.st.CatalogSnapshot(ctx)
+		_, snap, err := b.st.CatalogRows(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, err := b.st.CatalogSnapshotHolds(ctx, snap)
+		ok, err := b.st.ReadModelUnchanged(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,12 +34,12 @@ func TestCatalogSnapshotHoldsUntilAWriteOrTheClockTurnsAFlag(t *testing.T) {
 	// after reads a snapshot, runs sql, and reports whether it still holds.
 	after := func(sql string) bool {
 		t.Helper()
-		snap, err := b.st.CatalogSnapshot(ctx)
+		_, snap, err := b.st.CatalogRows(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.exec(t, sql)
-		ok, err := b.st.CatalogSnapshotHolds(ctx, snap)
+		ok, err := b.st.ReadModelUnchanged(ctx, snap)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,15 +69,15 @@ func TestCatalogSnapshotHoldsUntilAWriteOrTheClockTurnsAFlag(t *testing.T) {
 	b.exec(t, `UPDATE sources SET expires_at = clock_timestamp() + interval '1500 milliseconds'`)
 	b.exec(t, `UPDATE advisory_dismissals SET expires_at = clock_timestamp() + interval '3 seconds' WHERE ended_at IS NULL`)
 	for _, instant := range []string{"the document's expiry", "the dismissal's end"} {
-		snap, err := b.st.CatalogSnapshot(ctx)
+		_, snap, err := b.st.CatalogRows(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := b.st.CatalogSnapshotHolds(ctx, snap); err != nil || !ok {
+		if ok, err := b.st.ReadModelUnchanged(ctx, snap); err != nil || !ok {
 			t.Fatalf("fresh snapshot: holds %v, %v", ok, err)
 		}
 		wait.For(t, "the snapshot to stop holding at "+instant, wait.Guard, func() (bool, error) {
-			ok, err := b.st.CatalogSnapshotHolds(ctx, snap)
+			ok, err := b.st.ReadModelUnchanged(ctx, snap)
 			return !ok, err
 		})
 	}

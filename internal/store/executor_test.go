@@ -68,13 +68,6 @@ var storeOnly = map[string]string{
 	"SendBatch":         "a pipelined batch runs as a transaction of its own",
 	"DismissAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
-
-	// The catalog snapshot's reads (catalog_snapshot.go, and catalog.go's
-	// reads through it) stay with the snapshot, on Store.
-	"CatalogSnapshot":      "the catalog snapshot's read, kept with the snapshot",
-	"CatalogSnapshotHolds": "the catalog snapshot's read, kept with the snapshot",
-	"Catalog":              "reads through CatalogSnapshot",
-	"CatalogWithCounts":    "reads through CatalogSnapshot",
 }
 
 // storeMethods is the methods declared in package store's own files, by

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -50,7 +51,7 @@ func TestStaleCountsFromTheInstallationOrTheLastSuccess(t *testing.T) {
 			VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp() - $2::interval, clock_timestamp() - $2::interval)`, url, tc.success)
 	}
 
-	entries, _, err := b.st.Catalog(ctx, store.CatalogFilter{Limit: 100})
+	entries, _, err := catalog.ReadPage(ctx, b.st, store.CatalogFilter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

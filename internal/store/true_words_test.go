@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -21,7 +22,7 @@ func TestCatalogCountsDismissedAdvisories(t *testing.T) {
 	u := b.site(t)
 	entry := func() (store.CatalogEntry, store.CatalogCounts) {
 		t.Helper()
-		entries, counts, err := b.st.CatalogWithCounts(ctx, store.CatalogFilter{Status: readmodel.FilterDismissed, Limit: 10})
+		entries, counts, err := catalog.ReadPage(ctx, b.st, store.CatalogFilter{Status: readmodel.FilterDismissed, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +47,7 @@ func TestCatalogCountsDismissedAdvisories(t *testing.T) {
 		t.Fatalf("two dismissals, one ending: %d dismissed until %v, want 2 until %v", e.Dismissed, e.DismissedUntil, until)
 	}
 	// The core, with nothing dismissed, is not shown by the filter.
-	all, _, err := b.st.Catalog(ctx, store.CatalogFilter{Limit: 10})
+	all, _, err := catalog.ReadPage(ctx, b.st, store.CatalogFilter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -21,11 +22,11 @@ import (
 func (b *bundle) since(code string) *time.Time {
 	b.t.Helper()
 	ctx := context.Background()
-	d, err := b.checker.Detail(ctx, code)
+	d, err := b.reads.Detail(ctx, code)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	entries, _, err := b.store.Catalog(ctx, store.CatalogFilter{Search: code, Limit: 100})
+	entries, _, err := catalog.ReadPage(ctx, b.store, store.CatalogFilter{Search: code, Limit: 100})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func (b *bundle) since(code string) *time.Time {
 	if !sameTime(entries[i].SecuritySince, d.SecuritySince) {
 		b.t.Fatalf("%s: catalog says exposed since %v, detail %v", code, entries[i].SecuritySince, d.SecuritySince)
 	}
-	sum, err := ReadSummary(ctx, b.store)
+	sum, err := catalog.ReadSummary(ctx, b.store)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestExposureClock(t *testing.T) {
 	if s := b.since("blog"); s == nil || !s.Equal(aged) {
 		t.Fatalf("after a newer security release blog is exposed since %v, want %v", s, aged)
 	}
-	sum, err := ReadSummary(ctx, b.store)
+	sum, err := catalog.ReadSummary(ctx, b.store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,20 +156,20 @@ func TestExposureClock(t *testing.T) {
 	if s := b.since("gallery"); s == nil || !s.Equal(*gallerySince) || !acme3.After(*gallerySince) {
 		t.Fatalf("gallery exposed since %v (ACME-3 seen %v), want ACME-2's %v", s, acme3, gallerySince)
 	}
-	if err := dismissErr(b.checker.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "accepted for the test"})); err != nil {
+	if err := dismissErr(b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "accepted for the test"})); err != nil {
 		t.Fatal(err)
 	}
 	if s := b.since("gallery"); s == nil || !s.Equal(acme3) {
 		t.Fatalf("ACME-2 dismissed: gallery exposed since %v, want ACME-3's %v", s, acme3)
 	}
-	if err := dismissErr(b.checker.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-3", Reason: "accepted for the test"})); err != nil {
+	if err := dismissErr(b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-3", Reason: "accepted for the test"})); err != nil {
 		t.Fatal(err)
 	}
 	if s := b.since("gallery"); s != nil {
 		t.Fatalf("every advisory of gallery is dismissed, yet it is exposed since %v", s)
 	}
 	for _, id := range []string{"ACME-2", "ACME-3"} {
-		if err := b.checker.Undismiss(ctx, "gallery", id, 0); err != nil {
+		if err := b.dismissals.Undismiss(ctx, "gallery", id, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -239,7 +240,7 @@ func TestSummaryNamesAttention(t *testing.T) {
 	if res := b.run(lease.Operator); !res.Status.RanToEnd() {
 		t.Fatalf("check: %+v", res)
 	}
-	sum, err := ReadSummary(context.Background(), b.store)
+	sum, err := catalog.ReadSummary(context.Background(), b.store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func TestSummaryNamesAttention(t *testing.T) {
 
 	// The catalog's attention filter lists the same components, and its
 	// default order puts them first.
-	entries, counts, err := b.store.CatalogWithCounts(context.Background(), store.CatalogFilter{Limit: 100})
+	entries, counts, err := catalog.ReadPage(context.Background(), b.store, store.CatalogFilter{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,14 +302,14 @@ func TestSummaryNextCheck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	if s, err := b.checker.Summary(ctx); err != nil || s.NextCheckAt != nil {
+	if s, err := b.reads.Summary(ctx); err != nil || s.NextCheckAt != nil {
 		t.Fatalf("no schedule runs: next check %v, %v", s.NextCheckAt, err)
 	}
 	_, cancel, done := b.scheduler() // fires at midnight on 1 January
 	var s readmodel.Summary
 	wait.For(t, "the summary's next check, once the schedule runs", wait.Guard, func() (bool, error) {
 		var err error
-		s, err = b.checker.Summary(ctx)
+		s, err = b.reads.Summary(ctx)
 		return err == nil && s.NextCheckAt != nil, err
 	})
 	now := time.Now().UTC()
@@ -318,7 +319,7 @@ func TestSummaryNextCheck(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if s, err := b.checker.Summary(ctx); err != nil || s.NextCheckAt != nil {
+	if s, err := b.reads.Summary(ctx); err != nil || s.NextCheckAt != nil {
 		t.Fatalf("after the schedule stopped: next check %v, %v", s.NextCheckAt, err)
 	}
 }

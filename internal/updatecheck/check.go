@@ -1,8 +1,9 @@
 // Package updatecheck runs the locked update check: take the lease, fetch
 // every update source politely, evaluate each installed component against
 // its source's document, and store sources and results through fenced
-// writes, so that only the lease holder's results ever land. It also keeps
-// the components in step with the manifest and schedules the daily check.
+// writes, so that only the lease holder's results ever land (Checker). The
+// import of a document obtained elsewhere (Importer) and the manifest sync
+// (Syncer) write through the same path; the scheduler drives the Checker.
 package updatecheck
 
 import (
@@ -13,6 +14,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/robfig/cron/v3"
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
@@ -67,15 +70,13 @@ type Result struct {
 	Error      string `json:"error,omitempty"`
 }
 
-// Checker runs checks for one process.
+// Checker runs checks for one process: RunLockedUpdateCheck, which the
+// schedule, the CLI and the button all call. It writes through the
+// fenced-write path (write.go) that the import (Importer) and the manifest
+// sync (Syncer) share with it.
 type Checker struct {
-	store    *store.Store
-	lease    *lease.Manager
-	fetcher  *fetch.Fetcher
-	logger   *slog.Logger
-	observer Observer
-	notifier Notifier
-	reads    reads
+	*writer
+	fetcher *fetch.Fetcher
 }
 
 // Observer hears how checks and fetches end (metrics).
@@ -96,7 +97,7 @@ func (noObserver) LeaseHeld(bool)                                 {}
 
 // New returns a Checker.
 func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logger) *Checker {
-	return &Checker{store: st, lease: lm, fetcher: f, logger: logger, observer: noObserver{}}
+	return &Checker{writer: &writer{store: st, lease: lm, logger: logger, observer: noObserver{}, reads: noReads{}}, fetcher: f}
 }
 
 // Cooldown is the least time between two manual checks in force
@@ -115,28 +116,31 @@ type Notifier interface {
 }
 
 // NotifyWith makes every result write queue its notifications through n, in
-// the same transaction. Call it before the first check.
+// the same transaction: the check's, and those of the Importer and the
+// Syncer made from c. Call it before the first write.
 func (c *Checker) NotifyWith(n Notifier) { c.notifier = n }
 
-// queue plans the notifications of the results just written in tx.
-func (c *Checker) queue(ctx context.Context, tx *store.Tx, codes []string, epoch int64) error {
-	if c.notifier == nil || len(codes) == 0 {
-		return nil
-	}
-	_, err := c.notifier.Queue(ctx, tx, codes, 0, epoch)
-	return err
+// Reads are this process's cached reads of the read model
+// (catalog.Reads, whose package doc states the rule): every write of a
+// check, an import or a sync tells them at once (Changed), and the
+// scheduler tells them the schedule it runs, for the summary's next check.
+type Reads interface {
+	Changed()
+	Scheduled(cron.Schedule)
 }
 
-// queueSourceFailing plans the notification of a source failing for long,
-// in the transaction that records its failure.
-func (c *Checker) queueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error {
-	if c.notifier == nil {
-		return nil
-	}
-	return c.notifier.QueueSourceFailing(ctx, tx, url, epoch)
-}
+type noReads struct{}
 
-// Observe reports checks and fetches to o. Call it before the first check.
+func (noReads) Changed()                {}
+func (noReads) Scheduled(cron.Schedule) {}
+
+// TellReads makes every write of c, and of the Importer and the Syncer made
+// from c, tell r, and the scheduler of c tell r its schedule. Call it
+// before the first write.
+func (c *Checker) TellReads(r Reads) { c.reads = r }
+
+// Observe reports checks and fetches to o (and the lease an import holds).
+// Call it before the first check.
 func (c *Checker) Observe(o Observer) { c.observer = o }
 
 // RunLockedUpdateCheck is the one way a check runs, whoever asks: acquire
@@ -164,8 +168,8 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 
 	l := acq.Lease
 	c.observer.LeaseHeld(true)
-	c.reads.invalidate()       // check_running changed
-	defer c.reads.invalidate() // and the results, whatever the outcome
+	c.reads.Changed()       // check_running changed
+	defer c.reads.Changed() // and the results, whatever the outcome
 	res := Result{Epoch: l.Epoch}
 	if res.RunID, err = c.store.CheckRunStart(ctx, string(trigger), actor, l.Owner, l.Epoch); err != nil {
 		c.settle(ctx, l, false, nil)
@@ -244,24 +248,6 @@ func endStatus(c store.RunCounts) Status {
 		return CompletedWithFailures
 	}
 	return Completed
-}
-
-// settle gives the lease back at once, so another instance need not wait
-// for it to expire, and records the run's end (record) in the same
-// transaction. It runs even when ctx was cancelled (shutdown) and when the
-// database is away: lease.Manager.Settle tries again until the database
-// answers or the lease could have expired, and for a few seconds at most
-// once ctx is done.
-func (c *Checker) settle(ctx context.Context, l lease.Lease, completed bool, record func(context.Context, *store.Tx) error) {
-	_, attempts, err := c.lease.Settle(ctx, l, completed, record)
-	switch {
-	case err != nil:
-		c.logger.WarnContext(ctx, "could not release the lease or record the check's end", "epoch", l.Epoch, "attempts", attempts, "error", err)
-	case attempts > 1 && record != nil:
-		c.logger.InfoContext(ctx, "lease released and check's end recorded once the database answered", "epoch", l.Epoch, "attempts", attempts)
-	case attempts > 1:
-		c.logger.InfoContext(ctx, "lease released once the database answered", "epoch", l.Epoch, "attempts", attempts)
-	}
 }
 
 // check fetches every source but the offline ones (it reports how many it

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
@@ -24,14 +25,17 @@ import (
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
-// bundle is one test's database, checker and helpers.
+// bundle is one test's database, checker and helpers; the checker tells
+// reads of its writes, as serve wires it.
 type bundle struct {
-	t       *testing.T
-	db      *pgtest.DB
-	store   *store.Store
-	lease   *lease.Manager
-	fetcher *fetch.Fetcher
-	checker *Checker
+	t          *testing.T
+	db         *pgtest.DB
+	store      *store.Store
+	lease      *lease.Manager
+	fetcher    *fetch.Fetcher
+	checker    *Checker
+	reads      *catalog.Reads
+	dismissals *catalog.Dismissals
 }
 
 func testTimings() lease.Timings {
@@ -46,6 +50,9 @@ func setup(t *testing.T) *bundle {
 	b.fetcher = fetch.New(fetch.Config{AllowPrivate: true, Timeout: 3 * time.Second, RetryDelay: 50 * time.Millisecond, MaxBody: 64 << 10}, slog.Default())
 	t.Cleanup(b.fetcher.Close)
 	b.checker = New(b.store, b.lease, b.fetcher, slog.Default())
+	b.reads = catalog.New(b.store)
+	b.checker.TellReads(b.reads)
+	b.dismissals = catalog.NewDismissals(b.store, b.reads)
 	return b
 }
 
@@ -64,7 +71,7 @@ func (b *bundle) otherInstance() *Checker {
 
 func (b *bundle) sync(components ...manifest.Component) SyncReport {
 	b.t.Helper()
-	rep, err := b.checker.SyncComponents(context.Background(), &manifest.Manifest{Components: components})
+	rep, err := NewSyncer(b.checker).Sync(context.Background(), &manifest.Manifest{Components: components})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -574,7 +581,7 @@ func TestExpiredDocumentIsStale(t *testing.T) {
 	if r := b.results()["core"]; !r.Stale || !r.Evaluated || !r.UpdateAvailable {
 		t.Fatalf("core from an expired document = %+v, want stale, still evaluated", r)
 	}
-	sum, err := b.checker.Summary(context.Background())
+	sum, err := b.reads.Summary(context.Background())
 	if err != nil || sum.Stale != 1 || sum.UpdatesAvailable != 1 {
 		t.Fatalf("summary = %+v %v", sum, err)
 	}

@@ -2,11 +2,11 @@ package updatecheck
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
@@ -16,7 +16,7 @@ import (
 // a first check of the standard site.
 func (b *bundle) dismissGallery(expires *time.Time) {
 	b.t.Helper()
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2",
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2",
 		Reason: "  image metadata is stripped by the proxy \n", ExpiresAt: expires}); err != nil {
 		b.t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func (b *bundle) dismissGallery(expires *time.Time) {
 
 func (b *bundle) vulnerable() int {
 	b.t.Helper()
-	sum, err := ReadSummary(context.Background(), b.store)
+	sum, err := catalog.ReadSummary(context.Background(), b.store)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -32,9 +32,9 @@ func (b *bundle) vulnerable() int {
 }
 
 // galleryAdvisory is ACME-2 on gallery's detail page.
-func (b *bundle) galleryAdvisory() AdvisoryState {
+func (b *bundle) galleryAdvisory() catalog.AdvisoryState {
 	b.t.Helper()
-	d, err := b.checker.Detail(context.Background(), "gallery")
+	d, err := b.reads.Detail(context.Background(), "gallery")
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -44,38 +44,7 @@ func (b *bundle) galleryAdvisory() AdvisoryState {
 		}
 	}
 	b.t.Fatalf("gallery's page lists no ACME-2: %+v", d.Advisories)
-	return AdvisoryState{}
-}
-
-// The summary's vulnerable count drops when an advisory is dismissed and
-// comes back by itself when the dismissal expires: the database clock
-// judges it when read, nothing runs at the expiry.
-func TestSummaryVulnerableReturnsAfterExpiry(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	p := publisher.New(t)
-	b.standardSite(p)
-	b.run(lease.Operator)
-	if n := b.vulnerable(); n != 2 {
-		t.Fatalf("vulnerable before = %d, want blog and gallery", n)
-	}
-	until := time.Now().Add(24 * time.Hour)
-	b.dismissGallery(&until)
-	if n := b.vulnerable(); n != 1 {
-		t.Fatalf("vulnerable after dismissing gallery's advisory = %d, want 1", n)
-	}
-	a := b.galleryAdvisory()
-	if !a.Dismissed || a.Dismissal == nil || a.Dismissal.Reason != "image metadata is stripped by the proxy" || len(a.Changes) != 0 {
-		t.Fatalf("gallery's advisory = %+v, want dismissed with its trimmed reason", a)
-	}
-	b.db.MustExec(t, `UPDATE advisory_dismissals SET dismissed_at = clock_timestamp() - interval '2 days',
-		expires_at = clock_timestamp() - interval '1 second'`)
-	if n := b.vulnerable(); n != 2 {
-		t.Fatalf("vulnerable after the expiry = %d, want gallery to count again", n)
-	}
-	if a := b.galleryAdvisory(); a.Dismissed || a.Dismissal == nil || !a.Dismissal.Expired || len(a.Changes) != 0 {
-		t.Fatalf("gallery's advisory after the expiry = %+v %+v, want it counting, its dismissal expired", a, a.Dismissal)
-	}
+	return catalog.AdvisoryState{}
 }
 
 // A dismissal holds through later checks while the advisory says the same,
@@ -87,15 +56,15 @@ func TestDismissalFollowsTheAdvisory(t *testing.T) {
 	const unchanged = `{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "summary": "reworded"}`
 	for name, tc := range map[string]struct {
 		advisory string
-		changes  []AdvisoryChange
+		changes  []catalog.AdvisoryChange
 	}{
 		"unchanged": {unchanged, nil},
 		"severity raised": {`{"id": "ACME-2", "severity": "critical", "affected": "<=3.0.0"}`,
-			[]AdvisoryChange{{MemberSeverity, "high", "critical"}}},
+			[]catalog.AdvisoryChange{{Member: catalog.MemberSeverity, From: "high", To: "critical"}}},
 		"range widened": {`{"id": "ACME-2", "severity": "high", "affected": "<3.5.0"}`,
-			[]AdvisoryChange{{MemberAffected, "<=3.0.0", "<3.5.0"}}},
+			[]catalog.AdvisoryChange{{Member: catalog.MemberAffected, From: "<=3.0.0", To: "<3.5.0"}}},
 		"fix published": {`{"id": "ACME-2", "severity": "high", "affected": "<=3.0.0", "fixed_in": "3.0.1"}`,
-			[]AdvisoryChange{{MemberFixedIn, "", "3.0.1"}}},
+			[]catalog.AdvisoryChange{{Member: catalog.MemberFixedIn, From: "", To: "3.0.1"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -127,37 +96,5 @@ func TestDismissalFollowsTheAdvisory(t *testing.T) {
 				t.Fatalf("vulnerable = %d, want %d", n, want)
 			}
 		})
-	}
-}
-
-// Dismissing needs an installed component and an advisory that affects it
-// now; restoring ends the dismissal whatever state it is in.
-func TestDismissRefusals(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	p := publisher.New(t)
-	b.standardSite(p)
-	b.run(lease.Operator)
-	ctx := context.Background()
-	if _, err := b.checker.Dismiss(ctx, store.NewDismissal{Code: "nope", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("unknown component: %v", err)
-	}
-	if _, err := b.checker.Dismiss(ctx, store.NewDismissal{Code: "forms", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, ErrNoSuchAdvisory) {
-		t.Fatalf("advisory of another component: %v", err)
-	}
-	if _, err := b.checker.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: " "}); !errors.Is(err, store.ErrReasonRequired) {
-		t.Fatalf("blank reason: %v", err)
-	}
-	b.dismissGallery(nil)
-	if err := b.checker.Undismiss(ctx, "gallery", "ACME-2", 0); err != nil {
-		t.Fatal(err)
-	}
-	if a := b.galleryAdvisory(); a.Dismissed || a.Dismissal != nil {
-		t.Fatalf("restored advisory = %+v", a)
-	}
-	var history int
-	b.db.QueryRow(t, "SELECT count(*) FROM advisory_dismissals WHERE ended_how = 'undone'").Scan(&history)
-	if history != 1 {
-		t.Fatalf("%d undone dismissals kept, want 1", history)
 	}
 }

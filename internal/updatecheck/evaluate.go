@@ -154,7 +154,7 @@ const resultBatch = 100
 // evaluated again from inputs read outside any transaction; a write that
 // races with another change is refused again and the next round reads
 // again.
-func (c *Checker) completeResults(ctx context.Context, run lockedTx, d *docInput, results []store.Result,
+func (w *writer) completeResults(ctx context.Context, run lockedTx, d *docInput, results []store.Result,
 	written []string, refused bool, using int, epoch int64) error {
 	done := make(map[string]bool, using)
 	for _, code := range written {
@@ -172,7 +172,7 @@ func (c *Checker) completeResults(ctx context.Context, run lockedTx, d *docInput
 					done[code] = true
 				}
 				refused = refused || len(codes) < len(batch)
-				return c.queue(ctx, tx, codes, epoch)
+				return w.queue(ctx, tx, codes, epoch)
 			})
 			if err != nil {
 				return err
@@ -187,7 +187,7 @@ func (c *Checker) completeResults(ctx context.Context, run lockedTx, d *docInput
 		if !refused && len(done) == using {
 			return nil // every component of the source has its result
 		}
-		inputs, err := c.store.ComponentInputsForSource(ctx, d.url)
+		inputs, err := w.store.ComponentInputsForSource(ctx, d.url)
 		if err != nil {
 			return err
 		}

@@ -53,9 +53,21 @@ type ImportResult struct {
 	Detail string `json:"error,omitempty"`
 }
 
-// ImportLimit is the most bytes an imported document may have: the
-// fetcher's body cap.
-func (c *Checker) ImportLimit() int64 { return c.fetcher.MaxBody() }
+// Importer accepts documents obtained elsewhere (Import). It writes through
+// the check's write path and holds the lease as a check does.
+type Importer struct {
+	*writer
+	fetcher *fetch.Fetcher
+}
+
+// NewImporter returns the import writing as c does: the same store, lease,
+// fetcher's limits, notifier, observer and reads (NotifyWith, Observe and
+// TellReads on c apply to it).
+func NewImporter(c *Checker) *Importer { return &Importer{writer: c.writer, fetcher: c.fetcher} }
+
+// Limit is the most bytes an imported document may have: the fetcher's
+// body cap.
+func (im *Importer) Limit() int64 { return im.fetcher.MaxBody() }
 
 // Import accepts a document obtained elsewhere (a mirror, a USB stick) for
 // the source url, with its detached signature as served at <url>.sig (""
@@ -71,40 +83,40 @@ func (c *Checker) ImportLimit() int64 { return c.fetcher.MaxBody() }
 // trigger "import" and its actor. A refused import is answered (Kind, Arg,
 // Detail) and recorded in the history, but not as the source's last error:
 // the publisher's server did not fail, and the source's fetch facts stay.
-func (c *Checker) Import(ctx context.Context, url string, body []byte, signature, actor string) (ImportResult, error) {
+func (im *Importer) Import(ctx context.Context, url string, body []byte, signature, actor string) (ImportResult, error) {
 	res := ImportResult{URL: url}
-	if err := c.sourceInUse(ctx, url); err != nil {
+	if err := im.sourceInUse(ctx, url); err != nil {
 		return res, err
 	}
-	if int64(len(body)) > c.ImportLimit() {
-		f := failureOf(fmt.Errorf("%w: the document has %d bytes, the limit is %d", fetch.ErrTooLarge, len(body), c.ImportLimit()), "")
+	if int64(len(body)) > im.Limit() {
+		f := failureOf(fmt.Errorf("%w: the document has %d bytes, the limit is %d", fetch.ErrTooLarge, len(body), im.Limit()), "")
 		res.Status, res.Kind, res.Detail = ImportRefused, f.kind, f.detail
 		return res, nil
 	}
-	acq, err := c.lease.Acquire(ctx, lease.Import)
+	acq, err := im.lease.Acquire(ctx, lease.Import)
 	if err != nil {
 		return res, err
 	}
 	if acq.Outcome != lease.Acquired {
 		res.Status = ImportBusy
-		if err := c.store.CheckRunRecordRefused(ctx, string(lease.Import), actor, string(Busy)); err != nil {
-			c.logger.WarnContext(ctx, "record refused import", "error", err)
+		if err := im.store.CheckRunRecordRefused(ctx, string(lease.Import), actor, string(Busy)); err != nil {
+			im.logger.WarnContext(ctx, "record refused import", "error", err)
 		}
 		return res, nil
 	}
 
 	start := time.Now()
 	l := acq.Lease
-	c.observer.LeaseHeld(true)
-	c.reads.invalidate()
-	defer c.reads.invalidate()
-	if res.RunID, err = c.store.CheckRunStart(ctx, string(lease.Import), actor, l.Owner, l.Epoch); err != nil {
-		c.settle(ctx, l, false, nil)
-		c.observer.LeaseHeld(false)
+	im.observer.LeaseHeld(true)
+	im.reads.Changed()       // check_running changed
+	defer im.reads.Changed() // and the results, whatever the outcome
+	if res.RunID, err = im.store.CheckRunStart(ctx, string(lease.Import), actor, l.Owner, l.Epoch); err != nil {
+		im.settle(ctx, l, false, nil)
+		im.observer.LeaseHeld(false)
 		return res, fmt.Errorf("record import start: %w", err)
 	}
-	hctx, hb := c.lease.StartHeartbeat(ctx, l)
-	counts, importErr := c.importLocked(hctx, l, &res, body, strings.TrimSpace(signature))
+	hctx, hb := im.lease.StartHeartbeat(ctx, l)
+	counts, importErr := im.importLocked(hctx, l, &res, body, strings.TrimSpace(signature))
 	lostCause := context.Cause(hctx)
 	hb.Stop()
 
@@ -131,15 +143,15 @@ func (c *Checker) Import(ctx context.Context, url string, body []byte, signature
 	// An import checked no publisher: it completes no period. Its end is
 	// recorded with the release, as a check's is (Settle retries both
 	// while the database does not answer).
-	c.settle(ctx, l, false, func(ctx context.Context, tx *store.Tx) error {
+	im.settle(ctx, l, false, func(ctx context.Context, tx *store.Tx) error {
 		return tx.CheckRunFinish(ctx, res.RunID, string(status), counts, message)
 	})
-	c.observer.LeaseHeld(false)
+	im.observer.LeaseHeld(false)
 	level := slog.LevelInfo
 	if status != Completed {
 		level = slog.LevelWarn
 	}
-	c.logger.Log(ctx, level, "document imported", "url", url, "status", status, "import", res.Status, "actor", actor,
+	im.logger.Log(ctx, level, "document imported", "url", url, "status", status, "import", res.Status, "actor", actor,
 		"run_id", res.RunID, "epoch", l.Epoch, "kind", res.Kind, "duration_ms", time.Since(start).Milliseconds(), "error", message)
 	if importErr != nil {
 		return res, fmt.Errorf("import: %w", importErr)
@@ -149,8 +161,8 @@ func (c *Checker) Import(ctx context.Context, url string, body []byte, signature
 
 // sourceInUse answers ErrUnknownSource when no installed component names
 // url, before the lease is taken.
-func (c *Checker) sourceInUse(ctx context.Context, url string) error {
-	components, err := c.store.Components(ctx)
+func (im *Importer) sourceInUse(ctx context.Context, url string) error {
+	components, err := im.store.Components(ctx)
 	if err != nil {
 		return err
 	}
@@ -165,9 +177,9 @@ func (c *Checker) sourceInUse(ctx context.Context, url string) error {
 // importLocked judges and writes the document while the lease is held: the
 // source's stored state and rollback state are read under the lease, so no
 // check writes between the judgement and the write.
-func (c *Checker) importLocked(ctx context.Context, l lease.Lease, res *ImportResult, body []byte, signature string) (store.RunCounts, error) {
+func (im *Importer) importLocked(ctx context.Context, l lease.Lease, res *ImportResult, body []byte, signature string) (store.RunCounts, error) {
 	var counts store.RunCounts
-	jobs, err := c.plan(ctx)
+	jobs, err := im.plan(ctx)
 	if err != nil {
 		return counts, err
 	}
@@ -189,7 +201,7 @@ func (c *Checker) importLocked(ctx context.Context, l lease.Lease, res *ImportRe
 		}
 		return counts, nil
 	}
-	if o := c.write(ctx, l, p); o.err != nil {
+	if o := im.write(ctx, l, p); o.err != nil {
 		return counts, o.err
 	} else if o.kind == skipped {
 		return counts, context.Cause(ctx)
@@ -202,8 +214,8 @@ func (c *Checker) importLocked(ctx context.Context, l lease.Lease, res *ImportRe
 	if p.doc != nil {
 		res.Sequence = p.doc.doc.Sequence
 	}
-	if c.notifier == nil {
+	if im.notifier == nil {
 		return counts, nil
 	}
-	return counts, c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error { return c.notifier.QueueRunEnd(ctx, tx, l.Epoch) })
+	return counts, im.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error { return im.notifier.QueueRunEnd(ctx, tx, l.Epoch) })
 }

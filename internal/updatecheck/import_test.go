@@ -30,7 +30,7 @@ func (b *bundle) offlineSite() updatedoc.PrivateKey {
 
 func (b *bundle) importDoc(url string, body []byte, sig string) ImportResult {
 	b.t.Helper()
-	res, err := b.checker.Import(context.Background(), url, body, sig, "admin@example.test")
+	res, err := NewImporter(b.checker).Import(context.Background(), url, body, sig, "admin@example.test")
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestImportSignedDocument(t *testing.T) {
 	// An import is no check of the publishers: the summary's last check
 	// is still none, and the import completed no period (a scheduled
 	// check still runs).
-	if sum, err := b.checker.Summary(context.Background()); err != nil || sum.LastCheck != nil {
+	if sum, err := b.reads.Summary(context.Background()); err != nil || sum.LastCheck != nil {
 		t.Fatalf("summary's last check after an import = %+v (%v), want none", sum.LastCheck, err)
 	}
 	var completed *time.Time
@@ -81,7 +81,7 @@ func TestImportSignedDocument(t *testing.T) {
 	if res := b.importDoc(offlineURL, body, updatedoc.Sign(body, priv)); res.Status != ImportUnchanged || res.Components != 3 {
 		t.Fatalf("same document again = %+v, want unchanged", res)
 	}
-	if _, err := b.checker.Import(context.Background(), "offline:nobody", body, "", "cli"); !errors.Is(err, ErrUnknownSource) {
+	if _, err := NewImporter(b.checker).Import(context.Background(), "offline:nobody", body, "", "cli"); !errors.Is(err, ErrUnknownSource) {
 		t.Fatalf("import for a source no component uses: %v", err)
 	}
 }
@@ -129,7 +129,7 @@ func TestImportRefusedKeepsStoredDocument(t *testing.T) {
 		t.Fatalf("history = %v, want each refusal recorded", runs)
 	}
 	// Too large for the fetcher is too large for an import.
-	big := make([]byte, b.checker.ImportLimit()+1)
+	big := make([]byte, NewImporter(b.checker).Limit()+1)
 	if res := b.importDoc(offlineURL, big, ""); res.Status != ImportRefused || res.Kind != readmodel.ErrorTooLarge {
 		t.Fatalf("oversized import = %+v", res)
 	}
@@ -199,7 +199,7 @@ func TestCheckLeavesOfflineSourcesAlone(t *testing.T) {
 	if failing || !stale || !offline {
 		t.Fatalf("offline source never imported for 48 hours: failing %v, stale %v, offline %v", failing, stale, offline)
 	}
-	sum, err := b.checker.Summary(context.Background())
+	sum, err := b.reads.Summary(context.Background())
 	if err != nil || sum.FailingSources != 0 {
 		t.Fatalf("summary = %+v %v, want no failing source", sum, err)
 	}

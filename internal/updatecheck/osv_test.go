@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
@@ -29,7 +30,7 @@ func blogOSV(extra string) string {
 // components it counts).
 func (b *bundle) catalogCodes(q string) ([]string, int) {
 	b.t.Helper()
-	entries, counts, err := b.store.CatalogWithCounts(context.Background(), store.CatalogFilter{Search: q, Limit: 50})
+	entries, counts, err := catalog.ReadPage(context.Background(), b.store, store.CatalogFilter{Search: q, Limit: 50})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -88,15 +89,15 @@ func TestWithdrawnAdvisoryDoesNotCount(t *testing.T) {
 	if codes, _ := b.catalogCodes("CVE-2021-44228"); codes != nil {
 		t.Errorf("a withdrawn advisory's alias finds %v, want nothing", codes)
 	}
-	d, err := b.checker.Detail(context.Background(), "blog")
+	d, err := b.reads.Detail(context.Background(), "blog")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Advisories) != 0 || len(d.Withdrawn) != 1 || d.Withdrawn[0].ID != "ACME-9" || d.Withdrawn[0].Withdrawn.IsZero() {
 		t.Errorf("detail advisories %+v, withdrawn %+v; want ACME-9 withdrawn only", d.Advisories, d.Withdrawn)
 	}
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9", Reason: "r"}); !errors.Is(err, ErrNoSuchAdvisory) {
-		t.Errorf("dismissing a withdrawn advisory: %v, want ErrNoSuchAdvisory", err)
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9", Reason: "r"}); !errors.Is(err, catalog.ErrNoSuchAdvisory) {
+		t.Errorf("dismissing a withdrawn advisory: %v, want catalog.ErrNoSuchAdvisory", err)
 	}
 
 	// Taken back: it counts again, and the standing dismissal holds again.
@@ -113,7 +114,7 @@ func TestWithdrawnAdvisoryDoesNotCount(t *testing.T) {
 
 func (b *bundle) dismissBlog() {
 	b.t.Helper()
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9",
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9",
 		Reason: "the logger is not reachable"}); err != nil {
 		b.t.Fatal(err)
 	}

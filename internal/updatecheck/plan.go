@@ -34,20 +34,20 @@ func (j job) inputs() []store.ComponentInput {
 
 // plan reads the components, the stored sources, their rollback state and
 // trusted keys, and groups the components by source.
-func (c *Checker) plan(ctx context.Context) ([]job, error) {
-	components, err := c.store.Components(ctx)
+func (w *writer) plan(ctx context.Context) ([]job, error) {
+	components, err := w.store.Components(ctx)
 	if err != nil {
 		return nil, err
 	}
-	stored, err := c.store.Sources(ctx)
+	stored, err := w.store.Sources(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sequences, err := c.store.SourceSequences(ctx)
+	sequences, err := w.store.SourceSequences(ctx)
 	if err != nil {
 		return nil, err
 	}
-	trusts, err := c.store.SourceTrusts(ctx)
+	trusts, err := w.store.SourceTrusts(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -98,8 +98,8 @@ func (s *Scheduler) Run(ctx context.Context) {
 	c := cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLog))
 	c.Schedule(s.schedule, job)
 	c.Start()
-	s.checker.reads.scheduled(s.schedule) // the summary's next_check_at
-	defer s.checker.reads.scheduled(nil)
+	s.checker.reads.Scheduled(s.schedule) // the summary's next_check_at
+	defer s.checker.reads.Scheduled(nil)
 
 	var catchUp sync.WaitGroup
 	status, err := s.checker.lease.Status(ctx, CatchUpAge)

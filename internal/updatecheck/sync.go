@@ -31,7 +31,19 @@ const syncBatch = 500
 // write was refused because their inputs moved meanwhile.
 const evaluateRounds = 3
 
-// SyncComponents makes the installed components exactly those of m, then
+// Syncer keeps the installed components in step with the manifest: the
+// manifest sync, run by `upcheck components sync` and by serve at start.
+// It writes through the check's write path, under the lease's lock rather
+// than the lease.
+type Syncer struct {
+	*writer
+}
+
+// NewSyncer returns the manifest sync writing as c does: the same store,
+// lease, notifier and reads (NotifyWith and TellReads on c apply to it).
+func NewSyncer(c *Checker) *Syncer { return &Syncer{writer: c.writer} }
+
+// Sync makes the installed components exactly those of m, then
 // evaluates every component that has no result from its current inputs
 // (new ones, changed ones, all of them when the core changed) from its
 // source's stored document, without a fetch.
@@ -43,11 +55,11 @@ const evaluateRounds = 3
 // inputs that moved meanwhile. A sync that stops half way leaves components
 // without a current result, which the read model shows as not evaluated and
 // the next sync or check evaluates.
-func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (SyncReport, error) {
+func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, error) {
 	if err := m.Validate(); err != nil {
 		return SyncReport{}, err
 	}
-	before, err := c.store.Components(ctx)
+	before, err := s.store.Components(ctx)
 	if err != nil {
 		return SyncReport{}, err
 	}
@@ -73,10 +85,10 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 		upserts = append(upserts, next)
 	}
 
-	defer c.reads.invalidate()
+	defer s.reads.Changed()
 	for start := 0; start < len(upserts); start += syncBatch {
 		batch := upserts[start:min(start+syncBatch, len(upserts))]
-		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {
+		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
 			if _, err := tx.ComponentUpsertMany(ctx, batch); err != nil {
 				return err
 			}
@@ -95,7 +107,7 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 	removed := slices.Sorted(maps.Keys(old))
 	for start := 0; start < len(removed); start += syncBatch {
 		batch := removed[start:min(start+syncBatch, len(removed))]
-		err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
+		err = s.lease.WithLock(ctx, func(tx *store.Tx) error {
 			n, err := tx.ComponentDelete(ctx, batch)
 			rep.Removed += int(n)
 			return err
@@ -105,10 +117,10 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 		}
 	}
 
-	if rep.Reevaluated, err = c.evaluateStored(ctx); err != nil {
+	if rep.Reevaluated, err = s.evaluateStored(ctx); err != nil {
 		return SyncReport{}, fmt.Errorf("sync components: evaluate: %w", err)
 	}
-	c.logger.InfoContext(ctx, "components synced", "components", rep.Components, "added", rep.Added,
+	s.logger.InfoContext(ctx, "components synced", "components", rep.Components, "added", rep.Added,
 		"changed", rep.Changed, "removed", rep.Removed, "reevaluated", rep.Reevaluated)
 	return rep, nil
 }
@@ -117,25 +129,25 @@ func (c *Checker) SyncComponents(ctx context.Context, m *manifest.Manifest) (Syn
 // current inputs against its source's stored document, when that document
 // can be trusted, and reports how many results it wrote. Each document is
 // parsed once, outside any transaction; the writes go in short ones.
-func (c *Checker) evaluateStored(ctx context.Context) (int, error) {
+func (s *Syncer) evaluateStored(ctx context.Context) (int, error) {
 	written := 0
 	for range evaluateRounds {
-		todo, err := c.store.ComponentsUnevaluated(ctx)
+		todo, err := s.store.ComponentsUnevaluated(ctx)
 		if err != nil || len(todo) == 0 {
 			return written, err
 		}
-		core, err := c.coreVersion(ctx)
+		core, err := s.coreVersion(ctx)
 		if err != nil {
 			return written, err
 		}
-		results, err := c.evaluateFromStored(ctx, todo, core)
+		results, err := s.evaluateFromStored(ctx, todo, core)
 		if err != nil {
 			return written, err
 		}
 		if len(results) == 0 {
 			return written, nil // nothing can be evaluated (untrusted documents)
 		}
-		n, err := c.writeStored(ctx, results)
+		n, err := s.writeStored(ctx, results)
 		written += n
 		if err != nil || n == len(results) {
 			return written, err
@@ -147,7 +159,7 @@ func (c *Checker) evaluateStored(ctx context.Context) (int, error) {
 
 // evaluateFromStored evaluates todo (ordered by source) from the stored
 // documents; components whose document cannot be trusted are left out.
-func (c *Checker) evaluateFromStored(ctx context.Context, todo []store.Unevaluated, core string) ([]store.Result, error) {
+func (s *Syncer) evaluateFromStored(ctx context.Context, todo []store.Unevaluated, core string) ([]store.Result, error) {
 	var out []store.Result
 	for start := 0; start < len(todo); {
 		end := start
@@ -156,11 +168,11 @@ func (c *Checker) evaluateFromStored(ctx context.Context, todo []store.Unevaluat
 		}
 		group := todo[start:end]
 		start = end
-		src, err := c.store.Source(ctx, group[0].SourceURL)
+		src, err := s.store.Source(ctx, group[0].SourceURL)
 		if err != nil {
 			return nil, err
 		}
-		stored, err := c.store.SourceTrust(ctx, group[0].SourceURL)
+		stored, err := s.store.SourceTrust(ctx, group[0].SourceURL)
 		if err != nil {
 			return nil, err
 		}
@@ -188,17 +200,17 @@ func (c *Checker) evaluateFromStored(ctx context.Context, todo []store.Unevaluat
 
 // writeStored writes results in batches, each in a short transaction that
 // holds the lease's lock, and reports how many were written.
-func (c *Checker) writeStored(ctx context.Context, results []store.Result) (int, error) {
+func (s *Syncer) writeStored(ctx context.Context, results []store.Result) (int, error) {
 	written := 0
 	for start := 0; start < len(results); start += resultBatch {
 		batch := results[start:min(start+resultBatch, len(results))]
-		err := c.lease.WithLock(ctx, func(tx *store.Tx) error {
+		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
 			codes, err := tx.ResultWrite(ctx, batch)
 			if err != nil {
 				return err
 			}
 			written += len(codes)
-			return c.queue(ctx, tx, codes, 0)
+			return s.queue(ctx, tx, codes, 0)
 		})
 		if err != nil {
 			return written, err
@@ -208,8 +220,8 @@ func (c *Checker) writeStored(ctx context.Context, results []store.Result) (int,
 }
 
 // coreVersion is the installed core's version, "" when none is installed.
-func (c *Checker) coreVersion(ctx context.Context) (string, error) {
-	comp, err := c.store.Component(ctx, updatedoc.CoreCode)
+func (s *Syncer) coreVersion(ctx context.Context) (string, error) {
+	comp, err := s.store.Component(ctx, updatedoc.CoreCode)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return "", nil

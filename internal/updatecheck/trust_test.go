@@ -311,7 +311,7 @@ func TestUntrustedSources(t *testing.T) {
 	b.run(lease.Operator)
 	untrusted := func() (int, map[string]bool) {
 		t.Helper()
-		sum, err := b.checker.Summary(context.Background())
+		sum, err := b.reads.Summary(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

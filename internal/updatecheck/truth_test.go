@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
@@ -82,7 +83,7 @@ func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 	b.standardSite(p)
 	b.run(lease.Operator)
 	release := b.blockAndRun(p, "/acme.json")
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", Reason: "test"}); err != nil {
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if res := release(); res.Status != CompletedWithFailures {
@@ -91,7 +92,7 @@ func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 	if r := b.results()["blog"]; r.Vulnerable || !r.Security {
 		t.Fatalf("blog after the check = %+v, want the dismissed advisory to stay dismissed", r)
 	}
-	sum, err := ReadSummary(context.Background(), b.store)
+	sum, err := catalog.ReadSummary(context.Background(), b.store)
 	if err != nil || sum.Vulnerable != 1 { // gallery's advisory still counts
 		t.Fatalf("summary = %+v %v", sum, err)
 	}
@@ -109,7 +110,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	b.run(lease.Operator)
 	// Three days of failures.
 	b.db.MustExec(t, "UPDATE sources SET last_success_at = clock_timestamp() - interval '72 hours' WHERE url LIKE '%acme.json'")
-	before, err := ReadSummary(context.Background(), b.store)
+	before, err := catalog.ReadSummary(context.Background(), b.store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +126,10 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	if rep.Reevaluated != 1 {
 		t.Fatalf("sync = %+v, want blog evaluated again", rep)
 	}
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	after, err := ReadSummary(context.Background(), b.store)
+	after, err := catalog.ReadSummary(context.Background(), b.store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestExpiredDocumentStaysStaleWhileItsSourceFails(t *testing.T) {
 	b.run(lease.Operator)
 	p.Fail("/core.json", http.StatusBadGateway)
 	b.run(lease.Operator)
-	sum, err := ReadSummary(context.Background(), b.store)
+	sum, err := catalog.ReadSummary(context.Background(), b.store)
 	if err != nil || sum.Stale != 1 || sum.FailingSources != 1 {
 		t.Fatalf("summary = %+v %v, want the expired document stale and its source failing", sum, err)
 	}

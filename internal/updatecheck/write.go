@@ -3,10 +3,26 @@ package updatecheck
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
 )
+
+// writer is the write path that the check, the import and the manifest
+// sync share: the store, the lease that fences (or locks) their
+// transactions, the notifications those transactions queue, the observer
+// that hears of the lease, and the reads they tell of every write. One
+// writer is made by New; the Importer and the Syncer made from a Checker
+// share its writer, so NotifyWith, Observe and TellReads apply to all three.
+type writer struct {
+	store    *store.Store
+	lease    *lease.Manager
+	logger   *slog.Logger
+	observer Observer
+	notifier Notifier
+	reads    Reads
+}
 
 // outcome is what became of one source; err, when set, stops the whole
 // check (the lease is gone or the database refuses writes).
@@ -44,17 +60,17 @@ const writerCount = 2
 // fenced ones (see completeResults). Until a component's result is written,
 // the read model shows it as not evaluated, never as evaluated from
 // another document.
-func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
+func (w *writer) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	if p.failure.failed() {
-		c.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "kind", p.failure.kind, "error", p.failure.detail)
+		w.logger.WarnContext(ctx, "update source failed", "url", p.job.url, "kind", p.failure.kind, "error", p.failure.detail)
 	}
-	fenced := func(ctx context.Context, fn func(*store.Tx) error) error { return c.lease.WithLease(ctx, l.Owner, fn) }
+	fenced := func(ctx context.Context, fn func(*store.Tx) error) error { return w.lease.WithLease(ctx, l.Owner, fn) }
 	first, rest := p.results[:min(resultBatch, len(p.results))], p.results[min(resultBatch, len(p.results)):]
 	var using int
 	var written []string
 	err := store.ErrEventsToQueue // the transaction below, unless the batch is enough
 	if !p.failure.failed() && p.trustChange == nil {
-		err = c.sendFenced(ctx, l, p, first, &using, &written)
+		err = w.sendFenced(ctx, l, p, first, &using, &written)
 	}
 	if errors.Is(err, store.ErrEventsToQueue) {
 		// Events to queue (or a failure to record): nothing of the batch
@@ -67,7 +83,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 			case p.failure.failed():
 				f := store.SourceFailure{Kind: p.failure.kind, Arg: p.failure.arg, Detail: p.failure.detail}
 				if using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
-					err = c.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
+					err = w.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
 				}
 			case p.newDocument:
 				using, err = tx.SourceSaveDocument(ctx, p.document)
@@ -75,7 +91,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 				using, err = tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch)
 			}
 			if err == nil {
-				err = c.saveTrust(ctx, tx, p)
+				err = w.saveTrust(ctx, tx, p)
 			}
 			if err != nil || p.doc == nil {
 				return err
@@ -83,12 +99,12 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 			if written, err = tx.ResultWrite(ctx, first); err != nil {
 				return err
 			}
-			return c.queue(ctx, tx, written, l.Epoch)
+			return w.queue(ctx, tx, written, l.Epoch)
 		})
 	}
 	refused := len(written) < len(first)
 	if err == nil && p.doc != nil {
-		err = c.completeResults(ctx, fenced, p.doc, rest, written, refused, using, l.Epoch)
+		err = w.completeResults(ctx, fenced, p.doc, rest, written, refused, using, l.Epoch)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil && !errors.Is(err, lease.ErrLeaseLost):
@@ -111,7 +127,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 // insert the events' delivery jobs, which River inserts). The question is
 // asked of every code of the batch, written or refused: a refused one can
 // only send the write to the transaction, never lose an event.
-func (c *Checker) sendFenced(ctx context.Context, l lease.Lease, p pending, first []store.Result, using *int, written *[]string) error {
+func (w *writer) sendFenced(ctx context.Context, l lease.Lease, p pending, first []store.Result, using *int, written *[]string) error {
 	var b store.Batch
 	if p.newDocument {
 		b.SourceSaveDocument(p.document, using)
@@ -123,7 +139,7 @@ func (c *Checker) sendFenced(ctx context.Context, l lease.Lease, p pending, firs
 	}
 	if p.doc != nil && len(first) > 0 {
 		b.ResultWrite(first, written)
-		if c.notifier != nil {
+		if w.notifier != nil {
 			codes := make([]string, len(first))
 			for i, r := range first {
 				codes[i] = r.Code
@@ -131,12 +147,12 @@ func (c *Checker) sendFenced(ctx context.Context, l lease.Lease, p pending, firs
 			b.EventPlanNothingNew(codes)
 		}
 	}
-	return c.lease.SendFenced(ctx, l.Owner, &b)
+	return w.lease.SendFenced(ctx, l.Owner, &b)
 }
 
 // saveTrust stores the source's trust in the transaction that writes its
 // row, and a change of its trusted keys in the audit log with it.
-func (c *Checker) saveTrust(ctx context.Context, tx *store.Tx, p pending) error {
+func (w *writer) saveTrust(ctx context.Context, tx *store.Tx, p pending) error {
 	if p.trust == nil {
 		return nil
 	}
@@ -147,4 +163,40 @@ func (c *Checker) saveTrust(ctx context.Context, tx *store.Tx, p pending) error 
 		return nil
 	}
 	return tx.AuditAppend(ctx, 0, auditTrust, p.trustChange)
+}
+
+// queue plans the notifications of the results just written in tx.
+func (w *writer) queue(ctx context.Context, tx *store.Tx, codes []string, epoch int64) error {
+	if w.notifier == nil || len(codes) == 0 {
+		return nil
+	}
+	_, err := w.notifier.Queue(ctx, tx, codes, 0, epoch)
+	return err
+}
+
+// queueSourceFailing plans the notification of a source failing for long,
+// in the transaction that records its failure.
+func (w *writer) queueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error {
+	if w.notifier == nil {
+		return nil
+	}
+	return w.notifier.QueueSourceFailing(ctx, tx, url, epoch)
+}
+
+// settle gives the lease back at once, so another instance need not wait
+// for it to expire, and records the run's end (record) in the same
+// transaction. It runs even when ctx was cancelled (shutdown) and when the
+// database is away: lease.Manager.Settle tries again until the database
+// answers or the lease could have expired, and for a few seconds at most
+// once ctx is done.
+func (w *writer) settle(ctx context.Context, l lease.Lease, completed bool, record func(context.Context, *store.Tx) error) {
+	_, attempts, err := w.lease.Settle(ctx, l, completed, record)
+	switch {
+	case err != nil:
+		w.logger.WarnContext(ctx, "could not release the lease or record the check's end", "epoch", l.Epoch, "attempts", attempts, "error", err)
+	case attempts > 1 && record != nil:
+		w.logger.InfoContext(ctx, "lease released and check's end recorded once the database answered", "epoch", l.Epoch, "attempts", attempts)
+	case attempts > 1:
+		w.logger.InfoContext(ctx, "lease released once the database answered", "epoch", l.Epoch, "attempts", attempts)
+	}
 }

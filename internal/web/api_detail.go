@@ -7,15 +7,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
 
 // detailJSON is GET /api/admin/plugins/{code}: the component as its page
-// shows it, read from the same updatecheck.Detail.
+// shows it, read from the same catalog.Detail.
 type detailJSON struct {
 	Code      string `json:"code"`
 	Name      string `json:"name"`
@@ -110,7 +110,7 @@ func (s *Server) apiDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.checker.Detail(c.Request().Context(), code)
+	d, err := s.reads.Detail(c.Request().Context(), code)
 	if errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
 	}
@@ -121,7 +121,7 @@ func (s *Server) apiDetail(c echo.Context) error {
 	return c.JSON(http.StatusOK, detailBody(d))
 }
 
-func detailBody(d updatecheck.Detail) detailJSON {
+func detailBody(d catalog.Detail) detailJSON {
 	out := detailJSON{
 		Code: d.Code, Name: d.Name, Installed: d.Installed, Evaluated: d.Evaluated, Latest: opt(d.Latest),
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
@@ -170,7 +170,7 @@ func releaseBody(r updatedoc.Release, installable bool) releaseJSON {
 	return out
 }
 
-func advisoryBody(a updatecheck.AdvisoryState) advisoryJSON {
+func advisoryBody(a catalog.AdvisoryState) advisoryJSON {
 	out := advisoryJSON{AdvisoryMatch: a.AdvisoryMatch, Dismissed: a.Dismissed}
 	if d := a.Dismissal; d != nil {
 		out.Dismissal = dismissalBody(*d)

@@ -9,8 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -23,7 +23,7 @@ type dismissalRequest struct {
 }
 
 // apiDismiss is POST /api/admin/plugins/{code}/advisories/{id}/dismissal:
-// the page's dismiss form (the same checker.Dismiss and the same words
+// the page's dismiss form (the same Dismissals.Dismiss and the same words
 // for a refusal), answered with the dismissal (201).
 func (s *Server) apiDismiss(c echo.Context) error {
 	code, id, err := advisoryParams(c)
@@ -40,9 +40,9 @@ func (s *Server) apiDismiss(c echo.Context) error {
 	if d.ExpiresAt, words = parseExpiry(strings.TrimSpace(req.Expires), time.Now()); words != "" {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, words)
 	}
-	out, err := s.checker.Dismiss(c.Request().Context(), d)
+	out, err := s.dismissals.Dismiss(c.Request().Context(), d)
 	switch {
-	case errors.Is(err, updatecheck.ErrNoSuchAdvisory):
+	case errors.Is(err, catalog.ErrNoSuchAdvisory):
 		return echo.NewHTTPError(http.StatusNotFound, noSuchAdvisoryText(code, id)).WithInternal(err)
 	case errors.Is(err, store.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
@@ -56,7 +56,7 @@ func (s *Server) apiDismiss(c echo.Context) error {
 }
 
 // apiUndismiss is DELETE …/advisories/{id}/dismissal: the page's restore
-// (checker.Undismiss). 204 when a standing dismissal was ended; 404 when
+// (Dismissals.Undismiss). 204 when a standing dismissal was ended; 404 when
 // the component is not installed or the advisory has no standing
 // dismissal.
 func (s *Server) apiUndismiss(c echo.Context) error {
@@ -78,7 +78,7 @@ func (s *Server) apiUndismiss(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "The advisory “"+clip(id)+"” of “"+clip(code)+"” has no standing dismissal.")
 	}
 	p, _ := auth.PrincipalFrom(c)
-	if err := s.checker.Undismiss(ctx, code, id, p.UserID); err != nil {
+	if err := s.dismissals.Undismiss(ctx, code, id, p.UserID); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -21,7 +21,7 @@ import (
 // apiSummary is GET /api/admin/plugins/updates/summary: stored results
 // only, the same readmodel.Summary the pages render (withSummary).
 func (s *Server) apiSummary(c echo.Context) error {
-	sum, err := s.checker.Summary(c.Request().Context())
+	sum, err := s.reads.Summary(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Server) apiCatalog(c echo.Context) error {
 	// One row more than the page tells whether a next page exists.
 	f.Limit++
 	ctx := c.Request().Context()
-	snap, err := s.checker.CatalogSnapshot(ctx)
+	snap, err := s.reads.Snapshot(ctx)
 	if err != nil {
 		return err
 	}

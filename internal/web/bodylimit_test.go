@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // chunked is a body whose length the client cannot know: it is sent with
@@ -57,7 +59,7 @@ func TestOversizedChunkedForms(t *testing.T) {
 	w.WriteField("csrf_token", admin.csrf)
 	w.WriteField("url", offlineSource)
 	part, _ := w.CreateFormFile("document", "feed.json")
-	part.Write(bytes.Repeat([]byte(" "), int(b.checker.ImportLimit())+1<<17))
+	part.Write(bytes.Repeat([]byte(" "), int(updatecheck.NewImporter(b.checker).Limit())+1<<17))
 	w.Close()
 	r := admin.doChunked("/admin/sources/import", upload.Bytes(), w.FormDataContentType(), nil)
 	wantTooLarge(t, "chunked import", r, "The upload is larger than upcheck accepts (")

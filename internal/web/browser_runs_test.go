@@ -12,6 +12,7 @@ import (
 	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
@@ -141,7 +142,7 @@ func TestBrowserRestartLeavesShopUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := publisher.New(t, publisher.Fallback(p))
-	if _, err := b.checker.SyncComponents(context.Background(), p.Manifest(again.URL)); err != nil {
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(context.Background(), p.Manifest(again.URL)); err != nil {
 		t.Fatal(err)
 	}
 	ctx := browser(t)

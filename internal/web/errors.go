@@ -57,7 +57,7 @@ func (s *Server) errorPage(c echo.Context, status int, message string) templ.Com
 		return views.ErrorPage(e)
 	}
 	if _, ok := c.Get(summaryKey).(readmodel.Summary); !ok {
-		sum, err := s.checker.Summary(c.Request().Context())
+		sum, err := s.reads.Summary(c.Request().Context())
 		if err != nil {
 			s.logger.WarnContext(c.Request().Context(), "error page without layout: summary unavailable", "error", err)
 			return views.ErrorPage(e)

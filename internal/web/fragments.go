@@ -8,6 +8,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -22,7 +23,7 @@ const maxFragments = 256
 // for one page renders it once a second.
 type fragments struct {
 	mu    sync.Mutex
-	snap  *store.CatalogSnapshot
+	snap  *catalog.Snapshot
 	bytes map[fragmentKey][]byte
 }
 
@@ -49,7 +50,7 @@ func keyOf(kind string, f store.CatalogFilter, second int64) fragmentKey {
 // get returns the fragment key names in snap, making it with build when it
 // is not kept. Two requests that miss at once both make it; the first kept
 // stays.
-func (f *fragments) get(snap *store.CatalogSnapshot, key fragmentKey, build func() ([]byte, error)) ([]byte, error) {
+func (f *fragments) get(snap *catalog.Snapshot, key fragmentKey, build func() ([]byte, error)) ([]byte, error) {
 	f.mu.Lock()
 	if f.snap == snap {
 		if b, ok := f.bytes[key]; ok {

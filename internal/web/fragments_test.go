@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestFragmentsAreKeptPerSnapshotAndQuery(t *testing.T) {
 	var f fragments
 	builds := 0
-	get := func(snap *store.CatalogSnapshot, key fragmentKey, want string) {
+	get := func(snap *catalog.Snapshot, key fragmentKey, want string) {
 		t.Helper()
 		b, err := f.get(snap, key, func() ([]byte, error) {
 			builds++
@@ -28,8 +29,8 @@ func TestFragmentsAreKeptPerSnapshotAndQuery(t *testing.T) {
 		}
 	}
 	now := time.Now()
-	old, snap, newer := &store.CatalogSnapshot{ReadAt: now.Add(-time.Second)}, &store.CatalogSnapshot{ReadAt: now},
-		&store.CatalogSnapshot{ReadAt: now.Add(time.Second)}
+	old, snap, newer := &catalog.Snapshot{ReadAt: now.Add(-time.Second)}, &catalog.Snapshot{ReadAt: now},
+		&catalog.Snapshot{ReadAt: now.Add(time.Second)}
 	base := keyOf("page", store.CatalogFilter{Limit: 50}, 100)
 	variants := []fragmentKey{base}
 	for _, change := range []func(*fragmentKey){

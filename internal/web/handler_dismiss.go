@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
@@ -29,7 +29,7 @@ func (s *Server) dismiss(c echo.Context) error {
 	p, _ := auth.PrincipalFrom(c)
 	d := store.NewDismissal{Code: code, AdvisoryID: id, UserID: p.UserID, Reason: form.Reason}
 	if d.ExpiresAt, form.Error = parseExpiry(form.Expires, time.Now()); form.Error == "" {
-		_, err = s.checker.Dismiss(c.Request().Context(), d)
+		_, err = s.dismissals.Dismiss(c.Request().Context(), d)
 		form.Error = dismissErrorText(err)
 	}
 	if form.Error != "" {
@@ -48,7 +48,7 @@ func (s *Server) undismiss(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	if err := s.checker.Undismiss(c.Request().Context(), code, id, p.UserID); err != nil {
+	if err := s.dismissals.Undismiss(c.Request().Context(), code, id, p.UserID); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, views.ComponentPath(code)+"#advisories")
@@ -107,7 +107,7 @@ func dismissErrorText(err error) string {
 		return "The reason is too long: keep it to " + strconv.Itoa(store.MaxReasonLength) + " characters."
 	case errors.Is(err, store.ErrExpiryPassed):
 		return expiryPassedText
-	case errors.Is(err, updatecheck.ErrNoSuchAdvisory):
+	case errors.Is(err, catalog.ErrNoSuchAdvisory):
 		return "This advisory no longer affects the installed version, so there is nothing to dismiss. The page now shows what holds."
 	}
 	return ""
@@ -115,7 +115,7 @@ func dismissErrorText(err error) string {
 
 // advisoryRow is an advisory as the detail page shows it, with where its
 // dismissal stands.
-func advisoryRow(a updatecheck.AdvisoryState) views.AdvisoryRow {
+func advisoryRow(a catalog.AdvisoryState) views.AdvisoryRow {
 	row := views.AdvisoryRow{ID: a.ID, Severity: a.Severity, Summary: a.Summary, URL: a.URL, Affected: a.Affected,
 		FixedIn: a.FixedIn, NoFix: a.NoFix, Dismissed: a.Dismissed, OSV: advisoryOSV(a.Advisory)}
 	if d := a.Dismissal; d != nil {
@@ -129,7 +129,7 @@ func advisoryRow(a updatecheck.AdvisoryState) views.AdvisoryRow {
 
 // changeMember names a fingerprint member for the views.
 var changeMember = map[string]string{
-	updatecheck.MemberSeverity: views.ChangeSeverity,
-	updatecheck.MemberAffected: views.ChangeAffected,
-	updatecheck.MemberFixedIn:  views.ChangeFixedIn,
+	catalog.MemberSeverity: views.ChangeSeverity,
+	catalog.MemberAffected: views.ChangeAffected,
+	catalog.MemberFixedIn:  views.ChangeFixedIn,
 }

@@ -27,7 +27,7 @@ const importFormOverhead = 64 << 10
 // document at the fetcher's cap, its signature at the .sig cap, and the
 // form around them.
 func (s *Server) importBodyLimit() int64 {
-	return s.checker.ImportLimit() + fetch.SignatureMaxBody + importFormOverhead
+	return s.importer.Limit() + fetch.SignatureMaxBody + importFormOverhead
 }
 
 // sourceImportPage is the form that imports a document for the source
@@ -39,7 +39,7 @@ func (s *Server) sourceImportPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := views.SourceImportProps{Layout: layout(c), Source: src, MaxBytes: s.checker.ImportLimit()}
+	p := views.SourceImportProps{Layout: layout(c), Source: src, MaxBytes: s.importer.Limit()}
 	if st := q.Get("status"); st == string(updatecheck.Imported) || st == string(updatecheck.ImportUnchanged) {
 		seq, _ := strconv.ParseInt(q.Get("sequence"), 10, 64)
 		n, _ := strconv.Atoi(q.Get("components"))
@@ -66,12 +66,12 @@ func (s *Server) sourceImport(c echo.Context) error {
 			src = fresh
 		}
 		return render(c, status, views.SourceImport(views.SourceImportProps{Layout: layout(c), Source: src,
-			MaxBytes: s.checker.ImportLimit(), Outcome: &o}))
+			MaxBytes: s.importer.Limit(), Outcome: &o}))
 	}
 	if r.MultipartForm == nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "Send the document as a file of a multipart form.")
 	}
-	body, err := formFile(r.MultipartForm, "document", s.checker.ImportLimit()+1)
+	body, err := formFile(r.MultipartForm, "document", s.importer.Limit()+1)
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "Choose the update document to import.")
 	}
@@ -84,7 +84,7 @@ func (s *Server) sourceImport(c echo.Context) error {
 			Kind: readmodel.ErrorBadSignature, Detail: "the signature file is larger than a signature can be"})
 	}
 	p, _ := auth.PrincipalFrom(c)
-	res, err := s.checker.Import(r.Context(), src.URL, body, string(sig), p.Email)
+	res, err := s.importer.Import(r.Context(), src.URL, body, string(sig), p.Email)
 	if errors.Is(err, updatecheck.ErrUnknownSource) {
 		return unknownSource(sourceURL)
 	}

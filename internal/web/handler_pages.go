@@ -25,7 +25,7 @@ const summaryKey = "upcheck.summary"
 // badge, the security alert and the widget all read this one value.
 func (s *Server) withSummary(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		sum, err := s.checker.Summary(c.Request().Context())
+		sum, err := s.reads.Summary(c.Request().Context())
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (s *Server) catalogPage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, err := s.checker.CatalogSnapshot(ctx)
+	snap, err := s.reads.Snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	if err != nil {
 		return err
 	}
-	d, err := s.checker.Detail(c.Request().Context(), code)
+	d, err := s.reads.Detail(c.Request().Context(), code)
 	if errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -38,7 +39,7 @@ func (b *bundle) withOfflineSource() (updatedoc.PrivateKey, []byte) {
 	}
 	m := p.Manifest(b.publisher.URL)
 	m.Components = append(m.Components, manifest.Component{Code: "mirrored", Name: "Mirrored", Version: "1.0.0", Source: offlineSource, Key: pub.String()})
-	if _, err := b.checker.SyncComponents(context.Background(), m); err != nil {
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(context.Background(), m); err != nil {
 		b.t.Fatal(err)
 	}
 	return priv, offlineDoc(7)
@@ -138,7 +139,7 @@ func TestSourceImportForm(t *testing.T) {
 		t.Fatalf("after a refused upload the stored sequence is %d, want 7", seq)
 	}
 
-	big := bytes.Repeat([]byte(" "), int(b.checker.ImportLimit())+1<<17)
+	big := bytes.Repeat([]byte(" "), int(updatecheck.NewImporter(b.checker).Limit())+1<<17)
 	wantStatus(t, "oversized upload", admin.upload(offlineSource, big, sig, admin.csrf), http.StatusRequestEntityTooLarge)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/wait"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // catalogAPI reads one catalog API answer.
@@ -92,7 +93,7 @@ func TestDismissedAdvisoryFilterAndWords(t *testing.T) {
 	if n, _ := catalogAPI(t, admin, "status=dismissed"); n != 0 {
 		t.Fatalf("%d components with a dismissed advisory before any dismissal", n)
 	}
-	if _, err := b.checker.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2026-011", Reason: "not used"}); err != nil {
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2026-011", Reason: "not used"}); err != nil {
 		t.Fatal(err)
 	}
 	n, got := catalogAPI(t, admin, "status=dismissed")
@@ -180,7 +181,7 @@ func TestRefusedImportReadsRefused(t *testing.T) {
 	admin := b.login("admin@example.test")
 	var url string
 	b.db.QueryRow(t, "SELECT source_url FROM components WHERE source_url IS NOT NULL ORDER BY code LIMIT 1").Scan(&url)
-	res, err := b.checker.Import(context.Background(), url, []byte(`{"format": 1,`), "", "cli")
+	res, err := updatecheck.NewImporter(b.checker).Import(context.Background(), url, []byte(`{"format": 1,`), "", "cli")
 	if err != nil || res.Status != "refused" {
 		t.Fatalf("import = %+v, %v; want refused", res, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
@@ -39,6 +40,13 @@ type Deps struct {
 	TrustedProxies []netip.Prefix
 	// Middleware runs first on every request (request metrics).
 	Middleware []echo.MiddlewareFunc
+
+	// Importer, Reads and Dismissals are the import, the reads of the
+	// read model and the dismissals, wired to the same writes as Checker
+	// (app.App).
+	Importer   *updatecheck.Importer
+	Reads      *catalog.Reads
+	Dismissals *catalog.Dismissals
 }
 
 // Server holds the handlers' dependencies.
@@ -54,6 +62,10 @@ type Server struct {
 	metricsPublic bool
 	// fragments are rendered parts of catalog answers (fragments.go).
 	fragments fragments
+
+	importer   *updatecheck.Importer
+	reads      *catalog.Reads
+	dismissals *catalog.Dismissals
 }
 
 // New builds the HTTP handler.
@@ -62,7 +74,7 @@ func New(d Deps) http.Handler {
 		d.Context = context.Background()
 	}
 	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, notify: d.Notify, logger: d.Logger, ctx: d.Context,
-		metrics: d.Metrics, metricsPublic: d.MetricsPublic}
+		metrics: d.Metrics, metricsPublic: d.MetricsPublic, importer: d.Importer, reads: d.Reads, dismissals: d.Dismissals}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The client address is the peer's, or behind a trusted proxy the one

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
@@ -43,6 +44,9 @@ type bundle struct {
 	server    *httptest.Server
 	publisher *publisher.Publisher
 	notify    *notify.Service
+
+	reads      *catalog.Reads
+	dismissals *catalog.Dismissals
 }
 
 // setup builds the bundle; opts may change the server's Deps before it
@@ -64,6 +68,9 @@ func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 		t.Fatal(err)
 	}
 	b.checker.NotifyWith(b.notify)
+	b.reads = catalog.New(b.store)
+	b.checker.TellReads(b.reads)
+	b.dismissals = catalog.NewDismissals(b.store, b.reads)
 	b.auth, err = auth.New(b.store, auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, slog.Default())
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +80,7 @@ func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 		t.Fatal(err)
 	}
 	b.publisher = publisher.New(t, publisher.Fallback(p))
-	if _, err := b.checker.SyncComponents(context.Background(), p.Manifest(b.publisher.URL)); err != nil {
+	if _, err := updatecheck.NewSyncer(b.checker).Sync(context.Background(), p.Manifest(b.publisher.URL)); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range []struct{ email, role string }{{"admin@example.test", "admin"}, {"viewer@example.test", "viewer"}} {
@@ -83,7 +90,8 @@ func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	deps := web.Deps{Store: b.store, Checker: b.checker, Auth: b.auth, Notify: b.notify, Logger: slog.Default(), Context: ctx}
+	deps := web.Deps{Store: b.store, Checker: b.checker, Auth: b.auth, Notify: b.notify, Logger: slog.Default(), Context: ctx,
+		Importer: updatecheck.NewImporter(b.checker), Reads: b.reads, Dismissals: b.dismissals}
 	for _, o := range opts {
 		o(b, &deps)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
@@ -34,7 +35,7 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	ctx := context.Background()
-	if _, err := c.SyncComponents(ctx, p.Manifest(srv.URL)); err != nil {
+	if _, err := updatecheck.NewSyncer(c).Sync(ctx, p.Manifest(srv.URL)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.RunLockedUpdateCheck(ctx, lease.Operator, "demo")
@@ -42,14 +43,14 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 	if err != nil || res.Status != updatecheck.CompletedWithFailures || res.Fetched != 3 || res.Failed != 1 {
 		t.Fatalf("demo check = %+v %v", res, err)
 	}
-	sum, err := c.Summary(ctx)
+	sum, err := catalog.New(st).Summary(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sum.Components != 7 || sum.UpdatesAvailable != 2 || sum.SecurityUpdates != 1 || sum.Vulnerable != 2 || sum.FailingSources != 1 {
 		t.Fatalf("demo summary = %+v", sum)
 	}
-	entries, _, err := st.Catalog(ctx, store.CatalogFilter{Limit: 50})
+	entries, _, err := catalog.ReadPage(ctx, st, store.CatalogFilter{Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package updatecheck
+package catalog
 
 import (
 	"context"
@@ -6,13 +6,7 @@ import (
 	"time"
 )
 
-// The read caches' ages. A value younger than readFresh is served as is;
-// one older is read again by one query in the background, while requests
-// keep getting the value they had, as long as it is younger than
-// readMaxAge; an older one (or none) is waited for. So every instance
-// shows another instance's writes within readMaxAge, no request waits for
-// a read while the cache is in use, and its own checks, syncs and
-// dismissals drop the cached values at once.
+// The read caches' ages (doc.go says what they mean for a reader).
 const (
 	readFresh  = 500 * time.Millisecond
 	readMaxAge = time.Second
@@ -33,11 +27,21 @@ type readCache[T any] struct {
 	signals  readSignals
 }
 
-// readSignals let a test see what a cache did (schedule.go's signals);
-// production leaves them nil.
+// readSignals let a test see what a cache did rather than sleep for long
+// enough (River's test signals); production leaves them nil.
 type readSignals struct {
 	began signal // a read begins
 	waits signal // a request waits for a read
+}
+
+// signal is a test signal; a test makes it with room for what it awaits.
+// A nil signal is never sent.
+type signal chan struct{}
+
+func (s signal) send() {
+	if s != nil {
+		s <- struct{}{}
+	}
 }
 
 type cacheRead[T any] struct {

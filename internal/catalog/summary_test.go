@@ -1,4 +1,4 @@
-package updatecheck
+package catalog
 
 import (
 	"context"
@@ -11,12 +11,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
+
+// bundle is one test's database and reads.
+type bundle struct {
+	t     *testing.T
+	db    *pgtest.DB
+	store *store.Store
+	reads *Reads
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	d := pgtest.New(t)
+	st := store.New(d.Pool)
+	return &bundle{t: t, db: d, store: st, reads: New(st)}
+}
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
@@ -155,14 +169,15 @@ func (b *bundle) readModel() readModelView {
 	if v.Summary, err = ReadSummary(ctx, b.store); err != nil {
 		b.t.Fatal(err)
 	}
-	if v.Catalog, _, err = b.store.Catalog(ctx, store.CatalogFilter{Limit: 100}); err != nil {
+	if v.Catalog, _, err = ReadPage(ctx, b.store, store.CatalogFilter{Limit: 100}); err != nil {
 		b.t.Fatal(err)
 	}
 	codes := func(status string) []string {
-		entries, total, err := b.store.Catalog(ctx, store.CatalogFilter{Status: status, Limit: 100})
+		entries, counts, err := ReadPage(ctx, b.store, store.CatalogFilter{Status: status, Limit: 100})
 		if err != nil {
 			b.t.Fatal(err)
 		}
+		total := counts.Of(status)
 		out := []string{}
 		for _, e := range entries {
 			out = append(out, e.Code)
@@ -178,7 +193,7 @@ func (b *bundle) readModel() readModelView {
 	}
 	v.Details = map[string]detailView{}
 	for _, e := range v.Catalog {
-		d, err := b.checker.Detail(ctx, e.Code)
+		d, err := b.reads.Detail(ctx, e.Code)
 		if err != nil {
 			b.t.Fatal(err)
 		}
@@ -259,38 +274,6 @@ func boolSQL(b bool) string {
 	return "false"
 }
 
-// The summary is cached per instance, yet another instance's check shows
-// within a second, and this instance's own check at once.
-func TestSummaryCacheFollowsChecks(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	p := publisher.New(t)
-	b.standardSite(p)
-	other := b.otherInstance()
-	ctx := context.Background()
-	for _, c := range []*Checker{b.checker, other} {
-		if s, err := c.Summary(ctx); err != nil || s.UpdatesAvailable != 0 {
-			t.Fatalf("before any check: %+v %v", s, err)
-		}
-	}
-	res, err := other.RunLockedUpdateCheck(ctx, lease.Operator, "other")
-	if err != nil || res.Status != CompletedWithFailures {
-		t.Fatal(res, err)
-	}
-	committed := time.Now()
-	if s, _ := other.Summary(ctx); s.UpdatesAvailable != 2 {
-		t.Fatalf("the instance that ran the check still shows %+v", s)
-	}
-	wait.For(t, "another instance's summary to show the check within a second", time.Until(committed.Add(time.Second)), func() (bool, error) {
-		s, err := b.checker.Summary(ctx)
-		if err != nil {
-			return false, err
-		}
-		return s.UpdatesAvailable == 2, wait.Notf("%+v", s)
-	})
-	t.Logf("the other instance saw the check %s after it committed", time.Since(committed).Round(time.Millisecond))
-}
-
 // A burst of requests costs one query: with the tables locked, fifty
 // callers wait behind a single read.
 func TestSummaryReadsOnceForABurst(t *testing.T) {
@@ -306,11 +289,11 @@ func TestSummaryReadsOnceForABurst(t *testing.T) {
 	}
 	// The cache says when a read begins and when a caller waits for one.
 	began, waits := make(signal, 50), make(signal, 50)
-	b.checker.reads.summary.signals = readSignals{began: began, waits: waits}
+	b.reads.summary.signals = readSignals{began: began, waits: waits}
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
-			if _, err := b.checker.Summary(ctx); err != nil {
+			if _, err := b.reads.Summary(ctx); err != nil {
 				t.Error(err)
 			}
 		})

@@ -1,4 +1,4 @@
-package store
+package catalog
 
 import "strings"
 
@@ -10,7 +10,7 @@ import "strings"
 // upcheck_advisory_keys defines them.
 
 // indexKeys records that row i lists the advisory keys.
-func (c *CatalogSnapshot) indexKeys(keys []string, i int) {
+func (c *Snapshot) indexKeys(keys []string, i int) {
 	for _, k := range keys {
 		if c.byKey == nil {
 			c.byKey = make(map[string][]int32)
@@ -22,7 +22,7 @@ func (c *CatalogSnapshot) indexKeys(keys []string, i int) {
 // withAdvisory adds to byText (the rows whose code or name holds the
 // search, in order) the rows an advisory key of search finds, keeping the
 // order and each row once.
-func (c *CatalogSnapshot) withAdvisory(byText []int32, search string) []int32 {
+func (c *Snapshot) withAdvisory(byText []int32, search string) []int32 {
 	byKey := c.byKey[strings.ToUpper(strings.TrimSpace(search))]
 	if len(byKey) == 0 {
 		return byText

@@ -1,56 +1,14 @@
-package updatecheck
+package catalog
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
-
-// Dismiss accepts the risk of an advisory for an installed component, with
-// a reason and an optional expiry, audited. The dismissal records the
-// advisory as the component's current result lists it; it is in force
-// while it stands, its expiry has not passed and the advisory still says
-// the same (store.Fingerprint), all judged by the read model when it
-// reads, so the badge and the alert follow at once and nothing needs to
-// run when a dismissal expires or its advisory changes.
-//
-// The reason is trimmed; store.ErrReasonRequired, store.ErrReasonTooLong
-// and store.ErrExpiryPassed say what is wrong with the input; ErrNotFound
-// means the component is not installed, ErrNoSuchAdvisory that no such
-// advisory affects it now (or nothing is known about it).
-func (c *Checker) Dismiss(ctx context.Context, d store.NewDismissal) (store.Dismissal, error) {
-	if _, err := c.store.Component(ctx, d.Code); err != nil {
-		return store.Dismissal{}, err
-	}
-	d.Reason = strings.TrimSpace(d.Reason)
-	defer c.reads.invalidate()
-	out, err := c.store.DismissAdvisory(ctx, d)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Dismissal{}, fmt.Errorf("%w: %q of %q", ErrNoSuchAdvisory, d.AdvisoryID, d.Code)
-	}
-	return out, err
-}
-
-// ErrNoSuchAdvisory means the component's current result lists no such
-// advisory: there is nothing to dismiss.
-var ErrNoSuchAdvisory = errors.New("no such advisory affects the component now")
-
-// Undismiss ends the standing dismissal of an advisory (in force, expired
-// or re-opened alike), audited; the advisory counts again. ErrNotFound
-// when the component is not installed.
-func (c *Checker) Undismiss(ctx context.Context, code, advisoryID string, userID int64) error {
-	if _, err := c.store.Component(ctx, code); err != nil {
-		return err
-	}
-	defer c.reads.invalidate()
-	return c.store.UndismissAdvisory(ctx, code, advisoryID, userID)
-}
 
 // Detail is one component as its page shows it: the read model's row and
 // the stored evaluation, with dismissals marked.
@@ -102,9 +60,10 @@ type AdvisoryChange struct {
 
 // Detail reads one component for its page; ErrNotFound when it is not
 // installed. It never parses or evaluates a document: it decodes the
-// evaluation stored with the current result.
-func (c *Checker) Detail(ctx context.Context, code string) (Detail, error) {
-	d, err := c.store.ComponentDetail(ctx, code)
+// evaluation stored with the current result. It is read anew each time:
+// one component costs one query, nothing is cached.
+func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
+	d, err := r.store.ComponentDetail(ctx, code)
 	if err != nil {
 		return Detail{}, err
 	}
@@ -116,7 +75,7 @@ func (c *Checker) Detail(ctx context.Context, code string) (Detail, error) {
 	if err := json.Unmarshal(d.Evaluation, &ev); err != nil {
 		return Detail{}, fmt.Errorf("stored evaluation of %q: %w", code, err)
 	}
-	standing, err := c.store.StandingDismissals(ctx, code)
+	standing, err := r.store.StandingDismissals(ctx, code)
 	if err != nil {
 		return Detail{}, err
 	}

@@ -1,4 +1,4 @@
-package store
+package catalog
 
 import (
 	"slices"
@@ -10,7 +10,7 @@ import (
 // ignoring case and surrounding spaces.
 func TestCatalogSearchAddsAdvisoryKeys(t *testing.T) {
 	t.Parallel()
-	var c CatalogSnapshot
+	var c Snapshot
 	c.indexKeys([]string{"ACME-1", "CVE-2021-44228"}, 0)
 	c.indexKeys([]string{"CVE-2021-44228"}, 4)
 	c.indexKeys([]string{"CVE-2021-44228", "GHSA-JFH8-C2JP-5V3Q"}, 7)

@@ -1,4 +1,4 @@
-package store
+package catalog
 
 import (
 	"fmt"
@@ -7,21 +7,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // randomEntries is a catalog of n components with random flags and names
 // that share substrings, in no particular order.
-func randomEntries(r *rand.Rand, n int) []CatalogEntry {
+func randomEntries(r *rand.Rand, n int) []store.CatalogEntry {
 	words := []string{"Blog", "blog", "Shop", "SEO", "Événements", "forms", "Forum", "cache", "ß", "z"}
-	out := make([]CatalogEntry, n)
+	out := make([]store.CatalogEntry, n)
 	for i := range out {
 		name := words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
-		e := CatalogEntry{
+		e := store.CatalogEntry{
 			Code: fmt.Sprintf("c%03d", r.IntN(1000)) + fmt.Sprint(i), Name: name,
 			Security: r.IntN(5) == 0, Vulnerable: r.IntN(6) == 0, UpdateAvailable: r.IntN(3) == 0,
 			Failing: r.IntN(7) == 0, Stale: r.IntN(7) == 0,
 		}
-		e.Cursor = CatalogCursor{Rank: r.IntN(5), Name: strings.ToLower(name), Code: e.Code}
+		e.Cursor = store.CatalogCursor{Rank: r.IntN(5), Name: strings.ToLower(name), Code: e.Code}
 		out[i] = e
 	}
 	return out
@@ -30,8 +32,8 @@ func randomEntries(r *rand.Rand, n int) []CatalogEntry {
 // naivePage is the catalog's meaning written the slow way: every row,
 // filtered by its flags and a case-insensitive substring of code or name,
 // sorted by rank, lower name and code, then sliced.
-func naivePage(all []CatalogEntry, f CatalogFilter) []string {
-	var rows []CatalogEntry
+func naivePage(all []store.CatalogEntry, f store.CatalogFilter) []string {
+	var rows []store.CatalogEntry
 	q := strings.ToLower(f.Search)
 	for _, e := range all {
 		hit := strings.Contains(strings.ToLower(e.Code), q) || strings.Contains(strings.ToLower(e.Name), q)
@@ -41,7 +43,7 @@ func naivePage(all []CatalogEntry, f CatalogFilter) []string {
 			rows = append(rows, e)
 		}
 	}
-	slices.SortFunc(rows, func(a, b CatalogEntry) int {
+	slices.SortFunc(rows, func(a, b store.CatalogEntry) int {
 		if a.Cursor.Rank != b.Cursor.Rank {
 			return a.Cursor.Rank - b.Cursor.Rank
 		}
@@ -76,9 +78,9 @@ func TestCatalogSnapshotAgreesWithTheNaiveReading(t *testing.T) {
 	searches := []string{"", "blog", "BLOG", "o", "é", "ÉV", "c01", "ss", "zz z", "nothing", "\x00", "g\nb"}
 	for round := range 200 {
 		all := randomEntries(r, 1+r.IntN(300))
-		snap := newCatalogSnapshot(slices.Clone(all), time.Now())
+		snap := newSnapshot(slices.Clone(all), time.Now())
 		for range 20 {
-			f := CatalogFilter{Status: catalogFilters[r.IntN(len(catalogFilters))],
+			f := store.CatalogFilter{Status: catalogFilters[r.IntN(len(catalogFilters))],
 				Search: searches[r.IntN(len(searches))], Limit: 1 + r.IntN(60)}
 			switch r.IntN(3) {
 			case 0:
@@ -102,7 +104,7 @@ func TestCatalogSnapshotAgreesWithTheNaiveReading(t *testing.T) {
 				t.Fatalf("round %d, %+v: got %v, want %v", round, f, codes, want)
 			}
 			for _, status := range catalogFilters {
-				want := len(naivePage(all, CatalogFilter{Status: status, Search: f.Search, Limit: len(all)}))
+				want := len(naivePage(all, store.CatalogFilter{Status: status, Search: f.Search, Limit: len(all)}))
 				if counts.Of(status) != want {
 					t.Fatalf("round %d, search %q: count of %q is %d, want %d", round, f.Search, status, counts.Of(status), want)
 				}
@@ -113,13 +115,13 @@ func TestCatalogSnapshotAgreesWithTheNaiveReading(t *testing.T) {
 
 // A page's entries are copies: changing them leaves the snapshot as it was.
 func TestCatalogSnapshotPagesAreCopies(t *testing.T) {
-	snap := newCatalogSnapshot([]CatalogEntry{{Code: "a", Name: "A", Cursor: CatalogCursor{Name: "a", Code: "a"}}}, time.Now())
-	page, _, err := snap.Page(CatalogFilter{Limit: 10})
+	snap := newSnapshot([]store.CatalogEntry{{Code: "a", Name: "A", Cursor: store.CatalogCursor{Name: "a", Code: "a"}}}, time.Now())
+	page, _, err := snap.Page(store.CatalogFilter{Limit: 10})
 	if err != nil || len(page) != 1 {
 		t.Fatalf("page %v, %v", page, err)
 	}
 	page[0].Name = "changed"
-	again, _, err := snap.Page(CatalogFilter{Limit: 10})
+	again, _, err := snap.Page(store.CatalogFilter{Limit: 10})
 	if err != nil || again[0].Name != "A" {
 		t.Fatalf("snapshot changed through a page: %+v, %v", again, err)
 	}
@@ -130,9 +132,9 @@ func TestCatalogSnapshotPagesAreCopies(t *testing.T) {
 func BenchmarkCatalogSnapshotPage(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	all := randomEntries(r, 10_000)
-	snap := newCatalogSnapshot(all, time.Now())
+	snap := newSnapshot(all, time.Now())
 	deep := snap.entries[snap.byFilter[""][2500]].Cursor
-	for _, f := range []CatalogFilter{{Limit: 50}, {Status: "security", Limit: 50}, {Search: "c12", Limit: 50},
+	for _, f := range []store.CatalogFilter{{Limit: 50}, {Status: "security", Limit: 50}, {Search: "c12", Limit: 50},
 		{After: &deep, Limit: 50}} {
 		b.Run(fmt.Sprintf("status=%s,q=%s,after=%v", f.Status, f.Search, f.After != nil), func(b *testing.B) {
 			for b.Loop() {

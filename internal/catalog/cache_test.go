@@ -1,4 +1,4 @@
-package updatecheck
+package catalog
 
 import (
 	"context"

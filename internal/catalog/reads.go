@@ -1,0 +1,115 @@
+package catalog
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// Reads are this process's reads of the read model: the summary and the
+// catalog snapshot, cached as doc.go says, and one component's detail.
+// One Reads serves the whole process (its pages, its API, its CLI
+// commands); every writer of this process tells it when it has written
+// (Changed).
+type Reads struct {
+	store    *store.Store
+	summary  readCache[readmodel.Summary]
+	snapshot readCache[*Snapshot]
+
+	mu sync.Mutex
+	// schedule is the schedule this process runs (Scheduled), for
+	// next_check_at; nil while none runs.
+	schedule cron.Schedule
+}
+
+// New returns the reads of st's read model, with nothing cached yet.
+func New(st *store.Store) *Reads {
+	return &Reads{store: st}
+}
+
+// Changed drops every cached read: this process has just written to what
+// the read model reads, and the next request waits for a read begun after
+// this call, so this process never shows its own write late. The writers
+// call it after each write they make: a check and an import when they take
+// the lease (check_running changed) and when they end, whatever the
+// outcome; a manifest sync when it ends; a dismissal and its end (doc.go).
+// A nil Reads has nothing to drop.
+func (r *Reads) Changed() {
+	if r == nil {
+		return
+	}
+	r.summary.invalidate()
+	r.snapshot.invalidate()
+}
+
+// Scheduled records the schedule this process runs (nil: none any more),
+// whose next fire the summary reports.
+func (r *Reads) Scheduled(s cron.Schedule) {
+	r.mu.Lock()
+	r.schedule = s
+	r.mu.Unlock()
+}
+
+// withNextCheck fills in when the schedule this process runs fires next,
+// on the process's clock: a fact of the process, not of the database, so
+// it is added to every copy handed out rather than cached.
+func (r *Reads) withNextCheck(v readmodel.Summary) readmodel.Summary {
+	r.mu.Lock()
+	s := r.schedule
+	r.mu.Unlock()
+	v.NextCheckAt = nil
+	if s != nil {
+		if next := s.Next(time.Now().UTC()); !next.IsZero() {
+			next = next.UTC()
+			v.NextCheckAt = &next
+		}
+	}
+	return v
+}
+
+// Summary is the stored summary, cached as doc.go says and read by one
+// query at a time however many requests ask, with when this process's
+// schedule runs the next check. It never fetches.
+func (r *Reads) Summary(ctx context.Context) (readmodel.Summary, error) {
+	v, err := r.summary.get(ctx, func(ctx context.Context) (readmodel.Summary, error) {
+		return ReadSummary(ctx, r.store)
+	}, nil)
+	if err != nil {
+		return readmodel.Summary{}, err
+	}
+	return r.withNextCheck(v), nil
+}
+
+// Snapshot is the whole catalog, cached like the summary, for pages to
+// filter and page without reading a row (Snapshot.Page). Past its 500 ms
+// the snapshot is read again only if a write or the clock changed what it
+// says (one row asks). A caller must not keep it: each request asks again.
+func (r *Reads) Snapshot(ctx context.Context) (*Snapshot, error) {
+	return r.snapshot.get(ctx, func(ctx context.Context) (*Snapshot, error) {
+		return readSnapshot(ctx, r.store)
+	}, func(ctx context.Context, snap *Snapshot) (bool, error) {
+		return snap.holds(ctx, r.store)
+	})
+}
+
+// ReadSummary reads the summary from the database, bypassing any cache
+// (metrics use it: database_up must say what the database does now).
+func ReadSummary(ctx context.Context, st *store.Store) (readmodel.Summary, error) {
+	return st.Summary(ctx)
+}
+
+// ReadPage reads the whole catalog now, bypassing any cache (tests and
+// tools; the server reads through Reads.Snapshot), and returns one page of
+// it as f asks and how many components each filter shows with f's search.
+func ReadPage(ctx context.Context, st *store.Store, f store.CatalogFilter) ([]store.CatalogEntry, store.CatalogCounts, error) {
+	snap, err := readSnapshot(ctx, st)
+	if err != nil {
+		return nil, store.CatalogCounts{}, err
+	}
+	return snap.Page(f)
+}
