@@ -49,7 +49,7 @@ func severityBadge(sev string) badge {
 // rowBadges are a catalog row's statuses in words, the most urgent first.
 // A row whose only news is a dismissed advisory is not a plain "Up to
 // date": it says what was dismissed and until when, from now.
-func rowBadges(r CatalogRow, now time.Time) []badge {
+func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	var bs []badge
 	if r.Security {
 		bs = append(bs, badge{"Security update", toneDanger})
@@ -78,14 +78,14 @@ func rowBadges(r CatalogRow, now time.Time) []badge {
 	switch {
 	case r.SourceURL == "":
 		bs = append(bs, badge{"No update source", toneNeutral})
-	case r.LastError != "":
+	case rowErrorText(r) != "":
 		bs = append(bs, badge{"Check failing", toneWarn})
 	}
 	if r.Stale {
 		bs = append(bs, badge{"Stale", toneWarn})
 	}
 	switch {
-	case r.SourceURL != "" && r.LastSuccessAt == nil && r.LastError == "":
+	case r.SourceURL != "" && r.LastSuccessAt == nil && rowErrorText(r) == "":
 		bs = append(bs, badge{"Not checked yet", toneNeutral})
 	case r.SourceURL != "" && r.LastSuccessAt == nil:
 		bs = append(bs, badge{"Never read successfully", toneWarn})
@@ -130,7 +130,7 @@ func shortDate(t, now time.Time) string {
 }
 
 // sourceBadges are a source's states in words.
-func sourceBadges(s SourceRow) []badge {
+func sourceBadges(s readmodel.SourceRow) []badge {
 	var bs []badge
 	if s.Failing {
 		text := "Failing"

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ChannelPath is a channel's action: test, enable, disable or delete (a
@@ -46,7 +48,7 @@ func EventSubject(key string) string {
 	return subject
 }
 
-func channelSendsText(c ChannelRow) string {
+func channelSendsText(c readmodel.ChannelRow) string {
 	what := "security problems"
 	if c.Events == "all" {
 		what = "security problems and every update"

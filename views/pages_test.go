@@ -351,7 +351,7 @@ func TestLastCheckNoteNamesTheDemo(t *testing.T) {
 		if got := text(one(t, root, "widget-last-check")); got != want {
 			t.Errorf("%s: the widget says %q, want %q", actor, got, want)
 		}
-		history := doc(t, History(HistoryProps{Layout: layout(sum, true), Runs: []RunRow{{ID: 1, Trigger: "operator", Actor: actor,
+		history := doc(t, History(HistoryProps{Layout: layout(sum, true), Runs: []readmodel.RunRow{{ID: 1, Trigger: "operator", Actor: actor,
 			Status: "completed_with_failures", StartedAt: now.Add(-3 * time.Hour), FinishedAt: ago(3 * time.Hour)}}}))
 		if origin := strings.ToLower(originLabel("operator", actor)); !strings.Contains(want, origin+" check") ||
 			!strings.Contains(strings.ToLower(text(history)), origin) {

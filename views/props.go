@@ -90,60 +90,11 @@ type DashboardProps struct {
 	Cooldown time.Duration
 }
 
-// CatalogRow is one installed component in the catalog.
-type CatalogRow struct {
-	Code      string
-	Name      string
-	Installed string
-	// Latest is the newest version the source publishes; "" when unknown.
-	Latest string
-	// UpdateVersion is the version the available update installs.
-	UpdateVersion   string
-	UpdateAvailable bool
-	// Security: a newer release is a security release (also when it needs a
-	// newer core; NeedsNewerCore then says so).
-	Security bool
-	// Vulnerable: the installed version is affected by an advisory.
-	Vulnerable bool
-	// VulnerableNoFix: at least one such advisory has no fixed version yet.
-	VulnerableNoFix bool
-	// NeedsNewerCore: a newer release exists that the installed core cannot
-	// run; RequiredCore is its requirement, e.g. ">=1.8.0".
-	NeedsNewerCore bool
-	RequiredCore   string
-	// ReleaseURL is the release notes of the update; SourceURL the update
-	// source ("" for a component nobody publishes updates for).
-	ReleaseURL string
-	SourceURL  string
-	// LastSuccessAt is the last successful fetch of this component's source;
-	// nil: never. LastAttemptAt is the last attempt, successful or not.
-	LastSuccessAt *time.Time
-	LastAttemptAt *time.Time
-	// LastError is the last failure of the source or of the evaluation:
-	// the technical text, shown behind the sentence of its kind.
-	LastError string
-	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word it.
-	LastErrorKind, LastErrorArg string
-	// Stale: 48 hours without a successful read of the source since the
-	// component was installed or the source last succeeded, or its
-	// document has expired (the read model decides, upcheck_stale).
-	Stale bool
-	// Evaluated: the row's update facts come from a current evaluation.
-	Evaluated bool
-	// SecuritySince is the exposure clock: since when this site has known
-	// of the component's oldest open security problem; nil: none.
-	SecuritySince *time.Time
-	// Dismissed counts its advisories whose dismissal is in force;
-	// DismissedUntil is the soonest end among them (nil: none ends).
-	Dismissed      int
-	DismissedUntil *time.Time
-}
-
 // CatalogProps is the plugin catalog, one page of it.
 type CatalogProps struct {
 	Layout LayoutProps
 	// Rows is the current page, in display order.
-	Rows []CatalogRow
+	Rows []readmodel.CatalogRow
 	// Filter is one of the Filter* constants ("" for all).
 	Filter string
 	// Query is the search text (parameter "q"), matched by the handler.
@@ -245,74 +196,10 @@ type DetailProps struct {
 	SecuritySince *time.Time
 }
 
-// RunRow is one check in the history.
-type RunRow struct {
-	ID int64
-	// Trigger is scheduled, manual or operator.
-	Trigger string
-	// Actor is who asked: a user's email, or one of readmodel.Actor*.
-	Actor string
-	// Status is running, completed, completed_with_failures, busy,
-	// cooldown, skipped, lease_lost, connection_lost, cancelled, failed or
-	// abandoned (an import whose document was refused is
-	// completed_with_failures, and reads "Refused").
-	Status string
-	// Repeats counts the refusals folded into this row (the same status,
-	// trigger and actor in a row): 1 for a single run. FirstStartedAt is
-	// the first of them; StartedAt the latest.
-	Repeats        int
-	FirstStartedAt time.Time
-	StartedAt      time.Time
-	FinishedAt     *time.Time
-	DurationMS     int64
-	// Source counts of a check that ran. Skipped counts the sources whose
-	// outcome was not written because the check stopped first; Unwritten
-	// is how many of them had been fetched (the others were not).
-	Fetched, NotModified, Failed, Skipped, Unwritten int
-	Error                                            string
-}
-
 // HistoryProps is the check history, newest first.
 type HistoryProps struct {
 	Layout LayoutProps
-	Runs   []RunRow
-}
-
-// SourceRow is one update source's health.
-type SourceRow struct {
-	URL string
-	// Components counts the installed components it serves.
-	Components          int
-	LastSuccessAt       *time.Time
-	LastAttemptAt       *time.Time
-	LastError           string
-	ConsecutiveFailures int
-	// Stale, Expired and Failing are the read model's (source_state).
-	Stale, Expired, Failing bool
-	// ExpiresAt is the stored document's own expiry, shown as it is; the
-	// read model judges it (Expired, Stale, and ExpiresSoon: not expired,
-	// and expiring within readmodel.ExpiryWarning, on the database clock).
-	ExpiresAt   *time.Time
-	ExpiresSoon bool
-	// SignatureState is "unsigned" or "verified".
-	SignatureState string
-	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word
-	// LastError, the technical text.
-	LastErrorKind, LastErrorArg string
-	// Trust (source_state, migration 00016): Pinned when the manifest pins
-	// keys for the source; TrustedCount keys are trusted now (the pin's,
-	// or those a key statement endorsed: KeyVersion, 0 for none);
-	// VerifiedBy are the short forms of the keys that verified the stored
-	// document, whose sequence is Sequence; Untrusted is the read model's.
-	Pinned       bool
-	TrustedCount int
-	KeyVersion   int64
-	Sequence     *int64
-	VerifiedBy   []string
-	Untrusted    bool
-	// Offline: an "offline:NAME" source, never fetched; its documents are
-	// imported (source_state.offline).
-	Offline bool
+	Runs   []readmodel.RunRow
 }
 
 // SourceHealthProps is the source health page. The template lists failing
@@ -320,7 +207,7 @@ type SourceRow struct {
 // healthy ones, keeping the given order within each group.
 type SourceHealthProps struct {
 	Layout  LayoutProps
-	Sources []SourceRow
+	Sources []readmodel.SourceRow
 }
 
 // ErrorProps is an error page (403, 404, 500, 503). It shows no user data,
@@ -334,40 +221,6 @@ type ErrorProps struct {
 	Asset func(name string) string
 }
 
-// ChannelRow is one notification channel.
-type ChannelRow struct {
-	ID   int64
-	Name string
-	Kind string // webhook, slack, email
-	// Target is the channel's URL or addresses as the reader may see them
-	// (notify.ShownTarget): masked, never whole.
-	Target string
-	// Events is security or all.
-	Events         string
-	Enabled        bool
-	DisabledReason string
-	CreatedAt      time.Time
-}
-
-// DeliveryRow is one queued event and how its delivery stands.
-type DeliveryRow struct {
-	ID          string
-	ChannelName string
-	Type        string
-	Subject     string // what the event is about, from its key
-	State       string // pending, delivered, failed
-	Attempts    int
-	LastError   string
-	LastAttempt *time.Time
-	// NextAttempt is when a pending delivery is tried again (nil: at once,
-	// or not at all).
-	NextAttempt *time.Time
-	CreatedAt   time.Time
-	// Held: pending, held while its channel is disabled; enabling the
-	// channel sends it.
-	Held bool
-}
-
 // ChannelForm is the add-a-channel form's fields.
 type ChannelForm struct {
 	Kind, URL, To, Events, Name string
@@ -377,8 +230,8 @@ type ChannelForm struct {
 type NotificationsProps struct {
 	Layout     LayoutProps
 	CanManage  bool
-	Channels   []ChannelRow
-	Deliveries []DeliveryRow
+	Channels   []readmodel.ChannelRow
+	Deliveries []readmodel.DeliveryRow
 	// NewSecret is the signing secret of the webhook channel just added,
 	// shown this once.
 	NewSecret string

@@ -171,7 +171,7 @@ func staleText(n int) string {
 }
 
 // runCountsText is what a check did with the sources.
-func runCountsText(r RunRow) string {
+func runCountsText(r readmodel.RunRow) string {
 	if r.Trigger == readmodel.TriggerImport {
 		return importRunText(r)
 	}
@@ -286,7 +286,7 @@ func unknownFactsText(p DetailProps, what string) string {
 
 // runLabel is a history row's status badge: "Cooldown ×7" for refusals
 // folded together.
-func runLabel(r RunRow) string {
+func runLabel(r readmodel.RunRow) string {
 	label := runStatus(readmodel.ShownRunStatus(r.Status, r.Trigger)).Label
 	if r.Repeats > 1 {
 		label += " ×" + strconv.Itoa(r.Repeats)
@@ -296,7 +296,7 @@ func runLabel(r RunRow) string {
 
 // runTimeText is when a history row's run started, exact, in UTC; for
 // folded refusals, from the first to the last: "2026-11-29 01:02–01:05 UTC".
-func runTimeText(r RunRow) string {
+func runTimeText(r readmodel.RunRow) string {
 	if r.Repeats <= 1 || r.FirstStartedAt.IsZero() || !r.FirstStartedAt.Before(r.StartedAt) {
 		return absTime(r.StartedAt)
 	}
@@ -309,7 +309,7 @@ func runTimeText(r RunRow) string {
 
 // failedSourcesText is how many of a run's sources failed: "1 of 4
 // sources failed".
-func failedSourcesText(r RunRow) string {
+func failedSourcesText(r readmodel.RunRow) string {
 	total := r.Fetched + r.NotModified + r.Failed + r.Skipped
 	return fmt.Sprintf("%d of %s failed", r.Failed, countNoun(total, "source", "sources"))
 }

@@ -26,10 +26,10 @@ func TestDismissedAdvisoryIsNotPlainUpToDate(t *testing.T) {
 		{2, nil, "Up to date · 2 advisories dismissed with no end"},
 		{3, &jan5, "Up to date · 3 advisories dismissed, the first until 5 Jan 2027"},
 	} {
-		row := CatalogRow{Code: "core", Name: "Core", Installed: "1.9.0", Latest: "1.9.0", Evaluated: true,
+		row := readmodel.CatalogRow{Code: "core", Name: "Core", Installed: "1.9.0", Latest: "1.9.0", Evaluated: true,
 			SourceURL: "https://updates.example.org/core.json", LastSuccessAt: ago(time.Hour),
 			Dismissed: tc.n, DismissedUntil: tc.until}
-		root := doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Rows: []CatalogRow{row}, Page: 1, Total: 1}))
+		root := doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Rows: []readmodel.CatalogRow{row}, Page: 1, Total: 1}))
 		if got := text(one(t, root, "catalog-status")); got != tc.want {
 			t.Errorf("catalog row with %d dismissed: %q, want %q", tc.n, got, tc.want)
 		}
@@ -49,7 +49,7 @@ func TestDismissedAdvisoryIsNotPlainUpToDate(t *testing.T) {
 		}
 	}
 	// Beside other news, the dismissal is said too.
-	row := CatalogRow{Code: "blog", Installed: "1.0", UpdateAvailable: true, UpdateVersion: "1.1", Evaluated: true,
+	row := readmodel.CatalogRow{Code: "blog", Installed: "1.0", UpdateAvailable: true, UpdateVersion: "1.1", Evaluated: true,
 		SourceURL: "https://p.example/u.json", LastSuccessAt: ago(time.Hour), Dismissed: 1}
 	got := rowBadges(row, now)
 	if len(got) != 2 || got[0].Text != "Update to 1.1" || got[1].Text != "1 advisory dismissed with no end" {
@@ -95,7 +95,7 @@ func TestUnsignedSourcesAreSaid(t *testing.T) {
 		if got := text(stat.Parent); got != want {
 			t.Errorf("dashboard with %d unsigned: %q, want %q", n, got, want)
 		}
-		src := doc(t, SourceHealth(SourceHealthProps{Layout: layout(s, true), Sources: []SourceRow{
+		src := doc(t, SourceHealth(SourceHealthProps{Layout: layout(s, true), Sources: []readmodel.SourceRow{
 			{URL: "https://p.example/u.json", Components: 1, LastSuccessAt: ago(time.Hour)}}}))
 		if got := text(one(t, src, "sources-trust-summary")); got != "0 untrusted sources · "+want {
 			t.Errorf("source health with %d unsigned: %q", n, got)
@@ -139,7 +139,7 @@ func TestUnknownSentenceOnce(t *testing.T) {
 			t.Errorf("%s: a component that is not stale is said to be 48 hours old:\n%s", name, shown)
 		}
 	}
-	row := CatalogRow{Code: "shop", Installed: "1.0", SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
+	row := readmodel.CatalogRow{Code: "shop", Installed: "1.0", SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
 		LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"}
 	var words []string
 	for _, b := range rowBadges(row, now) {
@@ -188,7 +188,7 @@ func TestErrorPageSaysItsTitleOnce(t *testing.T) {
 // audit log alike.
 func TestHistoryWordsWhatHappened(t *testing.T) {
 	t.Parallel()
-	root := doc(t, History(HistoryProps{Layout: layout(calm(), true), Runs: []RunRow{
+	root := doc(t, History(HistoryProps{Layout: layout(calm(), true), Runs: []readmodel.RunRow{
 		{ID: 3, Trigger: "import", Actor: readmodel.ActorCLI, Status: "completed_with_failures", StartedAt: now.Add(-time.Hour),
 			FinishedAt: ago(time.Hour), Failed: 1},
 		{ID: 2, Trigger: "operator", Actor: readmodel.ActorCLI, Status: "cancelled", StartedAt: now.Add(-2 * time.Hour),
@@ -238,7 +238,7 @@ func TestUnknownFailureSaidOnce(t *testing.T) {
 			t.Errorf("%s: the failure is said %d times:\n%s", name, n, shown)
 		}
 	}
-	shown := visibleText(doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Page: 1, Total: 1, Rows: []CatalogRow{
+	shown := visibleText(doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Page: 1, Total: 1, Rows: []readmodel.CatalogRow{
 		{Code: "shop", Name: "Shop", Installed: "1", SourceURL: "https://s.example/u.json", LastError: "boom"}}})))
 	if strings.Contains(shown, "The last check of this source failed") || !strings.Contains(shown, "Check failing") {
 		t.Errorf("the catalog row says the failure twice:\n%s", shown)
@@ -249,21 +249,21 @@ func TestUnknownFailureSaidOnce(t *testing.T) {
 // its badge says so instead of "Waiting for its first import".
 func TestSourceNeverReadBadges(t *testing.T) {
 	t.Parallel()
-	words := func(s SourceRow) string {
+	words := func(s readmodel.SourceRow) string {
 		var w []string
 		for _, b := range sourceBadges(s) {
 			w = append(w, b.Text)
 		}
 		return strings.Join(w, ", ")
 	}
-	if got := words(SourceRow{URL: "offline:x", Offline: true}); got != "Waiting for its first import" {
+	if got := words(readmodel.SourceRow{URL: "offline:x", Offline: true}); got != "Waiting for its first import" {
 		t.Errorf("offline, new: %q", got)
 	}
-	if got := words(SourceRow{URL: "offline:x", Offline: true, Stale: true}); got !=
+	if got := words(readmodel.SourceRow{URL: "offline:x", Offline: true, Stale: true}); got !=
 		"Stale: nothing read in the 48 hours since it was installed, Offline: imported, never fetched" {
 		t.Errorf("offline, waiting for 48 hours: %q", got)
 	}
-	if got := words(SourceRow{URL: "https://p.example/u.json", Failing: true, ConsecutiveFailures: 1}); got !=
+	if got := words(readmodel.SourceRow{URL: "https://p.example/u.json", Failing: true, ConsecutiveFailures: 1}); got !=
 		"Failing, 1 time in a row, Never fetched successfully" {
 		t.Errorf("new and failing: %q", got)
 	}
@@ -273,12 +273,12 @@ func TestSourceNeverReadBadges(t *testing.T) {
 func TestPluralsInViews(t *testing.T) {
 	t.Parallel()
 	for got, want := range map[string]string{
-		bytesText(1):                      "1 byte",
-		bytesText(100):                    "100 bytes",
-		attentionMoreText(1):              "and 1 more component",
-		trustCountsText(calm()):           "0 untrusted sources · 0 unsigned sources (no key pinned)",
-		runCountsText(RunRow{Skipped: 1}): "0 fetched, 0 unchanged, 0 failed, 1 not fetched (the check stopped first)",
-		dismissedText(1, nil, now):        "1 advisory dismissed with no end",
+		bytesText(1):            "1 byte",
+		bytesText(100):          "100 bytes",
+		attentionMoreText(1):    "and 1 more component",
+		trustCountsText(calm()): "0 untrusted sources · 0 unsigned sources (no key pinned)",
+		runCountsText(readmodel.RunRow{Skipped: 1}): "0 fetched, 0 unchanged, 0 failed, 1 not fetched (the check stopped first)",
+		dismissedText(1, nil, now):                  "1 advisory dismissed with no end",
 	} {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)

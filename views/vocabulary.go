@@ -210,13 +210,13 @@ const (
 )
 
 // rowState is a catalog row's most urgent state, for data-state.
-func rowState(r CatalogRow) string {
+func rowState(r readmodel.CatalogRow) string {
 	switch {
 	case r.Security || r.Vulnerable:
 		return rowSecurity
 	case r.UpdateAvailable:
 		return rowUpdate
-	case r.LastError != "" || r.Stale:
+	case rowErrorText(r) != "" || r.Stale:
 		return rowProblem
 	case r.SourceURL == "":
 		return rowUntracked
@@ -225,6 +225,26 @@ func rowState(r CatalogRow) string {
 	default:
 		return rowCurrent
 	}
+}
+
+// rowErrorText is the failure the catalog shows for a component: its
+// source's last error, else why its document could not be evaluated; ""
+// when neither failed. rowErrorKind is its kind (a readmodel.ErrorKind).
+func rowErrorText(r readmodel.CatalogRow) string {
+	if r.LastError != "" {
+		return r.LastError
+	}
+	return r.EvalError
+}
+
+func rowErrorKind(r readmodel.CatalogRow) string {
+	switch {
+	case r.LastError != "":
+		return r.LastErrorKind
+	case r.EvalError != "":
+		return readmodel.ErrorEvaluation
+	}
+	return ""
 }
 
 // sourceState is a source's state, most urgent first: the page lists
@@ -245,7 +265,7 @@ func (s sourceState) String() string {
 
 // sourceStateOf is a source's state. Failing and stale are the read
 // model's flags; no time is judged here.
-func sourceStateOf(s SourceRow) sourceState {
+func sourceStateOf(s readmodel.SourceRow) sourceState {
 	switch {
 	case s.Failing:
 		return sourceFailing
@@ -260,9 +280,9 @@ func sourceStateOf(s SourceRow) sourceState {
 
 // sortedSources is the sources in display order, by state, keeping the
 // given order within one; the props stay untouched.
-func sortedSources(src []SourceRow) []SourceRow {
+func sortedSources(src []readmodel.SourceRow) []readmodel.SourceRow {
 	out := slices.Clone(src)
-	slices.SortStableFunc(out, func(a, b SourceRow) int {
+	slices.SortStableFunc(out, func(a, b readmodel.SourceRow) int {
 		return cmp.Compare(sourceStateOf(a), sourceStateOf(b))
 	})
 	return out
@@ -270,7 +290,7 @@ func sortedSources(src []SourceRow) []SourceRow {
 
 // failingCount counts failing sources for the page's summary line, by the
 // read model's flag, as the order and the badges do.
-func failingCount(src []SourceRow) int {
+func failingCount(src []readmodel.SourceRow) int {
 	n := 0
 	for _, s := range src {
 		if s.Failing {

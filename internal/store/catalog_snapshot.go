@@ -95,7 +95,7 @@ func (s *Store) CatalogSnapshot(ctx context.Context) (*CatalogSnapshot, error) {
 	}
 	entries := make([]CatalogEntry, len(rows))
 	for i, r := range rows {
-		entries[i] = CatalogEntry{
+		entries[i] = CatalogEntry{CatalogRow: readmodel.CatalogRow{
 			Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl), Evaluated: r.Evaluated,
 			Latest: deref(r.LatestVersion), UpdateVersion: deref(r.UpdateVersion), RequiredCore: deref(r.RequiredCore),
 			UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable, VulnerableNoFix: r.VulnerableNoFix,
@@ -103,10 +103,8 @@ func (s *Store) CatalogSnapshot(ctx context.Context) (*CatalogSnapshot, error) {
 			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
-			SecuritySince: timeOf(r.SecuritySince), advisoryKeys: r.AdvisoryKeys,
-			Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
-			Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
-		}
+			SecuritySince: timeOf(r.SecuritySince), Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
+		}, Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code}, advisoryKeys: r.AdvisoryKeys}
 	}
 	snap := newCatalogSnapshot(entries, time.Now())
 	if len(rows) > 0 {

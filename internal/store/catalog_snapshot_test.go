@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // randomEntries is a catalog of n components with random flags and names
@@ -16,11 +18,11 @@ func randomEntries(r *rand.Rand, n int) []CatalogEntry {
 	out := make([]CatalogEntry, n)
 	for i := range out {
 		name := words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
-		e := CatalogEntry{
+		e := CatalogEntry{CatalogRow: readmodel.CatalogRow{
 			Code: fmt.Sprintf("c%03d", r.IntN(1000)) + fmt.Sprint(i), Name: name,
 			Security: r.IntN(5) == 0, Vulnerable: r.IntN(6) == 0, UpdateAvailable: r.IntN(3) == 0,
 			Failing: r.IntN(7) == 0, Stale: r.IntN(7) == 0,
-		}
+		}}
 		e.Cursor = CatalogCursor{Rank: r.IntN(5), Name: strings.ToLower(name), Code: e.Code}
 		out[i] = e
 	}
@@ -113,7 +115,7 @@ func TestCatalogSnapshotAgreesWithTheNaiveReading(t *testing.T) {
 
 // A page's entries are copies: changing them leaves the snapshot as it was.
 func TestCatalogSnapshotPagesAreCopies(t *testing.T) {
-	snap := newCatalogSnapshot([]CatalogEntry{{Code: "a", Name: "A", Cursor: CatalogCursor{Name: "a", Code: "a"}}}, time.Now())
+	snap := newCatalogSnapshot([]CatalogEntry{{CatalogRow: readmodel.CatalogRow{Code: "a", Name: "A"}, Cursor: CatalogCursor{Name: "a", Code: "a"}}}, time.Now())
 	page, _, err := snap.Page(CatalogFilter{Limit: 10})
 	if err != nil || len(page) != 1 {
 		t.Fatalf("page %v, %v", page, err)
