@@ -85,3 +85,28 @@ func notificationsFailingText(n int) string {
 	}
 	return strconv.Itoa(n) + " notifications could not be delivered."
 }
+
+// ChannelForm is the add-a-channel form's fields.
+type ChannelForm struct {
+	Kind, URL, To, Events, Name string
+}
+
+// NotificationsProps is the Notifications page.
+type NotificationsProps struct {
+	Layout     LayoutProps
+	CanManage  bool
+	Channels   []readmodel.ChannelRow
+	Deliveries []readmodel.DeliveryRow
+	// NewSecret is the signing secret of the webhook channel just added,
+	// shown this once.
+	NewSecret string
+	// NewTarget is the full URL (or the addresses) of the channel just
+	// added, shown this once; the table shows targets masked.
+	NewTarget string
+	// FormError says why a channel could not be added, in plain words.
+	FormError string
+	// Form is what the refused form said, to fill it in again.
+	Form ChannelForm
+	// Notice confirms an action ("Test event queued").
+	Notice string
+}

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,30 +90,8 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 	}
 }
 
-// A component whose source has never been read, or whose document could
-// not be evaluated for it, has no known releases or advisories: the page
-// never says "none".
-func TestNothingKnownIsNeverNone(t *testing.T) {
-	t.Parallel()
-	for name, p := range map[string]DetailProps{
-		"never read": {SourceURL: "https://shop.example/u.json", Stale: true,
-			LastError:     "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable",
-			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
-		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
-			LastError: `the update document has no package "shop"`, LastErrorKind: readmodel.ErrorEvaluation},
-		"not evaluated, source failing now": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
-			Evaluated: true, EvalFailed: true, LastError: "fetch https://shop.example/u.json: unexpected http status 502 Bad Gateway",
-			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "502"},
-	} {
-		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
-		shown := visibleText(doc(t, ComponentDetail(p)))
-		for _, never := range []string{"No known advisory", "lists no releases", "comes from the last document"} {
-			if strings.Contains(shown, never) {
-				t.Errorf("%s: the page says %q:\n%s", name, never, shown)
-			}
-		}
-		if !strings.Contains(shown, "nothing is known") {
-			t.Errorf("%s: the page does not say that nothing is known:\n%s", name, shown)
-		}
-	}
+// hasClass is whether n's class attribute names c.
+func hasClass(n *html.Node, c string) bool {
+	v, _ := attr(n, "class")
+	return slices.Contains(strings.Fields(v), c)
 }

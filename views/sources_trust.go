@@ -79,14 +79,6 @@ func trustWarnings(s readmodel.SourceRow, now time.Time) []string {
 // expiryWarningText is readmodel.ExpiryWarning in words, "7 days".
 var expiryWarningText = readmodel.DurationText(readmodel.ExpiryWarning)
 
-// untrustedText is the trust banner's sentence.
-func untrustedText(n int) string {
-	if n == 1 {
-		return "1 update source needs a look at its trust: its document expires within " + expiryWarningText + ", or was refused for its signature, its key statement or a rollback."
-	}
-	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within %s, or was refused for its signature, its key statement or a rollback.", n, expiryWarningText)
-}
-
 // trustCountsText is Source health's trust line, from the summary (one
 // definition of each count, source_state): "1 untrusted source · 3
 // unsigned sources (no key pinned)". An unsigned source is not untrusted
