@@ -107,7 +107,7 @@ func historyContent(p HistoryProps, now time.Time) templ.Component {
 	})
 }
 
-func runRow(r RunRow, now time.Time) templ.Component {
+func runRow(r readmodel.RunRow, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

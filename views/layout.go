@@ -35,3 +35,20 @@ func (l LayoutProps) now() time.Time {
 	}
 	return l.Now
 }
+
+// updatesAvailableText is the navigation badge's words for screen readers.
+func updatesAvailableText(n int) string {
+	return countNoun(n, "update available", "updates available")
+}
+
+// roleLabel words a role.
+func roleLabel(role string) string {
+	switch role {
+	case "admin":
+		return "Administrator"
+	case "viewer":
+		return "Viewer"
+	default:
+		return role
+	}
+}

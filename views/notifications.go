@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ChannelPath is a channel's action: test, enable, disable or delete (a
@@ -46,7 +48,7 @@ func EventSubject(key string) string {
 	return subject
 }
 
-func channelSendsText(c ChannelRow) string {
+func channelSendsText(c readmodel.ChannelRow) string {
 	what := "security problems"
 	if c.Events == "all" {
 		what = "security problems and every update"
@@ -82,4 +84,29 @@ func notificationsFailingText(n int) string {
 		return "1 notification could not be delivered."
 	}
 	return strconv.Itoa(n) + " notifications could not be delivered."
+}
+
+// ChannelForm is the add-a-channel form's fields.
+type ChannelForm struct {
+	Kind, URL, To, Events, Name string
+}
+
+// NotificationsProps is the Notifications page.
+type NotificationsProps struct {
+	Layout     LayoutProps
+	CanManage  bool
+	Channels   []readmodel.ChannelRow
+	Deliveries []readmodel.DeliveryRow
+	// NewSecret is the signing secret of the webhook channel just added,
+	// shown this once.
+	NewSecret string
+	// NewTarget is the full URL (or the addresses) of the channel just
+	// added, shown this once; the table shows targets masked.
+	NewTarget string
+	// FormError says why a channel could not be added, in plain words.
+	FormError string
+	// Form is what the refused form said, to fill it in again.
+	Form ChannelForm
+	// Notice confirms an action ("Test event queued").
+	Notice string
 }

@@ -1,15 +1,21 @@
 // Package views holds upcheck's templ templates: one layout, one props struct
 // per page, no database or HTTP calls inside a template.
 //
+// Files are grouped by page (pageGroups, shared_groups_test.go): a page's template,
+// props, sentences and badges are its NAME.templ, NAME.go and NAME_*.go
+// (detail.templ, detail.go, detail_headline.go, …), its tests NAME*_test.go;
+// what several pages share is in layout*, shared_* and this file.
+//
 // Every page is a function of its props alone. The handlers (internal/web)
-// read the store, put what they found into the props of props.go and
-// render, for example:
+// read the store, put what they found into the page's props and render,
+// for example:
 //
 //	views.Dashboard(views.DashboardProps{Layout: lp, CanManage: true}).Render(ctx, w)
 //
 // Props are plain values: strings, numbers, bools, times, rows of those,
 // and the Asset function. The update summary is readmodel.Summary itself,
-// the value the JSON API returns, not a copy. So this package imports of
+// the value the JSON API returns, not a copy, and the rows the pages list
+// are readmodel's rows as store filled them. So this package imports of
 // the application only internal/readmodel (plain data) and the static
 // assets it links to, and nothing but internal/web imports it (see
 // TestImports). Relative times ("3 hours ago") are computed from

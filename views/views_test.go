@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -73,8 +74,8 @@ func calm() readmodel.Summary {
 	}
 }
 
-func catalogRows() []CatalogRow {
-	return []CatalogRow{
+func catalogRows() []readmodel.CatalogRow {
+	return []readmodel.CatalogRow{
 		{Code: "blog", Name: "Blog", Installed: "2.3.0", Latest: "2.4.0", UpdateVersion: "2.4.0",
 			UpdateAvailable: true, Security: true, Vulnerable: true, SecuritySince: ago(72 * time.Hour),
 			ReleaseURL: "https://acme.example/blog/2.4.0", SourceURL: "https://acme.example/updates.json",
@@ -162,7 +163,7 @@ func pages() map[string]templ.Component {
 			Vulnerable: true, SecuritySince: ago(2 * time.Hour), CoreInstalled: "1.9.0",
 			Advisories: []AdvisoryRow{{ID: "F-1", Severity: "high", Summary: "SQL injection", FixedIn: "3.2.0"}},
 		}),
-		"history": History(HistoryProps{Layout: layout(attention(), true), Runs: []RunRow{
+		"history": History(HistoryProps{Layout: layout(attention(), true), Runs: []readmodel.RunRow{
 			{ID: 9, Trigger: "manual", Actor: "ops@example.org", Status: "running", StartedAt: now.Add(-20 * time.Second)},
 			{ID: 8, Trigger: "manual", Actor: "ops@example.org", Status: "cooldown", StartedAt: now.Add(-time.Minute),
 				FinishedAt: ago(time.Minute), Repeats: 7, FirstStartedAt: now.Add(-4 * time.Minute)},
@@ -184,13 +185,13 @@ func pages() map[string]templ.Component {
 			{ID: 1, Trigger: "scheduled", Actor: "cron", Status: "abandoned", StartedAt: now.Add(-80 * 24 * time.Hour)},
 		}}),
 		"history_empty": History(HistoryProps{Layout: layout(calm(), false)}),
-		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []SourceRow{
+		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/updates.json", Components: 2, LastSuccessAt: ago(3 * time.Hour),
 				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(30 * 24 * time.Hour), SignatureState: "verified",
-				Pinned: true, TrustedCount: 2, KeyVersion: 3, Sequence: seq(41), VerifiedBy: []string{"ab12cd34…ef01"}},
+				Pin: "ed25519:test", TrustedCount: 2, KeyVersion: 3, Sequence: seq(41), VerifiedBy: []string{"ab12cd34…ef01"}},
 			{URL: "https://keys.example/feed.json", Components: 1, LastSuccessAt: ago(30 * time.Hour),
 				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(6*24*time.Hour + time.Hour), ExpiresSoon: true, SignatureState: "verified",
-				Pinned: true, TrustedCount: 3, Sequence: seq(12), VerifiedBy: []string{"0a1b2c3d…4e5f", "99887766…5544"},
+				Pin: "ed25519:test", TrustedCount: 3, Sequence: seq(12), VerifiedBy: []string{"0a1b2c3d…4e5f", "99887766…5544"},
 				LastError: "the document does not verify under the keys trusted now, and key statement refused", Failing: true,
 				ConsecutiveFailures: 1, LastErrorKind: readmodel.ErrorKeyStatement, LastErrorArg: "signature", Untrusted: true},
 			{URL: "https://replay.example/feed.json", Components: 1, LastSuccessAt: ago(30 * time.Hour),
@@ -207,30 +208,30 @@ func pages() map[string]templ.Component {
 			{URL: "offline:acme-mirror", Components: 2, Offline: true, SignatureState: "unsigned"},
 			{URL: "offline:forum", Components: 1, Offline: true, LastSuccessAt: ago(20 * 24 * time.Hour),
 				LastAttemptAt: ago(20 * 24 * time.Hour), ExpiresAt: in(10 * 24 * time.Hour), SignatureState: "verified",
-				Pinned: true, TrustedCount: 1, Sequence: seq(7), VerifiedBy: []string{"5e6f7a8b…9c0d"}},
+				Pin: "ed25519:test", TrustedCount: 1, Sequence: seq(7), VerifiedBy: []string{"5e6f7a8b…9c0d"}},
 		}}),
 		"source_import": SourceImport(SourceImportProps{Layout: layout(calm(), true), MaxBytes: 2 << 20,
-			Source: SourceRow{URL: "offline:forum", Components: 1, Offline: true, LastSuccessAt: ago(20 * 24 * time.Hour),
+			Source: readmodel.SourceRow{URL: "offline:forum", Components: 1, Offline: true, LastSuccessAt: ago(20 * 24 * time.Hour),
 				ExpiresAt: in(10 * 24 * time.Hour), SignatureState: "verified"},
 			Outcome: &ImportOutcome{Status: "refused", Kind: readmodel.ErrorRollback, Arg: "41 < 42",
 				Detail: "update document rolled back: sequence 41 is lower than the stored sequence 42"}}),
 		"notifications": Notifications(NotificationsProps{
 			Layout: layout(attention(), true), CanManage: true, NewSecret: "whsec_c2VjcmV0",
 			Notice: "Channel added; 2 outstanding events are on their way to it.",
-			Channels: []ChannelRow{
+			Channels: []readmodel.ChannelRow{
 				{ID: 1, Name: "Ops", Kind: "webhook", Target: "https://hooks.example/upcheck", Events: "security", Enabled: true},
 				{ID: 2, Name: "chat", Kind: "slack", Target: "https://chat.example/hooks/x", Events: "all",
 					DisabledReason: "the receiver answered 410 Gone: it no longer accepts these notifications"},
 			},
-			Deliveries: []DeliveryRow{
-				{ID: "0b7a2f7e-5c1e-4c55-9d55-000000000001", ChannelName: "Ops", Type: "security_update.available",
-					Subject: "blog@2.4.0", State: "delivered", Attempts: 1, LastAttempt: ago(time.Hour)},
-				{ID: "0b7a2f7e-5c1e-4c55-9d55-000000000002", ChannelName: "Ops", Type: "advisory.unfixed",
-					Subject: "gallery@3.0.0/ACME-2", State: "failed", Attempts: 8, LastAttempt: ago(2 * time.Hour),
+			Deliveries: []readmodel.DeliveryRow{
+				{ID: uuid.MustParse("0b7a2f7e-5c1e-4c55-9d55-000000000001"), ChannelName: "Ops", Type: "security_update.available",
+					Key: "security_update.available:blog@2.4.0", State: "delivered", Attempts: 1, LastAttemptAt: ago(time.Hour)},
+				{ID: uuid.MustParse("0b7a2f7e-5c1e-4c55-9d55-000000000002"), ChannelName: "Ops", Type: "advisory.unfixed",
+					Key: "advisory.unfixed:gallery@3.0.0/ACME-2", State: "failed", Attempts: 8, LastAttemptAt: ago(2 * time.Hour),
 					LastError: "the receiver answered 503 Service Unavailable"},
-				{ID: "0b7a2f7e-5c1e-4c55-9d55-000000000003", ChannelName: "chat", Type: "update.available",
-					Subject: "forms@1.1.0", State: "pending", Attempts: 2, LastAttempt: ago(time.Minute),
-					NextAttempt: in(9 * time.Minute), LastError: "not sent: post https://chat.example/hooks/x: no answer within 15s"},
+				{ID: uuid.MustParse("0b7a2f7e-5c1e-4c55-9d55-000000000003"), ChannelName: "chat", Type: "update.available",
+					Key: "update.available:forms@1.1.0", State: "pending", Attempts: 2, LastAttemptAt: ago(time.Minute),
+					NextAttemptAt: in(9 * time.Minute), LastError: "not sent: post https://chat.example/hooks/x: no answer within 15s"},
 			},
 		}),
 		"audit_empty": Audit(AuditProps{Layout: auditLayout(), Kind: AuditKindCheck, Page: 1}),

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -18,11 +19,11 @@ func randomEntries(r *rand.Rand, n int) []store.CatalogEntry {
 	out := make([]store.CatalogEntry, n)
 	for i := range out {
 		name := words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
-		e := store.CatalogEntry{
+		e := store.CatalogEntry{CatalogRow: readmodel.CatalogRow{
 			Code: fmt.Sprintf("c%03d", r.IntN(1000)) + fmt.Sprint(i), Name: name,
 			Security: r.IntN(5) == 0, Vulnerable: r.IntN(6) == 0, UpdateAvailable: r.IntN(3) == 0,
 			Failing: r.IntN(7) == 0, Stale: r.IntN(7) == 0,
-		}
+		}}
 		e.Cursor = store.CatalogCursor{Rank: r.IntN(5), Name: strings.ToLower(name), Code: e.Code}
 		out[i] = e
 	}
@@ -115,7 +116,7 @@ func TestCatalogSnapshotAgreesWithTheNaiveReading(t *testing.T) {
 
 // A page's entries are copies: changing them leaves the snapshot as it was.
 func TestCatalogSnapshotPagesAreCopies(t *testing.T) {
-	snap := newSnapshot([]store.CatalogEntry{{Code: "a", Name: "A", Cursor: store.CatalogCursor{Name: "a", Code: "a"}}}, time.Now())
+	snap := newSnapshot([]store.CatalogEntry{{CatalogRow: readmodel.CatalogRow{Code: "a", Name: "A"}, Cursor: store.CatalogCursor{Name: "a", Code: "a"}}}, time.Now())
 	page, _, err := snap.Page(store.CatalogFilter{Limit: 10})
 	if err != nil || len(page) != 1 {
 		t.Fatalf("page %v, %v", page, err)

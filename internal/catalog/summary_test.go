@@ -153,7 +153,7 @@ type readModelView struct {
 	Stale   []string              `json:"catalog_stale_filter"`
 	Failing []string              `json:"catalog_failing_filter"`
 	Attn    []string              `json:"catalog_attention_filter"`
-	Sources []store.SourceHealth  `json:"sources"`
+	Sources []readmodel.SourceRow `json:"sources"`
 	Details map[string]detailView `json:"details"`
 }
 

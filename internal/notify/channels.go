@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -61,7 +62,7 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 				return err
 			}
 		}
-		return audit(ctx, tx, AuditChannelAdd, store.Channel{ID: out.ID, Name: c.Name, Kind: c.Kind, Target: c.Target})
+		return audit(ctx, tx, AuditChannelAdd, readmodel.ChannelRow{ID: out.ID, Name: c.Name, Kind: c.Kind, Target: c.Target})
 	})
 	if err != nil {
 		return Created{}, err
@@ -165,7 +166,7 @@ func actor(ctx context.Context) int64 {
 // audit records a change of ch in tx, by the actor of ctx. The target is
 // kept as an admin sees it afterwards (ShownTarget): a webhook URL is a
 // credential, and the audit log keeps it for a year.
-func audit(ctx context.Context, tx *store.Tx, action string, ch store.Channel) error {
+func audit(ctx context.Context, tx *store.Tx, action string, ch readmodel.ChannelRow) error {
 	return tx.AuditAppend(ctx, actor(ctx), action, map[string]any{
 		"channel_id": ch.ID, "name": ch.Name, "kind": ch.Kind, "target": ShownTarget(ch.Kind, ch.Target, true)})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -30,7 +31,7 @@ func TestEmailOrderIsTheSummarys(t *testing.T) {
 		return store.MessageEvent{Type: typ, Key: typ + ":" + code, Payload: b}
 	}
 	// Given worst last, with names that sort the other way.
-	m := store.Message{Channel: store.Channel{Name: "ops"}, Events: []store.MessageEvent{
+	m := store.Message{Channel: readmodel.ChannelRow{Name: "ops"}, Events: []store.MessageEvent{
 		event("update.available", "a-plain", ""),
 		event("security_update.available", "b-unknown", "whatever"),
 		event("security_update.available", "c-low", "low"),

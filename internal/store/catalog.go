@@ -32,29 +32,10 @@ type CatalogCursor struct {
 	Code string
 }
 
-// CatalogEntry is one component as the read model (component_state) sees
-// it: every flag is derived there, when read.
+// CatalogEntry is one row of the catalog snapshot: the read model's row,
+// with its place in the order and its search keys.
 type CatalogEntry struct {
-	Code, Name, Installed, SourceURL    string
-	Evaluated                           bool // a result evaluated from the current inputs exists
-	Latest, UpdateVersion, RequiredCore string
-	UpdateAvailable, Security           bool
-	Vulnerable, VulnerableNoFix         bool
-	NeedsNewerCore, Stale, Failing      bool
-	Advisories                          []byte // JSON array: the advisories no admin dismissed
-	ReleaseURL                          string
-	LastSuccessAt, LastAttemptAt        *time.Time // the source's fetches
-	LastError                           string     // the source's last fetch error
-	LastErrorKind, LastErrorArg         string     // its kind (readmodel.ErrorKind) and argument
-	EvalError                           string     // why the document could not be evaluated
-	// SecuritySince is the exposure clock (component_exposure): since when
-	// this site has known of its oldest open security problem; nil: none.
-	SecuritySince *time.Time
-	// Dismissed counts the advisories of the current result whose
-	// dismissal is in force; DismissedUntil is the soonest end among those
-	// that end (nil: none ends).
-	Dismissed      int
-	DismissedUntil *time.Time
+	readmodel.CatalogRow
 	// Cursor is this row's place in the order: a page after it starts
 	// with the next row.
 	Cursor CatalogCursor `json:"-"`
@@ -113,54 +94,6 @@ type ComponentDetail struct {
 	CoreVersion string
 }
 
-// RunEntry is one row of the check history: one run, or refusals folded
-// together (Repeats of them, the first started at FirstStartedAt; the
-// other fields are the newest one's).
-type RunEntry struct {
-	ID                                    int64
-	Trigger, Actor, Status, Error         string
-	Repeats                               int
-	FirstStartedAt                        time.Time
-	StartedAt                             time.Time
-	FinishedAt                            *time.Time
-	DurationMS                            int64
-	Fetched, NotModified, Failed, Skipped int
-	// Unwritten: of Skipped, the sources fetched whose outcome was not
-	// written (the others were never started).
-	Unwritten int
-}
-
-// SourceHealth is one source in use as the read model (source_state) sees
-// it.
-type SourceHealth struct {
-	URL                          string
-	Components                   int
-	HasDocument                  bool // a valid document was received once
-	LastSuccessAt, LastAttemptAt *time.Time
-	LastError                    string
-	LastErrorKind, LastErrorArg  string // its kind (readmodel.ErrorKind) and argument
-	ConsecutiveFailures          int
-	ExpiresAt                    *time.Time
-	Expired, Stale, Failing      bool
-	// ExpiresSoon: the document has not expired and expires within
-	// readmodel.ExpiryWarning, judged on the database clock.
-	ExpiresSoon    bool
-	SignatureState string
-	// Trust: the pin (canonical text, "" for none), how many keys are
-	// trusted now, the key statement they came from (0: the pin's own),
-	// the stored document's sequence and the short forms of the keys that
-	// verified it, and source_state's untrusted.
-	Pin          string
-	TrustedCount int
-	KeyVersion   int64
-	Sequence     *int64
-	VerifiedBy   []string
-	Untrusted    bool
-	// Offline: an "offline:NAME" source, never fetched; its documents come
-	// by import (source_state.offline).
-	Offline bool
-}
-
 // timeOf is a timestamptz column sqlc could not type (an aggregate read
 // through a view): a time in UTC, or nil for NULL.
 func timeOf(v any) *time.Time {
@@ -195,14 +128,14 @@ const runScan = 2000
 
 // Runs returns the latest check runs, newest first, with repeated refusals
 // folded into one entry (see queries/check_runs.sql).
-func (e *Executor) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
+func (e *Executor) Runs(ctx context.Context, limit int) ([]readmodel.RunRow, error) {
 	rows, err := e.q.CheckRunList(ctx, e.dbtx, db.CheckRunListParams{MaxRows: int32(limit), ScanRows: runScan})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read check history: %w", err))
 	}
-	out := make([]RunEntry, len(rows))
+	out := make([]readmodel.RunRow, len(rows))
 	for i, r := range rows {
-		out[i] = RunEntry{
+		out[i] = readmodel.RunRow{
 			ID: r.ID, Trigger: r.Trigger, Actor: deref(r.Actor), Status: r.Status, Error: deref(r.Error),
 			Repeats: int(r.Repeats), FirstStartedAt: r.FirstStartedAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Fetched: int(r.SourcesFetched),
 			NotModified: int(r.SourcesNotModified), Failed: int(r.SourcesFailed), Skipped: int(r.SourcesSkipped),
@@ -216,14 +149,14 @@ func (e *Executor) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
 }
 
 // SourceHealth lists the sources in use, failing ones first.
-func (e *Executor) SourceHealth(ctx context.Context) ([]SourceHealth, error) {
+func (e *Executor) SourceHealth(ctx context.Context) ([]readmodel.SourceRow, error) {
 	rows, err := e.q.SourceHealthList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read source health: %w", err))
 	}
-	out := make([]SourceHealth, len(rows))
+	out := make([]readmodel.SourceRow, len(rows))
 	for i, r := range rows {
-		out[i] = SourceHealth{
+		out[i] = readmodel.SourceRow{
 			URL: deref(r.Url), Components: int(r.Components), HasDocument: r.HasDocument, LastSuccessAt: r.LastSuccessAt,
 			LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures),
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,

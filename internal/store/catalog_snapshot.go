@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ReadModelStamp says until when rows read from the read model still hold
@@ -29,7 +30,7 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 	}
 	entries := make([]CatalogEntry, len(rows))
 	for i, r := range rows {
-		entries[i] = CatalogEntry{
+		entries[i] = CatalogEntry{CatalogRow: readmodel.CatalogRow{
 			Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl), Evaluated: r.Evaluated,
 			Latest: deref(r.LatestVersion), UpdateVersion: deref(r.UpdateVersion), RequiredCore: deref(r.RequiredCore),
 			UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable, VulnerableNoFix: r.VulnerableNoFix,
@@ -37,10 +38,8 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
-			SecuritySince: timeOf(r.SecuritySince), AdvisoryKeys: r.AdvisoryKeys,
-			Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
-			Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code},
-		}
+			SecuritySince: timeOf(r.SecuritySince), Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
+		}, Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code}, AdvisoryKeys: r.AdvisoryKeys}
 	}
 	var stamp ReadModelStamp
 	if len(rows) > 0 {

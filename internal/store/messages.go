@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // messageGatherLock is the transaction-level advisory lock that gatherings
@@ -23,7 +24,7 @@ type Message struct {
 	State     string // pending, delivered or failed
 	Attempts  int
 	CreatedAt time.Time
-	Channel   Channel // Enabled is false when the channel was disabled
+	Channel   readmodel.ChannelRow // Enabled is false when the channel was disabled
 	Events    []MessageEvent
 }
 
@@ -69,7 +70,7 @@ func (e *Executor) Message(ctx context.Context, id uuid.UUID) (Message, error) {
 	}
 	m := Message{
 		ID: r.ID, Key: r.Key, State: r.State, Attempts: int(r.Attempts), CreatedAt: r.CreatedAt,
-		Channel: Channel{ID: r.ChannelID, Name: r.ChannelName, Kind: r.Kind, Target: r.Target, Enabled: r.Enabled,
+		Channel: readmodel.ChannelRow{ID: r.ChannelID, Name: r.ChannelName, Kind: r.Kind, Target: r.Target, Enabled: r.Enabled,
 			CreatedAt: r.ChannelCreatedAt},
 		Events: make([]MessageEvent, len(rows)),
 	}

@@ -9,19 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
-
-// Channel is a notification channel.
-type Channel struct {
-	ID             int64
-	Name           string
-	Kind           string // webhook, slack or email
-	Target         string // URL, or comma-separated addresses
-	Events         string // security or all
-	Enabled        bool
-	DisabledReason string
-	CreatedAt      time.Time
-}
 
 // NewChannel is a channel to create; Secret only for webhooks.
 type NewChannel struct {
@@ -36,28 +25,9 @@ type Delivery struct {
 	State       string // pending, delivered or failed
 	Attempts    int
 	CreatedAt   time.Time
-	Channel     Channel
+	Channel     readmodel.ChannelRow
 	Secret      string
 	ChannelLive bool // the channel exists and is enabled
-}
-
-// Event is one queued event as the operator sees it.
-type Event struct {
-	ID                         uuid.UUID
-	ChannelID                  int64
-	ChannelName, Type, Key     string
-	State                      string
-	Attempts                   int
-	LastError                  string
-	LastAttemptAt, DeliveredAt *time.Time
-	NextAttemptAt              *time.Time // pending after a failed attempt: when it is tried again
-	CreatedAt                  time.Time
-	// MessageID is the email message the event is sent in; uuid.Nil for
-	// webhook and slack events, and email events not yet gathered.
-	MessageID uuid.UUID
-	// HeldAt is when a pending event was held because its channel was
-	// disabled; nil when it is not held. Enabling the channel sends it.
-	HeldAt *time.Time
 }
 
 // Pgx is the transaction as pgx sees it, for River's InsertTx alone: a
@@ -72,14 +42,14 @@ func (t *Tx) ChannelCreate(ctx context.Context, c NewChannel) (int64, error) {
 }
 
 // Channels lists every channel.
-func (e *Executor) Channels(ctx context.Context) ([]Channel, error) {
+func (e *Executor) Channels(ctx context.Context) ([]readmodel.ChannelRow, error) {
 	rows, err := e.q.ChannelList(ctx, e.dbtx)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list channels: %w", err))
 	}
-	out := make([]Channel, len(rows))
+	out := make([]readmodel.ChannelRow, len(rows))
 	for i, r := range rows {
-		out[i] = Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
+		out[i] = readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
 			DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}
 	}
 	return out, nil
@@ -150,7 +120,7 @@ func (e *Executor) Delivery(ctx context.Context, id uuid.UUID) (Delivery, error)
 	}
 	return Delivery{
 		ID: r.ID, Type: r.Type, Payload: r.Payload, State: r.State, Attempts: int(r.Attempts), CreatedAt: r.CreatedAt,
-		Channel: Channel{ID: r.ChannelID, Name: r.ChannelName, Kind: r.Kind, Target: r.Target, Enabled: r.Enabled},
+		Channel: readmodel.ChannelRow{ID: r.ChannelID, Name: r.ChannelName, Kind: r.Kind, Target: r.Target, Enabled: r.Enabled},
 		Secret:  deref(r.Secret), ChannelLive: r.Enabled,
 	}, nil
 }
@@ -165,14 +135,14 @@ func (e *Executor) EventRecordAttempt(ctx context.Context, id uuid.UUID, state, 
 }
 
 // Events lists the newest events, up to limit.
-func (e *Executor) Events(ctx context.Context, limit int) ([]Event, error) {
+func (e *Executor) Events(ctx context.Context, limit int) ([]readmodel.DeliveryRow, error) {
 	rows, err := e.q.EventList(ctx, e.dbtx, int32(limit))
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list events: %w", err))
 	}
-	out := make([]Event, len(rows))
+	out := make([]readmodel.DeliveryRow, len(rows))
 	for i, r := range rows {
-		out[i] = Event{ID: r.ID, ChannelID: r.ChannelID, ChannelName: r.ChannelName, Type: r.Type, Key: r.Key, State: r.State,
+		out[i] = readmodel.DeliveryRow{ID: r.ID, ChannelID: r.ChannelID, ChannelName: r.ChannelName, Type: r.Type, Key: r.Key, State: r.State,
 			Attempts: int(r.Attempts), LastError: deref(r.LastError), LastAttemptAt: r.LastAttemptAt,
 			DeliveredAt: r.DeliveredAt, NextAttemptAt: r.NextAttemptAt, CreatedAt: r.CreatedAt, MessageID: r.MessageID.UUID,
 			HeldAt: r.HeldAt}
@@ -209,12 +179,12 @@ func (t *Tx) ChannelSetEnabled(ctx context.Context, id int64, enabled bool) erro
 }
 
 // Channel reads one channel; ErrNotFound when there is none.
-func (e *Executor) Channel(ctx context.Context, id int64) (Channel, error) {
+func (e *Executor) Channel(ctx context.Context, id int64) (readmodel.ChannelRow, error) {
 	r, err := e.q.ChannelGet(ctx, e.dbtx, id)
 	if err != nil {
-		return Channel{}, mapError(err)
+		return readmodel.ChannelRow{}, mapError(err)
 	}
-	return Channel{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
+	return readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
 		DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
 }
 

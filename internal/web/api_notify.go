@@ -5,32 +5,18 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
 // Notification channels and deliveries as JSON, through the notify
 // service (and the store's reads) as the Notifications page uses them.
-
-// channelJSON is one channel. Target is notify.ShownTarget's form except
-// in the answer that creates the channel, which has the target whole and,
-// for a webhook, its signing secret: the only time either is shown.
-type channelJSON struct {
-	ID             int64     `json:"id"`
-	Name           string    `json:"name"`
-	Kind           string    `json:"kind"`
-	Target         string    `json:"target"`
-	Events         string    `json:"events"`
-	Enabled        bool      `json:"enabled"`
-	DisabledReason *string   `json:"disabled_reason"`
-	CreatedAt      time.Time `json:"created_at"`
-}
 
 // createdChannelJSON is the answer to POST …/channels.
 type createdChannelJSON struct {
@@ -48,11 +34,6 @@ type channelRequest struct {
 	Name   string `json:"name"`
 	Target string `json:"target"`
 	Events string `json:"events"`
-}
-
-func channelBody(ch store.Channel, admin bool) channelJSON {
-	return channelJSON{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Target: notify.ShownTarget(ch.Kind, ch.Target, admin),
-		Events: ch.Events, Enabled: ch.Enabled, DisabledReason: opt(ch.DisabledReason), CreatedAt: ch.CreatedAt}
 }
 
 // canManage: the principal may manage, so sees targets as admins do.
@@ -158,22 +139,6 @@ func (s *Server) apiDeleteChannel(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// deliveryJSON is one event queued for a channel.
-type deliveryJSON struct {
-	ID            uuid.UUID  `json:"id"`
-	ChannelID     int64      `json:"channel_id"`
-	ChannelName   string     `json:"channel_name"`
-	Type          string     `json:"type"`
-	Key           string     `json:"key"`
-	State         string     `json:"state"`
-	Attempts      int        `json:"attempts"`
-	LastError     *string    `json:"last_error"`
-	LastAttemptAt *time.Time `json:"last_attempt_at"`
-	NextAttemptAt *time.Time `json:"next_attempt_at"`
-	DeliveredAt   *time.Time `json:"delivered_at"`
-	CreatedAt     time.Time  `json:"created_at"`
-}
-
 // apiDeliveries is GET /api/admin/notifications/deliveries: the newest
 // events first, limit of them (1–500, default 100, as the page shows).
 func (s *Server) apiDeliveries(c echo.Context) error {
@@ -191,9 +156,7 @@ func (s *Server) apiDeliveries(c echo.Context) error {
 	}
 	out := make([]deliveryJSON, len(events))
 	for i, e := range events {
-		out[i] = deliveryJSON{ID: e.ID, ChannelID: e.ChannelID, ChannelName: e.ChannelName, Type: e.Type, Key: e.Key,
-			State: e.State, Attempts: e.Attempts, LastError: opt(e.LastError), LastAttemptAt: e.LastAttemptAt,
-			NextAttemptAt: e.NextAttemptAt, DeliveredAt: e.DeliveredAt, CreatedAt: e.CreatedAt}
+		out[i] = deliveryBody(e)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, map[string]any{"deliveries": out})
@@ -215,10 +178,10 @@ func (s *Server) apiRetryDelivery(c echo.Context) error {
 }
 
 // channel reads one channel; 404 in words when there is none.
-func (s *Server) channel(ctx context.Context, id int64) (store.Channel, error) {
+func (s *Server) channel(ctx context.Context, id int64) (readmodel.ChannelRow, error) {
 	ch, err := s.store.Channel(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Channel{}, unknownChannel(id, err)
+		return readmodel.ChannelRow{}, unknownChannel(id, err)
 	}
 	return ch, err
 }

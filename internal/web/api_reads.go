@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
 )
@@ -19,26 +18,6 @@ import (
 // maxHistoryRows is how many history rows the API pages through: as many
 // as the runs the history reads (store.Runs folds the newest 2000 runs).
 const maxHistoryRows = 2000
-
-// runJSON is one row of the check history: one run, or refusals folded
-// together (repeats of them; first_started_at the first one's start, the
-// other members the newest one's).
-type runJSON struct {
-	ID             int64      `json:"id"`
-	Trigger        string     `json:"trigger"`
-	Actor          *string    `json:"actor"`
-	Status         string     `json:"status"`
-	StartedAt      time.Time  `json:"started_at"`
-	FirstStartedAt time.Time  `json:"first_started_at"`
-	Repeats        int        `json:"repeats"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	DurationMS     int64      `json:"duration_ms"`
-	Fetched        int        `json:"fetched"`
-	NotModified    int        `json:"not_modified"`
-	Failed         int        `json:"failed"`
-	Skipped        int        `json:"skipped"`
-	Error          *string    `json:"error"`
-}
 
 // apiHistory is GET /api/admin/history: the check history, newest first,
 // per_page rows (1–200, default 50) of page page; next_page is null on
@@ -63,9 +42,7 @@ func (s *Server) apiHistory(c echo.Context) error {
 	runs = runs[min(len(runs), (page-1)*perPage):]
 	out := make([]runJSON, len(runs))
 	for i, r := range runs {
-		out[i] = runJSON{ID: r.ID, Trigger: r.Trigger, Actor: opt(r.Actor), Status: readmodel.ShownRunStatus(r.Status, r.Trigger), StartedAt: r.StartedAt,
-			FirstStartedAt: r.FirstStartedAt, Repeats: r.Repeats, FinishedAt: r.FinishedAt, DurationMS: r.DurationMS,
-			Fetched: r.Fetched, NotModified: r.NotModified, Failed: r.Failed, Skipped: r.Skipped, Error: opt(r.Error)}
+		out[i] = runBody(r)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, map[string]any{"runs": out, "page": page, "per_page": perPage, "next_page": next})
@@ -87,37 +64,6 @@ func pageParams(c echo.Context, def, max int) (page, perPage int, err error) {
 	return page, perPage, nil
 }
 
-// sourceJSON is one source in use as Source health shows it.
-type sourceJSON struct {
-	URL                 string     `json:"url"`
-	Components          int        `json:"components"`
-	Offline             bool       `json:"offline"`
-	HasDocument         bool       `json:"has_document"`
-	LastSuccessAt       *time.Time `json:"last_success_at"`
-	LastAttemptAt       *time.Time `json:"last_attempt_at"`
-	LastError           *string    `json:"last_error"`
-	LastErrorKind       *string    `json:"last_error_kind"`
-	Problem             *string    `json:"problem"`
-	ConsecutiveFailures int        `json:"consecutive_failures"`
-	DocumentExpiresAt   *time.Time `json:"document_expires_at"`
-	Expired             bool       `json:"expired"`
-	Stale               bool       `json:"stale"`
-	Failing             bool       `json:"failing"`
-	SignatureState      string     `json:"signature_state"`
-	Trust               trustJSON  `json:"trust"`
-}
-
-// trustJSON is a source's trust: its pin, the keys trusted now and where
-// they came from, the stored document's sequence and what verified it.
-type trustJSON struct {
-	Pin          *string  `json:"pin"`
-	TrustedKeys  int      `json:"trusted_keys"`
-	KeyStatement int64    `json:"key_statement"`
-	Sequence     *int64   `json:"sequence"`
-	VerifiedBy   []string `json:"verified_by"`
-	Untrusted    bool     `json:"untrusted"`
-}
-
 // apiSources is GET /api/admin/sources: the sources in use, failing ones
 // first, as Source health lists them.
 func (s *Server) apiSources(c echo.Context) error {
@@ -127,19 +73,7 @@ func (s *Server) apiSources(c echo.Context) error {
 	}
 	out := make([]sourceJSON, len(sources))
 	for i, src := range sources {
-		out[i] = sourceJSON{URL: src.URL, Components: src.Components, Offline: src.Offline, HasDocument: src.HasDocument,
-			LastSuccessAt: src.LastSuccessAt, LastAttemptAt: src.LastAttemptAt, LastError: opt(src.LastError),
-			LastErrorKind: opt(src.LastErrorKind), ConsecutiveFailures: src.ConsecutiveFailures, DocumentExpiresAt: src.ExpiresAt,
-			Expired: src.Expired, Stale: src.Stale, Failing: src.Failing, SignatureState: src.SignatureState,
-			Trust: trustJSON{Pin: opt(src.Pin), TrustedKeys: src.TrustedCount, KeyStatement: src.KeyVersion, Sequence: src.Sequence,
-				VerifiedBy: src.VerifiedBy, Untrusted: src.Untrusted}}
-		if out[i].Trust.VerifiedBy == nil {
-			out[i].Trust.VerifiedBy = []string{}
-		}
-		if src.LastError != "" {
-			p := readmodel.ProblemSentence(src.LastErrorKind, src.LastErrorArg)
-			out[i].Problem = &p
-		}
+		out[i] = sourceBody(src)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, map[string]any{"sources": out})

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,42 +26,6 @@ func (s *Server) apiSummary(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, sum)
-}
-
-// catalogEntry is one component in GET /api/admin/plugins/updates.
-type catalogEntry struct {
-	Code      string `json:"code"`
-	Name      string `json:"name"`
-	Installed string `json:"installed"`
-	// Evaluated: the facts below come from a result for the current
-	// installed versions; false means nothing is known yet.
-	Evaluated       bool            `json:"evaluated"`
-	Latest          *string         `json:"latest"`
-	UpdateVersion   *string         `json:"update_version"`
-	UpdateAvailable bool            `json:"update_available"`
-	Security        bool            `json:"security"`
-	Vulnerable      bool            `json:"vulnerable"`
-	NeedsNewerCore  bool            `json:"needs_newer_core"`
-	RequiredCore    *string         `json:"required_core,omitempty"`
-	Advisories      json.RawMessage `json:"advisories"`
-	SourceURL       *string         `json:"source_url"`
-	ReleaseURL      *string         `json:"release_url,omitempty"`
-	Stale           bool            `json:"stale"`
-	LastSuccessAt   *time.Time      `json:"last_success_at"`
-	LastAttemptAt   *time.Time      `json:"last_attempt_at"`
-	LastError       *string         `json:"last_error"`
-	EvalError       *string         `json:"eval_error,omitempty"`
-	// LastErrorKind is the stable kind of the source's failure
-	// (readmodel.ErrorKind), for scripts; omitted when none is stored.
-	LastErrorKind *string `json:"last_error_kind,omitempty"`
-	// SecuritySince is the exposure clock: since when this site has known
-	// of the component's oldest open security problem; null: none.
-	SecuritySince *time.Time `json:"security_since"`
-	// DismissedAdvisories counts the advisories of the current evaluation
-	// whose dismissal is in force (the status filter "dismissed"), and
-	// DismissedUntil is the soonest end among them (null: none ends).
-	DismissedAdvisories int        `json:"dismissed_advisories"`
-	DismissedUntil      *time.Time `json:"dismissed_until"`
 }
 
 // maxPageSize bounds one catalog read.
@@ -119,14 +82,7 @@ func catalogJSON(entries []store.CatalogEntry, total, limit, page int) ([]byte, 
 	}
 	out := make([]catalogEntry, len(entries))
 	for i, e := range entries {
-		out[i] = catalogEntry{
-			Code: e.Code, Name: e.Name, Installed: e.Installed, Evaluated: e.Evaluated, Latest: opt(e.Latest), UpdateVersion: opt(e.UpdateVersion),
-			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
-			RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
-			ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
-			LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
-			DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil,
-		}
+		out[i] = catalogBody(e.CatalogRow)
 	}
 	body := map[string]any{"components": out, "total": total, "per_page": limit, "next": next}
 	if page > 0 {

@@ -174,7 +174,7 @@ func TestBrowserDashboard(t *testing.T) {
 	waitText(t, ctx, "nav-updates-badge", regexp.MustCompile(`^2`))
 	waitText(t, ctx, "widget-security", regexp.MustCompile(`^1`))
 	// The first check came from the command line; app.js words this one
-	// with the words the page carries (views/vocabulary.go).
+	// with the words the page carries (views/shared_checks.go).
 	waitText(t, ctx, "widget-last-check", regexp.MustCompile(`\(completed with failures, hand-started check\)$`))
 	if marker, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__noReload === true`)); err != nil || !marker {
 		t.Fatalf("the page reloaded (marker %v, %v)", marker, err)

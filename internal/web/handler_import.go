@@ -13,7 +13,6 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/views"
 )
@@ -121,17 +120,17 @@ func formFile(form *multipart.Form, field string, limit int64) ([]byte, error) {
 
 // sourceInUse is the source at address as source health shows it; 404 in
 // words when no installed component uses it.
-func (s *Server) sourceInUse(c echo.Context, address string) (views.SourceRow, error) {
+func (s *Server) sourceInUse(c echo.Context, address string) (readmodel.SourceRow, error) {
 	sources, err := s.store.SourceHealth(c.Request().Context())
 	if err != nil {
-		return views.SourceRow{}, err
+		return readmodel.SourceRow{}, err
 	}
 	for _, src := range sources {
 		if src.URL == address {
-			return sourceRow(src), nil
+			return src, nil
 		}
 	}
-	return views.SourceRow{}, unknownSource(address)
+	return readmodel.SourceRow{}, unknownSource(address)
 }
 
 func unknownSource(address string) error {
@@ -139,14 +138,4 @@ func unknownSource(address string) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "Name the update source: ?url=…")
 	}
 	return echo.NewHTTPError(http.StatusNotFound, "No installed component uses the update source “"+address+"”.")
-}
-
-// sourceRow is a source as the pages show it.
-func sourceRow(src store.SourceHealth) views.SourceRow {
-	return views.SourceRow{URL: src.URL, Components: src.Components, LastSuccessAt: src.LastSuccessAt,
-		LastAttemptAt: src.LastAttemptAt, LastError: src.LastError, ConsecutiveFailures: src.ConsecutiveFailures,
-		Stale: src.Stale, Expired: src.Expired, Failing: src.Failing, ExpiresAt: src.ExpiresAt,
-		SignatureState: src.SignatureState, LastErrorKind: src.LastErrorKind, LastErrorArg: src.LastErrorArg,
-		Offline: src.Offline, Pinned: src.Pin != "", TrustedCount: src.TrustedCount, KeyVersion: src.KeyVersion,
-		Sequence: src.Sequence, VerifiedBy: src.VerifiedBy, Untrusted: src.Untrusted, ExpiresSoon: src.ExpiresSoon}
 }

@@ -58,18 +58,12 @@ func (s *Server) renderNotifications(c echo.Context, status int, f flash) error 
 	}
 	p.Layout = layout(c)
 	p.CanManage = p.Layout.User.CanManage
-	for _, ch := range channels {
-		// A target is a credential: viewers see a webhook's scheme and
-		// host, admins a masked form; the whole only once, at creation.
-		p.Channels = append(p.Channels, views.ChannelRow{ID: ch.ID, Name: ch.Name, Kind: ch.Kind,
-			Target: notify.ShownTarget(ch.Kind, ch.Target, p.CanManage),
-			Events: ch.Events, Enabled: ch.Enabled, DisabledReason: ch.DisabledReason, CreatedAt: ch.CreatedAt})
+	// A target is a credential: viewers see a webhook's scheme and host,
+	// admins a masked form; the whole only once, at creation.
+	for i, ch := range channels {
+		channels[i].Target = notify.ShownTarget(ch.Kind, ch.Target, p.CanManage)
 	}
-	for _, e := range events {
-		p.Deliveries = append(p.Deliveries, views.DeliveryRow{ID: e.ID.String(), ChannelName: e.ChannelName, Type: e.Type,
-			Subject: views.EventSubject(e.Key), State: e.State, Attempts: e.Attempts, LastError: e.LastError,
-			LastAttempt: e.LastAttemptAt, NextAttempt: e.NextAttemptAt, CreatedAt: e.CreatedAt, Held: e.HeldAt != nil})
-	}
+	p.Channels, p.Deliveries = channels, events
 	return render(c, status, views.Notifications(p))
 }
 

@@ -108,17 +108,9 @@ func (s *Server) catalogPage(c echo.Context) error {
 
 // catalogProps is what the catalog page shows of one page of entries.
 func catalogProps(f store.CatalogFilter, page int, entries []store.CatalogEntry, counts store.CatalogCounts) views.CatalogProps {
-	rows := make([]views.CatalogRow, len(entries))
+	rows := make([]readmodel.CatalogRow, len(entries))
 	for i, e := range entries {
-		rows[i] = views.CatalogRow{
-			Code: e.Code, Name: e.Name, Installed: e.Installed, Latest: e.Latest, UpdateVersion: e.UpdateVersion,
-			UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable,
-			VulnerableNoFix: e.VulnerableNoFix, NeedsNewerCore: e.NeedsNewerCore, RequiredCore: e.RequiredCore,
-			ReleaseURL: e.ReleaseURL, SourceURL: e.SourceURL, LastSuccessAt: e.LastSuccessAt,
-			LastAttemptAt: e.LastAttemptAt, LastError: firstOf(e.LastError, e.EvalError), Stale: e.Stale,
-			LastErrorKind: errorKind(e.LastError, e.LastErrorKind, e.EvalError), LastErrorArg: e.LastErrorArg,
-			Evaluated: e.Evaluated, SecuritySince: e.SecuritySince, Dismissed: e.Dismissed, DismissedUntil: e.DismissedUntil,
-		}
+		rows[i] = e.CatalogRow
 	}
 	filters := map[string]int{}
 	for _, status := range readmodel.CatalogFilters {
@@ -212,14 +204,7 @@ func (s *Server) historyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := make([]views.RunRow, len(runs))
-	for i, r := range runs {
-		rows[i] = views.RunRow{ID: r.ID, Trigger: r.Trigger, Actor: r.Actor, Status: r.Status, StartedAt: r.StartedAt,
-			Repeats: r.Repeats, FirstStartedAt: r.FirstStartedAt,
-			FinishedAt: r.FinishedAt, DurationMS: r.DurationMS, Fetched: r.Fetched, NotModified: r.NotModified,
-			Failed: r.Failed, Skipped: r.Skipped, Unwritten: r.Unwritten, Error: r.Error}
-	}
-	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: rows}))
+	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: runs}))
 }
 
 func (s *Server) sourcesPage(c echo.Context) error {
@@ -227,11 +212,7 @@ func (s *Server) sourcesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := make([]views.SourceRow, len(sources))
-	for i, src := range sources {
-		rows[i] = sourceRow(src)
-	}
-	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: rows}))
+	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: sources}))
 }
 
 // checkForm is the "Check for updates" button without JavaScript: run the

@@ -31,7 +31,7 @@
     return typeof v === "number" && isFinite(v) ? v : 0;
   }
 
-  // ---- Wording: kept in step with views/sentences.go ----
+  // ---- Wording: kept in step with views/dashboard.go ----
 
   function completedText(body) {
     var counts = countNoun(number(body.fetched), "source", "sources") +
@@ -58,7 +58,7 @@
   }
 
   // words is the JSON object in one of el's data attributes: the words of
-  // views/vocabulary.go for each status or trigger, which this file keeps
+  // views/shared_checks.go for each status or trigger, which this file keeps
   // no copy of.
   function words(el, name) {
     try {

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 	cert := "fetch https://self.example/u.json: tls: failed to verify certificate: x509: certificate signed by unknown authority"
 	status := "fetch https://acme.example/u.json: unexpected http status 503 Service Unavailable"
 	for name, c := range map[string]templ.Component{
-		"catalog": Catalog(CatalogProps{Layout: layout(attention(), true), Page: 1, Total: 3, Rows: []CatalogRow{
+		"catalog": Catalog(CatalogProps{Layout: layout(attention(), true), Page: 1, Total: 3, Rows: []readmodel.CatalogRow{
 			{Code: "shop", Name: "Shop", Installed: "0.9.1", SourceURL: "http://10.0.0.7/u.json", Stale: true,
 				LastError: refused, LastErrorKind: readmodel.ErrorConnect, LastAttemptAt: ago(time.Minute)},
 			{Code: "slow", Name: "Slow", Installed: "1.0.0", SourceURL: "https://slow.example/u.json", Stale: true,
@@ -61,14 +62,14 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 		}}),
 		"detail": ComponentDetail(DetailProps{Layout: layout(calm(), true), Code: "self", Name: "Self", Installed: "1.0.0",
 			SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: readmodel.ErrorTLS}),
-		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []SourceRow{
+		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/u.json", Components: 3, Failing: true, ConsecutiveFailures: 2, LastError: status,
 				LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503", SignatureState: "unsigned"},
 			{URL: "http://10.0.0.7/u.json", Components: 1, Failing: true, ConsecutiveFailures: 1, SignatureState: "unsigned",
 				LastError:     "fetch http://10.0.0.7/u.json: dial tcp 10.0.0.7:80: refusing to connect to a private address 10.0.0.7",
 				LastErrorKind: readmodel.ErrorPrivateAddress, LastErrorArg: "10.0.0.7"},
 		}}),
-		"history": History(HistoryProps{Layout: layout(calm(), true), Runs: []RunRow{
+		"history": History(HistoryProps{Layout: layout(calm(), true), Runs: []readmodel.RunRow{
 			{ID: 2, Trigger: "scheduled", Actor: "cron", Status: "failed", StartedAt: now.Add(-time.Hour), FinishedAt: ago(time.Hour),
 				Error: "write source: ERROR: canceling statement due to statement timeout (SQLSTATE 57014)"},
 			{ID: 1, Trigger: "scheduled", Actor: "cron", Status: "lease_lost", StartedAt: now.Add(-2 * time.Hour),
@@ -89,30 +90,8 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 	}
 }
 
-// A component whose source has never been read, or whose document could
-// not be evaluated for it, has no known releases or advisories: the page
-// never says "none".
-func TestNothingKnownIsNeverNone(t *testing.T) {
-	t.Parallel()
-	for name, p := range map[string]DetailProps{
-		"never read": {SourceURL: "https://shop.example/u.json", Stale: true,
-			LastError:     "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable",
-			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
-		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
-			LastError: `the update document has no package "shop"`, LastErrorKind: readmodel.ErrorEvaluation},
-		"not evaluated, source failing now": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
-			Evaluated: true, EvalFailed: true, LastError: "fetch https://shop.example/u.json: unexpected http status 502 Bad Gateway",
-			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "502"},
-	} {
-		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
-		shown := visibleText(doc(t, ComponentDetail(p)))
-		for _, never := range []string{"No known advisory", "lists no releases", "comes from the last document"} {
-			if strings.Contains(shown, never) {
-				t.Errorf("%s: the page says %q:\n%s", name, never, shown)
-			}
-		}
-		if !strings.Contains(shown, "nothing is known") {
-			t.Errorf("%s: the page does not say that nothing is known:\n%s", name, shown)
-		}
-	}
+// hasClass is whether n's class attribute names c.
+func hasClass(n *html.Node, c string) bool {
+	v, _ := attr(n, "class")
+	return slices.Contains(strings.Fields(v), c)
 }

@@ -1,20 +1,16 @@
-// Vocabulary: what each check status, trigger and role is called, and the
-// names and order of a component's and a source's states (data-state),
-// each defined once. The templates render them; app.js, which words the
-// widget's last check after a check, reads the status and trigger words
-// from the data attributes the widget carries (statusWordsJSON) instead of
-// keeping its own copy. The states themselves (stale, expired, failing,
-// evaluated) are the read model's, judged by the database and passed in as
-// props; this file only names and orders them.
+// The words of a check, each defined once: what each check status and
+// trigger is called, for the history, the dashboard's widget and the audit
+// log. app.js, which words the widget's last check after a check, reads
+// the status and trigger words from the data attributes the widget carries
+// (statusWordsJSON) instead of keeping its own copy. The names and order of
+// a component's and a source's states sit with their pages (catalog.go,
+// sources.go).
 
 package views
 
 import (
-	"cmp"
 	"encoding/json"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -158,23 +154,6 @@ func mustJSON(m map[string]string) string {
 	return string(b)
 }
 
-// lastCheckFinished is when the last check that ran ended; nil: none has.
-func lastCheckFinished(lc *readmodel.LastCheck) *time.Time {
-	if lc == nil {
-		return nil
-	}
-	return lc.FinishedAt
-}
-
-// lastCheckNote is the widget's note on the last check, "completed, manual
-// check"; "" when there is nothing to say.
-func lastCheckNote(lc *readmodel.LastCheck) string {
-	if lc == nil || lc.FinishedAt == nil || lc.Status == "" {
-		return ""
-	}
-	return lastCheckText(lc.Status, lc.Trigger, lc.Actor)
-}
-
 // lastCheckText words a check's status and what started it, as the history
 // does (originLabel): "completed, manual check", "completed, demo start
 // check". app.js builds the same note from statusWordsJSON,
@@ -185,97 +164,4 @@ func lastCheckText(status, trigger, actor string) string {
 		s += ", " + strings.ToLower(origin) + " check"
 	}
 	return s
-}
-
-// roleLabel words a role.
-func roleLabel(role string) string {
-	switch role {
-	case "admin":
-		return "Administrator"
-	case "viewer":
-		return "Viewer"
-	default:
-		return role
-	}
-}
-
-// A catalog row's states, as data-state names them.
-const (
-	rowSecurity  = "security"  // a security update, or a vulnerable version
-	rowUpdate    = "update"    // an update
-	rowProblem   = "problem"   // the source fails or is stale
-	rowUntracked = "untracked" // no update source
-	rowUnchecked = "unchecked" // no current evaluation yet
-	rowCurrent   = "current"   // up to date
-)
-
-// rowState is a catalog row's most urgent state, for data-state.
-func rowState(r CatalogRow) string {
-	switch {
-	case r.Security || r.Vulnerable:
-		return rowSecurity
-	case r.UpdateAvailable:
-		return rowUpdate
-	case r.LastError != "" || r.Stale:
-		return rowProblem
-	case r.SourceURL == "":
-		return rowUntracked
-	case !r.Evaluated:
-		return rowUnchecked
-	default:
-		return rowCurrent
-	}
-}
-
-// sourceState is a source's state, most urgent first: the page lists
-// sources in this order, and data-state carries its name.
-type sourceState int
-
-const (
-	sourceFailing   sourceState = iota // the last fetch gave no usable document
-	sourceStale                        // stale or expired, not failing
-	sourceUnfetched                    // never fetched successfully, not failing
-	sourceHealthy
-)
-
-// String is the state's name in data-state.
-func (s sourceState) String() string {
-	return [...]string{"failing", "stale", "unfetched", "healthy"}[s]
-}
-
-// sourceStateOf is a source's state. Failing and stale are the read
-// model's flags; no time is judged here.
-func sourceStateOf(s SourceRow) sourceState {
-	switch {
-	case s.Failing:
-		return sourceFailing
-	case s.LastSuccessAt == nil:
-		return sourceUnfetched
-	case s.Stale:
-		return sourceStale
-	default:
-		return sourceHealthy
-	}
-}
-
-// sortedSources is the sources in display order, by state, keeping the
-// given order within one; the props stay untouched.
-func sortedSources(src []SourceRow) []SourceRow {
-	out := slices.Clone(src)
-	slices.SortStableFunc(out, func(a, b SourceRow) int {
-		return cmp.Compare(sourceStateOf(a), sourceStateOf(b))
-	})
-	return out
-}
-
-// failingCount counts failing sources for the page's summary line, by the
-// read model's flag, as the order and the badges do.
-func failingCount(src []SourceRow) int {
-	n := 0
-	for _, s := range src {
-		if s.Failing {
-			n++
-		}
-	}
-	return n
 }

@@ -15,7 +15,7 @@ import (
 // was never recorded is not said to have been stopped by the server.
 func TestInterruptedRunsInWords(t *testing.T) {
 	t.Parallel()
-	root := doc(t, History(HistoryProps{Layout: layout(calm(), true), Runs: []RunRow{
+	root := doc(t, History(HistoryProps{Layout: layout(calm(), true), Runs: []readmodel.RunRow{
 		{ID: 3, Trigger: "manual", Actor: "ops@example.org", Status: "connection_lost", StartedAt: now.Add(-2 * time.Minute),
 			FinishedAt: ago(time.Minute), DurationMS: 61000, Skipped: 2, Error: "update check lease lost: database unreachable"},
 		{ID: 2, Trigger: "scheduled", Actor: "cron", Status: "lease_lost", StartedAt: now.Add(-2 * time.Minute), FinishedAt: ago(time.Minute)},

@@ -56,7 +56,7 @@ type DismissForm struct {
 // changeText words one change: "severity raised from medium to high",
 // "the advisory now affects versions before 2.5.0 (it said it affects
 // versions before 2.4.0)", "a fix was published: 2.4.1". Ranges are in
-// words (constraints.go), never as the publisher wrote them.
+// words (shared_ranges.go), never as the publisher wrote them.
 func changeText(c AdvisoryChange) string {
 	switch c.Member {
 	case ChangeSeverity:

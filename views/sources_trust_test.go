@@ -13,28 +13,28 @@ func TestTrustInWords(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	soon, past, far := now.Add(6*24*time.Hour+time.Hour), now.Add(-48*time.Hour), now.Add(20*24*time.Hour)
 	s41 := int64(41)
-	verified := SourceRow{Pinned: true, SignatureState: "verified", VerifiedBy: []string{"ab12cd34…ef01"}, TrustedCount: 2, Sequence: &s41, ExpiresAt: &soon, ExpiresSoon: true}
+	verified := readmodel.SourceRow{Pin: "ed25519:test", SignatureState: "verified", VerifiedBy: []string{"ab12cd34…ef01"}, TrustedCount: 2, Sequence: &s41, ExpiresAt: &soon, ExpiresSoon: true}
 	if got := trustLine(verified, now); got != "verified by key ab12cd34…ef01 (of 2 trusted), sequence 41, expires in 6 days" {
 		t.Errorf("trust line %q", got)
 	}
-	if got := trustLine(SourceRow{SignatureState: "unsigned"}, now); got != "unsigned (no key pinned)" {
+	if got := trustLine(readmodel.SourceRow{SignatureState: "unsigned"}, now); got != "unsigned (no key pinned)" {
 		t.Errorf("unsigned %q", got)
 	}
 	for _, tc := range []struct {
-		row  SourceRow
+		row  readmodel.SourceRow
 		want string
 	}{
 		{verified, "expires in 6 days"},
-		{SourceRow{ExpiresAt: &past, Expired: true}, "expired 2 days ago: it is stale, and the last good data is kept"},
-		{SourceRow{Failing: true, LastErrorKind: readmodel.ErrorRollback, LastErrorArg: "9 < 41"}, "sent sequence 9 after 41 was accepted"},
-		{SourceRow{Failing: true, LastErrorKind: readmodel.ErrorBadSignature}, "not signed by the keys trusted"},
-		{SourceRow{Failing: true, LastErrorKind: readmodel.ErrorKeyStatement}, "key statement was refused"},
+		{readmodel.SourceRow{ExpiresAt: &past, Expired: true}, "expired 2 days ago: it is stale, and the last good data is kept"},
+		{readmodel.SourceRow{Failing: true, LastErrorKind: readmodel.ErrorRollback, LastErrorArg: "9 < 41"}, "sent sequence 9 after 41 was accepted"},
+		{readmodel.SourceRow{Failing: true, LastErrorKind: readmodel.ErrorBadSignature}, "not signed by the keys trusted"},
+		{readmodel.SourceRow{Failing: true, LastErrorKind: readmodel.ErrorKeyStatement}, "key statement was refused"},
 	} {
 		if got := strings.Join(trustWarnings(tc.row, now), " "); !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: warnings %q, want %q", tc.row, got, tc.want)
 		}
 	}
-	if got := trustWarnings(SourceRow{ExpiresAt: &far, Failing: true, LastErrorKind: readmodel.ErrorHTTPStatus}, now); len(got) != 0 {
+	if got := trustWarnings(readmodel.SourceRow{ExpiresAt: &far, Failing: true, LastErrorKind: readmodel.ErrorHTTPStatus}, now); len(got) != 0 {
 		t.Errorf("nothing to say about trust, got %q", got)
 	}
 	// Whether the expiry is near is the database's judgement (ExpiresSoon,
@@ -44,7 +44,7 @@ func TestTrustInWords(t *testing.T) {
 	if got := trustWarnings(notYet, now); len(got) != 0 {
 		t.Errorf("the database says the expiry is not near, the page warns %q", got)
 	}
-	behind := SourceRow{ExpiresAt: &far, ExpiresSoon: true}
+	behind := readmodel.SourceRow{ExpiresAt: &far, ExpiresSoon: true}
 	if got := strings.Join(trustWarnings(behind, now), " "); !strings.Contains(got, "unless the publisher publishes a new one by then") {
 		t.Errorf("the database says the expiry is near, the page warns %q", got)
 	}

@@ -8,6 +8,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -145,27 +146,32 @@ func spanText(d time.Duration) string {
 	}
 }
 
-// nextCheckText is when the next scheduled check runs, in UTC: "today at
-// 04:17 UTC", "tomorrow at 04:17 UTC", "on Thu 3 Dec at 04:17 UTC";
-// "not scheduled" when no schedule runs.
-func nextCheckText(now time.Time, next *time.Time) string {
-	if next == nil {
-		return "not scheduled"
+// needsAttention is whether the security alert shows.
+func needsAttention(s readmodel.Summary) bool {
+	return s.SecurityUpdates+s.Vulnerable > 0
+}
+
+// securityAlertText is the security alert's sentence, e.g. "2 security
+// updates and 1 vulnerable component need attention."
+func securityAlertText(security, vulnerable int) string {
+	var parts []string
+	if security > 0 {
+		parts = append(parts, countNoun(security, "security update", "security updates"))
 	}
-	n, today := next.UTC(), now.UTC()
-	at := " at " + n.Format("15:04") + " UTC"
-	y, m, d := today.Date()
-	midnight := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-	switch days := int(n.Sub(midnight) / (24 * time.Hour)); {
-	case n.Before(midnight):
-		return "overdue since " + n.Format("2 Jan 15:04") + " UTC"
-	case days == 0:
-		return "today" + at
-	case days == 1:
-		return "tomorrow" + at
-	case days < 300:
-		return "on " + n.Format("Mon 2 Jan") + at
-	default:
-		return "on " + n.Format("2 Jan 2006") + at
+	if vulnerable > 0 {
+		parts = append(parts, countNoun(vulnerable, "vulnerable component", "vulnerable components"))
 	}
+	verb := "need"
+	if len(parts) == 1 && (security == 1 || vulnerable == 1) {
+		verb = "needs"
+	}
+	return strings.Join(parts, " and ") + " " + verb + " attention."
+}
+
+// untrustedText is the trust banner's sentence.
+func untrustedText(n int) string {
+	if n == 1 {
+		return "1 update source needs a look at its trust: its document expires within " + expiryWarningText + ", or was refused for its signature, its key statement or a rollback."
+	}
+	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within %s, or was refused for its signature, its key statement or a rollback.", n, expiryWarningText)
 }

@@ -3,6 +3,8 @@ package views
 import (
 	"fmt"
 	"net/url"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // PathSourceImport is the form that imports a document for one source
@@ -18,7 +20,7 @@ func SourceImportPath(sourceURL string) string {
 // elsewhere (a mirror, a USB stick) for one source.
 type SourceImportProps struct {
 	Layout LayoutProps
-	Source SourceRow
+	Source readmodel.SourceRow
 	// MaxBytes is the most a document may have: the fetcher's body cap.
 	MaxBytes int64
 	// Outcome is the import just made; nil before one.
@@ -62,7 +64,7 @@ func importNoticeClass(status string) string {
 }
 
 // importRunText is what an import in the history did with its document.
-func importRunText(r RunRow) string {
+func importRunText(r readmodel.RunRow) string {
 	switch {
 	case r.Failed > 0:
 		return "document refused; the stored one stayed"

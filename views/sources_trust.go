@@ -16,10 +16,10 @@ import (
 )
 
 // trustLine is the source's trust in one line.
-func trustLine(s SourceRow, now time.Time) string {
+func trustLine(s readmodel.SourceRow, now time.Time) string {
 	var parts []string
 	switch {
-	case !s.Pinned:
+	case s.Pin == "":
 		parts = append(parts, "unsigned (no key pinned)")
 	case s.SignatureState == "verified" && len(s.VerifiedBy) > 0:
 		keys := "key " + s.VerifiedBy[0]
@@ -32,7 +32,7 @@ func trustLine(s SourceRow, now time.Time) string {
 	default:
 		parts = append(parts, fmt.Sprintf("no verified document yet (%s)", countNoun(s.TrustedCount, "key trusted", "keys trusted")))
 	}
-	if s.Pinned && s.KeyVersion > 0 {
+	if s.Pin != "" && s.KeyVersion > 0 {
 		parts = append(parts, fmt.Sprintf("keys from key statement %d", s.KeyVersion))
 	}
 	if s.Sequence != nil {
@@ -50,7 +50,7 @@ func trustLine(s SourceRow, now time.Time) string {
 
 // trustWarnings are what needs a look about the source's trust, in plain
 // words; none when all is well.
-func trustWarnings(s SourceRow, now time.Time) []string {
+func trustWarnings(s readmodel.SourceRow, now time.Time) []string {
 	var out []string
 	switch {
 	case s.ExpiresAt != nil && s.Expired:
@@ -78,14 +78,6 @@ func trustWarnings(s SourceRow, now time.Time) []string {
 
 // expiryWarningText is readmodel.ExpiryWarning in words, "7 days".
 var expiryWarningText = readmodel.DurationText(readmodel.ExpiryWarning)
-
-// untrustedText is the trust banner's sentence.
-func untrustedText(n int) string {
-	if n == 1 {
-		return "1 update source needs a look at its trust: its document expires within " + expiryWarningText + ", or was refused for its signature, its key statement or a rollback."
-	}
-	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within %s, or was refused for its signature, its key statement or a rollback.", n, expiryWarningText)
-}
 
 // trustCountsText is Source health's trust line, from the summary (one
 // definition of each count, source_state): "1 untrusted source · 3

@@ -1,0 +1,128 @@
+package views
+
+import (
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// CatalogProps is the plugin catalog, one page of it.
+type CatalogProps struct {
+	Layout LayoutProps
+	// Rows is the current page, in display order.
+	Rows []readmodel.CatalogRow
+	// Filter is one of the Filter* constants ("" for all).
+	Filter string
+	// Query is the search text (parameter "q"), matched by the handler.
+	Query string
+	// Page is 1-based; PageSize defaults to DefaultPageSize; Total counts
+	// the components matching Filter and Query on all pages.
+	Page, PageSize, Total int
+	// Counts is how many components each filter shows with Query, by
+	// filter value ("" for all); nil shows the filters without counts.
+	Counts map[string]int
+}
+
+// A catalog row's states, as data-state names them.
+const (
+	rowSecurity  = "security"  // a security update, or a vulnerable version
+	rowUpdate    = "update"    // an update
+	rowProblem   = "problem"   // the source fails or is stale
+	rowUntracked = "untracked" // no update source
+	rowUnchecked = "unchecked" // no current evaluation yet
+	rowCurrent   = "current"   // up to date
+)
+
+// rowState is a catalog row's most urgent state, for data-state.
+func rowState(r readmodel.CatalogRow) string {
+	switch {
+	case r.Security || r.Vulnerable:
+		return rowSecurity
+	case r.UpdateAvailable:
+		return rowUpdate
+	case rowErrorText(r) != "" || r.Stale:
+		return rowProblem
+	case r.SourceURL == "":
+		return rowUntracked
+	case !r.Evaluated:
+		return rowUnchecked
+	default:
+		return rowCurrent
+	}
+}
+
+// rowErrorText is the failure the catalog shows for a component: its
+// source's last error, else why its document could not be evaluated; ""
+// when neither failed. rowErrorKind is its kind (a readmodel.ErrorKind).
+func rowErrorText(r readmodel.CatalogRow) string {
+	if r.LastError != "" {
+		return r.LastError
+	}
+	return r.EvalError
+}
+
+func rowErrorKind(r readmodel.CatalogRow) string {
+	switch {
+	case r.LastError != "":
+		return r.LastErrorKind
+	case r.EvalError != "":
+		return readmodel.ErrorEvaluation
+	}
+	return ""
+}
+
+// rowBadges are a catalog row's statuses in words, the most urgent first.
+// A row whose only news is a dismissed advisory is not a plain "Up to
+// date": it says what was dismissed and until when, from now.
+func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
+	var bs []badge
+	if r.Security {
+		bs = append(bs, badge{"Security update", toneDanger})
+	}
+	if r.Vulnerable {
+		if r.VulnerableNoFix {
+			bs = append(bs, badge{"Vulnerable, no fix yet", toneDanger})
+		} else {
+			bs = append(bs, badge{"Vulnerable", toneDanger})
+		}
+	}
+	if r.UpdateAvailable {
+		text := "Update available"
+		if r.UpdateVersion != "" {
+			text = "Update to " + r.UpdateVersion
+		}
+		bs = append(bs, badge{text, toneInfo})
+	}
+	if r.NeedsNewerCore {
+		text := "Needs a newer core"
+		if r.RequiredCore != "" {
+			text = upperFirst(RequiresCoreText(r.RequiredCore))
+		}
+		bs = append(bs, badge{text, toneWarn})
+	}
+	switch {
+	case r.SourceURL == "":
+		bs = append(bs, badge{"No update source", toneNeutral})
+	case rowErrorText(r) != "":
+		bs = append(bs, badge{"Check failing", toneWarn})
+	}
+	if r.Stale {
+		bs = append(bs, badge{"Stale", toneWarn})
+	}
+	switch {
+	case r.SourceURL != "" && r.LastSuccessAt == nil && rowErrorText(r) == "":
+		bs = append(bs, badge{"Not checked yet", toneNeutral})
+	case r.SourceURL != "" && r.LastSuccessAt == nil:
+		bs = append(bs, badge{"Never read successfully", toneWarn})
+	}
+	dismissed := dismissedText(r.Dismissed, r.DismissedUntil, now)
+	switch {
+	case len(bs) == 0 && dismissed != "":
+		bs = append(bs, badge{"Up to date · " + dismissed, toneInfo})
+	case len(bs) == 0:
+		bs = append(bs, badge{"Up to date", toneOK})
+	case dismissed != "":
+		bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
+	}
+	return bs
+}

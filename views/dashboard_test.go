@@ -1,0 +1,140 @@
+package views
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// The dashboard names the component never read successfully and links to
+// it, and says when the next check runs.
+func TestDashboardNeverAndNextCheck(t *testing.T) {
+	t.Parallel()
+	s := readmodel.Summary{Components: 2, NeverSucceeded: &readmodel.ComponentRef{Code: "shop", Name: "Shop"}}
+	root := doc(t, Dashboard(DashboardProps{Layout: layout(s, true)}))
+	if got := text(one(t, root, "widget-oldest-success")); got != "never (Shop has never been read successfully)" {
+		t.Errorf("oldest success %q", got)
+	}
+	if h, _ := attr(one(t, root, "widget-never-succeeded"), "href"); h != "/admin/plugins/shop" {
+		t.Errorf("never links to %q", h)
+	}
+	if got := text(one(t, root, "widget-next-check")); got != "not scheduled" {
+		t.Errorf("next check without a schedule %q", got)
+	}
+	s.NextCheckAt = in(4*time.Hour + 17*time.Minute)
+	root = doc(t, Dashboard(DashboardProps{Layout: layout(s, true)}))
+	if got := text(one(t, root, "widget-next-check")); got != "today at 16:17 UTC" {
+		t.Errorf("next check %q", got)
+	}
+}
+
+func TestCheckButton(t *testing.T) {
+	t.Parallel()
+	manager := doc(t, Dashboard(DashboardProps{Layout: layout(calm(), true), CanManage: true}))
+	form := one(t, manager, "check-form")
+	if m, _ := attr(form, "method"); m != "post" {
+		t.Errorf("check form method %q", m)
+	}
+	if a, _ := attr(form, "action"); a != PathCheck {
+		t.Errorf("check form action %q", a)
+	}
+	if b := one(t, form, "check-button"); text(b) != "Check for updates" {
+		t.Errorf("button says %q", text(b))
+	}
+	outcome := one(t, manager, "check-outcome")
+	if v, _ := attr(outcome, "aria-live"); v != "polite" {
+		t.Errorf("outcome aria-live = %q", v)
+	}
+
+	viewer := doc(t, Dashboard(DashboardProps{Layout: layout(calm(), false), CanManage: false}))
+	if n := len(byTestID(viewer, "check-button")) + len(byTestID(viewer, "check-form")); n != 0 {
+		t.Errorf("viewer sees the check button")
+	}
+}
+
+func TestWidget(t *testing.T) {
+	t.Parallel()
+	root := doc(t, Dashboard(DashboardProps{Layout: layout(attention(), true), CanManage: true}))
+	for id, want := range map[string]string{
+		"widget-updates":        "3",
+		"widget-security":       "2",
+		"widget-vulnerable":     "1",
+		"widget-failing":        "1",
+		"widget-last-check":     "3 hours ago (completed, manual check)",
+		"widget-oldest-success": "3 days ago",
+		"widget-stale":          "2 components have not been checked successfully for over 48 hours.",
+	} {
+		if got := text(one(t, root, id)); !strings.Contains(got, want) {
+			t.Errorf("%s = %q, want %q", id, got, want)
+		}
+	}
+	if hidden(one(t, root, "widget-stale")) {
+		t.Error("stale warning hidden with 2 stale components")
+	}
+	if !hidden(one(t, root, "widget-check-running")) {
+		t.Error("running indicator shown while no check runs")
+	}
+
+	never := doc(t, Dashboard(DashboardProps{Layout: layout(readmodel.Summary{Components: 2, CheckRunning: true}, true)}))
+	for _, id := range []string{"widget-last-check", "widget-oldest-success"} {
+		if got := text(one(t, never, id)); !strings.HasPrefix(got, "never") {
+			t.Errorf("never checked: %s = %q", id, got)
+		}
+	}
+	if !hidden(one(t, never, "widget-stale")) {
+		t.Error("stale warning shown with no stale components")
+	}
+	if hidden(one(t, never, "widget-check-running")) {
+		t.Error("running indicator hidden while a check runs")
+	}
+}
+
+// The demo's first check (the operator trigger, actor "demo") is worded in
+// the widget's note as the history words it: "Demo start", not "command
+// line"; `upcheck check` keeps "command line".
+func TestLastCheckNoteNamesTheDemo(t *testing.T) {
+	t.Parallel()
+	for actor, want := range map[string]string{
+		readmodel.ActorDemo: "3 hours ago (completed with failures, demo start check)",
+		readmodel.ActorCLI:  "3 hours ago (completed with failures, command line check)",
+	} {
+		sum := attention()
+		sum.LastCheck = &readmodel.LastCheck{Status: "completed_with_failures", Trigger: "operator", Actor: actor, FinishedAt: ago(3 * time.Hour)}
+		root := doc(t, Dashboard(DashboardProps{Layout: layout(sum, true), CanManage: true}))
+		if got := text(one(t, root, "widget-last-check")); got != want {
+			t.Errorf("%s: the widget says %q, want %q", actor, got, want)
+		}
+		history := doc(t, History(HistoryProps{Layout: layout(sum, true), Runs: []readmodel.RunRow{{ID: 1, Trigger: "operator", Actor: actor,
+			Status: "completed_with_failures", StartedAt: now.Add(-3 * time.Hour), FinishedAt: ago(3 * time.Hour)}}}))
+		if origin := strings.ToLower(originLabel("operator", actor)); !strings.Contains(want, origin+" check") ||
+			!strings.Contains(strings.ToLower(text(history)), origin) {
+			t.Errorf("%s: the history words it %q, the widget %q", actor, origin, want)
+		}
+	}
+}
+
+func TestCheckOutcomeMessage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		o    CheckOutcome
+		want string
+	}{
+		{CheckOutcome{Status: "completed", Fetched: 3, NotModified: 1, Failed: 0}, "Check completed: 3 sources fetched, 1 unchanged, 0 failed."},
+		{CheckOutcome{Status: "completed", Fetched: 1}, "Check completed: 1 source fetched, 0 unchanged, 0 failed."},
+		{CheckOutcome{Status: "busy"}, "A check is already running. Try again in a few minutes."},
+		{CheckOutcome{Status: "lease_lost"}, "The check was interrupted (it lost its lock or its connection to the database) and will be retried."},
+		{CheckOutcome{Status: "interrupted"}, "The check was interrupted (it lost its lock or its connection to the database) and will be retried."},
+		{CheckOutcome{Status: "cooldown", RetryAfter: 87}, "Checks are limited to one every 2 minutes. You can check again in 1 min 27 s."},
+		{CheckOutcome{Status: "cooldown", RetryAfter: 113}, "Checks are limited to one every 2 minutes. You can check again in 1 min 53 s."},
+		{CheckOutcome{Status: "cooldown", RetryAfter: 45}, "Checks are limited to one every 2 minutes. You can check again in 45 s."},
+		{CheckOutcome{Status: "completed_with_failures", Fetched: 3, Failed: 1},
+			"Check completed with failures: 3 sources fetched, 0 unchanged, 1 failed. Source health says why."},
+		{CheckOutcome{Status: "failed"}, "The check could not run. Try again later."},
+	} {
+		if got := CheckOutcomeMessage(tc.o); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}

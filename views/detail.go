@@ -1,0 +1,185 @@
+package views
+
+import (
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// ReleaseRow is one published release of a component, newest first.
+type ReleaseRow struct {
+	Version string
+	// Released is display text, e.g. "2026-11-20".
+	Released string
+	Security bool
+	// Severity is critical, high, medium or low (security releases).
+	Severity     string
+	Summary      string
+	URL          string
+	RequiresCore string
+	// Installable: the installed core satisfies RequiresCore.
+	Installable bool
+}
+
+// AdvisoryRow is one advisory affecting the installed version.
+type AdvisoryRow struct {
+	ID       string
+	Severity string
+	Summary  string
+	URL      string
+	// Affected is the vulnerable version range, e.g. "<2.4.0" (optional).
+	Affected string
+	// FixedIn is the first fixed version; NoFix: none published yet.
+	FixedIn string
+	NoFix   bool
+	// Dismissed: a dismissal is in force; the advisory does not count.
+	Dismissed bool
+	// Dismissal is the standing dismissal, in force or not (then the page
+	// says why the advisory counts again); nil: none.
+	Dismissal *AdvisoryDismissal
+	// OSV is what the advisory says in OSV's terms (aliases, CVSS, dates,
+	// references).
+	OSV AdvisoryOSV
+}
+
+// DetailProps is one component's page: its releases and advisories.
+type DetailProps struct {
+	Layout    LayoutProps
+	Code      string
+	Name      string
+	Installed string
+	Latest    string
+	SourceURL string
+	// Offline: SourceURL is an offline source ("offline:NAME"), never
+	// fetched: its documents are imported.
+	Offline  bool
+	Releases []ReleaseRow
+	// Advisories affecting the installed version, dismissed ones included.
+	Advisories []AdvisoryRow
+	// Withdrawn advisories whose range holds the installed version: listed
+	// apart, they do not count.
+	Withdrawn []AdvisoryRow
+	// DismissForm refills the dismiss form the server refused.
+	DismissForm DismissForm
+	// CanManage shows the dismiss and undismiss buttons.
+	CanManage     bool
+	LastSuccessAt *time.Time
+	// LastError is the technical text of the last failure; LastErrorKind (a
+	// readmodel.ErrorKind) and LastErrorArg word it.
+	LastError                   string
+	LastErrorKind, LastErrorArg string
+	// EvalFailed: the stored document could not be evaluated for this
+	// component (LastError may be its source's, which fails too).
+	EvalFailed bool
+	// Stale: 48 hours without a successful read of the source since the
+	// component was installed or the source last succeeded, or its
+	// document has expired (the read model decides, upcheck_stale).
+	Stale bool
+	// Evaluated: a result from the current installed versions and the
+	// stored document exists. Without one, nothing is known: the page says
+	// so instead of "no advisory".
+	Evaluated bool
+	// The headline's facts, meaningful only when Evaluated: the read
+	// model's flags,
+	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
+	// the installable update (""), the newest security release
+	// (SecurityInstallable: the installed core runs it) and the newest
+	// release the installed core cannot run (nil: none).
+	UpdateVersion       string
+	SecurityRelease     *ReleaseRow
+	SecurityInstallable bool
+	BlockedRelease      *ReleaseRow
+	// CoreInstalled is the installed core's version ("" when unknown).
+	CoreInstalled string
+	// SecuritySince is the exposure clock; nil: no open security problem.
+	SecuritySince *time.Time
+}
+
+// UnknownComponentText is the 404 of a component page whose code names no
+// installed component: “nope” is what was asked for (templ escapes it).
+func UnknownComponentText(code string) string {
+	if r := []rune(code); len(r) > 80 {
+		code = string(r[:79]) + "…"
+	}
+	return "No installed component has the code “" + code + "”."
+}
+
+// factsKnown is whether the detail page may list a component's releases
+// and advisories, and say "none" when there are none: only from a current
+// evaluation that worked. Otherwise nothing is known (notEvaluatedText
+// says why), and the page must never read as "no known advisory".
+func factsKnown(p DetailProps) bool {
+	return p.Evaluated && !evalFailed(p)
+}
+
+// evalFailed: the component's document was read but could not be
+// evaluated for it.
+func evalFailed(p DetailProps) bool {
+	return p.EvalFailed || p.LastErrorKind == readmodel.ErrorEvaluation
+}
+
+// notEvaluatedText says why nothing is known about a component that has no
+// current evaluation, or one that could not be made: the detail page's
+// headline says it, once (unknownFactsText points back to it).
+func notEvaluatedText(p DetailProps) string {
+	switch {
+	case p.Evaluated && evalFailed(p):
+		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem below), so nothing is known about its releases or advisories."
+	case p.LastSuccessAt == nil && p.Offline:
+		return "Unknown: the offline update source is waiting for its first import, so nothing is known about releases or advisories for this version. An admin imports its document from Source health."
+	case p.LastSuccessAt == nil && p.LastError != "":
+		return "Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."
+	case p.LastSuccessAt == nil:
+		return "Unknown: the update source has not been read yet. The next check will fetch it."
+	default:
+		return "Unknown: the installed version (or the core's) changed, or the pinned key did, since the source was last read; the next check evaluates it."
+	}
+}
+
+// unknownFactsText stands where the detail page would list a component's
+// releases or advisories when none is known: the headline has said why
+// (notEvaluatedText), so this says only that none is known.
+func unknownFactsText(p DetailProps, what string) string {
+	if p.SourceURL == "" {
+		return "No " + what + " are known: the component has no update source."
+	}
+	return "No " + what + " are known, for the reason given at the top of the page."
+}
+
+// lastErrorConsequence says what a component's failed check leaves the
+// page with: the last good document; "" when nothing is known, which the
+// headline already says (notEvaluatedText).
+func lastErrorConsequence(p DetailProps) string {
+	if !factsKnown(p) {
+		return ""
+	}
+	return "What you see below comes from the last document that was fetched successfully."
+}
+
+// staleNoticeText is the detail page's stale warning. For a source never
+// read the headline says that nothing is known; this adds for how long.
+func staleNoticeText(p DetailProps) string {
+	if p.LastSuccessAt == nil {
+		return "More than " + staleAgeText + " have passed since this component was installed without a successful read of its update source."
+	}
+	return "This component has not been checked successfully for over " + staleAgeText + ", so newer releases or advisories may be missing."
+}
+
+// severityBadge words a severity by its rank (readmodel.Severity.Rank:
+// "moderate" is Medium); an unknown or empty one stays visible.
+func severityBadge(sev string) badge {
+	switch readmodel.Severity(sev).Rank() {
+	case readmodel.SeverityCritical.Rank():
+		return badge{"Critical", toneDanger}
+	case readmodel.SeverityHigh.Rank():
+		return badge{"High", toneDanger}
+	case readmodel.SeverityMedium.Rank():
+		return badge{"Medium", toneWarn}
+	case readmodel.SeverityLow.Rank():
+		return badge{"Low", toneNeutral}
+	}
+	if sev == "" {
+		return badge{"Severity not given", toneNeutral}
+	}
+	return badge{sev, toneNeutral}
+}

@@ -1,0 +1,63 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// HistoryProps is the check history, newest first.
+type HistoryProps struct {
+	Layout LayoutProps
+	Runs   []readmodel.RunRow
+}
+
+// runCountsText is what a check did with the sources.
+func runCountsText(r readmodel.RunRow) string {
+	if r.Trigger == readmodel.TriggerImport {
+		return importRunText(r)
+	}
+	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)
+	unwritten := min(r.Unwritten, r.Skipped)
+	if unwritten > 0 {
+		s += fmt.Sprintf(", %d fetched but not saved", unwritten)
+	}
+	if n := r.Skipped - unwritten; n > 0 {
+		s += fmt.Sprintf(", %d not fetched", n)
+	}
+	if r.Skipped > 0 {
+		s += " (the check stopped first)"
+	}
+	return s
+}
+
+// runLabel is a history row's status badge: "Cooldown ×7" for refusals
+// folded together.
+func runLabel(r readmodel.RunRow) string {
+	label := runStatus(readmodel.ShownRunStatus(r.Status, r.Trigger)).Label
+	if r.Repeats > 1 {
+		label += " ×" + strconv.Itoa(r.Repeats)
+	}
+	return label
+}
+
+// runTimeText is when a history row's run started, exact, in UTC; for
+// folded refusals, from the first to the last: "2026-11-29 01:02–01:05 UTC".
+func runTimeText(r readmodel.RunRow) string {
+	if r.Repeats <= 1 || r.FirstStartedAt.IsZero() || !r.FirstStartedAt.Before(r.StartedAt) {
+		return absTime(r.StartedAt)
+	}
+	first, last := r.FirstStartedAt.UTC(), r.StartedAt.UTC()
+	if first.Format("2006-01-02") == last.Format("2006-01-02") {
+		return first.Format("2006-01-02 15:04") + "–" + last.Format("15:04") + " UTC"
+	}
+	return first.Format("2006-01-02 15:04") + " – " + absTime(last)
+}
+
+// failedSourcesText is how many of a run's sources failed: "1 of 4
+// sources failed".
+func failedSourcesText(r readmodel.RunRow) string {
+	total := r.Fetched + r.NotModified + r.Failed + r.Skipped
+	return fmt.Sprintf("%d of %s failed", r.Failed, countNoun(total, "source", "sources"))
+}

@@ -1,0 +1,59 @@
+package views
+
+import (
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// NavItem names the navigation entry a page belongs to; the layout marks it
+// with aria-current="page".
+type NavItem string
+
+// The navigation entries.
+const (
+	NavNone      NavItem = ""
+	NavDashboard NavItem = "dashboard"
+	NavPlugins   NavItem = "plugins"
+	NavHistory   NavItem = "history"
+	NavSources   NavItem = "sources"
+	NavNotify    NavItem = "notifications"
+	NavAudit     NavItem = "audit"
+)
+
+// User is the signed-in user as the layout shows them.
+type User struct {
+	Email string
+	// Role is "admin" or "viewer"; other values are shown as they are.
+	Role string
+	// CanManage is the plugins.can_manage permission.
+	CanManage bool
+	// CanManageTokens is tokens.can_manage: the API tokens section.
+	CanManageTokens bool
+	// CanAudit is the audit.can_view permission: the Audit log's entry in
+	// the navigation.
+	CanAudit bool
+}
+
+// LayoutProps is what every signed-in page shares.
+type LayoutProps struct {
+	// Title is the page title; pages fill in their own when it is empty.
+	Title string
+	User  User
+	// CSRFToken is rendered in <meta name="csrf-token"> for app.js and in
+	// every form that posts (including the logout form).
+	CSRFToken string
+	// Nav is the active navigation entry; pages fill in their own when it
+	// is empty.
+	Nav NavItem
+	// Summary is the request's one update summary, the value the JSON API
+	// returns; the navigation badge, the security alert and the dashboard
+	// widget all read it, so they never disagree.
+	Summary readmodel.Summary
+	// Asset returns the fingerprinted URL of a static file such as
+	// "css/app.css"; nil uses static.Path.
+	Asset func(name string) string
+	// Now is the time relative times are computed from ("3 hours ago");
+	// the zero value means time.Now().
+	Now time.Time
+}

@@ -1,0 +1,171 @@
+package views
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/a-h/templ"
+	"golang.org/x/net/html"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// Behaviour of the pages' parts: the badge, the alert, the widget, the catalog, the history's words, forms.
+
+func TestNavBadge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n      int
+		hidden bool
+		words  string
+	}{
+		{0, true, "0 updates available"},
+		{1, false, "1 update available"},
+		{3, false, "3 updates available"},
+	} {
+		s := calm()
+		s.UpdatesAvailable = tc.n
+		badge := one(t, doc(t, Dashboard(DashboardProps{Layout: layout(s, false)})), "nav-updates-badge")
+		if hidden(badge) != tc.hidden {
+			t.Errorf("%d updates: badge hidden = %v, want %v", tc.n, hidden(badge), tc.hidden)
+		}
+		if got := text(badge); !strings.Contains(got, tc.words) {
+			t.Errorf("%d updates: badge text %q, want it to say %q", tc.n, got, tc.words)
+		}
+		if !tc.hidden && !strings.HasPrefix(text(badge), strings.Fields(tc.words)[0]) {
+			t.Errorf("%d updates: badge %q does not show the count", tc.n, text(badge))
+		}
+	}
+}
+
+func TestSecurityAlert(t *testing.T) {
+	t.Parallel()
+	items := attentionFixture()
+	for _, tc := range []struct {
+		security, vulnerable int
+		items                []readmodel.AttentionItem
+		want                 string // "" means no alert
+	}{
+		{0, 0, nil, ""},
+		{2, 1, items, "2 security updates and 1 vulnerable component need attention."},
+		{1, 0, items[1:2], "1 security update needs attention."},
+		{0, 1, items[:1], "1 vulnerable component needs attention."},
+		{0, 4, items[:1], "4 vulnerable components need attention."},
+		{1, 1, items[:2], "1 security update and 1 vulnerable component need attention."},
+	} {
+		s := calm()
+		s.SecurityUpdates, s.Vulnerable, s.Attention = tc.security, tc.vulnerable, tc.items
+		l := layout(s, true)
+		// Every page with the layout carries the alert.
+		for name, c := range map[string]templ.Component{
+			"dashboard": Dashboard(DashboardProps{Layout: l}),
+			"catalog":   Catalog(CatalogProps{Layout: l}),
+			"detail":    ComponentDetail(DetailProps{Layout: l, Code: "x"}),
+			"history":   History(HistoryProps{Layout: l}),
+			"sources":   SourceHealth(SourceHealthProps{Layout: l}),
+		} {
+			alerts := byTestID(doc(t, c), "security-alert")
+			if tc.want == "" {
+				if len(alerts) != 0 {
+					t.Errorf("%s %d/%d: security alert shown, want none", name, tc.security, tc.vulnerable)
+				}
+				continue
+			}
+			if len(alerts) != 1 {
+				t.Fatalf("%s %d/%d: %d security alerts, want 1", name, tc.security, tc.vulnerable, len(alerts))
+			}
+			if role, _ := attr(alerts[0], "role"); role != "alert" {
+				t.Errorf("%s: alert role = %q", name, role)
+			}
+			if got := text(alerts[0]); !strings.Contains(got, tc.want) {
+				t.Errorf("%s: alert says %q, want %q", name, got, tc.want)
+			}
+			// A link to the page of each component it names.
+			var hrefs, want []string
+			for _, a := range findAll(alerts[0], func(n *html.Node) bool { return n.Data == "a" }) {
+				h, _ := attr(a, "href")
+				hrefs = append(hrefs, h)
+			}
+			for _, it := range tc.items {
+				want = append(want, "/admin/plugins/"+it.Code)
+			}
+			if strings.Join(hrefs, " ") != strings.Join(want, " ") {
+				t.Errorf("%s: alert links to %q, want %q", name, hrefs, want)
+			}
+		}
+	}
+}
+
+// TestStatusWords: the widget hands app.js the words of every check status,
+// trigger and actor origin, and they make the same note the page renders;
+// app.js keeps no copy of them.
+func TestStatusWords(t *testing.T) {
+	t.Parallel()
+	last := one(t, doc(t, pages()["dashboard"]), "widget-last-check")
+	var statuses, triggers, actors map[string]string
+	for name, into := range map[string]*map[string]string{"data-status-words": &statuses, "data-trigger-words": &triggers,
+		"data-actor-words": &actors} {
+		v, ok := attr(last, name)
+		if !ok {
+			t.Fatalf("widget-last-check has no %s", name)
+		}
+		if err := json.Unmarshal([]byte(v), into); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if len(statuses) != len(checkStatuses) || len(triggers) != len(triggerLabels) || len(actors) != len(actorOrigins) {
+		t.Fatalf("%d status, %d trigger and %d actor words, want %d, %d and %d", len(statuses), len(triggers), len(actors),
+			len(checkStatuses), len(triggerLabels), len(actorOrigins))
+	}
+	for status, w := range statuses {
+		for trigger, tw := range triggers {
+			// app.js: word(status) + ", " + (actor's word or trigger's word) + " check"
+			for _, actor := range []string{"ops@example.org", readmodel.ActorCron, readmodel.ActorCLI, readmodel.ActorDemo} {
+				origin := tw
+				if aw, ok := actors[actor]; ok {
+					origin = aw
+				}
+				if got, want := w+", "+origin+" check", lastCheckText(status, trigger, actor); got != want {
+					t.Errorf("%s/%s/%s: app.js would say %q, the page %q", status, trigger, actor, got, want)
+				}
+			}
+		}
+	}
+	if statuses["lease_lost"] != "interrupted" || triggers["operator"] != "command line" || actors[readmodel.ActorDemo] != "demo start" {
+		t.Errorf("words %v %v %v", statuses, triggers, actors)
+	}
+	js, err := os.ReadFile(filepath.Join("..", "static", "js", "app.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, copied := range []string{"command line", "demo start", "abandoned", "STATUS_WORDS", "TRIGGER_WORDS"} {
+		if strings.Contains(strings.ToLower(string(js)), strings.ToLower(copied)) {
+			t.Errorf("app.js has its own copy of the status words (%q)", copied)
+		}
+	}
+}
+
+// TestForms: every form that posts carries the CSRF token.
+func TestForms(t *testing.T) {
+	t.Parallel()
+	for name, c := range pages() {
+		for _, form := range findAll(doc(t, c), func(n *html.Node) bool { return n.Data == "form" }) {
+			method, _ := attr(form, "method")
+			if !strings.EqualFold(method, "post") {
+				continue
+			}
+			action, _ := attr(form, "action")
+			fields := findAll(form, func(n *html.Node) bool {
+				typ, _ := attr(n, "type")
+				nm, _ := attr(n, "name")
+				return n.Data == "input" && typ == "hidden" && nm == CSRFField
+			})
+			if len(fields) != 1 {
+				t.Errorf("%s: form %s has %d csrf_token fields", name, action, len(fields))
+			}
+		}
+	}
+}
