@@ -203,11 +203,6 @@ CREATE TABLE security_problems (
     PRIMARY KEY (code, kind, problem)
 );
 
--- pg_trgm ships with PostgreSQL (contrib) and is a trusted extension: the
--- database's owner may create it. No object of this schema uses it: the
--- catalog searches its in-memory snapshot (store.CatalogSnapshot). Down
--- leaves it, as it may have been there before.
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 -- +goose Down
 DROP TABLE security_problems;

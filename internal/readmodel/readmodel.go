@@ -4,10 +4,11 @@
 //
 // It is plain data with JSON tags and imports nothing of the application,
 // so one value travels the whole way: store fills it from one statement,
-// updatecheck caches it, web returns it as the JSON of
+// catalog caches it, web returns it as the JSON of
 // GET /api/admin/plugins/updates/summary and hands it to the pages, views
-// renders it and metrics exports it. Nobody copies it field by field, so the
-// badge, the alert, the widget, the API and /metrics cannot drift apart.
+// renders it and metrics exports it: the badge, the alert, the widget, the
+// API and /metrics read one value and cannot drift apart. The rows the
+// pages list (rows.go) travel the same way.
 package readmodel
 
 import "time"

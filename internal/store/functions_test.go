@@ -53,7 +53,7 @@ func TestFunctions(t *testing.T) {
 }
 
 // schemaFunctions lists the functions of the schema the migrations create:
-// those of the public schema, without an extension's (pg_trgm) and River's
+// those of the public schema, without River's
 // (river_*, created by River's own migrations).
 func schemaFunctions(t *testing.T, d *pgtest.DB) []string {
 	t.Helper()
