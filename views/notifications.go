@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ChannelPath is a channel's action: test, enable, disable or delete (a
@@ -19,18 +21,18 @@ func DeliveryRetryPath(id string) string {
 
 // eventTypeText names an event type in words.
 func eventTypeText(t string) string {
-	switch t {
-	case "security_update.available":
+	switch readmodel.EventType(t) {
+	case readmodel.EventSecurityUpdate:
 		return "Security update"
-	case "advisory.unfixed":
+	case readmodel.EventAdvisoryUnfixed:
 		return "Advisory with no fix"
-	case "update.available":
+	case readmodel.EventUpdateAvailable:
 		return "Update"
-	case "source.failing":
+	case readmodel.EventSourceFailing:
 		return "Source failing for a day"
-	case "check.overdue":
+	case readmodel.EventCheckOverdue:
 		return "No check for two days"
-	case "test":
+	case readmodel.EventTest:
 		return "Test"
 	}
 	return t

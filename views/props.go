@@ -294,7 +294,7 @@ type SourceRow struct {
 	// and expiring within readmodel.ExpiryWarning, on the database clock).
 	ExpiresAt   *time.Time
 	ExpiresSoon bool
-	// SignatureState is "unsigned" or "verified".
+	// SignatureState is a readmodel.TrustState.
 	SignatureState string
 	// LastErrorKind (a readmodel.ErrorKind) and LastErrorArg word
 	// LastError, the technical text.

@@ -33,22 +33,22 @@ type CheckOutcome struct {
 // answers; where app.js has no sentence for an answer (a cancelled or
 // failed check) it names the HTTP status instead.
 func CheckOutcomeMessage(o CheckOutcome) string {
-	switch o.Status {
-	case "completed":
+	switch readmodel.CheckStatus(o.Status) {
+	case readmodel.CheckCompleted:
 		return fmt.Sprintf("Check completed: %s fetched, %d unchanged, %d failed.",
 			countNoun(o.Fetched, "source", "sources"), o.NotModified, o.Failed)
-	case "completed_with_failures":
+	case readmodel.CheckCompletedWithFailures:
 		return fmt.Sprintf("Check completed with failures: %s fetched, %d unchanged, %d failed. Source health says why.",
 			countNoun(o.Fetched, "source", "sources"), o.NotModified, o.Failed)
-	case "busy":
+	case readmodel.CheckBusy:
 		return "A check is already running. Try again in a few minutes."
-	case "lease_lost", "interrupted":
+	case readmodel.CheckLeaseLost, readmodel.StatusInterrupted:
 		return "The check was interrupted (it lost its lock or its connection to the database) and will be retried."
-	case "cooldown":
+	case readmodel.CheckCooldown:
 		return cooldownSentence(o.Cooldown) + " You can check again in " + readmodel.SecondsText(o.RetryAfter) + "."
-	case "skipped":
+	case readmodel.CheckSkipped:
 		return "A check has already completed in this period, so nothing was fetched."
-	case "cancelled":
+	case readmodel.CheckCancelled:
 		return "The check was cancelled because the server is shutting down. Try again in a moment."
 	default:
 		return "The check could not run. Try again later."
@@ -102,14 +102,14 @@ func CheckOutcomeTone(status string) string {
 // interrupted or cancelled warns; a refusal informs; anything else is a
 // danger.
 var outcomeTones = map[string]tone{
-	"completed":               toneOK,
-	"completed_with_failures": toneWarn,
-	"busy":                    toneInfo,
-	"cooldown":                toneInfo,
-	"skipped":                 toneInfo,
-	"lease_lost":              toneWarn,
-	"interrupted":             toneWarn,
-	"cancelled":               toneWarn,
+	string(readmodel.CheckCompleted):             toneOK,
+	string(readmodel.CheckCompletedWithFailures): toneWarn,
+	string(readmodel.CheckBusy):                  toneInfo,
+	string(readmodel.CheckCooldown):              toneInfo,
+	string(readmodel.CheckSkipped):               toneInfo,
+	string(readmodel.CheckLeaseLost):             toneWarn,
+	string(readmodel.StatusInterrupted):          toneWarn,
+	string(readmodel.CheckCancelled):             toneWarn,
 }
 
 // outcomeTonesJSON is outcomeTones for app.js, as a JSON object.
@@ -172,7 +172,7 @@ func staleText(n int) string {
 
 // runCountsText is what a check did with the sources.
 func runCountsText(r RunRow) string {
-	if r.Trigger == readmodel.TriggerImport {
+	if readmodel.Trigger(r.Trigger) == readmodel.TriggerImport {
 		return importRunText(r)
 	}
 	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)
@@ -240,7 +240,7 @@ func factsKnown(p DetailProps) bool {
 // evalFailed: the component's document was read but could not be
 // evaluated for it.
 func evalFailed(p DetailProps) bool {
-	return p.EvalFailed || p.LastErrorKind == readmodel.ErrorEvaluation
+	return p.EvalFailed || readmodel.ErrorKind(p.LastErrorKind) == readmodel.ErrorEvaluation
 }
 
 // notEvaluatedText says why nothing is known about a component that has no

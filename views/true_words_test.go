@@ -124,11 +124,11 @@ func TestUnknownSentenceOnce(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]DetailProps{
 		"never read, failing": {SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
-			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
 		"never read, stale": {SourceURL: "https://shop.example/u.json", LastError: "fetch: 503", Stale: true,
-			LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"},
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
 		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
-			LastError: `no package "shop"`, LastErrorKind: readmodel.ErrorEvaluation},
+			LastError: `no package "shop"`, LastErrorKind: string(readmodel.ErrorEvaluation)},
 	} {
 		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
 		shown := visibleText(doc(t, ComponentDetail(p)))
@@ -140,7 +140,7 @@ func TestUnknownSentenceOnce(t *testing.T) {
 		}
 	}
 	row := CatalogRow{Code: "shop", Installed: "1.0", SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
-		LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503"}
+		LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"}
 	var words []string
 	for _, b := range rowBadges(row, now) {
 		words = append(words, b.Text)
@@ -211,8 +211,8 @@ func TestHistoryWordsWhatHappened(t *testing.T) {
 		}
 	}
 	audit := visibleText(doc(t, Audit(AuditProps{Layout: auditLayout(), Page: 1, Total: 2, Rows: []AuditRow{
-		{At: now, Kind: AuditKindCheck, Action: "check", Actor: readmodel.ActorCLI, Trigger: "operator", Status: "completed"},
-		{At: now, Kind: AuditKindAccount, Action: "user.create", Detail: "email: a@x"},
+		{At: now, Kind: string(readmodel.AuditKindCheck), Action: "check", Actor: readmodel.ActorCLI, Trigger: "operator", Status: "completed"},
+		{At: now, Kind: string(readmodel.AuditKindAccount), Action: "user.create", Detail: "email: a@x"},
 	}})))
 	if strings.Count(audit, "command line") < 2 || strings.Contains(audit, "cli") || strings.Contains(audit, "the command line") {
 		t.Errorf("the audit page words the command line otherwise: %q", audit)

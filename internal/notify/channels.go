@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -142,11 +143,11 @@ func (s *Service) DeleteChannel(ctx context.Context, id int64) error {
 
 // Audit actions of channels, in audit_log.action.
 const (
-	AuditChannelAdd     = "channel.add"
-	AuditChannelRemove  = "channel.remove"
-	AuditChannelEnable  = "channel.enable"
-	AuditChannelDisable = "channel.disable"
-	AuditChannelTest    = "channel.test"
+	AuditChannelAdd     = readmodel.AuditChannelAdd
+	AuditChannelRemove  = readmodel.AuditChannelRemove
+	AuditChannelEnable  = readmodel.AuditChannelEnable
+	AuditChannelDisable = readmodel.AuditChannelDisable
+	AuditChannelTest    = readmodel.AuditChannelTest
 )
 
 type actorKey struct{}
@@ -165,7 +166,7 @@ func actor(ctx context.Context) int64 {
 // audit records a change of ch in tx, by the actor of ctx. The target is
 // kept as an admin sees it afterwards (ShownTarget): a webhook URL is a
 // credential, and the audit log keeps it for a year.
-func audit(ctx context.Context, tx *store.Tx, action string, ch store.Channel) error {
+func audit(ctx context.Context, tx *store.Tx, action readmodel.AuditAction, ch store.Channel) error {
 	return tx.AuditAppend(ctx, actor(ctx), action, map[string]any{
 		"channel_id": ch.ID, "name": ch.Name, "kind": ch.Kind, "target": ShownTarget(ch.Kind, ch.Target, true)})
 }

@@ -8,6 +8,13 @@
 // GET /api/admin/plugins/updates/summary and hands it to the pages, views
 // renders it and metrics exports it. Nobody copies it field by field, so the
 // badge, the alert, the widget, the API and /metrics cannot drift apart.
+//
+// It is also upcheck's vocabulary, as rivertype is River's: every word the
+// packages share is a named string type defined here once, with its
+// constants and its list (CheckStatus and AllCheckStatuses, Trigger,
+// EventType, AuditKind, AuditAction, ErrorKind, TrustState, SourceKind,
+// Severity), and so is every threshold. TestVocabulariesMatchSQL and
+// TestThresholdsMatchSQL hold them to their SQL twins.
 package readmodel
 
 import "time"

@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // AuditAppend records an action. userID 0 means no user; detail is encoded
 // as JSON (nil: an empty object; a json.RawMessage is stored as is).
-func (s *Store) AuditAppend(ctx context.Context, userID int64, action string, detail any) error {
+func (s *Store) AuditAppend(ctx context.Context, userID int64, action readmodel.AuditAction, detail any) error {
 	return auditAppend(ctx, s.q, s.pool, userID, action, detail)
 }
 
 // AuditAppend records an action in the transaction, so that it commits or
 // rolls back with the change it describes; see Store.AuditAppend.
-func (t *Tx) AuditAppend(ctx context.Context, userID int64, action string, detail any) error {
+func (t *Tx) AuditAppend(ctx context.Context, userID int64, action readmodel.AuditAction, detail any) error {
 	return auditAppend(ctx, t.q, t.tx, userID, action, detail)
 }
 
-func auditAppend(ctx context.Context, q *db.Queries, dbtx db.DBTX, userID int64, action string, detail any) error {
+func auditAppend(ctx context.Context, q *db.Queries, dbtx db.DBTX, userID int64, action readmodel.AuditAction, detail any) error {
 	b := []byte("{}")
 	if detail != nil {
 		var err error
@@ -29,7 +30,7 @@ func auditAppend(ctx context.Context, q *db.Queries, dbtx db.DBTX, userID int64,
 			return fmt.Errorf("audit %s: encode detail: %w", action, err)
 		}
 	}
-	if _, err := q.AuditAppend(ctx, dbtx, db.AuditAppendParams{UserID: optionalID(userID), Action: action, Detail: b}); err != nil {
+	if _, err := q.AuditAppend(ctx, dbtx, db.AuditAppendParams{UserID: optionalID(userID), Action: string(action), Detail: b}); err != nil {
 		return mapError(fmt.Errorf("audit %s: %w", action, err))
 	}
 	return nil
@@ -47,7 +48,7 @@ func optionalID(id int64) *int64 {
 // dismissal whose expiry passed while it stood, or a check.
 type AuditEvent struct {
 	At time.Time
-	// Kind is dismissal, account, check or other.
+	// Kind is a readmodel.AuditKind.
 	Kind string
 	// Action is the audit action (advisory.dismiss, advisory.undismiss,
 	// advisory.expire, user.create, …) or "check".
@@ -63,15 +64,6 @@ type AuditEvent struct {
 	// Detail is the entry's JSON: the audit row's own, a check's counts.
 	Detail []byte
 }
-
-// Audit event kinds, the Audit log page's filter.
-const (
-	AuditKindDismissal = "dismissal"
-	AuditKindCheck     = "check"
-	AuditKindAccount   = "account"
-	// AuditKindTrust: a source's trusted keys changed (action source.trust).
-	AuditKindTrust = "trust"
-)
 
 // AuditEventCount counts the entries of a kind ("" for every kind).
 func (s *Store) AuditEventCount(ctx context.Context, kind string) (int, error) {

@@ -283,7 +283,7 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 		t.Errorf("broken source result = %+v, want an error, no success, not stale and not evaluated", broken)
 	}
 	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument ||
-		s.LastErrorKind != readmodel.ErrorHTTPStatus || s.LastErrorArg != "404" {
+		s.LastErrorKind != string(readmodel.ErrorHTTPStatus) || s.LastErrorArg != "404" {
 		t.Errorf("failing source = %+v, want a 404 stored as http_status", s)
 	}
 	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:completed_with_failures" {
@@ -309,22 +309,22 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 		// kind and arg are what the pages word (readmodel.ErrorKind).
 		kind, arg string
 	}{
-		{"server error", false, func(p *publisher) { p.status["/feed.json"] = 503 }, "503", readmodel.ErrorHTTPStatus, "503"},
+		{"server error", false, func(p *publisher) { p.status["/feed.json"] = 503 }, "503", string(readmodel.ErrorHTTPStatus), "503"},
 		{"malformed", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 1, "publisher": `) }, "invalid document",
-			readmodel.ErrorMalformed, "malformed JSON at line 1, column 28: unexpected end of input"},
+			string(readmodel.ErrorMalformed), "malformed JSON at line 1, column 28: unexpected end of input"},
 		{"unknown format", false, func(p *publisher) { p.docs["/feed.json"] = []byte(`{"format": 2}`) }, "format",
-			readmodel.ErrorMalformed, "unsupported format 2 (this reader understands format 1)"},
-		{"oversized", false, func(p *publisher) { p.docs["/feed.json"] = make([]byte, 200<<10) }, "too large", readmodel.ErrorTooLarge, ""},
+			string(readmodel.ErrorMalformed), "unsupported format 2 (this reader understands format 1)"},
+		{"oversized", false, func(p *publisher) { p.docs["/feed.json"] = make([]byte, 200<<10) }, "too large", string(readmodel.ErrorTooLarge), ""},
 		{"rolled back", false, func(p *publisher) { p.docs["/feed.json"] = doc(4, map[string]string{"core": pkgCore}) }, "rolled back",
-			readmodel.ErrorRollback, "4 < 5"},
+			string(readmodel.ErrorRollback), "4 < 5"},
 		{"unsigned", true, func(p *publisher) {
 			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
 			delete(p.sigs, "/feed.json")
-		}, "unsigned", readmodel.ErrorUnsigned, ""},
+		}, "unsigned", string(readmodel.ErrorUnsigned), ""},
 		{"bad signature", true, func(p *publisher) {
 			p.docs["/feed.json"] = doc(6, map[string]string{"core": pkgCore})
 			p.sigs["/feed.json"] = updatedoc.Sign(good, priv)
-		}, "signature", readmodel.ErrorBadSignature, ""},
+		}, "signature", string(readmodel.ErrorBadSignature), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,7 +65,7 @@ func (c *Checker) write(ctx context.Context, l lease.Lease, p pending) outcome {
 			var err error
 			switch {
 			case p.failure.failed():
-				f := store.SourceFailure{Kind: p.failure.kind, Arg: p.failure.arg, Detail: p.failure.detail}
+				f := store.SourceFailure{Kind: string(p.failure.kind), Arg: p.failure.arg, Detail: p.failure.detail}
 				if using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
 					err = c.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
 				}
