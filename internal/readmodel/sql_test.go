@@ -419,6 +419,23 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			types = append(types, e.Type)
 		}
 		sameSet(t, "the event types the queries queue", readmodel.AllEventTypes(), types)
+		// The functions that judge events by their keys ("type:subject")
+		// name types that exist.
+		var defs string
+		db.QueryRow(t, `SELECT coalesce(string_agg(pg_get_functiondef(p.oid), E'\n'), '') FROM pg_proc p
+			JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = current_schema() AND p.prokind = 'f'`).Scan(&defs)
+		keyed := 0
+		for _, l := range sqlLiterals(defs) {
+			if typ, ok := strings.CutSuffix(l, ":"); ok && strings.Contains(typ, ".") {
+				keyed++
+				if !slices.Contains(readmodel.AllEventTypes(), readmodel.EventType(typ)) {
+					t.Errorf("a function keys events of type %q, which readmodel.AllEventTypes does not name", typ)
+				}
+			}
+		}
+		if keyed == 0 {
+			t.Error("no function keys an event by its type: say here what judges the keys")
+		}
 	})
 }
 
