@@ -172,7 +172,7 @@ func lastCheckNote(lc *readmodel.LastCheck) string {
 	if lc == nil || lc.FinishedAt == nil || lc.Status == "" {
 		return ""
 	}
-	return lastCheckText(lc.Status, lc.Trigger, lc.Actor)
+	return lastCheckText(string(lc.Status), string(lc.Trigger), lc.Actor)
 }
 
 // lastCheckText words a check's status and what started it, as the history

@@ -150,11 +150,10 @@ type ComponentRef struct {
 // LastCheck is the latest check that ran: refused attempts (busy,
 // cooldown, skipped) and one still running do not count.
 type LastCheck struct {
-	// Status is completed, completed_with_failures, lease_lost,
-	// connection_lost, cancelled or failed.
-	Status string `json:"status"`
-	// Trigger is scheduled, manual or operator.
-	Trigger string `json:"trigger"`
+	// Status is how it ended: neither refused nor running.
+	Status CheckStatus `json:"status"`
+	// Trigger is what started it; never TriggerImport.
+	Trigger Trigger `json:"trigger"`
 	// Actor is who started it: a user's email, or one of the Actor*
 	// constants (the demo's first check is ActorDemo).
 	Actor      string     `json:"actor"`
