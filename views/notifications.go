@@ -50,13 +50,13 @@ func EventSubject(key string) string {
 
 func channelSendsText(c ChannelRow) string {
 	what := "security problems"
-	if c.Events == "all" {
+	if readmodel.ChannelEvents(c.Events) == readmodel.ChannelEventsAll {
 		what = "security problems and every update"
 	}
-	switch c.Kind {
-	case "slack":
+	switch readmodel.ChannelKind(c.Kind) {
+	case readmodel.ChannelSlack:
 		return what + ", as chat messages"
-	case "email":
+	case readmodel.ChannelEmail:
 		return what + ", by email, one message per check"
 	default:
 		return what + ", as signed JSON"
@@ -65,13 +65,13 @@ func channelSendsText(c ChannelRow) string {
 
 func deliveryBadge(state string, held bool) badge {
 	switch {
-	case state == "pending" && held:
+	case readmodel.DeliveryState(state) == readmodel.DeliveryPending && held:
 		return badge{"Held", toneWarn}
 	}
-	switch state {
-	case "delivered":
+	switch readmodel.DeliveryState(state) {
+	case readmodel.DeliveryDelivered:
 		return badge{"Delivered", toneOK}
-	case "failed":
+	case readmodel.DeliveryFailed:
 		return badge{"Failed", toneDanger}
 	}
 	return badge{"Pending", toneNeutral}

@@ -33,19 +33,19 @@ type Created struct {
 // channel in one message, at once).
 func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, error) {
 	check := checkChannel
-	if c.Kind == "email" {
+	if c.Kind == string(readmodel.ChannelEmail) {
 		check = s.checkEmail
 	}
 	if err := check(&c); err != nil {
 		return Created{}, err
 	}
-	if c.Kind != "email" {
+	if c.Kind != string(readmodel.ChannelEmail) {
 		if err := s.checkAddress(ctx, c.Target); err != nil {
 			return Created{}, err
 		}
 	}
 	var out Created
-	if c.Kind == "webhook" {
+	if c.Kind == string(readmodel.ChannelWebhook) {
 		c.Secret = NewSecret()
 		out.Secret = c.Secret
 	}
@@ -57,7 +57,7 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 		if out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0); err != nil {
 			return err
 		}
-		if c.Kind == "email" {
+		if c.Kind == string(readmodel.ChannelEmail) {
 			if _, err = s.gather(ctx, tx, out.ID, false); err != nil {
 				return err
 			}
@@ -191,10 +191,10 @@ func (s *Service) checkAddress(ctx context.Context, target string) error {
 // checkChannel refuses a channel that could never be delivered to, and
 // names it after its host when it has no name.
 func checkChannel(c *store.NewChannel) error {
-	if c.Kind != "webhook" && c.Kind != "slack" {
+	if c.Kind != string(readmodel.ChannelWebhook) && c.Kind != string(readmodel.ChannelSlack) {
 		return fmt.Errorf("%w: kind must be webhook, slack or email, not %q", ErrInvalidChannel, c.Kind)
 	}
-	if c.Events != "security" && c.Events != "all" {
+	if c.Events != string(readmodel.ChannelEventsSecurity) && c.Events != string(readmodel.ChannelEventsAll) {
 		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
 	}
 	u, err := url.Parse(c.Target)

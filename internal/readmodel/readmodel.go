@@ -13,7 +13,8 @@
 // packages share is a named string type defined here once, with its
 // constants and its list (CheckStatus and AllCheckStatuses, Trigger,
 // EventType, AuditKind, AuditAction, ErrorKind, TrustState, SourceKind,
-// Severity), and so is every threshold. TestVocabulariesMatchSQL and
+// ChannelKind, ChannelEvents, DeliveryState, Severity), and so is every
+// threshold. TestVocabulariesMatchSQL and
 // TestThresholdsMatchSQL hold them to their SQL twins.
 package readmodel
 

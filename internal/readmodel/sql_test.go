@@ -275,6 +275,15 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		}
 	})
 
+	t.Run("channel and delivery", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		sameSet(t, "notification_channels.kind", readmodel.AllChannelKinds(), checkAllows(t, db, "notification_channels", "kind"))
+		sameSet(t, "notification_channels.events", readmodel.AllChannelEvents(), checkAllows(t, db, "notification_channels", "events"))
+		sameSet(t, "notification_events.state", readmodel.AllDeliveryStates(), checkAllows(t, db, "notification_events", "state"))
+		sameSet(t, "notification_messages.state", readmodel.AllDeliveryStates(), checkAllows(t, db, "notification_messages", "state"))
+	})
+
 	t.Run("source kind", func(t *testing.T) {
 		t.Parallel()
 		db := pgtest.New(t)

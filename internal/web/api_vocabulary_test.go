@@ -13,8 +13,9 @@ import (
 
 // The document's enums are the vocabularies the code defines once, in
 // internal/readmodel: the catalog's filters, the audit log's kinds and
-// actions, the check statuses and triggers, the event types, the trust
-// states and the kinds of attention. A value added in Go and not in the
+// actions, the check statuses and triggers, the event types, the channel
+// kinds and choices of events, the delivery states, the trust states and
+// the kinds of attention. A value added in Go and not in the
 // document, or the other way round, fails here.
 func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	t.Parallel()
@@ -107,6 +108,11 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	}
 
 	check("components/schemas/Delivery/properties/type", strs(readmodel.AllEventTypes()))
+	check("components/schemas/Delivery/properties/state", strs(readmodel.AllDeliveryStates()))
+	for _, schema := range []string{"Channel", "CreatedChannel", "NewChannel"} {
+		check("components/schemas/"+schema+"/properties/kind", strs(readmodel.AllChannelKinds()))
+		check("components/schemas/"+schema+"/properties/events", strs(readmodel.AllChannelEvents()))
+	}
 	check("components/schemas/Source/properties/signature_state", strs(readmodel.AllTrustStates()))
 	check("components/schemas/Summary/properties/attention/items/properties/kind", readmodel.AttentionKinds)
 }
