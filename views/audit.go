@@ -15,26 +15,17 @@ import (
 const (
 	PathAudit    = "/admin/audit"
 	PathAuditCSV = "/admin/audit.csv"
-	// ParamKind filters the audit log by kind (AuditKind*); ParamPage pages it.
+	// ParamKind filters the audit log by kind (readmodel.AuditKind); ParamPage pages it.
 	ParamKind = "kind"
-)
-
-// Audit log kinds (AuditProps.Kind); "" lists every kind.
-const (
-	AuditKindDismissal = "dismissal"
-	AuditKindCheck     = "check"
-	AuditKindAccount   = "account"
-	// AuditKindTrust: a source's trusted keys changed (source.trust).
-	AuditKindTrust = "trust"
 )
 
 // auditKinds are the filter's options, in order.
 var auditKinds = []struct{ Value, Label string }{
 	{"", "All"},
-	{AuditKindDismissal, "Dismissals"},
-	{AuditKindCheck, "Checks"},
-	{AuditKindAccount, "Accounts and tokens"},
-	{AuditKindTrust, "Trusted keys"},
+	{string(readmodel.AuditKindDismissal), "Dismissals"},
+	{string(readmodel.AuditKindCheck), "Checks"},
+	{string(readmodel.AuditKindAccount), "Accounts and tokens"},
+	{string(readmodel.AuditKindTrust), "Trusted keys"},
 }
 
 // AuditRow is one entry of the audit log.
@@ -64,7 +55,7 @@ type AuditRow struct {
 type AuditProps struct {
 	Layout LayoutProps
 	Rows   []AuditRow
-	// Kind is the filter, one of the AuditKind* constants or "".
+	// Kind is the filter, a readmodel.AuditKind or "".
 	Kind string
 	// Page is 1-based; Total counts the entries of Kind on every page.
 	Page, PageSize, Total int
@@ -97,38 +88,38 @@ func auditURL(path, kind string, page int) string {
 
 // auditWhat words an entry: "Dismissed ACME-2 for gallery".
 func auditWhat(r AuditRow) string {
-	switch r.Action {
-	case "advisory.dismiss":
+	switch readmodel.AuditAction(r.Action) {
+	case readmodel.AuditAdvisoryDismiss:
 		return "Dismissed " + r.Advisory + " for " + r.Component
-	case "advisory.undismiss":
+	case readmodel.AuditAdvisoryUndismiss:
 		return "Restored " + r.Advisory + " for " + r.Component + ": the dismissal was undone"
-	case "advisory.expire":
+	case readmodel.AuditAdvisoryExpire:
 		return "The dismissal of " + r.Advisory + " for " + r.Component + " expired"
-	case "check":
+	case readmodel.AuditCheck:
 		return runStatus(readmodel.ShownRunStatus(r.Status, r.Trigger)).Label + " (" + triggerLabel(r.Trigger) + ")"
-	case "user.create":
+	case readmodel.AuditUserCreate:
 		return "Account created"
-	case "user.password":
+	case readmodel.AuditUserPassword:
 		return "Password changed"
-	case "token.create":
+	case readmodel.AuditTokenCreate:
 		return "API token created"
-	case "token.revoke":
+	case readmodel.AuditTokenRevoke:
 		return "API token revoked"
-	case "user.lockout":
+	case readmodel.AuditUserLockout:
 		return "Sign-ins locked after too many failed attempts"
-	case "source.trust":
+	case readmodel.AuditSourceTrust:
 		return "Trusted keys of an update source changed"
-	case "source.pin":
+	case readmodel.AuditSourcePin:
 		return "Pinned keys of an update source changed"
-	case "channel.add":
+	case readmodel.AuditChannelAdd:
 		return "Notification channel added"
-	case "channel.remove":
+	case readmodel.AuditChannelRemove:
 		return "Notification channel deleted"
-	case "channel.enable":
+	case readmodel.AuditChannelEnable:
 		return "Notification channel enabled"
-	case "channel.disable":
+	case readmodel.AuditChannelDisable:
 		return "Notification channel disabled"
-	case "channel.test":
+	case readmodel.AuditChannelTest:
 		return "Test notification sent to a channel"
 	}
 	return r.Action
@@ -137,15 +128,15 @@ func auditWhat(r AuditRow) string {
 // auditWhy is an entry's detail in words: a dismissal's reason and expiry,
 // a check's counts, an account change's fields.
 func auditWhy(r AuditRow) string {
-	switch r.Action {
-	case "advisory.dismiss":
+	switch readmodel.AuditAction(r.Action) {
+	case readmodel.AuditAdvisoryDismiss:
 		return "Reason: “" + r.Reason + "”. Until: " + untilText(r.ExpiresAt) + "."
-	case "advisory.undismiss":
+	case readmodel.AuditAdvisoryUndismiss:
 		if r.Reason == "" {
 			return ""
 		}
 		return "It had been dismissed because: “" + r.Reason + "”."
-	case "advisory.expire":
+	case readmodel.AuditAdvisoryExpire:
 		return "Reason given: “" + r.Reason + "”. The advisory counts again."
 	}
 	return r.Detail
@@ -164,9 +155,9 @@ func AuditActorText(actor, action string) string {
 	switch {
 	case actor != "":
 		return readmodel.ActorText(actor)
-	case action == "advisory.expire":
+	case action == string(readmodel.AuditAdvisoryExpire):
 		return "nobody: its expiry passed"
-	case action == "user.lockout":
+	case action == string(readmodel.AuditUserLockout):
 		return "nobody: the login throttle"
 	}
 	return readmodel.ActorText(readmodel.ActorCLI)
@@ -174,14 +165,14 @@ func AuditActorText(actor, action string) string {
 
 // auditKindLabel names a kind in the table.
 func auditKindLabel(kind string) string {
-	switch kind {
-	case AuditKindDismissal:
+	switch readmodel.AuditKind(kind) {
+	case readmodel.AuditKindDismissal:
 		return "Dismissal"
-	case AuditKindCheck:
+	case readmodel.AuditKindCheck:
 		return "Check"
-	case AuditKindAccount:
+	case readmodel.AuditKindAccount:
 		return "Account"
-	case AuditKindTrust:
+	case readmodel.AuditKindTrust:
 		return "Trusted keys"
 	}
 	return "Other"

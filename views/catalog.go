@@ -66,7 +66,7 @@ func rowErrorKind(r readmodel.CatalogRow) string {
 	case r.LastError != "":
 		return r.LastErrorKind
 	case r.EvalError != "":
-		return readmodel.ErrorEvaluation
+		return string(readmodel.ErrorEvaluation)
 	}
 	return ""
 }

@@ -45,22 +45,22 @@ type CheckOutcome struct {
 // answers; where app.js has no sentence for an answer (a cancelled or
 // failed check) it names the HTTP status instead.
 func CheckOutcomeMessage(o CheckOutcome) string {
-	switch o.Status {
-	case "completed":
+	switch readmodel.CheckStatus(o.Status) {
+	case readmodel.CheckCompleted:
 		return fmt.Sprintf("Check completed: %s fetched, %d unchanged, %d failed.",
 			countNoun(o.Fetched, "source", "sources"), o.NotModified, o.Failed)
-	case "completed_with_failures":
+	case readmodel.CheckCompletedWithFailures:
 		return fmt.Sprintf("Check completed with failures: %s fetched, %d unchanged, %d failed. Source health says why.",
 			countNoun(o.Fetched, "source", "sources"), o.NotModified, o.Failed)
-	case "busy":
+	case readmodel.CheckBusy:
 		return "A check is already running. Try again in a few minutes."
-	case "lease_lost", "interrupted":
+	case readmodel.CheckLeaseLost, readmodel.StatusInterrupted:
 		return "The check was interrupted (it lost its lock or its connection to the database) and will be retried."
-	case "cooldown":
+	case readmodel.CheckCooldown:
 		return cooldownSentence(o.Cooldown) + " You can check again in " + readmodel.SecondsText(o.RetryAfter) + "."
-	case "skipped":
+	case readmodel.CheckSkipped:
 		return "A check has already completed in this period, so nothing was fetched."
-	case "cancelled":
+	case readmodel.CheckCancelled:
 		return "The check was cancelled because the server is shutting down. Try again in a moment."
 	default:
 		return "The check could not run. Try again later."
@@ -110,14 +110,14 @@ func CheckOutcomeTone(status string) string {
 // interrupted or cancelled warns; a refusal informs; anything else is a
 // danger.
 var outcomeTones = map[string]tone{
-	"completed":               toneOK,
-	"completed_with_failures": toneWarn,
-	"busy":                    toneInfo,
-	"cooldown":                toneInfo,
-	"skipped":                 toneInfo,
-	"lease_lost":              toneWarn,
-	"interrupted":             toneWarn,
-	"cancelled":               toneWarn,
+	string(readmodel.CheckCompleted):             toneOK,
+	string(readmodel.CheckCompletedWithFailures): toneWarn,
+	string(readmodel.CheckBusy):                  toneInfo,
+	string(readmodel.CheckCooldown):              toneInfo,
+	string(readmodel.CheckSkipped):               toneInfo,
+	string(readmodel.CheckLeaseLost):             toneWarn,
+	string(readmodel.StatusInterrupted):          toneWarn,
+	string(readmodel.CheckCancelled):             toneWarn,
 }
 
 // outcomeTonesJSON is outcomeTones for app.js, as a JSON object.
@@ -149,7 +149,7 @@ func lastCheckNote(lc *readmodel.LastCheck) string {
 	if lc == nil || lc.FinishedAt == nil || lc.Status == "" {
 		return ""
 	}
-	return lastCheckText(lc.Status, lc.Trigger, lc.Actor)
+	return lastCheckText(string(lc.Status), string(lc.Trigger), lc.Actor)
 }
 
 // nextCheckText is when the next scheduled check runs, in UTC: "today at

@@ -115,7 +115,7 @@ func factsKnown(p DetailProps) bool {
 // evalFailed: the component's document was read but could not be
 // evaluated for it.
 func evalFailed(p DetailProps) bool {
-	return p.EvalFailed || p.LastErrorKind == readmodel.ErrorEvaluation
+	return p.EvalFailed || readmodel.ErrorKind(p.LastErrorKind) == readmodel.ErrorEvaluation
 }
 
 // notEvaluatedText says why nothing is known about a component that has no

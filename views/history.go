@@ -15,7 +15,7 @@ type HistoryProps struct {
 
 // runCountsText is what a check did with the sources.
 func runCountsText(r readmodel.RunRow) string {
-	if r.Trigger == readmodel.TriggerImport {
+	if readmodel.Trigger(r.Trigger) == readmodel.TriggerImport {
 		return importRunText(r)
 	}
 	s := fmt.Sprintf("%d fetched, %d unchanged, %d failed", r.Fetched, r.NotModified, r.Failed)

@@ -193,7 +193,7 @@ func runRow(r readmodel.RunRow, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if r.Status == "completed_with_failures" && r.Trigger != readmodel.TriggerImport {
+		if readmodel.CheckStatus(r.Status) == readmodel.CheckCompletedWithFailures && readmodel.Trigger(r.Trigger) != readmodel.TriggerImport {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<span class=\"muted small block\" data-testid=\"history-failed-sources\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -280,7 +280,7 @@ func runRow(r readmodel.RunRow, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if r.Status == "running" && r.FinishedAt == nil {
+		if readmodel.CheckStatus(r.Status) == readmodel.CheckRunning && r.FinishedAt == nil {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<span class=\"muted\">in progress</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -21,18 +21,18 @@ func DeliveryRetryPath(id string) string {
 
 // eventTypeText names an event type in words.
 func eventTypeText(t string) string {
-	switch t {
-	case "security_update.available":
+	switch readmodel.EventType(t) {
+	case readmodel.EventSecurityUpdate:
 		return "Security update"
-	case "advisory.unfixed":
+	case readmodel.EventAdvisoryUnfixed:
 		return "Advisory with no fix"
-	case "update.available":
+	case readmodel.EventUpdateAvailable:
 		return "Update"
-	case "source.failing":
+	case readmodel.EventSourceFailing:
 		return "Source failing for a day"
-	case "check.overdue":
+	case readmodel.EventCheckOverdue:
 		return "No check for two days"
-	case "test":
+	case readmodel.EventTest:
 		return "Test"
 	}
 	return t
@@ -50,13 +50,13 @@ func EventSubject(key string) string {
 
 func channelSendsText(c readmodel.ChannelRow) string {
 	what := "security problems"
-	if c.Events == "all" {
+	if readmodel.ChannelEvents(c.Events) == readmodel.ChannelEventsAll {
 		what = "security problems and every update"
 	}
-	switch c.Kind {
-	case "slack":
+	switch readmodel.ChannelKind(c.Kind) {
+	case readmodel.ChannelSlack:
 		return what + ", as chat messages"
-	case "email":
+	case readmodel.ChannelEmail:
 		return what + ", by email, one message per check"
 	default:
 		return what + ", as signed JSON"
@@ -65,13 +65,13 @@ func channelSendsText(c readmodel.ChannelRow) string {
 
 func deliveryBadge(state string, held bool) badge {
 	switch {
-	case state == "pending" && held:
+	case readmodel.DeliveryState(state) == readmodel.DeliveryPending && held:
 		return badge{"Held", toneWarn}
 	}
-	switch state {
-	case "delivered":
+	switch readmodel.DeliveryState(state) {
+	case readmodel.DeliveryDelivered:
 		return badge{"Delivered", toneOK}
-	case "failed":
+	case readmodel.DeliveryFailed:
 		return badge{"Failed", toneDanger}
 	}
 	return badge{"Pending", toneNeutral}

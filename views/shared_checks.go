@@ -35,30 +35,30 @@ type checkStatus struct {
 // whose lease ran out, as the history reads it: its process died or froze,
 // or could not reach the database until then) and "" for none.
 var checkStatuses = map[string]checkStatus{
-	"completed": {"Completed", "", toneOK, true},
+	string(readmodel.CheckCompleted): {"Completed", "", toneOK, true},
 	// A check that ran to its end while some sources failed (the history
 	// adds how many, and a link to the sources).
-	"completed_with_failures": {"Completed with failures", "", toneWarn, true},
-	"running":                 {"Running", "in progress now", toneInfo, false},
-	"busy":                    {"Busy", "another check was running", toneNeutral, false},
-	"cooldown":                {"Cooldown", "too soon after the last manual check", toneNeutral, false},
-	"skipped":                 {"Skipped", "this period’s check had already completed", toneNeutral, false},
-	"lease_lost":              {"Interrupted", "it lost its lock before finishing", toneWarn, true},
-	"connection_lost":         {"Interrupted", "lost its connection to the database", toneWarn, true},
-	"interrupted":             {"Interrupted", "it lost its lock or its connection to the database before finishing", toneWarn, true},
-	"cancelled":               {"Cancelled", "the server was shutting down", toneWarn, true},
-	"failed":                  {"Failed", "it could not write its results", toneDanger, true},
-	"abandoned":               {"Abandoned", "it stopped before its end was recorded", toneWarn, false},
-	"":                        {"Unknown", "", toneNeutral, true},
-	"refused":                 {"Refused", "", toneWarn, true}, // an import whose document was refused, as the history reads it (shownStatus)
+	string(readmodel.CheckCompletedWithFailures): {"Completed with failures", "", toneWarn, true},
+	string(readmodel.CheckRunning):               {"Running", "in progress now", toneInfo, false},
+	string(readmodel.CheckBusy):                  {"Busy", "another check was running", toneNeutral, false},
+	string(readmodel.CheckCooldown):              {"Cooldown", "too soon after the last manual check", toneNeutral, false},
+	string(readmodel.CheckSkipped):               {"Skipped", "this period’s check had already completed", toneNeutral, false},
+	string(readmodel.CheckLeaseLost):             {"Interrupted", "it lost its lock before finishing", toneWarn, true},
+	string(readmodel.CheckConnectionLost):        {"Interrupted", "lost its connection to the database", toneWarn, true},
+	string(readmodel.StatusInterrupted):          {"Interrupted", "it lost its lock or its connection to the database before finishing", toneWarn, true},
+	string(readmodel.CheckCancelled):             {"Cancelled", "the server was shutting down", toneWarn, true},
+	string(readmodel.CheckFailed):                {"Failed", "it could not write its results", toneDanger, true},
+	string(readmodel.StatusAbandoned):            {"Abandoned", "it stopped before its end was recorded", toneWarn, false},
+	"":                                           {"Unknown", "", toneNeutral, true},
+	string(readmodel.StatusRefused):              {"Refused", "", toneWarn, true}, // an import whose document was refused, as the history reads it (shownStatus)
 }
 
 // triggerLabels word what started a check.
 var triggerLabels = map[string]string{
-	"scheduled": "Scheduled",
-	"manual":    "Manual",
-	"operator":  "Command line",
-	"import":    "Document import", // upcheck source import, the Sources page's upload form
+	string(readmodel.TriggerScheduled): "Scheduled",
+	string(readmodel.TriggerManual):    "Manual",
+	string(readmodel.TriggerOperator):  "Command line",
+	string(readmodel.TriggerImport):    "Document import", // upcheck source import, the Sources page's upload form
 }
 
 // actorOrigins word what started a run when its actor, not its trigger,
@@ -87,7 +87,7 @@ func actorLabel(actor string) string {
 // statusNotes are the widget's words for the statuses whose label alone
 // would not say what happened (statusWord).
 var statusNotes = map[string]string{
-	"connection_lost": "interrupted: lost its connection to the database",
+	string(readmodel.CheckConnectionLost): "interrupted: lost its connection to the database",
 }
 
 // statusWord is a status in the widget's note on the last check: its

@@ -54,20 +54,20 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 	for name, c := range map[string]templ.Component{
 		"catalog": Catalog(CatalogProps{Layout: layout(attention(), true), Page: 1, Total: 3, Rows: []readmodel.CatalogRow{
 			{Code: "shop", Name: "Shop", Installed: "0.9.1", SourceURL: "http://10.0.0.7/u.json", Stale: true,
-				LastError: refused, LastErrorKind: readmodel.ErrorConnect, LastAttemptAt: ago(time.Minute)},
+				LastError: refused, LastErrorKind: string(readmodel.ErrorConnect), LastAttemptAt: ago(time.Minute)},
 			{Code: "slow", Name: "Slow", Installed: "1.0.0", SourceURL: "https://slow.example/u.json", Stale: true,
-				LastError: deadline, LastErrorKind: readmodel.ErrorTimeout, LastErrorArg: "15s"},
+				LastError: deadline, LastErrorKind: string(readmodel.ErrorTimeout), LastErrorArg: "15s"},
 			{Code: "old", Name: "Old", Installed: "1.0.0", SourceURL: "https://old.example/u.json", Stale: true,
 				LastError: "fetch https://old.example/u.json: EOF"}, // recorded before kinds were
 		}}),
 		"detail": ComponentDetail(DetailProps{Layout: layout(calm(), true), Code: "self", Name: "Self", Installed: "1.0.0",
-			SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: readmodel.ErrorTLS}),
+			SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: string(readmodel.ErrorTLS)}),
 		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/u.json", Components: 3, Failing: true, ConsecutiveFailures: 2, LastError: status,
-				LastErrorKind: readmodel.ErrorHTTPStatus, LastErrorArg: "503", SignatureState: "unsigned"},
+				LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503", SignatureState: "unsigned"},
 			{URL: "http://10.0.0.7/u.json", Components: 1, Failing: true, ConsecutiveFailures: 1, SignatureState: "unsigned",
 				LastError:     "fetch http://10.0.0.7/u.json: dial tcp 10.0.0.7:80: refusing to connect to a private address 10.0.0.7",
-				LastErrorKind: readmodel.ErrorPrivateAddress, LastErrorArg: "10.0.0.7"},
+				LastErrorKind: string(readmodel.ErrorPrivateAddress), LastErrorArg: "10.0.0.7"},
 		}}),
 		"history": History(HistoryProps{Layout: layout(calm(), true), Runs: []readmodel.RunRow{
 			{ID: 2, Trigger: "scheduled", Actor: "cron", Status: "failed", StartedAt: now.Add(-time.Hour), FinishedAt: ago(time.Hour),

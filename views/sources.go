@@ -112,10 +112,10 @@ func sourceBadges(s readmodel.SourceRow) []badge {
 
 // signatureBadge words a source's signature state.
 func signatureBadge(state string) badge {
-	switch state {
-	case "verified":
+	switch readmodel.TrustState(state) {
+	case readmodel.TrustVerified:
 		return badge{"Verified", toneOK}
-	case "unsigned", "":
+	case readmodel.TrustUnsigned, "":
 		return badge{"Unsigned", toneNeutral}
 	default:
 		return badge{state, toneNeutral}

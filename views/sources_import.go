@@ -48,7 +48,7 @@ func importOutcomeText(o ImportOutcome) string {
 	case "unchanged":
 		return fmt.Sprintf("This is the document already stored (sequence %d): it stays, and %s evaluated from it again.",
 			o.Sequence, countNoun(o.Components, "component was", "components were"))
-	case "busy":
+	case string(readmodel.CheckBusy):
 		return "A check is running, so nothing was imported. Try again when it has finished."
 	}
 	return o.Status

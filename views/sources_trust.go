@@ -21,13 +21,13 @@ func trustLine(s readmodel.SourceRow, now time.Time) string {
 	switch {
 	case s.Pin == "":
 		parts = append(parts, "unsigned (no key pinned)")
-	case s.SignatureState == "verified" && len(s.VerifiedBy) > 0:
+	case readmodel.TrustState(s.SignatureState) == readmodel.TrustVerified && len(s.VerifiedBy) > 0:
 		keys := "key " + s.VerifiedBy[0]
 		if len(s.VerifiedBy) > 1 {
 			keys = "keys " + strings.Join(s.VerifiedBy[:len(s.VerifiedBy)-1], ", ") + " and " + s.VerifiedBy[len(s.VerifiedBy)-1]
 		}
 		parts = append(parts, fmt.Sprintf("verified by %s (of %d trusted)", keys, s.TrustedCount))
-	case s.SignatureState == "verified":
+	case readmodel.TrustState(s.SignatureState) == readmodel.TrustVerified:
 		parts = append(parts, fmt.Sprintf("verified (%s)", countNoun(s.TrustedCount, "key trusted", "keys trusted")))
 	default:
 		parts = append(parts, fmt.Sprintf("no verified document yet (%s)", countNoun(s.TrustedCount, "key trusted", "keys trusted")))
@@ -61,7 +61,7 @@ func trustWarnings(s readmodel.SourceRow, now time.Time) []string {
 	if !s.Failing {
 		return out
 	}
-	switch s.LastErrorKind {
+	switch readmodel.ErrorKind(s.LastErrorKind) {
 	case readmodel.ErrorRollback:
 		if older, newer, ok := strings.Cut(s.LastErrorArg, " < "); ok {
 			out = append(out, fmt.Sprintf("A rollback was refused: the publisher sent sequence %s after %s was accepted.", older, newer))

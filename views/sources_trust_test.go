@@ -26,15 +26,15 @@ func TestTrustInWords(t *testing.T) {
 	}{
 		{verified, "expires in 6 days"},
 		{readmodel.SourceRow{ExpiresAt: &past, Expired: true}, "expired 2 days ago: it is stale, and the last good data is kept"},
-		{readmodel.SourceRow{Failing: true, LastErrorKind: readmodel.ErrorRollback, LastErrorArg: "9 < 41"}, "sent sequence 9 after 41 was accepted"},
-		{readmodel.SourceRow{Failing: true, LastErrorKind: readmodel.ErrorBadSignature}, "not signed by the keys trusted"},
-		{readmodel.SourceRow{Failing: true, LastErrorKind: readmodel.ErrorKeyStatement}, "key statement was refused"},
+		{readmodel.SourceRow{Failing: true, LastErrorKind: string(readmodel.ErrorRollback), LastErrorArg: "9 < 41"}, "sent sequence 9 after 41 was accepted"},
+		{readmodel.SourceRow{Failing: true, LastErrorKind: string(readmodel.ErrorBadSignature)}, "not signed by the keys trusted"},
+		{readmodel.SourceRow{Failing: true, LastErrorKind: string(readmodel.ErrorKeyStatement)}, "key statement was refused"},
 	} {
 		if got := strings.Join(trustWarnings(tc.row, now), " "); !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: warnings %q, want %q", tc.row, got, tc.want)
 		}
 	}
-	if got := trustWarnings(readmodel.SourceRow{ExpiresAt: &far, Failing: true, LastErrorKind: readmodel.ErrorHTTPStatus}, now); len(got) != 0 {
+	if got := trustWarnings(readmodel.SourceRow{ExpiresAt: &far, Failing: true, LastErrorKind: string(readmodel.ErrorHTTPStatus)}, now); len(got) != 0 {
 		t.Errorf("nothing to say about trust, got %q", got)
 	}
 	// Whether the expiry is near is the database's judgement (ExpiresSoon,

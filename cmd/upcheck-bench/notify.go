@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -63,7 +64,7 @@ func notifications(ctx context.Context, url string) error {
 			return err
 		}
 	}
-	created, err := n.AddChannel(ctx, store.NewChannel{Name: "bench", Kind: "webhook", Target: receiver.URL, Events: "all"})
+	created, err := n.AddChannel(ctx, store.NewChannel{Name: "bench", Kind: string(readmodel.ChannelWebhook), Target: receiver.URL, Events: string(readmodel.ChannelEventsAll)})
 	if err != nil {
 		return err
 	}

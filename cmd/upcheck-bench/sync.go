@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -104,7 +105,7 @@ func storeSyncDocuments(ctx context.Context, lm *lease.Manager) error {
 		doc := fmt.Sprintf(`{"format": 1, "publisher": "bench", "sequence": 1, "packages": {%s}}`, strings.Join(pkgs, ","))
 		err := lm.WithLease(ctx, acq.Lease.Owner, func(tx *store.Tx) error {
 			_, err := tx.SourceSaveDocument(ctx, store.SourceDocument{URL: syncSourceURL(s), Document: []byte(doc),
-				Sequence: 1, SignatureState: "unsigned", Epoch: acq.Lease.Epoch})
+				Sequence: 1, SignatureState: string(readmodel.TrustUnsigned), Epoch: acq.Lease.Epoch})
 			return err
 		})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -71,12 +72,12 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		fmt.Fprintf(stderr, "upcheck notify add: want \"webhook\" or \"email\"\n%s", helpPointer("notify add"))
 		return errUsage
 	}
-	c := store.NewChannel{Kind: "webhook"}
+	c := store.NewChannel{Kind: string(readmodel.ChannelWebhook)}
 	var format string
 	if _, err := parseFlags("notify add webhook", args[1:], stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&c.Target, "url", "", "where to POST the events")
 		fs.StringVar(&format, "format", "standard", "standard (signed Standard Webhooks JSON) or slack ({\"text\": …})")
-		fs.StringVar(&c.Events, "events", "security", "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
+		fs.StringVar(&c.Events, "events", string(readmodel.ChannelEventsSecurity), "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
 		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the URL's host)")
 	}); err != nil {
 		return err
@@ -84,7 +85,7 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 	switch format {
 	case "standard":
 	case "slack":
-		c.Kind = "slack"
+		c.Kind = string(readmodel.ChannelSlack)
 	default:
 		fmt.Fprintln(stderr, "upcheck notify add webhook: --format must be standard or slack")
 		return errUsage
@@ -96,10 +97,10 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 // database is opened when this process has no mail server or an address
 // does not parse.
 func runNotifyAddEmail(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	c := store.NewChannel{Kind: "email"}
+	c := store.NewChannel{Kind: string(readmodel.ChannelEmail)}
 	if _, err := parseFlags("notify add email", args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&c.Target, "to", "", "the addresses to send to, separated by commas")
-		fs.StringVar(&c.Events, "events", "security", "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
+		fs.StringVar(&c.Events, "events", string(readmodel.ChannelEventsSecurity), "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
 		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the first address)")
 	}); err != nil {
 		return err
@@ -158,7 +159,7 @@ func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 	for _, c := range channels {
 		line := map[string]any{"channel": c.ID, "name": c.Name, "kind": c.Kind, "url": notify.ShownTarget(c.Kind, c.Target, true),
 			"events": c.Events, "enabled": c.Enabled}
-		if c.Kind == "email" {
+		if c.Kind == string(readmodel.ChannelEmail) {
 			delete(line, "url")
 			line["to"] = c.Target
 		}

@@ -256,7 +256,7 @@ func TestTokenAuditNamesThePrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	actions, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(actions) != 2 || actions[0] != AuditTokenCreate || actions[1] != AuditTokenRevoke {
+	if err != nil || len(actions) != 2 || actions[0] != string(AuditTokenCreate) || actions[1] != string(AuditTokenRevoke) {
 		t.Fatalf("audit rows by the admin about bob: %q, %v", actions, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -48,13 +49,13 @@ const (
 
 // Audit actions written by this package.
 const (
-	AuditUserCreate   = "user.create"
-	AuditUserPassword = "user.password"
-	AuditTokenCreate  = "token.create"
-	AuditTokenRevoke  = "token.revoke"
+	AuditUserCreate   = readmodel.AuditUserCreate
+	AuditUserPassword = readmodel.AuditUserPassword
+	AuditTokenCreate  = readmodel.AuditTokenCreate
+	AuditTokenRevoke  = readmodel.AuditTokenRevoke
 	// AuditLoginLockout: the login throttle locked an address, an account
 	// from one address, or an account (throttle.go); one row per lock.
-	AuditLoginLockout = "user.lockout"
+	AuditLoginLockout = readmodel.AuditUserLockout
 )
 
 // Config is the Service's settings; zero fields take the defaults.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -20,23 +21,24 @@ var ErrLeaseLost = errors.New("update check lease lost")
 // Name is the lease row every check competes for.
 const Name = "check"
 
-// Trigger says why a check wants the lease; it decides which rules apply.
-type Trigger string
+// Trigger says why a check wants the lease; it decides which rules apply
+// (readmodel.Trigger, the one vocabulary).
+type Trigger = readmodel.Trigger
 
 // The triggers.
 const (
 	// Scheduled runs once per period: skipped when a check completed since
 	// the period began (see WithPeriodStart).
-	Scheduled Trigger = "scheduled"
+	Scheduled = readmodel.TriggerScheduled
 	// Manual is the AdminCP button and `upcheck check --manual`: subject to
 	// the cooldown, which it stamps when it acquires.
-	Manual Trigger = "manual"
+	Manual = readmodel.TriggerManual
 	// Operator is `upcheck check` without --manual: no cooldown, no skip.
-	Operator Trigger = "operator"
+	Operator = readmodel.TriggerOperator
 	// Import is a document imported by hand (`upcheck source import`, the
 	// Sources page's upload form): no cooldown, no skip, and its release
 	// completes no period, since it checked no publisher.
-	Import Trigger = "import"
+	Import = readmodel.TriggerImport
 )
 
 // Outcome is the answer to an acquire.
@@ -45,9 +47,9 @@ type Outcome string
 // The outcomes.
 const (
 	Acquired Outcome = "acquired"
-	Busy     Outcome = "busy"
-	Cooldown Outcome = "cooldown"
-	Skipped  Outcome = "skipped"
+	Busy     Outcome = Outcome(readmodel.CheckBusy)
+	Cooldown Outcome = Outcome(readmodel.CheckCooldown)
+	Skipped  Outcome = Outcome(readmodel.CheckSkipped)
 )
 
 // Timings are the lease's durations. Production uses DefaultTimings; tests
@@ -67,7 +69,7 @@ type Timings struct {
 
 // DefaultTimings are the production constants.
 func DefaultTimings() Timings {
-	return Timings{Lease: 5 * time.Minute, Heartbeat: time.Minute, Cooldown: 2 * time.Minute, Period: 24 * time.Hour}
+	return Timings{Lease: 5 * time.Minute, Heartbeat: time.Minute, Cooldown: readmodel.ManualCooldown, Period: 24 * time.Hour}
 }
 
 // txTimeout is well below the lease so that a holder stuck inside a fenced

@@ -99,10 +99,10 @@ func (m *Metrics) LeaseHeld(held bool) {
 }
 
 // CheckEnded counts a check and, when it ran, its duration.
-func (m *Metrics) CheckEnded(trigger, status string, ran bool, d time.Duration) {
-	m.checkRuns.WithLabelValues(trigger, status).Inc()
+func (m *Metrics) CheckEnded(trigger readmodel.Trigger, status readmodel.CheckStatus, ran bool, d time.Duration) {
+	m.checkRuns.WithLabelValues(string(trigger), string(status)).Inc()
 	if ran {
-		m.checkDuration.WithLabelValues(trigger).Observe(d.Seconds())
+		m.checkDuration.WithLabelValues(string(trigger)).Observe(d.Seconds())
 	}
 }
 

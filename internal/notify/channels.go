@@ -33,19 +33,19 @@ type Created struct {
 // channel in one message, at once).
 func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, error) {
 	check := checkChannel
-	if c.Kind == "email" {
+	if c.Kind == string(readmodel.ChannelEmail) {
 		check = s.checkEmail
 	}
 	if err := check(&c); err != nil {
 		return Created{}, err
 	}
-	if c.Kind != "email" {
+	if c.Kind != string(readmodel.ChannelEmail) {
 		if err := s.checkAddress(ctx, c.Target); err != nil {
 			return Created{}, err
 		}
 	}
 	var out Created
-	if c.Kind == "webhook" {
+	if c.Kind == string(readmodel.ChannelWebhook) {
 		c.Secret = NewSecret()
 		out.Secret = c.Secret
 	}
@@ -57,7 +57,7 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 		if out.Queued, err = s.Queue(ctx, tx, nil, out.ID, 0); err != nil {
 			return err
 		}
-		if c.Kind == "email" {
+		if c.Kind == string(readmodel.ChannelEmail) {
 			if _, err = s.gather(ctx, tx, out.ID, false); err != nil {
 				return err
 			}
@@ -143,11 +143,11 @@ func (s *Service) DeleteChannel(ctx context.Context, id int64) error {
 
 // Audit actions of channels, in audit_log.action.
 const (
-	AuditChannelAdd     = "channel.add"
-	AuditChannelRemove  = "channel.remove"
-	AuditChannelEnable  = "channel.enable"
-	AuditChannelDisable = "channel.disable"
-	AuditChannelTest    = "channel.test"
+	AuditChannelAdd     = readmodel.AuditChannelAdd
+	AuditChannelRemove  = readmodel.AuditChannelRemove
+	AuditChannelEnable  = readmodel.AuditChannelEnable
+	AuditChannelDisable = readmodel.AuditChannelDisable
+	AuditChannelTest    = readmodel.AuditChannelTest
 )
 
 type actorKey struct{}
@@ -166,7 +166,7 @@ func actor(ctx context.Context) int64 {
 // audit records a change of ch in tx, by the actor of ctx. The target is
 // kept as an admin sees it afterwards (ShownTarget): a webhook URL is a
 // credential, and the audit log keeps it for a year.
-func audit(ctx context.Context, tx *store.Tx, action string, ch readmodel.ChannelRow) error {
+func audit(ctx context.Context, tx *store.Tx, action readmodel.AuditAction, ch readmodel.ChannelRow) error {
 	return tx.AuditAppend(ctx, actor(ctx), action, map[string]any{
 		"channel_id": ch.ID, "name": ch.Name, "kind": ch.Kind, "target": ShownTarget(ch.Kind, ch.Target, true)})
 }
@@ -191,10 +191,10 @@ func (s *Service) checkAddress(ctx context.Context, target string) error {
 // checkChannel refuses a channel that could never be delivered to, and
 // names it after its host when it has no name.
 func checkChannel(c *store.NewChannel) error {
-	if c.Kind != "webhook" && c.Kind != "slack" {
+	if c.Kind != string(readmodel.ChannelWebhook) && c.Kind != string(readmodel.ChannelSlack) {
 		return fmt.Errorf("%w: kind must be webhook, slack or email, not %q", ErrInvalidChannel, c.Kind)
 	}
-	if c.Events != "security" && c.Events != "all" {
+	if c.Events != string(readmodel.ChannelEventsSecurity) && c.Events != string(readmodel.ChannelEventsAll) {
 		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
 	}
 	u, err := url.Parse(c.Target)

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -32,7 +33,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		return river.JobCancel(fmt.Errorf("event %s was deleted with its channel", job.Args.EventID))
 	case err != nil:
 		return err // the database: try again later
-	case d.State == "delivered":
+	case d.State == string(readmodel.DeliveryDelivered):
 		return nil // a retry by hand raced a send that succeeded
 	case !d.ChannelLive:
 		held, err := s.store.EventHold(ctx, d.ID)
@@ -49,7 +50,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		} else if err != nil {
 			return err
 		}
-		if d.State != "pending" {
+		if d.State != string(readmodel.DeliveryPending) {
 			return nil
 		}
 		if !d.ChannelLive {
@@ -61,19 +62,19 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	switch {
 	case err == nil && status >= 200 && status < 300:
 		s.observer.Delivered(d.Channel.Kind, "delivered")
-		return s.record(ctx, d, "delivered", "", 0)
+		return s.record(ctx, d, string(readmodel.DeliveryDelivered), "", 0)
 	case err == nil && status == http.StatusGone:
 		reason := "the receiver answered 410 Gone: it no longer accepts these notifications"
 		if derr := s.store.ChannelDisable(ctx, d.Channel.ID, reason); derr != nil {
 			return derr
 		}
 		s.observer.Delivered(d.Channel.Kind, "gone")
-		return cancel(s.record(ctx, d, "failed", reason, 0), reason)
+		return cancel(s.record(ctx, d, string(readmodel.DeliveryFailed), reason, 0), reason)
 	}
 	msg := failureText(status, err)
-	state, result := "pending", "retry"
+	state, result := string(readmodel.DeliveryPending), "retry"
 	if job.Attempt >= job.MaxAttempts {
-		state, result = "failed", "failed"
+		state, result = string(readmodel.DeliveryFailed), "failed"
 	}
 	s.observer.Delivered(d.Channel.Kind, result)
 	if rerr := s.record(ctx, d, state, msg, retryPolicy{base: s.timings.Backoff}.delay(job.Attempt)); rerr != nil {
@@ -144,8 +145,8 @@ func (s *Service) send(ctx context.Context, d store.Delivery) (int, error) {
 	header := http.Header{"Content-Type": {"application/json"}}
 	var body []byte
 	var err error
-	switch d.Channel.Kind {
-	case "webhook":
+	switch readmodel.ChannelKind(d.Channel.Kind) {
+	case readmodel.ChannelWebhook:
 		body, err = json.Marshal(struct {
 			Type      string          `json:"type"`
 			Timestamp time.Time       `json:"timestamp"`
@@ -165,7 +166,7 @@ func (s *Service) send(ctx context.Context, d store.Delivery) (int, error) {
 		header.Set("webhook-id", d.ID.String())
 		header.Set("webhook-timestamp", strconv.FormatInt(now, 10))
 		header.Set("webhook-signature", sig)
-	case "slack":
+	case readmodel.ChannelSlack:
 		link := chatEscape(adminURL(s.publicURL, payloadCode(d.Payload)))
 		if body, err = json.Marshal(map[string]string{"text": slackText(d, link)}); err != nil {
 			return 0, err

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	gomail "github.com/wneessen/go-mail"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -82,7 +83,7 @@ func (s *Service) checkEmail(c *store.NewChannel) error {
 	if !configured(s.smtp) {
 		return fmt.Errorf("%w: %w", ErrInvalidChannel, ErrNoSMTP)
 	}
-	if c.Events != "security" && c.Events != "all" {
+	if c.Events != string(readmodel.ChannelEventsSecurity) && c.Events != string(readmodel.ChannelEventsAll) {
 		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
 	}
 	to, err := ParseRecipients(c.Target)
@@ -117,7 +118,7 @@ func (w *emailWorker) Work(ctx context.Context, job *river.Job[emailArgs]) error
 		return river.JobCancel(fmt.Errorf("message %s was deleted with its channel", job.Args.MessageID))
 	case err != nil:
 		return err // the database: try again later
-	case m.State == "delivered":
+	case m.State == string(readmodel.DeliveryDelivered):
 		return nil // a retry by hand raced a send that succeeded
 	case !m.Channel.Enabled:
 		held, err := s.store.MessageHold(ctx, m.ID)
@@ -133,7 +134,7 @@ func (w *emailWorker) Work(ctx context.Context, job *river.Job[emailArgs]) error
 		} else if err != nil {
 			return err
 		}
-		if m.State != "pending" {
+		if m.State != string(readmodel.DeliveryPending) {
 			return nil
 		}
 		if !m.Channel.Enabled {
@@ -142,12 +143,12 @@ func (w *emailWorker) Work(ctx context.Context, job *river.Job[emailArgs]) error
 	}
 	err = s.sendEmail(ctx, m)
 	if err == nil {
-		return s.recordMessage(ctx, m, "delivered", "")
+		return s.recordMessage(ctx, m, string(readmodel.DeliveryDelivered), "")
 	}
 	msg := mailFailureText(err, s.smtp, mailStep(s.timings))
-	state := "pending"
+	state := string(readmodel.DeliveryPending)
 	if job.Attempt >= job.MaxAttempts {
-		state = "failed"
+		state = string(readmodel.DeliveryFailed)
 	}
 	if err := s.store.MessageRecordAttempt(ctx, m.ID, state, msg); err != nil {
 		return fmt.Errorf("record sending of message %s: %w", m.ID, err)

@@ -102,8 +102,8 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 	name := clean(cmp.Or(p.Component.Name, p.Component.Code), 80)
 	installed, version := clean(p.Component.Installed, 40), clean(p.Version, 40)
 	it := mailItem{order: strings.ToLower(name) + "\x00" + e.Key}
-	switch e.Type {
-	case "security_update.available":
+	switch readmodel.EventType(e.Type) {
+	case readmodel.EventSecurityUpdate:
 		sev := clean(p.Severity, 20)
 		it.rank = rankSecurity + sevRank(sev)
 		it.subject = "Security update for " + name + ": " + version + paren(sev)
@@ -113,7 +113,7 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 			it.Details = append(it.Details, "Fixes: "+ids)
 		}
 		it.URL = webURL(p.URL)
-	case "advisory.unfixed":
+	case readmodel.EventAdvisoryUnfixed:
 		a := p.Advisory
 		id, sev := advisoryIDs([]advisoryRef{{ID: a.ID, Aliases: a.Aliases}}, clean), clean(a.Severity, 20)
 		it.rank = rankAdvisory + sevRank(sev)
@@ -124,7 +124,7 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 			it.Details = append(it.Details, "Affected versions: "+aff)
 		}
 		it.URL = webURL(a.URL)
-	case "source.failing":
+	case readmodel.EventSourceFailing:
 		src := clean(p.Source, 200)
 		it.rank, it.order = rankSource, src
 		it.subject = "Update source failing: " + src
@@ -146,7 +146,7 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 			}
 			it.Details = append(it.Details, "Components: "+clean(strings.Join(codes, ", "), 300))
 		}
-	case "check.overdue":
+	case readmodel.EventCheckOverdue:
 		it.rank = rankOverdue
 		since := "ever"
 		if p.LastCompletedAt != nil {
@@ -155,12 +155,12 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		it.subject = "No update check has completed " + since
 		it.Title = it.subject
 		it.Details = []string{"Is upcheck serve running? `upcheck check` runs one now."}
-	case "update.available":
+	case readmodel.EventUpdateAvailable:
 		it.rank = rankUpdate
 		it.subject = "Update for " + name + ": " + version
 		it.Title = "Update for " + name + ": " + installed + " → " + version
 		it.URL = webURL(p.URL)
-	case "test":
+	case readmodel.EventTest:
 		it.rank, it.subject, it.Title = rankTest, "Test notification", "Test notification"
 		it.Details = nonEmpty(clean(p.Message, 300))
 	default:

@@ -3,6 +3,8 @@ package notify
 import (
 	"net/url"
 	"unicode/utf8"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // A channel's target is a credential: whoever has a webhook URL (Slack's
@@ -16,7 +18,7 @@ import (
 // last four characters of the rest, enough to tell two channels apart,
 // and the whole email address.
 func ShownTarget(kind, target string, admin bool) string {
-	if kind == "email" {
+	if kind == string(readmodel.ChannelEmail) {
 		if admin {
 			return target
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -49,8 +50,8 @@ func slackText(d store.Delivery, link string) string {
 	name := chat(p.Component.Name, chatNameMax)
 	installed, version := chat(p.Component.Installed, chatVersionMax), chat(p.Version, chatVersionMax)
 	var text string
-	switch d.Type {
-	case "security_update.available":
+	switch readmodel.EventType(d.Type) {
+	case readmodel.EventSecurityUpdate:
 		text = fmt.Sprintf("upcheck: security update for %s: %s → %s", name, installed, version)
 		if sev := chat(p.Severity, chatSeverityMax); sev != "" {
 			text += " (" + sev + ")"
@@ -61,19 +62,19 @@ func slackText(d store.Delivery, link string) string {
 		if s := chat(p.Summary, chatSummaryMax); s != "" {
 			text += ": " + s
 		}
-	case "advisory.unfixed":
+	case readmodel.EventAdvisoryUnfixed:
 		a := p.Advisory
 		text = fmt.Sprintf("upcheck: %s %s is affected by %s (%s), no fix yet: %s",
 			name, installed, chatAdvisoryIDs([]advisoryRef{{ID: a.ID, Aliases: a.Aliases}}),
 			chat(a.Severity, chatSeverityMax), chat(a.Summary, chatSummaryMax))
-	case "update.available":
+	case readmodel.EventUpdateAvailable:
 		text = fmt.Sprintf("upcheck: update for %s: %s → %s", name, installed, version)
-	case "source.failing":
+	case readmodel.EventSourceFailing:
 		text = fmt.Sprintf("upcheck: the update source %s has been failing for a day. %s",
 			chat(p.Source, chatSourceMax), chat(p.problem(), chatSummaryMax))
-	case "check.overdue":
+	case readmodel.EventCheckOverdue:
 		text = "upcheck: no update check has completed for two days"
-	case "test":
+	case readmodel.EventTest:
 		text = "upcheck: " + chat(p.Message, chatSummaryMax)
 	default:
 		text = "upcheck: " + chat(d.Type, chatIDMax)

@@ -14,7 +14,7 @@ import (
 // place that turns a kind into a sentence, for the pages and the
 // notifications alike. The technical text stays beside it, in
 // sources.last_error, for whoever needs the detail. The values are stored: add kinds, never rename one.
-type ErrorKind = string
+type ErrorKind string
 
 // The kinds. Each names the argument its sentence needs, stored in
 // sources.last_error_arg ("" when none).
@@ -70,6 +70,24 @@ const (
 	ErrorOther ErrorKind = "other"
 )
 
+// AllErrorKinds are the kinds, in this order.
+func AllErrorKinds() []ErrorKind {
+	return []ErrorKind{ErrorHTTPStatus, ErrorConnect, ErrorDNS, ErrorTimeout, ErrorTLS, ErrorPrivateAddress, ErrorTooLarge,
+		ErrorRedirects, ErrorBadURL, ErrorUnsigned, ErrorBadSignature, ErrorPinnedKey, ErrorMalformed, ErrorRollback,
+		ErrorNotModifiedUntrusted, ErrorKeyStatement, ErrorEvaluation, ErrorOther}
+}
+
+// Distrusts reports whether a source's last failure of this kind makes its
+// trust need a look (Summary.UntrustedSources, source_state.untrusted): a
+// document refused for its signature, its key statement or a rollback.
+func (k ErrorKind) Distrusts() bool {
+	switch k {
+	case ErrorUnsigned, ErrorBadSignature, ErrorKeyStatement, ErrorRollback:
+		return true
+	}
+	return false
+}
+
 // ProblemSentence turns the stored kind of a failure (ErrorKind) and its
 // argument into a sentence: the one place that words a source's failure,
 // on the pages (views' problem component shows the technical text behind
@@ -77,7 +95,7 @@ const (
 // text to the webhook payload). An unknown or empty kind (a failure
 // recorded before kinds were stored) gets a general sentence.
 func ProblemSentence(kind, arg string) string {
-	switch kind {
+	switch ErrorKind(kind) {
 	case ErrorHTTPStatus:
 		code, err := strconv.Atoi(arg)
 		if err != nil {

@@ -5,25 +5,27 @@ import (
 	"testing"
 )
 
-// Every stored kind of failure has a sentence of its own: none falls back
-// on the general one, and none carries the technical text.
+// Every kind of failure (AllErrorKinds) but ErrorOther has a sentence of
+// its own: none falls back on the general one, and none carries the
+// technical text.
 func TestEveryErrorKindHasASentence(t *testing.T) {
 	t.Parallel()
 	general := ProblemSentence("", "")
-	for kind, arg := range map[string]string{
-		ErrorHTTPStatus: "503", ErrorConnect: "", ErrorDNS: "",
-		ErrorTimeout: "15s", ErrorTLS: "", ErrorPrivateAddress: "10.0.0.7",
-		ErrorTooLarge: "", ErrorRedirects: "", ErrorBadURL: "",
-		ErrorUnsigned: "", ErrorBadSignature: "", ErrorPinnedKey: "",
+	args := map[ErrorKind]string{
+		ErrorHTTPStatus: "503", ErrorTimeout: "15s", ErrorPrivateAddress: "10.0.0.7",
 		ErrorMalformed: "malformed JSON at line 3, column 5: unexpected end of input",
-		ErrorRollback:  "41 < 42", ErrorNotModifiedUntrusted: "", ErrorEvaluation: "",
-		ErrorKeyStatement: "signature",
-	} {
-		if got := ProblemSentence(kind, arg); got == general || got == "" {
-			t.Errorf("%s has no sentence of its own: %q", kind, got)
+		ErrorRollback:  "41 < 42", ErrorKeyStatement: "signature",
+	}
+	for _, kind := range AllErrorKinds() {
+		got := ProblemSentence(string(kind), args[kind])
+		if own := got != general && got != ""; own != (kind != ErrorOther) {
+			t.Errorf("%s: %q", kind, got)
 		}
 	}
-	for _, tc := range []struct{ kind, arg, want string }{
+	for _, tc := range []struct {
+		kind      ErrorKind
+		arg, want string
+	}{
 		{ErrorHTTPStatus, "503", "The publisher’s server answered 503 Service Unavailable."},
 		{ErrorTimeout, "10s", "Timed out after 10 s: the publisher did not answer in time."},
 		{ErrorPrivateAddress, "10.0.0.7", "set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it"},
@@ -35,7 +37,7 @@ func TestEveryErrorKindHasASentence(t *testing.T) {
 		{ErrorKeyStatement, "version 2 <= 3", "its version 2 is not newer than version 3, already accepted"},
 		{ErrorKeyStatement, "malformed", "it is not a valid key statement"},
 	} {
-		if got := ProblemSentence(tc.kind, tc.arg); !strings.Contains(got, tc.want) {
+		if got := ProblemSentence(string(tc.kind), tc.arg); !strings.Contains(got, tc.want) {
 			t.Errorf("%s %q: %q, want it to say %q", tc.kind, tc.arg, got, tc.want)
 		}
 	}

@@ -9,6 +9,14 @@
 // renders it and metrics exports it: the badge, the alert, the widget, the
 // API and /metrics read one value and cannot drift apart. The rows the
 // pages list (rows.go) travel the same way.
+//
+// It is also upcheck's vocabulary, as rivertype is River's: every word the
+// packages share is a named string type defined here once, with its
+// constants and its list (CheckStatus and AllCheckStatuses, Trigger,
+// EventType, AuditKind, AuditAction, ErrorKind, TrustState, SourceKind,
+// ChannelKind, ChannelEvents, DeliveryState, Severity), and so is every
+// threshold. TestVocabulariesMatchSQL and
+// TestThresholdsMatchSQL hold them to their SQL twins.
 package readmodel
 
 import "time"
@@ -144,11 +152,10 @@ type ComponentRef struct {
 // LastCheck is the latest check that ran: refused attempts (busy,
 // cooldown, skipped) and one still running do not count.
 type LastCheck struct {
-	// Status is completed, completed_with_failures, lease_lost,
-	// connection_lost, cancelled or failed.
-	Status string `json:"status"`
-	// Trigger is scheduled, manual or operator.
-	Trigger string `json:"trigger"`
+	// Status is how it ended: neither refused nor running.
+	Status CheckStatus `json:"status"`
+	// Trigger is what started it; never TriggerImport.
+	Trigger Trigger `json:"trigger"`
 	// Actor is who started it: a user's email, or one of the Actor*
 	// constants (the demo's first check is ActorDemo).
 	Actor      string     `json:"actor"`

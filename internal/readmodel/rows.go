@@ -105,7 +105,7 @@ type SourceRow struct {
 	// ExpiresSoon: the document has not expired and expires within
 	// ExpiryWarning, judged on the database clock.
 	ExpiresSoon bool
-	// SignatureState is "unsigned" or "verified".
+	// SignatureState is a readmodel.TrustState.
 	SignatureState string
 	// Trust (source_state, source_trust): the pin (canonical text, ""
 	// for none), how many keys are trusted now, the key statement they

@@ -2,6 +2,10 @@ package readmodel_test
 
 import (
 	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,4 +158,304 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 			t.Fatalf("the summary orders %v, readmodel.AttentionKinds %v", kinds, readmodel.AttentionKinds)
 		}
 	}
+}
+
+// sqlLiterals are the quoted literals of a piece of SQL, as PostgreSQL
+// prints a definition ('running'::text).
+func sqlLiterals(def string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`'((?:[^']|'')*)'`).FindAllStringSubmatch(def, -1) {
+		out = append(out, strings.ReplaceAll(m[1], "''", "'"))
+	}
+	return out
+}
+
+// checkAllows is what the CHECK constraint on column of table allows, as
+// the database holds it (pg_constraint), whatever migration created it.
+func checkAllows(t *testing.T, db *pgtest.DB, table, column string) []string {
+	t.Helper()
+	var def string
+	db.QueryRow(t, `SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
+		JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
+		WHERE c.conrelid = $1::regclass AND c.contype = 'c' AND a.attname = $2 AND cardinality(c.conkey) = 1`,
+		table, column).Scan(&def)
+	return sqlLiterals(def)
+}
+
+// sameSet fails the test when Go's values and SQL's differ in either
+// direction.
+func sameSet[T ~string](t *testing.T, what string, goValues []T, sqlValues []string) {
+	t.Helper()
+	var gs []string
+	for _, v := range goValues {
+		gs = append(gs, string(v))
+	}
+	g, s := slices.Sorted(slices.Values(gs)), slices.Sorted(slices.Values(sqlValues))
+	s = slices.Compact(s)
+	for _, v := range g {
+		if !slices.Contains(s, v) {
+			t.Errorf("%s: Go has %q, SQL does not (SQL: %v)", what, v, s)
+		}
+	}
+	for _, v := range s {
+		if !slices.Contains(g, v) {
+			t.Errorf("%s: SQL has %q, Go does not (Go: %v)", what, v, g)
+		}
+	}
+}
+
+// Every vocabulary of readmodel is its SQL twin's, in both directions: the
+// values a CHECK constraint allows, and the values the views and the
+// queries produce or judge by. A value added on one side only fails here.
+func TestVocabulariesMatchSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("check status", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		sameSet(t, "check_runs.status", readmodel.AllCheckStatuses(), checkAllows(t, db, "check_runs", "status"))
+
+		// The summary's last check passes over refused and running checks
+		// and over imports (queries/summary.sql); every other status and
+		// trigger counts.
+		st := store.New(db.Pool)
+		for _, s := range readmodel.AllCheckStatuses() {
+			for _, tr := range readmodel.AllTriggers() {
+				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ('scheduled', 'cron', 'completed', clock_timestamp())`)
+				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ($1, 'cron', $2, clock_timestamp())`, tr, s)
+				sum, err := st.Summary(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := readmodel.CheckStatus(readmodel.CheckCompleted)
+				if !s.Refused() && s != readmodel.CheckRunning && tr != readmodel.TriggerImport {
+					want = s
+				}
+				if sum.LastCheck == nil || readmodel.CheckStatus(sum.LastCheck.Status) != want {
+					t.Errorf("a %s check ending %s: the summary's last check is %+v, want %s", tr, s, sum.LastCheck, want)
+				}
+			}
+		}
+
+		// The history shows the stored statuses, abandoned for a run whose
+		// lease is gone, and refused for a refused import: ShownRunStatuses.
+		db.MustExec(t, `INSERT INTO check_runs (trigger, actor, owner, status) VALUES ('scheduled', 'cron', gen_random_uuid(), 'running')`)
+		db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ('import', 'cli', 'completed_with_failures', clock_timestamp())`)
+		runs, err := st.Runs(ctx, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shown []string
+		for _, r := range runs {
+			shown = append(shown, readmodel.ShownRunStatus(r.Status, r.Trigger))
+		}
+		for _, s := range []readmodel.CheckStatus{readmodel.StatusAbandoned, readmodel.StatusRefused} {
+			if !slices.Contains(shown, string(s)) {
+				t.Errorf("the history shows %v, never %s", shown, s)
+			}
+		}
+		for _, s := range shown {
+			if !slices.Contains(readmodel.ShownRunStatuses(), readmodel.CheckStatus(s)) {
+				t.Errorf("the history shows %q, which readmodel.ShownRunStatuses does not name", s)
+			}
+		}
+	})
+
+	t.Run("trust state", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		sameSet(t, "sources.signature_state", readmodel.AllTrustStates(), checkAllows(t, db, "sources", "signature_state"))
+		// A source in use with no row yet reads as unsigned.
+		db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ('a', 'A', '1.0.0', 'https://p.example/a.json')`)
+		var state string
+		db.QueryRow(t, `SELECT signature_state FROM source_state WHERE url = 'https://p.example/a.json'`).Scan(&state)
+		if readmodel.TrustState(state) != readmodel.TrustUnsigned {
+			t.Errorf("a source never read: source_state.signature_state %q, want %q", state, readmodel.TrustUnsigned)
+		}
+	})
+
+	t.Run("channel and delivery", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		sameSet(t, "notification_channels.kind", readmodel.AllChannelKinds(), checkAllows(t, db, "notification_channels", "kind"))
+		sameSet(t, "notification_channels.events", readmodel.AllChannelEvents(), checkAllows(t, db, "notification_channels", "events"))
+		sameSet(t, "notification_events.state", readmodel.AllDeliveryStates(), checkAllows(t, db, "notification_events", "state"))
+		sameSet(t, "notification_messages.state", readmodel.AllDeliveryStates(), checkAllows(t, db, "notification_messages", "state"))
+	})
+
+	t.Run("source kind", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		for i, url := range []string{"https://p.example/a.json", "http://p.example/b.json", readmodel.OfflinePrefix + "acme", "offline-not:x"} {
+			db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ($1, $1, '1.0.0', $2)`, fmt.Sprint("c", i), url)
+			var offline bool
+			db.QueryRow(t, `SELECT offline FROM source_state WHERE url = $1`, url).Scan(&offline)
+			if got := readmodel.SourceKindOf(url); (got == readmodel.SourceOffline) != offline {
+				t.Errorf("%s: Go's kind %s, source_state.offline %v", url, got, offline)
+			}
+		}
+	})
+
+	t.Run("failure kind", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		// The kinds source_state judges by are kinds.
+		var def string
+		db.QueryRow(t, `SELECT pg_get_viewdef('source_state'::regclass)`).Scan(&def)
+		m := regexp.MustCompile(`last_error_kind = ANY \(ARRAY\[([^\]]*)\]`).FindStringSubmatch(def)
+		if m == nil {
+			t.Fatalf("source_state no longer judges last_error_kind against a list: say here what judges the trust of a failure\n%s", def)
+		}
+		judged := sqlLiterals(m[1])
+		var distrusting []readmodel.ErrorKind
+		for _, k := range readmodel.AllErrorKinds() {
+			if k.Distrusts() {
+				distrusting = append(distrusting, k)
+			}
+		}
+		sameSet(t, "the failure kinds source_state.untrusted counts", distrusting, judged)
+		// And each stored kind makes a source untrusted exactly when Go
+		// says it distrusts.
+		for i, k := range readmodel.AllErrorKinds() {
+			if k == readmodel.ErrorEvaluation {
+				continue // a component's fact, never stored in sources
+			}
+			url := fmt.Sprintf("https://p.example/%d.json", i)
+			db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ($1, $1, '1.0.0', $2)`, fmt.Sprint("c", i), url)
+			db.MustExec(t, `INSERT INTO sources (url, epoch, last_attempt_at, last_error, last_error_at, last_error_kind, consecutive_failures, failing_since)
+				VALUES ($1, 1, clock_timestamp(), 'boom', clock_timestamp(), $2, 1, clock_timestamp())`, url, k)
+			var untrusted bool
+			db.QueryRow(t, `SELECT untrusted FROM source_state WHERE url = $1`, url).Scan(&untrusted)
+			if untrusted != k.Distrusts() {
+				t.Errorf("a source failing with %s: source_state.untrusted %v, readmodel %v", k, untrusted, k.Distrusts())
+			}
+		}
+	})
+
+	t.Run("audit", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		st := store.New(db.Pool)
+		for _, a := range readmodel.AllAuditActions() {
+			switch a {
+			case readmodel.AuditCheck:
+				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ('manual', 'ops@example.org', 'completed', clock_timestamp())`)
+			case readmodel.AuditAdvisoryExpire:
+				db.MustExec(t, `INSERT INTO advisory_dismissals (component_code, advisory_id, user_email, reason, dismissed_at, expires_at)
+					VALUES ('blog', 'A-1', 'ops@example.org', 'accepted', clock_timestamp() - interval '2 hours', clock_timestamp() - interval '1 hour')`)
+			default:
+				if err := st.AuditAppend(ctx, 0, a, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		events, err := st.AuditEvents(ctx, "", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var actions, kinds []string
+		for _, e := range events {
+			actions, kinds = append(actions, e.Action), append(kinds, e.Kind)
+			if want := auditKindOf[readmodel.AuditAction(e.Action)]; readmodel.AuditKind(e.Kind) != want {
+				t.Errorf("action %s: SQL's kind %q, want %q", e.Action, e.Kind, want)
+			}
+		}
+		sameSet(t, "the audit log's actions", readmodel.AllAuditActions(), actions)
+		sameSet(t, "the audit log's kinds", readmodel.AllAuditKinds(), kinds)
+		for _, k := range readmodel.AllAuditKinds() {
+			n, err := st.AuditEventCount(ctx, string(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Errorf("the filter %s finds nothing", k)
+			}
+		}
+	})
+
+	t.Run("event type", func(t *testing.T) {
+		t.Parallel()
+		db := pgtest.New(t)
+		st := store.New(db.Pool)
+		const src = "https://p.example/acme.json"
+		db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
+			('core', 'Core', '1.9.0', $1), ('nofix', 'Nofix', '1.0.0', $1), ('sec', 'Sec', '1.0.0', $1)`, src)
+		db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at,
+			last_error, last_error_at, consecutive_failures, failing_since)
+			VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp() - interval '3 days', clock_timestamp(),
+			        'boom', clock_timestamp(), 9, clock_timestamp() - interval '2 days')`, src)
+		for _, r := range []struct{ code, update, security, version, advisories, ids, noFix string }{
+			{"core", "false", "false", "", `[]`, `{}`, `{}`},
+			{"nofix", "false", "false", "", `[{"id": "N-1", "severity": "low", "no_fix": true}]`, `{N-1}`, `{N-1}`},
+			{"sec", "true", "true", "1.1.0", `[]`, `{}`, `{}`},
+		} {
+			db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
+				update_available, security, update_version, security_version, evaluation, advisories, advisory_ids, no_fix_ids, epoch)
+				VALUES ($1, $2, (SELECT installed_version FROM components WHERE code = $1), '1.9.0', sha256('doc'),
+				        $3::boolean, $4::boolean, nullif($5, ''), nullif($5, ''),
+				        jsonb_build_object('security_release', jsonb_build_object('version', $5, 'severity', 'high')),
+				        $6::jsonb, $7::text[], $8::text[], 1)`, r.code, src, r.update, r.security, r.version, r.advisories, r.ids, r.noFix)
+		}
+		// The last check completed three days ago: overdue.
+		db.MustExec(t, `UPDATE core_update_lock SET last_completed_at = clock_timestamp() - interval '3 days' WHERE name = $1`, lease.Name)
+		var channel int64
+		if err := st.WithTx(ctx, func(tx *store.Tx) error {
+			var err error
+			if channel, err = tx.ChannelCreate(ctx, store.NewChannel{Name: "all", Kind: "webhook", Target: "https://hooks.example/x", Events: "all"}); err != nil {
+				return err
+			}
+			if _, err = tx.EventPlan(ctx, nil, 0, 0); err != nil {
+				return err
+			}
+			if _, err = tx.EventPlanSourceFailing(ctx, src, 0); err != nil {
+				return err
+			}
+			if _, err = tx.EventPlanOverdue(ctx); err != nil {
+				return err
+			}
+			_, err = tx.EventCreateTest(ctx, channel)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		events, err := st.Events(ctx, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, e := range events {
+			types = append(types, e.Type)
+		}
+		sameSet(t, "the event types the queries queue", readmodel.AllEventTypes(), types)
+		// The functions that judge events by their keys ("type:subject")
+		// name types that exist.
+		var defs string
+		db.QueryRow(t, `SELECT coalesce(string_agg(pg_get_functiondef(p.oid), E'\n'), '') FROM pg_proc p
+			JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = current_schema() AND p.prokind = 'f'`).Scan(&defs)
+		keyed := 0
+		for _, l := range sqlLiterals(defs) {
+			if typ, ok := strings.CutSuffix(l, ":"); ok && strings.Contains(typ, ".") {
+				keyed++
+				if !slices.Contains(readmodel.AllEventTypes(), readmodel.EventType(typ)) {
+					t.Errorf("a function keys events of type %q, which readmodel.AllEventTypes does not name", typ)
+				}
+			}
+		}
+		if keyed == 0 {
+			t.Error("no function keys an event by its type: say here what judges the keys")
+		}
+	})
+}
+
+// auditKindOf is the kind the audit log files each action under.
+var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
+	readmodel.AuditAdvisoryDismiss: readmodel.AuditKindDismissal, readmodel.AuditAdvisoryUndismiss: readmodel.AuditKindDismissal,
+	readmodel.AuditAdvisoryExpire: readmodel.AuditKindDismissal, readmodel.AuditCheck: readmodel.AuditKindCheck,
+	readmodel.AuditUserCreate: readmodel.AuditKindAccount, readmodel.AuditUserPassword: readmodel.AuditKindAccount,
+	readmodel.AuditUserLockout: readmodel.AuditKindAccount, readmodel.AuditTokenCreate: readmodel.AuditKindAccount,
+	readmodel.AuditTokenRevoke: readmodel.AuditKindAccount, readmodel.AuditSourceTrust: readmodel.AuditKindTrust,
+	readmodel.AuditSourcePin: readmodel.AuditKindTrust, readmodel.AuditChannelAdd: readmodel.AuditKindOther,
+	readmodel.AuditChannelRemove: readmodel.AuditKindOther, readmodel.AuditChannelEnable: readmodel.AuditKindOther,
+	readmodel.AuditChannelDisable: readmodel.AuditKindOther, readmodel.AuditChannelTest: readmodel.AuditKindOther,
 }

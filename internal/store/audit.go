@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // AuditAppend records an action; on a Tx it commits or rolls back with the
 // change it describes. userID 0 means no user; detail is encoded as JSON
 // (nil: an empty object; a json.RawMessage is stored as is).
-func (e *Executor) AuditAppend(ctx context.Context, userID int64, action string, detail any) error {
+func (e *Executor) AuditAppend(ctx context.Context, userID int64, action readmodel.AuditAction, detail any) error {
 	b := []byte("{}")
 	if detail != nil {
 		var err error
@@ -20,7 +21,7 @@ func (e *Executor) AuditAppend(ctx context.Context, userID int64, action string,
 			return fmt.Errorf("audit %s: encode detail: %w", action, err)
 		}
 	}
-	if _, err := e.q.AuditAppend(ctx, e.dbtx, db.AuditAppendParams{UserID: optionalID(userID), Action: action, Detail: b}); err != nil {
+	if _, err := e.q.AuditAppend(ctx, e.dbtx, db.AuditAppendParams{UserID: optionalID(userID), Action: string(action), Detail: b}); err != nil {
 		return mapError(fmt.Errorf("audit %s: %w", action, err))
 	}
 	return nil
@@ -38,7 +39,7 @@ func optionalID(id int64) *int64 {
 // dismissal whose expiry passed while it stood, or a check.
 type AuditEvent struct {
 	At time.Time
-	// Kind is dismissal, account, check or other.
+	// Kind is a readmodel.AuditKind.
 	Kind string
 	// Action is the audit action (advisory.dismiss, advisory.undismiss,
 	// advisory.expire, user.create, …) or "check".
@@ -54,15 +55,6 @@ type AuditEvent struct {
 	// Detail is the entry's JSON: the audit row's own, a check's counts.
 	Detail []byte
 }
-
-// Audit event kinds, the Audit log page's filter.
-const (
-	AuditKindDismissal = "dismissal"
-	AuditKindCheck     = "check"
-	AuditKindAccount   = "account"
-	// AuditKindTrust: a source's trusted keys changed (action source.trust).
-	AuditKindTrust = "trust"
-)
 
 // AuditEventCount counts the entries of a kind ("" for every kind).
 func (e *Executor) AuditEventCount(ctx context.Context, kind string) (int, error) {

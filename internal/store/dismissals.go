@@ -12,15 +12,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // Audit actions written by this package.
 const (
-	AuditAdvisoryDismiss   = "advisory.dismiss"
-	AuditAdvisoryUndismiss = "advisory.undismiss"
+	AuditAdvisoryDismiss   = readmodel.AuditAdvisoryDismiss
+	AuditAdvisoryUndismiss = readmodel.AuditAdvisoryUndismiss
 	// AuditAdvisoryExpire is never written: the audit log derives it from
 	// a standing dismissal whose expiry passed (AuditEvents).
-	AuditAdvisoryExpire = "advisory.expire"
+	AuditAdvisoryExpire = readmodel.AuditAdvisoryExpire
 )
 
 // NewDismissal is an admin's acceptance of an advisory's risk for one

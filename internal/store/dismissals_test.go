@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -203,11 +204,11 @@ func TestDismissalExpiresByItself(t *testing.T) {
 		t.Fatalf("expired dismissal %+v", d)
 	}
 	// The audit log lists the expiry, at its time, with the reason.
-	events, err := b.st.AuditEvents(context.Background(), store.AuditKindDismissal, 0, 0)
+	events, err := b.st.AuditEvents(context.Background(), string(readmodel.AuditKindDismissal), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 2 || events[0].Action != store.AuditAdvisoryDismiss || events[1].Action != store.AuditAdvisoryExpire ||
+	if len(events) != 2 || events[0].Action != string(store.AuditAdvisoryDismiss) || events[1].Action != string(store.AuditAdvisoryExpire) ||
 		events[1].Reason != "accepted" || events[1].Actor != "" || events[0].Actor != "ada@example.org" {
 		t.Fatalf("audit events %+v", events)
 	}
@@ -273,7 +274,7 @@ func TestDeletedUserKeepsDismissalsAndAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) != 2 || events[1].Actor != "ada@example.org" || events[1].Action != store.AuditAdvisoryDismiss {
+	if len(events) != 2 || events[1].Actor != "ada@example.org" || events[1].Action != string(store.AuditAdvisoryDismiss) {
 		t.Fatalf("audit events after user deletion %+v; want the dismissal still under its author", events)
 	}
 }
@@ -304,7 +305,7 @@ func TestAuditEventsOrderKindsAndPages(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("events\n got %v\nwant %v", got, want)
 	}
-	for kind, n := range map[string]int{"": 4, store.AuditKindCheck: 2, store.AuditKindDismissal: 1, store.AuditKindAccount: 1} {
+	for kind, n := range map[string]int{"": 4, string(readmodel.AuditKindCheck): 2, string(readmodel.AuditKindDismissal): 1, string(readmodel.AuditKindAccount): 1} {
 		c, err := b.st.AuditEventCount(ctx, kind)
 		if err != nil || c != n {
 			t.Errorf("count of %q: %d %v, want %d", kind, c, err, n)
@@ -315,7 +316,7 @@ func TestAuditEventsOrderKindsAndPages(t *testing.T) {
 		}
 	}
 	page, err := b.st.AuditEvents(ctx, "", 2, 1)
-	if err != nil || len(page) != 2 || page[0].Action != "token.create" || page[1].Action != store.AuditAdvisoryDismiss {
+	if err != nil || len(page) != 2 || page[0].Action != "token.create" || page[1].Action != string(store.AuditAdvisoryDismiss) {
 		t.Fatalf("page 2 of 2 per page from the second: %+v %v", page, err)
 	}
 	if d := all[2]; d.Component != "blog" || d.Advisory != "ACME-1" || d.Reason != "accepted" || d.Actor != "ada@example.org" {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // LoginLimit is one throttling rule: more than MaxFailures attempts within
@@ -25,7 +26,7 @@ type LoginLimit struct {
 // database adds "attempts" (counted in the window) and "locked_until" (RFC
 // 3339, UTC).
 type LoginLockAudit struct {
-	Action string
+	Action readmodel.AuditAction
 	Detail map[string]any
 }
 
@@ -50,7 +51,7 @@ func (e *Executor) LoginAttemptRegister(ctx context.Context, key string, l Login
 	}
 	r, err := e.q.LoginAttemptRegister(ctx, e.dbtx, db.LoginAttemptRegisterParams{
 		Key: key, MaxFailures: int32(l.MaxFailures), WindowSeconds: l.Window.Seconds(), LockoutSeconds: l.Lockout.Seconds(),
-		AuditAction: audit.Action, AuditDetail: detail,
+		AuditAction: string(audit.Action), AuditDetail: detail,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Locked already: nothing was counted. The lock may have ended

@@ -30,7 +30,7 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 		out.OldestSuccessAt = utc(&t)
 	}
 	if r.LastStatus != nil {
-		out.LastCheck = &readmodel.LastCheck{Status: *r.LastStatus, Trigger: deref(r.LastTrigger), Actor: deref(r.LastActor), FinishedAt: utc(r.LastFinishedAt)}
+		out.LastCheck = &readmodel.LastCheck{Status: readmodel.CheckStatus(*r.LastStatus), Trigger: readmodel.Trigger(deref(r.LastTrigger)), Actor: deref(r.LastActor), FinishedAt: utc(r.LastFinishedAt)}
 	}
 	if err := json.Unmarshal(r.Attention, &out.Attention); err != nil {
 		return readmodel.Summary{}, fmt.Errorf("decode the components that need attention: %w", err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -70,7 +71,7 @@ func accept(j job, a answer, epoch int64) verdict {
 		return verdict{notModified: true, doc: d}
 	}
 
-	body, state, verifiedBy := resp.Body, "unsigned", ""
+	body, state, verifiedBy := resp.Body, string(readmodel.TrustUnsigned), ""
 	if j.key != "" {
 		if j.trust.err != nil {
 			return fail(pinnedKeyFailure(j.trust.err))
@@ -82,7 +83,7 @@ func accept(j job, a answer, epoch int64) verdict {
 		if err != nil {
 			return fail(signatureFailure(err))
 		}
-		state, verifiedBy = "verified", fingerprints(by)
+		state, verifiedBy = string(readmodel.TrustVerified), fingerprints(by)
 	}
 	doc, err := updatedoc.Parse(body)
 	if err != nil {

@@ -19,37 +19,27 @@ import (
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
 // Status is how a check ended (docs/design.md section 3); every one is
-// recorded in the history.
-type Status string
+// recorded in the history. The statuses are readmodel.CheckStatus's.
+type Status = readmodel.CheckStatus
 
-// The statuses.
+// The statuses a check answers (readmodel.CheckStatus words each).
 const (
-	// Completed: every source was fetched (or answered 304) and written.
-	Completed Status = "completed"
-	// CompletedWithFailures: the check ran to its end, but some sources
-	// (Result.Failed of them, perhaps all) gave no usable document. Like
-	// Completed it completes the period; unlike it, it asks for attention.
-	CompletedWithFailures Status = "completed_with_failures"
-	Busy                  Status = "busy"
-	Cooldown              Status = "cooldown"
-	Skipped               Status = "skipped"
-	LeaseLost             Status = "lease_lost"
-	// Cancelled: the process was shutting down; the lease was released.
-	Cancelled Status = "cancelled"
-	// Failed: the check could not write (a database error other than a lost
-	// lease); the lease was released.
-	Failed Status = "failed"
-	// ConnectionLost is a status of the history only: the record of a
-	// LeaseLost check that lost its lease because the database could not be
-	// reached ("Interrupted: lost its connection to the database"). The
-	// check itself answers LeaseLost (the API's "interrupted", exit code 5
-	// of `upcheck check`); its end and its release are written once the
-	// database answers again (lease.Manager.Settle).
-	ConnectionLost Status = "connection_lost"
+	Completed             = readmodel.CheckCompleted
+	CompletedWithFailures = readmodel.CheckCompletedWithFailures
+	Busy                  = readmodel.CheckBusy
+	Cooldown              = readmodel.CheckCooldown
+	Skipped               = readmodel.CheckSkipped
+	LeaseLost             = readmodel.CheckLeaseLost
+	Cancelled             = readmodel.CheckCancelled
+	Failed                = readmodel.CheckFailed
+	// ConnectionLost is a status of the history only
+	// (readmodel.CheckConnectionLost); the check answers LeaseLost.
+	ConnectionLost = readmodel.CheckConnectionLost
 )
 
 // Result is what a check reports.
@@ -82,7 +72,7 @@ type Checker struct {
 // Observer hears how checks and fetches end (metrics).
 type Observer interface {
 	// CheckEnded: ran is false for refused checks (busy, cooldown, skipped).
-	CheckEnded(trigger, status string, ran bool, d time.Duration)
+	CheckEnded(trigger readmodel.Trigger, status readmodel.CheckStatus, ran bool, d time.Duration)
 	// SourceFetched: ok, not_modified, failed or cancelled.
 	SourceFetched(outcome string)
 	// LeaseHeld: this process took or gave back the lease.
@@ -91,9 +81,9 @@ type Observer interface {
 
 type noObserver struct{}
 
-func (noObserver) CheckEnded(string, string, bool, time.Duration) {}
-func (noObserver) SourceFetched(string)                           {}
-func (noObserver) LeaseHeld(bool)                                 {}
+func (noObserver) CheckEnded(readmodel.Trigger, readmodel.CheckStatus, bool, time.Duration) {}
+func (noObserver) SourceFetched(string)                                                     {}
+func (noObserver) LeaseHeld(bool)                                                           {}
 
 // New returns a Checker.
 func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logger) *Checker {
@@ -159,7 +149,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	}
 	if acq.Outcome != lease.Acquired {
 		res := Result{Status: refusedStatus[acq.Outcome], RetryAfter: int(acq.RetryAfter / time.Second)}
-		c.observer.CheckEnded(string(trigger), string(res.Status), false, 0)
+		c.observer.CheckEnded(trigger, res.Status, false, 0)
 		if err := c.store.CheckRunRecordRefused(ctx, string(trigger), actor, string(res.Status)); err != nil {
 			c.logger.WarnContext(ctx, "record refused check", "status", res.Status, "error", err)
 		}
@@ -207,7 +197,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	if res.Status == LeaseLost && lostConnection(checkErr, lostCause) {
 		recorded = ConnectionLost
 	}
-	c.observer.CheckEnded(string(trigger), string(res.Status), true, time.Since(start))
+	c.observer.CheckEnded(trigger, res.Status, true, time.Since(start))
 
 	res.Sources, res.Fetched, res.NotModified, res.Failed, res.Skipped = sources, counts.Fetched, counts.NotModified, counts.Failed, counts.Skipped
 	res.Offline = offline
@@ -237,10 +227,6 @@ func lostConnection(errs ...error) bool {
 }
 
 var refusedStatus = map[lease.Outcome]Status{lease.Busy: Busy, lease.Cooldown: Cooldown, lease.Skipped: Skipped}
-
-// RanToEnd reports whether a check with this status ran to its end:
-// Completed or CompletedWithFailures. Such a check completes its period.
-func (s Status) RanToEnd() bool { return s == Completed || s == CompletedWithFailures }
 
 // endStatus is the status of a check that ran to its end with counts.
 func endStatus(c store.RunCounts) Status {

@@ -219,7 +219,7 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 		t.Errorf("broken source result = %+v, want an error, no success, not stale and not evaluated", broken)
 	}
 	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument ||
-		s.LastErrorKind != readmodel.ErrorHTTPStatus || s.LastErrorArg != "404" {
+		s.LastErrorKind != string(readmodel.ErrorHTTPStatus) || s.LastErrorArg != "404" {
 		t.Errorf("failing source = %+v, want a 404 stored as http_status", s)
 	}
 	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:completed_with_failures" {
@@ -243,7 +243,8 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 		serve  func(p *publisher.Publisher)
 		want   string
 		// kind and arg are what the pages word (readmodel.ErrorKind).
-		kind, arg string
+		kind readmodel.ErrorKind
+		arg  string
 	}{
 		{"server error", false, func(p *publisher.Publisher) { p.Fail("/feed.json", 503) }, "503", readmodel.ErrorHTTPStatus, "503"},
 		{"malformed", false, func(p *publisher.Publisher) { p.Set("/feed.json", []byte(`{"format": 1, "publisher": `)) }, "invalid document",
@@ -292,7 +293,7 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 			if !s.HasDocument || s.Sequence != 5 || s.ConsecutiveFailures != 1 || !strings.Contains(s.LastError, tc.want) {
 				t.Fatalf("source after failure = %+v, want document 5 kept and an error containing %q", s, tc.want)
 			}
-			if s.LastErrorKind != tc.kind || s.LastErrorArg != tc.arg {
+			if s.LastErrorKind != string(tc.kind) || s.LastErrorArg != tc.arg {
 				t.Errorf("stored kind %q, arg %q; want %q, %q", s.LastErrorKind, s.LastErrorArg, tc.kind, tc.arg)
 			}
 			after := b.results()

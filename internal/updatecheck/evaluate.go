@@ -10,6 +10,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -220,7 +221,7 @@ func storedDocument(src store.Source, key string, trusted updatedoc.KeySet) (*do
 		return nil, errors.New("no document is stored")
 	}
 	if key != "" {
-		if src.SequenceKey != key || src.SignatureState != "verified" {
+		if src.SequenceKey != key || src.SignatureState != string(readmodel.TrustVerified) {
 			return nil, errUntrusted
 		}
 		if trusted.IsZero() {

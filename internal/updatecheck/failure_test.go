@@ -45,12 +45,12 @@ func TestFetchFailuresAreClassified(t *testing.T) {
 		url       string
 		kind, arg string
 	}{
-		{"status", allowing, status.URL + "/feed.json", readmodel.ErrorHTTPStatus, "503"},
-		{"refused", allowing, refused, readmodel.ErrorConnect, ""},
-		{"timeout", quick, slow.URL + "/feed.json", readmodel.ErrorTimeout, "300ms"},
-		{"certificate", allowing, untrusted.URL + "/feed.json", readmodel.ErrorTLS, ""},
-		{"private address", guarded, status.URL + "/feed.json", readmodel.ErrorPrivateAddress, "127.0.0.1"},
-		{"not http", allowing, "ftp://example.org/feed.json", readmodel.ErrorBadURL, ""},
+		{"status", allowing, status.URL + "/feed.json", string(readmodel.ErrorHTTPStatus), "503"},
+		{"refused", allowing, refused, string(readmodel.ErrorConnect), ""},
+		{"timeout", quick, slow.URL + "/feed.json", string(readmodel.ErrorTimeout), "300ms"},
+		{"certificate", allowing, untrusted.URL + "/feed.json", string(readmodel.ErrorTLS), ""},
+		{"private address", guarded, status.URL + "/feed.json", string(readmodel.ErrorPrivateAddress), "127.0.0.1"},
+		{"not http", allowing, "ftp://example.org/feed.json", string(readmodel.ErrorBadURL), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -59,7 +59,7 @@ func TestFetchFailuresAreClassified(t *testing.T) {
 				t.Fatal("the fetch succeeded")
 			}
 			f := failureOf(err, "")
-			if f.kind != tc.kind || f.arg != tc.arg || f.detail != err.Error() {
+			if string(f.kind) != tc.kind || f.arg != tc.arg || f.detail != err.Error() {
 				t.Fatalf("%v: classified as %+v, want kind %q, arg %q and the error's text", err, f, tc.kind, tc.arg)
 			}
 		})
@@ -73,12 +73,12 @@ func TestRareFailuresAreClassified(t *testing.T) {
 		err  error
 		kind string
 	}{
-		{fmt.Errorf("fetch x: %w", &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}), readmodel.ErrorDNS},
-		{fmt.Errorf("fetch x: %w: more than 10 bytes", fetch.ErrTooLarge), readmodel.ErrorTooLarge},
-		{fmt.Errorf("fetch x: %w", fmt.Errorf("%w: the limit is 3", fetch.ErrTooManyRedirects)), readmodel.ErrorRedirects},
-		{errors.New("something nobody foresaw"), readmodel.ErrorOther},
+		{fmt.Errorf("fetch x: %w", &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}), string(readmodel.ErrorDNS)},
+		{fmt.Errorf("fetch x: %w: more than 10 bytes", fetch.ErrTooLarge), string(readmodel.ErrorTooLarge)},
+		{fmt.Errorf("fetch x: %w", fmt.Errorf("%w: the limit is 3", fetch.ErrTooManyRedirects)), string(readmodel.ErrorRedirects)},
+		{errors.New("something nobody foresaw"), string(readmodel.ErrorOther)},
 	} {
-		if f := failureOf(tc.err, ""); f.kind != tc.kind {
+		if f := failureOf(tc.err, ""); string(f.kind) != tc.kind {
 			t.Errorf("%v: kind %q, want %q", tc.err, f.kind, tc.kind)
 		}
 	}

@@ -33,10 +33,10 @@ const (
 	// ImportRefused: the acceptance policy refused the document (signature,
 	// rollback, malformed, too large); nothing was written and the stored
 	// document stays. Kind and Arg word why (readmodel.ProblemSentence).
-	ImportRefused ImportStatus = "refused"
+	ImportRefused ImportStatus = ImportStatus(readmodel.StatusRefused)
 	// ImportBusy: a check (or another import) holds the lease; nothing was
 	// done and nothing waited.
-	ImportBusy ImportStatus = "busy"
+	ImportBusy ImportStatus = ImportStatus(readmodel.CheckBusy)
 )
 
 // ImportResult is what an import reports.
@@ -48,9 +48,9 @@ type ImportResult struct {
 	Components int          `json:"components"` // evaluated from the document
 	// Kind (a readmodel.ErrorKind), Arg and Detail: why a refused import
 	// was refused, as a fetch failure would be stored.
-	Kind   string `json:"kind,omitempty"`
-	Arg    string `json:"arg,omitempty"`
-	Detail string `json:"error,omitempty"`
+	Kind   readmodel.ErrorKind `json:"kind,omitempty"`
+	Arg    string              `json:"arg,omitempty"`
+	Detail string              `json:"error,omitempty"`
 }
 
 // Importer accepts documents obtained elsewhere (Import). It writes through

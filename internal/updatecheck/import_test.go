@@ -107,14 +107,14 @@ func TestImportRefusedKeepsStoredDocument(t *testing.T) {
 		sig       string
 		kind, arg string
 	}{
-		{"signed by another key", newer, updatedoc.Sign(newer, otherPriv), readmodel.ErrorBadSignature, ""},
-		{"signature of other bytes", newer, updatedoc.Sign(good, priv), readmodel.ErrorBadSignature, ""},
-		{"unsigned", newer, "", readmodel.ErrorUnsigned, ""},
-		{"rollback", older, updatedoc.Sign(older, priv), readmodel.ErrorRollback, "9 < 10"},
-		{"malformed", []byte(`{"format": 1,`), updatedoc.Sign([]byte(`{"format": 1,`), priv), readmodel.ErrorMalformed, ""},
+		{"signed by another key", newer, updatedoc.Sign(newer, otherPriv), string(readmodel.ErrorBadSignature), ""},
+		{"signature of other bytes", newer, updatedoc.Sign(good, priv), string(readmodel.ErrorBadSignature), ""},
+		{"unsigned", newer, "", string(readmodel.ErrorUnsigned), ""},
+		{"rollback", older, updatedoc.Sign(older, priv), string(readmodel.ErrorRollback), "9 < 10"},
+		{"malformed", []byte(`{"format": 1,`), updatedoc.Sign([]byte(`{"format": 1,`), priv), string(readmodel.ErrorMalformed), ""},
 	} {
 		res := b.importDoc(offlineURL, tc.body, tc.sig)
-		if res.Status != ImportRefused || res.Kind != tc.kind || (tc.arg != "" && res.Arg != tc.arg) || res.Detail == "" {
+		if res.Status != ImportRefused || string(res.Kind) != tc.kind || (tc.arg != "" && res.Arg != tc.arg) || res.Detail == "" {
 			t.Fatalf("%s: import = %+v, want refused as %s %q", tc.name, res, tc.kind, tc.arg)
 		}
 		if s := b.source(offlineURL); s.Sequence != 10 || s.LastError != "" || s.ConsecutiveFailures != 0 {

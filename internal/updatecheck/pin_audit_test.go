@@ -15,7 +15,7 @@ func (b *bundle) pinAudit() []pinChange {
 	b.t.Helper()
 	var out []pinChange
 	for _, e := range b.auditEvents() {
-		if e.Action != auditPin {
+		if e.Action != string(auditPin) {
 			continue
 		}
 		if e.Kind != "trust" || e.Actor != "manifest sync" {

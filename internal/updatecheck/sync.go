@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -233,7 +234,7 @@ func (s *Syncer) coreVersion(ctx context.Context) (string, error) {
 
 // auditPin is the audit action of a manifest sync that changed the keys
 // pinned for a source (kind trust, as the statements' source.trust).
-const auditPin = "source.pin"
+const auditPin = readmodel.AuditSourcePin
 
 // pinActor is who the audit log says changed a pin: the manifest, loaded
 // by `upcheck components sync` or by serve at start (UPCHECK_MANIFEST).

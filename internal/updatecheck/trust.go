@@ -75,7 +75,7 @@ type trustChange struct {
 }
 
 // auditTrust is the audit action of a trust change.
-const auditTrust = "source.trust"
+const auditTrust = readmodel.AuditSourceTrust
 
 func newTrustChange(url, reason string, old updatedoc.KeySet, oldVersion int64, set updatedoc.KeySet, version int64) *trustChange {
 	return &trustChange{Source: url, Reason: reason,

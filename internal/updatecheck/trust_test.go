@@ -57,7 +57,7 @@ func (b *bundle) trustAudit() []trustChange {
 	b.t.Helper()
 	var out []trustChange
 	for _, e := range b.auditEvents() {
-		if e.Action != auditTrust || e.Kind != "trust" {
+		if e.Action != string(auditTrust) || e.Kind != "trust" {
 			continue
 		}
 		var c trustChange
@@ -126,7 +126,7 @@ func TestEndorsedRotationIsFollowed(t *testing.T) {
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("rollback run = %s", resultJSON(res))
 	}
-	if s := b.source(url); s.LastErrorKind != readmodel.ErrorRollback || s.LastErrorArg != "9 < 11" {
+	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorRollback) || s.LastErrorArg != "9 < 11" {
 		t.Fatalf("source = %+v, want a rollback 9 < 11", s)
 	}
 	if r := b.results()["core"]; !r.Evaluated || r.Latest != "1.0.0" {
@@ -154,7 +154,7 @@ func TestKeyStatementRefused(t *testing.T) {
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("run = %s", resultJSON(res))
 	}
-	if s := b.source(url); s.LastErrorKind != readmodel.ErrorKeyStatement || s.LastErrorArg != "signature" || s.Sequence != 10 {
+	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArg != "signature" || s.Sequence != 10 {
 		t.Fatalf("source = %+v, want the statement refused for its signature", s)
 	}
 	if r := b.results()["core"]; !r.Evaluated || r.Latest != "1.10.0" {
@@ -176,7 +176,7 @@ func TestKeyStatementRefused(t *testing.T) {
 		t.Fatalf("run = %s", resultJSON(res))
 	}
 	s := b.source(url)
-	if s.LastErrorKind != readmodel.ErrorKeyStatement || s.LastErrorArg != "version 1 <= 1" {
+	if s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArg != "version 1 <= 1" {
 		t.Fatalf("source = %+v, want the statement refused for its version", s)
 	}
 	if !strings.Contains(readmodel.ProblemSentence(s.LastErrorKind, s.LastErrorArg), "version 1 is not newer than version 1") {
@@ -206,7 +206,7 @@ func TestThresholdTwoOfThree(t *testing.T) {
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("one signature of 2 needed = %s", resultJSON(res))
 	}
-	if s := b.source(url); s.LastErrorKind != readmodel.ErrorBadSignature {
+	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorBadSignature) {
 		t.Fatalf("source = %+v", s)
 	}
 	publish(p, "/core.json", doc(10, map[string]string{"core": pkgCore}), aPriv, bPriv)
@@ -219,7 +219,7 @@ func TestThresholdTwoOfThree(t *testing.T) {
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("statement with one signature = %s", resultJSON(res))
 	}
-	if s := b.source(url); s.LastErrorKind != readmodel.ErrorKeyStatement || s.LastErrorArg != "signature" {
+	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArg != "signature" {
 		t.Fatalf("source = %+v", s)
 	}
 	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{dPub}, 1, aPriv, bPriv)

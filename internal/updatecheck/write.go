@@ -81,7 +81,7 @@ func (w *writer) write(ctx context.Context, l lease.Lease, p pending) outcome {
 			var err error
 			switch {
 			case p.failure.failed():
-				f := store.SourceFailure{Kind: p.failure.kind, Arg: p.failure.arg, Detail: p.failure.detail}
+				f := store.SourceFailure{Kind: string(p.failure.kind), Arg: p.failure.arg, Detail: p.failure.detail}
 				if using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
 					err = w.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
 				}

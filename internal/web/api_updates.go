@@ -157,14 +157,14 @@ func (s *Server) apiCheck(c echo.Context) error {
 	case updatecheck.Completed, updatecheck.CompletedWithFailures:
 		return c.JSON(http.StatusOK, res)
 	case updatecheck.LeaseLost:
-		return c.JSON(http.StatusConflict, map[string]any{"status": "interrupted", "run_id": res.RunID})
+		return c.JSON(http.StatusConflict, map[string]any{"status": readmodel.StatusInterrupted, "run_id": res.RunID})
 	case updatecheck.Busy:
-		return c.JSON(http.StatusConflict, map[string]string{"status": "busy"})
+		return c.JSON(http.StatusConflict, map[string]any{"status": updatecheck.Busy})
 	case updatecheck.Cooldown:
 		c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
-		return c.JSON(http.StatusTooManyRequests, map[string]any{"status": "cooldown", "retry_after": res.RetryAfter})
+		return c.JSON(http.StatusTooManyRequests, map[string]any{"status": updatecheck.Cooldown, "retry_after": res.RetryAfter})
 	case updatecheck.Cancelled:
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "cancelled"})
+		return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": updatecheck.Cancelled})
 	}
 	return c.JSON(http.StatusInternalServerError, map[string]any{"status": res.Status, "run_id": res.RunID})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
 )
@@ -22,8 +23,7 @@ const auditPageSize = 50
 // auditKind reads the kind filter; an unknown kind is a 400, as the
 // catalog's unknown filter is.
 func auditKind(c echo.Context) (string, error) {
-	switch k := c.QueryParam(views.ParamKind); k {
-	case "", views.AuditKindDismissal, views.AuditKindCheck, views.AuditKindAccount, views.AuditKindTrust:
+	if k := c.QueryParam(views.ParamKind); k == "" || readmodel.AuditKind(k).Filterable() {
 		return k, nil
 	}
 	return "", echo.NewHTTPError(http.StatusBadRequest, "Unknown kind: use dismissal, check, account or trust.")
@@ -128,10 +128,10 @@ func detailText(e store.AuditEvent) string {
 	if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &m) != nil {
 		return ""
 	}
-	switch e.Kind {
-	case store.AuditKindCheck:
+	switch readmodel.AuditKind(e.Kind) {
+	case readmodel.AuditKindCheck:
 		return checkDetailText(m)
-	case store.AuditKindTrust:
+	case readmodel.AuditKindTrust:
 		return trustDetailText(m)
 	}
 	keys := make([]string, 0, len(m))

@@ -80,7 +80,7 @@ func (s *Server) sourceImport(c echo.Context) error {
 	}
 	if int64(len(sig)) > fetch.SignatureMaxBody {
 		return page(http.StatusUnprocessableEntity, views.ImportOutcome{Status: string(updatecheck.ImportRefused),
-			Kind: readmodel.ErrorBadSignature, Detail: "the signature file is larger than a signature can be"})
+			Kind: string(readmodel.ErrorBadSignature), Detail: "the signature file is larger than a signature can be"})
 	}
 	p, _ := auth.PrincipalFrom(c)
 	res, err := s.importer.Import(r.Context(), src.URL, body, string(sig), p.Email)
@@ -91,7 +91,7 @@ func (s *Server) sourceImport(c echo.Context) error {
 		return err
 	}
 	o := views.ImportOutcome{Status: string(res.Status), Sequence: res.Sequence, Components: res.Components,
-		Kind: res.Kind, Arg: res.Arg, Detail: res.Detail}
+		Kind: string(res.Kind), Arg: res.Arg, Detail: res.Detail}
 	switch res.Status {
 	case updatecheck.ImportRefused:
 		return page(http.StatusUnprocessableEntity, o)

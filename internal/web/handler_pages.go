@@ -61,10 +61,7 @@ func (s *Server) dashboard(c echo.Context) error {
 // link cannot make the dashboard say anything else.
 func checkOutcomeFlash(c echo.Context, cooldown time.Duration) (text, tone string) {
 	status := c.QueryParam("check")
-	switch updatecheck.Status(status) {
-	case updatecheck.Completed, updatecheck.CompletedWithFailures, updatecheck.Busy, updatecheck.Cooldown, updatecheck.LeaseLost,
-		updatecheck.Skipped, updatecheck.Cancelled, updatecheck.Failed:
-	default:
+	if !updatecheck.Status(status).Answered() {
 		return "", ""
 	}
 	n := func(name string) int {
@@ -128,7 +125,7 @@ func errorKind(sourceError, sourceKind, evalError string) string {
 	case sourceError != "":
 		return sourceKind
 	case evalError != "":
-		return readmodel.ErrorEvaluation
+		return string(readmodel.ErrorEvaluation)
 	}
 	return ""
 }

@@ -1,0 +1,70 @@
+package readmodel
+
+import "slices"
+
+// AuditKind is the kind of an audit log entry, the Audit log page's and
+// GET /api/admin/audit's filter: judged in SQL from the action's first
+// word (queries/audit_log.sql).
+type AuditKind string
+
+// The kinds, in the order the Audit log page offers them.
+const (
+	AuditKindDismissal AuditKind = "dismissal"
+	AuditKindCheck     AuditKind = "check"
+	AuditKindAccount   AuditKind = "account"
+	// AuditKindTrust: a source's trusted or pinned keys changed.
+	AuditKindTrust AuditKind = "trust"
+	// AuditKindOther: anything else (a notification channel's change);
+	// shown, not offered as a filter.
+	AuditKindOther AuditKind = "other"
+)
+
+// AllAuditKinds are the kinds, in the order the page offers them, other
+// last.
+func AllAuditKinds() []AuditKind {
+	return []AuditKind{AuditKindDismissal, AuditKindCheck, AuditKindAccount, AuditKindTrust, AuditKindOther}
+}
+
+// Filterable reports whether the audit log can be filtered by k: every
+// kind but other.
+func (k AuditKind) Filterable() bool {
+	return k != AuditKindOther && slices.Contains(AllAuditKinds(), k)
+}
+
+// AuditAction is what an audit log entry records (audit_log.action). The
+// values are stored: add actions, never rename one.
+type AuditAction string
+
+// The actions.
+const (
+	AuditAdvisoryDismiss   AuditAction = "advisory.dismiss"
+	AuditAdvisoryUndismiss AuditAction = "advisory.undismiss"
+	// AuditAdvisoryExpire is derived, never written: a dismissal whose
+	// expiry passed while it stood.
+	AuditAdvisoryExpire AuditAction = "advisory.expire"
+	// AuditCheck is derived from check_runs, never written: a check.
+	AuditCheck        AuditAction = "check"
+	AuditUserCreate   AuditAction = "user.create"
+	AuditUserPassword AuditAction = "user.password"
+	// AuditUserLockout: the login throttle locked an account's sign-ins.
+	AuditUserLockout AuditAction = "user.lockout"
+	AuditTokenCreate AuditAction = "token.create"
+	AuditTokenRevoke AuditAction = "token.revoke"
+	// AuditSourceTrust: a source's trusted keys changed (a key statement).
+	AuditSourceTrust AuditAction = "source.trust"
+	// AuditSourcePin: the keys the manifest pins for a source changed.
+	AuditSourcePin      AuditAction = "source.pin"
+	AuditChannelAdd     AuditAction = "channel.add"
+	AuditChannelRemove  AuditAction = "channel.remove"
+	AuditChannelEnable  AuditAction = "channel.enable"
+	AuditChannelDisable AuditAction = "channel.disable"
+	AuditChannelTest    AuditAction = "channel.test"
+)
+
+// AllAuditActions are the actions, grouped by kind.
+func AllAuditActions() []AuditAction {
+	return []AuditAction{AuditAdvisoryDismiss, AuditAdvisoryUndismiss, AuditAdvisoryExpire, AuditCheck,
+		AuditUserCreate, AuditUserPassword, AuditUserLockout, AuditTokenCreate, AuditTokenRevoke,
+		AuditSourceTrust, AuditSourcePin,
+		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest}
+}

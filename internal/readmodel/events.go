@@ -1,0 +1,33 @@
+package readmodel
+
+// EventType is the type of a notification event (notification_events.type):
+// what the queries queue (queries/notifications.sql), what the webhook's
+// and Slack's payloads carry as "type", what the emails and the
+// Notifications page word. The values are stored and sent: add types,
+// never rename one.
+type EventType string
+
+// The event types.
+const (
+	// EventAdvisoryUnfixed: the installed version is affected by an
+	// advisory with no fixed version.
+	EventAdvisoryUnfixed EventType = "advisory.unfixed"
+	// EventSecurityUpdate: a newer security release exists.
+	EventSecurityUpdate EventType = "security_update.available"
+	// EventUpdateAvailable: an installable update exists (channels that
+	// take every event only).
+	EventUpdateAvailable EventType = "update.available"
+	// EventSourceFailing: a source has failed for 24 hours.
+	EventSourceFailing EventType = "source.failing"
+	// EventCheckOverdue: no check completed for 48 hours.
+	EventCheckOverdue EventType = "check.overdue"
+	// EventTest: a test notification sent by hand.
+	EventTest EventType = "test"
+)
+
+// AllEventTypes are the event types, most urgent first (the urgency of
+// AttentionKinds, then the sources' and the schedule's health).
+func AllEventTypes() []EventType {
+	return []EventType{EventAdvisoryUnfixed, EventSecurityUpdate, EventUpdateAvailable, EventSourceFailing,
+		EventCheckOverdue, EventTest}
+}
