@@ -164,6 +164,8 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 // prints a definition ('running'::text).
 func sqlLiterals(def string) []string {
 	var out []string
+	// A comment's apostrophe ("the channel's") is no quote.
+	def = regexp.MustCompile(`--[^\n]*`).ReplaceAllString(def, "")
 	for _, m := range regexp.MustCompile(`'((?:[^']|'')*)'`).FindAllStringSubmatch(def, -1) {
 		out = append(out, strings.ReplaceAll(m[1], "''", "'"))
 	}
