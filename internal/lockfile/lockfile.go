@@ -66,6 +66,9 @@ type locked struct {
 // Read reads the lockfile at file; its name says its kind
 // (package-lock.json or npm-shrinkwrap.json, pnpm-lock.yaml).
 func Read(file string, opt Options) (*manifest.Manifest, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	body, err := readFile(file)
 	if err != nil {
 		return nil, err
