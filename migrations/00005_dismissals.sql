@@ -35,9 +35,9 @@ CREATE TABLE advisory_dismissals (
     affected       text        NOT NULL DEFAULT '',
     fixed_in       text        NOT NULL DEFAULT '',
     -- When and how the decision ended; null while it stands (expired or
-    -- not: an expiry is judged when read). No statement writes 'migrated'.
+    -- not: an expiry is judged when read).
     ended_at       timestamptz,
-    ended_how      text        CHECK (ended_how IN ('undone', 'replaced', 'migrated')),
+    ended_how      text        CHECK (ended_how IN ('undone', 'replaced')),
     CONSTRAINT advisory_dismissals_reason CHECK (btrim(reason, E' \t\r\n') <> ''),
     CONSTRAINT advisory_dismissals_reason_length CHECK (char_length(reason) <= 500),
     -- "In the future when set": judged against the moment of dismissal,

@@ -15,6 +15,7 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
+	"github.com/upcheck/upcheck/views"
 )
 
 // apiSummary is GET /api/admin/plugins/updates/summary: stored results
@@ -153,20 +154,31 @@ func (s *Server) apiCheck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// message is the outcome in the words the dashboard says without
+	// JavaScript (views.CheckOutcomeMessage): app.js shows it as it is.
+	message := func(status readmodel.CheckStatus) string {
+		return views.CheckOutcomeMessage(views.CheckOutcome{Status: string(status), Fetched: res.Fetched, NotModified: res.NotModified,
+			Failed: res.Failed, RetryAfter: res.RetryAfter, Cooldown: s.checker.Cooldown()})
+	}
 	switch res.Status {
 	case updatecheck.Completed, updatecheck.CompletedWithFailures:
-		return c.JSON(http.StatusOK, res)
+		return c.JSON(http.StatusOK, struct {
+			updatecheck.Result
+			Message string `json:"message"`
+		}{res, message(res.Status)})
 	case updatecheck.LeaseLost:
-		return c.JSON(http.StatusConflict, map[string]any{"status": readmodel.StatusInterrupted, "run_id": res.RunID})
+		return c.JSON(http.StatusConflict, map[string]any{"status": readmodel.StatusInterrupted, "run_id": res.RunID,
+			"message": message(readmodel.StatusInterrupted)})
 	case updatecheck.Busy:
-		return c.JSON(http.StatusConflict, map[string]any{"status": updatecheck.Busy})
+		return c.JSON(http.StatusConflict, map[string]any{"status": updatecheck.Busy, "message": message(res.Status)})
 	case updatecheck.Cooldown:
 		c.Response().Header().Set("Retry-After", strconv.Itoa(res.RetryAfter))
-		return c.JSON(http.StatusTooManyRequests, map[string]any{"status": updatecheck.Cooldown, "retry_after": res.RetryAfter})
+		return c.JSON(http.StatusTooManyRequests, map[string]any{"status": updatecheck.Cooldown, "retry_after": res.RetryAfter,
+			"message": message(res.Status)})
 	case updatecheck.Cancelled:
-		return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": updatecheck.Cancelled})
+		return c.JSON(http.StatusServiceUnavailable, map[string]any{"status": updatecheck.Cancelled, "message": message(res.Status)})
 	}
-	return c.JSON(http.StatusInternalServerError, map[string]any{"status": res.Status, "run_id": res.RunID})
+	return c.JSON(http.StatusInternalServerError, map[string]any{"status": res.Status, "run_id": res.RunID, "message": message(res.Status)})
 }
 
 // runManualCheck runs the check under the server's context, not the

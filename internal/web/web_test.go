@@ -194,9 +194,15 @@ func TestCheckEndpoint(t *testing.T) {
 	if res["status"] != "completed_with_failures" || res["fetched"] != float64(3) || res["failed"] != float64(1) {
 		t.Fatalf("check body = %s", r.body)
 	}
+	// The answer carries the dashboard's own words for it, which the
+	// page's script shows as they are.
+	if want := "Check completed with failures: 3 sources fetched, 0 unchanged, 1 failed. Source health says why."; res["message"] != want {
+		t.Errorf("message %q, want %q", res["message"], want)
+	}
 	r = admin.postCheck(true)
 	wantStatus(t, "second check", r, 429)
-	if r.header.Get("Retry-After") == "" || !strings.Contains(r.body, `"status":"cooldown"`) || !strings.Contains(r.body, `"retry_after":`) {
+	if r.header.Get("Retry-After") == "" || !strings.Contains(r.body, `"status":"cooldown"`) || !strings.Contains(r.body, `"retry_after":`) ||
+		!strings.Contains(r.body, `You can check again in `) {
 		t.Fatalf("cooldown answer: %v %s", r.header, r.body)
 	}
 
@@ -212,7 +218,7 @@ func TestCheckEndpoint(t *testing.T) {
 	b.db.MustExec(t, "UPDATE core_update_lock SET last_manual_at = NULL, owner = gen_random_uuid(), expires_at = clock_timestamp() + interval '1 minute'")
 	r = admin.postCheck(true)
 	wantStatus(t, "check while busy", r, 409)
-	if !strings.Contains(r.body, `"status":"busy"`) {
+	if !strings.Contains(r.body, `"status":"busy"`) || !strings.Contains(r.body, `"message":"A check is already running. Try again in a few minutes."`) {
 		t.Fatalf("busy body = %s", r.body)
 	}
 }

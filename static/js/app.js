@@ -33,15 +33,6 @@
 
   // ---- Wording: kept in step with views/dashboard.go ----
 
-  function completedText(body) {
-    var counts = countNoun(number(body.fetched), "source", "sources") +
-      " fetched, " + number(body.not_modified) + " unchanged, " + number(body.failed) + " failed.";
-    if (body.status === "completed_with_failures") {
-      return "Check completed with failures: " + counts + " Source health says why.";
-    }
-    return "Check completed: " + counts;
-  }
-
   // secondsText is a wait in words, "45 s" or "1 min 53 s", as
   // internal/readmodel's SecondsText.
   function secondsText(s) {
@@ -268,6 +259,10 @@
     var tones = words(region, "data-tones");
     var tone = "info";
     if (status) tone = Object.prototype.hasOwnProperty.call(tones, status) ? tones[status] : "danger";
+    sayTone(region, text, tone);
+  }
+
+  function sayTone(region, text, tone) {
     region.setAttribute("data-tone", tone);
     region.textContent = text;
   }
@@ -292,7 +287,7 @@
     var spoken = document.createElement("span");
     spoken.className = "visually-hidden";
     spoken.textContent = "You can check again in " + spokenSeconds(seconds) + ".";
-    say(region, "", "cooldown");
+    sayTone(region, "", "info");
     // The limit in words follows the cooldown in force (data-cooldown-text,
     // from views' cooldownSentence).
     region.append((region.getAttribute("data-cooldown-text") || "") + " ", visible, spoken);
@@ -305,7 +300,7 @@
         return;
       }
       clearInterval(timer);
-      say(region, "You can check for updates again.", "completed");
+      sayTone(region, "You can check for updates again.", "ok");
       done();
     }, 1000);
   }
@@ -354,8 +349,7 @@
         credentials: "same-origin"
       }).then(function (res) {
         return readJSON(res).then(function (body) {
-          var status = body && body.status;
-          if (res.status === 429 || status === "cooldown") {
+          if (res.status === 429) {
             cooldown(region, button, retryAfter(res, body || {}, region), function () {
               setBusy(false);
             });
@@ -378,26 +372,18 @@
     return (body && typeof body.status === "string" && body.status) || "error";
   }
 
+  // outcomeText is the server's words for the answer (its message, the
+  // sentence the dashboard shows without JavaScript); the page words only
+  // an answer that carries none.
   function outcomeText(res, body) {
-    var status = body && body.status;
-    if (res.status === 200 && (status === "completed" || status === "completed_with_failures")) {
-      return completedText(body);
-    }
-    if (res.status === 409 && status === "busy") {
-      return "A check is already running. Try again in a few minutes.";
-    }
-    if (res.status === 409 && (status === "interrupted" || status === "lease_lost")) {
-      return "The check was interrupted (it lost its lock or its connection to the database) and will be retried.";
-    }
-    if (res.ok && status === "cancelled") {
-      return "The check was cancelled because the server is shutting down. Try again in a moment.";
-    }
+    if (body && typeof body.message === "string" && body.message) return body.message;
     if (res.ok && !body) {
       // Most likely the session ended and the request landed on the login page.
       return "The check could not run (unexpected response). Reload the page and try again.";
     }
     return "The check could not run (HTTP " + res.status + "). Try again later.";
   }
+
 
   function init() {
     var form = byTestId("check-form");

@@ -103,3 +103,19 @@ func TestVocabularyIsSpelledOnce(t *testing.T) {
 		t.Fatalf("read %d files under %s; the walk is wrong", files, root)
 	}
 }
+
+// The page's script words no check status of its own: the server words
+// every answer (the check API's message) and the tones come from the page
+// (data-tones), so a status named in static/js/app.js is a second spelling
+// that can drift from readmodel's.
+func TestScriptSpellsNoCheckStatus(t *testing.T) {
+	t.Parallel()
+	script := readFile(t, filepath.Join(root, "static", "js", "app.js"))
+	for _, s := range readmodel.ShownRunStatuses() {
+		for _, quoted := range []string{`"` + string(s) + `"`, `'` + string(s) + `'`} {
+			if strings.Contains(script, quoted) {
+				t.Errorf("static/js/app.js spells the check status %s: read the answer's message or the page's data attributes", quoted)
+			}
+		}
+	}
+}
