@@ -6,16 +6,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
@@ -353,21 +349,7 @@ func TestThreeInstancesAndFiftyPosts(t *testing.T) {
 func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", "..", ".data", "crash-outage"), devdb.Options{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Start(context.Background()) }) // never leave it stopped
-	name := fmt.Sprintf("outage_%d", time.Now().UnixNano())
-	if err := cl.CreateDatabase(ctx, name); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, cl.URL(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
+	cl, d := ownCluster(t, "outage")
 	pub := publisher.New(t)
 	e := baseEnv(d)
 	if code := start(t, e, "migrate").wait(60 * time.Second); code != 0 {

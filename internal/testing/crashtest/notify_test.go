@@ -4,11 +4,9 @@ package crashtest
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
@@ -164,21 +159,7 @@ func TestKillDuringWebhook(t *testing.T) {
 func TestDatabaseOutageDuringDeliveries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", "..", ".data", "crash-notify"), devdb.Options{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Start(context.Background()) }) // never leave it stopped
-	name := fmt.Sprintf("notify_%d", time.Now().UnixNano())
-	if err := cl.CreateDatabase(ctx, name); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, cl.URL(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
+	cl, d := ownCluster(t, "notify")
 	pub := publisher.New(t)
 	e := baseEnv(d)
 	e = e.with("UPCHECK_TEST_TIMINGS", e["UPCHECK_TEST_TIMINGS"]+",delivery="+deliveryLease.String()+",backoff=200ms",
@@ -217,7 +198,7 @@ func TestDatabaseOutageDuringDeliveries(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var left int64
-		err := pool.QueryRow(ctx, "SELECT count(*) FROM notification_events WHERE state <> 'delivered'").Scan(&left)
+		err := d.Pool.QueryRow(ctx, "SELECT count(*) FROM notification_events WHERE state <> 'delivered'").Scan(&left)
 		if err == nil && left == 0 {
 			break
 		}

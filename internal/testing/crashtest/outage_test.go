@@ -8,16 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/upcheck/upcheck/internal/dev/devdb"
-	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
@@ -39,21 +34,7 @@ var settledRE = regexp.MustCompile(`lease released and check's end recorded once
 func TestDatabaseOutageEndsTheRunAndFreesTheLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cl, err := devdb.Ensure(ctx, filepath.Join("..", "..", "..", ".data", "crash-outage-settle"), devdb.Options{Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cl.Start(context.Background()) }) // never leave it stopped
-	name := fmt.Sprintf("settle_%d", time.Now().UnixNano())
-	if err := cl.CreateDatabase(ctx, name); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, cl.URL(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	d := &pgtest.DB{Name: name, URL: cl.URL(name), Pool: pool}
+	cl, d := ownCluster(t, "outage-settle")
 	pub := publisher.New(t)
 	e := baseEnv(d).with("UPCHECK_TEST_TIMINGS", fmt.Sprintf("lease=%s,heartbeat=500ms,cooldown=20s", outageLease))
 	if code := start(t, e, "migrate").wait(60 * time.Second); code != 0 {
@@ -97,7 +78,7 @@ func TestDatabaseOutageEndsTheRunAndFreesTheLease(t *testing.T) {
 	for {
 		var status string
 		var finished, free bool
-		err := pool.QueryRow(ctx, `SELECT r.status, r.finished_at IS NOT NULL, l.owner IS NULL
+		err := d.Pool.QueryRow(ctx, `SELECT r.status, r.finished_at IS NOT NULL, l.owner IS NULL
 			FROM check_runs r, core_update_lock l WHERE r.id = $1`, runID).Scan(&status, &finished, &free)
 		if err == nil && finished && free {
 			if status != "connection_lost" {
