@@ -145,6 +145,14 @@ func run(binary, dataDir string) error {
 	ratio := ideal.Seconds() / wall.Seconds()
 	report("check_throughput_ratio", ratio, "ideal/actual", ">= 0.90", yes(ratio >= 0.90))
 	report("check_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
+	bare, err := bareFetch(ctx, pubs)
+	if err != nil {
+		return err
+	}
+	pubs.bytes.Swap(0)
+	report("bare_fetch_wall", bare.Seconds(), "s", "", nil)
+	vsBare := bare.Seconds() / wall.Seconds()
+	report("check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
 	report("check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
 	res304, rss304, err := check(binary, env)
 	if err != nil {
