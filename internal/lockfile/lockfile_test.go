@@ -71,26 +71,21 @@ func summary(m *manifest.Manifest) []string {
 
 func TestCodesAreStableAndUnique(t *testing.T) {
 	t.Parallel()
+	// The codes are stored: a change to the rule would orphan every stored
+	// component of such a name, so the expected codes are pinned in full.
 	for name, want := range map[npm.Name]string{
 		"left-pad":      "left-pad",
 		"@vitnode/blog": "vitnode--blog",
 		"@vitnode/core": "vitnode--core",
-		"vitnode--blog": "vitnode-blog---",
+		"vitnode--blog": "vitnode-blog---06ea2f9f0b9f",
 		"vitnode.blog":  "vitnode.blog",
-		"JSONStream":    "jsonstream---",
-		"@a/-x":         "a-x---",
-		"crazy!":        "crazy---",
+		"JSONStream":    "jsonstream---e8984fe3553d",
+		"@a/-x":         "a-x---17f6eaf10991",
+		"crazy!":        "crazy---0fe947f0fdb8",
 	} {
 		got := lockfile.Code(name)
-		if strings.HasSuffix(want, "---") {
-			if !strings.HasPrefix(got, want) || len(got) != len(want)+12 {
-				t.Errorf("Code(%q) = %q, want %s and 12 hex digits", name, got, want)
-			}
-		} else if got != want {
+		if got != want {
 			t.Errorf("Code(%q) = %q, want %q", name, got, want)
-		}
-		if again := lockfile.Code(name); again != got {
-			t.Errorf("Code(%q) is not stable: %q then %q", name, got, again)
 		}
 		if _, err := manifest.ParseJSON([]byte(`{"components": [{"code": "core", "name": "core", "version": "1.0.0"}, {"code": "` + got + `", "name": "x", "version": "1.0.0"}]}`)); err != nil {
 			t.Errorf("Code(%q) = %q is not a component code: %v", name, got, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/upcheck/upcheck/internal/fetch"
 )
@@ -52,7 +53,7 @@ func (c *Client) Package(ctx context.Context, name Name, etag, lastModified stri
 		limit = DefaultMaxDocument
 	}
 	var pkg *Package
-	req := fetch.Request{URL: u.String(), ETag: etag, LastModified: lastModified, Accept: "application/json", MaxBody: limit,
+	req := fetch.Request{ETag: etag, LastModified: lastModified, Accept: "application/json", MaxBody: limit,
 		Consume: func(r io.Reader) error {
 			p, err := DecodePackage(r, limit)
 			if err != nil {
@@ -64,10 +65,7 @@ func (c *Client) Package(ctx context.Context, name Name, etag, lastModified stri
 			pkg = p
 			return nil
 		}}
-	if tok := c.Registries.Token(u); !tok.IsZero() {
-		req.Bearer = tok
-	}
-	resp, err := c.Fetcher.Fetch(ctx, req)
+	resp, err := c.fetch(ctx, u, req)
 	if err != nil {
 		return Fetched{Response: resp}, refusal(err, name)
 	}
@@ -83,19 +81,25 @@ func (c *Client) Keys(ctx context.Context, name Name) ([]Key, error) {
 	}
 	u := reg.JoinPath(KeysPath)
 	var keys []Key
-	req := fetch.Request{URL: u.String(), Accept: "application/json", MaxBody: maxKeys, Consume: func(r io.Reader) error {
+	req := fetch.Request{Accept: "application/json", MaxBody: maxKeys, Consume: func(r io.Reader) error {
 		var err error
 		keys, err = ParseKeys(r)
 		return err
 	}}
-	if tok := c.Registries.Token(u); !tok.IsZero() {
-		req.Bearer = tok
-	}
-	_, err = c.Fetcher.Fetch(ctx, req)
+	_, err = c.fetch(ctx, u, req)
 	if se, ok := errors.AsType[*fetch.StatusError](err); ok && se.Code == http.StatusNotFound {
 		return nil, nil
 	}
 	return keys, err
+}
+
+// fetch sends req to u with the token npm would send there, if any.
+func (c *Client) fetch(ctx context.Context, u *url.URL, req fetch.Request) (fetch.Response, error) {
+	req.URL = u.String()
+	if tok := c.Registries.Token(u); !tok.IsZero() {
+		req.Bearer = tok
+	}
+	return c.Fetcher.Fetch(ctx, req)
 }
 
 // refusal names the registry's refusals; every other error is as fetch

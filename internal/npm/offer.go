@@ -1,7 +1,6 @@
 package npm
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/Masterminds/semver/v3"
@@ -83,6 +82,11 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		r updatedoc.Release
 	}
 	var rs []release
+	type refusal struct {
+		v *semver.Version
+		r Refused
+	}
+	var refused []refusal
 	for text, ver := range pkg.Versions {
 		v, err := semver.StrictNewVersion(text)
 		if err != nil || ver.Deprecated != "" {
@@ -98,7 +102,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		}
 		if len(keys) > 0 {
 			if _, err := VerifySignature(keys, pkg.Name, text, ver, pkg.Published[text]); err != nil {
-				o.Refused = append(o.Refused, Refused{Version: text, Err: err})
+				refused = append(refused, refusal{v, Refused{Version: text, Err: err}})
 				continue
 			}
 		}
@@ -109,12 +113,15 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		}
 		rs = append(rs, release{v, r})
 	}
-	slices.SortFunc(rs, func(a, b release) int { return cmp.Compare(0, a.v.Compare(b.v)) })
+	slices.SortFunc(rs, func(a, b release) int { return b.v.Compare(a.v) })
 	o.Package.Releases = make([]updatedoc.Release, len(rs))
 	for i, r := range rs {
 		o.Package.Releases[i] = r.r
 	}
-	slices.SortFunc(o.Refused, func(a, b Refused) int { return -compareVersions(a.Version, b.Version) })
+	slices.SortFunc(refused, func(a, b refusal) int { return b.v.Compare(a.v) })
+	for _, r := range refused {
+		o.Refused = append(o.Refused, r.r)
+	}
 	if len(rs) > 0 && iv != nil && rs[0].v.GreaterThan(iv) && o.Provenance[installed] && !o.Provenance[rs[0].r.Version] {
 		o.ProvenanceLost = rs[0].r.Version
 	}
@@ -124,11 +131,4 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 // sameLine reports whether a and b share major, minor and patch.
 func sameLine(a, b *semver.Version) bool {
 	return a.Major() == b.Major() && a.Minor() == b.Minor() && a.Patch() == b.Patch()
-}
-
-// compareVersions orders two versions that parsed before.
-func compareVersions(a, b string) int {
-	va, _ := semver.StrictNewVersion(a)
-	vb, _ := semver.StrictNewVersion(b)
-	return va.Compare(vb)
 }
