@@ -4,9 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,27 +22,7 @@ const publisherHome = "internal/testing/publisher"
 // to updatedoc.Sign) is a publisher of its own, and fails this test.
 // Servers that receive (webhooks, chats) or serve pages are not concerned.
 func TestOnePublisher(t *testing.T) {
-	root, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") || rel == publisherHome {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		files++
+	walkGoFiles(t, testFiles, 50, func(rel string) bool { return rel == publisherHome }, func(rel, path string) {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -52,14 +30,7 @@ func TestOnePublisher(t *testing.T) {
 		if why := ownPublisher(t, rel, src); why != "" {
 			t.Errorf("%s is a publisher of its own (%s): use %s", rel, why, publisherHome)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 50 {
-		t.Fatalf("read %d test files under %s; the walk is wrong", files, root)
-	}
 }
 
 // The rule catches a publisher written the way the five old copies were,

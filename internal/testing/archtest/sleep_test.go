@@ -5,11 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -29,44 +25,12 @@ var sleepAllowed = map[string]string{
 // (synctest.Test's function) moves the bubble's fake clock and waits for
 // nothing: it is allowed.
 func TestOrdinaryTestsDoNotSleep(t *testing.T) {
-	root, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(root, "go.mod")); err != nil || !strings.Contains(string(b), "module "+module+"\n") {
-		t.Fatalf("%s is not the module's root: %v", root, err)
-	}
-	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata") {
-				return filepath.SkipDir
-			}
-			if _, ok := sleepAllowed[rel]; ok {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		files++
+	allowed := func(rel string) bool { _, ok := sleepAllowed[rel]; return ok }
+	walkGoFiles(t, testFiles, 50, allowed, func(rel, path string) {
 		for _, at := range sleeps(t, path) {
 			t.Errorf("%s:%d calls time.Sleep: wait on a signal, or poll with internal/testing/wait", rel, at)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 50 {
-		t.Fatalf("read %d test files under %s; the walk is wrong", files, root)
-	}
 }
 
 // sleeps returns the lines of file's calls to time.Sleep outside a

@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,25 +17,13 @@ import (
 func TestSQLStatesAreNamed(t *testing.T) {
 	defined := map[string][]string{}
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	walkGoFiles(t, allGoFiles, 50, nil, func(_, path string) {
 		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		if ast.IsGenerated(f) {
-			return nil
+			return
 		}
 		for _, v := range sqlstateLiterals(fset, f) {
 			t.Errorf("%s: SQLSTATE %s typed as a string: name it (pgerrcode, or internal/store's own codes)", v.pos, v.code)
@@ -45,11 +31,7 @@ func TestSQLStatesAreNamed(t *testing.T) {
 		for code, pos := range sqlstateConstants(fset, f) {
 			defined[code] = append(defined[code], pos...)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for code, at := range defined {
 		if len(at) > 1 {
 			t.Errorf("SQLSTATE %s is defined %d times: %s", code, len(at), strings.Join(at, ", "))

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,32 +48,14 @@ func spelledWords() map[string]bool {
 // whole tag, never equal to a word) fails this test. SQL spells them in SQL, where
 // readmodel's TestVocabulariesMatchSQL holds them.
 func TestVocabularyIsSpelledOnce(t *testing.T) {
-	root, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	words := spelledWords()
 	if len(words) < 20 {
 		t.Fatalf("only %d words to look for: %v", len(words), words)
 	}
-	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata" ||
-				rel == "internal/readmodel" || rel == "internal/db" || rel == "internal/testing" || rel == "tools") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		files++
+	skip := func(rel string) bool {
+		return rel == "internal/readmodel" || rel == "internal/db" || rel == "internal/testing" || rel == "tools"
+	}
+	walkGoFiles(t, productFiles, 50, skip, func(rel, path string) {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
@@ -94,14 +75,7 @@ func TestVocabularyIsSpelledOnce(t *testing.T) {
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files < 50 {
-		t.Fatalf("read %d files under %s; the walk is wrong", files, root)
-	}
 }
 
 // The page's script words no check status of its own: the server words
