@@ -53,18 +53,18 @@ func (m *Manager) Expiry(l Lease) time.Time { return l.sentAt.Add(m.timings.Leas
 func (m *Manager) Settle(ctx context.Context, l Lease, completed bool, record func(context.Context, *store.Tx) error) (released bool, attempts int, err error) {
 	until := m.Expiry(l)
 	pause := settleRetry
+	var refused error // record's error, when the database refused it
 	for {
 		attempts++
 		released, err = m.settleOnce(ctx, l.Owner, completed, record, until)
+		if err != nil && record != nil && !settleAgain(err) {
+			// record was refused: give the lease back without it, tried
+			// again like any release while the database does not answer.
+			refused, record = err, nil
+			continue
+		}
 		if err == nil || !settleAgain(err) {
-			if err != nil && record != nil {
-				// record was refused: give the lease back without it.
-				var rerr error
-				if released, rerr = m.settleOnce(ctx, l.Owner, completed, nil, until); rerr != nil {
-					err = errors.Join(err, rerr)
-				}
-			}
-			return released, attempts, err
+			return released, attempts, errors.Join(refused, err)
 		}
 		if ctx.Err() != nil {
 			if grace := m.clock.Now().Add(SettleGrace); grace.Before(until) {
@@ -73,7 +73,7 @@ func (m *Manager) Settle(ctx context.Context, l Lease, completed bool, record fu
 		}
 		left := until.Sub(m.clock.Now())
 		if left <= 0 {
-			return false, attempts, fmt.Errorf("gave up after %d attempts, the lease could have expired: %w", attempts, err)
+			return false, attempts, errors.Join(refused, fmt.Errorf("gave up after %d attempts, the lease could have expired: %w", attempts, err))
 		}
 		m.logger.DebugContext(ctx, "lease settle failed; retrying", "owner", l.Owner, "attempt", attempts, "error", err)
 		t := m.clock.NewTimer(min(pause, left))
