@@ -40,10 +40,9 @@ type CheckOutcome struct {
 	Cooldown time.Duration
 }
 
-// CheckOutcomeMessage words a check outcome for the no-JavaScript form post
-// (DashboardProps.Flash), in the sentences app.js shows for the same JSON
-// answers; where app.js has no sentence for an answer (a cancelled or
-// failed check) it names the HTTP status instead.
+// CheckOutcomeMessage words a check outcome: the no-JavaScript form post's
+// notice (DashboardProps.Flash) and the check API's message, which app.js
+// shows as it is, so an answer reads the same either way.
 func CheckOutcomeMessage(o CheckOutcome) string {
 	switch readmodel.CheckStatus(o.Status) {
 	case readmodel.CheckCompleted:

@@ -23,7 +23,6 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/metrics"
 	"github.com/upcheck/upcheck/internal/notify"
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -142,9 +141,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if a.Config.Timings.Period == nil {
 		timings.Period = period
 	}
-	m := metrics.New(func(ctx context.Context) (readmodel.Summary, error) {
-		return catalog.ReadSummary(ctx, a.Store)
-	})
+	m := metrics.New(a.Store.Summary) // uncached: database_up says what the database does now
 	a.Metrics = m
 	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger), lease.WithObserver(m)); err != nil {
 		return err

@@ -77,7 +77,7 @@ func (r *Reads) withNextCheck(v readmodel.Summary) readmodel.Summary {
 // schedule runs the next check. It never fetches.
 func (r *Reads) Summary(ctx context.Context) (readmodel.Summary, error) {
 	v, err := r.summary.get(ctx, func(ctx context.Context) (readmodel.Summary, error) {
-		return ReadSummary(ctx, r.store)
+		return r.store.Summary(ctx)
 	}, nil)
 	if err != nil {
 		return readmodel.Summary{}, err
@@ -95,12 +95,6 @@ func (r *Reads) Snapshot(ctx context.Context) (*Snapshot, error) {
 	}, func(ctx context.Context, snap *Snapshot) (bool, error) {
 		return snap.holds(ctx, r.store)
 	})
-}
-
-// ReadSummary reads the summary from the database, bypassing any cache
-// (metrics use it: database_up must say what the database does now).
-func ReadSummary(ctx context.Context, st *store.Store) (readmodel.Summary, error) {
-	return st.Summary(ctx)
 }
 
 // ReadPage reads the whole catalog now, bypassing any cache (tests and

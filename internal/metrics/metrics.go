@@ -35,7 +35,7 @@ type Metrics struct {
 }
 
 // SummaryReader reads the stored summary from the database, not from a
-// cache (catalog.ReadSummary).
+// cache (store.Store.Summary).
 type SummaryReader func(ctx context.Context) (readmodel.Summary, error)
 
 // New registers every series. summary feeds the component and source

@@ -148,6 +148,16 @@ func TestOperationsAreWrittenOnce(t *testing.T) {
 	for _, name := range gone {
 		t.Errorf("txOnly lists %s, which Tx does not declare", name)
 	}
+	gone = gone[:0]
+	for name := range storeOnly {
+		if _, ok := m["Store"][name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	sort.Strings(gone)
+	for _, name := range gone {
+		t.Errorf("storeOnly lists %s, which Store does not declare", name)
+	}
 }
 
 // An operation takes its DBTX from its receiver: a function that takes one

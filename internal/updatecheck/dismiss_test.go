@@ -24,7 +24,7 @@ func (b *bundle) dismissGallery(expires *time.Time) {
 
 func (b *bundle) vulnerable() int {
 	b.t.Helper()
-	sum, err := catalog.ReadSummary(context.Background(), b.store)
+	sum, err := b.store.Summary(context.Background())
 	if err != nil {
 		b.t.Fatal(err)
 	}

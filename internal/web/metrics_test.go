@@ -12,9 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/metrics"
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/web"
 )
 
@@ -23,7 +21,7 @@ import (
 // with an error nobody maps. public opens /metrics.
 func withMetrics(m **metrics.Metrics, public bool) func(*bundle, *web.Deps) {
 	return func(b *bundle, d *web.Deps) {
-		*m = metrics.New(func(ctx context.Context) (readmodel.Summary, error) { return catalog.ReadSummary(ctx, b.store) })
+		*m = metrics.New(b.store.Summary)
 		boom := func(next echo.HandlerFunc) echo.HandlerFunc {
 			return func(c echo.Context) error {
 				if c.Request().URL.Path == "/boom" {
