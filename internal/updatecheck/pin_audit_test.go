@@ -2,6 +2,7 @@ package updatecheck
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -118,5 +119,32 @@ func TestSyncAuditsPinChanges(t *testing.T) {
 	b.sync(append(last, shop)...)
 	if got := b.pinAudit(); len(got) != len(steps) {
 		t.Fatalf("after syncs that change no pin: %d pin changes, want %d: %+v", len(got), len(steps), got[len(steps):])
+	}
+}
+
+// A source whose components take more than one sync transaction gets one
+// audit row for its pin change, naming every component, not one per
+// transaction naming some.
+func TestPinChangeAcrossBatchesIsOneRow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	a, _ := generateKey(t)
+	url := "https://acme.example/updates.json"
+	comps := func(key string) []manifest.Component {
+		out := []manifest.Component{{Code: "core", Name: "Core", Version: "1.0.0"}}
+		for i := range syncBatch + 10 {
+			out = append(out, manifest.Component{Code: fmt.Sprintf("p%04d", i), Name: "P", Version: "1.0.0", Source: url, Key: key})
+		}
+		return out
+	}
+	b.sync(comps("")...)
+	b.sync(comps(a.String())...)
+	got := b.pinAudit()
+	if len(got) != 1 || len(got[0].Components) != syncBatch+10 {
+		counts := make([]int, len(got))
+		for i, c := range got {
+			counts[i] = len(c.Components)
+		}
+		t.Fatalf("pin change over two transactions: %d audit rows naming %v components, want 1 naming %d", len(got), counts, syncBatch+10)
 	}
 }

@@ -86,15 +86,25 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 		upserts = append(upserts, next)
 	}
 
+	// One audit row per source whose pin changes, naming all its
+	// components, committed with the batch that writes the last of them.
+	changes := pinChanges(before, upserts)
+	last := map[string]int{} // source -> position of its last upsert
+	for i, u := range upserts {
+		last[u.SourceURL] = i
+	}
 	defer s.reads.Changed()
 	for start := 0; start < len(upserts); start += syncBatch {
-		batch := upserts[start:min(start+syncBatch, len(upserts))]
+		end := min(start+syncBatch, len(upserts))
+		batch := upserts[start:end]
 		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
 			if _, err := tx.ComponentUpsertMany(ctx, batch); err != nil {
 				return err
 			}
-			// The audit rows of the pins this batch changes commit with it.
-			for _, change := range pinChanges(before, batch) {
+			for _, change := range changes {
+				if i := last[change.Source]; i < start || i >= end {
+					continue
+				}
 				if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
 					return err
 				}
@@ -261,7 +271,7 @@ type pinChange struct {
 // none; the manifest gives every component of a source one pin), one
 // change per source, naming the components of batch that pin the new set.
 // A source no component used before changes no pin.
-func pinChanges(before []store.Component, batch []store.Component) []pinChange {
+func pinChanges(before []store.Component, upserts []store.Component) []pinChange {
 	was := make(map[string]string, len(before)) // source -> its pin before
 	for _, comp := range before {
 		if comp.SourceURL != "" {
@@ -270,7 +280,7 @@ func pinChanges(before []store.Component, batch []store.Component) []pinChange {
 	}
 	index := map[string]int{}
 	var out []pinChange
-	for _, next := range batch {
+	for _, next := range upserts {
 		pin, used := was[next.SourceURL]
 		if !used || pin == next.PinnedKey {
 			continue
