@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -32,13 +31,12 @@ func decodeJSONBody(c echo.Context, v any) error {
 			err = errors.New("more than one value")
 		}
 	}
-	var tooLarge *http.MaxBytesError
+	// A body past its route's limit is answered by bodyLimit, which knows
+	// the read hit the limit, whatever this returns.
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &tooLarge):
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The body is larger than upcheck accepts ("+strconv.FormatInt(tooLarge.Limit>>10, 10)+" KiB at most).").WithInternal(err)
 	case errors.As(err, &typeErr) && typeErr.Field != "":
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, "The member “"+typeErr.Field+"” must be a "+jsonTypeName(typeErr.Type.Kind().String())+".").WithInternal(err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):

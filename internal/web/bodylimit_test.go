@@ -46,8 +46,8 @@ func (c *client) doChunked(path string, body []byte, contentType string, header 
 
 // A body too large for its route answers 413 in words whether it announced
 // its length or not: sent chunked, the import form, a small form with a
-// session and one with an API token (which no CSRF check parses first)
-// all learn the limit, and nothing is written.
+// session and one with an API token all learn the limit, and nothing is
+// written; a form of nobody is not read at all.
 func TestOversizedChunkedForms(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -79,6 +79,12 @@ func TestOversizedChunkedForms(t *testing.T) {
 	r = b.anonymous().doChunked("/admin/notifications/channels", []byte(form), "application/x-www-form-urlencoded",
 		map[string]string{"Authorization": "Bearer " + token})
 	wantTooLarge(t, "chunked channel form with a token", r, "The upload is larger than upcheck accepts (64 KiB at most).")
+
+	// Nobody's form is read before they are known: without a session the
+	// same oversized import is refused as a request of nobody, unread.
+	if r := b.anonymous().doChunked("/admin/sources/import", upload.Bytes(), w.FormDataContentType(), nil); r.status == http.StatusRequestEntityTooLarge {
+		t.Fatalf("an anonymous oversized import was read: status %d, body %s", r.status, r.body)
+	}
 
 	var n int
 	b.db.QueryRow(t, "SELECT (SELECT count(*) FROM advisory_dismissals) + (SELECT count(*) FROM notification_channels)").Scan(&n)

@@ -178,6 +178,9 @@ func loginURL(r *http.Request) string {
 func csrf() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			if err := readForm(c); err != nil {
+				return err
+			}
 			if err := auth.CheckCSRF(c.Request()); err != nil {
 				return forgery(err)
 			}
@@ -194,6 +197,9 @@ func sameOrigin() echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			if err := auth.CheckSameOrigin(c.Request()); err != nil {
 				return forgery(err)
+			}
+			if err := readForm(c); err != nil {
+				return err
 			}
 			return next(c)
 		}
@@ -245,14 +251,12 @@ func securityHeaders() echo.MiddlewareFunc {
 // a body is larger: at once when it announces so (Content-Length), and
 // when a read finds out, which a chunked body leaves to the reader.
 //
-// A form (urlencoded or multipart) is read here, before anything else
-// looks at it: net/http's FormValue, which the CSRF check and the handlers
-// call, drops the error of a read cut off at the limit and answers as if
-// the fields were missing, which would turn an oversized form into a 403
-// or a 400, or let a handler act on an empty form. Read here, the form is
-// whole or refused; the parse costs no more than the limit of its route.
-// Any other body (JSON) is read by its handler: when that read hit the
-// limit the handler's error becomes the 413.
+// A form (urlencoded or multipart) is read whole by readForm, which csrf
+// and sameOrigin call first: after the request's principal and
+// permission were judged, so nobody's form is parsed before they are
+// known to be allowed to send it. Any other body (JSON) is read by its
+// handler: when that read hit the limit the handler's error becomes the
+// 413.
 func bodyLimit(limit int64, routes map[string]int64) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -264,11 +268,8 @@ func bodyLimit(limit int64, routes map[string]int64) echo.MiddlewareFunc {
 			if r.ContentLength > n {
 				return tooLarge(n, nil)
 			}
-			body := &limitedBody{ReadCloser: http.MaxBytesReader(c.Response(), r.Body, n)}
+			body := &limitedBody{ReadCloser: http.MaxBytesReader(c.Response(), r.Body, n), limit: n}
 			r.Body = body
-			if err := parseForm(r); body.exceeded {
-				return tooLarge(n, err)
-			}
 			err := next(c)
 			if err != nil && body.exceeded {
 				return tooLarge(n, err)
@@ -288,7 +289,23 @@ func tooLarge(n int64, err error) error {
 // past the limit, whoever read it and whatever they did with the error.
 type limitedBody struct {
 	io.ReadCloser
+	limit    int64
 	exceeded bool
+}
+
+// readForm reads a form (urlencoded or multipart) whole, or answers 413:
+// net/http's FormValue, which the CSRF check and the handlers call, drops
+// the error of a read cut off at the limit and answers as if the fields
+// were missing, which would turn an oversized form into a 403 or a 400,
+// or let a handler act on an empty form. The parse costs no more than the
+// limit of its route (bodyLimit).
+func readForm(c echo.Context) error {
+	r := c.Request()
+	err := parseForm(r)
+	if b, ok := r.Body.(*limitedBody); ok && b.exceeded {
+		return tooLarge(b.limit, err)
+	}
+	return nil
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
