@@ -51,24 +51,16 @@ func rowState(r readmodel.CatalogRow) string {
 	}
 }
 
-// rowErrorText is the failure the catalog shows for a component: its
-// source's last error, else why its document could not be evaluated; ""
-// when neither failed. rowErrorKind is its kind (a readmodel.ErrorKind).
+// rowErrorText is the failure the catalog shows for a component and
+// rowErrorKind its kind, as readmodel.ShownFailure says for every page.
 func rowErrorText(r readmodel.CatalogRow) string {
-	if r.LastError != "" {
-		return r.LastError
-	}
-	return r.EvalError
+	text, _ := readmodel.ShownFailure(r.LastError, r.LastErrorKind, r.EvalError)
+	return text
 }
 
 func rowErrorKind(r readmodel.CatalogRow) string {
-	switch {
-	case r.LastError != "":
-		return r.LastErrorKind
-	case r.EvalError != "":
-		return string(readmodel.ErrorEvaluation)
-	}
-	return ""
+	_, kind := readmodel.ShownFailure(r.LastError, r.LastErrorKind, r.EvalError)
+	return string(kind)
 }
 
 // rowBadges are a catalog row's statuses in words, the most urgent first.

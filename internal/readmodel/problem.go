@@ -172,3 +172,16 @@ func SecondsText(s int) string {
 	}
 	return fmt.Sprintf("%d min %d s", s/60, s%60)
 }
+
+// ShownFailure is the failure the pages show for a component: its source's
+// last error with that error's kind, else why its document could not be
+// evaluated (ErrorEvaluation); "" and "" when neither failed.
+func ShownFailure(sourceError, sourceKind, evalError string) (text string, kind ErrorKind) {
+	switch {
+	case sourceError != "":
+		return sourceError, ErrorKind(sourceKind)
+	case evalError != "":
+		return evalError, ErrorEvaluation
+	}
+	return "", ""
+}

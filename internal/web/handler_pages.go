@@ -117,28 +117,6 @@ func catalogProps(f store.CatalogFilter, page int, entries []store.CatalogEntry,
 		Total: counts.Of(f.Status), Counts: filters}
 }
 
-// firstOf returns the first of its arguments that is not empty.
-// errorKind is the kind of the failure a page shows for a component: its
-// source's (stored with it), else its evaluation's.
-func errorKind(sourceError, sourceKind, evalError string) string {
-	switch {
-	case sourceError != "":
-		return sourceKind
-	case evalError != "":
-		return string(readmodel.ErrorEvaluation)
-	}
-	return ""
-}
-
-func firstOf(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 func (s *Server) detailPage(c echo.Context) error {
 	return s.renderDetail(c, http.StatusOK, views.DismissForm{})
 }
@@ -158,10 +136,11 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 		return err
 	}
 	l := layout(c)
+	failure, failureKind := readmodel.ShownFailure(d.LastError, d.LastErrorKind, d.EvalError)
 	props := views.DetailProps{
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
-		Offline: updatedoc.IsOffline(d.SourceURL), CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: firstOf(d.LastError, d.EvalError),
-		LastErrorKind: errorKind(d.LastError, d.LastErrorKind, d.EvalError), LastErrorArg: d.LastErrorArg,
+		Offline: updatedoc.IsOffline(d.SourceURL), CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: failure,
+		LastErrorKind: string(failureKind), LastErrorArg: d.LastErrorArg,
 		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
 		NeedsNewerCore: d.NeedsNewerCore, SecurityInstallable: !d.SecurityNeedsNewerCore, CoreInstalled: d.CoreVersion,
