@@ -22,8 +22,8 @@ type Renewer interface {
 // trust window.
 type Heartbeat struct {
 	renewer  Renewer
-	lease    Lease // its sentAt moves to each confirmed renewal's send
-	owner    uuid.UUID
+	lease    Lease     // its sentAt moves to each confirmed renewal's send
+	owner    uuid.UUID // lease.Owner, read without the lease the loop rewrites
 	interval time.Duration
 	window   time.Duration
 	clock    Clock

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -32,6 +33,9 @@ type Created struct {
 // a channel created while problems exist receives each once (an email
 // channel in one message, at once).
 func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, error) {
+	if !slices.Contains(readmodel.AllChannelEvents(), readmodel.ChannelEvents(c.Events)) {
+		return Created{}, fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
+	}
 	check := checkChannel
 	if c.Kind == string(readmodel.ChannelEmail) {
 		check = s.checkEmail
@@ -193,9 +197,6 @@ func (s *Service) checkAddress(ctx context.Context, target string) error {
 func checkChannel(c *store.NewChannel) error {
 	if c.Kind != string(readmodel.ChannelWebhook) && c.Kind != string(readmodel.ChannelSlack) {
 		return fmt.Errorf("%w: kind must be webhook, slack or email, not %q", ErrInvalidChannel, c.Kind)
-	}
-	if c.Events != string(readmodel.ChannelEventsSecurity) && c.Events != string(readmodel.ChannelEventsAll) {
-		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
 	}
 	u, err := url.Parse(c.Target)
 	switch {

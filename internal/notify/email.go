@@ -83,9 +83,6 @@ func (s *Service) checkEmail(c *store.NewChannel) error {
 	if !configured(s.smtp) {
 		return fmt.Errorf("%w: %w", ErrInvalidChannel, ErrNoSMTP)
 	}
-	if c.Events != string(readmodel.ChannelEventsSecurity) && c.Events != string(readmodel.ChannelEventsAll) {
-		return fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
-	}
 	to, err := ParseRecipients(c.Target)
 	if err != nil {
 		return err

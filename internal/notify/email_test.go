@@ -487,6 +487,10 @@ func TestEmailChannelRefusals(t *testing.T) {
 	if _, err := b.notify.AddChannel(ctx, store.NewChannel{Kind: "email", Target: "ops@example.org", Events: "some"}); !errors.Is(err, notify.ErrInvalidChannel) {
 		t.Errorf("--events some: %v, want ErrInvalidChannel", err)
 	}
+	// The events choice is one rule for every kind.
+	if _, err := b.notify.AddChannel(ctx, store.NewChannel{Kind: "webhook", Target: "https://hooks.example/x", Events: "some"}); !errors.Is(err, notify.ErrInvalidChannel) || !strings.Contains(err.Error(), "events must be security or all") {
+		t.Errorf("a webhook with --events some: %v, want ErrInvalidChannel about its events", err)
+	}
 	created, err := b.notify.AddChannel(ctx, store.NewChannel{Kind: "email", Target: " ops@example.org,Jo <jo@example.org>", Events: "all"})
 	if err != nil {
 		t.Fatal(err)
