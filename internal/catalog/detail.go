@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"slices"
 
 	"github.com/upcheck/upcheck/internal/store"
@@ -27,6 +28,12 @@ type Detail struct {
 	// cannot run; nil when none, or not evaluated. They head the page.
 	Update, SecurityRelease, BlockedUpdate *updatedoc.Release
 	SecurityNeedsNewerCore                 bool
+	// Registry is what the npm registry said of the package (npm sources
+	// with a result); nil otherwise.
+	Registry *readmodel.RegistryFacts
+	// UpdateCommand is how to install Update (readmodel.UpdateCommand); ""
+	// when there is none.
+	UpdateCommand string
 }
 
 // AdvisoryState is an advisory affecting the installed version and where

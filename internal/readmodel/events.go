@@ -17,6 +17,16 @@ const (
 	// EventUpdateAvailable: an installable update exists (channels that
 	// take every event only).
 	EventUpdateAvailable EventType = "update.available"
+	// EventDeprecated: the installed version of an npm package is
+	// deprecated by its publisher.
+	EventDeprecated EventType = "deprecated"
+	// EventProvenanceLost: the newest offered version of an npm package
+	// was published without the provenance the installed version has (a
+	// trust downgrade).
+	EventProvenanceLost EventType = "provenance.lost"
+	// EventRegistryKeysChanged: an npm registry's signing keys are not
+	// the ones pinned when upcheck first saw them.
+	EventRegistryKeysChanged EventType = "registry_keys.changed"
 	// EventSourceFailing: a source has failed for 24 hours.
 	EventSourceFailing EventType = "source.failing"
 	// EventCheckOverdue: no check completed for 48 hours.
@@ -28,6 +38,6 @@ const (
 // AllEventTypes are the event types, most urgent first (the urgency of
 // AttentionKinds, then the sources' and the schedule's health).
 func AllEventTypes() []EventType {
-	return []EventType{EventAdvisoryUnfixed, EventSecurityUpdate, EventUpdateAvailable, EventSourceFailing,
-		EventCheckOverdue, EventTest}
+	return []EventType{EventAdvisoryUnfixed, EventSecurityUpdate, EventProvenanceLost, EventDeprecated,
+		EventUpdateAvailable, EventRegistryKeysChanged, EventSourceFailing, EventCheckOverdue, EventTest}
 }

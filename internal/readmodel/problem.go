@@ -62,6 +62,15 @@ const (
 	// threshold of the keys trusted now), "version 2 <= 3" (not newer than
 	// the last accepted) or "malformed".
 	ErrorKeyStatement ErrorKind = "key_statement"
+	// ErrorNoSuchPackage: the npm registry has no such package (404).
+	ErrorNoSuchPackage ErrorKind = "no_such_package"
+	// ErrorCredentialsRefused: the npm registry refused the credentials
+	// for the package (401, 403): the token is missing, wrong, or may not
+	// read it. Arg: the status code.
+	ErrorCredentialsRefused ErrorKind = "credentials_refused"
+	// ErrorNoRegistry: no setting names the npm registry of the package
+	// (UPCHECK_NPM_REGISTRY, or a registry line of UPCHECK_NPMRC).
+	ErrorNoRegistry ErrorKind = "no_registry"
 	// ErrorEvaluation: the document was read, but this component could not
 	// be evaluated from it (its package is missing, a version does not
 	// parse). A component's fact, not a source's: never stored in sources.
@@ -74,7 +83,8 @@ const (
 func AllErrorKinds() []ErrorKind {
 	return []ErrorKind{ErrorHTTPStatus, ErrorConnect, ErrorDNS, ErrorTimeout, ErrorTLS, ErrorPrivateAddress, ErrorTooLarge,
 		ErrorRedirects, ErrorBadURL, ErrorUnsigned, ErrorBadSignature, ErrorPinnedKey, ErrorMalformed, ErrorRollback,
-		ErrorNotModifiedUntrusted, ErrorKeyStatement, ErrorEvaluation, ErrorOther}
+		ErrorNotModifiedUntrusted, ErrorKeyStatement, ErrorNoSuchPackage, ErrorCredentialsRefused, ErrorNoRegistry,
+		ErrorEvaluation, ErrorOther}
 }
 
 // Distrusts reports whether a source's last failure of this kind makes its
@@ -156,6 +166,16 @@ func ProblemSentence(kind, arg string) string {
 			return lead + ": it is not a valid key statement."
 		}
 		return lead + "."
+	case ErrorNoSuchPackage:
+		return "The npm registry has no such package: check the name, or that the registry named for its scope is the one the site installs from."
+	case ErrorCredentialsRefused:
+		text := "The npm registry refused the credentials for this package"
+		if code, err := strconv.Atoi(arg); err == nil {
+			text += fmt.Sprintf(" (%d %s)", code, http.StatusText(code))
+		}
+		return text + ": the token in UPCHECK_NPMRC is missing, wrong, or may not read it."
+	case ErrorNoRegistry:
+		return "No setting names the npm registry of this package: set UPCHECK_NPM_REGISTRY, or a registry line in the file UPCHECK_NPMRC names."
 	case ErrorEvaluation:
 		return "This component could not be evaluated from its publisher’s document."
 	default:

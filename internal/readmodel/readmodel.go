@@ -49,6 +49,12 @@ type Summary struct {
 	// key (the view source_state's unsigned): nothing proves who
 	// wrote their documents, whatever untrusted_sources says.
 	UnsignedSources int `json:"unsigned_sources"`
+	// Deprecated counts components whose installed version its publisher
+	// deprecated (npm packages: versions[v].deprecated).
+	Deprecated int `json:"deprecated"`
+	// TrustDowngrades counts components whose newest offered version was
+	// published without the provenance the installed version has.
+	TrustDowngrades int `json:"trust_downgrades"`
 	// Stale counts components whose source has gone 48 hours without a
 	// successful read since the component was installed or the source last
 	// succeeded, or whose document has expired (upcheck_stale, a SQL
@@ -103,8 +109,8 @@ type AttentionItem struct {
 	// UpdateVersion is the installable update; nil: none.
 	UpdateVersion *string `json:"update_version"`
 	// Kind is the most urgent of its problems: vulnerable_no_fix (an open
-	// advisory with no fixed version), security (a newer security release)
-	// or vulnerable.
+	// advisory with no fixed version), security (a newer security release),
+	// vulnerable, provenance_lost (a trust downgrade) or deprecated.
 	Kind string `json:"kind"`
 	// SecurityRelease is the newest security release newer than the
 	// installed version, installable or not; nil: none.
@@ -115,6 +121,12 @@ type AttentionItem struct {
 	// SecuritySince is since when this site has known of its oldest open
 	// security problem.
 	SecuritySince *time.Time `json:"security_since"`
+	// Deprecated is the publisher's deprecation message of the installed
+	// version; nil: not deprecated.
+	Deprecated *string `json:"deprecated"`
+	// ProvenanceLost is the newer version published without the provenance
+	// the installed one has; nil: none.
+	ProvenanceLost *string `json:"provenance_lost"`
 }
 
 // The kinds of AttentionItem, most urgent first.
@@ -122,6 +134,11 @@ const (
 	KindVulnerableNoFix = "vulnerable_no_fix"
 	KindSecurity        = "security"
 	KindVulnerable      = "vulnerable"
+	// KindProvenanceLost: the newest offered version lost the provenance
+	// the installed one has (a trust downgrade).
+	KindProvenanceLost = "provenance_lost"
+	// KindDeprecated: the installed version is deprecated by its publisher.
+	KindDeprecated = "deprecated"
 )
 
 // ReleaseRef is a release as the summary names it.

@@ -16,8 +16,11 @@ import (
 type CatalogRow struct {
 	Code, Name, Installed string
 	// SourceURL is the update source; "" for a component nobody publishes
-	// updates for.
-	SourceURL string
+	// updates for. SourceKind is its kind (SourceKindOf; "" without a
+	// source), Package the npm package it names ("" for other kinds).
+	SourceURL  string
+	SourceKind SourceKind
+	Package    string
 	// Evaluated: a result evaluated from the current inputs exists; the
 	// update facts below come from it.
 	Evaluated bool
@@ -41,6 +44,14 @@ type CatalogRow struct {
 	Advisories []byte
 	// ReleaseURL is the release notes of the update.
 	ReleaseURL string
+	// UpdateCommand is how to install the update (UpdateCommand): the npm
+	// command, or the release's URL; "" when there is no update.
+	UpdateCommand string
+	// Deprecated is the publisher's deprecation message of the installed
+	// version; "" when it is not deprecated. ProvenanceLost is the newest
+	// offered version when it was published without the provenance the
+	// installed version has (a trust downgrade); "" when none.
+	Deprecated, ProvenanceLost string
 	// LastSuccessAt and LastAttemptAt are the source's fetches; nil: never.
 	LastSuccessAt, LastAttemptAt *time.Time
 	// LastError is the source's last fetch error (technical text),
@@ -88,6 +99,17 @@ type RunRow struct {
 // it.
 type SourceRow struct {
 	URL string
+	// Kind is the source's kind (SourceKindOf); Package the npm package an
+	// npm source names ("" for other kinds).
+	Kind    SourceKind
+	Package string
+	// Registry is the npm registry's URL (no credentials), RegistryKeys
+	// the ids of the signing keys pinned for it ("" and nil for other
+	// kinds, or a registry that publishes none), KeysChangedAt when they
+	// last changed after first sight (nil: never).
+	Registry      string
+	RegistryKeys  []string
+	KeysChangedAt *time.Time
 	// Components counts the installed components it serves.
 	Components int
 	// HasDocument: a valid document was received once.

@@ -8,7 +8,7 @@ import "slices"
 // vulnerable version. It is the one urgency order: the summary's (the
 // CASE of queries/summary.sql's ranked, which TestAttentionOrderMatchesSQL
 // holds to it), the detail page's headline and the emails.
-var AttentionKinds = []string{KindVulnerableNoFix, KindSecurity, KindVulnerable}
+var AttentionKinds = []string{KindVulnerableNoFix, KindSecurity, KindVulnerable, KindProvenanceLost, KindDeprecated}
 
 // Urgency is kind's place in AttentionKinds, 0 the most urgent; an unknown
 // kind comes after all of them.

@@ -1,0 +1,54 @@
+package readmodel
+
+import "time"
+
+// RegistryFacts are what an npm registry said about a component's package
+// when its result was evaluated (component_results.registry_facts): the
+// detail page and GET /api/admin/plugins/{code} show them in the words
+// documents get.
+type RegistryFacts struct {
+	// Package is the package's name, Registry the URL it was read from
+	// (never with credentials).
+	Package  string `json:"package"`
+	Registry string `json:"registry"`
+	// Deprecated is the publisher's deprecation message of the installed
+	// version ("" when it is not deprecated); Unlisted: the registry does
+	// not list the installed version (unpublished, or never published).
+	Deprecated string `json:"deprecated,omitempty"`
+	Unlisted   bool   `json:"unlisted,omitempty"`
+	// KeysPublished: the registry publishes signing keys, so every offered
+	// version's signature was verified.
+	KeysPublished bool `json:"keys_published"`
+	// Versions are the installed version (when listed) and every version
+	// offered, newest first.
+	Versions []RegistryVersion `json:"versions"`
+	// Refused are the versions held back because their signature fails,
+	// newest first.
+	Refused []RefusedVersion `json:"refused,omitempty"`
+	// ProvenanceLost is the newest offered version when it was published
+	// without the provenance the installed version has; "" when none.
+	ProvenanceLost string `json:"provenance_lost,omitempty"`
+}
+
+// RegistryVersion is one version as the registry publishes it.
+type RegistryVersion struct {
+	Version   string    `json:"version"`
+	Published time.Time `json:"published"`
+	// Installed: the installed version.
+	Installed bool `json:"installed,omitempty"`
+	// Provenance: published with provenance (dist.attestations).
+	Provenance bool `json:"provenance"`
+	// SignedBy is the id of the registry key whose signature verified;
+	// "" when the registry publishes no keys.
+	SignedBy string `json:"signed_by,omitempty"`
+	// RequiresCore is the core's range from peerDependencies; "" none.
+	RequiresCore string `json:"requires_core,omitempty"`
+}
+
+// RefusedVersion is a version that is never offered, and why.
+type RefusedVersion struct {
+	Version string `json:"version"`
+	// Reason says why in words: "signed by a key the registry does not
+	// publish", "its signature does not verify", ….
+	Reason string `json:"reason"`
+}
