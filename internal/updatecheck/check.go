@@ -19,6 +19,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -67,7 +68,23 @@ type Result struct {
 type Checker struct {
 	*writer
 	fetcher *fetch.Fetcher
+	// npm reads the "npm:NAME" sources (nil: the settings name no
+	// registry, and every npm source fails with readmodel.ErrorNoRegistry).
+	npm *npm.Client
+	// before runs before every check asks for the lease (BeforeEachCheck).
+	before func(context.Context) error
 }
+
+// UseNpm makes the checks read npm sources through client. Call it before
+// the first check.
+func (c *Checker) UseNpm(client *npm.Client) { c.npm = client }
+
+// BeforeEachCheck makes fn run before every check asks for the lease, for
+// whoever asks (the schedule, the CLI, the button): serve reads its
+// lockfile there (UPCHECK_LOCKFILE), so a plugin upgraded outside upcheck
+// is never checked as the version it was. An error of fn is logged and the
+// check runs with the components as stored. Call it before the first check.
+func (c *Checker) BeforeEachCheck(fn func(context.Context) error) { c.before = fn }
 
 // Observer hears how checks and fetches end (metrics).
 type Observer interface {
@@ -143,6 +160,11 @@ func (c *Checker) Observe(o Observer) { c.observer = o }
 // other outcome, a lost lease included, is a Result.
 func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigger, actor string) (Result, error) {
 	start := time.Now()
+	if c.before != nil {
+		if err := c.before(ctx); err != nil {
+			c.logger.WarnContext(ctx, "before the check", "error", err)
+		}
+	}
 	acq, err := c.lease.Acquire(ctx, trigger)
 	if err != nil {
 		return Result{}, err
