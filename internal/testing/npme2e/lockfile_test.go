@@ -1,0 +1,130 @@
+package npme2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/upcheck/upcheck/internal/testing/verdaccio"
+	"github.com/upcheck/upcheck/internal/testing/wait"
+)
+
+// lockSite is the site of the lockfile scenarios: two plugins its own
+// dependencies, a tool among its devDependencies.
+var lockSite = verdaccio.Site{
+	"dependencies":    {"e2e-lock-a": "1.0.0", "@e2e/lock-b": "^1.0.0"},
+	"devDependencies": {"e2e-lock-tool": "1.0.0"},
+}
+
+// publishLockPackages publishes what lockSite installs, and a newer a.
+func publishLockPackages(t *testing.T, reg *verdaccio.Registry, token string) {
+	t.Helper()
+	publish(t, reg, token, "e2e-lock-a", "1.0.0", "1.1.0")
+	publish(t, reg, token, "@e2e/lock-b", "1.0.0")
+	publish(t, reg, token, "e2e-lock-tool", "1.0.0")
+}
+
+// components lists the installed components as "code version source".
+func (s *site) components() []string {
+	s.t.Helper()
+	rows, err := s.db.Pool.Query(context.Background(),
+		"SELECT code || ' ' || installed_version || ' ' || coalesce(source_url, '-') FROM components ORDER BY code")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// 8a: `components sync --lockfile` reads what the real npm and pnpm wrote:
+// the site's own dependencies (not its devDependencies) become components
+// with npm sources, codes by lockfile.Code's rule and the locked versions;
+// --include and --core choose others.
+func lockfileSync(t *testing.T, reg *verdaccio.Registry, token string) {
+	publishLockPackages(t, reg, token)
+	want := []string{"e2e--lock-b 1.0.0 npm:@e2e/lock-b", "e2e-lock-a 1.0.0 npm:e2e-lock-a"}
+	for _, client := range []string{"npm", "pnpm"} {
+		lock := reg.Lock(t, client, lockSite)
+		s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL})
+		if out, code := s.run("components", "sync", "--lockfile", lock); code != 0 || !strings.Contains(out, `"added":2`) {
+			t.Fatalf("%s: components sync --lockfile %s: exit %d: %s", client, filepath.Base(lock), code, out)
+		}
+		if got := s.components(); strings.Join(got, "; ") != strings.Join(want, "; ") {
+			t.Fatalf("%s: components = %q, want %q", client, got, want)
+		}
+		out, code := s.run("components", "sync", "--lockfile", lock, "--include", "@e2e/*", "--include", "e2e-lock-tool", "--core", "@e2e/lock-b")
+		if code != 0 {
+			t.Fatalf("%s: components sync --include --core: exit %d: %s", client, code, out)
+		}
+		if got, want := strings.Join(s.components(), "; "), "core 1.0.0 npm:@e2e/lock-b; e2e-lock-tool 1.0.0 npm:e2e-lock-tool"; got != want {
+			t.Fatalf("%s: components with --include and --core = %q, want %q", client, got, want)
+		}
+	}
+}
+
+// 8b: serve with UPCHECK_LOCKFILE: a plugin upgraded on the site with npm
+// is picked up by serve's watcher and re-evaluated from the stored
+// document, without a check: it is no longer shown as outdated.
+func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
+	publishLockPackages(t, reg, token)
+	lock := reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"e2e-lock-a": "1.0.0"}})
+	s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL, "UPCHECK_LOCKFILE": lock})
+	s.start("serve")
+	wait.True(t, "serve to read the lockfile at start", wait.Guard, func() bool {
+		got := s.components()
+		return len(got) == 1 && got[0] == "e2e-lock-a 1.0.0 npm:e2e-lock-a"
+	})
+	if line, code := s.check(); code != 0 || line.Fetched != 1 {
+		t.Fatalf("check: exit %d, %s", code, line.raw)
+	}
+	if r := s.row("e2e-lock-a"); !r.UpdateAvailable || r.UpdateVersion != "1.1.0" {
+		t.Fatalf("e2e-lock-a before the upgrade = %s; want the update 1.1.0", rowJSON(r))
+	}
+	var runs int
+	s.db.QueryRow(t, "SELECT count(*) FROM check_runs").Scan(&runs)
+
+	// The site's operator upgrades the plugin with npm: the lockfile changes.
+	before, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := reg.Npmrc(t, "")
+	npm := exec.Command("npm", "install", "e2e-lock-a@1.1.0", "--save-exact", "--package-lock-only", "--ignore-scripts",
+		"--userconfig", rc, "--registry", reg.URL, "--cache", filepath.Join(t.TempDir(), "npm-cache"),
+		"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel", "error")
+	npm.Dir = filepath.Dir(lock)
+	npm.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(t.TempDir(), "no-global-npmrc"))
+	if out, err := npm.CombinedOutput(); err != nil {
+		t.Fatalf("npm install e2e-lock-a@1.1.0: %v\n%s", err, out)
+	}
+	after, err := os.ReadFile(lock)
+	if err != nil || string(after) == string(before) || !strings.Contains(string(after), `"version": "1.1.0"`) {
+		t.Fatalf("npm did not change the lockfile to 1.1.0 (%v):\n%s", err, after)
+	}
+
+	// serve looks at the lockfile every 10 seconds.
+	wait.For(t, "serve to pick up the upgrade", 45*time.Second, func() (bool, error) {
+		r, ok := s.lookRow("e2e-lock-a")
+		if !ok || r.Installed != "1.1.0" || !r.Evaluated {
+			return false, wait.Notf("e2e-lock-a = %s", rowJSON(r))
+		}
+		return true, nil
+	})
+	if r := s.row("e2e-lock-a"); r.UpdateAvailable || r.UpdateVersion != "" || r.Latest != "1.1.0" {
+		t.Fatalf("e2e-lock-a after the upgrade = %s; want up to date, evaluated from the stored document", rowJSON(r))
+	}
+	var after2 int
+	s.db.QueryRow(t, "SELECT count(*) FROM check_runs").Scan(&after2)
+	if after2 != runs {
+		t.Fatalf("%d check runs after the upgrade, %d before: the re-evaluation is the sync's, not a check's", after2, runs)
+	}
+}
