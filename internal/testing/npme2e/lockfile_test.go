@@ -22,7 +22,8 @@ var lockSite = verdaccio.Site{
 	"devDependencies": {"e2e-lock-tool": "1.0.0"},
 }
 
-// publishLockPackages publishes what lockSite installs, and a newer a.
+// publishLockPackages publishes what lockSite installs, and a newer a
+// (the serve scenario has packages of its own: a version is published once).
 func publishLockPackages(t *testing.T, reg *verdaccio.Registry, token string) {
 	t.Helper()
 	publish(t, reg, token, "e2e-lock-a", "1.0.0", "1.1.0")
@@ -35,6 +36,20 @@ func (s *site) components() []string {
 	s.t.Helper()
 	rows, err := s.db.Pool.Query(context.Background(),
 		"SELECT code || ' ' || installed_version || ' ' || coalesce(source_url, '-') FROM components ORDER BY code")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// runs are the statuses of the check runs, oldest first.
+func (s *site) runs() []string {
+	s.t.Helper()
+	rows, err := s.db.Pool.Query(context.Background(), "SELECT status FROM check_runs ORDER BY id")
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -75,22 +90,27 @@ func lockfileSync(t *testing.T, reg *verdaccio.Registry, token string) {
 // is picked up by serve's watcher and re-evaluated from the stored
 // document, without a check: it is no longer shown as outdated.
 func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
-	publishLockPackages(t, reg, token)
-	lock := reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"e2e-lock-a": "1.0.0"}})
+	publish(t, reg, token, "e2e-watch-a", "1.0.0", "1.1.0")
+	lock := reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"e2e-watch-a": "1.0.0"}})
 	s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL, "UPCHECK_LOCKFILE": lock})
 	s.start("serve")
-	wait.True(t, "serve to read the lockfile at start", wait.Guard, func() bool {
+	// serve reads the lockfile at start, then runs its catch-up check (no
+	// check has completed yet), which finds the update.
+	wait.For(t, "serve's first check to find the update", wait.Guard, func() (bool, error) {
 		got := s.components()
-		return len(got) == 1 && got[0] == "e2e-lock-a 1.0.0 npm:e2e-lock-a"
+		if len(got) != 1 || got[0] != "e2e-watch-a 1.0.0 npm:e2e-watch-a" {
+			return false, wait.Notf("components %q", got)
+		}
+		r, _ := s.lookRow("e2e-watch-a")
+		if !r.Evaluated || r.UpdateVersion != "1.1.0" {
+			return false, wait.Notf("e2e-watch-a = %s", rowJSON(r))
+		}
+		return true, nil
 	})
-	if line, code := s.check(); code != 0 || line.Fetched != 1 {
-		t.Fatalf("check: exit %d, %s", code, line.raw)
+	runs := s.runs()
+	if len(runs) != 1 || runs[0] != "completed" {
+		t.Fatalf("check runs = %q, want serve's one completed check", runs)
 	}
-	if r := s.row("e2e-lock-a"); !r.UpdateAvailable || r.UpdateVersion != "1.1.0" {
-		t.Fatalf("e2e-lock-a before the upgrade = %s; want the update 1.1.0", rowJSON(r))
-	}
-	var runs int
-	s.db.QueryRow(t, "SELECT count(*) FROM check_runs").Scan(&runs)
 
 	// The site's operator upgrades the plugin with npm: the lockfile changes.
 	before, err := os.ReadFile(lock)
@@ -98,13 +118,13 @@ func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
 		t.Fatal(err)
 	}
 	rc := reg.Npmrc(t, "")
-	npm := exec.Command("npm", "install", "e2e-lock-a@1.1.0", "--save-exact", "--package-lock-only", "--ignore-scripts",
+	npm := exec.Command("npm", "install", "e2e-watch-a@1.1.0", "--save-exact", "--package-lock-only", "--ignore-scripts",
 		"--userconfig", rc, "--registry", reg.URL, "--cache", filepath.Join(t.TempDir(), "npm-cache"),
 		"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel", "error")
 	npm.Dir = filepath.Dir(lock)
 	npm.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(t.TempDir(), "no-global-npmrc"))
 	if out, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm install e2e-lock-a@1.1.0: %v\n%s", err, out)
+		t.Fatalf("npm install e2e-watch-a@1.1.0: %v\n%s", err, out)
 	}
 	after, err := os.ReadFile(lock)
 	if err != nil || string(after) == string(before) || !strings.Contains(string(after), `"version": "1.1.0"`) {
@@ -113,18 +133,16 @@ func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
 
 	// serve looks at the lockfile every 10 seconds.
 	wait.For(t, "serve to pick up the upgrade", 45*time.Second, func() (bool, error) {
-		r, ok := s.lookRow("e2e-lock-a")
+		r, ok := s.lookRow("e2e-watch-a")
 		if !ok || r.Installed != "1.1.0" || !r.Evaluated {
-			return false, wait.Notf("e2e-lock-a = %s", rowJSON(r))
+			return false, wait.Notf("e2e-watch-a = %s", rowJSON(r))
 		}
 		return true, nil
 	})
-	if r := s.row("e2e-lock-a"); r.UpdateAvailable || r.UpdateVersion != "" || r.Latest != "1.1.0" {
-		t.Fatalf("e2e-lock-a after the upgrade = %s; want up to date, evaluated from the stored document", rowJSON(r))
+	if r := s.row("e2e-watch-a"); r.UpdateAvailable || r.UpdateVersion != "" || r.Latest != "1.1.0" {
+		t.Fatalf("e2e-watch-a after the upgrade = %s; want up to date, evaluated from the stored document", rowJSON(r))
 	}
-	var after2 int
-	s.db.QueryRow(t, "SELECT count(*) FROM check_runs").Scan(&after2)
-	if after2 != runs {
-		t.Fatalf("%d check runs after the upgrade, %d before: the re-evaluation is the sync's, not a check's", after2, runs)
+	if after := s.runs(); len(after) != len(runs) {
+		t.Fatalf("check runs %q after the upgrade, %q before: the re-evaluation is the sync's, not a check's", after, runs)
 	}
 }

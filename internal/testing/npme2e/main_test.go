@@ -53,7 +53,7 @@ func newSite(t *testing.T, env map[string]string) *site {
 		"UPCHECK_ALLOW_PRIVATE_SOURCES": "1", // the registry is on loopback
 		"UPCHECK_TEST_TIMINGS":          timings,
 		"UPCHECK_LISTEN":                "127.0.0.1:0",
-		"UPCHECK_CHECK_SCHEDULE":        "0 0 1 1 *", // serve runs no check of its own
+		"UPCHECK_CHECK_SCHEDULE":        "0 0 1 1 *", // serve runs no check but its catch-up
 		"PATH":                          os.Getenv("PATH"),
 		"HOME":                          t.TempDir(),
 	}}
