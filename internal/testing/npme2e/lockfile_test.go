@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -92,7 +91,8 @@ func lockfileSync(t *testing.T, reg *verdaccio.Registry, token string) {
 func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
 	publish(t, reg, token, "e2e-watch-a", "1.0.0", "1.1.0")
 	lock := reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"e2e-watch-a": "1.0.0"}})
-	s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL, "UPCHECK_LOCKFILE": lock})
+	s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL, "UPCHECK_LOCKFILE": lock,
+		"UPCHECK_TEST_TIMINGS": timings + ",lockfile=200ms"}) // serve looks at the lockfile five times a second
 	s.start("serve")
 	// serve reads the lockfile at start, then runs its catch-up check (no
 	// check has completed yet), which finds the update.
@@ -131,8 +131,7 @@ func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
 		t.Fatalf("npm did not change the lockfile to 1.1.0 (%v):\n%s", err, after)
 	}
 
-	// serve looks at the lockfile every 10 seconds.
-	wait.For(t, "serve to pick up the upgrade", 45*time.Second, func() (bool, error) {
+	wait.For(t, "serve to pick up the upgrade", wait.Guard, func() (bool, error) {
 		r, ok := s.lookRow("e2e-watch-a")
 		if !ok || r.Installed != "1.1.0" || !r.Evaluated {
 			return false, wait.Notf("e2e-watch-a = %s", rowJSON(r))
