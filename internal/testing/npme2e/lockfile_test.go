@@ -14,10 +14,10 @@ import (
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
-// lockSite is the site of the lockfile scenarios: two plugins its own
-// dependencies, a tool among its devDependencies.
+// lockSite is the site of the lockfile scenarios: a core and two plugins
+// its own dependencies, a tool among its devDependencies.
 var lockSite = verdaccio.Site{
-	"dependencies":    {"e2e-lock-a": "1.0.0", "@e2e/lock-b": "^1.0.0"},
+	"dependencies":    {"@e2e/lock-core": "1.0.0", "e2e-lock-a": "1.0.0", "@e2e/lock-b": "^1.0.0"},
 	"devDependencies": {"e2e-lock-tool": "1.0.0"},
 }
 
@@ -25,6 +25,7 @@ var lockSite = verdaccio.Site{
 // (the serve scenario has packages of its own: a version is published once).
 func publishLockPackages(t *testing.T, reg *verdaccio.Registry, token string) {
 	t.Helper()
+	publish(t, reg, token, "@e2e/lock-core", "1.0.0")
 	publish(t, reg, token, "e2e-lock-a", "1.0.0", "1.1.0")
 	publish(t, reg, token, "@e2e/lock-b", "1.0.0")
 	publish(t, reg, token, "e2e-lock-tool", "1.0.0")
@@ -65,21 +66,21 @@ func (s *site) runs() []string {
 // --include and --core choose others.
 func lockfileSync(t *testing.T, reg *verdaccio.Registry, token string) {
 	publishLockPackages(t, reg, token)
-	want := []string{"e2e--lock-b 1.0.0 npm:@e2e/lock-b", "e2e-lock-a 1.0.0 npm:e2e-lock-a"}
+	want := []string{"core 1.0.0 npm:@e2e/lock-core", "e2e--lock-b 1.0.0 npm:@e2e/lock-b", "e2e-lock-a 1.0.0 npm:e2e-lock-a"}
 	for _, client := range []string{"npm", "pnpm"} {
 		lock := reg.Lock(t, client, lockSite)
 		s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL})
-		if out, code := s.run("components", "sync", "--lockfile", lock); code != 0 || !strings.Contains(out, `"added":2`) {
+		if out, code := s.run("components", "sync", "--lockfile", lock, "--core", "@e2e/lock-core"); code != 0 || !strings.Contains(out, `"added":3`) {
 			t.Fatalf("%s: components sync --lockfile %s: exit %d: %s", client, filepath.Base(lock), code, out)
 		}
 		if got := s.components(); strings.Join(got, "; ") != strings.Join(want, "; ") {
 			t.Fatalf("%s: components = %q, want %q", client, got, want)
 		}
-		out, code := s.run("components", "sync", "--lockfile", lock, "--include", "@e2e/*", "--include", "e2e-lock-tool", "--core", "@e2e/lock-b")
+		out, code := s.run("components", "sync", "--lockfile", lock, "--include", "@e2e/lock-b", "--include", "e2e-lock-*", "--core", "@e2e/lock-core")
 		if code != 0 {
 			t.Fatalf("%s: components sync --include --core: exit %d: %s", client, code, out)
 		}
-		if got, want := strings.Join(s.components(), "; "), "core 1.0.0 npm:@e2e/lock-b; e2e-lock-tool 1.0.0 npm:e2e-lock-tool"; got != want {
+		if got, want := strings.Join(s.components(), "; "), "core 1.0.0 npm:@e2e/lock-core; e2e--lock-b 1.0.0 npm:@e2e/lock-b; e2e-lock-a 1.0.0 npm:e2e-lock-a; e2e-lock-tool 1.0.0 npm:e2e-lock-tool"; got != want {
 			t.Fatalf("%s: components with --include and --core = %q, want %q", client, got, want)
 		}
 	}
@@ -89,17 +90,21 @@ func lockfileSync(t *testing.T, reg *verdaccio.Registry, token string) {
 // is picked up by serve's watcher and re-evaluated from the stored
 // document, without a check: it is no longer shown as outdated.
 func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
+	publish(t, reg, token, "@e2e/watch-core", "1.0.0")
 	publish(t, reg, token, "e2e-watch-a", "1.0.0", "1.1.0")
-	lock := reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"e2e-watch-a": "1.0.0"}})
-	s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL, "UPCHECK_LOCKFILE": lock,
+	lock := reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"@e2e/watch-core": "1.0.0", "e2e-watch-a": "1.0.0"}})
+	s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL, "UPCHECK_LOCKFILE": lock, "UPCHECK_LOCKFILE_CORE": "@e2e/watch-core",
 		"UPCHECK_TEST_TIMINGS": timings + ",lockfile=200ms"}) // serve looks at the lockfile five times a second
 	s.start("serve")
 	// serve reads the lockfile at start, then runs its catch-up check (no
 	// check has completed yet), which finds the update.
 	wait.For(t, "serve's first check to find the update", wait.Guard, func() (bool, error) {
 		got := s.components()
-		if len(got) != 1 || got[0] != "e2e-watch-a 1.0.0 npm:e2e-watch-a" {
+		if strings.Join(got, "; ") != "core 1.0.0 npm:@e2e/watch-core; e2e-watch-a 1.0.0 npm:e2e-watch-a" {
 			return false, wait.Notf("components %q", got)
+		}
+		if runs := s.runs(); len(runs) != 1 || runs[0] != "completed" {
+			return false, wait.Notf("check runs %q", runs)
 		}
 		r, _ := s.lookRow("e2e-watch-a")
 		if !r.Evaluated || r.UpdateVersion != "1.1.0" {
@@ -108,9 +113,6 @@ func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
 		return true, nil
 	})
 	runs := s.runs()
-	if len(runs) != 1 || runs[0] != "completed" {
-		t.Fatalf("check runs = %q, want serve's one completed check", runs)
-	}
 
 	// The site's operator upgrades the plugin with npm: the lockfile changes.
 	before, err := os.ReadFile(lock)
