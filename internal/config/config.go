@@ -93,6 +93,9 @@ type Config struct {
 	Lockfile        string
 	LockfileInclude []string
 	LockfileCore    string
+	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
+	// references; nil (a Config built by hand) has none set.
+	Env func(string) string
 }
 
 // LockfileOptions are the lockfile settings as lockfile.Read takes them.
@@ -112,6 +115,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		SecureCookies:       getenv("UPCHECK_SECURE_COOKIES") == "1",
 		AdminPassword:       getenv("UPCHECK_ADMIN_PASSWORD"),
 		Version:             "dev",
+		Env:                 getenv,
 	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"
