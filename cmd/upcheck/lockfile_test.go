@@ -157,7 +157,7 @@ func TestComponentsSyncLockfileRefusals(t *testing.T) {
 
 // serve with a lockfile it cannot read at start says so loudly and keeps
 // the components as stored; serve with a manifest and a lockfile refuses
-// to start.
+// to start. It names the registry of its .npmrc, never the token.
 func TestServeKeepsTheComponentsOfABadLockfile(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
@@ -169,7 +169,11 @@ func TestServeKeepsTheComponentsOfABadLockfile(t *testing.T) {
 	}
 	lock := filepath.Join(dir, "package-lock.json")
 	os.WriteFile(lock, []byte("{\n  \"lockfileVersion\": 1,\n  \"dependencies\": {}\n}\n"), 0o644)
-	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0", "UPCHECK_LOCKFILE": lock}
+	// The site's .npmrc, with a token that must appear in no log line.
+	npmrc := filepath.Join(dir, ".npmrc")
+	os.WriteFile(npmrc, []byte("registry=https://npm.example.org/\n//npm.example.org/:_authToken=npm_SECRET0123456789\n"), 0o600)
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0", "UPCHECK_LOCKFILE": lock,
+		"UPCHECK_NPMRC": npmrc, "UPCHECK_LOG_LEVEL": "DEBUG"}
 
 	_, stderr, code := cliStderr(t, map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0",
 		"UPCHECK_LOCKFILE": lock, "UPCHECK_MANIFEST": manifestPath}, "serve")
@@ -187,5 +191,8 @@ func TestServeKeepsTheComponentsOfABadLockfile(t *testing.T) {
 	}
 	if v, _ := installed(t, d, "core"); v != "1.0.0" {
 		t.Fatalf("core under a bad lockfile: %q, want 1.0.0 as stored", v)
+	}
+	if !strings.Contains(l, `msg="npm registries" default=https://npm.example.org/`) || strings.Contains(logs.String(), "SECRET") {
+		t.Fatalf("serve's log %q: want the registry named and never the token", logs)
 	}
 }
