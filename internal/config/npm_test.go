@@ -39,6 +39,11 @@ func TestNpmAndLockfileSettings(t *testing.T) {
 		c.LockfileCore != "@vitnode/core" || c.Timings.Lockfile == nil || *c.Timings.Lockfile != 50*time.Millisecond {
 		t.Fatalf("npm settings = %+v", c)
 	}
+	// The .npmrc's ${NAME} references are read, at open, from the same
+	// environment.
+	if c.Env == nil || c.Env("UPCHECK_NPMRC") != "/srv/site/.npmrc" {
+		t.Fatal("Config.Env is not the environment FromEnv read")
+	}
 	if o := c.LockfileOptions(); !slices.Equal(o.Include, c.LockfileInclude) || o.Core != "@vitnode/core" {
 		t.Fatalf("lockfile options = %+v", o)
 	}
