@@ -149,6 +149,17 @@ func TestComponentsSyncLockfileRefusals(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, npmrc+" line 2 (@acme:registry)") || !strings.Contains(stderr, `"ftp" URL`) || strings.Contains(stderr, "SECRET") {
 		t.Fatalf("broken .npmrc: exit %d, stderr %q; want exit 1 naming the file and line 2, without the token", code, stderr)
 	}
+	// Its ${NAME} references come from the command's environment.
+	os.WriteFile(npmrc, []byte("registry=https://npm.example.org/\n//npm.example.org/:_authToken=${SITE_NPM_TOKEN}\n"), 0o600)
+	e := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_NPMRC": npmrc}
+	_, stderr, code = cliStderr(t, e, "components", "sync", "--manifest", manifestPath)
+	if code != 1 || !strings.Contains(stderr, npmrc+" line 2") || !strings.Contains(stderr, "SITE_NPM_TOKEN is not set") {
+		t.Fatalf(".npmrc naming an unset variable: exit %d, stderr %q", code, stderr)
+	}
+	e["SITE_NPM_TOKEN"] = "npm_SECRET0123456789"
+	if _, stderr, code = cliStderr(t, e, "components", "sync", "--manifest", manifestPath); code != 0 {
+		t.Fatalf(".npmrc with its variable set: exit %d, stderr %q", code, stderr)
+	}
 	_, stderr, code = cliStderr(t, map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_NPMRC": filepath.Join(dir, "none")}, "check")
 	if code != 1 || !strings.Contains(stderr, "UPCHECK_NPMRC") {
 		t.Fatalf("missing .npmrc: exit %d, stderr %q; want exit 1 naming UPCHECK_NPMRC", code, stderr)
