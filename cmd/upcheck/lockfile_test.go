@@ -107,6 +107,9 @@ func TestComponentsSyncLockfileRefusals(t *testing.T) {
 	pnpm := filepath.Join(dir, "pnpm-lock.yaml")
 	os.WriteFile(pnpm, []byte("lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      left-pad:\n        specifier: ^1.0.0\n"), 0o644)
 
+	good := filepath.Join(dir, "good", "package-lock.json")
+	os.MkdirAll(filepath.Dir(good), 0o755)
+	os.WriteFile(good, []byte(`{"lockfileVersion": 3, "packages": {"": {"dependencies": {"left-pad": "^1.0.0"}}, "node_modules/left-pad": {"version": "1.3.0"}}}`), 0o644)
 	for _, c := range []struct {
 		args []string
 		env  map[string]string
@@ -122,6 +125,8 @@ func TestComponentsSyncLockfileRefusals(t *testing.T) {
 		{nil, map[string]string{"UPCHECK_LOCKFILE": lock}, 1, []string{lock + " line 5", "has no version"}},
 		{[]string{"--lockfile", pnpm}, nil, 1, []string{pnpm + " line 5", `importers["."].dependencies["left-pad"].version is missing`}},
 		{[]string{"--lockfile", filepath.Join(dir, "missing", "package-lock.json")}, nil, 1, []string{"read lockfile", "no such file"}},
+		{[]string{"--lockfile", good}, nil, 1, []string{"invalid lockfile: " + good + ": no package is the core: name the core's package with --core or UPCHECK_LOCKFILE_CORE"}},
+		{[]string{"--lockfile", good, "--core", "@acme/core"}, nil, 1, []string{good + ": the core @acme/core is not installed at the top level"}},
 	} {
 		e := map[string]string{"UPCHECK_DATABASE_URL": d.URL}
 		for k, v := range c.env {

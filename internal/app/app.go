@@ -228,6 +228,19 @@ func (a *App) SyncLockfile(ctx context.Context, path string, opt lockfile.Option
 	if err != nil {
 		return updatecheck.SyncReport{}, err
 	}
+	return a.syncLocked(ctx, path, opt, m)
+}
+
+// syncLocked syncs m, the components of the lockfile at path. Every set
+// of components has a core (manifest's rule): a lockfile's is the package
+// opt.Core names, and its absence is said in the lockfile's words.
+func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options, m *manifest.Manifest) (updatecheck.SyncReport, error) {
+	if _, ok := m.Core(); !ok {
+		if opt.Core == "" {
+			return updatecheck.SyncReport{}, fmt.Errorf("%w: %s: no package is the core: name the core's package with --core or UPCHECK_LOCKFILE_CORE", lockfile.ErrInvalid, path)
+		}
+		return updatecheck.SyncReport{}, fmt.Errorf("%w: %s: the core %s is not installed at the top level", lockfile.ErrInvalid, path, opt.Core)
+	}
 	return a.Syncer.Sync(ctx, m)
 }
 

@@ -163,8 +163,9 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 // the components stay as stored and the error is loud.
 func (a *App) watchLockfile(ctx context.Context) *lockfile.Watcher {
 	path := a.Config.Lockfile
-	w := lockfile.NewWatcher(path, a.Config.LockfileOptions(), func(ctx context.Context, m *manifest.Manifest) error {
-		rep, err := a.Syncer.Sync(ctx, m)
+	opt := a.Config.LockfileOptions()
+	w := lockfile.NewWatcher(path, opt, func(ctx context.Context, m *manifest.Manifest) error {
+		rep, err := a.syncLocked(ctx, path, opt, m)
 		if err == nil {
 			a.Logger.InfoContext(ctx, "lockfile applied", "path", path, "components", rep.Components,
 				"added", rep.Added, "changed", rep.Changed, "removed", rep.Removed, "reevaluated", rep.Reevaluated)
