@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +160,92 @@ func TestServeFollowsTheLockfile(t *testing.T) {
 		if strings.Contains(text, siteToken) {
 			t.Errorf("%s's log holds the token:\n%s", what, text)
 		}
+	}
+}
+
+// Every check serve runs reads the lockfile first, whoever asks for it: a
+// check asked for through the API right after an upgrade outside upcheck
+// sees the new version, although the watcher would not look for an hour.
+func TestServeReadsTheLockfileBeforeEachCheck(t *testing.T) {
+	t.Parallel()
+	reg := verdaccio.Start(t)
+	publisher := reg.AddUser(t, "publisher")
+	for _, p := range []verdaccio.Package{
+		{Name: "@acme/core", Version: "4.0.0"},
+		{Name: "@acme/blog", Version: "1.0.0"},
+		{Name: "@acme/blog", Version: "1.1.0"},
+	} {
+		reg.Publish(t, publisher, p)
+	}
+	d := pgtest.New(t)
+	lock := filepath.Join(t.TempDir(), "package-lock.json")
+	writeLock := func(version string) {
+		t.Helper()
+		body := `{"lockfileVersion": 3, "packages": {
+  "": {"dependencies": {"@acme/blog": "^1.0.0", "@acme/core": "^4.0.0"}},
+  "node_modules/@acme/blog": {"version": "` + version + `"},
+  "node_modules/@acme/core": {"version": "4.0.0"}
+}}
+`
+		if err := os.WriteFile(lock, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeLock("1.0.0")
+	env := map[string]string{
+		"UPCHECK_DATABASE_URL":          d.URL,
+		"UPCHECK_LISTEN":                "127.0.0.1:0",
+		"UPCHECK_NPM_REGISTRY":          reg.URL,
+		"UPCHECK_LOCKFILE":              lock,
+		"UPCHECK_LOCKFILE_CORE":         "@acme/core",
+		"UPCHECK_ALLOW_PRIVATE_SOURCES": "1",
+		"UPCHECK_TEST_TIMINGS":          "lockfile=1h,cooldown=0s",
+	}
+	admin := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "STDIN": "a long enough passphrase\n"}
+	if _, code := cli(t, admin, "user", "add", "--email", "ops@example.test", "--role", "admin"); code != 0 {
+		t.Fatal("user add failed")
+	}
+	out, code := cli(t, admin, "token", "create", "--email", "ops@example.test")
+	if code != 0 {
+		t.Fatal("token create failed")
+	}
+	apiToken := strings.TrimSpace(out)
+
+	logs := serveCLI(t, env)
+	var base string
+	wait.True(t, "serve to listen", wait.Guard, func() bool {
+		_, rest, ok := strings.Cut(logs.String(), "msg=serving addr=")
+		base, _, _ = strings.Cut(rest, " ")
+		return ok
+	})
+	blog := func() string {
+		var version string
+		var evaluated bool
+		err := d.Pool.QueryRow(context.Background(), "SELECT installed_version, evaluated FROM component_state WHERE code = 'acme--blog'").Scan(&version, &evaluated)
+		if err != nil || !evaluated {
+			return ""
+		}
+		return version
+	}
+	wait.True(t, "the catch-up check to evaluate blog 1.0.0", wait.Guard, func() bool { return blog() == "1.0.0" })
+
+	writeLock("1.1.0")
+	var status int
+	wait.For(t, "a manual check through the API", wait.Guard, func() (bool, error) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/api/admin/plugins/updates/check", nil)
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		status = resp.StatusCode
+		return status != http.StatusConflict, wait.Notf("%d (the catch-up check still holds the lease)", status) // busy: ask again
+	})
+	if status != http.StatusOK {
+		t.Fatalf("manual check: %d\n%s", status, logs)
+	}
+	if v := blog(); v != "1.1.0" {
+		t.Fatalf("blog after the manual check: %q, want 1.1.0 as the lockfile says now", v)
 	}
 }
