@@ -127,6 +127,8 @@ func TestComponentsSyncLockfileRefusals(t *testing.T) {
 		{[]string{"--lockfile", filepath.Join(dir, "missing", "package-lock.json")}, nil, 1, []string{"read lockfile", "no such file"}},
 		{[]string{"--lockfile", good}, nil, 1, []string{"invalid lockfile: " + good + ": no package is the core: name the core's package with --core or UPCHECK_LOCKFILE_CORE"}},
 		{[]string{"--lockfile", good, "--core", "@acme/core"}, nil, 1, []string{good + ": the core @acme/core is not installed at the top level"}},
+		// A flag names the file whatever the other variable says.
+		{[]string{"--lockfile", good}, map[string]string{"UPCHECK_MANIFEST": manifestPath}, 1, []string{good + ": no package is the core"}},
 	} {
 		e := map[string]string{"UPCHECK_DATABASE_URL": d.URL}
 		for k, v := range c.env {
