@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -40,9 +41,10 @@ func TestMain(m *testing.M) { testbin.Main(m, &binary) }
 // site is one scenario's upcheck: a database of its own and the
 // environment its processes run with.
 type site struct {
-	t   *testing.T
-	db  *pgtest.DB
-	env map[string]string
+	t     *testing.T
+	db    *pgtest.DB
+	env   map[string]string
+	procs []*proc // every process started, for what they printed
 }
 
 func newSite(t *testing.T, env map[string]string) *site {
@@ -101,6 +103,7 @@ func (s *site) start(args ...string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
+	s.procs = append(s.procs, p)
 	go func() {
 		_ = p.cmd.Wait()
 		p.code = p.cmd.ProcessState.ExitCode()
@@ -123,6 +126,17 @@ func (s *site) start(args ...string) *proc {
 		}
 	})
 	return p
+}
+
+// printed is everything the site's processes printed, stdout and stderr,
+// each under a line naming the process and the stream.
+func (s *site) printed() map[string]string {
+	out := map[string]string{}
+	for i, p := range s.procs {
+		name := fmt.Sprintf("%d: upcheck %s", i+1, strings.Join(p.cmd.Args[1:], " "))
+		out[name+" (stdout)"], out[name+" (stderr)"] = p.stdout.String(), p.stderr.String()
+	}
+	return out
 }
 
 // wait returns the process's exit code, failing the test after d.
