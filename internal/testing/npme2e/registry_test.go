@@ -29,6 +29,7 @@ func TestAgainstVerdaccio(t *testing.T) {
 		run  func(*testing.T, *verdaccio.Registry, string)
 	}{
 		{"UpdateFoundThenNotModified", updateFoundThenNotModified},
+		{"DistTagsDecideTheTarget", distTags},
 		{"Deprecation", deprecation},
 		{"RequiredCoreFromPeerDependencies", requiredCore},
 		{"MissingPackage", missingPackage},
@@ -86,6 +87,41 @@ func updateFoundThenNotModified(t *testing.T, reg *verdaccio.Registry, token str
 		t.Fatalf("second check: exit %d, %s; want completed with not_modified 1", code, line.raw)
 	}
 	want("after a 304")
+}
+
+// The target is dist-tags.latest, as npm installs it: a version under
+// another tag is not offered until `npm dist-tag` makes it latest (and the
+// next check fetches the changed document); an installed prerelease
+// follows its own line's tag.
+func distTags(t *testing.T, reg *verdaccio.Registry, token string) {
+	publish(t, reg, token, "e2e-tags", "1.0.0", "1.1.0")
+	reg.Publish(t, token, verdaccio.Package{Name: "e2e-tags", Version: "2.0.0", Tag: "next"})
+	publish(t, reg, token, "e2e-pre", "1.0.0")
+	reg.Publish(t, token, verdaccio.Package{Name: "e2e-pre", Version: "1.1.0-beta.1", Tag: "beta"})
+	reg.Publish(t, token, verdaccio.Package{Name: "e2e-pre", Version: "1.1.0-beta.2", Tag: "beta"})
+	s := newSite(t, map[string]string{"UPCHECK_NPM_REGISTRY": reg.URL})
+	s.sync(`{"components": [
+	  {"code": "core", "name": "Core", "version": "1.0.0"},
+	  {"code": "tags", "name": "Tags", "version": "1.0.0", "source": "npm:e2e-tags"},
+	  {"code": "pre", "name": "Pre", "version": "1.1.0-beta.1", "source": "npm:e2e-pre"}]}`)
+	if line, code := s.check(); code != 0 || line.Fetched != 2 {
+		t.Fatalf("check: exit %d, %s", code, line.raw)
+	}
+	if r := s.row("tags"); r.UpdateVersion != "1.1.0" || r.Latest != "1.1.0" {
+		t.Fatalf("tags = %s; want latest's 1.1.0, not next's 2.0.0", rowJSON(r))
+	}
+	if r := s.row("pre"); r.UpdateVersion != "1.1.0-beta.2" {
+		t.Fatalf("pre = %s; want its line's 1.1.0-beta.2", rowJSON(r))
+	}
+
+	reg.DistTag(t, token, "e2e-tags@2.0.0", "latest")
+	line, code := s.check()
+	if code != 0 || line.Fetched != 1 || line.NotModified != 1 {
+		t.Fatalf("check after the retag: exit %d, %s; want e2e-tags fetched again, e2e-pre not modified", code, line.raw)
+	}
+	if r := s.row("tags"); r.UpdateVersion != "2.0.0" || r.UpdateCommand != "npm install e2e-tags@2.0.0" {
+		t.Fatalf("tags after the retag = %s; want 2.0.0", rowJSON(r))
+	}
 }
 
 // 3: a deprecated installed version is shown with its publisher's message
