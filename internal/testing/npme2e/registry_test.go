@@ -66,8 +66,9 @@ func updateFoundThenNotModified(t *testing.T, reg *verdaccio.Registry, token str
 	if code != 0 || line.Status != "completed" || line.Fetched != 1 || line.NotModified != 0 || line.Failed != 0 {
 		t.Fatalf("first check: exit %d, %s; want completed, fetched 1", code, line.raw)
 	}
-	if line.Summary == nil || line.Summary.UpdatesAvailable != 1 {
-		t.Fatalf("first check's summary: %s; want one update", line.raw)
+	// Verdaccio publishes no signing keys: its source counts as unsigned.
+	if line.Summary == nil || line.Summary.UpdatesAvailable != 1 || line.Summary.UnsignedSources != 1 {
+		t.Fatalf("first check's summary: %s; want one update, one unsigned source", line.raw)
 	}
 	want := func(when string) {
 		t.Helper()
@@ -76,7 +77,8 @@ func updateFoundThenNotModified(t *testing.T, reg *verdaccio.Registry, token str
 			r.UpdateCommand != "npm install e2e-blog@1.1.0" || r.SourceKind != readmodel.SourceNpm || r.Package != "e2e-blog" {
 			t.Fatalf("%s: blog = %s; want the update 1.1.0 with its npm command", when, rowJSON(r))
 		}
-		if d := s.detail("blog"); d.UpdateCommand != "npm install e2e-blog@1.1.0" || d.Registry == nil || d.Registry.Package != "e2e-blog" {
+		if d := s.detail("blog"); d.UpdateCommand != "npm install e2e-blog@1.1.0" || d.Registry == nil || d.Registry.Package != "e2e-blog" ||
+			d.Registry.Registry != reg.URL || d.Registry.KeysPublished || len(d.Registry.Versions) != 2 {
 			t.Fatalf("%s: blog's detail: command %q, registry facts %s", when, d.UpdateCommand, rowJSON(d.Registry))
 		}
 	}
