@@ -28,6 +28,12 @@ func eventTypeText(t string) string {
 		return "Advisory with no fix"
 	case readmodel.EventUpdateAvailable:
 		return "Update"
+	case readmodel.EventDeprecated:
+		return "Installed version deprecated"
+	case readmodel.EventProvenanceLost:
+		return "Provenance lost"
+	case readmodel.EventRegistryKeysChanged:
+		return "Registry signing keys changed"
 	case readmodel.EventSourceFailing:
 		return "Source failing for a day"
 	case readmodel.EventCheckOverdue:
