@@ -93,6 +93,11 @@ type DetailProps struct {
 	CoreInstalled string
 	// SecuritySince is the exposure clock; nil: no open security problem.
 	SecuritySince *time.Time
+	// Registry is what the npm registry said of the package (nil: not an
+	// npm source, or not read yet); UpdateCommand is how to install the
+	// update (readmodel.UpdateCommand; "" when none).
+	Registry      *readmodel.RegistryFacts
+	UpdateCommand string
 }
 
 // UnknownComponentText is the 404 of a component page whose code names no
