@@ -129,9 +129,5 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 // badges: the publisher's message, cut to 200 characters (the detail page
 // has it whole; templ escapes it).
 func rowDeprecatedText(r readmodel.CatalogRow) string {
-	msg := r.Deprecated
-	if rs := []rune(msg); len(rs) > 200 {
-		msg = string(rs[:199]) + "…"
-	}
-	return "Deprecated by its publisher: " + msg
+	return "Deprecated by its publisher: " + cutText(r.Deprecated, 200)
 }

@@ -184,6 +184,8 @@
     setStat("widget-updates", number(s.updates_available));
     setStat("widget-security", security);
     setStat("widget-vulnerable", vulnerable);
+    setStat("widget-trust-downgrades", number(s.trust_downgrades));
+    setStat("widget-deprecated", number(s.deprecated));
     setStat("widget-failing", number(s.failing_sources));
     setStat("widget-untrusted", number(s.untrusted_sources));
     setStat("widget-unsigned", number(s.unsigned_sources));
