@@ -12,7 +12,7 @@ import (
 
 // isNpm: the component's source is an npm package.
 func isNpm(p DetailProps) bool {
-	return readmodel.SourceKindOf(p.SourceURL) == readmodel.SourceNpm && p.SourceURL != ""
+	return readmodel.SourceKindOf(p.SourceURL) == readmodel.SourceNpm
 }
 
 // npmAdvisoriesText stands where an npm component's advisories would be:

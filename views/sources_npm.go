@@ -12,7 +12,7 @@ import (
 
 // isNpmSource: the source is an npm package.
 func isNpmSource(s readmodel.SourceRow) bool {
-	return s.Kind == readmodel.SourceNpm || (s.Kind == "" && readmodel.SourceKindOf(s.URL) == readmodel.SourceNpm)
+	return readmodel.SourceKindOf(s.URL) == readmodel.SourceNpm
 }
 
 // registryLine is an npm source's trust in one line: the registry's

@@ -68,11 +68,20 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 		Code: e.Code, Name: e.Name, Installed: e.Installed, Evaluated: e.Evaluated, Latest: opt(e.Latest), UpdateVersion: opt(e.UpdateVersion),
 		UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
 		RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
-		SourceKind: opt(string(e.SourceKind)), Package: opt(e.Package), UpdateCommand: opt(e.UpdateCommand),
+		SourceKind: opt(string(kindOf(e.SourceURL, e.SourceKind))), Package: opt(e.Package), UpdateCommand: opt(e.UpdateCommand),
 		Deprecated: opt(e.Deprecated), ProvenanceLost: opt(e.ProvenanceLost), ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
 		LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
 		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil,
 	}
+}
+
+// kindOf is a source's kind as its row has it, or as its address says
+// (readmodel.SourceKindOf) for a row read without it; "" without a source.
+func kindOf(url string, kind readmodel.SourceKind) readmodel.SourceKind {
+	if kind != "" || url == "" {
+		return kind
+	}
+	return readmodel.SourceKindOf(url)
 }
 
 // runJSON is one row of the check history: one run, or refusals folded
@@ -145,7 +154,7 @@ type trustJSON struct {
 
 // sourceBody is a source as GET /api/admin/sources lists it.
 func sourceBody(src readmodel.SourceRow) sourceJSON {
-	out := sourceJSON{URL: src.URL, SourceKind: string(src.Kind), Package: opt(src.Package), Registry: opt(src.Registry),
+	out := sourceJSON{URL: src.URL, SourceKind: string(kindOf(src.URL, src.Kind)), Package: opt(src.Package), Registry: opt(src.Registry),
 		RegistryKeys: src.RegistryKeys, KeysChangedAt: src.KeysChangedAt, Components: src.Components, Offline: src.Offline, HasDocument: src.HasDocument,
 		LastSuccessAt: src.LastSuccessAt, LastAttemptAt: src.LastAttemptAt, LastError: opt(src.LastError),
 		LastErrorKind: opt(src.LastErrorKind), ConsecutiveFailures: src.ConsecutiveFailures, DocumentExpiresAt: src.ExpiresAt,
