@@ -46,14 +46,13 @@ type eventPayload struct {
 	Components          []string      `json:"components"`
 	LastCompletedAt     *time.Time    `json:"last_completed_at"`
 	Message             string        `json:"message"`
-	// npm events (docs/notifications.md): the package, the publisher's
-	// deprecation message (deprecated), the registry and its signing keys
-	// now and as pinned before (registry_keys.changed).
+	// npm events (docs/notifications.md): the package (a deprecation's
+	// message is Message), the registry and its signing keys now and as
+	// pinned before (registry_keys.changed).
 	Package      string   `json:"package"`
-	Deprecated   string   `json:"deprecated"`
 	Registry     string   `json:"registry"`
-	Keys         []string `json:"keys"`
-	PreviousKeys []string `json:"previous_keys"`
+	Keys         []string `json:"key_ids"`
+	PreviousKeys []string `json:"old_key_ids"`
 }
 
 // advisoryRef names an advisory: its id and other databases' ids for it.

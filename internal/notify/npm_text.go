@@ -24,11 +24,8 @@ func wordNpmEvent(it *mailItem, typ string, p eventPayload, name, installed, ver
 		it.rank = rankDepr
 		it.subject = "Deprecated by its publisher: " + name + " " + installed
 		it.Title = name + " " + installed + " is deprecated by its publisher"
-		if msg := clean(p.Deprecated, 300); msg != "" {
+		if msg := clean(p.Message, 300); msg != "" {
 			it.Details = append(it.Details, "Its publisher says: "+msg)
-		}
-		if version != "" {
-			it.Details = append(it.Details, "Update to "+version+": "+npmInstall(clean(p.Package, 214), version))
 		}
 	case readmodel.EventProvenanceLost:
 		it.rank = rankLost
@@ -54,11 +51,8 @@ func npmChatText(typ string, p eventPayload, name, installed, version string) st
 	switch readmodel.EventType(typ) {
 	case readmodel.EventDeprecated:
 		text := fmt.Sprintf("upcheck: %s %s is deprecated by its publisher", name, installed)
-		if msg := chatCode(p.Deprecated, chatMessageMax); msg != "" {
+		if msg := chatCode(p.Message, chatMessageMax); msg != "" {
 			text += ": " + msg
-		}
-		if version != "" {
-			text += "; update to " + version
 		}
 		return text
 	case readmodel.EventProvenanceLost:
@@ -78,12 +72,6 @@ func npmChatText(typ string, p eventPayload, name, installed, version string) st
 // lostText is "2.5.0 was published without the provenance that 2.3.0 had".
 func lostText(version, installed string) string {
 	return version + " was published without the provenance that " + installed + " had"
-}
-
-// npmInstall is the command that installs version of pkg (readmodel's
-// UpdateCommand), or "" without a package.
-func npmInstall(pkg, version string) string {
-	return readmodel.UpdateCommand(readmodel.NpmPrefix+pkg, version, "")
 }
 
 // keyList is the key ids, each through word, or "none".

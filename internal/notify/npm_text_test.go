@@ -30,10 +30,10 @@ func npmPayloads(t *testing.T) map[readmodel.EventType][]byte {
 	component := map[string]string{"code": "acme-blog", "name": "Blog", "installed": "2.3.0"}
 	out := map[readmodel.EventType][]byte{}
 	for typ, p := range map[readmodel.EventType]map[string]any{
-		readmodel.EventDeprecated: {"component": component, "package": "@acme/blog", "deprecated": hostileMessage, "version": "2.5.0"},
+		readmodel.EventDeprecated:     {"component": component, "package": "@acme/blog", "message": hostileMessage},
 		readmodel.EventProvenanceLost: {"component": component, "package": "@acme/blog", "version": "2.5.0"},
-		readmodel.EventRegistryKeysChanged: {"registry": "http://127.0.0.1:4873/", "keys": []string{"SHA256:new<b>"},
-			"previous_keys": []string{"SHA256:old"}, "changed_at": "2026-11-30T03:00:00Z"},
+		readmodel.EventRegistryKeysChanged: {"registry": "http://127.0.0.1:4873/", "key_ids": []string{"SHA256:new<b>"},
+			"old_key_ids": []string{"SHA256:old"}, "changed_at": "2026-11-30T03:00:00Z"},
 	} {
 		b, err := json.Marshal(p)
 		if err != nil {
@@ -52,7 +52,7 @@ func TestNpmEventsInChat(t *testing.T) {
 	payloads := npmPayloads(t)
 	for typ, want := range map[readmodel.EventType]string{
 		readmodel.EventDeprecated: "upcheck: Blog 2.3.0 is deprecated by its publisher: `&lt;script&gt;alert(1)&lt;/script&gt; *use* " +
-			"[the new one](https://evil.example) @channel 'x' second line`; update to 2.5.0",
+			"[the new one](https://evil.example) @channel 'x' second line`",
 		readmodel.EventProvenanceLost: "upcheck: trust downgrade for Blog: 2.5.0 was published without the provenance that 2.3.0 had; " +
 			"check who published it before you install it",
 		readmodel.EventRegistryKeysChanged: "upcheck: the npm registry http://127.0.0.1:4873/ changed its signing keys: now SHA256:new&lt;b&gt;; " +
@@ -85,8 +85,7 @@ func TestNpmEventsInEmail(t *testing.T) {
 	last := -1
 	for _, want := range []string{
 		"* Trust downgrade for Blog: 2.5.0 was published without the provenance that 2.3.0 had\n  Check who published 2.5.0 before you install it.",
-		"* Blog 2.3.0 is deprecated by its publisher\n  Its publisher says: <script>alert(1)</script> *use* [the new one](https://evil.example) @channel `x` second line\n" +
-			"  Update to 2.5.0: npm install @acme/blog@2.5.0",
+		"* Blog 2.3.0 is deprecated by its publisher\n  Its publisher says: <script>alert(1)</script> *use* [the new one](https://evil.example) @channel `x` second line\n",
 		"* npm registry signing keys changed: http://127.0.0.1:4873/\n  Keys now: SHA256:new<b>\n  Keys pinned before: SHA256:old",
 	} {
 		i := strings.Index(mail.Text, want)
@@ -136,14 +135,14 @@ func TestNpmEventsInWebhook(t *testing.T) {
 		Type     string `json:"type"`
 		AdminURL string `json:"admin_url"`
 		Data     struct {
-			Deprecated string `json:"deprecated"`
-			Package    string `json:"package"`
+			Message string `json:"message"`
+			Package string `json:"package"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(got, &body); err != nil {
 		t.Fatalf("%s: %v", got, err)
 	}
-	if body.Type != "deprecated" || body.Data.Deprecated != hostileMessage || body.Data.Package != "@acme/blog" ||
+	if body.Type != "deprecated" || body.Data.Message != hostileMessage || body.Data.Package != "@acme/blog" ||
 		body.AdminURL != "https://upcheck.example.org/admin/plugins/acme-blog" {
 		t.Errorf("webhook body %s", got)
 	}
