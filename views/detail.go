@@ -98,6 +98,10 @@ type DetailProps struct {
 	// update (readmodel.UpdateCommand; "" when none).
 	Registry      *readmodel.RegistryFacts
 	UpdateCommand string
+	// Deprecated is the publisher's deprecation message of the installed
+	// version, ProvenanceLost the newer version published without the
+	// provenance the installed one has (the read model's; "" when not so).
+	Deprecated, ProvenanceLost string
 }
 
 // UnknownComponentText is the 404 of a component page whose code names no

@@ -49,10 +49,10 @@ func detailHeadline(p DetailProps) headline {
 			step = "the fix is announced for " + fixed + ", which is not an installable release yet"
 		}
 		return headline{"Vulnerable", step, toneDanger}
-	case p.Registry != nil && p.Registry.ProvenanceLost != "":
-		return headline{"Trust downgrade", provenanceLostText(p.Registry.ProvenanceLost, p.Installed) +
+	case p.ProvenanceLost != "":
+		return headline{"Trust downgrade", provenanceLostText(p.ProvenanceLost, p.Installed) +
 			"; check who published it before you install it", toneWarn}
-	case p.Registry != nil && p.Registry.Deprecated != "":
+	case p.Deprecated != "":
 		step := "no newer version is offered"
 		if p.UpdateAvailable {
 			step = "update to " + p.UpdateVersion

@@ -82,7 +82,7 @@ func updateCommand(p DetailProps) templ.Component {
 
 // registryNotices are what the registry says of the installed version and
 // the newest one: deprecated, no longer listed, a trust downgrade.
-func registryNotices(p DetailProps, f readmodel.RegistryFacts) templ.Component {
+func registryNotices(p DetailProps) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -99,13 +99,13 @@ func registryNotices(p DetailProps, f readmodel.RegistryFacts) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if f.Deprecated != "" {
+		if p.Deprecated != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"notice notice-warn\" data-testid=\"detail-deprecated\"><span class=\"notice-icon\" aria-hidden=\"true\">!</span><p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(deprecatedText(p.Installed, f.Deprecated))
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(deprecatedText(p.Installed, p.Deprecated))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/detail_registry.templ`, Line: 28, Col: 49}
 			}
@@ -118,7 +118,7 @@ func registryNotices(p DetailProps, f readmodel.RegistryFacts) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if f.Unlisted {
+		if p.Registry != nil && p.Registry.Unlisted {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<div class=\"notice notice-warn\" data-testid=\"detail-unlisted\"><span class=\"notice-icon\" aria-hidden=\"true\">!</span><p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -137,13 +137,13 @@ func registryNotices(p DetailProps, f readmodel.RegistryFacts) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if f.ProvenanceLost != "" {
+		if p.ProvenanceLost != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"notice notice-warn\" data-testid=\"detail-provenance-lost\"><span class=\"notice-icon\" aria-hidden=\"true\">!</span><p><strong>Trust downgrade.</strong> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var8 string
-			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(provenanceLostText(f.ProvenanceLost, p.Installed) + ": check who published it before you install it.")
+			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(provenanceLostText(p.ProvenanceLost, p.Installed) + ": check who published it before you install it.")
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/detail_registry.templ`, Line: 40, Col: 143}
 			}

@@ -16,7 +16,7 @@ func npmDetail() DetailProps {
 	pub := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	return DetailProps{Layout: layout(calm(), true), Code: "acme-blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0",
 		SourceURL: "npm:@acme/blog", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.5.0",
-		UpdateCommand: "npm install @acme/blog@2.5.0",
+		UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal", ProvenanceLost: "2.5.0",
 		Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
 			Deprecated: "use <script>alert(1)</script> @acme/journal", KeysPublished: true, ProvenanceLost: "2.5.0",
 			Versions: []readmodel.RegistryVersion{
@@ -72,7 +72,7 @@ func TestDetailWordsRegistryFacts(t *testing.T) {
 	if h := detailHeadline(p); h.Title+h.rest() != "Trust downgrade: 2.5.0 was published without the provenance that 2.3.0 had; check who published it before you install it" {
 		t.Errorf("headline: %q", h.Title+h.rest())
 	}
-	p.Registry.ProvenanceLost = ""
+	p.ProvenanceLost = ""
 	if h := detailHeadline(p); h.Title+h.rest() != "Deprecated by its publisher: update to 2.5.0" {
 		t.Errorf("headline when deprecated: %q", h.Title+h.rest())
 	}
@@ -85,7 +85,8 @@ func TestDetailClaimsNothingUnverified(t *testing.T) {
 	t.Parallel()
 	p := npmDetail()
 	p.Registry.KeysPublished = false
-	p.Registry.Unlisted, p.Registry.Deprecated, p.Registry.ProvenanceLost, p.Registry.Refused = true, "", "", nil
+	p.Registry.Unlisted, p.Registry.Refused = true, nil
+	p.Deprecated, p.ProvenanceLost = "", ""
 	for i := range p.Registry.Versions {
 		p.Registry.Versions[i].SignedBy = ""
 	}

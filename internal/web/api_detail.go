@@ -43,8 +43,8 @@ type detailJSON struct {
 	// kind and the npm package; null: no source, or not npm.
 	SourceKind *string `json:"source_kind"`
 	Package    *string `json:"package"`
-	// Deprecated, ProvenanceLost and UpdateCommand are as in the catalog's
-	// items; null: none.
+	// Deprecated, ProvenanceLost (the read model's, as the catalog's
+	// items have them) and UpdateCommand; null: none.
 	Deprecated     *string `json:"deprecated"`
 	ProvenanceLost *string `json:"provenance_lost"`
 	UpdateCommand  *string `json:"update_command"`
@@ -139,14 +139,14 @@ func detailBody(d catalog.Detail) detailJSON {
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
 		NeedsNewerCore: d.NeedsNewerCore, CoreInstalled: opt(d.CoreVersion), Stale: d.Stale, SecuritySince: d.SecuritySince,
 		EvalError: opt(d.EvalError), Releases: []releaseJSON{}, Advisories: []advisoryJSON{}, Withdrawn: d.Withdrawn,
-		Package: opt(readmodel.PackageOf(d.SourceURL)), UpdateCommand: opt(d.UpdateCommand), Registry: d.Registry,
+		Package: opt(readmodel.PackageOf(d.SourceURL)), UpdateCommand: opt(d.UpdateCommand),
+		Deprecated: opt(d.Deprecated), ProvenanceLost: opt(d.ProvenanceLost),
 	}
 	if d.SourceURL != "" {
 		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))
 	}
 	if d.Registry != nil {
 		r := *d.Registry
-		out.Deprecated, out.ProvenanceLost = opt(r.Deprecated), opt(r.ProvenanceLost)
 		if r.Versions == nil {
 			r.Versions = []readmodel.RegistryVersion{}
 		}

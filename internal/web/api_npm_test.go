@@ -115,7 +115,8 @@ func TestDetailCarriesRegistryFacts(t *testing.T) {
 	t.Parallel()
 	pub := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	d := catalog.Detail{ComponentDetail: store.ComponentDetail{Code: "acme-blog", Name: "Blog", Installed: "2.3.0",
-		SourceURL: "npm:@acme/blog", Evaluated: true, Latest: "2.5.0", UpdateAvailable: true},
+		SourceURL: "npm:@acme/blog", Evaluated: true, Latest: "2.5.0", UpdateAvailable: true,
+		Deprecated: "use @acme/journal", ProvenanceLost: "2.5.0"},
 		UpdateCommand: "npm install @acme/blog@2.5.0",
 		Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/", Deprecated: "use @acme/journal",
 			KeysPublished: true, ProvenanceLost: "2.5.0",
@@ -139,7 +140,7 @@ func TestDetailCarriesRegistryFacts(t *testing.T) {
 		t.Errorf("registry facts: %s", body)
 	}
 
-	d.SourceURL, d.Registry, d.UpdateCommand = "https://acme.example/u.json", nil, ""
+	d.SourceURL, d.Registry, d.UpdateCommand, d.Deprecated, d.ProvenanceLost = "https://acme.example/u.json", nil, "", "", ""
 	body, err = web.DetailJSON(d)
 	if err != nil {
 		t.Fatal(err)
