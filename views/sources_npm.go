@@ -10,6 +10,19 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
+// sourceKindText names a source's kind.
+func sourceKindText(k readmodel.SourceKind) string {
+	switch k {
+	case readmodel.SourceDocument:
+		return "update document"
+	case readmodel.SourceOffline:
+		return "offline source, fed by import"
+	case readmodel.SourceNpm:
+		return "npm package"
+	}
+	return string(k)
+}
+
 // isNpmSource: the source is an npm package.
 func isNpmSource(s readmodel.SourceRow) bool {
 	return readmodel.SourceKindOf(s.URL) == readmodel.SourceNpm
