@@ -121,8 +121,8 @@ $$;
 -- or its last fetch was refused for its signature, its key statement or a
 -- rollback; `unsigned`: nothing proves who wrote its documents (the
 -- summary's unsigned_sources): no key is pinned for a document source,
--- or, for an npm source, its registry publishes no signing keys (no key
--- verified its stored document); `offline`: the source is never fetched.
+-- or, for an npm source read once, its registry published no signing keys
+-- (no key verified its stored package); `offline`: the source is never fetched.
 CREATE VIEW source_state AS
 SELECT u.url,
        u.components,
@@ -151,7 +151,8 @@ SELECT u.url,
             AND coalesce(s.last_error_kind IN ('unsigned', 'bad_signature', 'key_statement', 'rollback'), false)))::boolean
                                                           AS untrusted,
        starts_with(u.url, 'offline:')                     AS offline,
-       (CASE WHEN upcheck_source_kind(u.url) = 'npm' THEN coalesce(s.signature_state, 'unsigned') <> 'verified'
+       (CASE WHEN upcheck_source_kind(u.url) = 'npm'
+             THEN coalesce(s.document IS NOT NULL AND s.signature_state <> 'verified', false)
              ELSE u.pin IS NULL END)::boolean             AS unsigned,
        upcheck_source_kind(u.url)                         AS kind,
        s.registry,

@@ -471,6 +471,7 @@ var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
 	readmodel.AuditAdvisoryExpire: readmodel.AuditKindDismissal, readmodel.AuditCheck: readmodel.AuditKindCheck,
 	readmodel.AuditUserCreate: readmodel.AuditKindAccount, readmodel.AuditUserPassword: readmodel.AuditKindAccount,
 	readmodel.AuditUserLockout: readmodel.AuditKindAccount, readmodel.AuditTokenCreate: readmodel.AuditKindAccount,
+	readmodel.AuditRegistryKeysPin: readmodel.AuditKindTrust, readmodel.AuditRegistryKeysChange: readmodel.AuditKindTrust,
 	readmodel.AuditTokenRevoke: readmodel.AuditKindAccount, readmodel.AuditSourceTrust: readmodel.AuditKindTrust,
 	readmodel.AuditSourcePin: readmodel.AuditKindTrust, readmodel.AuditChannelAdd: readmodel.AuditKindOther,
 	readmodel.AuditChannelRemove: readmodel.AuditKindOther, readmodel.AuditChannelEnable: readmodel.AuditKindOther,
