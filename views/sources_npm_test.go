@@ -14,7 +14,7 @@ func npmSources() []readmodel.SourceRow {
 	changed := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	return []readmodel.SourceRow{
 		{URL: "npm:@acme/blog", Kind: readmodel.SourceNpm, Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
-			RegistryKeys: []string{"SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA", "SHA256:DhQ8wR5APBvFHLF/+Tc+AYvPOdTpcIDqOhxsBHRwC7U"},
+			RegistryKeys:  []string{"SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA", "SHA256:DhQ8wR5APBvFHLF/+Tc+AYvPOdTpcIDqOhxsBHRwC7U"},
 			KeysChangedAt: &changed, Components: 1, HasDocument: true, LastSuccessAt: ago(time.Hour), LastAttemptAt: ago(time.Hour),
 			SignatureState: "unsigned"},
 		{URL: "npm:left-pad", Kind: readmodel.SourceNpm, Package: "left-pad", Registry: "http://127.0.0.1:4874/",
