@@ -55,9 +55,11 @@ func EventSubject(key string) string {
 }
 
 func channelSendsText(c readmodel.ChannelRow) string {
-	what := "security problems"
+	// A channel of security events gets every type but update.available:
+	// trust downgrades, deprecations and registry key changes too.
+	what := "security and trust problems"
 	if readmodel.ChannelEvents(c.Events) == readmodel.ChannelEventsAll {
-		what = "security problems and every update"
+		what = "security and trust problems and every update"
 	}
 	switch readmodel.ChannelKind(c.Kind) {
 	case readmodel.ChannelSlack:
