@@ -95,7 +95,14 @@ func (s *syncBuffer) String() string {
 // when the test ends if it has not exited.
 func (s *site) start(args ...string) *proc {
 	s.t.Helper()
+	return s.startIn("", args...)
+}
+
+// startIn is start with stdin as the process's standard input.
+func (s *site) startIn(stdin string, args ...string) *proc {
+	s.t.Helper()
 	p := &proc{t: s.t, cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	p.cmd.Stdin = strings.NewReader(stdin)
 	for k, v := range s.env {
 		p.cmd.Env = append(p.cmd.Env, k+"="+v)
 	}

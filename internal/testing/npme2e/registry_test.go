@@ -89,6 +89,57 @@ func updateFoundThenNotModified(t *testing.T, reg *verdaccio.Registry, token str
 		t.Fatalf("second check: exit %d, %s; want completed with not_modified 1", code, line.raw)
 	}
 	want("after a 304")
+
+	// The API says the same, in its own names.
+	type item struct {
+		Code          string  `json:"code"`
+		SourceKind    *string `json:"source_kind"`
+		Package       *string `json:"package"`
+		UpdateCommand *string `json:"update_command"`
+		Deprecated    *string `json:"deprecated"`
+		Registry      *struct {
+			Package  string `json:"package"`
+			Registry string `json:"registry"`
+		} `json:"registry"`
+	}
+	text := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	a := s.serveAPI()
+	var cat struct{ Components []item }
+	a.get("/api/admin/plugins/updates", &cat)
+	var blog *item
+	for i := range cat.Components {
+		if cat.Components[i].Code == "blog" {
+			blog = &cat.Components[i]
+		}
+	}
+	if blog == nil || text(blog.SourceKind) != "npm" || text(blog.Package) != "e2e-blog" ||
+		text(blog.UpdateCommand) != "npm install e2e-blog@1.1.0" || blog.Deprecated != nil {
+		t.Fatalf("the catalog API's blog: %s", rowJSON(blog))
+	}
+	var detail item
+	a.get("/api/admin/plugins/blog", &detail)
+	if text(detail.UpdateCommand) != "npm install e2e-blog@1.1.0" || detail.Registry == nil ||
+		detail.Registry.Package != "e2e-blog" || detail.Registry.Registry != reg.URL {
+		t.Fatalf("the detail API's blog: %s", rowJSON(detail))
+	}
+	var health struct {
+		Sources []struct {
+			URL        string  `json:"url"`
+			SourceKind string  `json:"source_kind"`
+			Package    *string `json:"package"`
+			Registry   *string `json:"registry"`
+		}
+	}
+	a.get("/api/admin/sources", &health)
+	if len(health.Sources) != 1 || health.Sources[0].URL != "npm:e2e-blog" || health.Sources[0].SourceKind != "npm" ||
+		text(health.Sources[0].Package) != "e2e-blog" || text(health.Sources[0].Registry) != reg.URL {
+		t.Fatalf("source health: %s", rowJSON(health))
+	}
 }
 
 // The target is dist-tags.latest, as npm installs it: a version under
