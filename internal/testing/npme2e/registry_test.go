@@ -228,6 +228,18 @@ func deprecation(t *testing.T, reg *verdaccio.Registry, token string) {
 	if err != nil || len(events) != 1 || events[0] != "1 true" {
 		t.Fatalf("deprecated events (channel, has the message): %q %v; want one for channel 1 with the message", events, err)
 	}
+	var cat struct {
+		Components []struct {
+			Code       string  `json:"code"`
+			Deprecated *string `json:"deprecated"`
+		}
+	}
+	s.serveAPI().get("/api/admin/plugins/updates", &cat)
+	for _, c := range cat.Components {
+		if c.Code == "forms" && (c.Deprecated == nil || *c.Deprecated != message) {
+			t.Fatalf("the catalog API's forms: deprecated %s, want %q", rowJSON(c.Deprecated), message)
+		}
+	}
 }
 
 // 4: a release whose peerDependencies need a newer core than the installed
