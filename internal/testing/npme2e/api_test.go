@@ -32,7 +32,7 @@ func (s *site) serveAPI() *api {
 	}
 	a := &api{s: s, token: strings.TrimSpace(out)}
 	serve := s.start("serve")
-	wait.For(s.t, "serve to listen", wait.Guard, func() (bool, error) {
+	wait.For(s.t, "serve to listen", serveWait, func() (bool, error) {
 		select {
 		case <-serve.done:
 			return false, fmt.Errorf("serve exited (%d): %s", serve.code, serve.stderr.String())

@@ -98,7 +98,7 @@ func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
 	s.start("serve")
 	// serve reads the lockfile at start, then runs its catch-up check (no
 	// check has completed yet), which finds the update.
-	wait.For(t, "serve's first check to find the update", wait.Guard, func() (bool, error) {
+	wait.For(t, "serve's first check to find the update", serveWait, func() (bool, error) {
 		got := s.components()
 		if strings.Join(got, "; ") != "core 1.0.0 npm:@e2e/watch-core; e2e-watch-a 1.0.0 npm:e2e-watch-a" {
 			return false, wait.Notf("components %q", got)
@@ -133,7 +133,7 @@ func outOfBandUpgrade(t *testing.T, reg *verdaccio.Registry, token string) {
 		t.Fatalf("npm did not change the lockfile to 1.1.0 (%v):\n%s", err, after)
 	}
 
-	wait.For(t, "serve to pick up the upgrade", wait.Guard, func() (bool, error) {
+	wait.For(t, "serve to pick up the upgrade", serveWait, func() (bool, error) {
 		r, ok := s.lookRow("e2e-watch-a")
 		if !ok || r.Installed != "1.1.0" || !r.Evaluated {
 			return false, wait.Notf("e2e-watch-a = %s", rowJSON(r))

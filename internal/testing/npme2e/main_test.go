@@ -34,6 +34,11 @@ import (
 // timings make a lease last seconds, as the crash tests' do.
 const timings = "lease=3s,heartbeat=500ms,cooldown=20s"
 
+// serveWait bounds what waits on a serve process (its start, its checks,
+// its watcher): longer than wait.Guard, as the machine runs other tests'
+// processes and Verdaccio beside it.
+const serveWait = time.Minute
+
 var binary string
 
 func TestMain(m *testing.M) { testbin.Main(m, &binary) }

@@ -414,7 +414,7 @@ func hangingRegistry(t *testing.T, reg *verdaccio.Registry, _ string) {
 	if a, err := other.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
 		t.Fatalf("takeover: %+v %v", a, err)
 	}
-	if code := p.wait(30 * time.Second); code != 5 {
+	if code := p.wait(serveWait); code != 5 {
 		t.Fatalf("check that lost its lease: exit %d, want 5: %s", code, p.stdout.String())
 	}
 	if line := parseLine(t, p.stdout.String()); line.Status != "lease_lost" || line.Fetched != 0 || line.Failed != 0 {
@@ -422,7 +422,7 @@ func hangingRegistry(t *testing.T, reg *verdaccio.Registry, _ string) {
 	}
 	select {
 	case <-closed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(serveWait):
 		t.Fatal("the hanging request was not cancelled")
 	}
 	var written int
