@@ -7,6 +7,7 @@ package demo
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/manifest"
@@ -19,6 +20,7 @@ type Publisher struct {
 	docs     map[string][]byte
 	sigs     map[string]string
 	sequence int64
+	npm      *registry
 }
 
 // NewPublisher makes the documents and signs the signed one with a fresh
@@ -31,7 +33,11 @@ func NewPublisher(now time.Time) (*Publisher, error) {
 	seq := now.Unix()
 	expires := now.Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)
 	released := now.Add(-72 * time.Hour).UTC().Format(time.RFC3339)
-	p := &Publisher{key: pub, sequence: seq, docs: map[string][]byte{}, sigs: map[string]string{}}
+	reg, err := newRegistry(now.Add(-72 * time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	p := &Publisher{key: pub, sequence: seq, docs: map[string][]byte{}, sigs: map[string]string{}, npm: reg}
 	p.docs["/core.json"] = fmt.Appendf(nil, `{"format": 1, "publisher": "upcheck-demo", "sequence": %d, "expires": %q,
   "packages": {"core": {"releases": [
     {"version": "1.9.0", "released": "2026-09-01T10:00:00Z"},
@@ -62,9 +68,14 @@ func NewPublisher(now time.Time) (*Publisher, error) {
 	return p, nil
 }
 
-// ServeHTTP serves the documents; /broken.json always fails, as a publisher
+// ServeHTTP serves the documents, and below RegistryPath answers as the
+// demo packages' npm registry; /broken.json always fails, as a publisher
 // having a bad day.
 func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, RegistryPath) {
+		p.npm.ServeHTTP(w, r)
+		return
+	}
 	if r.URL.Path == "/broken.json" {
 		http.Error(w, "publisher unavailable", http.StatusServiceUnavailable)
 		return
@@ -80,6 +91,11 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)
 }
+
+// RegistryURL is the address of the demo's npm registry when the demo is
+// served at base: what `npm config get registry` would print on the demo
+// site.
+func RegistryURL(base string) string { return base + RegistryPath }
 
 // Manifest is the demo site's installed components, pointing at the
 // publisher at base (for example "http://127.0.0.1:43123").
