@@ -158,29 +158,48 @@ func TestRegistryAnswers304(t *testing.T) {
 	}
 }
 
-// What each npm plugin of the demo offers the installed version, as
-// upcheck reads it: a deprecated installed version, a release that needs
-// a newer core, a release that lost provenance, a plain update.
+// What each npm component of the demo site (NpmManifest) is offered for
+// its installed version, as upcheck reads the registry: a deprecated
+// installed version, a release that needs a newer core, a release that
+// lost provenance, plain updates; the core is the npm package the plugins'
+// peerDependencies name.
 func TestRegistryOffersTheDemoFacts(t *testing.T) {
 	t.Parallel()
-	_, client := demoRegistry(t)
+	base, client := demoRegistry(t)
+	p, err := NewPublisher(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.NpmManifest(base)
+	if core, ok := m.Core(); !ok || core.Source != npm.Source(CorePackage) {
+		t.Fatalf("the demo site's core: %+v", core)
+	}
 	ctx := context.Background()
-	installed := map[string]string{CorePackage: "1.9.0", "@demo/seo": "2.0.0", "@demo/search": "3.0.0", "@demo/comments": "1.2.0", "@demo/analytics": "0.4.0"}
 	offers := map[string]npm.Offer{}
-	for name, v := range installed {
-		keys, err := client.Keys(ctx, npm.Name(name))
+	for _, c := range m.Components {
+		if !npm.IsSource(c.Source) {
+			continue
+		}
+		name, err := npm.ParseSource(c.Source)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := client.Package(ctx, npm.Name(name), "", "")
+		keys, err := client.Keys(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := npm.OfferFor(got.Package, v, CorePackage, keys)
+		got, err := client.Package(ctx, name, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := npm.OfferFor(got.Package, c.Version, CorePackage, keys)
 		if len(o.Refused) > 0 || o.Unlisted || len(o.Package.Releases) == 0 {
-			t.Fatalf("%s@%s: %+v", name, v, o)
+			t.Fatalf("%s@%s: %+v", name, c.Version, o)
 		}
-		offers[name] = o
+		offers[string(name)] = o
+	}
+	if len(offers) != 5 {
+		t.Fatalf("the demo site has %d npm components, want the core and four plugins", len(offers))
 	}
 	newest := func(name string) string {
 		if rs := offers[name].Package.Releases; len(rs) > 0 {
