@@ -33,6 +33,9 @@ const Scope = "@demo"
 // it give the core they require.
 const CorePackage = Scope + "/core"
 
+// npmTime is how the registry writes a publish time.
+const npmTime = "2006-01-02T15:04:05.000Z07:00"
+
 // demoVersion is one published version of a demo package.
 type demoVersion struct {
 	version    string
@@ -204,10 +207,10 @@ type (
 func (p *demoPackage) document(reg string) ([]byte, error) {
 	latest := p.versions[len(p.versions)-1]
 	doc := wireDocument{Name: p.name, Description: p.description, DistTags: map[string]string{"latest": latest.version},
-		Time:     map[string]string{"created": p.versions[0].published.Format(time.RFC3339), "modified": latest.published.Format(time.RFC3339)},
+		Time:     map[string]string{"created": p.versions[0].published.Format(npmTime), "modified": latest.published.Format(npmTime)},
 		Versions: map[string]wireVersion{}}
 	for _, v := range p.versions {
-		doc.Time[v.version] = v.published.Format(time.RFC3339)
+		doc.Time[v.version] = v.published.Format(npmTime)
 		w := wireVersion{Name: p.name, Version: v.version, Description: p.description, Deprecated: v.deprecated, PeerDependencies: v.peers,
 			Dist: wireDist{Integrity: v.integrity, Shasum: v.shasum, Tarball: reg + p.name + "/-/" + tarballName(p, v),
 				Signatures: []npm.Signature{v.signature}}}

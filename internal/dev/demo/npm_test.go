@@ -1,11 +1,15 @@
 package demo
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha1"
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -61,6 +65,29 @@ func get(t *testing.T, base, path string, headers ...string) (*http.Response, []
 	return resp, body
 }
 
+// packedManifest is the package.json of an npm tarball (package/package.json
+// in a gzipped tar).
+func packedManifest(t *testing.T, tgz []byte) (m struct{ Name, Version string }) {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("no package/package.json in the tarball: %v", err)
+		}
+		if h.Name == "package/package.json" {
+			if err := json.NewDecoder(tr).Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+}
+
 // Every demo package's document, fetched as upcheck fetches it (the scoped
 // name's slash escaped), decodes as a package document; every version's
 // registry signature verifies under the keys the registry serves, and its
@@ -106,6 +133,9 @@ func TestRegistryServesSignedPackages(t *testing.T) {
 			if resp.StatusCode != http.StatusOK || ver.Dist.Integrity != "sha512-"+base64.StdEncoding.EncodeToString(s512[:]) ||
 				ver.Dist.Shasum != hex.EncodeToString(s1[:]) {
 				t.Errorf("%s@%s: tarball %s answered %d, integrity %s, shasum %s", name, v, ver.Dist.Tarball, resp.StatusCode, ver.Dist.Integrity, ver.Dist.Shasum)
+			}
+			if got := packedManifest(t, body); got.Name != text || got.Version != v {
+				t.Errorf("%s@%s: the tarball's package.json is %+v", name, v, got)
 			}
 			// Another version's name does not borrow its signature.
 			if _, err := npm.VerifySignature(keys, text, v+"1", ver, published); !errors.Is(err, npm.ErrBadSignature) {
