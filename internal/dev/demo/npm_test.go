@@ -15,6 +15,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,5 +257,48 @@ func TestRegistryOffersTheDemoFacts(t *testing.T) {
 	}
 	if newest("@demo/analytics") != "0.5.0" || newest(CorePackage) != "1.10.0" {
 		t.Errorf("analytics offers %s, core %s", newest("@demo/analytics"), newest(CorePackage))
+	}
+}
+
+// The real npm client installs from the demo's registry: it finds the
+// documents, fetches the tarballs and checks them against their integrity,
+// and warns of the deprecated version with the publisher's message. (Its
+// `npm audit signatures` needs the sigstore root from the network, so the
+// signatures are verified above with upcheck's own check.)
+func TestRealNpmInstallsFromTheDemo(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatal("npm is not installed: run `make deps`")
+	}
+	base, _ := demoRegistry(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name": "site", "version": "1.0.0", "private": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "npmrc"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("npm", "install", "@demo/seo@2.0.0", "@demo/comments@1.3.0", "--registry", RegistryURL(base),
+		"--userconfig", filepath.Join(dir, "npmrc"), "--cache", filepath.Join(dir, "cache"),
+		"--ignore-scripts", "--no-audit", "--no-fund", "--no-update-notifier")
+	cmd.Dir = dir
+	// Nothing of the machine's npm settings applies.
+	cmd.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(dir, "no-global-npmrc"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm install: %v\n%s", err, out)
+	}
+	if want := "deprecated @demo/seo@2.0.0: 2.0.0 sends unpublished drafts to search engines"; !strings.Contains(string(out), want) {
+		t.Errorf("npm install did not warn %q:\n%s", want, out)
+	}
+	for name, version := range map[string]string{"seo": "2.0.0", "comments": "1.3.0"} {
+		b, err := os.ReadFile(filepath.Join(dir, "node_modules", "@demo", name, "package.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct{ Name, Version string }
+		if err := json.Unmarshal(b, &m); err != nil || m.Name != "@demo/"+name || m.Version != version {
+			t.Errorf("installed @demo/%s: %+v %v", name, m, err)
+		}
 	}
 }
