@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/wait"
@@ -263,5 +265,57 @@ func TestServeOnATakenAddressChangesNothing(t *testing.T) {
 	}
 	if dash := page(t, base, "/admin/plugins"); strings.Contains(dash, "Not checked yet") {
 		t.Errorf("the running site lost its results:\n%s", dash)
+	}
+}
+
+// The demo's npm plugins are read from the demo's own registry at its first
+// check: after it, the catalog holds each with its registry's facts (a
+// deprecated installed version with its message, a release needing a
+// newer core, a release that lost provenance, a plain update with its npm
+// command), and the core is the npm package the plugins' peerDependencies
+// name.
+func TestDemoChecksItsNpmPlugins(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	// Shop's document source fails by design; nothing else does.
+	if runs := waitForRuns(t, d, 1); runs != "operator/demo:completed_with_failures" {
+		t.Fatalf("history = %q", runs)
+	}
+	entries, _, err := catalog.ReadPage(context.Background(), store.New(d.Pool), store.CatalogFilter{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]store.CatalogEntry{}
+	for _, e := range entries {
+		by[e.Code] = e
+	}
+	for code, pkg := range map[string]string{"core": "@demo/core", "seo": "@demo/seo", "search": "@demo/search", "comments": "@demo/comments", "analytics": "@demo/analytics"} {
+		e := by[code]
+		if e.SourceKind != readmodel.SourceNpm || e.Package != pkg || e.LastError != "" || e.LastSuccessAt == nil || !e.Evaluated {
+			t.Errorf("%s, read from the demo's registry: %+v", code, e)
+		}
+	}
+	if e := by["core"]; !e.UpdateAvailable || e.UpdateVersion != "1.10.0" {
+		t.Errorf("core: %+v, want the update to 1.10.0", e)
+	}
+	if e := by["seo"]; !strings.Contains(e.Deprecated, "sends unpublished drafts to search engines") || e.UpdateVersion != "2.0.1" {
+		t.Errorf("seo: %+v, want its installed version deprecated, with the publisher's message, and 2.0.1 offered", e)
+	}
+	if e := by["search"]; !e.NeedsNewerCore || e.RequiredCore != ">=2.0.0" || e.UpdateAvailable {
+		t.Errorf("search: %+v, want 3.1.0 needing core >=2.0.0", e)
+	}
+	if e := by["comments"]; e.ProvenanceLost != "1.3.0" || !e.UpdateAvailable {
+		t.Errorf("comments: %+v, want 1.3.0 offered without the provenance 1.2.0 had", e)
+	}
+	if e := by["analytics"]; !e.UpdateAvailable || e.UpdateVersion != "0.5.0" || e.UpdateCommand != "npm install @demo/analytics@0.5.0" ||
+		e.Deprecated != "" || e.ProvenanceLost != "" || e.NeedsNewerCore {
+		t.Errorf("analytics: %+v, want a plain update to 0.5.0", e)
+	}
+	// The document plugins beside them still read the core's version.
+	if e := by["newsletter"]; !e.NeedsNewerCore || e.LastError != "" {
+		t.Errorf("newsletter: %+v, want it still needing a newer core", e)
 	}
 }
