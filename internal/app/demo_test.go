@@ -319,3 +319,50 @@ func TestDemoChecksItsNpmPlugins(t *testing.T) {
 		t.Errorf("newsletter: %+v, want it still needing a newer core", e)
 	}
 }
+
+// A second start serves the demo's registry at a new address with new
+// keys: its check reads the npm plugins from there (the documents the
+// first start's registry tagged are fetched anew, not kept), their facts
+// hold, and the new registry's keys are a first sight, not a key change.
+func TestDemoRestartRereadsItsNpmPlugins(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	_, stop, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 1)
+	stop()
+	registryOf := func() string {
+		var reg string
+		d.QueryRow(t, "SELECT coalesce(registry, '') FROM sources WHERE url = 'npm:@demo/seo'").Scan(&reg)
+		return reg
+	}
+	first := registryOf()
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if runs := waitForRuns(t, d, 2); runs != "operator/demo:completed_with_failures operator/demo:completed_with_failures" {
+		t.Fatalf("history = %q", runs)
+	}
+	if again := registryOf(); again == first || !strings.HasSuffix(again, "/npm/") {
+		t.Fatalf("seo read from %q at the second start, %q at the first", again, first)
+	}
+	var registries, changed int
+	d.QueryRow(t, "SELECT count(*), count(changed_at) FROM registry_keys").Scan(&registries, &changed)
+	if registries != 2 || changed != 0 {
+		t.Errorf("%d registries pinned, %d changed: want each start's registry pinned once, none changed", registries, changed)
+	}
+	entries, _, err := catalog.ReadPage(context.Background(), store.New(d.Pool), store.CatalogFilter{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.SourceKind == readmodel.SourceNpm && (e.LastError != "" || !e.Evaluated) {
+			t.Errorf("%s after the second start: %+v", e.Code, e)
+		}
+		if e.Code == "seo" && e.Deprecated == "" || e.Code == "comments" && e.ProvenanceLost != "1.3.0" {
+			t.Errorf("%s lost its registry's facts at the second start: %+v", e.Code, e)
+		}
+	}
+}
