@@ -154,6 +154,10 @@ func TestRegistryServesSignedPackages(t *testing.T) {
 		plain.Header.Get("Content-Type") != "application/json" {
 		t.Errorf("@demo%%2fseo and @demo/seo: %d %q, %d %q", encoded.StatusCode, encoded.Header, plain.StatusCode, plain.Header)
 	}
+	if pkg, err := npm.DecodePackage(bytes.NewReader(b), npm.DefaultMaxDocument); err != nil || pkg.Name != "@demo/seo" ||
+		pkg.Versions["2.0.0"].Deprecated == "" {
+		t.Errorf("@demo/seo decoded: %+v %v", pkg, err)
+	}
 	if _, err := client.Package(ctx, "@demo/nothing", "", ""); !errors.Is(err, npm.ErrNoSuchPackage) {
 		t.Errorf("a package the demo does not have: %v, want ErrNoSuchPackage", err)
 	}
