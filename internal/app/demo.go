@@ -53,14 +53,15 @@ func startDemo(logger *slog.Logger, out io.Writer) (*demoSite, error) {
 // the account's sessions, as `upcheck user passwd` does); the output says
 // what happened, and how to change the password when nothing was applied.
 func (d *demoSite) install(ctx context.Context, a *App) error {
-	// The demo's npm packages are read from the demo itself, whatever the
-	// npm settings say, through the same guarded fetcher as its documents
-	// (serve allows loopback in the demo).
+	// The demo's npm packages are read from the demo itself, whatever
+	// UPCHECK_NPM_REGISTRY and UPCHECK_NPMRC say, through the same guarded
+	// fetcher as its documents (serve allows loopback in the demo).
 	reg, err := npm.ParseRegistryURL(demo.RegistryURL(d.base))
 	if err != nil {
 		return fmt.Errorf("demo registry: %w", err)
 	}
-	a.Checker.UseNpm(&npm.Client{Fetcher: a.Fetcher, Registries: npm.Registries{Default: reg}})
+	a.Npm = &npm.Client{Fetcher: a.Fetcher, Registries: npm.Registries{Default: reg}, MaxDocument: a.Config.NpmMaxDocument}
+	a.Checker.UseNpm(a.Npm)
 	if _, err := a.Syncer.Sync(ctx, d.publisher.NpmManifest(d.base)); err != nil {
 		return err
 	}

@@ -273,11 +273,11 @@ func TestServeOnATakenAddressChangesNothing(t *testing.T) {
 // deprecated installed version with its message, a release needing a
 // newer core, a release that lost provenance, a plain update with its npm
 // command), and the core is the npm package the plugins' peerDependencies
-// name.
+// name. The site's npm settings do not send the demo's packages elsewhere.
 func TestDemoChecksItsNpmPlugins(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	if _, _, err := serveDemo(t, d, "127.0.0.1:0"); err != nil {
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0", "UPCHECK_NPM_REGISTRY", "http://127.0.0.1:9/not-the-demo/"); err != nil {
 		t.Fatal(err)
 	}
 	// Shop's document source fails by design; nothing else does.
