@@ -366,3 +366,29 @@ func TestDemoRestartRereadsItsNpmPlugins(t *testing.T) {
 		}
 	}
 }
+
+// The demo's pages say its registry's facts in words: the publisher's
+// deprecation message, the core a release needs, the lost provenance, and
+// each version's provenance and the key its signature was verified by.
+func TestDemoPagesSayTheRegistrysFacts(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base, _, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 1)
+	for path, wants := range map[string][]string{
+		"/admin/plugins/seo":       {"The installed version 2.0.0 is deprecated by its publisher: 2.0.0 sends unpublished drafts to search engines"},
+		"/admin/plugins/search":    {"Update to 3.1.0 needs core 2.0.0 or newer (installed 1.9.0)"},
+		"/admin/plugins/comments":  {"1.3.0 was published without the provenance that 1.2.0 had"},
+		"/admin/plugins/analytics": {"published with provenance", "signature verified by key SHA256:"},
+	} {
+		got := page(t, base, path)
+		for _, want := range wants {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s does not say %q:\n%s", path, want, got)
+			}
+		}
+	}
+}
