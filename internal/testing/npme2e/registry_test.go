@@ -369,6 +369,7 @@ func hangingRegistry(t *testing.T, reg *verdaccio.Registry, _ string) {
 	}
 	t.Cleanup(func() { l.Close() })
 	accepted, closed := make(chan struct{}, 16), make(chan struct{}, 16)
+	var received syncBuffer // what the hanging registry was sent
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -379,7 +380,9 @@ func hangingRegistry(t *testing.T, reg *verdaccio.Registry, _ string) {
 			go func() { // read whatever comes, answer nothing, until the client hangs up
 				buf := make([]byte, 4096)
 				for {
-					if _, err := c.Read(buf); err != nil {
+					n, err := c.Read(buf)
+					received.Write(buf[:n])
+					if err != nil {
 						c.Close()
 						closed <- struct{}{}
 						return
@@ -388,8 +391,13 @@ func hangingRegistry(t *testing.T, reg *verdaccio.Registry, _ string) {
 			}()
 		}
 	}()
+	// The site has a token for Verdaccio, on the same address but another
+	// port: it must not go to the hanging registry.
+	verdaccioToken := reg.AddUser(t, "hang-site")
 	npmrc := filepath.Join(t.TempDir(), "npmrc")
-	if err := os.WriteFile(npmrc, []byte("registry="+reg.URL+"\n@hang:registry=http://"+l.Addr().String()+"/\n"), 0o600); err != nil {
+	rc := "registry=" + reg.URL + "\n@hang:registry=http://" + l.Addr().String() + "/\n" +
+		"//" + strings.TrimPrefix(reg.URL, "http://") + ":_authToken=" + verdaccioToken + "\n"
+	if err := os.WriteFile(npmrc, []byte(rc), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := newSite(t, map[string]string{"UPCHECK_NPMRC": npmrc, "UPCHECK_FETCH_TIMEOUT": "5m"})
@@ -424,6 +432,11 @@ func hangingRegistry(t *testing.T, reg *verdaccio.Registry, _ string) {
 	case <-closed:
 	case <-time.After(serveWait):
 		t.Fatal("the hanging request was not cancelled")
+	}
+	if got := received.String(); !strings.HasPrefix(got, "GET /@hang%2fstalled ") || strings.Contains(strings.ToLower(got), "authorization") ||
+		strings.Contains(got, verdaccioToken) {
+		t.Fatalf("the hanging registry was sent %q: want the package's GET without another registry's token",
+			strings.ReplaceAll(got, verdaccioToken, "[Verdaccio's token]"))
 	}
 	var written int
 	s.db.QueryRow(t, `SELECT (SELECT count(*) FROM sources) + (SELECT count(*) FROM component_results)`).Scan(&written)
