@@ -1,7 +1,7 @@
 // Command upcheck-bench is `make bench`: it measures the check's throughput,
 // the cost of fencing, the summary and the AdminCP pages under load, the
-// lease operations, the notifications and the lock holds of a
-// 10,000-component manifest sync, side by side in one run, and prints ratios
+// lease operations, the notifications, the lock holds of a 10,000-component
+// manifest sync and a check of 500 npm packages, side by side in one run, and prints ratios
 // against baselines measured in the same run (absolute times on shared
 // machines are noise; ratios are not). Each figure is one line "name value unit"
 // (benchstat-friendly), then a table with targets and verdicts. It exits
@@ -71,7 +71,7 @@ func yes(b bool) *bool { return &b }
 func main() {
 	binary := flag.String("binary", "bin/upcheck", "the upcheck binary to measure")
 	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
-	flag.StringVar(&only, "only", "", "run only the check and this part: load (the summary and the pages); or sync alone, without the check")
+	flag.StringVar(&only, "only", "", "run only the check and this part: load (the summary and the pages); or sync or npm alone, without the check")
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Parse()
 	if err := run(*binary, *dataDir); err != nil {
@@ -87,8 +87,13 @@ func run(binary, dataDir string) error {
 	if err != nil {
 		return err
 	}
-	if only == "sync" {
-		if err := syncHolds(ctx, cluster); err != nil {
+	switch only {
+	case "sync", "npm":
+		part := syncHolds
+		if only == "npm" {
+			part = func(ctx context.Context, c *devdb.Cluster) error { return npmCheck(ctx, binary, c) }
+		}
+		if err := part(ctx, cluster); err != nil {
 			return err
 		}
 		printTable()
@@ -193,6 +198,11 @@ func run(binary, dataDir string) error {
 
 	// 7. A manifest sync of 10,000 components: how long the lease's lock is held.
 	if err := syncHolds(ctx, cluster); err != nil {
+		return err
+	}
+
+	// 8. A check of 500 npm packages on a loopback registry, against a bare fetcher.
+	if err := npmCheck(ctx, binary, cluster); err != nil {
 		return err
 	}
 
