@@ -199,7 +199,13 @@ func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 	// Per-version manifests grow with the document, as they do in the
 	// registry: the biggest packages have the most dependencies and files.
 	versions := min(max(size/1200, 12), 5000)
-	deps := max(3, (size/versions-900)/32)
+	// A package keeps its dependencies from version to version, a range
+	// moving now and then, as real ones do (what makes a real document
+	// compress about nine to one).
+	deps := make([]string, max(3, (size/versions-900)/32))
+	for j := range deps {
+		deps[j] = depRange(rng)
+	}
 	provenance := i%3 == 1
 
 	var versionsBuf, timesBuf bytes.Buffer
@@ -218,6 +224,9 @@ func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 			timesBuf.WriteByte(',')
 		}
 		fmt.Fprintf(&timesBuf, "%q:%q", v, published.Format("2006-01-02T15:04:05.000Z"))
+		for range max(1, len(deps)/8) {
+			deps[rng.IntN(len(deps))] = depRange(rng)
+		}
 		if err := versionManifest(&versionsBuf, rng, key, r.url, name, v, deps, provenance && k > 0); err != nil {
 			return nil, err
 		}
@@ -260,7 +269,7 @@ func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 
 // versionManifest writes one version's manifest, with dist signed by key
 // over NAME@VERSION:INTEGRITY as the registry signs.
-func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key *ecdsa.PrivateKey, reg, name, v string, deps int, provenance bool) error {
+func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key *ecdsa.PrivateKey, reg, name, v string, deps []string, provenance bool) error {
 	sum := make([]byte, 64)
 	for j := range sum {
 		sum[j] = byte(rng.Uint32())
@@ -280,12 +289,7 @@ func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key *ecdsa.PrivateKey, re
 		`"types":"dist/index.d.ts","scripts":{"build":"tsc -p .","test":"node --test"},"repository":{"type":"git","url":"git+https://example.test/bench/%s.git"},`+
 		`"author":{"name":"Bench Author"},"license":"MIT",%s"dependencies":{`,
 		v, name, v, name, base, peer)
-	for j := range deps {
-		if j > 0 {
-			w.WriteByte(',')
-		}
-		fmt.Fprintf(w, `"bench-dep-%04d":"^%d.%d.%d"`, rng.IntN(5000), rng.IntN(9)+1, rng.IntN(20), rng.IntN(20))
-	}
+	w.WriteString(strings.Join(deps, ","))
 	fmt.Fprintf(w, `},"gitHead":%q,"_id":"%s@%s","_nodeVersion":"20.11.1","_npmVersion":"10.2.4",`, hexOf(rng, 20), name, v)
 	fmt.Fprintf(w, `"dist":{"integrity":%q,"shasum":%q,"tarball":"%s/%s/-/%s-%s.tgz","fileCount":%d,"unpackedSize":%d,`,
 		integrity, hexOf(rng, 20), reg, name, base, v, rng.IntN(200)+5, rng.IntN(2<<20)+4096)
@@ -296,6 +300,10 @@ func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key *ecdsa.PrivateKey, re
 	w.WriteString(`},"_npmUser":{"name":"bench-maintainer","email":"maintainer@example.test"},` +
 		`"maintainers":[{"name":"bench-maintainer","email":"maintainer@example.test"}],"directories":{},"_hasShrinkwrap":false}`)
 	return nil
+}
+
+func depRange(rng *mrand.Rand) string {
+	return fmt.Sprintf(`"bench-dep-%04d":"^%d.%d.%d"`, rng.IntN(5000), rng.IntN(9)+1, rng.IntN(20), rng.IntN(20))
 }
 
 func hexOf(rng *mrand.Rand, n int) string {
