@@ -63,8 +63,12 @@ CREATE TABLE sources (
     last_error_kind      text,
     last_error_arg       text,
     -- The short forms of the keys that verified the stored document
-    -- ("ab12cd34…ef01", space separated); null when unsigned.
-    verified_by          text
+    -- ("ab12cd34…ef01", space separated); null when unsigned. For an npm
+    -- source, the ids of the registry keys its versions were verified with.
+    verified_by          text,
+    -- An npm source ("npm:NAME"): the registry's URL it was read from,
+    -- never with credentials; null for other kinds.
+    registry             text
 );
 
 -- Rollback protection: the highest sequence accepted per source and key
@@ -95,6 +99,21 @@ CREATE TABLE source_trust (
     changed_at          timestamptz,          -- when keys last changed
     checked_at          timestamptz,          -- when the statement was last fetched
     epoch               bigint      NOT NULL
+);
+
+-- The signing keys of each npm registry, pinned on first sight
+-- (docs/npm.md "Trust"): a registry that publishes other keys later is a
+-- trust event (audit log, source health, notification registry_keys.changed)
+-- and its new keys are pinned in their turn. Written only in the check's
+-- fenced writes, with the row of the first of its sources written.
+CREATE TABLE registry_keys (
+    registry      text        PRIMARY KEY, -- the registry's URL, no credentials
+    keys          jsonb       NOT NULL,    -- the keys as the registry publishes them
+    key_ids       text[]      NOT NULL,    -- their ids, sorted
+    first_seen_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- When the keys last changed after first sight; null: never.
+    changed_at    timestamptz,
+    epoch         bigint      NOT NULL
 );
 
 -- The catalog finds a component by the id or an alias (a CVE or GHSA id)
@@ -173,7 +192,14 @@ CREATE TABLE component_results (
     -- security release does not restart the exposure clock of a component
     -- whose older fix is still not installed.
     security_versions text[]      NOT NULL DEFAULT '{}',
-    advisory_keys     text[]      NOT NULL GENERATED ALWAYS AS (upcheck_advisory_keys(advisories)) STORED
+    advisory_keys     text[]      NOT NULL GENERATED ALWAYS AS (upcheck_advisory_keys(advisories)) STORED,
+    -- npm sources: the publisher's deprecation message of the installed
+    -- version (null: not deprecated), the newest offered version when it
+    -- lost the provenance the installed version has (null: none), and what
+    -- the registry said (readmodel.RegistryFacts) for the detail page.
+    deprecated        text,
+    provenance_lost   text,
+    registry_facts    jsonb
 );
 
 COMMENT ON COLUMN component_results.advisories IS
@@ -208,6 +234,7 @@ CREATE TABLE security_problems (
 DROP TABLE security_problems;
 DROP TABLE component_results;
 DROP FUNCTION upcheck_advisory_keys(jsonb);
+DROP TABLE registry_keys;
 DROP TABLE source_trust;
 DROP TABLE source_sequences;
 DROP TABLE sources;

@@ -39,6 +39,19 @@ LANGUAGE sql STABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- The kind of a source, told by its address (readmodel.SourceKindOf, its
+-- Go twin): offline ("offline:NAME"), npm ("npm:NAME") or document.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_source_kind(url text)
+RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN url IS NULL THEN NULL
+                WHEN starts_with(url, 'offline:') THEN 'offline'
+                WHEN starts_with(url, 'npm:') THEN 'npm'
+                ELSE 'document' END
+$$;
+-- +goose StatementEnd
+
 -- Failing: the last fetch of the source did not give a usable document.
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_failing(last_error text)
@@ -106,8 +119,10 @@ $$;
 -- the one definition of a source whose trust needs a look (the summary's
 -- untrusted_sources): its document expires within 7 days (or has expired),
 -- or its last fetch was refused for its signature, its key statement or a
--- rollback; `unsigned`: no key is pinned for the source (the summary's
--- unsigned_sources); `offline`: the source is never fetched.
+-- rollback; `unsigned`: nothing proves who wrote its documents (the
+-- summary's unsigned_sources): no key is pinned for a document source,
+-- or, for an npm source read once, its registry published no signing keys
+-- (no key verified its stored package); `offline`: the source is never fetched.
 CREATE VIEW source_state AS
 SELECT u.url,
        u.components,
@@ -136,11 +151,18 @@ SELECT u.url,
             AND coalesce(s.last_error_kind IN ('unsigned', 'bad_signature', 'key_statement', 'rollback'), false)))::boolean
                                                           AS untrusted,
        starts_with(u.url, 'offline:')                     AS offline,
-       (u.pin IS NULL)::boolean                           AS unsigned
+       (CASE WHEN upcheck_source_kind(u.url) = 'npm'
+             THEN coalesce(s.document IS NOT NULL AND s.signature_state <> 'verified', false)
+             ELSE u.pin IS NULL END)::boolean             AS unsigned,
+       upcheck_source_kind(u.url)                         AS kind,
+       s.registry,
+       rk.key_ids                                         AS registry_keys,
+       rk.changed_at                                      AS keys_changed_at
 FROM (SELECT source_url AS url, count(*) AS components, max(pinned_key) AS pin, min(created_at) AS installed_at
       FROM components WHERE source_url IS NOT NULL GROUP BY source_url) u
 LEFT JOIN sources s ON s.url = u.url
 LEFT JOIN source_trust t ON t.url = u.url
+LEFT JOIN registry_keys rk ON rk.registry = s.registry
 LEFT JOIN LATERAL (SELECT CASE WHEN t.pin = u.pin AND t.keys IS NOT NULL THEN t.keys ELSE u.pin END AS trusted) tk ON true;
 
 -- Every installed component with its current result (null columns when it
@@ -153,6 +175,7 @@ SELECT c.code,
        c.name,
        c.installed_version,
        c.source_url,
+       upcheck_source_kind(c.source_url)                    AS source_kind,
        c.pinned_key,
        (r.code IS NOT NULL)::boolean                        AS evaluated,
        r.latest_version,
@@ -162,6 +185,9 @@ SELECT c.code,
        r.evaluation,
        r.eval_error,
        r.evaluated_at,
+       r.deprecated,
+       r.provenance_lost,
+       r.registry_facts,
        coalesce(r.update_available, false)                  AS update_available,
        coalesce(r.security, false)                          AS security,
        coalesce(r.needs_newer_core, false)                  AS needs_newer_core,
@@ -265,6 +291,8 @@ CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
     FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
 CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON security_problems
     FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
+CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON registry_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
 
 -- The next instant at which the clock alone may change something the
 -- read model derives: a component in use reaching the stale age since its
@@ -296,6 +324,7 @@ $$;
 
 -- +goose Down
 DROP FUNCTION upcheck_read_model_turns_at();
+DROP TRIGGER read_model_changed ON registry_keys;
 DROP TRIGGER read_model_changed ON security_problems;
 DROP TRIGGER read_model_changed ON advisory_dismissals;
 DROP TRIGGER read_model_changed ON component_results;
@@ -310,5 +339,6 @@ DROP FUNCTION upcheck_catalog_rank(boolean, boolean, boolean, text, boolean, boo
 DROP FUNCTION upcheck_severity_rank(text);
 DROP FUNCTION upcheck_open_advisories(text, jsonb);
 DROP FUNCTION upcheck_failing(text);
+DROP FUNCTION upcheck_source_kind(text);
 DROP FUNCTION upcheck_stale(text, timestamptz, timestamptz, timestamptz);
 DROP FUNCTION upcheck_stale_age();

@@ -124,6 +124,14 @@ BEGIN
         CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
         WHERE r.code = ANY (codes)
         UNION ALL
+        SELECT 'deprecated:' || r.code || '@' || r.installed_version, false
+        FROM component_results r
+        WHERE r.code = ANY (codes) AND r.deprecated IS NOT NULL
+        UNION ALL
+        SELECT 'provenance.lost:' || r.code || '@' || r.provenance_lost, false
+        FROM component_results r
+        WHERE r.code = ANY (codes) AND r.provenance_lost IS NOT NULL
+        UNION ALL
         SELECT 'update.available:' || r.code || '@' || r.update_version, true
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.update_available

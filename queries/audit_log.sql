@@ -12,7 +12,7 @@ WHERE at < clock_timestamp() - make_interval(days => @keep_days::int);
 SELECT count(*)::bigint
 FROM (
     SELECT CASE split_part(a.action, '.', 1) WHEN 'advisory' THEN 'dismissal'
-                WHEN 'user' THEN 'account' WHEN 'token' THEN 'account' WHEN 'source' THEN 'trust' ELSE 'other' END AS kind
+                WHEN 'user' THEN 'account' WHEN 'token' THEN 'account' WHEN 'source' THEN 'trust' WHEN 'registry' THEN 'trust' ELSE 'other' END AS kind
     FROM audit_log a
     UNION ALL
     SELECT 'dismissal' FROM advisory_dismissals d
@@ -27,14 +27,14 @@ WHERE @kind::text = '' OR e.kind = @kind::text;
 -- the audit_log rows (dismissals made and undone, accounts and tokens),
 -- the dismissals whose expiry passed while they stood (derived: nothing is
 -- written when a dismissal expires), and every check from check_runs.
--- kind is dismissal, account, check, trust (source.trust: a source's trusted keys changed) or other; '' lists every kind.
+-- kind is dismissal, account, check, trust (source.trust, source.pin, registry.*: a source's or a registry's keys changed) or other; '' lists every kind.
 -- max_rows null: no limit (the CSV).
 SELECT e.at, e.kind, e.action, e.actor, e.component, e.advisory, e.reason, e.expires_at,
        e.trigger, e.status, e.detail, e.seq
 FROM (
     SELECT a.at,
            (CASE split_part(a.action, '.', 1) WHEN 'advisory' THEN 'dismissal'
-                 WHEN 'user' THEN 'account' WHEN 'token' THEN 'account' WHEN 'source' THEN 'trust' ELSE 'other' END)::text AS kind,
+                 WHEN 'user' THEN 'account' WHEN 'token' THEN 'account' WHEN 'source' THEN 'trust' WHEN 'registry' THEN 'trust' ELSE 'other' END)::text AS kind,
            a.action,
            coalesce(u.email, a.detail->>'by', '')::text        AS actor,
            coalesce(a.detail->>'component', '')::text          AS component,

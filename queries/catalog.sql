@@ -13,7 +13,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
-       s.last_error_kind, s.last_error_arg,
+       s.last_error_kind, s.last_error_arg, cs.deprecated, cs.provenance_lost,
        e.security_since,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
@@ -64,6 +64,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
           FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed,
        s.last_error_kind, s.last_error_arg,
        cs.update_available, cs.security, cs.vulnerable, cs.vulnerable_no_fix, cs.needs_newer_core,
+       cs.deprecated, cs.provenance_lost, cs.registry_facts,
        (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM component_state cs
@@ -79,6 +80,8 @@ SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_er
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
        s.last_error_kind, s.last_error_arg, ss.offline,
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted,
+       coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
+       ss.keys_changed_at,
        coalesce(ss.has_document AND NOT ss.expired AND ss.expires_at < clock_timestamp() + interval '7 days', false)::boolean
            AS expires_soon
 FROM source_state ss

@@ -15,14 +15,16 @@ WITH written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, security_version, security_versions, update_available,
                                security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
-                               evaluation, release_url, eval_error, evaluated_at, epoch)
+                               evaluation, release_url, eval_error, evaluated_at, epoch,
+                               deprecated, provenance_lost, registry_facts)
 SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
        sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
        sqlc.narg(security_version)::text, @security_versions::text[],
        @update_available::boolean, @security::boolean, @needs_newer_core::boolean, sqlc.narg(required_core)::text,
        @advisories::jsonb, @advisory_ids::text[], @no_fix_ids::text[], @evaluation::jsonb,
        sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
-       clock_timestamp(), @epoch::bigint
+       clock_timestamp(), @epoch::bigint,
+       sqlc.narg(deprecated)::text, sqlc.narg(provenance_lost)::text, sqlc.narg(registry_facts)::jsonb
 FROM components c
 JOIN sources s ON s.url = c.source_url
 WHERE c.code = @code::text
@@ -51,7 +53,10 @@ SET source_url        = EXCLUDED.source_url,
     release_url       = EXCLUDED.release_url,
     eval_error        = EXCLUDED.eval_error,
     evaluated_at      = EXCLUDED.evaluated_at,
-    epoch             = EXCLUDED.epoch
+    epoch             = EXCLUDED.epoch,
+    deprecated        = EXCLUDED.deprecated,
+    provenance_lost   = EXCLUDED.provenance_lost,
+    registry_facts    = EXCLUDED.registry_facts
 RETURNING code, advisory_ids, security_versions
 ),
 problems AS (

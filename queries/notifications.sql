@@ -48,6 +48,22 @@ WITH facts AS (
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
       AND cs.code = ANY (@codes::text[])
     UNION ALL
+    SELECT 'deprecated',
+           cs.code || '@' || cs.installed_version,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'message', cs.deprecated)
+    FROM component_state cs
+    WHERE cs.deprecated IS NOT NULL
+      AND cs.code = ANY (@codes::text[])
+    UNION ALL
+    SELECT 'provenance.lost',
+           cs.code || '@' || cs.provenance_lost,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'version', cs.provenance_lost)
+    FROM component_state cs
+    WHERE cs.provenance_lost IS NOT NULL
+      AND cs.code = ANY (@codes::text[])
+    UNION ALL
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
@@ -127,6 +143,22 @@ FROM sources s
 JOIN notification_channels ch ON ch.enabled
 WHERE s.url = @url AND s.failing_since <= clock_timestamp() - interval '24 hours'
   AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
+
+-- name: EventPlanRegistryKeys :many
+-- An npm registry whose signing keys changed after first sight notifies
+-- once per change (its key names the new keys).
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id,
+       'registry_keys.changed:' || k.registry || '@' || array_to_string(k.key_ids, ','),
+       'registry_keys.changed',
+       jsonb_build_object('registry', k.registry, 'key_ids', to_jsonb(k.key_ids),
+                          'old_key_ids', to_jsonb(@old_key_ids::text[]), 'changed_at', k.changed_at),
+       sqlc.narg(epoch)::bigint
+FROM registry_keys k
+JOIN notification_channels ch ON ch.enabled
+WHERE k.registry = @registry AND k.changed_at IS NOT NULL
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 

@@ -1,14 +1,14 @@
 -- name: SourceList :many
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch, document_hash
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash, registry
 FROM sources
 ORDER BY url;
 
 -- name: SourceGet :one
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch, document_hash
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash, registry
 FROM sources
 WHERE url = @url;
 
@@ -23,10 +23,10 @@ ORDER BY url, key;
 -- Returns how many components use the source now.
 INSERT INTO sources (url, document, document_hash, signature, sequence, sequence_key, etag, last_modified,
                      expires_at, fetched_at, last_success_at, last_attempt_at,
-                     last_error, last_error_at, consecutive_failures, signature_state, epoch, verified_by)
+                     last_error, last_error_at, consecutive_failures, signature_state, epoch, verified_by, registry)
 VALUES (@url, @document::bytea, sha256(@document::bytea), sqlc.narg(signature), @sequence, sqlc.narg(sequence_key),
         sqlc.narg(etag), sqlc.narg(last_modified), sqlc.narg(expires_at), clock_timestamp(), clock_timestamp(),
-        clock_timestamp(), NULL, NULL, 0, @signature_state, @epoch, sqlc.narg(verified_by))
+        clock_timestamp(), NULL, NULL, 0, @signature_state, @epoch, sqlc.narg(verified_by), sqlc.narg(registry))
 ON CONFLICT (url) DO UPDATE
 SET document             = EXCLUDED.document,
     document_hash        = EXCLUDED.document_hash,
@@ -48,7 +48,8 @@ SET document             = EXCLUDED.document,
     signature_state      = EXCLUDED.signature_state,
     unused_since         = NULL,
     epoch                = EXCLUDED.epoch,
-    verified_by          = EXCLUDED.verified_by
+    verified_by          = EXCLUDED.verified_by,
+    registry             = EXCLUDED.registry
 RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components;
 
 -- name: SourceSequenceRecord :exec
@@ -111,3 +112,20 @@ WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url) = (s.unused
 DELETE FROM sources s
 WHERE s.unused_since < clock_timestamp() - interval '30 days'
   AND NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url);
+
+-- name: RegistryKeysList :many
+-- The signing keys pinned for each npm registry.
+SELECT registry, keys, key_ids, first_seen_at, changed_at
+FROM registry_keys
+ORDER BY registry;
+
+-- name: RegistryKeysSave :exec
+-- Pins a registry's keys: on first sight, or when it publishes others
+-- (changed_at is then now).
+INSERT INTO registry_keys (registry, keys, key_ids, epoch)
+VALUES (@registry, @keys::jsonb, @key_ids::text[], @epoch)
+ON CONFLICT (registry) DO UPDATE
+SET keys       = EXCLUDED.keys,
+    key_ids    = EXCLUDED.key_ids,
+    changed_at = clock_timestamp(),
+    epoch      = EXCLUDED.epoch;

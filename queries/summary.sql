@@ -6,7 +6,7 @@
 -- advisories is read only for the components named.
 WITH c AS MATERIALIZED (
     SELECT code, name, installed_version, source_url, update_available, security, vulnerable,
-           vulnerable_no_fix, stale, last_success_at, update_version,
+           vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -21,18 +21,21 @@ last_run AS (
 ),
 -- The components named: those that need action, most urgent first (an
 -- open advisory with no fix, then a security update by the release's
--- severity, then a vulnerable version; then by name), as many as asked
--- for.
+-- severity, then a vulnerable version, then a trust downgrade, then a
+-- deprecated installed version; then by name), as many as asked for.
 ranked AS (
     SELECT c.*,
            CASE WHEN c.vulnerable_no_fix THEN 'vulnerable_no_fix'
                 WHEN c.security THEN 'security'
-                ELSE 'vulnerable' END                                     AS kind,
-           CASE WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 ELSE 2 END AS urgency,
+                WHEN c.vulnerable THEN 'vulnerable'
+                WHEN c.provenance_lost IS NOT NULL THEN 'provenance_lost'
+                ELSE 'deprecated' END                                     AS kind,
+           CASE WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 WHEN c.vulnerable THEN 2
+                WHEN c.provenance_lost IS NOT NULL THEN 3 ELSE 4 END      AS urgency,
            CASE WHEN c.security AND NOT c.vulnerable_no_fix
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
-    WHERE c.security OR c.vulnerable
+    WHERE c.security OR c.vulnerable OR c.provenance_lost IS NOT NULL OR c.deprecated IS NOT NULL
     ORDER BY urgency, severity_rank DESC, lower(c.name), c.code
     LIMIT @attention_limit::bigint
 ),
@@ -60,7 +63,10 @@ totals AS (
            count(*) FILTER (WHERE update_available)                      AS updates_available,
            count(*) FILTER (WHERE security)                              AS security_updates,
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
-           count(*) FILTER (WHERE security OR vulnerable)                AS attention_total,
+           count(*) FILTER (WHERE security OR vulnerable OR provenance_lost IS NOT NULL
+                                  OR deprecated IS NOT NULL)             AS attention_total,
+           count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
+           count(*) FILTER (WHERE provenance_lost IS NOT NULL)           AS trust_downgrades,
            count(*) FILTER (WHERE stale)                                 AS stale,
            min(last_success_at) FILTER (WHERE source_url IS NOT NULL)    AS oldest_success_at,
            coalesce(bool_or(source_url IS NOT NULL AND last_success_at IS NULL), false) AS any_never
@@ -78,6 +84,8 @@ SELECT
     (SELECT count(*) FROM source_state WHERE untrusted)::bigint                 AS untrusted_sources,
     (SELECT count(*) FROM source_state WHERE unsigned)::bigint                  AS unsigned_sources,
     totals.stale::bigint                                                        AS stale,
+    totals.deprecated::bigint                                                   AS deprecated,
+    totals.trust_downgrades::bigint                                             AS trust_downgrades,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
     totals.oldest_success_at                                                    AS oldest_success_at,
@@ -103,7 +111,8 @@ SELECT
                     jsonb_build_object('id', a.advisory->>'id', 'summary', coalesce(a.advisory->>'summary', ''),
                                        'severity', coalesce(a.advisory->>'severity', ''),
                                        'fixed_in', nullif(a.advisory->>'fixed_in', '')) END,
-                'security_since', a.security_since)
+                'security_since', a.security_since,
+                'deprecated', a.deprecated, 'provenance_lost', a.provenance_lost)
                 ORDER BY a.urgency, a.severity_rank DESC, lower(a.name), a.code), '[]'::jsonb)
        FROM named a)::jsonb                                                    AS attention,
     totals.attention_total::bigint                                             AS attention_total,

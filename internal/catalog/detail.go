@@ -90,6 +90,16 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	out.Update, out.SecurityRelease, out.BlockedUpdate = ev.Update, ev.SecurityRelease, ev.BlockedUpdate
 	out.SecurityNeedsNewerCore = ev.SecurityNeedsNewerCore
 	out.Withdrawn = ev.Withdrawn
+	if ev.Update != nil {
+		out.UpdateCommand = readmodel.UpdateCommand(d.SourceURL, ev.Update.Version, ev.Update.URL)
+	}
+	if len(d.RegistryFacts) > 0 {
+		var facts readmodel.RegistryFacts
+		if err := json.Unmarshal(d.RegistryFacts, &facts); err != nil {
+			return Detail{}, fmt.Errorf("stored registry facts of %q: %w", code, err)
+		}
+		out.Registry = &facts
+	}
 	for _, a := range ev.Advisories {
 		st := AdvisoryState{AdvisoryMatch: a, Dismissed: slices.Contains(d.Dismissed, a.ID)}
 		if dm, ok := standing[a.ID]; ok {

@@ -21,20 +21,22 @@ WITH written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, security_version, security_versions, update_available,
                                security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
-                               evaluation, release_url, eval_error, evaluated_at, epoch)
+                               evaluation, release_url, eval_error, evaluated_at, epoch,
+                               deprecated, provenance_lost, registry_facts)
 SELECT c.code, c.source_url, c.installed_version, $1::text, s.document_hash,
        $2::text, $3::text, $4::text,
        $5::text, $6::text[],
        $7::boolean, $8::boolean, $9::boolean, $10::text,
        $11::jsonb, $12::text[], $13::text[], $14::jsonb,
        $15::text, $16::text,
-       clock_timestamp(), $17::bigint
+       clock_timestamp(), $17::bigint,
+       $18::text, $19::text, $20::jsonb
 FROM components c
 JOIN sources s ON s.url = c.source_url
-WHERE c.code = $18::text
-  AND c.installed_version = $19::text
-  AND c.source_url = $20::text
-  AND s.document_hash = $21::bytea
+WHERE c.code = $21::text
+  AND c.installed_version = $22::text
+  AND c.source_url = $23::text
+  AND s.document_hash = $24::bytea
   AND (c.code = 'core' OR $1::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
@@ -57,7 +59,10 @@ SET source_url        = EXCLUDED.source_url,
     release_url       = EXCLUDED.release_url,
     eval_error        = EXCLUDED.eval_error,
     evaluated_at      = EXCLUDED.evaluated_at,
-    epoch             = EXCLUDED.epoch
+    epoch             = EXCLUDED.epoch,
+    deprecated        = EXCLUDED.deprecated,
+    provenance_lost   = EXCLUDED.provenance_lost,
+    registry_facts    = EXCLUDED.registry_facts
 RETURNING code, advisory_ids, security_versions
 ),
 problems AS (
@@ -103,6 +108,9 @@ type ResultWriteParams struct {
 	ReleaseUrl       *string
 	EvalError        *string
 	Epoch            int64
+	Deprecated       *string
+	ProvenanceLost   *string
+	RegistryFacts    []byte
 	Code             string
 	InstalledVersion string
 	SourceUrl        string
@@ -142,6 +150,9 @@ func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWritePar
 			a.ReleaseUrl,
 			a.EvalError,
 			a.Epoch,
+			a.Deprecated,
+			a.ProvenanceLost,
+			a.RegistryFacts,
 			a.Code,
 			a.InstalledVersion,
 			a.SourceUrl,

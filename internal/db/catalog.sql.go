@@ -15,7 +15,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
-       s.last_error_kind, s.last_error_arg,
+       s.last_error_kind, s.last_error_arg, cs.deprecated, cs.provenance_lost,
        e.security_since,
        upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
@@ -70,6 +70,8 @@ type CatalogAllRow struct {
 	LastError        *string
 	LastErrorKind    *string
 	LastErrorArg     *string
+	Deprecated       *string
+	ProvenanceLost   *string
 	SecuritySince    interface{}
 	SortRank         int32
 	SortName         string
@@ -125,6 +127,8 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.LastError,
 			&i.LastErrorKind,
 			&i.LastErrorArg,
+			&i.Deprecated,
+			&i.ProvenanceLost,
 			&i.SecuritySince,
 			&i.SortRank,
 			&i.SortName,
@@ -152,6 +156,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
           FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed,
        s.last_error_kind, s.last_error_arg,
        cs.update_available, cs.security, cs.vulnerable, cs.vulnerable_no_fix, cs.needs_newer_core,
+       cs.deprecated, cs.provenance_lost, cs.registry_facts,
        (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM component_state cs
@@ -184,6 +189,9 @@ type ComponentDetailRow struct {
 	Vulnerable       bool
 	VulnerableNoFix  bool
 	NeedsNewerCore   bool
+	Deprecated       *string
+	ProvenanceLost   *string
+	RegistryFacts    []byte
 	SecuritySince    interface{}
 	CoreVersion      string
 }
@@ -220,6 +228,9 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.Vulnerable,
 		&i.VulnerableNoFix,
 		&i.NeedsNewerCore,
+		&i.Deprecated,
+		&i.ProvenanceLost,
+		&i.RegistryFacts,
 		&i.SecuritySince,
 		&i.CoreVersion,
 	)
@@ -251,6 +262,8 @@ SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_er
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
        s.last_error_kind, s.last_error_arg, ss.offline,
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted,
+       coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
+       ss.keys_changed_at,
        coalesce(ss.has_document AND NOT ss.expired AND ss.expires_at < clock_timestamp() + interval '7 days', false)::boolean
            AS expires_soon
 FROM source_state ss
@@ -280,6 +293,9 @@ type SourceHealthListRow struct {
 	Sequence            *int64
 	VerifiedBy          string
 	Untrusted           bool
+	Registry            string
+	RegistryKeys        []string
+	KeysChangedAt       *time.Time
 	ExpiresSoon         bool
 }
 
@@ -318,6 +334,9 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 			&i.Sequence,
 			&i.VerifiedBy,
 			&i.Untrusted,
+			&i.Registry,
+			&i.RegistryKeys,
+			&i.KeysChangedAt,
 			&i.ExpiresSoon,
 		); err != nil {
 			return nil, err

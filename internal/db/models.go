@@ -115,6 +115,9 @@ type ComponentResult struct {
 	SecurityVersion  *string
 	SecurityVersions []string
 	AdvisoryKeys     []string
+	Deprecated       *string
+	ProvenanceLost   *string
+	RegistryFacts    []byte
 }
 
 type ComponentState struct {
@@ -122,6 +125,7 @@ type ComponentState struct {
 	Name             string
 	InstalledVersion string
 	SourceUrl        *string
+	SourceKind       string
 	PinnedKey        *string
 	Evaluated        bool
 	LatestVersion    *string
@@ -131,6 +135,9 @@ type ComponentState struct {
 	Evaluation       []byte
 	EvalError        *string
 	EvaluatedAt      *time.Time
+	Deprecated       *string
+	ProvenanceLost   *string
+	RegistryFacts    []byte
 	UpdateAvailable  bool
 	Security         bool
 	NeedsNewerCore   bool
@@ -230,6 +237,15 @@ type ReadModelVersion struct {
 	Version int64
 }
 
+type RegistryKey struct {
+	Registry    string
+	Keys        []byte
+	KeyIds      []string
+	FirstSeenAt time.Time
+	ChangedAt   *time.Time
+	Epoch       int64
+}
+
 type SecurityProblem struct {
 	Code        string
 	Kind        string
@@ -271,6 +287,7 @@ type Source struct {
 	LastErrorKind       *string
 	LastErrorArg        *string
 	VerifiedBy          *string
+	Registry            *string
 }
 
 type SourceSequence struct {
@@ -304,6 +321,10 @@ type SourceState struct {
 	Untrusted           bool
 	Offline             bool
 	Unsigned            bool
+	Kind                string
+	Registry            *string
+	RegistryKeys        []string
+	KeysChangedAt       *time.Time
 }
 
 type SourceTrust struct {

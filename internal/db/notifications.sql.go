@@ -361,6 +361,22 @@ WITH facts AS (
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
       AND cs.code = ANY ($3::text[])
     UNION ALL
+    SELECT 'deprecated',
+           cs.code || '@' || cs.installed_version,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'message', cs.deprecated)
+    FROM component_state cs
+    WHERE cs.deprecated IS NOT NULL
+      AND cs.code = ANY ($3::text[])
+    UNION ALL
+    SELECT 'provenance.lost',
+           cs.code || '@' || cs.provenance_lost,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'version', cs.provenance_lost)
+    FROM component_state cs
+    WHERE cs.provenance_lost IS NOT NULL
+      AND cs.code = ANY ($3::text[])
+    UNION ALL
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
@@ -440,6 +456,49 @@ RETURNING id
 // last completion) makes it once per channel.
 func (q *Queries) EventPlanOverdue(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanOverdue)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventPlanRegistryKeys = `-- name: EventPlanRegistryKeys :many
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id,
+       'registry_keys.changed:' || k.registry || '@' || array_to_string(k.key_ids, ','),
+       'registry_keys.changed',
+       jsonb_build_object('registry', k.registry, 'key_ids', to_jsonb(k.key_ids),
+                          'old_key_ids', to_jsonb($1::text[]), 'changed_at', k.changed_at),
+       $2::bigint
+FROM registry_keys k
+JOIN notification_channels ch ON ch.enabled
+WHERE k.registry = $3 AND k.changed_at IS NOT NULL
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id
+`
+
+type EventPlanRegistryKeysParams struct {
+	OldKeyIds []string
+	Epoch     *int64
+	Registry  string
+}
+
+// An npm registry whose signing keys changed after first sight notifies
+// once per change (its key names the new keys).
+func (q *Queries) EventPlanRegistryKeys(ctx context.Context, db DBTX, arg EventPlanRegistryKeysParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, eventPlanRegistryKeys, arg.OldKeyIds, arg.Epoch, arg.Registry)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,76 @@ import (
 	"time"
 )
 
+const registryKeysList = `-- name: RegistryKeysList :many
+SELECT registry, keys, key_ids, first_seen_at, changed_at
+FROM registry_keys
+ORDER BY registry
+`
+
+type RegistryKeysListRow struct {
+	Registry    string
+	Keys        []byte
+	KeyIds      []string
+	FirstSeenAt time.Time
+	ChangedAt   *time.Time
+}
+
+// The signing keys pinned for each npm registry.
+func (q *Queries) RegistryKeysList(ctx context.Context, db DBTX) ([]RegistryKeysListRow, error) {
+	rows, err := db.Query(ctx, registryKeysList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RegistryKeysListRow{}
+	for rows.Next() {
+		var i RegistryKeysListRow
+		if err := rows.Scan(
+			&i.Registry,
+			&i.Keys,
+			&i.KeyIds,
+			&i.FirstSeenAt,
+			&i.ChangedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const registryKeysSave = `-- name: RegistryKeysSave :exec
+INSERT INTO registry_keys (registry, keys, key_ids, epoch)
+VALUES ($1, $2::jsonb, $3::text[], $4)
+ON CONFLICT (registry) DO UPDATE
+SET keys       = EXCLUDED.keys,
+    key_ids    = EXCLUDED.key_ids,
+    changed_at = clock_timestamp(),
+    epoch      = EXCLUDED.epoch
+`
+
+type RegistryKeysSaveParams struct {
+	Registry string
+	Keys     []byte
+	KeyIds   []string
+	Epoch    int64
+}
+
+// Pins a registry's keys: on first sight, or when it publishes others
+// (changed_at is then now).
+func (q *Queries) RegistryKeysSave(ctx context.Context, db DBTX, arg RegistryKeysSaveParams) error {
+	_, err := db.Exec(ctx, registryKeysSave,
+		arg.Registry,
+		arg.Keys,
+		arg.KeyIds,
+		arg.Epoch,
+	)
+	return err
+}
+
 const sourceDeleteUnused = `-- name: SourceDeleteUnused :execrows
 DELETE FROM sources s
 WHERE s.unused_since < clock_timestamp() - interval '30 days'
@@ -27,7 +97,7 @@ func (q *Queries) SourceDeleteUnused(ctx context.Context, db DBTX) (int64, error
 const sourceGet = `-- name: SourceGet :one
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch, document_hash
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash, registry
 FROM sources
 WHERE url = $1
 `
@@ -50,6 +120,7 @@ type SourceGetRow struct {
 	SignatureState      string
 	Epoch               int64
 	DocumentHash        []byte
+	Registry            *string
 }
 
 func (q *Queries) SourceGet(ctx context.Context, db DBTX, url string) (SourceGetRow, error) {
@@ -73,6 +144,7 @@ func (q *Queries) SourceGet(ctx context.Context, db DBTX, url string) (SourceGet
 		&i.SignatureState,
 		&i.Epoch,
 		&i.DocumentHash,
+		&i.Registry,
 	)
 	return i, err
 }
@@ -80,7 +152,7 @@ func (q *Queries) SourceGet(ctx context.Context, db DBTX, url string) (SourceGet
 const sourceList = `-- name: SourceList :many
 SELECT url, document, signature, sequence, sequence_key, etag, last_modified,
        expires_at, fetched_at, last_success_at, last_attempt_at, last_error,
-       last_error_at, consecutive_failures, signature_state, epoch, document_hash
+       last_error_at, consecutive_failures, signature_state, epoch, document_hash, registry
 FROM sources
 ORDER BY url
 `
@@ -103,6 +175,7 @@ type SourceListRow struct {
 	SignatureState      string
 	Epoch               int64
 	DocumentHash        []byte
+	Registry            *string
 }
 
 func (q *Queries) SourceList(ctx context.Context, db DBTX) ([]SourceListRow, error) {
@@ -132,6 +205,7 @@ func (q *Queries) SourceList(ctx context.Context, db DBTX) ([]SourceListRow, err
 			&i.SignatureState,
 			&i.Epoch,
 			&i.DocumentHash,
+			&i.Registry,
 		); err != nil {
 			return nil, err
 		}
@@ -165,10 +239,10 @@ func (q *Queries) SourceMarkUse(ctx context.Context, db DBTX, epoch int64) (int6
 const sourceSaveDocument = `-- name: SourceSaveDocument :one
 INSERT INTO sources (url, document, document_hash, signature, sequence, sequence_key, etag, last_modified,
                      expires_at, fetched_at, last_success_at, last_attempt_at,
-                     last_error, last_error_at, consecutive_failures, signature_state, epoch, verified_by)
+                     last_error, last_error_at, consecutive_failures, signature_state, epoch, verified_by, registry)
 VALUES ($1, $2::bytea, sha256($2::bytea), $3, $4, $5,
         $6, $7, $8, clock_timestamp(), clock_timestamp(),
-        clock_timestamp(), NULL, NULL, 0, $9, $10, $11)
+        clock_timestamp(), NULL, NULL, 0, $9, $10, $11, $12)
 ON CONFLICT (url) DO UPDATE
 SET document             = EXCLUDED.document,
     document_hash        = EXCLUDED.document_hash,
@@ -190,7 +264,8 @@ SET document             = EXCLUDED.document,
     signature_state      = EXCLUDED.signature_state,
     unused_since         = NULL,
     epoch                = EXCLUDED.epoch,
-    verified_by          = EXCLUDED.verified_by
+    verified_by          = EXCLUDED.verified_by,
+    registry             = EXCLUDED.registry
 RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components
 `
 
@@ -206,6 +281,7 @@ type SourceSaveDocumentParams struct {
 	SignatureState string
 	Epoch          int64
 	VerifiedBy     *string
+	Registry       *string
 }
 
 // A new valid document (200): it replaces the stored one and clears errors.
@@ -223,6 +299,7 @@ func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSav
 		arg.SignatureState,
 		arg.Epoch,
 		arg.VerifiedBy,
+		arg.Registry,
 	)
 	var components int64
 	err := row.Scan(&components)

@@ -13,7 +13,7 @@ import (
 const summaryRead = `-- name: SummaryRead :one
 WITH c AS MATERIALIZED (
     SELECT code, name, installed_version, source_url, update_available, security, vulnerable,
-           vulnerable_no_fix, stale, last_success_at, update_version,
+           vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -27,20 +27,23 @@ last_run AS (
     LIMIT 1
 ),
 ranked AS (
-    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.release, c.release_installable,
+    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.deprecated, c.provenance_lost, c.release, c.release_installable,
            CASE WHEN c.vulnerable_no_fix THEN 'vulnerable_no_fix'
                 WHEN c.security THEN 'security'
-                ELSE 'vulnerable' END                                     AS kind,
-           CASE WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 ELSE 2 END AS urgency,
+                WHEN c.vulnerable THEN 'vulnerable'
+                WHEN c.provenance_lost IS NOT NULL THEN 'provenance_lost'
+                ELSE 'deprecated' END                                     AS kind,
+           CASE WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 WHEN c.vulnerable THEN 2
+                WHEN c.provenance_lost IS NOT NULL THEN 3 ELSE 4 END      AS urgency,
            CASE WHEN c.security AND NOT c.vulnerable_no_fix
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
-    WHERE c.security OR c.vulnerable
+    WHERE c.security OR c.vulnerable OR c.provenance_lost IS NOT NULL OR c.deprecated IS NOT NULL
     ORDER BY urgency, severity_rank DESC, lower(c.name), c.code
     LIMIT $1::bigint
 ),
 named AS MATERIALIZED (
-    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
+    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
            (SELECT e.security_since FROM component_exposure e WHERE e.code = r.code) AS security_since,
            (SELECT x.a
               FROM component_state cs
@@ -61,7 +64,10 @@ totals AS (
            count(*) FILTER (WHERE update_available)                      AS updates_available,
            count(*) FILTER (WHERE security)                              AS security_updates,
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
-           count(*) FILTER (WHERE security OR vulnerable)                AS attention_total,
+           count(*) FILTER (WHERE security OR vulnerable OR provenance_lost IS NOT NULL
+                                  OR deprecated IS NOT NULL)             AS attention_total,
+           count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
+           count(*) FILTER (WHERE provenance_lost IS NOT NULL)           AS trust_downgrades,
            count(*) FILTER (WHERE stale)                                 AS stale,
            min(last_success_at) FILTER (WHERE source_url IS NOT NULL)    AS oldest_success_at,
            coalesce(bool_or(source_url IS NOT NULL AND last_success_at IS NULL), false) AS any_never
@@ -79,6 +85,8 @@ SELECT
     (SELECT count(*) FROM source_state WHERE untrusted)::bigint                 AS untrusted_sources,
     (SELECT count(*) FROM source_state WHERE unsigned)::bigint                  AS unsigned_sources,
     totals.stale::bigint                                                        AS stale,
+    totals.deprecated::bigint                                                   AS deprecated,
+    totals.trust_downgrades::bigint                                             AS trust_downgrades,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
     totals.oldest_success_at                                                    AS oldest_success_at,
@@ -104,7 +112,8 @@ SELECT
                     jsonb_build_object('id', a.advisory->>'id', 'summary', coalesce(a.advisory->>'summary', ''),
                                        'severity', coalesce(a.advisory->>'severity', ''),
                                        'fixed_in', nullif(a.advisory->>'fixed_in', '')) END,
-                'security_since', a.security_since)
+                'security_since', a.security_since,
+                'deprecated', a.deprecated, 'provenance_lost', a.provenance_lost)
                 ORDER BY a.urgency, a.severity_rank DESC, lower(a.name), a.code), '[]'::jsonb)
        FROM named a)::jsonb                                                    AS attention,
     totals.attention_total::bigint                                             AS attention_total,
@@ -127,6 +136,8 @@ type SummaryReadRow struct {
 	UntrustedSources      int64
 	UnsignedSources       int64
 	Stale                 int64
+	Deprecated            int64
+	TrustDowngrades       int64
 	AnyNeverSucceeded     bool
 	OldestSuccessAt       interface{}
 	LastStatus            *string
@@ -152,8 +163,8 @@ type SummaryReadRow struct {
 // advisories is read only for the components named.
 // The components named: those that need action, most urgent first (an
 // open advisory with no fix, then a security update by the release's
-// severity, then a vulnerable version; then by name), as many as asked
-// for.
+// severity, then a vulnerable version, then a trust downgrade, then a
+// deprecated installed version; then by name), as many as asked for.
 // Their exposure and their most urgent open advisory (no fix first, then
 // by severity, then in document order), looked up for them alone.
 func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64) (SummaryReadRow, error) {
@@ -168,6 +179,8 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.UntrustedSources,
 		&i.UnsignedSources,
 		&i.Stale,
+		&i.Deprecated,
+		&i.TrustDowngrades,
 		&i.AnyNeverSucceeded,
 		&i.OldestSuccessAt,
 		&i.LastStatus,

@@ -20,6 +20,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -172,6 +173,29 @@ func ParseYAML(body []byte) (*Manifest, error) {
 	return &m, m.Validate()
 }
 
+// CheckRegistries reports, for every npm source of m, a registry that no
+// setting names (npm.Registries.For), all at once: an npm source with no
+// registry is a manifest error that says which setting is missing.
+func (m *Manifest) CheckRegistries(r npm.Registries) error {
+	var problems []string
+	for i, c := range m.Components {
+		if !npm.IsSource(c.Source) {
+			continue
+		}
+		name, err := npm.ParseSource(c.Source)
+		if err != nil {
+			continue // Validate says so
+		}
+		if _, err := r.For(name); err != nil {
+			problems = append(problems, fmt.Sprintf("components[%d] (%q): source %s: %v", i, c.Code, c.Source, err))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w:\n  %s", ErrInvalid, strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
 // Validate checks every entry and reports all problems at once.
 func (m *Manifest) Validate() error {
 	var problems []string
@@ -206,6 +230,13 @@ func (m *Manifest) Validate() error {
 		case updatedoc.IsOffline(c.Source):
 			if err := updatedoc.CheckOfflineSource(c.Source); err != nil {
 				add(i, c, "source: %v", err)
+			}
+		case npm.IsSource(c.Source):
+			if _, err := npm.ParseSource(c.Source); err != nil {
+				add(i, c, "source: %v", err)
+			}
+			if c.Key != "" || len(c.Keys) > 0 {
+				add(i, c, "key: an npm source is verified with its registry's signing keys, pinned when first seen: pin no key for it")
 			}
 		case c.Source != "":
 			if u, err := url.Parse(c.Source); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -78,6 +79,8 @@ func TestInvalidManifestsNameEntryAndField(t *testing.T) {
 		{"key without source", `{"components":[{"code":"a","name":"A","version":"1.0.0","key":"ed25519:AAAA"}]}`, `key is set but there is no source`},
 		{"trailing data", `{"components":[]} {}`, `unexpected data after the manifest at line 1, column 19`},
 		{"no core", `{"components":[{"code":"a","name":"A","version":"1.0.0"}]}`, `no component has code "core"`},
+		{"npm source with a bad name", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"npm:Acme Blog"}]}`, `components[0] ("a"): source: `},
+		{"npm source with a key", `{"components":[{"code":"a","name":"A","version":"1.0.0","source":"npm:@acme/blog","key":"ed25519:AAAA"}]}`, `components[0] ("a"): key: an npm source is verified with its registry's signing keys`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,5 +160,29 @@ func TestLoadPicksFormatByExtension(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil {
 		t.Fatal("missing file accepted")
+	}
+}
+
+// An npm source is a manifest entry like any other; one whose registry no
+// setting names is refused by CheckRegistries, which names the setting.
+func TestNpmSources(t *testing.T) {
+	t.Parallel()
+	m, err := ParseJSON([]byte(`{"components":[
+	  {"code":"core","name":"Core","version":"3.0.0","source":"npm:@vitnode/core"},
+	  {"code":"left-pad","name":"left-pad","version":"1.3.0","source":"npm:left-pad"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.CheckRegistries(npm.Registries{})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `components[0] ("core"): source npm:@vitnode/core: `) ||
+		!strings.Contains(err.Error(), "UPCHECK_NPM_REGISTRY") || !strings.Contains(err.Error(), `components[1] ("left-pad")`) {
+		t.Fatalf("no registry: %v", err)
+	}
+	u, err := npm.ParseRegistryURL("https://registry.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckRegistries(npm.Registries{Default: u}); err != nil {
+		t.Fatalf("with a registry: %v", err)
 	}
 }

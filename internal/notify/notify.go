@@ -212,6 +212,16 @@ func (s *Service) QueueSourceFailing(ctx context.Context, tx *store.Tx, url stri
 	return s.insert(ctx, tx, ids)
 }
 
+// QueueRegistryKeysChanged plans, in tx, the registry_keys.changed event of
+// the npm registry whose keys tx just pinned in place of oldKeys.
+func (s *Service) QueueRegistryKeysChanged(ctx context.Context, tx *store.Tx, registry string, oldKeys []string, epoch int64) error {
+	ids, err := tx.EventPlanRegistryKeys(ctx, registry, oldKeys, epoch)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, ids)
+}
+
 // queueOverdue plans the check.overdue event, when no check completed for
 // 48 hours, and gathers the email events no check has gathered (the
 // overdue event's, a manifest sync's, a check's that did not complete).

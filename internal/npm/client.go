@@ -44,16 +44,37 @@ type Client struct {
 // names the registry, ErrNoSuchPackage and ErrCredentialsRefused for the
 // registry's refusals; a cancelled ctx gives fetch's cancellation error.
 func (c *Client) Package(ctx context.Context, name Name, etag, lastModified string) (Fetched, error) {
-	u, err := c.Registries.PackageURL(name)
+	pr, err := c.PackageRequest(name, etag, lastModified)
 	if err != nil {
 		return Fetched{}, err
+	}
+	resp, err := c.Fetcher.Fetch(ctx, pr.Request)
+	return pr.Result(resp, err)
+}
+
+// PackageRequest is the fetch of one package document, for a caller that
+// runs many through fetch.Fetcher.Run (the check): its Request decodes the
+// document as it streams in, and Result gives what Package would have.
+type PackageRequest struct {
+	Request fetch.Request
+	name    Name
+	pkg     *Package
+}
+
+// PackageRequest prepares the fetch Package makes: the registry that
+// serves name (ErrNoRegistry when none does), its token, the cap, and the
+// streaming decoder.
+func (c *Client) PackageRequest(name Name, etag, lastModified string) (*PackageRequest, error) {
+	u, err := c.Registries.PackageURL(name)
+	if err != nil {
+		return nil, err
 	}
 	limit := c.MaxDocument
 	if limit <= 0 {
 		limit = DefaultMaxDocument
 	}
-	var pkg *Package
-	req := fetch.Request{ETag: etag, LastModified: lastModified, Accept: "application/json", MaxBody: limit,
+	pr := &PackageRequest{name: name}
+	pr.Request = c.request(u, fetch.Request{ETag: etag, LastModified: lastModified, Accept: "application/json", MaxBody: limit,
 		Consume: func(r io.Reader) error {
 			p, err := DecodePackage(r, limit)
 			if err != nil {
@@ -62,14 +83,23 @@ func (c *Client) Package(ctx context.Context, name Name, etag, lastModified stri
 			if p.Name != string(name) {
 				return fmt.Errorf("%w: it is the document of %q", ErrDocument, p.Name)
 			}
-			pkg = p
+			pr.pkg = p
 			return nil
-		}}
-	resp, err := c.fetch(ctx, u, req)
+		}})
+	return pr, nil
+}
+
+// Result is what the fetch of pr gave: the package (nil on a 304), or the
+// registry's refusal in words of its own (ErrNoSuchPackage,
+// ErrCredentialsRefused); every other error is as fetch gave it.
+func (pr *PackageRequest) Result(resp fetch.Response, err error) (Fetched, error) {
 	if err != nil {
-		return Fetched{Response: resp}, refusal(err, name)
+		return Fetched{Response: resp}, refusal(err, pr.name)
 	}
-	return Fetched{Package: pkg, Response: resp}, nil
+	if resp.NotModified {
+		return Fetched{Response: resp}, nil
+	}
+	return Fetched{Package: pr.pkg, Response: resp}, nil
 }
 
 // Keys fetches the signing keys of the registry that serves name; a
@@ -95,11 +125,16 @@ func (c *Client) Keys(ctx context.Context, name Name) ([]Key, error) {
 
 // fetch sends req to u with the token npm would send there, if any.
 func (c *Client) fetch(ctx context.Context, u *url.URL, req fetch.Request) (fetch.Response, error) {
+	return c.Fetcher.Fetch(ctx, c.request(u, req))
+}
+
+// request is req addressed to u, with the token npm would send there.
+func (c *Client) request(u *url.URL, req fetch.Request) fetch.Request {
 	req.URL = u.String()
 	if tok := c.Registries.Token(u); !tok.IsZero() {
 		req.Bearer = tok
 	}
-	return c.Fetcher.Fetch(ctx, req)
+	return req
 }
 
 // refusal names the registry's refusals; every other error is as fetch
@@ -112,7 +147,7 @@ func refusal(err error, name Name) error {
 	case se.Code == http.StatusNotFound:
 		return fmt.Errorf("%w: %s", ErrNoSuchPackage, name)
 	case se.Code == http.StatusUnauthorized || se.Code == http.StatusForbidden:
-		return fmt.Errorf("%w: %s (%d)", ErrCredentialsRefused, name, se.Code)
+		return fmt.Errorf("%w: %s: %w", ErrCredentialsRefused, name, err)
 	}
 	return err
 }

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -144,4 +146,41 @@ func VerifySignature(keys []Key, name, version string, v Version, published time
 		}
 	}
 	return Verification{}, why
+}
+
+// KeysDocument is keys as a registry publishes them, ordered by id, so
+// that ParseKeys reads them back: how pinned keys are stored and compared.
+func KeysDocument(keys []Key) []byte {
+	keys = slices.Clone(keys)
+	slices.SortFunc(keys, func(a, b Key) int { return strings.Compare(a.KeyID, b.KeyID) })
+	type wire struct {
+		KeyID   string  `json:"keyid"`
+		KeyType string  `json:"keytype"`
+		Scheme  string  `json:"scheme"`
+		Key     string  `json:"key"`
+		Expires *string `json:"expires"`
+	}
+	doc := struct {
+		Keys []wire `json:"keys"`
+	}{Keys: make([]wire, len(keys))}
+	for i, k := range keys {
+		doc.Keys[i] = wire{KeyID: k.KeyID, KeyType: "ecdsa-sha2-nistp256", Scheme: "ecdsa-sha2-nistp256", Key: k.Text}
+		if !k.Expires.IsZero() {
+			e := k.Expires.UTC().Format(time.RFC3339Nano)
+			doc.Keys[i].Expires = &e
+		}
+	}
+	body, _ := json.Marshal(doc) // strings and a slice: cannot fail
+	return body
+}
+
+// KeyIDs are the ids of keys, sorted, as the pages name them. Two sets of
+// keys are the same when their KeysDocument is, key material included.
+func KeyIDs(keys []Key) []string {
+	ids := make([]string, len(keys))
+	for i, k := range keys {
+		ids[i] = k.KeyID
+	}
+	slices.Sort(ids)
+	return ids
 }

@@ -53,18 +53,23 @@ const (
 	// AuditSourceTrust: a source's trusted keys changed (a key statement).
 	AuditSourceTrust AuditAction = "source.trust"
 	// AuditSourcePin: the keys the manifest pins for a source changed.
-	AuditSourcePin      AuditAction = "source.pin"
-	AuditChannelAdd     AuditAction = "channel.add"
-	AuditChannelRemove  AuditAction = "channel.remove"
-	AuditChannelEnable  AuditAction = "channel.enable"
-	AuditChannelDisable AuditAction = "channel.disable"
-	AuditChannelTest    AuditAction = "channel.test"
+	AuditSourcePin AuditAction = "source.pin"
+	// AuditRegistryKeysPin: an npm registry's signing keys were pinned on
+	// first sight; AuditRegistryKeysChange: it published other keys than
+	// the pinned ones, which are pinned in their turn.
+	AuditRegistryKeysPin    AuditAction = "registry.keys_pin"
+	AuditRegistryKeysChange AuditAction = "registry.keys_change"
+	AuditChannelAdd         AuditAction = "channel.add"
+	AuditChannelRemove      AuditAction = "channel.remove"
+	AuditChannelEnable      AuditAction = "channel.enable"
+	AuditChannelDisable     AuditAction = "channel.disable"
+	AuditChannelTest        AuditAction = "channel.test"
 )
 
 // AllAuditActions are the actions, grouped by kind.
 func AllAuditActions() []AuditAction {
 	return []AuditAction{AuditAdvisoryDismiss, AuditAdvisoryUndismiss, AuditAdvisoryExpire, AuditCheck,
 		AuditUserCreate, AuditUserPassword, AuditUserLockout, AuditTokenCreate, AuditTokenRevoke,
-		AuditSourceTrust, AuditSourcePin,
+		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
 		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest}
 }

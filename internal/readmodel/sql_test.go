@@ -126,7 +126,8 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	// Names sort against the urgency, and the advisory with no fix is the
 	// mildest by severity.
 	db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
-		('core', 'Core', '1.9.0', $1), ('nofix', 'Zeta', '1.0.0', $1), ('sec', 'Mid', '1.0.0', $1), ('vuln', 'Alpha', '1.0.0', $1)`, src)
+		('core', 'Core', '1.9.0', $1), ('nofix', 'Zeta', '1.0.0', $1), ('sec', 'Mid', '1.0.0', $1), ('vuln', 'Alpha', '1.0.0', $1),
+		('lost', 'Aardvark', '1.0.0', $1), ('old', 'Aaa', '1.0.0', $1)`, src)
 	db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at)
 		VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp())`, src)
 	for _, r := range []struct {
@@ -136,12 +137,16 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 		{"nofix", "false", `[{"id": "N-1", "severity": "low", "no_fix": true}]`, `{N-1}`, `{N-1}`},
 		{"sec", "true", `[]`, `{}`, `{}`},
 		{"vuln", "false", `[{"id": "V-1", "severity": "critical", "no_fix": false, "fixed_in": "1.1.0"}]`, `{V-1}`, `{}`},
+		{"lost", "false", `[]`, `{}`, `{}`},
+		{"old", "false", `[]`, `{}`, `{}`},
 	} {
 		db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
 			update_available, security, advisories, advisory_ids, no_fix_ids, epoch)
 			VALUES ($1, $2, (SELECT installed_version FROM components WHERE code = $1), '1.9.0', sha256('doc'),
 			        $3::boolean, $3::boolean, $4::jsonb, $5::text[], $6::text[], 1)`, r.code, src, r.security, r.advisories, r.ids, r.noFix)
 	}
+	db.MustExec(t, `UPDATE component_results SET provenance_lost = '1.1.0' WHERE code = 'lost'`)
+	db.MustExec(t, `UPDATE component_results SET deprecated = 'use something else' WHERE code = 'old'`)
 	sum, err := store.New(db.Pool).Summary(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -399,6 +404,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 				        jsonb_build_object('security_release', jsonb_build_object('version', $5, 'severity', 'high')),
 				        $6::jsonb, $7::text[], $8::text[], 1)`, r.code, src, r.update, r.security, r.version, r.advisories, r.ids, r.noFix)
 		}
+		db.MustExec(t, `UPDATE component_results SET deprecated = 'gone', provenance_lost = '1.1.0' WHERE code = 'nofix'`)
 		// The last check completed three days ago: overdue.
 		db.MustExec(t, `UPDATE core_update_lock SET last_completed_at = clock_timestamp() - interval '3 days' WHERE name = $1`, lease.Name)
 		var channel int64
@@ -414,6 +420,15 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 				return err
 			}
 			if _, err = tx.EventPlanOverdue(ctx); err != nil {
+				return err
+			}
+			if err = tx.RegistryKeysSave(ctx, "https://registry.example/", []byte(`{"keys":[]}`), []string{"SHA256:a"}, 1); err != nil {
+				return err
+			}
+			if err = tx.RegistryKeysSave(ctx, "https://registry.example/", []byte(`{"keys":[]}`), []string{"SHA256:b"}, 1); err != nil {
+				return err
+			}
+			if _, err = tx.EventPlanRegistryKeys(ctx, "https://registry.example/", []string{"SHA256:a"}, 0); err != nil {
 				return err
 			}
 			_, err = tx.EventCreateTest(ctx, channel)
@@ -456,6 +471,7 @@ var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
 	readmodel.AuditAdvisoryExpire: readmodel.AuditKindDismissal, readmodel.AuditCheck: readmodel.AuditKindCheck,
 	readmodel.AuditUserCreate: readmodel.AuditKindAccount, readmodel.AuditUserPassword: readmodel.AuditKindAccount,
 	readmodel.AuditUserLockout: readmodel.AuditKindAccount, readmodel.AuditTokenCreate: readmodel.AuditKindAccount,
+	readmodel.AuditRegistryKeysPin: readmodel.AuditKindTrust, readmodel.AuditRegistryKeysChange: readmodel.AuditKindTrust,
 	readmodel.AuditTokenRevoke: readmodel.AuditKindAccount, readmodel.AuditSourceTrust: readmodel.AuditKindTrust,
 	readmodel.AuditSourcePin: readmodel.AuditKindTrust, readmodel.AuditChannelAdd: readmodel.AuditKindOther,
 	readmodel.AuditChannelRemove: readmodel.AuditKindOther, readmodel.AuditChannelEnable: readmodel.AuditKindOther,

@@ -45,11 +45,7 @@ func (b *Batch) Fence(key int64, name string, owner uuid.UUID, lockTimeout, stat
 // many components use the source.
 func (b *Batch) SourceSaveDocument(d SourceDocument, using *int) {
 	q := recordOne(func(r *recorder) {
-		_, _ = db.New().SourceSaveDocument(context.Background(), r, db.SourceSaveDocumentParams{
-			Url: d.URL, Document: d.Document, Signature: ref(d.Signature), Sequence: &d.Sequence,
-			SequenceKey: ref(d.SequenceKey), Etag: ref(d.ETag), LastModified: ref(d.LastModified),
-			ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch, VerifiedBy: ref(d.VerifiedBy),
-		})
+		_, _ = db.New().SourceSaveDocument(context.Background(), r, saveDocumentParams(d))
 	})
 	q.QueryRow(scanInt(using))
 	b.add(q)

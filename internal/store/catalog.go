@@ -89,6 +89,11 @@ type ComponentDetail struct {
 	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
 	// SecuritySince is the exposure clock; nil: no open security problem.
 	SecuritySince *time.Time
+	// npm sources: the deprecation message of the installed version and
+	// the version that lost its provenance ("" when none), and the
+	// registry's facts (readmodel.RegistryFacts, JSON; nil otherwise).
+	Deprecated, ProvenanceLost string
+	RegistryFacts              []byte
 	// CoreVersion is the installed core's version; "" when no core is
 	// installed.
 	CoreVersion string
@@ -118,7 +123,8 @@ func (e *Executor) ComponentDetail(ctx context.Context, code string) (ComponentD
 		LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 		UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
 		VulnerableNoFix: r.VulnerableNoFix, NeedsNewerCore: r.NeedsNewerCore, SecuritySince: timeOf(r.SecuritySince),
-		CoreVersion: r.CoreVersion,
+		CoreVersion: r.CoreVersion, Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
+		RegistryFacts: r.RegistryFacts,
 	}, nil
 }
 
@@ -163,6 +169,8 @@ func (e *Executor) SourceHealth(ctx context.Context) ([]readmodel.SourceRow, err
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg), Offline: r.Offline,
 			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
 			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, ExpiresSoon: r.ExpiresSoon,
+			Kind: readmodel.SourceKindOf(deref(r.Url)), Package: readmodel.PackageOf(deref(r.Url)),
+			Registry: r.Registry, RegistryKeys: r.RegistryKeys, KeysChangedAt: r.KeysChangedAt,
 		}
 	}
 	return out, nil

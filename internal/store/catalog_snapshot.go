@@ -39,7 +39,15 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 			SecuritySince: timeOf(r.SecuritySince), Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
+			Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
 		}, Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code}, AdvisoryKeys: r.AdvisoryKeys}
+		row := &entries[i].CatalogRow
+		if row.SourceURL != "" {
+			row.SourceKind, row.Package = readmodel.SourceKindOf(row.SourceURL), readmodel.PackageOf(row.SourceURL)
+		}
+		if row.UpdateAvailable {
+			row.UpdateCommand = readmodel.UpdateCommand(row.SourceURL, row.UpdateVersion, row.ReleaseURL)
+		}
 	}
 	var stamp ReadModelStamp
 	if len(rows) > 0 {

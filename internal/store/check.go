@@ -41,6 +41,8 @@ type Source struct {
 	ConsecutiveFailures int
 	SignatureState      string
 	Epoch               int64
+	// Registry is an npm source's registry URL ("" for other kinds).
+	Registry string
 }
 
 // SourceDocument is a newly received valid document and its validators.
@@ -56,6 +58,20 @@ type SourceDocument struct {
 	SignatureState string
 	Epoch          int64
 	VerifiedBy     string // the short forms of the keys that verified it, space separated
+	// Registry is an npm source's registry URL, never with credentials
+	// ("" for other kinds).
+	Registry string
+}
+
+// saveDocumentParams are the statement's parameters for d, for the
+// transaction and the batch alike.
+func saveDocumentParams(d SourceDocument) db.SourceSaveDocumentParams {
+	return db.SourceSaveDocumentParams{
+		Url: d.URL, Document: d.Document, Signature: ref(d.Signature), Sequence: &d.Sequence,
+		SequenceKey: ref(d.SequenceKey), Etag: ref(d.ETag), LastModified: ref(d.LastModified),
+		ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch, VerifiedBy: ref(d.VerifiedBy),
+		Registry: ref(d.Registry),
+	}
 }
 
 // Result is one component's evaluation, with the inputs it was evaluated
@@ -85,6 +101,12 @@ type Result struct {
 	// document; the source itself may be fine.
 	EvalError string
 	Epoch     int64
+	// npm sources: the deprecation message of the installed version, the
+	// newest offered version that lost the installed one's provenance
+	// ("" when none), and the registry's facts (readmodel.RegistryFacts,
+	// JSON; nil for other kinds).
+	Deprecated, ProvenanceLost string
+	RegistryFacts              []byte
 }
 
 // ComponentInput is what evaluating one component needs besides the
@@ -163,6 +185,7 @@ func sourceFromRow(r db.SourceGetRow) Source {
 		ExpiresAt: r.ExpiresAt, FetchedAt: r.FetchedAt, LastSuccessAt: r.LastSuccessAt,
 		LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), LastErrorAt: r.LastErrorAt,
 		ConsecutiveFailures: int(r.ConsecutiveFailures), SignatureState: r.SignatureState, Epoch: r.Epoch,
+		Registry: deref(r.Registry),
 	}
 }
 
@@ -201,11 +224,7 @@ func (e *Executor) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, er
 // state and raises its rollback state. It returns how many components use
 // the source now.
 func (t *Tx) SourceSaveDocument(ctx context.Context, d SourceDocument) (int, error) {
-	n, err := t.q.SourceSaveDocument(ctx, t.tx, db.SourceSaveDocumentParams{
-		Url: d.URL, Document: d.Document, Signature: ref(d.Signature), Sequence: &d.Sequence,
-		SequenceKey: ref(d.SequenceKey), Etag: ref(d.ETag), LastModified: ref(d.LastModified),
-		ExpiresAt: d.ExpiresAt, SignatureState: d.SignatureState, Epoch: d.Epoch, VerifiedBy: ref(d.VerifiedBy),
-	})
+	n, err := t.q.SourceSaveDocument(ctx, t.tx, saveDocumentParams(d))
 	if err != nil {
 		return 0, mapError(err)
 	}
@@ -285,6 +304,7 @@ func resultParams(results []Result) []db.ResultWriteParams {
 			NeedsNewerCore: r.NeedsNewerCore, RequiredCore: ref(r.RequiredCore), Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
 			AdvisoryIds: orNoStrings(r.AdvisoryIDs), NoFixIds: orNoStrings(r.NoFixIDs),
 			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
+			Deprecated: ref(r.Deprecated), ProvenanceLost: ref(r.ProvenanceLost), RegistryFacts: r.RegistryFacts,
 		}
 	}
 	return params

@@ -51,6 +51,8 @@ var txOnly = map[string]string{
 	"EventPlan":              jobs,
 	"EventPlanSourceFailing": jobs,
 	"EventPlanOverdue":       jobs,
+	"EventPlanRegistryKeys":  jobs,
+	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,
 	"EventReleaseHeld":       jobs,

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // The stale age is 48 hours.
@@ -40,6 +42,22 @@ func testStale(t *testing.T, f *fdb) {
 		if got != c.want {
 			t.Errorf("%s (%s): stale %v, want %v", c.what, c.url, got, c.want)
 		}
+	}
+}
+
+// A source's kind is told by its address, as readmodel.SourceKindOf tells it.
+func testSourceKind(t *testing.T, f *fdb) {
+	for url, want := range map[string]readmodel.SourceKind{
+		"https://p.example/a.json": readmodel.SourceDocument, "offline:vendor": readmodel.SourceOffline,
+		"npm:@acme/blog": readmodel.SourceNpm, "npm:left-pad": readmodel.SourceNpm, "npmx:a": readmodel.SourceDocument,
+	} {
+		got := f.text(t, `SELECT upcheck_source_kind($1)`, url)
+		if got != string(want) || readmodel.SourceKindOf(url) != want {
+			t.Errorf("%s: SQL %q, Go %q, want %q", url, got, readmodel.SourceKindOf(url), want)
+		}
+	}
+	if f.bool(t, `SELECT upcheck_source_kind(NULL) IS NULL`) != true {
+		t.Error("upcheck_source_kind(NULL) is not NULL")
 	}
 }
 

@@ -32,6 +32,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	// migrations/00006_read_model.sql
 	"upcheck_stale_age":           testStaleAge,
 	"upcheck_stale":               testStale,
+	"upcheck_source_kind":         testSourceKind,
 	"upcheck_failing":             testFailing,
 	"upcheck_open_advisories":     testOpenAdvisories,
 	"upcheck_severity_rank":       testSeverityRank,

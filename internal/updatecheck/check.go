@@ -68,9 +68,6 @@ type Result struct {
 type Checker struct {
 	*writer
 	fetcher *fetch.Fetcher
-	// npm reads the "npm:NAME" sources (nil: the settings name no
-	// registry, and every npm source fails with readmodel.ErrorNoRegistry).
-	npm *npm.Client
 	// before runs before every check asks for the lease (BeforeEachCheck).
 	before func(context.Context) error
 }
@@ -117,6 +114,9 @@ func (c *Checker) Cooldown() time.Duration { return c.lease.Timings().Cooldown }
 type Notifier interface {
 	Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error)
 	QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error
+	// QueueRegistryKeysChanged: an npm registry's keys changed from
+	// oldKeys, pinned in tx.
+	QueueRegistryKeysChanged(ctx context.Context, tx *store.Tx, registry string, oldKeys []string, epoch int64) error
 	// QueueRunEnd runs in the check's last fenced transaction: what the run
 	// queued for email channels goes out as one message per channel.
 	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error
@@ -268,6 +268,9 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 		return counts, 0, 0, err
 	}
 	jobs, offline = fetchable(jobs)
+	if jobs, err = c.withRegistries(ctx, jobs); err != nil {
+		return counts, 0, offline, err
+	}
 	counts, sources, err = c.fetchAndWrite(ctx, l, jobs)
 	return counts, sources, offline, err
 }
@@ -279,15 +282,32 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	reqs := make([]fetch.Request, len(jobs))
+	// The requests, in the order of fetching (of[i] is the job of reqs[i]);
+	// an npm source whose registry no setting names fails at once
+	// (refused), without a request.
+	reqs := make([]fetch.Request, 0, len(jobs))
+	of := make([]int, 0, len(jobs))
+	packages := make([]*npm.PackageRequest, len(jobs))
+	var refused []pending
 	for i, j := range jobs {
-		reqs[i] = fetch.Request{URL: j.url}
+		if j.pkg != "" || readmodel.SourceKindOf(j.url) == readmodel.SourceNpm {
+			pr, f := c.npmRequest(j)
+			if f.failed() {
+				refused = append(refused, pending{job: j, verdict: verdict{failure: f}})
+				continue
+			}
+			packages[i] = pr
+			reqs, of = append(reqs, pr.Request), append(of, i)
+			continue
+		}
+		req := fetch.Request{URL: j.url}
 		// Validators only make sense for a stored document this check could
 		// keep: one accepted under the key pinned now. After a key change
 		// the publisher must send the document again.
 		if j.stored.Document != nil && j.stored.SequenceKey == j.key {
-			reqs[i].ETag, reqs[i].LastModified = j.stored.ETag, j.stored.LastModified
+			req.ETag, req.LastModified = j.stored.ETag, j.stored.LastModified
 		}
+		reqs, of = append(reqs, req), append(of, i)
 	}
 	var mu sync.Mutex
 	started := 0
@@ -334,11 +354,24 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 			}
 		})
 	}
-	_ = c.fetcher.Run(runCtx, reqs, func(_ context.Context, i int, resp fetch.Response, ferr error) {
+	for _, p := range refused {
 		mu.Lock()
 		started++
 		mu.Unlock()
-		p, ok := c.prepare(runCtx, jobs[i], l.Epoch, resp, ferr)
+		queue <- p
+	}
+	_ = c.fetcher.Run(runCtx, reqs, func(_ context.Context, r int, resp fetch.Response, ferr error) {
+		mu.Lock()
+		started++
+		mu.Unlock()
+		i := of[r]
+		var p pending
+		var ok bool
+		if packages[i] != nil {
+			p, ok = c.prepareNpm(runCtx, jobs[i], l.Epoch, packages[i], resp, ferr)
+		} else {
+			p, ok = c.prepare(runCtx, jobs[i], l.Epoch, resp, ferr)
+		}
 		if !ok && ferr == nil {
 			record(outcomeUnwritten) // its answer arrived, the check stopped
 			return

@@ -40,6 +40,10 @@ type docInput struct {
 	doc  *updatedoc.Document
 	hash []byte // sha256 of the exact body, as sources.document_hash
 	key  string // the pinned key the body verified under; "" unsigned
+	// npm, for an npm source, is its package instead of doc: each
+	// component's releases are what the package offers its installed
+	// version (evaluateNpm).
+	npm *npmDoc
 }
 
 func newDocInput(url string, body []byte, doc *updatedoc.Document, key string) *docInput {
@@ -63,6 +67,15 @@ func evaluate(d *docInput, inputs []store.ComponentInput, epoch int64) ([]store.
 }
 
 func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) (store.Result, error) {
+	if d.npm != nil {
+		return evaluateNpm(d, in, epoch)
+	}
+	return evaluateDoc(d, d.doc, in, epoch)
+}
+
+// evaluateDoc evaluates one component against doc, the document of d's
+// source or, for an npm source, what its package offers the component.
+func evaluateDoc(d *docInput, doc *updatedoc.Document, in store.ComponentInput, epoch int64) (store.Result, error) {
 	r := store.Result{
 		Code: in.Code, SourceURL: d.url, InstalledVersion: in.InstalledVersion, CoreVersion: in.CoreVersion,
 		DocumentHash: d.hash, VerifiedKey: d.key, Epoch: epoch,
@@ -71,7 +84,7 @@ func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) (store.Resul
 	if in.Code == updatedoc.CoreCode {
 		r.CoreVersion = in.InstalledVersion
 	}
-	ev, err := updatedoc.Evaluate(d.doc, in.Code, in.InstalledVersion, in.CoreVersion)
+	ev, err := updatedoc.Evaluate(doc, in.Code, in.InstalledVersion, in.CoreVersion)
 	if err != nil {
 		r.EvalError = err.Error()
 		return r, nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -44,6 +45,22 @@ func failureOf(err error, prefix string) failure {
 		certErr *tls.CertificateVerificationError
 	)
 	switch {
+	case errors.Is(err, npm.ErrNoSuchPackage):
+		f.kind = readmodel.ErrorNoSuchPackage
+	case errors.Is(err, npm.ErrCredentialsRefused):
+		f.kind = readmodel.ErrorCredentialsRefused
+		if errors.As(err, &status) {
+			f.arg = strconv.Itoa(status.Code)
+		}
+	case errors.Is(err, npm.ErrNoRegistry):
+		f.kind = readmodel.ErrorNoRegistry
+	case errors.Is(err, npm.ErrTooLarge):
+		f.kind = readmodel.ErrorTooLarge
+	case errors.Is(err, npm.ErrDocument), errors.Is(err, npm.ErrKeys):
+		f.kind, f.arg = readmodel.ErrorMalformed, err.Error()
+		if ce, ok := errors.AsType[*fetch.ConsumeError](err); ok {
+			f.arg = ce.Err.Error()
+		}
 	case errors.As(err, &status):
 		f.kind, f.arg = readmodel.ErrorHTTPStatus, strconv.Itoa(status.Code)
 	case errors.As(err, &timeout):

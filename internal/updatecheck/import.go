@@ -18,6 +18,10 @@ import (
 // imported for.
 var ErrUnknownSource = errors.New("no installed component uses this update source")
 
+// ErrNpmSource: a document was imported for an npm source, which is read
+// from its registry only.
+var ErrNpmSource = errors.New("an npm source is read from its registry: no document can be imported for it")
+
 // ImportStatus is how an import ended.
 type ImportStatus string
 
@@ -85,6 +89,9 @@ func (im *Importer) Limit() int64 { return im.fetcher.MaxBody() }
 // the publisher's server did not fail, and the source's fetch facts stay.
 func (im *Importer) Import(ctx context.Context, url string, body []byte, signature, actor string) (ImportResult, error) {
 	res := ImportResult{URL: url}
+	if readmodel.SourceKindOf(url) == readmodel.SourceNpm {
+		return res, ErrNpmSource
+	}
 	if err := im.sourceInUse(ctx, url); err != nil {
 		return res, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -20,6 +22,15 @@ type job struct {
 	sequences  map[string]int64 // rollback state: pin -> highest sequence
 	core       string           // the installed core when the check began
 	components []store.Component
+	// corePackage is the core's npm package ("" when the core is not an
+	// npm package): a release's peerDependencies on it are the core it
+	// requires.
+	corePackage string
+	// An npm source: its package, and its registry's keys during this
+	// check (shared by the sources of one registry; nil when no setting
+	// names its registry: the source fails, saying which is missing).
+	pkg     npm.Name
+	npmKeys *registryKeys
 }
 
 // inputs are the job's components as evaluation inputs, as read when the
@@ -72,10 +83,10 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 	for _, s := range stored {
 		byURL[s.URL] = s
 	}
-	core := ""
+	core, corePackage := "", ""
 	for _, comp := range components {
 		if comp.Code == updatedoc.CoreCode {
-			core = comp.InstalledVersion
+			core, corePackage = comp.InstalledVersion, readmodel.PackageOf(comp.SourceURL)
 		}
 	}
 	var jobs []job
@@ -87,13 +98,55 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 		i, ok := index[comp.SourceURL]
 		if !ok {
 			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL],
-				sequences: sequences[comp.SourceURL], core: core, trust: trustOf(comp.PinnedKey, trusts[comp.SourceURL])})
+				sequences: sequences[comp.SourceURL], core: core, corePackage: corePackage,
+				trust: trustOf(comp.PinnedKey, trusts[comp.SourceURL])})
 			i = len(jobs) - 1
 			index[comp.SourceURL] = i
 		}
 		jobs[i].components = append(jobs[i].components, comp)
 	}
 	return jobs
+}
+
+// withRegistries gives each npm job its package and its registry's keys
+// for this check (one registryKeys per registry, with the keys pinned for
+// it).
+func (c *Checker) withRegistries(ctx context.Context, jobs []job) ([]job, error) {
+	var pinned map[string]store.RegistryKeys
+	byRegistry := map[string]*registryKeys{}
+	for i := range jobs {
+		j := &jobs[i]
+		if readmodel.SourceKindOf(j.url) != readmodel.SourceNpm {
+			continue
+		}
+		name, err := npm.ParseSource(j.url)
+		if err != nil {
+			continue // the manifest refuses it; npmKeys nil: the source fails
+		}
+		j.pkg = name
+		if c.npm == nil {
+			continue
+		}
+		reg, err := c.npm.Registries.For(name)
+		if err != nil {
+			continue
+		}
+		if pinned == nil {
+			if pinned, err = c.store.RegistryKeys(ctx); err != nil {
+				return nil, err
+			}
+		}
+		rk := byRegistry[reg.String()]
+		if rk == nil {
+			rk = &registryKeys{registry: reg.String()}
+			if p, ok := pinned[reg.String()]; ok {
+				rk.pinned = &p
+			}
+			byRegistry[reg.String()] = rk
+		}
+		j.npmKeys = rk
+	}
+	return jobs, nil
 }
 
 func expiry(d *updatedoc.Document) *time.Time {

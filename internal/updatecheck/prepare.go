@@ -24,6 +24,9 @@ type pending struct {
 	// when set, is the change of its trusted keys for the audit log.
 	trust       *store.SourceTrust
 	trustChange *trustChange
+	// registryChange, for an npm source, is its registry's keys to pin
+	// with it (first sight, or a change).
+	registryChange *registryChange
 }
 
 // prepare turns one fetch into what to write: the I/O the policy needs (a

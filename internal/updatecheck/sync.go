@@ -1,6 +1,7 @@
 package updatecheck
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -58,6 +60,9 @@ func NewSyncer(c *Checker) *Syncer { return &Syncer{writer: c.writer} }
 // the next sync or check evaluates.
 func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, error) {
 	if err := m.Validate(); err != nil {
+		return SyncReport{}, err
+	}
+	if err := m.CheckRegistries(s.registries()); err != nil {
 		return SyncReport{}, err
 	}
 	before, err := s.store.Components(ctx)
@@ -147,7 +152,7 @@ func (s *Syncer) evaluateStored(ctx context.Context) (int, error) {
 		if err != nil || len(todo) == 0 {
 			return written, err
 		}
-		core, err := s.coreVersion(ctx)
+		core, err := s.core(ctx)
 		if err != nil {
 			return written, err
 		}
@@ -170,8 +175,9 @@ func (s *Syncer) evaluateStored(ctx context.Context) (int, error) {
 
 // evaluateFromStored evaluates todo (ordered by source) from the stored
 // documents; components whose document cannot be trusted are left out.
-func (s *Syncer) evaluateFromStored(ctx context.Context, todo []store.Unevaluated, core string) ([]store.Result, error) {
+func (s *Syncer) evaluateFromStored(ctx context.Context, todo []store.Unevaluated, core store.Component) ([]store.Result, error) {
 	var out []store.Result
+	var pinned map[string]store.RegistryKeys // read at the first npm source
 	for start := 0; start < len(todo); {
 		end := start
 		for end < len(todo) && todo[end].SourceURL == todo[start].SourceURL {
@@ -187,6 +193,25 @@ func (s *Syncer) evaluateFromStored(ctx context.Context, todo []store.Unevaluate
 		if err != nil {
 			return nil, err
 		}
+		if readmodel.SourceKindOf(src.URL) == readmodel.SourceNpm {
+			if pinned == nil {
+				if pinned, err = s.store.RegistryKeys(ctx); err != nil {
+					return nil, err
+				}
+			}
+			d := s.storedNpm(src, pinned, core)
+			for _, u := range group {
+				if d == nil {
+					break
+				}
+				r, err := evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion}, src.Epoch)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, r)
+			}
+			continue
+		}
 		docs := map[string]*docInput{} // by pin: components of one source may pin different keys
 		for _, u := range group {
 			d, ok := docs[u.PinnedKey]
@@ -199,7 +224,7 @@ func (s *Syncer) evaluateFromStored(ctx context.Context, todo []store.Unevaluate
 			if d == nil {
 				continue
 			}
-			r, err := evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core}, src.Epoch)
+			r, err := evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion}, src.Epoch)
 			if err != nil {
 				return nil, err
 			}
@@ -230,16 +255,35 @@ func (s *Syncer) writeStored(ctx context.Context, results []store.Result) (int, 
 	return written, nil
 }
 
-// coreVersion is the installed core's version, "" when none is installed.
-func (s *Syncer) coreVersion(ctx context.Context) (string, error) {
+// core is the installed core (the zero Component when none is).
+func (s *Syncer) core(ctx context.Context) (store.Component, error) {
 	comp, err := s.store.Component(ctx, updatedoc.CoreCode)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return "", nil
-		}
-		return "", err
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Component{}, nil
 	}
-	return comp.InstalledVersion, nil
+	return comp, err
+}
+
+// storedNpm is the stored package of the npm source src, verified with
+// the keys pinned for the registry it was read from; nil when none can be
+// used (the next check decides).
+func (s *Syncer) storedNpm(src store.Source, pinned map[string]store.RegistryKeys, core store.Component) *docInput {
+	if src.Document == nil {
+		return nil
+	}
+	pkg, err := storedPackage(src.Document)
+	if err != nil {
+		s.logger.Warn("stored package document", "url", src.URL, "error", err)
+		return nil
+	}
+	var keys []npm.Key
+	if rk, ok := pinned[src.Registry]; ok {
+		if keys, err = npm.ParseKeys(bytes.NewReader(rk.Keys)); err != nil {
+			s.logger.Warn("pinned registry keys do not parse", "registry", src.Registry, "error", err)
+			return nil
+		}
+	}
+	return npmInput(src.URL, src.Document, &npmDoc{pkg: pkg, registry: src.Registry, keys: keys, core: readmodel.PackageOf(core.SourceURL)})
 }
 
 // auditPin is the audit action of a manifest sync that changed the keys

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -22,6 +23,18 @@ type writer struct {
 	observer Observer
 	notifier Notifier
 	reads    Reads
+	// npm reads the "npm:NAME" sources (nil: the settings name no
+	// registry, and every npm source fails with readmodel.ErrorNoRegistry).
+	npm *npm.Client
+}
+
+// registries are the npm registries the settings name (none without an
+// npm client).
+func (w *writer) registries() npm.Registries {
+	if w.npm == nil {
+		return npm.Registries{}
+	}
+	return w.npm.Registries
 }
 
 // outcome is what became of one source; err, when set, stops the whole
@@ -69,7 +82,7 @@ func (w *writer) write(ctx context.Context, l lease.Lease, p pending) outcome {
 	var using int
 	var written []string
 	err := store.ErrEventsToQueue // the transaction below, unless the batch is enough
-	if !p.failure.failed() && p.trustChange == nil {
+	if !p.failure.failed() && p.trustChange == nil && p.registryChange == nil {
 		err = w.sendFenced(ctx, l, p, first, &using, &written)
 	}
 	if errors.Is(err, store.ErrEventsToQueue) {
@@ -92,6 +105,9 @@ func (w *writer) write(ctx context.Context, l lease.Lease, p pending) outcome {
 			}
 			if err == nil {
 				err = w.saveTrust(ctx, tx, p)
+			}
+			if err == nil {
+				err = w.saveRegistryChange(ctx, tx, p.registryChange, l.Epoch)
 			}
 			if err != nil || p.doc == nil {
 				return err

@@ -1,0 +1,343 @@
+package updatecheck
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// npm sources ("npm:NAME") go through the check as documents do — the
+// lease, one fetch through the guarded fetcher, a verdict with no I/O, the
+// fenced write — with three differences:
+//
+//   - what is stored is not the registry's document (tens of megabytes for
+//     a popular package) but what upcheck keeps of it (npm.Package, as
+//     JSON), so that a component upgraded outside upcheck is evaluated
+//     again from it at once, without a fetch;
+//   - what a release is comes from the registry's own facts (npm.OfferFor:
+//     dist-tags, publish times, deprecations, peerDependencies on the
+//     core's package, registry signatures), and is then evaluated as a
+//     document's releases are (updatedoc.Evaluate);
+//   - trust is the registry's signing keys, pinned per registry on first
+//     sight (registry_keys): a registry that publishes other keys later is a
+//     trust event, written with the first of its sources.
+
+// npmDoc is a package document ready to evaluate components against.
+type npmDoc struct {
+	pkg      *npm.Package
+	registry string    // the registry's URL, no credentials
+	keys     []npm.Key // the keys versions must be signed with; nil: the registry publishes none
+	core     string    // the core's package name; "" when the core is not an npm package
+}
+
+// npmInput is a docInput for an npm source: body is the stored form.
+func npmInput(url string, body []byte, d *npmDoc) *docInput {
+	h := sha256.Sum256(body)
+	return &docInput{url: url, hash: h[:], npm: d}
+}
+
+// storedPackage is what is kept of a package document, as stored in
+// sources.document.
+func storedPackage(body []byte) (*npm.Package, error) {
+	var p npm.Package
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil, fmt.Errorf("stored package document: %w", err)
+	}
+	return &p, nil
+}
+
+// registryKeys is one registry's signing keys during one check: fetched
+// once, whatever the number of its packages, and compared with the keys
+// pinned for it.
+type registryKeys struct {
+	registry string
+	pinned   *store.RegistryKeys // nil: never seen
+
+	once    sync.Once
+	keys    []npm.Key
+	fail    failure // the keys could not be read and none are pinned
+	change  *registryChange
+	claimed atomic.Bool // the change is written with one source only
+}
+
+// registryChange is a registry's keys to pin: first sight (Old nil) or a
+// change, for the fenced write, the audit log and the notification.
+type registryChange struct {
+	Registry string   `json:"registry"`
+	OldKeys  []string `json:"old_keys"`
+	NewKeys  []string `json:"new_keys"`
+	keys     []byte   // the keys document to pin
+	first    bool
+}
+
+// resolve fetches the registry's keys once per check (name is a package it
+// serves) and decides which keys versions are verified with:
+//   - the keys it publishes, pinned on first sight; other keys than the
+//     pinned ones are a change (pinned in their turn, and said);
+//   - the pinned keys when it publishes none any more, or its keys cannot be
+//     read: a registry that stops signing must not stop verification;
+//   - none when it never published any.
+//
+// It reports false when the check was cancelled.
+func (rk *registryKeys) resolve(ctx context.Context, c *Checker, name npm.Name) bool {
+	cancelled := false
+	rk.once.Do(func() {
+		var pinned []npm.Key
+		if rk.pinned != nil {
+			var err error
+			if pinned, err = npm.ParseKeys(bytes.NewReader(rk.pinned.Keys)); err != nil {
+				c.logger.WarnContext(ctx, "pinned registry keys do not parse", "registry", rk.registry, "error", err)
+				pinned = nil
+			}
+		}
+		keys, err := c.npm.Keys(ctx, name)
+		switch {
+		case fetch.IsCancelled(ctx, err):
+			cancelled = true
+			rk.fail = failure{kind: readmodel.ErrorOther, detail: "cancelled"}
+		case err != nil && pinned != nil:
+			c.logger.WarnContext(ctx, "registry keys could not be read: versions are verified with the pinned ones", "registry", rk.registry, "error", err)
+			rk.keys = pinned
+		case err != nil:
+			rk.fail = failureOf(err, "the registry's signing keys could not be read")
+		case len(keys) == 0 && pinned != nil:
+			c.logger.WarnContext(ctx, "the registry publishes no signing keys any more: versions are verified with the pinned ones", "registry", rk.registry)
+			rk.keys = pinned
+		case len(keys) == 0:
+		default:
+			rk.keys = keys
+			doc := npm.KeysDocument(keys)
+			switch {
+			case rk.pinned == nil:
+				rk.change = &registryChange{Registry: rk.registry, NewKeys: npm.KeyIDs(keys), keys: doc, first: true}
+			case pinned == nil || !bytes.Equal(npm.KeysDocument(pinned), doc):
+				rk.change = &registryChange{Registry: rk.registry, OldKeys: rk.pinned.KeyIDs, NewKeys: npm.KeyIDs(keys), keys: doc}
+				c.logger.WarnContext(ctx, "the registry's signing keys changed", "registry", rk.registry,
+					"old_keys", rk.pinned.KeyIDs, "new_keys", rk.change.NewKeys)
+			}
+		}
+	})
+	return !cancelled && !fetch.IsCancelled(ctx, ctx.Err())
+}
+
+// claim hands the change to pin to the first source that asks.
+func (rk *registryKeys) claim() *registryChange {
+	if rk.change == nil || !rk.claimed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return rk.change
+}
+
+// npmRequest is the fetch of j's package document, or why it cannot be
+// made (no registry is named for it).
+func (c *Checker) npmRequest(j job) (*npm.PackageRequest, failure) {
+	if c.npm == nil || j.npmKeys == nil {
+		return nil, failureOf(npm.ErrNoRegistry, "")
+	}
+	etag, lastModified := "", ""
+	if j.stored.Document != nil {
+		etag, lastModified = j.stored.ETag, j.stored.LastModified
+	}
+	pr, err := c.npm.PackageRequest(j.pkg, etag, lastModified)
+	if err != nil {
+		return nil, failureOf(err, "")
+	}
+	return pr, failure{}
+}
+
+// prepareNpm turns one package fetch into what to write, as prepare does
+// for documents: the registry's keys, then the verdict, then the
+// evaluation. Whatever fails, the stored package keeps answering for the
+// components. It reports false when the check was cancelled.
+func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.PackageRequest, resp fetch.Response, ferr error) (pending, bool) {
+	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
+		return pending{}, false
+	}
+	fetched, err := pr.Result(resp, ferr)
+	p := pending{job: j, etag: resp.ETag, lastModified: resp.LastModified}
+	// The keys, also when the fetch failed: the stored package keeps
+	// answering, verified with them.
+	if !j.npmKeys.resolve(ctx, c, j.pkg) {
+		return pending{}, false
+	}
+	if err == nil && j.npmKeys.fail.failed() {
+		err = errors.New(j.npmKeys.fail.detail)
+		p.failure = j.npmKeys.fail
+	}
+	keys := j.npmKeys.keys
+	switch {
+	case err != nil:
+		if !p.failure.failed() {
+			p.failure = failureOf(err, "")
+		}
+		p.doc = c.storedNpm(j, keys)
+	case fetched.Package == nil: // 304
+		if p.doc = c.storedNpm(j, keys); p.doc == nil {
+			p.failure = notModifiedFailure(errors.New("no package document is stored"))
+		} else {
+			p.notModified = true
+		}
+	default:
+		body, err := json.Marshal(fetched.Package)
+		if err != nil {
+			p.failure = failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("encode the package document: %v", err)}
+			break
+		}
+		state, verifiedBy := readmodel.TrustUnsigned, ""
+		if len(keys) > 0 {
+			state, verifiedBy = readmodel.TrustVerified, strings.Join(npm.KeyIDs(keys), " ")
+		}
+		p.newDocument = true
+		p.document = store.SourceDocument{URL: j.url, Document: body, ETag: resp.ETag, LastModified: resp.LastModified,
+			SignatureState: string(state), VerifiedBy: verifiedBy, Registry: j.npmKeys.registry, Epoch: epoch}
+		p.doc = npmInput(j.url, body, &npmDoc{pkg: fetched.Package, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})
+	}
+	if !p.failure.failed() {
+		p.registryChange = j.npmKeys.claim()
+	}
+	return evaluated(p, epoch), true
+}
+
+// storedNpm is the stored package of j as a docInput, nil when none is
+// stored (or it cannot be read: the next fetch replaces it).
+func (c *Checker) storedNpm(j job, keys []npm.Key) *docInput {
+	if j.stored.Document == nil {
+		return nil
+	}
+	pkg, err := storedPackage(j.stored.Document)
+	if err != nil {
+		c.logger.Warn("stored package document", "url", j.url, "error", err)
+		return nil
+	}
+	return npmInput(j.url, j.stored.Document, &npmDoc{pkg: pkg, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})
+}
+
+// saveRegistryChange pins a registry's keys in the fenced transaction that
+// writes the source, with its audit row and, for a change after first
+// sight, its notification.
+func (w *writer) saveRegistryChange(ctx context.Context, tx *store.Tx, ch *registryChange, epoch int64) error {
+	if ch == nil {
+		return nil
+	}
+	if err := tx.RegistryKeysSave(ctx, ch.Registry, ch.keys, ch.NewKeys, epoch); err != nil {
+		return err
+	}
+	if ch.first {
+		return tx.AuditAppend(ctx, 0, readmodel.AuditRegistryKeysPin, ch)
+	}
+	if err := tx.AuditAppend(ctx, 0, readmodel.AuditRegistryKeysChange, ch); err != nil {
+		return err
+	}
+	if w.notifier == nil {
+		return nil
+	}
+	return w.notifier.QueueRegistryKeysChanged(ctx, tx, ch.Registry, ch.OldKeys, epoch)
+}
+
+// refusalWords are the reasons a version is never offered, as the detail
+// page says them.
+func refusalWords(err error) string {
+	switch {
+	case errors.Is(err, npm.ErrUnsigned):
+		return "the registry publishes signing keys, and this version has no signature"
+	case errors.Is(err, npm.ErrUnknownKey):
+		return "signed by a key the registry does not publish"
+	case errors.Is(err, npm.ErrExpiredKey):
+		return "signed by a key that had expired when it was published"
+	case errors.Is(err, npm.ErrBadSignature):
+		return "its signature does not match its name, version and integrity: the package may have been altered"
+	}
+	return err.Error()
+}
+
+// evaluateNpm evaluates one component of an npm source: what the package
+// offers its installed version (npm.OfferFor) is evaluated as a
+// document's releases are, and the registry's own facts (deprecation,
+// provenance, signatures, an unlisted version) go beside the result.
+func evaluateNpm(d *docInput, in store.ComponentInput, epoch int64) (store.Result, error) {
+	n := d.npm
+	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
+	pkg := offer.Package
+	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{in.Code: &pkg}}
+	r, err := evaluateDoc(d, doc, in, epoch)
+	if err != nil {
+		return r, err
+	}
+	r.Deprecated, r.ProvenanceLost = offer.Deprecated, provenanceLost(offer, in.InstalledVersion, r.UpdateVersion)
+	offer.ProvenanceLost = r.ProvenanceLost
+	if r.RegistryFacts, err = json.Marshal(registryFacts(n, offer, in.InstalledVersion)); err != nil {
+		return store.Result{}, fmt.Errorf("encode the registry's facts of %q: %w", in.Code, err)
+	}
+	return r, nil
+}
+
+// provenanceLost is the trust downgrade of a component: the version the
+// site would install (the installable update, else the newest version
+// offered) when it was published without the provenance the installed
+// version has; "" when there is none.
+func provenanceLost(o npm.Offer, installed, update string) string {
+	if update == "" {
+		return o.ProvenanceLost
+	}
+	if o.Provenance[installed] && !o.Provenance[update] {
+		return update
+	}
+	return ""
+}
+
+// registryFacts are what the registry said of the package, for the
+// detail page: the installed version and every version offered, newest
+// first, with their provenance and the key that verified each.
+func registryFacts(n *npmDoc, o npm.Offer, installed string) readmodel.RegistryFacts {
+	f := readmodel.RegistryFacts{Package: n.pkg.Name, Registry: n.registry, Deprecated: o.Deprecated, Unlisted: o.Unlisted,
+		KeysPublished: len(n.keys) > 0, ProvenanceLost: o.ProvenanceLost, Versions: []readmodel.RegistryVersion{}}
+	version := func(v string, requiresCore string) readmodel.RegistryVersion {
+		rv := readmodel.RegistryVersion{Version: v, Published: n.pkg.Published[v], Installed: v == installed,
+			Provenance: o.Provenance[v], RequiresCore: requiresCore}
+		if len(n.keys) > 0 {
+			if ver, err := npm.VerifySignature(n.keys, n.pkg.Name, v, n.pkg.Versions[v], n.pkg.Published[v]); err == nil {
+				rv.SignedBy = ver.KeyID
+			}
+		}
+		return rv
+	}
+	listedInstalled := false
+	for _, r := range o.Package.Releases {
+		listedInstalled = listedInstalled || r.Version == installed
+		f.Versions = append(f.Versions, version(r.Version, r.RequiresCore))
+	}
+	if !o.Unlisted && !listedInstalled {
+		// The installed version is not offered (deprecated, a prerelease,
+		// newer than latest): it is listed all the same, in its place.
+		rv := version(installed, "")
+		at := len(f.Versions)
+		if iv, err := semver.StrictNewVersion(installed); err == nil {
+			for i, r := range f.Versions {
+				if v, err := semver.StrictNewVersion(r.Version); err == nil && iv.GreaterThan(v) {
+					at = i
+					break
+				}
+			}
+		}
+		f.Versions = slices.Insert(f.Versions, at, rv)
+	}
+	for _, r := range o.Refused {
+		f.Refused = append(f.Refused, readmodel.RefusedVersion{Version: r.Version, Reason: refusalWords(r.Err)})
+	}
+	return f
+}

@@ -1,0 +1,344 @@
+package updatecheck
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// registry is a small npm registry in the registry's own protocol: full
+// package documents with ETags (304 on If-None-Match), and signing keys
+// at /-/npm/v1/keys, every version signed over NAME@VERSION:INTEGRITY.
+type registry struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	key      *ecdsa.PrivateKey
+	keyID    string
+	packages map[string]*regPackage
+	requests map[string]int // by path
+}
+
+type regPackage struct {
+	latest   string
+	versions map[string]regVersion
+	rev      int
+}
+
+type regVersion struct {
+	deprecated string
+	peers      map[string]string
+	provenance bool
+	tamper     bool // integrity changed after signing
+	published  time.Time
+}
+
+func newRegistry(t *testing.T) *registry {
+	r := &registry{t: t, packages: map[string]*regPackage{}, requests: map[string]int{}}
+	r.rotate()
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// rotate replaces the registry's signing key.
+func (r *registry) rotate() {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.key = k
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	sum := sha256.Sum256(der)
+	r.keyID = "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
+	for _, p := range r.packages {
+		p.rev++
+	}
+}
+
+func (r *registry) publish(name, latest string, versions map[string]regVersion) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.packages[name]
+	if p == nil {
+		p = &regPackage{}
+		r.packages[name] = p
+	}
+	p.latest, p.versions = latest, versions
+	p.rev++
+}
+
+func (r *registry) count(path string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests[path]
+}
+
+func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests[req.URL.EscapedPath()]++
+	if req.URL.Path == "/-/npm/v1/keys" {
+		der, _ := x509.MarshalPKIXPublicKey(&r.key.PublicKey)
+		fmt.Fprintf(w, `{"keys":[{"expires":null,"keyid":%q,"keytype":"ecdsa-sha2-nistp256","scheme":"ecdsa-sha2-nistp256","key":%q}]}`,
+			r.keyID, base64.StdEncoding.EncodeToString(der))
+		return
+	}
+	name, _ := url.PathUnescape(strings.TrimPrefix(req.URL.EscapedPath(), "/"))
+	p := r.packages[name]
+	if p == nil {
+		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+		return
+	}
+	etag := fmt.Sprintf(`"%s-%d"`, strings.ReplaceAll(name, "/", "_"), p.rev)
+	if req.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	times := map[string]string{}
+	versions := map[string]any{}
+	for v, rv := range p.versions {
+		integrity := "sha512-" + base64.StdEncoding.EncodeToString([]byte(name+v))
+		msg := sha256.Sum256([]byte(name + "@" + v + ":" + integrity))
+		sig, err := ecdsa.SignASN1(rand.Reader, r.key, msg[:])
+		if err != nil {
+			r.t.Error(err)
+		}
+		if rv.tamper {
+			integrity = "sha512-" + base64.StdEncoding.EncodeToString([]byte("altered"))
+		}
+		dist := map[string]any{"integrity": integrity, "shasum": "00", "tarball": r.srv.URL + "/" + name + "/-/" + v + ".tgz",
+			"signatures": []map[string]string{{"keyid": r.keyID, "sig": base64.StdEncoding.EncodeToString(sig)}}}
+		if rv.provenance {
+			dist["attestations"] = map[string]any{"url": r.srv.URL + "/att", "provenance": map[string]string{"predicateType": "https://slsa.dev/provenance/v1"}}
+		}
+		m := map[string]any{"name": name, "version": v, "dist": dist, "readme": strings.Repeat("x", 100)}
+		if rv.deprecated != "" {
+			m["deprecated"] = rv.deprecated
+		}
+		if rv.peers != nil {
+			m["peerDependencies"] = rv.peers
+		}
+		versions[v] = m
+		times[v] = rv.published.UTC().Format(time.RFC3339Nano)
+	}
+	body, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": p.latest}, "time": times, "versions": versions})
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+// useRegistry makes b's checker read npm sources from r.
+func (b *bundle) useRegistry(r *registry) {
+	u, err := npm.ParseRegistryURL(r.srv.URL + "/")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.checker.UseNpm(&npm.Client{Fetcher: b.fetcher, Registries: npm.Registries{Default: u}, MaxDocument: 1 << 20})
+}
+
+func (b *bundle) catalogRow(code string) readmodel.CatalogRow {
+	b.t.Helper()
+	rows, _, err := b.store.CatalogRows(context.Background())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Code == code {
+			return r.CatalogRow
+		}
+	}
+	b.t.Fatalf("no catalog row %q", code)
+	return readmodel.CatalogRow{}
+}
+
+func (b *bundle) auditActions() []string {
+	b.t.Helper()
+	events, err := b.store.AuditEvents(context.Background(), "", 100, 0)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Action)
+	}
+	return out
+}
+
+func day(n int) time.Time { return time.Date(2026, 1, n, 12, 0, 0, 0, time.UTC) }
+
+// npmSite is a core and three plugins served by r: blog has an update
+// that lost the provenance its installed version had and a newer release
+// that needs a newer core; old is deprecated; gone is not published.
+func npmSite(b *bundle, r *registry) {
+	r.publish("@acme/core", "2.0.0", map[string]regVersion{"2.0.0": {published: day(1)}})
+	r.publish("@acme/blog", "2.0.0", map[string]regVersion{
+		"1.0.0": {published: day(2), provenance: true},
+		"1.1.0": {published: day(3)},
+		"1.2.0": {published: day(4), tamper: true},
+		"2.0.0": {published: day(5), provenance: true, peers: map[string]string{"@acme/core": ">=3.0.0"}},
+	})
+	r.publish("old-widget", "1.0.0", map[string]regVersion{"1.0.0": {published: day(2), deprecated: "use @acme/widget"}})
+	b.useRegistry(r)
+	b.sync(
+		manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
+		manifest.Component{Code: "acme--blog", Name: "Blog", Version: "1.0.0", Source: "npm:@acme/blog"},
+		manifest.Component{Code: "old-widget", Name: "Old widget", Version: "1.0.0", Source: "npm:old-widget"},
+		manifest.Component{Code: "gone", Name: "Gone", Version: "1.0.0", Source: "npm:@acme/gone"},
+	)
+}
+
+func TestNpmSourcesAreChecked(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := newRegistry(t)
+	npmSite(b, r)
+
+	res := b.run(lease.Operator)
+	if res.Status != CompletedWithFailures || res.Fetched != 3 || res.Failed != 1 {
+		t.Fatalf("first check: %+v, want 3 fetched and the missing package failed", res)
+	}
+	blog := b.catalogRow("acme--blog")
+	if blog.SourceKind != readmodel.SourceNpm || blog.Package != "@acme/blog" {
+		t.Errorf("blog: kind %q package %q", blog.SourceKind, blog.Package)
+	}
+	// 1.2.0's signature fails: never offered; 2.0.0 needs core >= 3.
+	if !blog.UpdateAvailable || blog.UpdateVersion != "1.1.0" || !blog.NeedsNewerCore || blog.RequiredCore != ">=3.0.0" {
+		t.Errorf("blog: update %v %q, needs newer core %v %q", blog.UpdateAvailable, blog.UpdateVersion, blog.NeedsNewerCore, blog.RequiredCore)
+	}
+	if blog.UpdateCommand != "npm install @acme/blog@1.1.0" {
+		t.Errorf("blog: update command %q", blog.UpdateCommand)
+	}
+	// The update the site can install lost the installed version's
+	// provenance (2.0.0, which has it, needs a newer core).
+	if blog.ProvenanceLost != "1.1.0" {
+		t.Errorf("blog: provenance lost %q, want 1.1.0", blog.ProvenanceLost)
+	}
+	old := b.catalogRow("old-widget")
+	if old.Deprecated != "use @acme/widget" || old.UpdateAvailable {
+		t.Errorf("old-widget: deprecated %q, update %v", old.Deprecated, old.UpdateAvailable)
+	}
+	gone := b.catalogRow("gone")
+	if gone.LastErrorKind != string(readmodel.ErrorNoSuchPackage) {
+		t.Errorf("gone: failure kind %q, want %s", gone.LastErrorKind, readmodel.ErrorNoSuchPackage)
+	}
+	d, err := b.reads.Detail(context.Background(), "acme--blog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Registry == nil || !d.Registry.KeysPublished || len(d.Registry.Refused) != 1 || d.Registry.Refused[0].Version != "1.2.0" {
+		t.Fatalf("blog's registry facts: %+v", d.Registry)
+	}
+	for _, v := range d.Registry.Versions {
+		if v.SignedBy != r.keyID || v.Published.IsZero() {
+			t.Errorf("blog %s: signed by %q, published %v", v.Version, v.SignedBy, v.Published)
+		}
+		if v.Version == "1.0.0" && (!v.Installed || !v.Provenance) {
+			t.Errorf("blog 1.0.0: %+v, want installed with provenance", v)
+		}
+	}
+	sum, err := b.store.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Deprecated != 1 || sum.TrustDowngrades != 1 || sum.UnsignedSources != 0 {
+		t.Errorf("summary: deprecated %d, trust downgrades %d, unsigned %d", sum.Deprecated, sum.TrustDowngrades, sum.UnsignedSources)
+	}
+	if got := b.auditActions(); strings.Count(strings.Join(got, " "), string(readmodel.AuditRegistryKeysPin)) != 1 {
+		t.Errorf("audit %v, want the registry's keys pinned once", got)
+	}
+
+	// The next check: every package answers 304.
+	res = b.run(lease.Operator)
+	if res.NotModified != 3 || res.Fetched != 0 {
+		t.Fatalf("second check: %+v, want 3 not modified", res)
+	}
+	if got := b.catalogRow("acme--blog"); got.UpdateVersion != "1.1.0" {
+		t.Errorf("after a 304: blog's update %q", got.UpdateVersion)
+	}
+}
+
+func TestNpmKeyChangeIsATrustEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := newRegistry(t)
+	npmSite(b, r)
+	b.run(lease.Operator)
+	r.rotate()
+	b.run(lease.Operator)
+	if got := b.auditActions(); !strings.Contains(strings.Join(got, " "), string(readmodel.AuditRegistryKeysChange)) {
+		t.Errorf("audit %v, want the registry's key change", got)
+	}
+	health, err := b.store.SourceHealth(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range health {
+		if s.Kind == readmodel.SourceNpm && s.URL != "npm:@acme/gone" && (s.KeysChangedAt == nil || len(s.RegistryKeys) != 1 || s.RegistryKeys[0] != r.keyID) {
+			t.Errorf("%s: keys %v changed at %v, want the new key", s.URL, s.RegistryKeys, s.KeysChangedAt)
+		}
+	}
+	// Versions are verified with the new key: the update is still offered.
+	if got := b.catalogRow("acme--blog"); got.UpdateVersion != "1.1.0" {
+		t.Errorf("after the key change: blog's update %q", got.UpdateVersion)
+	}
+}
+
+func TestNpmUpgradeOutOfBandIsEvaluatedAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := newRegistry(t)
+	npmSite(b, r)
+	b.run(lease.Operator)
+	before := r.count("/@acme%2fblog")
+	// The site upgraded blog to 1.1.0 outside upcheck: the sync evaluates
+	// it from the stored package, with no fetch.
+	b.sync(
+		manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
+		manifest.Component{Code: "acme--blog", Name: "Blog", Version: "1.1.0", Source: "npm:@acme/blog"},
+		manifest.Component{Code: "old-widget", Name: "Old widget", Version: "1.0.0", Source: "npm:old-widget"},
+	)
+	blog := b.catalogRow("acme--blog")
+	if !blog.Evaluated || blog.UpdateAvailable || blog.Installed != "1.1.0" {
+		t.Errorf("after the upgrade: evaluated %v, update %v %q", blog.Evaluated, blog.UpdateAvailable, blog.UpdateVersion)
+	}
+	if r.count("/@acme%2fblog") != before {
+		t.Error("the sync fetched the package")
+	}
+}
+
+func TestNpmSourceNeedsARegistry(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := NewSyncer(b.checker).Sync(context.Background(), &manifest.Manifest{Components: []manifest.Component{
+		{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
+	}})
+	if err == nil || !strings.Contains(err.Error(), "UPCHECK_NPM_REGISTRY") || !strings.Contains(err.Error(), `components[0] ("core")`) {
+		t.Fatalf("sync without a registry: %v, want the missing setting named", err)
+	}
+	components, err := b.store.Components(context.Background())
+	if err != nil || len(components) != 0 {
+		t.Fatalf("components %v (%v), want none written", components, err)
+	}
+}
