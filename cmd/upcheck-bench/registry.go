@@ -44,6 +44,7 @@ type npmDoc struct {
 	raw       int // decoded size
 	installed string
 	latest    string
+	versions  int
 }
 
 // registry serves the package documents on loopback in the registry's
@@ -188,21 +189,23 @@ func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
 // reads: every version's whole manifest (dependencies, scripts, dist with
 // integrity, shasum, tarball, the registry's signature, provenance for some
 // packages, the publisher), the publish time of each, maintainers and a
-// readme, until it reaches its size. The installed version is three
-// quarters of the way along, or the latest for one package in ten; one in
-// twenty-five has its installed version deprecated.
+// readme, until it reaches its size. The installed version is one to
+// twenty releases behind the latest for most packages, the latest for one
+// in ten, half-way along the versions for one in ten (a site far behind);
+// one in twenty-five has its installed version deprecated.
 func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 	rng := mrand.New(mrand.NewPCG(uint64(i), 23))
 	size := npmSize(i, rng)
 	name := npmName(i)
 	d := &npmDoc{name: name}
-	// Per-version manifests grow with the document, as they do in the
-	// registry: the biggest packages have the most dependencies and files.
-	versions := min(max(size/1200, 12), 5000)
-	// A package keeps its dependencies from version to version, a range
-	// moving now and then, as real ones do (what makes a real document
-	// compress about nine to one).
-	deps := make([]string, max(3, (size/versions-900)/32))
+	// About 3 KB a version, up to 3,000 versions: the biggest packages
+	// have the most versions and the biggest manifests (the 40 MB one
+	// about 13 KB each, as the registry's largest documents do).
+	versions := min(max(size/3000, 8), 3000)
+	// A package keeps its dependencies from version to version, an eighth
+	// of them moving each time, as real ones do (what makes a real document
+	// compress several times).
+	deps := make([]string, max(6, (size/versions-1100)/30))
 	for j := range deps {
 		deps[j] = depRange(rng)
 	}
@@ -231,10 +234,14 @@ func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 			return nil, err
 		}
 	}
-	d.latest = list[len(list)-1]
-	d.installed = list[len(list)*3/4]
-	if i%10 == 0 {
+	d.latest, d.versions = list[len(list)-1], len(list)
+	switch i % 10 {
+	case 0:
 		d.installed = d.latest
+	case 5:
+		d.installed = list[len(list)/2]
+	default:
+		d.installed = list[max(0, len(list)-1-(1+rng.IntN(20)))]
 	}
 	deprecated := i%25 == 7
 
@@ -289,7 +296,9 @@ func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key *ecdsa.PrivateKey, re
 		`"types":"dist/index.d.ts","scripts":{"build":"tsc -p .","test":"node --test"},"repository":{"type":"git","url":"git+https://example.test/bench/%s.git"},`+
 		`"author":{"name":"Bench Author"},"license":"MIT",%s"dependencies":{`,
 		v, name, v, name, base, peer)
-	w.WriteString(strings.Join(deps, ","))
+	w.WriteString(strings.Join(deps[:len(deps)/3], ","))
+	w.WriteString(`},"devDependencies":{`)
+	w.WriteString(strings.Join(deps[len(deps)/3:], ","))
 	fmt.Fprintf(w, `},"gitHead":%q,"_id":"%s@%s","_nodeVersion":"20.11.1","_npmVersion":"10.2.4",`, hexOf(rng, 20), name, v)
 	fmt.Fprintf(w, `"dist":{"integrity":%q,"shasum":%q,"tarball":"%s/%s/-/%s-%s.tgz","fileCount":%d,"unpackedSize":%d,`,
 		integrity, hexOf(rng, 20), reg, name, base, v, rng.IntN(200)+5, rng.IntN(2<<20)+4096)
