@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -25,7 +26,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -244,18 +244,23 @@ type checkResult struct {
 }
 
 // check runs `upcheck check` (an operator run: no cooldown) and returns its
-// result and the process's peak RSS in KiB.
+// result and the process's peak RSS in KiB (peakRSS).
 func check(binary string, env []string) (checkResult, int64, error) {
 	cmd := command(binary, env, "", "check")
-	out, err := cmd.Output()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, rss, err := peakRSS(cmd)
 	if err != nil {
-		return checkResult{}, 0, fmt.Errorf("check: %v: %s", err, out)
+		return checkResult{}, 0, fmt.Errorf("check: %v: %s%s", err, out, stderr.Bytes())
 	}
 	var res checkResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		return res, 0, fmt.Errorf("check output %q: %w", out, err)
 	}
-	return res, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss, nil
+	if rss == 0 {
+		return res, 0, fmt.Errorf("the check's peak RSS could not be read from /proc")
+	}
+	return res, rss, nil
 }
 
 // publishers are 32 loopback hosts answering after 20 ms, with ETags.
