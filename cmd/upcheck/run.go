@@ -28,8 +28,13 @@ Usage:
   upcheck migrate               apply database migrations
   upcheck check [--manual]      run one locked check now; prints one JSON line, whose
                                 "failures" say why each failed source failed
-  upcheck components sync [--manifest FILE]
-                                load the manifest (default $UPCHECK_MANIFEST) into the database
+  upcheck components sync [--manifest FILE | --lockfile FILE [--include GLOB]... [--core NAME]]
+                                make the installed components the manifest's entries
+                                (default $UPCHECK_MANIFEST), or the packages of the site's
+                                package-lock.json or pnpm-lock.yaml (default $UPCHECK_LOCKFILE):
+                                --include (repeatable; $UPCHECK_LOCKFILE_INCLUDE) globs of
+                                package names, default the site's own dependencies; --core
+                                ($UPCHECK_LOCKFILE_CORE) the core's package; prints one JSON line
   upcheck source import --source URL FILE [--sig FILE]
                                 accept a document obtained elsewhere (a mirror, a USB stick)
                                 for source URL (or offline:NAME) under the rules of a fetch;
@@ -100,7 +105,11 @@ why; the stored document stays), 1 an error.
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
-UPCHECK_MANIFEST, UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_CHECK_SCHEDULE,
+UPCHECK_MANIFEST or UPCHECK_LOCKFILE (with UPCHECK_LOCKFILE_INCLUDE and
+UPCHECK_LOCKFILE_CORE; serve follows the lockfile's changes),
+UPCHECK_NPM_REGISTRY and UPCHECK_NPMRC (the site's npm registry, scopes and
+tokens), UPCHECK_NPM_MAX_DOCUMENT (bytes),
+UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_CHECK_SCHEDULE,
 UPCHECK_TRUSTED_PROXIES (CIDRs of reverse proxies whose X-Forwarded-For is
 believed), UPCHECK_METRICS_PUBLIC=1 (/metrics without an API token),
 UPCHECK_SECURE_COOKIES=1, UPCHECK_FETCH_TIMEOUT, UPCHECK_LOG_LEVEL (serve's
@@ -188,26 +197,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "notify":
 		return runNotify(ctx, cfg, logger, rest, stdout, stderr)
 	case "components":
-		if len(rest) == 0 || rest[0] != "sync" {
-			fmt.Fprintf(stderr, "upcheck components: want \"sync\"\n%s", helpPointer("components"))
-			return errUsage
-		}
-		path := cfg.Manifest
-		if _, err := parseFlags("components sync", rest[1:], stderr, func(fs *flag.FlagSet) {
-			fs.StringVar(&path, "manifest", path, "the manifest file (JSON or YAML)")
-		}); err != nil {
-			return err
-		}
-		if path == "" {
-			return errors.New("components sync: no manifest: set UPCHECK_MANIFEST or pass --manifest")
-		}
-		return withApp(ctx, cfg, logger, func(a *app.App) error {
-			rep, err := a.SyncManifest(ctx, path)
-			if err != nil {
-				return err
-			}
-			return json.NewEncoder(stdout).Encode(rep)
-		})
+		return runComponents(ctx, cfg, logger, rest, stdout, stderr)
 	case "user":
 		return runUser(ctx, cfg, logger, rest, stdin, stdout, stderr)
 	case "token":

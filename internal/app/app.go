@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -20,9 +21,11 @@ import (
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/lockfile"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/metrics"
 	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -52,6 +55,10 @@ type App struct {
 	Importer   *updatecheck.Importer
 	Reads      *catalog.Reads
 	Dismissals *catalog.Dismissals
+
+	// Npm is the checks' npm client: the registries of UPCHECK_NPMRC and
+	// UPCHECK_NPM_REGISTRY, through Fetcher.
+	Npm *npm.Client
 }
 
 // Open connects to the database (starting the private cluster when no URL is
@@ -96,11 +103,25 @@ func open(ctx context.Context, cfg config.Config, logger *slog.Logger, waitForDa
 		logger.WarnContext(ctx, "UPCHECK_TEST_TIMINGS is set: lease timings are shortened; never use this in production",
 			"lease", timings.Lease, "heartbeat", timings.Heartbeat, "cooldown", timings.Cooldown)
 	}
+	// Before the database: a broken .npmrc stops the process at once, its
+	// error naming the file, the line and the problem (never a token).
+	env := cfg.Env
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	regs, err := npm.LoadRegistries(cfg.NpmRegistry, cfg.Npmrc, env)
+	if err != nil {
+		return nil, err
+	}
+	if regs.Default != nil || len(regs.Scopes) > 0 {
+		logger.InfoContext(ctx, "npm registries", "default", urlText(regs.Default), "scopes", len(regs.Scopes))
+	}
 	pool, err := OpenDatabase(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool)}
+	a := &App{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
+		Npm: &npm.Client{Registries: regs, MaxDocument: cfg.NpmMaxDocument}}
 	if err := a.wire(ctx, timings, waitForDatabase); err != nil {
 		pool.Close()
 		return nil, err
@@ -150,6 +171,8 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 		AllowPrivate: a.Config.AllowPrivateSources, UserAgent: "upcheck/" + a.Config.Version, Timeout: a.Config.FetchTimeout,
 	}, a.Logger)
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
+	a.Npm.Fetcher = a.Fetcher
+	a.Checker.UseNpm(a.Npm)
 	a.Checker.Observe(m)
 	a.Reads = catalog.New(a.Store)
 	a.Checker.TellReads(a.Reads)
@@ -194,6 +217,39 @@ func (a *App) SyncManifest(ctx context.Context, path string) (updatecheck.SyncRe
 		return updatecheck.SyncReport{}, err
 	}
 	return a.Syncer.Sync(ctx, m)
+}
+
+// SyncLockfile reads the lockfile at path (package-lock.json or
+// pnpm-lock.yaml) and makes the installed components exactly the packages
+// opt chooses, as SyncManifest does a manifest's entries. A bad lockfile
+// changes nothing; its error names the file, the line and the field.
+func (a *App) SyncLockfile(ctx context.Context, path string, opt lockfile.Options) (updatecheck.SyncReport, error) {
+	m, err := lockfile.Read(path, opt)
+	if err != nil {
+		return updatecheck.SyncReport{}, err
+	}
+	return a.syncLocked(ctx, path, opt, m)
+}
+
+// syncLocked syncs m, the components of the lockfile at path. Every set
+// of components has a core (manifest's rule): a lockfile's is the package
+// opt.Core names, and its absence is said in the lockfile's words.
+func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options, m *manifest.Manifest) (updatecheck.SyncReport, error) {
+	if _, ok := m.Core(); !ok {
+		if opt.Core == "" {
+			return updatecheck.SyncReport{}, fmt.Errorf("%w: %s: no package is the core: name the core's package with --core or UPCHECK_LOCKFILE_CORE", lockfile.ErrInvalid, path)
+		}
+		return updatecheck.SyncReport{}, fmt.Errorf("%w: %s: the core %s is not installed at the top level", lockfile.ErrInvalid, path, opt.Core)
+	}
+	return a.Syncer.Sync(ctx, m)
+}
+
+// urlText is u as text, "" for none.
+func urlText(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.String()
 }
 
 // OpenDatabase connects to cfg's database, or, with no URL configured,

@@ -15,6 +15,8 @@ import (
 
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/housekeeping"
+	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/web"
@@ -27,6 +29,9 @@ import (
 func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready func(addr string)) error {
 	if _, err := LeaseTimings(cfg.Timings); err != nil {
 		return err // before the demo site starts
+	}
+	if cfg.Manifest != "" && cfg.Lockfile != "" {
+		return errors.New("UPCHECK_MANIFEST and UPCHECK_LOCKFILE are both set: the components come from one of them; unset the other")
 	}
 	var demoSite *demoSite
 	if cfg.Demo {
@@ -56,10 +61,13 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close() // srv.Serve closes it too; this covers the returns before
+	var watcher *lockfile.Watcher
 	if demoSite != nil {
 		if err := demoSite.install(ctx, a); err != nil {
 			return err
 		}
+	} else if cfg.Lockfile != "" {
+		watcher = a.watchLockfile(ctx)
 	} else if cfg.Manifest != "" {
 		// A bad manifest must not take the site's update checks down with
 		// it: the previous components stay and the error is loud.
@@ -103,6 +111,17 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	// Deliveries run until the end: River stops taking jobs at shutdown and
 	// waits for the sends in flight.
 	wg.Go(func() { a.Notify.Run(schedCtx) })
+	if watcher != nil {
+		interval := lockfile.WatchInterval
+		if d := cfg.Timings.Lockfile; d != nil {
+			interval = *d
+		}
+		wg.Go(func() {
+			watcher.Run(schedCtx, interval, func(err error) {
+				logger.ErrorContext(schedCtx, "lockfile refused; keeping the installed components as they were", "path", cfg.Lockfile, "error", err)
+			})
+		})
+	}
 	defer func() {
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 		defer cancel()
@@ -135,4 +154,30 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		}
 	}
 	return serveErr
+}
+
+// watchLockfile reads UPCHECK_LOCKFILE now, before the first check, and
+// makes every check read it first (for whoever starts the check); the
+// watcher it returns also reads it whenever it changes, once serve runs
+// it. A bad lockfile must not take the site's update checks down with it:
+// the components stay as stored and the error is loud.
+func (a *App) watchLockfile(ctx context.Context) *lockfile.Watcher {
+	path := a.Config.Lockfile
+	opt := a.Config.LockfileOptions()
+	w := lockfile.NewWatcher(path, opt, func(ctx context.Context, m *manifest.Manifest) error {
+		rep, err := a.syncLocked(ctx, path, opt, m)
+		if err == nil {
+			a.Logger.InfoContext(ctx, "lockfile applied", "path", path, "components", rep.Components,
+				"added", rep.Added, "changed", rep.Changed, "removed", rep.Removed, "reevaluated", rep.Reevaluated)
+		}
+		return err
+	})
+	if _, err := w.Look(ctx); err != nil {
+		a.Logger.ErrorContext(ctx, "lockfile refused; keeping the installed components as they were", "path", path, "error", err)
+	}
+	a.Checker.BeforeEachCheck(func(ctx context.Context) error {
+		_, err := w.Look(ctx)
+		return err
+	})
+	return w
 }

@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/npm"
 )
 
 // Config is everything the process needs to know about its surroundings.
@@ -71,6 +74,33 @@ type Config struct {
 	// at ("https://upcheck.example.org", no trailing slash): notifications
 	// link to a component's page under it. Empty: they carry no link.
 	PublicURL string
+
+	// NpmRegistry (UPCHECK_NPM_REGISTRY) is the default npm registry, what
+	// `npm config get registry` prints on the site; it wins over the
+	// .npmrc's registry= line. Empty: the .npmrc's, or none.
+	NpmRegistry string
+	// Npmrc (UPCHECK_NPMRC) is the path of the site's .npmrc: its
+	// registry=, @scope:registry= and //host/path/:_authToken= lines.
+	Npmrc string
+	// NpmMaxDocument (UPCHECK_NPM_MAX_DOCUMENT, bytes) caps a package
+	// document's decoded size; npm.DefaultMaxDocument when unset.
+	NpmMaxDocument int64
+	// Lockfile (UPCHECK_LOCKFILE) is the site's package-lock.json or
+	// pnpm-lock.yaml, read by serve as its components instead of a
+	// manifest; LockfileInclude (UPCHECK_LOCKFILE_INCLUDE, comma-separated
+	// globs) and LockfileCore (UPCHECK_LOCKFILE_CORE, a package name) say
+	// which locked packages are components (lockfile.Options).
+	Lockfile        string
+	LockfileInclude []string
+	LockfileCore    string
+	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
+	// references; nil (a Config built by hand) has none set.
+	Env func(string) string
+}
+
+// LockfileOptions are the lockfile settings as lockfile.Read takes them.
+func (c Config) LockfileOptions() lockfile.Options {
+	return lockfile.Options{Include: c.LockfileInclude, Core: c.LockfileCore}
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -85,6 +115,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		SecureCookies:       getenv("UPCHECK_SECURE_COOKIES") == "1",
 		AdminPassword:       getenv("UPCHECK_ADMIN_PASSWORD"),
 		Version:             "dev",
+		Env:                 getenv,
 	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"
@@ -129,6 +160,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.FetchTimeout = d
 	}
+	if err := c.readNpm(getenv); err != nil {
+		return Config{}, err
+	}
 	if v := getenv("UPCHECK_TEST_TIMINGS"); v != "" {
 		t, err := ParseTimings(v)
 		if err != nil {
@@ -145,7 +179,53 @@ func (c Config) Validate() error {
 	if c.Listen == "" {
 		errs = append(errs, errors.New("UPCHECK_LISTEN is empty"))
 	}
+	if c.Manifest != "" && c.Lockfile != "" {
+		errs = append(errs, errors.New("UPCHECK_MANIFEST and UPCHECK_LOCKFILE are both set: the components come from one of them; unset the other"))
+	}
+	if err := c.LockfileOptions().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("UPCHECK_LOCKFILE_INCLUDE or UPCHECK_LOCKFILE_CORE: %w", err))
+	}
+	if c.NpmMaxDocument < 0 {
+		errs = append(errs, fmt.Errorf("UPCHECK_NPM_MAX_DOCUMENT: %d is not a size", c.NpmMaxDocument))
+	}
 	return errors.Join(errs...)
+}
+
+// readNpm reads the npm registry and lockfile settings. The .npmrc itself
+// is read when the process opens (npm.LoadRegistries): it may name
+// environment variables, and its errors name its lines.
+func (c *Config) readNpm(getenv func(string) string) error {
+	c.NpmRegistry = strings.TrimSpace(getenv("UPCHECK_NPM_REGISTRY"))
+	if c.NpmRegistry != "" {
+		if _, err := npm.ParseRegistryURL(c.NpmRegistry); err != nil {
+			return fmt.Errorf("UPCHECK_NPM_REGISTRY: %w (want what `npm config get registry` prints on the site)", err)
+		}
+	}
+	c.Npmrc = getenv("UPCHECK_NPMRC")
+	c.NpmMaxDocument = npm.DefaultMaxDocument
+	if v := strings.TrimSpace(getenv("UPCHECK_NPM_MAX_DOCUMENT")); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("UPCHECK_NPM_MAX_DOCUMENT: want a positive number of bytes such as %d (64 MiB), got %q", npm.DefaultMaxDocument, v)
+		}
+		c.NpmMaxDocument = n
+	}
+	c.Lockfile = getenv("UPCHECK_LOCKFILE")
+	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))
+	c.LockfileCore = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_CORE"))
+	return nil
+}
+
+// SplitList reads a comma-separated list, its entries trimmed, empty ones
+// dropped; nil when there are none.
+func SplitList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
 }
 
 // Email notifications: UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM.
@@ -300,10 +380,13 @@ type Timings struct {
 	// retry delay.
 	Delivery *time.Duration // delivery=
 	Backoff  *time.Duration // backoff=
+	// Lockfile is how often serve looks at UPCHECK_LOCKFILE
+	// (lockfile.WatchInterval when not named).
+	Lockfile *time.Duration // lockfile=
 }
 
 // ParseTimings reads "lease=3s,heartbeat=500ms,cooldown=2s" (any subset, plus
-// period=, tx=). It checks the syntax and the keys; the values are judged
+// period=, tx=, delivery=, backoff=, lockfile=). It checks the syntax and the keys; the values are judged
 // with the lease's rules when internal/app builds the lease's timings.
 func ParseTimings(s string) (Timings, error) {
 	var t Timings
@@ -335,8 +418,13 @@ func ParseTimings(s string) (Timings, error) {
 			t.Delivery = &d
 		case "backoff":
 			t.Backoff = &d
+		case "lockfile":
+			if d <= 0 {
+				return Timings{}, fmt.Errorf("lockfile: %s is not a positive interval", d)
+			}
+			t.Lockfile = &d
 		default:
-			return Timings{}, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period, tx, delivery or backoff)", key)
+			return Timings{}, fmt.Errorf("unknown timing %q (want lease, heartbeat, cooldown, period, tx, delivery, backoff or lockfile)", key)
 		}
 	}
 	return t, nil

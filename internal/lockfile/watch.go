@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"os"
 	"sync"
 	"time"
 
@@ -17,25 +16,18 @@ const WatchInterval = 10 * time.Second
 
 // Watcher applies a lockfile's components whenever its content changes: a
 // plugin upgraded outside upcheck is re-evaluated as soon as the lockfile
-// says so, never shown as still outdated. Looking costs a stat while the
-// file's size and time stay the same; a content that was applied is not
-// applied again, and one that failed to apply is tried again on the next
-// look.
+// says so, never shown as still outdated. Each look reads the file and
+// compares its content (a hash), not its size and time, which an edit in
+// the same clock tick can keep: a content that was applied is not applied
+// again, and one that failed to apply is tried again on the next look.
 type Watcher struct {
 	path  string
 	opt   Options
 	apply func(context.Context, *manifest.Manifest) error
 
 	mu      sync.Mutex // one look at a time: the ticker's and a check's
-	stamp   stamp      // the file as last read
 	applied [32]byte   // the content last applied
 	done    bool       // applied holds a content
-}
-
-// stamp is what a stat says of the file.
-type stamp struct {
-	size  int64
-	mtime time.Time
 }
 
 // NewWatcher returns a Watcher of the lockfile at path that hands each new
@@ -51,21 +43,12 @@ func NewWatcher(path string, opt Options, apply func(context.Context, *manifest.
 func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	info, err := os.Stat(w.path)
-	if err != nil {
-		return false, err
-	}
-	st := stamp{size: info.Size(), mtime: info.ModTime()}
-	if w.done && st == w.stamp {
-		return false, nil
-	}
 	body, err := readFile(w.path)
 	if err != nil {
 		return false, err
 	}
 	sum := sha256.Sum256(body)
 	if w.done && sum == w.applied {
-		w.stamp = st
 		return false, nil
 	}
 	m, err := Parse(w.path, body, w.opt)
@@ -75,7 +58,7 @@ func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
 	if err := w.apply(ctx, m); err != nil {
 		return false, err
 	}
-	w.stamp, w.applied, w.done = st, sum, true
+	w.applied, w.done = sum, true
 	return true, nil
 }
 

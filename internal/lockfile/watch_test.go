@@ -133,3 +133,30 @@ func TestWatcherRun(t *testing.T) {
 		}
 	})
 }
+
+// An edit that keeps the file's size and modification time (two writes in
+// one clock tick) is applied all the same: the content decides.
+func TestWatcherSeesAnEditOfTheSameSizeAndTime(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "package-lock.json")
+	write(t, path, npmLock("1.4.0"))
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a applier
+	w := lockfile.NewWatcher(path, lockfile.Options{Include: []string{"@vitnode/*"}, Core: "@vitnode/core"}, a.apply)
+	if _, err := w.Look(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, npmLock("1.5.0"))
+	if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := w.Look(context.Background()); err != nil || !applied {
+		t.Fatalf("look after an edit of the same size and time: applied %v, %v", applied, err)
+	}
+	if got := a.versions(); got != "1.4.0 1.5.0" {
+		t.Errorf("applied %q, want 1.4.0 then 1.5.0", got)
+	}
+}

@@ -3,11 +3,13 @@ package npm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // SourcePrefix starts a manifest source that is an npm package:
-// "npm:@acme/blog".
-const SourcePrefix = "npm:"
+// "npm:@acme/blog" (readmodel.NpmPrefix, the source kind's word).
+const SourcePrefix = readmodel.NpmPrefix
 
 // IsSource reports whether a manifest source names an npm package.
 func IsSource(source string) bool { return strings.HasPrefix(source, SourcePrefix) }

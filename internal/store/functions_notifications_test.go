@@ -45,6 +45,22 @@ func testNothingToQueue(t *testing.T, f *fdb) {
 	if got := ask("blog", "shop", "wiki"); got != "" {
 		t.Errorf("a security channel with each of blog's events: SQLSTATE %q, want none", got)
 	}
+	// A deprecated installed version and a trust downgrade call for
+	// events on a security channel too.
+	f.exec(t, `UPDATE component_results SET deprecated = 'use shop2', provenance_lost = '1.1.0' WHERE code = 'wiki'`)
+	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
+		t.Errorf("wiki deprecated and downgraded, no events: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload) VALUES
+		(gen_random_uuid(), 1, 'deprecated:wiki@3.0.0', 'deprecated', '{}')`)
+	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
+		t.Errorf("wiki's downgrade without its event: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload) VALUES
+		(gen_random_uuid(), 1, 'provenance.lost:wiki@1.1.0', 'provenance.lost', '{}')`)
+	if got := ask("wiki"); got != "" {
+		t.Errorf("wiki with each of its events: SQLSTATE %q, want none", got)
+	}
 	f.exec(t, `UPDATE notification_channels SET events = 'all'`)
 	if got := ask("shop"); got != store.SQLStateEventsToQueue {
 		t.Errorf("an all channel without shop's update: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // registry is a small npm registry in the registry's own protocol: full
@@ -340,5 +342,49 @@ func TestNpmSourceNeedsARegistry(t *testing.T) {
 	components, err := b.store.Components(context.Background())
 	if err != nil || len(components) != 0 {
 		t.Fatalf("components %v (%v), want none written", components, err)
+	}
+}
+
+// A registry that hangs holds a check only until its lease is lost: the
+// requests in flight are aborted, and nothing is written for them.
+func TestHangingRegistryIsCancelledAtLeaseLoss(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var requests atomic.Int32
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/-/npm/v1/keys" {
+			http.NotFound(w, r)
+			return
+		}
+		requests.Add(1)
+		<-r.Context().Done()
+	}))
+	t.Cleanup(hang.Close)
+	u, err := npm.ParseRegistryURL(hang.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.checker.UseNpm(&npm.Client{Fetcher: b.fetcher, Registries: npm.Registries{Default: u}})
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
+		manifest.Component{Code: "blog", Name: "Blog", Version: "1.0.0", Source: "npm:@acme/blog"})
+	done := make(chan Result, 1)
+	go func() { done <- b.run(lease.Operator) }()
+	wait.True(t, "two requests at the registry", wait.Guard, func() bool { return requests.Load() == 2 })
+	b.db.MustExec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	if a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
+		t.Fatalf("takeover: %+v %v", a, err)
+	}
+	select {
+	case res := <-done:
+		if res.Status != LeaseLost || res.Failed != 0 {
+			t.Fatalf("result = %s", resultJSON(res))
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the check did not stop after losing its lease")
+	}
+	var rows int
+	b.db.QueryRow(t, "SELECT count(*) FROM sources").Scan(&rows)
+	if rows != 0 {
+		t.Fatalf("%d source rows written by a check that lost its lease", rows)
 	}
 }
