@@ -158,6 +158,7 @@ func run(binary, dataDir string) error {
 	report("bare_fetch_wall", bare.Seconds(), "s", "", nil)
 	vsBare := bare.Seconds() / wall.Seconds()
 	report("check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
+	report("check_cpu", res.cpu.Seconds(), "s", "", nil)
 	report("check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
 	res304, rss304, err := check(binary, env)
 	if err != nil {
@@ -166,6 +167,7 @@ func run(binary, dataDir string) error {
 	report("check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
 	report("check304_not_modified", float64(res304.NotModified), "sources", fmt.Sprint(sources), yes(res304.NotModified == sources))
 	report("check304_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
+	report("check304_cpu", res304.cpu.Seconds(), "s", "", nil)
 	report("check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
 
 	if only == "check" {
@@ -246,6 +248,9 @@ type checkResult struct {
 	NotModified int    `json:"not_modified"`
 	Failed      int    `json:"failed"`
 	DurationMS  int64  `json:"duration_ms"`
+	// cpu is the CPU time (user and system) the check process used: on a
+	// shared machine, what the check costs whatever the others do.
+	cpu time.Duration
 }
 
 // check runs `upcheck check` (an operator run: no cooldown) and returns its
@@ -262,6 +267,7 @@ func check(binary string, env []string) (checkResult, int64, error) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		return res, 0, fmt.Errorf("check output %q: %w", out, err)
 	}
+	res.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if rss == 0 {
 		return res, 0, fmt.Errorf("the check's peak RSS could not be read from /proc")
 	}

@@ -86,6 +86,7 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 	report("npm_bare_fetch_wall", bare.Seconds(), "s", "", nil)
 	vsBare := bare.Seconds() / wall.Seconds()
 	report("npm_check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
+	report("npm_check_cpu", res.cpu.Seconds(), "s", "", nil)
 	report("npm_check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
 
 	before := reg.notModified.Load()
@@ -98,6 +99,7 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 		yes(res304.NotModified == npmPackages))
 	report("npm_check304_registry_304s", float64(reg.notModified.Load()-before), "answers", "", nil)
 	report("npm_check304_bytes", float64(reg.bytes.Swap(0)), "B", "", nil)
+	report("npm_check304_cpu", res304.cpu.Seconds(), "s", "", nil)
 	report("npm_check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
 	return nil
 }
