@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 )
 
@@ -48,6 +49,39 @@ func TestRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.close()
+
+	// The manifest: every package at its installed version, as an npm
+	// source the registry serves, the core's package the core.
+	m, err := manifest.ParseJSON(reg.manifest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs, err := npm.LoadRegistries(reg.url, "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckRegistries(regs); err != nil {
+		t.Fatal(err)
+	}
+	if core, ok := m.Core(); !ok || core.Source != "npm:"+npmCore {
+		t.Errorf("core %+v, want the component of npm:%s", core, npmCore)
+	}
+	if len(m.Components) != len(reg.docs) {
+		t.Fatalf("%d components for %d packages", len(m.Components), len(reg.docs))
+	}
+	behind := 0
+	for i, c := range m.Components {
+		d := reg.docs[i]
+		if c.Source != "npm:"+d.name || c.Version != d.installed {
+			t.Errorf("component %d: %s at %s, want npm:%s at %s", i, c.Source, c.Version, d.name, d.installed)
+		}
+		if d.installed != d.latest {
+			behind++
+		}
+	}
+	if behind < len(reg.docs)*3/4 {
+		t.Errorf("%d of %d components have an update; want most", behind, len(reg.docs))
+	}
 
 	resp, err := http.Get(reg.url + "/-/npm/v1/keys")
 	if err != nil {
