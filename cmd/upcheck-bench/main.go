@@ -1,9 +1,9 @@
 // Command upcheck-bench is `make bench`: it measures the check's throughput,
 // the cost of fencing, the summary and the AdminCP pages under load, the
 // lease operations, the notifications, the lock holds of a 10,000-component
-// manifest sync and a check of 500 npm packages, side by side in one run, and prints ratios
-// against baselines measured in the same run (absolute times on shared
-// machines are noise; ratios are not). Each figure is one line "name value unit"
+// manifest sync and a check of 500 npm packages, side by side in one run,
+// and prints ratios against baselines measured in the same run (absolute
+// times on shared machines are noise; ratios are not). Each figure is one line "name value unit"
 // (benchstat-friendly), then a table with targets and verdicts. It exits
 // non-zero only when it could not run: a missed target is for us to chase,
 // not a gate.
