@@ -195,8 +195,10 @@ func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
 // packages, the publisher), the publish time of each, maintainers and a
 // readme, until it reaches its size. The installed version is one to
 // twenty releases behind the latest for most packages, the latest for one
-// in ten, half-way along the versions for one in ten (a site far behind);
-// one in twenty-five has its installed version deprecated.
+// in ten, half-way along the versions for one in ten (a site far behind;
+// none of them a 5 MB or the 40 MB document, whose place in the list
+// ends in 5 and 0); one in twenty-five has its installed version
+// deprecated.
 func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 	rng := mrand.New(mrand.NewPCG(uint64(i), 23))
 	size := npmSize(i, rng)
@@ -242,7 +244,7 @@ func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 	switch i % 10 {
 	case 0:
 		d.installed = d.latest
-	case 5:
+	case 3:
 		d.installed = list[len(list)/2]
 	default:
 		d.installed = list[max(0, len(list)-1-(1+rng.IntN(20)))]
