@@ -323,8 +323,10 @@ func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body := fmt.Sprintf(`{"format": 1, "publisher": "bench", "sequence": 1, "packages": {%s}}`, strings.Join(pkgs, ","))
 	w.Header().Set("ETag", etag)
-	n, _ := io.WriteString(w, body)
-	p.bytes.Add(int64(n))
+	// Counted before it is sent: the bench reads the count once its client
+	// has the body, which may be before this handler returns.
+	p.bytes.Add(int64(len(body)))
+	io.WriteString(w, body)
 }
 
 // packageDoc is the publisher's entry for the c-th plugin of source s: a
