@@ -111,6 +111,10 @@ func auditWhat(r AuditRow) string {
 		return "Trusted keys of an update source changed"
 	case readmodel.AuditSourcePin:
 		return "Pinned keys of an update source changed"
+	case readmodel.AuditRegistryKeysPin:
+		return "Signing keys of an npm registry pinned on first sight"
+	case readmodel.AuditRegistryKeysChange:
+		return "Signing keys of an npm registry changed"
 	case readmodel.AuditChannelAdd:
 		return "Notification channel added"
 	case readmodel.AuditChannelRemove:
@@ -159,6 +163,8 @@ func AuditActorText(actor, action string) string {
 		return "nobody: its expiry passed"
 	case action == string(readmodel.AuditUserLockout):
 		return "nobody: the login throttle"
+	case action == string(readmodel.AuditRegistryKeysPin) || action == string(readmodel.AuditRegistryKeysChange):
+		return "nobody: a check read the registry’s keys"
 	}
 	return readmodel.ActorText(readmodel.ActorCLI)
 }

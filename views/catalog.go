@@ -27,7 +27,7 @@ type CatalogProps struct {
 const (
 	rowSecurity  = "security"  // a security update, or a vulnerable version
 	rowUpdate    = "update"    // an update
-	rowProblem   = "problem"   // the source fails or is stale
+	rowProblem   = "problem"   // the source fails or is stale, a deprecated version, a trust downgrade
 	rowUntracked = "untracked" // no update source
 	rowUnchecked = "unchecked" // no current evaluation yet
 	rowCurrent   = "current"   // up to date
@@ -40,7 +40,7 @@ func rowState(r readmodel.CatalogRow) string {
 		return rowSecurity
 	case r.UpdateAvailable:
 		return rowUpdate
-	case rowErrorText(r) != "" || r.Stale:
+	case rowErrorText(r) != "" || r.Stale || r.Deprecated != "" || r.ProvenanceLost != "":
 		return rowProblem
 	case r.SourceURL == "":
 		return rowUntracked
@@ -77,6 +77,12 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 		} else {
 			bs = append(bs, badge{"Vulnerable", toneDanger})
 		}
+	}
+	if r.ProvenanceLost != "" {
+		bs = append(bs, badge{"Trust downgrade: " + r.ProvenanceLost + " lost provenance", toneWarn})
+	}
+	if r.Deprecated != "" {
+		bs = append(bs, badge{"Deprecated", toneWarn})
 	}
 	if r.UpdateAvailable {
 		text := "Update available"
@@ -117,4 +123,11 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 		bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
 	}
 	return bs
+}
+
+// rowDeprecatedText is the catalog's line under a deprecated version's
+// badges: the publisher's message, cut to 200 characters (the detail page
+// has it whole; templ escapes it).
+func rowDeprecatedText(r readmodel.CatalogRow) string {
+	return "Deprecated by its publisher: " + cutText(r.Deprecated, 200)
 }

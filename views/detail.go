@@ -93,6 +93,15 @@ type DetailProps struct {
 	CoreInstalled string
 	// SecuritySince is the exposure clock; nil: no open security problem.
 	SecuritySince *time.Time
+	// Registry is what the npm registry said of the package (nil: not an
+	// npm source, or not read yet); UpdateCommand is how to install the
+	// update (readmodel.UpdateCommand; "" when none).
+	Registry      *readmodel.RegistryFacts
+	UpdateCommand string
+	// Deprecated is the publisher's deprecation message of the installed
+	// version, ProvenanceLost the newer version published without the
+	// provenance the installed one has (the read model's; "" when not so).
+	Deprecated, ProvenanceLost string
 }
 
 // UnknownComponentText is the 404 of a component page whose code names no

@@ -49,6 +49,15 @@ func detailHeadline(p DetailProps) headline {
 			step = "the fix is announced for " + fixed + ", which is not an installable release yet"
 		}
 		return headline{"Vulnerable", step, toneDanger}
+	case p.ProvenanceLost != "":
+		return headline{"Trust downgrade", provenanceLostText(p.ProvenanceLost, p.Installed) +
+			"; check who published it before you install it", toneWarn}
+	case p.Deprecated != "":
+		step := "no newer version is offered"
+		if p.UpdateAvailable {
+			step = "update to " + p.UpdateVersion
+		}
+		return headline{"Deprecated by its publisher", step, toneWarn}
 	case p.UpdateAvailable:
 		step := "update to " + p.UpdateVersion
 		if p.BlockedRelease != nil {

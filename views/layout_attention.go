@@ -41,7 +41,7 @@ func attentionItems(s readmodel.Summary, limit int) ([]readmodel.AttentionItem, 
 // 2.3.0 → 2.4.0", or "Gallery 3.1.0" when no installable update helps.
 func attentionSubject(a readmodel.AttentionItem) string {
 	s := nameOr(a.Name, a.Code) + " " + a.Installed
-	if a.UpdateVersion != nil && a.Kind != readmodel.KindVulnerableNoFix && installableFix(a) {
+	if a.UpdateVersion != nil && a.Kind != readmodel.KindVulnerableNoFix && a.Kind != readmodel.KindProvenanceLost && installableFix(a) {
 		s += " → " + *a.UpdateVersion
 	}
 	return s
@@ -57,6 +57,14 @@ func installableFix(a readmodel.AttentionItem) bool {
 func attentionProblem(a readmodel.AttentionItem) string {
 	adv, rel := a.Advisory, a.SecurityRelease
 	switch {
+	case a.Kind == readmodel.KindProvenanceLost && a.ProvenanceLost != nil:
+		return "trust downgrade: " + provenanceLostText(*a.ProvenanceLost, a.Installed)
+	case a.Kind == readmodel.KindProvenanceLost:
+		return "trust downgrade: a newer version was published without the provenance this one has"
+	case a.Kind == readmodel.KindDeprecated && a.Deprecated != nil:
+		return "deprecated by its publisher: " + cutText(*a.Deprecated, 120)
+	case a.Kind == readmodel.KindDeprecated:
+		return "deprecated by its publisher"
 	case a.Kind == readmodel.KindVulnerableNoFix && adv != nil:
 		return adv.ID + ", no fix yet"
 	case a.Kind == readmodel.KindSecurity && rel != nil:
@@ -146,14 +154,30 @@ func spanText(d time.Duration) string {
 	}
 }
 
-// needsAttention is whether the security alert shows.
+// needsAttention is whether the attention alert shows: a security
+// problem, a trust downgrade or a deprecated installed version.
 func needsAttention(s readmodel.Summary) bool {
-	return s.SecurityUpdates+s.Vulnerable > 0
+	return s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated > 0
 }
 
-// securityAlertText is the security alert's sentence, e.g. "2 security
-// updates and 1 vulnerable component need attention."
-func securityAlertText(security, vulnerable int) string {
+// attentionTone is the alert's tone: danger for a security problem,
+// otherwise a warning.
+func attentionTone(s readmodel.Summary) string {
+	if s.SecurityUpdates+s.Vulnerable > 0 {
+		return "alert-danger"
+	}
+	return "alert-warn"
+}
+
+// attentionAlertText is the alert's sentence, e.g. "2 security updates,
+// 1 vulnerable component and 1 trust downgrade need attention."
+func attentionAlertText(s readmodel.Summary) string {
+	return securityAlertText(s.SecurityUpdates, s.Vulnerable, s.TrustDowngrades, s.Deprecated)
+}
+
+// securityAlertText words the counts: security updates, vulnerable
+// components, trust downgrades, deprecated installed versions.
+func securityAlertText(security, vulnerable, downgrades, deprecated int) string {
 	var parts []string
 	if security > 0 {
 		parts = append(parts, countNoun(security, "security update", "security updates"))
@@ -161,11 +185,21 @@ func securityAlertText(security, vulnerable int) string {
 	if vulnerable > 0 {
 		parts = append(parts, countNoun(vulnerable, "vulnerable component", "vulnerable components"))
 	}
+	if downgrades > 0 {
+		parts = append(parts, countNoun(downgrades, "trust downgrade", "trust downgrades"))
+	}
+	if deprecated > 0 {
+		parts = append(parts, countNoun(deprecated, "deprecated installed version", "deprecated installed versions"))
+	}
 	verb := "need"
-	if len(parts) == 1 && (security == 1 || vulnerable == 1) {
+	if len(parts) == 1 && security+vulnerable+downgrades+deprecated == 1 {
 		verb = "needs"
 	}
-	return strings.Join(parts, " and ") + " " + verb + " attention."
+	list := parts[len(parts)-1]
+	if len(parts) > 1 {
+		list = strings.Join(parts[:len(parts)-1], ", ") + " and " + list
+	}
+	return list + " " + verb + " attention."
 }
 
 // untrustedText is the trust banner's sentence.
@@ -174,4 +208,12 @@ func untrustedText(n int) string {
 		return "1 update source needs a look at its trust: its document expires within " + expiryWarningText + ", or was refused for its signature, its key statement or a rollback."
 	}
 	return fmt.Sprintf("%d update sources need a look at their trust: a document expires within %s, or was refused for its signature, its key statement or a rollback.", n, expiryWarningText)
+}
+
+// cutText is s cut to max runes, with "…" when cut.
+func cutText(s string, max int) string {
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
 }

@@ -28,6 +28,12 @@ func eventTypeText(t string) string {
 		return "Advisory with no fix"
 	case readmodel.EventUpdateAvailable:
 		return "Update"
+	case readmodel.EventDeprecated:
+		return "Installed version deprecated"
+	case readmodel.EventProvenanceLost:
+		return "Provenance lost"
+	case readmodel.EventRegistryKeysChanged:
+		return "Registry signing keys changed"
 	case readmodel.EventSourceFailing:
 		return "Source failing for a day"
 	case readmodel.EventCheckOverdue:
@@ -49,9 +55,11 @@ func EventSubject(key string) string {
 }
 
 func channelSendsText(c readmodel.ChannelRow) string {
-	what := "security problems"
+	// A channel of security events gets every type but update.available:
+	// trust downgrades, deprecations and registry key changes too.
+	what := "security and trust problems"
 	if readmodel.ChannelEvents(c.Events) == readmodel.ChannelEventsAll {
-		what = "security problems and every update"
+		what = "security and trust problems and every update"
 	}
 	switch readmodel.ChannelKind(c.Kind) {
 	case readmodel.ChannelSlack:

@@ -35,6 +35,29 @@ func TestPagesWordEveryVocabulary(t *testing.T) {
 			t.Errorf("audit kind %s has no words of its own", k)
 		}
 	}
+	for _, k := range readmodel.AllSourceKinds() {
+		if sourceKindText(k) == string(k) {
+			t.Errorf("source kind %s has no words", k)
+		}
+	}
+	for _, k := range readmodel.AttentionKinds {
+		// Each with the facts its kind has, and no other.
+		v := "2.0.0"
+		a := readmodel.AttentionItem{Kind: k, Installed: "1.0.0"}
+		switch k {
+		case readmodel.KindSecurity:
+			a.SecurityRelease = &readmodel.ReleaseRef{Version: v, Installable: true}
+		case readmodel.KindProvenanceLost:
+			a.ProvenanceLost = &v
+		case readmodel.KindDeprecated:
+			a.Deprecated = &v
+		default:
+			a.Advisory = &readmodel.AdvisoryRef{ID: "A-1"}
+		}
+		if attentionProblem(a) == attentionProblem(readmodel.AttentionItem{Kind: "unknown"}) {
+			t.Errorf("attention kind %s has no words of its own", k)
+		}
+	}
 	for _, s := range readmodel.AllTrustStates() {
 		if signatureBadge(string(s)).Text == string(s) {
 			t.Errorf("trust state %s has no words", s)

@@ -107,6 +107,9 @@ func sourceBadges(s readmodel.SourceRow) []badge {
 	if s.Offline {
 		bs = append(bs, badge{"Offline: imported, never fetched", toneNeutral})
 	}
+	if s.KeysChangedAt != nil {
+		bs = append(bs, badge{"Registry keys changed", toneWarn})
+	}
 	return bs
 }
 

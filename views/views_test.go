@@ -185,6 +185,8 @@ func pages() map[string]templ.Component {
 			{ID: 1, Trigger: "scheduled", Actor: "cron", Status: "abandoned", StartedAt: now.Add(-80 * 24 * time.Hour)},
 		}}),
 		"history_empty": History(HistoryProps{Layout: layout(calm(), false)}),
+		"detail_npm":    ComponentDetail(npmDetail()),
+		"sources_npm":   SourceHealth(SourceHealthProps{Layout: layout(calm(), true), Sources: npmSources()}),
 		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/updates.json", Components: 2, LastSuccessAt: ago(3 * time.Hour),
 				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(30 * 24 * time.Hour), SignatureState: "verified",

@@ -15,6 +15,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/demo"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
@@ -40,19 +41,28 @@ func startDemo(logger *slog.Logger, out io.Writer) (*demoSite, error) {
 	}
 	d := &demoSite{publisher: p, server: &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}, base: "http://" + ln.Addr().String(), logger: logger, out: out}
 	go d.server.Serve(ln) //nolint:errcheck // ends with close()
-	logger.Info("demo publisher serving", "addr", d.base)
+	logger.Info("demo publisher serving", "addr", d.base, "npm_registry", demo.RegistryURL(d.base))
 	return d, nil
 }
 
-// install makes the demo site's components the installed ones and looks
-// after the demo admin. On an installation with no users yet it creates
+// install points the checks at the demo's npm registry, makes the demo
+// site's components the installed ones and looks after the demo admin. On an installation with no users yet it creates
 // admin@upcheck.test, with UPCHECK_ADMIN_PASSWORD or a generated password
 // printed this once. On a later start UPCHECK_ADMIN_PASSWORD, when set, is
 // applied to that account if it is not its password already (which ends
 // the account's sessions, as `upcheck user passwd` does); the output says
 // what happened, and how to change the password when nothing was applied.
 func (d *demoSite) install(ctx context.Context, a *App) error {
-	if _, err := a.Syncer.Sync(ctx, d.publisher.Manifest(d.base)); err != nil {
+	// The demo's npm packages are read from the demo itself, whatever
+	// UPCHECK_NPM_REGISTRY and UPCHECK_NPMRC say, through the same guarded
+	// fetcher as its documents (serve allows loopback in the demo).
+	reg, err := npm.ParseRegistryURL(demo.RegistryURL(d.base))
+	if err != nil {
+		return fmt.Errorf("demo registry: %w", err)
+	}
+	a.Npm = &npm.Client{Fetcher: a.Fetcher, Registries: npm.Registries{Default: reg}, MaxDocument: a.Config.NpmMaxDocument}
+	a.Checker.UseNpm(a.Npm)
+	if _, err := a.Syncer.Sync(ctx, d.publisher.NpmManifest(d.base)); err != nil {
 		return err
 	}
 	users, err := a.Store.Users(ctx)

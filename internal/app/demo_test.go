@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/wait"
@@ -263,5 +265,130 @@ func TestServeOnATakenAddressChangesNothing(t *testing.T) {
 	}
 	if dash := page(t, base, "/admin/plugins"); strings.Contains(dash, "Not checked yet") {
 		t.Errorf("the running site lost its results:\n%s", dash)
+	}
+}
+
+// The demo's npm plugins are read from the demo's own registry at its first
+// check: after it, the catalog holds each with its registry's facts (a
+// deprecated installed version with its message, a release needing a
+// newer core, a release that lost provenance, a plain update with its npm
+// command), and the core is the npm package the plugins' peerDependencies
+// name. The site's npm settings do not send the demo's packages elsewhere.
+func TestDemoChecksItsNpmPlugins(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0", "UPCHECK_NPM_REGISTRY", "http://127.0.0.1:9/not-the-demo/"); err != nil {
+		t.Fatal(err)
+	}
+	// Shop's document source fails by design; nothing else does.
+	if runs := waitForRuns(t, d, 1); runs != "operator/demo:completed_with_failures" {
+		t.Fatalf("history = %q", runs)
+	}
+	entries, _, err := catalog.ReadPage(context.Background(), store.New(d.Pool), store.CatalogFilter{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]store.CatalogEntry{}
+	for _, e := range entries {
+		by[e.Code] = e
+	}
+	for code, pkg := range map[string]string{"core": "@demo/core", "seo": "@demo/seo", "search": "@demo/search", "comments": "@demo/comments", "analytics": "@demo/analytics"} {
+		e := by[code]
+		if e.SourceKind != readmodel.SourceNpm || e.Package != pkg || e.LastError != "" || e.LastSuccessAt == nil || !e.Evaluated {
+			t.Errorf("%s, read from the demo's registry: %+v", code, e)
+		}
+	}
+	if e := by["core"]; !e.UpdateAvailable || e.UpdateVersion != "1.10.0" {
+		t.Errorf("core: %+v, want the update to 1.10.0", e)
+	}
+	if e := by["seo"]; !strings.Contains(e.Deprecated, "sends unpublished drafts to search engines") || e.UpdateVersion != "2.0.1" {
+		t.Errorf("seo: %+v, want its installed version deprecated, with the publisher's message, and 2.0.1 offered", e)
+	}
+	if e := by["search"]; !e.NeedsNewerCore || e.RequiredCore != ">=2.0.0" || e.UpdateAvailable {
+		t.Errorf("search: %+v, want 3.1.0 needing core >=2.0.0", e)
+	}
+	if e := by["comments"]; e.ProvenanceLost != "1.3.0" || !e.UpdateAvailable {
+		t.Errorf("comments: %+v, want 1.3.0 offered without the provenance 1.2.0 had", e)
+	}
+	if e := by["analytics"]; !e.UpdateAvailable || e.UpdateVersion != "0.5.0" || e.UpdateCommand != "npm install @demo/analytics@0.5.0" ||
+		e.Deprecated != "" || e.ProvenanceLost != "" || e.NeedsNewerCore {
+		t.Errorf("analytics: %+v, want a plain update to 0.5.0", e)
+	}
+	// The document plugins beside them still read the core's version.
+	if e := by["newsletter"]; !e.NeedsNewerCore || e.LastError != "" {
+		t.Errorf("newsletter: %+v, want it still needing a newer core", e)
+	}
+}
+
+// A second start serves the demo's registry at a new address with new
+// keys: its check reads the npm plugins from there (the documents the
+// first start's registry tagged are fetched anew, not kept), their facts
+// hold, and the new registry's keys are a first sight, not a key change.
+func TestDemoRestartRereadsItsNpmPlugins(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	_, stop, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 1)
+	stop()
+	registryOf := func() string {
+		var reg string
+		d.QueryRow(t, "SELECT coalesce(registry, '') FROM sources WHERE url = 'npm:@demo/seo'").Scan(&reg)
+		return reg
+	}
+	first := registryOf()
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if runs := waitForRuns(t, d, 2); runs != "operator/demo:completed_with_failures operator/demo:completed_with_failures" {
+		t.Fatalf("history = %q", runs)
+	}
+	if again := registryOf(); again == first || !strings.HasSuffix(again, "/npm/") {
+		t.Fatalf("seo read from %q at the second start, %q at the first", again, first)
+	}
+	var registries, changed int
+	d.QueryRow(t, "SELECT count(*), count(changed_at) FROM registry_keys").Scan(&registries, &changed)
+	if registries != 2 || changed != 0 {
+		t.Errorf("%d registries pinned, %d changed: want each start's registry pinned once, none changed", registries, changed)
+	}
+	entries, _, err := catalog.ReadPage(context.Background(), store.New(d.Pool), store.CatalogFilter{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.SourceKind == readmodel.SourceNpm && (e.LastError != "" || !e.Evaluated) {
+			t.Errorf("%s after the second start: %+v", e.Code, e)
+		}
+		if e.Code == "seo" && e.Deprecated == "" || e.Code == "comments" && e.ProvenanceLost != "1.3.0" {
+			t.Errorf("%s lost its registry's facts at the second start: %+v", e.Code, e)
+		}
+	}
+}
+
+// The demo's pages say its registry's facts in words: the publisher's
+// deprecation message, the core a release needs, the lost provenance, and
+// each version's provenance and the key its signature was verified by.
+func TestDemoPagesSayTheRegistrysFacts(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	base, _, err := serveDemo(t, d, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 1)
+	for path, wants := range map[string][]string{
+		"/admin/plugins/seo":       {"The installed version 2.0.0 is deprecated by its publisher: 2.0.0 sends unpublished drafts to search engines"},
+		"/admin/plugins/search":    {"Update to 3.1.0 needs core 2.0.0 or newer (installed 1.9.0)"},
+		"/admin/plugins/comments":  {"1.3.0 was published without the provenance that 1.2.0 had"},
+		"/admin/plugins/analytics": {"published with provenance", "signature verified by key SHA256:"},
+	} {
+		got := page(t, base, path)
+		for _, want := range wants {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s does not say %q:\n%s", path, want, got)
+			}
+		}
 	}
 }

@@ -46,6 +46,13 @@ type eventPayload struct {
 	Components          []string      `json:"components"`
 	LastCompletedAt     *time.Time    `json:"last_completed_at"`
 	Message             string        `json:"message"`
+	// npm events (docs/notifications.md): the package (a deprecation's
+	// message is Message), the registry and its signing keys now and as
+	// pinned before (registry_keys.changed).
+	Package      string   `json:"package"`
+	Registry     string   `json:"registry"`
+	Keys         []string `json:"key_ids"`
+	PreviousKeys []string `json:"old_key_ids"`
 }
 
 // advisoryRef names an advisory: its id and other databases' ids for it.
@@ -74,12 +81,16 @@ type mailItem struct {
 
 // Item ranks, lower first. The security items come in the summary's
 // urgency order (readmodel.Urgency: an advisory with no fix, then a
-// security update), each by severity (readmodel.Severity.Rank); then
-// failing sources, an overdue check, plain updates, tests.
+// security update), each by severity (readmodel.Severity.Rank), then a
+// trust downgrade and a deprecated version; then failing sources, a
+// registry's changed keys, an overdue check, plain updates, tests.
 var (
 	rankAdvisory = 10 * readmodel.Urgency(readmodel.KindVulnerableNoFix)
 	rankSecurity = 10 * readmodel.Urgency(readmodel.KindSecurity)
+	rankLost     = 10 * readmodel.Urgency(readmodel.KindProvenanceLost)
+	rankDepr     = 10 * readmodel.Urgency(readmodel.KindDeprecated)
 	rankSource   = 10 * len(readmodel.AttentionKinds)
+	rankKeys     = rankSource + 5
 	rankOverdue  = rankSource + 10
 	rankUpdate   = rankSource + 20
 	rankTest     = rankSource + 30
@@ -160,6 +171,8 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		it.subject = "Update for " + name + ": " + version
 		it.Title = "Update for " + name + ": " + installed + " → " + version
 		it.URL = webURL(p.URL)
+	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
+		wordNpmEvent(&it, e.Type, p, name, installed, version)
 	case readmodel.EventTest:
 		it.rank, it.subject, it.Title = rankTest, "Test notification", "Test notification"
 		it.Details = nonEmpty(clean(p.Message, 300))

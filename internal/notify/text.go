@@ -74,6 +74,8 @@ func slackText(d store.Delivery, link string) string {
 			chat(p.Source, chatSourceMax), chat(p.problem(), chatSummaryMax))
 	case readmodel.EventCheckOverdue:
 		text = "upcheck: no update check has completed for two days"
+	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
+		text = npmChatText(d.Type, p, name, installed, version)
 	case readmodel.EventTest:
 		text = "upcheck: " + chat(p.Message, chatSummaryMax)
 	default:

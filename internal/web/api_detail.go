@@ -39,6 +39,18 @@ type detailJSON struct {
 	Stale           bool         `json:"stale"`
 	SecuritySince   *time.Time   `json:"security_since"`
 	EvalError       *string      `json:"eval_error"`
+	// SourceKind and Package are as in the catalog's items: the source's
+	// kind and the npm package; null: no source, or not npm.
+	SourceKind *string `json:"source_kind"`
+	Package    *string `json:"package"`
+	// Deprecated, ProvenanceLost (the read model's, as the catalog's
+	// items have them) and UpdateCommand; null: none.
+	Deprecated     *string `json:"deprecated"`
+	ProvenanceLost *string `json:"provenance_lost"`
+	UpdateCommand  *string `json:"update_command"`
+	// Registry is what the npm registry said of the package; null: not an
+	// npm source, or not read yet.
+	Registry *readmodel.RegistryFacts `json:"registry"`
 	// Source is the update source's facts; null: the component has none.
 	Source     *sourceFactsJSON `json:"source"`
 	Releases   []releaseJSON    `json:"releases"`
@@ -127,6 +139,18 @@ func detailBody(d catalog.Detail) detailJSON {
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
 		NeedsNewerCore: d.NeedsNewerCore, CoreInstalled: opt(d.CoreVersion), Stale: d.Stale, SecuritySince: d.SecuritySince,
 		EvalError: opt(d.EvalError), Releases: []releaseJSON{}, Advisories: []advisoryJSON{}, Withdrawn: d.Withdrawn,
+		Package: opt(readmodel.PackageOf(d.SourceURL)), UpdateCommand: opt(d.UpdateCommand),
+		Deprecated: opt(d.Deprecated), ProvenanceLost: opt(d.ProvenanceLost),
+	}
+	if d.SourceURL != "" {
+		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))
+	}
+	if d.Registry != nil {
+		r := *d.Registry
+		if r.Versions == nil {
+			r.Versions = []readmodel.RegistryVersion{}
+		}
+		out.Registry = &r
 	}
 	if out.Withdrawn == nil {
 		out.Withdrawn = []updatedoc.AdvisoryMatch{}

@@ -31,12 +31,24 @@ type catalogEntry struct {
 	RequiredCore    *string         `json:"required_core,omitempty"`
 	Advisories      json.RawMessage `json:"advisories"`
 	SourceURL       *string         `json:"source_url"`
-	ReleaseURL      *string         `json:"release_url,omitempty"`
-	Stale           bool            `json:"stale"`
-	LastSuccessAt   *time.Time      `json:"last_success_at"`
-	LastAttemptAt   *time.Time      `json:"last_attempt_at"`
-	LastError       *string         `json:"last_error"`
-	EvalError       *string         `json:"eval_error,omitempty"`
+	// SourceKind is the source's kind (document, offline, npm) and Package
+	// the npm package an npm source names; null: no source, or not npm.
+	SourceKind *string `json:"source_kind"`
+	Package    *string `json:"package"`
+	ReleaseURL *string `json:"release_url,omitempty"`
+	// UpdateCommand is how to install the update (npm install NAME@VERSION,
+	// or a document's release URL); null: no update, or none to give.
+	UpdateCommand *string `json:"update_command"`
+	// Deprecated is the publisher's deprecation message of the installed
+	// version, ProvenanceLost the newer version published without the
+	// provenance the installed one has; null: none.
+	Deprecated     *string    `json:"deprecated"`
+	ProvenanceLost *string    `json:"provenance_lost"`
+	Stale          bool       `json:"stale"`
+	LastSuccessAt  *time.Time `json:"last_success_at"`
+	LastAttemptAt  *time.Time `json:"last_attempt_at"`
+	LastError      *string    `json:"last_error"`
+	EvalError      *string    `json:"eval_error,omitempty"`
 	// LastErrorKind is the stable kind of the source's failure
 	// (readmodel.ErrorKind), for scripts; omitted when none is stored.
 	LastErrorKind *string `json:"last_error_kind,omitempty"`
@@ -56,10 +68,20 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 		Code: e.Code, Name: e.Name, Installed: e.Installed, Evaluated: e.Evaluated, Latest: opt(e.Latest), UpdateVersion: opt(e.UpdateVersion),
 		UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
 		RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
-		ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
+		SourceKind: opt(string(kindOf(e.SourceURL, e.SourceKind))), Package: opt(e.Package), UpdateCommand: opt(e.UpdateCommand),
+		Deprecated: opt(e.Deprecated), ProvenanceLost: opt(e.ProvenanceLost), ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
 		LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
 		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil,
 	}
+}
+
+// kindOf is a source's kind as its row has it, or as its address says
+// (readmodel.SourceKindOf) for a row read without it; "" without a source.
+func kindOf(url string, kind readmodel.SourceKind) readmodel.SourceKind {
+	if kind != "" || url == "" {
+		return kind
+	}
+	return readmodel.SourceKindOf(url)
 }
 
 // runJSON is one row of the check history: one run, or refusals folded
@@ -91,7 +113,17 @@ func runBody(r readmodel.RunRow) runJSON {
 
 // sourceJSON is one source in use as Source health shows it.
 type sourceJSON struct {
-	URL                 string     `json:"url"`
+	URL string `json:"url"`
+	// SourceKind is document, offline or npm; Package the npm package an
+	// npm source names, Registry its registry's URL (null for other
+	// kinds), RegistryKeys the ids of the registry's pinned signing keys
+	// and KeysChangedAt when they last changed after first sight (null:
+	// never).
+	SourceKind          string     `json:"source_kind"`
+	Package             *string    `json:"package"`
+	Registry            *string    `json:"registry"`
+	RegistryKeys        []string   `json:"registry_keys"`
+	KeysChangedAt       *time.Time `json:"keys_changed_at"`
 	Components          int        `json:"components"`
 	Offline             bool       `json:"offline"`
 	HasDocument         bool       `json:"has_document"`
@@ -122,7 +154,8 @@ type trustJSON struct {
 
 // sourceBody is a source as GET /api/admin/sources lists it.
 func sourceBody(src readmodel.SourceRow) sourceJSON {
-	out := sourceJSON{URL: src.URL, Components: src.Components, Offline: src.Offline, HasDocument: src.HasDocument,
+	out := sourceJSON{URL: src.URL, SourceKind: string(kindOf(src.URL, src.Kind)), Package: opt(src.Package), Registry: opt(src.Registry),
+		RegistryKeys: src.RegistryKeys, KeysChangedAt: src.KeysChangedAt, Components: src.Components, Offline: src.Offline, HasDocument: src.HasDocument,
 		LastSuccessAt: src.LastSuccessAt, LastAttemptAt: src.LastAttemptAt, LastError: opt(src.LastError),
 		LastErrorKind: opt(src.LastErrorKind), ConsecutiveFailures: src.ConsecutiveFailures, DocumentExpiresAt: src.ExpiresAt,
 		Expired: src.Expired, Stale: src.Stale, Failing: src.Failing, SignatureState: src.SignatureState,
@@ -130,6 +163,9 @@ func sourceBody(src readmodel.SourceRow) sourceJSON {
 			VerifiedBy: src.VerifiedBy, Untrusted: src.Untrusted}}
 	if out.Trust.VerifiedBy == nil {
 		out.Trust.VerifiedBy = []string{}
+	}
+	if out.RegistryKeys == nil {
+		out.RegistryKeys = []string{}
 	}
 	if src.LastError != "" {
 		p := readmodel.ProblemSentence(src.LastErrorKind, src.LastErrorArg)

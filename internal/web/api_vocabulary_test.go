@@ -115,6 +115,11 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	}
 	check("components/schemas/Source/properties/signature_state", strs(readmodel.AllTrustStates()))
 	check("components/schemas/Summary/properties/attention/items/properties/kind", readmodel.AttentionKinds)
+	check("components/schemas/Source/properties/source_kind", strs(readmodel.AllSourceKinds()))
+	for _, schema := range []string{"CatalogEntry", "ComponentDetail"} {
+		// null: a component with no source.
+		check("components/schemas/"+schema+"/properties/source_kind", append(strs(readmodel.AllSourceKinds()), ""))
+	}
 }
 
 // split splits a path of member names at its slashes, except within

@@ -128,6 +128,10 @@ func detailText(e store.AuditEvent) string {
 	if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &m) != nil {
 		return ""
 	}
+	switch readmodel.AuditAction(e.Action) {
+	case readmodel.AuditRegistryKeysPin, readmodel.AuditRegistryKeysChange:
+		return registryDetailText(readmodel.AuditAction(e.Action), m)
+	}
 	switch readmodel.AuditKind(e.Kind) {
 	case readmodel.AuditKindCheck:
 		return checkDetailText(m)
@@ -178,6 +182,29 @@ func checkDetailText(m map[string]any) string {
 // statement 1 endorsed by the keys trusted before", or of its pinned keys
 // (no statement): "https://…: keys none → ab12cd34…ef01: the manifest pins
 // keys where it pinned none, for blog".
+// registryDetailText is an npm registry's keys pinned, "http://…/: keys
+// SHA256:ab… pinned", or changed, "http://…/: keys SHA256:ab… → SHA256:cd…".
+func registryDetailText(action readmodel.AuditAction, m map[string]any) string {
+	list := func(name string) string {
+		var keys []string
+		items, _ := m[name].([]any)
+		for _, k := range items {
+			if s, ok := k.(string); ok {
+				keys = append(keys, s)
+			}
+		}
+		if len(keys) == 0 {
+			return "none"
+		}
+		return strings.Join(keys, ", ")
+	}
+	registry, _ := m["registry"].(string)
+	if action == readmodel.AuditRegistryKeysPin {
+		return registry + ": keys " + list("new_keys") + " pinned on first sight"
+	}
+	return registry + ": keys " + list("old_keys") + " → " + list("new_keys")
+}
+
 func trustDetailText(m map[string]any) string {
 	set := func(prefix string) string {
 		var keys []string

@@ -145,6 +145,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
 		NeedsNewerCore: d.NeedsNewerCore, SecurityInstallable: !d.SecurityNeedsNewerCore, CoreInstalled: d.CoreVersion,
 		SecuritySince: d.SecuritySince, SecurityRelease: releaseRef(d.SecurityRelease), BlockedRelease: releaseRef(d.BlockedUpdate),
+		Registry: d.Registry, UpdateCommand: d.UpdateCommand, Deprecated: d.Deprecated, ProvenanceLost: d.ProvenanceLost,
 	}
 	if d.Update != nil {
 		props.UpdateVersion = d.Update.Version

@@ -184,6 +184,8 @@
     setStat("widget-updates", number(s.updates_available));
     setStat("widget-security", security);
     setStat("widget-vulnerable", vulnerable);
+    setStat("widget-trust-downgrades", number(s.trust_downgrades));
+    setStat("widget-deprecated", number(s.deprecated));
     setStat("widget-failing", number(s.failing_sources));
     setStat("widget-untrusted", number(s.untrusted_sources));
     setStat("widget-unsigned", number(s.unsigned_sources));
@@ -384,8 +386,27 @@
     return "The check could not run (HTTP " + res.status + "). Try again later.";
   }
 
+  // enhanceCopy shows the copy buttons (data-copy: the id of the read-only
+  // field they copy); without this file the field's text is selectable.
+  function enhanceCopy() {
+    var buttons = document.querySelectorAll("button[data-copy]");
+    Array.prototype.forEach.call(buttons, function (button) {
+      var field = document.getElementById(button.getAttribute("data-copy"));
+      if (!field || !navigator.clipboard) return;
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        field.select();
+        navigator.clipboard.writeText(field.value).then(function () {
+          button.firstChild.nodeValue = "Copied";
+        }, function () {
+          button.firstChild.nodeValue = "Select and copy";
+        });
+      });
+    });
+  }
 
   function init() {
+    enhanceCopy();
     var form = byTestId("check-form");
     if (form) enhanceCheckForm(form);
     var widget = byTestId("updates-widget");

@@ -1,15 +1,20 @@
 // Package demo is what `make run` shows a newcomer: a publisher served by
 // upcheck itself on loopback, with a plain update, a security update, an
 // advisory with no fix, a signed source, an up-to-date plugin and a failing
-// source, and the manifest of a site that uses them.
+// source; the same server answering as an npm registry (RegistryPath) for
+// the @demo packages, with a deprecated installed version, a release that
+// needs a newer core, a release that lost provenance and a plain update;
+// and the manifests of a site that uses them.
 package demo
 
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -19,6 +24,7 @@ type Publisher struct {
 	docs     map[string][]byte
 	sigs     map[string]string
 	sequence int64
+	npm      *registry
 }
 
 // NewPublisher makes the documents and signs the signed one with a fresh
@@ -31,7 +37,11 @@ func NewPublisher(now time.Time) (*Publisher, error) {
 	seq := now.Unix()
 	expires := now.Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)
 	released := now.Add(-72 * time.Hour).UTC().Format(time.RFC3339)
-	p := &Publisher{key: pub, sequence: seq, docs: map[string][]byte{}, sigs: map[string]string{}}
+	reg, err := newRegistry(now.Add(-72 * time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	p := &Publisher{key: pub, sequence: seq, docs: map[string][]byte{}, sigs: map[string]string{}, npm: reg}
 	p.docs["/core.json"] = fmt.Appendf(nil, `{"format": 1, "publisher": "upcheck-demo", "sequence": %d, "expires": %q,
   "packages": {"core": {"releases": [
     {"version": "1.9.0", "released": "2026-09-01T10:00:00Z"},
@@ -62,9 +72,14 @@ func NewPublisher(now time.Time) (*Publisher, error) {
 	return p, nil
 }
 
-// ServeHTTP serves the documents; /broken.json always fails, as a publisher
+// ServeHTTP serves the documents, and below RegistryPath answers as the
+// demo packages' npm registry; /broken.json always fails, as a publisher
 // having a bad day.
 func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, RegistryPath) {
+		p.npm.ServeHTTP(w, r)
+		return
+	}
 	if r.URL.Path == "/broken.json" {
 		http.Error(w, "publisher unavailable", http.StatusServiceUnavailable)
 		return
@@ -81,8 +96,14 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(body)
 }
 
-// Manifest is the demo site's installed components, pointing at the
-// publisher at base (for example "http://127.0.0.1:43123").
+// RegistryURL is the address of the demo's npm registry when the demo is
+// served at base: what `npm config get registry` would print on the demo
+// site.
+func RegistryURL(base string) string { return base + RegistryPath }
+
+// Manifest is the demo site's installed components as update documents
+// alone, pointing at the publisher at base (for example
+// "http://127.0.0.1:43123"): for checks that read no npm registry.
 func (p *Publisher) Manifest(base string) *manifest.Manifest {
 	return &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: base + "/core.json"},
@@ -93,4 +114,24 @@ func (p *Publisher) Manifest(base string) *manifest.Manifest {
 		{Code: "shop", Name: "Shop", Version: "0.9.1", Source: base + "/broken.json"},
 		{Code: "legacy-theme", Name: "Legacy theme", Version: "1.0.0"},
 	}}
+}
+
+// NpmManifest is the demo site of `make run`: Manifest's plugins, the core
+// the npm package CorePackage (so that the npm plugins' peerDependencies
+// on it give the core they require) and four npm plugins, read from the
+// registry at RegistryURL(base).
+func (p *Publisher) NpmManifest(base string) *manifest.Manifest {
+	m := p.Manifest(base)
+	for i, c := range m.Components {
+		if c.Code == "core" {
+			m.Components[i].Source = npm.Source(CorePackage)
+		}
+	}
+	m.Components = append(m.Components,
+		manifest.Component{Code: "seo", Name: "SEO", Version: "2.0.0", Source: npm.Source(Scope + "/seo")},
+		manifest.Component{Code: "search", Name: "Search", Version: "3.0.0", Source: npm.Source(Scope + "/search")},
+		manifest.Component{Code: "comments", Name: "Comments", Version: "1.2.0", Source: npm.Source(Scope + "/comments")},
+		manifest.Component{Code: "analytics", Name: "Analytics", Version: "0.4.0", Source: npm.Source(Scope + "/analytics")},
+	)
+	return m
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/updatecheck"
@@ -71,5 +72,55 @@ func TestDemoShowsEveryOutcome(t *testing.T) {
 		t.Errorf("forms (up to date): %+v", by["forms"])
 	case by["shop"].LastError == "":
 		t.Errorf("shop (failing source): %+v", by["shop"])
+	}
+}
+
+// The demo site of `make run` (NpmManifest) checked with its registry: the
+// npm components are read beside the documents, only Shop fails, the
+// summary counts the deprecated version, the trust downgrade and the
+// updates (core, blog, seo, comments, analytics), and the next check gets
+// a 304 for every package document.
+func TestDemoNpmSiteShowsEveryOutcome(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	st := store.New(d.Pool)
+	timings := lease.DefaultTimings()
+	timings.Cooldown = 0 // two checks in a row
+	lm, err := lease.New(st, timings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fetch.New(fetch.Config{AllowPrivate: true}, nil)
+	defer f.Close()
+	c := updatecheck.New(st, lm, f, slog.Default())
+	p, err := NewPublisher(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	reg, err := npm.ParseRegistryURL(RegistryURL(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.UseNpm(&npm.Client{Fetcher: f, Registries: npm.Registries{Default: reg}})
+	ctx := context.Background()
+	if _, err := updatecheck.NewSyncer(c).Sync(ctx, p.NpmManifest(srv.URL)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.RunLockedUpdateCheck(ctx, lease.Operator, "demo")
+	if err != nil || res.Status != updatecheck.CompletedWithFailures || res.Failed != 1 {
+		t.Fatalf("demo check = %+v %v", res, err)
+	}
+	sum, err := catalog.New(st).Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Components != 11 || sum.UpdatesAvailable != 5 || sum.Deprecated != 1 || sum.TrustDowngrades != 1 || sum.FailingSources != 1 {
+		t.Fatalf("demo summary = %+v", sum)
+	}
+	again, err := c.RunLockedUpdateCheck(ctx, lease.Operator, "demo")
+	if err != nil || again.Failed != 1 || again.NotModified != 5 {
+		t.Fatalf("the second check = %+v %v, want the five package documents not modified", again, err)
 	}
 }

@@ -1,0 +1,89 @@
+// The detail page's words for what an npm registry said of a component's
+// package (readmodel.RegistryFacts), in the words documents get: published,
+// provenance, the key that verified a signature, the core a version needs.
+// A claim is made only from a fact: without the registry's keys nothing was
+// verified, and the page says so.
+
+package views
+
+import (
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// isNpm: the component's source is an npm package.
+func isNpm(p DetailProps) bool {
+	return readmodel.SourceKindOf(p.SourceURL) == readmodel.SourceNpm
+}
+
+// npmAdvisoriesText stands where an npm component's advisories would be:
+// they are not read for npm packages, so the page must not read as "no
+// known advisory".
+const npmAdvisoriesText = "Advisories are not read for npm packages yet: upcheck cannot tell whether one affects this version."
+
+// publishedText is "published 2026-11-20".
+func publishedText(v readmodel.RegistryVersion) string {
+	if v.Published.IsZero() {
+		return "publish time not given"
+	}
+	return "published " + v.Published.UTC().Format("2006-01-02")
+}
+
+// provenanceText is whether a version was published with provenance.
+func provenanceText(v readmodel.RegistryVersion) string {
+	if v.Provenance {
+		return "published with provenance"
+	}
+	return "no provenance"
+}
+
+// signatureText is what verified a version: a key of the registry's, or
+// nothing, when the registry publishes no keys (never a claim of
+// verification without one).
+func signatureText(f readmodel.RegistryFacts, v readmodel.RegistryVersion) string {
+	switch {
+	case !f.KeysPublished:
+		return "signature not verified: the registry publishes no signing keys"
+	case v.SignedBy != "":
+		return "signature verified by key " + v.SignedBy
+	}
+	return "signature not verified"
+}
+
+// requiresCoreText is "requires core 2.0.0 or a later 2.x release", or
+// "runs on any core" when the version names no core.
+func requiresCoreText(v readmodel.RegistryVersion) string {
+	if v.RequiresCore == "" || CoreRangeWords(v.RequiresCore) == "any" {
+		return "runs on any core"
+	}
+	return "requires core " + CoreRangeWords(v.RequiresCore)
+}
+
+// deprecatedText is "The installed version 2.3.0 is deprecated by its
+// publisher: MESSAGE" (templ escapes the publisher's message).
+func deprecatedText(installed, message string) string {
+	return "The installed version " + installed + " is deprecated by its publisher: " + message
+}
+
+// unlistedText says the registry no longer lists the installed version.
+func unlistedText(installed string) string {
+	return "The registry no longer lists the installed version " + installed +
+		": its publisher unpublished it, or it was never published there."
+}
+
+// provenanceLostText is the trust downgrade: "2.5.0 was published without
+// the provenance that 2.3.0 had".
+func provenanceLostText(lost, installed string) string {
+	return lost + " was published without the provenance that " + installed + " had"
+}
+
+// noKeysText says plainly that nothing was verified.
+const noKeysText = "The registry publishes no signing keys, so no version’s signature was verified."
+
+// updateCommandLabel labels the update command: an npm command, or a
+// document's release page.
+func updateCommandLabel(p DetailProps) string {
+	if isNpm(p) {
+		return "Update command"
+	}
+	return "Update from"
+}

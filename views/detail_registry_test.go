@@ -1,0 +1,127 @@
+package views
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"golang.org/x/net/html"
+)
+
+// npmDetail is an npm component's page: installed 2.3.0 deprecated, with
+// provenance; 2.5.0 offered without it and needing a newer core; 2.4.0
+// refused.
+func npmDetail() DetailProps {
+	pub := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	return DetailProps{Layout: layout(calm(), true), Code: "acme-blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0",
+		SourceURL: "npm:@acme/blog", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.5.0",
+		UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal", ProvenanceLost: "2.5.0",
+		Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
+			Deprecated: "use <script>alert(1)</script> @acme/journal", KeysPublished: true, ProvenanceLost: "2.5.0",
+			Versions: []readmodel.RegistryVersion{
+				{Version: "2.5.0", Published: pub.Add(48 * time.Hour), SignedBy: "SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA", RequiresCore: "^2.0.0"},
+				{Version: "2.3.0", Published: pub, Installed: true, Provenance: true, SignedBy: "SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA"}},
+			Refused: []readmodel.RefusedVersion{{Version: "2.4.0", Reason: "its signature does not verify"}}}}
+}
+
+// The detail page words the registry's facts as documents are worded:
+// each version's publish date, provenance, the key that verified it and
+// the core it needs; the deprecation (escaped), the trust downgrade, the
+// refused version and why, and the update command in a field that can be
+// selected without JavaScript.
+func TestDetailWordsRegistryFacts(t *testing.T) {
+	t.Parallel()
+	p := npmDetail()
+	page := render(t, ComponentDetail(p))
+	root := doc(t, ComponentDetail(p))
+	rows := byTestID(root, "registry-version")
+	if len(rows) != 2 {
+		t.Fatalf("%d registry versions, want 2", len(rows))
+	}
+	for i, want := range []string{
+		"2.5.0 | published 2026-11-03 | no provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | requires core 2.0.0 or a later 2.x release",
+		"2.3.0 Installed | published 2026-11-01 | published with provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | runs on any core",
+	} {
+		if got := cells(rows[i]); got != want {
+			t.Errorf("version row %d: %q, want %q", i, got, want)
+		}
+	}
+	if got := text(one(t, root, "detail-deprecated")); got != "!The installed version 2.3.0 is deprecated by its publisher: use <script>alert(1)</script> @acme/journal" {
+		t.Errorf("deprecation: %q", got)
+	}
+	if strings.Contains(page, "<script>alert") {
+		t.Error("the publisher's message reaches the page unescaped")
+	}
+	if got := text(one(t, root, "detail-provenance-lost")); !strings.Contains(got, "2.5.0 was published without the provenance that 2.3.0 had") {
+		t.Errorf("trust downgrade: %q", got)
+	}
+	if got := text(one(t, root, "registry-refused")); got != "2.4.0: its signature does not verify" {
+		t.Errorf("refused: %q", got)
+	}
+	in := one(t, root, "update-command-text")
+	if v, _ := attr(in, "value"); v != "npm install @acme/blog@2.5.0" {
+		t.Errorf("update command = %q", v)
+	}
+	if _, ro := attr(in, "readonly"); !ro {
+		t.Error("the update command's field is not read-only")
+	}
+	if got := text(one(t, root, "detail-source")); got != "@acme/blog (npm package)" {
+		t.Errorf("source: %q", got)
+	}
+	if h := detailHeadline(p); h.Title+h.rest() != "Trust downgrade: 2.5.0 was published without the provenance that 2.3.0 had; check who published it before you install it" {
+		t.Errorf("headline: %q", h.Title+h.rest())
+	}
+	p.ProvenanceLost = ""
+	if h := detailHeadline(p); h.Title+h.rest() != "Deprecated by its publisher: update to 2.5.0" {
+		t.Errorf("headline when deprecated: %q", h.Title+h.rest())
+	}
+}
+
+// Without the registry's keys, nothing claims a verification; the
+// registry's no longer listing the installed version is said; and an npm
+// component never reads as free of advisories, which are not read for it.
+func TestDetailClaimsNothingUnverified(t *testing.T) {
+	t.Parallel()
+	p := npmDetail()
+	p.Registry.KeysPublished = false
+	p.Registry.Unlisted, p.Registry.Refused = true, nil
+	p.Deprecated, p.ProvenanceLost = "", ""
+	for i := range p.Registry.Versions {
+		p.Registry.Versions[i].SignedBy = ""
+	}
+	p.Registry.Versions = p.Registry.Versions[:1]
+	root := doc(t, ComponentDetail(p))
+	reg := text(one(t, root, "detail-registry"))
+	if strings.Contains(strings.ToLower(strings.ReplaceAll(reg, "not verified", "")), "verified by") {
+		t.Errorf("the registry section claims a verification without keys: %q", reg)
+	}
+	if !strings.Contains(reg, "signature not verified: the registry publishes no signing keys") ||
+		text(one(t, root, "registry-no-keys")) != noKeysText {
+		t.Errorf("the registry section does not say plainly that nothing was verified: %q", reg)
+	}
+	if got := text(one(t, root, "detail-unlisted")); !strings.Contains(got, "The registry no longer lists the installed version 2.3.0") {
+		t.Errorf("unlisted: %q", got)
+	}
+	if got := text(one(t, root, "advisories-npm")); got != npmAdvisoriesText {
+		t.Errorf("advisories: %q", got)
+	}
+	page := strings.ToLower(render(t, ComponentDetail(p)))
+	if strings.Contains(page, "no known advisory") {
+		t.Error("an npm component's page says no known advisory affects it")
+	}
+	if len(byTestID(root, "advisories-empty")) != 0 || len(byTestID(root, "detail-deprecated")) != 0 {
+		t.Error("the page says what its facts do not")
+	}
+}
+
+// cells is a table row's cells' text, " | " between them.
+func cells(tr *html.Node) string {
+	var out []string
+	for c := tr.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && (c.Data == "td" || c.Data == "th") {
+			out = append(out, text(c))
+		}
+	}
+	return strings.Join(out, " | ")
+}
