@@ -149,8 +149,10 @@ func (c *Checker) npmRequest(j job) (*npm.PackageRequest, failure) {
 	if c.npm == nil || j.npmKeys == nil {
 		return nil, failureOf(npm.ErrNoRegistry, "")
 	}
+	// Validators only for a package stored from the registry named now:
+	// another registry's 304 would vouch for what it never sent.
 	etag, lastModified := "", ""
-	if j.stored.Document != nil {
+	if j.stored.Document != nil && j.stored.Registry == j.npmKeys.registry {
 		etag, lastModified = j.stored.ETag, j.stored.LastModified
 	}
 	pr, err := c.npm.PackageRequest(j.pkg, etag, lastModified)

@@ -388,3 +388,27 @@ func TestHangingRegistryIsCancelledAtLeaseLoss(t *testing.T) {
 		t.Fatalf("%d source rows written by a check that lost its lease", rows)
 	}
 }
+
+// A package stored from one registry is fetched whole from another: the
+// new registry's 304 would vouch for a document it never sent.
+func TestNpmValidatorsStayWithTheirRegistry(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, second := newRegistry(t), newRegistry(t)
+	npmSite(b, first)
+	b.run(lease.Operator)
+	npmSite(b, second) // the same packages, and so the same ETags
+	res := b.run(lease.Operator)
+	if res.NotModified != 0 || res.Fetched != 3 {
+		t.Fatalf("after the registry changed: %+v, want every package fetched whole", res)
+	}
+	health, err := b.store.SourceHealth(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range health {
+		if s.URL == "npm:@acme/blog" && s.Registry != second.srv.URL+"/" {
+			t.Errorf("blog's registry %q, want the second", s.Registry)
+		}
+	}
+}

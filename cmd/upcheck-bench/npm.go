@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/dev/devdb"
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/npm"
+)
+
+// npmCheck is part 8: a check of npmPackages npm components (one of them
+// the core) by the real binary against the loopback registry, timed
+// against a bare fetcher of the same URLs with the same concurrency in the
+// same run; the check process's peak RSS with the 40 MB document among
+// them; then the same check answered by 304s. It has a database of its own.
+func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error {
+	start := time.Now()
+	reg, err := startRegistry(npmPackages)
+	if err != nil {
+		return err
+	}
+	defer reg.close()
+	var raw, gz, largest int
+	for _, d := range reg.docs {
+		raw, gz, largest = raw+d.raw, gz+len(d.gz), max(largest, d.raw)
+	}
+	report("npm_docs", float64(len(reg.docs)), "documents", "", nil)
+	report("npm_docs_bytes", float64(raw)/(1<<20), "MiB", "", nil)
+	report("npm_docs_gzip_bytes", float64(gz)/(1<<20), "MiB", "", nil)
+	report("npm_docs_largest", float64(largest)/(1<<20), "MiB", "", nil)
+	report("npm_docs_generated_in", time.Since(start).Seconds(), "s", "", nil)
+
+	name := fmt.Sprintf("bench_npm_%d", time.Now().Unix())
+	if err := cluster.CreateDatabase(ctx, name); err != nil {
+		return err
+	}
+	url := cluster.URL(name)
+	if keep {
+		fmt.Println("database", url)
+	} else {
+		defer dropDatabase(cluster, name)
+	}
+	dir, err := os.MkdirTemp("", "upcheck-bench-npm-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	manifest := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(manifest, reg.manifest(), 0o644); err != nil {
+		return err
+	}
+	env := []string{
+		"UPCHECK_DATABASE_URL=" + url, "UPCHECK_MANIFEST=" + manifest, "UPCHECK_ALLOW_PRIVATE_SOURCES=1",
+		"UPCHECK_NPM_REGISTRY=" + reg.url,
+		"UPCHECK_LOG_LEVEL=WARN", "UPCHECK_LISTEN=127.0.0.1:0", "PATH=" + os.Getenv("PATH"),
+	}
+	for _, args := range [][]string{{"migrate"}, {"components", "sync"}} {
+		if out, err := command(binary, env, "", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("upcheck %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	res, rss, err := check(binary, env)
+	if err != nil {
+		return err
+	}
+	if res.Fetched != npmPackages {
+		return fmt.Errorf("the first npm check fetched %d of %d packages: %+v (the registry answered %d documents)",
+			res.Fetched, npmPackages, res, reg.ok.Load())
+	}
+	wall := time.Duration(res.DurationMS) * time.Millisecond
+	report("npm_check_wall", wall.Seconds(), "s", "", nil)
+	report("npm_check_bytes", float64(reg.bytes.Swap(0))/(1<<20), "MiB", "", nil)
+	bare, err := npmBareFetch(ctx, reg)
+	if err != nil {
+		return err
+	}
+	reg.bytes.Swap(0)
+	report("npm_bare_fetch_wall", bare.Seconds(), "s", "", nil)
+	vsBare := bare.Seconds() / wall.Seconds()
+	report("npm_check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
+	report("npm_check_cpu", res.cpu.Seconds(), "s", "", nil)
+	report("npm_check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
+
+	before := reg.notModified.Load()
+	res304, rss304, err := check(binary, env)
+	if err != nil {
+		return err
+	}
+	report("npm_check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
+	report("npm_check304_not_modified", float64(res304.NotModified), "packages", fmt.Sprint(npmPackages),
+		yes(res304.NotModified == npmPackages))
+	report("npm_check304_registry_304s", float64(reg.notModified.Load()-before), "answers", "", nil)
+	report("npm_check304_bytes", float64(reg.bytes.Swap(0)), "B", "", nil)
+	report("npm_check304_cpu", res304.cpu.Seconds(), "s", "", nil)
+	report("npm_check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
+	return nil
+}
+
+// npmBareFetch fetches every package document the check fetched with a
+// bare fetcher: the fetch package with the check's defaults (concurrency,
+// per-host limit, the npm client's cap and Accept), the URLs npm's
+// registry settings give, each body decompressed (gzip, as the check
+// accepts it) and discarded: no decoding, no database, no lease, no
+// evaluation. The baseline of npm_check_vs_bare.
+func npmBareFetch(ctx context.Context, reg *registry) (time.Duration, error) {
+	regs, err := npm.LoadRegistries(reg.url, "", func(string) string { return "" })
+	if err != nil {
+		return 0, err
+	}
+	reqs := make([]fetch.Request, len(reg.docs))
+	var read atomic.Int64
+	for i, d := range reg.docs {
+		u, err := regs.PackageURL(npm.Name(d.name))
+		if err != nil {
+			return 0, err
+		}
+		reqs[i] = fetch.Request{URL: u.String(), Accept: "application/json", MaxBody: npm.DefaultMaxDocument,
+			Consume: func(r io.Reader) error {
+				n, err := io.Copy(io.Discard, r)
+				read.Add(n)
+				return err
+			}}
+	}
+	f := fetch.New(fetch.Config{AllowPrivate: true}, nil)
+	defer f.Close()
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	start := time.Now()
+	err = f.Run(ctx, reqs, func(_ context.Context, _ int, _ fetch.Response, err error) {
+		if err != nil {
+			failed.Add(1)
+			firstErr.CompareAndSwap(nil, err)
+		}
+	})
+	wall := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if n := failed.Load(); n > 0 {
+		return 0, fmt.Errorf("the bare fetcher failed %d of %d packages: %v", n, len(reqs), firstErr.Load())
+	}
+	report("npm_bare_decoded_bytes", float64(read.Load())/(1<<20), "MiB", "", nil)
+	return wall, nil
+}
