@@ -313,6 +313,10 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	if req.LastModified != "" {
 		hreq.Header.Set("If-Modified-Since", req.LastModified)
 	}
+	if req.Compressed {
+		// Set by hand, the transport leaves the body as it came.
+		hreq.Header.Set("Accept-Encoding", "gzip")
+	}
 	if req.Accept != "" {
 		hreq.Header.Set("Accept", req.Accept)
 	}
@@ -366,6 +370,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 		resp.Body, _ = io.ReadAll(body)
 	}
 	resp.Bytes = body.N
+	resp.Gzip = req.Compressed && resp.Body != nil && strings.EqualFold(hresp.Header.Get("Content-Encoding"), "gzip")
 	switch {
 	case body.Over:
 		resp.Body = nil

@@ -27,6 +27,13 @@ type Request struct {
 	// wrapped by Fetch's error. Reading past the cap fails with
 	// ErrTooLarge.
 	Consume func(io.Reader) error
+	// Compressed asks for gzip and keeps the body as it was sent:
+	// Response.Body holds the compressed bytes when Response.Gzip says so
+	// (MaxBody then caps those), and the caller decompresses it. A
+	// Fetcher.Run caller does that in its callback, after the host's slot
+	// was released, so that decoding a document of tens of megabytes never
+	// holds a connection slot and only its compressed form is ever held.
+	Compressed bool
 }
 
 // Credential is a secret sent with a request; Reveal gives its text.
@@ -51,4 +58,6 @@ type Response struct {
 	StatusCode int
 	// Bytes is how many body bytes were read.
 	Bytes int64
+	// Gzip: Body is gzip-compressed, as sent to a Compressed request.
+	Gzip bool
 }

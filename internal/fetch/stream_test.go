@@ -125,3 +125,41 @@ func TestBearerStaysOnItsHost(t *testing.T) {
 		t.Errorf("the other host got Authorization %q", v)
 	}
 }
+
+// A Compressed request asks for gzip and gets the body as it was sent:
+// the caller decompresses it, after the host's slot is free. A server that
+// does not compress gives the plain body.
+func TestCompressedKeepsTheBodyAsSent(t *testing.T) {
+	t.Parallel()
+	payload := bytes.Repeat([]byte(`{"x":1}`), 4096)
+	srv := serve(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/gz" && r.Header.Get("Accept-Encoding") == "gzip" {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			_, _ = zw.Write(payload)
+			_ = zw.Close()
+			return
+		}
+		_, _ = w.Write(payload)
+	}))
+	f := New(Config{AllowPrivate: true}, slog.Default())
+	t.Cleanup(f.Close)
+	resp, err := f.Fetch(t.Context(), Request{URL: srv.URL + "/gz", Compressed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Gzip || int(resp.Bytes) != len(resp.Body) || len(resp.Body) >= len(payload) {
+		t.Fatalf("gzip %v, %d bytes read, body %d bytes (plain %d)", resp.Gzip, resp.Bytes, len(resp.Body), len(payload))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(resp.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("decompressed %d bytes, %v", len(got), err)
+	}
+	plain, err := f.Fetch(t.Context(), Request{URL: srv.URL + "/plain", Compressed: true})
+	if err != nil || plain.Gzip || !bytes.Equal(plain.Body, payload) {
+		t.Fatalf("a plain answer: gzip %v, %d bytes, %v", plain.Gzip, len(plain.Body), err)
+	}
+}

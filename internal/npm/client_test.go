@@ -1,6 +1,7 @@
 package npm_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"net/http"
@@ -81,5 +82,35 @@ func TestARegistrysWrongDocumentIsRefused(t *testing.T) {
 	}
 	if _, err := (&npm.Client{Fetcher: f}).Package(t.Context(), "x", "", ""); !errors.Is(err, npm.ErrNoRegistry) {
 		t.Errorf("no registry: %v", err)
+	}
+}
+
+// A package document is read as the registry compressed it, and the cap
+// counts what it decompresses to: a small gzip of a document past the cap
+// is refused as too large, never held whole.
+func TestACompressedDocumentIsCappedDecompressed(t *testing.T) {
+	t.Parallel()
+	doc := `{"name": "big", "dist-tags": {"latest": "1.0.0"}, "readme": "` + strings.Repeat("r", 1<<20) + `",
+	  "versions": {"1.0.0": {"name": "big", "version": "1.0.0", "dist": {"integrity": "sha512-x"}}}, "time": {"1.0.0": "2026-01-01T00:00:00Z"}}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		_, _ = zw.Write([]byte(doc))
+		_ = zw.Close()
+	}))
+	t.Cleanup(srv.Close)
+	regs, err := npm.LoadRegistries(srv.URL, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fetch.New(fetch.Config{AllowPrivate: true}, nil)
+	t.Cleanup(f.Close)
+	got, err := (&npm.Client{Fetcher: f, Registries: regs, MaxDocument: 2 << 20}).Package(t.Context(), "big", "", "")
+	if err != nil || got.Package == nil || got.Package.DistTags["latest"] != "1.0.0" || got.Response.Body != nil {
+		t.Fatalf("under the cap: %+v, %v", got, err)
+	}
+	_, err = (&npm.Client{Fetcher: f, Registries: regs, MaxDocument: 512 << 10}).Package(t.Context(), "big", "", "")
+	if !errors.Is(err, npm.ErrTooLarge) {
+		t.Fatalf("past the cap decompressed: %v, want ErrTooLarge", err)
 	}
 }

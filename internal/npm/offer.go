@@ -13,7 +13,8 @@ import (
 // evaluation (updatedoc.Evaluate) decides for both what is an update,
 // what is blocked by the core and what the newest release is.
 type Offer struct {
-	// Package holds the releases that may be offered, newest first:
+	// Package holds the releases that may be offered, newest first (and,
+	// of those not newer than the installed version, the newest alone):
 	//   - no version newer than the one dist-tags.latest names (npm installs
 	//     "latest"; a newer version under another tag is not for everyone);
 	//   - no prerelease, unless the installed version is a prerelease and a
@@ -37,6 +38,10 @@ type Offer struct {
 	// Provenance says, for each offered version and the installed one,
 	// whether it was published with provenance (dist.attestations).
 	Provenance map[string]bool
+	// SignedBy is, for each offered version and the installed one, the id
+	// of the registry key whose signature verified (empty when the
+	// registry publishes no keys, or the installed version's fails).
+	SignedBy map[string]string
 	// ProvenanceLost is the newest offered version when it was published
 	// without the provenance the installed version had: a trust downgrade.
 	ProvenanceLost string
@@ -55,7 +60,7 @@ type Refused struct {
 // if its signature verifies (VerifySignature). Versions that are not
 // semantic versions are passed over: npm refuses to publish them.
 func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
-	o := Offer{Provenance: map[string]bool{}}
+	o := Offer{Provenance: map[string]bool{}, SignedBy: map[string]string{}}
 	iv, err := semver.StrictNewVersion(installed)
 	if inst, ok := pkg.Versions[installed]; ok {
 		o.Deprecated = inst.Deprecated
@@ -87,6 +92,29 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		r Refused
 	}
 	var refused []refusal
+	// Only versions newer than the installed one can be offered; of the
+	// others the newest is kept, so that the newest release is known of a
+	// site that has it. Signatures are verified for those alone: a
+	// package of thousands of versions costs a handful of verifications,
+	// not thousands.
+	var floor *release
+	offer := func(text string, v *semver.Version) {
+		ver := pkg.Versions[text]
+		if len(keys) > 0 {
+			verified, err := VerifySignature(keys, pkg.Name, text, ver, pkg.Published[text])
+			if err != nil {
+				refused = append(refused, refusal{v, Refused{Version: text, Err: err}})
+				return
+			}
+			o.SignedBy[text] = verified.KeyID
+		}
+		o.Provenance[text] = ver.Dist.Attestations != nil
+		r := updatedoc.Release{Version: text, Released: pkg.Published[text]}
+		if core != "" && core != pkg.Name {
+			r.RequiresCore = ver.PeerDependencies[core]
+		}
+		rs = append(rs, release{v, r})
+	}
 	for text, ver := range pkg.Versions {
 		v, err := semver.StrictNewVersion(text)
 		if err != nil || ver.Deprecated != "" {
@@ -100,18 +128,21 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		case line == nil || !sameLine(v, line) || v.GreaterThan(line):
 			continue
 		}
-		if len(keys) > 0 {
-			if _, err := VerifySignature(keys, pkg.Name, text, ver, pkg.Published[text]); err != nil {
-				refused = append(refused, refusal{v, Refused{Version: text, Err: err}})
-				continue
+		if iv != nil && !v.GreaterThan(iv) {
+			if floor == nil || v.GreaterThan(floor.v) {
+				floor = &release{v: v, r: updatedoc.Release{Version: text}}
 			}
+			continue
 		}
-		o.Provenance[text] = ver.Dist.Attestations != nil
-		r := updatedoc.Release{Version: text, Released: pkg.Published[text]}
-		if core != "" && core != pkg.Name {
-			r.RequiresCore = ver.PeerDependencies[core]
+		offer(text, v)
+	}
+	if floor != nil {
+		offer(floor.r.Version, floor.v)
+	}
+	if _, listed := pkg.Versions[installed]; listed && len(keys) > 0 && o.SignedBy[installed] == "" {
+		if verified, err := VerifySignature(keys, pkg.Name, installed, pkg.Versions[installed], pkg.Published[installed]); err == nil {
+			o.SignedBy[installed] = verified.KeyID
 		}
-		rs = append(rs, release{v, r})
 	}
 	slices.SortFunc(rs, func(a, b release) int { return b.v.Compare(a.v) })
 	o.Package.Releases = make([]updatedoc.Release, len(rs))

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,14 @@ func TestOfferTrust(t *testing.T) {
 	// provenance loses none.
 	if o := OfferFor(pkg, "1.0.0", "", nil); len(o.Refused) != 0 || len(versionsOf(o)) != 4 {
 		t.Errorf("without keys: offered %v, refused %v", versionsOf(o), o.Refused)
+	}
+	if o.SignedBy["1.3.0"] != "SHA256:good" || o.SignedBy["1.0.0"] != "SHA256:good" {
+		t.Errorf("signed by %v", o.SignedBy)
+	}
+	// A site at 1.3.0 is offered nothing older: the versions below it
+	// are neither listed nor verified (1.1.0 and 1.2.0 would be refused).
+	if o := OfferFor(pkg, "1.3.0", "", []Key{key.key}); len(o.Refused) != 0 || !slices.Equal(versionsOf(o), []string{"1.3.0"}) {
+		t.Errorf("at 1.3.0: offered %v, refused %v", versionsOf(o), o.Refused)
 	}
 	pkg.Versions["1.0.0"] = version("1.0.0", false, true)
 	if o := OfferFor(pkg, "1.0.0", "", []Key{key.key}); o.ProvenanceLost != "" {

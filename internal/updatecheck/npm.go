@@ -309,14 +309,8 @@ func registryFacts(n *npmDoc, o npm.Offer, installed string) readmodel.RegistryF
 	f := readmodel.RegistryFacts{Package: n.pkg.Name, Registry: n.registry, Deprecated: o.Deprecated, Unlisted: o.Unlisted,
 		KeysPublished: len(n.keys) > 0, ProvenanceLost: o.ProvenanceLost, Versions: []readmodel.RegistryVersion{}}
 	version := func(v string, requiresCore string) readmodel.RegistryVersion {
-		rv := readmodel.RegistryVersion{Version: v, Published: n.pkg.Published[v], Installed: v == installed,
-			Provenance: o.Provenance[v], RequiresCore: requiresCore}
-		if len(n.keys) > 0 {
-			if ver, err := npm.VerifySignature(n.keys, n.pkg.Name, v, n.pkg.Versions[v], n.pkg.Published[v]); err == nil {
-				rv.SignedBy = ver.KeyID
-			}
-		}
-		return rv
+		return readmodel.RegistryVersion{Version: v, Published: n.pkg.Published[v], Installed: v == installed,
+			Provenance: o.Provenance[v], RequiresCore: requiresCore, SignedBy: o.SignedBy[v]}
 	}
 	listedInstalled := false
 	for _, r := range o.Package.Releases {
