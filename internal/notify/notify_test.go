@@ -37,6 +37,7 @@ type bundle struct {
 	store   *store.Store
 	notify  *notify.Service
 	checker *updatecheck.Checker
+	fetcher *fetch.Fetcher
 }
 
 func setup(t *testing.T, timings notify.Timings, opts ...notify.Option) *bundle {
@@ -55,7 +56,7 @@ func setup(t *testing.T, timings notify.Timings, opts ...notify.Option) *bundle 
 	}
 	c := updatecheck.New(st, lm, f, slog.Default())
 	c.NotifyWith(n)
-	return &bundle{t: t, db: d, store: st, notify: n, checker: c}
+	return &bundle{t: t, db: d, store: st, notify: n, checker: c, fetcher: f}
 }
 
 // site publishes blog with a security update, gallery with an unfixed

@@ -2,19 +2,9 @@ package updatecheck
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,137 +13,13 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/testing/npmreg"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
-// registry is a small npm registry in the registry's own protocol: full
-// package documents with ETags (304 on If-None-Match), and signing keys
-// at /-/npm/v1/keys, every version signed over NAME@VERSION:INTEGRITY.
-type registry struct {
-	t   *testing.T
-	srv *httptest.Server
-
-	mu       sync.Mutex
-	key      *ecdsa.PrivateKey
-	keyID    string
-	packages map[string]*regPackage
-	requests map[string]int // by path
-}
-
-type regPackage struct {
-	latest   string
-	versions map[string]regVersion
-	rev      int
-}
-
-type regVersion struct {
-	deprecated string
-	peers      map[string]string
-	provenance bool
-	tamper     bool // integrity changed after signing
-	published  time.Time
-}
-
-func newRegistry(t *testing.T) *registry {
-	r := &registry{t: t, packages: map[string]*regPackage{}, requests: map[string]int{}}
-	r.rotate()
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(r.srv.Close)
-	return r
-}
-
-// rotate replaces the registry's signing key.
-func (r *registry) rotate() {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.key = k
-	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
-	sum := sha256.Sum256(der)
-	r.keyID = "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
-	for _, p := range r.packages {
-		p.rev++
-	}
-}
-
-func (r *registry) publish(name, latest string, versions map[string]regVersion) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.packages[name]
-	if p == nil {
-		p = &regPackage{}
-		r.packages[name] = p
-	}
-	p.latest, p.versions = latest, versions
-	p.rev++
-}
-
-func (r *registry) count(path string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.requests[path]
-}
-
-func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.requests[req.URL.EscapedPath()]++
-	if req.URL.Path == "/-/npm/v1/keys" {
-		der, _ := x509.MarshalPKIXPublicKey(&r.key.PublicKey)
-		fmt.Fprintf(w, `{"keys":[{"expires":null,"keyid":%q,"keytype":"ecdsa-sha2-nistp256","scheme":"ecdsa-sha2-nistp256","key":%q}]}`,
-			r.keyID, base64.StdEncoding.EncodeToString(der))
-		return
-	}
-	name, _ := url.PathUnescape(strings.TrimPrefix(req.URL.EscapedPath(), "/"))
-	p := r.packages[name]
-	if p == nil {
-		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
-		return
-	}
-	etag := fmt.Sprintf(`"%s-%d"`, strings.ReplaceAll(name, "/", "_"), p.rev)
-	if req.Header.Get("If-None-Match") == etag {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	times := map[string]string{}
-	versions := map[string]any{}
-	for v, rv := range p.versions {
-		integrity := "sha512-" + base64.StdEncoding.EncodeToString([]byte(name+v))
-		msg := sha256.Sum256([]byte(name + "@" + v + ":" + integrity))
-		sig, err := ecdsa.SignASN1(rand.Reader, r.key, msg[:])
-		if err != nil {
-			r.t.Error(err)
-		}
-		if rv.tamper {
-			integrity = "sha512-" + base64.StdEncoding.EncodeToString([]byte("altered"))
-		}
-		dist := map[string]any{"integrity": integrity, "shasum": "00", "tarball": r.srv.URL + "/" + name + "/-/" + v + ".tgz",
-			"signatures": []map[string]string{{"keyid": r.keyID, "sig": base64.StdEncoding.EncodeToString(sig)}}}
-		if rv.provenance {
-			dist["attestations"] = map[string]any{"url": r.srv.URL + "/att", "provenance": map[string]string{"predicateType": "https://slsa.dev/provenance/v1"}}
-		}
-		m := map[string]any{"name": name, "version": v, "dist": dist, "readme": strings.Repeat("x", 100)}
-		if rv.deprecated != "" {
-			m["deprecated"] = rv.deprecated
-		}
-		if rv.peers != nil {
-			m["peerDependencies"] = rv.peers
-		}
-		versions[v] = m
-		times[v] = rv.published.UTC().Format(time.RFC3339Nano)
-	}
-	body, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": p.latest}, "time": times, "versions": versions})
-	w.Header().Set("ETag", etag)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(body)
-}
-
 // useRegistry makes b's checker read npm sources from r.
-func (b *bundle) useRegistry(r *registry) {
-	u, err := npm.ParseRegistryURL(r.srv.URL + "/")
+func (b *bundle) useRegistry(r *npmreg.Registry) {
+	u, err := npm.ParseRegistryURL(r.URL)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -193,15 +59,15 @@ func day(n int) time.Time { return time.Date(2026, 1, n, 12, 0, 0, 0, time.UTC) 
 // npmSite is a core and three plugins served by r: blog has an update
 // that lost the provenance its installed version had and a newer release
 // that needs a newer core; old is deprecated; gone is not published.
-func npmSite(b *bundle, r *registry) {
-	r.publish("@acme/core", "2.0.0", map[string]regVersion{"2.0.0": {published: day(1)}})
-	r.publish("@acme/blog", "2.0.0", map[string]regVersion{
-		"1.0.0": {published: day(2), provenance: true},
-		"1.1.0": {published: day(3)},
-		"1.2.0": {published: day(4), tamper: true},
-		"2.0.0": {published: day(5), provenance: true, peers: map[string]string{"@acme/core": ">=3.0.0"}},
+func npmSite(b *bundle, r *npmreg.Registry) {
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	r.Publish("@acme/blog", "2.0.0", map[string]npmreg.Version{
+		"1.0.0": {Published: day(2), Provenance: true},
+		"1.1.0": {Published: day(3)},
+		"1.2.0": {Published: day(4), Tamper: true},
+		"2.0.0": {Published: day(5), Provenance: true, Peers: map[string]string{"@acme/core": ">=3.0.0"}},
 	})
-	r.publish("old-widget", "1.0.0", map[string]regVersion{"1.0.0": {published: day(2), deprecated: "use @acme/widget"}})
+	r.Publish("old-widget", "1.0.0", map[string]npmreg.Version{"1.0.0": {Published: day(2), Deprecated: "use @acme/widget"}})
 	b.useRegistry(r)
 	b.sync(
 		manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
@@ -214,7 +80,7 @@ func npmSite(b *bundle, r *registry) {
 func TestNpmSourcesAreChecked(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := newRegistry(t)
+	r := npmreg.New(t)
 	npmSite(b, r)
 
 	res := b.run(lease.Operator)
@@ -253,7 +119,7 @@ func TestNpmSourcesAreChecked(t *testing.T) {
 		t.Fatalf("blog's registry facts: %+v", d.Registry)
 	}
 	for _, v := range d.Registry.Versions {
-		if v.SignedBy != r.keyID || v.Published.IsZero() {
+		if v.SignedBy != r.KeyID() || v.Published.IsZero() {
 			t.Errorf("blog %s: signed by %q, published %v", v.Version, v.SignedBy, v.Published)
 		}
 		if v.Version == "1.0.0" && (!v.Installed || !v.Provenance) {
@@ -284,10 +150,10 @@ func TestNpmSourcesAreChecked(t *testing.T) {
 func TestNpmKeyChangeIsATrustEvent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := newRegistry(t)
+	r := npmreg.New(t)
 	npmSite(b, r)
 	b.run(lease.Operator)
-	r.rotate()
+	r.Rotate()
 	b.run(lease.Operator)
 	if got := b.auditActions(); !strings.Contains(strings.Join(got, " "), string(readmodel.AuditRegistryKeysChange)) {
 		t.Errorf("audit %v, want the registry's key change", got)
@@ -297,7 +163,7 @@ func TestNpmKeyChangeIsATrustEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range health {
-		if s.Kind == readmodel.SourceNpm && s.URL != "npm:@acme/gone" && (s.KeysChangedAt == nil || len(s.RegistryKeys) != 1 || s.RegistryKeys[0] != r.keyID) {
+		if s.Kind == readmodel.SourceNpm && s.URL != "npm:@acme/gone" && (s.KeysChangedAt == nil || len(s.RegistryKeys) != 1 || s.RegistryKeys[0] != r.KeyID()) {
 			t.Errorf("%s: keys %v changed at %v, want the new key", s.URL, s.RegistryKeys, s.KeysChangedAt)
 		}
 	}
@@ -310,10 +176,10 @@ func TestNpmKeyChangeIsATrustEvent(t *testing.T) {
 func TestNpmUpgradeOutOfBandIsEvaluatedAtOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	r := newRegistry(t)
+	r := npmreg.New(t)
 	npmSite(b, r)
 	b.run(lease.Operator)
-	before := r.count("/@acme%2fblog")
+	before := r.Count("/@acme%2fblog")
 	// The site upgraded blog to 1.1.0 outside upcheck: the sync evaluates
 	// it from the stored package, with no fetch.
 	b.sync(
@@ -325,7 +191,7 @@ func TestNpmUpgradeOutOfBandIsEvaluatedAtOnce(t *testing.T) {
 	if !blog.Evaluated || blog.UpdateAvailable || blog.Installed != "1.1.0" {
 		t.Errorf("after the upgrade: evaluated %v, update %v %q", blog.Evaluated, blog.UpdateAvailable, blog.UpdateVersion)
 	}
-	if r.count("/@acme%2fblog") != before {
+	if r.Count("/@acme%2fblog") != before {
 		t.Error("the sync fetched the package")
 	}
 }
@@ -394,7 +260,7 @@ func TestHangingRegistryIsCancelledAtLeaseLoss(t *testing.T) {
 func TestNpmValidatorsStayWithTheirRegistry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	first, second := newRegistry(t), newRegistry(t)
+	first, second := npmreg.New(t), npmreg.New(t)
 	npmSite(b, first)
 	b.run(lease.Operator)
 	npmSite(b, second) // the same packages, and so the same ETags
@@ -407,7 +273,7 @@ func TestNpmValidatorsStayWithTheirRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range health {
-		if s.URL == "npm:@acme/blog" && s.Registry != second.srv.URL+"/" {
+		if s.URL == "npm:@acme/blog" && s.Registry != second.URL {
 			t.Errorf("blog's registry %q, want the second", s.Registry)
 		}
 	}

@@ -1,0 +1,158 @@
+// Package npmreg is a small npm registry for tests that need a registry
+// signing its versions with keys of its own (Verdaccio publishes no keys):
+// the registry's protocol, full package documents with ETags (304 on
+// If-None-Match), signing keys at /-/npm/v1/keys and a key rotation.
+package npmreg
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Registry is a small npm registry in the registry's own protocol: full
+// package documents with ETags (304 on If-None-Match), and signing keys
+// at /-/npm/v1/keys, every version signed over NAME@VERSION:INTEGRITY.
+type Registry struct {
+	t *testing.T
+	// URL is the registry's address (what UPCHECK_NPM_REGISTRY names).
+	URL string
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	key      *ecdsa.PrivateKey
+	keyID    string // KeyID
+	packages map[string]*pkg
+	requests map[string]int // by path
+}
+
+type pkg struct {
+	latest   string
+	versions map[string]Version
+	rev      int
+}
+
+type Version struct {
+	Deprecated string
+	Peers      map[string]string
+	Provenance bool
+	Tamper     bool // integrity changed after signing
+	Published  time.Time
+}
+
+func New(t *testing.T) *Registry {
+	r := &Registry{t: t, packages: map[string]*pkg{}, requests: map[string]int{}}
+	r.Rotate()
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	r.URL = r.srv.URL + "/"
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// rotate replaces the registry's signing key.
+func (r *Registry) Rotate() {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.key = k
+	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	sum := sha256.Sum256(der)
+	r.keyID = "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
+	for _, p := range r.packages {
+		p.rev++
+	}
+}
+
+func (r *Registry) Publish(name, latest string, versions map[string]Version) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.packages[name]
+	if p == nil {
+		p = &pkg{}
+		r.packages[name] = p
+	}
+	p.latest, p.versions = latest, versions
+	p.rev++
+}
+
+func (r *Registry) Count(path string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests[path]
+}
+
+func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests[req.URL.EscapedPath()]++
+	if req.URL.Path == "/-/npm/v1/keys" {
+		der, _ := x509.MarshalPKIXPublicKey(&r.key.PublicKey)
+		fmt.Fprintf(w, `{"keys":[{"expires":null,"keyid":%q,"keytype":"ecdsa-sha2-nistp256","scheme":"ecdsa-sha2-nistp256","key":%q}]}`,
+			r.keyID, base64.StdEncoding.EncodeToString(der))
+		return
+	}
+	name, _ := url.PathUnescape(strings.TrimPrefix(req.URL.EscapedPath(), "/"))
+	p := r.packages[name]
+	if p == nil {
+		http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+		return
+	}
+	etag := fmt.Sprintf(`"%s-%d"`, strings.ReplaceAll(name, "/", "_"), p.rev)
+	if req.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	times := map[string]string{}
+	versions := map[string]any{}
+	for v, rv := range p.versions {
+		integrity := "sha512-" + base64.StdEncoding.EncodeToString([]byte(name+v))
+		msg := sha256.Sum256([]byte(name + "@" + v + ":" + integrity))
+		sig, err := ecdsa.SignASN1(rand.Reader, r.key, msg[:])
+		if err != nil {
+			r.t.Error(err)
+		}
+		if rv.Tamper {
+			integrity = "sha512-" + base64.StdEncoding.EncodeToString([]byte("altered"))
+		}
+		dist := map[string]any{"integrity": integrity, "shasum": "00", "tarball": r.srv.URL + "/" + name + "/-/" + v + ".tgz",
+			"signatures": []map[string]string{{"keyid": r.keyID, "sig": base64.StdEncoding.EncodeToString(sig)}}}
+		if rv.Provenance {
+			dist["attestations"] = map[string]any{"url": r.srv.URL + "/att", "provenance": map[string]string{"predicateType": "https://slsa.dev/provenance/v1"}}
+		}
+		m := map[string]any{"name": name, "version": v, "dist": dist, "readme": strings.Repeat("x", 100)}
+		if rv.Deprecated != "" {
+			m["deprecated"] = rv.Deprecated
+		}
+		if rv.Peers != nil {
+			m["peerDependencies"] = rv.Peers
+		}
+		versions[v] = m
+		times[v] = rv.Published.UTC().Format(time.RFC3339Nano)
+	}
+	body, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": p.latest}, "time": times, "versions": versions})
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+}
+
+// KeyID is the id of the key the registry signs with now.
+func (r *Registry) KeyID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.keyID
+}
