@@ -126,7 +126,13 @@ func (s *Server) sourceInUse(c echo.Context, address string) (readmodel.SourceRo
 		return readmodel.SourceRow{}, err
 	}
 	for _, src := range sources {
-		if src.URL == address {
+		switch {
+		case src.URL != address:
+		case src.Kind == readmodel.SourceNpm:
+			// Read from its registry only (updatecheck.ErrNpmSource).
+			return readmodel.SourceRow{}, echo.NewHTTPError(http.StatusUnprocessableEntity,
+				"“"+address+"” is an npm package: upcheck reads it from its registry, and no document can be imported for it.")
+		default:
 			return src, nil
 		}
 	}

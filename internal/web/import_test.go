@@ -190,3 +190,24 @@ func TestBrowserSourceImport(t *testing.T) {
 		t.Errorf("the import form after an import fails the accessibility audit: %v", vs)
 	}
 }
+
+// An npm source is read from its registry only: its import form and its
+// upload are refused in words, and nothing is stored for it.
+func TestNpmSourceTakesNoImport(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ('acme--blog', 'Blog', '1.0.0', 'npm:@acme/blog')`)
+	admin := b.login("admin@example.test")
+	const src = "npm:@acme/blog"
+	form := admin.do("GET", "/admin/sources/import?"+url.Values{"url": {src}}.Encode(), "", "", nil)
+	if form.status != http.StatusUnprocessableEntity || !strings.Contains(form.body, "upcheck reads it from its registry") {
+		t.Fatalf("the import form of an npm source: %d\n%s", form.status, form.body)
+	}
+	up := admin.upload(src, offlineDoc(1), "", admin.csrf)
+	if up.status != http.StatusUnprocessableEntity || !strings.Contains(up.body, "no document can be imported for it") {
+		t.Fatalf("an upload for an npm source: %d\n%s", up.status, up.body)
+	}
+	if seq := b.storedSequence(src); seq != -1 {
+		t.Fatalf("an upload for an npm source stored sequence %d", seq)
+	}
+}
