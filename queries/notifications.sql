@@ -148,10 +148,11 @@ RETURNING id;
 
 -- name: EventPlanRegistryKeys :many
 -- An npm registry whose signing keys changed after first sight notifies
--- once per change (its key names the new keys).
+-- once per change (its key is the change's time: a return to keys seen
+-- before is a change too).
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
-       'registry_keys.changed:' || k.registry || '@' || array_to_string(k.key_ids, ','),
+       'registry_keys.changed:' || k.registry || '@' || to_char(k.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
        'registry_keys.changed',
        jsonb_build_object('registry', k.registry, 'key_ids', to_jsonb(k.key_ids),
                           'old_key_ids', to_jsonb(@old_key_ids::text[]), 'changed_at', k.changed_at),

@@ -171,6 +171,18 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 		return pending{}, false
 	}
 	fetched, err := pr.Result(resp, ferr)
+	stored := c.storedPackage(j) // read once, and only when needed
+	if err == nil && fetched.Package == nil && stored() == nil {
+		// A 304 for a stored package that cannot be read (or none): ask
+		// for the whole document, or every check would get the same 304.
+		if whole, werr := c.npm.PackageRequest(j.pkg, "", ""); werr == nil {
+			resp, ferr = c.fetcher.Fetch(ctx, whole.Request)
+			if fetch.IsCancelled(ctx, ferr) {
+				return pending{}, false
+			}
+			fetched, err = whole.Result(resp, ferr)
+		}
+	}
 	p := pending{job: j, etag: resp.ETag, lastModified: resp.LastModified}
 	// The keys, also when the fetch failed: the stored package keeps
 	// answering, verified with them.
@@ -187,9 +199,9 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 		if !p.failure.failed() {
 			p.failure = failureOf(err, "")
 		}
-		p.doc = c.storedNpm(j, keys)
+		p.doc = storedNpm(j, stored(), keys)
 	case fetched.Package == nil: // 304
-		if p.doc = c.storedNpm(j, keys); p.doc == nil {
+		if p.doc = storedNpm(j, stored(), keys); p.doc == nil {
 			p.failure = notModifiedFailure(errors.New("no package document is stored"))
 		} else {
 			p.notModified = true
@@ -209,21 +221,38 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 			SignatureState: string(state), VerifiedBy: verifiedBy, Registry: j.npmKeys.registry, Epoch: epoch}
 		p.doc = npmInput(j.url, body, &npmDoc{pkg: fetched.Package, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})
 	}
-	if !p.failure.failed() {
-		p.registryChange = j.npmKeys.claim()
-	}
+	// The keys verified with are pinned (and said) with this source's row,
+	// whether it succeeded or not: its stored package was evaluated with
+	// them either way.
+	p.registryChange = j.npmKeys.claim()
 	return evaluated(p, epoch), true
 }
 
-// storedNpm is the stored package of j as a docInput, nil when none is
-// stored (or it cannot be read: the next fetch replaces it).
-func (c *Checker) storedNpm(j job, keys []npm.Key) *docInput {
-	if j.stored.Document == nil {
-		return nil
+// storedPackage reads j's stored package the first time the returned
+// func is called: nil when none is stored, it cannot be read (the next
+// fetch replaces it), or it was stored from another registry than the one
+// named now (it would be verified with keys that never signed it; the
+// results evaluated from it stay until the new registry answers).
+func (c *Checker) storedPackage(j job) func() *npm.Package {
+	var pkg *npm.Package
+	var once sync.Once
+	return func() *npm.Package {
+		once.Do(func() {
+			if j.stored.Document == nil || j.stored.Registry != j.npmKeys.registry {
+				return
+			}
+			var err error
+			if pkg, err = storedPackage(j.stored.Document); err != nil {
+				c.logger.Warn("stored package document", "url", j.url, "error", err)
+			}
+		})
+		return pkg
 	}
-	pkg, err := storedPackage(j.stored.Document)
-	if err != nil {
-		c.logger.Warn("stored package document", "url", j.url, "error", err)
+}
+
+// storedNpm is j's stored package pkg as a docInput, nil without one.
+func storedNpm(j job, pkg *npm.Package, keys []npm.Key) *docInput {
+	if pkg == nil {
 		return nil
 	}
 	return npmInput(j.url, j.stored.Document, &npmDoc{pkg: pkg, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})

@@ -278,3 +278,56 @@ func TestNpmValidatorsStayWithTheirRegistry(t *testing.T) {
 		}
 	}
 }
+
+// After the registry changed, a package the new one cannot give keeps the
+// results evaluated from what the old one sent: it is never verified with
+// keys that did not sign it.
+func TestNpmStoredPackageStaysWithItsRegistry(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, second := npmreg.New(t), npmreg.New(t)
+	npmSite(b, first)
+	b.run(lease.Operator)
+	b.useRegistry(second) // it has none of the packages
+	if res := b.run(lease.Operator); res.Failed != 4 {
+		t.Fatalf("the second registry: %+v, want every package failed", res)
+	}
+	if got := b.catalogRow("acme--blog"); !got.Evaluated || got.UpdateVersion != "1.1.0" {
+		t.Errorf("blog after its registry failed: evaluated %v, update %q, want 1.1.0 as the first registry said", got.Evaluated, got.UpdateVersion)
+	}
+}
+
+// The keys a check verified with are pinned even when none of the
+// registry's packages could be read.
+func TestNpmKeysArePinnedWhenEveryPackageFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	b.useRegistry(r)
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"})
+	if res := b.run(lease.Operator); res.Failed != 1 {
+		t.Fatalf("check: %+v", res)
+	}
+	keys, err := b.store.RegistryKeys(context.Background())
+	if err != nil || len(keys[r.URL].KeyIDs) != 1 || keys[r.URL].KeyIDs[0] != r.KeyID() {
+		t.Fatalf("pinned %+v (%v), want the registry's key", keys, err)
+	}
+}
+
+// A 304 for a stored package that cannot be read asks for the whole
+// document at once, instead of failing the same way at every check.
+func TestNpmUnreadableStoredPackageIsFetchedWhole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	npmSite(b, r)
+	b.run(lease.Operator)
+	b.db.MustExec(t, `UPDATE sources SET document = convert_to('{"Versions": 5}', 'UTF8') WHERE url = 'npm:@acme/blog'`)
+	res := b.run(lease.Operator)
+	if res.Fetched != 1 || res.NotModified != 2 || res.Failed != 1 {
+		t.Fatalf("check: %+v, want blog fetched whole, two 304s and the missing package", res)
+	}
+	if got := b.catalogRow("acme--blog"); !got.Evaluated || got.UpdateVersion != "1.1.0" {
+		t.Errorf("blog: evaluated %v, update %q", got.Evaluated, got.UpdateVersion)
+	}
+}
