@@ -63,8 +63,13 @@ SET sequence = greatest(source_sequences.sequence, EXCLUDED.sequence),
 
 -- name: SourceSaveUnchanged :one
 -- A success that keeps the stored document: 304, or the same sequence again.
+-- An npm source's trust is judged again at each check (its registry's keys
+-- may have changed): signature_state and verified_by, when given, replace
+-- the stored ones.
 UPDATE sources
-SET last_success_at      = clock_timestamp(),
+SET signature_state      = coalesce(sqlc.narg(signature_state)::text, signature_state),
+    verified_by          = CASE WHEN sqlc.narg(signature_state)::text IS NULL THEN verified_by ELSE sqlc.narg(verified_by)::text END,
+    last_success_at      = clock_timestamp(),
     last_attempt_at      = clock_timestamp(),
     etag                 = coalesce(sqlc.narg(etag), etag),
     last_modified        = coalesce(sqlc.narg(last_modified), last_modified),

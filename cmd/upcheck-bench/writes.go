@@ -123,7 +123,7 @@ func (w *sourceWriter) batch(i int) (*store.Batch, *[]string) {
 	u := w.urls[i%len(w.urls)]
 	var b store.Batch
 	written := new([]string)
-	b.SourceSaveUnchanged(u, "", "", w.epoch, nil)
+	b.SourceSaveUnchanged(store.Unchanged{URL: u, Epoch: w.epoch}, nil)
 	b.ResultWrite(w.results(u), written)
 	return &b, written
 }
@@ -132,7 +132,7 @@ func (w *sourceWriter) batch(i int) (*store.Batch, *[]string) {
 // returns the codes written.
 func (w *sourceWriter) write(ctx context.Context, tx *store.Tx, i int) ([]string, error) {
 	u := w.urls[i%len(w.urls)]
-	if _, err := tx.SourceSaveUnchanged(ctx, u, "", "", w.epoch); err != nil {
+	if _, err := tx.SourceSaveUnchanged(ctx, store.Unchanged{URL: u, Epoch: w.epoch}); err != nil {
 		return nil, err
 	}
 	results := w.results(u)

@@ -349,10 +349,12 @@ func (q *Queries) SourceSaveFailure(ctx context.Context, db DBTX, arg SourceSave
 
 const sourceSaveUnchanged = `-- name: SourceSaveUnchanged :one
 UPDATE sources
-SET last_success_at      = clock_timestamp(),
+SET signature_state      = coalesce($1::text, signature_state),
+    verified_by          = CASE WHEN $1::text IS NULL THEN verified_by ELSE $2::text END,
+    last_success_at      = clock_timestamp(),
     last_attempt_at      = clock_timestamp(),
-    etag                 = coalesce($1, etag),
-    last_modified        = coalesce($2, last_modified),
+    etag                 = coalesce($3, etag),
+    last_modified        = coalesce($4, last_modified),
     last_error           = NULL,
     last_error_kind      = NULL,
     last_error_arg       = NULL,
@@ -360,21 +362,28 @@ SET last_success_at      = clock_timestamp(),
     failing_since        = NULL,
     consecutive_failures = 0,
     unused_since         = NULL,
-    epoch                = $3
-WHERE url = $4
+    epoch                = $5
+WHERE url = $6
 RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::bigint AS components
 `
 
 type SourceSaveUnchangedParams struct {
-	Etag         *string
-	LastModified *string
-	Epoch        int64
-	Url          string
+	SignatureState *string
+	VerifiedBy     *string
+	Etag           *string
+	LastModified   *string
+	Epoch          int64
+	Url            string
 }
 
 // A success that keeps the stored document: 304, or the same sequence again.
+// An npm source's trust is judged again at each check (its registry's keys
+// may have changed): signature_state and verified_by, when given, replace
+// the stored ones.
 func (q *Queries) SourceSaveUnchanged(ctx context.Context, db DBTX, arg SourceSaveUnchangedParams) (int64, error) {
 	row := db.QueryRow(ctx, sourceSaveUnchanged,
+		arg.SignatureState,
+		arg.VerifiedBy,
 		arg.Etag,
 		arg.LastModified,
 		arg.Epoch,

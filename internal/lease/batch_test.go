@@ -35,7 +35,7 @@ END $$`)
 // sendMark is a fenced batch that stamps the source at url with epoch.
 func sendMark(ctx context.Context, m *Manager, l Lease, url string) error {
 	var b store.Batch
-	b.SourceSaveUnchanged(url, "", "", l.Epoch, nil)
+	b.SourceSaveUnchanged(store.Unchanged{URL: url, Epoch: l.Epoch}, nil)
 	return m.SendFenced(ctx, l.Owner, &b)
 }
 

@@ -55,11 +55,9 @@ func (b *Batch) SourceSaveDocument(d SourceDocument, using *int) {
 }
 
 // SourceSaveUnchanged is Tx.SourceSaveUnchanged in the batch.
-func (b *Batch) SourceSaveUnchanged(url, etag, lastModified string, epoch int64, using *int) {
+func (b *Batch) SourceSaveUnchanged(u Unchanged, using *int) {
 	q := recordOne(func(r *recorder) {
-		_, _ = db.New().SourceSaveUnchanged(context.Background(), r, db.SourceSaveUnchangedParams{
-			Url: url, Etag: ref(etag), LastModified: ref(lastModified), Epoch: epoch,
-		})
+		_, _ = db.New().SourceSaveUnchanged(context.Background(), r, u.params())
 	})
 	q.QueryRow(scanInt(using))
 	b.add(q)

@@ -232,12 +232,27 @@ func (t *Tx) SourceSaveDocument(ctx context.Context, d SourceDocument) (int, err
 	return int(n), mapError(err)
 }
 
+// Unchanged is a success that keeps a source's stored document: its
+// validators and, for an npm source, its trust as judged now
+// (SignatureState "" keeps the stored one and VerifiedBy with it).
+type Unchanged struct {
+	URL, ETag, LastModified    string
+	Epoch                      int64
+	SignatureState, VerifiedBy string
+}
+
+func (u Unchanged) params() db.SourceSaveUnchangedParams {
+	p := db.SourceSaveUnchangedParams{Url: u.URL, Etag: ref(u.ETag), LastModified: ref(u.LastModified), Epoch: u.Epoch}
+	if u.SignatureState != "" {
+		p.SignatureState, p.VerifiedBy = &u.SignatureState, ref(u.VerifiedBy)
+	}
+	return p
+}
+
 // SourceSaveUnchanged records a success that keeps the stored document and
 // returns how many components use the source now.
-func (t *Tx) SourceSaveUnchanged(ctx context.Context, url, etag, lastModified string, epoch int64) (int, error) {
-	n, err := t.q.SourceSaveUnchanged(ctx, t.tx, db.SourceSaveUnchangedParams{
-		Url: url, Etag: ref(etag), LastModified: ref(lastModified), Epoch: epoch,
-	})
+func (t *Tx) SourceSaveUnchanged(ctx context.Context, u Unchanged) (int, error) {
+	n, err := t.q.SourceSaveUnchanged(ctx, t.tx, u.params())
 	return int(n), mapError(err)
 }
 

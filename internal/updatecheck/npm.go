@@ -205,6 +205,7 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 			p.failure = notModifiedFailure(errors.New("no package document is stored"))
 		} else {
 			p.notModified = true
+			p.trustState, p.verifiedBy = npmTrust(keys)
 		}
 	default:
 		body, err := json.Marshal(fetched.Package)
@@ -212,13 +213,10 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 			p.failure = failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("encode the package document: %v", err)}
 			break
 		}
-		state, verifiedBy := readmodel.TrustUnsigned, ""
-		if len(keys) > 0 {
-			state, verifiedBy = readmodel.TrustVerified, strings.Join(npm.KeyIDs(keys), " ")
-		}
+		state, verifiedBy := npmTrust(keys)
 		p.newDocument = true
 		p.document = store.SourceDocument{URL: j.url, Document: body, ETag: resp.ETag, LastModified: resp.LastModified,
-			SignatureState: string(state), VerifiedBy: verifiedBy, Registry: j.npmKeys.registry, Epoch: epoch}
+			SignatureState: state, VerifiedBy: verifiedBy, Registry: j.npmKeys.registry, Epoch: epoch}
 		p.doc = npmInput(j.url, body, &npmDoc{pkg: fetched.Package, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})
 	}
 	// The keys verified with are pinned (and said) with this source's row,
@@ -226,6 +224,16 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 	// them either way.
 	p.registryChange = j.npmKeys.claim()
 	return evaluated(p, epoch), true
+}
+
+// npmTrust is an npm source's trust state (sources.signature_state) and
+// the keys its versions are verified with, by id: unsigned when its
+// registry publishes no keys.
+func npmTrust(keys []npm.Key) (state, verifiedBy string) {
+	if len(keys) == 0 {
+		return string(readmodel.TrustUnsigned), ""
+	}
+	return string(readmodel.TrustVerified), strings.Join(npm.KeyIDs(keys), " ")
 }
 
 // storedPackage reads j's stored package the first time the returned

@@ -331,3 +331,33 @@ func TestNpmUnreadableStoredPackageIsFetchedWhole(t *testing.T) {
 		t.Errorf("blog: evaluated %v, update %q", got.Evaluated, got.UpdateVersion)
 	}
 }
+
+// An npm source's trust is judged at every check, a 304 too: a registry
+// that starts publishing its keys while its packages stay the same makes
+// its sources verified, no longer unsigned.
+func TestNpmTrustIsJudgedAgainOnA304(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	r.PublishKeys(false)
+	npmSite(b, r)
+	b.run(lease.Operator)
+	unsigned := func() int {
+		t.Helper()
+		sum, err := b.store.Summary(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum.UnsignedSources
+	}
+	if n := unsigned(); n != 3 {
+		t.Fatalf("without keys: %d unsigned sources, want 3", n)
+	}
+	r.PublishKeys(true)
+	if res := b.run(lease.Operator); res.NotModified != 3 {
+		t.Fatalf("second check: %+v, want three 304s", res)
+	}
+	if n := unsigned(); n != 0 {
+		t.Errorf("with keys, after 304s: %d unsigned sources, want 0", n)
+	}
+}

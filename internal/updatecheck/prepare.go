@@ -27,6 +27,16 @@ type pending struct {
 	// registryChange, for an npm source, is its registry's keys to pin
 	// with it (first sight, or a change).
 	registryChange *registryChange
+	// trustState and verifiedBy, for an npm source that keeps its stored
+	// package, are its trust as judged now (its registry's keys may have
+	// changed); "" keeps the stored.
+	trustState, verifiedBy string
+}
+
+// unchanged is p's success that keeps the stored document.
+func (p pending) unchanged(epoch int64) store.Unchanged {
+	return store.Unchanged{URL: p.job.url, ETag: p.etag, LastModified: p.lastModified, Epoch: epoch,
+		SignatureState: p.trustState, VerifiedBy: p.verifiedBy}
 }
 
 // prepare turns one fetch into what to write: the I/O the policy needs (a

@@ -101,7 +101,7 @@ func (w *writer) write(ctx context.Context, l lease.Lease, p pending) outcome {
 			case p.newDocument:
 				using, err = tx.SourceSaveDocument(ctx, p.document)
 			default:
-				using, err = tx.SourceSaveUnchanged(ctx, p.job.url, p.etag, p.lastModified, l.Epoch)
+				using, err = tx.SourceSaveUnchanged(ctx, p.unchanged(l.Epoch))
 			}
 			if err == nil {
 				err = w.saveTrust(ctx, tx, p)
@@ -148,7 +148,7 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, p pending, first
 	if p.newDocument {
 		b.SourceSaveDocument(p.document, using)
 	} else {
-		b.SourceSaveUnchanged(p.job.url, p.etag, p.lastModified, l.Epoch, using)
+		b.SourceSaveUnchanged(p.unchanged(l.Epoch), using)
 	}
 	if p.trust != nil { // never a change of keys: those go through the transaction, with their audit entry
 		b.SourceTrustSave(*p.trust)

@@ -36,6 +36,16 @@ type Registry struct {
 	keyID    string // KeyID
 	packages map[string]*pkg
 	requests map[string]int // by path
+	noKeys   bool           // the keys are not published (404)
+}
+
+// PublishKeys says whether the registry publishes its signing keys (it
+// does from the start); its versions stay signed either way, and their
+// documents unchanged.
+func (r *Registry) PublishKeys(publish bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noKeys = !publish
 }
 
 type pkg struct {
@@ -100,6 +110,10 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests[req.URL.EscapedPath()]++
+	if req.URL.Path == "/-/npm/v1/keys" && r.noKeys {
+		http.NotFound(w, req)
+		return
+	}
 	if req.URL.Path == "/-/npm/v1/keys" {
 		der, _ := x509.MarshalPKIXPublicKey(&r.key.PublicKey)
 		fmt.Fprintf(w, `{"keys":[{"expires":null,"keyid":%q,"keytype":"ecdsa-sha2-nistp256","scheme":"ecdsa-sha2-nistp256","key":%q}]}`,
