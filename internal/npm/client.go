@@ -106,11 +106,9 @@ func (pr *PackageRequest) Result(resp fetch.Response, err error) (Fetched, error
 		defer zr.Close()
 		body = zr
 	}
-	p, err := DecodePackage(body, pr.limit)
-	resp.Body = nil // the compressed bytes are not kept
+	p, err := DecodePackage(body, pr.limit) // a broken gzip stream is ErrDocument too
+	resp.Body = nil                         // the compressed bytes are not kept
 	switch {
-	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.Is(err, io.ErrUnexpectedEOF):
-		return Fetched{Response: resp}, fmt.Errorf("%w: the gzip stream: %v", ErrDocument, err)
 	case err != nil:
 		return Fetched{Response: resp}, err
 	case p.Name != string(pr.name):

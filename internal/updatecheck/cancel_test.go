@@ -116,17 +116,8 @@ func TestLeaseLossCancelsTheCheck(t *testing.T) {
 	go func() { done <- b.run(lease.Operator) }()
 	wait.True(t, "two requests at the publisher", wait.Guard, func() bool { return requests.Load() == 2 })
 	// Another instance takes the lease (as if this one had frozen).
-	b.db.MustExec(t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
-	if a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
-		t.Fatalf("takeover: %+v %v", a, err)
-	}
-	select {
-	case res := <-done:
-		if res.Status != LeaseLost || res.Failed != 0 {
-			t.Fatalf("result = %s", resultJSON(res))
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("check did not stop after losing its lease")
+	if res := b.takeOver(done); res.Status != LeaseLost || res.Failed != 0 {
+		t.Fatalf("result = %s", resultJSON(res))
 	}
 	if n := requests.Load(); n != 2 {
 		t.Fatalf("%d requests made, want 2: queued sources must not start after the loss", n)
@@ -213,4 +204,22 @@ func TestCancelledCheckCountsSourcesFetchedButNotSaved(t *testing.T) {
 	if skipped != 1 || unwritten != 1 {
 		t.Fatalf("run recorded %d skipped, %d of them fetched but not written; want 1 and 1", skipped, unwritten)
 	}
+}
+
+// takeOver makes another instance take the lease of the check whose result
+// done will carry (as if this one had frozen), and returns that result:
+// the check must stop within 3 s.
+func (b *bundle) takeOver(done <-chan Result) Result {
+	b.t.Helper()
+	b.db.MustExec(b.t, "UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second'")
+	if a, err := b.otherInstance().lease.Acquire(context.Background(), lease.Operator); err != nil || a.Outcome != lease.Acquired {
+		b.t.Fatalf("takeover: %+v %v", a, err)
+	}
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(3 * time.Second):
+		b.t.Fatal("the check did not stop after losing its lease")
+	}
+	return Result{}
 }

@@ -290,7 +290,7 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 	packages := make([]*npm.PackageRequest, len(jobs))
 	var refused []pending
 	for i, j := range jobs {
-		if j.pkg != "" || readmodel.SourceKindOf(j.url) == readmodel.SourceNpm {
+		if readmodel.SourceKindOf(j.url) == readmodel.SourceNpm {
 			pr, f := c.npmRequest(j)
 			if f.failed() {
 				refused = append(refused, pending{job: j, verdict: verdict{failure: f}})

@@ -22,6 +22,16 @@ var ErrUnknownSource = errors.New("no installed component uses this update sourc
 // from its registry only.
 var ErrNpmSource = errors.New("an npm source is read from its registry: no document can be imported for it")
 
+// Importable says whether documents can be imported for the source at
+// url: ErrNpmSource for an npm source, nil otherwise. The import pages ask
+// it before they offer a form.
+func Importable(url string) error {
+	if readmodel.SourceKindOf(url) == readmodel.SourceNpm {
+		return ErrNpmSource
+	}
+	return nil
+}
+
 // ImportStatus is how an import ended.
 type ImportStatus string
 
@@ -89,8 +99,8 @@ func (im *Importer) Limit() int64 { return im.fetcher.MaxBody() }
 // the publisher's server did not fail, and the source's fetch facts stay.
 func (im *Importer) Import(ctx context.Context, url string, body []byte, signature, actor string) (ImportResult, error) {
 	res := ImportResult{URL: url}
-	if readmodel.SourceKindOf(url) == readmodel.SourceNpm {
-		return res, ErrNpmSource
+	if err := Importable(url); err != nil {
+		return res, err
 	}
 	if err := im.sourceInUse(ctx, url); err != nil {
 		return res, err

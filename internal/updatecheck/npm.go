@@ -51,14 +51,42 @@ func npmInput(url string, body []byte, d *npmDoc) *docInput {
 	return &docInput{url: url, hash: h[:], npm: d}
 }
 
-// storedPackage is what is kept of a package document, as stored in
-// sources.document.
-func storedPackage(body []byte) (*npm.Package, error) {
-	var p npm.Package
-	if err := json.Unmarshal(body, &p); err != nil {
-		return nil, fmt.Errorf("stored package document: %w", err)
+// storedPackage is what is kept of src's package document (as stored in
+// sources.document); nil when none is stored or it cannot be read (the
+// next fetch replaces it), which is logged.
+func (w *writer) storedPackage(src store.Source) *npm.Package {
+	if src.Document == nil {
+		return nil
 	}
-	return &p, nil
+	var p npm.Package
+	if err := json.Unmarshal(src.Document, &p); err != nil {
+		w.logger.Warn("stored package document does not decode", "url", src.URL, "error", err)
+		return nil
+	}
+	return &p
+}
+
+// pinnedKeys are the keys pinned for a registry (rk nil: none are); ok is
+// false, and it is logged, when they do not parse.
+func (w *writer) pinnedKeys(rk *store.RegistryKeys) (keys []npm.Key, ok bool) {
+	if rk == nil {
+		return nil, true
+	}
+	keys, err := npm.ParseKeys(bytes.NewReader(rk.Keys))
+	if err != nil {
+		w.logger.Warn("pinned registry keys do not parse", "registry", rk.Registry, "error", err)
+		return nil, false
+	}
+	return keys, true
+}
+
+// storedNpm is the stored package pkg of the npm source src as a
+// docInput, verified with keys; nil without a package.
+func storedNpm(src store.Source, pkg *npm.Package, keys []npm.Key, corePackage string) *docInput {
+	if pkg == nil {
+		return nil
+	}
+	return npmInput(src.URL, src.Document, &npmDoc{pkg: pkg, registry: src.Registry, keys: keys, core: corePackage})
 }
 
 // registryKeys is one registry's signing keys during one check: fetched
@@ -97,14 +125,7 @@ type registryChange struct {
 func (rk *registryKeys) resolve(ctx context.Context, c *Checker, name npm.Name) bool {
 	cancelled := false
 	rk.once.Do(func() {
-		var pinned []npm.Key
-		if rk.pinned != nil {
-			var err error
-			if pinned, err = npm.ParseKeys(bytes.NewReader(rk.pinned.Keys)); err != nil {
-				c.logger.WarnContext(ctx, "pinned registry keys do not parse", "registry", rk.registry, "error", err)
-				pinned = nil
-			}
-		}
+		pinned, _ := c.pinnedKeys(rk.pinned)
 		keys, err := c.npm.Keys(ctx, name)
 		switch {
 		case fetch.IsCancelled(ctx, err):
@@ -171,7 +192,7 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 		return pending{}, false
 	}
 	fetched, err := pr.Result(resp, ferr)
-	stored := c.storedPackage(j) // read once, and only when needed
+	stored := c.storedOf(j) // read once, and only when needed
 	if err == nil && fetched.Package == nil && stored() == nil {
 		// A 304 for a stored package that cannot be read (or none): ask
 		// for the whole document, or every check would get the same 304.
@@ -199,9 +220,9 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 		if !p.failure.failed() {
 			p.failure = failureOf(err, "")
 		}
-		p.doc = storedNpm(j, stored(), keys)
+		p.doc = storedNpm(j.stored, stored(), keys, j.corePackage)
 	case fetched.Package == nil: // 304
-		if p.doc = storedNpm(j, stored(), keys); p.doc == nil {
+		if p.doc = storedNpm(j.stored, stored(), keys, j.corePackage); p.doc == nil {
 			p.failure = notModifiedFailure(errors.New("no package document is stored"))
 		} else {
 			p.notModified = true
@@ -236,34 +257,22 @@ func npmTrust(keys []npm.Key) (state, verifiedBy string) {
 	return string(readmodel.TrustVerified), strings.Join(npm.KeyIDs(keys), " ")
 }
 
-// storedPackage reads j's stored package the first time the returned
-// func is called: nil when none is stored, it cannot be read (the next
-// fetch replaces it), or it was stored from another registry than the one
-// named now (it would be verified with keys that never signed it; the
-// results evaluated from it stay until the new registry answers).
-func (c *Checker) storedPackage(j job) func() *npm.Package {
+// storedOf reads j's stored package the first time the returned func is
+// called: nil when none can be used (storedPackage), or it was stored from
+// another registry than the one named now (it would be verified with keys
+// that never signed it; the results evaluated from it stay until the new
+// registry answers).
+func (c *Checker) storedOf(j job) func() *npm.Package {
 	var pkg *npm.Package
 	var once sync.Once
 	return func() *npm.Package {
 		once.Do(func() {
-			if j.stored.Document == nil || j.stored.Registry != j.npmKeys.registry {
-				return
-			}
-			var err error
-			if pkg, err = storedPackage(j.stored.Document); err != nil {
-				c.logger.Warn("stored package document", "url", j.url, "error", err)
+			if j.stored.Registry == j.npmKeys.registry {
+				pkg = c.storedPackage(j.stored)
 			}
 		})
 		return pkg
 	}
-}
-
-// storedNpm is j's stored package pkg as a docInput, nil without one.
-func storedNpm(j job, pkg *npm.Package, keys []npm.Key) *docInput {
-	if pkg == nil {
-		return nil
-	}
-	return npmInput(j.url, j.stored.Document, &npmDoc{pkg: pkg, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})
 }
 
 // saveRegistryChange pins a registry's keys in the fenced transaction that

@@ -1,7 +1,6 @@
 package updatecheck
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/manifest"
-	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -268,22 +266,15 @@ func (s *Syncer) core(ctx context.Context) (store.Component, error) {
 // the keys pinned for the registry it was read from; nil when none can be
 // used (the next check decides).
 func (s *Syncer) storedNpm(src store.Source, pinned map[string]store.RegistryKeys, core store.Component) *docInput {
-	if src.Document == nil {
+	var rk *store.RegistryKeys
+	if k, found := pinned[src.Registry]; found {
+		rk = &k
+	}
+	keys, ok := s.pinnedKeys(rk)
+	if !ok {
 		return nil
 	}
-	pkg, err := storedPackage(src.Document)
-	if err != nil {
-		s.logger.Warn("stored package document", "url", src.URL, "error", err)
-		return nil
-	}
-	var keys []npm.Key
-	if rk, ok := pinned[src.Registry]; ok {
-		if keys, err = npm.ParseKeys(bytes.NewReader(rk.Keys)); err != nil {
-			s.logger.Warn("pinned registry keys do not parse", "registry", src.Registry, "error", err)
-			return nil
-		}
-	}
-	return npmInput(src.URL, src.Document, &npmDoc{pkg: pkg, registry: src.Registry, keys: keys, core: readmodel.PackageOf(core.SourceURL)})
+	return storedNpm(src, s.storedPackage(src), keys, readmodel.PackageOf(core.SourceURL))
 }
 
 // auditPin is the audit action of a manifest sync that changed the keys

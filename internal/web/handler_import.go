@@ -128,8 +128,7 @@ func (s *Server) sourceInUse(c echo.Context, address string) (readmodel.SourceRo
 	for _, src := range sources {
 		switch {
 		case src.URL != address:
-		case src.Kind == readmodel.SourceNpm:
-			// Read from its registry only (updatecheck.ErrNpmSource).
+		case updatecheck.Importable(src.URL) != nil:
 			return readmodel.SourceRow{}, echo.NewHTTPError(http.StatusUnprocessableEntity,
 				"“"+address+"” is an npm package: upcheck reads it from its registry, and no document can be imported for it.")
 		default:
