@@ -3,14 +3,8 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -22,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/npm"
 )
 
 // The npm part's registry: npmPackages package documents of the sizes the
@@ -30,7 +26,6 @@ import (
 const (
 	npmPackages = 500
 	npmCore     = "@bench/core"
-	npmKeyID    = "SHA256:bench-registry-key"
 	smallMin    = 20 << 10
 	smallMax    = 200 << 10
 	bigSize     = 5 << 20
@@ -96,16 +91,12 @@ func startRegistry(n int) (*registry, error) {
 		return nil, err
 	}
 	r := &registry{url: "http://" + ln.Addr().String(), by: map[string]*npmDoc{}}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := npm.NewSigningKey()
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	der, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	r.keys, _ = json.Marshal(map[string]any{"keys": []map[string]any{{
-		"expires": nil, "keyid": npmKeyID, "keytype": "ecdsa-sha2-nistp256",
-		"scheme": "ecdsa-sha2-nistp256", "key": base64.StdEncoding.EncodeToString(der),
-	}}})
+	r.keys = npm.KeysDocument([]npm.Key{key.Key})
 	r.docs = make([]*npmDoc, n)
 	// Two generators: the machine has two cores, and the 40 MB document
 	// alone takes a while.
@@ -201,7 +192,7 @@ func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
 // none of them a 5 MB or the 40 MB document, whose place in the list
 // ends in 5 and 0); one in twenty-five has its installed version
 // deprecated.
-func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
+func (r *registry) generate(i int, key npm.SigningKey) (*npmDoc, error) {
 	rng := mrand.New(mrand.NewPCG(uint64(i), 23))
 	size := npmSize(i, rng)
 	name := npmName(i)
@@ -284,14 +275,13 @@ func (r *registry) generate(i int, key *ecdsa.PrivateKey) (*npmDoc, error) {
 
 // versionManifest writes one version's manifest, with dist signed by key
 // over NAME@VERSION:INTEGRITY as the registry signs.
-func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key *ecdsa.PrivateKey, reg, name, v string, deps []string, provenance bool) error {
+func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key npm.SigningKey, reg, name, v string, deps []string, provenance bool) error {
 	sum := make([]byte, 64)
 	for j := range sum {
 		sum[j] = byte(rng.Uint32())
 	}
 	integrity := "sha512-" + base64.StdEncoding.EncodeToString(sum)
-	digest := sha256.Sum256([]byte(name + "@" + v + ":" + integrity))
-	sig, err := ecdsa.SignASN1(rand.Reader, key, digest[:])
+	sig, err := key.Sign(name, v, integrity)
 	if err != nil {
 		return err
 	}
@@ -310,7 +300,7 @@ func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key *ecdsa.PrivateKey, re
 	fmt.Fprintf(w, `},"gitHead":%q,"_id":"%s@%s","_nodeVersion":"20.11.1","_npmVersion":"10.2.4",`, hexOf(rng, 20), name, v)
 	fmt.Fprintf(w, `"dist":{"integrity":%q,"shasum":%q,"tarball":"%s/%s/-/%s-%s.tgz","fileCount":%d,"unpackedSize":%d,`,
 		integrity, hexOf(rng, 20), reg, name, base, v, rng.IntN(200)+5, rng.IntN(2<<20)+4096)
-	fmt.Fprintf(w, `"signatures":[{"keyid":%q,"sig":%q}]`, npmKeyID, base64.StdEncoding.EncodeToString(sig))
+	fmt.Fprintf(w, `"signatures":[{"keyid":%q,"sig":%q}]`, sig.KeyID, sig.Sig)
 	if provenance {
 		fmt.Fprintf(w, `,"attestations":{"url":"%s/-/npm/v1/attestations/%s@%s","provenance":{"predicateType":"https://slsa.dev/provenance/v1"}}`, reg, name, v)
 	}

@@ -3,7 +3,6 @@ package npm
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -126,7 +125,7 @@ func VerifySignature(keys []Key, name, version string, v Version, published time
 	if len(v.Dist.Signatures) == 0 {
 		return Verification{}, ErrUnsigned
 	}
-	msg := sha256.Sum256([]byte(name + "@" + version + ":" + v.Dist.Integrity))
+	msg := signedMessage(name, version, v.Dist.Integrity)
 	why := ErrUnknownKey
 	for _, s := range v.Dist.Signatures {
 		for _, k := range keys {

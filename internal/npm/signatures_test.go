@@ -232,3 +232,29 @@ func TestOfferTrust(t *testing.T) {
 		t.Errorf("nothing to lose: %q", o.ProvenanceLost)
 	}
 }
+
+// A SigningKey signs as a registry does: VerifySignature accepts what it
+// signs under the key it publishes (read back from KeysDocument), and
+// nothing else.
+func TestSigningKeySignsAsARegistry(t *testing.T) {
+	t.Parallel()
+	k, err := NewSigningKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ParseKeys(strings.NewReader(string(KeysDocument([]Key{k.Key}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := k.Sign("@acme/blog", "1.2.0", "sha512-abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Version{Dist: Dist{Integrity: "sha512-abc", Signatures: []Signature{sig}}}
+	if got, err := VerifySignature(keys, "@acme/blog", "1.2.0", v, time.Now()); err != nil || got.KeyID != k.Key.KeyID || !strings.HasPrefix(got.KeyID, "SHA256:") {
+		t.Fatalf("verify: %+v, %v", got, err)
+	}
+	if _, err := VerifySignature(keys, "@acme/blog", "1.2.1", v, time.Now()); !errors.Is(err, ErrBadSignature) {
+		t.Fatalf("another version: %v, want ErrBadSignature", err)
+	}
+}

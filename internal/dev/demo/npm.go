@@ -4,13 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -70,24 +66,11 @@ type registry struct {
 // newRegistry makes the demo packages, with released as the newest
 // releases' publish time, and signs every version with a fresh key.
 func newRegistry(released time.Time) (*registry, error) {
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := npm.NewSigningKey()
 	if err != nil {
 		return nil, err
 	}
-	der, err := x509.MarshalPKIXPublicKey(&priv.PublicKey)
-	if err != nil {
-		return nil, err
-	}
-	// npm's key ids are the SHA-256 of the key's DER, base64 unpadded.
-	sum := sha256.Sum256(der)
-	keyID := "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
-	keys, err := json.Marshal(map[string]any{"keys": []map[string]any{{
-		"expires": nil, "keyid": keyID, "keytype": "ecdsa-sha2-nistp256", "scheme": "ecdsa-sha2-nistp256",
-		"key": base64.StdEncoding.EncodeToString(der),
-	}}})
-	if err != nil {
-		return nil, err
-	}
+	keys := npm.KeysDocument([]npm.Key{key.Key})
 	day := func(s string) time.Time { t, _ := time.Parse(time.RFC3339, s); return t }
 	released = released.UTC().Truncate(time.Second)
 	r := &registry{keys: keys, packages: map[string]*demoPackage{}}
@@ -115,7 +98,7 @@ func newRegistry(released time.Time) (*registry, error) {
 		}},
 	} {
 		for i := range p.versions {
-			if err := p.versions[i].pack(p, keyID, priv); err != nil {
+			if err := p.versions[i].pack(p, key); err != nil {
 				return nil, err
 			}
 		}
@@ -127,7 +110,7 @@ func newRegistry(released time.Time) (*registry, error) {
 // pack makes v's tarball (package/package.json, as npm packs one), its
 // integrity and shasum, and signs NAME@VERSION:INTEGRITY as the registry
 // does.
-func (v *demoVersion) pack(p *demoPackage, keyID string, priv *ecdsa.PrivateKey) error {
+func (v *demoVersion) pack(p *demoPackage, key npm.SigningKey) error {
 	manifest, err := json.MarshalIndent(map[string]any{
 		"name": p.name, "version": v.version, "description": p.description, "peerDependencies": v.peers,
 	}, "", "  ")
@@ -154,13 +137,8 @@ func (v *demoVersion) pack(p *demoPackage, keyID string, priv *ecdsa.PrivateKey)
 	v.integrity = "sha512-" + base64.StdEncoding.EncodeToString(s512[:])
 	s1 := sha1.Sum(v.tarball)
 	v.shasum = hex.EncodeToString(s1[:])
-	msg := sha256.Sum256([]byte(p.name + "@" + v.version + ":" + v.integrity))
-	sig, err := ecdsa.SignASN1(rand.Reader, priv, msg[:])
-	if err != nil {
-		return err
-	}
-	v.signature = npm.Signature{KeyID: keyID, Sig: base64.StdEncoding.EncodeToString(sig)}
-	return nil
+	v.signature, err = key.Sign(p.name, v.version, v.integrity)
+	return err
 }
 
 // tarballName is the file name npm gives a version's tarball: the name

@@ -5,11 +5,6 @@
 package npmreg
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/npm"
 )
 
 // Registry is a small npm registry in the registry's own protocol: full
@@ -32,8 +29,7 @@ type Registry struct {
 	srv *httptest.Server
 
 	mu       sync.Mutex
-	key      *ecdsa.PrivateKey
-	keyID    string // KeyID
+	key      npm.SigningKey
 	packages map[string]*pkg
 	requests map[string]int // by path
 	noKeys   bool           // the keys are not published (404)
@@ -71,18 +67,15 @@ func New(t *testing.T) *Registry {
 	return r
 }
 
-// rotate replaces the registry's signing key.
+// Rotate replaces the registry's signing key (and so every document).
 func (r *Registry) Rotate() {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	k, err := npm.NewSigningKey()
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.key = k
-	der, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
-	sum := sha256.Sum256(der)
-	r.keyID = "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
 	for _, p := range r.packages {
 		p.rev++
 	}
@@ -115,9 +108,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if req.URL.Path == "/-/npm/v1/keys" {
-		der, _ := x509.MarshalPKIXPublicKey(&r.key.PublicKey)
-		fmt.Fprintf(w, `{"keys":[{"expires":null,"keyid":%q,"keytype":"ecdsa-sha2-nistp256","scheme":"ecdsa-sha2-nistp256","key":%q}]}`,
-			r.keyID, base64.StdEncoding.EncodeToString(der))
+		w.Write(npm.KeysDocument([]npm.Key{r.key.Key}))
 		return
 	}
 	name, _ := url.PathUnescape(strings.TrimPrefix(req.URL.EscapedPath(), "/"))
@@ -135,8 +126,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	versions := map[string]any{}
 	for v, rv := range p.versions {
 		integrity := "sha512-" + base64.StdEncoding.EncodeToString([]byte(name+v))
-		msg := sha256.Sum256([]byte(name + "@" + v + ":" + integrity))
-		sig, err := ecdsa.SignASN1(rand.Reader, r.key, msg[:])
+		sig, err := r.key.Sign(name, v, integrity)
 		if err != nil {
 			r.t.Error(err)
 		}
@@ -144,7 +134,7 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 			integrity = "sha512-" + base64.StdEncoding.EncodeToString([]byte("altered"))
 		}
 		dist := map[string]any{"integrity": integrity, "shasum": "00", "tarball": r.srv.URL + "/" + name + "/-/" + v + ".tgz",
-			"signatures": []map[string]string{{"keyid": r.keyID, "sig": base64.StdEncoding.EncodeToString(sig)}}}
+			"signatures": []npm.Signature{sig}}
 		if rv.Provenance {
 			dist["attestations"] = map[string]any{"url": r.srv.URL + "/att", "provenance": map[string]string{"predicateType": "https://slsa.dev/provenance/v1"}}
 		}
@@ -168,5 +158,5 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 func (r *Registry) KeyID() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.keyID
+	return r.key.Key.KeyID
 }
