@@ -19,11 +19,17 @@ CREATE TABLE components (
     source_url        text,
     -- The publisher key pinned for the source, "ed25519:BASE64"; null: unsigned.
     pinned_key        text,
+    -- The npm package the component is, for matching advisories of the
+    -- npm ecosystem (docs/feeds.md): the package of an npm source
+    -- ("npm:NAME"), or the manifest's "package" for another kind; null:
+    -- none, and no feed's advisory can match it.
+    package           text,
     -- Its first appearance in the table: when it was installed (upcheck_stale).
     created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at        timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX components_source_url ON components (source_url);
+CREATE INDEX components_package ON components (package) WHERE package IS NOT NULL;
 
 -- One row per update source URL: its last valid document and its health.
 -- Written only by fenced transactions of the check holding the lease (epoch).
@@ -199,7 +205,17 @@ CREATE TABLE component_results (
     -- the registry said (readmodel.RegistryFacts) for the detail page.
     deprecated        text,
     provenance_lost   text,
-    registry_facts    jsonb
+    registry_facts    jsonb,
+    -- Advisory feeds (docs/feeds.md): the version of the feeds' stored
+    -- advisories this row was evaluated with (intel_state.version; a write
+    -- evaluated with an older version than a change that affects the
+    -- component is refused, intel_marks), and the ids of the advisories
+    -- affecting installed_version that are known exploited (KEV) or that
+    -- say the package is malicious, compared with the dismissals as
+    -- advisory_ids are.
+    intel_version     bigint      NOT NULL DEFAULT 0,
+    exploited_ids     text[]      NOT NULL DEFAULT '{}',
+    malicious_ids     text[]      NOT NULL DEFAULT '{}'
 );
 
 COMMENT ON COLUMN component_results.advisories IS

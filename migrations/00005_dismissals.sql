@@ -53,6 +53,21 @@ CREATE UNIQUE INDEX advisory_dismissals_standing
 CREATE INDEX advisory_dismissals_expires_at
     ON advisory_dismissals (expires_at) WHERE expires_at IS NOT NULL;
 
+-- Whether a dismissal's advisory id names this advisory: its id or one of
+-- its aliases (upcheck_advisory_keys, case-insensitive), so that a
+-- dismissal covers every alias: an advisory dismissed by its GHSA id
+-- stays dismissed when a publisher's advisory sharing the alias is merged
+-- with it and the merged advisory is listed under the publisher's id
+-- (docs/feeds.md "One advisory, many origins").
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_dismissal_names(advisory_id text, advisory jsonb)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT advisory_id = advisory->>'id'
+        OR upper(advisory_id) = ANY(upcheck_advisory_keys(jsonb_build_array(advisory)))
+$$;
+-- +goose StatementEnd
+
 -- The one definition of a dismissal in force, for one advisory as a
 -- current result lists it (an element of component_results.advisories).
 -- STABLE although it reads clock_timestamp(), as upcheck_stale and for the
@@ -62,7 +77,7 @@ CREATE FUNCTION upcheck_dismissal_in_force(d advisory_dismissals, advisory jsonb
 RETURNS boolean
 LANGUAGE sql STABLE AS $$
     SELECT d.ended_at IS NULL
-       AND d.advisory_id = advisory->>'id'
+       AND upcheck_dismissal_names(d.advisory_id, advisory)
        AND (d.expires_at IS NULL OR d.expires_at > clock_timestamp())
        AND d.severity = coalesce(advisory->>'severity', '')
        AND d.affected = coalesce(advisory->>'affected', '')
@@ -72,17 +87,18 @@ $$;
 
 -- The dismissals in force, against each component's stored result (the
 -- read model keeps only current results, so a stale row here changes
--- nothing it shows).
+-- nothing it shows). advisory_id is the id the result lists the advisory
+-- under, which the dismissal may name by an alias.
 CREATE VIEW advisory_dismissals_in_force AS
-SELECT d.id, d.component_code, d.advisory_id
+SELECT d.id, d.component_code, (a->>'id')::text AS advisory_id
 FROM advisory_dismissals d
 JOIN component_results r ON r.code = d.component_code
 CROSS JOIN LATERAL jsonb_array_elements(r.advisories) a
 WHERE d.ended_at IS NULL
-  AND a->>'id' = d.advisory_id
   AND upcheck_dismissal_in_force(d, a);
 
 -- +goose Down
 DROP VIEW advisory_dismissals_in_force;
 DROP FUNCTION upcheck_dismissal_in_force(advisory_dismissals, jsonb);
+DROP FUNCTION upcheck_dismissal_names(text, jsonb);
 DROP TABLE advisory_dismissals;

@@ -72,7 +72,6 @@ LANGUAGE sql STABLE AS $$
         FROM jsonb_array_elements(advisories) WITH ORDINALITY AS x(a, n)
         WHERE NOT EXISTS (SELECT 1 FROM advisory_dismissals d
                           WHERE d.component_code = upcheck_open_advisories.component_code
-                            AND d.advisory_id = x.a->>'id'
                             AND d.ended_at IS NULL
                             AND upcheck_dismissal_in_force(d, x.a)))
     END
@@ -96,22 +95,26 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
--- The catalog's order, in one place: what needs action first (a security
--- update or a vulnerable version), then an update, then a check that
--- fails, is stale or has not evaluated the component yet, then up to date,
--- then components without an update source. Its arguments are
+-- The catalog's order, in one place: what needs action first (a package
+-- known to be malicious, then an advisory known to be exploited, then a
+-- security update or a vulnerable version), then an update, then a check
+-- that fails, is stale or has not evaluated the component yet, then up to
+-- date, then components without an update source. Its arguments are
 -- component_state's flags; the page and its keyset cursor (after) both
 -- read this rank, then lower(name), then code.
 -- +goose StatementBegin
-CREATE FUNCTION upcheck_catalog_rank(security boolean, vulnerable boolean, update_available boolean,
+CREATE FUNCTION upcheck_catalog_rank(malicious boolean, known_exploited boolean, security boolean,
+                                     vulnerable boolean, update_available boolean,
                                      source_url text, failing boolean, stale boolean, evaluated boolean)
 RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN security OR vulnerable THEN 0
-                WHEN update_available THEN 1
-                WHEN source_url IS NULL THEN 4
-                WHEN failing OR stale OR NOT evaluated THEN 2
-                ELSE 3 END
+    SELECT CASE WHEN malicious THEN 0
+                WHEN known_exploited THEN 1
+                WHEN security OR vulnerable THEN 2
+                WHEN update_available THEN 3
+                WHEN source_url IS NULL THEN 6
+                WHEN failing OR stale OR NOT evaluated THEN 4
+                ELSE 5 END
 $$;
 -- +goose StatementEnd
 
@@ -176,6 +179,7 @@ SELECT c.code,
        c.installed_version,
        c.source_url,
        upcheck_source_kind(c.source_url)                    AS source_kind,
+       c.package,
        c.pinned_key,
        (r.code IS NOT NULL)::boolean                        AS evaluated,
        r.latest_version,
@@ -194,6 +198,10 @@ SELECT c.code,
        upcheck_open_advisories(c.code, r.advisories)        AS open_advisories,
        coalesce(NOT (r.advisory_ids <@ coalesce(d.ids, '{}')), false)::boolean AS vulnerable,
        coalesce(NOT (r.no_fix_ids <@ coalesce(d.ids, '{}')), false)::boolean   AS vulnerable_no_fix,
+       -- An open advisory is known exploited (KEV), or says the package is
+       -- malicious (docs/feeds.md).
+       coalesce(NOT (r.exploited_ids <@ coalesce(d.ids, '{}')), false)::boolean AS known_exploited,
+       coalesce(NOT (r.malicious_ids <@ coalesce(d.ids, '{}')), false)::boolean AS malicious,
        s.last_success_at,
        s.last_attempt_at,
        s.last_error,
@@ -335,7 +343,7 @@ DROP TABLE read_model_version;
 DROP VIEW component_exposure;
 DROP VIEW component_state;
 DROP VIEW source_state;
-DROP FUNCTION upcheck_catalog_rank(boolean, boolean, boolean, text, boolean, boolean, boolean);
+DROP FUNCTION upcheck_catalog_rank(boolean, boolean, boolean, boolean, boolean, text, boolean, boolean, boolean);
 DROP FUNCTION upcheck_severity_rank(text);
 DROP FUNCTION upcheck_open_advisories(text, jsonb);
 DROP FUNCTION upcheck_failing(text);

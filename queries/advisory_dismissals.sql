@@ -5,11 +5,18 @@
 SELECT code FROM components WHERE code = @code FOR UPDATE;
 
 -- name: DismissalEnd :many
--- Ends the standing decision about an advisory ("undone" or "replaced"),
--- keeping it as history. Returns what ended: nothing when none stood.
+-- Ends the standing decisions about an advisory ("undone" or "replaced"),
+-- keeping them as history: the one under its id, and any that names it by
+-- an alias. Returns what ended: nothing when none stood.
 UPDATE advisory_dismissals
 SET ended_at = clock_timestamp(), ended_how = @how::text
-WHERE component_code = @component_code AND advisory_id = @advisory_id AND ended_at IS NULL
+WHERE component_code = @component_code AND ended_at IS NULL
+  AND (advisory_id = @advisory_id
+       -- or names it by an alias, as the current result lists it
+       OR EXISTS (SELECT 1 FROM component_results r
+                  CROSS JOIN LATERAL jsonb_array_elements(r.advisories) a
+                  WHERE r.code = @component_code AND a->>'id' = @advisory_id
+                    AND upcheck_dismissal_names(advisory_dismissals.advisory_id, a)))
 RETURNING id, reason, expires_at;
 
 -- name: DismissalCreate :one

@@ -1,8 +1,9 @@
 -- name: ResultWrite :batchone
 -- Writes one evaluation only if the inputs it was evaluated from are still
 -- the current ones: the component is installed at that version from that
--- source, the core is installed at that version, and the source's stored
--- document is the one evaluated. Otherwise nothing is written and no row
+-- source, the core is installed at that version, the source's stored
+-- document is the one evaluated, and no feed changed an advisory of the
+-- component since the advisories evaluated with were read. Otherwise nothing is written and no row
 -- comes back: the caller evaluates again from the current inputs, or a newer
 -- writer already did. The read model (component_state) applies the same
 -- conditions when it reads, so a row that slipped past them never counts.
@@ -16,7 +17,8 @@ INSERT INTO component_results (code, source_url, installed_version, core_version
                                latest_version, update_version, security_version, security_versions, update_available,
                                security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
                                evaluation, release_url, eval_error, evaluated_at, epoch,
-                               deprecated, provenance_lost, registry_facts)
+                               deprecated, provenance_lost, registry_facts,
+                               intel_version, exploited_ids, malicious_ids)
 SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
        sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
        sqlc.narg(security_version)::text, @security_versions::text[],
@@ -24,7 +26,8 @@ SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.documen
        @advisories::jsonb, @advisory_ids::text[], @no_fix_ids::text[], @evaluation::jsonb,
        sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
        clock_timestamp(), @epoch::bigint,
-       sqlc.narg(deprecated)::text, sqlc.narg(provenance_lost)::text, sqlc.narg(registry_facts)::jsonb
+       sqlc.narg(deprecated)::text, sqlc.narg(provenance_lost)::text, sqlc.narg(registry_facts)::jsonb,
+       @intel_version::bigint, @exploited_ids::text[], @malicious_ids::text[]
 FROM components c
 JOIN sources s ON s.url = c.source_url
 WHERE c.code = @code::text
@@ -32,6 +35,9 @@ WHERE c.code = @code::text
   AND c.source_url = @source_url::text
   AND s.document_hash = @document_hash::bytea
   AND (c.code = 'core' OR @core_version::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
+  -- evaluated with the feeds' advisories as they are since the last change
+  -- that affected the component (migrations/00009_feeds.sql)
+  AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > @intel_version::bigint)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
     installed_version = EXCLUDED.installed_version,
@@ -56,7 +62,10 @@ SET source_url        = EXCLUDED.source_url,
     epoch             = EXCLUDED.epoch,
     deprecated        = EXCLUDED.deprecated,
     provenance_lost   = EXCLUDED.provenance_lost,
-    registry_facts    = EXCLUDED.registry_facts
+    registry_facts    = EXCLUDED.registry_facts,
+    intel_version     = EXCLUDED.intel_version,
+    exploited_ids     = EXCLUDED.exploited_ids,
+    malicious_ids     = EXCLUDED.malicious_ids
 RETURNING code, advisory_ids, security_versions
 ),
 problems AS (

@@ -1,31 +1,33 @@
 -- name: ComponentList :many
-SELECT code, name, installed_version, source_url, pinned_key
+SELECT code, name, installed_version, source_url, pinned_key, package
 FROM components
 ORDER BY code;
 
 -- name: ComponentGet :one
-SELECT code, name, installed_version, source_url, pinned_key
+SELECT code, name, installed_version, source_url, pinned_key, package
 FROM components
 WHERE code = @code;
 
 -- name: ComponentUpsertMany :execrows
 -- Inserts or updates the given components in one statement; rows that would
 -- not change are left alone. An empty source or key is stored as null.
-INSERT INTO components (code, name, installed_version, source_url, pinned_key)
-SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, '')
+INSERT INTO components (code, name, installed_version, source_url, pinned_key, package)
+SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, ''), nullif(m.package, '')
 FROM (SELECT unnest(@codes::text[])              AS code,
              unnest(@names::text[])              AS name,
              unnest(@installed_versions::text[]) AS installed_version,
              unnest(@source_urls::text[])        AS source_url,
-             unnest(@pinned_keys::text[])        AS pinned_key) m
+             unnest(@pinned_keys::text[])        AS pinned_key,
+             unnest(@packages::text[])           AS package) m
 ON CONFLICT (code) DO UPDATE
 SET name              = EXCLUDED.name,
     installed_version = EXCLUDED.installed_version,
     source_url        = EXCLUDED.source_url,
     pinned_key        = EXCLUDED.pinned_key,
+    package           = EXCLUDED.package,
     updated_at        = clock_timestamp()
-WHERE (components.name, components.installed_version, components.source_url, components.pinned_key)
-      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key);
+WHERE (components.name, components.installed_version, components.source_url, components.pinned_key, components.package)
+      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key, EXCLUDED.package);
 
 -- name: ComponentDelete :execrows
 DELETE FROM components
@@ -33,7 +35,7 @@ WHERE code = ANY (@codes::text[]);
 
 -- name: ComponentInputsForSource :many
 -- What evaluating the components of one source needs, in one snapshot.
-SELECT c.code, c.installed_version,
+SELECT c.code, c.installed_version, coalesce(c.package, '')::text AS package,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM components c
 WHERE c.source_url = @source_url::text
@@ -42,7 +44,8 @@ ORDER BY c.code;
 -- name: ComponentListUnevaluated :many
 -- Components whose source has a stored document but who have no result
 -- evaluated from the current inputs (see component_state).
-SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key
+SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
+       coalesce(cs.package, '')::text AS package
 FROM component_state cs
 JOIN sources s ON s.url = cs.source_url
 WHERE NOT cs.evaluated AND s.document IS NOT NULL

@@ -63,6 +63,10 @@ func shows(e *store.CatalogEntry, status string) bool {
 		return e.Stale
 	case readmodel.FilterDismissed:
 		return e.Dismissed > 0
+	case readmodel.FilterKnownExploited:
+		return e.KnownExploited
+	case readmodel.FilterMalicious:
+		return e.Malicious
 	}
 	return false
 }
@@ -210,7 +214,8 @@ func (c *Snapshot) countAmong(positions []int32) store.CatalogCounts {
 func countsBy(n func(status string) int) store.CatalogCounts {
 	return store.CatalogCounts{All: n(readmodel.FilterAll), Attention: n(readmodel.FilterAttention), Updates: n(readmodel.FilterUpdates),
 		Security: n(readmodel.FilterSecurity), Vulnerable: n(readmodel.FilterVulnerable), Failing: n(readmodel.FilterFailing),
-		Stale: n(readmodel.FilterStale), Dismissed: n(readmodel.FilterDismissed)}
+		Stale: n(readmodel.FilterStale), Dismissed: n(readmodel.FilterDismissed),
+		KnownExploited: n(readmodel.FilterKnownExploited), Malicious: n(readmodel.FilterMalicious)}
 }
 
 // keep returns the positions the filter status shows.

@@ -67,7 +67,13 @@ func (q *Queries) DismissalCreate(ctx context.Context, db DBTX, arg DismissalCre
 const dismissalEnd = `-- name: DismissalEnd :many
 UPDATE advisory_dismissals
 SET ended_at = clock_timestamp(), ended_how = $1::text
-WHERE component_code = $2 AND advisory_id = $3 AND ended_at IS NULL
+WHERE component_code = $2 AND ended_at IS NULL
+  AND (advisory_id = $3
+       -- or names it by an alias, as the current result lists it
+       OR EXISTS (SELECT 1 FROM component_results r
+                  CROSS JOIN LATERAL jsonb_array_elements(r.advisories) a
+                  WHERE r.code = $2 AND a->>'id' = $3
+                    AND upcheck_dismissal_names(advisory_dismissals.advisory_id, a)))
 RETURNING id, reason, expires_at
 `
 
@@ -83,8 +89,9 @@ type DismissalEndRow struct {
 	ExpiresAt *time.Time
 }
 
-// Ends the standing decision about an advisory ("undone" or "replaced"),
-// keeping it as history. Returns what ended: nothing when none stood.
+// Ends the standing decisions about an advisory ("undone" or "replaced"),
+// keeping them as history: the one under its id, and any that names it by
+// an alias. Returns what ended: nothing when none stood.
 func (q *Queries) DismissalEnd(ctx context.Context, db DBTX, arg DismissalEndParams) ([]DismissalEndRow, error) {
 	rows, err := db.Query(ctx, dismissalEnd, arg.How, arg.ComponentCode, arg.AdvisoryID)
 	if err != nil {

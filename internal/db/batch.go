@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -16,13 +17,85 @@ var (
 	ErrBatchAlreadyClosed = errors.New("batch already closed")
 )
 
+const oSVRecordUpsert = `-- name: OSVRecordUpsert :batchexec
+INSERT INTO osv_records (id, hash, record, modified, withdrawn, keys, malicious, feed, epoch)
+VALUES ($1::text, $2::bytea, $3::bytea, $4::timestamptz, $5::timestamptz,
+        $6::text[], $7::boolean, $8::text, $9::bigint)
+ON CONFLICT (id) DO UPDATE
+SET hash = EXCLUDED.hash, record = EXCLUDED.record, modified = EXCLUDED.modified, withdrawn = EXCLUDED.withdrawn,
+    keys = EXCLUDED.keys, malicious = EXCLUDED.malicious, feed = EXCLUDED.feed, stored_at = clock_timestamp(),
+    epoch = EXCLUDED.epoch
+WHERE osv_records.hash <> EXCLUDED.hash
+`
+
+type OSVRecordUpsertBatchResults struct {
+	br     pgx.BatchResults
+	tot    int
+	closed bool
+}
+
+type OSVRecordUpsertParams struct {
+	ID        string
+	Hash      []byte
+	Record    []byte
+	Modified  time.Time
+	Withdrawn *time.Time
+	Keys      []string
+	Malicious bool
+	Feed      string
+	Epoch     int64
+}
+
+// Writes one record, when its bytes differ from the stored ones.
+func (q *Queries) OSVRecordUpsert(ctx context.Context, db DBTX, arg []OSVRecordUpsertParams) *OSVRecordUpsertBatchResults {
+	batch := &pgx.Batch{}
+	for _, a := range arg {
+		vals := []interface{}{
+			a.ID,
+			a.Hash,
+			a.Record,
+			a.Modified,
+			a.Withdrawn,
+			a.Keys,
+			a.Malicious,
+			a.Feed,
+			a.Epoch,
+		}
+		batch.Queue(oSVRecordUpsert, vals...)
+	}
+	br := db.SendBatch(ctx, batch)
+	return &OSVRecordUpsertBatchResults{br, len(arg), false}
+}
+
+func (b *OSVRecordUpsertBatchResults) Exec(f func(int, error)) {
+	defer b.br.Close()
+	for t := 0; t < b.tot; t++ {
+		if b.closed {
+			if f != nil {
+				f(t, ErrBatchAlreadyClosed)
+			}
+			continue
+		}
+		_, err := b.br.Exec()
+		if f != nil {
+			f(t, err)
+		}
+	}
+}
+
+func (b *OSVRecordUpsertBatchResults) Close() error {
+	b.closed = true
+	return b.br.Close()
+}
+
 const resultWrite = `-- name: ResultWrite :batchone
 WITH written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, security_version, security_versions, update_available,
                                security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
                                evaluation, release_url, eval_error, evaluated_at, epoch,
-                               deprecated, provenance_lost, registry_facts)
+                               deprecated, provenance_lost, registry_facts,
+                               intel_version, exploited_ids, malicious_ids)
 SELECT c.code, c.source_url, c.installed_version, $1::text, s.document_hash,
        $2::text, $3::text, $4::text,
        $5::text, $6::text[],
@@ -30,14 +103,18 @@ SELECT c.code, c.source_url, c.installed_version, $1::text, s.document_hash,
        $11::jsonb, $12::text[], $13::text[], $14::jsonb,
        $15::text, $16::text,
        clock_timestamp(), $17::bigint,
-       $18::text, $19::text, $20::jsonb
+       $18::text, $19::text, $20::jsonb,
+       $21::bigint, $22::text[], $23::text[]
 FROM components c
 JOIN sources s ON s.url = c.source_url
-WHERE c.code = $21::text
-  AND c.installed_version = $22::text
-  AND c.source_url = $23::text
-  AND s.document_hash = $24::bytea
+WHERE c.code = $24::text
+  AND c.installed_version = $25::text
+  AND c.source_url = $26::text
+  AND s.document_hash = $27::bytea
   AND (c.code = 'core' OR $1::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
+  -- evaluated with the feeds' advisories as they are since the last change
+  -- that affected the component (migrations/00009_feeds.sql)
+  AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > $21::bigint)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
     installed_version = EXCLUDED.installed_version,
@@ -62,7 +139,10 @@ SET source_url        = EXCLUDED.source_url,
     epoch             = EXCLUDED.epoch,
     deprecated        = EXCLUDED.deprecated,
     provenance_lost   = EXCLUDED.provenance_lost,
-    registry_facts    = EXCLUDED.registry_facts
+    registry_facts    = EXCLUDED.registry_facts,
+    intel_version     = EXCLUDED.intel_version,
+    exploited_ids     = EXCLUDED.exploited_ids,
+    malicious_ids     = EXCLUDED.malicious_ids
 RETURNING code, advisory_ids, security_versions
 ),
 problems AS (
@@ -111,6 +191,9 @@ type ResultWriteParams struct {
 	Deprecated       *string
 	ProvenanceLost   *string
 	RegistryFacts    []byte
+	IntelVersion     int64
+	ExploitedIds     []string
+	MaliciousIds     []string
 	Code             string
 	InstalledVersion string
 	SourceUrl        string
@@ -119,8 +202,9 @@ type ResultWriteParams struct {
 
 // Writes one evaluation only if the inputs it was evaluated from are still
 // the current ones: the component is installed at that version from that
-// source, the core is installed at that version, and the source's stored
-// document is the one evaluated. Otherwise nothing is written and no row
+// source, the core is installed at that version, the source's stored
+// document is the one evaluated, and no feed changed an advisory of the
+// component since the advisories evaluated with were read. Otherwise nothing is written and no row
 // comes back: the caller evaluates again from the current inputs, or a newer
 // writer already did. The read model (component_state) applies the same
 // conditions when it reads, so a row that slipped past them never counts.
@@ -153,6 +237,9 @@ func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWritePar
 			a.Deprecated,
 			a.ProvenanceLost,
 			a.RegistryFacts,
+			a.IntelVersion,
+			a.ExploitedIds,
+			a.MaliciousIds,
 			a.Code,
 			a.InstalledVersion,
 			a.SourceUrl,

@@ -17,7 +17,8 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
        s.last_error_kind, s.last_error_arg, cs.deprecated, cs.provenance_lost,
        e.security_since,
-       upcheck_catalog_rank(cs.security, cs.vulnerable, cs.update_available, cs.source_url,
+       cs.known_exploited, cs.malicious, cs.package,
+       upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
        -- The ids and aliases of the advisories of the current result,
@@ -73,6 +74,9 @@ type CatalogAllRow struct {
 	Deprecated       *string
 	ProvenanceLost   *string
 	SecuritySince    interface{}
+	KnownExploited   bool
+	Malicious        bool
+	Package          *string
 	SortRank         int32
 	SortName         string
 	AdvisoryKeys     []string
@@ -130,6 +134,9 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.Deprecated,
 			&i.ProvenanceLost,
 			&i.SecuritySince,
+			&i.KnownExploited,
+			&i.Malicious,
+			&i.Package,
 			&i.SortRank,
 			&i.SortName,
 			&i.AdvisoryKeys,
@@ -156,7 +163,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
           FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed,
        s.last_error_kind, s.last_error_arg,
        cs.update_available, cs.security, cs.vulnerable, cs.vulnerable_no_fix, cs.needs_newer_core,
-       cs.deprecated, cs.provenance_lost, cs.registry_facts,
+       cs.deprecated, cs.provenance_lost, cs.registry_facts, cs.known_exploited, cs.malicious, cs.package,
        (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM component_state cs
@@ -192,6 +199,9 @@ type ComponentDetailRow struct {
 	Deprecated       *string
 	ProvenanceLost   *string
 	RegistryFacts    []byte
+	KnownExploited   bool
+	Malicious        bool
+	Package          *string
 	SecuritySince    interface{}
 	CoreVersion      string
 }
@@ -231,6 +241,9 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.Deprecated,
 		&i.ProvenanceLost,
 		&i.RegistryFacts,
+		&i.KnownExploited,
+		&i.Malicious,
+		&i.Package,
 		&i.SecuritySince,
 		&i.CoreVersion,
 	)

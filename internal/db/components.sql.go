@@ -47,7 +47,7 @@ func (q *Queries) ComponentDelete(ctx context.Context, db DBTX, codes []string) 
 }
 
 const componentGet = `-- name: ComponentGet :one
-SELECT code, name, installed_version, source_url, pinned_key
+SELECT code, name, installed_version, source_url, pinned_key, package
 FROM components
 WHERE code = $1
 `
@@ -58,6 +58,7 @@ type ComponentGetRow struct {
 	InstalledVersion string
 	SourceUrl        *string
 	PinnedKey        *string
+	Package          *string
 }
 
 func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (ComponentGetRow, error) {
@@ -69,12 +70,13 @@ func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (Compo
 		&i.InstalledVersion,
 		&i.SourceUrl,
 		&i.PinnedKey,
+		&i.Package,
 	)
 	return i, err
 }
 
 const componentInputsForSource = `-- name: ComponentInputsForSource :many
-SELECT c.code, c.installed_version,
+SELECT c.code, c.installed_version, coalesce(c.package, '')::text AS package,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
 FROM components c
 WHERE c.source_url = $1::text
@@ -84,6 +86,7 @@ ORDER BY c.code
 type ComponentInputsForSourceRow struct {
 	Code             string
 	InstalledVersion string
+	Package          string
 	CoreVersion      string
 }
 
@@ -97,7 +100,12 @@ func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceU
 	items := []ComponentInputsForSourceRow{}
 	for rows.Next() {
 		var i ComponentInputsForSourceRow
-		if err := rows.Scan(&i.Code, &i.InstalledVersion, &i.CoreVersion); err != nil {
+		if err := rows.Scan(
+			&i.Code,
+			&i.InstalledVersion,
+			&i.Package,
+			&i.CoreVersion,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -109,7 +117,7 @@ func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceU
 }
 
 const componentList = `-- name: ComponentList :many
-SELECT code, name, installed_version, source_url, pinned_key
+SELECT code, name, installed_version, source_url, pinned_key, package
 FROM components
 ORDER BY code
 `
@@ -120,6 +128,7 @@ type ComponentListRow struct {
 	InstalledVersion string
 	SourceUrl        *string
 	PinnedKey        *string
+	Package          *string
 }
 
 func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRow, error) {
@@ -137,6 +146,7 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRo
 			&i.InstalledVersion,
 			&i.SourceUrl,
 			&i.PinnedKey,
+			&i.Package,
 		); err != nil {
 			return nil, err
 		}
@@ -149,7 +159,8 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRo
 }
 
 const componentListUnevaluated = `-- name: ComponentListUnevaluated :many
-SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key
+SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
+       coalesce(cs.package, '')::text AS package
 FROM component_state cs
 JOIN sources s ON s.url = cs.source_url
 WHERE NOT cs.evaluated AND s.document IS NOT NULL
@@ -161,6 +172,7 @@ type ComponentListUnevaluatedRow struct {
 	InstalledVersion string
 	SourceUrl        string
 	PinnedKey        *string
+	Package          string
 }
 
 // Components whose source has a stored document but who have no result
@@ -179,6 +191,7 @@ func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]Comp
 			&i.InstalledVersion,
 			&i.SourceUrl,
 			&i.PinnedKey,
+			&i.Package,
 		); err != nil {
 			return nil, err
 		}
@@ -191,21 +204,23 @@ func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]Comp
 }
 
 const componentUpsertMany = `-- name: ComponentUpsertMany :execrows
-INSERT INTO components (code, name, installed_version, source_url, pinned_key)
-SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, '')
+INSERT INTO components (code, name, installed_version, source_url, pinned_key, package)
+SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, ''), nullif(m.package, '')
 FROM (SELECT unnest($1::text[])              AS code,
              unnest($2::text[])              AS name,
              unnest($3::text[]) AS installed_version,
              unnest($4::text[])        AS source_url,
-             unnest($5::text[])        AS pinned_key) m
+             unnest($5::text[])        AS pinned_key,
+             unnest($6::text[])           AS package) m
 ON CONFLICT (code) DO UPDATE
 SET name              = EXCLUDED.name,
     installed_version = EXCLUDED.installed_version,
     source_url        = EXCLUDED.source_url,
     pinned_key        = EXCLUDED.pinned_key,
+    package           = EXCLUDED.package,
     updated_at        = clock_timestamp()
-WHERE (components.name, components.installed_version, components.source_url, components.pinned_key)
-      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key)
+WHERE (components.name, components.installed_version, components.source_url, components.pinned_key, components.package)
+      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key, EXCLUDED.package)
 `
 
 type ComponentUpsertManyParams struct {
@@ -214,6 +229,7 @@ type ComponentUpsertManyParams struct {
 	InstalledVersions []string
 	SourceUrls        []string
 	PinnedKeys        []string
+	Packages          []string
 }
 
 // Inserts or updates the given components in one statement; rows that would
@@ -225,6 +241,7 @@ func (q *Queries) ComponentUpsertMany(ctx context.Context, db DBTX, arg Componen
 		arg.InstalledVersions,
 		arg.SourceUrls,
 		arg.PinnedKeys,
+		arg.Packages,
 	)
 	if err != nil {
 		return 0, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type AdvisoryDismissal struct {
@@ -81,6 +82,7 @@ type Component struct {
 	InstalledVersion string
 	SourceUrl        *string
 	PinnedKey        *string
+	Package          *string
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 }
@@ -118,6 +120,9 @@ type ComponentResult struct {
 	Deprecated       *string
 	ProvenanceLost   *string
 	RegistryFacts    []byte
+	IntelVersion     int64
+	ExploitedIds     []string
+	MaliciousIds     []string
 }
 
 type ComponentState struct {
@@ -126,6 +131,7 @@ type ComponentState struct {
 	InstalledVersion string
 	SourceUrl        *string
 	SourceKind       string
+	Package          *string
 	PinnedKey        *string
 	Evaluated        bool
 	LatestVersion    *string
@@ -144,6 +150,8 @@ type ComponentState struct {
 	OpenAdvisories   []byte
 	Vulnerable       bool
 	VulnerableNoFix  bool
+	KnownExploited   bool
+	Malicious        bool
 	LastSuccessAt    *time.Time
 	LastAttemptAt    *time.Time
 	LastError        *string
@@ -162,6 +170,97 @@ type CoreUpdateLock struct {
 	LastCompletedAt *time.Time
 	AcquiredAt      *time.Time
 	Trigger         *string
+}
+
+type EpssScore struct {
+	Cve        string
+	Epss       float32
+	Percentile float32
+}
+
+type Feed struct {
+	Kind                string
+	Url                 string
+	Etag                *string
+	LastModified        *string
+	Cursor              *string
+	LastSuccessAt       *time.Time
+	LastChangeAt        *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorKind       *string
+	LastErrorArg        *string
+	LastErrorAt         *time.Time
+	ConsecutiveFailures int32
+	InterruptedAt       *time.Time
+	Records             int32
+	Skipped             []byte
+	SkippedCount        int32
+	Epoch               int64
+}
+
+type FeedState struct {
+	Kind                string
+	Url                 string
+	Etag                *string
+	LastModified        *string
+	Cursor              *string
+	LastSuccessAt       *time.Time
+	LastChangeAt        *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorKind       *string
+	LastErrorArg        *string
+	LastErrorAt         *time.Time
+	ConsecutiveFailures int32
+	InterruptedAt       *time.Time
+	Records             int32
+	Skipped             []byte
+	SkippedCount        int32
+	Epoch               int64
+	Stale               bool
+	Failing             bool
+}
+
+type FeedSync struct {
+	ID         int64
+	Kind       string
+	Trigger    string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+	Status     string
+	Written    int32
+	Unchanged  int32
+	Skipped    int32
+	Error      *string
+	Epoch      int64
+}
+
+type IntelMark struct {
+	Code    string
+	Version int64
+}
+
+type IntelPending struct {
+	Feed string
+	Code string
+}
+
+type IntelState struct {
+	OnlyRow bool
+	Version int64
+}
+
+type KevEntry struct {
+	Cve            string
+	Vendor         string
+	Product        string
+	Name           string
+	DateAdded      pgtype.Date
+	DueDate        pgtype.Date
+	RequiredAction string
+	Ransomware     string
+	Epoch          int64
 }
 
 type LeaseAcquisition struct {
@@ -230,6 +329,25 @@ type NotificationMessage struct {
 	DeliveredAt   *time.Time
 	CreatedAt     time.Time
 	HeldAt        *time.Time
+}
+
+type OsvPackage struct {
+	ID        string
+	Ecosystem string
+	Name      string
+}
+
+type OsvRecord struct {
+	ID        string
+	Hash      []byte
+	Record    []byte
+	Modified  time.Time
+	Withdrawn *time.Time
+	Keys      []string
+	Malicious bool
+	Feed      string
+	StoredAt  time.Time
+	Epoch     int64
 }
 
 type ReadModelVersion struct {

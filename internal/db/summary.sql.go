@@ -14,6 +14,7 @@ const summaryRead = `-- name: SummaryRead :one
 WITH c AS MATERIALIZED (
     SELECT code, name, installed_version, source_url, update_available, security, vulnerable,
            vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
+           known_exploited, malicious,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -27,15 +28,18 @@ last_run AS (
     LIMIT 1
 ),
 ranked AS (
-    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.deprecated, c.provenance_lost, c.release, c.release_installable,
-           CASE WHEN c.vulnerable_no_fix THEN 'vulnerable_no_fix'
+    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.deprecated, c.provenance_lost, c.known_exploited, c.malicious, c.release, c.release_installable,
+           CASE WHEN c.malicious THEN 'malicious'
+                WHEN c.known_exploited THEN 'known_exploited'
+                WHEN c.vulnerable_no_fix THEN 'vulnerable_no_fix'
                 WHEN c.security THEN 'security'
                 WHEN c.vulnerable THEN 'vulnerable'
                 WHEN c.provenance_lost IS NOT NULL THEN 'provenance_lost'
                 ELSE 'deprecated' END                                     AS kind,
-           CASE WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 WHEN c.vulnerable THEN 2
+           CASE WHEN c.malicious THEN -2 WHEN c.known_exploited THEN -1
+                WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 WHEN c.vulnerable THEN 2
                 WHEN c.provenance_lost IS NOT NULL THEN 3 ELSE 4 END      AS urgency,
-           CASE WHEN c.security AND NOT c.vulnerable_no_fix
+           CASE WHEN c.security AND NOT c.vulnerable_no_fix AND NOT c.known_exploited AND NOT c.malicious
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
     WHERE c.security OR c.vulnerable OR c.provenance_lost IS NOT NULL OR c.deprecated IS NOT NULL
@@ -43,13 +47,15 @@ ranked AS (
     LIMIT $1::bigint
 ),
 named AS MATERIALIZED (
-    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
+    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.known_exploited, r.malicious, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
            (SELECT e.security_since FROM component_exposure e WHERE e.code = r.code) AS security_since,
            (SELECT x.a
               FROM component_state cs
               CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) WITH ORDINALITY AS x(a, i)
              WHERE cs.code = r.code
-             ORDER BY coalesce((x.a->>'no_fix')::boolean, false) DESC, upcheck_severity_rank(x.a->>'severity') DESC, x.i
+             ORDER BY coalesce((x.a->>'malicious')::boolean, false) DESC,
+                      coalesce((x.a->>'known_exploited')::boolean, false) DESC,
+                      coalesce((x.a->>'no_fix')::boolean, false) DESC, upcheck_severity_rank(x.a->>'severity') DESC, x.i
              LIMIT 1) AS advisory
     FROM ranked r
 ),
@@ -68,6 +74,8 @@ totals AS (
                                   OR deprecated IS NOT NULL)             AS attention_total,
            count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
            count(*) FILTER (WHERE provenance_lost IS NOT NULL)           AS trust_downgrades,
+           count(*) FILTER (WHERE known_exploited)                       AS known_exploited,
+           count(*) FILTER (WHERE malicious)                             AS malicious,
            count(*) FILTER (WHERE stale)                                 AS stale,
            min(last_success_at) FILTER (WHERE source_url IS NOT NULL)    AS oldest_success_at,
            coalesce(bool_or(source_url IS NOT NULL AND last_success_at IS NULL), false) AS any_never
@@ -87,6 +95,8 @@ SELECT
     totals.stale::bigint                                                        AS stale,
     totals.deprecated::bigint                                                   AS deprecated,
     totals.trust_downgrades::bigint                                             AS trust_downgrades,
+    totals.known_exploited::bigint                                              AS known_exploited,
+    totals.malicious::bigint                                                    AS malicious,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
     totals.oldest_success_at                                                    AS oldest_success_at,
@@ -111,7 +121,10 @@ SELECT
                 'advisory', CASE WHEN a.advisory IS NOT NULL THEN
                     jsonb_build_object('id', a.advisory->>'id', 'summary', coalesce(a.advisory->>'summary', ''),
                                        'severity', coalesce(a.advisory->>'severity', ''),
-                                       'fixed_in', nullif(a.advisory->>'fixed_in', '')) END,
+                                       'fixed_in', nullif(a.advisory->>'fixed_in', ''),
+                                       'known_exploited', coalesce((a.advisory->>'known_exploited')::boolean, false),
+                                       'malicious', coalesce((a.advisory->>'malicious')::boolean, false),
+                                       'kev_due', a.advisory->'kev'->>'due_date') END,
                 'security_since', a.security_since,
                 'deprecated', a.deprecated, 'provenance_lost', a.provenance_lost)
                 ORDER BY a.urgency, a.severity_rank DESC, lower(a.name), a.code), '[]'::jsonb)
@@ -138,6 +151,8 @@ type SummaryReadRow struct {
 	Stale                 int64
 	Deprecated            int64
 	TrustDowngrades       int64
+	KnownExploited        int64
+	Malicious             int64
 	AnyNeverSucceeded     bool
 	OldestSuccessAt       interface{}
 	LastStatus            *string
@@ -161,12 +176,14 @@ type SummaryReadRow struct {
 // component_state is read once for the counts, the ranking of the
 // components that need attention and the one never read; the JSON of
 // advisories is read only for the components named.
-// The components named: those that need action, most urgent first (an
-// open advisory with no fix, then a security update by the release's
+// The components named: those that need action, most urgent first (a
+// package known to be malicious, then an advisory known to be exploited,
+// then an open advisory with no fix, then a security update by the release's
 // severity, then a vulnerable version, then a trust downgrade, then a
 // deprecated installed version; then by name), as many as asked for.
-// Their exposure and their most urgent open advisory (no fix first, then
-// by severity, then in document order), looked up for them alone.
+// Their exposure and their most urgent open advisory (malicious first,
+// then known exploited, then no fix, then by severity, then in document
+// order), looked up for them alone.
 func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64) (SummaryReadRow, error) {
 	row := db.QueryRow(ctx, summaryRead, attentionLimit)
 	var i SummaryReadRow
@@ -181,6 +198,8 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.Stale,
 		&i.Deprecated,
 		&i.TrustDowngrades,
+		&i.KnownExploited,
+		&i.Malicious,
 		&i.AnyNeverSucceeded,
 		&i.OldestSuccessAt,
 		&i.LastStatus,

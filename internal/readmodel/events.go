@@ -9,6 +9,13 @@ type EventType string
 
 // The event types.
 const (
+	// EventMalicious: the installed package is matched by an advisory
+	// saying it is malicious (OSV MAL- records, GitHub's malware
+	// advisories): remove it.
+	EventMalicious EventType = "malicious_package"
+	// EventKnownExploited: an advisory affecting the installed version is
+	// exploited in the wild (the KEV catalogue lists its CVE).
+	EventKnownExploited EventType = "advisory.exploited"
 	// EventAdvisoryUnfixed: the installed version is affected by an
 	// advisory with no fixed version.
 	EventAdvisoryUnfixed EventType = "advisory.unfixed"

@@ -23,12 +23,16 @@ const (
 	FilterStale = "stale"
 	// FilterDismissed: an advisory of the current result is dismissed.
 	FilterDismissed = "dismissed"
+	// FilterKnownExploited: an open advisory is known exploited (KEV).
+	FilterKnownExploited = "exploited"
+	// FilterMalicious: an open advisory says the package is malicious.
+	FilterMalicious = "malicious"
 )
 
 // CatalogFilters are the catalog's filters in the order the page offers
 // them; FilterAll first.
-var CatalogFilters = []string{FilterAll, FilterAttention, FilterUpdates, FilterSecurity, FilterVulnerable,
-	FilterFailing, FilterStale, FilterDismissed}
+var CatalogFilters = []string{FilterAll, FilterAttention, FilterMalicious, FilterKnownExploited, FilterUpdates,
+	FilterSecurity, FilterVulnerable, FilterFailing, FilterStale, FilterDismissed}
 
 // IsCatalogFilter reports whether status names a catalog filter.
 func IsCatalogFilter(status string) bool {

@@ -55,6 +55,12 @@ type Summary struct {
 	// TrustDowngrades counts components whose newest offered version was
 	// published without the provenance the installed version has.
 	TrustDowngrades int `json:"trust_downgrades"`
+	// KnownExploited counts components affected by an open advisory that
+	// the KEV catalogue lists as exploited in the wild; Malicious those
+	// matched by an open advisory saying the package is malicious
+	// (docs/feeds.md).
+	KnownExploited int `json:"known_exploited"`
+	Malicious      int `json:"malicious"`
 	// Stale counts components whose source has gone 48 hours without a
 	// successful read since the component was installed or the source last
 	// succeeded, or whose document has expired (upcheck_stale, a SQL
@@ -108,9 +114,11 @@ type AttentionItem struct {
 	Installed string `json:"installed"`
 	// UpdateVersion is the installable update; nil: none.
 	UpdateVersion *string `json:"update_version"`
-	// Kind is the most urgent of its problems: vulnerable_no_fix (an open
-	// advisory with no fixed version), security (a newer security release),
-	// vulnerable, provenance_lost (a trust downgrade) or deprecated.
+	// Kind is the most urgent of its problems: malicious (a known
+	// malicious package), known_exploited (an open advisory exploited in
+	// the wild), vulnerable_no_fix (an open advisory with no fixed
+	// version), security (a newer security release), vulnerable,
+	// provenance_lost (a trust downgrade) or deprecated.
 	Kind string `json:"kind"`
 	// SecurityRelease is the newest security release newer than the
 	// installed version, installable or not; nil: none.
@@ -131,6 +139,11 @@ type AttentionItem struct {
 
 // The kinds of AttentionItem, most urgent first.
 const (
+	// KindMalicious: an open advisory says the installed package is
+	// malicious: remove it.
+	KindMalicious = "malicious"
+	// KindKnownExploited: an open advisory is exploited in the wild (KEV).
+	KindKnownExploited  = "known_exploited"
 	KindVulnerableNoFix = "vulnerable_no_fix"
 	KindSecurity        = "security"
 	KindVulnerable      = "vulnerable"
@@ -158,6 +171,12 @@ type AdvisoryRef struct {
 	Severity string `json:"severity"`
 	// FixedIn is the first fixed version; nil: no fix yet.
 	FixedIn *string `json:"fixed_in"`
+	// KnownExploited: the KEV catalogue lists it, and KEVDue is the due
+	// date KEV sets (YYYY-MM-DD; nil: none); Malicious: it says the
+	// package is malicious.
+	KnownExploited bool    `json:"known_exploited"`
+	KEVDue         *string `json:"kev_due"`
+	Malicious      bool    `json:"malicious"`
 }
 
 // ComponentRef names a component.

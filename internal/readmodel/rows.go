@@ -34,6 +34,9 @@ type CatalogRow struct {
 	// Vulnerable: an advisory nobody dismissed affects the installed
 	// version; VulnerableNoFix: one of them has no fixed version yet.
 	Vulnerable, VulnerableNoFix bool
+	// KnownExploited: one of them is in the KEV catalogue; Malicious: one
+	// of them says the package is malicious (docs/feeds.md).
+	KnownExploited, Malicious bool
 	// NeedsNewerCore: a newer release exists that the installed core
 	// cannot run. Stale: 48 hours without a successful read of the source
 	// since the component was installed or the source last succeeded, or

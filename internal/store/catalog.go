@@ -48,6 +48,7 @@ type CatalogEntry struct {
 // CatalogCounts is how many components each catalog filter shows.
 type CatalogCounts struct {
 	All, Attention, Updates, Security, Vulnerable, Failing, Stale, Dismissed int
+	KnownExploited, Malicious                                                int
 }
 
 // Of is the count of one filter, as CatalogFilter.Status names it; 0 for
@@ -70,6 +71,10 @@ func (c CatalogCounts) Of(status string) int {
 		return c.Stale
 	case readmodel.FilterDismissed:
 		return c.Dismissed
+	case readmodel.FilterKnownExploited:
+		return c.KnownExploited
+	case readmodel.FilterMalicious:
+		return c.Malicious
 	}
 	return 0
 }

@@ -20,6 +20,9 @@ type Component struct {
 	InstalledVersion string
 	SourceURL        string
 	PinnedKey        string
+	// Package is the npm package the component is, for the feeds'
+	// advisories (components.package); "" none.
+	Package string
 }
 
 // Source is one update source as stored.
@@ -107,6 +110,12 @@ type Result struct {
 	// JSON; nil for other kinds).
 	Deprecated, ProvenanceLost string
 	RegistryFacts              []byte
+	// The feeds (docs/feeds.md): the version of their advisories evaluated
+	// with (a write is refused when a later change affected the
+	// component), and the ids of the advisories known exploited and of
+	// those that say the package is malicious.
+	IntelVersion               int64
+	ExploitedIDs, MaliciousIDs []string
 }
 
 // ComponentInput is what evaluating one component needs besides the
@@ -115,6 +124,9 @@ type ComponentInput struct {
 	Code             string
 	InstalledVersion string
 	CoreVersion      string
+	// Package is the npm package the feeds' advisories are matched by; ""
+	// none.
+	Package string
 }
 
 // Unevaluated is a component whose source has a stored document but which
@@ -124,6 +136,7 @@ type Unevaluated struct {
 	InstalledVersion string
 	SourceURL        string
 	PinnedKey        string
+	Package          string
 }
 
 // RunCounts are a check's per-source tallies. Skipped counts the sources
@@ -141,7 +154,7 @@ func (e *Executor) Components(ctx context.Context) ([]Component, error) {
 	}
 	out := make([]Component, len(rows))
 	for i, r := range rows {
-		out[i] = Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey)}
+		out[i] = Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package)}
 	}
 	return out, nil
 }
@@ -153,7 +166,7 @@ func (e *Executor) Component(ctx context.Context, code string) (Component, error
 	if err != nil {
 		return Component{}, mapError(err)
 	}
-	return Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey)}, nil
+	return Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package)}, nil
 }
 
 // Sources lists every stored source.
@@ -215,7 +228,8 @@ func (e *Executor) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, er
 	}
 	out := make([]Unevaluated, len(rows))
 	for i, r := range rows {
-		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey)}
+		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey),
+			Package: r.Package}
 	}
 	return out, nil
 }
@@ -281,7 +295,7 @@ func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]
 	}
 	out := make([]ComponentInput, len(rows))
 	for i, r := range rows {
-		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion}
+		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package}
 	}
 	return out, nil
 }
@@ -320,6 +334,7 @@ func resultParams(results []Result) []db.ResultWriteParams {
 			AdvisoryIds: orNoStrings(r.AdvisoryIDs), NoFixIds: orNoStrings(r.NoFixIDs),
 			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
 			Deprecated: ref(r.Deprecated), ProvenanceLost: ref(r.ProvenanceLost), RegistryFacts: r.RegistryFacts,
+			IntelVersion: r.IntelVersion, ExploitedIds: orNoStrings(r.ExploitedIDs), MaliciousIds: orNoStrings(r.MaliciousIDs),
 		}
 	}
 	return params
@@ -344,10 +359,11 @@ func (t *Tx) CleanUp(ctx context.Context, epoch int64) (results, sources int64, 
 func (t *Tx) ComponentUpsertMany(ctx context.Context, cs []Component) (int64, error) {
 	p := db.ComponentUpsertManyParams{
 		Codes: make([]string, len(cs)), Names: make([]string, len(cs)), InstalledVersions: make([]string, len(cs)),
-		SourceUrls: make([]string, len(cs)), PinnedKeys: make([]string, len(cs)),
+		SourceUrls: make([]string, len(cs)), PinnedKeys: make([]string, len(cs)), Packages: make([]string, len(cs)),
 	}
 	for i, c := range cs {
 		p.Codes[i], p.Names[i], p.InstalledVersions[i], p.SourceUrls[i], p.PinnedKeys[i] = c.Code, c.Name, c.InstalledVersion, c.SourceURL, c.PinnedKey
+		p.Packages[i] = c.Package
 	}
 	n, err := t.q.ComponentUpsertMany(ctx, t.tx, p)
 	return n, mapError(err)

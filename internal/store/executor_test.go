@@ -48,6 +48,16 @@ var txOnly = map[string]string{
 	"ComponentUpsertMany": "holds the lease's advisory lock from LeaseBegin in the same transaction (lease.Manager.WithLock), so that it never interleaves with a check's fenced writes",
 	"ComponentDelete":     "holds the lease's advisory lock from LeaseBegin in the same transaction (lease.Manager.WithLock), so that it never interleaves with a check's fenced writes",
 
+	"FeedBegin":         fenced,
+	"FeedComplete":      fenced + ", after the re-evaluation it clears the pending components of",
+	"FeedFail":          fenced,
+	"OSVStore":          fenced + ", with IntelBump and the marks of the components it affects",
+	"IntelBump":         fenced + ": the version moves with the change it counts",
+	"IntelMarkPackages": fenced + ", in the batch that changed the packages' records",
+	"IntelMarkByKeys":   fenced + ", in the transaction that changed the catalogue or scores",
+	"KEVReplace":        fenced + ": the catalogue is replaced in one transaction",
+	"EPSSReplace":       fenced + ": its staging table lives until the transaction ends",
+
 	"EventPlan":              jobs,
 	"EventPlanSourceFailing": jobs,
 	"EventPlanOverdue":       jobs,

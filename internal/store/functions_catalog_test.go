@@ -55,23 +55,43 @@ func testSeverityRank(t *testing.T, f *fdb) {
 func testCatalogRank(t *testing.T, f *fdb) {
 	const src = "'https://p.example/a.json'"
 	for _, c := range []struct {
-		args string // security, vulnerable, update_available, source_url, failing, stale, evaluated
+		args string // malicious, known_exploited, security, vulnerable, update_available, source_url, failing, stale, evaluated
 		want int64
 	}{
-		{"true, false, false, " + src + ", false, false, true", 0},
-		{"false, true, false, " + src + ", true, true, true", 0},
-		{"true, false, false, NULL, false, false, true", 0},
-		{"false, false, true, " + src + ", true, true, true", 1},
-		{"false, false, true, NULL, false, false, true", 1},
-		{"false, false, false, NULL, true, true, false", 4},
-		{"false, false, false, " + src + ", true, false, true", 2},
-		{"false, false, false, " + src + ", false, true, true", 2},
-		{"false, false, false, " + src + ", false, false, false", 2},
-		{"false, false, false, " + src + ", false, false, true", 3},
+		{"true, true, true, true, true, " + src + ", false, false, true", 0},
+		{"true, false, false, true, false, NULL, false, false, true", 0},
+		{"false, true, true, true, true, " + src + ", false, false, true", 1},
+		{"false, false, true, false, false, " + src + ", false, false, true", 2},
+		{"false, false, false, true, false, " + src + ", true, true, true", 2},
+		{"false, false, true, false, false, NULL, false, false, true", 2},
+		{"false, false, false, false, true, " + src + ", true, true, true", 3},
+		{"false, false, false, false, true, NULL, false, false, true", 3},
+		{"false, false, false, false, false, NULL, true, true, false", 6},
+		{"false, false, false, false, false, " + src + ", true, false, true", 4},
+		{"false, false, false, false, false, " + src + ", false, true, true", 4},
+		{"false, false, false, false, false, " + src + ", false, false, false", 4},
+		{"false, false, false, false, false, " + src + ", false, false, true", 5},
 	} {
 		if got := f.int(t, `SELECT upcheck_catalog_rank(`+c.args+`)`); got != c.want {
 			t.Errorf("upcheck_catalog_rank(%s) = %d, want %d", c.args, got, c.want)
 		}
+	}
+}
+
+// A dismissal names an advisory by its id or by any of its aliases,
+// whatever the case: a dismissal covers every alias.
+func testDismissalNames(t *testing.T, f *fdb) {
+	const adv = `{"id": "ACME-9", "aliases": ["CVE-2021-44228", "GHSA-jfh8-c2jp-5v3q"]}`
+	for id, want := range map[string]bool{
+		"ACME-9": true, "acme-9": true, "CVE-2021-44228": true, "ghsa-jfh8-c2jp-5v3q": true, "GHSA-JFH8-C2JP-5V3Q": true,
+		"CVE-2021-44229": false, "ACME": false,
+	} {
+		if got := f.bool(t, `SELECT upcheck_dismissal_names($1, $2::text::jsonb)`, id, adv); got != want {
+			t.Errorf("upcheck_dismissal_names(%q, %s) = %v, want %v", id, adv, got, want)
+		}
+	}
+	if f.bool(t, `SELECT upcheck_dismissal_names('ACME-9', '{"id": "ACME-1"}'::jsonb)`) {
+		t.Error("a dismissal of ACME-9 names an advisory ACME-1 without aliases")
 	}
 }
 

@@ -15,6 +15,12 @@ func testStaleAge(t *testing.T, f *fdb) {
 	}
 }
 
+func testFeedStaleAge(t *testing.T, f *fdb) {
+	if !f.bool(t, `SELECT upcheck_feed_stale_age() = interval '48 hours'`) {
+		t.Errorf("upcheck_feed_stale_age() is %s, want 48 hours (readmodel.FeedStaleAge)", f.text(t, `SELECT upcheck_feed_stale_age()::text`))
+	}
+}
+
 // Stale: the stale age since the last success, or, never read, since the
 // installation; or a document whose expiry has come, whatever else holds.
 // An offline source is stale by age only while it was never imported.

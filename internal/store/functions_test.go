@@ -29,6 +29,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_advisory_keys": testAdvisoryKeys,
 	// migrations/00005_dismissals.sql
 	"upcheck_dismissal_in_force": testDismissalInForce,
+	"upcheck_dismissal_names":    testDismissalNames,
 	// migrations/00006_read_model.sql
 	"upcheck_stale_age":           testStaleAge,
 	"upcheck_stale":               testStale,
@@ -41,6 +42,8 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_read_model_turns_at": testReadModelTurnsAt,
 	// migrations/00007_notifications.sql
 	"upcheck_nothing_to_queue": testNothingToQueue,
+	// migrations/00009_feeds.sql
+	"upcheck_feed_stale_age": testFeedStaleAge,
 }
 
 func TestFunctions(t *testing.T) {

@@ -21,6 +21,7 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), SecurityUpdates: int(r.SecurityUpdates),
 		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), UntrustedSources: int(r.UntrustedSources),
 		UnsignedSources: int(r.UnsignedSources), Stale: int(r.Stale), Deprecated: int(r.Deprecated), TrustDowngrades: int(r.TrustDowngrades), CheckRunning: r.CheckRunning,
+		KnownExploited: int(r.KnownExploited), Malicious: int(r.Malicious),
 		NotificationsFailing: int(r.NotificationsFailing), NotificationsPending: int(r.NotificationsPending),
 		OldestPendingSeconds: r.OldestPendingSeconds,
 	}

@@ -76,6 +76,44 @@ type AdvisoryMatch struct {
 	Advisory
 	// NoFix means the advisory names no fixed version yet.
 	NoFix bool `json:"no_fix"`
+
+	// What the advisory feeds add (docs/feeds.md); the check fills them
+	// after Evaluate, which knows only the document.
+	//
+	// Origins says where the advisory comes from: "publisher" (the update
+	// document), "osv" (a feed's OSV record), or both when they share an
+	// id or an alias and are one advisory.
+	Origins []string `json:"origins,omitempty"`
+	// Malicious: an OSV record says the package is malicious (a MAL- id
+	// or alias, GitHub's malware advisories).
+	Malicious bool `json:"malicious,omitempty"`
+	// KnownExploited: the KEV catalogue lists one of its CVE aliases; KEV
+	// is that entry.
+	KnownExploited bool      `json:"known_exploited,omitempty"`
+	KEV            *KEVFacts `json:"kev,omitempty"`
+	// EPSS is the probability of exploitation in the next 30 days and its
+	// percentile among all scored CVEs (0 to 1), for its CVE alias with
+	// the highest score; nil: not scored.
+	EPSS *EPSSFacts `json:"epss,omitempty"`
+}
+
+// KEVFacts is what the KEV catalogue says of an exploited CVE. Its dates
+// are set for US federal agencies: a reference, not a deadline for every
+// site.
+type KEVFacts struct {
+	CVE            string `json:"cve"`
+	DateAdded      string `json:"date_added"`         // YYYY-MM-DD
+	DueDate        string `json:"due_date,omitempty"` // YYYY-MM-DD
+	RequiredAction string `json:"required_action"`
+	// Ransomware is knownRansomwareCampaignUse: "Known" or "Unknown".
+	Ransomware string `json:"ransomware"`
+}
+
+// EPSSFacts is one CVE's EPSS score.
+type EPSSFacts struct {
+	CVE        string  `json:"cve"`
+	Score      float64 `json:"score"`
+	Percentile float64 `json:"percentile"`
 }
 
 // Evaluate evaluates the component code, installed at version installed on

@@ -1,0 +1,161 @@
+package readmodel
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// FeedKind is the kind of an advisory feed (feeds.kind, UPCHECK_FEEDS).
+type FeedKind string
+
+const (
+	// FeedOSV is an OSV ecosystem archive: a zip of OSV records, with its
+	// modified_id.csv beside it for deltas when the server has one.
+	FeedOSV FeedKind = "osv"
+	// FeedOSVAPI is an OSV-compatible API, queried with the installed
+	// packages.
+	FeedOSVAPI FeedKind = "osv-api"
+	// FeedKEV is the Known Exploited Vulnerabilities catalogue (JSON).
+	FeedKEV FeedKind = "kev"
+	// FeedEPSS is the daily EPSS scores (CSV, gzipped).
+	FeedEPSS FeedKind = "epss"
+)
+
+// AllFeedKinds are the feed kinds, in the order Source health lists them.
+func AllFeedKinds() []FeedKind { return []FeedKind{FeedOSV, FeedOSVAPI, FeedKEV, FeedEPSS} }
+
+// Title is the kind in words, for headings.
+func (k FeedKind) Title() string {
+	switch k {
+	case FeedOSV:
+		return "OSV advisories (archive)"
+	case FeedOSVAPI:
+		return "OSV advisories (API)"
+	case FeedKEV:
+		return "Known exploited vulnerabilities (KEV)"
+	case FeedEPSS:
+		return "Exploit prediction scores (EPSS)"
+	}
+	return string(k)
+}
+
+// FeedSyncStatus is how a feed sync ended (feed_syncs.status).
+type FeedSyncStatus string
+
+const (
+	FeedSyncRunning     FeedSyncStatus = "running"
+	FeedSyncCompleted   FeedSyncStatus = "completed"
+	FeedSyncNotModified FeedSyncStatus = "not_modified"
+	FeedSyncFailed      FeedSyncStatus = "failed"
+	// FeedSyncInterrupted: the sync's process died, or lost its lease or
+	// its database, before it finished; recorded by the next sync.
+	FeedSyncInterrupted FeedSyncStatus = "interrupted"
+)
+
+// The kinds of a feed's failure that only feeds have (feeds.last_error_kind);
+// a fetch failure keeps its ErrorKind.
+const (
+	// ErrorInterrupted: the last sync was interrupted before it finished;
+	// its argument is when it started (RFC 3339).
+	ErrorInterrupted ErrorKind = "interrupted"
+	// ErrorSchema: the file is not of the feed's kind (another schema,
+	// missing columns); its argument says what is missing.
+	ErrorSchema ErrorKind = "schema"
+	// ErrorArchive: the OSV archive is not a readable zip, or is larger
+	// uncompressed than upcheck reads; nothing of it was stored.
+	ErrorArchive ErrorKind = "archive"
+)
+
+// MaxSkippedListed is how many skipped records a feed keeps listed (the
+// count says how many there were in all).
+const MaxSkippedListed = 100
+
+// SkippedRecord is a feed record skipped as malformed: its id (or line),
+// where in it the problem is (a JSON path), and why.
+type SkippedRecord struct {
+	ID     string `json:"id"`
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// FeedRow is one configured feed as Source health and the API list it.
+type FeedRow struct {
+	Kind FeedKind
+	URL  string
+	// Records is how many records (OSV), entries (KEV) or scores (EPSS) it
+	// holds now.
+	Records int
+	// LastSuccessAt is its last complete sync, LastChangeAt the last that
+	// changed what is stored, LastAttemptAt the last that started; nil:
+	// never.
+	LastSuccessAt, LastChangeAt, LastAttemptAt *time.Time
+	// LastError is the technical text of the last failure, LastErrorKind
+	// (an ErrorKind) and LastErrorArg word it (FeedProblemSentence); "":
+	// the last sync succeeded.
+	LastError, LastErrorKind, LastErrorArg string
+	ConsecutiveFailures                    int
+	// InterruptedAt is the start of a sync that was interrupted before it
+	// finished, until a sync succeeds; nil: none.
+	InterruptedAt *time.Time
+	// Skipped lists the records the last sync skipped as malformed (at
+	// most MaxSkippedListed), SkippedCount how many in all.
+	Skipped      []SkippedRecord
+	SkippedCount int
+	// Stale: no sync succeeded for FeedStaleAge (or never since the feed
+	// was configured that long ago).
+	Stale bool
+}
+
+// FeedStaleAge is how long a feed may go without a successful sync before
+// it is stale: two daily syncs missed (upcheck_feed_stale_age in SQL).
+const FeedStaleAge = 48 * time.Hour
+
+// InterruptedSentence is the words of an interrupted sync, on Source
+// health, in the history and in the feed's last error.
+func InterruptedSentence(startedAt time.Time) string {
+	return fmt.Sprintf("The sync started %s was interrupted before it finished.",
+		startedAt.UTC().Format("2 Jan 2006 15:04:05 UTC"))
+}
+
+// FeedProblemSentence words a feed's last failure: the feed's own kinds,
+// then a fetch failure in the words of a feed's server.
+func FeedProblemSentence(kind, arg string) string {
+	switch ErrorKind(kind) {
+	case ErrorInterrupted:
+		if t, err := time.Parse(time.RFC3339Nano, arg); err == nil {
+			return InterruptedSentence(t)
+		}
+		return "The last sync was interrupted before it finished."
+	case ErrorSchema:
+		if arg != "" {
+			return "The file is not of this feed's kind (" + arg + "), so nothing of it was stored."
+		}
+		return "The file is not of this feed's kind, so nothing of it was stored."
+	case ErrorArchive:
+		if arg != "" {
+			return "The archive could not be read (" + arg + "), so nothing of it was stored."
+		}
+		return "The archive could not be read, so nothing of it was stored."
+	case ErrorHTTPStatus:
+		if code, err := strconv.Atoi(arg); err == nil {
+			return fmt.Sprintf("The feed's server answered %d %s.", code, http.StatusText(code))
+		}
+		return "The feed's server answered with an error."
+	case ErrorConnect, ErrorDNS, ErrorTLS:
+		return "The feed's server could not be reached (" + ProblemSentence(kind, arg) + ")"
+	case ErrorTimeout:
+		return "The feed's server did not answer in time."
+	case ErrorTooLarge:
+		return "The feed's file is larger than upcheck reads, so it was not read."
+	case ErrorMalformed:
+		if arg != "" {
+			return "The feed's file is malformed (" + arg + "), so nothing of it was stored."
+		}
+		return "The feed's file is malformed, so nothing of it was stored."
+	case ErrorPrivateAddress, ErrorRedirects, ErrorBadURL:
+		return ProblemSentence(kind, arg)
+	}
+	return "The last sync of this feed failed."
+}
