@@ -3,6 +3,7 @@ package feed
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -109,6 +110,9 @@ func ReadKEV(r io.Reader, max int64) (*KEVCatalog, []Skipped, error) {
 func kevEntry(raw json.RawMessage) (e KEVEntry, id, field, reason string) {
 	var k kevRaw
 	if err := json.Unmarshal(raw, &k); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			return e, "", "", fmt.Sprintf("not a KEV entry: %s is a %s, want a %s", te.Field, te.Value, te.Type)
+		}
 		return e, "", "", fmt.Sprintf("not a KEV entry: %v", err)
 	}
 	id = strings.TrimSpace(k.CVEID)
