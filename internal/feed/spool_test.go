@@ -117,3 +117,34 @@ func TestSpoolCancelled(t *testing.T) {
 	}
 	emptyDir(t, dir)
 }
+
+// An attempt cut off mid-body is retried and the file starts again: it
+// holds the second attempt's bytes only, not the first's prefix too.
+func TestSpoolRetryStartsTheFileAgain(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	full := strings.Repeat("0123456789", 10_000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Content-Length", "100000")
+			_, _ = io.WriteString(w, full[:30_000])
+			w.(http.Flusher).Flush()
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close() // the connection drops mid-body
+			}
+			return
+		}
+		_, _ = io.WriteString(w, full)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	d, err := Spool(t.Context(), newFetcher(t, fetch.Config{AllowPrivate: true, RetryDelay: 1}), fetch.Request{URL: srv.URL}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(d.Path)
+	if calls.Load() != 2 || string(got) != full || d.Bytes != int64(len(full)) {
+		t.Fatalf("%d calls, file of %d bytes (Bytes %d), want %d", calls.Load(), len(got), d.Bytes, len(full))
+	}
+}
