@@ -21,9 +21,10 @@ type Modified struct {
 }
 
 // ReadModifiedIDs reads an ecosystem's modified_id.csv, one
-// "<RFC 3339 time>,<ID>" line per record, newest first, and returns the
+// "<RFC 3339 time>,<ID>" line per record, newest first (as OSV's exporter
+// writes it: encoding/csv, RFC 3339 with nanoseconds), and returns the
 // records modified after since, stopping at the first line that is not
-// newer. tooMany reports that more than max were newer (ids then holds the
+// newer (to the second: see below). tooMany reports that more than max were newer (ids then holds the
 // first max): the caller reads the whole archive instead. max <= 0 means no
 // limit on their number. A malformed line, or a line newer than the one
 // before it (the file is not sorted as promised, so stopping early could
@@ -43,13 +44,22 @@ func ReadModifiedIDs(r io.Reader, since time.Time, max int) (ids []Modified, too
 		if err != nil {
 			return nil, false, fmt.Errorf("%w: modified_id.csv line %d: %v", ErrSchema, line, err)
 		}
-		if !prev.IsZero() && m.At.After(prev) {
+		// OSV's exporter sorts the lines as strings, and RFC 3339 with
+		// trimmed fractions sorts "10:00:00Z" before "10:00:00.5Z": the
+		// order holds to the second only, so the check and the stop are
+		// made on whole seconds and the lines of since's own second are
+		// each compared.
+		sec := m.At.Truncate(time.Second)
+		if !prev.IsZero() && sec.After(prev) {
 			return nil, false, fmt.Errorf("%w: modified_id.csv line %d: %s is newer than the line before: the file is not sorted newest first",
 				ErrSchema, line, m.At.Format(time.RFC3339))
 		}
-		prev = m.At
-		if !m.At.After(since) {
+		prev = sec
+		if sec.Before(since.Truncate(time.Second)) {
 			return ids, false, nil
+		}
+		if !m.At.After(since) {
+			continue
 		}
 		if max > 0 && len(ids) == max {
 			return ids, true, nil

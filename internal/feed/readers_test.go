@@ -53,6 +53,13 @@ func TestReadModifiedIDs(t *testing.T) {
 	if len(ids) != 2 || ids[0].ID != "GHSA-cccc-cccc-cccc" || ids[1].ID != "MAL-2024-2" || !ids[1].At.Equal(time.Date(2024, 5, 2, 10, 0, 0, 5e8, time.UTC)) {
 		t.Fatalf("ids %+v", ids)
 	}
+	// The exporter sorts as strings: within one second, a trimmed
+	// fraction sorts after the whole second; both lines are read.
+	sameSecond := "2024-05-01T10:00:00Z,GHSA-whole\n2024-05-01T10:00:00.25Z,GHSA-frac\n2024-05-01T09:59:59Z,GHSA-old\n"
+	ids, _, err = ReadModifiedIDs(strings.NewReader(sameSecond), time.Date(2024, 5, 1, 10, 0, 0, 1e8, time.UTC), 0)
+	if err != nil || len(ids) != 1 || ids[0].ID != "GHSA-frac" {
+		t.Fatalf("same second: %+v %v", ids, err)
+	}
 	ids, tooMany, err = ReadModifiedIDs(strings.NewReader(file), time.Time{}, 3)
 	if err != nil || !tooMany || len(ids) != 3 {
 		t.Fatalf("too many: %d %v %v", len(ids), tooMany, err)
