@@ -104,6 +104,9 @@ func openArchive(f *os.File, lim Limits) (*Archive, error) {
 	if st.Size() > lim.MaxArchive {
 		return nil, fmt.Errorf("%w: the archive is %d bytes, more than the limit of %d", ErrArchive, st.Size(), lim.MaxArchive)
 	}
+	if n, ok := declaredEntries(f, st.Size()); ok && n > uint64(lim.MaxEntries) {
+		return nil, fmt.Errorf("%w: the archive declares %d entries, more than the limit of %d", ErrArchive, n, lim.MaxEntries)
+	}
 	zr, err := zip.NewReader(f, st.Size())
 	// ErrInsecurePath comes with a usable reader: entry names are never
 	// used as paths here.

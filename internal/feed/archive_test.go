@@ -175,7 +175,7 @@ func TestOpenArchiveRefuses(t *testing.T) {
 		want       string
 	}{
 		{"zip bomb", bomb, Limits{MaxUncompressed: 8 << 20}, "zip bomb"},
-		{"too many entries", good, Limits{MaxEntries: 1}, "2 entries"},
+		{"too many entries", good, Limits{MaxEntries: 1}, "declares 2 entries"},
 		{"archive too large", good, Limits{MaxArchive: 100}, "more than the limit of 100"},
 		{"truncated", writeFile(t, goodBytes[:len(goodBytes)/2]), Limits{}, "truncated"},
 		{"not a zip", writeFile(t, []byte(`{"id":"not-a-zip"}`)), Limits{}, "not a zip"},
@@ -214,5 +214,32 @@ func TestArchiveScanRefusesLyingEntries(t *testing.T) {
 		if !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), "GHSA-liar.json") || called != 0 {
 			t.Errorf("%s: Scan = %v after %d calls, want ErrArchive naming the entry and no call", name, err, called)
 		}
+	}
+}
+
+// The entry count is read from the end of the central directory before
+// archive/zip parses the directory, in the zip64 form too (more than
+// 65,535 entries).
+func TestDeclaredEntriesZip64(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	const n = 70_000
+	for i := range n {
+		if _, err := zw.CreateHeader(&zip.FileHeader{Name: fmt.Sprintf("%d.json", i), Method: zip.Store}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = zw.Close()
+	got, ok := declaredEntries(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if !ok || got != n {
+		t.Fatalf("declaredEntries = %d %v, want %d", got, ok, n)
+	}
+	_, err := OpenArchive(writeFile(t, buf.Bytes()), Limits{MaxEntries: n - 1})
+	if !errors.Is(err, ErrArchive) || !strings.Contains(err.Error(), "declares 70000 entries") {
+		t.Fatalf("OpenArchive: %v", err)
+	}
+	if _, ok := declaredEntries(strings.NewReader("PK"), 2); ok {
+		t.Error("a two-byte file declared entries")
 	}
 }
