@@ -81,6 +81,11 @@ type batchAnswer struct {
 // to a bound. An answer of the wrong shape is [ErrSchema]; fetch's errors
 // pass through wrapped.
 func (a *API) QueryBatch(ctx context.Context, qs []Query) ([][]VulnRef, error) {
+	for i, q := range qs {
+		if strings.TrimSpace(q.Name) == "" {
+			return nil, fmt.Errorf("osv api: query %d has no package name", i)
+		}
+	}
 	out := make([][]VulnRef, len(qs))
 	seen := make([]map[string]bool, len(qs))
 	for start := 0; start < len(qs); start += MaxBatch {

@@ -148,6 +148,9 @@ func TestAPIGuardAndSchema(t *testing.T) {
 	if _, err := guarded.Vuln(t.Context(), "GHSA-1"); !errors.Is(err, fetch.ErrPrivateAddress) {
 		t.Errorf("vuln: %v, want fetch.ErrPrivateAddress", err)
 	}
+	if _, err := NewAPI(newFetcher(t, fetch.Config{AllowPrivate: true}), srv.URL).QueryBatch(t.Context(), []Query{{Name: " "}}); err == nil || !strings.Contains(err.Error(), "no package name") {
+		t.Errorf("empty name: %v", err)
+	}
 	if s.hits.Load() != 0 {
 		t.Errorf("the server saw %d requests", s.hits.Load())
 	}

@@ -54,7 +54,8 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Archive is an OSV archive opened from a file, read entry by entry.
+// Archive is an OSV archive opened from a file, read entry by entry. It
+// is not safe for concurrent use.
 type Archive struct {
 	f       *os.File
 	zr      *zip.Reader
