@@ -28,7 +28,8 @@
 //
 // # Limits
 //
-// Every attempt has a deadline ([Config.Timeout]) that covers connecting,
+// Every attempt has a deadline ([Config.Timeout], or a request's own
+// Timeout, for a feed archive that takes minutes) that covers connecting,
 // waiting for headers and reading the body, so a publisher trickling bytes
 // cannot hold a check open. Bodies are capped while they are read; a
 // Content-Length above the cap is refused before reading, but a small

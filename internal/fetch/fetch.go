@@ -299,7 +299,11 @@ func (f *Fetcher) fetch(ctx context.Context, req Request, maxBody int64) (Respon
 // attempt makes one request. It also returns the Retry-After header of a
 // failed response, for the caller's retry decision.
 func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody int64) (Response, string, error) {
-	actx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	timeout := f.cfg.Timeout
+	if req.Timeout > 0 {
+		timeout = req.Timeout
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	hreq, err := http.NewRequestWithContext(actx, http.MethodGet, u.String(), nil)
@@ -327,7 +331,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	start := time.Now()
 	hresp, err := f.client.Do(hreq)
 	if err != nil {
-		return Response{}, "", f.attemptError(ctx, actx, u, err)
+		return Response{}, "", f.attemptError(ctx, actx, u, timeout, err)
 	}
 	// Closing an unread body drops the connection instead of draining it,
 	// which is what we want for a body we refused.
@@ -377,7 +381,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 		return resp, "", fmt.Errorf("fetch %s: %w: more than %d bytes", u.Redacted(), ErrTooLarge, maxBody)
 	case body.Err != nil:
 		resp.Body = nil
-		return resp, "", f.attemptError(ctx, actx, u, body.Err)
+		return resp, "", f.attemptError(ctx, actx, u, timeout, body.Err)
 	case consumed != nil:
 		return resp, "", fmt.Errorf("fetch %s: %w", u.Redacted(), &ConsumeError{Err: consumed})
 	}
@@ -388,12 +392,12 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 // attemptError tells the caller's cancellation and our own per-attempt
 // deadline apart from other failures, since the http package reports both
 // as a bare context error.
-func (f *Fetcher) attemptError(ctx, actx context.Context, u *url.URL, err error) error {
+func (f *Fetcher) attemptError(ctx, actx context.Context, u *url.URL, timeout time.Duration, err error) error {
 	if ctx.Err() != nil {
 		return cancelled(ctx, u)
 	}
 	if actx.Err() != nil {
-		return fmt.Errorf("fetch %s: %w", u.Redacted(), &TimeoutError{After: f.cfg.Timeout})
+		return fmt.Errorf("fetch %s: %w", u.Redacted(), &TimeoutError{After: timeout})
 	}
 	// url.Error repeats the method and URL; our prefix already says it.
 	if ue, ok := errors.AsType[*url.Error](err); ok {

@@ -1,6 +1,9 @@
 package fetch
 
-import "io"
+import (
+	"io"
+	"time"
+)
 
 // Request is one document to fetch, with the validators stored from the last
 // successful fetch so an unchanged document costs a 304.
@@ -19,6 +22,10 @@ type Request struct {
 	Bearer Credential
 	// MaxBody caps this body instead of the fetcher's MaxBody when > 0.
 	MaxBody int64
+	// Timeout bounds each attempt of this request instead of the
+	// fetcher's Timeout when > 0: a feed archive of tens of megabytes may
+	// need minutes where a document needs seconds.
+	Timeout time.Duration
 	// Consume, when set, reads the body as it arrives instead of Fetch
 	// buffering it (Response.Body stays nil): a document of tens of
 	// megabytes is decoded as a stream and never held. It is given the
