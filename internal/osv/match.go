@@ -55,7 +55,8 @@ func (r *Record) Affects(ecosystem, name, version string) (bool, error) {
 // when the version is below one of its limits (none: no bound) and the
 // last of its events, sorted by version with "0" lowest, that the version
 // reaches leaves it affected: introduced at or below it, fixed at or below
-// it, last_affected below it. GIT ranges are ignored. The first matching
+// it, last_affected below it. GIT ranges, and ECOSYSTEM ranges of other
+// ecosystems (whose ordering this package does not know), are skipped. The first matching
 // entry is returned; a withdrawn record matches nothing (the caller reads
 // Withdrawn to say so). An installed version that cannot be ordered is an
 // error wrapping ErrVersion.
