@@ -106,6 +106,75 @@ var realRecords = []realRecord{
 			{version: "0.0.8"},
 		},
 	},
+	{
+		// A malicious package of the old npm advisories, in the reviewed
+		// database: CWE-506 but no malware type and no MAL id, so not
+		// Malicious() (its MAL record is); {"fixed": ""} means no fix.
+		file: "GHSA-226w-6hhj-69hp.json", refs: 1, id: "GHSA-226w-6hhj-69hp", aliases: []string{},
+		word: "critical", cvss: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H",
+		packages: []Package{{"npm", "cal_rd", ""}}, pkg: "cal_rd",
+		cases: []versionCase{
+			{version: "0.0.0", affected: true},
+			{version: "0.1.1", affected: true},
+			{version: "0.0.0-pre"}, // below introduced 0.0.0
+		},
+		otherNames: []string{"rc_cal"},
+	},
+	{
+		file: "GHSA-2pqj-h3vj-pqgw.json", refs: 18, id: "GHSA-2pqj-h3vj-pqgw", aliases: []string{"CVE-2012-6708"}, word: "high",
+		packages: []Package{{"npm", "jquery", ""}, {"Maven", "org.webjars.npm:jquery", ""}, {"NuGet", "jQuery", ""}}, pkg: "jquery",
+		cases: []versionCase{
+			{version: "1.8.3", affected: true, fixed: "1.9.0"},
+			{version: "1.4.2", affected: true, fixed: "1.9.0"},
+			{version: "1.9.0-rc1", affected: true, fixed: "1.9.0"},
+			{version: "1.9.0"},
+			{version: "3.7.1"},
+		},
+		otherNames: []string{"jQuery", "org.webjars.npm:jquery"},
+	},
+	{
+		file: "GHSA-2958-5r4r-wvv6.json", refs: 4, id: "GHSA-2958-5r4r-wvv6", aliases: []string{"CVE-2017-16159"}, word: "high",
+		packages: []Package{{"npm", "caolilinode", ""}}, pkg: "caolilinode",
+		cases: []versionCase{
+			{version: "0.0.0", affected: true},
+			{version: "1.2.3", affected: true},
+			{version: "0.0.0-alpha"}, // a prerelease of 0.0.0 sorts below it
+		},
+	},
+	{
+		file: "GHSA-46m8-42hm-wvvw.json", refs: 4, id: "GHSA-46m8-42hm-wvvw", aliases: []string{"CVE-2016-1000231"}, word: "high",
+		packages: []Package{{"npm", "emojione", ""}}, pkg: "emojione",
+		cases: []versionCase{
+			{version: "1.3.0", affected: true, fixed: "1.3.1"},
+			{version: "1.3.1"},
+			{version: "4.5.0"},
+		},
+	},
+	{
+		file: "GHSA-4f9m-pxwh-68hg.json", refs: 4, id: "GHSA-4f9m-pxwh-68hg", aliases: []string{}, word: "moderate",
+		cvss:     "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:L/I:L/A:N",
+		packages: []Package{{"npm", "swagger-ui", ""}}, pkg: "swagger-ui",
+		cases: []versionCase{
+			{version: "3.20.8", affected: true, fixed: "3.20.9"},
+			{version: "2.2.10", affected: true, fixed: "3.20.9"},
+			{version: "3.20.9"},
+			{version: "3.20.10"}, // numeric, not string, order
+		},
+		otherNames: []string{"swagger-ui-dist"},
+	},
+	{
+		// A range whose fixed (1.0.7) is below its introduced (1.0.8):
+		// sorted as the schema says, it affects 1.0.8 and everything
+		// after; the versions list names 1.0.8 itself.
+		file: "GHSA-28f8-hqmc-7ph8.json", refs: 1, id: "GHSA-28f8-hqmc-7ph8", aliases: []string{}, word: "critical",
+		packages: []Package{{"npm", "ember-power-timepicker", ""}}, pkg: "ember-power-timepicker",
+		cases: []versionCase{
+			{version: "1.0.8", affected: true, inVersions: true},
+			{version: "1.0.9", affected: true},
+			{version: "1.0.7"},
+			{version: "0.1.0"},
+		},
+	},
 }
 
 func readTestdata(t *testing.T, name string) []byte {

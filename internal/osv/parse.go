@@ -70,7 +70,8 @@ type wireReference struct {
 // Parse reads one OSV record. It is strict where a wrong answer would
 // follow (id and modified are required, every event has exactly one kind,
 // every version of an orderable range is one) and lenient where OSV is
-// (unknown fields are ignored, database_specific is kept raw). Every error
+// or real records need it (unknown fields are ignored, database_specific
+// is kept raw, an empty fixed, last_affected or limit event is dropped). Every error
 // wraps ErrMalformed and names the JSON path of the problem, e.g.
 // `affected[0].ranges[1].events[2]: "fixed" is not a SemVer version`.
 func Parse(data []byte) (*Record, error) {
@@ -191,6 +192,12 @@ func (w *wireRange) rangeOf(path, ecosystem string) (Range, error) {
 		kind, value, n := we.only()
 		if n != 1 {
 			return rg, malformed(epath, "must have exactly one of introduced, fixed, last_affected and limit, not %d", n)
+		}
+		if value == "" && kind != "introduced" {
+			// GitHub's conversion writes {"fixed": ""} for "no patched
+			// version" (GHSA-226w-6hhj-69hp); dropping the event reads it
+			// as it means, and errs towards affected, never away from it.
+			continue
 		}
 		if value == "" || len(value) > maxVersionLength {
 			return rg, malformed(epath, "%q must be a version of 1 to %d characters", kind, maxVersionLength)
