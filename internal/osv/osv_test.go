@@ -175,6 +175,56 @@ var realRecords = []realRecord{
 			{version: "0.1.0"},
 		},
 	},
+	{
+		// Five affected entries of one package, out of order.
+		file: "GHSA-9wv6-86v2-598j.json", refs: 7, id: "GHSA-9wv6-86v2-598j", aliases: []string{"CVE-2024-45296"}, word: "high",
+		cvss:     "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H",
+		packages: []Package{{"npm", "path-to-regexp", ""}}, pkg: "path-to-regexp",
+		cases: []versionCase{
+			{version: "0.1.7", affected: true, fixed: "0.1.10"},
+			{version: "0.1.10"},
+			{version: "1.8.0", affected: true, fixed: "1.9.0"},
+			{version: "1.9.0"},
+			{version: "3.2.0", affected: true, fixed: "3.3.0"},
+			{version: "3.3.0"},
+			{version: "6.2.2", affected: true, fixed: "6.3.0"},
+			{version: "6.3.0"},
+			{version: "7.1.0", affected: true, fixed: "8.0.0"},
+			{version: "8.0.0"},
+			{version: "8.2.0"},
+		},
+	},
+	{
+		file: "GHSA-cm22-4g7w-348p.json", refs: 5, id: "GHSA-cm22-4g7w-348p", aliases: []string{"CVE-2024-43800"}, word: "moderate",
+		cvss:     "CVSS:4.0/AV:N/AC:L/AT:P/PR:N/UI:P/VC:N/VI:N/VA:N/SC:L/SI:L/SA:L", // v4 over the v3 beside it
+		packages: []Package{{"npm", "serve-static", ""}}, pkg: "serve-static",
+		cases: []versionCase{
+			{version: "1.15.0", affected: true, fixed: "1.16.0"},
+			{version: "1.16.0"},
+			{version: "2.0.0-beta.2"}, // between the two ranges
+			{version: "2.0.0", affected: true, fixed: "2.1.0"},
+			{version: "2.1.0"},
+		},
+	},
+	{
+		file: "GHSA-9cwx-2883-4wfx.json", refs: 8, id: "GHSA-9cwx-2883-4wfx", aliases: []string{"CVE-2024-45811"}, word: "moderate",
+		cvss:     "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:L/VI:N/VA:N/SC:N/SI:N/SA:N",
+		packages: []Package{{"npm", "vite", ""}}, pkg: "vite",
+		cases: []versionCase{
+			{version: "5.4.5", affected: true, fixed: "5.4.6"},
+			{version: "5.4.6"},
+			{version: "5.3.5", affected: true, fixed: "5.3.6"},
+			{version: "5.2.13", affected: true, fixed: "5.2.14"},
+			{version: "5.1.7", affected: true, fixed: "5.1.8"},
+			{version: "5.1.8"},
+			{version: "4.5.3", affected: true, fixed: "4.5.4"},
+			{version: "4.0.0-beta.0"},
+			{version: "3.2.10", affected: true, fixed: "3.2.11"},
+			{version: "3.2.11"},
+			{version: "6.0.0"},
+		},
+		otherNames: []string{"@vitejs/plugin-react"},
+	},
 }
 
 func readTestdata(t *testing.T, name string) []byte {
