@@ -34,6 +34,7 @@ type realRecord struct {
 	cases      []versionCase
 	otherNames []string // npm names that must not match
 	refs       int
+	withdrawn  bool
 }
 
 var realRecords = []realRecord{
@@ -225,6 +226,55 @@ var realRecords = []realRecord{
 		},
 		otherNames: []string{"@vitejs/plugin-react"},
 	},
+	// The next five are real GHSA advisories as the OSV schema's own GHSA
+	// converter writes them (its test expectations): SEMVER ranges, as in
+	// the OSV archives.
+	{
+		// Events out of order: introduced 0, introduced 2.0.0, fixed
+		// 2.0.1, fixed 1.3.2 — the schema sorts them before evaluating.
+		file: "GHSA-fhjf-83wg-r2j9.json", refs: 2, id: "GHSA-fhjf-83wg-r2j9", aliases: []string{"CVE-2019-10746"},
+		packages: []Package{{"npm", "mixin-deep", ""}}, pkg: "mixin-deep",
+		cases: []versionCase{
+			{version: "1.0.0", affected: true, fixed: "1.3.2"},
+			{version: "1.3.1", affected: true, fixed: "1.3.2"},
+			{version: "1.3.2"},
+			{version: "1.99.0"},
+			{version: "2.0.0", affected: true, fixed: "2.0.1"},
+			{version: "2.0.1"},
+		},
+	},
+	{
+		file: "GHSA-pxmp-fwjc-4x7q.json", refs: 2, id: "GHSA-pxmp-fwjc-4x7q", aliases: []string{},
+		packages: []Package{{"npm", "marky-markdown", ""}}, pkg: "marky-markdown",
+		cases: []versionCase{{version: "0.0.0", affected: true}, {version: "11.3.2", affected: true}},
+	},
+	{
+		file: "GHSA-f89g-whpf-6q9m.json", refs: 2, id: "GHSA-f89g-whpf-6q9m", aliases: []string{"CVE-2017-16008"},
+		packages: []Package{{"npm", "i18next", ""}}, pkg: "i18next",
+		cases: []versionCase{
+			{version: "1.10.2", affected: true, fixed: "1.10.3"},
+			{version: "1.10.3"},
+			{version: "19.0.0"},
+		},
+	},
+	{
+		// Introduced at a prerelease, 2.1.1-0, the lowest of 2.1.1's.
+		file: "GHSA-mhpp-875w-9cpv.json", refs: 2, id: "GHSA-mhpp-875w-9cpv", aliases: []string{"CVE-2016-10707"},
+		packages: []Package{{"npm", "jquery", ""}}, pkg: "jquery",
+		cases: []versionCase{
+			{version: "2.1.0"},
+			{version: "2.1.1-0", affected: true, fixed: "3.0.0"},
+			{version: "2.1.1-beta.1", affected: true, fixed: "3.0.0"},
+			{version: "2.2.4", affected: true, fixed: "3.0.0"},
+			{version: "3.0.0-rc1", affected: true, fixed: "3.0.0"},
+			{version: "3.0.0"},
+		},
+	},
+	{
+		file: "GHSA-35c4-f3rq-f9g3.json", refs: 2, id: "GHSA-35c4-f3rq-f9g3", aliases: []string{"CVE-2015-3227"}, withdrawn: true,
+		packages: []Package{{"RubyGems", "activesupport", ""}}, pkg: "activesupport",
+		otherNames: []string{"activesupport"}, // RubyGems, and withdrawn
+	},
 }
 
 func readTestdata(t *testing.T, name string) []byte {
@@ -248,7 +298,7 @@ func TestRealRecords(t *testing.T) {
 			if r.ID != rr.id || !reflect.DeepEqual(r.Aliases, rr.aliases) {
 				t.Errorf("id %q aliases %q, want %q %q", r.ID, r.Aliases, rr.id, rr.aliases)
 			}
-			if r.Modified.IsZero() || r.Published.IsZero() || r.IsWithdrawn() {
+			if r.Modified.IsZero() || r.Published.IsZero() || r.IsWithdrawn() != rr.withdrawn {
 				t.Errorf("modified %v published %v withdrawn %v", r.Modified, r.Published, r.Withdrawn)
 			}
 			if got := r.Malicious(); got != rr.malicious {
