@@ -275,6 +275,33 @@ var realRecords = []realRecord{
 		packages: []Package{{"RubyGems", "activesupport", ""}}, pkg: "activesupport",
 		otherNames: []string{"activesupport"}, // RubyGems, and withdrawn
 	},
+	{
+		// Both a range from 0 and a versions list: the list is read first.
+		file: "MAL-2025-1.json", refs: 3, id: "MAL-2025-1", aliases: []string{"GHSA-r8qm-c82c-c9r7", "SNYK-JS-029TESTNPM-8601494"}, malicious: true,
+		packages: []Package{{"npm", "029testnpm", ""}}, pkg: "029testnpm",
+		cases: []versionCase{
+			{version: "1.0.0", affected: true, inVersions: true},
+			{version: "2.0.0", affected: true},
+		},
+	},
+	{
+		file: "MAL-2023-13.json", refs: 1, id: "MAL-2023-13", aliases: []string{"GHSA-5hfp-r8fg-cjgr"}, malicious: true,
+		packages: []Package{{"npm", "04xi_mfz", ""}}, pkg: "04xi_mfz",
+		cases:      []versionCase{{version: "0.0.1", affected: true}},
+		otherNames: []string{"04xi-mfz"},
+	},
+	{
+		file: "MAL-2025-179413.json", id: "MAL-2025-179413", malicious: true,
+		packages: []Package{{"npm", "-pem-misa", ""}}, pkg: "-pem-misa",
+		cases:      []versionCase{{version: "1.0.0", affected: true}},
+		otherNames: []string{"pem-misa"},
+	},
+	{
+		// "malicious-packages-origins": null; malicious by its MAL id.
+		file: "MAL-2025-6974.json", id: "MAL-2025-6974", malicious: true,
+		packages: []Package{{"npm", "0-snap-score318", ""}}, pkg: "0-snap-score318",
+		cases: []versionCase{{version: "3.1.8", affected: true}},
+	},
 }
 
 func readTestdata(t *testing.T, name string) []byte {
@@ -585,5 +612,29 @@ func TestDetailsAreCapped(t *testing.T) {
 	}
 	if len(r.Details) > MaxDetailsBytes || !r.DetailsTruncated || !strings.HasPrefix(long, r.Details) {
 		t.Errorf("details %d bytes, truncated %v", len(r.Details), r.DetailsTruncated)
+	}
+}
+
+// TestEveryRecordHasAnOrigin keeps testdata honest: each file is named in
+// ORIGIN.md and read by a test.
+func TestEveryRecordHasAnOrigin(t *testing.T) {
+	t.Parallel()
+	origin := string(readTestdata(t, "ORIGIN.md"))
+	tested := map[string]bool{"MAL-0000-ghsa-malware-e0ab4aef1fc278a5.json": true}
+	for _, rr := range realRecords {
+		tested[rr.file] = true
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil || len(files) < 24 {
+		t.Fatalf("%d records in testdata (%v), want at least 24", len(files), err)
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		if !strings.Contains(origin, "| "+name+" |") {
+			t.Errorf("%s is not in ORIGIN.md", name)
+		}
+		if !tested[name] {
+			t.Errorf("%s is read by no test", name)
+		}
 	}
 }
