@@ -45,7 +45,11 @@ const (
 	MaxAliases       = 1_000   // also for related
 	MaxReferences    = 10_000
 	MaxSeverities    = 100
+	MaxSummaryBytes  = 1 << 10 // longer is cut, as details are
 	maxVersionLength = 256
+	maxIDLength      = 256  // id, aliases, related
+	maxNameLength    = 1024 // ecosystem, package name, purl
+	maxURLLength     = 8 << 10
 )
 
 // The ecosystem and range types this package orders. Names of other
@@ -70,7 +74,7 @@ type Record struct {
 	ID               string
 	Aliases          []string
 	Related          []string
-	Summary          string
+	Summary          string // at most MaxSummaryBytes, cut at a character boundary
 	Details          string // at most MaxDetailsBytes, cut at a character boundary
 	DetailsTruncated bool
 	Modified         time.Time

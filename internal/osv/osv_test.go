@@ -606,12 +606,15 @@ func TestHash(t *testing.T) {
 func TestDetailsAreCapped(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("é", MaxDetailsBytes) // two bytes each
-	r, err := Parse([]byte(`{"id":"X-1","modified":"2024-01-01T00:00:00Z","details":"` + long + `"}`))
+	r, err := Parse([]byte(`{"id":"X-1","modified":"2024-01-01T00:00:00Z","details":"` + long + `","summary":"` + long + `"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Details) > MaxDetailsBytes || !r.DetailsTruncated || !strings.HasPrefix(long, r.Details) {
+	if len(r.Details) > MaxDetailsBytes || len(r.Details) < MaxDetailsBytes-1 || !r.DetailsTruncated || !strings.HasPrefix(long, r.Details) {
 		t.Errorf("details %d bytes, truncated %v", len(r.Details), r.DetailsTruncated)
+	}
+	if len(r.Summary) != MaxSummaryBytes || !strings.HasPrefix(long, r.Summary) {
+		t.Errorf("summary %d bytes", len(r.Summary))
 	}
 }
 

@@ -90,10 +90,14 @@ func Parse(data []byte) (*Record, error) {
 }
 
 func (w *wireRecord) record() (*Record, error) {
-	r := &Record{Summary: w.Summary, DatabaseSpecific: raw(w.DatabaseSpecific)}
+	r := &Record{DatabaseSpecific: raw(w.DatabaseSpecific)}
 	if w.ID == nil || strings.TrimSpace(*w.ID) == "" {
 		return nil, malformed("id", "is required and must not be empty")
 	}
+	if len(*w.ID) > maxIDLength {
+		return nil, malformed("id", "is %d bytes long, more than the %d allowed", len(*w.ID), maxIDLength)
+	}
+	r.Summary, _ = truncate(w.Summary, MaxSummaryBytes)
 	r.ID = *w.ID
 	if w.Modified == nil {
 		return nil, malformed("modified", "is required")
@@ -125,7 +129,10 @@ func (w *wireRecord) record() (*Record, error) {
 	if len(w.References) > MaxReferences {
 		return nil, malformed("references", "has %d entries, more than the %d allowed", len(w.References), MaxReferences)
 	}
-	for _, ref := range w.References {
+	for i, ref := range w.References {
+		if len(ref.URL) > maxURLLength || len(ref.Type) > maxNameLength {
+			return nil, malformed(fmt.Sprintf("references[%d]", i), "is longer than the %d bytes allowed", maxURLLength)
+		}
 		r.References = append(r.References, Reference(ref))
 	}
 	if len(w.Affected) > MaxAffected {
@@ -146,6 +153,9 @@ func (w *wireAffected) affected(path string) (Affected, error) {
 	if w.Package != nil {
 		if w.Package.Ecosystem == "" || w.Package.Name == "" {
 			return a, malformed(path+".package", "must have an ecosystem and a name")
+		}
+		if max(len(w.Package.Ecosystem), len(w.Package.Name), len(w.Package.PURL)) > maxNameLength {
+			return a, malformed(path+".package", "has a name longer than the %d bytes allowed", maxNameLength)
 		}
 		a.Package, a.HasPackage = Package(*w.Package), true
 	}
@@ -266,6 +276,9 @@ func severities(path string, in []wireSeverity) ([]Severity, error) {
 		if s.Type == "" || s.Score == "" {
 			return nil, malformed(fmt.Sprintf("%s[%d]", path, i), "must have a type and a score")
 		}
+		if len(s.Type) > maxNameLength || len(s.Score) > maxNameLength {
+			return nil, malformed(fmt.Sprintf("%s[%d]", path, i), "is longer than the %d bytes allowed", maxNameLength)
+		}
 		out = append(out, Severity(s))
 	}
 	return out, nil
@@ -276,18 +289,19 @@ func ids(path string, in []string) ([]string, error) {
 		return nil, malformed(path, "has %d entries, more than the %d allowed", len(in), MaxAliases)
 	}
 	for i, id := range in {
-		if strings.TrimSpace(id) == "" {
-			return nil, malformed(fmt.Sprintf("%s[%d]", path, i), "must not be empty")
+		if strings.TrimSpace(id) == "" || len(id) > maxIDLength {
+			return nil, malformed(fmt.Sprintf("%s[%d]", path, i), "must be an id of 1 to %d bytes", maxIDLength)
 		}
 	}
 	return in, nil
 }
 
 // parseTime reads an RFC 3339 time. OSV asks for UTC with a "Z"; any
-// offset is accepted and converted, as a reader should.
+// offset is accepted and converted, as a reader should. A time before
+// 1970 is no record's (and year 1 would read as "absent").
 func parseTime(path, s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
+	if err != nil || t.Year() < 1970 {
 		return time.Time{}, malformed(path, "must be an RFC 3339 time, not %q", s)
 	}
 	return t.UTC(), nil
