@@ -69,6 +69,15 @@ func (r *Record) Match(ecosystem, name, version string) (Match, bool, error) {
 		if !a.HasPackage || a.Package.Ecosystem != ecosystem || a.Package.Name != name {
 			continue
 		}
+		if installed == nil && ecosystem == EcosystemNPM {
+			// Said even when a versions list would match: an npm
+			// version that is not SemVer is the caller's mistake.
+			v, err := parseInstalled(version)
+			if err != nil {
+				return Match{}, false, err
+			}
+			installed = v
+		}
 		if slices.Contains(a.Versions, version) {
 			return Match{Affected: i, Package: a.Package, InVersions: true}, true, nil
 		}
@@ -164,7 +173,10 @@ func points(events []Event) []point {
 
 // evaluate is IncludedInRanges for one range, with the fix found.
 func evaluate(rg Range, v *semver.Version) (Match, bool) {
-	ps := points(rg.Events)
+	ps := rg.sorted
+	if ps == nil {
+		ps = points(rg.Events)
+	}
 	limited, before := false, false
 	for _, p := range ps {
 		if p.kind == "limit" {

@@ -32,7 +32,7 @@ var ErrMalformed = errors.New("malformed OSV record")
 // version that cannot be ordered (not a SemVer version for npm).
 var ErrVersion = errors.New("version cannot be compared")
 
-// Limits on one record. They are generous (osv.dev style archives list
+// Limits on one record. They are generous (the OSV ecosystem archives list
 // every affected version of a package, and a package with canary builds has
 // tens of thousands); over any of them the record is malformed.
 const (
@@ -108,6 +108,11 @@ type Affected struct {
 type Range struct {
 	Type   string
 	Events []Event
+
+	// sorted is Events read and sorted by Parse for an orderable range,
+	// so that matching many versions does not read them again; a Range
+	// built by hand has none and is read at each Match.
+	sorted []point
 }
 
 // Event is one event of a range: exactly one of its fields is set.

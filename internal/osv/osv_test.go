@@ -641,3 +641,48 @@ func TestEveryRecordHasAnOrigin(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchNpmVersionIsCheckedEvenForAVersionsList(t *testing.T) {
+	t.Parallel()
+	r, err := Parse(readTestdata(t, "MAL-2024-11848.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Match("npm", "000webhost-admin", "999.9"); !errors.Is(err, ErrVersion) {
+		t.Errorf("err = %v, want ErrVersion", err)
+	}
+	if _, _, err := r.Match("npm", "another-package", "999.9"); err != nil {
+		t.Errorf("a package the record does not name: err = %v", err)
+	}
+}
+
+// BenchmarkMatch is one component against one record of five ranges, the
+// unit of an evaluation of many components against an archive.
+func BenchmarkMatch(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "GHSA-9wv6-86v2-598j.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := Parse(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, ok, _ := r.Match("npm", "path-to-regexp", "6.2.2"); !ok {
+			b.Fatal("no match")
+		}
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "GHSA-9cwx-2883-4wfx.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

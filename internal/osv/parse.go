@@ -221,6 +221,9 @@ func (w *wireRange) rangeOf(path, ecosystem string) (Range, error) {
 	if !introduced {
 		return rg, malformed(path+".events", "must have an introduced event")
 	}
+	if orderable(rg.Type, ecosystem) {
+		rg.sorted = points(rg.Events)
+	}
 	return rg, nil
 }
 
