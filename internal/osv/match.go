@@ -56,15 +56,20 @@ func (r *Record) Affects(ecosystem, name, version string) (bool, error) {
 // last of its events, sorted by version with "0" lowest, that the version
 // reaches leaves it affected: introduced at or below it, fixed at or below
 // it, last_affected below it. GIT ranges, and ECOSYSTEM ranges of other
-// ecosystems (whose ordering this package does not know), are skipped. The first matching
-// entry is returned; a withdrawn record matches nothing (the caller reads
-// Withdrawn to say so). An installed version that cannot be ordered is an
-// error wrapping ErrVersion.
+// ecosystems (whose ordering this package does not know), are skipped.
+// The first matching entry is returned; a withdrawn record matches nothing
+// (the caller reads Withdrawn to say so). An installed version that cannot
+// be ordered is an error wrapping ErrVersion; an npm version may be written
+// with a leading "v" or "=", as npm allows.
 func (r *Record) Match(ecosystem, name, version string) (Match, bool, error) {
 	if r.IsWithdrawn() {
 		return Match{}, false, nil
 	}
 	var installed *semver.Version
+	listed := version // as a versions list writes it
+	if ecosystem == EcosystemNPM {
+		listed = strings.TrimLeft(strings.TrimSpace(version), "v=")
+	}
 	for i, a := range r.Affected {
 		if !a.HasPackage || a.Package.Ecosystem != ecosystem || a.Package.Name != name {
 			continue
@@ -78,7 +83,7 @@ func (r *Record) Match(ecosystem, name, version string) (Match, bool, error) {
 			}
 			installed = v
 		}
-		if slices.Contains(a.Versions, version) {
+		if slices.Contains(a.Versions, listed) {
 			return Match{Affected: i, Package: a.Package, InVersions: true}, true, nil
 		}
 		for _, rg := range a.Ranges {

@@ -79,6 +79,7 @@ var realRecords = []realRecord{
 		packages: []Package{{"npm", "000webhost-admin", ""}}, pkg: "000webhost-admin",
 		cases: []versionCase{
 			{version: "999.9.9", affected: true, inVersions: true},
+			{version: "v999.9.9", affected: true, inVersions: true},
 			{version: "999.9.8"},
 			{version: "1.0.0"},
 		},
