@@ -42,6 +42,20 @@ type Component struct {
 	// must sign; Key and Keys are never both set.
 	Keys      []string `json:"keys,omitempty" yaml:"keys,omitempty"`
 	Threshold int      `json:"threshold,omitempty" yaml:"threshold,omitempty"`
+	// Package names the npm package the component is, so that the
+	// advisory feeds' records of it apply (docs/feeds.md), for a
+	// component whose source is not "npm:NAME" (whose package is NAME).
+	Package string `json:"package,omitempty" yaml:"package,omitempty"`
+}
+
+// NpmPackage is the npm package the component is, for matching the
+// advisory feeds' records: the package its "npm:NAME" source names, else
+// its "package"; "" none.
+func (c Component) NpmPackage() string {
+	if n, err := npm.ParseSource(c.Source); err == nil && npm.IsSource(c.Source) {
+		return string(n)
+	}
+	return c.Package
 }
 
 // Pin returns the canonical text of the component's pin
@@ -238,6 +252,9 @@ func (m *Manifest) Validate() error {
 			if c.Key != "" || len(c.Keys) > 0 {
 				add(i, c, "key: an npm source is verified with its registry's signing keys, pinned when first seen: pin no key for it")
 			}
+			if n, err := npm.ParseSource(c.Source); err == nil && c.Package != "" && c.Package != string(n) {
+				add(i, c, "package %q differs from the package its source names (%s): leave package out for an npm source", c.Package, n)
+			}
 		case c.Source != "":
 			if u, err := url.Parse(c.Source); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 				add(i, c, "source %q is not an http(s) URL", c.Source)
@@ -251,6 +268,11 @@ func (m *Manifest) Validate() error {
 			add(i, c, "keys: %v", err)
 		case err != nil:
 			add(i, c, "%v", err)
+		}
+		if c.Package != "" {
+			if _, err := npm.ValidateName(c.Package); err != nil {
+				add(i, c, "package: %v", err)
+			}
 		}
 		if (c.Key != "" || len(c.Keys) > 0) && c.Source == "" {
 			add(i, c, "key is set but there is no source to check it against")

@@ -51,13 +51,14 @@ func newDocInput(url string, body []byte, doc *updatedoc.Document, key string) *
 	return &docInput{url: url, doc: doc, hash: h[:], key: key}
 }
 
-// evaluate computes the results of the components in inputs from d. A
-// component whose versions do not parse gets a result saying so (EvalError);
-// an error means a result could not be encoded at all.
-func evaluate(d *docInput, inputs []store.ComponentInput, epoch int64) ([]store.Result, error) {
+// evaluate computes the results of the components in inputs from d and
+// what the feeds know (k). A component whose versions do not parse gets a
+// result saying so (EvalError); an error means a result could not be
+// encoded at all.
+func evaluate(d *docInput, k *knowledge, inputs []store.ComponentInput, epoch int64) ([]store.Result, error) {
 	out := make([]store.Result, 0, len(inputs))
 	for _, in := range inputs {
-		r, err := evaluateOne(d, in, epoch)
+		r, err := evaluateOne(d, k, in, epoch)
 		if err != nil {
 			return nil, err
 		}
@@ -66,19 +67,23 @@ func evaluate(d *docInput, inputs []store.ComponentInput, epoch int64) ([]store.
 	return out, nil
 }
 
-func evaluateOne(d *docInput, in store.ComponentInput, epoch int64) (store.Result, error) {
+func evaluateOne(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
 	if d.npm != nil {
-		return evaluateNpm(d, in, epoch)
+		return evaluateNpm(d, k, in, epoch)
 	}
-	return evaluateDoc(d, d.doc, in, epoch)
+	return evaluateDoc(d, k, d.doc, in, epoch)
 }
 
 // evaluateDoc evaluates one component against doc, the document of d's
-// source or, for an npm source, what its package offers the component.
-func evaluateDoc(d *docInput, doc *updatedoc.Document, in store.ComponentInput, epoch int64) (store.Result, error) {
+// source or, for an npm source, what its package offers the component,
+// and merges what the feeds know of its package (knowledge.merge).
+func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.ComponentInput, epoch int64) (store.Result, error) {
+	if k == nil {
+		k = noKnowledge
+	}
 	r := store.Result{
 		Code: in.Code, SourceURL: d.url, InstalledVersion: in.InstalledVersion, CoreVersion: in.CoreVersion,
-		DocumentHash: d.hash, VerifiedKey: d.key, Epoch: epoch,
+		DocumentHash: d.hash, VerifiedKey: d.key, Epoch: epoch, IntelVersion: k.version,
 		Advisories: []byte("[]"), Evaluation: []byte("{}"),
 	}
 	if in.Code == updatedoc.CoreCode {
@@ -92,6 +97,7 @@ func evaluateDoc(d *docInput, doc *updatedoc.Document, in store.ComponentInput, 
 	if ev.Missing {
 		r.EvalError = fmt.Sprintf("the update document has no package %q", in.Code)
 	}
+	k.merge(&ev, in)
 	r.UpdateAvailable, r.Security, r.NeedsNewerCore = ev.UpdateAvailable, ev.Security, ev.NeedsNewerCore
 	if ev.Latest != nil {
 		r.LatestVersion, r.ReleaseURL = ev.Latest.Version, ev.Latest.URL
@@ -110,6 +116,12 @@ func evaluateDoc(d *docInput, doc *updatedoc.Document, in store.ComponentInput, 
 		r.AdvisoryIDs = append(r.AdvisoryIDs, a.ID)
 		if a.NoFix {
 			r.NoFixIDs = append(r.NoFixIDs, a.ID)
+		}
+		if a.KnownExploited {
+			r.ExploitedIDs = append(r.ExploitedIDs, a.ID)
+		}
+		if a.Malicious {
+			r.MaliciousIDs = append(r.MaliciousIDs, a.ID)
 		}
 	}
 	if r.Advisories, err = json.Marshal(ev.Advisories); err != nil {
@@ -210,7 +222,11 @@ func (w *writer) completeResults(ctx context.Context, run lockedTx, d *docInput,
 			return nil
 		}
 		using, refused = len(done)+len(inputs), false
-		results, err := evaluate(d, inputs, epoch)
+		k, err := w.knowledge(ctx, packagesOf(inputs))
+		if err != nil {
+			return err
+		}
+		results, err := evaluate(d, k, inputs, epoch)
 		if err != nil {
 			return err
 		}

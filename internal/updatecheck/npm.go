@@ -317,12 +317,12 @@ func refusalWords(err error) string {
 // offers its installed version (npm.OfferFor) is evaluated as a
 // document's releases are, and the registry's own facts (deprecation,
 // provenance, signatures, an unlisted version) go beside the result.
-func evaluateNpm(d *docInput, in store.ComponentInput, epoch int64) (store.Result, error) {
+func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
 	n := d.npm
 	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
 	pkg := offer.Package
 	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{in.Code: &pkg}}
-	r, err := evaluateDoc(d, doc, in, epoch)
+	r, err := evaluateDoc(d, k, doc, in, epoch)
 	if err != nil {
 		return r, err
 	}

@@ -31,6 +31,9 @@ type job struct {
 	// names its registry: the source fails, saying which is missing).
 	pkg     npm.Name
 	npmKeys *registryKeys
+	// intel is what the feeds know, read once per check after the feeds
+	// synced (nil: nothing; the check then evaluates without them).
+	intel *knowledge
 }
 
 // inputs are the job's components as evaluation inputs, as read when the
@@ -38,7 +41,7 @@ type job struct {
 func (j job) inputs() []store.ComponentInput {
 	out := make([]store.ComponentInput, len(j.components))
 	for i, comp := range j.components {
-		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core}
+		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core, Package: comp.Package}
 	}
 	return out
 }

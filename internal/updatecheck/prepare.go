@@ -83,7 +83,7 @@ func judge(j job, a answer, epoch int64) pending {
 // records the failure instead, and no trust change.
 func evaluated(p pending, epoch int64) pending {
 	if p.doc != nil {
-		results, err := evaluate(p.doc, p.job.inputs(), epoch)
+		results, err := evaluate(p.doc, p.job.intel, p.job.inputs(), epoch)
 		if err != nil {
 			p.verdict = verdict{failure: failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("evaluate: %v", err)}}
 			p.trust, p.trustChange = nil, nil

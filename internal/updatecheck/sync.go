@@ -75,7 +75,8 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	rep := SyncReport{Components: len(m.Components)}
 	var upserts []store.Component
 	for _, mc := range m.Components {
-		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin()}
+		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin(),
+			Package: mc.NpmPackage()}
 		prev, existed := old[mc.Code]
 		delete(old, mc.Code) // what is left once the loop ends was removed
 		switch {
@@ -171,67 +172,6 @@ func (s *Syncer) evaluateStored(ctx context.Context) (int, error) {
 	return written, nil
 }
 
-// evaluateFromStored evaluates todo (ordered by source) from the stored
-// documents; components whose document cannot be trusted are left out.
-func (s *Syncer) evaluateFromStored(ctx context.Context, todo []store.Unevaluated, core store.Component) ([]store.Result, error) {
-	var out []store.Result
-	var pinned map[string]store.RegistryKeys // read at the first npm source
-	for start := 0; start < len(todo); {
-		end := start
-		for end < len(todo) && todo[end].SourceURL == todo[start].SourceURL {
-			end++
-		}
-		group := todo[start:end]
-		start = end
-		src, err := s.store.Source(ctx, group[0].SourceURL)
-		if err != nil {
-			return nil, err
-		}
-		stored, err := s.store.SourceTrust(ctx, group[0].SourceURL)
-		if err != nil {
-			return nil, err
-		}
-		if readmodel.SourceKindOf(src.URL) == readmodel.SourceNpm {
-			if pinned == nil {
-				if pinned, err = s.store.RegistryKeys(ctx); err != nil {
-					return nil, err
-				}
-			}
-			d := s.storedNpm(src, pinned, core)
-			for _, u := range group {
-				if d == nil {
-					break
-				}
-				r, err := evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion}, src.Epoch)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, r)
-			}
-			continue
-		}
-		docs := map[string]*docInput{} // by pin: components of one source may pin different keys
-		for _, u := range group {
-			d, ok := docs[u.PinnedKey]
-			if !ok {
-				if d, err = storedDocument(src, u.PinnedKey, trustOf(u.PinnedKey, stored).set); err != nil {
-					d = nil // untrusted: the next successful fetch decides
-				}
-				docs[u.PinnedKey] = d
-			}
-			if d == nil {
-				continue
-			}
-			r, err := evaluateOne(d, store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion}, src.Epoch)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
 // writeStored writes results in batches, each in a short transaction that
 // holds the lease's lock, and reports how many were written.
 func (s *Syncer) writeStored(ctx context.Context, results []store.Result) (int, error) {
@@ -260,21 +200,6 @@ func (s *Syncer) core(ctx context.Context) (store.Component, error) {
 		return store.Component{}, nil
 	}
 	return comp, err
-}
-
-// storedNpm is the stored package of the npm source src, verified with
-// the keys pinned for the registry it was read from; nil when none can be
-// used (the next check decides).
-func (s *Syncer) storedNpm(src store.Source, pinned map[string]store.RegistryKeys, core store.Component) *docInput {
-	var rk *store.RegistryKeys
-	if k, found := pinned[src.Registry]; found {
-		rk = &k
-	}
-	keys, ok := s.pinnedKeys(rk)
-	if !ok {
-		return nil
-	}
-	return storedNpm(src, s.storedPackage(src), keys, readmodel.PackageOf(core.SourceURL))
 }
 
 // auditPin is the audit action of a manifest sync that changed the keys

@@ -26,6 +26,8 @@ type writer struct {
 	// npm reads the "npm:NAME" sources (nil: the settings name no
 	// registry, and every npm source fails with readmodel.ErrorNoRegistry).
 	npm *npm.Client
+	// intel keeps the feeds' catalogues between evaluations (knowledge).
+	intel intelCache
 }
 
 // registries are the npm registries the settings name (none without an

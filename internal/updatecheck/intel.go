@@ -1,0 +1,125 @@
+package updatecheck
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// knowledge is what the advisory feeds stored, as one evaluation reads it
+// (docs/feeds.md): the OSV records naming the packages evaluated, the KEV
+// catalogue and the EPSS scores, at one version of the feeds' advisories.
+// A result records that version, and its write is refused when a feed
+// changed an advisory of the component after it (intel_marks), so a result
+// evaluated from older advisories never overwrites a newer evaluation.
+//
+// The version is read before the data: data newer than its version can
+// only make a write refused that could have been kept, never the other
+// way round.
+type knowledge struct {
+	version int64
+	osv     map[string][]*osv.Record // by npm package name
+	kev     map[string]store.KEVEntry
+	epss    map[string]store.EPSSScore
+}
+
+// npmEcosystem is OSV's name of the npm ecosystem, as its records spell it.
+const npmEcosystem = "npm"
+
+// noKnowledge is what an evaluation knows before any feed synced.
+var noKnowledge = &knowledge{}
+
+// intelCache keeps the KEV catalogue and the EPSS scores of one version of
+// the feeds: they are read whole (EPSS has a quarter of a million scores)
+// and change once a day, while every check and sync evaluates.
+type intelCache struct {
+	mu      sync.Mutex
+	version int64
+	loaded  bool
+	kev     map[string]store.KEVEntry
+	epss    map[string]store.EPSSScore
+}
+
+// knowledge reads what the feeds stored for the given npm packages.
+func (w *writer) knowledge(ctx context.Context, packages []string) (*knowledge, error) {
+	version, err := w.store.IntelVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if version == 0 {
+		return noKnowledge, nil // no feed ever stored anything
+	}
+	k := &knowledge{version: version, osv: map[string][]*osv.Record{}}
+	if k.kev, k.epss, err = w.intel.catalogues(ctx, w.store, version); err != nil {
+		return nil, err
+	}
+	packages = slices.Compact(slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(packages),
+		func(p string) bool { return p == "" }))))
+	if len(packages) == 0 {
+		return k, nil
+	}
+	bodies, err := w.store.OSVForPackages(ctx, npmEcosystem, packages)
+	if err != nil {
+		return nil, err
+	}
+	for name, recs := range bodies {
+		for _, body := range recs {
+			r, err := osv.Parse(body)
+			if err != nil {
+				// Stored only after it parsed: a record this build cannot
+				// read is left out, and says so in the log.
+				w.logger.WarnContext(ctx, "a stored OSV record does not parse", "package", name, "error", err)
+				continue
+			}
+			k.osv[name] = append(k.osv[name], r)
+		}
+	}
+	return k, nil
+}
+
+// catalogues returns the KEV catalogue and the EPSS scores at version,
+// reading them again when the feeds moved since the last read.
+func (c *intelCache) catalogues(ctx context.Context, st *store.Store, version int64) (map[string]store.KEVEntry, map[string]store.EPSSScore, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loaded && c.version == version {
+		return c.kev, c.epss, nil
+	}
+	kev, err := st.KEV(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the KEV catalogue: %w", err)
+	}
+	epss, err := st.EPSS(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the EPSS scores: %w", err)
+	}
+	c.version, c.loaded, c.kev, c.epss = version, true, kev, epss
+	return kev, epss, nil
+}
+
+// packagesOf lists the packages of inputs.
+func packagesOf(inputs []store.ComponentInput) []string {
+	out := make([]string, 0, len(inputs))
+	for _, in := range inputs {
+		if in.Package != "" {
+			out = append(out, in.Package)
+		}
+	}
+	return out
+}
+
+// advisoryKeys are an advisory's id and aliases, upper-cased: the keys by
+// which advisories are one (upcheck_advisory_keys spells them the same).
+func advisoryKeys(id string, aliases []string) []string {
+	out := make([]string, 0, 1+len(aliases))
+	out = append(out, strings.ToUpper(id))
+	for _, a := range aliases {
+		out = append(out, strings.ToUpper(a))
+	}
+	return out
+}

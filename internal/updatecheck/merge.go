@@ -1,0 +1,272 @@
+package updatecheck
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// The origins of an advisory (updatedoc.AdvisoryMatch.Origins).
+const (
+	originPublisher = "publisher"
+	originOSV       = "osv"
+)
+
+// merge adds to ev what the feeds know of the component in: the OSV
+// records of its package that affect its installed version, each merged
+// with the advisory it shares an id or an alias with (one advisory, many
+// origins: the publisher's words stand, OSV's CVSS, aliases and
+// references are added), then KEV's and EPSS's facts of every advisory's
+// CVEs. Withdrawn records that would affect it are listed in ev.Withdrawn.
+func (k *knowledge) merge(ev *updatedoc.Evaluation, in store.ComponentInput) {
+	for i := range ev.Advisories {
+		ev.Advisories[i].Origins = []string{originPublisher}
+	}
+	for _, r := range k.osv[in.Package] {
+		m, ok, withdrawn := matchRecord(r, in.Package, in.InstalledVersion)
+		if !ok {
+			continue
+		}
+		a := advisoryOf(r, m)
+		if withdrawn {
+			if !slices.ContainsFunc(ev.Withdrawn, func(w updatedoc.AdvisoryMatch) bool { return sharesKey(&w, &a) }) {
+				ev.Withdrawn = append(ev.Withdrawn, a)
+			}
+			continue
+		}
+		if i := slices.IndexFunc(ev.Advisories, func(b updatedoc.AdvisoryMatch) bool { return sharesKey(&b, &a) }); i >= 0 {
+			combine(&ev.Advisories[i], &a)
+			continue
+		}
+		ev.Advisories = append(ev.Advisories, a)
+	}
+	for i := range ev.Advisories {
+		k.annotate(&ev.Advisories[i])
+	}
+}
+
+// matchRecord evaluates r for the npm package name at version; withdrawn
+// says the record was withdrawn but would match.
+func matchRecord(r *osv.Record, name, version string) (m osv.Match, ok, withdrawn bool) {
+	if r.IsWithdrawn() {
+		live := *r
+		live.Withdrawn = time.Time{}
+		m, ok, err := live.Match(npmEcosystem, name, version)
+		return m, ok && err == nil, true
+	}
+	m, ok, err := r.Match(npmEcosystem, name, version)
+	return m, ok && err == nil, false
+}
+
+// advisoryOf is an OSV record as an advisory of the component.
+func advisoryOf(r *osv.Record, m osv.Match) updatedoc.AdvisoryMatch {
+	a := updatedoc.AdvisoryMatch{
+		Advisory: updatedoc.Advisory{
+			ID: r.ID, Summary: r.Summary, Aliases: slices.Clone(r.Aliases), Modified: r.Modified, Withdrawn: r.Withdrawn,
+			Affected: affectedText(r.Affected[m.Affected]), FixedIn: m.Fixed,
+		},
+		NoFix:     m.Fixed == "",
+		Origins:   []string{originOSV},
+		Malicious: r.Malicious(),
+	}
+	if a.Summary == "" {
+		a.Summary = firstLine(r.Details)
+	}
+	if vector, ok := r.CVSS(); ok {
+		if score, err := updatedoc.CVSSBaseScore(vector); err == nil {
+			a.CVSS, a.CVSSScore = vector, score
+		}
+	}
+	a.Severity = r.SeverityWord()
+	if a.Severity == "" && a.CVSS != "" {
+		a.Severity = updatedoc.CVSSRating(a.CVSSScore)
+	}
+	if a.Malicious && a.Severity == "" {
+		a.Severity = "critical"
+	}
+	for _, ref := range r.References {
+		a.References = append(a.References, updatedoc.Reference{Type: ref.Type, URL: ref.URL})
+	}
+	return a
+}
+
+// combine merges b, an OSV record's advisory, into a, the advisory it
+// shares an id or an alias with: a's words (id, severity, summary,
+// affected range, fix) stand where it has them; b's CVSS, aliases and
+// references are added.
+func combine(a, b *updatedoc.AdvisoryMatch) {
+	for _, o := range b.Origins {
+		if !slices.Contains(a.Origins, o) {
+			a.Origins = append(a.Origins, o)
+		}
+	}
+	keys := advisoryKeys(a.ID, a.Aliases)
+	for _, alias := range append([]string{b.ID}, b.Aliases...) {
+		if !slices.Contains(keys, strings.ToUpper(alias)) {
+			a.Aliases = append(a.Aliases, alias)
+			keys = append(keys, strings.ToUpper(alias))
+		}
+	}
+	if a.CVSS == "" {
+		a.CVSS, a.CVSSScore = b.CVSS, b.CVSSScore
+	}
+	if a.Severity == "" {
+		a.Severity = b.Severity
+	}
+	if a.Summary == "" {
+		a.Summary = b.Summary
+	}
+	if a.Affected == "" {
+		a.Affected, a.FixedIn, a.NoFix = b.Affected, b.FixedIn, b.NoFix
+	}
+	for _, ref := range b.References {
+		if !slices.Contains(a.References, ref) {
+			a.References = append(a.References, ref)
+		}
+	}
+	a.Malicious = a.Malicious || b.Malicious
+}
+
+// sharesKey reports whether a and b name one advisory: an id or an alias
+// in common, whatever the case.
+func sharesKey(a, b *updatedoc.AdvisoryMatch) bool {
+	keys := advisoryKeys(a.ID, a.Aliases)
+	for _, k := range advisoryKeys(b.ID, b.Aliases) {
+		if slices.Contains(keys, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// annotate adds KEV's and EPSS's facts of a's CVEs: known exploited when
+// KEV lists one of them, and the highest EPSS score among them.
+func (k *knowledge) annotate(a *updatedoc.AdvisoryMatch) {
+	a.KnownExploited, a.KEV, a.EPSS = false, nil, nil
+	for _, key := range advisoryKeys(a.ID, a.Aliases) {
+		if !strings.HasPrefix(key, "CVE-") {
+			continue
+		}
+		if e, ok := k.kev[key]; ok && a.KEV == nil {
+			a.KnownExploited = true
+			a.KEV = &updatedoc.KEVFacts{CVE: key, DateAdded: e.DateAdded.Format(time.DateOnly),
+				RequiredAction: e.RequiredAction, Ransomware: e.Ransomware}
+			if e.DueDate != nil {
+				a.KEV.DueDate = e.DueDate.Format(time.DateOnly)
+			}
+		}
+		if s, ok := k.epss[key]; ok && (a.EPSS == nil || float64(s.Score) > a.EPSS.Score) {
+			a.EPSS = &updatedoc.EPSSFacts{CVE: key, Score: float64(s.Score), Percentile: float64(s.Percentile)}
+		}
+	}
+}
+
+// affectedText writes an affected entry's ranges in the range syntax of
+// the update document (docs/update-document.md), so that the pages word
+// it as they word a publisher's: ">=1.0.0 <1.2.3 || >=2.0.0 <2.0.5". A
+// versions list is written as its versions; an entry whose ranges this
+// build does not order is "".
+func affectedText(a osv.Affected) string {
+	var alts []string
+	for _, rg := range a.Ranges {
+		if rg.Type != "SEMVER" && rg.Type != "ECOSYSTEM" {
+			continue
+		}
+		alts = append(alts, rangeText(rg.Events)...)
+	}
+	const maxListed = 20
+	for i, v := range a.Versions {
+		if i == maxListed {
+			break
+		}
+		if _, err := semver.StrictNewVersion(v); err == nil {
+			alts = append(alts, v)
+		}
+	}
+	return strings.Join(alts, " || ")
+}
+
+// rangeText writes one range's events as intervals, in version order.
+func rangeText(events []osv.Event) []string {
+	type point struct {
+		v    *semver.Version // nil: "0", below every version
+		kind string
+	}
+	var pts []point
+	for _, e := range events {
+		kind, text := "introduced", e.Introduced
+		switch {
+		case e.Fixed != "":
+			kind, text = "fixed", e.Fixed
+		case e.LastAffected != "":
+			kind, text = "last_affected", e.LastAffected
+		case e.Limit != "":
+			kind, text = "limit", e.Limit
+		}
+		if text == "0" {
+			pts = append(pts, point{kind: kind})
+			continue
+		}
+		v, err := semver.StrictNewVersion(text)
+		if err != nil {
+			return nil
+		}
+		pts = append(pts, point{v: v, kind: kind})
+	}
+	slices.SortStableFunc(pts, func(a, b point) int {
+		switch {
+		case a.v == nil && b.v == nil:
+			return 0
+		case a.v == nil:
+			return -1
+		case b.v == nil:
+			return 1
+		}
+		return a.v.Compare(b.v)
+	})
+	var out []string
+	open, from := false, ""
+	for _, p := range pts {
+		switch p.kind {
+		case "introduced":
+			if !open {
+				open, from = true, ""
+				if p.v != nil {
+					from = ">=" + p.v.Original()
+				}
+			}
+		case "fixed", "limit", "last_affected":
+			if !open {
+				continue
+			}
+			op := "<"
+			if p.kind == "last_affected" {
+				op = "<="
+			}
+			out = append(out, strings.TrimSpace(from+" "+op+p.v.Original()))
+			open = false
+		}
+	}
+	if open {
+		if from == "" {
+			from = "*"
+		}
+		out = append(out, from)
+	}
+	return out
+}
+
+// firstLine is the first line of s, at most 200 characters.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
+}
