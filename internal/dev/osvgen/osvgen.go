@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -182,7 +183,9 @@ func generate(s Spec, i int) osvRecord {
 	}
 	// GHSA ids: a bijection of i (an odd multiplier prime to 20) in the
 	// GHSA alphabet, so that no two records share one.
-	n := (uint64(i)*7919 + uint64(s.Seed)*104729) % 4096000000000000 // 20^12
+	const ids = 4096000000000000 // 20^12
+	hi, lo := bits.Mul64(uint64(i), 2862933555777941)
+	n := (bits.Rem64(hi, lo, ids) + uint64(s.Seed)%ids) % ids
 	return ghsaRecord(rng, ghsaID(n), name, fmt.Sprintf("CVE-%d-%d", 2019+i%8, 10000+i))
 }
 

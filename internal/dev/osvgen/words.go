@@ -13,21 +13,21 @@ type weakness struct {
 }
 
 var weaknesses = []weakness{
-	{"vulnerable to Prototype Pollution", "CWE-1321", "HIGH", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:H/A:H",
+	{"Prototype Pollution", "CWE-1321", "HIGH", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:H/A:H",
 		"A crafted key such as `__proto__` in user-supplied input is merged into the target object, which lets an attacker add or modify properties of Object.prototype."},
 	{"Regular Expression Denial of Service (ReDoS)", "CWE-1333", "MODERATE", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:L",
 		"A regular expression used to parse untrusted input backtracks catastrophically on long strings of repeated characters, blocking the event loop."},
-	{"Cross-site Scripting (XSS) in rendered output", "CWE-79", "MODERATE", "CVSS:3.1/AV:N/AC:L/PR:N/UI:R/S:C/C:L/I:L/A:N",
+	{"Cross-site Scripting (XSS) in rendered attributes", "CWE-79", "MODERATE", "CVSS:3.1/AV:N/AC:L/PR:N/UI:R/S:C/C:L/I:L/A:N",
 		"Attribute values are not escaped before they are written into the generated HTML, so a value containing a quote can inject script into the page."},
-	{"Path Traversal in file serving", "CWE-22", "HIGH", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N",
+	{"Path Traversal", "CWE-22", "HIGH", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N",
 		"Encoded `../` sequences in the request path are decoded after the path is checked, which lets a remote attacker read files outside the served directory."},
-	{"allows Server-Side Request Forgery", "CWE-918", "HIGH", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:L/I:L/A:N",
+	{"Server-Side Request Forgery", "CWE-918", "HIGH", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:C/C:L/I:L/A:N",
 		"A URL given by the client is fetched without checking its host, so requests can be sent to internal addresses and cloud metadata endpoints."},
 	{"Improper Verification of Cryptographic Signature", "CWE-347", "CRITICAL", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:N",
 		"Tokens signed with the `none` algorithm are accepted when no algorithm list is given, which allows an attacker to forge any claim."},
-	{"Command Injection via crafted arguments", "CWE-78", "CRITICAL", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H",
+	{"Command Injection", "CWE-78", "CRITICAL", "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H",
 		"Arguments are concatenated into a shell command line without quoting; an argument containing `;` or `$(...)` runs commands of the attacker's choice."},
-	{"Uncontrolled Resource Consumption when parsing headers", "CWE-400", "MODERATE", "CVSS:3.1/AV:N/AC:H/PR:N/UI:N/S:U/C:N/I:N/A:H",
+	{"Uncontrolled Resource Consumption", "CWE-400", "MODERATE", "CVSS:3.1/AV:N/AC:H/PR:N/UI:N/S:U/C:N/I:N/A:H",
 		"A request with a very large number of header fields makes the parser allocate without bound, and a few such requests exhaust the process's memory."},
 }
 
