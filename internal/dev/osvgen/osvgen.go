@@ -127,11 +127,7 @@ func Record(id, pkgName, kind, introduced, fixed string, aliases ...string) []by
 	}
 	var r osvRecord
 	if kind == KindMalware {
-		r = malRecord(rng, id, pkgName)
-		if introduced != "0" || fixed != "" {
-			r.Affected[0].Versions = nil
-			r.Affected[0].Ranges = []osvRange{{Type: "SEMVER", Events: events(introduced, fixed)}}
-		}
+		r = malRecord(rng, id, pkgName, events(introduced, fixed))
 	} else {
 		r = ghsaRecord(rng, id, pkgName, "")
 		r.Affected[0].Ranges = []osvRange{{Type: "SEMVER", Events: events(introduced, fixed)}}
@@ -179,7 +175,7 @@ func generate(s Spec, i int) osvRecord {
 		name = madeUpName(rng)
 	}
 	if rng.Float64() < s.MalShare {
-		return malRecord(rng, fmt.Sprintf("MAL-%d-%d", 2022+i%4, i+1), name)
+		return malRecord(rng, fmt.Sprintf("MAL-%d-%d", 2022+i%4, i+1), name, nil)
 	}
 	// GHSA ids: a bijection of i (an odd multiplier prime to 20) in the
 	// GHSA alphabet, so that no two records share one.
@@ -258,9 +254,10 @@ func ghsaRecord(rng *rand.Rand, id, name, cve string) osvRecord {
 	return r
 }
 
-// malRecord is a record of the malicious-packages project: every version
-// (introduced "0") or the listed ones, with the origins that reported it.
-func malRecord(rng *rand.Rand, id, name string) osvRecord {
+// malRecord is a record of the malicious-packages project, with the
+// origins that reported it: of the range with events ev, or when ev is nil
+// of every version (introduced "0") or of one listed version.
+func malRecord(rng *rand.Rand, id, name string, ev []map[string]any) osvRecord {
 	published, modified := times(rng)
 	source, reason := malSources[rng.IntN(len(malSources))], malReasons[rng.IntN(len(malReasons))]
 	sum := fmt.Sprintf("%016x%016x%016x%016x", rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64())
@@ -270,13 +267,16 @@ func malRecord(rng *rand.Rand, id, name string) osvRecord {
 	}
 	a := affected{Package: pkg{Ecosystem: "npm", Name: name}}
 	detail := fmt.Sprintf("'%s' (npm)", name)
-	if rng.IntN(3) == 0 {
+	if ev == nil && rng.IntN(3) == 0 {
 		v := fmt.Sprintf("%d.%d.%d", rng.IntN(5), rng.IntN(10), rng.IntN(10))
 		a.Versions = []string{v}
 		origin["versions"] = []string{v}
 		detail = fmt.Sprintf("'%s' @ %s (npm)", name, v)
 	} else {
-		a.Ranges = []osvRange{{Type: "SEMVER", Events: []map[string]any{{"introduced": "0"}}}}
+		if ev == nil {
+			ev = events("0", "")
+		}
+		a.Ranges = []osvRange{{Type: "SEMVER", Events: ev}}
 		origin["ranges"] = a.Ranges
 	}
 	return osvRecord{
