@@ -103,7 +103,7 @@ func writeRecords(dir string, recs iter.Seq2[string, []byte], now time.Time) (*r
 	}
 	defer zf.Close()
 	zipHash := sha256.New()
-	zw := zip.NewWriter(io.MultiWriter(zf, zipHash))
+	zw := osvgen.NewZipWriter(io.MultiWriter(zf, zipHash))
 	set := &recordSet{byID: map[string]*content{}}
 	var modified []osvgen.Modified
 	var off int64
