@@ -248,6 +248,16 @@ func ghsaRecord(rng *rand.Rand, id, name, cve string) osvRecord {
 		r.References = append([]reference{{Type: "ADVISORY", URL: "https://nvd.nist.gov/vuln/detail/" + cve}}, r.References...)
 		r.DatabaseSpecific["nvd_published_at"] = published.Add(-26 * time.Hour).Format(time.RFC3339)
 	}
+	switch rng.IntN(10) {
+	case 0: // a second package of the same code, as lodash and lodash-es
+		twin := r.Affected[0]
+		twin.Package.Name = name + "-es"
+		r.Affected = append(r.Affected, twin)
+	case 1: // two release lines, each fixed in its own release
+		if lastAffected == "" && intro != "0" && intro != "0.0.0" {
+			r.Affected[0].Ranges[0].Events = append(events("0", olderLine(intro)), ev...)
+		}
+	}
 	if fixed != "" && lastAffected == "" {
 		r.References = append(r.References, reference{Type: "WEB", URL: "https://github.com/" + strings.ReplaceAll(name, "@", "") + "/releases/tag/v" + fixed})
 	}
@@ -289,6 +299,20 @@ func malRecord(rng *rand.Rand, id, name string, ev []map[string]any) osvRecord {
 		Credits:          []credit{{Name: "OpenSSF: Package Analysis", Type: "FINDER", Contact: []string{"https://github.com/ossf/package-analysis"}}},
 		DatabaseSpecific: map[string]any{"malicious-packages-origins": []any{origin}},
 	}
+}
+
+// olderLine is a fix of the release line before introduced ("x.y.0"):
+// "x.(y-1).9", or "(x-1).9.9" when y is 0, or "0.0.1" below 1.0.0.
+func olderLine(introduced string) string {
+	var major, minor int
+	fmt.Sscanf(introduced, "%d.%d.", &major, &minor) //nolint:errcheck // versionPair made it
+	switch {
+	case minor > 0:
+		return fmt.Sprintf("%d.%d.9", major, minor-1)
+	case major > 0:
+		return fmt.Sprintf("%d.9.9", major-1)
+	}
+	return "0.0.1"
 }
 
 func lastPart(name string) string { return name[strings.LastIndex(name, "/")+1:] }

@@ -45,7 +45,7 @@ func TestRecordsAreDeterministicUniqueAndShapedAsRealOnes(t *testing.T) {
 			t.Fatalf("%s differs between two runs with the same seed", id)
 		}
 		var r parsed
-		if err := json.Unmarshal(body, &r); err != nil || r.ID != id || r.Modified.IsZero() || len(r.Affected) != 1 {
+		if err := json.Unmarshal(body, &r); err != nil || r.ID != id || r.Modified.IsZero() || len(r.Affected) == 0 {
 			t.Fatalf("%s: %v %+v", id, err, r)
 		}
 		a := r.Affected[0]
