@@ -10,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -30,15 +31,34 @@ func WriteArchive(w io.Writer, recs iter.Seq2[string, []byte]) error {
 	return zw.Close()
 }
 
-// NewZipWriter is a zip writer whose deflate is the fastest level: the
-// format readers see is the same, and a 200,000-record archive is written
-// in half the time of the default level.
+// NewZipWriter is a zip writer whose deflate is the fastest level, its
+// compressors reused from entry to entry (a new one costs more than a
+// small record's compression): the format readers see is the same, and a
+// 200,000-record archive is written in a fraction of the default's time.
 func NewZipWriter(w io.Writer) *zip.Writer {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(out, flate.BestSpeed)
+		if fw, ok := flaters.Get().(*flate.Writer); ok {
+			fw.Reset(out)
+			return &pooledFlater{fw}, nil
+		}
+		fw, err := flate.NewWriter(out, flate.BestSpeed)
+		return &pooledFlater{fw}, err
 	})
 	return zw
+}
+
+var flaters sync.Pool
+
+// pooledFlater gives its compressor back to flaters when closed.
+type pooledFlater struct{ fw *flate.Writer }
+
+func (p *pooledFlater) Write(b []byte) (int, error) { return p.fw.Write(b) }
+
+func (p *pooledFlater) Close() error {
+	err := p.fw.Close()
+	flaters.Put(p.fw)
+	return err
 }
 
 // Modified is one line of modified_id.csv: a record and when it last

@@ -2,6 +2,7 @@ package feedserver
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -23,7 +24,6 @@ import (
 // of one file) and what the API matches on.
 type recordSet struct {
 	byID  map[string]*content
-	order []string // ids, in the order given
 	index []indexed
 }
 
@@ -96,6 +96,7 @@ func writeRecords(dir string, recs iter.Seq2[string, []byte], now time.Time) (*r
 		return nil, nil, nil, err
 	}
 	defer data.Close()
+	dw := bufio.NewWriterSize(data, 1<<20)
 	zipPath := filepath.Join(dir, "all.zip")
 	zf, err := os.Create(zipPath)
 	if err != nil {
@@ -108,12 +109,11 @@ func writeRecords(dir string, recs iter.Seq2[string, []byte], now time.Time) (*r
 	var modified []osvgen.Modified
 	var off int64
 	for id, body := range recs {
-		if _, err := data.Write(body); err != nil {
+		if _, err := dw.Write(body); err != nil {
 			return nil, nil, nil, err
 		}
 		set.byID[id] = &content{file: data.Name(), off: off, size: int64(len(body)), etag: etagOf(body), modTime: now, ctype: "application/json"}
 		off += int64(len(body))
-		set.order = append(set.order, id)
 		e, err := zw.CreateHeader(&zip.FileHeader{Name: id + ".json", Method: zip.Deflate})
 		if err == nil {
 			_, err = e.Write(body)
@@ -130,6 +130,9 @@ func writeRecords(dir string, recs iter.Seq2[string, []byte], now time.Time) (*r
 		modified = append(modified, osvgen.Modified{ID: id, Time: rec.modified})
 	}
 	if err := zw.Close(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := dw.Flush(); err != nil {
 		return nil, nil, nil, err
 	}
 	size, err := zf.Seek(0, io.SeekCurrent)
