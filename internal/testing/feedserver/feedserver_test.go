@@ -160,6 +160,12 @@ func TestAPIMatchesPagesAndServesRecords(t *testing.T) {
 		"MAL-2025-1":          osvgen.Record("MAL-2025-1", "lodash", osvgen.KindMalware, "", ""),
 		"GHSA-cccc-cccc-cccc": osvgen.Record("GHSA-cccc-cccc-cccc", "other", osvgen.KindVuln, "0", ""),
 		"GHSA-wwww-wwww-wwww": withdrawn,
+		"GHSA-2222-3333-4444": []byte(`{"id": "GHSA-2222-3333-4444", "modified": "2026-01-02T00:00:00Z", "affected": [
+			{"package": {"ecosystem": "npm", "name": "twolines"}, "ranges": [{"type": "ECOSYSTEM",
+			 "events": [{"introduced": "0"}, {"fixed": "1.2.3"}, {"introduced": "2.0.0"}, {"fixed": "2.0.5"}]}]},
+			{"package": {"ecosystem": "npm", "name": "nofix"}, "ranges": [{"type": "SEMVER",
+			 "events": [{"introduced": "1.0.0"}, {"last_affected": "1.4.0"}]}]},
+			{"package": {"ecosystem": "npm", "name": "listed"}, "versions": ["3.1.4"]}]}`),
 	}
 	s.SetRecords(maps.All(recs))
 	ids, _ := query(t, s, "lodash", "4.17.15", "")
@@ -168,6 +174,15 @@ func TestAPIMatchesPagesAndServesRecords(t *testing.T) {
 	}
 	if ids, _ := query(t, s, "lodash", "4.17.21", ""); strings.Join(ids, " ") != "MAL-2025-1" {
 		t.Errorf("lodash 4.17.21: %v", ids)
+	}
+	for q, want := range map[[2]string]bool{
+		{"twolines", "1.2.2"}: true, {"twolines", "1.2.3"}: false, {"twolines", "1.9.0"}: false,
+		{"twolines", "2.0.4"}: true, {"twolines", "2.0.5"}: false, {"nofix", "0.9.0"}: false,
+		{"nofix", "1.4.0"}: true, {"nofix", "1.4.1"}: false, {"listed", "3.1.4"}: true, {"listed", "3.1.5"}: false,
+	} {
+		if ids, _ := query(t, s, q[0], q[1], ""); (len(ids) == 1) != want {
+			t.Errorf("%s %s: %v, want affected %v", q[0], q[1], ids, want)
+		}
 	}
 	s.PageSize(1)
 	var all []string
@@ -258,4 +273,23 @@ func TestHoldAndSlow(t *testing.T) {
 		t.Errorf("reading on after giving up: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// Bytes that are no record are served as given, in the archive and alone,
+// listed in modified_id.csv, and matched by nothing.
+func TestMalformedRecordsAreServedAsGiven(t *testing.T) {
+	t.Parallel()
+	s := feedserver.New(t)
+	bad := []byte(`{"id": "GHSA-bad0-bad0-bad0", "affected": [`)
+	good := osvgen.Record("GHSA-9999-9999-9999", "left-pad", osvgen.KindVuln, "0", "")
+	s.SetRecords(maps.All(map[string][]byte{"GHSA-bad0-bad0-bad0": bad, "GHSA-9999-9999-9999": good}))
+	if _, b := get(t, s.URL+feedserver.RecordPath("GHSA-bad0-bad0-bad0")); !bytes.Equal(b, bad) {
+		t.Errorf("bad record served as %q", b)
+	}
+	if _, csv := get(t, s.URL+feedserver.ModifiedPath); !strings.Contains(string(csv), ",GHSA-bad0-bad0-bad0\n") {
+		t.Errorf("modified_id.csv:\n%s", csv)
+	}
+	if ids, _ := query(t, s, "left-pad", "1.3.0", ""); strings.Join(ids, " ") != "GHSA-9999-9999-9999" {
+		t.Errorf("left-pad 1.3.0: %v", ids)
+	}
 }
