@@ -190,3 +190,20 @@ func TestKEVAndEPSS(t *testing.T) {
 		t.Errorf("EPSS file:\n%s", text)
 	}
 }
+
+func TestBadInputs(t *testing.T) {
+	t.Parallel()
+	var bomb bytes.Buffer
+	if err := WriteZipBomb(&bomb, "GHSA-bomb-bomb-bomb.json", 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(bomb.Bytes()), int64(bomb.Len()))
+	if err != nil || len(zr.File) != 1 || zr.File[0].UncompressedSize64 != 256<<20 || bomb.Len() > 2<<20 {
+		t.Fatalf("bomb of %d bytes: %v, %+v", bomb.Len(), err, zr.File)
+	}
+	long := LongRecord("GHSA-long-long-long", "left-pad", 10<<20)
+	var r parsed
+	if err := json.Unmarshal(long, &r); err != nil || r.ID != "GHSA-long-long-long" || len(long) < 10<<20 || len(long) > 11<<20 {
+		t.Errorf("long record of %d bytes: %v", len(long), err)
+	}
+}
