@@ -244,3 +244,13 @@ SELECT cve, epss, percentile FROM epss_scores;
 
 -- name: EPSSCount :one
 SELECT count(*) FROM epss_scores;
+
+-- name: OSVStoredModified :many
+-- The stored "modified" times of the records with these ids: an API
+-- answer naming an id no newer than the stored record is not fetched.
+SELECT id, modified FROM osv_records WHERE id = ANY(@ids::text[]);
+
+-- name: OSVLastModified :one
+-- The newest "modified" time among the stored records: a delta of the
+-- archive starts after it.
+SELECT CASE WHEN true THEN max(modified) END AS modified FROM osv_records WHERE feed = @feed::text;

@@ -39,6 +39,11 @@ Usage:
                                 accept a document obtained elsewhere (a mirror, a USB stick)
                                 for source URL (or offline:NAME) under the rules of a fetch;
                                 --sig: its detached signature, as served at <url>.sig
+  upcheck feed sync             sync every advisory feed of UPCHECK_FEEDS now (a check syncs
+                                the due ones daily); prints one JSON line per feed
+  upcheck feed import KIND FILE bring a feed's file by hand (KIND osv: an OSV archive, kev: the
+                                KEV catalogue's JSON, epss: the EPSS CSV, gzipped or not)
+                                under the rules of a fetch; prints one JSON line
   upcheck user add --email E --role admin|viewer
                                 create an account; the password is read from stdin
   upcheck user passwd --email E
@@ -204,6 +209,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runToken(ctx, cfg, logger, rest, stdout, stderr)
 	case "source":
 		return runSource(ctx, cfg, logger, rest, stdout, stderr)
+	case "feed":
+		return runFeed(ctx, cfg, logger, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n%s", cmd, helpPointer(""))
 	return errUsage

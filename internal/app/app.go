@@ -53,6 +53,9 @@ type App struct {
 	// advisories.
 	Syncer     *updatecheck.Syncer
 	Importer   *updatecheck.Importer
+	// Feeds syncs the advisory feeds (UPCHECK_FEEDS; the demo's own in
+	// the demo): by every check that finds them due, and by `upcheck feed`.
+	Feeds *updatecheck.Feeds
 	Reads      *catalog.Reads
 	Dismissals *catalog.Dismissals
 
@@ -177,6 +180,10 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	a.Reads = catalog.New(a.Store)
 	a.Checker.TellReads(a.Reads)
 	a.Syncer, a.Importer = updatecheck.NewSyncer(a.Checker), updatecheck.NewImporter(a.Checker)
+	a.Feeds = updatecheck.NewFeeds(a.Checker, a.Config.Feeds, a.Config.FeedDir)
+	if len(a.Config.Feeds) > 0 {
+		a.Checker.UseFeeds(a.Feeds)
+	}
 	a.Dismissals = catalog.NewDismissals(a.Store, a.Reads)
 	// Notifications are queued by every process that writes results (serve
 	// and `upcheck check`); only serve delivers them.

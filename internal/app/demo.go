@@ -17,9 +17,22 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
+
+// demoHandler serves the demo's publisher and npm registry, and its
+// advisory feeds under demo.FeedsPath.
+func demoHandler(p *demo.Publisher, feeds *demo.Feeds) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, demo.FeedsPath) {
+			feeds.ServeHTTP(w, r)
+			return
+		}
+		p.ServeHTTP(w, r)
+	})
+}
 
 // demoSite is the demo publisher served on loopback by this process.
 type demoSite struct {
@@ -31,7 +44,12 @@ type demoSite struct {
 }
 
 func startDemo(logger *slog.Logger, out io.Writer) (*demoSite, error) {
-	p, err := demo.NewPublisher(time.Now())
+	now := time.Now()
+	p, err := demo.NewPublisher(now)
+	if err != nil {
+		return nil, err
+	}
+	feeds, err := demo.NewFeeds(now)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +57,7 @@ func startDemo(logger *slog.Logger, out io.Writer) (*demoSite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo publisher: %w", err)
 	}
-	d := &demoSite{publisher: p, server: &http.Server{Handler: p, ReadHeaderTimeout: 5 * time.Second}, base: "http://" + ln.Addr().String(), logger: logger, out: out}
+	d := &demoSite{publisher: p, server: &http.Server{Handler: demoHandler(p, feeds), ReadHeaderTimeout: 5 * time.Second}, base: "http://" + ln.Addr().String(), logger: logger, out: out}
 	go d.server.Serve(ln) //nolint:errcheck // ends with close()
 	logger.Info("demo publisher serving", "addr", d.base, "npm_registry", demo.RegistryURL(d.base))
 	return d, nil
@@ -62,6 +80,13 @@ func (d *demoSite) install(ctx context.Context, a *App) error {
 	}
 	a.Npm = &npm.Client{Fetcher: a.Fetcher, Registries: npm.Registries{Default: reg}, MaxDocument: a.Config.NpmMaxDocument}
 	a.Checker.UseNpm(a.Npm)
+	// And its advisory feeds, whatever UPCHECK_FEEDS says.
+	feeds, err := feed.ParseList(demo.FeedsSetting(d.base))
+	if err != nil {
+		return fmt.Errorf("demo feeds: %w", err)
+	}
+	a.Feeds = updatecheck.NewFeeds(a.Checker, feeds, a.Config.FeedDir)
+	a.Checker.UseFeeds(a.Feeds)
 	if _, err := a.Syncer.Sync(ctx, d.publisher.NpmManifest(d.base)); err != nil {
 		return err
 	}

@@ -694,6 +694,19 @@ func (q *Queries) OSVForPackages(ctx context.Context, db DBTX, arg OSVForPackage
 	return items, nil
 }
 
+const oSVLastModified = `-- name: OSVLastModified :one
+SELECT CASE WHEN true THEN max(modified) END AS modified FROM osv_records WHERE feed = $1::text
+`
+
+// The newest "modified" time among the stored records: a delta of the
+// archive starts after it.
+func (q *Queries) OSVLastModified(ctx context.Context, db DBTX, feed string) (interface{}, error) {
+	row := db.QueryRow(ctx, oSVLastModified, feed)
+	var modified interface{}
+	err := row.Scan(&modified)
+	return modified, err
+}
+
 const oSVPackagesSync = `-- name: OSVPackagesSync :many
 WITH wanted AS (
     SELECT unnest($1::text[]) AS id, unnest($2::text[]) AS ecosystem, unnest($3::text[]) AS name
@@ -778,6 +791,37 @@ func (q *Queries) OSVStoredHashes(ctx context.Context, db DBTX, ids []string) ([
 	for rows.Next() {
 		var i OSVStoredHashesRow
 		if err := rows.Scan(&i.ID, &i.Hash); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const oSVStoredModified = `-- name: OSVStoredModified :many
+SELECT id, modified FROM osv_records WHERE id = ANY($1::text[])
+`
+
+type OSVStoredModifiedRow struct {
+	ID       string
+	Modified time.Time
+}
+
+// The stored "modified" times of the records with these ids: an API
+// answer naming an id no newer than the stored record is not fetched.
+func (q *Queries) OSVStoredModified(ctx context.Context, db DBTX, ids []string) ([]OSVStoredModifiedRow, error) {
+	rows, err := db.Query(ctx, oSVStoredModified, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OSVStoredModifiedRow{}
+	for rows.Next() {
+		var i OSVStoredModifiedRow
+		if err := rows.Scan(&i.ID, &i.Modified); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

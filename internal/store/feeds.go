@@ -325,3 +325,27 @@ func (e *Executor) OSVCount(ctx context.Context) (int, error) {
 	n, err := e.q.OSVCount(ctx, e.dbtx)
 	return int(n), mapError(err)
 }
+
+// OSVStoredModified returns the stored "modified" time of those of ids
+// that are stored.
+func (e *Executor) OSVStoredModified(ctx context.Context, ids []string) (map[string]time.Time, error) {
+	rows, err := e.q.OSVStoredModified(ctx, e.dbtx, ids)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.Modified
+	}
+	return out, nil
+}
+
+// OSVLastModified is the newest "modified" time among the records feed
+// stored; nil when none.
+func (e *Executor) OSVLastModified(ctx context.Context, feed readmodel.FeedKind) (*time.Time, error) {
+	v, err := e.q.OSVLastModified(ctx, e.dbtx, string(feed))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return timeOf(v), nil
+}

@@ -70,11 +70,33 @@ type Checker struct {
 	fetcher *fetch.Fetcher
 	// before runs before every check asks for the lease (BeforeEachCheck).
 	before func(context.Context) error
+	// feeds, when set, syncs the feeds that are due before each check
+	// evaluates (UseFeeds).
+	feeds *Feeds
 }
 
 // UseNpm makes the checks read npm sources through client. Call it before
 // the first check.
 func (c *Checker) UseNpm(client *npm.Client) { c.npm = client }
+
+// withKnowledge gives every job what the feeds know of the packages of
+// all jobs, read once.
+func (c *Checker) withKnowledge(ctx context.Context, jobs []job) error {
+	var packages []string
+	for _, j := range jobs {
+		for _, comp := range j.components {
+			packages = append(packages, comp.Package)
+		}
+	}
+	k, err := c.knowledge(ctx, packages)
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		jobs[i].intel = k
+	}
+	return nil
+}
 
 // BeforeEachCheck makes fn run before every check asks for the lease, for
 // whoever asks (the schedule, the CLI, the button): serve reads its
@@ -263,8 +285,16 @@ func endStatus(c store.RunCounts) Status {
 // stops at the first sign that the lease is gone or the database refuses
 // writes; requests in flight are then aborted and queued ones never start.
 func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCounts, sources, offline int, err error) {
+	if c.feeds != nil {
+		if err := c.feeds.syncDue(ctx, l); err != nil {
+			return counts, 0, 0, err
+		}
+	}
 	jobs, err := c.plan(ctx)
 	if err != nil {
+		return counts, 0, 0, err
+	}
+	if err := c.withKnowledge(ctx, jobs); err != nil {
 		return counts, 0, 0, err
 	}
 	jobs, offline = fetchable(jobs)

@@ -2,7 +2,6 @@ package updatecheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // SyncReport says what a manifest sync changed.
@@ -191,15 +189,6 @@ func (s *Syncer) writeStored(ctx context.Context, results []store.Result) (int, 
 		}
 	}
 	return written, nil
-}
-
-// core is the installed core (the zero Component when none is).
-func (s *Syncer) core(ctx context.Context) (store.Component, error) {
-	comp, err := s.store.Component(ctx, updatedoc.CoreCode)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Component{}, nil
-	}
-	return comp, err
 }
 
 // auditPin is the audit action of a manifest sync that changed the keys

@@ -1,0 +1,315 @@
+package updatecheck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/feed"
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// maxDelta is the most records a delta (modified_id.csv) fetches one by
+// one; past it the whole archive is read instead.
+const maxDelta = 1000
+
+// maxModifiedList caps modified_id.csv (npm's lists some 200,000 ids).
+const maxModifiedList = 64 << 20
+
+// syncArchive syncs an OSV archive: a delta from modified_id.csv when the
+// server has one beside the archive and the feed synced before, else the
+// whole archive, downloaded to a file (conditionally) and read twice:
+// once to hash every record, so that an archive that cannot be read is
+// known before anything is stored, then to store the records whose bytes
+// changed.
+func (s *Feeds) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) error {
+	path := run.file
+	if path == "" {
+		if done, err := s.syncDelta(ctx, l, run); done || err != nil {
+			return err
+		}
+		dl, err := feed.Spool(ctx, s.fetcher, fetch.Request{URL: run.fd.URL, ETag: run.stored.ETag,
+			LastModified: run.stored.LastModified, MaxBody: s.limits.MaxArchive}, s.dir)
+		if err != nil {
+			return err
+		}
+		if dl.NotModified {
+			run.out.Status = readmodel.FeedSyncNotModified
+			return nil
+		}
+		defer os.Remove(dl.Path)
+		path = dl.Path
+		run.out.ETag, run.out.LastModified = dl.ETag, dl.LastModified
+	}
+	a, err := feed.OpenArchive(path, s.limits)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	// Pass 1: every record hashed, compared with the stored hash.
+	var changed []int
+	var scanned []feed.Entry
+	compare := func() error {
+		ids := make([]string, len(scanned))
+		for i, e := range scanned {
+			ids[i] = recordID(e.Name)
+		}
+		stored, err := s.store.OSVStoredHashes(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for i, e := range scanned {
+			switch h, ok := stored[ids[i]]; {
+			case e.TooLarge:
+				run.skip(ids[i], "", fmt.Sprintf("the record has %d bytes, more than the %d upcheck reads", e.Size, s.limits.MaxRecord))
+			case ok && bytes.Equal(h, e.Hash[:]):
+				run.out.Unchanged++
+			default:
+				changed = append(changed, e.Index)
+			}
+		}
+		scanned = scanned[:0]
+		return nil
+	}
+	err = a.Scan(func(e feed.Entry) error {
+		if scanned = append(scanned, e); len(scanned) == feedBatch {
+			return compare()
+		}
+		return nil
+	})
+	if err == nil {
+		err = compare()
+	}
+	if err != nil {
+		return err
+	}
+
+	// Pass 2: the changed records, parsed and stored in batches.
+	var batch []store.OSVRecord
+	err = a.Read(changed, func(e feed.Entry, data []byte) error {
+		rec, ok := s.parseRecord(run, recordID(e.Name), data)
+		if !ok {
+			return nil
+		}
+		if batch = append(batch, rec); len(batch) == feedBatch {
+			err := s.storeRecords(ctx, l, run, batch)
+			batch = batch[:0]
+			return err
+		}
+		return nil
+	})
+	if err == nil {
+		err = s.storeRecords(ctx, l, run, batch)
+	}
+	if err != nil {
+		return err
+	}
+	return s.archiveCursor(ctx, run)
+}
+
+// archiveCursor sets the cursor a delta starts from: the newest modified
+// time stored, and how many records the feed holds.
+func (s *Feeds) archiveCursor(ctx context.Context, run *feedRun) error {
+	last, err := s.store.OSVLastModified(ctx, run.kind)
+	if err != nil {
+		return err
+	}
+	if last != nil {
+		run.out.Cursor = last.UTC().Format(time.RFC3339Nano)
+	}
+	n, err := s.store.OSVCount(ctx)
+	run.out.Records = n
+	return err
+}
+
+// syncDelta reads the records modified since the cursor one by one, from
+// the modified_id.csv beside the archive; done is false when there is no
+// such list, no cursor yet, or more changes than a delta takes (then the
+// whole archive is read).
+func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (done bool, err error) {
+	if run.stored.Cursor == "" {
+		return false, nil
+	}
+	since, err := time.Parse(time.RFC3339Nano, run.stored.Cursor)
+	if err != nil {
+		return false, nil // not a time: read the whole archive
+	}
+	listURL, err := feed.SiblingURL(run.fd.URL, "modified_id.csv")
+	if err != nil {
+		return false, nil
+	}
+	var ids []feed.Modified
+	var tooMany bool
+	_, err = s.fetcher.Fetch(ctx, fetch.Request{URL: listURL, MaxBody: maxModifiedList, Consume: func(r io.Reader) error {
+		var err error
+		ids, tooMany, err = feed.ReadModifiedIDs(r, since, maxDelta)
+		return err
+	}})
+	var status *fetch.StatusError
+	switch {
+	case errors.As(err, &status):
+		return false, nil // no list beside the archive
+	case err != nil:
+		return false, err
+	case tooMany:
+		return false, nil
+	}
+	var batch []store.OSVRecord
+	for _, m := range ids {
+		recURL, err := feed.SiblingURL(run.fd.URL, m.ID+".json")
+		if err != nil {
+			return false, err
+		}
+		resp, err := s.fetcher.Fetch(ctx, fetch.Request{URL: recURL, MaxBody: s.limits.MaxRecord})
+		if errors.Is(err, fetch.ErrTooLarge) {
+			run.skip(m.ID, "", fmt.Sprintf("the record is larger than the %d bytes upcheck reads", s.limits.MaxRecord))
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		stored, err := s.store.OSVStoredHashes(ctx, []string{m.ID})
+		if err != nil {
+			return false, err
+		}
+		if h := osv.Hash(resp.Body); bytes.Equal(stored[m.ID], h[:]) {
+			run.out.Unchanged++
+			continue
+		}
+		rec, ok := s.parseRecord(run, m.ID, resp.Body)
+		if !ok {
+			continue
+		}
+		if batch = append(batch, rec); len(batch) == feedBatch {
+			if err := s.storeRecords(ctx, l, run, batch); err != nil {
+				return false, err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := s.storeRecords(ctx, l, run, batch); err != nil {
+		return false, err
+	}
+	return true, s.archiveCursor(ctx, run)
+}
+
+// syncAPI queries an OSV-compatible API with the installed packages and
+// versions, then fetches the records new or modified since stored.
+func (s *Feeds) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error {
+	comps, err := s.store.Components(ctx)
+	if err != nil {
+		return err
+	}
+	var qs []feed.Query
+	for _, c := range comps {
+		if c.Package != "" {
+			qs = append(qs, feed.Query{Name: c.Package, Version: c.InstalledVersion})
+		}
+	}
+	started := time.Now().UTC()
+	api := feed.NewAPI(s.fetcher, run.fd.URL)
+	answers, err := api.QueryBatch(ctx, qs)
+	if err != nil {
+		return err
+	}
+	seen := map[string]time.Time{}
+	var ids []string
+	for _, refs := range answers {
+		for _, ref := range refs {
+			if _, ok := seen[ref.ID]; !ok {
+				ids = append(ids, ref.ID)
+			}
+			seen[ref.ID] = ref.Modified
+		}
+	}
+	stored, err := s.store.OSVStoredModified(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var batch []store.OSVRecord
+	for _, id := range ids {
+		if at, ok := stored[id]; ok && !seen[id].After(at) {
+			run.out.Unchanged++
+			continue
+		}
+		body, err := api.Vuln(ctx, id)
+		if errors.Is(err, fetch.ErrTooLarge) {
+			run.skip(id, "", err.Error())
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rec, ok := s.parseRecord(run, id, body)
+		if !ok {
+			continue
+		}
+		if batch = append(batch, rec); len(batch) == feedBatch {
+			if err := s.storeRecords(ctx, l, run, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := s.storeRecords(ctx, l, run, batch); err != nil {
+		return err
+	}
+	run.out.Cursor = started.Format(time.RFC3339Nano)
+	n, err := s.store.OSVCount(ctx)
+	run.out.Records = n
+	return err
+}
+
+// parseRecord reads one record; a malformed one is listed as skipped
+// (its id and the JSON path of the problem) and never stops the others.
+func (s *Feeds) parseRecord(run *feedRun, id string, data []byte) (store.OSVRecord, bool) {
+	r, err := osv.Parse(data)
+	if err != nil {
+		path, reason := splitPath(err)
+		run.skip(id, path, reason)
+		return store.OSVRecord{}, false
+	}
+	if id != "" && r.ID != id {
+		run.skip(id, "id", fmt.Sprintf("the record's id %q is not the one it is filed under", r.ID))
+		return store.OSVRecord{}, false
+	}
+	h := osv.Hash(data)
+	rec := store.OSVRecord{ID: r.ID, Hash: h[:], Body: data, Modified: r.Modified, Keys: advisoryKeys(r.ID, r.Aliases),
+		Malicious: r.Malicious()}
+	if r.IsWithdrawn() {
+		w := r.Withdrawn
+		rec.Withdrawn = &w
+	}
+	for _, p := range r.Packages() {
+		rec.Packages = append(rec.Packages, store.OSVPackage{Ecosystem: p.Ecosystem, Name: p.Name})
+	}
+	return rec, true
+}
+
+// splitPath separates a malformed record's JSON path from the reason
+// (osv.Parse says "malformed OSV record: PATH: reason").
+func splitPath(err error) (path, reason string) {
+	text := strings.TrimPrefix(err.Error(), osv.ErrMalformed.Error()+": ")
+	if p, rest, ok := strings.Cut(text, ": "); ok && !strings.ContainsAny(p, " \"") {
+		return p, rest
+	}
+	return "", text
+}
+
+// recordID is the id an archive entry is filed under ("ID.json").
+func recordID(name string) string {
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	return strings.TrimSuffix(name, ".json")
+}
