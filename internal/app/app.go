@@ -51,11 +51,11 @@ type App struct {
 	// NewImporter); Reads are the process's reads of the read model, told
 	// of every write, and Dismissals the admins' decisions about
 	// advisories.
-	Syncer     *updatecheck.Syncer
-	Importer   *updatecheck.Importer
+	Syncer   *updatecheck.Syncer
+	Importer *updatecheck.Importer
 	// Feeds syncs the advisory feeds (UPCHECK_FEEDS; the demo's own in
 	// the demo): by every check that finds them due, and by `upcheck feed`.
-	Feeds *updatecheck.Feeds
+	Feeds      *updatecheck.Feeds
 	Reads      *catalog.Reads
 	Dismissals *catalog.Dismissals
 

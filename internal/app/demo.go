@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/dev/demo"
+	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
