@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/upcheck/upcheck/internal/dev/demo"
 	"io"
 	"log/slog"
 	"net/http"
@@ -380,7 +381,7 @@ func TestDemoPagesSayTheRegistrysFacts(t *testing.T) {
 	waitForRuns(t, d, 1)
 	for path, wants := range map[string][]string{
 		"/admin/plugins/seo":       {"The installed version 2.0.0 is deprecated by its publisher: 2.0.0 sends unpublished drafts to search engines"},
-		"/admin/plugins/search":    {"Update to 3.1.0 needs core 2.0.0 or newer (installed 1.9.0)"},
+		"/admin/plugins/search":    {"requires core 2.0.0 or newer"},
 		"/admin/plugins/comments":  {"1.3.0 was published without the provenance that 1.2.0 had"},
 		"/admin/plugins/analytics": {"published with provenance", "signature verified by key SHA256:"},
 	} {
@@ -390,5 +391,39 @@ func TestDemoPagesSayTheRegistrysFacts(t *testing.T) {
 				t.Errorf("%s does not say %q:\n%s", path, want, got)
 			}
 		}
+	}
+}
+
+// The demo syncs its own advisory feeds before its first check evaluates:
+// its seo package is known malicious, its core's advisory is known
+// exploited (KEV) and scored (EPSS), the withdrawn record counts for
+// nothing, and every feed synced.
+func TestDemoReadsItsFeeds(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	if _, _, err := serveDemo(t, d, "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	waitForRuns(t, d, 1)
+	var malicious, exploited, analytics string
+	d.QueryRow(t, `SELECT coalesce(string_agg(code, ',' ORDER BY code), '') FROM component_state WHERE malicious`).Scan(&malicious)
+	d.QueryRow(t, `SELECT coalesce(string_agg(code, ',' ORDER BY code), '') FROM component_state WHERE known_exploited`).Scan(&exploited)
+	if malicious != "seo" || exploited != "core" {
+		t.Errorf("malicious %q, known exploited %q; want seo and core", malicious, exploited)
+	}
+	var epss float64
+	d.QueryRow(t, `SELECT coalesce((a->'epss'->>'score')::float8, 0) FROM component_results r, jsonb_array_elements(r.advisories) a
+		WHERE r.code = 'core' AND a->>'known_exploited' = 'true'`).Scan(&epss)
+	if epss < 0.9 {
+		t.Errorf("core's exploited advisory has EPSS %v, want the demo's 0.943", epss)
+	}
+	d.QueryRow(t, `SELECT advisories::text FROM component_results WHERE code = 'analytics'`).Scan(&analytics)
+	if strings.Contains(analytics, demo.DemoWithdrawnAdvisory) {
+		t.Errorf("analytics lists the withdrawn record: %s", analytics)
+	}
+	var synced int
+	d.QueryRow(t, `SELECT count(*) FROM feeds WHERE last_success_at IS NOT NULL AND last_error IS NULL`).Scan(&synced)
+	if synced != 3 {
+		t.Errorf("%d feeds synced, want osv, kev and epss", synced)
 	}
 }

@@ -164,6 +164,10 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 	case tooMany:
 		return false, nil
 	}
+	if len(ids) == 0 {
+		run.out.Status = readmodel.FeedSyncNotModified
+		return true, s.archiveCursor(ctx, run)
+	}
 	var batch []store.OSVRecord
 	for _, m := range ids {
 		recURL, err := feed.SiblingURL(run.fd.URL, m.ID+".json")
