@@ -492,3 +492,34 @@ func TestFeedDeltaReadsOnlyTheModifiedRecords(t *testing.T) {
 		t.Error("forms is still malicious after the delta")
 	}
 }
+
+// An OSV-compatible API is asked for the installed packages and versions;
+// the records it names are fetched once, and again only when modified.
+func TestFeedFromAnOSVAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fs, f := b.feedSite(readmodel.FeedOSVAPI)
+	b.run(lease.Operator)
+	if a := b.advisories("blog"); len(a) != 1 || !slices.Equal(a[0].Origins, []string{"publisher", "osv"}) {
+		t.Fatalf("blog's advisories from the API = %+v, want ACME-9 merged with its OSV record", a)
+	}
+	if _, _, malicious := b.flags("forms"); !malicious {
+		t.Error("forms is not malicious after the API named its MAL record")
+	}
+	var stored int
+	b.db.QueryRow(t, `SELECT count(*) FROM osv_records`).Scan(&stored)
+	if stored != 2 {
+		t.Errorf("%d records stored, want the 2 of installed packages (not @acme/other's)", stored)
+	}
+	fetched := fs.Requests(feedserver.APIPath + "/v1/vulns/" + formsMAL)
+	if fetched != 1 {
+		t.Fatalf("forms' record fetched %d times by the first sync, want once", fetched)
+	}
+	res, err := f.RunLockedFeedSync(context.Background())
+	if err != nil || res[0].Status != readmodel.FeedSyncCompleted || res[0].Unchanged != 2 || res[0].Written != 0 {
+		t.Fatalf("second API sync = %+v, %v; want 2 unchanged, none fetched", res, err)
+	}
+	if n := fs.Requests(feedserver.APIPath + "/v1/vulns/" + formsMAL); n != fetched {
+		t.Errorf("an unmodified record was fetched again (%d, then %d)", fetched, n)
+	}
+}
