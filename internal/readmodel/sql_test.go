@@ -387,7 +387,8 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		st := store.New(db.Pool)
 		const src = "https://p.example/acme.json"
 		db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
-			('core', 'Core', '1.9.0', $1), ('nofix', 'Nofix', '1.0.0', $1), ('sec', 'Sec', '1.0.0', $1)`, src)
+			('core', 'Core', '1.9.0', $1), ('nofix', 'Nofix', '1.0.0', $1), ('sec', 'Sec', '1.0.0', $1),
+			('mal', 'Mal', '1.0.0', $1), ('kev', 'Kev', '1.0.0', $1)`, src)
 		db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at,
 			last_error, last_error_at, consecutive_failures, failing_since)
 			VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp() - interval '3 days', clock_timestamp(),
@@ -396,6 +397,8 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			{"core", "false", "false", "", `[]`, `{}`, `{}`},
 			{"nofix", "false", "false", "", `[{"id": "N-1", "severity": "low", "no_fix": true}]`, `{N-1}`, `{N-1}`},
 			{"sec", "true", "true", "1.1.0", `[]`, `{}`, `{}`},
+			{"mal", "false", "false", "", `[{"id": "MAL-1", "severity": "critical", "no_fix": true, "malicious": true}]`, `{MAL-1}`, `{MAL-1}`},
+			{"kev", "false", "false", "", `[{"id": "K-1", "severity": "high", "no_fix": true, "known_exploited": true}]`, `{K-1}`, `{K-1}`},
 		} {
 			db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
 				update_available, security, update_version, security_version, evaluation, advisories, advisory_ids, no_fix_ids, epoch)
@@ -405,6 +408,8 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 				        $6::jsonb, $7::text[], $8::text[], 1)`, r.code, src, r.update, r.security, r.version, r.advisories, r.ids, r.noFix)
 		}
 		db.MustExec(t, `UPDATE component_results SET deprecated = 'gone', provenance_lost = '1.1.0' WHERE code = 'nofix'`)
+		db.MustExec(t, `UPDATE component_results SET malicious_ids = '{MAL-1}' WHERE code = 'mal'`)
+		db.MustExec(t, `UPDATE component_results SET exploited_ids = '{K-1}' WHERE code = 'kev'`)
 		// The last check completed three days ago: overdue.
 		db.MustExec(t, `UPDATE core_update_lock SET last_completed_at = clock_timestamp() - interval '3 days' WHERE name = $1`, lease.Name)
 		var channel int64
