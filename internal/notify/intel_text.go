@@ -20,11 +20,11 @@ const (
 	ExploitedWords = "exploited in the wild"
 )
 
-// Ranks of the feeds' events: before an unfixed advisory, whatever place
-// readmodel.AttentionKinds gives the others.
+// Ranks of the feeds' events: their places in readmodel.AttentionKinds,
+// before an unfixed advisory.
 var (
-	rankMalicious = rankAdvisory - 20
-	rankExploited = rankAdvisory - 10
+	rankMalicious = 10 * readmodel.Urgency(readmodel.KindMalicious)
+	rankExploited = 10 * readmodel.Urgency(readmodel.KindKnownExploited)
 )
 
 // intelAdvisory is what an exploited or malicious event's advisory adds
