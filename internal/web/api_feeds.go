@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/views"
 )
 
 // The advisory feeds as the API reads them (docs/feeds.md): an advisory's
@@ -127,4 +128,16 @@ func (s *Server) apiFeeds(c echo.Context) error {
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, map[string]any{"feeds": out})
+}
+
+// advisoryIntel is what the feeds say of an advisory, for its page.
+func advisoryIntel(a updatedoc.AdvisoryMatch) views.AdvisoryIntel {
+	out := views.AdvisoryIntel{Origins: a.Origins, Malicious: a.Malicious, KnownExploited: a.KnownExploited}
+	if k := a.KEV; k != nil {
+		out.KEV = &views.AdvisoryKEV{CVE: k.CVE, DateAdded: k.DateAdded, DueDate: k.DueDate, RequiredAction: k.RequiredAction, Ransomware: k.Ransomware}
+	}
+	if e := a.EPSS; e != nil {
+		out.EPSS = &views.AdvisoryEPSS{Score: e.Score, Percentile: e.Percentile}
+	}
+	return out
 }
