@@ -168,6 +168,9 @@ func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 		if c.DisabledReason != "" {
 			line["disabled_reason"] = c.DisabledReason
 		}
+		if c.MinEPSS != nil {
+			line["min_epss"] = *c.MinEPSS
+		}
 		if err := enc.Encode(line); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
@@ -19,6 +20,9 @@ func TestNotifyAddMinEPSS(t *testing.T) {
 	d.QueryRow(t, "SELECT min_epss FROM notification_channels WHERE id = 1").Scan(&stored)
 	if stored != 0.25 {
 		t.Fatalf("stored min_epss %v, want 0.25", stored)
+	}
+	if out, code := cli(t, env, "notify", "list"); code != 0 || !strings.Contains(out, `"min_epss":0.25`) {
+		t.Errorf("notify list: %q (exit %d), want the threshold", out, code)
 	}
 	for _, bad := range []string{"1.5", "-1", "often"} {
 		if out, code := cli(t, env, "notify", "add", "webhook", "--url", "https://hooks.example/y", "--min-epss", bad); code != 2 {
