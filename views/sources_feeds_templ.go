@@ -33,7 +33,7 @@ func feedsSection(feeds []readmodel.FeedRow, now time.Time) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section aria-labelledby=\"feeds-title\" data-testid=\"feeds\"><h2 id=\"feeds-title\">Feeds</h2>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"section\" aria-labelledby=\"feeds-title\" data-testid=\"feeds\"><h2 id=\"feeds-title\">Feeds</h2>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -322,7 +322,7 @@ func feedSyncsSection(syncs []FeedSyncRow, now time.Time) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<section aria-labelledby=\"feed-syncs-title\" data-testid=\"feed-syncs\"><h2 id=\"feed-syncs-title\">Feed syncs</h2>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<section class=\"section\" aria-labelledby=\"feed-syncs-title\" data-testid=\"feed-syncs\"><h2 id=\"feed-syncs-title\">Feed syncs</h2>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
