@@ -88,7 +88,16 @@ func EPSSText(e *AdvisoryEPSS) string {
 	if e == nil {
 		return ""
 	}
-	return "EPSS " + strconv.FormatFloat(e.Score*100, 'f', 1, 64) + " % · " + ordinal(int(e.Percentile*100)) + " percentile"
+	return "EPSS " + percentText(e.Score) + " % · " + ordinal(int(e.Percentile*100)) + " percentile"
+}
+
+// percentText is a probability in percent: one decimal, two below 0.1 %
+// (most scores are that small, and "0.0 %" would say none).
+func percentText(p float64) string {
+	if p*100 < 0.1 {
+		return strconv.FormatFloat(p*100, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(p*100, 'f', 1, 64)
 }
 
 // ordinal is 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st…

@@ -46,7 +46,16 @@ type intelAdvisory struct {
 // EPSSWords is "EPSS 94.3 % · 99th percentile" for a score and its
 // percentile (0 to 1).
 func EPSSWords(score, percentile float64) string {
-	return "EPSS " + strconv.FormatFloat(score*100, 'f', 1, 64) + " % · " + Ordinal(int(percentile*100)) + " percentile"
+	return "EPSS " + percentText(score) + " % · " + Ordinal(int(percentile*100)) + " percentile"
+}
+
+// percentText is a probability in percent: one decimal, two below 0.1 %
+// (most scores are that small, and "0.0 %" would say none).
+func percentText(p float64) string {
+	if p*100 < 0.1 {
+		return strconv.FormatFloat(p*100, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(p*100, 'f', 1, 64)
 }
 
 // Ordinal is 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st…

@@ -83,7 +83,7 @@ func TestEPSSWords(t *testing.T) {
 	for _, c := range []struct {
 		score, pct float64
 		want       string
-	}{{0.943, 0.991, "EPSS 94.3 % · 99th percentile"}, {0.0004, 0.011, "EPSS 0.0 % · 1st percentile"},
+	}{{0.943, 0.991, "EPSS 94.3 % · 99th percentile"}, {0.0004, 0.011, "EPSS 0.04 % · 1st percentile"},
 		{0.12, 0.22, "EPSS 12.0 % · 22nd percentile"}, {0.5, 0.13, "EPSS 50.0 % · 13th percentile"}, {0.5, 0.03, "EPSS 50.0 % · 3rd percentile"}} {
 		if got := EPSSWords(c.score, c.pct); got != c.want {
 			t.Errorf("EPSSWords(%v, %v) = %q, want %q", c.score, c.pct, got, c.want)

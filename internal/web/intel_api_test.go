@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -147,4 +148,34 @@ func TestFeedsAPI(t *testing.T) {
 		t.Errorf("a raw error reached the API: %s", r.body)
 	}
 	wantStatus(t, "feeds without a session", b.anonymous().do("GET", "/api/admin/feeds", "", "", nil), 401)
+}
+
+// A channel's EPSS threshold through the API and the form: stored and
+// given back, refused when it is not a probability.
+func TestChannelMinEPSS(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.login("admin@example.test")
+	r := admin.sendJSON("POST", apiChannels, map[string]any{"kind": "webhook", "target": hookURL, "events": "security", "min_epss": 0.2}, true, nil)
+	wantStatus(t, "add with min_epss", r, 201)
+	if got := decodeJSON[struct {
+		MinEPSS *float64 `json:"min_epss"`
+	}](t, r); got.MinEPSS == nil || *got.MinEPSS != 0.2 {
+		t.Errorf("created channel's min_epss %v", got.MinEPSS)
+	}
+	list := decodeJSON[struct {
+		Channels []struct {
+			MinEPSS *float64 `json:"min_epss"`
+		} `json:"channels"`
+	}](t, admin.do("GET", apiChannels, "", "", nil))
+	if len(list.Channels) != 1 || list.Channels[0].MinEPSS == nil || *list.Channels[0].MinEPSS != 0.2 {
+		t.Errorf("listed channels %+v", list.Channels)
+	}
+	wantError(t, "min_epss 2", admin.sendJSON("POST", apiChannels, map[string]any{"kind": "webhook", "target": hookURL, "events": "security", "min_epss": 2}, true, nil),
+		422, "a probability from 0 to 1")
+	form := admin.postForm("/admin/notifications/channels", url.Values{"kind": {"webhook"}, "url": {hookURL}, "events": {"security"}, "min_epss": {"often"}})
+	page := admin.do("GET", "/admin/notifications", "", "", nil)
+	if form.status != 303 || !strings.Contains(page.body, "a probability from 0 to 1") || !strings.Contains(page.body, `value="often"`) {
+		t.Errorf("the form's bad threshold: %d, page says %q", form.status, page.body[:min(len(page.body), 200)])
+	}
 }
