@@ -15,6 +15,11 @@ CREATE TABLE notification_channels (
     -- security: security updates, unfixed advisories, failing sources, an
     -- overdue check; all: every update too.
     events          text        NOT NULL CHECK (events IN ('security', 'all')),
+    -- The least EPSS probability (0 to 1) an advisory event must have to be
+    -- sent to the channel (advisory.unfixed; an advisory without a score is
+    -- sent); null: every one. Known-exploited and malicious-package events
+    -- are always sent.
+    min_epss        double precision CHECK (min_epss >= 0 AND min_epss <= 1),
     -- The signing secret ("whsec_" + base64), webhook channels only. It
     -- must be stored to sign; it is shown once, at creation.
     secret          text,
@@ -110,32 +115,50 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     missing bigint;
+    -- A channel has an EPSS threshold: only then are scores read.
+    thresholds boolean := EXISTS (SELECT FROM notification_channels WHERE enabled AND min_epss IS NOT NULL);
 BEGIN
     SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key))
     INTO missing
     FROM notification_channels ch
     JOIN (
-        SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only
+        SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only,
+               NULL::float8 AS epss
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.security AND r.security_version IS NOT NULL
         UNION ALL
-        SELECT 'advisory.unfixed:' || r.code || '@' || r.installed_version || '/' || id, false
+        SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8
         FROM component_results r
-        CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
+        CROSS JOIN LATERAL unnest(r.malicious_ids) AS id
         WHERE r.code = ANY (codes)
         UNION ALL
-        SELECT 'deprecated:' || r.code || '@' || r.installed_version, false
+        SELECT 'advisory.exploited:' || r.code || '/' || id, false, NULL
+        FROM component_results r
+        CROSS JOIN LATERAL unnest(r.exploited_ids) AS id
+        WHERE r.code = ANY (codes) AND NOT id = ANY (r.malicious_ids)
+        UNION ALL
+        -- An unfixed advisory that is exploited or malicious has its own
+        -- event; its EPSS score is read only for a channel with a threshold.
+        SELECT 'advisory.unfixed:' || r.code || '@' || r.installed_version || '/' || id, false,
+               CASE WHEN thresholds THEN (SELECT max((a->'epss'->>'score')::float8)
+                                           FROM jsonb_array_elements(r.advisories) AS a WHERE a->>'id' = id) END
+        FROM component_results r
+        CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
+        WHERE r.code = ANY (codes) AND NOT id = ANY (r.exploited_ids) AND NOT id = ANY (r.malicious_ids)
+        UNION ALL
+        SELECT 'deprecated:' || r.code || '@' || r.installed_version, false, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.deprecated IS NOT NULL
         UNION ALL
-        SELECT 'provenance.lost:' || r.code || '@' || r.provenance_lost, false
+        SELECT 'provenance.lost:' || r.code || '@' || r.provenance_lost, false, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.provenance_lost IS NOT NULL
         UNION ALL
-        SELECT 'update.available:' || r.code || '@' || r.update_version, true
+        SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.update_available
-    ) f ON ch.events = 'all' OR NOT f.update_only
+    ) f ON (ch.events = 'all' OR NOT f.update_only)
+       AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
     WHERE ch.enabled;
     IF missing > 0 THEN
         RAISE EXCEPTION '% notification events to queue', missing USING ERRCODE = 'UN001';

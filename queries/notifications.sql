@@ -1,10 +1,10 @@
 -- name: ChannelCreate :one
-INSERT INTO notification_channels (name, kind, target, events, secret)
-VALUES (@name, @kind, @target, @events, sqlc.narg(secret))
+INSERT INTO notification_channels (name, kind, target, events, secret, min_epss)
+VALUES (@name, @kind, @target, @events, sqlc.narg(secret), sqlc.narg(min_epss)::float8)
 RETURNING id;
 
 -- name: ChannelList :many
-SELECT id, name, kind, target, events, enabled, disabled_reason, created_at
+SELECT id, name, kind, target, events, min_epss, enabled, disabled_reason, created_at
 FROM notification_channels
 ORDER BY id;
 
@@ -21,8 +21,34 @@ WHERE id = @id AND enabled;
 -- for, once per channel: an event whose key
 -- a channel already has is never queued again. The facts come from the read
 -- model, so a dismissed advisory queues nothing. Returns the new events.
+-- A known malicious package (each advisory saying so, for the installed
+-- version) and an advisory exploited in the wild (once per component and
+-- advisory, whatever the version) have their own events, sent to every
+-- channel; an unfixed advisory that is neither is held to a channel's
+-- min_epss (an advisory without a score is sent).
 WITH facts AS (
-    SELECT 'security_update.available' AS type,
+    SELECT 'malicious_package' AS type,
+           cs.code || '@' || cs.installed_version || '/' || (a->>'id') AS subject,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.package, 'advisory', a - 'no_fix') AS payload,
+           NULL::float8 AS epss
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
+    WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
+      AND cs.code = ANY (@codes::text[])
+    UNION ALL
+    SELECT 'advisory.exploited',
+           cs.code || '/' || (a->>'id'),
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'advisory', a - 'no_fix'),
+           NULL
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
+    WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
+      AND NOT coalesce((a->>'malicious')::boolean, false)
+      AND cs.code = ANY (@codes::text[])
+    UNION ALL
+    SELECT 'security_update.available',
            cs.code || '@' || r.security_version AS subject,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'version', r.security_version,
@@ -33,7 +59,8 @@ WITH facts AS (
                               -- The advisories the update fixes: ids and aliases.
                               'advisories', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a->>'id', 'aliases', coalesce(a->'aliases', '[]'::jsonb))), '[]'::jsonb)
                                              FROM jsonb_array_elements(cs.open_advisories) AS a
-                                             WHERE NOT coalesce((a->>'no_fix')::boolean, false))) AS payload
+                                             WHERE NOT coalesce((a->>'no_fix')::boolean, false))),
+           NULL
     FROM component_state cs
     JOIN component_results r ON r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
@@ -42,16 +69,20 @@ WITH facts AS (
     SELECT 'advisory.unfixed',
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
-                              'advisory', a - 'no_fix')
+                              'advisory', a - 'no_fix'),
+           (a->'epss'->>'score')::float8
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
+      AND NOT coalesce((a->>'known_exploited')::boolean, false)
+      AND NOT coalesce((a->>'malicious')::boolean, false)
       AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'deprecated',
            cs.code || '@' || cs.installed_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
-                              'package', cs.registry_facts->>'package', 'message', cs.deprecated)
+                              'package', cs.registry_facts->>'package', 'message', cs.deprecated),
+           NULL
     FROM component_state cs
     WHERE cs.deprecated IS NOT NULL
       AND cs.code = ANY (@codes::text[])
@@ -59,7 +90,8 @@ WITH facts AS (
     SELECT 'provenance.lost',
            cs.code || '@' || cs.provenance_lost,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
-                              'package', cs.registry_facts->>'package', 'version', cs.provenance_lost)
+                              'package', cs.registry_facts->>'package', 'version', cs.provenance_lost),
+           NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
       AND cs.code = ANY (@codes::text[])
@@ -67,7 +99,8 @@ WITH facts AS (
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
-                              'version', cs.update_version, 'url', cs.release_url)
+                              'version', cs.update_version, 'url', cs.release_url),
+           NULL
     FROM component_state cs
     WHERE cs.update_available
       AND cs.code = ANY (@codes::text[])
@@ -76,6 +109,7 @@ INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, sqlc.narg(epoch)::bigint
 FROM facts f
 JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
+     AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
 WHERE sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
@@ -226,7 +260,7 @@ WHERE c.id = e.channel_id AND c.enabled
 RETURNING e.id;
 
 -- name: ChannelGet :one
-SELECT id, name, kind, target, events, enabled, disabled_reason, created_at
+SELECT id, name, kind, target, events, min_epss, enabled, disabled_reason, created_at
 FROM notification_channels
 WHERE id = @id;
 

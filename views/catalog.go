@@ -68,6 +68,12 @@ func rowErrorKind(r readmodel.CatalogRow) string {
 // date": it says what was dismissed and until when, from now.
 func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	var bs []badge
+	if r.Malicious {
+		bs = append(bs, badge{MaliciousTitle, toneDanger})
+	}
+	if r.KnownExploited {
+		bs = append(bs, badge{"Exploited in the wild", toneDanger})
+	}
 	if r.Security {
 		bs = append(bs, badge{"Security update", toneDanger})
 	}

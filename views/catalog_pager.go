@@ -98,6 +98,8 @@ func filterLabel(f filterOption, counts map[string]int) string {
 var filterOptions = []filterOption{
 	{FilterAll, "All"},
 	{FilterAttention, "Needs attention"},
+	{FilterMalicious, "Malicious"},
+	{FilterExploited, "Exploited in the wild"},
 	{FilterUpdates, "Updates"},
 	{FilterSecurity, "Security"},
 	{FilterVulnerable, "Vulnerable"},
@@ -106,11 +108,29 @@ var filterOptions = []filterOption{
 	{FilterDismissed, "Dismissed advisories"},
 }
 
+// shownFilters are the filters the page offers: the malicious and
+// exploited ones only while a component is so (or one is chosen), since
+// most sites never have one.
+func shownFilters(p CatalogProps) []filterOption {
+	out := make([]filterOption, 0, len(filterOptions))
+	for _, f := range filterOptions {
+		if (f.Value == FilterMalicious || f.Value == FilterExploited) && p.Counts[f.Value] == 0 && p.Filter != f.Value {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // filterNoun is what the current filter shows, for the count line.
 func filterNoun(f string, n int) string {
 	switch f {
 	case FilterAttention:
 		return pick(n, "component that needs", "components that need") + " attention"
+	case FilterMalicious:
+		return pick(n, "known malicious package", "known malicious packages")
+	case FilterExploited:
+		return pick(n, "component", "components") + " with an advisory exploited in the wild"
 	case FilterUpdates:
 		return pick(n, "component", "components") + " with an update"
 	case FilterSecurity:
@@ -158,6 +178,10 @@ func catalogEmptyText(p CatalogProps) string {
 	switch p.Filter {
 	case FilterAttention:
 		return "No component has a security update or a vulnerable version."
+	case FilterMalicious:
+		return "No installed package is matched by an advisory saying it is malicious."
+	case FilterExploited:
+		return "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild."
 	case FilterUpdates:
 		return "No component has an update available."
 	case FilterSecurity:

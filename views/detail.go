@@ -40,6 +40,8 @@ type AdvisoryRow struct {
 	// OSV is what the advisory says in OSV's terms (aliases, CVSS, dates,
 	// references).
 	OSV AdvisoryOSV
+	// Intel is what the advisory feeds say of it.
+	AdvisoryIntel
 }
 
 // DetailProps is one component's page: its releases and advisories.
@@ -82,6 +84,9 @@ type DetailProps struct {
 	// The headline's facts, meaningful only when Evaluated: the read
 	// model's flags,
 	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
+	// Malicious: an open advisory says the package is malicious;
+	// KnownExploited: one is exploited in the wild (docs/feeds.md).
+	Malicious, KnownExploited bool
 	// the installable update (""), the newest security release
 	// (SecurityInstallable: the installed core runs it) and the newest
 	// release the installed core cannot run (nil: none).

@@ -28,7 +28,8 @@ func (h headline) rest() string {
 
 // detailHeadline heads a component's page, the most urgent state first, in
 // the urgency order of the summary and the emails (readmodel.AttentionKinds:
-// an advisory with no fix, a security update, a vulnerable version), then
+// a malicious package, an advisory exploited in the wild, an advisory with
+// no fix, a security update, a vulnerable version), then
 // an update, a release that needs a newer core, then up to date.
 func detailHeadline(p DetailProps) headline {
 	name := nameOr(p.Name, p.Code)
@@ -37,6 +38,19 @@ func detailHeadline(p DetailProps) headline {
 		return headline{"Not tracked", "nobody publishes updates for this component, so upcheck cannot tell whether it is up to date", toneNeutral}
 	case !factsKnown(p):
 		return headline{"Unknown", strings.TrimPrefix(notEvaluatedText(p), "Unknown: "), toneWarn}
+	case p.Malicious:
+		return headline{MaliciousTitle, "a published advisory says " + name + " is malware; uninstall it and check what it could reach", toneDanger}
+	case p.KnownExploited:
+		step := "attackers are using it"
+		switch {
+		case p.Security && p.SecurityInstallable && p.SecurityRelease != nil:
+			step += "; update to " + p.SecurityRelease.Version
+		case p.UpdateAvailable:
+			step += "; update to " + p.UpdateVersion
+		default:
+			step += "; consider disabling " + name + " until a fix is published"
+		}
+		return headline{"Exploited in the wild", step, toneDanger}
 	case p.VulnerableNoFix:
 		return headline{"Vulnerable, no fix yet", "consider disabling " + name + " until a fix is published", toneDanger}
 	case p.Security:

@@ -11,6 +11,8 @@ import (
 type HistoryProps struct {
 	Layout LayoutProps
 	Runs   []readmodel.RunRow
+	// FeedSyncs are the latest feed syncs, newest first.
+	FeedSyncs []FeedSyncRow
 }
 
 // runCountsText is what a check did with the sources.

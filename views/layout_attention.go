@@ -41,7 +41,8 @@ func attentionItems(s readmodel.Summary, limit int) ([]readmodel.AttentionItem, 
 // 2.3.0 → 2.4.0", or "Gallery 3.1.0" when no installable update helps.
 func attentionSubject(a readmodel.AttentionItem) string {
 	s := nameOr(a.Name, a.Code) + " " + a.Installed
-	if a.UpdateVersion != nil && a.Kind != readmodel.KindVulnerableNoFix && a.Kind != readmodel.KindProvenanceLost && installableFix(a) {
+	if a.UpdateVersion != nil && a.Kind != readmodel.KindVulnerableNoFix && a.Kind != readmodel.KindProvenanceLost &&
+		a.Kind != readmodel.KindMalicious && installableFix(a) {
 		s += " → " + *a.UpdateVersion
 	}
 	return s
@@ -55,6 +56,9 @@ func installableFix(a readmodel.AttentionItem) bool {
 // attentionProblem words the problem after the subject: "stored XSS in
 // comments (high)", "ACME-2026-009, no fix yet".
 func attentionProblem(a readmodel.AttentionItem) string {
+	if words, ok := intelProblem(a); ok {
+		return words
+	}
 	adv, rel := a.Advisory, a.SecurityRelease
 	switch {
 	case a.Kind == readmodel.KindProvenanceLost && a.ProvenanceLost != nil:
@@ -157,13 +161,13 @@ func spanText(d time.Duration) string {
 // needsAttention is whether the attention alert shows: a security
 // problem, a trust downgrade or a deprecated installed version.
 func needsAttention(s readmodel.Summary) bool {
-	return s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated > 0
+	return s.Malicious+s.KnownExploited+s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated > 0
 }
 
 // attentionTone is the alert's tone: danger for a security problem,
 // otherwise a warning.
 func attentionTone(s readmodel.Summary) string {
-	if s.SecurityUpdates+s.Vulnerable > 0 {
+	if s.Malicious+s.KnownExploited+s.SecurityUpdates+s.Vulnerable > 0 {
 		return "alert-danger"
 	}
 	return "alert-warn"
@@ -171,8 +175,19 @@ func attentionTone(s readmodel.Summary) string {
 
 // attentionAlertText is the alert's sentence, e.g. "2 security updates,
 // 1 vulnerable component and 1 trust downgrade need attention."
+// A known malicious package comes first, then an advisory exploited in the
+// wild: "1 known malicious package: remove it. 2 security updates need
+// attention."
 func attentionAlertText(s readmodel.Summary) string {
-	return securityAlertText(s.SecurityUpdates, s.Vulnerable, s.TrustDowngrades, s.Deprecated)
+	lead := intelAlertText(s.Malicious, s.KnownExploited)
+	if s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated == 0 {
+		return lead
+	}
+	rest := securityAlertText(s.SecurityUpdates, s.Vulnerable, s.TrustDowngrades, s.Deprecated)
+	if lead == "" {
+		return rest
+	}
+	return lead + " " + rest
 }
 
 // securityAlertText words the counts: security updates, vulnerable

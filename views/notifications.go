@@ -22,6 +22,10 @@ func DeliveryRetryPath(id string) string {
 // eventTypeText names an event type in words.
 func eventTypeText(t string) string {
 	switch readmodel.EventType(t) {
+	case readmodel.EventMalicious:
+		return MaliciousTitle
+	case readmodel.EventKnownExploited:
+		return "Advisory exploited in the wild"
 	case readmodel.EventSecurityUpdate:
 		return "Security update"
 	case readmodel.EventAdvisoryUnfixed:
@@ -61,6 +65,10 @@ func channelSendsText(c readmodel.ChannelRow) string {
 	if readmodel.ChannelEvents(c.Events) == readmodel.ChannelEventsAll {
 		what = "security and trust problems and every update"
 	}
+	if c.MinEPSS != nil {
+		what += " (unfixed advisories from EPSS " + strconv.FormatFloat(*c.MinEPSS*100, 'f', 1, 64) +
+			" %; exploited and malicious packages always)"
+	}
 	switch readmodel.ChannelKind(c.Kind) {
 	case readmodel.ChannelSlack:
 		return what + ", as chat messages"
@@ -97,6 +105,8 @@ func notificationsFailingText(n int) string {
 // ChannelForm is the add-a-channel form's fields.
 type ChannelForm struct {
 	Kind, URL, To, Events, Name string
+	// MinEPSS is the EPSS threshold as typed ("": none).
+	MinEPSS string
 }
 
 // NotificationsProps is the Notifications page.

@@ -13,6 +13,8 @@ import (
 type SourceHealthProps struct {
 	Layout  LayoutProps
 	Sources []readmodel.SourceRow
+	// Feeds are the advisory feeds that have synced at least once.
+	Feeds []readmodel.FeedRow
 }
 
 // sourcesTotalText is "5 sources".

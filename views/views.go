@@ -79,6 +79,8 @@ const (
 	FilterFailing    = readmodel.FilterFailing
 	FilterStale      = readmodel.FilterStale
 	FilterDismissed  = readmodel.FilterDismissed
+	FilterMalicious  = readmodel.FilterMalicious
+	FilterExploited  = readmodel.FilterKnownExploited
 )
 
 // DefaultPageSize is used when CatalogProps.PageSize is not positive.

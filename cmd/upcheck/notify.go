@@ -60,8 +60,8 @@ func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 }
 
 // runNotifyAdd is `upcheck notify add webhook --url URL [--format
-// standard|slack] [--events security|all] [--name N]` or `upcheck notify
-// add email --to ADDR[,ADDR] [--events security|all] [--name N]`: it prints
+// standard|slack] [--events security|all] [--min-epss P] [--name N]` or `upcheck notify
+// add email --to ADDR[,ADDR] [--events security|all] [--min-epss P] [--name N]`: it prints
 // the channel's id, and a webhook's signing secret on the last line (shown
 // once).
 func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
@@ -79,6 +79,7 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		fs.StringVar(&format, "format", "standard", "standard (signed Standard Webhooks JSON) or slack ({\"text\": …})")
 		fs.StringVar(&c.Events, "events", string(readmodel.ChannelEventsSecurity), "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
 		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the URL's host)")
+		minEPSSFlag(fs, &c)
 	}); err != nil {
 		return err
 	}
@@ -102,6 +103,7 @@ func runNotifyAddEmail(ctx context.Context, cfg config.Config, logger *slog.Logg
 		fs.StringVar(&c.Target, "to", "", "the addresses to send to, separated by commas")
 		fs.StringVar(&c.Events, "events", string(readmodel.ChannelEventsSecurity), "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
 		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the first address)")
+		minEPSSFlag(fs, &c)
 	}); err != nil {
 		return err
 	}
@@ -166,6 +168,9 @@ func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 		if c.DisabledReason != "" {
 			line["disabled_reason"] = c.DisabledReason
 		}
+		if c.MinEPSS != nil {
+			line["min_epss"] = *c.MinEPSS
+		}
 		if err := enc.Encode(line); err != nil {
 			return err
 		}
@@ -202,4 +207,18 @@ func oneArg[T any](cmd string, args []string, stderr io.Writer, parse func(strin
 		return zero, errUsage
 	}
 	return v, nil
+}
+
+// minEPSSFlag is --min-epss: the least EPSS probability (0 to 1) an
+// unfixed advisory must have to be sent to the channel; unset, every one
+// is. Known-exploited and malicious-package events are always sent.
+func minEPSSFlag(fs *flag.FlagSet, c *store.NewChannel) {
+	fs.Func("min-epss", "send an unfixed advisory only when its EPSS probability is at least this (0 to 1); exploited and malicious packages are always sent", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return fmt.Errorf("want a probability from 0 to 1, such as 0.1, not %q", v)
+		}
+		c.MinEPSS = &f
+		return nil
+	})
 }

@@ -294,6 +294,7 @@ type NotificationChannel struct {
 	Kind           string
 	Target         string
 	Events         string
+	MinEpss        pgtype.Float8
 	Secret         *string
 	Enabled        bool
 	DisabledReason *string

@@ -38,9 +38,23 @@ type Metrics struct {
 // cache (store.Store.Summary).
 type SummaryReader func(ctx context.Context) (readmodel.Summary, error)
 
+// FeedsReader reads the advisory feeds as Source health lists them
+// (store.Store.Feeds).
+type FeedsReader func(ctx context.Context) ([]readmodel.FeedRow, error)
+
+// Option configures New.
+type Option func(*stored)
+
+// WithFeeds adds the feeds' gauges (upcheck_feed_*), read at each scrape.
+func WithFeeds(feeds FeedsReader) Option { return func(s *stored) { s.feeds = feeds } }
+
 // New registers every series. summary feeds the component and source
 // gauges and database_up at each scrape.
-func New(summary SummaryReader) *Metrics {
+func New(summary SummaryReader, opts ...Option) *Metrics {
+	st := &stored{summary: summary}
+	for _, o := range opts {
+		o(st)
+	}
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		checkRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -70,7 +84,7 @@ func New(summary SummaryReader) *Metrics {
 		}, []string{"kind", "result"}),
 	}
 	m.registry.MustRegister(m.checkRuns, m.checkDuration, m.leaseAcquisitions, m.leaseRenewals, m.leaseHeld,
-		m.sourceFetches, m.httpRequests, m.deliveries, &stored{summary: summary},
+		m.sourceFetches, m.httpRequests, m.deliveries, st,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -140,7 +154,10 @@ func (m *Metrics) HTTP() echo.MiddlewareFunc {
 }
 
 // stored collects the gauges read from the database at scrape time.
-type stored struct{ summary SummaryReader }
+type stored struct {
+	summary SummaryReader
+	feeds   FeedsReader // nil: no feed gauges
+}
 
 var (
 	descComponents = prometheus.NewDesc("upcheck_components", "Installed components by state (installed, updates, security, vulnerable, stale).", []string{"state"}, nil)
@@ -149,7 +166,11 @@ var (
 	descPending    = prometheus.NewDesc("upcheck_notifications_pending", "Notifications not delivered yet.", nil, nil)
 	descOldest     = prometheus.NewDesc("upcheck_notifications_oldest_pending_seconds", "Age of the oldest notification not delivered yet (0: none).", nil, nil)
 	descNFailing   = prometheus.NewDesc("upcheck_notifications_failing", "Notifications not delivered whose last attempt failed.", nil, nil)
-	descExposure   = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
+	descExploited  = prometheus.NewDesc("upcheck_known_exploited_components",
+		"Components affected by an open advisory exploited in the wild (in the KEV catalogue).", nil, nil)
+	descMalicious = prometheus.NewDesc("upcheck_malicious_components",
+		"Components matched by an open advisory saying the package is malicious: remove them.", nil, nil)
+	descExposure = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
 		"How long this site has known of its oldest open security problem (a security update not installed, or an advisory not dismissed); 0: none.", nil, nil)
 )
 
@@ -161,6 +182,11 @@ func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descOldest
 	ch <- descNFailing
 	ch <- descExposure
+	ch <- descExploited
+	ch <- descMalicious
+	if s.feeds != nil {
+		describeFeeds(ch)
+	}
 }
 
 func (s *stored) Collect(ch chan<- prometheus.Metric) {
@@ -183,4 +209,9 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, sum.OldestPendingSeconds)
 	ch <- prometheus.MustNewConstMetric(descNFailing, prometheus.GaugeValue, float64(sum.NotificationsFailing))
 	ch <- prometheus.MustNewConstMetric(descExposure, prometheus.GaugeValue, sum.OldestSecuritySeconds)
+	ch <- prometheus.MustNewConstMetric(descExploited, prometheus.GaugeValue, float64(sum.KnownExploited))
+	ch <- prometheus.MustNewConstMetric(descMalicious, prometheus.GaugeValue, float64(sum.Malicious))
+	if s.feeds != nil {
+		collectFeeds(ctx, s.feeds, ch)
+	}
 }

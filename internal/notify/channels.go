@@ -36,6 +36,9 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 	if !slices.Contains(readmodel.AllChannelEvents(), readmodel.ChannelEvents(c.Events)) {
 		return Created{}, fmt.Errorf("%w: events must be security or all, not %q", ErrInvalidChannel, c.Events)
 	}
+	if m := c.MinEPSS; m != nil && !(*m >= 0 && *m <= 1) {
+		return Created{}, fmt.Errorf("%w: the EPSS threshold must be a probability from 0 to 1, not %v", ErrInvalidChannel, *m)
+	}
 	check := checkChannel
 	if c.Kind == string(readmodel.ChannelEmail) {
 		check = s.checkEmail

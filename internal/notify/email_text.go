@@ -171,6 +171,12 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		it.subject = "Update for " + name + ": " + version
 		it.Title = "Update for " + name + ": " + installed + " → " + version
 		it.URL = webURL(p.URL)
+	case readmodel.EventMalicious, readmodel.EventKnownExploited:
+		var intel struct {
+			Advisory intelAdvisory `json:"advisory"`
+		}
+		_ = json.Unmarshal(e.Payload, &intel) // the payload decoded above; a KEV of another shape words nothing
+		wordIntelEvent(&it, e.Type, p, intel.Advisory, name, installed)
 	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
 		wordNpmEvent(&it, e.Type, p, name, installed, version)
 	case readmodel.EventTest:

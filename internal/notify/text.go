@@ -74,6 +74,12 @@ func slackText(d store.Delivery, link string) string {
 			chat(p.Source, chatSourceMax), chat(p.problem(), chatSummaryMax))
 	case readmodel.EventCheckOverdue:
 		text = "upcheck: no update check has completed for two days"
+	case readmodel.EventMalicious, readmodel.EventKnownExploited:
+		var intel struct {
+			Advisory intelAdvisory `json:"advisory"`
+		}
+		_ = json.Unmarshal(d.Payload, &intel) // decoded above; a KEV of another shape words nothing
+		text = intelChatText(d.Type, p, intel.Advisory, name, installed)
 	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
 		text = npmChatText(d.Type, p, name, installed, version)
 	case readmodel.EventTest:

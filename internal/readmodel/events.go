@@ -45,6 +45,6 @@ const (
 // AllEventTypes are the event types, most urgent first (the urgency of
 // AttentionKinds, then the sources' and the schedule's health).
 func AllEventTypes() []EventType {
-	return []EventType{EventAdvisoryUnfixed, EventSecurityUpdate, EventProvenanceLost, EventDeprecated,
+	return []EventType{EventMalicious, EventKnownExploited, EventAdvisoryUnfixed, EventSecurityUpdate, EventProvenanceLost, EventDeprecated,
 		EventUpdateAvailable, EventRegistryKeysChanged, EventSourceFailing, EventCheckOverdue, EventTest}
 }

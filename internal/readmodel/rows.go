@@ -158,7 +158,11 @@ type ChannelRow struct {
 	// only through notify.ShownTarget.
 	Target string
 	// Events is security or all.
-	Events         string
+	Events string
+	// MinEPSS is the least EPSS probability (0 to 1) an unfixed advisory
+	// must have to be sent; nil: every one. Known-exploited and malicious
+	// package events are always sent.
+	MinEPSS        *float64
 	Enabled        bool
 	DisabledReason string
 	CreatedAt      time.Time

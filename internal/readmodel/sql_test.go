@@ -127,7 +127,7 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	// mildest by severity.
 	db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
 		('core', 'Core', '1.9.0', $1), ('nofix', 'Zeta', '1.0.0', $1), ('sec', 'Mid', '1.0.0', $1), ('vuln', 'Alpha', '1.0.0', $1),
-		('lost', 'Aardvark', '1.0.0', $1), ('old', 'Aaa', '1.0.0', $1)`, src)
+		('lost', 'Aardvark', '1.0.0', $1), ('old', 'Aaa', '1.0.0', $1), ('mal', 'Zzz', '1.0.0', $1), ('kev', 'Zy', '1.0.0', $1)`, src)
 	db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at)
 		VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp())`, src)
 	for _, r := range []struct {
@@ -139,6 +139,8 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 		{"vuln", "false", `[{"id": "V-1", "severity": "critical", "no_fix": false, "fixed_in": "1.1.0"}]`, `{V-1}`, `{}`},
 		{"lost", "false", `[]`, `{}`, `{}`},
 		{"old", "false", `[]`, `{}`, `{}`},
+		{"mal", "false", `[{"id": "MAL-1", "severity": "low", "no_fix": true, "malicious": true}]`, `{MAL-1}`, `{MAL-1}`},
+		{"kev", "false", `[{"id": "K-1", "severity": "low", "no_fix": false, "fixed_in": "1.1.0", "known_exploited": true}]`, `{K-1}`, `{}`},
 	} {
 		db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
 			update_available, security, advisories, advisory_ids, no_fix_ids, epoch)
@@ -147,20 +149,30 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	}
 	db.MustExec(t, `UPDATE component_results SET provenance_lost = '1.1.0' WHERE code = 'lost'`)
 	db.MustExec(t, `UPDATE component_results SET deprecated = 'use something else' WHERE code = 'old'`)
-	sum, err := store.New(db.Pool).Summary(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	db.MustExec(t, `UPDATE component_results SET malicious_ids = '{MAL-1}' WHERE code = 'mal'`)
+	db.MustExec(t, `UPDATE component_results SET exploited_ids = '{K-1}' WHERE code = 'kev'`)
+	// The summary names five: the most urgent first, then, without the
+	// two most urgent, the rest.
+	kinds := func() []string {
+		sum, err := store.New(db.Pool).Summary(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, a := range sum.Attention {
+			kinds = append(kinds, a.Kind)
+		}
+		return kinds
 	}
-	var kinds []string
-	for _, a := range sum.Attention {
-		kinds = append(kinds, a.Kind)
+	first := kinds()
+	db.MustExec(t, `DELETE FROM component_results WHERE code IN ('mal', 'kev')`)
+	rest := kinds()
+	if len(first) < 2 || len(rest) != len(readmodel.AttentionKinds)-2 {
+		t.Fatalf("attention %v then %v, want one of each kind %v", first, rest, readmodel.AttentionKinds)
 	}
-	if len(kinds) != len(readmodel.AttentionKinds) {
-		t.Fatalf("attention %v, want one of each kind %v", kinds, readmodel.AttentionKinds)
-	}
-	for i, k := range kinds {
+	for i, k := range append(first[:2:2], rest...) {
 		if readmodel.Urgency(k) != i {
-			t.Fatalf("the summary orders %v, readmodel.AttentionKinds %v", kinds, readmodel.AttentionKinds)
+			t.Fatalf("the summary orders %v then %v, readmodel.AttentionKinds %v", first, rest, readmodel.AttentionKinds)
 		}
 	}
 }
@@ -387,7 +399,8 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		st := store.New(db.Pool)
 		const src = "https://p.example/acme.json"
 		db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
-			('core', 'Core', '1.9.0', $1), ('nofix', 'Nofix', '1.0.0', $1), ('sec', 'Sec', '1.0.0', $1)`, src)
+			('core', 'Core', '1.9.0', $1), ('nofix', 'Nofix', '1.0.0', $1), ('sec', 'Sec', '1.0.0', $1),
+			('mal', 'Mal', '1.0.0', $1), ('kev', 'Kev', '1.0.0', $1)`, src)
 		db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at,
 			last_error, last_error_at, consecutive_failures, failing_since)
 			VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp() - interval '3 days', clock_timestamp(),
@@ -396,6 +409,8 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			{"core", "false", "false", "", `[]`, `{}`, `{}`},
 			{"nofix", "false", "false", "", `[{"id": "N-1", "severity": "low", "no_fix": true}]`, `{N-1}`, `{N-1}`},
 			{"sec", "true", "true", "1.1.0", `[]`, `{}`, `{}`},
+			{"mal", "false", "false", "", `[{"id": "MAL-1", "severity": "critical", "no_fix": true, "malicious": true}]`, `{MAL-1}`, `{MAL-1}`},
+			{"kev", "false", "false", "", `[{"id": "K-1", "severity": "high", "no_fix": true, "known_exploited": true}]`, `{K-1}`, `{K-1}`},
 		} {
 			db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
 				update_available, security, update_version, security_version, evaluation, advisories, advisory_ids, no_fix_ids, epoch)
@@ -405,6 +420,8 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 				        $6::jsonb, $7::text[], $8::text[], 1)`, r.code, src, r.update, r.security, r.version, r.advisories, r.ids, r.noFix)
 		}
 		db.MustExec(t, `UPDATE component_results SET deprecated = 'gone', provenance_lost = '1.1.0' WHERE code = 'nofix'`)
+		db.MustExec(t, `UPDATE component_results SET malicious_ids = '{MAL-1}' WHERE code = 'mal'`)
+		db.MustExec(t, `UPDATE component_results SET exploited_ids = '{K-1}' WHERE code = 'kev'`)
 		// The last check completed three days ago: overdue.
 		db.MustExec(t, `UPDATE core_update_lock SET last_completed_at = clock_timestamp() - interval '3 days' WHERE name = $1`, lease.Name)
 		var channel int64

@@ -7,14 +7,33 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/upcheck/upcheck/internal/db"
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// NewChannel is a channel to create; Secret only for webhooks.
+// NewChannel is a channel to create; Secret only for webhooks. MinEPSS is
+// its EPSS threshold (0 to 1; nil: none).
 type NewChannel struct {
 	Name, Kind, Target, Events, Secret string
+	MinEPSS                            *float64
+}
+
+// float8 is an optional float as pgx writes it.
+func float8(f *float64) pgtype.Float8 {
+	if f == nil {
+		return pgtype.Float8{}
+	}
+	return pgtype.Float8{Float64: *f, Valid: true}
+}
+
+// floatOf is an optional float as pgx read it.
+func floatOf(f pgtype.Float8) *float64 {
+	if !f.Valid {
+		return nil
+	}
+	return &f.Float64
 }
 
 // Delivery is one event as its sender needs it.
@@ -37,7 +56,7 @@ func (t *Tx) Pgx() pgx.Tx { return t.tx }
 
 // ChannelCreate creates a channel and returns its id.
 func (t *Tx) ChannelCreate(ctx context.Context, c NewChannel) (int64, error) {
-	id, err := t.q.ChannelCreate(ctx, t.tx, db.ChannelCreateParams{Name: c.Name, Kind: c.Kind, Target: c.Target, Events: c.Events, Secret: ref(c.Secret)})
+	id, err := t.q.ChannelCreate(ctx, t.tx, db.ChannelCreateParams{Name: c.Name, Kind: c.Kind, Target: c.Target, Events: c.Events, Secret: ref(c.Secret), MinEpss: float8(c.MinEPSS)})
 	return id, mapError(err)
 }
 
@@ -49,8 +68,8 @@ func (e *Executor) Channels(ctx context.Context) ([]readmodel.ChannelRow, error)
 	}
 	out := make([]readmodel.ChannelRow, len(rows))
 	for i, r := range rows {
-		out[i] = readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
-			DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}
+		out[i] = readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, MinEPSS: floatOf(r.MinEpss),
+			Enabled: r.Enabled, DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}
 	}
 	return out, nil
 }
@@ -184,8 +203,8 @@ func (e *Executor) Channel(ctx context.Context, id int64) (readmodel.ChannelRow,
 	if err != nil {
 		return readmodel.ChannelRow{}, mapError(err)
 	}
-	return readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, Enabled: r.Enabled,
-		DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
+	return readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, MinEPSS: floatOf(r.MinEpss),
+		Enabled: r.Enabled, DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
 }
 
 // EventChannel is the channel of an event; ErrNotFound when there is no

@@ -57,7 +57,7 @@ type detailJSON struct {
 	Advisories []advisoryJSON   `json:"advisories"`
 	// Withdrawn advisories whose range holds the installed version: they
 	// do not count.
-	Withdrawn []updatedoc.AdvisoryMatch `json:"withdrawn"`
+	Withdrawn []apiAdvisory `json:"withdrawn"`
 }
 
 // releaseJSON is one release of the stored evaluation.
@@ -92,7 +92,7 @@ type sourceFactsJSON struct {
 // advisoryJSON is an advisory affecting the installed version (the
 // catalog's members) and where its dismissal stands.
 type advisoryJSON struct {
-	updatedoc.AdvisoryMatch
+	apiAdvisory
 	// Dismissed: a dismissal is in force; the advisory does not count.
 	Dismissed bool           `json:"dismissed"`
 	Dismissal *dismissalJSON `json:"dismissal"`
@@ -138,7 +138,7 @@ func detailBody(d catalog.Detail) detailJSON {
 		Code: d.Code, Name: d.Name, Installed: d.Installed, Evaluated: d.Evaluated, Latest: opt(d.Latest),
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
 		NeedsNewerCore: d.NeedsNewerCore, CoreInstalled: opt(d.CoreVersion), Stale: d.Stale, SecuritySince: d.SecuritySince,
-		EvalError: opt(d.EvalError), Releases: []releaseJSON{}, Advisories: []advisoryJSON{}, Withdrawn: d.Withdrawn,
+		EvalError: opt(d.EvalError), Releases: []releaseJSON{}, Advisories: []advisoryJSON{}, Withdrawn: []apiAdvisory{},
 		Package: opt(readmodel.PackageOf(d.SourceURL)), UpdateCommand: opt(d.UpdateCommand),
 		Deprecated: opt(d.Deprecated), ProvenanceLost: opt(d.ProvenanceLost),
 	}
@@ -152,8 +152,8 @@ func detailBody(d catalog.Detail) detailJSON {
 		}
 		out.Registry = &r
 	}
-	if out.Withdrawn == nil {
-		out.Withdrawn = []updatedoc.AdvisoryMatch{}
+	for _, w := range d.Withdrawn {
+		out.Withdrawn = append(out.Withdrawn, advisoryFacts(w))
 	}
 	if d.Update != nil {
 		out.UpdateVersion = &d.Update.Version
@@ -195,7 +195,7 @@ func releaseBody(r updatedoc.Release, installable bool) releaseJSON {
 }
 
 func advisoryBody(a catalog.AdvisoryState) advisoryJSON {
-	out := advisoryJSON{AdvisoryMatch: a.AdvisoryMatch, Dismissed: a.Dismissed}
+	out := advisoryJSON{apiAdvisory: advisoryFacts(a.AdvisoryMatch), Dismissed: a.Dismissed}
 	if d := a.Dismissal; d != nil {
 		out.Dismissal = dismissalBody(*d)
 		for _, ch := range a.Changes {

@@ -34,6 +34,9 @@ type channelRequest struct {
 	Name   string `json:"name"`
 	Target string `json:"target"`
 	Events string `json:"events"`
+	// MinEPSS is the channel's EPSS threshold (0 to 1); null or absent:
+	// none.
+	MinEPSS *float64 `json:"min_epss"`
 }
 
 // canManage: the principal may manage, so sees targets as admins do.
@@ -65,7 +68,7 @@ func (s *Server) apiAddChannel(c echo.Context) error {
 		return err
 	}
 	ctx := actorContext(c).Request().Context()
-	created, err := s.notify.AddChannel(ctx, store.NewChannel{Kind: req.Kind, Name: req.Name, Target: req.Target, Events: req.Events})
+	created, err := s.notify.AddChannel(ctx, store.NewChannel{Kind: req.Kind, Name: req.Name, Target: req.Target, Events: req.Events, MinEPSS: req.MinEPSS})
 	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, invalidChannelText(err)).WithInternal(err)
 	}

@@ -21,16 +21,20 @@ type catalogEntry struct {
 	Installed string `json:"installed"`
 	// Evaluated: the facts below come from a result for the current
 	// installed versions; false means nothing is known yet.
-	Evaluated       bool            `json:"evaluated"`
-	Latest          *string         `json:"latest"`
-	UpdateVersion   *string         `json:"update_version"`
-	UpdateAvailable bool            `json:"update_available"`
-	Security        bool            `json:"security"`
-	Vulnerable      bool            `json:"vulnerable"`
-	NeedsNewerCore  bool            `json:"needs_newer_core"`
-	RequiredCore    *string         `json:"required_core,omitempty"`
-	Advisories      json.RawMessage `json:"advisories"`
-	SourceURL       *string         `json:"source_url"`
+	Evaluated       bool    `json:"evaluated"`
+	Latest          *string `json:"latest"`
+	UpdateVersion   *string `json:"update_version"`
+	UpdateAvailable bool    `json:"update_available"`
+	Security        bool    `json:"security"`
+	Vulnerable      bool    `json:"vulnerable"`
+	// KnownExploited: an open advisory is exploited in the wild (KEV);
+	// Malicious: one says the package is malicious (remove it).
+	KnownExploited bool            `json:"known_exploited"`
+	Malicious      bool            `json:"malicious"`
+	NeedsNewerCore bool            `json:"needs_newer_core"`
+	RequiredCore   *string         `json:"required_core,omitempty"`
+	Advisories     json.RawMessage `json:"advisories"`
+	SourceURL      *string         `json:"source_url"`
 	// SourceKind is the source's kind (document, offline, npm) and Package
 	// the npm package an npm source names; null: no source, or not npm.
 	SourceKind *string `json:"source_kind"`
@@ -67,6 +71,7 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 	return catalogEntry{
 		Code: e.Code, Name: e.Name, Installed: e.Installed, Evaluated: e.Evaluated, Latest: opt(e.Latest), UpdateVersion: opt(e.UpdateVersion),
 		UpdateAvailable: e.UpdateAvailable, Security: e.Security, Vulnerable: e.Vulnerable, NeedsNewerCore: e.NeedsNewerCore,
+		KnownExploited: e.KnownExploited, Malicious: e.Malicious,
 		RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
 		SourceKind: opt(string(kindOf(e.SourceURL, e.SourceKind))), Package: opt(e.Package), UpdateCommand: opt(e.UpdateCommand),
 		Deprecated: opt(e.Deprecated), ProvenanceLost: opt(e.ProvenanceLost), ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
@@ -183,6 +188,7 @@ type channelJSON struct {
 	Kind           string    `json:"kind"`
 	Target         string    `json:"target"`
 	Events         string    `json:"events"`
+	MinEPSS        *float64  `json:"min_epss"`
 	Enabled        bool      `json:"enabled"`
 	DisabledReason *string   `json:"disabled_reason"`
 	CreatedAt      time.Time `json:"created_at"`
@@ -192,7 +198,7 @@ type channelJSON struct {
 // manage channels (admin) or not.
 func channelBody(ch readmodel.ChannelRow, admin bool) channelJSON {
 	return channelJSON{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Target: notify.ShownTarget(ch.Kind, ch.Target, admin),
-		Events: ch.Events, Enabled: ch.Enabled, DisabledReason: opt(ch.DisabledReason), CreatedAt: ch.CreatedAt}
+		Events: ch.Events, MinEPSS: ch.MinEPSS, Enabled: ch.Enabled, DisabledReason: opt(ch.DisabledReason), CreatedAt: ch.CreatedAt}
 }
 
 // deliveryJSON is one event queued for a channel.

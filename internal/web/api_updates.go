@@ -84,6 +84,10 @@ func catalogJSON(entries []store.CatalogEntry, total, limit, page int) ([]byte, 
 	out := make([]catalogEntry, len(entries))
 	for i, e := range entries {
 		out[i] = catalogBody(e.CatalogRow)
+		var err error
+		if out[i].Advisories, err = advisoriesFacts(out[i].Advisories); err != nil {
+			return nil, err
+		}
 	}
 	body := map[string]any{"components": out, "total": total, "per_page": limit, "next": next}
 	if page > 0 {

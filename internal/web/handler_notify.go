@@ -2,8 +2,10 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -45,7 +47,8 @@ func (s *Server) notifyDone(c echo.Context, f flash) error {
 func (s *Server) renderNotifications(c echo.Context, status int, f flash) error {
 	p := views.NotificationsProps{Notice: f.Notice, FormError: f.Error, NewSecret: f.Values["secret"], NewTarget: f.Values["target"]}
 	if f.Error != "" { // the refused form, filled in again
-		p.Form = views.ChannelForm{Kind: f.Values["kind"], URL: f.Values["url"], To: f.Values["to"], Events: f.Values["events"], Name: f.Values["name"]}
+		p.Form = views.ChannelForm{Kind: f.Values["kind"], URL: f.Values["url"], To: f.Values["to"], Events: f.Values["events"], Name: f.Values["name"],
+			MinEPSS: f.Values["min_epss"]}
 	}
 	ctx := c.Request().Context()
 	channels, err := s.store.Channels(ctx)
@@ -83,14 +86,37 @@ func (s *Server) addChannel(c echo.Context) error {
 	if ch.Kind == "email" {
 		ch.Target = c.FormValue("to")
 	}
-	created, err := s.notify.AddChannel(actorContext(c).Request().Context(), ch)
+	var err error
+	if ch.MinEPSS, err = minEPSSValue(c.FormValue("min_epss")); err == nil {
+		var created notify.Created
+		created, err = s.notify.AddChannel(actorContext(c).Request().Context(), ch)
+		if err == nil {
+			return s.channelAdded(c, created)
+		}
+	}
 	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
 		return s.notifyDone(c, flash{Error: invalidChannelText(err), Values: map[string]string{
-			"kind": ch.Kind, "url": c.FormValue("url"), "to": c.FormValue("to"), "events": ch.Events, "name": ch.Name}})
+			"kind": ch.Kind, "url": c.FormValue("url"), "to": c.FormValue("to"), "events": ch.Events, "name": ch.Name,
+			"min_epss": c.FormValue("min_epss")}})
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// minEPSSValue reads the form's EPSS threshold: empty is none.
+func minEPSSValue(v string) (*float64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
 	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= 0 && f <= 1) {
+		return nil, fmt.Errorf("%w: the EPSS threshold must be a probability from 0 to 1, such as 0.1, not %q", notify.ErrInvalidChannel, v)
+	}
+	return &f, nil
+}
+
+// channelAdded shows the new channel's secret and target once.
+func (s *Server) channelAdded(c echo.Context, created notify.Created) error {
 	added, err := s.store.Channel(c.Request().Context(), created.ID)
 	if err != nil {
 		return err

@@ -160,6 +160,9 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	}
 	for _, a := range d.Advisories {
 		props.Advisories = append(props.Advisories, advisoryRow(a))
+		// The read model's flags, from the advisories that count.
+		props.Malicious = props.Malicious || (!a.Dismissed && a.Malicious)
+		props.KnownExploited = props.KnownExploited || (!a.Dismissed && a.KnownExploited)
 	}
 	props.Withdrawn = withdrawnRows(d.Withdrawn)
 	props.DismissForm = form
@@ -181,7 +184,16 @@ func (s *Server) historyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: runs}))
+	syncs, err := s.store.FeedSyncs(c.Request().Context(), 50)
+	if err != nil {
+		return err
+	}
+	rows := make([]views.FeedSyncRow, len(syncs))
+	for i, r := range syncs {
+		rows[i] = views.FeedSyncRow{Kind: r.Kind, Trigger: r.Trigger, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Status: r.Status,
+			Written: r.Written, Unchanged: r.Unchanged, Skipped: r.Skipped}
+	}
+	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: runs, FeedSyncs: rows}))
 }
 
 func (s *Server) sourcesPage(c echo.Context) error {
@@ -189,7 +201,11 @@ func (s *Server) sourcesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: sources}))
+	feeds, err := s.store.Feeds(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: sources, Feeds: feeds}))
 }
 
 // checkForm is the "Check for updates" button without JavaScript: run the

@@ -78,6 +78,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.get(apiPlugins+"/:code", s.apiDetail)
 	api.get(apiPrefix+"/history", s.apiHistory)
 	api.get(apiPrefix+"/sources", s.apiSources)
+	api.get(apiPrefix+"/feeds", s.apiFeeds)
 	api.get(apiChannels, s.apiChannels)
 	api.get(apiDeliveries, s.apiDeliveries)
 	apiAudit := api.group("", require(auth.PermAudit))

@@ -181,6 +181,8 @@
     var widget = byTestId("updates-widget");
     if (!widget) return;
     setStat("widget-components", number(s.components));
+    setStat("widget-malicious", number(s.malicious));
+    setStat("widget-exploited", number(s.known_exploited));
     setStat("widget-updates", number(s.updates_available));
     setStat("widget-security", security);
     setStat("widget-vulnerable", vulnerable);

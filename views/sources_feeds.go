@@ -1,0 +1,127 @@
+package views
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// The Source health page's Feeds section and the history's feed syncs
+// (docs/feeds.md): each advisory feed, what it holds, when it last
+// succeeded and changed, an interruption and its last failure in words,
+// never the technical text.
+
+// FeedSyncRow is one feed sync in the history.
+type FeedSyncRow struct {
+	Kind       readmodel.FeedKind
+	Trigger    string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+	Status     readmodel.FeedSyncStatus
+	// Written, Unchanged and Skipped count the records.
+	Written, Unchanged, Skipped int
+}
+
+// feedState is a feed's state in a badge, most urgent first.
+func feedState(f readmodel.FeedRow) badge {
+	switch {
+	case f.InterruptedAt != nil:
+		return badge{"Interrupted", toneDanger}
+	case f.LastError != "" || f.LastErrorKind != "":
+		return badge{"Failing", toneDanger}
+	case f.Stale:
+		return badge{"Stale", toneWarn}
+	case f.LastSuccessAt == nil:
+		return badge{"Not synced yet", toneNeutral}
+	}
+	return badge{"OK", toneOK}
+}
+
+// feedProblem is a feed's last failure in words; "" when its last sync
+// succeeded. An interruption is said on its own line, not again here.
+func feedProblem(f readmodel.FeedRow) string {
+	if f.LastError == "" && f.LastErrorKind == "" {
+		return ""
+	}
+	if readmodel.ErrorKind(f.LastErrorKind) == readmodel.ErrorInterrupted && f.InterruptedAt != nil {
+		return ""
+	}
+	return readmodel.FeedProblemSentence(f.LastErrorKind, f.LastErrorArg)
+}
+
+// feedRecordsText is "1,234 records" in the feed's own noun.
+func feedRecordsText(f readmodel.FeedRow) string {
+	switch f.Kind {
+	case readmodel.FeedKEV:
+		return countNounThousands(f.Records, "entry", "entries")
+	case readmodel.FeedEPSS:
+		return countNounThousands(f.Records, "score", "scores")
+	}
+	return countNounThousands(f.Records, "record", "records")
+}
+
+func countNounThousands(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+// skippedText heads a feed's skipped records: "3 records were skipped as
+// malformed (the first 1 listed)".
+func skippedText(f readmodel.FeedRow) string {
+	n := max(f.SkippedCount, len(f.Skipped))
+	s := countNounThousands(n, "record was", "records were") + " skipped as malformed by the last sync"
+	if len(f.Skipped) < n {
+		s += " (the first " + strconv.Itoa(len(f.Skipped)) + " listed)"
+	}
+	return s + "; the others were stored."
+}
+
+// feedSyncStatusText words a feed sync's status.
+func feedSyncStatusText(r FeedSyncRow) badge {
+	switch r.Status {
+	case readmodel.FeedSyncCompleted:
+		return badge{"Completed", toneOK}
+	case readmodel.FeedSyncNotModified:
+		return badge{"Not modified", toneOK}
+	case readmodel.FeedSyncFailed:
+		return badge{"Failed", toneDanger}
+	case readmodel.FeedSyncInterrupted:
+		return badge{"Interrupted", toneDanger}
+	case readmodel.FeedSyncRunning:
+		return badge{"Running", toneInfo}
+	}
+	return badge{string(r.Status), toneNeutral}
+}
+
+// feedSyncCountsText is what a sync did with the records.
+func feedSyncCountsText(r FeedSyncRow) string {
+	s := thousands(r.Written) + " written, " + thousands(r.Unchanged) + " unchanged"
+	if r.Skipped > 0 {
+		s += ", " + thousands(r.Skipped) + " skipped as malformed"
+	}
+	return s
+}
+
+// feedTriggerText words what started a feed sync (feed_syncs.trigger).
+func feedTriggerText(trigger string) string {
+	switch trigger {
+	case "check":
+		return "Before a check"
+	case "cli":
+		return "upcheck feed sync"
+	case "import":
+		return "Imported by hand"
+	}
+	return triggerLabel(trigger)
+}
+
+// skippedPathText joins a skipped record's id to its JSON path.
+func skippedPathText(r readmodel.SkippedRecord) string {
+	if r.Path == "" {
+		return ""
+	}
+	return " at "
+}
