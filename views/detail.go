@@ -84,6 +84,9 @@ type DetailProps struct {
 	// The headline's facts, meaningful only when Evaluated: the read
 	// model's flags,
 	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
+	// OSVReadAt is when the feeds' OSV advisories of the component's
+	// package were last read; nil: never (or it is no npm package).
+	OSVReadAt *time.Time
 	// Malicious: an open advisory says the package is malicious;
 	// KnownExploited: one is exploited in the wild (docs/feeds.md).
 	Malicious, KnownExploited bool

@@ -15,10 +15,24 @@ func isNpm(p DetailProps) bool {
 	return readmodel.SourceKindOf(p.SourceURL) == readmodel.SourceNpm
 }
 
-// npmAdvisoriesText stands where an npm component's advisories would be:
-// they are not read for npm packages, so the page must not read as "no
-// known advisory".
-const npmAdvisoriesText = "Advisories are not read for npm packages yet: upcheck cannot tell whether one affects this version."
+// advisoriesUnread: the component is an npm package whose advisories come
+// from the feeds alone, and no OSV feed was ever read: the page must not
+// read as "no known advisory".
+func advisoriesUnread(p DetailProps) bool { return isNpm(p) && p.OSVReadAt == nil }
+
+// npmAdvisoriesText stands where such a component's advisories would be.
+const npmAdvisoriesText = "The advisories of npm packages come from an OSV feed, and none has been read: upcheck cannot tell whether one affects this version. Configure one in UPCHECK_FEEDS (docs/feeds.md)."
+
+// noAdvisoryText says that no known advisory affects the installed
+// version, and, for a package whose advisories come from the feeds, when
+// they were last read.
+func noAdvisoryText(p DetailProps) string {
+	text := "No known advisory affects the installed version " + p.Installed
+	if p.OSVReadAt != nil {
+		text += " (OSV advisories last read " + p.OSVReadAt.UTC().Format("2 Jan 2006 15:04 UTC") + ")"
+	}
+	return text + "."
+}
 
 // publishedText is "published 2026-11-20".
 func publishedText(v readmodel.RegistryVersion) string {

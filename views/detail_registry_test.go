@@ -125,3 +125,22 @@ func cells(tr *html.Node) string {
 	}
 	return strings.Join(out, " | ")
 }
+
+// Once an OSV feed was read, an npm package's page may say that no known
+// advisory affects it, and says when the advisories were read; before,
+// it says they were not (TestDetailClaimsNothingUnverified).
+func TestDetailSaysWhenNpmAdvisoriesWereRead(t *testing.T) {
+	t.Parallel()
+	p := npmDetail()
+	p.Advisories = nil
+	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	p.OSVReadAt = &at
+	root := doc(t, ComponentDetail(p))
+	if len(byTestID(root, "advisories-npm")) != 0 {
+		t.Error("the page says the advisories were not read although the OSV feed was")
+	}
+	if got, want := text(one(t, root, "advisories-empty")), "No known advisory affects the installed version "+p.Installed+
+		" (OSV advisories last read 1 Dec 2026 09:30 UTC)."; got != want {
+		t.Errorf("advisories: %q, want %q", got, want)
+	}
+}

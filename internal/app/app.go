@@ -165,7 +165,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if a.Config.Timings.Period == nil {
 		timings.Period = period
 	}
-	m := metrics.New(a.Store.Summary) // uncached: database_up says what the database does now
+	m := metrics.New(a.Store.Summary, metrics.WithFeeds(a.Store.Feeds)) // uncached: database_up says what the database does now
 	a.Metrics = m
 	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger), lease.WithObserver(m)); err != nil {
 		return err

@@ -160,10 +160,10 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	}
 	for _, a := range d.Advisories {
 		props.Advisories = append(props.Advisories, advisoryRow(a))
-		// The read model's flags, from the advisories that count.
-		props.Malicious = props.Malicious || (!a.Dismissed && a.Malicious)
-		props.KnownExploited = props.KnownExploited || (!a.Dismissed && a.KnownExploited)
 	}
+	// The read model's flags (component_state), and whether the feeds'
+	// advisories of the package were ever read.
+	props.Malicious, props.KnownExploited, props.OSVReadAt = d.Malicious, d.KnownExploited, d.OSVReadAt
 	props.Withdrawn = withdrawnRows(d.Withdrawn)
 	props.DismissForm = form
 	return render(c, status, views.ComponentDetail(props))

@@ -116,7 +116,7 @@ func TestNpmComponentAsTheOperatorSeesIt(t *testing.T) {
 		"is deprecated by its publisher: &lt;script&gt;alert(1)&lt;/script&gt; use *@acme/journal*",
 		`value="npm install @acme/blog@1.1.0"`,
 		"signature not verified: the registry publishes no signing keys",
-		"Advisories are not read for npm packages yet",
+		"The advisories of npm packages come from an OSV feed, and none has been read",
 	} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the detail page does not say %q", want)
