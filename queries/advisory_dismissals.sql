@@ -47,3 +47,15 @@ FROM advisory_dismissals d
 LEFT JOIN users u ON u.id = d.user_id
 WHERE d.component_code = @component_code AND d.ended_at IS NULL
 ORDER BY d.advisory_id;
+
+-- name: AdvisoryListedID :one
+-- The id under which the component's current result lists the advisory
+-- that id names, by its own id or an alias (upcheck_dismissal_names):
+-- dismissing GHSA-… dismisses the advisory a publisher lists as ACME-9
+-- with that alias. No row when the result lists no such advisory.
+SELECT (a->>'id')::text AS id
+FROM component_state cs
+CROSS JOIN LATERAL jsonb_array_elements(cs.evaluation->'advisories') a
+WHERE cs.code = @component_code AND upcheck_dismissal_names(@advisory_id::text, a)
+ORDER BY (a->>'id' = @advisory_id::text) DESC
+LIMIT 1;

@@ -57,7 +57,9 @@ SET etag = sqlc.narg(etag)::text, last_modified = sqlc.narg(last_modified)::text
     last_error = NULL, last_error_kind = NULL, last_error_arg = NULL, last_error_at = NULL,
     consecutive_failures = 0, interrupted_at = NULL,
     records = CASE WHEN @records::integer >= 0 THEN @records::integer ELSE records END,
-    skipped = @skipped::jsonb, skipped_count = @skipped_count::integer,
+    -- a sync that read nothing new keeps the list of the one that did
+    skipped = CASE WHEN @status::text = 'not_modified' THEN skipped ELSE @skipped::jsonb END,
+    skipped_count = CASE WHEN @status::text = 'not_modified' THEN skipped_count ELSE @skipped_count::integer END,
     epoch = @epoch::bigint
 WHERE kind = @kind::text;
 
@@ -81,11 +83,15 @@ WHERE kind = @kind::text;
 
 -- name: FeedsDue :many
 -- The configured kinds whose last success is older than the period (or
--- that never succeeded), on the database clock.
+-- that never succeeded), on the database clock, and those a sync left
+-- unfinished (components still pending, a sync still "running": it was
+-- interrupted), which the next check finishes.
 SELECT k.kind::text AS kind
 FROM unnest(@kinds::text[]) AS k(kind)
 LEFT JOIN feeds f ON f.kind = k.kind
-WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - @period::interval;
+WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - @period::interval
+   OR EXISTS (SELECT 1 FROM intel_pending p WHERE p.feed = k.kind)
+   OR EXISTS (SELECT 1 FROM feed_syncs s WHERE s.kind = k.kind AND s.status = 'running');
 
 -- name: FeedList :many
 -- Every feed with its derived facts, for Source health and the API.
@@ -106,8 +112,10 @@ LIMIT @max_rows::integer;
 -- hash the same is unchanged and is not read again.
 SELECT id, hash FROM osv_records WHERE id = ANY(@ids::text[]);
 
--- name: OSVRecordUpsert :batchexec
--- Writes one record, when its bytes differ from the stored ones.
+-- name: OSVRecordUpsert :batchone
+-- Writes one record, when its bytes differ from the stored ones and it is
+-- not older than the stored one (an old file imported by hand does not
+-- take a record back); no row comes back when nothing was written.
 INSERT INTO osv_records (id, hash, record, modified, withdrawn, keys, malicious, feed, epoch)
 VALUES (@id::text, @hash::bytea, @record::bytea, @modified::timestamptz, sqlc.narg(withdrawn)::timestamptz,
         @keys::text[], @malicious::boolean, @feed::text, @epoch::bigint)
@@ -115,7 +123,8 @@ ON CONFLICT (id) DO UPDATE
 SET hash = EXCLUDED.hash, record = EXCLUDED.record, modified = EXCLUDED.modified, withdrawn = EXCLUDED.withdrawn,
     keys = EXCLUDED.keys, malicious = EXCLUDED.malicious, feed = EXCLUDED.feed, stored_at = clock_timestamp(),
     epoch = EXCLUDED.epoch
-WHERE osv_records.hash <> EXCLUDED.hash;
+WHERE osv_records.hash <> EXCLUDED.hash AND EXCLUDED.modified >= osv_records.modified
+RETURNING id;
 
 -- name: OSVPackagesSync :many
 -- Brings the package rows of the given records to the given set, deleting
@@ -168,11 +177,19 @@ SELECT @feed::text, code FROM affected
 ON CONFLICT DO NOTHING;
 
 -- name: IntelMarkByKeys :execrows
--- Records the components whose current result lists an advisory with one
--- of the given ids or aliases (upper-cased: KEV and EPSS name CVEs) as
--- pending for the feed, marked with the change's version.
+-- Records the components an advisory with one of the given ids or aliases
+-- (upper-cased: KEV and EPSS name CVEs) may concern as pending for the
+-- feed, marked with the change's version: those whose current result
+-- lists one, and those whose package a stored OSV record with one names
+-- (a component whose version just changed has no such result yet, and its
+-- evaluation from older catalogues must be refused too).
 WITH affected AS (
     SELECT r.code FROM component_results r WHERE r.advisory_keys && @keys::text[]
+    UNION
+    SELECT c.code FROM components c
+    JOIN osv_packages p ON p.ecosystem = 'npm' AND p.name = c.package
+    JOIN osv_records o ON o.id = p.id
+    WHERE o.keys && @keys::text[]
 ),
 marked AS (
     INSERT INTO intel_marks (code, version)
@@ -182,6 +199,16 @@ marked AS (
 INSERT INTO intel_pending (feed, code)
 SELECT @feed::text, code FROM affected
 ON CONFLICT DO NOTHING;
+
+-- name: IntelKnownCVEs :many
+-- The CVEs the stored advisories name: the OSV records' aliases and the
+-- current results' advisories (the publishers' too). The EPSS scores of
+-- these alone are kept, and a catalogue change concerns these alone.
+SELECT DISTINCT k.key::text AS cve
+FROM (SELECT unnest(keys) AS key FROM osv_records
+      UNION ALL
+      SELECT unnest(advisory_keys) FROM component_results) k
+WHERE k.key LIKE 'CVE-%';
 
 -- name: IntelPending :many
 -- The components a feed's sync must re-evaluate that can be evaluated

@@ -10,6 +10,31 @@ import (
 	"time"
 )
 
+const advisoryListedID = `-- name: AdvisoryListedID :one
+SELECT (a->>'id')::text AS id
+FROM component_state cs
+CROSS JOIN LATERAL jsonb_array_elements(cs.evaluation->'advisories') a
+WHERE cs.code = $1 AND upcheck_dismissal_names($2::text, a)
+ORDER BY (a->>'id' = $2::text) DESC
+LIMIT 1
+`
+
+type AdvisoryListedIDParams struct {
+	ComponentCode string
+	AdvisoryID    string
+}
+
+// The id under which the component's current result lists the advisory
+// that id names, by its own id or an alias (upcheck_dismissal_names):
+// dismissing GHSA-… dismisses the advisory a publisher lists as ACME-9
+// with that alias. No row when the result lists no such advisory.
+func (q *Queries) AdvisoryListedID(ctx context.Context, db DBTX, arg AdvisoryListedIDParams) (string, error) {
+	row := db.QueryRow(ctx, advisoryListedID, arg.ComponentCode, arg.AdvisoryID)
+	var id string
+	err := row.Scan(&id)
+	return id, err
+}
+
 const dismissalCreate = `-- name: DismissalCreate :one
 INSERT INTO advisory_dismissals (component_code, advisory_id, user_id, user_email, reason, expires_at,
                                  severity, affected, fixed_in)

@@ -17,7 +17,7 @@ var (
 	ErrBatchAlreadyClosed = errors.New("batch already closed")
 )
 
-const oSVRecordUpsert = `-- name: OSVRecordUpsert :batchexec
+const oSVRecordUpsert = `-- name: OSVRecordUpsert :batchone
 INSERT INTO osv_records (id, hash, record, modified, withdrawn, keys, malicious, feed, epoch)
 VALUES ($1::text, $2::bytea, $3::bytea, $4::timestamptz, $5::timestamptz,
         $6::text[], $7::boolean, $8::text, $9::bigint)
@@ -25,7 +25,8 @@ ON CONFLICT (id) DO UPDATE
 SET hash = EXCLUDED.hash, record = EXCLUDED.record, modified = EXCLUDED.modified, withdrawn = EXCLUDED.withdrawn,
     keys = EXCLUDED.keys, malicious = EXCLUDED.malicious, feed = EXCLUDED.feed, stored_at = clock_timestamp(),
     epoch = EXCLUDED.epoch
-WHERE osv_records.hash <> EXCLUDED.hash
+WHERE osv_records.hash <> EXCLUDED.hash AND EXCLUDED.modified >= osv_records.modified
+RETURNING id
 `
 
 type OSVRecordUpsertBatchResults struct {
@@ -46,7 +47,9 @@ type OSVRecordUpsertParams struct {
 	Epoch     int64
 }
 
-// Writes one record, when its bytes differ from the stored ones.
+// Writes one record, when its bytes differ from the stored ones and it is
+// not older than the stored one (an old file imported by hand does not
+// take a record back); no row comes back when nothing was written.
 func (q *Queries) OSVRecordUpsert(ctx context.Context, db DBTX, arg []OSVRecordUpsertParams) *OSVRecordUpsertBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -67,18 +70,20 @@ func (q *Queries) OSVRecordUpsert(ctx context.Context, db DBTX, arg []OSVRecordU
 	return &OSVRecordUpsertBatchResults{br, len(arg), false}
 }
 
-func (b *OSVRecordUpsertBatchResults) Exec(f func(int, error)) {
+func (b *OSVRecordUpsertBatchResults) QueryRow(f func(int, string, error)) {
 	defer b.br.Close()
 	for t := 0; t < b.tot; t++ {
+		var id string
 		if b.closed {
 			if f != nil {
-				f(t, ErrBatchAlreadyClosed)
+				f(t, id, ErrBatchAlreadyClosed)
 			}
 			continue
 		}
-		_, err := b.br.Exec()
+		row := b.br.QueryRow()
+		err := row.Scan(&id)
 		if f != nil {
-			f(t, err)
+			f(t, id, err)
 		}
 	}
 }

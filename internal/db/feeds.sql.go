@@ -109,12 +109,12 @@ func (q *Queries) FeedBegin(ctx context.Context, db DBTX, arg FeedBeginParams) (
 
 const feedComplete = `-- name: FeedComplete :exec
 WITH cleared AS (
-    DELETE FROM intel_pending WHERE feed = $9::text
+    DELETE FROM intel_pending WHERE feed = $10::text
 ),
 run AS (
     UPDATE feed_syncs
-    SET status = $10::text, finished_at = clock_timestamp(),
-        written = $11::integer, unchanged = $12::integer, skipped = $7::integer
+    SET status = $6::text, finished_at = clock_timestamp(),
+        written = $11::integer, unchanged = $12::integer, skipped = $8::integer
     WHERE id = $13::bigint
 )
 UPDATE feeds
@@ -124,9 +124,11 @@ SET etag = $1::text, last_modified = $2::text, cursor = $3::text,
     last_error = NULL, last_error_kind = NULL, last_error_arg = NULL, last_error_at = NULL,
     consecutive_failures = 0, interrupted_at = NULL,
     records = CASE WHEN $5::integer >= 0 THEN $5::integer ELSE records END,
-    skipped = $6::jsonb, skipped_count = $7::integer,
-    epoch = $8::bigint
-WHERE kind = $9::text
+    -- a sync that read nothing new keeps the list of the one that did
+    skipped = CASE WHEN $6::text = 'not_modified' THEN skipped ELSE $7::jsonb END,
+    skipped_count = CASE WHEN $6::text = 'not_modified' THEN skipped_count ELSE $8::integer END,
+    epoch = $9::bigint
+WHERE kind = $10::text
 `
 
 type FeedCompleteParams struct {
@@ -135,11 +137,11 @@ type FeedCompleteParams struct {
 	Cursor       *string
 	Changed      bool
 	Records      int32
+	Status       string
 	Skipped      []byte
 	SkippedCount int32
 	Epoch        int64
 	Kind         string
-	Status       string
 	Written      int32
 	Unchanged    int32
 	SyncID       int64
@@ -155,11 +157,11 @@ func (q *Queries) FeedComplete(ctx context.Context, db DBTX, arg FeedCompletePar
 		arg.Cursor,
 		arg.Changed,
 		arg.Records,
+		arg.Status,
 		arg.Skipped,
 		arg.SkippedCount,
 		arg.Epoch,
 		arg.Kind,
-		arg.Status,
 		arg.Written,
 		arg.Unchanged,
 		arg.SyncID,
@@ -362,6 +364,8 @@ SELECT k.kind::text AS kind
 FROM unnest($1::text[]) AS k(kind)
 LEFT JOIN feeds f ON f.kind = k.kind
 WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - $2::interval
+   OR EXISTS (SELECT 1 FROM intel_pending p WHERE p.feed = k.kind)
+   OR EXISTS (SELECT 1 FROM feed_syncs s WHERE s.kind = k.kind AND s.status = 'running')
 `
 
 type FeedsDueParams struct {
@@ -370,7 +374,9 @@ type FeedsDueParams struct {
 }
 
 // The configured kinds whose last success is older than the period (or
-// that never succeeded), on the database clock.
+// that never succeeded), on the database clock, and those a sync left
+// unfinished (components still pending, a sync still "running": it was
+// interrupted), which the next check finishes.
 func (q *Queries) FeedsDue(ctx context.Context, db DBTX, arg FeedsDueParams) ([]string, error) {
 	rows, err := db.Query(ctx, feedsDue, arg.Kinds, arg.Period)
 	if err != nil {
@@ -404,9 +410,45 @@ func (q *Queries) IntelBump(ctx context.Context, db DBTX) (int64, error) {
 	return version, err
 }
 
+const intelKnownCVEs = `-- name: IntelKnownCVEs :many
+SELECT DISTINCT k.key::text AS cve
+FROM (SELECT unnest(keys) AS key FROM osv_records
+      UNION ALL
+      SELECT unnest(advisory_keys) FROM component_results) k
+WHERE k.key LIKE 'CVE-%'
+`
+
+// The CVEs the stored advisories name: the OSV records' aliases and the
+// current results' advisories (the publishers' too). The EPSS scores of
+// these alone are kept, and a catalogue change concerns these alone.
+func (q *Queries) IntelKnownCVEs(ctx context.Context, db DBTX) ([]string, error) {
+	rows, err := db.Query(ctx, intelKnownCVEs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var cve string
+		if err := rows.Scan(&cve); err != nil {
+			return nil, err
+		}
+		items = append(items, cve)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const intelMarkByKeys = `-- name: IntelMarkByKeys :execrows
 WITH affected AS (
     SELECT r.code FROM component_results r WHERE r.advisory_keys && $2::text[]
+    UNION
+    SELECT c.code FROM components c
+    JOIN osv_packages p ON p.ecosystem = 'npm' AND p.name = c.package
+    JOIN osv_records o ON o.id = p.id
+    WHERE o.keys && $2::text[]
 ),
 marked AS (
     INSERT INTO intel_marks (code, version)
@@ -424,9 +466,12 @@ type IntelMarkByKeysParams struct {
 	Version int64
 }
 
-// Records the components whose current result lists an advisory with one
-// of the given ids or aliases (upper-cased: KEV and EPSS name CVEs) as
-// pending for the feed, marked with the change's version.
+// Records the components an advisory with one of the given ids or aliases
+// (upper-cased: KEV and EPSS name CVEs) may concern as pending for the
+// feed, marked with the change's version: those whose current result
+// lists one, and those whose package a stored OSV record with one names
+// (a component whose version just changed has no such result yet, and its
+// evaluation from older catalogues must be refused too).
 func (q *Queries) IntelMarkByKeys(ctx context.Context, db DBTX, arg IntelMarkByKeysParams) (int64, error) {
 	result, err := db.Exec(ctx, intelMarkByKeys, arg.Feed, arg.Keys, arg.Version)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/upcheck/upcheck/internal/db"
@@ -89,6 +90,13 @@ func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal,
 	err := s.WithTx(ctx, func(tx *Tx) error {
 		if _, err := tx.q.DismissalLockComponent(ctx, tx.tx, d.Code); err != nil {
 			return fmt.Errorf("dismiss advisory: component %q: %w", d.Code, err)
+		}
+		// Named by an alias: the dismissal is of the advisory as listed.
+		switch id, err := tx.q.AdvisoryListedID(ctx, tx.tx, db.AdvisoryListedIDParams{ComponentCode: d.Code, AdvisoryID: d.AdvisoryID}); {
+		case err == nil:
+			d.AdvisoryID = id
+		case !errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("dismiss advisory: %w", err)
 		}
 		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "replaced", ComponentCode: d.Code, AdvisoryID: d.AdvisoryID})
 		if err != nil {

@@ -210,43 +210,59 @@ type OSVRecord struct {
 // OSVPackage is one package a record names.
 type OSVPackage struct{ Ecosystem, Name string }
 
-// OSVStore writes records (only those whose bytes changed) and their
-// package rows (only the rows that differ) and returns the packages the
-// changed records name, old and new; the caller marks their components in
-// the same transaction.
-func (t *Tx) OSVStore(ctx context.Context, feed readmodel.FeedKind, recs []OSVRecord, epoch int64) ([]OSVPackage, error) {
+// OSVStore writes records (only those whose bytes changed and that are
+// not older than the stored ones) and their package rows (only the rows
+// that differ), and returns the packages the written records name, old and
+// new (the caller marks their components in the same transaction), and how
+// many it wrote.
+func (t *Tx) OSVStore(ctx context.Context, feed readmodel.FeedKind, recs []OSVRecord, epoch int64) (pkgs []OSVPackage, written int, err error) {
 	if len(recs) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	params := make([]db.OSVRecordUpsertParams, len(recs))
 	var p db.OSVPackagesSyncParams
 	for i, r := range recs {
 		params[i] = db.OSVRecordUpsertParams{ID: r.ID, Hash: r.Hash, Record: r.Body, Modified: r.Modified, Withdrawn: r.Withdrawn,
 			Keys: orNoStrings(r.Keys), Malicious: r.Malicious, Feed: string(feed), Epoch: epoch}
+	}
+	var firstErr error
+	keep := make([]bool, len(recs))
+	t.q.OSVRecordUpsert(ctx, t.tx, params).QueryRow(func(i int, _ string, err error) {
+		switch {
+		case err == nil:
+			keep[i] = true
+		case errors.Is(err, pgx.ErrNoRows): // older than the stored record
+		case firstErr == nil:
+			firstErr = err
+		}
+	})
+	if firstErr != nil {
+		return nil, 0, mapError(fmt.Errorf("store OSV records: %w", firstErr))
+	}
+	p = db.OSVPackagesSyncParams{}
+	for i, r := range recs {
+		if !keep[i] {
+			continue
+		}
+		written++
 		p.RecordIds = append(p.RecordIds, r.ID)
 		for _, pk := range r.Packages {
 			p.Ids, p.Ecosystems, p.Names = append(p.Ids, r.ID), append(p.Ecosystems, pk.Ecosystem), append(p.Names, pk.Name)
 		}
 	}
-	var firstErr error
-	t.q.OSVRecordUpsert(ctx, t.tx, params).Exec(func(_ int, err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	})
-	if firstErr != nil {
-		return nil, mapError(fmt.Errorf("store OSV records: %w", firstErr))
+	if written == 0 {
+		return nil, 0, nil
 	}
 	p.Ids, p.Ecosystems, p.Names = orNoStrings(p.Ids), orNoStrings(p.Ecosystems), orNoStrings(p.Names)
 	rows, err := t.q.OSVPackagesSync(ctx, t.tx, p)
 	if err != nil {
-		return nil, mapError(fmt.Errorf("store the packages of OSV records: %w", err))
+		return nil, 0, mapError(fmt.Errorf("store the packages of OSV records: %w", err))
 	}
-	out := make([]OSVPackage, len(rows))
+	pkgs = make([]OSVPackage, len(rows))
 	for i, r := range rows {
-		out[i] = OSVPackage{Ecosystem: r.Ecosystem, Name: r.Name}
+		pkgs[i] = OSVPackage{Ecosystem: r.Ecosystem, Name: r.Name}
 	}
-	return out, nil
+	return pkgs, written, nil
 }
 
 // IntelBump moves the version of the feeds' advisories and returns it.

@@ -146,3 +146,17 @@ func (e *Executor) EPSSCount(ctx context.Context) (int, error) {
 	n, err := e.q.EPSSCount(ctx, e.dbtx)
 	return int(n), mapError(err)
 }
+
+// IntelKnownCVEs returns the CVEs the stored advisories name (OSV
+// records' ids and aliases, the current results' advisories).
+func (e *Executor) IntelKnownCVEs(ctx context.Context) (map[string]bool, error) {
+	rows, err := e.q.IntelKnownCVEs(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := make(map[string]bool, len(rows))
+	for _, c := range rows {
+		out[c] = true
+	}
+	return out, nil
+}

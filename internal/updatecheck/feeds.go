@@ -179,7 +179,13 @@ func (s *Feeds) syncDue(ctx context.Context, l lease.Lease) error {
 				continue
 			}
 			if _, err := s.sync(ctx, l, fd, "", "check"); err != nil {
-				return err
+				if fatal(ctx, err) {
+					return err
+				}
+				// The feed could not even record its failure (a statement
+				// ran out of time): the check goes on, and the next one
+				// finds the sync interrupted.
+				s.logger.WarnContext(ctx, "feed sync could not record its outcome", "kind", fd.Kind, "error", err)
 			}
 		}
 	}
@@ -363,9 +369,10 @@ func (s *Feeds) storeRecords(ctx context.Context, l lease.Lease, run *feedRun, r
 	if len(recs) == 0 {
 		return nil
 	}
+	written := 0
 	err := s.fenced(ctx, l, func(tx *store.Tx) error {
-		pkgs, err := tx.OSVStore(ctx, run.kind, recs, l.Epoch)
-		if err != nil || len(pkgs) == 0 {
+		pkgs, n, err := tx.OSVStore(ctx, run.kind, recs, l.Epoch)
+		if written = n; err != nil || len(pkgs) == 0 {
 			return err
 		}
 		v, err := tx.IntelBump(ctx)
@@ -378,8 +385,11 @@ func (s *Feeds) storeRecords(ctx context.Context, l lease.Lease, run *feedRun, r
 	if err != nil {
 		return err
 	}
-	run.out.Written += len(recs)
-	run.out.Changed = true
+	// A record older than the stored one (an old file imported) is kept
+	// as stored: it counts as unchanged.
+	run.out.Written += written
+	run.out.Unchanged += len(recs) - written
+	run.out.Changed = run.out.Changed || written > 0
 	if s.afterBatch != nil {
 		s.afterBatch()
 	}

@@ -2,6 +2,7 @@ package updatecheck
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -64,6 +65,9 @@ func (s *Feeds) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error 
 		}
 		return err
 	}
+	if err := enoughEntries(len(cat.Entries), run.out.SkippedCount); err != nil {
+		return err
+	}
 	entries := make([]store.KEVEntry, 0, len(cat.Entries))
 	for _, e := range cat.Entries {
 		k := store.KEVEntry{CVE: strings.ToUpper(e.CVE), Vendor: e.Vendor, Product: e.Product, Name: e.Name,
@@ -74,12 +78,16 @@ func (s *Feeds) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error 
 		}
 		entries = append(entries, k)
 	}
+	known, err := s.store.IntelKnownCVEs(ctx)
+	if err != nil {
+		return err
+	}
 	err = s.fenced(ctx, l, func(tx *store.Tx) error {
 		changed, err := tx.KEVReplace(ctx, entries, l.Epoch)
 		if err != nil {
 			return err
 		}
-		return s.markChanged(ctx, tx, run, changed)
+		return s.markChanged(ctx, tx, run, changed, known)
 	})
 	if err != nil {
 		return err
@@ -92,12 +100,26 @@ func (s *Feeds) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error 
 // transaction, writing only the scores that differ, and marks the
 // components whose advisories name a CVE whose score changed.
 func (s *Feeds) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error {
+	// Only the scores of the CVEs the stored advisories name are kept (a
+	// few thousand of the file's quarter of a million): a CVE named later
+	// gets its score from the next day's file.
+	known, err := s.store.IntelKnownCVEs(ctx)
+	if err != nil {
+		return err
+	}
 	var scores []store.EPSSScore
 	var header feed.EPSSHeader
+	rows := 0
 	notModified, err := s.read(ctx, run, maxEPSS, func(r io.Reader) error {
-		scores = scores[:0] // a retried download starts again
+		scores, rows = scores[:0], 0 // a retried download starts again
+		seen := map[string]bool{}
 		h, skipped, err := feed.ReadEPSS(r, maxEPSS, func(e feed.EPSSScore) error {
-			scores = append(scores, store.EPSSScore{CVE: strings.ToUpper(e.CVE), Score: float32(e.EPSS), Percentile: float32(e.Percentile)})
+			rows++
+			cve := strings.ToUpper(e.CVE)
+			if known[cve] && !seen[cve] { // a CVE listed twice keeps its first score
+				seen[cve] = true
+				scores = append(scores, store.EPSSScore{CVE: cve, Score: float32(e.EPSS), Percentile: float32(e.Percentile)})
+			}
 			return nil
 		})
 		header = h
@@ -110,6 +132,9 @@ func (s *Feeds) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error
 		if notModified {
 			run.out.Status = readmodel.FeedSyncNotModified
 		}
+		return err
+	}
+	if err := enoughEntries(rows, run.out.SkippedCount); err != nil {
 		return err
 	}
 	next := 0
@@ -125,21 +150,37 @@ func (s *Feeds) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error
 		if err != nil {
 			return err
 		}
-		return s.markChanged(ctx, tx, run, changed)
+		return s.markChanged(ctx, tx, run, changed, known)
 	})
 	if err != nil {
 		return err
 	}
-	run.out.Records = len(scores)
+	run.out.Records = rows
 	if !header.ScoreDate.IsZero() {
 		run.out.Cursor = header.ScoreDate.UTC().Format(time.DateOnly)
 	}
 	return nil
 }
 
-// markChanged marks, in tx, the components whose current results name one
-// of the changed CVEs, with a new version of the feeds.
-func (s *Feeds) markChanged(ctx context.Context, tx *store.Tx, run *feedRun, changed []string) error {
+// enoughEntries refuses a catalogue in which no entry, or fewer entries
+// than were skipped, could be read: a file of another shape (another
+// JSON with a "vulnerabilities" array, a truncated CSV) would otherwise
+// replace the stored catalogue with nothing.
+func enoughEntries(valid, skipped int) error {
+	switch {
+	case valid == 0:
+		return fmt.Errorf("%w: no entry could be read (%d skipped)", feed.ErrSchema, skipped)
+	case skipped > valid:
+		return fmt.Errorf("%w: %d entries could not be read, more than the %d that could", feed.ErrSchema, skipped, valid)
+	}
+	return nil
+}
+
+// markChanged marks, in tx, the components the changed CVEs may concern
+// (IntelMarkByKeys), with a new version of the feeds. Only the CVEs the
+// stored advisories name (known, read before tx) can concern one, so only
+// those are asked about: a catalogue changes thousands of entries a day.
+func (s *Feeds) markChanged(ctx context.Context, tx *store.Tx, run *feedRun, changed []string, known map[string]bool) error {
 	if len(changed) == 0 {
 		return nil
 	}
@@ -149,6 +190,15 @@ func (s *Feeds) markChanged(ctx context.Context, tx *store.Tx, run *feedRun, cha
 	if err != nil {
 		return err
 	}
-	_, err = tx.IntelMarkByKeys(ctx, run.kind, changed, v)
+	var concern []string
+	for _, cve := range changed {
+		if known[cve] {
+			concern = append(concern, cve)
+		}
+	}
+	if len(concern) == 0 {
+		return nil
+	}
+	_, err = tx.IntelMarkByKeys(ctx, run.kind, concern, v)
 	return err
 }

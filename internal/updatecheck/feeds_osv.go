@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -21,6 +22,9 @@ import (
 // maxDelta is the most records a delta (modified_id.csv) fetches one by
 // one; past it the whole archive is read instead.
 const maxDelta = 1000
+
+// deltaOverlap is how far before the cursor a delta reads again.
+const deltaOverlap = 48 * time.Hour
 
 // maxModifiedList caps modified_id.csv (npm's lists some 200,000 ids).
 const maxModifiedList = 64 << 20
@@ -125,7 +129,12 @@ func (s *Feeds) archiveCursor(ctx context.Context, run *feedRun) error {
 		return err
 	}
 	if last != nil {
-		run.out.Cursor = last.UTC().Format(time.RFC3339Nano)
+		// A record dated in the future would hold every delta back.
+		at := last.UTC()
+		if now := time.Now().UTC(); at.After(now) {
+			at = now
+		}
+		run.out.Cursor = at.Format(time.RFC3339Nano)
 	}
 	n, err := s.store.OSVCount(ctx)
 	run.out.Records = n
@@ -144,6 +153,10 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 	if err != nil {
 		return false, nil // not a time: read the whole archive
 	}
+	// A record can reach the list after newer ones (its modified time is
+	// its database's): the records of the last deltaOverlap are read
+	// again, and those unchanged cost a hash.
+	since = since.Add(-deltaOverlap)
 	listURL, err := feed.SiblingURL(run.fd.URL, "modified_id.csv")
 	if err != nil {
 		return false, nil
@@ -179,6 +192,10 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 			run.skip(m.ID, "", fmt.Sprintf("the record is larger than the %d bytes upcheck reads", s.limits.MaxRecord))
 			continue
 		}
+		if errors.As(err, &status) && (status.Code == http.StatusNotFound || status.Code == http.StatusGone) {
+			run.skip(m.ID, "", fmt.Sprintf("modified_id.csv lists it, but the server answered %d for it", status.Code))
+			continue
+		}
 		if err != nil {
 			return false, err
 		}
@@ -203,6 +220,9 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 	}
 	if err := s.storeRecords(ctx, l, run, batch); err != nil {
 		return false, err
+	}
+	if run.out.Written == 0 && run.out.SkippedCount == 0 {
+		run.out.Status = readmodel.FeedSyncNotModified // what it read again was unchanged
 	}
 	return true, s.archiveCursor(ctx, run)
 }
