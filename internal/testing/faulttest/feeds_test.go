@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,8 +115,8 @@ func (s *system) feedSyncs(ctx context.Context, rng *rand.Rand) *sync.WaitGroup 
 			}
 			in := s.instances[r.IntN(len(s.instances))]
 			var killAfter time.Duration
-			if r.IntN(4) == 0 {
-				killAfter = time.Duration(50+r.IntN(600)) * time.Millisecond
+			if r.IntN(3) == 0 {
+				killAfter = time.Duration(r.IntN(80)) * time.Millisecond
 			}
 			s.feeds.outcome(s.feedSync(in.env, killAfter))
 		}
@@ -123,37 +124,58 @@ func (s *system) feedSyncs(ctx context.Context, rng *rand.Rand) *sync.WaitGroup 
 	return &wg
 }
 
-// feedSync runs `upcheck feed sync` with env, SIGKILLed after killAfter
-// when that is set (and after 30 s anyway), and says how it ended.
+// feedSync runs `upcheck feed sync` with env and says how it ended. With
+// killAfter set, it is SIGKILLed that long after the feed server saw its
+// first request (the sync has begun: its row says running), or after 10 s
+// if it never asks; without, after 30 s.
 func (s *system) feedSync(env []string, killAfter time.Duration) string {
 	cmd := exec.Command(s.bin, "feed", "sync")
 	cmd.Env = env
-	var out bytes.Buffer
+	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	asked := func() int {
+		return s.feeds.srv.Requests(feedserver.ArchivePath) + s.feeds.srv.Requests(feedserver.ModifiedPath)
+	}
+	before := asked()
 	if err := cmd.Start(); err != nil {
 		return "not started"
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
-	limit := 30 * time.Second
+	kill := time.After(30 * time.Second)
 	if killAfter > 0 {
-		limit = killAfter
+		kill = time.After(10 * time.Second)
 	}
-	select {
-	case <-done:
-	case <-time.After(limit):
-		cmd.Process.Kill()
-		<-done
-		if killAfter > 0 {
-			return "killed"
+	for ended := false; !ended; {
+		select {
+		case <-done:
+			ended = true
+		case <-kill:
+			cmd.Process.Kill()
+			<-done
+			if killAfter > 0 {
+				return "killed before it asked"
+			}
+			return "timed out"
+		case <-time.After(5 * time.Millisecond):
+			if killAfter > 0 && asked() > before {
+				time.Sleep(killAfter)
+				cmd.Process.Kill()
+				<-done
+				if cmd.ProcessState.ExitCode() == 0 {
+					return "exit 0 before the kill"
+				}
+				return "killed midway"
+			}
 		}
-		return "timed out"
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		return fmt.Sprintf("exit %d", code)
+		text := strings.TrimSpace(out.String())
+		return fmt.Sprintf("exit %d: %s", code, tail(text[strings.LastIndex(text, "\n")+1:], 70))
 	}
 	var res struct{ Status string }
-	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &res); err != nil {
+	text := strings.TrimSpace(out.String())
+	if err := json.Unmarshal([]byte(text[strings.LastIndex(text, "\n")+1:]), &res); err != nil {
 		return "exit 0, unreadable"
 	}
 	return "exit 0 " + res.Status
