@@ -79,3 +79,12 @@ DELETE FROM check_runs
 WHERE started_at < clock_timestamp() - make_interval(days => @keep_days::int)
   AND id IS DISTINCT FROM (SELECT max(id) FROM check_runs
                            WHERE status NOT IN ('busy', 'cooldown', 'skipped', 'running'));
+
+-- name: FeedSyncPurge :execrows
+-- Feed syncs older than the retention go, except each feed's newest and
+-- any still running (the next sync of its feed records it as
+-- interrupted).
+DELETE FROM feed_syncs s
+WHERE s.started_at < clock_timestamp() - make_interval(days => @keep_days::int)
+  AND s.status <> 'running'
+  AND s.id <> (SELECT max(n.id) FROM feed_syncs n WHERE n.kind = s.kind);

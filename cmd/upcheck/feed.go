@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,7 +30,7 @@ func runFeed(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 		return errUsage
 	}
 	sub := args[0]
-	rest, err := parseFlags("feed "+sub, args[1:], stderr, nil)
+	rest, err := parseFlags("feed "+sub, args[1:], stderr, func(*flag.FlagSet) {}) // no flags; KIND FILE are arguments
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,12 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        cs.update_available, cs.security, cs.vulnerable, cs.vulnerable_no_fix, cs.needs_newer_core,
        cs.deprecated, cs.provenance_lost, cs.registry_facts, cs.known_exploited, cs.malicious, cs.package,
        (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
-       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
+       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version,
+       -- When the feeds' OSV advisories of the component's package were
+       -- last read (the latest success of an osv or osv-api feed); null: its
+       -- package's advisories were never read (no package, no such feed).
+       CASE WHEN cs.package IS NOT NULL
+            THEN (SELECT max(f.last_success_at) FROM feeds f WHERE f.kind IN ('osv', 'osv-api')) END AS osv_read_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 WHERE cs.code = $1
@@ -204,6 +209,7 @@ type ComponentDetailRow struct {
 	Package          *string
 	SecuritySince    interface{}
 	CoreVersion      string
+	OsvReadAt        interface{}
 }
 
 // One component from the read model, with its whole evaluation (releases,
@@ -246,6 +252,7 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.Package,
 		&i.SecuritySince,
 		&i.CoreVersion,
+		&i.OsvReadAt,
 	)
 	return i, err
 }

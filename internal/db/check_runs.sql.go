@@ -222,3 +222,21 @@ func (q *Queries) CheckRunStart(ctx context.Context, db DBTX, arg CheckRunStartP
 	err := row.Scan(&id)
 	return id, err
 }
+
+const feedSyncPurge = `-- name: FeedSyncPurge :execrows
+DELETE FROM feed_syncs s
+WHERE s.started_at < clock_timestamp() - make_interval(days => $1::int)
+  AND s.status <> 'running'
+  AND s.id <> (SELECT max(n.id) FROM feed_syncs n WHERE n.kind = s.kind)
+`
+
+// Feed syncs older than the retention go, except each feed's newest and
+// any still running (the next sync of its feed records it as
+// interrupted).
+func (q *Queries) FeedSyncPurge(ctx context.Context, db DBTX, keepDays int32) (int64, error) {
+	result, err := db.Exec(ctx, feedSyncPurge, keepDays)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -40,7 +40,7 @@ func New(st *store.Store, auth Purger, logger *slog.Logger) *Task {
 
 // Report says what one run deleted.
 type Report struct {
-	CheckRuns, AuditRows int64
+	CheckRuns, AuditRows, FeedSyncs int64
 }
 
 // Run deletes everything past its retention once. A failure of one step
@@ -48,10 +48,11 @@ type Report struct {
 func (t *Task) Run(ctx context.Context) (Report, error) {
 	var rep Report
 	authErr := t.auth.Purge(ctx)
-	var runsErr, auditErr error
+	var runsErr, auditErr, feedsErr error
 	rep.CheckRuns, runsErr = t.store.CheckRunPurge(ctx, CheckRunDays)
 	rep.AuditRows, auditErr = t.store.AuditPurge(ctx, AuditDays)
-	return rep, errors.Join(authErr, runsErr, auditErr)
+	rep.FeedSyncs, feedsErr = t.store.FeedSyncPurge(ctx, CheckRunDays)
+	return rep, errors.Join(authErr, runsErr, auditErr, feedsErr)
 }
 
 // Every runs the task once shortly after the start (a random delay of up
@@ -71,9 +72,9 @@ func (t *Task) Every(ctx context.Context, first, interval time.Duration) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			t.logger.WarnContext(ctx, "housekeeping", "error", err, "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows)
+			t.logger.WarnContext(ctx, "housekeeping", "error", err, "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows, "feed_syncs", rep.FeedSyncs)
 		default:
-			t.logger.InfoContext(ctx, "housekeeping", "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows)
+			t.logger.InfoContext(ctx, "housekeeping", "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows, "feed_syncs", rep.FeedSyncs)
 		}
 		timer.Reset(interval)
 	}

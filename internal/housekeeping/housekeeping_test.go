@@ -85,3 +85,27 @@ func TestRunKeepsTheNewestRun(t *testing.T) {
 		t.Fatalf("runs left: %q, want the newest run that ran (lease_lost)", status)
 	}
 }
+
+// Feed syncs go after the check runs' retention, but each feed's newest
+// and one still running (its interruption is recorded by the next sync)
+// stay.
+func TestRunPurgesFeedSyncs(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	d.MustExec(t, `INSERT INTO feed_syncs (kind, trigger, status, started_at, epoch) VALUES
+		('osv', 'check', 'running', clock_timestamp() - interval '300 days', 1),
+		('osv', 'check', 'completed', clock_timestamp() - interval '200 days', 1),
+		('osv', 'check', 'failed', clock_timestamp() - interval '100 days', 1),
+		('kev', 'check', 'completed', clock_timestamp() - interval '150 days', 1),
+		('epss', 'check', 'completed', clock_timestamp() - interval '200 days', 1),
+		('epss', 'check', 'completed', clock_timestamp() - interval '1 day', 1)`)
+	rep, err := New(store.New(d.Pool), &countingPurger{}, slog.Default()).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left string
+	d.QueryRow(t, "SELECT string_agg(kind || ':' || status, ',' ORDER BY id) FROM feed_syncs").Scan(&left)
+	if want := "osv:running,osv:failed,kev:completed,epss:completed"; left != want || rep.FeedSyncs != 2 {
+		t.Errorf("feed syncs left %q (%d purged), want %q (2 purged)", left, rep.FeedSyncs, want)
+	}
+}

@@ -102,6 +102,13 @@ type ComponentDetail struct {
 	// CoreVersion is the installed core's version; "" when no core is
 	// installed.
 	CoreVersion string
+	// The feeds (docs/feeds.md): the component's npm package ("" none),
+	// whether an open advisory is known exploited or says the package is
+	// malicious, and when the feeds' OSV advisories of its package were
+	// last read (nil: never, so no page may say it has none).
+	Package                   string
+	KnownExploited, Malicious bool
+	OSVReadAt                 *time.Time
 }
 
 // timeOf is a timestamptz column sqlc could not type (an aggregate read
@@ -129,6 +136,7 @@ func (e *Executor) ComponentDetail(ctx context.Context, code string) (ComponentD
 		UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
 		VulnerableNoFix: r.VulnerableNoFix, NeedsNewerCore: r.NeedsNewerCore, SecuritySince: timeOf(r.SecuritySince),
 		CoreVersion: r.CoreVersion, Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
+		Package: deref(r.Package), KnownExploited: r.KnownExploited, Malicious: r.Malicious, OSVReadAt: timeOf(r.OsvReadAt),
 		RegistryFacts: r.RegistryFacts,
 	}, nil
 }

@@ -23,3 +23,13 @@ func (e *Executor) AuditPurge(ctx context.Context, keepDays int) (int64, error) 
 	}
 	return n, nil
 }
+
+// FeedSyncPurge deletes feed syncs older than keepDays days, keeping each
+// feed's newest and those still running, and reports how many it deleted.
+func (e *Executor) FeedSyncPurge(ctx context.Context, keepDays int) (int64, error) {
+	n, err := e.q.FeedSyncPurge(ctx, e.dbtx, int32(keepDays))
+	if err != nil {
+		return 0, mapError(fmt.Errorf("purge feed syncs: %w", err))
+	}
+	return n, nil
+}

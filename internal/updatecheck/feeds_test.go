@@ -523,3 +523,63 @@ func TestFeedFromAnOSVAPI(t *testing.T) {
 		t.Errorf("an unmodified record was fetched again (%d, then %d)", fetched, n)
 	}
 }
+
+// A manifest sync and a feed import race, the sync paused between reading
+// the feeds' advisories and writing what it evaluated from them, while the
+// import stores forms' changed record and evaluates forms again: the
+// sync's write, from older advisories, is refused, and the sync evaluates
+// forms once more from what holds now. Without the refusal the stale
+// result would land after the newer one and stay.
+func TestFeedImportRacingAManifestSync(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, f := b.feedSite(readmodel.FeedOSV)
+	b.checker.feeds = nil
+	b.run(lease.Operator)
+	ctx := context.Background()
+	dir := t.TempDir()
+	affects, fixed := dir+"/all.zip", dir+"/fixed.zip"
+	writeArchive(t, affects, records(osvgen.Record(formsMAL, "@acme/forms", osvgen.KindMalware, "", "")))
+	writeArchive(t, fixed, records(osvgen.Record(formsMAL, "@acme/forms", osvgen.KindMalware, "", "0.0.1")))
+	if _, err := f.RunLockedFeedImport(ctx, readmodel.FeedOSV, affects); err != nil {
+		t.Fatal(err)
+	}
+	src := b.componentSource("forms")
+	site := &manifest.Manifest{Components: []manifest.Component{
+		{Code: "core", Name: "Core", Version: "1.9.0", Source: b.componentSource("core")},
+		{Code: "blog", Name: "Blog", Version: "2.3.0", Source: src, Package: "@acme/blog"},
+		{Code: "forms", Name: "Forms", Version: "1.0.1", Source: src, Package: "@acme/forms"},
+	}}
+	read, resume := make(chan struct{}), make(chan struct{})
+	paused := false
+	b.checker.afterKnowledge = func() {
+		if !paused { // the first read only: later rounds run freely
+			paused = true
+			close(read)
+			<-resume
+		}
+	}
+	syncErr := make(chan error, 1)
+	go func() {
+		_, err := NewSyncer(b.checker).Sync(ctx, site)
+		syncErr <- err
+	}()
+	select {
+	case <-read:
+	case err := <-syncErr:
+		t.Fatalf("the sync ended (%v) without evaluating forms", err)
+	}
+	res, err := f.RunLockedFeedImport(ctx, readmodel.FeedOSV, fixed)
+	close(resume)
+	if err != nil || res.Written != 1 {
+		t.Fatalf("import = %+v, %v", res, err)
+	}
+	if err := <-syncErr; err != nil {
+		t.Fatal(err)
+	}
+	var evaluated, malicious bool
+	b.db.QueryRow(t, `SELECT evaluated, malicious FROM component_state WHERE code = 'forms'`).Scan(&evaluated, &malicious)
+	if !evaluated || malicious {
+		t.Errorf("forms evaluated %v, malicious %v; want evaluated from the record that no longer affects it", evaluated, malicious)
+	}
+}

@@ -67,6 +67,9 @@ func (w *writer) knowledge(ctx context.Context, packages []string) (*knowledge, 
 	if err != nil {
 		return nil, err
 	}
+	if w.afterKnowledge != nil {
+		defer w.afterKnowledge()
+	}
 	for name, recs := range bodies {
 		for _, body := range recs {
 			r, err := osv.Parse(body)

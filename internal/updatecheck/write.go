@@ -28,6 +28,9 @@ type writer struct {
 	npm *npm.Client
 	// intel keeps the feeds' catalogues between evaluations (knowledge).
 	intel intelCache
+	// afterKnowledge, for tests, runs when an evaluation has read what the
+	// feeds know and before it evaluates.
+	afterKnowledge func()
 }
 
 // registries are the npm registries the settings name (none without an
