@@ -285,9 +285,9 @@ func checkFeeds(f findings, tx querier) {
 	each("pending cleared", `SELECT format('%s still pending for %s after the last completed sync', code, feed) FROM intel_pending`, text)
 	each("pending cleared", `SELECT format('feed %s still says interrupted (%s) or failing (%s) after its last sync completed', kind, interrupted_at, last_error)
 		FROM feeds WHERE interrupted_at IS NOT NULL OR last_error IS NOT NULL`, text)
-	each("results have the feeds' changes", `SELECT format('%s: result evaluated with the feeds at version %s, changed for it at %s', m.code, coalesce(r.intel_version::text, 'none'), m.version)
-		FROM intel_marks m LEFT JOIN component_results r ON r.code = m.code
-		WHERE r.intel_version IS NULL OR r.intel_version < m.version`, text)
+	each("results have the feeds' changes", `SELECT format('%s: result evaluated with the feeds at version %s, changed for it at %s', m.code, r.intel_version, m.version)
+		FROM intel_marks m JOIN component_results r ON r.code = m.code
+		WHERE r.intel_version < m.version`, text)
 }
 
 // feedCounts are the figures of the run's feed syncs for the log.
