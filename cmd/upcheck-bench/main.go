@@ -1,7 +1,8 @@
 // Command upcheck-bench is `make bench`: it measures the check's throughput,
 // the cost of fencing, the summary and the AdminCP pages under load, the
 // lease operations, the notifications, the lock holds of a 10,000-component
-// manifest sync and a check of 500 npm packages, side by side in one run,
+// manifest sync, a check of 500 npm packages and the import of a 200,000-record
+// OSV archive, side by side in one run,
 // and prints ratios against baselines measured in the same run (absolute
 // times on shared machines are noise; ratios are not). Each figure is one line "name value unit"
 // (benchstat-friendly), then a table with targets and verdicts. It exits
@@ -71,7 +72,7 @@ func yes(b bool) *bool { return &b }
 func main() {
 	binary := flag.String("binary", "bin/upcheck", "the upcheck binary to measure")
 	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
-	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync or npm (that part alone)")
+	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm or feeds (that part alone)")
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Parse()
 	if err := run(*binary, *dataDir); err != nil {
@@ -88,10 +89,13 @@ func run(binary, dataDir string) error {
 		return err
 	}
 	switch only {
-	case "sync", "npm":
+	case "sync", "npm", "feeds":
 		part := syncHolds
-		if only == "npm" {
+		switch only {
+		case "npm":
 			part = func(ctx context.Context, c *devdb.Cluster) error { return npmCheck(ctx, binary, c) }
+		case "feeds":
+			part = func(ctx context.Context, c *devdb.Cluster) error { return feedImport(ctx, binary, c) }
 		}
 		if err := part(ctx, cluster); err != nil {
 			return err
@@ -210,6 +214,11 @@ func run(binary, dataDir string) error {
 
 	// 8. A check of 500 npm packages on a loopback registry, against a bare fetcher.
 	if err := npmCheck(ctx, binary, cluster); err != nil {
+		return err
+	}
+
+	// 9. An OSV archive of 200,000 records imported, imported again unchanged, and 10,000 components evaluated against it.
+	if err := feedImport(ctx, binary, cluster); err != nil {
 		return err
 	}
 

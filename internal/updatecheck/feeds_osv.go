@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ func (s *Feeds) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) er
 		if done, err := s.syncDelta(ctx, l, run); done || err != nil {
 			return err
 		}
+		s.sweepSpool(ctx)
 		dl, err := feed.Spool(ctx, s.fetcher, fetch.Request{URL: run.fd.URL, ETag: run.stored.ETag,
 			LastModified: run.stored.LastModified, MaxBody: s.limits.MaxArchive}, s.dir)
 		if err != nil {
@@ -119,6 +121,43 @@ func (s *Feeds) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) er
 		return err
 	}
 	return s.archiveCursor(ctx, run)
+}
+
+// spoolPattern names the files feed.Spool downloads archives to.
+const spoolPattern = "upcheck-feed-*.download"
+
+// spoolDead is how long a spooled file must have gone unwritten to be a
+// dead process's: an attempt of a live download writes as it goes or ends
+// within feed.DefaultSpoolTimeout, and the next attempt truncates the
+// file again.
+const spoolDead = 2 * feed.DefaultSpoolTimeout
+
+// sweepSpool removes the archives that syncs killed while downloading
+// left in the spool directory (a SIGKILL or an OOM kill runs no clean-up,
+// and each may leave up to the archive's cap behind). Only files unwritten
+// for spoolDead go: the directory may be shared (the system's temporary
+// directory, another site on the same host), and a live download writes.
+// A file that cannot be removed is left, and said in the log.
+func (s *Feeds) sweepSpool(ctx context.Context) {
+	dir := s.dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	matches, err := filepath.Glob(filepath.Join(dir, spoolPattern))
+	if err != nil {
+		return
+	}
+	for _, m := range matches {
+		fi, err := os.Lstat(m)
+		if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) < spoolDead {
+			continue
+		}
+		if err := os.Remove(m); err != nil {
+			s.logger.WarnContext(ctx, "could not remove an archive a killed feed sync left", "path", m, "error", err)
+			continue
+		}
+		s.logger.InfoContext(ctx, "removed an archive a killed feed sync left", "path", m, "bytes", fi.Size())
+	}
 }
 
 // archiveCursor sets the cursor a delta starts from: the newest modified

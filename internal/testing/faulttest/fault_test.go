@@ -35,6 +35,9 @@ func TestFaults(t *testing.T) {
 	f, stats := s.workload(t, sd, duration(t, 60*time.Second), nil)
 	s.converge(f, convergeBound, stats)
 	_, stats.counts["deliveries"] = s.checkDeliveries(f, deliverBound, stats.events)
+	s.settleFeeds(f, convergeBound)
+	s.snapshot(f, func(tx querier) { checkFeeds(f, tx) })
+	s.feedCounts(f, stats)
 	s.checkAll(f, stats)
 	stats.log(t)
 	s.explainFailed(t, stats.answers)
@@ -136,7 +139,8 @@ func (st *stats) log(t *testing.T) {
 	t.Logf("faults for %s: %v", st.ran.Round(time.Second), sorted(byAction))
 	t.Logf("no answer: %v", sorted(noAnswer))
 	t.Logf("answers: %v", sorted(byAnswer))
-	for _, k := range []string{"runs", "failed runs", "acquisitions", "writes", "linearizability", "unrecorded", "deliveries"} {
+	for _, k := range []string{"runs", "failed runs", "acquisitions", "writes", "linearizability", "unrecorded", "deliveries",
+		"feed syncs", "feed history", "feed records"} {
 		t.Logf("%s: %s", k, st.counts[k])
 	}
 	if st.converged > 0 {
@@ -182,12 +186,14 @@ func (s *system) workload(t *testing.T, sd uint64, d time.Duration, stop func() 
 	clients := s.clients(ctx, rng, 3, rec)
 	mutator := s.mutate(ctx, rng)
 	sampler := s.sample(ctx, &st.samples)
+	feeds := s.feedSyncs(ctx, rand.New(rand.NewPCG(sd, 24))) // its own stream: the others' runs stay as they were
 	n := newNemesis(s, rng.Uint64())
 	n.run(ctx) // returns once every fault is healed
 	st.ran = time.Since(began)
 	clients.Wait()
 	mutator.Wait()
 	sampler.Wait()
+	feeds.Wait()
 	st.events, st.answers = n.events(), rec.all()
 	return findings{}, st
 }

@@ -101,12 +101,26 @@ func (p *publishers) sequences() []int {
 
 func (p *publishers) url(j int) string { return fmt.Sprintf("%s/s%d.json", p.URL, j) }
 
-// manifest writes the manifest of every source's two components.
+// packages are the npm packages the components are (their manifest's
+// "package"), which the feed's records name.
+func (p *publishers) packages() []string {
+	var out []string
+	for j := range p.seq {
+		for _, c := range []string{"a", "b"} {
+			out = append(out, fmt.Sprintf("fault-p%d%s", j, c))
+		}
+	}
+	return out
+}
+
+// manifest writes the manifest of every source's two components, each
+// naming its npm package.
 func (p *publishers) manifest(t *testing.T) string {
 	comps := []string{fmt.Sprintf(`{"code": "core", "name": "Core", "version": "1.0.0", "source": %q}`, p.url(0))}
 	for j := range p.seq {
 		for _, c := range []string{"a", "b"} {
-			comps = append(comps, fmt.Sprintf(`{"code": "p%d%s", "name": "P%d%s", "version": "1.0.0", "source": %q}`, j, c, j, c, p.url(j)))
+			comps = append(comps, fmt.Sprintf(`{"code": "p%d%s", "name": "P%d%s", "version": "1.0.0", "source": %q, "package": "fault-p%d%s"}`,
+				j, c, j, c, p.url(j), j, c))
 		}
 	}
 	path := filepath.Join(t.TempDir(), "manifest.json")

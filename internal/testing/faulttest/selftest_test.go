@@ -52,6 +52,23 @@ func TestCheckerCatches(t *testing.T) {
 		s.snapshot(f, func(tx querier) { checkRuns(f, tx, checkLease(f, tx)) })
 	}
 
+	// feedSynced records a sync of the osv feed that stored a record and
+	// completed, moving the cursor in its completing transaction, as
+	// FeedBegin, OSVStore and FeedComplete do.
+	feedSynced := func(s *system, d *pgtest.DB) {
+		d.MustExec(s.t, `BEGIN;
+			INSERT INTO feeds (kind, url, epoch) VALUES ('osv', 'http://127.0.0.1/osv/all.zip', 1);
+			INSERT INTO feed_syncs (id, kind, trigger, status, epoch) VALUES (1, 'osv', 'cli', 'running', 1);
+			COMMIT;`)
+		d.MustExec(s.t, `INSERT INTO osv_records (id, hash, record, modified, keys, malicious, feed, epoch)
+			VALUES ('GHSA-2222-2222-2222', '\x01', '{}', '2026-11-02T00:00:00Z', '{GHSA-2222-2222-2222}', false, 'osv', 1)`)
+		d.MustExec(s.t, `BEGIN;
+			UPDATE feed_syncs SET status = 'completed', finished_at = clock_timestamp() WHERE id = 1;
+			UPDATE feeds SET cursor = '2026-11-02T00:00:00Z', last_success_at = clock_timestamp() WHERE kind = 'osv';
+			COMMIT;`)
+	}
+	feeds := func(s *system, f findings) { s.snapshot(f, func(tx querier) { checkFeeds(f, tx) }) }
+
 	// Each case plants its history, intact or broken, and runs the checks
 	// that read it.
 	cases := []struct {
@@ -148,6 +165,64 @@ func TestCheckerCatches(t *testing.T) {
 			}
 			s.pubs = &publishers{} // no source: only "a check completes" is asked
 			s.convergeIn(f, 2*time.Second)
+		}},
+		{"a record version stored twice", "records stored once", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			feedSynced(s, d)
+			d.MustExec(s.t, `UPDATE osv_records SET hash = CASE WHEN $1 THEN hash ELSE '\x02' END`, broken)
+			feeds(s, f)
+		}},
+		{"a cursor moved without a completed sync", "the cursor moves with a completed sync", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			feedSynced(s, d)
+			if broken {
+				d.MustExec(s.t, `UPDATE feeds SET cursor = '2026-11-03T00:00:00Z' WHERE kind = 'osv'`)
+			}
+			feeds(s, f)
+		}},
+		{"a sync row left running", "sync rows end once", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			feedSynced(s, d)
+			if broken {
+				d.MustExec(s.t, `INSERT INTO feed_syncs (id, kind, trigger, status, epoch) VALUES (2, 'osv', 'cli', 'running', 1)`)
+			}
+			feeds(s, f)
+		}},
+		{"a completed sync row changed again", "sync rows end once", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			feedSynced(s, d)
+			if broken {
+				d.MustExec(s.t, `UPDATE feed_syncs SET status = 'failed' WHERE id = 1`)
+			}
+			feeds(s, f)
+		}},
+		{"an interruption no sync recorded", "interruptions are recorded", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			feedSynced(s, d)
+			d.MustExec(s.t, `INSERT INTO feed_syncs (id, kind, trigger, status, epoch) VALUES (2, 'osv', 'cli', 'running', 1)`)
+			if broken { // marked interrupted by no new sync's start
+				d.MustExec(s.t, `UPDATE feed_syncs SET status = 'interrupted' WHERE id = 2`)
+			} else { // as FeedBegin does
+				d.MustExec(s.t, `BEGIN;
+					UPDATE feed_syncs SET status = 'interrupted' WHERE id = 2;
+					UPDATE feeds SET interrupted_at = clock_timestamp() WHERE kind = 'osv';
+					INSERT INTO feed_syncs (id, kind, trigger, status, epoch) VALUES (3, 'osv', 'cli', 'running', 1);
+					COMMIT;`)
+			}
+			d.MustExec(s.t, `BEGIN;
+				UPDATE feed_syncs SET status = 'completed' WHERE status = 'running';
+				UPDATE feeds SET interrupted_at = NULL, last_success_at = clock_timestamp() WHERE kind = 'osv';
+				COMMIT;`)
+			feeds(s, f)
+		}},
+		{"pending left after the last sync", "pending cleared", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			feedSynced(s, d)
+			if broken {
+				d.MustExec(s.t, `INSERT INTO intel_pending (feed, code) VALUES ('osv', 'p0a')`)
+			}
+			feeds(s, f)
+		}},
+		{"a result older than its feed change", "results have the feeds' changes", func(s *system, d *pgtest.DB, f findings, broken bool) {
+			feedSynced(s, d)
+			d.MustExec(s.t, `INSERT INTO component_results (code, installed_version, epoch, core_version, document_hash, intel_version)
+				VALUES ('p0a', '1.0.0', 1, '1.0.0', '\x00', 3)`)
+			d.MustExec(s.t, `INSERT INTO intel_marks (code, version) VALUES ('p0a', CASE WHEN $1 THEN 5 ELSE 3 END)`, broken)
+			feeds(s, f)
 		}},
 		{"an event delivered twice with no fault", "deliveries", func(s *system, d *pgtest.DB, f findings, broken bool) {
 			delivered(s, d)

@@ -45,6 +45,7 @@ type system struct {
 	proxies   []*toxiproxy.Proxy
 	instances []*instance
 	pubs      *publishers
+	feeds     *feeder   // the advisory feed (feeds_test.go)
 	rcv       *receiver // the webhook channel's receiver
 	token     string
 	bin       string
@@ -74,6 +75,7 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 	}
 	t.Cleanup(s.pool.Close)
 	s.pubs = newPublishers(t, 4)
+	s.feeds = newFeeder(t, s.pubs.packages())
 	base := []string{
 		"UPCHECK_ALLOW_PRIVATE_SOURCES=1",
 		"UPCHECK_TEST_TIMINGS=" + timings + "," + delivery,
@@ -81,6 +83,7 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 		"UPCHECK_FETCH_TIMEOUT=5s",
 		"UPCHECK_LOG_LEVEL=" + cmp.Or(os.Getenv("UPCHECK_FAULT_LOG_LEVEL"), "INFO"),
 		"UPCHECK_MANIFEST=" + s.pubs.manifest(t),
+		"UPCHECK_FEEDS=" + s.feeds.setting(),
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 	}
@@ -190,6 +193,7 @@ CREATE CONSTRAINT TRIGGER fault_audit AFTER INSERT OR UPDATE ON source_trust
 -- has none. Deliveries update the row later, outside the lease.
 CREATE CONSTRAINT TRIGGER fault_audit AFTER INSERT ON notification_events
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.epoch IS NOT NULL) EXECUTE FUNCTION fault_audit('key');`)
+	s.auditFeeds()
 }
 
 func (s *system) exec(sql string, args ...any) {
