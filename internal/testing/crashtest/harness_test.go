@@ -15,8 +15,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -121,6 +123,42 @@ func start(t *testing.T, e env, args ...string) *proc {
 		}
 	})
 	return p
+}
+
+// peakRSS follows the process's peak resident memory (VmHWM in
+// /proc/PID/status, KiB), read every 10 ms while it runs; the returned func
+// waits for the process and gives the highest value read. Not getrusage's
+// Maxrss: Go starts a child with vfork, sharing the test's memory until
+// exec, and Maxrss keeps that memory's high-water mark (the test process's
+// own, large under -race); VmHWM is of the memory the process has after
+// exec.
+func (p *proc) peakRSS() func() int64 {
+	var max atomic.Int64
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		path := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+		for {
+			if b, err := os.ReadFile(path); err == nil {
+				for line := range strings.SplitSeq(string(b), "\n") {
+					if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+						if kib, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64); err == nil && kib > max.Load() {
+							max.Store(kib)
+						}
+					}
+				}
+			}
+			select {
+			case <-p.done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return func() int64 {
+		<-stopped
+		return max.Load()
+	}
 }
 
 // wait returns the exit code, failing the test after d.
