@@ -35,7 +35,7 @@ const (
 	// MaliciousTitle is a malicious package's state, above every other.
 	MaliciousTitle = "Known malicious package: remove it"
 	// ExploitedWords is an advisory in the KEV catalogue.
-	ExploitedWords = "exploited in the wild"
+	ExploitedWords = readmodel.ExploitedWords
 	// KEVNote says what KEV's dates are, wherever one is shown.
 	KEVNote = "KEV's dates are set for US federal agencies: a reference, not a deadline for every site."
 )
@@ -83,37 +83,13 @@ func intelProblem(a readmodel.AttentionItem) (string, bool) {
 	return "", false
 }
 
-// EPSSText is "EPSS 94.3 % · 99th percentile"; "" without a score.
+// EPSSText is "EPSS 94.3 % · 99th percentile" (readmodel.EPSSWords); ""
+// without a score.
 func EPSSText(e *AdvisoryEPSS) string {
 	if e == nil {
 		return ""
 	}
-	return "EPSS " + percentText(e.Score) + " % · " + ordinal(int(e.Percentile*100)) + " percentile"
-}
-
-// percentText is a probability in percent: one decimal, two below 0.1 %
-// (most scores are that small, and "0.0 %" would say none).
-func percentText(p float64) string {
-	if p*100 < 0.1 {
-		return strconv.FormatFloat(p*100, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(p*100, 'f', 1, 64)
-}
-
-// ordinal is 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st…
-func ordinal(n int) string {
-	suffix := "th"
-	if n%100 < 11 || n%100 > 13 {
-		switch n % 10 {
-		case 1:
-			suffix = "st"
-		case 2:
-			suffix = "nd"
-		case 3:
-			suffix = "rd"
-		}
-	}
-	return strconv.Itoa(n) + suffix
+	return readmodel.EPSSWords(e.Score, e.Percentile)
 }
 
 // originsText says where an advisory comes from: "From the publisher and

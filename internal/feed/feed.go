@@ -5,36 +5,24 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// Kind is what a feed brings.
-type Kind string
+// Kind is what a feed brings: the read model's vocabulary of feed kinds,
+// defined once there (readmodel.FeedKind).
+type Kind = readmodel.FeedKind
 
 // The kinds of feed.
 const (
-	// KindOSV is an OSV ecosystem archive: a zip of OSV JSON records,
-	// with modified_id.csv beside it for deltas.
-	KindOSV Kind = "osv"
-	// KindOSVAPI is an OSV-compatible API: querybatch, then vulns/{id}.
-	KindOSVAPI Kind = "osv-api"
-	// KindKEV is the Known Exploited Vulnerabilities catalogue's JSON.
-	KindKEV Kind = "kev"
-	// KindEPSS is the daily EPSS scores CSV, gzipped.
-	KindEPSS Kind = "epss"
+	KindOSV    = readmodel.FeedOSV
+	KindOSVAPI = readmodel.FeedOSVAPI
+	KindKEV    = readmodel.FeedKEV
+	KindEPSS   = readmodel.FeedEPSS
 )
 
 // AllKinds lists every kind, in the order pages show them.
-func AllKinds() []Kind { return []Kind{KindOSV, KindOSVAPI, KindKEV, KindEPSS} }
-
-// Valid reports whether k is one of [AllKinds].
-func (k Kind) Valid() bool {
-	for _, v := range AllKinds() {
-		if k == v {
-			return true
-		}
-	}
-	return false
-}
+func AllKinds() []Kind { return readmodel.AllFeedKinds() }
 
 // Sentinel errors; test with errors.Is.
 var (

@@ -2,7 +2,6 @@ package notify
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -16,8 +15,8 @@ import (
 // MalwareWords and ExploitedWords are what the pages, the mails and the
 // chats say of the two (the words the issue asks for, in one place).
 const (
-	MalwareWords   = "known malicious package: remove it"
-	ExploitedWords = "exploited in the wild"
+	MalwareWords   = readmodel.MalwareWords
+	ExploitedWords = readmodel.ExploitedWords
 )
 
 // Ranks of the feeds' events: their places in readmodel.AttentionKinds,
@@ -43,36 +42,8 @@ type intelAdvisory struct {
 	} `json:"epss"`
 }
 
-// EPSSWords is "EPSS 94.3 % · 99th percentile" for a score and its
-// percentile (0 to 1).
-func EPSSWords(score, percentile float64) string {
-	return "EPSS " + percentText(score) + " % · " + Ordinal(int(percentile*100)) + " percentile"
-}
-
-// percentText is a probability in percent: one decimal, two below 0.1 %
-// (most scores are that small, and "0.0 %" would say none).
-func percentText(p float64) string {
-	if p*100 < 0.1 {
-		return strconv.FormatFloat(p*100, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(p*100, 'f', 1, 64)
-}
-
-// Ordinal is 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st…
-func Ordinal(n int) string {
-	suffix := "th"
-	if n%100 < 11 || n%100 > 13 {
-		switch n % 10 {
-		case 1:
-			suffix = "st"
-		case 2:
-			suffix = "nd"
-		case 3:
-			suffix = "rd"
-		}
-	}
-	return strconv.Itoa(n) + suffix
-}
+// EPSSWords is the read model's (one definition for pages and messages).
+func EPSSWords(score, percentile float64) string { return readmodel.EPSSWords(score, percentile) }
 
 // kevDetails are the KEV facts of an exploited advisory, each through word.
 func kevDetails(a intelAdvisory, word func(string, int) string) []string {

@@ -3,6 +3,7 @@ package readmodel
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -25,6 +26,9 @@ const (
 
 // AllFeedKinds are the feed kinds, in the order Source health lists them.
 func AllFeedKinds() []FeedKind { return []FeedKind{FeedOSV, FeedOSVAPI, FeedKEV, FeedEPSS} }
+
+// Valid reports whether k is one of AllFeedKinds.
+func (k FeedKind) Valid() bool { return slices.Contains(AllFeedKinds(), k) }
 
 // Title is the kind in words, for headings.
 func (k FeedKind) Title() string {
@@ -158,4 +162,45 @@ func FeedProblemSentence(kind, arg string) string {
 		return ProblemSentence(kind, arg)
 	}
 	return "The last sync of this feed failed."
+}
+
+// The words of the feeds' two most urgent facts, on the pages and in the
+// notifications alike.
+const (
+	// MalwareWords: an open advisory says the installed package is
+	// malicious.
+	MalwareWords = "known malicious package: remove it"
+	// ExploitedWords: an open advisory is in the KEV catalogue.
+	ExploitedWords = "exploited in the wild"
+)
+
+// EPSSWords is "EPSS 94.3 % · 99th percentile" for a score and its
+// percentile (0 to 1), on the pages and in the notifications alike.
+func EPSSWords(score, percentile float64) string {
+	return "EPSS " + percentText(score) + " % · " + Ordinal(int(percentile*100)) + " percentile"
+}
+
+// percentText is a probability in percent: one decimal, two below 0.1 %
+// (most scores are that small, and "0.0 %" would say none).
+func percentText(p float64) string {
+	if p*100 < 0.1 {
+		return strconv.FormatFloat(p*100, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(p*100, 'f', 1, 64)
+}
+
+// Ordinal is 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st…
+func Ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }

@@ -113,16 +113,16 @@ func (s *Feeds) RunLockedFeedSync(ctx context.Context) ([]FeedResult, error) {
 // KIND FILE`, for sites without network): the same reading, caps, batches
 // and bookkeeping as a fetch, from path.
 func (s *Feeds) RunLockedFeedImport(ctx context.Context, kind readmodel.FeedKind, path string) (FeedResult, error) {
-	fd := feed.Feed{Kind: feed.Kind(kind), URL: "file:" + path}
+	fd := feed.Feed{Kind: kind, URL: "file:" + path}
 	for _, f := range s.feeds {
-		if f.Kind == feed.Kind(kind) {
+		if f.Kind == kind {
 			fd.URL = f.URL
 		}
 	}
 	if kind == readmodel.FeedOSVAPI {
 		return FeedResult{Kind: kind}, errors.New("an osv-api feed is an API to query: import the OSV archive (kind osv) instead")
 	}
-	if !feed.Kind(kind).Valid() {
+	if !kind.Valid() {
 		return FeedResult{Kind: kind}, fmt.Errorf("unknown feed kind %q (one of osv, kev, epss)", kind)
 	}
 	if _, err := os.Stat(path); err != nil {
@@ -167,7 +167,7 @@ func (s *Feeds) locked(ctx context.Context, fn func(context.Context, lease.Lease
 func (s *Feeds) syncDue(ctx context.Context, l lease.Lease) error {
 	kinds := make([]readmodel.FeedKind, len(s.feeds))
 	for i, f := range s.feeds {
-		kinds[i] = readmodel.FeedKind(f.Kind)
+		kinds[i] = f.Kind
 	}
 	due, err := s.store.FeedsDue(ctx, kinds, s.period)
 	if err != nil {
@@ -175,7 +175,7 @@ func (s *Feeds) syncDue(ctx context.Context, l lease.Lease) error {
 	}
 	for _, fd := range s.feeds {
 		for _, k := range due {
-			if readmodel.FeedKind(fd.Kind) != k {
+			if fd.Kind != k {
 				continue
 			}
 			if _, err := s.sync(ctx, l, fd, "", "check"); err != nil {
@@ -215,7 +215,7 @@ func (r *feedRun) skip(id, path, reason string) {
 // lost or the database gone (nothing more can be recorded); every other
 // failure is recorded on the feed and returned in the result.
 func (s *Feeds) sync(ctx context.Context, l lease.Lease, fd feed.Feed, file, trigger string) (FeedResult, error) {
-	kind := readmodel.FeedKind(fd.Kind)
+	kind := fd.Kind
 	res := FeedResult{Kind: kind}
 	run := &feedRun{kind: kind, fd: fd, file: file, epoch: l.Epoch}
 	err := s.fenced(ctx, l, func(tx *store.Tx) error {

@@ -77,7 +77,7 @@ func (b *bundle) feedSite(kinds ...readmodel.FeedKind) (*feedserver.Server, *Fee
 		readmodel.FeedEPSS: fs.EPSSURL(), readmodel.FeedOSVAPI: fs.APIURL()}
 	var feeds []feed.Feed
 	for _, k := range kinds {
-		feeds = append(feeds, feed.Feed{Kind: feed.Kind(k), URL: urls[k]})
+		feeds = append(feeds, feed.Feed{Kind: k, URL: urls[k]})
 	}
 	f := NewFeeds(b.checker, feeds, b.t.TempDir())
 	b.checker.UseFeeds(f)
