@@ -94,13 +94,8 @@ type Config struct {
 	Lockfile        string
 	LockfileInclude []string
 	LockfileCore    string
-	// Feeds (UPCHECK_FEEDS, "osv=URL,kev=URL,epss=URL"; osv-api=URL
-	// instead of osv) are the advisory feeds a check syncs daily
-	// (docs/feeds.md); none when unset. FeedDir (UPCHECK_FEED_DIR) is where
-	// an OSV archive is downloaded to be read; the system's temporary
-	// directory when unset.
-	Feeds   []feed.Feed
-	FeedDir string
+	Feeds           []feed.Feed // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
+	FeedDir         string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
 	// references; nil (a Config built by hand) has none set.
 	Env func(string) string
@@ -168,7 +163,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.FetchTimeout = d
 	}
-	if err := c.readNpm(getenv); err != nil {
+	if err := errors.Join(c.readNpm(getenv), c.readFeeds(getenv)); err != nil {
 		return Config{}, err
 	}
 	if v := getenv("UPCHECK_TEST_TIMINGS"); v != "" {
@@ -218,11 +213,6 @@ func (c *Config) readNpm(getenv func(string) string) error {
 		}
 		c.NpmMaxDocument = n
 	}
-	feeds, err := feed.ParseList(getenv("UPCHECK_FEEDS"))
-	if err != nil {
-		return fmt.Errorf("UPCHECK_FEEDS: %w (docs/feeds.md says where each feed is published)", err)
-	}
-	c.Feeds, c.FeedDir = feeds, getenv("UPCHECK_FEED_DIR")
 	c.Lockfile = getenv("UPCHECK_LOCKFILE")
 	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))
 	c.LockfileCore = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_CORE"))
