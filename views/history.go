@@ -12,7 +12,7 @@ type HistoryProps struct {
 	Layout LayoutProps
 	Runs   []readmodel.RunRow
 	// FeedSyncs are the latest feed syncs, newest first.
-	FeedSyncs []FeedSyncRow
+	FeedSyncs []readmodel.FeedSyncRow
 }
 
 // runCountsText is what a check did with the sources.

@@ -2,7 +2,6 @@ package views
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -11,17 +10,6 @@ import (
 // (docs/feeds.md): each advisory feed, what it holds, when it last
 // succeeded and changed, an interruption and its last failure in words,
 // never the technical text.
-
-// FeedSyncRow is one feed sync in the history.
-type FeedSyncRow struct {
-	Kind       readmodel.FeedKind
-	Trigger    string
-	StartedAt  time.Time
-	FinishedAt *time.Time
-	Status     readmodel.FeedSyncStatus
-	// Written, Unchanged and Skipped count the records.
-	Written, Unchanged, Skipped int
-}
 
 // feedState is a feed's state in a badge, most urgent first.
 func feedState(f readmodel.FeedRow) badge {
@@ -80,7 +68,7 @@ func skippedText(f readmodel.FeedRow) string {
 }
 
 // feedSyncStatusText words a feed sync's status.
-func feedSyncStatusText(r FeedSyncRow) badge {
+func feedSyncStatusText(r readmodel.FeedSyncRow) badge {
 	switch r.Status {
 	case readmodel.FeedSyncCompleted:
 		return badge{"Completed", toneOK}
@@ -97,7 +85,7 @@ func feedSyncStatusText(r FeedSyncRow) badge {
 }
 
 // feedSyncCountsText is what a sync did with the records.
-func feedSyncCountsText(r FeedSyncRow) string {
+func feedSyncCountsText(r readmodel.FeedSyncRow) string {
 	s := thousands(r.Written) + " written, " + thousands(r.Unchanged) + " unchanged"
 	if r.Skipped > 0 {
 		s += ", " + thousands(r.Skipped) + " skipped as malformed"

@@ -305,7 +305,7 @@ func feedRow(f readmodel.FeedRow, now time.Time) templ.Component {
 }
 
 // feedSyncsSection lists the feed syncs in the history, newest first.
-func feedSyncsSection(syncs []FeedSyncRow, now time.Time) templ.Component {
+func feedSyncsSection(syncs []readmodel.FeedSyncRow, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -57,7 +57,7 @@ func TestFeedsOnSourceHealthAndHistory(t *testing.T) {
 		t.Errorf("no feeds: %q", got)
 	}
 
-	hist := doc(t, History(HistoryProps{Layout: layout(calm(), false), FeedSyncs: []FeedSyncRow{
+	hist := doc(t, History(HistoryProps{Layout: layout(calm(), false), FeedSyncs: []readmodel.FeedSyncRow{
 		{Kind: readmodel.FeedOSV, Trigger: "check", StartedAt: started, Status: readmodel.FeedSyncInterrupted, Written: 500},
 		{Kind: readmodel.FeedKEV, Trigger: "cli", StartedAt: started.Add(-time.Hour), Status: readmodel.FeedSyncCompleted, Written: 2, Unchanged: 1398},
 	}}))

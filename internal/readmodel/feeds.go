@@ -112,6 +112,21 @@ type FeedRow struct {
 	Stale bool
 }
 
+// FeedSyncRow is one sync in the feeds' history (feed_syncs): filled by
+// store, listed by the history page. Error is the technical text of a
+// failed sync, for the log and the API, never shown on a page.
+type FeedSyncRow struct {
+	ID         int64
+	Kind       FeedKind
+	Trigger    string
+	StartedAt  time.Time
+	FinishedAt *time.Time
+	Status     FeedSyncStatus
+	// Written, Unchanged and Skipped count the records.
+	Written, Unchanged, Skipped int
+	Error                       string
+}
+
 // FeedStaleAge is how long a feed may go without a successful sync before
 // it is stale: two daily syncs missed (upcheck_feed_stale_age in SQL).
 const FeedStaleAge = 48 * time.Hour

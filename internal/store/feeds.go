@@ -155,27 +155,15 @@ func (e *Executor) Feeds(ctx context.Context) ([]readmodel.FeedRow, error) {
 	return out, nil
 }
 
-// FeedSync is one sync in the feeds' history.
-type FeedSync struct {
-	ID                          int64
-	Kind                        readmodel.FeedKind
-	Trigger                     string
-	StartedAt                   time.Time
-	FinishedAt                  *time.Time
-	Status                      readmodel.FeedSyncStatus
-	Written, Unchanged, Skipped int
-	Error                       string
-}
-
 // FeedSyncs lists the latest n syncs, newest first.
-func (e *Executor) FeedSyncs(ctx context.Context, n int) ([]FeedSync, error) {
+func (e *Executor) FeedSyncs(ctx context.Context, n int) ([]readmodel.FeedSyncRow, error) {
 	rows, err := e.q.FeedSyncList(ctx, e.dbtx, int32(n))
 	if err != nil {
 		return nil, mapError(err)
 	}
-	out := make([]FeedSync, len(rows))
+	out := make([]readmodel.FeedSyncRow, len(rows))
 	for i, r := range rows {
-		out[i] = FeedSync{ID: r.ID, Kind: readmodel.FeedKind(r.Kind), Trigger: r.Trigger, StartedAt: r.StartedAt.UTC(),
+		out[i] = readmodel.FeedSyncRow{ID: r.ID, Kind: readmodel.FeedKind(r.Kind), Trigger: r.Trigger, StartedAt: r.StartedAt.UTC(),
 			FinishedAt: utc(r.FinishedAt), Status: readmodel.FeedSyncStatus(r.Status), Written: int(r.Written),
 			Unchanged: int(r.Unchanged), Skipped: int(r.Skipped), Error: deref(r.Error)}
 	}

@@ -188,12 +188,7 @@ func (s *Server) historyPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := make([]views.FeedSyncRow, len(syncs))
-	for i, r := range syncs {
-		rows[i] = views.FeedSyncRow{Kind: r.Kind, Trigger: r.Trigger, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Status: r.Status,
-			Written: r.Written, Unchanged: r.Unchanged, Skipped: r.Skipped}
-	}
-	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: runs, FeedSyncs: rows}))
+	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: runs, FeedSyncs: syncs}))
 }
 
 func (s *Server) sourcesPage(c echo.Context) error {
