@@ -150,15 +150,36 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- Whether a sync recorded as running is dead: the lease it ran under (its
+-- epoch) is no longer held by anyone (expired, released, or taken over by
+-- a later epoch): its process died, or lost its lease or its database,
+-- before it finished. The one definition; the next sync records such a
+-- sync as interrupted, and until then the read model says so.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_feed_sync_dead(epoch bigint)
+RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT NOT EXISTS (SELECT 1 FROM core_update_lock l
+                       WHERE l.name = 'check' AND l.epoch = upcheck_feed_sync_dead.epoch
+                         AND l.owner IS NOT NULL AND l.expires_at > clock_timestamp())
+$$;
+-- +goose StatementEnd
+
 -- Every configured feed with its derived facts: stale (no success for the
 -- stale age since it last succeeded or, never, since it was configured:
--- its first sync row) and failing (upcheck_failing, as for sources).
+-- its first sync row), failing (upcheck_failing, as for sources), and
+-- interrupted_since: the start of a sync interrupted before it finished,
+-- recorded (interrupted_at) or not yet (a sync still "running" whose lease
+-- is gone), until a sync succeeds.
 CREATE VIEW feed_state AS
 SELECT f.*,
        coalesce(coalesce(f.last_success_at,
                          (SELECT min(s.started_at) FROM feed_syncs s WHERE s.kind = f.kind))
                 < clock_timestamp() - upcheck_feed_stale_age(), false)::boolean AS stale,
-       upcheck_failing(f.last_error) AS failing
+       upcheck_failing(f.last_error) AS failing,
+       coalesce(f.interrupted_at,
+                (SELECT min(s.started_at) FROM feed_syncs s
+                 WHERE s.kind = f.kind AND s.status = 'running' AND upcheck_feed_sync_dead(s.epoch))) AS interrupted_since
 FROM feeds f;
 
 CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON feeds
@@ -167,6 +188,7 @@ CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
 -- +goose Down
 DROP TRIGGER read_model_changed ON feeds;
 DROP VIEW feed_state;
+DROP FUNCTION upcheck_feed_sync_dead(bigint);
 DROP FUNCTION upcheck_feed_stale_age();
 DROP TABLE intel_pending;
 DROP TABLE intel_marks;

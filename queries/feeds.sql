@@ -96,13 +96,16 @@ WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - @per
 -- name: FeedList :many
 -- Every feed with its derived facts, for Source health and the API.
 SELECT kind, url, records, last_success_at, last_change_at, last_attempt_at, last_error, last_error_kind,
-       last_error_arg, consecutive_failures, interrupted_at, skipped, skipped_count, stale
+       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale
 FROM feed_state
 ORDER BY array_position(ARRAY['osv', 'osv-api', 'kev', 'epss'], kind);
 
 -- name: FeedSyncList :many
--- The latest syncs, newest first, for the history.
-SELECT id, kind, trigger, started_at, finished_at, status, written, unchanged, skipped, error
+-- The latest syncs, newest first, for the history; one recorded as running
+-- whose lease is gone reads as interrupted (upcheck_feed_sync_dead).
+SELECT id, kind, trigger, started_at, finished_at,
+       (CASE WHEN status = 'running' AND upcheck_feed_sync_dead(epoch) THEN 'interrupted' ELSE status END)::text AS status,
+       written, unchanged, skipped, error
 FROM feed_syncs
 ORDER BY id DESC
 LIMIT @max_rows::integer;

@@ -249,7 +249,7 @@ func (q *Queries) FeedGet(ctx context.Context, db DBTX, kind string) (FeedGetRow
 
 const feedList = `-- name: FeedList :many
 SELECT kind, url, records, last_success_at, last_change_at, last_attempt_at, last_error, last_error_kind,
-       last_error_arg, consecutive_failures, interrupted_at, skipped, skipped_count, stale
+       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale
 FROM feed_state
 ORDER BY array_position(ARRAY['osv', 'osv-api', 'kev', 'epss'], kind)
 `
@@ -308,7 +308,9 @@ func (q *Queries) FeedList(ctx context.Context, db DBTX) ([]FeedListRow, error) 
 }
 
 const feedSyncList = `-- name: FeedSyncList :many
-SELECT id, kind, trigger, started_at, finished_at, status, written, unchanged, skipped, error
+SELECT id, kind, trigger, started_at, finished_at,
+       (CASE WHEN status = 'running' AND upcheck_feed_sync_dead(epoch) THEN 'interrupted' ELSE status END)::text AS status,
+       written, unchanged, skipped, error
 FROM feed_syncs
 ORDER BY id DESC
 LIMIT $1::integer
@@ -327,7 +329,8 @@ type FeedSyncListRow struct {
 	Error      *string
 }
 
-// The latest syncs, newest first, for the history.
+// The latest syncs, newest first, for the history; one recorded as running
+// whose lease is gone reads as interrupted (upcheck_feed_sync_dead).
 func (q *Queries) FeedSyncList(ctx context.Context, db DBTX, maxRows int32) ([]FeedSyncListRow, error) {
 	rows, err := db.Query(ctx, feedSyncList, maxRows)
 	if err != nil {

@@ -220,6 +220,7 @@ type FeedState struct {
 	Epoch               int64
 	Stale               bool
 	Failing             bool
+	InterruptedSince    *time.Time
 }
 
 type FeedSync struct {

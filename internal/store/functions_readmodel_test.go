@@ -15,6 +15,23 @@ func testStaleAge(t *testing.T, f *fdb) {
 	}
 }
 
+// A feed sync is dead once the lease it ran under is no longer held: none
+// holds it, it expired, or a later epoch took it.
+func testFeedSyncDead(t *testing.T, f *fdb) {
+	dead := func(epoch int) bool { return f.bool(t, `SELECT upcheck_feed_sync_dead($1)`, epoch) }
+	if !dead(1) {
+		t.Error("a sync of epoch 1 is alive while nobody holds the lease")
+	}
+	f.exec(t, `UPDATE core_update_lock SET owner = gen_random_uuid(), epoch = 5, expires_at = clock_timestamp() + interval '1 minute' WHERE name = 'check'`)
+	if dead(5) || !dead(4) {
+		t.Errorf("lease held at epoch 5: dead(5) = %v, dead(4) = %v; want false, true", dead(5), dead(4))
+	}
+	f.exec(t, `UPDATE core_update_lock SET expires_at = clock_timestamp() - interval '1 second' WHERE name = 'check'`)
+	if !dead(5) {
+		t.Error("a sync whose lease expired is alive")
+	}
+}
+
 func testFeedStaleAge(t *testing.T, f *fdb) {
 	if !f.bool(t, `SELECT upcheck_feed_stale_age() = interval '48 hours'`) {
 		t.Errorf("upcheck_feed_stale_age() is %s, want 48 hours (readmodel.FeedStaleAge)", f.text(t, `SELECT upcheck_feed_stale_age()::text`))

@@ -44,6 +44,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_nothing_to_queue": testNothingToQueue,
 	// migrations/00009_feeds.sql
 	"upcheck_feed_stale_age": testFeedStaleAge,
+	"upcheck_feed_sync_dead": testFeedSyncDead,
 }
 
 func TestFunctions(t *testing.T) {

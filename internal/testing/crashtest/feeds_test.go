@@ -274,6 +274,11 @@ func TestFeedKilledDuringDownload(t *testing.T) {
 	release, arrived := fs.Hold(feedserver.ArchivePath)
 	defer release()
 	waitLeaseExpired(t, d, 6*time.Second)
+	// Before any sync records it, the read model says the sync whose lease
+	// is gone was interrupted (Source health, the API, /metrics).
+	if shown := query[bool](t, d, `SELECT interrupted_since IS NOT NULL FROM feed_state WHERE kind = 'osv'`); !shown {
+		t.Error("once the killed sync's lease expired, feed_state does not say it was interrupted")
+	}
 	b := start(t, e, "feed", "sync")
 	select {
 	case <-arrived:
