@@ -76,7 +76,7 @@ func intelProblem(a readmodel.AttentionItem) (string, bool) {
 		}
 		s := adv.ID + " is " + ExploitedWords
 		if adv.KEVDue != nil && *adv.KEVDue != "" {
-			s += " (KEV due date " + *adv.KEVDue + ")"
+			s += " (KEV due date " + *adv.KEVDue + ", a US federal reference)"
 		}
 		return s, true
 	}

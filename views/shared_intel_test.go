@@ -96,7 +96,7 @@ func TestBannerAndCatalogPutMalwareFirst(t *testing.T) {
 	}
 	items := byTestID(one(t, root, "attention-banner-items"), "attention-item")
 	if len(items) < 2 || text(items[0]) != "Forms 1.0.0: known malicious package: remove it (MAL-2026-4242)" ||
-		!strings.HasPrefix(text(items[1]), "Gallery 3.0.0: ACME-2026-011 is exploited in the wild (KEV due date 2026-11-24)") {
+		!strings.HasPrefix(text(items[1]), "Gallery 3.0.0: ACME-2026-011 is exploited in the wild (KEV due date 2026-11-24, a US federal reference)") {
 		t.Errorf("banner items %q, %q", text(items[0]), text(items[1]))
 	}
 	rows := catalogRows()

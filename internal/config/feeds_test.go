@@ -20,7 +20,7 @@ func TestFeedsSetting(t *testing.T) {
 		t.Errorf("feeds = %+v in %q", c.Feeds, c.FeedDir)
 	}
 	for _, bad := range []string{"osv=ftp://mirror.test/all.zip", "nvd=https://mirror.test/x.json", "kev=https://a.test/k.json,kev=https://b.test/k.json",
-		"osv=https://a.test/all.zip,osv-api=https://a.test/"} {
+		"osv=https://a.test/all.zip,osv-api=https://a.test/", "kev=https://ops:s3cret@mirror.test/kev.json"} {
 		if _, err := FromEnv(env(map[string]string{"UPCHECK_FEEDS": bad})); err == nil || !strings.Contains(err.Error(), "UPCHECK_FEEDS") ||
 			!strings.Contains(err.Error(), "docs/feeds.md") {
 			t.Errorf("UPCHECK_FEEDS=%q: %v, want an error naming the setting and docs/feeds.md", bad, err)

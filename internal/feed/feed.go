@@ -119,5 +119,9 @@ func checkURL(raw string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an absolute http or https URL", raw)
 	}
+	if u.User != nil {
+		// Source health and the API show a feed's URL to every viewer.
+		return fmt.Errorf("%q carries credentials: a feed's URL is shown to every viewer, so it may not hold a user or password", u.Redacted())
+	}
 	return nil
 }

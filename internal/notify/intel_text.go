@@ -104,8 +104,11 @@ func intelChatText(typ string, p eventPayload, intel intelAdvisory, name, instal
 		}
 		return text
 	case readmodel.EventKnownExploited:
-		text := fmt.Sprintf("upcheck: %s %s is affected by %s (%s), %s", name, installed, id,
-			chat(a.Severity, chatSeverityMax), ExploitedWords)
+		text := fmt.Sprintf("upcheck: %s %s is affected by %s", name, installed, id)
+		if sev := chat(a.Severity, chatSeverityMax); sev != "" {
+			text += " (" + sev + ")"
+		}
+		text += ", " + ExploitedWords
 		for _, d := range kevDetails(intel, chat) {
 			text += ". " + strings.TrimRight(d, ".")
 		}

@@ -298,13 +298,15 @@ func feedFailureKind(err error) (readmodel.ErrorKind, string) {
 	return f.kind, f.arg
 }
 
-// trimKnown is err's text after the sentinel's own words, for a sentence
-// that already says them.
+// trimKnown is err's own words after the sentinel's, for a sentence that
+// already says those: up to the next ": ", after which a reader's message
+// quotes a library's error (technical text, kept in the detail).
 func trimKnown(err, sentinel error) string {
 	text := err.Error()
 	if i := strings.Index(text, sentinel.Error()); i >= 0 {
 		text = strings.TrimLeft(text[i+len(sentinel.Error()):], ": ")
 	}
+	text, _, _ = strings.Cut(text, ": ")
 	if len(text) > 200 {
 		text = text[:200] + "…"
 	}

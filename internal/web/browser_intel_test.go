@@ -39,7 +39,7 @@ func TestBrowserFeedsFacts(t *testing.T) {
 		t.Errorf("banner %q", got)
 	}
 	first, second := textAt(t, ctx, `[data-testid="attention-banner-items"] li:nth-child(1)`), textAt(t, ctx, `[data-testid="attention-banner-items"] li:nth-child(2)`)
-	if !strings.Contains(first, "known malicious package: remove it (MAL-2026-4242)") || !strings.Contains(second, "ACME-2026-011 is exploited in the wild (KEV due date 2026-11-24)") {
+	if !strings.Contains(first, "known malicious package: remove it (MAL-2026-4242)") || !strings.Contains(second, "ACME-2026-011 is exploited in the wild (KEV due date 2026-11-24, a US federal reference)") {
 		t.Errorf("banner items %q, %q", first, second)
 	}
 	screenshot(t, ctx, "feeds-dashboard.png")
