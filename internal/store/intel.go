@@ -86,25 +86,38 @@ func (t *Tx) EPSSReplace(ctx context.Context, next func() (EPSSScore, bool, erro
 		}
 		return nil, mapError(fmt.Errorf("stage EPSS scores: %w", err))
 	}
-	rows, err := t.tx.Query(ctx, `
-WITH gone AS (
-    DELETE FROM epss_scores s WHERE NOT EXISTS (SELECT 1 FROM epss_incoming i WHERE i.cve = s.cve)
-    RETURNING s.cve
-),
-put AS (
-    INSERT INTO epss_scores (cve, epss, percentile)
-    SELECT cve, epss, percentile FROM epss_incoming
-    ON CONFLICT (cve) DO UPDATE SET epss = EXCLUDED.epss, percentile = EXCLUDED.percentile
-    WHERE (epss_scores.epss, epss_scores.percentile) IS DISTINCT FROM (EXCLUDED.epss, EXCLUDED.percentile)
-    RETURNING cve
-)
-SELECT cve FROM gone UNION SELECT cve FROM put`)
-	if err != nil {
-		return nil, mapError(fmt.Errorf("apply EPSS scores: %w", err))
+	// The scores that went, then those added or changed, in epssParts
+	// statements over parts of the CVEs: each statement stays within the
+	// lease transaction's statement limit however many scores change.
+	var changed []string
+	collect := func(sql string, args ...any) error {
+		rows, err := t.tx.Query(ctx, sql, args...)
+		if err != nil {
+			return mapError(fmt.Errorf("apply EPSS scores: %w", err))
+		}
+		cves, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		changed = append(changed, cves...)
+		return mapError(err)
 	}
-	changed, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return changed, mapError(err)
+	if err := collect(`DELETE FROM epss_scores s WHERE NOT EXISTS (SELECT 1 FROM epss_incoming i WHERE i.cve = s.cve) RETURNING s.cve`); err != nil {
+		return nil, err
+	}
+	for part := range epssParts {
+		err := collect(`
+INSERT INTO epss_scores (cve, epss, percentile)
+SELECT cve, epss, percentile FROM epss_incoming WHERE (hashtext(cve) & 2147483647) % $1 = $2
+ON CONFLICT (cve) DO UPDATE SET epss = EXCLUDED.epss, percentile = EXCLUDED.percentile
+WHERE (epss_scores.epss, epss_scores.percentile) IS DISTINCT FROM (EXCLUDED.epss, EXCLUDED.percentile)
+RETURNING cve`, epssParts, part)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return changed, nil
 }
+
+// epssParts is how many statements write a day's scores.
+const epssParts = 8
 
 // epssRows feeds COPY from next.
 type epssRows struct {

@@ -100,9 +100,10 @@ func (s *Feeds) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error 
 // transaction, writing only the scores that differ, and marks the
 // components whose advisories name a CVE whose score changed.
 func (s *Feeds) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error {
-	// Only the scores of the CVEs the stored advisories name are kept (a
-	// few thousand of the file's quarter of a million): a CVE named later
-	// gets its score from the next day's file.
+	// Every score is kept, so that an advisory named for the first time
+	// has its score at its first evaluation (a channel's EPSS threshold
+	// judges it then); only the CVEs the stored advisories name can
+	// concern a component, so only those are marked (markChanged).
 	known, err := s.store.IntelKnownCVEs(ctx)
 	if err != nil {
 		return err
@@ -116,7 +117,7 @@ func (s *Feeds) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error
 		h, skipped, err := feed.ReadEPSS(r, maxEPSS, func(e feed.EPSSScore) error {
 			rows++
 			cve := strings.ToUpper(e.CVE)
-			if known[cve] && !seen[cve] { // a CVE listed twice keeps its first score
+			if !seen[cve] { // a CVE listed twice keeps its first score
 				seen[cve] = true
 				scores = append(scores, store.EPSSScore{CVE: cve, Score: float32(e.EPSS), Percentile: float32(e.Percentile)})
 			}
