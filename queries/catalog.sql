@@ -69,10 +69,15 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version,
        -- When the feeds' OSV advisories of the component's package were
-       -- last read (the latest success of an osv or osv-api feed); null: its
-       -- package's advisories were never read (no package, no such feed).
+       -- last read: the latest success of an osv feed (its archive holds
+       -- every package), or of an osv-api feed after the component took its
+       -- version (the API is asked of the installed versions only); null:
+       -- its advisories were never read (no package, no such feed, a
+       -- version the API was not asked of yet).
        CASE WHEN cs.package IS NOT NULL
-            THEN (SELECT max(f.last_success_at) FROM feeds f WHERE f.kind IN ('osv', 'osv-api')) END AS osv_read_at
+            THEN (SELECT max(f.last_success_at) FROM feeds f, components k
+                  WHERE k.code = cs.code
+                    AND (f.kind = 'osv' OR (f.kind = 'osv-api' AND f.last_success_at >= k.updated_at))) END AS osv_read_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 WHERE cs.code = @code;

@@ -369,6 +369,9 @@ LEFT JOIN feeds f ON f.kind = k.kind
 WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - $2::interval
    OR EXISTS (SELECT 1 FROM intel_pending p WHERE p.feed = k.kind)
    OR EXISTS (SELECT 1 FROM feed_syncs s WHERE s.kind = k.kind AND s.status = 'running')
+   -- an API is asked of the installed versions: one installed since is due
+   OR (k.kind = 'osv-api' AND EXISTS (SELECT 1 FROM components c
+                                      WHERE c.package IS NOT NULL AND c.updated_at > f.last_success_at))
 `
 
 type FeedsDueParams struct {
@@ -379,7 +382,8 @@ type FeedsDueParams struct {
 // The configured kinds whose last success is older than the period (or
 // that never succeeded), on the database clock, and those a sync left
 // unfinished (components still pending, a sync still "running": it was
-// interrupted), which the next check finishes.
+// interrupted), which the next check finishes, and an API feed since whose
+// last success a component took another version.
 func (q *Queries) FeedsDue(ctx context.Context, db DBTX, arg FeedsDueParams) ([]string, error) {
 	rows, err := db.Query(ctx, feedsDue, arg.Kinds, arg.Period)
 	if err != nil {

@@ -295,3 +295,46 @@ func (planOnly) QueueRegistryKeysChanged(context.Context, *store.Tx, string, []s
 	return nil
 }
 func (planOnly) QueueRunEnd(context.Context, *store.Tx, int64) error { return nil }
+
+// Before the mend: a version installed after an osv-api feed's sync read
+// "No known advisory (OSV advisories last read …)" although the API was
+// never asked of it. Now the page says its advisories were not read, and
+// the next check asks the API again.
+func TestOSVAPIVersionInstalledAfterTheSync(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, f := b.feedSite(readmodel.FeedOSVAPI)
+	b.run(lease.Operator)
+	ctx := context.Background()
+	readAt := func() *time.Time {
+		d, err := b.store.ComponentDetail(ctx, "blog")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.OSVReadAt
+	}
+	if readAt() == nil {
+		t.Fatal("blog's advisories read by the API sync are said not read")
+	}
+	src, core := b.componentSource("blog"), b.componentSource("core")
+	if _, err := NewSyncer(b.checker).Sync(ctx, &manifest.Manifest{Components: []manifest.Component{
+		{Code: "core", Name: "Core", Version: "1.9.0", Source: core},
+		{Code: "blog", Name: "Blog", Version: "2.3.1", Source: src, Package: "@acme/blog"},
+		{Code: "forms", Name: "Forms", Version: "1.0.0", Source: src, Package: "@acme/forms"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if at := readAt(); at != nil {
+		t.Errorf("blog 2.3.1, installed after the API was asked, has its advisories read at %v", at)
+	}
+	due, err := b.store.FeedsDue(ctx, []readmodel.FeedKind{readmodel.FeedOSVAPI}, FeedPeriod)
+	if err != nil || len(due) != 1 {
+		t.Errorf("osv-api due = %v, %v; want due for the version installed since", due, err)
+	}
+	if _, err := f.RunLockedFeedSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if readAt() == nil {
+		t.Error("after the API was asked again, blog's advisories are still said not read")
+	}
+}
