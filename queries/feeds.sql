@@ -100,7 +100,7 @@ WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - @per
 -- name: FeedList :many
 -- Every feed with its derived facts, for Source health and the API.
 SELECT kind, url, records, last_success_at, last_change_at, last_attempt_at, last_error, last_error_kind,
-       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale
+       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale, failing
 FROM feed_state
 ORDER BY array_position(ARRAY['osv', 'osv-api', 'kev', 'epss'], kind);
 

@@ -16,7 +16,7 @@ func feedState(f readmodel.FeedRow) badge {
 	switch {
 	case f.InterruptedAt != nil:
 		return badge{"Interrupted", toneDanger}
-	case f.LastError != "" || f.LastErrorKind != "":
+	case f.Failing:
 		return badge{"Failing", toneDanger}
 	case f.Stale:
 		return badge{"Stale", toneWarn}

@@ -249,7 +249,7 @@ func (q *Queries) FeedGet(ctx context.Context, db DBTX, kind string) (FeedGetRow
 
 const feedList = `-- name: FeedList :many
 SELECT kind, url, records, last_success_at, last_change_at, last_attempt_at, last_error, last_error_kind,
-       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale
+       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale, failing
 FROM feed_state
 ORDER BY array_position(ARRAY['osv', 'osv-api', 'kev', 'epss'], kind)
 `
@@ -269,6 +269,7 @@ type FeedListRow struct {
 	Skipped             []byte
 	SkippedCount        int32
 	Stale               bool
+	Failing             bool
 }
 
 // Every feed with its derived facts, for Source health and the API.
@@ -296,6 +297,7 @@ func (q *Queries) FeedList(ctx context.Context, db DBTX) ([]FeedListRow, error) 
 			&i.Skipped,
 			&i.SkippedCount,
 			&i.Stale,
+			&i.Failing,
 		); err != nil {
 			return nil, err
 		}

@@ -34,7 +34,7 @@ func collectFeeds(ctx context.Context, read FeedsReader, ch chan<- prometheus.Me
 	for _, f := range feeds {
 		kind := string(f.Kind)
 		ch <- prometheus.MustNewConstMetric(descFeedInterrupted, prometheus.GaugeValue, flag(f.InterruptedAt != nil), kind)
-		ch <- prometheus.MustNewConstMetric(descFeedFailing, prometheus.GaugeValue, flag(f.LastError != ""), kind)
+		ch <- prometheus.MustNewConstMetric(descFeedFailing, prometheus.GaugeValue, flag(f.Failing), kind)
 		last := 0.0
 		if f.LastSuccessAt != nil {
 			last = float64(f.LastSuccessAt.UnixNano()) / 1e9

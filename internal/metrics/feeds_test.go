@@ -26,9 +26,9 @@ func TestFeedAndIntelGauges(t *testing.T) {
 	success := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	interrupted := success.Add(time.Hour)
 	feeds := []readmodel.FeedRow{
-		{Kind: readmodel.FeedOSV, LastSuccessAt: &success, InterruptedAt: &interrupted, LastError: "interrupted", LastErrorKind: "interrupted"},
+		{Kind: readmodel.FeedOSV, LastSuccessAt: &success, InterruptedAt: &interrupted, LastError: "interrupted", LastErrorKind: "interrupted", Failing: true},
 		{Kind: readmodel.FeedKEV, LastSuccessAt: &success},
-		{Kind: readmodel.FeedEPSS, LastError: "503", LastErrorKind: "http_status"},
+		{Kind: readmodel.FeedEPSS, LastError: "503", LastErrorKind: "http_status", Failing: true},
 	}
 	var down bool
 	m := New(func(context.Context) (readmodel.Summary, error) {

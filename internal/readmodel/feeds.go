@@ -108,8 +108,9 @@ type FeedRow struct {
 	Skipped      []SkippedRecord
 	SkippedCount int
 	// Stale: no sync succeeded for FeedStaleAge (or never since the feed
-	// was configured that long ago).
-	Stale bool
+	// was configured that long ago). Failing: the last sync failed
+	// (upcheck_failing, as for sources: the one definition).
+	Stale, Failing bool
 }
 
 // FeedSyncRow is one sync in the feeds' history (feed_syncs): filled by

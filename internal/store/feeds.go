@@ -146,7 +146,7 @@ func (e *Executor) Feeds(ctx context.Context) ([]readmodel.FeedRow, error) {
 			LastSuccessAt: utc(r.LastSuccessAt), LastChangeAt: utc(r.LastChangeAt), LastAttemptAt: utc(r.LastAttemptAt),
 			LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 			ConsecutiveFailures: int(r.ConsecutiveFailures), InterruptedAt: utc(r.InterruptedAt),
-			SkippedCount: int(r.SkippedCount), Stale: r.Stale}
+			SkippedCount: int(r.SkippedCount), Stale: r.Stale, Failing: r.Failing}
 		if err := json.Unmarshal(r.Skipped, &f.Skipped); err != nil {
 			return nil, fmt.Errorf("decode the skipped records of feed %s: %w", r.Kind, err)
 		}

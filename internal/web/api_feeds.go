@@ -101,7 +101,7 @@ func feedBody(f readmodel.FeedRow) feedJSON {
 		LastChangeAt: f.LastChangeAt, LastAttemptAt: f.LastAttemptAt, LastErrorKind: opt(f.LastErrorKind),
 		ConsecutiveFailures: f.ConsecutiveFailures, InterruptedAt: f.InterruptedAt, Stale: f.Stale,
 		Skipped: f.Skipped, SkippedCount: f.SkippedCount}
-	if f.LastError != "" || f.LastErrorKind != "" {
+	if f.Failing {
 		p := readmodel.FeedProblemSentence(f.LastErrorKind, f.LastErrorArg)
 		out.Problem = &p
 	}
