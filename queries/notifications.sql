@@ -31,12 +31,7 @@ WITH facts AS (
            cs.code || '@' || cs.installed_version || '/' || (a->>'id') AS subject,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'package', cs.package, 'advisory', a - 'no_fix') AS payload,
-           NULL::float8 AS epss,
-           -- An advisory's event names it by its id; keys and scope let a
-           -- channel that already has the event under another of its
-           -- names (an id that changed on a merge) not get it twice.
-           upcheck_advisory_keys(jsonb_build_array(a)) AS keys,
-           cs.code || '@' || cs.installed_version || '/' AS scope
+           NULL::float8 AS epss
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
@@ -46,7 +41,7 @@ WITH facts AS (
            cs.code || '/' || (a->>'id'),
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'advisory', a - 'no_fix'),
-           NULL, upcheck_advisory_keys(jsonb_build_array(a)), cs.code || '/'
+           NULL
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
@@ -65,7 +60,7 @@ WITH facts AS (
                               'advisories', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a->>'id', 'aliases', coalesce(a->'aliases', '[]'::jsonb))), '[]'::jsonb)
                                              FROM jsonb_array_elements(cs.open_advisories) AS a
                                              WHERE NOT coalesce((a->>'no_fix')::boolean, false))),
-           NULL, NULL, NULL
+           NULL
     FROM component_state cs
     JOIN component_results r ON r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
@@ -75,8 +70,7 @@ WITH facts AS (
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'advisory', a - 'no_fix'),
-           (a->'epss'->>'score')::float8,
-           upcheck_advisory_keys(jsonb_build_array(a)), cs.code || '@' || cs.installed_version || '/'
+           (a->'epss'->>'score')::float8
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
@@ -88,7 +82,7 @@ WITH facts AS (
            cs.code || '@' || cs.installed_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'package', cs.registry_facts->>'package', 'message', cs.deprecated),
-           NULL, NULL, NULL
+           NULL
     FROM component_state cs
     WHERE cs.deprecated IS NOT NULL
       AND cs.code = ANY (@codes::text[])
@@ -97,7 +91,7 @@ WITH facts AS (
            cs.code || '@' || cs.provenance_lost,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'package', cs.registry_facts->>'package', 'version', cs.provenance_lost),
-           NULL, NULL, NULL
+           NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
       AND cs.code = ANY (@codes::text[])
@@ -106,7 +100,7 @@ WITH facts AS (
            cs.code || '@' || cs.update_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'version', cs.update_version, 'url', cs.release_url),
-           NULL, NULL, NULL
+           NULL
     FROM component_state cs
     WHERE cs.update_available
       AND cs.code = ANY (@codes::text[])
@@ -116,12 +110,7 @@ SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, 
 FROM facts f
 JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
      AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
-WHERE (sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint)
-  AND NOT (f.keys IS NOT NULL AND EXISTS (
-          SELECT 1 FROM notification_events e
-          WHERE e.channel_id = ch.id AND e.type = f.type
-            AND starts_with(e.key, f.type || ':' || f.scope)
-            AND upcheck_advisory_keys(jsonb_build_array(e.payload->'advisory')) && f.keys))
+WHERE sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 

@@ -10,13 +10,11 @@ import (
 
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
-	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
-	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // Regression tests of a review of the feed sync: each failed before its
@@ -240,61 +238,6 @@ func withModified(t *testing.T, rec []byte, at time.Time) []byte {
 	out, _ := json.Marshal(m)
 	return out
 }
-
-// Before the mend: an advisory seen first as its OSV record (GHSA-…),
-// exploited, notified once; when the publisher then listed it as ACME-9
-// with that alias, the merged advisory (now named ACME-9) was notified
-// again. A channel that has the event under any of the advisory's names
-// does not get it twice.
-func TestMergedAdvisoryIsNotNotifiedAgain(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	b.db.MustExec(t, `INSERT INTO notification_channels (name, kind, target, events) VALUES ('ops', 'slack', 'https://hooks.example/x', 'security')`)
-	b.checker.NotifyWith(planOnly{})
-	p := publisher.New(b.t)
-	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
-	p.Set("/acme.json", doc(1, map[string]string{"blog": `{"releases": [{"version": "2.3.0"}]}`}))
-	b.sync(
-		manifest.Component{Code: "core", Name: "Core", Version: "1.9.0", Source: p.URL + "/core.json"},
-		manifest.Component{Code: "blog", Name: "Blog", Version: "2.3.0", Source: p.URL + "/acme.json", Package: "@acme/blog"},
-	)
-	fs := feedserver.New(b.t)
-	fs.SetRecords(records(osvgen.Record(blogGHSA, "@acme/blog", osvgen.KindVuln, "", "", blogCVE)))
-	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
-	fs.SetKEV(osvgen.KEVCatalog{Released: day, Entries: []osvgen.KEVEntry{{CVE: blogCVE, VendorProject: "Acme", Product: "Blog",
-		Name: "RCE", DateAdded: day, RequiredAction: "Update.", DueDate: day.AddDate(0, 0, 21), RansomwareUse: "Unknown"}}})
-	b.checker.UseFeeds(NewFeeds(b.checker, []feed.Feed{{Kind: feed.KindOSV, URL: fs.ArchiveURL()}, {Kind: feed.KindKEV, URL: fs.KEVURL()}}, t.TempDir()))
-	b.run(lease.Operator)
-	count := func() (n int) {
-		b.db.QueryRow(t, `SELECT count(*) FROM notification_events WHERE type = 'advisory.exploited'`).Scan(&n)
-		return n
-	}
-	if n := count(); n != 1 {
-		t.Fatalf("%d advisory.exploited events after the OSV record, want 1", n)
-	}
-	p.Set("/acme.json", doc(2, map[string]string{"blog": blogOSV("")})) // ACME-9, alias CVE and GHSA
-	b.run(lease.Operator)
-	if a := b.advisories("blog"); len(a) != 1 || a[0].ID != "ACME-9" {
-		t.Fatalf("blog's advisories = %+v, want ACME-9 merged", a)
-	}
-	if n := count(); n != 1 {
-		t.Errorf("%d advisory.exploited events after the merge renamed the advisory ACME-9, want still 1", n)
-	}
-}
-
-// planOnly queues events as the notifier does (store's EventPlan), and
-// delivers nothing.
-type planOnly struct{}
-
-func (planOnly) Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error) {
-	ids, err := tx.EventPlan(ctx, codes, channelID, epoch)
-	return len(ids), err
-}
-func (planOnly) QueueSourceFailing(context.Context, *store.Tx, string, int64) error { return nil }
-func (planOnly) QueueRegistryKeysChanged(context.Context, *store.Tx, string, []string, int64) error {
-	return nil
-}
-func (planOnly) QueueRunEnd(context.Context, *store.Tx, int64) error { return nil }
 
 // Before the mend: a version installed after an osv-api feed's sync read
 // "No known advisory (OSV advisories last read …)" although the API was
