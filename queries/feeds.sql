@@ -34,7 +34,8 @@ SELECT f.kind, @trigger::text, 'running', @epoch::bigint FROM feed f
 RETURNING id, CASE WHEN true THEN (SELECT min(started_at) FROM interrupted) END AS interrupted_started_at;
 
 -- name: FeedGet :one
-SELECT kind, url, etag, last_modified, cursor, last_success_at, interrupted_at, records
+-- Where the feed's next sync starts.
+SELECT kind, url, etag, last_modified, cursor
 FROM feeds WHERE kind = @kind::text;
 
 -- name: FeedComplete :exec

@@ -216,21 +216,19 @@ func (q *Queries) FeedFail(ctx context.Context, db DBTX, arg FeedFailParams) err
 }
 
 const feedGet = `-- name: FeedGet :one
-SELECT kind, url, etag, last_modified, cursor, last_success_at, interrupted_at, records
+SELECT kind, url, etag, last_modified, cursor
 FROM feeds WHERE kind = $1::text
 `
 
 type FeedGetRow struct {
-	Kind          string
-	Url           string
-	Etag          *string
-	LastModified  *string
-	Cursor        *string
-	LastSuccessAt *time.Time
-	InterruptedAt *time.Time
-	Records       int32
+	Kind         string
+	Url          string
+	Etag         *string
+	LastModified *string
+	Cursor       *string
 }
 
+// Where the feed's next sync starts.
 func (q *Queries) FeedGet(ctx context.Context, db DBTX, kind string) (FeedGetRow, error) {
 	row := db.QueryRow(ctx, feedGet, kind)
 	var i FeedGetRow
@@ -240,9 +238,6 @@ func (q *Queries) FeedGet(ctx context.Context, db DBTX, kind string) (FeedGetRow
 		&i.Etag,
 		&i.LastModified,
 		&i.Cursor,
-		&i.LastSuccessAt,
-		&i.InterruptedAt,
-		&i.Records,
 	)
 	return i, err
 }

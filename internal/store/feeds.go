@@ -19,11 +19,9 @@ import (
 
 // Feed is one feed's stored position: where its next sync starts.
 type Feed struct {
-	Kind, URL                  string
-	ETag, LastModified         string
-	Cursor                     string // "" never synced
-	LastSuccessAt, Interrupted *time.Time
-	Records                    int
+	Kind, URL          string
+	ETag, LastModified string
+	Cursor             string // "" never synced
 }
 
 // Feed reads one feed's row; ErrNotFound before its first sync.
@@ -35,8 +33,7 @@ func (e *Executor) Feed(ctx context.Context, kind readmodel.FeedKind) (Feed, err
 	if err != nil {
 		return Feed{}, mapError(err)
 	}
-	return Feed{Kind: r.Kind, URL: r.Url, ETag: deref(r.Etag), LastModified: deref(r.LastModified), Cursor: deref(r.Cursor),
-		LastSuccessAt: utc(r.LastSuccessAt), Interrupted: utc(r.InterruptedAt), Records: int(r.Records)}, nil
+	return Feed{Kind: r.Kind, URL: r.Url, ETag: deref(r.Etag), LastModified: deref(r.LastModified), Cursor: deref(r.Cursor)}, nil
 }
 
 // FeedBegin records the start of a sync of kind from url and returns its

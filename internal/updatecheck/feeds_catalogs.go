@@ -23,7 +23,8 @@ const (
 )
 
 // read gives fn the feed's file: the imported one, or the download
-// (conditionally; a 304 leaves fn uncalled and says so).
+// (conditionally; a 304 leaves fn uncalled, says so and makes the sync's
+// status not_modified).
 func (s *Feeds) read(ctx context.Context, run *feedRun, max int64, fn func(io.Reader) error) (notModified bool, err error) {
 	if run.file != "" {
 		f, err := os.Open(run.file)
@@ -39,6 +40,7 @@ func (s *Feeds) read(ctx context.Context, run *feedRun, max int64, fn func(io.Re
 		return false, err
 	}
 	if resp.NotModified {
+		run.out.Status = readmodel.FeedSyncNotModified
 		return true, nil
 	}
 	run.out.ETag, run.out.LastModified = resp.ETag, resp.LastModified
@@ -60,9 +62,6 @@ func (s *Feeds) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error 
 		return err
 	})
 	if err != nil || notModified {
-		if notModified {
-			run.out.Status = readmodel.FeedSyncNotModified
-		}
 		return err
 	}
 	if err := enoughEntries(len(cat.Entries), run.out.SkippedCount); err != nil {
@@ -130,9 +129,6 @@ func (s *Feeds) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error
 		return err
 	})
 	if err != nil || notModified {
-		if notModified {
-			run.out.Status = readmodel.FeedSyncNotModified
-		}
 		return err
 	}
 	if err := enoughEntries(rows, run.out.SkippedCount); err != nil {

@@ -220,6 +220,14 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 		run.out.Status = readmodel.FeedSyncNotModified
 		return true, s.archiveCursor(ctx, run)
 	}
+	listed := make([]string, len(ids))
+	for i, m := range ids {
+		listed[i] = m.ID
+	}
+	stored, err := s.store.OSVStoredHashes(ctx, listed) // one query, not one a record
+	if err != nil {
+		return false, err
+	}
 	var batch []store.OSVRecord
 	for _, m := range ids {
 		recURL, err := feed.SiblingURL(run.fd.URL, m.ID+".json")
@@ -235,10 +243,6 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 			run.skip(m.ID, "", fmt.Sprintf("modified_id.csv lists it, but the server answered %d for it", status.Code))
 			continue
 		}
-		if err != nil {
-			return false, err
-		}
-		stored, err := s.store.OSVStoredHashes(ctx, []string{m.ID})
 		if err != nil {
 			return false, err
 		}

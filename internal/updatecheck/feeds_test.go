@@ -154,7 +154,8 @@ func TestCheckMergesTheFeedsAdvisories(t *testing.T) {
 		t.Errorf("%d records stored, %d components pending; want 3 and none", stored, pending)
 	}
 
-	// A dismissal by the OSV record's id covers the merged advisory.
+	// A dismissal of the merged advisory covers its known-exploited flag
+	// too (one by an alias: TestDismissByAliasThroughTheProduct).
 	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9",
 		Reason: "not reachable"}); err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestFeedSyncWritesOnlyWhatChanged(t *testing.T) {
 
 func writeArchive(t *testing.T, path string, recs iter.Seq2[string, []byte]) {
 	t.Helper()
-	f, err := createFile(path)
+	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestBadFeedInputIsSkippedOrRefused(t *testing.T) {
 	var hashes string
 	b.db.QueryRow(t, `SELECT string_agg(id || encode(hash, 'hex'), ',' ORDER BY id) FROM osv_records`).Scan(&hashes)
 	bomb := t.TempDir() + "/bomb.zip"
-	bf, err := createFile(bomb)
+	bf, err := os.Create(bomb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,8 +442,6 @@ func TestResultFromOlderAdvisoriesIsRefused(t *testing.T) {
 		t.Errorf("a result evaluated with the feeds' version %d was written after a change affecting blog", old.version)
 	}
 }
-
-func createFile(path string) (*os.File, error) { return os.Create(path) }
 
 func (b *bundle) componentSource(code string) string {
 	b.t.Helper()
