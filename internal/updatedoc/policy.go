@@ -1,0 +1,173 @@
+package updatedoc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Tier says which releases newer than the installed version a site may be
+// offered, judged against the installed version (docs/policy.md).
+// Security releases are offered whatever the tier.
+type Tier string
+
+const (
+	OfferAll      Tier = "all"      // every release
+	OfferMinor    Tier = "minor"    // the installed major's releases
+	OfferPatch    Tier = "patch"    // the installed major.minor's releases
+	OfferSecurity Tier = "security" // security releases only
+)
+
+// Valid reports whether t is one of the tiers ("" is not: it means "not
+// set" in a Policy, never a tier).
+func (t Tier) Valid() bool {
+	switch t {
+	case OfferAll, OfferMinor, OfferPatch, OfferSecurity:
+		return true
+	}
+	return false
+}
+
+// Policy is what a site is offered and when: a manifest's site-wide
+// "policy", a component's own, or both merged (With). The zero Policy
+// offers every release at once.
+type Policy struct {
+	// Offer is the tier; "" is OfferAll.
+	Offer Tier `json:"offer,omitempty" yaml:"offer,omitempty"`
+	// Hold is a range (ParseRange) outside which nothing is offered, not
+	// even a security release: "<3.0.0" holds the major. "" holds nothing.
+	Hold string `json:"hold,omitempty" yaml:"hold,omitempty"`
+	// Soak is how long ago a release must have been published to be
+	// offered ("72h", "3d", "90m"); security releases skip it. "" is none.
+	Soak string `json:"soak,omitempty" yaml:"soak,omitempty"`
+}
+
+// MaxSoak bounds a soak: a longer one is a typo more often than a wish.
+const MaxSoak = 365 * 24 * time.Hour
+
+// IsZero reports whether p offers every release at once.
+func (p Policy) IsZero() bool { return p == Policy{} }
+
+// With is p overridden by the members c sets: a component's policy over
+// the site's.
+func (p Policy) With(c Policy) Policy {
+	if c.Offer != "" {
+		p.Offer = c.Offer
+	}
+	if c.Hold != "" {
+		p.Hold = c.Hold
+	}
+	if c.Soak != "" {
+		p.Soak = c.Soak
+	}
+	return p
+}
+
+// Validate names the first member of p that is not valid.
+func (p Policy) Validate() error {
+	if p.Offer != "" && !p.Offer.Valid() {
+		return fmt.Errorf("offer %q is not one of all, minor, patch, security", p.Offer)
+	}
+	if p.Hold != "" {
+		if _, err := ParseRange(p.Hold); err != nil {
+			return fmt.Errorf("hold: %w", err)
+		}
+	}
+	if _, err := p.SoakDuration(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// SoakDuration is the soak as a duration: Go's durations ("72h", "90m")
+// and whole days ("3d"); 0 when none.
+func (p Policy) SoakDuration() (time.Duration, error) {
+	if p.Soak == "" {
+		return 0, nil
+	}
+	d, err := parseSoak(p.Soak)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("soak %q is not a duration (say 72h, 3d or 90m)", p.Soak)
+	case d <= 0:
+		return 0, fmt.Errorf("soak %q is not longer than zero", p.Soak)
+	case d > MaxSoak:
+		return 0, fmt.Errorf("soak %q is longer than a year", p.Soak)
+	}
+	return d, nil
+}
+
+func parseSoak(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil {
+			return 0, err
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// SoakWords says a soak as the pages do: "3 days", "36 hours", "90 minutes".
+func SoakWords(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return strconv.FormatInt(n, 10) + " " + unit + "s"
+	}
+	switch {
+	case d%(24*time.Hour) == 0:
+		return plural(int64(d/(24*time.Hour)), "day")
+	case d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute")
+	}
+	return d.String()
+}
+
+// TierWords says what a tier lets through, for "2.6.0 not offered: this
+// site takes security updates only".
+func (t Tier) Words() string {
+	switch t {
+	case OfferMinor:
+		return "this site takes minor and patch updates only"
+	case OfferPatch:
+		return "this site takes patch updates only"
+	case OfferSecurity:
+		return "this site takes security updates only"
+	}
+	return "this site takes every update"
+}
+
+// Text is p's canonical JSON, as components.policy stores it and a result
+// records the policy it was evaluated under; "" for the zero Policy.
+func (p Policy) Text() string {
+	if p.IsZero() {
+		return ""
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(err) // three strings always encode
+	}
+	return string(b)
+}
+
+// ParsePolicyText reads what Text wrote ("" is the zero Policy).
+func ParsePolicyText(s string) (Policy, error) {
+	var p Policy
+	if s == "" {
+		return p, nil
+	}
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return Policy{}, fmt.Errorf("stored policy: %w", err)
+	}
+	if err := p.Validate(); err != nil {
+		return Policy{}, errors.Join(errors.New("stored policy"), err)
+	}
+	return p, nil
+}
