@@ -2,6 +2,7 @@ package updatedoc
 
 import (
 	"slices"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 )
@@ -59,8 +60,19 @@ type Evaluation struct {
 	// say that they were withdrawn. Nil when none.
 	Withdrawn []AdvisoryMatch `json:"withdrawn,omitempty"`
 	// Releases lists every release of the package, newest first, with
-	// whether the installed core can run it. Never nil.
+	// whether the installed core can run it and, for those newer than the
+	// installed version, what the policy makes of it (Offer). Never nil.
 	Releases []ReleaseStatus `json:"releases"`
+
+	// What the component's policy holds back (Offer, docs/policy.md):
+	// the newest release newer than Update that waits for its soak, the
+	// newest one outside the policy, the skipped version when the skip
+	// hid a release, and when a waiting release soaks next (the result is
+	// evaluated again then; nil: no release waits with a date).
+	Waiting    *Waiting   `json:"waiting,omitempty"`
+	Held       *Held      `json:"held,omitempty"`
+	Skipped    string     `json:"skipped,omitempty"`
+	NextChange *time.Time `json:"next_change,omitempty"`
 }
 
 // ReleaseStatus is one release of the package as it applies to the site.
@@ -69,6 +81,12 @@ type ReleaseStatus struct {
 	// Installable: the installed core satisfies RequiresCore (always true
 	// for the core's own releases).
 	Installable bool `json:"installable"`
+	// Offer is what the policy makes of a release newer than the installed
+	// version ("" for the others), Until when a waiting one soaks, Reason
+	// why one is not offered, in words.
+	Offer  ReleaseOffer `json:"offer,omitempty"`
+	Until  *time.Time   `json:"until,omitempty"`
+	Reason string       `json:"reason,omitempty"`
 }
 
 // AdvisoryMatch is an advisory that affects the installed version.
@@ -149,9 +167,7 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 	}
 
 	includePre := inst.Prerelease() != ""
-	var latest, update, blocked newest
-	var security *semver.Version
-	var securityRelease newest
+	var latest newest
 	for i := range pkg.Releases {
 		r := &pkg.Releases[i]
 		v, err := r.parsedVersion()
@@ -169,30 +185,8 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 			continue
 		}
 		latest.offer(r, v)
-		if !v.GreaterThan(inst) {
-			continue
-		}
-		if r.Security && (security == nil || v.GreaterThan(security)) {
-			security = v
-			securityRelease.offer(r, v)
-		}
-		if ok {
-			update.offer(r, v)
-		} else {
-			blocked.offer(r, v)
-		}
 	}
-
 	ev.Latest = latest.release()
-	ev.Update = update.release()
-	ev.UpdateAvailable = ev.Update != nil
-	ev.Security = security != nil
-	ev.SecurityRelease = securityRelease.release()
-	ev.SecurityNeedsNewerCore = security != nil && (update.v == nil || security.GreaterThan(update.v))
-	if blocked.v != nil && (update.v == nil || blocked.v.GreaterThan(update.v)) {
-		ev.NeedsNewerCore = true
-		ev.BlockedUpdate = blocked.release()
-	}
 
 	for i := range pkg.Advisories {
 		a := &pkg.Advisories[i]
@@ -211,6 +205,9 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 		ev.Advisories = append(ev.Advisories, m)
 	}
 	sortNewestFirst(ev.Releases)
+	if err := ev.Offer(installed, OfferOptions{}); err != nil {
+		return Evaluation{}, err
+	}
 	return ev, nil
 }
 

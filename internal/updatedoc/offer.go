@@ -1,0 +1,250 @@
+package updatedoc
+
+import (
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// ReleaseOffer is what the site's policy makes of one release newer than
+// the installed version (docs/policy.md). Every such release has one, so
+// that a page can say of each why it is, or is not, offered.
+type ReleaseOffer string
+
+const (
+	// ReleaseOffered is the offered update: the newest release that the
+	// policy allows, that has soaked and that the installed core runs.
+	ReleaseOffered ReleaseOffer = "offered"
+	// ReleaseSuperseded is allowed too, but the offered update is newer.
+	ReleaseSuperseded ReleaseOffer = "superseded"
+	// ReleaseNeedsNewerCore is allowed, but the installed core cannot run it.
+	ReleaseNeedsNewerCore ReleaseOffer = "needs_newer_core"
+	// ReleaseWaiting has not soaked yet (Until), or has no release date to
+	// soak from (Until nil).
+	ReleaseWaiting ReleaseOffer = "waiting"
+	// ReleaseHeld is outside the policy's hold range.
+	ReleaseHeld ReleaseOffer = "held"
+	// ReleaseNotOffered is outside the policy's tier.
+	ReleaseNotOffered ReleaseOffer = "not_offered"
+	// ReleaseSkipped is a plain release at or below the skipped version.
+	ReleaseSkipped ReleaseOffer = "skipped"
+)
+
+// OfferOptions are a component's inputs to the offer besides the
+// document: its policy, its skipped version ("" none; a plain release at
+// or below it is not offered) and the time the soak is judged at (the
+// database's clock when the check evaluates).
+type OfferOptions struct {
+	Policy  Policy
+	Skipped string
+	Now     time.Time
+}
+
+// Waiting is the newest release newer than the offered update that has
+// not soaked yet: offered from Until (nil: it has no release date, and
+// waits until its publisher gives one).
+type Waiting struct {
+	Version string     `json:"version"`
+	Until   *time.Time `json:"until"`
+}
+
+// Held is the newest release newer than the offered update that the
+// policy does not offer, with why in words: "held by the policy <3.0.0",
+// "not offered: this site takes security updates only".
+type Held struct {
+	Version string `json:"version"`
+	Reason  string `json:"reason"`
+}
+
+// securityFixes are the releases newer than inst that fix a security
+// problem of it: those the publisher marks security releases, and for each
+// advisory affecting inst with a fixed version, the oldest release weighed
+// at or above it (the release that brings the fix; a later feature release
+// carries it too, but is not a security release for that). Security
+// releases skip the soak and the tier, and cannot be skipped.
+func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[string]bool {
+	fixes := map[string]bool{}
+	weighed := func(v *semver.Version) bool {
+		return v.GreaterThan(inst) && (v.Prerelease() == "" || includePre)
+	}
+	for _, r := range ev.Releases {
+		if v, err := r.parsedVersion(); err == nil && r.Security && weighed(v) {
+			fixes[r.Version] = true
+		}
+	}
+	for _, a := range ev.Advisories {
+		fixed, err := semver.StrictNewVersion(a.FixedIn)
+		if err != nil {
+			continue // no fix, or not a version
+		}
+		var first *ReleaseStatus
+		var firstV *semver.Version
+		for i := range ev.Releases {
+			v, err := ev.Releases[i].parsedVersion()
+			if err != nil || !weighed(v) || v.LessThan(fixed) {
+				continue
+			}
+			if firstV == nil || v.LessThan(firstV) {
+				first, firstV = &ev.Releases[i], v
+			}
+		}
+		if first != nil {
+			fixes[first.Version] = true
+		}
+	}
+	return fixes
+}
+
+// Offer decides, from ev's releases and advisories, what is offered under
+// opts: Update, Security, BlockedUpdate and the flags that go with them,
+// Waiting, Held, Skipped and NextChange, and the Offer of every release
+// newer than installed. Evaluate calls it with the zero options (every
+// release, at once); the check calls it again with the component's own
+// once the feeds' advisories are merged, since a release that fixes one
+// of them is a security release. Pre-releases are weighed as Evaluate
+// says.
+func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
+	inst, err := semver.StrictNewVersion(installed)
+	if err != nil {
+		return invalidf(err, "installed version %q is not a semantic version", installed)
+	}
+	soak, err := opts.Policy.SoakDuration()
+	if err != nil {
+		return invalidf(err, "policy: %v", err)
+	}
+	var hold *Range
+	if opts.Policy.Hold != "" {
+		r, err := ParseRange(opts.Policy.Hold)
+		if err != nil {
+			return invalidf(err, "policy: hold: %v", err)
+		}
+		hold = &r
+	}
+	var skipped *semver.Version
+	if opts.Skipped != "" {
+		if skipped, err = semver.StrictNewVersion(opts.Skipped); err != nil {
+			return invalidf(err, "skipped version %q is not a semantic version", opts.Skipped)
+		}
+	}
+	tier := opts.Policy.Offer
+	includePre := inst.Prerelease() != ""
+	fixes := ev.securityFixes(inst, includePre)
+
+	ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+	ev.SecurityNeedsNewerCore, ev.NeedsNewerCore, ev.BlockedUpdate = false, false, nil
+	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange = nil, nil, "", nil
+	var update, blocked, security newest
+	// Releases are newest first (Evaluate sorts them): the first allowed
+	// installable one is the update, and what is not offered is reported
+	// only when newer than it.
+	for i := range ev.Releases {
+		rs := &ev.Releases[i]
+		rs.Offer, rs.Until, rs.Reason = "", nil, ""
+		v, err := rs.parsedVersion()
+		if err != nil {
+			return invalidf(err, "release %q is not a semantic version", rs.Version)
+		}
+		if !v.GreaterThan(inst) || v.Prerelease() != "" && !includePre {
+			continue
+		}
+		fix := fixes[rs.Version]
+		switch {
+		case hold != nil && !hold.Contains(v):
+			rs.Offer, rs.Reason = ReleaseHeld, "held by the policy "+opts.Policy.Hold
+		case fix:
+			// Offered whatever the tier, the soak and the skip.
+		case !inTier(tier, inst, v):
+			rs.Offer, rs.Reason = ReleaseNotOffered, "not offered: "+tier.Words()
+		case skipped != nil && !v.GreaterThan(skipped):
+			rs.Offer, rs.Reason = ReleaseSkipped, "skipped"
+			if ev.Skipped == "" {
+				ev.Skipped = opts.Skipped
+			}
+		case soak > 0 && rs.Released.IsZero():
+			rs.Offer, rs.Reason = ReleaseWaiting, "waits: it has no release date to soak "+SoakWords(soak)+" from"
+		case soak > 0 && opts.Now.Before(rs.Released.Add(soak)):
+			until := rs.Released.Add(soak).UTC()
+			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+SoakWords(soak)+")"
+		}
+		if rs.Offer != "" {
+			if update.v == nil {
+				ev.noteUnoffered(rs)
+			}
+			continue
+		}
+		if fix {
+			security.offer(&rs.Release, v)
+		}
+		switch {
+		case !rs.Installable:
+			rs.Offer = ReleaseNeedsNewerCore
+			blocked.offer(&rs.Release, v)
+		case update.v == nil:
+			rs.Offer = ReleaseOffered
+			update.offer(&rs.Release, v)
+		default:
+			rs.Offer = ReleaseSuperseded
+		}
+	}
+	ev.Update = update.release()
+	ev.UpdateAvailable = ev.Update != nil
+	ev.Security = security.v != nil
+	ev.SecurityRelease = security.release()
+	if ev.SecurityRelease != nil {
+		ev.SecurityRelease.Security = true
+	}
+	ev.SecurityNeedsNewerCore = security.v != nil && (update.v == nil || security.v.GreaterThan(update.v))
+	if blocked.v != nil && (update.v == nil || blocked.v.GreaterThan(update.v)) {
+		ev.NeedsNewerCore = true
+		ev.BlockedUpdate = blocked.release()
+	}
+	return nil
+}
+
+// noteUnoffered records rs, a release newer than any offered one that the
+// policy does not offer: the newest waiting and the newest held (or not
+// offered) are kept, and the earliest time a waiting release soaks is
+// when the offer changes next.
+func (ev *Evaluation) noteUnoffered(rs *ReleaseStatus) {
+	switch rs.Offer {
+	case ReleaseWaiting:
+		if ev.Waiting == nil {
+			ev.Waiting = &Waiting{Version: rs.Version, Until: rs.Until}
+		}
+		if rs.Until != nil && (ev.NextChange == nil || rs.Until.Before(*ev.NextChange)) {
+			at := *rs.Until
+			ev.NextChange = &at
+		}
+	case ReleaseHeld, ReleaseNotOffered:
+		if ev.Held == nil {
+			ev.Held = &Held{Version: rs.Version, Reason: rs.Reason}
+		}
+	}
+}
+
+// inTier reports whether v is a release the tier offers a site at inst.
+func inTier(t Tier, inst, v *semver.Version) bool {
+	switch t {
+	case OfferMinor:
+		return v.Major() == inst.Major()
+	case OfferPatch:
+		return v.Major() == inst.Major() && v.Minor() == inst.Minor()
+	case OfferSecurity:
+		return false
+	}
+	return true
+}
+
+// Between lists every release newer than the installed version that the
+// site weighs (pre-releases only for an installed pre-release), newest
+// first, each with its Offer: the releases an operator reads before
+// updating.
+func (ev *Evaluation) Between() []ReleaseStatus {
+	var out []ReleaseStatus
+	for _, r := range ev.Releases {
+		if r.Offer != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
