@@ -24,6 +24,11 @@ CREATE TABLE components (
     -- ("npm:NAME"), or the manifest's "package" for another kind; null:
     -- none, and no feed's advisory can match it.
     package           text,
+    -- What the component may be offered and when (docs/policy.md): the
+    -- manifest's site-wide policy overridden by the component's own, as
+    -- updatedoc.Policy.Text writes it; null: every release at once. An
+    -- input of evaluation, like the installed version.
+    policy            text,
     -- Its first appearance in the table: when it was installed (upcheck_stale).
     created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at        timestamptz NOT NULL DEFAULT clock_timestamp()
@@ -215,7 +220,61 @@ CREATE TABLE component_results (
     -- advisory_ids are.
     intel_version     bigint      NOT NULL DEFAULT 0,
     exploited_ids     text[]      NOT NULL DEFAULT '{}',
-    malicious_ids     text[]      NOT NULL DEFAULT '{}'
+    malicious_ids     text[]      NOT NULL DEFAULT '{}',
+    -- The policy (components.policy) and the skipped version
+    -- (component_skips.version) this row was evaluated under: inputs, as
+    -- installed_version is. Then what the policy held back
+    -- (updatedoc.Evaluation): the newest release waiting for its soak and
+    -- when it soaks, the newest one the policy does not offer and why, and
+    -- when a waiting release soaks next, when the row is evaluated again
+    -- (null: no release waits with a date).
+    policy            text,
+    skipped_version   text,
+    waiting_version   text,
+    waiting_until     timestamptz,
+    held_version      text,
+    held_reason       text,
+    next_change_at    timestamptz,
+    -- npm sources: the offered version when it was published by an
+    -- account (_npmUser) that published none of the package's earlier
+    -- versions, and that account (null: none).
+    new_publisher_version text,
+    new_publisher     text
+);
+-- The re-evaluation of results whose offer changes with time.
+CREATE INDEX component_results_next_change_at ON component_results (next_change_at) WHERE next_change_at IS NOT NULL;
+
+-- A skipped version (docs/policy.md "Skip a version"): a plain release at
+-- or below it is not offered to the component; a newer one is, as usual.
+-- One per component; unskipping deletes the row, and the audit log keeps
+-- both. A skip declared in the manifest (from_manifest) is written by the
+-- manifest sync alone and cannot be undone in the AdminCP. No foreign
+-- key: as a dismissal, a skip outlives its component leaving the manifest
+-- for a while.
+CREATE TABLE component_skips (
+    code          text        PRIMARY KEY,
+    version       text        NOT NULL,
+    reason        text        NOT NULL,
+    -- Who, as they were called (a user's email, "manifest").
+    actor         text        NOT NULL,
+    user_id       bigint      REFERENCES users (id) ON DELETE SET NULL,
+    from_manifest boolean     NOT NULL DEFAULT false,
+    skipped_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
+    CONSTRAINT component_skips_reason CHECK (btrim(reason, E' \t\r\n') <> '' AND char_length(reason) <= 500)
+);
+
+-- A manifest sync that lowered the trust of a source (docs/policy.md
+-- "Trust going down"): the threshold of its pinned keys went down, or
+-- keys it pinned are no longer pinned. One row per component, the last
+-- such change; it shows while the component still pins what it pinned
+-- after the change and for upcheck_pin_downgrade_shown (the read model).
+CREATE TABLE pin_downgrades (
+    code          text        PRIMARY KEY,
+    source_url    text        NOT NULL,
+    -- The pin after the change (components.pinned_key, '' for none).
+    pin           text        NOT NULL,
+    reason        text        NOT NULL,
+    changed_at    timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 
 COMMENT ON COLUMN component_results.advisories IS
@@ -247,6 +306,8 @@ CREATE TABLE security_problems (
 
 
 -- +goose Down
+DROP TABLE pin_downgrades;
+DROP TABLE component_skips;
 DROP TABLE security_problems;
 DROP TABLE component_results;
 DROP FUNCTION upcheck_advisory_keys(jsonb);

@@ -38,11 +38,19 @@ CREATE TABLE advisory_dismissals (
     -- not: an expiry is judged when read).
     ended_at       timestamptz,
     ended_how      text        CHECK (ended_how IN ('undone', 'replaced')),
+    -- Declared in the manifest (docs/policy.md "Dismissals and skips as
+    -- code"): written by the manifest sync alone, ended when the manifest
+    -- no longer declares it, never undone in the AdminCP. Its advisory was
+    -- reviewed by id with the site's code, so it holds whatever the
+    -- advisory says later, until its expiry.
+    from_manifest  boolean     NOT NULL DEFAULT false,
     CONSTRAINT advisory_dismissals_reason CHECK (btrim(reason, E' \t\r\n') <> ''),
     CONSTRAINT advisory_dismissals_reason_length CHECK (char_length(reason) <= 500),
     -- "In the future when set": judged against the moment of dismissal,
     -- which the insert takes from clock_timestamp().
-    CONSTRAINT advisory_dismissals_expiry CHECK (expires_at IS NULL OR expires_at > dismissed_at),
+    -- (A manifest may declare one that has already lapsed: it is shown as
+    -- expired.)
+    CONSTRAINT advisory_dismissals_expiry CHECK (from_manifest OR expires_at IS NULL OR expires_at > dismissed_at),
     CONSTRAINT advisory_dismissals_ended CHECK ((ended_at IS NULL) = (ended_how IS NULL))
 );
 
@@ -79,9 +87,10 @@ LANGUAGE sql STABLE AS $$
     SELECT d.ended_at IS NULL
        AND upcheck_dismissal_names(d.advisory_id, advisory)
        AND (d.expires_at IS NULL OR d.expires_at > clock_timestamp())
-       AND d.severity = coalesce(advisory->>'severity', '')
-       AND d.affected = coalesce(advisory->>'affected', '')
-       AND d.fixed_in = coalesce(advisory->>'fixed_in', '')
+       AND (d.from_manifest
+            OR d.severity = coalesce(advisory->>'severity', '')
+           AND d.affected = coalesce(advisory->>'affected', '')
+           AND d.fixed_in = coalesce(advisory->>'fixed_in', ''))
 $$;
 -- +goose StatementEnd
 

@@ -13,6 +13,16 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- How long the warning of a manifest sync that lowered a source's trust
+-- shows (pin_downgrades), while the lowered pin stands.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_pin_downgrade_shown()
+RETURNS interval
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT interval '14 days'
+$$;
+-- +goose StatementEnd
+
 -- Stale: a component's source is stale when the stale age has passed
 -- without a successful read since the component was installed
 -- (components.created_at, its first appearance in the table) or since the
@@ -192,6 +202,20 @@ SELECT c.code,
        r.deprecated,
        r.provenance_lost,
        r.registry_facts,
+       -- The policy (docs/policy.md): what it holds back, the skip in
+       -- force when it hid a release, a version published by an account
+       -- new to the package, a manifest sync that lowered the source's
+       -- trust while its lowered pin stands (upcheck_pin_downgrade_shown).
+       c.policy,
+       r.waiting_version,
+       r.waiting_until,
+       r.held_version,
+       r.held_reason,
+       (r.evaluation->>'skipped')::text                     AS skipped_version,
+       r.new_publisher_version,
+       r.new_publisher,
+       pd.reason                                            AS pin_downgrade,
+       pd.changed_at                                        AS pin_downgraded_at,
        coalesce(r.update_available, false)                  AS update_available,
        coalesce(r.security, false)                          AS security,
        coalesce(r.needs_newer_core, false)                  AS needs_newer_core,
@@ -220,6 +244,12 @@ LEFT JOIN component_results r
       AND r.document_hash = s.document_hash
       AND (c.code = 'core' OR r.core_version = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
       AND (c.pinned_key IS NULL OR r.verified_key = c.pinned_key)
+      AND r.policy IS NOT DISTINCT FROM c.policy
+      AND r.skipped_version IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
+LEFT JOIN pin_downgrades pd
+       ON pd.code = c.code
+      AND pd.pin = coalesce(c.pinned_key, '')
+      AND pd.changed_at > clock_timestamp() - upcheck_pin_downgrade_shown()
 LEFT JOIN (SELECT component_code, array_agg(advisory_id)::text[] AS ids
            FROM advisory_dismissals_in_force GROUP BY component_code) d
        ON d.component_code = c.code;
@@ -301,6 +331,10 @@ CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
     FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
 CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON registry_keys
     FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
+CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON component_skips
+    FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
+CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON pin_downgrades
+    FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
 
 -- The next instant at which the clock alone may change something the
 -- read model derives: a component in use reaching the stale age since its
@@ -325,13 +359,18 @@ LANGUAGE sql STABLE AS $$
             FROM sources s WHERE s.url IN (SELECT c.source_url FROM components c)
           UNION ALL
           SELECT d.expires_at
-            FROM advisory_dismissals d WHERE d.ended_at IS NULL) t
+            FROM advisory_dismissals d WHERE d.ended_at IS NULL
+          UNION ALL
+          SELECT p.changed_at + upcheck_pin_downgrade_shown()
+            FROM pin_downgrades p) t
     WHERE t.at > clock_timestamp()
 $$;
 -- +goose StatementEnd
 
 -- +goose Down
 DROP FUNCTION upcheck_read_model_turns_at();
+DROP TRIGGER read_model_changed ON pin_downgrades;
+DROP TRIGGER read_model_changed ON component_skips;
 DROP TRIGGER read_model_changed ON registry_keys;
 DROP TRIGGER read_model_changed ON security_problems;
 DROP TRIGGER read_model_changed ON advisory_dismissals;
@@ -350,3 +389,4 @@ DROP FUNCTION upcheck_failing(text);
 DROP FUNCTION upcheck_source_kind(text);
 DROP FUNCTION upcheck_stale(text, timestamptz, timestamptz, timestamptz);
 DROP FUNCTION upcheck_stale_age();
+DROP FUNCTION upcheck_pin_downgrade_shown();

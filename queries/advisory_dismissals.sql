@@ -17,7 +17,7 @@ WHERE component_code = @component_code AND ended_at IS NULL
                   CROSS JOIN LATERAL jsonb_array_elements(r.advisories) a
                   WHERE r.code = @component_code AND a->>'id' = @advisory_id
                     AND upcheck_dismissal_names(advisory_dismissals.advisory_id, a)))
-RETURNING id, reason, expires_at;
+RETURNING id, reason, expires_at, from_manifest;
 
 -- name: DismissalCreate :one
 -- Dismisses the advisory as the component's current result lists it, so
@@ -41,6 +41,7 @@ RETURNING id, dismissed_at, user_email, severity, affected, fixed_in;
 -- expired says whether the expiry has passed, on the database clock.
 SELECT d.id, d.advisory_id, coalesce(d.user_email, u.email, '')::text AS by_email, d.dismissed_at, d.reason,
        d.expires_at, d.severity, d.affected, d.fixed_in,
+       d.from_manifest,
        EXISTS (SELECT 1 FROM advisory_dismissals_in_force f WHERE f.id = d.id)::boolean AS in_force,
        coalesce(d.expires_at <= clock_timestamp(), false)::boolean AS expired
 FROM advisory_dismissals d
@@ -59,3 +60,33 @@ CROSS JOIN LATERAL jsonb_array_elements(cs.evaluation->'advisories') a
 WHERE cs.code = @component_code AND upcheck_dismissal_names(@advisory_id::text, a)
 ORDER BY (a->>'id' = @advisory_id::text) DESC
 LIMIT 1;
+
+-- name: DismissalManifestStanding :many
+-- The standing dismissals the manifest declared, as the manifest sync
+-- compares them with the manifest.
+SELECT id, component_code, advisory_id, reason, expires_at
+FROM advisory_dismissals
+WHERE from_manifest AND ended_at IS NULL
+ORDER BY component_code, advisory_id;
+
+-- name: DismissalEndByIDs :exec
+-- Ends the given standing decisions ("undone": no longer declared,
+-- "replaced": declared again otherwise).
+UPDATE advisory_dismissals
+SET ended_at = clock_timestamp(), ended_how = @how::text
+WHERE id = ANY (@ids::bigint[]) AND ended_at IS NULL;
+
+-- name: DismissalEndStanding :many
+-- Ends the standing decision of the advisory for the component, whichever
+-- made it ("replaced" by the manifest's).
+UPDATE advisory_dismissals
+SET ended_at = clock_timestamp(), ended_how = 'replaced'
+WHERE component_code = @component_code::text AND upper(advisory_id) = upper(@advisory_id::text) AND ended_at IS NULL
+RETURNING id;
+
+-- name: DismissalManifestCreate :one
+-- A dismissal the manifest declares: by id, without a fingerprint (it
+-- holds whatever the advisory says later, until its expiry).
+INSERT INTO advisory_dismissals (component_code, advisory_id, user_email, reason, expires_at, from_manifest)
+VALUES (@component_code::text, @advisory_id::text, 'manifest', @reason::text, sqlc.narg(expires_at)::timestamptz, true)
+RETURNING id;

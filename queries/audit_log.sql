@@ -11,7 +11,7 @@ WHERE at < clock_timestamp() - make_interval(days => @keep_days::int);
 -- How many entries AuditEventPage lists for a kind ('' for all).
 SELECT count(*)::bigint
 FROM (
-    SELECT CASE split_part(a.action, '.', 1) WHEN 'advisory' THEN 'dismissal'
+    SELECT CASE split_part(a.action, '.', 1) WHEN 'advisory' THEN 'dismissal' WHEN 'component' THEN 'dismissal'
                 WHEN 'user' THEN 'account' WHEN 'token' THEN 'account' WHEN 'source' THEN 'trust' WHEN 'registry' THEN 'trust' ELSE 'other' END AS kind
     FROM audit_log a
     UNION ALL
@@ -27,13 +27,13 @@ WHERE @kind::text = '' OR e.kind = @kind::text;
 -- the audit_log rows (dismissals made and undone, accounts and tokens),
 -- the dismissals whose expiry passed while they stood (derived: nothing is
 -- written when a dismissal expires), and every check from check_runs.
--- kind is dismissal, account, check, trust (source.trust, source.pin, registry.*: a source's or a registry's keys changed) or other; '' lists every kind.
+-- kind is dismissal (dismissals and skips: advisory.*, component.*), account, check, trust (source.trust, source.pin, registry.*: a source's or a registry's keys changed) or other; '' lists every kind.
 -- max_rows null: no limit (the CSV).
 SELECT e.at, e.kind, e.action, e.actor, e.component, e.advisory, e.reason, e.expires_at,
        e.trigger, e.status, e.detail, e.seq
 FROM (
     SELECT a.at,
-           (CASE split_part(a.action, '.', 1) WHEN 'advisory' THEN 'dismissal'
+           (CASE split_part(a.action, '.', 1) WHEN 'advisory' THEN 'dismissal' WHEN 'component' THEN 'dismissal'
                  WHEN 'user' THEN 'account' WHEN 'token' THEN 'account' WHEN 'source' THEN 'trust' WHEN 'registry' THEN 'trust' ELSE 'other' END)::text AS kind,
            a.action,
            coalesce(u.email, a.detail->>'by', '')::text        AS actor,

@@ -11,14 +11,22 @@
 -- The same statement keeps the exposure clock (table security_problems): the
 -- result's security problems (its advisories, its security releases) that
 -- security_problems does not hold yet are stamped now, those it holds keep
--- their stamp, and those the result no longer has are forgotten.
-WITH written AS (
+-- their stamp, and those the result no longer has are forgotten. It also
+-- writes the audit row of a trust downgrade the result brings
+-- (docs/policy.md): an offered npm version that lost provenance, or that
+-- an account new to the package published, unless the row before said so.
+WITH before AS (
+    SELECT b.provenance_lost, b.new_publisher_version FROM component_results b WHERE b.code = @code::text
+),
+written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, security_version, security_versions, update_available,
                                security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
                                evaluation, release_url, eval_error, evaluated_at, epoch,
                                deprecated, provenance_lost, registry_facts,
-                               intel_version, exploited_ids, malicious_ids)
+                               intel_version, exploited_ids, malicious_ids,
+                               policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
+                               next_change_at, new_publisher_version, new_publisher)
 SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
        sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
        sqlc.narg(security_version)::text, @security_versions::text[],
@@ -27,7 +35,10 @@ SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.documen
        sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
        clock_timestamp(), @epoch::bigint,
        sqlc.narg(deprecated)::text, sqlc.narg(provenance_lost)::text, sqlc.narg(registry_facts)::jsonb,
-       @intel_version::bigint, @exploited_ids::text[], @malicious_ids::text[]
+       @intel_version::bigint, @exploited_ids::text[], @malicious_ids::text[],
+       c.policy, sqlc.narg(skipped_version)::text, sqlc.narg(waiting_version)::text,
+       sqlc.narg(waiting_until)::timestamptz, sqlc.narg(held_version)::text, sqlc.narg(held_reason)::text,
+       sqlc.narg(next_change_at)::timestamptz, sqlc.narg(new_publisher_version)::text, sqlc.narg(new_publisher)::text
 FROM components c
 JOIN sources s ON s.url = c.source_url
 WHERE c.code = @code::text
@@ -38,6 +49,9 @@ WHERE c.code = @code::text
   -- evaluated with the feeds' advisories as they are since the last change
   -- that affected the component (migrations/00009_feeds.sql)
   AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > @intel_version::bigint)
+  -- under the component's policy and skip as they are now (docs/policy.md)
+  AND c.policy IS NOT DISTINCT FROM sqlc.narg(policy)::text
+  AND sqlc.narg(skipped_version)::text IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
     installed_version = EXCLUDED.installed_version,
@@ -65,8 +79,29 @@ SET source_url        = EXCLUDED.source_url,
     registry_facts    = EXCLUDED.registry_facts,
     intel_version     = EXCLUDED.intel_version,
     exploited_ids     = EXCLUDED.exploited_ids,
-    malicious_ids     = EXCLUDED.malicious_ids
-RETURNING code, advisory_ids, security_versions
+    malicious_ids     = EXCLUDED.malicious_ids,
+    policy            = EXCLUDED.policy,
+    skipped_version   = EXCLUDED.skipped_version,
+    waiting_version   = EXCLUDED.waiting_version,
+    waiting_until     = EXCLUDED.waiting_until,
+    held_version      = EXCLUDED.held_version,
+    held_reason       = EXCLUDED.held_reason,
+    next_change_at    = EXCLUDED.next_change_at,
+    new_publisher_version = EXCLUDED.new_publisher_version,
+    new_publisher     = EXCLUDED.new_publisher
+RETURNING code, source_url, advisory_ids, security_versions, provenance_lost, new_publisher_version, new_publisher
+),
+downgraded AS (
+    INSERT INTO audit_log (action, detail)
+    SELECT 'source.downgrade',
+           jsonb_strip_nulls(jsonb_build_object('component', w.code, 'source', w.source_url, 'kind', d.kind,
+                                                'version', d.version, 'account', d.account, 'by', 'check'))
+    FROM written w
+    LEFT JOIN before b ON true
+    CROSS JOIN LATERAL (VALUES ('provenance_lost', w.provenance_lost, NULL::text, b.provenance_lost),
+                               ('new_publisher', w.new_publisher_version, w.new_publisher, b.new_publisher_version))
+                       AS d (kind, version, account, was)
+    WHERE d.version IS NOT NULL AND d.version IS DISTINCT FROM d.was
 ),
 problems AS (
     SELECT code, 'advisory' AS kind, unnest(advisory_ids) AS problem FROM written
@@ -91,3 +126,16 @@ SELECT code FROM written;
 DELETE FROM component_results r
 WHERE NOT EXISTS (SELECT 1 FROM components c
                   WHERE c.code = r.code AND c.source_url IS NOT DISTINCT FROM r.source_url);
+
+-- name: ResultsOfferChanged :many
+-- Components whose current result's offer changed with time: a release
+-- that waited for its soak has soaked (next_change_at passed, on the
+-- database's clock). They are evaluated again from the stored documents,
+-- which raises the notification of the release offered then, once.
+SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
+       coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version
+FROM component_results r
+JOIN component_state cs ON cs.code = r.code AND cs.evaluated
+WHERE r.next_change_at <= clock_timestamp()
+ORDER BY cs.source_url, cs.code;

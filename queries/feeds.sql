@@ -167,6 +167,11 @@ UPDATE intel_state SET version = version + 1 RETURNING version;
 -- name: IntelVersion :one
 SELECT version FROM intel_state;
 
+-- name: IntelVersionNow :one
+-- The version of the feeds' advisories and the database's clock, as an
+-- evaluation reads them (the soak is judged on that clock).
+SELECT version, clock_timestamp()::timestamptz AS now FROM intel_state;
+
 -- name: IntelMarkPackages :execrows
 -- Records the components whose package is among the changed ones as
 -- pending for the feed and marks them with the change's version, in the
@@ -224,7 +229,9 @@ WHERE k.key LIKE 'CVE-%';
 -- every pending code.
 SELECT p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_key,
        coalesce(c.package, '')::text AS package,
-       (s.document IS NOT NULL)::boolean AS has_document
+       (s.document IS NOT NULL)::boolean AS has_document,
+       coalesce(c.policy, '')::text AS policy,
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version
 FROM intel_pending p
 LEFT JOIN components c ON c.code = p.code
 LEFT JOIN sources s ON s.url = c.source_url

@@ -99,7 +99,7 @@ WHERE component_code = $2 AND ended_at IS NULL
                   CROSS JOIN LATERAL jsonb_array_elements(r.advisories) a
                   WHERE r.code = $2 AND a->>'id' = $3
                     AND upcheck_dismissal_names(advisory_dismissals.advisory_id, a)))
-RETURNING id, reason, expires_at
+RETURNING id, reason, expires_at, from_manifest
 `
 
 type DismissalEndParams struct {
@@ -109,9 +109,10 @@ type DismissalEndParams struct {
 }
 
 type DismissalEndRow struct {
-	ID        int64
-	Reason    string
-	ExpiresAt *time.Time
+	ID           int64
+	Reason       string
+	ExpiresAt    *time.Time
+	FromManifest bool
 }
 
 // Ends the standing decisions about an advisory ("undone" or "replaced"),
@@ -126,10 +127,67 @@ func (q *Queries) DismissalEnd(ctx context.Context, db DBTX, arg DismissalEndPar
 	items := []DismissalEndRow{}
 	for rows.Next() {
 		var i DismissalEndRow
-		if err := rows.Scan(&i.ID, &i.Reason, &i.ExpiresAt); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Reason,
+			&i.ExpiresAt,
+			&i.FromManifest,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const dismissalEndByIDs = `-- name: DismissalEndByIDs :exec
+UPDATE advisory_dismissals
+SET ended_at = clock_timestamp(), ended_how = $1::text
+WHERE id = ANY ($2::bigint[]) AND ended_at IS NULL
+`
+
+type DismissalEndByIDsParams struct {
+	How string
+	Ids []int64
+}
+
+// Ends the given standing decisions ("undone": no longer declared,
+// "replaced": declared again otherwise).
+func (q *Queries) DismissalEndByIDs(ctx context.Context, db DBTX, arg DismissalEndByIDsParams) error {
+	_, err := db.Exec(ctx, dismissalEndByIDs, arg.How, arg.Ids)
+	return err
+}
+
+const dismissalEndStanding = `-- name: DismissalEndStanding :many
+UPDATE advisory_dismissals
+SET ended_at = clock_timestamp(), ended_how = 'replaced'
+WHERE component_code = $1::text AND upper(advisory_id) = upper($2::text) AND ended_at IS NULL
+RETURNING id
+`
+
+type DismissalEndStandingParams struct {
+	ComponentCode string
+	AdvisoryID    string
+}
+
+// Ends the standing decision of the advisory for the component, whichever
+// made it ("replaced" by the manifest's).
+func (q *Queries) DismissalEndStanding(ctx context.Context, db DBTX, arg DismissalEndStandingParams) ([]int64, error) {
+	rows, err := db.Query(ctx, dismissalEndStanding, arg.ComponentCode, arg.AdvisoryID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -151,9 +209,80 @@ func (q *Queries) DismissalLockComponent(ctx context.Context, db DBTX, code stri
 	return code_2, err
 }
 
+const dismissalManifestCreate = `-- name: DismissalManifestCreate :one
+INSERT INTO advisory_dismissals (component_code, advisory_id, user_email, reason, expires_at, from_manifest)
+VALUES ($1::text, $2::text, 'manifest', $3::text, $4::timestamptz, true)
+RETURNING id
+`
+
+type DismissalManifestCreateParams struct {
+	ComponentCode string
+	AdvisoryID    string
+	Reason        string
+	ExpiresAt     *time.Time
+}
+
+// A dismissal the manifest declares: by id, without a fingerprint (it
+// holds whatever the advisory says later, until its expiry).
+func (q *Queries) DismissalManifestCreate(ctx context.Context, db DBTX, arg DismissalManifestCreateParams) (int64, error) {
+	row := db.QueryRow(ctx, dismissalManifestCreate,
+		arg.ComponentCode,
+		arg.AdvisoryID,
+		arg.Reason,
+		arg.ExpiresAt,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const dismissalManifestStanding = `-- name: DismissalManifestStanding :many
+SELECT id, component_code, advisory_id, reason, expires_at
+FROM advisory_dismissals
+WHERE from_manifest AND ended_at IS NULL
+ORDER BY component_code, advisory_id
+`
+
+type DismissalManifestStandingRow struct {
+	ID            int64
+	ComponentCode string
+	AdvisoryID    string
+	Reason        string
+	ExpiresAt     *time.Time
+}
+
+// The standing dismissals the manifest declared, as the manifest sync
+// compares them with the manifest.
+func (q *Queries) DismissalManifestStanding(ctx context.Context, db DBTX) ([]DismissalManifestStandingRow, error) {
+	rows, err := db.Query(ctx, dismissalManifestStanding)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []DismissalManifestStandingRow{}
+	for rows.Next() {
+		var i DismissalManifestStandingRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ComponentCode,
+			&i.AdvisoryID,
+			&i.Reason,
+			&i.ExpiresAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dismissalStandingList = `-- name: DismissalStandingList :many
 SELECT d.id, d.advisory_id, coalesce(d.user_email, u.email, '')::text AS by_email, d.dismissed_at, d.reason,
        d.expires_at, d.severity, d.affected, d.fixed_in,
+       d.from_manifest,
        EXISTS (SELECT 1 FROM advisory_dismissals_in_force f WHERE f.id = d.id)::boolean AS in_force,
        coalesce(d.expires_at <= clock_timestamp(), false)::boolean AS expired
 FROM advisory_dismissals d
@@ -163,17 +292,18 @@ ORDER BY d.advisory_id
 `
 
 type DismissalStandingListRow struct {
-	ID          int64
-	AdvisoryID  string
-	ByEmail     string
-	DismissedAt time.Time
-	Reason      string
-	ExpiresAt   *time.Time
-	Severity    string
-	Affected    string
-	FixedIn     string
-	InForce     bool
-	Expired     bool
+	ID           int64
+	AdvisoryID   string
+	ByEmail      string
+	DismissedAt  time.Time
+	Reason       string
+	ExpiresAt    *time.Time
+	Severity     string
+	Affected     string
+	FixedIn      string
+	FromManifest bool
+	InForce      bool
+	Expired      bool
 }
 
 // The standing decisions about one component's advisories, in force or
@@ -198,6 +328,7 @@ func (q *Queries) DismissalStandingList(ctx context.Context, db DBTX, componentC
 			&i.Severity,
 			&i.Affected,
 			&i.FixedIn,
+			&i.FromManifest,
 			&i.InForce,
 			&i.Expired,
 		); err != nil {

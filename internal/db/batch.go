@@ -94,32 +94,43 @@ func (b *OSVRecordUpsertBatchResults) Close() error {
 }
 
 const resultWrite = `-- name: ResultWrite :batchone
-WITH written AS (
+WITH before AS (
+    SELECT b.provenance_lost, b.new_publisher_version FROM component_results b WHERE b.code = $1::text
+),
+written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, security_version, security_versions, update_available,
                                security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
                                evaluation, release_url, eval_error, evaluated_at, epoch,
                                deprecated, provenance_lost, registry_facts,
-                               intel_version, exploited_ids, malicious_ids)
-SELECT c.code, c.source_url, c.installed_version, $1::text, s.document_hash,
-       $2::text, $3::text, $4::text,
-       $5::text, $6::text[],
-       $7::boolean, $8::boolean, $9::boolean, $10::text,
-       $11::jsonb, $12::text[], $13::text[], $14::jsonb,
-       $15::text, $16::text,
-       clock_timestamp(), $17::bigint,
-       $18::text, $19::text, $20::jsonb,
-       $21::bigint, $22::text[], $23::text[]
+                               intel_version, exploited_ids, malicious_ids,
+                               policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
+                               next_change_at, new_publisher_version, new_publisher)
+SELECT c.code, c.source_url, c.installed_version, $2::text, s.document_hash,
+       $3::text, $4::text, $5::text,
+       $6::text, $7::text[],
+       $8::boolean, $9::boolean, $10::boolean, $11::text,
+       $12::jsonb, $13::text[], $14::text[], $15::jsonb,
+       $16::text, $17::text,
+       clock_timestamp(), $18::bigint,
+       $19::text, $20::text, $21::jsonb,
+       $22::bigint, $23::text[], $24::text[],
+       c.policy, $25::text, $26::text,
+       $27::timestamptz, $28::text, $29::text,
+       $30::timestamptz, $31::text, $32::text
 FROM components c
 JOIN sources s ON s.url = c.source_url
-WHERE c.code = $24::text
-  AND c.installed_version = $25::text
-  AND c.source_url = $26::text
-  AND s.document_hash = $27::bytea
-  AND (c.code = 'core' OR $1::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
+WHERE c.code = $1::text
+  AND c.installed_version = $33::text
+  AND c.source_url = $34::text
+  AND s.document_hash = $35::bytea
+  AND (c.code = 'core' OR $2::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
   -- evaluated with the feeds' advisories as they are since the last change
   -- that affected the component (migrations/00009_feeds.sql)
-  AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > $21::bigint)
+  AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > $22::bigint)
+  -- under the component's policy and skip as they are now (docs/policy.md)
+  AND c.policy IS NOT DISTINCT FROM $36::text
+  AND $25::text IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
     installed_version = EXCLUDED.installed_version,
@@ -147,8 +158,29 @@ SET source_url        = EXCLUDED.source_url,
     registry_facts    = EXCLUDED.registry_facts,
     intel_version     = EXCLUDED.intel_version,
     exploited_ids     = EXCLUDED.exploited_ids,
-    malicious_ids     = EXCLUDED.malicious_ids
-RETURNING code, advisory_ids, security_versions
+    malicious_ids     = EXCLUDED.malicious_ids,
+    policy            = EXCLUDED.policy,
+    skipped_version   = EXCLUDED.skipped_version,
+    waiting_version   = EXCLUDED.waiting_version,
+    waiting_until     = EXCLUDED.waiting_until,
+    held_version      = EXCLUDED.held_version,
+    held_reason       = EXCLUDED.held_reason,
+    next_change_at    = EXCLUDED.next_change_at,
+    new_publisher_version = EXCLUDED.new_publisher_version,
+    new_publisher     = EXCLUDED.new_publisher
+RETURNING code, source_url, advisory_ids, security_versions, provenance_lost, new_publisher_version, new_publisher
+),
+downgraded AS (
+    INSERT INTO audit_log (action, detail)
+    SELECT 'source.downgrade',
+           jsonb_strip_nulls(jsonb_build_object('component', w.code, 'source', w.source_url, 'kind', d.kind,
+                                                'version', d.version, 'account', d.account, 'by', 'check'))
+    FROM written w
+    LEFT JOIN before b ON true
+    CROSS JOIN LATERAL (VALUES ('provenance_lost', w.provenance_lost, NULL::text, b.provenance_lost),
+                               ('new_publisher', w.new_publisher_version, w.new_publisher, b.new_publisher_version))
+                       AS d (kind, version, account, was)
+    WHERE d.version IS NOT NULL AND d.version IS DISTINCT FROM d.was
 ),
 problems AS (
     SELECT code, 'advisory' AS kind, unnest(advisory_ids) AS problem FROM written
@@ -176,33 +208,42 @@ type ResultWriteBatchResults struct {
 }
 
 type ResultWriteParams struct {
-	CoreVersion      string
-	VerifiedKey      *string
-	LatestVersion    *string
-	UpdateVersion    *string
-	SecurityVersion  *string
-	SecurityVersions []string
-	UpdateAvailable  bool
-	Security         bool
-	NeedsNewerCore   bool
-	RequiredCore     *string
-	Advisories       []byte
-	AdvisoryIds      []string
-	NoFixIds         []string
-	Evaluation       []byte
-	ReleaseUrl       *string
-	EvalError        *string
-	Epoch            int64
-	Deprecated       *string
-	ProvenanceLost   *string
-	RegistryFacts    []byte
-	IntelVersion     int64
-	ExploitedIds     []string
-	MaliciousIds     []string
-	Code             string
-	InstalledVersion string
-	SourceUrl        string
-	DocumentHash     []byte
+	Code                string
+	CoreVersion         string
+	VerifiedKey         *string
+	LatestVersion       *string
+	UpdateVersion       *string
+	SecurityVersion     *string
+	SecurityVersions    []string
+	UpdateAvailable     bool
+	Security            bool
+	NeedsNewerCore      bool
+	RequiredCore        *string
+	Advisories          []byte
+	AdvisoryIds         []string
+	NoFixIds            []string
+	Evaluation          []byte
+	ReleaseUrl          *string
+	EvalError           *string
+	Epoch               int64
+	Deprecated          *string
+	ProvenanceLost      *string
+	RegistryFacts       []byte
+	IntelVersion        int64
+	ExploitedIds        []string
+	MaliciousIds        []string
+	SkippedVersion      *string
+	WaitingVersion      *string
+	WaitingUntil        *time.Time
+	HeldVersion         *string
+	HeldReason          *string
+	NextChangeAt        *time.Time
+	NewPublisherVersion *string
+	NewPublisher        *string
+	InstalledVersion    string
+	SourceUrl           string
+	DocumentHash        []byte
+	Policy              *string
 }
 
 // Writes one evaluation only if the inputs it was evaluated from are still
@@ -217,11 +258,15 @@ type ResultWriteParams struct {
 // The same statement keeps the exposure clock (table security_problems): the
 // result's security problems (its advisories, its security releases) that
 // security_problems does not hold yet are stamped now, those it holds keep
-// their stamp, and those the result no longer has are forgotten.
+// their stamp, and those the result no longer has are forgotten. It also
+// writes the audit row of a trust downgrade the result brings
+// (docs/policy.md): an offered npm version that lost provenance, or that
+// an account new to the package published, unless the row before said so.
 func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWriteParams) *ResultWriteBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
 		vals := []interface{}{
+			a.Code,
 			a.CoreVersion,
 			a.VerifiedKey,
 			a.LatestVersion,
@@ -245,10 +290,18 @@ func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWritePar
 			a.IntelVersion,
 			a.ExploitedIds,
 			a.MaliciousIds,
-			a.Code,
+			a.SkippedVersion,
+			a.WaitingVersion,
+			a.WaitingUntil,
+			a.HeldVersion,
+			a.HeldReason,
+			a.NextChangeAt,
+			a.NewPublisherVersion,
+			a.NewPublisher,
 			a.InstalledVersion,
 			a.SourceUrl,
 			a.DocumentHash,
+			a.Policy,
 		}
 		batch.Queue(resultWrite, vals...)
 	}

@@ -23,3 +23,55 @@ func (q *Queries) ResultDeleteOrphans(ctx context.Context, db DBTX) (int64, erro
 	}
 	return result.RowsAffected(), nil
 }
+
+const resultsOfferChanged = `-- name: ResultsOfferChanged :many
+SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
+       coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version
+FROM component_results r
+JOIN component_state cs ON cs.code = r.code AND cs.evaluated
+WHERE r.next_change_at <= clock_timestamp()
+ORDER BY cs.source_url, cs.code
+`
+
+type ResultsOfferChangedRow struct {
+	Code             string
+	InstalledVersion string
+	SourceUrl        string
+	PinnedKey        *string
+	Package          string
+	Policy           string
+	SkippedVersion   string
+}
+
+// Components whose current result's offer changed with time: a release
+// that waited for its soak has soaked (next_change_at passed, on the
+// database's clock). They are evaluated again from the stored documents,
+// which raises the notification of the release offered then, once.
+func (q *Queries) ResultsOfferChanged(ctx context.Context, db DBTX) ([]ResultsOfferChangedRow, error) {
+	rows, err := db.Query(ctx, resultsOfferChanged)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ResultsOfferChangedRow{}
+	for rows.Next() {
+		var i ResultsOfferChangedRow
+		if err := rows.Scan(
+			&i.Code,
+			&i.InstalledVersion,
+			&i.SourceUrl,
+			&i.PinnedKey,
+			&i.Package,
+			&i.Policy,
+			&i.SkippedVersion,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

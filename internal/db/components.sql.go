@@ -47,7 +47,7 @@ func (q *Queries) ComponentDelete(ctx context.Context, db DBTX, codes []string) 
 }
 
 const componentGet = `-- name: ComponentGet :one
-SELECT code, name, installed_version, source_url, pinned_key, package
+SELECT code, name, installed_version, source_url, pinned_key, package, policy
 FROM components
 WHERE code = $1
 `
@@ -59,6 +59,7 @@ type ComponentGetRow struct {
 	SourceUrl        *string
 	PinnedKey        *string
 	Package          *string
+	Policy           *string
 }
 
 func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (ComponentGetRow, error) {
@@ -71,13 +72,16 @@ func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (Compo
 		&i.SourceUrl,
 		&i.PinnedKey,
 		&i.Package,
+		&i.Policy,
 	)
 	return i, err
 }
 
 const componentInputsForSource = `-- name: ComponentInputsForSource :many
 SELECT c.code, c.installed_version, coalesce(c.package, '')::text AS package,
-       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version
+       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version,
+       coalesce(c.policy, '')::text AS policy,
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = c.code), '')::text AS skipped_version
 FROM components c
 WHERE c.source_url = $1::text
 ORDER BY c.code
@@ -88,6 +92,8 @@ type ComponentInputsForSourceRow struct {
 	InstalledVersion string
 	Package          string
 	CoreVersion      string
+	Policy           string
+	SkippedVersion   string
 }
 
 // What evaluating the components of one source needs, in one snapshot.
@@ -105,6 +111,8 @@ func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceU
 			&i.InstalledVersion,
 			&i.Package,
 			&i.CoreVersion,
+			&i.Policy,
+			&i.SkippedVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -117,7 +125,7 @@ func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceU
 }
 
 const componentList = `-- name: ComponentList :many
-SELECT code, name, installed_version, source_url, pinned_key, package
+SELECT code, name, installed_version, source_url, pinned_key, package, policy
 FROM components
 ORDER BY code
 `
@@ -129,6 +137,7 @@ type ComponentListRow struct {
 	SourceUrl        *string
 	PinnedKey        *string
 	Package          *string
+	Policy           *string
 }
 
 func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRow, error) {
@@ -147,6 +156,7 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRo
 			&i.SourceUrl,
 			&i.PinnedKey,
 			&i.Package,
+			&i.Policy,
 		); err != nil {
 			return nil, err
 		}
@@ -160,7 +170,8 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRo
 
 const componentListUnevaluated = `-- name: ComponentListUnevaluated :many
 SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
-       coalesce(cs.package, '')::text AS package
+       coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version
 FROM component_state cs
 JOIN sources s ON s.url = cs.source_url
 WHERE NOT cs.evaluated AND s.document IS NOT NULL
@@ -173,6 +184,8 @@ type ComponentListUnevaluatedRow struct {
 	SourceUrl        string
 	PinnedKey        *string
 	Package          string
+	Policy           string
+	SkippedVersion   string
 }
 
 // Components whose source has a stored document but who have no result
@@ -192,6 +205,8 @@ func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]Comp
 			&i.SourceUrl,
 			&i.PinnedKey,
 			&i.Package,
+			&i.Policy,
+			&i.SkippedVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -204,23 +219,28 @@ func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]Comp
 }
 
 const componentUpsertMany = `-- name: ComponentUpsertMany :execrows
-INSERT INTO components (code, name, installed_version, source_url, pinned_key, package)
-SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, ''), nullif(m.package, '')
+INSERT INTO components (code, name, installed_version, source_url, pinned_key, package, policy)
+SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, ''), nullif(m.package, ''),
+       nullif(m.policy, '')
 FROM (SELECT unnest($1::text[])              AS code,
              unnest($2::text[])              AS name,
              unnest($3::text[]) AS installed_version,
              unnest($4::text[])        AS source_url,
              unnest($5::text[])        AS pinned_key,
-             unnest($6::text[])           AS package) m
+             unnest($6::text[])           AS package,
+             unnest($7::text[])           AS policy) m
 ON CONFLICT (code) DO UPDATE
 SET name              = EXCLUDED.name,
     installed_version = EXCLUDED.installed_version,
     source_url        = EXCLUDED.source_url,
     pinned_key        = EXCLUDED.pinned_key,
     package           = EXCLUDED.package,
+    policy            = EXCLUDED.policy,
     updated_at        = clock_timestamp()
-WHERE (components.name, components.installed_version, components.source_url, components.pinned_key, components.package)
-      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key, EXCLUDED.package)
+WHERE (components.name, components.installed_version, components.source_url, components.pinned_key, components.package,
+       components.policy)
+      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.installed_version, EXCLUDED.source_url, EXCLUDED.pinned_key, EXCLUDED.package,
+                        EXCLUDED.policy)
 `
 
 type ComponentUpsertManyParams struct {
@@ -230,6 +250,7 @@ type ComponentUpsertManyParams struct {
 	SourceUrls        []string
 	PinnedKeys        []string
 	Packages          []string
+	Policies          []string
 }
 
 // Inserts or updates the given components in one statement; rows that would
@@ -242,6 +263,7 @@ func (q *Queries) ComponentUpsertMany(ctx context.Context, db DBTX, arg Componen
 		arg.SourceUrls,
 		arg.PinnedKeys,
 		arg.Packages,
+		arg.Policies,
 	)
 	if err != nil {
 		return 0, err

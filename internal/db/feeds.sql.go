@@ -525,7 +525,9 @@ func (q *Queries) IntelMarkPackages(ctx context.Context, db DBTX, arg IntelMarkP
 const intelPending = `-- name: IntelPending :many
 SELECT p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_key,
        coalesce(c.package, '')::text AS package,
-       (s.document IS NOT NULL)::boolean AS has_document
+       (s.document IS NOT NULL)::boolean AS has_document,
+       coalesce(c.policy, '')::text AS policy,
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version
 FROM intel_pending p
 LEFT JOIN components c ON c.code = p.code
 LEFT JOIN sources s ON s.url = c.source_url
@@ -540,6 +542,8 @@ type IntelPendingRow struct {
 	PinnedKey        *string
 	Package          string
 	HasDocument      bool
+	Policy           string
+	SkippedVersion   string
 }
 
 // The components a feed's sync must re-evaluate that can be evaluated
@@ -561,6 +565,8 @@ func (q *Queries) IntelPending(ctx context.Context, db DBTX, feed string) ([]Int
 			&i.PinnedKey,
 			&i.Package,
 			&i.HasDocument,
+			&i.Policy,
+			&i.SkippedVersion,
 		); err != nil {
 			return nil, err
 		}
@@ -581,6 +587,24 @@ func (q *Queries) IntelVersion(ctx context.Context, db DBTX) (int64, error) {
 	var version int64
 	err := row.Scan(&version)
 	return version, err
+}
+
+const intelVersionNow = `-- name: IntelVersionNow :one
+SELECT version, clock_timestamp()::timestamptz AS now FROM intel_state
+`
+
+type IntelVersionNowRow struct {
+	Version int64
+	Now     time.Time
+}
+
+// The version of the feeds' advisories and the database's clock, as an
+// evaluation reads them (the soak is judged on that clock).
+func (q *Queries) IntelVersionNow(ctx context.Context, db DBTX) (IntelVersionNowRow, error) {
+	row := db.QueryRow(ctx, intelVersionNow)
+	var i IntelVersionNowRow
+	err := row.Scan(&i.Version, &i.Now)
+	return i, err
 }
 
 const kEVAll = `-- name: KEVAll :many

@@ -25,6 +25,7 @@ type AdvisoryDismissal struct {
 	FixedIn       string
 	EndedAt       *time.Time
 	EndedHow      *string
+	FromManifest  bool
 }
 
 type AdvisoryDismissalsInForce struct {
@@ -83,6 +84,7 @@ type Component struct {
 	SourceUrl        *string
 	PinnedKey        *string
 	Package          *string
+	Policy           *string
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 }
@@ -103,62 +105,91 @@ type ComponentResult struct {
 	NeedsNewerCore   bool
 	RequiredCore     *string
 	// every advisory affecting installed_version, dismissed or not
-	Advisories       []byte
-	Evaluation       []byte
-	ReleaseUrl       *string
-	EvaluatedAt      time.Time
-	Epoch            int64
-	CoreVersion      string
-	DocumentHash     []byte
-	VerifiedKey      *string
-	EvalError        *string
-	AdvisoryIds      []string
-	NoFixIds         []string
-	SecurityVersion  *string
-	SecurityVersions []string
-	AdvisoryKeys     []string
-	Deprecated       *string
-	ProvenanceLost   *string
-	RegistryFacts    []byte
-	IntelVersion     int64
-	ExploitedIds     []string
-	MaliciousIds     []string
+	Advisories          []byte
+	Evaluation          []byte
+	ReleaseUrl          *string
+	EvaluatedAt         time.Time
+	Epoch               int64
+	CoreVersion         string
+	DocumentHash        []byte
+	VerifiedKey         *string
+	EvalError           *string
+	AdvisoryIds         []string
+	NoFixIds            []string
+	SecurityVersion     *string
+	SecurityVersions    []string
+	AdvisoryKeys        []string
+	Deprecated          *string
+	ProvenanceLost      *string
+	RegistryFacts       []byte
+	IntelVersion        int64
+	ExploitedIds        []string
+	MaliciousIds        []string
+	Policy              *string
+	SkippedVersion      *string
+	WaitingVersion      *string
+	WaitingUntil        *time.Time
+	HeldVersion         *string
+	HeldReason          *string
+	NextChangeAt        *time.Time
+	NewPublisherVersion *string
+	NewPublisher        *string
+}
+
+type ComponentSkip struct {
+	Code         string
+	Version      string
+	Reason       string
+	Actor        string
+	UserID       *int64
+	FromManifest bool
+	SkippedAt    time.Time
 }
 
 type ComponentState struct {
-	Code             string
-	Name             string
-	InstalledVersion string
-	SourceUrl        *string
-	SourceKind       string
-	Package          *string
-	PinnedKey        *string
-	Evaluated        bool
-	LatestVersion    *string
-	UpdateVersion    *string
-	RequiredCore     *string
-	ReleaseUrl       *string
-	Evaluation       []byte
-	EvalError        *string
-	EvaluatedAt      *time.Time
-	Deprecated       *string
-	ProvenanceLost   *string
-	RegistryFacts    []byte
-	UpdateAvailable  bool
-	Security         bool
-	NeedsNewerCore   bool
-	OpenAdvisories   []byte
-	Vulnerable       bool
-	VulnerableNoFix  bool
-	KnownExploited   bool
-	Malicious        bool
-	LastSuccessAt    *time.Time
-	LastAttemptAt    *time.Time
-	LastError        *string
-	ExpiresAt        *time.Time
-	Stale            bool
-	SourceFailing    bool
-	Failing          bool
+	Code                string
+	Name                string
+	InstalledVersion    string
+	SourceUrl           *string
+	SourceKind          string
+	Package             *string
+	PinnedKey           *string
+	Evaluated           bool
+	LatestVersion       *string
+	UpdateVersion       *string
+	RequiredCore        *string
+	ReleaseUrl          *string
+	Evaluation          []byte
+	EvalError           *string
+	EvaluatedAt         *time.Time
+	Deprecated          *string
+	ProvenanceLost      *string
+	RegistryFacts       []byte
+	Policy              *string
+	WaitingVersion      *string
+	WaitingUntil        *time.Time
+	HeldVersion         *string
+	HeldReason          *string
+	SkippedVersion      string
+	NewPublisherVersion *string
+	NewPublisher        *string
+	PinDowngrade        *string
+	PinDowngradedAt     *time.Time
+	UpdateAvailable     bool
+	Security            bool
+	NeedsNewerCore      bool
+	OpenAdvisories      []byte
+	Vulnerable          bool
+	VulnerableNoFix     bool
+	KnownExploited      bool
+	Malicious           bool
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	ExpiresAt           *time.Time
+	Stale               bool
+	SourceFailing       bool
+	Failing             bool
 }
 
 type CoreUpdateLock struct {
@@ -350,6 +381,14 @@ type OsvRecord struct {
 	Feed      string
 	StoredAt  time.Time
 	Epoch     int64
+}
+
+type PinDowngrade struct {
+	Code      string
+	SourceUrl string
+	Pin       string
+	Reason    string
+	ChangedAt time.Time
 }
 
 type ReadModelVersion struct {

@@ -64,6 +64,16 @@ const (
 	AuditChannelEnable      AuditAction = "channel.enable"
 	AuditChannelDisable     AuditAction = "channel.disable"
 	AuditChannelTest        AuditAction = "channel.test"
+	// AuditComponentSkip and AuditComponentUnskip: a version of a
+	// component was skipped, or its skip ended (docs/policy.md); kind
+	// dismissal, as decisions about what to heed.
+	AuditComponentSkip   AuditAction = "component.skip"
+	AuditComponentUnskip AuditAction = "component.unskip"
+	// AuditSourceDowngrade: the trust of what a component would install
+	// went down (docs/policy.md "Trust going down"): a manifest sync
+	// lowered its source's pin, the offered npm version lost provenance,
+	// or was published by an account new to the package.
+	AuditSourceDowngrade AuditAction = "source.downgrade"
 )
 
 // AllAuditActions are the actions, grouped by kind.
@@ -71,5 +81,6 @@ func AllAuditActions() []AuditAction {
 	return []AuditAction{AuditAdvisoryDismiss, AuditAdvisoryUndismiss, AuditAdvisoryExpire, AuditCheck,
 		AuditUserCreate, AuditUserPassword, AuditUserLockout, AuditTokenCreate, AuditTokenRevoke,
 		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
-		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest}
+		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest,
+		AuditComponentSkip, AuditComponentUnskip, AuditSourceDowngrade}
 }

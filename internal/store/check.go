@@ -23,6 +23,9 @@ type Component struct {
 	// Package is the npm package the component is, for the feeds'
 	// advisories (components.package); "" none.
 	Package string
+	// Policy is the component's policy as updatedoc.Policy.Text writes it
+	// (components.policy); "" every release at once.
+	Policy string
 }
 
 // Source is one update source as stored.
@@ -116,6 +119,17 @@ type Result struct {
 	// those that say the package is malicious.
 	IntelVersion               int64
 	ExploitedIDs, MaliciousIDs []string
+	// The policy (docs/policy.md): the policy and skip evaluated under
+	// (inputs: a write is refused when they changed), then what the policy
+	// held back, and when the offer changes with time (nil: never).
+	Policy, SkippedVersion  string
+	WaitingVersion          string
+	WaitingUntil            *time.Time
+	HeldVersion, HeldReason string
+	NextChangeAt            *time.Time
+	// npm: the offered version published by an account new to the
+	// package, and that account ("" none).
+	NewPublisherVersion, NewPublisher string
 }
 
 // ComponentInput is what evaluating one component needs besides the
@@ -127,6 +141,9 @@ type ComponentInput struct {
 	// Package is the npm package the feeds' advisories are matched by; ""
 	// none.
 	Package string
+	// Policy (components.policy) and Skipped (component_skips.version):
+	// the offer's inputs; "" none.
+	Policy, Skipped string
 }
 
 // Unevaluated is a component whose source has a stored document but which
@@ -137,6 +154,7 @@ type Unevaluated struct {
 	SourceURL        string
 	PinnedKey        string
 	Package          string
+	Policy, Skipped  string
 }
 
 // RunCounts are a check's per-source tallies. Skipped counts the sources
@@ -154,7 +172,8 @@ func (e *Executor) Components(ctx context.Context) ([]Component, error) {
 	}
 	out := make([]Component, len(rows))
 	for i, r := range rows {
-		out[i] = Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package)}
+		out[i] = Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package),
+			Policy: deref(r.Policy)}
 	}
 	return out, nil
 }
@@ -166,7 +185,8 @@ func (e *Executor) Component(ctx context.Context, code string) (Component, error
 	if err != nil {
 		return Component{}, mapError(err)
 	}
-	return Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package)}, nil
+	return Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package),
+		Policy: deref(r.Policy)}, nil
 }
 
 // Sources lists every stored source.
@@ -229,7 +249,7 @@ func (e *Executor) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, er
 	out := make([]Unevaluated, len(rows))
 	for i, r := range rows {
 		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey),
-			Package: r.Package}
+			Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion}
 	}
 	return out, nil
 }
@@ -295,7 +315,8 @@ func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]
 	}
 	out := make([]ComponentInput, len(rows))
 	for i, r := range rows {
-		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package}
+		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package,
+			Policy: r.Policy, Skipped: r.SkippedVersion}
 	}
 	return out, nil
 }
@@ -335,6 +356,9 @@ func resultParams(results []Result) []db.ResultWriteParams {
 			ReleaseUrl: ref(r.ReleaseURL), EvalError: ref(r.EvalError), Epoch: r.Epoch,
 			Deprecated: ref(r.Deprecated), ProvenanceLost: ref(r.ProvenanceLost), RegistryFacts: r.RegistryFacts,
 			IntelVersion: r.IntelVersion, ExploitedIds: orNoStrings(r.ExploitedIDs), MaliciousIds: orNoStrings(r.MaliciousIDs),
+			Policy: ref(r.Policy), SkippedVersion: ref(r.SkippedVersion), WaitingVersion: ref(r.WaitingVersion),
+			WaitingUntil: r.WaitingUntil, HeldVersion: ref(r.HeldVersion), HeldReason: ref(r.HeldReason),
+			NextChangeAt: r.NextChangeAt, NewPublisherVersion: ref(r.NewPublisherVersion), NewPublisher: ref(r.NewPublisher),
 		}
 	}
 	return params
@@ -360,10 +384,11 @@ func (t *Tx) ComponentUpsertMany(ctx context.Context, cs []Component) (int64, er
 	p := db.ComponentUpsertManyParams{
 		Codes: make([]string, len(cs)), Names: make([]string, len(cs)), InstalledVersions: make([]string, len(cs)),
 		SourceUrls: make([]string, len(cs)), PinnedKeys: make([]string, len(cs)), Packages: make([]string, len(cs)),
+		Policies: make([]string, len(cs)),
 	}
 	for i, c := range cs {
 		p.Codes[i], p.Names[i], p.InstalledVersions[i], p.SourceUrls[i], p.PinnedKeys[i] = c.Code, c.Name, c.InstalledVersion, c.SourceURL, c.PinnedKey
-		p.Packages[i] = c.Package
+		p.Packages[i], p.Policies[i] = c.Package, c.Policy
 	}
 	n, err := t.q.ComponentUpsertMany(ctx, t.tx, p)
 	return n, mapError(err)

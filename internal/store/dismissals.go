@@ -72,6 +72,20 @@ type Dismissal struct {
 	// expiry has passed (on the database clock). A standing dismissal that
 	// is neither has an advisory that changed since.
 	InForce, Expired bool
+	// FromManifest: the manifest declares it; it is changed there, not in
+	// the AdminCP (ErrFromManifest).
+	FromManifest bool
+}
+
+// fromManifest reports whether a decision the manifest declares is among
+// ended: an admin may not end it.
+func fromManifest(ended []db.DismissalEndRow) bool {
+	for _, e := range ended {
+		if e.FromManifest {
+			return true
+		}
+	}
+	return false
 }
 
 // DismissAdvisory records a dismissal of the advisory as the component's
@@ -101,6 +115,9 @@ func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal,
 		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "replaced", ComponentCode: d.Code, AdvisoryID: d.AdvisoryID})
 		if err != nil {
 			return fmt.Errorf("dismiss advisory: end the standing one: %w", err)
+		}
+		if fromManifest(ended) {
+			return ErrFromManifest
 		}
 		r, err := tx.q.DismissalCreate(ctx, tx.tx, db.DismissalCreateParams{
 			UserID: optionalID(d.UserID), Reason: d.Reason, ExpiresAt: d.ExpiresAt, ComponentCode: d.Code, AdvisoryID: d.AdvisoryID,
@@ -132,6 +149,9 @@ func (s *Store) UndismissAdvisory(ctx context.Context, code, advisoryID string, 
 		if err != nil {
 			return fmt.Errorf("undismiss advisory: %w", err)
 		}
+		if fromManifest(ended) {
+			return ErrFromManifest // rolled back: it stands
+		}
 		if len(ended) == 0 {
 			return nil
 		}
@@ -151,7 +171,7 @@ func (e *Executor) StandingDismissals(ctx context.Context, code string) (map[str
 	for _, r := range rows {
 		out[r.AdvisoryID] = Dismissal{ID: r.ID, AdvisoryID: r.AdvisoryID, By: r.ByEmail, At: r.DismissedAt, Reason: r.Reason,
 			ExpiresAt: r.ExpiresAt, Dismissed: Fingerprint{Severity: r.Severity, Affected: r.Affected, FixedIn: r.FixedIn},
-			InForce: r.InForce, Expired: r.Expired}
+			InForce: r.InForce, Expired: r.Expired, FromManifest: r.FromManifest}
 	}
 	return out, nil
 }

@@ -48,6 +48,12 @@ var txOnly = map[string]string{
 	"ComponentUpsertMany": "holds the lease's advisory lock from LeaseBegin in the same transaction (lease.Manager.WithLock), so that it never interleaves with a check's fenced writes",
 	"ComponentDelete":     "holds the lease's advisory lock from LeaseBegin in the same transaction (lease.Manager.WithLock), so that it never interleaves with a check's fenced writes",
 
+	"SkipPut":                 "writes its audit row in the same transaction, which holds the lease's lock (lease.Manager.WithLock): a skip is an input of evaluation, as a component row is",
+	"SkipDelete":              "writes its audit row in the same transaction, which holds the lease's lock (lease.Manager.WithLock): a skip is an input of evaluation, as a component row is",
+	"ApplyManifestSkips":      "written with the manifest sync's component rows, under the lease's lock (lease.Manager.WithLock), with their audit rows",
+	"ApplyManifestDismissals": "written with the manifest sync's component rows, in one transaction with their audit rows",
+	"PinDowngradePut":         "written with the manifest sync's component rows that lowered the pin, and the audit row saying so",
+
 	"FeedBegin":         fenced,
 	"FeedComplete":      fenced + ", after the re-evaluation it clears the pending components of",
 	"FeedFail":          fenced,

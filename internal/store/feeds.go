@@ -262,6 +262,12 @@ func (e *Executor) IntelVersion(ctx context.Context) (int64, error) {
 	return v, mapError(err)
 }
 
+// IntelVersionNow returns the feeds' version with the database's clock.
+func (e *Executor) IntelVersionNow(ctx context.Context) (int64, time.Time, error) {
+	r, err := e.q.IntelVersionNow(ctx, e.dbtx)
+	return r.Version, r.Now, mapError(err)
+}
+
 // IntelMarkPackages records the components that are one of pkgs as
 // pending for feed, marked with version.
 func (t *Tx) IntelMarkPackages(ctx context.Context, feed readmodel.FeedKind, pkgs []OSVPackage, version int64) (int64, error) {
@@ -302,7 +308,7 @@ func (e *Executor) IntelPending(ctx context.Context, feed readmodel.FeedKind) ([
 			continue // no longer installed, or nothing to evaluate it from yet
 		}
 		out = append(out, Unevaluated{Code: r.Code, InstalledVersion: *r.InstalledVersion, SourceURL: r.SourceUrl,
-			PinnedKey: deref(r.PinnedKey), Package: r.Package})
+			PinnedKey: deref(r.PinnedKey), Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion})
 	}
 	return out, nil
 }

@@ -38,6 +38,12 @@ func testFeedStaleAge(t *testing.T, f *fdb) {
 	}
 }
 
+func testPinDowngradeShown(t *testing.T, f *fdb) {
+	if !f.bool(t, `SELECT upcheck_pin_downgrade_shown() = interval '14 days'`) {
+		t.Errorf("upcheck_pin_downgrade_shown() is %s, want 14 days (readmodel.PinDowngradeShown)", f.text(t, `SELECT upcheck_pin_downgrade_shown()::text`))
+	}
+}
+
 // Stale: the stale age since the last success, or, never read, since the
 // installation; or a document whose expiry has come, whatever else holds.
 // An offline source is stale by age only while it was never imported.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -98,6 +99,17 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		r.EvalError = fmt.Sprintf("the update document has no package %q", in.Code)
 	}
 	k.merge(&ev, in)
+	if err := offer(&ev, k, in); err != nil {
+		r.EvalError = err.Error()
+	}
+	r.Policy, r.SkippedVersion = in.Policy, in.Skipped
+	if ev.Waiting != nil {
+		r.WaitingVersion, r.WaitingUntil = ev.Waiting.Version, ev.Waiting.Until
+	}
+	if ev.Held != nil {
+		r.HeldVersion, r.HeldReason = ev.Held.Version, ev.Held.Reason
+	}
+	r.NextChangeAt = ev.NextChange
 	r.UpdateAvailable, r.Security, r.NeedsNewerCore = ev.UpdateAvailable, ev.Security, ev.NeedsNewerCore
 	if ev.Latest != nil {
 		r.LatestVersion, r.ReleaseURL = ev.Latest.Version, ev.Latest.URL
@@ -131,6 +143,22 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		return store.Result{}, fmt.Errorf("encode the evaluation of %q: %w", in.Code, err)
 	}
 	return r, nil
+}
+
+// offer decides what the component is offered under its policy and skip
+// (docs/policy.md), once the feeds' advisories are merged: a release that
+// fixes one of them is a security release. The soak is judged on the
+// database's clock as the knowledge was read.
+func offer(ev *updatedoc.Evaluation, k *knowledge, in store.ComponentInput) error {
+	p, err := updatedoc.ParsePolicyText(in.Policy)
+	if err != nil {
+		return err
+	}
+	now := k.now
+	if now.IsZero() {
+		now = time.Now() // evaluated without reading the feeds' state
+	}
+	return ev.Offer(in.InstalledVersion, updatedoc.OfferOptions{Policy: p, Skipped: in.Skipped, Now: now})
 }
 
 // securityVersions lists every security release newer than installed that

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/osv"
 	"github.com/upcheck/upcheck/internal/store"
@@ -23,9 +24,12 @@ import (
 // way round.
 type knowledge struct {
 	version int64
-	osv     map[string][]*osv.Record // by npm package name
-	kev     map[string]store.KEVEntry
-	epss    map[string]store.EPSSScore
+	// now is the database's clock when the knowledge was read: the soak
+	// of a policy is judged at it (docs/policy.md).
+	now  time.Time
+	osv  map[string][]*osv.Record // by npm package name
+	kev  map[string]store.KEVEntry
+	epss map[string]store.EPSSScore
 }
 
 // npmEcosystem is OSV's name of the npm ecosystem, as its records spell it.
@@ -47,14 +51,14 @@ type intelCache struct {
 
 // knowledge reads what the feeds stored for the given npm packages.
 func (w *writer) knowledge(ctx context.Context, packages []string) (*knowledge, error) {
-	version, err := w.store.IntelVersion(ctx)
+	version, now, err := w.store.IntelVersionNow(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if version == 0 {
-		return noKnowledge, nil // no feed ever stored anything
+		return &knowledge{now: now}, nil // no feed ever stored anything
 	}
-	k := &knowledge{version: version, osv: map[string][]*osv.Record{}}
+	k := &knowledge{version: version, now: now, osv: map[string][]*osv.Record{}}
 	if k.kev, k.epss, err = w.intel.catalogues(ctx, w.store, version); err != nil {
 		return nil, err
 	}

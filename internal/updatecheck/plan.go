@@ -22,6 +22,9 @@ type job struct {
 	sequences  map[string]int64 // rollback state: pin -> highest sequence
 	core       string           // the installed core when the check began
 	components []store.Component
+	// skips are the skipped versions of the components, by code, when the
+	// check began.
+	skips map[string]string
 	// corePackage is the core's npm package ("" when the core is not an
 	// npm package): a release's peerDependencies on it are the core it
 	// requires.
@@ -41,7 +44,8 @@ type job struct {
 func (j job) inputs() []store.ComponentInput {
 	out := make([]store.ComponentInput, len(j.components))
 	for i, comp := range j.components {
-		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core, Package: comp.Package}
+		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core, Package: comp.Package,
+			Policy: comp.Policy, Skipped: j.skips[comp.Code]}
 	}
 	return out
 }
@@ -65,7 +69,20 @@ func (w *writer) plan(ctx context.Context) ([]job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return plan(components, stored, sequences, trusts), nil
+	skips, err := w.store.Skips(ctx)
+	if err != nil {
+		return nil, err
+	}
+	jobs := plan(components, stored, sequences, trusts)
+	for i := range jobs {
+		jobs[i].skips = make(map[string]string)
+		for _, comp := range jobs[i].components {
+			if s, ok := skips[comp.Code]; ok {
+				jobs[i].skips[comp.Code] = s.Version
+			}
+		}
+	}
+	return jobs, nil
 }
 
 // fetchable leaves out the offline sources, which are never fetched (their

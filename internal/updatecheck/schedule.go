@@ -97,6 +97,10 @@ func (s *Scheduler) Run(ctx context.Context) {
 		Then(cron.FuncJob(func() { s.runPeriod(ctx, time.Now()) }))
 	c := cron.New(cron.WithLocation(time.UTC), cron.WithLogger(cronLog))
 	c.Schedule(s.schedule, job)
+	// Releases waiting for their soak are offered when they soaked, not at
+	// the next check (docs/policy.md).
+	c.Schedule(cron.Every(ReofferInterval), cron.NewChain(cron.Recover(cronLog), cron.SkipIfStillRunning(cronLog)).
+		Then(cron.FuncJob(func() { s.reoffer(ctx) })))
 	c.Start()
 	s.checker.reads.Scheduled(s.schedule) // the summary's next_check_at
 	defer s.checker.reads.Scheduled(nil)

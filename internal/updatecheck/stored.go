@@ -95,5 +95,6 @@ func (w *writer) storedNpmInput(src store.Source, pinned map[string]store.Regist
 
 // unevaluatedInput is u as an evaluation input, with the installed core.
 func unevaluatedInput(u store.Unevaluated, core store.Component) store.ComponentInput {
-	return store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion, Package: u.Package}
+	return store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion, Package: u.Package,
+		Policy: u.Policy, Skipped: u.Skipped}
 }

@@ -91,9 +91,11 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	// One audit row per source whose pin changes, naming all its
 	// components, committed with the batch that writes the last of them.
 	changes := pinChanges(before, upserts)
-	last := map[string]int{} // source -> position of its last upsert
+	last := map[string]int{}    // source -> position of its last upsert
+	pins := map[string]string{} // code -> its pin now
 	for i, u := range upserts {
 		last[u.SourceURL] = i
+		pins[u.Code] = u.PinnedKey
 	}
 	defer s.reads.Changed()
 	for start := 0; start < len(upserts); start += syncBatch {
@@ -108,6 +110,9 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 					continue
 				}
 				if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
+					return err
+				}
+				if err := recordPinDowngrade(ctx, tx, change, pins); err != nil {
 					return err
 				}
 			}

@@ -1,0 +1,63 @@
+package updatecheck
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// pinDowngrade says how a pin change lowers the trust of its source
+// (docs/policy.md "Trust going down"), "" when it does not: fewer
+// signatures are required, or keys pinned before are pinned no more
+// (every key, when the manifest pins none).
+func pinDowngrade(c pinChange) string {
+	if len(c.OldKeys) == 0 {
+		return "" // nothing was pinned: any pin is more trust
+	}
+	if len(c.NewKeys) == 0 {
+		return "the manifest pins no key any more: documents are no longer verified"
+	}
+	var removed []string
+	for _, k := range c.OldKeys {
+		if !slices.Contains(c.NewKeys, k) {
+			removed = append(removed, k)
+		}
+	}
+	var parts []string
+	if c.NewThreshold < c.OldThreshold {
+		parts = append(parts, fmt.Sprintf("the manifest requires %s where it required %d",
+			signatures(c.NewThreshold), c.OldThreshold))
+	}
+	if len(removed) > 0 {
+		parts = append(parts, "the manifest no longer pins "+strings.Join(removed, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func signatures(n int) string {
+	if n == 1 {
+		return "1 signature"
+	}
+	return fmt.Sprintf("%d signatures", n)
+}
+
+// recordPinDowngrade writes, in the sync's transaction, the warning and
+// the audit row of a pin change that lowers its source's trust; pins are
+// the components' pins after the change, by code.
+func recordPinDowngrade(ctx context.Context, tx *store.Tx, c pinChange, pins map[string]string) error {
+	reason := pinDowngrade(c)
+	if reason == "" {
+		return nil
+	}
+	for _, code := range c.Components {
+		if err := tx.PinDowngradePut(ctx, store.PinDowngrade{Code: code, SourceURL: c.Source, Pin: pins[code], Reason: reason}); err != nil {
+			return err
+		}
+	}
+	return tx.AuditAppend(ctx, 0, readmodel.AuditSourceDowngrade, map[string]any{"source": c.Source, "components": c.Components,
+		"kind": readmodel.DowngradePin, "reason": reason, "by": pinActor})
+}
