@@ -12,6 +12,7 @@ import (
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
@@ -35,14 +36,15 @@ func (g *globs) Set(v string) error {
 // runComponents is `upcheck components sync`: the installed components
 // become exactly the manifest's entries (--manifest, UPCHECK_MANIFEST) or
 // the lockfile's chosen packages (--lockfile, UPCHECK_LOCKFILE, with
-// --include and --core or their settings). A flag names the file to read
+// --include and --core or their settings, and --policy as the site-wide
+// policy). A flag names the file to read
 // whatever the other setting says; both flags at once are a usage mistake.
 func runComponents(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "sync" {
 		fmt.Fprintf(stderr, "upcheck components: want \"sync\"\n%s", helpPointer("components"))
 		return errUsage
 	}
-	var manifestPath, lockfilePath string
+	var manifestPath, lockfilePath, policy string
 	include := globs{list: cfg.LockfileInclude}
 	core := cfg.LockfileCore
 	set := map[string]bool{}
@@ -52,6 +54,7 @@ func runComponents(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 	fs.StringVar(&lockfilePath, "lockfile", "", "the site's package-lock.json or pnpm-lock.yaml; default $UPCHECK_LOCKFILE")
 	fs.Var(&include, "include", "a glob of package names that are components (repeatable); default $UPCHECK_LOCKFILE_INCLUDE")
 	fs.StringVar(&core, "core", core, "the core's package name; default $UPCHECK_LOCKFILE_CORE")
+	fs.StringVar(&policy, "policy", "", `the site-wide policy, as a manifest's "policy" (JSON)`)
 	if err := fs.Parse(args[1:]); err != nil {
 		return errUsage
 	}
@@ -70,10 +73,22 @@ func runComponents(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 	case !set["manifest"] && !set["lockfile"]:
 		manifestPath, lockfilePath = cfg.Manifest, cfg.Lockfile
 	}
+	if set["policy"] && manifestPath != "" && lockfilePath == "" {
+		fmt.Fprintf(stderr, "upcheck components sync: --policy is a lockfile's site-wide policy; a manifest says its own policy\n%s", helpPointer("components"))
+		return errUsage
+	}
 	if manifestPath == "" && lockfilePath == "" {
 		return errors.New("components sync: no manifest or lockfile: set UPCHECK_MANIFEST or UPCHECK_LOCKFILE, or pass --manifest or --lockfile")
 	}
 	opt := lockfile.Options{Include: include.list, Core: core}
+	if set["policy"] {
+		p, err := manifest.ParsePolicy([]byte(policy))
+		if err != nil {
+			fmt.Fprintf(stderr, "upcheck components sync: --policy: %v\n%s", err, helpPointer("components"))
+			return errUsage
+		}
+		opt.Policy = p
+	}
 	if lockfilePath != "" {
 		if err := opt.Validate(); err != nil {
 			fmt.Fprintf(stderr, "upcheck components sync: %v\n%s", err, helpPointer("components"))

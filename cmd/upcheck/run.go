@@ -28,13 +28,15 @@ Usage:
   upcheck migrate               apply database migrations
   upcheck check [--manual]      run one locked check now; prints one JSON line, whose
                                 "failures" say why each failed source failed
-  upcheck components sync [--manifest FILE | --lockfile FILE [--include GLOB]... [--core NAME]]
+  upcheck components sync [--manifest FILE | --lockfile FILE [--include GLOB]... [--core NAME] [--policy JSON]]
                                 make the installed components the manifest's entries
                                 (default $UPCHECK_MANIFEST), or the packages of the site's
                                 package-lock.json or pnpm-lock.yaml (default $UPCHECK_LOCKFILE):
                                 --include (repeatable; $UPCHECK_LOCKFILE_INCLUDE) globs of
                                 package names, default the site's own dependencies; --core
-                                ($UPCHECK_LOCKFILE_CORE) the core's package; prints one JSON line
+                                ($UPCHECK_LOCKFILE_CORE) the core's package; --policy the
+                                site-wide policy, the JSON of a manifest's "policy"
+                                ('{"offer":"security","soak":"72h"}'); prints one JSON line
   upcheck source import --source URL FILE [--sig FILE]
                                 accept a document obtained elsewhere (a mirror, a USB stick)
                                 for source URL (or offline:NAME) under the rules of a fetch;

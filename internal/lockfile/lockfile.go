@@ -18,6 +18,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // MaxSize caps the lockfile: a large site's is a few megabytes.
@@ -37,6 +38,10 @@ type Options struct {
 	// Core names the core's package: its component's code is "core", and
 	// the other packages' peerDependencies on it say which core they need.
 	Core string
+	// Policy becomes the site-wide policy of the manifest read (a
+	// lockfile says nothing of policy); the zero Policy offers every
+	// release at once.
+	Policy updatedoc.Policy
 }
 
 // Validate checks the options' globs and core name.
@@ -50,6 +55,9 @@ func (o Options) Validate() error {
 		if _, err := npm.ValidateName(o.Core); err != nil {
 			return fmt.Errorf("core: %w", err)
 		}
+	}
+	if err := o.Policy.Validate(); err != nil {
+		return fmt.Errorf("policy: %w", err)
 	}
 	return nil
 }
@@ -117,7 +125,7 @@ func Parse(file string, body []byte, opt Options) (*manifest.Manifest, error) {
 
 // components chooses the packages and names their components.
 func components(pkgs []locked, opt Options) (*manifest.Manifest, error) {
-	m := &manifest.Manifest{Components: []manifest.Component{}}
+	m := &manifest.Manifest{Components: []manifest.Component{}, Policy: opt.Policy}
 	byCode := map[string]locked{}
 	for _, p := range pkgs {
 		if !chosen(p, opt) {

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,6 +47,9 @@ type Component struct {
 	// advisory feeds' records of it apply (docs/feeds.md), for a
 	// component whose source is not "npm:NAME" (whose package is NAME).
 	Package string `json:"package,omitempty" yaml:"package,omitempty"`
+	// Policy is the component's own policy: each member it sets
+	// overrides the manifest's (PolicyOf).
+	Policy updatedoc.Policy `json:"policy,omitzero" yaml:"policy,omitempty"`
 }
 
 // NpmPackage is the npm package the component is, for matching the
@@ -93,6 +97,13 @@ func (c Component) keySet() (updatedoc.KeySet, error) {
 // Manifest is the whole file.
 type Manifest struct {
 	Components []Component `json:"components" yaml:"components"`
+	// Policy is the site-wide policy (docs/policy.md); the zero Policy
+	// offers every release at once.
+	Policy updatedoc.Policy `json:"policy,omitzero" yaml:"policy,omitempty"`
+	// Dismissals are advisories the site has judged not to apply to it.
+	Dismissals []Dismissal `json:"dismissals,omitempty" yaml:"dismissals,omitempty"`
+	// Skips are releases the site passes over.
+	Skips []Skip `json:"skips,omitempty" yaml:"skips,omitempty"`
 }
 
 // Core returns the core component, if the manifest lists it.
@@ -141,7 +152,7 @@ func ParseJSON(body []byte) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, describeJSON(body, err))
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, describeJSON(body, err, "the manifest", reflect.TypeFor[Manifest]()))
 	}
 	if line, col, ok := jsonpos.Trailing(body, dec.InputOffset()); ok {
 		return nil, fmt.Errorf("%w: unexpected data after the manifest at line %d, column %d", ErrInvalid, line, col)
@@ -149,25 +160,24 @@ func ParseJSON(body []byte) (*Manifest, error) {
 	return &m, m.Validate()
 }
 
-// describeJSON words a decode error with its place. The json package
-// reports an unknown field by name only, so its place is the first member
-// of that name: the manifest has no free-form objects, so any member with
-// that name is unknown.
-func describeJSON(body []byte, err error) string {
+// describeJSON words a decode error with its place; whole names the
+// top-level value ("the manifest"), t is the type body was decoded into.
+// The json package reports an unknown field by name only, so its place is
+// found by unknownMember.
+func describeJSON(body []byte, err error, whole string, t reflect.Type) string {
 	quoted, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
 	if !ok {
-		return jsonpos.Describe(body, err, "the manifest")
+		return jsonpos.Describe(body, err, whole)
 	}
 	name, uerr := strconv.Unquote(quoted)
 	if uerr != nil {
 		return strings.TrimPrefix(err.Error(), "json: ")
 	}
-	key, _ := json.Marshal(name)
-	at := regexp.MustCompile(regexp.QuoteMeta(string(key)) + `\s*:`).FindIndex(body)
-	if at == nil {
+	at, ok := unknownMember(body, t, name)
+	if !ok {
 		return fmt.Sprintf("unknown field %q", name)
 	}
-	line, col := jsonpos.Position(body, int64(at[0]))
+	line, col := jsonpos.Position(body, at)
 	return fmt.Sprintf("unknown field %q at line %d, column %d", name, line, col)
 }
 
@@ -274,6 +284,9 @@ func (m *Manifest) Validate() error {
 				add(i, c, "package: %v", err)
 			}
 		}
+		if err := c.Policy.Validate(); err != nil {
+			add(i, c, "policy: %v", err)
+		}
 		if (c.Key != "" || len(c.Keys) > 0) && c.Source == "" {
 			add(i, c, "key is set but there is no source to check it against")
 		}
@@ -286,6 +299,11 @@ func (m *Manifest) Validate() error {
 			keyOfSource[c.Source] = set.String()
 		}
 	}
+	if err := m.Policy.Validate(); err != nil {
+		problems = append(problems, "policy: "+err.Error())
+	}
+	problems = append(problems, m.dismissalProblems()...)
+	problems = append(problems, m.skipProblems()...)
 	if _, ok := m.Core(); !ok {
 		problems = append(problems, `no component has code "core": the core is what plugins' requires_core is checked against`)
 	}
