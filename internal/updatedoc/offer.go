@@ -127,6 +127,9 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		}
 	}
 	tier := opts.Policy.Offer
+	if tier != "" && !tier.Valid() {
+		return invalidf(nil, "policy: offer %q is not one of all, minor, patch, security", tier)
+	}
 	includePre := inst.Prerelease() != ""
 	fixes := ev.securityFixes(inst, includePre)
 

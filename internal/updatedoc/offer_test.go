@@ -490,6 +490,7 @@ func TestOfferInvalid(t *testing.T) {
 		"soak":      {installed: "2.3.0", opts: OfferOptions{Policy: Policy{Soak: "soon"}}, want: `soak "soon"`},
 		"hold":      {installed: "2.3.0", opts: OfferOptions{Policy: Policy{Hold: "later"}}, want: "hold"},
 		"skipped":   {installed: "2.3.0", opts: OfferOptions{Skipped: "v2.4"}, want: `skipped version "v2.4"`},
+		"tier":      {installed: "2.3.0", opts: OfferOptions{Policy: Policy{Offer: "weekly"}}, want: `offer "weekly"`},
 	} {
 		ev := evaluateReleases(t, offerReleases(), nil, "2.3.0")
 		err := ev.Offer(tc.installed, tc.opts)
@@ -518,6 +519,8 @@ func TestPolicyValidate(t *testing.T) {
 		{p: Policy{Soak: "0d"}, want: `soak "0d" is not longer than zero`},
 		{p: Policy{Soak: "-1h"}, want: `soak "-1h" is not longer than zero`},
 		{p: Policy{Soak: "400d"}, want: `soak "400d" is longer than a year`},
+		// A day count whose duration would wrap round is refused, never a short soak.
+		{p: Policy{Soak: "202163959358895d"}, want: `soak "202163959358895d" is longer than a year`},
 		{p: Policy{Soak: "8761h"}, want: `soak "8761h" is longer than a year`},
 		{p: Policy{Soak: "abc"}, want: `soak "abc" is not a duration`},
 		{p: Policy{Soak: "3.5d"}, want: `soak "3.5d" is not a duration`},

@@ -106,6 +106,9 @@ func parseSoak(s string) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
+		if n > int(MaxSoak/(24*time.Hour)) {
+			return MaxSoak + 1, nil // refused as longer than a year, never wrapped round
+		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
@@ -130,7 +133,7 @@ func SoakWords(d time.Duration) string {
 	return d.String()
 }
 
-// TierWords says what a tier lets through, for "2.6.0 not offered: this
+// Words says what a tier lets through, for "2.6.0 not offered: this
 // site takes security updates only".
 func (t Tier) Words() string {
 	switch t {
