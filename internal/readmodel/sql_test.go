@@ -493,4 +493,6 @@ var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
 	readmodel.AuditSourcePin: readmodel.AuditKindTrust, readmodel.AuditChannelAdd: readmodel.AuditKindOther,
 	readmodel.AuditChannelRemove: readmodel.AuditKindOther, readmodel.AuditChannelEnable: readmodel.AuditKindOther,
 	readmodel.AuditChannelDisable: readmodel.AuditKindOther, readmodel.AuditChannelTest: readmodel.AuditKindOther,
+	readmodel.AuditComponentSkip: readmodel.AuditKindDismissal, readmodel.AuditComponentUnskip: readmodel.AuditKindDismissal,
+	readmodel.AuditSourceDowngrade: readmodel.AuditKindTrust,
 }

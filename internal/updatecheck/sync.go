@@ -74,7 +74,7 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	var upserts []store.Component
 	for _, mc := range m.Components {
 		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin(),
-			Package: mc.NpmPackage()}
+			Package: mc.NpmPackage(), Policy: m.PolicyOf(mc).Text()}
 		prev, existed := old[mc.Code]
 		delete(old, mc.Code) // what is left once the loop ends was removed
 		switch {
@@ -133,6 +133,21 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 		if err != nil {
 			return SyncReport{}, fmt.Errorf("sync components: remove: %w", err)
 		}
+	}
+
+	// The dismissals and skips the manifest declares, after the components
+	// they name are written (docs/policy.md "Dismissals and skips as
+	// code"); a skip is an input of evaluation, so it is written under the
+	// lease's lock.
+	err = s.lease.WithLock(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ApplyManifestDismissals(ctx, manifestDismissals(m)); err != nil {
+			return err
+		}
+		_, err := tx.ApplyManifestSkips(ctx, manifestSkips(m))
+		return err
+	})
+	if err != nil {
+		return SyncReport{}, fmt.Errorf("sync components: dismissals and skips: %w", err)
 	}
 
 	if rep.Reevaluated, err = s.evaluateStored(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -60,4 +61,27 @@ func recordPinDowngrade(ctx context.Context, tx *store.Tx, c pinChange, pins map
 	}
 	return tx.AuditAppend(ctx, 0, readmodel.AuditSourceDowngrade, map[string]any{"source": c.Source, "components": c.Components,
 		"kind": readmodel.DowngradePin, "reason": reason, "by": pinActor})
+}
+
+// manifestDismissals are the dismissals m declares, as the store keeps
+// them.
+func manifestDismissals(m *manifest.Manifest) []store.ManifestDismissal {
+	out := make([]store.ManifestDismissal, 0, len(m.Dismissals))
+	for _, d := range m.Dismissals {
+		md := store.ManifestDismissal{Code: d.Component, AdvisoryID: d.Advisory, Reason: strings.TrimSpace(d.Reason)}
+		if at, ok := d.ExpiresAt(); ok {
+			md.ExpiresAt = &at
+		}
+		out = append(out, md)
+	}
+	return out
+}
+
+// manifestSkips are the skips m declares.
+func manifestSkips(m *manifest.Manifest) []store.Skip {
+	out := make([]store.Skip, 0, len(m.Skips))
+	for _, s := range m.Skips {
+		out = append(out, store.Skip{Code: s.Component, Version: s.Version, Reason: strings.TrimSpace(s.Reason)})
+	}
+	return out
 }
