@@ -125,8 +125,23 @@ func auditWhat(r AuditRow) string {
 		return "Notification channel disabled"
 	case readmodel.AuditChannelTest:
 		return "Test notification sent to a channel"
+	case readmodel.AuditComponentSkip:
+		return "Skipped a version of " + r.Component
+	case readmodel.AuditComponentUnskip:
+		return "Ended the skip of a version of " + r.Component
+	case readmodel.AuditSourceDowngrade:
+		return "Trust went down for what " + orSource(r.Component) + " would install"
 	}
 	return r.Action
+}
+
+// orSource names a component, or its source when the entry names none
+// (a pin change names the source).
+func orSource(component string) string {
+	if component == "" {
+		return "an update source's components"
+	}
+	return component
 }
 
 // auditWhy is an entry's detail in words: a dismissal's reason and expiry,
