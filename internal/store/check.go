@@ -132,31 +132,6 @@ type Result struct {
 	NewPublisherVersion, NewPublisher string
 }
 
-// ComponentInput is what evaluating one component needs besides the
-// document.
-type ComponentInput struct {
-	Code             string
-	InstalledVersion string
-	CoreVersion      string
-	// Package is the npm package the feeds' advisories are matched by; ""
-	// none.
-	Package string
-	// Policy (components.policy) and Skipped (component_skips.version):
-	// the offer's inputs; "" none.
-	Policy, Skipped string
-}
-
-// Unevaluated is a component whose source has a stored document but which
-// has no result evaluated from the current inputs.
-type Unevaluated struct {
-	Code             string
-	InstalledVersion string
-	SourceURL        string
-	PinnedKey        string
-	Package          string
-	Policy, Skipped  string
-}
-
 // RunCounts are a check's per-source tallies. Skipped counts the sources
 // whose outcome was not written because the check stopped first; Unwritten
 // is how many of them had been fetched (the others were never started).
@@ -304,21 +279,6 @@ func (t *Tx) SourceSaveFailure(ctx context.Context, url string, f SourceFailure,
 		Url: url, Error: &f.Detail, Kind: &f.Kind, Arg: ref(f.Arg), Epoch: epoch,
 	})
 	return int(n), mapError(err)
-}
-
-// ComponentInputsForSource reads the components that use url now and the
-// installed core, in one statement.
-func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
-	rows, err := e.q.ComponentInputsForSource(ctx, e.dbtx, url)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	out := make([]ComponentInput, len(rows))
-	for i, r := range rows {
-		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package,
-			Policy: r.Policy, Skipped: r.SkippedVersion}
-	}
-	return out, nil
 }
 
 // ResultWrite writes evaluations in one round trip and returns the codes

@@ -1,0 +1,45 @@
+package store
+
+import "context"
+
+// What evaluation reads of the components, besides the documents.
+
+// ComponentInput is what evaluating one component needs besides the
+// document.
+type ComponentInput struct {
+	Code             string
+	InstalledVersion string
+	CoreVersion      string
+	// Package is the npm package the feeds' advisories are matched by; ""
+	// none.
+	Package string
+	// Policy (components.policy) and Skipped (component_skips.version):
+	// the offer's inputs; "" none.
+	Policy, Skipped string
+}
+
+// Unevaluated is a component whose source has a stored document but which
+// has no result evaluated from the current inputs.
+type Unevaluated struct {
+	Code             string
+	InstalledVersion string
+	SourceURL        string
+	PinnedKey        string
+	Package          string
+	Policy, Skipped  string
+}
+
+// ComponentInputsForSource reads the components that use url now and the
+// installed core, in one statement.
+func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
+	rows, err := e.q.ComponentInputsForSource(ctx, e.dbtx, url)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := make([]ComponentInput, len(rows))
+	for i, r := range rows {
+		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package,
+			Policy: r.Policy, Skipped: r.SkippedVersion}
+	}
+	return out, nil
+}
