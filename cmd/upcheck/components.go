@@ -47,6 +47,7 @@ func runComponents(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 	var manifestPath, lockfilePath, policy string
 	include := globs{list: cfg.LockfileInclude}
 	core := cfg.LockfileCore
+	sitePolicy := cfg.LockfilePolicy
 	set := map[string]bool{}
 	fs := flag.NewFlagSet("upcheck components sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -54,7 +55,7 @@ func runComponents(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 	fs.StringVar(&lockfilePath, "lockfile", "", "the site's package-lock.json or pnpm-lock.yaml; default $UPCHECK_LOCKFILE")
 	fs.Var(&include, "include", "a glob of package names that are components (repeatable); default $UPCHECK_LOCKFILE_INCLUDE")
 	fs.StringVar(&core, "core", core, "the core's package name; default $UPCHECK_LOCKFILE_CORE")
-	fs.StringVar(&policy, "policy", "", `the site-wide policy, as a manifest's "policy" (JSON)`)
+	fs.StringVar(&policy, "policy", "", `the site-wide policy, as a manifest's "policy" (JSON); default $UPCHECK_LOCKFILE_POLICY`)
 	if err := fs.Parse(args[1:]); err != nil {
 		return errUsage
 	}
@@ -80,7 +81,7 @@ func runComponents(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 	if manifestPath == "" && lockfilePath == "" {
 		return errors.New("components sync: no manifest or lockfile: set UPCHECK_MANIFEST or UPCHECK_LOCKFILE, or pass --manifest or --lockfile")
 	}
-	opt := lockfile.Options{Include: include.list, Core: core}
+	opt := lockfile.Options{Include: include.list, Core: core, Policy: sitePolicy}
 	if set["policy"] {
 		p, err := manifest.ParsePolicy([]byte(policy))
 		if err != nil {

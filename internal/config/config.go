@@ -16,7 +16,9 @@ import (
 
 	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Config is everything the process needs to know about its surroundings.
@@ -90,10 +92,13 @@ type Config struct {
 	// pnpm-lock.yaml, read by serve as its components instead of a
 	// manifest; LockfileInclude (UPCHECK_LOCKFILE_INCLUDE, comma-separated
 	// globs) and LockfileCore (UPCHECK_LOCKFILE_CORE, a package name) say
-	// which locked packages are components (lockfile.Options).
+	// which locked packages are components (lockfile.Options);
+	// LockfilePolicy (UPCHECK_LOCKFILE_POLICY, a manifest's "policy" as
+	// JSON) is their site-wide policy (docs/policy.md).
 	Lockfile        string
 	LockfileInclude []string
 	LockfileCore    string
+	LockfilePolicy  updatedoc.Policy
 	Feeds           []feed.Feed // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
 	FeedDir         string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
@@ -103,7 +108,7 @@ type Config struct {
 
 // LockfileOptions are the lockfile settings as lockfile.Read takes them.
 func (c Config) LockfileOptions() lockfile.Options {
-	return lockfile.Options{Include: c.LockfileInclude, Core: c.LockfileCore}
+	return lockfile.Options{Include: c.LockfileInclude, Core: c.LockfileCore, Policy: c.LockfilePolicy}
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -216,6 +221,13 @@ func (c *Config) readNpm(getenv func(string) string) error {
 	c.Lockfile = getenv("UPCHECK_LOCKFILE")
 	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))
 	c.LockfileCore = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_CORE"))
+	if v := strings.TrimSpace(getenv("UPCHECK_LOCKFILE_POLICY")); v != "" {
+		p, err := manifest.ParsePolicy([]byte(v))
+		if err != nil {
+			return fmt.Errorf("UPCHECK_LOCKFILE_POLICY: %w", err)
+		}
+		c.LockfilePolicy = p
+	}
 	return nil
 }
 

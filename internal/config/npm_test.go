@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // The npm and lockfile settings: read once, validated with the npm and
@@ -29,6 +30,7 @@ func TestNpmAndLockfileSettings(t *testing.T) {
 		"UPCHECK_LOCKFILE":         "/srv/site/pnpm-lock.yaml",
 		"UPCHECK_LOCKFILE_INCLUDE": " @vitnode/*, ,left-pad,",
 		"UPCHECK_LOCKFILE_CORE":    "@vitnode/core",
+		"UPCHECK_LOCKFILE_POLICY":  ` {"offer": "patch", "soak": "3d"} `,
 		"UPCHECK_TEST_TIMINGS":     "lockfile=50ms",
 	}))
 	if err != nil {
@@ -44,7 +46,8 @@ func TestNpmAndLockfileSettings(t *testing.T) {
 	if c.Env == nil || c.Env("UPCHECK_NPMRC") != "/srv/site/.npmrc" {
 		t.Fatal("Config.Env is not the environment FromEnv read")
 	}
-	if o := c.LockfileOptions(); !slices.Equal(o.Include, c.LockfileInclude) || o.Core != "@vitnode/core" {
+	if o := c.LockfileOptions(); !slices.Equal(o.Include, c.LockfileInclude) || o.Core != "@vitnode/core" ||
+		o.Policy != (updatedoc.Policy{Offer: updatedoc.OfferPatch, Soak: "3d"}) {
 		t.Fatalf("lockfile options = %+v", o)
 	}
 
@@ -63,6 +66,9 @@ func TestNpmAndLockfileSettings(t *testing.T) {
 		{map[string]string{"UPCHECK_LOCKFILE_CORE": "Not A Name"}, "UPCHECK_LOCKFILE_CORE"},
 		{map[string]string{"UPCHECK_MANIFEST": "/srv/m.yaml", "UPCHECK_LOCKFILE": "/srv/package-lock.json"}, "UPCHECK_MANIFEST and UPCHECK_LOCKFILE"},
 		{map[string]string{"UPCHECK_TEST_TIMINGS": "lockfile=0s"}, "UPCHECK_TEST_TIMINGS"},
+		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"offer": "major"}`}, "UPCHECK_LOCKFILE_POLICY"},
+		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"soak": "3 days"}`}, "UPCHECK_LOCKFILE_POLICY"},
+		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"offer": "patch"`}, "UPCHECK_LOCKFILE_POLICY"},
 	} {
 		_, err := FromEnv(env(bad.env))
 		if err == nil || !strings.Contains(err.Error(), bad.names) || strings.Contains(err.Error(), "secret") {

@@ -572,6 +572,9 @@ func TestPolicyText(t *testing.T) {
 	if got := (Policy{Offer: OfferMinor, Soak: "3d"}).Text(); got != `{"offer":"minor","soak":"3d"}` {
 		t.Errorf("Text = %s", got)
 	}
+	if got := (Policy{Hold: "<3.0.0 || >=3.1.0"}).Text(); got != `{"hold":"<3.0.0 || >=3.1.0"}` {
+		t.Errorf("Text = %s, want the range as written (not HTML-escaped)", got)
+	}
 	for _, bad := range []string{`{"offer":"weekly"}`, `{"soak":"0s"}`, `{"hold":"later"}`, `not json`} {
 		if p, err := ParsePolicyText(bad); err == nil || !strings.Contains(err.Error(), "stored policy") || !p.IsZero() {
 			t.Errorf("ParsePolicyText(%q) = %+v, %v; want a stored policy error", bad, p, err)

@@ -153,11 +153,14 @@ func (p Policy) Text() string {
 	if p.IsZero() {
 		return ""
 	}
-	b, err := json.Marshal(p)
-	if err != nil {
+	// Unescaped: "<3.0.0" reads as itself in the database and the API.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
 		panic(err) // three strings always encode
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // ParsePolicyText reads what Text wrote ("" is the zero Policy).
