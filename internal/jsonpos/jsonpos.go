@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -58,6 +61,9 @@ func Describe(body []byte, err error, whole string) string {
 		return fmt.Sprintf("malformed JSON at line %d, column %d: %v", line, col, err)
 	case errors.As(err, &typeErr):
 		field := typeErr.Field
+		if path, ok := PathAt(body, offset); ok && path != "" {
+			field = path
+		}
 		if field == "" {
 			field = whole
 		}
@@ -143,4 +149,91 @@ func valueStart(body []byte, offset int64) int64 {
 		}
 		return i
 	}
+}
+
+// PathAt is the JSON path of the value that begins at offset in body, as
+// an author reads it: `affected[0].ranges[1].events[0].introduced`, a key
+// that is not a plain name in brackets (`packages["node_modules/x"]`).
+// ok is false when no value begins there, or body cannot be read up to
+// it. The json package's type errors name the fields without the array
+// indexes (affected.ranges.events.introduced): this finds which element.
+func PathAt(body []byte, offset int64) (path string, ok bool) {
+	type frame struct {
+		array bool
+		key   string
+		index int
+	}
+	var stack []frame
+	awaitingKey := false // inside an object, before a member's key
+	done := func() {     // a value ended: the next is a key or an element
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].index++
+			} else {
+				awaitingKey = true
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		start := dec.InputOffset()
+		for start < int64(len(body)) && strings.IndexByte(" \t\r\n,:", body[start]) >= 0 {
+			start++
+		}
+		if start > offset {
+			return "", false
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		delim, isDelim := tok.(json.Delim)
+		if isDelim && (delim == '}' || delim == ']') {
+			stack = stack[:len(stack)-1]
+			awaitingKey = false
+			done()
+			continue
+		}
+		if awaitingKey {
+			stack[len(stack)-1].key, awaitingKey = tok.(string), false
+			continue
+		}
+		if start == offset {
+			var b strings.Builder
+			for _, f := range stack {
+				switch {
+				case f.array:
+					fmt.Fprintf(&b, "[%d]", f.index)
+				case plainName(f.key):
+					if b.Len() > 0 {
+						b.WriteByte('.')
+					}
+					b.WriteString(f.key)
+				default:
+					fmt.Fprintf(&b, "[%s]", strconv.Quote(f.key))
+				}
+			}
+			return b.String(), true
+		}
+		if isDelim {
+			stack = append(stack, frame{array: delim == '['})
+			awaitingKey = delim == '{'
+			continue
+		}
+		done()
+	}
+}
+
+// plainName: a key a path may write after a dot.
+func plainName(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i, r := range key {
+		if r != '_' && r != '-' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,10 @@
 package jsonpos
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
 
 func TestPosition(t *testing.T) {
 	t.Parallel()
@@ -26,5 +30,44 @@ func TestPosition(t *testing.T) {
 	}
 	if line, col, ok := Trailing([]byte("{}\n ]"), 2); !ok || line != 2 || col != 2 {
 		t.Errorf("Trailing = %d:%d %v, want 2:2", line, col, ok)
+	}
+}
+
+// PathAt names the element of every array on the way, and a key that is
+// not a plain name in brackets; a type error's words use it.
+func TestPathAt(t *testing.T) {
+	body := []byte(`{"a": [1, {"b": [true, {"c d": 5}]}], "packages": {"node_modules/x": {"v": null}}, "e": [[], [7]]}`)
+	for _, c := range []struct {
+		value string
+		want  string
+	}{
+		{`1`, "a[0]"},
+		{`true`, "a[1].b[0]"},
+		{`5`, `a[1].b[1]["c d"]`},
+		{`null`, `packages["node_modules/x"].v`},
+		{`[]`, "e[0]"},
+		{`7`, "e[1][0]"},
+		{`{"b"`, "a[1]"},
+	} {
+		off := bytes.Index(body, []byte(c.value))
+		if got, ok := PathAt(body, int64(off)); !ok || got != c.want {
+			t.Errorf("PathAt(%s) = %q, %v; want %q", c.value, got, ok, c.want)
+		}
+	}
+	if got, ok := PathAt(body, 0); !ok || got != "" {
+		t.Errorf("PathAt(the whole) = %q, %v; want the empty path", got, ok)
+	}
+	if got, ok := PathAt(body, int64(bytes.Index(body, []byte(`"b"`)))); ok {
+		t.Errorf("PathAt(a key) = %q; want no value there", got)
+	}
+	var v struct {
+		A []struct {
+			B []int `json:"b"`
+		} `json:"a"`
+	}
+	bad := []byte(`{"a": [{"b": [1]}, {"b": [2, "3"]}]}`)
+	err := json.Unmarshal(bad, &v)
+	if got := Describe(bad, err, "the body"); got != `a[1].b[1] at line 1, column 30 must be an integer, not a JSON string` {
+		t.Errorf("Describe = %q", got)
 	}
 }

@@ -44,6 +44,7 @@ func TestParseMalformed(t *testing.T) {
 		{"introduced partial", rec(`{"type":"ECOSYSTEM","events":[{"introduced":"1.2"}]}`), `affected[0].ranges[0].events[0]: "introduced" is not a SemVer version`},
 		{"two kinds in one event", rec(`{"type":"SEMVER","events":[{"introduced":"1.0.0","fixed":"1.0.2"}]}`), "affected[0].ranges[0].events[0]: must have exactly one of introduced, fixed, last_affected and limit, not 2"},
 		{"an event of no kind", rec(`{"type":"SEMVER","events":[{"introduced":"0"},{}]}`), "affected[0].ranges[0].events[1]: must have exactly one"},
+		{"a version of the wrong type", rec(`{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":5}]}`), "affected[0].ranges[0].events[1].fixed at line 1, column"},
 		{"empty version", rec(`{"type":"SEMVER","events":[{"introduced":""}]}`), `affected[0].ranges[0].events[0]: "introduced" must be a version`},
 		{"empty listed version", `{` + head + `,"affected":[{"package":{"ecosystem":"npm","name":"p"},"versions":["1.0.0",""]}]}`, "affected[0].versions[1]: must be a version"},
 		{"severity without a score", `{` + head + `,"severity":[{"type":"CVSS_V3"}]}`, "severity[0]: must have a type and a score"},

@@ -116,7 +116,7 @@ func TestLintTypeError(t *testing.T) {
 	t.Parallel()
 	body := blogWith(`{"releases": [{"version": "1.0.0"}, {"version": 2}], "advisories": [{"id": "A-1"}]}`)
 	checkProblems(t, Lint([]byte(body)), []Problem{{Path: "packages.blog.releases[1].version", Line: 1, Column: 120,
-		Message: `update document: packages.releases.version at line 1, column 120 must be a string, not a JSON number`}})
+		Message: `update document: packages.blog.releases[1].version at line 1, column 120 must be a string, not a JSON number`}})
 	checkProblems(t, Lint([]byte(`{"format": 1,`)), []Problem{{Path: "", Line: 1, Column: 14,
 		Message: `update document: malformed JSON at line 1, column 14: unexpected end of input`}})
 	checkProblems(t, Lint(nil), []Problem{{Message: `update document: empty body`}})
