@@ -13,6 +13,17 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- How close a stored document's own expiry makes its source's trust need
+-- a look (readmodel.ExpiryWarning): source_state.untrusted and Source
+-- health's expires_soon.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_expiry_warning()
+RETURNS interval
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT interval '7 days'
+$$;
+-- +goose StatementEnd
+
 -- How long the warning of a manifest sync that lowered a source's trust
 -- shows (pin_downgrades), while the lowered pin stands.
 -- +goose StatementBegin
@@ -130,7 +141,8 @@ $$;
 
 -- Every source in use, stored or not yet, with its trust: `untrusted` is
 -- the one definition of a source whose trust needs a look (the summary's
--- untrusted_sources): its document expires within 7 days (or has expired),
+-- untrusted_sources): its document expires within the expiry warning
+-- (upcheck_expiry_warning, 7 days) or has expired,
 -- or its last fetch was refused for its signature, its key statement or a
 -- rollback; `unsigned`: nothing proves who wrote its documents (the
 -- summary's unsigned_sources): no key is pinned for a document source,
@@ -159,7 +171,7 @@ SELECT u.url,
        (CASE WHEN t.pin = u.pin THEN t.version ELSE 0 END)::bigint AS key_version,
        s.sequence,
        coalesce(s.verified_by, '')::text                  AS verified_by,
-       (coalesce(s.document IS NOT NULL AND s.expires_at < clock_timestamp() + interval '7 days', false)
+       (coalesce(s.document IS NOT NULL AND s.expires_at < clock_timestamp() + upcheck_expiry_warning(), false)
         OR (upcheck_failing(s.last_error)
             AND coalesce(s.last_error_kind IN ('unsigned', 'bad_signature', 'key_statement', 'rollback'), false)))::boolean
                                                           AS untrusted,
@@ -390,3 +402,4 @@ DROP FUNCTION upcheck_source_kind(text);
 DROP FUNCTION upcheck_stale(text, timestamptz, timestamptz, timestamptz);
 DROP FUNCTION upcheck_stale_age();
 DROP FUNCTION upcheck_pin_downgrade_shown();
+DROP FUNCTION upcheck_expiry_warning();

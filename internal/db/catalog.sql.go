@@ -289,7 +289,7 @@ SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_er
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted,
        coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
        ss.keys_changed_at,
-       coalesce(ss.has_document AND NOT ss.expired AND ss.expires_at < clock_timestamp() + interval '7 days', false)::boolean
+       coalesce(ss.has_document AND NOT ss.expired AND ss.expires_at < clock_timestamp() + upcheck_expiry_warning(), false)::boolean
            AS expires_soon
 FROM source_state ss
 LEFT JOIN sources s ON s.url = ss.url
@@ -326,7 +326,7 @@ type SourceHealthListRow struct {
 
 // Every source in use, failing ones first, then the longest without a success.
 // expires_soon: the stored document expires within the expiry warning
-// (readmodel.ExpiryWarning, as source_state.untrusted judges it) and has
+// (upcheck_expiry_warning, as source_state.untrusted judges it) and has
 // not expired yet, on the database clock.
 func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealthListRow, error) {
 	rows, err := db.Query(ctx, sourceHealthList)

@@ -14,8 +14,8 @@ const (
 	// (the read model's SQL), read by upcheck_stale.
 	StaleAge = 48 * time.Hour
 	// ExpiryWarning is how close a stored document's own expiry makes its
-	// source need a look: source_state.untrusted (the view) and
-	// Source health's expires_soon (queries/catalog.sql).
+	// source need a look (upcheck_expiry_warning in SQL):
+	// source_state.untrusted (the view) and Source health's expires_soon.
 	ExpiryWarning = 7 * 24 * time.Hour
 	// ManualCooldown is the least time between two manual checks in
 	// production (lease.DefaultTimings); UPCHECK_TEST_TIMINGS may shorten

@@ -44,6 +44,12 @@ func testPinDowngradeShown(t *testing.T, f *fdb) {
 	}
 }
 
+func testExpiryWarning(t *testing.T, f *fdb) {
+	if !f.bool(t, `SELECT upcheck_expiry_warning() = interval '7 days'`) {
+		t.Errorf("upcheck_expiry_warning() is %s, want 7 days (readmodel.ExpiryWarning)", f.text(t, `SELECT upcheck_expiry_warning()::text`))
+	}
+}
+
 // Stale: the stale age since the last success, or, never read, since the
 // installation; or a document whose expiry has come, whatever else holds.
 // An offline source is stale by age only while it was never imported.

@@ -33,6 +33,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	// migrations/00006_read_model.sql
 	"upcheck_stale_age":           testStaleAge,
 	"upcheck_pin_downgrade_shown": testPinDowngradeShown,
+	"upcheck_expiry_warning":      testExpiryWarning,
 	"upcheck_stale":               testStale,
 	"upcheck_source_kind":         testSourceKind,
 	"upcheck_failing":             testFailing,
