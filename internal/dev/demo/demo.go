@@ -4,7 +4,8 @@
 // source; the same server answering as an npm registry (RegistryPath) for
 // the @demo packages, with a deprecated installed version, a release that
 // needs a newer core, a release that lost provenance and a plain update;
-// and the manifests of a site that uses them.
+// and the manifests of a site that uses them, the npm one with a release
+// waiting for its soak and a skipped version.
 package demo
 
 import (
@@ -37,6 +38,9 @@ func NewPublisher(now time.Time) (*Publisher, error) {
 	seq := now.Unix()
 	expires := now.Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)
 	released := now.Add(-72 * time.Hour).UTC().Format(time.RFC3339)
+	// A release of an hour ago: under the events plugin's 3-day soak, it
+	// waits (NpmManifest).
+	fresh := now.Add(-time.Hour).UTC().Format(time.RFC3339)
 	reg, err := newRegistry(now.Add(-72 * time.Hour))
 	if err != nil {
 		return nil, err
@@ -62,7 +66,13 @@ func NewPublisher(now time.Time) (*Publisher, error) {
       "releases": [{"version": "3.1.0", "released": "2026-10-02T09:00:00Z"}],
       "advisories": [{"id": "ACME-2026-011", "severity": "medium", "affected": "<=3.1.0",
                       "summary": "Image metadata is shown to anonymous visitors; no fix yet"}]},
-    "forms": {"releases": [{"version": "1.4.2", "released": "2026-08-15T12:00:00Z"}]}}}`, seq, expires, released)
+    "forms": {"releases": [{"version": "1.4.2", "released": "2026-08-15T12:00:00Z"}]},
+    "events": {"releases": [
+      {"version": "4.0.0", "released": "2026-06-01T08:00:00Z"},
+      {"version": "4.0.1", "released": "2026-09-10T08:00:00Z", "summary": "New calendar layout",
+       "url": "https://example.org/acme/events-4.0.1"},
+      {"version": "4.1.0", "released": %q, "summary": "Recurring events",
+       "url": "https://example.org/acme/events-4.1.0"}]}}}`, seq, expires, released, fresh)
 	p.docs["/signed.json"] = fmt.Appendf(nil, `{"format": 1, "publisher": "nordic", "sequence": %d, "expires": %q,
   "packages": {"newsletter": {"releases": [
     {"version": "5.0.0", "released": "2026-07-01T08:00:00Z"},
@@ -132,6 +142,11 @@ func (p *Publisher) NpmManifest(base string) *manifest.Manifest {
 		manifest.Component{Code: "search", Name: "Search", Version: "3.0.0", Source: npm.Source(Scope + "/search")},
 		manifest.Component{Code: "comments", Name: "Comments", Version: "1.2.0", Source: npm.Source(Scope + "/comments")},
 		manifest.Component{Code: "analytics", Name: "Analytics", Version: "0.4.0", Source: npm.Source(Scope + "/analytics")},
+		// The policy's parts (docs/policy.md): a release that waits for
+		// its soak, and a version the site skipped, from the manifest.
+		manifest.Component{Code: "events", Name: "Events", Version: "4.0.0", Source: base + "/acme.json",
+			Policy: updatedoc.Policy{Soak: "3d"}},
 	)
+	m.Skips = []manifest.Skip{{Component: "events", Version: "4.0.1", Reason: "the new calendar layout breaks our theme"}}
 	return m
 }

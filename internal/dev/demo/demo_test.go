@@ -116,8 +116,17 @@ func TestDemoNpmSiteShowsEveryOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Components != 11 || sum.UpdatesAvailable != 5 || sum.Deprecated != 1 || sum.TrustDowngrades != 1 || sum.FailingSources != 1 {
+	if sum.Components != 12 || sum.UpdatesAvailable != 5 || sum.Deprecated != 1 || sum.TrustDowngrades != 1 || sum.FailingSources != 1 {
 		t.Fatalf("demo summary = %+v", sum)
+	}
+	// events: 4.0.1 skipped, 4.1.0 waiting for its soak: nothing offered.
+	var update, waiting, skipped string
+	if err := d.Pool.QueryRow(ctx, `SELECT coalesce(update_version, ''), coalesce(waiting_version, ''), coalesce(skipped_version, '')
+		FROM component_state WHERE code = 'events' AND evaluated`).Scan(&update, &waiting, &skipped); err != nil {
+		t.Fatal(err)
+	}
+	if update != "" || waiting != "4.1.0" || skipped != "4.0.1" {
+		t.Errorf("events: update %q, waiting %q, skipped %q; want none, 4.1.0 and 4.0.1", update, waiting, skipped)
 	}
 	again, err := c.RunLockedUpdateCheck(ctx, lease.Operator, "demo")
 	if err != nil || again.Failed != 1 || again.NotModified != 5 {
