@@ -113,7 +113,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		return invalidf(err, "policy: %v", err)
 	}
 	var hold *Range
-	if opts.Policy.Hold != "" {
+	if opts.Policy.Hold != "" && opts.Policy.Hold != None {
 		r, err := ParseRange(opts.Policy.Hold)
 		if err != nil {
 			return invalidf(err, "policy: hold: %v", err)

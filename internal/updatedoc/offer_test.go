@@ -555,6 +555,18 @@ func TestPolicyWith(t *testing.T) {
 	if got := (Policy{}).With(site); got != site {
 		t.Errorf("zero.With(site) = %+v", got)
 	}
+	// A component clears the site's hold or soak with "none"; the result
+	// never holds "none", so its text is one for every way of saying it.
+	clear := Policy{Hold: None, Soak: None}
+	if err := clear.Validate(); err != nil {
+		t.Errorf("Validate(none) = %v", err)
+	}
+	if got, want := site.With(clear), (Policy{Offer: OfferMinor}); got != want {
+		t.Errorf("With(none) = %+v, want %+v", got, want)
+	}
+	if got := (Policy{}).With(clear); !got.IsZero() || got.Text() != "" {
+		t.Errorf("zero.With(none) = %+v (%q), want the zero policy", got, got.Text())
+	}
 }
 
 func TestPolicyText(t *testing.T) {

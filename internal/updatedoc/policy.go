@@ -38,10 +38,12 @@ type Policy struct {
 	// Offer is the tier; "" is OfferAll.
 	Offer Tier `json:"offer,omitempty" yaml:"offer,omitempty"`
 	// Hold is a range (ParseRange) outside which nothing is offered, not
-	// even a security release: "<3.0.0" holds the major. "" holds nothing.
+	// even a security release: "<3.0.0" holds the major. "" holds nothing;
+	// None clears the site's hold (With).
 	Hold string `json:"hold,omitempty" yaml:"hold,omitempty"`
 	// Soak is how long ago a release must have been published to be
-	// offered ("72h", "3d", "90m"); security releases skip it. "" is none.
+	// offered ("72h", "3d", "90m"); security releases skip it. "" is none;
+	// None clears the site's soak (With).
 	Soak string `json:"soak,omitempty" yaml:"soak,omitempty"`
 }
 
@@ -51,8 +53,13 @@ const MaxSoak = 365 * 24 * time.Hour
 // IsZero reports whether p offers every release at once.
 func (p Policy) IsZero() bool { return p == Policy{} }
 
+// None is the hold or soak that sets none, so that a component's policy
+// can clear the site's: {"soak": "none"}.
+const None = "none"
+
 // With is p overridden by the members c sets: a component's policy over
-// the site's.
+// the site's. A member set to None is cleared, so the result never holds
+// None and its Text is the same for every way of saying "no soak".
 func (p Policy) With(c Policy) Policy {
 	if c.Offer != "" {
 		p.Offer = c.Offer
@@ -63,6 +70,12 @@ func (p Policy) With(c Policy) Policy {
 	if c.Soak != "" {
 		p.Soak = c.Soak
 	}
+	if p.Hold == None {
+		p.Hold = ""
+	}
+	if p.Soak == None {
+		p.Soak = ""
+	}
 	return p
 }
 
@@ -71,7 +84,7 @@ func (p Policy) Validate() error {
 	if p.Offer != "" && !p.Offer.Valid() {
 		return fmt.Errorf("offer %q is not one of all, minor, patch, security", p.Offer)
 	}
-	if p.Hold != "" {
+	if p.Hold != "" && p.Hold != None {
 		if _, err := ParseRange(p.Hold); err != nil {
 			return fmt.Errorf("hold: %w", err)
 		}
@@ -83,9 +96,9 @@ func (p Policy) Validate() error {
 }
 
 // SoakDuration is the soak as a duration: Go's durations ("72h", "90m")
-// and whole days ("3d"); 0 when none.
+// and whole days ("3d"); 0 when none ("" or None).
 func (p Policy) SoakDuration() (time.Duration, error) {
-	if p.Soak == "" {
+	if p.Soak == "" || p.Soak == None {
 		return 0, nil
 	}
 	d, err := parseSoak(p.Soak)
