@@ -150,9 +150,13 @@ BEGIN
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.deprecated IS NOT NULL
         UNION ALL
-        SELECT 'provenance.lost:' || r.code || '@' || r.provenance_lost, false, NULL
+        SELECT 'trust_downgrade:' || r.code || '@' || r.provenance_lost || '/provenance_lost', false, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.provenance_lost IS NOT NULL
+        UNION ALL
+        SELECT 'trust_downgrade:' || r.code || '@' || r.new_publisher_version || '/new_publisher', false, NULL
+        FROM component_results r
+        WHERE r.code = ANY (codes) AND r.new_publisher_version IS NOT NULL
         UNION ALL
         SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL
         FROM component_results r

@@ -87,13 +87,27 @@ WITH facts AS (
     WHERE cs.deprecated IS NOT NULL
       AND cs.code = ANY (@codes::text[])
     UNION ALL
-    SELECT 'provenance.lost',
-           cs.code || '@' || cs.provenance_lost,
+    -- A trust downgrade of the offered npm version (docs/policy.md "Trust
+    -- going down"): once per component, version and kind. It replaces the
+    -- provenance.lost event, which stays a type only for the events stored
+    -- before; a manifest sync's downgrade is EventPlanPinDowngrade's.
+    SELECT 'trust_downgrade',
+           cs.code || '@' || cs.provenance_lost || '/provenance_lost',
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
-                              'package', cs.registry_facts->>'package', 'version', cs.provenance_lost),
+                              'package', cs.registry_facts->>'package', 'kind', 'provenance_lost', 'version', cs.provenance_lost),
            NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
+      AND cs.code = ANY (@codes::text[])
+    UNION ALL
+    SELECT 'trust_downgrade',
+           cs.code || '@' || cs.new_publisher_version || '/new_publisher',
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'kind', 'new_publisher',
+                              'version', cs.new_publisher_version, 'account', cs.new_publisher),
+           NULL
+    FROM component_state cs
+    WHERE cs.new_publisher_version IS NOT NULL
       AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'update.available',
@@ -194,6 +208,28 @@ SELECT gen_random_uuid(), ch.id,
 FROM registry_keys k
 JOIN notification_channels ch ON ch.enabled
 WHERE k.registry = @registry AND k.changed_at IS NOT NULL
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
+
+-- name: EventPlanPinDowngrade :many
+-- A manifest sync lowered the trust of the source at @source_url for
+-- @codes (pin_downgrades, written in the same transaction): one
+-- trust_downgrade event per channel and downgrade, keyed by the source and
+-- the time the downgrade was recorded, naming the components (by code, as
+-- source.failing does).
+INSERT INTO notification_events (id, channel_id, key, type, payload)
+SELECT gen_random_uuid(), ch.id,
+       'trust_downgrade:' || d.source_url || '@' || to_char(d.changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '/pin',
+       'trust_downgrade',
+       jsonb_build_object('kind', 'pin', 'source', d.source_url, 'reason', d.reason, 'changed_at', d.changed_at,
+                          'components', d.components)
+FROM (SELECT p.source_url, max(p.changed_at) AS changed_at, min(p.reason) AS reason,
+             jsonb_agg(c.code ORDER BY c.code) AS components
+      FROM pin_downgrades p
+      JOIN components c ON c.code = p.code
+      WHERE p.source_url = @source_url::text AND p.code = ANY (@codes::text[])
+      GROUP BY p.source_url) d
+JOIN notification_channels ch ON ch.enabled
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 

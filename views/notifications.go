@@ -34,6 +34,8 @@ func eventTypeText(t string) string {
 		return "Update"
 	case readmodel.EventDeprecated:
 		return "Installed version deprecated"
+	case readmodel.EventTrustDowngrade:
+		return "Trust downgrade"
 	case readmodel.EventProvenanceLost:
 		return "Provenance lost"
 	case readmodel.EventRegistryKeysChanged:

@@ -53,6 +53,12 @@ type eventPayload struct {
 	Registry     string   `json:"registry"`
 	Keys         []string `json:"key_ids"`
 	PreviousKeys []string `json:"old_key_ids"`
+	// trust_downgrade: how trust went down (readmodel.TrustDowngradeKind),
+	// the account new to the package (new_publisher), what a manifest
+	// sync changed (pin: Source, Components, Reason).
+	Kind    string `json:"kind"`
+	Account string `json:"account"`
+	Reason  string `json:"reason"`
 }
 
 // advisoryRef names an advisory: its id and other databases' ids for it.
@@ -179,6 +185,8 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		wordIntelEvent(&it, e.Type, p, intel.Advisory, name, installed)
 	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
 		wordNpmEvent(&it, e.Type, p, name, installed, version)
+	case readmodel.EventTrustDowngrade:
+		wordTrustDowngrade(&it, p, name, installed, version)
 	case readmodel.EventTest:
 		it.rank, it.subject, it.Title = rankTest, "Test notification", "Test notification"
 		it.Details = nonEmpty(clean(p.Message, 300))

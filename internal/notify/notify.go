@@ -222,6 +222,17 @@ func (s *Service) QueueRegistryKeysChanged(ctx context.Context, tx *store.Tx, re
 	return s.insert(ctx, tx, ids)
 }
 
+// QueuePinDowngrade plans, in tx, the trust_downgrade event of a manifest
+// sync that lowered the trust of the source at url for codes, recorded
+// earlier in tx (store.Tx.PinDowngradePut).
+func (s *Service) QueuePinDowngrade(ctx context.Context, tx *store.Tx, url string, codes []string) error {
+	ids, err := tx.EventPlanPinDowngrade(ctx, url, codes)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, ids)
+}
+
 // queueOverdue plans the check.overdue event, when no check completed for
 // 48 hours, and gathers the email events no check has gathered (the
 // overdue event's, a manifest sync's, a check's that did not complete).

@@ -17,9 +17,11 @@ import (
 
 // The registry's facts are queued with the check that finds them, once
 // per channel: a deprecated installed version (deprecated), an update that
-// lost the installed version's provenance (provenance.lost) and, after a
-// key rotation, the registry's new keys (registry_keys.changed); the keys
-// seen first are pinned without an event.
+// lost the installed version's provenance and one published by an account
+// new to the package (trust_downgrade, of kinds provenance_lost and
+// new_publisher; provenance.lost is no longer queued) and, after a key
+// rotation, the registry's new keys (registry_keys.changed); the keys seen
+// first are pinned without an event.
 func TestNpmTrustEventsAreQueued(t *testing.T) {
 	t.Parallel()
 	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
@@ -29,6 +31,8 @@ func TestNpmTrustEventsAreQueued(t *testing.T) {
 	reg.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
 	reg.Publish("@acme/blog", "1.1.0", map[string]npmreg.Version{
 		"1.0.0": {Published: day(2), Provenance: true}, "1.1.0": {Published: day(3)}})
+	reg.Publish("@acme/shop", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: day(2), Publisher: "alice"}, "1.1.0": {Published: day(3), Publisher: "mallory"}})
 	reg.Publish("old-widget", "1.0.0", map[string]npmreg.Version{"1.0.0": {Published: day(2), Deprecated: "use @acme/widget"}})
 	u, err := npm.ParseRegistryURL(reg.URL)
 	if err != nil {
@@ -38,6 +42,7 @@ func TestNpmTrustEventsAreQueued(t *testing.T) {
 	m := &manifest.Manifest{Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
 		{Code: "acme--blog", Name: "Blog", Version: "1.0.0", Source: "npm:@acme/blog"},
+		{Code: "acme--shop", Name: "Shop", Version: "1.0.0", Source: "npm:@acme/shop"},
 		{Code: "old-widget", Name: "Old widget", Version: "1.0.0", Source: "npm:old-widget"},
 	}}
 	if _, err := updatecheck.NewSyncer(b.checker).Sync(ctx, m); err != nil {
@@ -51,8 +56,9 @@ func TestNpmTrustEventsAreQueued(t *testing.T) {
 	b.check()
 	prefix := func(id int64) string { return fmt.Sprint(id) + " " }
 	want := map[string]bool{
-		prefix(added.ID) + "deprecated:old-widget@1.0.0":      true,
-		prefix(added.ID) + "provenance.lost:acme--blog@1.1.0": true,
+		prefix(added.ID) + "deprecated:old-widget@1.0.0":                      true,
+		prefix(added.ID) + "trust_downgrade:acme--blog@1.1.0/provenance_lost": true,
+		prefix(added.ID) + "trust_downgrade:acme--shop@1.1.0/new_publisher":   true,
 	}
 	got := b.events()
 	for k := range want {
@@ -62,6 +68,12 @@ func TestNpmTrustEventsAreQueued(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("events %v, want exactly %v (keys seen first are pinned, not notified)", got, want)
+	}
+	var kind, version, account string
+	b.db.QueryRow(t, `SELECT payload->>'kind', payload->>'version', payload->>'account' FROM notification_events
+		WHERE key = 'trust_downgrade:acme--shop@1.1.0/new_publisher'`).Scan(&kind, &version, &account)
+	if kind != "new_publisher" || version != "1.1.0" || account != "mallory" {
+		t.Errorf("the new publisher's payload: kind %q, version %q, account %q", kind, version, account)
 	}
 	reg.Rotate()
 	b.check()

@@ -82,6 +82,8 @@ func slackText(d store.Delivery, link string) string {
 		text = intelChatText(d.Type, p, intel.Advisory, name, installed)
 	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
 		text = npmChatText(d.Type, p, name, installed, version)
+	case readmodel.EventTrustDowngrade:
+		text = trustChatText(p, name, installed, version)
 	case readmodel.EventTest:
 		text = "upcheck: " + chat(p.Message, chatSummaryMax)
 	default:

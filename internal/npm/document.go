@@ -25,6 +25,10 @@ type Package struct {
 	// Published is each version's publish time (the document's "time").
 	Published map[string]time.Time
 	Versions  map[string]Version
+	// Repository is the package's source repository as an https URL
+	// (NormalizeRepository), "" when the document names none that is
+	// one: the notes link of its releases.
+	Repository string `json:",omitempty"`
 }
 
 // Version is what upcheck keeps of one version's manifest.
@@ -34,6 +38,10 @@ type Version struct {
 	Deprecated       string
 	PeerDependencies map[string]string
 	Dist             Dist
+	// Publisher is the registry account that published the version
+	// (_npmUser.name, cut to MaxPublisher bytes), "" when the registry
+	// does not say.
+	Publisher string `json:",omitempty"`
 }
 
 // Dist is a version's "dist": its tarball's integrity and what vouches for it.
@@ -113,6 +121,12 @@ func decodePackage(dec *json.Decoder) (*Package, error) {
 			if err := decodeVersions(dec, pkg.Versions); err != nil {
 				return fail("versions: %v", err)
 			}
+		case "repository":
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return fail("repository: %v", err)
+			}
+			pkg.Repository = repositoryOf(raw)
 		default:
 			if err := skipValue(dec); err != nil {
 				return fail("%s: %v", key, err)
@@ -134,6 +148,7 @@ func decodePackage(dec *json.Decoder) (*Package, error) {
 type wireVersion struct {
 	Deprecated       json.RawMessage   `json:"deprecated"`
 	PeerDependencies map[string]string `json:"peerDependencies"`
+	NpmUser          json.RawMessage   `json:"_npmUser"`
 	Dist             struct {
 		Integrity    string      `json:"integrity"`
 		Shasum       string      `json:"shasum"`
@@ -162,7 +177,7 @@ func decodeVersions(dec *json.Decoder, into map[string]Version) error {
 			return fmt.Errorf("%s: %w", v, err)
 		}
 		out := Version{PeerDependencies: w.PeerDependencies, Dist: Dist{Integrity: w.Dist.Integrity, Shasum: w.Dist.Shasum,
-			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}}
+			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}, Publisher: publisherOf(w.NpmUser)}
 		// deprecated is a message; some registries write false for none.
 		var msg string
 		if json.Unmarshal(w.Deprecated, &msg) == nil {

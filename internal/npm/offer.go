@@ -22,8 +22,9 @@ type Offer struct {
 	//     major.minor.patch): then that tag's version and the prereleases of
 	//     the line up to it;
 	//   - no deprecated version.
-	// Each release carries its publish time and, from its peerDependencies
-	// on the core's package, the core it requires.
+	// Each release carries its publish time, the package's repository as
+	// its notes link (Package.Repository; none when unknown) and, from its
+	// peerDependencies on the core's package, the core it requires.
 	Package updatedoc.Package
 	// Deprecated is the publisher's message on the installed version, ""
 	// when it is not deprecated.
@@ -109,7 +110,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			o.SignedBy[text] = verified.KeyID
 		}
 		o.Provenance[text] = ver.Dist.Attestations != nil
-		r := updatedoc.Release{Version: text, Released: pkg.Published[text]}
+		r := updatedoc.Release{Version: text, Released: pkg.Published[text], URL: pkg.Repository}
 		if core != "" && core != pkg.Name {
 			r.RequiresCore = ver.PeerDependencies[core]
 		}

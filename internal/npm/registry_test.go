@@ -45,6 +45,18 @@ func TestARealRegistrysDocuments(t *testing.T) {
 	if pkg.Versions["1.1.0"].Dist.Integrity == "" || pkg.Published["1.1.0"].IsZero() {
 		t.Errorf("1.1.0: integrity %q, published %v", pkg.Versions["1.1.0"].Dist.Integrity, pkg.Published["1.1.0"])
 	}
+	// Verdaccio (6.8.0, published to with npm 11) does not fill _npmUser:
+	// no version names its publisher, so no version is said to be by an
+	// account new to the package (the rules are tested with crafted
+	// documents: TestNewPublisher, and through a check in updatecheck).
+	for v, ver := range pkg.Versions {
+		if ver.Publisher != "" {
+			t.Errorf("%s: publisher %q; this registry was not known to say", v, ver.Publisher)
+		}
+		if account, isNew := npm.NewPublisher(pkg, v); isNew {
+			t.Errorf("%s: said to be by an account new to the package (%q) with no publisher known", v, account)
+		}
+	}
 	// The next fetch with the validators costs a 304.
 	again, err := client.Package(t.Context(), "@vitnode/blog", got.Response.ETag, got.Response.LastModified)
 	if err != nil || !again.Response.NotModified || again.Package != nil {

@@ -27,9 +27,18 @@ const (
 	// EventDeprecated: the installed version of an npm package is
 	// deprecated by its publisher.
 	EventDeprecated EventType = "deprecated"
+	// EventTrustDowngrade: the trust of what a component would install
+	// went down (docs/policy.md "Trust going down"); the payload's "kind"
+	// (TrustDowngradeKind) says how: a manifest sync lowered its source's
+	// pin (pin), the offered npm version lost the provenance the installed
+	// version has (provenance_lost), or an account new to the package
+	// published it (new_publisher).
+	EventTrustDowngrade EventType = "trust_downgrade"
 	// EventProvenanceLost: the newest offered version of an npm package
 	// was published without the provenance the installed version has (a
-	// trust downgrade).
+	// trust downgrade). No longer queued: EventTrustDowngrade of kind
+	// provenance_lost replaced it; events stored with it are still sent
+	// and shown (RetiredEventTypes).
 	EventProvenanceLost EventType = "provenance.lost"
 	// EventRegistryKeysChanged: an npm registry's signing keys are not
 	// the ones pinned when upcheck first saw them.
@@ -45,6 +54,10 @@ const (
 // AllEventTypes are the event types, most urgent first (the urgency of
 // AttentionKinds, then the sources' and the schedule's health).
 func AllEventTypes() []EventType {
-	return []EventType{EventMalicious, EventKnownExploited, EventAdvisoryUnfixed, EventSecurityUpdate, EventProvenanceLost, EventDeprecated,
-		EventUpdateAvailable, EventRegistryKeysChanged, EventSourceFailing, EventCheckOverdue, EventTest}
+	return []EventType{EventMalicious, EventKnownExploited, EventAdvisoryUnfixed, EventSecurityUpdate, EventTrustDowngrade, EventProvenanceLost,
+		EventDeprecated, EventUpdateAvailable, EventRegistryKeysChanged, EventSourceFailing, EventCheckOverdue, EventTest}
 }
+
+// RetiredEventTypes are the event types no query queues any more: stored
+// events may have them, and are sent and shown as before.
+func RetiredEventTypes() []EventType { return []EventType{EventProvenanceLost} }

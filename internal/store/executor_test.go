@@ -68,6 +68,7 @@ var txOnly = map[string]string{
 	"EventPlanSourceFailing": jobs,
 	"EventPlanOverdue":       jobs,
 	"EventPlanRegistryKeys":  jobs,
+	"EventPlanPinDowngrade":  jobs,
 	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,

@@ -56,10 +56,28 @@ func testNothingToQueue(t *testing.T, f *fdb) {
 	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
 		t.Errorf("wiki's downgrade without its event: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
 	}
+	// The provenance.lost event of before does not stand for the
+	// trust_downgrade one that replaced it.
 	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload) VALUES
 		(gen_random_uuid(), 1, 'provenance.lost:wiki@1.1.0', 'provenance.lost', '{}')`)
+	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
+		t.Errorf("wiki's downgrade with a provenance.lost event only: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload) VALUES
+		(gen_random_uuid(), 1, 'trust_downgrade:wiki@1.1.0/provenance_lost', 'trust_downgrade', '{}')`)
 	if got := ask("wiki"); got != "" {
 		t.Errorf("wiki with each of its events: SQLSTATE %q, want none", got)
+	}
+	// An offered version by an account new to the package calls for its
+	// own trust_downgrade event.
+	f.exec(t, `UPDATE component_results SET new_publisher_version = '1.1.0', new_publisher = 'mallory' WHERE code = 'wiki'`)
+	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
+		t.Errorf("wiki's new publisher without its event: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload) VALUES
+		(gen_random_uuid(), 1, 'trust_downgrade:wiki@1.1.0/new_publisher', 'trust_downgrade', '{}')`)
+	if got := ask("wiki"); got != "" {
+		t.Errorf("wiki with each of its events, the new publisher's too: SQLSTATE %q, want none", got)
 	}
 	f.exec(t, `UPDATE notification_channels SET events = 'all'`)
 	if got := ask("shop"); got != store.SQLStateEventsToQueue {

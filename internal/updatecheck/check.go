@@ -139,6 +139,9 @@ type Notifier interface {
 	// QueueRegistryKeysChanged: an npm registry's keys changed from
 	// oldKeys, pinned in tx.
 	QueueRegistryKeysChanged(ctx context.Context, tx *store.Tx, registry string, oldKeys []string, epoch int64) error
+	// QueuePinDowngrade: a manifest sync lowered the trust of the source
+	// at url for codes, recorded in tx (pin_downgrades).
+	QueuePinDowngrade(ctx context.Context, tx *store.Tx, url string, codes []string) error
 	// QueueRunEnd runs in the check's last fenced transaction: what the run
 	// queued for email channels goes out as one message per channel.
 	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error

@@ -316,7 +316,9 @@ func refusalWords(err error) string {
 // evaluateNpm evaluates one component of an npm source: what the package
 // offers its installed version (npm.OfferFor) is evaluated as a
 // document's releases are, and the registry's own facts (deprecation,
-// provenance, signatures, an unlisted version) go beside the result.
+// provenance, signatures, an unlisted version) go beside the result. The
+// offered update (none when there is no update) published by an account
+// new to the package is the result's NewPublisherVersion and NewPublisher.
 func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
 	n := d.npm
 	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
@@ -328,6 +330,11 @@ func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 	}
 	r.Deprecated, r.ProvenanceLost = offer.Deprecated, provenanceLost(offer, in.InstalledVersion, r.UpdateVersion)
 	offer.ProvenanceLost = r.ProvenanceLost
+	if r.UpdateVersion != "" {
+		if account, isNew := npm.NewPublisher(n.pkg, r.UpdateVersion); isNew {
+			r.NewPublisherVersion, r.NewPublisher = r.UpdateVersion, account
+		}
+	}
 	if r.RegistryFacts, err = json.Marshal(registryFacts(n, offer, in.InstalledVersion)); err != nil {
 		return store.Result{}, fmt.Errorf("encode the registry's facts of %q: %w", in.Code, err)
 	}

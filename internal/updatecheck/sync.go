@@ -112,7 +112,7 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 				if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
 					return err
 				}
-				if err := recordPinDowngrade(ctx, tx, change, pins); err != nil {
+				if err := s.recordPinDowngrade(ctx, tx, change, pins); err != nil {
 					return err
 				}
 			}

@@ -46,10 +46,11 @@ func signatures(n int) string {
 	return fmt.Sprintf("%d signatures", n)
 }
 
-// recordPinDowngrade writes, in the sync's transaction, the warning and
-// the audit row of a pin change that lowers its source's trust; pins are
-// the components' pins after the change, by code.
-func recordPinDowngrade(ctx context.Context, tx *store.Tx, c pinChange, pins map[string]string) error {
+// recordPinDowngrade writes, in the sync's transaction, the warning, the
+// audit row and the notification (trust_downgrade) of a pin change that
+// lowers its source's trust; pins are the components' pins after the
+// change, by code.
+func (w *writer) recordPinDowngrade(ctx context.Context, tx *store.Tx, c pinChange, pins map[string]string) error {
 	reason := pinDowngrade(c)
 	if reason == "" {
 		return nil
@@ -59,8 +60,14 @@ func recordPinDowngrade(ctx context.Context, tx *store.Tx, c pinChange, pins map
 			return err
 		}
 	}
-	return tx.AuditAppend(ctx, 0, readmodel.AuditSourceDowngrade, map[string]any{"source": c.Source, "components": c.Components,
-		"kind": readmodel.DowngradePin, "reason": reason, "by": pinActor})
+	if err := tx.AuditAppend(ctx, 0, readmodel.AuditSourceDowngrade, map[string]any{"source": c.Source, "components": c.Components,
+		"kind": readmodel.DowngradePin, "reason": reason, "by": pinActor}); err != nil {
+		return err
+	}
+	if w.notifier == nil {
+		return nil
+	}
+	return w.notifier.QueuePinDowngrade(ctx, tx, c.Source, c.Components)
 }
 
 // manifestDismissals are the dismissals m declares, as the store keeps

@@ -45,9 +45,10 @@ func (r *Registry) PublishKeys(publish bool) {
 }
 
 type pkg struct {
-	latest   string
-	versions map[string]Version
-	rev      int
+	latest     string
+	versions   map[string]Version
+	rev        int
+	repository any // the document's "repository"; nil: none
 }
 
 type Version struct {
@@ -56,6 +57,7 @@ type Version struct {
 	Provenance bool
 	Tamper     bool // integrity changed after signing
 	Published  time.Time
+	Publisher  string // _npmUser.name; "": no _npmUser, as Verdaccio serves
 }
 
 func New(t *testing.T) *Registry {
@@ -90,6 +92,17 @@ func (r *Registry) Publish(name, latest string, versions map[string]Version) {
 		r.packages[name] = p
 	}
 	p.latest, p.versions = latest, versions
+	p.rev++
+}
+
+// SetRepository makes repo (a string or an object, as package.json has
+// it) the "repository" of the package name's document, which must be
+// published.
+func (r *Registry) SetRepository(name string, repo any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.packages[name]
+	p.repository = repo
 	p.rev++
 }
 
@@ -145,10 +158,17 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 		if rv.Peers != nil {
 			m["peerDependencies"] = rv.Peers
 		}
+		if rv.Publisher != "" {
+			m["_npmUser"] = map[string]string{"name": rv.Publisher, "email": rv.Publisher + "@example.test"}
+		}
 		versions[v] = m
 		times[v] = rv.Published.UTC().Format(time.RFC3339Nano)
 	}
-	body, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": p.latest}, "time": times, "versions": versions})
+	doc := map[string]any{"name": name, "dist-tags": map[string]string{"latest": p.latest}, "time": times, "versions": versions}
+	if p.repository != nil {
+		doc["repository"] = p.repository
+	}
+	body, _ := json.Marshal(doc)
 	w.Header().Set("ETag", etag)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(body)
