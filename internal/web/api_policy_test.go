@@ -71,7 +71,7 @@ type whyItem struct {
 		Until   *time.Time
 		Reason  string
 	}
-	Held *struct{ Version, Reason string }
+	Held    *struct{ Version, Reason string }
 	Skipped *struct {
 		Version, Reason, By string
 		At                  time.Time
