@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -87,7 +88,8 @@ type whyItem struct {
 // The catalog API, the summary and the catalog page say why a release is
 // not offered, from a real check under each policy: a release waiting for
 // its soak (and until when), one held by the hold range, one outside the
-// security tier, one skipped in the manifest (by the manifest), and the
+// security tier, one skipped in the manifest (by the manifest) and one by
+// an admin (by the admin's email, once evaluated again), and the
 // trust downgrades (a lowered pin by a real sync; a new publisher as the
 // result stores it). update_version is the offered update, and the
 // summary counts offered updates only, and the waiting one apart. Every
@@ -185,10 +187,46 @@ func TestCatalogSaysWhyAReleaseIsNotOffered(t *testing.T) {
 		t.Errorf("attention kinds %v, want gallery new_publisher and wiki pin_downgrade", kinds)
 	}
 
+	// An admin's skip of blog's offered 2.3.5: once evaluated again, blog
+	// is offered nothing, says who skipped it, and is no longer counted.
+	if err := b.store.WithTx(ctx, func(tx *store.Tx) error {
+		return tx.SkipPut(ctx, store.Skip{Code: "blog", Version: "2.3.5", Reason: "we wait for 2.4.0", By: "admin@example.test"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := b.checker.RunLockedUpdateCheck(ctx, lease.Operator, "test"); err != nil || res.Status != updatecheck.Completed {
+		t.Fatalf("check after the skip: %+v, %v", res, err)
+	}
+	// The check wrote every result of the source again: the new publisher
+	// is set once more, as the result would store it.
+	b.db.MustExec(t, `UPDATE component_results SET new_publisher_version = '2.4.0', new_publisher = 'mallory' WHERE code = 'gallery'`)
+	r = admin.do("GET", "/api/admin/plugins/updates", "", "", nil)
+	wantStatus(t, "catalog after the skip", r, 200)
+	cat.Components = nil
+	if err := json.Unmarshal([]byte(r.body), &cat); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cat.Components {
+		if c.Code != "blog" {
+			continue
+		}
+		if c.UpdateVersion != nil || c.Skipped == nil || c.Skipped.Version != "2.3.5" || c.Skipped.By != "admin@example.test" ||
+			c.Skipped.FromManifest || c.Skipped.Reason != "we wait for 2.4.0" || c.Waiting == nil || c.Waiting.Version != "2.4.0" {
+			t.Errorf("blog after an admin's skip: %s", r.body)
+		}
+	}
+	r = admin.do("GET", "/api/admin/plugins/updates/summary", "", "", nil)
+	if err := json.Unmarshal([]byte(r.body), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.UpdatesAvailable != 1 || sum.Waiting != 1 {
+		t.Errorf("summary after the skip: %d updates available, %d waiting; want 1 (gallery), 1 (blog's 2.4.0)", sum.UpdatesAvailable, sum.Waiting)
+	}
+
 	page := admin.do("GET", "/admin/plugins", "", "", nil)
 	wantStatus(t, "catalog page", page, 200)
 	for _, want := range []string{
-		"Update to 2.3.5 · 2.4.0 waits until " + soaks.Format("2 Jan 15:04") + " UTC (soak 3 days)",
+		"Up to date · 2.3.5 skipped · 2.4.0 waits until " + soaks.Format("2 Jan 15:04") + " UTC (soak 3 days)",
 		"Update to 2.4.0 · 3.0.0 held by the policy &lt;3.0.0",
 		"Up to date · 2.6.0 not offered: this site takes security updates only",
 		"Up to date · 2.4.0 skipped",
