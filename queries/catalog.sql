@@ -16,6 +16,25 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        s.last_error_kind, s.last_error_arg, cs.deprecated, cs.provenance_lost,
        e.security_since,
        cs.known_exploited, cs.malicious, cs.package,
+       -- What the policy held back (docs/policy.md), from the current
+       -- result: the newest waiting release, when it soaks and the reason
+       -- the result stored for it ("waits until 4 Dec 18:00 UTC (soak 3
+       -- days)": the release's own, read from the evaluation for the rows
+       -- that have one), the newest release the policy does not offer and
+       -- why, and the skip when it hid a release, with who skipped it.
+       cs.policy, cs.waiting_version, cs.waiting_until,
+       coalesce(CASE WHEN cs.waiting_version IS NOT NULL THEN
+                    (SELECT x.rel->>'reason' FROM jsonb_array_elements(cs.evaluation->'releases') AS x(rel)
+                      WHERE x.rel->>'version' = cs.waiting_version LIMIT 1) END, '')::text AS waiting_reason,
+       cs.held_version, cs.held_reason,
+       coalesce(cs.skipped_version, '')::text AS skipped_version, k.reason AS skip_reason, k.actor AS skip_actor,
+       coalesce(k.from_manifest, false)::boolean AS skip_from_manifest, k.skipped_at,
+       -- The trust downgrades besides provenance_lost: the offered version
+       -- published by an account new to the package (the current result),
+       -- and a manifest sync that lowered the source's pin (shown while it
+       -- stands, evaluated or not: the lowered pin is why the component
+       -- waits for its next check).
+       cs.new_publisher_version, cs.new_publisher, cs.pin_downgrade, cs.pin_downgraded_at,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
@@ -41,6 +60,9 @@ FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 LEFT JOIN component_exposure e ON e.code = cs.code
 LEFT JOIN component_results r ON r.code = cs.code
+-- The skip of a current result that hid a release (skipped_version is
+-- the evaluation's): the result was evaluated under this very skip.
+LEFT JOIN component_skips k ON k.code = cs.code AND cs.skipped_version IS NOT NULL
 LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
            FROM advisory_dismissals_in_force f
            JOIN advisory_dismissals d ON d.id = f.id

@@ -7,7 +7,8 @@
 WITH c AS MATERIALIZED (
     SELECT code, name, installed_version, source_url, update_available, security, vulnerable,
            vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
-           known_exploited, malicious,
+           known_exploited, malicious, waiting_version, new_publisher_version, new_publisher,
+           pin_downgrade, pin_downgraded_at,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -23,7 +24,9 @@ last_run AS (
 -- The components named: those that need action, most urgent first (a
 -- package known to be malicious, then an advisory known to be exploited,
 -- then an open advisory with no fix, then a security update by the release's
--- severity, then a vulnerable version, then a trust downgrade, then a
+-- severity, then a vulnerable version, then a trust downgrade (a version
+-- that lost provenance, then one published by an account new to the
+-- package, then a manifest sync that lowered the source's pin), then a
 -- deprecated installed version; then by name), as many as asked for.
 ranked AS (
     SELECT c.*,
@@ -33,14 +36,18 @@ ranked AS (
                 WHEN c.security THEN 'security'
                 WHEN c.vulnerable THEN 'vulnerable'
                 WHEN c.provenance_lost IS NOT NULL THEN 'provenance_lost'
+                WHEN c.new_publisher_version IS NOT NULL THEN 'new_publisher'
+                WHEN c.pin_downgrade IS NOT NULL THEN 'pin_downgrade'
                 ELSE 'deprecated' END                                     AS kind,
            CASE WHEN c.malicious THEN -2 WHEN c.known_exploited THEN -1
                 WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 WHEN c.vulnerable THEN 2
-                WHEN c.provenance_lost IS NOT NULL THEN 3 ELSE 4 END      AS urgency,
+                WHEN c.provenance_lost IS NOT NULL THEN 3 WHEN c.new_publisher_version IS NOT NULL THEN 4
+                WHEN c.pin_downgrade IS NOT NULL THEN 5 ELSE 6 END        AS urgency,
            CASE WHEN c.security AND NOT c.vulnerable_no_fix AND NOT c.known_exploited AND NOT c.malicious
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
-    WHERE c.security OR c.vulnerable OR c.provenance_lost IS NOT NULL OR c.deprecated IS NOT NULL
+    WHERE c.security OR c.vulnerable OR c.provenance_lost IS NOT NULL OR c.new_publisher_version IS NOT NULL
+       OR c.pin_downgrade IS NOT NULL OR c.deprecated IS NOT NULL
     ORDER BY urgency, severity_rank DESC, lower(c.name), c.code
     LIMIT @attention_limit::bigint
 ),
@@ -68,13 +75,20 @@ never AS (
 ),
 totals AS (
     SELECT count(*)                                                      AS components,
+           -- update_available is the offered update, after the policy
+           -- (updatedoc.Evaluation.Offer): a release waiting for its soak,
+           -- held or not offered is not counted there; waiting counts the
+           -- components with a release waiting for its soak.
            count(*) FILTER (WHERE update_available)                      AS updates_available,
+           count(*) FILTER (WHERE waiting_version IS NOT NULL)           AS waiting,
            count(*) FILTER (WHERE security)                              AS security_updates,
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
            count(*) FILTER (WHERE security OR vulnerable OR provenance_lost IS NOT NULL
+                                  OR new_publisher_version IS NOT NULL OR pin_downgrade IS NOT NULL
                                   OR deprecated IS NOT NULL)             AS attention_total,
            count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
-           count(*) FILTER (WHERE provenance_lost IS NOT NULL)           AS trust_downgrades,
+           count(*) FILTER (WHERE provenance_lost IS NOT NULL OR new_publisher_version IS NOT NULL
+                                  OR pin_downgrade IS NOT NULL)          AS trust_downgrades,
            count(*) FILTER (WHERE known_exploited)                       AS known_exploited,
            count(*) FILTER (WHERE malicious)                             AS malicious,
            count(*) FILTER (WHERE stale)                                 AS stale,
@@ -88,6 +102,7 @@ oldest_security AS (
 SELECT
     totals.components::bigint                                                   AS components,
     totals.updates_available::bigint                                            AS updates_available,
+    totals.waiting::bigint                                                      AS waiting,
     totals.security_updates::bigint                                             AS security_updates,
     totals.vulnerable::bigint                                                   AS vulnerable,
     (SELECT count(*) FROM source_state WHERE failing)::bigint                   AS failing_sources,
@@ -127,7 +142,11 @@ SELECT
                                        'malicious', coalesce((a.advisory->>'malicious')::boolean, false),
                                        'kev_due', a.advisory->'kev'->>'due_date') END,
                 'security_since', a.security_since,
-                'deprecated', a.deprecated, 'provenance_lost', a.provenance_lost)
+                'deprecated', a.deprecated, 'provenance_lost', a.provenance_lost,
+                'new_publisher', CASE WHEN a.new_publisher_version IS NOT NULL THEN
+                    jsonb_build_object('version', a.new_publisher_version, 'account', coalesce(a.new_publisher, '')) END,
+                'pin_downgrade', CASE WHEN a.pin_downgrade IS NOT NULL THEN
+                    jsonb_build_object('reason', a.pin_downgrade, 'at', a.pin_downgraded_at) END)
                 ORDER BY a.urgency, a.severity_rank DESC, lower(a.name), a.code), '[]'::jsonb)
        FROM named a)::jsonb                                                    AS attention,
     totals.attention_total::bigint                                             AS attention_total,

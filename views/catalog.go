@@ -40,7 +40,7 @@ func rowState(r readmodel.CatalogRow) string {
 		return rowSecurity
 	case r.UpdateAvailable:
 		return rowUpdate
-	case rowErrorText(r) != "" || r.Stale || r.Deprecated != "" || r.ProvenanceLost != "":
+	case rowErrorText(r) != "" || r.Stale || r.Deprecated != "" || r.ProvenanceLost != "" || r.NewPublisher != nil || r.PinDowngrade != nil:
 		return rowProblem
 	case r.SourceURL == "":
 		return rowUntracked
@@ -65,7 +65,8 @@ func rowErrorKind(r readmodel.CatalogRow) string {
 
 // rowBadges are a catalog row's statuses in words, the most urgent first.
 // A row whose only news is a dismissed advisory is not a plain "Up to
-// date": it says what was dismissed and until when, from now.
+// date": it says what was dismissed and until when, from now; what the
+// policy held back follows the update or "Up to date" (withPolicyNotes).
 func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	var bs []badge
 	if r.Malicious {
@@ -87,6 +88,7 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	if r.ProvenanceLost != "" {
 		bs = append(bs, badge{"Trust downgrade: " + r.ProvenanceLost + " lost provenance", toneWarn})
 	}
+	bs = append(bs, trustBadges(r)...)
 	if r.Deprecated != "" {
 		bs = append(bs, badge{"Deprecated", toneWarn})
 	}
@@ -128,7 +130,7 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	case dismissed != "":
 		bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
 	}
-	return bs
+	return withPolicyNotes(bs, r)
 }
 
 // rowDeprecatedText is the catalog's line under a deprecated version's

@@ -42,7 +42,7 @@ func attentionItems(s readmodel.Summary, limit int) ([]readmodel.AttentionItem, 
 func attentionSubject(a readmodel.AttentionItem) string {
 	s := nameOr(a.Name, a.Code) + " " + a.Installed
 	if a.UpdateVersion != nil && a.Kind != readmodel.KindVulnerableNoFix && a.Kind != readmodel.KindProvenanceLost &&
-		a.Kind != readmodel.KindMalicious && installableFix(a) {
+		a.Kind != readmodel.KindNewPublisher && a.Kind != readmodel.KindMalicious && installableFix(a) {
 		s += " → " + *a.UpdateVersion
 	}
 	return s
@@ -65,6 +65,14 @@ func attentionProblem(a readmodel.AttentionItem) string {
 		return "trust downgrade: " + provenanceLostText(*a.ProvenanceLost, a.Installed)
 	case a.Kind == readmodel.KindProvenanceLost:
 		return "trust downgrade: a newer version was published without the provenance this one has"
+	case a.Kind == readmodel.KindNewPublisher && a.NewPublisher != nil:
+		return "trust downgrade: " + readmodel.NewPublisherText(a.NewPublisher.Version, a.NewPublisher.Account)
+	case a.Kind == readmodel.KindNewPublisher:
+		return "trust downgrade: the offered version was published by an account new to this package"
+	case a.Kind == readmodel.KindPinDowngrade && a.PinDowngrade != nil:
+		return "trust downgrade: " + readmodel.PinDowngradeText(a.PinDowngrade.Reason)
+	case a.Kind == readmodel.KindPinDowngrade:
+		return "trust downgrade: " + readmodel.PinDowngradeText("")
 	case a.Kind == readmodel.KindDeprecated && a.Deprecated != nil:
 		return "deprecated by its publisher: " + cutText(*a.Deprecated, 120)
 	case a.Kind == readmodel.KindDeprecated:

@@ -51,6 +51,10 @@ func TestPagesWordEveryVocabulary(t *testing.T) {
 			a.ProvenanceLost = &v
 		case readmodel.KindDeprecated:
 			a.Deprecated = &v
+		case readmodel.KindNewPublisher:
+			a.NewPublisher = &readmodel.NewPublisher{Version: v, Account: "someone"}
+		case readmodel.KindPinDowngrade:
+			a.PinDowngrade = &readmodel.PinDowngrade{Reason: "the manifest pins no key any more"}
 		default:
 			a.Advisory = &readmodel.AdvisoryRef{ID: "A-1"}
 		}

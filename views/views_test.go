@@ -53,7 +53,7 @@ func layout(s readmodel.Summary, canManage bool) LayoutProps {
 // attention is a summary with everything to report.
 func attention() readmodel.Summary {
 	return readmodel.Summary{
-		Components: 5, UpdatesAvailable: 3, SecurityUpdates: 2, Vulnerable: 1,
+		Components: 5, UpdatesAvailable: 3, Waiting: 1, SecurityUpdates: 2, Vulnerable: 1,
 		FailingSources: 1, UntrustedSources: 2, UnsignedSources: 3, Stale: 2, NotificationsFailing: 2,
 		OldestSuccessAt:     ago(72 * time.Hour),
 		LastCheck:           &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
@@ -115,6 +115,9 @@ func pages() map[string]templ.Component {
 			Page: 3, PageSize: 6, Total: 3000,
 			Counts: map[string]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1,
 				FilterStale: 1, FilterDismissed: 1},
+		}),
+		"catalog_policy": Catalog(CatalogProps{
+			Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
 		}),
 		"catalog_empty": Catalog(CatalogProps{
 			Layout: layout(calm(), false), Filter: FilterSecurity,

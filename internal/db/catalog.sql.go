@@ -18,6 +18,25 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        s.last_error_kind, s.last_error_arg, cs.deprecated, cs.provenance_lost,
        e.security_since,
        cs.known_exploited, cs.malicious, cs.package,
+       -- What the policy held back (docs/policy.md), from the current
+       -- result: the newest waiting release, when it soaks and the reason
+       -- the result stored for it ("waits until 4 Dec 18:00 UTC (soak 3
+       -- days)": the release's own, read from the evaluation for the rows
+       -- that have one), the newest release the policy does not offer and
+       -- why, and the skip when it hid a release, with who skipped it.
+       cs.policy, cs.waiting_version, cs.waiting_until,
+       coalesce(CASE WHEN cs.waiting_version IS NOT NULL THEN
+                    (SELECT x.rel->>'reason' FROM jsonb_array_elements(cs.evaluation->'releases') AS x(rel)
+                      WHERE x.rel->>'version' = cs.waiting_version LIMIT 1) END, '')::text AS waiting_reason,
+       cs.held_version, cs.held_reason,
+       coalesce(cs.skipped_version, '')::text AS skipped_version, k.reason AS skip_reason, k.actor AS skip_actor,
+       coalesce(k.from_manifest, false)::boolean AS skip_from_manifest, k.skipped_at,
+       -- The trust downgrades besides provenance_lost: the offered version
+       -- published by an account new to the package (the current result),
+       -- and a manifest sync that lowered the source's pin (shown while it
+       -- stands, evaluated or not: the lowered pin is why the component
+       -- waits for its next check).
+       cs.new_publisher_version, cs.new_publisher, cs.pin_downgrade, cs.pin_downgraded_at,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
@@ -41,6 +60,7 @@ FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
 LEFT JOIN component_exposure e ON e.code = cs.code
 LEFT JOIN component_results r ON r.code = cs.code
+LEFT JOIN component_skips k ON k.code = cs.code AND cs.skipped_version IS NOT NULL
 LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
            FROM advisory_dismissals_in_force f
            JOIN advisory_dismissals d ON d.id = f.id
@@ -48,42 +68,57 @@ LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
 `
 
 type CatalogAllRow struct {
-	Code             string
-	Name             string
-	InstalledVersion string
-	SourceUrl        *string
-	Evaluated        bool
-	LatestVersion    *string
-	UpdateVersion    *string
-	UpdateAvailable  bool
-	Security         bool
-	Vulnerable       bool
-	VulnerableNoFix  bool
-	NeedsNewerCore   bool
-	RequiredCore     *string
-	OpenAdvisories   []byte
-	ReleaseUrl       *string
-	Stale            bool
-	Failing          bool
-	EvalError        *string
-	LastSuccessAt    *time.Time
-	LastAttemptAt    *time.Time
-	LastError        *string
-	LastErrorKind    *string
-	LastErrorArg     *string
-	Deprecated       *string
-	ProvenanceLost   *string
-	SecuritySince    interface{}
-	KnownExploited   bool
-	Malicious        bool
-	Package          *string
-	SortRank         int32
-	SortName         string
-	AdvisoryKeys     []string
-	DismissedCount   int32
-	DismissedUntil   interface{}
-	Version          int64
-	TurnsAt          interface{}
+	Code                string
+	Name                string
+	InstalledVersion    string
+	SourceUrl           *string
+	Evaluated           bool
+	LatestVersion       *string
+	UpdateVersion       *string
+	UpdateAvailable     bool
+	Security            bool
+	Vulnerable          bool
+	VulnerableNoFix     bool
+	NeedsNewerCore      bool
+	RequiredCore        *string
+	OpenAdvisories      []byte
+	ReleaseUrl          *string
+	Stale               bool
+	Failing             bool
+	EvalError           *string
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorKind       *string
+	LastErrorArg        *string
+	Deprecated          *string
+	ProvenanceLost      *string
+	SecuritySince       interface{}
+	KnownExploited      bool
+	Malicious           bool
+	Package             *string
+	Policy              *string
+	WaitingVersion      *string
+	WaitingUntil        *time.Time
+	WaitingReason       string
+	HeldVersion         *string
+	HeldReason          *string
+	SkippedVersion      string
+	SkipReason          *string
+	SkipActor           *string
+	SkipFromManifest    bool
+	SkippedAt           *time.Time
+	NewPublisherVersion *string
+	NewPublisher        *string
+	PinDowngrade        *string
+	PinDowngradedAt     *time.Time
+	SortRank            int32
+	SortName            string
+	AdvisoryKeys        []string
+	DismissedCount      int32
+	DismissedUntil      interface{}
+	Version             int64
+	TurnsAt             interface{}
 }
 
 // Every component as the read model sees it, with its rank
@@ -98,6 +133,8 @@ type CatalogAllRow struct {
 // sort_name, then code, compared byte-wise), so it is not asked for here.
 // The kind of the source's last failure, a fetch fact stored beside the
 // error (sources.last_error_kind), not a derived flag.
+// The skip of a current result that hid a release (skipped_version is
+// the evaluation's): the result was evaluated under this very skip.
 func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, error) {
 	rows, err := db.Query(ctx, catalogAll)
 	if err != nil {
@@ -137,6 +174,21 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.KnownExploited,
 			&i.Malicious,
 			&i.Package,
+			&i.Policy,
+			&i.WaitingVersion,
+			&i.WaitingUntil,
+			&i.WaitingReason,
+			&i.HeldVersion,
+			&i.HeldReason,
+			&i.SkippedVersion,
+			&i.SkipReason,
+			&i.SkipActor,
+			&i.SkipFromManifest,
+			&i.SkippedAt,
+			&i.NewPublisherVersion,
+			&i.NewPublisher,
+			&i.PinDowngrade,
+			&i.PinDowngradedAt,
 			&i.SortRank,
 			&i.SortName,
 			&i.AdvisoryKeys,

@@ -31,6 +31,10 @@ type Summary struct {
 	// UpdatesAvailable counts components whose current evaluation found an
 	// installable update; it is the navigation badge.
 	UpdatesAvailable int `json:"updates_available"`
+	// Waiting counts components whose current evaluation has a release
+	// waiting for its soak (docs/policy.md): not offered yet, so not in
+	// UpdatesAvailable, which counts the offered updates only.
+	Waiting int `json:"waiting"`
 	// SecurityUpdates counts components with a newer security release
 	// (also when it needs a newer core).
 	SecurityUpdates int `json:"security_updates"`
@@ -52,8 +56,11 @@ type Summary struct {
 	// Deprecated counts components whose installed version its publisher
 	// deprecated (npm packages: versions[v].deprecated).
 	Deprecated int `json:"deprecated"`
-	// TrustDowngrades counts components whose newest offered version was
-	// published without the provenance the installed version has.
+	// TrustDowngrades counts components whose trust went down
+	// (docs/policy.md "Trust going down"): the newest offered version was
+	// published without the provenance the installed version has, or by
+	// an account that published none of the package's earlier versions,
+	// or a manifest sync lowered the trust of the source's pinned keys.
 	TrustDowngrades int `json:"trust_downgrades"`
 	// KnownExploited counts components affected by an open advisory that
 	// the KEV catalogue lists as exploited in the wild; Malicious those
@@ -118,7 +125,8 @@ type AttentionItem struct {
 	// malicious package), known_exploited (an open advisory exploited in
 	// the wild), vulnerable_no_fix (an open advisory with no fixed
 	// version), security (a newer security release), vulnerable,
-	// provenance_lost (a trust downgrade) or deprecated.
+	// provenance_lost, new_publisher, pin_downgrade (trust downgrades) or
+	// deprecated.
 	Kind string `json:"kind"`
 	// SecurityRelease is the newest security release newer than the
 	// installed version, installable or not; nil: none.
@@ -135,6 +143,12 @@ type AttentionItem struct {
 	// ProvenanceLost is the newer version published without the provenance
 	// the installed one has; nil: none.
 	ProvenanceLost *string `json:"provenance_lost"`
+	// NewPublisher is the offered version published by an account new to
+	// the package; nil: none.
+	NewPublisher *NewPublisher `json:"new_publisher"`
+	// PinDowngrade is the manifest sync that lowered the trust of the
+	// source's pinned keys, while shown (PinDowngradeShown); nil: none.
+	PinDowngrade *PinDowngrade `json:"pin_downgrade"`
 }
 
 // The kinds of AttentionItem, most urgent first.
@@ -150,9 +164,38 @@ const (
 	// KindProvenanceLost: the newest offered version lost the provenance
 	// the installed one has (a trust downgrade).
 	KindProvenanceLost = "provenance_lost"
+	// KindNewPublisher: the offered version was published by an account
+	// that published none of the package's earlier versions.
+	KindNewPublisher = "new_publisher"
+	// KindPinDowngrade: a manifest sync lowered the trust of the source's
+	// pinned keys (a lower threshold, keys no longer pinned).
+	KindPinDowngrade = "pin_downgrade"
 	// KindDeprecated: the installed version is deprecated by its publisher.
 	KindDeprecated = "deprecated"
 )
+
+// NewPublisher is a version published by an account (npm's _npmUser)
+// that published none of the package's earlier versions.
+type NewPublisher struct {
+	Version string `json:"version"`
+	Account string `json:"account"`
+}
+
+// PinDowngrade is a manifest sync that lowered the trust of a source's
+// pinned keys: what it did, in words (pin_downgrades.reason: "the
+// manifest requires 1 signature where it required 2"), and when.
+type PinDowngrade struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// PinDowngradeText says a pin downgrade as every page words it.
+func PinDowngradeText(reason string) string {
+	if reason == "" {
+		return "the manifest lowered the trust of this source's keys"
+	}
+	return "the manifest lowered the trust of this source's keys: " + reason
+}
 
 // ReleaseRef is a release as the summary names it.
 type ReleaseRef struct {

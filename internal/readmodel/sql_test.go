@@ -127,7 +127,8 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	// mildest by severity.
 	db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
 		('core', 'Core', '1.9.0', $1), ('nofix', 'Zeta', '1.0.0', $1), ('sec', 'Mid', '1.0.0', $1), ('vuln', 'Alpha', '1.0.0', $1),
-		('lost', 'Aardvark', '1.0.0', $1), ('old', 'Aaa', '1.0.0', $1), ('mal', 'Zzz', '1.0.0', $1), ('kev', 'Zy', '1.0.0', $1)`, src)
+		('lost', 'Aardvark', '1.0.0', $1), ('old', 'Aaa', '1.0.0', $1), ('mal', 'Zzz', '1.0.0', $1), ('kev', 'Zy', '1.0.0', $1),
+		('newpub', 'Aab', '1.0.0', $1), ('pin', 'Aa', '1.0.0', $1)`, src)
 	db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at)
 		VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp())`, src)
 	for _, r := range []struct {
@@ -141,6 +142,8 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 		{"old", "false", `[]`, `{}`, `{}`},
 		{"mal", "false", `[{"id": "MAL-1", "severity": "low", "no_fix": true, "malicious": true}]`, `{MAL-1}`, `{MAL-1}`},
 		{"kev", "false", `[{"id": "K-1", "severity": "low", "no_fix": false, "fixed_in": "1.1.0", "known_exploited": true}]`, `{K-1}`, `{}`},
+		{"newpub", "false", `[]`, `{}`, `{}`},
+		{"pin", "false", `[]`, `{}`, `{}`},
 	} {
 		db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
 			update_available, security, advisories, advisory_ids, no_fix_ids, epoch)
@@ -151,29 +154,33 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	db.MustExec(t, `UPDATE component_results SET deprecated = 'use something else' WHERE code = 'old'`)
 	db.MustExec(t, `UPDATE component_results SET malicious_ids = '{MAL-1}' WHERE code = 'mal'`)
 	db.MustExec(t, `UPDATE component_results SET exploited_ids = '{K-1}' WHERE code = 'kev'`)
-	// The summary names five: the most urgent first, then, without the
-	// two most urgent, the rest.
-	kinds := func() []string {
+	db.MustExec(t, `UPDATE component_results SET new_publisher_version = '1.1.0', new_publisher = 'mallory' WHERE code = 'newpub'`)
+	db.MustExec(t, `INSERT INTO pin_downgrades (code, source_url, pin, reason) VALUES ('pin', $1, '', 'the manifest pins no key any more')`, src)
+	// The summary names five, in the order of AttentionKinds; the most
+	// urgent is taken away, and the next read names the next kind first,
+	// until none is left: every kind in its place.
+	var order []string
+	for range readmodel.AttentionKinds {
 		sum, err := store.New(db.Pool).Summary(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		var kinds []string
-		for _, a := range sum.Attention {
-			kinds = append(kinds, a.Kind)
+		if len(sum.Attention) == 0 {
+			break
 		}
-		return kinds
-	}
-	first := kinds()
-	db.MustExec(t, `DELETE FROM component_results WHERE code IN ('mal', 'kev')`)
-	rest := kinds()
-	if len(first) < 2 || len(rest) != len(readmodel.AttentionKinds)-2 {
-		t.Fatalf("attention %v then %v, want one of each kind %v", first, rest, readmodel.AttentionKinds)
-	}
-	for i, k := range append(first[:2:2], rest...) {
-		if readmodel.Urgency(k) != i {
-			t.Fatalf("the summary orders %v then %v, readmodel.AttentionKinds %v", first, rest, readmodel.AttentionKinds)
+		for i := 1; i < len(sum.Attention); i++ {
+			if readmodel.Urgency(sum.Attention[i-1].Kind) > readmodel.Urgency(sum.Attention[i].Kind) {
+				t.Fatalf("the summary names %s before %s, readmodel.AttentionKinds %v",
+					sum.Attention[i-1].Kind, sum.Attention[i].Kind, readmodel.AttentionKinds)
+			}
 		}
+		first := sum.Attention[0]
+		order = append(order, first.Kind)
+		db.MustExec(t, `DELETE FROM component_results WHERE code = $1`, first.Code)
+		db.MustExec(t, `DELETE FROM pin_downgrades WHERE code = $1`, first.Code)
+	}
+	if !slices.Equal(order, readmodel.AttentionKinds) {
+		t.Fatalf("the summary orders %v, readmodel.AttentionKinds %v", order, readmodel.AttentionKinds)
 	}
 }
 

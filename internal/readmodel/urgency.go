@@ -6,10 +6,12 @@ import "slices"
 // known malicious package (remove it), an advisory exploited in the wild,
 // an open advisory with no fix (nothing can be installed against it, so it is
 // worse than a security update that can), then a security update, then a
-// vulnerable version. It is the one urgency order: the summary's (the
+// vulnerable version, then the trust downgrades (lost provenance, a new
+// publisher, a lowered pin), then a deprecated installed version. It is the one urgency order: the summary's (the
 // CASE of queries/summary.sql's ranked, which TestAttentionOrderMatchesSQL
 // holds to it), the detail page's headline and the emails.
-var AttentionKinds = []string{KindMalicious, KindKnownExploited, KindVulnerableNoFix, KindSecurity, KindVulnerable, KindProvenanceLost, KindDeprecated}
+var AttentionKinds = []string{KindMalicious, KindKnownExploited, KindVulnerableNoFix, KindSecurity, KindVulnerable,
+	KindProvenanceLost, KindNewPublisher, KindPinDowngrade, KindDeprecated}
 
 // Urgency is kind's place in AttentionKinds, 0 the most urgent; an unknown
 // kind comes after all of them.

@@ -49,6 +49,7 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 		if row.UpdateAvailable {
 			row.UpdateCommand = readmodel.UpdateCommand(row.SourceURL, row.UpdateVersion, row.ReleaseURL)
 		}
+		policyFacts(row, &r)
 	}
 	var stamp ReadModelStamp
 	if len(rows) > 0 {
@@ -70,4 +71,26 @@ func (e *Executor) ReadModelUnchanged(ctx context.Context, stamp ReadModelStamp)
 		return false, mapError(fmt.Errorf("check the catalog snapshot: %w", err))
 	}
 	return ok, nil
+}
+
+// policyFacts fills row with what the policy held back and the trust
+// downgrades, as r read them.
+func policyFacts(row *readmodel.CatalogRow, r *db.CatalogAllRow) {
+	row.Policy = deref(r.Policy)
+	if r.WaitingVersion != nil {
+		row.Waiting = &readmodel.WaitingRelease{Version: *r.WaitingVersion, Until: utc(r.WaitingUntil), Reason: r.WaitingReason}
+	}
+	if r.HeldVersion != nil {
+		row.Held = &readmodel.HeldRelease{Version: *r.HeldVersion, Reason: deref(r.HeldReason)}
+	}
+	if r.SkippedVersion != "" && r.SkippedAt != nil {
+		row.Skipped = &readmodel.SkippedVersion{Version: r.SkippedVersion, Reason: deref(r.SkipReason),
+			By: readmodel.SkippedByText(deref(r.SkipActor), r.SkipFromManifest), At: r.SkippedAt.UTC(), FromManifest: r.SkipFromManifest}
+	}
+	if r.NewPublisherVersion != nil {
+		row.NewPublisher = &readmodel.NewPublisher{Version: *r.NewPublisherVersion, Account: deref(r.NewPublisher)}
+	}
+	if r.PinDowngrade != nil && r.PinDowngradedAt != nil {
+		row.PinDowngrade = &readmodel.PinDowngrade{Reason: *r.PinDowngrade, At: r.PinDowngradedAt.UTC()}
+	}
 }

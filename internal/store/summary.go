@@ -18,7 +18,7 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 		return readmodel.Summary{}, mapError(fmt.Errorf("read summary: %w", err))
 	}
 	out := readmodel.Summary{
-		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), SecurityUpdates: int(r.SecurityUpdates),
+		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), Waiting: int(r.Waiting), SecurityUpdates: int(r.SecurityUpdates),
 		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), UntrustedSources: int(r.UntrustedSources),
 		UnsignedSources: int(r.UnsignedSources), Stale: int(r.Stale), Deprecated: int(r.Deprecated), TrustDowngrades: int(r.TrustDowngrades), CheckRunning: r.CheckRunning,
 		KnownExploited: int(r.KnownExploited), Malicious: int(r.Malicious),
@@ -41,6 +41,9 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 	}
 	for i := range out.Attention {
 		out.Attention[i].SecuritySince = utc(out.Attention[i].SecuritySince)
+		if pd := out.Attention[i].PinDowngrade; pd != nil {
+			pd.At = pd.At.UTC()
+		}
 	}
 	out.AttentionMore = max(int(r.AttentionTotal)-len(out.Attention), 0)
 	if out.OldestSecuritySince = timeOf(r.OldestSecuritySince); out.OldestSecuritySince != nil {

@@ -64,6 +64,21 @@ type catalogEntry struct {
 	// DismissedUntil is the soonest end among them (null: none ends).
 	DismissedAdvisories int        `json:"dismissed_advisories"`
 	DismissedUntil      *time.Time `json:"dismissed_until"`
+	// Policy is the component's policy ({offer, hold, soak}, the members
+	// it sets); null: every release is offered at once.
+	Policy json.RawMessage `json:"policy"`
+	// What the policy held back (docs/policy.md; null: nothing): the
+	// newest release waiting for its soak, the newest one the policy does
+	// not offer and why, the skipped version that hides a release.
+	// update_version is the offered update, after all of them.
+	Waiting *readmodel.WaitingRelease `json:"waiting"`
+	Held    *readmodel.HeldRelease    `json:"held"`
+	Skipped *readmodel.SkippedVersion `json:"skipped"`
+	// The trust downgrades besides provenance_lost: the offered version
+	// published by an account new to the package, and a manifest sync that
+	// lowered the trust of the source's pinned keys; null: none.
+	NewPublisher *readmodel.NewPublisher `json:"new_publisher"`
+	PinDowngrade *readmodel.PinDowngrade `json:"pin_downgrade"`
 }
 
 // catalogBody is a catalog row as GET /api/admin/plugins/updates lists it.
@@ -76,8 +91,18 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 		SourceKind: opt(string(kindOf(e.SourceURL, e.SourceKind))), Package: opt(e.Package), UpdateCommand: opt(e.UpdateCommand),
 		Deprecated: opt(e.Deprecated), ProvenanceLost: opt(e.ProvenanceLost), ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
 		LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
-		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil,
+		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil, Policy: policyJSON(e.Policy),
+		Waiting: e.Waiting, Held: e.Held, Skipped: e.Skipped, NewPublisher: e.NewPublisher, PinDowngrade: e.PinDowngrade,
 	}
+}
+
+// policyJSON is a stored policy (its canonical JSON) as the API shows it;
+// nil, null, for none.
+func policyJSON(text string) json.RawMessage {
+	if text == "" || !json.Valid([]byte(text)) {
+		return nil
+	}
+	return json.RawMessage(text)
 }
 
 // kindOf is a source's kind as its row has it, or as its address says

@@ -184,6 +184,7 @@
     setStat("widget-malicious", number(s.malicious));
     setStat("widget-exploited", number(s.known_exploited));
     setStat("widget-updates", number(s.updates_available));
+    setStat("widget-waiting", number(s.waiting));
     setStat("widget-security", security);
     setStat("widget-vulnerable", vulnerable);
     setStat("widget-trust-downgrades", number(s.trust_downgrades));
