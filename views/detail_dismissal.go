@@ -121,6 +121,9 @@ func untilText(t *time.Time) string {
 // again: the expiry passed, or the advisory changed since.
 func reopenedText(d AdvisoryDismissal) string {
 	when := d.At.UTC().Format("2 Jan 2006")
+	if d.FromManifest {
+		d.By = "the manifest"
+	}
 	switch {
 	case d.Expired && d.ExpiresAt != nil:
 		return "Counts again: the dismissal by " + byText(d.By) + " on " + when + " expired on " +

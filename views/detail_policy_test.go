@@ -173,4 +173,7 @@ func TestManifestDismissalHasNoForm(t *testing.T) {
 	if got := text(byTestID(root, "dismissal-by")[0]); got != "the manifest" {
 		t.Errorf("by %q", got)
 	}
+	if got := text(one(t, root, "dismissal-reopened")); !strings.HasPrefix(got, "Counts again: the dismissal by the manifest on ") {
+		t.Errorf("reopened %q", got)
+	}
 }
