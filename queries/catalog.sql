@@ -79,7 +79,10 @@ FROM read_model_version v;
 -- One component from the read model, with its whole evaluation (releases,
 -- every advisory affecting the installed version), the ids of the
 -- advisories whose dismissal is in force, its flags, its exposure and the
--- installed core's version (what a release's requires_core is judged against).
+-- installed core's version (what a release's requires_core is judged against),
+-- its policy, its skip (whether or not it hides a release now), and what
+-- lowered its trust (a manifest sync's pin downgrade while it shows, the
+-- offered npm version's new publisher) (docs/policy.md).
 SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.evaluated,
        cs.latest_version, cs.evaluation, cs.eval_error, cs.stale, cs.failing, cs.source_failing,
        cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
@@ -99,9 +102,14 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        CASE WHEN cs.package IS NOT NULL
             THEN (SELECT max(f.last_success_at) FROM feeds f, components k
                   WHERE k.code = cs.code
-                    AND (f.kind = 'osv' OR (f.kind = 'osv-api' AND f.last_success_at >= k.updated_at))) END AS osv_read_at
+                    AND (f.kind = 'osv' OR (f.kind = 'osv-api' AND f.last_success_at >= k.updated_at))) END AS osv_read_at,
+       coalesce(cs.policy, '')::text AS policy,
+       cs.pin_downgrade, cs.pin_downgraded_at, cs.new_publisher_version, cs.new_publisher,
+       sk.version AS skip_version, sk.reason AS skip_reason, sk.actor AS skip_actor,
+       coalesce(sk.from_manifest, false)::boolean AS skip_from_manifest, sk.skipped_at AS skipped_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
+LEFT JOIN component_skips sk ON sk.code = cs.code
 WHERE cs.code = @code;
 
 -- name: SourceHealthList :many

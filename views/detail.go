@@ -3,6 +3,8 @@ package views
 import (
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -19,6 +21,11 @@ type ReleaseRow struct {
 	RequiresCore string
 	// Installable: the installed core satisfies RequiresCore.
 	Installable bool
+	// Offer is what the policy makes of a release newer than the installed
+	// version (updatedoc.ReleaseOffer: offered, superseded, waiting, held,
+	// not_offered, skipped, needs_newer_core), OfferReason why one is not
+	// offered, in words; "" for the others.
+	Offer, OfferReason string
 }
 
 // AdvisoryRow is one advisory affecting the installed version.
@@ -110,6 +117,25 @@ type DetailProps struct {
 	// version, ProvenanceLost the newer version published without the
 	// provenance the installed one has (the read model's; "" when not so).
 	Deprecated, ProvenanceLost string
+	// Policy is the component's policy; Waiting the newest release newer
+	// than the update that has not soaked, Held the newest one the policy
+	// does not offer (nil: none); Skip the component's skip (nil: none).
+	Policy        DetailPolicy
+	Waiting, Held *PolicyRelease
+	Skip          *DetailSkip
+	// Between is every release between the installed version and the
+	// offered update (the newest release when none is offered), newest
+	// first, with what the policy makes of each.
+	Between []ReleaseRow
+	// SkipAction is the skip form of the update section (views/
+	// detail_skip.templ, shown to managers); nil: none.
+	SkipAction templ.Component
+	// Trust going down: a manifest sync that lowered the keys the source
+	// needs (PinDowngrade is how, "" none), and the offered npm version
+	// published by an account new to the package ("" none).
+	PinDowngrade                      string
+	PinDowngradedAt                   time.Time
+	NewPublisherVersion, NewPublisher string
 }
 
 // UnknownComponentText is the 404 of a component page whose code names no

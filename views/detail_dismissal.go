@@ -25,7 +25,14 @@ type AdvisoryDismissal struct {
 	Expired bool
 	// Changes is how the advisory differs from what was dismissed.
 	Changes []AdvisoryChange
+	// FromManifest: the manifest declares it; the page offers no way to
+	// end or replace it (store.ErrFromManifest).
+	FromManifest bool
 }
+
+// manifestDismissalText is why the page offers no way to end or replace a
+// dismissal the manifest declares.
+const manifestDismissalText = "From the manifest: it cannot be undone here. Change the manifest to end or replace it."
 
 // The members of an advisory that a dismissal fingerprints
 // (AdvisoryChange.Member).
@@ -114,6 +121,9 @@ func untilText(t *time.Time) string {
 // again: the expiry passed, or the advisory changed since.
 func reopenedText(d AdvisoryDismissal) string {
 	when := d.At.UTC().Format("2 Jan 2006")
+	if d.FromManifest {
+		d.By = "the manifest"
+	}
 	switch {
 	case d.Expired && d.ExpiresAt != nil:
 		return "Counts again: the dismissal by " + byText(d.By) + " on " + when + " expired on " +

@@ -85,10 +85,17 @@ func detailHeadline(p DetailProps) headline {
 	case p.Stale:
 		return headline{"No update known", "but the update source has not been read successfully for over " + staleAgeText + ", so a newer release or advisory may be missing", toneWarn}
 	}
-	if n, until := dismissedAdvisories(p.Advisories); n > 0 {
-		return headline{"Up to date · " + dismissedText(n, until, p.Layout.now()), "", toneInfo}
+	title, tone := "Up to date", toneOK
+	if p.Skip != nil && p.Skip.Hides {
+		title, tone = title+" · "+p.Skip.Version+" skipped", toneInfo
 	}
-	return headline{"Up to date", "", toneOK}
+	if n, until := dismissedAdvisories(p.Advisories); n > 0 {
+		title, tone = title+" · "+dismissedText(n, until, p.Layout.now()), toneInfo
+	}
+	if p.Waiting != nil {
+		return headline{title, p.Waiting.Text(), tone}
+	}
+	return headline{title, "", tone}
 }
 
 // dismissedAdvisories counts the advisories whose dismissal is in force

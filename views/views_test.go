@@ -189,6 +189,7 @@ func pages() map[string]templ.Component {
 		}}),
 		"history_empty": History(HistoryProps{Layout: layout(calm(), false)}),
 		"detail_npm":    ComponentDetail(npmDetail()),
+		"detail_policy": ComponentDetail(policyDetail()),
 		"sources_npm":   SourceHealth(SourceHealthProps{Layout: layout(calm(), true), Sources: npmSources()}),
 		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/updates.json", Components: 2, LastSuccessAt: ago(3 * time.Hour),

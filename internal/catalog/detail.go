@@ -34,6 +34,21 @@ type Detail struct {
 	// UpdateCommand is how to install Update (readmodel.UpdateCommand); ""
 	// when there is none.
 	UpdateCommand string
+	// OfferPolicy is the component's policy, parsed (the zero Policy: every
+	// update, as soon as it is published).
+	OfferPolicy updatedoc.Policy
+	// Waiting is the newest release newer than Update that has not soaked,
+	// Held the newest one the policy does not offer, with why; nil: none
+	// (docs/policy.md).
+	Waiting *updatedoc.Waiting
+	Held    *updatedoc.Held
+	// SkipHides: the component's skip (ComponentDetail.Skip) hides a
+	// release from it now.
+	SkipHides bool
+	// Between is every release between the installed version and Update
+	// (the newest release when none is offered), newest first, each with
+	// what the policy makes of it: what an operator reads before updating.
+	Between []updatedoc.ReleaseStatus
 }
 
 // AdvisoryState is an advisory affecting the installed version and where
@@ -75,6 +90,9 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 		return Detail{}, err
 	}
 	out := Detail{ComponentDetail: d}
+	if out.OfferPolicy, err = updatedoc.ParsePolicyText(d.Policy); err != nil {
+		return Detail{}, fmt.Errorf("policy of %q: %w", code, err)
+	}
 	if !d.Evaluated || len(d.Evaluation) == 0 {
 		return out, nil
 	}
@@ -90,6 +108,8 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	out.Update, out.SecurityRelease, out.BlockedUpdate = ev.Update, ev.SecurityRelease, ev.BlockedUpdate
 	out.SecurityNeedsNewerCore = ev.SecurityNeedsNewerCore
 	out.Withdrawn = ev.Withdrawn
+	out.Waiting, out.Held, out.SkipHides = ev.Waiting, ev.Held, ev.Skipped != ""
+	out.Between = between(&ev)
 	if ev.Update != nil {
 		out.UpdateCommand = readmodel.UpdateCommand(d.SourceURL, ev.Update.Version, ev.Update.URL)
 	}
@@ -125,4 +145,36 @@ func advisoryChanges(was store.Fingerprint, now updatedoc.Advisory) []AdvisoryCh
 		}
 	}
 	return out
+}
+
+// between lists the releases from the offered update down to the one
+// after the installed version (every weighed release newer than it when
+// none is offered), newest first: those newer than the offered update
+// are not in between (the page says why they wait or are held).
+// A release that fixes an advisory affecting the installed version is
+// marked Security, as the offer weighs it (docs/policy.md): the oldest
+// weighed release at or above the advisory's fixed version.
+func between(ev *updatedoc.Evaluation) []updatedoc.ReleaseStatus {
+	all := ev.Between()
+	for _, a := range ev.Advisories {
+		fixed, err := updatedoc.ParseVersion(a.FixedIn)
+		if a.FixedIn == "" || err != nil {
+			continue
+		}
+		for i := len(all) - 1; i >= 0; i-- { // oldest first
+			if v, err := updatedoc.ParseVersion(all[i].Version); err == nil && !v.LessThan(fixed) {
+				all[i].Security = true
+				break
+			}
+		}
+	}
+	if ev.Update == nil {
+		return all
+	}
+	for i, r := range all {
+		if r.Version == ev.Update.Version {
+			return all[i:]
+		}
+	}
+	return all
 }

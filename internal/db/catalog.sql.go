@@ -227,52 +227,70 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        CASE WHEN cs.package IS NOT NULL
             THEN (SELECT max(f.last_success_at) FROM feeds f, components k
                   WHERE k.code = cs.code
-                    AND (f.kind = 'osv' OR (f.kind = 'osv-api' AND f.last_success_at >= k.updated_at))) END AS osv_read_at
+                    AND (f.kind = 'osv' OR (f.kind = 'osv-api' AND f.last_success_at >= k.updated_at))) END AS osv_read_at,
+       coalesce(cs.policy, '')::text AS policy,
+       cs.pin_downgrade, cs.pin_downgraded_at, cs.new_publisher_version, cs.new_publisher,
+       sk.version AS skip_version, sk.reason AS skip_reason, sk.actor AS skip_actor,
+       coalesce(sk.from_manifest, false)::boolean AS skip_from_manifest, sk.skipped_at AS skipped_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
+LEFT JOIN component_skips sk ON sk.code = cs.code
 WHERE cs.code = $1
 `
 
 type ComponentDetailRow struct {
-	Code             string
-	Name             string
-	InstalledVersion string
-	SourceUrl        *string
-	PinnedKey        *string
-	Evaluated        bool
-	LatestVersion    *string
-	Evaluation       []byte
-	EvalError        *string
-	Stale            bool
-	Failing          bool
-	SourceFailing    bool
-	LastSuccessAt    *time.Time
-	LastAttemptAt    *time.Time
-	LastError        *string
-	ExpiresAt        *time.Time
-	Dismissed        []string
-	LastErrorKind    *string
-	LastErrorArg     *string
-	UpdateAvailable  bool
-	Security         bool
-	Vulnerable       bool
-	VulnerableNoFix  bool
-	NeedsNewerCore   bool
-	Deprecated       *string
-	ProvenanceLost   *string
-	RegistryFacts    []byte
-	KnownExploited   bool
-	Malicious        bool
-	Package          *string
-	SecuritySince    interface{}
-	CoreVersion      string
-	OsvReadAt        interface{}
+	Code                string
+	Name                string
+	InstalledVersion    string
+	SourceUrl           *string
+	PinnedKey           *string
+	Evaluated           bool
+	LatestVersion       *string
+	Evaluation          []byte
+	EvalError           *string
+	Stale               bool
+	Failing             bool
+	SourceFailing       bool
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	ExpiresAt           *time.Time
+	Dismissed           []string
+	LastErrorKind       *string
+	LastErrorArg        *string
+	UpdateAvailable     bool
+	Security            bool
+	Vulnerable          bool
+	VulnerableNoFix     bool
+	NeedsNewerCore      bool
+	Deprecated          *string
+	ProvenanceLost      *string
+	RegistryFacts       []byte
+	KnownExploited      bool
+	Malicious           bool
+	Package             *string
+	SecuritySince       interface{}
+	CoreVersion         string
+	OsvReadAt           interface{}
+	Policy              string
+	PinDowngrade        *string
+	PinDowngradedAt     *time.Time
+	NewPublisherVersion *string
+	NewPublisher        *string
+	SkipVersion         *string
+	SkipReason          *string
+	SkipActor           *string
+	SkipFromManifest    bool
+	SkippedAt           *time.Time
 }
 
 // One component from the read model, with its whole evaluation (releases,
 // every advisory affecting the installed version), the ids of the
 // advisories whose dismissal is in force, its flags, its exposure and the
-// installed core's version (what a release's requires_core is judged against).
+// installed core's version (what a release's requires_core is judged against),
+// its policy, its skip (whether or not it hides a release now), and what
+// lowered its trust (a manifest sync's pin downgrade while it shows, the
+// offered npm version's new publisher) (docs/policy.md).
 func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (ComponentDetailRow, error) {
 	row := db.QueryRow(ctx, componentDetail, code)
 	var i ComponentDetailRow
@@ -310,6 +328,16 @@ func (q *Queries) ComponentDetail(ctx context.Context, db DBTX, code string) (Co
 		&i.SecuritySince,
 		&i.CoreVersion,
 		&i.OsvReadAt,
+		&i.Policy,
+		&i.PinDowngrade,
+		&i.PinDowngradedAt,
+		&i.NewPublisherVersion,
+		&i.NewPublisher,
+		&i.SkipVersion,
+		&i.SkipReason,
+		&i.SkipActor,
+		&i.SkipFromManifest,
+		&i.SkippedAt,
 	)
 	return i, err
 }

@@ -109,6 +109,18 @@ type ComponentDetail struct {
 	Package                   string
 	KnownExploited, Malicious bool
 	OSVReadAt                 *time.Time
+	// Policy is the component's policy (updatedoc.Policy.Text; "" for
+	// none), Skip its skip (nil: none), whether or not it hides a release
+	// now (docs/policy.md).
+	Policy string
+	Skip   *Skip
+	// Trust going down: the manifest sync that lowered the pin of the
+	// component's source, while it shows ("" and nil: none), and the
+	// offered npm version published by an account new to the package
+	// ("" when not so).
+	PinDowngrade                      string
+	PinDowngradedAt                   *time.Time
+	NewPublisherVersion, NewPublisher string
 }
 
 // timeOf is a timestamptz column sqlc could not type (an aggregate read
@@ -137,8 +149,20 @@ func (e *Executor) ComponentDetail(ctx context.Context, code string) (ComponentD
 		VulnerableNoFix: r.VulnerableNoFix, NeedsNewerCore: r.NeedsNewerCore, SecuritySince: timeOf(r.SecuritySince),
 		CoreVersion: r.CoreVersion, Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
 		Package: deref(r.Package), KnownExploited: r.KnownExploited, Malicious: r.Malicious, OSVReadAt: timeOf(r.OsvReadAt),
-		RegistryFacts: r.RegistryFacts,
+		RegistryFacts: r.RegistryFacts, Policy: r.Policy, PinDowngrade: deref(r.PinDowngrade),
+		PinDowngradedAt: utc(r.PinDowngradedAt), NewPublisherVersion: deref(r.NewPublisherVersion),
+		NewPublisher: deref(r.NewPublisher), Skip: detailSkip(r),
 	}, nil
+}
+
+// detailSkip is the component's skip as ComponentDetail read it; nil:
+// none.
+func detailSkip(r db.ComponentDetailRow) *Skip {
+	if r.SkipVersion == nil || r.SkippedAt == nil {
+		return nil
+	}
+	return &Skip{Code: r.Code, Version: *r.SkipVersion, Reason: deref(r.SkipReason), By: deref(r.SkipActor),
+		FromManifest: r.SkipFromManifest, At: r.SkippedAt.UTC()}
 }
 
 // runScan is how many of the newest runs the history reads to fill a page:

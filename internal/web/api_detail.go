@@ -58,6 +58,8 @@ type detailJSON struct {
 	// Withdrawn advisories whose range holds the installed version: they
 	// do not count.
 	Withdrawn []apiAdvisory `json:"withdrawn"`
+	// The policy and what it makes of the releases (api_detail_policy.go).
+	detailPolicyJSON
 }
 
 // releaseJSON is one release of the stored evaluation.
@@ -106,6 +108,9 @@ type dismissalJSON struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 	InForce   bool       `json:"in_force"`
 	Expired   bool       `json:"expired"`
+	// FromManifest: the manifest declares it; the AdminCP may neither end
+	// nor replace it.
+	FromManifest bool `json:"from_manifest"`
 	// Changes: how the advisory differs from what was dismissed (the
 	// reason a dismissal that has not expired is not in force).
 	Changes []changeJSON `json:"changes"`
@@ -182,6 +187,7 @@ func detailBody(d catalog.Detail) detailJSON {
 	for _, a := range d.Advisories {
 		out.Advisories = append(out.Advisories, advisoryBody(a))
 	}
+	out.detailPolicyJSON = detailPolicyBody(d)
 	return out
 }
 
@@ -207,5 +213,5 @@ func advisoryBody(a catalog.AdvisoryState) advisoryJSON {
 
 func dismissalBody(d store.Dismissal) *dismissalJSON {
 	return &dismissalJSON{By: opt(d.By), At: d.At, Reason: d.Reason, ExpiresAt: d.ExpiresAt, InForce: d.InForce,
-		Expired: d.Expired, Changes: []changeJSON{}}
+		Expired: d.Expired, FromManifest: d.FromManifest, Changes: []changeJSON{}}
 }

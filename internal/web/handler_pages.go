@@ -151,13 +151,9 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 		props.UpdateVersion = d.Update.Version
 	}
 	for _, r := range d.Releases {
-		row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity,
-			Summary: r.Summary, URL: r.URL, RequiresCore: r.RequiresCore, Installable: r.Installable}
-		if !r.Released.IsZero() {
-			row.Released = r.Released.Format("2006-01-02")
-		}
-		props.Releases = append(props.Releases, row)
+		props.Releases = append(props.Releases, releaseView(r))
 	}
+	detailPolicy(&props, d)
 	for _, a := range d.Advisories {
 		props.Advisories = append(props.Advisories, advisoryRow(a))
 	}

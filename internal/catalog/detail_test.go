@@ -1,0 +1,45 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/upcheck/upcheck/internal/updatedoc"
+)
+
+// The releases in between run from the offered update down to the one
+// after the installed version, newest first (every weighed one when
+// none is offered), and the release that fixes an advisory affecting the
+// installed version is a security release.
+func TestBetween(t *testing.T) {
+	t.Parallel()
+	rs := func(v string, o updatedoc.ReleaseOffer) updatedoc.ReleaseStatus {
+		return updatedoc.ReleaseStatus{Release: updatedoc.Release{Version: v}, Offer: o}
+	}
+	ev := updatedoc.Evaluation{Releases: []updatedoc.ReleaseStatus{
+		rs("3.0.0", updatedoc.ReleaseHeld), rs("2.5.0", updatedoc.ReleaseWaiting), rs("2.4.0", updatedoc.ReleaseOffered),
+		rs("2.3.3", updatedoc.ReleaseSuperseded), rs("2.3.2", updatedoc.ReleaseSuperseded), rs("2.3.1", updatedoc.ReleaseSuperseded),
+		rs("2.3.0", ""), rs("2.2.0", ""),
+	}, Advisories: []updatedoc.AdvisoryMatch{{Advisory: updatedoc.Advisory{ID: "A-1", FixedIn: "2.3.2"}}}}
+	kinds := func(got []updatedoc.ReleaseStatus) string {
+		var out []string
+		for _, r := range got {
+			k := r.Version
+			if r.Security {
+				k += " security"
+			}
+			out = append(out, k)
+		}
+		return strings.Join(out, ", ")
+	}
+	if got := kinds(between(&ev)); got != "3.0.0, 2.5.0, 2.4.0, 2.3.3, 2.3.2 security, 2.3.1" {
+		t.Errorf("nothing offered: %s", got)
+	}
+	ev.Update = &updatedoc.Release{Version: "2.4.0"}
+	if got := kinds(between(&ev)); got != "2.4.0, 2.3.3, 2.3.2 security, 2.3.1" {
+		t.Errorf("2.4.0 offered: %s", got)
+	}
+	if ev.Releases[4].Security {
+		t.Error("between marked the stored evaluation's release")
+	}
+}

@@ -1,0 +1,65 @@
+package web
+
+import (
+	"time"
+
+	"github.com/upcheck/upcheck/internal/catalog"
+	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/views"
+)
+
+// detailPolicy fills what the detail page says of the component's policy
+// (docs/policy.md): the policy, what it holds back, the skip, the trust
+// downgrades and every release in between.
+func detailPolicy(p *views.DetailProps, d catalog.Detail) {
+	p.Policy = policyView(d.OfferPolicy)
+	if w := d.Waiting; w != nil {
+		p.Waiting = &views.PolicyRelease{Version: w.Version, Reason: offerReason(d, w.Version)}
+	}
+	if h := d.Held; h != nil {
+		p.Held = &views.PolicyRelease{Version: h.Version, Reason: h.Reason}
+	}
+	if s := d.Skip; s != nil {
+		p.Skip = &views.DetailSkip{Version: s.Version, Reason: s.Reason, By: s.By, At: s.At, FromManifest: s.FromManifest,
+			Hides: d.SkipHides}
+	}
+	for _, r := range d.Between {
+		p.Between = append(p.Between, releaseView(r))
+	}
+	if d.PinDowngrade != "" && d.PinDowngradedAt != nil {
+		p.PinDowngrade, p.PinDowngradedAt = d.PinDowngrade, *d.PinDowngradedAt
+	}
+	p.NewPublisherVersion, p.NewPublisher = d.NewPublisherVersion, d.NewPublisher
+}
+
+// policyView is a policy as the views word it.
+func policyView(pol updatedoc.Policy) views.DetailPolicy {
+	out := views.DetailPolicy{Offer: string(pol.Offer), Hold: pol.Hold}
+	if soak, err := pol.SoakDuration(); err == nil && soak > 0 {
+		out.Soak = updatedoc.SoakWords(soak)
+	}
+	return out
+}
+
+// offerReason is why the evaluation does not offer the release version
+// ("waits until 4 Dec 18:00 UTC (soak 3 days)"); "waits" when it lists no
+// reason.
+func offerReason(d catalog.Detail, version string) string {
+	for _, r := range d.Releases {
+		if r.Version == version && r.Reason != "" {
+			return r.Reason
+		}
+	}
+	return "waits"
+}
+
+// releaseView is one release of the stored evaluation as the detail page
+// lists it, with what the policy makes of it.
+func releaseView(r updatedoc.ReleaseStatus) views.ReleaseRow {
+	row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity, Summary: r.Summary, URL: r.URL,
+		RequiresCore: r.RequiresCore, Installable: r.Installable, Offer: string(r.Offer), OfferReason: r.Reason}
+	if !r.Released.IsZero() {
+		row.Released = r.Released.UTC().Format(time.DateOnly)
+	}
+	return row
+}

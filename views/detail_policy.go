@@ -1,0 +1,171 @@
+// The detail page's update section: the component's policy in words,
+// what it holds back and why, the skip, the trust downgrades, and every
+// release between the installed version and the offered update
+// (docs/policy.md).
+
+package views
+
+import (
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// DetailPolicy is a component's policy as the page words it; the zero
+// value is no policy (every update, as soon as it is published).
+type DetailPolicy struct {
+	// Offer is the tier (all, minor, patch, security; "" is all), Hold the
+	// range outside which nothing is offered ("" none), Soak the soak in
+	// words ("3 days"; "" none).
+	Offer, Hold, Soak string
+}
+
+// IsZero reports whether p is no policy.
+func (p DetailPolicy) IsZero() bool { return p == DetailPolicy{} }
+
+// PolicyText says a policy in words: "takes patch updates · soak 3 days ·
+// hold <3.0.0"; "every update, as soon as it is published" for none. The
+// detail API says it with the same words.
+func PolicyText(p DetailPolicy) string {
+	if p.IsZero() {
+		return "every update, as soon as it is published"
+	}
+	parts := []string{tierText(p.Offer)}
+	if p.Soak != "" {
+		parts = append(parts, "soak "+p.Soak)
+	}
+	if p.Hold != "" {
+		parts = append(parts, "hold "+p.Hold)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// tierText is what a tier takes; security releases are offered whatever
+// the tier.
+func tierText(offer string) string {
+	switch offer {
+	case "minor":
+		return "takes minor and patch updates"
+	case "patch":
+		return "takes patch updates"
+	case "security":
+		return "takes security updates only"
+	}
+	return "takes every update"
+}
+
+// PolicyRelease is a release the policy does not offer now: Reason is the
+// evaluation's words ("waits until 4 Dec 18:00 UTC (soak 3 days)", "held
+// by the policy <3.0.0", "not offered: this site takes security updates
+// only").
+type PolicyRelease struct {
+	Version, Reason string
+}
+
+// Text is the release and its reason: "2.5.0 waits until 4 Dec 18:00 UTC
+// (soak 3 days)".
+func (r PolicyRelease) Text() string {
+	return r.Version + " " + r.Reason
+}
+
+// DetailSkip is the component's skipped version.
+type DetailSkip struct {
+	Version, Reason string
+	// By is who skipped it, as they were called ("manifest" for the
+	// manifest's, FromManifest).
+	By           string
+	At           time.Time
+	FromManifest bool
+	// Hides: the skip hides a release now (a newer one is offered as
+	// usual once published).
+	Hides bool
+}
+
+// SkipText says the skip: "2.4.0 skipped by alice@example.org on 2 Dec
+// 2026: breaks our theme", "2.4.0 skipped from the manifest on …".
+func SkipText(s DetailSkip) string {
+	who := "by " + byText(s.By)
+	if s.FromManifest {
+		who = "from the manifest"
+	}
+	return s.Version + " skipped " + who + " on " + s.At.UTC().Format("2 Jan 2006") + ": " + s.Reason
+}
+
+// manifestSkipText is why the page offers no way to end a manifest skip.
+const manifestSkipText = "The manifest declares this skip: it cannot be undone here. Change the manifest to end it."
+
+// PinDowngradeText says a manifest sync that lowered the trust of the
+// component's source: "The manifest sync on 2 Dec 2026 lowered the keys
+// this source needs: the manifest requires 1 signature where it required
+// 2".
+func PinDowngradeText(at time.Time, reason string) string {
+	return "The manifest sync on " + at.UTC().Format("2 Jan 2006") + " lowered the keys this source needs: " + reason
+}
+
+// offerText says what the policy makes of a release in between: the
+// evaluation's reason when it is not offered, otherwise whether it is the
+// update, comes with it, or needs a newer core.
+func offerText(r ReleaseRow, update string) string {
+	switch r.Offer {
+	case "offered":
+		return "Offered: the update to install"
+	case "superseded":
+		if update != "" {
+			return "Comes with the update to " + update
+		}
+		return "Allowed; a newer release is offered"
+	case "needs_newer_core":
+		return "Not offered: needs a newer core"
+	case "skipped":
+		return "Skipped"
+	}
+	if r.OfferReason != "" {
+		return upperFirst(r.OfferReason)
+	}
+	return ""
+}
+
+// offerTone is the tone of a release's offer badge.
+func offerTone(offer string) tone {
+	switch offer {
+	case "offered":
+		return toneInfo
+	case "superseded":
+		return toneOK
+	case "waiting", "needs_newer_core":
+		return toneWarn
+	}
+	return toneNeutral
+}
+
+// betweenIntro says what the list of releases in between is.
+func betweenIntro(p DetailProps) string {
+	if p.UpdateVersion != "" {
+		return "Every release between the installed version " + p.Installed + " and the offered update " + p.UpdateVersion +
+			", newest first: installing " + p.UpdateVersion + " brings all of them."
+	}
+	return "Every release newer than the installed version " + p.Installed + ", newest first, with why it is not offered."
+}
+
+// hasPolicyFacts: the update section has something to say besides the
+// releases in between.
+func hasPolicyFacts(p DetailProps) bool {
+	return !p.Policy.IsZero() || p.Waiting != nil || p.Held != nil || p.Skip != nil || p.SkipAction != nil
+}
+
+// skipAction is the skip form's place on the page (DetailProps.SkipAction).
+func skipAction(p DetailProps) templ.Component {
+	if p.SkipAction == nil {
+		return templ.NopComponent
+	}
+	return p.SkipAction
+}
+
+// newPublisherText is the offered npm version published by an account new
+// to its package, as every page words it (readmodel.NewPublisherText).
+func newPublisherText(p DetailProps) string {
+	return readmodel.NewPublisherText(p.NewPublisherVersion, p.NewPublisher)
+}
