@@ -18,7 +18,7 @@ func policyRows() []readmodel.CatalogRow {
 	}
 	skipped := base("blog", "Blog")
 	skipped.Latest = "2.4.0"
-	skipped.Skipped = &readmodel.SkippedVersion{Version: "2.4.0", Reason: "breaks our theme", By: "ops@example.org", At: *ago(24 * time.Hour)}
+	skipped.Skipped = &readmodel.SkippedVersion{Version: "2.4.0", Reason: "breaks our theme", By: "ops@example.org", SkippedAt: *ago(24 * time.Hour)}
 	waiting := base("forms", "Forms")
 	waiting.Latest, waiting.UpdateVersion, waiting.UpdateAvailable = "2.5.0", "2.4.1", true
 	until := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)

@@ -121,7 +121,7 @@ type DetailProps struct {
 	// than the update that has not soaked, Held the newest one the policy
 	// does not offer (nil: none); Skip the component's skip (nil: none).
 	Policy        DetailPolicy
-	Waiting, Held *PolicyRelease
+	Waiting, Held *readmodel.HeldRelease
 	Skip          *DetailSkip
 	// Between is every release between the installed version and the
 	// offered update (the newest release when none is offered), newest

@@ -93,7 +93,7 @@ func detailHeadline(p DetailProps) headline {
 		title, tone = title+" · "+dismissedText(n, until, p.Layout.now()), toneInfo
 	}
 	if p.Waiting != nil {
-		return headline{title, p.Waiting.Text(), tone}
+		return headline{title, PolicyReleaseText(*p.Waiting), tone}
 	}
 	return headline{title, "", tone}
 }

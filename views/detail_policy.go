@@ -57,30 +57,17 @@ func tierText(offer string) string {
 	return "takes every update"
 }
 
-// PolicyRelease is a release the policy does not offer now: Reason is the
-// evaluation's words ("waits until 4 Dec 18:00 UTC (soak 3 days)", "held
-// by the policy <3.0.0", "not offered: this site takes security updates
-// only").
-type PolicyRelease struct {
-	Version, Reason string
-}
-
-// Text is the release and its reason: "2.5.0 waits until 4 Dec 18:00 UTC
-// (soak 3 days)".
-func (r PolicyRelease) Text() string {
+// PolicyReleaseText is a release the policy does not offer now and why,
+// in the evaluation's words: "2.5.0 waits until 4 Dec 18:00 UTC (soak 3
+// days)", "3.0.0 held by the policy <3.0.0".
+func PolicyReleaseText(r readmodel.HeldRelease) string {
 	return r.Version + " " + r.Reason
 }
 
-// DetailSkip is the component's skipped version.
+// DetailSkip is the component's skipped version, and whether it hides a
+// release now (a newer one is offered as usual once published).
 type DetailSkip struct {
-	Version, Reason string
-	// By is who skipped it, as they were called ("manifest" for the
-	// manifest's, FromManifest).
-	By           string
-	At           time.Time
-	FromManifest bool
-	// Hides: the skip hides a release now (a newer one is offered as
-	// usual once published).
+	readmodel.SkippedVersion
 	Hides bool
 }
 
@@ -91,7 +78,7 @@ func SkipText(s DetailSkip) string {
 	if s.FromManifest {
 		who = "from the manifest"
 	}
-	return s.Version + " skipped " + who + " on " + s.At.UTC().Format("2 Jan 2006") + ": " + s.Reason
+	return s.Version + " skipped " + who + " on " + s.SkippedAt.UTC().Format("2 Jan 2006") + ": " + s.Reason
 }
 
 // manifestSkipText is why the page offers no way to end a manifest skip.

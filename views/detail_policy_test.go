@@ -17,9 +17,9 @@ func policyDetail() DetailProps {
 		Latest: "3.0.0", SourceURL: "https://acme.example/updates.json", Evaluated: true, LastSuccessAt: ago(time.Hour),
 		UpdateAvailable: true, UpdateVersion: "2.4.0",
 		Policy:  DetailPolicy{Offer: "minor", Hold: "<3.0.0", Soak: "3 days"},
-		Waiting: &PolicyRelease{Version: "2.5.0", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"},
-		Held:    &PolicyRelease{Version: "3.0.0", Reason: "held by the policy <3.0.0"},
-		Skip: &DetailSkip{Version: "2.3.2", Reason: "breaks our <b>theme</b>", By: "manifest", At: at, FromManifest: true,
+		Waiting: &readmodel.HeldRelease{Version: "2.5.0", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"},
+		Held:    &readmodel.HeldRelease{Version: "3.0.0", Reason: "held by the policy <3.0.0"},
+		Skip: &DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "2.3.2", Reason: "breaks our <b>theme</b>", By: "manifest", SkippedAt: at, FromManifest: true},
 			Hides: true},
 		Between: []ReleaseRow{
 			{Version: "2.4.0", Released: "2026-11-20", Summary: "New editor", URL: "https://acme.example/blog/2.4.0", Offer: "offered"},
@@ -52,10 +52,10 @@ func TestPolicyWords(t *testing.T) {
 		}
 	}
 	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
-	if got := SkipText(DetailSkip{Version: "2.4.0", Reason: "breaks our theme", By: "alice@example.org", At: at}); got != "2.4.0 skipped by alice@example.org on 2 Dec 2026: breaks our theme" {
+	if got := SkipText(DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "2.4.0", Reason: "breaks our theme", By: "alice@example.org", SkippedAt: at}}); got != "2.4.0 skipped by alice@example.org on 2 Dec 2026: breaks our theme" {
 		t.Errorf("skip %q", got)
 	}
-	if got := SkipText(DetailSkip{Version: "2.4.0", Reason: "breaks our theme", By: "manifest", At: at, FromManifest: true}); got != "2.4.0 skipped from the manifest on 2 Dec 2026: breaks our theme" {
+	if got := SkipText(DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "2.4.0", Reason: "breaks our theme", By: "manifest", SkippedAt: at, FromManifest: true}}); got != "2.4.0 skipped from the manifest on 2 Dec 2026: breaks our theme" {
 		t.Errorf("manifest skip %q", got)
 	}
 	if got := PinDowngradeText(at, "the manifest pins no key any more"); got != "The manifest sync on 2 Dec 2026 lowered the keys this source needs: the manifest pins no key any more" {
@@ -135,12 +135,12 @@ func TestDetailSaysWhy(t *testing.T) {
 func TestDetailHeadlineSaysTheSkipAndTheWait(t *testing.T) {
 	t.Parallel()
 	p := DetailProps{Name: "Forms", SourceURL: "https://acme.example/u.json", Evaluated: true, LastSuccessAt: ago(time.Hour),
-		Skip: &DetailSkip{Version: "1.1.0", Hides: true}}
+		Skip: &DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "1.1.0"}, Hides: true}}
 	if h := detailHeadline(p); h.Title+h.rest() != "Up to date · 1.1.0 skipped" {
 		t.Errorf("skipped: %q", h.Title+h.rest())
 	}
 	p.Skip.Hides = false
-	p.Waiting = &PolicyRelease{Version: "1.2.0", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"}
+	p.Waiting = &readmodel.HeldRelease{Version: "1.2.0", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"}
 	if h := detailHeadline(p); h.Title+h.rest() != "Up to date: 1.2.0 waits until 4 Dec 18:00 UTC (soak 3 days)" {
 		t.Errorf("waiting: %q", h.Title+h.rest())
 	}

@@ -114,7 +114,7 @@ type SkippedVersion struct {
 	Version      string    `json:"version"`
 	Reason       string    `json:"reason"`
 	By           string    `json:"by"`
-	At           time.Time `json:"at"`
+	SkippedAt    time.Time `json:"at"`
 	FromManifest bool      `json:"from_manifest"`
 }
 

@@ -85,7 +85,7 @@ func policyFacts(row *readmodel.CatalogRow, r *db.CatalogAllRow) {
 	}
 	if r.SkippedVersion != "" && r.SkippedAt != nil {
 		row.Skipped = &readmodel.SkippedVersion{Version: r.SkippedVersion, Reason: deref(r.SkipReason),
-			By: readmodel.SkippedByText(deref(r.SkipActor), r.SkipFromManifest), At: r.SkippedAt.UTC(), FromManifest: r.SkipFromManifest}
+			By: readmodel.SkippedByText(deref(r.SkipActor), r.SkipFromManifest), SkippedAt: r.SkippedAt.UTC(), FromManifest: r.SkipFromManifest}
 	}
 	if r.NewPublisherVersion != nil {
 		row.NewPublisher = &readmodel.NewPublisher{Version: *r.NewPublisherVersion, Account: deref(r.NewPublisher)}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/catalog"
@@ -87,6 +88,15 @@ type newPublisherJSON struct {
 	Account string `json:"account"`
 }
 
+// policyBody is a policy as the API shows it.
+func policyBody(pol updatedoc.Policy) policyJSON {
+	out := policyJSON{Offer: string(updatedoc.OfferAll), Hold: opt(pol.Hold), Soak: opt(pol.Soak), Text: views.PolicyText(policyView(pol))}
+	if pol.Offer != "" {
+		out.Offer = string(pol.Offer)
+	}
+	return out
+}
+
 // The kinds of a release in between (betweenJSON.Kind).
 const (
 	releaseKindSecurity = "security"
@@ -94,12 +104,7 @@ const (
 )
 
 func detailPolicyBody(d catalog.Detail) detailPolicyJSON {
-	pol := d.OfferPolicy
-	out := detailPolicyJSON{ReleasesBetween: []betweenJSON{},
-		Policy: policyJSON{Offer: string(updatedoc.OfferAll), Hold: opt(pol.Hold), Soak: opt(pol.Soak), Text: views.PolicyText(policyView(pol))}}
-	if pol.Offer != "" {
-		out.Policy.Offer = string(pol.Offer)
-	}
+	out := detailPolicyJSON{ReleasesBetween: []betweenJSON{}, Policy: policyBody(d.OfferPolicy)}
 	if w := d.Waiting; w != nil {
 		out.Waiting = &waitingJSON{Version: w.Version, Until: w.Until, Reason: offerReason(d, w.Version)}
 	}
@@ -107,7 +112,8 @@ func detailPolicyBody(d catalog.Detail) detailPolicyJSON {
 		out.Held = &heldJSON{Version: h.Version, Reason: h.Reason}
 	}
 	if s := d.Skip; s != nil {
-		out.Skipped = &skippedJSON{Version: s.Version, Reason: s.Reason, By: s.By, At: s.At, FromManifest: s.FromManifest, Hides: d.SkipHides}
+		out.Skipped = &skippedJSON{Version: s.Version, Reason: s.Reason, By: readmodel.SkippedByText(s.By, s.FromManifest), At: s.At,
+			FromManifest: s.FromManifest, Hides: d.SkipHides}
 	}
 	for _, r := range d.Between {
 		b := betweenJSON{Version: r.Version, Kind: releaseKindPlain, Summary: opt(r.Summary), URL: opt(r.URL),

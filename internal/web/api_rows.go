@@ -8,6 +8,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // The rows of the read model as the API encodes them: one JSON type per
@@ -64,9 +65,9 @@ type catalogEntry struct {
 	// DismissedUntil is the soonest end among them (null: none ends).
 	DismissedAdvisories int        `json:"dismissed_advisories"`
 	DismissedUntil      *time.Time `json:"dismissed_until"`
-	// Policy is the component's policy ({offer, hold, soak}, the members
-	// it sets); null: every release is offered at once.
-	Policy json.RawMessage `json:"policy"`
+	// Policy is the component's policy, as the detail's (policyJSON);
+	// null: every release is offered at once.
+	Policy *policyJSON `json:"policy"`
 	// What the policy held back (docs/policy.md; null: nothing): the
 	// newest release waiting for its soak, the newest one the policy does
 	// not offer and why, the skipped version that hides a release.
@@ -91,18 +92,20 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 		SourceKind: opt(string(kindOf(e.SourceURL, e.SourceKind))), Package: opt(e.Package), UpdateCommand: opt(e.UpdateCommand),
 		Deprecated: opt(e.Deprecated), ProvenanceLost: opt(e.ProvenanceLost), ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
 		LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
-		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil, Policy: policyJSON(e.Policy),
+		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil, Policy: catalogPolicy(e.Policy),
 		Waiting: e.Waiting, Held: e.Held, Skipped: e.Skipped, NewPublisher: e.NewPublisher, PinDowngrade: e.PinDowngrade,
 	}
 }
 
-// policyJSON is a stored policy (its canonical JSON) as the API shows it;
-// nil, null, for none.
-func policyJSON(text string) json.RawMessage {
-	if text == "" || !json.Valid([]byte(text)) {
+// catalogPolicy is a stored policy (its canonical text) as the API shows
+// it; nil, null, for none or for a text that cannot be read.
+func catalogPolicy(text string) *policyJSON {
+	p, err := updatedoc.ParsePolicyText(text)
+	if err != nil || p.IsZero() {
 		return nil
 	}
-	return json.RawMessage(text)
+	body := policyBody(p)
+	return &body
 }
 
 // kindOf is a source's kind as its row has it, or as its address says

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/catalog"
@@ -14,14 +15,14 @@ import (
 func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 	p.Policy = policyView(d.OfferPolicy)
 	if w := d.Waiting; w != nil {
-		p.Waiting = &views.PolicyRelease{Version: w.Version, Reason: offerReason(d, w.Version)}
+		p.Waiting = &readmodel.HeldRelease{Version: w.Version, Reason: offerReason(d, w.Version)}
 	}
 	if h := d.Held; h != nil {
-		p.Held = &views.PolicyRelease{Version: h.Version, Reason: h.Reason}
+		p.Held = &readmodel.HeldRelease{Version: h.Version, Reason: h.Reason}
 	}
 	if s := d.Skip; s != nil {
-		p.Skip = &views.DetailSkip{Version: s.Version, Reason: s.Reason, By: s.By, At: s.At, FromManifest: s.FromManifest,
-			Hides: d.SkipHides}
+		p.Skip = &views.DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: s.Version, Reason: s.Reason,
+			By: readmodel.SkippedByText(s.By, s.FromManifest), SkippedAt: s.At, FromManifest: s.FromManifest}, Hides: d.SkipHides}
 	}
 	for _, r := range d.Between {
 		p.Between = append(p.Between, releaseView(r))
