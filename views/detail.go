@@ -110,6 +110,8 @@ type DetailProps struct {
 	// version, ProvenanceLost the newer version published without the
 	// provenance the installed one has (the read model's; "" when not so).
 	Deprecated, ProvenanceLost string
+	// Skip is the skipped version and the skip form (detail_skip.go).
+	Skip SkipProps
 }
 
 // UnknownComponentText is the 404 of a component page whose code names no

@@ -202,7 +202,7 @@ func TestSkipRacesACheck(t *testing.T) {
 	ctx := context.Background()
 	skips := NewSkips(b.checker)
 	other := b.otherInstance()
-	for i := range 6 {
+	for i := range 20 {
 		// Each round a new document (2.4.0 always, a release note changing)
 		// and a skip or an unskip at the same time as the check that
 		// stores it.

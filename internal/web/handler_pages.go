@@ -166,6 +166,9 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	props.Malicious, props.KnownExploited, props.OSVReadAt = d.Malicious, d.KnownExploited, d.OSVReadAt
 	props.Withdrawn = withdrawnRows(d.Withdrawn)
 	props.DismissForm = form
+	if props.Skip, err = s.skipSection(c, d, l.User.CanManage); err != nil {
+		return err
+	}
 	return render(c, status, views.ComponentDetail(props))
 }
 
