@@ -46,7 +46,9 @@ type SkipForm struct {
 func ComponentSkipPath(code string) string { return PathCatalog + "/" + url.PathEscape(code) + "/skip" }
 
 // ComponentUnskipPath is where a manager POSTs to end code's skip.
-func ComponentUnskipPath(code string) string { return PathCatalog + "/" + url.PathEscape(code) + "/unskip" }
+func ComponentUnskipPath(code string) string {
+	return PathCatalog + "/" + url.PathEscape(code) + "/unskip"
+}
 
 // skipFormShown: a manager may skip the offered plain update, or correct
 // a refused form.

@@ -93,7 +93,7 @@ func TestSkipFromTheDetailPage(t *testing.T) {
 	if got := testidText(page.body, "skip-by"); got != "admin@example.test" {
 		t.Errorf("skipped by %q", got)
 	}
-	if got := testidText(page.body, "skip-reason"); got != "we wait for the theme&#39;s update" && got != "we wait for the theme's update" {
+	if got := testidText(page.body, "skip-why"); got != "we wait for the theme&#39;s update" && got != "we wait for the theme's update" {
 		t.Errorf("the skip's reason on the page = %q", got)
 	}
 	if !strings.Contains(page.body, `data-testid="skip-undo"`) {
