@@ -7,6 +7,8 @@ package views
 import (
 	"net/url"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // SkipProps is the detail page's skip section.
@@ -65,10 +67,11 @@ func standingSkipText(s StandingSkip) string {
 	return s.Version + " is skipped: no plain release at or below it is offered; a newer release is, and a security release always is."
 }
 
-// skipByText is who skipped: the manifest, a user, or a script.
+// skipByText is who skipped: the manifest, a user, the command line, or
+// a script.
 func skipByText(s StandingSkip) string {
 	if s.FromManifest {
 		return "the manifest"
 	}
-	return byText(s.By)
+	return byText(readmodel.ActorText(s.By))
 }
