@@ -58,6 +58,9 @@ var (
 // check stored another document meanwhile evaluates again here.
 type Skips struct {
 	*writer
+	// beforeWrite, for tests, runs between the evaluation and the
+	// transaction that writes the skip and its result.
+	beforeWrite func()
 }
 
 // NewSkips returns the skips, writing as c does (the same store, lease,
@@ -218,6 +221,9 @@ func (s *Skips) change(ctx context.Context, comp store.Component, skipped string
 		return err
 	}
 	defer s.reads.Changed()
+	if s.beforeWrite != nil {
+		s.beforeWrite()
+	}
 	written := 0
 	err = s.lease.WithLock(ctx, func(tx *store.Tx) error {
 		if err := write(tx); err != nil {

@@ -277,3 +277,38 @@ func TestASkipDuringACheckStands(t *testing.T) {
 		t.Errorf("the result's document says %q, want the check's new one", notes)
 	}
 }
+
+// A check that stores a new document after a skip was evaluated and
+// before it is written leaves the skip's result refused (it was evaluated
+// from the older document) and its own too (evaluated without the skip):
+// the skip evaluates again from the new document, so the component is
+// not left without a result.
+func TestASkipEvaluatedBeforeACheckWritesIsEvaluatedAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	pub := publisher.New(t)
+	b.policySite(pub, `{"releases": [{"version": "2.4.0"}]}`, updatedoc.Policy{}, nil, nil)
+	b.run(lease.Operator)
+	ctx := context.Background()
+	skips := NewSkips(b.checker)
+	var checkErr error
+	skips.beforeWrite = func() {
+		pub.Set("/acme.json", doc(2, map[string]string{"blog": `{"releases": [{"version": "2.4.0", "summary": "new notes"}]}`}))
+		_, checkErr = b.otherInstance().RunLockedUpdateCheck(ctx, lease.Operator, "test")
+	}
+	if _, err := skips.Skip(ctx, SkipRequest{Code: "blog", Version: "2.4.0", Reason: "breaks our theme"}); err != nil {
+		t.Fatal(err)
+	}
+	if checkErr != nil {
+		t.Fatal(checkErr)
+	}
+	if got := b.results()["blog"]; !got.Evaluated || got.Update != "" || b.skippedOf("blog") != "2.4.0" {
+		t.Errorf("after the skip: evaluated %v, offered %q under the skip %q; want evaluated, nothing offered, under 2.4.0",
+			got.Evaluated, got.Update, b.skippedOf("blog"))
+	}
+	var notes string
+	b.db.QueryRow(t, `SELECT evaluation->'releases'->0->>'summary' FROM component_results WHERE code = 'blog'`).Scan(&notes)
+	if notes != "new notes" {
+		t.Errorf("the result's document says %q, want the check's new one", notes)
+	}
+}
