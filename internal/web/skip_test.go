@@ -120,6 +120,7 @@ func TestSkipFromTheDetailPage(t *testing.T) {
 	if n := b.skipAudits(); n != 2 {
 		t.Errorf("%d audit rows of skips, want the skip and its end", n)
 	}
+	wantStatus(t, "skip of an unknown component", admin.postForm("/admin/plugins/nope/skip", url.Values{"version": {"1.0.0"}, "reason": {"r"}}), http.StatusNotFound)
 	wantStatus(t, "viewer skip", viewer.postForm(coreSkipPath, url.Values{"version": {"1.10.0"}, "reason": {"r"}}), http.StatusForbidden)
 }
 
