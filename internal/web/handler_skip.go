@@ -28,7 +28,8 @@ type skipAnswer struct {
 // skip skips a version of the component, from the detail page's form
 // (docs/policy.md "Skips"). A refused form is answered with the page
 // again (422), the form open and refilled and the error in words; an
-// accepted one redirects to the page, which says what was skipped.
+// accepted one redirects to the page, which says what was skipped
+// (its skip section words what a skip does).
 func (s *Server) skip(c echo.Context) error {
 	code, err := pathParam(c, "code")
 	if err != nil {
@@ -45,7 +46,7 @@ func (s *Server) skip(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.skipDone(c, code, sk.Version+" is skipped: it is not offered, and neither are the plain releases below it, until a newer release is published.")
+	return s.skipDone(c, code, "Skipped "+sk.Version+".")
 }
 
 // unskip ends the component's skip: the skipped version is offered again
