@@ -79,6 +79,11 @@ func TestSkipHidesAPlainUpdateAtOnceUntilANewerRelease(t *testing.T) {
 	if s := b.skippedOf("blog"); s != "2.4.0" {
 		t.Errorf("the result's skipped version %q, want 2.4.0", s)
 	}
+	var shown string // what the catalog reads
+	b.db.QueryRow(t, `SELECT coalesce(skipped_version, '') FROM component_state WHERE code = 'blog'`).Scan(&shown)
+	if shown != "2.4.0" {
+		t.Errorf("the read model's skipped version %q, want 2.4.0", shown)
+	}
 	if n := pub.Requests("/acme.json"); n != fetches {
 		t.Errorf("the skip fetched the document (%d requests, %d before): it must evaluate from the stored one", n, fetches)
 	}
