@@ -3,8 +3,6 @@ package views
 import (
 	"time"
 
-	"github.com/a-h/templ"
-
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -127,9 +125,10 @@ type DetailProps struct {
 	// offered update (the newest release when none is offered), newest
 	// first, with what the policy makes of each.
 	Between []ReleaseRow
-	// SkipAction is the skip form of the update section (views/
-	// detail_skip.templ, shown to managers); nil: none.
-	SkipAction templ.Component
+	// SkipForm is the skip section: the standing skip and the button that
+	// ends it, and the form that skips the offered plain update
+	// (detail_skip.go).
+	SkipForm SkipProps
 	// Trust going down: a manifest sync that lowered the keys the source
 	// needs (PinDowngrade is how, "" none), and the offered npm version
 	// published by an account new to the package ("" none).

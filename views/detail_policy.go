@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a-h/templ"
-
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -71,19 +69,6 @@ type DetailSkip struct {
 	Hides bool
 }
 
-// SkipText says the skip: "2.4.0 skipped by alice@example.org on 2 Dec
-// 2026: breaks our theme", "2.4.0 skipped from the manifest on …".
-func SkipText(s DetailSkip) string {
-	who := "by " + byText(s.By)
-	if s.FromManifest {
-		who = "from the manifest"
-	}
-	return s.Version + " skipped " + who + " on " + s.SkippedAt.UTC().Format("2 Jan 2006") + ": " + s.Reason
-}
-
-// manifestSkipText is why the page offers no way to end a manifest skip.
-const manifestSkipText = "The manifest declares this skip: it cannot be undone here. Change the manifest to end it."
-
 // PinDowngradeText says a manifest sync that lowered the trust of the
 // component's source: "The manifest sync on 2 Dec 2026 lowered the keys
 // this source needs: the manifest requires 1 signature where it required
@@ -140,15 +125,7 @@ func betweenIntro(p DetailProps) string {
 // hasPolicyFacts: the update section has something to say besides the
 // releases in between.
 func hasPolicyFacts(p DetailProps) bool {
-	return !p.Policy.IsZero() || p.Waiting != nil || p.Held != nil || p.Skip != nil || p.SkipAction != nil
-}
-
-// skipAction is the skip form's place on the page (DetailProps.SkipAction).
-func skipAction(p DetailProps) templ.Component {
-	if p.SkipAction == nil {
-		return templ.NopComponent
-	}
-	return p.SkipAction
+	return !p.Policy.IsZero() || p.Waiting != nil || p.Held != nil
 }
 
 // newPublisherText is the offered npm version published by an account new

@@ -52,12 +52,6 @@ func TestPolicyWords(t *testing.T) {
 		}
 	}
 	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
-	if got := SkipText(DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "2.4.0", Reason: "breaks our theme", By: "alice@example.org", SkippedAt: at}}); got != "2.4.0 skipped by alice@example.org on 2 Dec 2026: breaks our theme" {
-		t.Errorf("skip %q", got)
-	}
-	if got := SkipText(DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "2.4.0", Reason: "breaks our theme", By: "manifest", SkippedAt: at, FromManifest: true}}); got != "2.4.0 skipped from the manifest on 2 Dec 2026: breaks our theme" {
-		t.Errorf("manifest skip %q", got)
-	}
 	if got := PinDowngradeText(at, "the manifest pins no key any more"); got != "The manifest sync on 2 Dec 2026 lowered the keys this source needs: the manifest pins no key any more" {
 		t.Errorf("pin downgrade %q", got)
 	}
@@ -74,7 +68,6 @@ func TestDetailSaysWhy(t *testing.T) {
 		"detail-policy":  "Policy: this site takes minor and patch updates · soak 3 days · hold <3.0.0 (security releases skip the tier and the soak).",
 		"detail-waiting": "2.5.0 waits until 4 Dec 18:00 UTC (soak 3 days).",
 		"detail-held":    "3.0.0 held by the policy <3.0.0.",
-		"detail-skip":    "2.3.2 skipped from the manifest on 2 Dec 2026: breaks our <b>theme</b> " + manifestSkipText,
 	} {
 		if got := text(one(t, root, id)); got != want {
 			t.Errorf("%s: %q, want %q", id, got, want)

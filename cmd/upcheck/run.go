@@ -46,6 +46,13 @@ Usage:
   upcheck feed import KIND FILE bring a feed's file by hand (KIND osv: an OSV archive, kev: the
                                 KEV catalogue's JSON, epss: the EPSS CSV, gzipped or not)
                                 under the rules of a fetch; prints one JSON line
+  upcheck skip CODE VERSION --reason R
+                                skip a plain update: VERSION and the plain releases below it
+                                are not offered to component CODE, a newer release is; never a
+                                security release (dismiss its advisory instead); audited,
+                                applied at once; prints the skip as one JSON line
+  upcheck unskip CODE           end CODE's skip (audited, applied at once); prints
+                                {"code","ended"}, ended null when nothing was skipped
   upcheck user add --email E --role admin|viewer
                                 create an account; the password is read from stdin
   upcheck user passwd --email E
@@ -109,6 +116,15 @@ JSON line).
 Exit codes of source import: 0 imported (or the same document again), 3 busy (a
 check is running; nothing waits), 8 refused (the JSON line's "problem" says
 why; the stored document stays), 1 an error.
+
+Exit codes of skip: 0 skipped, 8 refused (stderr says why: a security
+release, a version not newer than the installed one or not published, the
+manifest's skip), 2 a usage mistake, 1 an error (no installed component
+CODE).
+
+Exit codes of unskip: 0 ended (also when nothing was skipped), 8 refused
+(the manifest's skip), 2 a usage mistake, 1 an error (no installed
+component CODE).
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
@@ -213,6 +229,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runSource(ctx, cfg, logger, rest, stdout, stderr)
 	case "feed":
 		return runFeed(ctx, cfg, logger, rest, stdout, stderr)
+	case "skip":
+		return runSkip(ctx, cfg, logger, rest, stdout, stderr)
+	case "unskip":
+		return runUnskip(ctx, cfg, logger, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n%s", cmd, helpPointer(""))
 	return errUsage

@@ -29,3 +29,46 @@ const (
 func NewPublisherText(version, account string) string {
 	return version + " was published by an account new to this package (" + account + ")"
 }
+
+// The members of a catalog row that say what the policy held back and
+// what the site skipped (CatalogRow.Waiting, Held, Skipped): values of a
+// row, not rows.
+
+// WaitingRelease is a release not offered yet because it has not soaked:
+// offered from Until (nil: it has no release date to soak from); Reason
+// is the result's words for it ("waits until 4 Dec 18:00 UTC (soak 3
+// days)").
+type WaitingRelease struct {
+	Version string     `json:"version"`
+	Until   *time.Time `json:"until"`
+	Reason  string     `json:"reason"`
+}
+
+// HeldRelease is a release the policy does not offer, with why: "held by
+// the policy <3.0.0", "not offered: this site takes security updates
+// only".
+type HeldRelease struct {
+	Version string `json:"version"`
+	Reason  string `json:"reason"`
+}
+
+// SkippedVersion is a skipped version that hides a release: who skipped it
+// (SkippedByText), when and why, and whether the manifest declares it (then
+// the AdminCP cannot end it).
+type SkippedVersion struct {
+	Version      string    `json:"version"`
+	Reason       string    `json:"reason"`
+	By           string    `json:"by"`
+	SkippedAt    time.Time `json:"at"`
+	FromManifest bool      `json:"from_manifest"`
+}
+
+// SkippedByText words who skipped a version: "the manifest" for the
+// manifest's skip, otherwise the actor as ActorText words it (a user's
+// email).
+func SkippedByText(actor string, fromManifest bool) string {
+	if fromManifest {
+		return "the manifest"
+	}
+	return ActorText(actor)
+}

@@ -162,6 +162,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	props.Malicious, props.KnownExploited, props.OSVReadAt = d.Malicious, d.KnownExploited, d.OSVReadAt
 	props.Withdrawn = withdrawnRows(d.Withdrawn)
 	props.DismissForm = form
+	props.SkipForm = s.skipSection(c, d, props.Skip, l.User.CanManage)
 	return render(c, status, views.ComponentDetail(props))
 }
 

@@ -27,6 +27,7 @@ const (
 	apiPrefix        = "/api/admin"
 	apiPlugins       = apiPrefix + "/plugins"
 	apiDismissal     = apiPlugins + "/:code/advisories/:id/dismissal"
+	apiSkip          = apiPlugins + "/:code/skip"
 	apiChannels      = apiPrefix + "/notifications/channels"
 	apiDeliveries    = apiPrefix + "/notifications/deliveries"
 	apiChannelPrefix = apiChannels + "/:id"
@@ -87,6 +88,8 @@ func (s *Server) routes(e *echo.Echo) {
 	apiManage.post(views.PathAPICheck, s.apiCheck)
 	apiManage.post(apiDismissal, s.apiDismiss)
 	apiManage.delete(apiDismissal, s.apiUndismiss)
+	apiManage.post(apiSkip, s.apiSkip)
+	apiManage.delete(apiSkip, s.apiUnskip)
 	apiManage.post(apiChannels, s.apiAddChannel)
 	apiManage.post(apiChannelPrefix+"/test", s.apiTestChannel)
 	apiManage.post(apiChannelPrefix+"/enable", s.apiEnableChannel)
@@ -109,6 +112,8 @@ func (s *Server) routes(e *echo.Echo) {
 	adminManage.post(views.PathCheck, s.checkForm)
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)     // views.AdvisoryDismissPath
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss) // views.AdvisoryUndismissPath
+	adminManage.post(views.PathCatalog+"/:code/skip", s.skip)                          // views.ComponentSkipPath
+	adminManage.post(views.PathCatalog+"/:code/unskip", s.unskip)                      // views.ComponentUnskipPath
 	adminManage.post(views.PathNotifications+"/channels", s.addChannel)
 	adminManage.post(views.PathNotifications+"/channels/:id/test", s.testChannel)       // views.ChannelPath
 	adminManage.post(views.PathNotifications+"/channels/:id/delete", s.deleteChannel)   // views.ChannelPath

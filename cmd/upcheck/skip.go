@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/app"
+	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
+)
+
+// skipRefusedExit is the exit code of a skip or unskip refused for what
+// the component's releases or its manifest say, as source import's
+// refusal (docs/design.md section 6).
+const skipRefusedExit = 8
+
+// skipLine is the JSON line of `upcheck skip`: the skip as stored.
+type skipLine struct {
+	Code         string    `json:"code"`
+	Version      string    `json:"version"`
+	Reason       string    `json:"reason"`
+	By           string    `json:"by"`
+	At           time.Time `json:"at"`
+	FromManifest bool      `json:"from_manifest"`
+}
+
+// runSkip is `upcheck skip CODE VERSION --reason R`: the detail page's
+// skip (docs/policy.md "Skips"), by the command line (readmodel.ActorCLI),
+// audited and applied at once. It prints the skip as one JSON line; a
+// refusal is said in words on stderr (exit 8).
+func runSkip(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	var reason string
+	define := func(fs *flag.FlagSet) {
+		fs.StringVar(&reason, "reason", reason, "why this site does not take this version (required; kept in the audit log)")
+	}
+	pos, err := parseFlags("skip", args, stderr, define)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 2 { // the flag may follow CODE VERSION
+		more, err := parseFlags("skip", pos[2:], stderr, define)
+		if err != nil {
+			return err
+		}
+		pos = append(pos[:2], more...)
+	}
+	if len(pos) != 2 || reason == "" {
+		fmt.Fprintf(stderr, "upcheck skip: CODE, VERSION and --reason R are required\n%s", helpPointer("skip"))
+		return errUsage
+	}
+	code, version := pos[0], pos[1]
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		sk, err := updatecheck.NewSkips(a.Checker).Skip(ctx,
+			updatecheck.SkipRequest{Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
+		if err != nil {
+			return skipRefusal("skip", code, version, err, stderr)
+		}
+		return json.NewEncoder(stdout).Encode(skipLine{Code: code, Version: sk.Version, Reason: sk.Reason, By: sk.By, At: sk.At,
+			FromManifest: sk.FromManifest})
+	})
+}
+
+// runUnskip is `upcheck unskip CODE`: the skip ends, audited, and the
+// component is evaluated again at once. It prints {"code", "ended"}: the
+// version that was skipped, or null when none was (exit 0, as token
+// revoke of a revoked token); the manifest's skip is refused (exit 8).
+func runUnskip(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	pos, err := parseFlags("unskip", args, stderr, func(*flag.FlagSet) {})
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "upcheck unskip: one CODE is required\n%s", helpPointer("unskip"))
+		return errUsage
+	}
+	code := pos[0]
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		line := struct {
+			Code  string  `json:"code"`
+			Ended *string `json:"ended"`
+		}{Code: code}
+		sk, err := updatecheck.NewSkips(a.Checker).Unskip(ctx, code, 0, readmodel.ActorCLI)
+		switch {
+		case errors.Is(err, updatecheck.ErrNoSkip):
+			fmt.Fprintf(stderr, "upcheck unskip: %s skips no version: nothing to end.\n", code)
+		case err != nil:
+			return skipRefusal("unskip", code, "", err, stderr)
+		default:
+			line.Ended = &sk.Version
+		}
+		return json.NewEncoder(stdout).Encode(line)
+	})
+}
+
+// skipRefusal turns a refused skip or unskip into its exit: 8 with the
+// reason in words on stderr, or 1 for a component that is not installed
+// and for any other error.
+func skipRefusal(cmd, code, version string, err error, stderr io.Writer) error {
+	what := code
+	if version != "" {
+		what = version + " of " + code
+	}
+	var words string
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%s: no installed component has the code %q", cmd, code)
+	case errors.Is(err, store.ErrFromManifest):
+		words = "the manifest declares this skip: change it in the manifest, and sync the components"
+	case errors.Is(err, store.ErrReasonTooLong):
+		words = "the reason is too long: keep it to " + strconv.Itoa(store.MaxReasonLength) + " characters"
+	case errors.Is(err, store.ErrReasonRequired):
+		words = "give a reason (--reason)"
+	case errors.Is(err, updatecheck.ErrSkipNotAVersion), errors.Is(err, updatecheck.ErrSkipNotNewer),
+		errors.Is(err, updatecheck.ErrSkipNoSuchRelease), errors.Is(err, updatecheck.ErrSkipPrerelease),
+		errors.Is(err, updatecheck.ErrSkipSecurity), errors.Is(err, updatecheck.ErrSkipNotEvaluated):
+		words = err.Error()
+	default:
+		return err
+	}
+	fmt.Fprintf(stderr, "upcheck %s: refused: %s: %s.\n", cmd, what, words)
+	return &exitError{code: skipRefusedExit, err: fmt.Errorf("%s refused", cmd)}
+}
