@@ -81,8 +81,28 @@ CREATE TABLE notification_events (
     -- no job, and enabling the channel queues it again
     -- (notify.Service.SetEnabled), once.
     held_at      timestamptz,
+    -- An event about one advisory (malicious_package, advisory.exploited,
+    -- advisory.unfixed) remembers the advisory's keys, its id and aliases
+    -- upper-cased (upcheck_advisory_keys), and its scope, the event's key
+    -- without the advisory id ("advisory.unfixed:blog@2.3.0"); null for
+    -- every other event. The same advisory can come back under another id
+    -- (an OSV record renamed to or merged into one of its aliases, a
+    -- publisher's id replaced by the GHSA id that lists it): EventPlan does
+    -- not queue an event whose scope a stored event of the channel has
+    -- with keys that overlap the advisory's, so the operator is not told
+    -- twice of what they know.
+    advisory_scope text,
+    advisory_keys  text[],
+    CHECK ((advisory_scope IS NULL) = (advisory_keys IS NULL)),
     UNIQUE (channel_id, key)
 );
+-- The lookup of that rule: a channel's events of one scope (a component,
+-- its installed version where the key has it, one type) are the few
+-- advisories of that component, and their keys are then compared. A GIN
+-- index on advisory_keys would answer the overlap first, which matches
+-- every event of the same CVE on every component and channel.
+CREATE INDEX notification_events_advisory ON notification_events (channel_id, advisory_scope) INCLUDE (advisory_keys)
+    WHERE advisory_scope IS NOT NULL;
 CREATE INDEX notification_events_pending ON notification_events (created_at) WHERE state = 'pending';
 CREATE INDEX notification_events_message ON notification_events (message_id) WHERE message_id IS NOT NULL;
 -- What a gathering looks for: pending events not yet in a message.
@@ -104,6 +124,15 @@ CREATE INDEX notification_events_held ON notification_events (channel_id) WHERE 
 -- It sees the channels EventPlan would see at that point of the same
 -- transaction.
 --
+-- An advisory's event whose key is missing is not missing when a stored
+-- event of the channel has its scope and shares a key with it (EventPlan's
+-- rule for an advisory back under another id, notification_events.
+-- advisory_scope): only then are the advisory's id and aliases read from
+-- the result's JSON, so a renamed advisory costs that read at each check,
+-- and a check whose events are all queued costs nothing more. Each
+-- advisory of the result with that id must share a key (EventPlan plans
+-- each one), and an id without one in the JSON is missing, as before.
+--
 -- A function, with a generic plan: as a prepared statement, PostgreSQL
 -- re-planned it at every execution (its generic plan's estimate, for an
 -- array of unknown length, is above the custom plans'), which cost four
@@ -118,21 +147,32 @@ DECLARE
     -- A channel has an EPSS threshold: only then are scores read.
     thresholds boolean := EXISTS (SELECT FROM notification_channels WHERE enabled AND min_epss IS NOT NULL);
 BEGIN
-    SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key))
+    SELECT count(*) FILTER (WHERE CASE
+               WHEN EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key) THEN false
+               WHEN f.scope IS NULL THEN true
+               ELSE coalesce((SELECT bool_or(NOT EXISTS (
+                                  SELECT FROM notification_events e
+                                  WHERE e.channel_id = ch.id AND e.advisory_scope = f.scope
+                                    AND e.advisory_keys && upcheck_advisory_keys(jsonb_build_array(a))))
+                              FROM jsonb_array_elements(f.advisories) AS a
+                              WHERE a->>'id' = f.id), true)
+           END)
     INTO missing
     FROM notification_channels ch
     JOIN (
         SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only,
-               NULL::float8 AS epss
+               NULL::float8 AS epss, NULL AS scope, NULL AS id, NULL::jsonb AS advisories
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.security AND r.security_version IS NOT NULL
         UNION ALL
-        SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8
+        SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8,
+               'malicious_package:' || r.code || '@' || r.installed_version, id, r.advisories
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.malicious_ids) AS id
         WHERE r.code = ANY (codes)
         UNION ALL
-        SELECT 'advisory.exploited:' || r.code || '/' || id, false, NULL
+        SELECT 'advisory.exploited:' || r.code || '/' || id, false, NULL,
+               'advisory.exploited:' || r.code, id, r.advisories
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.exploited_ids) AS id
         WHERE r.code = ANY (codes) AND NOT id = ANY (r.malicious_ids)
@@ -141,24 +181,25 @@ BEGIN
         -- event; its EPSS score is read only for a channel with a threshold.
         SELECT 'advisory.unfixed:' || r.code || '@' || r.installed_version || '/' || id, false,
                CASE WHEN thresholds THEN (SELECT max((a->'epss'->>'score')::float8)
-                                           FROM jsonb_array_elements(r.advisories) AS a WHERE a->>'id' = id) END
+                                           FROM jsonb_array_elements(r.advisories) AS a WHERE a->>'id' = id) END,
+               'advisory.unfixed:' || r.code || '@' || r.installed_version, id, r.advisories
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
         WHERE r.code = ANY (codes) AND NOT id = ANY (r.exploited_ids) AND NOT id = ANY (r.malicious_ids)
         UNION ALL
-        SELECT 'deprecated:' || r.code || '@' || r.installed_version, false, NULL
+        SELECT 'deprecated:' || r.code || '@' || r.installed_version, false, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.deprecated IS NOT NULL
         UNION ALL
-        SELECT 'trust_downgrade:' || r.code || '@' || r.provenance_lost || '/provenance_lost', false, NULL
+        SELECT 'trust_downgrade:' || r.code || '@' || r.provenance_lost || '/provenance_lost', false, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.provenance_lost IS NOT NULL
         UNION ALL
-        SELECT 'trust_downgrade:' || r.code || '@' || r.new_publisher_version || '/new_publisher', false, NULL
+        SELECT 'trust_downgrade:' || r.code || '@' || r.new_publisher_version || '/new_publisher', false, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.new_publisher_version IS NOT NULL
         UNION ALL
-        SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL
+        SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.update_available
     ) f ON (ch.events = 'all' OR NOT f.update_only)
