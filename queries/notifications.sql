@@ -135,6 +135,10 @@ FROM facts f
 JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
      AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
 WHERE (sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint)
+  -- Written so, not as a NOT EXISTS of its own: that one the planner
+  -- makes an anti join, which (its estimate of the facts being poor) it
+  -- ran as a hash of every advisory event of every channel; this one stays
+  -- a probe of notification_events_advisory for each fact and channel.
   AND NOT (f.scope IS NOT NULL AND EXISTS (
       SELECT FROM notification_events e
       WHERE e.channel_id = ch.id AND e.advisory_scope = f.scope AND e.advisory_keys && f.keys))
