@@ -96,12 +96,13 @@ CREATE TABLE notification_events (
     CHECK ((advisory_scope IS NULL) = (advisory_keys IS NULL)),
     UNIQUE (channel_id, key)
 );
--- The lookup of that rule: a channel's events of one scope (a component,
--- its installed version where the key has it, one type) are the few
--- advisories of that component, and their keys are then compared. A GIN
+-- The lookup of that rule: the events of one scope (a component, its
+-- installed version where the key has it, one type) are a few advisories
+-- on each channel, whose keys are then compared; EventPlan asks for the
+-- channels that have one, upcheck_nothing_to_queue for one channel. A GIN
 -- index on advisory_keys would answer the overlap first, which matches
 -- every event of the same CVE on every component and channel.
-CREATE INDEX notification_events_advisory ON notification_events (channel_id, advisory_scope) INCLUDE (advisory_keys)
+CREATE INDEX notification_events_advisory ON notification_events (advisory_scope, channel_id) INCLUDE (advisory_keys)
     WHERE advisory_scope IS NOT NULL;
 CREATE INDEX notification_events_pending ON notification_events (created_at) WHERE state = 'pending';
 CREATE INDEX notification_events_message ON notification_events (message_id) WHERE message_id IS NOT NULL;
@@ -129,9 +130,13 @@ CREATE INDEX notification_events_held ON notification_events (channel_id) WHERE 
 -- rule for an advisory back under another id, notification_events.
 -- advisory_scope): only then are the advisory's id and aliases read from
 -- the result's JSON, so a renamed advisory costs that read at each check,
--- and a check whose events are all queued costs nothing more. Each
--- advisory of the result with that id must share a key (EventPlan plans
--- each one), and an id without one in the JSON is missing, as before.
+-- and a check whose events are all queued costs nothing more (in time:
+-- the plan's estimate, which counts both lookups for every event, is
+-- below the cost at which PostgreSQL compiles the plan with JIT, as
+-- EventPlan's must be). An id is one advisory of a result (a document's
+-- ids are unique, the feeds' records are merged into the advisory they
+-- share a key with); an id without one in the JSON has no keys: missing,
+-- as before.
 --
 -- A function, with a generic plan: as a prepared statement, PostgreSQL
 -- re-planned it at every execution (its generic plan's estimate, for an
@@ -150,12 +155,10 @@ BEGIN
     SELECT count(*) FILTER (WHERE CASE
                WHEN EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key) THEN false
                WHEN f.scope IS NULL THEN true
-               ELSE coalesce((SELECT bool_or(NOT EXISTS (
-                                  SELECT FROM notification_events e
-                                  WHERE e.channel_id = ch.id AND e.advisory_scope = f.scope
-                                    AND e.advisory_keys && upcheck_advisory_keys(jsonb_build_array(a))))
-                              FROM jsonb_array_elements(f.advisories) AS a
-                              WHERE a->>'id' = f.id), true)
+               ELSE NOT EXISTS (SELECT FROM notification_events e
+                                WHERE e.advisory_scope = f.scope AND e.channel_id = ch.id
+                                  AND e.advisory_keys && upcheck_advisory_keys(jsonb_path_query_array(
+                                          f.advisories, '$[*] ? (@.id == $id)', jsonb_build_object('id', f.id))))
            END)
     INTO missing
     FROM notification_channels ch

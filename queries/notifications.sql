@@ -128,20 +128,26 @@ WITH facts AS (
     FROM component_state cs
     WHERE cs.update_available
       AND cs.code = ANY (@codes::text[])
+),
+-- The channels that were told of each advisory fact under another id
+-- (notification_events_advisory): looked up once per fact, in a CTE of its
+-- own so that the lookup is not repeated for each channel. Repeated, its
+-- estimate (facts times channels, a poor guess of both) passed the cost
+-- at which PostgreSQL compiles the plan with JIT, which took longer than
+-- the statement; as a NOT EXISTS, the planner made it a hash of every
+-- advisory event.
+told AS MATERIALIZED (
+    SELECT f.*, ARRAY(SELECT e.channel_id FROM notification_events e
+                      WHERE e.advisory_scope = f.scope AND e.advisory_keys && f.keys) AS channels
+    FROM facts f
 )
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch, advisory_scope, advisory_keys)
 SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, sqlc.narg(epoch)::bigint, f.scope, f.keys
-FROM facts f
+FROM told f
 JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
      AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
 WHERE (sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint)
-  -- Written so, not as a NOT EXISTS of its own: that one the planner
-  -- makes an anti join, which (its estimate of the facts being poor) it
-  -- ran as a hash of every advisory event of every channel; this one stays
-  -- a probe of notification_events_advisory for each fact and channel.
-  AND NOT (f.scope IS NOT NULL AND EXISTS (
-      SELECT FROM notification_events e
-      WHERE e.channel_id = ch.id AND e.advisory_scope = f.scope AND e.advisory_keys && f.keys))
+  AND NOT ch.id = ANY (f.channels)
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 
