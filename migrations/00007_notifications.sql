@@ -128,15 +128,16 @@ CREATE INDEX notification_events_held ON notification_events (channel_id) WHERE 
 -- An advisory's event whose key is missing is not missing when a stored
 -- event of the channel has its scope and shares a key with it (EventPlan's
 -- rule for an advisory back under another id, notification_events.
--- advisory_scope): only then are the advisory's id and aliases read from
--- the result's JSON, so a renamed advisory costs that read at each check,
--- and a check whose events are all queued costs nothing more (in time:
--- the plan's estimate, which counts both lookups for every event, is
--- below the cost at which PostgreSQL compiles the plan with JIT, as
--- EventPlan's must be). An id is one advisory of a result (a document's
--- ids are unique, the feeds' records are merged into the advisory they
--- share a key with); an id without one in the JSON has no keys: missing,
--- as before.
+-- advisory_scope). That is asked in a second statement, of the events
+-- missing by their keys alone, so that a check whose events are all
+-- queued (the common case) runs the first statement as it was: asked in
+-- the first, beside each key's lookup, it doubled the plan's estimate,
+-- past the cost at which PostgreSQL compiles a plan with JIT (which took
+-- longer than the statement). Only the second reads an advisory's id and
+-- aliases from the result's JSON. An id is one advisory of a result (a
+-- document's ids are unique, the feeds' records are merged into the
+-- advisory they share a key with); an id without one in the JSON has no
+-- keys: missing, as before.
 --
 -- A function, with a generic plan: as a prepared statement, PostgreSQL
 -- re-planned it at every execution (its generic plan's estimate, for an
@@ -148,34 +149,31 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
+    -- The events missing by their keys: channel, scope, advisory id and
+    -- component of each (scope null: not an advisory's event).
+    by_key jsonb;
     missing bigint;
     -- A channel has an EPSS threshold: only then are scores read.
     thresholds boolean := EXISTS (SELECT FROM notification_channels WHERE enabled AND min_epss IS NOT NULL);
 BEGIN
-    SELECT count(*) FILTER (WHERE CASE
-               WHEN EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key) THEN false
-               WHEN f.scope IS NULL THEN true
-               ELSE NOT EXISTS (SELECT FROM notification_events e
-                                WHERE e.advisory_scope = f.scope AND e.channel_id = ch.id
-                                  AND e.advisory_keys && upcheck_advisory_keys(jsonb_path_query_array(
-                                          f.advisories, '$[*] ? (@.id == $id)', jsonb_build_object('id', f.id))))
-           END)
-    INTO missing
+    SELECT jsonb_agg(jsonb_build_object('channel', ch.id, 'scope', f.scope, 'id', f.id, 'code', f.code))
+           FILTER (WHERE NOT EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key))
+    INTO by_key
     FROM notification_channels ch
     JOIN (
         SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only,
-               NULL::float8 AS epss, NULL AS scope, NULL AS id, NULL::jsonb AS advisories
+               NULL::float8 AS epss, NULL AS scope, NULL AS id, NULL AS code
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.security AND r.security_version IS NOT NULL
         UNION ALL
         SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8,
-               'malicious_package:' || r.code || '@' || r.installed_version, id, r.advisories
+               'malicious_package:' || r.code || '@' || r.installed_version, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.malicious_ids) AS id
         WHERE r.code = ANY (codes)
         UNION ALL
         SELECT 'advisory.exploited:' || r.code || '/' || id, false, NULL,
-               'advisory.exploited:' || r.code, id, r.advisories
+               'advisory.exploited:' || r.code, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.exploited_ids) AS id
         WHERE r.code = ANY (codes) AND NOT id = ANY (r.malicious_ids)
@@ -185,7 +183,7 @@ BEGIN
         SELECT 'advisory.unfixed:' || r.code || '@' || r.installed_version || '/' || id, false,
                CASE WHEN thresholds THEN (SELECT max((a->'epss'->>'score')::float8)
                                            FROM jsonb_array_elements(r.advisories) AS a WHERE a->>'id' = id) END,
-               'advisory.unfixed:' || r.code || '@' || r.installed_version, id, r.advisories
+               'advisory.unfixed:' || r.code || '@' || r.installed_version, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
         WHERE r.code = ANY (codes) AND NOT id = ANY (r.exploited_ids) AND NOT id = ANY (r.malicious_ids)
@@ -208,6 +206,18 @@ BEGIN
     ) f ON (ch.events = 'all' OR NOT f.update_only)
        AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
     WHERE ch.enabled;
+    IF by_key IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT count(*)
+    INTO missing
+    FROM jsonb_array_elements(by_key) AS m(v)
+    WHERE m.v->>'scope' IS NULL OR NOT EXISTS (
+        SELECT FROM notification_events e
+        JOIN component_results r ON r.code = m.v->>'code'
+        WHERE e.advisory_scope = m.v->>'scope' AND e.channel_id = (m.v->>'channel')::bigint
+          AND e.advisory_keys && upcheck_advisory_keys(jsonb_path_query_array(
+                  r.advisories, '$[*] ? (@.id == $id)', jsonb_build_object('id', m.v->>'id'))));
     IF missing > 0 THEN
         RAISE EXCEPTION '% notification events to queue', missing USING ERRCODE = 'UN001';
     END IF;
