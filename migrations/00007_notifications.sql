@@ -81,8 +81,29 @@ CREATE TABLE notification_events (
     -- no job, and enabling the channel queues it again
     -- (notify.Service.SetEnabled), once.
     held_at      timestamptz,
+    -- An event about one advisory (malicious_package, advisory.exploited,
+    -- advisory.unfixed) remembers the advisory's keys, its id and aliases
+    -- upper-cased (upcheck_advisory_keys), and its scope, the event's key
+    -- without the advisory id ("advisory.unfixed:blog@2.3.0"); null for
+    -- every other event. The same advisory can come back under another id
+    -- (an OSV record renamed to or merged into one of its aliases, a
+    -- publisher's id replaced by the GHSA id that lists it): EventPlan does
+    -- not queue an event whose scope a stored event of the channel has
+    -- with keys that overlap the advisory's, so the operator is not told
+    -- twice of what they know.
+    advisory_scope text,
+    advisory_keys  text[],
+    CHECK ((advisory_scope IS NULL) = (advisory_keys IS NULL)),
     UNIQUE (channel_id, key)
 );
+-- The lookup of that rule: the events of one scope (a component, its
+-- installed version where the key has it, one type) are a few advisories
+-- on each channel, whose keys are then compared; EventPlan asks for the
+-- channels that have one, upcheck_nothing_to_queue for one channel. A GIN
+-- index on advisory_keys would answer the overlap first, which matches
+-- every event of the same CVE on every component and channel.
+CREATE INDEX notification_events_advisory ON notification_events (advisory_scope, channel_id) INCLUDE (advisory_keys)
+    WHERE advisory_scope IS NOT NULL;
 CREATE INDEX notification_events_pending ON notification_events (created_at) WHERE state = 'pending';
 CREATE INDEX notification_events_message ON notification_events (message_id) WHERE message_id IS NOT NULL;
 -- What a gathering looks for: pending events not yet in a message.
@@ -104,6 +125,20 @@ CREATE INDEX notification_events_held ON notification_events (channel_id) WHERE 
 -- It sees the channels EventPlan would see at that point of the same
 -- transaction.
 --
+-- An advisory's event whose key is missing is not missing when a stored
+-- event of the channel has its scope and shares a key with it (EventPlan's
+-- rule for an advisory back under another id, notification_events.
+-- advisory_scope). That is asked in a second statement, of the events
+-- missing by their keys alone, so that a check whose events are all
+-- queued (the common case) runs the first statement as it was: asked in
+-- the first, beside each key's lookup, it doubled the plan's estimate,
+-- past the cost at which PostgreSQL compiles a plan with JIT (which took
+-- longer than the statement). Only the second reads an advisory's id and
+-- aliases from the result's JSON. An id is one advisory of a result (a
+-- document's ids are unique, the feeds' records are merged into the
+-- advisory they share a key with); an id without one in the JSON has no
+-- keys: missing, as before.
+--
 -- A function, with a generic plan: as a prepared statement, PostgreSQL
 -- re-planned it at every execution (its generic plan's estimate, for an
 -- array of unknown length, is above the custom plans'), which cost four
@@ -114,25 +149,31 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
+    -- The events missing by their keys: channel, scope, advisory id and
+    -- component of each (scope null: not an advisory's event).
+    by_key jsonb;
     missing bigint;
     -- A channel has an EPSS threshold: only then are scores read.
     thresholds boolean := EXISTS (SELECT FROM notification_channels WHERE enabled AND min_epss IS NOT NULL);
 BEGIN
-    SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key))
-    INTO missing
+    SELECT jsonb_agg(jsonb_build_object('channel', ch.id, 'scope', f.scope, 'id', f.id, 'code', f.code))
+           FILTER (WHERE NOT EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key))
+    INTO by_key
     FROM notification_channels ch
     JOIN (
         SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only,
-               NULL::float8 AS epss
+               NULL::float8 AS epss, NULL AS scope, NULL AS id, NULL AS code
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.security AND r.security_version IS NOT NULL
         UNION ALL
-        SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8
+        SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8,
+               'malicious_package:' || r.code || '@' || r.installed_version, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.malicious_ids) AS id
         WHERE r.code = ANY (codes)
         UNION ALL
-        SELECT 'advisory.exploited:' || r.code || '/' || id, false, NULL
+        SELECT 'advisory.exploited:' || r.code || '/' || id, false, NULL,
+               'advisory.exploited:' || r.code, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.exploited_ids) AS id
         WHERE r.code = ANY (codes) AND NOT id = ANY (r.malicious_ids)
@@ -141,29 +182,42 @@ BEGIN
         -- event; its EPSS score is read only for a channel with a threshold.
         SELECT 'advisory.unfixed:' || r.code || '@' || r.installed_version || '/' || id, false,
                CASE WHEN thresholds THEN (SELECT max((a->'epss'->>'score')::float8)
-                                           FROM jsonb_array_elements(r.advisories) AS a WHERE a->>'id' = id) END
+                                           FROM jsonb_array_elements(r.advisories) AS a WHERE a->>'id' = id) END,
+               'advisory.unfixed:' || r.code || '@' || r.installed_version, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
         WHERE r.code = ANY (codes) AND NOT id = ANY (r.exploited_ids) AND NOT id = ANY (r.malicious_ids)
         UNION ALL
-        SELECT 'deprecated:' || r.code || '@' || r.installed_version, false, NULL
+        SELECT 'deprecated:' || r.code || '@' || r.installed_version, false, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.deprecated IS NOT NULL
         UNION ALL
-        SELECT 'trust_downgrade:' || r.code || '@' || r.provenance_lost || '/provenance_lost', false, NULL
+        SELECT 'trust_downgrade:' || r.code || '@' || r.provenance_lost || '/provenance_lost', false, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.provenance_lost IS NOT NULL
         UNION ALL
-        SELECT 'trust_downgrade:' || r.code || '@' || r.new_publisher_version || '/new_publisher', false, NULL
+        SELECT 'trust_downgrade:' || r.code || '@' || r.new_publisher_version || '/new_publisher', false, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.new_publisher_version IS NOT NULL
         UNION ALL
-        SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL
+        SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.update_available
     ) f ON (ch.events = 'all' OR NOT f.update_only)
        AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
     WHERE ch.enabled;
+    IF by_key IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT count(*)
+    INTO missing
+    FROM jsonb_array_elements(by_key) AS m(v)
+    WHERE m.v->>'scope' IS NULL OR NOT EXISTS (
+        SELECT FROM notification_events e
+        JOIN component_results r ON r.code = m.v->>'code'
+        WHERE e.advisory_scope = m.v->>'scope' AND e.channel_id = (m.v->>'channel')::bigint
+          AND e.advisory_keys && upcheck_advisory_keys(jsonb_path_query_array(
+                  r.advisories, '$[*] ? (@.id == $id)', jsonb_build_object('id', m.v->>'id'))));
     IF missing > 0 THEN
         RAISE EXCEPTION '% notification events to queue', missing USING ERRCODE = 'UN001';
     END IF;

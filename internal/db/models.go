@@ -349,6 +349,8 @@ type NotificationEvent struct {
 	MessageID     uuid.NullUUID
 	NextAttemptAt *time.Time
 	HeldAt        *time.Time
+	AdvisoryScope *string
+	AdvisoryKeys  []string
 }
 
 type NotificationMessage struct {

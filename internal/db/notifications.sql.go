@@ -346,7 +346,9 @@ WITH facts AS (
            cs.code || '@' || cs.installed_version || '/' || (a->>'id') AS subject,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'package', cs.package, 'advisory', a - 'no_fix') AS payload,
-           NULL::float8 AS epss
+           NULL::float8 AS epss,
+           'malicious_package:' || cs.code || '@' || cs.installed_version AS scope,
+           upcheck_advisory_keys(jsonb_build_array(a)) AS keys
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
@@ -356,7 +358,9 @@ WITH facts AS (
            cs.code || '/' || (a->>'id'),
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'advisory', a - 'no_fix'),
-           NULL
+           NULL,
+           'advisory.exploited:' || cs.code,
+           upcheck_advisory_keys(jsonb_build_array(a))
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
@@ -375,7 +379,7 @@ WITH facts AS (
                               'advisories', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a->>'id', 'aliases', coalesce(a->'aliases', '[]'::jsonb))), '[]'::jsonb)
                                              FROM jsonb_array_elements(cs.open_advisories) AS a
                                              WHERE NOT coalesce((a->>'no_fix')::boolean, false))),
-           NULL
+           NULL, NULL, NULL
     FROM component_state cs
     JOIN component_results r ON r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
@@ -385,7 +389,9 @@ WITH facts AS (
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'advisory', a - 'no_fix'),
-           (a->'epss'->>'score')::float8
+           (a->'epss'->>'score')::float8,
+           'advisory.unfixed:' || cs.code || '@' || cs.installed_version,
+           upcheck_advisory_keys(jsonb_build_array(a))
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
@@ -397,7 +403,7 @@ WITH facts AS (
            cs.code || '@' || cs.installed_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'package', cs.registry_facts->>'package', 'message', cs.deprecated),
-           NULL
+           NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.deprecated IS NOT NULL
       AND cs.code = ANY ($3::text[])
@@ -410,7 +416,7 @@ WITH facts AS (
            cs.code || '@' || cs.provenance_lost || '/provenance_lost',
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'package', cs.registry_facts->>'package', 'kind', 'provenance_lost', 'version', cs.provenance_lost),
-           NULL
+           NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
       AND cs.code = ANY ($3::text[])
@@ -420,7 +426,7 @@ WITH facts AS (
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'package', cs.registry_facts->>'package', 'kind', 'new_publisher',
                               'version', cs.new_publisher_version, 'account', cs.new_publisher),
-           NULL
+           NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.new_publisher_version IS NOT NULL
       AND cs.code = ANY ($3::text[])
@@ -429,17 +435,23 @@ WITH facts AS (
            cs.code || '@' || cs.update_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
                               'version', cs.update_version, 'url', cs.release_url),
-           NULL
+           NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.update_available
       AND cs.code = ANY ($3::text[])
+),
+told AS MATERIALIZED (
+    SELECT f.type, f.subject, f.payload, f.epss, f.scope, f.keys, ARRAY(SELECT e.channel_id FROM notification_events e
+                      WHERE e.advisory_scope = f.scope AND e.advisory_keys && f.keys) AS channels
+    FROM facts f
 )
-INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
-SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, $1::bigint
-FROM facts f
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch, advisory_scope, advisory_keys)
+SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, $1::bigint, f.scope, f.keys
+FROM told f
 JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
      AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
-WHERE $2::bigint IS NULL OR ch.id = $2::bigint
+WHERE ($2::bigint IS NULL OR ch.id = $2::bigint)
+  AND NOT ch.id = ANY (f.channels)
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
 `
@@ -458,7 +470,18 @@ type EventPlanParams struct {
 // version) and an advisory exploited in the wild (once per component and
 // advisory, whatever the version) have their own events, sent to every
 // channel; an unfixed advisory that is neither is held to a channel's
-// min_epss (an advisory without a score is sent).
+// min_epss (an advisory without a score is sent). Each of these three
+// remembers its advisory's scope and keys (notification_events.
+// advisory_scope): an advisory back under another id (renamed to or merged
+// into an alias) queues no event of a scope whose stored event shares a key
+// with it.
+// The channels that were told of each advisory fact under another id
+// (notification_events_advisory): looked up once per fact, in a CTE of its
+// own so that the lookup is not repeated for each channel. Repeated, its
+// estimate (facts times channels, a poor guess of both) passed the cost
+// at which PostgreSQL compiles the plan with JIT, which took longer than
+// the statement; as a NOT EXISTS, the planner made it a hash of every
+// advisory event.
 func (q *Queries) EventPlan(ctx context.Context, db DBTX, arg EventPlanParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlan, arg.Epoch, arg.ChannelID, arg.Codes)
 	if err != nil {

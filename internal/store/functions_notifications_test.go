@@ -4,15 +4,13 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
-// upcheck_nothing_to_queue raises UN001 while an enabled channel may lack
-// an event the given components call for (a security release, an
-// unfixed advisory, and for an "all" channel an update), and nothing once
-// the channel has each, for a disabled channel, without a channel, or for
-// components that call for none.
-func testNothingToQueue(t *testing.T, f *fdb) {
-	ask := func(codes ...string) string {
+// askNothingToQueue asks upcheck_nothing_to_queue about codes: the
+// SQLSTATE it raised, "" for none.
+func askNothingToQueue(t *testing.T, f *fdb) func(codes ...string) string {
+	return func(codes ...string) string {
 		t.Helper()
 		_, err := f.Pool.Exec(t.Context(), `SELECT upcheck_nothing_to_queue($1)`, codes)
 		if err != nil && sqlState(err) == "" {
@@ -20,6 +18,19 @@ func testNothingToQueue(t *testing.T, f *fdb) {
 		}
 		return sqlState(err)
 	}
+}
+
+// upcheck_nothing_to_queue raises UN001 while an enabled channel may lack
+// an event the given components call for (a security release, an
+// unfixed advisory, and for an "all" channel an update), and nothing once
+// the channel has each, for a disabled channel, without a channel, or for
+// components that call for none.
+func testNothingToQueue(t *testing.T, f *fdb) {
+	t.Run("under another id", func(t *testing.T) {
+		t.Parallel()
+		testNothingToQueueUnderAnotherID(t, &fdb{pgtest.New(t)})
+	})
+	ask := askNothingToQueue(t, f)
 	f.exec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch,
 			security, security_version, update_available, update_version, no_fix_ids)
 		VALUES ('blog', 'https://p.example/a.json', '2.3.0', '1.0.0', sha256('doc'), 1, true, '2.4.1', true, '2.5.0', '{ACME-1}'),
@@ -92,5 +103,86 @@ func testNothingToQueue(t *testing.T, f *fdb) {
 	}
 	if got := ask(); got != "" {
 		t.Errorf("no component: SQLSTATE %q, want none", got)
+	}
+}
+
+// An advisory's event is not missing when the channel has an event of its
+// scope (type, component, and the installed version where the key has it)
+// whose keys share one with the advisory's id and aliases, whatever the
+// case: the advisory came back under another id (EventPlan queues nothing
+// for it). It is missing for another scope (component, installed version,
+// type), another channel, an unrelated advisory, and an id the result's
+// JSON does not have.
+func testNothingToQueueUnderAnotherID(t *testing.T, f *fdb) {
+	ask := askNothingToQueue(t, f)
+	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events) VALUES (1, 'ops', 'webhook', 'https://hooks.example/x', 'security')`)
+	// gallery's exploited ACME-1 (CVE-X) is now GHSA-Y listing both;
+	// forms's malicious MAL-1 is now GHSA-M listing it; wiki's unfixed
+	// ACME-2 is now GHSA-Z listing it.
+	f.exec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch,
+			advisories, advisory_ids, no_fix_ids, exploited_ids, malicious_ids)
+		VALUES ('gallery', 'https://p.example/a.json', '3.0.0', '1.0.0', sha256('doc'), 1,
+		        '[{"id": "GHSA-Y", "aliases": ["ACME-1", "cve-x"], "no_fix": true, "known_exploited": true}]',
+		        '{GHSA-Y}', '{GHSA-Y}', '{GHSA-Y}', '{}'),
+		       ('forms', 'https://p.example/a.json', '1.0.0', '1.0.0', sha256('doc'), 1,
+		        '[{"id": "GHSA-M", "aliases": ["mal-1"], "no_fix": true, "malicious": true}]',
+		        '{GHSA-M}', '{GHSA-M}', '{}', '{GHSA-M}'),
+		       ('wiki', 'https://p.example/a.json', '3.0.0', '1.0.0', sha256('doc'), 1,
+		        '[{"id": "GHSA-Z", "aliases": ["ACME-2"], "no_fix": true}]',
+		        '{GHSA-Z}', '{GHSA-Z}', '{}', '{}')`)
+	if got := ask("gallery", "forms", "wiki"); got != store.SQLStateEventsToQueue {
+		t.Fatalf("no events: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload, advisory_scope, advisory_keys) VALUES
+		(gen_random_uuid(), 1, 'advisory.exploited:gallery/ACME-1', 'advisory.exploited', '{}', 'advisory.exploited:gallery', '{ACME-1,CVE-X}'),
+		(gen_random_uuid(), 1, 'malicious_package:forms@1.0.0/MAL-1', 'malicious_package', '{}', 'malicious_package:forms@1.0.0', '{MAL-1}'),
+		(gen_random_uuid(), 1, 'advisory.unfixed:wiki@2.0.0/ACME-2', 'advisory.unfixed', '{}', 'advisory.unfixed:wiki@2.0.0', '{ACME-2}')`)
+	for _, code := range []string{"gallery", "forms"} {
+		if got := ask(code); got != "" {
+			t.Errorf("%s's advisory under another id, its event stored: SQLSTATE %q, want none", code, got)
+		}
+	}
+	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
+		t.Errorf("wiki's unfixed advisory notified for another installed version only: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload, advisory_scope, advisory_keys) VALUES
+		(gen_random_uuid(), 1, 'advisory.exploited:wiki/ACME-2', 'advisory.exploited', '{}', 'advisory.exploited:wiki', '{ACME-2}'),
+		(gen_random_uuid(), 1, 'advisory.unfixed:gallery@3.0.0/X', 'advisory.unfixed', '{}', 'advisory.unfixed:gallery@3.0.0', '{X}')`)
+	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
+		t.Errorf("wiki's unfixed advisory notified as exploited only: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload, advisory_scope, advisory_keys) VALUES
+		(gen_random_uuid(), 1, 'advisory.unfixed:wiki@3.0.0/ACME-2', 'advisory.unfixed', '{}', 'advisory.unfixed:wiki@3.0.0', '{ACME-2}')`)
+	if got := ask("gallery", "forms", "wiki"); got != "" {
+		t.Errorf("each advisory's event stored under its old id: SQLSTATE %q, want none", got)
+	}
+	// A new installed version is another scope for a malicious package.
+	f.exec(t, `UPDATE component_results SET installed_version = '1.0.1' WHERE code = 'forms'`)
+	if got := ask("forms"); got != store.SQLStateEventsToQueue {
+		t.Errorf("forms malicious at a new installed version: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `UPDATE component_results SET installed_version = '1.0.0' WHERE code = 'forms'`)
+	// An unrelated advisory beside the renamed one.
+	f.exec(t, `UPDATE component_results SET
+		advisories = advisories || '[{"id": "ACME-5", "aliases": ["CVE-Z"], "no_fix": true, "known_exploited": true}]',
+		advisory_ids = '{GHSA-Y,ACME-5}', no_fix_ids = '{GHSA-Y,ACME-5}', exploited_ids = '{GHSA-Y,ACME-5}' WHERE code = 'gallery'`)
+	if got := ask("gallery"); got != store.SQLStateEventsToQueue {
+		t.Errorf("an unrelated exploited advisory: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `UPDATE component_results SET advisories = '[{"id": "GHSA-Y", "aliases": ["ACME-1", "cve-x"], "no_fix": true, "known_exploited": true}]',
+		advisory_ids = '{GHSA-Y}', no_fix_ids = '{GHSA-Y}', exploited_ids = '{GHSA-Y}' WHERE code = 'gallery'`)
+	if got := ask("gallery"); got != "" {
+		t.Fatalf("gallery back to its renamed advisory: SQLSTATE %q, want none", got)
+	}
+	// An id that the result's JSON lacks cannot be compared: missing.
+	f.exec(t, `UPDATE component_results SET exploited_ids = '{GHSA-Y,ACME-6}' WHERE code = 'gallery'`)
+	if got := ask("gallery"); got != store.SQLStateEventsToQueue {
+		t.Errorf("an exploited id without its advisory: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `UPDATE component_results SET exploited_ids = '{GHSA-Y}' WHERE code = 'gallery'`)
+	// Another channel has none of the events.
+	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events) VALUES (2, 'chat', 'slack', 'https://hooks.example/y', 'security')`)
+	if got := ask("gallery"); got != store.SQLStateEventsToQueue {
+		t.Errorf("a second channel without gallery's event: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
 	}
 }
