@@ -161,7 +161,7 @@ func updatesWidget(s readmodel.Summary, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = stat(s.Waiting, "widget-waiting", "update waiting for its soak", "updates waiting for their soak", PathCatalog, toneNeutral).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = stat(s.Waiting, "widget-waiting", "update waiting for its soak", "updates waiting for their soak", CatalogPath(FilterWaiting, "", 0), toneNeutral).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -118,6 +118,7 @@ func pages() map[string]templ.Component {
 		}),
 		"catalog_policy": Catalog(CatalogProps{
 			Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
+			Counts: map[string]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 1},
 		}),
 		"catalog_empty": Catalog(CatalogProps{
 			Layout: layout(calm(), false), Filter: FilterSecurity,
