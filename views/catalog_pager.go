@@ -196,6 +196,9 @@ func catalogEmptyText(p CatalogProps) string {
 	case FilterAttention:
 		return "No component has a security update or a vulnerable version."
 	case FilterMalicious:
+		if p.Layout.Summary.Malicious == nil {
+			return "No OSV advisory feed has been read, so no package is known to be malicious or not."
+		}
 		return "No installed package is matched by an advisory saying it is malicious."
 	case FilterExploited:
 		return "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild."

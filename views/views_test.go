@@ -60,6 +60,8 @@ func attention() readmodel.Summary {
 		Attention:           attentionFixture(),
 		OldestSecuritySince: ago(72 * time.Hour), OldestSecuritySeconds: 72 * 3600,
 		NextCheckAt: in(16*time.Hour + 17*time.Minute),
+		// An OSV feed was read: no known malicious package is a fact.
+		Malicious: new(int), MalwareReadAt: ago(6 * time.Hour),
 	}
 }
 
