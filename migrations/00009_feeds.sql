@@ -165,6 +165,19 @@ LANGUAGE sql STABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- When an advisory feed that can name malicious packages (osv and osv-api:
+-- readmodel.FeedKind.NamesMalware, its Go twin) last completed a sync;
+-- null: none ever did, so nothing is known of malicious packages and no
+-- count of them may be given (the summary's malicious is null then). The
+-- one definition of "the advisory feeds were read".
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_malware_read_at()
+RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT max(f.last_success_at) FROM feeds f WHERE f.kind IN ('osv', 'osv-api')
+$$;
+-- +goose StatementEnd
+
 -- Every configured feed with its derived facts: stale (no success for the
 -- stale age since it last succeeded or, never, since it was configured:
 -- its first sync row), failing (upcheck_failing, as for sources), and
@@ -188,6 +201,7 @@ CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
 -- +goose Down
 DROP TRIGGER read_model_changed ON feeds;
 DROP VIEW feed_state;
+DROP FUNCTION upcheck_malware_read_at();
 DROP FUNCTION upcheck_feed_sync_dead(bigint);
 DROP FUNCTION upcheck_feed_stale_age();
 DROP TABLE intel_pending;

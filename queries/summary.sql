@@ -98,6 +98,11 @@ totals AS (
 ),
 oldest_security AS (
     SELECT min(security_since) AS since FROM component_exposure
+),
+-- One row, always: joined LEFT only so that sqlc types its column as
+-- nullable, which it is.
+malware AS (
+    SELECT upcheck_malware_read_at() AS read_at
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -113,6 +118,9 @@ SELECT
     totals.trust_downgrades::bigint                                             AS trust_downgrades,
     totals.known_exploited::bigint                                              AS known_exploited,
     totals.malicious::bigint                                                    AS malicious,
+    -- null while no feed that names malicious packages was ever read: then
+    -- the malicious count is not given (upcheck_malware_read_at)
+    malware.read_at                                                             AS malware_read_at,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
     totals.oldest_success_at                                                    AS oldest_success_at,
@@ -157,4 +165,5 @@ SELECT
 FROM totals
 LEFT JOIN last_run ON true
 LEFT JOIN never ON true
-CROSS JOIN oldest_security;
+CROSS JOIN oldest_security
+LEFT JOIN malware ON true;

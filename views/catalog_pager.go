@@ -103,23 +103,36 @@ var filterOptions = []filterOption{
 	{FilterUpdates, "Updates"},
 	{FilterSecurity, "Security"},
 	{FilterVulnerable, "Vulnerable"},
+	{FilterWaiting, "Waiting for a soak"},
+	{FilterSkipped, "Skipped"},
 	{FilterFailing, "Failing checks"},
 	{FilterStale, "Stale"},
 	{FilterDismissed, "Dismissed advisories"},
 }
 
-// shownFilters are the filters the page offers: the malicious and
-// exploited ones only while a component is so (or one is chosen), since
-// most sites never have one.
+// shownFilters are the filters the page offers: the malicious, exploited,
+// waiting and skipped ones only while a component is so (or one is
+// chosen), since most sites never have one (waiting and skipped need a
+// policy's soak or a skip).
 func shownFilters(p CatalogProps) []filterOption {
 	out := make([]filterOption, 0, len(filterOptions))
 	for _, f := range filterOptions {
-		if (f.Value == FilterMalicious || f.Value == FilterExploited) && p.Counts[f.Value] == 0 && p.Filter != f.Value {
+		if occasionalFilter(f.Value) && p.Counts[f.Value] == 0 && p.Filter != f.Value {
 			continue
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// occasionalFilter reports whether the page offers the filter only while
+// it shows a component (shownFilters).
+func occasionalFilter(f string) bool {
+	switch f {
+	case FilterMalicious, FilterExploited, FilterWaiting, FilterSkipped:
+		return true
+	}
+	return false
 }
 
 // filterNoun is what the current filter shows, for the count line.
@@ -137,6 +150,10 @@ func filterNoun(f string, n int) string {
 		return pick(n, "component", "components") + " with a security update"
 	case FilterVulnerable:
 		return pick(n, "vulnerable component", "vulnerable components")
+	case FilterWaiting:
+		return pick(n, "component", "components") + " with a release waiting for its soak"
+	case FilterSkipped:
+		return pick(n, "component", "components") + " with a skipped release"
 	case FilterFailing:
 		return pick(n, "component whose", "components whose") + " check is failing"
 	case FilterStale:
@@ -179,6 +196,9 @@ func catalogEmptyText(p CatalogProps) string {
 	case FilterAttention:
 		return "No component has a security update or a vulnerable version."
 	case FilterMalicious:
+		if p.Layout.Summary.Malicious == nil {
+			return "No OSV advisory feed has been read, so no package is known to be malicious or not."
+		}
 		return "No installed package is matched by an advisory saying it is malicious."
 	case FilterExploited:
 		return "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild."
@@ -188,6 +208,10 @@ func catalogEmptyText(p CatalogProps) string {
 		return "No component has a security update."
 	case FilterVulnerable:
 		return "No installed version is affected by a known advisory."
+	case FilterWaiting:
+		return "No component has a release waiting for its soak: every release the policy allows is offered."
+	case FilterSkipped:
+		return "No skip hides a release from any component."
 	case FilterFailing:
 		return "No component’s check is failing."
 	case FilterStale:

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -90,5 +92,47 @@ func TestPolicyNotesWithoutReasons(t *testing.T) {
 	r.Waiting.Until = nil
 	if got := policyNotes(r)[0]; got != "2.5.0 waits for its soak" {
 		t.Errorf("a waiting release without a date: %q", got)
+	}
+}
+
+// The catalog offers the waiting and skipped filters, with their counts,
+// while a component is so or the filter is chosen, and not otherwise
+// (most sites set no soak and skip nothing); the dashboard's waiting count
+// links to the waiting filter.
+func TestCatalogOffersWaitingAndSkipped(t *testing.T) {
+	t.Parallel()
+	links := func(p CatalogProps) map[string]string {
+		out := map[string]string{}
+		for _, a := range findAll(one(t, doc(t, Catalog(p)), "catalog-filters"), func(n *html.Node) bool { return n.Data == "a" }) {
+			f, _ := attr(a, "data-filter")
+			out[f] = text(a)
+		}
+		return out
+	}
+	got := links(CatalogProps{Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
+		Counts: map[string]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 3}})
+	if got[FilterWaiting] != "Waiting for a soak (1)" || got[FilterSkipped] != "Skipped (3)" {
+		t.Errorf("with a waiting and skipped components the filters read %q", got)
+	}
+	got = links(CatalogProps{Layout: layout(calm(), true), Counts: map[string]int{FilterAll: 6}})
+	if _, ok := got[FilterWaiting]; ok {
+		t.Errorf("no component waits, yet the waiting filter is offered: %q", got)
+	}
+	if _, ok := got[FilterSkipped]; ok {
+		t.Errorf("no skip hides a release, yet the skipped filter is offered: %q", got)
+	}
+	got = links(CatalogProps{Layout: layout(calm(), true), Filter: FilterWaiting, Counts: map[string]int{FilterAll: 6, FilterWaiting: 0}})
+	if got[FilterWaiting] != "Waiting for a soak (0)" {
+		t.Errorf("the chosen waiting filter reads %q", got[FilterWaiting])
+	}
+	if n := filterNoun(FilterWaiting, 2); n != "components with a release waiting for its soak" {
+		t.Errorf("waiting count words %q", n)
+	}
+
+	widget := one(t, doc(t, Dashboard(DashboardProps{Layout: layout(readmodel.Summary{Components: 3, Waiting: 2}, true)})), "widget-waiting")
+	if a := widget.Parent; a == nil || a.Data != "a" {
+		t.Fatalf("the waiting count is not in a link")
+	} else if href, _ := attr(a, "href"); href != CatalogPath(FilterWaiting, "", 0) {
+		t.Errorf("the waiting count links to %q, want the waiting filter", href)
 	}
 }

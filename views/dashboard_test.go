@@ -138,3 +138,37 @@ func TestCheckOutcomeMessage(t *testing.T) {
 		}
 	}
 }
+
+// The widget gives the count of known malicious packages only once an OSV
+// feed was read (0 then is a fact), and until then says that none was
+// read, never "0 known malicious packages"; the catalog's empty malicious
+// page says the same.
+func TestWidgetSaysMalwareWasNotChecked(t *testing.T) {
+	t.Parallel()
+	unread := readmodel.Summary{Components: 3, Attention: []readmodel.AttentionItem{}}
+	root := doc(t, Dashboard(DashboardProps{Layout: layout(unread, true)}))
+	count, words := one(t, root, "widget-malicious"), one(t, root, "widget-malware-unread")
+	if item := count.Parent.Parent; !hidden(item) {
+		t.Errorf("no OSV feed was read, yet the widget shows %q", text(item))
+	}
+	if hidden(words) || text(words) != "Malicious packages not checked: no OSV advisory feed has been read" {
+		t.Errorf("no OSV feed was read: the widget says %q (hidden %v)", text(words), hidden(words))
+	}
+	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: FilterMalicious}); !strings.Contains(got, "No OSV advisory feed has been read") {
+		t.Errorf("the empty malicious filter, nothing read, says %q", got)
+	}
+
+	read := unread
+	read.Malicious, read.MalwareReadAt = new(int), ago(time.Hour)
+	root = doc(t, Dashboard(DashboardProps{Layout: layout(read, true)}))
+	count, words = one(t, root, "widget-malicious"), one(t, root, "widget-malware-unread")
+	if item := count.Parent.Parent; hidden(item) || text(item) != "0 known malicious packages" {
+		t.Errorf("an OSV feed was read: the widget shows %q (hidden %v)", text(item), hidden(item))
+	}
+	if !hidden(words) {
+		t.Errorf("an OSV feed was read, yet the widget says %q", text(words))
+	}
+	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: FilterMalicious}); got != "No installed package is matched by an advisory saying it is malicious." {
+		t.Errorf("the empty malicious filter, OSV read, says %q", got)
+	}
+}

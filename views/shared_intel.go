@@ -40,6 +40,11 @@ const (
 	KEVNote = "KEV's dates are set for US federal agencies: a reference, not a deadline for every site."
 )
 
+// MalwareUnreadWords say, where the count of known malicious packages
+// would be, that no feed that names them (osv, osv-api) was ever read, so
+// none is known (Summary.Malicious is nil).
+const MalwareUnreadWords = "Malicious packages not checked: no OSV advisory feed has been read"
+
 // intelAlertText is the banner's lead for malicious packages and exploited
 // advisories ("1 known malicious package: remove it. 2 components have an
 // advisory exploited in the wild."); "" when there is neither.

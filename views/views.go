@@ -81,6 +81,8 @@ const (
 	FilterDismissed  = readmodel.FilterDismissed
 	FilterMalicious  = readmodel.FilterMalicious
 	FilterExploited  = readmodel.FilterKnownExploited
+	FilterWaiting    = readmodel.FilterWaiting
+	FilterSkipped    = readmodel.FilterSkipped
 )
 
 // DefaultPageSize is used when CatalogProps.PageSize is not positive.

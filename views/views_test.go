@@ -60,6 +60,8 @@ func attention() readmodel.Summary {
 		Attention:           attentionFixture(),
 		OldestSecuritySince: ago(72 * time.Hour), OldestSecuritySeconds: 72 * 3600,
 		NextCheckAt: in(16*time.Hour + 17*time.Minute),
+		// An OSV feed was read: no known malicious package is a fact.
+		Malicious: new(int), MalwareReadAt: ago(6 * time.Hour),
 	}
 }
 
@@ -118,6 +120,7 @@ func pages() map[string]templ.Component {
 		}),
 		"catalog_policy": Catalog(CatalogProps{
 			Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
+			Counts: map[string]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 1},
 		}),
 		"catalog_empty": Catalog(CatalogProps{
 			Layout: layout(calm(), false), Filter: FilterSecurity,

@@ -67,6 +67,10 @@ func shows(e *store.CatalogEntry, status string) bool {
 		return e.KnownExploited
 	case readmodel.FilterMalicious:
 		return e.Malicious
+	case readmodel.FilterWaiting:
+		return e.Waiting != nil
+	case readmodel.FilterSkipped:
+		return e.Skipped != nil
 	}
 	return false
 }
@@ -215,7 +219,8 @@ func countsBy(n func(status string) int) store.CatalogCounts {
 	return store.CatalogCounts{All: n(readmodel.FilterAll), Attention: n(readmodel.FilterAttention), Updates: n(readmodel.FilterUpdates),
 		Security: n(readmodel.FilterSecurity), Vulnerable: n(readmodel.FilterVulnerable), Failing: n(readmodel.FilterFailing),
 		Stale: n(readmodel.FilterStale), Dismissed: n(readmodel.FilterDismissed),
-		KnownExploited: n(readmodel.FilterKnownExploited), Malicious: n(readmodel.FilterMalicious)}
+		KnownExploited: n(readmodel.FilterKnownExploited), Malicious: n(readmodel.FilterMalicious),
+		Waiting: n(readmodel.FilterWaiting), Skipped: n(readmodel.FilterSkipped)}
 }
 
 // keep returns the positions the filter status shows.

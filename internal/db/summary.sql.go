@@ -95,6 +95,9 @@ totals AS (
 ),
 oldest_security AS (
     SELECT min(security_since) AS since FROM component_exposure
+),
+malware AS (
+    SELECT upcheck_malware_read_at() AS read_at
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -110,6 +113,9 @@ SELECT
     totals.trust_downgrades::bigint                                             AS trust_downgrades,
     totals.known_exploited::bigint                                              AS known_exploited,
     totals.malicious::bigint                                                    AS malicious,
+    -- null while no feed that names malicious packages was ever read: then
+    -- the malicious count is not given (upcheck_malware_read_at)
+    malware.read_at                                                             AS malware_read_at,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
     totals.oldest_success_at                                                    AS oldest_success_at,
@@ -155,6 +161,7 @@ FROM totals
 LEFT JOIN last_run ON true
 LEFT JOIN never ON true
 CROSS JOIN oldest_security
+LEFT JOIN malware ON true
 `
 
 type SummaryReadRow struct {
@@ -171,6 +178,7 @@ type SummaryReadRow struct {
 	TrustDowngrades       int64
 	KnownExploited        int64
 	Malicious             int64
+	MalwareReadAt         *time.Time
 	AnyNeverSucceeded     bool
 	OldestSuccessAt       interface{}
 	LastStatus            *string
@@ -204,6 +212,8 @@ type SummaryReadRow struct {
 // Their exposure and their most urgent open advisory (malicious first,
 // then known exploited, then no fix, then by severity, then in document
 // order), looked up for them alone.
+// One row, always: joined LEFT only so that sqlc types its column as
+// nullable, which it is.
 func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64) (SummaryReadRow, error) {
 	row := db.QueryRow(ctx, summaryRead, attentionLimit)
 	var i SummaryReadRow
@@ -221,6 +231,7 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.TrustDowngrades,
 		&i.KnownExploited,
 		&i.Malicious,
+		&i.MalwareReadAt,
 		&i.AnyNeverSucceeded,
 		&i.OldestSuccessAt,
 		&i.LastStatus,

@@ -169,7 +169,7 @@ var (
 	descExploited  = prometheus.NewDesc("upcheck_known_exploited_components",
 		"Components affected by an open advisory exploited in the wild (in the KEV catalogue).", nil, nil)
 	descMalicious = prometheus.NewDesc("upcheck_malicious_components",
-		"Components matched by an open advisory saying the package is malicious: remove them.", nil, nil)
+		"Components matched by an open advisory saying the package is malicious: remove them. Absent until an OSV feed (osv, osv-api) has been read.", nil, nil)
 	descExposure = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
 		"How long this site has known of its oldest open security problem (a security update not installed, or an advisory not dismissed); 0: none.", nil, nil)
 )
@@ -210,7 +210,11 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descNFailing, prometheus.GaugeValue, float64(sum.NotificationsFailing))
 	ch <- prometheus.MustNewConstMetric(descExposure, prometheus.GaugeValue, sum.OldestSecuritySeconds)
 	ch <- prometheus.MustNewConstMetric(descExploited, prometheus.GaugeValue, float64(sum.KnownExploited))
-	ch <- prometheus.MustNewConstMetric(descMalicious, prometheus.GaugeValue, float64(sum.Malicious))
+	// Absent until a feed that names malicious packages was read: no
+	// series rather than a 0 nothing supports (Summary.Malicious).
+	if sum.Malicious != nil {
+		ch <- prometheus.MustNewConstMetric(descMalicious, prometheus.GaugeValue, float64(*sum.Malicious))
+	}
 	if s.feeds != nil {
 		collectFeeds(ctx, s.feeds, ch)
 	}

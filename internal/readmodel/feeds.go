@@ -27,6 +27,12 @@ const (
 // AllFeedKinds are the feed kinds, in the order Source health lists them.
 func AllFeedKinds() []FeedKind { return []FeedKind{FeedOSV, FeedOSVAPI, FeedKEV, FeedEPSS} }
 
+// NamesMalware reports whether a feed of kind k can name malicious
+// packages (OSV MAL- records): osv and osv-api. Until one of them has
+// completed a sync (Summary.MalwareReadAt, upcheck_malware_read_at in SQL)
+// nothing is known of malicious packages, and no count of them is given.
+func (k FeedKind) NamesMalware() bool { return k == FeedOSV || k == FeedOSVAPI }
+
 // Valid reports whether k is one of AllFeedKinds.
 func (k FeedKind) Valid() bool { return slices.Contains(AllFeedKinds(), k) }
 

@@ -27,12 +27,19 @@ const (
 	FilterKnownExploited = "exploited"
 	// FilterMalicious: an open advisory says the package is malicious.
 	FilterMalicious = "malicious"
+	// FilterWaiting: the offered update is held back by a soak: a release
+	// newer than it waits for its soak (docs/policy.md), as the summary's
+	// waiting counts.
+	FilterWaiting = "waiting"
+	// FilterSkipped: a skip hides a release newer than the installed
+	// version (the catalog row's skipped).
+	FilterSkipped = "skipped"
 )
 
 // CatalogFilters are the catalog's filters in the order the page offers
 // them; FilterAll first.
 var CatalogFilters = []string{FilterAll, FilterAttention, FilterMalicious, FilterKnownExploited, FilterUpdates,
-	FilterSecurity, FilterVulnerable, FilterFailing, FilterStale, FilterDismissed}
+	FilterSecurity, FilterVulnerable, FilterWaiting, FilterSkipped, FilterFailing, FilterStale, FilterDismissed}
 
 // IsCatalogFilter reports whether status names a catalog filter.
 func IsCatalogFilter(status string) bool {

@@ -65,9 +65,15 @@ type Summary struct {
 	// KnownExploited counts components affected by an open advisory that
 	// the KEV catalogue lists as exploited in the wild; Malicious those
 	// matched by an open advisory saying the package is malicious
-	// (docs/feeds.md).
-	KnownExploited int `json:"known_exploited"`
-	Malicious      int `json:"malicious"`
+	// (docs/feeds.md), nil while MalwareReadAt is nil: no advisory feed
+	// that names malicious packages was ever read, so none is known and
+	// none may be said to be none.
+	KnownExploited int  `json:"known_exploited"`
+	Malicious      *int `json:"malicious"`
+	// MalwareReadAt is when a feed that can name malicious packages (osv,
+	// osv-api: FeedKind.NamesMalware) last completed a sync; nil: none
+	// ever did (upcheck_malware_read_at).
+	MalwareReadAt *time.Time `json:"malware_read_at"`
 	// Stale counts components whose source has gone 48 hours without a
 	// successful read since the component was installed or the source last
 	// succeeded, or whose document has expired (upcheck_stale, a SQL
@@ -109,6 +115,16 @@ type Summary struct {
 	// NextCheckAt is when this process's schedule fires next, on its clock;
 	// nil when no schedule runs in it.
 	NextCheckAt *time.Time `json:"next_check_at"`
+}
+
+// MaliciousCount is Malicious, 0 while no feed that names malicious
+// packages was read: for sums and thresholds, never for words that say
+// how many there are.
+func (s Summary) MaliciousCount() int {
+	if s.Malicious == nil {
+		return 0
+	}
+	return *s.Malicious
 }
 
 // AttentionLimit is how many components Summary.Attention names.

@@ -48,7 +48,7 @@ type CatalogEntry struct {
 // CatalogCounts is how many components each catalog filter shows.
 type CatalogCounts struct {
 	All, Attention, Updates, Security, Vulnerable, Failing, Stale, Dismissed int
-	KnownExploited, Malicious                                                int
+	KnownExploited, Malicious, Waiting, Skipped                              int
 }
 
 // Of is the count of one filter, as CatalogFilter.Status names it; 0 for
@@ -75,6 +75,10 @@ func (c CatalogCounts) Of(status string) int {
 		return c.KnownExploited
 	case readmodel.FilterMalicious:
 		return c.Malicious
+	case readmodel.FilterWaiting:
+		return c.Waiting
+	case readmodel.FilterSkipped:
+		return c.Skipped
 	}
 	return 0
 }

@@ -209,3 +209,41 @@ func testReadModelTurnsAt(t *testing.T, f *fdb) {
 		t.Errorf("every instant is past: turns at %v, want null", at)
 	}
 }
+
+// The advisory feeds were read once a feed that can name malicious
+// packages completed a sync: upcheck_malware_read_at is the latest
+// success of an osv or osv-api feed, exactly the kinds
+// readmodel.FeedKind.NamesMalware names; null while none succeeded (none
+// configured, or only failures, or only KEV and EPSS, which name none).
+func testMalwareReadAt(t *testing.T, f *fdb) {
+	readAt := func() *time.Time {
+		t.Helper()
+		var at *time.Time
+		f.QueryRow(t, `SELECT upcheck_malware_read_at()`).Scan(&at)
+		return at
+	}
+	if at := readAt(); at != nil {
+		t.Errorf("no feed configured: read at %v, want null", at)
+	}
+	f.exec(t, `INSERT INTO feeds (kind, url, epoch, last_attempt_at, last_error) VALUES ('osv', 'https://feeds.example/all.zip', 1, now(), 'connection refused')`)
+	if at := readAt(); at != nil {
+		t.Errorf("an osv feed that only failed: read at %v, want null", at)
+	}
+	f.exec(t, `DELETE FROM feeds`)
+	success := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	for _, kind := range readmodel.AllFeedKinds() {
+		f.exec(t, `DELETE FROM feeds`)
+		f.exec(t, `INSERT INTO feeds (kind, url, epoch, last_success_at) VALUES ($1, 'https://feeds.example/x', 1, $2)`, string(kind), success)
+		if at := readAt(); kind.NamesMalware() != (at != nil) || at != nil && !at.Equal(success) {
+			t.Errorf("only a %s feed read at %s: upcheck_malware_read_at() = %v, NamesMalware() = %v", kind, success, at, kind.NamesMalware())
+		}
+	}
+	f.exec(t, `DELETE FROM feeds`)
+	later := success.Add(26 * time.Hour)
+	f.exec(t, `INSERT INTO feeds (kind, url, epoch, last_success_at) VALUES
+		('osv', 'https://feeds.example/all.zip', 1, $1), ('osv-api', 'https://feeds.example/api', 1, $2),
+		('kev', 'https://feeds.example/kev.json', 1, $3)`, success, later, later.Add(time.Hour))
+	if at := readAt(); at == nil || !at.Equal(later) {
+		t.Errorf("osv read at %s, osv-api at %s, kev later: read at %v, want the osv-api's", success, later, at)
+	}
+}

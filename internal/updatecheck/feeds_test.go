@@ -141,11 +141,11 @@ func TestCheckMergesTheFeedsAdvisories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Malicious != 1 || sum.KnownExploited != 1 || len(sum.Attention) < 2 ||
+	if sum.MaliciousCount() != 1 || sum.Malicious == nil || sum.MalwareReadAt == nil || sum.KnownExploited != 1 || len(sum.Attention) < 2 ||
 		sum.Attention[0].Code != "forms" || sum.Attention[0].Kind != readmodel.KindMalicious ||
 		sum.Attention[1].Code != "blog" || sum.Attention[1].Kind != readmodel.KindKnownExploited {
-		t.Errorf("summary malicious %d exploited %d attention %+v; want forms (malicious) then blog (exploited)",
-			sum.Malicious, sum.KnownExploited, sum.Attention)
+		t.Errorf("summary malicious %v (OSV read %v) exploited %d attention %+v; want forms (malicious) then blog (exploited)",
+			sum.Malicious, sum.MalwareReadAt, sum.KnownExploited, sum.Attention)
 	}
 	var stored, pending int
 	b.db.QueryRow(t, `SELECT count(*) FROM osv_records`).Scan(&stored)

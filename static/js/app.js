@@ -181,7 +181,14 @@
     var widget = byTestId("updates-widget");
     if (!widget) return;
     setStat("widget-components", number(s.components));
+    // malicious is null until an OSV feed was read: the widget says so
+    // instead of a count (views.maliciousStat).
+    var maliciousKnown = typeof s.malicious === "number";
     setStat("widget-malicious", number(s.malicious));
+    var maliciousEl = byTestId("widget-malicious");
+    if (maliciousEl && maliciousEl.closest(".stat")) maliciousEl.closest(".stat").hidden = !maliciousKnown;
+    var unreadEl = byTestId("widget-malware-unread");
+    if (unreadEl) unreadEl.hidden = maliciousKnown;
     setStat("widget-exploited", number(s.known_exploited));
     setStat("widget-updates", number(s.updates_available));
     setStat("widget-waiting", number(s.waiting));
