@@ -283,7 +283,12 @@ func TestRollbackStateOutlivesARemovedComponent(t *testing.T) {
 }
 
 // A statement timeout inside a fenced write is reported as what it is: the
-// check fails, saying so; it did not lose its lease.
+// check fails, saying so; it did not lose its lease. (The check writes its
+// sources in parallel: while one write sleeps holding the lease's share
+// lock, the heartbeat's update queues behind it and another source's fence
+// behind that, whose lock wait may time out first. That is the same slow
+// statement, worded by the write that noticed it, and no lost lease
+// either.)
 func TestStatementTimeoutIsNotALostLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -293,7 +298,8 @@ func TestStatementTimeoutIsNotALostLease(t *testing.T) {
 		BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$`)
 	b.db.MustExec(t, "CREATE TRIGGER slow BEFORE INSERT OR UPDATE ON sources FOR EACH ROW EXECUTE FUNCTION slow()")
 	res := b.run(lease.Operator)
-	if res.Status != Failed || !strings.Contains(res.Error, "ran past") {
-		t.Fatalf("check = %s, want failed with a statement timeout", resultJSON(res))
+	slow := strings.Contains(res.Error, "ran past") || strings.Contains(res.Error, store.ErrLockTimeout.Error())
+	if res.Status != Failed || !slow || strings.Contains(res.Error, lease.ErrLeaseLost.Error()) {
+		t.Fatalf("check = %s, want failed with a statement timeout (or the lock wait behind it), not a lost lease", resultJSON(res))
 	}
 }
