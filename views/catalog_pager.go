@@ -201,6 +201,9 @@ func catalogEmptyText(p CatalogProps) string {
 		}
 		return "No installed package is matched by an advisory saying it is malicious."
 	case FilterExploited:
+		if p.Layout.Summary.KnownExploited == nil {
+			return "The KEV catalogue has not been read, so no advisory is known to be exploited in the wild or not."
+		}
 		return "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild."
 	case FilterUpdates:
 		return "No component has an update available."
