@@ -178,6 +178,20 @@ LANGUAGE sql STABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- When a feed that can say an advisory is exploited in the wild (kev, the
+-- KEV catalogue: readmodel.FeedKind.NamesExploited, its Go twin) last
+-- completed a sync; null: none ever did, so nothing is known of exploited
+-- advisories and no count of them may be given (the summary's
+-- known_exploited is null then). The one definition of "the KEV catalogue
+-- was read".
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_exploited_read_at()
+RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT max(f.last_success_at) FROM feeds f WHERE f.kind = 'kev'
+$$;
+-- +goose StatementEnd
+
 -- Every configured feed with its derived facts: stale (no success for the
 -- stale age since it last succeeded or, never, since it was configured:
 -- its first sync row), failing (upcheck_failing, as for sources), and
@@ -201,6 +215,7 @@ CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
 -- +goose Down
 DROP TRIGGER read_model_changed ON feeds;
 DROP VIEW feed_state;
+DROP FUNCTION upcheck_exploited_read_at();
 DROP FUNCTION upcheck_malware_read_at();
 DROP FUNCTION upcheck_feed_sync_dead(bigint);
 DROP FUNCTION upcheck_feed_stale_age();

@@ -103,6 +103,9 @@ oldest_security AS (
 -- nullable, which it is.
 malware AS (
     SELECT upcheck_malware_read_at() AS read_at
+),
+exploited AS (
+    SELECT upcheck_exploited_read_at() AS read_at
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -121,6 +124,9 @@ SELECT
     -- null while no feed that names malicious packages was ever read: then
     -- the malicious count is not given (upcheck_malware_read_at)
     malware.read_at                                                             AS malware_read_at,
+    -- null while the KEV catalogue was never read: then the known_exploited
+    -- count is not given (upcheck_exploited_read_at)
+    exploited.read_at                                                           AS exploited_read_at,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
     totals.oldest_success_at                                                    AS oldest_success_at,
@@ -166,4 +172,5 @@ FROM totals
 LEFT JOIN last_run ON true
 LEFT JOIN never ON true
 CROSS JOIN oldest_security
-LEFT JOIN malware ON true;
+LEFT JOIN malware ON true
+LEFT JOIN exploited ON true;

@@ -21,6 +21,12 @@ type CatalogProps struct {
 	// Counts is how many components each filter shows with Query, by
 	// filter value ("" for all); nil shows the filters without counts.
 	Counts map[string]int
+	// MalwareRead: a feed that names malicious packages was read
+	// (Summary.Malicious is not nil); ExploitedRead: the KEV catalogue was
+	// (Summary.KnownExploited is not nil). Until then the empty malicious
+	// and exploited pages say the feed was not read, not that none is.
+	// The content does not read Layout: the handler sets these from it.
+	MalwareRead, ExploitedRead bool
 }
 
 // A catalog row's states, as data-state names them.

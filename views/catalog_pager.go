@@ -196,11 +196,14 @@ func catalogEmptyText(p CatalogProps) string {
 	case FilterAttention:
 		return "No component has a security update or a vulnerable version."
 	case FilterMalicious:
-		if p.Layout.Summary.Malicious == nil {
+		if !p.MalwareRead {
 			return "No OSV advisory feed has been read, so no package is known to be malicious or not."
 		}
 		return "No installed package is matched by an advisory saying it is malicious."
 	case FilterExploited:
+		if !p.ExploitedRead {
+			return "The KEV catalogue has not been read, so no advisory is known to be exploited in the wild or not."
+		}
 		return "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild."
 	case FilterUpdates:
 		return "No component has an update available."

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -154,7 +156,7 @@ func TestWidgetSaysMalwareWasNotChecked(t *testing.T) {
 	if hidden(words) || text(words) != "Malicious packages not checked: no OSV advisory feed has been read" {
 		t.Errorf("no OSV feed was read: the widget says %q (hidden %v)", text(words), hidden(words))
 	}
-	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: FilterMalicious}); !strings.Contains(got, "No OSV advisory feed has been read") {
+	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: FilterMalicious, MalwareRead: false}); !strings.Contains(got, "No OSV advisory feed has been read") {
 		t.Errorf("the empty malicious filter, nothing read, says %q", got)
 	}
 
@@ -168,7 +170,51 @@ func TestWidgetSaysMalwareWasNotChecked(t *testing.T) {
 	if !hidden(words) {
 		t.Errorf("an OSV feed was read, yet the widget says %q", text(words))
 	}
-	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: FilterMalicious}); got != "No installed package is matched by an advisory saying it is malicious." {
+	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: FilterMalicious, MalwareRead: true}); got != "No installed package is matched by an advisory saying it is malicious." {
 		t.Errorf("the empty malicious filter, OSV read, says %q", got)
+	}
+}
+
+// Likewise the count of components exploited in the wild is given only
+// once the KEV catalogue was read, and until then the widget says it was
+// not, linking to the feeds; the catalog's empty exploited page says the
+// same. An OSV feed read alone changes nothing (it names no exploited
+// advisory).
+func TestWidgetSaysExploitedWasNotChecked(t *testing.T) {
+	t.Parallel()
+	unread := readmodel.Summary{Components: 3, Attention: []readmodel.AttentionItem{}, Malicious: new(int), MalwareReadAt: ago(time.Hour)}
+	root := doc(t, Dashboard(DashboardProps{Layout: layout(unread, true)}))
+	count, words := one(t, root, "widget-exploited"), one(t, root, "widget-exploited-unread")
+	if item := count.Parent.Parent; !hidden(item) {
+		t.Errorf("the KEV catalogue was not read, yet the widget shows %q", text(item))
+	}
+	if hidden(words) || text(words) != "Exploited advisories not checked: the KEV catalogue has not been read" {
+		t.Errorf("the KEV catalogue was not read: the widget says %q (hidden %v)", text(words), hidden(words))
+	}
+	var href string
+	for c := words.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.Data == "a" {
+			href, _ = attr(c, "href")
+		}
+	}
+	if href != PathSources+"#feeds-title" {
+		t.Errorf("the unread words link to %q, want the feeds on Source health", href)
+	}
+	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: FilterExploited, MalwareRead: true}); !strings.Contains(got, "The KEV catalogue has not been read") {
+		t.Errorf("the empty exploited filter, KEV not read, says %q", got)
+	}
+
+	read := unread
+	read.KnownExploited, read.ExploitedReadAt = new(int), ago(time.Hour)
+	root = doc(t, Dashboard(DashboardProps{Layout: layout(read, true)}))
+	count, words = one(t, root, "widget-exploited"), one(t, root, "widget-exploited-unread")
+	if item := count.Parent.Parent; hidden(item) || text(item) != "0 exploited in the wild" {
+		t.Errorf("the KEV catalogue was read: the widget shows %q (hidden %v)", text(item), hidden(item))
+	}
+	if !hidden(words) {
+		t.Errorf("the KEV catalogue was read, yet the widget says %q", text(words))
+	}
+	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: FilterExploited, MalwareRead: true, ExploitedRead: true}); got != "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild." {
+		t.Errorf("the empty exploited filter, KEV read, says %q", got)
 	}
 }

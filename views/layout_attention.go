@@ -169,13 +169,13 @@ func spanText(d time.Duration) string {
 // needsAttention is whether the attention alert shows: a security
 // problem, a trust downgrade or a deprecated installed version.
 func needsAttention(s readmodel.Summary) bool {
-	return s.MaliciousCount()+s.KnownExploited+s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated > 0
+	return s.MaliciousCount()+s.KnownExploitedCount()+s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated > 0
 }
 
 // attentionTone is the alert's tone: danger for a security problem,
 // otherwise a warning.
 func attentionTone(s readmodel.Summary) string {
-	if s.MaliciousCount()+s.KnownExploited+s.SecurityUpdates+s.Vulnerable > 0 {
+	if s.MaliciousCount()+s.KnownExploitedCount()+s.SecurityUpdates+s.Vulnerable > 0 {
 		return "alert-danger"
 	}
 	return "alert-warn"
@@ -187,7 +187,7 @@ func attentionTone(s readmodel.Summary) string {
 // wild: "1 known malicious package: remove it. 2 security updates need
 // attention."
 func attentionAlertText(s readmodel.Summary) string {
-	lead := intelAlertText(s.MaliciousCount(), s.KnownExploited)
+	lead := intelAlertText(s.MaliciousCount(), s.KnownExploitedCount())
 	if s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated == 0 {
 		return lead
 	}

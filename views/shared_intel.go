@@ -45,6 +45,20 @@ const (
 // none is known (Summary.Malicious is nil).
 const MalwareUnreadWords = "Malicious packages not checked: no OSV advisory feed has been read"
 
+// ExploitedUnreadWords say, where the count of components exploited in the
+// wild would be, that the KEV catalogue (a kev feed) was never read, so no
+// advisory is known to be exploited or not (Summary.KnownExploited is nil).
+const ExploitedUnreadWords = "Exploited advisories not checked: the KEV catalogue has not been read"
+
+// countOf is a count a feed gives, 0 while none was read (nil): for
+// thresholds and the hidden count, never for words.
+func countOf(n *int) int {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
 // intelAlertText is the banner's lead for malicious packages and exploited
 // advisories ("1 known malicious package: remove it. 2 components have an
 // advisory exploited in the wild."); "" when there is neither.

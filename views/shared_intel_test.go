@@ -83,8 +83,8 @@ func TestDetailShowsTheFeedsFacts(t *testing.T) {
 func TestBannerAndCatalogPutMalwareFirst(t *testing.T) {
 	t.Parallel()
 	s := attention()
-	malicious := 1
-	s.Malicious, s.KnownExploited = &malicious, 2
+	malicious, exploited := 1, 2
+	s.Malicious, s.KnownExploited = &malicious, &exploited
 	due := "2026-11-24"
 	s.Attention = append([]readmodel.AttentionItem{
 		{Code: "forms", Name: "Forms", Installed: "1.0.0", Kind: readmodel.KindMalicious, Advisory: &readmodel.AdvisoryRef{ID: "MAL-2026-4242", Malicious: true}},

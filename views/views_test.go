@@ -62,6 +62,8 @@ func attention() readmodel.Summary {
 		NextCheckAt: in(16*time.Hour + 17*time.Minute),
 		// An OSV feed was read: no known malicious package is a fact.
 		Malicious: new(int), MalwareReadAt: ago(6 * time.Hour),
+		// The KEV catalogue was read: nothing exploited is a fact.
+		KnownExploited: new(int), ExploitedReadAt: ago(5 * time.Hour),
 	}
 }
 

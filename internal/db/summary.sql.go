@@ -98,6 +98,9 @@ oldest_security AS (
 ),
 malware AS (
     SELECT upcheck_malware_read_at() AS read_at
+),
+exploited AS (
+    SELECT upcheck_exploited_read_at() AS read_at
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -116,6 +119,9 @@ SELECT
     -- null while no feed that names malicious packages was ever read: then
     -- the malicious count is not given (upcheck_malware_read_at)
     malware.read_at                                                             AS malware_read_at,
+    -- null while the KEV catalogue was never read: then the known_exploited
+    -- count is not given (upcheck_exploited_read_at)
+    exploited.read_at                                                           AS exploited_read_at,
     -- null while any component with a source has never succeeded
     totals.any_never::boolean                                                   AS any_never_succeeded,
     totals.oldest_success_at                                                    AS oldest_success_at,
@@ -162,6 +168,7 @@ LEFT JOIN last_run ON true
 LEFT JOIN never ON true
 CROSS JOIN oldest_security
 LEFT JOIN malware ON true
+LEFT JOIN exploited ON true
 `
 
 type SummaryReadRow struct {
@@ -179,6 +186,7 @@ type SummaryReadRow struct {
 	KnownExploited        int64
 	Malicious             int64
 	MalwareReadAt         *time.Time
+	ExploitedReadAt       *time.Time
 	AnyNeverSucceeded     bool
 	OldestSuccessAt       interface{}
 	LastStatus            *string
@@ -232,6 +240,7 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.KnownExploited,
 		&i.Malicious,
 		&i.MalwareReadAt,
+		&i.ExploitedReadAt,
 		&i.AnyNeverSucceeded,
 		&i.OldestSuccessAt,
 		&i.LastStatus,

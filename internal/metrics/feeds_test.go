@@ -31,9 +31,9 @@ func TestFeedAndIntelGauges(t *testing.T) {
 		{Kind: readmodel.FeedEPSS, LastError: "503", LastErrorKind: "http_status", Failing: true},
 	}
 	var down bool
-	malicious := 1
+	malicious, exploited := 1, 2
 	m := New(func(context.Context) (readmodel.Summary, error) {
-		return readmodel.Summary{KnownExploited: 2, Malicious: &malicious}, nil
+		return readmodel.Summary{KnownExploited: &exploited, Malicious: &malicious}, nil
 	}, WithFeeds(func(context.Context) ([]readmodel.FeedRow, error) {
 		if down {
 			return nil, errDown

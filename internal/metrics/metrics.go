@@ -167,7 +167,7 @@ var (
 	descOldest     = prometheus.NewDesc("upcheck_notifications_oldest_pending_seconds", "Age of the oldest notification not delivered yet (0: none).", nil, nil)
 	descNFailing   = prometheus.NewDesc("upcheck_notifications_failing", "Notifications not delivered whose last attempt failed.", nil, nil)
 	descExploited  = prometheus.NewDesc("upcheck_known_exploited_components",
-		"Components affected by an open advisory exploited in the wild (in the KEV catalogue).", nil, nil)
+		"Components affected by an open advisory exploited in the wild (in the KEV catalogue). Absent until the KEV catalogue (a kev feed) has been read.", nil, nil)
 	descMalicious = prometheus.NewDesc("upcheck_malicious_components",
 		"Components matched by an open advisory saying the package is malicious: remove them. Absent until an OSV feed (osv, osv-api) has been read.", nil, nil)
 	descExposure = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
@@ -209,9 +209,11 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, sum.OldestPendingSeconds)
 	ch <- prometheus.MustNewConstMetric(descNFailing, prometheus.GaugeValue, float64(sum.NotificationsFailing))
 	ch <- prometheus.MustNewConstMetric(descExposure, prometheus.GaugeValue, sum.OldestSecuritySeconds)
-	ch <- prometheus.MustNewConstMetric(descExploited, prometheus.GaugeValue, float64(sum.KnownExploited))
-	// Absent until a feed that names malicious packages was read: no
-	// series rather than a 0 nothing supports (Summary.Malicious).
+	// Each absent until a feed that can name them was read: no series
+	// rather than a 0 nothing supports (Summary.KnownExploited, Malicious).
+	if sum.KnownExploited != nil {
+		ch <- prometheus.MustNewConstMetric(descExploited, prometheus.GaugeValue, float64(*sum.KnownExploited))
+	}
 	if sum.Malicious != nil {
 		ch <- prometheus.MustNewConstMetric(descMalicious, prometheus.GaugeValue, float64(*sum.Malicious))
 	}

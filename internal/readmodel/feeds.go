@@ -33,6 +33,12 @@ func AllFeedKinds() []FeedKind { return []FeedKind{FeedOSV, FeedOSVAPI, FeedKEV,
 // nothing is known of malicious packages, and no count of them is given.
 func (k FeedKind) NamesMalware() bool { return k == FeedOSV || k == FeedOSVAPI }
 
+// NamesExploited reports whether a feed of kind k can say an advisory is
+// exploited in the wild: kev, the KEV catalogue. Until one has completed a
+// sync (Summary.ExploitedReadAt, upcheck_exploited_read_at in SQL) nothing
+// is known of exploited advisories, and no count of them is given.
+func (k FeedKind) NamesExploited() bool { return k == FeedKEV }
+
 // Valid reports whether k is one of AllFeedKinds.
 func (k FeedKind) Valid() bool { return slices.Contains(AllFeedKinds(), k) }
 

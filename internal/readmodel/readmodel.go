@@ -63,13 +63,18 @@ type Summary struct {
 	// or a manifest sync lowered the trust of the source's pinned keys.
 	TrustDowngrades int `json:"trust_downgrades"`
 	// KnownExploited counts components affected by an open advisory that
-	// the KEV catalogue lists as exploited in the wild; Malicious those
-	// matched by an open advisory saying the package is malicious
-	// (docs/feeds.md), nil while MalwareReadAt is nil: no advisory feed
-	// that names malicious packages was ever read, so none is known and
-	// none may be said to be none.
-	KnownExploited int  `json:"known_exploited"`
+	// the KEV catalogue lists as exploited in the wild, nil while
+	// ExploitedReadAt is nil: the KEV catalogue was never read, so no
+	// advisory is known to be exploited and none may be said to be none.
+	// Malicious counts those matched by an open advisory saying the
+	// package is malicious (docs/feeds.md), nil while MalwareReadAt is
+	// nil: no advisory feed that names malicious packages was ever read.
+	KnownExploited *int `json:"known_exploited"`
 	Malicious      *int `json:"malicious"`
+	// ExploitedReadAt is when a feed that can say an advisory is exploited
+	// in the wild (kev: FeedKind.NamesExploited) last completed a sync;
+	// nil: none ever did (upcheck_exploited_read_at).
+	ExploitedReadAt *time.Time `json:"exploited_read_at"`
 	// MalwareReadAt is when a feed that can name malicious packages (osv,
 	// osv-api: FeedKind.NamesMalware) last completed a sync; nil: none
 	// ever did (upcheck_malware_read_at).
@@ -125,6 +130,16 @@ func (s Summary) MaliciousCount() int {
 		return 0
 	}
 	return *s.Malicious
+}
+
+// KnownExploitedCount is KnownExploited, 0 while the KEV catalogue was
+// not read: for sums and thresholds, never for words that say how many
+// there are.
+func (s Summary) KnownExploitedCount() int {
+	if s.KnownExploited == nil {
+		return 0
+	}
+	return *s.KnownExploited
 }
 
 // AttentionLimit is how many components Summary.Attention names.

@@ -247,3 +247,41 @@ func testMalwareReadAt(t *testing.T, f *fdb) {
 		t.Errorf("osv read at %s, osv-api at %s, kev later: read at %v, want the osv-api's", success, later, at)
 	}
 }
+
+// The KEV catalogue was read once a feed that can say an advisory is
+// exploited in the wild completed a sync: upcheck_exploited_read_at is the
+// latest success of a kev feed, exactly the kinds
+// readmodel.FeedKind.NamesExploited names; null while none succeeded (none
+// configured, or only failures, or only OSV and EPSS feeds, which say
+// nothing of exploitation).
+func testExploitedReadAt(t *testing.T, f *fdb) {
+	readAt := func() *time.Time {
+		t.Helper()
+		var at *time.Time
+		f.QueryRow(t, `SELECT upcheck_exploited_read_at()`).Scan(&at)
+		return at
+	}
+	if at := readAt(); at != nil {
+		t.Errorf("no feed configured: read at %v, want null", at)
+	}
+	f.exec(t, `INSERT INTO feeds (kind, url, epoch, last_attempt_at, last_error) VALUES ('kev', 'https://feeds.example/kev.json', 1, now(), 'connection refused')`)
+	if at := readAt(); at != nil {
+		t.Errorf("a kev feed that only failed: read at %v, want null", at)
+	}
+	success := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	for _, kind := range readmodel.AllFeedKinds() {
+		f.exec(t, `DELETE FROM feeds`)
+		f.exec(t, `INSERT INTO feeds (kind, url, epoch, last_success_at) VALUES ($1, 'https://feeds.example/x', 1, $2)`, string(kind), success)
+		if at := readAt(); kind.NamesExploited() != (at != nil) || at != nil && !at.Equal(success) {
+			t.Errorf("only a %s feed read at %s: upcheck_exploited_read_at() = %v, NamesExploited() = %v", kind, success, at, kind.NamesExploited())
+		}
+	}
+	f.exec(t, `DELETE FROM feeds`)
+	later := success.Add(26 * time.Hour)
+	f.exec(t, `INSERT INTO feeds (kind, url, epoch, last_success_at) VALUES
+		('kev', 'https://feeds.example/kev.json', 1, $1), ('osv', 'https://feeds.example/all.zip', 1, $2),
+		('epss', 'https://feeds.example/epss.csv.gz', 1, $2)`, success, later)
+	if at := readAt(); at == nil || !at.Equal(success) {
+		t.Errorf("kev read at %s, osv and epss later: read at %v, want the kev's", success, at)
+	}
+}

@@ -45,9 +45,10 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	// migrations/00007_notifications.sql
 	"upcheck_nothing_to_queue": testNothingToQueue,
 	// migrations/00009_feeds.sql
-	"upcheck_feed_stale_age":  testFeedStaleAge,
-	"upcheck_feed_sync_dead":  testFeedSyncDead,
-	"upcheck_malware_read_at": testMalwareReadAt,
+	"upcheck_feed_stale_age":    testFeedStaleAge,
+	"upcheck_feed_sync_dead":    testFeedSyncDead,
+	"upcheck_malware_read_at":   testMalwareReadAt,
+	"upcheck_exploited_read_at": testExploitedReadAt,
 }
 
 func TestFunctions(t *testing.T) {

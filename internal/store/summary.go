@@ -21,7 +21,7 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), Waiting: int(r.Waiting), SecurityUpdates: int(r.SecurityUpdates),
 		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), UntrustedSources: int(r.UntrustedSources),
 		UnsignedSources: int(r.UnsignedSources), Stale: int(r.Stale), Deprecated: int(r.Deprecated), TrustDowngrades: int(r.TrustDowngrades), CheckRunning: r.CheckRunning,
-		KnownExploited: int(r.KnownExploited), MalwareReadAt: utc(r.MalwareReadAt),
+		MalwareReadAt: utc(r.MalwareReadAt), ExploitedReadAt: utc(r.ExploitedReadAt),
 		NotificationsFailing: int(r.NotificationsFailing), NotificationsPending: int(r.NotificationsPending),
 		OldestPendingSeconds: r.OldestPendingSeconds,
 	}
@@ -33,6 +33,10 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 	if out.MalwareReadAt != nil {
 		n := int(r.Malicious)
 		out.Malicious = &n
+	}
+	if out.ExploitedReadAt != nil {
+		n := int(r.KnownExploited)
+		out.KnownExploited = &n
 	}
 	if r.LastStatus != nil {
 		out.LastCheck = &readmodel.LastCheck{Status: readmodel.CheckStatus(*r.LastStatus), Trigger: readmodel.Trigger(deref(r.LastTrigger)), Actor: deref(r.LastActor), FinishedAt: utc(r.LastFinishedAt)}

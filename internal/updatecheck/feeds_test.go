@@ -141,11 +141,12 @@ func TestCheckMergesTheFeedsAdvisories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.MaliciousCount() != 1 || sum.Malicious == nil || sum.MalwareReadAt == nil || sum.KnownExploited != 1 || len(sum.Attention) < 2 ||
+	if sum.MaliciousCount() != 1 || sum.Malicious == nil || sum.MalwareReadAt == nil ||
+		sum.KnownExploitedCount() != 1 || sum.KnownExploited == nil || sum.ExploitedReadAt == nil || len(sum.Attention) < 2 ||
 		sum.Attention[0].Code != "forms" || sum.Attention[0].Kind != readmodel.KindMalicious ||
 		sum.Attention[1].Code != "blog" || sum.Attention[1].Kind != readmodel.KindKnownExploited {
-		t.Errorf("summary malicious %v (OSV read %v) exploited %d attention %+v; want forms (malicious) then blog (exploited)",
-			sum.Malicious, sum.MalwareReadAt, sum.KnownExploited, sum.Attention)
+		t.Errorf("summary malicious %v (OSV read %v) exploited %v (KEV read %v) attention %+v; want forms (malicious) then blog (exploited)",
+			sum.Malicious, sum.MalwareReadAt, sum.KnownExploited, sum.ExploitedReadAt, sum.Attention)
 	}
 	var stored, pending int
 	b.db.QueryRow(t, `SELECT count(*) FROM osv_records`).Scan(&stored)

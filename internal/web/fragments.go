@@ -17,7 +17,8 @@ const maxFragments = 256
 
 // fragments keeps the parts of answers that depend on nothing but a
 // catalog snapshot, the request's query and, for a page, the second it
-// is rendered in (relative times: "3 minutes ago"): the catalog's table
+// is rendered in (relative times: "3 minutes ago") and whether the
+// advisory feeds were read (the empty pages' words): the catalog's table
 // and the catalog API's JSON. A new snapshot drops them all, so a fragment
 // is never older than the snapshot it was made from; a burst of requests
 // for one page renders it once a second.
@@ -28,14 +29,17 @@ type fragments struct {
 }
 
 // fragmentKey names a fragment: its kind ("page", "api"), the catalog
-// read it shows, and the second of rendering (0 for an answer without
-// relative times).
+// read it shows, the second of rendering (0 for an answer without
+// relative times) and, for a page, the summary's feed facts it words.
 type fragmentKey struct {
 	kind           string
 	status, search string
 	offset, limit  int
 	after          store.CatalogCursor // zero: none
 	second         int64
+	// whether the feeds that name malicious packages and exploited
+	// advisories were read (a page's empty malicious and exploited words)
+	malwareRead, exploitedRead bool
 }
 
 // keyOf is the key of the fragment that shows f.

@@ -90,12 +90,20 @@ func (s *Server) catalogPage(c echo.Context) error {
 		return err
 	}
 	l := layout(c)
-	content, err := s.fragments.get(snap, keyOf("page", f, l.Now.Unix()), func() ([]byte, error) {
+	// Whether the feeds were read is the summary's, not the snapshot's: the
+	// key names it, so a page kept from before a feed's first sync is not
+	// shown after it.
+	malwareRead, exploitedRead := l.Summary.Malicious != nil, l.Summary.KnownExploited != nil
+	key := keyOf("page", f, l.Now.Unix())
+	key.malwareRead, key.exploitedRead = malwareRead, exploitedRead
+	content, err := s.fragments.get(snap, key, func() ([]byte, error) {
 		entries, counts, err := snap.Page(f)
 		if err != nil {
 			return nil, err
 		}
-		return renderBytes(ctx, views.CatalogContent(catalogProps(f, page, entries, counts), l.Now))
+		p := catalogProps(f, page, entries, counts)
+		p.MalwareRead, p.ExploitedRead = malwareRead, exploitedRead
+		return renderBytes(ctx, views.CatalogContent(p, l.Now))
 	})
 	if err != nil {
 		return err

@@ -21,13 +21,15 @@ const (
 )
 
 // intelFacts gives gallery and forms the feeds' facts (after a check),
-// and records the OSV feed's sync that brought them, as a sync leaves it:
-// without one, no count of malicious packages is given
-// (upcheck_malware_read_at).
+// and records the OSV and KEV feeds' syncs that brought them, as a sync
+// leaves them: without them, no count of malicious packages nor of
+// exploited ones is given (upcheck_malware_read_at,
+// upcheck_exploited_read_at).
 func (b *bundle) intelFacts() {
 	b.t.Helper()
-	b.db.MustExec(b.t, `INSERT INTO feeds (kind, url, last_success_at, last_attempt_at, records, epoch)
-		VALUES ('osv', 'http://127.0.0.1:9/npm/all.zip', '2026-11-30T03:00:00Z', '2026-11-30T03:00:00Z', 2, 1)`)
+	b.db.MustExec(b.t, `INSERT INTO feeds (kind, url, last_success_at, last_attempt_at, records, epoch) VALUES
+		('osv', 'http://127.0.0.1:9/npm/all.zip', '2026-11-30T03:00:00Z', '2026-11-30T03:00:00Z', 2, 1),
+		('kev', 'http://127.0.0.1:9/kev.json', '2026-11-30T03:00:00Z', '2026-11-30T03:00:00Z', 1, 1)`)
 	for _, r := range []struct{ code, advisories, ids, exploited, malicious string }{
 		{"gallery", galleryIntel, "{ACME-2026-011}", "{ACME-2026-011}", "{}"},
 		{"forms", formsIntel, "{MAL-2026-4242}", "{}", "{MAL-2026-4242}"},
@@ -44,7 +46,7 @@ func (b *bundle) intelFacts() {
 // with a schema error; and their syncs in the history.
 func (b *bundle) feedRows() {
 	b.t.Helper()
-	b.db.MustExec(b.t, `DELETE FROM feeds`) // the osv row intelFacts recorded is replaced
+	b.db.MustExec(b.t, `DELETE FROM feeds`) // the rows intelFacts recorded are replaced
 	b.db.MustExec(b.t, `INSERT INTO feeds (kind, url, cursor, last_success_at, last_change_at, last_attempt_at,
 		last_error, last_error_kind, last_error_arg, consecutive_failures, interrupted_at, records, skipped, skipped_count, epoch) VALUES
 		('osv', 'http://127.0.0.1:9/npm/all.zip', '2026-11-30T00:00:00Z', '2026-11-30T03:00:00Z', '2026-11-30T03:00:00Z', '2026-12-01T03:00:00Z',

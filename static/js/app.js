@@ -172,6 +172,17 @@
     }
   }
 
+  // setFeedStat shows a count only a feed gives (a number), or in its
+  // place the words that the feed was never read (null).
+  function setFeedStat(testId, unreadId, n) {
+    var known = typeof n === "number";
+    setStat(testId, number(n));
+    var el = byTestId(testId);
+    if (el && el.closest(".stat")) el.closest(".stat").hidden = !known;
+    var unreadEl = byTestId(unreadId);
+    if (unreadEl) unreadEl.hidden = known;
+  }
+
   function applySummary(s) {
     var security = number(s.security_updates);
     var vulnerable = number(s.vulnerable);
@@ -181,15 +192,11 @@
     var widget = byTestId("updates-widget");
     if (!widget) return;
     setStat("widget-components", number(s.components));
-    // malicious is null until an OSV feed was read: the widget says so
-    // instead of a count (views.maliciousStat).
-    var maliciousKnown = typeof s.malicious === "number";
-    setStat("widget-malicious", number(s.malicious));
-    var maliciousEl = byTestId("widget-malicious");
-    if (maliciousEl && maliciousEl.closest(".stat")) maliciousEl.closest(".stat").hidden = !maliciousKnown;
-    var unreadEl = byTestId("widget-malware-unread");
-    if (unreadEl) unreadEl.hidden = maliciousKnown;
-    setStat("widget-exploited", number(s.known_exploited));
+    // malicious is null until an OSV feed was read, known_exploited until
+    // the KEV catalogue was: the widget says so instead of a count
+    // (views.feedStat).
+    setFeedStat("widget-malicious", "widget-malware-unread", s.malicious);
+    setFeedStat("widget-exploited", "widget-exploited-unread", s.known_exploited);
     setStat("widget-updates", number(s.updates_available));
     setStat("widget-waiting", number(s.waiting));
     setStat("widget-security", security);
