@@ -2,6 +2,8 @@ package views
 
 import (
 	"net/url"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"strconv"
 	"strings"
 )
@@ -19,6 +21,9 @@ type AdvisoryOSV struct {
 	// given; a withdrawn advisory no longer counts.
 	Modified, Withdrawn string
 	References          []AdvisoryReference
+	// Links are where aliases link to their public record (the
+	// operator's UPCHECK_ADVISORY_LINKS); an alias none matches is text.
+	Links readmodel.AdvisoryLinks
 }
 
 // AdvisoryReference is one of OSV's typed links (Type: ADVISORY, FIX, WEB…).
@@ -29,18 +34,6 @@ type AdvisoryReference struct {
 // cvssText is the score next to the vector: "9.8 critical · CVSS:3.1/…".
 func cvssText(o AdvisoryOSV) string {
 	return o.CVSSScore + " " + o.CVSSRating + " · " + o.CVSS
-}
-
-// aliasURL is the public record of a CVE or GitHub advisory id; "" for
-// other ids, which are shown as text.
-func aliasURL(alias string) string {
-	switch {
-	case strings.HasPrefix(alias, "CVE-"):
-		return "https://www.cve.org/CVERecord?id=" + url.QueryEscape(alias)
-	case strings.HasPrefix(alias, "GHSA-"):
-		return "https://github.com/advisories/" + url.PathEscape(alias)
-	}
-	return ""
 }
 
 // referenceTypeWords word OSV's reference types.

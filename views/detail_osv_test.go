@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // osvFixture is an advisory's OSV members as the golden detail page shows
@@ -16,11 +18,13 @@ func osvFixture() AdvisoryOSV {
 		Modified: "2026-11-21",
 		References: []AdvisoryReference{{Type: "ADVISORY", URL: "https://acme.example/adv/7"},
 			{Type: "FIX", URL: "https://git.acme.example/blog/commit/1a2b3c"}},
+		Links: readmodel.AdvisoryLinks{{Prefix: "CVE-", Template: "https://cve.example/record?id={id}"},
+			{Prefix: "GHSA-", Template: "https://ghsa.example/advisories/{id}"}},
 	}
 }
 
-// The detail page shows an advisory's aliases (CVE and GHSA ids link to
-// their public record, without a referrer), the base score next to the
+// The detail page shows an advisory's aliases (those the operator's links
+// match link to their public record, without a referrer; others are text), the base score next to the
 // vector, the modified date and the references; withdrawn advisories are
 // listed apart, saying so.
 func TestDetailShowsOSVMembers(t *testing.T) {
@@ -35,7 +39,7 @@ func TestDetailShowsOSVMembers(t *testing.T) {
 		t.Errorf("aliases = %q", got)
 	}
 	links := findAll(aliases, func(n *html.Node) bool { return n.Data == "a" })
-	want := []string{"https://www.cve.org/CVERecord?id=CVE-2026-12345", "https://github.com/advisories/GHSA-jfh8-c2jp-5v3q"}
+	want := []string{"https://cve.example/record?id=CVE-2026-12345", "https://ghsa.example/advisories/GHSA-jfh8-c2jp-5v3q"}
 	if len(links) != len(want) {
 		t.Fatalf("%d alias links, want %d (PYSEC is text)", len(links), len(want))
 	}
@@ -45,6 +49,11 @@ func TestDetailShowsOSVMembers(t *testing.T) {
 		if href != want[i] || !strings.Contains(rel, "noreferrer") {
 			t.Errorf("alias link %d: href %q rel %q; want %q, noreferrer", i, href, rel, want[i])
 		}
+	}
+	// Without links, every alias is text.
+	p.Advisories[0].OSV.Links = nil
+	if a := findAll(one(t, doc(t, ComponentDetail(p)), "advisory-aliases"), func(n *html.Node) bool { return n.Data == "a" }); len(a) != 0 {
+		t.Errorf("%d alias links without UPCHECK_ADVISORY_LINKS, want none", len(a))
 	}
 	// The publisher's word stays in the badge; the score has its own rating.
 	if got := text(one(t, row, "advisory-cvss")); got != "9.8 critical · CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H" {

@@ -85,7 +85,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		Handler: web.New(web.Deps{
 			Store: a.Store, Checker: a.Checker, Importer: a.Importer, Reads: a.Reads, Dismissals: a.Dismissals,
 			Auth: a.Auth, Notify: a.Notify, Logger: logger, Context: schedCtx,
-			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies,
+			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies, AdvisoryLinks: cfg.AdvisoryLinks,
 			Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lockfile"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -68,6 +69,10 @@ type Config struct {
 	// MetricsPublic (UPCHECK_METRICS_PUBLIC=1) serves /metrics without an
 	// API token; by default a scraper needs a token of a user who may view.
 	MetricsPublic bool
+	// AdvisoryLinks (UPCHECK_ADVISORY_LINKS) are where the detail page
+	// links an advisory's aliases (a CVE, a GHSA id) to their public
+	// record; none by default: the aliases are shown as text.
+	AdvisoryLinks readmodel.AdvisoryLinks
 
 	// SMTP is the mail server of email notifications (UPCHECK_SMTP_URL,
 	// UPCHECK_SMTP_FROM); the zero value when neither is set, and then
@@ -136,6 +141,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("UPCHECK_LOG_LEVEL: %w", err)
 		}
 	}
+	links, err := readmodel.ParseAdvisoryLinks(getenv("UPCHECK_ADVISORY_LINKS"))
+	if err != nil {
+		return Config{}, fmt.Errorf("UPCHECK_ADVISORY_LINKS: %w", err)
+	}
+	c.AdvisoryLinks = links
 	if v := getenv("UPCHECK_TRUSTED_PROXIES"); v != "" {
 		p, err := ParseTrustedProxies(v)
 		if err != nil {

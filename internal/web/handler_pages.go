@@ -169,6 +169,11 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	// advisories of the package were ever read.
 	props.Malicious, props.KnownExploited, props.OSVReadAt = d.Malicious, d.KnownExploited, d.OSVReadAt
 	props.Withdrawn = withdrawnRows(d.Withdrawn)
+	for _, rows := range [][]views.AdvisoryRow{props.Advisories, props.Withdrawn} {
+		for i := range rows {
+			rows[i].OSV.Links = s.advisoryLinks
+		}
+	}
 	props.DismissForm = form
 	props.SkipForm = s.skipSection(c, d, props.Skip, l.User.CanManage)
 	return render(c, status, views.ComponentDetail(props))

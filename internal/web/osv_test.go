@@ -5,14 +5,20 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/web"
 )
 
 // The catalog finds a component by the CVE id of an advisory affecting
 // it, and its page shows the score next to the vector and the alias's
-// public record (the demo's blog: ACME-2026-007, CVE-2026-99007).
+// public record where the operator's advisory links say (the demo's blog:
+// ACME-2026-007, CVE-2026-99007).
 func TestCatalogSearchByCVEAndDetailScore(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, func(_ *bundle, d *web.Deps) {
+		d.AdvisoryLinks = readmodel.AdvisoryLinks{{Prefix: "CVE-", Template: "https://cve.example/record?id={id}"}}
+	})
 	admin := b.login("admin@example.test")
 	wantStatus(t, "check", admin.postCheck(true), 200)
 	page := admin.do("GET", "/admin/plugins?q="+url.QueryEscape("cve-2026-99007"), "", "", nil)
@@ -30,7 +36,7 @@ func TestCatalogSearchByCVEAndDetailScore(t *testing.T) {
 	wantStatus(t, "detail", detail, 200)
 	for _, want := range []string{
 		"8.7 high · CVSS:3.1/AV:N/AC:L/PR:L/UI:R/S:C/C:H/I:H/A:N",
-		`<a href="https://www.cve.org/CVERecord?id=CVE-2026-99007" rel="noreferrer noopener" class="external">CVE-2026-99007</a>`,
+		`<a href="https://cve.example/record?id=CVE-2026-99007" rel="noreferrer noopener" class="external">CVE-2026-99007</a>`,
 		"Modified on 2026-11-20",
 		"Fix: example.org/acme/blog-2.4.0",
 	} {

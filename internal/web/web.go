@@ -16,6 +16,7 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -41,6 +42,10 @@ type Deps struct {
 	// Middleware runs first on every request (request metrics).
 	Middleware []echo.MiddlewareFunc
 
+	// AdvisoryLinks are where the detail page links advisory aliases
+	// (UPCHECK_ADVISORY_LINKS); none: they are shown as text.
+	AdvisoryLinks readmodel.AdvisoryLinks
+
 	// Importer, Reads and Dismissals are the import, the reads of the
 	// read model and the dismissals, wired to the same writes as Checker
 	// (app.App).
@@ -62,6 +67,8 @@ type Server struct {
 	metricsPublic bool
 	// fragments are rendered parts of catalog answers (fragments.go).
 	fragments fragments
+	// advisoryLinks link the advisories' aliases on the detail page.
+	advisoryLinks readmodel.AdvisoryLinks
 
 	importer   *updatecheck.Importer
 	reads      *catalog.Reads
@@ -74,7 +81,8 @@ func New(d Deps) http.Handler {
 		d.Context = context.Background()
 	}
 	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, notify: d.Notify, logger: d.Logger, ctx: d.Context,
-		metrics: d.Metrics, metricsPublic: d.MetricsPublic, importer: d.Importer, reads: d.Reads, dismissals: d.Dismissals}
+		metrics: d.Metrics, metricsPublic: d.MetricsPublic, importer: d.Importer, reads: d.Reads, dismissals: d.Dismissals,
+		advisoryLinks: d.AdvisoryLinks}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The client address is the peer's, or behind a trusted proxy the one

@@ -236,7 +236,7 @@ func ghsaRecord(rng *rand.Rand, id, name, cve string) osvRecord {
 			DatabaseSpecific: map[string]any{"source": "https://github.com/github/advisory-database/blob/main/advisories/github-reviewed/" + published.Format("2006/01") + "/" + id + "/" + id + ".json"},
 		}},
 		References: []reference{
-			{Type: "ADVISORY", URL: "https://github.com/advisories/" + id},
+			{Type: "ADVISORY", URL: "https://advisories.example/" + id},
 			{Type: "PACKAGE", URL: "https://github.com/" + strings.TrimPrefix(strings.ReplaceAll(name, "@", ""), "/") + "/" + lastPart(name)},
 		},
 		DatabaseSpecific: map[string]any{
