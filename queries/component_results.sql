@@ -132,10 +132,12 @@ WHERE NOT EXISTS (SELECT 1 FROM components c
 -- that waited for its soak has soaked (next_change_at passed, on the
 -- database's clock). They are evaluated again from the stored documents,
 -- which raises the notification of the release offered then, once.
+-- now() (one statement: its start) so that next_change_at's index bounds
+-- the scan, where clock_timestamp(), volatile, would not.
 SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
        coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
        coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version
 FROM component_results r
 JOIN component_state cs ON cs.code = r.code AND cs.evaluated
-WHERE r.next_change_at <= clock_timestamp()
+WHERE r.next_change_at <= now()
 ORDER BY cs.source_url, cs.code;

@@ -70,11 +70,11 @@ type DetailSkip struct {
 }
 
 // PinDowngradeText says a manifest sync that lowered the trust of the
-// component's source: "The manifest sync on 2 Dec 2026 lowered the keys
-// this source needs: the manifest requires 1 signature where it required
-// 2".
+// component's source, in the catalog's words (readmodel.PinDowngradeText)
+// with its date: "On 2 Dec 2026, the manifest lowered the trust of this
+// source's keys: the manifest requires 1 signature where it required 2".
 func PinDowngradeText(at time.Time, reason string) string {
-	return "The manifest sync on " + at.UTC().Format("2 Jan 2006") + " lowered the keys this source needs: " + reason
+	return "On " + at.UTC().Format("2 Jan 2006") + ", " + readmodel.PinDowngradeText(reason)
 }
 
 // offerText says what the policy makes of a release in between: the

@@ -52,7 +52,7 @@ func TestPolicyWords(t *testing.T) {
 		}
 	}
 	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
-	if got := PinDowngradeText(at, "the manifest pins no key any more"); got != "The manifest sync on 2 Dec 2026 lowered the keys this source needs: the manifest pins no key any more" {
+	if got := PinDowngradeText(at, "the manifest pins no key any more"); got != "On 2 Dec 2026, the manifest lowered the trust of this source's keys: the manifest pins no key any more" {
 		t.Errorf("pin downgrade %q", got)
 	}
 }
@@ -98,7 +98,7 @@ func TestDetailSaysWhy(t *testing.T) {
 			t.Errorf("row %d notes %q, want %q", i, href, want.href)
 		}
 	}
-	if got := text(one(t, root, "detail-pin-downgrade")); !strings.Contains(got, "The manifest sync on 2 Dec 2026 lowered the keys this source needs: the manifest requires 1 signature where it required 2.") {
+	if got := text(one(t, root, "detail-pin-downgrade")); !strings.Contains(got, "On 2 Dec 2026, the manifest lowered the trust of this source's keys: the manifest requires 1 signature where it required 2.") {
 		t.Errorf("pin downgrade %q", got)
 	}
 	if got := text(one(t, root, "detail-new-publisher")); !strings.Contains(got, readmodel.NewPublisherText("2.4.0", "mallory")) {

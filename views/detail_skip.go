@@ -53,7 +53,7 @@ func skipFormShown(p SkipProps) bool {
 // standingSkipText words a standing skip: "2.4.0 is skipped: no release at
 // or below it is offered, unless it is a security release."
 func standingSkipText(s DetailSkip) string {
-	return s.Version + " is skipped: no plain release at or below it is offered; a newer release is, and a security release always is."
+	return s.Version + " is skipped: no plain release at or below it is offered; a newer release is, and a security release is offered whatever the skip (the hold still applies)."
 }
 
 // skipByText is who skipped: the manifest, a user, the command line, or

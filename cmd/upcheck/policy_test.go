@@ -52,7 +52,7 @@ func TestComponentsSyncLockfilePolicy(t *testing.T) {
 		e := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LOCKFILE_CORE": "@acme/core",
 			"UPCHECK_NPM_REGISTRY": "https://npm.example.org/"}
 		if policy != "" {
-			e["UPCHECK_LOCKFILE_POLICY"] = policy
+			e["UPCHECK_LOCKFILE"], e["UPCHECK_LOCKFILE_POLICY"] = lock, policy
 		}
 		return e
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"log/slog"
 	"strconv"
 	"time"
@@ -53,7 +54,7 @@ func runSkip(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 		}
 		pos = append(pos[:2], more...)
 	}
-	if len(pos) != 2 || reason == "" {
+	if len(pos) != 2 || strings.TrimSpace(reason) == "" {
 		fmt.Fprintf(stderr, "upcheck skip: CODE, VERSION and --reason R are required\n%s", helpPointer("skip"))
 		return errUsage
 	}
@@ -64,7 +65,8 @@ func runSkip(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 		if err != nil {
 			return skipRefusal("skip", code, version, err, stderr)
 		}
-		return json.NewEncoder(stdout).Encode(skipLine{Code: code, Version: sk.Version, Reason: sk.Reason, By: sk.By, At: sk.At,
+		return json.NewEncoder(stdout).Encode(skipLine{Code: code, Version: sk.Version, Reason: sk.Reason,
+			By: readmodel.SkippedByText(sk.By, sk.FromManifest), At: sk.At,
 			FromManifest: sk.FromManifest})
 	})
 }

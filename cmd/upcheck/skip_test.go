@@ -54,7 +54,7 @@ skips:
 		FromManifest              bool `json:"from_manifest"`
 	}
 	if code != 0 || json.Unmarshal([]byte(stdout), &line) != nil || line.Code != "core" || line.Version != "1.10.0" ||
-		line.Reason != "waits for the theme" || line.By != "cli" || line.FromManifest {
+		line.Reason != "waits for the theme" || line.By != "command line" || line.FromManifest {
 		t.Fatalf("skip: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if n := updates(); n != 1 {

@@ -104,6 +104,12 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	if err != nil {
 		return Detail{}, err
 	}
+	// A release is a security release for the site when the offer says so
+	// (ReleaseStatus.SecurityFix): the page's release lists, the releases
+	// in between and the API say the one thing.
+	for i := range ev.Releases {
+		ev.Releases[i].Security = ev.Releases[i].Security || ev.Releases[i].SecurityFix
+	}
 	out.Releases = ev.Releases
 	out.Update, out.SecurityRelease, out.BlockedUpdate = ev.Update, ev.SecurityRelease, ev.BlockedUpdate
 	out.SecurityNeedsNewerCore = ev.SecurityNeedsNewerCore
@@ -151,23 +157,8 @@ func advisoryChanges(was store.Fingerprint, now updatedoc.Advisory) []AdvisoryCh
 // after the installed version (every weighed release newer than it when
 // none is offered), newest first: those newer than the offered update
 // are not in between (the page says why they wait or are held).
-// A release that fixes an advisory affecting the installed version is
-// marked Security, as the offer weighs it (docs/policy.md): the oldest
-// weighed release at or above the advisory's fixed version.
 func between(ev *updatedoc.Evaluation) []updatedoc.ReleaseStatus {
 	all := ev.Between()
-	for _, a := range ev.Advisories {
-		fixed, err := updatedoc.ParseVersion(a.FixedIn)
-		if a.FixedIn == "" || err != nil {
-			continue
-		}
-		for i := len(all) - 1; i >= 0; i-- { // oldest first
-			if v, err := updatedoc.ParseVersion(all[i].Version); err == nil && !v.LessThan(fixed) {
-				all[i].Security = true
-				break
-			}
-		}
-	}
 	if ev.Update == nil {
 		return all
 	}

@@ -200,6 +200,11 @@ func (c Config) Validate() error {
 	if c.Manifest != "" && c.Lockfile != "" {
 		errs = append(errs, errors.New("UPCHECK_MANIFEST and UPCHECK_LOCKFILE are both set: the components come from one of them; unset the other"))
 	}
+	if !c.LockfilePolicy.IsZero() && c.Lockfile == "" {
+		// Said rather than ignored: a hold the operator believes in would
+		// hold nothing.
+		errs = append(errs, errors.New("UPCHECK_LOCKFILE_POLICY is set without UPCHECK_LOCKFILE: it is the policy of a lockfile's components; a manifest says its own policy"))
+	}
 	if err := c.LockfileOptions().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("UPCHECK_LOCKFILE_INCLUDE or UPCHECK_LOCKFILE_CORE: %w", err))
 	}

@@ -67,6 +67,8 @@ func TestNpmAndLockfileSettings(t *testing.T) {
 		{map[string]string{"UPCHECK_MANIFEST": "/srv/m.yaml", "UPCHECK_LOCKFILE": "/srv/package-lock.json"}, "UPCHECK_MANIFEST and UPCHECK_LOCKFILE"},
 		{map[string]string{"UPCHECK_TEST_TIMINGS": "lockfile=0s"}, "UPCHECK_TEST_TIMINGS"},
 		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"offer": "major"}`}, "UPCHECK_LOCKFILE_POLICY"},
+		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"hold": "<3.0.0"}`}, "UPCHECK_LOCKFILE_POLICY is set without UPCHECK_LOCKFILE"},
+		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"hold": "<3.0.0"}`, "UPCHECK_MANIFEST": "/srv/m.json"}, "without UPCHECK_LOCKFILE"},
 		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"soak": "3 days"}`}, "UPCHECK_LOCKFILE_POLICY"},
 		{map[string]string{"UPCHECK_LOCKFILE_POLICY": `{"offer": "patch"`}, "UPCHECK_LOCKFILE_POLICY"},
 	} {

@@ -61,7 +61,10 @@ func parseExpires(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("expires %q is neither an RFC 3339 time nor a date (YYYY-MM-DD)", s)
 	}
-	return t, nil
+	// To the database's precision, so that the expiry the sync compares
+	// with the stored one is the one stored: a finer one would read as
+	// changed, and replace the dismissal, on every sync.
+	return t.Truncate(time.Microsecond), nil
 }
 
 // Skip says that the site passes over one release of a component: it is

@@ -38,7 +38,9 @@ func (l AdvisoryLinks) URL(id string) string {
 // PREFIX=TEMPLATE pairs, such as "CVE-=https://cve.example/{id}".
 func ParseAdvisoryLinks(s string) (AdvisoryLinks, error) {
 	var out AdvisoryLinks
+	n := 0
 	for part := range strings.SplitSeq(s, ",") {
+		n++
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
@@ -46,7 +48,8 @@ func ParseAdvisoryLinks(s string) (AdvisoryLinks, error) {
 		prefix, tmpl, ok := strings.Cut(part, "=")
 		prefix, tmpl = strings.TrimSpace(prefix), strings.TrimSpace(tmpl)
 		if !ok || prefix == "" || !plainID(prefix) {
-			return nil, fmt.Errorf("%q: want PREFIX=TEMPLATE, the prefix the ids begin with (such as CVE-)", part)
+			// Named by its place: the pair may carry what it must not.
+			return nil, fmt.Errorf("pair %d: want PREFIX=TEMPLATE, the prefix the ids begin with (such as CVE-)", n)
 		}
 		if !strings.Contains(tmpl, "{id}") {
 			return nil, fmt.Errorf("%s: the template has no {id} to put the advisory's id in", prefix)

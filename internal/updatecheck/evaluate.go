@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -100,7 +99,9 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 	}
 	k.merge(&ev, in)
 	if err := offer(&ev, k, in); err != nil {
+		// Nothing is offered that the policy did not judge.
 		r.EvalError = err.Error()
+		ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
 	}
 	r.Policy, r.SkippedVersion = in.Policy, in.Skipped
 	if ev.Waiting != nil {
@@ -148,17 +149,13 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 // offer decides what the component is offered under its policy and skip
 // (docs/policy.md), once the feeds' advisories are merged: a release that
 // fixes one of them is a security release. The soak is judged on the
-// database's clock as the knowledge was read.
+// database's clock at the evaluation (knowledge.clock).
 func offer(ev *updatedoc.Evaluation, k *knowledge, in store.ComponentInput) error {
 	p, err := updatedoc.ParsePolicyText(in.Policy)
 	if err != nil {
 		return err
 	}
-	now := k.now
-	if now.IsZero() {
-		now = time.Now() // evaluated without reading the feeds' state
-	}
-	return ev.Offer(in.InstalledVersion, updatedoc.OfferOptions{Policy: p, Skipped: in.Skipped, Now: now})
+	return ev.Offer(in.InstalledVersion, updatedoc.OfferOptions{Policy: p, Skipped: in.Skipped, Now: k.clock()})
 }
 
 // securityVersions lists every security release newer than installed that

@@ -24,12 +24,27 @@ import (
 // way round.
 type knowledge struct {
 	version int64
-	// now is the database's clock when the knowledge was read: the soak
-	// of a policy is judged at it (docs/policy.md).
-	now  time.Time
-	osv  map[string][]*osv.Record // by npm package name
-	kev  map[string]store.KEVEntry
-	epss map[string]store.EPSSScore
+	// now is the database's clock when the knowledge was read, at the
+	// local (monotonic) instant readAt: the soak of a policy is judged on
+	// the database's clock as it is when a component is evaluated
+	// (knowledge.clock), so that a check whose fetches take minutes does
+	// not judge its last source at its start and write "waits" over the
+	// re-evaluation's "offered" (docs/policy.md).
+	now    time.Time
+	readAt time.Time
+	osv    map[string][]*osv.Record // by npm package name
+	kev    map[string]store.KEVEntry
+	epss   map[string]store.EPSSScore
+}
+
+// clock is the database's clock now, as the knowledge's read of it and
+// the local time since tell it; the local clock for a knowledge read
+// without the database's (noKnowledge).
+func (k *knowledge) clock() time.Time {
+	if k.now.IsZero() {
+		return time.Now()
+	}
+	return k.now.Add(time.Since(k.readAt))
 }
 
 // npmEcosystem is OSV's name of the npm ecosystem, as its records spell it.
@@ -56,9 +71,9 @@ func (w *writer) knowledge(ctx context.Context, packages []string) (*knowledge, 
 		return nil, err
 	}
 	if version == 0 {
-		return &knowledge{now: now}, nil // no feed ever stored anything
+		return &knowledge{now: now, readAt: time.Now()}, nil // no feed ever stored anything
 	}
-	k := &knowledge{version: version, now: now, osv: map[string][]*osv.Record{}}
+	k := &knowledge{version: version, now: now, readAt: time.Now(), osv: map[string][]*osv.Record{}}
 	if k.kev, k.epss, err = w.intel.catalogues(ctx, w.store, version); err != nil {
 		return nil, err
 	}

@@ -328,7 +328,7 @@ func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 	if err != nil {
 		return r, err
 	}
-	r.Deprecated, r.ProvenanceLost = offer.Deprecated, provenanceLost(offer, in.InstalledVersion, r.UpdateVersion)
+	r.Deprecated, r.ProvenanceLost = offer.Deprecated, provenanceLost(offer, in.InstalledVersion, r)
 	offer.ProvenanceLost = r.ProvenanceLost
 	if r.UpdateVersion != "" {
 		if account, isNew := npm.NewPublisher(n.pkg, r.UpdateVersion); isNew {
@@ -343,16 +343,32 @@ func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 
 // provenanceLost is the trust downgrade of a component: the version the
 // site would install (the installable update, else the newest version
-// offered) when it was published without the provenance the installed
-// version has; "" when there is none.
-func provenanceLost(o npm.Offer, installed, update string) string {
-	if update == "" {
-		return o.ProvenanceLost
+// offered, unless the policy holds it back: waiting, held or skipped)
+// when it was published without the provenance the installed version
+// has; "" when there is none. A release the site is not offered raises
+// no alarm, as a new publisher is judged on the offered update only.
+func provenanceLost(o npm.Offer, installed string, r store.Result) string {
+	if update := r.UpdateVersion; update != "" {
+		if o.Provenance[installed] && !o.Provenance[update] {
+			return update
+		}
+		return ""
 	}
-	if o.Provenance[installed] && !o.Provenance[update] {
-		return update
+	v := o.ProvenanceLost
+	if v == "" || v == r.WaitingVersion || v == r.HeldVersion || skippedBy(v, r.SkippedVersion) {
+		return ""
 	}
-	return ""
+	return v
+}
+
+// skippedBy: skip, a skipped version, hides v (v is at or below it).
+func skippedBy(v, skip string) bool {
+	if skip == "" {
+		return false
+	}
+	sv, err1 := updatedoc.ParseVersion(v)
+	kv, err2 := updatedoc.ParseVersion(skip)
+	return err1 == nil && err2 == nil && !sv.GreaterThan(kv)
 }
 
 // registryFacts are what the registry said of the package, for the

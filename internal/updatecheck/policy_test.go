@@ -9,6 +9,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
@@ -119,5 +120,45 @@ func TestAManifestDismissalIsNotUndoneInTheAdminCP(t *testing.T) {
 	b.policySite(pub, blog, updatedoc.Policy{}, nil, nil)
 	if got := b.results()["blog"]; !got.Vulnerable {
 		t.Error("the manifest no longer declares the dismissal, and blog is still not vulnerable")
+	}
+}
+
+// The soak is judged on the database's clock at the evaluation, not at
+// the read of the knowledge: a check whose fetches take an hour judges
+// its last source an hour later.
+func TestTheSoakClockRunsWithTheCheck(t *testing.T) {
+	t.Parallel()
+	db := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	k := &knowledge{now: db, readAt: time.Now().Add(-time.Hour)}
+	if got := k.clock(); got.Before(db.Add(time.Hour)) || got.After(db.Add(time.Hour+time.Minute)) {
+		t.Errorf("clock an hour after the read = %v, want %v", got, db.Add(time.Hour))
+	}
+	if got := noKnowledge.clock(); time.Since(got) > time.Minute || time.Since(got) < -time.Minute {
+		t.Errorf("clock without a read = %v, want the local clock", got)
+	}
+}
+
+// Provenance lost is judged on what the site would install: the offered
+// update, or with none the newest version, unless the policy holds it
+// back (waiting, held, skipped): a release never offered raises no alarm.
+func TestProvenanceLostFollowsTheOffer(t *testing.T) {
+	t.Parallel()
+	o := npm.Offer{Provenance: map[string]bool{"1.0.0": true, "1.1.0": true}, ProvenanceLost: "2.0.0"}
+	for _, c := range []struct {
+		name string
+		r    store.Result
+		want string
+	}{
+		{"an update with provenance", store.Result{UpdateVersion: "1.1.0"}, ""},
+		{"an update without", store.Result{UpdateVersion: "1.2.0"}, "1.2.0"},
+		{"none offered, the newest needs a newer core", store.Result{}, "2.0.0"},
+		{"none offered, the newest waits", store.Result{WaitingVersion: "2.0.0"}, ""},
+		{"none offered, the newest is held", store.Result{HeldVersion: "2.0.0"}, ""},
+		{"none offered, the newest is skipped", store.Result{SkippedVersion: "2.0.0"}, ""},
+		{"none offered, an older one is skipped", store.Result{SkippedVersion: "1.5.0"}, "2.0.0"},
+	} {
+		if got := provenanceLost(o, "1.0.0", c.r); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -87,6 +87,10 @@ type ReleaseStatus struct {
 	Offer  ReleaseOffer `json:"offer,omitempty"`
 	Until  *time.Time   `json:"until,omitempty"`
 	Reason string       `json:"reason,omitempty"`
+	// SecurityFix: a security release for this site (Offer's
+	// securityFixes): the publisher marks it, or it is the oldest release
+	// that fixes an advisory affecting the installed version.
+	SecurityFix bool `json:"security_fix,omitempty"`
 }
 
 // AdvisoryMatch is an advisory that affects the installed version.

@@ -142,7 +142,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	// only when newer than it.
 	for i := range ev.Releases {
 		rs := &ev.Releases[i]
-		rs.Offer, rs.Until, rs.Reason = "", nil, ""
+		rs.Offer, rs.Until, rs.Reason, rs.SecurityFix = "", nil, "", false
 		v, err := rs.parsedVersion()
 		if err != nil {
 			return invalidf(err, "release %q is not a semantic version", rs.Version)
@@ -151,6 +151,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			continue
 		}
 		fix := fixes[rs.Version]
+		rs.SecurityFix = fix
 		switch {
 		case hold != nil && !hold.Contains(v):
 			rs.Offer, rs.Reason = ReleaseHeld, "held by the policy "+opts.Policy.Hold
@@ -160,7 +161,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			rs.Offer, rs.Reason = ReleaseNotOffered, "not offered: "+tier.Words()
 		case skipped != nil && !v.GreaterThan(skipped):
 			rs.Offer, rs.Reason = ReleaseSkipped, "skipped"
-			if ev.Skipped == "" {
+			if ev.Skipped == "" && update.v == nil { // it hides what would be offered
 				ev.Skipped = opts.Skipped
 			}
 		case soak > 0 && rs.Released.IsZero():
@@ -175,7 +176,12 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			}
 			continue
 		}
-		if fix {
+		// The component's security update (Security, SecurityRelease) is
+		// a release its publisher marks, as the read model's security
+		// problems count them; a release that fixes an advisory is offered
+		// whatever the tier, the soak and the skip (fix), and the advisory
+		// itself makes the component vulnerable, until dismissed.
+		if rs.Security {
 			security.offer(&rs.Release, v)
 		}
 		switch {

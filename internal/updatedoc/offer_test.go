@@ -361,9 +361,11 @@ func TestOffer(t *testing.T) {
 					{version: "2.3.1", offer: ReleaseOffered},
 					{version: "2.3.0", offer: ReleaseSkipped, reason: "skipped"},
 				}}},
+		// Once a newer release is offered, the skip hides nothing that would
+		// be offered: the releases still read "skipped", the result not.
 		{name: "skip 2.4.0 then 2.5.0", releases: skips, installed: "2.2.0",
 			opts: OfferOptions{Skipped: "2.4.0"}, want: offerWant{
-				update: "2.5.0", security: "2.3.1", skipped: "2.4.0",
+				update: "2.5.0", security: "2.3.1",
 				between: []offerRow{
 					{version: "2.5.0", offer: ReleaseOffered},
 					{version: "2.4.0", offer: ReleaseSkipped, reason: "skipped"},
@@ -381,9 +383,12 @@ func TestOffer(t *testing.T) {
 					{version: "2.3.2", offer: ReleaseSkipped, reason: "skipped"},
 					{version: "2.3.1", offer: ReleaseOffered},
 				}}},
+		// The fix is offered whatever the tier and the soak; the component's
+		// security update stays what its publisher marks (none here): the
+		// advisory makes it vulnerable, until dismissed.
 		{name: "advisory fix tier patch soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferPatch), want: offerWant{
-				update: "1.0.3", security: "1.0.3",
+				update: "1.0.3",
 				held: &Held{Version: "2.0.0", Reason: patchWords},
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -395,7 +400,7 @@ func TestOffer(t *testing.T) {
 		// they wait for their soak.
 		{name: "advisory fix soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferAll), want: offerWant{
-				update: "1.0.3", security: "1.0.3",
+				update: "1.0.3",
 				waiting: &Waiting{Version: "2.0.0", Until: at(offerNow.Add(-time.Hour + 7*24*time.Hour))},
 				next:    at(offerNow.Add(-time.Hour + 7*24*time.Hour)),
 				between: []offerRow{
@@ -467,7 +472,7 @@ func TestOfferMergedAdvisory(t *testing.T) {
 	if err := ev.Offer("1.0.0", OfferOptions{Policy: Policy{Offer: OfferSecurity}}); err != nil {
 		t.Fatal(err)
 	}
-	checkOffer(t, &ev, offerWant{update: "1.0.3", security: "1.0.3",
+	checkOffer(t, &ev, offerWant{update: "1.0.3",
 		held: &Held{Version: "1.1.0", Reason: securityWords},
 		between: []offerRow{
 			{version: "1.1.0", offer: ReleaseNotOffered, reason: securityWords},
@@ -476,6 +481,13 @@ func TestOfferMergedAdvisory(t *testing.T) {
 		}})
 	if ev.Releases[1].Security {
 		t.Error("the release list marks 1.0.3 security: only SecurityRelease says it")
+	}
+	// SecurityFix says which releases are security releases for this site:
+	// the oldest at or above the fixed version, not a later one.
+	for i, want := range []bool{false, true, false} {
+		if ev.Releases[i].SecurityFix != want {
+			t.Errorf("%s: SecurityFix %v, want %v", ev.Releases[i].Version, ev.Releases[i].SecurityFix, want)
+		}
 	}
 }
 

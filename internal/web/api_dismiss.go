@@ -46,6 +46,8 @@ func (s *Server) apiDismiss(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, noSuchAdvisoryText(code, id)).WithInternal(err)
 	case errors.Is(err, store.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
+	case errors.Is(err, store.ErrFromManifest):
+		return echo.NewHTTPError(http.StatusConflict, dismissalFromManifestText).WithInternal(err)
 	case err != nil:
 		if words := dismissErrorText(err); words != "" {
 			return echo.NewHTTPError(http.StatusUnprocessableEntity, words).WithInternal(err)
@@ -78,7 +80,9 @@ func (s *Server) apiUndismiss(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "The advisory “"+clip(id)+"” of “"+clip(code)+"” has no standing dismissal.")
 	}
 	p, _ := auth.PrincipalFrom(c)
-	if err := s.dismissals.Undismiss(ctx, code, id, p.UserID); err != nil {
+	if err := s.dismissals.Undismiss(ctx, code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
+		return echo.NewHTTPError(http.StatusConflict, dismissalFromManifestText).WithInternal(err)
+	} else if err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"net/http"
 	"time"
 
@@ -23,15 +24,16 @@ type skipRequest struct {
 type skipJSON struct {
 	Version string `json:"version"`
 	Reason  string `json:"reason"`
-	// By is who skipped it: a user's email, "manifest" for the manifest's,
-	// "cli" for the command line; null: a script with no user.
+	// By is who skipped it, worded as the catalog and the detail word it
+	// (readmodel.SkippedByText); null: a script with no user.
 	By           *string   `json:"by"`
 	At           time.Time `json:"at"`
 	FromManifest bool      `json:"from_manifest"`
 }
 
 func skipBody(s store.Skip) skipJSON {
-	return skipJSON{Version: s.Version, Reason: s.Reason, By: opt(s.By), At: s.At, FromManifest: s.FromManifest}
+	return skipJSON{Version: s.Version, Reason: s.Reason, By: opt(readmodel.SkippedByText(s.By, s.FromManifest)), At: s.At,
+		FromManifest: s.FromManifest}
 }
 
 // apiSkip is POST /api/admin/plugins/{code}/skip: the page's skip form

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +215,22 @@ func TestDetailSaysWhy(t *testing.T) {
 		strings.Contains(page.body, `data-testid="skip-undo"`) {
 		t.Error("gallery's page offers to restore or replace the manifest's dismissal, or to end its skip")
 	}
+	// Posted all the same, the AdminCP's changes are refused in words, and
+	// the manifest's dismissal stands.
+	const api = "/api/admin/plugins/gallery/advisories/ACME-9/dismissal"
+	wantError(t, "API dismiss of a manifest dismissal", admin.sendJSON("POST", api, map[string]any{"reason": "other"}, true, nil),
+		409, "The manifest declares this dismissal")
+	wantError(t, "API restore of a manifest dismissal", admin.sendJSON("DELETE", api, nil, true, nil), 409, "The manifest declares this dismissal")
+	for _, action := range []string{"dismiss", "undismiss"} {
+		r := admin.postForm("/admin/plugins/gallery/advisories/ACME-9/"+action, url.Values{"reason": {"other"}})
+		if r.status != 422 || !strings.Contains(r.body, "The manifest declares this dismissal") {
+			t.Errorf("the page's %s of a manifest dismissal: %d, want 422 saying the manifest declares it", action, r.status)
+		}
+	}
+	if g := decodeJSON[policyDetailJSON](t, viewer.do("GET", "/api/admin/plugins/gallery", "", "", nil)); len(g.Advisories) != 1 ||
+		!g.Advisories[0].Dismissed {
+		t.Errorf("gallery's advisories after the refused changes %+v, want ACME-9 still dismissed", g.Advisories)
+	}
 	page = admin.do("GET", "/admin/plugins/forms", "", "", nil)
 	if !strings.Contains(page.body, "Up to date · 1.1.0 skipped") || !strings.Contains(page.body, `<dd data-testid="skip-by">admin@example.test</dd>`) {
 		t.Errorf("forms' page does not say its skip:\n%s", page.body)
@@ -226,7 +243,7 @@ func TestDetailSaysWhy(t *testing.T) {
 	b.db.MustExec(t, `UPDATE component_results SET new_publisher_version = '2.4.0', new_publisher = 'mallory' WHERE code = 'blog'`)
 	blog = decodeJSON[policyDetailJSON](t, viewer.do("GET", "/api/admin/plugins/blog", "", "", nil))
 	if d := blog.PinDowngrade; d == nil || d.Reason != "the manifest requires 1 signature where it required 2" ||
-		!strings.Contains(d.Text, "lowered the keys this source needs") {
+		!strings.Contains(d.Text, "the manifest lowered the trust of this source's keys") {
 		t.Errorf("blog's pin downgrade %+v", d)
 	}
 	if n := blog.NewPublisher; n == nil || n.Version != "2.4.0" || n.Account != "mallory" {

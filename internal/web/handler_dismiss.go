@@ -48,11 +48,17 @@ func (s *Server) undismiss(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	if err := s.dismissals.Undismiss(c.Request().Context(), code, id, p.UserID); err != nil {
+	if err := s.dismissals.Undismiss(c.Request().Context(), code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
+		return s.renderDetail(c, http.StatusUnprocessableEntity, views.DismissForm{AdvisoryID: id, Error: dismissalFromManifestText})
+	} else if err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, views.ComponentPath(code)+"#advisories")
 }
+
+// dismissalFromManifestText is why a dismissal the manifest declares is
+// neither ended nor replaced in the AdminCP (store.ErrFromManifest).
+const dismissalFromManifestText = "The manifest declares this dismissal, so it is reviewed with the site’s code: change it in the manifest, and sync the components."
 
 // advisoryParams are the component code and the advisory id of a
 // dismissal's path.
@@ -109,6 +115,8 @@ func dismissErrorText(err error) string {
 		return expiryPassedText
 	case errors.Is(err, catalog.ErrNoSuchAdvisory):
 		return "This advisory no longer affects the installed version, so there is nothing to dismiss. The page now shows what holds."
+	case errors.Is(err, store.ErrFromManifest):
+		return dismissalFromManifestText
 	}
 	return ""
 }
