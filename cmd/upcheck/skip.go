@@ -7,9 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/app"

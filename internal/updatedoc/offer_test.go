@@ -389,7 +389,7 @@ func TestOffer(t *testing.T) {
 		{name: "advisory fix tier patch soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferPatch), want: offerWant{
 				update: "1.0.3",
-				held: &Held{Version: "2.0.0", Reason: patchWords},
+				held:   &Held{Version: "2.0.0", Reason: patchWords},
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseNotOffered, reason: patchWords},
 					{version: "1.1.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -400,7 +400,7 @@ func TestOffer(t *testing.T) {
 		// they wait for their soak.
 		{name: "advisory fix soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferAll), want: offerWant{
-				update: "1.0.3",
+				update:  "1.0.3",
 				waiting: &Waiting{Version: "2.0.0", Until: at(offerNow.Add(-time.Hour + 7*24*time.Hour))},
 				next:    at(offerNow.Add(-time.Hour + 7*24*time.Hour)),
 				between: []offerRow{
