@@ -188,9 +188,9 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 	if err := json.Unmarshal(d.Evaluation, &ev); err != nil {
 		return fmt.Errorf("stored evaluation of %q: %w", code, err)
 	}
-	// Offered with every release allowed and this version skipped: a plain
-	// release at or below it reads "skipped"; a security fix for the site
-	// is offered (or superseded, or needs a newer core) whatever the skip.
+	// The offer weighs the releases for the site (Offer "" for one it does
+	// not, a pre-release for a stable site) and marks its security
+	// releases (SecurityFix), which no skip hides.
 	if err := ev.Offer(d.Installed, updatedoc.OfferOptions{Skipped: version, Now: time.Now()}); err != nil {
 		return ErrSkipNotEvaluated
 	}
@@ -200,10 +200,10 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 			continue
 		}
 		switch {
-		case r.Security || r.Offer != updatedoc.ReleaseSkipped && r.Offer != "":
-			return ErrSkipSecurity
 		case r.Offer == "":
 			return ErrSkipPrerelease
+		case r.SecurityFix:
+			return ErrSkipSecurity
 		}
 		return nil
 	}
