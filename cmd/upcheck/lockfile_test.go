@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/wait"
@@ -191,7 +196,8 @@ func TestServeKeepsTheComponentsOfABadLockfile(t *testing.T) {
 	npmrc := filepath.Join(dir, ".npmrc")
 	os.WriteFile(npmrc, []byte("registry=https://npm.example.org/\n//npm.example.org/:_authToken=npm_SECRET0123456789\n"), 0o600)
 	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0", "UPCHECK_LOCKFILE": lock,
-		"UPCHECK_NPMRC": npmrc, "UPCHECK_LOG_LEVEL": "DEBUG"}
+		"UPCHECK_NPMRC": npmrc, "UPCHECK_LOG_LEVEL": "DEBUG", "UPCHECK_METRICS_PUBLIC": "1",
+		"UPCHECK_LOCKFILE_CORE": "@site/core", "UPCHECK_TEST_TIMINGS": "lockfile=50ms"}
 
 	_, stderr, code := cliStderr(t, map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_LISTEN": "127.0.0.1:0",
 		"UPCHECK_LOCKFILE": lock, "UPCHECK_MANIFEST": manifestPath}, "serve")
@@ -212,5 +218,52 @@ func TestServeKeepsTheComponentsOfABadLockfile(t *testing.T) {
 	}
 	if !strings.Contains(l, `msg="npm registries" default=https://npm.example.org/`) || strings.Contains(logs.String(), "SECRET") {
 		t.Fatalf("serve's log %q: want the registry named and never the token", logs)
+	}
+
+	// Not only the log says it: the summary (every instance's dashboard
+	// banner) and /metrics do, until the lockfile is accepted again.
+	_, rest, _ := strings.Cut(logs.String(), "msg=serving addr=")
+	addr, _, _ := strings.Cut(rest, " ")
+	st := store.New(d.Pool)
+	refusals := func() readmodel.InputRefusals {
+		t.Helper()
+		sum, err := st.Summary(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum.InputRefusals
+	}
+	metric := func() string {
+		t.Helper()
+		res, err := http.Get(addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		for line := range strings.Lines(string(b)) {
+			if strings.HasPrefix(line, `upcheck_input_refused{input="lockfile"}`) {
+				return strings.TrimSpace(line)
+			}
+		}
+		return ""
+	}
+	if r := refusals(); len(r) != 1 || r[0].Input != readmodel.InputLockfile || r[0].Path != lock ||
+		!strings.Contains(r[0].Error, "line 2: lockfileVersion 1 is not read") {
+		t.Fatalf("refused inputs in the summary: %+v, want the lockfile with its error", r)
+	}
+	if m := metric(); m != `upcheck_input_refused{input="lockfile"} 1` {
+		t.Fatalf("/metrics: %q, want the lockfile refused", m)
+	}
+	os.WriteFile(lock, []byte(`{"lockfileVersion": 3, "packages": {
+  "": {"name": "site", "dependencies": {"@site/core": "^2.0.0"}},
+  "node_modules/@site/core": {"version": "2.0.0"}
+}}`), 0o644)
+	wait.True(t, "the lockfile accepted again", wait.Guard, func() bool { return len(refusals()) == 0 })
+	if m := metric(); m != `upcheck_input_refused{input="lockfile"} 0` {
+		t.Fatalf("/metrics after the lockfile was accepted: %q, want 0", m)
+	}
+	if !strings.Contains(logs.String(), `msg="lockfile accepted again"`) {
+		t.Fatalf("serve's log %q: want the lockfile accepted again", logs)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/upcheck/upcheck/internal/housekeeping"
 	"github.com/upcheck/upcheck/internal/lockfile"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/web"
@@ -71,9 +72,8 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 	} else if cfg.Manifest != "" {
 		// A bad manifest must not take the site's update checks down with
 		// it: the previous components stay and the error is loud.
-		if _, err := a.SyncManifest(ctx, cfg.Manifest); err != nil {
-			logger.ErrorContext(ctx, "manifest refused; keeping the installed components as they were", "path", cfg.Manifest, "error", err)
-		}
+		_, err := a.SyncManifest(ctx, cfg.Manifest)
+		a.inputRead(ctx, readmodel.InputManifest, cfg.Manifest, err)
 	}
 
 	// Checks (scheduled and manual) run under this context: it ends with the
@@ -118,7 +118,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		}
 		wg.Go(func() {
 			watcher.Run(schedCtx, interval, func(err error) {
-				logger.ErrorContext(schedCtx, "lockfile refused; keeping the installed components as they were", "path", cfg.Lockfile, "error", err)
+				a.inputRead(schedCtx, readmodel.InputLockfile, cfg.Lockfile, err)
 			})
 		})
 	}
@@ -172,12 +172,12 @@ func (a *App) watchLockfile(ctx context.Context) *lockfile.Watcher {
 		}
 		return err
 	})
-	if _, err := w.Look(ctx); err != nil {
-		a.Logger.ErrorContext(ctx, "lockfile refused; keeping the installed components as they were", "path", path, "error", err)
-	}
+	_, err := w.Look(ctx)
+	a.inputRead(ctx, readmodel.InputLockfile, path, err)
 	a.Checker.BeforeEachCheck(func(ctx context.Context) error {
 		_, err := w.Look(ctx)
-		return err
+		a.inputRead(ctx, readmodel.InputLockfile, path, err)
+		return nil // said by inputRead; the check runs on the components as stored
 	})
 	return w
 }

@@ -268,6 +268,14 @@ type FeedSync struct {
 	Epoch      int64
 }
 
+type InputRefusal struct {
+	Input     string
+	Path      string
+	Error     string
+	Since     time.Time
+	RefusedAt time.Time
+}
+
 type IntelMark struct {
 	Code    string
 	Version int64

@@ -63,7 +63,8 @@ func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
 }
 
 // Run looks every interval until ctx ends. report hears every look's
-// error, once for each error in a row that says the same.
+// error, once for each error in a row that says the same, and nil from the
+// looks that apply a new content or succeed after one that failed.
 func (w *Watcher) Run(ctx context.Context, interval time.Duration, report func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -74,9 +75,12 @@ func (w *Watcher) Run(ctx context.Context, interval time.Duration, report func(e
 			return
 		case <-t.C:
 		}
-		_, err := w.Look(ctx)
+		applied, err := w.Look(ctx)
 		switch {
 		case err == nil:
+			if applied || last != "" {
+				report(nil)
+			}
 			last = ""
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return

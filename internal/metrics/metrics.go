@@ -170,6 +170,8 @@ var (
 		"Components affected by an open advisory exploited in the wild (in the KEV catalogue). Absent until the KEV catalogue (a kev feed) has been read.", nil, nil)
 	descMalicious = prometheus.NewDesc("upcheck_malicious_components",
 		"Components matched by an open advisory saying the package is malicious: remove them. Absent until an OSV feed (osv, osv-api) has been read.", nil, nil)
+	descInputRefused = prometheus.NewDesc("upcheck_input_refused",
+		"1 while serve refuses the site's input (lockfile or manifest): the installed components are those of the last input accepted.", []string{"input"}, nil)
 	descExposure = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
 		"How long this site has known of its oldest open security problem (a security update not installed, or an advisory not dismissed); 0: none.", nil, nil)
 )
@@ -184,6 +186,7 @@ func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descExposure
 	ch <- descExploited
 	ch <- descMalicious
+	ch <- descInputRefused
 	if s.feeds != nil {
 		describeFeeds(ch)
 	}
@@ -216,6 +219,15 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	}
 	if sum.Malicious != nil {
 		ch <- prometheus.MustNewConstMetric(descMalicious, prometheus.GaugeValue, float64(*sum.Malicious))
+	}
+	for _, in := range readmodel.Inputs {
+		refused := 0.0
+		for _, r := range sum.InputRefusals {
+			if r.Input == in {
+				refused = 1
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(descInputRefused, prometheus.GaugeValue, refused, string(in))
 	}
 	if s.feeds != nil {
 		collectFeeds(ctx, s.feeds, ch)

@@ -120,6 +120,11 @@ type Summary struct {
 	// NextCheckAt is when this process's schedule fires next, on its clock;
 	// nil when no schedule runs in it.
 	NextCheckAt *time.Time `json:"next_check_at"`
+	// InputRefusals lists the site's inputs (the lockfile or the manifest)
+	// that serve read and refused, by input. While one is
+	// listed, the installed components are those of the last input
+	// accepted.
+	InputRefusals InputRefusals `json:"input_refusals"`
 }
 
 // MaliciousCount is Malicious, 0 while no feed that names malicious

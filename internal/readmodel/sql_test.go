@@ -506,3 +506,37 @@ var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
 	readmodel.AuditComponentSkip: readmodel.AuditKindDismissal, readmodel.AuditComponentUnskip: readmodel.AuditKindDismissal,
 	readmodel.AuditSourceDowngrade: readmodel.AuditKindTrust,
 }
+
+// The inputs a refusal may name are input_refusals.input's check: every
+// Input is stored, read back as itself, accepted again, and a word that is
+// no Input is refused by the table.
+func TestInputsMatchSQL(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	st := store.New(db.Pool)
+	ctx := context.Background()
+	for _, in := range readmodel.Inputs {
+		if err := st.InputRefused(ctx, in, "/site/"+string(in), "refused"); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+	}
+	got, err := st.InputRefusals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []readmodel.Input
+	for _, r := range got {
+		inputs = append(inputs, r.Input)
+	}
+	if !slices.Equal(inputs, readmodel.Inputs) {
+		t.Errorf("stored refusals %v, want every input %v in its order", inputs, readmodel.Inputs)
+	}
+	for _, in := range readmodel.Inputs {
+		if cleared, err := st.InputAccepted(ctx, in); err != nil || !cleared {
+			t.Errorf("%s accepted: cleared %v, %v", in, cleared, err)
+		}
+	}
+	if err := st.InputRefused(ctx, readmodel.Input("composer"), "/site/composer.lock", "refused"); err == nil {
+		t.Error("a refusal of an input that is no Input was stored")
+	}
+}

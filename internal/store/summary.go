@@ -57,6 +57,9 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 	if out.OldestSecuritySince = timeOf(r.OldestSecuritySince); out.OldestSecuritySince != nil {
 		out.OldestSecuritySeconds = r.OldestSecuritySeconds
 	}
+	if out.InputRefusals, err = e.InputRefusals(ctx); err != nil {
+		return readmodel.Summary{}, err
+	}
 	if r.NeverCode != nil {
 		out.NeverSucceeded = &readmodel.ComponentRef{Code: *r.NeverCode, Name: deref(r.NeverName)}
 	}

@@ -116,6 +116,7 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	check("components/schemas/Source/properties/signature_state", strs(readmodel.AllTrustStates()))
 	check("components/schemas/Summary/properties/attention/items/properties/kind", readmodel.AttentionKinds)
 	check("components/schemas/Source/properties/source_kind", strs(readmodel.AllSourceKinds()))
+	check("components/schemas/InputRefusal/properties/input", strs(readmodel.Inputs))
 	for _, schema := range []string{"CatalogEntry", "ComponentDetail"} {
 		// null: a component with no source.
 		check("components/schemas/"+schema+"/properties/source_kind", append(strs(readmodel.AllSourceKinds()), ""))
