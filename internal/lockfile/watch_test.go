@@ -94,7 +94,8 @@ func TestWatcherAppliesEachNewContentOnce(t *testing.T) {
 	}
 }
 
-// Run looks every interval, and says an error once while it stays the same.
+// Run looks every interval, says an error once while it stays the same,
+// and says each look that applied a content (serve clears a refusal then).
 func TestWatcherRun(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -106,7 +107,13 @@ func TestWatcherRun(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() {
-			w.Run(ctx, lockfile.WatchInterval, func(err error) { reports = append(reports, err.Error()) })
+			w.Run(ctx, lockfile.WatchInterval, func(err error) {
+				if err == nil {
+					reports = append(reports, "applied")
+					return
+				}
+				reports = append(reports, err.Error())
+			})
 			close(done)
 		}()
 		synctest.Wait()
@@ -128,8 +135,8 @@ func TestWatcherRun(t *testing.T) {
 		if got := a.versions(); got != "1.0.0 2.0.0" {
 			t.Errorf("applied %q", got)
 		}
-		if len(reports) != 1 || !strings.Contains(reports[0], "malformed JSON") {
-			t.Errorf("reports %q, want the one error once", reports)
+		if len(reports) != 3 || reports[0] != "applied" || !strings.Contains(reports[1], "malformed JSON") || reports[2] != "applied" {
+			t.Errorf("reports %q, want applied, the one error once, applied", reports)
 		}
 	})
 }
