@@ -10,6 +10,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/fetch"
 )
 
 // Token is a registry credential. It prints, formats and logs as
@@ -87,6 +89,14 @@ func (r Registries) Token(u *url.URL) Token {
 		}
 		dart = dart[:i+1]
 	}
+}
+
+// bearer is Token for a fetch: nil where npm sends no token.
+func (r Registries) bearer(u *url.URL) fetch.Credential {
+	if t := r.Token(u); !t.IsZero() {
+		return t
+	}
+	return nil
 }
 
 // nerfDart is npm's key for a registry address: "//", the host (with its
