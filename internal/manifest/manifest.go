@@ -181,10 +181,16 @@ func describeJSON(body []byte, err error, whole string, t reflect.Type) string {
 	return fmt.Sprintf("unknown field %q at line %d, column %d", name, line, col)
 }
 
-// ParseYAML parses and validates a YAML manifest, with the same strictness.
+// ParseYAML parses and validates a YAML manifest, with the same strictness
+// and a nesting of at most MaxYAMLNesting levels.
 // Its errors are named with their line and column too, on one line like the
 // JSON ones (the YAML library's own message spans several).
 func ParseYAML(body []byte) (*Manifest, error) {
+	// Tokenized twice (a manifest is small) so that the parser never sees
+	// a nesting it would take gigabytes to parse.
+	if _, err := TokenizeYAML(body); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	var m Manifest
 	if err := yaml.UnmarshalWithOptions(body, &m, yaml.Strict()); err != nil {
 		var yerr yaml.Error
