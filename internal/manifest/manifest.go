@@ -9,9 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -121,12 +119,7 @@ var codePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
 // Load reads and validates the manifest at path; the extension picks the
 // format (.json, .yaml, .yml).
 func Load(path string) (*Manifest, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	body, err := ReadFile(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}

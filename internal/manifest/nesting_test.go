@@ -6,7 +6,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 const yamlHead = "components:\n  - code: core\n    name: Core\n    version: 1.0.0\n"
@@ -39,5 +43,35 @@ func TestADeeplyNestedYAMLManifestIsRefusedUnparsed(t *testing.T) {
 	m, err := ParseYAML([]byte(yamlHead + "# " + strings.Repeat("[", 100) + "\n  - code: blog\n    name: '" + strings.Repeat("[{", 100) + "'\n    version: 1.0.0\n"))
 	if err != nil || len(m.Components) != 2 {
 		t.Fatalf("a manifest within the limit: %v", err)
+	}
+}
+
+// A named pipe at the manifest's path (nothing writes to it) is refused at
+// once, in words, instead of waiting for a writer.
+func TestANamedPipeAtTheManifestPathIsRefusedWithoutBlocking(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // lets a reader blocked in open (the bug) go
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := Load(path)
+		done <- err
+	}()
+	timer := time.NewTimer(wait.Guard)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrNotRegularFile) || !strings.Contains(err.Error(), path+" is not a regular file (it is a named pipe)") {
+			t.Errorf("%v", err)
+		}
+	case <-timer.C:
+		t.Fatalf("loading a named pipe did not return within %s", wait.Guard)
 	}
 }
