@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/upcheck/upcheck/internal/fetch"
 )
@@ -266,11 +267,16 @@ func unquote(v string) string {
 func LoadRegistries(registry, npmrc string, getenv func(string) string) (Registries, error) {
 	regs := Registries{Scopes: map[string]*url.URL{}, tokens: map[string]Token{}}
 	if npmrc != "" {
-		f, err := os.Open(npmrc)
+		// Opened without blocking, and only a regular file read: a named
+		// pipe would hold the command until something wrote to it.
+		f, err := os.OpenFile(npmrc, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return Registries{}, fmt.Errorf("UPCHECK_NPMRC: %w", err)
 		}
 		defer f.Close()
+		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+			return Registries{}, fmt.Errorf("UPCHECK_NPMRC: %s is not a regular file", npmrc)
+		}
 		if regs, err = ParseNpmrc(f, npmrc, getenv); err != nil {
 			return Registries{}, err
 		}
