@@ -26,7 +26,7 @@ type Watcher struct {
 	opt   Options
 	apply func(context.Context, *manifest.Manifest) error
 
-	reads atomic.Uint64 // numbers each look's read of the file
+	reads atomic.Uint64 // numbers each look's read of the file as it ends
 
 	mu      sync.Mutex // one apply at a time: the ticker's and a check's
 	applied [32]byte   // the content last applied
@@ -47,14 +47,14 @@ func NewWatcher(path string, opt Options, apply func(context.Context, *manifest.
 // are.
 //
 // The file is read outside the lock, so that a look whose read is slow
-// holds no other look; of two looks, the one that read the file later
-// wins: an earlier read is never applied over a later one.
+// holds no other look; of two looks, the one whose read ended later wins:
+// a content read earlier is not applied over it.
 func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
-	n := w.reads.Add(1)
 	body, err := readFile(w.path)
 	if err != nil {
 		return false, err
 	}
+	n := w.reads.Add(1) // after the read: the order in which reads ended
 	sum := sha256.Sum256(body)
 	w.mu.Lock()
 	defer w.mu.Unlock()
