@@ -158,17 +158,23 @@ func TestComponentsSyncLockfileRefusals(t *testing.T) {
 	os.WriteFile(npmrc, []byte("//npm.example.org/:_authToken=npm_SECRET0123456789\n@acme:registry=ftp://npm.example.org/\n"), 0o600)
 	_, stderr, code := cliStderr(t, map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_NPMRC": npmrc, "UPCHECK_LOG_LEVEL": "DEBUG"},
 		"components", "sync", "--manifest", manifestPath)
-	if code != 1 || !strings.Contains(stderr, npmrc+" line 2 (@acme:registry)") || !strings.Contains(stderr, `"ftp" URL`) || strings.Contains(stderr, "SECRET") {
+	if code != 1 || !strings.Contains(stderr, npmrc+" line 2 (@acme:registry)") || !strings.Contains(stderr, "not an http or https URL") || strings.Contains(stderr, "SECRET") {
 		t.Fatalf("broken .npmrc: exit %d, stderr %q; want exit 1 naming the file and line 2, without the token", code, stderr)
 	}
-	// Its ${NAME} references come from the command's environment.
-	os.WriteFile(npmrc, []byte("registry=https://npm.example.org/\n//npm.example.org/:_authToken=${SITE_NPM_TOKEN}\n"), 0o600)
+	// Its ${NAME} references come from the command's environment, NPM_*
+	// ones only: never upcheck's own settings.
+	os.WriteFile(npmrc, []byte("registry=https://npm.example.org/\n//npm.example.org/:_authToken=${UPCHECK_DATABASE_URL}\n"), 0o600)
 	e := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_NPMRC": npmrc}
 	_, stderr, code = cliStderr(t, e, "components", "sync", "--manifest", manifestPath)
-	if code != 1 || !strings.Contains(stderr, npmrc+" line 2") || !strings.Contains(stderr, "SITE_NPM_TOKEN is not set") {
+	if code != 1 || !strings.Contains(stderr, npmrc+" line 2") || !strings.Contains(stderr, "not ${UPCHECK_DATABASE_URL}") || strings.Contains(stderr, d.URL) {
+		t.Fatalf(".npmrc naming upcheck's own setting: exit %d, stderr %q", code, stderr)
+	}
+	os.WriteFile(npmrc, []byte("registry=https://npm.example.org/\n//npm.example.org/:_authToken=${NPM_SITE_TOKEN}\n"), 0o600)
+	_, stderr, code = cliStderr(t, e, "components", "sync", "--manifest", manifestPath)
+	if code != 1 || !strings.Contains(stderr, npmrc+" line 2") || !strings.Contains(stderr, "NPM_SITE_TOKEN is not set") {
 		t.Fatalf(".npmrc naming an unset variable: exit %d, stderr %q", code, stderr)
 	}
-	e["SITE_NPM_TOKEN"] = "npm_SECRET0123456789"
+	e["NPM_SITE_TOKEN"] = "npm_SECRET0123456789"
 	if _, stderr, code = cliStderr(t, e, "components", "sync", "--manifest", manifestPath); code != 0 {
 		t.Fatalf(".npmrc with its variable set: exit %d, stderr %q", code, stderr)
 	}

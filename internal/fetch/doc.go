@@ -34,7 +34,11 @@
 // cannot hold a check open. Bodies are capped while they are read; a
 // Content-Length above the cap is refused before reading, but a small
 // Content-Length is never trusted. Redirects are limited and may only lead to
-// http or https URLs.
+// http or https URLs. A redirect never carries the Authorization header of
+// the request it follows (the http package would keep it for the same host
+// name on any port or scheme, and for its subdomains): the target gets the
+// token Request.Bearer gives for its own URL, and none after a redirect
+// from https to http.
 //
 // # Retries
 //

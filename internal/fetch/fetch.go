@@ -306,7 +306,12 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	hreq, err := http.NewRequestWithContext(actx, http.MethodGet, u.String(), nil)
+	rctx := actx
+	if req.Bearer != nil {
+		// The redirect check asks the same function for each target.
+		rctx = context.WithValue(actx, bearerKey{}, req.Bearer)
+	}
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Response{}, "", fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 	}
@@ -325,7 +330,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 		hreq.Header.Set("Accept", req.Accept)
 	}
 	if req.Bearer != nil {
-		hreq.Header.Set("Authorization", "Bearer "+req.Bearer.Reveal())
+		setBearer(hreq, req.Bearer)
 	}
 
 	start := time.Now()

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"io"
+	"net/url"
 	"time"
 )
 
@@ -16,10 +17,14 @@ type Request struct {
 	LastModified string
 	// Accept is sent as the Accept header when not empty.
 	Accept string
-	// Bearer, when set, is sent as "Authorization: Bearer …" (a registry
-	// token). It is never logged; the http package drops it on a redirect
-	// to another host.
-	Bearer Credential
+	// Bearer, when set, gives the token sent as "Authorization: Bearer …"
+	// to a URL, nil for none (a registry token, chosen as npm chooses it,
+	// by the URL's host, port and path). It is asked for the request's URL
+	// and again for each redirect's target: a redirected request never
+	// carries the previous one's header, only the target's own token, and
+	// none at all once a redirect went from https to http. A token is never
+	// logged.
+	Bearer func(u *url.URL) Credential
 	// MaxBody caps this body instead of the fetcher's MaxBody when > 0.
 	MaxBody int64
 	// Timeout bounds each attempt of this request instead of the

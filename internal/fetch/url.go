@@ -49,8 +49,8 @@ func checkScheme(u *url.URL) error {
 }
 
 // checkRedirect is the client's CheckRedirect: it enforces the redirect
-// limit and keeps redirects on http(s). The address of the target is checked
-// by the dialer like any other connection.
+// limit, keeps redirects on http(s) and gives the target its own token. The
+// address of the target is checked by the dialer like any other connection.
 func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	limit := max(f.cfg.MaxRedirects, 0)
 	// via holds the requests already made, so len(via) is the number of
@@ -58,5 +58,44 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > limit {
 		return fmt.Errorf("%w: the limit is %d", ErrTooManyRedirects, limit)
 	}
-	return checkScheme(req.URL)
+	if err := checkScheme(req.URL); err != nil {
+		return err
+	}
+	// The http package copies the first request's headers to the
+	// redirect, Authorization included whenever the target's host name is
+	// the same or a subdomain, whatever its port or scheme. A token
+	// belongs to its .npmrc line, not to a host name: drop it, and send
+	// the target's own, unless a redirect went from https to http on the
+	// way, where anyone on the path would read it.
+	req.Header.Del("Authorization")
+	tokens, _ := req.Context().Value(bearerKey{}).(func(*url.URL) Credential)
+	if tokens == nil || req.URL.Scheme != "https" && anyHTTPS(via) {
+		return nil
+	}
+	setBearer(req, tokens)
+	return nil
+}
+
+// bearerKey holds, in a request's context, the Request.Bearer that chooses
+// the token of each redirect's target.
+type bearerKey struct{}
+
+// setBearer sets req's Authorization to the token tokens gives for its URL,
+// if any.
+func setBearer(req *http.Request, tokens func(*url.URL) Credential) {
+	if c := tokens(req.URL); c != nil {
+		if text := c.Reveal(); text != "" {
+			req.Header.Set("Authorization", "Bearer "+text)
+		}
+	}
+}
+
+// anyHTTPS reports whether one of the requests was made over https.
+func anyHTTPS(via []*http.Request) bool {
+	for _, r := range via {
+		if r.URL.Scheme == "https" {
+			return true
+		}
+	}
+	return false
 }

@@ -9,8 +9,6 @@ package lockfile
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -85,12 +83,7 @@ func Read(file string, opt Options) (*manifest.Manifest, error) {
 }
 
 func readFile(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("read lockfile: %w", err)
-	}
-	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	body, err := manifest.ReadFile(file, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read lockfile: %w", err)
 	}

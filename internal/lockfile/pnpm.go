@@ -6,6 +6,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/upcheck/upcheck/internal/manifest"
 )
 
 // parsePnpm reads pnpm-lock.yaml of lockfileVersion 9: the packages of the
@@ -14,7 +16,11 @@ import (
 // ("2.1.0(react@19.0.0)" is 2.1.0). Linked and file versions ("link:",
 // "file:") come from no registry and are passed over.
 func parsePnpm(body []byte) ([]locked, error) {
-	f, err := parser.ParseBytes(body, 0)
+	tokens, err := manifest.TokenizeYAML(body)
+	if err != nil {
+		return nil, fmt.Errorf(" %v", err) // "line N: …"
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		return nil, fmt.Errorf(": not YAML: %v", err)
 	}

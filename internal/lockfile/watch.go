@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/manifest"
@@ -25,9 +26,12 @@ type Watcher struct {
 	opt   Options
 	apply func(context.Context, *manifest.Manifest) error
 
-	mu      sync.Mutex // one look at a time: the ticker's and a check's
+	reads atomic.Uint64 // numbers each look's read of the file as it ends
+
+	mu      sync.Mutex // one apply at a time: the ticker's and a check's
 	applied [32]byte   // the content last applied
 	done    bool       // applied holds a content
+	read    uint64     // the number of the read that gave applied
 }
 
 // NewWatcher returns a Watcher of the lockfile at path that hands each new
@@ -38,17 +42,23 @@ func NewWatcher(path string, opt Options, apply func(context.Context, *manifest.
 
 // Look applies the lockfile when its content changed since it was last
 // applied; applied says whether it did. An unreadable or invalid lockfile
-// is an error (naming the file, line and field), and the components last
-// applied stay as they are.
+// is an error (naming the file, line and field; anything but a regular
+// file is refused unread), and the components last applied stay as they
+// are.
+//
+// The file is read outside the lock, so that a look whose read is slow
+// holds no other look; of two looks, the one whose read ended later wins:
+// a content read earlier is not applied over it.
 func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	body, err := readFile(w.path)
 	if err != nil {
 		return false, err
 	}
+	n := w.reads.Add(1) // after the read: the order in which reads ended
 	sum := sha256.Sum256(body)
-	if w.done && sum == w.applied {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done && (sum == w.applied || n < w.read) {
 		return false, nil
 	}
 	m, err := Parse(w.path, body, w.opt)
@@ -58,7 +68,7 @@ func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
 	if err := w.apply(ctx, m); err != nil {
 		return false, err
 	}
-	w.applied, w.done = sum, true
+	w.applied, w.done, w.read = sum, true, n
 	return true, nil
 }
 

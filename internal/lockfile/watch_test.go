@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -165,5 +166,50 @@ func TestWatcherSeesAnEditOfTheSameSizeAndTime(t *testing.T) {
 	}
 	if got := a.versions(); got != "1.4.0 1.5.0" {
 		t.Errorf("applied %q, want 1.4.0 then 1.5.0", got)
+	}
+}
+
+// Looks that race each other and an editor that replaces the file (as npm
+// and pnpm do, by renaming) apply contents without a data race, and a look
+// after the last edit applies the last content.
+func TestWatcherLooksRace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "package-lock.json")
+	write(t, path, npmLock("1.0.0"))
+	a := &applier{}
+	w := lockfile.NewWatcher(path, lockfile.Options{}, a.apply)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := w.Look(t.Context()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for i := 1; i <= 50; i++ {
+		tmp := filepath.Join(dir, "lock.tmp")
+		write(t, tmp, npmLock("1.0."+strconv.Itoa(i)))
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if _, err := w.Look(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	seen := strings.Fields(a.versions())
+	if len(seen) == 0 || seen[len(seen)-1] != "1.0.50" {
+		t.Errorf("applied %v; want 1.0.50 last", seen)
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -121,12 +119,7 @@ var codePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
 // Load reads and validates the manifest at path; the extension picks the
 // format (.json, .yaml, .yml).
 func Load(path string) (*Manifest, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	defer f.Close()
-	body, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	body, err := ReadFile(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
@@ -181,10 +174,16 @@ func describeJSON(body []byte, err error, whole string, t reflect.Type) string {
 	return fmt.Sprintf("unknown field %q at line %d, column %d", name, line, col)
 }
 
-// ParseYAML parses and validates a YAML manifest, with the same strictness.
+// ParseYAML parses and validates a YAML manifest, with the same strictness
+// and a nesting of at most MaxYAMLNesting levels.
 // Its errors are named with their line and column too, on one line like the
 // JSON ones (the YAML library's own message spans several).
 func ParseYAML(body []byte) (*Manifest, error) {
+	// Tokenized twice (a manifest is small) so that the parser never sees
+	// a nesting it would take gigabytes to parse.
+	if _, err := TokenizeYAML(body); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	var m Manifest
 	if err := yaml.UnmarshalWithOptions(body, &m, yaml.Strict()); err != nil {
 		var yerr yaml.Error

@@ -59,7 +59,7 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: 50 * time.Millisecond},
 		notify.WithSMTP(settings), notify.WithPublicURL("https://upcheck.example.org/"))
 	ctx := context.Background()
-	summary, _ := json.Marshal(hostile + "\u202e\x1b[31m & more" + strings.Repeat(" long", 400))
+	summary, _ := json.Marshal(hostile + "\u202e\x1b[31m & more @channel [the fix](https://evil.example/fix)" + strings.Repeat(" long", 400))
 	name, _ := json.Marshal("Blog <@here>\u200b\nsecond line")
 	doc := `{"format": 1, "publisher": "acme", "sequence": 1, "packages": {
 		"core": {"releases": [{"version": "1.9.0"}]},
@@ -100,6 +100,13 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 			strings.ContainsAny(text, "<>\n\x1b\u202e\u200b") {
 			t.Errorf("chat post not escaped:\n%q", text)
 		}
+		spans := strings.Split(text, "`") // even: outside code spans
+		for i := 0; i < len(spans); i += 2 {
+			if len(spans)%2 == 0 || strings.ContainsAny(spans[i], "@[") {
+				t.Errorf("chat post with a mention or a link outside code:\n%q", text)
+				break
+			}
+		}
 		if n := len([]rune(text)); n > 1600 {
 			t.Errorf("chat post of %d runes: not capped", n)
 		}
@@ -109,7 +116,7 @@ func TestPublisherTextCannotFormatAChat(t *testing.T) {
 		if strings.Contains(text, "security update") && !strings.Contains(text, "fixes ACME-1 (CVE-2026-0001, GHSA-2j5x-8q7m-xx9p)") {
 			t.Errorf("the security update's post does not name the advisory it fixes:\n%q", text)
 		}
-		if strings.Contains(text, "affected by") && !strings.Contains(text, "no fix yet: &lt;!channel&gt; &lt;https://evil.example/login|Install the fix now&gt;") {
+		if strings.Contains(text, "affected by") && !strings.Contains(text, "no fix yet: `&lt;!channel&gt; &lt;https://evil.example/login|Install the fix now&gt;`") {
 			t.Errorf("the advisory's summary is not shown escaped as text:\n%q", text)
 		}
 		if strings.Contains(text, "affected by") && !strings.Contains(text, "ACME-2 (CVE-2026-0002)") {

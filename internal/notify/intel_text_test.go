@@ -59,14 +59,14 @@ func TestIntelEventsInEmail(t *testing.T) {
 }
 
 // A chat says the same, with the feed's text escaped so that it neither
-// pings nor links.
+// pings nor links: the required action, which would be markup, as code.
 func TestIntelEventsInChat(t *testing.T) {
 	t.Parallel()
 	for typ, want := range map[readmodel.EventType]string{
 		readmodel.EventMalicious: "upcheck: known malicious package: remove it: Blog 2.3.0 is matched by MAL-2025-1 (GHSA-mal1-xxxx-yyyy): Steals &lt;tokens&gt;",
 		readmodel.EventKnownExploited: "upcheck: Gallery 3.0.0 is affected by ACME-2 (CVE-2026-1111) (high), exploited in the wild. " +
 			"Listed in the KEV catalogue since 2026-11-01, due date 2026-11-22 (KEV's dates are set for US federal agencies: a reference, not a deadline for every site). " +
-			"Required action: Apply &lt;!channel&gt; mitigations. Known to be used in ransomware campaigns. EPSS 94.3 % · 99th percentile",
+			"Required action: `Apply &lt;!channel&gt; mitigations.`. Known to be used in ransomware campaigns. EPSS 94.3 % · 99th percentile",
 	} {
 		payload := maliciousPayload
 		if typ == readmodel.EventKnownExploited {

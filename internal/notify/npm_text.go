@@ -92,13 +92,7 @@ func keyList(keys []string, word func(string, int) string) string {
 	return strings.Join(out, ", ")
 }
 
-// chatCode is publisher text as an inline code span of a chat: one line,
-// cut, escaped (chat), its backticks made quotes so that it cannot end
-// the span; "" for none.
-func chatCode(s string, max int) string {
-	s = chat(strings.ReplaceAll(s, "`", "'"), max)
-	if s == "" {
-		return ""
-	}
-	return "`" + s + "`"
-}
+// chatCode is publisher text as an inline code span of a chat whatever it
+// holds: one line, cut, escaped, its backticks made quotes so that it
+// cannot end the span; "" for none.
+func chatCode(s string, max int) string { return codeSpan(clean(s, max)) }

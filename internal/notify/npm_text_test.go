@@ -55,8 +55,8 @@ func TestNpmEventsInChat(t *testing.T) {
 			"[the new one](https://evil.example) @channel 'x' second line`",
 		readmodel.EventProvenanceLost: "upcheck: trust downgrade for Blog: 2.5.0 was published without the provenance that 2.3.0 had; " +
 			"check who published it before you install it",
-		readmodel.EventRegistryKeysChanged: "upcheck: the npm registry http://127.0.0.1:4873/ changed its signing keys: now SHA256:new&lt;b&gt;; " +
-			"pinned before: SHA256:old. Check with the registry’s operator that they rotated them.",
+		readmodel.EventRegistryKeysChanged: "upcheck: the npm registry `http://127.0.0.1:4873/` changed its signing keys: now `SHA256:new&lt;b&gt;`; " +
+			"pinned before: `SHA256:old`. Check with the registry’s operator that they rotated them.",
 	} {
 		got := slackText(store.Delivery{Type: string(typ), Payload: payloads[typ]}, "")
 		if got != want {

@@ -30,14 +30,68 @@ const (
 // escaped as both formats require, so that "<!channel>" or
 // "<https://evil.example|a disguised link>" is shown as text and neither
 // pings nor links. Cut before escaping: an entity is never cut in half.
+//
+// Text with anything else either format reads as markup (plainChat says
+// what) is an inline code span (chatCode): a mention ("@channel", "@here",
+// "@all", "@user", an npm scope), a markdown link or image, a bare URL or
+// domain, emphasis, strike-through. One channel kind serves Slack and
+// Mattermost alike and their escapes differ (Mattermost's backslash shows
+// in Slack), while both show a code span as it is: neither formats or
+// links it, and Mattermost pings for no mention inside one.
 func chat(s string, max int) string {
-	return chatEscape(clean(s, max))
+	c := clean(s, max)
+	if plainChat(c) {
+		return chatEscape(c)
+	}
+	return codeSpan(c)
 }
 
 // chatEscape escapes &, < and > for Slack's mrkdwn and Mattermost.
 func chatEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
+
+// codeSpan is cleaned text as an inline code span of a chat, escaped, its
+// backticks made quotes so that it cannot end the span; "" for none.
+func codeSpan(c string) string {
+	if c == "" {
+		return ""
+	}
+	return "`" + chatEscape(strings.ReplaceAll(c, "`", "'")) + "`"
+}
+
+// plainChat reports whether cleaned text reads the same as plain text in
+// Slack and in Mattermost: letters, digits, spaces, non-ASCII symbols, the
+// punctuation of prose (- , ; ( ) ' " + = % ? and &, < and >, which
+// chatEscape escapes), a '.' not followed by a letter (a version, the end
+// of a sentence; "www.x" and "evil.example" would be linked), a ':' before
+// a space or at the end (no URL scheme, no :emoji:) and a '_' inside a word
+// (neither format's emphasis). Any other ASCII punctuation is markup to
+// one of them: @ * _ ~ ` [ ] ! # | $ \ / { } ^.
+func plainChat(c string) bool {
+	r := []rune(c)
+	for i, x := range r {
+		var prev, next rune
+		if i > 0 {
+			prev = r[i-1]
+		}
+		if i+1 < len(r) {
+			next = r[i+1]
+		}
+		switch {
+		case x > unicode.MaxASCII || unicode.IsLetter(x) || unicode.IsDigit(x) || x == ' ':
+		case strings.ContainsRune("-,;()'\"+=%?&<>", x):
+		case x == '.' && !unicode.IsLetter(next):
+		case x == ':' && (next == 0 || next == ' '):
+		case x == '_' && isWordRune(prev) && isWordRune(next):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // slackText words an event for a chat channel. Every string from a payload
 // passes through chat; link is the component's AdminCP page ("" for none),
@@ -90,10 +144,14 @@ func slackText(d store.Delivery, link string) string {
 		text = "upcheck: " + chat(d.Type, chatIDMax)
 	}
 	if r := []rune(text); len(r) > chatTextMax {
-		// Cut at a space, never inside an entity.
+		// Cut at a space, never inside an entity, and before a code span
+		// the cut would leave open: its text would be markup again.
 		cut := string(r[:chatTextMax-1])
 		if i := strings.LastIndexByte(cut, ' '); i > 0 {
 			cut = cut[:i]
+		}
+		if strings.Count(cut, "`")%2 == 1 {
+			cut = strings.TrimRight(cut[:strings.LastIndexByte(cut, '`')], " ")
 		}
 		text = cut + "…"
 	}

@@ -54,7 +54,7 @@ func TestTrustDowngradeInChat(t *testing.T) {
 			"check who published it before you install it",
 		readmodel.DowngradePublisher: "upcheck: trust downgrade for Blog: 2.4.0 was published by an account new to this package " +
 			"(`&lt;!channel&gt; *mallory* 'x'`); check who published it before you install it",
-		readmodel.DowngradePin: "upcheck: trust downgrade: a manifest sync lowered the trust of the source https://acme.example/&lt;u&gt;.json: " +
+		readmodel.DowngradePin: "upcheck: trust downgrade: a manifest sync lowered the trust of the source `https://acme.example/&lt;u&gt;.json`: " +
 			"the manifest requires 1 signature where it required 2 (components: blog, gallery). Check that the manifest change was meant.",
 	} {
 		got := slackText(store.Delivery{Type: string(readmodel.EventTrustDowngrade), Payload: payloads[kind]}, "")

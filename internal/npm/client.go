@@ -143,12 +143,11 @@ func (c *Client) fetch(ctx context.Context, u *url.URL, req fetch.Request) (fetc
 	return c.Fetcher.Fetch(ctx, c.request(u, req))
 }
 
-// request is req addressed to u, with the token npm would send there.
+// request is req addressed to u, with the token npm would send there and,
+// after a redirect, the token npm would send to its target.
 func (c *Client) request(u *url.URL, req fetch.Request) fetch.Request {
 	req.URL = u.String()
-	if tok := c.Registries.Token(u); !tok.IsZero() {
-		req.Bearer = tok
-	}
+	req.Bearer = c.Registries.bearer
 	return req
 }
 

@@ -114,3 +114,50 @@ func TestACompressedDocumentIsCappedDecompressed(t *testing.T) {
 		t.Fatalf("past the cap decompressed: %v, want ErrTooLarge", err)
 	}
 }
+
+// A registry that redirects to another port of its own host (a mirror, a
+// CDN) does not hand that port its token: each gets the token of its own
+// .npmrc line, and a path with none gets none.
+func TestARedirectGetsItsOwnTokenFromTheNpmrc(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 4)
+	mirror := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- "mirror " + r.URL.Path + " " + r.Header.Get("Authorization")
+		_, _ = w.Write([]byte(`{"name": "` + r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:] + `", "versions": {}}`))
+	}))
+	t.Cleanup(mirror.Close)
+	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- "registry " + r.URL.Path + " " + r.Header.Get("Authorization")
+		target := r.URL.Path
+		if target == "/npm/open" {
+			target = "/keyless/open"
+		}
+		http.Redirect(w, r, mirror.URL+target, http.StatusFound)
+	}))
+	t.Cleanup(registry.Close)
+	npmrc := "registry=" + registry.URL + "/npm/\n" +
+		"//" + registry.Listener.Addr().String() + "/npm/:_authToken=registry-token\n" +
+		"//" + mirror.Listener.Addr().String() + "/npm/:_authToken=mirror-token\n"
+	regs, err := npm.ParseNpmrc(strings.NewReader(npmrc), ".npmrc", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fetch.New(fetch.Config{AllowPrivate: true}, nil)
+	t.Cleanup(f.Close)
+	for _, c := range []struct {
+		name npm.Name
+		want []string
+	}{
+		{"blog", []string{"registry /npm/blog Bearer registry-token", "mirror /npm/blog Bearer mirror-token"}},
+		{"open", []string{"registry /npm/open Bearer registry-token", "mirror /keyless/open "}},
+	} {
+		if _, err := (&npm.Client{Fetcher: f, Registries: regs}).Package(t.Context(), c.name, "", ""); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, w := range c.want {
+			if g := <-got; g != w {
+				t.Errorf("%q, want %q", g, w)
+			}
+		}
+	}
+}

@@ -10,6 +10,9 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"syscall"
+
+	"github.com/upcheck/upcheck/internal/fetch"
 )
 
 // Token is a registry credential. It prints, formats and logs as
@@ -89,6 +92,14 @@ func (r Registries) Token(u *url.URL) Token {
 	}
 }
 
+// bearer is Token for a fetch: nil where npm sends no token.
+func (r Registries) bearer(u *url.URL) fetch.Credential {
+	if t := r.Token(u); !t.IsZero() {
+		return t
+	}
+	return nil
+}
+
 // nerfDart is npm's key for a registry address: "//", the host (with its
 // port) and the path up to its last slash, scheme, query and credentials
 // dropped.
@@ -113,15 +124,15 @@ func ParseRegistryURL(s string) (*url.URL, error) {
 		return nil, errors.New("the registry is not a URL") // the text may hold a credential
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("the registry is a %q URL, not an http or https one", u.Scheme)
+		// Not quoted: "npmTOKEN:x" reads as a scheme.
+		return nil, errors.New("the registry is not an http or https URL")
 	}
 	if u.Host == "" {
 		return nil, errors.New("the registry URL has no host")
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		// Said without them: they may hold a credential.
-		bare := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
-		return nil, fmt.Errorf("registry %q has a query, a fragment or credentials: a token goes in the .npmrc as //host/path/:_authToken", bare.String())
+		// Not quoted: any part of it may hold a credential.
+		return nil, errors.New("the registry URL has a query, a fragment or credentials: a token goes in the .npmrc as //host/path/:_authToken")
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
@@ -135,10 +146,28 @@ func ParseRegistryURL(s string) (*url.URL, error) {
 // envReference is ${NAME}, or ${NAME?} which may be unset.
 var envReference = regexp.MustCompile(`\$\{([^${}?]+)(\?)?\}`)
 
+// envName is what a variable's name looks like; a reference that is not one
+// is not quoted in an error, as it may be a value written in the wrong place.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// expandable reports whether ${name} in an .npmrc is replaced from upcheck's
+// environment: NPM_TOKEN, NODE_AUTH_TOKEN and the NPM_* names, the ones
+// that hold npm tokens by convention. Any other variable is refused, so
+// that a line of the site's file cannot send upcheck's own settings
+// (UPCHECK_DATABASE_URL and its password, the SMTP password) to a host
+// of its choosing as a token.
+func expandable(name string) bool {
+	return name == "NODE_AUTH_TOKEN" || strings.HasPrefix(name, "NPM_") && envName.MatchString(name)
+}
+
+// expandableWords names the variables expandable allows, for an error.
+const expandableWords = "NPM_TOKEN, NODE_AUTH_TOKEN and other NPM_* variables"
+
 // ParseNpmrc reads an .npmrc as npm reads the lines upcheck needs:
 // "key = value" lines, ";" and "#" comments, quoted values, ${NAME}
-// replaced from getenv (${NAME?} may be unset and is then empty; an unset
-// ${NAME} is an error, where npm would send the text as it is). It keeps
+// replaced from getenv when expandable(NAME) (${NAME?} may be unset and is
+// then empty; an unset ${NAME} is an error, where npm would send the text
+// as it is; any other NAME is an error). It keeps
 // registry=, @scope:registry= and //host/path/:_authToken=; other keys
 // are npm's business and are passed over. name is the file's name for
 // the errors, which name the line and never a value.
@@ -161,16 +190,29 @@ func ParseNpmrc(r io.Reader, name string, getenv func(string) string) (Registrie
 		fail := func(format string, args ...any) (Registries, error) {
 			return Registries{}, fmt.Errorf("%s line %d (%s): %s", name, line, key, fmt.Sprintf(format, args...))
 		}
-		var missing string
+		var missing, refused string
 		value = envReference.ReplaceAllStringFunc(value, func(ref string) string {
 			m := envReference.FindStringSubmatch(ref)
+			switch {
+			case refused != "" || missing != "":
+				return ""
+			case !envName.MatchString(m[1]):
+				refused = "a ${…} that is no variable's name"
+				return ""
+			case !expandable(m[1]):
+				refused = "${" + m[1] + "}"
+				return ""
+			}
 			v := getenv(m[1])
-			if v == "" && m[2] == "" && missing == "" {
+			if v == "" && m[2] == "" {
 				missing = m[1]
 			}
 			return v
 		})
-		if missing != "" {
+		switch {
+		case refused != "":
+			return fail("upcheck replaces only %s in the .npmrc, not %s: give the token to upcheck in one of them", expandableWords, refused)
+		case missing != "":
 			return fail("the environment variable %s is not set (write ${%s?} if it may be)", missing, missing)
 		}
 		switch {
@@ -225,11 +267,16 @@ func unquote(v string) string {
 func LoadRegistries(registry, npmrc string, getenv func(string) string) (Registries, error) {
 	regs := Registries{Scopes: map[string]*url.URL{}, tokens: map[string]Token{}}
 	if npmrc != "" {
-		f, err := os.Open(npmrc)
+		// Opened without blocking, and only a regular file read: a named
+		// pipe would hold the command until something wrote to it.
+		f, err := os.OpenFile(npmrc, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return Registries{}, fmt.Errorf("UPCHECK_NPMRC: %w", err)
 		}
 		defer f.Close()
+		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+			return Registries{}, fmt.Errorf("UPCHECK_NPMRC: %s is not a regular file", npmrc)
+		}
 		if regs, err = ParseNpmrc(f, npmrc, getenv); err != nil {
 			return Registries{}, err
 		}

@@ -7,7 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // The hosts here are the tests' own, on loopback.
@@ -18,7 +22,7 @@ registry = http://127.0.0.1:4873/
 @acme:registry="http://127.0.0.2:4873/npm/"
 //127.0.0.2:4873/npm/:_authToken=${NPM_TOKEN}
 //127.0.0.1:4873/:_authToken='top-level-token'
-//127.0.0.3/:_authToken=${UNSET_TOKEN?}x
+//127.0.0.3/:_authToken=${NPM_UNSET_TOKEN?}x
 always-auth=true
 strict-ssl
 [section]
@@ -72,7 +76,9 @@ func TestNpmrcErrorsNameTheLineNotTheValue(t *testing.T) {
 	t.Parallel()
 	for text, want := range map[string]string{
 		"\n//127.0.0.1/:_authToken=${NPM_TOKEN}":   "site.npmrc line 2 (//127.0.0.1/:_authToken): the environment variable NPM_TOKEN is not set",
-		"registry=ftp://127.0.0.1/":                "site.npmrc line 1 (registry): the registry is a \"ftp\" URL, not an http or https one",
+		"registry=ftp://127.0.0.1/":                "site.npmrc line 1 (registry): the registry is not an http or https URL",
+		"registry=hunter2:x":                       "the registry is not an http or https URL",
+		"registry=http://127.0.0.1/hunter2/#x":     "a fragment",
 		"@bad scope:registry=http://127.0.0.1/":    "is not a scope",
 		"//127.0.0.1/:_authToken=":                 "the token is empty",
 		"registry=http://user:hunter2@127.0.0.1/":  "credentials",
@@ -85,6 +91,48 @@ func TestNpmrcErrorsNameTheLineNotTheValue(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%q: the error %q shows the secret", text, err)
 		}
+	}
+}
+
+// ${NAME} is replaced only from the variables that hold npm tokens by
+// convention: a line of the site's file cannot send upcheck's own settings
+// (the database URL and its password) to a host of its choosing. The
+// refusal names the variable, never its value.
+func TestNpmrcExpandsOnlyTokenVariables(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"NPM_TOKEN": "t1", "NODE_AUTH_TOKEN": "t2", "NPM_ACME_TOKEN": "t3",
+		"UPCHECK_DATABASE_URL": "postgres://upcheck:hunter2@db/upcheck", "UPCHECK_SMTP_PASSWORD": "hunter2",
+		"HOME": "/home/hunter2", "npm_config_token": "hunter2", "SITE_NPM_TOKEN": "hunter2",
+	}
+	regs, err := parse(t, "//127.0.0.1/:_authToken=${NPM_TOKEN}\n//127.0.0.2/:_authToken=${NODE_AUTH_TOKEN}\n//127.0.0.3/:_authToken=${NPM_ACME_TOKEN}${NPM_NONE?}\n", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]string{"http://127.0.0.1/x": "t1", "http://127.0.0.2/x": "t2", "http://127.0.0.3/x": "t3"} {
+		if got := regs.Token(mustURL(t, addr)).Reveal(); got != want {
+			t.Errorf("Token(%s) = %q, want %q", addr, got, want)
+		}
+	}
+	for _, name := range []string{"UPCHECK_DATABASE_URL", "UPCHECK_SMTP_PASSWORD?", "HOME", "npm_config_token", "SITE_NPM_TOKEN", "NPM_TOKEN}${UPCHECK_DATABASE_URL"} {
+		text := "//127.0.0.9/:_authToken=x${" + name + "}"
+		_, err := parse(t, "registry=http://127.0.0.1/\n"+text, env)
+		bare := strings.TrimSuffix(name, "?")
+		if i := strings.LastIndex(bare, "${"); i >= 0 {
+			bare = bare[i+2:]
+		}
+		want := "site.npmrc line 2 (//127.0.0.9/:_authToken): upcheck replaces only NPM_TOKEN, NODE_AUTH_TOKEN and other NPM_* variables in the .npmrc, not ${" + bare + "}"
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v; want an error starting %q", text, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error %q shows a value", text, err)
+		}
+	}
+	// A reference that is not a name is refused without quoting it.
+	_, err = parse(t, "//127.0.0.9/:_authToken=${hunter2 token}", env)
+	if err == nil || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "no variable's name") {
+		t.Errorf("a reference that is not a name: %v", err)
 	}
 }
 
@@ -140,5 +188,35 @@ func TestLoadRegistries(t *testing.T) {
 	}
 	if _, err := LoadRegistries("", filepath.Join(t.TempDir(), "none"), nil); err == nil || !strings.Contains(err.Error(), "UPCHECK_NPMRC") {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// A named pipe at UPCHECK_NPMRC (nothing writes to it) is refused at once
+// instead of holding the command until something does.
+func TestLoadRegistriesRefusesANamedPipe(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), ".npmrc")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // lets a reader blocked in open (the bug) go
+		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := LoadRegistries("", path, func(string) string { return "" })
+		done <- err
+	}()
+	timer := time.NewTimer(wait.Guard)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "UPCHECK_NPMRC: "+path+" is not a regular file") {
+			t.Errorf("%v", err)
+		}
+	case <-timer.C:
+		t.Fatalf("reading a named pipe did not return within %s", wait.Guard)
 	}
 }
