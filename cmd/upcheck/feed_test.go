@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
+	"github.com/upcheck/upcheck/internal/testing/feedserver"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
 
 // `upcheck feed import`: an air-gapped site brings the OSV archive and the
@@ -73,5 +75,76 @@ func TestFeedImport(t *testing.T) {
 	}
 	if _, code := cli(t, env, "feed", "import", "osv"); code != 2 {
 		t.Errorf("feed import without a file: exit %d, want 2 (usage)", code)
+	}
+}
+
+// A second `feed sync` with every feed unchanged writes only its own
+// bookkeeping: the read model's version stays (no cache turns) and no
+// River job is queued; a sync that brings a change moves both.
+func TestFeedSyncWithNothingNewChangesNothing(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	dir := t.TempDir()
+	pub := publisher.New(t)
+	pub.Set("/acme.json", []byte(`{"format": 1, "publisher": "acme", "sequence": 1, "packages": {
+	  "core": {"releases": [{"version": "1.9.0"}]},
+	  "blog": {"releases": [{"version": "2.3.0"}, {"version": "2.4.0"}]}}}`))
+	manifestPath := filepath.Join(dir, "manifest.yaml")
+	os.WriteFile(manifestPath, []byte(`components:
+  - {code: core, name: Core, version: 1.9.0, source: "`+pub.URL+`/acme.json"}
+  - {code: blog, name: Blog, version: 2.3.0, source: "`+pub.URL+`/acme.json", package: "@acme/blog"}
+`), 0o644)
+	fs := feedserver.New(t)
+	fs.SetRecords(func(yield func(string, []byte) bool) {
+		yield("GHSA-9999-8888-7777", osvgen.Record("GHSA-9999-8888-7777", "@acme/blog", osvgen.KindVuln, "", "2.4.0", "CVE-2026-11111"))
+	})
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	kev := func(entries ...osvgen.KEVEntry) {
+		fs.SetKEV(osvgen.KEVCatalog{Released: day, Entries: append([]osvgen.KEVEntry{{CVE: "CVE-2026-22222", VendorProject: "Other",
+			Product: "Thing", Name: "RCE", DateAdded: day, RequiredAction: "Update.", DueDate: day.AddDate(0, 0, 21), RansomwareUse: "Unknown"}}, entries...)})
+	}
+	kev()
+	fs.SetEPSS(osvgen.EPSSFile{Model: "v2025.03.14", Date: day, Scores: []osvgen.EPSSScore{{CVE: "CVE-2026-11111", EPSS: 0.5, Percentile: 0.9}}})
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_MANIFEST": manifestPath, "UPCHECK_FEEDS": fs.Setting(),
+		"UPCHECK_ALLOW_PRIVATE_SOURCES": "1", "UPCHECK_FEED_DIR": t.TempDir()}
+	if out, code := cli(t, env, "components", "sync"); code != 0 {
+		t.Fatalf("components sync: %s", out)
+	}
+	if out, code := cli(t, env, "notify", "add", "webhook", "--url", "https://hooks.example/x"); code != 0 {
+		t.Fatalf("notify add: %s", out)
+	}
+	if out, code := cli(t, env, "check"); code != 0 && code != 10 {
+		t.Fatalf("check: %s (exit %d)", out, code)
+	}
+	state := func() (version, jobs int64) {
+		d.QueryRow(t, `SELECT (SELECT version FROM read_model_version), (SELECT count(*) FROM river_job)`).Scan(&version, &jobs)
+		return
+	}
+	if out, code := cli(t, env, "feed", "sync"); code != 0 {
+		t.Fatalf("first feed sync: %s (exit %d)", out, code)
+	}
+	v1, j1 := state()
+	out, code := cli(t, env, "feed", "sync")
+	if code != 0 {
+		t.Fatalf("second feed sync: %s (exit %d)", out, code)
+	}
+	v2, j2 := state()
+	if v2 != v1 || j2 != j1 {
+		t.Errorf("a feed sync with nothing new: read model version %d -> %d, River jobs %d -> %d; want both unchanged\n%s", v1, v2, j1, j2, out)
+	}
+	var syncs int
+	d.QueryRow(t, `SELECT count(*) FROM feed_syncs WHERE status = 'not_modified'`).Scan(&syncs)
+	if syncs < 3 {
+		t.Errorf("%d syncs recorded not_modified, want at least the 3 of the second sync (its bookkeeping)", syncs)
+	}
+	// The KEV catalogue now names the blog's CVE: the blog is known
+	// exploited, the read model turns and its event is queued.
+	kev(osvgen.KEVEntry{CVE: "CVE-2026-11111", VendorProject: "Acme", Product: "Blog", Name: "RCE", DateAdded: day,
+		RequiredAction: "Update.", DueDate: day.AddDate(0, 0, 21), RansomwareUse: "Known"})
+	if out, code := cli(t, env, "feed", "sync"); code != 0 {
+		t.Fatalf("third feed sync: %s (exit %d)", out, code)
+	}
+	if v3, j3 := state(); v3 == v2 || j3 == j2 {
+		t.Errorf("a feed sync that made the blog known exploited: read model version %d -> %d, River jobs %d -> %d; want both moved", v2, v3, j2, j3)
 	}
 }
