@@ -148,3 +148,40 @@ func TestFeedSyncWithNothingNewChangesNothing(t *testing.T) {
 		t.Errorf("a feed sync that made the blog known exploited: read model version %d -> %d, River jobs %d -> %d; want both moved", v2, v3, j2, j3)
 	}
 }
+
+// `feed sync` with an UPCHECK_FEED_DIR that does not exist prints the osv
+// feed's real status, failed, in words, syncs the others and exits 8 (a
+// feed failed), not 1 with an empty status as if the database were gone.
+func TestFeedSyncIntoAMissingFeedDir(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	fs := feedserver.New(t)
+	fs.SetRecords(func(yield func(string, []byte) bool) {
+		yield("GHSA-9999-8888-7777", osvgen.Record("GHSA-9999-8888-7777", "@acme/blog", osvgen.KindVuln, "", "2.4.0"))
+	})
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	fs.SetKEV(osvgen.KEVCatalog{Released: day, Entries: []osvgen.KEVEntry{{CVE: "CVE-2026-22222", VendorProject: "Other",
+		Product: "Thing", Name: "RCE", DateAdded: day, RequiredAction: "Update.", DueDate: day.AddDate(0, 0, 21), RansomwareUse: "Unknown"}}})
+	fs.SetEPSS(osvgen.EPSSFile{Model: "v2025.03.14", Date: day, Scores: []osvgen.EPSSScore{{CVE: "CVE-2026-22222", EPSS: 0.5, Percentile: 0.9}}})
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_FEEDS": fs.Setting(), "UPCHECK_ALLOW_PRIVATE_SOURCES": "1",
+		"UPCHECK_FEED_DIR": filepath.Join(t.TempDir(), "missing")}
+	stdout, stderr, code := cliOut(t, env, "feed", "sync")
+	want := "upcheck cannot write the archive to UPCHECK_FEED_DIR: no such file or directory."
+	if code != 8 || !strings.Contains(stderr, want) {
+		t.Errorf("feed sync into a missing directory: exit %d, stderr %q; want 8 and %q", code, stderr, want)
+	}
+	statuses := map[string]string{}
+	for line := range strings.Lines(stdout) {
+		var r struct{ Kind, Status, Error string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("feed sync printed %q: %v", line, err)
+		}
+		statuses[r.Kind] = r.Status
+		if r.Kind == "osv" && !strings.Contains(r.Error, want) {
+			t.Errorf("osv's error %q, want %q", r.Error, want)
+		}
+	}
+	if statuses["osv"] != "failed" || statuses["kev"] != "completed" || statuses["epss"] != "completed" {
+		t.Errorf("statuses %v, want osv failed, kev and epss completed", statuses)
+	}
+}

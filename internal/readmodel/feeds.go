@@ -82,6 +82,10 @@ const (
 	// ErrorArchive: the OSV archive is not a readable zip, or is larger
 	// uncompressed than upcheck reads; nothing of it was stored.
 	ErrorArchive ErrorKind = "archive"
+	// ErrorFeedDir: the archive could not be written to UPCHECK_FEED_DIR
+	// (missing, not a directory, not writable, the disk full); its
+	// argument is the system's reason.
+	ErrorFeedDir ErrorKind = "feed_dir"
 )
 
 // MaxSkippedListed is how many skipped records a feed keeps listed (the
@@ -170,6 +174,11 @@ func FeedProblemSentence(kind, arg string) string {
 			return "The archive could not be read (" + arg + "), so nothing of it was stored."
 		}
 		return "The archive could not be read, so nothing of it was stored."
+	case ErrorFeedDir:
+		if arg != "" {
+			return "upcheck cannot write the archive to UPCHECK_FEED_DIR: " + arg + ". Nothing of it was stored."
+		}
+		return "upcheck cannot write the archive to UPCHECK_FEED_DIR. Nothing of it was stored."
 	case ErrorHTTPStatus:
 		if code, err := strconv.Atoi(arg); err == nil {
 			return fmt.Sprintf("The feed's server answered %d %s.", code, http.StatusText(code))

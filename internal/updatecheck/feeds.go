@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/feed"
@@ -293,9 +295,26 @@ func feedFailureKind(err error) (readmodel.ErrorKind, string) {
 		return readmodel.ErrorArchive, trimKnown(err, feed.ErrArchive)
 	case errors.Is(err, feed.ErrSchema):
 		return readmodel.ErrorSchema, trimKnown(err, feed.ErrSchema)
+	case errors.Is(err, feed.ErrSpoolDir):
+		return readmodel.ErrorFeedDir, systemReason(err)
 	}
 	f := failureOf(err, "")
 	return f.kind, f.arg
+}
+
+// systemReason is the system's own words for a local file's failure ("no
+// space left on device", "not a directory"), without the path, which the
+// sentence names by its setting.
+func systemReason(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err.Error()
+	}
+	return trimKnown(err, feed.ErrSpoolDir)
 }
 
 // trimKnown is err's own words after the sentinel's, for a sentence that

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -279,5 +280,49 @@ func TestOSVAPIVersionInstalledAfterTheSync(t *testing.T) {
 	}
 	if readAt() == nil {
 		t.Error("after the API was asked again, blog's advisories are still said not read")
+	}
+}
+
+// An archive that cannot be written to UPCHECK_FEED_DIR (here a path
+// under a regular file: ENOTDIR, and a missing directory: ENOENT, as
+// root's permissions would not stop a write) is the feed's failure, in
+// the system's words: the check goes on and completes, the other feeds
+// sync, and nothing reads it as the database gone.
+func TestFeedDirThatCannotBeWrittenFailsTheFeedOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, f := b.feedSite()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, reason string }{
+		{filepath.Join(file, "feeds"), "not a directory"},
+		{filepath.Join(t.TempDir(), "missing"), "no such file or directory"},
+	} {
+		f.dir = c.dir
+		if res := b.run(lease.Operator); res.Status != Completed {
+			t.Fatalf("UPCHECK_FEED_DIR %s: check = %+v, want completed", c.dir, res)
+		}
+		rows, err := b.store.Feeds(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "upcheck cannot write the archive to UPCHECK_FEED_DIR: " + c.reason + ". Nothing of it was stored."
+		for _, r := range rows {
+			switch {
+			case r.Kind == readmodel.FeedOSV && (r.LastErrorKind != string(readmodel.ErrorFeedDir) || r.LastErrorArg != c.reason ||
+				readmodel.FeedProblemSentence(r.LastErrorKind, r.LastErrorArg) != want):
+				t.Errorf("UPCHECK_FEED_DIR %s: osv feed's failure %q (%s %q), want %q", c.dir, r.LastError, r.LastErrorKind, r.LastErrorArg, want)
+			case r.Kind != readmodel.FeedOSV && (r.LastSuccessAt == nil || r.LastError != ""):
+				t.Errorf("UPCHECK_FEED_DIR %s: %s feed %+v, want synced", c.dir, r.Kind, r)
+			}
+		}
+		b.db.MustExec(t, `UPDATE feeds SET last_success_at = NULL`) // due again
+	}
+	var lost int
+	b.db.QueryRow(t, `SELECT count(*) FROM check_runs WHERE status <> 'completed'`).Scan(&lost)
+	if lost != 0 {
+		t.Errorf("%d checks did not complete, want none", lost)
 	}
 }
