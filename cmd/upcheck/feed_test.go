@@ -185,3 +185,39 @@ func TestFeedSyncIntoAMissingFeedDir(t *testing.T) {
 		t.Errorf("statuses %v, want osv failed, kev and epss completed", statuses)
 	}
 }
+
+// A feed URL's query (a mirror's access token) never reaches a log line,
+// the JSON line feed sync prints, nor the stored errors: the fetcher's
+// WARN of a retried fetch and the sync's WARN of its failure give the URL
+// with "?…".
+func TestFeedTokenIsNotLogged(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	fs := feedserver.New(t)
+	fs.SetRecords(func(yield func(string, []byte) bool) {
+		yield("GHSA-9999-8888-7777", osvgen.Record("GHSA-9999-8888-7777", "@acme/blog", osvgen.KindVuln, "", "2.4.0"))
+	})
+	fs.Fail(feedserver.KEVPath, 503)
+	const secret = "s3cr3tT0KENxyz"
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_ALLOW_PRIVATE_SOURCES": "1", "UPCHECK_LOG_LEVEL": "debug",
+		"UPCHECK_FEEDS": "osv=" + fs.ArchiveURL() + "?token=" + secret + ",kev=" + fs.KEVURL() + "?token=" + secret}
+	stdout, stderr, code := cliOut(t, env, "feed", "sync")
+	if code != 8 || !strings.Contains(stdout, `"status":"failed"`) {
+		t.Fatalf("feed sync with kev failing: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, line := range []string{"fetch failed, retrying once", "feed sync failed", "feed synced"} {
+		if !strings.Contains(stderr, line) {
+			t.Errorf("the log lacks %q:\n%s", line, stderr)
+		}
+	}
+	if !strings.Contains(stderr, fs.KEVURL()+"?…") {
+		t.Errorf("the log does not name the KEV URL as %s?…:\n%s", fs.KEVURL(), stderr)
+	}
+	var stored string
+	d.QueryRow(t, `SELECT coalesce(string_agg(coalesce(last_error, ''), ' '), '') || (SELECT coalesce(string_agg(error, ' '), '') FROM feed_syncs) FROM feeds`).Scan(&stored)
+	for name, text := range map[string]string{"the log": stderr, "the JSON lines": stdout, "the stored errors": stored} {
+		if strings.Contains(text, secret) {
+			t.Errorf("%s show the feed's token:\n%s", name, text)
+		}
+	}
+}
