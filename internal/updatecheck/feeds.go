@@ -45,6 +45,9 @@ type Feeds struct {
 	// period is how old a feed's last success may be before a check syncs
 	// it again.
 	period time.Duration
+	// apiMax is the most records an osv-api sync fetches one by one
+	// (maxAPIRecords; lower in tests).
+	apiMax int
 	// afterBatch, for tests, runs after each batch of records was stored.
 	afterBatch func()
 }
@@ -58,7 +61,8 @@ const FeedPeriod = 24 * time.Hour
 // NewFeeds returns the sync of feeds writing as c does, spooling archives
 // under dir ("" for the system's temporary directory).
 func NewFeeds(c *Checker, feeds []feed.Feed, dir string) *Feeds {
-	return &Feeds{writer: c.writer, fetcher: c.fetcher, feeds: feeds, dir: dir, limits: feed.DefaultLimits(), period: FeedPeriod}
+	return &Feeds{writer: c.writer, fetcher: c.fetcher, feeds: feeds, dir: dir, limits: feed.DefaultLimits(), period: FeedPeriod,
+		apiMax: maxAPIRecords}
 }
 
 // WithLimits sets the archive's limits (the tests' zip bombs).
@@ -297,6 +301,9 @@ func feedFailureKind(err error) (readmodel.ErrorKind, string) {
 		return readmodel.ErrorSchema, trimKnown(err, feed.ErrSchema)
 	case errors.Is(err, feed.ErrSpoolDir):
 		return readmodel.ErrorFeedDir, systemReason(err)
+	}
+	if tooMany, ok := errors.AsType[*apiTooManyError](err); ok {
+		return readmodel.ErrorTooManyRecords, readmodel.TooManyRecordsArg(tooMany.named, tooMany.max)
 	}
 	f := failureOf(err, "")
 	return f.kind, f.arg

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -324,5 +326,56 @@ func TestFeedDirThatCannotBeWrittenFailsTheFeedOnly(t *testing.T) {
 	b.db.QueryRow(t, `SELECT count(*) FROM check_runs WHERE status <> 'completed'`).Scan(&lost)
 	if lost != 0 {
 		t.Errorf("%d checks did not complete, want none", lost)
+	}
+}
+
+// An osv-api sync fetches at most apiMax records one by one (each a GET
+// under the lease): past it, the first ones are stored and the sync
+// fails saying how many the API named and what the cap is; the next sync
+// finds those stored and fetches the following ones, and the sync that
+// has no more than the cap left completes and evaluates them all.
+func TestOSVAPIFetchesAtMostTheCapPerSync(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fs, f := b.feedSite(readmodel.FeedOSVAPI)
+	f.apiMax = 3
+	var recs [][]byte
+	var ids []string
+	for i := range 7 {
+		id := fmt.Sprintf("GHSA-%04d-cap0-cap0", i)
+		ids = append(ids, id)
+		recs = append(recs, osvgen.Record(id, "@acme/blog", osvgen.KindVuln, "", "2.4.0"))
+	}
+	fs.SetRecords(records(recs...))
+	fetched := func() (n int) {
+		for _, id := range ids {
+			n += fs.Requests(feedserver.APIPath + "/v1/vulns/" + id)
+		}
+		return n
+	}
+	ctx := context.Background()
+	want := "The API named 7 advisories new or changed, more than the 3 one sync fetches one by one: the first 3 were stored, and the next sync fetches more."
+	for sync, c := range []struct {
+		named, fetched int
+		status         readmodel.FeedSyncStatus
+	}{{7, 3, readmodel.FeedSyncFailed}, {4, 6, readmodel.FeedSyncFailed}, {1, 7, readmodel.FeedSyncCompleted}} {
+		res, err := f.RunLockedFeedSync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Status != c.status || fetched() != c.fetched {
+			t.Fatalf("sync %d = %+v with %d records fetched in all; want %s, %d fetched", sync+1, res[0], fetched(), c.status, c.fetched)
+		}
+		if sync == 0 && !strings.HasPrefix(res[0].Error, want) {
+			t.Errorf("the first sync's failure %q, want %q", res[0].Error, want)
+		}
+	}
+	var stored int
+	b.db.QueryRow(t, `SELECT count(*) FROM osv_records`).Scan(&stored)
+	if stored != 7 {
+		t.Errorf("%d records stored, want the 7", stored)
+	}
+	if b.run(lease.Operator); len(b.advisories("blog")) < 7 {
+		t.Errorf("blog's advisories = %d, want the 7 the API named", len(b.advisories("blog")))
 	}
 }
