@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +13,8 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
+	"github.com/upcheck/upcheck/internal/metrics"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
@@ -219,5 +225,52 @@ func TestFeedTokenIsNotLogged(t *testing.T) {
 		if strings.Contains(text, secret) {
 			t.Errorf("%s show the feed's token:\n%s", name, text)
 		}
+	}
+}
+
+// `feed import osv WRONGFILE` (a file that is not an archive) prints why
+// and exits 8, and leaves the configured feed's state alone: Source
+// health's feed row and upcheck_feed_failing still say its last sync
+// succeeded; the history records the refused import.
+func TestRefusedFeedImportLeavesTheFeedAlone(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	fs := feedserver.New(t)
+	fs.SetRecords(func(yield func(string, []byte) bool) {
+		yield("GHSA-9999-8888-7777", osvgen.Record("GHSA-9999-8888-7777", "@acme/blog", osvgen.KindVuln, "", "2.4.0"))
+	})
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_ALLOW_PRIVATE_SOURCES": "1", "UPCHECK_FEEDS": "osv=" + fs.ArchiveURL()}
+	if out, code := cli(t, env, "feed", "sync"); code != 0 {
+		t.Fatalf("feed sync: %s (exit %d)", out, code)
+	}
+	wrong := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(wrong, []byte("not an archive\n"), 0o644)
+	stdout, stderr, code := cliOut(t, env, "feed", "import", "osv", wrong)
+	if code != 8 || !strings.Contains(stderr, "The archive could not be read") || !strings.Contains(stdout, `"status":"failed"`) {
+		t.Errorf("feed import of a text file: exit %d\n%s\n%s; want 8 saying the archive could not be read", code, stdout, stderr)
+	}
+	st := store.New(d.Pool)
+	rows, err := st.Feeds(context.Background())
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("feeds %+v, %v", rows, err)
+	}
+	if f := rows[0]; f.Failing || f.LastError != "" || f.ConsecutiveFailures != 0 || f.LastSuccessAt == nil {
+		t.Errorf("the osv feed after a refused import: %+v, want its last sync's success standing", f)
+	}
+	srv := httptest.NewServer(metrics.New(st.Summary, metrics.WithFeeds(st.Feeds)).Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `upcheck_feed_failing{kind="osv"} 0`) {
+		t.Errorf("metrics after a refused import:\n%s\nwant upcheck_feed_failing{kind=\"osv\"} 0", body)
+	}
+	var history string
+	d.QueryRow(t, `SELECT string_agg(trigger || ' ' || status, ', ' ORDER BY id) FROM feed_syncs`).Scan(&history)
+	if history != "cli completed, import failed" {
+		t.Errorf("history %q, want the sync and the refused import", history)
 	}
 }

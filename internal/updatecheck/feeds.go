@@ -273,7 +273,10 @@ func (s *Feeds) sync(ctx context.Context, l lease.Lease, fd feed.Feed, file, tri
 
 // failed records err as the feed's failure, unless it is the lease lost
 // or the database gone (then nothing can be, and the next sync records
-// this one as interrupted).
+// this one as interrupted). A refused import (a file brought by hand that
+// could not be read) is recorded in the history only, as a refused
+// document import is: the feed did not fail, and Source health and
+// /metrics keep saying what its last sync did.
 func (s *Feeds) failed(ctx context.Context, l lease.Lease, run *feedRun, res FeedResult, err error) (FeedResult, error) {
 	if fatal(ctx, err) {
 		return res, err
@@ -281,9 +284,14 @@ func (s *Feeds) failed(ctx context.Context, l lease.Lease, run *feedRun, res Fee
 	kind, arg := feedFailureKind(err)
 	res.Status, res.Detail = readmodel.FeedSyncFailed, err.Error()
 	res.Error = readmodel.FeedProblemSentence(string(kind), arg)
-	s.logger.WarnContext(ctx, "feed sync failed", "kind", run.kind, "error", err)
+	imported := run.file != ""
+	if imported {
+		s.logger.WarnContext(ctx, "feed import refused", "kind", run.kind, "file", run.file, "error", err)
+	} else {
+		s.logger.WarnContext(ctx, "feed sync failed", "kind", run.kind, "error", err)
+	}
 	f := store.FeedFailure{SyncID: run.id, Kind: string(kind), Arg: arg, Detail: err.Error(), Written: run.out.Written,
-		Skipped: run.out.Skipped, SkippedCount: run.out.SkippedCount}
+		Skipped: run.out.Skipped, SkippedCount: run.out.SkippedCount, HistoryOnly: imported}
 	return res, s.fenced(ctx, l, func(tx *store.Tx) error { return tx.FeedFail(ctx, run.kind, f, l.Epoch) })
 }
 
