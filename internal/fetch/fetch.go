@@ -372,7 +372,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	case req.Consume != nil:
 		consumed = req.Consume(body)
 	case req.Compressed && !gz:
-		resp.Body, resp.Spool, spooled = f.readPlain(body, hresp.ContentLength, u.Redacted())
+		resp.Body, resp.Spool, spooled = f.readPlain(ctx, body, hresp.ContentLength, u.Redacted())
 	default:
 		resp.Body, _ = readBody(body, hresp.ContentLength)
 	}

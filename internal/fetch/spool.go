@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -54,14 +55,14 @@ func (e *spoolError) Unwrap() error { return e.err }
 // made (a read-only file system) the body is held in memory, as other
 // bodies are, and that is logged. A read error is r's to report (r.Err,
 // r.Over); the error returned then is only what stopped reading.
-func (f *Fetcher) readPlain(r *CappedReader, length int64, url string) ([]byte, *Spool, error) {
+func (f *Fetcher) readPlain(ctx context.Context, r *CappedReader, length int64, url string) ([]byte, *Spool, error) {
 	head, err := readHead(r, length)
 	if err != nil || len(head) < SpoolAbove {
 		return head, nil, err
 	}
 	file, err := os.CreateTemp("", "upcheck-body-*")
 	if err != nil {
-		f.logger.Warn("no temporary file for a large body: it is held in memory", "url", url, "error", err)
+		f.logger.WarnContext(ctx, "no temporary file for a large body: it is held in memory", "url", url, "error", err)
 		buf := bytes.NewBuffer(head)
 		_, err := buf.ReadFrom(r)
 		return buf.Bytes(), nil, err
