@@ -42,9 +42,9 @@ type Request struct {
 	// Response.Body (Response.Gzip says so; MaxBody then caps the
 	// compressed bytes): only its compressed form is held. A body sent
 	// uncompressed anyway (some registries and proxies ignore
-	// Accept-Encoding) is in Response.Body up to SpoolAbove bytes, and in
-	// Response.Spool, a temporary file, past that: it is never held whole
-	// in memory. The caller closes the Response (Response.Close) whatever
+	// Accept-Encoding) is in Response.Body below SpoolAbove bytes, and in
+	// Response.Spool, a temporary file, from there on: it is never held
+	// whole in memory. The caller closes the Response (Response.Close) whatever
 	// it does with it.
 	Compressed bool
 }
@@ -74,8 +74,8 @@ type Response struct {
 	// Gzip: Body is gzip-compressed, as sent to a Compressed request.
 	Gzip bool
 	// Spool holds the body instead of Body when a Compressed request's
-	// body came uncompressed and larger than SpoolAbove: a temporary
-	// file, read from its start, released by Close.
+	// body came uncompressed, SpoolAbove bytes or more: a temporary file,
+	// read from its start, released by Close.
 	Spool *Spool
 }
 

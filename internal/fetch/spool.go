@@ -50,8 +50,8 @@ func (e *spoolError) Error() string { return "write the body to a temporary file
 func (e *spoolError) Unwrap() error { return e.err }
 
 // readPlain reads the uncompressed body of a Compressed request: held in
-// memory below SpoolAbove bytes, from there on written to a temporary file of
-// os.TempDir (Spool) and never held whole. When no temporary file can be
+// memory below SpoolAbove bytes, from there on written to a temporary
+// file of os.TempDir (Spool) and never held whole. When no temporary file can be
 // made (a read-only file system) the body is held in memory, as other
 // bodies are, and that is logged. A read error is r's to report (r.Err,
 // r.Over); the error returned then is only what stopped reading.
