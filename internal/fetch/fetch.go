@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -372,23 +371,31 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 			shown(u), ErrTooLarge, hresp.ContentLength, maxBody)
 	}
 	body := &CappedReader{R: hresp.Body, Max: maxBody}
-	var consumed error
-	if req.Consume != nil {
+	gz := req.Compressed && strings.EqualFold(hresp.Header.Get("Content-Encoding"), "gzip")
+	var consumed, spooled error
+	switch {
+	case req.Consume != nil:
 		consumed = req.Consume(body)
-	} else {
-		resp.Body, _ = io.ReadAll(body)
+	case req.Compressed && !gz:
+		resp.Body, resp.Spool, spooled = f.readPlain(ctx, body, hresp.ContentLength, shown(u))
+	default:
+		resp.Body, _ = readBody(body, hresp.ContentLength)
 	}
 	resp.Bytes = body.N
-	resp.Gzip = req.Compressed && resp.Body != nil && strings.EqualFold(hresp.Header.Get("Content-Encoding"), "gzip")
+	resp.Gzip = gz && resp.Body != nil
+	if body.Over || body.Err != nil || spooled != nil {
+		resp.Close()
+		resp.Body, resp.Spool = nil, nil
+	}
 	switch {
 	case body.Over:
-		resp.Body = nil
 		return resp, "", fmt.Errorf("fetch %s: %w: more than %d bytes", shown(u), ErrTooLarge, maxBody)
 	case body.Err != nil:
-		resp.Body = nil
 		return resp, "", f.attemptError(ctx, actx, u, timeout, body.Err)
 	case consumed != nil:
 		return resp, "", fmt.Errorf("fetch %s: %w", shown(u), &ConsumeError{Err: consumed})
+	case spooled != nil:
+		return resp, "", fmt.Errorf("fetch %s: %w", shown(u), spooled)
 	}
 	f.logDone(ctx, u, resp, start)
 	return resp, "", nil
