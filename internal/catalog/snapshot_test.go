@@ -30,7 +30,7 @@ func randomEntries(r *rand.Rand, n int) []store.CatalogEntry {
 		if r.IntN(6) == 0 { // a skip hides a release
 			e.Skipped = &readmodel.SkippedVersion{Version: "9.0.0", By: "the manifest", FromManifest: true}
 		}
-		e.Cursor = store.CatalogCursor{Rank: r.IntN(5), Name: strings.ToLower(name), Code: e.Code}
+		e.Cursor = store.CatalogCursor{Rank: readmodel.CatalogRankMin + r.IntN(readmodel.CatalogRankMax-readmodel.CatalogRankMin+1), Name: strings.ToLower(name), Code: e.Code}
 		out[i] = e
 	}
 	return out

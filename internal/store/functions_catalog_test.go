@@ -49,9 +49,10 @@ func testSeverityRank(t *testing.T, f *fdb) {
 	}
 }
 
-// What needs action first: a security update or a vulnerable version (0),
-// an update (1), a check failing, stale or not evaluated (2), up to date
-// (3); no update source (4) unless a security problem or an update.
+// What needs action first: a malicious package (0), an advisory known to
+// be exploited (1), a security update or a vulnerable version (2), an
+// update (3), a check failing, stale or not evaluated (4), up to date (5);
+// no update source (6) unless a security problem or an update.
 func testCatalogRank(t *testing.T, f *fdb) {
 	const src = "'https://p.example/a.json'"
 	for _, c := range []struct {
