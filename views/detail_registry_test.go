@@ -144,3 +144,22 @@ func TestDetailSaysWhenNpmAdvisoriesWereRead(t *testing.T) {
 		t.Errorf("advisories: %q, want %q", got, want)
 	}
 }
+
+// An npm package's page lists the withdrawn advisories whose range holds
+// the installed version once an OSV feed was read (docs/feeds.md), as any
+// other component's page does; before, it lists none (nothing was read).
+func TestDetailListsWithdrawnAdvisoriesOfNpmPackages(t *testing.T) {
+	t.Parallel()
+	p := npmDetail()
+	p.Withdrawn = []AdvisoryRow{{ID: "GHSA-wd00-xxxx-yyyy", Summary: "Duplicate of GHSA-real", OSV: AdvisoryOSV{Withdrawn: "2026-11-02"}}}
+	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	p.OSVReadAt = &at
+	root := doc(t, ComponentDetail(p))
+	if got := text(one(t, root, "withdrawn-advisory")); !strings.Contains(got, "GHSA-wd00-xxxx-yyyy") || !strings.Contains(got, "withdrawn on 2026-11-02") {
+		t.Errorf("the npm page's withdrawn advisory reads %q", got)
+	}
+	p.OSVReadAt = nil
+	if n := len(byTestID(doc(t, ComponentDetail(p)), "withdrawn-advisories")); n != 0 {
+		t.Errorf("%d withdrawn lists before any OSV feed was read", n)
+	}
+}

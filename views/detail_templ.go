@@ -431,7 +431,7 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 				return templ_7745c5c3_Err
 			}
 		}
-		if factsKnown(p) && !isNpm(p) {
+		if factsKnown(p) && !advisoriesUnread(p) {
 			templ_7745c5c3_Err = withdrawnAdvisories(p.Withdrawn).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
