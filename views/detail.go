@@ -1,6 +1,7 @@
 package views
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -224,4 +225,18 @@ func severityBadge(sev string) badge {
 		return badge{"Severity not given", toneNeutral}
 	}
 	return badge{sev, toneNeutral}
+}
+
+// openReleases is how many releases the detail page lists unfolded; a
+// longer list is folded under its count (releasesSummary), so that a
+// package hundreds of releases behind keeps its advisories and its offer
+// in sight.
+const openReleases = 10
+
+// releasesSummary is the releases list's summary: "All 173 releases".
+func releasesSummary(p DetailProps) string {
+	if len(p.Releases) == 1 {
+		return "1 release"
+	}
+	return "All " + strconv.Itoa(len(p.Releases)) + " releases"
 }

@@ -6,6 +6,7 @@
 package views
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,4 +133,12 @@ func hasPolicyFacts(p DetailProps) bool {
 // to its package, as every page words it (readmodel.NewPublisherText).
 func newPublisherText(p DetailProps) string {
 	return readmodel.NewPublisherText(p.NewPublisherVersion, p.NewPublisher)
+}
+
+// betweenSummary is the folded list's summary: "171 releases in between".
+func betweenSummary(n int) string {
+	if n == 1 {
+		return "1 release in between"
+	}
+	return strconv.Itoa(n) + " releases in between"
 }

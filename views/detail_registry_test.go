@@ -17,6 +17,8 @@ func npmDetail() DetailProps {
 	return DetailProps{Layout: layout(calm(), true), Code: "acme-blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0",
 		SourceURL: "npm:@acme/blog", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.5.0",
 		UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal", ProvenanceLost: "2.5.0",
+		Releases: []ReleaseRow{{Version: "2.5.0", Released: "2026-11-03", RequiresCore: "^2.0.0", Installable: true},
+			{Version: "2.3.0", Released: "2026-11-01", Installable: true}},
 		Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
 			Deprecated: "use <script>alert(1)</script> @acme/journal", KeysPublished: true, ProvenanceLost: "2.5.0",
 			Versions: []readmodel.RegistryVersion{
@@ -35,13 +37,13 @@ func TestDetailWordsRegistryFacts(t *testing.T) {
 	p := npmDetail()
 	page := render(t, ComponentDetail(p))
 	root := doc(t, ComponentDetail(p))
-	rows := byTestID(root, "registry-version")
+	rows := byTestID(root, "release-row")
 	if len(rows) != 2 {
-		t.Fatalf("%d registry versions, want 2", len(rows))
+		t.Fatalf("%d releases, want 2", len(rows))
 	}
 	for i, want := range []string{
-		"2.5.0 | published 2026-11-03 | no provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | requires core 2.0.0 or a later 2.x release",
-		"2.3.0 Installed | published 2026-11-01 | published with provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | runs on any core",
+		"2.5.0 | 2026-11-03 | Regular | 2.0.0 or a later 2.x release | no provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | —none",
+		"2.3.0 Installed | 2026-11-01 | Regular | any | published with provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | —none",
 	} {
 		if got := cells(rows[i]); got != want {
 			t.Errorf("version row %d: %q, want %q", i, got, want)
@@ -92,11 +94,14 @@ func TestDetailClaimsNothingUnverified(t *testing.T) {
 	}
 	p.Registry.Versions = p.Registry.Versions[:1]
 	root := doc(t, ComponentDetail(p))
-	reg := text(one(t, root, "detail-registry"))
-	if strings.Contains(strings.ToLower(strings.ReplaceAll(reg, "not verified", "")), "verified by") {
-		t.Errorf("the registry section claims a verification without keys: %q", reg)
+	reg, releases := text(one(t, root, "detail-registry")), text(one(t, root, "releases-table"))
+	if strings.Contains(strings.ToLower(strings.ReplaceAll(reg+releases, "not verified", "")), "verified by") {
+		t.Errorf("the registry section or the releases claim a verification without keys: %q %q", reg, releases)
 	}
-	if !strings.Contains(reg, "signature not verified: the registry publishes no signing keys") ||
+	if !strings.Contains(reg, "Package @acme/blog, registry http://127.0.0.1:4873/") {
+		t.Errorf("the registry section: %q", reg)
+	}
+	if !strings.Contains(releases, "signature not verified: the registry publishes no signing keys") ||
 		text(one(t, root, "registry-no-keys")) != noKeysText {
 		t.Errorf("the registry section does not say plainly that nothing was verified: %q", reg)
 	}

@@ -108,7 +108,7 @@ func TestBrowserLongDetailPage(t *testing.T) {
 		const seen = {};
 		let most = 0;
 		document.querySelectorAll('tr[data-version]').forEach(r => {
-			if (r.getClientRects().length === 0) return;
+			if (!r.checkVisibility()) return;
 			seen[r.dataset.version] = (seen[r.dataset.version] || 0) + 1;
 			most = Math.max(most, seen[r.dataset.version]);
 		});
