@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -19,7 +20,7 @@ import (
 // short ("GHSA-xxxx-xxxx-xxxx", "CVE-2026-12345"), a reason a sentence or
 // two; anything longer is a paste gone wrong.
 const (
-	MaxAdvisory = 200
+	MaxAdvisory = readmodel.MaxAdvisoryID // bytes
 	MaxReason   = 500
 )
 
@@ -109,8 +110,8 @@ func (m *Manifest) dismissalProblems() []string {
 		switch {
 		case d.Advisory == "":
 			add(i, "advisory is missing")
-		case utf8.RuneCountInString(d.Advisory) > MaxAdvisory:
-			add(i, "advisory is longer than %d characters", MaxAdvisory)
+		case len(d.Advisory) > MaxAdvisory:
+			add(i, "advisory is longer than %d bytes", MaxAdvisory)
 		case strings.ContainsFunc(d.Advisory, unicode.IsControl):
 			add(i, "advisory %q has a control character", d.Advisory)
 		default:
