@@ -6,7 +6,6 @@
 package views
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -140,5 +139,5 @@ func betweenSummary(n int) string {
 	if n == 1 {
 		return "1 release in between"
 	}
-	return strconv.Itoa(n) + " releases in between"
+	return thousands(n) + " releases in between"
 }

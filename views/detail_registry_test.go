@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,42 @@ func TestDetailListsWithdrawnAdvisoriesOfNpmPackages(t *testing.T) {
 	p.OSVReadAt = nil
 	if n := len(byTestID(doc(t, ComponentDetail(p)), "withdrawn-advisories")); n != 0 {
 		t.Errorf("%d withdrawn lists before any OSV feed was read", n)
+	}
+}
+
+// A package of 100,000 signed versions, 99,000 of them refused, makes a
+// page of bounded size: each list shows its newest maxListed versions and
+// says how many it leaves out.
+func TestDetailBoundsTheVersionsListed(t *testing.T) {
+	t.Parallel()
+	p := npmDetail()
+	for i := range 100_000 {
+		v := fmt.Sprintf("3.%d.%d", 99_999-i, 0)
+		p.Releases = append(p.Releases, ReleaseRow{Version: v, Released: "2026-11-03", Installable: true})
+		p.Registry.Versions = append(p.Registry.Versions, readmodel.RegistryVersion{Version: v, SignedBy: "SHA256:k"})
+		if i < 99_000 {
+			p.Registry.Refused = append(p.Registry.Refused, readmodel.RefusedVersion{Version: v, Reason: "its signature does not verify"})
+		}
+	}
+	p.Between = p.Releases
+	page := render(t, ComponentDetail(p))
+	if len(page) > 1<<20 {
+		t.Errorf("the page is %d bytes, want at most 1 MiB", len(page))
+	}
+	root := doc(t, ComponentDetail(p))
+	if n := len(byTestID(root, "release-row")); n != maxListed {
+		t.Errorf("%d release rows, want %d", n, maxListed)
+	}
+	if n := len(byTestID(root, "between-row")); n != maxListed {
+		t.Errorf("%d rows in between, want %d", n, maxListed)
+	}
+	for id, want := range map[string]string{
+		"releases-not-listed": "Only the newest 200 are listed here; the 99,802 older ones are not.",
+		"between-not-listed":  "Only the newest 200 are listed here; the 99,802 older ones are not.",
+		"refused-not-listed":  "Only the newest 200 are listed here; the 98,801 older ones are not.",
+	} {
+		if got := text(one(t, root, id)); got != want {
+			t.Errorf("%s: %q, want %q", id, got, want)
+		}
 	}
 }
