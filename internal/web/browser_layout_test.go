@@ -188,4 +188,19 @@ func TestBrowserTablesFit(t *testing.T) {
 			screenshot(t, ctx, fmt.Sprintf("%s-%d.png", p.name, width))
 		}
 	}
+	// The EPSS field is drawn as the form's other fields are, and empty
+	// (no placeholder that reads as a value).
+	openPage(t, ctx, b.server.URL, adminPage{name: "epss", path: "/admin/notifications", ready: `[data-testid="channel-min-epss"]`})
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const look = e => { const c = getComputedStyle(e); return [c.borderTopWidth, c.borderTopColor, c.borderRadius, c.minHeight, c.paddingLeft, c.fontWeight].join(' '); };
+		const epss = document.querySelector('[data-testid="channel-min-epss"]');
+		const name = document.querySelector('[data-testid="channel-form"] input[name="name"]');
+		return [look(epss), look(name), epss.placeholder];
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != got[1] || got[2] != "" {
+		t.Errorf("the EPSS field looks %q, the name field %q; placeholder %q (want the same look, no placeholder)", got[0], got[1], got[2])
+	}
 }
