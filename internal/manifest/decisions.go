@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -20,7 +19,7 @@ import (
 // short ("GHSA-xxxx-xxxx-xxxx", "CVE-2026-12345"), a reason a sentence or
 // two; anything longer is a paste gone wrong.
 const (
-	MaxAdvisory = readmodel.MaxAdvisoryID // bytes
+	MaxAdvisory = updatedoc.MaxAdvisoryID // bytes: readmodel.MaxAdvisoryID, every advisory id's limit
 	MaxReason   = 500
 )
 
