@@ -90,18 +90,24 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		r.CoreVersion = in.InstalledVersion
 	}
 	ev, err := updatedoc.Evaluate(doc, in.Code, in.InstalledVersion, in.CoreVersion)
+	evaluated := err == nil
 	if err != nil {
+		// The releases could not be weighed; the feeds' advisories (malware
+		// and KEV included) are matched all the same: an evaluation error
+		// never hides them (docs/feeds.md).
 		r.EvalError = err.Error()
-		return r, nil
+		ev = updatedoc.Evaluation{Advisories: []updatedoc.AdvisoryMatch{}, Releases: []updatedoc.ReleaseStatus{}}
 	}
 	if ev.Missing {
 		r.EvalError = fmt.Sprintf("the update document has no package %q", in.Code)
 	}
 	k.merge(&ev, in)
-	if err := offer(&ev, k, in); err != nil {
-		// Nothing is offered that the policy did not judge.
-		r.EvalError = err.Error()
-		ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+	if evaluated {
+		if err := offer(&ev, k, in); err != nil {
+			// Nothing is offered that the policy did not judge.
+			r.EvalError = err.Error()
+			ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+		}
 	}
 	r.Policy, r.SkippedVersion = in.Policy, in.Skipped
 	if ev.Waiting != nil {

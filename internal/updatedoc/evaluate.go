@@ -87,6 +87,11 @@ type ReleaseStatus struct {
 	Offer  ReleaseOffer `json:"offer,omitempty"`
 	Until  *time.Time   `json:"until,omitempty"`
 	Reason string       `json:"reason,omitempty"`
+	// UnknownCore: its RequiresCore is not a version range (an npm
+	// package's peerDependencies may say "workspace:*" or "latest"), so no
+	// installed core is known to run it: it is never offered
+	// (ReleaseUnknownCore), and no newer core would change that.
+	UnknownCore bool `json:"unknown_core,omitempty"`
 	// SecurityFix: a security release for this site (Offer's
 	// securityFixes): the publisher marks it, or it is the oldest release
 	// that fixes an advisory affecting the installed version.
@@ -178,13 +183,18 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 		if err != nil {
 			return Evaluation{}, invalidf(err, "releases[%d].version %q of package %q is not a semantic version", i, r.Version, code)
 		}
-		ok := isCore
+		ok, unknownCore := isCore, false
 		if !isCore {
 			if ok, err = r.runsOn(core); err != nil {
-				return Evaluation{}, invalidf(err, "releases[%d].requires_core of package %q: %v", i, code, err)
+				// A core range that is not a range (an npm package's
+				// "workspace:*", "latest", "npm:@x/core@^2": its author
+				// writes it) makes that release not installable, said so;
+				// it never stops the evaluation of the others, nor of the
+				// advisories.
+				ok, unknownCore = false, true
 			}
 		}
-		ev.Releases = append(ev.Releases, ReleaseStatus{Release: *r, Installable: ok})
+		ev.Releases = append(ev.Releases, ReleaseStatus{Release: *r, Installable: ok, UnknownCore: unknownCore})
 		if v.Prerelease() != "" && !includePre {
 			continue
 		}

@@ -1,6 +1,7 @@
 package updatedoc
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -19,6 +20,9 @@ const (
 	ReleaseSuperseded ReleaseOffer = "superseded"
 	// ReleaseNeedsNewerCore is allowed, but the installed core cannot run it.
 	ReleaseNeedsNewerCore ReleaseOffer = "needs_newer_core"
+	// ReleaseUnknownCore requires a core its range does not name (not a
+	// version range: "workspace:*"): no core is known to run it.
+	ReleaseUnknownCore ReleaseOffer = "unknown_core"
 	// ReleaseWaiting has not soaked yet (Until), or has no release date to
 	// soak from (Until nil).
 	ReleaseWaiting ReleaseOffer = "waiting"
@@ -153,6 +157,8 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		fix := fixes[rs.Version]
 		rs.SecurityFix = fix
 		switch {
+		case rs.UnknownCore:
+			rs.Offer, rs.Reason = ReleaseUnknownCore, UnknownCoreWords(rs.RequiresCore)
 		case hold != nil && !hold.Contains(v):
 			rs.Offer, rs.Reason = ReleaseHeld, "held by the policy "+opts.Policy.Hold
 		case fix:
@@ -210,6 +216,13 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	return nil
 }
 
+// UnknownCoreWords says why a release whose core range is not a range is
+// not offered: `not offered: it requires an unknown core ("workspace:*"
+// is not a version range)`.
+func UnknownCoreWords(requires string) string {
+	return fmt.Sprintf("not offered: it requires an unknown core (%q is not a version range)", requires)
+}
+
 // noteUnoffered records rs, a release newer than any offered one that the
 // policy does not offer: the newest waiting and the newest held (or not
 // offered) are kept, and the earliest time a waiting release soaks is
@@ -224,7 +237,7 @@ func (ev *Evaluation) noteUnoffered(rs *ReleaseStatus) {
 			at := *rs.Until
 			ev.NextChange = &at
 		}
-	case ReleaseHeld, ReleaseNotOffered:
+	case ReleaseHeld, ReleaseNotOffered, ReleaseUnknownCore:
 		if ev.Held == nil {
 			ev.Held = &Held{Version: rs.Version, Reason: rs.Reason}
 		}

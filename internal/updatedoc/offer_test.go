@@ -617,3 +617,35 @@ func TestSoakWords(t *testing.T) {
 		}
 	}
 }
+
+// A release whose core range is not a range (an npm package's
+// peerDependencies: "workspace:*") requires an unknown core: it is never
+// offered, says so, and stops neither the evaluation of the other
+// releases nor that of the advisories.
+func TestUnknownCoreIsNotOffered(t *testing.T) {
+	t.Parallel()
+	doc := &Document{Packages: map[string]*Package{"blog": {
+		Releases: []Release{
+			{Version: "2.0.0", RequiresCore: "workspace:*"},
+			{Version: "1.2.0", RequiresCore: "latest"},
+			{Version: "1.1.0", RequiresCore: ">=1.0.0"},
+			{Version: "1.0.0", RequiresCore: "npm:@x/core@^2"},
+		},
+		Advisories: []Advisory{{ID: "A-1", Affected: "<1.1.0", FixedIn: "1.1.0"}},
+	}}}
+	ev, err := Evaluate(doc, "blog", "1.0.0", "1.5.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Update == nil || ev.Update.Version != "1.1.0" || ev.NeedsNewerCore || len(ev.Advisories) != 1 {
+		t.Fatalf("update %+v, needs newer core %v, advisories %+v; want 1.1.0, false, A-1", ev.Update, ev.NeedsNewerCore, ev.Advisories)
+	}
+	for _, r := range ev.Between() {
+		if (r.Version == "2.0.0" || r.Version == "1.2.0") != (r.Offer == ReleaseUnknownCore) {
+			t.Errorf("%s: offer %q", r.Version, r.Offer)
+		}
+	}
+	if want := `not offered: it requires an unknown core ("workspace:*" is not a version range)`; ev.Held == nil || ev.Held.Version != "2.0.0" || ev.Held.Reason != want {
+		t.Errorf("held %+v, want 2.0.0: %s", ev.Held, want)
+	}
+}
