@@ -37,6 +37,9 @@ type AdvisoryRow struct {
 	// FixedIn is the first fixed version; NoFix: none published yet.
 	FixedIn string
 	NoFix   bool
+	// ClearedBy is the oldest newer release it does not affect ("" none):
+	// with no FixedIn, the page says that release is not affected.
+	ClearedBy string
 	// Dismissed: a dismissal is in force; the advisory does not count.
 	Dismissed bool
 	// Dismissal is the standing dismissal, in force or not (then the page

@@ -9,6 +9,10 @@ package views
 import (
 	"strings"
 	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // headline is a component's state in words and what to do about it.
@@ -39,6 +43,10 @@ func detailHeadline(p DetailProps) headline {
 	case !factsKnown(p):
 		return headline{"Unknown", strings.TrimPrefix(notEvaluatedText(p), "Unknown: "), toneWarn}
 	case p.Malicious:
+		if v := maliciousWayOut(p.Advisories); v != "" {
+			return headline{upperFirst(readmodel.MalwareTitle), readmodel.NotAffectedText(v) +
+				", and check what " + p.Installed + " could reach", toneDanger}
+		}
 		return headline{MaliciousTitle, "a published advisory says " + name + " is malware; uninstall it and check what it could reach", toneDanger}
 	case p.KnownExploited:
 		step := "attackers are using it"
@@ -152,6 +160,30 @@ func coreNeedText(p DetailProps, requires string) string {
 		s += " (installed " + p.CoreInstalled + ")"
 	}
 	return s
+}
+
+// maliciousWayOut is the newest of the releases that clear each open
+// malicious advisory (their ClearedBy), so a release none of them
+// affects; "" when one of them affects every later release: then the
+// only way out is to remove the package.
+func maliciousWayOut(as []AdvisoryRow) string {
+	var out *semver.Version
+	for _, a := range as {
+		if a.Dismissed || !a.Malicious {
+			continue
+		}
+		v, err := semver.StrictNewVersion(a.ClearedBy)
+		if err != nil {
+			return ""
+		}
+		if out == nil || v.GreaterThan(out) {
+			out = v
+		}
+	}
+	if out == nil {
+		return ""
+	}
+	return out.Original()
 }
 
 // firstFix is the fixed version of the first open advisory that names one.

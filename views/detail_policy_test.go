@@ -170,3 +170,23 @@ func TestManifestDismissalHasNoForm(t *testing.T) {
 		t.Errorf("reopened %q", got)
 	}
 }
+
+// A malicious version with a clean successor is told the way out; one
+// whose every later release is affected, to remove the package. The
+// advisory's row says the release is not affected instead of "No fix yet".
+func TestMaliciousHeadlineSaysTheWayOut(t *testing.T) {
+	t.Parallel()
+	adv := AdvisoryRow{ID: "MAL-2025-46974", Affected: "4.4.2", ClearedBy: "4.4.3", AdvisoryIntel: AdvisoryIntel{Malicious: true}}
+	p := DetailProps{Name: "debug", Installed: "4.4.2", SourceURL: "npm:debug", Evaluated: true, LastSuccessAt: ago(time.Hour),
+		Malicious: true, Vulnerable: true, Advisories: []AdvisoryRow{adv}}
+	if h := detailHeadline(p); h.Title+h.rest() != "Known malicious package: 4.4.3 is not affected: update to it, and check what 4.4.2 could reach" {
+		t.Errorf("with a clean successor: %q", h.Title+h.rest())
+	}
+	if row := render(t, advisoryRow("debug", adv, advisoryRowCtx{})); !strings.Contains(row, "4.4.3 is not affected: update to it") || strings.Contains(row, "No fix yet") {
+		t.Errorf("the advisory's row:\n%s", row)
+	}
+	p.Advisories[0].ClearedBy, p.Advisories[0].NoFix = "", true
+	if h := detailHeadline(p); h.Title != MaliciousTitle {
+		t.Errorf("with none: %q", h.Title+h.rest())
+	}
+}

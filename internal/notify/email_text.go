@@ -32,6 +32,8 @@ type eventPayload struct {
 	Advisory struct {
 		ID, Severity, Summary, Affected, URL string
 		Aliases                              []string
+		// ClearedBy: the oldest later release it does not affect.
+		ClearedBy string `json:"cleared_by"`
 	} `json:"advisory"`
 	// Advisories are those a security update fixes (its component's
 	// open advisories with a fix).

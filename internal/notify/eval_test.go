@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,9 +24,8 @@ import (
 
 // npmFeedSite is an npm site (the core @acme/core 2.0.0 and the plugins
 // given, each installed at its version) read from a real registry, with a
-// real OSV feed serving recs and one security channel. It returns the
-// channel's id.
-func npmFeedSite(b *bundle, reg *npmreg.Registry, installed map[string]string, recs ...[]byte) int64 {
+// real OSV feed serving recs.
+func npmFeedSite(b *bundle, reg *npmreg.Registry, installed map[string]string, recs ...[]byte) {
 	b.t.Helper()
 	ctx := context.Background()
 	u, err := npm.ParseRegistryURL(reg.URL)
@@ -49,7 +49,12 @@ func npmFeedSite(b *bundle, reg *npmreg.Registry, installed map[string]string, r
 	fs := feedserver.New(b.t)
 	fs.SetRecords(osvRecords(recs...))
 	b.checker.UseFeeds(updatecheck.NewFeeds(b.checker, []feed.Feed{{Kind: readmodel.FeedOSV, URL: fs.ArchiveURL()}}, b.t.TempDir()))
-	added, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "ops", Kind: "webhook", Target: "http://127.0.0.1:1/hook", Events: "security"})
+}
+
+// securityChannel adds a webhook channel of security events; its id.
+func securityChannel(b *bundle) int64 {
+	b.t.Helper()
+	added, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: "ops", Kind: "webhook", Target: "http://127.0.0.1:1/hook", Events: "security"})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -88,7 +93,8 @@ func TestUnparsablePeerRangeHidesNoAdvisory(t *testing.T) {
 		"1.2.0": {Published: day(4), Peers: map[string]string{"@acme/core": "npm:@x/core@^2"}},
 	})
 	const mal = "MAL-2026-4242"
-	channel := npmFeedSite(b, reg, map[string]string{"evil": "1.0.0"}, osvRecord(mal, "evil", "", "1.0.0"))
+	npmFeedSite(b, reg, map[string]string{"evil": "1.0.0"}, osvRecord(mal, "evil", "", "1.0.0"))
+	channel := securityChannel(b)
 	b.check()
 
 	ctx := context.Background()
@@ -123,5 +129,105 @@ func TestUnparsablePeerRangeHidesNoAdvisory(t *testing.T) {
 	key := fmt.Sprintf("%d malicious_package:evil@1.0.0/%s", channel, mal)
 	if _, ok := b.events()[key]; !ok {
 		t.Errorf("events %v, want %s", b.events(), key)
+	}
+}
+
+// An npm package has security updates: the release that clears an open
+// advisory of the installed version is one, whoever marked it — counted in
+// the summary, listed by the security filter and notified once; a
+// dismissed advisory makes none.
+func TestReleaseClearingAnAdvisoryIsASecurityUpdate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
+	reg := npmreg.New(t)
+	day := func(n int) time.Time { return time.Date(2026, 1, n, 0, 0, 0, 0, time.UTC) }
+	reg.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	for _, name := range []string{"lib-a", "lib-b"} {
+		reg.Publish(name, "2.0.0", map[string]npmreg.Version{
+			"1.0.0": {Published: day(2)}, "1.0.1": {Published: day(3)}, "2.0.0": {Published: day(4)}})
+	}
+	fixed := `[{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "1.0.1"}]}]`
+	npmFeedSite(b, reg, map[string]string{"lib-a": "1.0.0", "lib-b": "1.0.0"},
+		osvRecord("GHSA-aaaa-aaaa-aaaa", "lib-a", fixed), osvRecord("GHSA-bbbb-bbbb-bbbb", "lib-b", fixed))
+	b.check()
+	ctx := context.Background()
+	reads := catalog.New(b.store)
+	if _, err := catalog.NewDismissals(b.store, reads).Dismiss(ctx, store.NewDismissal{Code: "lib-b", AdvisoryID: "GHSA-bbbb-bbbb-bbbb",
+		Reason: "the affected function is not used"}); err != nil {
+		t.Fatal(err)
+	}
+	channel := securityChannel(b)
+	b.check()
+	b.check()
+
+	sum, err := b.store.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.SecurityUpdates != 1 {
+		t.Errorf("summary security_updates %d, want 1 (lib-a; lib-b's advisory is dismissed)", sum.SecurityUpdates)
+	}
+	entries, _, err := catalog.ReadPage(ctx, b.store, store.CatalogFilter{Status: readmodel.FilterSecurity, Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, e := range entries {
+		codes = append(codes, e.Code)
+	}
+	if !slices.Equal(codes, []string{"lib-a"}) {
+		t.Errorf("security filter lists %v, want [lib-a]", codes)
+	}
+	var security []string
+	for k := range b.events() {
+		if strings.Contains(k, "security_update.available") {
+			security = append(security, k)
+		}
+	}
+	if want := fmt.Sprintf("%d security_update.available:lib-a@1.0.1", channel); !slices.Equal(security, []string{want}) {
+		t.Errorf("security events %v, want [%s] once", security, want)
+	}
+}
+
+// A malicious version with a clean successor: the record lists only the
+// installed 4.4.2, so 4.4.3 clears it — the advisory is not "no fix", it
+// says 4.4.3 is not affected, and the malicious_package event carries it
+// (its words say "update to it", not "remove it").
+func TestMaliciousVersionWithACleanSuccessor(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
+	reg := npmreg.New(t)
+	day := func(n int) time.Time { return time.Date(2026, 1, n, 0, 0, 0, 0, time.UTC) }
+	reg.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	reg.Publish("dbg", "4.4.3", map[string]npmreg.Version{"4.4.1": {Published: day(2)}, "4.4.2": {Published: day(3)}, "4.4.3": {Published: day(4)}})
+	reg.Publish("gone-bad", "2.0.0", map[string]npmreg.Version{"1.0.0": {Published: day(2)}, "2.0.0": {Published: day(3)}})
+	const mal, allBad = "MAL-2025-46974", "MAL-2025-50000"
+	npmFeedSite(b, reg, map[string]string{"dbg": "4.4.2", "gone-bad": "1.0.0"}, osvRecord(mal, "dbg", "", "4.4.2"),
+		osvRecord(allBad, "gone-bad", `[{"type": "SEMVER", "events": [{"introduced": "0"}]}]`))
+	channel := securityChannel(b)
+	b.check()
+
+	var advs []updatedoc.AdvisoryMatch
+	b.db.QueryRow(t, `SELECT advisories FROM component_results WHERE code = 'dbg'`).Scan(&advs)
+	if len(advs) != 1 || advs[0].ClearedBy != "4.4.3" || advs[0].NoFix || !advs[0].Malicious {
+		t.Errorf("dbg's advisories %+v, want %s cleared by 4.4.3, not no-fix", advs, mal)
+	}
+	b.db.QueryRow(t, `SELECT advisories FROM component_results WHERE code = 'gone-bad'`).Scan(&advs)
+	if len(advs) != 1 || advs[0].ClearedBy != "" || !advs[0].NoFix {
+		t.Errorf("gone-bad's advisories %+v, want %s affecting every release: no fix", advs, allBad)
+	}
+	var cleared string
+	b.db.QueryRow(t, `SELECT payload->'advisory'->>'cleared_by' FROM notification_events WHERE key = $1`,
+		"malicious_package:dbg@4.4.2/"+mal).Scan(&cleared)
+	if cleared != "4.4.3" {
+		t.Errorf("the malicious_package event's advisory cleared_by %q, want 4.4.3 (channel %d, events %v)", cleared, channel, b.events())
+	}
+
+	// 4.4.3 is the way out: the page, the API and the CLI (all through
+	// updatecheck.Skips) refuse to skip it, in words.
+	_, err := updatecheck.NewSkips(b.checker).Skip(context.Background(), updatecheck.SkipRequest{Code: "dbg", Version: "4.4.3",
+		Reason: "breaks our build", By: readmodel.ActorCLI})
+	if !errors.Is(err, updatecheck.ErrSkipWayOut) {
+		t.Errorf("skipping 4.4.3, the only clean release of a malicious package: %v, want ErrSkipWayOut", err)
 	}
 }

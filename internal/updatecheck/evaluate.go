@@ -117,7 +117,14 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		r.HeldVersion, r.HeldReason = ev.Held.Version, ev.Held.Reason
 	}
 	r.NextChangeAt = ev.NextChange
-	r.UpdateAvailable, r.Security, r.NeedsNewerCore = ev.UpdateAvailable, ev.Security, ev.NeedsNewerCore
+	// security is the publisher's mark; a release that clears an advisory
+	// counts while that advisory is open (fix_ids, read with the
+	// dismissals).
+	r.UpdateAvailable, r.Security, r.NeedsNewerCore = ev.UpdateAvailable, ev.SecurityMarked, ev.NeedsNewerCore
+	r.FixIDs = ev.FixIDs
+	if ev.Fix != nil {
+		r.FixVersion = ev.Fix.Version
+	}
 	if ev.Latest != nil {
 		r.LatestVersion, r.ReleaseURL = ev.Latest.Version, ev.Latest.URL
 	}

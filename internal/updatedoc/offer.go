@@ -2,6 +2,7 @@ package updatedoc
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -62,10 +63,11 @@ type Held struct {
 
 // securityFixes are the releases newer than inst that fix a security
 // problem of it: those the publisher marks security releases, and for each
-// advisory affecting inst with a fixed version, the oldest release weighed
-// at or above it (the release that brings the fix; a later feature release
-// carries it too, but is not a security release for that). Security
-// releases skip the soak and the tier, and cannot be skipped.
+// advisory affecting inst, the release that clears it (ClearedBy: the
+// oldest release weighed that it does not affect; a later feature release
+// clears it too, but is not a security release for that). Security
+// releases skip the soak and the tier, and cannot be skipped. It sets each
+// advisory's ClearedBy and NoFix.
 func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[string]bool {
 	fixes := map[string]bool{}
 	weighed := func(v *semver.Version) bool {
@@ -76,24 +78,24 @@ func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[s
 			fixes[r.Version] = true
 		}
 	}
-	for _, a := range ev.Advisories {
-		fixed, err := semver.StrictNewVersion(a.FixedIn)
-		if err != nil {
-			continue // no fix, or not a version
-		}
-		var first *ReleaseStatus
+	for i := range ev.Advisories {
+		a := &ev.Advisories[i]
+		cleared := "" // a.ClearedBy is read by affectsRelease until then
 		var firstV *semver.Version
-		for i := range ev.Releases {
-			v, err := ev.Releases[i].parsedVersion()
-			if err != nil || !weighed(v) || v.LessThan(fixed) {
+		for j := range ev.Releases {
+			r := &ev.Releases[j]
+			v, err := r.parsedVersion()
+			if err != nil || !weighed(v) || a.affectsRelease(r, v) {
 				continue
 			}
 			if firstV == nil || v.LessThan(firstV) {
-				first, firstV = &ev.Releases[i], v
+				cleared, firstV = r.Version, v
 			}
 		}
-		if first != nil {
-			fixes[first.Version] = true
+		a.ClearedBy = cleared
+		a.NoFix = a.FixedIn == "" && a.ClearedBy == ""
+		if a.ClearedBy != "" {
+			fixes[a.ClearedBy] = true
 		}
 	}
 	return fixes
@@ -138,9 +140,14 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	fixes := ev.securityFixes(inst, includePre)
 
 	ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+	ev.SecurityMarked, ev.FixIDs, ev.Fix = false, nil, nil
 	ev.SecurityNeedsNewerCore, ev.NeedsNewerCore, ev.BlockedUpdate = false, false, nil
 	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange = nil, nil, "", nil
 	var update, blocked, security newest
+	// reachable: the releases a site could move to under the policy's
+	// hold whatever the tier, soak or skip (security releases pass those),
+	// with whether the installed core runs each.
+	reachable := map[string]bool{}
 	// Releases are newest first (Evaluate sorts them): the first allowed
 	// installable one is the update, and what is not offered is reported
 	// only when newer than it.
@@ -176,6 +183,9 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			until := rs.Released.Add(soak).UTC()
 			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+SoakWords(soak)+")"
 		}
+		if rs.Offer != ReleaseHeld && rs.Offer != ReleaseUnknownCore {
+			reachable[rs.Version] = rs.Installable
+		}
 		if rs.Offer != "" {
 			if update.v == nil {
 				ev.noteUnoffered(rs)
@@ -183,13 +193,14 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			continue
 		}
 		// The component's security update (Security, SecurityRelease) is
-		// a release its publisher marks, as the read model's security
-		// problems count them; a release that fixes an advisory is offered
-		// whatever the tier, the soak and the skip (fix), and the advisory
-		// itself makes the component vulnerable, until dismissed.
-		if rs.Security {
+		// a release its publisher marks or one that clears an advisory of
+		// the installed version (fix), whatever the source's kind; the
+		// read model counts the latter only while one of the advisories it
+		// clears is open (FixIDs: a dismissed advisory makes none).
+		if rs.Security || fix {
 			security.offer(&rs.Release, v)
 		}
+		ev.SecurityMarked = ev.SecurityMarked || rs.Security
 		switch {
 		case !rs.Installable:
 			rs.Offer = ReleaseNeedsNewerCore
@@ -209,11 +220,57 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		ev.SecurityRelease.Security = true
 	}
 	ev.SecurityNeedsNewerCore = security.v != nil && (update.v == nil || security.v.GreaterThan(update.v))
+	ev.clearing(reachable)
 	if blocked.v != nil && (update.v == nil || blocked.v.GreaterThan(update.v)) {
 		ev.NeedsNewerCore = true
 		ev.BlockedUpdate = blocked.release()
 	}
 	return nil
+}
+
+// clearing sets FixIDs, the advisories a reachable release clears, and
+// Fix, the oldest reachable release the installed core runs that clears
+// every advisory one of them clears (nil when none does).
+func (ev *Evaluation) clearing(reachable map[string]bool) {
+	var clearable []*AdvisoryMatch
+	for i := range ev.Advisories {
+		a := &ev.Advisories[i]
+		for j := range ev.Releases {
+			r := &ev.Releases[j]
+			if _, ok := reachable[r.Version]; !ok {
+				continue
+			}
+			if v, err := r.parsedVersion(); err == nil && !a.affectsRelease(r, v) {
+				clearable = append(clearable, a)
+				break
+			}
+		}
+	}
+	for _, a := range clearable {
+		ev.FixIDs = append(ev.FixIDs, a.ID)
+	}
+	if len(clearable) == 0 {
+		return
+	}
+	var fix *Release
+	var fixV *semver.Version
+	for j := range ev.Releases {
+		r := &ev.Releases[j]
+		if !reachable[r.Version] {
+			continue
+		}
+		v, err := r.parsedVersion()
+		if err != nil || fixV != nil && !v.LessThan(fixV) {
+			continue
+		}
+		if !slices.ContainsFunc(clearable, func(a *AdvisoryMatch) bool { return a.affectsRelease(r, v) }) {
+			fix, fixV = &r.Release, v
+		}
+	}
+	if fix != nil {
+		c := *fix
+		ev.Fix = &c
+	}
 }
 
 // UnknownCoreWords says why a release whose core range is not a range is

@@ -388,8 +388,8 @@ func TestOffer(t *testing.T) {
 		// advisory makes it vulnerable, until dismissed.
 		{name: "advisory fix tier patch soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferPatch), want: offerWant{
-				update: "1.0.3",
-				held:   &Held{Version: "2.0.0", Reason: patchWords},
+				update: "1.0.3", security: "1.0.3",
+				held: &Held{Version: "2.0.0", Reason: patchWords},
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseNotOffered, reason: patchWords},
 					{version: "1.1.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -400,9 +400,10 @@ func TestOffer(t *testing.T) {
 		// they wait for their soak.
 		{name: "advisory fix soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferAll), want: offerWant{
-				update:  "1.0.3",
-				waiting: &Waiting{Version: "2.0.0", Until: at(offerNow.Add(-time.Hour + 7*24*time.Hour))},
-				next:    at(offerNow.Add(-time.Hour + 7*24*time.Hour)),
+				update:   "1.0.3",
+				security: "1.0.3",
+				waiting:  &Waiting{Version: "2.0.0", Until: at(offerNow.Add(-time.Hour + 7*24*time.Hour))},
+				next:     at(offerNow.Add(-time.Hour + 7*24*time.Hour)),
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseWaiting, until: at(offerNow.Add(-time.Hour + 7*24*time.Hour)), reason: "waits until 8 Dec 11:00 UTC (soak 7 days)"},
 					{version: "1.1.0", offer: ReleaseWaiting, until: at(offerNow.Add(-time.Hour + 7*24*time.Hour)), reason: "waits until 8 Dec 11:00 UTC (soak 7 days)"},
@@ -472,7 +473,7 @@ func TestOfferMergedAdvisory(t *testing.T) {
 	if err := ev.Offer("1.0.0", OfferOptions{Policy: Policy{Offer: OfferSecurity}}); err != nil {
 		t.Fatal(err)
 	}
-	checkOffer(t, &ev, offerWant{update: "1.0.3",
+	checkOffer(t, &ev, offerWant{update: "1.0.3", security: "1.0.3",
 		held: &Held{Version: "1.1.0", Reason: securityWords},
 		between: []offerRow{
 			{version: "1.1.0", offer: ReleaseNotOffered, reason: securityWords},

@@ -98,7 +98,15 @@ func (s *Server) skipSection(c echo.Context, d catalog.Detail, standing *views.D
 	}
 	if d.Update != nil {
 		p.Offer = d.Update.Version
-		p.OfferSecurity = d.Update.Security || d.SecurityRelease != nil && d.SecurityRelease.Version == d.Update.Version
+		// Refused as updatecheck.Skips refuses it: a security release for
+		// the site (its publisher's mark, or the release that clears an
+		// advisory of the installed version), so no form is offered.
+		p.OfferSecurity = d.Update.Security
+		for _, r := range d.Releases {
+			if r.Version == d.Update.Version && (r.Security || r.SecurityFix) {
+				p.OfferSecurity = true
+			}
+		}
 	}
 	return p
 }
@@ -127,6 +135,8 @@ func skipErrorText(err error, version string) string {
 		return "The update source publishes no release " + v + ": pick one from the releases listed below."
 	case errors.Is(err, updatecheck.ErrSkipPrerelease):
 		return v + " is a pre-release, which is not offered to a site on a stable release: there is nothing to skip."
+	case errors.Is(err, updatecheck.ErrSkipWayOut):
+		return v + " is the only way out of a known malicious or exploited advisory of the installed version (the oldest release it does not affect), which cannot be skipped: dismiss the advisory, with a reason, to accept the risk."
 	case errors.Is(err, updatecheck.ErrSkipSecurity):
 		return v + " is a security release for this site, which cannot be skipped. To accept the risk of one of its advisories, dismiss the advisory, with a reason."
 	case errors.Is(err, updatecheck.ErrSkipNotEvaluated):
