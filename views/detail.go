@@ -114,6 +114,11 @@ type DetailProps struct {
 	// update (readmodel.UpdateCommand; "" when none).
 	Registry      *readmodel.RegistryFacts
 	UpdateCommand string
+	// FixVersion is the smallest release that clears the open advisories
+	// (FixIDs), FixCommand how to install it ("" none): the page leads
+	// with it, the newest release beside it (readmodel.FixText).
+	FixVersion, FixCommand string
+	FixIDs                 []string
 	// Deprecated is the publisher's deprecation message of the installed
 	// version, ProvenanceLost the newer version published without the
 	// provenance the installed one has (the read model's; "" when not so).

@@ -61,12 +61,16 @@ func detailHeadline(p DetailProps) headline {
 		return headline{"Exploited in the wild", step, toneDanger}
 	case p.VulnerableNoFix:
 		return headline{"Vulnerable, no fix yet", "consider disabling " + name + " until a fix is published", toneDanger}
+	case p.Security && fixStep(p) != "":
+		return headline{"Security update", fixStep(p), toneDanger}
 	case p.Security:
 		return headline{"Security update", securityStep(p), toneDanger}
 	case p.Vulnerable:
 		step := "no installable release fixes it yet"
-		if p.UpdateAvailable {
-			step = "update to " + p.UpdateVersion
+		if s := fixStep(p); s != "" {
+			step = s
+		} else if p.UpdateAvailable {
+			step = "update to " + readmodel.VersionText(p.Installed, p.UpdateVersion)
 		} else if fixed := firstFix(p.Advisories); fixed != "" {
 			step = "the fix is announced for " + fixed + ", which is not an installable release yet"
 		}
@@ -160,6 +164,14 @@ func coreNeedText(p DetailProps, requires string) string {
 		s += " (installed " + p.CoreInstalled + ")"
 	}
 	return s
+}
+
+// fixStep leads with the smallest release that clears the open advisories
+// when it is not the offered update: "update to 14.1.1 — fixes GHSA-…;
+// 16.5.0 (a new major version: 14 → 16) is the newest this site takes"
+// (readmodel.FixText); "" otherwise.
+func fixStep(p DetailProps) string {
+	return readmodel.FixText(p.Installed, p.FixVersion, p.UpdateVersion, p.FixIDs)
 }
 
 // maliciousWayOut is the newest of the releases that clear each open

@@ -37,6 +37,8 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- stands, evaluated or not: the lowered pin is why the component
        -- waits for its next check).
        cs.new_publisher_version, cs.new_publisher, cs.pin_downgrade, cs.pin_downgraded_at,
+       -- The smallest release that clears the advisories (docs/policy.md).
+       cs.fix_version,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
@@ -112,6 +114,7 @@ type CatalogAllRow struct {
 	NewPublisher        *string
 	PinDowngrade        *string
 	PinDowngradedAt     *time.Time
+	FixVersion          *string
 	SortRank            int32
 	SortName            string
 	AdvisoryKeys        []string
@@ -189,6 +192,7 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.NewPublisher,
 			&i.PinDowngrade,
 			&i.PinDowngradedAt,
+			&i.FixVersion,
 			&i.SortRank,
 			&i.SortName,
 			&i.AdvisoryKeys,

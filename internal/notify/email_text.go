@@ -26,7 +26,10 @@ type eventPayload struct {
 		Code, Name, Installed string
 	} `json:"component"`
 	Version  string `json:"version"`
-	Severity string `json:"severity"`
+	// FixVersion (security_update.available): the smallest release that
+	// clears the component's advisories, "" none.
+	FixVersion string `json:"fix_version"`
+	Severity   string `json:"severity"`
 	Summary  string `json:"summary"`
 	URL      string `json:"url"`
 	Advisory struct {
@@ -130,6 +133,12 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		it.Details = nonEmpty(clean(p.Summary, 300))
 		if ids := advisoryIDs(p.Advisories, clean); ids != "" {
 			it.Details = append(it.Details, "Fixes: "+ids)
+		}
+		if fix := clean(p.FixVersion, 40); fix != "" && fix != version {
+			s := readmodel.FixText(installed, fix, "", nil)
+			it.Details = append(it.Details, strings.ToUpper(s[:1])+s[1:]+".")
+		} else if readmodel.MajorJump(installed, version) {
+			it.Details = append(it.Details, readmodel.VersionText(installed, version)+" is a new major version: read its notes before updating.")
 		}
 		it.URL = webURL(p.URL)
 	case readmodel.EventAdvisoryUnfixed:

@@ -231,3 +231,48 @@ func TestMaliciousVersionWithACleanSuccessor(t *testing.T) {
 		t.Errorf("skipping 4.4.3, the only clean release of a malicious package: %v, want ErrSkipWayOut", err)
 	}
 }
+
+// The offer leads with the smallest release that clears the advisories:
+// nxt 14.1.0's advisory is fixed in 14.1.1 while 16.5.0 is the newest, two
+// majors on; the catalog, its command and the detail say 14.1.1 first,
+// and the newest as a new major version.
+func TestSmallestFixBesideTheNewest(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
+	reg := npmreg.New(t)
+	day := func(n int) time.Time { return time.Date(2026, 1, n, 0, 0, 0, 0, time.UTC) }
+	reg.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	reg.Publish("nxt", "16.5.0", map[string]npmreg.Version{"14.1.0": {Published: day(2)}, "14.1.1": {Published: day(3)},
+		"15.0.0": {Published: day(4)}, "16.5.0": {Published: day(5)}})
+	const ghsa = "GHSA-fr5h-rqp8-mj6g"
+	npmFeedSite(b, reg, map[string]string{"nxt": "14.1.0"},
+		osvRecord(ghsa, "nxt", `[{"type": "SEMVER", "events": [{"introduced": "13.4.0"}, {"fixed": "14.1.1"}, {"introduced": "15.0.0"}, {"fixed": "15.0.1"}]}]`))
+	securityChannel(b)
+	b.check()
+	ctx := context.Background()
+	reads := catalog.New(b.store)
+	entries, _, err := catalog.ReadPage(ctx, b.store, store.CatalogFilter{Search: "nxt", Limit: 10})
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("catalog: %v, %v", entries, err)
+	}
+	row := entries[0].CatalogRow
+	if row.UpdateVersion != "16.5.0" || row.FixVersion != "14.1.1" || row.FixCommand != "npm install nxt@14.1.1" || !row.Security {
+		t.Errorf("nxt: update %q, fix %q (%q), security %v; want 16.5.0, 14.1.1 (npm install nxt@14.1.1), true",
+			row.UpdateVersion, row.FixVersion, row.FixCommand, row.Security)
+	}
+	d, err := reads.Detail(ctx, "nxt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Fix == nil || d.Fix.Version != "14.1.1" || !slices.Equal(d.FixIDs, []string{ghsa}) {
+		t.Errorf("detail fix %+v, fix ids %v; want 14.1.1 clearing %s", d.Fix, d.FixIDs, ghsa)
+	}
+	if want := "update to 14.1.1 — fixes " + ghsa + "; 16.5.0 (a new major version: 14 → 16) is the newest this site takes"; readmodel.FixText(row.Installed, row.FixVersion, row.UpdateVersion, d.FixIDs) != want {
+		t.Errorf("words %q, want %q", readmodel.FixText(row.Installed, row.FixVersion, row.UpdateVersion, d.FixIDs), want)
+	}
+	var fix string
+	b.db.QueryRow(t, `SELECT coalesce(payload->>'fix_version', '') FROM notification_events WHERE key = 'security_update.available:nxt@14.1.1'`).Scan(&fix)
+	if fix != "14.1.1" {
+		t.Errorf("security event's fix_version %q, want 14.1.1 (events %v)", fix, b.events())
+	}
+}

@@ -158,6 +158,13 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	if d.Update != nil {
 		props.UpdateVersion = d.Update.Version
 	}
+	if d.Fix != nil && len(d.FixIDs) > 0 {
+		props.FixVersion, props.FixCommand, props.FixIDs = d.Fix.Version, d.FixCommand, d.FixIDs
+		if props.FixCommand != "" {
+			// The command the page gives first is the smallest way out.
+			props.UpdateCommand = props.FixCommand
+		}
+	}
 	for _, r := range d.Releases {
 		props.Releases = append(props.Releases, releaseView(r))
 	}
