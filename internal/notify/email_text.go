@@ -25,14 +25,14 @@ type eventPayload struct {
 	Component struct {
 		Code, Name, Installed string
 	} `json:"component"`
-	Version  string `json:"version"`
+	Version string `json:"version"`
 	// FixVersion (security_update.available): the smallest release that
 	// clears the component's advisories, "" none.
 	FixVersion string `json:"fix_version"`
 	Severity   string `json:"severity"`
-	Summary  string `json:"summary"`
-	URL      string `json:"url"`
-	Advisory struct {
+	Summary    string `json:"summary"`
+	URL        string `json:"url"`
+	Advisory   struct {
 		ID, Severity, Summary, Affected, URL string
 		Aliases                              []string
 		// ClearedBy: the oldest later release it does not affect.
