@@ -97,18 +97,25 @@ func (s *Server) skipSection(c echo.Context, d catalog.Detail, standing *views.D
 		p.Notice = f.Notice
 	}
 	if d.Update != nil {
-		p.Offer = d.Update.Version
-		// Refused as updatecheck.Skips refuses it: a security release for
-		// the site (its publisher's mark, or the release that clears an
-		// advisory of the installed version), so no form is offered.
-		p.OfferSecurity = d.Update.Security
-		for _, r := range d.Releases {
-			if r.Version == d.Update.Version && (r.Security || r.SecurityFix) {
-				p.OfferSecurity = true
-			}
-		}
+		p.Offer, p.OfferSecurity = d.Update.Version, updateIsSecurity(d)
 	}
 	return p
+}
+
+// updateIsSecurity: the offered update is a security release for the site
+// (its publisher's mark, or the release that clears an advisory of the
+// installed version, as the offer marks it), which updatecheck.Skips
+// refuses to skip: no skip form is offered for it.
+func updateIsSecurity(d catalog.Detail) bool {
+	if d.Update == nil {
+		return false
+	}
+	for _, r := range d.Releases {
+		if r.Version == d.Update.Version && (r.Security || r.SecurityFix) {
+			return true
+		}
+	}
+	return d.Update.Security
 }
 
 const skipFromManifestText = "The manifest declares this component’s skip, so it is reviewed with the site’s code: change it in the manifest, and sync the components."
