@@ -52,6 +52,13 @@ type AdvisoryRow struct {
 	AdvisoryIntel
 }
 
+// DetailFix is the smallest release that clears the component's open
+// advisories: its version, how to install it, and the advisories (ids).
+type DetailFix struct {
+	Version, Command string
+	IDs              []string
+}
+
 // DetailProps is one component's page: its releases and advisories.
 type DetailProps struct {
 	Layout    LayoutProps
@@ -114,11 +121,10 @@ type DetailProps struct {
 	// update (readmodel.UpdateCommand; "" when none).
 	Registry      *readmodel.RegistryFacts
 	UpdateCommand string
-	// FixVersion is the smallest release that clears the open advisories
-	// (FixIDs), FixCommand how to install it ("" none): the page leads
-	// with it, the newest release beside it (readmodel.FixText).
-	FixVersion, FixCommand string
-	FixIDs                 []string
+	// Fix is the smallest release that clears the open advisories (nil
+	// none): the page leads with it, the newest release beside it
+	// (readmodel.FixText).
+	Fix *DetailFix
 	// Deprecated is the publisher's deprecation message of the installed
 	// version, ProvenanceLost the newer version published without the
 	// provenance the installed one has (the read model's; "" when not so).

@@ -171,7 +171,10 @@ func coreNeedText(p DetailProps, requires string) string {
 // 16.5.0 (a new major version: 14 → 16) is the newest this site takes"
 // (readmodel.FixText); "" otherwise.
 func fixStep(p DetailProps) string {
-	return readmodel.FixText(p.Installed, p.FixVersion, p.UpdateVersion, p.FixIDs)
+	if p.Fix == nil {
+		return ""
+	}
+	return readmodel.FixText(p.Installed, p.Fix.Version, p.UpdateVersion, p.Fix.IDs)
 }
 
 // maliciousWayOut is the newest of the releases that clear each open

@@ -190,3 +190,24 @@ func TestMaliciousHeadlineSaysTheWayOut(t *testing.T) {
 		t.Errorf("with none: %q", h.Title+h.rest())
 	}
 }
+
+// The smallest release that clears the advisories heads the page, the
+// newest beside it, said to be a new major version; the update command
+// installs the fix and says so.
+func TestDetailLeadsWithTheFix(t *testing.T) {
+	t.Parallel()
+	p := DetailProps{Name: "next", Installed: "14.1.0", SourceURL: "npm:next", Evaluated: true, LastSuccessAt: ago(time.Hour),
+		Security: true, Vulnerable: true, UpdateAvailable: true, UpdateVersion: "16.5.0", UpdateCommand: "npm install next@14.1.1",
+		Fix: &DetailFix{Version: "14.1.1", Command: "npm install next@14.1.1", IDs: []string{"GHSA-fr5h-rqp8-mj6g"}}}
+	want := "Security update: update to 14.1.1 — fixes GHSA-fr5h-rqp8-mj6g; 16.5.0 (a new major version: 14 → 16) is the newest this site takes"
+	if h := detailHeadline(p); h.Title+h.rest() != want {
+		t.Errorf("headline %q, want %q", h.Title+h.rest(), want)
+	}
+	if l := updateCommandLabel(p); l != "Update command (14.1.1 clears its advisories)" {
+		t.Errorf("command label %q", l)
+	}
+	p.Fix, p.UpdateCommand, p.Security = nil, "npm install next@16.5.0", false
+	if h := detailHeadline(p); h.Title+h.rest() != "Vulnerable: update to 16.5.0 (a new major version: 14 → 16)" {
+		t.Errorf("without a fix: %q", h.Title+h.rest())
+	}
+}

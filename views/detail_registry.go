@@ -101,8 +101,8 @@ func updateCommandLabel(p DetailProps) string {
 		label = "Update command"
 	}
 	version := p.UpdateVersion
-	if p.FixVersion != "" && p.UpdateCommand == p.FixCommand {
-		version = p.FixVersion
+	if p.Fix != nil && p.UpdateCommand == p.Fix.Command {
+		version = p.Fix.Version
 		label += " (" + version + " clears its advisories"
 		if readmodel.MajorJump(p.Installed, version) {
 			label += "; a new major version"

@@ -159,10 +159,10 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 		props.UpdateVersion = d.Update.Version
 	}
 	if d.Fix != nil && len(d.FixIDs) > 0 {
-		props.FixVersion, props.FixCommand, props.FixIDs = d.Fix.Version, d.FixCommand, d.FixIDs
-		if props.FixCommand != "" {
+		props.Fix = &views.DetailFix{Version: d.Fix.Version, Command: d.FixCommand, IDs: d.FixIDs}
+		if d.FixCommand != "" {
 			// The command the page gives first is the smallest way out.
-			props.UpdateCommand = props.FixCommand
+			props.UpdateCommand = d.FixCommand
 		}
 	}
 	for _, r := range d.Releases {
