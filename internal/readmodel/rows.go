@@ -50,7 +50,7 @@ type CatalogRow struct {
 	// UpdateCommand is how to install the update (UpdateCommand): the npm
 	// command, or the release's URL; "" when there is no update.
 	UpdateCommand string
-	// FixVersion is the oldest release the hold allows and the installed
+	// FixVersion is the oldest release the policy offers and the installed
 	// core runs that clears every advisory such a release clears, and
 	// FixCommand how to install it; "" when none (docs/policy.md).
 	FixVersion, FixCommand string

@@ -131,8 +131,9 @@ type Result struct {
 	// package, and that account ("" none).
 	NewPublisherVersion, NewPublisher string
 	// The advisories a release the hold allows clears (a security update
-	// while one is open), and the oldest release clearing all of them
-	// that the installed core runs ("" none; docs/policy.md).
+	// while one is open), and the oldest release the policy offers and
+	// the installed core runs that clears all of them ("" none;
+	// docs/policy.md).
 	FixIDs     []string
 	FixVersion string
 }

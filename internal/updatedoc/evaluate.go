@@ -43,14 +43,15 @@ type Evaluation struct {
 	// not this: the read model counts it while that advisory is open
 	// (FixIDs), so that a dismissed advisory makes no security update.
 	SecurityMarked bool `json:"security_marked,omitempty"`
-	// FixIDs are the advisories (ids) that a release the hold allows
-	// clears, installable or not: while one of them is open, the component
-	// has a security update.
+	// FixIDs are the advisories (ids) that a release the policy offers
+	// (a security release whatever the tier, the soak and a skip; none
+	// outside the hold) clears, installable or not: while one of them is
+	// open, the component has a security update.
 	FixIDs []string `json:"fix_ids,omitempty"`
-	// Fix is the oldest release the hold allows and the installed core
+	// Fix is the oldest release the policy offers and the installed core
 	// runs that clears every advisory such a release clears: the smallest
-	// way out ("update to 14.1.1 — fixes GHSA-…"), offered whatever the
-	// tier, the soak and a skip; nil when no release clears one.
+	// way out ("update to 14.1.1 — fixes GHSA-…"); nil when no release
+	// clears one.
 	Fix *Release `json:"fix,omitempty"`
 	// SecurityNeedsNewerCore means the newest security release is newer than
 	// Update (or there is no Update): installing what is installable does

@@ -144,9 +144,9 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	ev.SecurityNeedsNewerCore, ev.NeedsNewerCore, ev.BlockedUpdate = false, false, nil
 	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange = nil, nil, "", nil
 	var update, blocked, security newest
-	// reachable: the releases a site could move to under the policy's
-	// hold whatever the tier, soak or skip (security releases pass those),
-	// with whether the installed core runs each.
+	// reachable: the releases the policy lets the site move to (a
+	// security release passes the tier, the soak and a skip; none passes
+	// the hold), with whether the installed core runs each.
 	reachable := map[string]bool{}
 	// Releases are newest first (Evaluate sorts them): the first allowed
 	// installable one is the update, and what is not offered is reported
@@ -183,7 +183,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			until := rs.Released.Add(soak).UTC()
 			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+SoakWords(soak)+")"
 		}
-		if rs.Offer != ReleaseHeld && rs.Offer != ReleaseUnknownCore {
+		if rs.Offer == "" {
 			reachable[rs.Version] = rs.Installable
 		}
 		if rs.Offer != "" {
