@@ -650,3 +650,33 @@ func TestUnknownCoreIsNotOffered(t *testing.T) {
 		t.Errorf("held %+v, want 2.0.0: %s", ev.Held, want)
 	}
 }
+
+// The fix is the oldest release the policy offers that clears every
+// advisory such a release clears; the advisories a held release alone
+// would clear are not among them.
+func TestOfferFix(t *testing.T) {
+	t.Parallel()
+	rels := []Release{{Version: "1.1.0"}, {Version: "1.0.2"}, {Version: "1.0.1"}, {Version: "1.0.0"}}
+	advs := []Advisory{{ID: "A", Affected: "<1.0.1", FixedIn: "1.0.1"}, {ID: "B", Affected: "<1.0.2", FixedIn: "1.0.2"}}
+	for _, tc := range []struct {
+		name   string
+		policy Policy
+		fix    string
+		ids    string
+	}{
+		{"every release", Policy{}, "1.0.2", "[A B]"},
+		{"security only", Policy{Offer: OfferSecurity}, "1.0.2", "[A B]"},
+		{"held", Policy{Hold: "<1.0.2"}, "1.0.1", "[A]"},
+	} {
+		ev := evaluateReleases(t, rels, advs, "1.0.0")
+		if err := ev.Offer("1.0.0", OfferOptions{Policy: tc.policy, Now: offerNow}); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Fix == nil || ev.Fix.Version != tc.fix || fmt.Sprint(ev.FixIDs) != tc.ids {
+			t.Errorf("%s: fix %+v, fix ids %v; want %s, %s", tc.name, ev.Fix, ev.FixIDs, tc.fix, tc.ids)
+		}
+		if ev.Advisories[0].ClearedBy != "1.0.1" || ev.Advisories[1].ClearedBy != "1.0.2" {
+			t.Errorf("%s: cleared by %q, %q", tc.name, ev.Advisories[0].ClearedBy, ev.Advisories[1].ClearedBy)
+		}
+	}
+}
