@@ -221,6 +221,14 @@ CREATE TABLE component_results (
     intel_version     bigint      NOT NULL DEFAULT 0,
     exploited_ids     text[]      NOT NULL DEFAULT '{}',
     malicious_ids     text[]      NOT NULL DEFAULT '{}',
+    -- The advisories (ids) that a release the policy's hold allows clears
+    -- (updatedoc.Evaluation.FixIDs): while one is open the component has a
+    -- security update, whoever marked the release (security is the
+    -- publisher's mark alone); and the oldest release the policy offers
+    -- and the installed core runs that clears every one of them (null:
+    -- none), the smallest way out (docs/policy.md).
+    fix_ids           text[]      NOT NULL DEFAULT '{}',
+    fix_version       text,
     -- The policy (components.policy) and the skipped version
     -- (component_skips.version) this row was evaluated under: inputs, as
     -- installed_version is. Then what the policy held back

@@ -248,10 +248,14 @@ SELECT c.code,
        (r.evaluation->>'skipped')::text                     AS skipped_version,
        r.new_publisher_version,
        r.new_publisher,
+       r.fix_version,
        pd.reason                                            AS pin_downgrade,
        pd.changed_at                                        AS pin_downgraded_at,
        coalesce(r.update_available, false)                  AS update_available,
-       coalesce(r.security, false)                          AS security,
+       -- A security update: a release its publisher marks, or one that
+       -- clears an open advisory (docs/policy.md); a dismissed advisory
+       -- makes none.
+       coalesce(r.security OR NOT (r.fix_ids <@ coalesce(d.ids, '{}')), false)::boolean AS security,
        coalesce(r.needs_newer_core, false)                  AS needs_newer_core,
        upcheck_open_advisories(c.code, r.advisories)        AS open_advisories,
        coalesce(NOT (r.advisory_ids <@ coalesce(d.ids, '{}')), false)::boolean AS vulnerable,

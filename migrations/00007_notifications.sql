@@ -164,7 +164,7 @@ BEGIN
         SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only,
                NULL::float8 AS epss, NULL AS scope, NULL AS id, NULL AS code
         FROM component_results r
-        WHERE r.code = ANY (codes) AND r.security AND r.security_version IS NOT NULL
+        WHERE r.code = ANY (codes) AND (r.security OR r.fix_ids <> '{}') AND r.security_version IS NOT NULL
         UNION ALL
         SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8,
                'malicious_package:' || r.code || '@' || r.installed_version, id, r.code

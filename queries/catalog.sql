@@ -39,6 +39,8 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- counts it: one definition.
        upcheck_needs_attention(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.provenance_lost,
                                cs.new_publisher_version, cs.pin_downgrade, cs.deprecated) AS needs_attention,
+       -- The smallest release that clears the advisories (docs/policy.md).
+       cs.fix_version,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,

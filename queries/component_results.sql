@@ -26,7 +26,7 @@ INSERT INTO component_results (code, source_url, installed_version, core_version
                                deprecated, provenance_lost, registry_facts,
                                intel_version, exploited_ids, malicious_ids,
                                policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
-                               next_change_at, new_publisher_version, new_publisher)
+                               next_change_at, new_publisher_version, new_publisher, fix_ids, fix_version)
 SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
        sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
        sqlc.narg(security_version)::text, @security_versions::text[],
@@ -38,7 +38,8 @@ SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.documen
        @intel_version::bigint, @exploited_ids::text[], @malicious_ids::text[],
        c.policy, sqlc.narg(skipped_version)::text, sqlc.narg(waiting_version)::text,
        sqlc.narg(waiting_until)::timestamptz, sqlc.narg(held_version)::text, sqlc.narg(held_reason)::text,
-       sqlc.narg(next_change_at)::timestamptz, sqlc.narg(new_publisher_version)::text, sqlc.narg(new_publisher)::text
+       sqlc.narg(next_change_at)::timestamptz, sqlc.narg(new_publisher_version)::text, sqlc.narg(new_publisher)::text,
+       @fix_ids::text[], sqlc.narg(fix_version)::text
 FROM components c
 JOIN sources s ON s.url = c.source_url
 WHERE c.code = @code::text
@@ -88,7 +89,9 @@ SET source_url        = EXCLUDED.source_url,
     held_reason       = EXCLUDED.held_reason,
     next_change_at    = EXCLUDED.next_change_at,
     new_publisher_version = EXCLUDED.new_publisher_version,
-    new_publisher     = EXCLUDED.new_publisher
+    new_publisher     = EXCLUDED.new_publisher,
+    fix_ids           = EXCLUDED.fix_ids,
+    fix_version       = EXCLUDED.fix_version
 RETURNING code, source_url, advisory_ids, security_versions, provenance_lost, new_publisher_version, new_publisher
 ),
 downgraded AS (

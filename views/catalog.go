@@ -100,8 +100,11 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	}
 	if r.UpdateAvailable {
 		text := "Update available"
-		if r.UpdateVersion != "" {
-			text = "Update to " + r.UpdateVersion
+		if s := readmodel.FixText(r.Installed, r.FixVersion, r.UpdateVersion, nil); s != "" && (r.Security || r.Vulnerable) {
+			// The smallest way out first, the newest beside it.
+			text = upperFirst(s)
+		} else if r.UpdateVersion != "" {
+			text = "Update to " + readmodel.VersionText(r.Installed, r.UpdateVersion)
 		}
 		bs = append(bs, badge{text, toneInfo})
 	}

@@ -38,6 +38,9 @@ type AdvisoryRow struct {
 	// FixedIn is the first fixed version; NoFix: none published yet.
 	FixedIn string
 	NoFix   bool
+	// ClearedBy is the oldest newer release it does not affect ("" none):
+	// with no FixedIn, the page says that release is not affected.
+	ClearedBy string
 	// Dismissed: a dismissal is in force; the advisory does not count.
 	Dismissed bool
 	// Dismissal is the standing dismissal, in force or not (then the page
@@ -48,6 +51,13 @@ type AdvisoryRow struct {
 	OSV AdvisoryOSV
 	// Intel is what the advisory feeds say of it.
 	AdvisoryIntel
+}
+
+// DetailFix is the smallest release that clears the component's open
+// advisories: its version, how to install it, and the advisories (ids).
+type DetailFix struct {
+	Version, Command string
+	IDs              []string
 }
 
 // DetailProps is one component's page: its releases and advisories.
@@ -112,6 +122,10 @@ type DetailProps struct {
 	// update (readmodel.UpdateCommand; "" when none).
 	Registry      *readmodel.RegistryFacts
 	UpdateCommand string
+	// Fix is the smallest release that clears the open advisories (nil
+	// none): the page leads with it, the newest release beside it
+	// (readmodel.FixText).
+	Fix *DetailFix
 	// Deprecated is the publisher's deprecation message of the installed
 	// version, ProvenanceLost the newer version published without the
 	// provenance the installed one has (the read model's; "" when not so).

@@ -9,6 +9,10 @@ package views
 import (
 	"strings"
 	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // headline is a component's state in words and what to do about it.
@@ -39,6 +43,10 @@ func detailHeadline(p DetailProps) headline {
 	case !factsKnown(p):
 		return headline{"Unknown", strings.TrimPrefix(notEvaluatedText(p), "Unknown: "), toneWarn}
 	case p.Malicious:
+		if v := maliciousWayOut(p.Advisories); v != "" {
+			return headline{upperFirst(readmodel.MalwareTitle), readmodel.NotAffectedText(v) +
+				", and check what " + p.Installed + " could reach", toneDanger}
+		}
 		return headline{MaliciousTitle, "a published advisory says " + name + " is malware; uninstall it and check what it could reach", toneDanger}
 	case p.KnownExploited:
 		step := "attackers are using it"
@@ -53,12 +61,16 @@ func detailHeadline(p DetailProps) headline {
 		return headline{"Exploited in the wild", step, toneDanger}
 	case p.VulnerableNoFix:
 		return headline{"Vulnerable, no fix yet", "consider disabling " + name + " until a fix is published", toneDanger}
+	case p.Security && fixStep(p) != "":
+		return headline{"Security update", fixStep(p), toneDanger}
 	case p.Security:
 		return headline{"Security update", securityStep(p), toneDanger}
 	case p.Vulnerable:
 		step := "no installable release fixes it yet"
-		if p.UpdateAvailable {
-			step = "update to " + p.UpdateVersion
+		if s := fixStep(p); s != "" {
+			step = s
+		} else if p.UpdateAvailable {
+			step = "update to " + readmodel.VersionText(p.Installed, p.UpdateVersion)
 		} else if fixed := firstFix(p.Advisories); fixed != "" {
 			step = "the fix is announced for " + fixed + ", which is not an installable release yet"
 		}
@@ -157,6 +169,41 @@ func coreNeedText(p DetailProps, requires string) string {
 		s += " (installed " + p.CoreInstalled + ")"
 	}
 	return s
+}
+
+// fixStep leads with the smallest release that clears the open advisories
+// when it is not the offered update: "update to 14.1.1 — fixes GHSA-…;
+// 16.5.0 (a new major version: 14 → 16) is the newest this site takes"
+// (readmodel.FixText); "" otherwise.
+func fixStep(p DetailProps) string {
+	if p.Fix == nil {
+		return ""
+	}
+	return readmodel.FixText(p.Installed, p.Fix.Version, p.UpdateVersion, p.Fix.IDs)
+}
+
+// maliciousWayOut is the newest of the releases that clear each open
+// malicious advisory (their ClearedBy), so a release none of them
+// affects; "" when one of them affects every later release: then the
+// only way out is to remove the package.
+func maliciousWayOut(as []AdvisoryRow) string {
+	var out *semver.Version
+	for _, a := range as {
+		if a.Dismissed || !a.Malicious {
+			continue
+		}
+		v, err := semver.StrictNewVersion(a.ClearedBy)
+		if err != nil {
+			return ""
+		}
+		if out == nil || v.GreaterThan(out) {
+			out = v
+		}
+	}
+	if out == nil {
+		return ""
+	}
+	return out.Original()
 }
 
 // firstFix is the fixed version of the first open advisory that names one.

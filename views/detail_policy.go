@@ -107,7 +107,7 @@ func offerTone(offer string) tone {
 		return toneInfo
 	case "superseded":
 		return toneOK
-	case "waiting", "needs_newer_core":
+	case "waiting", "needs_newer_core", "unknown_core":
 		return toneWarn
 	}
 	return toneNeutral

@@ -170,3 +170,44 @@ func TestManifestDismissalHasNoForm(t *testing.T) {
 		t.Errorf("reopened %q", got)
 	}
 }
+
+// A malicious version with a clean successor is told the way out; one
+// whose every later release is affected, to remove the package. The
+// advisory's row says the release is not affected instead of "No fix yet".
+func TestMaliciousHeadlineSaysTheWayOut(t *testing.T) {
+	t.Parallel()
+	adv := AdvisoryRow{ID: "MAL-2025-46974", Affected: "4.4.2", ClearedBy: "4.4.3", AdvisoryIntel: AdvisoryIntel{Malicious: true}}
+	p := DetailProps{Name: "debug", Installed: "4.4.2", SourceURL: "npm:debug", Evaluated: true, LastSuccessAt: ago(time.Hour),
+		Malicious: true, Vulnerable: true, Advisories: []AdvisoryRow{adv}}
+	if h := detailHeadline(p); h.Title+h.rest() != "Known malicious package: 4.4.3 is not affected: update to it, and check what 4.4.2 could reach" {
+		t.Errorf("with a clean successor: %q", h.Title+h.rest())
+	}
+	if row := render(t, advisoryRow("debug", adv, advisoryRowCtx{})); !strings.Contains(row, "4.4.3 is not affected: update to it") || strings.Contains(row, "No fix yet") {
+		t.Errorf("the advisory's row:\n%s", row)
+	}
+	p.Advisories[0].ClearedBy, p.Advisories[0].NoFix = "", true
+	if h := detailHeadline(p); h.Title != MaliciousTitle {
+		t.Errorf("with none: %q", h.Title+h.rest())
+	}
+}
+
+// The smallest release that clears the advisories heads the page, the
+// newest beside it, said to be a new major version; the update command
+// installs the fix and says so.
+func TestDetailLeadsWithTheFix(t *testing.T) {
+	t.Parallel()
+	p := DetailProps{Name: "next", Installed: "14.1.0", SourceURL: "npm:next", Evaluated: true, LastSuccessAt: ago(time.Hour),
+		Security: true, Vulnerable: true, UpdateAvailable: true, UpdateVersion: "16.5.0", UpdateCommand: "npm install next@14.1.1",
+		Fix: &DetailFix{Version: "14.1.1", Command: "npm install next@14.1.1", IDs: []string{"GHSA-fr5h-rqp8-mj6g"}}}
+	want := "Security update: update to 14.1.1 — fixes GHSA-fr5h-rqp8-mj6g; 16.5.0 (a new major version: 14 → 16) is the newest this site takes"
+	if h := detailHeadline(p); h.Title+h.rest() != want {
+		t.Errorf("headline %q, want %q", h.Title+h.rest(), want)
+	}
+	if l := updateCommandLabel(p); l != "Update command (14.1.1 clears its advisories)" {
+		t.Errorf("command label %q", l)
+	}
+	p.Fix, p.UpdateCommand, p.Security = nil, "npm install next@16.5.0", false
+	if h := detailHeadline(p); h.Title+h.rest() != "Vulnerable: update to 16.5.0 (a new major version: 14 → 16)" {
+		t.Errorf("without a fix: %q", h.Title+h.rest())
+	}
+}

@@ -96,10 +96,23 @@ const noKeysText = "The registry publishes no signing keys, so no version’s si
 // updateCommandLabel labels the update command: an npm command, or a
 // document's release page.
 func updateCommandLabel(p DetailProps) string {
+	label := "Update from"
 	if isNpm(p) {
-		return "Update command"
+		label = "Update command"
 	}
-	return "Update from"
+	version := p.UpdateVersion
+	if p.Fix != nil && p.UpdateCommand == p.Fix.Command {
+		version = p.Fix.Version
+		label += " (" + version + " clears its advisories"
+		if readmodel.MajorJump(p.Installed, version) {
+			label += "; a new major version"
+		}
+		return label + ")"
+	}
+	if readmodel.MajorJump(p.Installed, version) {
+		label += " (" + readmodel.VersionText(p.Installed, version) + ")"
+	}
+	return label
 }
 
 // registryIndex is the registry's facts by version (nil for a component

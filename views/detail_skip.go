@@ -50,6 +50,16 @@ func skipFormShown(p SkipProps) bool {
 	return p.Form.Error != "" || p.Offer != "" && !p.OfferSecurity
 }
 
+// skipErrorSummary heads a refused skip: the error itself when the form
+// that would say it is not shown, else a pointer to it, so that the page
+// says it once.
+func skipErrorSummary(p SkipProps) string {
+	if skipFormShown(p) {
+		return "The version was not skipped: see why below."
+	}
+	return "The version was not skipped. " + p.Form.Error
+}
+
 // standingSkipText words a standing skip: "2.4.0 is skipped: no release at
 // or below it is offered, unless it is a security release."
 func standingSkipText(s DetailSkip) string {

@@ -67,6 +67,10 @@ func TestSkipSection(t *testing.T) {
 			}
 		}
 	}
+	// A refused form's error is said once on the page: by the form.
+	if n := strings.Count(out["refused"], "The update source publishes no release"); n != 1 {
+		t.Errorf("refused: the error is said %d times, want once:\n%s", n, out["refused"])
+	}
 	var all strings.Builder
 	for _, name := range []string{"offered", "security", "refused", "skipped", "manifest"} {
 		pretty, err := prettyHTML(out[name])

@@ -124,7 +124,8 @@ func skipRefusal(cmd, code, version string, err error, stderr io.Writer) error {
 		words = "give a reason (--reason)"
 	case errors.Is(err, updatecheck.ErrSkipNotAVersion), errors.Is(err, updatecheck.ErrSkipNotNewer),
 		errors.Is(err, updatecheck.ErrSkipNoSuchRelease), errors.Is(err, updatecheck.ErrSkipPrerelease),
-		errors.Is(err, updatecheck.ErrSkipSecurity), errors.Is(err, updatecheck.ErrSkipNotEvaluated):
+		errors.Is(err, updatecheck.ErrSkipSecurity), errors.Is(err, updatecheck.ErrSkipWayOut),
+		errors.Is(err, updatecheck.ErrSkipNotEvaluated):
 		words = err.Error()
 	default:
 		return err

@@ -34,6 +34,12 @@ type Detail struct {
 	// UpdateCommand is how to install Update (readmodel.UpdateCommand); ""
 	// when there is none.
 	UpdateCommand string
+	// Fix is the smallest release that clears the advisories
+	// (updatedoc.Evaluation.Fix), FixIDs the open advisories it clears,
+	// FixCommand how to install it; nil, "" when none.
+	Fix        *updatedoc.Release
+	FixIDs     []string
+	FixCommand string
 	// OfferPolicy is the component's policy, parsed (the zero Policy: every
 	// update, as soon as it is published).
 	OfferPolicy updatedoc.Policy
@@ -119,6 +125,9 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	if ev.Update != nil {
 		out.UpdateCommand = readmodel.UpdateCommand(d.SourceURL, ev.Update.Version, ev.Update.URL)
 	}
+	if ev.Fix != nil {
+		out.Fix, out.FixCommand = ev.Fix, readmodel.UpdateCommand(d.SourceURL, ev.Fix.Version, ev.Fix.URL)
+	}
 	if len(d.RegistryFacts) > 0 {
 		var facts readmodel.RegistryFacts
 		if err := json.Unmarshal(d.RegistryFacts, &facts); err != nil {
@@ -133,6 +142,9 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 			st.Changes = advisoryChanges(dm.Dismissed, a.Advisory)
 		}
 		out.Advisories = append(out.Advisories, st)
+		if out.Fix != nil && !st.Dismissed && slices.Contains(ev.FixIDs, a.ID) {
+			out.FixIDs = append(out.FixIDs, a.ID)
+		}
 	}
 	return out, nil
 }

@@ -105,7 +105,7 @@ INSERT INTO component_results (code, source_url, installed_version, core_version
                                deprecated, provenance_lost, registry_facts,
                                intel_version, exploited_ids, malicious_ids,
                                policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
-                               next_change_at, new_publisher_version, new_publisher)
+                               next_change_at, new_publisher_version, new_publisher, fix_ids, fix_version)
 SELECT c.code, c.source_url, c.installed_version, $2::text, s.document_hash,
        $3::text, $4::text, $5::text,
        $6::text, $7::text[],
@@ -117,19 +117,20 @@ SELECT c.code, c.source_url, c.installed_version, $2::text, s.document_hash,
        $22::bigint, $23::text[], $24::text[],
        c.policy, $25::text, $26::text,
        $27::timestamptz, $28::text, $29::text,
-       $30::timestamptz, $31::text, $32::text
+       $30::timestamptz, $31::text, $32::text,
+       $33::text[], $34::text
 FROM components c
 JOIN sources s ON s.url = c.source_url
 WHERE c.code = $1::text
-  AND c.installed_version = $33::text
-  AND c.source_url = $34::text
-  AND s.document_hash = $35::bytea
+  AND c.installed_version = $35::text
+  AND c.source_url = $36::text
+  AND s.document_hash = $37::bytea
   AND (c.code = 'core' OR $2::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
   -- evaluated with the feeds' advisories as they are since the last change
   -- that affected the component (migrations/00009_feeds.sql)
   AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > $22::bigint)
   -- under the component's policy and skip as they are now (docs/policy.md)
-  AND c.policy IS NOT DISTINCT FROM $36::text
+  AND c.policy IS NOT DISTINCT FROM $38::text
   AND $25::text IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
@@ -167,7 +168,9 @@ SET source_url        = EXCLUDED.source_url,
     held_reason       = EXCLUDED.held_reason,
     next_change_at    = EXCLUDED.next_change_at,
     new_publisher_version = EXCLUDED.new_publisher_version,
-    new_publisher     = EXCLUDED.new_publisher
+    new_publisher     = EXCLUDED.new_publisher,
+    fix_ids           = EXCLUDED.fix_ids,
+    fix_version       = EXCLUDED.fix_version
 RETURNING code, source_url, advisory_ids, security_versions, provenance_lost, new_publisher_version, new_publisher
 ),
 downgraded AS (
@@ -240,6 +243,8 @@ type ResultWriteParams struct {
 	NextChangeAt        *time.Time
 	NewPublisherVersion *string
 	NewPublisher        *string
+	FixIds              []string
+	FixVersion          *string
 	InstalledVersion    string
 	SourceUrl           string
 	DocumentHash        []byte
@@ -298,6 +303,8 @@ func (q *Queries) ResultWrite(ctx context.Context, db DBTX, arg []ResultWritePar
 			a.NextChangeAt,
 			a.NewPublisherVersion,
 			a.NewPublisher,
+			a.FixIds,
+			a.FixVersion,
 			a.InstalledVersion,
 			a.SourceUrl,
 			a.DocumentHash,

@@ -125,6 +125,8 @@ type ComponentResult struct {
 	IntelVersion        int64
 	ExploitedIds        []string
 	MaliciousIds        []string
+	FixIds              []string
+	FixVersion          *string
 	Policy              *string
 	SkippedVersion      *string
 	WaitingVersion      *string
@@ -173,6 +175,7 @@ type ComponentState struct {
 	SkippedVersion      string
 	NewPublisherVersion *string
 	NewPublisher        *string
+	FixVersion          *string
 	PinDowngrade        *string
 	PinDowngradedAt     *time.Time
 	UpdateAvailable     bool

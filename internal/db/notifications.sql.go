@@ -375,6 +375,8 @@ WITH facts AS (
                               'severity', r.evaluation->'security_release'->>'severity',
                               'summary', r.evaluation->'security_release'->>'summary',
                               'url', r.evaluation->'security_release'->>'url',
+                              -- The smallest release that clears the advisories (docs/policy.md).
+                              'fix_version', r.fix_version,
                               -- The advisories the update fixes: ids and aliases.
                               'advisories', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a->>'id', 'aliases', coalesce(a->'aliases', '[]'::jsonb))), '[]'::jsonb)
                                              FROM jsonb_array_elements(cs.open_advisories) AS a

@@ -25,13 +25,18 @@ type eventPayload struct {
 	Component struct {
 		Code, Name, Installed string
 	} `json:"component"`
-	Version  string `json:"version"`
-	Severity string `json:"severity"`
-	Summary  string `json:"summary"`
-	URL      string `json:"url"`
-	Advisory struct {
+	Version string `json:"version"`
+	// FixVersion (security_update.available): the smallest release that
+	// clears the component's advisories, "" none.
+	FixVersion string `json:"fix_version"`
+	Severity   string `json:"severity"`
+	Summary    string `json:"summary"`
+	URL        string `json:"url"`
+	Advisory   struct {
 		ID, Severity, Summary, Affected, URL string
 		Aliases                              []string
+		// ClearedBy: the oldest later release it does not affect.
+		ClearedBy string `json:"cleared_by"`
 	} `json:"advisory"`
 	// Advisories are those a security update fixes (its component's
 	// open advisories with a fix).
@@ -128,6 +133,12 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		it.Details = nonEmpty(clean(p.Summary, 300))
 		if ids := advisoryIDs(p.Advisories, clean); ids != "" {
 			it.Details = append(it.Details, "Fixes: "+ids)
+		}
+		if fix := clean(p.FixVersion, 40); fix != "" && fix != version {
+			s := readmodel.FixText(installed, fix, "", nil)
+			it.Details = append(it.Details, strings.ToUpper(s[:1])+s[1:]+".")
+		} else if readmodel.MajorJump(installed, version) {
+			it.Details = append(it.Details, readmodel.VersionText(installed, version)+" is a new major version: read its notes before updating.")
 		}
 		it.URL = webURL(p.URL)
 	case readmodel.EventAdvisoryUnfixed:

@@ -81,6 +81,10 @@ func wordIntelEvent(it *mailItem, typ string, p eventPayload, intel intelAdvisor
 		}
 		it.subject = "Known malicious package: remove it: " + name + " " + installed
 		it.Title = "Known malicious package: remove it. " + name + pkg + " " + installed + " is matched by " + id
+		if v := clean(a.ClearedBy, 60); v != "" {
+			it.subject = "Known malicious package: " + name + " " + installed + "; " + readmodel.NotAffectedText(v)
+			it.Title = "Known malicious package. " + name + pkg + " " + installed + " is matched by " + id + "; " + readmodel.NotAffectedText(v)
+		}
 		it.Details = nonEmpty(clean(a.Summary, 300))
 	case readmodel.EventKnownExploited:
 		it.rank = rankExploited + sevRank(sev)
@@ -99,6 +103,9 @@ func intelChatText(typ string, p eventPayload, intel intelAdvisory, name, instal
 	switch readmodel.EventType(typ) {
 	case readmodel.EventMalicious:
 		text := fmt.Sprintf("upcheck: %s: %s %s is matched by %s", MalwareWords, name, installed, id)
+		if v := chat(a.ClearedBy, chatIDMax); v != "" {
+			text = fmt.Sprintf("upcheck: %s: %s %s is matched by %s; %s", readmodel.MalwareTitle, name, installed, id, readmodel.NotAffectedText(v))
+		}
 		if s := chat(a.Summary, chatSummaryMax); s != "" {
 			text += ": " + s
 		}

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -88,5 +89,30 @@ func TestEPSSWords(t *testing.T) {
 		if got := EPSSWords(c.score, c.pct); got != c.want {
 			t.Errorf("EPSSWords(%v, %v) = %q, want %q", c.score, c.pct, got, c.want)
 		}
+	}
+}
+
+// A malicious version with a clean successor is told the way out, not
+// "remove it": in the mail and in a chat.
+func TestMaliciousWithACleanSuccessorWords(t *testing.T) {
+	t.Parallel()
+	payload := []byte(`{"component": {"code": "debug", "name": "debug", "installed": "4.4.2"}, "package": "debug",
+		"advisory": {"id": "MAL-2025-46974", "severity": "critical", "summary": "Malicious code", "malicious": true, "cleared_by": "4.4.3"}}`)
+	m := store.Message{Channel: readmodel.ChannelRow{Name: "ops"}, Events: []store.MessageEvent{
+		{Type: string(readmodel.EventMalicious), Key: "m", Payload: payload}}}
+	mail, err := composeMail(m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "4.4.3 is not affected: update to it"; !strings.Contains(mail.Subject, want) || !strings.Contains(mail.Text, want) ||
+		strings.Contains(mail.Text, "remove it") {
+		t.Errorf("mail subject %q text:\n%s\nwant %q and no \"remove it\"", mail.Subject, mail.Text, want)
+	}
+	var p eventPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if text := intelChatText(string(readmodel.EventMalicious), p, intelAdvisory{}, "debug", "4.4.2"); !strings.Contains(text, "4.4.3 is not affected: update to it") || strings.Contains(text, "remove it") {
+		t.Errorf("chat %q", text)
 	}
 }

@@ -113,6 +113,9 @@ func slackText(d store.Delivery, link string) string {
 		if ids := chatAdvisoryIDs(p.Advisories); ids != "" {
 			text += ", fixes " + ids
 		}
+		if fix := chat(p.FixVersion, chatVersionMax); fix != "" && fix != version {
+			text += "; " + readmodel.FixText(installed, fix, "", nil)
+		}
 		if s := chat(p.Summary, chatSummaryMax); s != "" {
 			text += ": " + s
 		}

@@ -226,7 +226,19 @@ const (
 	MalwareWords = "known malicious package: remove it"
 	// ExploitedWords: an open advisory is in the KEV catalogue.
 	ExploitedWords = "exploited in the wild"
+	// MalwareTitle: an open advisory says the installed package is
+	// malicious, and a later release is outside every such advisory
+	// (NotAffectedText says which).
+	MalwareTitle = "known malicious package"
 )
+
+// NotAffectedText is the way out of an advisory that names no fixed
+// version while a later release falls outside it (its cleared_by, by
+// OSV's rules: a versions list, range events): "4.4.3 is not affected:
+// update to it".
+func NotAffectedText(version string) string {
+	return version + " is not affected: update to it"
+}
 
 // EPSSWords is "EPSS 94.3 % · 99th percentile" for a score and its
 // percentile (0 to 1), on the pages and in the notifications alike.

@@ -50,6 +50,10 @@ type CatalogRow struct {
 	// UpdateCommand is how to install the update (UpdateCommand): the npm
 	// command, or the release's URL; "" when there is no update.
 	UpdateCommand string
+	// FixVersion is the oldest release the policy offers and the installed
+	// core runs that clears every advisory such a release clears, and
+	// FixCommand how to install it; "" when none (docs/policy.md).
+	FixVersion, FixCommand string
 	// Deprecated is the publisher's deprecation message of the installed
 	// version; "" when it is not deprecated. ProvenanceLost is the newest
 	// offered version when it was published without the provenance the

@@ -1,6 +1,11 @@
 package readmodel
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+)
 
 // SourceKind is how upcheck reads an update source, told by its address.
 type SourceKind string
@@ -74,6 +79,55 @@ func PackageOf(url string) string {
 // release's URL (releaseURL, "" when the document names none). It is ""
 // when there is no version to install.
 func UpdateCommand(url, version, releaseURL string) string {
+	return updateCommand(url, version, releaseURL)
+}
+
+// MajorJump reports whether version is in a newer major version than
+// installed (14.1.0 → 16.5.0): an update that may break what runs, as
+// npm audit's --force and Renovate's separate majors say.
+func MajorJump(installed, version string) bool {
+	iv, err1 := semver.StrictNewVersion(installed)
+	v, err2 := semver.StrictNewVersion(version)
+	return err1 == nil && err2 == nil && v.Major() > iv.Major()
+}
+
+// VersionText is a version to update to, said to be a new major version
+// when it is one: "16.5.0 (a new major version: 14 → 16)".
+func VersionText(installed, version string) string {
+	if !MajorJump(installed, version) {
+		return version
+	}
+	iv, _ := semver.StrictNewVersion(installed)
+	v, _ := semver.StrictNewVersion(version)
+	return fmt.Sprintf("%s (a new major version: %d → %d)", version, iv.Major(), v.Major())
+}
+
+// FixText is the smallest way out of a component's advisories beside its
+// offered update (docs/policy.md): "update to 14.1.1 — fixes GHSA-x; 16.5.0
+// (a new major version: 14 → 16) is the newest this site takes"; with no
+// ids, "update to 14.1.1 to clear its advisories". When the only fix is
+// across a major, it says so. "" when there is no fix, or it is the
+// update.
+func FixText(installed, fix, update string, ids []string) string {
+	if fix == "" || fix == update {
+		return ""
+	}
+	s := "update to " + VersionText(installed, fix)
+	if len(ids) > 0 {
+		s += " — fixes " + strings.Join(ids, ", ")
+	} else {
+		s += " to clear its advisories"
+	}
+	if MajorJump(installed, fix) {
+		s += "; no release of the installed major version clears them all"
+	}
+	if update != "" {
+		s += "; " + VersionText(installed, update) + " is the newest this site takes"
+	}
+	return s
+}
+
+func updateCommand(url, version, releaseURL string) string {
 	switch {
 	case version == "":
 		return ""

@@ -50,6 +50,10 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 		if row.UpdateAvailable {
 			row.UpdateCommand = readmodel.UpdateCommand(row.SourceURL, row.UpdateVersion, row.ReleaseURL)
 		}
+		if r.FixVersion != nil {
+			row.FixVersion = *r.FixVersion
+			row.FixCommand = readmodel.UpdateCommand(row.SourceURL, row.FixVersion, "")
+		}
 		policyFacts(row, &r)
 	}
 	var stamp ReadModelStamp

@@ -130,6 +130,12 @@ type Result struct {
 	// npm: the offered version published by an account new to the
 	// package, and that account ("" none).
 	NewPublisherVersion, NewPublisher string
+	// The advisories a release the hold allows clears (a security update
+	// while one is open), and the oldest release the policy offers and
+	// the installed core runs that clears all of them ("" none;
+	// docs/policy.md).
+	FixIDs     []string
+	FixVersion string
 }
 
 // RunCounts are a check's per-source tallies. Skipped counts the sources
@@ -319,6 +325,7 @@ func resultParams(results []Result) []db.ResultWriteParams {
 			Policy: ref(r.Policy), SkippedVersion: ref(r.SkippedVersion), WaitingVersion: ref(r.WaitingVersion),
 			WaitingUntil: r.WaitingUntil, HeldVersion: ref(r.HeldVersion), HeldReason: ref(r.HeldReason),
 			NextChangeAt: r.NextChangeAt, NewPublisherVersion: ref(r.NewPublisherVersion), NewPublisher: ref(r.NewPublisher),
+			FixIds: orNoStrings(r.FixIDs), FixVersion: ref(r.FixVersion),
 		}
 	}
 	return params

@@ -90,18 +90,24 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		r.CoreVersion = in.InstalledVersion
 	}
 	ev, err := updatedoc.Evaluate(doc, in.Code, in.InstalledVersion, in.CoreVersion)
+	evaluated := err == nil
 	if err != nil {
+		// The releases could not be weighed; the feeds' advisories (malware
+		// and KEV included) are matched all the same: an evaluation error
+		// never hides them (docs/feeds.md).
 		r.EvalError = err.Error()
-		return r, nil
+		ev = updatedoc.Evaluation{Advisories: []updatedoc.AdvisoryMatch{}, Releases: []updatedoc.ReleaseStatus{}}
 	}
 	if ev.Missing {
 		r.EvalError = fmt.Sprintf("the update document has no package %q", in.Code)
 	}
 	k.merge(&ev, in)
-	if err := offer(&ev, k, in); err != nil {
-		// Nothing is offered that the policy did not judge.
-		r.EvalError = err.Error()
-		ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+	if evaluated {
+		if err := offer(&ev, k, in); err != nil {
+			// Nothing is offered that the policy did not judge.
+			r.EvalError = err.Error()
+			ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+		}
 	}
 	r.Policy, r.SkippedVersion = in.Policy, in.Skipped
 	if ev.Waiting != nil {
@@ -111,7 +117,14 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		r.HeldVersion, r.HeldReason = ev.Held.Version, ev.Held.Reason
 	}
 	r.NextChangeAt = ev.NextChange
-	r.UpdateAvailable, r.Security, r.NeedsNewerCore = ev.UpdateAvailable, ev.Security, ev.NeedsNewerCore
+	// security is the publisher's mark; a release that clears an advisory
+	// counts while that advisory is open (fix_ids, read with the
+	// dismissals).
+	r.UpdateAvailable, r.Security, r.NeedsNewerCore = ev.UpdateAvailable, ev.SecurityMarked, ev.NeedsNewerCore
+	r.FixIDs = ev.FixIDs
+	if ev.Fix != nil {
+		r.FixVersion = ev.Fix.Version
+	}
 	if ev.Latest != nil {
 		r.LatestVersion, r.ReleaseURL = ev.Latest.Version, ev.Latest.URL
 	}

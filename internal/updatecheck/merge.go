@@ -34,6 +34,13 @@ func (k *knowledge) merge(ev *updatedoc.Evaluation, in store.ComponentInput) {
 			continue
 		}
 		a := advisoryOf(r, m)
+		// Which releases it affects, by the record's own rules (its
+		// versions list, its range events): the release that clears it
+		// may come before its fixed version, or be named by none.
+		a.Weigh(ev.Releases, func(rs *updatedoc.ReleaseStatus) bool {
+			_, affects, _ := matchRecord(r, in.Package, rs.Version)
+			return affects
+		})
 		if withdrawn {
 			if !slices.ContainsFunc(ev.Withdrawn, func(w updatedoc.AdvisoryMatch) bool { return sharesKey(&w, &a) }) {
 				ev.Withdrawn = append(ev.Withdrawn, a)
@@ -131,6 +138,7 @@ func combine(a, b *updatedoc.AdvisoryMatch) {
 		}
 	}
 	a.Malicious = a.Malicious || b.Malicious
+	a.AffectAlso(b)
 }
 
 // sharesKey reports whether a and b name one advisory: an id or an alias

@@ -34,6 +34,11 @@ var (
 	// marks it so, or it fixes an advisory of the installed version) is
 	// never hidden; its advisory is dismissed instead, with a reason.
 	ErrSkipSecurity = errors.New("a security release cannot be skipped: dismiss its advisory instead, with a reason")
+	// ErrSkipWayOut: the release is the way out of a malicious or
+	// known-exploited advisory of the installed version (its cleared_by):
+	// a security release, said in the words of what skipping it would
+	// leave (removing the package, or the exploited flaw).
+	ErrSkipWayOut = errors.New("the release is the way out of a malicious or exploited advisory of the installed version, and cannot be skipped: dismiss the advisory instead, with a reason")
 	// ErrSkipNotEvaluated: the component has no current evaluation, so
 	// what its source publishes is not known.
 	ErrSkipNotEvaluated = errors.New("the component has no current evaluation, so its releases are not known: run a check first")
@@ -202,12 +207,25 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 		switch {
 		case r.Offer == "":
 			return ErrSkipPrerelease
+		case wayOut(ev.Advisories, r.Version):
+			return ErrSkipWayOut
 		case r.SecurityFix:
 			return ErrSkipSecurity
 		}
 		return nil
 	}
 	return ErrSkipNoSuchRelease
+}
+
+// wayOut: version clears a malicious or known-exploited advisory of the
+// installed version (its ClearedBy).
+func wayOut(as []updatedoc.AdvisoryMatch, version string) bool {
+	for _, a := range as {
+		if (a.Malicious || a.KnownExploited) && a.ClearedBy == version {
+			return true
+		}
+	}
+	return false
 }
 
 // change writes a change of the component's skip (write, in the

@@ -37,6 +37,22 @@ type Evaluation struct {
 	// SecurityRelease is the newest security release greater than the
 	// installed version, installable or not (nil when Security is false).
 	SecurityRelease *Release `json:"security_release"`
+	// SecurityMarked: the publisher marks a release newer than the
+	// installed version as a security release (one the policy does not
+	// hold). A release that only clears an advisory makes Security true but
+	// not this: the read model counts it while that advisory is open
+	// (FixIDs), so that a dismissed advisory makes no security update.
+	SecurityMarked bool `json:"security_marked,omitempty"`
+	// FixIDs are the advisories (ids) that a release the policy offers
+	// (a security release whatever the tier, the soak and a skip; none
+	// outside the hold) clears, installable or not: while one of them is
+	// open, the component has a security update.
+	FixIDs []string `json:"fix_ids,omitempty"`
+	// Fix is the oldest release the policy offers and the installed core
+	// runs that clears every advisory such a release clears: the smallest
+	// way out ("update to 14.1.1 — fixes GHSA-…"); nil when no release
+	// clears one.
+	Fix *Release `json:"fix,omitempty"`
 	// SecurityNeedsNewerCore means the newest security release is newer than
 	// Update (or there is no Update): installing what is installable does
 	// not bring every security fix, a newer core is needed first.
@@ -87,6 +103,11 @@ type ReleaseStatus struct {
 	Offer  ReleaseOffer `json:"offer,omitempty"`
 	Until  *time.Time   `json:"until,omitempty"`
 	Reason string       `json:"reason,omitempty"`
+	// UnknownCore: its RequiresCore is not a version range (an npm
+	// package's peerDependencies may say "workspace:*" or "latest"), so no
+	// installed core is known to run it: it is never offered
+	// (ReleaseUnknownCore), and no newer core would change that.
+	UnknownCore bool `json:"unknown_core,omitempty"`
 	// SecurityFix: a security release for this site (Offer's
 	// securityFixes): the publisher marks it, or it is the oldest release
 	// that fixes an advisory affecting the installed version.
@@ -96,8 +117,19 @@ type ReleaseStatus struct {
 // AdvisoryMatch is an advisory that affects the installed version.
 type AdvisoryMatch struct {
 	Advisory
-	// NoFix means the advisory names no fixed version yet.
+	// NoFix means no release clears it yet: it names no fixed version, and
+	// no release newer than the installed one falls outside its range.
 	NoFix bool `json:"no_fix"`
+	// ClearedBy is the oldest release newer than the installed version
+	// (weighed as Offer weighs them) that it does not affect, by its own
+	// rules (a range and its fixed version, an OSV record's versions list
+	// and range events), "" when none does: the way out, whether or not the
+	// policy offers it (Offer sets it).
+	ClearedBy string `json:"cleared_by,omitempty"`
+	// affects, when weighed, holds the releases it affects (Weigh); an
+	// advisory not weighed is judged by FixedIn.
+	affects map[string]bool
+	weighed bool
 
 	// What the advisory feeds add (docs/feeds.md); the check fills them
 	// after Evaluate, which knows only the document.
@@ -178,13 +210,18 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 		if err != nil {
 			return Evaluation{}, invalidf(err, "releases[%d].version %q of package %q is not a semantic version", i, r.Version, code)
 		}
-		ok := isCore
+		ok, unknownCore := isCore, false
 		if !isCore {
 			if ok, err = r.runsOn(core); err != nil {
-				return Evaluation{}, invalidf(err, "releases[%d].requires_core of package %q: %v", i, code, err)
+				// A core range that is not a range (an npm package's
+				// "workspace:*", "latest", "npm:@x/core@^2": its author
+				// writes it) makes that release not installable, said so;
+				// it never stops the evaluation of the others, nor of the
+				// advisories.
+				ok, unknownCore = false, true
 			}
 		}
-		ev.Releases = append(ev.Releases, ReleaseStatus{Release: *r, Installable: ok})
+		ev.Releases = append(ev.Releases, ReleaseStatus{Release: *r, Installable: ok, UnknownCore: unknownCore})
 		if v.Prerelease() != "" && !includePre {
 			continue
 		}
@@ -202,6 +239,10 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 			continue
 		}
 		m := AdvisoryMatch{Advisory: *a, NoFix: a.FixedIn == ""}
+		m.Weigh(ev.Releases, func(r *ReleaseStatus) bool {
+			v, err := r.parsedVersion()
+			return err == nil && affected.Contains(v)
+		})
 		if !a.Withdrawn.IsZero() {
 			ev.Withdrawn = append(ev.Withdrawn, m)
 			continue
@@ -213,6 +254,50 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 		return Evaluation{}, err
 	}
 	return ev, nil
+}
+
+// Weigh records which of releases a affects (affects says, for each),
+// so that Offer finds the release that clears it (ClearedBy) and the one
+// that clears every advisory (Evaluation.Fix) by the advisory's own rules.
+func (a *AdvisoryMatch) Weigh(releases []ReleaseStatus, affects func(r *ReleaseStatus) bool) {
+	a.weighed, a.affects = true, map[string]bool{}
+	for i := range releases {
+		if affects(&releases[i]) {
+			a.affects[releases[i].Version] = true
+		}
+	}
+}
+
+// AffectAlso makes a affect every release b affects: one advisory of
+// two origins (a publisher's and an OSV record's) clears at the release
+// both say is clear, the more cautious reading.
+func (a *AdvisoryMatch) AffectAlso(b *AdvisoryMatch) {
+	if !b.weighed {
+		return
+	}
+	if !a.weighed {
+		a.weighed, a.affects = true, map[string]bool{}
+	}
+	for v := range b.affects {
+		a.affects[v] = true
+	}
+}
+
+// affectsRelease reports whether a affects the release at v. An
+// advisory not weighed (read back from a stored evaluation) affects what
+// comes before its fixed version, or else before the release that cleared
+// it when it was weighed.
+func (a *AdvisoryMatch) affectsRelease(r *ReleaseStatus, v *semver.Version) bool {
+	if a.weighed {
+		return a.affects[r.Version]
+	}
+	fixed, err := semver.StrictNewVersion(a.FixedIn)
+	if err != nil {
+		if fixed, err = semver.StrictNewVersion(a.ClearedBy); err != nil {
+			return true
+		}
+	}
+	return v.LessThan(fixed)
 }
 
 // newest keeps the greatest release offered to it.

@@ -194,8 +194,8 @@ func checkEvaluation(t *testing.T, doc *Document, code, installed, core string) 
 		t.Fatal("the core needs a newer core")
 	}
 	for _, a := range ev.Advisories {
-		if a.NoFix != (a.FixedIn == "") {
-			t.Fatalf("NoFix %v with fixed_in %q", a.NoFix, a.FixedIn)
+		if a.NoFix != (a.FixedIn == "" && a.ClearedBy == "") {
+			t.Fatalf("NoFix %v with fixed_in %q, cleared by %q", a.NoFix, a.FixedIn, a.ClearedBy)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package updatedoc
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -19,6 +21,9 @@ const (
 	ReleaseSuperseded ReleaseOffer = "superseded"
 	// ReleaseNeedsNewerCore is allowed, but the installed core cannot run it.
 	ReleaseNeedsNewerCore ReleaseOffer = "needs_newer_core"
+	// ReleaseUnknownCore requires a core its range does not name (not a
+	// version range: "workspace:*"): no core is known to run it.
+	ReleaseUnknownCore ReleaseOffer = "unknown_core"
 	// ReleaseWaiting has not soaked yet (Until), or has no release date to
 	// soak from (Until nil).
 	ReleaseWaiting ReleaseOffer = "waiting"
@@ -58,10 +63,11 @@ type Held struct {
 
 // securityFixes are the releases newer than inst that fix a security
 // problem of it: those the publisher marks security releases, and for each
-// advisory affecting inst with a fixed version, the oldest release weighed
-// at or above it (the release that brings the fix; a later feature release
-// carries it too, but is not a security release for that). Security
-// releases skip the soak and the tier, and cannot be skipped.
+// advisory affecting inst, the release that clears it (ClearedBy: the
+// oldest release weighed that it does not affect; a later feature release
+// clears it too, but is not a security release for that). Security
+// releases skip the soak and the tier, and cannot be skipped. It sets each
+// advisory's ClearedBy and NoFix.
 func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[string]bool {
 	fixes := map[string]bool{}
 	weighed := func(v *semver.Version) bool {
@@ -72,24 +78,24 @@ func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[s
 			fixes[r.Version] = true
 		}
 	}
-	for _, a := range ev.Advisories {
-		fixed, err := semver.StrictNewVersion(a.FixedIn)
-		if err != nil {
-			continue // no fix, or not a version
-		}
-		var first *ReleaseStatus
+	for i := range ev.Advisories {
+		a := &ev.Advisories[i]
+		cleared := "" // a.ClearedBy is read by affectsRelease until then
 		var firstV *semver.Version
-		for i := range ev.Releases {
-			v, err := ev.Releases[i].parsedVersion()
-			if err != nil || !weighed(v) || v.LessThan(fixed) {
+		for j := range ev.Releases {
+			r := &ev.Releases[j]
+			v, err := r.parsedVersion()
+			if err != nil || !weighed(v) || a.affectsRelease(r, v) {
 				continue
 			}
 			if firstV == nil || v.LessThan(firstV) {
-				first, firstV = &ev.Releases[i], v
+				cleared, firstV = r.Version, v
 			}
 		}
-		if first != nil {
-			fixes[first.Version] = true
+		a.ClearedBy = cleared
+		a.NoFix = a.FixedIn == "" && a.ClearedBy == ""
+		if a.ClearedBy != "" {
+			fixes[a.ClearedBy] = true
 		}
 	}
 	return fixes
@@ -134,9 +140,14 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	fixes := ev.securityFixes(inst, includePre)
 
 	ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+	ev.SecurityMarked, ev.FixIDs, ev.Fix = false, nil, nil
 	ev.SecurityNeedsNewerCore, ev.NeedsNewerCore, ev.BlockedUpdate = false, false, nil
 	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange = nil, nil, "", nil
 	var update, blocked, security newest
+	// reachable: the releases the policy lets the site move to (a
+	// security release passes the tier, the soak and a skip; none passes
+	// the hold), with whether the installed core runs each.
+	reachable := map[string]bool{}
 	// Releases are newest first (Evaluate sorts them): the first allowed
 	// installable one is the update, and what is not offered is reported
 	// only when newer than it.
@@ -153,6 +164,8 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		fix := fixes[rs.Version]
 		rs.SecurityFix = fix
 		switch {
+		case rs.UnknownCore:
+			rs.Offer, rs.Reason = ReleaseUnknownCore, UnknownCoreWords(rs.RequiresCore)
 		case hold != nil && !hold.Contains(v):
 			rs.Offer, rs.Reason = ReleaseHeld, "held by the policy "+opts.Policy.Hold
 		case fix:
@@ -170,6 +183,9 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			until := rs.Released.Add(soak).UTC()
 			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+SoakWords(soak)+")"
 		}
+		if rs.Offer == "" {
+			reachable[rs.Version] = rs.Installable
+		}
 		if rs.Offer != "" {
 			if update.v == nil {
 				ev.noteUnoffered(rs)
@@ -177,13 +193,14 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 			continue
 		}
 		// The component's security update (Security, SecurityRelease) is
-		// a release its publisher marks, as the read model's security
-		// problems count them; a release that fixes an advisory is offered
-		// whatever the tier, the soak and the skip (fix), and the advisory
-		// itself makes the component vulnerable, until dismissed.
-		if rs.Security {
+		// a release its publisher marks or one that clears an advisory of
+		// the installed version (fix), whatever the source's kind; the
+		// read model counts the latter only while one of the advisories it
+		// clears is open (FixIDs: a dismissed advisory makes none).
+		if rs.Security || fix {
 			security.offer(&rs.Release, v)
 		}
+		ev.SecurityMarked = ev.SecurityMarked || rs.Security
 		switch {
 		case !rs.Installable:
 			rs.Offer = ReleaseNeedsNewerCore
@@ -203,11 +220,64 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		ev.SecurityRelease.Security = true
 	}
 	ev.SecurityNeedsNewerCore = security.v != nil && (update.v == nil || security.v.GreaterThan(update.v))
+	ev.clearing(reachable)
 	if blocked.v != nil && (update.v == nil || blocked.v.GreaterThan(update.v)) {
 		ev.NeedsNewerCore = true
 		ev.BlockedUpdate = blocked.release()
 	}
 	return nil
+}
+
+// clearing sets FixIDs, the advisories a reachable release clears, and
+// Fix, the oldest reachable release the installed core runs that clears
+// every advisory one of them clears (nil when none does).
+func (ev *Evaluation) clearing(reachable map[string]bool) {
+	var clearable []*AdvisoryMatch
+	for i := range ev.Advisories {
+		a := &ev.Advisories[i]
+		for j := range ev.Releases {
+			r := &ev.Releases[j]
+			if _, ok := reachable[r.Version]; !ok {
+				continue
+			}
+			if v, err := r.parsedVersion(); err == nil && !a.affectsRelease(r, v) {
+				clearable = append(clearable, a)
+				break
+			}
+		}
+	}
+	for _, a := range clearable {
+		ev.FixIDs = append(ev.FixIDs, a.ID)
+	}
+	if len(clearable) == 0 {
+		return
+	}
+	var fix *Release
+	var fixV *semver.Version
+	for j := range ev.Releases {
+		r := &ev.Releases[j]
+		if !reachable[r.Version] {
+			continue
+		}
+		v, err := r.parsedVersion()
+		if err != nil || fixV != nil && !v.LessThan(fixV) {
+			continue
+		}
+		if !slices.ContainsFunc(clearable, func(a *AdvisoryMatch) bool { return a.affectsRelease(r, v) }) {
+			fix, fixV = &r.Release, v
+		}
+	}
+	if fix != nil {
+		c := *fix
+		ev.Fix = &c
+	}
+}
+
+// UnknownCoreWords says why a release whose core range is not a range is
+// not offered: `not offered: it requires an unknown core ("workspace:*"
+// is not a version range)`.
+func UnknownCoreWords(requires string) string {
+	return fmt.Sprintf("not offered: it requires an unknown core (%q is not a version range)", requires)
 }
 
 // noteUnoffered records rs, a release newer than any offered one that the
@@ -224,7 +294,7 @@ func (ev *Evaluation) noteUnoffered(rs *ReleaseStatus) {
 			at := *rs.Until
 			ev.NextChange = &at
 		}
-	case ReleaseHeld, ReleaseNotOffered:
+	case ReleaseHeld, ReleaseNotOffered, ReleaseUnknownCore:
 		if ev.Held == nil {
 			ev.Held = &Held{Version: rs.Version, Reason: rs.Reason}
 		}

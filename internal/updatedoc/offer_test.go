@@ -388,8 +388,8 @@ func TestOffer(t *testing.T) {
 		// advisory makes it vulnerable, until dismissed.
 		{name: "advisory fix tier patch soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferPatch), want: offerWant{
-				update: "1.0.3",
-				held:   &Held{Version: "2.0.0", Reason: patchWords},
+				update: "1.0.3", security: "1.0.3",
+				held: &Held{Version: "2.0.0", Reason: patchWords},
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseNotOffered, reason: patchWords},
 					{version: "1.1.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -400,9 +400,10 @@ func TestOffer(t *testing.T) {
 		// they wait for their soak.
 		{name: "advisory fix soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferAll), want: offerWant{
-				update:  "1.0.3",
-				waiting: &Waiting{Version: "2.0.0", Until: at(offerNow.Add(-time.Hour + 7*24*time.Hour))},
-				next:    at(offerNow.Add(-time.Hour + 7*24*time.Hour)),
+				update:   "1.0.3",
+				security: "1.0.3",
+				waiting:  &Waiting{Version: "2.0.0", Until: at(offerNow.Add(-time.Hour + 7*24*time.Hour))},
+				next:     at(offerNow.Add(-time.Hour + 7*24*time.Hour)),
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseWaiting, until: at(offerNow.Add(-time.Hour + 7*24*time.Hour)), reason: "waits until 8 Dec 11:00 UTC (soak 7 days)"},
 					{version: "1.1.0", offer: ReleaseWaiting, until: at(offerNow.Add(-time.Hour + 7*24*time.Hour)), reason: "waits until 8 Dec 11:00 UTC (soak 7 days)"},
@@ -472,7 +473,7 @@ func TestOfferMergedAdvisory(t *testing.T) {
 	if err := ev.Offer("1.0.0", OfferOptions{Policy: Policy{Offer: OfferSecurity}}); err != nil {
 		t.Fatal(err)
 	}
-	checkOffer(t, &ev, offerWant{update: "1.0.3",
+	checkOffer(t, &ev, offerWant{update: "1.0.3", security: "1.0.3",
 		held: &Held{Version: "1.1.0", Reason: securityWords},
 		between: []offerRow{
 			{version: "1.1.0", offer: ReleaseNotOffered, reason: securityWords},
@@ -614,6 +615,68 @@ func TestSoakWords(t *testing.T) {
 	} {
 		if got := SoakWords(d); got != want {
 			t.Errorf("SoakWords(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// A release whose core range is not a range (an npm package's
+// peerDependencies: "workspace:*") requires an unknown core: it is never
+// offered, says so, and stops neither the evaluation of the other
+// releases nor that of the advisories.
+func TestUnknownCoreIsNotOffered(t *testing.T) {
+	t.Parallel()
+	doc := &Document{Packages: map[string]*Package{"blog": {
+		Releases: []Release{
+			{Version: "2.0.0", RequiresCore: "workspace:*"},
+			{Version: "1.2.0", RequiresCore: "latest"},
+			{Version: "1.1.0", RequiresCore: ">=1.0.0"},
+			{Version: "1.0.0", RequiresCore: "npm:@x/core@^2"},
+		},
+		Advisories: []Advisory{{ID: "A-1", Affected: "<1.1.0", FixedIn: "1.1.0"}},
+	}}}
+	ev, err := Evaluate(doc, "blog", "1.0.0", "1.5.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Update == nil || ev.Update.Version != "1.1.0" || ev.NeedsNewerCore || len(ev.Advisories) != 1 {
+		t.Fatalf("update %+v, needs newer core %v, advisories %+v; want 1.1.0, false, A-1", ev.Update, ev.NeedsNewerCore, ev.Advisories)
+	}
+	for _, r := range ev.Between() {
+		if (r.Version == "2.0.0" || r.Version == "1.2.0") != (r.Offer == ReleaseUnknownCore) {
+			t.Errorf("%s: offer %q", r.Version, r.Offer)
+		}
+	}
+	if want := `not offered: it requires an unknown core ("workspace:*" is not a version range)`; ev.Held == nil || ev.Held.Version != "2.0.0" || ev.Held.Reason != want {
+		t.Errorf("held %+v, want 2.0.0: %s", ev.Held, want)
+	}
+}
+
+// The fix is the oldest release the policy offers that clears every
+// advisory such a release clears; the advisories a held release alone
+// would clear are not among them.
+func TestOfferFix(t *testing.T) {
+	t.Parallel()
+	rels := []Release{{Version: "1.1.0"}, {Version: "1.0.2"}, {Version: "1.0.1"}, {Version: "1.0.0"}}
+	advs := []Advisory{{ID: "A", Affected: "<1.0.1", FixedIn: "1.0.1"}, {ID: "B", Affected: "<1.0.2", FixedIn: "1.0.2"}}
+	for _, tc := range []struct {
+		name   string
+		policy Policy
+		fix    string
+		ids    string
+	}{
+		{"every release", Policy{}, "1.0.2", "[A B]"},
+		{"security only", Policy{Offer: OfferSecurity}, "1.0.2", "[A B]"},
+		{"held", Policy{Hold: "<1.0.2"}, "1.0.1", "[A]"},
+	} {
+		ev := evaluateReleases(t, rels, advs, "1.0.0")
+		if err := ev.Offer("1.0.0", OfferOptions{Policy: tc.policy, Now: offerNow}); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Fix == nil || ev.Fix.Version != tc.fix || fmt.Sprint(ev.FixIDs) != tc.ids {
+			t.Errorf("%s: fix %+v, fix ids %v; want %s, %s", tc.name, ev.Fix, ev.FixIDs, tc.fix, tc.ids)
+		}
+		if ev.Advisories[0].ClearedBy != "1.0.1" || ev.Advisories[1].ClearedBy != "1.0.2" {
+			t.Errorf("%s: cleared by %q, %q", tc.name, ev.Advisories[0].ClearedBy, ev.Advisories[1].ClearedBy)
 		}
 	}
 }

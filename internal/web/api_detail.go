@@ -48,6 +48,11 @@ type detailJSON struct {
 	Deprecated     *string `json:"deprecated"`
 	ProvenanceLost *string `json:"provenance_lost"`
 	UpdateCommand  *string `json:"update_command"`
+	// FixVersion, FixCommand: as the catalog's items; FixAdvisories the
+	// open advisories it clears (empty: none).
+	FixVersion    *string  `json:"fix_version"`
+	FixCommand    *string  `json:"fix_command"`
+	FixAdvisories []string `json:"fix_advisories"`
 	// Registry is what the npm registry said of the package; null: not an
 	// npm source, or not read yet.
 	Registry *readmodel.RegistryFacts `json:"registry"`
@@ -146,6 +151,10 @@ func detailBody(d catalog.Detail) detailJSON {
 		EvalError: opt(d.EvalError), Releases: []releaseJSON{}, Advisories: []advisoryJSON{}, Withdrawn: []apiAdvisory{},
 		Package: opt(readmodel.PackageOf(d.SourceURL)), UpdateCommand: opt(d.UpdateCommand),
 		Deprecated: opt(d.Deprecated), ProvenanceLost: opt(d.ProvenanceLost),
+		FixCommand: opt(d.FixCommand), FixAdvisories: append([]string{}, d.FixIDs...),
+	}
+	if d.Fix != nil {
+		out.FixVersion = opt(d.Fix.Version)
 	}
 	if d.SourceURL != "" {
 		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))

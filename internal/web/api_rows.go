@@ -44,6 +44,12 @@ type catalogEntry struct {
 	// UpdateCommand is how to install the update (npm install NAME@VERSION,
 	// or a document's release URL); null: no update, or none to give.
 	UpdateCommand *string `json:"update_command"`
+	// FixVersion is the smallest release that clears the advisories (the
+	// oldest one the hold allows and the installed core runs that clears
+	// every advisory such a release clears), FixCommand how to install it;
+	// null: none (docs/policy.md).
+	FixVersion *string `json:"fix_version"`
+	FixCommand *string `json:"fix_command"`
 	// Deprecated is the publisher's deprecation message of the installed
 	// version, ProvenanceLost the newer version published without the
 	// provenance the installed one has; null: none.
@@ -90,6 +96,7 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 		KnownExploited: e.KnownExploited, Malicious: e.Malicious,
 		RequiredCore: opt(e.RequiredCore), Advisories: e.Advisories, SourceURL: opt(e.SourceURL),
 		SourceKind: opt(string(kindOf(e.SourceURL, e.SourceKind))), Package: opt(e.Package), UpdateCommand: opt(e.UpdateCommand),
+		FixVersion: opt(e.FixVersion), FixCommand: opt(e.FixCommand),
 		Deprecated: opt(e.Deprecated), ProvenanceLost: opt(e.ProvenanceLost), ReleaseURL: opt(e.ReleaseURL), Stale: e.Stale, LastSuccessAt: e.LastSuccessAt, LastAttemptAt: e.LastAttemptAt,
 		LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
 		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil, Policy: catalogPolicy(e.Policy),

@@ -44,8 +44,8 @@ func TestBrowserAttention(t *testing.T) {
 	}
 	// Blog's security update is "forgotten" until the next check finds it
 	// again, so the banner must change after the click.
-	b.db.MustExec(t, `UPDATE component_results SET update_available = false, security = false, advisories = '[]', advisory_ids = '{}'
-		WHERE code = 'blog'`)
+	b.db.MustExec(t, `UPDATE component_results SET update_available = false, security = false, advisories = '[]', advisory_ids = '{}',
+		fix_ids = '{}' WHERE code = 'blog'`)
 
 	ctx := browser(t)
 	signIn(t, ctx, b.server.URL, "admin@example.test")

@@ -140,7 +140,7 @@ func TestBrowserDashboard(t *testing.T) {
 	// Make the stored state differ from what the next check will find, so
 	// a refresh after the click is visible: blog's security update and its
 	// advisory are "forgotten" until the check fetches them again.
-	b.db.MustExec(t, "UPDATE component_results SET update_available = false, security = false, advisory_ids = '{}' WHERE code = 'blog'")
+	b.db.MustExec(t, "UPDATE component_results SET update_available = false, security = false, advisory_ids = '{}', fix_ids = '{}' WHERE code = 'blog'")
 
 	ctx := browser(t)
 	signIn(t, ctx, b.server.URL, "admin@example.test")

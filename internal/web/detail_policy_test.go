@@ -94,7 +94,7 @@ func policySite(t *testing.T, b *bundle) *publisher.Publisher {
 		day(10), notes("2.3.1"), day(9), notes("2.3.2"), day(8), notes("2.4.0"),
 		time.Now().UTC().Add(-time.Hour).Format(time.RFC3339), day(20))
 	gallery := `{"releases": [{"version": "1.1.0"}, {"version": "1.2.0"}],
-		"advisories": [{"id": "ACME-9", "severity": "high", "affected": "<=1.0.0", "summary": "Open redirect"}]}`
+		"advisories": [{"id": "ACME-9", "severity": "high", "affected": "<=1.2.0", "summary": "Open redirect"}]}`
 	forms := `{"releases": [{"version": "1.1.0"}]}`
 	body := func(pkgs map[string]string) []byte {
 		var parts []string

@@ -140,7 +140,7 @@ func dismissErrorText(err error) string {
 // dismissal stands.
 func advisoryRow(a catalog.AdvisoryState) views.AdvisoryRow {
 	row := views.AdvisoryRow{ID: a.ID, Severity: a.Severity, Summary: a.Summary, URL: a.URL, Affected: a.Affected,
-		FixedIn: a.FixedIn, NoFix: a.NoFix, Dismissed: a.Dismissed, OSV: advisoryOSV(a.Advisory), AdvisoryIntel: advisoryIntel(a.AdvisoryMatch)}
+		FixedIn: a.FixedIn, NoFix: a.NoFix, ClearedBy: a.ClearedBy, Dismissed: a.Dismissed, OSV: advisoryOSV(a.Advisory), AdvisoryIntel: advisoryIntel(a.AdvisoryMatch)}
 	if d := a.Dismissal; d != nil {
 		row.Dismissal = &views.AdvisoryDismissal{By: d.By, At: d.At, Reason: d.Reason, ExpiresAt: d.ExpiresAt, Expired: d.Expired,
 			FromManifest: d.FromManifest}

@@ -158,6 +158,13 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	if d.Update != nil {
 		props.UpdateVersion = d.Update.Version
 	}
+	if d.Fix != nil && len(d.FixIDs) > 0 {
+		props.Fix = &views.DetailFix{Version: d.Fix.Version, Command: d.FixCommand, IDs: d.FixIDs}
+		if d.FixCommand != "" {
+			// The command the page gives first is the smallest way out.
+			props.UpdateCommand = d.FixCommand
+		}
+	}
 	for _, r := range d.Releases {
 		props.Releases = append(props.Releases, releaseView(r))
 	}

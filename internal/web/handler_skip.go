@@ -97,10 +97,25 @@ func (s *Server) skipSection(c echo.Context, d catalog.Detail, standing *views.D
 		p.Notice = f.Notice
 	}
 	if d.Update != nil {
-		p.Offer = d.Update.Version
-		p.OfferSecurity = d.Update.Security || d.SecurityRelease != nil && d.SecurityRelease.Version == d.Update.Version
+		p.Offer, p.OfferSecurity = d.Update.Version, updateIsSecurity(d)
 	}
 	return p
+}
+
+// updateIsSecurity: the offered update is a security release for the site
+// (its publisher's mark, or the release that clears an advisory of the
+// installed version, as the offer marks it), which updatecheck.Skips
+// refuses to skip: no skip form is offered for it.
+func updateIsSecurity(d catalog.Detail) bool {
+	if d.Update == nil {
+		return false
+	}
+	for _, r := range d.Releases {
+		if r.Version == d.Update.Version && (r.Security || r.SecurityFix) {
+			return true
+		}
+	}
+	return d.Update.Security
 }
 
 const skipFromManifestText = "The manifest declares this component’s skip, so it is reviewed with the site’s code: change it in the manifest, and sync the components."
@@ -127,6 +142,8 @@ func skipErrorText(err error, version string) string {
 		return "The update source publishes no release " + v + ": pick one from the releases listed below."
 	case errors.Is(err, updatecheck.ErrSkipPrerelease):
 		return v + " is a pre-release, which is not offered to a site on a stable release: there is nothing to skip."
+	case errors.Is(err, updatecheck.ErrSkipWayOut):
+		return v + " is the only way out of a known malicious or exploited advisory of the installed version (the oldest release it does not affect), which cannot be skipped: dismiss the advisory, with a reason, to accept the risk."
 	case errors.Is(err, updatecheck.ErrSkipSecurity):
 		return v + " is a security release for this site, which cannot be skipped. To accept the risk of one of its advisories, dismiss the advisory, with a reason."
 	case errors.Is(err, updatecheck.ErrSkipNotEvaluated):

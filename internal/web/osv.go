@@ -33,7 +33,7 @@ func withdrawnRows(as []updatedoc.AdvisoryMatch) []views.AdvisoryRow {
 	var rows []views.AdvisoryRow
 	for _, a := range as {
 		rows = append(rows, views.AdvisoryRow{ID: a.ID, Severity: a.Severity, Summary: a.Summary, URL: a.URL,
-			Affected: a.Affected, FixedIn: a.FixedIn, NoFix: a.NoFix, OSV: advisoryOSV(a.Advisory), AdvisoryIntel: advisoryIntel(a)})
+			Affected: a.Affected, FixedIn: a.FixedIn, NoFix: a.NoFix, ClearedBy: a.ClearedBy, OSV: advisoryOSV(a.Advisory), AdvisoryIntel: advisoryIntel(a)})
 	}
 	return rows
 }
