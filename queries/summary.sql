@@ -152,6 +152,7 @@ SELECT
                     jsonb_build_object('id', a.advisory->>'id', 'summary', coalesce(a.advisory->>'summary', ''),
                                        'severity', coalesce(a.advisory->>'severity', ''),
                                        'fixed_in', nullif(a.advisory->>'fixed_in', ''),
+                                       'cleared_by', nullif(a.advisory->>'cleared_by', ''),
                                        'known_exploited', coalesce((a.advisory->>'known_exploited')::boolean, false),
                                        'malicious', coalesce((a.advisory->>'malicious')::boolean, false),
                                        'kev_due', a.advisory->'kev'->>'due_date') END,

@@ -85,6 +85,9 @@ func intelProblem(a readmodel.AttentionItem) (string, bool) {
 	adv := a.Advisory
 	switch a.Kind {
 	case readmodel.KindMalicious:
+		if adv != nil && adv.ClearedBy != nil {
+			return readmodel.MalwareTitle + " (" + adv.ID + "): " + readmodel.NotAffectedText(*adv.ClearedBy), true
+		}
 		if adv != nil {
 			return "known malicious package: remove it (" + adv.ID + ")", true
 		}

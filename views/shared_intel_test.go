@@ -101,6 +101,15 @@ func TestBannerAndCatalogPutMalwareFirst(t *testing.T) {
 		!strings.HasPrefix(text(items[1]), "Gallery 3.0.0: ACME-2026-011 is exploited in the wild (KEV due date 2026-11-24, a US federal reference)") {
 		t.Errorf("banner items %q, %q", text(items[0]), text(items[1]))
 	}
+	// A malicious version with a clean successor names the way out, not
+	// "remove it".
+	clean := "4.4.3"
+	s.Attention[0] = readmodel.AttentionItem{Code: "dbg", Name: "Debug", Installed: "4.4.2", Kind: readmodel.KindMalicious,
+		Advisory: &readmodel.AdvisoryRef{ID: "MAL-2025-46974", Malicious: true, ClearedBy: &clean}}
+	items = byTestID(one(t, doc(t, Catalog(CatalogProps{Layout: layout(s, true)})), "attention-banner-items"), "attention-item")
+	if got := text(items[0]); got != "Debug 4.4.2: known malicious package (MAL-2025-46974): 4.4.3 is not affected: update to it" {
+		t.Errorf("banner item of a malicious version with a clean successor %q", got)
+	}
 	rows := catalogRows()
 	rows[0].Malicious, rows[0].KnownExploited = true, true
 	props := CatalogProps{Layout: layout(s, true), Rows: rows, Page: 1, Total: len(rows),

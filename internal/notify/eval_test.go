@@ -223,9 +223,29 @@ func TestMaliciousVersionWithACleanSuccessor(t *testing.T) {
 		t.Errorf("the malicious_package event's advisory cleared_by %q, want 4.4.3 (channel %d, events %v)", cleared, channel, b.events())
 	}
 
+	// The summary's attention items say the way out too (the banner and
+	// the dashboard word it from cleared_by), and "no way out" where
+	// there is none.
+	sum, err := b.store.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ways := map[string]string{}
+	for _, a := range sum.Attention {
+		if a.Advisory != nil {
+			ways[a.Code] = "none"
+			if a.Advisory.ClearedBy != nil {
+				ways[a.Code] = *a.Advisory.ClearedBy
+			}
+		}
+	}
+	if ways["dbg"] != "4.4.3" || ways["gone-bad"] != "none" {
+		t.Errorf("the summary's attention items clear by %v, want dbg by 4.4.3 and gone-bad by none", ways)
+	}
+
 	// 4.4.3 is the way out: the page, the API and the CLI (all through
 	// updatecheck.Skips) refuse to skip it, in words.
-	_, err := updatecheck.NewSkips(b.checker).Skip(context.Background(), updatecheck.SkipRequest{Code: "dbg", Version: "4.4.3",
+	_, err = updatecheck.NewSkips(b.checker).Skip(context.Background(), updatecheck.SkipRequest{Code: "dbg", Version: "4.4.3",
 		Reason: "breaks our build", By: readmodel.ActorCLI})
 	if !errors.Is(err, updatecheck.ErrSkipWayOut) {
 		t.Errorf("skipping 4.4.3, the only clean release of a malicious package: %v, want ErrSkipWayOut", err)

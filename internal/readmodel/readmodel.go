@@ -253,6 +253,10 @@ type AdvisoryRef struct {
 	Severity string `json:"severity"`
 	// FixedIn is the first fixed version; nil: no fix yet.
 	FixedIn *string `json:"fixed_in"`
+	// ClearedBy is the oldest release newer than the installed version
+	// that the advisory does not affect (nil: none), the way out of an
+	// advisory that names no fixed version, a malicious one among them.
+	ClearedBy *string `json:"cleared_by"`
 	// KnownExploited: the KEV catalogue lists it, and KEVDue is the due
 	// date KEV sets (YYYY-MM-DD; nil: none); Malicious: it says the
 	// package is malicious.
