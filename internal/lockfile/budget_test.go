@@ -57,8 +57,9 @@ func TestAFlatPnpmLockPastTheBudgetIsRefusedWithBoundedAllocation(t *testing.T) 
 
 // A realistic large pnpm-lock.yaml (a monorepo's: 20 MB, most of it
 // packages and snapshots) is read, its packages and snapshots scanned but
-// not parsed: the bytes allocated stay within a few times the file's size
-// (parsed whole, 10 MB of a real lockfile peaked at 813 MiB of heap).
+// not parsed: the bytes allocated stay within twice the file's size (its
+// read is one; parsed whole, 10 MB of a real lockfile peaked at 813 MiB of
+// heap).
 func TestALargeRealisticPnpmLockIsRead(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  excludeLinksFromLockfile: false\n\nimporters:\n\n  .:\n    dependencies:\n")
@@ -88,7 +89,7 @@ func TestALargeRealisticPnpmLockIsRead(t *testing.T) {
 	if len(m.Components) != 300 || !slices.ContainsFunc(m.Components, func(c manifest.Component) bool { return c.Name == "@site/dep299" && c.Version == "1.2.299" }) {
 		t.Errorf("%d components, @site/dep299 1.2.299 not among them", len(m.Components))
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(b.Len()) {
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*uint64(b.Len()) {
 		t.Errorf("reading a %d MiB lockfile allocated %d MiB", b.Len()>>20, alloc>>20)
 	}
 }

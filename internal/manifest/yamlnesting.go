@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -101,9 +102,13 @@ func tokenize(body []byte, keep func(string) bool) (token.Tokens, error) {
 	if err := sc.run(body); err != nil {
 		return nil, err
 	}
-	text := string(body)
-	if keep != nil {
-		text = string(sc.out)
+	var text string
+	if keep == nil {
+		text = string(body)
+	} else {
+		// The empty lines after the last entry kept say nothing: the
+		// tokenizer would hold them all as the last token's text.
+		text = string(bytes.TrimRight(sc.out, "\n")) + "\n"
 		sc.out = nil
 	}
 	var s scanner.Scanner
