@@ -36,8 +36,9 @@ func (e *NestingError) Error() string {
 // it reads as runes (4 bytes a byte), makes some 250 bytes of each token,
 // and its parser's time grows with the square of a mapping's keys: a 10 MB
 // pnpm-lock.yaml parsed whole peaked at 813 MiB of heap and took a minute.
-// Within these bounds the tokens and the parse stay under some 300 MiB
-// whatever the text (docs/design.md, Limits). A manifest is read whole; of
+// Within these bounds the tokens and the parse stay within some 150 MiB
+// whatever the text (140 MiB measured at the worst: 200,000 tokens in
+// mappings of 10,000 keys; docs/npm.md, Size). A manifest is read whole; of
 // a pnpm-lock.yaml only the entries read are tokenized (TokenizeYAMLKeys):
 // a real one's importers are a few thousand tokens, whatever the size of
 // its packages and snapshots.
@@ -51,8 +52,8 @@ const (
 	MaxYAMLKeys = 10_000
 )
 
-// LimitError refuses a YAML file whose text to parse is past MaxYAMLTokens
-// or MaxYAMLBytes.
+// LimitError refuses a YAML file whose text to parse is past MaxYAMLTokens,
+// MaxYAMLBytes or MaxYAMLKeys.
 type LimitError struct {
 	// Line is where the text went past the limit.
 	Line int
@@ -74,8 +75,8 @@ func (e *LimitError) Error() string {
 
 // TokenizeYAML is body's YAML tokens, as the parser takes them
 // (parser.Parse), or a *NestingError when body nests deeper than
-// MaxYAMLNesting, or a *LimitError when it is past MaxYAMLTokens or
-// MaxYAMLBytes. Two passes say so: a scan of the bytes first, which
+// MaxYAMLNesting, or a *LimitError when it is past MaxYAMLTokens,
+// MaxYAMLBytes or MaxYAMLKeys. Two passes say so: a scan of the bytes first, which
 // stops at the line that goes too deep or too far before any token is
 // made (the tokenizer makes a few hundred bytes of each "[", so 100 KB of
 // them were 24 MiB), then a count on the tokens as they are made, which is
@@ -89,7 +90,7 @@ func TokenizeYAML(body []byte) (token.Tokens, error) {
 // whose key keep takes (and of any top-level line that is no plain key):
 // the other entries' lines are tokenized as empty lines, so that the
 // tokens' lines are body's. Nesting is checked over the whole of body;
-// MaxYAMLTokens and MaxYAMLBytes bound what is tokenized.
+// MaxYAMLTokens, MaxYAMLBytes and MaxYAMLKeys bound what is tokenized.
 func TokenizeYAMLKeys(body []byte, keep func(key string) bool) (token.Tokens, error) {
 	return tokenize(body, keep)
 }
@@ -152,7 +153,7 @@ func (d *nesting) add(tk *token.Token, before token.Tokens) int {
 	case token.SequenceEndType, token.MappingEndType:
 		d.flow = max(d.flow-1, 0)
 	case token.DocumentHeaderType, token.DocumentEndType:
-		d.flow, d.block = 0, d.block[:0]
+		d.flow, d.block, d.keys = 0, d.block[:0], d.keys[:0]
 	case token.SequenceEntryType, token.MappingKeyType, token.MappingValueType:
 		if d.flow > 0 {
 			break
