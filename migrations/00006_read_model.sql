@@ -139,6 +139,28 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- What needs attention, in one place: a security problem (a package known
+-- to be malicious, an advisory known to be exploited, a security update,
+-- an open advisory affecting the installed version), a trust downgrade (the
+-- version to install lost the provenance of the installed one, or was
+-- published by an account new to the package, or a manifest sync lowered
+-- the source's pin) or a deprecated installed version. Its arguments are
+-- component_state's columns. The summary counts and names these
+-- components (attention_total, attention: the banner, the dashboard and
+-- the navigation badge) and the catalog's attention filter lists them
+-- (page and API), so the banner's count is the filter's total.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_needs_attention(malicious boolean, known_exploited boolean, security boolean, vulnerable boolean,
+                                        provenance_lost text, new_publisher_version text, pin_downgrade text,
+                                        deprecated text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(malicious OR known_exploited OR security OR vulnerable
+                    OR provenance_lost IS NOT NULL OR new_publisher_version IS NOT NULL
+                    OR pin_downgrade IS NOT NULL OR deprecated IS NOT NULL, false)
+$$;
+-- +goose StatementEnd
+
 -- Every source in use, stored or not yet, with its trust: `untrusted` is
 -- the one definition of a source whose trust needs a look (the summary's
 -- untrusted_sources): its document expires within the expiry warning
@@ -395,6 +417,7 @@ DROP VIEW component_exposure;
 DROP VIEW component_state;
 DROP VIEW source_state;
 DROP FUNCTION upcheck_catalog_rank(boolean, boolean, boolean, boolean, boolean, text, boolean, boolean, boolean);
+DROP FUNCTION upcheck_needs_attention(boolean, boolean, boolean, boolean, text, text, text, text);
 DROP FUNCTION upcheck_severity_rank(text);
 DROP FUNCTION upcheck_open_advisories(text, jsonb);
 DROP FUNCTION upcheck_failing(text);

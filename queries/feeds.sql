@@ -67,7 +67,10 @@ WHERE kind = @kind::text;
 -- name: FeedFail :exec
 -- Ends a sync that failed: the error is recorded; the cursor, the
 -- validators, the last success and the pending components stay, so the
--- next sync starts where this one did.
+-- next sync starts where this one did. A refused import (on_feed false:
+-- a file brought by hand that could not be read) is recorded in the
+-- history only: the feed's server did not fail, and the feed's state
+-- (its last error, its failures, its skipped records) stays.
 WITH run AS (
     UPDATE feed_syncs
     SET status = 'failed', finished_at = clock_timestamp(), error = @error::text,
@@ -80,7 +83,7 @@ SET last_error = @error::text, last_error_kind = @error_kind::text, last_error_a
     skipped = CASE WHEN @skipped_count::integer > 0 THEN @skipped::jsonb ELSE skipped END,
     skipped_count = CASE WHEN @skipped_count::integer > 0 THEN @skipped_count::integer ELSE skipped_count END,
     epoch = @epoch::bigint
-WHERE kind = @kind::text;
+WHERE kind = @kind::text AND @on_feed::boolean;
 
 -- name: FeedsDue :many
 -- The configured kinds whose last success is older than the period (or

@@ -9,6 +9,8 @@ WITH c AS MATERIALIZED (
            vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
            known_exploited, malicious, waiting_version, new_publisher_version, new_publisher,
            pin_downgrade, pin_downgraded_at,
+           upcheck_needs_attention(malicious, known_exploited, security, vulnerable, provenance_lost,
+                                   new_publisher_version, pin_downgrade, deprecated) AS needs_attention,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -21,7 +23,8 @@ last_run AS (
     ORDER BY id DESC
     LIMIT 1
 ),
--- The components named: those that need action, most urgent first (a
+-- The components named: those that need attention (upcheck_needs_attention,
+-- as the catalog's attention filter lists them), most urgent first (a
 -- package known to be malicious, then an advisory known to be exploited,
 -- then an open advisory with no fix, then a security update by the release's
 -- severity, then a vulnerable version, then a trust downgrade (a version
@@ -46,8 +49,7 @@ ranked AS (
            CASE WHEN c.security AND NOT c.vulnerable_no_fix AND NOT c.known_exploited AND NOT c.malicious
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
-    WHERE c.security OR c.vulnerable OR c.provenance_lost IS NOT NULL OR c.new_publisher_version IS NOT NULL
-       OR c.pin_downgrade IS NOT NULL OR c.deprecated IS NOT NULL
+    WHERE c.needs_attention
     ORDER BY urgency, severity_rank DESC, lower(c.name), c.code
     LIMIT @attention_limit::bigint
 ),
@@ -83,9 +85,7 @@ totals AS (
            count(*) FILTER (WHERE waiting_version IS NOT NULL)           AS waiting,
            count(*) FILTER (WHERE security)                              AS security_updates,
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
-           count(*) FILTER (WHERE security OR vulnerable OR provenance_lost IS NOT NULL
-                                  OR new_publisher_version IS NOT NULL OR pin_downgrade IS NOT NULL
-                                  OR deprecated IS NOT NULL)             AS attention_total,
+           count(*) FILTER (WHERE needs_attention)                       AS attention_total,
            count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
            count(*) FILTER (WHERE provenance_lost IS NOT NULL OR new_publisher_version IS NOT NULL
                                   OR pin_downgrade IS NOT NULL)          AS trust_downgrades,

@@ -96,7 +96,7 @@ func auditWhat(r AuditRow) string {
 	case readmodel.AuditAdvisoryExpire:
 		return "The dismissal of " + r.Advisory + " for " + r.Component + " expired"
 	case readmodel.AuditCheck:
-		return runStatus(readmodel.ShownRunStatus(r.Status, r.Trigger)).Label + " (" + triggerLabel(r.Trigger) + ")"
+		return runStatus(readmodel.ShownRunStatus(r.Status, r.Trigger)).Label + " (" + originLabel(r.Trigger, r.Actor) + ")"
 	case readmodel.AuditUserCreate:
 		return "Account created"
 	case readmodel.AuditUserPassword:
@@ -168,18 +168,19 @@ func auditActor(r AuditRow) string {
 
 // AuditActorText is who acted in an audit entry, in the words of the
 // history (readmodel.ActorText), for the page and its CSV alike: an entry
-// with no actor was made from the command line, except an expiry, which
-// nobody made.
+// with no actor was made from the command line, except those upcheck made
+// itself (an expiry, a lockout, a registry's keys read by a check), which
+// say so.
 func AuditActorText(actor, action string) string {
 	switch {
 	case actor != "":
 		return readmodel.ActorText(actor)
 	case action == string(readmodel.AuditAdvisoryExpire):
-		return "nobody: its expiry passed"
+		return "upcheck, when the expiry passed"
 	case action == string(readmodel.AuditUserLockout):
-		return "nobody: the login throttle"
+		return "upcheck’s login throttle"
 	case action == string(readmodel.AuditRegistryKeysPin) || action == string(readmodel.AuditRegistryKeysChange):
-		return "nobody: a check read the registry’s keys"
+		return "a check, reading the registry’s keys"
 	}
 	return readmodel.ActorText(readmodel.ActorCLI)
 }

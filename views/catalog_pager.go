@@ -194,7 +194,7 @@ func catalogEmptyText(p CatalogProps) string {
 	}
 	switch p.Filter {
 	case FilterAttention:
-		return "No component has a security update or a vulnerable version."
+		return "No component needs attention: no security update, vulnerable version, trust downgrade or deprecated installed version."
 	case FilterMalicious:
 		if !p.MalwareRead {
 			return "No OSV advisory feed has been read, so no package is known to be malicious or not."

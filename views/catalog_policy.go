@@ -50,9 +50,9 @@ func trustBadges(r readmodel.CatalogRow) []badge {
 }
 
 // withPolicyNotes adds the policy's notes to a row's badges: after its
-// offered update ("Update to 2.4.1 · 2.5.0 waits until …"), after "Up
-// to date" ("Up to date · 2.4.0 skipped"), or as a badge of their own
-// when neither shows.
+// offered update ("Update to 2.4.1 · 2.5.0 waits until …"), in place of
+// "Up to date" ("No update offered · 2.4.0 skipped": a newer release
+// exists), or as a badge of their own when neither shows.
 func withPolicyNotes(bs []badge, r readmodel.CatalogRow) []badge {
 	notes := policyNotes(r)
 	if len(notes) == 0 {
@@ -62,6 +62,8 @@ func withPolicyNotes(bs []badge, r readmodel.CatalogRow) []badge {
 	for i := range bs {
 		if bs[i].Tone == toneInfo || bs[i].Tone == toneOK {
 			if strings.HasPrefix(bs[i].Text, "Update") || strings.HasPrefix(bs[i].Text, "Up to date") {
+				// A newer release held back is not "Up to date".
+				bs[i].Text = strings.Replace(bs[i].Text, "Up to date", noUpdateOfferedText, 1)
 				bs[i].Text += " · " + text
 				if bs[i].Tone == toneOK {
 					bs[i].Tone = toneInfo

@@ -48,10 +48,10 @@ func TestCatalogSaysWhy(t *testing.T) {
 	root := doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6}))
 	rows := byTestID(root, "catalog-row")
 	want := map[string]string{
-		"blog":    "Up to date · 2.4.0 skipped",
+		"blog":    "No update offered · 2.4.0 skipped",
 		"forms":   "Update to 2.4.1 · 2.5.0 waits until 4 Dec 18:00 UTC (soak 3 days)",
-		"gallery": "Up to date · 3.0.0 held by the policy <3.0.0",
-		"shop":    "Up to date · 2.6.0 not offered: this site takes security updates only",
+		"gallery": "No update offered · 3.0.0 held by the policy <3.0.0",
+		"shop":    "No update offered · 2.6.0 not offered: this site takes security updates only",
 		"journal": "Trust downgrade: 2.4.0 was published by an account new to this package (<b>mallory</b>)",
 		"wiki":    "Trust downgrade: the manifest lowered the trust of this source's keys: the manifest requires 1 signature where it required 2",
 	}

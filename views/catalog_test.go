@@ -117,6 +117,10 @@ func TestDismissedAdvisoryIsNotPlainUpToDate(t *testing.T) {
 	t.Parallel()
 	dec20 := time.Date(2026, 12, 20, 23, 59, 59, 0, time.UTC)
 	jan5 := time.Date(2027, 1, 5, 0, 0, 0, 0, time.UTC)
+	dec16 := time.Date(2026, 12, 16, 0, 0, 0, 0, time.UTC)
+	if got := untilText(&dec16); got != "the end of 15 Dec 2026 (UTC)" {
+		t.Errorf("the row says %q", got)
+	}
 	for _, tc := range []struct {
 		n     int
 		until *time.Time
@@ -125,7 +129,10 @@ func TestDismissedAdvisoryIsNotPlainUpToDate(t *testing.T) {
 		{1, &dec20, "Up to date · 1 advisory dismissed until 20 Dec"},
 		{1, nil, "Up to date · 1 advisory dismissed with no end"},
 		{2, nil, "Up to date · 2 advisories dismissed with no end"},
-		{3, &jan5, "Up to date · 3 advisories dismissed, the first until 5 Jan 2027"},
+		{3, &jan5, "Up to date · 3 advisories dismissed, the first until the end of 4 Jan 2027"},
+		// A dismissal until 15 Dec ends at 16 Dec 00:00 UTC: the badge
+		// names the day the detail page's row does (the end of 15 Dec).
+		{1, &dec16, "Up to date · 1 advisory dismissed until the end of 15 Dec"},
 	} {
 		row := readmodel.CatalogRow{Code: "core", Name: "Core", Installed: "1.9.0", Latest: "1.9.0", Evaluated: true,
 			SourceURL: "https://updates.example.org/core.json", LastSuccessAt: ago(time.Hour),

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -224,4 +225,38 @@ func severityBadge(sev string) badge {
 		return badge{"Severity not given", toneNeutral}
 	}
 	return badge{sev, toneNeutral}
+}
+
+// openReleases is how many releases the detail page lists unfolded; a
+// longer list is folded under its count (releasesSummary), so that a
+// package hundreds of releases behind keeps its advisories and its offer
+// in sight.
+const openReleases = 10
+
+// releasesSummary is the releases list's summary: "All 173 releases".
+func releasesSummary(p DetailProps) string {
+	if len(p.Releases) == 1 {
+		return "1 release"
+	}
+	return "All " + thousands(len(p.Releases)) + " releases"
+}
+
+// maxListed bounds each list of versions on the detail page (every
+// release, the releases in between, the refused versions): a package of
+// 100,000 versions must not make a page of a hundred megabytes. The newest
+// are listed, and notListedText says how many are not.
+const maxListed = 200
+
+// listed is the newest maxListed of rows (newest first).
+func listed[T any](rows []T) []T {
+	return rows[:min(len(rows), maxListed)]
+}
+
+// notListedText says how many of n versions the page leaves out ("" when
+// none): "The 99,800 older ones are not listed here."
+func notListedText(n int) string {
+	if n <= maxListed {
+		return ""
+	}
+	return "Only the newest " + strconv.Itoa(maxListed) + " are listed here; the " + thousands(n-maxListed) + " older ones are not."
 }

@@ -86,8 +86,13 @@ func detailHeadline(p DetailProps) headline {
 		return headline{"No update known", "but the update source has not been read successfully for over " + staleAgeText + ", so a newer release or advisory may be missing", toneWarn}
 	}
 	title, tone := "Up to date", toneOK
+	if p.Skip != nil && p.Skip.Hides || p.Waiting != nil || p.Held != nil {
+		// A newer release exists but is not offered: not "Up to date"
+		// beside a newer "Latest published".
+		title, tone = noUpdateOfferedText, toneInfo
+	}
 	if p.Skip != nil && p.Skip.Hides {
-		title, tone = title+" · "+p.Skip.Version+" skipped", toneInfo
+		title += " · " + p.Skip.Version + " skipped"
 	}
 	if n, until := dismissedAdvisories(p.Advisories); n > 0 {
 		title, tone = title+" · "+dismissedText(n, until, p.Layout.now()), toneInfo
@@ -163,3 +168,8 @@ func firstFix(as []AdvisoryRow) string {
 	}
 	return ""
 }
+
+// noUpdateOfferedText stands for "Up to date" when a newer release exists
+// that the policy or a skip holds back (the headline and the catalog's
+// row alike).
+const noUpdateOfferedText = "No update offered"

@@ -133,3 +133,11 @@ func hasPolicyFacts(p DetailProps) bool {
 func newPublisherText(p DetailProps) string {
 	return readmodel.NewPublisherText(p.NewPublisherVersion, p.NewPublisher)
 }
+
+// betweenSummary is the folded list's summary: "171 releases in between".
+func betweenSummary(n int) string {
+	if n == 1 {
+		return "1 release in between"
+	}
+	return thousands(n) + " releases in between"
+}

@@ -129,12 +129,12 @@ func TestDetailHeadlineSaysTheSkipAndTheWait(t *testing.T) {
 	t.Parallel()
 	p := DetailProps{Name: "Forms", SourceURL: "https://acme.example/u.json", Evaluated: true, LastSuccessAt: ago(time.Hour),
 		Skip: &DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "1.1.0"}, Hides: true}}
-	if h := detailHeadline(p); h.Title+h.rest() != "Up to date · 1.1.0 skipped" {
+	if h := detailHeadline(p); h.Title+h.rest() != "No update offered · 1.1.0 skipped" {
 		t.Errorf("skipped: %q", h.Title+h.rest())
 	}
 	p.Skip.Hides = false
 	p.Waiting = &readmodel.HeldRelease{Version: "1.2.0", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"}
-	if h := detailHeadline(p); h.Title+h.rest() != "Up to date: 1.2.0 waits until 4 Dec 18:00 UTC (soak 3 days)" {
+	if h := detailHeadline(p); h.Title+h.rest() != "No update offered: 1.2.0 waits until 4 Dec 18:00 UTC (soak 3 days)" {
 		t.Errorf("waiting: %q", h.Title+h.rest())
 	}
 }

@@ -101,3 +101,16 @@ func updateCommandLabel(p DetailProps) string {
 	}
 	return "Update from"
 }
+
+// registryIndex is the registry's facts by version (nil for a component
+// that is no npm package): the releases table looks each release up in it.
+func registryIndex(f *readmodel.RegistryFacts) map[string]readmodel.RegistryVersion {
+	if f == nil {
+		return nil
+	}
+	idx := make(map[string]readmodel.RegistryVersion, len(f.Versions))
+	for _, v := range f.Versions {
+		idx[v.Version] = v
+	}
+	return idx
+}

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ func npmDetail() DetailProps {
 	return DetailProps{Layout: layout(calm(), true), Code: "acme-blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0",
 		SourceURL: "npm:@acme/blog", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.5.0",
 		UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal", ProvenanceLost: "2.5.0",
+		Releases: []ReleaseRow{{Version: "2.5.0", Released: "2026-11-03", RequiresCore: "^2.0.0", Installable: true},
+			{Version: "2.3.0", Released: "2026-11-01", Installable: true}},
 		Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
 			Deprecated: "use <script>alert(1)</script> @acme/journal", KeysPublished: true, ProvenanceLost: "2.5.0",
 			Versions: []readmodel.RegistryVersion{
@@ -35,13 +38,13 @@ func TestDetailWordsRegistryFacts(t *testing.T) {
 	p := npmDetail()
 	page := render(t, ComponentDetail(p))
 	root := doc(t, ComponentDetail(p))
-	rows := byTestID(root, "registry-version")
+	rows := byTestID(root, "release-row")
 	if len(rows) != 2 {
-		t.Fatalf("%d registry versions, want 2", len(rows))
+		t.Fatalf("%d releases, want 2", len(rows))
 	}
 	for i, want := range []string{
-		"2.5.0 | published 2026-11-03 | no provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | requires core 2.0.0 or a later 2.x release",
-		"2.3.0 Installed | published 2026-11-01 | published with provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | runs on any core",
+		"2.5.0 | 2026-11-03 | Regular | 2.0.0 or a later 2.x release | no provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | —none",
+		"2.3.0 Installed | 2026-11-01 | Regular | any | published with provenance | signature verified by key SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA | —none",
 	} {
 		if got := cells(rows[i]); got != want {
 			t.Errorf("version row %d: %q, want %q", i, got, want)
@@ -92,11 +95,14 @@ func TestDetailClaimsNothingUnverified(t *testing.T) {
 	}
 	p.Registry.Versions = p.Registry.Versions[:1]
 	root := doc(t, ComponentDetail(p))
-	reg := text(one(t, root, "detail-registry"))
-	if strings.Contains(strings.ToLower(strings.ReplaceAll(reg, "not verified", "")), "verified by") {
-		t.Errorf("the registry section claims a verification without keys: %q", reg)
+	reg, releases := text(one(t, root, "detail-registry")), text(one(t, root, "releases-table"))
+	if strings.Contains(strings.ToLower(strings.ReplaceAll(reg+releases, "not verified", "")), "verified by") {
+		t.Errorf("the registry section or the releases claim a verification without keys: %q %q", reg, releases)
 	}
-	if !strings.Contains(reg, "signature not verified: the registry publishes no signing keys") ||
+	if !strings.Contains(reg, "Package @acme/blog, registry http://127.0.0.1:4873/") {
+		t.Errorf("the registry section: %q", reg)
+	}
+	if !strings.Contains(releases, "signature not verified: the registry publishes no signing keys") ||
 		text(one(t, root, "registry-no-keys")) != noKeysText {
 		t.Errorf("the registry section does not say plainly that nothing was verified: %q", reg)
 	}
@@ -142,5 +148,61 @@ func TestDetailSaysWhenNpmAdvisoriesWereRead(t *testing.T) {
 	if got, want := text(one(t, root, "advisories-empty")), "No known advisory affects the installed version "+p.Installed+
 		" (OSV advisories last read 1 Dec 2026 09:30 UTC)."; got != want {
 		t.Errorf("advisories: %q, want %q", got, want)
+	}
+}
+
+// An npm package's page lists the withdrawn advisories whose range holds
+// the installed version once an OSV feed was read (docs/feeds.md), as any
+// other component's page does; before, it lists none (nothing was read).
+func TestDetailListsWithdrawnAdvisoriesOfNpmPackages(t *testing.T) {
+	t.Parallel()
+	p := npmDetail()
+	p.Withdrawn = []AdvisoryRow{{ID: "GHSA-wd00-xxxx-yyyy", Summary: "Duplicate of GHSA-real", OSV: AdvisoryOSV{Withdrawn: "2026-11-02"}}}
+	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
+	p.OSVReadAt = &at
+	root := doc(t, ComponentDetail(p))
+	if got := text(one(t, root, "withdrawn-advisory")); !strings.Contains(got, "GHSA-wd00-xxxx-yyyy") || !strings.Contains(got, "withdrawn on 2026-11-02") {
+		t.Errorf("the npm page's withdrawn advisory reads %q", got)
+	}
+	p.OSVReadAt = nil
+	if n := len(byTestID(doc(t, ComponentDetail(p)), "withdrawn-advisories")); n != 0 {
+		t.Errorf("%d withdrawn lists before any OSV feed was read", n)
+	}
+}
+
+// A package of 100,000 signed versions, 99,000 of them refused, makes a
+// page of bounded size: each list shows its newest maxListed versions and
+// says how many it leaves out.
+func TestDetailBoundsTheVersionsListed(t *testing.T) {
+	t.Parallel()
+	p := npmDetail()
+	for i := range 100_000 {
+		v := fmt.Sprintf("3.%d.%d", 99_999-i, 0)
+		p.Releases = append(p.Releases, ReleaseRow{Version: v, Released: "2026-11-03", Installable: true})
+		p.Registry.Versions = append(p.Registry.Versions, readmodel.RegistryVersion{Version: v, SignedBy: "SHA256:k"})
+		if i < 99_000 {
+			p.Registry.Refused = append(p.Registry.Refused, readmodel.RefusedVersion{Version: v, Reason: "its signature does not verify"})
+		}
+	}
+	p.Between = p.Releases
+	page := render(t, ComponentDetail(p))
+	if len(page) > 1<<20 {
+		t.Errorf("the page is %d bytes, want at most 1 MiB", len(page))
+	}
+	root := doc(t, ComponentDetail(p))
+	if n := len(byTestID(root, "release-row")); n != maxListed {
+		t.Errorf("%d release rows, want %d", n, maxListed)
+	}
+	if n := len(byTestID(root, "between-row")); n != maxListed {
+		t.Errorf("%d rows in between, want %d", n, maxListed)
+	}
+	for id, want := range map[string]string{
+		"releases-not-listed": "Only the newest 200 are listed here; the 99,802 older ones are not.",
+		"between-not-listed":  "Only the newest 200 are listed here; the 99,802 older ones are not.",
+		"refused-not-listed":  "Only the newest 200 are listed here; the 98,801 older ones are not.",
+	} {
+		if got := text(one(t, root, id)); got != want {
+			t.Errorf("%s: %q, want %q", id, got, want)
+		}
 	}
 }

@@ -36,9 +36,16 @@ func (l LayoutProps) now() time.Time {
 	return l.Now
 }
 
-// updatesAvailableText is the navigation badge's words for screen readers.
-func updatesAvailableText(n int) string {
-	return countNoun(n, "update available", "updates available")
+// The navigation badge's words: what its number counts.
+const (
+	attentionBadgeOne  = "component needs attention"
+	attentionBadgeMany = "components need attention"
+)
+
+// attentionBadgeText is the navigation badge's words for its tooltip and
+// screen readers: "3 components need attention".
+func attentionBadgeText(n int) string {
+	return countNoun(n, attentionBadgeOne, attentionBadgeMany)
 }
 
 // roleLabel words a role.

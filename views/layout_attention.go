@@ -18,11 +18,11 @@ import (
 )
 
 // bannerLimit is how many components the attention banner names; the
-// dashboard names every one the summary does.
+// dashboard names every one the summary does, and its banner none.
 const bannerLimit = 3
 
-// FilterAttention: components with a security update or a vulnerable
-// version, the ones the attention banner names.
+// FilterAttention: the components that need attention, the ones the
+// attention banner counts and names.
 const FilterAttention = readmodel.FilterAttention
 
 // attentionItems is the first limit items of s and how many more need
@@ -166,10 +166,12 @@ func spanText(d time.Duration) string {
 	}
 }
 
-// needsAttention is whether the attention alert shows: a security
-// problem, a trust downgrade or a deprecated installed version.
+// needsAttention is whether the attention alert shows: a component needs
+// attention (Summary.AttentionTotal, upcheck_needs_attention: a security
+// problem, a trust downgrade or a deprecated installed version), as the
+// catalog's attention filter lists it.
 func needsAttention(s readmodel.Summary) bool {
-	return s.MaliciousCount()+s.KnownExploitedCount()+s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated > 0
+	return s.AttentionTotal > 0
 }
 
 // attentionTone is the alert's tone: danger for a security problem,

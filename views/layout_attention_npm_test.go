@@ -29,7 +29,7 @@ func TestAttentionWordsNpmKinds(t *testing.T) {
 		}
 	}
 
-	s := readmodel.Summary{Components: 2, TrustDowngrades: 1, Deprecated: 1, Attention: []readmodel.AttentionItem{lost, dep}}
+	s := readmodel.Summary{Components: 2, TrustDowngrades: 1, Deprecated: 1, Attention: []readmodel.AttentionItem{lost, dep}, AttentionTotal: 2}
 	root := doc(t, Dashboard(DashboardProps{Layout: layout(s, true)}))
 	alert := one(t, root, "security-alert")
 	if got := text(one(t, alert, "security-alert-text")); got != "1 trust downgrade and 1 deprecated installed version need attention." {

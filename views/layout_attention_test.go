@@ -63,7 +63,8 @@ func TestAttentionWords(t *testing.T) {
 
 // The banner names a few components, each linking to its page, then "and
 // N more" linking to the filtered catalog; the dashboard names all the
-// summary names, with how long each has been known.
+// summary names, with how long each has been known, and its banner none
+// (one list on the page).
 func TestBannerNamesAFew(t *testing.T) {
 	t.Parallel()
 	s := attention()
@@ -72,9 +73,15 @@ func TestBannerNamesAFew(t *testing.T) {
 		s.Attention[3+i].Code = fmt.Sprintf("more-%d", i)
 	}
 	s.AttentionMore = 4
+	s.AttentionTotal = len(s.Attention) + s.AttentionMore
 	root := doc(t, Dashboard(DashboardProps{Layout: layout(s, true)}))
 
-	banner := one(t, root, "attention-banner-items")
+	// The dashboard names them once: in its "Needs attention", not in the
+	// banner as well; every other page's banner names a few.
+	if lists := byTestID(root, "attention-banner-items"); len(lists) != 0 {
+		t.Errorf("the dashboard's banner names components too: %q", text(lists[0]))
+	}
+	banner := one(t, doc(t, Catalog(CatalogProps{Layout: layout(s, true)})), "attention-banner-items")
 	var links []string
 	for _, a := range findAll(banner, func(n *html.Node) bool { return n.Data == "a" }) {
 		h, _ := attr(a, "href")

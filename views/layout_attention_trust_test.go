@@ -27,7 +27,7 @@ func TestAttentionWordsTrustDowngrades(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.item.Code, got, c.want)
 		}
 	}
-	s := readmodel.Summary{Components: 2, UpdatesAvailable: 1, Waiting: 2, TrustDowngrades: 2, Attention: []readmodel.AttentionItem{pub, pin}}
+	s := readmodel.Summary{Components: 2, UpdatesAvailable: 1, Waiting: 2, TrustDowngrades: 2, Attention: []readmodel.AttentionItem{pub, pin}, AttentionTotal: 2}
 	root := doc(t, Dashboard(DashboardProps{Layout: layout(s, true)}))
 	if got := text(one(t, one(t, root, "security-alert"), "security-alert-text")); got != "2 trust downgrades need attention." {
 		t.Errorf("banner %q", got)

@@ -671,14 +671,14 @@ func addChannelForm(p NotificationsProps) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, ">Every update too</option></select></label> <label>Least EPSS probability of an unfixed advisory (optional, 0 to 1) <span class=\"muted small block\">An unfixed advisory less likely to be exploited than this is not sent; one without a score is. Advisories exploited in the wild and malicious packages are always sent.</span> <input type=\"number\" name=\"min_epss\" min=\"0\" max=\"1\" step=\"0.001\" placeholder=\"0.1\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, ">Every update too</option></select></label> <label>Least EPSS probability of an unfixed advisory (optional, 0 to 1) <span class=\"muted small block\">An unfixed advisory less likely to be exploited than this (for example 0.1, a 10% chance in the next 30 days) is not sent; one without a score is. Advisories exploited in the wild and malicious packages are always sent. Leave it empty to send every one.</span> <input type=\"number\" name=\"min_epss\" min=\"0\" max=\"1\" step=\"0.001\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var25 string
 		templ_7745c5c3_Var25, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Form.MinEPSS).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/notifications.templ`, Line: 202, Col: 109}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/notifications.templ`, Line: 202, Col: 91}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var25)
 		if templ_7745c5c3_Err != nil {

@@ -90,7 +90,8 @@ func TestBannerAndCatalogPutMalwareFirst(t *testing.T) {
 		{Code: "forms", Name: "Forms", Installed: "1.0.0", Kind: readmodel.KindMalicious, Advisory: &readmodel.AdvisoryRef{ID: "MAL-2026-4242", Malicious: true}},
 		{Code: "gallery", Name: "Gallery", Installed: "3.0.0", Kind: readmodel.KindKnownExploited, Advisory: &readmodel.AdvisoryRef{ID: "ACME-2026-011", KnownExploited: true, KEVDue: &due}},
 	}, s.Attention...)
-	root := doc(t, Dashboard(DashboardProps{Layout: layout(s, true)}))
+	s.AttentionTotal = len(s.Attention)
+	root := doc(t, Catalog(CatalogProps{Layout: layout(s, true)}))
 	if got := text(one(t, root, "security-alert-text")); !strings.HasPrefix(got,
 		"1 known malicious package: remove it. 2 components have an advisory exploited in the wild. 2 security updates") {
 		t.Errorf("banner %q", got)

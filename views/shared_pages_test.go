@@ -22,21 +22,26 @@ func TestNavBadge(t *testing.T) {
 		hidden bool
 		words  string
 	}{
-		{0, true, "0 updates available"},
-		{1, false, "1 update available"},
-		{3, false, "3 updates available"},
+		{0, true, "0 components need attention"},
+		{1, false, "1 component needs attention"},
+		{3, false, "3 components need attention"},
 	} {
+		// The badge counts what needs attention, not the updates: a site
+		// with updates and nothing to look at shows none.
 		s := calm()
-		s.UpdatesAvailable = tc.n
-		badge := one(t, doc(t, Dashboard(DashboardProps{Layout: layout(s, false)})), "nav-updates-badge")
+		s.AttentionTotal, s.UpdatesAvailable = tc.n, 5
+		badge := one(t, doc(t, Dashboard(DashboardProps{Layout: layout(s, false)})), "nav-attention-badge")
 		if hidden(badge) != tc.hidden {
-			t.Errorf("%d updates: badge hidden = %v, want %v", tc.n, hidden(badge), tc.hidden)
+			t.Errorf("%d need attention: badge hidden = %v, want %v", tc.n, hidden(badge), tc.hidden)
 		}
 		if got := text(badge); !strings.Contains(got, tc.words) {
-			t.Errorf("%d updates: badge text %q, want it to say %q", tc.n, got, tc.words)
+			t.Errorf("%d need attention: badge text %q, want it to say %q", tc.n, got, tc.words)
+		}
+		if title, _ := attr(badge, "title"); title != tc.words {
+			t.Errorf("%d need attention: badge title %q, want %q", tc.n, title, tc.words)
 		}
 		if !tc.hidden && !strings.HasPrefix(text(badge), strings.Fields(tc.words)[0]) {
-			t.Errorf("%d updates: badge %q does not show the count", tc.n, text(badge))
+			t.Errorf("%d need attention: badge %q does not show the count", tc.n, text(badge))
 		}
 	}
 }
@@ -57,7 +62,7 @@ func TestSecurityAlert(t *testing.T) {
 		{1, 1, items[:2], "1 security update and 1 vulnerable component need attention."},
 	} {
 		s := calm()
-		s.SecurityUpdates, s.Vulnerable, s.Attention = tc.security, tc.vulnerable, tc.items
+		s.SecurityUpdates, s.Vulnerable, s.Attention, s.AttentionTotal = tc.security, tc.vulnerable, tc.items, len(tc.items)
 		l := layout(s, true)
 		// Every page with the layout carries the alert.
 		for name, c := range map[string]templ.Component{
@@ -90,7 +95,9 @@ func TestSecurityAlert(t *testing.T) {
 				hrefs = append(hrefs, h)
 			}
 			for _, it := range tc.items {
-				want = append(want, "/admin/plugins/"+it.Code)
+				if name != "dashboard" { // its "Needs attention" names them, once
+					want = append(want, "/admin/plugins/"+it.Code)
+				}
 			}
 			if strings.Join(hrefs, " ") != strings.Join(want, " ") {
 				t.Errorf("%s: alert links to %q, want %q", name, hrefs, want)

@@ -28,6 +28,50 @@ func isNpmSource(s readmodel.SourceRow) bool {
 	return readmodel.SourceKindOf(s.URL) == readmodel.SourceNpm
 }
 
+// registryTrust is one registry the npm sources are read from, as Source
+// health says it once above the sources (not once per source): its
+// trust line (registryLine) and how many sources it serves.
+type registryTrust struct {
+	Registry, Line string
+	Sources        int
+}
+
+// registriesOf are the registries of sources' npm sources, in the order
+// they first appear.
+func registriesOf(sources []readmodel.SourceRow) []registryTrust {
+	var out []registryTrust
+	at := map[string]int{}
+	for _, s := range sources {
+		if !isNpmSource(s) || s.Registry == "" {
+			continue
+		}
+		if i, ok := at[s.Registry]; ok {
+			out[i].Sources++
+			continue
+		}
+		at[s.Registry] = len(out)
+		out = append(out, registryTrust{Registry: s.Registry, Line: upperFirst(registryLine(s)), Sources: 1})
+	}
+	return out
+}
+
+// registrySourcesText is "(17 npm sources)".
+func registrySourcesText(n int) string {
+	return " (" + countNoun(n, "npm source", "npm sources") + ")"
+}
+
+// registryRowText is an npm source's trust in its row, short: the
+// registry's own line is said once above the table (registriesOf).
+func registryRowText(s readmodel.SourceRow) string {
+	switch {
+	case s.Registry == "":
+		return "No registry read yet"
+	case len(s.RegistryKeys) == 0:
+		return "No signature verified: its registry publishes no signing keys"
+	}
+	return "Signatures verified with its registry’s pinned keys"
+}
+
 // registryLine is an npm source's trust in one line: the registry's
 // pinned key ids, or plainly that it publishes none, so nothing is
 // verified.

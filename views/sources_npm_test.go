@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -40,8 +41,19 @@ func TestSourcesWordNpmSources(t *testing.T) {
 	if got := text(one(t, blog, "source-registry")); got != "npm package, from http://127.0.0.1:4873/" {
 		t.Errorf("registry %q", got)
 	}
-	if got := text(one(t, blog, "source-registry-keys")); got != "Signatures verified with the registry’s keys SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA and SHA256:DhQ8wR5APBvFHLF/+Tc+AYvPOdTpcIDqOhxsBHRwC7U, pinned on first sight" {
+	if got := text(one(t, blog, "source-registry-keys")); got != "Signatures verified with its registry’s pinned keys" {
 		t.Errorf("keys %q", got)
+	}
+	// Each registry's keys are said once, above the sources it serves.
+	regs := byTestID(root, "registry-trust")
+	if len(regs) != 2 || text(regs[0]) != "http://127.0.0.1:4873/: Signatures verified with the registry’s keys SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA and SHA256:DhQ8wR5APBvFHLF/+Tc+AYvPOdTpcIDqOhxsBHRwC7U, pinned on first sight (1 npm source)." ||
+		text(regs[1]) != "http://127.0.0.1:4874/: The registry publishes no signing keys, so no signature is verified (1 npm source)." {
+		t.Errorf("the registries: %d, %v", len(regs), func() (out []string) {
+			for _, r := range regs {
+				out = append(out, text(r))
+			}
+			return out
+		}())
 	}
 	if got := text(one(t, blog, "source-keys-changed")); !strings.HasPrefix(got, "The registry’s signing keys changed on 2026-11-30") {
 		t.Errorf("keys changed %q", got)
@@ -50,10 +62,10 @@ func TestSourcesWordNpmSources(t *testing.T) {
 		t.Errorf("no badge for the changed keys: %q", text(blog))
 	}
 	padKeys := text(one(t, pad, "source-registry-keys"))
-	if padKeys != "The registry publishes no signing keys, so no signature is verified" {
+	if padKeys != "No signature verified: its registry publishes no signing keys" {
 		t.Errorf("no keys %q", padKeys)
 	}
-	if strings.Contains(strings.ReplaceAll(text(pad), "no signature is verified", ""), "erified") {
+	if strings.Contains(strings.ReplaceAll(text(pad), "No signature verified", ""), "erified") {
 		t.Errorf("a source whose registry publishes no keys claims a verification: %q", text(pad))
 	}
 	if n := len(byTestID(pad, "source-keys-changed")); n != 0 {
@@ -63,5 +75,23 @@ func TestSourcesWordNpmSources(t *testing.T) {
 		if len(byTestID(r, "source-import")) != 0 {
 			t.Error("an npm source offers a document import")
 		}
+	}
+}
+
+// Seventeen sources of one registry that publishes no keys: the registry's
+// sentence is said once, not once a source.
+func TestSourcesSayARegistryOnce(t *testing.T) {
+	t.Parallel()
+	var sources []readmodel.SourceRow
+	for i := range 17 {
+		sources = append(sources, readmodel.SourceRow{URL: fmt.Sprintf("npm:p%d", i), Kind: readmodel.SourceNpm, Package: fmt.Sprintf("p%d", i),
+			Registry: "http://127.0.0.1:4874/", Components: 1, HasDocument: true, LastSuccessAt: ago(time.Hour), SignatureState: "unsigned"})
+	}
+	page := render(t, SourceHealth(SourceHealthProps{Layout: layout(calm(), true), Sources: sources}))
+	if n := strings.Count(page, "The registry publishes no signing keys"); n != 1 {
+		t.Errorf("the registry's sentence is said %d times, want once", n)
+	}
+	if !strings.Contains(page, "(17 npm sources)") {
+		t.Error("the registry's line does not count its sources")
 	}
 }

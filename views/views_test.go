@@ -55,9 +55,9 @@ func attention() readmodel.Summary {
 	return readmodel.Summary{
 		Components: 5, UpdatesAvailable: 3, Waiting: 1, SecurityUpdates: 2, Vulnerable: 1,
 		FailingSources: 1, UntrustedSources: 2, UnsignedSources: 3, Stale: 2, NotificationsFailing: 2,
-		OldestSuccessAt:     ago(72 * time.Hour),
-		LastCheck:           &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
-		Attention:           attentionFixture(),
+		OldestSuccessAt: ago(72 * time.Hour),
+		LastCheck:       &readmodel.LastCheck{Status: "completed", Trigger: "manual", FinishedAt: ago(3 * time.Hour)},
+		Attention:       attentionFixture(), AttentionTotal: len(attentionFixture()),
 		OldestSecuritySince: ago(72 * time.Hour), OldestSecuritySeconds: 72 * 3600,
 		NextCheckAt: in(16*time.Hour + 17*time.Minute),
 		// An OSV feed was read: no known malicious package is a fact.

@@ -18,8 +18,11 @@ import (
 // npmCheck is part 8: a check of npmPackages npm components (one of them
 // the core) by the real binary against the loopback registry, timed
 // against a bare fetcher of the same URLs with the same concurrency in the
-// same run; the check process's peak RSS with the 40 MB document among
-// them; then the same check answered by 304s. It has a database of its own.
+// same run; the check process's peak RSS with the 40 MB document and the
+// ten 5 MB ones among them; then the same check answered by 304s. Then the
+// same first check again with the registry sending every document
+// uncompressed (npm_plain_*), as some registries and proxies do. Each
+// round has a database of its own.
 func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error {
 	start := time.Now()
 	reg, err := startRegistry(npmPackages)
@@ -37,7 +40,20 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 	report("npm_docs_largest", float64(largest)/(1<<20), "MiB", "", nil)
 	report("npm_docs_generated_in", time.Since(start).Seconds(), "s", "", nil)
 
-	name := fmt.Sprintf("bench_npm_%d", time.Now().Unix())
+	if err := npmRound(ctx, binary, cluster, reg, "npm_"); err != nil {
+		return err
+	}
+	reg.plain.Store(true)
+	defer reg.plain.Store(false)
+	return npmRound(ctx, binary, cluster, reg, "npm_plain_")
+}
+
+// npmRound is one round of part 8 in a database of its own, its figures
+// named with prefix: the first check against the bare fetcher, its CPU
+// time and peak RSS; then, with gzip only (the 304s send no body either
+// way), the all-304 check.
+func npmRound(ctx context.Context, binary string, cluster *devdb.Cluster, reg *registry, prefix string) error {
+	name := fmt.Sprintf("bench_%s%d", prefix, time.Now().Unix())
 	if err := cluster.CreateDatabase(ctx, name); err != nil {
 		return err
 	}
@@ -67,6 +83,7 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 		}
 	}
 
+	reg.bytes.Swap(0)
 	res, rss, err := check(binary, env)
 	if err != nil {
 		return err
@@ -76,31 +93,34 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 			res.Fetched, npmPackages, res, reg.ok.Load())
 	}
 	wall := time.Duration(res.DurationMS) * time.Millisecond
-	report("npm_check_wall", wall.Seconds(), "s", "", nil)
-	report("npm_check_bytes", float64(reg.bytes.Swap(0))/(1<<20), "MiB", "", nil)
-	bare, err := npmBareFetch(ctx, reg)
+	report(prefix+"check_wall", wall.Seconds(), "s", "", nil)
+	report(prefix+"check_bytes", float64(reg.bytes.Swap(0))/(1<<20), "MiB", "", nil)
+	bare, err := npmBareFetch(ctx, reg, prefix)
 	if err != nil {
 		return err
 	}
 	reg.bytes.Swap(0)
-	report("npm_bare_fetch_wall", bare.Seconds(), "s", "", nil)
+	report(prefix+"bare_fetch_wall", bare.Seconds(), "s", "", nil)
 	vsBare := bare.Seconds() / wall.Seconds()
-	report("npm_check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
-	report("npm_check_cpu", res.cpu.Seconds(), "s", "", nil)
-	report("npm_check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
+	report(prefix+"check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
+	report(prefix+"check_cpu", res.cpu.Seconds(), "s", "", nil)
+	report(prefix+"check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
+	if reg.plain.Load() {
+		return nil
+	}
 
 	before := reg.notModified.Load()
 	res304, rss304, err := check(binary, env)
 	if err != nil {
 		return err
 	}
-	report("npm_check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
-	report("npm_check304_not_modified", float64(res304.NotModified), "packages", fmt.Sprint(npmPackages),
+	report(prefix+"check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
+	report(prefix+"check304_not_modified", float64(res304.NotModified), "packages", fmt.Sprint(npmPackages),
 		yes(res304.NotModified == npmPackages))
-	report("npm_check304_registry_304s", float64(reg.notModified.Load()-before), "answers", "", nil)
-	report("npm_check304_bytes", float64(reg.bytes.Swap(0)), "B", "", nil)
-	report("npm_check304_cpu", res304.cpu.Seconds(), "s", "", nil)
-	report("npm_check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
+	report(prefix+"check304_registry_304s", float64(reg.notModified.Load()-before), "answers", "", nil)
+	report(prefix+"check304_bytes", float64(reg.bytes.Swap(0)), "B", "", nil)
+	report(prefix+"check304_cpu", res304.cpu.Seconds(), "s", "", nil)
+	report(prefix+"check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
 	return nil
 }
 
@@ -109,8 +129,9 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 // per-host limit, the npm client's cap and Accept), the URLs npm's
 // registry settings give, each body decompressed (gzip, as the check
 // accepts it) and discarded: no decoding, no database, no lease, no
-// evaluation. The baseline of npm_check_vs_bare.
-func npmBareFetch(ctx context.Context, reg *registry) (time.Duration, error) {
+// evaluation. The baseline of npm_check_vs_bare (prefix names its
+// figures).
+func npmBareFetch(ctx context.Context, reg *registry, prefix string) (time.Duration, error) {
 	regs, err := npm.LoadRegistries(reg.url, "", func(string) string { return "" })
 	if err != nil {
 		return 0, err
@@ -147,6 +168,6 @@ func npmBareFetch(ctx context.Context, reg *registry) (time.Duration, error) {
 	if n := failed.Load(); n > 0 {
 		return 0, fmt.Errorf("the bare fetcher failed %d of %d packages: %v", n, len(reqs), firstErr.Load())
 	}
-	report("npm_bare_decoded_bytes", float64(read.Load())/(1<<20), "MiB", "", nil)
+	report(prefix+"bare_decoded_bytes", float64(read.Load())/(1<<20), "MiB", "", nil)
 	return wall, nil
 }

@@ -47,7 +47,9 @@ type npmDoc struct {
 // protocol: GET /NAME (a scoped name's slash escaped or not) with gzip when
 // the client accepts it, an ETag and 304 on If-None-Match, each answer after
 // the same latency as the document publishers; its signing keys at
-// /-/npm/v1/keys. It counts the body bytes it sent (as sent: gzipped).
+// /-/npm/v1/keys. It counts the body bytes it sent (as sent: gzipped or
+// not). With plain set it sends every document uncompressed whatever the
+// client accepts, as some registries and proxies do.
 type registry struct {
 	srv   *http.Server
 	url   string
@@ -55,6 +57,7 @@ type registry struct {
 	by    map[string]*npmDoc
 	keys  []byte
 	bytes atomic.Int64
+	plain atomic.Bool
 	// answers counts the answers by status, to say what a round did.
 	ok, notModified atomic.Int64
 }
@@ -164,7 +167,7 @@ func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.ok.Add(1)
 	h.Set("Content-Type", "application/json")
-	if strings.Contains(req.Header.Get("Accept-Encoding"), "gzip") {
+	if !r.plain.Load() && strings.Contains(req.Header.Get("Accept-Encoding"), "gzip") {
 		h.Set("Content-Encoding", "gzip")
 		h.Set("Content-Length", fmt.Sprint(len(d.gz)))
 		// Counted before it is sent: the bench reads the count once its
@@ -178,6 +181,7 @@ func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	// No Content-Length: sent chunked, as a proxy that decompresses does.
 	r.bytes.Add(int64(d.raw))
 	io.Copy(w, zr)
 }

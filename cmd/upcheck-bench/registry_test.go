@@ -165,7 +165,7 @@ func TestRegistry(t *testing.T) {
 	}
 
 	reg.bytes.Swap(0)
-	if _, err := npmBareFetch(context.Background(), reg); err != nil {
+	if _, err := npmBareFetch(context.Background(), reg, "npm_"); err != nil {
 		t.Fatal(err)
 	}
 	var raw, gz int64
@@ -177,5 +177,27 @@ func TestRegistry(t *testing.T) {
 	}
 	if f := figures[len(figures)-1]; f.name != "npm_bare_decoded_bytes" || int64(f.value*(1<<20)+0.5) != raw {
 		t.Errorf("the bare fetcher read %+v, want %d bytes decoded", f, raw)
+	}
+
+	// Plain: every document uncompressed, to a client that accepts gzip too.
+	reg.plain.Store(true)
+	d := reg.docs[25]
+	req, _ := http.NewRequest("GET", reg.url+"/"+npm.Name(d.name).PathSegment(), nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err = http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "" || len(plain) != d.raw {
+		t.Errorf("%s plain, gzip accepted: encoding %q, %d bytes, want %d", d.name, resp.Header.Get("Content-Encoding"), len(plain), d.raw)
+	}
+	reg.bytes.Swap(0)
+	if _, err := npmBareFetch(context.Background(), reg, "npm_plain_"); err != nil {
+		t.Fatal(err)
+	}
+	if got := reg.bytes.Load(); got != raw {
+		t.Errorf("the bare fetcher was sent %d bytes plain, want every document uncompressed (%d)", got, raw)
 	}
 }

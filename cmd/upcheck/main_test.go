@@ -182,11 +182,23 @@ func TestUsageAndBadInput(t *testing.T) {
 		{[]string{"frobnicate", "--help"}, `upcheck: unknown command "frobnicate"`, `Run "upcheck help" for the list of commands.`},
 		{[]string{"token", "frobnicate"}, `upcheck token: unknown command "frobnicate"`, `Run "upcheck help token" for its usage.`},
 		{[]string{"components"}, `upcheck components: want "sync"`, `Run "upcheck help components" for its usage.`},
+		// A misspelled flag: one line, not the flag package's dump.
+		{[]string{"check", "--manaul"}, `upcheck check: flag provided but not defined: -manaul`, `Run "upcheck help check" for its usage.`},
+		{[]string{"token", "create", "--emial", "x"}, `upcheck token create: flag provided but not defined: -emial`, `Run "upcheck help token" for its usage.`},
+		// A skip names what it lacks, not all three arguments.
+		{[]string{"skip", "core", "2.4.0"}, `upcheck skip: --reason R is required: why this site does not take 2.4.0 (kept in the audit log)`, `Run "upcheck help skip" for its usage.`},
+		{[]string{"skip", "core", "--reason", "r"}, `upcheck skip: VERSION is required: the version of core to skip`, `Run "upcheck help skip" for its usage.`},
 	} {
 		stdout, stderr, code := cliOut(t, map[string]string{"UPCHECK_DATABASE_URL": "postgres://nowhere.invalid/x"}, tc.args...)
 		if code != 2 || stdout != "" || stderr != tc.mistake+"\n"+tc.pointer+"\n" {
 			t.Errorf("upcheck %s: exit %d, stdout %q, stderr %q; want exit 2 and\n%s\n%s",
 				strings.Join(tc.args, " "), code, stdout, stderr, tc.mistake, tc.pointer)
+		}
+	}
+	// --version is `upcheck version`.
+	for _, arg := range []string{"version", "--version"} {
+		if stdout, stderr, code := cliOut(t, nil, arg); code != 0 || stderr != "" || !strings.HasPrefix(stdout, "upcheck dev") {
+			t.Errorf("upcheck %s: exit %d, stdout %q, stderr %q; want the version", arg, code, stdout, stderr)
 		}
 	}
 	// The pointer leads somewhere: help for a command is its usage.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/app"
@@ -19,6 +20,28 @@ import (
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
+
+// versionText is what `upcheck version` (and --version) prints: the
+// linker's version, else the module's version as go install built it,
+// else "dev" with the commit the binary was built from, when known.
+func versionText() string {
+	if version != "dev" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return version + " (" + s.Value[:12] + ")"
+		}
+	}
+	return version
+}
 
 const usage = `upcheck — which installed components have updates, and which fix security problems.
 
@@ -105,7 +128,7 @@ Usage:
   upcheck publisher osv2doc --package NAME FILE...
                                 OSV records (JSON files) as the advisories of package NAME,
                                 printed as a document's "packages" object
-  upcheck version               print the version
+  upcheck version               print the version (also --version)
   upcheck help [COMMAND…]       this text, or the usage of COMMAND
 
 Exit codes of check: 0 completed, 7 completed_with_failures (some sources gave
@@ -176,8 +199,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return printHelp(cmd, rest, stdout, stderr)
 	}
 	switch cmd {
-	case "version":
-		fmt.Fprintln(stdout, "upcheck", version)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "upcheck", versionText())
 		return nil
 	case "help", "-h", "--help":
 		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
@@ -335,11 +358,15 @@ func withApp(ctx context.Context, cfg config.Config, logger *slog.Logger, fn fun
 // arguments; define adds the flags (nil for none).
 func parseFlags(cmd string, args []string, stderr io.Writer, define func(*flag.FlagSet)) ([]string, error) {
 	fs := flag.NewFlagSet("upcheck "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// A mistake is said in one line with where the usage is, not with
+	// the flag package's list of every flag.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if define != nil {
 		define(fs)
 	}
 	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "upcheck %s: %v\n%s", cmd, err, helpPointer(strings.Fields(cmd)[0]))
 		return nil, errUsage
 	}
 	if define == nil && fs.NArg() > 0 {

@@ -43,19 +43,20 @@ func runSkip(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 	define := func(fs *flag.FlagSet) {
 		fs.StringVar(&reason, "reason", reason, "why this site does not take this version (required; kept in the audit log)")
 	}
-	pos, err := parseFlags("skip", args, stderr, define)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 2 { // the flag may follow CODE VERSION
-		more, err := parseFlags("skip", pos[2:], stderr, define)
+	// The flag may come before, between or after CODE and VERSION.
+	var pos []string
+	for rest := args; ; {
+		more, err := parseFlags("skip", rest, stderr, define)
 		if err != nil {
 			return err
 		}
-		pos = append(pos[:2], more...)
+		if len(more) == 0 {
+			break
+		}
+		pos, rest = append(pos, more[0]), more[1:]
 	}
-	if len(pos) != 2 || strings.TrimSpace(reason) == "" {
-		fmt.Fprintf(stderr, "upcheck skip: CODE, VERSION and --reason R are required\n%s", helpPointer("skip"))
+	if missing := skipMissing(pos, reason); missing != "" {
+		fmt.Fprintf(stderr, "upcheck skip: %s\n%s", missing, helpPointer("skip"))
 		return errUsage
 	}
 	code, version := pos[0], pos[1]
@@ -130,4 +131,20 @@ func skipRefusal(cmd, code, version string, err error, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "upcheck %s: refused: %s: %s.\n", cmd, what, words)
 	return &exitError{code: skipRefusedExit, err: fmt.Errorf("%s refused", cmd)}
+}
+
+// skipMissing names what `upcheck skip CODE VERSION --reason R` lacks, in
+// one line ("" when nothing): the missing argument alone, not all three.
+func skipMissing(pos []string, reason string) string {
+	switch {
+	case len(pos) == 0:
+		return "CODE and VERSION are required: the component and the version to skip"
+	case len(pos) == 1:
+		return "VERSION is required: the version of " + pos[0] + " to skip"
+	case len(pos) > 2:
+		return "unexpected argument " + strconv.Quote(pos[2]) + ": CODE VERSION --reason R"
+	case strings.TrimSpace(reason) == "":
+		return "--reason R is required: why this site does not take " + pos[1] + " (kept in the audit log)"
+	}
+	return ""
 }

@@ -77,7 +77,7 @@ skips:
 		{[]string{"skip", "forms", "1.1.0", "--reason", "mine"}, 8, "the manifest declares this skip"},
 		{[]string{"unskip", "forms"}, 8, "the manifest declares this skip"},
 		{[]string{"skip", "nope", "1.0.0", "--reason", "r"}, 1, `no installed component has the code "nope"`},
-		{[]string{"skip", "core", "1.10.0"}, 2, "--reason R are required"},
+		{[]string{"skip", "core", "1.10.0"}, 2, "--reason R is required"},
 		{[]string{"unskip"}, 2, "one CODE is required"},
 	} {
 		stdout, stderr, code := cliOut(t, env, tc.args...)

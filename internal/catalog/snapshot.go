@@ -50,7 +50,7 @@ func shows(e *store.CatalogEntry, status string) bool {
 	case readmodel.FilterAll:
 		return true
 	case readmodel.FilterAttention:
-		return e.Security || e.Vulnerable
+		return e.NeedsAttention
 	case readmodel.FilterUpdates:
 		return e.UpdateAvailable
 	case readmodel.FilterSecurity:

@@ -24,13 +24,14 @@ func randomEntries(r *rand.Rand, n int) []store.CatalogEntry {
 			Security: r.IntN(5) == 0, Vulnerable: r.IntN(6) == 0, UpdateAvailable: r.IntN(3) == 0,
 			Failing: r.IntN(7) == 0, Stale: r.IntN(7) == 0,
 		}}
-		if r.IntN(6) == 0 { // a release waits for its soak
+		e.NeedsAttention = e.Security || e.Vulnerable || r.IntN(8) == 0 // or a trust downgrade, a deprecated version
+		if r.IntN(6) == 0 {                                             // a release waits for its soak
 			e.Waiting = &readmodel.WaitingRelease{Version: "9.9.9", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"}
 		}
 		if r.IntN(6) == 0 { // a skip hides a release
 			e.Skipped = &readmodel.SkippedVersion{Version: "9.0.0", By: "the manifest", FromManifest: true}
 		}
-		e.Cursor = store.CatalogCursor{Rank: r.IntN(5), Name: strings.ToLower(name), Code: e.Code}
+		e.Cursor = store.CatalogCursor{Rank: readmodel.CatalogRankMin + r.IntN(readmodel.CatalogRankMax-readmodel.CatalogRankMin+1), Name: strings.ToLower(name), Code: e.Code}
 		out[i] = e
 	}
 	return out
@@ -44,7 +45,7 @@ func naivePage(all []store.CatalogEntry, f store.CatalogFilter) []string {
 	q := strings.ToLower(f.Search)
 	for _, e := range all {
 		hit := strings.Contains(strings.ToLower(e.Code), q) || strings.Contains(strings.ToLower(e.Name), q)
-		keep := map[string]bool{"": true, "attention": e.Security || e.Vulnerable, "updates": e.UpdateAvailable,
+		keep := map[string]bool{"": true, "attention": e.NeedsAttention, "updates": e.UpdateAvailable,
 			"security": e.Security, "vulnerable": e.Vulnerable, "failing": e.Failing, "stale": e.Stale,
 			"waiting": e.Waiting != nil, "skipped": e.Skipped != nil}[f.Status]
 		if hit && keep {

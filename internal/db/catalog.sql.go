@@ -37,6 +37,10 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- stands, evaluated or not: the lowered pin is why the component
        -- waits for its next check).
        cs.new_publisher_version, cs.new_publisher, cs.pin_downgrade, cs.pin_downgraded_at,
+       -- What needs attention (the attention filter), as the summary
+       -- counts it: one definition.
+       upcheck_needs_attention(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.provenance_lost,
+                               cs.new_publisher_version, cs.pin_downgrade, cs.deprecated) AS needs_attention,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
                             cs.failing, cs.stale, cs.evaluated)::integer AS sort_rank,
        lower(cs.name)::text AS sort_name,
@@ -112,6 +116,7 @@ type CatalogAllRow struct {
 	NewPublisher        *string
 	PinDowngrade        *string
 	PinDowngradedAt     *time.Time
+	NeedsAttention      bool
 	SortRank            int32
 	SortName            string
 	AdvisoryKeys        []string
@@ -189,6 +194,7 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.NewPublisher,
 			&i.PinDowngrade,
 			&i.PinDowngradedAt,
+			&i.NeedsAttention,
 			&i.SortRank,
 			&i.SortName,
 			&i.AdvisoryKeys,

@@ -173,8 +173,8 @@ const feedFail = `-- name: FeedFail :exec
 WITH run AS (
     UPDATE feed_syncs
     SET status = 'failed', finished_at = clock_timestamp(), error = $1::text,
-        written = $8::integer, skipped = $4::integer
-    WHERE id = $9::bigint
+        written = $9::integer, skipped = $4::integer
+    WHERE id = $10::bigint
 )
 UPDATE feeds
 SET last_error = $1::text, last_error_kind = $2::text, last_error_arg = $3::text,
@@ -182,7 +182,7 @@ SET last_error = $1::text, last_error_kind = $2::text, last_error_arg = $3::text
     skipped = CASE WHEN $4::integer > 0 THEN $5::jsonb ELSE skipped END,
     skipped_count = CASE WHEN $4::integer > 0 THEN $4::integer ELSE skipped_count END,
     epoch = $6::bigint
-WHERE kind = $7::text
+WHERE kind = $7::text AND $8::boolean
 `
 
 type FeedFailParams struct {
@@ -193,13 +193,17 @@ type FeedFailParams struct {
 	Skipped      []byte
 	Epoch        int64
 	Kind         string
+	OnFeed       bool
 	Written      int32
 	SyncID       int64
 }
 
 // Ends a sync that failed: the error is recorded; the cursor, the
 // validators, the last success and the pending components stay, so the
-// next sync starts where this one did.
+// next sync starts where this one did. A refused import (on_feed false:
+// a file brought by hand that could not be read) is recorded in the
+// history only: the feed's server did not fail, and the feed's state
+// (its last error, its failures, its skipped records) stays.
 func (q *Queries) FeedFail(ctx context.Context, db DBTX, arg FeedFailParams) error {
 	_, err := db.Exec(ctx, feedFail,
 		arg.Error,
@@ -209,6 +213,7 @@ func (q *Queries) FeedFail(ctx context.Context, db DBTX, arg FeedFailParams) err
 		arg.Skipped,
 		arg.Epoch,
 		arg.Kind,
+		arg.OnFeed,
 		arg.Written,
 		arg.SyncID,
 	)

@@ -16,6 +16,8 @@ WITH c AS MATERIALIZED (
            vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
            known_exploited, malicious, waiting_version, new_publisher_version, new_publisher,
            pin_downgrade, pin_downgraded_at,
+           upcheck_needs_attention(malicious, known_exploited, security, vulnerable, provenance_lost,
+                                   new_publisher_version, pin_downgrade, deprecated) AS needs_attention,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -29,7 +31,7 @@ last_run AS (
     LIMIT 1
 ),
 ranked AS (
-    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.deprecated, c.provenance_lost, c.known_exploited, c.malicious, c.waiting_version, c.new_publisher_version, c.new_publisher, c.pin_downgrade, c.pin_downgraded_at, c.release, c.release_installable,
+    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.deprecated, c.provenance_lost, c.known_exploited, c.malicious, c.waiting_version, c.new_publisher_version, c.new_publisher, c.pin_downgrade, c.pin_downgraded_at, c.needs_attention, c.release, c.release_installable,
            CASE WHEN c.malicious THEN 'malicious'
                 WHEN c.known_exploited THEN 'known_exploited'
                 WHEN c.vulnerable_no_fix THEN 'vulnerable_no_fix'
@@ -46,13 +48,12 @@ ranked AS (
            CASE WHEN c.security AND NOT c.vulnerable_no_fix AND NOT c.known_exploited AND NOT c.malicious
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
-    WHERE c.security OR c.vulnerable OR c.provenance_lost IS NOT NULL OR c.new_publisher_version IS NOT NULL
-       OR c.pin_downgrade IS NOT NULL OR c.deprecated IS NOT NULL
+    WHERE c.needs_attention
     ORDER BY urgency, severity_rank DESC, lower(c.name), c.code
     LIMIT $1::bigint
 ),
 named AS MATERIALIZED (
-    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.known_exploited, r.malicious, r.waiting_version, r.new_publisher_version, r.new_publisher, r.pin_downgrade, r.pin_downgraded_at, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
+    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.known_exploited, r.malicious, r.waiting_version, r.new_publisher_version, r.new_publisher, r.pin_downgrade, r.pin_downgraded_at, r.needs_attention, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
            (SELECT e.security_since FROM component_exposure e WHERE e.code = r.code) AS security_since,
            (SELECT x.a
               FROM component_state cs
@@ -80,9 +81,7 @@ totals AS (
            count(*) FILTER (WHERE waiting_version IS NOT NULL)           AS waiting,
            count(*) FILTER (WHERE security)                              AS security_updates,
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
-           count(*) FILTER (WHERE security OR vulnerable OR provenance_lost IS NOT NULL
-                                  OR new_publisher_version IS NOT NULL OR pin_downgrade IS NOT NULL
-                                  OR deprecated IS NOT NULL)             AS attention_total,
+           count(*) FILTER (WHERE needs_attention)                       AS attention_total,
            count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
            count(*) FILTER (WHERE provenance_lost IS NOT NULL OR new_publisher_version IS NOT NULL
                                   OR pin_downgrade IS NOT NULL)          AS trust_downgrades,
@@ -210,7 +209,8 @@ type SummaryReadRow struct {
 // component_state is read once for the counts, the ranking of the
 // components that need attention and the one never read; the JSON of
 // advisories is read only for the components named.
-// The components named: those that need action, most urgent first (a
+// The components named: those that need attention (upcheck_needs_attention,
+// as the catalog's attention filter lists them), most urgent first (a
 // package known to be malicious, then an advisory known to be exploited,
 // then an open advisory with no fix, then a security update by the release's
 // severity, then a vulnerable version, then a trust downgrade (a version

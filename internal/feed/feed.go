@@ -31,6 +31,11 @@ var (
 	ErrArchive = errors.New("unusable feed archive")
 	// ErrSchema means a file is not in the format of its kind.
 	ErrSchema = errors.New("not the feed's format")
+	// ErrSpoolDir means the archive could not be written to the directory
+	// it is spooled to (UPCHECK_FEED_DIR): the directory is missing, not a
+	// directory, not writable, or the disk is full. The feed's server is
+	// not at fault and the database is not gone.
+	ErrSpoolDir = errors.New("cannot write the archive to its directory")
 )
 
 // Skipped is a record, entry or row left out of a feed, with where it was

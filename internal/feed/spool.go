@@ -44,7 +44,7 @@ func Spool(ctx context.Context, f *fetch.Fetcher, req fetch.Request, dir string)
 	}
 	file, err := os.CreateTemp(dir, "upcheck-feed-*.download")
 	if err != nil {
-		return Download{}, fmt.Errorf("spool feed: %w", err)
+		return Download{}, fmt.Errorf("spool feed: %w: %w", ErrSpoolDir, err)
 	}
 	keep := false
 	defer func() {
@@ -55,12 +55,12 @@ func Spool(ctx context.Context, f *fetch.Fetcher, req fetch.Request, dir string)
 	}()
 	req.Consume = func(r io.Reader) error {
 		if _, err := file.Seek(0, io.SeekStart); err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrSpoolDir, err)
 		}
 		if err := file.Truncate(0); err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrSpoolDir, err)
 		}
-		_, err := io.Copy(file, r)
+		_, err := io.Copy(spoolWriter{file}, r)
 		return err
 	}
 	req.Compressed = false
@@ -73,9 +73,23 @@ func Spool(ctx context.Context, f *fetch.Fetcher, req fetch.Request, dir string)
 		return d, nil
 	}
 	if err := file.Close(); err != nil {
-		return Download{}, fmt.Errorf("spool feed: %w", err)
+		return Download{}, fmt.Errorf("spool feed: %w: %w", ErrSpoolDir, err)
 	}
 	keep = true
 	d.Path, d.Bytes = file.Name(), resp.Bytes
 	return d, nil
+}
+
+// spoolWriter marks the spooled file's write errors (a full disk) as
+// ErrSpoolDir, apart from the body's read errors, which are the server's.
+// It hides the file's ReadFrom, so that io.Copy's errors come from one
+// side or the other.
+type spoolWriter struct{ f *os.File }
+
+func (w spoolWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrSpoolDir, err)
+	}
+	return n, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -288,7 +287,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request, maxBody int64) (Respon
 	}
 	delay := f.retryDelay(retryAfter, time.Now())
 	f.logger.WarnContext(ctx, "fetch failed, retrying once",
-		"url", u.Redacted(), "delay", delay, "error", err)
+		"url", shown(u), "delay", delay, "error", err)
 	if err := sleep(ctx, delay); err != nil {
 		return Response{}, cancelled(ctx, u)
 	}
@@ -313,7 +312,7 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	}
 	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return Response{}, "", fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+		return Response{}, "", fmt.Errorf("fetch %s: %w", shown(u), err)
 	}
 	hreq.Header.Set("User-Agent", f.cfg.UserAgent)
 	if req.ETag != "" {
@@ -362,33 +361,41 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 		return resp, "", nil
 	default:
 		return resp, hresp.Header.Get("Retry-After"),
-			fmt.Errorf("fetch %s: %w", u.Redacted(), &StatusError{Code: hresp.StatusCode})
+			fmt.Errorf("fetch %s: %w", shown(u), &StatusError{Code: hresp.StatusCode})
 	}
 
 	// Refuse early what announces itself as too big; a smaller
 	// Content-Length is not trusted, the LimitReader below is the real cap.
 	if hresp.ContentLength > maxBody {
 		return resp, "", fmt.Errorf("fetch %s: %w: content-length %d exceeds %d bytes",
-			u.Redacted(), ErrTooLarge, hresp.ContentLength, maxBody)
+			shown(u), ErrTooLarge, hresp.ContentLength, maxBody)
 	}
 	body := &CappedReader{R: hresp.Body, Max: maxBody}
-	var consumed error
-	if req.Consume != nil {
+	gz := req.Compressed && strings.EqualFold(hresp.Header.Get("Content-Encoding"), "gzip")
+	var consumed, spooled error
+	switch {
+	case req.Consume != nil:
 		consumed = req.Consume(body)
-	} else {
-		resp.Body, _ = io.ReadAll(body)
+	case req.Compressed && !gz:
+		resp.Body, resp.Spool, spooled = f.readPlain(ctx, body, hresp.ContentLength, shown(u))
+	default:
+		resp.Body, _ = readBody(body, hresp.ContentLength)
 	}
 	resp.Bytes = body.N
-	resp.Gzip = req.Compressed && resp.Body != nil && strings.EqualFold(hresp.Header.Get("Content-Encoding"), "gzip")
+	resp.Gzip = gz && resp.Body != nil
+	if body.Over || body.Err != nil || spooled != nil {
+		resp.Close()
+		resp.Body, resp.Spool = nil, nil
+	}
 	switch {
 	case body.Over:
-		resp.Body = nil
-		return resp, "", fmt.Errorf("fetch %s: %w: more than %d bytes", u.Redacted(), ErrTooLarge, maxBody)
+		return resp, "", fmt.Errorf("fetch %s: %w: more than %d bytes", shown(u), ErrTooLarge, maxBody)
 	case body.Err != nil:
-		resp.Body = nil
 		return resp, "", f.attemptError(ctx, actx, u, timeout, body.Err)
 	case consumed != nil:
-		return resp, "", fmt.Errorf("fetch %s: %w", u.Redacted(), &ConsumeError{Err: consumed})
+		return resp, "", fmt.Errorf("fetch %s: %w", shown(u), &ConsumeError{Err: consumed})
+	case spooled != nil:
+		return resp, "", fmt.Errorf("fetch %s: %w", shown(u), spooled)
 	}
 	f.logDone(ctx, u, resp, start)
 	return resp, "", nil
@@ -402,18 +409,18 @@ func (f *Fetcher) attemptError(ctx, actx context.Context, u *url.URL, timeout ti
 		return cancelled(ctx, u)
 	}
 	if actx.Err() != nil {
-		return fmt.Errorf("fetch %s: %w", u.Redacted(), &TimeoutError{After: timeout})
+		return fmt.Errorf("fetch %s: %w", shown(u), &TimeoutError{After: timeout})
 	}
 	// url.Error repeats the method and URL; our prefix already says it.
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
-	return fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+	return fmt.Errorf("fetch %s: %w", shown(u), err)
 }
 
 func (f *Fetcher) logDone(ctx context.Context, u *url.URL, resp Response, start time.Time) {
 	f.logger.DebugContext(ctx, "fetched",
-		"url", u.Redacted(),
+		"url", shown(u),
 		"status", resp.StatusCode,
 		"not_modified", resp.NotModified,
 		"bytes", resp.Bytes,

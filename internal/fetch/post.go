@@ -40,9 +40,9 @@ func (f *Fetcher) Post(ctx context.Context, rawURL string, header http.Header, b
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && ctx.Err() == context.DeadlineExceeded {
-			return 0, fmt.Errorf("post %s: no answer: %w", u.Redacted(), &TimeoutError{After: timeout})
+			return 0, fmt.Errorf("post %s: no answer: %w", shown(u), &TimeoutError{After: timeout})
 		}
-		return 0, fmt.Errorf("post %s: %w", u.Redacted(), err)
+		return 0, fmt.Errorf("post %s: %w", shown(u), err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPostAnswer)) // the answer's content does not matter

@@ -38,7 +38,7 @@ func (f *Fetcher) PostJSON(ctx context.Context, rawURL string, body []byte, maxA
 		return answer, err
 	}
 	delay := f.retryDelay(retryAfter, time.Now())
-	f.logger.WarnContext(ctx, "post failed, retrying once", "url", u.Redacted(), "delay", delay, "error", err)
+	f.logger.WarnContext(ctx, "post failed, retrying once", "url", shown(u), "delay", delay, "error", err)
 	if err := sleep(ctx, delay); err != nil {
 		return nil, cancelled(ctx, u)
 	}
@@ -51,7 +51,7 @@ func (f *Fetcher) postAttempt(ctx context.Context, u *url.URL, body []byte, maxA
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return nil, "", fmt.Errorf("post %s: %w", u.Redacted(), err)
+		return nil, "", fmt.Errorf("post %s: %w", shown(u), err)
 	}
 	req.Header.Set("User-Agent", f.cfg.UserAgent)
 	req.Header.Set("Content-Type", "application/json")
@@ -67,17 +67,17 @@ func (f *Fetcher) postAttempt(ctx context.Context, u *url.URL, body []byte, maxA
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return nil, resp.Header.Get("Retry-After"),
-			fmt.Errorf("post %s: %w", u.Redacted(), &StatusError{Code: resp.StatusCode})
+			fmt.Errorf("post %s: %w", shown(u), &StatusError{Code: resp.StatusCode})
 	}
 	if resp.ContentLength > maxAnswer {
 		return nil, "", fmt.Errorf("post %s: %w: content-length %d exceeds %d bytes",
-			u.Redacted(), ErrTooLarge, resp.ContentLength, maxAnswer)
+			shown(u), ErrTooLarge, resp.ContentLength, maxAnswer)
 	}
 	capped := &CappedReader{R: resp.Body, Max: maxAnswer}
 	answer, _ := io.ReadAll(capped)
 	switch {
 	case capped.Over:
-		return nil, "", fmt.Errorf("post %s: %w: more than %d bytes", u.Redacted(), ErrTooLarge, maxAnswer)
+		return nil, "", fmt.Errorf("post %s: %w: more than %d bytes", shown(u), ErrTooLarge, maxAnswer)
 	case capped.Err != nil:
 		return nil, "", f.attemptError(ctx, actx, u, timeout, capped.Err)
 	}

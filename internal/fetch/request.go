@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"io"
 	"net/url"
 	"time"
@@ -39,12 +40,17 @@ type Request struct {
 	// wrapped by Fetch's error. Reading past the cap fails with
 	// ErrTooLarge.
 	Consume func(io.Reader) error
-	// Compressed asks for gzip and keeps the body as it was sent:
-	// Response.Body holds the compressed bytes when Response.Gzip says so
-	// (MaxBody then caps those), and the caller decompresses it. A
-	// Fetcher.Run caller does that in its callback, after the host's slot
-	// was released, so that decoding a document of tens of megabytes never
-	// holds a connection slot and only its compressed form is ever held.
+	// Compressed asks for gzip and keeps the body as it was sent, for the
+	// caller to decode: a Fetcher.Run caller does that in its callback,
+	// after the host's slot was released, so that decoding a document of
+	// tens of megabytes never holds a connection slot. A gzip body is in
+	// Response.Body (Response.Gzip says so; MaxBody then caps the
+	// compressed bytes): only its compressed form is held. A body sent
+	// uncompressed anyway (some registries and proxies ignore
+	// Accept-Encoding) is in Response.Body below SpoolAbove bytes, and in
+	// Response.Spool, a temporary file, from there on: it is never held
+	// whole in memory. The caller closes the Response (Response.Close) whatever
+	// it does with it.
 	Compressed bool
 }
 
@@ -56,7 +62,7 @@ type Credential interface{ Reveal() string }
 type Response struct {
 	// NotModified is true for a 304: keep the stored document.
 	NotModified bool
-	// Body is the document (nil when NotModified).
+	// Body is the document (nil when NotModified, or held in Spool).
 	Body []byte
 	// ETag and LastModified are the validators to store for the next
 	// fetch. On a 304 that omits them, they are the request's own, so the
@@ -72,4 +78,23 @@ type Response struct {
 	Bytes int64
 	// Gzip: Body is gzip-compressed, as sent to a Compressed request.
 	Gzip bool
+	// Spool holds the body instead of Body when a Compressed request's
+	// body came uncompressed, SpoolAbove bytes or more: a temporary file,
+	// read from its start, released by Close.
+	Spool *Spool
+}
+
+// Reader reads the body from its start, wherever it is held (Body or
+// Spool): once.
+func (r Response) Reader() io.Reader {
+	if r.Spool != nil {
+		return r.Spool
+	}
+	return bytes.NewReader(r.Body)
+}
+
+// Close releases what holds the body (Spool's temporary file); it may be
+// called more than once. Only a Compressed request's Response needs it.
+func (r Response) Close() {
+	_ = r.Spool.Close()
 }

@@ -22,6 +22,9 @@ func transient(err error) bool {
 	if _, ok := errors.AsType[*ConsumeError](err); ok {
 		return false
 	}
+	if _, ok := errors.AsType[*spoolError](err); ok {
+		return false
+	}
 	switch {
 	case errors.Is(err, ErrPrivateAddress),
 		errors.Is(err, ErrTooLarge),

@@ -7,6 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,5 +140,89 @@ func TestCompressedKeepsTheBodyAsSent(t *testing.T) {
 	plain, err := f.Fetch(t.Context(), Request{URL: srv.URL + "/plain", Compressed: true})
 	if err != nil || plain.Gzip || !bytes.Equal(plain.Body, payload) {
 		t.Fatalf("a plain answer: gzip %v, %d bytes, %v", plain.Gzip, len(plain.Body), err)
+	}
+}
+
+// A Compressed request whose body comes uncompressed anyway (a registry
+// or proxy that ignores Accept-Encoding) and larger than SpoolAbove is
+// written to a temporary file as it arrives, never held in memory whole:
+// the fetch allocates a fraction of the body, the file has no name on
+// disk from the start, and Close releases it. A body cut off is retried
+// into a new file; one past the cap leaves nothing behind; where no
+// temporary file can be made, the body is held in memory as before. Not
+// parallel: the runtime's count of allocations is the whole process's,
+// and TMPDIR is set for the test.
+func TestCompressedSpoolsALargePlainBody(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	const size = 16 << 20
+	payload := bytes.Repeat([]byte(`{"x":"0123456789"},`), size/19+1)[:size]
+	var cuts atomic.Int32
+	srv := serve(t, "127.0.0.1", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Accept-Encoding") != "gzip" {
+			t.Error("the fetcher did not ask for gzip")
+		}
+		if r.URL.Path == "/cut" && cuts.Add(1) == 1 {
+			w.Header().Set("Content-Length", strconv.Itoa(size))
+			_, _ = w.Write(payload[:size/2])
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		_, _ = w.Write(payload) // chunked: no Content-Length
+	}))
+	f := setup(t, Config{AllowPrivate: true})
+	left := func() []os.DirEntry {
+		entries, _ := os.ReadDir(tmp)
+		return entries
+	}
+
+	var resp Response
+	var err error
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	resp, err = f.Fetch(t.Context(), Request{URL: srv.URL + "/doc", Compressed: true, MaxBody: size})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > size/4 {
+		t.Errorf("fetching %d MiB allocated %.1f MiB; want under a quarter of it", size>>20, float64(n)/(1<<20))
+	}
+	if resp.Body != nil || resp.Spool == nil || resp.Gzip || resp.Bytes != size {
+		t.Fatalf("body %d bytes, spool %v, gzip %v, %d bytes read", len(resp.Body), resp.Spool != nil, resp.Gzip, resp.Bytes)
+	}
+	if l := left(); len(l) > 0 {
+		t.Errorf("the spooled file has a name on disk: %v", l)
+	}
+	if got, err := io.ReadAll(resp.Reader()); err != nil || !bytes.Equal(got, payload) {
+		t.Errorf("the spooled body: %d bytes, %v", len(got), err)
+	}
+	resp.Close()
+	resp.Close() // twice is harmless
+
+	resp, err = f.Fetch(t.Context(), Request{URL: srv.URL + "/cut", Compressed: true, MaxBody: size})
+	if err != nil || cuts.Load() != 2 || resp.Spool == nil {
+		t.Fatalf("a cut body, retried: %v after %d requests, spool %v", err, cuts.Load(), resp.Spool != nil)
+	}
+	if got, _ := io.ReadAll(resp.Reader()); !bytes.Equal(got, payload) {
+		t.Errorf("the retried body: %d bytes, want the whole body", len(got))
+	}
+	resp.Close()
+
+	resp, err = f.Fetch(t.Context(), Request{URL: srv.URL + "/doc", Compressed: true, MaxBody: size / 2})
+	if !errors.Is(err, ErrTooLarge) || resp.Spool != nil || resp.Body != nil {
+		t.Errorf("past the cap: %v, spool %v, body %d bytes", err, resp.Spool != nil, len(resp.Body))
+	}
+	if l := left(); len(l) > 0 {
+		t.Errorf("files left in TMPDIR: %v", l)
+	}
+
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	resp, err = f.Fetch(t.Context(), Request{URL: srv.URL + "/doc", Compressed: true, MaxBody: size})
+	if err != nil || resp.Spool != nil || !bytes.Equal(resp.Body, payload) {
+		t.Errorf("without a temporary directory: %v, spool %v, body %d bytes", err, resp.Spool != nil, len(resp.Body))
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 // cancelled builds the error for a fetch stopped by ctx.
 func cancelled(ctx context.Context, u *url.URL) error {
-	return fmt.Errorf("fetch %s: %w", u.Redacted(), ctxError(ctx))
+	return fmt.Errorf("fetch %s: %w", shown(u), ctxError(ctx))
 }
 
 // ctxError returns ctx.Err(), also wrapping context.Cause(ctx) when that
@@ -32,10 +32,10 @@ func parseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	if err := checkScheme(u); err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("fetch %s: %w", shown(u), err)
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("fetch %s: url has no host", u.Redacted())
+		return nil, fmt.Errorf("fetch %s: url has no host", shown(u))
 	}
 	return u, nil
 }
@@ -98,4 +98,18 @@ func anyHTTPS(via []*http.Request) bool {
 		}
 	}
 	return false
+}
+
+// shown is u as the fetcher's errors and log lines give it: without its
+// password (url.Redacted) and without its query, where a mirror's or a
+// publisher's access token rides ("?…"). An error is stored (a source's or
+// a feed's last error) and a log line read by more people than the
+// setting.
+func shown(u *url.URL) string {
+	if u.RawQuery == "" && !u.ForceQuery {
+		return u.Redacted()
+	}
+	c := *u
+	c.RawQuery, c.ForceQuery = "…", false
+	return c.Redacted()
 }

@@ -19,7 +19,7 @@ import (
 // short ("GHSA-xxxx-xxxx-xxxx", "CVE-2026-12345"), a reason a sentence or
 // two; anything longer is a paste gone wrong.
 const (
-	MaxAdvisory = 200
+	MaxAdvisory = updatedoc.MaxAdvisoryID // bytes: readmodel.MaxAdvisoryID, every advisory id's limit
 	MaxReason   = 500
 )
 
@@ -109,8 +109,8 @@ func (m *Manifest) dismissalProblems() []string {
 		switch {
 		case d.Advisory == "":
 			add(i, "advisory is missing")
-		case utf8.RuneCountInString(d.Advisory) > MaxAdvisory:
-			add(i, "advisory is longer than %d characters", MaxAdvisory)
+		case len(d.Advisory) > MaxAdvisory:
+			add(i, "advisory is longer than %d bytes", MaxAdvisory)
 		case strings.ContainsFunc(d.Advisory, unicode.IsControl):
 			add(i, "advisory %q has a control character", d.Advisory)
 		default:

@@ -117,7 +117,7 @@ func TestDecisionRefusals(t *testing.T) {
 		{"dismissal without a component", dismissal(`{"advisory": "A", "reason": "r"}`), `dismissals[0]: component is missing`},
 		{"dismissal of no component", dismissal(`{"component": "shop", "advisory": "A", "reason": "r"}`), `dismissals[0]: component "shop" is not a component of the manifest`},
 		{"dismissal without an advisory", dismissal(`{"component": "blog", "reason": "r"}`), `dismissals[0]: advisory is missing`},
-		{"advisory too long", dismissal(`{"component": "blog", "advisory": "` + strings.Repeat("é", 201) + `", "reason": "r"}`), `dismissals[0]: advisory is longer than 200 characters`},
+		{"advisory too long", dismissal(`{"component": "blog", "advisory": "` + strings.Repeat("é", 100) + `x", "reason": "r"}`), `dismissals[0]: advisory is longer than 200 bytes`},
 		{"advisory with a control character", dismissal(`{"component": "blog", "advisory": "CVE-1\u0007", "reason": "r"}`), `dismissals[0]: advisory "CVE-1\a" has a control character`},
 		{"dismissal without a reason", dismissal(`{"component": "blog", "advisory": "A", "reason": " \t"}`), `dismissals[0]: reason is missing`},
 		{"dismissal reason too long", dismissal(`{"component": "blog", "advisory": "A", "reason": "` + strings.Repeat("r", 501) + `"}`), `dismissals[0]: reason is longer than 500 characters`},
@@ -147,9 +147,10 @@ func TestDecisionRefusals(t *testing.T) {
 			})
 		}
 	}
-	// What is within the limits passes: 200 characters of advisory (not
-	// bytes), 500 of reason, a skip of a pre-release newer than installed.
-	ok := doc(`"dismissals": [{"component": "blog", "advisory": "` + strings.Repeat("é", 200) + `", "reason": "` + strings.Repeat("r", 500) + `"}],
+	// What is within the limits passes: 200 bytes of advisory (the limit
+	// of every advisory id, readmodel.MaxAdvisoryID), 500 characters of
+	// reason, a skip of a pre-release newer than installed.
+	ok := doc(`"dismissals": [{"component": "blog", "advisory": "` + strings.Repeat("é", 100) + `", "reason": "` + strings.Repeat("r", 500) + `"}],
 	  "skips": [{"component": "blog", "version": "2.3.1-rc.1", "reason": "` + strings.Repeat("r", 500) + `"}]`)
 	if _, err := ParseJSON([]byte(ok)); err != nil {
 		t.Fatalf("at the limits: %v", err)

@@ -1,9 +1,6 @@
 package notify
 
 import (
-	"net/url"
-	"unicode/utf8"
-
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -16,7 +13,8 @@ import (
 // creating it: a viewer sees a webhook's scheme and host only and no email
 // address; an admin (admin true) sees a webhook's scheme and host and the
 // last four characters of the rest, enough to tell two channels apart,
-// and the whole email address.
+// and the whole email address (readmodel.ShownURL, which feeds' URLs are
+// shown through too).
 func ShownTarget(kind, target string, admin bool) string {
 	if kind == string(readmodel.ChannelEmail) {
 		if admin {
@@ -24,21 +22,8 @@ func ShownTarget(kind, target string, admin bool) string {
 		}
 		return "an email address (shown to admins)"
 	}
-	u, err := url.Parse(target)
-	if err != nil || u.Host == "" {
-		return "a webhook URL"
+	if shown, ok := readmodel.ShownURL(target, admin); ok {
+		return shown
 	}
-	origin := u.Scheme + "://" + u.Host // never the userinfo
-	rest := u.EscapedPath()
-	if u.RawQuery != "" {
-		rest += "?" + u.RawQuery
-	}
-	if !admin || rest == "" || rest == "/" {
-		return origin + "/…"
-	}
-	if n := utf8.RuneCountInString(rest); n > 8 {
-		r := []rune(rest)
-		return origin + "/…" + string(r[n-4:])
-	}
-	return origin + "/…"
+	return "a webhook URL"
 }

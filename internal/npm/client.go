@@ -1,7 +1,6 @@
 package npm
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -58,10 +57,13 @@ func (c *Client) Package(ctx context.Context, name Name, etag, lastModified stri
 // PackageRequest is the fetch of one package document, for a caller that
 // runs many through fetch.Fetcher.Run (the check). The document is
 // fetched as the registry compressed it (fetch.Request.Compressed: a
-// popular package's 36 MB are about 4 MB gzipped) and decoded by Result
-// as a stream, keeping only what Package holds: a caller of Run calls
-// Result in its callback, once the registry's connection slot is free, so
-// that decoding never holds it.
+// popular package's 36 MB are about 4 MB gzipped; one sent uncompressed
+// anyway is spooled to a temporary file past fetch.SpoolAbove, never held
+// whole) and decoded by Result as a stream, keeping only what Package
+// holds: a caller of Run calls Result in its callback, once the
+// registry's connection slot is free, so that decoding never holds it. A
+// caller that does not call Result closes the response
+// (fetch.Response.Close).
 type PackageRequest struct {
 	Request fetch.Request
 	name    Name
@@ -91,14 +93,16 @@ func (c *Client) PackageRequest(name Name, etag, lastModified string) (*PackageR
 // the package's is ErrDocument, one past the cap decompressed ErrTooLarge;
 // every other error is as fetch gave it.
 func (pr *PackageRequest) Result(resp fetch.Response, err error) (Fetched, error) {
+	defer resp.Close()
 	if err != nil {
 		return Fetched{Response: resp}, refusal(err, pr.name)
 	}
 	if resp.NotModified {
 		return Fetched{Response: resp}, nil
 	}
-	var body io.Reader = bytes.NewReader(resp.Body)
-	if resp.Gzip {
+	body, gz := resp.Reader(), resp.Gzip
+	resp.Body, resp.Spool = nil, nil // the bytes as sent are not kept
+	if gz {
 		zr, err := gzip.NewReader(body)
 		if err != nil {
 			return Fetched{Response: resp}, fmt.Errorf("%w: the gzip stream: %v", ErrDocument, err)
@@ -107,7 +111,6 @@ func (pr *PackageRequest) Result(resp fetch.Response, err error) (Fetched, error
 		body = zr
 	}
 	p, err := DecodePackage(body, pr.limit) // a broken gzip stream is ErrDocument too
-	resp.Body = nil                         // the compressed bytes are not kept
 	switch {
 	case err != nil:
 		return Fetched{Response: resp}, err

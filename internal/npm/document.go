@@ -7,6 +7,9 @@ import (
 	"io"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/upcheck/upcheck/internal/fetch"
 )
 
@@ -73,19 +76,35 @@ var ErrTooLarge = errors.New("the package document is larger than the limit")
 // package document.
 var ErrDocument = errors.New("not an npm package document")
 
+// documentOptions read a package document as encoding/json read it, in
+// what matters for the fields kept: names matched case-insensitively, a
+// name given twice allowed (the last wins: real documents repeat
+// dependencies), invalid UTF-8 read as U+FFFD (old readmes have it); a
+// value of the wrong type is an error either way. The streaming decoder
+// of encoding/json/v2 (this module is its mirror until Go 1.27 makes it
+// the standard library's) reads and skips about three times faster than
+// encoding/json's Decoder, which scanned each version's manifest twice
+// (the bench's 40 MB document: 0.35 s against 1.03 s, on a loaded
+// machine; with all of encoding/json's legacy options, none of which
+// changes the fields kept, 0.54 s).
+var documentOptions = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true),
+	jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+
 // DecodePackage reads a package document as a stream, keeping only what
 // Package holds: memory follows the largest single version's manifest,
-// not the document. More than max decoded bytes is ErrTooLarge.
+// not the document; what is read past (readmes, each version's
+// dependencies and scripts) is skipped without being decoded. More than
+// max decoded bytes is ErrTooLarge.
 func DecodePackage(r io.Reader, max int64) (*Package, error) {
 	cr := &fetch.CappedReader{R: r, Max: max}
-	pkg, err := decodePackage(json.NewDecoder(cr))
+	pkg, err := decodePackage(jsontext.NewDecoder(cr, documentOptions))
 	if cr.Over {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, max)
 	}
 	return pkg, err
 }
 
-func decodePackage(dec *json.Decoder) (*Package, error) {
+func decodePackage(dec *jsontext.Decoder) (*Package, error) {
 	fail := func(format string, args ...any) (*Package, error) {
 		return nil, fmt.Errorf("%w: %s", ErrDocument, fmt.Sprintf(format, args...))
 	}
@@ -93,23 +112,23 @@ func decodePackage(dec *json.Decoder) (*Package, error) {
 		return fail("%v", err)
 	}
 	pkg := &Package{DistTags: map[string]string{}, Published: map[string]time.Time{}, Versions: map[string]Version{}}
-	for dec.More() {
+	for dec.PeekKind() != '}' {
 		key, err := objectKey(dec)
 		if err != nil {
 			return fail("%v", err)
 		}
 		switch key {
 		case "name":
-			if err := dec.Decode(&pkg.Name); err != nil {
+			if err := jsonv2.UnmarshalDecode(dec, &pkg.Name); err != nil {
 				return fail("name: %v", err)
 			}
 		case "dist-tags":
-			if err := dec.Decode(&pkg.DistTags); err != nil {
+			if err := jsonv2.UnmarshalDecode(dec, &pkg.DistTags); err != nil {
 				return fail("dist-tags: %v", err)
 			}
 		case "time":
 			var times map[string]string
-			if err := dec.Decode(&times); err != nil {
+			if err := jsonv2.UnmarshalDecode(dec, &times); err != nil {
 				return fail("time: %v", err)
 			}
 			for v, s := range times {
@@ -122,13 +141,13 @@ func decodePackage(dec *json.Decoder) (*Package, error) {
 				return fail("versions: %v", err)
 			}
 		case "repository":
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
+			raw, err := dec.ReadValue()
+			if err != nil {
 				return fail("repository: %v", err)
 			}
-			pkg.Repository = repositoryOf(raw)
+			pkg.Repository = repositoryOf(json.RawMessage(raw))
 		default:
-			if err := skipValue(dec); err != nil {
+			if err := dec.SkipValue(); err != nil {
 				return fail("%s: %v", key, err)
 			}
 		}
@@ -146,9 +165,9 @@ func decodePackage(dec *json.Decoder) (*Package, error) {
 
 // wireVersion is the part of a version's manifest that is decoded.
 type wireVersion struct {
-	Deprecated       json.RawMessage   `json:"deprecated"`
+	Deprecated       jsontext.Value    `json:"deprecated"`
 	PeerDependencies map[string]string `json:"peerDependencies"`
-	NpmUser          json.RawMessage   `json:"_npmUser"`
+	NpmUser          jsontext.Value    `json:"_npmUser"`
 	Dist             struct {
 		Integrity    string      `json:"integrity"`
 		Shasum       string      `json:"shasum"`
@@ -163,21 +182,21 @@ type wireVersion struct {
 	} `json:"dist"`
 }
 
-func decodeVersions(dec *json.Decoder, into map[string]Version) error {
+func decodeVersions(dec *jsontext.Decoder, into map[string]Version) error {
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
 	}
-	for dec.More() {
+	for dec.PeekKind() != '}' {
 		v, err := objectKey(dec)
 		if err != nil {
 			return err
 		}
 		var w wireVersion
-		if err := dec.Decode(&w); err != nil {
+		if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 			return fmt.Errorf("%s: %w", v, err)
 		}
 		out := Version{PeerDependencies: w.PeerDependencies, Dist: Dist{Integrity: w.Dist.Integrity, Shasum: w.Dist.Shasum,
-			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}, Publisher: publisherOf(w.NpmUser)}
+			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}, Publisher: publisherOf(json.RawMessage(w.NpmUser))}
 		// deprecated is a message; some registries write false for none.
 		var msg string
 		if json.Unmarshal(w.Deprecated, &msg) == nil {
@@ -191,46 +210,24 @@ func decodeVersions(dec *json.Decoder, into map[string]Version) error {
 	return expectDelim(dec, '}')
 }
 
-func objectKey(dec *json.Decoder) (string, error) {
-	tok, err := dec.Token()
+func objectKey(dec *jsontext.Decoder) (string, error) {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return "", err
 	}
-	key, ok := tok.(string)
-	if !ok {
+	if tok.Kind() != '"' {
 		return "", fmt.Errorf("expected a key, found %v", tok)
 	}
-	return key, nil
+	return tok.String(), nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
+func expectDelim(dec *jsontext.Decoder, want jsontext.Kind) error {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
+	if tok.Kind() != want {
 		return fmt.Errorf("expected %q, found %v", want, tok)
 	}
 	return nil
-}
-
-// skipValue reads past one value token by token, so a large one (a readme)
-// is never held whole beyond its own string.
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }

@@ -85,3 +85,22 @@ func TestDecodePackageRefusesWhatIsNotOne(t *testing.T) {
 		}
 	}
 }
+
+// The document is read as encoding/json read it, whatever decoder reads
+// it now: invalid UTF-8 (an old readme, a deprecation message) is read as
+// U+FFFD, a name given twice is allowed and the last wins, names match
+// whatever their case.
+func TestDecodePackageReadsAsEncodingJSONDid(t *testing.T) {
+	t.Parallel()
+	doc := "{\"name\": \"old\", \"readme\": \"caf\xe9\", \"dist-tags\": {\"latest\": \"0.9.0\"}, \"dist-tags\": {\"latest\": \"1.0.0\"},\n" +
+		"\"versions\": {\"1.0.0\": {\"dependencies\": {\"a\": \"1\", \"a\": \"2\"}, \"deprecated\": \"gone \xff\",\n" +
+		"  \"Dist\": {\"Integrity\": \"sha512-X\", \"tarball\": \"http://127.0.0.1/old.tgz\"}}}}"
+	pkg, err := DecodePackage(strings.NewReader(doc), DefaultMaxDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := pkg.Versions["1.0.0"]
+	if pkg.DistTags["latest"] != "1.0.0" || v.Deprecated != "gone \uFFFD" || v.Dist.Integrity != "sha512-X" {
+		t.Errorf("latest %q, deprecated %q, integrity %q", pkg.DistTags["latest"], v.Deprecated, v.Dist.Integrity)
+	}
+}

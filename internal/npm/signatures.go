@@ -109,25 +109,51 @@ var (
 	ErrBadSignature = errors.New("its registry signature does not match its name, version and integrity")
 )
 
-// Verification is the outcome of a version's registry signature that
-// verified.
+// Verification is the outcome of a version's registry signature check.
 type Verification struct {
+	// KeyID is the key whose signature verified ("" when none did).
 	KeyID string
+	// Tried is how many signatures were checked against a key (ECDSA
+	// verifications, the check's cost): at most MaxSignaturesPerKey per
+	// key, whatever the version carries.
+	Tried int
 }
+
+// The bounds of one version's signature check. A registry signs a version
+// once with each of its keys; a version that carries more signatures (a
+// hostile registry or mirror: 200,000 of them) must not cost the check
+// one ECDSA verification each.
+const (
+	// MaxSignaturesPerKey is how many of a version's signatures naming one
+	// key are verified; the ones after are not tried.
+	MaxSignaturesPerKey = 3
+	// MaxSignatures is how many of a version's signatures are looked at
+	// in all, the first in the document's order.
+	MaxSignatures = 64
+)
 
 // VerifySignature checks version's registry signatures as `npm audit
 // signatures` does: a signature by one of keys (matched by keyid), made
 // over "NAME@VERSION:INTEGRITY" (ECDSA P-256, SHA-256), with a key that
 // had not expired when the version was published (a version with no
 // publish time cannot be shown to predate the expiry). One signature that
-// holds is enough. The error says why none does.
+// holds is enough; of the first MaxSignatures signatures, at most
+// MaxSignaturesPerKey per key are verified, so a version that carries
+// thousands costs a handful of verifications, and one whose good
+// signature comes after that many bad ones is refused. The error says why
+// none holds; Tried counts the verifications either way.
 func VerifySignature(keys []Key, name, version string, v Version, published time.Time) (Verification, error) {
 	if len(v.Dist.Signatures) == 0 {
 		return Verification{}, ErrUnsigned
 	}
 	msg := signedMessage(name, version, v.Dist.Integrity)
 	why := ErrUnknownKey
-	for _, s := range v.Dist.Signatures {
+	tried := make(map[string]int, len(keys))
+	out := Verification{}
+	for i, s := range v.Dist.Signatures {
+		if i == MaxSignatures {
+			break
+		}
 		for _, k := range keys {
 			if k.KeyID != s.KeyID {
 				continue
@@ -136,15 +162,21 @@ func VerifySignature(keys []Key, name, version string, v Version, published time
 				why = ErrExpiredKey
 				continue
 			}
+			if tried[k.KeyID] == MaxSignaturesPerKey {
+				continue
+			}
+			tried[k.KeyID]++
+			out.Tried++
 			sig, err := base64.StdEncoding.DecodeString(s.Sig)
 			if err != nil || !ecdsa.VerifyASN1(k.public, msg[:], sig) {
 				why = ErrBadSignature
 				continue
 			}
-			return Verification{KeyID: k.KeyID}, nil
+			out.KeyID = k.KeyID
+			return out, nil
 		}
 	}
-	return Verification{}, why
+	return out, why
 }
 
 // KeysDocument is keys as a registry publishes them, ordered by id, so

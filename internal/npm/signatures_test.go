@@ -258,3 +258,41 @@ func TestSigningKeySignsAsARegistry(t *testing.T) {
 		t.Fatalf("another version: %v, want ErrBadSignature", err)
 	}
 }
+
+// A version that carries 200,000 signatures naming the registry's key
+// costs at most MaxSignaturesPerKey verifications (counted, not timed),
+// and its good signature after that many bad ones is not tried: the
+// version is refused. A good one within the bound verifies.
+func TestSignatureCheckIsBounded(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	good := newTestKey(t, "SHA256:good", time.Time{})
+	second := newTestKey(t, "SHA256:second", time.Time{})
+	keys := []Key{good.key, second.key}
+	const integrity = "sha512-AAAA"
+	valid := good.sign(t, "x", "1.0.0", integrity)
+	bad := Signature{KeyID: "SHA256:good", Sig: second.sign(t, "x", "1.0.0", integrity).Sig} // another key's signature under good's id
+	many := make([]Signature, 200_000)
+	for i := range many {
+		many[i] = bad
+	}
+	many[len(many)-1] = valid
+	got, err := VerifySignature(keys, "x", "1.0.0", Version{Dist: Dist{Integrity: integrity, Signatures: many}}, now)
+	if !errors.Is(err, ErrBadSignature) || got.Tried != MaxSignaturesPerKey {
+		t.Errorf("200,000 signatures: %+v, %v; want ErrBadSignature after %d verifications", got, err, MaxSignaturesPerKey)
+	}
+	// Both keys named, each many times: each key's bound holds.
+	for i := range many {
+		many[i] = bad
+		if i%2 == 1 {
+			many[i] = Signature{KeyID: "SHA256:second", Sig: valid.Sig}
+		}
+	}
+	if got, err := VerifySignature(keys, "x", "1.0.0", Version{Dist: Dist{Integrity: integrity, Signatures: many}}, now); err == nil || got.Tried > MaxSignaturesPerKey*len(keys) {
+		t.Errorf("two keys named 100,000 times each: %+v, %v; want refused within %d verifications", got, err, MaxSignaturesPerKey*len(keys))
+	}
+	within := append(slices.Repeat([]Signature{bad}, MaxSignaturesPerKey-1), valid)
+	if got, err := VerifySignature(keys, "x", "1.0.0", Version{Dist: Dist{Integrity: integrity, Signatures: within}}, now); err != nil || got.KeyID != "SHA256:good" || got.Tried != MaxSignaturesPerKey {
+		t.Errorf("a good signature within the bound: %+v, %v", got, err)
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ErrMalformed is wrapped by every error Parse returns: the record is not
@@ -47,8 +49,8 @@ const (
 	MaxSeverities    = 100
 	MaxSummaryBytes  = 1 << 10 // longer is cut, as details are
 	maxVersionLength = 256
-	maxIDLength      = 256  // id, aliases, related
-	maxNameLength    = 1024 // ecosystem, package name, purl
+	maxIDLength      = readmodel.MaxAdvisoryID // id, aliases, related: the ids a dismissal names
+	maxNameLength    = 1024                    // ecosystem, package name, purl
 	maxURLLength     = 8 << 10
 )
 

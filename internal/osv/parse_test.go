@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 func TestParseMalformed(t *testing.T) {
@@ -28,9 +30,14 @@ func TestParseMalformed(t *testing.T) {
 		{"modified in year 1", `{"id":"X-1","modified":"0001-01-01T00:00:00Z"}`, `modified: must be an RFC 3339 time, not "0001-01-01T00:00:00Z"`},
 		{"bad withdrawn", `{` + head + `,"withdrawn":"2024-13-01T00:00:00Z"}`, "withdrawn: must be an RFC 3339 time"},
 		{"id of the wrong type", `{"id":12,"modified":"2024-01-02T03:04:05Z"}`, "id at line 1, column 7 must be a string"},
-		{"empty alias", `{` + head + `,"aliases":["CVE-1",""]}`, "aliases[1]: must be an id of 1 to 256 bytes"},
+		{"empty alias", `{` + head + `,"aliases":["CVE-1",""]}`, "aliases[1]: must be an id of 1 to 200 bytes"},
 		{"long related", `{` + head + `,"related":["` + strings.Repeat("X", 300) + `"]}`, "related[0]: must be an id"},
 		{"long id", `{"id":"` + strings.Repeat("X", 300) + `","modified":"2024-01-02T03:04:05Z"}`, "id: is 300 bytes long"},
+		// Every id a record may carry can be dismissed: the limit is the
+		// dismissal's (readmodel.MaxAdvisoryID).
+		{"id one byte past the dismissal's limit", `{"id":"` + strings.Repeat("X", readmodel.MaxAdvisoryID+1) + `","modified":"2024-01-02T03:04:05Z"}`,
+			fmt.Sprintf("id: is %d bytes long, more than the %d allowed", readmodel.MaxAdvisoryID+1, readmodel.MaxAdvisoryID)},
+		{"alias past the dismissal's limit", `{` + head + `,"aliases":["` + strings.Repeat("A", readmodel.MaxAdvisoryID+1) + `"]}`, "aliases[0]: must be an id of 1 to 200 bytes"},
 		{"long url", `{` + head + `,"references":[{"type":"WEB","url":"` + strings.Repeat("u", 9000) + `"}]}`, "references[0]: is longer than"},
 		{"long package name", `{` + head + `,"affected":[{"package":{"ecosystem":"npm","name":"` + strings.Repeat("n", 2000) + `"}}]}`, "affected[0].package: has a name longer than"},
 		{"package without a name", `{` + head + `,"affected":[{"package":{"ecosystem":"npm"}}]}`, "affected[0].package: must have an ecosystem and a name"},

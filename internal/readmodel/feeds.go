@@ -82,7 +82,20 @@ const (
 	// ErrorArchive: the OSV archive is not a readable zip, or is larger
 	// uncompressed than upcheck reads; nothing of it was stored.
 	ErrorArchive ErrorKind = "archive"
+	// ErrorFeedDir: the archive could not be written to UPCHECK_FEED_DIR
+	// (missing, not a directory, not writable, the disk full); its
+	// argument is the system's reason.
+	ErrorFeedDir ErrorKind = "feed_dir"
+	// ErrorTooManyRecords: an osv-api feed's API named more records new
+	// or changed than one sync fetches one by one; the first ones were
+	// stored. Its argument is how many it named and the cap
+	// (TooManyRecordsArg).
+	ErrorTooManyRecords ErrorKind = "too_many_records"
 )
+
+// TooManyRecordsArg is ErrorTooManyRecords' argument: how many records the
+// API named and how many a sync fetches.
+func TooManyRecordsArg(named, max int) string { return fmt.Sprintf("%d %d", named, max) }
 
 // MaxSkippedListed is how many skipped records a feed keeps listed (the
 // count says how many there were in all).
@@ -170,6 +183,19 @@ func FeedProblemSentence(kind, arg string) string {
 			return "The archive could not be read (" + arg + "), so nothing of it was stored."
 		}
 		return "The archive could not be read, so nothing of it was stored."
+	case ErrorFeedDir:
+		if arg != "" {
+			return "upcheck cannot write the archive to UPCHECK_FEED_DIR: " + arg + ". Nothing of it was stored."
+		}
+		return "upcheck cannot write the archive to UPCHECK_FEED_DIR. Nothing of it was stored."
+	case ErrorTooManyRecords:
+		var named, max int
+		if _, err := fmt.Sscanf(arg, "%d %d", &named, &max); err == nil {
+			return fmt.Sprintf("The API named %s advisories new or changed, more than the %s one sync fetches one by one: "+
+				"the first %s were stored, and the next sync fetches more. An osv archive feed reads every advisory at once.",
+				grouped(named), grouped(max), grouped(max))
+		}
+		return "The API named more advisories than one sync fetches one by one: the next sync fetches more."
 	case ErrorHTTPStatus:
 		if code, err := strconv.Atoi(arg); err == nil {
 			return fmt.Sprintf("The feed's server answered %d %s.", code, http.StatusText(code))
@@ -231,4 +257,16 @@ func Ordinal(n int) string {
 		}
 	}
 	return strconv.Itoa(n) + suffix
+}
+
+// grouped is n with its thousands grouped: 20,000.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + grouped(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -8,7 +8,10 @@ import "slices"
 const (
 	// FilterAll shows every installed component.
 	FilterAll = ""
-	// FilterAttention: a security update or a vulnerable version.
+	// FilterAttention: what needs attention, as the summary counts it
+	// (Summary.AttentionTotal; upcheck_needs_attention, the one
+	// definition): a security problem, a trust downgrade or a deprecated
+	// installed version.
 	FilterAttention = "attention"
 	// FilterUpdates: an installable update.
 	FilterUpdates = "updates"

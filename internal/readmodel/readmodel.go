@@ -29,7 +29,7 @@ type Summary struct {
 	// Components counts installed components; the core counts as one.
 	Components int `json:"components"`
 	// UpdatesAvailable counts components whose current evaluation found an
-	// installable update; it is the navigation badge.
+	// installable update.
 	UpdatesAvailable int `json:"updates_available"`
 	// Waiting counts components whose current evaluation has a release
 	// waiting for its soak (docs/policy.md): not offered yet, so not in
@@ -101,12 +101,15 @@ type Summary struct {
 	// none), on the database clock.
 	NotificationsPending int     `json:"notifications_pending"`
 	OldestPendingSeconds float64 `json:"oldest_pending_seconds"`
-	// Attention names the components that need action, most urgent first,
-	// at most AttentionLimit of them: vulnerable with no fix, then security
-	// updates by severity, then vulnerable; never nil. AttentionMore counts
-	// the others.
-	Attention     []AttentionItem `json:"attention"`
-	AttentionMore int             `json:"attention_more"`
+	// AttentionTotal counts the components that need attention
+	// (upcheck_needs_attention, the one definition): a security problem, a
+	// trust downgrade or a deprecated installed version. It is the
+	// navigation badge, and the total of the catalog's attention filter.
+	// Attention names the first AttentionLimit of them, most urgent first
+	// (AttentionKinds), never nil; AttentionMore counts the others.
+	AttentionTotal int             `json:"attention_total"`
+	Attention      []AttentionItem `json:"attention"`
+	AttentionMore  int             `json:"attention_more"`
 	// OldestSecuritySince is the exposure clock of the summary: since when
 	// this site has known of the oldest security problem still open (nil:
 	// none), and OldestSecuritySeconds how long ago that is on the database

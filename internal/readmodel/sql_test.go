@@ -540,3 +540,49 @@ func TestInputsMatchSQL(t *testing.T) {
 		t.Error("a refusal of an input that is no Input was stored")
 	}
 }
+
+// The catalog's ranks are upcheck_catalog_rank's, every one of them: over
+// every combination of its flags (with and without a source) the function
+// gives each rank from CatalogRankMin to CatalogRankMax and nothing else,
+// so the API's cursor, which accepts that range, takes every row's rank.
+func TestCatalogRanksMatchSQL(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	var ranks []int32
+	db.QueryRow(t, `SELECT array_agg(DISTINCT upcheck_catalog_rank(m, k, s, v, u, CASE WHEN src THEN 'https://p.example/a.json' END, f, st, e))
+		FROM unnest('{false,true}'::boolean[]) m, unnest('{false,true}'::boolean[]) k, unnest('{false,true}'::boolean[]) s,
+		     unnest('{false,true}'::boolean[]) v, unnest('{false,true}'::boolean[]) u, unnest('{false,true}'::boolean[]) src,
+		     unnest('{false,true}'::boolean[]) f, unnest('{false,true}'::boolean[]) st, unnest('{false,true}'::boolean[]) e`).Scan(&ranks)
+	slices.Sort(ranks)
+	var want []int32
+	for r := readmodel.CatalogRankMin; r <= readmodel.CatalogRankMax; r++ {
+		want = append(want, int32(r))
+	}
+	if !slices.Equal(ranks, want) {
+		t.Errorf("upcheck_catalog_rank gives %v; readmodel's catalog ranks are %v", ranks, want)
+	}
+	for _, r := range []int{readmodel.CatalogRankMin - 1, readmodel.CatalogRankMax + 1} {
+		if readmodel.IsCatalogRank(r) {
+			t.Errorf("IsCatalogRank(%d) is true outside the SQL range", r)
+		}
+	}
+	// Each named rank is the function's for the flags it names.
+	const src = "'https://p.example/a.json'"
+	for args, want := range map[string]int{ // malicious, known_exploited, security, vulnerable, update_available, source_url, failing, stale, evaluated
+		"true, true, true, true, true, " + src + ", false, false, true":       readmodel.RankMalicious,
+		"false, true, false, true, true, " + src + ", false, false, true":     readmodel.RankKnownExploited,
+		"false, false, true, false, true, " + src + ", false, false, true":    readmodel.RankSecurity,
+		"false, false, false, true, false, " + src + ", false, false, true":   readmodel.RankSecurity,
+		"false, false, false, false, true, " + src + ", false, false, true":   readmodel.RankUpdate,
+		"false, false, false, false, false, " + src + ", true, false, true":   readmodel.RankUnknown,
+		"false, false, false, false, false, " + src + ", false, false, false": readmodel.RankUnknown,
+		"false, false, false, false, false, " + src + ", false, false, true":  readmodel.RankUpToDate,
+		"false, false, false, false, false, NULL, false, false, false":        readmodel.RankNoSource,
+	} {
+		var got int
+		db.QueryRow(t, `SELECT upcheck_catalog_rank(`+args+`)`).Scan(&got)
+		if got != want {
+			t.Errorf("upcheck_catalog_rank(%s) = %d, readmodel says %d", args, got, want)
+		}
+	}
+}

@@ -43,6 +43,10 @@ type CatalogEntry struct {
 	// current result, upper-cased: the catalog's search finds the row by
 	// any of them (internal/catalog/alias.go).
 	AdvisoryKeys []string `json:"-"`
+	// NeedsAttention is the database's judgement (upcheck_needs_attention,
+	// the one definition the summary counts by): the catalog's attention
+	// filter shows the row.
+	NeedsAttention bool `json:"-"`
 }
 
 // CatalogCounts is how many components each catalog filter shows.

@@ -3,6 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/store"
@@ -55,5 +60,23 @@ func TestStatementTimeoutIsUnavailableNotConnectionLost(t *testing.T) {
 	if !store.IsUnavailable(ended) || !store.IsConnectionLost(ended) {
 		t.Errorf("terminated connection (%v): IsUnavailable %v, IsConnectionLost %v; want true, true",
 			ended, store.IsUnavailable(ended), store.IsConnectionLost(ended))
+	}
+}
+
+// A local file's failure is not the database's: a syscall.Errno (which Go
+// makes a net.Error) outside a network operation, as a full disk or a
+// missing UPCHECK_FEED_DIR gives, is neither unavailable nor a lost
+// connection; the same errno from a socket's read is both.
+func TestLocalFileErrorIsNotConnectionLost(t *testing.T) {
+	t.Parallel()
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.ENOENT, syscall.ENOTDIR, syscall.EACCES} {
+		local := fmt.Errorf("spool feed: %w", &fs.PathError{Op: "write", Path: "/var/tmp/upcheck/x.download", Err: errno})
+		if store.IsUnavailable(local) || store.IsConnectionLost(local) {
+			t.Errorf("%v: IsUnavailable %v, IsConnectionLost %v; want false, false", local, store.IsUnavailable(local), store.IsConnectionLost(local))
+		}
+	}
+	socket := fmt.Errorf("failed to receive message: %w", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)})
+	if !store.IsUnavailable(socket) || !store.IsConnectionLost(socket) {
+		t.Errorf("%v: IsUnavailable %v, IsConnectionLost %v; want true, true", socket, store.IsUnavailable(socket), store.IsConnectionLost(socket))
 	}
 }

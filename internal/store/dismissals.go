@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgerrcode"
@@ -27,8 +28,9 @@ const (
 
 // NewDismissal is an admin's acceptance of an advisory's risk for one
 // component. The caller has checked Reason (not blank, at most
-// MaxReasonLength characters) and ExpiresAt (in the future); the database
-// refuses them otherwise.
+// MaxReasonLength characters, ReasonValid) and ExpiresAt (in the future,
+// not after MaxExpiry); DismissAdvisory and the database refuse them
+// otherwise.
 type NewDismissal struct {
 	Code, AdvisoryID string
 	// UserID 0: no user (a script).
@@ -41,13 +43,31 @@ type NewDismissal struct {
 // MaxReasonLength is the longest reason the database keeps, in characters.
 const MaxReasonLength = 500
 
+// MaxExpiry is the latest expiry a dismissal may have: midnight UTC at the
+// end of 30 Dec 9999. The audit log and the API write times as JSON, which
+// has no year after 9999.
+var MaxExpiry = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
 // What is wrong with a dismissal, checked before it is written and by the
 // table's constraints (which map to the same errors).
 var (
 	ErrReasonRequired = errors.New("a dismissal needs a reason")
 	ErrReasonTooLong  = fmt.Errorf("a dismissal's reason is limited to %d characters", MaxReasonLength)
 	ErrExpiryPassed   = errors.New("a dismissal's expiry must be in the future")
+	ErrExpiryTooFar   = errors.New("a dismissal's expiry is after the last day upcheck keeps (MaxExpiry)")
+	// ErrReasonControl: the reason holds a control character other than a
+	// line break or a tab (PostgreSQL keeps no NUL), or is not UTF-8.
+	ErrReasonControl = errors.New("a dismissal's reason holds a control character or is not UTF-8")
 )
+
+// ReasonValid reports whether reason holds only text: UTF-8, no control
+// character but line breaks and tabs. Reasons are shown on pages, in the
+// audit log and its CSV, and kept in text columns.
+func ReasonValid(reason string) bool {
+	return utf8.ValidString(reason) && !strings.ContainsFunc(reason, func(r rune) bool {
+		return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t'
+	})
+}
 
 // Fingerprint is what an advisory said when it was dismissed; "" for a
 // member it did not have (FixedIn "": no fix).
@@ -99,6 +119,10 @@ func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal,
 		return Dismissal{}, ErrReasonRequired
 	case utf8.RuneCountInString(d.Reason) > MaxReasonLength:
 		return Dismissal{}, ErrReasonTooLong
+	case !ReasonValid(d.Reason):
+		return Dismissal{}, ErrReasonControl
+	case d.ExpiresAt != nil && d.ExpiresAt.After(MaxExpiry):
+		return Dismissal{}, ErrExpiryTooFar
 	}
 	var out Dismissal
 	err := s.WithTx(ctx, func(tx *Tx) error {

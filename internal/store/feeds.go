@@ -83,6 +83,9 @@ type FeedFailure struct {
 	Written           int
 	Skipped           []readmodel.SkippedRecord
 	SkippedCount      int
+	// HistoryOnly: a refused import, recorded in the history alone; the
+	// feed's last error, failures and skipped records stay.
+	HistoryOnly bool
 }
 
 // FeedFail records a failed sync; the cursor, validators, last success and
@@ -94,7 +97,7 @@ func (t *Tx) FeedFail(ctx context.Context, kind readmodel.FeedKind, f FeedFailur
 	}
 	return mapError(t.q.FeedFail(ctx, t.tx, db.FeedFailParams{
 		Kind: string(kind), SyncID: f.SyncID, Error: f.Detail, ErrorKind: f.Kind, ErrorArg: ref(f.Arg),
-		Written: int32(f.Written), Skipped: skipped, SkippedCount: int32(f.SkippedCount), Epoch: epoch,
+		Written: int32(f.Written), Skipped: skipped, SkippedCount: int32(f.SkippedCount), Epoch: epoch, OnFeed: !f.HistoryOnly,
 	}))
 }
 

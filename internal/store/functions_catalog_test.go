@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -49,9 +50,10 @@ func testSeverityRank(t *testing.T, f *fdb) {
 	}
 }
 
-// What needs action first: a security update or a vulnerable version (0),
-// an update (1), a check failing, stale or not evaluated (2), up to date
-// (3); no update source (4) unless a security problem or an update.
+// What needs action first: a malicious package (0), an advisory known to
+// be exploited (1), a security update or a vulnerable version (2), an
+// update (3), a check failing, stale or not evaluated (4), up to date (5);
+// no update source (6) unless a security problem or an update.
 func testCatalogRank(t *testing.T, f *fdb) {
 	const src = "'https://p.example/a.json'"
 	for _, c := range []struct {
@@ -168,5 +170,32 @@ func testOpenAdvisories(t *testing.T, f *fdb) {
 	f.exec(t, `UPDATE advisory_dismissals SET ended_at = clock_timestamp(), ended_how = 'undone'`)
 	if got := open("blog", two); got != "ACME-1,ACME-2" {
 		t.Errorf("the dismissal ended: open %q, want ACME-1,ACME-2", got)
+	}
+}
+
+// A component needs attention when any one of its flags says so (a
+// malicious package, a known exploited advisory, a security update, a
+// vulnerable version, a trust downgrade of any kind, a deprecated version),
+// each alone and all together; with none, or all null, it does not.
+func testNeedsAttention(t *testing.T, f *fdb) {
+	// malicious, known_exploited, security, vulnerable, provenance_lost, new_publisher_version, pin_downgrade, deprecated
+	none := []string{"false", "false", "false", "false", "NULL", "NULL", "NULL", "NULL"}
+	one := []string{"true", "true", "true", "true", "'1.1.0'", "'1.1.0'", "'the manifest pins no key'", "'use x'"}
+	call := func(args []string) string { return `SELECT upcheck_needs_attention(` + strings.Join(args, ", ") + `)` }
+	if f.bool(t, call(none)) {
+		t.Errorf("%s: true with no flag", call(none))
+	}
+	if nulls := []string{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"}; f.bool(t, call(nulls)) {
+		t.Errorf("%s: true with every flag null", call(nulls))
+	}
+	if !f.bool(t, call(one)) {
+		t.Errorf("%s: false with every flag", call(one))
+	}
+	for i := range none {
+		args := slices.Clone(none)
+		args[i] = one[i]
+		if !f.bool(t, call(args)) {
+			t.Errorf("%s: false", call(args))
+		}
 	}
 }

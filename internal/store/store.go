@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -165,8 +166,7 @@ func IsUnavailable(err error) bool {
 		return true
 	}
 	var connectErr *pgconn.ConnectError
-	var netErr net.Error
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) {
+	if errors.As(err, &connectErr) || isNetworkError(err) {
 		return true
 	}
 	var pgErr *pgconn.PgError
@@ -183,6 +183,22 @@ func IsUnavailable(err error) bool {
 		}
 	}
 	return false
+}
+
+// isNetworkError: a network operation failed (a socket's dial, read or
+// write: *net.OpError, a DNS lookup, a closed connection). A bare
+// syscall.Errno also satisfies net.Error, but one outside a network
+// operation is a local system call's failure (a file that cannot be
+// written in UPCHECK_FEED_DIR: ENOSPC, ENOENT, ENOTDIR), never the
+// database going away: every failure of a socket reaches here inside a
+// *net.OpError, which is found first.
+func isNetworkError(err error) bool {
+	var netErr net.Error
+	if !errors.As(err, &netErr) {
+		return false
+	}
+	_, bare := netErr.(syscall.Errno)
+	return !bare
 }
 
 // IsConnectionLost reports whether err means the database could not be

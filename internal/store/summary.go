@@ -53,7 +53,8 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 			pd.At = pd.At.UTC()
 		}
 	}
-	out.AttentionMore = max(int(r.AttentionTotal)-len(out.Attention), 0)
+	out.AttentionTotal = int(r.AttentionTotal)
+	out.AttentionMore = max(out.AttentionTotal-len(out.Attention), 0)
 	if out.OldestSecuritySince = timeOf(r.OldestSecuritySince); out.OldestSecuritySince != nil {
 		out.OldestSecuritySeconds = r.OldestSecuritySeconds
 	}

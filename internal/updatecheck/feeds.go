@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/feed"
@@ -43,6 +45,9 @@ type Feeds struct {
 	// period is how old a feed's last success may be before a check syncs
 	// it again.
 	period time.Duration
+	// apiMax is the most records an osv-api sync fetches one by one
+	// (maxAPIRecords; lower in tests).
+	apiMax int
 	// afterBatch, for tests, runs after each batch of records was stored.
 	afterBatch func()
 }
@@ -56,7 +61,8 @@ const FeedPeriod = 24 * time.Hour
 // NewFeeds returns the sync of feeds writing as c does, spooling archives
 // under dir ("" for the system's temporary directory).
 func NewFeeds(c *Checker, feeds []feed.Feed, dir string) *Feeds {
-	return &Feeds{writer: c.writer, fetcher: c.fetcher, feeds: feeds, dir: dir, limits: feed.DefaultLimits(), period: FeedPeriod}
+	return &Feeds{writer: c.writer, fetcher: c.fetcher, feeds: feeds, dir: dir, limits: feed.DefaultLimits(), period: FeedPeriod,
+		apiMax: maxAPIRecords}
 }
 
 // WithLimits sets the archive's limits (the tests' zip bombs).
@@ -274,7 +280,10 @@ func (s *Feeds) sync(ctx context.Context, l lease.Lease, fd feed.Feed, file, tri
 
 // failed records err as the feed's failure, unless it is the lease lost
 // or the database gone (then nothing can be, and the next sync records
-// this one as interrupted).
+// this one as interrupted). A refused import (a file brought by hand that
+// could not be read) is recorded in the history only, as a refused
+// document import is: the feed did not fail, and Source health and
+// /metrics keep saying what its last sync did.
 func (s *Feeds) failed(ctx context.Context, l lease.Lease, run *feedRun, res FeedResult, err error) (FeedResult, error) {
 	if fatal(ctx, err) {
 		return res, err
@@ -282,9 +291,14 @@ func (s *Feeds) failed(ctx context.Context, l lease.Lease, run *feedRun, res Fee
 	kind, arg := feedFailureKind(err)
 	res.Status, res.Detail = readmodel.FeedSyncFailed, err.Error()
 	res.Error = readmodel.FeedProblemSentence(string(kind), arg)
-	s.logger.WarnContext(ctx, "feed sync failed", "kind", run.kind, "error", err)
+	imported := run.file != ""
+	if imported {
+		s.logger.WarnContext(ctx, "feed import refused", "kind", run.kind, "file", run.file, "error", err)
+	} else {
+		s.logger.WarnContext(ctx, "feed sync failed", "kind", run.kind, "error", err)
+	}
 	f := store.FeedFailure{SyncID: run.id, Kind: string(kind), Arg: arg, Detail: err.Error(), Written: run.out.Written,
-		Skipped: run.out.Skipped, SkippedCount: run.out.SkippedCount}
+		Skipped: run.out.Skipped, SkippedCount: run.out.SkippedCount, HistoryOnly: imported}
 	return res, s.fenced(ctx, l, func(tx *store.Tx) error { return tx.FeedFail(ctx, run.kind, f, l.Epoch) })
 }
 
@@ -300,9 +314,29 @@ func feedFailureKind(err error) (readmodel.ErrorKind, string) {
 		return readmodel.ErrorArchive, trimKnown(err, feed.ErrArchive)
 	case errors.Is(err, feed.ErrSchema):
 		return readmodel.ErrorSchema, trimKnown(err, feed.ErrSchema)
+	case errors.Is(err, feed.ErrSpoolDir):
+		return readmodel.ErrorFeedDir, systemReason(err)
+	}
+	if tooMany, ok := errors.AsType[*apiTooManyError](err); ok {
+		return readmodel.ErrorTooManyRecords, readmodel.TooManyRecordsArg(tooMany.named, tooMany.max)
 	}
 	f := failureOf(err, "")
 	return f.kind, f.arg
+}
+
+// systemReason is the system's own words for a local file's failure ("no
+// space left on device", "not a directory"), without the path, which the
+// sentence names by its setting.
+func systemReason(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err.Error()
+	}
+	return trimKnown(err, feed.ErrSpoolDir)
 }
 
 // trimKnown is err's own words after the sentinel's, for a sentence that

@@ -270,6 +270,20 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 	return true, s.archiveCursor(ctx, run)
 }
 
+// maxAPIRecords is the most records an osv-api sync fetches one by one
+// (docs/feeds.md, Limits): the querybatch answer names every advisory of
+// every installed version, each a GET while the lease is held.
+const maxAPIRecords = 1000
+
+// apiTooManyError: the API named more records new or changed since stored
+// than a sync fetches; the first max were fetched and stored.
+type apiTooManyError struct{ named, max int }
+
+func (e *apiTooManyError) Error() string {
+	return fmt.Sprintf("the API named %d records new or changed since stored, more than the %d a sync fetches one by one; the first %d were stored",
+		e.named, e.max, e.max)
+}
+
 // syncAPI queries an OSV-compatible API with the installed packages and
 // versions, then fetches the records new or modified since stored.
 func (s *Feeds) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error {
@@ -303,12 +317,24 @@ func (s *Feeds) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error 
 	if err != nil {
 		return err
 	}
-	var batch []store.OSVRecord
+	var todo []string
 	for _, id := range ids {
 		if at, ok := stored[id]; ok && !seen[id].After(at) {
 			run.out.Unchanged++
 			continue
 		}
+		todo = append(todo, id)
+	}
+	// Each is one GET under the lease: past the cap, the first ones are
+	// fetched and stored, and the sync fails saying so; the next one finds
+	// those stored and fetches the following ones.
+	var over error
+	if limit := s.apiMax; len(todo) > limit {
+		over = &apiTooManyError{named: len(todo), max: limit}
+		todo = todo[:limit]
+	}
+	var batch []store.OSVRecord
+	for _, id := range todo {
 		body, err := api.Vuln(ctx, id)
 		if errors.Is(err, fetch.ErrTooLarge) {
 			run.skip(id, "", err.Error())
@@ -330,6 +356,9 @@ func (s *Feeds) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error 
 	}
 	if err := s.storeRecords(ctx, l, run, batch); err != nil {
 		return err
+	}
+	if over != nil {
+		return over
 	}
 	run.out.Cursor = started.Format(time.RFC3339Nano)
 	n, err := s.store.OSVCount(ctx)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -279,5 +282,100 @@ func TestOSVAPIVersionInstalledAfterTheSync(t *testing.T) {
 	}
 	if readAt() == nil {
 		t.Error("after the API was asked again, blog's advisories are still said not read")
+	}
+}
+
+// An archive that cannot be written to UPCHECK_FEED_DIR (here a path
+// under a regular file: ENOTDIR, and a missing directory: ENOENT, as
+// root's permissions would not stop a write) is the feed's failure, in
+// the system's words: the check goes on and completes, the other feeds
+// sync, and nothing reads it as the database gone.
+func TestFeedDirThatCannotBeWrittenFailsTheFeedOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, f := b.feedSite()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, reason string }{
+		{filepath.Join(file, "feeds"), "not a directory"},
+		{filepath.Join(t.TempDir(), "missing"), "no such file or directory"},
+	} {
+		f.dir = c.dir
+		if res := b.run(lease.Operator); res.Status != Completed {
+			t.Fatalf("UPCHECK_FEED_DIR %s: check = %+v, want completed", c.dir, res)
+		}
+		rows, err := b.store.Feeds(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "upcheck cannot write the archive to UPCHECK_FEED_DIR: " + c.reason + ". Nothing of it was stored."
+		for _, r := range rows {
+			switch {
+			case r.Kind == readmodel.FeedOSV && (r.LastErrorKind != string(readmodel.ErrorFeedDir) || r.LastErrorArg != c.reason ||
+				readmodel.FeedProblemSentence(r.LastErrorKind, r.LastErrorArg) != want):
+				t.Errorf("UPCHECK_FEED_DIR %s: osv feed's failure %q (%s %q), want %q", c.dir, r.LastError, r.LastErrorKind, r.LastErrorArg, want)
+			case r.Kind != readmodel.FeedOSV && (r.LastSuccessAt == nil || r.LastError != ""):
+				t.Errorf("UPCHECK_FEED_DIR %s: %s feed %+v, want synced", c.dir, r.Kind, r)
+			}
+		}
+		b.db.MustExec(t, `UPDATE feeds SET last_success_at = NULL`) // due again
+	}
+	var lost int
+	b.db.QueryRow(t, `SELECT count(*) FROM check_runs WHERE status <> 'completed'`).Scan(&lost)
+	if lost != 0 {
+		t.Errorf("%d checks did not complete, want none", lost)
+	}
+}
+
+// An osv-api sync fetches at most apiMax records one by one (each a GET
+// under the lease): past it, the first ones are stored and the sync
+// fails saying how many the API named and what the cap is; the next sync
+// finds those stored and fetches the following ones, and the sync that
+// has no more than the cap left completes and evaluates them all.
+func TestOSVAPIFetchesAtMostTheCapPerSync(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fs, f := b.feedSite(readmodel.FeedOSVAPI)
+	f.apiMax = 3
+	var recs [][]byte
+	var ids []string
+	for i := range 7 {
+		id := fmt.Sprintf("GHSA-%04d-cap0-cap0", i)
+		ids = append(ids, id)
+		recs = append(recs, osvgen.Record(id, "@acme/blog", osvgen.KindVuln, "", "2.4.0"))
+	}
+	fs.SetRecords(records(recs...))
+	fetched := func() (n int) {
+		for _, id := range ids {
+			n += fs.Requests(feedserver.APIPath + "/v1/vulns/" + id)
+		}
+		return n
+	}
+	ctx := context.Background()
+	want := "The API named 7 advisories new or changed, more than the 3 one sync fetches one by one: the first 3 were stored, and the next sync fetches more."
+	for sync, c := range []struct {
+		named, fetched int
+		status         readmodel.FeedSyncStatus
+	}{{7, 3, readmodel.FeedSyncFailed}, {4, 6, readmodel.FeedSyncFailed}, {1, 7, readmodel.FeedSyncCompleted}} {
+		res, err := f.RunLockedFeedSync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Status != c.status || fetched() != c.fetched {
+			t.Fatalf("sync %d = %+v with %d records fetched in all; want %s, %d fetched", sync+1, res[0], fetched(), c.status, c.fetched)
+		}
+		if sync == 0 && !strings.HasPrefix(res[0].Error, want) {
+			t.Errorf("the first sync's failure %q, want %q", res[0].Error, want)
+		}
+	}
+	var stored int
+	b.db.QueryRow(t, `SELECT count(*) FROM osv_records`).Scan(&stored)
+	if stored != 7 {
+		t.Errorf("%d records stored, want the 7", stored)
+	}
+	if b.run(lease.Operator); len(b.advisories("blog")) < 7 {
+		t.Errorf("blog's advisories = %d, want the 7 the API named", len(b.advisories("blog")))
 	}
 }

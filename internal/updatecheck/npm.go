@@ -189,6 +189,7 @@ func (c *Checker) npmRequest(j job) (*npm.PackageRequest, failure) {
 // components. It reports false when the check was cancelled.
 func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.PackageRequest, resp fetch.Response, ferr error) (pending, bool) {
 	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
+		resp.Close() // Result, which would, is not called
 		return pending{}, false
 	}
 	fetched, err := pr.Result(resp, ferr)

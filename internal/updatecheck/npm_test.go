@@ -4,11 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
@@ -350,5 +353,39 @@ func TestNpmTrustIsJudgedAgainOnA304(t *testing.T) {
 	}
 	if n := unsigned(); n != 0 {
 		t.Errorf("with keys, after 304s: %d unsigned sources, want 0", n)
+	}
+}
+
+// A package document of megabytes sent uncompressed (this registry never
+// compresses) is spooled to a temporary file and read from it: the check
+// reads the package as from any other document, and leaves neither a file
+// in TMPDIR nor one open. Not parallel: TMPDIR is set for the test.
+func TestNpmLargeUncompressedDocumentIsReadFromASpool(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	b := setup(t)
+	r := npmreg.New(t)
+	npmSite(b, r)
+	r.SetReadme("@acme/blog", 3*fetch.SpoolAbove)
+	u, err := npm.ParseRegistryURL(r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.checker.UseNpm(&npm.Client{Fetcher: b.fetcher, Registries: npm.Registries{Default: u}, MaxDocument: 8 * fetch.SpoolAbove})
+
+	if res := b.run(lease.Operator); res.Fetched != 3 || res.Failed != 1 {
+		t.Fatalf("check: %+v, want 3 fetched and the missing package failed", res)
+	}
+	if blog := b.catalogRow("acme--blog"); blog.UpdateVersion != "1.1.0" || blog.RequiredCore != ">=3.0.0" || blog.ProvenanceLost != "1.1.0" {
+		t.Errorf("blog: update %q, required core %q, provenance lost %q", blog.UpdateVersion, blog.RequiredCore, blog.ProvenanceLost)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("files left in TMPDIR: %v", left)
+	}
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if target, _ := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); strings.Contains(target, tmp) {
+			t.Errorf("a spooled document is still open: %s", target)
+		}
 	}
 }

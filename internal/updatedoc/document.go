@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // Format is the only document format this package understands.
@@ -20,11 +22,9 @@ const (
 	MaxReleasesPerPackage = 1000
 	// MaxAdvisoriesPerPackage is the most advisories one package may list.
 	MaxAdvisoriesPerPackage = 1000
-	// MaxAdvisoryID is the most bytes an advisory id may have. Operators
-	// dismiss an advisory by its id (a path segment of the AdminCP and the
-	// API), and the dismissal takes any id this limit lets through: a
-	// longer one would be shown and counted but could never be dismissed.
-	MaxAdvisoryID = 200
+	// MaxAdvisoryID is the most bytes an advisory id may have: the one
+	// limit of every advisory id (readmodel.MaxAdvisoryID).
+	MaxAdvisoryID = readmodel.MaxAdvisoryID
 )
 
 // severities lists the allowed values of a severity, lowest first.

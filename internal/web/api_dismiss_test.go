@@ -39,6 +39,14 @@ func TestAPIDismissal(t *testing.T) {
 		t.Fatalf("a refused dismissal changed something: vulnerable %v (was %v), %d audit rows", got, before, audits())
 	}
 
+	// What the database or the audit log's JSON cannot keep is refused in
+	// words, not answered 500.
+	for name, refused := range map[string]map[string]string{
+		"expiry too far":    {"reason": "x", "expires": "9999-12-31"},
+		"NUL in the reason": {"reason": "x\x00y"},
+	} {
+		wantStatus(t, name, admin.sendJSON("POST", galleryDismissal, refused, true, nil), 422)
+	}
 	r := admin.sendJSON("POST", galleryDismissal, body, true, nil)
 	wantStatus(t, "admin session with CSRF", r, 201)
 	d := decodeJSON[map[string]any](t, r)

@@ -94,10 +94,13 @@ type feedJSON struct {
 	SkippedCount  int                       `json:"skipped_count"`
 }
 
-// feedBody is a feed as the API lists it. The technical text of its
-// failure is not given: the sentence says what an operator can act on.
-func feedBody(f readmodel.FeedRow) feedJSON {
-	out := feedJSON{Kind: string(f.Kind), Title: f.Kind.Title(), URL: f.URL, Records: f.Records, LastSuccessAt: f.LastSuccessAt,
+// feedBody is a feed as the API lists it to a reader who may (admin) or
+// may not manage: its URL masked as a channel's target is
+// (readmodel.ShownFeedURL: a mirror's token rides in the query). The
+// technical text of its failure is not given: the sentence says what an
+// operator can act on.
+func feedBody(f readmodel.FeedRow, admin bool) feedJSON {
+	out := feedJSON{Kind: string(f.Kind), Title: f.Kind.Title(), URL: readmodel.ShownFeedURL(f.URL, admin), Records: f.Records, LastSuccessAt: f.LastSuccessAt,
 		LastChangeAt: f.LastChangeAt, LastAttemptAt: f.LastAttemptAt, LastErrorKind: opt(f.LastErrorKind),
 		ConsecutiveFailures: f.ConsecutiveFailures, InterruptedAt: f.InterruptedAt, Stale: f.Stale,
 		Skipped: f.Skipped, SkippedCount: f.SkippedCount}
@@ -122,9 +125,10 @@ func (s *Server) apiFeeds(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	admin := canManage(c)
 	out := make([]feedJSON, len(feeds))
 	for i, f := range feeds {
-		out[i] = feedBody(f)
+		out[i] = feedBody(f, admin)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, map[string]any{"feeds": out})

@@ -226,10 +226,10 @@ func TestCatalogSaysWhyAReleaseIsNotOffered(t *testing.T) {
 	page := admin.do("GET", "/admin/plugins", "", "", nil)
 	wantStatus(t, "catalog page", page, 200)
 	for _, want := range []string{
-		"Up to date · 2.3.5 skipped · 2.4.0 waits until " + soaks.Format("2 Jan 15:04") + " UTC (soak 3 days)",
+		"No update offered · 2.3.5 skipped · 2.4.0 waits until " + soaks.Format("2 Jan 15:04") + " UTC (soak 3 days)",
 		"Update to 2.4.0 · 3.0.0 held by the policy &lt;3.0.0",
-		"Up to date · 2.6.0 not offered: this site takes security updates only",
-		"Up to date · 2.4.0 skipped",
+		"No update offered · 2.6.0 not offered: this site takes security updates only",
+		"No update offered · 2.4.0 skipped",
 		"Trust downgrade: 2.4.0 was published by an account new to this package (mallory)",
 		"Trust downgrade: the manifest lowered the trust of this source&#39;s keys: the manifest pins no key any more",
 		// The banner names both, the new publisher first.

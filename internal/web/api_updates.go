@@ -107,7 +107,8 @@ func encodeCursor(cur store.CatalogCursor) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// decodeCursor reads what encodeCursor wrote; false for anything else.
+// decodeCursor reads what encodeCursor wrote, with any rank the catalog
+// gives (readmodel.IsCatalogRank); false for anything else.
 func decodeCursor(v string) (store.CatalogCursor, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(v)
 	if err != nil || len(b) > 2048 {
@@ -117,7 +118,7 @@ func decodeCursor(v string) (store.CatalogCursor, bool) {
 	var cur store.CatalogCursor
 	if json.Unmarshal(b, &parts) != nil || len(parts) != 3 ||
 		json.Unmarshal(parts[0], &cur.Rank) != nil || json.Unmarshal(parts[1], &cur.Name) != nil ||
-		json.Unmarshal(parts[2], &cur.Code) != nil || cur.Code == "" || cur.Rank < 0 || cur.Rank > 4 {
+		json.Unmarshal(parts[2], &cur.Code) != nil || cur.Code == "" || !readmodel.IsCatalogRank(cur.Rank) {
 		return store.CatalogCursor{}, false
 	}
 	return cur, true

@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"encoding/json"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,7 +110,14 @@ func TestAttentionNamed(t *testing.T) {
 
 	dash := admin.do("GET", "/admin", "", "", nil)
 	wantStatus(t, "dashboard", dash, 200)
-	banner := texts(t, dash.body, "attention-banner-items")
+	// The dashboard names them once, in its widget; every other page's
+	// banner names them.
+	if banner := texts(t, dash.body, "attention-banner-items"); len(banner) != 0 {
+		t.Errorf("the dashboard's banner names %q", banner)
+	}
+	hist := admin.do("GET", "/admin/history", "", "", nil)
+	wantStatus(t, "history", hist, 200)
+	banner := texts(t, hist.body, "attention-banner-items")
 	if len(banner) != 1 || banner[0] != "Gallery 3.1.0: ACME-2026-011, no fix yet Blog 2.3.0 → 2.4.0: stored XSS in comments (high)" {
 		t.Errorf("banner names %q", banner)
 	}
@@ -173,4 +182,113 @@ func TestAttentionNamed(t *testing.T) {
 	if d := admin.do("GET", "/admin/plugins/newsletter", "", "", nil); !strings.Contains(d.body, "2.0.0 or newer") || strings.Contains(d.body, "&gt;=2.0.0") {
 		t.Errorf("newsletter's releases show the range as written")
 	}
+}
+
+// "Needs attention" is one set (upcheck_needs_attention): the banner's
+// count (the components it names and "and N more"), the navigation badge,
+// the dashboard's list, the summary's attention_total and the catalog's
+// attention filter (its count, its rows, the API's total) agree, on a site
+// with a security update, a vulnerable version, a trust downgrade of each
+// kind and a deprecated version; a plain update and an up-to-date
+// component are in none of them.
+func TestAttentionIsOneSet(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	insertRanked(t, b,
+		rankedComponent{"zz-sec", "Sec", "up", `security = true, update_available = true, update_version = '1.1.0'`},
+		rankedComponent{"zz-vul", "Vul", "up", `advisories = '[{"id": "V-1", "fixed_in": "1.1.0"}]', advisory_ids = '{V-1}'`},
+		rankedComponent{"zz-lost", "Lost", "up", `provenance_lost = '1.1.0', update_available = true, update_version = '1.1.0'`},
+		rankedComponent{"zz-pub", "Pub", "up", `new_publisher_version = '1.1.0', new_publisher = 'mallory', update_available = true, update_version = '1.1.0'`},
+		rankedComponent{"zz-pin", "Pin", "up", "-"},
+		rankedComponent{"zz-dep", "Dep", "up", `deprecated = 'use something else'`},
+		rankedComponent{"zz-upd", "Upd", "up", `update_available = true, update_version = '1.1.0'`},
+		rankedComponent{"zz-ok", "Ok", "up", "-"},
+	)
+	b.db.MustExec(t, `INSERT INTO pin_downgrades (code, source_url, pin, reason) VALUES ('zz-pin', 'https://example.test/zz.json', '', 'the manifest pins no key any more')`)
+	want := []string{"zz-dep", "zz-lost", "zz-pin", "zz-pub", "zz-sec", "zz-vul"}
+	admin := b.login("admin@example.test")
+
+	r := admin.do("GET", "/api/admin/plugins/updates/summary", "", "", nil)
+	wantStatus(t, "summary", r, 200)
+	var sum readmodel.Summary
+	if err := json.Unmarshal([]byte(r.body), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.AttentionTotal != len(want) || len(sum.Attention)+sum.AttentionMore != len(want) {
+		t.Errorf("summary: attention_total %d, %d named and %d more; want %d", sum.AttentionTotal, len(sum.Attention), sum.AttentionMore, len(want))
+	}
+
+	// The API's filter.
+	var page struct {
+		Components []struct {
+			Code string `json:"code"`
+		} `json:"components"`
+		Total int `json:"total"`
+	}
+	api := admin.do("GET", "/api/admin/plugins/updates?status=attention", "", "", nil)
+	wantStatus(t, "API attention filter", api, 200)
+	if err := json.Unmarshal([]byte(api.body), &page); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, c := range page.Components {
+		listed = append(listed, c.Code)
+	}
+	slices.Sort(listed)
+	if page.Total != sum.AttentionTotal || !slices.Equal(listed, want) {
+		t.Errorf("API attention filter: total %d, %v; the summary counts %d, want %v", page.Total, listed, sum.AttentionTotal, want)
+	}
+
+	// The page's filter and its banner.
+	cat := admin.do("GET", "/admin/plugins?status=attention", "", "", nil)
+	wantStatus(t, "attention filter", cat, 200)
+	filters := texts(t, cat.body, "catalog-filters")
+	m := regexp.MustCompile(`Needs attention \((\d+)\)`).FindStringSubmatch(strings.Join(filters, " "))
+	if m == nil || m[1] != strconv.Itoa(len(want)) {
+		t.Errorf("catalog filters %q: want Needs attention (%d)", filters, len(want))
+	}
+	if rows := texts(t, cat.body, "catalog-row"); len(rows) != len(want) {
+		t.Errorf("the attention filter lists %d rows, want %d: %q", len(rows), len(want), rows)
+	}
+	if n := bannerCount(t, cat.body); n != len(want) {
+		t.Errorf("the banner counts %d components (named and more), the filter lists %d", n, len(want))
+	}
+	if got := regexp.MustCompile(`data-testid="nav-attention-badge" data-count="(\d+)"`).FindStringSubmatch(cat.body); got == nil || got[1] != strconv.Itoa(len(want)) {
+		t.Errorf("the navigation badge counts %v, want %d", got, len(want))
+	}
+
+	// The dashboard names them once, in its own list (5 at most, then "and
+	// 1 more component"), not in the banner as well.
+	dash := admin.do("GET", "/admin", "", "", nil)
+	wantStatus(t, "dashboard", dash, 200)
+	if got := texts(t, dash.body, "attention-banner-items"); len(got) != 0 {
+		t.Errorf("the dashboard's banner names %q; its Needs attention names them", got)
+	}
+	if got := texts(t, dash.body, "security-alert-text"); len(got) != 1 {
+		t.Errorf("the dashboard's banner says %q", got)
+	}
+	items := texts(t, dash.body, "attention-item")
+	more := texts(t, dash.body, "attention-more")
+	if len(items) != readmodel.AttentionLimit || len(more) != 1 || more[0] != "and 1 more component" {
+		t.Errorf("the dashboard names %q, then %q", items, more)
+	}
+}
+
+// bannerCount is how many components the attention banner of a page
+// counts: those it names, and the N of "and N more".
+func bannerCount(t *testing.T, page string) int {
+	t.Helper()
+	lists := texts(t, page, "attention-banner-items")
+	if len(lists) != 1 {
+		t.Fatalf("%d banner lists", len(lists))
+	}
+	n := strings.Count(page, `data-testid="attention-item"`)
+	for _, m := range texts(t, page, "attention-more") {
+		k, err := strconv.Atoi(strings.Fields(m)[1])
+		if err != nil {
+			t.Fatalf("banner's more link %q", m)
+		}
+		n += k
+	}
+	return n
 }

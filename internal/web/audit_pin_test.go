@@ -28,8 +28,8 @@ func TestAuditLogListsPinChanges(t *testing.T) {
 	for _, want := range []string{
 		"Pinned keys of an update source changed",
 		"manifest sync",
-		"https://acme.example/updates.json: keys ab12cd34…ef01 → 2 of 0a1b2c3d…4e5f, 99887766…5544: the manifest pins other keys, for blog, forms",
-		"https://shop.example/updates.json: keys none → ab12cd34…ef01: the manifest pins keys where it pinned none, for shop",
+		"https://acme.example/updates.json: key ab12cd34…ef01 → 2 of keys 0a1b2c3d…4e5f, 99887766…5544: the manifest pins other keys, for blog, forms",
+		"https://shop.example/updates.json: no key → key ab12cd34…ef01: the manifest pins keys where it pinned none, for shop",
 	} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the audit log does not say %q", want)

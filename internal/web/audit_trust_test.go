@@ -25,7 +25,7 @@ func TestAuditLogListsTrustChanges(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Trusted keys of an update source changed",
-		"https://acme.example/updates.json: keys ab12cd34…ef01 (statement 0) → 2 of 0a1b2c3d…4e5f, 99887766…5544 (statement 1): key statement 1 endorsed by the keys trusted before",
+		"https://acme.example/updates.json: key ab12cd34…ef01 (statement 0) → 2 of keys 0a1b2c3d…4e5f, 99887766…5544 (statement 1): key statement 1 endorsed by the keys trusted before",
 	} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the audit log does not say %q", want)

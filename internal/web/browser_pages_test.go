@@ -215,6 +215,9 @@ func TestBrowserEveryPage(t *testing.T) {
 			for _, f := range boldFields(t, ctx) {
 				t.Errorf("%s at %d px: the form field %s is bold (it inherits its label's weight)", p.name, width, f)
 			}
+			for _, w := range wideTables(t, ctx) {
+				t.Errorf("%s at %d px: a table is wider than its box: %s", p.name, width, w)
+			}
 			if n := pageOverflow(t, ctx); n > 0 {
 				t.Errorf("%s at %d px: the page is %d px wider than the screen", p.name, width, n)
 			}

@@ -138,14 +138,15 @@ func TestBrowserDashboard(t *testing.T) {
 		t.Fatalf("first check: %+v %v", res, err)
 	}
 	// Make the stored state differ from what the next check will find, so
-	// a refresh after the click is visible: blog's security update is
-	// "forgotten" until the check fetches it again.
-	b.db.MustExec(t, "UPDATE component_results SET update_available = false, security = false WHERE code = 'blog'")
+	// a refresh after the click is visible: blog's security update and its
+	// advisory are "forgotten" until the check fetches them again.
+	b.db.MustExec(t, "UPDATE component_results SET update_available = false, security = false, advisory_ids = '{}' WHERE code = 'blog'")
 
 	ctx := browser(t)
 	signIn(t, ctx, b.server.URL, "admin@example.test")
-	if got := text(t, ctx, "nav-updates-badge"); !strings.HasPrefix(got, "1") {
-		t.Fatalf("badge before the check = %q, want 1 update", got)
+	// The badge counts what needs attention: Gallery (no fix) alone.
+	if got := text(t, ctx, "nav-attention-badge"); !strings.HasPrefix(got, "1") {
+		t.Fatalf("badge before the check = %q, want 1 component needing attention", got)
 	}
 	if got := text(t, ctx, "security-alert"); !strings.Contains(got, "vulnerable") {
 		t.Fatalf("security alert = %q", got)
@@ -171,7 +172,7 @@ func TestBrowserDashboard(t *testing.T) {
 	if !strings.Contains(outcome, "fetched") {
 		t.Fatalf("outcome = %q", outcome)
 	}
-	waitText(t, ctx, "nav-updates-badge", regexp.MustCompile(`^2`))
+	waitText(t, ctx, "nav-attention-badge", regexp.MustCompile(`^2`))
 	waitText(t, ctx, "widget-security", regexp.MustCompile(`^1`))
 	// The first check came from the command line; app.js words this one
 	// with the words the page carries (views/shared_checks.go).

@@ -233,7 +233,7 @@ func TestDetailSaysWhy(t *testing.T) {
 		t.Errorf("gallery's advisories after the refused changes %+v, want ACME-9 still dismissed", g.Advisories)
 	}
 	page = admin.do("GET", "/admin/plugins/forms", "", "", nil)
-	if !strings.Contains(page.body, "Up to date · 1.1.0 skipped") || !strings.Contains(page.body, `<dd data-testid="skip-by">admin@example.test</dd>`) {
+	if !strings.Contains(page.body, "No update offered · 1.1.0 skipped") || !strings.Contains(page.body, `<dd data-testid="skip-by">admin@example.test</dd>`) {
 		t.Errorf("forms' page does not say its skip:\n%s", page.body)
 	}
 

@@ -77,6 +77,10 @@ func TestDismissFormValidation(t *testing.T) {
 		{"not a date", url.Values{"reason": {"a WAF rule blocks it"}, "expires": {"31/12/2099"}}, "is not a date",
 			[]string{`value="31/12/2099"`, ">a WAF rule blocks it</textarea>"}},
 		{"date passed", url.Values{"reason": {"a WAF rule blocks it"}, "expires": {yesterday}}, "The expiry date has passed", []string{`value="` + yesterday + `"`}},
+		{"date too far", url.Values{"reason": {"a WAF rule blocks it"}, "expires": {"9999-12-31"}}, "The expiry date is too far off", []string{`value="9999-12-31"`}},
+		{"NUL in the reason", url.Values{"reason": {"a WAF\x00 rule"}}, "control character", nil},
+		{"escape in the reason", url.Values{"reason": {"a WAF \x1b[31mrule"}}, "control character", nil},
+		{"not UTF-8", url.Values{"reason": {"a WAF \xff rule"}}, "control character", nil},
 	} {
 		r := admin.postForm(dismissPath, tc.form)
 		wantStatus(t, tc.name, r, http.StatusUnprocessableEntity)

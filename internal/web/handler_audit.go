@@ -177,13 +177,9 @@ func checkDetailText(m map[string]any) string {
 	return strings.Join(parts, "; ")
 }
 
-// trustDetailText is a change of a source's trusted keys: "https://…: keys
-// ab12cd34…ef01 (statement 0) → 1 of 99887766…5544 (statement 1): key
-// statement 1 endorsed by the keys trusted before", or of its pinned keys
-// (no statement): "https://…: keys none → ab12cd34…ef01: the manifest pins
-// keys where it pinned none, for blog".
-// registryDetailText is an npm registry's keys pinned, "http://…/: keys
-// SHA256:ab… pinned", or changed, "http://…/: keys SHA256:ab… → SHA256:cd…".
+// registryDetailText is an npm registry's keys pinned, "http://…/: key
+// SHA256:ab… pinned on first sight", or changed, "http://…/: key
+// SHA256:ab… → keys SHA256:cd…, SHA256:ef…" ("no key" for none).
 func registryDetailText(action readmodel.AuditAction, m map[string]any) string {
 	list := func(name string) string {
 		var keys []string
@@ -193,18 +189,41 @@ func registryDetailText(action readmodel.AuditAction, m map[string]any) string {
 				keys = append(keys, s)
 			}
 		}
-		if len(keys) == 0 {
-			return "none"
-		}
-		return strings.Join(keys, ", ")
+		return keysWords(keys, "")
 	}
 	registry, _ := m["registry"].(string)
 	if action == readmodel.AuditRegistryKeysPin {
-		return registry + ": keys " + list("new_keys") + " pinned on first sight"
+		if list("new_keys") == noKeyWords {
+			return registry + ": it publishes no signing keys (first sight)"
+		}
+		return registry + ": " + list("new_keys") + " pinned on first sight"
 	}
-	return registry + ": keys " + list("old_keys") + " → " + list("new_keys")
+	return registry + ": " + list("old_keys") + " → " + list("new_keys")
 }
 
+// noKeyWords stands for an empty set of keys in an audit entry's detail.
+const noKeyWords = "no key"
+
+// keysWords is a set of key ids as an audit entry says it: "key ab12…",
+// "keys ab12…, cd34…", "2 of keys ab12…, cd34…" (threshold given), or
+// "no key".
+func keysWords(keys []string, threshold string) string {
+	switch {
+	case len(keys) == 0:
+		return noKeyWords
+	case len(keys) == 1:
+		return "key " + keys[0]
+	case threshold != "":
+		return threshold + " of keys " + strings.Join(keys, ", ")
+	}
+	return "keys " + strings.Join(keys, ", ")
+}
+
+// trustDetailText is a change of a source's trusted keys: "https://…: key
+// ab12cd34…ef01 (statement 0) → 2 of keys 99887766…5544, 0a1b… (statement
+// 1): key statement 1 endorsed by the keys trusted before", or of its
+// pinned keys (no statement): "https://…: no key → key ab12cd34…ef01: the
+// manifest pins keys where it pinned none, for blog".
 func trustDetailText(m map[string]any) string {
 	set := func(prefix string) string {
 		var keys []string
@@ -215,13 +234,7 @@ func trustDetailText(m map[string]any) string {
 			}
 		}
 		threshold, _ := m[prefix+"_threshold"].(float64)
-		text := strings.Join(keys, ", ")
-		switch {
-		case len(keys) == 0:
-			text = "none"
-		case len(keys) > 1:
-			text = fmt.Sprintf("%d of %s", int(threshold), text)
-		}
+		text := keysWords(keys, strconv.Itoa(int(threshold)))
 		// A manifest's pin change (source.pin) has no statement.
 		if version, ok := m[prefix+"_version"].(float64); ok {
 			text += fmt.Sprintf(" (statement %d)", int(version))
@@ -230,5 +243,8 @@ func trustDetailText(m map[string]any) string {
 	}
 	source, _ := m["source"].(string)
 	reason, _ := m["reason"].(string)
-	return fmt.Sprintf("%s: keys %s → %s: %s", source, set("old"), set("new"), reason)
+	if reason != "" {
+		reason = ": " + reason
+	}
+	return fmt.Sprintf("%s: %s → %s%s", source, set("old"), set("new"), reason)
 }

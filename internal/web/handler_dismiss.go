@@ -11,8 +11,8 @@ import (
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/catalog"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -69,11 +69,12 @@ func advisoryParams(c echo.Context) (code, id string, err error) {
 	if id, err = pathParam(c, "id"); err != nil {
 		return "", "", err
 	}
-	// The limit is the update document's: every advisory a document may
-	// list can be dismissed, and no request names a longer id.
-	if len(id) > updatedoc.MaxAdvisoryID {
+	// The limit is every advisory id's (an update document's, an OSV
+	// record's): every advisory a page lists can be dismissed, and no
+	// request names a longer id.
+	if len(id) > readmodel.MaxAdvisoryID {
 		return "", "", echo.NewHTTPError(http.StatusBadRequest,
-			"No advisory has this id: an advisory id has at most "+strconv.Itoa(updatedoc.MaxAdvisoryID)+" bytes.")
+			"No advisory has this id: an advisory id has at most "+strconv.Itoa(readmodel.MaxAdvisoryID)+" bytes.")
 	}
 	return code, id, nil
 }
@@ -81,7 +82,7 @@ func advisoryParams(c echo.Context) (code, id string, err error) {
 // parseExpiry reads the form's expiry date ("2026-12-31", as a date input
 // sends it; "" for none). The dismissal holds to the end of that day, UTC:
 // it expires at the next midnight UTC. Today is allowed; a day before
-// today is refused, in words.
+// today, or one after store.MaxExpiry, is refused, in words.
 func parseExpiry(date string, now time.Time) (*time.Time, string) {
 	if date == "" {
 		return nil, ""
@@ -95,8 +96,18 @@ func parseExpiry(date string, now time.Time) (*time.Time, string) {
 	if !end.After(now) {
 		return nil, expiryPassedText
 	}
+	if end.After(store.MaxExpiry) {
+		return nil, expiryTooFarText
+	}
 	return &end, ""
 }
+
+// expiryTooFarText refuses a date past store.MaxExpiry.
+var expiryTooFarText = "The expiry date is too far off: pick a day up to " + store.MaxExpiry.AddDate(0, 0, -1).Format("2 Jan 2006") +
+	", or leave it empty to dismiss the advisory until someone restores it."
+
+// reasonControlText refuses a reason that is not plain text.
+const reasonControlText = "The reason holds a control character (or bytes that are not text): write it as plain text; line breaks are fine."
 
 const expiryPassedText = "The expiry date has passed. Pick today or a later day, or leave it empty to dismiss the advisory until someone restores it."
 
@@ -113,6 +124,10 @@ func dismissErrorText(err error) string {
 		return "The reason is too long: keep it to " + strconv.Itoa(store.MaxReasonLength) + " characters."
 	case errors.Is(err, store.ErrExpiryPassed):
 		return expiryPassedText
+	case errors.Is(err, store.ErrExpiryTooFar):
+		return expiryTooFarText
+	case errors.Is(err, store.ErrReasonControl):
+		return reasonControlText
 	case errors.Is(err, catalog.ErrNoSuchAdvisory):
 		return "This advisory no longer affects the installed version, so there is nothing to dismiss. The page now shows what holds."
 	case errors.Is(err, store.ErrFromManifest):

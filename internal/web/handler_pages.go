@@ -210,7 +210,11 @@ func (s *Server) sourcesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: layout(c), Sources: sources, Feeds: feeds}))
+	l := layout(c)
+	for i, f := range feeds { // a mirror's token rides in the query: masked as a channel's target
+		feeds[i].URL = readmodel.ShownFeedURL(f.URL, l.User.CanManage)
+	}
+	return renderOK(c, views.SourceHealth(views.SourceHealthProps{Layout: l, Sources: sources, Feeds: feeds}))
 }
 
 // checkForm is the "Check for updates" button without JavaScript: run the

@@ -179,3 +179,37 @@ func TestChannelMinEPSS(t *testing.T) {
 		t.Errorf("the form's bad threshold: %d, page says %q", form.status, page.body[:min(len(page.body), 200)])
 	}
 }
+
+// A feed's URL may carry a mirror's access token in its query: the API and
+// Source health show it as a channel's target is shown (a viewer the
+// scheme and host, an admin also the last four characters), never the
+// token.
+func TestFeedURLIsMaskedAsAChannelTarget(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.feedRows()
+	const secret = "s3cr3tT0KENxyz"
+	b.db.MustExec(t, `UPDATE feeds SET url = 'http://127.0.0.1:9/npm/all.zip?token=`+secret+`abcd' WHERE kind = 'osv'`)
+	for who, want := range map[string]string{"viewer@example.test": "http://127.0.0.1:9/…", "admin@example.test": "http://127.0.0.1:9/…abcd"} {
+		c := b.login(who)
+		r := c.do("GET", "/api/admin/feeds", "", "", nil)
+		got := decodeJSON[struct {
+			Feeds []struct{ Kind, URL string } `json:"feeds"`
+		}](t, r)
+		for _, f := range got.Feeds {
+			if f.Kind == "osv" && f.URL != want {
+				t.Errorf("%s: the API's osv url %q, want %q", who, f.URL, want)
+			}
+		}
+		page := c.do("GET", "/admin/sources", "", "", nil)
+		wantStatus(t, who+": Source health", page, 200)
+		for name, body := range map[string]string{"the API": r.body, "Source health": page.body} {
+			if strings.Contains(body, secret) || strings.Contains(body, "token=") {
+				t.Errorf("%s: %s shows the feed's token", who, name)
+			}
+		}
+		if !strings.Contains(page.body, `data-testid="feed-url">`+want+`<`) {
+			t.Errorf("%s: Source health does not show the osv url as %q", who, want)
+		}
+	}
+}

@@ -297,7 +297,7 @@ func TestLoginLockoutInTheAuditLog(t *testing.T) {
 	if n := strings.Count(page.body, "Sign-ins locked after too many failed attempts"); n != 1 {
 		t.Fatalf("%d lockout entries on the audit page, want 1: %s", n, page.body)
 	}
-	for _, want := range []string{"nobody: the login throttle", "locked: one account from one address", "email: viewer@example.test",
+	for _, want := range []string{"upcheck’s login throttle", "locked: one account from one address", "email: viewer@example.test",
 		"address: 127.0.0.1", "lockout: 15 minutes", "attempts: 6", "failures allowed: 5"} {
 		if !strings.Contains(page.body, want) {
 			t.Fatalf("the lockout entry does not say %q: %s", want, page.body)

@@ -100,14 +100,16 @@
   // ---- Summary: badge, alert, widget ----
 
   function updateBadge(n) {
-    var badge = byTestId("nav-updates-badge");
+    var badge = byTestId("nav-attention-badge");
     if (!badge) return;
     badge.hidden = n <= 0;
     badge.setAttribute("data-count", String(n));
     var count = badge.querySelector(".nav-badge-count");
     var text = badge.querySelector(".nav-badge-text");
+    var words = countNoun(n, badge.getAttribute("data-one"), badge.getAttribute("data-many"));
     if (count) count.textContent = String(n);
-    if (text) text.textContent = countNoun(n, "update available", "updates available");
+    if (text) text.textContent = words;
+    badge.title = words;
   }
 
   // refreshLive refetches the page and gives every [data-live] element
@@ -187,7 +189,7 @@
     var security = number(s.security_updates);
     var vulnerable = number(s.vulnerable);
     var stale = number(s.stale);
-    updateBadge(number(s.updates_available));
+    updateBadge(number(s.attention_total));
 
     var widget = byTestId("updates-widget");
     if (!widget) return;

@@ -49,6 +49,7 @@ type pkg struct {
 	versions   map[string]Version
 	rev        int
 	repository any // the document's "repository"; nil: none
+	readme     int // the size of the document's readme, bytes
 }
 
 type Version struct {
@@ -103,6 +104,17 @@ func (r *Registry) SetRepository(name string, repo any) {
 	defer r.mu.Unlock()
 	p := r.packages[name]
 	p.repository = repo
+	p.rev++
+}
+
+// SetReadme gives the package name's document (which must be published) a
+// readme of size bytes: a document of megabytes, as popular packages have,
+// sent uncompressed as every document of this registry is.
+func (r *Registry) SetReadme(name string, size int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.packages[name]
+	p.readme = size
 	p.rev++
 }
 
@@ -167,6 +179,9 @@ func (r *Registry) serve(w http.ResponseWriter, req *http.Request) {
 	doc := map[string]any{"name": name, "dist-tags": map[string]string{"latest": p.latest}, "time": times, "versions": versions}
 	if p.repository != nil {
 		doc["repository"] = p.repository
+	}
+	if p.readme > 0 {
+		doc["readme"] = strings.Repeat("r", p.readme)
 	}
 	body, _ := json.Marshal(doc)
 	w.Header().Set("ETag", etag)

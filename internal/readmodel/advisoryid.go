@@ -1,0 +1,10 @@
+package readmodel
+
+// MaxAdvisoryID is the most bytes an advisory id may have, wherever one
+// comes from: an update document, an OSV record (its id, aliases and
+// related ids), the manifest's dismissals. Operators dismiss an advisory
+// by its id or an alias (a path segment of the AdminCP and the API), and
+// the dismissal takes any id this limit lets through; a longer id is
+// refused where it enters (the document, the record, the manifest), in
+// words, so that nothing shown and counted can fail to be dismissed.
+const MaxAdvisoryID = 200
