@@ -7,12 +7,16 @@ import (
 	"io"
 	"os"
 
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // maxDocument caps what `publisher sign` reads: the fetcher refuses larger
 // documents anyway.
 const maxDocument = 2 << 20
+
+// maxKeyFile caps a --key-file: one key is a line of some 100 bytes.
+const maxKeyFile = 64 << 10
 
 // runPublisher is the publisher's side: make keys and sign documents, so
 // publishers (and the tests) can produce what upcheck verifies.
@@ -85,13 +89,10 @@ func runPublisher(args []string, getenv func(string) string, stdout, stderr io.W
 	return errUsage
 }
 
+// readCapped reads a regular file of at most limit bytes; a named pipe or
+// a device is refused at once (localfile.Read), not waited on.
 func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	b, err := localfile.Read(path, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func privateKeys(cmd string, files []string, getenv func(string) string) ([]upda
 	var out []updatedoc.PrivateKey
 	for i, t := range texts {
 		if len(files) > 0 {
-			b, err := os.ReadFile(t)
+			b, err := readCapped(t, maxKeyFile)
 			if err != nil {
 				return nil, fmt.Errorf("read key: %w", err)
 			}

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -95,12 +95,12 @@ func runSource(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 	})
 }
 
-// readUpTo reads at most n bytes of a file.
+// readUpTo reads at most n bytes of a regular file (localfile.Read: a
+// named pipe is refused, not waited on).
 func readUpTo(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := localfile.Read(path, n)
+	if int64(len(b)) > n {
+		b = b[:n]
 	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
+	return b, err
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/localfile"
 )
 
 // Limits bound what an OSV archive may cost.
@@ -88,7 +90,7 @@ type Entry struct {
 // directory, before anything is decompressed.
 func OpenArchive(path string, lim Limits) (*Archive, error) {
 	lim = lim.withDefaults()
-	f, err := os.Open(path)
+	f, err := localfile.Open(path) // an imported file's path is the operator's
 	if err != nil {
 		return nil, fmt.Errorf("open feed archive: %w", err)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/lockfile"
-	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -68,11 +68,11 @@ func TestANamedPipeAtTheLockfilePathIsRefusedWithoutBlocking(t *testing.T) {
 
 	var err error
 	within(t, "a look at a named pipe", func() { _, err = w.Look(t.Context()) })
-	if !errors.Is(err, manifest.ErrNotRegularFile) || !strings.Contains(err.Error(), want) {
+	if !errors.Is(err, localfile.ErrNotRegular) || !strings.Contains(err.Error(), want) {
 		t.Errorf("look: %v; want %q", err, want)
 	}
 	within(t, "a sync's read of a named pipe", func() { _, err = lockfile.Read(path, lockfile.Options{}) })
-	if !errors.Is(err, manifest.ErrNotRegularFile) {
+	if !errors.Is(err, localfile.ErrNotRegular) {
 		t.Errorf("read: %v", err)
 	}
 
@@ -84,7 +84,7 @@ func TestANamedPipeAtTheLockfilePathIsRefusedWithoutBlocking(t *testing.T) {
 		w.Run(ctx, time.Millisecond, func(err error) { reports <- err })
 	}()
 	within(t, "the watcher's report", func() { err = <-reports })
-	if !errors.Is(err, manifest.ErrNotRegularFile) {
+	if !errors.Is(err, localfile.ErrNotRegular) {
 		t.Errorf("the watcher reported %v", err)
 	}
 	cancel()
@@ -103,7 +103,7 @@ func TestOnlyARegularFileIsALockfile(t *testing.T) {
 	} {
 		var err error
 		within(t, "a read of "+path, func() { _, err = lockfile.Read(path, lockfile.Options{}) })
-		if !errors.Is(err, manifest.ErrNotRegularFile) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, localfile.ErrNotRegular) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v; want %q", path, err, want)
 		}
 	}

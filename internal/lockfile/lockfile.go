@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -83,7 +84,7 @@ func Read(file string, opt Options) (*manifest.Manifest, error) {
 }
 
 func readFile(file string) ([]byte, error) {
-	body, err := manifest.ReadFile(file, MaxSize)
+	body, err := localfile.Read(file, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read lockfile: %w", err)
 	}

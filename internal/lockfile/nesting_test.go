@@ -69,12 +69,12 @@ func deepKeys(n int) string {
 
 // Where the scan of the bytes reads a quote that the tokenizer does not
 // (a "'" after "b:" is part of the plain scalar), the count on the tokens
-// refuses the nesting all the same.
+// refuses the nesting all the same, in the entries that are tokenized.
 func TestNestingTheByteScanMissesIsRefusedByTheTokens(t *testing.T) {
 	t.Parallel()
-	body := pnpmHead + "junk: b:'c\nmore: " + strings.Repeat("[", 1000)
+	body := pnpmHead + "importers:\n  j: b:'c\n  more: " + strings.Repeat("[", 1000)
 	_, err := lockfile.Parse("pnpm-lock.yaml", []byte(body), lockfile.Options{})
-	if !errors.Is(err, lockfile.ErrInvalid) || !strings.Contains(err.Error(), "pnpm-lock.yaml line 9: the YAML nests deeper than 64 levels") {
+	if !errors.Is(err, lockfile.ErrInvalid) || !strings.Contains(err.Error(), "pnpm-lock.yaml line 10: the YAML nests deeper than 64 levels") {
 		t.Errorf("%v", err)
 	}
 }

@@ -14,9 +14,13 @@ import (
 // root importer (".") — pnpm installs only those at the top level — each
 // at its locked version, without the peer suffix pnpm appends
 // ("2.1.0(react@19.0.0)" is 2.1.0). Linked and file versions ("link:",
-// "file:") come from no registry and are passed over.
+// "file:") come from no registry and are passed over. The other top-level
+// entries are checked only for their nesting.
 func parsePnpm(body []byte) ([]locked, error) {
-	tokens, err := manifest.TokenizeYAML(body)
+	// Only the entries read are tokenized and parsed: packages and
+	// snapshots, most of a large lockfile, are scanned for their nesting
+	// and passed over (manifest.MaxYAMLTokens bounds the rest).
+	tokens, err := manifest.TokenizeYAMLKeys(body, func(key string) bool { return key == "lockfileVersion" || key == "importers" })
 	if err != nil {
 		return nil, fmt.Errorf(" %v", err) // "line N: …"
 	}

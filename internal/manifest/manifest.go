@@ -19,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -119,7 +120,7 @@ var codePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
 // Load reads and validates the manifest at path; the extension picks the
 // format (.json, .yaml, .yml).
 func Load(path string) (*Manifest, error) {
-	body, err := ReadFile(path, MaxSize)
+	body, err := localfile.Read(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
@@ -130,7 +131,11 @@ func Load(path string) (*Manifest, error) {
 	case ".json":
 		return ParseJSON(body)
 	case ".yaml", ".yml":
-		return ParseYAML(body)
+		m, err := ParseYAML(body)
+		if le := (*LimitError)(nil); errors.As(err, &le) {
+			return nil, fmt.Errorf("%w: %s %v", ErrInvalid, path, le)
+		}
+		return m, err
 	default:
 		return nil, fmt.Errorf("%w: %s: unknown extension %q (want .json, .yaml or .yml)", ErrInvalid, path, ext)
 	}
@@ -174,15 +179,16 @@ func describeJSON(body []byte, err error, whole string, t reflect.Type) string {
 	return fmt.Sprintf("unknown field %q at line %d, column %d", name, line, col)
 }
 
-// ParseYAML parses and validates a YAML manifest, with the same strictness
-// and a nesting of at most MaxYAMLNesting levels.
+// ParseYAML parses and validates a YAML manifest, with the same strictness,
+// a nesting of at most MaxYAMLNesting levels and within MaxYAMLTokens,
+// MaxYAMLBytes and MaxYAMLKeys.
 // Its errors are named with their line and column too, on one line like the
 // JSON ones (the YAML library's own message spans several).
 func ParseYAML(body []byte) (*Manifest, error) {
 	// Tokenized twice (a manifest is small) so that the parser never sees
 	// a nesting it would take gigabytes to parse.
 	if _, err := TokenizeYAML(body); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	var m Manifest
 	if err := yaml.UnmarshalWithOptions(body, &m, yaml.Strict()); err != nil {

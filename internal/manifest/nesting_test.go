@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -68,7 +69,7 @@ func TestANamedPipeAtTheManifestPathIsRefusedWithoutBlocking(t *testing.T) {
 	defer timer.Stop()
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrNotRegularFile) || !strings.Contains(err.Error(), path+" is not a regular file (it is a named pipe)") {
+		if !errors.Is(err, localfile.ErrNotRegular) || !strings.Contains(err.Error(), path+" is not a regular file (it is a named pipe)") {
 			t.Errorf("%v", err)
 		}
 	case <-timer.C:

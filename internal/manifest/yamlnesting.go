@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 
@@ -30,20 +31,89 @@ func (e *NestingError) Error() string {
 	return fmt.Sprintf("line %d: the YAML nests deeper than %d levels (no manifest or lockfile does): refused before it is parsed", e.Line, MaxYAMLNesting)
 }
 
+// MaxYAMLTokens and MaxYAMLBytes bound what of a manifest's or a
+// lockfile's YAML is tokenized and parsed. The YAML library holds the text
+// it reads as runes (4 bytes a byte), makes some 250 bytes of each token,
+// and its parser's time grows with the square of a mapping's keys: a 10 MB
+// pnpm-lock.yaml parsed whole peaked at 813 MiB of heap and took a minute.
+// Within these bounds the tokens and the parse stay within some 150 MiB
+// whatever the text (140 MiB measured at the worst: 200,000 tokens in
+// mappings of 10,000 keys; docs/npm.md, Size). A manifest is read whole; of
+// a pnpm-lock.yaml only the entries read are tokenized (TokenizeYAMLKeys):
+// a real one's importers are a few thousand tokens, whatever the size of
+// its packages and snapshots.
+const (
+	MaxYAMLTokens = 200_000
+	MaxYAMLBytes  = 8 << 20
+	// MaxYAMLKeys bounds the keys of one block mapping: the parser's
+	// memory grows with their square (66,000 took 8.9 GiB; a real
+	// lockfile's largest mapping read, importers "."'s dependencies, has
+	// some hundreds).
+	MaxYAMLKeys = 10_000
+)
+
+// LimitError refuses a YAML file whose text to parse is past MaxYAMLTokens,
+// MaxYAMLBytes or MaxYAMLKeys.
+type LimitError struct {
+	// Line is where the text went past the limit.
+	Line int
+	// Bytes says the limit is MaxYAMLBytes, Keys MaxYAMLKeys; otherwise
+	// it is MaxYAMLTokens.
+	Bytes, Keys bool
+}
+
+// Error implements error.
+func (e *LimitError) Error() string {
+	if e.Keys {
+		return fmt.Sprintf("line %d: a YAML mapping to read has more than %d keys (the limit on the YAML parsed): refused before it is parsed", e.Line, MaxYAMLKeys)
+	}
+	if e.Bytes {
+		return fmt.Sprintf("line %d: the YAML to read is larger than %d bytes (the limit on the YAML parsed): refused before it is parsed", e.Line, MaxYAMLBytes)
+	}
+	return fmt.Sprintf("line %d: the YAML to read has more than %d tokens (keys, values and indicators; the limit on the YAML parsed): refused before it is parsed", e.Line, MaxYAMLTokens)
+}
+
 // TokenizeYAML is body's YAML tokens, as the parser takes them
 // (parser.Parse), or a *NestingError when body nests deeper than
-// MaxYAMLNesting. Two passes say so: a scan of the bytes first, which
-// stops at the line that goes too deep before any token is made (the
-// tokenizer makes a few hundred bytes of each "[", so 100 KB of them were
-// 24 MiB), then a count on the tokens as they are made, which is exactly
-// the parser's view where the first pass, reading YAML's indicators
-// without its every rule, may have seen less.
+// MaxYAMLNesting, or a *LimitError when it is past MaxYAMLTokens,
+// MaxYAMLBytes or MaxYAMLKeys. Two passes say so: a scan of the bytes first, which
+// stops at the line that goes too deep or too far before any token is
+// made (the tokenizer makes a few hundred bytes of each "[", so 100 KB of
+// them were 24 MiB), then a count on the tokens as they are made, which is
+// exactly the parser's view where the first pass, reading YAML's
+// indicators without its every rule, may have seen less.
 func TokenizeYAML(body []byte) (token.Tokens, error) {
-	if line := scanNesting(body, MaxYAMLNesting); line > 0 {
-		return nil, &NestingError{Line: line}
+	return tokenize(body, nil)
+}
+
+// TokenizeYAMLKeys is TokenizeYAML of only the top-level entries of body
+// whose key keep takes (and of any top-level line that is no plain key):
+// the other entries' lines are tokenized as empty lines, so that the
+// tokens' lines are body's. Nesting is checked over the whole of body;
+// MaxYAMLTokens, MaxYAMLBytes and MaxYAMLKeys bound what is tokenized.
+func TokenizeYAMLKeys(body []byte, keep func(key string) bool) (token.Tokens, error) {
+	return tokenize(body, keep)
+}
+
+func tokenize(body []byte, keep func(string) bool) (token.Tokens, error) {
+	sc := yamlScan{limit: MaxYAMLNesting, keep: keep}
+	if keep != nil {
+		sc.out = make([]byte, 0, min(len(body), 1<<20))
+	}
+	if err := sc.run(body); err != nil {
+		return nil, err
+	}
+	var text string
+	if keep == nil {
+		text = string(body)
+	} else {
+		// The empty lines after the last entry kept say nothing: the
+		// tokenizer would hold them all as the last token's text.
+		text = string(bytes.TrimRight(sc.out, "\n")) + "\n"
+		sc.out = nil
 	}
 	var s scanner.Scanner
-	s.Init(string(body))
+	s.Init(text)
 	var tokens token.Tokens
 	var d nesting
 	for {
@@ -54,6 +124,12 @@ func TokenizeYAML(body []byte) (token.Tokens, error) {
 		for _, tk := range sub {
 			if d.add(tk, tokens) > MaxYAMLNesting {
 				return nil, &NestingError{Line: tk.Position.Line}
+			}
+			if len(tokens) >= MaxYAMLTokens {
+				return nil, &LimitError{Line: tk.Position.Line}
+			}
+			if d.tooManyKeys() {
+				return nil, &LimitError{Line: tk.Position.Line, Keys: true}
 			}
 			tokens.Add(tk)
 		}
@@ -66,6 +142,7 @@ func TokenizeYAML(body []byte) (token.Tokens, error) {
 type nesting struct {
 	flow  int
 	block []int
+	keys  []int // the keys of each open block collection that is a mapping
 }
 
 // add takes tk, whose predecessors are before, and returns the depth after it.
@@ -76,7 +153,7 @@ func (d *nesting) add(tk *token.Token, before token.Tokens) int {
 	case token.SequenceEndType, token.MappingEndType:
 		d.flow = max(d.flow-1, 0)
 	case token.DocumentHeaderType, token.DocumentEndType:
-		d.flow, d.block = 0, d.block[:0]
+		d.flow, d.block, d.keys = 0, d.block[:0], d.keys[:0]
 	case token.SequenceEntryType, token.MappingKeyType, token.MappingValueType:
 		if d.flow > 0 {
 			break
@@ -86,46 +163,102 @@ func (d *nesting) add(tk *token.Token, before token.Tokens) int {
 			col = before[len(before)-1].Position.Column // the key's
 		}
 		for len(d.block) > 0 && d.block[len(d.block)-1] > col {
-			d.block = d.block[:len(d.block)-1]
+			d.block, d.keys = d.block[:len(d.block)-1], d.keys[:len(d.keys)-1]
 		}
 		if len(d.block) == 0 || d.block[len(d.block)-1] < col {
-			d.block = append(d.block, col)
+			d.block, d.keys = append(d.block, col), append(d.keys, 0)
+		}
+		if tk.Type == token.MappingValueType {
+			d.keys[len(d.keys)-1]++
 		}
 	}
 	return d.flow + len(d.block)
 }
 
-// scanNesting returns the line where body's nesting first goes past limit,
-// or 0. It reads the bytes once, keeping nothing: flow collections ([ and
-// { where a value may start, or anywhere inside another flow collection)
-// and block ones (a "- " entry, a "? " key or a key's ": " at a column
-// right of the open ones) count; quoted scalars, comments and block
-// scalars' lines are passed over. Where it reads YAML differently from the
+// tooManyKeys says whether the innermost block mapping has more keys than
+// MaxYAMLKeys.
+func (d *nesting) tooManyKeys() bool {
+	return len(d.keys) > 0 && d.keys[len(d.keys)-1] > MaxYAMLKeys
+}
+
+// yamlScan reads a YAML file's bytes once, before any token is made. It
+// follows the nesting: flow collections ([ and { where a value may start,
+// or anywhere inside another flow collection) and block ones (a "- "
+// entry, a "? " key or a key's ": " at a column right of the open ones)
+// count; quoted scalars, comments and block scalars' lines are passed
+// over. It counts the tokens the tokenizer would make of the text kept (a
+// scalar, an indicator, a comment) and that text's bytes. With keep, it
+// copies into out the lines of the top-level entries keep takes, and an
+// empty line for each other line. Where it reads YAML differently from the
 // tokenizer, the count on the tokens decides.
-func scanNesting(body []byte, limit int) int {
+type yamlScan struct {
+	limit int
+	keep  func(string) bool
+	out   []byte
+}
+
+// run returns a *NestingError or a *LimitError at the first line past a
+// limit, or nil.
+func (sc *yamlScan) run(body []byte) error {
 	var (
+		limit       = sc.limit
 		line        = 1
 		col         = 0
 		flow        = 0
 		block       []int // columns of the open block collections
+		keys        []int // keys of each, when it is a mapping
 		last        byte  // the last byte that is no blank on this line; 0 at its start
 		keyCol      = 0   // where the scalar being read began
 		inSingle    bool  // in a 'quoted' scalar
 		inDouble    bool  // in a "quoted" scalar
 		scalarBlock = -2  // >= -1: lines indented more than this are a block scalar's
 		lineStart   = true
+		lineBegin   = 0  // the offset of this line's first byte
+		dropped     bool // this line belongs to a top-level entry keep does not take
+		tokens      int  // the tokens counted in the text kept
+		kept        int  // the bytes kept
 	)
 	open := func(c int) bool { // a block collection's entry at column c
 		for len(block) > 0 && block[len(block)-1] > c {
-			block = block[:len(block)-1]
+			block, keys = block[:len(block)-1], keys[:len(keys)-1]
 		}
 		if len(block) == 0 || block[len(block)-1] < c {
-			block = append(block, c)
+			block, keys = append(block, c), append(keys, 0)
 		}
 		return flow+len(block) > limit
 	}
 	blankAt := func(i int) bool {
 		return i >= len(body) || body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r'
+	}
+	// endLine ends the line whose newline is at i (or the file's last line).
+	endLine := func(i int) error {
+		end := min(i+1, len(body))
+		if !dropped {
+			kept += end - lineBegin
+			if kept > MaxYAMLBytes {
+				return &LimitError{Line: line, Bytes: true}
+			}
+		}
+		if sc.keep != nil {
+			if dropped {
+				if i < len(body) {
+					sc.out = append(sc.out, '\n')
+				}
+			} else {
+				sc.out = append(sc.out, body[lineBegin:end]...)
+			}
+		}
+		lineBegin = end
+		return nil
+	}
+	count := func() error { // one token more in the text kept
+		if dropped {
+			return nil
+		}
+		if tokens++; tokens > MaxYAMLTokens {
+			return &LimitError{Line: line}
+		}
+		return nil
 	}
 	for i := 0; i < len(body); i++ {
 		c := body[i]
@@ -141,16 +274,28 @@ func scanNesting(body []byte, limit int) int {
 					for i < len(body) && body[i] != '\n' {
 						i++
 					}
+					if err := endLine(i); err != nil {
+						return err
+					}
 					line++
 					lineStart = true
 					continue
 				}
 				scalarBlock = -2
 			}
+			if sc.keep != nil && flow == 0 && !inSingle && !inDouble && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '#' {
+				if c != '-' || !blankAt(i+1) { // a "- " entry goes on with the entry above
+					key, ok := plainKey(body[i:])
+					dropped = ok && !sc.keep(key)
+				}
+			}
 		} else {
 			col++
 		}
 		if c == '\n' {
+			if err := endLine(i); err != nil {
+				return err
+			}
 			line++
 			lineStart = true
 			continue
@@ -177,12 +322,22 @@ func scanNesting(body []byte, limit int) int {
 		case c == ' ' || c == '\t' || c == '\r':
 			continue
 		case c == '#' && (col == 0 || body[i-1] == ' ' || body[i-1] == '\t'):
+			if err := count(); err != nil {
+				return err
+			}
 			for i+1 < len(body) && body[i+1] != '\n' {
 				i++
 			}
 			continue
 		}
 		start := last == 0 || last == ':' || last == '-' || last == '?' || last == ',' || last == '[' || last == '{'
+		// A token starts where a value may start, and at every
+		// indicator that ends or separates one.
+		if start || (flow > 0 && (c == ',' || c == ']' || c == '}')) || (c == ':' && (blankAt(i+1) || flow > 0)) {
+			if err := count(); err != nil {
+				return err
+			}
+		}
 		switch {
 		case (c == '\'' || c == '"') && start:
 			inSingle, inDouble = c == '\'', c == '"'
@@ -192,18 +347,21 @@ func scanNesting(body []byte, limit int) int {
 		case (c == '[' || c == '{') && (start || flow > 0):
 			flow++
 			if flow+len(block) > limit {
-				return line
+				return &NestingError{Line: line}
 			}
 		case (c == ']' || c == '}') && flow > 0:
 			flow--
 		case flow > 0:
 		case (c == '-' || c == '?') && start && blankAt(i+1):
 			if open(col) {
-				return line
+				return &NestingError{Line: line}
 			}
 		case c == ':' && blankAt(i+1):
 			if open(keyCol) {
-				return line
+				return &NestingError{Line: line}
+			}
+			if keys[len(keys)-1]++; keys[len(keys)-1] > MaxYAMLKeys && !dropped {
+				return &LimitError{Line: line, Keys: true}
 			}
 		case (c == '|' || c == '>') && start:
 			scalarBlock = -1
@@ -219,5 +377,20 @@ func scanNesting(body []byte, limit int) int {
 		}
 		last = c
 	}
-	return 0
+	return endLine(len(body))
+}
+
+// plainKey is the key of a top-level line that starts with a plain
+// mapping key ("packages:"), or false.
+func plainKey(b []byte) (string, bool) {
+	for i, c := range b {
+		switch {
+		case c == ':' && i > 0 && (i+1 == len(b) || b[i+1] == ' ' || b[i+1] == '\n' || b[i+1] == '\r'):
+			return string(b[:i]), true
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9' && i > 0, c == '_' && i > 0, c == '-' && i > 0:
+		default:
+			return "", false
+		}
+	}
+	return "", false
 }

@@ -7,12 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/localfile"
 )
 
 // Token is a registry credential. It prints, formats and logs as
@@ -269,14 +268,11 @@ func LoadRegistries(registry, npmrc string, getenv func(string) string) (Registr
 	if npmrc != "" {
 		// Opened without blocking, and only a regular file read: a named
 		// pipe would hold the command until something wrote to it.
-		f, err := os.OpenFile(npmrc, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err := localfile.Open(npmrc)
 		if err != nil {
 			return Registries{}, fmt.Errorf("UPCHECK_NPMRC: %w", err)
 		}
 		defer f.Close()
-		if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-			return Registries{}, fmt.Errorf("UPCHECK_NPMRC: %s is not a regular file", npmrc)
-		}
 		if regs, err = ParseNpmrc(f, npmrc, getenv); err != nil {
 			return Registries{}, err
 		}

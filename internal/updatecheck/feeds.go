@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -131,11 +131,18 @@ func (s *Feeds) RunLockedFeedImport(ctx context.Context, kind readmodel.FeedKind
 	if !kind.Valid() {
 		return FeedResult{Kind: kind}, fmt.Errorf("unknown feed kind %q (one of osv, kev, epss)", kind)
 	}
-	if _, err := os.Stat(path); err != nil {
+	// Opened once before the lease, without blocking: a named pipe or a
+	// device is refused at once, in words, leaving the feed as it was.
+	f, err := localfile.Open(path)
+	if errors.Is(err, localfile.ErrNotRegular) {
+		return FeedResult{Kind: kind}, err
+	}
+	if err != nil {
 		return FeedResult{Kind: kind}, fmt.Errorf("read %s: %w", path, err)
 	}
+	_ = f.Close()
 	var res FeedResult
-	err := s.locked(ctx, func(ctx context.Context, l lease.Lease) error {
+	err = s.locked(ctx, func(ctx context.Context, l lease.Lease) error {
 		var err error
 		res, err = s.sync(ctx, l, fd, path, "import")
 		return err

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -27,7 +27,7 @@ const (
 // status not_modified).
 func (s *Feeds) read(ctx context.Context, run *feedRun, max int64, fn func(io.Reader) error) (notModified bool, err error) {
 	if run.file != "" {
-		f, err := os.Open(run.file)
+		f, err := localfile.Open(run.file)
 		if err != nil {
 			return false, err
 		}
