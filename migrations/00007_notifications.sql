@@ -156,6 +156,14 @@ DECLARE
     -- A channel has an EPSS threshold: only then are scores read.
     thresholds boolean := EXISTS (SELECT FROM notification_channels WHERE enabled AND min_epss IS NOT NULL);
 BEGIN
+    -- No enabled channel: no event to queue, and no result to read. Asked
+    -- first: the planner would otherwise make the results' side of the
+    -- join below the outer one and look every component up once per kind
+    -- of event to join it with no channel, under the lease's lock
+    -- (docs/performance.md, "The document check's write path").
+    IF NOT EXISTS (SELECT FROM notification_channels WHERE enabled) THEN
+        RETURN;
+    END IF;
     SELECT jsonb_agg(jsonb_build_object('channel', ch.id, 'scope', f.scope, 'id', f.id, 'code', f.code))
            FILTER (WHERE NOT EXISTS (SELECT FROM notification_events e WHERE e.channel_id = ch.id AND e.key = f.key))
     INTO by_key

@@ -41,8 +41,8 @@ const (
 	sources    = 2000
 	perSource  = 5 // 10,000 plugins and the core
 	hosts      = 16
-	latency    = 20 * time.Millisecond
-	poolSize   = 8 // the fetcher's default concurrency
+	latency    = 20 * time.Millisecond // the npm registry's (part 8); part 1 takes -latency
+	poolSize   = 8                     // the fetcher's default concurrency
 	loadTime   = 5 * time.Second
 	loadConns  = 32
 	writeIters = 400
@@ -57,9 +57,11 @@ type figure struct {
 }
 
 var (
-	figures []figure
-	only    string // -only: the one part to run after the check
-	keep    bool   // -keep: do not drop the database
+	figures   []figure
+	only      string // -only: the one part to run after the check
+	keep      bool   // -keep: do not drop the database
+	latencies = durations{20 * time.Millisecond, 50 * time.Millisecond}
+	runs      int
 )
 
 func report(name string, value float64, unit, target string, ok *bool) {
@@ -74,7 +76,10 @@ func main() {
 	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
 	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm or feeds (that part alone)")
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
+	flag.Var(&latencies, "latency", "the publishers' latencies of the document check (part 1), comma-separated; each is measured -runs times")
+	flag.IntVar(&runs, "runs", 1, "how many times part 1 measures the document check at each latency (each in a database of its own); the ratios are printed as a table")
 	flag.Parse()
+	runs = max(runs, 1)
 	if err := run(*binary, *dataDir); err != nil {
 		fmt.Fprintln(os.Stderr, "upcheck-bench:", err)
 		os.Exit(1)
@@ -103,79 +108,18 @@ func run(binary, dataDir string) error {
 		printTable()
 		return nil
 	}
-	name := fmt.Sprintf("bench_%d", time.Now().Unix())
-	if err := cluster.CreateDatabase(ctx, name); err != nil {
-		return err
-	}
-	url := cluster.URL(name)
-	if keep {
-		fmt.Println("database", url)
-	} else {
-		defer dropDatabase(cluster, name)
-	}
-
-	pubs, err := startPublishers()
+	// 1. The document check at each latency, -runs times; the database of
+	// the first run is kept for the parts that follow.
+	db, err := documentChecks(ctx, binary, cluster)
 	if err != nil {
 		return err
 	}
-	defer pubs.close()
-
-	dir, err := os.MkdirTemp("", "upcheck-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	manifest := filepath.Join(dir, "manifest.json")
-	if err := os.WriteFile(manifest, pubs.manifest(), 0o644); err != nil {
-		return err
-	}
-	env := []string{
-		"UPCHECK_DATABASE_URL=" + url, "UPCHECK_MANIFEST=" + manifest, "UPCHECK_ALLOW_PRIVATE_SOURCES=1",
-		"UPCHECK_LOG_LEVEL=WARN", "UPCHECK_LISTEN=127.0.0.1:0", "PATH=" + os.Getenv("PATH"),
-	}
-	for _, args := range [][]string{{"migrate"}, {"components", "sync"}} {
-		if out, err := command(binary, env, "", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("upcheck %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-
-	// 1. Check throughput, then the same check answered by 304s.
-	ideal := time.Duration(sources) * latency / poolSize
-	res, rss, err := check(binary, env)
-	if err != nil {
-		return err
-	}
-	if res.Fetched != sources {
-		return fmt.Errorf("first check fetched %d of %d sources: %+v", res.Fetched, sources, res)
-	}
-	wall := time.Duration(res.DurationMS) * time.Millisecond
-	report("check_wall", wall.Seconds(), "s", "", nil)
-	report("check_ideal", ideal.Seconds(), "s", "", nil)
-	ratio := ideal.Seconds() / wall.Seconds()
-	report("check_throughput_ratio", ratio, "ideal/actual", ">= 0.90", yes(ratio >= 0.90))
-	report("check_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
-	bare, err := bareFetch(ctx, pubs)
-	if err != nil {
-		return err
-	}
-	pubs.bytes.Swap(0)
-	report("bare_fetch_wall", bare.Seconds(), "s", "", nil)
-	vsBare := bare.Seconds() / wall.Seconds()
-	report("check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
-	report("check_cpu", res.cpu.Seconds(), "s", "", nil)
-	report("check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
-	res304, rss304, err := check(binary, env)
-	if err != nil {
-		return err
-	}
-	report("check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
-	report("check304_not_modified", float64(res304.NotModified), "sources", fmt.Sprint(sources), yes(res304.NotModified == sources))
-	report("check304_bytes", float64(pubs.bytes.Swap(0)), "B", "", nil)
-	report("check304_cpu", res304.cpu.Seconds(), "s", "", nil)
-	report("check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
+	defer db.close()
+	url, env := db.url, db.env
 
 	if only == "check" {
 		printTable()
+		printChecks()
 		return nil
 	}
 
@@ -223,6 +167,7 @@ func run(binary, dataDir string) error {
 	}
 
 	printTable()
+	printChecks()
 	return nil
 }
 
@@ -283,15 +228,16 @@ func check(binary string, env []string) (checkResult, int64, error) {
 	return res, rss, nil
 }
 
-// publishers are 32 loopback hosts answering after 20 ms, with ETags.
+// publishers are 16 loopback hosts answering after delay, with ETags.
 type publishers struct {
 	servers []*http.Server
 	urls    []string
 	bytes   atomic.Int64
+	delay   time.Duration
 }
 
-func startPublishers() (*publishers, error) {
-	p := &publishers{}
+func startPublishers(delay time.Duration) (*publishers, error) {
+	p := &publishers{delay: delay}
 	for h := range hosts {
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", h+2))
 		if err != nil {
@@ -315,7 +261,7 @@ func (p *publishers) close() {
 var sourcePath = regexp.MustCompile(`^/s(\d+)\.json$`)
 
 func (p *publishers) serve(w http.ResponseWriter, r *http.Request) {
-	time.Sleep(latency)
+	time.Sleep(p.delay)
 	m := sourcePath.FindStringSubmatch(r.URL.Path)
 	if m == nil {
 		http.NotFound(w, r)

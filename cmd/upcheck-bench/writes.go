@@ -163,3 +163,118 @@ func (w *sourceWriter) results(u string) []store.Result {
 	}
 	return results
 }
+
+// sourceWrites measures the cost of one source's write as a check sends
+// it: the source's row, its five results and the notifications' question
+// (EventPlanNothingNew), one pipelined batch behind the fence, one source
+// after the other on one connection, so that nothing waits for the lock.
+// A fenced write holds the lease's lock from its fence to the end of its
+// commit, so this is also how long each source held the lock when a check
+// wrote one source a commit. Beside it, interleaved: the same batch on a
+// connection with synchronous_commit off (what is left without the
+// commit's wait for its WAL to reach the disk: the statements), and
+// groupSources sources in one batch, as a check writes the sources that
+// waited for the lock (per source).
+func sourceWrites(ctx context.Context, url string) error {
+	const group = 16
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return err
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	nosync, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer nosync.Close()
+	st := store.New(pool)
+	lm, err := lease.New(st, lease.DefaultTimings())
+	if err != nil {
+		return err
+	}
+	lmNosync, err := lease.New(store.New(nosync), lease.DefaultTimings())
+	if err != nil {
+		return err
+	}
+	acq, err := lm.Acquire(ctx, lease.Operator)
+	if err != nil || acq.Outcome != lease.Acquired {
+		return fmt.Errorf("acquire for the write benchmark: %v %v", acq.Outcome, err)
+	}
+	defer lm.Release(ctx, acq.Lease.Owner, false)
+	w, err := newSourceWriter(ctx, st, acq.Lease.Epoch)
+	if err != nil {
+		return err
+	}
+	var one, oneNosync, grouped, groupedNosync []time.Duration
+	for i := range writeIters * 4 {
+		var b store.Batch
+		var check []func() error
+		var codes []string
+		n := 1
+		if i%4 >= 2 {
+			n = group
+		}
+		for k := range n {
+			at := i*group + k
+			written, c := w.add(&b, at)
+			codes = append(codes, c...)
+			want := len(w.byURL[w.urls[at%len(w.urls)]])
+			check = append(check, func() error {
+				if len(*written) != want {
+					return fmt.Errorf("wrote %d of %d results", len(*written), want)
+				}
+				return nil
+			})
+		}
+		b.EventPlanNothingNew(codes) // one question for the batch, as a check asks it
+		start := time.Now()
+		switch i % 4 {
+		case 0:
+			err = lm.SendFenced(ctx, acq.Lease.Owner, &b)
+			one = append(one, time.Since(start))
+		case 1:
+			err = lmNosync.SendFenced(ctx, acq.Lease.Owner, &b)
+			oneNosync = append(oneNosync, time.Since(start))
+		case 2:
+			err = lm.SendFenced(ctx, acq.Lease.Owner, &b)
+			grouped = append(grouped, time.Since(start)/group)
+		default:
+			err = lmNosync.SendFenced(ctx, acq.Lease.Owner, &b)
+			groupedNosync = append(groupedNosync, time.Since(start)/group)
+		}
+		if err != nil {
+			return fmt.Errorf("source write benchmark: %w", err)
+		}
+		for _, c := range check {
+			if err := c(); err != nil {
+				return err
+			}
+		}
+	}
+	report("write_source_p50", median(one).Seconds()*1000, "ms", "", nil)
+	report("write_source_nosync_p50", median(oneNosync).Seconds()*1000, "ms", "", nil)
+	report("write_source_grouped_p50", median(grouped).Seconds()*1000, "ms/source", "", nil)
+	report("write_source_grouped_nosync_p50", median(groupedNosync).Seconds()*1000, "ms/source", "", nil)
+	return nil
+}
+
+// add puts the i-th source's write into b as a check sends it (as unchanged:
+// a 304); the codes written arrive in the slice returned once b is sent.
+// It returns the codes of the results, for the notifications' question.
+func (w *sourceWriter) add(b *store.Batch, i int) (*[]string, []string) {
+	u := w.urls[i%len(w.urls)]
+	written := new([]string)
+	b.SourceSaveUnchanged(store.Unchanged{URL: u, Epoch: w.epoch}, nil)
+	results := w.results(u)
+	b.ResultWrite(results, written)
+	codes := make([]string, len(results))
+	for k, r := range results {
+		codes[k] = r.Code
+	}
+	return written, codes
+}

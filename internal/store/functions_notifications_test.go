@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/store"
@@ -29,6 +30,10 @@ func testNothingToQueue(t *testing.T, f *fdb) {
 	t.Run("under another id", func(t *testing.T) {
 		t.Parallel()
 		testNothingToQueueUnderAnotherID(t, &fdb{pgtest.New(t)})
+	})
+	t.Run("no channel: no result read", func(t *testing.T) {
+		t.Parallel()
+		testNothingToQueueWithoutChannels(t, &fdb{pgtest.New(t)})
 	})
 	ask := askNothingToQueue(t, f)
 	f.exec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch,
@@ -184,5 +189,46 @@ func testNothingToQueueUnderAnotherID(t *testing.T, f *fdb) {
 	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events) VALUES (2, 'chat', 'slack', 'https://hooks.example/y', 'security')`)
 	if got := ask("gallery"); got != store.SQLStateEventsToQueue {
 		t.Errorf("a second channel without gallery's event: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+}
+
+// Without an enabled channel the question is answered without reading a
+// result: a check's every pipelined write asks it, inside the lease's
+// lock, and a site without channels (the bench's) paid for eight lookups
+// of each component (docs/performance.md). Shown by a session holding
+// component_results locked: the question must not wait for it.
+func testNothingToQueueWithoutChannels(t *testing.T, f *fdb) {
+	ctx := t.Context()
+	f.exec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch,
+			security, security_version, update_available, update_version, no_fix_ids)
+		VALUES ('blog', 'https://p.example/a.json', '2.3.0', '1.0.0', sha256('doc'), 1, true, '2.4.1', true, '2.5.0', '{ACME-1}')`)
+	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events, enabled) VALUES (1, 'ops', 'webhook', 'https://hooks.example/x', 'all', false)`)
+	locker, err := f.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Rollback(context.WithoutCancel(ctx))
+	if _, err := locker.Exec(ctx, `LOCK TABLE component_results IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	ask := func() error {
+		tx, err := f.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.WithoutCancel(ctx))
+		// A lock wait fails at once instead of waiting for the locker.
+		if _, err := tx.Exec(ctx, `SET LOCAL lock_timeout = '1ms'`); err != nil {
+			t.Fatal(err)
+		}
+		_, err = tx.Exec(ctx, `SELECT upcheck_nothing_to_queue($1)`, []string{"blog"})
+		return err
+	}
+	if err := ask(); err != nil {
+		t.Errorf("a disabled channel only: %v (SQLSTATE %q), want an answer without reading component_results", err, sqlState(err))
+	}
+	f.exec(t, `UPDATE notification_channels SET enabled = true`)
+	if err := ask(); sqlState(err) != "55P03" {
+		t.Errorf("an enabled channel: %v, want the results read (a lock timeout behind the locker)", err)
 	}
 }

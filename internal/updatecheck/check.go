@@ -373,17 +373,26 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 	// Fetch workers prepare each source (signature, parse, evaluate) and
 	// hand it to the writers, so no fetch waits on the database and no
 	// transaction is open during a fetch. The queue holds every source, so
-	// a worker never blocks on it.
+	// a worker never blocks on it. A writer takes the sources waiting in it
+	// together (gather), to write them in one commit.
 	queue := make(chan pending, len(jobs))
 	var writers sync.WaitGroup
 	for range writerCount {
 		writers.Go(func() {
+			if c.beforeWrites != nil {
+				c.beforeWrites()
+			}
 			for p := range queue {
+				group := gather(queue, p)
 				if runCtx.Err() != nil {
-					record(outcomeUnwritten) // nothing more is written once the check is cancelled
+					for range group {
+						record(outcomeUnwritten) // nothing more is written once the check is cancelled
+					}
 					continue
 				}
-				record(c.write(runCtx, l, p))
+				for _, o := range c.writeGroup(runCtx, l, group) {
+					record(o)
+				}
 			}
 		})
 	}
@@ -414,6 +423,9 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 			return
 		}
 		queue <- p
+		if c.queued != nil {
+			c.queued()
+		}
 	})
 	close(queue)
 	writers.Wait()
