@@ -4,27 +4,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/upcheck/upcheck/internal/testing/namedpipe"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
-// fifo makes a named pipe nothing writes to; its clean-up lets go a reader
-// blocked opening it (the bug).
+// fifo makes a named pipe nothing writes to, named name in a folder of
+// the test's own.
 func fifo(t *testing.T, name string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-	})
+	namedpipe.New(t, path)
 	return path
 }
 
@@ -32,24 +24,8 @@ func fifo(t *testing.T, name string) string {
 // within wait.Guard.
 func cliPromptly(t *testing.T, env map[string]string, args ...string) (stderr string, code int) {
 	t.Helper()
-	type result struct {
-		stderr string
-		code   int
-	}
-	done := make(chan result, 1)
-	go func() {
-		_, stderr, code := cliOut(t, env, args...)
-		done <- result{stderr, code}
-	}()
-	timer := time.NewTimer(wait.Guard)
-	defer timer.Stop()
-	select {
-	case r := <-done:
-		return r.stderr, r.code
-	case <-timer.C:
-		t.Fatalf("upcheck %s did not return within %s", strings.Join(args, " "), wait.Guard)
-		return "", 0
-	}
+	wait.Returns(t, "upcheck "+strings.Join(args, " "), func() { _, stderr, code = cliOut(t, env, args...) })
+	return stderr, code
 }
 
 // A named pipe given to `upcheck feed import` is refused at once, in words,

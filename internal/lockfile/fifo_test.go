@@ -6,46 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/testing/namedpipe"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
-
-// fifo makes a named pipe at path. When the test ends it opens the pipe
-// for writing, which lets a reader blocked in open (the bug) go.
-func fifo(t *testing.T, path string) {
-	t.Helper()
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-	})
-}
-
-// within runs f and fails the test if it has not returned within
-// wait.Guard: a deadline that only a hang reaches, not a pause.
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	timer := time.NewTimer(wait.Guard)
-	defer timer.Stop()
-	select {
-	case <-done:
-	case <-timer.C:
-		t.Fatalf("%s did not return within %s", what, wait.Guard)
-	}
-}
 
 // A named pipe at the lockfile's path (nothing writes to it) is refused at
 // once, in words, by a look, a sync's read and the watcher's run, which
@@ -63,15 +31,15 @@ func TestANamedPipeAtTheLockfilePathIsRefusedWithoutBlocking(t *testing.T) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	fifo(t, path)
+	namedpipe.New(t, path)
 	want := path + " is not a regular file (it is a named pipe)"
 
 	var err error
-	within(t, "a look at a named pipe", func() { _, err = w.Look(t.Context()) })
+	wait.Returns(t, "a look at a named pipe", func() { _, err = w.Look(t.Context()) })
 	if !errors.Is(err, localfile.ErrNotRegular) || !strings.Contains(err.Error(), want) {
 		t.Errorf("look: %v; want %q", err, want)
 	}
-	within(t, "a sync's read of a named pipe", func() { _, err = lockfile.Read(path, lockfile.Options{}) })
+	wait.Returns(t, "a sync's read of a named pipe", func() { _, err = lockfile.Read(path, lockfile.Options{}) })
 	if !errors.Is(err, localfile.ErrNotRegular) {
 		t.Errorf("read: %v", err)
 	}
@@ -83,12 +51,12 @@ func TestANamedPipeAtTheLockfilePathIsRefusedWithoutBlocking(t *testing.T) {
 		defer close(ran)
 		w.Run(ctx, time.Millisecond, func(err error) { reports <- err })
 	}()
-	within(t, "the watcher's report", func() { err = <-reports })
+	wait.Returns(t, "the watcher's report", func() { err = <-reports })
 	if !errors.Is(err, localfile.ErrNotRegular) {
 		t.Errorf("the watcher reported %v", err)
 	}
 	cancel()
-	within(t, "the watcher's stop at shutdown", func() { <-ran })
+	wait.Returns(t, "the watcher's stop at shutdown", func() { <-ran })
 	if got := a.versions(); got != "1.0.0" {
 		t.Errorf("applied %q, want the first content only", got)
 	}
@@ -102,7 +70,7 @@ func TestOnlyARegularFileIsALockfile(t *testing.T) {
 		"/dev/zero": "is not a regular file (it is a device)",
 	} {
 		var err error
-		within(t, "a read of "+path, func() { _, err = lockfile.Read(path, lockfile.Options{}) })
+		wait.Returns(t, "a read of "+path, func() { _, err = lockfile.Read(path, lockfile.Options{}) })
 		if !errors.Is(err, localfile.ErrNotRegular) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v; want %q", path, err, want)
 		}

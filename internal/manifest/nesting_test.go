@@ -6,11 +6,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/localfile"
+	"github.com/upcheck/upcheck/internal/testing/namedpipe"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -52,27 +51,10 @@ func TestADeeplyNestedYAMLManifestIsRefusedUnparsed(t *testing.T) {
 func TestANamedPipeAtTheManifestPathIsRefusedWithoutBlocking(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "manifest.json")
-	if err := syscall.Mkfifo(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // lets a reader blocked in open (the bug) go
-		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := Load(path)
-		done <- err
-	}()
-	timer := time.NewTimer(wait.Guard)
-	defer timer.Stop()
-	select {
-	case err := <-done:
-		if !errors.Is(err, localfile.ErrNotRegular) || !strings.Contains(err.Error(), path+" is not a regular file (it is a named pipe)") {
-			t.Errorf("%v", err)
-		}
-	case <-timer.C:
-		t.Fatalf("loading a named pipe did not return within %s", wait.Guard)
+	namedpipe.New(t, path)
+	var err error
+	wait.Returns(t, "loading a named pipe", func() { _, err = Load(path) })
+	if !errors.Is(err, localfile.ErrNotRegular) || !strings.Contains(err.Error(), path+" is not a regular file (it is a named pipe)") {
+		t.Errorf("%v", err)
 	}
 }

@@ -7,10 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/upcheck/upcheck/internal/testing/namedpipe"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -196,27 +195,10 @@ func TestLoadRegistries(t *testing.T) {
 func TestLoadRegistriesRefusesANamedPipe(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), ".npmrc")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // lets a reader blocked in open (the bug) go
-		if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-	})
-	done := make(chan error, 1)
-	go func() {
-		_, err := LoadRegistries("", path, func(string) string { return "" })
-		done <- err
-	}()
-	timer := time.NewTimer(wait.Guard)
-	defer timer.Stop()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "UPCHECK_NPMRC: "+path+" is not a regular file") {
-			t.Errorf("%v", err)
-		}
-	case <-timer.C:
-		t.Fatalf("reading a named pipe did not return within %s", wait.Guard)
+	namedpipe.New(t, path)
+	var err error
+	wait.Returns(t, "reading a named pipe", func() { _, err = LoadRegistries("", path, func(string) string { return "" }) })
+	if err == nil || !strings.Contains(err.Error(), "UPCHECK_NPMRC: "+path+" is not a regular file") {
+		t.Errorf("%v", err)
 	}
 }

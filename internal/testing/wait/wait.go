@@ -75,3 +75,23 @@ func Until(within time.Duration, cond func() (bool, error)) error {
 		pause = min(2*pause, 50*time.Millisecond)
 	}
 }
+
+// Returns runs f and fails t (t.Fatalf) if f has not returned within
+// Guard: a deadline that only a hang reaches, for code that must not block
+// (a read of a named pipe, a lock held across an open). f runs on its own
+// goroutine, so it must not call t.Fatal.
+func Returns(t testing.TB, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	timer := time.NewTimer(Guard)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		t.Fatalf("%s did not return within %s", what, Guard)
+	}
+}
