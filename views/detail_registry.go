@@ -34,14 +34,6 @@ func noAdvisoryText(p DetailProps) string {
 	return text + "."
 }
 
-// publishedText is "published 2026-11-20".
-func publishedText(v readmodel.RegistryVersion) string {
-	if v.Published.IsZero() {
-		return "publish time not given"
-	}
-	return "published " + v.Published.UTC().Format("2006-01-02")
-}
-
 // provenanceText is whether a version was published with provenance.
 func provenanceText(v readmodel.RegistryVersion) string {
 	if v.Provenance {
@@ -61,15 +53,6 @@ func signatureText(f readmodel.RegistryFacts, v readmodel.RegistryVersion) strin
 		return "signature verified by key " + v.SignedBy
 	}
 	return "signature not verified"
-}
-
-// requiresCoreText is "requires core 2.0.0 or a later 2.x release", or
-// "runs on any core" when the version names no core.
-func requiresCoreText(v readmodel.RegistryVersion) string {
-	if v.RequiresCore == "" || CoreRangeWords(v.RequiresCore) == "any" {
-		return "runs on any core"
-	}
-	return "requires core " + CoreRangeWords(v.RequiresCore)
 }
 
 // deprecatedText is "The installed version 2.3.0 is deprecated by its
