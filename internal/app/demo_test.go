@@ -381,7 +381,7 @@ func TestDemoPagesSayTheRegistrysFacts(t *testing.T) {
 	waitForRuns(t, d, 1)
 	for path, wants := range map[string][]string{
 		"/admin/plugins/seo":       {"The installed version 2.0.0 is deprecated by its publisher: 2.0.0 sends unpublished drafts to search engines"},
-		"/admin/plugins/search":    {"requires core 2.0.0 or newer"},
+		"/admin/plugins/search":    {"needs core 2.0.0 or newer", "Security 2.0.0 or newer Needs a newer core"},
 		"/admin/plugins/comments":  {"1.3.0 was published without the provenance that 1.2.0 had"},
 		"/admin/plugins/analytics": {"published with provenance", "signature verified by key SHA256:"},
 	} {
