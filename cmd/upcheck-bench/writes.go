@@ -24,13 +24,9 @@ func fencedWrites(ctx context.Context, url string) error {
 	}
 	defer pool.Close()
 	st := store.New(pool)
-	lm, err := lease.New(st, lease.DefaultTimings())
+	lm, acq, err := acquireForWrites(ctx, st)
 	if err != nil {
 		return err
-	}
-	acq, err := lm.Acquire(ctx, lease.Operator)
-	if err != nil || acq.Outcome != lease.Acquired {
-		return fmt.Errorf("acquire for the write benchmark: %v %v", acq.Outcome, err)
 	}
 	defer lm.Release(ctx, acq.Lease.Owner, false)
 	w, err := newSourceWriter(ctx, st, acq.Lease.Epoch)
@@ -193,17 +189,13 @@ func sourceWrites(ctx context.Context, url string) error {
 	}
 	defer nosync.Close()
 	st := store.New(pool)
-	lm, err := lease.New(st, lease.DefaultTimings())
-	if err != nil {
-		return err
-	}
 	lmNosync, err := lease.New(store.New(nosync), lease.DefaultTimings())
 	if err != nil {
 		return err
 	}
-	acq, err := lm.Acquire(ctx, lease.Operator)
-	if err != nil || acq.Outcome != lease.Acquired {
-		return fmt.Errorf("acquire for the write benchmark: %v %v", acq.Outcome, err)
+	lm, acq, err := acquireForWrites(ctx, st)
+	if err != nil {
+		return err
 	}
 	defer lm.Release(ctx, acq.Lease.Owner, false)
 	w, err := newSourceWriter(ctx, st, acq.Lease.Epoch)
@@ -277,4 +269,18 @@ func (w *sourceWriter) add(b *store.Batch, i int) (*[]string, []string) {
 		codes[k] = r.Code
 	}
 	return written, codes
+}
+
+// acquireForWrites takes the check's lease on st for a write benchmark,
+// which writes under it as a check does; the caller releases it.
+func acquireForWrites(ctx context.Context, st *store.Store) (*lease.Manager, lease.Acquisition, error) {
+	lm, err := lease.New(st, lease.DefaultTimings())
+	if err != nil {
+		return nil, lease.Acquisition{}, err
+	}
+	acq, err := lm.Acquire(ctx, lease.Operator)
+	if err != nil || acq.Outcome != lease.Acquired {
+		return nil, lease.Acquisition{}, fmt.Errorf("acquire for the write benchmark: %v %v", acq.Outcome, err)
+	}
+	return lm, acq, nil
 }
