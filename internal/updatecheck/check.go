@@ -15,8 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
@@ -105,22 +103,6 @@ func (c *Checker) withKnowledge(ctx context.Context, jobs []job) error {
 // check runs with the components as stored. Call it before the first check.
 func (c *Checker) BeforeEachCheck(fn func(context.Context) error) { c.before = fn }
 
-// Observer hears how checks and fetches end (metrics).
-type Observer interface {
-	// CheckEnded: ran is false for refused checks (busy, cooldown, skipped).
-	CheckEnded(trigger readmodel.Trigger, status readmodel.CheckStatus, ran bool, d time.Duration)
-	// SourceFetched: ok, not_modified, failed or cancelled.
-	SourceFetched(outcome string)
-	// LeaseHeld: this process took or gave back the lease.
-	LeaseHeld(held bool)
-}
-
-type noObserver struct{}
-
-func (noObserver) CheckEnded(readmodel.Trigger, readmodel.CheckStatus, bool, time.Duration) {}
-func (noObserver) SourceFetched(string)                                                     {}
-func (noObserver) LeaseHeld(bool)                                                           {}
-
 // New returns a Checker.
 func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logger) *Checker {
 	return &Checker{writer: &writer{store: st, lease: lm, logger: logger, observer: noObserver{}, reads: noReads{}}, fetcher: f}
@@ -130,50 +112,6 @@ func New(st *store.Store, lm *lease.Manager, f *fetch.Fetcher, logger *slog.Logg
 // (lease.Timings: readmodel.ManualCooldown unless UPCHECK_TEST_TIMINGS
 // shortens it), for the words that name it.
 func (c *Checker) Cooldown() time.Duration { return c.lease.Timings().Cooldown }
-
-// Notifier queues the notifications that results call for, in the
-// transaction that writes them (notify.Service).
-type Notifier interface {
-	Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error)
-	QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error
-	// QueueRegistryKeysChanged: an npm registry's keys changed from
-	// oldKeys, pinned in tx.
-	QueueRegistryKeysChanged(ctx context.Context, tx *store.Tx, registry string, oldKeys []string, epoch int64) error
-	// QueuePinDowngrade: a manifest sync lowered the trust of the source
-	// at url for codes, recorded in tx (pin_downgrades).
-	QueuePinDowngrade(ctx context.Context, tx *store.Tx, url string, codes []string) error
-	// QueueRunEnd runs in the check's last fenced transaction: what the run
-	// queued for email channels goes out as one message per channel.
-	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error
-}
-
-// NotifyWith makes every result write queue its notifications through n, in
-// the same transaction: the check's, and those of the Importer and the
-// Syncer made from c. Call it before the first write.
-func (c *Checker) NotifyWith(n Notifier) { c.notifier = n }
-
-// Reads are this process's cached reads of the read model
-// (catalog.Reads, whose package doc states the rule): every write of a
-// check, an import or a sync tells them at once (Changed), and the
-// scheduler tells them the schedule it runs, for the summary's next check.
-type Reads interface {
-	Changed()
-	Scheduled(cron.Schedule)
-}
-
-type noReads struct{}
-
-func (noReads) Changed()                {}
-func (noReads) Scheduled(cron.Schedule) {}
-
-// TellReads makes every write of c, and of the Importer and the Syncer made
-// from c, tell r, and the scheduler of c tell r its schedule. Call it
-// before the first write.
-func (c *Checker) TellReads(r Reads) { c.reads = r }
-
-// Observe reports checks and fetches to o (and the lease an import holds).
-// Call it before the first check.
-func (c *Checker) Observe(o Observer) { c.observer = o }
 
 // RunLockedUpdateCheck is the one way a check runs, whoever asks: acquire
 // the lease (busy, cooldown and skipped end here), start the heartbeat, run
