@@ -1,12 +1,19 @@
--- name: ResultWrite :batchone
--- Writes one evaluation only if the inputs it was evaluated from are still
--- the current ones: the component is installed at that version from that
--- source, the core is installed at that version, the source's stored
--- document is the one evaluated, and no feed changed an advisory of the
--- component since the advisories evaluated with were read. Otherwise nothing is written and no row
--- comes back: the caller evaluates again from the current inputs, or a newer
--- writer already did. The read model (component_state) applies the same
--- conditions when it reads, so a row that slipped past them never counts.
+-- name: ResultWrite :many
+-- Writes evaluations, each only if the inputs it was evaluated from are
+-- still the current ones: the component is installed at that version from
+-- that source, the core is installed at that version, the source's stored
+-- document is the one evaluated, no feed changed an advisory of the
+-- component since the advisories evaluated with were read, and its policy
+-- and skip are the ones evaluated with. A result whose inputs moved is not
+-- written and its code does not come back: the caller evaluates again from
+-- the current inputs, or a newer writer already did. The read model
+-- (component_state) applies the same conditions when it reads, so a row
+-- that slipped past them never counts.
+--
+-- The results come as one JSON array (store.resultRows), one object per
+-- component, so that a source's results, or a group of sources', are one
+-- statement inside the fenced transaction (docs/performance.md); no code
+-- may appear twice in one call.
 --
 -- The same statement keeps the exposure clock (table security_problems): the
 -- result's security problems (its advisories, its security releases) that
@@ -16,7 +23,9 @@
 -- (docs/policy.md): an offered npm version that lost provenance, or that
 -- an account new to the package published, unless the row before said so.
 WITH before AS (
-    SELECT b.provenance_lost, b.new_publisher_version FROM component_results b WHERE b.code = @code::text
+    SELECT b.code, b.provenance_lost, b.new_publisher_version
+    FROM component_results b
+    WHERE b.code IN (SELECT e->>'code' FROM jsonb_array_elements(@results::jsonb) e)
 ),
 written AS (
 INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
@@ -27,32 +36,32 @@ INSERT INTO component_results (code, source_url, installed_version, core_version
                                intel_version, exploited_ids, malicious_ids,
                                policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
                                next_change_at, new_publisher_version, new_publisher, fix_ids, fix_version)
-SELECT c.code, c.source_url, c.installed_version, @core_version::text, s.document_hash,
-       sqlc.narg(verified_key)::text, sqlc.narg(latest_version)::text, sqlc.narg(update_version)::text,
-       sqlc.narg(security_version)::text, @security_versions::text[],
-       @update_available::boolean, @security::boolean, @needs_newer_core::boolean, sqlc.narg(required_core)::text,
-       @advisories::jsonb, @advisory_ids::text[], @no_fix_ids::text[], @evaluation::jsonb,
-       sqlc.narg(release_url)::text, sqlc.narg(eval_error)::text,
-       clock_timestamp(), @epoch::bigint,
-       sqlc.narg(deprecated)::text, sqlc.narg(provenance_lost)::text, sqlc.narg(registry_facts)::jsonb,
-       @intel_version::bigint, @exploited_ids::text[], @malicious_ids::text[],
-       c.policy, sqlc.narg(skipped_version)::text, sqlc.narg(waiting_version)::text,
-       sqlc.narg(waiting_until)::timestamptz, sqlc.narg(held_version)::text, sqlc.narg(held_reason)::text,
-       sqlc.narg(next_change_at)::timestamptz, sqlc.narg(new_publisher_version)::text, sqlc.narg(new_publisher)::text,
-       @fix_ids::text[], sqlc.narg(fix_version)::text
-FROM components c
+SELECT c.code, c.source_url, c.installed_version, i.core_version, s.document_hash,
+       i.verified_key, i.latest_version, i.update_version,
+       i.security_version, i.security_versions,
+       i.update_available, i.security, i.needs_newer_core, i.required_core,
+       i.advisories, i.advisory_ids, i.no_fix_ids, i.evaluation,
+       i.release_url, i.eval_error,
+       clock_timestamp(), i.epoch,
+       i.deprecated, i.provenance_lost, i.registry_facts,
+       i.intel_version, i.exploited_ids, i.malicious_ids,
+       c.policy, i.skipped_version, i.waiting_version,
+       i.waiting_until, i.held_version, i.held_reason,
+       i.next_change_at, i.new_publisher_version, i.new_publisher,
+       i.fix_ids, i.fix_version
+FROM jsonb_populate_recordset(NULL::component_results, @results::jsonb) i
+JOIN components c ON c.code = i.code
 JOIN sources s ON s.url = c.source_url
-WHERE c.code = @code::text
-  AND c.installed_version = @installed_version::text
-  AND c.source_url = @source_url::text
-  AND s.document_hash = @document_hash::bytea
-  AND (c.code = 'core' OR @core_version::text = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
+WHERE c.installed_version = i.installed_version
+  AND c.source_url = i.source_url
+  AND s.document_hash = i.document_hash
+  AND (c.code = 'core' OR i.core_version = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
   -- evaluated with the feeds' advisories as they are since the last change
   -- that affected the component (migrations/00009_feeds.sql)
-  AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > @intel_version::bigint)
+  AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > i.intel_version)
   -- under the component's policy and skip as they are now (docs/policy.md)
-  AND c.policy IS NOT DISTINCT FROM sqlc.narg(policy)::text
-  AND sqlc.narg(skipped_version)::text IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
+  AND c.policy IS NOT DISTINCT FROM i.policy
+  AND i.skipped_version IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
     installed_version = EXCLUDED.installed_version,
@@ -100,7 +109,7 @@ downgraded AS (
            jsonb_strip_nulls(jsonb_build_object('component', w.code, 'source', w.source_url, 'kind', d.kind,
                                                 'version', d.version, 'account', d.account, 'by', 'check'))
     FROM written w
-    LEFT JOIN before b ON true
+    LEFT JOIN before b ON b.code = w.code
     CROSS JOIN LATERAL (VALUES ('provenance_lost', w.provenance_lost, NULL::text, b.provenance_lost),
                                ('new_publisher', w.new_publisher_version, w.new_publisher, b.new_publisher_version))
                        AS d (kind, version, account, was)

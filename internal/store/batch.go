@@ -28,6 +28,7 @@ var ErrEventsToQueue = errors.New("notification events to queue")
 type Batch struct {
 	fence *pgx.QueuedQuery
 	queue []*pgx.QueuedQuery
+	err   error // a statement that could not be queued: the batch is not sent
 }
 
 // Fence puts the lease's fence (upcheck_lease_fence: timeouts, advisory lock,
@@ -63,25 +64,28 @@ func (b *Batch) SourceSaveUnchanged(u Unchanged, using *int) {
 	b.add(q)
 }
 
-// ResultWrite is Tx.ResultWrite in the batch: written gets the codes
-// written, in order; a result whose inputs moved is left out.
+// ResultWrite is Tx.ResultWrite in the batch, one statement: written gets
+// the codes written, in the order given; a result whose inputs moved is
+// left out. Results that cannot be encoded (a code given twice) make the
+// batch fail before it is sent.
 func (b *Batch) ResultWrite(results []Result, written *[]string) {
-	var r recorder
-	_ = db.New().ResultWrite(context.Background(), &r, resultParams(results))
-	for _, q := range r.batch.QueuedQueries {
-		q.QueryRow(func(row pgx.Row) error {
-			var code string
-			switch err := row.Scan(&code); {
-			case errors.Is(err, pgx.ErrNoRows): // refused: inputs changed
-			case err != nil:
-				return err
-			default:
-				*written = append(*written, code)
-			}
-			return nil
-		})
-		b.add(q)
+	rows, err := resultRows(results)
+	if err != nil {
+		b.err = errors.Join(b.err, err)
+		return
 	}
+	q := recordOne(func(r *recorder) {
+		_, _ = db.New().ResultWrite(context.Background(), r, rows)
+	})
+	q.Query(func(rs pgx.Rows) error {
+		codes, err := pgx.CollectRows(rs, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		*written = inOrder(results, codes)
+		return nil
+	})
+	b.add(q)
 }
 
 // EventPlanNothingNew asks, in the batch, whether the current state of
@@ -99,6 +103,9 @@ func (b *Batch) add(q *pgx.QueuedQuery) { b.queue = append(b.queue, q) }
 // batch's transaction; it is returned mapped (ErrLeaseNotHeld when the
 // fence refused, ErrEventsToQueue, ErrStatementTimeout, ...).
 func (s *Store) SendBatch(ctx context.Context, b *Batch) error {
+	if b.err != nil {
+		return b.err
+	}
 	pb := &pgx.Batch{}
 	if b.fence != nil {
 		pb.QueuedQueries = append(pb.QueuedQueries, b.fence)

@@ -272,6 +272,7 @@ func (w *writer) complete(ctx context.Context, l lease.Lease, s *sourceWrite, er
 // the write to the transaction, never lose an event.
 func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourceWrite) error {
 	var b store.Batch
+	var results []store.Result
 	var codes []string
 	for _, s := range sources {
 		p := s.p
@@ -284,23 +285,42 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourc
 		if p.trust != nil { // never a change of keys: those go through the transaction, with their audit entry
 			b.SourceTrustSave(*p.trust)
 		}
-		if p.doc != nil && len(s.first) > 0 {
-			b.ResultWrite(s.first, &s.written)
-			for _, r := range s.first {
-				codes = append(codes, r.Code)
-			}
+		if p.doc != nil {
+			results = append(results, s.first...)
+		}
+	}
+	// Every source's first results in one statement, after the rows they
+	// are checked against (docs/performance.md).
+	var written []string
+	if len(results) > 0 {
+		b.ResultWrite(results, &written)
+		for _, r := range results {
+			codes = append(codes, r.Code)
 		}
 	}
 	if w.notifier != nil && len(codes) > 0 {
 		b.EventPlanNothingNew(codes)
 	}
-	err := w.lease.SendFenced(ctx, l.Owner, &b)
-	if err != nil {
+	if err := w.lease.SendFenced(ctx, l.Owner, &b); err != nil {
 		for _, s := range sources { // nothing was written
 			s.using, s.written = 0, nil
 		}
+		return err
 	}
-	return err
+	if len(written) > 0 {
+		mine := make(map[string]bool, len(written))
+		for _, c := range written {
+			mine[c] = true
+		}
+		for _, s := range sources {
+			for _, r := range s.first {
+				if mine[r.Code] {
+					s.written = append(s.written, r.Code)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // saveTrust stores the source's trust in the transaction that writes its
