@@ -42,11 +42,11 @@ const (
 	MaxRecordBytes   = 8 << 20 // the whole JSON text
 	MaxDetailsBytes  = 64 << 10
 	MaxAffected      = 10_000
-	MaxRanges        = 1_000   // per affected entry
-	MaxEvents        = 10_000  // per range
-	MaxVersions      = 100_000 // per affected entry
-	MaxAliases       = 1_000   // also for related
-	MaxReferences    = 10_000
+	MaxRanges        = 1_000                        // per affected entry
+	MaxEvents        = 10_000                       // per range
+	MaxVersions      = 100_000                      // per affected entry
+	MaxAliases       = readmodel.MaxAdvisoryAliases // also for related
+	MaxReferences    = readmodel.MaxAdvisoryReferences
 	MaxSeverities    = 100
 	MaxSummaryBytes  = 1 << 10 // longer is cut, as details are
 	maxVersionLength = 256
