@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
@@ -70,7 +71,7 @@ type Checker struct {
 	before func(context.Context) error
 	// feeds, when set, syncs the feeds that are due before each check
 	// evaluates (UseFeeds).
-	feeds *Feeds
+	feeds *feedsync.Sync
 }
 
 // UseNpm makes the checks read npm sources through client. Call it before
@@ -227,7 +228,7 @@ func endStatus(c store.RunCounts) Status {
 // writes; requests in flight are then aborted and queued ones never start.
 func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCounts, sources, offline int, err error) {
 	if c.feeds != nil {
-		if err := c.feeds.syncDue(ctx, l); err != nil {
+		if err := c.feeds.SyncDue(ctx, l); err != nil {
 			return counts, 0, 0, err
 		}
 	}

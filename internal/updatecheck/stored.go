@@ -2,9 +2,11 @@ package updatecheck
 
 import (
 	"context"
+	"errors"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // evaluateFromStored evaluates todo (ordered by source) from the stored
@@ -97,4 +99,13 @@ func (w *writer) storedNpmInput(src store.Source, pinned map[string]store.Regist
 func unevaluatedInput(u store.Unevaluated, core store.Component) store.ComponentInput {
 	return store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion, Package: u.Package,
 		Policy: u.Policy, Skipped: u.Skipped}
+}
+
+// core is the installed core (the zero Component when none is).
+func (w *writer) core(ctx context.Context) (store.Component, error) {
+	comp, err := w.store.Component(ctx, updatedoc.CoreCode)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Component{}, nil
+	}
+	return comp, err
 }

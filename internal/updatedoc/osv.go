@@ -12,6 +12,8 @@ import (
 	cvss30 "github.com/pandatix/go-cvss/30"
 	cvss31 "github.com/pandatix/go-cvss/31"
 	cvss40 "github.com/pandatix/go-cvss/40"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // An advisory's OSV members (https://ossf.github.io/osv-schema/), with
@@ -21,10 +23,11 @@ import (
 
 // Limits on the OSV lists of one advisory.
 const (
-	// MaxAliases is the most aliases one advisory may list.
-	MaxAliases = 100
+	// MaxAliases is the most aliases one advisory may list (one cap with
+	// the feeds' OSV records).
+	MaxAliases = readmodel.MaxAdvisoryAliases
 	// MaxReferences is the most references one advisory may list.
-	MaxReferences = 200
+	MaxReferences = readmodel.MaxAdvisoryReferences
 )
 
 // Reference is one of OSV's references: a typed link.
