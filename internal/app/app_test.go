@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -189,7 +190,7 @@ func TestMetricsNeedATokenWhenServed(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	base := serve(t, d, nil)
-	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, nil)
+	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher(testkit.Hasher())}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestTrustedProxiesWhenServed(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	base := serve(t, d, map[string]string{"UPCHECK_TRUSTED_PROXIES": "127.0.0.0/8,::1"})
-	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, nil)
+	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher(testkit.Hasher())}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
