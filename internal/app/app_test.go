@@ -283,15 +283,21 @@ func TestServeWaitsForTheDatabaseAtStart(t *testing.T) {
 	defer cancel()
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
+	var log testkit.Buffer
 	go func() {
-		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a string) { addr <- a })
+		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(&log, nil)), func(a string) { addr <- a })
 	}()
+	// Serve says it found the database down and will retry; by then it
+	// has neither given up nor listened.
+	wait.True(t, "serve finds the database down and retries", wait.Guard, func() bool {
+		return strings.Contains(log.String(), "database unavailable at start; retrying")
+	})
 	select {
 	case err := <-done:
 		t.Fatalf("serve gave up while the database was down: %v", err)
 	case <-addr:
 		t.Fatal("serve listened before it could migrate")
-	case <-time.After(1500 * time.Millisecond):
+	default:
 	}
 
 	proxy, err := net.Listen("tcp", proxyAddr)
