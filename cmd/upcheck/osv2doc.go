@@ -12,6 +12,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -272,7 +273,7 @@ func parseEvents(r osvRange) ([]rangeEvent, error) {
 			}
 			ev := rangeEvent{kind: kind, text: text}
 			if !(kind == "introduced" && text == "0") {
-				v, err := semver.StrictNewVersion(text)
+				v, err := release.ParseVersion(text)
 				if err != nil {
 					return nil, fmt.Errorf("%s version %q of its %s range is not a strict semantic version, which format 1 needs", kind, text, r.Type)
 				}

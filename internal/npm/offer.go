@@ -5,6 +5,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -62,19 +63,19 @@ type Refused struct {
 // semantic versions are passed over: npm refuses to publish them.
 func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	o := Offer{Provenance: map[string]bool{}, SignedBy: map[string]string{}}
-	iv, err := semver.StrictNewVersion(installed)
+	iv, err := release.ParseVersion(installed)
 	if inst, ok := pkg.Versions[installed]; ok {
 		o.Deprecated = inst.Deprecated
 		o.Provenance[installed] = inst.Dist.Attestations != nil
 	} else {
 		o.Unlisted = true
 	}
-	latest, _ := semver.StrictNewVersion(pkg.DistTags["latest"])
+	latest, _ := release.ParseVersion(pkg.DistTags["latest"])
 	ceiling := latest
 	var line *semver.Version // the newest tagged prerelease of the installed line
 	if err == nil && iv.Prerelease() != "" {
 		for _, tagged := range pkg.DistTags {
-			tv, err := semver.StrictNewVersion(tagged)
+			tv, err := release.ParseVersion(tagged)
 			if err != nil || tv.Prerelease() == "" || !sameLine(tv, iv) || !tv.GreaterThan(iv) {
 				continue
 			}
@@ -83,11 +84,11 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			}
 		}
 	}
-	type release struct {
+	type candidate struct {
 		v *semver.Version
 		r updatedoc.Release
 	}
-	var rs []release
+	var rs []candidate
 	type refusal struct {
 		v *semver.Version
 		r Refused
@@ -98,7 +99,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	// site that has it. Signatures are verified for those alone: a
 	// package of thousands of versions costs a handful of verifications,
 	// not thousands.
-	var floor *release
+	var floor *candidate
 	offer := func(text string, v *semver.Version) {
 		ver := pkg.Versions[text]
 		if len(keys) > 0 {
@@ -114,10 +115,10 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		if core != "" && core != pkg.Name {
 			r.RequiresCore = ver.PeerDependencies[core]
 		}
-		rs = append(rs, release{v, r})
+		rs = append(rs, candidate{v, r})
 	}
 	for text, ver := range pkg.Versions {
-		v, err := semver.StrictNewVersion(text)
+		v, err := release.ParseVersion(text)
 		if err != nil || ver.Deprecated != "" {
 			continue
 		}
@@ -131,7 +132,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		}
 		if iv != nil && !v.GreaterThan(iv) {
 			if floor == nil || v.GreaterThan(floor.v) {
-				floor = &release{v: v, r: updatedoc.Release{Version: text}}
+				floor = &candidate{v: v, r: updatedoc.Release{Version: text}}
 			}
 			continue
 		}
@@ -145,7 +146,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			o.SignedBy[installed] = verified.KeyID
 		}
 	}
-	slices.SortFunc(rs, func(a, b release) int { return b.v.Compare(a.v) })
+	slices.SortFunc(rs, func(a, b candidate) int { return b.v.Compare(a.v) })
 	o.Package.Releases = make([]updatedoc.Release, len(rs))
 	for i, r := range rs {
 		o.Package.Releases[i] = r.r

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // SourceKind is how upcheck reads an update source, told by its address.
@@ -86,9 +87,28 @@ func UpdateCommand(url, version, releaseURL string) string {
 // installed (14.1.0 → 16.5.0): an update that may break what runs, as
 // npm audit's --force and Renovate's separate majors say.
 func MajorJump(installed, version string) bool {
-	iv, err1 := semver.StrictNewVersion(installed)
-	v, err2 := semver.StrictNewVersion(version)
+	iv, err1 := release.ParseVersion(installed)
+	v, err2 := release.ParseVersion(version)
 	return err1 == nil && err2 == nil && v.Major() > iv.Major()
+}
+
+// NewestVersion is the newest of versions, "" when there are none or one
+// of them is not a version (then no newest can be told).
+func NewestVersion(versions []string) string {
+	var out *semver.Version
+	for _, text := range versions {
+		v, err := release.ParseVersion(text)
+		if err != nil {
+			return ""
+		}
+		if out == nil || v.GreaterThan(out) {
+			out = v
+		}
+	}
+	if out == nil {
+		return ""
+	}
+	return out.Original()
 }
 
 // VersionText is a version to update to, said to be a new major version
@@ -97,8 +117,8 @@ func VersionText(installed, version string) string {
 	if !MajorJump(installed, version) {
 		return version
 	}
-	iv, _ := semver.StrictNewVersion(installed)
-	v, _ := semver.StrictNewVersion(version)
+	iv, _ := release.ParseVersion(installed)
+	v, _ := release.ParseVersion(version)
 	return fmt.Sprintf("%s (a new major version: %d → %d)", version, iv.Major(), v.Major())
 }
 

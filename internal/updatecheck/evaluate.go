@@ -11,6 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -178,13 +179,13 @@ func offer(ev *updatedoc.Evaluation, k *knowledge, in store.ComponentInput) erro
 // for an installed pre-release, as in updatedoc.Evaluate, whose
 // SecurityRelease is the newest of these.
 func securityVersions(ev updatedoc.Evaluation, installed string) []string {
-	inst, err := semver.StrictNewVersion(installed)
+	inst, err := release.ParseVersion(installed)
 	if err != nil {
 		return nil // Evaluate refused it already
 	}
 	var vs []*semver.Version
 	for _, r := range ev.Releases {
-		v, err := semver.StrictNewVersion(r.Version)
+		v, err := release.ParseVersion(r.Version)
 		if err != nil || !r.Security || !v.GreaterThan(inst) || v.Prerelease() != "" && inst.Prerelease() == "" {
 			continue
 		}

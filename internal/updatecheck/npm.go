@@ -12,11 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -367,8 +366,8 @@ func skippedBy(v, skip string) bool {
 	if skip == "" {
 		return false
 	}
-	sv, err1 := updatedoc.ParseVersion(v)
-	kv, err2 := updatedoc.ParseVersion(skip)
+	sv, err1 := release.ParseVersion(v)
+	kv, err2 := release.ParseVersion(skip)
 	return err1 == nil && err2 == nil && !sv.GreaterThan(kv)
 }
 
@@ -392,9 +391,9 @@ func registryFacts(n *npmDoc, o npm.Offer, installed string) readmodel.RegistryF
 		// newer than latest): it is listed all the same, in its place.
 		rv := version(installed, "")
 		at := len(f.Versions)
-		if iv, err := semver.StrictNewVersion(installed); err == nil {
+		if iv, err := release.ParseVersion(installed); err == nil {
 			for i, r := range f.Versions {
-				if v, err := semver.StrictNewVersion(r.Version); err == nil && iv.GreaterThan(v) {
+				if v, err := release.ParseVersion(r.Version); err == nil && iv.GreaterThan(v) {
 					at = i
 					break
 				}

@@ -9,8 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/Masterminds/semver/v3"
-
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -171,7 +170,7 @@ func (s *Skips) notFromManifest(ctx context.Context, code string) error {
 // (updatedoc.Evaluation.Offer), so a release that becomes one later is
 // offered all the same.
 func (s *Skips) skippable(ctx context.Context, code, version string) error {
-	v, err := semver.StrictNewVersion(version)
+	v, err := release.ParseVersion(version)
 	if err != nil {
 		return ErrSkipNotAVersion
 	}
@@ -182,7 +181,7 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 	if !d.Evaluated || len(d.Evaluation) == 0 {
 		return ErrSkipNotEvaluated
 	}
-	inst, err := semver.StrictNewVersion(d.Installed)
+	inst, err := release.ParseVersion(d.Installed)
 	if err != nil {
 		return ErrSkipNotEvaluated // the installed version could not be evaluated
 	}
@@ -200,7 +199,7 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 		return ErrSkipNotEvaluated
 	}
 	for _, r := range ev.Releases {
-		rv, err := semver.StrictNewVersion(r.Version)
+		rv, err := release.ParseVersion(r.Version)
 		if err != nil || !rv.Equal(v) {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // CoreCode is the component code of the core. Its releases are evaluated
@@ -181,14 +182,14 @@ func Evaluate(doc *Document, code, installed, installedCore string) (Evaluation,
 	if doc == nil {
 		return Evaluation{}, invalidf(nil, "evaluate %q: no update document", code)
 	}
-	inst, err := semver.StrictNewVersion(installed)
+	inst, err := release.ParseVersion(installed)
 	if err != nil {
 		return Evaluation{}, invalidf(err, "installed version %q of %q is not a semantic version", installed, code)
 	}
 	isCore := code == CoreCode
 	var core *semver.Version
 	if !isCore {
-		core, err = semver.StrictNewVersion(installedCore)
+		core, err = release.ParseVersion(installedCore)
 		if err != nil {
 			return Evaluation{}, invalidf(err, "installed core version %q is not a semantic version (needed to evaluate %q)",
 				installedCore, code)
@@ -291,9 +292,9 @@ func (a *AdvisoryMatch) affectsRelease(r *ReleaseStatus, v *semver.Version) bool
 	if a.weighed {
 		return a.affects[r.Version]
 	}
-	fixed, err := semver.StrictNewVersion(a.FixedIn)
+	fixed, err := release.ParseVersion(a.FixedIn)
 	if err != nil {
-		if fixed, err = semver.StrictNewVersion(a.ClearedBy); err != nil {
+		if fixed, err = release.ParseVersion(a.ClearedBy); err != nil {
 			return true
 		}
 	}
@@ -327,7 +328,7 @@ func (r *Release) parsedVersion() (*semver.Version, error) {
 	if r.version != nil {
 		return r.version, nil
 	}
-	return semver.StrictNewVersion(r.Version)
+	return release.ParseVersion(r.Version)
 }
 
 // runsOn reports whether the release's requires_core admits core.

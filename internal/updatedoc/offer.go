@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // ReleaseOffer is what the site's policy makes of one release newer than
@@ -110,7 +111,7 @@ func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[s
 // of them is a security release. Pre-releases are weighed as Evaluate
 // says.
 func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
-	inst, err := semver.StrictNewVersion(installed)
+	inst, err := release.ParseVersion(installed)
 	if err != nil {
 		return invalidf(err, "installed version %q is not a semantic version", installed)
 	}
@@ -128,7 +129,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	}
 	var skipped *semver.Version
 	if opts.Skipped != "" {
-		if skipped, err = semver.StrictNewVersion(opts.Skipped); err != nil {
+		if skipped, err = release.ParseVersion(opts.Skipped); err != nil {
 			return invalidf(err, "skipped version %q is not a semantic version", opts.Skipped)
 		}
 	}

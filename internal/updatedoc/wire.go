@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The wire types use pointers where "absent" and "zero" must be told apart,
@@ -169,7 +169,7 @@ func (wr *wireRelease) validate(c *checker, code string, i int, at string) Relea
 	}
 	if wr.Version == nil {
 		c.add(at+".version", at, nil, "update document: %s of package %q is missing", place("version"), code)
-	} else if v, err := semver.StrictNewVersion(*wr.Version); err != nil {
+	} else if v, err := release.ParseVersion(*wr.Version); err != nil {
 		c.add(at+".version", at, err, "update document: %s %q of package %q is not a semantic version",
 			place("version"), *wr.Version, code)
 	} else {
@@ -230,7 +230,7 @@ func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) Advi
 		a.affected = rng
 	}
 	if wa.FixedIn != nil {
-		fixed, err := semver.StrictNewVersion(*wa.FixedIn)
+		fixed, err := release.ParseVersion(*wa.FixedIn)
 		switch {
 		case err != nil:
 			c.add(at+".fixed_in", at, err, "update document: %s %q of package %q is not a semantic version",
