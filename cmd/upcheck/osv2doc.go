@@ -247,7 +247,7 @@ func convertRanges(affected []osvAffected) (rng, fixedIn string, err error) {
 		return "", "", errors.New("it has no SEMVER or ECOSYSTEM range (a list of versions alone is not converted)")
 	}
 	rng = strings.Join(parts, " || ")
-	parsed, err := updatedoc.ParseRange(rng)
+	parsed, err := release.ParseRange(rng)
 	if err != nil {
 		return "", "", fmt.Errorf("the ranges make %q: %w", rng, err)
 	}

@@ -6,12 +6,11 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upcheck/upcheck/internal/release"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Offer is what a package document offers a site that has installed one
 // of its versions, in the terms update documents use, so that one
-// evaluation (updatedoc.Evaluate) decides for both what is an update,
+// evaluation (release.Evaluate) decides for both what is an update,
 // what is blocked by the core and what the newest release is.
 type Offer struct {
 	// Package holds the releases that may be offered, newest first (and,
@@ -26,7 +25,7 @@ type Offer struct {
 	// Each release carries its publish time, the package's repository as
 	// its notes link (Package.Repository; none when unknown) and, from its
 	// peerDependencies on the core's package, the core it requires.
-	Package updatedoc.Package
+	Package release.Package
 	// Deprecated is the publisher's message on the installed version, ""
 	// when it is not deprecated.
 	Deprecated string
@@ -86,7 +85,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	}
 	type candidate struct {
 		v *semver.Version
-		r updatedoc.Release
+		r release.Release
 	}
 	var rs []candidate
 	type refusal struct {
@@ -111,7 +110,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			o.SignedBy[text] = verified.KeyID
 		}
 		o.Provenance[text] = ver.Dist.Attestations != nil
-		r := updatedoc.Release{Version: text, Released: pkg.Published[text], URL: pkg.Repository}
+		r := release.Release{Version: text, Released: pkg.Published[text], URL: pkg.Repository}
 		if core != "" && core != pkg.Name {
 			r.RequiresCore = ver.PeerDependencies[core]
 		}
@@ -132,7 +131,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		}
 		if iv != nil && !v.GreaterThan(iv) {
 			if floor == nil || v.GreaterThan(floor.v) {
-				floor = &candidate{v: v, r: updatedoc.Release{Version: text}}
+				floor = &candidate{v: v, r: release.Release{Version: text}}
 			}
 			continue
 		}
@@ -147,7 +146,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		}
 	}
 	slices.SortFunc(rs, func(a, b candidate) int { return b.v.Compare(a.v) })
-	o.Package.Releases = make([]updatedoc.Release, len(rs))
+	o.Package.Releases = make([]release.Release, len(rs))
 	for i, r := range rs {
 		o.Package.Releases[i] = r.r
 	}

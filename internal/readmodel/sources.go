@@ -2,6 +2,7 @@ package readmodel
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -32,6 +33,23 @@ func AllSourceKinds() []SourceKind { return []SourceKind{SourceDocument, SourceO
 // The read model's SQL knows it too (source_state.offline,
 // upcheck_stale), which TestVocabulariesMatchSQL holds to it.
 const OfflinePrefix = "offline:"
+
+// offlineName is the NAME of "offline:NAME": short, lower-case, no spaces.
+var offlineName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// CheckOfflineSource refuses an "offline:NAME" address whose NAME is not 1
+// to 64 lower-case letters, digits, '.', '_' or '-', starting with a
+// letter or a digit.
+func CheckOfflineSource(source string) error {
+	name, ok := strings.CutPrefix(source, OfflinePrefix)
+	if !ok {
+		return fmt.Errorf("%q does not start with %q", source, OfflinePrefix)
+	}
+	if !offlineName.MatchString(name) {
+		return fmt.Errorf("offline source name %q must be 1 to 64 lower-case letters, digits, '.', '_' or '-', starting with a letter or a digit", name)
+	}
+	return nil
+}
 
 // NpmPrefix starts the address of an npm source, "npm:@acme/blog"; the
 // read model's SQL knows it too (upcheck_source_kind).

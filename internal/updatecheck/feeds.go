@@ -14,8 +14,8 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Feeds syncs the advisory feeds (docs/feeds.md) under the check's lease,
@@ -399,7 +399,7 @@ func (s *Feeds) reevaluate(ctx context.Context, l lease.Lease, kind readmodel.Fe
 
 // core is the installed core (the zero Component when none is).
 func (w *writer) core(ctx context.Context) (store.Component, error) {
-	comp, err := w.store.Component(ctx, updatedoc.CoreCode)
+	comp, err := w.store.Component(ctx, release.CoreCode)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Component{}, nil
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // npm sources ("npm:NAME") go through the check as documents do — the
@@ -31,7 +30,7 @@ import (
 //   - what a release is comes from the registry's own facts (npm.OfferFor:
 //     dist-tags, publish times, deprecations, peerDependencies on the
 //     core's package, registry signatures), and is then evaluated as a
-//     document's releases are (updatedoc.Evaluate);
+//     document's releases are (release.Evaluate);
 //   - trust is the registry's signing keys, pinned per registry on first
 //     sight (registry_keys): a registry that publishes other keys later is a
 //     trust event, written with the first of its sources.
@@ -323,8 +322,7 @@ func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 	n := d.npm
 	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
 	pkg := offer.Package
-	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{in.Code: &pkg}}
-	r, err := evaluateDoc(d, k, doc, in, epoch)
+	r, err := evaluateDoc(d, k, &pkg, in, epoch)
 	if err != nil {
 		return r, err
 	}

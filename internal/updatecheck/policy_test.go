@@ -10,16 +10,16 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // policySite is a core and a blog at 2.3.0 whose source publishes
 // releases, under the site-wide policy p, with the manifest's skips and
 // dismissals.
-func (b *bundle) policySite(pub *publisher.Publisher, blog string, p updatedoc.Policy, skips []manifest.Skip,
+func (b *bundle) policySite(pub *publisher.Publisher, blog string, p release.Policy, skips []manifest.Skip,
 	dismissals []manifest.Dismissal) {
 	b.t.Helper()
 	pub.Set("/core.json", doc(1, map[string]string{"core": `{"releases": [{"version": "1.9.0"}]}`}))
@@ -42,7 +42,7 @@ func TestAReleaseIsOfferedWhenItSoaks(t *testing.T) {
 	soaks := time.Now().UTC().Add(-72*time.Hour + 3*time.Second).Truncate(time.Second)
 	blog := fmt.Sprintf(`{"releases": [{"version": "2.3.5", "released": "2026-01-01T00:00:00Z"},
 		{"version": "2.4.0", "released": %q}]}`, soaks.Format(time.RFC3339))
-	b.policySite(pub, blog, updatedoc.Policy{Soak: "3d"}, nil, nil)
+	b.policySite(pub, blog, release.Policy{Soak: "3d"}, nil, nil)
 	b.run(lease.Operator)
 
 	if got := b.results()["blog"]; got.Update != "2.3.5" || !got.Evaluated {
@@ -76,7 +76,7 @@ func TestASkipHidesUntilANewerRelease(t *testing.T) {
 	b := setup(t)
 	pub := publisher.New(t)
 	skip := []manifest.Skip{{Component: "blog", Version: "2.4.0", Reason: "breaks our theme"}}
-	b.policySite(pub, `{"releases": [{"version": "2.3.9"}, {"version": "2.4.0"}]}`, updatedoc.Policy{}, skip, nil)
+	b.policySite(pub, `{"releases": [{"version": "2.3.9"}, {"version": "2.4.0"}]}`, release.Policy{}, skip, nil)
 	b.run(lease.Operator)
 	if got := b.results()["blog"]; got.Update != "" || !got.Evaluated {
 		t.Fatalf("with 2.4.0 skipped: offered %q (evaluated %v), want nothing", got.Update, got.Evaluated)
@@ -101,7 +101,7 @@ func TestAManifestDismissalIsNotUndoneInTheAdminCP(t *testing.T) {
 	pub := publisher.New(t)
 	blog := `{"releases": [{"version": "2.3.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=2.3.0"}]}`
 	d := []manifest.Dismissal{{Component: "blog", Advisory: "ACME-2", Reason: "the comments module is disabled"}}
-	b.policySite(pub, blog, updatedoc.Policy{}, nil, d)
+	b.policySite(pub, blog, release.Policy{}, nil, d)
 	b.run(lease.Operator)
 	if got := b.results()["blog"]; got.Vulnerable || !got.Evaluated {
 		t.Fatalf("blog vulnerable %v (evaluated %v), want the manifest's dismissal in force", got.Vulnerable, got.Evaluated)
@@ -117,7 +117,7 @@ func TestAManifestDismissalIsNotUndoneInTheAdminCP(t *testing.T) {
 		t.Error("after the AdminCP's attempts, blog is vulnerable: the manifest's dismissal was ended")
 	}
 	// Left out of the manifest, it ends.
-	b.policySite(pub, blog, updatedoc.Policy{}, nil, nil)
+	b.policySite(pub, blog, release.Policy{}, nil, nil)
 	if got := b.results()["blog"]; !got.Vulnerable {
 		t.Error("the manifest no longer declares the dismissal, and blog is still not vulnerable")
 	}

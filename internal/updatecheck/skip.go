@@ -11,7 +11,6 @@ import (
 
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Why a skip is refused (docs/policy.md "Skips"). Each is said in words an
@@ -167,7 +166,7 @@ func (s *Skips) notFromManifest(ctx context.Context, code string) error {
 // than the installed version, weighed for the site (no pre-release for a
 // stable installed version), and no security release for the site. The
 // offer itself never hides a security release whatever the skip
-// (updatedoc.Evaluation.Offer), so a release that becomes one later is
+// (release.Evaluation.Offer), so a release that becomes one later is
 // offered all the same.
 func (s *Skips) skippable(ctx context.Context, code, version string) error {
 	v, err := release.ParseVersion(version)
@@ -188,14 +187,14 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 	if !v.GreaterThan(inst) {
 		return ErrSkipNotNewer
 	}
-	var ev updatedoc.Evaluation
+	var ev release.Evaluation
 	if err := json.Unmarshal(d.Evaluation, &ev); err != nil {
 		return fmt.Errorf("stored evaluation of %q: %w", code, err)
 	}
 	// The offer weighs the releases for the site (Offer "" for one it does
 	// not, a pre-release for a stable site) and marks its security
 	// releases (SecurityFix), which no skip hides.
-	if err := ev.Offer(d.Installed, updatedoc.OfferOptions{Skipped: version, Now: time.Now()}); err != nil {
+	if err := ev.Offer(d.Installed, release.OfferOptions{Skipped: version, Now: time.Now()}); err != nil {
 		return ErrSkipNotEvaluated
 	}
 	for _, r := range ev.Releases {
@@ -218,7 +217,7 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 
 // wayOut: version clears a malicious or known-exploited advisory of the
 // installed version (its ClearedBy).
-func wayOut(as []updatedoc.AdvisoryMatch, version string) bool {
+func wayOut(as []release.AdvisoryMatch, version string) bool {
 	for _, a := range as {
 		if (a.Malicious || a.KnownExploited) && a.ClearedBy == version {
 			return true

@@ -87,7 +87,7 @@ func FuzzParse(f *testing.F) {
 			for _, installed := range versions {
 				for _, core := range []string{"1.0.0", "2.0.0-rc.1"} {
 					checkEvaluation(t, doc, code, installed, core)
-					checkEvaluation(t, doc, CoreCode, installed, core)
+					checkEvaluation(t, doc, release.CoreCode, installed, core)
 				}
 			}
 		}
@@ -191,7 +191,7 @@ func checkEvaluation(t *testing.T, doc *Document, code, installed, core string) 
 			t.Fatalf("blocked update %s is not newer than update %s", ev.BlockedUpdate.Version, u)
 		}
 	}
-	if code == CoreCode && ev.NeedsNewerCore {
+	if code == release.CoreCode && ev.NeedsNewerCore {
 		t.Fatal("the core needs a newer core")
 	}
 	for _, a := range ev.Advisories {
@@ -255,7 +255,7 @@ func FuzzRange(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, rangeText, versionText string) {
-		r, rangeErr := ParseRange(rangeText)
+		r, rangeErr := release.ParseRange(rangeText)
 		v, versionErr := release.ParseVersion(versionText)
 		if rangeErr != nil && !errors.Is(rangeErr, ErrInvalid) {
 			t.Fatalf("ParseRange error %q does not wrap ErrInvalid", rangeErr)
@@ -268,15 +268,15 @@ func FuzzRange(f *testing.F) {
 		if rangeErr != nil && libErr == nil && text != "" &&
 			!strings.Contains(rangeErr.Error(), "holds no version") &&
 			!strings.Contains(rangeErr.Error(), "has a pre-release or build metadata") {
-			t.Fatalf("the library accepts %q, ParseRange refuses it: %v", rangeText, rangeErr)
+			t.Fatalf("the library accepts %q, release.ParseRange refuses it: %v", rangeText, rangeErr)
 		}
 		if versionErr != nil {
 			return
 		}
-		got := r.Contains(v) // also the zero Range when rangeErr != nil
+		got := r.Contains(v) // also the zero release.Range when rangeErr != nil
 		if rangeErr != nil {
 			if got {
-				t.Fatalf("a Range that failed to parse holds %s", v)
+				t.Fatalf("a release.Range that failed to parse holds %s", v)
 			}
 			return
 		}

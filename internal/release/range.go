@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/versionrange"
 )
 
@@ -247,7 +246,7 @@ func numbersOf(w versionrange.Version) (rangeVersion, error) {
 	if !w.Full() {
 		return rv, nil
 	}
-	v, err := release.ParseVersion(w.Text)
+	v, err := ParseVersion(w.Text)
 	if err != nil {
 		return rv, fmt.Errorf("%q is not a version: %w", w.Text, err)
 	}

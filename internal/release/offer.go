@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/upcheck/upcheck/internal/release"
 )
 
 // ReleaseOffer is what the site's policy makes of one release newer than
@@ -111,7 +110,7 @@ func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[s
 // of them is a security release. Pre-releases are weighed as Evaluate
 // says.
 func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
-	inst, err := release.ParseVersion(installed)
+	inst, err := ParseVersion(installed)
 	if err != nil {
 		return invalidf(err, "installed version %q is not a semantic version", installed)
 	}
@@ -129,7 +128,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	}
 	var skipped *semver.Version
 	if opts.Skipped != "" {
-		if skipped, err = release.ParseVersion(opts.Skipped); err != nil {
+		if skipped, err = ParseVersion(opts.Skipped); err != nil {
 			return invalidf(err, "skipped version %q is not a semantic version", opts.Skipped)
 		}
 	}

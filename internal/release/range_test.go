@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"errors"
@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/upcheck/upcheck/internal/release"
 )
 
 func TestRangeContains(t *testing.T) {
@@ -81,9 +79,9 @@ func TestRangeContains(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseRange(%q): %v", tt.rng, err)
 			}
-			v, err := release.ParseVersion(tt.version)
+			v, err := ParseVersion(tt.version)
 			if err != nil {
-				t.Fatalf("release.ParseVersion(%q): %v", tt.version, err)
+				t.Fatalf("ParseVersion(%q): %v", tt.version, err)
 			}
 			if got := r.Contains(v); got != tt.want {
 				t.Errorf("%q.Contains(%q) = %v, want %v", tt.rng, tt.version, got, tt.want)
@@ -173,7 +171,7 @@ func TestRangePartialVersions(t *testing.T) {
 				t.Fatalf("ParseRange(%q): %v", tt.rng, err)
 			}
 			for _, p := range probes {
-				v, err := release.ParseVersion(p)
+				v, err := ParseVersion(p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -229,7 +227,7 @@ func TestGuidePartialVersionTable(t *testing.T) {
 			if m == nil {
 				t.Fatalf("column %q names no version", header[col])
 			}
-			v, err := release.ParseVersion(m[1])
+			v, err := ParseVersion(m[1])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +272,7 @@ func TestRangeLargestNumbers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseRange(%q): %v", tt.rng, err)
 		}
-		v, err := release.ParseVersion(tt.version)
+		v, err := ParseVersion(tt.version)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +284,7 @@ func TestRangeLargestNumbers(t *testing.T) {
 
 func TestRangeZeroAndNil(t *testing.T) {
 	t.Parallel()
-	v, err := release.ParseVersion("1.0.0")
+	v, err := ParseVersion("1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}

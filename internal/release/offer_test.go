@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"errors"
@@ -71,8 +71,7 @@ const (
 
 func evaluateReleases(t *testing.T, rs []Release, advs []Advisory, installed string) Evaluation {
 	t.Helper()
-	doc := &Document{Packages: map[string]*Package{"pkg": {Releases: rs, Advisories: advs}}}
-	ev, err := Evaluate(doc, "pkg", installed, "1.9.0")
+	ev, err := Evaluate(&Package{Releases: rs, Advisories: advs}, "pkg", installed, "1.9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,7 +624,7 @@ func TestSoakWords(t *testing.T) {
 // releases nor that of the advisories.
 func TestUnknownCoreIsNotOffered(t *testing.T) {
 	t.Parallel()
-	doc := &Document{Packages: map[string]*Package{"blog": {
+	pkg := &Package{
 		Releases: []Release{
 			{Version: "2.0.0", RequiresCore: "workspace:*"},
 			{Version: "1.2.0", RequiresCore: "latest"},
@@ -633,8 +632,8 @@ func TestUnknownCoreIsNotOffered(t *testing.T) {
 			{Version: "1.0.0", RequiresCore: "npm:@x/core@^2"},
 		},
 		Advisories: []Advisory{{ID: "A-1", Affected: "<1.1.0", FixedIn: "1.1.0"}},
-	}}}
-	ev, err := Evaluate(doc, "blog", "1.0.0", "1.5.0")
+	}
+	ev, err := Evaluate(pkg, "blog", "1.0.0", "1.5.0")
 	if err != nil {
 		t.Fatal(err)
 	}
