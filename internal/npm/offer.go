@@ -43,9 +43,6 @@ type Offer struct {
 	// of the registry key whose signature verified (empty when the
 	// registry publishes no keys, or the installed version's fails).
 	SignedBy map[string]string
-	// ProvenanceLost is the newest offered version when it was published
-	// without the provenance the installed version had: a trust downgrade.
-	ProvenanceLost string
 }
 
 // Refused is a version held back because its signature fails.
@@ -154,9 +151,10 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	for _, r := range refused {
 		o.Refused = append(o.Refused, r.r)
 	}
-	if len(rs) > 0 && iv != nil && rs[0].v.GreaterThan(iv) && o.Provenance[installed] && !o.Provenance[rs[0].r.Version] {
-		o.ProvenanceLost = rs[0].r.Version
-	}
+	// Whether a release loses the installed version's provenance is the
+	// offer's to judge (release.Evaluation.ProvenanceLost): it knows what
+	// the site's policy offers.
+	o.Package.Provenance = o.Provenance
 	return o
 }
 

@@ -89,6 +89,15 @@ type Evaluation struct {
 	Held       *Held      `json:"held,omitempty"`
 	Skipped    string     `json:"skipped,omitempty"`
 	NextChange *time.Time `json:"next_change,omitempty"`
+
+	// ProvenanceLost is the release the site would move to when it was
+	// published without the provenance the installed version had: a trust
+	// downgrade (Offer; "" when nothing is lost, or the source says
+	// nothing of provenance). It is stored apart from the evaluation.
+	ProvenanceLost string `json:"-"`
+
+	// provenance is the package's (Package.Provenance), read by Offer.
+	provenance map[string]bool
 }
 
 // ReleaseStatus is one release of the package as it applies to the site.
@@ -199,6 +208,7 @@ func Evaluate(pkg *Package, code, installed, installedCore string) (Evaluation, 
 		return ev, nil
 	}
 
+	ev.provenance = pkg.Provenance
 	includePre := inst.Prerelease() != ""
 	var latest newest
 	for i := range pkg.Releases {

@@ -679,3 +679,44 @@ func TestOfferFix(t *testing.T) {
 		}
 	}
 }
+
+// Provenance lost is judged on what the site would install: the offered
+// update, or with none the newest version, unless the policy holds it
+// back (waiting, held, skipped): a release never offered raises no alarm.
+func TestProvenanceLostFollowsTheOffer(t *testing.T) {
+	t.Parallel()
+	now := day(time.March, 10)
+	provenance := map[string]bool{"1.0.0": true, "1.1.0": true}
+	newest := Release{Version: "2.0.0", Released: day(time.March, 9)}
+	needsCore := Release{Version: "2.0.0", Released: day(time.March, 1), RequiresCore: ">=9.0.0"}
+	for _, c := range []struct {
+		name     string
+		releases []Release
+		opts     OfferOptions
+		want     string
+	}{
+		{"an update with provenance", []Release{{Version: "1.1.0"}}, OfferOptions{}, ""},
+		{"an update without", []Release{{Version: "1.2.0"}}, OfferOptions{}, "1.2.0"},
+		{"none offered, the newest needs a newer core", []Release{needsCore}, OfferOptions{}, "2.0.0"},
+		{"none offered, the newest waits", []Release{newest}, OfferOptions{Policy: Policy{Soak: "3d"}, Now: now}, ""},
+		{"none offered, the newest is held", []Release{newest}, OfferOptions{Policy: Policy{Hold: "<2.0.0"}}, ""},
+		{"none offered, the newest is skipped", []Release{newest}, OfferOptions{Skipped: "2.0.0"}, ""},
+		{"none offered, an older one is skipped", []Release{needsCore}, OfferOptions{Skipped: "1.5.0"}, "2.0.0"},
+	} {
+		ev, err := Evaluate(&Package{Releases: c.releases, Provenance: provenance}, "pkg", "1.0.0", "1.9.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Offer("1.0.0", c.opts); err != nil {
+			t.Fatal(err)
+		}
+		if ev.ProvenanceLost != c.want {
+			t.Errorf("%s: %q, want %q", c.name, ev.ProvenanceLost, c.want)
+		}
+	}
+	// An installed version without provenance loses none.
+	ev, err := Evaluate(&Package{Releases: []Release{{Version: "1.2.0"}}, Provenance: map[string]bool{}}, "pkg", "1.0.0", "1.9.0")
+	if err != nil || ev.ProvenanceLost != "" {
+		t.Errorf("nothing to lose: %q, %v", ev.ProvenanceLost, err)
+	}
+}

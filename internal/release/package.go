@@ -12,6 +12,11 @@ import (
 type Package struct {
 	Releases   []Release  `json:"releases"`
 	Advisories []Advisory `json:"advisories"`
+	// Provenance says, for each release and the installed version, whether
+	// it was published with provenance (an attestation of where it was
+	// built); nil when the source says nothing of provenance (an update
+	// document). Offer judges a loss of it (Evaluation.ProvenanceLost).
+	Provenance map[string]bool `json:"-"`
 }
 
 // Release is one published version of a package.

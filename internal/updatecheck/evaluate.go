@@ -118,6 +118,7 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 		r.HeldVersion, r.HeldReason = ev.Held.Version, ev.Held.Reason
 	}
 	r.NextChangeAt = ev.NextChange
+	r.ProvenanceLost = ev.ProvenanceLost
 	// security is the publisher's mark; a release that clears an advisory
 	// counts while that advisory is open (fix_ids, read with the
 	// dismissals).

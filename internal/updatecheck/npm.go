@@ -326,55 +326,24 @@ func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 	if err != nil {
 		return r, err
 	}
-	r.Deprecated, r.ProvenanceLost = offer.Deprecated, provenanceLost(offer, in.InstalledVersion, r)
-	offer.ProvenanceLost = r.ProvenanceLost
+	r.Deprecated = offer.Deprecated
 	if r.UpdateVersion != "" {
 		if account, isNew := npm.NewPublisher(n.pkg, r.UpdateVersion); isNew {
 			r.NewPublisherVersion, r.NewPublisher = r.UpdateVersion, account
 		}
 	}
-	if r.RegistryFacts, err = json.Marshal(registryFacts(n, offer, in.InstalledVersion)); err != nil {
+	if r.RegistryFacts, err = json.Marshal(registryFacts(n, offer, in.InstalledVersion, r.ProvenanceLost)); err != nil {
 		return store.Result{}, fmt.Errorf("encode the registry's facts of %q: %w", in.Code, err)
 	}
 	return r, nil
 }
 
-// provenanceLost is the trust downgrade of a component: the version the
-// site would install (the installable update, else the newest version
-// offered, unless the policy holds it back: waiting, held or skipped)
-// when it was published without the provenance the installed version
-// has; "" when there is none. A release the site is not offered raises
-// no alarm, as a new publisher is judged on the offered update only.
-func provenanceLost(o npm.Offer, installed string, r store.Result) string {
-	if update := r.UpdateVersion; update != "" {
-		if o.Provenance[installed] && !o.Provenance[update] {
-			return update
-		}
-		return ""
-	}
-	v := o.ProvenanceLost
-	if v == "" || v == r.WaitingVersion || v == r.HeldVersion || skippedBy(v, r.SkippedVersion) {
-		return ""
-	}
-	return v
-}
-
-// skippedBy: skip, a skipped version, hides v (v is at or below it).
-func skippedBy(v, skip string) bool {
-	if skip == "" {
-		return false
-	}
-	sv, err1 := release.ParseVersion(v)
-	kv, err2 := release.ParseVersion(skip)
-	return err1 == nil && err2 == nil && !sv.GreaterThan(kv)
-}
-
 // registryFacts are what the registry said of the package, for the
 // detail page: the installed version and every version offered, newest
 // first, with their provenance and the key that verified each.
-func registryFacts(n *npmDoc, o npm.Offer, installed string) readmodel.RegistryFacts {
+func registryFacts(n *npmDoc, o npm.Offer, installed, provenanceLost string) readmodel.RegistryFacts {
 	f := readmodel.RegistryFacts{Package: n.pkg.Name, Registry: n.registry, Deprecated: o.Deprecated, Unlisted: o.Unlisted,
-		KeysPublished: len(n.keys) > 0, ProvenanceLost: o.ProvenanceLost, Versions: []readmodel.RegistryVersion{}}
+		KeysPublished: len(n.keys) > 0, ProvenanceLost: provenanceLost, Versions: []readmodel.RegistryVersion{}}
 	version := func(v string, requiresCore string) readmodel.RegistryVersion {
 		return readmodel.RegistryVersion{Version: v, Published: n.pkg.Published[v], Installed: v == installed,
 			Provenance: o.Provenance[v], RequiresCore: requiresCore, SignedBy: o.SignedBy[v]}

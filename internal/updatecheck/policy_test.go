@@ -9,7 +9,6 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
-	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
@@ -135,30 +134,5 @@ func TestTheSoakClockRunsWithTheCheck(t *testing.T) {
 	}
 	if got := noKnowledge.clock(); time.Since(got) > time.Minute || time.Since(got) < -time.Minute {
 		t.Errorf("clock without a read = %v, want the local clock", got)
-	}
-}
-
-// Provenance lost is judged on what the site would install: the offered
-// update, or with none the newest version, unless the policy holds it
-// back (waiting, held, skipped): a release never offered raises no alarm.
-func TestProvenanceLostFollowsTheOffer(t *testing.T) {
-	t.Parallel()
-	o := npm.Offer{Provenance: map[string]bool{"1.0.0": true, "1.1.0": true}, ProvenanceLost: "2.0.0"}
-	for _, c := range []struct {
-		name string
-		r    store.Result
-		want string
-	}{
-		{"an update with provenance", store.Result{UpdateVersion: "1.1.0"}, ""},
-		{"an update without", store.Result{UpdateVersion: "1.2.0"}, "1.2.0"},
-		{"none offered, the newest needs a newer core", store.Result{}, "2.0.0"},
-		{"none offered, the newest waits", store.Result{WaitingVersion: "2.0.0"}, ""},
-		{"none offered, the newest is held", store.Result{HeldVersion: "2.0.0"}, ""},
-		{"none offered, the newest is skipped", store.Result{SkippedVersion: "2.0.0"}, ""},
-		{"none offered, an older one is skipped", store.Result{SkippedVersion: "1.5.0"}, "2.0.0"},
-	} {
-		if got := provenanceLost(o, "1.0.0", c.r); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
 	}
 }
