@@ -14,6 +14,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -214,7 +215,7 @@ func convertRanges(affected []osv.Affected) (rng, fixedIn string, err error) {
 		return "", "", errors.New("it has no SEMVER or ECOSYSTEM range (a list of versions alone is not converted)")
 	}
 	rng = strings.Join(parts, " || ")
-	parsed, err := updatedoc.ParseRange(rng)
+	parsed, err := release.ParseRange(rng)
 	if err != nil {
 		return "", "", fmt.Errorf("the ranges make %q: %w", rng, err)
 	}
@@ -242,7 +243,7 @@ func parseEvents(r osv.Range) ([]rangeEvent, error) {
 			continue
 		}
 		if !(ev.kind == "introduced" && ev.text == "0") {
-			v, err := semver.StrictNewVersion(ev.text)
+			v, err := release.ParseVersion(ev.text)
 			if err != nil {
 				return nil, fmt.Errorf("%s version %q of its %s range is not a strict semantic version, which format 1 needs", ev.kind, ev.text, r.Type)
 			}

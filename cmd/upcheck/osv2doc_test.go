@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -73,7 +74,7 @@ func TestOSV2DocConvertsRealRecords(t *testing.T) {
 			t.Errorf("advisory %d = %+v\nwant %+v", i, a, w)
 		}
 	}
-	if got := as[0]; len(got.References) != 7 || got.References[0] != (updatedoc.Reference{Type: "ADVISORY", URL: "https://nvd.nist.gov/vuln/detail/CVE-2020-28498"}) ||
+	if got := as[0]; len(got.References) != 7 || got.References[0] != (release.Reference{Type: "ADVISORY", URL: "https://nvd.nist.gov/vuln/detail/CVE-2020-28498"}) ||
 		got.URL != "https://nvd.nist.gov/vuln/detail/CVE-2020-28498" || !got.Modified.Equal(time.Date(2021, 3, 8, 16, 2, 43, 0, time.UTC)) {
 		t.Errorf("GHSA-r9p9-mrjm-926w: references %v, url %q, modified %v", got.References, got.URL, got.Modified)
 	}
@@ -81,7 +82,7 @@ func TestOSV2DocConvertsRealRecords(t *testing.T) {
 		t.Errorf("GHSA-35c4-f3rq-f9g3 withdrawn = %v, want 2018-10-11T17:29:49Z", w)
 	}
 	// A withdrawn advisory affects nothing.
-	ev, err := updatedoc.Evaluate(doc, "elliptic", "3.2.5", "1.0.0")
+	ev, err := release.Evaluate(doc.Package("elliptic"), "elliptic", "3.2.5", "1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
@@ -86,11 +87,11 @@ func (b *bundle) feedSite(kinds ...readmodel.FeedKind) (*feedserver.Server, *fee
 }
 
 // advisories is the blog's or another component's stored advisories.
-func (b *bundle) advisories(code string) []updatedoc.AdvisoryMatch {
+func (b *bundle) advisories(code string) []release.AdvisoryMatch {
 	b.t.Helper()
 	var raw []byte
 	b.db.QueryRow(b.t, `SELECT advisories FROM component_results WHERE code = $1`, code).Scan(&raw)
-	var out []updatedoc.AdvisoryMatch
+	var out []release.AdvisoryMatch
 	if err := json.Unmarshal(raw, &out); err != nil {
 		b.t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // evaluateFromStored evaluates todo (ordered by source) from the stored
@@ -103,7 +103,7 @@ func unevaluatedInput(u store.Unevaluated, core store.Component) store.Component
 
 // core is the installed core (the zero Component when none is).
 func (w *writer) core(ctx context.Context) (store.Component, error) {
-	comp, err := w.store.Component(ctx, updatedoc.CoreCode)
+	comp, err := w.store.Component(ctx, release.CoreCode)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Component{}, nil
 	}
