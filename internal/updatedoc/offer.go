@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ReleaseOffer is what the site's policy makes of one release newer than
@@ -178,10 +180,10 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 				ev.Skipped = opts.Skipped
 			}
 		case soak > 0 && rs.Released.IsZero():
-			rs.Offer, rs.Reason = ReleaseWaiting, "waits: it has no release date to soak "+SoakWords(soak)+" from"
+			rs.Offer, rs.Reason = ReleaseWaiting, "waits: it has no release date to soak "+readmodel.DurationText(soak)+" from"
 		case soak > 0 && opts.Now.Before(rs.Released.Add(soak)):
 			until := rs.Released.Add(soak).UTC()
-			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+SoakWords(soak)+")"
+			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+readmodel.DurationText(soak)+")"
 		}
 		if rs.Offer == "" {
 			reachable[rs.Version] = rs.Installable

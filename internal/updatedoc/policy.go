@@ -127,25 +127,6 @@ func parseSoak(s string) (time.Duration, error) {
 	return time.ParseDuration(s)
 }
 
-// SoakWords says a soak as the pages do: "3 days", "36 hours", "90 minutes".
-func SoakWords(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return strconv.FormatInt(n, 10) + " " + unit + "s"
-	}
-	switch {
-	case d%(24*time.Hour) == 0:
-		return plural(int64(d/(24*time.Hour)), "day")
-	case d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
-	case d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	}
-	return d.String()
-}
-
 // Words says what a tier lets through, for "2.6.0 not offered: this
 // site takes security updates only".
 func (t Tier) Words() string {

@@ -37,7 +37,7 @@ func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 func policyView(pol updatedoc.Policy) views.DetailPolicy {
 	out := views.DetailPolicy{Offer: string(pol.Offer), Hold: pol.Hold}
 	if soak, err := pol.SoakDuration(); err == nil && soak > 0 {
-		out.Soak = updatedoc.SoakWords(soak)
+		out.Soak = readmodel.DurationText(soak)
 	}
 	return out
 }

@@ -1,0 +1,126 @@
+package readmodel
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// The words of quantities, each rule defined once and read by the pages,
+// the CLI, emails and chat (docs/design.md, "Words"):
+//
+//   - a length the product sets or is told (a threshold, a soak, a
+//     cooldown, a lockout) is exact: DurationText;
+//   - a length measured or counted down (a check's run, a wait in
+//     seconds) is short: SecondsText, RunText;
+//   - an elapsed time is approximate: SpanText, and AgoText relative to
+//     now;
+//   - a moment is TimeText ("2006-01-02 15:04 UTC"), a day DateText
+//     ("2 Jan 2006"), always in UTC.
+
+// DurationText words an exact length: the largest of days, hours,
+// minutes and seconds that divides it exactly, days only from 3 days
+// (so that 24 and 48 hours stay hours): "7 days", "48 hours", "36 hours",
+// "2 minutes", "90 seconds". A part of a second beyond a whole second
+// rounds up to the next second, so a wait is never said shorter than it
+// is; under a second (test timings) it is milliseconds.
+func DurationText(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d <= 0:
+		return "0 seconds"
+	case d > 2*day && d%day == 0:
+		return countText(int64(d/day), "day", "days")
+	case d%time.Hour == 0:
+		return countText(int64(d/time.Hour), "hour", "hours")
+	case d%time.Minute == 0:
+		return countText(int64(d/time.Minute), "minute", "minutes")
+	case d < time.Second:
+		return countText(int64(max(d/time.Millisecond, 1)), "millisecond", "milliseconds")
+	}
+	return countText(int64((d+time.Second-1)/time.Second), "second", "seconds")
+}
+
+// SecondsText is a wait in whole seconds, short: "45 s", "1 min 53 s".
+func SecondsText(s int) string {
+	s = max(s, 0)
+	if s < 60 {
+		return strconv.Itoa(s) + " s"
+	}
+	return fmt.Sprintf("%d min %d s", s/60, s%60)
+}
+
+// SpokenSecondsText is the same wait for a screen reader, which hears it
+// once: "45 seconds", "about 2 minutes".
+func SpokenSecondsText(s int) string {
+	s = max(s, 0)
+	if s < 90 {
+		return countText(int64(s), "second", "seconds")
+	}
+	return "about " + strconv.Itoa((s+30)/60) + " minutes"
+}
+
+// RunText is a check's run time: "850 ms", "4.2 s", "2 min 5 s"
+// (SecondsText from a minute).
+func RunText(ms int64) string {
+	switch {
+	case ms < 1000:
+		return strconv.FormatInt(ms, 10) + " ms"
+	case ms < 60_000:
+		return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
+	}
+	return SecondsText(int(ms / 1000))
+}
+
+// SpanText is an elapsed length, approximate (rounded down to its largest
+// unit): "under a minute", "5 minutes", "2 hours", "3 days".
+func SpanText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return countText(int64(d/time.Minute), "minute", "minutes")
+	case d < 24*time.Hour:
+		return countText(int64(d/time.Hour), "hour", "hours")
+	}
+	return countText(int64(d/(24*time.Hour)), "day", "days")
+}
+
+// AgoText is t relative to now: "just now", "5 minutes ago", "in 3 days"
+// (SpanText); beyond 30 days the day itself (DateText).
+func AgoText(now, t time.Time) string {
+	d := now.Sub(t)
+	future := d < 0
+	if future {
+		d = -d
+	}
+	switch {
+	case d < time.Minute && future:
+		return "in under a minute"
+	case d < time.Minute:
+		return "just now"
+	case d >= 30*24*time.Hour:
+		return DateText(t)
+	case future:
+		return "in " + SpanText(d)
+	}
+	return SpanText(d) + " ago"
+}
+
+// TimeText is a moment, exact, in UTC: "2026-12-06 04:56 UTC".
+func TimeText(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// DateText is a day in UTC: "6 Dec 2026".
+func DateText(t time.Time) string {
+	return t.UTC().Format("2 Jan 2006")
+}
+
+// countText is "1 day" or "3 days".
+func countText(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}
