@@ -362,4 +362,3 @@ func TestLockoutsAreAudited(t *testing.T) {
 		t.Fatalf("the lock of an account from many addresses audited as %+v", got)
 	}
 }
-

@@ -328,4 +328,3 @@ func nonEmpty(s string) []string {
 	}
 	return []string{s}
 }
-
