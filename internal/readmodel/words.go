@@ -124,3 +124,70 @@ func countText(n int64, one, many string) string {
 	}
 	return strconv.FormatInt(n, 10) + " " + many
 }
+
+// Tone is the colour a status is shown in (its badge's or notice's
+// class); the words always say the same thing, the tone repeats it.
+type Tone string
+
+// The tones.
+const (
+	ToneOK      Tone = "ok"
+	ToneInfo    Tone = "info"
+	ToneWarn    Tone = "warn"
+	ToneDanger  Tone = "danger"
+	ToneNeutral Tone = "neutral"
+)
+
+// StatusWords is how a check status reads: in the history's badge, the
+// dashboard's widget, the check's outcome notice and the audit log.
+type StatusWords struct {
+	// Label is the badge ("Interrupted"); lower-cased, the widget's note.
+	Label string
+	// Reason says why in a few words; "" when the label says it all.
+	Reason string
+	// Tone is the badge's and the outcome notice's colour: a check that
+	// did its work is ok; one with failing sources, interrupted or
+	// cancelled warns; a refusal (busy, cooldown, skipped) or one running
+	// informs; one that could not write is a danger.
+	Tone Tone
+}
+
+// checkStatusWords are the words of every status a check is shown with
+// (ShownRunStatuses) and "" for none.
+var checkStatusWords = map[string]StatusWords{
+	string(CheckCompleted): {"Completed", "", ToneOK},
+	// A check that ran to its end while some sources failed (the history
+	// adds how many, and a link to the sources).
+	string(CheckCompletedWithFailures): {"Completed with failures", "", ToneWarn},
+	string(CheckRunning):               {"Running", "in progress now", ToneInfo},
+	string(CheckBusy):                  {"Busy", "another check was running", ToneInfo},
+	string(CheckCooldown):              {"Cooldown", "too soon after the last manual check", ToneInfo},
+	string(CheckSkipped):               {"Skipped", "this period’s check had already completed", ToneInfo},
+	string(CheckLeaseLost):             {"Interrupted", "it lost its lock before finishing", ToneWarn},
+	string(CheckConnectionLost):        {"Interrupted", "lost its connection to the database", ToneWarn},
+	string(StatusInterrupted):          {"Interrupted", "it lost its lock or its connection to the database before finishing", ToneWarn},
+	string(CheckCancelled):             {"Cancelled", "the server was shutting down", ToneWarn},
+	string(CheckFailed):                {"Failed", "it could not write its results", ToneDanger},
+	string(StatusAbandoned):            {"Abandoned", "it stopped before its end was recorded", ToneWarn},
+	"":                                 {"Unknown", "", ToneNeutral},
+	// an import whose document was refused, as the history reads it
+	string(StatusRefused): {"Refused", "", ToneWarn},
+}
+
+// CheckStatusText words a check status; one upcheck does not know is
+// shown as it is, as a danger (no answer known to be good).
+func CheckStatusText(status string) StatusWords {
+	if w, ok := checkStatusWords[status]; ok {
+		return w
+	}
+	return StatusWords{Label: status, Tone: ToneDanger}
+}
+
+// WordedCheckStatuses are the statuses CheckStatusText has words for.
+func WordedCheckStatuses() []string {
+	out := make([]string, 0, len(checkStatusWords))
+	for s := range checkStatusWords {
+		out = append(out, s)
+	}
+	return out
+}
