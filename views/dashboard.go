@@ -1,6 +1,7 @@
 package views
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -93,6 +94,23 @@ func cooldownSeconds(d time.Duration) string {
 		d = readmodel.ManualCooldown
 	}
 	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
+}
+
+// countdownJSON is a wait in words (readmodel.SecondsText or
+// SpokenSecondsText) for each second from 0 to the cooldown in force, as a
+// JSON array, which app.js counts down along instead of wording seconds
+// itself.
+func countdownJSON(d time.Duration, words func(int) string) string {
+	n, _ := strconv.Atoi(cooldownSeconds(d))
+	list := make([]string, n+1)
+	for i := range list {
+		list[i] = words(i)
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // CheckOutcomeTone is the tone of a check outcome's notice, the

@@ -1,8 +1,7 @@
-// The words of a check, each defined once: what each check status and
-// trigger is called, for the history, the dashboard's widget and the audit
-// log. app.js, which words the widget's last check after a check, reads
-// the status and trigger words from the data attributes the widget carries
-// (statusWordsJSON) instead of keeping its own copy. The names and order of
+// The words of a check, each defined once: what each check status
+// (readmodel.CheckStatusText) and trigger is called, for the history, the
+// dashboard's widget and the audit log. app.js, after a check, takes the
+// widget's note on the last check as the server renders it (data-live). The names and order of
 // a component's and a source's states sit with their pages (catalog.go,
 // sources.go).
 
@@ -107,30 +106,6 @@ func triggerLabel(trigger string) string {
 	return trigger
 }
 
-// statusWordsJSON, triggerWordsJSON and actorWordsJSON are the words of
-// the widget's note on the last check, lower-cased, as JSON objects from a
-// status, a trigger and an actor (actorOrigins, which win over the
-// trigger's) to its word. The widget carries them in data-status-words,
-// data-trigger-words and data-actor-words, where app.js reads them.
-var statusWordsJSON, triggerWordsJSON, actorWordsJSON = checkWordsJSON()
-
-func checkWordsJSON() (statuses, triggers, actors string) {
-	s := make(map[string]string, len(checkStatuses))
-	for k := range checkStatuses {
-		s[k] = statusWord(k)
-	}
-	return mustJSON(s), mustJSON(lowered(triggerLabels)), mustJSON(lowered(actorOrigins))
-}
-
-// lowered is m with its words lower-cased.
-func lowered(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, l := range m {
-		out[k] = strings.ToLower(l)
-	}
-	return out
-}
-
 // mustJSON encodes a map of strings, which cannot fail (keys are sorted).
 func mustJSON(m map[string]string) string {
 	b, err := json.Marshal(m)
@@ -142,8 +117,7 @@ func mustJSON(m map[string]string) string {
 
 // lastCheckText words a check's status and what started it, as the history
 // does (originLabel): "completed, manual check", "completed, demo start
-// check". app.js builds the same note from statusWordsJSON,
-// triggerWordsJSON and actorWordsJSON.
+// check".
 func lastCheckText(status, trigger, actor string) string {
 	s := statusWord(status)
 	if origin := originLabel(trigger, actor); origin != "" {
