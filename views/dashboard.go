@@ -176,6 +176,6 @@ func nextCheckText(now time.Time, next *time.Time) string {
 	case days < 300:
 		return "on " + n.Format("Mon 2 Jan") + at
 	default:
-		return "on " + n.Format("2 Jan 2006") + at
+		return "on " + readmodel.DateText(n) + at
 	}
 }

@@ -74,7 +74,7 @@ type DetailSkip struct {
 // with its date: "On 2 Dec 2026, the manifest lowered the trust of this
 // source's keys: the manifest requires 1 signature where it required 2".
 func PinDowngradeText(at time.Time, reason string) string {
-	return "On " + at.UTC().Format("2 Jan 2006") + ", " + readmodel.PinDowngradeText(reason)
+	return "On " + readmodel.DateText(at) + ", " + readmodel.PinDowngradeText(reason)
 }
 
 // offerText says what the policy makes of a release in between: the

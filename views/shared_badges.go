@@ -64,5 +64,5 @@ func shortDate(t, now time.Time) string {
 	if t.Year() == now.UTC().Year() {
 		return t.Format("2 Jan")
 	}
-	return t.Format("2 Jan 2006")
+	return readmodel.DateText(t)
 }

@@ -11,7 +11,7 @@ import (
 // The cooldown is worded from the value in force (test timings shorten
 // it), on the page, in the no-JavaScript outcome and in what app.js reads
 // (data-cooldown-text, data-cooldown-seconds); the stale age from
-// readmodel.StaleAge (data-stale-age). No page types its own number.
+// readmodel.StaleAge. No page types its own number.
 func TestThresholdWordsFollowTheValues(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -112,6 +112,16 @@ func TimeText(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
+// TimeRangeText is from one moment to a later one: "2026-11-29
+// 01:02–01:05 UTC" within a day, else both moments in full.
+func TimeRangeText(first, last time.Time) string {
+	first, last = first.UTC(), last.UTC()
+	if first.Format(time.DateOnly) == last.Format(time.DateOnly) {
+		return first.Format("2006-01-02 15:04") + "–" + last.Format("15:04") + " UTC"
+	}
+	return first.Format("2006-01-02 15:04") + " – " + TimeText(last)
+}
+
 // DateText is a day in UTC: "6 Dec 2026".
 func DateText(t time.Time) string {
 	return t.UTC().Format("2 Jan 2006")
