@@ -201,3 +201,52 @@ func WordedCheckStatuses() []string {
 	}
 	return out
 }
+
+// SkipRefusal is why a skip or an unskip of a version was refused, in
+// one word; SkipRefusalText says it to the operator, on the page, in the
+// API's answer and on the command line alike.
+type SkipRefusal string
+
+// The refusals.
+const (
+	SkipReasonRequired SkipRefusal = "reason_required"
+	SkipReasonTooLong  SkipRefusal = "reason_too_long"
+	SkipFromManifest   SkipRefusal = "from_manifest"
+	SkipNotAVersion    SkipRefusal = "not_a_version"
+	SkipNotNewer       SkipRefusal = "not_newer"
+	SkipNoSuchRelease  SkipRefusal = "no_such_release"
+	SkipPrerelease     SkipRefusal = "prerelease"
+	SkipWayOut         SkipRefusal = "way_out"
+	SkipSecurity       SkipRefusal = "security"
+	SkipNotEvaluated   SkipRefusal = "not_evaluated"
+)
+
+// SkipRefusalText is a refused skip in one sentence, naming the version
+// asked for, in words that hold on every surface (no "below", no "this
+// page"); maxReason is the longest reason kept.
+func SkipRefusalText(r SkipRefusal, version string, maxReason int) string {
+	v := "“" + version + "”"
+	switch r {
+	case SkipReasonRequired:
+		return "Give a reason for skipping this version: it is shown with the skip and kept in the audit log."
+	case SkipReasonTooLong:
+		return "The reason is too long: keep it to " + strconv.Itoa(maxReason) + " characters."
+	case SkipFromManifest:
+		return "The manifest declares this component’s skip, so it is reviewed with the site’s code: change it in the manifest, and sync the components."
+	case SkipNotAVersion:
+		return v + " is not a version: write it as the release list does, such as 2.4.0."
+	case SkipNotNewer:
+		return v + " is not newer than the installed version: it is not offered anyway."
+	case SkipNoSuchRelease:
+		return "The update source publishes no release " + v + ": pick one it publishes (the component’s page lists them)."
+	case SkipPrerelease:
+		return v + " is a pre-release, which is not offered to a site on a stable release: there is nothing to skip."
+	case SkipWayOut:
+		return v + " is the only way out of a known malicious or exploited advisory of the installed version (the oldest release it does not affect), which cannot be skipped: dismiss the advisory, with a reason, to accept the risk."
+	case SkipSecurity:
+		return v + " is a security release for this site, which cannot be skipped. To accept the risk of one of its advisories, dismiss the advisory, with a reason."
+	case SkipNotEvaluated:
+		return "The releases of this component are not known now (its last check could not evaluate it, or none has), so no version can be skipped. Try again after the next check."
+	}
+	return ""
+}

@@ -1,6 +1,7 @@
 package readmodel
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,5 +39,24 @@ func TestTimeWords(t *testing.T) {
 		if got := AgoText(at, at.Add(-d)); got != want {
 			t.Errorf("AgoText(now-%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// Every refused skip has its sentence, naming the version, in words that
+// hold on the page, in the API and on the command line alike.
+func TestSkipRefusalText(t *testing.T) {
+	t.Parallel()
+	for _, r := range []SkipRefusal{SkipReasonRequired, SkipReasonTooLong, SkipFromManifest, SkipNotAVersion, SkipNotNewer,
+		SkipNoSuchRelease, SkipPrerelease, SkipWayOut, SkipSecurity, SkipNotEvaluated} {
+		s := SkipRefusalText(r, "2.4.0", 500)
+		if s == "" || !strings.HasSuffix(s, ".") || strings.Contains(s, "below") || strings.Contains(s, "top of the page") {
+			t.Errorf("%s: %q", r, s)
+		}
+	}
+	if s := SkipRefusalText(SkipNotNewer, "2.4.0", 500); !strings.HasPrefix(s, "“2.4.0” is not newer") {
+		t.Errorf("not newer: %q", s)
+	}
+	if s := SkipRefusalText(SkipReasonTooLong, "", 500); !strings.Contains(s, "500 characters") {
+		t.Errorf("too long: %q", s)
 	}
 }
