@@ -31,7 +31,7 @@ func PolicyText(p DetailPolicy) string {
 	if p.IsZero() {
 		return "every update, as soon as it is published"
 	}
-	parts := []string{tierText(p.Offer)}
+	parts := []string{readmodel.TierText(p.Offer)}
 	if p.Soak != "" {
 		parts = append(parts, "soak "+p.Soak)
 	}
@@ -41,19 +41,6 @@ func PolicyText(p DetailPolicy) string {
 	return strings.Join(parts, " · ")
 }
 
-// tierText is what a tier takes; security releases are offered whatever
-// the tier.
-func tierText(offer string) string {
-	switch offer {
-	case "minor":
-		return "takes minor and patch updates"
-	case "patch":
-		return "takes patch updates"
-	case "security":
-		return "takes security updates only"
-	}
-	return "takes every update"
-}
 
 // PolicyReleaseText is a release the policy does not offer now and why,
 // in the evaluation's words: "2.5.0 waits until 4 Dec 18:00 UTC (soak 3

@@ -202,6 +202,22 @@ func WordedCheckStatuses() []string {
 	return out
 }
 
+// TierText is what a policy's offer tier ("all", "minor", "patch",
+// "security"; "" is all) lets through: "takes patch updates only". The
+// detail page's policy line and an offer's "not offered: this site …"
+// read it; security releases are offered whatever the tier.
+func TierText(offer string) string {
+	switch offer {
+	case "minor":
+		return "takes minor and patch updates only"
+	case "patch":
+		return "takes patch updates only"
+	case "security":
+		return "takes security updates only"
+	}
+	return "takes every update"
+}
+
 // SkipRefusal is why a skip or an unskip of a version was refused, in
 // one word; SkipRefusalText says it to the operator, on the page, in the
 // API's answer and on the command line alike.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // Tier says which releases newer than the installed version a site may be
@@ -130,15 +132,7 @@ func parseSoak(s string) (time.Duration, error) {
 // Words says what a tier lets through, for "2.6.0 not offered: this
 // site takes security updates only".
 func (t Tier) Words() string {
-	switch t {
-	case OfferMinor:
-		return "this site takes minor and patch updates only"
-	case OfferPatch:
-		return "this site takes patch updates only"
-	case OfferSecurity:
-		return "this site takes security updates only"
-	}
-	return "this site takes every update"
+	return "this site " + readmodel.TierText(string(t))
 }
 
 // Text is p's canonical JSON, as components.policy stores it and a result
