@@ -41,7 +41,6 @@ func PolicyText(p DetailPolicy) string {
 	return strings.Join(parts, " · ")
 }
 
-
 // PolicyReleaseText is a release the policy does not offer now and why,
 // in the evaluation's words: "2.5.0 waits until 4 Dec 18:00 UTC (soak 3
 // days)", "3.0.0 held by the policy <3.0.0".
