@@ -1,6 +1,7 @@
 package views
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -95,35 +96,38 @@ func cooldownSeconds(d time.Duration) string {
 	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
 }
 
-// CheckOutcomeTone is the tone of a check outcome's notice: the words say
-// it all; the colour repeats it. app.js reads the same tones from the live
-// region's data-tones (outcomeTonesJSON).
-func CheckOutcomeTone(status string) string {
-	if t, ok := outcomeTones[status]; ok {
-		return string(t)
+// countdownJSON is a wait in words (readmodel.SecondsText or
+// SpokenSecondsText) for each second from 0 to the cooldown in force, as a
+// JSON array, which app.js counts down along instead of wording seconds
+// itself.
+func countdownJSON(d time.Duration, words func(int) string) string {
+	n, _ := strconv.Atoi(cooldownSeconds(d))
+	list := make([]string, n+1)
+	for i := range list {
+		list[i] = words(i)
 	}
-	return string(toneDanger)
+	b, err := json.Marshal(list)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
-// outcomeTones: a check that did its work is ok; one with failing sources,
-// interrupted or cancelled warns; a refusal informs; anything else is a
-// danger.
-var outcomeTones = map[string]tone{
-	string(readmodel.CheckCompleted):             toneOK,
-	string(readmodel.CheckCompletedWithFailures): toneWarn,
-	string(readmodel.CheckBusy):                  toneInfo,
-	string(readmodel.CheckCooldown):              toneInfo,
-	string(readmodel.CheckSkipped):               toneInfo,
-	string(readmodel.CheckLeaseLost):             toneWarn,
-	string(readmodel.StatusInterrupted):          toneWarn,
-	string(readmodel.CheckCancelled):             toneWarn,
+// CheckOutcomeTone is the tone of a check outcome's notice, the
+// status's tone everywhere (readmodel.CheckStatusText). app.js reads the
+// same tones from the live region's data-tones (outcomeTonesJSON).
+func CheckOutcomeTone(status string) string {
+	return string(readmodel.CheckStatusText(status).Tone)
 }
 
-// outcomeTonesJSON is outcomeTones for app.js, as a JSON object.
+// outcomeTonesJSON is the tone of every status a check answers (and the
+// API's "interrupted") for app.js, as a JSON object.
 var outcomeTonesJSON = func() string {
-	m := make(map[string]string, len(outcomeTones))
-	for k, t := range outcomeTones {
-		m[k] = string(t)
+	m := map[string]string{string(readmodel.StatusInterrupted): CheckOutcomeTone(string(readmodel.StatusInterrupted))}
+	for _, s := range readmodel.AllCheckStatuses() {
+		if s.Answered() {
+			m[string(s)] = CheckOutcomeTone(string(s))
+		}
 	}
 	return mustJSON(m)
 }()
@@ -172,6 +176,6 @@ func nextCheckText(now time.Time, next *time.Time) string {
 	case days < 300:
 		return "on " + n.Format("Mon 2 Jan") + at
 	default:
-		return "on " + n.Format("2 Jan 2006") + at
+		return "on " + readmodel.DateText(n) + at
 	}
 }

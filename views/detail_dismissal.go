@@ -120,7 +120,7 @@ func untilText(t *time.Time) string {
 // reopenedText says why an advisory with a standing dismissal counts
 // again: the expiry passed, or the advisory changed since.
 func reopenedText(d AdvisoryDismissal) string {
-	when := d.At.UTC().Format("2 Jan 2006")
+	when := readmodel.DateText(d.At)
 	if d.FromManifest {
 		d.By = "the manifest"
 	}
@@ -144,9 +144,9 @@ func reopenedText(d AdvisoryDismissal) string {
 func expiredOnText(t time.Time) string {
 	u := t.UTC()
 	if u.Hour() == 0 && u.Minute() == 0 && u.Second() == 0 && u.Nanosecond() == 0 {
-		return "the end of " + u.Add(-time.Hour).Format("2 Jan 2006") + " (UTC)"
+		return "the end of " + readmodel.DateText(u.Add(-time.Hour)) + " (UTC)"
 	}
-	return absTime(u)
+	return readmodel.TimeText(u)
 }
 
 // advisoryRowCtx is what an advisory row needs of its page.

@@ -31,7 +31,7 @@ func PolicyText(p DetailPolicy) string {
 	if p.IsZero() {
 		return "every update, as soon as it is published"
 	}
-	parts := []string{tierText(p.Offer)}
+	parts := []string{readmodel.TierText(p.Offer)}
 	if p.Soak != "" {
 		parts = append(parts, "soak "+p.Soak)
 	}
@@ -39,20 +39,6 @@ func PolicyText(p DetailPolicy) string {
 		parts = append(parts, "hold "+p.Hold)
 	}
 	return strings.Join(parts, " · ")
-}
-
-// tierText is what a tier takes; security releases are offered whatever
-// the tier.
-func tierText(offer string) string {
-	switch offer {
-	case "minor":
-		return "takes minor and patch updates"
-	case "patch":
-		return "takes patch updates"
-	case "security":
-		return "takes security updates only"
-	}
-	return "takes every update"
 }
 
 // PolicyReleaseText is a release the policy does not offer now and why,
@@ -74,7 +60,7 @@ type DetailSkip struct {
 // with its date: "On 2 Dec 2026, the manifest lowered the trust of this
 // source's keys: the manifest requires 1 signature where it required 2".
 func PinDowngradeText(at time.Time, reason string) string {
-	return "On " + at.UTC().Format("2 Jan 2006") + ", " + readmodel.PinDowngradeText(reason)
+	return "On " + readmodel.DateText(at) + ", " + readmodel.PinDowngradeText(reason)
 }
 
 // offerText says what the policy makes of a release in between: the

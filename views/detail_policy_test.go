@@ -42,9 +42,9 @@ func TestPolicyWords(t *testing.T) {
 		want string
 	}{
 		{DetailPolicy{}, "every update, as soon as it is published"},
-		{DetailPolicy{Offer: "patch", Soak: "3 days", Hold: "<3.0.0"}, "takes patch updates · soak 3 days · hold <3.0.0"},
+		{DetailPolicy{Offer: "patch", Soak: "3 days", Hold: "<3.0.0"}, "takes patch updates only · soak 3 days · hold <3.0.0"},
 		{DetailPolicy{Offer: "security"}, "takes security updates only"},
-		{DetailPolicy{Offer: "minor"}, "takes minor and patch updates"},
+		{DetailPolicy{Offer: "minor"}, "takes minor and patch updates only"},
 		{DetailPolicy{Soak: "36 hours"}, "takes every update · soak 36 hours"},
 	} {
 		if got := PolicyText(c.p); got != c.want {
@@ -65,7 +65,7 @@ func TestDetailSaysWhy(t *testing.T) {
 	t.Parallel()
 	root := doc(t, ComponentDetail(policyDetail()))
 	for id, want := range map[string]string{
-		"detail-policy":  "Policy: this site takes minor and patch updates · soak 3 days · hold <3.0.0 (security releases skip the tier and the soak).",
+		"detail-policy":  "Policy: this site takes minor and patch updates only · soak 3 days · hold <3.0.0 (security releases skip the tier and the soak).",
 		"detail-waiting": "2.5.0 waits until 4 Dec 18:00 UTC (soak 3 days).",
 		"detail-held":    "3.0.0 held by the policy <3.0.0.",
 	} {

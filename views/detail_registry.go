@@ -29,7 +29,7 @@ const npmAdvisoriesText = "The advisories of npm packages come from an OSV feed,
 func noAdvisoryText(p DetailProps) string {
 	text := "No known advisory affects the installed version " + p.Installed
 	if p.OSVReadAt != nil {
-		text += " (OSV advisories last read " + p.OSVReadAt.UTC().Format("2 Jan 2006 15:04 UTC") + ")"
+		text += " (OSV advisories last read " + readmodel.TimeText(*p.OSVReadAt) + ")"
 	}
 	return text + "."
 }

@@ -146,7 +146,7 @@ func TestDetailSaysWhenNpmAdvisoriesWereRead(t *testing.T) {
 		t.Error("the page says the advisories were not read although the OSV feed was")
 	}
 	if got, want := text(one(t, root, "advisories-empty")), "No known advisory affects the installed version "+p.Installed+
-		" (OSV advisories last read 1 Dec 2026 09:30 UTC)."; got != want {
+		" (OSV advisories last read 2026-12-01 09:30 UTC)."; got != want {
 		t.Errorf("advisories: %q, want %q", got, want)
 	}
 }

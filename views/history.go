@@ -48,13 +48,9 @@ func runLabel(r readmodel.RunRow) string {
 // folded refusals, from the first to the last: "2026-11-29 01:02–01:05 UTC".
 func runTimeText(r readmodel.RunRow) string {
 	if r.Repeats <= 1 || r.FirstStartedAt.IsZero() || !r.FirstStartedAt.Before(r.StartedAt) {
-		return absTime(r.StartedAt)
+		return readmodel.TimeText(r.StartedAt)
 	}
-	first, last := r.FirstStartedAt.UTC(), r.StartedAt.UTC()
-	if first.Format("2006-01-02") == last.Format("2006-01-02") {
-		return first.Format("2006-01-02 15:04") + "–" + last.Format("15:04") + " UTC"
-	}
-	return first.Format("2006-01-02 15:04") + " – " + absTime(last)
+	return readmodel.TimeRangeText(r.FirstStartedAt, r.StartedAt)
 }
 
 // failedSourcesText is how many of a run's sources failed: "1 of 4

@@ -291,9 +291,9 @@ func runRow(r readmodel.RunRow, now time.Time) templ.Component {
 			}
 		} else if ranChecks(r.Status) && (r.FinishedAt != nil || r.DurationMS > 0) {
 			var templ_7745c5c3_Var14 string
-			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(durationText(r.DurationMS))
+			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(readmodel.RunText(r.DurationMS))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/history.templ`, Line: 75, Col: 32}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/history.templ`, Line: 75, Col: 37}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 			if templ_7745c5c3_Err != nil {

@@ -10,7 +10,6 @@ package views
 import (
 	"fmt"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -149,21 +148,6 @@ func exposureLead(security bool) string {
 // exposureSecurity: the item's clock counts from a fix being available.
 func exposureSecurity(a readmodel.AttentionItem) bool {
 	return a.Kind == readmodel.KindSecurity
-}
-
-// spanText is a length of time in words: "under a minute", "5 minutes",
-// "2 hours", "3 days".
-func spanText(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return "under a minute"
-	case d < time.Hour:
-		return countNoun(int(d/time.Minute), "minute", "minutes")
-	case d < 24*time.Hour:
-		return countNoun(int(d/time.Hour), "hour", "hours")
-	default:
-		return countNoun(int(d/(24*time.Hour)), "day", "days")
-	}
 }
 
 // needsAttention is whether the attention alert shows: a component needs

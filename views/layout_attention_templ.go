@@ -385,9 +385,9 @@ func exposureClock(security bool, since *time.Time, now time.Time) templ.Compone
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var20 string
-			templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Known since " + absTime(*since)).Resolve(ctx)
+			templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Known since " + readmodel.TimeText(*since)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout_attention.templ`, Line: 73, Col: 149}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout_attention.templ`, Line: 73, Col: 160}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
 			if templ_7745c5c3_Err != nil {
@@ -398,9 +398,9 @@ func exposureClock(security bool, since *time.Time, now time.Time) templ.Compone
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var21 string
-			templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(spanText(now.Sub(*since)))
+			templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(readmodel.SpanText(now.Sub(*since)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout_attention.templ`, Line: 73, Col: 179}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout_attention.templ`, Line: 73, Col: 200}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 			if templ_7745c5c3_Err != nil {

@@ -137,8 +137,8 @@ func TestNextCheckAndSpanWords(t *testing.T) {
 		30 * time.Second: "under a minute", time.Minute: "1 minute", 59 * time.Minute: "59 minutes",
 		time.Hour: "1 hour", 47 * time.Hour: "1 day", 72 * time.Hour: "3 days", 400 * 24 * time.Hour: "400 days",
 	} {
-		if got := spanText(d); got != want {
-			t.Errorf("spanText(%s) = %q, want %q", d, got, want)
+		if got := readmodel.SpanText(d); got != want {
+			t.Errorf("readmodel.SpanText(%s) = %q, want %q", d, got, want)
 		}
 	}
 }

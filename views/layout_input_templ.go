@@ -90,9 +90,9 @@ func inputBanner(s readmodel.Summary) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(absTime(r.Since))
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(readmodel.TimeText(r.Since))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout_input.templ`, Line: 16, Col: 89}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/layout_input.templ`, Line: 16, Col: 100}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {

@@ -26,7 +26,7 @@ func TestInputBanner(t *testing.T) {
 		for _, want := range []string{
 			"The lockfile /srv/site/package-lock.json was refused: the installed components are those of the last lockfile accepted",
 			`"<script>" is not a version`,
-			"Refused since " + absTime(now),
+			"Refused since " + readmodel.TimeText(now),
 		} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s: alert %q, want %q", page.name, got, want)

@@ -6,17 +6,20 @@ package views
 
 import (
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// tone is a badge's colour; the badge's words always say the same thing.
-type tone string
+// tone is a badge's colour (readmodel.Tone); the badge's words always
+// say the same thing.
+type tone = readmodel.Tone
 
 const (
-	toneOK      tone = "ok"
-	toneInfo    tone = "info"
-	toneWarn    tone = "warn"
-	toneDanger  tone = "danger"
-	toneNeutral tone = "neutral"
+	toneOK      = readmodel.ToneOK
+	toneInfo    = readmodel.ToneInfo
+	toneWarn    = readmodel.ToneWarn
+	toneDanger  = readmodel.ToneDanger
+	toneNeutral = readmodel.ToneNeutral
 )
 
 // badge is a short status in words.
@@ -61,5 +64,5 @@ func shortDate(t, now time.Time) string {
 	if t.Year() == now.UTC().Year() {
 		return t.Format("2 Jan")
 	}
-	return t.Format("2 Jan 2006")
+	return readmodel.DateText(t)
 }

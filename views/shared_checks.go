@@ -1,8 +1,7 @@
-// The words of a check, each defined once: what each check status and
-// trigger is called, for the history, the dashboard's widget and the audit
-// log. app.js, which words the widget's last check after a check, reads
-// the status and trigger words from the data attributes the widget carries
-// (statusWordsJSON) instead of keeping its own copy. The names and order of
+// The words of a check, each defined once: what each check status
+// (readmodel.CheckStatusText) and trigger is called, for the history, the
+// dashboard's widget and the audit log. app.js, after a check, takes the
+// widget's note on the last check as the server renders it (data-live). The names and order of
 // a component's and a source's states sit with their pages (catalog.go,
 // sources.go).
 
@@ -15,43 +14,31 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// checkStatus is how the pages word one check status.
+// checkStatus is how the pages show one check status: its words
+// (readmodel.CheckStatusText: label, reason, tone) and whether it ran.
 type checkStatus struct {
-	// Label is the history's badge ("Interrupted"); lower-cased, it is the
-	// widget's note ("interrupted, manual check").
-	Label string
-	// Reason says why in a few words; "" when the label says it all.
-	Reason string
-	Tone   tone
+	readmodel.StatusWords
 	// Ran: the run got to fetch, so its counts and duration mean something.
 	// Not for refused runs (busy, cooldown, skipped), nor for one still
 	// running or abandoned before it could record them.
 	Ran bool
 }
 
-// checkStatuses are the words for every check status: the statuses of
-// check_runs, "interrupted" (the API's name for lease_lost, which
-// connection_lost also answers), "abandoned" (a run still marked running
-// whose lease ran out, as the history reads it: its process died or froze,
-// or could not reach the database until then) and "" for none.
-var checkStatuses = map[string]checkStatus{
-	string(readmodel.CheckCompleted): {"Completed", "", toneOK, true},
-	// A check that ran to its end while some sources failed (the history
-	// adds how many, and a link to the sources).
-	string(readmodel.CheckCompletedWithFailures): {"Completed with failures", "", toneWarn, true},
-	string(readmodel.CheckRunning):               {"Running", "in progress now", toneInfo, false},
-	string(readmodel.CheckBusy):                  {"Busy", "another check was running", toneNeutral, false},
-	string(readmodel.CheckCooldown):              {"Cooldown", "too soon after the last manual check", toneNeutral, false},
-	string(readmodel.CheckSkipped):               {"Skipped", "this period’s check had already completed", toneNeutral, false},
-	string(readmodel.CheckLeaseLost):             {"Interrupted", "it lost its lock before finishing", toneWarn, true},
-	string(readmodel.CheckConnectionLost):        {"Interrupted", "lost its connection to the database", toneWarn, true},
-	string(readmodel.StatusInterrupted):          {"Interrupted", "it lost its lock or its connection to the database before finishing", toneWarn, true},
-	string(readmodel.CheckCancelled):             {"Cancelled", "the server was shutting down", toneWarn, true},
-	string(readmodel.CheckFailed):                {"Failed", "it could not write its results", toneDanger, true},
-	string(readmodel.StatusAbandoned):            {"Abandoned", "it stopped before its end was recorded", toneWarn, false},
-	"":                                           {"Unknown", "", toneNeutral, true},
-	string(readmodel.StatusRefused):              {"Refused", "", toneWarn, true}, // an import whose document was refused, as the history reads it (shownStatus)
+// notRan are the statuses of runs that did not get to fetch (checkStatus.Ran).
+var notRan = map[string]bool{
+	string(readmodel.CheckRunning): true, string(readmodel.CheckBusy): true, string(readmodel.CheckCooldown): true,
+	string(readmodel.CheckSkipped): true, string(readmodel.StatusAbandoned): true,
 }
+
+// checkStatuses are the pages' statuses: every one readmodel words
+// (readmodel.WordedCheckStatuses).
+var checkStatuses = func() map[string]checkStatus {
+	m := map[string]checkStatus{}
+	for _, s := range readmodel.WordedCheckStatuses() {
+		m[s] = runStatus(s)
+	}
+	return m
+}()
 
 // triggerLabels word what started a check.
 var triggerLabels = map[string]string{
@@ -99,12 +86,10 @@ func statusWord(status string) string {
 	return strings.ToLower(runStatus(status).Label)
 }
 
-// runStatus words a check's status; an unknown one is shown as it is.
+// runStatus words a check's status (readmodel.CheckStatusText); an
+// unknown one is shown as it is.
 func runStatus(status string) checkStatus {
-	if w, ok := checkStatuses[status]; ok {
-		return w
-	}
-	return checkStatus{Label: status, Tone: toneNeutral, Ran: true}
+	return checkStatus{StatusWords: readmodel.CheckStatusText(status), Ran: !notRan[status]}
 }
 
 // ranChecks is whether a run got to fetch (checkStatus.Ran).
@@ -121,30 +106,6 @@ func triggerLabel(trigger string) string {
 	return trigger
 }
 
-// statusWordsJSON, triggerWordsJSON and actorWordsJSON are the words of
-// the widget's note on the last check, lower-cased, as JSON objects from a
-// status, a trigger and an actor (actorOrigins, which win over the
-// trigger's) to its word. The widget carries them in data-status-words,
-// data-trigger-words and data-actor-words, where app.js reads them.
-var statusWordsJSON, triggerWordsJSON, actorWordsJSON = checkWordsJSON()
-
-func checkWordsJSON() (statuses, triggers, actors string) {
-	s := make(map[string]string, len(checkStatuses))
-	for k := range checkStatuses {
-		s[k] = statusWord(k)
-	}
-	return mustJSON(s), mustJSON(lowered(triggerLabels)), mustJSON(lowered(actorOrigins))
-}
-
-// lowered is m with its words lower-cased.
-func lowered(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, l := range m {
-		out[k] = strings.ToLower(l)
-	}
-	return out
-}
-
 // mustJSON encodes a map of strings, which cannot fail (keys are sorted).
 func mustJSON(m map[string]string) string {
 	b, err := json.Marshal(m)
@@ -156,8 +117,7 @@ func mustJSON(m map[string]string) string {
 
 // lastCheckText words a check's status and what started it, as the history
 // does (originLabel): "completed, manual check", "completed, demo start
-// check". app.js builds the same note from statusWordsJSON,
-// triggerWordsJSON and actorWordsJSON.
+// check".
 func lastCheckText(status, trigger, actor string) string {
 	s := statusWord(status)
 	if origin := originLabel(trigger, actor); origin != "" {

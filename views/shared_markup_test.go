@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // The markup's guarantees: the CSP, landmarks, times, paths and words of outcomes.
@@ -119,7 +121,7 @@ func TestTimes(t *testing.T) {
 		{-30 * 24 * time.Hour, "29 Dec 2026"},
 		{-2 * 24 * time.Hour, "in 2 days"},
 	} {
-		if got := relTime(now, now.Add(-tc.d)); got != tc.want {
+		if got := readmodel.AgoText(now, now.Add(-tc.d)); got != tc.want {
 			t.Errorf("%v ago: %q, want %q", tc.d, got, tc.want)
 		}
 	}

@@ -1,7 +1,6 @@
 package views
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,51 +105,41 @@ func TestSecurityAlert(t *testing.T) {
 	}
 }
 
-// TestStatusWords: the widget hands app.js the words of every check status,
-// trigger and actor origin, and they make the same note the page renders;
-// app.js keeps no copy of them.
+// TestStatusWords: the widget's words that change with the summary (the
+// last check's note, the stale warning) are the server's: app.js takes
+// them from the page it fetches again (data-live), and keeps no copy of
+// the status, trigger or actor words, nor of a time or duration rule.
 func TestStatusWords(t *testing.T) {
 	t.Parallel()
-	last := one(t, doc(t, pages()["dashboard"]), "widget-last-check")
-	var statuses, triggers, actors map[string]string
-	for name, into := range map[string]*map[string]string{"data-status-words": &statuses, "data-trigger-words": &triggers,
-		"data-actor-words": &actors} {
-		v, ok := attr(last, name)
-		if !ok {
-			t.Fatalf("widget-last-check has no %s", name)
-		}
-		if err := json.Unmarshal([]byte(v), into); err != nil {
-			t.Fatalf("%s: %v", name, err)
+	root := doc(t, pages()["dashboard"])
+	for _, id := range []string{"widget-last-check", "widget-oldest-success", "widget-next-check"} {
+		if v, _ := attr(one(t, root, id), "data-live"); v != id {
+			t.Errorf("%s is not rendered by the server after a check (data-live %q)", id, v)
 		}
 	}
-	if len(statuses) != len(checkStatuses) || len(triggers) != len(triggerLabels) || len(actors) != len(actorOrigins) {
-		t.Fatalf("%d status, %d trigger and %d actor words, want %d, %d and %d", len(statuses), len(triggers), len(actors),
-			len(checkStatuses), len(triggerLabels), len(actorOrigins))
+	stale := findAll(one(t, root, "widget-stale"), func(n *html.Node) bool {
+		v, _ := attr(n, "data-live")
+		return v == "widget-stale-text"
+	})
+	if len(stale) != 1 {
+		t.Errorf("the stale warning's words are not rendered by the server after a check")
 	}
-	for status, w := range statuses {
-		for trigger, tw := range triggers {
-			// app.js: word(status) + ", " + (actor's word or trigger's word) + " check"
-			for _, actor := range []string{"ops@example.org", readmodel.ActorCron, readmodel.ActorCLI, readmodel.ActorDemo} {
-				origin := tw
-				if aw, ok := actors[actor]; ok {
-					origin = aw
-				}
-				if got, want := w+", "+origin+" check", lastCheckText(status, trigger, actor); got != want {
-					t.Errorf("%s/%s/%s: app.js would say %q, the page %q", status, trigger, actor, got, want)
-				}
-			}
-		}
+	if got := lastCheckText("lease_lost", "operator", readmodel.ActorCLI); got != "interrupted, command line check" {
+		t.Errorf("lastCheckText = %q", got)
 	}
-	if statuses["lease_lost"] != "interrupted" || triggers["operator"] != "command line" || actors[readmodel.ActorDemo] != "demo start" {
-		t.Errorf("words %v %v %v", statuses, triggers, actors)
+	if got := lastCheckText("completed", "scheduled", readmodel.ActorDemo); got != "completed, demo start check" {
+		t.Errorf("lastCheckText = %q", got)
 	}
 	js, err := os.ReadFile(filepath.Join("..", "static", "js", "app.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, copied := range []string{"command line", "demo start", "abandoned", "STATUS_WORDS", "TRIGGER_WORDS"} {
+	for _, copied := range []string{"command line", "demo start", "abandoned", "STATUS_WORDS", "TRIGGER_WORDS",
+		"data-status-words", "data-stale-age", "function relTime", "function absTime", "function secondsText",
+		"function staleText", "function lastCheckText", "function spokenSeconds", `"minutes"`, `"hours"`, `"days"`,
+		"ago", "toISOString", `" min "`} {
 		if strings.Contains(strings.ToLower(string(js)), strings.ToLower(copied)) {
-			t.Errorf("app.js has its own copy of the status words (%q)", copied)
+			t.Errorf("app.js has its own copy of the server's words (%q)", copied)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package views
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -66,5 +68,38 @@ func TestPagesWordEveryVocabulary(t *testing.T) {
 		if signatureBadge(string(s)).Text == string(s) {
 			t.Errorf("trust state %s has no words", s)
 		}
+	}
+}
+
+// One status, one word, one tone: the history's badge, the check
+// outcome's notice (CheckOutcomeTone, app.js's data-tones) and a feed
+// sync's badge give a status readmodel.CheckStatusText's label and tone.
+func TestOneTonePerStatus(t *testing.T) {
+	t.Parallel()
+	var tones map[string]string
+	if err := json.Unmarshal([]byte(outcomeTonesJSON), &tones); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(readmodel.ShownRunStatuses(), readmodel.StatusInterrupted) {
+		w := readmodel.CheckStatusText(string(s))
+		if got := runStatus(string(s)); got.Label != w.Label || got.Tone != w.Tone {
+			t.Errorf("history: %s reads %q (%s), readmodel %q (%s)", s, got.Label, got.Tone, w.Label, w.Tone)
+		}
+		if s.Answered() || s == readmodel.StatusInterrupted {
+			if got := CheckOutcomeTone(string(s)); got != string(w.Tone) || tones[string(s)] != got {
+				t.Errorf("outcome: %s has the tone %s (data-tones %s), the history %s", s, got, tones[string(s)], w.Tone)
+			}
+		}
+	}
+	for _, s := range []readmodel.FeedSyncStatus{readmodel.FeedSyncRunning, readmodel.FeedSyncCompleted,
+		readmodel.FeedSyncFailed, readmodel.FeedSyncInterrupted} {
+		w := readmodel.CheckStatusText(string(s))
+		if got := feedSyncStatusText(readmodel.FeedSyncRow{Status: s}); got.Text != w.Label || got.Tone != w.Tone {
+			t.Errorf("feed sync: %s reads %q (%s), a check %q (%s)", s, got.Text, got.Tone, w.Label, w.Tone)
+		}
+	}
+	interrupted := readmodel.CheckStatusText(string(readmodel.StatusInterrupted))
+	if got := feedState(readmodel.FeedRow{InterruptedAt: new(time.Time)}); got.Text != interrupted.Label || got.Tone != interrupted.Tone {
+		t.Errorf("feed: interrupted reads %q (%s), a check %q (%s)", got.Text, got.Tone, interrupted.Label, interrupted.Tone)
 	}
 }

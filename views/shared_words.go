@@ -10,8 +10,7 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// staleAgeText is readmodel.StaleAge in words, "48 hours": the pages'
-// and app.js's (data-stale-age) one spelling of it.
+// staleAgeText is readmodel.StaleAge in words, "48 hours".
 var staleAgeText = readmodel.DurationText(readmodel.StaleAge)
 
 // countNoun is "1 source" or "3 sources".

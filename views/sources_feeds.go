@@ -15,7 +15,7 @@ import (
 func feedState(f readmodel.FeedRow) badge {
 	switch {
 	case f.InterruptedAt != nil:
-		return badge{"Interrupted", toneDanger}
+		return statusBadge(string(readmodel.StatusInterrupted))
 	case f.Failing:
 		return badge{"Failing", toneDanger}
 	case f.Stale:
@@ -67,21 +67,23 @@ func skippedText(f readmodel.FeedRow) string {
 	return s + "; the others were stored."
 }
 
-// feedSyncStatusText words a feed sync's status.
+// feedSyncStatusText words a feed sync's status: in a check's words and
+// tone where a check has the same status (readmodel.CheckStatusText:
+// running, completed, failed, interrupted), "Not modified" otherwise.
 func feedSyncStatusText(r readmodel.FeedSyncRow) badge {
 	switch r.Status {
-	case readmodel.FeedSyncCompleted:
-		return badge{"Completed", toneOK}
 	case readmodel.FeedSyncNotModified:
 		return badge{"Not modified", toneOK}
-	case readmodel.FeedSyncFailed:
-		return badge{"Failed", toneDanger}
-	case readmodel.FeedSyncInterrupted:
-		return badge{"Interrupted", toneDanger}
-	case readmodel.FeedSyncRunning:
-		return badge{"Running", toneInfo}
+	case readmodel.FeedSyncCompleted, readmodel.FeedSyncFailed, readmodel.FeedSyncInterrupted, readmodel.FeedSyncRunning:
+		return statusBadge(string(r.Status))
 	}
 	return badge{string(r.Status), toneNeutral}
+}
+
+// statusBadge is a check status's badge (readmodel.CheckStatusText).
+func statusBadge(status string) badge {
+	w := readmodel.CheckStatusText(status)
+	return badge{w.Label, w.Tone}
 }
 
 // feedSyncCountsText is what a sync did with the records.

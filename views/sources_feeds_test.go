@@ -30,7 +30,7 @@ func TestFeedsOnSourceHealthAndHistory(t *testing.T) {
 	if len(rows) != 3 {
 		t.Fatalf("%d feed rows", len(rows))
 	}
-	if got := text(one(t, rows[0], "feed-interrupted")); !strings.HasPrefix(got, "The sync started 1 Dec 2026 03:00:00 UTC was interrupted before it finished.") {
+	if got := text(one(t, rows[0], "feed-interrupted")); !strings.HasPrefix(got, "The sync started 2026-12-01 03:00 UTC was interrupted before it finished.") {
 		t.Errorf("interruption %q", got)
 	}
 	if len(byTestID(rows[0], "feed-problem")) != 0 {
@@ -65,7 +65,7 @@ func TestFeedsOnSourceHealthAndHistory(t *testing.T) {
 	if len(syncs) != 2 {
 		t.Fatalf("%d feed syncs", len(syncs))
 	}
-	if got := text(one(t, syncs[0], "feed-sync-interrupted")); got != "The sync started 1 Dec 2026 03:00:00 UTC was interrupted before it finished." {
+	if got := text(one(t, syncs[0], "feed-sync-interrupted")); got != "The sync started 2026-12-01 03:00 UTC was interrupted before it finished." {
 		t.Errorf("interrupted sync %q", got)
 	}
 	if got := text(syncs[1]); !strings.Contains(got, "Completed") || !strings.Contains(got, "2 written, 1,398 unchanged") || !strings.Contains(got, "upcheck feed sync") {

@@ -40,9 +40,9 @@ func trustLine(s readmodel.SourceRow, now time.Time) string {
 	}
 	if s.ExpiresAt != nil {
 		if s.Expired {
-			parts = append(parts, "expired "+relTime(now, *s.ExpiresAt))
+			parts = append(parts, "expired "+readmodel.AgoText(now, *s.ExpiresAt))
 		} else {
-			parts = append(parts, "expires "+relTime(now, *s.ExpiresAt))
+			parts = append(parts, "expires "+readmodel.AgoText(now, *s.ExpiresAt))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -54,9 +54,9 @@ func trustWarnings(s readmodel.SourceRow, now time.Time) []string {
 	var out []string
 	switch {
 	case s.ExpiresAt != nil && s.Expired:
-		out = append(out, "The document expired "+relTime(now, *s.ExpiresAt)+": it is stale, and the last good data is kept until the publisher publishes a new one.")
+		out = append(out, "The document expired "+readmodel.AgoText(now, *s.ExpiresAt)+": it is stale, and the last good data is kept until the publisher publishes a new one.")
 	case s.ExpiresAt != nil && s.ExpiresSoon: // the database's judgement, on its clock
-		out = append(out, "The document expires "+relTime(now, *s.ExpiresAt)+": unless the publisher publishes a new one by then, it will be stale.")
+		out = append(out, "The document expires "+readmodel.AgoText(now, *s.ExpiresAt)+": unless the publisher publishes a new one by then, it will be stale.")
 	}
 	if !s.Failing {
 		return out

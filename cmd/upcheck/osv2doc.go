@@ -13,6 +13,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/osv"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -243,7 +244,7 @@ func parseEvents(r osv.Range) ([]rangeEvent, error) {
 			continue
 		}
 		if !(ev.kind == "introduced" && ev.text == "0") {
-			v, err := release.ParseVersion(ev.text)
+			v, err := npmver.Parse(ev.text)
 			if err != nil {
 				return nil, fmt.Errorf("%s version %q of its %s range is not a strict semantic version, which format 1 needs", ev.kind, ev.text, r.Type)
 			}

@@ -112,25 +112,15 @@ func skipRefusal(cmd, code, version string, err error, stderr io.Writer) error {
 	if version != "" {
 		what = version + " of " + code
 	}
-	var words string
-	switch {
-	case errors.Is(err, store.ErrNotFound):
+	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%s: no installed component has the code %q", cmd, code)
-	case errors.Is(err, store.ErrFromManifest):
-		words = "the manifest declares this skip: change it in the manifest, and sync the components"
-	case errors.Is(err, store.ErrReasonTooLong):
-		words = "the reason is too long: keep it to " + strconv.Itoa(store.MaxReasonLength) + " characters"
-	case errors.Is(err, store.ErrReasonRequired):
-		words = "give a reason (--reason)"
-	case errors.Is(err, updatecheck.ErrSkipNotAVersion), errors.Is(err, updatecheck.ErrSkipNotNewer),
-		errors.Is(err, updatecheck.ErrSkipNoSuchRelease), errors.Is(err, updatecheck.ErrSkipPrerelease),
-		errors.Is(err, updatecheck.ErrSkipSecurity), errors.Is(err, updatecheck.ErrSkipWayOut),
-		errors.Is(err, updatecheck.ErrSkipNotEvaluated):
-		words = err.Error()
-	default:
+	}
+	r := updatecheck.SkipRefusalOf(err)
+	if r == "" {
 		return err
 	}
-	fmt.Fprintf(stderr, "upcheck %s: refused: %s: %s.\n", cmd, what, words)
+	words := readmodel.SkipRefusalText(r, version, store.MaxReasonLength)
+	fmt.Fprintf(stderr, "upcheck %s: refused: %s: %s\n", cmd, what, words)
 	return &exitError{code: skipRefusedExit, err: fmt.Errorf("%s refused", cmd)}
 }
 

@@ -71,11 +71,11 @@ skips:
 		code  int
 		words string
 	}{
-		{[]string{"skip", "blog", "2.4.0", "--reason", "r"}, 8, "a security release cannot be skipped: dismiss its advisory instead"},
+		{[]string{"skip", "blog", "2.4.0", "--reason", "r"}, 8, "is a security release for this site, which cannot be skipped. To accept the risk of one of its advisories, dismiss the advisory"},
 		{[]string{"skip", "core", "1.9.0", "--reason", "r"}, 8, "not newer than the installed version"},
-		{[]string{"skip", "core", "1.11.0", "--reason", "r"}, 8, "publishes no such release"},
-		{[]string{"skip", "forms", "1.1.0", "--reason", "mine"}, 8, "the manifest declares this skip"},
-		{[]string{"unskip", "forms"}, 8, "the manifest declares this skip"},
+		{[]string{"skip", "core", "1.11.0", "--reason", "r"}, 8, "publishes no release “1.11.0”"},
+		{[]string{"skip", "forms", "1.1.0", "--reason", "mine"}, 8, "The manifest declares this component’s skip"},
+		{[]string{"unskip", "forms"}, 8, "The manifest declares this component’s skip"},
 		{[]string{"skip", "nope", "1.0.0", "--reason", "r"}, 1, `no installed component has the code "nope"`},
 		{[]string{"skip", "core", "1.10.0"}, 2, "--reason R is required"},
 		{[]string{"unskip"}, 2, "one CODE is required"},

@@ -3,10 +3,10 @@ package auth
 import (
 	"context"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -98,7 +98,7 @@ const (
 // (the address, IPv6 as its /64, and the account's email as typed in
 // lower case), for how long, and after how many failures.
 func lockDetail(key string, l Limit) map[string]any {
-	d := map[string]any{"lockout": durationWords(l.Lockout), "failures_allowed": l.MaxFailures}
+	d := map[string]any{"lockout": readmodel.DurationText(l.Lockout), "failures_allowed": l.MaxFailures}
 	account, address := "", ""
 	if rest, ok := strings.CutPrefix(key, "email:"); ok {
 		account, address, _ = strings.Cut(rest, " ")
@@ -121,23 +121,6 @@ func lockDetail(key string, l Limit) map[string]any {
 		d["address"] = address
 	}
 	return d
-}
-
-// durationWords is a lockout in words: "15 minutes", "1 hour", "90 seconds".
-func durationWords(d time.Duration) string {
-	plural := func(n int64, one string) string {
-		if n == 1 {
-			return "1 " + one
-		}
-		return strconv.FormatInt(n, 10) + " " + one + "s"
-	}
-	switch {
-	case d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
-	case d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	}
-	return plural(int64((d+time.Second-1)/time.Second), "second")
 }
 
 // forgive is a success's bookkeeping: the address gets its attempt back

@@ -362,15 +362,3 @@ func TestLockoutsAreAudited(t *testing.T) {
 		t.Fatalf("the lock of an account from many addresses audited as %+v", got)
 	}
 }
-
-func TestDurationWords(t *testing.T) {
-	t.Parallel()
-	for d, want := range map[time.Duration]string{
-		15 * time.Minute: "15 minutes", time.Minute: "1 minute", time.Hour: "1 hour", 2 * time.Hour: "2 hours",
-		90 * time.Second: "90 seconds", time.Second: "1 second", 1500 * time.Millisecond: "2 seconds",
-	} {
-		if got := durationWords(d); got != want {
-			t.Errorf("durationWords(%v) = %q, want %q", d, got, want)
-		}
-	}
-}

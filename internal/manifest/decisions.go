@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 )
@@ -146,13 +147,13 @@ func (m *Manifest) skipProblems() []string {
 		} else {
 			seen[s.Component] = i
 		}
-		v, err := release.ParseVersion(s.Version)
+		v, err := npmver.Parse(s.Version)
 		if err != nil {
 			add(i, "version %q is not a semantic version", s.Version)
 		} else if c, ok := m.component(s.Component); ok {
 			// An installed version that does not parse is the component's
 			// own error, reported once there.
-			if inst, err := release.ParseVersion(c.Version); err == nil && !v.GreaterThan(inst) {
+			if inst, err := npmver.Parse(c.Version); err == nil && !v.GreaterThan(inst) {
 				add(i, "version %s is not newer than the installed %s: a skip passes over a release not yet installed", s.Version, c.Version)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/jsonpos"
 	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -254,7 +255,7 @@ func (m *Manifest) Validate() error {
 		if strings.TrimSpace(c.Name) == "" {
 			add(i, c, "name is missing")
 		}
-		if _, err := release.ParseVersion(c.Version); err != nil {
+		if _, err := npmver.Parse(c.Version); err != nil {
 			add(i, c, "version %q is not a semantic version", c.Version)
 		}
 		switch {

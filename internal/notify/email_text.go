@@ -158,12 +158,12 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		it.subject = "Update source failing: " + src
 		it.Title = "Update source failing: " + src
 		if p.FailingSince != nil {
-			it.Details = append(it.Details, "Failing since "+stamp(*p.FailingSince)+" ("+
+			it.Details = append(it.Details, "Failing since "+readmodel.TimeText(*p.FailingSince)+" ("+
 				strconv.Itoa(p.ConsecutiveFailures)+" failed attempts in a row)")
 		}
 		it.Details = append(it.Details, "Last error: "+clean(p.problem(), 400))
 		if p.LastSuccessAt != nil {
-			it.Details = append(it.Details, "Last read: "+stamp(*p.LastSuccessAt))
+			it.Details = append(it.Details, "Last read: "+readmodel.TimeText(*p.LastSuccessAt))
 		} else {
 			it.Details = append(it.Details, "Never read successfully")
 		}
@@ -178,7 +178,7 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		it.rank = rankOverdue
 		since := "ever"
 		if p.LastCompletedAt != nil {
-			since = "since " + stamp(*p.LastCompletedAt)
+			since = "since " + readmodel.TimeText(*p.LastCompletedAt)
 		}
 		it.subject = "No update check has completed " + since
 		it.Title = it.subject
@@ -328,6 +328,3 @@ func nonEmpty(s string) []string {
 	}
 	return []string{s}
 }
-
-// stamp is a time as a message shows it.
-func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/release"
 )
 
@@ -59,19 +60,19 @@ type Refused struct {
 // semantic versions are passed over: npm refuses to publish them.
 func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	o := Offer{Provenance: map[string]bool{}, SignedBy: map[string]string{}}
-	iv, err := release.ParseVersion(installed)
+	iv, err := npmver.Parse(installed)
 	if inst, ok := pkg.Versions[installed]; ok {
 		o.Deprecated = inst.Deprecated
 		o.Provenance[installed] = inst.Dist.Attestations != nil
 	} else {
 		o.Unlisted = true
 	}
-	latest, _ := release.ParseVersion(pkg.DistTags["latest"])
+	latest, _ := npmver.Parse(pkg.DistTags["latest"])
 	ceiling := latest
 	var line *semver.Version // the newest tagged prerelease of the installed line
 	if err == nil && iv.Prerelease() != "" {
 		for _, tagged := range pkg.DistTags {
-			tv, err := release.ParseVersion(tagged)
+			tv, err := npmver.Parse(tagged)
 			if err != nil || tv.Prerelease() == "" || !sameLine(tv, iv) || !tv.GreaterThan(iv) {
 				continue
 			}
@@ -114,7 +115,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		rs = append(rs, candidate{v, r})
 	}
 	for text, ver := range pkg.Versions {
-		v, err := release.ParseVersion(text)
+		v, err := npmver.Parse(text)
 		if err != nil || ver.Deprecated != "" {
 			continue
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/npmver"
 )
 
 // Match says how a record affects an installed version.
@@ -112,10 +112,10 @@ func orderable(rangeType, ecosystem string) bool {
 }
 
 // parseInstalled reads an installed version by the product's one rule
-// (release.ParseVersion); a leading "v" or "=" (which npm's parser also
-// drops) is allowed (release.CleanVersion).
+// (npmver.Parse); a leading "v" or "=" (which npm's parser also
+// drops) is allowed (npmver.Clean).
 func parseInstalled(version string) (*semver.Version, error) {
-	v, err := release.ParseVersion(release.CleanVersion(version))
+	v, err := npmver.Parse(npmver.Clean(version))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not a SemVer version", ErrVersion, version)
 	}
@@ -166,7 +166,7 @@ func points(events []Event) []point {
 			p.kind, p.raw, p.infinite = "limit", e.Limit, strings.Contains(e.Limit, "*")
 		}
 		if !p.zero && !p.infinite {
-			v, err := release.ParseVersion(p.raw)
+			v, err := npmver.Parse(p.raw)
 			if err != nil {
 				continue // Parse checked it; a Record built by hand may not be
 			}

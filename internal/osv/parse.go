@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
-	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/npmver"
 )
 
 // The wire form: pointers tell a field that is absent from one that is
@@ -263,7 +263,7 @@ func checkVersion(rangeType, ecosystem, kind, value string) error {
 	if kind == "introduced" && value == "0" || kind == "limit" && strings.Contains(value, "*") {
 		return nil
 	}
-	if _, err := release.ParseVersion(value); err != nil {
+	if _, err := npmver.Parse(value); err != nil {
 		return fmt.Errorf("is not a SemVer version: %q", value)
 	}
 	return nil

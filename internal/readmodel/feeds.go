@@ -161,7 +161,7 @@ const FeedStaleAge = 48 * time.Hour
 // health, in the history and in the feed's last error.
 func InterruptedSentence(startedAt time.Time) string {
 	return fmt.Sprintf("The sync started %s was interrupted before it finished.",
-		startedAt.UTC().Format("2 Jan 2006 15:04:05 UTC"))
+		TimeText(startedAt))
 }
 
 // FeedProblemSentence words a feed's last failure: the feed's own kinds,

@@ -183,16 +183,6 @@ func ProblemSentence(kind, arg string) string {
 	}
 }
 
-// SecondsText is a wait in words: "45 s", "1 min 53 s" (app.js's
-// secondsText words the same).
-func SecondsText(s int) string {
-	s = max(s, 0)
-	if s < 60 {
-		return strconv.Itoa(s) + " s"
-	}
-	return fmt.Sprintf("%d min %d s", s/60, s%60)
-}
-
 // ShownFailure is the failure the pages show for a component: its source's
 // last error with that error's kind, else why its document could not be
 // evaluated (ErrorEvaluation); "" and "" when neither failed.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/npmver"
 )
 
 // SourceKind is how upcheck reads an update source, told by its address.
@@ -105,8 +105,8 @@ func UpdateCommand(url, version, releaseURL string) string {
 // installed (14.1.0 → 16.5.0): an update that may break what runs, as
 // npm audit's --force and Renovate's separate majors say.
 func MajorJump(installed, version string) bool {
-	iv, err1 := release.ParseVersion(installed)
-	v, err2 := release.ParseVersion(version)
+	iv, err1 := npmver.Parse(installed)
+	v, err2 := npmver.Parse(version)
 	return err1 == nil && err2 == nil && v.Major() > iv.Major()
 }
 
@@ -115,7 +115,7 @@ func MajorJump(installed, version string) bool {
 func NewestVersion(versions []string) string {
 	var out *semver.Version
 	for _, text := range versions {
-		v, err := release.ParseVersion(text)
+		v, err := npmver.Parse(text)
 		if err != nil {
 			return ""
 		}
@@ -135,8 +135,8 @@ func VersionText(installed, version string) string {
 	if !MajorJump(installed, version) {
 		return version
 	}
-	iv, _ := release.ParseVersion(installed)
-	v, _ := release.ParseVersion(version)
+	iv, _ := npmver.Parse(installed)
+	v, _ := npmver.Parse(version)
 	return fmt.Sprintf("%s (a new major version: %d → %d)", version, iv.Major(), v.Major())
 }
 

@@ -102,13 +102,20 @@ func TestThresholdsMatchSQL(t *testing.T) {
 	}
 }
 
-// The thresholds in words, as the pages and app.js show them.
+// One rule for an exact length, whatever it is the length of: a
+// threshold, a soak, a cooldown or a lockout (each reads DurationText, and
+// nothing else words one).
 func TestDurationText(t *testing.T) {
 	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		readmodel.StaleAge: "48 hours", readmodel.ExpiryWarning: "7 days", readmodel.ManualCooldown: "2 minutes",
 		time.Minute: "1 minute", 90 * time.Second: "90 seconds", 2 * time.Second: "2 seconds", 500 * time.Millisecond: "500 milliseconds",
 		24 * time.Hour: "24 hours", 72 * time.Hour: "3 days",
+		// soaks
+		time.Hour: "1 hour", 36 * time.Hour: "36 hours", 90 * time.Minute: "90 minutes",
+		// lockouts
+		15 * time.Minute: "15 minutes", 2 * time.Hour: "2 hours", time.Second: "1 second",
+		1500 * time.Millisecond: "2 seconds", time.Millisecond: "1 millisecond", 0: "0 seconds",
 	} {
 		if got := readmodel.DurationText(d); got != want {
 			t.Errorf("DurationText(%v) = %q, want %q", d, got, want)

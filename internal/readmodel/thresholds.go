@@ -1,9 +1,6 @@
 package readmodel
 
-import (
-	"strconv"
-	"time"
-)
+import "time"
 
 // The read model's thresholds, each defined once in Go; the SQL that
 // judges by them is held to these values by TestThresholdsMatchSQL.
@@ -22,29 +19,3 @@ const (
 	// it, so words about the cooldown take the value in force, not this.
 	ManualCooldown = 2 * time.Minute
 )
-
-// DurationText words a threshold: "7 days", "48 hours", "2 minutes",
-// "1 minute", "90 seconds", in the largest unit that divides it exactly;
-// days only beyond 48 hours, so that 48 hours stays 48 hours.
-func DurationText(d time.Duration) string {
-	unit := func(n time.Duration, one, many string) string {
-		if n == 1 {
-			return "1 " + one
-		}
-		return strconv.FormatInt(int64(n), 10) + " " + many
-	}
-	const day = 24 * time.Hour
-	switch {
-	case d <= 0:
-		return "0 seconds"
-	case d > 2*day && d%day == 0:
-		return unit(d/day, "day", "days")
-	case d%time.Hour == 0:
-		return unit(d/time.Hour, "hour", "hours")
-	case d%time.Minute == 0:
-		return unit(d/time.Minute, "minute", "minutes")
-	case d%time.Second == 0:
-		return unit(d/time.Second, "second", "seconds")
-	}
-	return unit(max(d/time.Millisecond, 1), "millisecond", "milliseconds")
-}

@@ -1,6 +1,6 @@
 // Package release is the product's domain, independent of any wire format:
 // what a source says of a package ([Package]: releases and advisories),
-// versions (one [ParseVersion], npm's strict SemVer), ranges ([Range]), a
+// versions (read by internal/npmver, npm's strict SemVer), ranges ([Range]), a
 // site's policy ([Policy]), the evaluation of an installed version
 // ([Evaluate]) and what is offered of it and why ([Evaluation.Offer]), and
 // CVSS scores. It does no I/O.

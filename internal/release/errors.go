@@ -1,16 +1,17 @@
 package release
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/upcheck/upcheck/internal/npmver"
 )
 
 // ErrInvalid is wrapped by every error caused by bad input: a version, a
 // range or a policy that does not parse. Callers record such errors against
 // the source or the component instead of retrying: the same input fails
-// again. updatedoc's ErrInvalid is this same value, so a document's errors
+// again. It is npmver.ErrInvalid, and updatedoc's ErrInvalid is this same value, so a document's errors
 // and the domain's answer one errors.Is.
-var ErrInvalid = errors.New("invalid input")
+var ErrInvalid = npmver.ErrInvalid
 
 // invalidError carries a message that already names the offending place,
 // so that the text printed to an operator is not prefixed by a generic

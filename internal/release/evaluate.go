@@ -1,6 +1,8 @@
 package release
 
 import (
+	"github.com/upcheck/upcheck/internal/npmver"
+
 	"slices"
 	"time"
 
@@ -188,14 +190,14 @@ type EPSSFacts struct {
 // read when code is [CoreCode]. A package absent from the source (pkg nil)
 // is not an error: the Evaluation says Missing.
 func Evaluate(pkg *Package, code, installed, installedCore string) (Evaluation, error) {
-	inst, err := ParseVersion(installed)
+	inst, err := npmver.Parse(installed)
 	if err != nil {
 		return Evaluation{}, invalidf(err, "installed version %q of %q is not a semantic version", installed, code)
 	}
 	isCore := code == CoreCode
 	var core *semver.Version
 	if !isCore {
-		core, err = ParseVersion(installedCore)
+		core, err = npmver.Parse(installedCore)
 		if err != nil {
 			return Evaluation{}, invalidf(err, "installed core version %q is not a semantic version (needed to evaluate %q)",
 				installedCore, code)
@@ -298,9 +300,9 @@ func (a *AdvisoryMatch) affectsRelease(r *ReleaseStatus, v *semver.Version) bool
 	if a.weighed {
 		return a.affects[r.Version]
 	}
-	fixed, err := ParseVersion(a.FixedIn)
+	fixed, err := npmver.Parse(a.FixedIn)
 	if err != nil {
-		if fixed, err = ParseVersion(a.ClearedBy); err != nil {
+		if fixed, err = npmver.Parse(a.ClearedBy); err != nil {
 			return true
 		}
 	}
@@ -334,7 +336,7 @@ func (r *Release) parsedVersion() (*semver.Version, error) {
 	if r.version != nil {
 		return r.version, nil
 	}
-	return ParseVersion(r.Version)
+	return npmver.Parse(r.Version)
 }
 
 // runsOn reports whether the release's requires_core admits core.

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/upcheck/upcheck/internal/npmver"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ReleaseOffer is what the site's policy makes of one release newer than
@@ -110,7 +113,7 @@ func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[s
 // of them is a security release. Pre-releases are weighed as Evaluate
 // says.
 func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
-	inst, err := ParseVersion(installed)
+	inst, err := npmver.Parse(installed)
 	if err != nil {
 		return invalidf(err, "installed version %q is not a semantic version", installed)
 	}
@@ -128,7 +131,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	}
 	var skipped *semver.Version
 	if opts.Skipped != "" {
-		if skipped, err = ParseVersion(opts.Skipped); err != nil {
+		if skipped, err = npmver.Parse(opts.Skipped); err != nil {
 			return invalidf(err, "skipped version %q is not a semantic version", opts.Skipped)
 		}
 	}
@@ -178,10 +181,10 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 				ev.Skipped = opts.Skipped
 			}
 		case soak > 0 && rs.Released.IsZero():
-			rs.Offer, rs.Reason = ReleaseWaiting, "waits: it has no release date to soak "+SoakWords(soak)+" from"
+			rs.Offer, rs.Reason = ReleaseWaiting, "waits: it has no release date to soak "+readmodel.DurationText(soak)+" from"
 		case soak > 0 && opts.Now.Before(rs.Released.Add(soak)):
 			until := rs.Released.Add(soak).UTC()
-			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+SoakWords(soak)+")"
+			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+readmodel.DurationText(soak)+")"
 		}
 		if rs.Offer == "" {
 			reachable[rs.Version] = rs.Installable

@@ -606,18 +606,6 @@ func TestPolicyText(t *testing.T) {
 	}
 }
 
-func TestSoakWords(t *testing.T) {
-	t.Parallel()
-	for d, want := range map[time.Duration]string{
-		24 * time.Hour: "1 day", 72 * time.Hour: "3 days", time.Hour: "1 hour", 36 * time.Hour: "36 hours",
-		time.Minute: "1 minute", 90 * time.Minute: "90 minutes", 90 * time.Second: "1m30s",
-	} {
-		if got := SoakWords(d); got != want {
-			t.Errorf("SoakWords(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // A release whose core range is not a range (an npm package's
 // peerDependencies: "workspace:*") requires an unknown core: it is never
 // offered, says so, and stops neither the evaluation of the other

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // Tier says which releases newer than the installed version a site may be
@@ -127,37 +129,10 @@ func parseSoak(s string) (time.Duration, error) {
 	return time.ParseDuration(s)
 }
 
-// SoakWords says a soak as the pages do: "3 days", "36 hours", "90 minutes".
-func SoakWords(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return strconv.FormatInt(n, 10) + " " + unit + "s"
-	}
-	switch {
-	case d%(24*time.Hour) == 0:
-		return plural(int64(d/(24*time.Hour)), "day")
-	case d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
-	case d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	}
-	return d.String()
-}
-
 // Words says what a tier lets through, for "2.6.0 not offered: this
 // site takes security updates only".
 func (t Tier) Words() string {
-	switch t {
-	case OfferMinor:
-		return "this site takes minor and patch updates only"
-	case OfferPatch:
-		return "this site takes patch updates only"
-	case OfferSecurity:
-		return "this site takes security updates only"
-	}
-	return "this site takes every update"
+	return "this site " + readmodel.TierText(string(t))
 }
 
 // Text is p's canonical JSON, as components.policy stores it and a result

@@ -8,6 +8,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/versionrange"
 )
 
@@ -246,7 +247,7 @@ func numbersOf(w versionrange.Version) (rangeVersion, error) {
 	if !w.Full() {
 		return rv, nil
 	}
-	v, err := ParseVersion(w.Text)
+	v, err := npmver.Parse(w.Text)
 	if err != nil {
 		return rv, fmt.Errorf("%q is not a version: %w", w.Text, err)
 	}

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"github.com/upcheck/upcheck/internal/npmver"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -79,9 +81,9 @@ func TestRangeContains(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseRange(%q): %v", tt.rng, err)
 			}
-			v, err := ParseVersion(tt.version)
+			v, err := npmver.Parse(tt.version)
 			if err != nil {
-				t.Fatalf("ParseVersion(%q): %v", tt.version, err)
+				t.Fatalf("npmver.Parse(%q): %v", tt.version, err)
 			}
 			if got := r.Contains(v); got != tt.want {
 				t.Errorf("%q.Contains(%q) = %v, want %v", tt.rng, tt.version, got, tt.want)
@@ -171,7 +173,7 @@ func TestRangePartialVersions(t *testing.T) {
 				t.Fatalf("ParseRange(%q): %v", tt.rng, err)
 			}
 			for _, p := range probes {
-				v, err := ParseVersion(p)
+				v, err := npmver.Parse(p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -227,7 +229,7 @@ func TestGuidePartialVersionTable(t *testing.T) {
 			if m == nil {
 				t.Fatalf("column %q names no version", header[col])
 			}
-			v, err := ParseVersion(m[1])
+			v, err := npmver.Parse(m[1])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +274,7 @@ func TestRangeLargestNumbers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseRange(%q): %v", tt.rng, err)
 		}
-		v, err := ParseVersion(tt.version)
+		v, err := npmver.Parse(tt.version)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +286,7 @@ func TestRangeLargestNumbers(t *testing.T) {
 
 func TestRangeZeroAndNil(t *testing.T) {
 	t.Parallel()
-	v, err := ParseVersion("1.0.0")
+	v, err := npmver.Parse("1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}

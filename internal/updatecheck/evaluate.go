@@ -10,6 +10,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
@@ -180,13 +181,13 @@ func offer(ev *release.Evaluation, k *knowledge, in store.ComponentInput) error 
 // for an installed pre-release, as in release.Evaluate, whose
 // SecurityRelease is the newest of these.
 func securityVersions(ev release.Evaluation, installed string) []string {
-	inst, err := release.ParseVersion(installed)
+	inst, err := npmver.Parse(installed)
 	if err != nil {
 		return nil // Evaluate refused it already
 	}
 	var vs []*semver.Version
 	for _, r := range ev.Releases {
-		v, err := release.ParseVersion(r.Version)
+		v, err := npmver.Parse(r.Version)
 		if err != nil || !r.Security || !v.GreaterThan(inst) || v.Prerelease() != "" && inst.Prerelease() == "" {
 			continue
 		}

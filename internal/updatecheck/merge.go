@@ -7,6 +7,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/osv"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
@@ -193,7 +194,7 @@ func affectedText(a osv.Affected) string {
 		if i == maxListed {
 			break
 		}
-		if _, err := release.ParseVersion(v); err == nil {
+		if _, err := npmver.Parse(v); err == nil {
 			alts = append(alts, v)
 		}
 	}
@@ -221,7 +222,7 @@ func rangeText(events []osv.Event) []string {
 			pts = append(pts, point{kind: kind})
 			continue
 		}
-		v, err := release.ParseVersion(text)
+		v, err := npmver.Parse(text)
 		if err != nil {
 			return nil
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -358,9 +358,9 @@ func registryFacts(n *npmDoc, o npm.Offer, installed, provenanceLost string) rea
 		// newer than latest): it is listed all the same, in its place.
 		rv := version(installed, "")
 		at := len(f.Versions)
-		if iv, err := release.ParseVersion(installed); err == nil {
+		if iv, err := npmver.Parse(installed); err == nil {
 			for i, r := range f.Versions {
-				if v, err := release.ParseVersion(r.Version); err == nil && iv.GreaterThan(v) {
+				if v, err := npmver.Parse(r.Version); err == nil && iv.GreaterThan(v) {
 					at = i
 					break
 				}

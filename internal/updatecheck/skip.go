@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -169,7 +170,7 @@ func (s *Skips) notFromManifest(ctx context.Context, code string) error {
 // (release.Evaluation.Offer), so a release that becomes one later is
 // offered all the same.
 func (s *Skips) skippable(ctx context.Context, code, version string) error {
-	v, err := release.ParseVersion(version)
+	v, err := npmver.Parse(version)
 	if err != nil {
 		return ErrSkipNotAVersion
 	}
@@ -180,7 +181,7 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 	if !d.Evaluated || len(d.Evaluation) == 0 {
 		return ErrSkipNotEvaluated
 	}
-	inst, err := release.ParseVersion(d.Installed)
+	inst, err := npmver.Parse(d.Installed)
 	if err != nil {
 		return ErrSkipNotEvaluated // the installed version could not be evaluated
 	}
@@ -198,7 +199,7 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 		return ErrSkipNotEvaluated
 	}
 	for _, r := range ev.Releases {
-		rv, err := release.ParseVersion(r.Version)
+		rv, err := npmver.Parse(r.Version)
 		if err != nil || !rv.Equal(v) {
 			continue
 		}

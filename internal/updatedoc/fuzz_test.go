@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/release"
 )
 
@@ -256,7 +257,7 @@ func FuzzRange(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, rangeText, versionText string) {
 		r, rangeErr := release.ParseRange(rangeText)
-		v, versionErr := release.ParseVersion(versionText)
+		v, versionErr := npmver.Parse(versionText)
 		if rangeErr != nil && !errors.Is(rangeErr, ErrInvalid) {
 			t.Fatalf("ParseRange error %q does not wrap ErrInvalid", rangeErr)
 		}
@@ -295,7 +296,7 @@ func FuzzRange(f *testing.F) {
 		if m == nil {
 			return
 		}
-		bound, err := release.ParseVersion(m[2])
+		bound, err := npmver.Parse(m[2])
 		if err != nil {
 			return // a partial or loose version: not a simple comparison
 		}
@@ -360,7 +361,7 @@ func checkPartial(t *testing.T, m []string, v *semver.Version, got bool) {
 // mustVersion reads a version an evaluation produced, which must read.
 func mustVersion(t *testing.T, s string) *semver.Version {
 	t.Helper()
-	v, err := release.ParseVersion(s)
+	v, err := npmver.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}

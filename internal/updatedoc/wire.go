@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/release"
 )
 
@@ -169,7 +170,7 @@ func (wr *wireRelease) validate(c *checker, code string, i int, at string) relea
 	}
 	if wr.Version == nil {
 		c.add(at+".version", at, nil, "update document: %s of package %q is missing", place("version"), code)
-	} else if v, err := release.ParseVersion(*wr.Version); err != nil {
+	} else if v, err := npmver.Parse(*wr.Version); err != nil {
 		c.add(at+".version", at, err, "update document: %s %q of package %q is not a semantic version",
 			place("version"), *wr.Version, code)
 	} else {
@@ -231,7 +232,7 @@ func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) rele
 		a.SetParsedAffected(*rng)
 	}
 	if wa.FixedIn != nil {
-		fixed, err := release.ParseVersion(*wa.FixedIn)
+		fixed, err := npmver.Parse(*wa.FixedIn)
 		switch {
 		case err != nil:
 			c.add(at+".fixed_in", at, err, "update document: %s %q of package %q is not a semantic version",

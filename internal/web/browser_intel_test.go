@@ -106,7 +106,7 @@ func TestBrowserFeedsFacts(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="feeds-table"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if got := text(t, ctx, "feed-interrupted"); !strings.HasPrefix(got, "The sync started 1 Dec 2026 03:00:00 UTC was interrupted before it finished.") {
+	if got := text(t, ctx, "feed-interrupted"); !strings.HasPrefix(got, "The sync started 2026-12-01 03:00 UTC was interrupted before it finished.") {
 		t.Errorf("feed interrupted %q", got)
 	}
 	if got := text(t, ctx, "feed-problem"); !strings.Contains(got, "not of this feed's kind (the column percentile is missing)") {
@@ -117,7 +117,7 @@ func TestBrowserFeedsFacts(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="feed-syncs-table"]`))); err != nil {
 		t.Fatal(err)
 	}
-	if got := text(t, ctx, "feed-sync-interrupted"); got != "The sync started 1 Dec 2026 03:00:00 UTC was interrupted before it finished." {
+	if got := text(t, ctx, "feed-sync-interrupted"); got != "The sync started 2026-12-01 03:00 UTC was interrupted before it finished." {
 		t.Errorf("history %q", got)
 	}
 }

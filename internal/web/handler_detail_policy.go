@@ -38,7 +38,7 @@ func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 func policyView(pol release.Policy) views.DetailPolicy {
 	out := views.DetailPolicy{Offer: string(pol.Offer), Hold: pol.Hold}
 	if soak, err := pol.SoakDuration(); err == nil && soak > 0 {
-		out.Soak = release.SoakWords(soak)
+		out.Soak = readmodel.DurationText(soak)
 	}
 	return out
 }

@@ -103,7 +103,7 @@ func parseExpiry(date string, now time.Time) (*time.Time, string) {
 }
 
 // expiryTooFarText refuses a date past store.MaxExpiry.
-var expiryTooFarText = "The expiry date is too far off: pick a day up to " + store.MaxExpiry.AddDate(0, 0, -1).Format("2 Jan 2006") +
+var expiryTooFarText = "The expiry date is too far off: pick a day up to " + readmodel.DateText(store.MaxExpiry.AddDate(0, 0, -1)) +
 	", or leave it empty to dismiss the advisory until someone restores it."
 
 // reasonControlText refuses a reason that is not plain text.

@@ -3,12 +3,12 @@ package web
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/catalog"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/views"
@@ -118,36 +118,16 @@ func updateIsSecurity(d catalog.Detail) bool {
 	return d.Update.Security
 }
 
-const skipFromManifestText = "The manifest declares this component’s skip, so it is reviewed with the site’s code: change it in the manifest, and sync the components."
+// skipFromManifestText is why a skip the manifest declares cannot be
+// changed here.
+var skipFromManifestText = readmodel.SkipRefusalText(readmodel.SkipFromManifest, "", store.MaxReasonLength)
 
-// skipErrorText words why a skip was refused; "" when it was not, or when
-// the error is not the operator's to correct (it is then answered as any
-// other error).
+// skipErrorText words why a skip was refused (readmodel.SkipRefusalText);
+// "" when it was not, or when the error is not the operator's to correct
+// (it is then answered as any other error).
 func skipErrorText(err error, version string) string {
-	v := "“" + clip(version) + "”"
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, store.ErrReasonRequired):
-		return "Give a reason for skipping this version: it is shown with the skip and kept in the audit log."
-	case errors.Is(err, store.ErrReasonTooLong):
-		return "The reason is too long: keep it to " + strconv.Itoa(store.MaxReasonLength) + " characters."
-	case errors.Is(err, store.ErrFromManifest):
-		return skipFromManifestText
-	case errors.Is(err, updatecheck.ErrSkipNotAVersion):
-		return v + " is not a version: write it as the release list does, such as 2.4.0."
-	case errors.Is(err, updatecheck.ErrSkipNotNewer):
-		return v + " is not newer than the installed version: it is not offered anyway."
-	case errors.Is(err, updatecheck.ErrSkipNoSuchRelease):
-		return "The update source publishes no release " + v + ": pick one from the releases listed below."
-	case errors.Is(err, updatecheck.ErrSkipPrerelease):
-		return v + " is a pre-release, which is not offered to a site on a stable release: there is nothing to skip."
-	case errors.Is(err, updatecheck.ErrSkipWayOut):
-		return v + " is the only way out of a known malicious or exploited advisory of the installed version (the oldest release it does not affect), which cannot be skipped: dismiss the advisory, with a reason, to accept the risk."
-	case errors.Is(err, updatecheck.ErrSkipSecurity):
-		return v + " is a security release for this site, which cannot be skipped. To accept the risk of one of its advisories, dismiss the advisory, with a reason."
-	case errors.Is(err, updatecheck.ErrSkipNotEvaluated):
-		return "The releases of this component are not known now (see the top of the page), so no version can be skipped. Try again after the next check."
+	if r := updatecheck.SkipRefusalOf(err); r != "" {
+		return readmodel.SkipRefusalText(r, clip(version), store.MaxReasonLength)
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
 )
@@ -143,7 +144,7 @@ func (s *Server) revokeTokenPage(c echo.Context) error {
 	}
 	used := "It has never been used."
 	if t.LastUsedAt != nil {
-		used = "It was last used at " + t.LastUsedAt.UTC().Format("2006-01-02 15:04 UTC") + "."
+		used = "It was last used at " + readmodel.TimeText(*t.LastUsedAt) + "."
 	}
 	return renderOK(c, views.Confirm(views.ConfirmProps{
 		Layout: layout(c), Nav: views.NavTokens,

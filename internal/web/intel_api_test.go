@@ -134,7 +134,7 @@ func TestFeedsAPI(t *testing.T) {
 		t.Fatalf("feeds: %s", r.body)
 	}
 	osv, kev, epss := got.Feeds[byKind["osv"]], got.Feeds[byKind["kev"]], got.Feeds[byKind["epss"]]
-	if osv.Interrupted == nil || *osv.Interrupted != "The sync started 1 Dec 2026 03:00:00 UTC was interrupted before it finished." ||
+	if osv.Interrupted == nil || *osv.Interrupted != "The sync started 2026-12-01 03:00 UTC was interrupted before it finished." ||
 		osv.Records != 1234 || osv.SkippedCount != 3 || len(osv.Skipped) != 1 || osv.Skipped[0].Path != "$.affected[0].ranges[0].events" {
 		t.Errorf("osv: %+v", osv)
 	}

@@ -31,70 +31,16 @@
     return typeof v === "number" && isFinite(v) ? v : 0;
   }
 
-  // ---- Wording: kept in step with views/dashboard.go ----
-
-  // secondsText is a wait in words, "45 s" or "1 min 53 s", as
-  // internal/readmodel's SecondsText.
-  function secondsText(s) {
-    s = Math.max(0, s);
-    if (s < 60) return s + " s";
-    return Math.floor(s / 60) + " min " + (s % 60) + " s";
-  }
-
-  // staleText is the widget's stale warning; the stale age in words
-  // ("48 hours", readmodel.StaleAge) is the page's data-stale-age.
-  function staleText(n, age) {
-    return countNoun(n, "component has", "components have") +
-      " not been checked successfully for over " + age + ".";
-  }
-
-  // words is the JSON object in one of el's data attributes: the words of
-  // views/shared_checks.go for each status or trigger, which this file keeps
-  // no copy of.
-  function words(el, name) {
+  // tones is the JSON object in the outcome region's data-tones: the tone
+  // of each check status (readmodel.CheckStatusText), of which this file
+  // keeps no copy.
+  function tones(el) {
     try {
-      var w = JSON.parse(el.getAttribute(name) || "{}");
+      var w = JSON.parse(el.getAttribute("data-tones") || "{}");
       return w && typeof w === "object" ? w : {};
     } catch (e) {
       return {};
     }
-  }
-
-  function word(dict, key) {
-    return Object.prototype.hasOwnProperty.call(dict, key) ? dict[key] : key;
-  }
-
-  // lastCheckText is the widget's note on the last check, "completed, manual
-  // check", in the words el (widget-last-check) carries: an actor's word
-  // (the demo's first check) wins over the trigger's, as in the history.
-  function lastCheckText(el, status, trigger, actor) {
-    var s = word(words(el, "data-status-words"), status || "");
-    var byActor = words(el, "data-actor-words");
-    var origin = actor && Object.prototype.hasOwnProperty.call(byActor, actor) ? byActor[actor] :
-      trigger ? word(words(el, "data-trigger-words"), trigger) : "";
-    if (origin) s += ", " + origin + " check";
-    return s;
-  }
-
-  function relTime(now, then) {
-    var d = now - then;
-    var future = d < 0;
-    if (future) d = -d;
-    var minute = 60000, hour = 60 * minute, day = 24 * hour, s;
-    if (d < minute) return future ? "in under a minute" : "just now";
-    if (d < hour) s = countNoun(Math.floor(d / minute), "minute", "minutes");
-    else if (d < day) s = countNoun(Math.floor(d / hour), "hour", "hours");
-    else if (d < 30 * day) s = countNoun(Math.floor(d / day), "day", "days");
-    else {
-      var months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-      var t = new Date(then);
-      return t.getUTCDate() + " " + months[t.getUTCMonth()] + " " + t.getUTCFullYear();
-    }
-    return future ? "in " + s : s + " ago";
-  }
-
-  function absTime(date) {
-    return date.toISOString().slice(0, 16).replace("T", " ") + " UTC";
   }
 
   // ---- Summary: badge, alert, widget ----
@@ -149,31 +95,6 @@
     if (label) label.textContent = n === 1 ? label.getAttribute("data-one") : label.getAttribute("data-many");
   }
 
-  // setTime fills a widget fact with <time> (or "never") and a note.
-  function setTime(el, iso, note) {
-    if (!el) return;
-    el.textContent = "";
-    var date = iso ? new Date(iso) : null;
-    if (date && !isNaN(date.getTime())) {
-      var time = document.createElement("time");
-      time.setAttribute("datetime", iso);
-      time.title = absTime(date);
-      time.textContent = relTime(Date.now(), date.getTime());
-      el.append(time);
-    } else {
-      var never = document.createElement("span");
-      never.className = "never";
-      never.textContent = "never";
-      el.append(never);
-    }
-    if (note) {
-      var muted = document.createElement("span");
-      muted.className = "muted";
-      muted.textContent = "(" + note + ")";
-      el.append(" ", muted);
-    }
-  }
-
   // setFeedStat shows a count only a feed gives (a number), or in its
   // place the words that the feed was never read (null).
   function setFeedStat(testId, unreadId, n) {
@@ -209,18 +130,10 @@
     setStat("widget-untrusted", number(s.untrusted_sources));
     setStat("widget-unsigned", number(s.unsigned_sources));
 
-    var last = s.last_check || {};
-    var lastEl = byTestId("widget-last-check");
-    setTime(lastEl, last.finished_at,
-      lastEl && last.finished_at && last.status ? lastCheckText(lastEl, last.status, last.trigger, last.actor) : "");
-
     var staleEl = byTestId("widget-stale");
     if (staleEl) {
       staleEl.hidden = stale <= 0;
       staleEl.setAttribute("data-count", String(stale));
-      var staleWords = staleEl.querySelector(".widget-stale-text");
-      var age = staleEl.getAttribute("data-stale-age");
-      if (staleWords && age) staleWords.textContent = staleText(stale, age);
     }
 
     var running = !!s.check_running;
@@ -277,9 +190,9 @@
   // colour) is the page's word for the status (data-tones, from
   // views.CheckOutcomeTone), "info" while there is none.
   function say(region, text, status) {
-    var tones = words(region, "data-tones");
+    var byStatus = tones(region);
     var tone = "info";
-    if (status) tone = Object.prototype.hasOwnProperty.call(tones, status) ? tones[status] : "danger";
+    if (status) tone = Object.prototype.hasOwnProperty.call(byStatus, status) ? byStatus[status] : "danger";
     sayTone(region, text, tone);
   }
 
@@ -288,9 +201,19 @@
     region.textContent = text;
   }
 
-  function spokenSeconds(s) {
-    if (s < 90) return countNoun(s, "second", "seconds");
-    return "about " + Math.round(s / 60) + " minutes";
+  // waitText is a wait of s seconds in the server's words: the region's
+  // data-countdown (visible, "1 min 53 s") or data-countdown-spoken ("about
+  // 2 minutes"), one word for each second of the cooldown in force
+  // (readmodel.SecondsText, SpokenSecondsText).
+  function waitText(region, name, s) {
+    var list;
+    try {
+      list = JSON.parse(region.getAttribute(name) || "[]");
+    } catch (e) {
+      list = [];
+    }
+    if (!Array.isArray(list) || !list.length) return String(s);
+    return list[Math.min(Math.max(s, 0), list.length - 1)];
   }
 
   // cooldown shows a countdown and gives the button back at zero. The
@@ -301,13 +224,13 @@
     var count = document.createElement("span");
     count.setAttribute("data-testid", "check-countdown");
     count.setAttribute("data-seconds", String(seconds));
-    count.textContent = secondsText(seconds);
+    count.textContent = waitText(region, "data-countdown", seconds);
     var visible = document.createElement("span");
     visible.setAttribute("aria-hidden", "true");
     visible.append("You can check again in ", count, ".");
     var spoken = document.createElement("span");
     spoken.className = "visually-hidden";
-    spoken.textContent = "You can check again in " + spokenSeconds(seconds) + ".";
+    spoken.textContent = "You can check again in " + waitText(region, "data-countdown-spoken", seconds) + ".";
     sayTone(region, "", "info");
     // The limit in words follows the cooldown in force (data-cooldown-text,
     // from views' cooldownSentence).
@@ -317,7 +240,7 @@
       var left = Math.ceil((deadline - Date.now()) / 1000);
       if (left > 0) {
         count.setAttribute("data-seconds", String(left));
-        count.textContent = secondsText(left);
+        count.textContent = waitText(region, "data-countdown", left);
         return;
       }
       clearInterval(timer);

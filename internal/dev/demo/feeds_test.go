@@ -14,7 +14,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/upcheck/upcheck/internal/npm"
-	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/npmver"
 )
 
 func serveFeed(t *testing.T, f *Feeds, path string, header ...string) *httptest.ResponseRecorder {
@@ -128,7 +128,7 @@ func TestDemoFeedsTellTheirStoriesOfTheInstalledPackages(t *testing.T) {
 // mustVersion reads a version the demo wrote, which must read.
 func mustVersion(t *testing.T, s string) *semver.Version {
 	t.Helper()
-	v, err := release.ParseVersion(s)
+	v, err := npmver.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}

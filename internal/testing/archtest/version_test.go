@@ -15,11 +15,11 @@ var versionParsers = map[string]bool{"StrictNewVersion": true, "NewVersion": tru
 // versionParseAllowed are the files that may call them, each with the
 // reason.
 var versionParseAllowed = map[string]string{
-	"internal/release/version.go":        "release.ParseVersion, the product's one reading of a version",
+	"internal/npmver/version.go":         "npmver.Parse, the product's one reading of a version",
 	"internal/dev/feedserver/api.go": "the fake OSV API reads versions as the real one does (loosely: \"0\", \"1.2\"), not by the product's rule",
 }
 
-// A version is read one way everywhere: by release.ParseVersion (npm's
+// A version is read one way everywhere: by npmver.Parse (npm's
 // strict SemVer). A file other than those above that calls one of semver's
 // parsers fails this test, and so does an allowed file that no longer
 // calls one (its permission would outlive its reason).
@@ -32,7 +32,7 @@ func TestOneParseVersion(t *testing.T) {
 				seen[rel] = true
 				continue
 			}
-			t.Errorf("%s:%d reads a version with semver's own parser: call release.ParseVersion", rel, at)
+			t.Errorf("%s:%d reads a version with semver's own parser: call npmver.Parse", rel, at)
 		}
 	})
 	for rel, why := range versionParseAllowed {

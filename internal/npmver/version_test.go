@@ -1,4 +1,4 @@
-package release
+package npmver
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestParseVersion(t *testing.T) {
+func TestParse(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		in string
@@ -33,10 +33,10 @@ func TestParseVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			v, err := ParseVersion(tt.in)
+			v, err := Parse(tt.in)
 			if tt.ok {
 				if err != nil {
-					t.Fatalf("ParseVersion(%q) = %v, want success", tt.in, err)
+					t.Fatalf("Parse(%q) = %v, want success", tt.in, err)
 				}
 				if v.Original() != tt.in {
 					t.Errorf("Original() = %q, want %q", v.Original(), tt.in)
@@ -44,7 +44,7 @@ func TestParseVersion(t *testing.T) {
 				return
 			}
 			if err == nil {
-				t.Fatalf("ParseVersion(%q) succeeded, want an error", tt.in)
+				t.Fatalf("Parse(%q) succeeded, want an error", tt.in)
 			}
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "is not a semantic version") {
 				t.Errorf("error = %q, want ErrInvalid saying it is not a semantic version", err)
