@@ -200,8 +200,9 @@ ORDER BY e.created_at DESC, e.id
 LIMIT @max_rows;
 
 -- name: EventPlanSourceFailing :many
--- A source failing for 24 hours (or never read for 24 hours since its first
--- attempt) notifies once per failure episode.
+-- A source failing for 24 hours (readmodel.SourceFailingNotice; or never
+-- read for 24 hours since its first attempt) notifies once per failure
+-- episode.
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
        'source.failing:' || s.url || '@' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
@@ -259,8 +260,8 @@ ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 
 -- name: EventPlanOverdue :many
--- No check completed for 48 hours: every instance may notice, the key (the
--- last completion) makes it once per channel.
+-- No check completed for 48 hours (readmodel.CheckOverdue): every instance
+-- may notice, the key (the last completion) makes it once per channel.
 INSERT INTO notification_events (id, channel_id, key, type, payload)
 SELECT gen_random_uuid(), ch.id,
        'check.overdue:' || coalesce(to_char(l.last_completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'never'),

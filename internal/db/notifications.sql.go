@@ -532,8 +532,8 @@ ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
 `
 
-// No check completed for 48 hours: every instance may notice, the key (the
-// last completion) makes it once per channel.
+// No check completed for 48 hours (readmodel.CheckOverdue): every instance
+// may notice, the key (the last completion) makes it once per channel.
 func (q *Queries) EventPlanOverdue(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanOverdue)
 	if err != nil {
@@ -670,8 +670,9 @@ type EventPlanSourceFailingParams struct {
 	Url   string
 }
 
-// A source failing for 24 hours (or never read for 24 hours since its first
-// attempt) notifies once per failure episode.
+// A source failing for 24 hours (readmodel.SourceFailingNotice; or never
+// read for 24 hours since its first attempt) notifies once per failure
+// episode.
 func (q *Queries) EventPlanSourceFailing(ctx context.Context, db DBTX, arg EventPlanSourceFailingParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanSourceFailing, arg.Epoch, arg.Url)
 	if err != nil {

@@ -102,6 +102,77 @@ func TestThresholdsMatchSQL(t *testing.T) {
 	}
 }
 
+// The notification and retention thresholds are the ones their statements
+// judge by, checked just inside and just outside each on the database
+// clock: a source failing for SourceFailingNotice notifies
+// (EventPlanSourceFailing), no check completed for CheckOverdue notifies
+// (EventPlanOverdue), and a source unused for UnusedSourceKept is deleted
+// (SourceDeleteUnused, in CleanUp).
+func TestNoticeThresholdsMatchSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const margin = time.Minute
+	for _, tc := range []struct {
+		name      string
+		threshold time.Duration
+		// set puts the fact $1 seconds in the past; act runs the statement
+		// and says whether it acted.
+		set string
+		act func(tx *store.Tx) (bool, error)
+	}{
+		{"source failing", readmodel.SourceFailingNotice,
+			`UPDATE sources SET failing_since = clock_timestamp() - make_interval(secs => $1), consecutive_failures = 3, last_error = 'x'`,
+			func(tx *store.Tx) (bool, error) {
+				ids, err := tx.EventPlanSourceFailing(ctx, "https://p.example/a.json", 0)
+				return len(ids) > 0, err
+			}},
+		{"check overdue", readmodel.CheckOverdue,
+			`UPDATE core_update_lock SET last_completed_at = clock_timestamp() - make_interval(secs => $1)`,
+			func(tx *store.Tx) (bool, error) {
+				ids, err := tx.EventPlanOverdue(ctx)
+				return len(ids) > 0, err
+			}},
+		{"unused source", readmodel.UnusedSourceKept,
+			`UPDATE sources SET unused_since = clock_timestamp() - make_interval(secs => $1); DELETE FROM components`,
+			func(tx *store.Tx) (bool, error) {
+				_, deleted, err := tx.CleanUp(ctx, 1)
+				return deleted > 0, err
+			}},
+	} {
+		for _, age := range []time.Duration{tc.threshold - margin, tc.threshold + margin} {
+			t.Run(fmt.Sprintf("%s %v", tc.name, age), func(t *testing.T) {
+				t.Parallel()
+				db := pgtest.New(t)
+				db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ('a', 'A', '1.0.0', 'https://p.example/a.json')`)
+				db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at)
+					VALUES ('https://p.example/a.json', 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp())`)
+				for _, stmt := range strings.Split(tc.set, "; ") {
+					if strings.Contains(stmt, "$1") {
+						db.MustExec(t, stmt, age.Seconds())
+					} else {
+						db.MustExec(t, stmt)
+					}
+				}
+				st := store.New(db.Pool)
+				var acted bool
+				if err := st.WithTx(ctx, func(tx *store.Tx) error {
+					if _, err := tx.ChannelCreate(ctx, store.NewChannel{Name: "all", Kind: "webhook", Target: "https://hooks.example/x", Events: "all"}); err != nil {
+						return err
+					}
+					var err error
+					acted, err = tc.act(tx)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if want := age > tc.threshold; acted != want {
+					t.Errorf("%v after the fact (threshold %v): acted %v, want %v", age, tc.threshold, acted, want)
+				}
+			})
+		}
+	}
+}
+
 // The thresholds in words, as the pages and app.js show them.
 func TestDurationText(t *testing.T) {
 	t.Parallel()
