@@ -117,12 +117,12 @@ func pages() map[string]templ.Component {
 		"catalog": Catalog(CatalogProps{
 			Layout: layout(attention(), true), Rows: catalogRows(),
 			Page: 3, PageSize: 6, Total: 3000,
-			Counts: map[string]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1,
+			Counts: map[readmodel.Filter]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1,
 				FilterStale: 1, FilterDismissed: 1},
 		}),
 		"catalog_policy": Catalog(CatalogProps{
 			Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
-			Counts: map[string]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 1},
+			Counts: map[readmodel.Filter]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 1},
 		}),
 		"catalog_empty": Catalog(CatalogProps{
 			Layout: layout(calm(), false), Filter: FilterSecurity,

@@ -43,6 +43,10 @@ type CatalogRow struct {
 	// its document has expired (upcheck_stale). Failing: the source's
 	// last fetch did not give a usable document (upcheck_failing).
 	NeedsNewerCore, Stale, Failing bool
+	// NeedsAttention is the database's judgement (upcheck_needs_attention,
+	// the one definition the summary counts by): FilterAttention shows
+	// the row.
+	NeedsAttention bool
 	// Advisories is a JSON array: the advisories no admin dismissed.
 	Advisories []byte
 	// ReleaseURL is the release notes of the update.

@@ -230,7 +230,7 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	// The summary names five, in the order of AttentionKinds; the most
 	// urgent is taken away, and the next read names the next kind first,
 	// until none is left: every kind in its place.
-	var order []string
+	var order []readmodel.AttentionKind
 	for range readmodel.AttentionKinds {
 		sum, err := store.New(db.Pool).Summary(context.Background())
 		if err != nil {
@@ -655,5 +655,70 @@ func TestCatalogRanksMatchSQL(t *testing.T) {
 		if got != want {
 			t.Errorf("upcheck_catalog_rank(%s) = %d, readmodel says %d", args, got, want)
 		}
+	}
+}
+
+// Each filter's Go predicate (Filter.Shows over the catalog's rows) shows
+// as many components as the summary's SQL counts for it
+// (Filter.SummaryCount, the dashboard's figure that links to the filter),
+// over components that each raise one flag; and each such filter shows one
+// at least, so that no agreement is the agreement of two zeros.
+func TestFiltersMatchSQL(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	const src, old = "https://p.example/a.json", "https://p.example/old.json"
+	db.MustExec(t, `INSERT INTO feeds (kind, url, epoch, last_success_at) VALUES ('osv', 'https://feeds.example/all.zip', 1, clock_timestamp()),
+		('kev', 'https://feeds.example/kev.json', 1, clock_timestamp())`)
+	db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at) VALUES
+		($1, 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp()),
+		($2, 1, 'doc', sha256('doc'), clock_timestamp() - make_interval(secs => $3), clock_timestamp())`,
+		src, old, (readmodel.StaleAge + time.Hour).Seconds())
+	for _, r := range []struct{ code, url, set string }{
+		{"core", src, ""},
+		{"upd", src, "update_available = true, update_version = '1.1.0'"},
+		{"sec", src, "update_available = true, security = true, update_version = '1.1.0', security_version = '1.1.0'"},
+		{"vul", src, `advisories = '[{"id": "V-1", "fixed_in": "1.1.0"}]', advisory_ids = '{V-1}'`},
+		{"mal", src, `advisories = '[{"id": "MAL-1", "no_fix": true, "malicious": true}]', advisory_ids = '{MAL-1}', no_fix_ids = '{MAL-1}', malicious_ids = '{MAL-1}'`},
+		{"kev", src, `advisories = '[{"id": "K-1", "fixed_in": "1.1.0", "known_exploited": true}]', advisory_ids = '{K-1}', exploited_ids = '{K-1}'`},
+		{"wait", src, "waiting_version = '2.0.0'"},
+		{"dep", src, "deprecated = 'use another'"},
+		{"old", old, ""},
+	} {
+		db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ($1, $1, '1.0.0', $2)`, r.code, r.url)
+		db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch)
+			VALUES ($1, $2, '1.0.0', '1.0.0', sha256('doc'), 1)`, r.code, r.url)
+		if r.set != "" {
+			db.MustExec(t, `UPDATE component_results SET `+r.set+` WHERE code = $1`, r.code)
+		}
+	}
+	st := store.New(db.Pool)
+	sum, err := st.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := st.CatalogRows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := 0
+	for _, f := range readmodel.CatalogFilters {
+		want, ok := f.SummaryCount(&sum)
+		if !ok {
+			continue
+		}
+		counted++
+		var shown []string
+		for i := range rows {
+			if f.Shows(&rows[i].CatalogRow) {
+				shown = append(shown, rows[i].Code)
+			}
+		}
+		if len(shown) != want || want == 0 {
+			t.Errorf("filter %q shows %d components %v, the summary's SQL counts %d", f, len(shown), shown, want)
+		}
+	}
+	if counted < 8 {
+		t.Errorf("only %d filters have a count in the summary", counted)
 	}
 }
