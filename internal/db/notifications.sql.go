@@ -411,9 +411,8 @@ WITH facts AS (
       AND cs.code = ANY ($3::text[])
     UNION ALL
     -- A trust downgrade of the offered npm version (docs/policy.md "Trust
-    -- going down"): once per component, version and kind. It replaces the
-    -- provenance.lost event, which stays a type only for the events stored
-    -- before; a manifest sync's downgrade is EventPlanPinDowngrade's.
+    -- going down"): once per component, version and kind; a manifest
+    -- sync's downgrade is EventPlanPinDowngrade's.
     SELECT 'trust_downgrade',
            cs.code || '@' || cs.provenance_lost || '/provenance_lost',
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
