@@ -21,7 +21,7 @@ type ReleaseRow struct {
 	// Installable: the installed core satisfies RequiresCore.
 	Installable bool
 	// Offer is what the policy makes of a release newer than the installed
-	// version (updatedoc.ReleaseOffer: offered, superseded, waiting, held,
+	// version (release.ReleaseOffer: offered, superseded, waiting, held,
 	// not_offered, skipped, needs_newer_core), OfferReason why one is not
 	// offered, in words; "" for the others.
 	Offer, OfferReason string

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -187,23 +185,14 @@ func fixStep(p DetailProps) string {
 // affects; "" when one of them affects every later release: then the
 // only way out is to remove the package.
 func maliciousWayOut(as []AdvisoryRow) string {
-	var out *semver.Version
+	var clearedBy []string
 	for _, a := range as {
 		if a.Dismissed || !a.Malicious {
 			continue
 		}
-		v, err := semver.StrictNewVersion(a.ClearedBy)
-		if err != nil {
-			return ""
-		}
-		if out == nil || v.GreaterThan(out) {
-			out = v
-		}
+		clearedBy = append(clearedBy, a.ClearedBy)
 	}
-	if out == nil {
-		return ""
-	}
-	return out.Original()
+	return readmodel.NewestVersion(clearedBy)
 }
 
 // firstFix is the fixed version of the first open advisory that names one.

@@ -16,14 +16,16 @@ const module = "github.com/upcheck/upcheck/"
 
 // TestImports keeps the pages a function of plain values: views imports
 // of the application only the plain types of internal/readmodel, the
-// range syntax of internal/versionrange (to word ranges as updatedoc reads
-// them) and the static assets; readmodel and versionrange import nothing
-// of it, and nothing but internal/web imports views.
+// range syntax of internal/versionrange (to word ranges as release reads
+// them) and the static assets; readmodel imports only internal/release
+// (the one reading of a version), which imports only versionrange, which
+// imports nothing of it; and nothing but internal/web imports views.
 func TestImports(t *testing.T) {
 	t.Parallel()
 	for dir, allowed := range map[string][]string{
 		".":                        {module + "internal/readmodel", module + "internal/versionrange", module + "static"},
-		"../internal/readmodel":    nil,
+		"../internal/readmodel":    {module + "internal/release"},
+		"../internal/release":      {module + "internal/versionrange"},
 		"../internal/versionrange": nil,
 	} {
 		for _, imp := range imports(t, dir) {

@@ -2,7 +2,7 @@
 // newer") and an advisory's affected range ("affects versions before
 // 2.4.0"), never the range as the publisher wrote it.
 //
-// A range is read by internal/versionrange, the grammar internal/updatedoc
+// A range is read by internal/versionrange, the grammar internal/release
 // gives its meaning from, so the words and the meaning come from one
 // reading: comparisons joined by commas or spaces mean "and", "||"
 // separates alternatives, "A - B" is a hyphen range, and a partial version

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,8 +277,10 @@ func render(t *testing.T, c templ.Component) string {
 }
 
 // TestGolden compares every page, pretty-printed (prettyHTML), with
-// testdata/<name>.golden.html; run `go test ./views -update` to rewrite them
-// after a deliberate change.
+// testdata/<name>.golden.html: its title, its active navigation link and
+// its <main> (pageGolden); the frame around them is held once, by
+// TestLayoutGolden. Run `go test ./views -update` to rewrite them after a
+// deliberate change.
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	for name, c := range pages() {
@@ -287,22 +290,80 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", name+".golden.html")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./views -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from the golden file (run go test ./views -update after a deliberate change)\n%s",
-					path, lineDifference(string(want), got))
-			}
+			compareGolden(t, name, pageGolden(t, got))
 		})
+	}
+}
+
+// TestLayoutGolden holds the frame every page shares, once: the signed-in
+// layout (with every banner) and the bare frame of login and error pages,
+// each around a placeholder <main>.
+func TestLayoutGolden(t *testing.T) {
+	t.Parallel()
+	placeholder := templ.Raw("<p>the page</p>")
+	p := layout(attention(), true)
+	p.Title, p.Nav = "A page", NavPlugins
+	p.User.CanManageTokens, p.User.CanAudit = true, true
+	signedIn, err := prettyHTML(render(t, Layout(p, placeholder)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := bare("A page", testAsset).Render(templ.WithChildren(context.Background(), placeholder), &b); err != nil {
+		t.Fatal(err)
+	}
+	bareFrame, err := prettyHTML(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareGolden(t, "layout", "<!-- signed in -->\n"+signedIn+"<!-- bare -->\n"+bareFrame)
+}
+
+// pageGolden is the part of a page that is the page's own: its <title>, the
+// navigation link marked current (when there is one) and its <main>,
+// un-indented.
+func pageGolden(t *testing.T, pretty string) string {
+	t.Helper()
+	lines := strings.Split(pretty, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l := strings.TrimSpace(l); strings.HasPrefix(l, "<title>") || strings.Contains(l, `aria-current="page"`) {
+			b.WriteString(l + "\n")
+		}
+	}
+	begin := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "<main ") })
+	if begin < 0 {
+		t.Fatal("the page has no <main>")
+	}
+	indent := lines[begin][:len(lines[begin])-len(strings.TrimLeft(lines[begin], " "))]
+	end := slices.Index(lines[begin:], indent+"</main>")
+	if end < 0 {
+		t.Fatal("the page's <main> is not closed")
+	}
+	for _, l := range lines[begin : begin+end+1] {
+		b.WriteString(strings.TrimPrefix(l, indent) + "\n")
+	}
+	return b.String()
+}
+
+// compareGolden compares got with testdata/<name>.golden.html, or writes
+// it there under -update.
+func compareGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden.html")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./views -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (run go test ./views -update after a deliberate change)\n%s",
+			path, lineDifference(string(want), got))
 	}
 }
 

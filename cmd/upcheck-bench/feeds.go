@@ -16,6 +16,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
@@ -160,7 +161,7 @@ func uncompressed(path string) (uint64, error) {
 }
 
 type importRun struct {
-	res  updatecheck.FeedResult
+	res  feedsync.Result
 	wall time.Duration
 	cpu  time.Duration
 	rss  int64 // KiB

@@ -11,8 +11,8 @@ import (
 
 	"github.com/upcheck/upcheck/internal/app"
 	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // feedExit is the exit code of a feed command: 3 when a check held the
@@ -39,22 +39,22 @@ func runFeed(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 		fmt.Fprintln(stderr, "upcheck feed sync: takes no arguments")
 		return errUsage
 	case sub == "sync" && len(cfg.Feeds) == 0:
-		return fmt.Errorf("feed sync: %w: set it to kind=URL pairs (docs/feeds.md)", updatecheck.ErrFeedNotConfigured)
+		return fmt.Errorf("feed sync: %w: set it to kind=URL pairs (docs/feeds.md)", feedsync.ErrNotConfigured)
 	case sub == "import" && len(rest) != 2:
 		fmt.Fprintln(stderr, "upcheck feed import: want KIND (osv, kev or epss) and one FILE")
 		return errUsage
 	}
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
-		var results []updatecheck.FeedResult
+		var results []feedsync.Result
 		var err error
 		if sub == "sync" {
 			results, err = a.Feeds.RunLockedFeedSync(ctx)
 		} else {
-			var res updatecheck.FeedResult
+			var res feedsync.Result
 			res, err = a.Feeds.RunLockedFeedImport(ctx, readmodel.FeedKind(rest[0]), rest[1])
-			results = []updatecheck.FeedResult{res}
+			results = []feedsync.Result{res}
 		}
-		if errors.Is(err, updatecheck.ErrBusy) {
+		if errors.Is(err, feedsync.ErrBusy) {
 			fmt.Fprintln(stderr, "upcheck feed "+sub+": a check is running; nothing was synced. Try again when it has finished.")
 			return &exitError{code: feedBusy, err: err}
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,26 +18,9 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
-
-// lockedBuffer is a log sink a running serve writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // cliStderr runs the program like cli and also returns its stderr.
 func cliStderr(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, code int) {
@@ -51,9 +33,9 @@ func cliStderr(t *testing.T, env map[string]string, args ...string) (stdout, std
 
 // serveCLI runs `upcheck serve` through run until the test ends, which
 // then waits for it to stop cleanly; its stderr (the log) is returned.
-func serveCLI(t *testing.T, env map[string]string) *lockedBuffer {
+func serveCLI(t *testing.T, env map[string]string) *testkit.Buffer {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &testkit.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -9,9 +9,12 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -21,39 +24,8 @@ import (
 // {"NAME": {"advisories": [...]}}. What cannot be said in format 1 is
 // refused with the record and the reason, never guessed.
 
-// osvRecord is the part of an OSV record osv2doc reads.
-type osvRecord struct {
-	ID         string         `json:"id"`
-	Modified   string         `json:"modified"`
-	Withdrawn  string         `json:"withdrawn"`
-	Aliases    []string       `json:"aliases"`
-	Summary    string         `json:"summary"`
-	Details    string         `json:"details"`
-	Severity   []osvSeverity  `json:"severity"`
-	Affected   []osvAffected  `json:"affected"`
-	References []osvReference `json:"references"`
-}
-
-type osvSeverity struct {
-	Type  string `json:"type"`
-	Score string `json:"score"`
-}
-
-type osvAffected struct {
-	Package *struct {
-		Ecosystem string `json:"ecosystem"`
-		Name      string `json:"name"`
-	} `json:"package"`
-	Severity []osvSeverity `json:"severity"`
-	Ranges   []osvRange    `json:"ranges"`
-}
-
-type osvRange struct {
-	Type   string              `json:"type"`
-	Events []map[string]string `json:"events"`
-}
-
-type osvReference struct {
+// docReference is a reference as format 1 writes it.
+type docReference struct {
 	Type string `json:"type"`
 	URL  string `json:"url"`
 }
@@ -69,7 +41,7 @@ type docAdvisory struct {
 	URL        string         `json:"url,omitempty"`
 	Modified   string         `json:"modified,omitempty"`
 	Withdrawn  string         `json:"withdrawn,omitempty"`
-	References []osvReference `json:"references,omitempty"`
+	References []docReference `json:"references,omitempty"`
 }
 
 func runOSV2Doc(args []string, stdout, stderr io.Writer) error {
@@ -116,18 +88,18 @@ func runOSV2Doc(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// osvToAdvisory converts one OSV record; notes about what it leaves out
-// go to stderr.
+// osvToAdvisory converts one OSV record, read as the feeds read it
+// (osv.Parse: the same caps, the same JSON paths in its errors); notes
+// about what it leaves out go to stderr.
 func osvToAdvisory(body []byte, pkg string, stderr io.Writer) (docAdvisory, error) {
-	var r osvRecord
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&r); err != nil {
+	r, err := osv.Parse(body)
+	if err != nil {
 		return docAdvisory{}, fmt.Errorf("not an OSV record: %w", err)
 	}
-	if strings.TrimSpace(r.ID) == "" {
-		return docAdvisory{}, errors.New("not an OSV record: it has no id")
+	a := docAdvisory{ID: r.ID, Modified: r.Modified.Format(time.RFC3339Nano), Summary: r.Summary}
+	if r.IsWithdrawn() {
+		a.Withdrawn = r.Withdrawn.Format(time.RFC3339Nano)
 	}
-	a := docAdvisory{ID: r.ID, Modified: r.Modified, Withdrawn: r.Withdrawn, Summary: r.Summary}
 	if a.Summary == "" {
 		a.Summary = firstLine(r.Details, 200)
 	}
@@ -137,7 +109,7 @@ func osvToAdvisory(body []byte, pkg string, stderr io.Writer) (docAdvisory, erro
 		}
 	}
 	for _, ref := range r.References {
-		a.References = append(a.References, ref)
+		a.References = append(a.References, docReference(ref))
 		if ref.Type == "ADVISORY" && a.URL == "" {
 			a.URL = ref.URL
 		}
@@ -146,7 +118,7 @@ func osvToAdvisory(body []byte, pkg string, stderr io.Writer) (docAdvisory, erro
 	if err != nil {
 		return docAdvisory{}, fmt.Errorf("%s: %w", r.ID, err)
 	}
-	a.CVSS = pickVector(r.Severity, affected, r.ID, stderr)
+	a.CVSS = pickVector(r, affected, stderr)
 	if a.Affected, a.FixedIn, err = convertRanges(affected); err != nil {
 		return docAdvisory{}, fmt.Errorf("%s: %w", r.ID, err)
 	}
@@ -156,11 +128,11 @@ func osvToAdvisory(body []byte, pkg string, stderr io.Writer) (docAdvisory, erro
 // pickAffected chooses the record's affected entries for package pkg:
 // those whose package name is pkg (ignoring case), or the record's only
 // entry when none is.
-func pickAffected(r osvRecord, pkg string) ([]osvAffected, error) {
-	var named []osvAffected
+func pickAffected(r *osv.Record, pkg string) ([]osv.Affected, error) {
+	var named []osv.Affected
 	var names []string
 	for _, af := range r.Affected {
-		if af.Package == nil {
+		if !af.HasPackage {
 			continue
 		}
 		names = append(names, af.Package.Name)
@@ -180,23 +152,20 @@ func pickAffected(r osvRecord, pkg string) ([]osvAffected, error) {
 		strings.Join(names, ", "), pkg)
 }
 
-// pickVector is the record's CVSS vector format 1 can hold: v4.0 before
-// v3.x, the record's own before its affected entry's. A v2 vector or
-// another scale is left out, with a note.
-func pickVector(top []osvSeverity, affected []osvAffected, id string, stderr io.Writer) string {
-	all := slices.Clone(top)
+// pickVector is the record's CVSS vector as the feeds choose it
+// (osv.Record.CVSS: the record's own severity before its affected
+// entries', the highest CVSS version first), when format 1 can hold it: a
+// v2 vector or another scale is left out, with a note.
+func pickVector(r *osv.Record, affected []osv.Affected, stderr io.Writer) string {
+	if v, ok := r.CVSS(); ok && (strings.HasPrefix(v, "CVSS:3.") || strings.HasPrefix(v, "CVSS:4.")) {
+		return v
+	}
+	all := slices.Clone(r.Severity)
 	for _, af := range affected {
 		all = append(all, af.Severity...)
 	}
-	for _, typ := range []string{"CVSS_V4", "CVSS_V3"} {
-		for _, s := range all {
-			if s.Type == typ {
-				return s.Score
-			}
-		}
-	}
 	for _, s := range all {
-		fmt.Fprintf(stderr, "osv2doc: %s: severity %s %q left out: format 1 holds CVSS v3.0, v3.1 and v4.0 vectors only\n", id, s.Type, s.Score)
+		fmt.Fprintf(stderr, "osv2doc: %s: severity %s %q left out: format 1 holds CVSS v3.0, v3.1 and v4.0 vectors only\n", r.ID, s.Type, s.Score)
 	}
 	return ""
 }
@@ -214,17 +183,17 @@ type rangeEvent struct {
 // name commits, not versions, and are left out; a record with no other
 // range, a "limit" event or a version that is not a strict semantic
 // version is refused.
-func convertRanges(affected []osvAffected) (rng, fixedIn string, err error) {
+func convertRanges(affected []osv.Affected) (rng, fixedIn string, err error) {
 	var parts []string
 	var lastFixed *rangeEvent
 	var sawGit bool
 	for _, af := range affected {
 		for _, r := range af.Ranges {
 			switch r.Type {
-			case "GIT":
+			case osv.RangeGit:
 				sawGit = true
 				continue
-			case "SEMVER", "ECOSYSTEM":
+			case osv.RangeSemver, osv.RangeEcosystem:
 			default:
 				return "", "", fmt.Errorf("a range of type %q cannot be read as versions", r.Type)
 			}
@@ -246,7 +215,7 @@ func convertRanges(affected []osvAffected) (rng, fixedIn string, err error) {
 		return "", "", errors.New("it has no SEMVER or ECOSYSTEM range (a list of versions alone is not converted)")
 	}
 	rng = strings.Join(parts, " || ")
-	parsed, err := updatedoc.ParseRange(rng)
+	parsed, err := release.ParseRange(rng)
 	if err != nil {
 		return "", "", fmt.Errorf("the ranges make %q: %w", rng, err)
 	}
@@ -256,30 +225,31 @@ func convertRanges(affected []osvAffected) (rng, fixedIn string, err error) {
 	return parsed.String(), fixedIn, nil
 }
 
-func parseEvents(r osvRange) ([]rangeEvent, error) {
+func parseEvents(r osv.Range) ([]rangeEvent, error) {
 	var events []rangeEvent
 	for _, e := range r.Events {
-		if len(e) != 1 {
-			return nil, fmt.Errorf("an event of its %s range has %d members, want one", r.Type, len(e))
+		// osv.Parse left exactly one kind set in each event.
+		var ev rangeEvent
+		switch {
+		case e.Limit != "":
+			return nil, fmt.Errorf("its %s range has a \"limit\" event, which format 1 cannot express", r.Type)
+		case e.Introduced != "":
+			ev = rangeEvent{kind: "introduced", text: e.Introduced}
+		case e.Fixed != "":
+			ev = rangeEvent{kind: "fixed", text: e.Fixed}
+		case e.LastAffected != "":
+			ev = rangeEvent{kind: "last_affected", text: e.LastAffected}
+		default:
+			continue
 		}
-		for kind, text := range e {
-			switch kind {
-			case "introduced", "fixed", "last_affected":
-			case "limit":
-				return nil, fmt.Errorf("its %s range has a \"limit\" event, which format 1 cannot express", r.Type)
-			default:
-				return nil, fmt.Errorf("its %s range has an unknown event %q", r.Type, kind)
+		if !(ev.kind == "introduced" && ev.text == "0") {
+			v, err := release.ParseVersion(ev.text)
+			if err != nil {
+				return nil, fmt.Errorf("%s version %q of its %s range is not a strict semantic version, which format 1 needs", ev.kind, ev.text, r.Type)
 			}
-			ev := rangeEvent{kind: kind, text: text}
-			if !(kind == "introduced" && text == "0") {
-				v, err := semver.StrictNewVersion(text)
-				if err != nil {
-					return nil, fmt.Errorf("%s version %q of its %s range is not a strict semantic version, which format 1 needs", kind, text, r.Type)
-				}
-				ev.v = v
-			}
-			events = append(events, ev)
+			ev.v = v
 		}
+		events = append(events, ev)
 	}
 	// OSV's events are read in version order, whatever their order in the
 	// record; "introduced: 0" comes first.

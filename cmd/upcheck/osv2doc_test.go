@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -72,7 +74,7 @@ func TestOSV2DocConvertsRealRecords(t *testing.T) {
 			t.Errorf("advisory %d = %+v\nwant %+v", i, a, w)
 		}
 	}
-	if got := as[0]; len(got.References) != 7 || got.References[0] != (updatedoc.Reference{Type: "ADVISORY", URL: "https://nvd.nist.gov/vuln/detail/CVE-2020-28498"}) ||
+	if got := as[0]; len(got.References) != 7 || got.References[0] != (release.Reference{Type: "ADVISORY", URL: "https://nvd.nist.gov/vuln/detail/CVE-2020-28498"}) ||
 		got.URL != "https://nvd.nist.gov/vuln/detail/CVE-2020-28498" || !got.Modified.Equal(time.Date(2021, 3, 8, 16, 2, 43, 0, time.UTC)) {
 		t.Errorf("GHSA-r9p9-mrjm-926w: references %v, url %q, modified %v", got.References, got.URL, got.Modified)
 	}
@@ -80,7 +82,7 @@ func TestOSV2DocConvertsRealRecords(t *testing.T) {
 		t.Errorf("GHSA-35c4-f3rq-f9g3 withdrawn = %v, want 2018-10-11T17:29:49Z", w)
 	}
 	// A withdrawn advisory affects nothing.
-	ev, err := updatedoc.Evaluate(doc, "elliptic", "3.2.5", "1.0.0")
+	ev, err := release.Evaluate(doc.Package("elliptic"), "elliptic", "3.2.5", "1.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +158,47 @@ func TestOSV2DocChoosesTheNamedPackageAndTheNewestVector(t *testing.T) {
 	if a := parseAsDocument(t, stdout.String()).Packages["blog"].Advisories[0]; a.CVSS != "" ||
 		!strings.Contains(stderr.String(), "format 1 holds CVSS v3.0, v3.1 and v4.0 vectors only") {
 		t.Errorf("v2 only: cvss %q, stderr %q", a.CVSS, stderr.String())
+	}
+}
+
+// osv2doc reads a record as the feeds do (osv.Parse, osv.Record.CVSS): the
+// record's own vector before its affected entries' (here a v3.1 over an
+// entry's v4.0), and a record the feeds would refuse (no "modified") is
+// refused with the feed's words and JSON path.
+func TestOSV2DocReadsRecordsAsTheFeedsDo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	record := `{"id": "ACME-2026-2", "modified": "2026-01-02T03:04:05Z",
+	  "severity": [{"type": "CVSS_V3", "score": "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:N/A:N"}],
+	  "affected": [{"package": {"ecosystem": "npm", "name": "blog"},
+	    "severity": [{"type": "CVSS_V4", "score": "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N"}],
+	    "ranges": [{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "1.0.1"}]}]}]}`
+	path := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(path, []byte(record), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := osv.Parse([]byte(record))
+	if err != nil {
+		t.Fatal(err)
+	}
+	feedVector, _ := r.CVSS()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"publisher", "osv2doc", "--package", "blog", path}, func(string) string { return "" },
+		strings.NewReader(""), &stdout, &stderr); err != nil {
+		t.Fatalf("osv2doc: %v", err)
+	}
+	if a := parseAsDocument(t, stdout.String()).Packages["blog"].Advisories[0]; a.CVSS != feedVector || a.Affected != "<1.0.1" {
+		t.Errorf("advisory = %+v; want the feed's vector %q, <1.0.1", a, feedVector)
+	}
+	noModified := strings.Replace(record, `"modified": "2026-01-02T03:04:05Z",`, "", 1)
+	if err := os.WriteFile(path, []byte(noModified), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, feedErr := osv.Parse([]byte(noModified))
+	stdout.Reset()
+	err = run(context.Background(), []string{"publisher", "osv2doc", "--package", "blog", path}, func(string) string { return "" },
+		strings.NewReader(""), &stdout, &stderr)
+	if feedErr == nil || err == nil || !strings.Contains(err.Error(), feedErr.Error()) || stdout.Len() != 0 {
+		t.Errorf("no modified: osv2doc %v, output %q; want the feed's %v", err, stdout.String(), feedErr)
 	}
 }

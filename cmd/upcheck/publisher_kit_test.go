@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -330,7 +331,7 @@ func TestPublisherAdvisoryAdd(t *testing.T) {
 	a = parseFile(t, docPath).Packages["blog"].Advisories
 	if len(a) != 2 || !slices.Equal(a[1].Aliases, []string{"CVE-2026-1234", "GHSA-jfh8-c2jp-5v3q", "PYSEC-2026-1"}) ||
 		a[1].CVSSScore != 9.8 || a[1].Severity != "critical" || a[1].Withdrawn.IsZero() || a[1].Modified.IsZero() ||
-		!slices.Equal(a[1].References, []updatedoc.Reference{{Type: "FIX", URL: "https://acme.example/fix"}, {Type: "WEB", URL: "https://acme.example/?a=b"}}) {
+		!slices.Equal(a[1].References, []release.Reference{{Type: "FIX", URL: "https://acme.example/fix"}, {Type: "WEB", URL: "https://acme.example/?a=b"}}) {
 		t.Fatalf("advisory with OSV members = %+v", a[1])
 	}
 	before := readFile(t, docPath)

@@ -19,6 +19,7 @@ import (
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/dev/devdb"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/lockfile"
@@ -55,7 +56,7 @@ type App struct {
 	Importer *updatecheck.Importer
 	// Feeds syncs the advisory feeds (UPCHECK_FEEDS; the demo's own in
 	// the demo): by every check that finds them due, and by `upcheck feed`.
-	Feeds      *updatecheck.Feeds
+	Feeds      *feedsync.Sync
 	Reads      *catalog.Reads
 	Dismissals *catalog.Dismissals
 

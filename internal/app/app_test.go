@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -189,7 +190,7 @@ func TestMetricsNeedATokenWhenServed(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	base := serve(t, d, nil)
-	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, nil)
+	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher(testkit.Hasher())}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestTrustedProxiesWhenServed(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	base := serve(t, d, map[string]string{"UPCHECK_TRUSTED_PROXIES": "127.0.0.0/8,::1"})
-	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, nil)
+	svc, err := auth.New(store.New(d.Pool), auth.Config{Hasher: auth.Hasher(testkit.Hasher())}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,15 +283,21 @@ func TestServeWaitsForTheDatabaseAtStart(t *testing.T) {
 	defer cancel()
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
+	var log testkit.Buffer
 	go func() {
-		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a string) { addr <- a })
+		done <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(&log, nil)), func(a string) { addr <- a })
 	}()
+	// Serve says it found the database down and will retry; by then it
+	// has neither given up nor listened.
+	wait.True(t, "serve finds the database down and retries", wait.Guard, func() bool {
+		return strings.Contains(log.String(), "database unavailable at start; retrying")
+	})
 	select {
 	case err := <-done:
 		t.Fatalf("serve gave up while the database was down: %v", err)
 	case <-addr:
 		t.Fatal("serve listened before it could migrate")
-	case <-time.After(1500 * time.Millisecond):
+	default:
 	}
 
 	proxy, err := net.Listen("tcp", proxyAddr)

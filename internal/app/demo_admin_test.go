@@ -10,6 +10,7 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // UPCHECK_ADMIN_PASSWORD on a later `serve --demo`: applied to the demo
@@ -37,7 +38,7 @@ func TestDemoAdminPasswordOnALaterStart(t *testing.T) {
 	}
 	defer a.Close()
 	// Cheap hashing: this test is about what is applied, not its cost.
-	if a.Auth, err = auth.New(a.Store, auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, logger); err != nil {
+	if a.Auth, err = auth.New(a.Store, auth.Config{Hasher: auth.Hasher(testkit.Hasher())}, logger); err != nil {
 		t.Fatal(err)
 	}
 

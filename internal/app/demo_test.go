@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/upcheck/upcheck/internal/dev/demo"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,9 +10,10 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/dev/demo"
 
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/config"
@@ -21,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -102,24 +103,6 @@ func waitForRuns(t *testing.T, d *pgtest.DB, n int) string {
 	return runsSoFar(t, d)
 }
 
-// lockedLog is a log that serve's goroutines write to while a test reads it.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // page signs in as the demo admin and returns the page at path, as text
 // without tags.
 func page(t *testing.T, base, path string) string {
@@ -146,7 +129,7 @@ var tags = regexp.MustCompile(`<[^>]*>`)
 func TestDemoFirstStartRecordsOneCheck(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	var log lockedLog
+	var log testkit.Buffer
 	_, stop, err := serveDemoLogged(t, d, "127.0.0.1:0", &log)
 	if err != nil {
 		t.Fatal(err)

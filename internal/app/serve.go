@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -76,84 +75,81 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		a.inputRead(ctx, readmodel.InputManifest, cfg.Manifest, err)
 	}
 
-	// Checks (scheduled and manual) run under this context: it ends with the
-	// server, also when the server fails, and a closed browser tab does not
-	// end a manual check.
-	schedCtx, stopSchedule := context.WithCancel(ctx)
-	defer stopSchedule()
-	srv := &http.Server{
-		Handler: web.New(web.Deps{
-			Store: a.Store, Checker: a.Checker, Importer: a.Importer, Reads: a.Reads, Dismissals: a.Dismissals,
-			Auth: a.Auth, Notify: a.Notify, Logger: logger, Context: schedCtx,
-			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies, AdvisoryLinks: cfg.AdvisoryLinks,
-			Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
 	logger.InfoContext(ctx, "serving", "addr", "http://"+ln.Addr().String(), "trusted_proxies", cfg.TrustedProxies,
 		"metrics_public", cfg.MetricsPublic)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-
-	var wg sync.WaitGroup
-	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
-	wg.Go(func() {
-		if demoSite != nil {
-			// The newcomer sees real results at once, not after the first
-			// cron; the scheduler starts after it, so its catch-up finds
-			// this check completed instead of answering busy beside it.
-			demoSite.firstCheck(schedCtx, a)
-		}
-		scheduler.Run(schedCtx)
-	})
-	// Deliveries run until the end: River stops taking jobs at shutdown and
-	// waits for the sends in flight.
-	wg.Go(func() { a.Notify.Run(schedCtx) })
+	// Started in this order, stopped in the reverse: the schedule first (a
+	// running check is cancelled and releases its lease at once), the HTTP
+	// server after it (manual checks are cancelled, then in-flight requests
+	// get ShutdownTimeout), deliveries last (River stops taking jobs and
+	// waits for the sends in flight).
+	services := []service{
+		{name: "notifications", run: func(ctx context.Context) error { a.Notify.Run(ctx); return nil }, stop: a.Notify.Stop},
+		{name: "http server", run: func(ctx context.Context) error { return a.serveHTTP(ctx, ln) }},
+		// Sessions, throttling rows, old history: once a day on every instance.
+		{name: "housekeeping", run: func(ctx context.Context) error {
+			housekeeping.New(a.Store, a.Auth, logger).Every(ctx, time.Minute, 24*time.Hour)
+			return nil
+		}},
+	}
 	if watcher != nil {
 		interval := lockfile.WatchInterval
 		if d := cfg.Timings.Lockfile; d != nil {
 			interval = *d
 		}
-		wg.Go(func() {
-			watcher.Run(schedCtx, interval, func(err error) {
-				a.inputRead(schedCtx, readmodel.InputLockfile, cfg.Lockfile, err)
-			})
-		})
+		services = append(services, service{name: "lockfile watcher", run: func(ctx context.Context) error {
+			watcher.Run(ctx, interval, func(err error) { a.inputRead(ctx, readmodel.InputLockfile, cfg.Lockfile, err) })
+			return nil
+		}})
 	}
-	defer func() {
-		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
-		defer cancel()
-		if err := a.Notify.Stop(nctx); err != nil {
-			logger.WarnContext(ctx, "stop notifications", "error", err)
+	scheduler := updatecheck.NewScheduler(a.Checker, a.Schedule, a.Lease.Timings(), logger)
+	services = append(services, service{name: "schedule", run: func(ctx context.Context) error {
+		if demoSite != nil {
+			// The newcomer sees real results at once, not after the first
+			// cron; the scheduler starts after it, so its catch-up finds
+			// this check completed instead of answering busy beside it.
+			demoSite.firstCheck(ctx, a)
 		}
-	}()
-	// Sessions, throttling rows, old history: once a day on every instance.
-	wg.Go(func() { housekeeping.New(a.Store, a.Auth, logger).Every(schedCtx, time.Minute, 24*time.Hour) })
+		scheduler.Run(ctx)
+		return nil
+	}})
+	return runServices(ctx, logger, services)
+}
+
+// serveHTTP serves on ln until ctx ends, then shuts the server down: no
+// new requests, ShutdownTimeout for those in flight. Manual checks run
+// under ctx, so they end with the server (also when it fails), and a
+// closed browser tab does not end one.
+func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
+	cfg := a.Config
+	srv := &http.Server{
+		Handler: web.New(web.Deps{
+			Store: a.Store, Checker: a.Checker, Importer: a.Importer, Reads: a.Reads, Dismissals: a.Dismissals,
+			Auth: a.Auth, Notify: a.Notify, Logger: a.Logger, Context: ctx,
+			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies, AdvisoryLinks: cfg.AdvisoryLinks,
+			Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn),
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-
-	var serveErr error
 	select {
-	case serveErr = <-served:
-		serveErr = fmt.Errorf("http server: %w", serveErr)
+	case err := <-served:
+		return err
 	case <-ctx.Done():
-		logger.InfoContext(ctx, "shutting down")
 	}
-	stopSchedule() // cancels a running check, which releases its lease
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && serveErr == nil {
-		serveErr = fmt.Errorf("shutdown: %w", err)
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
 	}
-	wg.Wait() // the scheduler has stopped and any check released its lease
-	if serveErr == nil {
-		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-			serveErr = err
-		}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
-	return serveErr
+	return nil
 }
 
 // watchLockfile reads UPCHECK_LOCKFILE now, before the first check, and

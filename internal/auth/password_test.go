@@ -5,15 +5,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// cheapHasher keeps tests fast; the parameters travel inside each hash, so
-// nothing else changes.
-func cheapHasher() Hasher { return Hasher{Memory: 64, Time: 1, Threads: 1} }
+	"github.com/upcheck/upcheck/internal/testing/testkit"
+)
 
 func TestHashVerify(t *testing.T) {
 	t.Parallel()
-	h := cheapHasher()
+	h := Hasher(testkit.Hasher())
 	const pw = "correct horse battery staple"
 	enc, err := h.Hash(pw)
 	if err != nil {
@@ -51,7 +49,7 @@ func TestHashVerify(t *testing.T) {
 
 func TestVerifyRejectsMalformedHashes(t *testing.T) {
 	t.Parallel()
-	h := cheapHasher()
+	h := Hasher(testkit.Hasher())
 	good, _ := h.Hash("correct horse battery staple")
 	parts := strings.Split(good, "$")
 	for name, enc := range map[string]string{
@@ -89,7 +87,7 @@ func TestValidatePassword(t *testing.T) {
 			t.Errorf("ValidatePassword(%.20q…): %v, want %v", pw, err, want)
 		}
 	}
-	if _, err := cheapHasher().Hash(strings.Repeat("a", 1025)); !errors.Is(err, ErrPasswordTooLong) {
+	if _, err := Hasher(testkit.Hasher()).Hash(strings.Repeat("a", 1025)); !errors.Is(err, ErrPasswordTooLong) {
 		t.Errorf("Hash of 1025 bytes: %v, want ErrPasswordTooLong", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 const goodPassword = "correct horse battery staple"
@@ -31,7 +32,7 @@ func setup(t *testing.T, cfg Config) *bundle {
 	d := pgtest.New(t)
 	st := store.New(d.Pool)
 	if cfg.Hasher == (Hasher{}) {
-		cfg.Hasher = cheapHasher()
+		cfg.Hasher = Hasher(testkit.Hasher())
 	}
 	svc, err := New(st, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -410,7 +411,7 @@ func TestDatabaseDownIsNotUnauthenticated(t *testing.T) {
 
 	b.db.Pool.Close()
 	for name, pool := range map[string]*pgxpool.Pool{"closed pool": b.db.Pool, "refused": refused} {
-		svc, err := New(store.New(pool), Config{Hasher: cheapHasher()}, nil)
+		svc, err := New(store.New(pool), Config{Hasher: Hasher(testkit.Hasher())}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

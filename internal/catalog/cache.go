@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/testsignal"
 )
 
 // The read caches' ages (doc.go says what they mean for a reader).
@@ -30,18 +32,8 @@ type readCache[T any] struct {
 // readSignals let a test see what a cache did rather than sleep for long
 // enough (River's test signals); production leaves them nil.
 type readSignals struct {
-	began signal // a read begins
-	waits signal // a request waits for a read
-}
-
-// signal is a test signal; a test makes it with room for what it awaits.
-// A nil signal is never sent.
-type signal chan struct{}
-
-func (s signal) send() {
-	if s != nil {
-		s <- struct{}{}
-	}
+	began testsignal.Signal[struct{}] // a read begins
+	waits testsignal.Signal[struct{}] // a request waits for a read
 }
 
 type cacheRead[T any] struct {
@@ -83,7 +75,7 @@ func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, 
 			holds = nil // nothing to ask about: invalidated, or never read
 		}
 		go rc.readShared(r, rc.value, read, holds)
-		rc.signals.began.send()
+		rc.signals.began.Send(struct{}{})
 	}
 	if rc.valid && age < readMaxAge {
 		v := rc.value // the read above refreshes it for the requests after this one
@@ -91,7 +83,7 @@ func (rc *readCache[T]) get(ctx context.Context, read func(context.Context) (T, 
 		return v, nil
 	}
 	rc.mu.Unlock()
-	rc.signals.waits.send()
+	rc.signals.waits.Send(struct{}{})
 	select {
 	case <-r.done:
 		return r.value, r.err

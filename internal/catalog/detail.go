@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Detail is one component as its page shows it: the read model's row and
@@ -16,17 +16,17 @@ import (
 type Detail struct {
 	store.ComponentDetail
 	// Releases of the package, newest first; empty until evaluated.
-	Releases []updatedoc.ReleaseStatus
+	Releases []release.ReleaseStatus
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryState
 	// Withdrawn advisories whose range holds the installed version: they
 	// do not count, the page lists them as withdrawn.
-	Withdrawn []updatedoc.AdvisoryMatch
+	Withdrawn []release.AdvisoryMatch
 	// Update is the installable update, SecurityRelease the newest
 	// security release (SecurityNeedsNewerCore: not installable on the
 	// installed core), BlockedUpdate the newest release the installed core
 	// cannot run; nil when none, or not evaluated. They head the page.
-	Update, SecurityRelease, BlockedUpdate *updatedoc.Release
+	Update, SecurityRelease, BlockedUpdate *release.Release
 	SecurityNeedsNewerCore                 bool
 	// Registry is what the npm registry said of the package (npm sources
 	// with a result); nil otherwise.
@@ -35,32 +35,32 @@ type Detail struct {
 	// when there is none.
 	UpdateCommand string
 	// Fix is the smallest release that clears the advisories
-	// (updatedoc.Evaluation.Fix), FixIDs the open advisories it clears,
+	// (release.Evaluation.Fix), FixIDs the open advisories it clears,
 	// FixCommand how to install it; nil, "" when none.
-	Fix        *updatedoc.Release
+	Fix        *release.Release
 	FixIDs     []string
 	FixCommand string
 	// OfferPolicy is the component's policy, parsed (the zero Policy: every
 	// update, as soon as it is published).
-	OfferPolicy updatedoc.Policy
+	OfferPolicy release.Policy
 	// Waiting is the newest release newer than Update that has not soaked,
 	// Held the newest one the policy does not offer, with why; nil: none
 	// (docs/policy.md).
-	Waiting *updatedoc.Waiting
-	Held    *updatedoc.Held
+	Waiting *release.Waiting
+	Held    *release.Held
 	// SkipHides: the component's skip (ComponentDetail.Skip) hides a
 	// release from it now.
 	SkipHides bool
 	// Between is every release between the installed version and Update
 	// (the newest release when none is offered), newest first, each with
 	// what the policy makes of it: what an operator reads before updating.
-	Between []updatedoc.ReleaseStatus
+	Between []release.ReleaseStatus
 }
 
 // AdvisoryState is an advisory affecting the installed version and where
 // its dismissal stands.
 type AdvisoryState struct {
-	updatedoc.AdvisoryMatch
+	release.AdvisoryMatch
 	// Dismissed: a dismissal is in force; the advisory does not count.
 	Dismissed bool
 	// Dismissal is the standing dismissal, in force or not; nil: none.
@@ -108,13 +108,13 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 		return Detail{}, err
 	}
 	out := Detail{ComponentDetail: d}
-	if out.OfferPolicy, err = updatedoc.ParsePolicyText(d.Policy); err != nil {
+	if out.OfferPolicy, err = release.ParsePolicyText(d.Policy); err != nil {
 		return Detail{}, fmt.Errorf("policy of %q: %w", code, err)
 	}
 	if !d.Evaluated || len(d.Evaluation) == 0 {
 		return out, nil
 	}
-	var ev updatedoc.Evaluation
+	var ev release.Evaluation
 	if err := json.Unmarshal(d.Evaluation, &ev); err != nil {
 		return Detail{}, fmt.Errorf("stored evaluation of %q: %w", code, err)
 	}
@@ -159,7 +159,7 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 
 // advisoryChanges compares an advisory with its fingerprint when it was
 // dismissed, member by member, as upcheck_dismissal_in_force does.
-func advisoryChanges(was store.Fingerprint, now updatedoc.Advisory) []AdvisoryChange {
+func advisoryChanges(was store.Fingerprint, now release.Advisory) []AdvisoryChange {
 	var out []AdvisoryChange
 	for _, m := range []AdvisoryChange{
 		{MemberSeverity, was.Severity, now.Severity},
@@ -177,7 +177,7 @@ func advisoryChanges(was store.Fingerprint, now updatedoc.Advisory) []AdvisoryCh
 // after the installed version (every weighed release newer than it when
 // none is offered), newest first: those newer than the offered update
 // are not in between (the page says why they wait or are held).
-func between(ev *updatedoc.Evaluation) []updatedoc.ReleaseStatus {
+func between(ev *release.Evaluation) []release.ReleaseStatus {
 	all := ev.Between()
 	if ev.Update == nil {
 		return all

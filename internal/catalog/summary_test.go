@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
@@ -288,8 +288,9 @@ func TestSummaryReadsOnceForABurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The cache says when a read begins and when a caller waits for one.
-	began, waits := make(signal, 50), make(signal, 50)
-	b.reads.summary.signals = readSignals{began: began, waits: waits}
+	signals := &b.reads.summary.signals
+	signals.began.Init(50)
+	signals.waits.Init(50)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
@@ -304,13 +305,9 @@ func TestSummaryReadsOnceForABurst(t *testing.T) {
 		return waiting > 0
 	})
 	for i := range 50 { // every caller waits for a read: each had its chance to begin one
-		select {
-		case <-waits:
-		case <-time.After(wait.Guard):
-			t.Fatalf("%d of 50 callers wait for a read", i)
-		}
+		signals.waits.Wait(t, fmt.Sprintf("caller %d of 50 waits for a read", i+1), wait.Guard)
 	}
-	reads := len(began)
+	reads := signals.began.Len()
 	var waiting int64
 	b.db.QueryRow(t, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
 	blocker.Rollback(ctx)

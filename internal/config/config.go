@@ -18,7 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // Config is everything the process needs to know about its surroundings.
@@ -102,7 +102,7 @@ type Config struct {
 	Lockfile        string
 	LockfileInclude []string
 	LockfileCore    string
-	LockfilePolicy  updatedoc.Policy
+	LockfilePolicy  release.Policy
 	Feeds           []feed.Feed // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
 	FeedDir         string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}

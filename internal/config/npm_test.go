@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/npm"
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The npm and lockfile settings: read once, validated with the npm and
@@ -47,7 +47,7 @@ func TestNpmAndLockfileSettings(t *testing.T) {
 		t.Fatal("Config.Env is not the environment FromEnv read")
 	}
 	if o := c.LockfileOptions(); !slices.Equal(o.Include, c.LockfileInclude) || o.Core != "@vitnode/core" ||
-		o.Policy != (updatedoc.Policy{Offer: updatedoc.OfferPatch, Soak: "3d"}) {
+		o.Policy != (release.Policy{Offer: release.OfferPatch, Soak: "3d"}) {
 		t.Fatalf("lockfile options = %+v", o)
 	}
 

@@ -410,22 +410,6 @@ func TestFetchRetryWaitCancelled(t *testing.T) {
 	}
 }
 
-func TestFetchAlreadyCancelled(t *testing.T) {
-	t.Parallel()
-	var hits atomic.Int64
-	srv := serve(t, "127.0.0.1", okHandler(&hits))
-	f := setup(t, Config{AllowPrivate: true})
-
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := f.Fetch(ctx, Request{URL: srv.URL}); !IsCancelled(ctx, err) {
-		t.Errorf("err = %v, want a cancellation", err)
-	}
-	if hits.Load() != 0 {
-		t.Errorf("hits = %d, want 0", hits.Load())
-	}
-}
-
 func TestFetchSignature(t *testing.T) {
 	t.Parallel()
 	var gotPath, gotQuery atomic.Value

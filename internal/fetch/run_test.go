@@ -272,21 +272,36 @@ func TestRunCancel(t *testing.T) {
 	}
 }
 
-func TestRunAlreadyCancelled(t *testing.T) {
+// A context cancelled before the call asks nothing: Fetch and Run answer
+// a cancellation, no request reaches the server, Run calls fn for none.
+func TestAlreadyCancelledAsksNothing(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int64
-	srv := serve(t, "127.0.0.1", okHandler(&hits))
-	f := setup(t, Config{AllowPrivate: true})
-	fn, results := collect(t)
-
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	err := f.Run(ctx, []Request{{URL: srv.URL}, {URL: srv.URL}}, fn)
-	if !IsCancelled(ctx, err) {
-		t.Errorf("err = %v, want a cancellation", err)
-	}
-	if hits.Load() != 0 || len(results()) != 0 {
-		t.Errorf("hits %d, fn calls %d; want 0, 0", hits.Load(), len(results()))
+	for name, call := range map[string]func(t *testing.T, ctx context.Context, f *Fetcher, url string) (calls int, err error){
+		"fetch": func(_ *testing.T, ctx context.Context, f *Fetcher, url string) (int, error) {
+			_, err := f.Fetch(ctx, Request{URL: url})
+			return 0, err
+		},
+		"run": func(t *testing.T, ctx context.Context, f *Fetcher, url string) (int, error) {
+			fn, results := collect(t)
+			err := f.Run(ctx, []Request{{URL: url}, {URL: url}}, fn)
+			return len(results()), err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var hits atomic.Int64
+			srv := serve(t, "127.0.0.1", okHandler(&hits))
+			f := setup(t, Config{AllowPrivate: true})
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			calls, err := call(t, ctx, f, srv.URL)
+			if !IsCancelled(ctx, err) {
+				t.Errorf("err = %v, want a cancellation", err)
+			}
+			if hits.Load() != 0 || calls != 0 {
+				t.Errorf("hits %d, fn calls %d; want 0, 0", hits.Load(), calls)
+			}
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -43,7 +44,7 @@ func sendMark(ctx context.Context, m *Manager, l Lease, url string) error {
 // ErrLeaseLost and writes nothing; the holder's commits.
 func TestFencedBatchAfterTakeover(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 	const url = "https://a.example/updates.json"
 	b.logWrites(t, url)
@@ -88,7 +89,7 @@ func TestFencedBatchAfterTakeover(t *testing.T) {
 // answered nil committed.
 func TestFencedBatchRaceNoWriteFromANonHolder(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 	const writers = 8
 	urls := make([]string, writers)
@@ -191,7 +192,7 @@ func TestFencedBatchRaceNoWriteFromANonHolder(t *testing.T) {
 // as a lost lease, and nothing of the batch commits.
 func TestFencedBatchStatementTimeoutIsNotLeaseLost(t *testing.T) {
 	t.Parallel()
-	timings := testTimings()
+	timings := Timings(testkit.Timings())
 	timings.TxTimeout = 300 * time.Millisecond
 	b := setup(t, timings)
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -24,7 +25,7 @@ import (
 func TestHeartbeatRenewsOnCadence(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock(time.Now())
-	b := setup(t, testTimings(), WithClock(clock))
+	b := setup(t, Timings(testkit.Timings()), WithClock(clock))
 	interval := b.m.timings.Heartbeat
 	l := mustAcquire(t, b.m, Operator)
 	expiresAt := func() (at time.Time) {
@@ -80,7 +81,7 @@ func TestHeartbeatRenewsOnCadence(t *testing.T) {
 func TestHeartbeatCancelsOnTakeover(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock(time.Now())
-	b := setup(t, testTimings(), WithClock(clock))
+	b := setup(t, Timings(testkit.Timings()), WithClock(clock))
 	l := mustAcquire(t, b.m, Operator)
 	ctx, hb := b.m.StartHeartbeat(context.Background(), l)
 	defer hb.Stop()
@@ -99,7 +100,7 @@ func TestHeartbeatCancelsOnTakeover(t *testing.T) {
 func TestHeartbeatCancelsWhenDatabaseUnreachable(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock(time.Now())
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	pool := poolOf(t, b.db.URL)
 	m, err := New(store.New(pool), b.m.timings, WithClock(clock))
 	if err != nil {
@@ -118,7 +119,7 @@ func TestHeartbeatCancelsWhenDatabaseUnreachable(t *testing.T) {
 
 func TestHeartbeatCancelsWhenBackendTerminated(t *testing.T) {
 	t.Parallel()
-	timings := testTimings()
+	timings := Timings(testkit.Timings())
 	timings.TxTimeout = 10 * time.Second // only the termination may end the renewal
 	clock := newFakeClock(time.Now())
 	b := setup(t, timings)

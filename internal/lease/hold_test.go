@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // A renewal that timed out waiting for a lock is tried again shortly, within
@@ -96,7 +97,7 @@ func TestLockHeldIsReported(t *testing.T) {
 	t.Parallel()
 	var held []time.Duration
 	clock := newFakeClock(time.Now())
-	b := setup(t, testTimings(), WithClock(clock), WithLockHeld(func(d time.Duration) { held = append(held, d) }))
+	b := setup(t, Timings(testkit.Timings()), WithClock(clock), WithLockHeld(func(d time.Duration) { held = append(held, d) }))
 	if err := b.m.WithLock(context.Background(), func(*store.Tx) error { clock.Advance(50 * time.Millisecond); return nil }); err != nil {
 		t.Fatal(err)
 	}

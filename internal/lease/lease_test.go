@@ -15,6 +15,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -23,12 +24,6 @@ type bundle struct {
 	db    *pgtest.DB
 	store *store.Store
 	m     *Manager
-}
-
-// testTimings are long enough to be stable under -race on two cores and
-// short enough for expiry tests to take seconds.
-func testTimings() Timings {
-	return Timings{Lease: 2 * time.Second, Heartbeat: 300 * time.Millisecond, Cooldown: 3 * time.Second, Period: 24 * time.Hour, TxTimeout: time.Second}
 }
 
 func setup(t *testing.T, timings Timings, opts ...Option) *bundle {
@@ -125,7 +120,7 @@ func wantOutcome(t *testing.T, m *Manager, trigger Trigger, want Outcome) Acquis
 // produce exactly one winner, every round.
 func TestAcquireRaceExactlyOneWinner(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	const contenders, rounds = 8, 100
 	managers := make([]*Manager, contenders)
 	for i := range managers {
@@ -173,7 +168,7 @@ func TestAcquireRaceExactlyOneWinner(t *testing.T) {
 // winners. It proves the race above is real and that the test can catch it.
 func TestAcquireRaceControlNaiveDoubleWins(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	const contenders, rounds = 8, 20
 	b.db.Pool.Config().MaxConns = contenders + 2
 	mustAcquire(t, b.m, Operator)
@@ -231,7 +226,7 @@ func TestAcquireRaceControlNaiveDoubleWins(t *testing.T) {
 // still has exactly one winner.
 func TestLeaseTakeRepeatsFreeCondition(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	const contenders = 8
 	b.db.Pool.Config().MaxConns = contenders + 2
 	mustAcquire(t, b.m, Operator)
@@ -274,7 +269,7 @@ func TestLeaseTakeRepeatsFreeCondition(t *testing.T) {
 // Property 2: renew and release belong to the live owner only.
 func TestRenewAndReleaseOwnership(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 	l := mustAcquire(t, b.m, Operator)
 
@@ -319,7 +314,7 @@ func TestRenewAndReleaseOwnership(t *testing.T) {
 // would turn into a 404.
 func TestStoreSaysLeaseNotHeld(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 	l := mustAcquire(t, b.m, Operator)
 	for name, stmt := range map[string]func(tx *store.Tx, owner uuid.UUID) error{
@@ -374,7 +369,7 @@ func (b *bundle) marks(t *testing.T) []string {
 // waits for it, and the old owner's next write is refused.
 func TestFencedWriteAfterTakeover(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 
 	old := mustAcquire(t, b.m, Operator)
@@ -393,7 +388,7 @@ func TestFencedWriteAfterTakeover(t *testing.T) {
 
 func TestTakeoverWaitsForOpenFencedTransaction(t *testing.T) {
 	t.Parallel()
-	timings := testTimings()
+	timings := Timings(testkit.Timings())
 	timings.TxTimeout = 5 * time.Second // the open transaction outlives the lease on purpose
 	b := setup(t, timings)
 	ctx := context.Background()
@@ -458,7 +453,7 @@ func TestTakeoverWaitsForOpenFencedTransaction(t *testing.T) {
 // say "before expiry"; clock_timestamp() does not.
 func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 	t.Parallel()
-	timings := testTimings()
+	timings := Timings(testkit.Timings())
 	timings.TxTimeout = 10 * time.Second
 	b := setup(t, timings)
 	ctx := context.Background()
@@ -509,7 +504,7 @@ func TestFencedWriteThatWaitedPastExpiryIsRefused(t *testing.T) {
 // the idle timeout, and a taker gets the lease within a few seconds.
 func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 	t.Parallel()
-	timings := testTimings()
+	timings := Timings(testkit.Timings())
 	timings.TxTimeout = 700 * time.Millisecond
 	b := setup(t, timings)
 	ctx := context.Background()
@@ -552,7 +547,7 @@ func TestStuckFencedTransactionIsCutOff(t *testing.T) {
 // Property 6: the manual cooldown.
 func TestManualCooldown(t *testing.T) {
 	t.Parallel()
-	timings := testTimings()
+	timings := Timings(testkit.Timings())
 	timings.Cooldown = 120 * time.Second
 	b := setup(t, timings)
 	ctx := context.Background()
@@ -604,7 +599,7 @@ func TestManualCooldown(t *testing.T) {
 // check make one run; a check that did not complete does not count.
 func TestScheduledPeriodSkip(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 	other := b.manager(t)
 
@@ -634,7 +629,7 @@ func TestScheduledPeriodSkip(t *testing.T) {
 // A completion stamped by a holder whose lease had expired does not count.
 func TestReleaseAfterExpiryDoesNotComplete(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	l := mustAcquire(t, b.m, Scheduled)
 	b.expire(t)
 	if _, err := b.m.Release(context.Background(), l.Owner, true); err != nil {
@@ -649,7 +644,7 @@ func TestReleaseAfterExpiryDoesNotComplete(t *testing.T) {
 func TestProcessClockSkewChangesNothing(t *testing.T) {
 	t.Parallel()
 	script := func(t *testing.T, offset time.Duration) []string {
-		timings := testTimings()
+		timings := Timings(testkit.Timings())
 		timings.Cooldown = 60 * time.Second
 		clock := newFakeClock(time.Now().Add(offset))
 		b := setup(t, timings, WithClock(clock))
@@ -711,7 +706,7 @@ func poolOf(t *testing.T, url string) *pgxpool.Pool {
 // like a failed renewal, it tells the holder to stop (ErrLeaseLost).
 func TestFencedWriteWithDatabaseUnreachableIsLeaseLost(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	pool := poolOf(t, b.db.URL)
 	m, err := New(store.New(pool), b.m.timings)
 	if err != nil {

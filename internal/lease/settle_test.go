@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // auditMarks counts the audit rows a test's record wrote.
@@ -28,7 +29,7 @@ func settleMark(ctx context.Context, tx *store.Tx) error {
 // returned.
 func TestSettleReleasesAndRecords(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 	l := mustAcquire(t, b.m, Operator)
 	released, attempts, err := b.m.Settle(ctx, l, false, settleMark)
@@ -60,7 +61,7 @@ func TestSettleReleasesAndRecords(t *testing.T) {
 // lease. The record is still written.
 func TestSettleNeverReleasesASuccessor(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	ctx := context.Background()
 	old := mustAcquire(t, b.m, Operator)
 	b.waitPast(t, b.expiresAt(t))
@@ -78,7 +79,7 @@ func TestSettleNeverReleasesASuccessor(t *testing.T) {
 // lease could have expired, then gives up; it never outlives that bound.
 func TestSettleGivesUpWhenTheLeaseCouldHaveExpired(t *testing.T) {
 	t.Parallel()
-	b := setup(t, testTimings())
+	b := setup(t, Timings(testkit.Timings()))
 	pool := poolOf(t, b.db.URL)
 	m, err := New(store.New(pool), b.m.timings)
 	if err != nil {
@@ -105,7 +106,7 @@ func TestSettleGivesUpWhenTheLeaseCouldHaveExpired(t *testing.T) {
 // most, however long the lease has left.
 func TestSettleAfterShutdownIsBounded(t *testing.T) {
 	t.Parallel()
-	timings := testTimings()
+	timings := Timings(testkit.Timings())
 	timings.Lease = time.Minute
 	b := setup(t, timings)
 	pool := poolOf(t, b.db.URL)

@@ -17,7 +17,7 @@ import (
 	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // MaxSize caps the lockfile: a large site's is a few megabytes.
@@ -40,7 +40,7 @@ type Options struct {
 	// Policy becomes the site-wide policy of the manifest read (a
 	// lockfile says nothing of policy); the zero Policy offers every
 	// release at once.
-	Policy updatedoc.Policy
+	Policy release.Policy
 }
 
 // Validate checks the options' globs and core name.

@@ -12,14 +12,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The limits of a dismissal's and a skip's free text: an advisory id is
 // short ("GHSA-xxxx-xxxx-xxxx", "CVE-2026-12345"), a reason a sentence or
 // two; anything longer is a paste gone wrong.
 const (
-	MaxAdvisory = updatedoc.MaxAdvisoryID // bytes: readmodel.MaxAdvisoryID, every advisory id's limit
+	MaxAdvisory = readmodel.MaxAdvisoryID // bytes: every advisory id's limit
 	MaxReason   = 500
 )
 
@@ -80,7 +81,7 @@ type Skip struct {
 
 // PolicyOf is the policy c is offered under: the manifest's, overridden by
 // each member c's own policy sets.
-func (m *Manifest) PolicyOf(c Component) updatedoc.Policy {
+func (m *Manifest) PolicyOf(c Component) release.Policy {
 	return m.Policy.With(c.Policy)
 }
 
@@ -145,13 +146,13 @@ func (m *Manifest) skipProblems() []string {
 		} else {
 			seen[s.Component] = i
 		}
-		v, err := updatedoc.ParseVersion(s.Version)
+		v, err := release.ParseVersion(s.Version)
 		if err != nil {
 			add(i, "version %q is not a semantic version", s.Version)
 		} else if c, ok := m.component(s.Component); ok {
 			// An installed version that does not parse is the component's
 			// own error, reported once there.
-			if inst, err := updatedoc.ParseVersion(c.Version); err == nil && !v.GreaterThan(inst) {
+			if inst, err := release.ParseVersion(c.Version); err == nil && !v.GreaterThan(inst) {
 				add(i, "version %s is not newer than the installed %s: a skip passes over a release not yet installed", s.Version, c.Version)
 			}
 		}
@@ -188,18 +189,18 @@ func reasonProblem(reason string) string {
 // manifest's "policy" holds, as `upcheck components sync --policy` takes
 // it), with the manifest's strictness: an unknown member, trailing data
 // and a member that is not valid are refused, named with their place.
-func ParsePolicy(body []byte) (updatedoc.Policy, error) {
-	var p updatedoc.Policy
+func ParsePolicy(body []byte) (release.Policy, error) {
+	var p release.Policy
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return updatedoc.Policy{}, errors.New(describeJSON(body, err, "the policy", reflect.TypeFor[updatedoc.Policy]()))
+		return release.Policy{}, errors.New(describeJSON(body, err, "the policy", reflect.TypeFor[release.Policy]()))
 	}
 	if line, col, ok := jsonpos.Trailing(body, dec.InputOffset()); ok {
-		return updatedoc.Policy{}, fmt.Errorf("unexpected data after the policy at line %d, column %d", line, col)
+		return release.Policy{}, fmt.Errorf("unexpected data after the policy at line %d, column %d", line, col)
 	}
 	if err := p.Validate(); err != nil {
-		return updatedoc.Policy{}, err
+		return release.Policy{}, err
 	}
 	return p, nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // A manifest's policies, dismissals and skips read the same from JSON and
@@ -53,10 +53,10 @@ skips:
 	if !reflect.DeepEqual(j, y) {
 		t.Fatalf("json %+v\nyaml %+v", j, y)
 	}
-	if want := (updatedoc.Policy{Offer: updatedoc.OfferMinor, Soak: "3d"}); j.PolicyOf(j.Components[0]) != want {
+	if want := (release.Policy{Offer: release.OfferMinor, Soak: "3d"}); j.PolicyOf(j.Components[0]) != want {
 		t.Errorf("core's policy = %+v, want the site's %+v", j.PolicyOf(j.Components[0]), want)
 	}
-	if want := (updatedoc.Policy{Offer: updatedoc.OfferSecurity, Hold: "<3.0.0", Soak: "3d"}); j.PolicyOf(j.Components[1]) != want {
+	if want := (release.Policy{Offer: release.OfferSecurity, Hold: "<3.0.0", Soak: "3d"}); j.PolicyOf(j.Components[1]) != want {
 		t.Errorf("blog's policy = %+v, want %+v", j.PolicyOf(j.Components[1]), want)
 	}
 	if len(j.Dismissals) != 3 || j.Skips[0] != (Skip{Component: "core", Version: "2.0.0-beta.1", Reason: "breaks the theme"}) {
@@ -228,7 +228,7 @@ func TestUnknownDecisionMembers(t *testing.T) {
 func TestParsePolicy(t *testing.T) {
 	t.Parallel()
 	p, err := ParsePolicy([]byte(`{"offer": "security", "soak": "72h"}`))
-	if err != nil || p != (updatedoc.Policy{Offer: updatedoc.OfferSecurity, Soak: "72h"}) {
+	if err != nil || p != (release.Policy{Offer: release.OfferSecurity, Soak: "72h"}) {
 		t.Fatalf("policy = %+v, %v", p, err)
 	}
 	for body, want := range map[string]string{

@@ -21,6 +21,8 @@ import (
 	"github.com/upcheck/upcheck/internal/jsonpos"
 	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -48,7 +50,7 @@ type Component struct {
 	Package string `json:"package,omitempty" yaml:"package,omitempty"`
 	// Policy is the component's own policy: each member it sets
 	// overrides the manifest's (PolicyOf).
-	Policy updatedoc.Policy `json:"policy,omitzero" yaml:"policy,omitempty"`
+	Policy release.Policy `json:"policy,omitzero" yaml:"policy,omitempty"`
 }
 
 // NpmPackage is the npm package the component is, for matching the
@@ -98,7 +100,7 @@ type Manifest struct {
 	Components []Component `json:"components" yaml:"components"`
 	// Policy is the site-wide policy (docs/policy.md); the zero Policy
 	// offers every release at once.
-	Policy updatedoc.Policy `json:"policy,omitzero" yaml:"policy,omitempty"`
+	Policy release.Policy `json:"policy,omitzero" yaml:"policy,omitempty"`
 	// Dismissals are advisories the site has judged not to apply to it.
 	Dismissals []Dismissal `json:"dismissals,omitempty" yaml:"dismissals,omitempty"`
 	// Skips are releases the site passes over.
@@ -252,12 +254,12 @@ func (m *Manifest) Validate() error {
 		if strings.TrimSpace(c.Name) == "" {
 			add(i, c, "name is missing")
 		}
-		if _, err := updatedoc.ParseVersion(c.Version); err != nil {
+		if _, err := release.ParseVersion(c.Version); err != nil {
 			add(i, c, "version %q is not a semantic version", c.Version)
 		}
 		switch {
-		case updatedoc.IsOffline(c.Source):
-			if err := updatedoc.CheckOfflineSource(c.Source); err != nil {
+		case readmodel.SourceKindOf(c.Source) == readmodel.SourceOffline:
+			if err := readmodel.CheckOfflineSource(c.Source); err != nil {
 				add(i, c, "source: %v", err)
 			}
 		case npm.IsSource(c.Source):

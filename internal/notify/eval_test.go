@@ -15,11 +15,11 @@ import (
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
 	"github.com/upcheck/upcheck/internal/testing/npmreg"
 	"github.com/upcheck/upcheck/internal/updatecheck"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // npmFeedSite is an npm site (the core @acme/core 2.0.0 and the plugins
@@ -106,13 +106,13 @@ func TestUnparsablePeerRangeHidesNoAdvisory(t *testing.T) {
 	if d.EvalError != "" {
 		t.Errorf("evil's evaluation failed: %s", d.EvalError)
 	}
-	var ev updatedoc.Evaluation
+	var ev release.Evaluation
 	b.db.QueryRow(t, `SELECT evaluation FROM component_results WHERE code = 'evil'`).Scan(&ev)
 	for _, r := range ev.Releases {
 		if r.Version == "1.0.0" {
 			continue
 		}
-		if r.Offer != updatedoc.ReleaseUnknownCore || !strings.Contains(r.Reason, "requires an unknown core") {
+		if r.Offer != release.ReleaseUnknownCore || !strings.Contains(r.Reason, "requires an unknown core") {
 			t.Errorf("evil %s: offer %q reason %q, want unknown_core, said", r.Version, r.Offer, r.Reason)
 		}
 	}
@@ -207,7 +207,7 @@ func TestMaliciousVersionWithACleanSuccessor(t *testing.T) {
 	channel := securityChannel(b)
 	b.check()
 
-	var advs []updatedoc.AdvisoryMatch
+	var advs []release.AdvisoryMatch
 	b.db.QueryRow(t, `SELECT advisories FROM component_results WHERE code = 'dbg'`).Scan(&advs)
 	if len(advs) != 1 || advs[0].ClearedBy != "4.4.3" || advs[0].NoFix || !advs[0].Malicious {
 		t.Errorf("dbg's advisories %+v, want %s cleared by 4.4.3, not no-fix", advs, mal)

@@ -27,7 +27,7 @@ var (
 )
 
 // intelAdvisory is what an exploited or malicious event's advisory adds
-// (updatedoc.AdvisoryMatch's feed facts).
+// (release.AdvisoryMatch's feed facts).
 type intelAdvisory struct {
 	KEV *struct {
 		CVE            string `json:"cve"`

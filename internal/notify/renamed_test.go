@@ -12,6 +12,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/feed"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -27,7 +28,7 @@ import (
 // KEV catalogue listing CVE-2026-1111 and CVE-2026-5555, and forms (the
 // npm package @acme/forms) 1.0.0 matched by the OSV feed's records (recs);
 // one webhook channel.
-func renamedSite(b *bundle, advisories string, recs ...[]byte) (*publisher.Publisher, *feedserver.Server, *updatecheck.Feeds) {
+func renamedSite(b *bundle, advisories string, recs ...[]byte) (*publisher.Publisher, *feedserver.Server, *feedsync.Sync) {
 	b.t.Helper()
 	pub := publisher.New(b.t)
 	setGallery(pub, 1, advisories)

@@ -10,11 +10,11 @@ import (
 
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatecheck"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // A release waiting for its soak raises no notification; the moment it
@@ -31,7 +31,7 @@ func TestAWaitingReleaseIsNotifiedOnceWhenItSoaks(t *testing.T) {
 		"core": {"releases": [{"version": "1.9.0"}]},
 		"blog": {"releases": [{"version": "2.3.5", "released": "2026-01-01T00:00:00Z"}, {"version": "2.4.0", "released": %q}]}}}`,
 		soaks.Format(time.RFC3339)))
-	m := &manifest.Manifest{Policy: updatedoc.Policy{Soak: "3d"}, Components: []manifest.Component{
+	m := &manifest.Manifest{Policy: release.Policy{Soak: "3d"}, Components: []manifest.Component{
 		{Code: "core", Name: "Core", Version: "1.9.0", Source: pub.URL},
 		{Code: "blog", Name: "Blog", Version: "2.3.0", Source: pub.URL},
 	}}

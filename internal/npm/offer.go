@@ -5,12 +5,12 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // Offer is what a package document offers a site that has installed one
 // of its versions, in the terms update documents use, so that one
-// evaluation (updatedoc.Evaluate) decides for both what is an update,
+// evaluation (release.Evaluate) decides for both what is an update,
 // what is blocked by the core and what the newest release is.
 type Offer struct {
 	// Package holds the releases that may be offered, newest first (and,
@@ -25,7 +25,7 @@ type Offer struct {
 	// Each release carries its publish time, the package's repository as
 	// its notes link (Package.Repository; none when unknown) and, from its
 	// peerDependencies on the core's package, the core it requires.
-	Package updatedoc.Package
+	Package release.Package
 	// Deprecated is the publisher's message on the installed version, ""
 	// when it is not deprecated.
 	Deprecated string
@@ -43,9 +43,6 @@ type Offer struct {
 	// of the registry key whose signature verified (empty when the
 	// registry publishes no keys, or the installed version's fails).
 	SignedBy map[string]string
-	// ProvenanceLost is the newest offered version when it was published
-	// without the provenance the installed version had: a trust downgrade.
-	ProvenanceLost string
 }
 
 // Refused is a version held back because its signature fails.
@@ -62,19 +59,19 @@ type Refused struct {
 // semantic versions are passed over: npm refuses to publish them.
 func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	o := Offer{Provenance: map[string]bool{}, SignedBy: map[string]string{}}
-	iv, err := semver.StrictNewVersion(installed)
+	iv, err := release.ParseVersion(installed)
 	if inst, ok := pkg.Versions[installed]; ok {
 		o.Deprecated = inst.Deprecated
 		o.Provenance[installed] = inst.Dist.Attestations != nil
 	} else {
 		o.Unlisted = true
 	}
-	latest, _ := semver.StrictNewVersion(pkg.DistTags["latest"])
+	latest, _ := release.ParseVersion(pkg.DistTags["latest"])
 	ceiling := latest
 	var line *semver.Version // the newest tagged prerelease of the installed line
 	if err == nil && iv.Prerelease() != "" {
 		for _, tagged := range pkg.DistTags {
-			tv, err := semver.StrictNewVersion(tagged)
+			tv, err := release.ParseVersion(tagged)
 			if err != nil || tv.Prerelease() == "" || !sameLine(tv, iv) || !tv.GreaterThan(iv) {
 				continue
 			}
@@ -83,11 +80,11 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			}
 		}
 	}
-	type release struct {
+	type candidate struct {
 		v *semver.Version
-		r updatedoc.Release
+		r release.Release
 	}
-	var rs []release
+	var rs []candidate
 	type refusal struct {
 		v *semver.Version
 		r Refused
@@ -98,7 +95,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	// site that has it. Signatures are verified for those alone: a
 	// package of thousands of versions costs a handful of verifications,
 	// not thousands.
-	var floor *release
+	var floor *candidate
 	offer := func(text string, v *semver.Version) {
 		ver := pkg.Versions[text]
 		if len(keys) > 0 {
@@ -110,14 +107,14 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			o.SignedBy[text] = verified.KeyID
 		}
 		o.Provenance[text] = ver.Dist.Attestations != nil
-		r := updatedoc.Release{Version: text, Released: pkg.Published[text], URL: pkg.Repository}
+		r := release.Release{Version: text, Released: pkg.Published[text], URL: pkg.Repository}
 		if core != "" && core != pkg.Name {
 			r.RequiresCore = ver.PeerDependencies[core]
 		}
-		rs = append(rs, release{v, r})
+		rs = append(rs, candidate{v, r})
 	}
 	for text, ver := range pkg.Versions {
-		v, err := semver.StrictNewVersion(text)
+		v, err := release.ParseVersion(text)
 		if err != nil || ver.Deprecated != "" {
 			continue
 		}
@@ -131,7 +128,7 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 		}
 		if iv != nil && !v.GreaterThan(iv) {
 			if floor == nil || v.GreaterThan(floor.v) {
-				floor = &release{v: v, r: updatedoc.Release{Version: text}}
+				floor = &candidate{v: v, r: release.Release{Version: text}}
 			}
 			continue
 		}
@@ -145,8 +142,8 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			o.SignedBy[installed] = verified.KeyID
 		}
 	}
-	slices.SortFunc(rs, func(a, b release) int { return b.v.Compare(a.v) })
-	o.Package.Releases = make([]updatedoc.Release, len(rs))
+	slices.SortFunc(rs, func(a, b candidate) int { return b.v.Compare(a.v) })
+	o.Package.Releases = make([]release.Release, len(rs))
 	for i, r := range rs {
 		o.Package.Releases[i] = r.r
 	}
@@ -154,9 +151,10 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 	for _, r := range refused {
 		o.Refused = append(o.Refused, r.r)
 	}
-	if len(rs) > 0 && iv != nil && rs[0].v.GreaterThan(iv) && o.Provenance[installed] && !o.Provenance[rs[0].r.Version] {
-		o.ProvenanceLost = rs[0].r.Version
-	}
+	// Whether a release loses the installed version's provenance is the
+	// offer's to judge (release.Evaluation.ProvenanceLost): it knows what
+	// the site's policy offers.
+	o.Package.Provenance = o.Provenance
 	return o
 }
 

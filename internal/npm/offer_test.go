@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 func testPackage(name string, tags map[string]string, versions map[string]Version) *Package {
@@ -48,8 +48,7 @@ func TestOfferFollowsLatestAndNeverADeprecatedVersion(t *testing.T) {
 	}
 	// One evaluation for both kinds of source: the core at 2.0 cannot run
 	// 2.1.0, so 1.1.0 is the update and 2.1.0 is blocked.
-	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{"blog": &o.Package}}
-	ev, err := updatedoc.Evaluate(doc, "blog", "1.0.0", "2.0.0")
+	ev, err := release.Evaluate(&o.Package, "blog", "1.0.0", "2.0.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +85,7 @@ func TestAnInstalledPrereleaseFollowsItsLine(t *testing.T) {
 	// Once 2.0.0 is latest, the prerelease site gets the release.
 	pkg.Versions["2.0.0"] = Version{}
 	pkg.DistTags["latest"] = "2.0.0"
-	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{"x": ptr(OfferFor(pkg, "2.0.0-rc.3", "", nil).Package)}}
-	ev, err := updatedoc.Evaluate(doc, "x", "2.0.0-rc.3", "1.0.0")
+	ev, err := release.Evaluate(ptr(OfferFor(pkg, "2.0.0-rc.3", "", nil).Package), "x", "2.0.0-rc.3", "1.0.0")
 	if err != nil || ev.Update == nil || ev.Update.Version != "2.0.0" {
 		t.Errorf("rc.3 after the release: %v, %v", ev.Update, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 func readKeys(t *testing.T, path string) []Key {
@@ -211,8 +213,8 @@ func TestOfferTrust(t *testing.T) {
 		o.Refused[1].Version != "1.1.0" || !errors.Is(o.Refused[1].Err, ErrBadSignature) {
 		t.Errorf("refused %+v", o.Refused)
 	}
-	if !o.Provenance["1.0.0"] || o.Provenance["1.3.0"] || o.ProvenanceLost != "1.3.0" {
-		t.Errorf("provenance %v, lost %q", o.Provenance, o.ProvenanceLost)
+	if !o.Provenance["1.0.0"] || o.Provenance["1.3.0"] || provenanceLost(t, o, "1.0.0") != "1.3.0" {
+		t.Errorf("provenance %v, lost %q", o.Provenance, provenanceLost(t, o, "1.0.0"))
 	}
 	// Without keys nothing is refused; an installed version without
 	// provenance loses none.
@@ -228,8 +230,8 @@ func TestOfferTrust(t *testing.T) {
 		t.Errorf("at 1.3.0: offered %v, refused %v", versionsOf(o), o.Refused)
 	}
 	pkg.Versions["1.0.0"] = version("1.0.0", false, true)
-	if o := OfferFor(pkg, "1.0.0", "", []Key{key.key}); o.ProvenanceLost != "" {
-		t.Errorf("nothing to lose: %q", o.ProvenanceLost)
+	if o := OfferFor(pkg, "1.0.0", "", []Key{key.key}); provenanceLost(t, o, "1.0.0") != "" {
+		t.Errorf("nothing to lose: %q", provenanceLost(t, o, "1.0.0"))
 	}
 }
 
@@ -295,4 +297,15 @@ func TestSignatureCheckIsBounded(t *testing.T) {
 	if got, err := VerifySignature(keys, "x", "1.0.0", Version{Dist: Dist{Integrity: integrity, Signatures: within}}, now); err != nil || got.KeyID != "SHA256:good" || got.Tried != MaxSignaturesPerKey {
 		t.Errorf("a good signature within the bound: %+v, %v", got, err)
 	}
+}
+
+// provenanceLost is what the offer makes of o's provenance for a site at
+// installed (release.Evaluation.ProvenanceLost).
+func provenanceLost(t *testing.T, o Offer, installed string) string {
+	t.Helper()
+	ev, err := release.Evaluate(&o.Package, "x", installed, "1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev.ProvenanceLost
 }

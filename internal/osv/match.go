@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // Match says how a record affects an installed version.
@@ -110,10 +111,11 @@ func orderable(rangeType, ecosystem string) bool {
 	return rangeType == RangeSemver || rangeType == RangeEcosystem && ecosystem == EcosystemNPM
 }
 
-// parseInstalled reads an installed version. npm's own versions are
-// SemVer; a leading "v" or "=" (which npm's parser also drops) is allowed.
+// parseInstalled reads an installed version by the product's one rule
+// (release.ParseVersion); a leading "v" or "=" (which npm's parser also
+// drops) is allowed (release.CleanVersion).
 func parseInstalled(version string) (*semver.Version, error) {
-	v, err := semver.StrictNewVersion(strings.TrimLeft(strings.TrimSpace(version), "v="))
+	v, err := release.ParseVersion(release.CleanVersion(version))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q is not a SemVer version", ErrVersion, version)
 	}
@@ -164,7 +166,7 @@ func points(events []Event) []point {
 			p.kind, p.raw, p.infinite = "limit", e.Limit, strings.Contains(e.Limit, "*")
 		}
 		if !p.zero && !p.infinite {
-			v, err := semver.StrictNewVersion(p.raw)
+			v, err := release.ParseVersion(p.raw)
 			if err != nil {
 				continue // Parse checked it; a Record built by hand may not be
 			}

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -41,11 +42,11 @@ const (
 	MaxRecordBytes   = 8 << 20 // the whole JSON text
 	MaxDetailsBytes  = 64 << 10
 	MaxAffected      = 10_000
-	MaxRanges        = 1_000   // per affected entry
-	MaxEvents        = 10_000  // per range
-	MaxVersions      = 100_000 // per affected entry
-	MaxAliases       = 1_000   // also for related
-	MaxReferences    = 10_000
+	MaxRanges        = 1_000                        // per affected entry
+	MaxEvents        = 10_000                       // per range
+	MaxVersions      = 100_000                      // per affected entry
+	MaxAliases       = readmodel.MaxAdvisoryAliases // also for related
+	MaxReferences    = readmodel.MaxAdvisoryReferences
 	MaxSeverities    = 100
 	MaxSummaryBytes  = 1 << 10 // longer is cut, as details are
 	maxVersionLength = 256
@@ -148,4 +149,16 @@ func Hash(data []byte) [32]byte {
 // IsWithdrawn reports whether the record has been withdrawn.
 func (r *Record) IsWithdrawn() bool {
 	return !r.Withdrawn.IsZero()
+}
+
+// AdvisoryKeys are an advisory's id and aliases, upper-cased: the keys by
+// which advisories are one, whoever published them (the store's
+// upcheck_advisory_keys spells them the same).
+func AdvisoryKeys(id string, aliases []string) []string {
+	out := make([]string, 0, 1+len(aliases))
+	out = append(out, strings.ToUpper(id))
+	for _, a := range aliases {
+		out = append(out, strings.ToUpper(a))
+	}
+	return out
 }

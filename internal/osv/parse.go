@@ -8,9 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/upcheck/upcheck/internal/jsonpos"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The wire form: pointers tell a field that is absent from one that is
@@ -264,7 +263,7 @@ func checkVersion(rangeType, ecosystem, kind, value string) error {
 	if kind == "introduced" && value == "0" || kind == "limit" && strings.Contains(value, "*") {
 		return nil
 	}
-	if _, err := semver.StrictNewVersion(value); err != nil {
+	if _, err := release.ParseVersion(value); err != nil {
 		return fmt.Errorf("is not a SemVer version: %q", value)
 	}
 	return nil

@@ -81,7 +81,7 @@ type CatalogRow struct {
 	Dismissed      int
 	DismissedUntil *time.Time
 	// Policy is the component's policy (components.policy: the canonical
-	// JSON of updatedoc.Policy); "" offers every release at once.
+	// JSON of release.Policy); "" offers every release at once.
 	Policy string
 	// What the policy held back, from the current result (nil: nothing, or
 	// not evaluated): the newest release waiting for its soak, the newest

@@ -2,9 +2,11 @@ package readmodel
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // SourceKind is how upcheck reads an update source, told by its address.
@@ -31,6 +33,23 @@ func AllSourceKinds() []SourceKind { return []SourceKind{SourceDocument, SourceO
 // The read model's SQL knows it too (source_state.offline,
 // upcheck_stale), which TestVocabulariesMatchSQL holds to it.
 const OfflinePrefix = "offline:"
+
+// offlineName is the NAME of "offline:NAME": short, lower-case, no spaces.
+var offlineName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// CheckOfflineSource refuses an "offline:NAME" address whose NAME is not 1
+// to 64 lower-case letters, digits, '.', '_' or '-', starting with a
+// letter or a digit.
+func CheckOfflineSource(source string) error {
+	name, ok := strings.CutPrefix(source, OfflinePrefix)
+	if !ok {
+		return fmt.Errorf("%q does not start with %q", source, OfflinePrefix)
+	}
+	if !offlineName.MatchString(name) {
+		return fmt.Errorf("offline source name %q must be 1 to 64 lower-case letters, digits, '.', '_' or '-', starting with a letter or a digit", name)
+	}
+	return nil
+}
 
 // NpmPrefix starts the address of an npm source, "npm:@acme/blog"; the
 // read model's SQL knows it too (upcheck_source_kind).
@@ -86,9 +105,28 @@ func UpdateCommand(url, version, releaseURL string) string {
 // installed (14.1.0 → 16.5.0): an update that may break what runs, as
 // npm audit's --force and Renovate's separate majors say.
 func MajorJump(installed, version string) bool {
-	iv, err1 := semver.StrictNewVersion(installed)
-	v, err2 := semver.StrictNewVersion(version)
+	iv, err1 := release.ParseVersion(installed)
+	v, err2 := release.ParseVersion(version)
 	return err1 == nil && err2 == nil && v.Major() > iv.Major()
+}
+
+// NewestVersion is the newest of versions, "" when there are none or one
+// of them is not a version (then no newest can be told).
+func NewestVersion(versions []string) string {
+	var out *semver.Version
+	for _, text := range versions {
+		v, err := release.ParseVersion(text)
+		if err != nil {
+			return ""
+		}
+		if out == nil || v.GreaterThan(out) {
+			out = v
+		}
+	}
+	if out == nil {
+		return ""
+	}
+	return out.Original()
 }
 
 // VersionText is a version to update to, said to be a new major version
@@ -97,8 +135,8 @@ func VersionText(installed, version string) string {
 	if !MajorJump(installed, version) {
 		return version
 	}
-	iv, _ := semver.StrictNewVersion(installed)
-	v, _ := semver.StrictNewVersion(version)
+	iv, _ := release.ParseVersion(installed)
+	v, _ := release.ParseVersion(version)
 	return fmt.Sprintf("%s (a new major version: %d → %d)", version, iv.Major(), v.Major())
 }
 

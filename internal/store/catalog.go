@@ -113,7 +113,7 @@ type ComponentDetail struct {
 	Package                   string
 	KnownExploited, Malicious bool
 	OSVReadAt                 *time.Time
-	// Policy is the component's policy (updatedoc.Policy.Text; "" for
+	// Policy is the component's policy (release.Policy.Text; "" for
 	// none), Skip its skip (nil: none), whether or not it hides a release
 	// now (docs/policy.md).
 	Policy string

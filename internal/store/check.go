@@ -25,7 +25,7 @@ type Component struct {
 	// Package is the npm package the component is, for the feeds'
 	// advisories (components.package); "" none.
 	Package string
-	// Policy is the component's policy as updatedoc.Policy.Text writes it
+	// Policy is the component's policy as release.Policy.Text writes it
 	// (components.policy); "" every release at once.
 	Policy string
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
@@ -70,7 +71,7 @@ type Checker struct {
 	before func(context.Context) error
 	// feeds, when set, syncs the feeds that are due before each check
 	// evaluates (UseFeeds).
-	feeds *Feeds
+	feeds *feedsync.Sync
 }
 
 // UseNpm makes the checks read npm sources through client. Call it before
@@ -227,7 +228,7 @@ func endStatus(c store.RunCounts) Status {
 // writes; requests in flight are then aborted and queued ones never start.
 func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCounts, sources, offline int, err error) {
 	if c.feeds != nil {
-		if err := c.feeds.syncDue(ctx, l); err != nil {
+		if err := c.feeds.SyncDue(ctx, l); err != nil {
 			return counts, 0, 0, err
 		}
 	}
@@ -247,7 +248,8 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 }
 
 // fetchAndWrite fetches the sources of jobs and writes each one's outcome,
-// then cleans up.
+// cleaning up meanwhile (cleanUp), and queues the run's end notifications
+// once every outcome is written.
 func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) (store.RunCounts, int, error) {
 	var counts store.RunCounts
 
@@ -308,11 +310,21 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		}
 	}
 
-	// Fetch workers prepare each source (signature, parse, evaluate) and
-	// hand it to the writers, so no fetch waits on the database and no
-	// transaction is open during a fetch. The queue holds every source, so
-	// a worker never blocks on it. A writer takes the sources waiting in it
-	// together (gather), to write them in one commit.
+	// The clean-up depends on no fetch: it runs while the first answers
+	// come, not after the last is written.
+	var cleaning sync.WaitGroup
+	cleaning.Go(func() {
+		if err := c.cleanUp(runCtx, l); err != nil {
+			stop(err)
+		}
+	})
+
+	// Preparers verify, parse and evaluate each source the fetch workers
+	// hand them, and hand it to the writers, so no fetch waits on the CPU
+	// or on the database and no transaction is open during a fetch. The
+	// queue holds every source, so a preparer never blocks on it. A writer
+	// takes the sources waiting in it together (gather), to write them in
+	// one commit.
 	queue := make(chan pending, len(jobs))
 	var writers sync.WaitGroup
 	for range writerCount {
@@ -340,51 +352,83 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		mu.Unlock()
 		queue <- p
 	}
+	// The fetch workers hand each answer to the preparers and go on to
+	// their next request: a worker that verified, parsed and evaluated
+	// itself would hold back its next request by that long, and with 2,000
+	// sources the CPU of preparing would add to the fetching's wall time.
+	// A full hand-off blocks the worker, so answers waiting to be prepared
+	// (bodies in memory) stay few.
+	type answer struct {
+		r    int
+		resp fetch.Response
+		err  error
+	}
+	answers := make(chan answer, preparerCount)
+	var preparers sync.WaitGroup
+	for range preparerCount {
+		preparers.Go(func() {
+			for a := range answers {
+				i := of[a.r]
+				var p pending
+				var ok bool
+				if packages[i] != nil {
+					p, ok = c.prepareNpm(runCtx, jobs[i], l.Epoch, packages[i], a.resp, a.err)
+				} else {
+					p, ok = c.prepare(runCtx, jobs[i], l.Epoch, a.resp, a.err)
+				}
+				switch {
+				case !ok && a.err == nil:
+					record(outcomeUnwritten) // its answer arrived, the check stopped
+				case !ok:
+					record(outcomeSkipped)
+				default:
+					queue <- p
+					if c.queued != nil {
+						c.queued()
+					}
+				}
+			}
+		})
+	}
 	_ = c.fetcher.Run(runCtx, reqs, func(_ context.Context, r int, resp fetch.Response, ferr error) {
 		mu.Lock()
 		started++
 		mu.Unlock()
-		i := of[r]
-		var p pending
-		var ok bool
-		if packages[i] != nil {
-			p, ok = c.prepareNpm(runCtx, jobs[i], l.Epoch, packages[i], resp, ferr)
-		} else {
-			p, ok = c.prepare(runCtx, jobs[i], l.Epoch, resp, ferr)
-		}
-		if !ok && ferr == nil {
-			record(outcomeUnwritten) // its answer arrived, the check stopped
-			return
-		}
-		if !ok {
-			record(outcomeSkipped)
-			return
-		}
-		queue <- p
-		if c.queued != nil {
-			c.queued()
-		}
+		answers <- answer{r: r, resp: resp, err: ferr}
 	})
+	close(answers)
+	preparers.Wait()
 	close(queue)
 	writers.Wait()
+	cleaning.Wait()
 	counts.Skipped += len(jobs) - started // never started: cancelled before their turn
 	if err := context.Cause(runCtx); err != nil {
 		return counts, len(jobs), err
 	}
 
-	var removedResults, removedSources int64
-	err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-		var err error
-		if removedResults, removedSources, err = tx.CleanUp(ctx, l.Epoch); err != nil || c.notifier == nil {
-			return err
+	if c.notifier != nil {
+		err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+			return c.notifier.QueueRunEnd(ctx, tx, l.Epoch)
+		})
+		if err != nil {
+			return counts, len(jobs), err
 		}
-		return c.notifier.QueueRunEnd(ctx, tx, l.Epoch)
-	})
-	if err != nil {
-		return counts, len(jobs), err
-	}
-	if removedResults+removedSources > 0 {
-		c.logger.InfoContext(ctx, "cleaned up", "results", removedResults, "sources", removedSources)
 	}
 	return counts, len(jobs), nil
+}
+
+// cleanUp deletes the results of components no longer installed and keeps
+// the retention of the sources no component uses (store.Tx.CleanUp), in a
+// fenced transaction of its own.
+func (c *Checker) cleanUp(ctx context.Context, l lease.Lease) error {
+	var results, sources int64
+	err := c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+		var err error
+		results, sources, err = tx.CleanUp(ctx, l.Epoch)
+		return err
+	})
+	if err == nil && results+sources > 0 {
+		c.logger.InfoContext(ctx, "cleaned up", "results", results, "sources", sources)
+	}
+	return err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -38,15 +39,11 @@ type bundle struct {
 	dismissals *catalog.Dismissals
 }
 
-func testTimings() lease.Timings {
-	return lease.Timings{Lease: 2 * time.Second, Heartbeat: 300 * time.Millisecond, Cooldown: 3 * time.Second, Period: 24 * time.Hour, TxTimeout: time.Second}
-}
-
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	d := pgtest.New(t)
 	b := &bundle{t: t, db: d, store: store.New(d.Pool)}
-	b.lease = b.newLease(testTimings())
+	b.lease = b.newLease(lease.Timings(testkit.Timings()))
 	b.fetcher = fetch.New(fetch.Config{AllowPrivate: true, Timeout: 3 * time.Second, RetryDelay: 50 * time.Millisecond, MaxBody: 64 << 10}, slog.Default())
 	t.Cleanup(b.fetcher.Close)
 	b.checker = New(b.store, b.lease, b.fetcher, slog.Default())
@@ -66,7 +63,7 @@ func (b *bundle) newLease(t lease.Timings) *lease.Manager {
 
 // otherInstance is a second checker on the same database.
 func (b *bundle) otherInstance() *Checker {
-	return New(b.store, b.newLease(testTimings()), b.fetcher, slog.Default())
+	return New(b.store, b.newLease(lease.Timings(testkit.Timings())), b.fetcher, slog.Default())
 }
 
 func (b *bundle) sync(components ...manifest.Component) SyncReport {

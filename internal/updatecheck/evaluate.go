@@ -11,6 +11,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -71,13 +72,13 @@ func evaluateOne(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 	if d.npm != nil {
 		return evaluateNpm(d, k, in, epoch)
 	}
-	return evaluateDoc(d, k, d.doc, in, epoch)
+	return evaluateDoc(d, k, d.doc.Package(in.Code), in, epoch)
 }
 
-// evaluateDoc evaluates one component against doc, the document of d's
+// evaluateDoc evaluates one component against pkg, what the document of d's
 // source or, for an npm source, what its package offers the component,
 // and merges what the feeds know of its package (knowledge.merge).
-func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.ComponentInput, epoch int64) (store.Result, error) {
+func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.ComponentInput, epoch int64) (store.Result, error) {
 	if k == nil {
 		k = noKnowledge
 	}
@@ -86,17 +87,17 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		DocumentHash: d.hash, VerifiedKey: d.key, Epoch: epoch, IntelVersion: k.version,
 		Advisories: []byte("[]"), Evaluation: []byte("{}"),
 	}
-	if in.Code == updatedoc.CoreCode {
+	if in.Code == release.CoreCode {
 		r.CoreVersion = in.InstalledVersion
 	}
-	ev, err := updatedoc.Evaluate(doc, in.Code, in.InstalledVersion, in.CoreVersion)
+	ev, err := release.Evaluate(pkg, in.Code, in.InstalledVersion, in.CoreVersion)
 	evaluated := err == nil
 	if err != nil {
 		// The releases could not be weighed; the feeds' advisories (malware
 		// and KEV included) are matched all the same: an evaluation error
 		// never hides them (docs/feeds.md).
 		r.EvalError = err.Error()
-		ev = updatedoc.Evaluation{Advisories: []updatedoc.AdvisoryMatch{}, Releases: []updatedoc.ReleaseStatus{}}
+		ev = release.Evaluation{Advisories: []release.AdvisoryMatch{}, Releases: []release.ReleaseStatus{}}
 	}
 	if ev.Missing {
 		r.EvalError = fmt.Sprintf("the update document has no package %q", in.Code)
@@ -117,6 +118,7 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 		r.HeldVersion, r.HeldReason = ev.Held.Version, ev.Held.Reason
 	}
 	r.NextChangeAt = ev.NextChange
+	r.ProvenanceLost = ev.ProvenanceLost
 	// security is the publisher's mark; a release that clears an advisory
 	// counts while that advisory is open (fix_ids, read with the
 	// dismissals).
@@ -163,28 +165,28 @@ func evaluateDoc(d *docInput, k *knowledge, doc *updatedoc.Document, in store.Co
 // (docs/policy.md), once the feeds' advisories are merged: a release that
 // fixes one of them is a security release. The soak is judged on the
 // database's clock at the evaluation (knowledge.clock).
-func offer(ev *updatedoc.Evaluation, k *knowledge, in store.ComponentInput) error {
-	p, err := updatedoc.ParsePolicyText(in.Policy)
+func offer(ev *release.Evaluation, k *knowledge, in store.ComponentInput) error {
+	p, err := release.ParsePolicyText(in.Policy)
 	if err != nil {
 		return err
 	}
-	return ev.Offer(in.InstalledVersion, updatedoc.OfferOptions{Policy: p, Skipped: in.Skipped, Now: k.clock()})
+	return ev.Offer(in.InstalledVersion, release.OfferOptions{Policy: p, Skipped: in.Skipped, Now: k.clock()})
 }
 
 // securityVersions lists every security release newer than installed that
 // the evaluation weighs, oldest first: the exposure clock keeps one
 // first-seen time per version, so a newer security release does not
 // restart the clock of a fix still not installed. Pre-releases count only
-// for an installed pre-release, as in updatedoc.Evaluate, whose
+// for an installed pre-release, as in release.Evaluate, whose
 // SecurityRelease is the newest of these.
-func securityVersions(ev updatedoc.Evaluation, installed string) []string {
-	inst, err := semver.StrictNewVersion(installed)
+func securityVersions(ev release.Evaluation, installed string) []string {
+	inst, err := release.ParseVersion(installed)
 	if err != nil {
 		return nil // Evaluate refused it already
 	}
 	var vs []*semver.Version
 	for _, r := range ev.Releases {
-		v, err := semver.StrictNewVersion(r.Version)
+		v, err := release.ParseVersion(r.Version)
 		if err != nil || !r.Security || !v.GreaterThan(inst) || v.Prerelease() != "" && inst.Prerelease() == "" {
 			continue
 		}

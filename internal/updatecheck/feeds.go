@@ -3,376 +3,66 @@ package updatecheck
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/feed"
-	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/lease"
-	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
-// Feeds syncs the advisory feeds (docs/feeds.md) under the check's lease,
-// with the guarantees of a job that can die at any moment:
-//
-//   - records are stored in batches (feedBatch), each one fenced
-//     transaction that also marks the components the batch affects and
-//     records them as pending for the feed;
-//   - a record whose bytes hash as the stored ones is not written, and a
-//     changed one writes only the package rows that differ;
-//   - the feed's cursor, validators and last success move, and its
-//     pending components are cleared, only once the sync completed and
-//     their re-evaluation was written (FeedComplete); an interrupted sync
-//     leaves all three where they were, so the next one fetches again,
-//     finds what the interrupted one stored unchanged, and still
-//     re-evaluates every pending component;
-//   - results change only when a component is evaluated again;
-//   - the next sync records an interrupted one (FeedBegin), and Source
-//     health, the history and /metrics say so until a sync succeeds.
-type Feeds struct {
-	*writer
-	fetcher *fetch.Fetcher
-	feeds   []feed.Feed
-	// dir holds the archives being read (spooled there, never in memory).
-	dir    string
-	limits feed.Limits
-	// period is how old a feed's last success may be before a check syncs
-	// it again.
-	period time.Duration
-	// apiMax is the most records an osv-api sync fetches one by one
-	// (maxAPIRecords; lower in tests).
-	apiMax int
-	// afterBatch, for tests, runs after each batch of records was stored.
-	afterBatch func()
+// NewFeeds returns the sync of feeds (internal/feedsync) writing as c
+// does, spooling archives under dir ("" for the system's temporary
+// directory): c's store, lease and fetcher, with c as its Host (feedHost).
+func NewFeeds(c *Checker, feeds []feed.Feed, dir string) *feedsync.Sync {
+	return feedsync.New(feedsync.Config{Store: c.store, Lease: c.lease, Fetcher: c.fetcher, Logger: c.logger,
+		Host: feedHost{c.writer}, Feeds: feeds, Dir: dir})
 }
-
-// feedBatch is how many records one fenced transaction stores.
-const feedBatch = 500
-
-// FeedPeriod is how often a check syncs each feed.
-const FeedPeriod = 24 * time.Hour
-
-// NewFeeds returns the sync of feeds writing as c does, spooling archives
-// under dir ("" for the system's temporary directory).
-func NewFeeds(c *Checker, feeds []feed.Feed, dir string) *Feeds {
-	return &Feeds{writer: c.writer, fetcher: c.fetcher, feeds: feeds, dir: dir, limits: feed.DefaultLimits(), period: FeedPeriod,
-		apiMax: maxAPIRecords}
-}
-
-// WithLimits sets the archive's limits (the tests' zip bombs).
-func (s *Feeds) WithLimits(l feed.Limits) *Feeds { s.limits = l; return s }
 
 // UseFeeds makes every check sync the feeds that are due before it
 // evaluates.
-func (c *Checker) UseFeeds(s *Feeds) { c.feeds = s }
+func (c *Checker) UseFeeds(s *feedsync.Sync) { c.feeds = s }
 
-// FeedResult is what one feed's sync did.
-type FeedResult struct {
-	Kind   readmodel.FeedKind       `json:"kind"`
-	Status readmodel.FeedSyncStatus `json:"status"`
-	// Written, Unchanged and Skipped count records; Reevaluated the
-	// components evaluated again.
-	Written     int `json:"written"`
-	Unchanged   int `json:"unchanged"`
-	Skipped     int `json:"skipped"`
-	Reevaluated int `json:"reevaluated"`
-	// Interrupted is the start of an earlier sync found interrupted.
-	Interrupted *time.Time `json:"interrupted,omitempty"`
-	// Error words a failure (readmodel.FeedProblemSentence), Detail is its
-	// technical text.
-	Error  string `json:"error,omitempty"`
-	Detail string `json:"detail,omitempty"`
-}
+// feedHost is what the feed sync needs of the check (feedsync.Host): the
+// lease held as an import, the re-evaluation of the components a changed
+// advisory concerns, and the words of a fetch's failure.
+type feedHost struct{ w *writer }
 
-// ErrFeedNotConfigured: a sync or an import named a feed kind the
-// settings do not configure and that cannot be imported without one.
-var ErrFeedNotConfigured = errors.New("no such feed is configured (UPCHECK_FEEDS)")
-
-// ErrBusy: a check or another sync holds the lease.
-var ErrBusy = errors.New("a check or another sync holds the lease: try again when it ends")
-
-// RunLockedFeedSync syncs every configured feed now (`upcheck feed sync`),
-// holding the lease as an import does: busy when a check holds it, no
-// cooldown, and its release completes no period.
-func (s *Feeds) RunLockedFeedSync(ctx context.Context) ([]FeedResult, error) {
-	var out []FeedResult
-	err := s.locked(ctx, func(ctx context.Context, l lease.Lease) error {
-		for _, fd := range s.feeds {
-			res, err := s.sync(ctx, l, fd, "", "cli")
-			out = append(out, res)
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// RunLockedFeedImport brings a feed's file by hand (`upcheck feed import
-// KIND FILE`, for sites without network): the same reading, caps, batches
-// and bookkeeping as a fetch, from path.
-func (s *Feeds) RunLockedFeedImport(ctx context.Context, kind readmodel.FeedKind, path string) (FeedResult, error) {
-	fd := feed.Feed{Kind: kind, URL: "file:" + path}
-	for _, f := range s.feeds {
-		if f.Kind == kind {
-			fd.URL = f.URL
-		}
-	}
-	if kind == readmodel.FeedOSVAPI {
-		return FeedResult{Kind: kind}, errors.New("an osv-api feed is an API to query: import the OSV archive (kind osv) instead")
-	}
-	if !kind.Valid() {
-		return FeedResult{Kind: kind}, fmt.Errorf("unknown feed kind %q (one of osv, kev, epss)", kind)
-	}
-	// Opened once before the lease, without blocking: a named pipe or a
-	// device is refused at once, in words, leaving the feed as it was.
-	f, err := localfile.Open(path)
-	if errors.Is(err, localfile.ErrNotRegular) {
-		return FeedResult{Kind: kind}, err
-	}
-	if err != nil {
-		return FeedResult{Kind: kind}, fmt.Errorf("read %s: %w", path, err)
-	}
-	_ = f.Close()
-	var res FeedResult
-	err = s.locked(ctx, func(ctx context.Context, l lease.Lease) error {
-		var err error
-		res, err = s.sync(ctx, l, fd, path, "import")
-		return err
-	})
-	return res, err
-}
-
-// locked runs fn holding the lease under its heartbeat, as an import.
-func (s *Feeds) locked(ctx context.Context, fn func(context.Context, lease.Lease) error) error {
-	acq, err := s.lease.Acquire(ctx, lease.Import)
+// HoldLease runs fn holding the lease under its heartbeat, as an import.
+func (h feedHost) HoldLease(ctx context.Context, fn func(context.Context, lease.Lease) error) error {
+	w := h.w
+	acq, err := w.lease.Acquire(ctx, lease.Import)
 	if err != nil {
 		return err
 	}
 	if acq.Outcome != lease.Acquired {
-		return ErrBusy
+		return feedsync.ErrBusy
 	}
 	l := acq.Lease
-	s.observer.LeaseHeld(true)
-	s.reads.Changed()
-	defer s.reads.Changed()
-	runCtx, hb := s.lease.StartHeartbeat(ctx, l)
+	w.observer.LeaseHeld(true)
+	w.reads.Changed()
+	defer w.reads.Changed()
+	runCtx, hb := w.lease.StartHeartbeat(ctx, l)
 	err = fn(runCtx, l)
 	if cause := context.Cause(runCtx); err == nil && errors.Is(cause, lease.ErrLeaseLost) {
 		err = cause
 	}
 	hb.Stop()
-	s.settle(ctx, hb.Lease(), false, nil)
-	s.observer.LeaseHeld(false)
+	w.settle(ctx, hb.Lease(), false, nil)
+	w.observer.LeaseHeld(false)
 	return err
 }
 
-// syncDue syncs the feeds whose last success is older than the period,
-// for a check holding l. A feed's failure is recorded on the feed and
-// does not fail the check; the lease lost or the database gone does.
-func (s *Feeds) syncDue(ctx context.Context, l lease.Lease) error {
-	kinds := make([]readmodel.FeedKind, len(s.feeds))
-	for i, f := range s.feeds {
-		kinds[i] = f.Kind
-	}
-	due, err := s.store.FeedsDue(ctx, kinds, s.period)
-	if err != nil {
-		return err
-	}
-	for _, fd := range s.feeds {
-		for _, k := range due {
-			if fd.Kind != k {
-				continue
-			}
-			if _, err := s.sync(ctx, l, fd, "", "check"); err != nil {
-				if fatal(ctx, err) {
-					return err
-				}
-				// The feed could not even record its failure (a statement
-				// ran out of time): the check goes on, and the next one
-				// finds the sync interrupted.
-				s.logger.WarnContext(ctx, "feed sync could not record its outcome", "kind", fd.Kind, "error", err)
-			}
-		}
-	}
-	return nil
-}
-
-// feedRun is one sync in progress: its feed, its row, what it did.
-type feedRun struct {
-	kind   readmodel.FeedKind
-	fd     feed.Feed
-	file   string // an imported file; "" to fetch
-	epoch  int64
-	id     int64
-	stored store.Feed
-	out    store.FeedOutcome
-}
-
-// skip lists a malformed record.
-func (r *feedRun) skip(id, path, reason string) {
-	r.out.SkippedCount++
-	if len(r.out.Skipped) < readmodel.MaxSkippedListed {
-		r.out.Skipped = append(r.out.Skipped, readmodel.SkippedRecord{ID: id, Path: path, Reason: reason})
-	}
-}
-
-// sync runs one feed's sync under l. A returned error means the lease is
-// lost or the database gone (nothing more can be recorded); every other
-// failure is recorded on the feed and returned in the result.
-func (s *Feeds) sync(ctx context.Context, l lease.Lease, fd feed.Feed, file, trigger string) (FeedResult, error) {
-	kind := fd.Kind
-	res := FeedResult{Kind: kind}
-	run := &feedRun{kind: kind, fd: fd, file: file, epoch: l.Epoch}
-	err := s.fenced(ctx, l, func(tx *store.Tx) error {
-		var err error
-		run.id, res.Interrupted, err = tx.FeedBegin(ctx, kind, fd.URL, trigger, l.Epoch)
-		return err
-	})
-	if err != nil {
-		return res, err
-	}
-	if res.Interrupted != nil {
-		s.logger.WarnContext(ctx, "feed sync was interrupted before it finished", "kind", kind, "started_at", res.Interrupted)
-	}
-	if run.stored, err = s.store.Feed(ctx, kind); err != nil {
-		return res, err
-	}
-	run.out.SyncID, run.out.Records = run.id, -1
-	run.out.ETag, run.out.LastModified, run.out.Cursor = run.stored.ETag, run.stored.LastModified, run.stored.Cursor
-	switch kind {
-	case readmodel.FeedOSV:
-		err = s.syncArchive(ctx, l, run)
-	case readmodel.FeedOSVAPI:
-		err = s.syncAPI(ctx, l, run)
-	case readmodel.FeedKEV:
-		err = s.syncKEV(ctx, l, run)
-	case readmodel.FeedEPSS:
-		err = s.syncEPSS(ctx, l, run)
-	default:
-		err = fmt.Errorf("unknown feed kind %q", kind)
-	}
-	res.Written, res.Unchanged, res.Skipped = run.out.Written, run.out.Unchanged, run.out.SkippedCount
-	if err != nil {
-		return s.failed(ctx, l, run, res, err)
-	}
-	if res.Reevaluated, err = s.reevaluate(ctx, l, kind); err != nil {
-		return s.failed(ctx, l, run, res, err)
-	}
-	if run.out.Status == "" {
-		run.out.Status = readmodel.FeedSyncCompleted
-	}
-	res.Status = run.out.Status
-	err = s.fenced(ctx, l, func(tx *store.Tx) error { return tx.FeedComplete(ctx, kind, run.out, l.Epoch) })
-	if err == nil {
-		s.logger.InfoContext(ctx, "feed synced", "kind", kind, "status", res.Status, "written", res.Written,
-			"unchanged", res.Unchanged, "skipped", res.Skipped, "reevaluated", res.Reevaluated)
-	}
-	return res, err
-}
-
-// failed records err as the feed's failure, unless it is the lease lost
-// or the database gone (then nothing can be, and the next sync records
-// this one as interrupted). A refused import (a file brought by hand that
-// could not be read) is recorded in the history only, as a refused
-// document import is: the feed did not fail, and Source health and
-// /metrics keep saying what its last sync did.
-func (s *Feeds) failed(ctx context.Context, l lease.Lease, run *feedRun, res FeedResult, err error) (FeedResult, error) {
-	if fatal(ctx, err) {
-		return res, err
-	}
-	kind, arg := feedFailureKind(err)
-	res.Status, res.Detail = readmodel.FeedSyncFailed, err.Error()
-	res.Error = readmodel.FeedProblemSentence(string(kind), arg)
-	imported := run.file != ""
-	if imported {
-		s.logger.WarnContext(ctx, "feed import refused", "kind", run.kind, "file", run.file, "error", err)
-	} else {
-		s.logger.WarnContext(ctx, "feed sync failed", "kind", run.kind, "error", err)
-	}
-	f := store.FeedFailure{SyncID: run.id, Kind: string(kind), Arg: arg, Detail: err.Error(), Written: run.out.Written,
-		Skipped: run.out.Skipped, SkippedCount: run.out.SkippedCount, HistoryOnly: imported}
-	return res, s.fenced(ctx, l, func(tx *store.Tx) error { return tx.FeedFail(ctx, run.kind, f, l.Epoch) })
-}
-
-// fatal: the sync cannot go on nor record anything.
-func fatal(ctx context.Context, err error) bool {
-	return errors.Is(err, lease.ErrLeaseLost) || store.IsConnectionLost(err) || ctx.Err() != nil
-}
-
-// feedFailureKind is the stored kind of a feed's failure and its argument.
-func feedFailureKind(err error) (readmodel.ErrorKind, string) {
-	switch {
-	case errors.Is(err, feed.ErrArchive):
-		return readmodel.ErrorArchive, trimKnown(err, feed.ErrArchive)
-	case errors.Is(err, feed.ErrSchema):
-		return readmodel.ErrorSchema, trimKnown(err, feed.ErrSchema)
-	case errors.Is(err, feed.ErrSpoolDir):
-		return readmodel.ErrorFeedDir, systemReason(err)
-	}
-	if tooMany, ok := errors.AsType[*apiTooManyError](err); ok {
-		return readmodel.ErrorTooManyRecords, readmodel.TooManyRecordsArg(tooMany.named, tooMany.max)
-	}
-	f := failureOf(err, "")
-	return f.kind, f.arg
-}
-
-// systemReason is the system's own words for a local file's failure ("no
-// space left on device", "not a directory"), without the path, which the
-// sentence names by its setting.
-func systemReason(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return errno.Error()
-	}
-	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) {
-		return pathErr.Err.Error()
-	}
-	return trimKnown(err, feed.ErrSpoolDir)
-}
-
-// trimKnown is err's own words after the sentinel's, for a sentence that
-// already says those: up to the next ": ", after which a reader's message
-// quotes a library's error (technical text, kept in the detail).
-func trimKnown(err, sentinel error) string {
-	text := err.Error()
-	if i := strings.Index(text, sentinel.Error()); i >= 0 {
-		text = strings.TrimLeft(text[i+len(sentinel.Error()):], ": ")
-	}
-	text, _, _ = strings.Cut(text, ": ")
-	if len(text) > 200 {
-		text = text[:200] + "…"
-	}
-	return text
-}
-
-// fenced runs fn in one fenced transaction of l.
-func (s *Feeds) fenced(ctx context.Context, l lease.Lease, fn func(*store.Tx) error) error {
-	return s.lease.WithLease(ctx, l.Owner, fn)
-}
-
-// reevaluate evaluates again, from their stored documents and what the
-// feeds know now, the components kind's batches recorded as pending, and
-// writes their results (fenced); it returns how many it wrote. The
-// pending rows stay until the sync completes (FeedComplete clears them).
-func (s *Feeds) reevaluate(ctx context.Context, l lease.Lease, kind readmodel.FeedKind) (int, error) {
-	todo, err := s.store.IntelPending(ctx, kind)
-	if err != nil || len(todo) == 0 {
-		return 0, err
-	}
-	core, err := s.core(ctx)
+// Reevaluate evaluates again, from their stored documents and what the
+// feeds know now, the components todo, and writes their results (fenced
+// by l, their notifications queued in the same transactions).
+func (h feedHost) Reevaluate(ctx context.Context, l lease.Lease, todo []store.Unevaluated) (int, error) {
+	w := h.w
+	core, err := w.core(ctx)
 	if err != nil {
 		return 0, err
 	}
-	results, err := s.evaluateFromStored(ctx, todo, core)
+	results, err := w.evaluateFromStored(ctx, todo, core)
 	if err != nil {
 		return 0, err
 	}
@@ -382,13 +72,13 @@ func (s *Feeds) reevaluate(ctx context.Context, l lease.Lease, kind readmodel.Fe
 		for i := range batch {
 			batch[i].Epoch = l.Epoch
 		}
-		err := s.fenced(ctx, l, func(tx *store.Tx) error {
+		err := w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 			codes, err := tx.ResultWrite(ctx, batch)
 			if err != nil {
 				return err
 			}
 			written += len(codes)
-			return s.queue(ctx, tx, codes, l.Epoch)
+			return w.queue(ctx, tx, codes, l.Epoch)
 		})
 		if err != nil {
 			return written, err
@@ -397,44 +87,8 @@ func (s *Feeds) reevaluate(ctx context.Context, l lease.Lease, kind readmodel.Fe
 	return written, nil
 }
 
-// core is the installed core (the zero Component when none is).
-func (w *writer) core(ctx context.Context) (store.Component, error) {
-	comp, err := w.store.Component(ctx, updatedoc.CoreCode)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Component{}, nil
-	}
-	return comp, err
-}
-
-// storeRecords writes one batch of records in one fenced transaction,
-// marking the components of the packages they change as pending.
-func (s *Feeds) storeRecords(ctx context.Context, l lease.Lease, run *feedRun, recs []store.OSVRecord) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	written := 0
-	err := s.fenced(ctx, l, func(tx *store.Tx) error {
-		pkgs, n, err := tx.OSVStore(ctx, run.kind, recs, l.Epoch)
-		if written = n; err != nil || len(pkgs) == 0 {
-			return err
-		}
-		v, err := tx.IntelBump(ctx)
-		if err != nil {
-			return err
-		}
-		_, err = tx.IntelMarkPackages(ctx, run.kind, pkgs, v)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	// A record older than the stored one (an old file imported) is kept
-	// as stored: it counts as unchanged.
-	run.out.Written += written
-	run.out.Unchanged += len(recs) - written
-	run.out.Changed = run.out.Changed || written > 0
-	if s.afterBatch != nil {
-		s.afterBatch()
-	}
-	return nil
+// FailureOf classifies a feed's fetch error as a source's (failureOf).
+func (feedHost) FailureOf(err error) (readmodel.ErrorKind, string) {
+	f := failureOf(err, "")
+	return f.kind, f.arg
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -273,7 +274,7 @@ func TestOSVAPIVersionInstalledAfterTheSync(t *testing.T) {
 	if at := readAt(); at != nil {
 		t.Errorf("blog 2.3.1, installed after the API was asked, has its advisories read at %v", at)
 	}
-	due, err := b.store.FeedsDue(ctx, []readmodel.FeedKind{readmodel.FeedOSVAPI}, FeedPeriod)
+	due, err := b.store.FeedsDue(ctx, []readmodel.FeedKind{readmodel.FeedOSVAPI}, feedsync.Period)
 	if err != nil || len(due) != 1 {
 		t.Errorf("osv-api due = %v, %v; want due for the version installed since", due, err)
 	}
@@ -302,7 +303,7 @@ func TestFeedDirThatCannotBeWrittenFailsTheFeedOnly(t *testing.T) {
 		{filepath.Join(file, "feeds"), "not a directory"},
 		{filepath.Join(t.TempDir(), "missing"), "no such file or directory"},
 	} {
-		f.dir = c.dir
+		f.WithDir(c.dir)
 		if res := b.run(lease.Operator); res.Status != Completed {
 			t.Fatalf("UPCHECK_FEED_DIR %s: check = %+v, want completed", c.dir, res)
 		}
@@ -329,7 +330,7 @@ func TestFeedDirThatCannotBeWrittenFailsTheFeedOnly(t *testing.T) {
 	}
 }
 
-// An osv-api sync fetches at most apiMax records one by one (each a GET
+// An osv-api sync fetches at most its cap of records (WithAPIMax) one by one (each a GET
 // under the lease): past it, the first ones are stored and the sync
 // fails saying how many the API named and what the cap is; the next sync
 // finds those stored and fetches the following ones, and the sync that
@@ -338,7 +339,7 @@ func TestOSVAPIFetchesAtMostTheCapPerSync(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	fs, f := b.feedSite(readmodel.FeedOSVAPI)
-	f.apiMax = 3
+	f.WithAPIMax(3)
 	var recs [][]byte
 	var ids []string
 	for i := range 7 {

@@ -14,9 +14,11 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/feed"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
@@ -50,7 +52,7 @@ func records(recs ...[]byte) iter.Seq2[string, []byte] {
 // feedSite is the standard site with a feed server: core, blog (the
 // package @acme/blog, affected by ACME-9 and its GHSA twin) and forms
 // (@acme/forms, matched by a malicious-package record).
-func (b *bundle) feedSite(kinds ...readmodel.FeedKind) (*feedserver.Server, *Feeds) {
+func (b *bundle) feedSite(kinds ...readmodel.FeedKind) (*feedserver.Server, *feedsync.Sync) {
 	b.t.Helper()
 	p := publisher.New(b.t)
 	p.Set("/core.json", doc(1, map[string]string{"core": pkgCore}))
@@ -85,11 +87,11 @@ func (b *bundle) feedSite(kinds ...readmodel.FeedKind) (*feedserver.Server, *Fee
 }
 
 // advisories is the blog's or another component's stored advisories.
-func (b *bundle) advisories(code string) []updatedoc.AdvisoryMatch {
+func (b *bundle) advisories(code string) []release.AdvisoryMatch {
 	b.t.Helper()
 	var raw []byte
 	b.db.QueryRow(b.t, `SELECT advisories FROM component_results WHERE code = $1`, code).Scan(&raw)
-	var out []updatedoc.AdvisoryMatch
+	var out []release.AdvisoryMatch
 	if err := json.Unmarshal(raw, &out); err != nil {
 		b.t.Fatal(err)
 	}
@@ -268,15 +270,15 @@ func TestInterruptedFeedSyncIsRecordedAndResumed(t *testing.T) {
 
 	stop, cancel := context.WithCancel(ctx)
 	batches := 0
-	f.afterBatch = func() {
+	f.AfterBatch(func() {
 		if batches++; batches == 1 {
 			cancel() // as a process that died after its first batch
 		}
-	}
+	})
 	if _, err := f.RunLockedFeedImport(stop, readmodel.FeedOSV, path); err == nil {
 		t.Fatal("the interrupted import reported no error")
 	}
-	f.afterBatch = nil
+	f.AfterBatch(nil)
 	var status string
 	var pending, stored int
 	var success *time.Time
@@ -284,7 +286,7 @@ func TestInterruptedFeedSyncIsRecordedAndResumed(t *testing.T) {
 	b.db.QueryRow(t, `SELECT count(*) FROM intel_pending`).Scan(&pending)
 	b.db.QueryRow(t, `SELECT count(*) FROM osv_records`).Scan(&stored)
 	b.db.QueryRow(t, `SELECT last_success_at FROM feeds WHERE kind = 'osv'`).Scan(&success)
-	if status != "running" || pending != 1 || stored != feedBatch || success != nil {
+	if status != "running" || pending != 1 || stored != feedsync.BatchSize || success != nil {
 		t.Fatalf("after the interruption: sync %s, %d pending, %d stored, last success %v; want running, blog pending, one batch, none",
 			status, pending, stored, success)
 	}
@@ -292,18 +294,18 @@ func TestInterruptedFeedSyncIsRecordedAndResumed(t *testing.T) {
 		t.Errorf("blog's results changed before any evaluation: %+v", after)
 	}
 
-	var res FeedResult
+	var res feedsync.Result
 	wait.For(t, "the interrupted import's lease to be free", 10*time.Second, func() (bool, error) {
 		var err error
 		res, err = f.RunLockedFeedImport(ctx, readmodel.FeedOSV, path)
-		if errors.Is(err, ErrBusy) {
+		if errors.Is(err, feedsync.ErrBusy) {
 			return false, nil
 		}
 		return true, err
 	})
-	if res.Interrupted == nil || res.Status != readmodel.FeedSyncCompleted || res.Unchanged != feedBatch ||
-		res.Written != 1200-feedBatch || res.Reevaluated != 1 {
-		t.Fatalf("retry = %+v; want the interruption said, %d unchanged, the rest written, blog evaluated again", res, feedBatch)
+	if res.Interrupted == nil || res.Status != readmodel.FeedSyncCompleted || res.Unchanged != feedsync.BatchSize ||
+		res.Written != 1200-feedsync.BatchSize || res.Reevaluated != 1 {
+		t.Fatalf("retry = %+v; want the interruption said, %d unchanged, the rest written, blog evaluated again", res, feedsync.BatchSize)
 	}
 	b.db.QueryRow(t, `SELECT count(*) FROM intel_pending`).Scan(&pending)
 	b.db.QueryRow(t, `SELECT count(*) FROM osv_records`).Scan(&stored)

@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // Sources prepared while the writers are busy are written together: one
@@ -25,7 +26,7 @@ func TestSourcesWaitingForTheWritersShareOneCommit(t *testing.T) {
 	b := setup(t)
 	var mu sync.Mutex
 	var holds int
-	m, err := lease.New(b.store, testTimings(), lease.WithLogger(slog.Default()),
+	m, err := lease.New(b.store, lease.Timings(testkit.Timings()), lease.WithLogger(slog.Default()),
 		lease.WithLockHeld(func(time.Duration) { mu.Lock(); holds++; mu.Unlock() }))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -154,7 +155,7 @@ func TestImportWhileCheckRunsIsBusy(t *testing.T) {
 	if res.Status != ImportBusy {
 		t.Fatalf("import while a check runs = %+v, want busy", res)
 	}
-	if d := time.Since(start); d > testTimings().Lease/2 {
+	if d := time.Since(start); d > lease.Timings(testkit.Timings()).Lease/2 {
 		t.Fatalf("busy import took %s: it waited", d)
 	}
 	var rows int

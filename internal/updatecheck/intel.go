@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -136,12 +135,5 @@ func packagesOf(inputs []store.ComponentInput) []string {
 }
 
 // advisoryKeys are an advisory's id and aliases, upper-cased: the keys by
-// which advisories are one (upcheck_advisory_keys spells them the same).
-func advisoryKeys(id string, aliases []string) []string {
-	out := make([]string, 0, 1+len(aliases))
-	out = append(out, strings.ToUpper(id))
-	for _, a := range aliases {
-		out = append(out, strings.ToUpper(a))
-	}
-	return out
-}
+// which advisories are one (osv.AdvisoryKeys, as the feed sync stores them).
+func advisoryKeys(id string, aliases []string) []string { return osv.AdvisoryKeys(id, aliases) }

@@ -8,11 +8,11 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
-// The origins of an advisory (updatedoc.AdvisoryMatch.Origins).
+// The origins of an advisory (release.AdvisoryMatch.Origins).
 const (
 	originPublisher = "publisher"
 	originOSV       = "osv"
@@ -24,7 +24,7 @@ const (
 // origins: the publisher's words stand, OSV's CVSS, aliases and
 // references are added), then KEV's and EPSS's facts of every advisory's
 // CVEs. Withdrawn records that would affect it are listed in ev.Withdrawn.
-func (k *knowledge) merge(ev *updatedoc.Evaluation, in store.ComponentInput) {
+func (k *knowledge) merge(ev *release.Evaluation, in store.ComponentInput) {
 	for i := range ev.Advisories {
 		ev.Advisories[i].Origins = []string{originPublisher}
 	}
@@ -37,17 +37,17 @@ func (k *knowledge) merge(ev *updatedoc.Evaluation, in store.ComponentInput) {
 		// Which releases it affects, by the record's own rules (its
 		// versions list, its range events): the release that clears it
 		// may come before its fixed version, or be named by none.
-		a.Weigh(ev.Releases, func(rs *updatedoc.ReleaseStatus) bool {
+		a.Weigh(ev.Releases, func(rs *release.ReleaseStatus) bool {
 			_, affects, _ := matchRecord(r, in.Package, rs.Version)
 			return affects
 		})
 		if withdrawn {
-			if !slices.ContainsFunc(ev.Withdrawn, func(w updatedoc.AdvisoryMatch) bool { return sharesKey(&w, &a) }) {
+			if !slices.ContainsFunc(ev.Withdrawn, func(w release.AdvisoryMatch) bool { return sharesKey(&w, &a) }) {
 				ev.Withdrawn = append(ev.Withdrawn, a)
 			}
 			continue
 		}
-		if i := slices.IndexFunc(ev.Advisories, func(b updatedoc.AdvisoryMatch) bool { return sharesKey(&b, &a) }); i >= 0 {
+		if i := slices.IndexFunc(ev.Advisories, func(b release.AdvisoryMatch) bool { return sharesKey(&b, &a) }); i >= 0 {
 			combine(&ev.Advisories[i], &a)
 			continue
 		}
@@ -72,9 +72,9 @@ func matchRecord(r *osv.Record, name, version string) (m osv.Match, ok, withdraw
 }
 
 // advisoryOf is an OSV record as an advisory of the component.
-func advisoryOf(r *osv.Record, m osv.Match) updatedoc.AdvisoryMatch {
-	a := updatedoc.AdvisoryMatch{
-		Advisory: updatedoc.Advisory{
+func advisoryOf(r *osv.Record, m osv.Match) release.AdvisoryMatch {
+	a := release.AdvisoryMatch{
+		Advisory: release.Advisory{
 			ID: r.ID, Summary: r.Summary, Aliases: slices.Clone(r.Aliases), Modified: r.Modified, Withdrawn: r.Withdrawn,
 			Affected: affectedText(r.Affected[m.Affected]), FixedIn: m.Fixed,
 		},
@@ -86,19 +86,19 @@ func advisoryOf(r *osv.Record, m osv.Match) updatedoc.AdvisoryMatch {
 		a.Summary = firstLine(r.Details)
 	}
 	if vector, ok := r.CVSS(); ok {
-		if score, err := updatedoc.CVSSBaseScore(vector); err == nil {
+		if score, err := release.CVSSBaseScore(vector); err == nil {
 			a.CVSS, a.CVSSScore = vector, score
 		}
 	}
 	a.Severity = r.SeverityWord()
 	if a.Severity == "" && a.CVSS != "" {
-		a.Severity = updatedoc.CVSSRating(a.CVSSScore)
+		a.Severity = release.CVSSRating(a.CVSSScore)
 	}
 	if a.Malicious && a.Severity == "" {
 		a.Severity = "critical"
 	}
 	for _, ref := range r.References {
-		a.References = append(a.References, updatedoc.Reference{Type: ref.Type, URL: ref.URL})
+		a.References = append(a.References, release.Reference{Type: ref.Type, URL: ref.URL})
 	}
 	return a
 }
@@ -107,7 +107,7 @@ func advisoryOf(r *osv.Record, m osv.Match) updatedoc.AdvisoryMatch {
 // shares an id or an alias with: a's words (id, severity, summary,
 // affected range, fix) stand where it has them; b's CVSS, aliases and
 // references are added.
-func combine(a, b *updatedoc.AdvisoryMatch) {
+func combine(a, b *release.AdvisoryMatch) {
 	for _, o := range b.Origins {
 		if !slices.Contains(a.Origins, o) {
 			a.Origins = append(a.Origins, o)
@@ -143,7 +143,7 @@ func combine(a, b *updatedoc.AdvisoryMatch) {
 
 // sharesKey reports whether a and b name one advisory: an id or an alias
 // in common, whatever the case.
-func sharesKey(a, b *updatedoc.AdvisoryMatch) bool {
+func sharesKey(a, b *release.AdvisoryMatch) bool {
 	keys := advisoryKeys(a.ID, a.Aliases)
 	for _, k := range advisoryKeys(b.ID, b.Aliases) {
 		if slices.Contains(keys, k) {
@@ -155,7 +155,7 @@ func sharesKey(a, b *updatedoc.AdvisoryMatch) bool {
 
 // annotate adds KEV's and EPSS's facts of a's CVEs: known exploited when
 // KEV lists one of them, and the highest EPSS score among them.
-func (k *knowledge) annotate(a *updatedoc.AdvisoryMatch) {
+func (k *knowledge) annotate(a *release.AdvisoryMatch) {
 	a.KnownExploited, a.KEV, a.EPSS = false, nil, nil
 	for _, key := range advisoryKeys(a.ID, a.Aliases) {
 		if !strings.HasPrefix(key, "CVE-") {
@@ -163,14 +163,14 @@ func (k *knowledge) annotate(a *updatedoc.AdvisoryMatch) {
 		}
 		if e, ok := k.kev[key]; ok && a.KEV == nil {
 			a.KnownExploited = true
-			a.KEV = &updatedoc.KEVFacts{CVE: key, DateAdded: e.DateAdded.Format(time.DateOnly),
+			a.KEV = &release.KEVFacts{CVE: key, DateAdded: e.DateAdded.Format(time.DateOnly),
 				RequiredAction: e.RequiredAction, Ransomware: e.Ransomware}
 			if e.DueDate != nil {
 				a.KEV.DueDate = e.DueDate.Format(time.DateOnly)
 			}
 		}
 		if s, ok := k.epss[key]; ok && (a.EPSS == nil || float64(s.Score) > a.EPSS.Score) {
-			a.EPSS = &updatedoc.EPSSFacts{CVE: key, Score: float64(s.Score), Percentile: float64(s.Percentile)}
+			a.EPSS = &release.EPSSFacts{CVE: key, Score: float64(s.Score), Percentile: float64(s.Percentile)}
 		}
 	}
 }
@@ -193,7 +193,7 @@ func affectedText(a osv.Affected) string {
 		if i == maxListed {
 			break
 		}
-		if _, err := semver.StrictNewVersion(v); err == nil {
+		if _, err := release.ParseVersion(v); err == nil {
 			alts = append(alts, v)
 		}
 	}
@@ -221,7 +221,7 @@ func rangeText(events []osv.Event) []string {
 			pts = append(pts, point{kind: kind})
 			continue
 		}
-		v, err := semver.StrictNewVersion(text)
+		v, err := release.ParseVersion(text)
 		if err != nil {
 			return nil
 		}

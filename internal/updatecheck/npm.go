@@ -12,13 +12,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // npm sources ("npm:NAME") go through the check as documents do — the
@@ -32,7 +30,7 @@ import (
 //   - what a release is comes from the registry's own facts (npm.OfferFor:
 //     dist-tags, publish times, deprecations, peerDependencies on the
 //     core's package, registry signatures), and is then evaluated as a
-//     document's releases are (updatedoc.Evaluate);
+//     document's releases are (release.Evaluate);
 //   - trust is the registry's signing keys, pinned per registry on first
 //     sight (registry_keys): a registry that publishes other keys later is a
 //     trust event, written with the first of its sources.
@@ -324,60 +322,28 @@ func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 	n := d.npm
 	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
 	pkg := offer.Package
-	doc := &updatedoc.Document{Packages: map[string]*updatedoc.Package{in.Code: &pkg}}
-	r, err := evaluateDoc(d, k, doc, in, epoch)
+	r, err := evaluateDoc(d, k, &pkg, in, epoch)
 	if err != nil {
 		return r, err
 	}
-	r.Deprecated, r.ProvenanceLost = offer.Deprecated, provenanceLost(offer, in.InstalledVersion, r)
-	offer.ProvenanceLost = r.ProvenanceLost
+	r.Deprecated = offer.Deprecated
 	if r.UpdateVersion != "" {
 		if account, isNew := npm.NewPublisher(n.pkg, r.UpdateVersion); isNew {
 			r.NewPublisherVersion, r.NewPublisher = r.UpdateVersion, account
 		}
 	}
-	if r.RegistryFacts, err = json.Marshal(registryFacts(n, offer, in.InstalledVersion)); err != nil {
+	if r.RegistryFacts, err = json.Marshal(registryFacts(n, offer, in.InstalledVersion, r.ProvenanceLost)); err != nil {
 		return store.Result{}, fmt.Errorf("encode the registry's facts of %q: %w", in.Code, err)
 	}
 	return r, nil
 }
 
-// provenanceLost is the trust downgrade of a component: the version the
-// site would install (the installable update, else the newest version
-// offered, unless the policy holds it back: waiting, held or skipped)
-// when it was published without the provenance the installed version
-// has; "" when there is none. A release the site is not offered raises
-// no alarm, as a new publisher is judged on the offered update only.
-func provenanceLost(o npm.Offer, installed string, r store.Result) string {
-	if update := r.UpdateVersion; update != "" {
-		if o.Provenance[installed] && !o.Provenance[update] {
-			return update
-		}
-		return ""
-	}
-	v := o.ProvenanceLost
-	if v == "" || v == r.WaitingVersion || v == r.HeldVersion || skippedBy(v, r.SkippedVersion) {
-		return ""
-	}
-	return v
-}
-
-// skippedBy: skip, a skipped version, hides v (v is at or below it).
-func skippedBy(v, skip string) bool {
-	if skip == "" {
-		return false
-	}
-	sv, err1 := updatedoc.ParseVersion(v)
-	kv, err2 := updatedoc.ParseVersion(skip)
-	return err1 == nil && err2 == nil && !sv.GreaterThan(kv)
-}
-
 // registryFacts are what the registry said of the package, for the
 // detail page: the installed version and every version offered, newest
 // first, with their provenance and the key that verified each.
-func registryFacts(n *npmDoc, o npm.Offer, installed string) readmodel.RegistryFacts {
+func registryFacts(n *npmDoc, o npm.Offer, installed, provenanceLost string) readmodel.RegistryFacts {
 	f := readmodel.RegistryFacts{Package: n.pkg.Name, Registry: n.registry, Deprecated: o.Deprecated, Unlisted: o.Unlisted,
-		KeysPublished: len(n.keys) > 0, ProvenanceLost: o.ProvenanceLost, Versions: []readmodel.RegistryVersion{}}
+		KeysPublished: len(n.keys) > 0, ProvenanceLost: provenanceLost, Versions: []readmodel.RegistryVersion{}}
 	version := func(v string, requiresCore string) readmodel.RegistryVersion {
 		return readmodel.RegistryVersion{Version: v, Published: n.pkg.Published[v], Installed: v == installed,
 			Provenance: o.Provenance[v], RequiresCore: requiresCore, SignedBy: o.SignedBy[v]}
@@ -392,9 +358,9 @@ func registryFacts(n *npmDoc, o npm.Offer, installed string) readmodel.RegistryF
 		// newer than latest): it is listed all the same, in its place.
 		rv := version(installed, "")
 		at := len(f.Versions)
-		if iv, err := semver.StrictNewVersion(installed); err == nil {
+		if iv, err := release.ParseVersion(installed); err == nil {
 			for i, r := range f.Versions {
-				if v, err := semver.StrictNewVersion(r.Version); err == nil && iv.GreaterThan(v) {
+				if v, err := release.ParseVersion(r.Version); err == nil && iv.GreaterThan(v) {
 					at = i
 					break
 				}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -105,7 +106,7 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 	}
 	core, corePackage := "", ""
 	for _, comp := range components {
-		if comp.Code == updatedoc.CoreCode {
+		if comp.Code == release.CoreCode {
 			core, corePackage = comp.InstalledVersion, readmodel.PackageOf(comp.SourceURL)
 		}
 	}

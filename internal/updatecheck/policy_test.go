@@ -9,17 +9,16 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
-	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // policySite is a core and a blog at 2.3.0 whose source publishes
 // releases, under the site-wide policy p, with the manifest's skips and
 // dismissals.
-func (b *bundle) policySite(pub *publisher.Publisher, blog string, p updatedoc.Policy, skips []manifest.Skip,
+func (b *bundle) policySite(pub *publisher.Publisher, blog string, p release.Policy, skips []manifest.Skip,
 	dismissals []manifest.Dismissal) {
 	b.t.Helper()
 	pub.Set("/core.json", doc(1, map[string]string{"core": `{"releases": [{"version": "1.9.0"}]}`}))
@@ -42,7 +41,7 @@ func TestAReleaseIsOfferedWhenItSoaks(t *testing.T) {
 	soaks := time.Now().UTC().Add(-72*time.Hour + 3*time.Second).Truncate(time.Second)
 	blog := fmt.Sprintf(`{"releases": [{"version": "2.3.5", "released": "2026-01-01T00:00:00Z"},
 		{"version": "2.4.0", "released": %q}]}`, soaks.Format(time.RFC3339))
-	b.policySite(pub, blog, updatedoc.Policy{Soak: "3d"}, nil, nil)
+	b.policySite(pub, blog, release.Policy{Soak: "3d"}, nil, nil)
 	b.run(lease.Operator)
 
 	if got := b.results()["blog"]; got.Update != "2.3.5" || !got.Evaluated {
@@ -76,7 +75,7 @@ func TestASkipHidesUntilANewerRelease(t *testing.T) {
 	b := setup(t)
 	pub := publisher.New(t)
 	skip := []manifest.Skip{{Component: "blog", Version: "2.4.0", Reason: "breaks our theme"}}
-	b.policySite(pub, `{"releases": [{"version": "2.3.9"}, {"version": "2.4.0"}]}`, updatedoc.Policy{}, skip, nil)
+	b.policySite(pub, `{"releases": [{"version": "2.3.9"}, {"version": "2.4.0"}]}`, release.Policy{}, skip, nil)
 	b.run(lease.Operator)
 	if got := b.results()["blog"]; got.Update != "" || !got.Evaluated {
 		t.Fatalf("with 2.4.0 skipped: offered %q (evaluated %v), want nothing", got.Update, got.Evaluated)
@@ -101,7 +100,7 @@ func TestAManifestDismissalIsNotUndoneInTheAdminCP(t *testing.T) {
 	pub := publisher.New(t)
 	blog := `{"releases": [{"version": "2.3.0"}], "advisories": [{"id": "ACME-2", "severity": "high", "affected": "<=2.3.0"}]}`
 	d := []manifest.Dismissal{{Component: "blog", Advisory: "ACME-2", Reason: "the comments module is disabled"}}
-	b.policySite(pub, blog, updatedoc.Policy{}, nil, d)
+	b.policySite(pub, blog, release.Policy{}, nil, d)
 	b.run(lease.Operator)
 	if got := b.results()["blog"]; got.Vulnerable || !got.Evaluated {
 		t.Fatalf("blog vulnerable %v (evaluated %v), want the manifest's dismissal in force", got.Vulnerable, got.Evaluated)
@@ -117,7 +116,7 @@ func TestAManifestDismissalIsNotUndoneInTheAdminCP(t *testing.T) {
 		t.Error("after the AdminCP's attempts, blog is vulnerable: the manifest's dismissal was ended")
 	}
 	// Left out of the manifest, it ends.
-	b.policySite(pub, blog, updatedoc.Policy{}, nil, nil)
+	b.policySite(pub, blog, release.Policy{}, nil, nil)
 	if got := b.results()["blog"]; !got.Vulnerable {
 		t.Error("the manifest no longer declares the dismissal, and blog is still not vulnerable")
 	}
@@ -135,30 +134,5 @@ func TestTheSoakClockRunsWithTheCheck(t *testing.T) {
 	}
 	if got := noKnowledge.clock(); time.Since(got) > time.Minute || time.Since(got) < -time.Minute {
 		t.Errorf("clock without a read = %v, want the local clock", got)
-	}
-}
-
-// Provenance lost is judged on what the site would install: the offered
-// update, or with none the newest version, unless the policy holds it
-// back (waiting, held, skipped): a release never offered raises no alarm.
-func TestProvenanceLostFollowsTheOffer(t *testing.T) {
-	t.Parallel()
-	o := npm.Offer{Provenance: map[string]bool{"1.0.0": true, "1.1.0": true}, ProvenanceLost: "2.0.0"}
-	for _, c := range []struct {
-		name string
-		r    store.Result
-		want string
-	}{
-		{"an update with provenance", store.Result{UpdateVersion: "1.1.0"}, ""},
-		{"an update without", store.Result{UpdateVersion: "1.2.0"}, "1.2.0"},
-		{"none offered, the newest needs a newer core", store.Result{}, "2.0.0"},
-		{"none offered, the newest waits", store.Result{WaitingVersion: "2.0.0"}, ""},
-		{"none offered, the newest is held", store.Result{HeldVersion: "2.0.0"}, ""},
-		{"none offered, the newest is skipped", store.Result{SkippedVersion: "2.0.0"}, ""},
-		{"none offered, an older one is skipped", store.Result{SkippedVersion: "1.5.0"}, "2.0.0"},
-	} {
-		if got := provenanceLost(o, "1.0.0", c.r); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
 	}
 }

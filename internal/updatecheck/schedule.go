@@ -14,6 +14,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testsignal"
 )
 
 // ScheduleSetting is the app_settings key holding the installation's daily
@@ -70,16 +71,7 @@ type schedulerSignals struct {
 	// caughtUp hears that the check at start is over: it ran (with its
 	// period's retries), or was not needed, or the last completion could
 	// not be read.
-	caughtUp signal
-}
-
-// signal is a test signal; a test makes it with room for what it awaits.
-type signal chan struct{}
-
-func (s signal) send() {
-	if s != nil {
-		s <- struct{}{}
-	}
+	caughtUp testsignal.Signal[struct{}]
 }
 
 // NewScheduler returns a scheduler for schedule.
@@ -110,7 +102,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 	switch {
 	case err != nil:
 		s.logger.WarnContext(ctx, "catch-up check: cannot read the last completion", "error", err)
-		s.signals.caughtUp.send()
+		s.signals.caughtUp.Send(struct{}{})
 	case status.CompletionOlder:
 		if status.LastCompletedAt == nil {
 			s.logger.InfoContext(ctx, "catch-up check: no check has completed yet")
@@ -120,13 +112,13 @@ func (s *Scheduler) Run(ctx context.Context) {
 		}
 		catchUp.Go(func() {
 			job.Run() // through the chain: never alongside a cron-fired run
-			s.signals.caughtUp.send()
+			s.signals.caughtUp.Send(struct{}{})
 		})
 	default:
 		// Said at debug level, for tests and for the curious: the start's
 		// decision is then observable in every case.
 		s.logger.DebugContext(ctx, "catch-up check: not needed", "last_completed_at", status.LastCompletedAt)
-		s.signals.caughtUp.send()
+		s.signals.caughtUp.Send(struct{}{})
 	}
 
 	<-ctx.Done()

@@ -1,31 +1,13 @@
 package updatecheck
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
-
-// lockedBuffer is a log the scheduler's goroutines may write to at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The catch-up at start says why it runs: on an installation where no
 // check ever completed, not that the last one "is older than a day".
@@ -50,9 +32,9 @@ func TestCatchUpSaysWhyItRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var log lockedBuffer
+			var log testkit.Buffer
 			s := NewScheduler(b.checker, sched, b.lease.Timings(), slog.New(slog.NewTextHandler(&log, nil)))
-			s.signals.caughtUp = make(signal, 1)
+			s.signals.caughtUp.Init(1)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() { defer close(done); s.Run(ctx) }()

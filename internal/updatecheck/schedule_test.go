@@ -11,6 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -138,7 +139,7 @@ func (b *bundle) scheduler() (*Scheduler, context.CancelFunc, chan struct{}) {
 		b.t.Fatal(err)
 	}
 	s := NewScheduler(b.checker, sched, b.lease.Timings(), slog.Default())
-	s.signals.caughtUp = make(signal, 1)
+	s.signals.caughtUp.Init(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); s.Run(ctx) }()
@@ -178,7 +179,7 @@ func TestTwoSchedulersOneRun(t *testing.T) {
 	b := setup(t)
 	p := publisher.New(t)
 	b.standardSite(p)
-	other := &bundle{t: t, db: b.db, store: b.store, lease: b.newLease(testTimings()), fetcher: b.fetcher}
+	other := &bundle{t: t, db: b.db, store: b.store, lease: b.newLease(lease.Timings(testkit.Timings())), fetcher: b.fetcher}
 	other.checker = New(b.store, other.lease, b.fetcher, slog.Default())
 	s1, _, _ := b.scheduler()
 	s2, _, _ := other.scheduler()
@@ -233,9 +234,5 @@ func TestSchedulerShutdownReleasesLease(t *testing.T) {
 func caughtUp(t *testing.T, s *Scheduler) {
 	t.Helper()
 	limit := 3*s.timings.Lease + 2*time.Second
-	select {
-	case <-s.signals.caughtUp:
-	case <-time.After(limit):
-		t.Fatalf("the check at start was not over within %s", limit)
-	}
+	s.signals.caughtUp.Wait(t, "the check at start is over", limit)
 }

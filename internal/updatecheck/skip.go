@@ -9,10 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/Masterminds/semver/v3"
-
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // Why a skip is refused (docs/policy.md "Skips"). Each is said in words an
@@ -168,10 +166,10 @@ func (s *Skips) notFromManifest(ctx context.Context, code string) error {
 // than the installed version, weighed for the site (no pre-release for a
 // stable installed version), and no security release for the site. The
 // offer itself never hides a security release whatever the skip
-// (updatedoc.Evaluation.Offer), so a release that becomes one later is
+// (release.Evaluation.Offer), so a release that becomes one later is
 // offered all the same.
 func (s *Skips) skippable(ctx context.Context, code, version string) error {
-	v, err := semver.StrictNewVersion(version)
+	v, err := release.ParseVersion(version)
 	if err != nil {
 		return ErrSkipNotAVersion
 	}
@@ -182,25 +180,25 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 	if !d.Evaluated || len(d.Evaluation) == 0 {
 		return ErrSkipNotEvaluated
 	}
-	inst, err := semver.StrictNewVersion(d.Installed)
+	inst, err := release.ParseVersion(d.Installed)
 	if err != nil {
 		return ErrSkipNotEvaluated // the installed version could not be evaluated
 	}
 	if !v.GreaterThan(inst) {
 		return ErrSkipNotNewer
 	}
-	var ev updatedoc.Evaluation
+	var ev release.Evaluation
 	if err := json.Unmarshal(d.Evaluation, &ev); err != nil {
 		return fmt.Errorf("stored evaluation of %q: %w", code, err)
 	}
 	// The offer weighs the releases for the site (Offer "" for one it does
 	// not, a pre-release for a stable site) and marks its security
 	// releases (SecurityFix), which no skip hides.
-	if err := ev.Offer(d.Installed, updatedoc.OfferOptions{Skipped: version, Now: time.Now()}); err != nil {
+	if err := ev.Offer(d.Installed, release.OfferOptions{Skipped: version, Now: time.Now()}); err != nil {
 		return ErrSkipNotEvaluated
 	}
 	for _, r := range ev.Releases {
-		rv, err := semver.StrictNewVersion(r.Version)
+		rv, err := release.ParseVersion(r.Version)
 		if err != nil || !rv.Equal(v) {
 			continue
 		}
@@ -219,7 +217,7 @@ func (s *Skips) skippable(ctx context.Context, code, version string) error {
 
 // wayOut: version clears a malicious or known-exploited advisory of the
 // installed version (its ClearedBy).
-func wayOut(as []updatedoc.AdvisoryMatch, version string) bool {
+func wayOut(as []release.AdvisoryMatch, version string) bool {
 	for _, a := range as {
 		if (a.Malicious || a.KnownExploited) && a.ClearedBy == version {
 			return true

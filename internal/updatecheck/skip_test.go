@@ -10,9 +10,9 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // skippedOf is the blog's skip as its current result was evaluated under
@@ -56,7 +56,7 @@ func TestSkipHidesAPlainUpdateAtOnceUntilANewerRelease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	pub := publisher.New(t)
-	b.policySite(pub, `{"releases": [{"version": "2.3.0"}, {"version": "2.4.0"}]}`, updatedoc.Policy{}, nil, nil)
+	b.policySite(pub, `{"releases": [{"version": "2.3.0"}, {"version": "2.4.0"}]}`, release.Policy{}, nil, nil)
 	b.run(lease.Operator)
 	if got := b.results()["blog"]; got.Update != "2.4.0" {
 		t.Fatalf("before the skip: offered %q, want 2.4.0", got.Update)
@@ -131,7 +131,7 @@ func TestSkipRefusals(t *testing.T) {
 	blog := `{"releases": [{"version": "2.2.0"}, {"version": "2.3.0"}, {"version": "2.3.1", "security": true}, {"version": "2.4.0"},
 		{"version": "2.5.0"}, {"version": "2.6.0-beta.1"}],
 		"advisories": [{"id": "ACME-9", "severity": "high", "affected": "<2.5.0", "fixed_in": "2.5.0"}]}`
-	b.policySite(pub, blog, updatedoc.Policy{}, nil, nil)
+	b.policySite(pub, blog, release.Policy{}, nil, nil)
 	b.run(lease.Operator)
 	ctx := context.Background()
 	skips := NewSkips(b.checker)
@@ -176,7 +176,7 @@ func TestSkipFromTheManifestCannotBeChanged(t *testing.T) {
 	b := setup(t)
 	pub := publisher.New(t)
 	skip := []manifest.Skip{{Component: "blog", Version: "2.4.0", Reason: "breaks our theme"}}
-	b.policySite(pub, `{"releases": [{"version": "2.4.0"}, {"version": "2.5.0"}]}`, updatedoc.Policy{}, skip, nil)
+	b.policySite(pub, `{"releases": [{"version": "2.4.0"}, {"version": "2.5.0"}]}`, release.Policy{}, skip, nil)
 	b.run(lease.Operator)
 	ctx := context.Background()
 	skips := NewSkips(b.checker)
@@ -202,7 +202,7 @@ func TestSkipRacesACheck(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	pub := publisher.New(t)
-	b.policySite(pub, `{"releases": [{"version": "2.4.0"}]}`, updatedoc.Policy{}, nil, nil)
+	b.policySite(pub, `{"releases": [{"version": "2.4.0"}]}`, release.Policy{}, nil, nil)
 	b.run(lease.Operator)
 	ctx := context.Background()
 	skips := NewSkips(b.checker)
@@ -252,7 +252,7 @@ func TestASkipDuringACheckStands(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	pub := publisher.New(t)
-	b.policySite(pub, `{"releases": [{"version": "2.4.0"}]}`, updatedoc.Policy{}, nil, nil)
+	b.policySite(pub, `{"releases": [{"version": "2.4.0"}]}`, release.Policy{}, nil, nil)
 	b.run(lease.Operator)
 	pub.Set("/acme.json", doc(2, map[string]string{"blog": `{"releases": [{"version": "2.4.0", "summary": "new notes"}]}`}))
 	ctx := context.Background()
@@ -292,7 +292,7 @@ func TestASkipEvaluatedBeforeACheckWritesIsEvaluatedAgain(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	pub := publisher.New(t)
-	b.policySite(pub, `{"releases": [{"version": "2.4.0"}]}`, updatedoc.Policy{}, nil, nil)
+	b.policySite(pub, `{"releases": [{"version": "2.4.0"}]}`, release.Policy{}, nil, nil)
 	b.run(lease.Operator)
 	ctx := context.Background()
 	skips := NewSkips(b.checker)

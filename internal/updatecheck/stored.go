@@ -2,8 +2,10 @@ package updatecheck
 
 import (
 	"context"
+	"errors"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -97,4 +99,13 @@ func (w *writer) storedNpmInput(src store.Source, pinned map[string]store.Regist
 func unevaluatedInput(u store.Unevaluated, core store.Component) store.ComponentInput {
 	return store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion, Package: u.Package,
 		Policy: u.Policy, Skipped: u.Skipped}
+}
+
+// core is the installed core (the zero Component when none is).
+func (w *writer) core(ctx context.Context) (store.Component, error) {
+	comp, err := w.store.Component(ctx, release.CoreCode)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Component{}, nil
+	}
+	return comp, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -42,7 +43,7 @@ func TestSyncDoesNotStarveTheHeartbeat(t *testing.T) {
 	b := setup(t)
 	var mu sync.Mutex
 	var longest time.Duration
-	timings := testTimings()
+	timings := lease.Timings(testkit.Timings())
 	m, err := lease.New(b.store, timings, lease.WithLogger(slog.Default()), lease.WithLockHeld(func(d time.Duration) {
 		mu.Lock()
 		longest = max(longest, d)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
@@ -75,6 +76,10 @@ var (
 // transactions serialise on the lease's lock; two let one open its
 // transaction while the other holds the lock.
 const writerCount = 2
+
+// preparerCount is how many goroutines prepare fetched sources (verify,
+// parse, evaluate): as many as can run at once.
+var preparerCount = runtime.GOMAXPROCS(0)
 
 // groupSources and groupResults bound a group (gather): the sources one
 // pipelined write takes, and the first results they may bring between them

@@ -1,6 +1,8 @@
 // Package updatedoc reads the update documents publishers serve (format 1,
-// JSON), checks their signatures, and evaluates an installed component
-// against them. It does no I/O: bytes come in, values and errors go out, so
+// JSON) and checks their signatures: an adapter at the edge, which
+// produces the domain's types (release.Package, by [Document.Package]) for
+// internal/release to evaluate ([Evaluate] is release.Evaluate against a
+// document). It does no I/O: bytes come in, values and errors go out, so
 // the same code serves the fetching check, the re-evaluation after an
 // installed version changed, and the publisher CLI. The format itself is
 // described for publishers in docs/update-document.md.
@@ -28,20 +30,6 @@
 // [Lint] lists every problem of a document, each with its JSON path and its
 // line and column, for the publisher's tools; Parse is Lint stopped at the
 // first problem, so the two cannot disagree.
-//
-// # Ranges and pre-releases
-//
-// Ranges are written in the syntax of github.com/Masterminds/semver, whose
-// parser decides what is well written, but [Range] gives them their meaning
-// itself: npm's, where a partial version stands for every version with that
-// prefix ("<=2.4" holds 2.4.7), rather than whatever one library version
-// makes of partial versions. Both npm and the library leave pre-releases out
-// of a range unless the range itself names one, so an installed
-// 2.3.0-beta.1 would not be inside the affected range "<2.4.0" and a
-// vulnerable beta would look safe; in a [Range] a pre-release is inside
-// exactly when its place in the version order is. Offering updates is a
-// different question: pre-releases are offered only to a site already
-// running one (see [Evaluation]).
 //
 // # Trust
 //

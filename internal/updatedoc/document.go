@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // Format is the only document format this package understands.
@@ -40,65 +39,18 @@ type Document struct {
 	Sequence int64 `json:"sequence"`
 	// Expires is the zero time when the publisher set no expiry.
 	Expires time.Time `json:"expires,omitzero"`
-	// Packages is keyed by component code.
-	Packages map[string]*Package `json:"packages"`
+	// Packages is keyed by component code: the domain's packages
+	// (release.Package), which the document produces.
+	Packages map[string]*release.Package `json:"packages"`
 }
 
-// Package is what a document says about one component.
-type Package struct {
-	Releases   []Release  `json:"releases"`
-	Advisories []Advisory `json:"advisories"`
-}
-
-// Release is one published version of a package.
-type Release struct {
-	Version string `json:"version"`
-	// Released is the zero time when the publisher did not say.
-	Released time.Time `json:"released,omitzero"`
-	// RequiresCore is the range of core versions this release runs on;
-	// empty means any.
-	RequiresCore string `json:"requires_core,omitempty"`
-	Security     bool   `json:"security,omitempty"`
-	Severity     string `json:"severity,omitempty"`
-	Summary      string `json:"summary,omitempty"`
-	URL          string `json:"url,omitempty"`
-
-	// The parsed forms, filled by Parse so that evaluations do not parse
-	// again. Evaluate falls back to parsing the text when they are nil (a
-	// Release built by hand).
-	version      *semver.Version
-	requiresCore *Range
-}
-
-// Advisory is a published vulnerability of a package.
-type Advisory struct {
-	ID       string `json:"id"`
-	Severity string `json:"severity,omitempty"`
-	// Affected is the range of vulnerable versions.
-	Affected string `json:"affected"`
-	// FixedIn is empty while there is no fix.
-	FixedIn string `json:"fixed_in,omitempty"`
-	Summary string `json:"summary,omitempty"`
-	URL     string `json:"url,omitempty"`
-	// OSV's members (osv.go). Aliases are other databases' ids of the same
-	// advisory (CVE, GHSA, …).
-	Aliases []string `json:"aliases,omitempty"`
-	// CVSS is a CVSS v3.0, v3.1 or v4.0 vector and CVSSScore its base
-	// score (meaningful only when CVSS is set). Severity is the
-	// publisher's word, or when the publisher gave none, the word of the
-	// score on CVSS's qualitative scale.
-	CVSS      string  `json:"cvss,omitempty"`
-	CVSSScore float64 `json:"cvss_score,omitempty"`
-	// Withdrawn is when the publisher withdrew the advisory (zero: it
-	// stands). A withdrawn advisory affects nothing: Evaluate lists it
-	// apart, in Evaluation.Withdrawn.
-	Withdrawn time.Time `json:"withdrawn,omitzero"`
-	// Modified is when the publisher last changed the advisory (zero: not
-	// said).
-	Modified   time.Time   `json:"modified,omitzero"`
-	References []Reference `json:"references,omitempty"`
-
-	affected *Range
+// Package is what the document says about the component code, nil when it
+// says nothing (or there is no document): release.Evaluate says Missing.
+func (d *Document) Package(code string) *release.Package {
+	if d == nil {
+		return nil
+	}
+	return d.Packages[code]
 }
 
 // CheckSequence refuses a document whose sequence is lower than the stored

@@ -3,6 +3,8 @@ package updatedoc
 import (
 	"errors"
 	"fmt"
+
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 var (
@@ -10,7 +12,9 @@ var (
 	// document that fails validation, a version or range that does not
 	// parse, a malformed key. Callers record such errors against the source
 	// or the component instead of retrying: the same input fails again.
-	ErrInvalid = errors.New("invalid input")
+	// It is release.ErrInvalid itself, so that a document's errors and the
+	// domain's (a version, a range, a policy) answer one errors.Is.
+	ErrInvalid = release.ErrInvalid
 
 	// ErrBadSignature means a signature was present but does not verify: it
 	// is not base64, has the wrong length, or was made by another key or over

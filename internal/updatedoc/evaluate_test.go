@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of TestEvaluateGolden")
@@ -57,12 +59,12 @@ var evaluateCases = []struct {
 // goldenRendering is what a golden file holds: the inputs, so that the file
 // reads on its own, and the evaluation or the error.
 type goldenRendering struct {
-	Document   string      `json:"document"`
-	Code       string      `json:"code"`
-	Installed  string      `json:"installed"`
-	Core       string      `json:"installed_core"`
-	Evaluation *Evaluation `json:"evaluation,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	Document   string              `json:"document"`
+	Code       string              `json:"code"`
+	Installed  string              `json:"installed"`
+	Core       string              `json:"installed_core"`
+	Evaluation *release.Evaluation `json:"evaluation,omitempty"`
+	Error      string              `json:"error,omitempty"`
 }
 
 func parseTestdata(t *testing.T, name string) *Document {
@@ -195,7 +197,7 @@ func TestEvaluateCopiesReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	if again.Update.Summary != "Threaded replies" || again.Latest.Version != "3.0.0" {
-		t.Errorf("changing an Evaluation changed the document: %+v", again)
+		t.Errorf("changing an release.Evaluation changed the document: %+v", again)
 	}
 }
 
@@ -203,16 +205,16 @@ func TestEvaluateCopiesReleases(t *testing.T) {
 // evaluated the same way, and bad values in them are errors, not panics.
 func TestEvaluateHandBuiltDocument(t *testing.T) {
 	t.Parallel()
-	doc := &Document{Packages: map[string]*Package{
+	doc := &Document{Packages: map[string]*release.Package{
 		"blog": {
-			Releases: []Release{
+			Releases: []release.Release{
 				{Version: "1.0.1", Security: true},
 				{Version: "1.1.0", RequiresCore: ">=2.0.0"},
 			},
-			Advisories: []Advisory{{ID: "X-1", Affected: "<1.0.1", FixedIn: "1.0.1"}},
+			Advisories: []release.Advisory{{ID: "X-1", Affected: "<1.0.1", FixedIn: "1.0.1"}},
 		},
-		"bad-version":  {Releases: []Release{{Version: "one"}}},
-		"bad-affected": {Advisories: []Advisory{{ID: "X-2"}}},
+		"bad-version":  {Releases: []release.Release{{Version: "one"}}},
+		"bad-affected": {Advisories: []release.Advisory{{ID: "X-2"}}},
 	}}
 	ev, err := Evaluate(doc, "blog", "1.0.0", "1.5.0")
 	if err != nil {

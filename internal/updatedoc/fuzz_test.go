@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // FuzzParse feeds Parse arbitrary bytes. Parse must never panic and must
@@ -86,7 +87,7 @@ func FuzzParse(f *testing.F) {
 			for _, installed := range versions {
 				for _, core := range []string{"1.0.0", "2.0.0-rc.1"} {
 					checkEvaluation(t, doc, code, installed, core)
-					checkEvaluation(t, doc, CoreCode, installed, core)
+					checkEvaluation(t, doc, release.CoreCode, installed, core)
 				}
 			}
 		}
@@ -165,7 +166,7 @@ func checkEvaluation(t *testing.T, doc *Document, code, installed, core string) 
 	if err != nil {
 		t.Fatalf("Evaluate(%q, %q, %q) on a parsed document: %v", code, installed, core, err)
 	}
-	inst := semver.MustParse(installed)
+	inst := mustVersion(t, installed)
 	if ev.UpdateAvailable != (ev.Update != nil) {
 		t.Fatalf("UpdateAvailable %v with Update %v", ev.UpdateAvailable, ev.Update)
 	}
@@ -179,18 +180,18 @@ func checkEvaluation(t *testing.T, doc *Document, code, installed, core string) 
 		t.Fatal("SecurityNeedsNewerCore without Security")
 	}
 	if ev.Update != nil {
-		u := semver.MustParse(ev.Update.Version)
+		u := mustVersion(t, ev.Update.Version)
 		if !u.GreaterThan(inst) {
 			t.Fatalf("update %s is not greater than installed %s", u, inst)
 		}
-		if ev.Latest == nil || semver.MustParse(ev.Latest.Version).LessThan(u) {
+		if ev.Latest == nil || mustVersion(t, ev.Latest.Version).LessThan(u) {
 			t.Fatalf("latest %v is older than update %s", ev.Latest, u)
 		}
-		if ev.BlockedUpdate != nil && !semver.MustParse(ev.BlockedUpdate.Version).GreaterThan(u) {
+		if ev.BlockedUpdate != nil && !mustVersion(t, ev.BlockedUpdate.Version).GreaterThan(u) {
 			t.Fatalf("blocked update %s is not newer than update %s", ev.BlockedUpdate.Version, u)
 		}
 	}
-	if code == CoreCode && ev.NeedsNewerCore {
+	if code == release.CoreCode && ev.NeedsNewerCore {
 		t.Fatal("the core needs a newer core")
 	}
 	for _, a := range ev.Advisories {
@@ -254,8 +255,8 @@ func FuzzRange(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, rangeText, versionText string) {
-		r, rangeErr := ParseRange(rangeText)
-		v, versionErr := ParseVersion(versionText)
+		r, rangeErr := release.ParseRange(rangeText)
+		v, versionErr := release.ParseVersion(versionText)
 		if rangeErr != nil && !errors.Is(rangeErr, ErrInvalid) {
 			t.Fatalf("ParseRange error %q does not wrap ErrInvalid", rangeErr)
 		}
@@ -267,15 +268,15 @@ func FuzzRange(f *testing.F) {
 		if rangeErr != nil && libErr == nil && text != "" &&
 			!strings.Contains(rangeErr.Error(), "holds no version") &&
 			!strings.Contains(rangeErr.Error(), "has a pre-release or build metadata") {
-			t.Fatalf("the library accepts %q, ParseRange refuses it: %v", rangeText, rangeErr)
+			t.Fatalf("the library accepts %q, release.ParseRange refuses it: %v", rangeText, rangeErr)
 		}
 		if versionErr != nil {
 			return
 		}
-		got := r.Contains(v) // also the zero Range when rangeErr != nil
+		got := r.Contains(v) // also the zero release.Range when rangeErr != nil
 		if rangeErr != nil {
 			if got {
-				t.Fatalf("a Range that failed to parse holds %s", v)
+				t.Fatalf("a release.Range that failed to parse holds %s", v)
 			}
 			return
 		}
@@ -294,7 +295,7 @@ func FuzzRange(f *testing.F) {
 		if m == nil {
 			return
 		}
-		bound, err := semver.StrictNewVersion(m[2])
+		bound, err := release.ParseVersion(m[2])
 		if err != nil {
 			return // a partial or loose version: not a simple comparison
 		}
@@ -354,4 +355,14 @@ func checkPartial(t *testing.T, m []string, v *semver.Version, got bool) {
 	if got != want {
 		t.Fatalf("%q.Contains(%q) = %v, want %v (prefix %v, below the series %v)", m[0], v, got, want, prefix, below)
 	}
+}
+
+// mustVersion reads a version an evaluation produced, which must read.
+func mustVersion(t *testing.T, s string) *semver.Version {
+	t.Helper()
+	v, err := release.ParseVersion(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

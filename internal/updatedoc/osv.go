@@ -3,15 +3,13 @@ package updatedoc
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	cvss30 "github.com/pandatix/go-cvss/30"
-	cvss31 "github.com/pandatix/go-cvss/31"
-	cvss40 "github.com/pandatix/go-cvss/40"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // An advisory's OSV members (https://ossf.github.io/osv-schema/), with
@@ -21,17 +19,12 @@ import (
 
 // Limits on the OSV lists of one advisory.
 const (
-	// MaxAliases is the most aliases one advisory may list.
-	MaxAliases = 100
+	// MaxAliases is the most aliases one advisory may list (one cap with
+	// the feeds' OSV records).
+	MaxAliases = readmodel.MaxAdvisoryAliases
 	// MaxReferences is the most references one advisory may list.
-	MaxReferences = 200
+	MaxReferences = readmodel.MaxAdvisoryReferences
 )
-
-// Reference is one of OSV's references: a typed link.
-type Reference struct {
-	Type string `json:"type"`
-	URL  string `json:"url"`
-}
 
 type wireReference struct {
 	Type *string `json:"type"`
@@ -80,7 +73,7 @@ func checkAlias(s string) error {
 // vector without a word gives the word of the vector's base score (CVSS's
 // qualitative scale); a word given beside a vector stays the publisher's
 // word, whatever the score. at is the advisory's JSON path.
-func (wa *wireAdvisory) validateOSV(c *checker, code string, i int, at string, a *Advisory) {
+func (wa *wireAdvisory) validateOSV(c *checker, code string, i int, at string, a *release.Advisory) {
 	place := func(field string) string {
 		return fmt.Sprintf("advisories[%d].%s", i, field)
 	}
@@ -101,12 +94,12 @@ func (wa *wireAdvisory) validateOSV(c *checker, code string, i int, at string, a
 		a.Aliases = slices.Clone(wa.Aliases)
 	}
 	if wa.CVSS != nil {
-		if score, err := CVSSBaseScore(*wa.CVSS); err != nil {
+		if score, err := release.CVSSBaseScore(*wa.CVSS); err != nil {
 			c.add(at+".cvss", at, err, "update document: %s %q of package %q: %v", place("cvss"), *wa.CVSS, code, err)
 		} else {
 			a.CVSS, a.CVSSScore = *wa.CVSS, score
 			if a.Severity == "" {
-				a.Severity = severityOfScore(score)
+				a.Severity = release.SeverityOfScore(score)
 			}
 		}
 	}
@@ -147,76 +140,7 @@ func (wa *wireAdvisory) validateOSV(c *checker, code string, i int, at string, a
 			continue
 		}
 		if wr.Type != nil {
-			a.References = append(a.References, Reference{Type: *wr.Type, URL: *wr.URL})
+			a.References = append(a.References, release.Reference{Type: *wr.Type, URL: *wr.URL})
 		}
 	}
-}
-
-// CVSSBaseScore is the base score of a CVSS v3.0, v3.1 or v4.0 vector
-// ("CVSS:3.1/AV:N/…"), as FIRST's calculators give it. Other versions (CVSS
-// v2 has no "CVSS:" prefix) and malformed vectors are an error. A v4.0
-// vector may carry threat or environmental metrics; the score is of its
-// base metrics alone (CVSS-B), so that it means the same for every vector.
-func CVSSBaseScore(vector string) (float64, error) {
-	switch {
-	case strings.HasPrefix(vector, "CVSS:3.0/"):
-		v, err := cvss30.ParseVector(vector)
-		if err != nil {
-			return 0, fmt.Errorf("not a valid CVSS v3.0 vector (%v)", err)
-		}
-		return v.BaseScore(), nil
-	case strings.HasPrefix(vector, "CVSS:3.1/"):
-		v, err := cvss31.ParseVector(vector)
-		if err != nil {
-			return 0, fmt.Errorf("not a valid CVSS v3.1 vector (%v)", err)
-		}
-		return v.BaseScore(), nil
-	case strings.HasPrefix(vector, "CVSS:4.0/"):
-		v, err := cvss40.ParseVector(vector)
-		if err != nil {
-			return 0, fmt.Errorf("not a valid CVSS v4.0 vector (%v)", err)
-		}
-		base := []string{"AV", "AC", "AT", "PR", "UI", "VC", "VI", "VA", "SC", "SI", "SA"}
-		parts := []string{"CVSS:4.0"}
-		for _, m := range base {
-			val, err := v.Get(m)
-			if err != nil {
-				return 0, fmt.Errorf("not a valid CVSS v4.0 vector (%v)", err)
-			}
-			parts = append(parts, m+":"+val)
-		}
-		b, err := cvss40.ParseVector(strings.Join(parts, "/"))
-		if err != nil {
-			return 0, fmt.Errorf("not a valid CVSS v4.0 vector (%v)", err)
-		}
-		// Score rounds to one decimal; keep it exact for display.
-		return math.Round(b.Score()*10) / 10, nil
-	}
-	return 0, errors.New("not a CVSS v3.0, v3.1 or v4.0 vector (it must start with CVSS:3.0/, CVSS:3.1/ or CVSS:4.0/)")
-}
-
-// CVSSRating is the qualitative rating of a CVSS base score, the same
-// scale for v3.x and v4.0: none (0.0), low (0.1-3.9), medium (4.0-6.9),
-// high (7.0-8.9), critical (9.0-10.0).
-func CVSSRating(score float64) string {
-	switch {
-	case score >= 9.0:
-		return "critical"
-	case score >= 7.0:
-		return "high"
-	case score >= 4.0:
-		return "medium"
-	case score > 0:
-		return "low"
-	}
-	return "none"
-}
-
-// severityOfScore is the severity word a score gives; a score of 0.0
-// ("none") gives no severity.
-func severityOfScore(score float64) string {
-	if r := CVSSRating(score); r != "none" {
-		return r
-	}
-	return ""
 }

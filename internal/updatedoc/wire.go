@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The wire types use pointers where "absent" and "zero" must be told apart,
@@ -91,7 +91,7 @@ func (w *wireDocument) validate(c *checker) *Document {
 	if len(w.Packages) > MaxPackages {
 		c.add("packages", "", nil, "update document: %d packages, more than the limit of %d", len(w.Packages), MaxPackages)
 	}
-	doc.Packages = make(map[string]*Package, len(w.Packages))
+	doc.Packages = make(map[string]*release.Package, len(w.Packages))
 	codes := make([]string, 0, len(w.Packages))
 	for code := range w.Packages {
 		codes = append(codes, code)
@@ -113,7 +113,7 @@ func (w *wireDocument) validate(c *checker) *Document {
 	return doc
 }
 
-func (wp *wirePackage) validate(c *checker, code, at string) *Package {
+func (wp *wirePackage) validate(c *checker, code, at string) *release.Package {
 	if len(wp.Releases) > MaxReleasesPerPackage {
 		c.add(at+".releases", at, nil, "update document: package %q has %d releases, more than the limit of %d",
 			code, len(wp.Releases), MaxReleasesPerPackage)
@@ -122,9 +122,9 @@ func (wp *wirePackage) validate(c *checker, code, at string) *Package {
 		c.add(at+".advisories", at, nil, "update document: package %q has %d advisories, more than the limit of %d",
 			code, len(wp.Advisories), MaxAdvisoriesPerPackage)
 	}
-	p := &Package{
-		Releases:   make([]Release, 0, len(wp.Releases)),
-		Advisories: make([]Advisory, 0, len(wp.Advisories)),
+	p := &release.Package{
+		Releases:   make([]release.Release, 0, len(wp.Releases)),
+		Advisories: make([]release.Advisory, 0, len(wp.Advisories)),
 	}
 	for i, wr := range wp.Releases {
 		rat := fmt.Sprintf("%s.releases[%d]", at, i)
@@ -133,7 +133,7 @@ func (wp *wirePackage) validate(c *checker, code, at string) *Package {
 		// depend on their order; versions differing only in build metadata
 		// are the same version.
 		for j, earlier := range p.Releases {
-			if r.version != nil && earlier.version != nil && earlier.version.Equal(r.version) {
+			if v, ev := r.ParsedVersion(), earlier.ParsedVersion(); v != nil && ev != nil && ev.Equal(v) {
 				c.add(rat+".version", rat, nil, "update document: releases[%d].version %q of package %q repeats releases[%d].version %q",
 					i, r.Version, code, j, earlier.Version)
 				break
@@ -158,22 +158,23 @@ func (wp *wirePackage) validate(c *checker, code, at string) *Package {
 }
 
 // validate checks release i of package code, whose JSON path is at.
-func (wr *wireRelease) validate(c *checker, code string, i int, at string) Release {
+func (wr *wireRelease) validate(c *checker, code string, i int, at string) release.Release {
 	place := func(field string) string {
 		return fmt.Sprintf("releases[%d].%s", i, field)
 	}
-	r := Release{
+	r := release.Release{
 		Security: wr.Security,
 		Summary:  wr.Summary,
 		URL:      wr.URL,
 	}
 	if wr.Version == nil {
 		c.add(at+".version", at, nil, "update document: %s of package %q is missing", place("version"), code)
-	} else if v, err := semver.StrictNewVersion(*wr.Version); err != nil {
+	} else if v, err := release.ParseVersion(*wr.Version); err != nil {
 		c.add(at+".version", at, err, "update document: %s %q of package %q is not a semantic version",
 			place("version"), *wr.Version, code)
 	} else {
-		r.Version, r.version = *wr.Version, v
+		r.Version = *wr.Version
+		r.SetParsedVersion(v)
 	}
 	if wr.Released != nil {
 		t, err := parseTime(*wr.Released)
@@ -184,12 +185,12 @@ func (wr *wireRelease) validate(c *checker, code string, i int, at string) Relea
 		r.Released = t
 	}
 	if wr.RequiresCore != nil {
-		rng, err := ParseRange(*wr.RequiresCore)
+		rng, err := release.ParseRange(*wr.RequiresCore)
 		if err != nil {
 			c.add(at+".requires_core", at, err, "update document: %s of package %q: %v", place("requires_core"), code, err)
 		} else {
 			r.RequiresCore = rng.String()
-			r.requiresCore = &rng
+			r.SetParsedRequiresCore(rng)
 		}
 	}
 	if wr.Severity != nil {
@@ -206,11 +207,11 @@ func (wr *wireRelease) validate(c *checker, code string, i int, at string) Relea
 }
 
 // validate checks advisory i of package code, whose JSON path is at.
-func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) Advisory {
+func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) release.Advisory {
 	place := func(field string) string {
 		return fmt.Sprintf("advisories[%d].%s", i, field)
 	}
-	a := Advisory{ID: wa.ID, Summary: wa.Summary, URL: wa.URL}
+	a := release.Advisory{ID: wa.ID, Summary: wa.Summary, URL: wa.URL}
 	if strings.TrimSpace(wa.ID) == "" {
 		c.add(at+".id", at, nil, "update document: %s of package %q is missing", place("id"), code)
 	} else if len(wa.ID) > MaxAdvisoryID {
@@ -219,18 +220,18 @@ func (wa *wireAdvisory) validate(c *checker, code string, i int, at string) Advi
 	}
 	// An advisory that does not say which versions it affects cannot be
 	// evaluated; guessing "all" or "none" would both be wrong somewhere.
-	var rng *Range
+	var rng *release.Range
 	if wa.Affected == nil {
 		c.add(at+".affected", at, nil, "update document: %s of package %q is missing", place("affected"), code)
-	} else if parsed, err := ParseRange(*wa.Affected); err != nil {
+	} else if parsed, err := release.ParseRange(*wa.Affected); err != nil {
 		c.add(at+".affected", at, err, "update document: %s of package %q: %v", place("affected"), code, err)
 	} else {
 		rng = &parsed
 		a.Affected = rng.String()
-		a.affected = rng
+		a.SetParsedAffected(*rng)
 	}
 	if wa.FixedIn != nil {
-		fixed, err := semver.StrictNewVersion(*wa.FixedIn)
+		fixed, err := release.ParseVersion(*wa.FixedIn)
 		switch {
 		case err != nil:
 			c.add(at+".fixed_in", at, err, "update document: %s %q of package %q is not a semantic version",

@@ -5,7 +5,7 @@
 // version (">= 1.2.0"), hyphen ranges ("1.2.0 - 1.4.0") and partial
 // versions ("2.4", "2.4.x", "2", "*").
 //
-// It only reads: internal/updatedoc gives a range its meaning (which
+// It only reads: internal/release gives a range its meaning (which
 // versions it holds) and views its words ("affects versions before
 // 2.4.0"), both from the terms read here, so the two cannot read one range
 // two ways. It imports nothing of the application.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
@@ -200,7 +201,7 @@ func detailBody(d catalog.Detail) detailJSON {
 	return out
 }
 
-func releaseBody(r updatedoc.Release, installable bool) releaseJSON {
+func releaseBody(r release.Release, installable bool) releaseJSON {
 	out := releaseJSON{Version: r.Version, RequiresCore: opt(r.RequiresCore), Security: r.Security, Severity: opt(r.Severity),
 		Summary: opt(r.Summary), URL: opt(r.URL), Installable: installable}
 	if !r.Released.IsZero() {

@@ -1,11 +1,12 @@
 package web
 
 import (
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
+
 	"github.com/upcheck/upcheck/internal/catalog"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -65,7 +66,7 @@ type skippedJSON struct {
 }
 
 // betweenJSON is one release in between: its kind (security, plain),
-// notes link and what the policy makes of it (updatedoc.ReleaseOffer),
+// notes link and what the policy makes of it (release.ReleaseOffer),
 // with why when it is not offered.
 type betweenJSON struct {
 	Version  string     `json:"version"`
@@ -89,8 +90,8 @@ type newPublisherJSON struct {
 }
 
 // policyBody is a policy as the API shows it.
-func policyBody(pol updatedoc.Policy) policyJSON {
-	out := policyJSON{Offer: string(updatedoc.OfferAll), Hold: opt(pol.Hold), Soak: opt(pol.Soak), Text: views.PolicyText(policyView(pol))}
+func policyBody(pol release.Policy) policyJSON {
+	out := policyJSON{Offer: string(release.OfferAll), Hold: opt(pol.Hold), Soak: opt(pol.Soak), Text: views.PolicyText(policyView(pol))}
 	if pol.Offer != "" {
 		out.Offer = string(pol.Offer)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -21,7 +21,7 @@ import (
 // Its members shadow the match's nested "epss" (a number here; kev keeps
 // KEV's whole entry).
 type apiAdvisory struct {
-	updatedoc.AdvisoryMatch
+	release.AdvisoryMatch
 	// Origins: "publisher", "osv", or both when they are one advisory.
 	Origins        []string `json:"origins"`
 	Malicious      bool     `json:"malicious"`
@@ -39,7 +39,7 @@ type apiAdvisory struct {
 // advisoryFacts is a match as the API gives it. An advisory evaluated
 // before the feeds said where it came from is the publisher's: the
 // document was all there was.
-func advisoryFacts(a updatedoc.AdvisoryMatch) apiAdvisory {
+func advisoryFacts(a release.AdvisoryMatch) apiAdvisory {
 	out := apiAdvisory{AdvisoryMatch: a, Origins: a.Origins, Malicious: a.Malicious, KnownExploited: a.KnownExploited}
 	if len(out.Origins) == 0 {
 		out.Origins = []string{"publisher"}
@@ -60,7 +60,7 @@ func advisoriesFacts(raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return raw, nil
 	}
-	var matches []updatedoc.AdvisoryMatch
+	var matches []release.AdvisoryMatch
 	if err := json.Unmarshal(raw, &matches); err != nil {
 		return nil, fmt.Errorf("decode a component's stored advisories: %w", err)
 	}
@@ -135,7 +135,7 @@ func (s *Server) apiFeeds(c echo.Context) error {
 }
 
 // advisoryIntel is what the feeds say of an advisory, for its page.
-func advisoryIntel(a updatedoc.AdvisoryMatch) views.AdvisoryIntel {
+func advisoryIntel(a release.AdvisoryMatch) views.AdvisoryIntel {
 	out := views.AdvisoryIntel{Origins: a.Origins, Malicious: a.Malicious, KnownExploited: a.KnownExploited}
 	if k := a.KEV; k != nil {
 		out.KEV = &views.AdvisoryKEV{CVE: k.CVE, DateAdded: k.DateAdded, DueDate: k.DueDate, RequiredAction: k.RequiredAction, Ransomware: k.Ransomware}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // whyDoc is an update document of the packages given, unsigned.
@@ -50,9 +50,9 @@ func (b *bundle) policySite(released time.Time, pinWiki bool) {
 		Skips: []manifest.Skip{{Component: "forms", Version: "2.4.0", Reason: "breaks our theme"}},
 		Components: []manifest.Component{
 			{Code: "core", Name: "Core", Version: "1.9.0", Source: u + "/why/core.json"},
-			{Code: "blog", Name: "Blog", Version: "2.3.0", Source: u + "/why/acme.json", Policy: updatedoc.Policy{Soak: "3d"}},
-			{Code: "gallery", Name: "Gallery", Version: "2.3.0", Source: u + "/why/acme.json", Policy: updatedoc.Policy{Hold: "<3.0.0"}},
-			{Code: "shop", Name: "Shop", Version: "2.3.0", Source: u + "/why/acme.json", Policy: updatedoc.Policy{Offer: updatedoc.OfferSecurity}},
+			{Code: "blog", Name: "Blog", Version: "2.3.0", Source: u + "/why/acme.json", Policy: release.Policy{Soak: "3d"}},
+			{Code: "gallery", Name: "Gallery", Version: "2.3.0", Source: u + "/why/acme.json", Policy: release.Policy{Hold: "<3.0.0"}},
+			{Code: "shop", Name: "Shop", Version: "2.3.0", Source: u + "/why/acme.json", Policy: release.Policy{Offer: release.OfferSecurity}},
 			{Code: "forms", Name: "Forms", Version: "2.3.0", Source: u + "/why/acme.json"},
 			wiki,
 		}}
@@ -66,7 +66,7 @@ type whyItem struct {
 	Code            string
 	UpdateVersion   *string `json:"update_version"`
 	UpdateAvailable bool    `json:"update_available"`
-	Policy          *updatedoc.Policy
+	Policy          *release.Policy
 	Waiting         *struct {
 		Version string
 		Until   *time.Time
@@ -138,7 +138,7 @@ func TestCatalogSaysWhyAReleaseIsNotOffered(t *testing.T) {
 		t.Errorf("gallery's new publisher: %+v", g.NewPublisher)
 	}
 	if s := items["shop"]; offered("shop") != "" || s.UpdateAvailable || s.Held == nil || s.Held.Version != "2.6.0" ||
-		s.Held.Reason != "not offered: this site takes security updates only" || s.Policy == nil || s.Policy.Offer != updatedoc.OfferSecurity {
+		s.Held.Reason != "not offered: this site takes security updates only" || s.Policy == nil || s.Policy.Offer != release.OfferSecurity {
 		t.Errorf("shop, security only: offered %q, held %+v", offered("shop"), s.Held)
 	}
 	if f := items["forms"]; offered("forms") != "" || f.Skipped == nil || f.Skipped.Version != "2.4.0" || f.Skipped.Reason != "breaks our theme" ||

@@ -8,7 +8,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The rows of the read model as the API encodes them: one JSON type per
@@ -107,7 +107,7 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 // catalogPolicy is a stored policy (its canonical text) as the API shows
 // it; nil, null, for none or for a text that cannot be read.
 func catalogPolicy(text string) *policyJSON {
-	p, err := updatedoc.ParsePolicyText(text)
+	p, err := release.ParsePolicyText(text)
 	if err != nil || p.IsZero() {
 		return nil
 	}

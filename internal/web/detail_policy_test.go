@@ -10,10 +10,10 @@ import (
 
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/updatecheck"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // policyDetailJSON is what the tests read of the detail API's policy
@@ -112,7 +112,7 @@ func policySite(t *testing.T, b *bundle) *publisher.Publisher {
 		Components: []manifest.Component{
 			{Code: "core", Name: "Core", Version: "1.9.0", Source: pub.URL + "/core.json"},
 			{Code: "blog", Name: "Blog", Version: "2.3.0", Source: pub.URL + "/acme.json",
-				Policy: updatedoc.Policy{Soak: "3d", Hold: "<3.0.0"}},
+				Policy: release.Policy{Soak: "3d", Hold: "<3.0.0"}},
 			{Code: "gallery", Name: "Gallery", Version: "1.0.0", Source: pub.URL + "/acme.json"},
 			{Code: "forms", Name: "Forms", Version: "1.0.0", Source: pub.URL + "/acme.json"},
 		}}
@@ -173,7 +173,7 @@ func TestDetailSaysWhy(t *testing.T) {
 		// 1.2.0 is offered: the skip of 1.1.0 hides nothing that would be.
 		t.Errorf("gallery's skip %+v, want 1.1.0 from the manifest, hiding nothing now that 1.2.0 is offered", s)
 	}
-	if len(gallery.ReleasesBetween) != 2 || gallery.ReleasesBetween[1].Offer != string(updatedoc.ReleaseSkipped) {
+	if len(gallery.ReleasesBetween) != 2 || gallery.ReleasesBetween[1].Offer != string(release.ReleaseSkipped) {
 		t.Errorf("gallery's releases in between %+v, want 1.2.0 offered, 1.1.0 skipped", gallery.ReleasesBetween)
 	}
 	if len(gallery.Advisories) != 1 || !gallery.Advisories[0].Dismissed || gallery.Advisories[0].Dismissal == nil ||

@@ -1,11 +1,12 @@
 package web
 
 import (
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
+
 	"github.com/upcheck/upcheck/internal/catalog"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -34,10 +35,10 @@ func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 }
 
 // policyView is a policy as the views word it.
-func policyView(pol updatedoc.Policy) views.DetailPolicy {
+func policyView(pol release.Policy) views.DetailPolicy {
 	out := views.DetailPolicy{Offer: string(pol.Offer), Hold: pol.Hold}
 	if soak, err := pol.SoakDuration(); err == nil && soak > 0 {
-		out.Soak = updatedoc.SoakWords(soak)
+		out.Soak = release.SoakWords(soak)
 	}
 	return out
 }
@@ -56,7 +57,7 @@ func offerReason(d catalog.Detail, version string) string {
 
 // releaseView is one release of the stored evaluation as the detail page
 // lists it, with what the policy makes of it.
-func releaseView(r updatedoc.ReleaseStatus) views.ReleaseRow {
+func releaseView(r release.ReleaseStatus) views.ReleaseRow {
 	row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity, Summary: r.Summary, URL: r.URL,
 		RequiresCore: r.RequiresCore, Installable: r.Installable, Offer: string(r.Offer), OfferReason: r.Reason}
 	if !r.Released.IsZero() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -188,7 +189,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 
 // releaseRef is one release of the stored evaluation as the detail page's
 // headline names it; nil stays nil.
-func releaseRef(r *updatedoc.Release) *views.ReleaseRow {
+func releaseRef(r *release.Release) *views.ReleaseRow {
 	if r == nil {
 		return nil
 	}

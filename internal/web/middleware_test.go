@@ -15,6 +15,7 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 const goodPassword = "correct horse battery staple"
@@ -30,14 +31,12 @@ func setup(t *testing.T) *bundle {
 	t.Helper()
 	d := pgtest.New(t)
 	st := store.New(d.Pool)
-	svc, err := auth.New(st, auth.Config{Hasher: cheapHasher()}, nil)
+	svc, err := auth.New(st, auth.Config{Hasher: auth.Hasher(testkit.Hasher())}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &bundle{db: d, st: st, svc: svc}
 }
-
-func cheapHasher() auth.Hasher { return auth.Hasher{Memory: 64, Time: 1, Threads: 1} }
 
 func (b *bundle) user(t *testing.T, email, role string) {
 	t.Helper()
@@ -278,7 +277,7 @@ func TestSessionCookie(t *testing.T) {
 		}
 	}
 
-	secure, err := auth.New(b.st, auth.Config{Hasher: cheapHasher(), SecureCookie: true, CookieName: "sid"}, nil)
+	secure, err := auth.New(b.st, auth.Config{Hasher: auth.Hasher(testkit.Hasher()), SecureCookie: true, CookieName: "sid"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

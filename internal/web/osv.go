@@ -3,18 +3,18 @@ package web
 import (
 	"strconv"
 
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/views"
 )
 
 // advisoryOSV is what an advisory says in OSV's terms, for the detail
 // page: the score is the one Parse computed from the vector, its rating
 // CVSS's qualitative scale.
-func advisoryOSV(a updatedoc.Advisory) views.AdvisoryOSV {
+func advisoryOSV(a release.Advisory) views.AdvisoryOSV {
 	o := views.AdvisoryOSV{Aliases: a.Aliases, CVSS: a.CVSS}
 	if a.CVSS != "" {
 		o.CVSSScore = strconv.FormatFloat(a.CVSSScore, 'f', 1, 64)
-		o.CVSSRating = updatedoc.CVSSRating(a.CVSSScore)
+		o.CVSSRating = release.CVSSRating(a.CVSSScore)
 	}
 	if !a.Modified.IsZero() {
 		o.Modified = a.Modified.UTC().Format("2006-01-02")
@@ -29,7 +29,7 @@ func advisoryOSV(a updatedoc.Advisory) views.AdvisoryOSV {
 }
 
 // withdrawnRows are the withdrawn advisories as the detail page lists them.
-func withdrawnRows(as []updatedoc.AdvisoryMatch) []views.AdvisoryRow {
+func withdrawnRows(as []release.AdvisoryMatch) []views.AdvisoryRow {
 	var rows []views.AdvisoryRow
 	for _, a := range as {
 		rows = append(rows, views.AdvisoryRow{ID: a.ID, Severity: a.Severity, Summary: a.Summary, URL: a.URL,

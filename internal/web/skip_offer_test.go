@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/catalog"
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The skip form is not offered where the skip would be refused: an
@@ -12,8 +12,8 @@ import (
 // security release for the site, as Skips judges it.
 func TestNoSkipFormForASecurityFix(t *testing.T) {
 	t.Parallel()
-	fix := updatedoc.Release{Version: "1.10.0"}
-	d := catalog.Detail{Update: &fix, Releases: []updatedoc.ReleaseStatus{{Release: fix, SecurityFix: true}}}
+	fix := release.Release{Version: "1.10.0"}
+	d := catalog.Detail{Update: &fix, Releases: []release.ReleaseStatus{{Release: fix, SecurityFix: true}}}
 	if !updateIsSecurity(d) {
 		t.Error("an update that clears an advisory is offered for skipping")
 	}

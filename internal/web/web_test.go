@@ -26,6 +26,7 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/internal/web"
 )
@@ -71,7 +72,7 @@ func setup(t *testing.T, opts ...func(*bundle, *web.Deps)) *bundle {
 	b.reads = catalog.New(b.store)
 	b.checker.TellReads(b.reads)
 	b.dismissals = catalog.NewDismissals(b.store, b.reads)
-	b.auth, err = auth.New(b.store, auth.Config{Hasher: auth.Hasher{Memory: 64, Time: 1, Threads: 1}}, slog.Default())
+	b.auth, err = auth.New(b.store, auth.Config{Hasher: auth.Hasher(testkit.Hasher())}, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
@@ -145,7 +146,7 @@ func (p *Publisher) NpmManifest(base string) *manifest.Manifest {
 		// The policy's parts (docs/policy.md): a release that waits for
 		// its soak, and a version the site skipped, from the manifest.
 		manifest.Component{Code: "events", Name: "Events", Version: "4.0.0", Source: base + "/acme.json",
-			Policy: updatedoc.Policy{Soak: "3d"}},
+			Policy: release.Policy{Soak: "3d"}},
 	)
 	m.Skips = []manifest.Skip{{Component: "events", Version: "4.0.1", Reason: "the new calendar layout breaks our theme"}}
 	return m

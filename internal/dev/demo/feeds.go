@@ -1,15 +1,14 @@
 package demo
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/dev/feedserver"
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 )
 
@@ -46,12 +45,12 @@ func FeedsSetting(base string) string {
 	return "osv=" + base + FeedsArchivePath + ",kev=" + base + FeedsKEVPath + ",epss=" + base + FeedsEPSSPath
 }
 
-// Feeds serves the demo's advisory feeds below FeedsPath, with ETags and
-// Last-Modified (answering conditional requests with 304).
+// Feeds serves the demo's advisory feeds below FeedsPath, from the feed
+// server the tests and the bench use (internal/dev/feedserver), with
+// ETags and Last-Modified (answering conditional requests with 304).
 type Feeds struct {
-	files   map[string][]byte
-	etags   map[string]string
-	started time.Time
+	srv     *feedserver.Server
+	handler http.Handler
 }
 
 // NewFeeds makes the feeds; the KEV entry was added ten days before now
@@ -74,68 +73,39 @@ func NewFeeds(now time.Time) (*Feeds, error) {
 		DemoMaliciousRecord: malicious(DemoMaliciousRecord, Scope+"/seo", "2.0.0", "2026-06-13T07:00:00Z"),
 	}
 	ids := slices.Sorted(maps.Keys(recs))
-	f := &Feeds{files: map[string][]byte{}, etags: map[string]string{}, started: now}
-	var zip bytes.Buffer
-	if err := osvgen.WriteArchive(&zip, func(yield func(string, []byte) bool) {
+	srv := feedserver.New("") // four records: in memory
+	if err := srv.SetRecords(func(yield func(string, []byte) bool) {
 		for _, id := range ids {
 			if !yield(id, recs[id]) {
 				return
 			}
 		}
 	}); err != nil {
-		return nil, fmt.Errorf("demo feeds: archive: %w", err)
+		return nil, fmt.Errorf("demo feeds: %w", err)
 	}
-	f.files[FeedsArchivePath] = zip.Bytes()
-	var list []osvgen.Modified
-	for _, id := range ids {
-		m, err := osvgen.ModifiedOf(recs[id])
-		if err != nil {
-			return nil, fmt.Errorf("demo feeds: %s: %w", id, err)
-		}
-		list = append(list, m)
-		f.files[FeedsPath+"osv/"+id+".json"] = recs[id]
-	}
-	var csv, kev, epss bytes.Buffer
-	if err := osvgen.ModifiedIDs(&csv, list); err != nil {
-		return nil, err
-	}
-	f.files[FeedsPath+"osv/modified_id.csv"] = csv.Bytes()
 	added := now.AddDate(0, 0, -10).Truncate(24 * time.Hour)
-	if err := osvgen.WriteKEV(&kev, osvgen.KEVCatalog{Released: now, Entries: []osvgen.KEVEntry{{
+	if err := srv.SetKEV(osvgen.KEVCatalog{Released: now, Entries: []osvgen.KEVEntry{{
 		CVE: DemoExploitedCVE, VendorProject: "Upcheck demo", Product: CorePackage,
 		Name: "Upcheck demo @demo/core Code Injection Vulnerability", DateAdded: added,
 		ShortDescription: "The @demo/core package evaluates crafted plugin manifests as code, which allows remote code execution.",
 		RequiredAction:   "Apply mitigations per vendor instructions or discontinue use of the product if mitigations are unavailable.",
 		DueDate:          added.AddDate(0, 0, 21), RansomwareUse: "Unknown", Notes: "A demo entry: upcheck's own demo site.", CWEs: []string{"CWE-94"},
 	}}}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("demo feeds: %w", err)
 	}
-	f.files[FeedsKEVPath] = kev.Bytes()
-	if err := osvgen.WriteEPSS(&epss, osvgen.EPSSFile{Model: "v2025.03.14", Date: now, Scores: []osvgen.EPSSScore{
+	if err := srv.SetEPSS(osvgen.EPSSFile{Model: "v2025.03.14", Date: now, Scores: []osvgen.EPSSScore{
 		{CVE: "CVE-2026-99007", EPSS: 0.0312, Percentile: 0.825}, // the publisher's blog advisory's alias
 		{CVE: DemoExploitedCVE, EPSS: 0.94312, Percentile: 0.99917},
 		{CVE: DemoSearchCVE, EPSS: 0.00231, Percentile: 0.4612},
 	}}); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("demo feeds: %w", err)
 	}
-	f.files[FeedsEPSSPath] = epss.Bytes()
-	for path, body := range f.files {
-		sum := sha256.Sum256(body)
-		f.etags[path] = `"` + hex.EncodeToString(sum[:]) + `"`
-	}
-	return f, nil
+	// The feed server answers at its root: below FeedsPath here.
+	return &Feeds{srv: srv, handler: http.StripPrefix(strings.TrimSuffix(FeedsPath, "/"), srv)}, nil
 }
 
 // ServeHTTP answers the feeds' paths (the full path, FeedsPath included).
-func (f *Feeds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, ok := f.files[r.URL.Path]
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	w.Header().Set("ETag", f.etags[r.URL.Path])
-	http.ServeContent(w, r, r.URL.Path, f.started, bytes.NewReader(body))
-}
+func (f *Feeds) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.handler.ServeHTTP(w, r) }
 
 // ghsa is a reviewed GHSA advisory of a demo package in the OSV format, as
 // the npm ecosystem's archive holds them; withdrawn "" means in force.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 func serveFeed(t *testing.T, f *Feeds, path string, header ...string) *httptest.ResponseRecorder {
@@ -75,14 +76,14 @@ func TestDemoFeedsTellTheirStoriesOfTheInstalledPackages(t *testing.T) {
 			t.Errorf("%s served alone differs from its archive entry", r.ID)
 		}
 		a := r.Affected[0]
-		v := semver.MustParse(installed[a.Package.Name])
+		v := mustVersion(t, installed[a.Package.Name])
 		hit := false
 		for _, l := range a.Versions {
 			hit = hit || l == v.String()
 		}
 		for _, rg := range a.Ranges {
 			in, fixed := rg.Events[0]["introduced"], rg.Events[1]["fixed"]
-			hit = hit || ((in == "0" || !v.LessThan(semver.MustParse(in))) && v.LessThan(semver.MustParse(fixed)))
+			hit = hit || ((in == "0" || !v.LessThan(mustVersion(t, in))) && v.LessThan(mustVersion(t, fixed)))
 		}
 		affects[r.ID] = hit && r.Withdrawn == "" && a.Package.Ecosystem == "npm"
 	}
@@ -122,4 +123,14 @@ func TestDemoFeedsTellTheirStoriesOfTheInstalledPackages(t *testing.T) {
 	if got, want := FeedsSetting("http://127.0.0.1:9"), "osv=http://127.0.0.1:9/feeds/osv/all.zip,kev=http://127.0.0.1:9/feeds/kev.json,epss=http://127.0.0.1:9/feeds/epss.csv.gz"; got != want {
 		t.Errorf("FeedsSetting: %s", got)
 	}
+}
+
+// mustVersion reads a version the demo wrote, which must read.
+func mustVersion(t *testing.T, s string) *semver.Version {
+	t.Helper()
+	v, err := release.ParseVersion(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
-	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // The feed scenarios' advisories: blog's is in the first sync, forms's
@@ -145,9 +145,9 @@ func feedHistory(t *testing.T, d *pgtest.DB) string {
 }
 
 // feedResult is the one FeedResult line a `feed sync` printed.
-func feedResult(t *testing.T, p *proc) updatecheck.FeedResult {
+func feedResult(t *testing.T, p *proc) feedsync.Result {
 	t.Helper()
-	var r updatecheck.FeedResult
+	var r feedsync.Result
 	if err := json.Unmarshal([]byte(p.line()), &r); err != nil {
 		t.Fatalf("feed sync printed %q: %v", p.line(), err)
 	}

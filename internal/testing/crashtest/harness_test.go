@@ -8,7 +8,6 @@ package crashtest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,6 +24,7 @@ import (
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/testbin"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // timings make a lease last seconds: 3 s lease, renewed every 500 ms.
@@ -39,27 +38,10 @@ func TestMain(m *testing.M) { testbin.Main(m, &binary) }
 type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
-	out    syncBuffer
+	out    testkit.Buffer
 	done   chan struct{}
 	code   int
 	listen string // "host:port" once a serve process is listening
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // env is a scenario's environment for its processes.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // feeder is the workload's advisory feed: an OSV archive on a feed server
@@ -131,7 +132,7 @@ func (s *system) feedSyncs(ctx context.Context, rng *rand.Rand) *sync.WaitGroup 
 func (s *system) feedSync(env []string, killAfter time.Duration) string {
 	cmd := exec.Command(s.bin, "feed", "sync")
 	cmd.Env = env
-	var out syncBuffer
+	var out testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	asked := func() int {
 		return s.feeds.srv.Requests(feedserver.ArchivePath) + s.feeds.srv.Requests(feedserver.ModifiedPath)

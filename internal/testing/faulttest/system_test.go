@@ -3,7 +3,6 @@
 package faulttest
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/upcheck/upcheck/internal/dev/devdb"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // timings: a 3 s lease renewed every 500 ms; a 2 s manual cooldown so the
@@ -235,7 +235,7 @@ type instance struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
-	out  []*syncBuffer
+	out  []*testkit.Buffer
 }
 
 func (in *instance) addr() string { return "127.0.0.1:" + strconv.Itoa(in.port) }
@@ -245,7 +245,7 @@ func (in *instance) addr() string { return "127.0.0.1:" + strconv.Itoa(in.port) 
 func (in *instance) start(t *testing.T) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	cmd := exec.Command(in.bin, "serve")
 	cmd.Env = append(append([]string{}, in.env...), "UPCHECK_LISTEN="+in.addr())
 	cmd.Stdout, cmd.Stderr = out, out
@@ -313,23 +313,6 @@ func (in *instance) output() string {
 		b.WriteString(o.String())
 	}
 	return b.String()
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func freePort(t *testing.T) int {

@@ -12,14 +12,12 @@ package npme2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +27,7 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/testbin"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // timings make a lease last seconds, as the crash tests' do.
@@ -74,26 +73,9 @@ func newSite(t *testing.T, env map[string]string) *site {
 type proc struct {
 	t              *testing.T
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr testkit.Buffer
 	done           chan struct{}
 	code           int
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // start runs `upcheck args…` with the site's environment; it is killed

@@ -15,6 +15,7 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/internal/testing/verdaccio"
 )
 
@@ -369,7 +370,7 @@ func hangingRegistry(t *testing.T, reg *verdaccio.Registry, _ string) {
 	}
 	t.Cleanup(func() { l.Close() })
 	accepted, closed := make(chan struct{}, 16), make(chan struct{}, 16)
-	var received syncBuffer // what the hanging registry was sent
+	var received testkit.Buffer // what the hanging registry was sent
 	go func() {
 		for {
 			c, err := l.Accept()

@@ -28,6 +28,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 	"github.com/upcheck/upcheck/migrations"
 )
 
@@ -85,7 +86,7 @@ func New(t testing.TB) *DB {
 func setup(ctx context.Context) error {
 	serverURL = os.Getenv("UPCHECK_TEST_DATABASE_URL")
 	if serverURL == "" {
-		root, err := moduleRoot()
+		root, err := testkit.ModuleRoot()
 		if err != nil {
 			return err
 		}
@@ -183,23 +184,6 @@ func withDatabase(raw, name string) string {
 	}
 	u.Path = "/" + name
 	return u.String()
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func randomHex(n int) string {

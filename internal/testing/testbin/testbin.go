@@ -4,12 +4,13 @@
 package testbin
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/testing/testkit"
 )
 
 // Main builds ./cmd/upcheck into a temporary folder, stores its path in
@@ -37,7 +38,7 @@ func run(m *testing.M, binary *string) int {
 // Build builds ./cmd/upcheck into out with the given build tags (the fault
 // workload's control is built with the fence switched off this way).
 func Build(out string, tags ...string) error {
-	root, err := moduleRoot()
+	root, err := testkit.ModuleRoot()
 	if err != nil {
 		return fmt.Errorf("build upcheck: %w", err)
 	}
@@ -51,23 +52,4 @@ func Build(out string, tags ...string) error {
 		return fmt.Errorf("build upcheck %v: %v\n%s", tags, err, b)
 	}
 	return nil
-}
-
-// moduleRoot is the folder of go.mod above the working directory (a
-// test runs in its package's folder).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

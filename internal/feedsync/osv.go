@@ -1,4 +1,4 @@
-package updatecheck
+package feedsync
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ const maxModifiedList = 64 << 20
 // once to hash every record, so that an archive that cannot be read is
 // known before anything is stored, then to store the records whose bytes
 // changed.
-func (s *Feeds) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) error {
+func (s *Sync) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) error {
 	path := run.file
 	if path == "" {
 		if done, err := s.syncDelta(ctx, l, run); done || err != nil {
@@ -88,7 +88,7 @@ func (s *Feeds) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) er
 		return nil
 	}
 	err = a.Scan(func(e feed.Entry) error {
-		if scanned = append(scanned, e); len(scanned) == feedBatch {
+		if scanned = append(scanned, e); len(scanned) == BatchSize {
 			return compare()
 		}
 		return nil
@@ -107,7 +107,7 @@ func (s *Feeds) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) er
 		if !ok {
 			return nil
 		}
-		if batch = append(batch, rec); len(batch) == feedBatch {
+		if batch = append(batch, rec); len(batch) == BatchSize {
 			err := s.storeRecords(ctx, l, run, batch)
 			batch = batch[:0]
 			return err
@@ -138,7 +138,7 @@ const spoolDead = 2 * feed.DefaultSpoolTimeout
 // for spoolDead go: the directory may be shared (the system's temporary
 // directory, another site on the same host), and a live download writes.
 // A file that cannot be removed is left, and said in the log.
-func (s *Feeds) sweepSpool(ctx context.Context) {
+func (s *Sync) sweepSpool(ctx context.Context) {
 	dir := s.dir
 	if dir == "" {
 		dir = os.TempDir()
@@ -162,7 +162,7 @@ func (s *Feeds) sweepSpool(ctx context.Context) {
 
 // archiveCursor sets the cursor a delta starts from: the newest modified
 // time stored, and how many records the feed holds.
-func (s *Feeds) archiveCursor(ctx context.Context, run *feedRun) error {
+func (s *Sync) archiveCursor(ctx context.Context, run *feedRun) error {
 	last, err := s.store.OSVLastModified(ctx, run.kind)
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func (s *Feeds) archiveCursor(ctx context.Context, run *feedRun) error {
 // the modified_id.csv beside the archive; done is false when there is no
 // such list, no cursor yet, or more changes than a delta takes (then the
 // whole archive is read).
-func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (done bool, err error) {
+func (s *Sync) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (done bool, err error) {
 	if run.stored.Cursor == "" {
 		return false, nil
 	}
@@ -254,7 +254,7 @@ func (s *Feeds) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (don
 		if !ok {
 			continue
 		}
-		if batch = append(batch, rec); len(batch) == feedBatch {
+		if batch = append(batch, rec); len(batch) == BatchSize {
 			if err := s.storeRecords(ctx, l, run, batch); err != nil {
 				return false, err
 			}
@@ -286,7 +286,7 @@ func (e *apiTooManyError) Error() string {
 
 // syncAPI queries an OSV-compatible API with the installed packages and
 // versions, then fetches the records new or modified since stored.
-func (s *Feeds) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error {
+func (s *Sync) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error {
 	comps, err := s.store.Components(ctx)
 	if err != nil {
 		return err
@@ -347,7 +347,7 @@ func (s *Feeds) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error 
 		if !ok {
 			continue
 		}
-		if batch = append(batch, rec); len(batch) == feedBatch {
+		if batch = append(batch, rec); len(batch) == BatchSize {
 			if err := s.storeRecords(ctx, l, run, batch); err != nil {
 				return err
 			}
@@ -368,7 +368,7 @@ func (s *Feeds) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error 
 
 // parseRecord reads one record; a malformed one is listed as skipped
 // (its id and the JSON path of the problem) and never stops the others.
-func (s *Feeds) parseRecord(run *feedRun, id string, data []byte) (store.OSVRecord, bool) {
+func (s *Sync) parseRecord(run *feedRun, id string, data []byte) (store.OSVRecord, bool) {
 	r, err := osv.Parse(data)
 	if err != nil {
 		path, reason := splitPath(err)
@@ -380,7 +380,7 @@ func (s *Feeds) parseRecord(run *feedRun, id string, data []byte) (store.OSVReco
 		return store.OSVRecord{}, false
 	}
 	h := osv.Hash(data)
-	rec := store.OSVRecord{ID: r.ID, Hash: h[:], Body: data, Modified: r.Modified, Keys: advisoryKeys(r.ID, r.Aliases),
+	rec := store.OSVRecord{ID: r.ID, Hash: h[:], Body: data, Modified: r.Modified, Keys: osv.AdvisoryKeys(r.ID, r.Aliases),
 		Malicious: r.Malicious()}
 	if r.IsWithdrawn() {
 		w := r.Withdrawn

@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"fmt"
@@ -246,7 +246,7 @@ func numbersOf(w versionrange.Version) (rangeVersion, error) {
 	if !w.Full() {
 		return rv, nil
 	}
-	v, err := semver.NewVersion(w.Text)
+	v, err := ParseVersion(w.Text)
 	if err != nil {
 		return rv, fmt.Errorf("%q is not a version: %w", w.Text, err)
 	}

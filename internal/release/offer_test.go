@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"errors"
@@ -71,8 +71,7 @@ const (
 
 func evaluateReleases(t *testing.T, rs []Release, advs []Advisory, installed string) Evaluation {
 	t.Helper()
-	doc := &Document{Packages: map[string]*Package{"pkg": {Releases: rs, Advisories: advs}}}
-	ev, err := Evaluate(doc, "pkg", installed, "1.9.0")
+	ev, err := Evaluate(&Package{Releases: rs, Advisories: advs}, "pkg", installed, "1.9.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,7 +624,7 @@ func TestSoakWords(t *testing.T) {
 // releases nor that of the advisories.
 func TestUnknownCoreIsNotOffered(t *testing.T) {
 	t.Parallel()
-	doc := &Document{Packages: map[string]*Package{"blog": {
+	pkg := &Package{
 		Releases: []Release{
 			{Version: "2.0.0", RequiresCore: "workspace:*"},
 			{Version: "1.2.0", RequiresCore: "latest"},
@@ -633,8 +632,8 @@ func TestUnknownCoreIsNotOffered(t *testing.T) {
 			{Version: "1.0.0", RequiresCore: "npm:@x/core@^2"},
 		},
 		Advisories: []Advisory{{ID: "A-1", Affected: "<1.1.0", FixedIn: "1.1.0"}},
-	}}}
-	ev, err := Evaluate(doc, "blog", "1.0.0", "1.5.0")
+	}
+	ev, err := Evaluate(pkg, "blog", "1.0.0", "1.5.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -678,5 +677,46 @@ func TestOfferFix(t *testing.T) {
 		if ev.Advisories[0].ClearedBy != "1.0.1" || ev.Advisories[1].ClearedBy != "1.0.2" {
 			t.Errorf("%s: cleared by %q, %q", tc.name, ev.Advisories[0].ClearedBy, ev.Advisories[1].ClearedBy)
 		}
+	}
+}
+
+// Provenance lost is judged on what the site would install: the offered
+// update, or with none the newest version, unless the policy holds it
+// back (waiting, held, skipped): a release never offered raises no alarm.
+func TestProvenanceLostFollowsTheOffer(t *testing.T) {
+	t.Parallel()
+	now := day(time.March, 10)
+	provenance := map[string]bool{"1.0.0": true, "1.1.0": true}
+	newest := Release{Version: "2.0.0", Released: day(time.March, 9)}
+	needsCore := Release{Version: "2.0.0", Released: day(time.March, 1), RequiresCore: ">=9.0.0"}
+	for _, c := range []struct {
+		name     string
+		releases []Release
+		opts     OfferOptions
+		want     string
+	}{
+		{"an update with provenance", []Release{{Version: "1.1.0"}}, OfferOptions{}, ""},
+		{"an update without", []Release{{Version: "1.2.0"}}, OfferOptions{}, "1.2.0"},
+		{"none offered, the newest needs a newer core", []Release{needsCore}, OfferOptions{}, "2.0.0"},
+		{"none offered, the newest waits", []Release{newest}, OfferOptions{Policy: Policy{Soak: "3d"}, Now: now}, ""},
+		{"none offered, the newest is held", []Release{newest}, OfferOptions{Policy: Policy{Hold: "<2.0.0"}}, ""},
+		{"none offered, the newest is skipped", []Release{newest}, OfferOptions{Skipped: "2.0.0"}, ""},
+		{"none offered, an older one is skipped", []Release{needsCore}, OfferOptions{Skipped: "1.5.0"}, "2.0.0"},
+	} {
+		ev, err := Evaluate(&Package{Releases: c.releases, Provenance: provenance}, "pkg", "1.0.0", "1.9.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Offer("1.0.0", c.opts); err != nil {
+			t.Fatal(err)
+		}
+		if ev.ProvenanceLost != c.want {
+			t.Errorf("%s: %q, want %q", c.name, ev.ProvenanceLost, c.want)
+		}
+	}
+	// An installed version without provenance loses none.
+	ev, err := Evaluate(&Package{Releases: []Release{{Version: "1.2.0"}}, Provenance: map[string]bool{}}, "pkg", "1.0.0", "1.9.0")
+	if err != nil || ev.ProvenanceLost != "" {
+		t.Errorf("nothing to lose: %q, %v", ev.ProvenanceLost, err)
 	}
 }

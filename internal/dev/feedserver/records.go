@@ -55,56 +55,69 @@ type affectedPkg struct {
 // entry per record, deflated, in the order given), modified_id.csv (newest
 // first; a record with no readable modified time is listed as changed
 // now), each record at RecordPath(id), and what the API answers. Records
-// are written to temporary files as they come, so recs may be large; bytes
+// are written to the server's directory as they come (when it has one), so recs may be large; bytes
 // that are not a record (for bad-input tests) are served as given and
 // matched by nothing.
-func (s *Server) SetRecords(recs iter.Seq2[string, []byte]) {
-	s.t.Helper()
+func (s *Server) SetRecords(recs iter.Seq2[string, []byte]) error {
 	s.mu.Lock()
 	s.generation++
 	gen := s.generation
 	now := s.tick()
 	s.mu.Unlock()
-	dir := filepath.Join(s.dir, fmt.Sprintf("records-%d", gen))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		s.t.Fatalf("feed server: %v", err)
+	dir := ""
+	if s.dir != "" {
+		dir = filepath.Join(s.dir, fmt.Sprintf("records-%d", gen))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return fmt.Errorf("feed server: %w", err)
+		}
 	}
 	set, modified, zipFile, err := writeRecords(dir, recs, now)
 	if err != nil {
-		s.t.Fatalf("feed server: %v", err)
+		return fmt.Errorf("feed server: %w", err)
 	}
 	var csv bytes.Buffer
 	if err := osvgen.ModifiedIDs(&csv, modified); err != nil {
-		s.t.Fatalf("feed server: modified_id.csv: %v", err)
+		return fmt.Errorf("feed server: modified_id.csv: %w", err)
 	}
-	csvFile, err := writeFile(filepath.Join(dir, "modified_id.csv"), csv.Bytes(), now, "text/csv")
-	if err != nil {
-		s.t.Fatalf("feed server: %v", err)
+	csvFile := &content{body: csv.Bytes(), etag: etagOf(csv.Bytes()), modTime: now, ctype: "text/csv"}
+	if dir != "" {
+		if csvFile, err = writeFile(filepath.Join(dir, "modified_id.csv"), csv.Bytes(), now, "text/csv"); err != nil {
+			return fmt.Errorf("feed server: %w", err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recs = set
 	s.files[ArchivePath] = zipFile
 	s.files[ModifiedPath] = csvFile
+	return nil
 }
 
 // writeRecords writes recs to dir's records file and archive, hashing as
-// it goes.
+// it goes; with no dir, it keeps both in memory.
 func writeRecords(dir string, recs iter.Seq2[string, []byte], now time.Time) (*recordSet, []osvgen.Modified, *content, error) {
-	data, err := os.Create(filepath.Join(dir, "records.dat"))
-	if err != nil {
-		return nil, nil, nil, err
+	var dataOut, zipOut io.Writer
+	var data, zf *os.File
+	var zipMem bytes.Buffer
+	zipPath := ""
+	if dir == "" {
+		dataOut, zipOut = io.Discard, &zipMem
+	} else {
+		var err error
+		if data, err = os.Create(filepath.Join(dir, "records.dat")); err != nil {
+			return nil, nil, nil, err
+		}
+		defer data.Close()
+		zipPath = filepath.Join(dir, "all.zip")
+		if zf, err = os.Create(zipPath); err != nil {
+			return nil, nil, nil, err
+		}
+		defer zf.Close()
+		dataOut, zipOut = data, zf
 	}
-	defer data.Close()
-	dw := bufio.NewWriterSize(data, 1<<20)
-	zipPath := filepath.Join(dir, "all.zip")
-	zf, err := os.Create(zipPath)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer zf.Close()
+	dw := bufio.NewWriterSize(dataOut, 1<<20)
 	zipHash := sha256.New()
-	zw := osvgen.NewZipWriter(io.MultiWriter(zf, zipHash))
+	zw := osvgen.NewZipWriter(io.MultiWriter(zipOut, zipHash))
 	set := &recordSet{byID: map[string]*content{}}
 	var modified []osvgen.Modified
 	var off int64
@@ -112,7 +125,13 @@ func writeRecords(dir string, recs iter.Seq2[string, []byte], now time.Time) (*r
 		if _, err := dw.Write(body); err != nil {
 			return nil, nil, nil, err
 		}
-		set.byID[id] = &content{file: data.Name(), off: off, size: int64(len(body)), etag: etagOf(body), modTime: now, ctype: "application/json"}
+		c := &content{off: off, size: int64(len(body)), etag: etagOf(body), modTime: now, ctype: "application/json"}
+		if data != nil {
+			c.file = data.Name()
+		} else {
+			c.body = bytes.Clone(body)
+		}
+		set.byID[id] = c
 		off += int64(len(body))
 		e, err := zw.CreateHeader(&zip.FileHeader{Name: id + ".json", Method: zip.Deflate})
 		if err == nil {
@@ -134,6 +153,9 @@ func writeRecords(dir string, recs iter.Seq2[string, []byte], now time.Time) (*r
 	}
 	if err := dw.Flush(); err != nil {
 		return nil, nil, nil, err
+	}
+	if zf == nil {
+		return set, modified, &content{body: zipMem.Bytes(), etag: sum(zipHash), modTime: now, ctype: "application/zip"}, nil
 	}
 	size, err := zf.Seek(0, io.SeekCurrent)
 	if err != nil {
@@ -166,23 +188,23 @@ func writeFile(path string, body []byte, now time.Time, ctype string) (*content,
 }
 
 // SetKEV serves c at KEVPath.
-func (s *Server) SetKEV(c osvgen.KEVCatalog) {
-	s.t.Helper()
+func (s *Server) SetKEV(c osvgen.KEVCatalog) error {
 	var b bytes.Buffer
 	if err := osvgen.WriteKEV(&b, c); err != nil {
-		s.t.Fatalf("feed server: KEV: %v", err)
+		return fmt.Errorf("feed server: KEV: %w", err)
 	}
 	s.setGenerated(KEVPath, b.Bytes())
+	return nil
 }
 
 // SetEPSS serves f, gzipped, at EPSSPath.
-func (s *Server) SetEPSS(f osvgen.EPSSFile) {
-	s.t.Helper()
+func (s *Server) SetEPSS(f osvgen.EPSSFile) error {
 	var b bytes.Buffer
 	if err := osvgen.WriteEPSS(&b, f); err != nil {
-		s.t.Fatalf("feed server: EPSS: %v", err)
+		return fmt.Errorf("feed server: EPSS: %w", err)
 	}
 	s.setGenerated(EPSSPath, b.Bytes())
+	return nil
 }
 
 // setGenerated serves body at path (under raw bytes the test set there).

@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"errors"

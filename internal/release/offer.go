@@ -1,4 +1,4 @@
-package updatedoc
+package release
 
 import (
 	"fmt"
@@ -110,7 +110,7 @@ func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[s
 // of them is a security release. Pre-releases are weighed as Evaluate
 // says.
 func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
-	inst, err := semver.StrictNewVersion(installed)
+	inst, err := ParseVersion(installed)
 	if err != nil {
 		return invalidf(err, "installed version %q is not a semantic version", installed)
 	}
@@ -128,7 +128,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	}
 	var skipped *semver.Version
 	if opts.Skipped != "" {
-		if skipped, err = semver.StrictNewVersion(opts.Skipped); err != nil {
+		if skipped, err = ParseVersion(opts.Skipped); err != nil {
 			return invalidf(err, "skipped version %q is not a semantic version", opts.Skipped)
 		}
 	}
@@ -142,7 +142,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
 	ev.SecurityMarked, ev.FixIDs, ev.Fix = false, nil, nil
 	ev.SecurityNeedsNewerCore, ev.NeedsNewerCore, ev.BlockedUpdate = false, false, nil
-	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange = nil, nil, "", nil
+	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange, ev.ProvenanceLost = nil, nil, "", nil, ""
 	var update, blocked, security newest
 	// reachable: the releases the policy lets the site move to (a
 	// security release passes the tier, the soak and a skip; none passes
@@ -225,7 +225,38 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		ev.NeedsNewerCore = true
 		ev.BlockedUpdate = blocked.release()
 	}
+	ev.ProvenanceLost = ev.provenanceLost(installed, inst, skipped)
 	return nil
+}
+
+// provenanceLost judges a loss of provenance on what the site would
+// install: the offered update, or with none the newest release newer than
+// the installed version, unless the policy holds that one back (it waits,
+// is held or not offered, or is skipped): a release never offered raises
+// no alarm. Nothing is lost when the installed version had no provenance.
+func (ev *Evaluation) provenanceLost(installed string, inst, skipped *semver.Version) string {
+	if !ev.provenance[installed] {
+		return ""
+	}
+	if ev.Update != nil {
+		if ev.provenance[ev.Update.Version] {
+			return ""
+		}
+		return ev.Update.Version
+	}
+	if len(ev.Releases) == 0 {
+		return ""
+	}
+	newest := &ev.Releases[0] // newest first (Evaluate sorts them)
+	v, err := newest.parsedVersion()
+	switch {
+	case err != nil, !v.GreaterThan(inst), ev.provenance[newest.Version],
+		ev.Waiting != nil && ev.Waiting.Version == newest.Version,
+		ev.Held != nil && ev.Held.Version == newest.Version,
+		skipped != nil && !v.GreaterThan(skipped):
+		return ""
+	}
+	return newest.Version
 }
 
 // clearing sets FixIDs, the advisories a reachable release clears, and

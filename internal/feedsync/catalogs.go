@@ -1,4 +1,4 @@
-package updatecheck
+package feedsync
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 // read gives fn the feed's file: the imported one, or the download
 // (conditionally; a 304 leaves fn uncalled, says so and makes the sync's
 // status not_modified).
-func (s *Feeds) read(ctx context.Context, run *feedRun, max int64, fn func(io.Reader) error) (notModified bool, err error) {
+func (s *Sync) read(ctx context.Context, run *feedRun, max int64, fn func(io.Reader) error) (notModified bool, err error) {
 	if run.file != "" {
 		f, err := localfile.Open(run.file)
 		if err != nil {
@@ -50,7 +50,7 @@ func (s *Feeds) read(ctx context.Context, run *feedRun, max int64, fn func(io.Re
 // syncKEV replaces the stored catalogue in one fenced transaction, writing
 // only the entries that differ, and marks the components whose advisories
 // name a CVE added, removed or changed.
-func (s *Feeds) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error {
+func (s *Sync) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error {
 	var cat *feed.KEVCatalog
 	notModified, err := s.read(ctx, run, maxKEV, func(r io.Reader) error {
 		var skipped []feed.Skipped
@@ -98,7 +98,7 @@ func (s *Feeds) syncKEV(ctx context.Context, l lease.Lease, run *feedRun) error 
 // syncEPSS brings the stored scores to the day's file in one fenced
 // transaction, writing only the scores that differ, and marks the
 // components whose advisories name a CVE whose score changed.
-func (s *Feeds) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error {
+func (s *Sync) syncEPSS(ctx context.Context, l lease.Lease, run *feedRun) error {
 	// Every score is kept, so that an advisory named for the first time
 	// has its score at its first evaluation (a channel's EPSS threshold
 	// judges it then); only the CVEs the stored advisories name can
@@ -177,7 +177,7 @@ func enoughEntries(valid, skipped int) error {
 // (IntelMarkByKeys), with a new version of the feeds. Only the CVEs the
 // stored advisories name (known, read before tx) can concern one, so only
 // those are asked about: a catalogue changes thousands of entries a day.
-func (s *Feeds) markChanged(ctx context.Context, tx *store.Tx, run *feedRun, changed []string, known map[string]bool) error {
+func (s *Sync) markChanged(ctx context.Context, tx *store.Tx, run *feedRun, changed []string, known map[string]bool) error {
 	if len(changed) == 0 {
 		return nil
 	}

@@ -1,0 +1,76 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strconv"
+	"testing"
+)
+
+// versionParsers are the parsers of github.com/Masterminds/semver that read
+// a version.
+var versionParsers = map[string]bool{"StrictNewVersion": true, "NewVersion": true, "MustParse": true}
+
+// versionParseAllowed are the files that may call them, each with the
+// reason.
+var versionParseAllowed = map[string]string{
+	"internal/release/version.go":        "release.ParseVersion, the product's one reading of a version",
+	"internal/dev/feedserver/api.go": "the fake OSV API reads versions as the real one does (loosely: \"0\", \"1.2\"), not by the product's rule",
+}
+
+// A version is read one way everywhere: by release.ParseVersion (npm's
+// strict SemVer). A file other than those above that calls one of semver's
+// parsers fails this test, and so does an allowed file that no longer
+// calls one (its permission would outlive its reason).
+func TestOneParseVersion(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	walkGoFiles(t, allGoFiles, 100, nil, func(rel, path string) {
+		for _, at := range versionParseCalls(t, path) {
+			if _, ok := versionParseAllowed[rel]; ok {
+				seen[rel] = true
+				continue
+			}
+			t.Errorf("%s:%d reads a version with semver's own parser: call release.ParseVersion", rel, at)
+		}
+	})
+	for rel, why := range versionParseAllowed {
+		if !seen[rel] {
+			t.Errorf("%s no longer calls semver's parsers; remove its permission (%s)", rel, why)
+		}
+	}
+}
+
+// versionParseCalls returns the lines of file's references to semver's
+// version parsers.
+func versionParseCalls(t *testing.T, file string) []int {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := ""
+	for _, imp := range f.Imports {
+		if path, _ := strconv.Unquote(imp.Path.Value); path == "github.com/Masterminds/semver/v3" {
+			name = "semver"
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+		}
+	}
+	if name == "" {
+		return nil
+	}
+	var lines []int
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == name && versionParsers[sel.Sel.Name] {
+				lines = append(lines, fset.Position(sel.Pos()).Line)
+			}
+		}
+		return true
+	})
+	return lines
+}
