@@ -4,8 +4,9 @@
 // not, rotated on demand), every version signed over
 // NAME@VERSION:INTEGRITY, and real tarballs the documents point at, which
 // the npm client installs. The demo (internal/dev/demo) serves it below its
-// address; tests start it through internal/testing/npmreg. It depends on no
-// test package.
+// address; tests start it through internal/testing/npmreg; the bench
+// (cmd/upcheck-bench) serves its sized documents with it (sized.go). It
+// depends on no test package.
 package npmreg
 
 import (
@@ -19,11 +20,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/npm"
@@ -71,7 +75,21 @@ type Registry struct {
 	key      npm.SigningKey
 	noKeys   bool
 	packages map[string]*pkg
+	sized    map[string]*Sized
+	latency  time.Duration
 	requests map[string]int // by escaped path
+
+	// Plain sends every sized document uncompressed whatever the client
+	// accepts, as some registries and proxies do; otherwise gzip goes to a
+	// client that accepts it.
+	Plain atomic.Bool
+	// SentBytes counts the sized documents' body bytes sent (as sent:
+	// gzipped or not), counted before they are sent: a client may have
+	// the body before the handler returns.
+	SentBytes atomic.Int64
+	// Answered and NotModified count the sized documents' 200 and 304
+	// answers.
+	Answered, NotModified atomic.Int64
 }
 
 // New makes an empty registry answering below prefix ("/" when empty;
@@ -80,7 +98,7 @@ func New(prefix string) (*Registry, error) {
 	if prefix == "" {
 		prefix = "/"
 	}
-	r := &Registry{prefix: prefix, packages: map[string]*pkg{}, requests: map[string]int{}}
+	r := &Registry{prefix: prefix, packages: map[string]*pkg{}, sized: map[string]*Sized{}, requests: map[string]int{}}
 	if err := r.Rotate(); err != nil {
 		return nil, err
 	}
@@ -114,6 +132,33 @@ func (r *Registry) PublishKeys(publish bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.noKeys = !publish
+}
+
+// SigningKey is the key the registry signs with now (and publishes), to
+// sign sized documents with (GenerateSized).
+func (r *Registry) SigningKey() npm.SigningKey {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.key
+}
+
+// AddSized serves docs as they are (made by GenerateSized with
+// SigningKey): gzipped to a client that accepts it unless Plain, with a
+// weak ETag and 304 on If-None-Match.
+func (r *Registry) AddSized(docs ...*Sized) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range docs {
+		r.sized[d.Name] = d
+	}
+}
+
+// SetLatency makes every answer wait d first, as a distant registry's
+// do (the bench's).
+func (r *Registry) SetLatency(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.latency = d
 }
 
 // KeyID is the id of the key the registry signs with now.
@@ -327,8 +372,19 @@ func (p *pkg) document(reg string) ([]byte, error) {
 // ETag and answer 304 to a matching If-None-Match.
 func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.requests[req.URL.EscapedPath()]++
+	latency := r.latency
+	sized := r.sized[strings.TrimPrefix(req.URL.Path, r.prefix)]
+	r.mu.Unlock()
+	if latency > 0 {
+		time.Sleep(latency)
+	}
+	if sized != nil {
+		r.serveSized(w, req, sized)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		registryError(w, http.StatusMethodNotAllowed, "method not allowed")
@@ -366,6 +422,37 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		answerJSON(w, req, body)
 	}
+}
+
+// serveSized sends a sized document as the bench's registry does: no
+// lock held, so that hundreds are sent at once.
+func (r *Registry) serveSized(w http.ResponseWriter, req *http.Request, d *Sized) {
+	etag := fmt.Sprintf(`W/"%s-v1"`, strings.ReplaceAll(d.Name, "/", "-"))
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Vary", "Accept-Encoding, Accept")
+	if req.Header.Get("If-None-Match") == etag {
+		r.NotModified.Add(1)
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	r.Answered.Add(1)
+	h.Set("Content-Type", "application/json")
+	if !r.Plain.Load() && strings.Contains(req.Header.Get("Accept-Encoding"), "gzip") {
+		h.Set("Content-Encoding", "gzip")
+		h.Set("Content-Length", strconv.Itoa(len(d.Gzipped)))
+		r.SentBytes.Add(int64(len(d.Gzipped)))
+		w.Write(d.Gzipped)
+		return
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(d.Gzipped))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	// No Content-Length: sent chunked, as a proxy that decompresses does.
+	r.SentBytes.Add(int64(d.Raw))
+	io.Copy(w, zr)
 }
 
 // answerJSON sends body with its ETag, or 304 when If-None-Match names it.
