@@ -17,6 +17,7 @@ import (
 // job is one source to fetch and the components it serves.
 type job struct {
 	url        string
+	kind       sourceKind       // how the source is read (kindOf)
 	key        string           // the pin (canonical text), "" for unsigned
 	trust      trust            // the keys trusted now under the pin
 	stored     store.Source     // zero when the source was never written
@@ -35,6 +36,9 @@ type job struct {
 	// names its registry: the source fails, saying which is missing).
 	pkg     npm.Name
 	npmKeys *registryKeys
+	// pkgRequest is the fetch of the package during the check (npmKind's
+	// request), read by its prepare.
+	pkgRequest *npm.PackageRequest
 	// intel is what the feeds know, read once per check after the feeds
 	// synced (nil: nothing; the check then evaluates without them).
 	intel *knowledge
@@ -91,7 +95,7 @@ func (w *writer) plan(ctx context.Context) ([]job, error) {
 func fetchable(jobs []job) ([]job, int) {
 	out := jobs[:0:0]
 	for _, j := range jobs {
-		if !updatedoc.IsOffline(j.url) {
+		if j.kind.fetched() {
 			out = append(out, j)
 		}
 	}
@@ -118,7 +122,7 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 		}
 		i, ok := index[comp.SourceURL]
 		if !ok {
-			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL],
+			jobs = append(jobs, job{url: comp.SourceURL, kind: kindOf(comp.SourceURL), key: comp.PinnedKey, stored: byURL[comp.SourceURL],
 				sequences: sequences[comp.SourceURL], core: core, corePackage: corePackage,
 				trust: trustOf(comp.PinnedKey, trusts[comp.SourceURL])})
 			i = len(jobs) - 1
@@ -127,47 +131,6 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 		jobs[i].components = append(jobs[i].components, comp)
 	}
 	return jobs
-}
-
-// withRegistries gives each npm job its package and its registry's keys
-// for this check (one registryKeys per registry, with the keys pinned for
-// it).
-func (c *Checker) withRegistries(ctx context.Context, jobs []job) ([]job, error) {
-	var pinned map[string]store.RegistryKeys
-	byRegistry := map[string]*registryKeys{}
-	for i := range jobs {
-		j := &jobs[i]
-		if readmodel.SourceKindOf(j.url) != readmodel.SourceNpm {
-			continue
-		}
-		name, err := npm.ParseSource(j.url)
-		if err != nil {
-			continue // the manifest refuses it; npmKeys nil: the source fails
-		}
-		j.pkg = name
-		if c.npm == nil {
-			continue
-		}
-		reg, err := c.npm.Registries.For(name)
-		if err != nil {
-			continue
-		}
-		if pinned == nil {
-			if pinned, err = c.store.RegistryKeys(ctx); err != nil {
-				return nil, err
-			}
-		}
-		rk := byRegistry[reg.String()]
-		if rk == nil {
-			rk = &registryKeys{registry: reg.String()}
-			if p, ok := pinned[reg.String()]; ok {
-				rk.pinned = &p
-			}
-			byRegistry[reg.String()] = rk
-		}
-		j.npmKeys = rk
-	}
-	return jobs, nil
 }
 
 func expiry(d *updatedoc.Document) *time.Time {

@@ -35,6 +35,71 @@ import (
 //     sight (registry_keys): a registry that publishes other keys later is a
 //     trust event, written with the first of its sources.
 
+// npmKind is the kind of the "npm:NAME" sources (readmodel.SourceNpm).
+type npmKind struct{}
+
+func (npmKind) fetched() bool { return true }
+
+// importable: an npm package is read from its registry only.
+func (npmKind) importable() error { return ErrNpmSource }
+
+// ready gives each npm job its package and its registry's keys for this
+// check (one registryKeys per registry, with the keys pinned for it).
+func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
+	var pinned map[string]store.RegistryKeys
+	byRegistry := map[string]*registryKeys{}
+	for _, j := range jobs {
+		name, err := npm.ParseSource(j.url)
+		if err != nil {
+			continue // the manifest refuses it; npmKeys nil: the source fails
+		}
+		j.pkg = name
+		if c.npm == nil {
+			continue
+		}
+		reg, err := c.npm.Registries.For(name)
+		if err != nil {
+			continue
+		}
+		if pinned == nil {
+			if pinned, err = c.store.RegistryKeys(ctx); err != nil {
+				return err
+			}
+		}
+		rk := byRegistry[reg.String()]
+		if rk == nil {
+			rk = &registryKeys{registry: reg.String()}
+			if p, ok := pinned[reg.String()]; ok {
+				rk.pinned = &p
+			}
+			byRegistry[reg.String()] = rk
+		}
+		j.npmKeys = rk
+	}
+	return nil
+}
+
+// stored is the stored package of src for every component, verified with
+// the keys pinned for the registry it was read from; nil when none can be
+// used (the next check decides).
+func (npmKind) stored(ctx context.Context, r *storedReads, src store.Source, core store.Component) (func(pin string) *docInput, error) {
+	if r.pinned == nil {
+		var err error
+		if r.pinned, err = r.w.store.RegistryKeys(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var rk *store.RegistryKeys
+	if k, found := r.pinned[src.Registry]; found {
+		rk = &k
+	}
+	var d *docInput
+	if keys, ok := r.w.pinnedKeys(rk); ok {
+		d = storedNpm(src, r.w.storedPackage(src), keys, readmodel.PackageOf(core.SourceURL))
+	}
+	return func(string) *docInput { return d }, nil
+}
+
 // npmDoc is a package document ready to evaluate components against.
 type npmDoc struct {
 	pkg      *npm.Package
@@ -46,7 +111,7 @@ type npmDoc struct {
 // npmInput is a docInput for an npm source: body is the stored form.
 func npmInput(url string, body []byte, d *npmDoc) *docInput {
 	h := sha256.Sum256(body)
-	return &docInput{url: url, hash: h[:], npm: d}
+	return &docInput{url: url, hash: h[:], kind: npmKind{}, npm: d}
 }
 
 // storedPackage is what is kept of src's package document (as stored in
@@ -162,11 +227,11 @@ func (rk *registryKeys) claim() *registryChange {
 	return rk.change
 }
 
-// npmRequest is the fetch of j's package document, or why it cannot be
-// made (no registry is named for it).
-func (c *Checker) npmRequest(j job) (*npm.PackageRequest, failure) {
+// request is the fetch of j's package document, or why it cannot be made
+// (no registry is named for it); prepare reads its answer with it.
+func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
 	if c.npm == nil || j.npmKeys == nil {
-		return nil, failureOf(npm.ErrNoRegistry, "")
+		return fetch.Request{}, failureOf(npm.ErrNoRegistry, "")
 	}
 	// Validators only for a package stored from the registry named now:
 	// another registry's 304 would vouch for what it never sent.
@@ -176,16 +241,18 @@ func (c *Checker) npmRequest(j job) (*npm.PackageRequest, failure) {
 	}
 	pr, err := c.npm.PackageRequest(j.pkg, etag, lastModified)
 	if err != nil {
-		return nil, failureOf(err, "")
+		return fetch.Request{}, failureOf(err, "")
 	}
-	return pr, failure{}
+	j.pkgRequest = pr
+	return pr.Request, failure{}
 }
 
-// prepareNpm turns one package fetch into what to write, as prepare does
-// for documents: the registry's keys, then the verdict, then the
+// prepare turns one package fetch into what to write, as documentKind's
+// does for documents: the registry's keys, then the verdict, then the
 // evaluation. Whatever fails, the stored package keeps answering for the
 // components. It reports false when the check was cancelled.
-func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.PackageRequest, resp fetch.Response, ferr error) (pending, bool) {
+func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp fetch.Response, ferr error) (pending, bool) {
+	pr := j.pkgRequest
 	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
 		resp.Close() // Result, which would, is not called
 		return pending{}, false
@@ -312,13 +379,13 @@ func refusalWords(err error) string {
 	return err.Error()
 }
 
-// evaluateNpm evaluates one component of an npm source: what the package
+// evaluate evaluates one component of an npm source: what the package
 // offers its installed version (npm.OfferFor) is evaluated as a
 // document's releases are, and the registry's own facts (deprecation,
 // provenance, signatures, an unlisted version) go beside the result. The
 // offered update (none when there is no update) published by an account
 // new to the package is the result's NewPublisherVersion and NewPublisher.
-func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
+func (npmKind) evaluate(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
 	n := d.npm
 	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
 	pkg := offer.Package
