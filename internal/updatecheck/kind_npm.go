@@ -49,11 +49,13 @@ func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 	var pinned map[string]store.RegistryKeys
 	byRegistry := map[string]*registryKeys{}
 	for _, j := range jobs {
+		n := &npmJob{}
+		j.state = n
 		name, err := npm.ParseSource(j.url)
 		if err != nil {
-			continue // the manifest refuses it; npmKeys nil: the source fails
+			continue // the manifest refuses it; keys nil: the source fails
 		}
-		j.pkg = name
+		n.pkg = name
 		if c.npm == nil {
 			continue
 		}
@@ -74,9 +76,29 @@ func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 			}
 			byRegistry[reg.String()] = rk
 		}
-		j.npmKeys = rk
+		n.keys = rk
 	}
 	return nil
+}
+
+// npmJob is what npmKind keeps of a job during one check.
+type npmJob struct {
+	pkg npm.Name
+	// keys are its registry's keys during this check (shared by the
+	// sources of one registry; nil when no setting names its registry: the
+	// source fails, saying which is missing).
+	keys *registryKeys
+	// request is the fetch of the package (request), read by prepare.
+	request *npm.PackageRequest
+}
+
+// npmOf is what npmKind keeps of j (ready); nothing yet when ready did
+// not see it.
+func npmOf(j *job) *npmJob {
+	if n, ok := j.state.(*npmJob); ok {
+		return n
+	}
+	return &npmJob{}
 }
 
 // stored is the stored package of src for every component, verified with
@@ -230,20 +252,21 @@ func (rk *registryKeys) claim() *registryChange {
 // request is the fetch of j's package document, or why it cannot be made
 // (no registry is named for it); prepare reads its answer with it.
 func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
-	if c.npm == nil || j.npmKeys == nil {
+	n := npmOf(j)
+	if c.npm == nil || n.keys == nil {
 		return fetch.Request{}, failureOf(npm.ErrNoRegistry, "")
 	}
 	// Validators only for a package stored from the registry named now:
 	// another registry's 304 would vouch for what it never sent.
 	etag, lastModified := "", ""
-	if j.stored.Document != nil && j.stored.Registry == j.npmKeys.registry {
+	if j.stored.Document != nil && j.stored.Registry == n.keys.registry {
 		etag, lastModified = j.stored.ETag, j.stored.LastModified
 	}
-	pr, err := c.npm.PackageRequest(j.pkg, etag, lastModified)
+	pr, err := c.npm.PackageRequest(n.pkg, etag, lastModified)
 	if err != nil {
 		return fetch.Request{}, failureOf(err, "")
 	}
-	j.pkgRequest = pr
+	n.request = pr
 	return pr.Request, failure{}
 }
 
@@ -252,7 +275,8 @@ func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
 // evaluation. Whatever fails, the stored package keeps answering for the
 // components. It reports false when the check was cancelled.
 func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp fetch.Response, ferr error) (pending, bool) {
-	pr := j.pkgRequest
+	n := npmOf(&j)
+	pr := n.request
 	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
 		resp.Close() // Result, which would, is not called
 		return pending{}, false
@@ -262,7 +286,7 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	if err == nil && fetched.Package == nil && stored() == nil {
 		// A 304 for a stored package that cannot be read (or none): ask
 		// for the whole document, or every check would get the same 304.
-		if whole, werr := c.npm.PackageRequest(j.pkg, "", ""); werr == nil {
+		if whole, werr := c.npm.PackageRequest(n.pkg, "", ""); werr == nil {
 			resp, ferr = c.fetcher.Fetch(ctx, whole.Request)
 			if fetch.IsCancelled(ctx, ferr) {
 				return pending{}, false
@@ -273,14 +297,14 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	p := pending{job: j, etag: resp.ETag, lastModified: resp.LastModified}
 	// The keys, also when the fetch failed: the stored package keeps
 	// answering, verified with them.
-	if !j.npmKeys.resolve(ctx, c, j.pkg) {
+	if !n.keys.resolve(ctx, c, n.pkg) {
 		return pending{}, false
 	}
-	if err == nil && j.npmKeys.fail.failed() {
-		err = errors.New(j.npmKeys.fail.detail)
-		p.failure = j.npmKeys.fail
+	if err == nil && n.keys.fail.failed() {
+		err = errors.New(n.keys.fail.detail)
+		p.failure = n.keys.fail
 	}
-	keys := j.npmKeys.keys
+	keys := n.keys.keys
 	switch {
 	case err != nil:
 		if !p.failure.failed() {
@@ -303,13 +327,13 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 		state, verifiedBy := npmTrust(keys)
 		p.newDocument = true
 		p.document = store.SourceDocument{URL: j.url, Document: body, ETag: resp.ETag, LastModified: resp.LastModified,
-			SignatureState: state, VerifiedBy: verifiedBy, Registry: j.npmKeys.registry, Epoch: epoch}
-		p.doc = npmInput(j.url, body, &npmDoc{pkg: fetched.Package, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})
+			SignatureState: state, VerifiedBy: verifiedBy, Registry: n.keys.registry, Epoch: epoch}
+		p.doc = npmInput(j.url, body, &npmDoc{pkg: fetched.Package, registry: n.keys.registry, keys: keys, core: j.corePackage})
 	}
 	// The keys verified with are pinned (and said) with this source's row,
 	// whether it succeeded or not: its stored package was evaluated with
 	// them either way.
-	p.registryChange = j.npmKeys.claim()
+	p.registryChange = n.keys.claim()
 	return evaluated(p, epoch), true
 }
 
@@ -333,7 +357,7 @@ func (c *Checker) storedOf(j job) func() *npm.Package {
 	var once sync.Once
 	return func() *npm.Package {
 		once.Do(func() {
-			if j.stored.Registry == j.npmKeys.registry {
+			if j.stored.Registry == npmOf(&j).keys.registry {
 				pkg = c.storedPackage(j.stored)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
@@ -31,14 +30,10 @@ type job struct {
 	// npm package): a release's peerDependencies on it are the core it
 	// requires.
 	corePackage string
-	// An npm source: its package, and its registry's keys during this
-	// check (shared by the sources of one registry; nil when no setting
-	// names its registry: the source fails, saying which is missing).
-	pkg     npm.Name
-	npmKeys *registryKeys
-	// pkgRequest is the fetch of the package during the check (npmKind's
-	// request), read by its prepare.
-	pkgRequest *npm.PackageRequest
+	// state is what the source's kind keeps of it during one check
+	// (its ready and request), for its prepare; nil for a kind that keeps
+	// nothing.
+	state any
 	// intel is what the feeds know, read once per check after the feeds
 	// synced (nil: nothing; the check then evaluates without them).
 	intel *knowledge

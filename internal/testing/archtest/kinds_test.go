@@ -11,13 +11,11 @@ import (
 
 // kindTests are the names that test a source's kind (or read its address
 // for it), by the package that defines them: the kind's name
-// (readmodel.SourceKindOf and its values), the address prefixes, and the
-// prefix tests of updatedoc and npm. A string literal equal to a prefix
-// counts too.
+// (readmodel.SourceKindOf and its values), the address prefixes, and
+// npm's prefix test. A string literal equal to a prefix counts too.
 var kindTests = map[string]map[string]bool{
 	module + "/internal/readmodel": {"SourceKindOf": true, "SourceDocument": true, "SourceOffline": true, "SourceNpm": true,
 		"NpmPrefix": true, "OfflinePrefix": true},
-	updatedoc:                {"IsOffline": true, "OfflinePrefix": true},
 	module + "/internal/npm": {"IsSource": true, "SourcePrefix": true},
 }
 
@@ -41,15 +39,14 @@ var kindTestsAllowed = map[string]struct {
 	n   int
 	why string
 }{
-	"internal/updatedoc/offline.go":      {3, "defines updatedoc.IsOffline and OfflinePrefix from readmodel's names"},
 	"internal/npm/source.go":             {1, "defines npm.SourcePrefix from readmodel.NpmPrefix"},
 	"internal/manifest/manifest.go":      {5, "validates each kind's address and what it may pin (the manifest is below updatecheck and reads the address's syntax)"},
 	"internal/lockfile/lockfile.go":      {1, "writes a package's source address (npm:NAME), tests nothing"},
 	"internal/store/catalog.go":          {1, "the catalog row's kind, a fact the pages word"},
 	"internal/store/catalog_snapshot.go": {1, "the catalog snapshot row's kind, a fact the pages word"},
-	"internal/web/handler_pages.go":      {1, "the source health page says a source is offline"},
+	"internal/web/handler_pages.go":      {2, "the source health page says a source is offline"},
 	"internal/web/api_rows.go":           {1, "the API row's kind, a fact of the answer"},
-	"internal/web/api_detail.go":         {2, "the API detail's kind and offline facts"},
+	"internal/web/api_detail.go":         {3, "the API detail's kind and offline facts"},
 	"views/sources_npm.go":               {5, "the words for each kind, and the npm registry's row on the sources page"},
 	"views/sources_templ.go":             {3, "generated from views/sources.templ: the words of each source's kind"},
 	"views/detail_registry.go":           {2, "the detail page shows the registry's facts of an npm package"},
