@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -57,6 +58,7 @@ func (documentKind) stored(ctx context.Context, r *storedReads, src store.Source
 	return func(pin string) *docInput {
 		d, ok := docs[pin]
 		if !ok {
+			var err error
 			if d, err = storedDocument(src, pin, trustOf(pin, trust).set); err != nil {
 				d = nil // untrusted: the next successful fetch decides
 			}
@@ -95,6 +97,14 @@ func (documentKind) prepare(ctx context.Context, c *Checker, j job, epoch int64,
 	}
 	p := pending{job: j, verdict: v, etag: resp.ETag, lastModified: resp.LastModified, trust: tw, trustChange: change}
 	return evaluated(p, epoch), true
+}
+
+// judge is what an imported document becomes (Import): the acceptance
+// policy (accept) under the keys trusted now, then the evaluation, with no
+// I/O. A fetched document goes through the same two steps in prepare, with
+// the key statement between them that only a fetch can look for.
+func judge(j job, a answer, epoch int64) pending {
+	return evaluated(pending{job: j, verdict: accept(j, a, epoch), etag: a.resp.ETag, lastModified: a.resp.LastModified}, epoch)
 }
 
 // sigFailure is a .sig file that could not be fetched for a document that
@@ -144,4 +154,13 @@ func storedDocument(src store.Source, key string, trusted updatedoc.KeySet) (*do
 		return nil, fmt.Errorf("stored document: %w", err)
 	}
 	return newDocInput(src.URL, src.Document, doc, key), nil
+}
+
+// expiry is when the document says it expires (nil: never).
+func expiry(d *updatedoc.Document) *time.Time {
+	if d.Expires.IsZero() {
+		return nil
+	}
+	t := d.Expires
+	return &t
 }

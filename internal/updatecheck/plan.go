@@ -2,12 +2,10 @@ package updatecheck
 
 import (
 	"context"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // What a check fetches: the components grouped by source, with what is
@@ -126,12 +124,4 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 		jobs[i].components = append(jobs[i].components, comp)
 	}
 	return jobs
-}
-
-func expiry(d *updatedoc.Document) *time.Time {
-	if d.Expires.IsZero() {
-		return nil
-	}
-	t := d.Expires
-	return &t
 }

@@ -35,14 +35,6 @@ func (p pending) unchanged(epoch int64) store.Unchanged {
 		SignatureState: p.trustState, VerifiedBy: p.verifiedBy}
 }
 
-// judge is what an imported document becomes (Import): the acceptance
-// policy (accept) under the keys trusted now, then the evaluation, with no
-// I/O. A fetched document goes through the same two steps in prepare, with
-// the key statement between them that only a fetch can look for.
-func judge(j job, a answer, epoch int64) pending {
-	return evaluated(pending{job: j, verdict: accept(j, a, epoch), etag: a.resp.ETag, lastModified: a.resp.LastModified}, epoch)
-}
-
 // evaluated evaluates p's components from the document its verdict keeps.
 // Nothing is written from a document that could not be evaluated: p then
 // records the failure instead, and no trust change.
