@@ -78,7 +78,7 @@ never AS (
 totals AS (
     SELECT count(*)                                                      AS components,
            -- update_available is the offered update, after the policy
-           -- (updatedoc.Evaluation.Offer): a release waiting for its soak,
+           -- (release.Evaluation.Offer): a release waiting for its soak,
            -- held or not offered is not counted there; waiting counts the
            -- components with a release waiting for its soak.
            count(*) FILTER (WHERE update_available)                      AS updates_available,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -78,15 +79,29 @@ func (e *Executor) ReadModelUnchanged(ctx context.Context, stamp ReadModelStamp)
 	return ok, nil
 }
 
+// offerReasonText words a stored reason (release.Reason's JSON) as
+// readmodel.OfferReasonText does; "" for none, or for one it cannot read
+// (the views then say no more than the version).
+func offerReasonText(stored []byte) string {
+	if len(stored) == 0 {
+		return ""
+	}
+	var r readmodel.OfferReason
+	if err := json.Unmarshal(stored, &r); err != nil {
+		return ""
+	}
+	return readmodel.OfferReasonText(r)
+}
+
 // policyFacts fills row with what the policy held back and the trust
 // downgrades, as r read them.
 func policyFacts(row *readmodel.CatalogRow, r *db.CatalogAllRow) {
 	row.Policy = deref(r.Policy)
 	if r.WaitingVersion != nil {
-		row.Waiting = &readmodel.WaitingRelease{Version: *r.WaitingVersion, Until: utc(r.WaitingUntil), Reason: r.WaitingReason}
+		row.Waiting = &readmodel.WaitingRelease{Version: *r.WaitingVersion, Until: utc(r.WaitingUntil), Reason: offerReasonText(r.WaitingReason)}
 	}
 	if r.HeldVersion != nil {
-		row.Held = &readmodel.HeldRelease{Version: *r.HeldVersion, Reason: deref(r.HeldReason)}
+		row.Held = &readmodel.HeldRelease{Version: *r.HeldVersion, Reason: offerReasonText(r.HeldReason)}
 	}
 	if r.SkippedVersion != "" && r.SkippedAt != nil {
 		row.Skipped = &readmodel.SkippedVersion{Version: r.SkippedVersion, Reason: deref(r.SkipReason),

@@ -110,7 +110,7 @@ func detailPolicyBody(d catalog.Detail) detailPolicyJSON {
 		out.Waiting = &waitingJSON{Version: w.Version, Until: w.Until, Reason: offerReason(d, w.Version)}
 	}
 	if h := d.Held; h != nil {
-		out.Held = &heldJSON{Version: h.Version, Reason: h.Reason}
+		out.Held = &heldJSON{Version: h.Version, Reason: catalog.OfferReasonText(&h.Reason)}
 	}
 	if s := d.Skip; s != nil {
 		out.Skipped = &skippedJSON{Version: s.Version, Reason: s.Reason, By: readmodel.SkippedByText(s.By, s.FromManifest), At: s.At,
@@ -118,7 +118,7 @@ func detailPolicyBody(d catalog.Detail) detailPolicyJSON {
 	}
 	for _, r := range d.Between {
 		b := betweenJSON{Version: r.Version, Kind: releaseKindPlain, Summary: opt(r.Summary), URL: opt(r.URL),
-			Offer: string(r.Offer), Reason: opt(r.Reason)}
+			Offer: string(r.Offer), Reason: opt(catalog.OfferReasonText(r.Reason))}
 		if r.Security {
 			b.Kind = releaseKindSecurity
 		}

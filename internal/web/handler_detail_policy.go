@@ -19,7 +19,7 @@ func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 		p.Waiting = &readmodel.HeldRelease{Version: w.Version, Reason: offerReason(d, w.Version)}
 	}
 	if h := d.Held; h != nil {
-		p.Held = &readmodel.HeldRelease{Version: h.Version, Reason: h.Reason}
+		p.Held = &readmodel.HeldRelease{Version: h.Version, Reason: catalog.OfferReasonText(&h.Reason)}
 	}
 	if s := d.Skip; s != nil {
 		p.Skip = &views.DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: s.Version, Reason: s.Reason,
@@ -48,8 +48,8 @@ func policyView(pol release.Policy) views.DetailPolicy {
 // reason.
 func offerReason(d catalog.Detail, version string) string {
 	for _, r := range d.Releases {
-		if r.Version == version && r.Reason != "" {
-			return r.Reason
+		if r.Version == version && r.Reason != nil {
+			return catalog.OfferReasonText(r.Reason)
 		}
 	}
 	return "waits"
@@ -59,7 +59,7 @@ func offerReason(d catalog.Detail, version string) string {
 // lists it, with what the policy makes of it.
 func releaseView(r release.ReleaseStatus) views.ReleaseRow {
 	row := views.ReleaseRow{Version: r.Version, Security: r.Security, Severity: r.Severity, Summary: r.Summary, URL: r.URL,
-		RequiresCore: r.RequiresCore, Installable: r.Installable, Offer: string(r.Offer), OfferReason: r.Reason}
+		RequiresCore: r.RequiresCore, Installable: r.Installable, Offer: string(r.Offer), OfferReason: catalog.OfferReasonText(r.Reason)}
 	if !r.Released.IsZero() {
 		row.Released = r.Released.UTC().Format(time.DateOnly)
 	}
