@@ -79,18 +79,15 @@ func (e *Executor) ReadModelUnchanged(ctx context.Context, stamp ReadModelStamp)
 	return ok, nil
 }
 
-// offerReasonText words a stored reason (release.Reason's JSON) as
-// readmodel.OfferReasonText does; "" for none, or for one it cannot read
+// storedReason reads a stored reason (release.Reason's JSON); the zero
+// OfferReason, which has no words, for none or for one it cannot read
 // (the views then say no more than the version).
-func offerReasonText(stored []byte) string {
-	if len(stored) == 0 {
-		return ""
-	}
+func storedReason(stored []byte) readmodel.OfferReason {
 	var r readmodel.OfferReason
-	if err := json.Unmarshal(stored, &r); err != nil {
-		return ""
+	if len(stored) > 0 && json.Unmarshal(stored, &r) != nil {
+		return readmodel.OfferReason{}
 	}
-	return readmodel.OfferReasonText(r)
+	return r
 }
 
 // policyFacts fills row with what the policy held back and the trust
@@ -98,10 +95,13 @@ func offerReasonText(stored []byte) string {
 func policyFacts(row *readmodel.CatalogRow, r *db.CatalogAllRow) {
 	row.Policy = deref(r.Policy)
 	if r.WaitingVersion != nil {
-		row.Waiting = &readmodel.WaitingRelease{Version: *r.WaitingVersion, Until: utc(r.WaitingUntil), Reason: offerReasonText(r.WaitingReason)}
+		why := storedReason(r.WaitingReason)
+		row.Waiting = &readmodel.WaitingRelease{Version: *r.WaitingVersion, Until: utc(r.WaitingUntil), Reason: readmodel.OfferReasonText(why),
+			ReasonKind: why.Kind}
 	}
 	if r.HeldVersion != nil {
-		row.Held = &readmodel.HeldRelease{Version: *r.HeldVersion, Reason: offerReasonText(r.HeldReason)}
+		why := storedReason(r.HeldReason)
+		row.Held = &readmodel.HeldRelease{Version: *r.HeldVersion, Reason: readmodel.OfferReasonText(why), ReasonKind: why.Kind}
 	}
 	if r.SkippedVersion != "" && r.SkippedAt != nil {
 		row.Skipped = &readmodel.SkippedVersion{Version: r.SkippedVersion, Reason: deref(r.SkipReason),

@@ -16,7 +16,7 @@ import (
 func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 	p.Policy = policyView(d.OfferPolicy)
 	if w := d.Waiting; w != nil {
-		p.Waiting = &readmodel.HeldRelease{Version: w.Version, Reason: offerReason(d, w.Version)}
+		p.Waiting = &readmodel.HeldRelease{Version: w.Version, Reason: waitingText(d, w.Version)}
 	}
 	if h := d.Held; h != nil {
 		p.Held = &readmodel.HeldRelease{Version: h.Version, Reason: catalog.OfferReasonText(&h.Reason)}
@@ -43,16 +43,32 @@ func policyView(pol release.Policy) views.DetailPolicy {
 	return out
 }
 
-// offerReason is why the evaluation does not offer the release version
-// ("waits until 4 Dec 18:00 UTC (soak 3 days)"); "waits" when it lists no
-// reason.
-func offerReason(d catalog.Detail, version string) string {
+// releaseReason is why the evaluation does not offer the release version
+// (nil when it lists none).
+func releaseReason(d catalog.Detail, version string) *release.Reason {
 	for _, r := range d.Releases {
 		if r.Version == version && r.Reason != nil {
-			return catalog.OfferReasonText(r.Reason)
+			return r.Reason
 		}
 	}
+	return nil
+}
+
+// waitingText words why the release version waits ("waits until 4 Dec
+// 18:00 UTC (soak 3 days)"); "waits" when the evaluation lists no reason.
+func waitingText(d catalog.Detail, version string) string {
+	if r := releaseReason(d, version); r != nil {
+		return catalog.OfferReasonText(r)
+	}
 	return "waits"
+}
+
+// reasonKind is r's kind for the API; "" for nil.
+func reasonKind(r *release.Reason) string {
+	if r == nil {
+		return ""
+	}
+	return string(r.Kind)
 }
 
 // releaseView is one release of the stored evaluation as the detail page

@@ -22,7 +22,8 @@ import (
 // whether the reason is read from its stored JSON (readmodel.OfferReason,
 // as the catalog reads component_results) or converted in memory
 // (catalog.OfferReason, as the detail page and the API read the
-// evaluation), and no two kinds alike. A kind added to release without
+// evaluation), and no two kinds alike; and openapi.json's ReasonKind
+// lists the same kinds. A kind added to release without
 // words in readmodel fails here, not on a page that says nothing.
 func TestEveryReasonKindHasWords(t *testing.T) {
 	declared := reasonKindConstants(t)
@@ -60,6 +61,22 @@ func TestEveryReasonKindHasWords(t *testing.T) {
 			t.Errorf("reason kinds %q and %q are both worded %q", other, k, words)
 		}
 		seen[words] = k
+	}
+	// The API documents the same kinds (reason_kind).
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				ReasonKind struct {
+					Enum []release.ReasonKind `json:"enum"`
+				}
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(root, "internal", "web", "openapi.json"))), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Components.Schemas.ReasonKind.Enum; !slices.Equal(got, listed) {
+		t.Errorf("openapi.json's ReasonKind is %v, want release.ReasonKinds %v", got, listed)
 	}
 }
 
