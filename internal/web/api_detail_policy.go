@@ -54,9 +54,10 @@ type waitingJSON struct {
 }
 
 type heldJSON struct {
-	Version    string `json:"version"`
-	Reason     string `json:"reason"`
-	ReasonKind string `json:"reason_kind"`
+	Version string `json:"version"`
+	Reason  string `json:"reason"`
+	// ReasonKind is the reason's kind (release.ReasonKind).
+	ReasonKind string `json:"reason_kind,omitempty"`
 }
 
 type skippedJSON struct {
