@@ -100,9 +100,8 @@ WITH facts AS (
       AND cs.code = ANY (@codes::text[])
     UNION ALL
     -- A trust downgrade of the offered npm version (docs/policy.md "Trust
-    -- going down"): once per component, version and kind. It replaces the
-    -- provenance.lost event, which stays a type only for the events stored
-    -- before; a manifest sync's downgrade is EventPlanPinDowngrade's.
+    -- going down"): once per component, version and kind; a manifest
+    -- sync's downgrade is EventPlanPinDowngrade's.
     SELECT 'trust_downgrade',
            cs.code || '@' || cs.provenance_lost || '/provenance_lost',
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
@@ -200,8 +199,9 @@ ORDER BY e.created_at DESC, e.id
 LIMIT @max_rows;
 
 -- name: EventPlanSourceFailing :many
--- A source failing for 24 hours (or never read for 24 hours since its first
--- attempt) notifies once per failure episode.
+-- A source failing for 24 hours (readmodel.SourceFailingNotice; or never
+-- read for 24 hours since its first attempt) notifies once per failure
+-- episode.
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
        'source.failing:' || s.url || '@' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
@@ -259,8 +259,8 @@ ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 
 -- name: EventPlanOverdue :many
--- No check completed for 48 hours: every instance may notice, the key (the
--- last completion) makes it once per channel.
+-- No check completed for 48 hours (readmodel.CheckOverdue): every instance
+-- may notice, the key (the last completion) makes it once per channel.
 INSERT INTO notification_events (id, channel_id, key, type, payload)
 SELECT gen_random_uuid(), ch.id,
        'check.overdue:' || coalesce(to_char(l.last_completed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), 'never'),

@@ -114,6 +114,7 @@ SET unused_since = CASE WHEN EXISTS (SELECT 1 FROM components c WHERE c.source_u
 WHERE EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url) = (s.unused_since IS NOT NULL);
 
 -- name: SourceDeleteUnused :execrows
+-- A source unused for 30 days (readmodel.UnusedSourceKept) goes.
 DELETE FROM sources s
 WHERE s.unused_since < clock_timestamp() - interval '30 days'
   AND NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url);

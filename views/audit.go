@@ -6,7 +6,6 @@ package views
 import (
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -28,33 +27,10 @@ var auditKinds = []struct{ Value, Label string }{
 	{string(readmodel.AuditKindTrust), "Trusted keys"},
 }
 
-// AuditRow is one entry of the audit log.
-type AuditRow struct {
-	At time.Time
-	// Kind is dismissal, check, account or other.
-	Kind string
-	// Action is advisory.dismiss, advisory.undismiss, advisory.expire,
-	// check, user.create, token.create, token.revoke, …
-	Action string
-	// Actor is who acted: an email or a readmodel.Actor*; "" for nobody
-	// (an expiry, a command-line account change).
-	Actor string
-	// Component and Advisory are a dismissal's.
-	Component, Advisory string
-	// Reason is a dismissal's (for an undone one, the reason it had had).
-	Reason    string
-	ExpiresAt *time.Time
-	// Trigger and Status are a check's.
-	Trigger, Status string
-	// Detail is the rest of the entry in words ("name: ci"), for account
-	// changes and checks.
-	Detail string
-}
-
 // AuditProps is the Audit log page, one page of it.
 type AuditProps struct {
 	Layout LayoutProps
-	Rows   []AuditRow
+	Rows   []readmodel.AuditRow
 	// Kind is the filter, a readmodel.AuditKind or "".
 	Kind string
 	// Page is 1-based; Total counts the entries of Kind on every page.
@@ -87,7 +63,7 @@ func auditURL(path, kind string, page int) string {
 }
 
 // auditWhat words an entry: "Dismissed ACME-2 for gallery".
-func auditWhat(r AuditRow) string {
+func auditWhat(r readmodel.AuditRow) string {
 	switch readmodel.AuditAction(r.Action) {
 	case readmodel.AuditAdvisoryDismiss:
 		return "Dismissed " + r.Advisory + " for " + r.Component
@@ -146,7 +122,7 @@ func orSource(component string) string {
 
 // auditWhy is an entry's detail in words: a dismissal's reason and expiry,
 // a check's counts, an account change's fields.
-func auditWhy(r AuditRow) string {
+func auditWhy(r readmodel.AuditRow) string {
 	switch readmodel.AuditAction(r.Action) {
 	case readmodel.AuditAdvisoryDismiss:
 		return "Reason: “" + r.Reason + "”. Until: " + untilText(r.ExpiresAt) + "."
@@ -158,11 +134,11 @@ func auditWhy(r AuditRow) string {
 	case readmodel.AuditAdvisoryExpire:
 		return "Reason given: “" + r.Reason + "”. The advisory counts again."
 	}
-	return r.Detail
+	return r.DetailText
 }
 
 // auditActor is who acted, in words.
-func auditActor(r AuditRow) string {
+func auditActor(r readmodel.AuditRow) string {
 	return AuditActorText(r.Actor, r.Action)
 }
 

@@ -241,7 +241,7 @@ func auditContent(p AuditProps, now time.Time) templ.Component {
 	})
 }
 
-func auditRow(r AuditRow, now time.Time) templ.Component {
+func auditRow(r readmodel.AuditRow, now time.Time) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

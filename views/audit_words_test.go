@@ -11,11 +11,11 @@ import (
 // entries upcheck made itself say so, not "nobody".
 func TestAuditWordsWhoStartedIt(t *testing.T) {
 	t.Parallel()
-	start := AuditRow{Action: string(readmodel.AuditCheck), Status: "completed", Trigger: string(readmodel.TriggerOperator), Actor: readmodel.ActorDemo}
+	start := readmodel.AuditRow{Action: string(readmodel.AuditCheck), Status: "completed", Trigger: string(readmodel.TriggerOperator), Actor: readmodel.ActorDemo}
 	if got := auditWhat(start); got != "Completed (Demo start)" {
 		t.Errorf("the demo's start check: %q", got)
 	}
-	cli := AuditRow{Action: string(readmodel.AuditCheck), Status: "completed", Trigger: string(readmodel.TriggerOperator), Actor: readmodel.ActorCLI}
+	cli := readmodel.AuditRow{Action: string(readmodel.AuditCheck), Status: "completed", Trigger: string(readmodel.TriggerOperator), Actor: readmodel.ActorCLI}
 	if got := auditWhat(cli); got != "Completed (Command line)" {
 		t.Errorf("a command line check: %q", got)
 	}

@@ -11,8 +11,8 @@ type CatalogProps struct {
 	Layout LayoutProps
 	// Rows is the current page, in display order.
 	Rows []readmodel.CatalogRow
-	// Filter is one of the Filter* constants ("" for all).
-	Filter string
+	// Filter is one of readmodel.CatalogFilters (FilterAll for all).
+	Filter readmodel.Filter
 	// Query is the search text (parameter "q"), matched by the handler.
 	Query string
 	// Page is 1-based; PageSize defaults to DefaultPageSize; Total counts
@@ -20,7 +20,7 @@ type CatalogProps struct {
 	Page, PageSize, Total int
 	// Counts is how many components each filter shows with Query, by
 	// filter value ("" for all); nil shows the filters without counts.
-	Counts map[string]int
+	Counts map[readmodel.Filter]int
 	// MalwareRead: a feed that names malicious packages was read
 	// (Summary.Malicious is not nil); ExploitedRead: the KEV catalogue was
 	// (Summary.KnownExploited is not nil). Until then the empty malicious

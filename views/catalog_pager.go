@@ -6,6 +6,8 @@ package views
 import (
 	"strconv"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // pager is the catalog's pagination, computed from its props.
@@ -13,7 +15,8 @@ type pager struct {
 	Page, Pages    int
 	From, To       int
 	Total          int
-	Filter, Query  string
+	Filter         readmodel.Filter
+	Query          string
 	Links          []pageLink
 	HasPrev, HasNx bool
 }
@@ -82,12 +85,13 @@ func thousands(n int) string {
 
 // filterOption is one catalog filter link.
 type filterOption struct {
-	Value, Label string
+	Value readmodel.Filter
+	Label string
 }
 
 // filterLabel is a filter link's words, with its count when known:
 // "Security (1)".
-func filterLabel(f filterOption, counts map[string]int) string {
+func filterLabel(f filterOption, counts map[readmodel.Filter]int) string {
 	n, ok := counts[f.Value]
 	if !ok {
 		return f.Label
@@ -127,7 +131,7 @@ func shownFilters(p CatalogProps) []filterOption {
 
 // occasionalFilter reports whether the page offers the filter only while
 // it shows a component (shownFilters).
-func occasionalFilter(f string) bool {
+func occasionalFilter(f readmodel.Filter) bool {
 	switch f {
 	case FilterMalicious, FilterExploited, FilterWaiting, FilterSkipped:
 		return true
@@ -136,7 +140,7 @@ func occasionalFilter(f string) bool {
 }
 
 // filterNoun is what the current filter shows, for the count line.
-func filterNoun(f string, n int) string {
+func filterNoun(f readmodel.Filter, n int) string {
 	switch f {
 	case FilterAttention:
 		return pick(n, "component that needs", "components that need") + " attention"

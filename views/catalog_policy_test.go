@@ -101,27 +101,27 @@ func TestPolicyNotesWithoutReasons(t *testing.T) {
 // links to the waiting filter.
 func TestCatalogOffersWaitingAndSkipped(t *testing.T) {
 	t.Parallel()
-	links := func(p CatalogProps) map[string]string {
-		out := map[string]string{}
+	links := func(p CatalogProps) map[readmodel.Filter]string {
+		out := map[readmodel.Filter]string{}
 		for _, a := range findAll(one(t, doc(t, Catalog(p)), "catalog-filters"), func(n *html.Node) bool { return n.Data == "a" }) {
 			f, _ := attr(a, "data-filter")
-			out[f] = text(a)
+			out[readmodel.Filter(f)] = text(a)
 		}
 		return out
 	}
 	got := links(CatalogProps{Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
-		Counts: map[string]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 3}})
+		Counts: map[readmodel.Filter]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 3}})
 	if got[FilterWaiting] != "Waiting for a soak (1)" || got[FilterSkipped] != "Skipped (3)" {
 		t.Errorf("with a waiting and skipped components the filters read %q", got)
 	}
-	got = links(CatalogProps{Layout: layout(calm(), true), Counts: map[string]int{FilterAll: 6}})
+	got = links(CatalogProps{Layout: layout(calm(), true), Counts: map[readmodel.Filter]int{FilterAll: 6}})
 	if _, ok := got[FilterWaiting]; ok {
 		t.Errorf("no component waits, yet the waiting filter is offered: %q", got)
 	}
 	if _, ok := got[FilterSkipped]; ok {
 		t.Errorf("no skip hides a release, yet the skipped filter is offered: %q", got)
 	}
-	got = links(CatalogProps{Layout: layout(calm(), true), Filter: FilterWaiting, Counts: map[string]int{FilterAll: 6, FilterWaiting: 0}})
+	got = links(CatalogProps{Layout: layout(calm(), true), Filter: FilterWaiting, Counts: map[readmodel.Filter]int{FilterAll: 6, FilterWaiting: 0}})
 	if got[FilterWaiting] != "Waiting for a soak (0)" {
 		t.Errorf("the chosen waiting filter reads %q", got[FilterWaiting])
 	}

@@ -16,7 +16,7 @@ import (
 func TestCatalogCountsAndExposure(t *testing.T) {
 	t.Parallel()
 	root := doc(t, Catalog(CatalogProps{Layout: layout(attention(), true), Rows: catalogRows(), Page: 1, Total: 6,
-		Counts: map[string]int{FilterAll: 6, FilterAttention: 2, FilterUpdates: 1, FilterSecurity: 2, FilterVulnerable: 2, FilterFailing: 1, FilterStale: 1, FilterDismissed: 1}}))
+		Counts: map[readmodel.Filter]int{FilterAll: 6, FilterAttention: 2, FilterUpdates: 1, FilterSecurity: 2, FilterVulnerable: 2, FilterFailing: 1, FilterStale: 1, FilterDismissed: 1}}))
 	var chips []string
 	for _, a := range findAll(one(t, root, "catalog-filters"), func(n *html.Node) bool { return n.Data == "a" }) {
 		chips = append(chips, text(a))
@@ -170,7 +170,7 @@ func TestDismissedAdvisoryIsNotPlainUpToDate(t *testing.T) {
 // empty page in words of its own.
 func TestCatalogOffersEveryFilter(t *testing.T) {
 	t.Parallel()
-	var offered []string
+	var offered []readmodel.Filter
 	for _, f := range filterOptions {
 		offered = append(offered, f.Value)
 	}

@@ -52,9 +52,9 @@ func TestHistoryWordsWhatHappened(t *testing.T) {
 			t.Errorf("row %d words the command line or its counts wrongly: %q", i, got)
 		}
 	}
-	audit := visibleText(doc(t, Audit(AuditProps{Layout: auditLayout(), Page: 1, Total: 2, Rows: []AuditRow{
+	audit := visibleText(doc(t, Audit(AuditProps{Layout: auditLayout(), Page: 1, Total: 2, Rows: []readmodel.AuditRow{
 		{At: now, Kind: string(readmodel.AuditKindCheck), Action: "check", Actor: readmodel.ActorCLI, Trigger: "operator", Status: "completed"},
-		{At: now, Kind: string(readmodel.AuditKindAccount), Action: "user.create", Detail: "email: a@x"},
+		{At: now, Kind: string(readmodel.AuditKindAccount), Action: "user.create", DetailText: "email: a@x"},
 	}})))
 	if strings.Count(audit, "command line") < 2 || strings.Contains(audit, "cli") || strings.Contains(audit, "the command line") {
 		t.Errorf("the audit page words the command line otherwise: %q", audit)

@@ -36,8 +36,6 @@ func eventTypeText(t string) string {
 		return "Installed version deprecated"
 	case readmodel.EventTrustDowngrade:
 		return "Trust downgrade"
-	case readmodel.EventProvenanceLost:
-		return "Provenance lost"
 	case readmodel.EventRegistryKeysChanged:
 		return "Registry signing keys changed"
 	case readmodel.EventSourceFailing:

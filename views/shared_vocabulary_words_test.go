@@ -28,7 +28,7 @@ func TestPagesWordEveryVocabulary(t *testing.T) {
 		}
 	}
 	for _, a := range readmodel.AllAuditActions() {
-		if auditWhat(AuditRow{Action: string(a)}) == string(a) {
+		if auditWhat(readmodel.AuditRow{Action: string(a)}) == string(a) {
 			t.Errorf("audit action %s has no words", a)
 		}
 	}

@@ -63,7 +63,7 @@ func trustWarnings(s readmodel.SourceRow, now time.Time) []string {
 	}
 	switch readmodel.ErrorKind(s.LastErrorKind) {
 	case readmodel.ErrorRollback:
-		if older, newer, ok := strings.Cut(s.LastErrorArg, " < "); ok {
+		if older, newer, ok := readmodel.RollbackSequences(s.LastErrorArg); ok {
 			out = append(out, fmt.Sprintf("A rollback was refused: the publisher sent sequence %s after %s was accepted.", older, newer))
 		} else {
 			out = append(out, "A rollback was refused: the publisher sent an older document than one already accepted.")

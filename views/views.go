@@ -107,10 +107,10 @@ func AdvisoryUndismissPath(code, id string) string {
 
 // CatalogPath is the catalog URL for a filter, a search query and a page
 // (1-based; page 1 and empty values are left out of the URL).
-func CatalogPath(filter, query string, page int) string {
+func CatalogPath(filter readmodel.Filter, query string, page int) string {
 	v := url.Values{}
 	if filter != "" {
-		v.Set(ParamFilter, filter)
+		v.Set(ParamFilter, string(filter))
 	}
 	if query != "" {
 		v.Set(ParamQuery, query)

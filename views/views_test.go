@@ -118,12 +118,12 @@ func pages() map[string]templ.Component {
 		"catalog": Catalog(CatalogProps{
 			Layout: layout(attention(), true), Rows: catalogRows(),
 			Page: 3, PageSize: 6, Total: 3000,
-			Counts: map[string]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1,
+			Counts: map[readmodel.Filter]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1,
 				FilterStale: 1, FilterDismissed: 1},
 		}),
 		"catalog_policy": Catalog(CatalogProps{
 			Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
-			Counts: map[string]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 1},
+			Counts: map[readmodel.Filter]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 1},
 		}),
 		"catalog_empty": Catalog(CatalogProps{
 			Layout: layout(calm(), false), Filter: FilterSecurity,
@@ -247,16 +247,16 @@ func pages() map[string]templ.Component {
 			},
 		}),
 		"audit_empty": Audit(AuditProps{Layout: auditLayout(), Kind: string(readmodel.AuditKindCheck), Page: 1}),
-		"audit": Audit(AuditProps{Layout: auditLayout(), Kind: "", Page: 2, PageSize: 4, Total: 9, Rows: []AuditRow{
+		"audit": Audit(AuditProps{Layout: auditLayout(), Kind: "", Page: 2, PageSize: 4, Total: 9, Rows: []readmodel.AuditRow{
 			{At: now.Add(-time.Hour), Kind: string(readmodel.AuditKindDismissal), Action: "advisory.dismiss", Actor: "ada@example.org",
 				Component: "gallery", Advisory: "ACME-2026-011", Reason: "Metadata is stripped by the CDN", ExpiresAt: in(48 * time.Hour)},
 			{At: now.Add(-2 * time.Hour), Kind: string(readmodel.AuditKindDismissal), Action: "advisory.expire", Component: "blog",
 				Advisory: "ACME-2025-101", Reason: "Debug output is off"},
 			{At: now.Add(-3 * time.Hour), Kind: string(readmodel.AuditKindCheck), Action: "check", Actor: "cron", Trigger: "scheduled",
-				Status: "completed", Detail: "3 fetched, 1 unchanged, 1 failed"},
-			{At: now.Add(-4 * time.Hour), Kind: string(readmodel.AuditKindAccount), Action: "token.create", Actor: "ada@example.org", Detail: "name: ci, token id: 3"},
+				Status: "completed", DetailText: "3 fetched, 1 unchanged, 1 failed"},
+			{At: now.Add(-4 * time.Hour), Kind: string(readmodel.AuditKindAccount), Action: "token.create", Actor: "ada@example.org", DetailText: "name: ci, token id: 3"},
 			{At: now.Add(-5 * time.Hour), Kind: string(readmodel.AuditKindCheck), Action: "check", Actor: "cli", Trigger: "operator",
-				Status: "completed", Detail: "2 fetched, 0 unchanged, 0 failed"},
+				Status: "completed", DetailText: "2 fetched, 0 unchanged, 0 failed"},
 		}}),
 		"notifications_viewer": Notifications(NotificationsProps{Layout: layout(calm(), false)}),
 		"tokens":               Tokens(tokensProps()),

@@ -8,7 +8,6 @@ import (
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
-
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -89,10 +88,22 @@ type AdvisoryChange struct {
 
 // Detail reads one component for its page; ErrNotFound when it is not
 // installed. It never parses or evaluates a document: it decodes the
-// evaluation stored with the current result. It is read anew each time:
-// one component costs one query, nothing is cached.
+// evaluation stored with the current result. It is read anew each time,
+// nothing is cached: the component and, once evaluated, its standing
+// dismissals, in one read-only transaction (store.ReadTx), so that a
+// dismissal made or ended between the two reads cannot mix two moments
+// on one page.
 func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
-	d, err := r.store.ComponentDetail(ctx, code)
+	var d store.ComponentDetail
+	var standing map[string]store.Dismissal
+	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
+		var err error
+		if d, err = tx.ComponentDetail(ctx, code); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
+			return err
+		}
+		standing, err = tx.StandingDismissals(ctx, code)
+		return err
+	})
 	if err != nil {
 		return Detail{}, err
 	}
@@ -106,10 +117,6 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	var ev release.Evaluation
 	if err := json.Unmarshal(d.Evaluation, &ev); err != nil {
 		return Detail{}, fmt.Errorf("stored evaluation of %q: %w", code, err)
-	}
-	standing, err := r.store.StandingDismissals(ctx, code)
-	if err != nil {
-		return Detail{}, err
 	}
 	// A release is a security release for the site when the offer says so
 	// (ReleaseStatus.SecurityFix): the page's release lists, the releases

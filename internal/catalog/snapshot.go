@@ -29,7 +29,7 @@ type Snapshot struct {
 	entries []store.CatalogEntry // in the catalog's order (compareCursor)
 	// byFilter holds, per filter, the positions in entries of the rows it
 	// shows, in order; counts are their lengths.
-	byFilter map[string][]int32
+	byFilter map[readmodel.Filter][]int32
 	// haystack is every row's searchable text, lower-cased, one line per
 	// row ("code\x00name\n"), and starts the offset of each line: one
 	// bytes.Index pass finds every match of a search.
@@ -42,38 +42,6 @@ type Snapshot struct {
 
 // catalogFilters are the catalog's filters; "" shows every component.
 var catalogFilters = readmodel.CatalogFilters
-
-// shows reports whether the filter status shows e: the one definition of
-// each filter, over the read model's flags.
-func shows(e *store.CatalogEntry, status string) bool {
-	switch status {
-	case readmodel.FilterAll:
-		return true
-	case readmodel.FilterAttention:
-		return e.NeedsAttention
-	case readmodel.FilterUpdates:
-		return e.UpdateAvailable
-	case readmodel.FilterSecurity:
-		return e.Security
-	case readmodel.FilterVulnerable:
-		return e.Vulnerable
-	case readmodel.FilterFailing:
-		return e.Failing
-	case readmodel.FilterStale:
-		return e.Stale
-	case readmodel.FilterDismissed:
-		return e.Dismissed > 0
-	case readmodel.FilterKnownExploited:
-		return e.KnownExploited
-	case readmodel.FilterMalicious:
-		return e.Malicious
-	case readmodel.FilterWaiting:
-		return e.Waiting != nil
-	case readmodel.FilterSkipped:
-		return e.Skipped != nil
-	}
-	return false
-}
 
 // compareCursor is the catalog's order: rank (what needs action first),
 // then lower-cased name, then code, compared byte-wise so that the order
@@ -110,13 +78,13 @@ func (c *Snapshot) holds(ctx context.Context, st *store.Store) (bool, error) {
 // newSnapshot orders entries and builds the filter and search indexes.
 func newSnapshot(entries []store.CatalogEntry, readAt time.Time) *Snapshot {
 	slices.SortFunc(entries, func(a, b store.CatalogEntry) int { return compareCursor(a.Cursor, b.Cursor) })
-	snap := &Snapshot{ReadAt: readAt, entries: entries, byFilter: make(map[string][]int32, len(catalogFilters)),
+	snap := &Snapshot{ReadAt: readAt, entries: entries, byFilter: make(map[readmodel.Filter][]int32, len(catalogFilters)),
 		starts: make([]int32, len(entries))}
 	var hay bytes.Buffer
 	for i := range entries {
 		e := &entries[i]
 		for _, f := range catalogFilters {
-			if shows(e, f) {
+			if f.Shows(&e.CatalogRow) {
 				snap.byFilter[f] = append(snap.byFilter[f], int32(i))
 			}
 		}
@@ -151,7 +119,7 @@ func (c *Snapshot) Page(f store.CatalogFilter) ([]store.CatalogEntry, store.Cata
 		counts = c.countAmong(matches)
 		rows = c.keep(matches, f.Status)
 	} else {
-		counts = countsBy(func(status string) int { return len(c.byFilter[status]) })
+		counts = countsBy(func(status readmodel.Filter) int { return len(c.byFilter[status]) })
 	}
 	start := min(f.Offset, len(rows))
 	if f.After != nil {
@@ -203,19 +171,19 @@ func (c *Snapshot) search(q string) []int32 {
 
 // countAmong counts, per filter, the rows among positions it shows.
 func (c *Snapshot) countAmong(positions []int32) store.CatalogCounts {
-	tally := make(map[string]int, len(catalogFilters))
+	tally := make(map[readmodel.Filter]int, len(catalogFilters))
 	for _, i := range positions {
 		for _, f := range catalogFilters {
-			if shows(&c.entries[i], f) {
+			if f.Shows(&c.entries[i].CatalogRow) {
 				tally[f]++
 			}
 		}
 	}
-	return countsBy(func(status string) int { return tally[status] })
+	return countsBy(func(status readmodel.Filter) int { return tally[status] })
 }
 
 // countsBy is the counts of every filter, each given by n.
-func countsBy(n func(status string) int) store.CatalogCounts {
+func countsBy(n func(status readmodel.Filter) int) store.CatalogCounts {
 	return store.CatalogCounts{All: n(readmodel.FilterAll), Attention: n(readmodel.FilterAttention), Updates: n(readmodel.FilterUpdates),
 		Security: n(readmodel.FilterSecurity), Vulnerable: n(readmodel.FilterVulnerable), Failing: n(readmodel.FilterFailing),
 		Stale: n(readmodel.FilterStale), Dismissed: n(readmodel.FilterDismissed),
@@ -224,13 +192,13 @@ func countsBy(n func(status string) int) store.CatalogCounts {
 }
 
 // keep returns the positions the filter status shows.
-func (c *Snapshot) keep(positions []int32, status string) []int32 {
-	if status == "" {
+func (c *Snapshot) keep(positions []int32, status readmodel.Filter) []int32 {
+	if status == readmodel.FilterAll {
 		return positions
 	}
 	out := make([]int32, 0, len(positions))
 	for _, i := range positions {
-		if shows(&c.entries[i], status) {
+		if status.Shows(&c.entries[i].CatalogRow) {
 			out = append(out, i)
 		}
 	}

@@ -47,7 +47,7 @@ func naivePage(all []store.CatalogEntry, f store.CatalogFilter) []string {
 		hit := strings.Contains(strings.ToLower(e.Code), q) || strings.Contains(strings.ToLower(e.Name), q)
 		keep := map[string]bool{"": true, "attention": e.NeedsAttention, "updates": e.UpdateAvailable,
 			"security": e.Security, "vulnerable": e.Vulnerable, "failing": e.Failing, "stale": e.Stale,
-			"waiting": e.Waiting != nil, "skipped": e.Skipped != nil}[f.Status]
+			"waiting": e.Waiting != nil, "skipped": e.Skipped != nil}[string(f.Status)]
 		if hit && keep {
 			rows = append(rows, e)
 		}

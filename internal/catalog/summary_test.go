@@ -172,7 +172,7 @@ func (b *bundle) readModel() readModelView {
 	if v.Catalog, _, err = ReadPage(ctx, b.store, store.CatalogFilter{Limit: 100}); err != nil {
 		b.t.Fatal(err)
 	}
-	codes := func(status string) []string {
+	codes := func(status readmodel.Filter) []string {
 		entries, counts, err := ReadPage(ctx, b.store, store.CatalogFilter{Status: status, Limit: 100})
 		if err != nil {
 			b.t.Fatal(err)

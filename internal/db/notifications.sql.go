@@ -411,9 +411,8 @@ WITH facts AS (
       AND cs.code = ANY ($3::text[])
     UNION ALL
     -- A trust downgrade of the offered npm version (docs/policy.md "Trust
-    -- going down"): once per component, version and kind. It replaces the
-    -- provenance.lost event, which stays a type only for the events stored
-    -- before; a manifest sync's downgrade is EventPlanPinDowngrade's.
+    -- going down"): once per component, version and kind; a manifest
+    -- sync's downgrade is EventPlanPinDowngrade's.
     SELECT 'trust_downgrade',
            cs.code || '@' || cs.provenance_lost || '/provenance_lost',
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
@@ -532,8 +531,8 @@ ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
 `
 
-// No check completed for 48 hours: every instance may notice, the key (the
-// last completion) makes it once per channel.
+// No check completed for 48 hours (readmodel.CheckOverdue): every instance
+// may notice, the key (the last completion) makes it once per channel.
 func (q *Queries) EventPlanOverdue(ctx context.Context, db DBTX) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanOverdue)
 	if err != nil {
@@ -670,8 +669,9 @@ type EventPlanSourceFailingParams struct {
 	Url   string
 }
 
-// A source failing for 24 hours (or never read for 24 hours since its first
-// attempt) notifies once per failure episode.
+// A source failing for 24 hours (readmodel.SourceFailingNotice; or never
+// read for 24 hours since its first attempt) notifies once per failure
+// episode.
 func (q *Queries) EventPlanSourceFailing(ctx context.Context, db DBTX, arg EventPlanSourceFailingParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanSourceFailing, arg.Epoch, arg.Url)
 	if err != nil {

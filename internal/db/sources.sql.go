@@ -86,6 +86,7 @@ WHERE s.unused_since < clock_timestamp() - interval '30 days'
   AND NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
 `
 
+// A source unused for 30 days (readmodel.UnusedSourceKept) goes.
 func (q *Queries) SourceDeleteUnused(ctx context.Context, db DBTX) (int64, error) {
 	result, err := db.Exec(ctx, sourceDeleteUnused)
 	if err != nil {

@@ -194,7 +194,7 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		}
 		_ = json.Unmarshal(e.Payload, &intel) // the payload decoded above; a KEV of another shape words nothing
 		wordIntelEvent(&it, e.Type, p, intel.Advisory, name, installed)
-	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
+	case readmodel.EventDeprecated, readmodel.EventRegistryKeysChanged:
 		wordNpmEvent(&it, e.Type, p, name, installed, version)
 	case readmodel.EventTrustDowngrade:
 		wordTrustDowngrade(&it, p, name, installed, version)

@@ -19,7 +19,7 @@ import (
 // per channel: a deprecated installed version (deprecated), an update that
 // lost the installed version's provenance and one published by an account
 // new to the package (trust_downgrade, of kinds provenance_lost and
-// new_publisher; provenance.lost is no longer queued) and, after a key
+// new_publisher) and, after a key
 // rotation, the registry's new keys (registry_keys.changed); the keys seen
 // first are pinned without an event.
 func TestNpmTrustEventsAreQueued(t *testing.T) {

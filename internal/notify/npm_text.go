@@ -7,8 +7,8 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// The words of the npm events: deprecated, provenance.lost and
-// registry_keys.changed (docs/notifications.md). A publisher's
+// The words of the npm events: deprecated and registry_keys.changed
+// (docs/notifications.md). A publisher's
 // deprecation message is untrusted text like a release summary: one line,
 // cut, and in a chat quoted as code, so that neither Slack nor Mattermost
 // formats it (*bold*, links) nor pings for it (@channel).
@@ -27,11 +27,6 @@ func wordNpmEvent(it *mailItem, typ string, p eventPayload, name, installed, ver
 		if msg := clean(p.Message, 300); msg != "" {
 			it.Details = append(it.Details, "Its publisher says: "+msg)
 		}
-	case readmodel.EventProvenanceLost:
-		it.rank = rankLost
-		it.subject = "Trust downgrade for " + name + ": " + version + " has no provenance"
-		it.Title = "Trust downgrade for " + name + ": " + lostText(version, installed)
-		it.Details = []string{"Check who published " + version + " before you install it."}
 	case readmodel.EventRegistryKeysChanged:
 		reg := clean(p.Registry, 200)
 		it.rank, it.order = rankKeys, reg
@@ -55,9 +50,6 @@ func npmChatText(typ string, p eventPayload, name, installed, version string) st
 			text += ": " + msg
 		}
 		return text
-	case readmodel.EventProvenanceLost:
-		return fmt.Sprintf("upcheck: trust downgrade for %s: %s; check who published it before you install it",
-			name, lostText(version, installed))
 	case readmodel.EventRegistryKeysChanged:
 		text := fmt.Sprintf("upcheck: the npm registry %s changed its signing keys: now %s",
 			chat(p.Registry, chatSourceMax), keyList(p.Keys, chat))

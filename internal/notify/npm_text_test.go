@@ -30,8 +30,9 @@ func npmPayloads(t *testing.T) map[readmodel.EventType][]byte {
 	component := map[string]string{"code": "acme-blog", "name": "Blog", "installed": "2.3.0"}
 	out := map[readmodel.EventType][]byte{}
 	for typ, p := range map[readmodel.EventType]map[string]any{
-		readmodel.EventDeprecated:     {"component": component, "package": "@acme/blog", "message": hostileMessage},
-		readmodel.EventProvenanceLost: {"component": component, "package": "@acme/blog", "version": "2.5.0"},
+		readmodel.EventDeprecated: {"component": component, "package": "@acme/blog", "message": hostileMessage},
+		readmodel.EventTrustDowngrade: {"component": component, "package": "@acme/blog", "version": "2.5.0",
+			"kind": string(readmodel.DowngradeProvenance)},
 		readmodel.EventRegistryKeysChanged: {"registry": "http://127.0.0.1:4873/", "key_ids": []string{"SHA256:new<b>"},
 			"old_key_ids": []string{"SHA256:old"}, "changed_at": "2026-11-30T03:00:00Z"},
 	} {
@@ -53,7 +54,7 @@ func TestNpmEventsInChat(t *testing.T) {
 	for typ, want := range map[readmodel.EventType]string{
 		readmodel.EventDeprecated: "upcheck: Blog 2.3.0 is deprecated by its publisher: `&lt;script&gt;alert(1)&lt;/script&gt; *use* " +
 			"[the new one](https://evil.example) @channel 'x' second line`",
-		readmodel.EventProvenanceLost: "upcheck: trust downgrade for Blog: 2.5.0 was published without the provenance that 2.3.0 had; " +
+		readmodel.EventTrustDowngrade: "upcheck: trust downgrade for Blog: 2.5.0 was published without the provenance that 2.3.0 had; " +
 			"check who published it before you install it",
 		readmodel.EventRegistryKeysChanged: "upcheck: the npm registry `http://127.0.0.1:4873/` changed its signing keys: now `SHA256:new&lt;b&gt;`; " +
 			"pinned before: `SHA256:old`. Check with the registry’s operator that they rotated them.",
@@ -75,7 +76,7 @@ func TestNpmEventsInEmail(t *testing.T) {
 	t.Parallel()
 	payloads := npmPayloads(t)
 	m := store.Message{Channel: readmodel.ChannelRow{Name: "ops"}}
-	for _, typ := range []readmodel.EventType{readmodel.EventRegistryKeysChanged, readmodel.EventDeprecated, readmodel.EventProvenanceLost} {
+	for _, typ := range []readmodel.EventType{readmodel.EventRegistryKeysChanged, readmodel.EventDeprecated, readmodel.EventTrustDowngrade} {
 		m.Events = append(m.Events, store.MessageEvent{Type: string(typ), Key: string(typ) + ":acme-blog", Payload: payloads[typ]})
 	}
 	mail, err := composeMail(m, "https://upcheck.example.org")

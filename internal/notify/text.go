@@ -137,7 +137,7 @@ func slackText(d store.Delivery, link string) string {
 		}
 		_ = json.Unmarshal(d.Payload, &intel) // decoded above; a KEV of another shape words nothing
 		text = intelChatText(d.Type, p, intel.Advisory, name, installed)
-	case readmodel.EventDeprecated, readmodel.EventProvenanceLost, readmodel.EventRegistryKeysChanged:
+	case readmodel.EventDeprecated, readmodel.EventRegistryKeysChanged:
 		text = npmChatText(d.Type, p, name, installed, version)
 	case readmodel.EventTrustDowngrade:
 		text = trustChatText(p, name, installed, version)

@@ -1,6 +1,9 @@
 package readmodel
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // AuditKind is the kind of an audit log entry, the Audit log page's and
 // GET /api/admin/audit's filter: judged in SQL from the action's first
@@ -83,4 +86,32 @@ func AllAuditActions() []AuditAction {
 		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
 		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest,
 		AuditComponentSkip, AuditComponentUnskip, AuditSourceDowngrade}
+}
+
+// AuditRow is one entry of the audit log, as the store reads it (an
+// audit_log row, a dismissal whose expiry passed while it stood, or a
+// check) and as the Audit log page, its CSV and GET /api/admin/audit show
+// it.
+type AuditRow struct {
+	At time.Time
+	// Kind is an AuditKind.
+	Kind string
+	// Action is the audit action (advisory.dismiss, advisory.undismiss,
+	// advisory.expire, user.create, …) or "check".
+	Action string
+	// Actor is who acted: an email, or an Actor* for checks; "" when
+	// nobody did (an expiry, a command-line account change).
+	Actor string
+	// Component and Advisory are a dismissal's.
+	Component, Advisory string
+	// Reason is a dismissal's (for an undone one, the reason it had had).
+	Reason    string
+	ExpiresAt *time.Time
+	// Trigger and Status are a check's.
+	Trigger, Status string
+	// Detail is the entry's JSON: the audit row's own, a check's counts.
+	Detail []byte
+	// DetailText is Detail in words ("name: ci") for the page, for the
+	// entries it does not word itself; set by the page's handler.
+	DetailText string
 }

@@ -34,12 +34,6 @@ const (
 	// version has (provenance_lost), or an account new to the package
 	// published it (new_publisher).
 	EventTrustDowngrade EventType = "trust_downgrade"
-	// EventProvenanceLost: the newest offered version of an npm package
-	// was published without the provenance the installed version has (a
-	// trust downgrade). No longer queued: EventTrustDowngrade of kind
-	// provenance_lost replaced it; events stored with it are still sent
-	// and shown (RetiredEventTypes).
-	EventProvenanceLost EventType = "provenance.lost"
 	// EventRegistryKeysChanged: an npm registry's signing keys are not
 	// the ones pinned when upcheck first saw them.
 	EventRegistryKeysChanged EventType = "registry_keys.changed"
@@ -54,10 +48,6 @@ const (
 // AllEventTypes are the event types, most urgent first (the urgency of
 // AttentionKinds, then the sources' and the schedule's health).
 func AllEventTypes() []EventType {
-	return []EventType{EventMalicious, EventKnownExploited, EventAdvisoryUnfixed, EventSecurityUpdate, EventTrustDowngrade, EventProvenanceLost,
+	return []EventType{EventMalicious, EventKnownExploited, EventAdvisoryUnfixed, EventSecurityUpdate, EventTrustDowngrade,
 		EventDeprecated, EventUpdateAvailable, EventRegistryKeysChanged, EventSourceFailing, EventCheckOverdue, EventTest}
 }
-
-// RetiredEventTypes are the event types no query queues any more: stored
-// events may have them, and are sent and shown as before.
-func RetiredEventTypes() []EventType { return []EventType{EventProvenanceLost} }

@@ -148,7 +148,7 @@ func ProblemSentence(kind, arg string) string {
 		return "The document is malformed."
 	case ErrorRollback:
 		text := "The publisher sent an older document than one already accepted, which is refused: a replayed document could hide fixed vulnerabilities."
-		if older, newer, ok := strings.Cut(arg, " < "); ok {
+		if older, newer, ok := RollbackSequences(arg); ok {
 			text = fmt.Sprintf("The publisher sent an older document (sequence %s, after %s was accepted), which is refused: a replayed document could hide fixed vulnerabilities.", older, newer)
 		}
 		return text
@@ -156,11 +156,11 @@ func ProblemSentence(kind, arg string) string {
 		return "The publisher answered “not modified”, but no stored document verifies under the key pinned now."
 	case ErrorKeyStatement:
 		const lead = "The document is not signed by the keys trusted for this source, and the publisher’s key statement was refused"
-		var v, last string
-		switch _, err := fmt.Sscanf(arg, "version %s <= %s", &v, &last); {
+		v, last, isVersion := keyStatementVersions(arg)
+		switch {
 		case arg == "signature":
 			return lead + ": it is not signed by the keys trusted now, so the keys it names are not trusted."
-		case err == nil:
+		case isVersion:
 			return fmt.Sprintf("%s: its version %s is not newer than version %s, already accepted (a replayed statement).", lead, v, last)
 		case arg == "malformed":
 			return lead + ": it is not a valid key statement."
@@ -194,4 +194,32 @@ func ShownFailure(sourceError, sourceKind, evalError string) (text string, kind 
 		return evalError, ErrorEvaluation
 	}
 	return "", ""
+}
+
+// The arguments of two kinds name two values; each is written and read
+// back here alone, so that the recording side (updatecheck) and the
+// wording side (ProblemSentence, the source's trust lines) cannot drift.
+
+// RollbackArg is ErrorRollback's argument: the refused document's
+// sequence and the one already accepted, "41 < 42".
+func RollbackArg(incoming, stored int64) string {
+	return fmt.Sprintf("%d < %d", incoming, stored)
+}
+
+// RollbackSequences reads a RollbackArg back; ok is false for any other
+// argument.
+func RollbackSequences(arg string) (incoming, stored string, ok bool) {
+	return strings.Cut(arg, " < ")
+}
+
+// KeyStatementVersionArg is ErrorKeyStatement's argument for a statement
+// not newer than the last one accepted: "version 2 <= 3".
+func KeyStatementVersionArg(version, last int64) string {
+	return fmt.Sprintf("version %d <= %d", version, last)
+}
+
+// keyStatementVersions reads a KeyStatementVersionArg back.
+func keyStatementVersions(arg string) (version, last string, ok bool) {
+	_, err := fmt.Sscanf(arg, "version %s <= %s", &version, &last)
+	return version, last, err == nil
 }

@@ -42,3 +42,19 @@ func TestEveryErrorKindHasASentence(t *testing.T) {
 		}
 	}
 }
+
+// The two-value arguments are written and read back by readmodel alone:
+// what updatecheck records (RollbackArg, KeyStatementVersionArg) is what
+// the sentences name.
+func TestFailureArgumentsRoundTrip(t *testing.T) {
+	t.Parallel()
+	if in, stored, ok := RollbackSequences(RollbackArg(41, 42)); !ok || in != "41" || stored != "42" {
+		t.Errorf("RollbackSequences(RollbackArg(41, 42)) = %q, %q, %v", in, stored, ok)
+	}
+	if got := ProblemSentence(string(ErrorRollback), RollbackArg(41, 42)); !strings.Contains(got, "(sequence 41, after 42 was accepted)") {
+		t.Errorf("rollback: %q", got)
+	}
+	if got := ProblemSentence(string(ErrorKeyStatement), KeyStatementVersionArg(2, 3)); !strings.Contains(got, "its version 2 is not newer than version 3") {
+		t.Errorf("key statement: %q", got)
+	}
+}

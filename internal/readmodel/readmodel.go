@@ -166,7 +166,7 @@ type AttentionItem struct {
 	// version), security (a newer security release), vulnerable,
 	// provenance_lost, new_publisher, pin_downgrade (trust downgrades) or
 	// deprecated.
-	Kind string `json:"kind"`
+	Kind AttentionKind `json:"kind"`
 	// SecurityRelease is the newest security release newer than the
 	// installed version, installable or not; nil: none.
 	SecurityRelease *ReleaseRef `json:"security_release"`
@@ -190,27 +190,31 @@ type AttentionItem struct {
 	PinDowngrade *PinDowngrade `json:"pin_downgrade"`
 }
 
+// AttentionKind is why a component needs attention (AttentionItem.Kind),
+// as the summary's SQL names it: one of AttentionKinds.
+type AttentionKind string
+
 // The kinds of AttentionItem, most urgent first.
 const (
 	// KindMalicious: an open advisory says the installed package is
 	// malicious: remove it.
-	KindMalicious = "malicious"
+	KindMalicious AttentionKind = "malicious"
 	// KindKnownExploited: an open advisory is exploited in the wild (KEV).
-	KindKnownExploited  = "known_exploited"
-	KindVulnerableNoFix = "vulnerable_no_fix"
-	KindSecurity        = "security"
-	KindVulnerable      = "vulnerable"
+	KindKnownExploited  AttentionKind = "known_exploited"
+	KindVulnerableNoFix AttentionKind = "vulnerable_no_fix"
+	KindSecurity        AttentionKind = "security"
+	KindVulnerable      AttentionKind = "vulnerable"
 	// KindProvenanceLost: the newest offered version lost the provenance
 	// the installed one has (a trust downgrade).
-	KindProvenanceLost = "provenance_lost"
+	KindProvenanceLost AttentionKind = "provenance_lost"
 	// KindNewPublisher: the offered version was published by an account
 	// that published none of the package's earlier versions.
-	KindNewPublisher = "new_publisher"
+	KindNewPublisher AttentionKind = "new_publisher"
 	// KindPinDowngrade: a manifest sync lowered the trust of the source's
 	// pinned keys (a lower threshold, keys no longer pinned).
-	KindPinDowngrade = "pin_downgrade"
+	KindPinDowngrade AttentionKind = "pin_downgrade"
 	// KindDeprecated: the installed version is deprecated by its publisher.
-	KindDeprecated = "deprecated"
+	KindDeprecated AttentionKind = "deprecated"
 )
 
 // NewPublisher is a version published by an account (npm's _npmUser)

@@ -43,6 +43,11 @@ type CatalogRow struct {
 	// its document has expired (upcheck_stale). Failing: the source's
 	// last fetch did not give a usable document (upcheck_failing).
 	NeedsNewerCore, Stale, Failing bool
+	// NeedsAttention is the database's judgement (upcheck_needs_attention,
+	// the one definition the summary counts by): FilterAttention shows
+	// the row. Left out of the row's JSON, as store.CatalogEntry left it
+	// out before it moved here (the API writes rows of its own).
+	NeedsAttention bool `json:"-"`
 	// Advisories is a JSON array: the advisories no admin dismissed.
 	Advisories []byte
 	// ReleaseURL is the release notes of the update.

@@ -102,6 +102,79 @@ func TestThresholdsMatchSQL(t *testing.T) {
 	}
 }
 
+// The notification and retention thresholds are the ones their statements
+// judge by, checked just inside and just outside each on the database
+// clock: a source failing for SourceFailingNotice notifies
+// (EventPlanSourceFailing), no check completed for CheckOverdue notifies
+// (EventPlanOverdue), and a source unused for UnusedSourceKept is deleted
+// (SourceDeleteUnused, in CleanUp).
+func TestNoticeThresholdsMatchSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const margin = time.Minute
+	for _, tc := range []struct {
+		name      string
+		threshold time.Duration
+		// set puts the fact $1 seconds in the past; act runs the statement
+		// and says whether it acted.
+		set string
+		act func(tx *store.Tx) (bool, error)
+	}{
+		{"source failing", readmodel.SourceFailingNotice,
+			`UPDATE sources SET failing_since = clock_timestamp() - make_interval(secs => $1), consecutive_failures = 3, last_error = 'x'`,
+			func(tx *store.Tx) (bool, error) {
+				ids, err := tx.EventPlanSourceFailing(ctx, "https://p.example/a.json", 0)
+				return len(ids) > 0, err
+			}},
+		{"check overdue", readmodel.CheckOverdue,
+			`UPDATE core_update_lock SET last_completed_at = clock_timestamp() - make_interval(secs => $1)`,
+			func(tx *store.Tx) (bool, error) {
+				ids, err := tx.EventPlanOverdue(ctx)
+				return len(ids) > 0, err
+			}},
+		{"unused source", readmodel.UnusedSourceKept,
+			`UPDATE sources SET unused_since = clock_timestamp() - make_interval(secs => $1); DELETE FROM components`,
+			func(tx *store.Tx) (bool, error) {
+				_, deleted, err := tx.CleanUp(ctx, 1)
+				return deleted > 0, err
+			}},
+	} {
+		for _, age := range []time.Duration{tc.threshold - margin, tc.threshold + margin} {
+			t.Run(fmt.Sprintf("%s %v", tc.name, age), func(t *testing.T) {
+				t.Parallel()
+				db := pgtest.New(t)
+				db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ('a', 'A', '1.0.0', 'https://p.example/a.json')`)
+				db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at)
+					VALUES ('https://p.example/a.json', 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp())`)
+				for _, stmt := range strings.Split(tc.set, "; ") {
+					if strings.Contains(stmt, "$1") {
+						db.MustExec(t, stmt, age.Seconds())
+					} else {
+						db.MustExec(t, stmt)
+					}
+				}
+				st := store.New(db.Pool)
+				var acted bool
+				if err := st.WithTx(ctx, func(tx *store.Tx) error {
+					if _, err := tx.ChannelCreate(ctx, store.NewChannel{Name: "all", Kind: "webhook", Target: "https://hooks.example/x", Events: "all"}); err != nil {
+						return err
+					}
+					var err error
+					acted, err = tc.act(tx)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if want := age > tc.threshold; acted != want {
+					t.Errorf("%v after the fact (threshold %v): acted %v, want %v", age, tc.threshold, acted, want)
+				}
+			})
+		}
+	}
+}
+
+// The thresholds in words, as the pages and app.js show them.
+
 // One rule for an exact length, whatever it is the length of: a
 // threshold, a soak, a cooldown or a lockout (each reads DurationText, and
 // nothing else words one).
@@ -166,7 +239,7 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	// The summary names five, in the order of AttentionKinds; the most
 	// urgent is taken away, and the next read names the next kind first,
 	// until none is left: every kind in its place.
-	var order []string
+	var order []readmodel.AttentionKind
 	for range readmodel.AttentionKinds {
 		sum, err := store.New(db.Pool).Summary(context.Background())
 		if err != nil {
@@ -475,10 +548,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		for _, e := range events {
 			types = append(types, e.Type)
 		}
-		queued := slices.DeleteFunc(readmodel.AllEventTypes(), func(e readmodel.EventType) bool {
-			return slices.Contains(readmodel.RetiredEventTypes(), e)
-		})
-		sameSet(t, "the event types the queries queue", queued, types)
+		sameSet(t, "the event types the queries queue", readmodel.AllEventTypes(), types)
 		// The functions that judge events by their keys ("type:subject")
 		// name types that exist.
 		var defs string
@@ -591,5 +661,70 @@ func TestCatalogRanksMatchSQL(t *testing.T) {
 		if got != want {
 			t.Errorf("upcheck_catalog_rank(%s) = %d, readmodel says %d", args, got, want)
 		}
+	}
+}
+
+// Each filter's Go predicate (Filter.Shows over the catalog's rows) shows
+// as many components as the summary's SQL counts for it
+// (Filter.SummaryCount, the dashboard's figure that links to the filter),
+// over components that each raise one flag; and each such filter shows one
+// at least, so that no agreement is the agreement of two zeros.
+func TestFiltersMatchSQL(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	const src, old = "https://p.example/a.json", "https://p.example/old.json"
+	db.MustExec(t, `INSERT INTO feeds (kind, url, epoch, last_success_at) VALUES ('osv', 'https://feeds.example/all.zip', 1, clock_timestamp()),
+		('kev', 'https://feeds.example/kev.json', 1, clock_timestamp())`)
+	db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at) VALUES
+		($1, 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp()),
+		($2, 1, 'doc', sha256('doc'), clock_timestamp() - make_interval(secs => $3), clock_timestamp())`,
+		src, old, (readmodel.StaleAge + time.Hour).Seconds())
+	for _, r := range []struct{ code, url, set string }{
+		{"core", src, ""},
+		{"upd", src, "update_available = true, update_version = '1.1.0'"},
+		{"sec", src, "update_available = true, security = true, update_version = '1.1.0', security_version = '1.1.0'"},
+		{"vul", src, `advisories = '[{"id": "V-1", "fixed_in": "1.1.0"}]', advisory_ids = '{V-1}'`},
+		{"mal", src, `advisories = '[{"id": "MAL-1", "no_fix": true, "malicious": true}]', advisory_ids = '{MAL-1}', no_fix_ids = '{MAL-1}', malicious_ids = '{MAL-1}'`},
+		{"kev", src, `advisories = '[{"id": "K-1", "fixed_in": "1.1.0", "known_exploited": true}]', advisory_ids = '{K-1}', exploited_ids = '{K-1}'`},
+		{"wait", src, "waiting_version = '2.0.0'"},
+		{"dep", src, "deprecated = 'use another'"},
+		{"old", old, ""},
+	} {
+		db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES ($1, $1, '1.0.0', $2)`, r.code, r.url)
+		db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch)
+			VALUES ($1, $2, '1.0.0', '1.0.0', sha256('doc'), 1)`, r.code, r.url)
+		if r.set != "" {
+			db.MustExec(t, `UPDATE component_results SET `+r.set+` WHERE code = $1`, r.code)
+		}
+	}
+	st := store.New(db.Pool)
+	sum, err := st.Summary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := st.CatalogRows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := 0
+	for _, f := range readmodel.CatalogFilters {
+		want, ok := f.SummaryCount(&sum)
+		if !ok {
+			continue
+		}
+		counted++
+		var shown []string
+		for i := range rows {
+			if f.Shows(&rows[i].CatalogRow) {
+				shown = append(shown, rows[i].Code)
+			}
+		}
+		if len(shown) != want || want == 0 {
+			t.Errorf("filter %q shows %d components %v, the summary's SQL counts %d", f, len(shown), shown, want)
+		}
+	}
+	if counted < 8 {
+		t.Errorf("only %d filters have a count in the summary", counted)
 	}
 }

@@ -18,4 +18,15 @@ const (
 	// production (lease.DefaultTimings); UPCHECK_TEST_TIMINGS may shorten
 	// it, so words about the cooldown take the value in force, not this.
 	ManualCooldown = 2 * time.Minute
+	// SourceFailingNotice is how long a source in use fails (since
+	// failing_since) before it notifies its source.failing event
+	// (EventPlanSourceFailing).
+	SourceFailingNotice = 24 * time.Hour
+	// CheckOverdue is how long no check may complete before the
+	// check.overdue event (EventPlanOverdue).
+	CheckOverdue = 48 * time.Hour
+	// UnusedSourceKept is how long a source no component uses keeps its
+	// row and rollback state (SourceDeleteUnused), so that removing a
+	// plugin for one check does not reset them.
+	UnusedSourceKept = 30 * 24 * time.Hour
 )

@@ -10,12 +10,12 @@ import "slices"
 // publisher, a lowered pin), then a deprecated installed version. It is the one urgency order: the summary's (the
 // CASE of queries/summary.sql's ranked, which TestAttentionOrderMatchesSQL
 // holds to it), the detail page's headline and the emails.
-var AttentionKinds = []string{KindMalicious, KindKnownExploited, KindVulnerableNoFix, KindSecurity, KindVulnerable,
+var AttentionKinds = []AttentionKind{KindMalicious, KindKnownExploited, KindVulnerableNoFix, KindSecurity, KindVulnerable,
 	KindProvenanceLost, KindNewPublisher, KindPinDowngrade, KindDeprecated}
 
 // Urgency is kind's place in AttentionKinds, 0 the most urgent; an unknown
 // kind comes after all of them.
-func Urgency(kind string) int {
+func Urgency(kind AttentionKind) int {
 	if i := slices.Index(AttentionKinds, kind); i >= 0 {
 		return i
 	}

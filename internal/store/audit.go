@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -35,27 +34,6 @@ func optionalID(id int64) *int64 {
 	return &id
 }
 
-// AuditEvent is one entry of the Audit log page: an audit_log row, a
-// dismissal whose expiry passed while it stood, or a check.
-type AuditEvent struct {
-	At time.Time
-	// Kind is a readmodel.AuditKind.
-	Kind string
-	// Action is the audit action (advisory.dismiss, advisory.undismiss,
-	// advisory.expire, user.create, …) or "check".
-	Action string
-	// Actor is who acted: an email, "cron" or "cli" for checks; "" when
-	// nobody did (an expiry, a command-line account change).
-	Actor               string
-	Component, Advisory string
-	Reason              string
-	ExpiresAt           *time.Time
-	// Trigger and Status are a check's.
-	Trigger, Status string
-	// Detail is the entry's JSON: the audit row's own, a check's counts.
-	Detail []byte
-}
-
 // AuditEventCount counts the entries of a kind ("" for every kind).
 func (e *Executor) AuditEventCount(ctx context.Context, kind string) (int, error) {
 	n, err := e.q.AuditEventCount(ctx, e.dbtx, kind)
@@ -67,7 +45,8 @@ func (e *Executor) AuditEventCount(ctx context.Context, kind string) (int, error
 
 // AuditEvents lists the entries of a kind ("" for every kind), newest
 // first, skipping offset; limit 0 lists them all.
-func (e *Executor) AuditEvents(ctx context.Context, kind string, limit, offset int) ([]AuditEvent, error) {
+// The entries are readmodel.AuditRow, read by the page, its CSV and the API.
+func (e *Executor) AuditEvents(ctx context.Context, kind string, limit, offset int) ([]readmodel.AuditRow, error) {
 	p := db.AuditEventPageParams{Kind: kind, SkipRows: int32(offset)}
 	if limit > 0 {
 		n := int32(limit)
@@ -77,9 +56,9 @@ func (e *Executor) AuditEvents(ctx context.Context, kind string, limit, offset i
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list audit events: %w", err))
 	}
-	out := make([]AuditEvent, len(rows))
+	out := make([]readmodel.AuditRow, len(rows))
 	for i, r := range rows {
-		out[i] = AuditEvent{At: r.At, Kind: r.Kind, Action: r.Action, Actor: r.Actor, Component: r.Component,
+		out[i] = readmodel.AuditRow{At: r.At, Kind: r.Kind, Action: r.Action, Actor: r.Actor, Component: r.Component,
 			Advisory: r.Advisory, Reason: r.Reason, ExpiresAt: r.ExpiresAt, Trigger: r.Trigger, Status: r.Status, Detail: r.Detail}
 	}
 	return out, nil

@@ -11,13 +11,13 @@ import (
 )
 
 // CatalogFilter narrows the catalog: Status is one of
-// readmodel.CatalogFilters ("" for all; internal/catalog defines each).
+// readmodel.CatalogFilters (FilterAll for all; Filter.Shows defines each).
 //
 // A page starts after Offset rows, or, when After is set, after the row at
 // After (keyset pagination: rows added or removed before the cursor do not
 // shift the rows after it). Offset and After are not used together.
 type CatalogFilter struct {
-	Status string
+	Status readmodel.Filter
 	Search string
 	Limit  int
 	Offset int
@@ -43,10 +43,6 @@ type CatalogEntry struct {
 	// current result, upper-cased: the catalog's search finds the row by
 	// any of them (internal/catalog/alias.go).
 	AdvisoryKeys []string `json:"-"`
-	// NeedsAttention is the database's judgement (upcheck_needs_attention,
-	// the one definition the summary counts by): the catalog's attention
-	// filter shows the row.
-	NeedsAttention bool `json:"-"`
 }
 
 // CatalogCounts is how many components each catalog filter shows.
@@ -57,7 +53,7 @@ type CatalogCounts struct {
 
 // Of is the count of one filter, as CatalogFilter.Status names it; 0 for
 // an unknown one.
-func (c CatalogCounts) Of(status string) int {
+func (c CatalogCounts) Of(status readmodel.Filter) int {
 	switch status {
 	case readmodel.FilterAll:
 		return c.All

@@ -41,9 +41,8 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
 			SecuritySince: timeOf(r.SecuritySince), Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
 			Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
-			KnownExploited: r.KnownExploited, Malicious: r.Malicious,
-		}, Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code}, AdvisoryKeys: r.AdvisoryKeys,
-			NeedsAttention: r.NeedsAttention}
+			KnownExploited: r.KnownExploited, Malicious: r.Malicious, NeedsAttention: r.NeedsAttention,
+		}, Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code}, AdvisoryKeys: r.AdvisoryKeys}
 		row := &entries[i].CatalogRow
 		if row.SourceURL != "" {
 			row.SourceKind, row.Package = readmodel.SourceKindOf(row.SourceURL), readmodel.PackageOf(row.SourceURL)

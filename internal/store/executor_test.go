@@ -84,6 +84,8 @@ var txOnly = map[string]string{
 var storeOnly = map[string]string{
 	"Ping":              "asks the pool",
 	"WithTx":            "begins a transaction on the pool",
+	"ReadTx":            "begins a read-only, repeatable-read transaction on the pool",
+	"withTx":            "begins a transaction on the pool (WithTx's and ReadTx's)",
 	"SendBatch":         "a pipelined batch runs as a transaction of its own",
 	"DismissAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",

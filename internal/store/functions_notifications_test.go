@@ -72,13 +72,6 @@ func testNothingToQueue(t *testing.T, f *fdb) {
 	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
 		t.Errorf("wiki's downgrade without its event: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
 	}
-	// The provenance.lost event of before does not stand for the
-	// trust_downgrade one that replaced it.
-	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload) VALUES
-		(gen_random_uuid(), 1, 'provenance.lost:wiki@1.1.0', 'provenance.lost', '{}')`)
-	if got := ask("wiki"); got != store.SQLStateEventsToQueue {
-		t.Errorf("wiki's downgrade with a provenance.lost event only: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
-	}
 	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload) VALUES
 		(gen_random_uuid(), 1, 'trust_downgrade:wiki@1.1.0/provenance_lost', 'trust_downgrade', '{}')`)
 	if got := ask("wiki"); got != "" {

@@ -8,10 +8,10 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// The stale age is 48 hours.
+// The stale age is readmodel.StaleAge.
 func testStaleAge(t *testing.T, f *fdb) {
-	if !f.bool(t, `SELECT upcheck_stale_age() = interval '48 hours'`) {
-		t.Errorf("upcheck_stale_age() is %s, want 48 hours", f.text(t, `SELECT upcheck_stale_age()::text`))
+	if !f.bool(t, `SELECT upcheck_stale_age() = make_interval(secs => $1)`, readmodel.StaleAge.Seconds()) {
+		t.Errorf("upcheck_stale_age() is %s, readmodel.StaleAge %v", f.text(t, `SELECT upcheck_stale_age()::text`), readmodel.StaleAge)
 	}
 }
 
@@ -33,20 +33,20 @@ func testFeedSyncDead(t *testing.T, f *fdb) {
 }
 
 func testFeedStaleAge(t *testing.T, f *fdb) {
-	if !f.bool(t, `SELECT upcheck_feed_stale_age() = interval '48 hours'`) {
-		t.Errorf("upcheck_feed_stale_age() is %s, want 48 hours (readmodel.FeedStaleAge)", f.text(t, `SELECT upcheck_feed_stale_age()::text`))
+	if !f.bool(t, `SELECT upcheck_feed_stale_age() = make_interval(secs => $1)`, readmodel.FeedStaleAge.Seconds()) {
+		t.Errorf("upcheck_feed_stale_age() is %s, readmodel.FeedStaleAge %v", f.text(t, `SELECT upcheck_feed_stale_age()::text`), readmodel.FeedStaleAge)
 	}
 }
 
 func testPinDowngradeShown(t *testing.T, f *fdb) {
-	if !f.bool(t, `SELECT upcheck_pin_downgrade_shown() = interval '14 days'`) {
-		t.Errorf("upcheck_pin_downgrade_shown() is %s, want 14 days (readmodel.PinDowngradeShown)", f.text(t, `SELECT upcheck_pin_downgrade_shown()::text`))
+	if !f.bool(t, `SELECT upcheck_pin_downgrade_shown() = make_interval(secs => $1)`, readmodel.PinDowngradeShown.Seconds()) {
+		t.Errorf("upcheck_pin_downgrade_shown() is %s, readmodel.PinDowngradeShown %v", f.text(t, `SELECT upcheck_pin_downgrade_shown()::text`), readmodel.PinDowngradeShown)
 	}
 }
 
 func testExpiryWarning(t *testing.T, f *fdb) {
-	if !f.bool(t, `SELECT upcheck_expiry_warning() = interval '7 days'`) {
-		t.Errorf("upcheck_expiry_warning() is %s, want 7 days (readmodel.ExpiryWarning)", f.text(t, `SELECT upcheck_expiry_warning()::text`))
+	if !f.bool(t, `SELECT upcheck_expiry_warning() = make_interval(secs => $1)`, readmodel.ExpiryWarning.Seconds()) {
+		t.Errorf("upcheck_expiry_warning() is %s, readmodel.ExpiryWarning %v", f.text(t, `SELECT upcheck_expiry_warning()::text`), readmodel.ExpiryWarning)
 	}
 }
 

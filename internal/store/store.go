@@ -95,7 +95,18 @@ type Tx struct {
 // cancelled fn is rolled back on a context that is not cancelled, so the
 // connection goes back to the pool clean.
 func (s *Store) WithTx(ctx context.Context, fn func(*Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+	return s.withTx(ctx, pgx.TxOptions{}, fn)
+}
+
+// ReadTx runs fn in a read-only, repeatable-read transaction: every read
+// fn makes sees the database at one moment, so what several reads compose
+// (a detail page and its dismissals) never mixes two moments.
+func (s *Store) ReadTx(ctx context.Context, fn func(*Tx) error) error {
+	return s.withTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func (s *Store) withTx(ctx context.Context, opts pgx.TxOptions, fn func(*Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return mapError(fmt.Errorf("begin: %w", err))
 	}

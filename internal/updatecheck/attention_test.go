@@ -246,7 +246,7 @@ func TestSummaryNamesAttention(t *testing.T) {
 	}
 	var order []string
 	for _, a := range sum.Attention {
-		order = append(order, a.Code+":"+a.Kind)
+		order = append(order, a.Code+":"+string(a.Kind))
 	}
 	// wiki's security release names no severity: last among them.
 	want := "[gallery:vulnerable_no_fix shop:security blog:security forum:security wiki:security]"

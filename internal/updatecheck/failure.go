@@ -135,7 +135,7 @@ func documentFailure(err error) failure {
 func rollbackFailure(err error, incoming, stored int64) failure {
 	f := failure{kind: readmodel.ErrorRollback, detail: err.Error()}
 	if errors.Is(err, updatedoc.ErrRollback) {
-		f.arg = fmt.Sprintf("%d < %d", incoming, stored)
+		f.arg = readmodel.RollbackArg(incoming, stored)
 	}
 	return f
 }

@@ -181,7 +181,7 @@ func statementFailure(err error, st *updatedoc.KeyStatement, last int64) failure
 	f := failure{kind: readmodel.ErrorKeyStatement, arg: "signature", detail: fmt.Sprintf("the document does not verify under the keys trusted now, and %v", err)}
 	switch {
 	case errors.Is(err, updatedoc.ErrStatementNotNewer) && st != nil:
-		f.arg = fmt.Sprintf("version %d <= %d", st.Version, last)
+		f.arg = readmodel.KeyStatementVersionArg(st.Version, last)
 	case errors.Is(err, updatedoc.ErrInvalid) && !errors.Is(err, updatedoc.ErrBadSignature) && !errors.Is(err, updatedoc.ErrUnsigned):
 		f.arg = "malformed"
 	}

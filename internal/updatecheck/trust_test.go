@@ -11,7 +11,6 @@ import (
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/updatedoc"
 )
@@ -286,7 +285,7 @@ func TestStatementLookedAtDaily(t *testing.T) {
 }
 
 // auditEvents is the audit log as its page reads it (every kind).
-func (b *bundle) auditEvents() []store.AuditEvent {
+func (b *bundle) auditEvents() []readmodel.AuditRow {
 	b.t.Helper()
 	events, err := b.store.AuditEvents(context.Background(), "", 0, 0)
 	if err != nil {

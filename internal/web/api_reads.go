@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -125,7 +125,7 @@ func (s *Server) apiAudit(c echo.Context) error {
 }
 
 // auditDetail is an entry's JSON detail as an object; {} when it has none.
-func auditDetail(e store.AuditEvent) json.RawMessage {
+func auditDetail(e readmodel.AuditRow) json.RawMessage {
 	var m map[string]any
 	if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &m) != nil || m == nil {
 		return json.RawMessage(`{}`)

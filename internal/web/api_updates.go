@@ -126,10 +126,13 @@ func decodeCursor(v string) (store.CatalogCursor, bool) {
 
 // catalogQuery reads and checks the catalog's filter and paging parameters.
 func catalogQuery(c echo.Context, defaultSize int) (store.CatalogFilter, int, error) {
-	f := store.CatalogFilter{Status: c.QueryParam("status"), Search: c.QueryParam("q"), Limit: defaultSize}
-	if !readmodel.IsCatalogFilter(f.Status) {
-		return f, 0, echo.NewHTTPError(http.StatusBadRequest,
-			"status must be one of "+strings.Join(readmodel.CatalogFilters[1:], ", "))
+	f := store.CatalogFilter{Status: readmodel.Filter(c.QueryParam("status")), Search: c.QueryParam("q"), Limit: defaultSize}
+	if !f.Status.Valid() {
+		names := make([]string, 0, len(readmodel.CatalogFilters)-1)
+		for _, name := range readmodel.CatalogFilters[1:] {
+			names = append(names, string(name))
+		}
+		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "status must be one of "+strings.Join(names, ", "))
 	}
 	if len(f.Search) > 200 {
 		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "q is too long")

@@ -69,7 +69,7 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	var filters []string
 	for _, f := range readmodel.CatalogFilters {
 		if f != readmodel.FilterAll {
-			filters = append(filters, f)
+			filters = append(filters, string(f))
 		}
 	}
 	check("paths|/api/admin/plugins/updates|get/parameters/status/schema", filters)
@@ -114,7 +114,7 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 		check("components/schemas/"+schema+"/properties/events", strs(readmodel.AllChannelEvents()))
 	}
 	check("components/schemas/Source/properties/signature_state", strs(readmodel.AllTrustStates()))
-	check("components/schemas/Summary/properties/attention/items/properties/kind", readmodel.AttentionKinds)
+	check("components/schemas/Summary/properties/attention/items/properties/kind", strs(readmodel.AttentionKinds))
 	check("components/schemas/Source/properties/source_kind", strs(readmodel.AllSourceKinds()))
 	check("components/schemas/InputRefusal/properties/input", strs(readmodel.Inputs))
 	for _, schema := range []string{"CatalogEntry", "ComponentDetail"} {

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -18,7 +17,7 @@ func TestRegistryKeysAuditInWords(t *testing.T) {
 		readmodel.AuditRegistryKeysPin:    "http://127.0.0.1:4873/: keys SHA256:a, SHA256:b pinned on first sight",
 		readmodel.AuditRegistryKeysChange: "http://127.0.0.1:4873/: key SHA256:old → keys SHA256:a, SHA256:b",
 	} {
-		got := detailText(store.AuditEvent{Kind: string(readmodel.AuditKindTrust), Action: string(action), Detail: detail})
+		got := detailText(readmodel.AuditRow{Kind: string(readmodel.AuditKindTrust), Action: string(action), Detail: detail})
 		if got != want {
 			t.Errorf("%s: %q, want %q", action, got, want)
 		}
@@ -32,7 +31,7 @@ func TestRegistryKeysAuditInWords(t *testing.T) {
 		readmodel.AuditRegistryKeysPin:    "http://127.0.0.1:4873/: it publishes no signing keys (first sight)",
 		readmodel.AuditRegistryKeysChange: "http://127.0.0.1:4873/: no key → no key",
 	} {
-		if got := detailText(store.AuditEvent{Kind: string(readmodel.AuditKindTrust), Action: string(action), Detail: empty}); got != want {
+		if got := detailText(readmodel.AuditRow{Kind: string(readmodel.AuditKindTrust), Action: string(action), Detail: empty}); got != want {
 			t.Errorf("%s with no keys: %q, want %q", action, got, want)
 		}
 	}

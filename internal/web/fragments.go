@@ -9,6 +9,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/upcheck/upcheck/internal/catalog"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -32,11 +33,12 @@ type fragments struct {
 // read it shows, the second of rendering (0 for an answer without
 // relative times) and, for a page, the summary's feed facts it words.
 type fragmentKey struct {
-	kind           string
-	status, search string
-	offset, limit  int
-	after          store.CatalogCursor // zero: none
-	second         int64
+	kind          string
+	status        readmodel.Filter
+	search        string
+	offset, limit int
+	after         store.CatalogCursor // zero: none
+	second        int64
 	// whether the feeds that name malicious packages and exploited
 	// advisories were read (a page's empty malicious and exploited words)
 	malwareRead, exploitedRead bool

@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -50,17 +49,14 @@ func (s *Server) auditPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := make([]views.AuditRow, len(events))
-	for i, e := range events {
-		rows[i] = views.AuditRow{At: e.At, Kind: e.Kind, Action: e.Action, Actor: e.Actor, Component: e.Component,
-			Advisory: e.Advisory, Reason: e.Reason, ExpiresAt: e.ExpiresAt, Trigger: e.Trigger, Status: e.Status,
-			Detail: detailText(e)}
+	for i := range events {
+		events[i].DetailText = detailText(events[i])
 	}
-	return renderOK(c, views.Audit(views.AuditProps{Layout: layout(c), Rows: rows, Kind: kind, Page: page,
+	return renderOK(c, views.Audit(views.AuditProps{Layout: layout(c), Rows: events, Kind: kind, Page: page,
 		PageSize: auditPageSize, Total: total}))
 }
 
-// auditColumns are the CSV's header, one column per AuditEvent field.
+// auditColumns are the CSV's header, one column per readmodel.AuditRow field.
 var auditColumns = []string{"time_utc", "kind", "action", "actor", "component", "advisory", "reason",
 	"expires_at_utc", "trigger", "status", "detail"}
 
@@ -123,7 +119,7 @@ func csvCell(s string) string {
 // detailText words an entry's JSON detail for the page, for the entries
 // the views do not word themselves: a check's counts and error, an account
 // change's members ("email: ada@example.org, role: admin").
-func detailText(e store.AuditEvent) string {
+func detailText(e readmodel.AuditRow) string {
 	var m map[string]any
 	if len(e.Detail) == 0 || json.Unmarshal(e.Detail, &m) != nil {
 		return ""

@@ -118,7 +118,7 @@ func catalogProps(f store.CatalogFilter, page int, entries []store.CatalogEntry,
 	for i, e := range entries {
 		rows[i] = e.CatalogRow
 	}
-	filters := map[string]int{}
+	filters := map[readmodel.Filter]int{}
 	for _, status := range readmodel.CatalogFilters {
 		filters[status] = counts.Of(status)
 	}

@@ -37,7 +37,9 @@ func spelledWords() map[string]bool {
 	for _, v := range readmodel.AllErrorKinds() {
 		add(string(v))
 	}
-	add(readmodel.AttentionKinds...)
+	for _, v := range readmodel.AttentionKinds {
+		add(string(v))
+	}
 	add(readmodel.OfflinePrefix)
 	return words
 }
