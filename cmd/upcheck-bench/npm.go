@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/dev/devdb"
+	"github.com/upcheck/upcheck/internal/dev/npmreg"
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/npm"
 )
 
-// npmCheck is part 8: a check of npmPackages npm components (one of them
+// npmCheck is part 8: a check of npmreg.SizedPackages npm components (one of them
 // the core) by the real binary against the loopback registry, timed
 // against a bare fetcher of the same URLs with the same concurrency in the
 // same run; the check process's peak RSS with the 40 MB document and the
@@ -25,14 +26,14 @@ import (
 // round has a database of its own.
 func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error {
 	start := time.Now()
-	reg, err := startRegistry(npmPackages)
+	reg, err := startRegistry(npmreg.SizedPackages)
 	if err != nil {
 		return err
 	}
 	defer reg.close()
 	var raw, gz, largest int
 	for _, d := range reg.docs {
-		raw, gz, largest = raw+d.raw, gz+len(d.gz), max(largest, d.raw)
+		raw, gz, largest = raw+d.Raw, gz+len(d.Gzipped), max(largest, d.Raw)
 	}
 	report("npm_docs", float64(len(reg.docs)), "documents", "", nil)
 	report("npm_docs_bytes", float64(raw)/(1<<20), "MiB", "", nil)
@@ -43,8 +44,8 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 	if err := npmRound(ctx, binary, cluster, reg, "npm_"); err != nil {
 		return err
 	}
-	reg.plain.Store(true)
-	defer reg.plain.Store(false)
+	reg.Plain.Store(true)
+	defer reg.Plain.Store(false)
 	return npmRound(ctx, binary, cluster, reg, "npm_plain_")
 }
 
@@ -83,42 +84,42 @@ func npmRound(ctx context.Context, binary string, cluster *devdb.Cluster, reg *r
 		}
 	}
 
-	reg.bytes.Swap(0)
+	reg.SentBytes.Swap(0)
 	res, rss, err := check(binary, env)
 	if err != nil {
 		return err
 	}
-	if res.Fetched != npmPackages {
+	if res.Fetched != npmreg.SizedPackages {
 		return fmt.Errorf("the first npm check fetched %d of %d packages: %+v (the registry answered %d documents)",
-			res.Fetched, npmPackages, res, reg.ok.Load())
+			res.Fetched, npmreg.SizedPackages, res, reg.Answered.Load())
 	}
 	wall := time.Duration(res.DurationMS) * time.Millisecond
 	report(prefix+"check_wall", wall.Seconds(), "s", "", nil)
-	report(prefix+"check_bytes", float64(reg.bytes.Swap(0))/(1<<20), "MiB", "", nil)
+	report(prefix+"check_bytes", float64(reg.SentBytes.Swap(0))/(1<<20), "MiB", "", nil)
 	bare, err := npmBareFetch(ctx, reg, prefix)
 	if err != nil {
 		return err
 	}
-	reg.bytes.Swap(0)
+	reg.SentBytes.Swap(0)
 	report(prefix+"bare_fetch_wall", bare.Seconds(), "s", "", nil)
 	vsBare := bare.Seconds() / wall.Seconds()
 	report(prefix+"check_vs_bare", vsBare, "bare/check", ">= 0.95", yes(vsBare >= 0.95))
 	report(prefix+"check_cpu", res.cpu.Seconds(), "s", "", nil)
 	report(prefix+"check_peak_rss", float64(rss)/1024, "MiB", "< 150", yes(rss < 150<<10))
-	if reg.plain.Load() {
+	if reg.Plain.Load() {
 		return nil
 	}
 
-	before := reg.notModified.Load()
+	before := reg.NotModified.Load()
 	res304, rss304, err := check(binary, env)
 	if err != nil {
 		return err
 	}
 	report(prefix+"check304_wall", float64(res304.DurationMS)/1000, "s", "", nil)
-	report(prefix+"check304_not_modified", float64(res304.NotModified), "packages", fmt.Sprint(npmPackages),
-		yes(res304.NotModified == npmPackages))
-	report(prefix+"check304_registry_304s", float64(reg.notModified.Load()-before), "answers", "", nil)
-	report(prefix+"check304_bytes", float64(reg.bytes.Swap(0)), "B", "", nil)
+	report(prefix+"check304_not_modified", float64(res304.NotModified), "packages", fmt.Sprint(npmreg.SizedPackages),
+		yes(res304.NotModified == npmreg.SizedPackages))
+	report(prefix+"check304_registry_304s", float64(reg.NotModified.Load()-before), "answers", "", nil)
+	report(prefix+"check304_bytes", float64(reg.SentBytes.Swap(0)), "B", "", nil)
 	report(prefix+"check304_cpu", res304.cpu.Seconds(), "s", "", nil)
 	report(prefix+"check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
 	return nil
@@ -139,7 +140,7 @@ func npmBareFetch(ctx context.Context, reg *registry, prefix string) (time.Durat
 	reqs := make([]fetch.Request, len(reg.docs))
 	var read atomic.Int64
 	for i, d := range reg.docs {
-		u, err := regs.PackageURL(npm.Name(d.name))
+		u, err := regs.PackageURL(npm.Name(d.Name))
 		if err != nil {
 			return 0, err
 		}

@@ -1,14 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"math"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -17,90 +10,38 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/dev/npmreg"
 )
 
-// The npm part's registry: npmPackages package documents of the sizes the
-// issue names (most 20–200 KB, ten of 5 MB, one of 40 MB), one of them the
-// core's.
-const (
-	npmPackages = 500
-	npmCore     = "@bench/core"
-	smallMin    = 20 << 10
-	smallMax    = 200 << 10
-	bigSize     = 5 << 20
-	hugeSize    = 40 << 20
-)
-
-// npmDoc is one package document as the registry keeps it: gzipped, as a
-// real registry stores and sends it, with what the manifest needs.
-type npmDoc struct {
-	name      string
-	gz        []byte
-	raw       int // decoded size
-	installed string
-	latest    string
-	versions  int
-}
-
-// registry serves the package documents on loopback in the registry's
-// protocol: GET /NAME (a scoped name's slash escaped or not) with gzip when
-// the client accepts it, an ETag and 304 on If-None-Match, each answer after
-// the same latency as the document publishers; its signing keys at
-// /-/npm/v1/keys. It counts the body bytes it sent (as sent: gzipped or
-// not). With plain set it sends every document uncompressed whatever the
-// client accepts, as some registries and proxies do.
+// registry is the npm part's registry: the one fake registry
+// (internal/dev/npmreg) serving its sized documents on loopback, each
+// answer after the same latency as the document publishers, its signing
+// keys at /-/npm/v1/keys. It counts the body bytes it sent (SentBytes) and
+// its answers; with Plain set it sends every document uncompressed
+// whatever the client accepts.
 type registry struct {
-	srv   *http.Server
-	url   string
-	docs  []*npmDoc
-	by    map[string]*npmDoc
-	keys  []byte
-	bytes atomic.Int64
-	plain atomic.Bool
-	// answers counts the answers by status, to say what a round did.
-	ok, notModified atomic.Int64
+	*npmreg.Registry
+	srv  *http.Server
+	url  string
+	docs []*npmreg.Sized
 }
 
-// npmSize is the decoded size of package i's document: the ten 5 MB ones
-// and the 40 MB one spread through the list, the others between smallMin
-// and smallMax, log-uniform (most documents are small).
-func npmSize(i int, rng *mrand.Rand) int {
-	switch {
-	case i == npmPackages/2:
-		return hugeSize
-	case i%50 == 25:
-		return bigSize
-	}
-	f := float64(smallMin) * math.Pow(float64(smallMax)/float64(smallMin), rng.Float64())
-	return int(f)
-}
-
-func npmName(i int) string {
-	switch {
-	case i == 0:
-		return npmCore
-	case i%3 == 0:
-		return fmt.Sprintf("bench-lib-%03d", i)
-	}
-	return fmt.Sprintf("@bench/plugin-%03d", i)
-}
-
-// startRegistry generates the first n documents (npmPackages for the
+// startRegistry generates the first n documents (npmreg.SizedPackages for the
 // bench), signed with a key of the run's own, and starts serving them.
 func startRegistry(n int) (*registry, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	r := &registry{url: "http://" + ln.Addr().String(), by: map[string]*npmDoc{}}
-	key, err := npm.NewSigningKey()
+	reg, err := npmreg.New("/")
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	r.keys = npm.KeysDocument([]npm.Key{key.Key})
-	r.docs = make([]*npmDoc, n)
+	reg.SetLatency(latency)
+	r := &registry{Registry: reg, url: "http://" + ln.Addr().String()}
+	key := reg.SigningKey()
+	r.docs = make([]*npmreg.Sized, n)
 	// Two generators: the machine has two cores, and the 40 MB document
 	// alone takes a while.
 	var wg sync.WaitGroup
@@ -114,7 +55,7 @@ func startRegistry(n int) (*registry, error) {
 				if i >= n {
 					return
 				}
-				d, err := r.generate(i, key)
+				d, err := npmreg.GenerateSized(i, key, r.url)
 				if err != nil {
 					mu.Lock()
 					genErr = err
@@ -130,218 +71,16 @@ func startRegistry(n int) (*registry, error) {
 		ln.Close()
 		return nil, genErr
 	}
-	for _, d := range r.docs {
-		r.by[d.name] = d
-	}
+	reg.AddSized(r.docs...)
 	// Generating left hundreds of megabytes of garbage: give them back
 	// before the checks run beside the bench.
 	debug.FreeOSMemory()
-	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 5 * time.Second}
+	r.srv = &http.Server{Handler: reg, ReadHeaderTimeout: 5 * time.Second}
 	go r.srv.Serve(ln)
 	return r, nil
 }
 
 func (r *registry) close() { r.srv.Close() }
-
-func (r *registry) serve(w http.ResponseWriter, req *http.Request) {
-	time.Sleep(latency)
-	path := strings.TrimPrefix(req.URL.Path, "/")
-	if path == "-/npm/v1/keys" {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(r.keys)
-		return
-	}
-	d, ok := r.by[path]
-	if !ok {
-		http.NotFound(w, req)
-		return
-	}
-	etag := fmt.Sprintf(`W/"%s-v1"`, strings.ReplaceAll(d.name, "/", "-"))
-	h := w.Header()
-	h.Set("ETag", etag)
-	h.Set("Vary", "Accept-Encoding, Accept")
-	if req.Header.Get("If-None-Match") == etag {
-		r.notModified.Add(1)
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	r.ok.Add(1)
-	h.Set("Content-Type", "application/json")
-	if !r.plain.Load() && strings.Contains(req.Header.Get("Accept-Encoding"), "gzip") {
-		h.Set("Content-Encoding", "gzip")
-		h.Set("Content-Length", fmt.Sprint(len(d.gz)))
-		// Counted before it is sent: the bench reads the count once its
-		// client has the body, which may be before this handler returns.
-		r.bytes.Add(int64(len(d.gz)))
-		w.Write(d.gz)
-		return
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(d.gz))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	// No Content-Length: sent chunked, as a proxy that decompresses does.
-	r.bytes.Add(int64(d.raw))
-	io.Copy(w, zr)
-}
-
-// generate writes package i's document the way a registry's full document
-// reads: every version's whole manifest (dependencies, scripts, dist with
-// integrity, shasum, tarball, the registry's signature, provenance for some
-// packages, the publisher), the publish time of each, maintainers and a
-// readme, until it reaches its size. The installed version is one to
-// twenty releases behind the latest for most packages, the latest for one
-// in ten, half-way along the versions for one in ten (a site far behind;
-// none of them a 5 MB or the 40 MB document, whose place in the list
-// ends in 5 and 0); one in twenty-five has its installed version
-// deprecated.
-func (r *registry) generate(i int, key npm.SigningKey) (*npmDoc, error) {
-	rng := mrand.New(mrand.NewPCG(uint64(i), 23))
-	size := npmSize(i, rng)
-	name := npmName(i)
-	d := &npmDoc{name: name}
-	// About 3 KB a version, up to 3,000 versions: the biggest packages
-	// have the most versions and the biggest manifests (the 40 MB one
-	// about 13 KB each, as the registry's largest documents do).
-	versions := min(max(size/3000, 8), 3000)
-	// A package keeps its dependencies from version to version, an eighth
-	// of them moving each time, as real ones do (what makes a real document
-	// compress several times).
-	deps := make([]string, max(6, (size/versions-1100)/30))
-	for j := range deps {
-		deps[j] = depRange(rng)
-	}
-	provenance := i%3 == 1
-
-	var versionsBuf, timesBuf bytes.Buffer
-	published := time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
-	var list []string
-	readme := words(rng, min(12<<10, size/20))
-	fixed := 0 // the bytes outside versions and times
-	estimate := func() int { return versionsBuf.Len() + timesBuf.Len() + fixed + len(readme) }
-	fixed = 600
-	for k := 0; k == 0 || estimate() < size; k++ {
-		v := fmt.Sprintf("%d.%d.%d", k/100+1, (k/10)%10, k%10)
-		list = append(list, v)
-		published = published.Add(time.Duration(rng.IntN(72)+1) * time.Hour)
-		if k > 0 {
-			versionsBuf.WriteByte(',')
-			timesBuf.WriteByte(',')
-		}
-		fmt.Fprintf(&timesBuf, "%q:%q", v, published.Format("2006-01-02T15:04:05.000Z"))
-		for range max(1, len(deps)/8) {
-			deps[rng.IntN(len(deps))] = depRange(rng)
-		}
-		if err := versionManifest(&versionsBuf, rng, key, r.url, name, v, deps, provenance && k > 0); err != nil {
-			return nil, err
-		}
-	}
-	d.latest, d.versions = list[len(list)-1], len(list)
-	switch i % 10 {
-	case 0:
-		d.installed = d.latest
-	case 3:
-		d.installed = list[len(list)/2]
-	default:
-		d.installed = list[max(0, len(list)-1-(1+rng.IntN(20)))]
-	}
-	deprecated := i%25 == 7
-
-	var doc bytes.Buffer
-	fmt.Fprintf(&doc, `{"_id":%q,"_rev":"%d-%s","name":%q,"description":"The %s package of the benchmark registry",`,
-		name, len(list), hexOf(rng, 16), name, name)
-	fmt.Fprintf(&doc, `"dist-tags":{"latest":%q,"next":%q},"versions":{`, d.latest, d.latest)
-	if deprecated {
-		// The installed version's manifest, deprecated, ahead of the others
-		// would be out of order: rewrite it in place instead.
-		marker := fmt.Sprintf(`"version":%q,`, d.installed)
-		b := bytes.Replace(versionsBuf.Bytes(), []byte(marker),
-			[]byte(marker+`"deprecated":"this version has a bug in its upgrade step, use the latest",`), 1)
-		doc.Write(b)
-	} else {
-		doc.Write(versionsBuf.Bytes())
-	}
-	fmt.Fprintf(&doc, `},"time":{"created":"2019-01-01T00:00:00.000Z","modified":%q,`, published.Format(time.RFC3339))
-	doc.Write(timesBuf.Bytes())
-	fmt.Fprintf(&doc, `},"maintainers":[{"name":"bench-maintainer","email":"maintainer@example.test"}],`+
-		`"readme":%q,"readmeFilename":"README.md","license":"MIT","keywords":["bench","plugin"]}`, readme)
-	d.raw = doc.Len()
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
-	zw.Write(doc.Bytes())
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	d.gz = gz.Bytes()
-	return d, nil
-}
-
-// versionManifest writes one version's manifest, with dist signed by key
-// over NAME@VERSION:INTEGRITY as the registry signs.
-func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key npm.SigningKey, reg, name, v string, deps []string, provenance bool) error {
-	sum := make([]byte, 64)
-	for j := range sum {
-		sum[j] = byte(rng.Uint32())
-	}
-	integrity := "sha512-" + base64.StdEncoding.EncodeToString(sum)
-	sig, err := key.Sign(name, v, integrity)
-	if err != nil {
-		return err
-	}
-	base := name[strings.LastIndexByte(name, '/')+1:]
-	peer := fmt.Sprintf(`"peerDependencies":{%q:">=1.0.0"},`, npmCore)
-	if name == npmCore {
-		peer = ""
-	}
-	fmt.Fprintf(w, `%q:{"name":%q,"version":%q,"description":"The %s package of the benchmark registry","main":"dist/index.js",`+
-		`"types":"dist/index.d.ts","scripts":{"build":"tsc -p .","test":"node --test"},"repository":{"type":"git","url":"git+https://example.test/bench/%s.git"},`+
-		`"author":{"name":"Bench Author"},"license":"MIT",%s"dependencies":{`,
-		v, name, v, name, base, peer)
-	w.WriteString(strings.Join(deps[:len(deps)/3], ","))
-	w.WriteString(`},"devDependencies":{`)
-	w.WriteString(strings.Join(deps[len(deps)/3:], ","))
-	fmt.Fprintf(w, `},"gitHead":%q,"_id":"%s@%s","_nodeVersion":"20.11.1","_npmVersion":"10.2.4",`, hexOf(rng, 20), name, v)
-	fmt.Fprintf(w, `"dist":{"integrity":%q,"shasum":%q,"tarball":"%s/%s/-/%s-%s.tgz","fileCount":%d,"unpackedSize":%d,`,
-		integrity, hexOf(rng, 20), reg, name, base, v, rng.IntN(200)+5, rng.IntN(2<<20)+4096)
-	fmt.Fprintf(w, `"signatures":[{"keyid":%q,"sig":%q}]`, sig.KeyID, sig.Sig)
-	if provenance {
-		fmt.Fprintf(w, `,"attestations":{"url":"%s/-/npm/v1/attestations/%s@%s","provenance":{"predicateType":"https://slsa.dev/provenance/v1"}}`, reg, name, v)
-	}
-	w.WriteString(`},"_npmUser":{"name":"bench-maintainer","email":"maintainer@example.test"},` +
-		`"maintainers":[{"name":"bench-maintainer","email":"maintainer@example.test"}],"directories":{},"_hasShrinkwrap":false}`)
-	return nil
-}
-
-func depRange(rng *mrand.Rand) string {
-	return fmt.Sprintf(`"bench-dep-%04d":"^%d.%d.%d"`, rng.IntN(5000), rng.IntN(9)+1, rng.IntN(20), rng.IntN(20))
-}
-
-func hexOf(rng *mrand.Rand, n int) string {
-	b := make([]byte, n)
-	for j := range b {
-		b[j] = byte(rng.Uint32())
-	}
-	return hex.EncodeToString(b)
-}
-
-var vocabulary = strings.Fields(`the plugin adds a page to the admin panel with settings for each site and
-	a hook that runs after every upgrade install configure your options in the config file then restart
-	the server to load them see the changelog for breaking changes between major versions usage example
-	import the module and call register with the app instance it returns a promise that resolves when ready`)
-
-// words is about n bytes of readme prose.
-func words(rng *mrand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		if rng.IntN(12) == 0 {
-			b.WriteString("\n\n## ")
-		}
-		b.WriteString(vocabulary[rng.IntN(len(vocabulary))])
-		b.WriteByte(' ')
-	}
-	return b.String()
-}
 
 // manifest lists every package as a component with source npm:NAME at its
 // installed version; the core's package is the core.
@@ -349,10 +88,10 @@ func (r *registry) manifest() []byte {
 	var comps []string
 	for i, d := range r.docs {
 		code := fmt.Sprintf("npm-%03d", i)
-		if d.name == npmCore {
+		if d.Name == npmreg.SizedCore {
 			code = "core"
 		}
-		comps = append(comps, fmt.Sprintf(`{"code": %q, "name": %q, "version": %q, "source": "npm:%s"}`, code, d.name, d.installed, d.name))
+		comps = append(comps, fmt.Sprintf(`{"code": %q, "name": %q, "version": %q, "source": "npm:%s"}`, code, d.Name, d.Installed, d.Name))
 	}
 	return []byte(`{"components": [` + strings.Join(comps, ",\n") + `]}`)
 }

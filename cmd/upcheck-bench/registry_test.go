@@ -5,37 +5,14 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
-	mrand "math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/dev/npmreg"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 )
-
-// The registry's documents are what the issue names: 500, most between
-// 20 and 200 KB, ten of 5 MB, one of 40 MB.
-func TestDocumentSizes(t *testing.T) {
-	t.Parallel()
-	small, big, huge := 0, 0, 0
-	for i := range npmPackages {
-		rng := mrand.New(mrand.NewPCG(uint64(i), 23))
-		switch s := npmSize(i, rng); {
-		case s == hugeSize:
-			huge++
-		case s == bigSize:
-			big++
-		case s >= smallMin && s <= smallMax:
-			small++
-		default:
-			t.Errorf("package %d: %d bytes", i, s)
-		}
-	}
-	if small != npmPackages-11 || big != 10 || huge != 1 {
-		t.Errorf("%d small, %d of 5 MB, %d of 40 MB; want %d, 10, 1", small, big, huge, npmPackages-11)
-	}
-}
 
 // The registry speaks the registry's protocol: the full document decodes
 // as npm's client decodes it, lists the installed version (deprecated for
@@ -63,8 +40,8 @@ func TestRegistry(t *testing.T) {
 	if err := m.CheckRegistries(regs); err != nil {
 		t.Fatal(err)
 	}
-	if core, ok := m.Core(); !ok || core.Source != "npm:"+npmCore {
-		t.Errorf("core %+v, want the component of npm:%s", core, npmCore)
+	if core, ok := m.Core(); !ok || core.Source != "npm:"+npmreg.SizedCore {
+		t.Errorf("core %+v, want the component of npm:%s", core, npmreg.SizedCore)
 	}
 	if len(m.Components) != len(reg.docs) {
 		t.Fatalf("%d components for %d packages", len(m.Components), len(reg.docs))
@@ -72,10 +49,10 @@ func TestRegistry(t *testing.T) {
 	behind := 0
 	for i, c := range m.Components {
 		d := reg.docs[i]
-		if c.Source != "npm:"+d.name || c.Version != d.installed {
-			t.Errorf("component %d: %s at %s, want npm:%s at %s", i, c.Source, c.Version, d.name, d.installed)
+		if c.Source != "npm:"+d.Name || c.Version != d.Installed {
+			t.Errorf("component %d: %s at %s, want npm:%s at %s", i, c.Source, c.Version, d.Name, d.Installed)
 		}
-		if d.installed != d.latest {
+		if d.Installed != d.Latest {
 			behind++
 		}
 	}
@@ -98,7 +75,7 @@ func TestRegistry(t *testing.T) {
 		if i%7 != 0 && i != 25 { // the core, the 5 MB one, and a spread
 			continue
 		}
-		name := npm.Name(d.name)
+		name := npm.Name(d.Name)
 		req, _ := http.NewRequest("GET", reg.url+"/"+name.PathSegment(), nil)
 		req.Header.Set("Accept-Encoding", "gzip")
 		resp, err := http.DefaultTransport.RoundTrip(req)
@@ -118,35 +95,35 @@ func TestRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if pkg.Name != d.name || pkg.DistTags["latest"] != d.latest {
-			t.Errorf("%s: name %q, latest %q, want %q", name, pkg.Name, pkg.DistTags["latest"], d.latest)
+		if pkg.Name != d.Name || pkg.DistTags["latest"] != d.Latest {
+			t.Errorf("%s: name %q, latest %q, want %q", name, pkg.Name, pkg.DistTags["latest"], d.Latest)
 		}
-		inst, ok := pkg.Versions[d.installed]
+		inst, ok := pkg.Versions[d.Installed]
 		if !ok {
-			t.Fatalf("%s: the installed %s is not listed", name, d.installed)
+			t.Fatalf("%s: the installed %s is not listed", name, d.Installed)
 		}
 		if inst.Deprecated != "" {
 			deprecated++
 		}
 		for v, ver := range pkg.Versions {
-			if _, err := npm.VerifySignature(keys, d.name, v, ver, pkg.Published[v]); err != nil {
+			if _, err := npm.VerifySignature(keys, d.Name, v, ver, pkg.Published[v]); err != nil {
 				t.Fatalf("%s@%s: %v", name, v, err)
 			}
 		}
-		if i == 25 && d.raw < bigSize {
-			t.Errorf("%s: %d bytes, want 5 MB", name, d.raw)
+		if i == 25 && d.Raw < npmreg.SizedBig {
+			t.Errorf("%s: %d bytes, want 5 MB", name, d.Raw)
 		}
 
 		// Without Accept-Encoding: the same document, plain.
-		req, _ = http.NewRequest("GET", reg.url+"/"+d.name, nil)
+		req, _ = http.NewRequest("GET", reg.url+"/"+d.Name, nil)
 		resp, err = http.DefaultTransport.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		plain, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.Header.Get("Content-Encoding") != "" || len(plain) != d.raw || !strings.HasPrefix(string(plain), `{"_id":`) {
-			t.Errorf("%s plain: encoding %q, %d bytes, want %d", name, resp.Header.Get("Content-Encoding"), len(plain), d.raw)
+		if resp.Header.Get("Content-Encoding") != "" || len(plain) != d.Raw || !strings.HasPrefix(string(plain), `{"_id":`) {
+			t.Errorf("%s plain: encoding %q, %d bytes, want %d", name, resp.Header.Get("Content-Encoding"), len(plain), d.Raw)
 		}
 
 		req, _ = http.NewRequest("GET", reg.url+"/"+name.PathSegment(), nil)
@@ -164,15 +141,15 @@ func TestRegistry(t *testing.T) {
 		t.Error("no installed version is deprecated")
 	}
 
-	reg.bytes.Swap(0)
+	reg.SentBytes.Swap(0)
 	if _, err := npmBareFetch(context.Background(), reg, "npm_"); err != nil {
 		t.Fatal(err)
 	}
 	var raw, gz int64
 	for _, d := range reg.docs {
-		raw, gz = raw+int64(d.raw), gz+int64(len(d.gz))
+		raw, gz = raw+int64(d.Raw), gz+int64(len(d.Gzipped))
 	}
-	if got := reg.bytes.Load(); got != gz {
+	if got := reg.SentBytes.Load(); got != gz {
 		t.Errorf("the bare fetcher was sent %d bytes, want every document gzipped (%d)", got, gz)
 	}
 	if f := figures[len(figures)-1]; f.name != "npm_bare_decoded_bytes" || int64(f.value*(1<<20)+0.5) != raw {
@@ -180,9 +157,9 @@ func TestRegistry(t *testing.T) {
 	}
 
 	// Plain: every document uncompressed, to a client that accepts gzip too.
-	reg.plain.Store(true)
+	reg.Plain.Store(true)
 	d := reg.docs[25]
-	req, _ := http.NewRequest("GET", reg.url+"/"+npm.Name(d.name).PathSegment(), nil)
+	req, _ := http.NewRequest("GET", reg.url+"/"+npm.Name(d.Name).PathSegment(), nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err = http.DefaultTransport.RoundTrip(req)
 	if err != nil {
@@ -190,14 +167,14 @@ func TestRegistry(t *testing.T) {
 	}
 	plain, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.Header.Get("Content-Encoding") != "" || len(plain) != d.raw {
-		t.Errorf("%s plain, gzip accepted: encoding %q, %d bytes, want %d", d.name, resp.Header.Get("Content-Encoding"), len(plain), d.raw)
+	if resp.Header.Get("Content-Encoding") != "" || len(plain) != d.Raw {
+		t.Errorf("%s plain, gzip accepted: encoding %q, %d bytes, want %d", d.Name, resp.Header.Get("Content-Encoding"), len(plain), d.Raw)
 	}
-	reg.bytes.Swap(0)
+	reg.SentBytes.Swap(0)
 	if _, err := npmBareFetch(context.Background(), reg, "npm_plain_"); err != nil {
 		t.Fatal(err)
 	}
-	if got := reg.bytes.Load(); got != raw {
+	if got := reg.SentBytes.Load(); got != raw {
 		t.Errorf("the bare fetcher was sent %d bytes plain, want every document uncompressed (%d)", got, raw)
 	}
 }

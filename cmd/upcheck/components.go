@@ -47,7 +47,11 @@ func runComponents(ctx context.Context, cfg config.Config, logger *slog.Logger, 
 	var manifestPath, lockfilePath, policy string
 	include := globs{list: cfg.LockfileInclude}
 	core := cfg.LockfileCore
-	sitePolicy := cfg.LockfilePolicy
+	settings, err := app.SettingsFrom(cfg)
+	if err != nil {
+		return err
+	}
+	sitePolicy := settings.Lockfile.Policy
 	set := map[string]bool{}
 	fs := flag.NewFlagSet("upcheck components sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -34,11 +34,15 @@ func runFeed(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 	if err != nil {
 		return err
 	}
+	settings, err := app.SettingsFrom(cfg)
+	if err != nil {
+		return err
+	}
 	switch {
 	case sub == "sync" && len(rest) != 0:
 		fmt.Fprintln(stderr, "upcheck feed sync: takes no arguments")
 		return errUsage
-	case sub == "sync" && len(cfg.Feeds) == 0:
+	case sub == "sync" && len(settings.Feeds) == 0:
 		return fmt.Errorf("feed sync: %w: set it to kind=URL pairs (docs/feeds.md)", feedsync.ErrNotConfigured)
 	case sub == "import" && len(rest) != 2:
 		fmt.Fprintln(stderr, "upcheck feed import: want KIND (osv, kev or epss) and one FILE")

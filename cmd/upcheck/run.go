@@ -213,6 +213,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 
 	cfg, err := config.FromEnv(getenv)
+	if err == nil {
+		// The settings that stand for domain values are read by their
+		// packages' rules here, before any command, as config reads the
+		// others.
+		_, err = app.SettingsFrom(cfg)
+	}
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}

@@ -36,7 +36,9 @@ const ShutdownTimeout = 30 * time.Second
 
 // App is the wired process: everything a command needs.
 type App struct {
-	Config   config.Config
+	Config config.Config
+	// Settings are Config's domain values (SettingsFrom).
+	Settings Settings
 	Logger   *slog.Logger
 	Pool     *pgxpool.Pool
 	Store    *store.Store
@@ -107,6 +109,10 @@ func open(ctx context.Context, cfg config.Config, logger *slog.Logger, waitForDa
 		logger.WarnContext(ctx, "UPCHECK_TEST_TIMINGS is set: lease timings are shortened; never use this in production",
 			"lease", timings.Lease, "heartbeat", timings.Heartbeat, "cooldown", timings.Cooldown)
 	}
+	settings, err := SettingsFrom(cfg)
+	if err != nil {
+		return nil, err
+	}
 	// Before the database: a broken .npmrc stops the process at once, its
 	// error naming the file, the line and the problem (never a token).
 	env := cfg.Env
@@ -124,8 +130,8 @@ func open(ctx context.Context, cfg config.Config, logger *slog.Logger, waitForDa
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
-		Npm: &npm.Client{Registries: regs, MaxDocument: cfg.NpmMaxDocument}}
+	a := &App{Config: cfg, Settings: settings, Logger: logger, Pool: pool, Store: store.New(pool),
+		Npm: &npm.Client{Registries: regs, MaxDocument: settings.NpmMaxDocument}}
 	if err := a.wire(ctx, timings, waitForDatabase); err != nil {
 		pool.Close()
 		return nil, err
@@ -181,8 +187,8 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	a.Reads = catalog.New(a.Store)
 	a.Checker.TellReads(a.Reads)
 	a.Syncer, a.Importer = updatecheck.NewSyncer(a.Checker), updatecheck.NewImporter(a.Checker)
-	a.Feeds = updatecheck.NewFeeds(a.Checker, a.Config.Feeds, a.Config.FeedDir)
-	if len(a.Config.Feeds) > 0 {
+	a.Feeds = updatecheck.NewFeeds(a.Checker, a.Settings.Feeds, a.Config.FeedDir)
+	if len(a.Settings.Feeds) > 0 {
 		a.Checker.UseFeeds(a.Feeds)
 	}
 	a.Dismissals = catalog.NewDismissals(a.Store, a.Reads)

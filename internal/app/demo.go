@@ -78,7 +78,7 @@ func (d *demoSite) install(ctx context.Context, a *App) error {
 	if err != nil {
 		return fmt.Errorf("demo registry: %w", err)
 	}
-	a.Npm = &npm.Client{Fetcher: a.Fetcher, Registries: npm.Registries{Default: reg}, MaxDocument: a.Config.NpmMaxDocument}
+	a.Npm = &npm.Client{Fetcher: a.Fetcher, Registries: npm.Registries{Default: reg}, MaxDocument: a.Settings.NpmMaxDocument}
 	a.Checker.UseNpm(a.Npm)
 	// And its advisory feeds, whatever UPCHECK_FEEDS says.
 	feeds, err := feed.ParseList(demo.FeedsSetting(d.base))

@@ -128,7 +128,7 @@ func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
 		Handler: web.New(web.Deps{
 			Store: a.Store, Checker: a.Checker, Importer: a.Importer, Reads: a.Reads, Dismissals: a.Dismissals,
 			Auth: a.Auth, Notify: a.Notify, Logger: a.Logger, Context: ctx,
-			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies, AdvisoryLinks: cfg.AdvisoryLinks,
+			Metrics: a.Metrics.Handler(), MetricsPublic: cfg.MetricsPublic, TrustedProxies: cfg.TrustedProxies, AdvisoryLinks: a.Settings.AdvisoryLinks,
 			Middleware: []echo.MiddlewareFunc{a.Metrics.HTTP()},
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -159,7 +159,7 @@ func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
 // the components stay as stored and the error is loud.
 func (a *App) watchLockfile(ctx context.Context) *lockfile.Watcher {
 	path := a.Config.Lockfile
-	opt := a.Config.LockfileOptions()
+	opt := a.Settings.Lockfile
 	w := lockfile.NewWatcher(path, opt, func(ctx context.Context, m *manifest.Manifest) error {
 		rep, err := a.syncLocked(ctx, path, opt, m)
 		if err == nil {

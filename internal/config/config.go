@@ -1,6 +1,14 @@
 // Package config reads upcheck's configuration from the environment once, into
 // a value that is validated and then passed down explicitly. There are no
 // globals: tests build a Config of their own.
+//
+// Config holds plain values (strings, numbers, durations, addresses and
+// structs of its own), checked for their syntax here. It imports no package
+// of the module: a setting that stands for a domain value (a policy, the
+// feeds, the lockfile's options, the advisory links, the npm registry) is
+// kept as the operator wrote it and read by its own package's rules at the
+// composition root (internal/app's SettingsFrom), whose errors name the
+// variable the same way.
 package config
 
 import (
@@ -12,13 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/upcheck/upcheck/internal/feed"
-	"github.com/upcheck/upcheck/internal/lockfile"
-	"github.com/upcheck/upcheck/internal/manifest"
-	"github.com/upcheck/upcheck/internal/npm"
-	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/release"
 )
 
 // Config is everything the process needs to know about its surroundings.
@@ -68,10 +69,11 @@ type Config struct {
 	// MetricsPublic (UPCHECK_METRICS_PUBLIC=1) serves /metrics without an
 	// API token; by default a scraper needs a token of a user who may view.
 	MetricsPublic bool
-	// AdvisoryLinks (UPCHECK_ADVISORY_LINKS) are where the detail page
-	// links an advisory's aliases (a CVE, a GHSA id) to their public
-	// record; none by default: the aliases are shown as text.
-	AdvisoryLinks readmodel.AdvisoryLinks
+	// AdvisoryLinks (UPCHECK_ADVISORY_LINKS, "PREFIX=TEMPLATE,...") are
+	// where the detail page links an advisory's aliases (a CVE, a GHSA id)
+	// to their public record; empty by default: the aliases are shown as
+	// text. The text as set; readmodel.ParseAdvisoryLinks reads it.
+	AdvisoryLinks string
 
 	// SMTP is the mail server of email notifications (UPCHECK_SMTP_URL,
 	// UPCHECK_SMTP_FROM); the zero value when neither is set, and then
@@ -90,7 +92,7 @@ type Config struct {
 	// registry=, @scope:registry= and //host/path/:_authToken= lines.
 	Npmrc string
 	// NpmMaxDocument (UPCHECK_NPM_MAX_DOCUMENT, bytes) caps a package
-	// document's decoded size; npm.DefaultMaxDocument when unset.
+	// document's decoded size; 0 when unset (the npm package's default).
 	NpmMaxDocument int64
 	// Lockfile (UPCHECK_LOCKFILE) is the site's package-lock.json or
 	// pnpm-lock.yaml, read by serve as its components instead of a
@@ -98,21 +100,16 @@ type Config struct {
 	// globs) and LockfileCore (UPCHECK_LOCKFILE_CORE, a package name) say
 	// which locked packages are components (lockfile.Options);
 	// LockfilePolicy (UPCHECK_LOCKFILE_POLICY, a manifest's "policy" as
-	// JSON) is their site-wide policy (docs/policy.md).
+	// JSON, trimmed) is their site-wide policy (docs/policy.md).
 	Lockfile        string
 	LockfileInclude []string
 	LockfileCore    string
-	LockfilePolicy  release.Policy
-	Feeds           []feed.Feed // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
+	LockfilePolicy  string
+	Feeds           string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
 	FeedDir         string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
 	// references; nil (a Config built by hand) has none set.
 	Env func(string) string
-}
-
-// LockfileOptions are the lockfile settings as lockfile.Read takes them.
-func (c Config) LockfileOptions() lockfile.Options {
-	return lockfile.Options{Include: c.LockfileInclude, Core: c.LockfileCore, Policy: c.LockfilePolicy}
 }
 
 // FromEnv builds a Config from environment variables read through getenv.
@@ -140,11 +137,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("UPCHECK_LOG_LEVEL: %w", err)
 		}
 	}
-	links, err := readmodel.ParseAdvisoryLinks(getenv("UPCHECK_ADVISORY_LINKS"))
-	if err != nil {
-		return Config{}, fmt.Errorf("UPCHECK_ADVISORY_LINKS: %w", err)
-	}
-	c.AdvisoryLinks = links
+	c.AdvisoryLinks = getenv("UPCHECK_ADVISORY_LINKS")
 	if v := getenv("UPCHECK_TRUSTED_PROXIES"); v != "" {
 		p, err := ParseTrustedProxies(v)
 		if err != nil {
@@ -199,51 +192,38 @@ func (c Config) Validate() error {
 	if c.Manifest != "" && c.Lockfile != "" {
 		errs = append(errs, errors.New("UPCHECK_MANIFEST and UPCHECK_LOCKFILE are both set: the components come from one of them; unset the other"))
 	}
-	if !c.LockfilePolicy.IsZero() && c.Lockfile == "" {
-		// Said rather than ignored: a hold the operator believes in would
-		// hold nothing.
-		errs = append(errs, errors.New("UPCHECK_LOCKFILE_POLICY is set without UPCHECK_LOCKFILE: it is the policy of a lockfile's components; a manifest says its own policy"))
-	}
-	if err := c.LockfileOptions().Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("UPCHECK_LOCKFILE_INCLUDE or UPCHECK_LOCKFILE_CORE: %w", err))
-	}
 	if c.NpmMaxDocument < 0 {
 		errs = append(errs, fmt.Errorf("UPCHECK_NPM_MAX_DOCUMENT: %d is not a size", c.NpmMaxDocument))
 	}
 	return errors.Join(errs...)
 }
 
-// readNpm reads the npm registry and lockfile settings. The .npmrc itself
-// is read when the process opens (npm.LoadRegistries): it may name
-// environment variables, and its errors name its lines.
+// readNpm reads the npm registry and lockfile settings. The registry's
+// URL, the lockfile's options and its policy are read by the npm,
+// lockfile and manifest packages' rules in internal/app (SettingsFrom);
+// the .npmrc itself when the process opens (npm.LoadRegistries): it may
+// name environment variables, and its errors name its lines.
 func (c *Config) readNpm(getenv func(string) string) error {
 	c.NpmRegistry = strings.TrimSpace(getenv("UPCHECK_NPM_REGISTRY"))
-	if c.NpmRegistry != "" {
-		if _, err := npm.ParseRegistryURL(c.NpmRegistry); err != nil {
-			return fmt.Errorf("UPCHECK_NPM_REGISTRY: %w (want what `npm config get registry` prints on the site)", err)
-		}
-	}
 	c.Npmrc = getenv("UPCHECK_NPMRC")
-	c.NpmMaxDocument = npm.DefaultMaxDocument
 	if v := strings.TrimSpace(getenv("UPCHECK_NPM_MAX_DOCUMENT")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
-			return fmt.Errorf("UPCHECK_NPM_MAX_DOCUMENT: want a positive number of bytes such as %d (64 MiB), got %q", npm.DefaultMaxDocument, v)
+			return fmt.Errorf("UPCHECK_NPM_MAX_DOCUMENT: want a positive number of bytes such as %d (64 MiB), got %q", ExampleMaxDocument, v)
 		}
 		c.NpmMaxDocument = n
 	}
 	c.Lockfile = getenv("UPCHECK_LOCKFILE")
 	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))
 	c.LockfileCore = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_CORE"))
-	if v := strings.TrimSpace(getenv("UPCHECK_LOCKFILE_POLICY")); v != "" {
-		p, err := manifest.ParsePolicy([]byte(v))
-		if err != nil {
-			return fmt.Errorf("UPCHECK_LOCKFILE_POLICY: %w", err)
-		}
-		c.LockfilePolicy = p
-	}
+	c.LockfilePolicy = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_POLICY"))
 	return nil
 }
+
+// ExampleMaxDocument is the size UPCHECK_NPM_MAX_DOCUMENT's refusal offers
+// as an example: npm.DefaultMaxDocument, which internal/app's
+// TestSettingsFrom holds it to.
+const ExampleMaxDocument = 64 << 20
 
 // SplitList reads a comma-separated list, its entries trimmed, empty ones
 // dropped; nil when there are none.

@@ -77,25 +77,6 @@ func TestMetricsPublic(t *testing.T) {
 	}
 }
 
-// UPCHECK_ADVISORY_LINKS: none by default (aliases are text); the
-// operator's links are read with readmodel's rules, and one it cannot read
-// stops the start, naming the variable.
-func TestAdvisoryLinksSetting(t *testing.T) {
-	t.Parallel()
-	c, err := FromEnv(env(nil))
-	if err != nil || c.AdvisoryLinks != nil {
-		t.Fatalf("default: %v, %v; want no links", c.AdvisoryLinks, err)
-	}
-	c, err = FromEnv(env(map[string]string{"UPCHECK_ADVISORY_LINKS": "CVE-=https://cve.example/{id}"}))
-	if err != nil || c.AdvisoryLinks.URL("CVE-2026-1") != "https://cve.example/CVE-2026-1" {
-		t.Fatalf("links = %v, %v", c.AdvisoryLinks, err)
-	}
-	if _, err := FromEnv(env(map[string]string{"UPCHECK_ADVISORY_LINKS": "CVE-=ftp://cve.example/{id}"})); err == nil ||
-		!strings.Contains(err.Error(), "UPCHECK_ADVISORY_LINKS") {
-		t.Errorf("an ftp template: %v, want a UPCHECK_ADVISORY_LINKS error", err)
-	}
-}
-
 // UPCHECK_TRUSTED_PROXIES: CIDRs or single addresses, comma-separated; a
 // setting that cannot be read, or that trusts every address, stops the
 // start with the variable's name.

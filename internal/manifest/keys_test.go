@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/upcheck/upcheck/internal/updatedoc"
+	"github.com/upcheck/upcheck/internal/keys"
 )
 
 func newKeys(t *testing.T, n int) []string {
 	t.Helper()
 	out := make([]string, n)
 	for i := range out {
-		pub, _, err := updatedoc.GenerateKey()
+		pub, _, err := keys.GenerateKey()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestPinOfSeveralKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := updatedoc.NewKeySet(k, 2)
+	want, _ := keys.NewKeySet(k, 2)
 	if got := m.Components[1].Pin(); got != want.String() || !strings.HasPrefix(got, "2 of ed25519:") {
 		t.Fatalf("pin = %q, want %q", got, want)
 	}

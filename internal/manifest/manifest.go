@@ -19,12 +19,12 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/upcheck/upcheck/internal/jsonpos"
+	"github.com/upcheck/upcheck/internal/keys"
 	"github.com/upcheck/upcheck/internal/localfile"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // ErrInvalid wraps every refusal of a manifest.
@@ -65,7 +65,7 @@ func (c Component) NpmPackage() string {
 }
 
 // Pin returns the canonical text of the component's pin
-// (updatedoc.KeySet.String): "" when no key is pinned, the key's own text
+// (keys.KeySet.String): "" when no key is pinned, the key's own text
 // for one key, "T of ed25519:A ed25519:B …" otherwise. It is "" also for a
 // pin that is not valid (Validate refuses it).
 func (c Component) Pin() string {
@@ -76,24 +76,24 @@ func (c Component) Pin() string {
 	return set.String()
 }
 
-func (c Component) keySet() (updatedoc.KeySet, error) {
+func (c Component) keySet() (keys.KeySet, error) {
 	switch {
 	case c.Key != "" && len(c.Keys) > 0:
-		return updatedoc.KeySet{}, errors.New("key and keys are both set: pin one key with key, or several with keys")
+		return keys.KeySet{}, errors.New("key and keys are both set: pin one key with key, or several with keys")
 	case c.Key != "":
 		if c.Threshold != 0 {
-			return updatedoc.KeySet{}, errors.New("threshold goes with keys, not with key")
+			return keys.KeySet{}, errors.New("threshold goes with keys, not with key")
 		}
-		return updatedoc.NewKeySet([]string{c.Key}, 1)
+		return keys.NewKeySet([]string{c.Key}, 1)
 	case len(c.Keys) > 0:
 		if c.Threshold < 0 {
-			return updatedoc.KeySet{}, fmt.Errorf("threshold %d is not between 1 and the number of keys (%d)", c.Threshold, len(c.Keys))
+			return keys.KeySet{}, fmt.Errorf("threshold %d is not between 1 and the number of keys (%d)", c.Threshold, len(c.Keys))
 		}
-		return updatedoc.NewKeySet(c.Keys, c.Threshold)
+		return keys.NewKeySet(c.Keys, c.Threshold)
 	case c.Threshold != 0:
-		return updatedoc.KeySet{}, errors.New("threshold is set but no keys are")
+		return keys.KeySet{}, errors.New("threshold is set but no keys are")
 	}
-	return updatedoc.KeySet{}, nil
+	return keys.KeySet{}, nil
 }
 
 // Manifest is the whole file.

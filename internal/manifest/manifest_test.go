@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/keys"
 	"github.com/upcheck/upcheck/internal/npm"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 func TestParseJSONAndYAMLAgree(t *testing.T) {
 	t.Parallel()
-	pub, _, err := updatedoc.GenerateKey()
+	pub, _, err := keys.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,7 +240,7 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 		return counts, 0, 0, err
 	}
 	jobs, offline = fetchable(jobs)
-	if jobs, err = c.withRegistries(ctx, jobs); err != nil {
+	if err = c.ready(ctx, jobs); err != nil {
 		return counts, 0, offline, err
 	}
 	counts, sources, err = c.fetchAndWrite(ctx, l, jobs)
@@ -255,30 +255,18 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	// The requests, in the order of fetching (of[i] is the job of reqs[i]);
-	// an npm source whose registry no setting names fails at once
-	// (refused), without a request.
+	// The requests, in the order of fetching (of[i] is the job of reqs[i]),
+	// each by its job's kind; a source its kind refuses at once (an npm
+	// package whose registry no setting names) fails without a request.
 	reqs := make([]fetch.Request, 0, len(jobs))
 	of := make([]int, 0, len(jobs))
-	packages := make([]*npm.PackageRequest, len(jobs))
 	var refused []pending
-	for i, j := range jobs {
-		if readmodel.SourceKindOf(j.url) == readmodel.SourceNpm {
-			pr, f := c.npmRequest(j)
-			if f.failed() {
-				refused = append(refused, pending{job: j, verdict: verdict{failure: f}})
-				continue
-			}
-			packages[i] = pr
-			reqs, of = append(reqs, pr.Request), append(of, i)
+	for i := range jobs {
+		j := &jobs[i]
+		req, f := j.kind.request(c, j)
+		if f.failed() {
+			refused = append(refused, pending{job: *j, verdict: verdict{failure: f}})
 			continue
-		}
-		req := fetch.Request{URL: j.url}
-		// Validators only make sense for a stored document this check could
-		// keep: one accepted under the key pinned now. After a key change
-		// the publisher must send the document again.
-		if j.stored.Document != nil && j.stored.SequenceKey == j.key {
-			req.ETag, req.LastModified = j.stored.ETag, j.stored.LastModified
 		}
 		reqs, of = append(reqs, req), append(of, i)
 	}
@@ -368,14 +356,8 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 	for range preparerCount {
 		preparers.Go(func() {
 			for a := range answers {
-				i := of[a.r]
-				var p pending
-				var ok bool
-				if packages[i] != nil {
-					p, ok = c.prepareNpm(runCtx, jobs[i], l.Epoch, packages[i], a.resp, a.err)
-				} else {
-					p, ok = c.prepare(runCtx, jobs[i], l.Epoch, a.resp, a.err)
-				}
+				j := jobs[of[a.r]]
+				p, ok := j.kind.prepare(runCtx, c, j, l.Epoch, a.resp, a.err)
 				switch {
 				case !ok && a.err == nil:
 					record(outcomeUnwritten) // its answer arrived, the check stopped

@@ -2,16 +2,13 @@ package updatecheck
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upcheck/upcheck/internal/npmver"
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -42,15 +39,12 @@ type docInput struct {
 	doc  *updatedoc.Document
 	hash []byte // sha256 of the exact body, as sources.document_hash
 	key  string // the pinned key the body verified under; "" unsigned
+	// kind evaluates the components against it (sourceKind.evaluate).
+	kind sourceKind
 	// npm, for an npm source, is its package instead of doc: each
 	// component's releases are what the package offers its installed
-	// version (evaluateNpm).
+	// version (npmKind.evaluate).
 	npm *npmDoc
-}
-
-func newDocInput(url string, body []byte, doc *updatedoc.Document, key string) *docInput {
-	h := sha256.Sum256(body)
-	return &docInput{url: url, doc: doc, hash: h[:], key: key}
 }
 
 // evaluate computes the results of the components in inputs from d and
@@ -69,11 +63,9 @@ func evaluate(d *docInput, k *knowledge, inputs []store.ComponentInput, epoch in
 	return out, nil
 }
 
+// evaluateOne is one component's result from d, by d's kind.
 func evaluateOne(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
-	if d.npm != nil {
-		return evaluateNpm(d, k, in, epoch)
-	}
-	return evaluateDoc(d, k, d.doc.Package(in.Code), in, epoch)
+	return d.kind.evaluate(d, k, in, epoch)
 }
 
 // evaluateDoc evaluates one component against pkg, what the document of d's
@@ -280,34 +272,4 @@ func (w *writer) completeResults(ctx context.Context, run lockedTx, d *docInput,
 		}
 	}
 	return nil
-}
-
-// errUntrusted: the stored document may not be used under the pin.
-var errUntrusted = errors.New("the stored document is not signed with the keys trusted now")
-
-// storedDocument returns the stored document of src as a docInput, if it
-// may be trusted for components pinned to key: a pin needs a stored
-// document that was accepted under that same pin and whose signature set
-// verifies now under trusted (the pin's keys, or those a key statement
-// endorsed under it).
-func storedDocument(src store.Source, key string, trusted updatedoc.KeySet) (*docInput, error) {
-	if src.Document == nil {
-		return nil, errors.New("no document is stored")
-	}
-	if key != "" {
-		if src.SequenceKey != key || src.SignatureState != string(readmodel.TrustVerified) {
-			return nil, errUntrusted
-		}
-		if trusted.IsZero() {
-			return nil, errors.New("pinned key: not a valid key set")
-		}
-		if _, err := updatedoc.VerifySet(src.Document, src.Signature, trusted); err != nil {
-			return nil, fmt.Errorf("%w: %w", errUntrusted, err)
-		}
-	}
-	doc, err := updatedoc.Parse(src.Document)
-	if err != nil {
-		return nil, fmt.Errorf("stored document: %w", err)
-	}
-	return newDocInput(src.URL, src.Document, doc, key), nil
 }

@@ -25,12 +25,7 @@ var ErrNpmSource = errors.New("an npm source is read from its registry: no docum
 // Importable says whether documents can be imported for the source at
 // url: ErrNpmSource for an npm source, nil otherwise. The import pages ask
 // it before they offer a form.
-func Importable(url string) error {
-	if readmodel.SourceKindOf(url) == readmodel.SourceNpm {
-		return ErrNpmSource
-	}
-	return nil
-}
+func Importable(url string) error { return kindOf(url).importable() }
 
 // ImportStatus is how an import ended.
 type ImportStatus string

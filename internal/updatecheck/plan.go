@@ -2,13 +2,10 @@ package updatecheck
 
 import (
 	"context"
-	"time"
 
-	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 )
 
 // What a check fetches: the components grouped by source, with what is
@@ -17,6 +14,7 @@ import (
 // job is one source to fetch and the components it serves.
 type job struct {
 	url        string
+	kind       sourceKind       // how the source is read (kindOf)
 	key        string           // the pin (canonical text), "" for unsigned
 	trust      trust            // the keys trusted now under the pin
 	stored     store.Source     // zero when the source was never written
@@ -30,11 +28,10 @@ type job struct {
 	// npm package): a release's peerDependencies on it are the core it
 	// requires.
 	corePackage string
-	// An npm source: its package, and its registry's keys during this
-	// check (shared by the sources of one registry; nil when no setting
-	// names its registry: the source fails, saying which is missing).
-	pkg     npm.Name
-	npmKeys *registryKeys
+	// state is what the source's kind keeps of it during one check
+	// (its ready and request), for its prepare; nil for a kind that keeps
+	// nothing.
+	state any
 	// intel is what the feeds know, read once per check after the feeds
 	// synced (nil: nothing; the check then evaluates without them).
 	intel *knowledge
@@ -91,7 +88,7 @@ func (w *writer) plan(ctx context.Context) ([]job, error) {
 func fetchable(jobs []job) ([]job, int) {
 	out := jobs[:0:0]
 	for _, j := range jobs {
-		if !updatedoc.IsOffline(j.url) {
+		if j.kind.fetched() {
 			out = append(out, j)
 		}
 	}
@@ -118,7 +115,7 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 		}
 		i, ok := index[comp.SourceURL]
 		if !ok {
-			jobs = append(jobs, job{url: comp.SourceURL, key: comp.PinnedKey, stored: byURL[comp.SourceURL],
+			jobs = append(jobs, job{url: comp.SourceURL, kind: kindOf(comp.SourceURL), key: comp.PinnedKey, stored: byURL[comp.SourceURL],
 				sequences: sequences[comp.SourceURL], core: core, corePackage: corePackage,
 				trust: trustOf(comp.PinnedKey, trusts[comp.SourceURL])})
 			i = len(jobs) - 1
@@ -127,53 +124,4 @@ func plan(components []store.Component, stored []store.Source, sequences map[str
 		jobs[i].components = append(jobs[i].components, comp)
 	}
 	return jobs
-}
-
-// withRegistries gives each npm job its package and its registry's keys
-// for this check (one registryKeys per registry, with the keys pinned for
-// it).
-func (c *Checker) withRegistries(ctx context.Context, jobs []job) ([]job, error) {
-	var pinned map[string]store.RegistryKeys
-	byRegistry := map[string]*registryKeys{}
-	for i := range jobs {
-		j := &jobs[i]
-		if readmodel.SourceKindOf(j.url) != readmodel.SourceNpm {
-			continue
-		}
-		name, err := npm.ParseSource(j.url)
-		if err != nil {
-			continue // the manifest refuses it; npmKeys nil: the source fails
-		}
-		j.pkg = name
-		if c.npm == nil {
-			continue
-		}
-		reg, err := c.npm.Registries.For(name)
-		if err != nil {
-			continue
-		}
-		if pinned == nil {
-			if pinned, err = c.store.RegistryKeys(ctx); err != nil {
-				return nil, err
-			}
-		}
-		rk := byRegistry[reg.String()]
-		if rk == nil {
-			rk = &registryKeys{registry: reg.String()}
-			if p, ok := pinned[reg.String()]; ok {
-				rk.pinned = &p
-			}
-			byRegistry[reg.String()] = rk
-		}
-		j.npmKeys = rk
-	}
-	return jobs, nil
-}
-
-func expiry(d *updatedoc.Document) *time.Time {
-	if d.Expires.IsZero() {
-		return nil
-	}
-	t := d.Expires
-	return &t
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 )
@@ -15,7 +14,7 @@ import (
 // share it.
 func (w *writer) evaluateFromStored(ctx context.Context, todo []store.Unevaluated, core store.Component) ([]store.Result, error) {
 	var out []store.Result
-	var pinned map[string]store.RegistryKeys // read at the first npm source
+	reads := &storedReads{w: w}
 	packages := make([]string, len(todo))
 	for i, u := range todo {
 		packages[i] = u.Package
@@ -35,38 +34,12 @@ func (w *writer) evaluateFromStored(ctx context.Context, todo []store.Unevaluate
 		if err != nil {
 			return nil, err
 		}
-		stored, err := w.store.SourceTrust(ctx, group[0].SourceURL)
+		docOf, err := kindOf(src.URL).stored(ctx, reads, src, core)
 		if err != nil {
 			return nil, err
 		}
-		if readmodel.SourceKindOf(src.URL) == readmodel.SourceNpm {
-			if pinned == nil {
-				if pinned, err = w.store.RegistryKeys(ctx); err != nil {
-					return nil, err
-				}
-			}
-			d := w.storedNpmInput(src, pinned, core)
-			for _, u := range group {
-				if d == nil {
-					break
-				}
-				r, err := evaluateOne(d, k, unevaluatedInput(u, core), src.Epoch)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, r)
-			}
-			continue
-		}
-		docs := map[string]*docInput{} // by pin: components of one source may pin different keys
 		for _, u := range group {
-			d, ok := docs[u.PinnedKey]
-			if !ok {
-				if d, err = storedDocument(src, u.PinnedKey, trustOf(u.PinnedKey, stored).set); err != nil {
-					d = nil // untrusted: the next successful fetch decides
-				}
-				docs[u.PinnedKey] = d
-			}
+			d := docOf(u.PinnedKey)
 			if d == nil {
 				continue
 			}
@@ -78,21 +51,6 @@ func (w *writer) evaluateFromStored(ctx context.Context, todo []store.Unevaluate
 		}
 	}
 	return out, nil
-}
-
-// storedNpmInput is the stored package of the npm source src, verified with
-// the keys pinned for the registry it was read from; nil when none can be
-// used (the next check decides).
-func (w *writer) storedNpmInput(src store.Source, pinned map[string]store.RegistryKeys, core store.Component) *docInput {
-	var rk *store.RegistryKeys
-	if k, found := pinned[src.Registry]; found {
-		rk = &k
-	}
-	keys, ok := w.pinnedKeys(rk)
-	if !ok {
-		return nil
-	}
-	return storedNpm(src, w.storedPackage(src), keys, readmodel.PackageOf(core.SourceURL))
 }
 
 // unevaluatedInput is u as an evaluation input, with the installed core.

@@ -3,122 +3,31 @@ package updatedoc
 import (
 	"crypto/ed25519"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/upcheck/upcheck/internal/keys"
 )
 
-// KeySet is a set of trusted publisher keys and how many of them must sign:
-// a source's pin (the manifest's `key`, or `keys` with `threshold`), or the
-// set a key statement endorsed. The zero KeySet trusts nothing.
-type KeySet struct {
-	keys      []PublicKey // sorted by text form, no duplicates
-	threshold int
-}
+// KeySet is a set of trusted publisher keys and how many of them must sign
+// (internal/keys, where a component's pin is validated without this
+// package): a source's pin, or the set a key statement endorsed. The zero
+// KeySet trusts nothing.
+type KeySet = keys.KeySet
 
-// NewKeySet builds a set from keys in text form ("ed25519:BASE64") and a
-// threshold (0 means 1). It refuses an empty set, an invalid or duplicate
-// key and a threshold outside 1..len(keys).
+// NewKeySet builds a set from keys in text form and a threshold
+// ([keys.NewKeySet]).
 func NewKeySet(texts []string, threshold int) (KeySet, error) {
-	if len(texts) == 0 {
-		return KeySet{}, invalidf(nil, "a key set needs at least one key")
-	}
-	if threshold == 0 {
-		threshold = 1
-	}
-	if threshold < 1 || threshold > len(texts) {
-		return KeySet{}, invalidf(nil, "threshold %d is not between 1 and the number of keys (%d)", threshold, len(texts))
-	}
-	keys := make([]PublicKey, 0, len(texts))
-	for i, t := range texts {
-		k, err := ParsePublicKey(t)
-		if err != nil {
-			return KeySet{}, invalidf(err, "keys[%d]: %v", i, err)
-		}
-		if slices.ContainsFunc(keys, k.Equal) {
-			return KeySet{}, invalidf(nil, "keys[%d]: %s is listed twice", i, k)
-		}
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b PublicKey) int { return strings.Compare(a.String(), b.String()) })
-	return KeySet{keys: keys, threshold: threshold}, nil
+	return keys.NewKeySet(texts, threshold)
 }
 
-// ParseKeySet parses a set's canonical text (see [KeySet.String]):
-// "ed25519:BASE64" for one key with threshold 1, otherwise
-// "T of ed25519:A ed25519:B …".
-func ParseKeySet(text string) (KeySet, error) {
-	fields := strings.Fields(text)
-	if len(fields) == 1 {
-		return NewKeySet(fields, 1)
-	}
-	if len(fields) < 3 || fields[1] != "of" {
-		return KeySet{}, invalidf(nil, `key set %q is neither "ed25519:…" nor "T of ed25519:… …"`, text)
-	}
-	t, err := strconv.Atoi(fields[0])
-	if err != nil || t < 1 {
-		return KeySet{}, invalidf(nil, "key set %q: threshold %q is not a positive number", text, fields[0])
-	}
-	return NewKeySet(fields[2:], t)
-}
-
-// String is the set's canonical text: the one key's text when the set has
-// one key (threshold 1), so a pin of one key reads as it always did;
-// otherwise "T of " and the keys, sorted, separated by spaces. "" for the
-// zero set.
-func (s KeySet) String() string {
-	if len(s.keys) == 0 {
-		return ""
-	}
-	if len(s.keys) == 1 && s.threshold == 1 {
-		return s.keys[0].String()
-	}
-	return strconv.Itoa(s.threshold) + " of " + strings.Join(s.KeyTexts(), " ")
-}
-
-// Keys returns the keys, sorted.
-func (s KeySet) Keys() []PublicKey { return slices.Clone(s.keys) }
-
-// KeyTexts returns the keys' text forms, sorted.
-func (s KeySet) KeyTexts() []string {
-	out := make([]string, len(s.keys))
-	for i, k := range s.keys {
-		out[i] = k.String()
-	}
-	return out
-}
-
-// Threshold is how many of the keys must sign.
-func (s KeySet) Threshold() int { return s.threshold }
-
-// IsZero reports whether the set holds no key.
-func (s KeySet) IsZero() bool { return len(s.keys) == 0 }
-
-// Equal reports whether both sets hold the same keys and threshold.
-func (s KeySet) Equal(o KeySet) bool { return s.String() == o.String() }
-
-// Fingerprints returns the keys' short forms ([Fingerprint]), sorted as
-// the keys are.
-func (s KeySet) Fingerprints() []string {
-	out := make([]string, len(s.keys))
-	for i, k := range s.keys {
-		out[i] = Fingerprint(k)
-	}
-	return out
-}
+// ParseKeySet parses a set's canonical text ([keys.ParseKeySet]).
+func ParseKeySet(text string) (KeySet, error) { return keys.ParseKeySet(text) }
 
 // Fingerprint is the short form of a key shown to people everywhere
-// (pages, audit log, CLI): the first 4 and the last 2 of its 32 bytes in
-// lower-case hex around an ellipsis, "ab12cd34…ef01". It names a key among
-// a publisher's few; it is not a security check (the full key is).
-func Fingerprint(k PublicKey) string {
-	if len(k.key) != ed25519.PublicKeySize {
-		return ""
-	}
-	return hex.EncodeToString(k.key[:4]) + "…" + hex.EncodeToString(k.key[len(k.key)-2:])
-}
+// ([keys.Fingerprint]).
+func Fingerprint(k PublicKey) string { return keys.Fingerprint(k) }
 
 // MaxSignatures bounds a signature set: more signatures than any
 // threshold needs is a broken or hostile publisher.
@@ -163,14 +72,15 @@ func VerifySet(body []byte, signatures string, trusted KeySet) ([]PublicKey, err
 		decoded[i] = b
 	}
 	var by []PublicKey
-	for _, k := range trusted.keys {
-		if slices.ContainsFunc(decoded, func(sig []byte) bool { return ed25519.Verify(k.key, body, sig) }) {
+	pinned := trusted.Keys()
+	for _, k := range pinned {
+		if slices.ContainsFunc(decoded, func(sig []byte) bool { return k.Verifies(body, sig) }) {
 			by = append(by, k)
 		}
 	}
-	if len(by) < trusted.threshold {
+	if len(by) < trusted.Threshold() {
 		return by, fmt.Errorf("%w: %d of the %d trusted keys (%s) signed, %d needed",
-			ErrBadSignature, len(by), len(trusted.keys), strings.Join(trusted.Fingerprints(), ", "), trusted.threshold)
+			ErrBadSignature, len(by), len(pinned), strings.Join(trusted.Fingerprints(), ", "), trusted.Threshold())
 	}
 	return by, nil
 }

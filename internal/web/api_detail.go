@@ -11,7 +11,6 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -182,7 +181,7 @@ func detailBody(d catalog.Detail) detailJSON {
 		out.BlockedUpdate = &v
 	}
 	if d.SourceURL != "" {
-		src := &sourceFactsJSON{URL: d.SourceURL, Offline: updatedoc.IsOffline(d.SourceURL), PinnedKey: opt(d.PinnedKey),
+		src := &sourceFactsJSON{URL: d.SourceURL, Offline: readmodel.SourceKindOf(d.SourceURL) == readmodel.SourceOffline, PinnedKey: opt(d.PinnedKey),
 			LastSuccessAt: d.LastSuccessAt, LastAttemptAt: d.LastAttemptAt, DocumentExpiresAt: d.ExpiresAt,
 			Failing: d.SourceFailing, LastError: opt(d.LastError), LastErrorKind: opt(d.LastErrorKind)}
 		if d.LastError != "" {

@@ -14,7 +14,6 @@ import (
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
-	"github.com/upcheck/upcheck/internal/updatedoc"
 	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
 )
@@ -148,7 +147,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	failure, failureKind := readmodel.ShownFailure(d.LastError, d.LastErrorKind, d.EvalError)
 	props := views.DetailProps{
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
-		Offline: updatedoc.IsOffline(d.SourceURL), CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: failure,
+		Offline: readmodel.SourceKindOf(d.SourceURL) == readmodel.SourceOffline, CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: failure,
 		LastErrorKind: string(failureKind), LastErrorArg: d.LastErrorArg,
 		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/dev/npmreg"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/release"
@@ -26,7 +27,7 @@ type Publisher struct {
 	docs     map[string][]byte
 	sigs     map[string]string
 	sequence int64
-	npm      *registry
+	npm      *npmreg.Registry
 }
 
 // NewPublisher makes the documents and signs the signed one with a fresh

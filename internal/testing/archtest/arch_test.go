@@ -23,6 +23,7 @@ const (
 	app         = module + "/internal/app"
 	auth        = module + "/internal/auth"
 	catalog     = module + "/internal/catalog"
+	config      = module + "/internal/config"
 	db          = module + "/internal/db"
 	fetch       = module + "/internal/fetch"
 	lease       = module + "/internal/lease"
@@ -101,6 +102,12 @@ var rules = []rule{
 		name:   "internal/feedsync depends on no internal/updatecheck: what it needs of the check is its Host",
 		from:   is(feedsync),
 		forbid: is(updatecheck),
+	},
+	{
+		name:   "internal/config imports no package of the module: it holds plain settings, and internal/app builds their domain values",
+		from:   is(config),
+		forbid: within(module),
+		direct: true,
 	},
 	{
 		name:   "internal/updatedoc depends on no database package",
@@ -182,7 +189,7 @@ func TestImportRules(t *testing.T) {
 	pkgs := listPackages(t)
 	// A rule about a package that has moved would hold without checking
 	// anything.
-	for _, name := range []string{app, auth, catalog, db, feedsync, fetch, lease, store, updatecheck, updatedoc, views, web} {
+	for _, name := range []string{app, auth, catalog, config, db, feedsync, fetch, lease, store, updatecheck, updatedoc, views, web} {
 		if !slices.ContainsFunc(pkgs, func(p pkg) bool { return p.ImportPath == name }) {
 			t.Errorf("the rules name %s, which go list does not find", name)
 		}

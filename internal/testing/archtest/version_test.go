@@ -15,7 +15,7 @@ var versionParsers = map[string]bool{"StrictNewVersion": true, "NewVersion": tru
 // versionParseAllowed are the files that may call them, each with the
 // reason.
 var versionParseAllowed = map[string]string{
-	"internal/npmver/version.go":         "npmver.Parse, the product's one reading of a version",
+	"internal/npmver/version.go":     "npmver.Parse, the product's one reading of a version",
 	"internal/dev/feedserver/api.go": "the fake OSV API reads versions as the real one does (loosely: \"0\", \"1.2\"), not by the product's rule",
 }
 

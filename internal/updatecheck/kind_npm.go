@@ -35,6 +35,93 @@ import (
 //     sight (registry_keys): a registry that publishes other keys later is a
 //     trust event, written with the first of its sources.
 
+// npmKind is the kind of the "npm:NAME" sources (readmodel.SourceNpm).
+type npmKind struct{}
+
+func (npmKind) fetched() bool { return true }
+
+// importable: an npm package is read from its registry only.
+func (npmKind) importable() error { return ErrNpmSource }
+
+// ready gives each npm job its package and its registry's keys for this
+// check (one registryKeys per registry, with the keys pinned for it).
+func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
+	var pinned map[string]store.RegistryKeys
+	byRegistry := map[string]*registryKeys{}
+	for _, j := range jobs {
+		n := &npmJob{}
+		j.state = n
+		name, err := npm.ParseSource(j.url)
+		if err != nil {
+			continue // the manifest refuses it; keys nil: the source fails
+		}
+		n.pkg = name
+		if c.npm == nil {
+			continue
+		}
+		reg, err := c.npm.Registries.For(name)
+		if err != nil {
+			continue
+		}
+		if pinned == nil {
+			if pinned, err = c.store.RegistryKeys(ctx); err != nil {
+				return err
+			}
+		}
+		rk := byRegistry[reg.String()]
+		if rk == nil {
+			rk = &registryKeys{registry: reg.String()}
+			if p, ok := pinned[reg.String()]; ok {
+				rk.pinned = &p
+			}
+			byRegistry[reg.String()] = rk
+		}
+		n.keys = rk
+	}
+	return nil
+}
+
+// npmJob is what npmKind keeps of a job during one check.
+type npmJob struct {
+	pkg npm.Name
+	// keys are its registry's keys during this check (shared by the
+	// sources of one registry; nil when no setting names its registry: the
+	// source fails, saying which is missing).
+	keys *registryKeys
+	// request is the fetch of the package (request), read by prepare.
+	request *npm.PackageRequest
+}
+
+// npmOf is what npmKind keeps of j (ready); nothing yet when ready did
+// not see it.
+func npmOf(j *job) *npmJob {
+	if n, ok := j.state.(*npmJob); ok {
+		return n
+	}
+	return &npmJob{}
+}
+
+// stored is the stored package of src for every component, verified with
+// the keys pinned for the registry it was read from; nil when none can be
+// used (the next check decides).
+func (npmKind) stored(ctx context.Context, r *storedReads, src store.Source, core store.Component) (func(pin string) *docInput, error) {
+	if r.pinned == nil {
+		var err error
+		if r.pinned, err = r.w.store.RegistryKeys(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var rk *store.RegistryKeys
+	if k, found := r.pinned[src.Registry]; found {
+		rk = &k
+	}
+	var d *docInput
+	if keys, ok := r.w.pinnedKeys(rk); ok {
+		d = storedNpm(src, r.w.storedPackage(src), keys, readmodel.PackageOf(core.SourceURL))
+	}
+	return func(string) *docInput { return d }, nil
+}
+
 // npmDoc is a package document ready to evaluate components against.
 type npmDoc struct {
 	pkg      *npm.Package
@@ -46,7 +133,7 @@ type npmDoc struct {
 // npmInput is a docInput for an npm source: body is the stored form.
 func npmInput(url string, body []byte, d *npmDoc) *docInput {
 	h := sha256.Sum256(body)
-	return &docInput{url: url, hash: h[:], npm: d}
+	return &docInput{url: url, hash: h[:], kind: npmKind{}, npm: d}
 }
 
 // storedPackage is what is kept of src's package document (as stored in
@@ -162,30 +249,34 @@ func (rk *registryKeys) claim() *registryChange {
 	return rk.change
 }
 
-// npmRequest is the fetch of j's package document, or why it cannot be
-// made (no registry is named for it).
-func (c *Checker) npmRequest(j job) (*npm.PackageRequest, failure) {
-	if c.npm == nil || j.npmKeys == nil {
-		return nil, failureOf(npm.ErrNoRegistry, "")
+// request is the fetch of j's package document, or why it cannot be made
+// (no registry is named for it); prepare reads its answer with it.
+func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
+	n := npmOf(j)
+	if c.npm == nil || n.keys == nil {
+		return fetch.Request{}, failureOf(npm.ErrNoRegistry, "")
 	}
 	// Validators only for a package stored from the registry named now:
 	// another registry's 304 would vouch for what it never sent.
 	etag, lastModified := "", ""
-	if j.stored.Document != nil && j.stored.Registry == j.npmKeys.registry {
+	if j.stored.Document != nil && j.stored.Registry == n.keys.registry {
 		etag, lastModified = j.stored.ETag, j.stored.LastModified
 	}
-	pr, err := c.npm.PackageRequest(j.pkg, etag, lastModified)
+	pr, err := c.npm.PackageRequest(n.pkg, etag, lastModified)
 	if err != nil {
-		return nil, failureOf(err, "")
+		return fetch.Request{}, failureOf(err, "")
 	}
-	return pr, failure{}
+	n.request = pr
+	return pr.Request, failure{}
 }
 
-// prepareNpm turns one package fetch into what to write, as prepare does
-// for documents: the registry's keys, then the verdict, then the
+// prepare turns one package fetch into what to write, as documentKind's
+// does for documents: the registry's keys, then the verdict, then the
 // evaluation. Whatever fails, the stored package keeps answering for the
 // components. It reports false when the check was cancelled.
-func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.PackageRequest, resp fetch.Response, ferr error) (pending, bool) {
+func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp fetch.Response, ferr error) (pending, bool) {
+	n := npmOf(&j)
+	pr := n.request
 	if ctx.Err() != nil || fetch.IsCancelled(ctx, ferr) {
 		resp.Close() // Result, which would, is not called
 		return pending{}, false
@@ -195,7 +286,7 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 	if err == nil && fetched.Package == nil && stored() == nil {
 		// A 304 for a stored package that cannot be read (or none): ask
 		// for the whole document, or every check would get the same 304.
-		if whole, werr := c.npm.PackageRequest(j.pkg, "", ""); werr == nil {
+		if whole, werr := c.npm.PackageRequest(n.pkg, "", ""); werr == nil {
 			resp, ferr = c.fetcher.Fetch(ctx, whole.Request)
 			if fetch.IsCancelled(ctx, ferr) {
 				return pending{}, false
@@ -206,14 +297,14 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 	p := pending{job: j, etag: resp.ETag, lastModified: resp.LastModified}
 	// The keys, also when the fetch failed: the stored package keeps
 	// answering, verified with them.
-	if !j.npmKeys.resolve(ctx, c, j.pkg) {
+	if !n.keys.resolve(ctx, c, n.pkg) {
 		return pending{}, false
 	}
-	if err == nil && j.npmKeys.fail.failed() {
-		err = errors.New(j.npmKeys.fail.detail)
-		p.failure = j.npmKeys.fail
+	if err == nil && n.keys.fail.failed() {
+		err = errors.New(n.keys.fail.detail)
+		p.failure = n.keys.fail
 	}
-	keys := j.npmKeys.keys
+	keys := n.keys.keys
 	switch {
 	case err != nil:
 		if !p.failure.failed() {
@@ -236,13 +327,13 @@ func (c *Checker) prepareNpm(ctx context.Context, j job, epoch int64, pr *npm.Pa
 		state, verifiedBy := npmTrust(keys)
 		p.newDocument = true
 		p.document = store.SourceDocument{URL: j.url, Document: body, ETag: resp.ETag, LastModified: resp.LastModified,
-			SignatureState: state, VerifiedBy: verifiedBy, Registry: j.npmKeys.registry, Epoch: epoch}
-		p.doc = npmInput(j.url, body, &npmDoc{pkg: fetched.Package, registry: j.npmKeys.registry, keys: keys, core: j.corePackage})
+			SignatureState: state, VerifiedBy: verifiedBy, Registry: n.keys.registry, Epoch: epoch}
+		p.doc = npmInput(j.url, body, &npmDoc{pkg: fetched.Package, registry: n.keys.registry, keys: keys, core: j.corePackage})
 	}
 	// The keys verified with are pinned (and said) with this source's row,
 	// whether it succeeded or not: its stored package was evaluated with
 	// them either way.
-	p.registryChange = j.npmKeys.claim()
+	p.registryChange = n.keys.claim()
 	return evaluated(p, epoch), true
 }
 
@@ -266,7 +357,7 @@ func (c *Checker) storedOf(j job) func() *npm.Package {
 	var once sync.Once
 	return func() *npm.Package {
 		once.Do(func() {
-			if j.stored.Registry == j.npmKeys.registry {
+			if j.stored.Registry == npmOf(&j).keys.registry {
 				pkg = c.storedPackage(j.stored)
 			}
 		})
@@ -312,13 +403,13 @@ func refusalWords(err error) string {
 	return err.Error()
 }
 
-// evaluateNpm evaluates one component of an npm source: what the package
+// evaluate evaluates one component of an npm source: what the package
 // offers its installed version (npm.OfferFor) is evaluated as a
 // document's releases are, and the registry's own facts (deprecation,
 // provenance, signatures, an unlisted version) go beside the result. The
 // offered update (none when there is no update) published by an account
 // new to the package is the result's NewPublisherVersion and NewPublisher.
-func evaluateNpm(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
+func (npmKind) evaluate(d *docInput, k *knowledge, in store.ComponentInput, epoch int64) (store.Result, error) {
 	n := d.npm
 	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
 	pkg := offer.Package
