@@ -222,7 +222,7 @@ CREATE TABLE component_results (
     exploited_ids     text[]      NOT NULL DEFAULT '{}',
     malicious_ids     text[]      NOT NULL DEFAULT '{}',
     -- The advisories (ids) that a release the policy's hold allows clears
-    -- (updatedoc.Evaluation.FixIDs): while one is open the component has a
+    -- (release.Evaluation.FixIDs): while one is open the component has a
     -- security update, whoever marked the release (security is the
     -- publisher's mark alone); and the oldest release the policy offers
     -- and the installed core runs that clears every one of them (null:
@@ -232,16 +232,18 @@ CREATE TABLE component_results (
     -- The policy (components.policy) and the skipped version
     -- (component_skips.version) this row was evaluated under: inputs, as
     -- installed_version is. Then what the policy held back
-    -- (updatedoc.Evaluation): the newest release waiting for its soak and
+    -- (release.Evaluation): the newest release waiting for its soak and
     -- when it soaks, the newest one the policy does not offer and why, and
     -- when a waiting release soaks next, when the row is evaluated again
-    -- (null: no release waits with a date).
+    -- (null: no release waits with a date). Why is a kind and its
+    -- arguments (release.Reason's JSON, {"kind": "held", "hold":
+    -- "<3.0.0"}), worded when read (readmodel.OfferReasonText).
     policy            text,
     skipped_version   text,
     waiting_version   text,
     waiting_until     timestamptz,
     held_version      text,
-    held_reason       text,
+    held_reason       jsonb CHECK (jsonb_typeof(held_reason->'kind') = 'string'),
     next_change_at    timestamptz,
     -- npm sources: the offered version when it was published by an
     -- account (_npmUser) that published none of the package's earlier

@@ -18,14 +18,15 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.known_exploited, cs.malicious, cs.package,
        -- What the policy held back (docs/policy.md), from the current
        -- result: the newest waiting release, when it soaks and the reason
-       -- the result stored for it ("waits until 4 Dec 18:00 UTC (soak 3
-       -- days)": the release's own, read from the evaluation for the rows
-       -- that have one), the newest release the policy does not offer and
-       -- why, and the skip when it hid a release, with who skipped it.
+       -- the result stored for it (a kind and its arguments, worded when
+       -- read: the release's own, read from the evaluation for the rows
+       -- that have one; null: none), the newest release the policy does
+       -- not offer and why, and the skip when it hid a release, with who
+       -- skipped it.
        cs.policy, cs.waiting_version, cs.waiting_until,
-       coalesce(CASE WHEN cs.waiting_version IS NOT NULL THEN
-                    (SELECT x.rel->>'reason' FROM jsonb_array_elements(cs.evaluation->'releases') AS x(rel)
-                      WHERE x.rel->>'version' = cs.waiting_version LIMIT 1) END, '')::text AS waiting_reason,
+       (CASE WHEN cs.waiting_version IS NOT NULL THEN
+            (SELECT x.rel->'reason' FROM jsonb_array_elements(cs.evaluation->'releases') AS x(rel)
+              WHERE x.rel->>'version' = cs.waiting_version LIMIT 1) END)::jsonb AS waiting_reason,
        cs.held_version, cs.held_reason,
        coalesce(cs.skipped_version, '')::text AS skipped_version, k.reason AS skip_reason, k.actor AS skip_actor,
        coalesce(k.from_manifest, false)::boolean AS skip_from_manifest, k.skipped_at,

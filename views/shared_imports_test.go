@@ -19,8 +19,10 @@ const module = "github.com/upcheck/upcheck/"
 // range syntax of internal/versionrange (to word ranges as release reads
 // them) and the static assets; readmodel imports only internal/npmver
 // (the one reading of a version), which imports nothing of it;
-// versionrange imports nothing of it either; and nothing but internal/web
-// imports views.
+// versionrange imports nothing of it either; the domain, internal/release,
+// imports neither readmodel nor views (it decides why a release is not
+// offered, readmodel words it: OfferReasonText); and nothing but
+// internal/web imports views.
 func TestImports(t *testing.T) {
 	t.Parallel()
 	for dir, allowed := range map[string][]string{
@@ -28,6 +30,7 @@ func TestImports(t *testing.T) {
 		"../internal/readmodel":    {module + "internal/npmver"},
 		"../internal/npmver":       nil,
 		"../internal/versionrange": nil,
+		"../internal/release":      {module + "internal/npmver", module + "internal/versionrange"},
 	} {
 		for _, imp := range imports(t, dir) {
 			if strings.HasPrefix(imp, module) && !slices.Contains(allowed, imp) {

@@ -132,7 +132,7 @@ type ComponentResult struct {
 	WaitingVersion      *string
 	WaitingUntil        *time.Time
 	HeldVersion         *string
-	HeldReason          *string
+	HeldReason          []byte
 	NextChangeAt        *time.Time
 	NewPublisherVersion *string
 	NewPublisher        *string
@@ -171,7 +171,7 @@ type ComponentState struct {
 	WaitingVersion      *string
 	WaitingUntil        *time.Time
 	HeldVersion         *string
-	HeldReason          *string
+	HeldReason          []byte
 	SkippedVersion      string
 	NewPublisherVersion *string
 	NewPublisher        *string

@@ -112,8 +112,8 @@ func TestUnparsablePeerRangeHidesNoAdvisory(t *testing.T) {
 		if r.Version == "1.0.0" {
 			continue
 		}
-		if r.Offer != release.ReleaseUnknownCore || !strings.Contains(r.Reason, "requires an unknown core") {
-			t.Errorf("evil %s: offer %q reason %q, want unknown_core, said", r.Version, r.Offer, r.Reason)
+		if why := catalog.OfferReasonText(r.Reason); r.Offer != release.ReleaseUnknownCore || !strings.Contains(why, "requires an unknown core") {
+			t.Errorf("evil %s: offer %q reason %q, want unknown_core, said", r.Version, r.Offer, why)
 		}
 	}
 	if ev.UpdateAvailable || ev.NeedsNewerCore {

@@ -36,20 +36,24 @@ func NewPublisherText(version, account string) string {
 
 // WaitingRelease is a release not offered yet because it has not soaked:
 // offered from Until (nil: it has no release date to soak from); Reason
-// is the result's words for it ("waits until 4 Dec 18:00 UTC (soak 3
-// days)").
+// is the result's reason for it in words (OfferReasonText: "waits until
+// 4 Dec 18:00 UTC (soak 3 days)"), ReasonKind its kind ("" when the
+// result names none).
 type WaitingRelease struct {
-	Version string     `json:"version"`
-	Until   *time.Time `json:"until"`
-	Reason  string     `json:"reason"`
+	Version    string     `json:"version"`
+	Until      *time.Time `json:"until"`
+	Reason     string     `json:"reason"`
+	ReasonKind string     `json:"reason_kind,omitempty"`
 }
 
-// HeldRelease is a release the policy does not offer, with why: "held by
-// the policy <3.0.0", "not offered: this site takes security updates
-// only".
+// HeldRelease is a release the policy does not offer, with why in words
+// (OfferReasonText: "held by the policy <3.0.0", "not offered: this site
+// takes security updates only") and the reason's kind ("" when the result
+// names none).
 type HeldRelease struct {
-	Version string `json:"version"`
-	Reason  string `json:"reason"`
+	Version    string `json:"version"`
+	Reason     string `json:"reason"`
+	ReasonKind string `json:"reason_kind,omitempty"`
 }
 
 // SkippedVersion is a skipped version that hides a release: who skipped it

@@ -3,7 +3,10 @@
 // versions (read by internal/npmver, npm's strict SemVer), ranges ([Range]), a
 // site's policy ([Policy]), the evaluation of an installed version
 // ([Evaluate]) and what is offered of it and why ([Evaluation.Offer]), and
-// CVSS scores. It does no I/O.
+// CVSS scores. It does no I/O, and words nothing: why a release is not
+// offered is a [Reason], a kind and its arguments, which
+// readmodel.OfferReasonText words when a page reads it (release imports
+// no readmodel).
 //
 // versionrange stays a leaf below it: it is a range's syntax only, which
 // views reads too (to word a range) without importing the domain; release

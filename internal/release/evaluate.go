@@ -110,10 +110,11 @@ type ReleaseStatus struct {
 	Installable bool `json:"installable"`
 	// Offer is what the policy makes of a release newer than the installed
 	// version ("" for the others), Until when a waiting one soaks, Reason
-	// why one is not offered, in words.
+	// why one is not offered (nil for the offered, superseded and
+	// needs_newer_core ones): a kind and its arguments, worded when read.
 	Offer  ReleaseOffer `json:"offer,omitempty"`
 	Until  *time.Time   `json:"until,omitempty"`
-	Reason string       `json:"reason,omitempty"`
+	Reason *Reason      `json:"reason,omitempty"`
 	// UnknownCore: its RequiresCore is not a version range (an npm
 	// package's peerDependencies may say "workspace:*" or "latest"), so no
 	// installed core is known to run it: it is never offered

@@ -1,14 +1,12 @@
 package release
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/upcheck/upcheck/internal/npmver"
-	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // ReleaseOffer is what the site's policy makes of one release newer than
@@ -57,11 +55,12 @@ type Waiting struct {
 }
 
 // Held is the newest release newer than the offered update that the
-// policy does not offer, with why in words: "held by the policy <3.0.0",
-// "not offered: this site takes security updates only".
+// policy does not offer, with why (ReasonHeld, ReasonNotOffered or
+// ReasonUnknownCore; worded by readmodel.OfferReasonText: "held by the
+// policy <3.0.0", "not offered: this site takes security updates only").
 type Held struct {
 	Version string `json:"version"`
-	Reason  string `json:"reason"`
+	Reason  Reason `json:"reason"`
 }
 
 // securityFixes are the releases newer than inst that fix a security
@@ -156,7 +155,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	// only when newer than it.
 	for i := range ev.Releases {
 		rs := &ev.Releases[i]
-		rs.Offer, rs.Until, rs.Reason, rs.SecurityFix = "", nil, "", false
+		rs.Offer, rs.Until, rs.Reason, rs.SecurityFix = "", nil, nil, false
 		v, err := rs.parsedVersion()
 		if err != nil {
 			return invalidf(err, "release %q is not a semantic version", rs.Version)
@@ -168,23 +167,23 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		rs.SecurityFix = fix
 		switch {
 		case rs.UnknownCore:
-			rs.Offer, rs.Reason = ReleaseUnknownCore, UnknownCoreWords(rs.RequiresCore)
+			rs.Offer, rs.Reason = ReleaseUnknownCore, &Reason{Kind: ReasonUnknownCore, RequiresCore: rs.RequiresCore}
 		case hold != nil && !hold.Contains(v):
-			rs.Offer, rs.Reason = ReleaseHeld, "held by the policy "+opts.Policy.Hold
+			rs.Offer, rs.Reason = ReleaseHeld, &Reason{Kind: ReasonHeld, Hold: opts.Policy.Hold}
 		case fix:
 			// Offered whatever the tier, the soak and the skip.
 		case !inTier(tier, inst, v):
-			rs.Offer, rs.Reason = ReleaseNotOffered, "not offered: "+tier.Words()
+			rs.Offer, rs.Reason = ReleaseNotOffered, &Reason{Kind: ReasonNotOffered, Tier: tier}
 		case skipped != nil && !v.GreaterThan(skipped):
-			rs.Offer, rs.Reason = ReleaseSkipped, "skipped"
+			rs.Offer, rs.Reason = ReleaseSkipped, &Reason{Kind: ReasonSkipped}
 			if ev.Skipped == "" && update.v == nil { // it hides what would be offered
 				ev.Skipped = opts.Skipped
 			}
 		case soak > 0 && rs.Released.IsZero():
-			rs.Offer, rs.Reason = ReleaseWaiting, "waits: it has no release date to soak "+readmodel.DurationText(soak)+" from"
+			rs.Offer, rs.Reason = ReleaseWaiting, &Reason{Kind: ReasonNoReleaseDate, Soak: soak}
 		case soak > 0 && opts.Now.Before(rs.Released.Add(soak)):
 			until := rs.Released.Add(soak).UTC()
-			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, "waits until "+until.Format("2 Jan 15:04")+" UTC (soak "+readmodel.DurationText(soak)+")"
+			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, &Reason{Kind: ReasonSoaking, Soak: soak, Until: &until}
 		}
 		if rs.Offer == "" {
 			reachable[rs.Version] = rs.Installable
@@ -307,13 +306,6 @@ func (ev *Evaluation) clearing(reachable map[string]bool) {
 	}
 }
 
-// UnknownCoreWords says why a release whose core range is not a range is
-// not offered: `not offered: it requires an unknown core ("workspace:*"
-// is not a version range)`.
-func UnknownCoreWords(requires string) string {
-	return fmt.Sprintf("not offered: it requires an unknown core (%q is not a version range)", requires)
-}
-
 // noteUnoffered records rs, a release newer than any offered one that the
 // policy does not offer: the newest waiting and the newest held (or not
 // offered) are kept, and the earliest time a waiting release soaks is
@@ -330,7 +322,7 @@ func (ev *Evaluation) noteUnoffered(rs *ReleaseStatus) {
 		}
 	case ReleaseHeld, ReleaseNotOffered, ReleaseUnknownCore:
 		if ev.Held == nil {
-			ev.Held = &Held{Version: rs.Version, Reason: rs.Reason}
+			ev.Held = &Held{Version: rs.Version, Reason: *rs.Reason}
 		}
 	}
 }

@@ -1,12 +1,15 @@
 package release
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // offerNow is the fixed time every soak in these tests is judged at.
@@ -48,7 +51,7 @@ type offerWant struct {
 	secNeedsCore bool
 	blocked      string // BlockedUpdate's version ("" none: NeedsNewerCore false)
 	waiting      *Waiting
-	held         *Held
+	held         *heldWords
 	skipped      string
 	next         *time.Time
 	between      []offerRow
@@ -104,8 +107,8 @@ func checkOffer(t *testing.T, ev *Evaluation, w offerWant) {
 	if !reflect.DeepEqual(ev.Waiting, w.waiting) {
 		t.Errorf("Waiting = %s, want %s", show(ev.Waiting), show(w.waiting))
 	}
-	if !reflect.DeepEqual(ev.Held, w.held) {
-		t.Errorf("Held = %+v, want %+v", ev.Held, w.held)
+	if got := heldWorded(ev.Held); !reflect.DeepEqual(got, w.held) {
+		t.Errorf("Held = %+v, want %+v", got, w.held)
 	}
 	if ev.Skipped != w.skipped {
 		t.Errorf("Skipped = %q, want %q", ev.Skipped, w.skipped)
@@ -115,11 +118,42 @@ func checkOffer(t *testing.T, ev *Evaluation, w offerWant) {
 	}
 	var got []offerRow
 	for _, r := range ev.Between() {
-		got = append(got, offerRow{version: r.Version, offer: r.Offer, reason: r.Reason, until: r.Until})
+		got = append(got, offerRow{version: r.Version, offer: r.Offer, reason: reasonWords(r.Reason), until: r.Until})
 	}
 	if !reflect.DeepEqual(got, w.between) {
 		t.Errorf("Between:\n got %s\nwant %s", showRows(got), showRows(w.between))
 	}
+}
+
+// heldWords is a Held as the pages word it: its reason worded by
+// readmodel.OfferReasonText.
+type heldWords struct {
+	Version, Reason string
+}
+
+func heldWorded(h *Held) *heldWords {
+	if h == nil {
+		return nil
+	}
+	return &heldWords{Version: h.Version, Reason: reasonWords(&h.Reason)}
+}
+
+// reasonWords words r as every reader does: its stored JSON read as a
+// readmodel.OfferReason and worded by readmodel.OfferReasonText ("" for
+// nil).
+func reasonWords(r *Reason) string {
+	if r == nil {
+		return ""
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err)
+	}
+	var o readmodel.OfferReason
+	if err := json.Unmarshal(b, &o); err != nil {
+		panic(err)
+	}
+	return readmodel.OfferReasonText(o)
 }
 
 func show(w *Waiting) string {
@@ -219,7 +253,7 @@ func TestOffer(t *testing.T) {
 			}}},
 		{name: "tier minor", releases: offerReleases(), installed: "2.3.0", opts: OfferOptions{Policy: Policy{Offer: OfferMinor}}, want: offerWant{
 			update: "2.5.0", security: "2.3.1", blocked: "2.6.0",
-			held: &Held{Version: "3.0.0", Reason: minorWords},
+			held: &heldWords{Version: "3.0.0", Reason: minorWords},
 			between: []offerRow{
 				{version: "3.0.0", offer: ReleaseNotOffered, reason: minorWords},
 				{version: "2.6.0", offer: ReleaseNeedsNewerCore},
@@ -230,7 +264,7 @@ func TestOffer(t *testing.T) {
 			}}},
 		{name: "tier patch", releases: offerReleases(), installed: "2.3.0", opts: OfferOptions{Policy: Policy{Offer: OfferPatch}}, want: offerWant{
 			update: "2.3.2", security: "2.3.1",
-			held: &Held{Version: "3.0.0", Reason: patchWords},
+			held: &heldWords{Version: "3.0.0", Reason: patchWords},
 			between: []offerRow{
 				{version: "3.0.0", offer: ReleaseNotOffered, reason: patchWords},
 				{version: "2.6.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -241,7 +275,7 @@ func TestOffer(t *testing.T) {
 			}}},
 		{name: "tier security", releases: offerReleases(), installed: "2.3.0", opts: OfferOptions{Policy: Policy{Offer: OfferSecurity}}, want: offerWant{
 			update: "2.3.1", security: "2.3.1",
-			held: &Held{Version: "3.0.0", Reason: securityWords},
+			held: &heldWords{Version: "3.0.0", Reason: securityWords},
 			between: []offerRow{
 				{version: "3.0.0", offer: ReleaseNotOffered, reason: securityWords},
 				{version: "2.6.0", offer: ReleaseNotOffered, reason: securityWords},
@@ -262,7 +296,7 @@ func TestOffer(t *testing.T) {
 			}}},
 		{name: "prerelease installed tier patch", releases: offerReleases(), installed: "2.5.0-rc.1", opts: OfferOptions{Policy: Policy{Offer: OfferPatch}}, want: offerWant{
 			update: "2.5.0",
-			held:   &Held{Version: "3.1.0-beta.1", Reason: patchWords},
+			held:   &heldWords{Version: "3.1.0-beta.1", Reason: patchWords},
 			between: []offerRow{
 				{version: "3.1.0-beta.1", offer: ReleaseNotOffered, reason: patchWords},
 				{version: "3.0.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -306,7 +340,7 @@ func TestOffer(t *testing.T) {
 		{name: "hold <3.0.0 holds the major", releases: offerReleases(), installed: "2.3.0",
 			opts: OfferOptions{Policy: Policy{Hold: "<3.0.0"}}, want: offerWant{
 				update: "2.5.0", security: "2.3.1", blocked: "2.6.0",
-				held: &Held{Version: "3.0.0", Reason: "held by the policy <3.0.0"},
+				held: &heldWords{Version: "3.0.0", Reason: "held by the policy <3.0.0"},
 				between: []offerRow{
 					{version: "3.0.0", offer: ReleaseHeld, reason: "held by the policy <3.0.0"},
 					{version: "2.6.0", offer: ReleaseNeedsNewerCore},
@@ -318,7 +352,7 @@ func TestOffer(t *testing.T) {
 		{name: "hold a window", releases: offerReleases(), installed: "2.3.0",
 			opts: OfferOptions{Policy: Policy{Hold: ">=2.0.0 <2.5.0"}}, want: offerWant{
 				update: "2.4.0", security: "2.3.1",
-				held: &Held{Version: "3.0.0", Reason: "held by the policy >=2.0.0 <2.5.0"},
+				held: &heldWords{Version: "3.0.0", Reason: "held by the policy >=2.0.0 <2.5.0"},
 				between: []offerRow{
 					{version: "3.0.0", offer: ReleaseHeld, reason: "held by the policy >=2.0.0 <2.5.0"},
 					{version: "2.6.0", offer: ReleaseHeld, reason: "held by the policy >=2.0.0 <2.5.0"},
@@ -338,7 +372,7 @@ func TestOffer(t *testing.T) {
 		{name: "security skips the soak and tier patch", releases: recent[1:], installed: "2.3.0",
 			opts: OfferOptions{Policy: Policy{Offer: OfferPatch, Soak: "3d"}, Now: offerNow}, want: offerWant{
 				update: "2.3.1", security: "2.3.1",
-				held: &Held{Version: "2.4.0", Reason: patchWords},
+				held: &heldWords{Version: "2.4.0", Reason: patchWords},
 				between: []offerRow{
 					{version: "2.4.0", offer: ReleaseNotOffered, reason: patchWords},
 					{version: "2.3.1", offer: ReleaseOffered},
@@ -346,7 +380,7 @@ func TestOffer(t *testing.T) {
 		{name: "security does not skip the hold", releases: recent, installed: "2.3.0",
 			opts: OfferOptions{Policy: Policy{Offer: OfferSecurity, Soak: "3d", Hold: "<3.0.0"}, Now: offerNow}, want: offerWant{
 				update: "2.3.1", security: "2.3.1",
-				held: &Held{Version: "3.0.0", Reason: "held by the policy <3.0.0"},
+				held: &heldWords{Version: "3.0.0", Reason: "held by the policy <3.0.0"},
 				between: []offerRow{
 					{version: "3.0.0", offer: ReleaseHeld, reason: "held by the policy <3.0.0"},
 					{version: "2.4.0", offer: ReleaseNotOffered, reason: securityWords},
@@ -388,7 +422,7 @@ func TestOffer(t *testing.T) {
 		{name: "advisory fix tier patch soak", releases: npm, advisory: npmAdvisory, installed: "1.0.0",
 			opts: soak7(OfferPatch), want: offerWant{
 				update: "1.0.3", security: "1.0.3",
-				held: &Held{Version: "2.0.0", Reason: patchWords},
+				held: &heldWords{Version: "2.0.0", Reason: patchWords},
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseNotOffered, reason: patchWords},
 					{version: "1.1.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -411,7 +445,7 @@ func TestOffer(t *testing.T) {
 				}}},
 		{name: "advisory not affecting the installed", releases: npm, advisory: npmAdvisory, installed: "1.0.3",
 			opts: soak7(OfferPatch), want: offerWant{
-				held: &Held{Version: "2.0.0", Reason: patchWords},
+				held: &heldWords{Version: "2.0.0", Reason: patchWords},
 				between: []offerRow{
 					{version: "2.0.0", offer: ReleaseNotOffered, reason: patchWords},
 					{version: "1.1.0", offer: ReleaseNotOffered, reason: patchWords},
@@ -473,7 +507,7 @@ func TestOfferMergedAdvisory(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkOffer(t, &ev, offerWant{update: "1.0.3", security: "1.0.3",
-		held: &Held{Version: "1.1.0", Reason: securityWords},
+		held: &heldWords{Version: "1.1.0", Reason: securityWords},
 		between: []offerRow{
 			{version: "1.1.0", offer: ReleaseNotOffered, reason: securityWords},
 			{version: "1.0.3", offer: ReleaseOffered},
@@ -633,7 +667,7 @@ func TestUnknownCoreIsNotOffered(t *testing.T) {
 			t.Errorf("%s: offer %q", r.Version, r.Offer)
 		}
 	}
-	if want := `not offered: it requires an unknown core ("workspace:*" is not a version range)`; ev.Held == nil || ev.Held.Version != "2.0.0" || ev.Held.Reason != want {
+	if want := `not offered: it requires an unknown core ("workspace:*" is not a version range)`; ev.Held == nil || ev.Held.Version != "2.0.0" || reasonWords(&ev.Held.Reason) != want {
 		t.Errorf("held %+v, want 2.0.0: %s", ev.Held, want)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // Tier says which releases newer than the installed version a site may be
@@ -127,12 +125,6 @@ func parseSoak(s string) (time.Duration, error) {
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
-}
-
-// Words says what a tier lets through, for "2.6.0 not offered: this
-// site takes security updates only".
-func (t Tier) Words() string {
-	return "this site " + readmodel.TierText(string(t))
 }
 
 // Text is p's canonical JSON, as components.policy stores it and a result

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -77,15 +78,29 @@ func (e *Executor) ReadModelUnchanged(ctx context.Context, stamp ReadModelStamp)
 	return ok, nil
 }
 
+// storedReason reads a stored reason (release.Reason's JSON); the zero
+// OfferReason, which has no words, for none or for one it cannot read
+// (the views then say no more than the version).
+func storedReason(stored []byte) readmodel.OfferReason {
+	var r readmodel.OfferReason
+	if len(stored) > 0 && json.Unmarshal(stored, &r) != nil {
+		return readmodel.OfferReason{}
+	}
+	return r
+}
+
 // policyFacts fills row with what the policy held back and the trust
 // downgrades, as r read them.
 func policyFacts(row *readmodel.CatalogRow, r *db.CatalogAllRow) {
 	row.Policy = deref(r.Policy)
 	if r.WaitingVersion != nil {
-		row.Waiting = &readmodel.WaitingRelease{Version: *r.WaitingVersion, Until: utc(r.WaitingUntil), Reason: r.WaitingReason}
+		why := storedReason(r.WaitingReason)
+		row.Waiting = &readmodel.WaitingRelease{Version: *r.WaitingVersion, Until: utc(r.WaitingUntil), Reason: readmodel.OfferReasonText(why),
+			ReasonKind: why.Kind}
 	}
 	if r.HeldVersion != nil {
-		row.Held = &readmodel.HeldRelease{Version: *r.HeldVersion, Reason: deref(r.HeldReason)}
+		why := storedReason(r.HeldReason)
+		row.Held = &readmodel.HeldRelease{Version: *r.HeldVersion, Reason: readmodel.OfferReasonText(why), ReasonKind: why.Kind}
 	}
 	if r.SkippedVersion != "" && r.SkippedAt != nil {
 		row.Skipped = &readmodel.SkippedVersion{Version: r.SkippedVersion, Reason: deref(r.SkipReason),

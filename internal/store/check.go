@@ -124,11 +124,12 @@ type Result struct {
 	// The policy (docs/policy.md): the policy and skip evaluated under
 	// (inputs: a write is refused when they changed), then what the policy
 	// held back, and when the offer changes with time (nil: never).
-	Policy, SkippedVersion  string
-	WaitingVersion          string
-	WaitingUntil            *time.Time
-	HeldVersion, HeldReason string
-	NextChangeAt            *time.Time
+	Policy, SkippedVersion string
+	WaitingVersion         string
+	WaitingUntil           *time.Time
+	HeldVersion            string
+	HeldReason             json.RawMessage // release.Reason's JSON; nil with no HeldVersion
+	NextChangeAt           *time.Time
 	// npm: the offered version published by an account new to the
 	// package, and that account ("" none).
 	NewPublisherVersion, NewPublisher string
@@ -343,7 +344,7 @@ type resultRow struct {
 	WaitingVersion      string          `json:"waiting_version,omitempty"`
 	WaitingUntil        *time.Time      `json:"waiting_until,omitempty"`
 	HeldVersion         string          `json:"held_version,omitempty"`
-	HeldReason          string          `json:"held_reason,omitempty"`
+	HeldReason          json.RawMessage `json:"held_reason,omitempty"`
 	NextChangeAt        *time.Time      `json:"next_change_at,omitempty"`
 	NewPublisherVersion string          `json:"new_publisher_version,omitempty"`
 	NewPublisher        string          `json:"new_publisher,omitempty"`

@@ -108,7 +108,11 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 		r.WaitingVersion, r.WaitingUntil = ev.Waiting.Version, ev.Waiting.Until
 	}
 	if ev.Held != nil {
-		r.HeldVersion, r.HeldReason = ev.Held.Version, ev.Held.Reason
+		reason, err := json.Marshal(ev.Held.Reason)
+		if err != nil {
+			return store.Result{}, fmt.Errorf("encode the held reason: %w", err)
+		}
+		r.HeldVersion, r.HeldReason = ev.Held.Version, reason
 	}
 	r.NextChangeAt = ev.NextChange
 	r.ProvenanceLost = ev.ProvenanceLost

@@ -48,11 +48,16 @@ type waitingJSON struct {
 	// Until is when it soaks; null: it has no release date to soak from.
 	Until  *time.Time `json:"until"`
 	Reason string     `json:"reason"`
+	// ReasonKind is the reason's kind (release.ReasonKind); omitted when
+	// the evaluation lists none.
+	ReasonKind string `json:"reason_kind,omitempty"`
 }
 
 type heldJSON struct {
 	Version string `json:"version"`
 	Reason  string `json:"reason"`
+	// ReasonKind is the reason's kind (release.ReasonKind).
+	ReasonKind string `json:"reason_kind,omitempty"`
 }
 
 type skippedJSON struct {
@@ -76,6 +81,9 @@ type betweenJSON struct {
 	URL      *string    `json:"url"`
 	Offer    string     `json:"offer"`
 	Reason   *string    `json:"reason"`
+	// ReasonKind is the kind of Reason (release.ReasonKind); null when
+	// it is offered.
+	ReasonKind *string `json:"reason_kind"`
 }
 
 type pinDowngradeJSON struct {
@@ -107,10 +115,11 @@ const (
 func detailPolicyBody(d catalog.Detail) detailPolicyJSON {
 	out := detailPolicyJSON{ReleasesBetween: []betweenJSON{}, Policy: policyBody(d.OfferPolicy)}
 	if w := d.Waiting; w != nil {
-		out.Waiting = &waitingJSON{Version: w.Version, Until: w.Until, Reason: offerReason(d, w.Version)}
+		out.Waiting = &waitingJSON{Version: w.Version, Until: w.Until, Reason: waitingText(d, w.Version),
+			ReasonKind: reasonKind(releaseReason(d, w.Version))}
 	}
 	if h := d.Held; h != nil {
-		out.Held = &heldJSON{Version: h.Version, Reason: h.Reason}
+		out.Held = &heldJSON{Version: h.Version, Reason: catalog.OfferReasonText(&h.Reason), ReasonKind: string(h.Reason.Kind)}
 	}
 	if s := d.Skip; s != nil {
 		out.Skipped = &skippedJSON{Version: s.Version, Reason: s.Reason, By: readmodel.SkippedByText(s.By, s.FromManifest), At: s.At,
@@ -118,7 +127,7 @@ func detailPolicyBody(d catalog.Detail) detailPolicyJSON {
 	}
 	for _, r := range d.Between {
 		b := betweenJSON{Version: r.Version, Kind: releaseKindPlain, Summary: opt(r.Summary), URL: opt(r.URL),
-			Offer: string(r.Offer), Reason: opt(r.Reason)}
+			Offer: string(r.Offer), Reason: opt(catalog.OfferReasonText(r.Reason)), ReasonKind: opt(reasonKind(r.Reason))}
 		if r.Security {
 			b.Kind = releaseKindSecurity
 		}

@@ -68,11 +68,15 @@ type whyItem struct {
 	UpdateAvailable bool    `json:"update_available"`
 	Policy          *release.Policy
 	Waiting         *struct {
-		Version string
-		Until   *time.Time
-		Reason  string
+		Version    string
+		Until      *time.Time
+		Reason     string
+		ReasonKind release.ReasonKind `json:"reason_kind"`
 	}
-	Held    *struct{ Version, Reason string }
+	Held *struct {
+		Version, Reason string
+		ReasonKind      release.ReasonKind `json:"reason_kind"`
+	}
 	Skipped *struct {
 		Version, Reason, By string
 		At                  time.Time
@@ -144,6 +148,11 @@ func TestCatalogSaysWhyAReleaseIsNotOffered(t *testing.T) {
 	if f := items["forms"]; offered("forms") != "" || f.Skipped == nil || f.Skipped.Version != "2.4.0" || f.Skipped.Reason != "breaks our theme" ||
 		f.Skipped.By != "the manifest" || !f.Skipped.FromManifest || f.Skipped.At.IsZero() || f.Policy != nil {
 		t.Errorf("forms, skipped in the manifest: offered %q, skipped %+v", offered("forms"), f.Skipped)
+	}
+	// A script reads why by its kind too.
+	if blog.Waiting == nil || blog.Waiting.ReasonKind != release.ReasonSoaking || items["gallery"].Held == nil ||
+		items["gallery"].Held.ReasonKind != release.ReasonHeld || items["shop"].Held == nil || items["shop"].Held.ReasonKind != release.ReasonNotOffered {
+		t.Errorf("the reasons' kinds: %s", r.body)
 	}
 	if w := items["wiki"]; w.PinDowngrade == nil || w.PinDowngrade.Reason != "the manifest pins no key any more: documents are no longer verified" {
 		t.Errorf("wiki, its pin dropped: %+v", w.PinDowngrade)

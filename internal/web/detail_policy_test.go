@@ -27,13 +27,15 @@ type policyDetailJSON struct {
 		Text  string  `json:"text"`
 	} `json:"policy"`
 	Waiting *struct {
-		Version string     `json:"version"`
-		Until   *time.Time `json:"until"`
-		Reason  string     `json:"reason"`
+		Version    string     `json:"version"`
+		Until      *time.Time `json:"until"`
+		Reason     string     `json:"reason"`
+		ReasonKind string     `json:"reason_kind"`
 	} `json:"waiting"`
 	Held *struct {
-		Version string `json:"version"`
-		Reason  string `json:"reason"`
+		Version    string `json:"version"`
+		Reason     string `json:"reason"`
+		ReasonKind string `json:"reason_kind"`
 	} `json:"held"`
 	Skipped *struct {
 		Version      string    `json:"version"`
@@ -154,6 +156,9 @@ func TestDetailSaysWhy(t *testing.T) {
 	}
 	if h := blog.Held; h == nil || h.Version != "3.0.0" || h.Reason != "held by the policy <3.0.0" {
 		t.Errorf("blog's held release %+v", h)
+	}
+	if w, h := blog.Waiting, blog.Held; w == nil || w.ReasonKind != string(release.ReasonSoaking) || h == nil || h.ReasonKind != string(release.ReasonHeld) {
+		t.Errorf("blog's reasons' kinds: waiting %+v, held %+v", w, h)
 	}
 	var got []string
 	for _, r := range blog.ReleasesBetween {
