@@ -39,7 +39,7 @@ INSERT INTO component_results (code, source_url, installed_version, core_version
                                intel_version, exploited_ids, malicious_ids,
                                policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
                                next_change_at, new_publisher_version, new_publisher, fix_ids, fix_version)
-SELECT c.code, c.source_url, c.installed_version, i.core_version, s.document_hash,
+SELECT c.code, c.source_url, c.installed_version, i.core_version, c.document_hash,
        i.verified_key, i.latest_version, i.update_version,
        i.security_version, i.security_versions,
        i.update_available, i.security, i.needs_newer_core, i.required_core,
@@ -53,11 +53,12 @@ SELECT c.code, c.source_url, c.installed_version, i.core_version, s.document_has
        i.next_change_at, i.new_publisher_version, i.new_publisher,
        i.fix_ids, i.fix_version
 FROM jsonb_populate_recordset(NULL::component_results, $1::jsonb) i
-JOIN components c ON c.code = i.code
-JOIN sources s ON s.url = c.source_url
+CROSS JOIN LATERAL (SELECT c.code, c.source_url, c.installed_version, c.policy, s.document_hash
+                    FROM components c JOIN sources s ON s.url = c.source_url
+                    WHERE c.code = i.code LIMIT 1) c
 WHERE c.installed_version = i.installed_version
   AND c.source_url = i.source_url
-  AND s.document_hash = i.document_hash
+  AND c.document_hash = i.document_hash
   AND (c.code = 'core' OR i.core_version = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
   -- evaluated with the feeds' advisories as they are since the last change
   -- that affected the component (migrations/00009_feeds.sql)
@@ -160,6 +161,9 @@ SELECT code FROM written
 // writes the audit row of a trust downgrade the result brings
 // (docs/policy.md): an offered npm version that lost provenance, or that
 // an account new to the package published, unless the row before said so.
+// each result's component and source looked up by key (LIMIT 1 keeps the
+// planner from joining the function's rows, which it guesses at 100, with
+// every component instead)
 func (q *Queries) ResultWrite(ctx context.Context, db DBTX, results []byte) ([]string, error) {
 	rows, err := db.Query(ctx, resultWrite, results)
 	if err != nil {
