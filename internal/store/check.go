@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,116 +287,6 @@ func (t *Tx) SourceSaveFailure(ctx context.Context, url string, f SourceFailure,
 		Url: url, Error: &f.Detail, Kind: &f.Kind, Arg: ref(f.Arg), Epoch: epoch,
 	})
 	return int(n), mapError(err)
-}
-
-// ResultWrite writes evaluations in one statement and returns the codes
-// written, in the order given. A result evaluated from inputs that are no
-// longer current is not written (see queries/component_results.sql).
-func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error) {
-	if len(results) == 0 {
-		return nil, nil
-	}
-	rows, err := resultRows(results)
-	if err != nil {
-		return nil, err
-	}
-	codes, err := t.q.ResultWrite(ctx, t.tx, rows)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	return inOrder(results, codes), nil
-}
-
-// resultRow is one result as queries/component_results.sql's ResultWrite
-// reads it from its JSON array (jsonb_populate_recordset over the table's
-// row type): a key per column, absent for NULL.
-type resultRow struct {
-	Code                string          `json:"code"`
-	SourceURL           string          `json:"source_url"`
-	InstalledVersion    string          `json:"installed_version"`
-	CoreVersion         string          `json:"core_version"`
-	DocumentHash        string          `json:"document_hash"` // bytea's hex form
-	VerifiedKey         string          `json:"verified_key,omitempty"`
-	LatestVersion       string          `json:"latest_version,omitempty"`
-	UpdateVersion       string          `json:"update_version,omitempty"`
-	SecurityVersion     string          `json:"security_version,omitempty"`
-	SecurityVersions    []string        `json:"security_versions"`
-	UpdateAvailable     bool            `json:"update_available"`
-	Security            bool            `json:"security"`
-	NeedsNewerCore      bool            `json:"needs_newer_core"`
-	RequiredCore        string          `json:"required_core,omitempty"`
-	Advisories          json.RawMessage `json:"advisories"`
-	AdvisoryIDs         []string        `json:"advisory_ids"`
-	NoFixIDs            []string        `json:"no_fix_ids"`
-	Evaluation          json.RawMessage `json:"evaluation,omitempty"`
-	ReleaseURL          string          `json:"release_url,omitempty"`
-	EvalError           string          `json:"eval_error,omitempty"`
-	Epoch               int64           `json:"epoch"`
-	Deprecated          string          `json:"deprecated,omitempty"`
-	ProvenanceLost      string          `json:"provenance_lost,omitempty"`
-	RegistryFacts       json.RawMessage `json:"registry_facts,omitempty"`
-	IntelVersion        int64           `json:"intel_version"`
-	ExploitedIDs        []string        `json:"exploited_ids"`
-	MaliciousIDs        []string        `json:"malicious_ids"`
-	Policy              string          `json:"policy,omitempty"`
-	SkippedVersion      string          `json:"skipped_version,omitempty"`
-	WaitingVersion      string          `json:"waiting_version,omitempty"`
-	WaitingUntil        *time.Time      `json:"waiting_until,omitempty"`
-	HeldVersion         string          `json:"held_version,omitempty"`
-	HeldReason          json.RawMessage `json:"held_reason,omitempty"`
-	NextChangeAt        *time.Time      `json:"next_change_at,omitempty"`
-	NewPublisherVersion string          `json:"new_publisher_version,omitempty"`
-	NewPublisher        string          `json:"new_publisher,omitempty"`
-	FixIDs              []string        `json:"fix_ids"`
-	FixVersion          string          `json:"fix_version,omitempty"`
-}
-
-// resultRows encodes results for ResultWrite. A code given twice is an
-// error of the caller: one statement cannot write a row twice.
-func resultRows(results []Result) ([]byte, error) {
-	rows := make([]resultRow, len(results))
-	seen := make(map[string]bool, len(results))
-	for i, r := range results {
-		if seen[r.Code] {
-			return nil, fmt.Errorf("store: result of %q given twice in one write", r.Code)
-		}
-		seen[r.Code] = true
-		rows[i] = resultRow{
-			Code: r.Code, SourceURL: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
-			DocumentHash: `\x` + hex.EncodeToString(r.DocumentHash), VerifiedKey: r.VerifiedKey,
-			LatestVersion: r.LatestVersion, UpdateVersion: r.UpdateVersion, SecurityVersion: r.SecurityVersion,
-			SecurityVersions: orNoStrings(r.SecurityVersions), UpdateAvailable: r.UpdateAvailable, Security: r.Security,
-			NeedsNewerCore: r.NeedsNewerCore, RequiredCore: r.RequiredCore, Advisories: orEmptyArray(r.Advisories), Evaluation: r.Evaluation,
-			AdvisoryIDs: orNoStrings(r.AdvisoryIDs), NoFixIDs: orNoStrings(r.NoFixIDs),
-			ReleaseURL: r.ReleaseURL, EvalError: r.EvalError, Epoch: r.Epoch,
-			Deprecated: r.Deprecated, ProvenanceLost: r.ProvenanceLost, RegistryFacts: r.RegistryFacts,
-			IntelVersion: r.IntelVersion, ExploitedIDs: orNoStrings(r.ExploitedIDs), MaliciousIDs: orNoStrings(r.MaliciousIDs),
-			Policy: r.Policy, SkippedVersion: r.SkippedVersion, WaitingVersion: r.WaitingVersion,
-			WaitingUntil: r.WaitingUntil, HeldVersion: r.HeldVersion, HeldReason: r.HeldReason,
-			NextChangeAt: r.NextChangeAt, NewPublisherVersion: r.NewPublisherVersion, NewPublisher: r.NewPublisher,
-			FixIDs: orNoStrings(r.FixIDs), FixVersion: r.FixVersion,
-		}
-	}
-	return json.Marshal(rows)
-}
-
-// inOrder returns the codes written in the order their results were given
-// (a statement's RETURNING has no order).
-func inOrder(results []Result, written []string) []string {
-	if len(written) == 0 {
-		return nil
-	}
-	in := make(map[string]bool, len(written))
-	for _, c := range written {
-		in[c] = true
-	}
-	out := make([]string, 0, len(written))
-	for _, r := range results {
-		if in[r.Code] {
-			out = append(out, r.Code)
-		}
-	}
-	return out
 }
 
 // CleanUp deletes the results of components no longer installed, starts or

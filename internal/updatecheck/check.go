@@ -251,8 +251,6 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 // cleaning up meanwhile (cleanUp), and queues the run's end notifications
 // once every outcome is written.
 func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) (store.RunCounts, int, error) {
-	var counts store.RunCounts
-
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	// The requests, in the order of fetching (of[i] is the job of reqs[i]),
@@ -270,33 +268,7 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		}
 		reqs, of = append(reqs, req), append(of, i)
 	}
-	var mu sync.Mutex
-	started := 0
-	record := func(o outcome) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch o.kind {
-		case fetched:
-			counts.Fetched++
-			c.observer.SourceFetched("ok")
-		case notModified:
-			counts.NotModified++
-			c.observer.SourceFetched("not_modified")
-		case failed:
-			counts.Failed++
-			c.observer.SourceFetched("failed")
-		case skipped:
-			counts.Skipped++
-			c.observer.SourceFetched("cancelled")
-		case unwritten:
-			counts.Skipped++
-			counts.Unwritten++
-			c.observer.SourceFetched("cancelled")
-		}
-		if o.err != nil {
-			stop(o.err)
-		}
-	}
+	t := &tally{observer: c.observer, stop: stop}
 
 	// The clean-up depends on no fetch: it runs while the first answers
 	// come, not after the last is written.
@@ -307,83 +279,29 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 		}
 	})
 
-	// Preparers verify, parse and evaluate each source the fetch workers
-	// hand them, and hand it to the writers, so no fetch waits on the CPU
-	// or on the database and no transaction is open during a fetch. The
-	// queue holds every source, so a preparer never blocks on it. A writer
-	// takes the sources waiting in it together (gather), to write them in
-	// one commit.
+	// Preparers prepare what the fetch workers hand them and hand it to
+	// the writers, so no fetch waits on the CPU or on the database and no
+	// transaction is open during a fetch. The queue holds every source, so
+	// a preparer never blocks on it.
 	queue := make(chan pending, len(jobs))
-	var writers sync.WaitGroup
-	for range writerCount {
-		writers.Go(func() {
-			if c.beforeWrites != nil {
-				c.beforeWrites()
-			}
-			for p := range queue {
-				group := gather(queue, p)
-				if runCtx.Err() != nil {
-					for range group {
-						record(outcomeUnwritten) // nothing more is written once the check is cancelled
-					}
-					continue
-				}
-				for _, o := range c.writeGroup(runCtx, l, group) {
-					record(o)
-				}
-			}
-		})
-	}
+	writers := c.startWriters(runCtx, l, queue, t)
 	for _, p := range refused {
-		mu.Lock()
-		started++
-		mu.Unlock()
+		t.start()
 		queue <- p
 	}
-	// The fetch workers hand each answer to the preparers and go on to
-	// their next request: a worker that verified, parsed and evaluated
-	// itself would hold back its next request by that long, and with 2,000
-	// sources the CPU of preparing would add to the fetching's wall time.
-	// A full hand-off blocks the worker, so answers waiting to be prepared
-	// (bodies in memory) stay few.
-	type answer struct {
-		r    int
-		resp fetch.Response
-		err  error
-	}
-	answers := make(chan answer, preparerCount)
-	var preparers sync.WaitGroup
-	for range preparerCount {
-		preparers.Go(func() {
-			for a := range answers {
-				j := jobs[of[a.r]]
-				p, ok := j.kind.prepare(runCtx, c, j, l.Epoch, a.resp, a.err)
-				switch {
-				case !ok && a.err == nil:
-					record(outcomeUnwritten) // its answer arrived, the check stopped
-				case !ok:
-					record(outcomeSkipped)
-				default:
-					queue <- p
-					if c.queued != nil {
-						c.queued()
-					}
-				}
-			}
-		})
-	}
+	answers := make(chan fetchAnswer, preparerCount)
+	preparers := c.startPreparers(runCtx, l, jobs, of, answers, queue, t)
 	_ = c.fetcher.Run(runCtx, reqs, func(_ context.Context, r int, resp fetch.Response, ferr error) {
-		mu.Lock()
-		started++
-		mu.Unlock()
-		answers <- answer{r: r, resp: resp, err: ferr}
+		t.start()
+		answers <- fetchAnswer{r: r, resp: resp, err: ferr}
 	})
 	close(answers)
 	preparers.Wait()
 	close(queue)
 	writers.Wait()
 	cleaning.Wait()
-	counts.Skipped += len(jobs) - started // never started: cancelled before their turn
+	counts := t.counts
+	counts.Skipped += len(jobs) - t.started // never started: cancelled before their turn
 	if err := context.Cause(runCtx); err != nil {
 		return counts, len(jobs), err
 	}
@@ -413,4 +331,112 @@ func (c *Checker) cleanUp(ctx context.Context, l lease.Lease) error {
 		c.logger.InfoContext(ctx, "cleaned up", "results", results, "sources", sources)
 	}
 	return err
+}
+
+// tally counts a check's outcomes as its goroutines report them, and stops
+// the check at the first outcome that carries an error.
+type tally struct {
+	mu       sync.Mutex
+	counts   store.RunCounts
+	started  int // sources whose fetch started (or that failed at once)
+	observer Observer
+	stop     context.CancelCauseFunc
+}
+
+func (t *tally) start() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.started++
+}
+
+func (t *tally) record(o outcome) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch o.kind {
+	case fetched:
+		t.counts.Fetched++
+		t.observer.SourceFetched("ok")
+	case notModified:
+		t.counts.NotModified++
+		t.observer.SourceFetched("not_modified")
+	case failed:
+		t.counts.Failed++
+		t.observer.SourceFetched("failed")
+	case skipped:
+		t.counts.Skipped++
+		t.observer.SourceFetched("cancelled")
+	case unwritten:
+		t.counts.Skipped++
+		t.counts.Unwritten++
+		t.observer.SourceFetched("cancelled")
+	}
+	if o.err != nil {
+		t.stop(o.err)
+	}
+}
+
+// startWriters starts the writers of the sources handed to queue: each
+// takes the sources waiting in it together (gather), to write them in one
+// commit, until queue is closed.
+func (c *Checker) startWriters(ctx context.Context, l lease.Lease, queue chan pending, t *tally) *sync.WaitGroup {
+	var writers sync.WaitGroup
+	for range writerCount {
+		writers.Go(func() {
+			if c.beforeWrites != nil {
+				c.beforeWrites()
+			}
+			for p := range queue {
+				group := gather(queue, p)
+				if ctx.Err() != nil {
+					for range group {
+						t.record(outcomeUnwritten) // nothing more is written once the check is cancelled
+					}
+					continue
+				}
+				for _, o := range c.writeGroup(ctx, l, group) {
+					t.record(o)
+				}
+			}
+		})
+	}
+	return &writers
+}
+
+// fetchAnswer is a fetch's result for reqs[r], handed to the preparers.
+type fetchAnswer struct {
+	r    int
+	resp fetch.Response
+	err  error
+}
+
+// startPreparers starts the goroutines that verify, parse and evaluate
+// each answer by its job's kind (jobs[of[r]]) and hand the source to the
+// writers' queue, until answers is closed. The fetch workers hand them
+// each answer and go on to their next request: a worker that prepared
+// itself would hold back its next request by that long, and with 2,000
+// sources the CPU of preparing would add to the fetching's wall time. A
+// full hand-off blocks the worker, so answers waiting to be prepared
+// (bodies in memory) stay few.
+func (c *Checker) startPreparers(ctx context.Context, l lease.Lease, jobs []job, of []int, answers <-chan fetchAnswer, queue chan<- pending, t *tally) *sync.WaitGroup {
+	var preparers sync.WaitGroup
+	for range preparerCount {
+		preparers.Go(func() {
+			for a := range answers {
+				j := jobs[of[a.r]]
+				p, ok := j.kind.prepare(ctx, c, j, l.Epoch, a.resp, a.err)
+				switch {
+				case !ok && a.err == nil:
+					t.record(outcomeUnwritten) // its answer arrived, the check stopped
+				case !ok:
+					t.record(outcomeSkipped)
+				default:
+					queue <- p
+					if c.queued != nil {
+						c.queued()
+					}
+				}
+			}
+		})
+	}
+	return &preparers
 }
