@@ -82,7 +82,7 @@ func (b *Batch) ResultWrite(results []Result, written *[]string) {
 		if err != nil {
 			return err
 		}
-		*written = inOrder(results, codes)
+		*written = WrittenOf(results, codes)
 		return nil
 	})
 	b.add(q)

@@ -23,7 +23,7 @@ func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error
 	if err != nil {
 		return nil, mapError(err)
 	}
-	return inOrder(results, codes), nil
+	return WrittenOf(results, codes), nil
 }
 
 // resultRow is one result as queries/component_results.sql's ResultWrite
@@ -99,9 +99,10 @@ func resultRows(results []Result) ([]byte, error) {
 	return json.Marshal(rows)
 }
 
-// inOrder returns the codes written in the order their results were given
-// (a statement's RETURNING has no order).
-func inOrder(results []Result, written []string) []string {
+// WrittenOf returns the codes of written that are results', in the order
+// the results were given (a statement's RETURNING has no order): what one
+// caller's share of a shared write wrote.
+func WrittenOf(results []Result, written []string) []string {
 	if len(written) == 0 {
 		return nil
 	}

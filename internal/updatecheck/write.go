@@ -313,16 +313,8 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourc
 		return err
 	}
 	if len(written) > 0 {
-		mine := make(map[string]bool, len(written))
-		for _, c := range written {
-			mine[c] = true
-		}
 		for _, s := range sources {
-			for _, r := range s.first {
-				if mine[r.Code] {
-					s.written = append(s.written, r.Code)
-				}
-			}
+			s.written = store.WrittenOf(s.first, written)
 		}
 	}
 	return nil
