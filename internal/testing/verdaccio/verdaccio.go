@@ -190,6 +190,9 @@ type Package struct {
 	Tag string
 	// Files are extra files of the tarball (name → content).
 	Files map[string]string
+	// Fields are more fields of its package.json ("dependencies",
+	// "optionalDependencies", "scripts").
+	Fields map[string]any
 }
 
 // Publish publishes p with `npm publish`, as the user of token.
@@ -202,6 +205,9 @@ func (r *Registry) Publish(t testing.TB, token string, p Package) {
 	manifest := map[string]any{"name": p.Name, "version": p.Version, "license": "MIT"}
 	if p.PeerDependencies != nil {
 		manifest["peerDependencies"] = p.PeerDependencies
+	}
+	for k, v := range p.Fields {
+		manifest[k] = v
 	}
 	b, err := json.Marshal(manifest)
 	if err != nil {
@@ -344,23 +350,45 @@ func (r *Registry) Lock(t testing.TB, client string, site Site) string {
 	}
 	switch client {
 	case "npm":
-		r.npm(t, dir, "", "install", "--package-lock-only", "--ignore-scripts")
+		r.Run(t, "npm", dir, "install", "--package-lock-only", "--ignore-scripts")
 		return filepath.Join(dir, "package-lock.json")
+	case "pnpm":
+		r.Run(t, "pnpm", dir, "install", "--lockfile-only", "--ignore-scripts")
+		return filepath.Join(dir, "pnpm-lock.yaml")
+	}
+	t.Fatalf("no such client %q", client)
+	return ""
+}
+
+// Run runs client ("npm" or "pnpm") with args in dir, against this
+// registry only (no token, a cache and a store of the registry's own, none
+// of the machine's settings), and returns what it printed on stdout.
+func (r *Registry) Run(t testing.TB, client, dir string, args ...string) []byte {
+	t.Helper()
+	rc := r.Npmrc(t, "")
+	var cmd *exec.Cmd
+	switch client {
+	case "npm":
+		cmd = exec.Command("npm", append(args, "--userconfig", rc, "--registry", r.URL, "--cache", filepath.Join(r.dir, "npm-cache"),
+			"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel", "error")...)
 	case "pnpm":
 		bin, err := tool("pnpm", "bin", "pnpm.cjs")
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc := r.Npmrc(t, "")
-		cmd := exec.Command("node", bin, "install", "--lockfile-only", "--ignore-scripts", "--registry", r.URL,
-			"--store-dir", filepath.Join(r.dir, "pnpm-store"), "--config.userconfig="+rc)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(r.dir, "no-global-npmrc"), "CI=true")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("pnpm install: %v\n%s", err, out)
-		}
-		return filepath.Join(dir, "pnpm-lock.yaml")
+		// Settings as variables: not every command takes them as flags.
+		cmd = exec.Command("node", append([]string{bin}, args...)...)
+		cmd.Env = []string{"npm_config_registry=" + r.URL, "npm_config_store_dir=" + filepath.Join(r.dir, "pnpm-store"), "npm_config_userconfig=" + rc}
+	default:
+		t.Fatalf("no such client %q", client)
 	}
-	t.Fatalf("no such client %q", client)
-	return ""
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), cmd.Env...), "npm_config_globalconfig="+filepath.Join(r.dir, "no-global-npmrc"), "CI=true")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", client, strings.Join(args, " "), err, out, stderr.String())
+	}
+	return out
 }

@@ -1,0 +1,244 @@
+package lockfile
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/upcheck/upcheck/internal/tree"
+)
+
+// npmTree is the installed tree of package-lock.json's entries (docs/npm.md,
+// The tree):
+//   - every entry but the root ("") and the links is a package instance,
+//     its ID the entry's key: "node_modules/a/node_modules/b", or a
+//     directory ("packages/site": a workspace; "local/x": a "file:"
+//     directory), its name the entry's "name" or the last name of its key
+//     (an alias: key "node_modules/x" with name "real" is real, alias x);
+//   - a link ("node_modules/x" with "link": true) is no instance: what
+//     resolves to it resolves to its target directory, whose name, when
+//     its entry has none, is the link's;
+//   - the edges are each entry's dependencies, optionalDependencies and
+//     peerDependencies, and the root's and the directories'
+//     devDependencies, resolved as npm resolves them: the nearest
+//     node_modules/NAME up from the dependent's path; the root depends on
+//     each of its workspaces (kind prod, range "file:DIR"), as npm's own
+//     tree does.
+//
+// An entry under node_modules without a version (and not a link) refuses
+// the lockfile; a required dependency installed nowhere is kept as an edge
+// to nothing and said (Dangling).
+func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
+	byPath := make(map[string]*npmAt, len(entries))
+	for i := range entries {
+		byPath[entries[i].path] = &entries[i]
+	}
+	// Every link's target, and the name each directory is linked under.
+	linkName := map[string]string{}
+	for _, a := range entries {
+		if a.e.Link && a.e.Resolved != "" {
+			if _, ok := linkName[a.e.Resolved]; !ok {
+				linkName[a.e.Resolved] = lastName(a.path)
+			}
+		}
+	}
+	root := byPath[""]
+	var workspaces []string
+	if root != nil && len(root.e.Workspaces) > 0 {
+		workspaces = npmWorkspaces(root.e.Workspaces)
+	}
+	isWorkspace := func(dir string) bool {
+		for _, g := range workspaces {
+			g = strings.TrimSuffix(strings.TrimPrefix(g, "./"), "/")
+			if ok, _ := path.Match(g, dir); ok {
+				return true
+			}
+			if prefix, ok := strings.CutSuffix(g, "/**"); ok && strings.HasPrefix(dir, prefix+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	// A directory is a "file:" one when a dependent declares it so.
+	fileDirs := map[string]bool{}
+	for _, a := range entries {
+		for name, spec := range a.e.Dependencies {
+			if strings.HasPrefix(spec, "file:") {
+				if to := npmResolve(byPath, a.path, name); to != "" {
+					fileDirs[to] = true
+				}
+			}
+		}
+	}
+
+	t := &tree.Tree{Packages: make([]tree.Package, 0, len(entries))}
+	var dangling danglings
+	for _, a := range entries {
+		if a.path == "" || a.e.Link {
+			continue
+		}
+		field := fmt.Sprintf("packages[%q]", a.path)
+		p := tree.Package{
+			ID: a.path, Version: a.e.Version, Dev: a.e.Dev, Optional: a.e.Optional, Peer: a.e.Peer,
+			Resolved: a.e.Resolved, Integrity: a.e.Integrity, InstallScript: a.e.HasInstallScript, Line: a.line,
+		}
+		key := lastName(a.path)
+		switch inModules := strings.HasPrefix(a.path, "node_modules/") || strings.Contains(a.path, "/node_modules/"); {
+		case inModules:
+			if a.e.Version == "" {
+				return nil, danglings{}, fmt.Errorf(" line %d: %s has no version", a.line, field)
+			}
+			p.Name = key
+			if a.e.Name != "" && a.e.Name != key {
+				p.Name, p.Alias = a.e.Name, key
+			}
+			p.Source = npmSource(p.Name, a.e.Resolved)
+		default: // a directory: a workspace, or a "file:" one
+			p.Name = a.e.Name
+			if p.Name == "" {
+				p.Name = linkName[a.path]
+			}
+			if p.Name == "" {
+				p.Name = a.path
+			}
+			p.Source = tree.SourceLink
+			if fileDirs[a.path] && !isWorkspace(a.path) {
+				p.Source = tree.SourceFile
+			}
+		}
+		t.Packages = append(t.Packages, p)
+	}
+	for _, a := range entries {
+		if a.e.Link {
+			continue
+		}
+		from := a.path
+		dir := from != "" && !strings.HasPrefix(from, "node_modules/") && !strings.Contains(from, "/node_modules/")
+		required := from == "" || (dir && isWorkspace(from))
+		what := fmt.Sprintf("packages[%q]", from)
+		add := func(kind tree.Kind, deps map[string]string, field string, must bool) {
+			for name, spec := range deps {
+				e := tree.Edge{From: from, Name: name, Range: spec, Kind: kind, To: npmResolve(byPath, from, name)}
+				t.Edges = append(t.Edges, e)
+				if e.To == "" && must {
+					dangling.add(a.line, func() string { return fmt.Sprintf("%s.%s[%q]", what, field, name) }, e)
+				}
+			}
+		}
+		prod := a.e.Dependencies
+		if len(a.e.OptionalDependencies) > 0 && len(prod) > 0 {
+			// A name in both is optional (npm's rule).
+			prod = make(map[string]string, len(a.e.Dependencies))
+			for n, s := range a.e.Dependencies {
+				if _, opt := a.e.OptionalDependencies[n]; !opt {
+					prod[n] = s
+				}
+			}
+		}
+		add(tree.KindProd, prod, "dependencies", true)
+		add(tree.KindOptional, a.e.OptionalDependencies, "optionalDependencies", false)
+		if from == "" || dir {
+			add(tree.KindDev, a.e.DevDependencies, "devDependencies", required)
+		}
+		// A peer the install left out is no fault: the lockfile says
+		// what npm installed.
+		add(tree.KindPeer, a.e.PeerDependencies, "peerDependencies", false)
+	}
+	// The site depends on each of its workspaces.
+	for _, a := range entries {
+		if a.e.Link && isWorkspace(a.e.Resolved) && strings.Count(a.path, "node_modules/") == 1 && strings.HasPrefix(a.path, "node_modules/") {
+			if _, ok := byPath[a.e.Resolved]; ok {
+				t.Edges = append(t.Edges, tree.Edge{From: tree.Root, Name: lastName(a.path), Range: "file:" + a.e.Resolved, Kind: tree.KindProd, To: a.e.Resolved})
+			}
+		}
+	}
+	return t, dangling, nil
+}
+
+// npmResolve is the ID that a dependency name of the entry at from resolves
+// to, as npm resolves it: the nearest node_modules/NAME up from from's path
+// (a directory's own node_modules, then the root's); a link resolves to its
+// target. "" when none is installed.
+func npmResolve(byPath map[string]*npmAt, from, name string) string {
+	p := from
+	for {
+		cand := "node_modules/" + name
+		if p != "" {
+			cand = p + "/" + cand
+		}
+		if a, ok := byPath[cand]; ok {
+			if a.e.Link {
+				if _, ok := byPath[a.e.Resolved]; ok {
+					return a.e.Resolved
+				}
+				return ""
+			}
+			return cand
+		}
+		if p == "" {
+			return ""
+		}
+		if i := strings.LastIndex(p, "/node_modules/"); i >= 0 {
+			p = p[:i]
+		} else {
+			p = ""
+		}
+	}
+}
+
+// lastName is the package name an entry's key ends with: "@s/b" of
+// "node_modules/a/node_modules/@s/b", the last element of a directory.
+func lastName(key string) string {
+	if i := strings.LastIndex(key, "node_modules/"); i >= 0 {
+		return key[i+len("node_modules/"):]
+	}
+	return path.Base(key)
+}
+
+// npmSource says how an entry under node_modules was resolved, from its
+// "resolved": a git URL; a "file:" path; a URL of the form
+// …/NAME/-/FILE.tgz (npm's and every registry's tarball address) or none
+// (npm leaves it out for a registry's package in some installs) is a
+// registry's; any other URL is a tarball's.
+func npmSource(name, resolved string) tree.Source {
+	switch {
+	case resolved == "":
+		return tree.SourceRegistry
+	case strings.HasPrefix(resolved, "git+"), strings.HasPrefix(resolved, "git:"), strings.HasPrefix(resolved, "github:"),
+		strings.HasPrefix(resolved, "gitlab:"), strings.HasPrefix(resolved, "bitbucket:"):
+		return tree.SourceGit
+	case strings.HasPrefix(resolved, "file:"):
+		return tree.SourceFile
+	case registryTarball(name, resolved):
+		return tree.SourceRegistry
+	}
+	return tree.SourceTarball
+}
+
+// registryTarball says whether u is a registry's tarball address of the
+// package name: …/NAME/-/FILE.tgz, a scope's slash as "/" or "%2f".
+func registryTarball(name, u string) bool {
+	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		return false
+	}
+	u, _, _ = strings.Cut(u, "?")
+	if !strings.HasSuffix(u, ".tgz") {
+		return false
+	}
+	return strings.Contains(u, "/"+name+"/-/") || strings.Contains(strings.ToLower(u), "/"+strings.ToLower(strings.Replace(name, "/", "%2f", 1))+"/-/")
+}
+
+// npmWorkspaces is the root's "workspaces": a list of globs, or an object
+// whose "packages" is one (Yarn's form, which npm reads too).
+func npmWorkspaces(raw json.RawMessage) []string {
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return list
+	}
+	var obj struct {
+		Packages []string `json:"packages"`
+	}
+	_ = json.Unmarshal(raw, &obj)
+	return obj.Packages
+}

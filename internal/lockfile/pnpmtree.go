@@ -1,0 +1,203 @@
+package lockfile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/upcheck/upcheck/internal/tree"
+)
+
+// pnpmTree is the installed tree of pnpm-lock.yaml (docs/npm.md, The tree):
+//   - every snapshot is a package instance, its ID the snapshot's key
+//     ("debug@4.3.4(supports-color@8.1.1)"), its name, version, source,
+//     integrity and install script those of its packages entry (the key
+//     without the peers' suffix);
+//   - every importer but the root (".") is a workspace: an instance whose
+//     ID is its directory, a link; the root depends on each (kind prod,
+//     range "file:DIR"); a "link:" to a directory that is no importer is
+//     an instance of its own, a link;
+//   - the edges are the importers' dependencies, optionalDependencies and
+//     devDependencies (range: the specifier) and the snapshots'
+//     dependencies and optionalDependencies (range: the version pnpm
+//     resolved, the only one its lockfile keeps), a dependency that the
+//     packages entry names among its peerDependencies being of kind peer,
+//     and a peer not resolved an edge to nothing;
+//   - Dev is not in pnpm 9's lockfile: an instance is dev when only
+//     devDependencies (of the root or a workspace) bring it in, as npm
+//     marks it; an alias is the name an edge gives an instance of another
+//     package ("x": "npm:real@1" installs real, alias x).
+//
+// A snapshot without a packages entry is what its key says (a name and a
+// version from a registry); one whose key names no version refuses the
+// lockfile; a required dependency installed nowhere is kept
+// as an edge to nothing and said (Dangling).
+func pnpmTree(dirs []pnpmImporter, deps []pnpmImporterDep, s *pnpmScanned) (*tree.Tree, danglings, error) {
+	if len(s.snapshots)+len(dirs) > MaxTreePackages {
+		return nil, danglings{}, fmt.Errorf(" line 1: more than %d packages (the cap on a lockfile's tree)", MaxTreePackages)
+	}
+	t := &tree.Tree{Packages: make([]tree.Package, 0, len(s.snapshots)+len(dirs))}
+	ids := make(map[string]int, len(s.snapshots)+len(dirs)) // ID → index in t.Packages
+	for _, d := range dirs {
+		ids[d.dir] = len(t.Packages)
+		t.Packages = append(t.Packages, tree.Package{ID: d.dir, Name: d.dir, Source: tree.SourceLink, Line: d.line})
+	}
+	for _, sn := range s.snapshots {
+		field := fmt.Sprintf("snapshots[%q]", sn.key)
+		name, ref, ok := splitKey(sn.key)
+		if !ok {
+			return nil, danglings{}, fmt.Errorf(" line %d: %s: the key names no version (NAME@VERSION)", sn.line, field)
+		}
+		base := sn.key
+		if i := strings.IndexByte(sn.key, '('); i > 0 {
+			base, ref = sn.key[:i], ref[:strings.IndexByte(ref, '(')]
+		}
+		p := s.packages[base]
+		if p == nil {
+			p = &pnpmPackage{} // what the key says, and no more
+		}
+		pk := tree.Package{ID: sn.key, Name: name, Version: p.version, Optional: sn.optional, Integrity: p.integrity, InstallScript: p.requiresBuild, Line: sn.line}
+		if pk.Version == "" && ref != "" && ref[0] >= '0' && ref[0] <= '9' {
+			pk.Version = ref
+		}
+		switch {
+		case p.kind == "git" || p.repo != "":
+			pk.Source, pk.Resolved = tree.SourceGit, p.repo+"#"+p.commit
+		case p.kind == "directory" || p.directory != "":
+			pk.Source, pk.Resolved = tree.SourceFile, "file:"+p.directory
+		case p.tarball != "" && !registryTarball(name, p.tarball):
+			pk.Source, pk.Resolved = tree.SourceTarball, p.tarball
+		default:
+			pk.Source, pk.Resolved = tree.SourceRegistry, p.tarball
+		}
+		if pk.Version == "" && pk.Source == tree.SourceRegistry {
+			return nil, danglings{}, fmt.Errorf(" line %d: %s has no version", sn.line, field)
+		}
+		ids[sn.key] = len(t.Packages)
+		t.Packages = append(t.Packages, pk)
+	}
+	n := len(deps) + len(dirs) + len(s.deps)
+	for _, p := range s.packages {
+		n += len(p.peers)
+	}
+	t.Edges = make([]tree.Edge, 0, n)
+	var dangling danglings
+	edge := func(e tree.Edge, line int, field func() string, must bool) {
+		t.Edges = append(t.Edges, e)
+		if e.To == "" && must {
+			dangling.add(line, field, e)
+		}
+	}
+	// resolve is the ID a version names from the importer or snapshot at
+	// from ("" for a snapshot's links, relative to the lockfile's folder).
+	resolve := func(importer, name, ref string, line int) string {
+		if strings.HasPrefix(ref, "link:") {
+			dir := pnpmLink(importer, ref)
+			if dir == "." {
+				return tree.Root
+			}
+			if _, ok := ids[dir]; !ok {
+				ids[dir] = len(t.Packages)
+				t.Packages = append(t.Packages, tree.Package{ID: dir, Name: name, Source: tree.SourceLink, Line: line})
+			}
+			return dir
+		}
+		key := pnpmRef(name, ref)
+		if _, ok := ids[key]; ok {
+			return key
+		}
+		return ""
+	}
+	for _, d := range deps {
+		from := d.importer
+		if from == "." {
+			from = tree.Root
+		}
+		to := resolve(d.importer, d.name, d.version, d.line)
+		edge(tree.Edge{From: from, Name: d.name, Range: d.spec, Kind: d.kind, To: to}, d.line, func() string { return d.field }, d.kind != tree.KindOptional)
+	}
+	for _, d := range dirs {
+		edge(tree.Edge{From: tree.Root, Name: d.dir, Range: "file:" + d.dir, Kind: tree.KindProd, To: d.dir}, d.line, nil, false)
+	}
+	for _, sn := range s.snapshots {
+		base := sn.key
+		if i := strings.IndexByte(sn.key, '('); i > 0 {
+			base = sn.key[:i]
+		}
+		var peers []pnpmDep
+		if p := s.packages[base]; p != nil {
+			peers = p.peers
+		}
+		seen := map[string]bool{}
+		for _, d := range s.depsOf(sn) {
+			kind := tree.KindProd
+			if d.optional {
+				kind = tree.KindOptional
+			}
+			if slices.ContainsFunc(peers, func(x pnpmDep) bool { return x.name == d.name }) {
+				kind = tree.KindPeer
+			}
+			seen[d.name] = true
+			field := func() string { return fmt.Sprintf("snapshots[%q].dependencies[%q]", sn.key, d.name) }
+			edge(tree.Edge{From: sn.key, Name: d.name, Range: d.value, Kind: kind, To: resolve(".", d.name, d.value, d.line)}, d.line, field, kind == tree.KindProd)
+		}
+		for _, peer := range peers {
+			if !seen[peer.name] {
+				edge(tree.Edge{From: sn.key, Name: peer.name, Range: peer.value, Kind: tree.KindPeer}, peer.line, nil, false)
+			}
+		}
+	}
+	markPnpm(t, ids)
+	return t, dangling, nil
+}
+
+// markPnpm sets, of t's packages, Dev (only devDependencies bring it in)
+// and Alias (an edge names it by another name than its package's), which
+// pnpm 9's lockfile does not say of an instance.
+func markPnpm(t *tree.Tree, ids map[string]int) {
+	out := map[string][]int{}
+	for i, e := range t.Edges {
+		if e.To != "" {
+			out[e.From] = append(out[e.From], i)
+		}
+	}
+	reached := map[string]bool{}
+	prod := map[string]bool{}
+	var walk func(from string, inProd bool)
+	walk = func(from string, inProd bool) {
+		queue := []string{from}
+		for len(queue) > 0 {
+			id := queue[0]
+			queue = queue[1:]
+			for _, i := range out[id] {
+				e := t.Edges[i]
+				if inProd && e.Kind == tree.KindDev {
+					continue
+				}
+				seen := reached
+				if inProd {
+					seen = prod
+				}
+				if !seen[e.To] {
+					seen[e.To] = true
+					queue = append(queue, e.To)
+				}
+			}
+		}
+	}
+	walk(tree.Root, true)
+	walk(tree.Root, false)
+	for _, e := range t.Edges {
+		if e.To == "" {
+			continue
+		}
+		p := &t.Packages[ids[e.To]]
+		if e.Name != p.Name && p.Alias == "" && p.Source != tree.SourceLink {
+			p.Alias = e.Name
+		}
+	}
+	for i := range t.Packages {
+		p := &t.Packages[i]
+		p.Dev = reached[p.ID] && !prod[p.ID]
+	}
+}
