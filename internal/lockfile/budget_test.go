@@ -59,9 +59,9 @@ func TestAFlatPnpmLockPastTheBudgetIsRefusedWithBoundedAllocation(t *testing.T) 
 // A realistic large pnpm-lock.yaml (a monorepo's: 20 MB, most of it
 // packages and snapshots) is read whole, its packages and snapshots line
 // by line, not by the YAML parser (parsed whole, 10 MB of a real lockfile
-// peaked at 813 MiB of heap): 47,000 packages, 80,000 snapshots and
-// 320,000 edges in about a second (0.6 s measured alone; 1.7 s under
-// -race), allocating within eight times the file's size (147 MiB
+// peaked at 813 MiB of heap): 67,000 snapshots and 246,000 edges in
+// about a second of CPU (0.85 s profiled; 2 to 5 s of wall time on the
+// shared machine), allocating within eight times the file's size (147 MiB
 // measured: the file once, the lines kept, the tree itself some 50 MiB,
 // the slices' growth). A tree of this size is some ten times a large real
 // site's.

@@ -41,7 +41,20 @@ type npmAt struct {
 // components. Linked entries (a workspace's own packages, a "file:"
 // directory) come from no registry and are no components.
 func parseNpm(body []byte) (read, error) {
-	at := func(offset int64) int { line, _ := jsonpos.Position(body, offset); return line }
+	// at is the line of offset, counted on from the last one asked
+	// (entries come in order: a lockfile's lines are counted once).
+	var lastOffset int64
+	lastLine := 1
+	at := func(offset int64) int {
+		offset = min(max(offset, 0), int64(len(body)))
+		if offset < lastOffset {
+			line, _ := jsonpos.Position(body, offset)
+			return line
+		}
+		lastLine += bytes.Count(body[lastOffset:offset], []byte{'\n'})
+		lastOffset = offset
+		return lastLine
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	fail := func(err error) (read, error) {
 		return read{}, fmt.Errorf(": %s", jsonpos.Describe(body, err, "the lockfile"))
@@ -53,6 +66,7 @@ func parseNpm(body []byte) (read, error) {
 	}
 	version, versionLine := -1, 1
 	var entries []npmAt
+	var e npmEntry // decoded into, then copied: one allocation, not one an entry
 	seenPackages := false
 	for dec.More() {
 		keyAt := nextValue(body, dec.InputOffset())
@@ -81,11 +95,14 @@ func parseNpm(body []byte) (read, error) {
 					return fail(err)
 				}
 				path, _ := tok.(string)
-				var e npmEntry
+				e = npmEntry{}
 				if err := dec.Decode(&e); err != nil {
 					return read{}, fmt.Errorf(" line %d: packages[%q]: %s", at(entryAt), path, jsonpos.Describe(body, err, "the entry"))
 				}
-				entries = append(entries, npmAt{path: path, line: at(entryAt), e: e})
+				if len(entries) == MaxTreePackages+1 { // the root is no package
+					return read{}, fmt.Errorf(" line %d: more than %d packages (the cap on a lockfile's tree)", at(entryAt), MaxTreePackages)
+				}
+				entries = append(grow(entries), npmAt{path: path, line: at(entryAt), e: e})
 			}
 			if _, err := dec.Token(); err != nil {
 				return fail(err)
@@ -122,7 +139,7 @@ func parseNpm(body []byte) (read, error) {
 		if a.e.Version == "" {
 			return read{}, fmt.Errorf(" line %d: %s has no version", a.line, field)
 		}
-		top = append(top, locked{name: name, version: a.e.Version, line: a.line, field: field})
+		top = append(grow(top), locked{name: name, version: a.e.Version, line: a.line, field: field})
 	}
 	for i := range top {
 		_, dep := root.Dependencies[top[i].name]

@@ -72,13 +72,16 @@ func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
 		}
 	}
 
-	t := &tree.Tree{Packages: make([]tree.Package, 0, len(entries))}
+	edges := 0
+	for _, a := range entries {
+		edges += len(a.e.Dependencies) + len(a.e.OptionalDependencies) + len(a.e.PeerDependencies) + len(a.e.DevDependencies)
+	}
+	t := &tree.Tree{Packages: make([]tree.Package, 0, len(entries)), Edges: make([]tree.Edge, 0, edges+len(entries))}
 	var dangling danglings
 	for _, a := range entries {
 		if a.path == "" || a.e.Link {
 			continue
 		}
-		field := fmt.Sprintf("packages[%q]", a.path)
 		p := tree.Package{
 			ID: a.path, Version: a.e.Version, Dev: a.e.Dev, Optional: a.e.Optional, Peer: a.e.Peer,
 			Resolved: a.e.Resolved, Integrity: a.e.Integrity, InstallScript: a.e.HasInstallScript, Line: a.line,
@@ -87,7 +90,7 @@ func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
 		switch inModules := strings.HasPrefix(a.path, "node_modules/") || strings.Contains(a.path, "/node_modules/"); {
 		case inModules:
 			if a.e.Version == "" {
-				return nil, danglings{}, fmt.Errorf(" line %d: %s has no version", a.line, field)
+				return nil, danglings{}, fmt.Errorf(" line %d: packages[%q] has no version", a.line, a.path)
 			}
 			p.Name = key
 			if a.e.Name != "" && a.e.Name != key {
@@ -116,13 +119,12 @@ func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
 		from := a.path
 		dir := from != "" && !strings.HasPrefix(from, "node_modules/") && !strings.Contains(from, "/node_modules/")
 		required := from == "" || (dir && isWorkspace(from))
-		what := fmt.Sprintf("packages[%q]", from)
 		add := func(kind tree.Kind, deps map[string]string, field string, must bool) {
 			for name, spec := range deps {
 				e := tree.Edge{From: from, Name: name, Range: spec, Kind: kind, To: npmResolve(byPath, from, name)}
 				t.Edges = append(t.Edges, e)
 				if e.To == "" && must {
-					dangling.add(a.line, func() string { return fmt.Sprintf("%s.%s[%q]", what, field, name) }, e)
+					dangling.add(a.line, func() string { return fmt.Sprintf("packages[%q].%s[%q]", from, field, name) }, e)
 				}
 			}
 		}

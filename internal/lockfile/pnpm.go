@@ -44,9 +44,13 @@ func parsePnpm(body []byte) (read, error) {
 	}
 	// pnpm writes no anchor, alias or tag; an alias expanded would
 	// multiply what is read (an alias bomb): refused unparsed.
-	for _, tk := range tokens {
+	for i, tk := range tokens {
 		if tk.Type == token.AnchorType || tk.Type == token.AliasType || tk.Type == token.TagType {
-			return read{}, fmt.Errorf(" line %d: a YAML anchor, alias or tag (%s), which pnpm never writes: refused before it is parsed", tk.Position.Line, tk.Value)
+			what := tk.Value
+			if tk.Type != token.TagType && i+1 < len(tokens) {
+				what += tokens[i+1].Value // the anchor's or the alias's name
+			}
+			return read{}, fmt.Errorf(" line %d: a YAML anchor, alias or tag (%s), which pnpm never writes: refused before it is parsed", tk.Position.Line, what)
 		}
 	}
 	f, err := parser.Parse(tokens, 0)

@@ -2,6 +2,7 @@ package lockfile_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -63,7 +64,7 @@ func publishRealSite(t *testing.T, reg *verdaccio.Registry) (gitURL, tarURL stri
 		}
 		return m
 	}
-	for _, p := range []verdaccio.Package{
+	reg.PublishAll(t, token, []verdaccio.Package{
 		{Name: "tp-shared", Version: "1.0.0"},
 		{Name: "tp-shared", Version: "2.0.0"},
 		{Name: "tp-a", Version: "1.0.0", Fields: map[string]any{"dependencies": deps("tp-shared", "^2.0.0", "tp-x", "^1.0.0")}},
@@ -73,9 +74,8 @@ func publishRealSite(t *testing.T, reg *verdaccio.Registry) (gitURL, tarURL stri
 		{Name: "tp-opt", Version: "1.0.0"},
 		{Name: "tp-real", Version: "1.2.0"},
 		{Name: "tp-script", Version: "1.0.0", Fields: map[string]any{"scripts": deps("install", "node -e 0")}},
-	} {
-		reg.Publish(t, token, p)
-	}
+		{Name: "tp-tar", Version: "0.4.0"},
+	}...)
 	// The git dependency: a bare repository on disk.
 	src := t.TempDir()
 	writeJSON(t, filepath.Join(src, "package.json"), map[string]any{"name": "tp-git", "version": "0.3.0", "dependencies": deps("tp-shared", "^1.0.0")})
@@ -85,11 +85,22 @@ func publishRealSite(t *testing.T, reg *verdaccio.Registry) (gitURL, tarURL stri
 	run(t, src, "git", "tag", "v0.3.0")
 	bare := filepath.Join(t.TempDir(), "tp-git.git")
 	run(t, src, "git", "clone", "-q", "--bare", src, bare)
-	// The tarball: packed by npm, served by a server that is no registry.
-	tar := t.TempDir()
-	writeJSON(t, filepath.Join(tar, "package.json"), map[string]any{"name": "tp-tar", "version": "0.4.0"})
-	reg.Run(t, "npm", tar, "pack")
-	srv := httptest.NewServer(http.FileServer(http.Dir(tar)))
+	// The tarball: served at an address of no registry's form by a
+	// server that passes on the registry's.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/tp-tar-0.4.0.tgz" {
+			http.NotFound(w, req)
+			return
+		}
+		resp, err := http.Get(reg.URL + "tp-tar/-/tp-tar-0.4.0.tgz")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
 	t.Cleanup(srv.Close)
 	return "git+file://" + bare + "#v0.3.0", srv.URL + "/tp-tar-0.4.0.tgz"
 }

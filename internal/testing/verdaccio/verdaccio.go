@@ -202,6 +202,58 @@ func (r *Registry) Publish(t testing.TB, token string, p Package) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.writePackage(t, dir, p)
+	args := []string{"publish"}
+	if p.Tag != "" {
+		args = append(args, "--tag", p.Tag)
+	}
+	r.npm(t, dir, token, args...)
+}
+
+// PublishAll publishes pkgs (none with a Tag) as the user of token, a few
+// npm processes in all rather than one each: each round of distinct names
+// is one `npm publish --workspaces`, in the order given.
+func (r *Registry) PublishAll(t testing.TB, token string, pkgs ...Package) {
+	t.Helper()
+	for len(pkgs) > 0 {
+		root, err := os.MkdirTemp(r.dir, "packages-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var later []Package
+		var dirs []string
+		names := map[string]bool{}
+		for _, p := range pkgs {
+			if p.Tag != "" {
+				t.Fatalf("PublishAll: %s@%s has a tag: use Publish", p.Name, p.Version)
+			}
+			if names[p.Name] {
+				later = append(later, p)
+				continue
+			}
+			names[p.Name] = true
+			dir := fmt.Sprintf("p%d", len(dirs))
+			if err := os.Mkdir(filepath.Join(root, dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r.writePackage(t, filepath.Join(root, dir), p)
+			dirs = append(dirs, dir)
+		}
+		b, err := json.Marshal(map[string]any{"name": "publish-round", "private": true, "workspaces": dirs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "package.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.npm(t, root, token, "publish", "--workspaces", "--ignore-scripts")
+		pkgs = later
+	}
+}
+
+// writePackage writes p's package.json and files into dir.
+func (r *Registry) writePackage(t testing.TB, dir string, p Package) {
+	t.Helper()
 	manifest := map[string]any{"name": p.Name, "version": p.Version, "license": "MIT"}
 	if p.PeerDependencies != nil {
 		manifest["peerDependencies"] = p.PeerDependencies
@@ -222,11 +274,6 @@ func (r *Registry) Publish(t testing.TB, token string, p Package) {
 			t.Fatal(err)
 		}
 	}
-	args := []string{"publish"}
-	if p.Tag != "" {
-		args = append(args, "--tag", p.Tag)
-	}
-	r.npm(t, dir, token, args...)
 }
 
 // Deprecate runs `npm deprecate spec message` ("" undeprecates).
