@@ -29,7 +29,8 @@ func TestNpmTreeCycleNestingAndAlias(t *testing.T) {
 	t.Parallel()
 	body := `{"lockfileVersion": 3, "packages": {
   "": {"dependencies": {"a": "^1", "x": "npm:real@^2"}},
-  "node_modules/a": {"version": "1.0.0", "dependencies": {"b": "^1", "c": "^2"}},
+  "node_modules/a": {"version": "1.0.0", "dependencies": {"b": "^1", "c": "^2", "d": "^1"}},
+  "node_modules/a/node_modules/d": {"version": "1.0.0", "dependencies": {"c": "^2"}},
   "node_modules/b": {"version": "1.0.0", "dependencies": {"a": "^1", "c": "^1"}},
   "node_modules/c": {"version": "1.0.0"},
   "node_modules/a/node_modules/c": {"version": "2.0.0"},
@@ -44,6 +45,7 @@ func TestNpmTreeCycleNestingAndAlias(t *testing.T) {
 		{"node_modules/b", "a", "node_modules/a"},
 		{"node_modules/a", "c", "node_modules/a/node_modules/c"},
 		{"node_modules/b", "c", "node_modules/c"},
+		{"node_modules/a/node_modules/d", "c", "node_modules/a/node_modules/c"},
 		{tree.Root, "x", "node_modules/x"},
 	} {
 		if e, ok := edgeTo(l.Tree, c.from, c.name); !ok || e.To != c.to {
@@ -61,8 +63,8 @@ func TestNpmTreeCycleNestingAndAlias(t *testing.T) {
 	if r := reach["node_modules/a"]; r == nil || len(r.Via) != 1 || !slices.Equal(r.Via[0].Path, []string{"a"}) {
 		t.Errorf("a reached %+v, want as the head a", r)
 	}
-	if len(reach) != 5 {
-		t.Errorf("reached %d packages, want 5", len(reach))
+	if len(reach) != 6 {
+		t.Errorf("reached %d packages, want 6", len(reach))
 	}
 }
 
