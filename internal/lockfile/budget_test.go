@@ -61,9 +61,9 @@ func TestAFlatPnpmLockPastTheBudgetIsRefusedWithBoundedAllocation(t *testing.T) 
 // by line, not by the YAML parser (parsed whole, 10 MB of a real lockfile
 // peaked at 813 MiB of heap): 67,000 snapshots and 246,000 edges in
 // about a second of CPU (0.85 s profiled; 2 to 5 s of wall time on the
-// shared machine), allocating within eight times the file's size (147 MiB
-// measured: the file once, the lines kept, the tree itself some 50 MiB,
-// the slices' growth). A tree of this size is some ten times a large real
+// shared machine), allocating within ten times the file's size (147 MiB
+// measured, 172 MiB under -race: the file once, the lines kept, the tree
+// itself some 50 MiB, the slices' growth). A tree of this size is some ten times a large real
 // site's.
 func TestALargeRealisticPnpmLockIsRead(t *testing.T) {
 	var b strings.Builder
@@ -108,7 +108,7 @@ func TestALargeRealisticPnpmLockIsRead(t *testing.T) {
 	if len(m.Components) != 300 || !slices.ContainsFunc(m.Components, func(c manifest.Component) bool { return c.Name == "@site/dep299" && c.Version == "1.2.299" }) {
 		t.Errorf("%d components, @site/dep299 1.2.299 not among them", len(m.Components))
 	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*uint64(b.Len()) {
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 10*uint64(b.Len()) {
 		t.Errorf("reading a %d MiB lockfile allocated %d MiB", b.Len()>>20, alloc>>20)
 	}
 }

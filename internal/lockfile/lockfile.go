@@ -150,6 +150,11 @@ func readFile(file string) ([]byte, error) {
 
 // Parse reads body, the lockfile at file (whose name says its kind).
 func Parse(file string, body []byte, opt Options) (*Lockfile, error) {
+	return parse(file, body, sha256.Sum256(body), opt)
+}
+
+// parse is Parse of body whose SHA-256 is sum.
+func parse(file string, body []byte, sum [32]byte, opt Options) (*Lockfile, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -169,7 +174,7 @@ func Parse(file string, body []byte, opt Options) (*Lockfile, error) {
 		return nil, fmt.Errorf("%w: %s%v", ErrInvalid, file, err)
 	}
 	r.tree.Sort()
-	return &Lockfile{Manifest: m, Tree: r.tree, FileHash: sha256.Sum256(body), Dangling: r.dangling.first, DanglingCount: r.dangling.count}, nil
+	return &Lockfile{Manifest: m, Tree: r.tree, FileHash: sum, Dangling: r.dangling.first, DanglingCount: r.dangling.count}, nil
 }
 
 // read is what a lockfile's parser gives: the packages installed at the

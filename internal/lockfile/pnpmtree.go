@@ -114,7 +114,8 @@ func pnpmTree(dirs []pnpmImporter, deps []pnpmImporterDep, s *pnpmScanned) (*tre
 			from = tree.Root
 		}
 		to := resolve(d.importer, d.name, d.version, d.line)
-		edge(tree.Edge{From: from, Name: d.name, Range: d.spec, Kind: d.kind, To: to}, d.line, func() string { return d.field }, d.kind != tree.KindOptional)
+		self := to == tree.Root && strings.HasPrefix(d.version, "link:") // a link to the site itself
+		edge(tree.Edge{From: from, Name: d.name, Range: d.spec, Kind: d.kind, To: to}, d.line, func() string { return d.field }, d.kind != tree.KindOptional && !self)
 	}
 	for _, d := range dirs {
 		edge(tree.Edge{From: tree.Root, Name: d.dir, Range: "file:" + d.dir, Kind: tree.KindProd, To: d.dir}, d.line, nil, false)

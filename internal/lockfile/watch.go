@@ -59,7 +59,7 @@ func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
 	if w.done && (sum == w.applied || n < w.read) {
 		return false, nil
 	}
-	l, err := Parse(w.path, body, w.opt)
+	l, err := parse(w.path, body, sum, w.opt)
 	if err != nil {
 		return false, err
 	}
