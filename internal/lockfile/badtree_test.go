@@ -229,3 +229,40 @@ func TestALargeNpmLockIsReadWithinTheCaps(t *testing.T) {
 		t.Errorf("past the cap: %v; want ErrInvalid with %q", err, want)
 	}
 }
+
+// An entry listed twice (JSON and YAML forbid nothing of the kind to a
+// reader, but an ID is the tree's key) refuses the lockfile, naming both
+// lines; an edge is one for each dependent, name and kind, even where the
+// site declares a dependency on its own workspace, which npm's tree also
+// links.
+func TestEntriesTwiceAndEdgesOnce(t *testing.T) {
+	t.Parallel()
+	for file, c := range map[string]struct{ body, want string }{
+		"package-lock.json": {`{"lockfileVersion": 3, "packages": {
+  "node_modules/a": {"version": "1.0.0"},
+  "node_modules/a": {"version": "2.0.0"}
+}}`, `package-lock.json line 3: packages["node_modules/a"] twice (and line 2)`},
+		"pnpm-lock.yaml": {"lockfileVersion: '9.0'\nimporters:\n  .: {}\nsnapshots:\n  a@1.0.0: {}\n  a@1.0.0: {}\n",
+			`pnpm-lock.yaml line 6: snapshots["a@1.0.0"] twice (and line 5)`},
+	} {
+		_, err := lockfile.Parse(file, []byte(c.body), lockfile.Options{})
+		if !errors.Is(err, lockfile.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want ErrInvalid with %q", file, err, c.want)
+		}
+	}
+	body := `{"lockfileVersion": 3, "packages": {
+  "": {"workspaces": ["packages/*"], "dependencies": {"ws": "*"}},
+  "node_modules/ws": {"resolved": "packages/ws", "link": true},
+  "packages/ws": {"name": "ws", "version": "0.1.0"}
+}}`
+	l, err := lockfile.Parse("package-lock.json", []byte(body), lockfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Tree.Edges) != 1 || l.Tree.Edges[0] != (tree.Edge{From: tree.Root, Name: "ws", Range: "*", Kind: tree.KindProd, To: "packages/ws"}) {
+		t.Errorf("edges %+v, want the site's one dependency on its workspace", l.Tree.Edges)
+	}
+	if len(l.Tree.Packages) != 1 || l.Tree.Packages[0].Source != tree.SourceLink || l.Tree.Packages[0].Name != "ws" {
+		t.Errorf("packages %+v, want the workspace, a link", l.Tree.Packages)
+	}
+}

@@ -174,6 +174,7 @@ func parse(file string, body []byte, sum [32]byte, opt Options) (*Lockfile, erro
 		return nil, fmt.Errorf("%w: %s%v", ErrInvalid, file, err)
 	}
 	r.tree.Sort()
+	r.tree.Edges = uniqueEdges(r.tree.Edges)
 	return &Lockfile{Manifest: m, Tree: r.tree, FileHash: sum, Dangling: r.dangling.first, DanglingCount: r.dangling.count}, nil
 }
 
@@ -224,4 +225,22 @@ func chosen(p locked, opt Options) bool {
 		}
 	}
 	return false
+}
+
+// uniqueEdges is sorted edges with one edge for each dependent, name and
+// kind (the tree's key for an edge): a name a lockfile lists twice under
+// one kind (a peer among both pnpm's dependencies and optionalDependencies)
+// is one dependency, resolved where any of its listings is.
+func uniqueEdges(edges []tree.Edge) []tree.Edge {
+	out := edges[:0]
+	for _, e := range edges {
+		if n := len(out); n > 0 && out[n-1].From == e.From && out[n-1].Name == e.Name && out[n-1].Kind == e.Kind {
+			if out[n-1].To == "" {
+				out[n-1] = e
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }

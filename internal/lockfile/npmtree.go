@@ -32,6 +32,9 @@ import (
 func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
 	byPath := make(map[string]*npmAt, len(entries))
 	for i := range entries {
+		if other, ok := byPath[entries[i].path]; ok {
+			return nil, danglings{}, fmt.Errorf(" line %d: packages[%q] twice (and line %d)", entries[i].line, entries[i].path, other.line)
+		}
 		byPath[entries[i].path] = &entries[i]
 	}
 	// Every link's target, and the name each directory is linked under.
@@ -147,9 +150,19 @@ func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
 		// what npm installed.
 		add(tree.KindPeer, a.e.PeerDependencies, "peerDependencies", false)
 	}
-	// The site depends on each of its workspaces.
+	// The site depends on each of its workspaces (unless it declares the
+	// dependency itself).
+	var declared map[string]bool
+	if root != nil {
+		declared = map[string]bool{}
+		for _, deps := range []map[string]string{root.e.Dependencies, root.e.OptionalDependencies, root.e.DevDependencies} {
+			for name := range deps {
+				declared[name] = true
+			}
+		}
+	}
 	for _, a := range entries {
-		if a.e.Link && isWorkspace(a.e.Resolved) && strings.Count(a.path, "node_modules/") == 1 && strings.HasPrefix(a.path, "node_modules/") {
+		if a.e.Link && isWorkspace(a.e.Resolved) && strings.Count(a.path, "node_modules/") == 1 && strings.HasPrefix(a.path, "node_modules/") && !declared[lastName(a.path)] {
 			if _, ok := byPath[a.e.Resolved]; ok {
 				t.Edges = append(t.Edges, tree.Edge{From: tree.Root, Name: lastName(a.path), Range: "file:" + a.e.Resolved, Kind: tree.KindProd, To: a.e.Resolved})
 			}

@@ -73,6 +73,9 @@ func pnpmTree(dirs []pnpmImporter, deps []pnpmImporterDep, s *pnpmScanned) (*tre
 		if pk.Version == "" && pk.Source == tree.SourceRegistry {
 			return nil, danglings{}, fmt.Errorf(" line %d: %s has no version", sn.line, field)
 		}
+		if i, ok := ids[sn.key]; ok {
+			return nil, danglings{}, fmt.Errorf(" line %d: %s twice (and line %d)", sn.line, field, t.Packages[i].Line)
+		}
 		ids[sn.key] = len(t.Packages)
 		t.Packages = append(t.Packages, pk)
 	}

@@ -287,6 +287,16 @@ func TestTreeOfTheRealClients(t *testing.T) {
 // aliases, integrity, install scripts, and how the site reaches packages.
 func checkRealTree(t *testing.T, client string, tr *tree.Tree) {
 	t.Helper()
+	for i := 1; i < len(tr.Edges); i++ {
+		if a, b := tr.Edges[i-1], tr.Edges[i]; a.From == b.From && a.Name == b.Name && a.Kind == b.Kind {
+			t.Errorf("%s: two edges %+v and %+v", client, a, b)
+		}
+	}
+	for i := 1; i < len(tr.Packages); i++ {
+		if tr.Packages[i-1].ID == tr.Packages[i].ID {
+			t.Errorf("%s: two packages %s", client, tr.Packages[i].ID)
+		}
+	}
 	find := func(name, version string) tree.Package {
 		for _, p := range tr.Packages {
 			if p.Name == name && p.Version == version {
