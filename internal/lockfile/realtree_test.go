@@ -20,10 +20,12 @@ import (
 
 // realSite is one site installed by a real client against the tests'
 // Verdaccio: nested versions of one package (tp-shared 1 at the top, 2
-// under tp-a), a cycle (tp-x ↔ tp-y), a devDependency, an optional one, an
-// alias (tp-alias is tp-real), a package with an install script, a
-// workspace (packages/ws), a file: directory, a git dependency (a local
-// bare repository) and a tarball URL that is no registry's.
+// under tp-a), a cycle (tp-x ↔ tp-y), a devDependency, an optional one, a
+// package both bring in (tp-devopt: npm's devOptional), a peer installed
+// for a plugin (tp-peer), an alias (tp-alias is tp-real), a package with
+// an install script, a workspace (packages/ws), a file: directory, a git
+// dependency (a local bare repository) and a tarball URL that is no
+// registry's.
 type realSite struct {
 	dir string // the site's folder, installed
 }
@@ -70,8 +72,11 @@ func publishRealSite(t *testing.T, reg *verdaccio.Registry) (gitURL, tarURL stri
 		{Name: "tp-a", Version: "1.0.0", Fields: map[string]any{"dependencies": deps("tp-shared", "^2.0.0", "tp-x", "^1.0.0")}},
 		{Name: "tp-x", Version: "1.0.0", Fields: map[string]any{"dependencies": deps("tp-y", "^1.0.0")}},
 		{Name: "tp-y", Version: "1.0.0", Fields: map[string]any{"dependencies": deps("tp-x", "^1.0.0")}},
-		{Name: "tp-dev", Version: "1.0.0", Fields: map[string]any{"dependencies": deps("tp-shared", "^1.0.0")}},
-		{Name: "tp-opt", Version: "1.0.0"},
+		{Name: "tp-dev", Version: "1.0.0", Fields: map[string]any{"dependencies": deps("tp-shared", "^1.0.0", "tp-devopt", "^1.0.0")}},
+		{Name: "tp-opt", Version: "1.0.0", Fields: map[string]any{"dependencies": deps("tp-devopt", "^1.0.0")}},
+		{Name: "tp-devopt", Version: "1.0.0"},
+		{Name: "tp-plugin", Version: "1.0.0", Fields: map[string]any{"peerDependencies": deps("tp-peer", "^1.0.0")}},
+		{Name: "tp-peer", Version: "1.0.0"},
 		{Name: "tp-real", Version: "1.2.0"},
 		{Name: "tp-script", Version: "1.0.0", Fields: map[string]any{"scripts": deps("install", "node -e 0")}},
 		{Name: "tp-tar", Version: "0.4.0"},
@@ -113,7 +118,7 @@ func installRealSite(t *testing.T, reg *verdaccio.Registry, client, gitURL, tarU
 	site := map[string]any{
 		"name": "site", "version": "1.0.0", "private": true,
 		"dependencies": map[string]any{
-			"tp-shared": "^1.0.0", "tp-a": "^1.0.0", "tp-alias": "npm:tp-real@^1.0.0", "tp-script": "^1.0.0",
+			"tp-shared": "^1.0.0", "tp-a": "^1.0.0", "tp-alias": "npm:tp-real@^1.0.0", "tp-script": "^1.0.0", "tp-plugin": "^1.0.0",
 			"tp-local": "file:./local/tp-local", "tp-git": gitURL, "tp-tar": tarURL,
 		},
 		"devDependencies":      map[string]any{"tp-dev": "^1.0.0"},
@@ -139,7 +144,7 @@ func installRealSite(t *testing.T, reg *verdaccio.Registry, client, gitURL, tarU
 // --json` print it.
 type lsNode struct {
 	Name, Version, Path, From string
-	Dev, Optional             bool
+	Dev, Optional, Peer       bool
 	Dependencies              map[string]*lsNode
 }
 
@@ -211,8 +216,8 @@ func TestTreeOfTheRealClients(t *testing.T) {
 					if rel != id && !(p.Source == tree.SourceLink || p.Source == tree.SourceFile) {
 						t.Errorf("npm: %s is at %s in the tree, at %s on disk", name, id, rel)
 					}
-					if p.Dev != n.Dev || p.Optional != n.Optional {
-						t.Errorf("npm: %s dev %v optional %v; npm ls says dev %v optional %v", id, p.Dev, p.Optional, n.Dev, n.Optional)
+					if p.Dev != n.Dev || p.Optional != n.Optional || p.Peer != n.Peer {
+						t.Errorf("npm: %s dev %v optional %v peer %v; npm ls says dev %v optional %v peer %v", id, p.Dev, p.Optional, p.Peer, n.Dev, n.Optional, n.Peer)
 					}
 				}
 				seen[id] = true
@@ -336,6 +341,14 @@ func checkRealTree(t *testing.T, client string, tr *tree.Tree) {
 		if p := find("tp-shared", "2.0.0"); p.ID != "node_modules/tp-a/node_modules/tp-shared" && p.ID != "local/tp-local/node_modules/tp-shared" {
 			t.Errorf("npm: tp-shared 2.0.0 at %s", p.ID)
 		}
+	}
+	// tp-plugin's peer is installed for it; npm marks it a peer.
+	plugin, peer := find("tp-plugin", "1.0.0"), find("tp-peer", "1.0.0")
+	if e, ok := edgeTo(tr, plugin.ID, "tp-peer"); !ok || e.Kind != tree.KindPeer || e.To != peer.ID {
+		t.Errorf("%s: tp-plugin's peer edge %+v, want to %s", client, e, peer.ID)
+	}
+	if client == "npm" && !peer.Peer {
+		t.Errorf("npm: tp-peer is not marked a peer")
 	}
 	// The cycle tp-x ↔ tp-y is walked once; tp-dev is reached only
 	// through devDependencies (the site's and the workspace's).
