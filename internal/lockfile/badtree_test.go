@@ -266,3 +266,20 @@ func TestEntriesTwiceAndEdgesOnce(t *testing.T) {
 		t.Errorf("packages %+v, want the workspace, a link", l.Tree.Packages)
 	}
 }
+
+// A pnpm workspace takes the name another importer links it under; the
+// site depends on it.
+func TestAPnpmWorkspaceTakesItsLinkedName(t *testing.T) {
+	t.Parallel()
+	body := "lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      '@site/ws':\n        specifier: workspace:*\n        version: link:packages/ws\n  packages/ws: {}\n"
+	l, err := lockfile.Parse("pnpm-lock.yaml", []byte(body), lockfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Tree.Packages) != 1 || l.Tree.Packages[0] != (tree.Package{ID: "packages/ws", Name: "@site/ws", Source: tree.SourceLink, Line: 8}) {
+		t.Errorf("packages %+v", l.Tree.Packages)
+	}
+	if e, ok := edgeTo(l.Tree, tree.Root, "@site/ws"); !ok || e.To != "packages/ws" || e.Range != "workspace:*" || len(l.Tree.Edges) != 1 {
+		t.Errorf("edges %+v", l.Tree.Edges)
+	}
+}

@@ -110,7 +110,7 @@ func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
 			}
 			p.Source = tree.SourceLink
 			if fileDirs[a.path] && !isWorkspace(a.path) {
-				p.Source = tree.SourceFile
+				p.Source, p.Resolved = tree.SourceFile, "file:"+a.path
 			}
 		}
 		t.Packages = append(t.Packages, p)

@@ -99,7 +99,9 @@ func pnpmTree(dirs []pnpmImporter, deps []pnpmImporterDep, s *pnpmScanned) (*tre
 			if dir == "." {
 				return tree.Root
 			}
-			if _, ok := ids[dir]; !ok {
+			if i, ok := ids[dir]; ok && t.Packages[i].Name == dir {
+				t.Packages[i].Name = name // a workspace takes the name it is linked under
+			} else if !ok {
 				ids[dir] = len(t.Packages)
 				t.Packages = append(t.Packages, tree.Package{ID: dir, Name: name, Source: tree.SourceLink, Line: line})
 			}
@@ -120,7 +122,16 @@ func pnpmTree(dirs []pnpmImporter, deps []pnpmImporterDep, s *pnpmScanned) (*tre
 		self := to == tree.Root && strings.HasPrefix(d.version, "link:") // a link to the site itself
 		edge(tree.Edge{From: from, Name: d.name, Range: d.spec, Kind: d.kind, To: to}, d.line, func() string { return d.field }, d.kind != tree.KindOptional && !self)
 	}
+	linked := map[string]bool{} // the workspaces the site depends on itself
+	for _, e := range t.Edges {
+		if e.From == tree.Root && e.To != "" {
+			linked[e.To] = true
+		}
+	}
 	for _, d := range dirs {
+		if linked[d.dir] {
+			continue
+		}
 		edge(tree.Edge{From: tree.Root, Name: d.dir, Range: "file:" + d.dir, Kind: tree.KindProd, To: d.dir}, d.line, nil, false)
 	}
 	for _, sn := range s.snapshots {

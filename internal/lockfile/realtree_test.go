@@ -330,7 +330,7 @@ func checkRealTree(t *testing.T, client string, tr *tree.Tree) {
 		t.Errorf("%s: tp-git resolved %q: want the repository and its commit", client, p.Resolved)
 	}
 	local := slices.IndexFunc(tr.Packages, func(p tree.Package) bool { return p.Name == "tp-local" })
-	if local < 0 || tr.Packages[local].Source != tree.SourceFile {
+	if local < 0 || tr.Packages[local].Source != tree.SourceFile || tr.Packages[local].Resolved != "file:local/tp-local" {
 		t.Errorf("%s: tp-local, a file: directory: %+v", client, tr.Packages)
 	}
 	if client == "npm" {
