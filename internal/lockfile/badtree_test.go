@@ -283,3 +283,26 @@ func TestAPnpmWorkspaceTakesItsLinkedName(t *testing.T) {
 		t.Errorf("edges %+v", l.Tree.Edges)
 	}
 }
+
+// What pnpm never writes, where packages and snapshots are read, refuses
+// the file naming the line, rather than being read otherwise than the
+// YAML says.
+func TestPnpmLinesPnpmNeverWritesAreRefused(t *testing.T) {
+	t.Parallel()
+	const head = "lockfileVersion: '9.0'\nimporters:\n  .: {}\nsnapshots:\n"
+	for name, c := range map[string]struct{ body, want string }{
+		"tab":        {head + "  a@1.0.0:\n\tdependencies:\n", "line 6: a tab in the indentation"},
+		"margin":     {head + "  a@1.0.0:\n    dependencies:\n- b\n", "line 7: a line at the left margin that is no key"},
+		"flow entry": {head + "  a@1.0.0: {dependencies: {b: 1.0.0}}\n", `line 5: snapshots["a@1.0.0"] is not the block mapping pnpm writes`},
+		"flow field": {head + "  a@1.0.0:\n    dependencies: {b: 1.0.0}\n", "line 6: snapshots: dependencies is not the block mapping pnpm writes"},
+		"block":      {head + "  a@1.0.0:\n    dependencies:\n      b: |\n        1.0.0\n", "line 7: snapshots: a block scalar"},
+		"quoted":     {head + "  a@1.0.0:\n    dependencies:\n      b: '1.0.0\n        '\n", "line 7: snapshots: a quoted scalar that goes on past its line"},
+		"nested":     {head + "  a@1.0.0:\n    dependencies:\n      b:\n        c: 1\n", "line 8: snapshots: an indentation pnpm does not write"},
+		"section":    {head + "  a@1.0.0: {}\npackages: {a@1.0.0: {}}\n", "line 6: packages is not the block mapping pnpm writes"},
+	} {
+		_, err := lockfile.Parse("pnpm-lock.yaml", []byte(c.body), lockfile.Options{})
+		if !errors.Is(err, lockfile.ErrInvalid) || !strings.Contains(err.Error(), "pnpm-lock.yaml "+c.want) {
+			t.Errorf("%s: %v; want ErrInvalid with %q", name, err, c.want)
+		}
+	}
+}

@@ -86,6 +86,9 @@ func pnpmScan(body []byte) (*pnpmScanned, error) {
 			continue
 		}
 		skip = -1
+		if raw[indent] == '\t' {
+			return nil, fmt.Errorf(" line %d: a tab in the indentation, which YAML forbids", n)
+		}
 		if indent == 0 {
 			if snap != nil {
 				s.snapshots = append(s.snapshots, *snap)
@@ -94,6 +97,13 @@ func pnpmScan(body []byte) (*pnpmScanned, error) {
 			pkg, depth = nil, 0
 			key, value, ok := yamlKey(raw)
 			section = ""
+			if !ok && string(raw) != "---" && string(raw) != "..." {
+				// A line of the entry above that is not indented (a
+				// sequence's "- " at its key's column): pnpm writes none,
+				// and reading on would take the lines after it for
+				// another entry's.
+				return nil, fmt.Errorf(" line %d: a line at the left margin that is no key, which pnpm never writes", n)
+			}
 			if ok && (key == "packages" || key == "snapshots") {
 				if value != "" && value != "{}" {
 					return nil, fmt.Errorf(" line %d: %s is not the block mapping pnpm writes", n, key)
