@@ -1,6 +1,7 @@
 package lockfile
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -30,145 +31,182 @@ import (
 // the lockfile; a required dependency installed nowhere is kept as an edge
 // to nothing and said (Dangling).
 func npmTree(entries []npmAt) (*tree.Tree, danglings, error) {
-	byPath := make(map[string]*npmAt, len(entries))
-	for i := range entries {
-		if other, ok := byPath[entries[i].path]; ok {
-			return nil, danglings{}, fmt.Errorf(" line %d: packages[%q] twice (and line %d)", entries[i].line, entries[i].path, other.line)
-		}
-		byPath[entries[i].path] = &entries[i]
+	x, err := indexNpm(entries)
+	if err != nil {
+		return nil, danglings{}, err
 	}
-	// Every link's target, and the name each directory is linked under.
-	linkName := map[string]string{}
-	for _, a := range entries {
-		if a.e.Link && a.e.Resolved != "" {
-			if _, ok := linkName[a.e.Resolved]; !ok {
-				linkName[a.e.Resolved] = lastName(a.path)
-			}
-		}
-	}
-	root := byPath[""]
-	var workspaces []string
-	if root != nil && len(root.e.Workspaces) > 0 {
-		workspaces = npmWorkspaces(root.e.Workspaces)
-	}
-	isWorkspace := func(dir string) bool {
-		for _, g := range workspaces {
-			g = strings.TrimSuffix(strings.TrimPrefix(g, "./"), "/")
-			if ok, _ := path.Match(g, dir); ok {
-				return true
-			}
-			if prefix, ok := strings.CutSuffix(g, "/**"); ok && strings.HasPrefix(dir, prefix+"/") {
-				return true
-			}
-		}
-		return false
-	}
-	// A directory is a "file:" one when a dependent declares it so.
-	fileDirs := map[string]bool{}
-	for _, a := range entries {
-		for name, spec := range a.e.Dependencies {
-			if strings.HasPrefix(spec, "file:") {
-				if to := npmResolve(byPath, a.path, name); to != "" {
-					fileDirs[to] = true
-				}
-			}
-		}
-	}
-
 	edges := 0
 	for _, a := range entries {
 		edges += len(a.e.Dependencies) + len(a.e.OptionalDependencies) + len(a.e.PeerDependencies) + len(a.e.DevDependencies)
 	}
 	t := &tree.Tree{Packages: make([]tree.Package, 0, len(entries)), Edges: make([]tree.Edge, 0, edges+len(entries))}
-	var dangling danglings
 	for _, a := range entries {
 		if a.path == "" || a.e.Link {
 			continue
 		}
-		p := tree.Package{
-			ID: a.path, Version: a.e.Version, Dev: a.e.Dev, Optional: a.e.Optional, Peer: a.e.Peer,
-			Resolved: a.e.Resolved, Integrity: a.e.Integrity, InstallScript: a.e.HasInstallScript, Line: a.line,
-		}
-		key := lastName(a.path)
-		switch inModules := strings.HasPrefix(a.path, "node_modules/") || strings.Contains(a.path, "/node_modules/"); {
-		case inModules:
-			if a.e.Version == "" {
-				return nil, danglings{}, fmt.Errorf(" line %d: packages[%q] has no version", a.line, a.path)
-			}
-			p.Name = key
-			if a.e.Name != "" && a.e.Name != key {
-				p.Name, p.Alias = a.e.Name, key
-			}
-			p.Source = npmSource(p.Name, a.e.Resolved)
-		default: // a directory: a workspace, or a "file:" one
-			p.Name = a.e.Name
-			if p.Name == "" {
-				p.Name = linkName[a.path]
-			}
-			if p.Name == "" {
-				p.Name = a.path
-			}
-			p.Source = tree.SourceLink
-			if fileDirs[a.path] && !isWorkspace(a.path) {
-				p.Source, p.Resolved = tree.SourceFile, "file:"+a.path
-			}
+		p, err := x.instance(a)
+		if err != nil {
+			return nil, danglings{}, err
 		}
 		t.Packages = append(t.Packages, p)
 	}
+	var dangling danglings
 	for _, a := range entries {
-		if a.e.Link {
-			continue
+		if !a.e.Link {
+			t.Edges = x.edges(t.Edges, a, &dangling)
 		}
-		from := a.path
-		dir := from != "" && !strings.HasPrefix(from, "node_modules/") && !strings.Contains(from, "/node_modules/")
-		required := from == "" || (dir && isWorkspace(from))
-		add := func(kind tree.Kind, deps map[string]string, field string, must bool) {
-			for name, spec := range deps {
-				e := tree.Edge{From: from, Name: name, Range: spec, Kind: kind, To: npmResolve(byPath, from, name)}
-				t.Edges = append(t.Edges, e)
-				if e.To == "" && must {
-					dangling.add(a.line, func() string { return fmt.Sprintf("packages[%q].%s[%q]", from, field, name) }, e)
-				}
-			}
-		}
-		prod := a.e.Dependencies
-		if len(a.e.OptionalDependencies) > 0 && len(prod) > 0 {
-			// A name in both is optional (npm's rule).
-			prod = make(map[string]string, len(a.e.Dependencies))
-			for n, s := range a.e.Dependencies {
-				if _, opt := a.e.OptionalDependencies[n]; !opt {
-					prod[n] = s
-				}
-			}
-		}
-		add(tree.KindProd, prod, "dependencies", true)
-		add(tree.KindOptional, a.e.OptionalDependencies, "optionalDependencies", false)
-		if from == "" || dir {
-			add(tree.KindDev, a.e.DevDependencies, "devDependencies", required)
-		}
-		// A peer the install left out is no fault: the lockfile says
-		// what npm installed.
-		add(tree.KindPeer, a.e.PeerDependencies, "peerDependencies", false)
 	}
-	// The site depends on each of its workspaces (unless it declares the
-	// dependency itself).
-	var declared map[string]bool
-	if root != nil {
-		declared = map[string]bool{}
-		for _, deps := range []map[string]string{root.e.Dependencies, root.e.OptionalDependencies, root.e.DevDependencies} {
+	t.Edges = x.workspaceEdges(t.Edges)
+	return t, dangling, nil
+}
+
+// npmIndex is what the entries of a package-lock.json say of each other.
+type npmIndex struct {
+	entries []npmAt
+	root    *npmAt
+	byPath  map[string]*npmAt
+	// linkName is the name each linked directory is linked under.
+	linkName   map[string]string
+	workspaces []string // the root's globs
+	// fileDirs are the directories a dependent declares with "file:".
+	fileDirs map[string]bool
+}
+
+func indexNpm(entries []npmAt) (*npmIndex, error) {
+	x := &npmIndex{entries: entries, byPath: make(map[string]*npmAt, len(entries)), linkName: map[string]string{}, fileDirs: map[string]bool{}}
+	for i := range entries {
+		if other, ok := x.byPath[entries[i].path]; ok {
+			return nil, fmt.Errorf(" line %d: packages[%q] twice (and line %d)", entries[i].line, entries[i].path, other.line)
+		}
+		x.byPath[entries[i].path] = &entries[i]
+	}
+	for _, a := range entries {
+		if a.e.Link && a.e.Resolved != "" {
+			if _, ok := x.linkName[a.e.Resolved]; !ok {
+				x.linkName[a.e.Resolved] = lastName(a.path)
+			}
+		}
+	}
+	if x.root = x.byPath[""]; x.root != nil && len(x.root.e.Workspaces) > 0 {
+		x.workspaces = npmWorkspaces(x.root.e.Workspaces)
+	}
+	for _, a := range entries {
+		for name, spec := range a.e.Dependencies {
+			if strings.HasPrefix(spec, "file:") {
+				if to := npmResolve(x.byPath, a.path, name); to != "" {
+					x.fileDirs[to] = true
+				}
+			}
+		}
+	}
+	return x, nil
+}
+
+// isWorkspace says whether dir is one of the root's workspaces.
+func (x *npmIndex) isWorkspace(dir string) bool {
+	for _, g := range x.workspaces {
+		g = strings.TrimSuffix(strings.TrimPrefix(g, "./"), "/")
+		if ok, _ := path.Match(g, dir); ok {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(g, "/**"); ok && strings.HasPrefix(dir, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// inModules says whether an entry's key is under a node_modules (not a
+// directory of the site's own).
+func inModules(key string) bool {
+	return strings.HasPrefix(key, "node_modules/") || strings.Contains(key, "/node_modules/")
+}
+
+// instance is the package instance of an entry that is no link.
+func (x *npmIndex) instance(a npmAt) (tree.Package, error) {
+	p := tree.Package{
+		ID: a.path, Version: a.e.Version, Dev: a.e.Dev, Optional: a.e.Optional, Peer: a.e.Peer,
+		Resolved: a.e.Resolved, Integrity: a.e.Integrity, InstallScript: a.e.HasInstallScript, Line: a.line,
+	}
+	if inModules(a.path) {
+		if a.e.Version == "" {
+			return p, fmt.Errorf(" line %d: packages[%q] has no version", a.line, a.path)
+		}
+		key := lastName(a.path)
+		p.Name = key
+		if a.e.Name != "" && a.e.Name != key {
+			p.Name, p.Alias = a.e.Name, key
+		}
+		p.Source = npmSource(p.Name, a.e.Resolved)
+		return p, nil
+	}
+	// A directory: a workspace, or a "file:" one.
+	p.Name = cmp.Or(a.e.Name, x.linkName[a.path], a.path)
+	p.Source = tree.SourceLink
+	if x.fileDirs[a.path] && !x.isWorkspace(a.path) {
+		p.Source, p.Resolved = tree.SourceFile, "file:"+a.path
+	}
+	return p, nil
+}
+
+// edges appends to out the edges of the entry a (no link), and to dangling
+// its required dependencies installed nowhere.
+func (x *npmIndex) edges(out []tree.Edge, a npmAt, dangling *danglings) []tree.Edge {
+	from := a.path
+	dir := from != "" && !inModules(from)
+	add := func(kind tree.Kind, deps map[string]string, field string, must bool) {
+		for name, spec := range deps {
+			e := tree.Edge{From: from, Name: name, Range: spec, Kind: kind, To: npmResolve(x.byPath, from, name)}
+			out = append(out, e)
+			if e.To == "" && must {
+				dangling.add(a.line, func() string { return fmt.Sprintf("packages[%q].%s[%q]", from, field, name) }, e)
+			}
+		}
+	}
+	prod := a.e.Dependencies
+	if len(a.e.OptionalDependencies) > 0 && len(prod) > 0 {
+		// A name in both is optional (npm's rule).
+		prod = make(map[string]string, len(a.e.Dependencies))
+		for n, s := range a.e.Dependencies {
+			if _, opt := a.e.OptionalDependencies[n]; !opt {
+				prod[n] = s
+			}
+		}
+	}
+	add(tree.KindProd, prod, "dependencies", true)
+	add(tree.KindOptional, a.e.OptionalDependencies, "optionalDependencies", false)
+	if from == "" || dir {
+		// The site's and its workspaces' are installed; a "file:"
+		// directory's are not.
+		add(tree.KindDev, a.e.DevDependencies, "devDependencies", from == "" || x.isWorkspace(from))
+	}
+	// A peer the install left out is no fault: the lockfile says what
+	// npm installed.
+	add(tree.KindPeer, a.e.PeerDependencies, "peerDependencies", false)
+	return out
+}
+
+// workspaceEdges appends to out the site's dependency on each of its
+// workspaces, unless it declares that dependency itself.
+func (x *npmIndex) workspaceEdges(out []tree.Edge) []tree.Edge {
+	declared := map[string]bool{}
+	if x.root != nil {
+		for _, deps := range []map[string]string{x.root.e.Dependencies, x.root.e.OptionalDependencies, x.root.e.DevDependencies} {
 			for name := range deps {
 				declared[name] = true
 			}
 		}
 	}
-	for _, a := range entries {
-		if a.e.Link && isWorkspace(a.e.Resolved) && strings.Count(a.path, "node_modules/") == 1 && strings.HasPrefix(a.path, "node_modules/") && !declared[lastName(a.path)] {
-			if _, ok := byPath[a.e.Resolved]; ok {
-				t.Edges = append(t.Edges, tree.Edge{From: tree.Root, Name: lastName(a.path), Range: "file:" + a.e.Resolved, Kind: tree.KindProd, To: a.e.Resolved})
-			}
+	for _, a := range x.entries {
+		name := lastName(a.path)
+		if !a.e.Link || !x.isWorkspace(a.e.Resolved) || "node_modules/"+name != a.path || declared[name] {
+			continue
+		}
+		if _, ok := x.byPath[a.e.Resolved]; ok {
+			out = append(out, tree.Edge{From: tree.Root, Name: name, Range: "file:" + a.e.Resolved, Kind: tree.KindProd, To: a.e.Resolved})
 		}
 	}
-	return t, dangling, nil
+	return out
 }
 
 // npmResolve is the ID that a dependency name of the entry at from resolves

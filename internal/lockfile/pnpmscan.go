@@ -60,144 +60,159 @@ func (s *pnpmScanned) depsOf(sn pnpmSnapshot) []pnpmDep { return s.deps[sn.from:
 // scalar, a multi-line quoted scalar, a flow mapping where pnpm writes a
 // block one) refuses the file, naming the line: nothing is expanded.
 func pnpmScan(body []byte) (*pnpmScanned, error) {
-	s := &pnpmScanned{packages: map[string]*pnpmPackage{}}
-	var (
-		section string // the top-level entry the line is in
-		ind     [3]int // the indentation of each level open: entry, field, key of a field
-		depth   int    // the levels open
-		field   string // the entry's field open (level 1)
-		skip    = -1   // lines indented more than this are passed over
-		pkg     *pnpmPackage
-		snap    *pnpmSnapshot
-		count   int
-	)
+	sc := &pnpmScanner{s: &pnpmScanned{packages: map[string]*pnpmPackage{}}, skip: -1}
 	for n, rest := 1, body; len(rest) > 0; n++ {
 		var raw []byte
 		raw, rest, _ = bytes.Cut(rest, []byte{'\n'})
-		raw = bytes.TrimRight(raw, "\r")
-		indent := 0
-		for indent < len(raw) && raw[indent] == ' ' {
-			indent++
-		}
-		if indent == len(raw) || raw[indent] == '#' {
-			continue
-		}
-		if skip >= 0 && indent > skip {
-			continue
-		}
-		skip = -1
-		if raw[indent] == '\t' {
-			return nil, fmt.Errorf(" line %d: a tab in the indentation, which YAML forbids", n)
-		}
-		if indent == 0 {
-			if snap != nil {
-				s.snapshots = append(s.snapshots, *snap)
-				snap = nil
-			}
-			pkg, depth = nil, 0
-			key, value, ok := yamlKey(raw)
-			section = ""
-			if !ok && string(raw) != "---" && string(raw) != "..." {
-				// A line of the entry above that is not indented (a
-				// sequence's "- " at its key's column): pnpm writes none,
-				// and reading on would take the lines after it for
-				// another entry's.
-				return nil, fmt.Errorf(" line %d: a line at the left margin that is no key, which pnpm never writes", n)
-			}
-			if ok && (key == "packages" || key == "snapshots") {
-				if value != "" && value != "{}" {
-					return nil, fmt.Errorf(" line %d: %s is not the block mapping pnpm writes", n, key)
-				}
-				section = key
-			}
-			continue
-		}
-		if section == "" {
-			continue
-		}
-		if depth >= 2 && indent == ind[1] && !readFieldBytes(section, raw[indent:]) {
-			// A field not read, with what is indented under it: passed
-			// over without a copy of its text.
-			field, depth, skip = "", 2, indent
-			continue
-		}
-		// The level of the line: the first whose indentation it has, or
-		// one more than the deepest open when it is indented further.
-		level := -1
-		for i := range depth {
-			if ind[i] == indent {
-				level = i
-				break
-			}
-		}
-		if level < 0 {
-			if depth > 0 && indent < ind[depth-1] || depth == len(ind) {
-				return nil, fmt.Errorf(" line %d: %s: an indentation pnpm does not write", n, section)
-			}
-			level = depth
-			ind[level] = indent
-		}
-		depth = level + 1
-		key, value, ok := yamlKey(raw[indent:])
-		if !ok {
-			if level == 0 || !strings.HasPrefix(string(raw[indent:]), "- ") && string(raw[indent:]) != "-" {
-				return nil, fmt.Errorf(" line %d: %s: not a mapping's key, as pnpm writes them", n, section)
-			}
-			if level == 1 {
-				return nil, fmt.Errorf(" line %d: %s: a sequence where pnpm writes a field", n, section)
-			}
-			// An entry of a sequence read nowhere (transitivePeerDependencies).
-			skip = indent
-			continue
-		}
-		if level != 1 || readField(section, key) {
-			if err := plainValue(value); err != nil {
-				return nil, fmt.Errorf(" line %d: %s: %v", n, section, err)
-			}
-		}
-		switch level {
-		case 0: // an entry
-			if snap != nil {
-				s.snapshots = append(grow(s.snapshots), *snap)
-				snap = nil
-			}
-			if value != "" && value != "{}" {
-				return nil, fmt.Errorf(" line %d: %s[%q] is not the block mapping pnpm writes", n, section, key)
-			}
-			if count++; count > 2*MaxTreePackages {
-				return nil, fmt.Errorf(" line %d: more than %d packages (the cap on a lockfile's tree)", n, MaxTreePackages)
-			}
-			if section == "packages" {
-				pkg = &pnpmPackage{line: n}
-				s.packages[key] = pkg
-			} else {
-				snap = &pnpmSnapshot{key: key, line: n, from: len(s.deps), to: len(s.deps)}
-			}
-		case 1: // a field of the entry
-			field = key
-			if !readField(section, key) {
-				skip = indent
-				continue
-			}
-			if err := setField(pkg, snap, key, value, n); err != nil {
-				return nil, fmt.Errorf(" line %d: %s: %v", n, section, err)
-			}
-		case 2: // a key of a field's mapping: a dependency
-			switch {
-			case pkg != nil && field == "peerDependencies":
-				pkg.peers = append(pkg.peers, pnpmDep{name: key, value: unquote(value), line: n})
-			case snap != nil && (field == "dependencies" || field == "optionalDependencies"):
-				s.deps = append(grow(s.deps), pnpmDep{name: key, value: unquote(value), optional: field == "optionalDependencies", line: n})
-				snap.to = len(s.deps)
-			default:
-				return nil, fmt.Errorf(" line %d: %s: %s is not the scalar pnpm writes", n, section, field)
-			}
+		if err := sc.line(n, bytes.TrimRight(raw, "\r")); err != nil {
+			return nil, err
 		}
 	}
-	if snap != nil {
-		s.snapshots = append(s.snapshots, *snap)
+	sc.endEntry()
+	return sc.s, nil
+}
+
+// pnpmScanner reads pnpm-lock.yaml a line at a time.
+type pnpmScanner struct {
+	s       *pnpmScanned
+	section string // the top-level entry the line is in, when read
+	ind     [3]int // the indentation of each level open: entry, field, key of a field
+	depth   int    // the levels open
+	field   string // the entry's field open (level 1)
+	skip    int    // lines indented more than this are passed over; -1: none
+	pkg     *pnpmPackage
+	snap    *pnpmSnapshot
+	count   int // the entries read
+}
+
+// endEntry ends the snapshot being read, if any.
+func (sc *pnpmScanner) endEntry() {
+	if sc.snap != nil {
+		sc.s.snapshots = append(grow(sc.s.snapshots), *sc.snap)
+		sc.snap = nil
 	}
-	return s, nil
+	sc.pkg = nil
+}
+
+// line reads line n.
+func (sc *pnpmScanner) line(n int, raw []byte) error {
+	indent := 0
+	for indent < len(raw) && raw[indent] == ' ' {
+		indent++
+	}
+	if indent == len(raw) || raw[indent] == '#' || sc.skip >= 0 && indent > sc.skip {
+		return nil
+	}
+	sc.skip = -1
+	if raw[indent] == '\t' {
+		return fmt.Errorf(" line %d: a tab in the indentation, which YAML forbids", n)
+	}
+	if indent == 0 {
+		return sc.top(n, raw)
+	}
+	if sc.section == "" {
+		return nil
+	}
+	if sc.depth >= 2 && indent == sc.ind[1] && !readFieldBytes(sc.section, raw[indent:]) {
+		// A field not read, with what is indented under it: passed over
+		// without a copy of its text.
+		sc.field, sc.depth, sc.skip = "", 2, indent
+		return nil
+	}
+	// The level of the line: the first whose indentation it has, or one
+	// more than the deepest open when it is indented further.
+	level := slices.Index(sc.ind[:sc.depth], indent)
+	if level < 0 {
+		if sc.depth > 0 && indent < sc.ind[sc.depth-1] || sc.depth == len(sc.ind) {
+			return fmt.Errorf(" line %d: %s: an indentation pnpm does not write", n, sc.section)
+		}
+		level = sc.depth
+		sc.ind[level] = indent
+	}
+	sc.depth = level + 1
+	key, value, ok := yamlKey(raw[indent:])
+	if !ok {
+		if level == 0 || !bytes.HasPrefix(raw[indent:], []byte("- ")) && string(raw[indent:]) != "-" {
+			return fmt.Errorf(" line %d: %s: not a mapping's key, as pnpm writes them", n, sc.section)
+		}
+		if level == 1 {
+			return fmt.Errorf(" line %d: %s: a sequence where pnpm writes a field", n, sc.section)
+		}
+		sc.skip = indent // an entry of a sequence read nowhere (transitivePeerDependencies)
+		return nil
+	}
+	if level != 1 || readField(sc.section, key) {
+		if err := plainValue(value); err != nil {
+			return fmt.Errorf(" line %d: %s: %v", n, sc.section, err)
+		}
+	}
+	switch level {
+	case 0:
+		return sc.entry(n, key, value)
+	case 1:
+		sc.field = key
+		if !readField(sc.section, key) {
+			sc.skip = indent
+			return nil
+		}
+		if err := setField(sc.pkg, sc.snap, key, value, n); err != nil {
+			return fmt.Errorf(" line %d: %s: %v", n, sc.section, err)
+		}
+		return nil
+	}
+	return sc.dependency(n, key, value)
+}
+
+// top reads a line at the left margin: a top-level key.
+func (sc *pnpmScanner) top(n int, raw []byte) error {
+	sc.endEntry()
+	sc.depth, sc.section = 0, ""
+	key, value, ok := yamlKey(raw)
+	switch {
+	case !ok && string(raw) != "---" && string(raw) != "...":
+		// A line of the entry above that is not indented (a sequence's
+		// "- " at its key's column): pnpm writes none, and reading on
+		// would take the lines after it for another entry's.
+		return fmt.Errorf(" line %d: a line at the left margin that is no key, which pnpm never writes", n)
+	case ok && (key == "packages" || key == "snapshots"):
+		if value != "" && value != "{}" {
+			return fmt.Errorf(" line %d: %s is not the block mapping pnpm writes", n, key)
+		}
+		sc.section = key
+	}
+	return nil
+}
+
+// entry reads the key of an entry of packages or snapshots.
+func (sc *pnpmScanner) entry(n int, key, value string) error {
+	sc.endEntry()
+	if value != "" && value != "{}" {
+		return fmt.Errorf(" line %d: %s[%q] is not the block mapping pnpm writes", n, sc.section, key)
+	}
+	if sc.count++; sc.count > 2*MaxTreePackages {
+		return fmt.Errorf(" line %d: more than %d packages (the cap on a lockfile's tree)", n, MaxTreePackages)
+	}
+	if sc.section == "packages" {
+		sc.pkg = &pnpmPackage{line: n}
+		sc.s.packages[key] = sc.pkg
+	} else {
+		sc.snap = &pnpmSnapshot{key: key, line: n, from: len(sc.s.deps), to: len(sc.s.deps)}
+	}
+	return nil
+}
+
+// dependency reads a key of a field's mapping: a dependency.
+func (sc *pnpmScanner) dependency(n int, key, value string) error {
+	switch {
+	case sc.pkg != nil && sc.field == "peerDependencies":
+		sc.pkg.peers = append(sc.pkg.peers, pnpmDep{name: key, value: unquote(value), line: n})
+	case sc.snap != nil && (sc.field == "dependencies" || sc.field == "optionalDependencies"):
+		sc.s.deps = append(grow(sc.s.deps), pnpmDep{name: key, value: unquote(value), optional: sc.field == "optionalDependencies", line: n})
+		sc.snap.to = len(sc.s.deps)
+	default:
+		return fmt.Errorf(" line %d: %s: %s is not the scalar pnpm writes", n, sc.section, sc.field)
+	}
+	return nil
 }
 
 // readField says whether a field of section's entries is read.
