@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/tree"
@@ -155,12 +156,18 @@ func (x *npmIndex) edges(out []tree.Edge, a npmAt, dangling *danglings) []tree.E
 	from := a.path
 	dir := from != "" && !inModules(from)
 	add := func(kind tree.Kind, deps map[string]string, field string, must bool) {
+		var missing []tree.Edge
 		for name, spec := range deps {
 			e := tree.Edge{From: from, Name: name, Range: spec, Kind: kind, To: npmResolve(x.byPath, from, name)}
 			out = append(out, e)
 			if e.To == "" && must {
-				dangling.add(a.line, func() string { return fmt.Sprintf("packages[%q].%s[%q]", from, field, name) }, e)
+				missing = append(missing, e)
 			}
+		}
+		// Said in the order of their names: the same every read.
+		slices.SortFunc(missing, func(a, b tree.Edge) int { return strings.Compare(a.Name, b.Name) })
+		for _, e := range missing {
+			dangling.add(a.line, func() string { return fmt.Sprintf("packages[%q].%s[%q]", from, field, e.Name) }, e)
 		}
 	}
 	prod := a.e.Dependencies

@@ -205,7 +205,8 @@ func (b *pnpmBuild) snapshotEdges(sn pnpmSnapshot) {
 }
 
 // markPnpm sets, of t's packages, Dev (only devDependencies bring it in)
-// and Alias (an edge names it by another name than its package's), which
+// and Alias (the first name, in sorting order, that an edge gives it other
+// than its package's), which
 // pnpm 9's lockfile does not say of an instance.
 func markPnpm(t *tree.Tree, ids map[string]int) {
 	out := map[string][]int{}
@@ -245,7 +246,7 @@ func markPnpm(t *tree.Tree, ids map[string]int) {
 			continue
 		}
 		p := &t.Packages[ids[e.To]]
-		if e.Name != p.Name && p.Alias == "" && p.Source != tree.SourceLink {
+		if e.Name != p.Name && (p.Alias == "" || e.Name < p.Alias) && p.Source != tree.SourceLink { // the first of its aliases: the same every read
 			p.Alias = e.Name
 		}
 	}
