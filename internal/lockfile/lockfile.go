@@ -76,8 +76,9 @@ type Lockfile struct {
 	// bytes gives the same Lockfile.
 	FileHash [32]byte
 	// Dangling are the first MaxDangling of the required dependencies
-	// installed nowhere, in the file's order (an entry's by name): kept in Tree as edges to
-	// nothing (To ""), and said here; DanglingCount counts them all.
+	// installed nowhere, in the file's order (an entry's by name): kept
+	// in Tree as edges to nothing (To ""), and said here; DanglingCount
+	// counts them all.
 	Dangling      []Dangling
 	DanglingCount int
 }
