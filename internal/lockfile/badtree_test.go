@@ -171,19 +171,17 @@ func TestAPnpmAliasBombIsRefusedUnexpanded(t *testing.T) {
 	}
 }
 
-// A 10 MB package-lock.json (54,000 entries, half of them nested, each
+// A 5 MB package-lock.json (27,000 entries, half of them nested, each
 // top-level one with two dependencies resolved up the path) is read within
-// the caps: measured 90 MiB allocated, 109 MiB under -race (the bound is
-// twelve times the file's size) and half a second of CPU
-// (`go test -c`, then `time lockfile.test -test.run TestALargeNpm`; a
-// 20 MB one: 146 MiB and 1.0 s). One more entry than MaxTreePackages
-// refuses the file, naming the line. Not parallel: it measures the bytes
-// allocated.
+// the caps, allocating within twelve times the file's size (a 10 MB one:
+// 90 MiB measured, 109 MiB under -race; a 20 MB one: 146 MiB and a second
+// of CPU, `go test -c`, then `time lockfile.test -test.run TestALargeNpm`).
+// Not parallel: it measures the bytes allocated.
 func TestALargeNpmLockIsReadWithinTheCaps(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"name": "site", "lockfileVersion": 3, "requires": true, "packages": {` + "\n" + `  "": {"dependencies": {"pkg0": "^1.0.0"}}`)
 	n := 0
-	for ; b.Len() < 10<<20; n++ {
+	for ; b.Len() < 5<<20; n++ {
 		fmt.Fprintf(&b, `,
     "node_modules/pkg%d": {
       "version": "1.0.%d",
@@ -217,16 +215,31 @@ func TestALargeNpmLockIsReadWithinTheCaps(t *testing.T) {
 	if alloc > 12*uint64(b.Len()) {
 		t.Errorf("reading a %d MiB lockfile allocated %d MiB", b.Len()>>20, alloc>>20)
 	}
+}
 
-	var over strings.Builder
-	over.WriteString(`{"lockfileVersion": 3, "packages": {` + "\n" + `"": {}`)
+// One more entry than MaxTreePackages refuses the file, naming the line
+// where it goes past.
+func TestALockfilePastMaxTreePackagesIsRefused(t *testing.T) {
+	t.Parallel()
+	var npm, pnpm strings.Builder
+	npm.WriteString(`{"lockfileVersion": 3, "packages": {` + "\n" + `"": {}`)
+	pnpm.WriteString("lockfileVersion: '9.0'\nimporters:\n  .: {}\nsnapshots:\n")
 	for i := range lockfile.MaxTreePackages + 1 {
-		fmt.Fprintf(&over, ",\n\"node_modules/p%d\": {\"version\": \"1.0.0\"}", i)
+		fmt.Fprintf(&npm, ",\n\"node_modules/p%d\": {\"version\": \"1.0.0\"}", i)
+		fmt.Fprintf(&pnpm, "  p%d@1.0.0: {}\n", i)
 	}
-	over.WriteString("}}\n")
-	_, err = lockfile.Parse("package-lock.json", []byte(over.String()), lockfile.Options{})
-	if want := fmt.Sprintf("package-lock.json line %d: more than %d packages", lockfile.MaxTreePackages+3, lockfile.MaxTreePackages); !errors.Is(err, lockfile.ErrInvalid) || !strings.Contains(err.Error(), want) {
-		t.Errorf("past the cap: %v; want ErrInvalid with %q", err, want)
+	npm.WriteString("}}\n")
+	for file, c := range map[string]struct {
+		body string
+		line int
+	}{
+		"package-lock.json": {npm.String(), lockfile.MaxTreePackages + 3},
+		"pnpm-lock.yaml":    {pnpm.String(), lockfile.MaxTreePackages + 5},
+	} {
+		_, err := lockfile.Parse(file, []byte(c.body), lockfile.Options{})
+		if want := fmt.Sprintf("%s line %d: more than %d packages", file, c.line, lockfile.MaxTreePackages); !errors.Is(err, lockfile.ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("past the cap: %v; want ErrInvalid with %q", err, want)
+		}
 	}
 }
 

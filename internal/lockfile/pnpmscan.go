@@ -60,7 +60,7 @@ func (s *pnpmScanned) depsOf(sn pnpmSnapshot) []pnpmDep { return s.deps[sn.from:
 // scalar, a multi-line quoted scalar, a flow mapping where pnpm writes a
 // block one) refuses the file, naming the line: nothing is expanded.
 func pnpmScan(body []byte) (*pnpmScanned, error) {
-	sc := &pnpmScanner{s: &pnpmScanned{packages: map[string]*pnpmPackage{}}, skip: -1}
+	sc := &pnpmScanner{s: &pnpmScanned{packages: map[string]*pnpmPackage{}}, skip: -1, count: map[string]int{}}
 	for n, rest := 1, body; len(rest) > 0; n++ {
 		var raw []byte
 		raw, rest, _ = bytes.Cut(rest, []byte{'\n'})
@@ -82,7 +82,7 @@ type pnpmScanner struct {
 	skip    int    // lines indented more than this are passed over; -1: none
 	pkg     *pnpmPackage
 	snap    *pnpmSnapshot
-	count   int // the entries read
+	count   map[string]int // the entries read, by section
 }
 
 // endEntry ends the snapshot being read, if any.
@@ -189,7 +189,7 @@ func (sc *pnpmScanner) entry(n int, key, value string) error {
 	if value != "" && value != "{}" {
 		return fmt.Errorf(" line %d: %s[%q] is not the block mapping pnpm writes", n, sc.section, key)
 	}
-	if sc.count++; sc.count > 2*MaxTreePackages {
+	if sc.count[sc.section]++; sc.count[sc.section] > MaxTreePackages {
 		return fmt.Errorf(" line %d: more than %d packages (the cap on a lockfile's tree)", n, MaxTreePackages)
 	}
 	if sc.section == "packages" {
