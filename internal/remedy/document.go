@@ -16,13 +16,16 @@ import (
 // Floor are not kept (a package document can be tens of megabytes): a
 // range that only versions below the lowest installed one satisfy is
 // taken to admit no fix, which never calls a finding fixable that is not.
+//
+// It is stored as this JSON between checks (tree_fix_documents). Pick
+// remembers what it picked: a Document is not safe for concurrent use.
 type Document struct {
-	Name string
+	Name string `json:"name"`
 	// Latest is the version the "latest" dist-tag names, "" when none.
-	Latest string
+	Latest string `json:"latest,omitempty"`
 	// Floor is the lowest version kept; "" when every version is.
-	Floor    string
-	Versions map[string]Version
+	Floor    string             `json:"floor,omitempty"`
+	Versions map[string]Version `json:"versions"`
 
 	sorted []docVersion // the releases, lowest first (sort)
 	picks  map[string]string

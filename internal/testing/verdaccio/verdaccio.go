@@ -190,6 +190,9 @@ type Package struct {
 	Tag string
 	// Files are extra files of the tarball (name → content).
 	Files map[string]string
+	// Fields are more fields of its package.json ("dependencies",
+	// "optionalDependencies", "scripts").
+	Fields map[string]any
 }
 
 // Publish publishes p with `npm publish`, as the user of token.
@@ -202,6 +205,9 @@ func (r *Registry) Publish(t testing.TB, token string, p Package) {
 	manifest := map[string]any{"name": p.Name, "version": p.Version, "license": "MIT"}
 	if p.PeerDependencies != nil {
 		manifest["peerDependencies"] = p.PeerDependencies
+	}
+	for k, v := range p.Fields {
+		manifest[k] = v
 	}
 	b, err := json.Marshal(manifest)
 	if err != nil {
