@@ -167,3 +167,48 @@ func TestPick(t *testing.T) {
 		}
 	}
 }
+
+// A package pinned by its dependent, whose newer release in range takes
+// the fix: the update is in range, of that dependent (npm update mid), not
+// of the component. A package two components bring in needs both: one's
+// update, and the other's in-range update, together one action.
+func TestDecideInRangeBelowTheComponent(t *testing.T) {
+	t.Parallel()
+	tr := &tree.Tree{
+		Packages: []tree.Package{
+			{ID: "node_modules/app", Name: "app", Version: "1.0.0"},
+			{ID: "node_modules/other", Name: "other", Version: "2.0.0"},
+			{ID: "node_modules/mid", Name: "mid", Version: "1.0.0"},
+			{ID: "node_modules/leaf", Name: "leaf", Version: "1.0.0"},
+		},
+		Edges: []tree.Edge{
+			{From: tree.Root, Name: "app", Range: "^1.0.0", Kind: tree.KindProd, To: "node_modules/app"},
+			{From: tree.Root, Name: "other", Range: "2.0.0", Kind: tree.KindProd, To: "node_modules/other"},
+			{From: "node_modules/app", Name: "mid", Range: "^1.0.0", Kind: tree.KindProd, To: "node_modules/mid"},
+			{From: "node_modules/mid", Name: "leaf", Range: "1.0.0", Kind: tree.KindProd, To: "node_modules/leaf"},
+		},
+	}
+	tr.Sort()
+	docs := map[string]*remedy.Document{
+		"app":  doc("app", "1.0.0", map[string]map[string]string{"1.0.0": {"mid": "^1.0.0"}}),
+		"mid":  doc("mid", "1.1.0", map[string]map[string]string{"1.0.0": {"leaf": "1.0.0"}, "1.1.0": {"leaf": "1.0.1"}}),
+		"leaf": doc("leaf", "1.0.1", map[string]map[string]string{"1.0.0": nil, "1.0.1": nil}),
+		"other": doc("other", "2.1.0", map[string]map[string]string{
+			"2.0.0": {"leaf": "1.0.0"}, "2.1.0": {"leaf": "^1.0.1"}}),
+	}
+	f := remedy.Finding{Instance: "node_modules/leaf", Advisory: "GHSA-leaf", Severity: 2, Fixed: "1.0.1"}
+	got := remedy.Decide(remedy.Input{Tree: tr, Manager: remedy.ManagerNPM, Findings: []remedy.Finding{f}, Documents: docs})
+	want := remedy.Fix{Kind: remedy.KindInRange, Manager: remedy.ManagerNPM, Package: "mid"}
+	if !reflect.DeepEqual(got[0].Fix, want) {
+		t.Errorf("%+v, want %+v", got[0].Fix, want)
+	}
+
+	tr.Edges = append(tr.Edges, tree.Edge{From: "node_modules/other", Name: "leaf", Range: "1.0.0", Kind: tree.KindProd, To: "node_modules/leaf"})
+	tr.Sort()
+	got = remedy.Decide(remedy.Input{Tree: tr, Manager: remedy.ManagerNPM, Findings: []remedy.Finding{f}, Documents: docs})
+	want = remedy.Fix{Kind: remedy.KindComponent, Manager: remedy.ManagerNPM, Package: "mid",
+		Updates: []remedy.Update{{Component: "other", From: "2.0.0", To: "2.1.0"}}}
+	if !reflect.DeepEqual(got[0].Fix, want) {
+		t.Errorf("brought in by two: %+v, want %+v", got[0].Fix, want)
+	}
+}
