@@ -12,6 +12,10 @@ CREATE TABLE tree_fixes (
     package_id  text        NOT NULL REFERENCES tree_packages (id) ON DELETE CASCADE,
     advisory_id text        NOT NULL,
     fix         jsonb       NOT NULL CHECK (fix ? 'kind'),
+    -- The finding is on a direct dependency of the site (a component
+    -- itself), not in a component's dependencies: "clears 3 advisories
+    -- (2 in its dependencies)".
+    direct      boolean     NOT NULL DEFAULT false,
     decided_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
     epoch       bigint      NOT NULL,
     PRIMARY KEY (package_id, advisory_id)

@@ -30,17 +30,18 @@ DELETE FROM tree_fixes;
 -- name: TreeFixSave :exec
 -- The fixes a check decided, one row per finding; a package instance no
 -- longer in the tree is passed over.
-INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch)
-SELECT f.package_id, f.advisory_id, f.fix, @epoch
+INSERT INTO tree_fixes (package_id, advisory_id, fix, direct, epoch)
+SELECT f.package_id, f.advisory_id, f.fix, f.direct, @epoch
 FROM (SELECT unnest(@package_ids::text[])  AS package_id,
              unnest(@advisory_ids::text[]) AS advisory_id,
-             unnest(@fixes::jsonb[])       AS fix) AS f
+             unnest(@fixes::jsonb[])       AS fix,
+             unnest(@directs::boolean[])   AS direct) AS f
 WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.id = f.package_id)
 ON CONFLICT (package_id, advisory_id) DO UPDATE
-SET fix = EXCLUDED.fix, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch;
+SET fix = EXCLUDED.fix, direct = EXCLUDED.direct, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch;
 
 -- name: TreeFixList :many
 -- Every finding's fix, by package instance and advisory.
-SELECT package_id, advisory_id, fix, decided_at
+SELECT package_id, advisory_id, fix, direct, decided_at
 FROM tree_fixes
 ORDER BY package_id, advisory_id;

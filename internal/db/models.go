@@ -523,6 +523,7 @@ type TreeFix struct {
 	PackageID  string
 	AdvisoryID string
 	Fix        []byte
+	Direct     bool
 	DecidedAt  time.Time
 	Epoch      int64
 }

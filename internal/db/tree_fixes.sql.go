@@ -109,7 +109,7 @@ func (q *Queries) TreeFixDocumentSave(ctx context.Context, db DBTX, arg TreeFixD
 }
 
 const treeFixList = `-- name: TreeFixList :many
-SELECT package_id, advisory_id, fix, decided_at
+SELECT package_id, advisory_id, fix, direct, decided_at
 FROM tree_fixes
 ORDER BY package_id, advisory_id
 `
@@ -118,6 +118,7 @@ type TreeFixListRow struct {
 	PackageID  string
 	AdvisoryID string
 	Fix        []byte
+	Direct     bool
 	DecidedAt  time.Time
 }
 
@@ -135,6 +136,7 @@ func (q *Queries) TreeFixList(ctx context.Context, db DBTX) ([]TreeFixListRow, e
 			&i.PackageID,
 			&i.AdvisoryID,
 			&i.Fix,
+			&i.Direct,
 			&i.DecidedAt,
 		); err != nil {
 			return nil, err
@@ -148,14 +150,15 @@ func (q *Queries) TreeFixList(ctx context.Context, db DBTX) ([]TreeFixListRow, e
 }
 
 const treeFixSave = `-- name: TreeFixSave :exec
-INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch)
-SELECT f.package_id, f.advisory_id, f.fix, $1
+INSERT INTO tree_fixes (package_id, advisory_id, fix, direct, epoch)
+SELECT f.package_id, f.advisory_id, f.fix, f.direct, $1
 FROM (SELECT unnest($2::text[])  AS package_id,
              unnest($3::text[]) AS advisory_id,
-             unnest($4::jsonb[])       AS fix) AS f
+             unnest($4::jsonb[])       AS fix,
+             unnest($5::boolean[])   AS direct) AS f
 WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.id = f.package_id)
 ON CONFLICT (package_id, advisory_id) DO UPDATE
-SET fix = EXCLUDED.fix, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch
+SET fix = EXCLUDED.fix, direct = EXCLUDED.direct, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch
 `
 
 type TreeFixSaveParams struct {
@@ -163,6 +166,7 @@ type TreeFixSaveParams struct {
 	PackageIds  []string
 	AdvisoryIds []string
 	Fixes       [][]byte
+	Directs     []bool
 }
 
 // The fixes a check decided, one row per finding; a package instance no
@@ -173,6 +177,7 @@ func (q *Queries) TreeFixSave(ctx context.Context, db DBTX, arg TreeFixSaveParam
 		arg.PackageIds,
 		arg.AdvisoryIds,
 		arg.Fixes,
+		arg.Directs,
 	)
 	return err
 }

@@ -40,7 +40,10 @@ func (e *Executor) TreeFixDocuments(ctx context.Context, names []string) (map[st
 type TreeFix struct {
 	PackageID, AdvisoryID string
 	Fix                   []byte
-	DecidedAt             time.Time
+	// Direct: the finding is on a direct dependency of the site, not in a
+	// component's dependencies.
+	Direct    bool
+	DecidedAt time.Time
 }
 
 // TreeFixes returns every finding's fix, by package instance and advisory.
@@ -51,7 +54,7 @@ func (e *Executor) TreeFixes(ctx context.Context) ([]TreeFix, error) {
 	}
 	out := make([]TreeFix, len(rows))
 	for i, r := range rows {
-		out[i] = TreeFix{PackageID: r.PackageID, AdvisoryID: r.AdvisoryID, Fix: r.Fix, DecidedAt: r.DecidedAt}
+		out[i] = TreeFix{PackageID: r.PackageID, AdvisoryID: r.AdvisoryID, Fix: r.Fix, Direct: r.Direct, DecidedAt: r.DecidedAt}
 	}
 	return out, nil
 }
@@ -76,9 +79,9 @@ func (t *Tx) TreeFixesSave(ctx context.Context, docs []TreeFixDocument, keep []s
 		return mapError(fmt.Errorf("clear tree fixes: %w", err))
 	}
 	p := db.TreeFixSaveParams{Epoch: epoch, PackageIds: make([]string, len(fixes)), AdvisoryIds: make([]string, len(fixes)),
-		Fixes: make([][]byte, len(fixes))}
+		Fixes: make([][]byte, len(fixes)), Directs: make([]bool, len(fixes))}
 	for i, f := range fixes {
-		p.PackageIds[i], p.AdvisoryIds[i], p.Fixes[i] = f.PackageID, f.AdvisoryID, f.Fix
+		p.PackageIds[i], p.AdvisoryIds[i], p.Fixes[i], p.Directs[i] = f.PackageID, f.AdvisoryID, f.Fix, f.Direct
 	}
 	if err := t.q.TreeFixSave(ctx, t.tx, p); err != nil {
 		return mapError(fmt.Errorf("save tree fixes: %w", err))

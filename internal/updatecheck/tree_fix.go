@@ -54,7 +54,7 @@ func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, man
 		if err != nil {
 			return nil, err
 		}
-		fixes[i] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b}
+		fixes[i] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
 	}
 	keep := make([]string, 0, len(docs))
 	for name := range docs {

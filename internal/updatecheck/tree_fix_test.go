@@ -134,6 +134,7 @@ var fixFindings = []remedy.Finding{
 	{Instance: "node_modules/xsend", Advisory: "GHSA-xsend", Severity: 1, Fixed: "0.19.0"},
 	{Instance: "node_modules/xws", Advisory: "GHSA-xws", Severity: 4, Fixed: "8.17.1"},
 	{Instance: "node_modules/xws", Advisory: "GHSA-nofix", Severity: 4},
+	{Instance: "node_modules/xpress", Advisory: "GHSA-xpress", Severity: 2, Fixed: "4.19.2"},
 }
 
 func (b *bundle) acquire() lease.Lease {
@@ -187,6 +188,8 @@ func TestTreeFixesOnARealRegistry(t *testing.T) {
 		"node_modules/xsend GHSA-xsend": "update xpress 4.17.1 → 4.21.0",
 		"node_modules/xws GHSA-xws":     "no fix yet through sock: engine 6.0.2 requires xws ~8.11.0",
 		"node_modules/xws GHSA-nofix":   "no fixed version is published",
+		// The site's own range holds the release that clears it.
+		"node_modules/xpress GHSA-xpress": "in range: npm update xpress",
 	}
 	got := b.storedFixWords()
 	for k, w := range want {
@@ -197,8 +200,17 @@ func TestTreeFixesOnARealRegistry(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("stored %v", got)
 	}
+	fixes, err := b.store.TreeFixes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fixes {
+		if f.Direct != (f.PackageID == "node_modules/xpress") {
+			t.Errorf("%s %s: direct %v", f.PackageID, f.AdvisoryID, f.Direct)
+		}
+	}
 	actions := remedy.Group(decided)
-	if len(actions) != 2 {
+	if len(actions) != 3 {
 		t.Fatalf("actions %+v", actions)
 	}
 	var top readmodel.TreeFix
@@ -241,7 +253,7 @@ func TestTreeFixesFetchOnlyWhatFindingsNeedUnderTheLease(t *testing.T) {
 	l := b.acquire()
 
 	// No finding with a fix: nothing is fetched.
-	if _, err := b.checker.treeFixes(context.Background(), l, tr, remedy.ManagerNPM, fixFindings[4:]); err != nil {
+	if _, err := b.checker.treeFixes(context.Background(), l, tr, remedy.ManagerNPM, fixFindings[4:5]); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"xpress", "xws", "sock"} {
