@@ -280,15 +280,22 @@ type Need struct {
 
 // Needs lists the documents Decide reads for findings on t: the package
 // of every finding with a fixed version and every package on the paths
-// to it, the most needed first (by the count of findings, then their
+// to it that is installed from a registry (a workspace's own package, a
+// git or a file dependency has no document there: its findings stay
+// KindUnknown), the most needed first (by the count of findings, then their
 // worst severity, then name), so that a cap on the fetches leaves out
 // the least needed.
 func Needs(t *tree.Tree, findings []Finding) []Need {
 	byID := map[string]*tree.Package{}
 	floor := map[string]*semver.Version{}
+	registry := map[string]bool{}
 	for i := range t.Packages {
 		p := &t.Packages[i]
 		byID[p.ID] = p
+		if p.Source != "" && p.Source != tree.SourceRegistry {
+			continue // a workspace's, a git or a file package: no registry document is its
+		}
+		registry[p.Name] = true
 		if v, err := npmver.Parse(npmver.Clean(p.Version)); err == nil && (floor[p.Name] == nil || v.LessThan(floor[p.Name])) {
 			floor[p.Name] = v
 		}
@@ -309,6 +316,9 @@ func Needs(t *tree.Tree, findings []Finding) []Need {
 		}
 		slices.Sort(names)
 		for _, name := range slices.Compact(names) {
+			if !registry[name] {
+				continue
+			}
 			if w[name] == nil {
 				w[name] = &weight{}
 			}

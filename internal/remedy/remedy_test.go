@@ -212,3 +212,30 @@ func TestDecideInRangeBelowTheComponent(t *testing.T) {
 		t.Errorf("brought in by two: %+v, want %+v", got[0].Fix, want)
 	}
 }
+
+// Needs names the documents of a finding's package and its paths, the
+// most needed first, each with the lowest installed version, and none of
+// a package that no registry serves (a workspace's own) nor of a finding
+// without a fix.
+func TestNeeds(t *testing.T) {
+	t.Parallel()
+	tr := site()
+	tr.Packages = append(tr.Packages, tree.Package{ID: "node_modules/sock/node_modules/ws", Name: "ws", Version: "8.2.0"})
+	for i := range tr.Packages {
+		if tr.Packages[i].Name == "sock" {
+			tr.Packages[i].Source = tree.SourceLink
+		}
+	}
+	tr.Sort()
+	got := remedy.Needs(tr, []remedy.Finding{
+		{Instance: "node_modules/ws", Advisory: "A", Severity: 4, Fixed: "8.17.1"},
+		{Instance: "node_modules/send", Advisory: "B", Severity: 1, Fixed: "0.19.0"},
+		{Instance: "node_modules/path-to-regexp", Advisory: "C", Severity: 3, Fixed: "0.1.10"},
+		{Instance: "node_modules/qs", Advisory: "D", Severity: 3},
+	})
+	want := []remedy.Need{{Name: "express", Floor: "4.17.1"}, {Name: "engine", Floor: "6.0.0"}, {Name: "ws", Floor: "8.2.0"},
+		{Name: "path-to-regexp", Floor: "0.1.7"}, {Name: "send", Floor: "0.17.1"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+}
