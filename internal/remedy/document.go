@@ -119,13 +119,8 @@ func (d *Document) pick(spec string) string {
 // range.
 func readRange(spec string) (release.Range, bool) {
 	spec = strings.TrimSpace(spec)
-	if rest, ok := strings.CutPrefix(spec, "npm:"); ok {
-		at := strings.LastIndex(rest, "@")
-		if at <= 0 {
-			spec = "*"
-		} else {
-			spec = rest[at+1:]
-		}
+	if _, r, ok := alias(spec); ok {
+		spec = r
 	}
 	if spec == "" {
 		spec = "*"
@@ -134,18 +129,32 @@ func readRange(spec string) (release.Range, bool) {
 	return r, err == nil
 }
 
+// alias reads a dependency declared as an alias of another package
+// ("npm:NAME@RANGE", "npm:NAME" for any version): the package and the
+// range; ok is false for any other spec.
+func alias(spec string) (name, r string, ok bool) {
+	rest, ok := strings.CutPrefix(spec, "npm:")
+	if !ok {
+		return "", "", false
+	}
+	if at := strings.LastIndex(rest, "@"); at > 0 {
+		return rest[:at], rest[at+1:], true
+	}
+	return rest, "*", true
+}
+
 // dependency is the range v declares for the package name: under its own
 // name, or an alias of it ("x": "npm:name@^1"). ok is false when v does
 // not depend on name.
 func (v Version) dependency(name string) (string, bool) {
-	if r, ok := v.Dependencies[name]; ok && !strings.HasPrefix(r, "npm:") {
-		return r, true
+	if r, ok := v.Dependencies[name]; ok {
+		if _, _, isAlias := alias(r); !isAlias {
+			return r, true
+		}
 	}
 	for _, r := range v.Dependencies {
-		if rest, ok := strings.CutPrefix(r, "npm:"); ok {
-			if at := strings.LastIndex(rest, "@"); at > 0 && rest[:at] == name || at <= 0 && rest == name {
-				return r, true
-			}
+		if real, _, ok := alias(r); ok && real == name {
+			return r, true
 		}
 	}
 	return "", false

@@ -190,8 +190,9 @@ func TestDecideInRangeBelowTheComponent(t *testing.T) {
 	}
 	tr.Sort()
 	docs := map[string]*remedy.Document{
-		"app":  doc("app", "1.0.0", map[string]map[string]string{"1.0.0": {"mid": "^1.0.0"}}),
-		"mid":  doc("mid", "1.1.0", map[string]map[string]string{"1.0.0": {"leaf": "1.0.0"}, "1.1.0": {"leaf": "1.0.1"}}),
+		"app": doc("app", "1.0.0", map[string]map[string]string{"1.0.0": {"mid": "^1.0.0"}}),
+		// mid 1.1.0 takes leaf under an alias of its own.
+		"mid":  doc("mid", "1.1.0", map[string]map[string]string{"1.0.0": {"leaf": "1.0.0"}, "1.1.0": {"fixed-leaf": "npm:leaf@1.0.1"}}),
 		"leaf": doc("leaf", "1.0.1", map[string]map[string]string{"1.0.0": nil, "1.0.1": nil}),
 		"other": doc("other", "2.1.0", map[string]map[string]string{
 			"2.0.0": {"leaf": "1.0.0"}, "2.1.0": {"leaf": "^1.0.1"}}),
