@@ -190,9 +190,8 @@ func TestDecideInRangeBelowTheComponent(t *testing.T) {
 	}
 	tr.Sort()
 	docs := map[string]*remedy.Document{
-		"app": doc("app", "1.0.0", map[string]map[string]string{"1.0.0": {"mid": "^1.0.0"}}),
-		// mid 1.1.0 takes leaf under an alias of its own.
-		"mid":  doc("mid", "1.1.0", map[string]map[string]string{"1.0.0": {"leaf": "1.0.0"}, "1.1.0": {"fixed-leaf": "npm:leaf@1.0.1"}}),
+		"app":  doc("app", "1.0.0", map[string]map[string]string{"1.0.0": {"mid": "^1.0.0"}}),
+		"mid":  doc("mid", "1.1.0", map[string]map[string]string{"1.0.0": {"leaf": "1.0.0"}, "1.1.0": {"leaf": "1.0.1"}}),
 		"leaf": doc("leaf", "1.0.1", map[string]map[string]string{"1.0.0": nil, "1.0.1": nil}),
 		"other": doc("other", "2.1.0", map[string]map[string]string{
 			"2.0.0": {"leaf": "1.0.0"}, "2.1.0": {"leaf": "^1.0.1"}}),
@@ -238,5 +237,34 @@ func TestNeeds(t *testing.T) {
 		{Name: "path-to-regexp", Floor: "0.1.7"}, {Name: "send", Floor: "0.17.1"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%+v, want %+v", got, want)
+	}
+}
+
+// A release that takes the package under an alias of its own still
+// brings it in: an alias to the vulnerable release is no fix.
+func TestDecideReadsAnAlias(t *testing.T) {
+	t.Parallel()
+	tr := &tree.Tree{
+		Packages: []tree.Package{
+			{ID: "node_modules/mid", Name: "mid", Version: "1.0.0"},
+			{ID: "node_modules/leaf", Name: "leaf", Version: "1.0.0"},
+		},
+		Edges: []tree.Edge{
+			{From: tree.Root, Name: "mid", Range: "1.0.0", Kind: tree.KindProd, To: "node_modules/mid"},
+			{From: "node_modules/mid", Name: "leaf", Range: "1.0.0", Kind: tree.KindProd, To: "node_modules/leaf"},
+		},
+	}
+	tr.Sort()
+	docs := map[string]*remedy.Document{
+		"mid": doc("mid", "1.1.0", map[string]map[string]string{"1.0.0": {"leaf": "1.0.0"},
+			"1.1.0": {"old-leaf": "npm:leaf@1.0.0"}}),
+		"leaf": doc("leaf", "1.0.1", map[string]map[string]string{"1.0.0": nil, "1.0.1": nil}),
+	}
+	f := remedy.Finding{Instance: "node_modules/leaf", Advisory: "GHSA-leaf", Fixed: "1.0.1"}
+	got := remedy.Decide(remedy.Input{Tree: tr, Findings: []remedy.Finding{f}, Documents: docs})
+	want := remedy.Fix{Kind: remedy.KindNoneYet, Component: "mid", PinnedBy: "mid", PinnedByVersion: "1.1.0", Package: "leaf",
+		Range: "npm:leaf@1.0.0"}
+	if !reflect.DeepEqual(got[0].Fix, want) {
+		t.Errorf("%+v, want %+v", got[0].Fix, want)
 	}
 }
