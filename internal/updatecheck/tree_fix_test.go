@@ -10,7 +10,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -27,6 +31,8 @@ import (
 type fixRegistry struct {
 	mu       sync.Mutex
 	statuses map[string][]int // by request path
+	reg      *verdaccio.Registry
+	lockfile string // the site's package-lock.json (startFixRegistry's lock)
 }
 
 // startFixRegistry publishes, with the real npm client: xpress, whose
@@ -34,38 +40,60 @@ type fixRegistry struct {
 // moves xsend to 0.19.0, and which takes xqs by a tilde range that holds
 // the fixed 6.7.3; and sock, whose every release takes engine ~6.0.0,
 // whose every release takes xws ~8.11.0 (as an optional dependency),
-// while 8.17.1 is the fix. b's checker reads it through the counting proxy.
-func startFixRegistry(t *testing.T, b *bundle) *fixRegistry {
+// while 8.17.1 is the fix. b's checker reads it through the counting
+// proxy. With lock, a site depending on xpress 4.17.1 and sock 4.0.0 is
+// locked by the real npm client before any later release is published
+// (fr.lockfile), as a site installed then would be.
+func startFixRegistry(t *testing.T, b *bundle, lock bool) *fixRegistry {
 	reg := verdaccio.Start(t)
 	token := reg.AddUser(t, "publisher")
 	publish := func(name, version string, fields map[string]any) {
 		reg.Publish(t, token, verdaccio.Package{Name: name, Version: version, Fields: fields})
 	}
 	deps := func(d map[string]string) map[string]any { return map[string]any{"dependencies": d} }
-	for _, v := range []string{"0.1.7", "0.1.10"} {
-		publish("p2r", v, nil)
+	xpress := map[string]map[string]string{
+		"4.17.1": {"p2r": "0.1.7", "xsend": "0.17.1", "xqs": "~6.7.0"},
+		"4.19.2": {"p2r": "0.1.7", "xsend": "0.17.1", "xqs": "~6.7.0"},
+		"4.20.0": {"p2r": "0.1.10", "xsend": "0.17.1", "xqs": "~6.7.0"},
+		"4.21.0": {"p2r": "0.1.10", "xsend": "0.19.0", "xqs": "~6.7.0"},
 	}
-	for _, v := range []string{"0.17.1", "0.19.0"} {
-		publish("xsend", v, nil)
+	releases := func(installed bool) {
+		pick := func(vs ...string) []string {
+			if installed {
+				return vs[:1]
+			}
+			return vs[1:]
+		}
+		for _, v := range pick("0.1.7", "0.1.10") {
+			publish("p2r", v, nil)
+		}
+		for _, v := range pick("0.17.1", "0.19.0") {
+			publish("xsend", v, nil)
+		}
+		for _, v := range pick("6.7.0", "6.7.3") {
+			publish("xqs", v, nil)
+		}
+		for _, v := range pick("4.17.1", "4.19.2", "4.20.0", "4.21.0") {
+			publish("xpress", v, deps(xpress[v]))
+		}
+		for _, v := range pick("8.11.0", "8.11.1", "8.17.1") {
+			publish("xws", v, nil)
+		}
+		for _, v := range pick("6.0.0", "6.0.2") {
+			publish("engine", v, map[string]any{"optionalDependencies": map[string]string{"xws": "~8.11.0"}})
+		}
+		for _, v := range pick("4.0.0", "4.1.0") {
+			publish("sock", v, deps(map[string]string{"engine": "~6.0.0"}))
+		}
 	}
-	for _, v := range []string{"6.7.0", "6.7.3"} {
-		publish("xqs", v, nil)
+	releases(true)
+	var lockfile string
+	if lock {
+		lockfile = reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"xpress": "4.17.1", "sock": "4.0.0"}})
 	}
-	publish("xpress", "4.17.1", deps(map[string]string{"p2r": "0.1.7", "xsend": "0.17.1", "xqs": "~6.7.0"}))
-	publish("xpress", "4.19.2", deps(map[string]string{"p2r": "0.1.7", "xsend": "0.17.1", "xqs": "~6.7.0"}))
-	publish("xpress", "4.20.0", deps(map[string]string{"p2r": "0.1.10", "xsend": "0.17.1", "xqs": "~6.7.0"}))
-	publish("xpress", "4.21.0", deps(map[string]string{"p2r": "0.1.10", "xsend": "0.19.0", "xqs": "~6.7.0"}))
-	for _, v := range []string{"8.11.0", "8.11.1", "8.17.1"} {
-		publish("xws", v, nil)
-	}
-	for _, v := range []string{"6.0.0", "6.0.2"} {
-		publish("engine", v, map[string]any{"optionalDependencies": map[string]string{"xws": "~8.11.0"}})
-	}
-	for _, v := range []string{"4.0.0", "4.1.0"} {
-		publish("sock", v, deps(map[string]string{"engine": "~6.0.0"}))
-	}
+	releases(false)
 
-	fr := &fixRegistry{statuses: map[string][]int{}}
+	fr := &fixRegistry{statuses: map[string][]int{}, reg: reg, lockfile: lockfile}
 	target, err := url.Parse(reg.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +146,12 @@ func fixSite(t *testing.T, b *bundle) *tree.Tree {
 		},
 	}
 	tr.Sort()
+	storeTree(t, b, tr)
+	return tr
+}
+
+// storeTree stores tr's packages, as the tree sync does.
+func storeTree(t *testing.T, b *bundle, tr *tree.Tree) {
 	for _, p := range tr.Packages {
 		_, err := b.db.Pool.Exec(context.Background(), `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only)
 			VALUES ($1, $2, $3, false, $4, false, 'registry', false, false)`, p.ID, p.Name, p.Version, p.Optional)
@@ -125,7 +159,6 @@ func fixSite(t *testing.T, b *bundle) *tree.Tree {
 			t.Fatal(err)
 		}
 	}
-	return tr
 }
 
 var fixFindings = []remedy.Finding{
@@ -174,7 +207,7 @@ func (b *bundle) storedFixWords() map[string]string {
 func TestTreeFixesOnARealRegistry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	fr := startFixRegistry(t, b)
+	fr := startFixRegistry(t, b, false)
 	tr := fixSite(t, b)
 	l := b.acquire()
 
@@ -248,7 +281,7 @@ func TestTreeFixesOnARealRegistry(t *testing.T) {
 func TestTreeFixesFetchOnlyWhatFindingsNeedUnderTheLease(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	fr := startFixRegistry(t, b)
+	fr := startFixRegistry(t, b, false)
 	tr := fixSite(t, b)
 	l := b.acquire()
 
@@ -305,5 +338,140 @@ func TestTreeFixesFetchOnlyWhatFindingsNeedUnderTheLease(t *testing.T) {
 	}
 	if len(fr.answers("xws")) != answered {
 		t.Errorf("fetched after the cancellation")
+	}
+}
+
+// lockTree reads the instances and edges of an npm lockfile (v3) as npm
+// resolves them (the nearest node_modules up the path): enough of the
+// tree for these tests, where internal/lockfile is not at hand.
+func lockTree(t *testing.T, path string) *tree.Tree {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Version                            string
+			Optional                           bool
+			Dependencies, OptionalDependencies map[string]string
+		}
+	}
+	if err := json.Unmarshal(raw, &lock); err != nil {
+		t.Fatal(err)
+	}
+	tr := &tree.Tree{}
+	for key, p := range lock.Packages {
+		from := key
+		if key != "" {
+			tr.Packages = append(tr.Packages, tree.Package{ID: key, Name: key[strings.LastIndex(key, "node_modules/")+len("node_modules/"):],
+				Version: p.Version, Optional: p.Optional, Source: tree.SourceRegistry})
+		} else {
+			from = tree.Root
+		}
+		add := func(deps map[string]string, kind tree.Kind) {
+			for name, r := range deps {
+				e := tree.Edge{From: from, Name: name, Range: r, Kind: kind}
+				for dir := key; ; {
+					at := "node_modules/" + name
+					if dir != "" {
+						at = dir + "/" + at
+					}
+					if _, ok := lock.Packages[at]; ok {
+						e.To = at
+						break
+					}
+					if dir == "" {
+						break
+					}
+					dir = strings.TrimSuffix(dir[:strings.LastIndex(dir, "node_modules/")], "/")
+				}
+				tr.Edges = append(tr.Edges, e)
+			}
+		}
+		add(p.Dependencies, tree.KindProd)
+		add(p.OptionalDependencies, tree.KindOptional)
+	}
+	tr.Sort()
+	return tr
+}
+
+// npmIn runs the real npm client in dir against fr's registry, lockfile
+// only.
+func (fr *fixRegistry) npmIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("npm", append(args, "--package-lock-only", "--ignore-scripts", "--userconfig", fr.reg.Npmrc(t, ""),
+		"--registry", fr.reg.URL, "--cache", filepath.Join(t.TempDir(), "npm-cache"),
+		"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel", "error")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(dir, "no-global-npmrc"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// installed are the versions of name the tree at path installs.
+func installed(t *testing.T, path, name string) []string {
+	t.Helper()
+	var out []string
+	for _, p := range lockTree(t, path).Packages {
+		if p.Name == name {
+			out = append(out, p.Version)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// What upcheck says clears each finding is what the real npm client
+// does: on a site locked by npm before the fixes were published, "npm
+// update xqs" (in range) installs the fixed xqs; updating xpress to the
+// release named (through a component) installs the fixed p2r and xsend;
+// and sock's latest release (none yet) still installs the vulnerable xws.
+func TestTreeFixesAreWhatNpmDoes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fr := startFixRegistry(t, b, true)
+	tr := lockTree(t, fr.lockfile)
+	storeTree(t, b, tr)
+	for name, want := range map[string]string{"xpress": "4.17.1", "p2r": "0.1.7", "xqs": "6.7.0", "xws": "8.11.0"} {
+		if got := installed(t, fr.lockfile, name); !slices.Equal(got, []string{want}) {
+			t.Fatalf("the site as locked installs %s %v, want %s", name, got, want)
+		}
+	}
+	findings := []remedy.Finding{
+		{Instance: "node_modules/xqs", Advisory: "GHSA-xqs", Severity: 3, Fixed: "6.7.3"},
+		{Instance: "node_modules/p2r", Advisory: "GHSA-p2r", Severity: 3, Fixed: "0.1.10"},
+		{Instance: "node_modules/xsend", Advisory: "GHSA-xsend", Severity: 1, Fixed: "0.19.0"},
+		{Instance: "node_modules/xws", Advisory: "GHSA-xws", Severity: 4, Fixed: "8.17.1"},
+	}
+	decided, err := b.checker.treeFixes(context.Background(), b.acquire(), tr, remedy.ManagerNPM, findings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inRange := remedy.Fix{Kind: remedy.KindInRange, Manager: remedy.ManagerNPM, Package: "xqs"}
+	update := remedy.Fix{Kind: remedy.KindComponent, Updates: []remedy.Update{{Component: "xpress", From: "4.17.1", To: "4.21.0"}}}
+	none := remedy.Fix{Kind: remedy.KindNoneYet, Component: "sock", PinnedBy: "engine", PinnedByVersion: "6.0.2", Package: "xws", Range: "~8.11.0"}
+	for i, want := range []remedy.Fix{inRange, update, update, none} {
+		if !reflect.DeepEqual(decided[i].Fix, want) {
+			t.Fatalf("%s: %+v, want %+v", findings[i].Advisory, decided[i].Fix, want)
+		}
+	}
+
+	dir := filepath.Dir(fr.lockfile)
+	fr.npmIn(t, dir, "update", "xqs")
+	if got := installed(t, fr.lockfile, "xqs"); !slices.Equal(got, []string{"6.7.3"}) {
+		t.Errorf("after npm update xqs: xqs %v", got)
+	}
+	fr.npmIn(t, dir, "install", "xpress@4.21.0")
+	if p2r, xsend := installed(t, fr.lockfile, "p2r"), installed(t, fr.lockfile, "xsend"); !slices.Equal(p2r, []string{"0.1.10"}) || !slices.Equal(xsend, []string{"0.19.0"}) {
+		t.Errorf("after updating xpress to 4.21.0: p2r %v, xsend %v", p2r, xsend)
+	}
+	fr.npmIn(t, dir, "install", "sock@latest")
+	if got := installed(t, fr.lockfile, "sock"); !slices.Equal(got, []string{"4.1.0"}) {
+		t.Fatalf("sock@latest: %v", got)
+	}
+	if got := installed(t, fr.lockfile, "xws"); len(got) != 1 || got[0] == "8.17.1" {
+		t.Errorf("after updating sock to its latest release: xws %v, want a release of ~8.11.0", got)
 	}
 }
