@@ -29,6 +29,8 @@ type writer struct {
 	npm *npm.Client
 	// intel keeps the feeds' catalogues between evaluations (knowledge).
 	intel intelCache
+	// maxFixDocuments, for tests, lowers MaxFixDocuments.
+	maxFixDocuments int
 	// afterKnowledge, for tests, runs when an evaluation has read what the
 	// feeds know and before it evaluates.
 	afterKnowledge func()
