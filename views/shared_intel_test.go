@@ -113,7 +113,7 @@ func TestBannerAndCatalogPutMalwareFirst(t *testing.T) {
 	rows := catalogRows()
 	rows[0].Malicious, rows[0].KnownExploited = true, true
 	props := CatalogProps{Layout: layout(s, true), Rows: rows, Page: 1, Total: len(rows),
-		Counts: map[readmodel.Filter]int{FilterAll: len(rows), FilterMalicious: 1, FilterExploited: 0}}
+		Counts: map[readmodel.Filter]int{readmodel.FilterAll: len(rows), readmodel.FilterMalicious: 1, readmodel.FilterKnownExploited: 0}}
 	cat := doc(t, Catalog(props))
 	var chips []string
 	for _, a := range findAll(one(t, cat, "catalog-filters"), func(n *html.Node) bool { return n.Data == "a" }) {

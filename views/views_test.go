@@ -118,18 +118,18 @@ func pages() map[string]templ.Component {
 		"catalog": Catalog(CatalogProps{
 			Layout: layout(attention(), true), Rows: catalogRows(),
 			Page: 3, PageSize: 6, Total: 3000,
-			Counts: map[readmodel.Filter]int{FilterAll: 3000, FilterAttention: 3, FilterUpdates: 3, FilterSecurity: 2, FilterVulnerable: 1, FilterFailing: 1,
-				FilterStale: 1, FilterDismissed: 1},
+			Counts: map[readmodel.Filter]int{readmodel.FilterAll: 3000, readmodel.FilterAttention: 3, readmodel.FilterUpdates: 3, readmodel.FilterSecurity: 2, readmodel.FilterVulnerable: 1, readmodel.FilterFailing: 1,
+				readmodel.FilterStale: 1, readmodel.FilterDismissed: 1},
 		}),
 		"catalog_policy": Catalog(CatalogProps{
 			Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
-			Counts: map[readmodel.Filter]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 1},
+			Counts: map[readmodel.Filter]int{readmodel.FilterAll: 6, readmodel.FilterUpdates: 2, readmodel.FilterWaiting: 1, readmodel.FilterSkipped: 1},
 		}),
 		"catalog_empty": Catalog(CatalogProps{
-			Layout: layout(calm(), false), Filter: FilterSecurity,
+			Layout: layout(calm(), false), Filter: readmodel.FilterSecurity,
 		}),
 		"catalog_search": Catalog(CatalogProps{
-			Layout: layout(calm(), false), Filter: FilterUpdates, Query: "gal",
+			Layout: layout(calm(), false), Filter: readmodel.FilterUpdates, Query: "gal",
 			Rows: catalogRows()[1:2], Page: 1, Total: 1,
 		}),
 		"detail": ComponentDetail(DetailProps{
