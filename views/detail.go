@@ -83,9 +83,10 @@ type DetailProps struct {
 	CanManage     bool
 	LastSuccessAt *time.Time
 	// LastError is the technical text of the last failure; LastErrorKind (a
-	// readmodel.ErrorKind) and LastErrorArg word it.
-	LastError                   string
-	LastErrorKind, LastErrorArg string
+	// readmodel.ErrorKind) and LastErrorArgs word it.
+	LastError     string
+	LastErrorKind string
+	LastErrorArgs readmodel.FailureArgs
 	// EvalFailed: the stored document could not be evaluated for this
 	// component (LastError may be its source's, which fails too).
 	EvalFailed bool

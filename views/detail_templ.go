@@ -253,7 +253,7 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = problem(p.LastErrorKind, p.LastErrorArg, p.LastError).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = problem(p.LastErrorKind, p.LastErrorArgs, p.LastError).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -119,9 +119,9 @@ func TestUnknownSentenceOnce(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]DetailProps{
 		"never read, failing": {SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}},
 		"never read, stale": {SourceURL: "https://shop.example/u.json", LastError: "fetch: 503", Stale: true,
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}},
 		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
 			LastError: `no package "shop"`, LastErrorKind: string(readmodel.ErrorEvaluation)},
 	} {
@@ -135,7 +135,7 @@ func TestUnknownSentenceOnce(t *testing.T) {
 		}
 	}
 	row := readmodel.CatalogRow{Code: "shop", Installed: "1.0", SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
-		LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"}
+		LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}}
 	var words []string
 	for _, b := range rowBadges(row, now) {
 		words = append(words, b.Text)
@@ -170,12 +170,12 @@ func TestNothingKnownIsNeverNone(t *testing.T) {
 	for name, p := range map[string]DetailProps{
 		"never read": {SourceURL: "https://shop.example/u.json", Stale: true,
 			LastError:     "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable",
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}},
 		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
 			LastError: `the update document has no package "shop"`, LastErrorKind: string(readmodel.ErrorEvaluation)},
 		"not evaluated, source failing now": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
 			Evaluated: true, EvalFailed: true, LastError: "fetch https://shop.example/u.json: unexpected http status 502 Bad Gateway",
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "502"},
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 502}},
 	} {
 		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
 		shown := visibleText(doc(t, ComponentDetail(p)))

@@ -93,7 +93,8 @@ type ComponentDetail struct {
 	Dismissed                                           []string
 	LastSuccessAt, LastAttemptAt, ExpiresAt             *time.Time
 	LastError                                           string
-	LastErrorKind, LastErrorArg                         string // its kind (readmodel.ErrorKind) and argument
+	LastErrorKind                                       string                // its kind (readmodel.ErrorKind)
+	LastErrorArgs                                       readmodel.FailureArgs // and arguments
 	// The read model's flags (component_state).
 	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
 	// SecuritySince is the exposure clock; nil: no open security problem.
@@ -148,7 +149,7 @@ func (e *Executor) ComponentDetail(ctx context.Context, code string) (ComponentD
 		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluated: r.Evaluated, Stale: r.Stale,
 		Failing: r.Failing, SourceFailing: r.SourceFailing, Evaluation: r.Evaluation, EvalError: deref(r.EvalError),
 		Dismissed: r.Dismissed, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, ExpiresAt: r.ExpiresAt,
-		LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
+		LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs),
 		UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
 		VulnerableNoFix: r.VulnerableNoFix, NeedsNewerCore: r.NeedsNewerCore, SecuritySince: timeOf(r.SecuritySince),
 		CoreVersion: r.CoreVersion, Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
@@ -207,7 +208,7 @@ func (e *Executor) SourceHealth(ctx context.Context) ([]readmodel.SourceRow, err
 			URL: deref(r.Url), Components: int(r.Components), HasDocument: r.HasDocument, LastSuccessAt: r.LastSuccessAt,
 			LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures),
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
-			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg), Offline: r.Offline,
+			LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs), Offline: r.Offline,
 			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
 			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, ExpiresSoon: r.ExpiresSoon,
 			Kind: readmodel.SourceKindOf(deref(r.Url)), Package: readmodel.PackageOf(deref(r.Url)),

@@ -185,7 +185,7 @@ func detailBody(d catalog.Detail) detailJSON {
 			LastSuccessAt: d.LastSuccessAt, LastAttemptAt: d.LastAttemptAt, DocumentExpiresAt: d.ExpiresAt,
 			Failing: d.SourceFailing, LastError: opt(d.LastError), LastErrorKind: opt(d.LastErrorKind)}
 		if d.LastError != "" {
-			p := readmodel.ProblemSentence(d.LastErrorKind, d.LastErrorArg)
+			p := readmodel.ProblemSentence(d.LastErrorKind, d.LastErrorArgs)
 			src.Problem = &p
 		}
 		out.Source = src

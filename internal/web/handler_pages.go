@@ -148,7 +148,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	props := views.DetailProps{
 		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
 		Offline: readmodel.SourceKindOf(d.SourceURL) == readmodel.SourceOffline, CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: failure,
-		LastErrorKind: string(failureKind), LastErrorArg: d.LastErrorArg,
+		LastErrorKind: string(failureKind), LastErrorArgs: d.LastErrorArgs,
 		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
 		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
 		NeedsNewerCore: d.NeedsNewerCore, SecurityInstallable: !d.SecurityNeedsNewerCore, CoreInstalled: d.CoreVersion,
