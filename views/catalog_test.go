@@ -150,8 +150,8 @@ func TestDismissedAdvisoryIsNotPlainUpToDate(t *testing.T) {
 			}
 			as = append(as, a)
 		}
-		p := DetailProps{Layout: layout(calm(), true), Code: "core", Name: "Core", Installed: "1.9.0",
-			SourceURL: row.SourceURL, LastSuccessAt: row.LastSuccessAt, Evaluated: true, Advisories: as}
+		p := DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "core", Name: "Core", Installed: "1.9.0",
+			SourceURL: row.SourceURL, LastSuccessAt: row.LastSuccessAt, Evaluated: true}, Advisories: as}
 		if got := text(one(t, doc(t, ComponentDetail(p)), "detail-headline")); got != tc.want {
 			t.Errorf("detail with %d dismissed: %q, want %q", tc.n, got, tc.want)
 		}

@@ -60,8 +60,8 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 			{Code: "old", Name: "Old", Installed: "1.0.0", SourceURL: "https://old.example/u.json", Stale: true,
 				LastError: "fetch https://old.example/u.json: EOF"}, // recorded before kinds were
 		}}),
-		"detail": ComponentDetail(DetailProps{Layout: layout(calm(), true), Code: "self", Name: "Self", Installed: "1.0.0",
-			SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: string(readmodel.ErrorTLS)}),
+		"detail": ComponentDetail(DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "self", Name: "Self",
+			Installed: "1.0.0", SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: string(readmodel.ErrorTLS)}}),
 		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/u.json", Components: 3, Failing: true, ConsecutiveFailures: 2, LastError: status,
 				LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}, SignatureState: "unsigned"},

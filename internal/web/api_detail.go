@@ -153,9 +153,7 @@ func detailBody(d catalog.Detail) detailJSON {
 		Deprecated: opt(d.Deprecated), ProvenanceLost: opt(d.ProvenanceLost),
 		FixCommand: opt(d.FixCommand), FixAdvisories: append([]string{}, d.FixIDs...),
 	}
-	if d.Fix != nil {
-		out.FixVersion = opt(d.Fix.Version)
-	}
+	out.FixVersion = opt(d.FixVersion)
 	if d.SourceURL != "" {
 		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))
 	}
