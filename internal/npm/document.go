@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -50,6 +51,17 @@ type Version struct {
 	// for the versions a document is read for with KeepDependencies (the
 	// documents a tree finding's fix reads); nil otherwise.
 	Dependencies map[string]string `json:",omitempty"`
+	// Optional names which of Dependencies are optionalDependencies,
+	// sorted; Scripts are its install-time scripts (InstallScripts, cut:
+	// Script) and HasInstallScript the registry's hasInstallScript flag:
+	// all three kept with the dependencies (what an offer brings, Diff).
+	Optional         []string          `json:",omitempty"`
+	Scripts          map[string]Script `json:",omitempty"`
+	HasInstallScript bool              `json:",omitempty"`
+	// TrustedPublisher: the version was published through trusted
+	// publishing (_npmUser.trustedPublisher: a CI workflow's identity,
+	// no long-lived token), read for every version.
+	TrustedPublisher bool `json:",omitempty"`
 }
 
 // KeepDependencies says for which versions of a document their
@@ -204,8 +216,10 @@ type wireVersion struct {
 // versions whose dependencies are kept.
 type wireVersionDeps struct {
 	wireVersion          `json:",inline"`
-	Dependencies         map[string]string `json:"dependencies"`
-	OptionalDependencies map[string]string `json:"optionalDependencies"`
+	Dependencies         map[string]string         `json:"dependencies"`
+	OptionalDependencies map[string]string         `json:"optionalDependencies"`
+	Scripts              map[string]jsontext.Value `json:"scripts"`
+	HasInstallScript     jsontext.Value            `json:"hasInstallScript"`
 }
 
 func decodeVersions(dec *jsontext.Decoder, into map[string]Version, keep KeepDependencies) error {
@@ -218,25 +232,20 @@ func decodeVersions(dec *jsontext.Decoder, into map[string]Version, keep KeepDep
 			return err
 		}
 		var w wireVersion
-		var deps map[string]string
+		var kept Version
 		if keep != nil && keep(v) {
 			var wd wireVersionDeps
 			if err := jsonv2.UnmarshalDecode(dec, &wd); err != nil {
 				return fmt.Errorf("%s: %w", v, err)
 			}
-			w, deps = wd.wireVersion, wd.Dependencies
-			if deps == nil && len(wd.OptionalDependencies) > 0 {
-				deps = make(map[string]string, len(wd.OptionalDependencies))
-			}
-			for name, r := range wd.OptionalDependencies {
-				deps[name] = r
-			}
+			w, kept = wd.wireVersion, keptOf(&wd)
 		} else if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 			return fmt.Errorf("%s: %w", v, err)
 		}
 		out := Version{PeerDependencies: w.PeerDependencies, Dist: Dist{Integrity: w.Dist.Integrity, Shasum: w.Dist.Shasum,
 			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}, Publisher: publisherOf(json.RawMessage(w.NpmUser)),
-			Dependencies: deps}
+			TrustedPublisher: trustedPublisherOf(json.RawMessage(w.NpmUser)), Dependencies: kept.Dependencies,
+			Optional: kept.Optional, Scripts: kept.Scripts, HasInstallScript: kept.HasInstallScript}
 		// deprecated is a message; some registries write false for none.
 		var msg string
 		if json.Unmarshal(w.Deprecated, &msg) == nil {
@@ -248,6 +257,40 @@ func decodeVersions(dec *jsontext.Decoder, into map[string]Version, keep KeepDep
 		into[v] = out
 	}
 	return expectDelim(dec, '}')
+}
+
+// keptOf is what is kept of a version whose dependencies are kept: its
+// dependencies and optionalDependencies (the latter's range when both name
+// one, as npm reads them), which are optional, its install-time scripts
+// (cut) and hasInstallScript.
+func keptOf(wd *wireVersionDeps) Version {
+	var out Version
+	deps := wd.Dependencies
+	if deps == nil && len(wd.OptionalDependencies) > 0 {
+		deps = make(map[string]string, len(wd.OptionalDependencies))
+	}
+	for name, r := range wd.OptionalDependencies {
+		deps[name] = r
+		out.Optional = append(out.Optional, name)
+	}
+	slices.Sort(out.Optional)
+	out.Dependencies = deps
+	for _, name := range InstallScripts {
+		raw, ok := wd.Scripts[name]
+		var text string
+		if !ok || json.Unmarshal(raw, &text) != nil {
+			continue
+		}
+		if out.Scripts == nil {
+			out.Scripts = map[string]Script{}
+		}
+		out.Scripts[name] = ScriptOf(text)
+	}
+	var has bool
+	if json.Unmarshal(wd.HasInstallScript, &has) == nil {
+		out.HasInstallScript = has
+	}
+	return out
 }
 
 func objectKey(dec *jsontext.Decoder) (string, error) {

@@ -98,3 +98,20 @@ func publisherOf(raw json.RawMessage) string {
 	}
 	return name
 }
+
+// trustedPublisherOf reports whether a version's _npmUser names a trusted
+// publisher (trustedPublisher: the registry's record that the version was
+// published by a CI workflow's OIDC identity).
+func trustedPublisherOf(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var u struct {
+		TrustedPublisher json.RawMessage `json:"trustedPublisher"`
+	}
+	if json.Unmarshal(raw, &u) != nil {
+		return false
+	}
+	t := strings.TrimSpace(string(u.TrustedPublisher))
+	return t != "" && t != "null" && t != "false"
+}

@@ -28,6 +28,10 @@ type RegistryFacts struct {
 	// ProvenanceLost is the newest offered version when it was published
 	// without the provenance the installed version has; "" when none.
 	ProvenanceLost string `json:"provenance_lost,omitempty"`
+	// Brings are the signals of what the offered update brings that the
+	// installed version did not (Signal, worded by SignalText), most
+	// pressing first; none when nothing is offered or it brings nothing.
+	Brings []Signal `json:"brings,omitempty"`
 }
 
 // RegistryVersion is one version as the registry publishes it.

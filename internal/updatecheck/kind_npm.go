@@ -45,8 +45,9 @@ func (npmKind) importable() error { return ErrNpmSource }
 func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 	var pinned map[string]store.RegistryKeys
 	byRegistry := map[string]*registryKeys{}
+	deps := newDependencyDocs()
 	for _, j := range jobs {
-		n := &npmJob{}
+		n := &npmJob{deps: deps}
 		j.state = n
 		name, err := npm.ParseSource(j.url)
 		if err != nil {
@@ -87,6 +88,9 @@ type npmJob struct {
 	keys *registryKeys
 	// request is the fetch of the package (request), read by prepare.
 	request *npm.PackageRequest
+	// deps are the added dependencies' documents of this check, shared
+	// by its npm sources.
+	deps *dependencyDocs
 }
 
 // npmOf is what npmKind keeps of j (ready); nothing yet when ready did
@@ -125,6 +129,10 @@ type npmDoc struct {
 	registry string    // the registry's URL, no credentials
 	keys     []npm.Key // the keys versions must be signed with; nil: the registry publishes none
 	core     string    // the core's package name; "" when the core is not an npm package
+	// deps are the documents of the dependencies its offers add, read
+	// this check (readDependencies); nil when none were: a young
+	// dependency is then not said.
+	deps map[string]*dependencyFacts
 }
 
 // npmInput is a docInput for an npm source: body is the stored form.
@@ -188,6 +196,11 @@ func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
 	if err != nil {
 		return fetch.Request{}, failureOf(err, "")
 	}
+	installed := make([]string, len(j.components))
+	for i, comp := range j.components {
+		installed[i] = comp.InstalledVersion
+	}
+	pr.Keep = keepInstalledAndNewer(installed)
 	n.request = pr
 	return pr.Request, failure{}
 }
@@ -256,7 +269,7 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	// whether it succeeded or not: its stored package was evaluated with
 	// them either way.
 	p.registryChange = n.keys.claim()
-	return evaluated(p, epoch), true
+	return c.readDependencies(ctx, evaluated(p, epoch), n.deps, epoch)
 }
 
 // npmTrust is an npm source's trust state (sources.signature_state) and

@@ -154,7 +154,11 @@ func (npmKind) evaluate(d *docInput, k *knowledge, in store.ComponentInput, epoc
 			r.NewPublisherVersion, r.NewPublisher = r.UpdateVersion, account
 		}
 	}
-	if r.RegistryFacts, err = json.Marshal(registryFacts(n, offer, in.InstalledVersion, r.ProvenanceLost)); err != nil {
+	facts := registryFacts(n, offer, in.InstalledVersion, r.ProvenanceLost)
+	if r.UpdateVersion != "" {
+		facts.Brings = bringsSignals(n, in.InstalledVersion, r.UpdateVersion)
+	}
+	if r.RegistryFacts, err = json.Marshal(facts); err != nil {
 		return store.Result{}, fmt.Errorf("encode the registry's facts of %q: %w", in.Code, err)
 	}
 	return r, nil

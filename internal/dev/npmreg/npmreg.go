@@ -39,6 +39,13 @@ type Version struct {
 	Tamper     bool              // the integrity is changed after signing
 	Published  time.Time
 	Publisher  string // _npmUser.name; "": no _npmUser, as Verdaccio serves
+	// TrustedPublisher: _npmUser.trustedPublisher is set (published
+	// through trusted publishing; needs a Publisher).
+	TrustedPublisher bool
+	Dependencies     map[string]string // dependencies
+	Optional         map[string]string // optionalDependencies
+	Scripts          map[string]string // scripts
+	HasInstallScript bool              // hasInstallScript
 }
 
 // packed is a version with what is made when it is published: its
@@ -309,12 +316,17 @@ type (
 		Description      string            `json:"description"`
 		Deprecated       string            `json:"deprecated,omitempty"`
 		PeerDependencies map[string]string `json:"peerDependencies,omitempty"`
+		Dependencies     map[string]string `json:"dependencies,omitempty"`
+		Optional         map[string]string `json:"optionalDependencies,omitempty"`
+		Scripts          map[string]string `json:"scripts,omitempty"`
+		HasInstallScript bool              `json:"hasInstallScript,omitempty"`
 		NpmUser          *wireUser         `json:"_npmUser,omitempty"`
 		Dist             wireDist          `json:"dist"`
 	}
 	wireUser struct {
-		Name  string `json:"name"`
-		Email string `json:"email"`
+		Name             string         `json:"name"`
+		Email            string         `json:"email"`
+		TrustedPublisher map[string]any `json:"trustedPublisher,omitempty"`
 	}
 	wireDist struct {
 		Integrity    string           `json:"integrity"`
@@ -346,10 +358,14 @@ func (p *pkg) document(reg string) ([]byte, error) {
 	for _, v := range p.versions {
 		doc.Time[v.version] = v.Published.UTC().Format(npmTime)
 		w := wireVersion{Name: p.name, Version: v.version, Description: p.description, Deprecated: v.Deprecated, PeerDependencies: v.Peers,
+			Dependencies: v.Dependencies, Optional: v.Optional, Scripts: v.Scripts, HasInstallScript: v.HasInstallScript,
 			Dist: wireDist{Integrity: v.integrity, Shasum: v.shasum, Tarball: reg + p.name + "/-/" + tarballName(p.name, v.version),
 				Signatures: []npm.Signature{v.signature}}}
 		if v.Publisher != "" {
 			w.NpmUser = &wireUser{Name: v.Publisher, Email: v.Publisher + "@example.test"}
+			if v.TrustedPublisher {
+				w.NpmUser.TrustedPublisher = map[string]any{"id": "github", "oidcConfigId": "oidc:test"}
+			}
 		}
 		if v.Provenance {
 			a := &wireAttestation{URL: reg + "-/npm/v1/attestations/" + p.name + "@" + v.version}

@@ -1,0 +1,145 @@
+package updatecheck
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/testing/npmreg"
+)
+
+// bringsOf reads the signals stored with code's result.
+func (b *bundle) bringsOf(code string) []readmodel.Signal {
+	b.t.Helper()
+	var raw []byte
+	b.db.QueryRow(b.t, `SELECT coalesce(registry_facts, '{}') FROM component_results WHERE code = $1`, code).Scan(&raw)
+	var f readmodel.RegistryFacts
+	if err := json.Unmarshal(raw, &f); err != nil {
+		b.t.Fatal(err)
+	}
+	return f.Brings
+}
+
+func kindsOf(s []readmodel.Signal) []readmodel.SignalKind {
+	var out []readmodel.SignalKind
+	for _, x := range s {
+		out = append(out, x.Kind)
+	}
+	return out
+}
+
+// The shapes of 2025–2026's supply-chain attacks, crafted on one
+// registry (trusted publishing and provenance are fields Verdaccio cannot
+// serve), each raise their signal beside the offered update, and the two
+// benign controls raise nothing: the axios shape (a dependency first
+// published minutes before the release), the TanStack shape (valid
+// provenance, an optional git dependency, a prepare script), the
+// Shai-Hulud shape (a postinstall added in a patch release), a burst of
+// releases, trusted publishing lost within the major line; a dependency
+// years old and provenance kept raise nothing.
+func TestNpmUpdateBrings(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	at := func(d, h, m int) time.Time { return time.Date(2026, 3, d, h, m, 0, 0, time.UTC) }
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	// axios: plain-crypto first published 41 minutes before ax 1.1.0.
+	r.Publish("plain-crypto", "4.2.1", map[string]npmreg.Version{
+		"4.2.0": {Published: at(31, 0, 0)}, "4.2.1": {Published: at(31, 0, 20), Scripts: map[string]string{"postinstall": "node setup.js"}}})
+	r.Publish("@acme/ax", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(1, 9, 0), Dependencies: map[string]string{"follow": "^1.0.0"}},
+		"1.1.0": {Published: at(31, 0, 41), Dependencies: map[string]string{"follow": "^1.0.0", "plain-crypto": "^4.2.0"}}})
+	r.Publish("follow", "1.0.0", map[string]npmreg.Version{"1.0.0": {Published: time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC)}})
+	// TanStack: provenance kept, an optional git dependency, prepare.
+	r.Publish("@acme/tan", "1.0.1", map[string]npmreg.Version{
+		"1.0.0": {Published: at(2, 9, 0), Provenance: true},
+		"1.0.1": {Published: at(11, 9, 0), Provenance: true, Optional: map[string]string{"setup": "github:acme-evil/setup#0abc"},
+			Scripts: map[string]string{"prepare": "node ./setup.mjs && echo \"<done>\"", "test": "vitest"}}})
+	// Shai-Hulud: a postinstall added in a patch release.
+	r.Publish("@acme/hulud", "1.0.1", map[string]npmreg.Version{
+		"1.0.0": {Published: at(2, 9, 0), Scripts: map[string]string{"test": "jest"}},
+		"1.0.1": {Published: at(12, 9, 0), Scripts: map[string]string{"test": "jest", "postinstall": "node bundle.js"}}})
+	// A burst: seven versions within half an hour.
+	burst := map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)}}
+	for i, v := range []string{"1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5", "1.0.6", "1.0.7"} {
+		burst[v] = npmreg.Version{Published: at(13, 9, 4*i)}
+	}
+	r.Publish("@acme/burst", "1.0.7", burst)
+	// Trusted publishing lost against the installed version.
+	r.Publish("@acme/tp", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(2, 9, 0), Provenance: true, Publisher: "ci", TrustedPublisher: true},
+		"1.1.0": {Published: at(14, 9, 0), Provenance: true, Publisher: "ci"}})
+	// Controls: a dependency added that is years old; provenance kept.
+	r.Publish("@acme/calm", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(2, 9, 0)}, "1.1.0": {Published: at(15, 9, 0), Dependencies: map[string]string{"follow": "^1.0.0"}}})
+	r.Publish("@acme/prov", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(2, 9, 0), Provenance: true}, "1.1.0": {Published: at(15, 9, 0), Provenance: true}})
+	b.useRegistry(r)
+	comps := []manifest.Component{{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"}}
+	for _, name := range []string{"ax", "tan", "hulud", "burst", "tp", "calm", "prov"} {
+		comps = append(comps, manifest.Component{Code: "acme--" + name, Name: name, Version: "1.0.0", Source: "npm:@acme/" + name})
+	}
+	b.sync(comps...)
+	b.run(lease.Operator)
+
+	want := map[string][]readmodel.SignalKind{
+		"acme--ax":    {readmodel.SignalYoungDependency},
+		"acme--tan":   {readmodel.SignalInstallScript, readmodel.SignalExoticSource},
+		"acme--hulud": {readmodel.SignalInstallScript},
+		"acme--burst": {readmodel.SignalBurst},
+		"acme--tp":    {readmodel.SignalTrustLower},
+		"acme--calm":  nil,
+		"acme--prov":  nil,
+	}
+	for code, kinds := range want {
+		got := b.bringsOf(code)
+		if !equalKinds(kindsOf(got), kinds) {
+			t.Errorf("%s: signals %v, want %v", code, kindsOf(got), kinds)
+		}
+	}
+	ax := b.bringsOf("acme--ax")
+	if len(ax) == 1 {
+		if got := readmodel.SignalText(ax[0]); got != "1.1.0 adds plain-crypto 4.2.1, a package first published 41 minutes before this release" {
+			t.Errorf("ax: %q", got)
+		}
+	}
+	tan := b.bringsOf("acme--tan")
+	if len(tan) == 2 {
+		if a := tan[0].Args; a.Name != "prepare" || !a.Added || a.Text != `node ./setup.mjs && echo "<done>"` || len(a.SHA256) != 64 {
+			t.Errorf("tan's script: %+v", a)
+		}
+		if a := tan[1].Args; a.Name != "setup" || a.Section != "optionalDependencies" || a.Source != "github" {
+			t.Errorf("tan's exotic source: %+v", a)
+		}
+		if got := readmodel.SignalText(tan[0]); !strings.Contains(got, `adds a prepare script: "node ./setup.mjs && echo \"<done>\""`) {
+			t.Errorf("tan's script said %q", got)
+		}
+	}
+	if tp := b.bringsOf("acme--tp"); len(tp) == 1 && (tp[0].Args.Trust != "provenance" || tp[0].Args.Was != "trusted_publishing" || tp[0].Args.Compared != "1.0.0") {
+		t.Errorf("tp: %+v", tp[0].Args)
+	}
+	if bu := b.bringsOf("acme--burst"); len(bu) == 1 && bu[0].Args.Count != 7 {
+		t.Errorf("burst: %+v", bu[0].Args)
+	}
+	// The dependency documents are fetched once per check, whoever adds
+	// them (ax and calm both add or keep follow: read once).
+	if n := r.Count("/follow"); n > 1 {
+		t.Errorf("follow's document fetched %d times in one check", n)
+	}
+}
+
+func equalKinds(a, b []readmodel.SignalKind) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
