@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -95,6 +96,9 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 		bs = append(bs, badge{"Trust downgrade: " + r.ProvenanceLost + " lost provenance", toneWarn})
 	}
 	bs = append(bs, trustBadges(r)...)
+	if len(r.Brings) > 0 {
+		bs = append(bs, badge{bringsBadgeText(r.Brings), toneWarn})
+	}
 	if r.Deprecated != "" {
 		bs = append(bs, badge{"Deprecated", toneWarn})
 	}
@@ -147,4 +151,14 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 // has it whole; templ escapes it).
 func rowDeprecatedText(r readmodel.CatalogRow) string {
 	return "Deprecated by its publisher: " + cutText(r.Deprecated, 200)
+}
+
+// bringsBadgeText is the catalog's badge of what the offered update
+// brings: its most pressing signal, and how many more.
+func bringsBadgeText(s []readmodel.Signal) string {
+	t := "Update brings: " + readmodel.SignalText(s[0])
+	if len(s) > 1 {
+		t += fmt.Sprintf(" (and %d more)", len(s)-1)
+	}
+	return t
 }

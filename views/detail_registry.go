@@ -110,3 +110,7 @@ func registryIndex(f *readmodel.RegistryFacts) map[string]readmodel.RegistryVers
 	}
 	return idx
 }
+
+// bringsNote says what the signals of an update are, and are not.
+const bringsNote = "Read from the registry's documents before anyone installs it: signals to check, not blocks. " +
+	"A payload inside files the scripts already ran is not seen."

@@ -38,6 +38,9 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- stands, evaluated or not: the lowered pin is why the component
        -- waits for its next check).
        cs.new_publisher_version, cs.new_publisher, cs.pin_downgrade, cs.pin_downgraded_at,
+       -- What the offered npm update brings (readmodel.Signal, most
+       -- pressing first; null: nothing).
+       (cs.registry_facts->'brings')::jsonb AS brings,
        -- What needs attention (the attention filter), as the summary
        -- counts it: one definition.
        upcheck_needs_attention(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.provenance_lost,
@@ -119,6 +122,7 @@ type CatalogAllRow struct {
 	NewPublisher        *string
 	PinDowngrade        *string
 	PinDowngradedAt     *time.Time
+	Brings              []byte
 	NeedsAttention      bool
 	FixVersion          *string
 	SortRank            int32
@@ -198,6 +202,7 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.NewPublisher,
 			&i.PinDowngrade,
 			&i.PinDowngradedAt,
+			&i.Brings,
 			&i.NeedsAttention,
 			&i.FixVersion,
 			&i.SortRank,

@@ -432,6 +432,22 @@ WITH facts AS (
     WHERE cs.new_publisher_version IS NOT NULL
       AND cs.code = ANY ($3::text[])
     UNION ALL
+    -- What the offered npm update brings (docs/npm.md "What an update
+    -- brings"): once per component, version, signal and what it names (a
+    -- script's text by its hash: a changed text is told again).
+    SELECT 'trust_downgrade',
+           cs.code || '@' || (s->'args'->>'version') || '/' || (s->>'kind')
+               || coalesce('/' || nullif(s->'args'->>'name', ''), '') || coalesce('@' || (s->'args'->>'sha256'), ''),
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'kind', s->>'kind',
+                              'version', s->'args'->>'version', 'signal', s),
+           NULL, NULL, NULL
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(cs.registry_facts->'brings') = 'array'
+                                                 THEN cs.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
+    WHERE cs.update_available
+      AND cs.code = ANY ($3::text[])
+    UNION ALL
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),

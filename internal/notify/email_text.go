@@ -64,6 +64,9 @@ type eventPayload struct {
 	Kind    string `json:"kind"`
 	Account string `json:"account"`
 	Reason  string `json:"reason"`
+	// Signal, for a trust_downgrade of what an update brings (kind a
+	// readmodel.SignalKind), is the signal as stored; nil otherwise.
+	Signal *readmodel.Signal `json:"signal"`
 }
 
 // advisoryRef names an advisory: its id and other databases' ids for it.

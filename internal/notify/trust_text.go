@@ -18,6 +18,12 @@ import (
 // installed and version are already clean.
 func wordTrustDowngrade(it *mailItem, p eventPayload, name, installed, version string) {
 	it.rank = rankLost
+	if p.Signal != nil {
+		it.subject = "What " + version + " of " + name + " brings"
+		it.Title = "Before you install " + name + " " + version + ": " + clean(readmodel.SignalText(*p.Signal), 800)
+		it.Details = []string{"A signal to check, not a block: read what it adds before you install it."}
+		return
+	}
 	switch readmodel.TrustDowngradeKind(p.Kind) {
 	case readmodel.DowngradePin:
 		src := clean(p.Source, 200)
@@ -46,6 +52,9 @@ func wordTrustDowngrade(it *mailItem, p eventPayload, name, installed, version s
 // trustChatText words a trust_downgrade for a chat; name, installed and
 // version are already escaped.
 func trustChatText(p eventPayload, name, installed, version string) string {
+	if p.Signal != nil {
+		return "upcheck: before you install " + name + " " + version + ": " + chat(readmodel.SignalText(*p.Signal), chatSummaryMax)
+	}
 	switch readmodel.TrustDowngradeKind(p.Kind) {
 	case readmodel.DowngradePin:
 		text := "upcheck: trust downgrade: a manifest sync lowered the trust of the source " + chat(p.Source, chatSourceMax)

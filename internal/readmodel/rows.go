@@ -97,6 +97,9 @@ type CatalogRow struct {
 	// not). Nil: none. Trust downgrades, as ProvenanceLost.
 	NewPublisher *NewPublisher
 	PinDowngrade *PinDowngrade
+	// Brings are the signals of what the offered npm update brings
+	// (RegistryFacts.Brings), most pressing first; nil: none.
+	Brings []Signal
 }
 
 // RunRow is one row of the check history: one run, or refusals folded

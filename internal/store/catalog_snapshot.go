@@ -136,4 +136,7 @@ func policyFacts(row *readmodel.CatalogRow, r *db.CatalogAllRow) {
 	if r.PinDowngrade != nil && r.PinDowngradedAt != nil {
 		row.PinDowngrade = &readmodel.PinDowngrade{Reason: *r.PinDowngrade, At: r.PinDowngradedAt.UTC()}
 	}
+	if len(r.Brings) > 0 && json.Unmarshal(r.Brings, &row.Brings) != nil {
+		row.Brings = nil // as stored by an older build: said again after the next check
+	}
 }

@@ -86,6 +86,10 @@ type catalogEntry struct {
 	// lowered the trust of the source's pinned keys; null: none.
 	NewPublisher *readmodel.NewPublisher `json:"new_publisher"`
 	PinDowngrade *readmodel.PinDowngrade `json:"pin_downgrade"`
+	// Brings are the signals of what the offered npm update brings
+	// (docs/npm.md "What an update brings"), most pressing first; empty:
+	// none.
+	Brings []readmodel.Signal `json:"brings"`
 }
 
 // catalogBody is a catalog row as GET /api/admin/plugins/updates lists it.
@@ -101,6 +105,7 @@ func catalogBody(e readmodel.CatalogRow) catalogEntry {
 		LastError: opt(e.LastError), EvalError: opt(e.EvalError), LastErrorKind: opt(e.LastErrorKind), SecuritySince: e.SecuritySince,
 		DismissedAdvisories: e.Dismissed, DismissedUntil: e.DismissedUntil, Policy: catalogPolicy(e.Policy),
 		Waiting: e.Waiting, Held: e.Held, Skipped: e.Skipped, NewPublisher: e.NewPublisher, PinDowngrade: e.PinDowngrade,
+		Brings: append([]readmodel.Signal{}, e.Brings...),
 	}
 }
 

@@ -1,0 +1,52 @@
+package views
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// What an offered update brings is a section of the detail page and a
+// badge of the catalog's row, each signal worded by readmodel.SignalText,
+// most pressing first; a script's text is escaped.
+func TestPagesSayWhatAnUpdateBrings(t *testing.T) {
+	t.Parallel()
+	first := time.Date(2026, 3, 31, 0, 0, 0, 0, time.UTC)
+	released := first.Add(41 * time.Minute)
+	signals := []readmodel.Signal{
+		{Kind: readmodel.SignalInstallScript, Args: readmodel.SignalArgs{Version: "2.5.0", Name: "postinstall", Added: true,
+			Text: `node -e "<script>alert(1)</script>"`, SHA256: strings.Repeat("a", 64)}},
+		{Kind: readmodel.SignalYoungDependency, Args: readmodel.SignalArgs{Version: "2.5.0", Name: "plain-crypto-js",
+			DependencyVersion: "4.2.1", FirstPublished: &first, Released: &released}},
+	}
+	p := npmDetail()
+	p.Registry.Brings = signals
+	root := doc(t, ComponentDetail(p))
+	items := byTestID(root, "brings-signal")
+	if len(items) != 2 {
+		t.Fatalf("%d signals shown, want 2", len(items))
+	}
+	if got := text(items[0]); got != `2.5.0 adds a postinstall script: "node -e \"<script>alert(1)</script>\""` {
+		t.Errorf("script: %q", got)
+	}
+	if got := text(items[1]); got != "2.5.0 adds plain-crypto-js 4.2.1, a package first published 41 minutes before this release" {
+		t.Errorf("dependency: %q", got)
+	}
+	if strings.Contains(render(t, ComponentDetail(p)), "<script>alert") {
+		t.Error("a script's text reaches the page unescaped")
+	}
+	p.Registry.Brings = nil
+	if got := byTestID(doc(t, ComponentDetail(p)), "detail-brings"); len(got) != 0 {
+		t.Error("the section is shown for an update that brings nothing")
+	}
+
+	rows := []readmodel.CatalogRow{{Code: "acme-blog", Name: "Blog", Installed: "2.3.0", SourceURL: "npm:@acme/blog",
+		SourceKind: readmodel.SourceNpm, Package: "@acme/blog", Evaluated: true, LastSuccessAt: ago(0), UpdateAvailable: true,
+		UpdateVersion: "2.5.0", Brings: signals}}
+	status := text(one(t, doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Rows: rows, Page: 1, Total: 1})), "catalog-status"))
+	if !strings.Contains(status, `Update brings: 2.5.0 adds a postinstall script`) || !strings.Contains(status, "(and 1 more)") {
+		t.Errorf("catalog row: %q", status)
+	}
+}
