@@ -208,6 +208,15 @@ BEGIN
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.new_publisher_version IS NOT NULL
         UNION ALL
+        -- What the offered npm update brings (EventPlan keys it the same).
+        SELECT 'trust_downgrade:' || r.code || '@' || (s->'args'->>'version') || '/' || (s->>'kind')
+                   || coalesce('/' || nullif(s->'args'->>'name', ''), '') || coalesce('@' || (s->'args'->>'sha256'), ''),
+               false, NULL, NULL, NULL, NULL
+        FROM component_results r
+        CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(r.registry_facts->'brings') = 'array'
+                                                     THEN r.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
+        WHERE r.code = ANY (codes) AND r.update_available
+        UNION ALL
         SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL, NULL, NULL, NULL
         FROM component_results r
         WHERE r.code = ANY (codes) AND r.update_available
