@@ -109,6 +109,9 @@ func npmRound(ctx context.Context, binary string, cluster *devdb.Cluster, reg *r
 	if reg.Plain.Load() {
 		return nil
 	}
+	if err := npmBrings(ctx, reg, wall, prefix); err != nil {
+		return err
+	}
 
 	before := reg.NotModified.Load()
 	res304, rss304, err := check(binary, env)

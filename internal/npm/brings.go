@@ -108,7 +108,8 @@ func SourceOf(spec string) string {
 		return SourceFile
 	}
 	// user/repo (optionally #ref): a slash, no space, not a scope.
-	if i := strings.IndexByte(s, '/'); i > 0 && !strings.HasPrefix(s, "@") && !strings.ContainsAny(s, " <>=^~|") {
+	repo, _, _ := strings.Cut(s, "#")
+	if i := strings.IndexByte(repo, '/'); i > 0 && !strings.HasPrefix(repo, "@") && !strings.ContainsAny(repo, " <>=^~|") {
 		return SourceGitHub
 	}
 	return ""
