@@ -12,6 +12,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -43,46 +44,74 @@ func newDependencyDocs() *dependencyDocs {
 	return &dependencyDocs{fetched: map[string]*dependencyFacts{}, waits: map[string]chan struct{}{}}
 }
 
-// get is the facts of name's document, fetched through c's npm client the
-// first time a source of the check asks (later ones wait for that
-// fetch); nil when it cannot be read or the cap is reached.
-func (d *dependencyDocs) get(ctx context.Context, c *Checker, name string) *dependencyFacts {
+// getAll is the facts of the documents of names (nil for one that
+// cannot be read or is past the cap): those no source of the check asked
+// for yet are fetched at once, in parallel through c's npm client and its
+// fetcher's limits; those another source is fetching are waited for.
+func (d *dependencyDocs) getAll(ctx context.Context, c *Checker, names []string) map[string]*dependencyFacts {
+	var mine []string
+	var others []chan struct{}
 	d.mu.Lock()
-	if wait, ok := d.waits[name]; ok {
-		d.mu.Unlock()
+	for _, name := range names {
+		if wait, ok := d.waits[name]; ok {
+			others = append(others, wait)
+			continue
+		}
+		if len(d.waits) >= MaxDependencyDocuments {
+			continue
+		}
+		d.waits[name] = make(chan struct{})
+		mine = append(mine, name)
+	}
+	d.mu.Unlock()
+
+	got := make([]*dependencyFacts, len(mine))
+	var reqs []fetch.Request
+	var prs []*npm.PackageRequest
+	var at []int
+	for i, name := range mine {
+		pr, err := c.npm.PackageRequest(npm.Name(name), "", "")
+		if err != nil {
+			continue
+		}
+		reqs, prs, at = append(reqs, pr.Request), append(prs, pr), append(at, i)
+	}
+	_ = c.npm.Fetcher.Run(ctx, reqs, func(ctx context.Context, k int, resp fetch.Response, err error) {
+		fetched, err := prs[k].Result(resp, err)
+		if err != nil || fetched.Package == nil {
+			if err != nil && ctx.Err() == nil {
+				c.logger.WarnContext(ctx, "an added dependency's document was not read", "package", mine[at[k]], "error", err)
+			}
+			return
+		}
+		facts := &dependencyFacts{published: fetched.Package.Published, latest: fetched.Package.DistTags["latest"]}
+		for _, t := range fetched.Package.Published {
+			if facts.first.IsZero() || t.Before(facts.first) {
+				facts.first = t
+			}
+		}
+		got[at[k]] = facts
+	})
+	d.mu.Lock()
+	for i, name := range mine {
+		d.fetched[name] = got[i]
+		close(d.waits[name])
+	}
+	d.mu.Unlock()
+	for _, wait := range others {
 		select {
 		case <-wait:
 		case <-ctx.Done():
 			return nil
 		}
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.fetched[name]
 	}
-	if len(d.waits) >= MaxDependencyDocuments {
-		d.mu.Unlock()
-		return nil
-	}
-	wait := make(chan struct{})
-	d.waits[name] = wait
-	d.mu.Unlock()
-	defer close(wait)
-
-	var facts *dependencyFacts
-	if got, err := c.npm.Package(ctx, npm.Name(name), "", ""); err == nil && got.Package != nil {
-		facts = &dependencyFacts{published: got.Package.Published, latest: got.Package.DistTags["latest"]}
-		for _, t := range got.Package.Published {
-			if facts.first.IsZero() || t.Before(facts.first) {
-				facts.first = t
-			}
-		}
-	} else if err != nil && ctx.Err() == nil {
-		c.logger.WarnContext(ctx, "an added dependency's document was not read", "package", name, "error", err)
-	}
+	out := make(map[string]*dependencyFacts, len(names))
 	d.mu.Lock()
-	d.fetched[name] = facts
-	d.mu.Unlock()
-	return facts
+	defer d.mu.Unlock()
+	for _, name := range names {
+		out[name] = d.fetched[name]
+	}
+	return out
 }
 
 // keepInstalledAndNewer keeps the manifests of the versions installed
@@ -139,23 +168,25 @@ func (c *Checker) readDependencies(ctx context.Context, p pending, deps *depende
 	for _, in := range p.job.inputs() {
 		installed[in.Code] = in.InstalledVersion
 	}
-	read := map[string]*dependencyFacts{}
+	seen := map[string]bool{}
+	var names []string
 	for _, r := range p.results {
 		if r.UpdateVersion == "" {
 			continue
 		}
 		for _, d := range addedDependencies(n.pkg, installed[r.Code], r.UpdateVersion) {
-			if _, done := read[d.Name]; done {
-				continue
-			}
-			read[d.Name] = deps.get(ctx, c, d.Name)
-			if ctx.Err() != nil {
-				return p, false
+			if !seen[d.Name] {
+				seen[d.Name] = true
+				names = append(names, d.Name)
 			}
 		}
 	}
-	if len(read) == 0 {
+	if len(names) == 0 {
 		return p, true
+	}
+	read := deps.getAll(ctx, c, names)
+	if ctx.Err() != nil {
+		return p, false
 	}
 	doc := *p.doc
 	nd := *n
