@@ -90,7 +90,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		{name: "http server", run: func(ctx context.Context) error { return a.serveHTTP(ctx, ln) }},
 		// Sessions, throttling rows, old history: once a day on every instance.
 		{name: "housekeeping", run: func(ctx context.Context) error {
-			housekeeping.New(a.Store, a.Auth, logger).Every(ctx, time.Minute, 24*time.Hour)
+			housekeeping.New(a.Store, a.Auth, logger, housekeeping.WithTreeHistory(cfg.TreeHistoryRetention)).Every(ctx, time.Minute, 24*time.Hour)
 			return nil
 		}},
 	}
