@@ -55,7 +55,7 @@ type TreeWrite struct {
 	Path     string
 	FileHash [32]byte // sha256 of the file's bytes
 	// Tree is the tree read, sorted (tree.Tree.Sort); Reach is its
-	// Reach().
+	// Reach(), read by Prepare when nil.
 	Tree  *tree.Tree
 	Reach map[string]*tree.Reach
 	// Components maps a direct dependency of the site (a tree.Via's
@@ -67,20 +67,25 @@ type TreeWrite struct {
 	Epoch int64
 
 	prepared  bool
+	hashed    bool
 	treeHash  [32]byte
 	headsHash [32]byte
 	packages  []treePackageRow
 	edges     []treeEdgeRow
 }
 
-// Prepare encodes w's rows and hashes them: TreeWrite does it when w is
-// not prepared yet, but a caller does it before taking the lease's lock,
-// which TreeWrite then holds only for the database's part.
+// Prepare encodes w's rows and hashes them (and reads w.Tree.Reach when
+// w.Reach is nil): TreeWrite does it when the tree changed and w is not
+// prepared yet, but a caller does it before taking the lease's lock, which
+// TreeWrite then holds only for the database's part.
 func (w *TreeWrite) Prepare() error {
 	if w.prepared {
 		return nil
 	}
-	w.treeHash, w.headsHash = w.Tree.Hash(), headsHash(w.Components)
+	w.hash()
+	if w.Reach == nil {
+		w.Reach = w.Tree.Reach()
+	}
 	w.packages = make([]treePackageRow, len(w.Tree.Packages))
 	for i, p := range w.Tree.Packages {
 		row, err := packageRow(p, *w)
@@ -99,6 +104,22 @@ func (w *TreeWrite) Prepare() error {
 	}
 	w.prepared = true
 	return nil
+}
+
+// hash reads the hashes that say whether w is the tree stored.
+func (w *TreeWrite) hash() {
+	if !w.hashed {
+		w.treeHash, w.headsHash, w.hashed = w.Tree.Hash(), headsHash(w.Components), true
+	}
+}
+
+// Unchanged says whether w is the tree st holds: the same components, and
+// the same file or the same tree. TreeWrite of such a w writes the state's
+// row alone, so a caller need not Prepare it.
+func (w *TreeWrite) Unchanged(st TreeState) bool {
+	w.hash()
+	return st.Epoch > 0 && bytes.Equal(st.HeadsHash, w.headsHash[:]) &&
+		(bytes.Equal(st.FileHash, w.FileHash[:]) || bytes.Equal(st.TreeHash, w.treeHash[:]))
 }
 
 // TreeWritten says what a TreeWrite changed.
@@ -124,9 +145,6 @@ type TreeWritten struct {
 // installed have their interval closed, the new ones an interval opened,
 // all at one instant of the database's clock.
 func (t *Tx) TreeWrite(ctx context.Context, w *TreeWrite) (TreeWritten, error) {
-	if err := w.Prepare(); err != nil {
-		return TreeWritten{}, err
-	}
 	st, err := t.q.TreeStateLock(ctx, t.tx)
 	if err != nil {
 		return TreeWritten{}, fmt.Errorf("write tree: state: %w", mapError(err))
@@ -135,15 +153,16 @@ func (t *Tx) TreeWrite(ctx context.Context, w *TreeWrite) (TreeWritten, error) {
 		return TreeWritten{}, fmt.Errorf("write tree: read at epoch %d, stored epoch %d: %w", w.Epoch, st.Epoch, ErrTreeMoved)
 	}
 	out := TreeWritten{At: st.Now}
-	treeHash, heads := w.treeHash, w.headsHash
-	if st.Epoch > 0 && bytes.Equal(st.HeadsHash, heads[:]) &&
-		(bytes.Equal(st.FileHash, w.FileHash[:]) || bytes.Equal(st.TreeHash, treeHash[:])) {
+	if w.Unchanged(TreeState{Epoch: st.Epoch, FileHash: st.FileHash, TreeHash: st.TreeHash, HeadsHash: st.HeadsHash}) {
 		out.Unchanged = true
 		err := t.q.TreeStateTouch(ctx, t.tx, db.TreeStateTouchParams{Path: w.Path, FileHash: w.FileHash[:], Now: st.Now})
 		if err != nil {
 			return TreeWritten{}, fmt.Errorf("write tree: state: %w", mapError(err))
 		}
 		return out, nil
+	}
+	if err := w.Prepare(); err != nil {
+		return TreeWritten{}, err
 	}
 	if err := t.treePackagesWrite(ctx, w, &out); err != nil {
 		return TreeWritten{}, err
@@ -155,8 +174,8 @@ func (t *Tx) TreeWrite(ctx context.Context, w *TreeWrite) (TreeWritten, error) {
 	if err != nil {
 		return TreeWritten{}, fmt.Errorf("write tree: history: %w", mapError(err))
 	}
-	err = t.q.TreeStateWrite(ctx, t.tx, db.TreeStateWriteParams{Path: w.Path, FileHash: w.FileHash[:], TreeHash: treeHash[:],
-		HeadsHash: heads[:], Packages: int32(len(w.Tree.Packages)), Now: st.Now})
+	err = t.q.TreeStateWrite(ctx, t.tx, db.TreeStateWriteParams{Path: w.Path, FileHash: w.FileHash[:], TreeHash: w.treeHash[:],
+		HeadsHash: w.headsHash[:], Packages: int32(len(w.Tree.Packages)), Now: st.Now})
 	if err != nil {
 		return TreeWritten{}, fmt.Errorf("write tree: state: %w", mapError(err))
 	}

@@ -57,18 +57,27 @@ func (s *TreeSyncer) Epoch(ctx context.Context) (int64, error) {
 
 // Sync stores r's tree, whole, in one transaction that holds the lease's
 // lock (store.Tx.TreeWrite): a check's fenced writes never see half of it,
-// and a sync killed midway leaves the tree stored before. The rows are
-// encoded and hashed before the lock is taken. It fails with
+// and a sync killed midway leaves the tree stored before. A changed tree's
+// rows are encoded and hashed before the lock is taken. It fails with
 // store.ErrTreeMoved, writing nothing, when another sync wrote the tree
 // since r's Epoch was read: the caller reads the epoch and the file again.
 func (s *TreeSyncer) Sync(ctx context.Context, r TreeRead) (TreeReport, error) {
-	w := &store.TreeWrite{Path: r.Path, FileHash: r.FileHash, Tree: r.Tree, Reach: r.Tree.Reach(),
-		Components: headComponents(r.Tree, r.Components), Epoch: r.Epoch}
-	if err := w.Prepare(); err != nil {
-		return TreeReport{}, err
+	w := &store.TreeWrite{Path: r.Path, FileHash: r.FileHash, Tree: r.Tree, Components: headComponents(r.Tree, r.Components),
+		Epoch: r.Epoch}
+	// An unchanged tree costs its hash and the state's row: its paths
+	// are not walked nor its rows encoded. A changed one is prepared here,
+	// outside the lock.
+	st, _, err := s.store.TreeState(ctx)
+	if err != nil {
+		return TreeReport{}, fmt.Errorf("sync the installed tree: %w", err)
+	}
+	if !w.Unchanged(st) {
+		if err := w.Prepare(); err != nil {
+			return TreeReport{}, err
+		}
 	}
 	var out store.TreeWritten
-	err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
+	err = s.lease.WithLock(ctx, func(tx *store.Tx) error {
 		var err error
 		out, err = tx.TreeWrite(ctx, w)
 		return err
