@@ -66,12 +66,13 @@ type TreeWrite struct {
 	// no state): the write is refused with ErrTreeMoved when it moved.
 	Epoch int64
 
-	prepared  bool
-	hashed    bool
-	treeHash  [32]byte
-	headsHash [32]byte
-	packages  []treePackageRow
-	edges     []treeEdgeRow
+	prepared   bool
+	hashed     bool // headsHash is read
+	treeHashed bool // treeHash is read
+	treeHash   [32]byte
+	headsHash  [32]byte
+	packages   []treePackageRow
+	edges      []treeEdgeRow
 }
 
 // Prepare encodes w's rows and hashes them (and reads w.Tree.Reach when
@@ -82,7 +83,10 @@ func (w *TreeWrite) Prepare() error {
 	if w.prepared {
 		return nil
 	}
-	w.hash()
+	if !w.hashed {
+		w.headsHash, w.hashed = headsHash(w.Components), true
+	}
+	w.treeHashOf()
 	if w.Reach == nil {
 		w.Reach = w.Tree.Reach()
 	}
@@ -106,20 +110,30 @@ func (w *TreeWrite) Prepare() error {
 	return nil
 }
 
-// hash reads the hashes that say whether w is the tree stored.
-func (w *TreeWrite) hash() {
+// Unchanged says whether w is the tree st holds: the same components, and
+// the same file or the same tree (the tree's hash is read only when the
+// file differs). TreeWrite of such a w writes the state's row alone, so a
+// caller need not Prepare it.
+func (w *TreeWrite) Unchanged(st TreeState) bool {
 	if !w.hashed {
-		w.treeHash, w.headsHash, w.hashed = w.Tree.Hash(), headsHash(w.Components), true
+		w.headsHash, w.hashed = headsHash(w.Components), true
 	}
+	if st.Epoch == 0 || !bytes.Equal(st.HeadsHash, w.headsHash[:]) {
+		return false
+	}
+	if bytes.Equal(st.FileHash, w.FileHash[:]) {
+		return true
+	}
+	h := w.treeHashOf()
+	return bytes.Equal(st.TreeHash, h[:])
 }
 
-// Unchanged says whether w is the tree st holds: the same components, and
-// the same file or the same tree. TreeWrite of such a w writes the state's
-// row alone, so a caller need not Prepare it.
-func (w *TreeWrite) Unchanged(st TreeState) bool {
-	w.hash()
-	return st.Epoch > 0 && bytes.Equal(st.HeadsHash, w.headsHash[:]) &&
-		(bytes.Equal(st.FileHash, w.FileHash[:]) || bytes.Equal(st.TreeHash, w.treeHash[:]))
+// treeHashOf is w.Tree.Hash(), read once.
+func (w *TreeWrite) treeHashOf() [32]byte {
+	if !w.treeHashed {
+		w.treeHash, w.treeHashed = w.Tree.Hash(), true
+	}
+	return w.treeHash
 }
 
 // TreeWritten says what a TreeWrite changed.

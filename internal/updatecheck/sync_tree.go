@@ -33,8 +33,8 @@ type TreeRead struct {
 	// Components are the lockfile's components, as the manifest sync
 	// wrote them: which of the site's direct dependencies each is.
 	Components *manifest.Manifest
-	// Epoch is TreeSyncer.Epoch as read before the file was.
-	Epoch int64
+	// State is TreeSyncer.State as read before the file was.
+	State store.TreeState
 }
 
 // TreeSyncer stores the installed tree a lockfile sync read, after the
@@ -48,11 +48,12 @@ type TreeSyncer struct {
 // lease).
 func NewTreeSyncer(c *Checker) *TreeSyncer { return &TreeSyncer{writer: c.writer} }
 
-// Epoch reads the stored tree's epoch (0: none stored). A sync reads it
-// before it reads the file, and names it in its TreeRead.
-func (s *TreeSyncer) Epoch(ctx context.Context) (int64, error) {
+// State reads the stored tree's state (its Epoch 0: none stored). A sync
+// reads it before it reads the file, and names it in its TreeRead: its
+// write is refused if another sync wrote since.
+func (s *TreeSyncer) State(ctx context.Context) (store.TreeState, error) {
 	st, _, err := s.store.TreeState(ctx)
-	return st.Epoch, err
+	return st, err
 }
 
 // Sync stores r's tree, whole, in one transaction that holds the lease's
@@ -60,24 +61,20 @@ func (s *TreeSyncer) Epoch(ctx context.Context) (int64, error) {
 // and a sync killed midway leaves the tree stored before. A changed tree's
 // rows are encoded and hashed before the lock is taken. It fails with
 // store.ErrTreeMoved, writing nothing, when another sync wrote the tree
-// since r's Epoch was read: the caller reads the epoch and the file again.
+// since r's State was read: the caller reads the state and the file again.
 func (s *TreeSyncer) Sync(ctx context.Context, r TreeRead) (TreeReport, error) {
 	w := &store.TreeWrite{Path: r.Path, FileHash: r.FileHash, Tree: r.Tree, Components: headComponents(r.Tree, r.Components),
-		Epoch: r.Epoch}
-	// An unchanged tree costs its hash and the state's row: its paths
-	// are not walked nor its rows encoded. A changed one is prepared here,
-	// outside the lock.
-	st, _, err := s.store.TreeState(ctx)
-	if err != nil {
-		return TreeReport{}, fmt.Errorf("sync the installed tree: %w", err)
-	}
-	if !w.Unchanged(st) {
+		Epoch: r.State.Epoch}
+	// An unchanged tree costs the state's row (and the tree's hash when
+	// the file differs): its paths are not walked nor its rows encoded. A
+	// changed one is prepared here, outside the lock.
+	if !w.Unchanged(r.State) {
 		if err := w.Prepare(); err != nil {
 			return TreeReport{}, err
 		}
 	}
 	var out store.TreeWritten
-	err = s.lease.WithLock(ctx, func(tx *store.Tx) error {
+	err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
 		var err error
 		out, err = tx.TreeWrite(ctx, w)
 		return err

@@ -45,12 +45,11 @@ func TestTreeSyncWaitsForTheLeaseLock(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	s := NewTreeSyncer(b.checker)
-	epoch, err := s.Epoch(ctx)
-	if err != nil || epoch != 0 {
-		t.Fatalf("epoch before any sync = %d, %v", epoch, err)
+	if st, err := s.State(ctx); err != nil || st.Epoch != 0 {
+		t.Fatalf("state before any sync = %+v, %v", st, err)
 	}
 	synced := make(chan error, 1)
-	err = b.lease.WithLock(ctx, func(*store.Tx) error {
+	err := b.lease.WithLock(ctx, func(*store.Tx) error {
 		go func() {
 			_, err := s.Sync(ctx, TreeRead{Path: "package-lock.json", FileHash: [32]byte{1}, Tree: treeOfSite("4.3.4"), Components: siteComponents})
 			synced <- err
@@ -89,23 +88,24 @@ func TestTreeSyncFromAStaleReadIsRefused(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	s := NewTreeSyncer(b.checker)
-	read := func(debug string, epoch int64) (TreeReport, error) {
+	read := func(debug string, st store.TreeState) (TreeReport, error) {
 		return s.Sync(ctx, TreeRead{Path: "package-lock.json", FileHash: [32]byte{debug[len(debug)-1]}, Tree: treeOfSite(debug),
-			Components: siteComponents, Epoch: epoch})
+			Components: siteComponents, State: st})
 	}
-	if _, err := read("4.3.4", 0); err != nil {
+	stale, _ := s.State(ctx)
+	if _, err := read("4.3.4", stale); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := read("4.3.5", 0); !errors.Is(err, store.ErrTreeMoved) {
+	if _, err := read("4.3.5", stale); !errors.Is(err, store.ErrTreeMoved) {
 		t.Fatalf("sync from a stale read: %v, want store.ErrTreeMoved", err)
 	}
-	epoch, _ := s.Epoch(ctx)
-	rep, err := read("4.3.5", epoch)
+	now, _ := s.State(ctx)
+	rep, err := read("4.3.5", now)
 	if err != nil || rep.Changed != 1 || rep.Installed != 1 || rep.Uninstalled != 1 || rep.Unchanged {
 		t.Fatalf("sync read again = %+v, %v; want debug changed, 4.3.5 installed, 4.3.4 uninstalled", rep, err)
 	}
-	epoch, _ = s.Epoch(ctx)
-	if rep, err := read("4.3.5", epoch); err != nil || !rep.Unchanged {
+	now, _ = s.State(ctx)
+	if rep, err := read("4.3.5", now); err != nil || !rep.Unchanged {
 		t.Fatalf("unchanged sync = %+v, %v", rep, err)
 	}
 }
