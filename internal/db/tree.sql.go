@@ -46,6 +46,15 @@ func (q *Queries) TreeEdgeHashes(ctx context.Context, db DBTX) ([]TreeEdgeHashes
 	return items, nil
 }
 
+type TreeEdgesAddParams struct {
+	FromID  string
+	Name    string
+	Kind    string
+	Range   string
+	ToID    *string
+	RowHash []byte
+}
+
 const treeEdgesDelete = `-- name: TreeEdgesDelete :execrows
 DELETE FROM tree_edges t
 USING jsonb_array_elements($1::jsonb) k
@@ -103,6 +112,24 @@ func (q *Queries) TreePackageHashes(ctx context.Context, db DBTX) ([]TreePackage
 		return nil, err
 	}
 	return items, nil
+}
+
+type TreePackagesAddParams struct {
+	ID            string
+	Name          string
+	Alias         string
+	Version       string
+	Dev           bool
+	Optional      bool
+	Peer          bool
+	Source        string
+	Resolved      string
+	Integrity     string
+	InstallScript bool
+	DevOnly       bool
+	Via           []byte
+	Components    []string
+	RowHash       []byte
 }
 
 const treePackagesByName = `-- name: TreePackagesByName :many
@@ -241,8 +268,8 @@ SET name = excluded.name, alias = excluded.alias, version = excluded.version, de
     via = excluded.via, components = excluded.components, row_hash = excluded.row_hash
 `
 
-// Writes the rows of @packages (a JSON array, store.treePackageRow), new
-// or changed: a sync sends only those whose hash differs from the stored
+// Writes the rows of @packages (a JSON array, store.treePackageRow) that
+// changed: a sync sends only those whose hash differs from the stored
 // row's. Each row is looked up by its key.
 func (q *Queries) TreePackagesPut(ctx context.Context, db DBTX, packages []byte) error {
 	_, err := db.Exec(ctx, treePackagesPut, packages)
@@ -334,6 +361,34 @@ type TreeStateTouchParams struct {
 func (q *Queries) TreeStateTouch(ctx context.Context, db DBTX, arg TreeStateTouchParams) error {
 	_, err := db.Exec(ctx, treeStateTouch, arg.Path, arg.FileHash, arg.Now)
 	return err
+}
+
+const treeStateTouchAt = `-- name: TreeStateTouchAt :one
+UPDATE tree_state
+SET path = $1, file_hash = $2, synced_at = clock_timestamp(), epoch = epoch + 1
+WHERE epoch = $3 AND set_config('synchronous_commit', 'off', true) = 'off'
+RETURNING synced_at
+`
+
+type TreeStateTouchAtParams struct {
+	Path     string
+	FileHash []byte
+	Epoch    int64
+}
+
+// TreeStateTouch for a sync that found the tree unchanged from the state
+// it read at @epoch, outside any lock: it moves synced_at (on the
+// database's clock) and the epoch only while the state is still the one
+// read (a compare-and-set on the epoch; no row: another sync wrote). Its
+// commit does not wait for the WAL's flush (synchronous_commit off for
+// this statement's transaction alone): it records only when the file was
+// last read, and a crash that loses it loses that time, which the next
+// sync writes again; every other write of the tree waits for its flush.
+func (q *Queries) TreeStateTouchAt(ctx context.Context, db DBTX, arg TreeStateTouchAtParams) (time.Time, error) {
+	row := db.QueryRow(ctx, treeStateTouchAt, arg.Path, arg.FileHash, arg.Epoch)
+	var synced_at time.Time
+	err := row.Scan(&synced_at)
+	return synced_at, err
 }
 
 const treeStateWrite = `-- name: TreeStateWrite :exec

@@ -136,6 +136,22 @@ func (w *TreeWrite) treeHashOf() [32]byte {
 	return w.treeHash
 }
 
+// TreeTouch records a sync that found the tree unchanged (TreeWrite's
+// Unchanged) from the state it read at epoch: the state's synced_at moves
+// to the database's now, and its epoch by one, in one statement that takes
+// no lock beyond the row's, and only while the state is the one read
+// (ErrTreeMoved otherwise). It returns the new synced_at.
+func (e *Executor) TreeTouch(ctx context.Context, epoch int64, path string, fileHash [32]byte) (time.Time, error) {
+	at, err := e.q.TreeStateTouchAt(ctx, e.dbtx, db.TreeStateTouchAtParams{Path: path, FileHash: fileHash[:], Epoch: epoch})
+	if err != nil {
+		if err = mapError(err); errors.Is(err, ErrNotFound) {
+			return time.Time{}, fmt.Errorf("touch tree: read at epoch %d: %w", epoch, ErrTreeMoved)
+		}
+		return time.Time{}, fmt.Errorf("touch tree: %w", err)
+	}
+	return at, nil
+}
+
 // TreeWritten says what a TreeWrite changed.
 type TreeWritten struct {
 	// Unchanged: the stored tree was this one (same file, or same tree
@@ -210,8 +226,8 @@ func headsHash(m map[string]string) [32]byte {
 }
 
 // treePackagesWrite makes tree_packages w's: it reads the stored rows'
-// hashes, sends the rows whose hash differs (new or changed) and deletes
-// those w no longer has.
+// hashes, copies the new rows in (COPY), sends those whose hash differs
+// and deletes those w no longer has.
 func (t *Tx) treePackagesWrite(ctx context.Context, w *TreeWrite, out *TreeWritten) error {
 	stored, err := t.q.TreePackageHashes(ctx, t.tx)
 	if err != nil {
@@ -222,18 +238,29 @@ func (t *Tx) treePackagesWrite(ctx context.Context, w *TreeWrite, out *TreeWritt
 		have[r.ID] = r.RowHash
 	}
 	var put []treePackageRow
+	var add []db.TreePackagesAddParams
 	for _, row := range w.packages {
 		old, existed := have[row.ID]
 		delete(have, row.ID)
 		switch {
 		case !existed:
-			out.Added++
+			via, err := json.Marshal(row.Via)
+			if err != nil {
+				return fmt.Errorf("write tree: %w", err)
+			}
+			add = append(add, db.TreePackagesAddParams{ID: row.ID, Name: row.Name, Alias: row.Alias, Version: row.Version,
+				Dev: row.Dev, Optional: row.Optional, Peer: row.Peer, Source: string(row.Source), Resolved: row.Resolved,
+				Integrity: row.Integrity, InstallScript: row.InstallScript, DevOnly: row.DevOnly, Via: via,
+				Components: row.Components, RowHash: row.hash})
 		case string(old) != string(row.hash):
-			out.Changed++
-		default:
-			continue
+			put = append(put, row)
 		}
-		put = append(put, row)
+	}
+	out.Added, out.Changed = len(add), len(put)
+	if len(add) > 0 {
+		if _, err := t.q.TreePackagesAdd(ctx, t.tx, add); err != nil {
+			return fmt.Errorf("write tree: packages: %w", mapError(err))
+		}
 	}
 	if len(put) > 0 {
 		b, err := json.Marshal(put)
@@ -265,19 +292,28 @@ func (t *Tx) treeEdgesWrite(ctx context.Context, w *TreeWrite, out *TreeWritten)
 		have[treeEdgeKey{r.FromID, r.Name, tree.Kind(r.Kind)}] = r.RowHash
 	}
 	var put []treeEdgeRow
+	var add []db.TreeEdgesAddParams
 	for _, row := range w.edges {
 		key := row.treeEdgeKey
 		old, existed := have[key]
 		delete(have, key)
 		switch {
 		case !existed:
-			out.EdgesAdded++
+			var to *string
+			if row.To != "" {
+				to = &row.To
+			}
+			add = append(add, db.TreeEdgesAddParams{FromID: row.From, Name: row.Name, Kind: string(row.Kind), Range: row.Range,
+				ToID: to, RowHash: row.hash})
 		case string(old) != string(row.hash):
-			out.EdgesChanged++
-		default:
-			continue
+			put = append(put, row)
 		}
-		put = append(put, row)
+	}
+	out.EdgesAdded, out.EdgesChanged = len(add), len(put)
+	if len(add) > 0 {
+		if _, err := t.q.TreeEdgesAdd(ctx, t.tx, add); err != nil {
+			return fmt.Errorf("write tree: edges: %w", mapError(err))
+		}
 	}
 	if len(put) > 0 {
 		b, err := json.Marshal(put)

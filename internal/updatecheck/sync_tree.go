@@ -65,13 +65,19 @@ func (s *TreeSyncer) State(ctx context.Context) (store.TreeState, error) {
 func (s *TreeSyncer) Sync(ctx context.Context, r TreeRead) (TreeReport, error) {
 	w := &store.TreeWrite{Path: r.Path, FileHash: r.FileHash, Tree: r.Tree, Components: headComponents(r.Tree, r.Components),
 		Epoch: r.State.Epoch}
-	// An unchanged tree costs the state's row (and the tree's hash when
-	// the file differs): its paths are not walked nor its rows encoded. A
-	// changed one is prepared here, outside the lock.
-	if !w.Unchanged(r.State) {
-		if err := w.Prepare(); err != nil {
-			return TreeReport{}, err
+	// An unchanged tree costs one statement (and the tree's hash when the
+	// file differs): its paths are not walked, its rows not encoded, and
+	// the lease's lock is not taken, since no row but the state's moves.
+	// A changed one is prepared here, outside the lock.
+	if w.Unchanged(r.State) {
+		if _, err := s.store.TreeTouch(ctx, r.State.Epoch, r.Path, r.FileHash); err != nil {
+			return TreeReport{}, fmt.Errorf("sync the installed tree: %w", err)
 		}
+		s.logger.InfoContext(ctx, "installed tree synced", "path", r.Path, "packages", len(r.Tree.Packages), "unchanged", true)
+		return TreeReport{Packages: len(r.Tree.Packages), Unchanged: true}, nil
+	}
+	if err := w.Prepare(); err != nil {
+		return TreeReport{}, err
 	}
 	var out store.TreeWritten
 	err := s.lease.WithLock(ctx, func(tx *store.Tx) error {

@@ -108,4 +108,13 @@ func TestTreeSyncFromAStaleReadIsRefused(t *testing.T) {
 	if rep, err := read("4.3.5", now); err != nil || !rep.Unchanged {
 		t.Fatalf("unchanged sync = %+v, %v", rep, err)
 	}
+	// The unchanged sync, which takes no lock, moved the epoch too: one
+	// that read the state before it is refused, unchanged or not.
+	if _, err := read("4.3.5", now); !errors.Is(err, store.ErrTreeMoved) {
+		t.Fatalf("unchanged sync from a stale read: %v, want store.ErrTreeMoved", err)
+	}
+	after, _ := s.State(ctx)
+	if after.Epoch != now.Epoch+1 || !after.SyncedAt.After(now.SyncedAt) || !after.ChangedAt.Equal(now.ChangedAt) {
+		t.Fatalf("state after the unchanged sync = %+v, was %+v; want the epoch and synced_at moved, changed_at not", after, now)
+	}
 }
