@@ -57,6 +57,7 @@ var txOnly = map[string]string{
 	"treeEdgesWrite":          "TreeWrite's edges, after its state row's lock",
 	"TreeWrite":               "its state row's lock (FOR UPDATE) and the lease's advisory lock (lease.Manager.WithLock) last until the commit: the whole tree or nothing, never beside another sync's",
 
+	"TreeFixesSave":     fenced,
 	"FeedBegin":         fenced,
 	"FeedComplete":      fenced + ", after the re-evaluation it clears the pending components of",
 	"FeedFail":          fenced,
