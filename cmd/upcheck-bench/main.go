@@ -98,7 +98,7 @@ func run(binary, dataDir string) error {
 		part := syncHolds
 		switch only {
 		case "tree":
-			part = treeSync
+			part = func(ctx context.Context, c *devdb.Cluster) error { return treeSync(ctx, binary, c) }
 		case "npm":
 			part = func(ctx context.Context, c *devdb.Cluster) error { return npmCheck(ctx, binary, c) }
 		case "feeds":
@@ -169,7 +169,7 @@ func run(binary, dataDir string) error {
 	}
 
 	// 10. The installed tree of a lockfile of 3,000 packages: first sync, unchanged, 10 changed.
-	if err := treeSync(ctx, cluster); err != nil {
+	if err := treeSync(ctx, binary, cluster); err != nil {
 		return err
 	}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -29,8 +30,9 @@ const treePackages = 3000
 // synced again unchanged, then with 10 packages at another version. It
 // reports each sync's wall time, the longest hold of the lease's lock, the
 // unchanged sync's ratio to the first (target ≤ 0.02) and the process's
-// peak RSS (this part alone runs in the bench's process: -only tree).
-func treeSync(ctx context.Context, cluster *devdb.Cluster) error {
+// peak RSS; then the real binary's lockfile sync of the same tree, first
+// and unchanged, its wall time and peak RSS (target < 200 MiB).
+func treeSync(ctx context.Context, binary string, cluster *devdb.Cluster) error {
 	name := fmt.Sprintf("bench_tree_%d", time.Now().Unix())
 	if err := cluster.CreateDatabase(ctx, name); err != nil {
 		return err
@@ -115,8 +117,49 @@ func treeSync(ctx context.Context, cluster *devdb.Cluster) error {
 	ratio := walls["tree_unchanged_sync"].Seconds() / walls["tree_first_sync"].Seconds()
 	report("tree_unchanged_ratio", ratio, "x first", "<= 0.02", yes(ratio <= 0.02))
 	if kib, ok := vmHWM(fmt.Sprintf("/proc/%d/status", os.Getpid())); ok {
-		mib := float64(kib) / 1024
-		report("tree_bench_peak_rss", mib, "MiB", "< 200", yes(mib < 200))
+		report("tree_bench_peak_rss", float64(kib)/1024, "MiB", "", nil)
+	}
+	return treeCLI(ctx, binary, cluster)
+}
+
+// treeCLI runs the real binary's lockfile sync (`upcheck components sync
+// --lockfile`) of the same 3,000 packages, in a database of its own: the
+// first sync (the components, then the tree) and the same again, each its
+// wall time (the process's start included) and peak RSS.
+func treeCLI(ctx context.Context, binary string, cluster *devdb.Cluster) error {
+	name := fmt.Sprintf("bench_tree_cli_%d", time.Now().Unix())
+	if err := cluster.CreateDatabase(ctx, name); err != nil {
+		return err
+	}
+	defer dropDatabase(cluster, name)
+	dir, err := os.MkdirTemp("", "upcheck-bench-tree-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	lock := filepath.Join(dir, "package-lock.json")
+	body, err := lockgen.PackageLock(lockgen.Tree(treePackages, "http://127.0.0.1:4873/"), "bench-site")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(lock, body, 0o644); err != nil {
+		return err
+	}
+	env := []string{"UPCHECK_DATABASE_URL=" + cluster.URL(name), "UPCHECK_LOG_LEVEL=WARN", "UPCHECK_NPM_REGISTRY=http://127.0.0.1:4873/",
+		"PATH=" + os.Getenv("PATH")}
+	if out, err := command(binary, env, "", "migrate").CombinedOutput(); err != nil {
+		return fmt.Errorf("upcheck migrate: %v\n%s", err, out)
+	}
+	for _, step := range []string{"tree_cli_first_sync", "tree_cli_unchanged_sync"} {
+		cmd := command(binary, env, "", "components", "sync", "--lockfile", lock, "--core", lockgen.Name(0))
+		start := time.Now()
+		out, rss, err := peakRSS(cmd)
+		if err != nil {
+			return fmt.Errorf("%s: %v\n%s", step, err, out)
+		}
+		report(step+"_wall", time.Since(start).Seconds()*1000, "ms", "", nil)
+		mib := float64(rss) / 1024
+		report(step+"_peak_rss", mib, "MiB", "< 200", yes(mib < 200))
 	}
 	return nil
 }
