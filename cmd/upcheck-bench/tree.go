@@ -18,6 +18,7 @@ import (
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
@@ -62,7 +63,7 @@ func treeSync(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 	defer f.Close()
 	syncer := updatecheck.NewTreeSyncer(updatecheck.New(st, lm, f, quiet))
 	comps := &manifest.Manifest{Components: []manifest.Component{{Code: "core", Name: lockgen.Name(0), Version: "1.0.0",
-		Source: "npm:" + lockgen.Name(0)}}}
+		Source: npm.Source(npm.Name(lockgen.Name(0)))}}}
 
 	tr := lockgen.Tree(treePackages, "http://127.0.0.1:4873/")
 	var unchanged []time.Duration
