@@ -209,7 +209,7 @@ const (
 func Diff(pkg *Package, installed, offered string) (Brings, bool) {
 	iv, iok := pkg.Versions[installed]
 	ov, ook := pkg.Versions[offered]
-	if !iok || !ook {
+	if !iok || !ook || !iv.Kept || !ov.Kept {
 		return Brings{}, false
 	}
 	b := Brings{Version: offered, Installed: installed, Trust: TrustOf(ov), TrustInstalled: TrustOf(iv),

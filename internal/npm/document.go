@@ -58,6 +58,9 @@ type Version struct {
 	Optional         []string          `json:",omitempty"`
 	Scripts          map[string]Script `json:",omitempty"`
 	HasInstallScript bool              `json:",omitempty"`
+	// Kept: its manifest's dependencies and scripts were kept (so nil
+	// Dependencies means none, not unread).
+	Kept bool `json:",omitempty"`
 	// TrustedPublisher: the version was published through trusted
 	// publishing (_npmUser.trustedPublisher: a CI workflow's identity,
 	// no long-lived token), read for every version.
@@ -245,7 +248,7 @@ func decodeVersions(dec *jsontext.Decoder, into map[string]Version, keep KeepDep
 		out := Version{PeerDependencies: w.PeerDependencies, Dist: Dist{Integrity: w.Dist.Integrity, Shasum: w.Dist.Shasum,
 			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}, Publisher: publisherOf(json.RawMessage(w.NpmUser)),
 			TrustedPublisher: trustedPublisherOf(json.RawMessage(w.NpmUser)), Dependencies: kept.Dependencies,
-			Optional: kept.Optional, Scripts: kept.Scripts, HasInstallScript: kept.HasInstallScript}
+			Optional: kept.Optional, Scripts: kept.Scripts, HasInstallScript: kept.HasInstallScript, Kept: kept.Kept}
 		// deprecated is a message; some registries write false for none.
 		var msg string
 		if json.Unmarshal(w.Deprecated, &msg) == nil {
@@ -264,7 +267,7 @@ func decodeVersions(dec *jsontext.Decoder, into map[string]Version, keep KeepDep
 // one, as npm reads them), which are optional, its install-time scripts
 // (cut) and hasInstallScript.
 func keptOf(wd *wireVersionDeps) Version {
-	var out Version
+	out := Version{Kept: true}
 	deps := wd.Dependencies
 	if deps == nil && len(wd.OptionalDependencies) > 0 {
 		deps = make(map[string]string, len(wd.OptionalDependencies))

@@ -218,10 +218,13 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	}
 	fetched, err := pr.Result(resp, ferr)
 	stored := c.storedOf(j) // read once, and only when needed
-	if err == nil && fetched.Package == nil && stored() == nil {
-		// A 304 for a stored package that cannot be read (or none): ask
+	if err == nil && fetched.Package == nil && (stored() == nil || !keptFor(stored(), j)) {
+		// A 304 for a stored package that cannot be read (or none), or
+		// stored without the manifests of the versions installed now (a
+		// version installed since, or stored before they were kept): ask
 		// for the whole document, or every check would get the same 304.
 		if whole, werr := c.npm.PackageRequest(n.pkg, "", ""); werr == nil {
+			whole.Keep = pr.Keep
 			resp, ferr = c.fetcher.Fetch(ctx, whole.Request)
 			if fetch.IsCancelled(ctx, ferr) {
 				return pending{}, false

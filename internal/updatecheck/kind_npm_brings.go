@@ -275,3 +275,15 @@ func (f *dependencyFacts) pick(spec string) string {
 	}
 	return text
 }
+
+// keptFor reports whether pkg holds the manifests (npm.Version.Kept) of
+// every version j's components have installed that it lists: what an
+// update brings is read from them.
+func keptFor(pkg *npm.Package, j job) bool {
+	for _, comp := range j.components {
+		if v, listed := pkg.Versions[comp.InstalledVersion]; listed && !v.Kept {
+			return false
+		}
+	}
+	return true
+}

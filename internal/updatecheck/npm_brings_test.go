@@ -144,3 +144,29 @@ func equalKinds(a, b []readmodel.SignalKind) bool {
 	}
 	return true
 }
+
+// A package stored without the manifest of the version installed now (a
+// version installed since, older than any kept) is fetched whole again,
+// not left at the registry's 304: what the update brings over the version
+// installed now is then said.
+func TestNpmUpdateBringsReadsAVersionInstalledSince(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	script := map[string]string{"postinstall": "node bundle.js"}
+	r.Publish("@acme/hulud", "1.0.2", map[string]npmreg.Version{"1.0.0": {Published: day(2)},
+		"1.0.1": {Published: day(3), Scripts: script}, "1.0.2": {Published: day(4), Scripts: script}})
+	b.useRegistry(r)
+	core := manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"}
+	b.sync(core, manifest.Component{Code: "acme--hulud", Name: "Hulud", Version: "1.0.1", Source: "npm:@acme/hulud"})
+	b.run(lease.Operator)
+	if got := b.bringsOf("acme--hulud"); len(got) != 0 {
+		t.Fatalf("1.0.1 to 1.0.2, the same script: %v", kindsOf(got))
+	}
+	b.sync(core, manifest.Component{Code: "acme--hulud", Name: "Hulud", Version: "1.0.0", Source: "npm:@acme/hulud"})
+	b.run(lease.Operator)
+	if got := b.bringsOf("acme--hulud"); !equalKinds(kindsOf(got), []readmodel.SignalKind{readmodel.SignalInstallScript}) {
+		t.Errorf("1.0.0 to 1.0.2 after the check: %v, want the postinstall", kindsOf(got))
+	}
+}
