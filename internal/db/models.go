@@ -26,6 +26,7 @@ type AdvisoryDismissal struct {
 	EndedAt       *time.Time
 	EndedHow      *string
 	FromManifest  bool
+	Package       string
 }
 
 type AdvisoryDismissalsInForce struct {
@@ -509,6 +510,107 @@ type SourceTrust struct {
 	ChangedAt          *time.Time
 	CheckedAt          *time.Time
 	Epoch              int64
+}
+
+type TreeEdge struct {
+	FromID string
+	Name   string
+	Kind   string
+	Range  string
+	ToID   *string
+}
+
+type TreeEvaluation struct {
+	ID           bool
+	TreeHash     []byte
+	IntelVersion int64
+	EvaluatedAt  time.Time
+	Epoch        int64
+}
+
+type TreeExposure struct {
+	ID             int64
+	IntervalID     int64
+	Name           string
+	Version        string
+	AdvisoryID     string
+	Advisory       []byte
+	Malicious      bool
+	KnownExploited bool
+	InstalledAt    time.Time
+	RemovedAt      time.Time
+	FoundAt        time.Time
+	Epoch          int64
+}
+
+type TreeFinding struct {
+	Name           string
+	Version        string
+	AdvisoryID     string
+	Advisory       []byte
+	AdvisoryKeys   []string
+	Malicious      bool
+	KnownExploited bool
+	Epss           pgtype.Float4
+	Severity       string
+	FixedIn        *string
+	Withdrawn      bool
+	FoundAt        time.Time
+	Epoch          int64
+}
+
+type TreeFindingState struct {
+	Name           string
+	Version        string
+	AdvisoryID     string
+	Advisory       []byte
+	AdvisoryKeys   []string
+	Malicious      bool
+	KnownExploited bool
+	Epss           pgtype.Float4
+	Severity       string
+	FixedIn        *string
+	Withdrawn      bool
+	FoundAt        time.Time
+	Dev            bool
+	Instances      int32
+	Components     []string
+	Dismissed      bool
+}
+
+type TreePackage struct {
+	ID            string
+	Name          string
+	Alias         string
+	Version       string
+	Dev           bool
+	Optional      bool
+	Peer          bool
+	Source        string
+	Resolved      string
+	Integrity     string
+	InstallScript bool
+	DevOnly       bool
+	Via           []byte
+	Components    []string
+}
+
+type TreeState struct {
+	ID        bool
+	Path      string
+	FileHash  []byte
+	TreeHash  []byte
+	Packages  int32
+	SyncedAt  time.Time
+	ChangedAt time.Time
+}
+
+type TreeVersion struct {
+	ID          int64
+	Name        string
+	Version     string
+	InstalledAt time.Time
+	RemovedAt   *time.Time
 }
 
 type User struct {
