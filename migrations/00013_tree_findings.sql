@@ -137,6 +137,33 @@ JOIN LATERAL (SELECT bool_and(tp.dev OR tp.dev_only) AS dev, count(*)::integer A
               FROM tree_packages tp
               WHERE tp.name = f.name AND tp.version = f.version) p ON p.instances > 0;
 
+-- What in the tree needs attention, under the setting (dev_mode), one row
+-- each: the counted findings (upcheck_tree_counted) by their kind, the
+-- kinds of readmodel.AttentionKinds (malicious, known_exploited,
+-- vulnerable_no_fix, vulnerable), and the look-back's findings
+-- (tree_exposures) as readmodel.KindExposed ('exposed') until a dismissal
+-- of the advisory (for the package, or wherever it is) covers them. The
+-- one definition the summary, the badge, the banner and /metrics count
+-- the tree by.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_tree_attention(dev_mode text)
+RETURNS TABLE (kind text, name text, version text, advisory_id text, malicious boolean, dev boolean,
+               installed_at timestamptz, removed_at timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN f.malicious THEN 'malicious'
+                WHEN f.known_exploited THEN 'known_exploited'
+                WHEN coalesce((f.advisory->>'no_fix')::boolean, f.fixed_in IS NULL) THEN 'vulnerable_no_fix'
+                ELSE 'vulnerable' END,
+           f.name, f.version, f.advisory_id, f.malicious, f.dev, NULL::timestamptz, NULL::timestamptz
+    FROM tree_finding_state f
+    WHERE upcheck_tree_counted(dev_mode, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    UNION ALL
+    SELECT 'exposed', x.name, x.version, x.advisory_id, x.malicious, false, x.installed_at, x.removed_at
+    FROM tree_exposures x
+    WHERE NOT upcheck_tree_dismissed(x.name, x.advisory)
+$$;
+-- +goose StatementEnd
+
 -- The pages read both (the read model's cache is told, as for the
 -- components' results).
 CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tree_findings
@@ -147,6 +174,7 @@ CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
 -- +goose Down
 DROP TRIGGER read_model_changed ON tree_exposures;
 DROP TRIGGER read_model_changed ON tree_findings;
+DROP FUNCTION upcheck_tree_attention(text);
 DROP VIEW tree_finding_state;
 DROP FUNCTION upcheck_tree_shown(text, boolean, boolean);
 DROP FUNCTION upcheck_tree_counted(text, boolean, boolean, boolean, boolean);

@@ -135,18 +135,29 @@ WHERE component_code = '' AND package = @package::text AND advisory_id = @adviso
 RETURNING id, reason;
 
 -- name: TreeDismissalCreate :one
--- Dismisses the advisory as a tree finding lists it (its fingerprint),
--- for the package ('': wherever it is). No row comes back when no tree
--- finding lists such an advisory (for that package).
+-- Dismisses the advisory as a tree finding (or a look-back finding)
+-- lists it (its fingerprint), for the package ('': wherever it is). No
+-- row comes back when none lists such an advisory (for that package).
 INSERT INTO advisory_dismissals (component_code, package, advisory_id, user_id, user_email, reason, expires_at,
                                  severity, affected, fixed_in)
 SELECT '', @package::text, f.advisory_id, sqlc.narg(user_id)::bigint,
        (SELECT u.email FROM users u WHERE u.id = sqlc.narg(user_id)::bigint),
        @reason::text, sqlc.narg(expires_at)::timestamptz,
        coalesce(f.advisory->>'severity', ''), coalesce(f.advisory->>'affected', ''), coalesce(f.advisory->>'fixed_in', '')
-FROM tree_findings f
+FROM (SELECT name, version, advisory_id, advisory FROM tree_findings
+      UNION ALL
+      SELECT name, version, advisory_id, advisory FROM tree_exposures) f
 WHERE upcheck_dismissal_names(@advisory_id::text, f.advisory)
   AND (@package::text = '' OR f.name = @package::text)
 ORDER BY (f.advisory_id = @advisory_id::text) DESC, f.name, f.version
 LIMIT 1
 RETURNING id, advisory_id, dismissed_at, user_email, severity, affected, fixed_in;
+
+-- name: TreeAttention :many
+-- What in the tree needs attention under the setting
+-- (upcheck_tree_attention, the one definition).
+SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
+       a.malicious::boolean AS malicious, a.dev::boolean AS dev
+FROM upcheck_tree_attention(@dev_mode::text) a
+ORDER BY array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind::text),
+         a.name, a.version, a.advisory_id;

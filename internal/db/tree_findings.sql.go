@@ -58,6 +58,52 @@ func (q *Queries) EventPlanTreeExposed(ctx context.Context, db DBTX, arg EventPl
 	return items, nil
 }
 
+const treeAttention = `-- name: TreeAttention :many
+SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
+       a.malicious::boolean AS malicious, a.dev::boolean AS dev
+FROM upcheck_tree_attention($1::text) a
+ORDER BY array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind::text),
+         a.name, a.version, a.advisory_id
+`
+
+type TreeAttentionRow struct {
+	Kind       string
+	Name       string
+	Version    string
+	AdvisoryID string
+	Malicious  bool
+	Dev        bool
+}
+
+// What in the tree needs attention under the setting
+// (upcheck_tree_attention, the one definition).
+func (q *Queries) TreeAttention(ctx context.Context, db DBTX, devMode string) ([]TreeAttentionRow, error) {
+	rows, err := db.Query(ctx, treeAttention, devMode)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TreeAttentionRow{}
+	for rows.Next() {
+		var i TreeAttentionRow
+		if err := rows.Scan(
+			&i.Kind,
+			&i.Name,
+			&i.Version,
+			&i.AdvisoryID,
+			&i.Malicious,
+			&i.Dev,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const treeDismissalCreate = `-- name: TreeDismissalCreate :one
 INSERT INTO advisory_dismissals (component_code, package, advisory_id, user_id, user_email, reason, expires_at,
                                  severity, affected, fixed_in)
@@ -65,7 +111,9 @@ SELECT '', $1::text, f.advisory_id, $2::bigint,
        (SELECT u.email FROM users u WHERE u.id = $2::bigint),
        $3::text, $4::timestamptz,
        coalesce(f.advisory->>'severity', ''), coalesce(f.advisory->>'affected', ''), coalesce(f.advisory->>'fixed_in', '')
-FROM tree_findings f
+FROM (SELECT name, version, advisory_id, advisory FROM tree_findings
+      UNION ALL
+      SELECT name, version, advisory_id, advisory FROM tree_exposures) f
 WHERE upcheck_dismissal_names($5::text, f.advisory)
   AND ($1::text = '' OR f.name = $1::text)
 ORDER BY (f.advisory_id = $5::text) DESC, f.name, f.version
@@ -91,9 +139,9 @@ type TreeDismissalCreateRow struct {
 	FixedIn     string
 }
 
-// Dismisses the advisory as a tree finding lists it (its fingerprint),
-// for the package (”: wherever it is). No row comes back when no tree
-// finding lists such an advisory (for that package).
+// Dismisses the advisory as a tree finding (or a look-back finding)
+// lists it (its fingerprint), for the package (”: wherever it is). No
+// row comes back when none lists such an advisory (for that package).
 func (q *Queries) TreeDismissalCreate(ctx context.Context, db DBTX, arg TreeDismissalCreateParams) (TreeDismissalCreateRow, error) {
 	row := db.QueryRow(ctx, treeDismissalCreate,
 		arg.Package,

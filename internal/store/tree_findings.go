@@ -353,3 +353,27 @@ func (s *Store) UndismissTreeAdvisory(ctx context.Context, pkg, advisoryID strin
 			map[string]any{"package": pkg, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
 	})
 }
+
+// TreeAttentionItem is one thing in the tree that needs attention
+// (upcheck_tree_attention): a counted finding by its kind, or a
+// look-back finding (readmodel.KindExposed).
+type TreeAttentionItem struct {
+	Kind                      readmodel.AttentionKind
+	Name, Version, AdvisoryID string
+	Malicious, Dev            bool
+}
+
+// TreeAttention lists what in the tree needs attention under mode, most
+// urgent first.
+func (e *Executor) TreeAttention(ctx context.Context, mode readmodel.DevMode) ([]TreeAttentionItem, error) {
+	rows, err := e.q.TreeAttention(ctx, e.dbtx, string(mode))
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list what in the tree needs attention: %w", err))
+	}
+	out := make([]TreeAttentionItem, len(rows))
+	for i, r := range rows {
+		out[i] = TreeAttentionItem{Kind: readmodel.AttentionKind(r.Kind), Name: r.Name, Version: r.Version,
+			AdvisoryID: r.AdvisoryID, Malicious: r.Malicious, Dev: r.Dev}
+	}
+	return out, nil
+}
