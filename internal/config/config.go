@@ -105,8 +105,12 @@ type Config struct {
 	LockfileInclude []string
 	LockfileCore    string
 	LockfilePolicy  string
-	Feeds           string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
-	FeedDir         string
+	// LockfileDev (UPCHECK_LOCKFILE_DEV, trimmed) is how the findings on
+	// packages installed only for development are shown and counted
+	// (readmodel.DevMode, read in internal/app); "" for the default.
+	LockfileDev string
+	Feeds       string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
+	FeedDir     string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
 	// references; nil (a Config built by hand) has none set.
 	Env func(string) string
@@ -217,6 +221,7 @@ func (c *Config) readNpm(getenv func(string) string) error {
 	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))
 	c.LockfileCore = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_CORE"))
 	c.LockfilePolicy = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_POLICY"))
+	c.LockfileDev = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_DEV"))
 	return nil
 }
 
