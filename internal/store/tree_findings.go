@@ -176,7 +176,7 @@ func (t *Tx) TreeFindingsWrite(ctx context.Context, findings []TreeFinding, expo
 func (t *Tx) TreeExposureAudit(ctx context.Context, x TreeExposure) error {
 	return t.AuditAppend(ctx, 0, readmodel.AuditTreeExposed, map[string]any{
 		"package": x.Name, "version": x.Version, "advisory": x.AdvisoryID, "malicious": x.Malicious,
-		"known_exploited": x.KnownExploited, "installed_at": x.InstalledAt, "removed_at": x.RemovedAt,
+		"exploited": x.KnownExploited, "installed_at": x.InstalledAt, "removed_at": x.RemovedAt,
 		"sentence": x.Sentence(),
 	})
 }
