@@ -1,10 +1,13 @@
 package updatecheck
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/lease"
@@ -92,9 +95,15 @@ type treeEval struct {
 	exposures []store.TreeExposure
 }
 
+// treeChunk is how many package names one read of the stored records
+// takes: the records of a chunk are parsed, matched and dropped before the
+// next chunk is read, so that a tree of thousands of packages, each named
+// by many records, is matched in bounded memory (docs/performance.md).
+const treeChunk = 250
+
 // treeEvaluation matches every installed package version, and every
 // version the tree had installed and no longer has, against what the
-// feeds know now.
+// feeds know now, treeChunk package names at a time.
 func (w *writer) treeEvaluation(ctx context.Context) (treeEval, error) {
 	installed, err := w.store.TreeInstalledVersions(ctx)
 	if err != nil {
@@ -104,6 +113,11 @@ func (w *writer) treeEvaluation(ctx context.Context) (treeEval, error) {
 	if err != nil {
 		return treeEval{}, err
 	}
+	// Both lists sorted by name, as Go orders them (the database's
+	// collation may not): each chunk takes the versions of its names from
+	// the front of each.
+	slices.SortStableFunc(installed, func(a, b store.NameVersion) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(past, func(a, b store.PastVersion) int { return strings.Compare(a.Name, b.Name) })
 	names := make([]string, 0, len(installed)+len(past))
 	for _, p := range installed {
 		names = append(names, p.Name)
@@ -111,11 +125,46 @@ func (w *writer) treeEvaluation(ctx context.Context) (treeEval, error) {
 	for _, p := range past {
 		names = append(names, p.Name)
 	}
-	k, err := w.knowledge(ctx, names)
-	if err != nil {
-		return treeEval{}, err
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	out := treeEval{version: -1, findings: []store.TreeFinding{}, exposures: []store.TreeExposure{}}
+	size := cmp.Or(w.treeChunk, treeChunk)
+	for start := 0; start < len(names) || out.version < 0; start += size {
+		chunk := names[min(start, len(names)):min(start+size, len(names))]
+		k, err := w.knowledge(ctx, chunk)
+		if err != nil {
+			return treeEval{}, err
+		}
+		if out.version >= 0 && k.version != out.version {
+			// Only the lease's holder stores advisories: not while it
+			// evaluates. Said rather than mixed.
+			return treeEval{}, fmt.Errorf("the feeds' version moved from %d to %d during the tree's evaluation", out.version, k.version)
+		}
+		out.version = k.version
+		last := ""
+		if len(chunk) > 0 {
+			last = chunk[len(chunk)-1]
+		}
+		n := countUpTo(installed, func(p store.NameVersion) string { return p.Name }, last)
+		m := countUpTo(past, func(p store.PastVersion) string { return p.Name }, last)
+		ev, err := k.evaluateTree(installed[:n], past[:m])
+		if err != nil {
+			return treeEval{}, err
+		}
+		installed, past = installed[n:], past[m:]
+		out.findings = append(out.findings, ev.findings...)
+		out.exposures = append(out.exposures, ev.exposures...)
 	}
-	return k.evaluateTree(installed, past)
+	return out, nil
+}
+
+// countUpTo is how many of the first elements of sorted (by name) have a
+// name at most last.
+func countUpTo[T any](sorted []T, name func(T) string, last string) int {
+	n := 0
+	for n < len(sorted) && name(sorted[n]) <= last {
+		n++
+	}
+	return n
 }
 
 // evaluateTree is the tree's findings and look-back from k: for each
