@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/feed"
+	"github.com/upcheck/upcheck/internal/feedsync"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/osv"
@@ -20,6 +22,7 @@ import (
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/testkit"
+	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
 // treePkg is one installed instance as the tests write it.
@@ -277,5 +280,96 @@ func TestLookBackFindsARemovedMaliciousVersion(t *testing.T) {
 	// The version installed now is not affected: no finding.
 	if got := b.treeAdvisories("debug", "4.4.3"); len(got) != 0 {
 		t.Errorf("debug 4.4.3 has %+v", got)
+	}
+}
+
+// The osv-api feed's querybatch names every installed package version of
+// the tree, not only the components': a record of a package no component
+// is (@acme/other) is fetched, stored and found in the tree; and the feed
+// is due again once the tree changed.
+func TestOSVAPINamesTheTree(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, f := b.feedSite(readmodel.FeedOSVAPI)
+	b.putTree(treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0"})
+	if res := b.run(lease.Operator); res.Status != Completed {
+		t.Fatalf("check = %+v", res)
+	}
+	if got := b.treeAdvisories("@acme/other", "1.0.0"); len(got) != 1 {
+		t.Fatalf("@acme/other 1.0.0 in the tree has %+v, want GHSA-2222-3333-4444 from the API", got)
+	}
+	ctx := context.Background()
+	due, err := b.store.FeedsDue(ctx, []readmodel.FeedKind{readmodel.FeedOSVAPI}, feedsync.Period)
+	if err != nil || len(due) != 0 {
+		t.Fatalf("osv-api due = %v, %v right after its sync", due, err)
+	}
+	b.putTree(treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.1"})
+	due, err = b.store.FeedsDue(ctx, []readmodel.FeedKind{readmodel.FeedOSVAPI}, feedsync.Period)
+	if err != nil || len(due) != 1 {
+		t.Errorf("osv-api due = %v, %v; want due for the tree changed since", due, err)
+	}
+	if _, err := f.RunLockedFeedSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.treeAdvisories("@acme/other", "1.0.1"); len(got) != 0 {
+		t.Errorf("@acme/other 1.0.1 has %+v, want none", got)
+	}
+	var findings int
+	b.db.QueryRow(t, `SELECT count(*) FROM tree_findings`).Scan(&findings)
+	if findings != 0 {
+		t.Errorf("%d findings left of a version no longer installed", findings)
+	}
+}
+
+// A feed sync killed after storing a batch leaves the tree's last
+// findings as they were (the feeds' version moved, the evaluation did
+// not run); the next sync, finding the version moved, evaluates the tree.
+func TestInterruptedFeedSyncLeavesTheLastFindings(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fs, f := b.feedSite(readmodel.FeedOSV)
+	b.putTree(treePkg{id: "node_modules/debug", name: "debug", version: "4.4.2"})
+	b.run(lease.Operator)
+	var evaluatedAt1 int64
+	b.db.QueryRow(t, `SELECT intel_version FROM tree_evaluation`).Scan(&evaluatedAt1)
+
+	var rec map[string]any
+	if err := json.Unmarshal(osvgen.Record("MAL-2026-3003", "debug", osvgen.KindMalware, "", ""), &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["modified"] = time.Now().UTC().Format(time.RFC3339Nano) // newer than the feed's cursor
+	published, _ := json.Marshal(rec)
+	fs.SetRecords(records(
+		osvgen.Record(blogGHSA, "@acme/blog", osvgen.KindVuln, "", "2.4.0", blogCVE),
+		osvgen.Record(formsMAL, "@acme/forms", osvgen.KindMalware, "", ""),
+		published,
+	))
+	ctx := context.Background()
+	stop, cancel := context.WithCancel(ctx)
+	f.AfterBatch(cancel) // as a process that died after its first batch
+	if _, err := f.RunLockedFeedSync(stop); err == nil {
+		t.Fatal("the interrupted sync reported no error")
+	}
+	f.AfterBatch(nil)
+	var stored, intel, evaluatedAt int64
+	b.db.QueryRow(t, `SELECT count(*) FROM osv_records WHERE id = 'MAL-2026-3003'`).Scan(&stored)
+	b.db.QueryRow(t, `SELECT version FROM intel_state`).Scan(&intel)
+	b.db.QueryRow(t, `SELECT intel_version FROM tree_evaluation`).Scan(&evaluatedAt)
+	if stored != 1 || intel == evaluatedAt1 || evaluatedAt != evaluatedAt1 {
+		t.Fatalf("after the interruption: record stored %d, feeds' version %d, evaluated at %d (before %d); want stored, moved, not evaluated",
+			stored, intel, evaluatedAt, evaluatedAt1)
+	}
+	if got := b.treeAdvisories("debug", "4.4.2"); len(got) != 0 {
+		t.Fatalf("the interrupted sync changed the findings: %+v", got)
+	}
+	wait.For(t, "the interrupted sync's lease to be free", 10*time.Second, func() (bool, error) {
+		_, err := f.RunLockedFeedSync(ctx)
+		if errors.Is(err, feedsync.ErrBusy) {
+			return false, nil
+		}
+		return true, err
+	})
+	if got := b.treeAdvisories("debug", "4.4.2"); len(got) != 1 {
+		t.Errorf("after the next sync debug 4.4.2 has %+v, want MAL-2026-3003", got)
 	}
 }
