@@ -373,3 +373,37 @@ func TestInterruptedFeedSyncLeavesTheLastFindings(t *testing.T) {
 		t.Errorf("after the next sync debug 4.4.2 has %+v, want MAL-2026-3003", got)
 	}
 }
+
+// A lockfile sync that changed the tree has it evaluated at once
+// (Checker.EvaluateTree, holding the lease as an import): it writes when
+// the tree moved, and only then; while a check holds the lease it leaves
+// the evaluation to that check or the next.
+func TestEvaluateTreeAfterALockfileSync(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.feedSite()
+	b.run(lease.Operator) // the feeds stored; no tree yet
+	ctx := context.Background()
+	if wrote, err := b.checker.EvaluateTree(ctx); err != nil || wrote {
+		t.Fatalf("no tree: EvaluateTree = %v, %v; want nothing written", wrote, err)
+	}
+	b.putTree(treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"})
+	if wrote, err := b.checker.EvaluateTree(ctx); err != nil || !wrote {
+		t.Fatalf("the tree changed: EvaluateTree = %v, %v; want written", wrote, err)
+	}
+	if got := b.treeAdvisories("@acme/forms", "1.0.0"); len(got) != 1 {
+		t.Errorf("@acme/forms 1.0.0 has %+v, want %s", got, formsMAL)
+	}
+	if wrote, err := b.checker.EvaluateTree(ctx); err != nil || wrote {
+		t.Errorf("nothing moved: EvaluateTree = %v, %v; want nothing written", wrote, err)
+	}
+	b.putTree(treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
+		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0"})
+	acq, err := b.lease.Acquire(ctx, lease.Operator)
+	if err != nil || acq.Outcome != lease.Acquired {
+		t.Fatalf("acquire = %+v, %v", acq, err)
+	}
+	if wrote, err := b.otherInstance().EvaluateTree(ctx); err != nil || wrote {
+		t.Errorf("while a check holds the lease: EvaluateTree = %v, %v; want nothing, no error", wrote, err)
+	}
+}
