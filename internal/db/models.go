@@ -578,6 +578,25 @@ type TreeFindingState struct {
 	Dismissed      bool
 }
 
+type TreeFix struct {
+	PackageID  string
+	AdvisoryID string
+	Fix        []byte
+	Direct     bool
+	DecidedAt  time.Time
+	Epoch      int64
+}
+
+type TreeFixDocument struct {
+	Name         string
+	Floor        string
+	Etag         string
+	LastModified string
+	Document     []byte
+	FetchedAt    time.Time
+	Epoch        int64
+}
+
 type TreePackage struct {
 	ID            string
 	Name          string

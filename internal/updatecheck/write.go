@@ -32,6 +32,8 @@ type writer struct {
 	// treeChunk, for tests, is how many package names the tree's
 	// evaluation reads at a time (0: treeChunk).
 	treeChunk int
+	// maxFixDocuments, for tests, lowers MaxFixDocuments.
+	maxFixDocuments int
 	// afterKnowledge, for tests, runs when an evaluation has read what the
 	// feeds know and before it evaluates.
 	afterKnowledge func()

@@ -42,6 +42,7 @@ var kindTestsAllowed = map[string]struct {
 	"internal/npm/source.go":             {1, "defines npm.SourcePrefix from readmodel.NpmPrefix"},
 	"internal/manifest/manifest.go":      {5, "validates each kind's address and what it may pin (the manifest is below updatecheck and reads the address's syntax)"},
 	"internal/lockfile/lockfile.go":      {1, "writes a package's source address (npm:NAME), tests nothing"},
+	"internal/remedy/document.go":        {1, "reads a dependency declared as an alias (\"x\": \"npm:real@^1\"), npm's syntax of a range, not a source's kind"},
 	"internal/store/catalog.go":          {1, "the catalog row's kind, a fact the pages word"},
 	"internal/store/catalog_snapshot.go": {1, "the catalog snapshot row's kind, a fact the pages word"},
 	"internal/web/handler_pages.go":      {2, "the source health page says a source is offline"},
