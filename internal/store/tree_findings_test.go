@@ -125,6 +125,14 @@ func TestTreeFindingsCountByTheDevSetting(t *testing.T) {
 			t.Errorf("%s: the malicious dev package is not shown and counted: %+v", mode, rows)
 		}
 	}
+	// Per instance: each installed instance of b has its version's finding.
+	inst, err := b.st.TreeFindingsOfPackage(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inst) != 2 || inst[0].InstanceID == inst[1].InstanceID || inst[0].AdvisoryID != "GHSA-bbbb" || inst[1].AdvisoryID != "GHSA-bbbb" {
+		t.Errorf("b's instances = %+v, want both with GHSA-bbbb", inst)
+	}
 	want := []string{"malicious:m", "exposed:old", "known_exploited:k", "vulnerable_no_fix:c", "vulnerable:a", "vulnerable:c", "vulnerable:k"}
 	if got := attention(t, b, readmodel.DevSeparate); !slices.Equal(got, want) {
 		t.Errorf("attention = %v, want %v", got, want)
