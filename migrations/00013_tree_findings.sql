@@ -118,8 +118,9 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
--- Every tree finding of a version installed now, with the facts its
--- counting reads: dev (every instance of it is installed only for
+-- Every tree finding of a version installed now (from a registry, git or
+-- a tarball: a local package, link: or file:, is the site's own code and
+-- never matched), with the facts its counting reads: dev (every instance of it is installed only for
 -- development: the lockfile's dev flag, or reached only through
 -- devDependencies), its instances, the components that bring it in, and
 -- whether it is dismissed. Read with upcheck_tree_counted and
@@ -133,9 +134,10 @@ FROM tree_findings f
 JOIN LATERAL (SELECT bool_and(tp.dev OR tp.dev_only) AS dev, count(*)::integer AS instances,
                      coalesce((SELECT array_agg(DISTINCT c ORDER BY c)
                                FROM tree_packages tc CROSS JOIN LATERAL unnest(tc.components) c
-                               WHERE tc.name = f.name AND tc.version = f.version), '{}')::text[] AS components
+                               WHERE tc.name = f.name AND tc.version = f.version
+                                 AND tc.source NOT IN ('link', 'file')), '{}')::text[] AS components
               FROM tree_packages tp
-              WHERE tp.name = f.name AND tp.version = f.version) p ON p.instances > 0;
+              WHERE tp.name = f.name AND tp.version = f.version AND tp.source NOT IN ('link', 'file')) p ON p.instances > 0;
 
 -- What in the tree needs attention, under the setting (dev_mode), one row
 -- each: the counted findings (upcheck_tree_counted) by their kind, the

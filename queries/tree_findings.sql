@@ -9,8 +9,10 @@ CROSS JOIN intel_state i
 LEFT JOIN tree_evaluation e ON true;
 
 -- name: TreeInstalledVersions :many
--- Every installed package version of the tree, once.
-SELECT DISTINCT name, version FROM tree_packages ORDER BY name, version;
+-- Every installed package version of the tree, once; a local package (a
+-- workspace's own, link: or file:) is the site's code, not the registry
+-- package of its name, and is not matched.
+SELECT DISTINCT name, version FROM tree_packages WHERE source NOT IN ('link', 'file') ORDER BY name, version;
 
 -- name: TreePastVersions :many
 -- The versions the tree had installed and no longer has (a closed interval
@@ -123,7 +125,7 @@ SELECT p.id AS instance_id, p.name, p.version, p.dev, p.dev_only, p.via, p.compo
        upcheck_tree_dismissed(f.name, f.advisory) AS dismissed
 FROM tree_packages p
 JOIN tree_findings f ON f.name = p.name AND f.version = p.version
-WHERE p.name = @name::text
+WHERE p.name = @name::text AND p.source NOT IN ('link', 'file')
 ORDER BY p.id, f.advisory_id;
 
 -- name: TreeDismissalEnd :many

@@ -483,7 +483,7 @@ SELECT p.id AS instance_id, p.name, p.version, p.dev, p.dev_only, p.via, p.compo
        upcheck_tree_dismissed(f.name, f.advisory) AS dismissed
 FROM tree_packages p
 JOIN tree_findings f ON f.name = p.name AND f.version = p.version
-WHERE p.name = $1::text
+WHERE p.name = $1::text AND p.source NOT IN ('link', 'file')
 ORDER BY p.id, f.advisory_id
 `
 
@@ -565,7 +565,7 @@ func (q *Queries) TreeFindingsPut(ctx context.Context, db DBTX, arg TreeFindings
 }
 
 const treeInstalledVersions = `-- name: TreeInstalledVersions :many
-SELECT DISTINCT name, version FROM tree_packages ORDER BY name, version
+SELECT DISTINCT name, version FROM tree_packages WHERE source NOT IN ('link', 'file') ORDER BY name, version
 `
 
 type TreeInstalledVersionsRow struct {
@@ -573,7 +573,9 @@ type TreeInstalledVersionsRow struct {
 	Version string
 }
 
-// Every installed package version of the tree, once.
+// Every installed package version of the tree, once; a local package (a
+// workspace's own, link: or file:) is the site's code, not the registry
+// package of its name, and is not matched.
 func (q *Queries) TreeInstalledVersions(ctx context.Context, db DBTX) ([]TreeInstalledVersionsRow, error) {
 	rows, err := db.Query(ctx, treeInstalledVersions)
 	if err != nil {

@@ -25,11 +25,12 @@ import (
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
-// treePkg is one installed instance as the tests write it.
+// treePkg is one installed instance as the tests write it (source ""
+// for registry).
 type treePkg struct {
-	id, name, version string
-	dev, devOnly      bool
-	components        []string
+	id, name, version, source string
+	dev, devOnly              bool
+	components                []string
 }
 
 // putTree writes the installed tree as a lockfile sync does (migrations/
@@ -48,8 +49,12 @@ func (b *bundle) putTree(pkgs ...treePkg) {
 		if comps == nil {
 			comps = []string{}
 		}
+		source := p.source
+		if source == "" {
+			source = "registry"
+		}
 		b.db.MustExec(b.t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only, components)
-			VALUES ($1, $2, $3, $4, false, false, 'registry', false, $5, $6)`, p.id, p.name, p.version, p.dev, p.devOnly, comps)
+			VALUES ($1, $2, $3, $4, false, false, $5, false, $6, $7)`, p.id, p.name, p.version, p.dev, source, p.devOnly, comps)
 	}
 	b.db.MustExec(b.t, `UPDATE tree_versions v SET removed_at = clock_timestamp()
 		WHERE removed_at IS NULL AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = v.name AND p.version = v.version)`)
@@ -114,6 +119,9 @@ func TestTreeMatchesAsTheComponents(t *testing.T) {
 		treePkg{id: "node_modules/y/node_modules/@acme/blog", name: "@acme/blog", version: "2.5.0"},
 		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0"},
 		treePkg{id: "node_modules/aaa", name: "aaa", version: "1.0.0"},
+		// The site's own workspace, named as a registry package: its code,
+		// not the package of that name.
+		treePkg{id: "packages/other", name: "@acme/other", version: "0.9.0", source: "link"},
 	)
 	if res := b.run(lease.Operator); res.Status != Completed {
 		t.Fatalf("check = %+v", res)
@@ -138,6 +146,9 @@ func TestTreeMatchesAsTheComponents(t *testing.T) {
 	}
 	if got := b.treeAdvisories("@acme/other", "1.0.0"); len(got) != 1 {
 		t.Errorf("@acme/other 1.0.0 has %+v, want GHSA-2222-3333-4444", got)
+	}
+	if got := b.treeAdvisories("@acme/other", "0.9.0"); len(got) != 0 {
+		t.Errorf("the site's own workspace @acme/other 0.9.0 has %+v, want nothing: it is not the registry's package", got)
 	}
 	// The evaluation recorded what it was evaluated at: a check with
 	// nothing moved writes nothing more.
