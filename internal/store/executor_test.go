@@ -55,6 +55,8 @@ var txOnly = map[string]string{
 	"PinDowngradePut":         "written with the manifest sync's component rows that lowered the pin, and the audit row saying so",
 
 	"TreeFixesSave":     fenced,
+	"TreeFindingsWrite": fenced + ": the whole set of findings with what it was evaluated at; ErrTreeMoved rolls it back",
+	"TreeExposureAudit": "the audit row of an exposure, in the fenced transaction that writes the exposure",
 	"FeedBegin":         fenced,
 	"FeedComplete":      fenced + ", after the re-evaluation it clears the pending components of",
 	"FeedFail":          fenced,
@@ -70,6 +72,7 @@ var txOnly = map[string]string{
 	"EventPlanOverdue":       jobs,
 	"EventPlanRegistryKeys":  jobs,
 	"EventPlanPinDowngrade":  jobs,
+	"EventPlanTreeExposed":   jobs,
 	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,
@@ -90,6 +93,9 @@ var storeOnly = map[string]string{
 	"SendBatch":         "a pipelined batch runs as a transaction of its own",
 	"DismissAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
+
+	"DismissTreeAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
+	"UndismissTreeAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
 }
 
 // storeMethods is the methods declared in package store's own files, by
