@@ -10,9 +10,9 @@ import (
 // wherever it sits, whatever the mode.
 func testTreeCounted(t *testing.T, f *fdb) {
 	for _, c := range []struct {
-		mode                                  string
+		mode                                 string
 		dev, malicious, withdrawn, dismissed bool
-		want                                  bool
+		want                                 bool
 	}{
 		{"separate", false, false, false, false, true},
 		{"separate", true, false, false, false, false},
