@@ -224,7 +224,7 @@ type Feed struct {
 	LastAttemptAt       *time.Time
 	LastError           *string
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	LastErrorAt         *time.Time
 	ConsecutiveFailures int32
 	InterruptedAt       *time.Time
@@ -245,7 +245,7 @@ type FeedState struct {
 	LastAttemptAt       *time.Time
 	LastError           *string
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	LastErrorAt         *time.Time
 	ConsecutiveFailures int32
 	InterruptedAt       *time.Time
@@ -458,7 +458,7 @@ type Source struct {
 	UnusedSince         *time.Time
 	FailingSince        *time.Time
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	VerifiedBy          *string
 	Registry            *string
 }

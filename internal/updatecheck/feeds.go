@@ -94,7 +94,7 @@ func (h feedHost) EvaluateTree(ctx context.Context, l lease.Lease) (bool, error)
 }
 
 // FailureOf classifies a feed's fetch error as a source's (failureOf).
-func (feedHost) FailureOf(err error) (readmodel.ErrorKind, string) {
+func (feedHost) FailureOf(err error) (readmodel.ErrorKind, readmodel.FailureArgs) {
 	f := failureOf(err, "")
-	return f.kind, f.arg
+	return f.kind, f.args
 }

@@ -224,7 +224,7 @@ func (w *writer) writeTx(ctx context.Context, l lease.Lease, s *sourceWrite) out
 		var err error
 		switch {
 		case p.failure.failed():
-			f := store.SourceFailure{Kind: string(p.failure.kind), Arg: p.failure.arg, Detail: p.failure.detail}
+			f := store.SourceFailure{Kind: string(p.failure.kind), Args: p.failure.args, Detail: p.failure.detail}
 			if s.using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
 				err = w.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
 			}

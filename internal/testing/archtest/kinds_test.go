@@ -45,7 +45,6 @@ var kindTestsAllowed = map[string]struct {
 	"internal/remedy/document.go":        {1, "reads a dependency declared as an alias (\"x\": \"npm:real@^1\"), npm's syntax of a range, not a source's kind"},
 	"internal/store/catalog.go":          {1, "the catalog row's kind, a fact the pages word"},
 	"internal/store/catalog_snapshot.go": {1, "the catalog snapshot row's kind, a fact the pages word"},
-	"internal/web/handler_pages.go":      {2, "the source health page says a source is offline"},
 	"internal/web/api_rows.go":           {1, "the API row's kind, a fact of the answer"},
 	"internal/web/api_detail.go":         {3, "the API detail's kind and offline facts"},
 	"views/sources_npm.go":               {5, "the words for each kind, and the npm registry's row on the sources page"},
