@@ -291,11 +291,9 @@ func (s *Sync) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error {
 	if err != nil {
 		return err
 	}
-	var qs []feed.Query
-	for _, c := range comps {
-		if c.Package != "" {
-			qs = append(qs, feed.Query{Name: c.Package, Version: c.InstalledVersion})
-		}
+	qs, err := s.apiQueries(ctx, comps)
+	if err != nil {
+		return err
 	}
 	started := time.Now().UTC()
 	api := feed.NewAPI(s.fetcher, run.fd.URL)
@@ -364,6 +362,42 @@ func (s *Sync) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error {
 	n, err := s.store.OSVCount(ctx)
 	run.out.Records = n
 	return err
+}
+
+// apiQueries are the package versions an osv-api sync asks about, each
+// once: the components' installed versions, every installed package
+// version of the tree, and the versions the tree had installed and no
+// longer has (the look-back's: a record published after a version was
+// removed still names it). feed.API.QueryBatch sends them in batches of
+// feed.MaxBatch.
+func (s *Sync) apiQueries(ctx context.Context, comps []store.Component) ([]feed.Query, error) {
+	installed, err := s.store.TreeInstalledVersions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	past, err := s.store.TreePastVersions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[feed.Query]bool, len(comps)+len(installed)+len(past))
+	var qs []feed.Query
+	add := func(name, version string) {
+		q := feed.Query{Name: name, Version: version}
+		if name != "" && !seen[q] {
+			seen[q] = true
+			qs = append(qs, q)
+		}
+	}
+	for _, c := range comps {
+		add(c.Package, c.InstalledVersion)
+	}
+	for _, p := range installed {
+		add(p.Name, p.Version)
+	}
+	for _, p := range past {
+		add(p.Name, p.Version)
+	}
+	return qs, nil
 }
 
 // parseRecord reads one record; a malformed one is listed as skipped

@@ -194,6 +194,8 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		}
 		_ = json.Unmarshal(e.Payload, &intel) // the payload decoded above; a KEV of another shape words nothing
 		wordIntelEvent(&it, e.Type, p, intel.Advisory, name, installed)
+	case readmodel.EventTreeExposed:
+		wordExposed(&it, e.Payload)
 	case readmodel.EventDeprecated, readmodel.EventRegistryKeysChanged:
 		wordNpmEvent(&it, e.Type, p, name, installed, version)
 	case readmodel.EventTrustDowngrade:

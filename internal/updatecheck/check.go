@@ -232,6 +232,12 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 			return counts, 0, 0, err
 		}
 	}
+	// The installed tree, when a lockfile sync changed it or the feeds
+	// moved since it was evaluated (a feed sync above evaluates it too):
+	// before the fetches, so that its events go out with the run's.
+	if _, err := c.evaluateTree(ctx, l); err != nil {
+		return counts, 0, 0, err
+	}
 	jobs, err := c.plan(ctx)
 	if err != nil {
 		return counts, 0, 0, err
