@@ -223,7 +223,7 @@ type Feed struct {
 	LastAttemptAt       *time.Time
 	LastError           *string
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	LastErrorAt         *time.Time
 	ConsecutiveFailures int32
 	InterruptedAt       *time.Time
@@ -244,7 +244,7 @@ type FeedState struct {
 	LastAttemptAt       *time.Time
 	LastError           *string
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	LastErrorAt         *time.Time
 	ConsecutiveFailures int32
 	InterruptedAt       *time.Time
@@ -457,7 +457,7 @@ type Source struct {
 	UnusedSince         *time.Time
 	FailingSince        *time.Time
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	VerifiedBy          *string
 	Registry            *string
 }
@@ -509,6 +509,68 @@ type SourceTrust struct {
 	ChangedAt          *time.Time
 	CheckedAt          *time.Time
 	Epoch              int64
+}
+
+type TreeEdge struct {
+	FromID string
+	Name   string
+	Kind   string
+	Range  string
+	ToID   *string
+}
+
+type TreeFix struct {
+	PackageID  string
+	AdvisoryID string
+	Fix        []byte
+	Direct     bool
+	DecidedAt  time.Time
+	Epoch      int64
+}
+
+type TreeFixDocument struct {
+	Name         string
+	Floor        string
+	Etag         string
+	LastModified string
+	Document     []byte
+	FetchedAt    time.Time
+	Epoch        int64
+}
+
+type TreePackage struct {
+	ID            string
+	Name          string
+	Alias         string
+	Version       string
+	Dev           bool
+	Optional      bool
+	Peer          bool
+	Source        string
+	Resolved      string
+	Integrity     string
+	InstallScript bool
+	DevOnly       bool
+	Via           []byte
+	Components    []string
+}
+
+type TreeState struct {
+	ID        bool
+	Path      string
+	FileHash  []byte
+	TreeHash  []byte
+	Packages  int32
+	SyncedAt  time.Time
+	ChangedAt time.Time
+}
+
+type TreeVersion struct {
+	ID          int64
+	Name        string
+	Version     string
+	InstalledAt time.Time
+	RemovedAt   *time.Time
 }
 
 type User struct {

@@ -152,6 +152,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	}
 	ev.settleOffer(&o, reachable)
 	ev.ProvenanceLost = ev.provenanceLost(installed, in.inst, in.skipped)
+	ev.SecurityVersions = ev.securityVersions(in.inst, includePre)
 	return nil
 }
 
