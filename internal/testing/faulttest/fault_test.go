@@ -30,11 +30,11 @@ const deliverBound = 90 * time.Second
 
 // TestFaults runs the workload with the nemesis and requires the checker
 // to find nothing. It runs beside the control and the checker's self-test
-// (each on a cluster of its own): the workload's instances, clients and
-// nemesis mostly wait, and what the checker requires of them (one holder
-// at a time, no stale write, every answer documented) holds however slow
-// the machine; only convergence has a bound, reached in seconds of its
-// 30, and the control has ended long before the faults do.
+// (each on a cluster or a database of its own): the workload's instances,
+// clients and nemesis mostly wait, and what the checker requires of them
+// (one holder at a time, no stale write, every answer documented) holds
+// however slow the machine; only convergence and delivery have bounds
+// (convergeBound, deliverBound), met in seconds.
 func TestFaults(t *testing.T) {
 	t.Parallel()
 	sd := seed(t)
