@@ -74,7 +74,7 @@ func yes(b bool) *bool { return &b }
 func main() {
 	binary := flag.String("binary", "bin/upcheck", "the upcheck binary to measure")
 	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
-	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm or feeds (that part alone)")
+	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm, feeds or tree (that part alone)")
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Var(&latencies, "latency", "the publishers' latencies of the document check (part 1), comma-separated; each is measured -runs times")
 	flag.IntVar(&runs, "runs", 1, "how many times part 1 measures the document check at each latency (each in a database of its own); the ratios are printed as a table")
@@ -130,7 +130,7 @@ func run(binary, dataDir string) error {
 }
 
 // alonePart is the part -only names when it runs without the document
-// check before it (sync, npm, feeds); nil for the others.
+// check before it (sync, npm, feeds, tree); nil for the others.
 func alonePart(binary string) func(context.Context, *devdb.Cluster) error {
 	switch only {
 	case "sync":
@@ -139,11 +139,13 @@ func alonePart(binary string) func(context.Context, *devdb.Cluster) error {
 		return func(ctx context.Context, c *devdb.Cluster) error { return npmCheck(ctx, binary, c) }
 	case "feeds":
 		return func(ctx context.Context, c *devdb.Cluster) error { return feedImport(ctx, binary, c) }
+	case "tree":
+		return func(ctx context.Context, c *devdb.Cluster) error { return treeSync(ctx, binary, c) }
 	}
 	return nil
 }
 
-// laterParts are parts 2 to 9, in the order they run after the document
+// laterParts are parts 2 to 10, in the order they run after the document
 // check, on its kept database (db) or the cluster.
 func laterParts(binary string, cluster *devdb.Cluster, db *benchDB) []func(context.Context) error {
 	return []func(context.Context) error{
@@ -161,6 +163,8 @@ func laterParts(binary string, cluster *devdb.Cluster, db *benchDB) []func(conte
 		func(ctx context.Context) error { return npmCheck(ctx, binary, cluster) },
 		// 9. An OSV archive of 200,000 records imported, imported again unchanged, and 10,000 components evaluated against it.
 		func(ctx context.Context) error { return feedImport(ctx, binary, cluster) },
+		// 10. The installed tree of a lockfile of 3,000 packages: first sync, unchanged, 10 changed.
+		func(ctx context.Context) error { return treeSync(ctx, binary, cluster) },
 	}
 }
 
