@@ -39,7 +39,8 @@ cluster: build deps ## three instances behind nginx with TLS on https://127.0.0.
 # behind nginx and a standby, with bounds of seconds; the fault workload
 # (three instances under faults for 60 s, its control and its checker's
 # self-test side by side, -parallel 3) mostly waits and asks nothing of
-# the clock but convergence within 30 s. FAULTS' output follows BESIDE's.
+# the clock but convergence within 30 s and delivery within 90 s. FAULTS'
+# output follows BESIDE's.
 # Tag crash adds the crash, cluster and failover suites, tag faults the
 # fault workload (docs/reliability.md). go vet ran in lint, so go test's
 # own vet pass is off. Every run reports its failures before the target
