@@ -55,6 +55,30 @@ type Detail struct {
 	// (the newest release when none is offered), newest first, each with
 	// what the policy makes of it: what an operator reads before updating.
 	Between []release.ReleaseStatus
+	// Dependencies is what the component brings into the installed tree.
+	Dependencies Dependencies
+}
+
+// Dependencies is what a component brings into the installed tree.
+type Dependencies struct {
+	// Tree is the tree as last read; nil: never read, so the component's
+	// dependencies are not checked (readmodel.DependenciesNotCheckedText).
+	Tree *readmodel.TreeState
+	// Packages counts the package instances it brings in, its own left
+	// out.
+	Packages int
+}
+
+// readDependencies reads what the component d brings into the tree, in
+// the detail's transaction.
+func readDependencies(ctx context.Context, tx *store.Tx, d store.ComponentDetail) (Dependencies, error) {
+	var out Dependencies
+	var err error
+	if out.Tree, err = tx.TreeState(ctx); err != nil || out.Tree == nil {
+		return out, err
+	}
+	out.Packages, err = tx.ComponentDependencies(ctx, d.Code, d.Package)
+	return out, err
 }
 
 // AdvisoryState is an advisory affecting the installed version and where
@@ -96,9 +120,13 @@ type AdvisoryChange struct {
 func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	var d store.ComponentDetail
 	var standing map[string]store.Dismissal
+	var deps Dependencies
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if d, err = tx.ComponentDetail(ctx, code); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
+		if d, err = tx.ComponentDetail(ctx, code); err != nil {
+			return err
+		}
+		if deps, err = readDependencies(ctx, tx, d); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
 			return err
 		}
 		standing, err = tx.StandingDismissals(ctx, code)
@@ -107,7 +135,7 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	if err != nil {
 		return Detail{}, err
 	}
-	out := Detail{ComponentDetail: d}
+	out := Detail{ComponentDetail: d, Dependencies: deps}
 	if out.OfferPolicy, err = release.ParsePolicyText(d.Policy); err != nil {
 		return Detail{}, fmt.Errorf("policy of %q: %w", code, err)
 	}

@@ -511,6 +511,61 @@ type SourceTrust struct {
 	Epoch              int64
 }
 
+type TreeEdge struct {
+	FromID string
+	Name   string
+	Kind   string
+	Range  string
+	ToID   *string
+}
+
+type TreePackage struct {
+	ID            string
+	Name          string
+	Alias         string
+	Version       string
+	Dev           bool
+	Optional      bool
+	Peer          bool
+	Source        string
+	Resolved      string
+	Integrity     string
+	InstallScript bool
+	DevOnly       bool
+	Via           []byte
+	Components    []string
+}
+
+type TreePackageName struct {
+	Name          string
+	Versions      []string
+	Instances     int32
+	Dev           bool
+	InstallScript bool
+	OtherSources  []string
+	Components    []string
+	Heads         []string
+	Path          []byte
+}
+
+type TreeState struct {
+	ID        bool
+	Path      string
+	FileHash  []byte
+	TreeHash  []byte
+	Packages  int32
+	SyncedAt  time.Time
+	ChangedAt time.Time
+}
+
+type TreeVersion struct {
+	ID          int64
+	Name        string
+	Version     string
+	InstalledAt time.Time
+	RemovedAt   *time.Time
+}
+
 type User struct {
 	ID           int64
 	Email        string
