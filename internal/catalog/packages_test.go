@@ -177,7 +177,13 @@ func TestPackage(t *testing.T) {
 	if err != nil || page.Tree != nil || len(page.Rows) != 0 {
 		t.Fatalf("no tree: %+v, %v", page, err)
 	}
+	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
+		t.Fatalf("the summary of no tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
+	}
 	writeTree(t, b.db, "package-lock.json", site()...)
+	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
+		t.Fatalf("the summary of a tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
+	}
 	b.db.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
 		('ws', '8.11.0', '2026-11-01T10:00:00Z', NULL), ('ws', '8.17.1', '2026-11-02T10:00:00Z', NULL),
 		('ws', '8.2.0', '2026-10-01T10:00:00Z', '2026-11-02T10:00:00Z'), ('gone', '1.0.0', '2026-10-01T10:00:00Z', '2026-10-02T10:00:00Z')`)
