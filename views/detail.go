@@ -62,12 +62,16 @@ type DetailFix struct {
 
 // DetailProps is one component's page: its releases and advisories.
 type DetailProps struct {
-	Layout    LayoutProps
-	Code      string
-	Name      string
-	Installed string
-	Latest    string
-	SourceURL string
+	Layout LayoutProps
+	// Dependencies counts the package instances the component brings into
+	// the installed tree; nil: the tree was never read, so they are not
+	// checked (readmodel.DependenciesNotCheckedText).
+	Dependencies *int
+	Code         string
+	Name         string
+	Installed    string
+	Latest       string
+	SourceURL    string
 	// Offline: SourceURL is an offline source ("offline:NAME"), never
 	// fetched: its documents are imported.
 	Offline  bool

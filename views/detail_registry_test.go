@@ -15,7 +15,7 @@ import (
 // refused.
 func npmDetail() DetailProps {
 	pub := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	return DetailProps{Layout: layout(calm(), true), Code: "acme-blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0",
+	return DetailProps{Layout: layout(calm(), true), Code: "acme-blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0", Dependencies: ptr(184),
 		SourceURL: "npm:@acme/blog", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.5.0",
 		UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal", ProvenanceLost: "2.5.0",
 		Releases: []ReleaseRow{{Version: "2.5.0", Released: "2026-11-03", RequiresCore: "^2.0.0", Installable: true},

@@ -63,6 +63,9 @@ type detailJSON struct {
 	// Withdrawn advisories whose range holds the installed version: they
 	// do not count.
 	Withdrawn []apiAdvisory `json:"withdrawn"`
+	// Dependencies counts the package instances the component brings into
+	// the installed tree; nil while no tree was read (not checked).
+	Dependencies *int `json:"dependencies"`
 	// The policy and what it makes of the releases (api_detail_policy.go).
 	detailPolicyJSON
 }
@@ -155,6 +158,9 @@ func detailBody(d catalog.Detail) detailJSON {
 	}
 	if d.Fix != nil {
 		out.FixVersion = opt(d.Fix.Version)
+	}
+	if d.Dependencies.Tree != nil {
+		out.Dependencies = &d.Dependencies.Packages
 	}
 	if d.SourceURL != "" {
 		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))

@@ -73,6 +73,11 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 		}
 	}
 	check("paths|/api/admin/plugins/updates|get/parameters/status/schema", filters)
+	var packageFilters []string
+	for _, f := range readmodel.PackageFilters[1:] {
+		packageFilters = append(packageFilters, string(f))
+	}
+	check("paths|/api/admin/packages|get/parameters/filter/schema", packageFilters)
 
 	var filterable []string
 	for _, k := range readmodel.AllAuditKinds() {

@@ -181,6 +181,9 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 			rows[i].OSV.Links = s.advisoryLinks
 		}
 	}
+	if d.Dependencies.Tree != nil {
+		props.Dependencies = &d.Dependencies.Packages
+	}
 	props.DismissForm = form
 	props.SkipForm = s.skipSection(c, d, props.Skip, l.User.CanManage)
 	return render(c, status, views.ComponentDetail(props))
