@@ -80,12 +80,16 @@ func packageFilterLabel(f readmodel.PackageFilter, c readmodel.PackageCounts) st
 	return f.Label() + " (" + thousands(c.Of(f)) + ")"
 }
 
-// packagesCountText is "Showing 50 of 212 packages" (or "212 packages",
-// all on one page).
+// packagesCountText is "Showing 50 of 212 packages" ("212 packages", all
+// on one page; "Showing 50 more of 212 packages" after the first page).
 func packagesCountText(p PackagesProps) string {
 	total := p.Counts.Of(p.Filter)
 	noun := countNounThousands(total, "package", "packages")
-	if len(p.Rows) == total {
+	switch {
+	case p.After != "":
+		// A page after the first knows the rows before it only by name.
+		return "Showing " + thousands(len(p.Rows)) + " more of " + noun
+	case len(p.Rows) == total:
 		return noun
 	}
 	return "Showing " + thousands(len(p.Rows)) + " of " + noun
@@ -179,4 +183,14 @@ func UnknownPackageText(name string) string {
 		name = string(r[:79]) + "…"
 	}
 	return "The installed tree has no package “" + name + "”, now or in its history."
+}
+
+// viaText is one way the site reaches an instance: "express → send →
+// debug", or, for a package the site itself depends on, "a direct
+// dependency of the site".
+func viaText(v readmodel.PackageVia) string {
+	if len(v.Path) <= 1 {
+		return "a direct dependency of the site"
+	}
+	return readmodel.PathText(v.Path)
 }
