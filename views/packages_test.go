@@ -106,3 +106,14 @@ func TestPackagesLinks(t *testing.T) {
 		t.Errorf("a scoped package's page: %q", got)
 	}
 }
+
+// A catalog search that finds no component offers the same search over
+// every installed package: a transitive package is not a component.
+func TestCatalogSearchOffersPackages(t *testing.T) {
+	t.Parallel()
+	root := doc(t, Catalog(CatalogProps{Layout: layout(calm(), true), Query: "path-to-regexp"}))
+	href, _ := attr(one(t, root, "catalog-search-packages"), "href")
+	if href != "/admin/packages?q=path-to-regexp" {
+		t.Errorf("the link: %q", href)
+	}
+}
