@@ -68,11 +68,11 @@ CREATE TABLE sources (
     -- by it, so one episode notifies once. Null while the source succeeds.
     failing_since        timestamptz,
     -- The last failure as a stable kind (readmodel.ErrorKind: the pages word
-    -- it) and the one value its sentence needs (an HTTP status, an address, a
-    -- position in the document); last_error keeps the technical text, shown
-    -- behind it.
+    -- it) and the arguments its sentence needs (readmodel.FailureArgs: an HTTP
+    -- status, an address, a position in the document, two sequences), worded
+    -- when read; last_error keeps the technical text, shown behind it.
     last_error_kind      text,
-    last_error_arg       text,
+    last_error_args      jsonb,
     -- The short forms of the keys that verified the stored document
     -- ("ab12cd34…ef01", space separated); null when unsigned. For an npm
     -- source, the ids of the registry keys its versions were verified with.

@@ -32,7 +32,7 @@ CREATE TABLE feeds (
     last_attempt_at      timestamptz,
     last_error           text,
     last_error_kind      text,  -- readmodel.ErrorKind
-    last_error_arg       text,  -- the one value its sentence needs
+    last_error_args      jsonb, -- the arguments its sentence needs (readmodel.FailureArgs)
     last_error_at        timestamptz,
     consecutive_failures integer     NOT NULL DEFAULT 0,
     -- The start of a sync that was interrupted (its process died, lost its

@@ -13,7 +13,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        cs.latest_version, cs.update_version, cs.update_available, cs.security, cs.vulnerable,
        cs.vulnerable_no_fix, cs.needs_newer_core, cs.required_core, cs.open_advisories, cs.release_url,
        cs.stale, cs.failing, cs.eval_error, cs.last_success_at, cs.last_attempt_at, cs.last_error,
-       s.last_error_kind, s.last_error_arg, cs.deprecated, cs.provenance_lost,
+       s.last_error_kind, s.last_error_args, cs.deprecated, cs.provenance_lost,
        e.security_since,
        cs.known_exploited, cs.malicious, cs.package,
        -- What the policy held back (docs/policy.md), from the current
@@ -95,7 +95,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
        (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
           FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed,
-       s.last_error_kind, s.last_error_arg,
+       s.last_error_kind, s.last_error_args,
        cs.update_available, cs.security, cs.vulnerable, cs.vulnerable_no_fix, cs.needs_newer_core,
        cs.deprecated, cs.provenance_lost, cs.registry_facts, cs.known_exploited, cs.malicious, cs.package,
        (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
@@ -126,7 +126,7 @@ WHERE cs.code = @code;
 -- not expired yet, on the database clock.
 SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_error, ss.consecutive_failures,
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
-       s.last_error_kind, s.last_error_arg, ss.offline,
+       s.last_error_kind, s.last_error_args, ss.offline,
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted,
        coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
        ss.keys_changed_at,

@@ -22,9 +22,10 @@ feed AS (
                                                               'YYYY-MM-DD HH24:MI:SS') || ' UTC was interrupted before it finished'
                           ELSE feeds.last_error END,
         last_error_kind = CASE WHEN EXISTS (SELECT 1 FROM interrupted) THEN 'interrupted' ELSE feeds.last_error_kind END,
-        last_error_arg = CASE WHEN EXISTS (SELECT 1 FROM interrupted)
-                              THEN to_char((SELECT min(started_at) FROM interrupted) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-                              ELSE feeds.last_error_arg END,
+        last_error_args = CASE WHEN EXISTS (SELECT 1 FROM interrupted)
+                               THEN jsonb_build_object('started_at', to_char((SELECT min(started_at) FROM interrupted) AT TIME ZONE 'UTC',
+                                                                             'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+                               ELSE feeds.last_error_args END,
         last_error_at = CASE WHEN EXISTS (SELECT 1 FROM interrupted) THEN clock_timestamp() ELSE feeds.last_error_at END
     RETURNING kind
 )
@@ -55,7 +56,7 @@ UPDATE feeds
 SET etag = sqlc.narg(etag)::text, last_modified = sqlc.narg(last_modified)::text, cursor = sqlc.narg(cursor)::text,
     last_success_at = clock_timestamp(),
     last_change_at = CASE WHEN @changed::boolean THEN clock_timestamp() ELSE last_change_at END,
-    last_error = NULL, last_error_kind = NULL, last_error_arg = NULL, last_error_at = NULL,
+    last_error = NULL, last_error_kind = NULL, last_error_args = NULL, last_error_at = NULL,
     consecutive_failures = 0, interrupted_at = NULL,
     records = CASE WHEN @records::integer >= 0 THEN @records::integer ELSE records END,
     -- a sync that read nothing new keeps the list of the one that did
@@ -78,7 +79,7 @@ WITH run AS (
     WHERE id = @sync_id::bigint
 )
 UPDATE feeds
-SET last_error = @error::text, last_error_kind = @error_kind::text, last_error_arg = sqlc.narg(error_arg)::text,
+SET last_error = @error::text, last_error_kind = @error_kind::text, last_error_args = sqlc.narg(error_args)::jsonb,
     last_error_at = clock_timestamp(), consecutive_failures = consecutive_failures + 1,
     skipped = CASE WHEN @skipped_count::integer > 0 THEN @skipped::jsonb ELSE skipped END,
     skipped_count = CASE WHEN @skipped_count::integer > 0 THEN @skipped_count::integer ELSE skipped_count END,
@@ -104,7 +105,7 @@ WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - @per
 -- name: FeedList :many
 -- Every feed with its derived facts, for Source health and the API.
 SELECT kind, url, records, last_success_at, last_change_at, last_attempt_at, last_error, last_error_kind,
-       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale, failing
+       last_error_args, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale, failing
 FROM feed_state
 ORDER BY array_position(ARRAY['osv', 'osv-api', 'kev', 'epss'], kind);
 

@@ -207,7 +207,7 @@ SELECT gen_random_uuid(), ch.id,
        'source.failing:' || s.url || '@' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
        'source.failing',
        jsonb_build_object('source', s.url, 'failing_since', s.failing_since, 'last_error', s.last_error,
-                          'last_error_kind', s.last_error_kind, 'last_error_arg', s.last_error_arg,
+                          'last_error_kind', s.last_error_kind, 'last_error_args', s.last_error_args,
                           'consecutive_failures', s.consecutive_failures, 'last_success_at', s.last_success_at,
                           'components', (SELECT coalesce(jsonb_agg(c.code ORDER BY c.code), '[]')
                                          FROM components c WHERE c.source_url = s.url)),

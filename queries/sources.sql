@@ -41,7 +41,7 @@ SET document             = EXCLUDED.document,
     last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = NULL,
     last_error_kind      = NULL,
-    last_error_arg       = NULL,
+    last_error_args      = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,
@@ -75,7 +75,7 @@ SET signature_state      = coalesce(sqlc.narg(signature_state)::text, signature_
     last_modified        = coalesce(sqlc.narg(last_modified), last_modified),
     last_error           = NULL,
     last_error_kind      = NULL,
-    last_error_arg       = NULL,
+    last_error_args      = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,
@@ -86,16 +86,16 @@ RETURNING (SELECT count(*) FROM components c WHERE c.source_url = sources.url)::
 
 -- name: SourceSaveFailure :one
 -- A failed fetch or a refused document: the stored document stays. The
--- kind and its argument are what the pages word (readmodel.ErrorKind); the
--- error is the technical text.
-INSERT INTO sources (url, last_attempt_at, last_error, last_error_kind, last_error_arg, last_error_at,
+-- kind and its arguments are what the pages word (readmodel.ErrorKind,
+-- readmodel.FailureArgs); the error is the technical text.
+INSERT INTO sources (url, last_attempt_at, last_error, last_error_kind, last_error_args, last_error_at,
                      failing_since, consecutive_failures, epoch)
-VALUES (@url, clock_timestamp(), @error, @kind, sqlc.narg(arg), clock_timestamp(), clock_timestamp(), 1, @epoch)
+VALUES (@url, clock_timestamp(), @error, @kind, sqlc.narg(args)::jsonb, clock_timestamp(), clock_timestamp(), 1, @epoch)
 ON CONFLICT (url) DO UPDATE
 SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
     last_error_kind      = EXCLUDED.last_error_kind,
-    last_error_arg       = EXCLUDED.last_error_arg,
+    last_error_args      = EXCLUDED.last_error_args,
     last_error_at        = EXCLUDED.last_error_at,
     failing_since        = coalesce(sources.failing_since, EXCLUDED.failing_since),
     consecutive_failures = sources.consecutive_failures + 1,

@@ -11,7 +11,7 @@ type CatalogProps struct {
 	Layout LayoutProps
 	// Rows is the current page, in display order.
 	Rows []readmodel.CatalogRow
-	// Filter is one of readmodel.CatalogFilters (FilterAll for all).
+	// Filter is one of readmodel.CatalogFilters (readmodel.FilterAll for all).
 	Filter readmodel.Filter
 	// Query is the search text (parameter "q"), matched by the handler.
 	Query string

@@ -100,18 +100,18 @@ func filterLabel(f filterOption, counts map[readmodel.Filter]int) string {
 }
 
 var filterOptions = []filterOption{
-	{FilterAll, "All"},
-	{FilterAttention, "Needs attention"},
-	{FilterMalicious, "Malicious"},
-	{FilterExploited, "Exploited in the wild"},
-	{FilterUpdates, "Updates"},
-	{FilterSecurity, "Security"},
-	{FilterVulnerable, "Vulnerable"},
-	{FilterWaiting, "Waiting for a soak"},
-	{FilterSkipped, "Skipped"},
-	{FilterFailing, "Failing checks"},
-	{FilterStale, "Stale"},
-	{FilterDismissed, "Dismissed advisories"},
+	{readmodel.FilterAll, "All"},
+	{readmodel.FilterAttention, "Needs attention"},
+	{readmodel.FilterMalicious, "Malicious"},
+	{readmodel.FilterKnownExploited, "Exploited in the wild"},
+	{readmodel.FilterUpdates, "Updates"},
+	{readmodel.FilterSecurity, "Security"},
+	{readmodel.FilterVulnerable, "Vulnerable"},
+	{readmodel.FilterWaiting, "Waiting for a soak"},
+	{readmodel.FilterSkipped, "Skipped"},
+	{readmodel.FilterFailing, "Failing checks"},
+	{readmodel.FilterStale, "Stale"},
+	{readmodel.FilterDismissed, "Dismissed advisories"},
 }
 
 // shownFilters are the filters the page offers: the malicious, exploited,
@@ -133,7 +133,7 @@ func shownFilters(p CatalogProps) []filterOption {
 // it shows a component (shownFilters).
 func occasionalFilter(f readmodel.Filter) bool {
 	switch f {
-	case FilterMalicious, FilterExploited, FilterWaiting, FilterSkipped:
+	case readmodel.FilterMalicious, readmodel.FilterKnownExploited, readmodel.FilterWaiting, readmodel.FilterSkipped:
 		return true
 	}
 	return false
@@ -142,27 +142,27 @@ func occasionalFilter(f readmodel.Filter) bool {
 // filterNoun is what the current filter shows, for the count line.
 func filterNoun(f readmodel.Filter, n int) string {
 	switch f {
-	case FilterAttention:
+	case readmodel.FilterAttention:
 		return pick(n, "component that needs", "components that need") + " attention"
-	case FilterMalicious:
+	case readmodel.FilterMalicious:
 		return pick(n, "known malicious package", "known malicious packages")
-	case FilterExploited:
+	case readmodel.FilterKnownExploited:
 		return pick(n, "component", "components") + " with an advisory exploited in the wild"
-	case FilterUpdates:
+	case readmodel.FilterUpdates:
 		return pick(n, "component", "components") + " with an update"
-	case FilterSecurity:
+	case readmodel.FilterSecurity:
 		return pick(n, "component", "components") + " with a security update"
-	case FilterVulnerable:
+	case readmodel.FilterVulnerable:
 		return pick(n, "vulnerable component", "vulnerable components")
-	case FilterWaiting:
+	case readmodel.FilterWaiting:
 		return pick(n, "component", "components") + " with a release waiting for its soak"
-	case FilterSkipped:
+	case readmodel.FilterSkipped:
 		return pick(n, "component", "components") + " with a skipped release"
-	case FilterFailing:
+	case readmodel.FilterFailing:
 		return pick(n, "component whose", "components whose") + " check is failing"
-	case FilterStale:
+	case readmodel.FilterStale:
 		return pick(n, "stale component", "stale components")
-	case FilterDismissed:
+	case readmodel.FilterDismissed:
 		return pick(n, "component", "components") + " with a dismissed advisory"
 	default:
 		return pick(n, "component", "components")
@@ -197,33 +197,33 @@ func catalogEmptyText(p CatalogProps) string {
 		return "This page is empty; the list is shorter than that now."
 	}
 	switch p.Filter {
-	case FilterAttention:
+	case readmodel.FilterAttention:
 		return "No component needs attention: no security update, vulnerable version, trust downgrade or deprecated installed version."
-	case FilterMalicious:
+	case readmodel.FilterMalicious:
 		if !p.MalwareRead {
 			return "No OSV advisory feed has been read, so no package is known to be malicious or not."
 		}
 		return "No installed package is matched by an advisory saying it is malicious."
-	case FilterExploited:
+	case readmodel.FilterKnownExploited:
 		if !p.ExploitedRead {
 			return "The KEV catalogue has not been read, so no advisory is known to be exploited in the wild or not."
 		}
 		return "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild."
-	case FilterUpdates:
+	case readmodel.FilterUpdates:
 		return "No component has an update available."
-	case FilterSecurity:
+	case readmodel.FilterSecurity:
 		return "No component has a security update."
-	case FilterVulnerable:
+	case readmodel.FilterVulnerable:
 		return "No installed version is affected by a known advisory."
-	case FilterWaiting:
+	case readmodel.FilterWaiting:
 		return "No component has a release waiting for its soak: every release the policy allows is offered."
-	case FilterSkipped:
+	case readmodel.FilterSkipped:
 		return "No skip hides a release from any component."
-	case FilterFailing:
+	case readmodel.FilterFailing:
 		return "No component’s check is failing."
-	case FilterStale:
+	case readmodel.FilterStale:
 		return "No component is stale: every source was read successfully in the last " + staleAgeText + " (or its component was installed since), and no document has expired."
-	case FilterDismissed:
+	case readmodel.FilterDismissed:
 		return "No component has a dismissed advisory."
 	default:
 		return "No components are installed yet. List them in the manifest and run “upcheck components sync”."

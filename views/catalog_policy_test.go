@@ -110,29 +110,29 @@ func TestCatalogOffersWaitingAndSkipped(t *testing.T) {
 		return out
 	}
 	got := links(CatalogProps{Layout: layout(calm(), true), Rows: policyRows(), Page: 1, Total: 6,
-		Counts: map[readmodel.Filter]int{FilterAll: 6, FilterUpdates: 2, FilterWaiting: 1, FilterSkipped: 3}})
-	if got[FilterWaiting] != "Waiting for a soak (1)" || got[FilterSkipped] != "Skipped (3)" {
+		Counts: map[readmodel.Filter]int{readmodel.FilterAll: 6, readmodel.FilterUpdates: 2, readmodel.FilterWaiting: 1, readmodel.FilterSkipped: 3}})
+	if got[readmodel.FilterWaiting] != "Waiting for a soak (1)" || got[readmodel.FilterSkipped] != "Skipped (3)" {
 		t.Errorf("with a waiting and skipped components the filters read %q", got)
 	}
-	got = links(CatalogProps{Layout: layout(calm(), true), Counts: map[readmodel.Filter]int{FilterAll: 6}})
-	if _, ok := got[FilterWaiting]; ok {
+	got = links(CatalogProps{Layout: layout(calm(), true), Counts: map[readmodel.Filter]int{readmodel.FilterAll: 6}})
+	if _, ok := got[readmodel.FilterWaiting]; ok {
 		t.Errorf("no component waits, yet the waiting filter is offered: %q", got)
 	}
-	if _, ok := got[FilterSkipped]; ok {
+	if _, ok := got[readmodel.FilterSkipped]; ok {
 		t.Errorf("no skip hides a release, yet the skipped filter is offered: %q", got)
 	}
-	got = links(CatalogProps{Layout: layout(calm(), true), Filter: FilterWaiting, Counts: map[readmodel.Filter]int{FilterAll: 6, FilterWaiting: 0}})
-	if got[FilterWaiting] != "Waiting for a soak (0)" {
-		t.Errorf("the chosen waiting filter reads %q", got[FilterWaiting])
+	got = links(CatalogProps{Layout: layout(calm(), true), Filter: readmodel.FilterWaiting, Counts: map[readmodel.Filter]int{readmodel.FilterAll: 6, readmodel.FilterWaiting: 0}})
+	if got[readmodel.FilterWaiting] != "Waiting for a soak (0)" {
+		t.Errorf("the chosen waiting filter reads %q", got[readmodel.FilterWaiting])
 	}
-	if n := filterNoun(FilterWaiting, 2); n != "components with a release waiting for its soak" {
+	if n := filterNoun(readmodel.FilterWaiting, 2); n != "components with a release waiting for its soak" {
 		t.Errorf("waiting count words %q", n)
 	}
 
 	widget := one(t, doc(t, Dashboard(DashboardProps{Layout: layout(readmodel.Summary{Components: 3, Waiting: 2}, true)})), "widget-waiting")
 	if a := widget.Parent; a == nil || a.Data != "a" {
 		t.Fatalf("the waiting count is not in a link")
-	} else if href, _ := attr(a, "href"); href != CatalogPath(FilterWaiting, "", 0) {
+	} else if href, _ := attr(a, "href"); href != CatalogPath(readmodel.FilterWaiting, "", 0) {
 		t.Errorf("the waiting count links to %q, want the waiting filter", href)
 	}
 }

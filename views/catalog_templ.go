@@ -683,7 +683,7 @@ func catalogRow(r readmodel.CatalogRow, now time.Time) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if rowErrorText(r) != "" {
-			templ_7745c5c3_Err = problem(rowErrorKind(r), r.LastErrorArg, rowErrorText(r)).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = problem(rowErrorKind(r), r.LastErrorArgs, rowErrorText(r)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -16,7 +16,7 @@ import (
 func TestCatalogCountsAndExposure(t *testing.T) {
 	t.Parallel()
 	root := doc(t, Catalog(CatalogProps{Layout: layout(attention(), true), Rows: catalogRows(), Page: 1, Total: 6,
-		Counts: map[readmodel.Filter]int{FilterAll: 6, FilterAttention: 2, FilterUpdates: 1, FilterSecurity: 2, FilterVulnerable: 2, FilterFailing: 1, FilterStale: 1, FilterDismissed: 1}}))
+		Counts: map[readmodel.Filter]int{readmodel.FilterAll: 6, readmodel.FilterAttention: 2, readmodel.FilterUpdates: 1, readmodel.FilterSecurity: 2, readmodel.FilterVulnerable: 2, readmodel.FilterFailing: 1, readmodel.FilterStale: 1, readmodel.FilterDismissed: 1}}))
 	var chips []string
 	for _, a := range findAll(one(t, root, "catalog-filters"), func(n *html.Node) bool { return n.Data == "a" }) {
 		chips = append(chips, text(a))
@@ -150,8 +150,8 @@ func TestDismissedAdvisoryIsNotPlainUpToDate(t *testing.T) {
 			}
 			as = append(as, a)
 		}
-		p := DetailProps{Layout: layout(calm(), true), Code: "core", Name: "Core", Installed: "1.9.0",
-			SourceURL: row.SourceURL, LastSuccessAt: row.LastSuccessAt, Evaluated: true, Advisories: as}
+		p := DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "core", Name: "Core", Installed: "1.9.0",
+			SourceURL: row.SourceURL, LastSuccessAt: row.LastSuccessAt, Evaluated: true}, Advisories: as}
 		if got := text(one(t, doc(t, ComponentDetail(p)), "detail-headline")); got != tc.want {
 			t.Errorf("detail with %d dismissed: %q, want %q", tc.n, got, tc.want)
 		}
@@ -186,7 +186,7 @@ func TestCatalogOffersEveryFilter(t *testing.T) {
 			t.Errorf("filter %q has no empty page of its own", f)
 		}
 	}
-	if got := filterNoun(FilterDismissed, 1); got != "component with a dismissed advisory" {
+	if got := filterNoun(readmodel.FilterDismissed, 1); got != "component with a dismissed advisory" {
 		t.Errorf("dismissed count words %q", got)
 	}
 }

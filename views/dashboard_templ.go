@@ -153,27 +153,27 @@ func updatesWidget(s readmodel.Summary, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = feedStat(s.Malicious, "widget-malicious", "widget-malware-unread", "known malicious package", "known malicious packages", CatalogPath(FilterMalicious, "", 0), MalwareUnreadWords).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = feedStat(s.Malicious, "widget-malicious", "widget-malware-unread", "known malicious package", "known malicious packages", CatalogPath(readmodel.FilterMalicious, "", 0), MalwareUnreadWords).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = feedStat(s.KnownExploited, "widget-exploited", "widget-exploited-unread", "exploited in the wild", "exploited in the wild", CatalogPath(FilterExploited, "", 0), ExploitedUnreadWords).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = feedStat(s.KnownExploited, "widget-exploited", "widget-exploited-unread", "exploited in the wild", "exploited in the wild", CatalogPath(readmodel.FilterKnownExploited, "", 0), ExploitedUnreadWords).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = stat(s.UpdatesAvailable, "widget-updates", "update available", "updates available", CatalogPath(FilterUpdates, "", 0), toneInfo).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = stat(s.UpdatesAvailable, "widget-updates", "update available", "updates available", CatalogPath(readmodel.FilterUpdates, "", 0), toneInfo).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = stat(s.Waiting, "widget-waiting", "update waiting for its soak", "updates waiting for their soak", CatalogPath(FilterWaiting, "", 0), toneNeutral).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = stat(s.Waiting, "widget-waiting", "update waiting for its soak", "updates waiting for their soak", CatalogPath(readmodel.FilterWaiting, "", 0), toneNeutral).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = stat(s.SecurityUpdates, "widget-security", "security update", "security updates", CatalogPath(FilterSecurity, "", 0), toneDanger).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = stat(s.SecurityUpdates, "widget-security", "security update", "security updates", CatalogPath(readmodel.FilterSecurity, "", 0), toneDanger).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = stat(s.Vulnerable, "widget-vulnerable", "vulnerable component", "vulnerable components", CatalogPath(FilterVulnerable, "", 0), toneDanger).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = stat(s.Vulnerable, "widget-vulnerable", "vulnerable component", "vulnerable components", CatalogPath(readmodel.FilterVulnerable, "", 0), toneDanger).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -156,7 +156,7 @@ func TestWidgetSaysMalwareWasNotChecked(t *testing.T) {
 	if hidden(words) || text(words) != "Malicious packages not checked: no OSV advisory feed has been read" {
 		t.Errorf("no OSV feed was read: the widget says %q (hidden %v)", text(words), hidden(words))
 	}
-	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: FilterMalicious, MalwareRead: false}); !strings.Contains(got, "No OSV advisory feed has been read") {
+	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: readmodel.FilterMalicious, MalwareRead: false}); !strings.Contains(got, "No OSV advisory feed has been read") {
 		t.Errorf("the empty malicious filter, nothing read, says %q", got)
 	}
 
@@ -170,7 +170,7 @@ func TestWidgetSaysMalwareWasNotChecked(t *testing.T) {
 	if !hidden(words) {
 		t.Errorf("an OSV feed was read, yet the widget says %q", text(words))
 	}
-	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: FilterMalicious, MalwareRead: true}); got != "No installed package is matched by an advisory saying it is malicious." {
+	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: readmodel.FilterMalicious, MalwareRead: true}); got != "No installed package is matched by an advisory saying it is malicious." {
 		t.Errorf("the empty malicious filter, OSV read, says %q", got)
 	}
 }
@@ -200,7 +200,7 @@ func TestWidgetSaysExploitedWasNotChecked(t *testing.T) {
 	if href != PathSources+"#feeds-title" {
 		t.Errorf("the unread words link to %q, want the feeds on Source health", href)
 	}
-	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: FilterExploited, MalwareRead: true}); !strings.Contains(got, "The KEV catalogue has not been read") {
+	if got := catalogEmptyText(CatalogProps{Layout: layout(unread, true), Filter: readmodel.FilterKnownExploited, MalwareRead: true}); !strings.Contains(got, "The KEV catalogue has not been read") {
 		t.Errorf("the empty exploited filter, KEV not read, says %q", got)
 	}
 
@@ -214,7 +214,7 @@ func TestWidgetSaysExploitedWasNotChecked(t *testing.T) {
 	if !hidden(words) {
 		t.Errorf("the KEV catalogue was read, yet the widget says %q", text(words))
 	}
-	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: FilterExploited, MalwareRead: true, ExploitedRead: true}); got != "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild." {
+	if got := catalogEmptyText(CatalogProps{Layout: layout(read, true), Filter: readmodel.FilterKnownExploited, MalwareRead: true, ExploitedRead: true}); got != "No open advisory of an installed version is in the KEV catalogue of vulnerabilities exploited in the wild." {
 		t.Errorf("the empty exploited filter, KEV read, says %q", got)
 	}
 }

@@ -2,7 +2,6 @@ package views
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -53,28 +52,12 @@ type AdvisoryRow struct {
 	AdvisoryIntel
 }
 
-// DetailFix is the smallest release that clears the component's open
-// advisories: its version, how to install it, and the advisories (ids).
-type DetailFix struct {
-	Version, Command string
-	IDs              []string
-}
-
-// DetailProps is one component's page: its releases and advisories.
+// DetailProps is one component's page: the read model's row of it
+// (readmodel.DetailRow, rendered as it is) and its releases and
+// advisories in the page's terms.
 type DetailProps struct {
 	Layout LayoutProps
-	// Dependencies counts the package instances the component brings into
-	// the installed tree; nil: the tree was never read, so they are not
-	// checked (readmodel.DependenciesNotCheckedText).
-	Dependencies *int
-	Code         string
-	Name         string
-	Installed    string
-	Latest       string
-	SourceURL    string
-	// Offline: SourceURL is an offline source ("offline:NAME"), never
-	// fetched: its documents are imported.
-	Offline  bool
+	readmodel.DetailRow
 	Releases []ReleaseRow
 	// Advisories affecting the installed version, dismissed ones included.
 	Advisories []AdvisoryRow
@@ -84,56 +67,12 @@ type DetailProps struct {
 	// DismissForm refills the dismiss form the server refused.
 	DismissForm DismissForm
 	// CanManage shows the dismiss and undismiss buttons.
-	CanManage     bool
-	LastSuccessAt *time.Time
-	// LastError is the technical text of the last failure; LastErrorKind (a
-	// readmodel.ErrorKind) and LastErrorArg word it.
-	LastError                   string
-	LastErrorKind, LastErrorArg string
-	// EvalFailed: the stored document could not be evaluated for this
-	// component (LastError may be its source's, which fails too).
-	EvalFailed bool
-	// Stale: 48 hours without a successful read of the source since the
-	// component was installed or the source last succeeded, or its
-	// document has expired (the read model decides, upcheck_stale).
-	Stale bool
-	// Evaluated: a result from the current installed versions and the
-	// stored document exists. Without one, nothing is known: the page says
-	// so instead of "no advisory".
-	Evaluated bool
-	// The headline's facts, meaningful only when Evaluated: the read
-	// model's flags,
-	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
-	// OSVReadAt is when the feeds' OSV advisories of the component's
-	// package were last read; nil: never (or it is no npm package).
-	OSVReadAt *time.Time
-	// Malicious: an open advisory says the package is malicious;
-	// KnownExploited: one is exploited in the wild (docs/feeds.md).
-	Malicious, KnownExploited bool
-	// the installable update (""), the newest security release
-	// (SecurityInstallable: the installed core runs it) and the newest
-	// release the installed core cannot run (nil: none).
-	UpdateVersion       string
-	SecurityRelease     *ReleaseRow
-	SecurityInstallable bool
-	BlockedRelease      *ReleaseRow
-	// CoreInstalled is the installed core's version ("" when unknown).
-	CoreInstalled string
-	// SecuritySince is the exposure clock; nil: no open security problem.
-	SecuritySince *time.Time
-	// Registry is what the npm registry said of the package (nil: not an
-	// npm source, or not read yet); UpdateCommand is how to install the
-	// update (readmodel.UpdateCommand; "" when none).
-	Registry      *readmodel.RegistryFacts
-	UpdateCommand string
-	// Fix is the smallest release that clears the open advisories (nil
-	// none): the page leads with it, the newest release beside it
-	// (readmodel.FixText).
-	Fix *DetailFix
-	// Deprecated is the publisher's deprecation message of the installed
-	// version, ProvenanceLost the newer version published without the
-	// provenance the installed one has (the read model's; "" when not so).
-	Deprecated, ProvenanceLost string
+	CanManage bool
+	// The newest security release (installable unless
+	// SecurityNeedsNewerCore) and the newest release the installed core
+	// cannot run (nil: none), as the headline names them.
+	SecurityRelease *ReleaseRow
+	BlockedRelease  *ReleaseRow
 	// Policy is the component's policy; Waiting the newest release newer
 	// than the update that has not soaked, Held the newest one the policy
 	// does not offer (nil: none); Skip the component's skip (nil: none).
@@ -148,12 +87,6 @@ type DetailProps struct {
 	// ends it, and the form that skips the offered plain update
 	// (detail_skip.go).
 	SkipForm SkipProps
-	// Trust going down: a manifest sync that lowered the keys the source
-	// needs (PinDowngrade is how, "" none), and the offered npm version
-	// published by an account new to the package ("" none).
-	PinDowngrade                      string
-	PinDowngradedAt                   time.Time
-	NewPublisherVersion, NewPublisher string
 }
 
 // UnknownComponentText is the 404 of a component page whose code names no
@@ -176,7 +109,7 @@ func factsKnown(p DetailProps) bool {
 // evalFailed: the component's document was read but could not be
 // evaluated for it.
 func evalFailed(p DetailProps) bool {
-	return p.EvalFailed || readmodel.ErrorKind(p.LastErrorKind) == readmodel.ErrorEvaluation
+	return p.EvalError != ""
 }
 
 // notEvaluatedText says why nothing is known about a component that has no
@@ -186,9 +119,9 @@ func notEvaluatedText(p DetailProps) string {
 	switch {
 	case p.Evaluated && evalFailed(p):
 		return "Unknown: the publisher’s document was read, but this component could not be evaluated from it (see the problem below), so nothing is known about its releases or advisories."
-	case p.LastSuccessAt == nil && p.Offline:
+	case p.LastSuccessAt == nil && p.Offline():
 		return "Unknown: the offline update source is waiting for its first import, so nothing is known about releases or advisories for this version. An admin imports its document from Source health."
-	case p.LastSuccessAt == nil && p.LastError != "":
+	case p.LastSuccessAt == nil && failureText(p) != "":
 		return "Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."
 	case p.LastSuccessAt == nil:
 		return "Unknown: the update source has not been read yet. The next check will fetch it."
@@ -205,6 +138,20 @@ func unknownFactsText(p DetailProps, what string) string {
 		return "No " + what + " are known: the component has no update source."
 	}
 	return "No " + what + " are known, for the reason given at the top of the page."
+}
+
+// failureText is the failure the page shows (DetailRow.ShownFailure):
+// the source's technical text, else why the document could not be
+// evaluated; "" when neither failed.
+func failureText(p DetailProps) string {
+	text, _ := p.ShownFailure()
+	return text
+}
+
+// failureKind is the kind of the failure the page shows.
+func failureKind(p DetailProps) string {
+	_, kind := p.ShownFailure()
+	return string(kind)
 }
 
 // lastErrorConsequence says what a component's failed check leaves the

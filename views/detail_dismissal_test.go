@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // auditLayout is an admin's layout: the navigation has the Audit log.
@@ -68,11 +70,9 @@ func TestReopenedAndUntilText(t *testing.T) {
 // are closed and empty; the facts of a dismissal in force are shown.
 func TestDismissFormRefilled(t *testing.T) {
 	t.Parallel()
-	p := DetailProps{Layout: layout(calm(), true), CanManage: true, Code: "blog", Installed: "1.0.0", Evaluated: true,
-		Advisories: []AdvisoryRow{{ID: "A-1", Severity: "high"}, {ID: "A-2", Severity: "low"},
-			{ID: "A-3", Dismissed: true, Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now.Add(-time.Hour), Reason: "WAF"}}},
-		DismissForm: DismissForm{AdvisoryID: "A-2", Reason: "because <b>", Expires: "2026-01-01", Error: "The expiry date has passed."},
-	}
+	p := DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "blog", Installed: "1.0.0", Evaluated: true},
+		CanManage: true, Advisories: []AdvisoryRow{{ID: "A-1", Severity: "high"}, {ID: "A-2", Severity: "low"},
+			{ID: "A-3", Dismissed: true, Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now.Add(-time.Hour), Reason: "WAF"}}}, DismissForm: DismissForm{AdvisoryID: "A-2", Reason: "because <b>", Expires: "2026-01-01", Error: "The expiry date has passed."}}
 	html := render(t, ComponentDetail(p))
 	if n := strings.Count(html, `data-testid="advisory-dismiss" open`); n != 1 {
 		t.Fatalf("%d open dismiss forms, want the refused one", n)

@@ -49,7 +49,7 @@ func detailHeadline(p DetailProps) headline {
 	case p.KnownExploited:
 		step := "attackers are using it"
 		switch {
-		case p.Security && p.SecurityInstallable && p.SecurityRelease != nil:
+		case p.Security && !p.SecurityNeedsNewerCore && p.SecurityRelease != nil:
 			step += "; update to " + p.SecurityRelease.Version
 		case p.UpdateAvailable:
 			step += "; update to " + p.UpdateVersion
@@ -90,7 +90,7 @@ func detailHeadline(p DetailProps) headline {
 		return headline{"Update available", step, toneInfo}
 	case p.NeedsNewerCore && p.BlockedRelease != nil:
 		return headline{upperFirst(blockedText(p, *p.BlockedRelease)), "", toneWarn}
-	case p.Stale && p.Offline:
+	case p.Stale && p.Offline():
 		return headline{"No update known", "but the imported document has expired, so a newer release or advisory may be missing: import a newer one", toneWarn}
 	case p.Stale:
 		return headline{"No update known", "but the update source has not been read successfully for over " + staleAgeText + ", so a newer release or advisory may be missing", toneWarn}
@@ -140,7 +140,7 @@ func securityStep(p DetailProps) string {
 		return "update to " + p.UpdateVersion
 	case rel == nil:
 		return "a newer release fixes a security problem"
-	case p.SecurityInstallable && p.UpdateVersion != "":
+	case !p.SecurityNeedsNewerCore && p.UpdateVersion != "":
 		return withSeverity("update to "+p.UpdateVersion, rel.Severity)
 	}
 	s := withSeverity("the fix in "+rel.Version, rel.Severity) + " " + coreNeedText(p, rel.RequiresCore) + ": update the core first"
@@ -163,8 +163,8 @@ func coreNeedText(p DetailProps, requires string) string {
 	if requires != "" {
 		s = RequiresCoreText(requires)
 	}
-	if p.CoreInstalled != "" {
-		s += " (installed " + p.CoreInstalled + ")"
+	if p.CoreVersion != "" {
+		s += " (installed " + p.CoreVersion + ")"
 	}
 	return s
 }
@@ -174,10 +174,10 @@ func coreNeedText(p DetailProps, requires string) string {
 // 16.5.0 (a new major version: 14 → 16) is the newest this site takes"
 // (readmodel.FixText); "" otherwise.
 func fixStep(p DetailProps) string {
-	if p.Fix == nil {
+	if !p.FixShown() {
 		return ""
 	}
-	return readmodel.FixText(p.Installed, p.Fix.Version, p.UpdateVersion, p.Fix.IDs)
+	return readmodel.FixText(p.Installed, p.FixVersion, p.UpdateVersion, p.FixIDs)
 }
 
 // maliciousWayOut is the newest of the releases that clear each open

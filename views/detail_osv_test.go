@@ -29,9 +29,9 @@ func osvFixture() AdvisoryOSV {
 // listed apart, saying so.
 func TestDetailShowsOSVMembers(t *testing.T) {
 	t.Parallel()
-	p := DetailProps{Layout: layout(calm(), true), Code: "blog", Installed: "2.3.0", Evaluated: true,
-		Advisories: []AdvisoryRow{{ID: "ACME-7", Severity: "low", OSV: osvFixture()}},
-		Withdrawn:  []AdvisoryRow{{ID: "ACME-4", Summary: "Duplicate", OSV: AdvisoryOSV{Withdrawn: "2026-11-02"}}}}
+	p := DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "blog", Installed: "2.3.0", Evaluated: true},
+		Advisories: []AdvisoryRow{{ID: "ACME-7", Severity: "low", OSV: osvFixture()}}, Withdrawn: []AdvisoryRow{{ID: "ACME-4",
+			Summary: "Duplicate", OSV: AdvisoryOSV{Withdrawn: "2026-11-02"}}}}
 	root := doc(t, ComponentDetail(p))
 	row := one(t, root, "advisory-row")
 	aliases := one(t, row, "advisory-aliases")

@@ -31,15 +31,15 @@ func trustNotices(p DetailProps) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if p.PinDowngrade != "" {
+		if p.PinDowngrade != "" && p.PinDowngradedAt != nil {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"notice notice-warn\" data-testid=\"detail-pin-downgrade\"><span class=\"notice-icon\" aria-hidden=\"true\">!</span><p><strong>Trust downgrade.</strong> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var2 string
-			templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(PinDowngradeText(p.PinDowngradedAt, p.PinDowngrade) + ".")
+			templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinStringErrs(PinDowngradeText(*p.PinDowngradedAt, p.PinDowngrade) + ".")
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/detail_policy.templ`, Line: 12, Col: 99}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/detail_policy.templ`, Line: 12, Col: 100}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 			if templ_7745c5c3_Err != nil {

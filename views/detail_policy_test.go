@@ -13,24 +13,20 @@ import (
 // between, and both trust downgrades.
 func policyDetail() DetailProps {
 	at := time.Date(2026, 12, 2, 9, 30, 0, 0, time.UTC)
-	return DetailProps{Layout: layout(calm(), true), CanManage: true, Code: "blog", Name: "Blog", Installed: "2.3.0",
-		Latest: "3.0.0", SourceURL: "https://acme.example/updates.json", Evaluated: true, LastSuccessAt: ago(time.Hour),
-		UpdateAvailable: true, UpdateVersion: "2.4.0",
-		Policy:  DetailPolicy{Offer: "minor", Hold: "<3.0.0", Soak: "3 days"},
-		Waiting: &readmodel.HeldRelease{Version: "2.5.0", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"},
-		Held:    &readmodel.HeldRelease{Version: "3.0.0", Reason: "held by the policy <3.0.0"},
-		Skip: &DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "2.3.2", Reason: "breaks our <b>theme</b>", By: "manifest", SkippedAt: at, FromManifest: true},
-			Hides: true},
-		Between: []ReleaseRow{
+	return DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "blog", Name: "Blog", Installed: "2.3.0",
+		Latest: "3.0.0", SourceURL: "https://acme.example/updates.json", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true,
+		UpdateVersion: "2.4.0", PinDowngrade: "the manifest requires 1 signature where it required 2", PinDowngradedAt: new(at),
+		NewPublisherVersion: "2.4.0", NewPublisher: "mallory"}, CanManage: true, Policy: DetailPolicy{Offer: "minor", Hold: "<3.0.0",
+		Soak: "3 days"}, Waiting: &readmodel.HeldRelease{Version: "2.5.0", Reason: "waits until 4 Dec 18:00 UTC (soak 3 days)"},
+		Held: &readmodel.HeldRelease{Version: "3.0.0", Reason: "held by the policy <3.0.0"}, Skip: &DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "2.3.2",
+			Reason: "breaks our <b>theme</b>", By: "manifest", SkippedAt: at, FromManifest: true},
+			Hides: true}, Between: []ReleaseRow{
 			{Version: "2.4.0", Released: "2026-11-20", Summary: "New editor", URL: "https://acme.example/blog/2.4.0", Offer: "offered"},
 			{Version: "2.3.2", Released: "2026-11-10", Summary: "Theme fixes", URL: "https://acme.example/blog/2.3.2", Offer: "skipped",
 				OfferReason: "skipped"},
 			{Version: "2.3.1", Released: "2026-11-01", Security: true, Summary: "Fixes stored XSS", URL: "https://acme.example/blog/2.3.1",
 				Offer: "superseded"},
-		},
-		PinDowngrade: "the manifest requires 1 signature where it required 2", PinDowngradedAt: at,
-		NewPublisherVersion: "2.4.0", NewPublisher: "mallory",
-	}
+		}}
 }
 
 // A policy, a skip and a pin downgrade in words, as the page and the API
@@ -127,8 +123,8 @@ func TestDetailSaysWhy(t *testing.T) {
 // waits when nothing is offered.
 func TestDetailHeadlineSaysTheSkipAndTheWait(t *testing.T) {
 	t.Parallel()
-	p := DetailProps{Name: "Forms", SourceURL: "https://acme.example/u.json", Evaluated: true, LastSuccessAt: ago(time.Hour),
-		Skip: &DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "1.1.0"}, Hides: true}}
+	p := DetailProps{DetailRow: readmodel.DetailRow{Name: "Forms", SourceURL: "https://acme.example/u.json", Evaluated: true,
+		LastSuccessAt: ago(time.Hour)}, Skip: &DetailSkip{SkippedVersion: readmodel.SkippedVersion{Version: "1.1.0"}, Hides: true}}
 	if h := detailHeadline(p); h.Title+h.rest() != "No update offered · 1.1.0 skipped" {
 		t.Errorf("skipped: %q", h.Title+h.rest())
 	}
@@ -147,12 +143,12 @@ func TestManifestDismissalHasNoForm(t *testing.T) {
 		return &AdvisoryDismissal{By: "manifest", At: now.Add(-time.Hour), Reason: "the comments module is disabled",
 			Expired: expired, ExpiresAt: in(-time.Minute), FromManifest: true}
 	}
-	p := DetailProps{Layout: layout(calm(), true), CanManage: true, Code: "blog", Installed: "2.3.0", Evaluated: true,
-		SourceURL: "https://acme.example/u.json", LastSuccessAt: ago(time.Hour), Advisories: []AdvisoryRow{
-			{ID: "M-1", Severity: "high", Dismissed: true, Dismissal: md(false)},
-			{ID: "M-2", Severity: "high", Dismissal: md(true)},
-			{ID: "A-3", Severity: "low", Dismissed: true, Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now}},
-		}}
+	p := DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "blog", Installed: "2.3.0", Evaluated: true,
+		SourceURL: "https://acme.example/u.json", LastSuccessAt: ago(time.Hour)}, CanManage: true, Advisories: []AdvisoryRow{
+		{ID: "M-1", Severity: "high", Dismissed: true, Dismissal: md(false)},
+		{ID: "M-2", Severity: "high", Dismissal: md(true)},
+		{ID: "A-3", Severity: "low", Dismissed: true, Dismissal: &AdvisoryDismissal{By: "ada@example.org", At: now}},
+	}}
 	root := doc(t, ComponentDetail(p))
 	if n := len(byTestID(root, "dismissal-manifest")); n != 2 {
 		t.Errorf("%d rows say they are the manifest's, want 2", n)
@@ -177,8 +173,8 @@ func TestManifestDismissalHasNoForm(t *testing.T) {
 func TestMaliciousHeadlineSaysTheWayOut(t *testing.T) {
 	t.Parallel()
 	adv := AdvisoryRow{ID: "MAL-2025-46974", Affected: "4.4.2", ClearedBy: "4.4.3", AdvisoryIntel: AdvisoryIntel{Malicious: true}}
-	p := DetailProps{Name: "debug", Installed: "4.4.2", SourceURL: "npm:debug", Evaluated: true, LastSuccessAt: ago(time.Hour),
-		Malicious: true, Vulnerable: true, Advisories: []AdvisoryRow{adv}}
+	p := DetailProps{DetailRow: readmodel.DetailRow{Name: "debug", Installed: "4.4.2", SourceURL: "npm:debug", Evaluated: true,
+		LastSuccessAt: ago(time.Hour), Malicious: true, Vulnerable: true}, Advisories: []AdvisoryRow{adv}}
 	if h := detailHeadline(p); h.Title+h.rest() != "Known malicious package: 4.4.3 is not affected: update to it, and check what 4.4.2 could reach" {
 		t.Errorf("with a clean successor: %q", h.Title+h.rest())
 	}
@@ -196,9 +192,9 @@ func TestMaliciousHeadlineSaysTheWayOut(t *testing.T) {
 // installs the fix and says so.
 func TestDetailLeadsWithTheFix(t *testing.T) {
 	t.Parallel()
-	p := DetailProps{Name: "next", Installed: "14.1.0", SourceURL: "npm:next", Evaluated: true, LastSuccessAt: ago(time.Hour),
-		Security: true, Vulnerable: true, UpdateAvailable: true, UpdateVersion: "16.5.0", UpdateCommand: "npm install next@14.1.1",
-		Fix: &DetailFix{Version: "14.1.1", Command: "npm install next@14.1.1", IDs: []string{"GHSA-fr5h-rqp8-mj6g"}}}
+	p := DetailProps{DetailRow: readmodel.DetailRow{Name: "next", Installed: "14.1.0", SourceURL: "npm:next", Evaluated: true,
+		LastSuccessAt: ago(time.Hour), Security: true, Vulnerable: true, UpdateAvailable: true, UpdateVersion: "16.5.0", UpdateCommand: "npm install next@14.1.1",
+		FixVersion: "14.1.1", FixCommand: "npm install next@14.1.1", FixIDs: []string{"GHSA-fr5h-rqp8-mj6g"}}}
 	want := "Security update: update to 14.1.1 — fixes GHSA-fr5h-rqp8-mj6g; 16.5.0 (a new major version: 14 → 16) is the newest this site takes"
 	if h := detailHeadline(p); h.Title+h.rest() != want {
 		t.Errorf("headline %q, want %q", h.Title+h.rest(), want)
@@ -206,7 +202,7 @@ func TestDetailLeadsWithTheFix(t *testing.T) {
 	if l := updateCommandLabel(p); l != "Update command (14.1.1 clears its advisories)" {
 		t.Errorf("command label %q", l)
 	}
-	p.Fix, p.UpdateCommand, p.Security = nil, "npm install next@16.5.0", false
+	p.FixVersion, p.FixCommand, p.FixIDs, p.UpdateCommand, p.Security = "", "", nil, "npm install next@16.5.0", false
 	if h := detailHeadline(p); h.Title+h.rest() != "Vulnerable: update to 16.5.0 (a new major version: 14 → 16)" {
 		t.Errorf("without a fix: %q", h.Title+h.rest())
 	}

@@ -84,8 +84,8 @@ func updateCommandLabel(p DetailProps) string {
 		label = "Update command"
 	}
 	version := p.UpdateVersion
-	if p.Fix != nil && p.UpdateCommand == p.Fix.Command {
-		version = p.Fix.Version
+	if p.FixShown() && p.PageCommand() == p.FixCommand {
+		version = p.FixVersion
 		label += " (" + version + " clears its advisories"
 		if readmodel.MajorJump(p.Installed, version) {
 			label += "; a new major version"

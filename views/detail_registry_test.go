@@ -15,17 +15,16 @@ import (
 // refused.
 func npmDetail() DetailProps {
 	pub := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	return DetailProps{Layout: layout(calm(), true), Code: "acme-blog", Name: "Blog", Installed: "2.3.0", Latest: "2.5.0", Dependencies: ptr(184),
-		SourceURL: "npm:@acme/blog", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.5.0",
-		UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal", ProvenanceLost: "2.5.0",
-		Releases: []ReleaseRow{{Version: "2.5.0", Released: "2026-11-03", RequiresCore: "^2.0.0", Installable: true},
-			{Version: "2.3.0", Released: "2026-11-01", Installable: true}},
-		Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
+	return DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "acme-blog", Name: "Blog", Installed: "2.3.0",
+		Latest: "2.5.0", SourceURL: "npm:@acme/blog", Dependencies: ptr(184), Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true,
+		UpdateVersion: "2.5.0", UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal",
+		ProvenanceLost: "2.5.0", Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
 			Deprecated: "use <script>alert(1)</script> @acme/journal", KeysPublished: true, ProvenanceLost: "2.5.0",
 			Versions: []readmodel.RegistryVersion{
 				{Version: "2.5.0", Published: pub.Add(48 * time.Hour), SignedBy: "SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA", RequiresCore: "^2.0.0"},
 				{Version: "2.3.0", Published: pub, Installed: true, Provenance: true, SignedBy: "SHA256:jl3bwswu80PjjokCgh0o2w5c2U4LhQAE57gj9cz1kzA"}},
-			Refused: []readmodel.RefusedVersion{{Version: "2.4.0", Reason: "its signature does not verify"}}}}
+			Refused: []readmodel.RefusedVersion{{Version: "2.4.0", Reason: "its signature does not verify"}}}}, Releases: []ReleaseRow{{Version: "2.5.0", Released: "2026-11-03", RequiresCore: "^2.0.0", Installable: true},
+		{Version: "2.3.0", Released: "2026-11-01", Installable: true}}}
 }
 
 // The detail page words the registry's facts as documents are worded:

@@ -203,7 +203,7 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if p.Offline {
+		} else if p.Offline() {
 			templ_7745c5c3_Err = URLText(p.SourceURL).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -289,7 +289,7 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if p.LastError != "" {
+		if failureText(p) != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<div class=\"notice notice-warn\" data-testid=\"detail-error\"><span class=\"notice-icon\" aria-hidden=\"true\">!</span><div><p><strong>The last check of this component failed.</strong> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -307,7 +307,7 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = problem(p.LastErrorKind, p.LastErrorArg, p.LastError).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = problem(failureKind(p), p.LastErrorArgs, failureText(p)).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

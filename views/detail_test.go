@@ -22,43 +22,47 @@ func TestDetailHeadline(t *testing.T) {
 		p    DetailProps
 		want string
 	}{
-		{"security", DetailProps{Name: "Blog", SourceURL: src, Evaluated: true, Security: true, SecurityRelease: sec,
-			SecurityInstallable: true, UpdateAvailable: true, UpdateVersion: "2.4.0", Vulnerable: true},
+		{"security", DetailProps{DetailRow: readmodel.DetailRow{Name: "Blog", SourceURL: src, Evaluated: true, Security: true,
+			UpdateAvailable: true, UpdateVersion: "2.4.0", Vulnerable: true}, SecurityRelease: sec},
 			"Security update: update to 2.4.0 (high)"},
-		{"security needs a newer core", DetailProps{Name: "Blog", SourceURL: src, Evaluated: true, Security: true,
-			SecurityRelease: &ReleaseRow{Version: "3.0.0", Severity: "critical", RequiresCore: ">=2.0.0"}, CoreInstalled: "1.9.0",
-			UpdateAvailable: true, UpdateVersion: "2.4.1"},
+		{"security needs a newer core", DetailProps{DetailRow: readmodel.DetailRow{Name: "Blog", SourceURL: src, Evaluated: true,
+			Security: true, CoreVersion: "1.9.0", UpdateAvailable: true, UpdateVersion: "2.4.1", SecurityNeedsNewerCore: true},
+			SecurityRelease: &ReleaseRow{Version: "3.0.0", Severity: "critical", RequiresCore: ">=2.0.0"}},
 			"Security update: the fix in 3.0.0 (critical) needs core 2.0.0 or newer (installed 1.9.0): update the core first; 2.4.1 can be installed meanwhile"},
-		{"no fix", DetailProps{Name: "Gallery", SourceURL: src, Evaluated: true, Vulnerable: true, VulnerableNoFix: true, Security: true,
-			SecurityRelease: sec, SecurityInstallable: true, UpdateVersion: "2.4.0", UpdateAvailable: true},
+		{"no fix", DetailProps{DetailRow: readmodel.DetailRow{Name: "Gallery", SourceURL: src, Evaluated: true, Vulnerable: true,
+			VulnerableNoFix: true, Security: true, UpdateVersion: "2.4.0", UpdateAvailable: true}, SecurityRelease: sec},
 			"Vulnerable, no fix yet: consider disabling Gallery until a fix is published"},
-		{"vulnerable with an update", DetailProps{Name: "Chat", SourceURL: src, Evaluated: true, Vulnerable: true,
-			UpdateAvailable: true, UpdateVersion: "1.0.1"},
+		{"vulnerable with an update", DetailProps{DetailRow: readmodel.DetailRow{Name: "Chat", SourceURL: src, Evaluated: true,
+			Vulnerable: true, UpdateAvailable: true, UpdateVersion: "1.0.1"}},
 			"Vulnerable: update to 1.0.1"},
-		{"vulnerable, fix not released", DetailProps{Name: "Chat", SourceURL: src, Evaluated: true, Vulnerable: true,
-			Advisories: []AdvisoryRow{{ID: "A", FixedIn: "1.0.0", Dismissed: true}, {ID: "B", FixedIn: "1.0.2"}}},
+		{"vulnerable, fix not released", DetailProps{DetailRow: readmodel.DetailRow{Name: "Chat", SourceURL: src, Evaluated: true,
+			Vulnerable: true}, Advisories: []AdvisoryRow{{ID: "A", FixedIn: "1.0.0", Dismissed: true}, {ID: "B", FixedIn: "1.0.2"}}},
 			"Vulnerable: the fix is announced for 1.0.2, which is not an installable release yet"},
-		{"update", DetailProps{Name: "Core", SourceURL: src, Evaluated: true, UpdateAvailable: true, UpdateVersion: "1.10.0"},
+		{"update", DetailProps{DetailRow: readmodel.DetailRow{Name: "Core", SourceURL: src, Evaluated: true, UpdateAvailable: true,
+			UpdateVersion: "1.10.0"}},
 			"Update available: update to 1.10.0"},
-		{"update and a blocked one", DetailProps{Name: "News", SourceURL: src, Evaluated: true, UpdateAvailable: true, UpdateVersion: "5.0.1",
-			NeedsNewerCore: true, BlockedRelease: blocked, CoreInstalled: "1.9.0"},
+		{"update and a blocked one", DetailProps{DetailRow: readmodel.DetailRow{Name: "News", SourceURL: src, Evaluated: true,
+			UpdateAvailable: true, UpdateVersion: "5.0.1", NeedsNewerCore: true, CoreVersion: "1.9.0"}, BlockedRelease: blocked},
 			"Update available: update to 5.0.1; update to 5.1.0 needs core 2.0.0 or newer (installed 1.9.0)"},
-		{"blocked", DetailProps{Name: "News", SourceURL: src, Evaluated: true, NeedsNewerCore: true, BlockedRelease: blocked, CoreInstalled: "1.9.0"},
+		{"blocked", DetailProps{DetailRow: readmodel.DetailRow{Name: "News", SourceURL: src, Evaluated: true, NeedsNewerCore: true,
+			CoreVersion: "1.9.0"}, BlockedRelease: blocked},
 			"Update to 5.1.0 needs core 2.0.0 or newer (installed 1.9.0)"},
-		{"up to date", DetailProps{Name: "Forms", SourceURL: src, Evaluated: true, LastSuccessAt: ago(time.Hour)}, "Up to date"},
-		{"stale", DetailProps{Name: "Forms", SourceURL: src, Evaluated: true, Stale: true},
+		{"up to date", DetailProps{DetailRow: readmodel.DetailRow{Name: "Forms", SourceURL: src, Evaluated: true, LastSuccessAt: ago(time.Hour)}},
+			"Up to date"},
+		{"stale", DetailProps{DetailRow: readmodel.DetailRow{Name: "Forms", SourceURL: src, Evaluated: true, Stale: true}},
 			"No update known: but the update source has not been read successfully for over 48 hours, so a newer release or advisory may be missing"},
-		{"never read", DetailProps{Name: "Shop", SourceURL: src, LastError: "HTTP 503"},
+		{"never read", DetailProps{DetailRow: readmodel.DetailRow{Name: "Shop", SourceURL: src, LastError: "HTTP 503"}},
 			"Unknown: the update source has never been read successfully, so nothing is known about releases or advisories for this version."},
-		{"offline, never imported", DetailProps{Name: "Mirrored", SourceURL: "offline:acme", Offline: true},
+		{"offline, never imported", DetailProps{DetailRow: readmodel.DetailRow{Name: "Mirrored", SourceURL: "offline:acme"}},
 			"Unknown: the offline update source is waiting for its first import, so nothing is known about releases or advisories for this version. An admin imports its document from Source health."},
-		{"offline, document expired", DetailProps{Name: "Mirrored", SourceURL: "offline:acme", Offline: true, Evaluated: true,
-			LastSuccessAt: ago(time.Hour), Stale: true},
+		{"offline, document expired", DetailProps{DetailRow: readmodel.DetailRow{Name: "Mirrored", SourceURL: "offline:acme",
+			Evaluated: true, LastSuccessAt: ago(time.Hour), Stale: true}},
 			"No update known: but the imported document has expired, so a newer release or advisory may be missing: import a newer one"},
 		// Flags without a current evaluation are not trusted.
-		{"not evaluated", DetailProps{Name: "Shop", SourceURL: src, LastSuccessAt: ago(time.Hour), UpdateAvailable: true, UpdateVersion: "2.0.0"},
+		{"not evaluated", DetailProps{DetailRow: readmodel.DetailRow{Name: "Shop", SourceURL: src, LastSuccessAt: ago(time.Hour),
+			UpdateAvailable: true, UpdateVersion: "2.0.0"}},
 			"Unknown: the installed version (or the core's) changed, or the pinned key did, since the source was last read; the next check evaluates it."},
-		{"no source", DetailProps{Name: "Theme"},
+		{"no source", DetailProps{DetailRow: readmodel.DetailRow{Name: "Theme"}},
 			"Not tracked: nobody publishes updates for this component, so upcheck cannot tell whether it is up to date"},
 	} {
 		h := detailHeadline(c.p)
@@ -68,9 +72,9 @@ func TestDetailHeadline(t *testing.T) {
 	}
 
 	// On the page, with the exposure clock.
-	p := DetailProps{Layout: layout(calm(), true), Code: "blog", Name: "Blog", SourceURL: src, Evaluated: true,
-		Security: true, SecurityRelease: sec, SecurityInstallable: true, UpdateAvailable: true, UpdateVersion: "2.4.0",
-		SecuritySince: ago(72 * time.Hour)}
+	p := DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "blog", Name: "Blog", SourceURL: src,
+		Evaluated: true, Security: true, UpdateAvailable: true, UpdateVersion: "2.4.0", SecuritySince: ago(72 * time.Hour)},
+		SecurityRelease: sec}
 	if got := text(one(t, doc(t, ComponentDetail(p)), "detail-headline")); got != "Security update: update to 2.4.0 (high) Security fix available for 3 days" {
 		t.Errorf("headline on the page %q", got)
 	}
@@ -78,9 +82,10 @@ func TestDetailHeadline(t *testing.T) {
 
 func TestDismissButtonsOnlyForManagers(t *testing.T) {
 	t.Parallel()
-	p := DetailProps{Layout: layout(calm(), true), Code: "blog", Installed: "1.0.0", Evaluated: true, Advisories: []AdvisoryRow{
-		{ID: "A-1", Severity: "high"}, {ID: "A/2", Severity: "low", Dismissed: true},
-	}}
+	p := DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "blog", Installed: "1.0.0", Evaluated: true},
+		Advisories: []AdvisoryRow{
+			{ID: "A-1", Severity: "high"}, {ID: "A/2", Severity: "low", Dismissed: true},
+		}}
 	p.CanManage = true
 	root := doc(t, ComponentDetail(p))
 	dismiss := one(t, root, "dismiss-form")
@@ -102,8 +107,8 @@ func TestDismissButtonsOnlyForManagers(t *testing.T) {
 // says its source "has not been read yet".
 func TestNoSourcePageSaysItOnce(t *testing.T) {
 	t.Parallel()
-	shown := visibleText(doc(t, ComponentDetail(DetailProps{Layout: layout(calm(), true), Code: "local",
-		Name: "Local tweaks", Installed: "0.1.0"})))
+	shown := visibleText(doc(t, ComponentDetail(DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "local",
+		Name: "Local tweaks", Installed: "0.1.0"}})))
 	if strings.Contains(shown, "not been read yet") || strings.Contains(shown, "next check will fetch") {
 		t.Errorf("the page of a component without a source speaks of reading it:\n%s", shown)
 	}
@@ -118,12 +123,12 @@ func TestNoSourcePageSaysItOnce(t *testing.T) {
 func TestUnknownSentenceOnce(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]DetailProps{
-		"never read, failing": {SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
-		"never read, stale": {SourceURL: "https://shop.example/u.json", LastError: "fetch: 503", Stale: true,
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
-		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
-			LastError: `no package "shop"`, LastErrorKind: string(readmodel.ErrorEvaluation)},
+		"never read, failing": {DetailRow: readmodel.DetailRow{SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}}},
+		"never read, stale": {DetailRow: readmodel.DetailRow{SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
+			Stale: true, LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}}},
+		"not evaluated": {DetailRow: readmodel.DetailRow{SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
+			Evaluated: true, EvalError: `no package "shop"`}},
 	} {
 		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
 		shown := visibleText(doc(t, ComponentDetail(p)))
@@ -135,7 +140,7 @@ func TestUnknownSentenceOnce(t *testing.T) {
 		}
 	}
 	row := readmodel.CatalogRow{Code: "shop", Installed: "1.0", SourceURL: "https://shop.example/u.json", LastError: "fetch: 503",
-		LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"}
+		LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}}
 	var words []string
 	for _, b := range rowBadges(row, now) {
 		words = append(words, b.Text)
@@ -150,10 +155,8 @@ func TestUnknownSentenceOnce(t *testing.T) {
 // releases".
 func TestDetailNeverSaysNoAdvisoryWithoutAnEvaluation(t *testing.T) {
 	t.Parallel()
-	out := render(t, ComponentDetail(DetailProps{
-		Layout: layout(calm(), true), Code: "shop", Name: "Shop", Installed: "1.0.0",
-		SourceURL: "https://shop.example/u.json", LastError: "fetch: 404 Not Found", Stale: true,
-	}))
+	out := render(t, ComponentDetail(DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "shop",
+		Name: "Shop", Installed: "1.0.0", SourceURL: "https://shop.example/u.json", LastError: "fetch: 404 Not Found", Stale: true}}))
 	if strings.Contains(out, "No known advisory") || strings.Contains(out, "lists no releases") {
 		t.Errorf("an unevaluated component is said to have no advisory or no releases:\n%s", out)
 	}
@@ -168,14 +171,14 @@ func TestDetailNeverSaysNoAdvisoryWithoutAnEvaluation(t *testing.T) {
 func TestNothingKnownIsNeverNone(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]DetailProps{
-		"never read": {SourceURL: "https://shop.example/u.json", Stale: true,
-			LastError:     "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable",
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503"},
-		"not evaluated": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour), Evaluated: true,
-			LastError: `the update document has no package "shop"`, LastErrorKind: string(readmodel.ErrorEvaluation)},
-		"not evaluated, source failing now": {SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
-			Evaluated: true, EvalFailed: true, LastError: "fetch https://shop.example/u.json: unexpected http status 502 Bad Gateway",
-			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "502"},
+		"never read": {DetailRow: readmodel.DetailRow{SourceURL: "https://shop.example/u.json", Stale: true,
+			LastError: "fetch https://shop.example/u.json: unexpected http status 503 Service Unavailable", LastErrorKind: string(readmodel.ErrorHTTPStatus),
+			LastErrorArgs: readmodel.FailureArgs{Status: 503}}},
+		"not evaluated": {DetailRow: readmodel.DetailRow{SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
+			Evaluated: true, EvalError: `the update document has no package "shop"`}},
+		"not evaluated, source failing now": {DetailRow: readmodel.DetailRow{SourceURL: "https://shop.example/u.json", LastSuccessAt: ago(time.Hour),
+			Evaluated: true, EvalError: "the document could not be evaluated for it", LastError: "fetch https://shop.example/u.json: unexpected http status 502 Bad Gateway",
+			LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 502}}},
 	} {
 		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "0.9.1"
 		shown := visibleText(doc(t, ComponentDetail(p)))

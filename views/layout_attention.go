@@ -20,10 +20,6 @@ import (
 // dashboard names every one the summary does, and its banner none.
 const bannerLimit = 3
 
-// FilterAttention: the components that need attention, the ones the
-// attention banner counts and names.
-const FilterAttention = readmodel.FilterAttention
-
 // attentionItems is the first limit items of s and how many more need
 // attention.
 func attentionItems(s readmodel.Summary, limit int) ([]readmodel.AttentionItem, int) {

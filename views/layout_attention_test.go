@@ -147,11 +147,9 @@ func TestNextCheckAndSpanWords(t *testing.T) {
 // javascript: URL never becomes a link.
 func TestUntrustedText(t *testing.T) {
 	t.Parallel()
-	out := render(t, ComponentDetail(DetailProps{
-		Layout: layout(calm(), true), Code: "x", Name: `<img src=x onerror=alert(1)>`, Installed: "1",
-		SourceURL: "javascript:alert(1)",
-		Releases:  []ReleaseRow{{Version: "2", URL: "javascript:alert(2)", Summary: `<script>alert(3)</script>`}},
-	}))
+	out := render(t, ComponentDetail(DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "x", Name: `<img src=x onerror=alert(1)>`,
+		Installed: "1", SourceURL: "javascript:alert(1)"}, Releases: []ReleaseRow{{Version: "2", URL: "javascript:alert(2)",
+		Summary: `<script>alert(3)</script>`}}}))
 	if strings.Contains(out, "<img src=x") || strings.Contains(out, "<script>alert") || strings.Contains(out, `href="javascript:`) {
 		t.Errorf("untrusted text not escaped:\n%s", out)
 	}

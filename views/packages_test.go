@@ -61,7 +61,7 @@ func TestDependenciesNotChecked(t *testing.T) {
 	}{
 		"packages":  {Packages(PackagesProps{Layout: layout(calm(), true)}), "packages-not-checked"},
 		"dashboard": {Dashboard(DashboardProps{Layout: layout(calm(), true)}), "dashboard-not-checked"},
-		"detail":    {ComponentDetail(DetailProps{Layout: layout(calm(), true), Code: "blog", Installed: "1.0.0"}), "detail-not-checked"},
+		"detail":    {ComponentDetail(DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "blog", Installed: "1.0.0"}}), "detail-not-checked"},
 	} {
 		root := doc(t, c.page)
 		if got := text(one(t, root, c.testID)); !strings.Contains(got, readmodel.DependenciesNotCheckedText) {

@@ -29,7 +29,7 @@ func TestImports(t *testing.T) {
 		".":                        {module + "internal/readmodel", module + "internal/versionrange", module + "static"},
 		"../internal/readmodel":    {module + "internal/npmver"},
 		"../internal/npmver":       nil,
-		"../internal/versionrange": nil,
+		"../internal/versionrange": {module + "internal/npmver"},
 		"../internal/release":      {module + "internal/npmver", module + "internal/versionrange"},
 	} {
 		for _, imp := range imports(t, dir) {

@@ -11,17 +11,16 @@ import (
 
 func intelDetail(canManage bool) DetailProps {
 	src := "https://acme.example/u.json"
-	return DetailProps{Layout: layout(attention(), canManage), Code: "forms", Name: "Forms", Installed: "1.0.0", SourceURL: src,
-		Evaluated: true, Vulnerable: true, VulnerableNoFix: true, Malicious: true, KnownExploited: true, CanManage: canManage,
-		SecuritySince: ago(50 * time.Hour), LastSuccessAt: ago(time.Hour),
-		Advisories: []AdvisoryRow{
-			{ID: "MAL-2026-4242", Severity: "critical", Summary: "Malicious <script>alert(1)</script>", NoFix: true,
-				AdvisoryIntel: AdvisoryIntel{Origins: []string{"osv"}, Malicious: true}},
-			{ID: "ACME-2026-011", Severity: "medium", Summary: "Metadata shown", NoFix: true,
-				AdvisoryIntel: AdvisoryIntel{Origins: []string{"publisher", "osv"}, KnownExploited: true,
-					KEV:  &AdvisoryKEV{CVE: "CVE-2026-99011", DateAdded: "2026-11-03", DueDate: "2026-11-24", RequiredAction: "Apply <b>mitigations</b>.", Ransomware: "Known"},
-					EPSS: &AdvisoryEPSS{Score: 0.943, Percentile: 0.991}}},
-		}}
+	return DetailProps{Layout: layout(attention(), canManage), DetailRow: readmodel.DetailRow{Code: "forms", Name: "Forms",
+		Installed: "1.0.0", SourceURL: src, Evaluated: true, Vulnerable: true, VulnerableNoFix: true, Malicious: true, KnownExploited: true,
+		SecuritySince: ago(50 * time.Hour), LastSuccessAt: ago(time.Hour)}, CanManage: canManage, Advisories: []AdvisoryRow{
+		{ID: "MAL-2026-4242", Severity: "critical", Summary: "Malicious <script>alert(1)</script>", NoFix: true,
+			AdvisoryIntel: AdvisoryIntel{Origins: []string{"osv"}, Malicious: true}},
+		{ID: "ACME-2026-011", Severity: "medium", Summary: "Metadata shown", NoFix: true,
+			AdvisoryIntel: AdvisoryIntel{Origins: []string{"publisher", "osv"}, KnownExploited: true,
+				KEV:  &AdvisoryKEV{CVE: "CVE-2026-99011", DateAdded: "2026-11-03", DueDate: "2026-11-24", RequiredAction: "Apply <b>mitigations</b>.", Ransomware: "Known"},
+				EPSS: &AdvisoryEPSS{Score: 0.943, Percentile: 0.991}}},
+	}}
 }
 
 // A malicious advisory's page says so first, with the state above every
@@ -113,7 +112,7 @@ func TestBannerAndCatalogPutMalwareFirst(t *testing.T) {
 	rows := catalogRows()
 	rows[0].Malicious, rows[0].KnownExploited = true, true
 	props := CatalogProps{Layout: layout(s, true), Rows: rows, Page: 1, Total: len(rows),
-		Counts: map[readmodel.Filter]int{FilterAll: len(rows), FilterMalicious: 1, FilterExploited: 0}}
+		Counts: map[readmodel.Filter]int{readmodel.FilterAll: len(rows), readmodel.FilterMalicious: 1, readmodel.FilterKnownExploited: 0}}
 	cat := doc(t, Catalog(props))
 	var chips []string
 	for _, a := range findAll(one(t, cat, "catalog-filters"), func(n *html.Node) bool { return n.Data == "a" }) {

@@ -67,7 +67,7 @@ func TestSecurityAlert(t *testing.T) {
 		for name, c := range map[string]templ.Component{
 			"dashboard": Dashboard(DashboardProps{Layout: l}),
 			"catalog":   Catalog(CatalogProps{Layout: l}),
-			"detail":    ComponentDetail(DetailProps{Layout: l, Code: "x"}),
+			"detail":    ComponentDetail(DetailProps{Layout: l, DetailRow: readmodel.DetailRow{Code: "x"}}),
 			"history":   History(HistoryProps{Layout: l}),
 			"sources":   SourceHealth(SourceHealthProps{Layout: l}),
 		} {

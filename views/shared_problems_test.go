@@ -56,18 +56,18 @@ func TestNoGoErrorOnAnyPage(t *testing.T) {
 			{Code: "shop", Name: "Shop", Installed: "0.9.1", SourceURL: "http://10.0.0.7/u.json", Stale: true,
 				LastError: refused, LastErrorKind: string(readmodel.ErrorConnect), LastAttemptAt: ago(time.Minute)},
 			{Code: "slow", Name: "Slow", Installed: "1.0.0", SourceURL: "https://slow.example/u.json", Stale: true,
-				LastError: deadline, LastErrorKind: string(readmodel.ErrorTimeout), LastErrorArg: "15s"},
+				LastError: deadline, LastErrorKind: string(readmodel.ErrorTimeout), LastErrorArgs: readmodel.FailureArgs{Timeout: 15 * time.Second}},
 			{Code: "old", Name: "Old", Installed: "1.0.0", SourceURL: "https://old.example/u.json", Stale: true,
 				LastError: "fetch https://old.example/u.json: EOF"}, // recorded before kinds were
 		}}),
-		"detail": ComponentDetail(DetailProps{Layout: layout(calm(), true), Code: "self", Name: "Self", Installed: "1.0.0",
-			SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: string(readmodel.ErrorTLS)}),
+		"detail": ComponentDetail(DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "self", Name: "Self",
+			Installed: "1.0.0", SourceURL: "https://self.example/u.json", Stale: true, LastError: cert, LastErrorKind: string(readmodel.ErrorTLS)}}),
 		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/u.json", Components: 3, Failing: true, ConsecutiveFailures: 2, LastError: status,
-				LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArg: "503", SignatureState: "unsigned"},
+				LastErrorKind: string(readmodel.ErrorHTTPStatus), LastErrorArgs: readmodel.FailureArgs{Status: 503}, SignatureState: "unsigned"},
 			{URL: "http://10.0.0.7/u.json", Components: 1, Failing: true, ConsecutiveFailures: 1, SignatureState: "unsigned",
 				LastError:     "fetch http://10.0.0.7/u.json: dial tcp 10.0.0.7:80: refusing to connect to a private address 10.0.0.7",
-				LastErrorKind: string(readmodel.ErrorPrivateAddress), LastErrorArg: "10.0.0.7"},
+				LastErrorKind: string(readmodel.ErrorPrivateAddress), LastErrorArgs: readmodel.FailureArgs{Address: "10.0.0.7"}},
 		}}),
 		"history": History(HistoryProps{Layout: layout(calm(), true), Runs: []readmodel.RunRow{
 			{ID: 2, Trigger: "scheduled", Actor: "cron", Status: "failed", StartedAt: now.Add(-time.Hour), FinishedAt: ago(time.Hour),

@@ -35,8 +35,9 @@ func TestUnsignedSourcesAreSaid(t *testing.T) {
 func TestUnknownFailureSaidOnce(t *testing.T) {
 	t.Parallel()
 	for name, p := range map[string]DetailProps{
-		"never read": {SourceURL: "https://s.example/u.json", LastError: "boom"},
-		"read once":  {SourceURL: "https://s.example/u.json", LastError: "boom", LastSuccessAt: ago(time.Hour), Evaluated: true},
+		"never read": {DetailRow: readmodel.DetailRow{SourceURL: "https://s.example/u.json", LastError: "boom"}},
+		"read once": {DetailRow: readmodel.DetailRow{SourceURL: "https://s.example/u.json", LastError: "boom", LastSuccessAt: ago(time.Hour),
+			Evaluated: true}},
 	} {
 		p.Layout, p.Code, p.Name, p.Installed = layout(calm(), true), "shop", "Shop", "1.0"
 		shown := visibleText(doc(t, ComponentDetail(p)))

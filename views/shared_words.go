@@ -43,8 +43,8 @@ func nameOr(name, code string) string {
 // has already said (the "Check failing" badge, the detail page's "The last
 // check of this component failed."): here it points to the technical
 // text instead of saying it again.
-func problemText(kind, arg string) string {
-	if s := readmodel.ProblemSentence(kind, arg); s != readmodel.ProblemSentence("", "") {
+func problemText(kind string, args readmodel.FailureArgs) string {
+	if s := readmodel.ProblemSentence(kind, args); s != readmodel.ProblemSentence("", readmodel.FailureArgs{}) {
 		return s
 	}
 	return "Its cause was not recorded in plain words; the technical detail says what happened."

@@ -35,7 +35,7 @@ func feedProblem(f readmodel.FeedRow) string {
 	if readmodel.ErrorKind(f.LastErrorKind) == readmodel.ErrorInterrupted && f.InterruptedAt != nil {
 		return ""
 	}
-	return readmodel.FeedProblemSentence(f.LastErrorKind, f.LastErrorArg)
+	return readmodel.FeedProblemSentence(f.LastErrorKind, f.LastErrorArgs)
 }
 
 // feedRecordsText is "1,234 records" in the feed's own noun.

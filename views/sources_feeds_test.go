@@ -19,10 +19,10 @@ func TestFeedsOnSourceHealthAndHistory(t *testing.T) {
 	feeds := []readmodel.FeedRow{
 		{Kind: readmodel.FeedOSV, URL: "http://127.0.0.1:9/all.zip", Records: 201234, LastSuccessAt: ago(26 * time.Hour),
 			LastChangeAt: ago(26 * time.Hour), LastError: "sync interrupted", LastErrorKind: string(readmodel.ErrorInterrupted),
-			LastErrorArg: started.Format(time.RFC3339), InterruptedAt: &started, SkippedCount: 3, Failing: true,
+			LastErrorArgs: readmodel.FailureArgs{StartedAt: &started}, InterruptedAt: &started, SkippedCount: 3, Failing: true,
 			Skipped: []readmodel.SkippedRecord{{ID: "GHSA-<b>bad</b>", Path: "$.affected[0].ranges[0].events", Reason: "an event has no version"}}},
 		{Kind: readmodel.FeedEPSS, URL: "http://127.0.0.1:9/epss.csv.gz", LastError: "epss: missing column percentile",
-			LastErrorKind: string(readmodel.ErrorSchema), LastErrorArg: "the column percentile is missing", Failing: true},
+			LastErrorKind: string(readmodel.ErrorSchema), LastErrorArgs: readmodel.FailureArgs{Problem: "the column percentile is missing"}, Failing: true},
 		{Kind: readmodel.FeedKEV, URL: "http://127.0.0.1:9/kev.json", Records: 1, LastSuccessAt: ago(time.Hour)},
 	}
 	root := doc(t, SourceHealth(SourceHealthProps{Layout: layout(calm(), false), Feeds: feeds}))

@@ -33,9 +33,10 @@ type ImportOutcome struct {
 	Status     string
 	Sequence   int64
 	Components int
-	// Kind (a readmodel.ErrorKind), Arg and Detail: why a refused import
+	// Kind (a readmodel.ErrorKind), Args and Detail: why a refused import
 	// was refused, worded as a fetch failure is.
-	Kind, Arg, Detail string
+	Kind, Detail string
+	Args         readmodel.FailureArgs
 }
 
 // importOutcomeText words an import that was not refused (a refusal is

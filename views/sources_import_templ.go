@@ -119,7 +119,7 @@ func sourceImportContent(p SourceImportProps, now time.Time) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = problem(o.Kind, o.Arg, o.Detail).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = problem(o.Kind, o.Args, o.Detail).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

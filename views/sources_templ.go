@@ -400,7 +400,7 @@ func sourceRow(s readmodel.SourceRow, now time.Time, canManage bool) templ.Compo
 			return templ_7745c5c3_Err
 		}
 		if s.LastError != "" {
-			templ_7745c5c3_Err = problem(s.LastErrorKind, s.LastErrorArg, s.LastError).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = problem(s.LastErrorKind, s.LastErrorArgs, s.LastError).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -63,8 +63,8 @@ func trustWarnings(s readmodel.SourceRow, now time.Time) []string {
 	}
 	switch readmodel.ErrorKind(s.LastErrorKind) {
 	case readmodel.ErrorRollback:
-		if older, newer, ok := readmodel.RollbackSequences(s.LastErrorArg); ok {
-			out = append(out, fmt.Sprintf("A rollback was refused: the publisher sent sequence %s after %s was accepted.", older, newer))
+		if sq := s.LastErrorArgs.Sequences; sq != nil {
+			out = append(out, fmt.Sprintf("A rollback was refused: the publisher sent sequence %d after %d was accepted.", sq.Refused, sq.Accepted))
 		} else {
 			out = append(out, "A rollback was refused: the publisher sent an older document than one already accepted.")
 		}

@@ -26,7 +26,7 @@ func TestTrustInWords(t *testing.T) {
 	}{
 		{verified, "expires in 6 days"},
 		{readmodel.SourceRow{ExpiresAt: &past, Expired: true}, "expired 2 days ago: it is stale, and the last good data is kept"},
-		{readmodel.SourceRow{Failing: true, LastErrorKind: string(readmodel.ErrorRollback), LastErrorArg: "9 < 41"}, "sent sequence 9 after 41 was accepted"},
+		{readmodel.SourceRow{Failing: true, LastErrorKind: string(readmodel.ErrorRollback), LastErrorArgs: readmodel.RollbackArgs(9, 41)}, "sent sequence 9 after 41 was accepted"},
 		{readmodel.SourceRow{Failing: true, LastErrorKind: string(readmodel.ErrorBadSignature)}, "not signed by the keys trusted"},
 		{readmodel.SourceRow{Failing: true, LastErrorKind: string(readmodel.ErrorKeyStatement)}, "key statement was refused"},
 	} {

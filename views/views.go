@@ -64,25 +64,12 @@ const (
 // X-CSRF-Token header, read from <meta name="csrf-token">.
 const CSRFField = "csrf_token"
 
-// The catalog's query parameters and filters (CatalogProps.Filter).
+// The catalog's query parameters; its filters are readmodel's
+// (readmodel.CatalogFilters).
 const (
 	ParamFilter = "status"
 	ParamQuery  = "q"
 	ParamPage   = "page"
-
-	// The filters are readmodel's (readmodel.CatalogFilters), named here
-	// for the templates.
-	FilterAll        = readmodel.FilterAll
-	FilterUpdates    = readmodel.FilterUpdates
-	FilterSecurity   = readmodel.FilterSecurity
-	FilterVulnerable = readmodel.FilterVulnerable
-	FilterFailing    = readmodel.FilterFailing
-	FilterStale      = readmodel.FilterStale
-	FilterDismissed  = readmodel.FilterDismissed
-	FilterMalicious  = readmodel.FilterMalicious
-	FilterExploited  = readmodel.FilterKnownExploited
-	FilterWaiting    = readmodel.FilterWaiting
-	FilterSkipped    = readmodel.FilterSkipped
 )
 
 // DefaultPageSize is used when CatalogProps.PageSize is not positive.

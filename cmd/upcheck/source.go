@@ -80,7 +80,7 @@ func runSource(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 		}{ImportResult: res}
 		switch res.Status {
 		case updatecheck.ImportRefused:
-			line.Problem = readmodel.ProblemSentence(string(res.Kind), res.Arg)
+			line.Problem = readmodel.ProblemSentence(string(res.Kind), res.Args)
 			fmt.Fprintf(stderr, "upcheck source import: refused: %s The stored document stays.\n", line.Problem)
 		case updatecheck.ImportBusy:
 			fmt.Fprintln(stderr, "upcheck source import: a check is running; nothing was imported. Try again when it has finished.")

@@ -238,17 +238,19 @@ func (a *App) SyncManifest(ctx context.Context, path string) (updatecheck.SyncRe
 // opt chooses, as SyncManifest does a manifest's entries. A bad lockfile
 // changes nothing; its error names the file, the line and the field.
 func (a *App) SyncLockfile(ctx context.Context, path string, opt lockfile.Options) (updatecheck.SyncReport, error) {
-	m, err := lockfile.Read(path, opt)
+	l, err := lockfile.Read(path, opt)
 	if err != nil {
 		return updatecheck.SyncReport{}, err
 	}
-	return a.syncLocked(ctx, path, opt, m)
+	return a.syncLocked(ctx, path, opt, l)
 }
 
-// syncLocked syncs m, the components of the lockfile at path. Every set
-// of components has a core (manifest's rule): a lockfile's is the package
-// opt.Core names, and its absence is said in the lockfile's words.
-func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options, m *manifest.Manifest) (updatecheck.SyncReport, error) {
+// syncLocked syncs l, the read of the lockfile at path: its components.
+// Every set of components has a core (manifest's rule): a lockfile's is
+// the package opt.Core names, and its absence is said in the lockfile's
+// words.
+func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options, l *lockfile.Lockfile) (updatecheck.SyncReport, error) {
+	m := l.Manifest
 	if _, ok := m.Core(); !ok {
 		if opt.Core == "" {
 			return updatecheck.SyncReport{}, fmt.Errorf("%w: %s: no package is the core: name the core's package with --core or UPCHECK_LOCKFILE_CORE", lockfile.ErrInvalid, path)

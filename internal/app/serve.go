@@ -15,7 +15,6 @@ import (
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/housekeeping"
 	"github.com/upcheck/upcheck/internal/lockfile"
-	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatecheck"
@@ -160,8 +159,8 @@ func (a *App) serveHTTP(ctx context.Context, ln net.Listener) error {
 func (a *App) watchLockfile(ctx context.Context) *lockfile.Watcher {
 	path := a.Config.Lockfile
 	opt := a.Settings.Lockfile
-	w := lockfile.NewWatcher(path, opt, func(ctx context.Context, m *manifest.Manifest) error {
-		rep, err := a.syncLocked(ctx, path, opt, m)
+	w := lockfile.NewWatcher(path, opt, func(ctx context.Context, l *lockfile.Lockfile) error {
+		rep, err := a.syncLocked(ctx, path, opt, l)
 		if err == nil {
 			a.Logger.InfoContext(ctx, "lockfile applied", "path", path, "components", rep.Components,
 				"added", rep.Added, "changed", rep.Changed, "removed", rep.Removed, "reevaluated", rep.Reevaluated)

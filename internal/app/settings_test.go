@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/config"
-	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 )
 
@@ -91,7 +91,7 @@ func TestFeedsSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Feeds) != 2 || s.Feeds[0].Kind != feed.KindOSV || s.Feeds[1].URL != "https://mirror.test/kev.json" || c.FeedDir != "/var/tmp/upcheck" {
+	if len(s.Feeds) != 2 || s.Feeds[0].Kind != readmodel.FeedOSV || s.Feeds[1].URL != "https://mirror.test/kev.json" || c.FeedDir != "/var/tmp/upcheck" {
 		t.Errorf("feeds = %+v in %q", s.Feeds, c.FeedDir)
 	}
 	for _, bad := range []string{"osv=ftp://mirror.test/all.zip", "nvd=https://mirror.test/x.json", "kev=https://a.test/k.json,kev=https://b.test/k.json",

@@ -11,8 +11,10 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// Detail is one component as its page shows it: the read model's row and
-// the stored evaluation, with dismissals marked.
+// Detail is one component as its page and the API show it: the read
+// model's row (readmodel.DetailRow, in store.ComponentDetail, its
+// evaluation's facts filled here) and the stored evaluation, with
+// dismissals marked.
 type Detail struct {
 	store.ComponentDetail
 	// Releases of the package, newest first; empty until evaluated.
@@ -23,23 +25,11 @@ type Detail struct {
 	// do not count, the page lists them as withdrawn.
 	Withdrawn []release.AdvisoryMatch
 	// Update is the installable update, SecurityRelease the newest
-	// security release (SecurityNeedsNewerCore: not installable on the
-	// installed core), BlockedUpdate the newest release the installed core
-	// cannot run; nil when none, or not evaluated. They head the page.
+	// security release (DetailRow.SecurityNeedsNewerCore: not installable
+	// on the installed core), BlockedUpdate the newest release the
+	// installed core cannot run; nil when none, or not evaluated. They
+	// head the page.
 	Update, SecurityRelease, BlockedUpdate *release.Release
-	SecurityNeedsNewerCore                 bool
-	// Registry is what the npm registry said of the package (npm sources
-	// with a result); nil otherwise.
-	Registry *readmodel.RegistryFacts
-	// UpdateCommand is how to install Update (readmodel.UpdateCommand); ""
-	// when there is none.
-	UpdateCommand string
-	// Fix is the smallest release that clears the advisories
-	// (release.Evaluation.Fix), FixIDs the open advisories it clears,
-	// FixCommand how to install it; nil, "" when none.
-	Fix        *release.Release
-	FixIDs     []string
-	FixCommand string
 	// OfferPolicy is the component's policy, parsed (the zero Policy: every
 	// update, as soon as it is published).
 	OfferPolicy release.Policy
@@ -55,30 +45,17 @@ type Detail struct {
 	// (the newest release when none is offered), newest first, each with
 	// what the policy makes of it: what an operator reads before updating.
 	Between []release.ReleaseStatus
-	// Dependencies is what the component brings into the installed tree.
-	Dependencies Dependencies
 }
 
-// Dependencies is what a component brings into the installed tree.
-type Dependencies struct {
-	// Tree is the tree as last read; nil: never read, so the component's
-	// dependencies are not checked (readmodel.DependenciesNotCheckedText).
-	Tree *readmodel.TreeState
-	// Packages counts the package instances it brings in, its own left
-	// out.
-	Packages int
-}
-
-// readDependencies reads what the component d brings into the tree, in
-// the detail's transaction.
-func readDependencies(ctx context.Context, tx *store.Tx, d store.ComponentDetail) (Dependencies, error) {
-	var out Dependencies
-	var err error
-	if out.Tree, err = tx.TreeState(ctx); err != nil || out.Tree == nil {
-		return out, err
+// readDependencies counts what the component d brings into the tree, in
+// the detail's transaction; nil when no tree was read.
+func readDependencies(ctx context.Context, tx *store.Tx, d store.ComponentDetail) (*int, error) {
+	tree, err := tx.TreeState(ctx)
+	if err != nil || tree == nil {
+		return nil, err
 	}
-	out.Packages, err = tx.ComponentDependencies(ctx, d.Code, d.Package)
-	return out, err
+	n, err := tx.ComponentDependencies(ctx, d.Code, d.Package)
+	return &n, err
 }
 
 // AdvisoryState is an advisory affecting the installed version and where
@@ -120,13 +97,12 @@ type AdvisoryChange struct {
 func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	var d store.ComponentDetail
 	var standing map[string]store.Dismissal
-	var deps Dependencies
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
 		if d, err = tx.ComponentDetail(ctx, code); err != nil {
 			return err
 		}
-		if deps, err = readDependencies(ctx, tx, d); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
+		if d.Dependencies, err = readDependencies(ctx, tx, d); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
 			return err
 		}
 		standing, err = tx.StandingDismissals(ctx, code)
@@ -135,8 +111,8 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	if err != nil {
 		return Detail{}, err
 	}
-	out := Detail{ComponentDetail: d, Dependencies: deps}
-	if out.OfferPolicy, err = release.ParsePolicyText(d.Policy); err != nil {
+	out := Detail{ComponentDetail: d}
+	if out.OfferPolicy, err = release.ParsePolicyText(d.PolicyText); err != nil {
 		return Detail{}, fmt.Errorf("policy of %q: %w", code, err)
 	}
 	if !d.Evaluated || len(d.Evaluation) == 0 {
@@ -159,10 +135,11 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	out.Waiting, out.Held, out.SkipHides = ev.Waiting, ev.Held, ev.Skipped != ""
 	out.Between = between(&ev)
 	if ev.Update != nil {
+		out.UpdateVersion = ev.Update.Version
 		out.UpdateCommand = readmodel.UpdateCommand(d.SourceURL, ev.Update.Version, ev.Update.URL)
 	}
 	if ev.Fix != nil {
-		out.Fix, out.FixCommand = ev.Fix, readmodel.UpdateCommand(d.SourceURL, ev.Fix.Version, ev.Fix.URL)
+		out.FixVersion, out.FixCommand = ev.Fix.Version, readmodel.UpdateCommand(d.SourceURL, ev.Fix.Version, ev.Fix.URL)
 	}
 	if len(d.RegistryFacts) > 0 {
 		var facts readmodel.RegistryFacts
@@ -178,7 +155,7 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 			st.Changes = advisoryChanges(dm.Dismissed, a.Advisory)
 		}
 		out.Advisories = append(out.Advisories, st)
-		if out.Fix != nil && !st.Dismissed && slices.Contains(ev.FixIDs, a.ID) {
+		if ev.Fix != nil && !st.Dismissed && slices.Contains(ev.FixIDs, a.ID) {
 			out.FixIDs = append(out.FixIDs, a.ID)
 		}
 	}

@@ -65,9 +65,10 @@ feed AS (
                                                               'YYYY-MM-DD HH24:MI:SS') || ' UTC was interrupted before it finished'
                           ELSE feeds.last_error END,
         last_error_kind = CASE WHEN EXISTS (SELECT 1 FROM interrupted) THEN 'interrupted' ELSE feeds.last_error_kind END,
-        last_error_arg = CASE WHEN EXISTS (SELECT 1 FROM interrupted)
-                              THEN to_char((SELECT min(started_at) FROM interrupted) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-                              ELSE feeds.last_error_arg END,
+        last_error_args = CASE WHEN EXISTS (SELECT 1 FROM interrupted)
+                               THEN jsonb_build_object('started_at', to_char((SELECT min(started_at) FROM interrupted) AT TIME ZONE 'UTC',
+                                                                             'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
+                               ELSE feeds.last_error_args END,
         last_error_at = CASE WHEN EXISTS (SELECT 1 FROM interrupted) THEN clock_timestamp() ELSE feeds.last_error_at END
     RETURNING kind
 )
@@ -121,7 +122,7 @@ UPDATE feeds
 SET etag = $1::text, last_modified = $2::text, cursor = $3::text,
     last_success_at = clock_timestamp(),
     last_change_at = CASE WHEN $4::boolean THEN clock_timestamp() ELSE last_change_at END,
-    last_error = NULL, last_error_kind = NULL, last_error_arg = NULL, last_error_at = NULL,
+    last_error = NULL, last_error_kind = NULL, last_error_args = NULL, last_error_at = NULL,
     consecutive_failures = 0, interrupted_at = NULL,
     records = CASE WHEN $5::integer >= 0 THEN $5::integer ELSE records END,
     -- a sync that read nothing new keeps the list of the one that did
@@ -177,7 +178,7 @@ WITH run AS (
     WHERE id = $10::bigint
 )
 UPDATE feeds
-SET last_error = $1::text, last_error_kind = $2::text, last_error_arg = $3::text,
+SET last_error = $1::text, last_error_kind = $2::text, last_error_args = $3::jsonb,
     last_error_at = clock_timestamp(), consecutive_failures = consecutive_failures + 1,
     skipped = CASE WHEN $4::integer > 0 THEN $5::jsonb ELSE skipped END,
     skipped_count = CASE WHEN $4::integer > 0 THEN $4::integer ELSE skipped_count END,
@@ -188,7 +189,7 @@ WHERE kind = $7::text AND $8::boolean
 type FeedFailParams struct {
 	Error        string
 	ErrorKind    string
-	ErrorArg     *string
+	ErrorArgs    []byte
 	SkippedCount int32
 	Skipped      []byte
 	Epoch        int64
@@ -208,7 +209,7 @@ func (q *Queries) FeedFail(ctx context.Context, db DBTX, arg FeedFailParams) err
 	_, err := db.Exec(ctx, feedFail,
 		arg.Error,
 		arg.ErrorKind,
-		arg.ErrorArg,
+		arg.ErrorArgs,
 		arg.SkippedCount,
 		arg.Skipped,
 		arg.Epoch,
@@ -249,7 +250,7 @@ func (q *Queries) FeedGet(ctx context.Context, db DBTX, kind string) (FeedGetRow
 
 const feedList = `-- name: FeedList :many
 SELECT kind, url, records, last_success_at, last_change_at, last_attempt_at, last_error, last_error_kind,
-       last_error_arg, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale, failing
+       last_error_args, consecutive_failures, interrupted_since AS interrupted_at, skipped, skipped_count, stale, failing
 FROM feed_state
 ORDER BY array_position(ARRAY['osv', 'osv-api', 'kev', 'epss'], kind)
 `
@@ -263,7 +264,7 @@ type FeedListRow struct {
 	LastAttemptAt       *time.Time
 	LastError           *string
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	ConsecutiveFailures int32
 	InterruptedAt       *time.Time
 	Skipped             []byte
@@ -291,7 +292,7 @@ func (q *Queries) FeedList(ctx context.Context, db DBTX) ([]FeedListRow, error) 
 			&i.LastAttemptAt,
 			&i.LastError,
 			&i.LastErrorKind,
-			&i.LastErrorArg,
+			&i.LastErrorArgs,
 			&i.ConsecutiveFailures,
 			&i.InterruptedAt,
 			&i.Skipped,

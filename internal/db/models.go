@@ -223,7 +223,7 @@ type Feed struct {
 	LastAttemptAt       *time.Time
 	LastError           *string
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	LastErrorAt         *time.Time
 	ConsecutiveFailures int32
 	InterruptedAt       *time.Time
@@ -244,7 +244,7 @@ type FeedState struct {
 	LastAttemptAt       *time.Time
 	LastError           *string
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	LastErrorAt         *time.Time
 	ConsecutiveFailures int32
 	InterruptedAt       *time.Time
@@ -457,7 +457,7 @@ type Source struct {
 	UnusedSince         *time.Time
 	FailingSince        *time.Time
 	LastErrorKind       *string
-	LastErrorArg        *string
+	LastErrorArgs       []byte
 	VerifiedBy          *string
 	Registry            *string
 }
@@ -517,6 +517,25 @@ type TreeEdge struct {
 	Kind   string
 	Range  string
 	ToID   *string
+}
+
+type TreeFix struct {
+	PackageID  string
+	AdvisoryID string
+	Fix        []byte
+	Direct     bool
+	DecidedAt  time.Time
+	Epoch      int64
+}
+
+type TreeFixDocument struct {
+	Name         string
+	Floor        string
+	Etag         string
+	LastModified string
+	Document     []byte
+	FetchedAt    time.Time
+	Epoch        int64
 }
 
 type TreePackage struct {

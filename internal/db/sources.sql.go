@@ -258,7 +258,7 @@ SET document             = EXCLUDED.document,
     last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = NULL,
     last_error_kind      = NULL,
-    last_error_arg       = NULL,
+    last_error_args      = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,
@@ -308,14 +308,14 @@ func (q *Queries) SourceSaveDocument(ctx context.Context, db DBTX, arg SourceSav
 }
 
 const sourceSaveFailure = `-- name: SourceSaveFailure :one
-INSERT INTO sources (url, last_attempt_at, last_error, last_error_kind, last_error_arg, last_error_at,
+INSERT INTO sources (url, last_attempt_at, last_error, last_error_kind, last_error_args, last_error_at,
                      failing_since, consecutive_failures, epoch)
-VALUES ($1, clock_timestamp(), $2, $3, $4, clock_timestamp(), clock_timestamp(), 1, $5)
+VALUES ($1, clock_timestamp(), $2, $3, $4::jsonb, clock_timestamp(), clock_timestamp(), 1, $5)
 ON CONFLICT (url) DO UPDATE
 SET last_attempt_at      = EXCLUDED.last_attempt_at,
     last_error           = EXCLUDED.last_error,
     last_error_kind      = EXCLUDED.last_error_kind,
-    last_error_arg       = EXCLUDED.last_error_arg,
+    last_error_args      = EXCLUDED.last_error_args,
     last_error_at        = EXCLUDED.last_error_at,
     failing_since        = coalesce(sources.failing_since, EXCLUDED.failing_since),
     consecutive_failures = sources.consecutive_failures + 1,
@@ -328,19 +328,19 @@ type SourceSaveFailureParams struct {
 	Url   string
 	Error *string
 	Kind  *string
-	Arg   *string
+	Args  []byte
 	Epoch int64
 }
 
 // A failed fetch or a refused document: the stored document stays. The
-// kind and its argument are what the pages word (readmodel.ErrorKind); the
-// error is the technical text.
+// kind and its arguments are what the pages word (readmodel.ErrorKind,
+// readmodel.FailureArgs); the error is the technical text.
 func (q *Queries) SourceSaveFailure(ctx context.Context, db DBTX, arg SourceSaveFailureParams) (int64, error) {
 	row := db.QueryRow(ctx, sourceSaveFailure,
 		arg.Url,
 		arg.Error,
 		arg.Kind,
-		arg.Arg,
+		arg.Args,
 		arg.Epoch,
 	)
 	var components int64
@@ -358,7 +358,7 @@ SET signature_state      = coalesce($1::text, signature_state),
     last_modified        = coalesce($4, last_modified),
     last_error           = NULL,
     last_error_kind      = NULL,
-    last_error_arg       = NULL,
+    last_error_args      = NULL,
     last_error_at        = NULL,
     failing_since        = NULL,
     consecutive_failures = 0,

@@ -9,21 +9,6 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// Kind is what a feed brings: the read model's vocabulary of feed kinds,
-// defined once there (readmodel.FeedKind).
-type Kind = readmodel.FeedKind
-
-// The kinds of feed.
-const (
-	KindOSV    = readmodel.FeedOSV
-	KindOSVAPI = readmodel.FeedOSVAPI
-	KindKEV    = readmodel.FeedKEV
-	KindEPSS   = readmodel.FeedEPSS
-)
-
-// AllKinds lists every kind, in the order pages show them.
-func AllKinds() []Kind { return readmodel.AllFeedKinds() }
-
 // Sentinel errors; test with errors.Is.
 var (
 	// ErrArchive means an OSV archive is not a readable zip, is truncated
@@ -77,7 +62,7 @@ func (s *skipList) result() []Skipped {
 
 // Feed is one configured feed.
 type Feed struct {
-	Kind Kind
+	Kind readmodel.FeedKind
 	URL  string
 }
 
@@ -89,7 +74,7 @@ type Feed struct {
 // An empty list configures no feed.
 func ParseList(s string) ([]Feed, error) {
 	var feeds []Feed
-	seen := map[Kind]bool{}
+	seen := map[readmodel.FeedKind]bool{}
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
@@ -99,7 +84,7 @@ func ParseList(s string) ([]Feed, error) {
 		if !ok {
 			return nil, fmt.Errorf("feed %q: want KIND=URL, such as kev=https://mirror.example.org/kev.json", part)
 		}
-		kind := Kind(strings.ToLower(strings.TrimSpace(k)))
+		kind := readmodel.FeedKind(strings.ToLower(strings.TrimSpace(k)))
 		if !kind.Valid() {
 			return nil, fmt.Errorf("feed %q: unknown kind %q (want osv, osv-api, kev or epss)", part, k)
 		}
@@ -113,7 +98,7 @@ func ParseList(s string) ([]Feed, error) {
 		}
 		feeds = append(feeds, Feed{Kind: kind, URL: raw})
 	}
-	if seen[KindOSV] && seen[KindOSVAPI] {
+	if seen[readmodel.FeedOSV] && seen[readmodel.FeedOSVAPI] {
 		return nil, errors.New("feeds osv and osv-api are both configured: they bring the same records; keep the archive (osv) or the API (osv-api)")
 	}
 	return feeds, nil

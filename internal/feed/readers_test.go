@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 func TestParseList(t *testing.T) {
@@ -18,7 +19,7 @@ func TestParseList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(feeds) != 3 || feeds[0] != (Feed{KindOSV, "https://m.example.org/npm/all.zip"}) || feeds[1].Kind != KindKEV || feeds[2].Kind != KindEPSS {
+	if len(feeds) != 3 || feeds[0] != (Feed{readmodel.FeedOSV, "https://m.example.org/npm/all.zip"}) || feeds[1].Kind != readmodel.FeedKEV || feeds[2].Kind != readmodel.FeedEPSS {
 		t.Fatalf("feeds %+v", feeds)
 	}
 	if feeds, err := ParseList(""); err != nil || feeds != nil {
@@ -37,7 +38,7 @@ func TestParseList(t *testing.T) {
 			t.Errorf("%q: %v, want an error saying %q", in, err, want)
 		}
 	}
-	if len(AllKinds()) != 4 || !KindOSVAPI.Valid() || Kind("x").Valid() {
+	if len(readmodel.AllFeedKinds()) != 4 || !readmodel.FeedOSVAPI.Valid() || readmodel.FeedKind("x").Valid() {
 		t.Error("kinds")
 	}
 }

@@ -79,9 +79,9 @@ type Host interface {
 	// fenced transactions of l (queuing their notifications); it returns
 	// how many results it wrote.
 	Reevaluate(ctx context.Context, l lease.Lease, todo []store.Unevaluated) (int, error)
-	// FailureOf is the stored kind of a fetch's failure and its argument,
-	// as a source's failure is classified.
-	FailureOf(err error) (readmodel.ErrorKind, string)
+	// FailureOf is the stored kind of a fetch's failure and its
+	// arguments, as a source's failure is classified.
+	FailureOf(err error) (readmodel.ErrorKind, readmodel.FailureArgs)
 }
 
 // Config is what New needs: the store and the lease the sync writes
@@ -323,16 +323,16 @@ func (s *Sync) failed(ctx context.Context, l lease.Lease, run *feedRun, res Resu
 	if fatal(ctx, err) {
 		return res, err
 	}
-	kind, arg := s.failureKind(err)
+	kind, args := s.failureKind(err)
 	res.Status, res.Detail = readmodel.FeedSyncFailed, err.Error()
-	res.Error = readmodel.FeedProblemSentence(string(kind), arg)
+	res.Error = readmodel.FeedProblemSentence(string(kind), args)
 	imported := run.file != ""
 	if imported {
 		s.logger.WarnContext(ctx, "feed import refused", "kind", run.kind, "file", run.file, "error", err)
 	} else {
 		s.logger.WarnContext(ctx, "feed sync failed", "kind", run.kind, "error", err)
 	}
-	f := store.FeedFailure{SyncID: run.id, Kind: string(kind), Arg: arg, Detail: err.Error(), Written: run.out.Written,
+	f := store.FeedFailure{SyncID: run.id, Kind: string(kind), Args: args, Detail: err.Error(), Written: run.out.Written,
 		Skipped: run.out.Skipped, SkippedCount: run.out.SkippedCount, HistoryOnly: imported}
 	return res, s.fenced(ctx, l, func(tx *store.Tx) error { return tx.FeedFail(ctx, run.kind, f, l.Epoch) })
 }
@@ -342,18 +342,18 @@ func fatal(ctx context.Context, err error) bool {
 	return errors.Is(err, lease.ErrLeaseLost) || store.IsConnectionLost(err) || ctx.Err() != nil
 }
 
-// feedFailureKind is the stored kind of a feed's failure and its argument.
-func (s *Sync) failureKind(err error) (readmodel.ErrorKind, string) {
+// failureKind is the stored kind of a feed's failure and its arguments.
+func (s *Sync) failureKind(err error) (readmodel.ErrorKind, readmodel.FailureArgs) {
 	switch {
 	case errors.Is(err, feed.ErrArchive):
-		return readmodel.ErrorArchive, trimKnown(err, feed.ErrArchive)
+		return readmodel.ErrorArchive, readmodel.FailureArgs{Problem: trimKnown(err, feed.ErrArchive)}
 	case errors.Is(err, feed.ErrSchema):
-		return readmodel.ErrorSchema, trimKnown(err, feed.ErrSchema)
+		return readmodel.ErrorSchema, readmodel.FailureArgs{Problem: trimKnown(err, feed.ErrSchema)}
 	case errors.Is(err, feed.ErrSpoolDir):
-		return readmodel.ErrorFeedDir, systemReason(err)
+		return readmodel.ErrorFeedDir, readmodel.FailureArgs{Problem: systemReason(err)}
 	}
 	if tooMany, ok := errors.AsType[*apiTooManyError](err); ok {
-		return readmodel.ErrorTooManyRecords, readmodel.TooManyRecordsArg(tooMany.named, tooMany.max)
+		return readmodel.ErrorTooManyRecords, readmodel.TooManyRecordsArgs(tooMany.named, tooMany.max)
 	}
 	return s.host.FailureOf(err)
 }

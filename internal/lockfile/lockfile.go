@@ -1,12 +1,15 @@
-// Package lockfile reads a site's lockfile as its list of installed
-// components: npm's package-lock.json (lockfileVersion 2 and 3) and pnpm's
-// pnpm-lock.yaml (version 9). Each chosen package becomes a component whose
-// source is "npm:NAME", at the version the lockfile locks. A lockfile is
-// read or refused as a whole, with an error that names the file, the line
-// and the field.
+// Package lockfile reads a site's lockfile: npm's package-lock.json
+// (lockfileVersion 2 and 3) and pnpm's pnpm-lock.yaml (version 9). One
+// read gives both the site's components (each chosen package becomes a
+// component whose source is "npm:NAME", at the version the lockfile locks)
+// and its whole installed tree (internal/tree: every package instance and
+// the dependencies between them, docs/npm.md). A lockfile is read or
+// refused as a whole, with an error that names the file, the line and the
+// field.
 package lockfile
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path"
@@ -18,6 +21,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/tree"
 )
 
 // MaxSize caps the lockfile: a large site's is a few megabytes.
@@ -61,6 +65,57 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// Lockfile is what one read of a lockfile gives.
+type Lockfile struct {
+	// Manifest holds the components Options choose.
+	Manifest *manifest.Manifest
+	// Tree is every package instance installed and the dependencies
+	// between them, sorted (tree.Tree.Sort).
+	Tree *tree.Tree
+	// FileHash is the SHA-256 of the file's bytes: a re-read of the same
+	// bytes gives the same Lockfile.
+	FileHash [32]byte
+	// Dangling are the first MaxDangling of the required dependencies
+	// installed nowhere, in the file's order (an entry's by name): kept
+	// in Tree as edges to nothing (To ""), and said here; DanglingCount
+	// counts them all.
+	Dangling      []Dangling
+	DanglingCount int
+}
+
+// MaxDangling is how many dangling dependencies a Lockfile names.
+const MaxDangling = 100
+
+// danglings gathers the dangling dependencies: the first MaxDangling, and
+// the count of all.
+type danglings struct {
+	first []Dangling
+	count int
+}
+
+// add counts a dangling edge e, the field its declaration is in (made
+// only when it is among the first).
+func (d *danglings) add(line int, field func() string, e tree.Edge) {
+	if d.count++; len(d.first) < MaxDangling {
+		d.first = append(d.first, Dangling{Line: line, Field: field(), Edge: e})
+	}
+}
+
+// Dangling is a required dependency (a package's dependencies, the site's
+// or a workspace's devDependencies) that the lockfile installs nowhere: a
+// lockfile written by hand or by an install that was cut short. The rest
+// of the tree is read; the edge is kept with To "".
+type Dangling struct {
+	Line  int
+	Field string // packages["node_modules/a"].dependencies["b"]
+	Edge  tree.Edge
+}
+
+// String says it in the lockfile's words, without the file's name.
+func (d Dangling) String() string {
+	return fmt.Sprintf("line %d: %s (%s) is installed nowhere", d.Line, d.Field, d.Edge.Range)
+}
+
 // locked is one package a lockfile installs at the top level.
 type locked struct {
 	name    string
@@ -72,7 +127,7 @@ type locked struct {
 
 // Read reads the lockfile at file; its name says its kind
 // (package-lock.json or npm-shrinkwrap.json, pnpm-lock.yaml).
-func Read(file string, opt Options) (*manifest.Manifest, error) {
+func Read(file string, opt Options) (*Lockfile, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -95,26 +150,41 @@ func readFile(file string) ([]byte, error) {
 }
 
 // Parse reads body, the lockfile at file (whose name says its kind).
-func Parse(file string, body []byte, opt Options) (*manifest.Manifest, error) {
+func Parse(file string, body []byte, opt Options) (*Lockfile, error) {
+	return parse(file, body, sha256.Sum256(body), opt)
+}
+
+// parse is Parse of body whose SHA-256 is sum.
+func parse(file string, body []byte, sum [32]byte, opt Options) (*Lockfile, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	var pkgs []locked
+	var r read
 	var err error
 	switch base := filepath.Base(file); {
 	case base == "pnpm-lock.yaml" || strings.HasSuffix(base, ".yaml") || strings.HasSuffix(base, ".yml"):
-		pkgs, err = parsePnpm(body)
+		r, err = parsePnpm(body)
 	default:
-		pkgs, err = parseNpm(body)
+		r, err = parseNpm(body)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s%v", ErrInvalid, file, err)
 	}
-	m, err := components(pkgs, opt)
+	m, err := components(r.top, opt)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s%v", ErrInvalid, file, err)
 	}
-	return m, nil
+	r.tree.Sort()
+	r.tree.Edges = uniqueEdges(r.tree.Edges)
+	return &Lockfile{Manifest: m, Tree: r.tree, FileHash: sum, Dangling: r.dangling.first, DanglingCount: r.dangling.count}, nil
+}
+
+// read is what a lockfile's parser gives: the packages installed at the
+// top level, of which Options choose the components, and the tree.
+type read struct {
+	top      []locked
+	tree     *tree.Tree
+	dangling danglings
 }
 
 // components chooses the packages and names their components.
@@ -156,4 +226,22 @@ func chosen(p locked, opt Options) bool {
 		}
 	}
 	return false
+}
+
+// uniqueEdges is sorted edges with one edge for each dependent, name and
+// kind (the tree's key for an edge): a name a lockfile lists twice under
+// one kind (a peer among both pnpm's dependencies and optionalDependencies)
+// is one dependency, resolved where any of its listings is.
+func uniqueEdges(edges []tree.Edge) []tree.Edge {
+	out := edges[:0]
+	for _, e := range edges {
+		if n := len(out); n > 0 && out[n-1].From == e.From && out[n-1].Name == e.Name && out[n-1].Kind == e.Kind {
+			if out[n-1].To == "" {
+				out[n-1] = e
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }

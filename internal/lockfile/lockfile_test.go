@@ -45,10 +45,11 @@ func TestLockfilesOfTheRealClients(t *testing.T) {
 			{lockfile.Options{Core: "@vitnode/core", Include: []string{"@vitnode/*"}}, want("core@2.0.0", "vitnode--blog@1.4.0")},
 			{lockfile.Options{Include: []string{"@other/*", "tiny-*"}}, want("other--lint@0.1.0", "tiny-helper@3.0.0")},
 		} {
-			m, err := lockfile.Read(lock, c.opt)
+			l, err := lockfile.Read(lock, c.opt)
 			if err != nil {
 				t.Fatalf("%s: %v", client, err)
 			}
+			m := l.Manifest
 			if got := summary(m); !slices.Equal(got, c.want) {
 				t.Errorf("%s with %+v: %v, want %v", client, c.opt, got, c.want)
 			}

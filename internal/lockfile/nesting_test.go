@@ -90,11 +90,12 @@ func TestPnpmLockNestingWithinTheLimitIsRead(t *testing.T) {
 		"doubled: \"" + brackets + "\"\n" +
 		"block: |\n  " + brackets + "\n  '\n" +
 		"# " + brackets + "\n" +
-		"packages: {a: " + strings.Repeat("[", manifest.MaxYAMLNesting-2) + strings.Repeat("]", manifest.MaxYAMLNesting-2) + "}\n"
-	m, err := lockfile.Parse("pnpm-lock.yaml", []byte(within), lockfile.Options{})
+		"catalogs: {a: " + strings.Repeat("[", manifest.MaxYAMLNesting-2) + strings.Repeat("]", manifest.MaxYAMLNesting-2) + "}\n"
+	l, err := lockfile.Parse("pnpm-lock.yaml", []byte(within), lockfile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := l.Manifest
 	if len(m.Components) != 1 || m.Components[0].Name != "x" {
 		t.Errorf("components %+v", m.Components)
 	}

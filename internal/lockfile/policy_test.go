@@ -15,10 +15,11 @@ func TestOptionsPolicy(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"lockfileVersion": 3, "packages": {"": {"dependencies": {"left-pad": "^1.0.0"}}, "node_modules/left-pad": {"version": "1.3.0"}}}`)
 	p := release.Policy{Offer: release.OfferSecurity, Soak: "72h"}
-	m, err := lockfile.Parse("package-lock.json", body, lockfile.Options{Core: "left-pad", Policy: p})
+	l, err := lockfile.Parse("package-lock.json", body, lockfile.Options{Core: "left-pad", Policy: p})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := l.Manifest
 	if m.Policy != p || m.PolicyOf(m.Components[0]) != p {
 		t.Fatalf("policy = %+v, want %+v", m.Policy, p)
 	}

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/upcheck/upcheck/internal/manifest"
 )
 
 // WatchInterval is how often serve looks at its lockfile
@@ -24,7 +22,7 @@ const WatchInterval = 10 * time.Second
 type Watcher struct {
 	path  string
 	opt   Options
-	apply func(context.Context, *manifest.Manifest) error
+	apply func(context.Context, *Lockfile) error
 
 	reads atomic.Uint64 // numbers each look's read of the file as it ends
 
@@ -35,8 +33,8 @@ type Watcher struct {
 }
 
 // NewWatcher returns a Watcher of the lockfile at path that hands each new
-// content's components to apply (the manifest sync).
-func NewWatcher(path string, opt Options, apply func(context.Context, *manifest.Manifest) error) *Watcher {
+// content's read (its components and its tree) to apply (the sync).
+func NewWatcher(path string, opt Options, apply func(context.Context, *Lockfile) error) *Watcher {
 	return &Watcher{path: path, opt: opt, apply: apply}
 }
 
@@ -61,11 +59,11 @@ func (w *Watcher) Look(ctx context.Context) (applied bool, err error) {
 	if w.done && (sum == w.applied || n < w.read) {
 		return false, nil
 	}
-	m, err := Parse(w.path, body, w.opt)
+	l, err := parse(w.path, body, sum, w.opt)
 	if err != nil {
 		return false, err
 	}
-	if err := w.apply(ctx, m); err != nil {
+	if err := w.apply(ctx, l); err != nil {
 		return false, err
 	}
 	w.applied, w.done, w.read = sum, true, n

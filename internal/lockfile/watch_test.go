@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/lockfile"
-	"github.com/upcheck/upcheck/internal/manifest"
 )
 
 func npmLock(blog string) string {
@@ -30,7 +29,8 @@ type applier struct {
 	fail error
 }
 
-func (a *applier) apply(_ context.Context, m *manifest.Manifest) error {
+func (a *applier) apply(_ context.Context, l *lockfile.Lockfile) error {
+	m := l.Manifest
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.fail != nil {

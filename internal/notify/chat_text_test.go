@@ -52,7 +52,7 @@ func chatPayloads(t *testing.T, text string) map[string][]byte {
 			"advisories": []map[string]any{{"id": text, "aliases": []string{text}}}},
 		string(readmodel.EventAdvisoryUnfixed):                {"component": component, "advisory": advisory},
 		string(readmodel.EventUpdateAvailable):                {"component": component, "version": text},
-		string(readmodel.EventSourceFailing):                  {"source": text, "last_error_kind": "http_status", "last_error_arg": text},
+		string(readmodel.EventSourceFailing):                  {"source": text, "last_error_kind": "http_status", "last_error_args": map[string]any{"address": text, "problem": text}},
 		string(readmodel.EventMalicious):                      {"component": component, "advisory": advisory},
 		string(readmodel.EventKnownExploited):                 {"component": component, "advisory": advisory, "kev": map[string]any{"date_added": text, "due_date": text, "required_action": text}},
 		string(readmodel.EventDeprecated):                     {"component": component, "package": text, "message": text},

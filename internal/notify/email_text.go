@@ -40,17 +40,17 @@ type eventPayload struct {
 	} `json:"advisory"`
 	// Advisories are those a security update fixes (its component's
 	// open advisories with a fix).
-	Advisories          []advisoryRef `json:"advisories"`
-	Source              string        `json:"source"`
-	FailingSince        *time.Time    `json:"failing_since"`
-	LastError           string        `json:"last_error"` // for webhooks' machine readers; words use the kind
-	LastErrorKind       string        `json:"last_error_kind"`
-	LastErrorArg        string        `json:"last_error_arg"`
-	ConsecutiveFailures int           `json:"consecutive_failures"`
-	LastSuccessAt       *time.Time    `json:"last_success_at"`
-	Components          []string      `json:"components"`
-	LastCompletedAt     *time.Time    `json:"last_completed_at"`
-	Message             string        `json:"message"`
+	Advisories          []advisoryRef         `json:"advisories"`
+	Source              string                `json:"source"`
+	FailingSince        *time.Time            `json:"failing_since"`
+	LastError           string                `json:"last_error"` // for webhooks' machine readers; words use the kind
+	LastErrorKind       string                `json:"last_error_kind"`
+	LastErrorArgs       readmodel.FailureArgs `json:"last_error_args"`
+	ConsecutiveFailures int                   `json:"consecutive_failures"`
+	LastSuccessAt       *time.Time            `json:"last_success_at"`
+	Components          []string              `json:"components"`
+	LastCompletedAt     *time.Time            `json:"last_completed_at"`
+	Message             string                `json:"message"`
 	// npm events (docs/notifications.md): the package (a deprecation's
 	// message is Message), the registry and its signing keys now and as
 	// pinned before (registry_keys.changed).
@@ -75,7 +75,7 @@ type advisoryRef struct {
 // problem is a failing source's last error in words: the sentence for its
 // stored kind, never the technical text (a webhook's payload carries that).
 func (p eventPayload) problem() string {
-	return readmodel.ProblemSentence(p.LastErrorKind, p.LastErrorArg)
+	return readmodel.ProblemSentence(p.LastErrorKind, p.LastErrorArgs)
 }
 
 // mailItem is one event in a message.

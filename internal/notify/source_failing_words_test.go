@@ -90,8 +90,9 @@ func TestSourceFailingInWords(t *testing.T) {
 	if err := json.Unmarshal([]byte(payload), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p["last_error_kind"] != "http_status" || p["last_error_arg"] != "503" || !strings.Contains(p["last_error"].(string), "503") {
-		t.Fatalf("source.failing payload %s: want last_error, last_error_kind http_status and last_error_arg 503", payload)
+	args, _ := p["last_error_args"].(map[string]any)
+	if p["last_error_kind"] != "http_status" || args["status"] != float64(503) || !strings.Contains(p["last_error"].(string), "503") {
+		t.Fatalf("source.failing payload %s: want last_error, last_error_kind http_status and last_error_args' status 503", payload)
 	}
 
 	b.deliver()

@@ -66,8 +66,11 @@ func (c *Client) Package(ctx context.Context, name Name, etag, lastModified stri
 // (fetch.Response.Close).
 type PackageRequest struct {
 	Request fetch.Request
-	name    Name
-	limit   int64
+	// Keep, when set, keeps the dependencies of the versions it names
+	// (DecodePackageKeeping).
+	Keep  KeepDependencies
+	name  Name
+	limit int64
 }
 
 // PackageRequest prepares the fetch Package makes: the registry that
@@ -110,7 +113,7 @@ func (pr *PackageRequest) Result(resp fetch.Response, err error) (Fetched, error
 		defer zr.Close()
 		body = zr
 	}
-	p, err := DecodePackage(body, pr.limit) // a broken gzip stream is ErrDocument too
+	p, err := DecodePackageKeeping(body, pr.limit, pr.Keep) // a broken gzip stream is ErrDocument too
 	switch {
 	case err != nil:
 		return Fetched{Response: resp}, err

@@ -45,7 +45,18 @@ type Version struct {
 	// (_npmUser.name, cut to MaxPublisher bytes), "" when the registry
 	// does not say.
 	Publisher string `json:",omitempty"`
+	// Dependencies are its dependencies and optionalDependencies (the
+	// latter's range when both name one, as npm reads them), kept only
+	// for the versions a document is read for with KeepDependencies (the
+	// documents a tree finding's fix reads); nil otherwise.
+	Dependencies map[string]string `json:",omitempty"`
 }
+
+// KeepDependencies says for which versions of a document their
+// dependencies are kept (Version.Dependencies); nil keeps none. A
+// version's dependencies are decoded only when kept: a document read
+// without it costs what it did before they were read at all.
+type KeepDependencies func(version string) bool
 
 // Dist is a version's "dist": its tarball's integrity and what vouches for it.
 type Dist struct {
@@ -93,18 +104,25 @@ var documentOptions = jsonv2.JoinOptions(jsonv2.MatchCaseInsensitiveNames(true),
 // DecodePackage reads a package document as a stream, keeping only what
 // Package holds: memory follows the largest single version's manifest,
 // not the document; what is read past (readmes, each version's
-// dependencies and scripts) is skipped without being decoded. More than
+// scripts, its dependencies unless kept: DecodePackageKeeping) is skipped
+// without being decoded. More than
 // max decoded bytes is ErrTooLarge.
 func DecodePackage(r io.Reader, max int64) (*Package, error) {
+	return DecodePackageKeeping(r, max, nil)
+}
+
+// DecodePackageKeeping is DecodePackage keeping the dependencies of the
+// versions keep names (nil: none).
+func DecodePackageKeeping(r io.Reader, max int64, keep KeepDependencies) (*Package, error) {
 	cr := &fetch.CappedReader{R: r, Max: max}
-	pkg, err := decodePackage(jsontext.NewDecoder(cr, documentOptions))
+	pkg, err := decodePackage(jsontext.NewDecoder(cr, documentOptions), keep)
 	if cr.Over {
 		return nil, fmt.Errorf("%w (%d bytes)", ErrTooLarge, max)
 	}
 	return pkg, err
 }
 
-func decodePackage(dec *jsontext.Decoder) (*Package, error) {
+func decodePackage(dec *jsontext.Decoder, keep KeepDependencies) (*Package, error) {
 	fail := func(format string, args ...any) (*Package, error) {
 		return nil, fmt.Errorf("%w: %s", ErrDocument, fmt.Sprintf(format, args...))
 	}
@@ -137,7 +155,7 @@ func decodePackage(dec *jsontext.Decoder) (*Package, error) {
 				}
 			}
 		case "versions":
-			if err := decodeVersions(dec, pkg.Versions); err != nil {
+			if err := decodeVersions(dec, pkg.Versions, keep); err != nil {
 				return fail("versions: %v", err)
 			}
 		case "repository":
@@ -182,7 +200,15 @@ type wireVersion struct {
 	} `json:"dist"`
 }
 
-func decodeVersions(dec *jsontext.Decoder, into map[string]Version) error {
+// wireVersionDeps is wireVersion with the dependencies, decoded for the
+// versions whose dependencies are kept.
+type wireVersionDeps struct {
+	wireVersion          `json:",inline"`
+	Dependencies         map[string]string `json:"dependencies"`
+	OptionalDependencies map[string]string `json:"optionalDependencies"`
+}
+
+func decodeVersions(dec *jsontext.Decoder, into map[string]Version, keep KeepDependencies) error {
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
 	}
@@ -192,11 +218,25 @@ func decodeVersions(dec *jsontext.Decoder, into map[string]Version) error {
 			return err
 		}
 		var w wireVersion
-		if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
+		var deps map[string]string
+		if keep != nil && keep(v) {
+			var wd wireVersionDeps
+			if err := jsonv2.UnmarshalDecode(dec, &wd); err != nil {
+				return fmt.Errorf("%s: %w", v, err)
+			}
+			w, deps = wd.wireVersion, wd.Dependencies
+			if deps == nil && len(wd.OptionalDependencies) > 0 {
+				deps = make(map[string]string, len(wd.OptionalDependencies))
+			}
+			for name, r := range wd.OptionalDependencies {
+				deps[name] = r
+			}
+		} else if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 			return fmt.Errorf("%s: %w", v, err)
 		}
 		out := Version{PeerDependencies: w.PeerDependencies, Dist: Dist{Integrity: w.Dist.Integrity, Shasum: w.Dist.Shasum,
-			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}, Publisher: publisherOf(json.RawMessage(w.NpmUser))}
+			Tarball: w.Dist.Tarball, Signatures: w.Dist.Signatures}, Publisher: publisherOf(json.RawMessage(w.NpmUser)),
+			Dependencies: deps}
 		// deprecated is a message; some registries write false for none.
 		var msg string
 		if json.Unmarshal(w.Deprecated, &msg) == nil {

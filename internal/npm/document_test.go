@@ -15,11 +15,12 @@ const testDocument = `{
   "dist-tags": {"latest": "1.1.0", "next": "2.0.0-rc.1"},
   "versions": {
     "1.0.0": {"name": "@acme/blog", "version": "1.0.0", "deprecated": "use 1.1.0: it fixes a data loss",
-      "scripts": {"test": "x"},
+      "scripts": {"test": "x"}, "dependencies": {"debug": "2.6.8"},
       "dist": {"integrity": "sha512-AAA", "shasum": "aaa", "tarball": "http://127.0.0.1/t.tgz",
         "signatures": [{"keyid": "SHA256:k1", "sig": "MEUC"}]}},
     "1.1.0": {"version": "1.1.0", "deprecated": false,
       "peerDependencies": {"@vitnode/core": "^2.1.0"},
+      "dependencies": {"debug": "^2.6.9", "fsevents": "^1.0.0"}, "optionalDependencies": {"fsevents": "^2.0.0", "bufferutil": "4.0.1"},
       "dist": {"integrity": "sha512-BBB", "attestations": {"url": "http://127.0.0.1/att", "provenance": {"predicateType": "https://slsa.dev/provenance/v1"}}}},
     "2.0.0-rc.1": {"dist": {"integrity": "sha512-CCC"}}
   },
@@ -102,5 +103,38 @@ func TestDecodePackageReadsAsEncodingJSONDid(t *testing.T) {
 	v := pkg.Versions["1.0.0"]
 	if pkg.DistTags["latest"] != "1.0.0" || v.Deprecated != "gone \uFFFD" || v.Dist.Integrity != "sha512-X" {
 		t.Errorf("latest %q, deprecated %q, integrity %q", pkg.DistTags["latest"], v.Deprecated, v.Dist.Integrity)
+	}
+}
+
+// A document read for a fix keeps the dependencies (optional ones
+// included, their own range winning) of the versions asked for, and the
+// rest of each version as DecodePackage keeps it; read without, none.
+func TestDecodePackageKeepsDependenciesAskedFor(t *testing.T) {
+	t.Parallel()
+	pkg, err := DecodePackageKeeping(strings.NewReader(testDocument), DefaultMaxDocument, func(v string) bool { return v != "1.0.0" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, v11 := pkg.Versions["1.0.0"], pkg.Versions["1.1.0"]
+	want := map[string]string{"debug": "^2.6.9", "fsevents": "^2.0.0", "bufferutil": "4.0.1"}
+	if v1.Dependencies != nil || len(v11.Dependencies) != len(want) {
+		t.Fatalf("dependencies: 1.0.0 %v, 1.1.0 %v", v1.Dependencies, v11.Dependencies)
+	}
+	for name, r := range want {
+		if v11.Dependencies[name] != r {
+			t.Errorf("1.1.0 %s: %q, want %q", name, v11.Dependencies[name], r)
+		}
+	}
+	if v11.Dist.Integrity != "sha512-BBB" || v11.Dist.Attestations == nil || v11.PeerDependencies["@vitnode/core"] != "^2.1.0" {
+		t.Errorf("1.1.0 read with its dependencies lost the rest: %+v", v11)
+	}
+	plain, err := DecodePackage(strings.NewReader(testDocument), DefaultMaxDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v, ver := range plain.Versions {
+		if ver.Dependencies != nil {
+			t.Errorf("%s kept its dependencies unasked: %v", v, ver.Dependencies)
+		}
 	}
 }

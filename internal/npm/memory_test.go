@@ -162,3 +162,36 @@ func TestAnUncompressedDocumentIsNeverHeldWhole(t *testing.T) {
 		t.Errorf("files left in TMPDIR: %v", left)
 	}
 }
+
+// A document read for a fix keeps the dependencies of the releases at or
+// above the installed one only: decoding it allocates what is kept, here
+// the last 5 % of the versions' 400 dependencies each, beside what
+// DecodePackage keeps, not the document's dependencies. Not parallel, as
+// above.
+func TestKeepingDependenciesFollowsTheVersionsKept(t *testing.T) {
+	doc := newBigDocument(bigSize)
+	from := doc.versions * 95 / 100
+	keep := func(v string) bool {
+		n, err := strconv.Atoi(strings.TrimPrefix(v, "1.0."))
+		return err == nil && n >= from
+	}
+	var pkg *npm.Package
+	var err error
+	n := allocated(func() { pkg, err = npm.DecodePackageKeeping(doc, npm.DefaultMaxDocument, keep) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, v := range pkg.Versions {
+		if v.Dependencies != nil {
+			kept++
+		}
+	}
+	if want := doc.versions - from; kept != want || len(pkg.Versions["1.0."+strconv.Itoa(from)].Dependencies) < 100 {
+		t.Fatalf("%d versions kept their dependencies, want %d", kept, want)
+	}
+	t.Logf("%d versions, %d with their dependencies, %d MiB: %.1f MiB allocated", doc.versions, kept, bigSize>>20, float64(n)/(1<<20))
+	if n > bigSize*3/4 {
+		t.Errorf("decoding a %d MiB document keeping 5%% of its dependencies allocated %.1f MiB; want under three quarters of it", bigSize>>20, float64(n)/(1<<20))
+	}
+}

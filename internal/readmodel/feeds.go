@@ -74,28 +74,29 @@ const (
 // a fetch failure keeps its ErrorKind.
 const (
 	// ErrorInterrupted: the last sync was interrupted before it finished;
-	// its argument is when it started (RFC 3339).
+	// its argument is when it started (FailureArgs.StartedAt).
 	ErrorInterrupted ErrorKind = "interrupted"
 	// ErrorSchema: the file is not of the feed's kind (another schema,
-	// missing columns); its argument says what is missing.
+	// missing columns); its argument says what is missing
+	// (FailureArgs.Problem).
 	ErrorSchema ErrorKind = "schema"
 	// ErrorArchive: the OSV archive is not a readable zip, or is larger
 	// uncompressed than upcheck reads; nothing of it was stored.
 	ErrorArchive ErrorKind = "archive"
 	// ErrorFeedDir: the archive could not be written to UPCHECK_FEED_DIR
 	// (missing, not a directory, not writable, the disk full); its
-	// argument is the system's reason.
+	// argument is the system's reason (FailureArgs.Problem).
 	ErrorFeedDir ErrorKind = "feed_dir"
 	// ErrorTooManyRecords: an osv-api feed's API named more records new
 	// or changed than one sync fetches one by one; the first ones were
-	// stored. Its argument is how many it named and the cap
-	// (TooManyRecordsArg).
+	// stored. Its arguments are how many it named and the cap
+	// (FailureArgs.Named, Max: TooManyRecordsArgs).
 	ErrorTooManyRecords ErrorKind = "too_many_records"
 )
 
-// TooManyRecordsArg is ErrorTooManyRecords' argument: how many records the
-// API named and how many a sync fetches.
-func TooManyRecordsArg(named, max int) string { return fmt.Sprintf("%d %d", named, max) }
+// TooManyRecordsArgs are ErrorTooManyRecords' arguments: how many records
+// the API named and how many a sync fetches.
+func TooManyRecordsArgs(named, max int) FailureArgs { return FailureArgs{Named: named, Max: max} }
 
 // MaxSkippedListed is how many skipped records a feed keeps listed (the
 // count says how many there were in all).
@@ -121,10 +122,11 @@ type FeedRow struct {
 	// never.
 	LastSuccessAt, LastChangeAt, LastAttemptAt *time.Time
 	// LastError is the technical text of the last failure, LastErrorKind
-	// (an ErrorKind) and LastErrorArg word it (FeedProblemSentence); "":
+	// (an ErrorKind) and LastErrorArgs word it (FeedProblemSentence); "":
 	// the last sync succeeded.
-	LastError, LastErrorKind, LastErrorArg string
-	ConsecutiveFailures                    int
+	LastError, LastErrorKind string
+	LastErrorArgs            FailureArgs
+	ConsecutiveFailures      int
 	// InterruptedAt is the start of a sync that was interrupted before it
 	// finished, until a sync succeeds; nil: none.
 	InterruptedAt *time.Time
@@ -166,54 +168,53 @@ func InterruptedSentence(startedAt time.Time) string {
 
 // FeedProblemSentence words a feed's last failure: the feed's own kinds,
 // then a fetch failure in the words of a feed's server.
-func FeedProblemSentence(kind, arg string) string {
+func FeedProblemSentence(kind string, args FailureArgs) string {
 	switch ErrorKind(kind) {
 	case ErrorInterrupted:
-		if t, err := time.Parse(time.RFC3339Nano, arg); err == nil {
-			return InterruptedSentence(t)
+		if args.StartedAt != nil {
+			return InterruptedSentence(*args.StartedAt)
 		}
 		return "The last sync was interrupted before it finished."
 	case ErrorSchema:
-		if arg != "" {
-			return "The file is not of this feed's kind (" + arg + "), so nothing of it was stored."
+		if args.Problem != "" {
+			return "The file is not of this feed's kind (" + args.Problem + "), so nothing of it was stored."
 		}
 		return "The file is not of this feed's kind, so nothing of it was stored."
 	case ErrorArchive:
-		if arg != "" {
-			return "The archive could not be read (" + arg + "), so nothing of it was stored."
+		if args.Problem != "" {
+			return "The archive could not be read (" + args.Problem + "), so nothing of it was stored."
 		}
 		return "The archive could not be read, so nothing of it was stored."
 	case ErrorFeedDir:
-		if arg != "" {
-			return "upcheck cannot write the archive to UPCHECK_FEED_DIR: " + arg + ". Nothing of it was stored."
+		if args.Problem != "" {
+			return "upcheck cannot write the archive to UPCHECK_FEED_DIR: " + args.Problem + ". Nothing of it was stored."
 		}
 		return "upcheck cannot write the archive to UPCHECK_FEED_DIR. Nothing of it was stored."
 	case ErrorTooManyRecords:
-		var named, max int
-		if _, err := fmt.Sscanf(arg, "%d %d", &named, &max); err == nil {
+		if named, max := args.Named, args.Max; max > 0 {
 			return fmt.Sprintf("The API named %s advisories new or changed, more than the %s one sync fetches one by one: "+
 				"the first %s were stored, and the next sync fetches more. An osv archive feed reads every advisory at once.",
 				grouped(named), grouped(max), grouped(max))
 		}
 		return "The API named more advisories than one sync fetches one by one: the next sync fetches more."
 	case ErrorHTTPStatus:
-		if code, err := strconv.Atoi(arg); err == nil {
+		if code := args.Status; code != 0 {
 			return fmt.Sprintf("The feed's server answered %d %s.", code, http.StatusText(code))
 		}
 		return "The feed's server answered with an error."
 	case ErrorConnect, ErrorDNS, ErrorTLS:
-		return "The feed's server could not be reached (" + ProblemSentence(kind, arg) + ")"
+		return "The feed's server could not be reached (" + ProblemSentence(kind, args) + ")"
 	case ErrorTimeout:
 		return "The feed's server did not answer in time."
 	case ErrorTooLarge:
 		return "The feed's file is larger than upcheck reads, so it was not read."
 	case ErrorMalformed:
-		if arg != "" {
-			return "The feed's file is malformed (" + arg + "), so nothing of it was stored."
+		if args.Problem != "" {
+			return "The feed's file is malformed (" + args.Problem + "), so nothing of it was stored."
 		}
 		return "The feed's file is malformed, so nothing of it was stored."
 	case ErrorPrivateAddress, ErrorRedirects, ErrorBadURL:
-		return ProblemSentence(kind, arg)
+		return ProblemSentence(kind, args)
 	}
 	return "The last sync of this feed failed."
 }

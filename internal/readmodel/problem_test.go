@@ -1,8 +1,10 @@
 package readmodel
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every kind of failure (AllErrorKinds) but ErrorOther has a sentence of
@@ -10,11 +12,11 @@ import (
 // technical text.
 func TestEveryErrorKindHasASentence(t *testing.T) {
 	t.Parallel()
-	general := ProblemSentence("", "")
-	args := map[ErrorKind]string{
-		ErrorHTTPStatus: "503", ErrorTimeout: "15s", ErrorPrivateAddress: "10.0.0.7",
-		ErrorMalformed: "malformed JSON at line 3, column 5: unexpected end of input",
-		ErrorRollback:  "41 < 42", ErrorKeyStatement: "signature",
+	general := ProblemSentence("", FailureArgs{})
+	args := map[ErrorKind]FailureArgs{
+		ErrorHTTPStatus: {Status: 503}, ErrorTimeout: {Timeout: 15 * time.Second}, ErrorPrivateAddress: {Address: "10.0.0.7"},
+		ErrorMalformed: {Problem: "malformed JSON at line 3, column 5: unexpected end of input"},
+		ErrorRollback:  RollbackArgs(41, 42), ErrorKeyStatement: {Statement: StatementUnsigned},
 	}
 	for _, kind := range AllErrorKinds() {
 		got := ProblemSentence(string(kind), args[kind])
@@ -23,38 +25,55 @@ func TestEveryErrorKindHasASentence(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		kind      ErrorKind
-		arg, want string
+		kind ErrorKind
+		args FailureArgs
+		want string
 	}{
-		{ErrorHTTPStatus, "503", "The publisher’s server answered 503 Service Unavailable."},
-		{ErrorTimeout, "10s", "Timed out after 10 s: the publisher did not answer in time."},
-		{ErrorPrivateAddress, "10.0.0.7", "set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it"},
-		{ErrorMalformed, "malformed JSON at line 3, column 5: unexpected end of input",
+		{ErrorHTTPStatus, FailureArgs{Status: 503}, "The publisher’s server answered 503 Service Unavailable."},
+		{ErrorTimeout, FailureArgs{Timeout: 10 * time.Second}, "Timed out after 10 s: the publisher did not answer in time."},
+		{ErrorPrivateAddress, FailureArgs{Address: "10.0.0.7"}, "set UPCHECK_ALLOW_PRIVATE_SOURCES=1 to allow it"},
+		{ErrorMalformed, FailureArgs{Problem: "malformed JSON at line 3, column 5: unexpected end of input"},
 			"The document is malformed (malformed JSON at line 3, column 5: unexpected end of input)."},
-		{ErrorRollback, "41 < 42", "sequence 41, after 42 was accepted"},
-		{ErrorBadSignature, "", "The signature does not match the keys trusted for this source"},
-		{ErrorKeyStatement, "signature", "it is not signed by the keys trusted now"},
-		{ErrorKeyStatement, "version 2 <= 3", "its version 2 is not newer than version 3, already accepted"},
-		{ErrorKeyStatement, "malformed", "it is not a valid key statement"},
+		{ErrorRollback, RollbackArgs(41, 42), "sequence 41, after 42 was accepted"},
+		{ErrorBadSignature, FailureArgs{}, "The signature does not match the keys trusted for this source"},
+		{ErrorKeyStatement, FailureArgs{Statement: StatementUnsigned}, "it is not signed by the keys trusted now"},
+		{ErrorKeyStatement, KeyStatementNotNewerArgs(2, 3), "its version 2 is not newer than version 3, already accepted"},
+		{ErrorKeyStatement, FailureArgs{Statement: StatementMalformed}, "it is not a valid key statement"},
 	} {
-		if got := ProblemSentence(string(tc.kind), tc.arg); !strings.Contains(got, tc.want) {
-			t.Errorf("%s %q: %q, want it to say %q", tc.kind, tc.arg, got, tc.want)
+		if got := ProblemSentence(string(tc.kind), tc.args); !strings.Contains(got, tc.want) {
+			t.Errorf("%s %+v: %q, want it to say %q", tc.kind, tc.args, got, tc.want)
 		}
 	}
 }
 
-// The two-value arguments are written and read back by readmodel alone:
-// what updatecheck records (RollbackArg, KeyStatementVersionArg) is what
-// the sentences name.
+// The arguments are stored as their JSON and worded when read back: what
+// updatecheck records (RollbackArgs, KeyStatementNotNewerArgs) is what the
+// sentences name, through the store's JSON.
 func TestFailureArgumentsRoundTrip(t *testing.T) {
 	t.Parallel()
-	if in, stored, ok := RollbackSequences(RollbackArg(41, 42)); !ok || in != "41" || stored != "42" {
-		t.Errorf("RollbackSequences(RollbackArg(41, 42)) = %q, %q, %v", in, stored, ok)
+	roundTrip := func(args FailureArgs) FailureArgs {
+		t.Helper()
+		b, err := json.Marshal(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out FailureArgs
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
-	if got := ProblemSentence(string(ErrorRollback), RollbackArg(41, 42)); !strings.Contains(got, "(sequence 41, after 42 was accepted)") {
+	if sq := roundTrip(RollbackArgs(41, 42)).Sequences; sq == nil || sq.Refused != 41 || sq.Accepted != 42 {
+		t.Errorf("RollbackArgs(41, 42) read back as %+v", sq)
+	}
+	if got := ProblemSentence(string(ErrorRollback), roundTrip(RollbackArgs(41, 42))); !strings.Contains(got, "(sequence 41, after 42 was accepted)") {
 		t.Errorf("rollback: %q", got)
 	}
-	if got := ProblemSentence(string(ErrorKeyStatement), KeyStatementVersionArg(2, 3)); !strings.Contains(got, "its version 2 is not newer than version 3") {
+	if got := ProblemSentence(string(ErrorKeyStatement), roundTrip(KeyStatementNotNewerArgs(2, 3))); !strings.Contains(got, "its version 2 is not newer than version 3") {
 		t.Errorf("key statement: %q", got)
+	}
+	// A sequence of 0 is a sequence: it is stored, not dropped.
+	if got := ProblemSentence(string(ErrorRollback), roundTrip(RollbackArgs(0, 1))); !strings.Contains(got, "(sequence 0, after 1 was accepted)") {
+		t.Errorf("rollback from 0: %q", got)
 	}
 }

@@ -67,9 +67,10 @@ type CatalogRow struct {
 	// LastSuccessAt and LastAttemptAt are the source's fetches; nil: never.
 	LastSuccessAt, LastAttemptAt *time.Time
 	// LastError is the source's last fetch error (technical text),
-	// LastErrorKind (an ErrorKind) and LastErrorArg word it.
-	LastError                   string
-	LastErrorKind, LastErrorArg string
+	// LastErrorKind (an ErrorKind) and LastErrorArgs word it.
+	LastError     string
+	LastErrorKind string
+	LastErrorArgs FailureArgs
 	// EvalError is why the stored document could not be evaluated.
 	EvalError string
 	// SecuritySince is the exposure clock (component_exposure): since when
@@ -144,10 +145,11 @@ type SourceRow struct {
 	HasDocument                  bool
 	LastSuccessAt, LastAttemptAt *time.Time
 	// LastError is the technical text of the last failure; LastErrorKind
-	// (an ErrorKind) and LastErrorArg word it.
-	LastError                   string
-	LastErrorKind, LastErrorArg string
-	ConsecutiveFailures         int
+	// (an ErrorKind) and LastErrorArgs word it.
+	LastError           string
+	LastErrorKind       string
+	LastErrorArgs       FailureArgs
+	ConsecutiveFailures int
 	// ExpiresAt is the stored document's own expiry, shown as it is; the
 	// read model judges it (Expired, Stale).
 	ExpiresAt               *time.Time

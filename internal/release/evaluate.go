@@ -98,6 +98,15 @@ type Evaluation struct {
 	// nothing of provenance). It is stored apart from the evaluation.
 	ProvenanceLost string `json:"-"`
 
+	// SecurityVersions are every release newer than the installed version
+	// that its publisher marks a security release, weighed as Offer weighs
+	// them (pre-releases only for an installed pre-release), oldest first;
+	// nil when there is no SecurityRelease (Offer). The exposure clock
+	// keeps one first-seen time per version, so a newer security release
+	// does not restart the clock of a fix still not installed. It is
+	// stored apart from the evaluation.
+	SecurityVersions []string `json:"-"`
+
 	// provenance is the package's (Package.Provenance), read by Offer.
 	provenance map[string]bool
 }

@@ -228,6 +228,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		ev.BlockedUpdate = blocked.release()
 	}
 	ev.ProvenanceLost = ev.provenanceLost(installed, inst, skipped)
+	ev.SecurityVersions = ev.securityVersions(inst, includePre)
 	return nil
 }
 

@@ -83,48 +83,19 @@ func (c CatalogCounts) Of(status readmodel.Filter) int {
 	return 0
 }
 
-// ComponentDetail is one component from the read model with its whole
-// stored evaluation (JSON) and the ids of its dismissed advisories.
+// ComponentDetail is one component from the read model (the stored facts
+// of readmodel.DetailRow) with its whole stored evaluation and registry
+// facts (JSON, decoded by catalog) and its skip.
 type ComponentDetail struct {
-	Code, Name, Installed, SourceURL, PinnedKey, Latest string
-	Evaluated, Stale, Failing, SourceFailing            bool
-	Evaluation                                          []byte
-	EvalError                                           string
-	Dismissed                                           []string
-	LastSuccessAt, LastAttemptAt, ExpiresAt             *time.Time
-	LastError                                           string
-	LastErrorKind, LastErrorArg                         string // its kind (readmodel.ErrorKind) and argument
-	// The read model's flags (component_state).
-	UpdateAvailable, Security, Vulnerable, VulnerableNoFix, NeedsNewerCore bool
-	// SecuritySince is the exposure clock; nil: no open security problem.
-	SecuritySince *time.Time
-	// npm sources: the deprecation message of the installed version and
-	// the version that lost its provenance ("" when none), and the
-	// registry's facts (readmodel.RegistryFacts, JSON; nil otherwise).
-	Deprecated, ProvenanceLost string
-	RegistryFacts              []byte
-	// CoreVersion is the installed core's version; "" when no core is
-	// installed.
-	CoreVersion string
-	// The feeds (docs/feeds.md): the component's npm package ("" none),
-	// whether an open advisory is known exploited or says the package is
-	// malicious, and when the feeds' OSV advisories of its package were
-	// last read (nil: never, so no page may say it has none).
-	Package                   string
-	KnownExploited, Malicious bool
-	OSVReadAt                 *time.Time
-	// Policy is the component's policy (release.Policy.Text; "" for
-	// none), Skip its skip (nil: none), whether or not it hides a release
-	// now (docs/policy.md).
-	Policy string
-	Skip   *Skip
-	// Trust going down: the manifest sync that lowered the pin of the
-	// component's source, while it shows ("" and nil: none), and the
-	// offered npm version published by an account new to the package
-	// ("" when not so).
-	PinDowngrade                      string
-	PinDowngradedAt                   *time.Time
-	NewPublisherVersion, NewPublisher string
+	readmodel.DetailRow
+	// Evaluation is the stored evaluation (release.Evaluation's JSON).
+	Evaluation []byte
+	// RegistryFacts are the npm registry's facts (readmodel.RegistryFacts,
+	// JSON; nil otherwise).
+	RegistryFacts []byte
+	// Skip is the component's skip (nil: none), whether or not it hides a
+	// release now (docs/policy.md).
+	Skip *Skip
 }
 
 // timeOf is a timestamptz column sqlc could not type (an aggregate read
@@ -144,18 +115,21 @@ func (e *Executor) ComponentDetail(ctx context.Context, code string) (ComponentD
 		return ComponentDetail{}, mapError(err)
 	}
 	return ComponentDetail{
-		Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
-		PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluated: r.Evaluated, Stale: r.Stale,
-		Failing: r.Failing, SourceFailing: r.SourceFailing, Evaluation: r.Evaluation, EvalError: deref(r.EvalError),
-		Dismissed: r.Dismissed, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, ExpiresAt: r.ExpiresAt,
-		LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
-		UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
-		VulnerableNoFix: r.VulnerableNoFix, NeedsNewerCore: r.NeedsNewerCore, SecuritySince: timeOf(r.SecuritySince),
-		CoreVersion: r.CoreVersion, Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
-		Package: deref(r.Package), KnownExploited: r.KnownExploited, Malicious: r.Malicious, OSVReadAt: timeOf(r.OsvReadAt),
-		RegistryFacts: r.RegistryFacts, Policy: r.Policy, PinDowngrade: deref(r.PinDowngrade),
-		PinDowngradedAt: utc(r.PinDowngradedAt), NewPublisherVersion: deref(r.NewPublisherVersion),
-		NewPublisher: deref(r.NewPublisher), Skip: detailSkip(r),
+		DetailRow: readmodel.DetailRow{
+			Code: r.Code, Name: r.Name, Installed: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
+			PinnedKey: deref(r.PinnedKey), Latest: deref(r.LatestVersion), Evaluated: r.Evaluated, Stale: r.Stale,
+			Failing: r.Failing, SourceFailing: r.SourceFailing, EvalError: deref(r.EvalError),
+			Dismissed: r.Dismissed, LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt, ExpiresAt: r.ExpiresAt,
+			LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs),
+			UpdateAvailable: r.UpdateAvailable, Security: r.Security, Vulnerable: r.Vulnerable,
+			VulnerableNoFix: r.VulnerableNoFix, NeedsNewerCore: r.NeedsNewerCore, SecuritySince: timeOf(r.SecuritySince),
+			CoreVersion: r.CoreVersion, Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
+			Package: deref(r.Package), KnownExploited: r.KnownExploited, Malicious: r.Malicious, OSVReadAt: timeOf(r.OsvReadAt),
+			PolicyText: r.Policy, PinDowngrade: deref(r.PinDowngrade),
+			PinDowngradedAt: utc(r.PinDowngradedAt), NewPublisherVersion: deref(r.NewPublisherVersion),
+			NewPublisher: deref(r.NewPublisher),
+		},
+		Evaluation: r.Evaluation, RegistryFacts: r.RegistryFacts, Skip: detailSkip(r),
 	}, nil
 }
 
@@ -207,7 +181,7 @@ func (e *Executor) SourceHealth(ctx context.Context) ([]readmodel.SourceRow, err
 			URL: deref(r.Url), Components: int(r.Components), HasDocument: r.HasDocument, LastSuccessAt: r.LastSuccessAt,
 			LastAttemptAt: r.LastAttemptAt, LastError: deref(r.LastError), ConsecutiveFailures: int(r.ConsecutiveFailures),
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
-			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg), Offline: r.Offline,
+			LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs), Offline: r.Offline,
 			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
 			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, ExpiresSoon: r.ExpiresSoon,
 			Kind: readmodel.SourceKindOf(deref(r.Url)), Package: readmodel.PackageOf(deref(r.Url)),

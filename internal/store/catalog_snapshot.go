@@ -38,7 +38,7 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 			NeedsNewerCore: r.NeedsNewerCore, Stale: r.Stale, Failing: r.Failing, Advisories: orEmptyArray(r.OpenAdvisories),
 			ReleaseURL: deref(r.ReleaseUrl), LastSuccessAt: r.LastSuccessAt, LastAttemptAt: r.LastAttemptAt,
 			LastError: deref(r.LastError), EvalError: deref(r.EvalError),
-			LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
+			LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs),
 			SecuritySince: timeOf(r.SecuritySince), Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
 			Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
 			KnownExploited: r.KnownExploited, Malicious: r.Malicious, NeedsAttention: r.NeedsAttention,
@@ -87,6 +87,30 @@ func storedReason(stored []byte) readmodel.OfferReason {
 		return readmodel.OfferReason{}
 	}
 	return r
+}
+
+// failureArgsJSON is a failure's arguments as they are stored
+// (last_error_args): nil, NULL, for none.
+func failureArgsJSON(args readmodel.FailureArgs) ([]byte, error) {
+	if args == (readmodel.FailureArgs{}) {
+		return nil, nil
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode a failure's arguments: %w", err)
+	}
+	return b, nil
+}
+
+// storedFailureArgs reads a failure's stored arguments
+// (readmodel.FailureArgs' JSON); the zero FailureArgs for none or for
+// arguments it cannot read (the sentence then names no argument).
+func storedFailureArgs(stored []byte) readmodel.FailureArgs {
+	var args readmodel.FailureArgs
+	if len(stored) > 0 && json.Unmarshal(stored, &args) != nil {
+		return readmodel.FailureArgs{}
+	}
+	return args
 }
 
 // policyFacts fills row with what the policy held back and the trust

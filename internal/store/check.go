@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // Component is one installed component. SourceURL and PinnedKey are empty
@@ -274,17 +275,22 @@ func (t *Tx) SourceSaveUnchanged(ctx context.Context, u Unchanged) (int, error) 
 }
 
 // SourceFailure is why a fetch gave no usable document: the kind the
-// pages word (readmodel.ErrorKind), the value its sentence needs, and the
-// technical text.
+// pages word (readmodel.ErrorKind), the arguments its sentence needs, and
+// the technical text.
 type SourceFailure struct {
-	Kind, Arg, Detail string
+	Kind, Detail string
+	Args         readmodel.FailureArgs
 }
 
 // SourceSaveFailure records a failed fetch or a refused document (the
 // stored document stays) and returns how many components use the source.
 func (t *Tx) SourceSaveFailure(ctx context.Context, url string, f SourceFailure, epoch int64) (int, error) {
+	args, err := failureArgsJSON(f.Args)
+	if err != nil {
+		return 0, err
+	}
 	n, err := t.q.SourceSaveFailure(ctx, t.tx, db.SourceSaveFailureParams{
-		Url: url, Error: &f.Detail, Kind: &f.Kind, Arg: ref(f.Arg), Epoch: epoch,
+		Url: url, Error: &f.Detail, Kind: &f.Kind, Args: args, Epoch: epoch,
 	})
 	return int(n), mapError(err)
 }

@@ -54,6 +54,7 @@ var txOnly = map[string]string{
 	"ApplyManifestDismissals": "written with the manifest sync's component rows, in one transaction with their audit rows",
 	"PinDowngradePut":         "written with the manifest sync's component rows that lowered the pin, and the audit row saying so",
 
+	"TreeFixesSave":     fenced,
 	"FeedBegin":         fenced,
 	"FeedComplete":      fenced + ", after the re-evaluation it clears the pending components of",
 	"FeedFail":          fenced,

@@ -76,13 +76,14 @@ func (t *Tx) FeedComplete(ctx context.Context, kind readmodel.FeedKind, o FeedOu
 }
 
 // FeedFailure is why a sync stopped: the kind the pages word, its
-// argument, the technical text, and what it had done.
+// arguments, the technical text, and what it had done.
 type FeedFailure struct {
-	SyncID            int64
-	Kind, Arg, Detail string
-	Written           int
-	Skipped           []readmodel.SkippedRecord
-	SkippedCount      int
+	SyncID       int64
+	Kind, Detail string
+	Args         readmodel.FailureArgs
+	Written      int
+	Skipped      []readmodel.SkippedRecord
+	SkippedCount int
 	// HistoryOnly: a refused import, recorded in the history alone; the
 	// feed's last error, failures and skipped records stay.
 	HistoryOnly bool
@@ -95,8 +96,12 @@ func (t *Tx) FeedFail(ctx context.Context, kind readmodel.FeedKind, f FeedFailur
 	if err != nil {
 		return err
 	}
+	args, err := failureArgsJSON(f.Args)
+	if err != nil {
+		return err
+	}
 	return mapError(t.q.FeedFail(ctx, t.tx, db.FeedFailParams{
-		Kind: string(kind), SyncID: f.SyncID, Error: f.Detail, ErrorKind: f.Kind, ErrorArg: ref(f.Arg),
+		Kind: string(kind), SyncID: f.SyncID, Error: f.Detail, ErrorKind: f.Kind, ErrorArgs: args,
 		Written: int32(f.Written), Skipped: skipped, SkippedCount: int32(f.SkippedCount), Epoch: epoch, OnFeed: !f.HistoryOnly,
 	}))
 }
@@ -144,7 +149,7 @@ func (e *Executor) Feeds(ctx context.Context) ([]readmodel.FeedRow, error) {
 	for i, r := range rows {
 		f := readmodel.FeedRow{Kind: readmodel.FeedKind(r.Kind), URL: r.Url, Records: int(r.Records),
 			LastSuccessAt: utc(r.LastSuccessAt), LastChangeAt: utc(r.LastChangeAt), LastAttemptAt: utc(r.LastAttemptAt),
-			LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArg: deref(r.LastErrorArg),
+			LastError: deref(r.LastError), LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs),
 			ConsecutiveFailures: int(r.ConsecutiveFailures), InterruptedAt: utc(r.InterruptedAt),
 			SkippedCount: int(r.SkippedCount), Stale: r.Stale, Failing: r.Failing}
 		if err := json.Unmarshal(r.Skipped, &f.Skipped); err != nil {

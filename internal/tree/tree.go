@@ -163,7 +163,8 @@ type Reach struct {
 	// Via holds one shortest path from each direct dependency of the site
 	// that brings the package in, sorted by Head.
 	Via []Via
-	// DevOnly: every way in starts with a devDependency of the site.
+	// DevOnly: every way in goes through a devDependency (of the site
+	// or of a workspace).
 	DevOnly bool
 }
 
@@ -186,7 +187,6 @@ func (t *Tree) Reach() map[string]*Reach {
 	// Each direct dependency of the site is walked breadth first: the
 	// first visit of a package is by one of its shortest paths.
 	heads := from[Root]
-	prod := map[string]bool{}
 	for _, h := range heads {
 		parent := map[string]string{h.To: Root}
 		queue := []string{h.To}
@@ -206,9 +206,6 @@ func (t *Tree) Reach() map[string]*Reach {
 				r = &Reach{DevOnly: true}
 				out[id] = r
 			}
-			if h.Kind != KindDev {
-				prod[id] = true
-			}
 			if slices.ContainsFunc(r.Via, func(v Via) bool { return v.Head == h.Name }) {
 				continue // a package installed under two kinds of one name
 			}
@@ -218,6 +215,20 @@ func (t *Tree) Reach() map[string]*Reach {
 			}
 			slices.Reverse(path)
 			r.Via = append(r.Via, Via{Head: h.Name, Path: path})
+		}
+	}
+	// What the site needs besides development: reached without a
+	// devDependency.
+	prod := map[string]bool{}
+	queue := []string{Root}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		for _, e := range from[id] {
+			if e.Kind != KindDev && !prod[e.To] {
+				prod[e.To] = true
+				queue = append(queue, e.To)
+			}
 		}
 	}
 	for id, r := range out {

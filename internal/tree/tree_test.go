@@ -46,8 +46,8 @@ func site() *tree.Tree {
 func TestReachGivesOneShortestPathPerDirectDependency(t *testing.T) {
 	got := site().Reach()
 	want := map[string]*tree.Reach{
-		"node_modules/express": {Via: []tree.Via{{Head: "express", Path: []string{"express"}}}},
-		"node_modules/send":    {Via: []tree.Via{{Head: "express", Path: []string{"express", "send"}}}},
+		"node_modules/express":                 {Via: []tree.Via{{Head: "express", Path: []string{"express"}}}},
+		"node_modules/send":                    {Via: []tree.Via{{Head: "express", Path: []string{"express", "send"}}}},
 		"node_modules/send/node_modules/debug": {Via: []tree.Via{{Head: "express", Path: []string{"express", "send", "debug"}}}},
 		"node_modules/debug": {Via: []tree.Via{
 			{Head: "express", Path: []string{"express", "debug"}},

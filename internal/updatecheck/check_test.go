@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,7 +125,7 @@ type sourceRow struct {
 	Sequence            int64
 	LastError           string
 	LastErrorKind       string
-	LastErrorArg        string
+	LastErrorArgs       readmodel.FailureArgs
 	ConsecutiveFailures int
 	HasDocument         bool
 	Epoch               int64
@@ -134,11 +135,17 @@ type sourceRow struct {
 func (b *bundle) source(url string) sourceRow {
 	b.t.Helper()
 	var s sourceRow
+	var args []byte
 	b.db.QueryRow(b.t, `
-		SELECT coalesce(sequence, -1), coalesce(last_error, ''), coalesce(last_error_kind, ''), coalesce(last_error_arg, ''),
+		SELECT coalesce(sequence, -1), coalesce(last_error, ''), coalesce(last_error_kind, ''), last_error_args,
 		       consecutive_failures, document IS NOT NULL, epoch, signature_state
-		FROM sources WHERE url = $1`, url).Scan(&s.Sequence, &s.LastError, &s.LastErrorKind, &s.LastErrorArg,
+		FROM sources WHERE url = $1`, url).Scan(&s.Sequence, &s.LastError, &s.LastErrorKind, &args,
 		&s.ConsecutiveFailures, &s.HasDocument, &s.Epoch, &s.SignatureState)
+	if args != nil {
+		if err := json.Unmarshal(args, &s.LastErrorArgs); err != nil {
+			b.t.Fatalf("last_error_args %s: %v", args, err)
+		}
+	}
 	return s
 }
 
@@ -216,7 +223,7 @@ func TestCheckReportsUpdatesSecurityAndFailures(t *testing.T) {
 		t.Errorf("broken source result = %+v, want an error, no success, not stale and not evaluated", broken)
 	}
 	if s := b.source(p.URL + "/missing.json"); s.ConsecutiveFailures != 1 || s.HasDocument ||
-		s.LastErrorKind != string(readmodel.ErrorHTTPStatus) || s.LastErrorArg != "404" {
+		s.LastErrorKind != string(readmodel.ErrorHTTPStatus) || s.LastErrorArgs.Status != 404 {
 		t.Errorf("failing source = %+v, want a 404 stored as http_status", s)
 	}
 	if runs := b.runs(); len(runs) != 1 || runs[0] != "operator:completed_with_failures" {
@@ -239,24 +246,24 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 		signed bool
 		serve  func(p *publisher.Publisher)
 		want   string
-		// kind and arg are what the pages word (readmodel.ErrorKind).
+		// kind and args are what the pages word (readmodel.ErrorKind).
 		kind readmodel.ErrorKind
-		arg  string
+		args readmodel.FailureArgs
 	}{
-		{"server error", false, func(p *publisher.Publisher) { p.Fail("/feed.json", 503) }, "503", readmodel.ErrorHTTPStatus, "503"},
+		{"server error", false, func(p *publisher.Publisher) { p.Fail("/feed.json", 503) }, "503", readmodel.ErrorHTTPStatus, readmodel.FailureArgs{Status: 503}},
 		{"malformed", false, func(p *publisher.Publisher) { p.Set("/feed.json", []byte(`{"format": 1, "publisher": `)) }, "invalid document",
-			readmodel.ErrorMalformed, "malformed JSON at line 1, column 28: unexpected end of input"},
+			readmodel.ErrorMalformed, readmodel.FailureArgs{Problem: "malformed JSON at line 1, column 28: unexpected end of input"}},
 		{"unknown format", false, func(p *publisher.Publisher) { p.Set("/feed.json", []byte(`{"format": 2}`)) }, "format",
-			readmodel.ErrorMalformed, "unsupported format 2 (this reader understands format 1)"},
-		{"oversized", false, func(p *publisher.Publisher) { p.Set("/feed.json", make([]byte, 200<<10)) }, "too large", readmodel.ErrorTooLarge, ""},
+			readmodel.ErrorMalformed, readmodel.FailureArgs{Problem: "unsupported format 2 (this reader understands format 1)"}},
+		{"oversized", false, func(p *publisher.Publisher) { p.Set("/feed.json", make([]byte, 200<<10)) }, "too large", readmodel.ErrorTooLarge, readmodel.FailureArgs{}},
 		{"rolled back", false, func(p *publisher.Publisher) { p.Set("/feed.json", doc(4, map[string]string{"core": pkgCore})) }, "rolled back",
-			readmodel.ErrorRollback, "4 < 5"},
+			readmodel.ErrorRollback, readmodel.RollbackArgs(4, 5)},
 		{"unsigned", true, func(p *publisher.Publisher) {
 			p.Set("/feed.json", doc(6, map[string]string{"core": pkgCore}))
-		}, "unsigned", readmodel.ErrorUnsigned, ""},
+		}, "unsigned", readmodel.ErrorUnsigned, readmodel.FailureArgs{}},
 		{"bad signature", true, func(p *publisher.Publisher) {
 			p.SetSigned("/feed.json", doc(6, map[string]string{"core": pkgCore}), updatedoc.Sign(good, priv))
-		}, "signature", readmodel.ErrorBadSignature, ""},
+		}, "signature", readmodel.ErrorBadSignature, readmodel.FailureArgs{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -290,8 +297,8 @@ func TestFailingSourceKeepsLastGoodData(t *testing.T) {
 			if !s.HasDocument || s.Sequence != 5 || s.ConsecutiveFailures != 1 || !strings.Contains(s.LastError, tc.want) {
 				t.Fatalf("source after failure = %+v, want document 5 kept and an error containing %q", s, tc.want)
 			}
-			if s.LastErrorKind != string(tc.kind) || s.LastErrorArg != tc.arg {
-				t.Errorf("stored kind %q, arg %q; want %q, %q", s.LastErrorKind, s.LastErrorArg, tc.kind, tc.arg)
+			if s.LastErrorKind != string(tc.kind) || !reflect.DeepEqual(s.LastErrorArgs, tc.args) {
+				t.Errorf("stored kind %q, args %+v; want %q, %+v", s.LastErrorKind, s.LastErrorArgs, tc.kind, tc.args)
 			}
 			after := b.results()
 			for code, r := range before {

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/Masterminds/semver/v3"
-
-	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/updatedoc"
@@ -135,7 +132,7 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 	}
 	if ev.SecurityRelease != nil {
 		r.SecurityVersion = ev.SecurityRelease.Version
-		r.SecurityVersions = securityVersions(ev, in.InstalledVersion)
+		r.SecurityVersions = ev.SecurityVersions
 	}
 	for _, a := range ev.Advisories {
 		r.AdvisoryIDs = append(r.AdvisoryIDs, a.ID)
@@ -168,33 +165,6 @@ func offer(ev *release.Evaluation, k *knowledge, in store.ComponentInput) error 
 		return err
 	}
 	return ev.Offer(in.InstalledVersion, release.OfferOptions{Policy: p, Skipped: in.Skipped, Now: k.clock()})
-}
-
-// securityVersions lists every security release newer than installed that
-// the evaluation weighs, oldest first: the exposure clock keeps one
-// first-seen time per version, so a newer security release does not
-// restart the clock of a fix still not installed. Pre-releases count only
-// for an installed pre-release, as in release.Evaluate, whose
-// SecurityRelease is the newest of these.
-func securityVersions(ev release.Evaluation, installed string) []string {
-	inst, err := npmver.Parse(installed)
-	if err != nil {
-		return nil // Evaluate refused it already
-	}
-	var vs []*semver.Version
-	for _, r := range ev.Releases {
-		v, err := npmver.Parse(r.Version)
-		if err != nil || !r.Security || !v.GreaterThan(inst) || v.Prerelease() != "" && inst.Prerelease() == "" {
-			continue
-		}
-		vs = append(vs, v)
-	}
-	slices.SortFunc(vs, func(a, b *semver.Version) int { return a.Compare(b) })
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = v.Original()
-	}
-	return out
 }
 
 // lockedTx runs fn in one short transaction that holds the lease's lock:

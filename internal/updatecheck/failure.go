@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 
 	"github.com/upcheck/upcheck/internal/fetch"
@@ -17,13 +16,13 @@ import (
 )
 
 // failure is why a source gave no usable document, as it is stored: a
-// stable kind the pages word (readmodel.ErrorKind), the one value the
-// sentence needs, and the technical text for whoever wants the detail. It
-// is classified here, where the typed error still exists; what is stored
-// is text.
+// stable kind the pages word (readmodel.ErrorKind), the arguments the
+// sentence needs (readmodel.FailureArgs), and the technical text for
+// whoever wants the detail. It is classified here, where the typed error
+// still exists; what is stored is the kind and its arguments as values.
 type failure struct {
 	kind   readmodel.ErrorKind
-	arg    string
+	args   readmodel.FailureArgs
 	detail string
 }
 
@@ -50,25 +49,25 @@ func failureOf(err error, prefix string) failure {
 	case errors.Is(err, npm.ErrCredentialsRefused):
 		f.kind = readmodel.ErrorCredentialsRefused
 		if errors.As(err, &status) {
-			f.arg = strconv.Itoa(status.Code)
+			f.args.Status = status.Code
 		}
 	case errors.Is(err, npm.ErrNoRegistry):
 		f.kind = readmodel.ErrorNoRegistry
 	case errors.Is(err, npm.ErrTooLarge):
 		f.kind = readmodel.ErrorTooLarge
 	case errors.Is(err, npm.ErrDocument), errors.Is(err, npm.ErrKeys):
-		f.kind, f.arg = readmodel.ErrorMalformed, err.Error()
+		f.kind, f.args.Problem = readmodel.ErrorMalformed, err.Error()
 		if ce, ok := errors.AsType[*fetch.ConsumeError](err); ok {
-			f.arg = ce.Err.Error()
+			f.args.Problem = ce.Err.Error()
 		}
 	case errors.As(err, &status):
-		f.kind, f.arg = readmodel.ErrorHTTPStatus, strconv.Itoa(status.Code)
+		f.kind, f.args.Status = readmodel.ErrorHTTPStatus, status.Code
 	case errors.As(err, &timeout):
-		f.kind, f.arg = readmodel.ErrorTimeout, timeout.After.String()
+		f.kind, f.args.Timeout = readmodel.ErrorTimeout, timeout.After
 	case errors.As(err, &private):
 		f.kind = readmodel.ErrorPrivateAddress
 		if private.Addr.IsValid() {
-			f.arg = private.Addr.String()
+			f.args.Address = private.Addr.String()
 		}
 	case errors.Is(err, fetch.ErrPrivateAddress):
 		f.kind = readmodel.ErrorPrivateAddress
@@ -127,7 +126,7 @@ func pinnedKeyFailure(err error) failure {
 // argument is updatedoc's own words, which name the place ("malformed JSON
 // at line 3, column 5: …").
 func documentFailure(err error) failure {
-	return failure{kind: readmodel.ErrorMalformed, arg: strings.TrimPrefix(err.Error(), "update document: "),
+	return failure{kind: readmodel.ErrorMalformed, args: readmodel.FailureArgs{Problem: strings.TrimPrefix(err.Error(), "update document: ")},
 		detail: fmt.Sprintf("invalid document: %v", err)}
 }
 
@@ -135,7 +134,7 @@ func documentFailure(err error) failure {
 func rollbackFailure(err error, incoming, stored int64) failure {
 	f := failure{kind: readmodel.ErrorRollback, detail: err.Error()}
 	if errors.Is(err, updatedoc.ErrRollback) {
-		f.arg = readmodel.RollbackArg(incoming, stored)
+		f.args = readmodel.RollbackArgs(incoming, stored)
 	}
 	return f
 }

@@ -40,17 +40,18 @@ func TestFetchFailuresAreClassified(t *testing.T) {
 	t.Cleanup(quick.Close)
 	t.Cleanup(guarded.Close)
 	for _, tc := range []struct {
-		name      string
-		f         *fetch.Fetcher
-		url       string
-		kind, arg string
+		name string
+		f    *fetch.Fetcher
+		url  string
+		kind string
+		args readmodel.FailureArgs
 	}{
-		{"status", allowing, status.URL + "/feed.json", string(readmodel.ErrorHTTPStatus), "503"},
-		{"refused", allowing, refused, string(readmodel.ErrorConnect), ""},
-		{"timeout", quick, slow.URL + "/feed.json", string(readmodel.ErrorTimeout), "300ms"},
-		{"certificate", allowing, untrusted.URL + "/feed.json", string(readmodel.ErrorTLS), ""},
-		{"private address", guarded, status.URL + "/feed.json", string(readmodel.ErrorPrivateAddress), "127.0.0.1"},
-		{"not http", allowing, "ftp://example.org/feed.json", string(readmodel.ErrorBadURL), ""},
+		{"status", allowing, status.URL + "/feed.json", string(readmodel.ErrorHTTPStatus), readmodel.FailureArgs{Status: 503}},
+		{"refused", allowing, refused, string(readmodel.ErrorConnect), readmodel.FailureArgs{}},
+		{"timeout", quick, slow.URL + "/feed.json", string(readmodel.ErrorTimeout), readmodel.FailureArgs{Timeout: 300 * time.Millisecond}},
+		{"certificate", allowing, untrusted.URL + "/feed.json", string(readmodel.ErrorTLS), readmodel.FailureArgs{}},
+		{"private address", guarded, status.URL + "/feed.json", string(readmodel.ErrorPrivateAddress), readmodel.FailureArgs{Address: "127.0.0.1"}},
+		{"not http", allowing, "ftp://example.org/feed.json", string(readmodel.ErrorBadURL), readmodel.FailureArgs{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -59,8 +60,8 @@ func TestFetchFailuresAreClassified(t *testing.T) {
 				t.Fatal("the fetch succeeded")
 			}
 			f := failureOf(err, "")
-			if string(f.kind) != tc.kind || f.arg != tc.arg || f.detail != err.Error() {
-				t.Fatalf("%v: classified as %+v, want kind %q, arg %q and the error's text", err, f, tc.kind, tc.arg)
+			if string(f.kind) != tc.kind || f.args != tc.args || f.detail != err.Error() {
+				t.Fatalf("%v: classified as %+v, want kind %q, args %+v and the error's text", err, f, tc.kind, tc.args)
 			}
 		})
 	}
@@ -86,7 +87,7 @@ func TestRareFailuresAreClassified(t *testing.T) {
 	if f := sigFailure(fmt.Errorf("fetch x.sig: %w", &fetch.StatusError{Code: 404})); f.kind != readmodel.ErrorUnsigned {
 		t.Errorf("a missing .sig is %q, want unsigned", f.kind)
 	}
-	if f := sigFailure(fmt.Errorf("fetch x.sig: %w", &fetch.StatusError{Code: 502})); f.kind != readmodel.ErrorHTTPStatus || f.arg != "502" {
+	if f := sigFailure(fmt.Errorf("fetch x.sig: %w", &fetch.StatusError{Code: 502})); f.kind != readmodel.ErrorHTTPStatus || f.args.Status != 502 {
 		t.Errorf("a failing .sig is %+v, want the status", f)
 	}
 }

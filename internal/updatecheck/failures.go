@@ -45,7 +45,7 @@ func (c *Checker) Failures(ctx context.Context, res Result) ([]SourceFailure, er
 	for _, h := range health {
 		if ours[h.URL] {
 			out = append(out, SourceFailure{Source: h.URL, Kind: readmodel.ErrorKind(h.LastErrorKind),
-				Message: readmodel.ProblemSentence(h.LastErrorKind, h.LastErrorArg)})
+				Message: readmodel.ProblemSentence(h.LastErrorKind, h.LastErrorArgs)})
 		}
 	}
 	slices.SortFunc(out, func(a, b SourceFailure) int { return strings.Compare(a.Source, b.Source) })

@@ -88,7 +88,7 @@ func (h feedHost) Reevaluate(ctx context.Context, l lease.Lease, todo []store.Un
 }
 
 // FailureOf classifies a feed's fetch error as a source's (failureOf).
-func (feedHost) FailureOf(err error) (readmodel.ErrorKind, string) {
+func (feedHost) FailureOf(err error) (readmodel.ErrorKind, readmodel.FailureArgs) {
 	f := failureOf(err, "")
-	return f.kind, f.arg
+	return f.kind, f.args
 }

@@ -314,9 +314,9 @@ func TestFeedDirThatCannotBeWrittenFailsTheFeedOnly(t *testing.T) {
 		want := "upcheck cannot write the archive to UPCHECK_FEED_DIR: " + c.reason + ". Nothing of it was stored."
 		for _, r := range rows {
 			switch {
-			case r.Kind == readmodel.FeedOSV && (r.LastErrorKind != string(readmodel.ErrorFeedDir) || r.LastErrorArg != c.reason ||
-				readmodel.FeedProblemSentence(r.LastErrorKind, r.LastErrorArg) != want):
-				t.Errorf("UPCHECK_FEED_DIR %s: osv feed's failure %q (%s %q), want %q", c.dir, r.LastError, r.LastErrorKind, r.LastErrorArg, want)
+			case r.Kind == readmodel.FeedOSV && (r.LastErrorKind != string(readmodel.ErrorFeedDir) || r.LastErrorArgs.Problem != c.reason ||
+				readmodel.FeedProblemSentence(r.LastErrorKind, r.LastErrorArgs) != want):
+				t.Errorf("UPCHECK_FEED_DIR %s: osv feed's failure %q (%s %+v), want %q", c.dir, r.LastError, r.LastErrorKind, r.LastErrorArgs, want)
 			case r.Kind != readmodel.FeedOSV && (r.LastSuccessAt == nil || r.LastError != ""):
 				t.Errorf("UPCHECK_FEED_DIR %s: %s feed %+v, want synced", c.dir, r.Kind, r)
 			}

@@ -41,7 +41,7 @@ const (
 	ImportUnchanged ImportStatus = "unchanged"
 	// ImportRefused: the acceptance policy refused the document (signature,
 	// rollback, malformed, too large); nothing was written and the stored
-	// document stays. Kind and Arg word why (readmodel.ProblemSentence).
+	// document stays. Kind and Args word why (readmodel.ProblemSentence).
 	ImportRefused ImportStatus = ImportStatus(readmodel.StatusRefused)
 	// ImportBusy: a check (or another import) holds the lease; nothing was
 	// done and nothing waited.
@@ -55,11 +55,11 @@ type ImportResult struct {
 	RunID      int64        `json:"run_id,omitempty"`
 	Sequence   int64        `json:"sequence,omitempty"`
 	Components int          `json:"components"` // evaluated from the document
-	// Kind (a readmodel.ErrorKind), Arg and Detail: why a refused import
+	// Kind (a readmodel.ErrorKind), Args and Detail: why a refused import
 	// was refused, as a fetch failure would be stored.
-	Kind   readmodel.ErrorKind `json:"kind,omitempty"`
-	Arg    string              `json:"arg,omitempty"`
-	Detail string              `json:"error,omitempty"`
+	Kind   readmodel.ErrorKind   `json:"kind,omitempty"`
+	Args   readmodel.FailureArgs `json:"args,omitzero"`
+	Detail string                `json:"error,omitempty"`
 }
 
 // Importer accepts documents obtained elsewhere (Import). It writes through
@@ -89,7 +89,7 @@ func (im *Importer) Limit() int64 { return im.fetcher.MaxBody() }
 // another import) holds it, the import answers ImportBusy at once, without
 // waiting. It has no cooldown, and its release completes no period. Every
 // import that reached the lease is recorded in the check history with
-// trigger "import" and its actor. A refused import is answered (Kind, Arg,
+// trigger "import" and its actor. A refused import is answered (Kind, Args,
 // Detail) and recorded in the history, but not as the source's last error:
 // the publisher's server did not fail, and the source's fetch facts stay.
 func (im *Importer) Import(ctx context.Context, url string, body []byte, signature, actor string) (ImportResult, error) {
@@ -207,7 +207,7 @@ func (im *Importer) importLocked(ctx context.Context, l lease.Lease, res *Import
 	p := judge(j, answer{resp: fetch.Response{Body: body}, signature: signature}, l.Epoch)
 	if p.failure.failed() {
 		counts.Failed = 1
-		res.Status, res.Kind, res.Arg, res.Detail = ImportRefused, p.failure.kind, p.failure.arg, p.failure.detail
+		res.Status, res.Kind, res.Args, res.Detail = ImportRefused, p.failure.kind, p.failure.args, p.failure.detail
 		if res.Kind == "" {
 			res.Kind = readmodel.ErrorOther
 		}

@@ -3,6 +3,7 @@ package updatecheck
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -103,20 +104,21 @@ func TestImportRefusedKeepsStoredDocument(t *testing.T) {
 	newer := doc(11, map[string]string{"core": pkgUpToDate, "blog": pkgUpToDate, "forms": pkgUpToDate})
 	older := doc(9, map[string]string{"core": pkgUpToDate, "blog": pkgUpToDate, "forms": pkgUpToDate})
 	for _, tc := range []struct {
-		name      string
-		body      []byte
-		sig       string
-		kind, arg string
+		name string
+		body []byte
+		sig  string
+		kind string
+		args *readmodel.FailureArgs // nil: any
 	}{
-		{"signed by another key", newer, updatedoc.Sign(newer, otherPriv), string(readmodel.ErrorBadSignature), ""},
-		{"signature of other bytes", newer, updatedoc.Sign(good, priv), string(readmodel.ErrorBadSignature), ""},
-		{"unsigned", newer, "", string(readmodel.ErrorUnsigned), ""},
-		{"rollback", older, updatedoc.Sign(older, priv), string(readmodel.ErrorRollback), "9 < 10"},
-		{"malformed", []byte(`{"format": 1,`), updatedoc.Sign([]byte(`{"format": 1,`), priv), string(readmodel.ErrorMalformed), ""},
+		{"signed by another key", newer, updatedoc.Sign(newer, otherPriv), string(readmodel.ErrorBadSignature), nil},
+		{"signature of other bytes", newer, updatedoc.Sign(good, priv), string(readmodel.ErrorBadSignature), nil},
+		{"unsigned", newer, "", string(readmodel.ErrorUnsigned), nil},
+		{"rollback", older, updatedoc.Sign(older, priv), string(readmodel.ErrorRollback), new(readmodel.RollbackArgs(9, 10))},
+		{"malformed", []byte(`{"format": 1,`), updatedoc.Sign([]byte(`{"format": 1,`), priv), string(readmodel.ErrorMalformed), nil},
 	} {
 		res := b.importDoc(offlineURL, tc.body, tc.sig)
-		if res.Status != ImportRefused || string(res.Kind) != tc.kind || (tc.arg != "" && res.Arg != tc.arg) || res.Detail == "" {
-			t.Fatalf("%s: import = %+v, want refused as %s %q", tc.name, res, tc.kind, tc.arg)
+		if res.Status != ImportRefused || string(res.Kind) != tc.kind || (tc.args != nil && !reflect.DeepEqual(res.Args, *tc.args)) || res.Detail == "" {
+			t.Fatalf("%s: import = %+v, want refused as %s %+v", tc.name, res, tc.kind, tc.args)
 		}
 		if s := b.source(offlineURL); s.Sequence != 10 || s.LastError != "" || s.ConsecutiveFailures != 0 {
 			t.Fatalf("%s: source after a refused import = %+v, want sequence 10 kept and no error", tc.name, s)

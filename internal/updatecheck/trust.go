@@ -178,12 +178,12 @@ func mustSet(pin string) updatedoc.KeySet {
 // statementFailure is a refused key statement, for a document that does
 // not verify under the keys trusted now.
 func statementFailure(err error, st *updatedoc.KeyStatement, last int64) failure {
-	f := failure{kind: readmodel.ErrorKeyStatement, arg: "signature", detail: fmt.Sprintf("the document does not verify under the keys trusted now, and %v", err)}
+	f := failure{kind: readmodel.ErrorKeyStatement, args: readmodel.FailureArgs{Statement: readmodel.StatementUnsigned}, detail: fmt.Sprintf("the document does not verify under the keys trusted now, and %v", err)}
 	switch {
 	case errors.Is(err, updatedoc.ErrStatementNotNewer) && st != nil:
-		f.arg = readmodel.KeyStatementVersionArg(st.Version, last)
+		f.args = readmodel.KeyStatementNotNewerArgs(st.Version, last)
 	case errors.Is(err, updatedoc.ErrInvalid) && !errors.Is(err, updatedoc.ErrBadSignature) && !errors.Is(err, updatedoc.ErrUnsigned):
-		f.arg = "malformed"
+		f.args = readmodel.FailureArgs{Statement: readmodel.StatementMalformed}
 	}
 	return f
 }

@@ -3,6 +3,7 @@ package updatecheck
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -125,7 +126,7 @@ func TestEndorsedRotationIsFollowed(t *testing.T) {
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("rollback run = %s", resultJSON(res))
 	}
-	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorRollback) || s.LastErrorArg != "9 < 11" {
+	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorRollback) || !reflect.DeepEqual(s.LastErrorArgs, readmodel.RollbackArgs(9, 11)) {
 		t.Fatalf("source = %+v, want a rollback 9 < 11", s)
 	}
 	if r := b.results()["core"]; !r.Evaluated || r.Latest != "1.0.0" {
@@ -153,7 +154,7 @@ func TestKeyStatementRefused(t *testing.T) {
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("run = %s", resultJSON(res))
 	}
-	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArg != "signature" || s.Sequence != 10 {
+	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArgs.Statement != readmodel.StatementUnsigned || s.Sequence != 10 {
 		t.Fatalf("source = %+v, want the statement refused for its signature", s)
 	}
 	if r := b.results()["core"]; !r.Evaluated || r.Latest != "1.10.0" {
@@ -175,11 +176,11 @@ func TestKeyStatementRefused(t *testing.T) {
 		t.Fatalf("run = %s", resultJSON(res))
 	}
 	s := b.source(url)
-	if s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArg != "version 1 <= 1" {
+	if s.LastErrorKind != string(readmodel.ErrorKeyStatement) || !reflect.DeepEqual(s.LastErrorArgs, readmodel.KeyStatementNotNewerArgs(1, 1)) {
 		t.Fatalf("source = %+v, want the statement refused for its version", s)
 	}
-	if !strings.Contains(readmodel.ProblemSentence(s.LastErrorKind, s.LastErrorArg), "version 1 is not newer than version 1") {
-		t.Fatalf("sentence = %q", readmodel.ProblemSentence(s.LastErrorKind, s.LastErrorArg))
+	if !strings.Contains(readmodel.ProblemSentence(s.LastErrorKind, s.LastErrorArgs), "version 1 is not newer than version 1") {
+		t.Fatalf("sentence = %q", readmodel.ProblemSentence(s.LastErrorKind, s.LastErrorArgs))
 	}
 	if n := len(b.trustAudit()); n != 1 {
 		t.Fatalf("%d trust changes in the audit log, want the one endorsed", n)
@@ -218,7 +219,7 @@ func TestThresholdTwoOfThree(t *testing.T) {
 	if res := b.run(lease.Operator); res.Failed != 1 {
 		t.Fatalf("statement with one signature = %s", resultJSON(res))
 	}
-	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArg != "signature" {
+	if s := b.source(url); s.LastErrorKind != string(readmodel.ErrorKeyStatement) || s.LastErrorArgs.Statement != readmodel.StatementUnsigned {
 		t.Fatalf("source = %+v", s)
 	}
 	publishStatement(t, p, "/core.json", 1, []updatedoc.PublicKey{dPub}, 1, aPriv, bPriv)

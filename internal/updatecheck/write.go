@@ -29,6 +29,8 @@ type writer struct {
 	npm *npm.Client
 	// intel keeps the feeds' catalogues between evaluations (knowledge).
 	intel intelCache
+	// maxFixDocuments, for tests, lowers MaxFixDocuments.
+	maxFixDocuments int
 	// afterKnowledge, for tests, runs when an evaluation has read what the
 	// feeds know and before it evaluates.
 	afterKnowledge func()
@@ -219,7 +221,7 @@ func (w *writer) writeTx(ctx context.Context, l lease.Lease, s *sourceWrite) out
 		var err error
 		switch {
 		case p.failure.failed():
-			f := store.SourceFailure{Kind: string(p.failure.kind), Arg: p.failure.arg, Detail: p.failure.detail}
+			f := store.SourceFailure{Kind: string(p.failure.kind), Args: p.failure.args, Detail: p.failure.detail}
 			if s.using, err = tx.SourceSaveFailure(ctx, p.job.url, f, l.Epoch); err == nil {
 				err = w.queueSourceFailing(ctx, tx, p.job.url, l.Epoch)
 			}

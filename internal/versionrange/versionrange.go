@@ -8,13 +8,19 @@
 // It only reads: internal/release gives a range its meaning (which
 // versions it holds) and views its words ("affects versions before
 // 2.4.0"), both from the terms read here, so the two cannot read one range
-// two ways. It imports nothing of the application.
+// two ways. A full version in a range is read by npmver.Parse, the
+// product's one reading of a version, so a range cannot hold a version the
+// rest of the product would refuse; only partial versions ("2.4", "2.x"),
+// which are the range's syntax and not versions, are read here. It imports
+// nothing else of the application.
 package versionrange
 
 import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/upcheck/upcheck/internal/npmver"
 )
 
 // The operators, each with one spelling; Parse maps the others ("=>",
@@ -119,10 +125,11 @@ func parseGroup(group string) ([]Term, error) {
 	return terms, nil
 }
 
-// ParseVersion reads one version as a range writes it. A number after a
-// wildcard ("1.x.3") is ignored, as npm does: the series is 1.x. A partial
-// version with a pre-release or build metadata ("2.4-beta") is refused: a
-// series has none.
+// ParseVersion reads one version as a range writes it. A full version is
+// npmver's to read: one npmver.Parse refuses ("01.2.3", "1.2.3-01") is
+// refused here too. A number after a wildcard ("1.x.3") is ignored, as npm
+// does: the series is 1.x. A partial version with a pre-release or build
+// metadata ("2.4-beta") is refused: a series has none.
 func ParseVersion(text string) (Version, error) {
 	body := strings.TrimPrefix(text, "v")
 	numbers, suffix := body, ""
@@ -150,6 +157,9 @@ func ParseVersion(text string) (Version, error) {
 		return Version{}, fmt.Errorf("partial version %q has a pre-release or build metadata", text)
 	}
 	if v.N == 3 {
+		if _, err := npmver.Parse(body); err != nil {
+			return Version{}, fmt.Errorf("%q is not a version: %w", body, err)
+		}
 		v.Suffix = suffix
 	}
 	return v, nil

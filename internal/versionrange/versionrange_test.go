@@ -1,8 +1,11 @@
 package versionrange
 
 import (
+	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/npmver"
 )
 
 func TestParse(t *testing.T) {
@@ -62,6 +65,23 @@ func TestParseRefuses(t *testing.T) {
 	for _, text := range []string{"", "  ", "||", ">=1.0 ||", "1.2.3.4", "2.4-beta", "a.b", ">=", "1..2"} {
 		if got, err := Parse(text); err == nil {
 			t.Errorf("Parse(%q) = %+v, want an error", text, got)
+		}
+	}
+}
+
+// A full version in a range is npmver's to read: what npmver.Parse refuses
+// a range refuses, and with npmver's error.
+func TestFullVersionsAreNpmversToRead(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{"01.2.3", "1.02.3", "1.2.3-01", "1.2.3-", "1.2.3+", "18446744073709551616.0.0"} {
+		if _, err := npmver.Parse(text); err == nil {
+			t.Fatalf("npmver.Parse(%q) succeeded; the case is no test", text)
+		}
+		if got, err := ParseVersion(text); !errors.Is(err, npmver.ErrInvalid) {
+			t.Errorf("ParseVersion(%q) = %+v, %v; want npmver's refusal", text, got, err)
+		}
+		if got, err := Parse(">=" + text); !errors.Is(err, npmver.ErrInvalid) {
+			t.Errorf("Parse(%q) = %+v, %v; want npmver's refusal", ">="+text, got, err)
 		}
 	}
 }

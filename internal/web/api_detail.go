@@ -156,12 +156,8 @@ func detailBody(d catalog.Detail) detailJSON {
 		Deprecated: opt(d.Deprecated), ProvenanceLost: opt(d.ProvenanceLost),
 		FixCommand: opt(d.FixCommand), FixAdvisories: append([]string{}, d.FixIDs...),
 	}
-	if d.Fix != nil {
-		out.FixVersion = opt(d.Fix.Version)
-	}
-	if d.Dependencies.Tree != nil {
-		out.Dependencies = &d.Dependencies.Packages
-	}
+	out.FixVersion = opt(d.FixVersion)
+	out.Dependencies = d.Dependencies
 	if d.SourceURL != "" {
 		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))
 	}
@@ -191,7 +187,7 @@ func detailBody(d catalog.Detail) detailJSON {
 			LastSuccessAt: d.LastSuccessAt, LastAttemptAt: d.LastAttemptAt, DocumentExpiresAt: d.ExpiresAt,
 			Failing: d.SourceFailing, LastError: opt(d.LastError), LastErrorKind: opt(d.LastErrorKind)}
 		if d.LastError != "" {
-			p := readmodel.ProblemSentence(d.LastErrorKind, d.LastErrorArg)
+			p := readmodel.ProblemSentence(d.LastErrorKind, d.LastErrorArgs)
 			src.Problem = &p
 		}
 		out.Source = src

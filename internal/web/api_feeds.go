@@ -105,7 +105,7 @@ func feedBody(f readmodel.FeedRow, admin bool) feedJSON {
 		ConsecutiveFailures: f.ConsecutiveFailures, InterruptedAt: f.InterruptedAt, Stale: f.Stale,
 		Skipped: f.Skipped, SkippedCount: f.SkippedCount}
 	if f.Failing {
-		p := readmodel.FeedProblemSentence(f.LastErrorKind, f.LastErrorArg)
+		p := readmodel.FeedProblemSentence(f.LastErrorKind, f.LastErrorArgs)
 		out.Problem = &p
 	}
 	if f.InterruptedAt != nil {

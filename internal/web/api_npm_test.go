@@ -114,16 +114,16 @@ func TestSourcesCarryRegistryFields(t *testing.T) {
 func TestDetailCarriesRegistryFacts(t *testing.T) {
 	t.Parallel()
 	pub := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	d := catalog.Detail{ComponentDetail: store.ComponentDetail{Code: "acme-blog", Name: "Blog", Installed: "2.3.0",
-		SourceURL: "npm:@acme/blog", Evaluated: true, Latest: "2.5.0", UpdateAvailable: true,
-		Deprecated: "use @acme/journal", ProvenanceLost: "2.5.0"},
+	d := catalog.Detail{ComponentDetail: store.ComponentDetail{DetailRow: readmodel.DetailRow{Code: "acme-blog", Name: "Blog",
+		Installed: "2.3.0", SourceURL: "npm:@acme/blog", Evaluated: true, Latest: "2.5.0", UpdateAvailable: true,
+		Deprecated: "use @acme/journal", ProvenanceLost: "2.5.0",
 		UpdateCommand: "npm install @acme/blog@2.5.0",
 		Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/", Deprecated: "use @acme/journal",
 			KeysPublished: true, ProvenanceLost: "2.5.0",
 			Versions: []readmodel.RegistryVersion{
 				{Version: "2.5.0", Published: pub.Add(48 * time.Hour), SignedBy: "SHA256:abc", RequiresCore: "^2.0.0"},
 				{Version: "2.3.0", Published: pub, Installed: true, Provenance: true, SignedBy: "SHA256:abc"}},
-			Refused: []readmodel.RefusedVersion{{Version: "2.4.0", Reason: "its signature does not verify"}}}}
+			Refused: []readmodel.RefusedVersion{{Version: "2.4.0", Reason: "its signature does not verify"}}}}}}
 	body, err := web.DetailJSON(d)
 	if err != nil {
 		t.Fatal(err)

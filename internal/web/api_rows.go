@@ -208,7 +208,7 @@ func sourceBody(src readmodel.SourceRow) sourceJSON {
 		out.RegistryKeys = []string{}
 	}
 	if src.LastError != "" {
-		p := readmodel.ProblemSentence(src.LastErrorKind, src.LastErrorArg)
+		p := readmodel.ProblemSentence(src.LastErrorKind, src.LastErrorArgs)
 		out.Problem = &p
 	}
 	return out

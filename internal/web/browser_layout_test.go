@@ -153,7 +153,7 @@ func TestBrowserTablesFit(t *testing.T) {
 	b := longNpmSite(t)
 	long := "fetch " + b.server.URL + "/npm/@acme%2fnext: read tcp 127.0.0.1:40000->127.0.0.1:9: " +
 		"token-abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789"
-	b.db.MustExec(t, `UPDATE sources SET last_error = $1, last_error_kind = 'network', last_error_arg = '127.0.0.1:9',
+	b.db.MustExec(t, `UPDATE sources SET last_error = $1, last_error_kind = 'network', last_error_args = '{"address": "127.0.0.1:9"}',
 		last_error_at = now(), last_attempt_at = now(), consecutive_failures = 1 WHERE url LIKE '%next'`, long)
 	if _, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: "Ops", Kind: "webhook", Target: addedURL, Events: "all"}); err != nil {
 		t.Fatal(err)

@@ -28,10 +28,6 @@ func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 	for _, r := range d.Between {
 		p.Between = append(p.Between, releaseView(r))
 	}
-	if d.PinDowngrade != "" && d.PinDowngradedAt != nil {
-		p.PinDowngrade, p.PinDowngradedAt = d.PinDowngrade, *d.PinDowngradedAt
-	}
-	p.NewPublisherVersion, p.NewPublisher = d.NewPublisherVersion, d.NewPublisher
 }
 
 // policyView is a policy as the views word it.

@@ -91,7 +91,7 @@ func (s *Server) sourceImport(c echo.Context) error {
 		return err
 	}
 	o := views.ImportOutcome{Status: string(res.Status), Sequence: res.Sequence, Components: res.Components,
-		Kind: string(res.Kind), Arg: res.Arg, Detail: res.Detail}
+		Kind: string(res.Kind), Args: res.Args, Detail: res.Detail}
 	switch res.Status {
 	case updatecheck.ImportRefused:
 		return page(http.StatusUnprocessableEntity, o)

@@ -144,27 +144,8 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 		return err
 	}
 	l := layout(c)
-	failure, failureKind := readmodel.ShownFailure(d.LastError, d.LastErrorKind, d.EvalError)
-	props := views.DetailProps{
-		Layout: l, Code: d.Code, Name: d.Name, Installed: d.Installed, Latest: d.Latest, SourceURL: d.SourceURL,
-		Offline: readmodel.SourceKindOf(d.SourceURL) == readmodel.SourceOffline, CanManage: l.User.CanManage, LastSuccessAt: d.LastSuccessAt, LastError: failure,
-		LastErrorKind: string(failureKind), LastErrorArg: d.LastErrorArg,
-		Stale: d.Stale, Evaluated: d.Evaluated, EvalFailed: d.EvalError != "",
-		UpdateAvailable: d.UpdateAvailable, Security: d.Security, Vulnerable: d.Vulnerable, VulnerableNoFix: d.VulnerableNoFix,
-		NeedsNewerCore: d.NeedsNewerCore, SecurityInstallable: !d.SecurityNeedsNewerCore, CoreInstalled: d.CoreVersion,
-		SecuritySince: d.SecuritySince, SecurityRelease: releaseRef(d.SecurityRelease), BlockedRelease: releaseRef(d.BlockedUpdate),
-		Registry: d.Registry, UpdateCommand: d.UpdateCommand, Deprecated: d.Deprecated, ProvenanceLost: d.ProvenanceLost,
-	}
-	if d.Update != nil {
-		props.UpdateVersion = d.Update.Version
-	}
-	if d.Fix != nil && len(d.FixIDs) > 0 {
-		props.Fix = &views.DetailFix{Version: d.Fix.Version, Command: d.FixCommand, IDs: d.FixIDs}
-		if d.FixCommand != "" {
-			// The command the page gives first is the smallest way out.
-			props.UpdateCommand = d.FixCommand
-		}
-	}
+	props := views.DetailProps{Layout: l, DetailRow: d.DetailRow, CanManage: l.User.CanManage,
+		SecurityRelease: releaseRef(d.SecurityRelease), BlockedRelease: releaseRef(d.BlockedUpdate)}
 	for _, r := range d.Releases {
 		props.Releases = append(props.Releases, releaseView(r))
 	}
@@ -172,17 +153,11 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	for _, a := range d.Advisories {
 		props.Advisories = append(props.Advisories, advisoryRow(a))
 	}
-	// The read model's flags (component_state), and whether the feeds'
-	// advisories of the package were ever read.
-	props.Malicious, props.KnownExploited, props.OSVReadAt = d.Malicious, d.KnownExploited, d.OSVReadAt
 	props.Withdrawn = withdrawnRows(d.Withdrawn)
 	for _, rows := range [][]views.AdvisoryRow{props.Advisories, props.Withdrawn} {
 		for i := range rows {
 			rows[i].OSV.Links = s.advisoryLinks
 		}
-	}
-	if d.Dependencies.Tree != nil {
-		props.Dependencies = &d.Dependencies.Packages
 	}
 	props.DismissForm = form
 	props.SkipForm = s.skipSection(c, d, props.Skip, l.User.CanManage)

@@ -48,14 +48,14 @@ func (b *bundle) feedRows() {
 	b.t.Helper()
 	b.db.MustExec(b.t, `DELETE FROM feeds`) // the rows intelFacts recorded are replaced
 	b.db.MustExec(b.t, `INSERT INTO feeds (kind, url, cursor, last_success_at, last_change_at, last_attempt_at,
-		last_error, last_error_kind, last_error_arg, consecutive_failures, interrupted_at, records, skipped, skipped_count, epoch) VALUES
+		last_error, last_error_kind, last_error_args, consecutive_failures, interrupted_at, records, skipped, skipped_count, epoch) VALUES
 		('osv', 'http://127.0.0.1:9/npm/all.zip', '2026-11-30T00:00:00Z', '2026-11-30T03:00:00Z', '2026-11-30T03:00:00Z', '2026-12-01T03:00:00Z',
-		 'sync interrupted', 'interrupted', '2026-12-01T03:00:00Z', 1, '2026-12-01T03:00:00Z', 1234,
+		 'sync interrupted', 'interrupted', '{"started_at": "2026-12-01T03:00:00Z"}', 1, '2026-12-01T03:00:00Z', 1234,
 		 '[{"id": "GHSA-bad1-<i>x</i>", "path": "$.affected[0].ranges[0].events", "reason": "an event has no version"}]', 3, 1),
 		('kev', 'http://127.0.0.1:9/kev.json', '2026.11.30', '2026-12-01T03:00:00Z', '2026-11-30T03:00:00Z', '2026-12-01T03:00:00Z',
 		 NULL, NULL, NULL, 0, NULL, 1400, '[]', 0, 1),
 		('epss', 'http://127.0.0.1:9/epss.csv.gz', NULL, NULL, NULL, '2026-12-01T03:00:00Z',
-		 'epss: missing column percentile', 'schema', 'the column percentile is missing', 2, NULL, 0, '[]', 0, 1)`)
+		 'epss: missing column percentile', 'schema', '{"problem": "the column percentile is missing"}', 2, NULL, 0, '[]', 0, 1)`)
 	b.db.MustExec(b.t, `INSERT INTO feed_syncs (kind, trigger, started_at, finished_at, status, written, unchanged, skipped, error, epoch) VALUES
 		('osv', 'check', '2026-11-30T03:00:00Z', '2026-11-30T03:02:00Z', 'completed', 1234, 0, 3, NULL, 1),
 		('osv', 'check', '2026-12-01T03:00:00Z', NULL, 'interrupted', 500, 0, 0, NULL, 1),

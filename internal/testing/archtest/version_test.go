@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -40,6 +41,68 @@ func TestOneParseVersion(t *testing.T) {
 			t.Errorf("%s no longer calls semver's parsers; remove its permission (%s)", rel, why)
 		}
 	}
+}
+
+// A function that reads a version by its name (ParseVersion, parseVersion,
+// readVersion, ...) outside npmver hands the version to npmver.Parse: it
+// may read a range's syntax around a version (versionrange's partial
+// versions), never a version's own rules a second time.
+func TestVersionReadersCallNpmver(t *testing.T) {
+	t.Parallel()
+	readers := 0
+	walkGoFiles(t, productFiles, 100, func(rel string) bool { return strings.HasPrefix(rel, "internal/npmver/") }, func(rel, path string) {
+		for _, fn := range versionReaders(t, path) {
+			readers++
+			if !fn.callsNpmver {
+				t.Errorf("%s:%d %s reads a version without npmver.Parse: hand it the version", rel, fn.line, fn.name)
+			}
+		}
+	})
+	if readers == 0 {
+		t.Error("found no function reading a version outside npmver; is the rule still needed?")
+	}
+}
+
+// versionReader is a function whose name says it reads a version.
+type versionReader struct {
+	name        string
+	line        int
+	callsNpmver bool
+}
+
+// versionReaders returns file's functions named Parse...Version or
+// Read...Version (any case; not a getter such as ParsedVersion), and
+// whether each calls npmver.Parse.
+func versionReaders(t *testing.T, file string) []versionReader {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []versionReader
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		name := strings.ToLower(fn.Name.Name)
+		reads := (strings.HasPrefix(name, "parse") && !strings.HasPrefix(name, "parsed")) || strings.HasPrefix(name, "read")
+		if !reads || !strings.HasSuffix(name, "version") {
+			continue
+		}
+		r := versionReader{name: fn.Name.Name, line: fset.Position(fn.Pos()).Line}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "npmver" && sel.Sel.Name == "Parse" {
+					r.callsNpmver = true
+				}
+			}
+			return true
+		})
+		out = append(out, r)
+	}
+	return out
 }
 
 // versionParseCalls returns the lines of file's references to semver's

@@ -275,7 +275,7 @@ func missingPackage(t *testing.T, reg *verdaccio.Registry, _ string) {
 	if code != 7 || line.Status != "completed_with_failures" || line.Failed != 1 {
 		t.Fatalf("check: exit %d, %s; want completed_with_failures, exit 7", code, line.raw)
 	}
-	want := readmodel.ProblemSentence(string(readmodel.ErrorNoSuchPackage), "")
+	want := readmodel.ProblemSentence(string(readmodel.ErrorNoSuchPackage), readmodel.FailureArgs{})
 	if len(line.Failures) != 1 || line.Failures[0].Source != "npm:e2e-never-published" ||
 		line.Failures[0].Kind != string(readmodel.ErrorNoSuchPackage) || line.Failures[0].Message != want {
 		t.Fatalf("failures: %s; want no_such_package: %s", line.raw, want)
@@ -325,8 +325,8 @@ func privatePackage(t *testing.T, reg *verdaccio.Registry, token string) {
 	if code != 7 || len(line.Failures) != 1 || line.Failures[0].Kind != string(readmodel.ErrorCredentialsRefused) {
 		t.Fatalf("check without the token: exit %d, %s; want credentials_refused", code, line.raw)
 	}
-	if m := line.Failures[0].Message; m != readmodel.ProblemSentence("credentials_refused", "401") &&
-		m != readmodel.ProblemSentence("credentials_refused", "403") {
+	if m := line.Failures[0].Message; m != readmodel.ProblemSentence("credentials_refused", readmodel.FailureArgs{Status: 401}) &&
+		m != readmodel.ProblemSentence("credentials_refused", readmodel.FailureArgs{Status: 403}) {
 		t.Fatalf("credentials refused said as %q", m)
 	}
 }

@@ -190,6 +190,9 @@ type Package struct {
 	Tag string
 	// Files are extra files of the tarball (name → content).
 	Files map[string]string
+	// Fields are more fields of its package.json ("dependencies",
+	// "optionalDependencies", "scripts").
+	Fields map[string]any
 }
 
 // Publish publishes p with `npm publish`, as the user of token.
@@ -199,9 +202,64 @@ func (r *Registry) Publish(t testing.TB, token string, p Package) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.writePackage(t, dir, p)
+	args := []string{"publish"}
+	if p.Tag != "" {
+		args = append(args, "--tag", p.Tag)
+	}
+	r.npm(t, dir, token, args...)
+}
+
+// PublishAll publishes pkgs (none with a Tag) as the user of token, a few
+// npm processes in all rather than one each: each round of distinct names
+// is one `npm publish --workspaces`, in the order given.
+func (r *Registry) PublishAll(t testing.TB, token string, pkgs ...Package) {
+	t.Helper()
+	for len(pkgs) > 0 {
+		root, err := os.MkdirTemp(r.dir, "packages-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var later []Package
+		var dirs []string
+		names := map[string]bool{}
+		for _, p := range pkgs {
+			if p.Tag != "" {
+				t.Fatalf("PublishAll: %s@%s has a tag: use Publish", p.Name, p.Version)
+			}
+			if names[p.Name] {
+				later = append(later, p)
+				continue
+			}
+			names[p.Name] = true
+			dir := fmt.Sprintf("p%d", len(dirs))
+			if err := os.Mkdir(filepath.Join(root, dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			r.writePackage(t, filepath.Join(root, dir), p)
+			dirs = append(dirs, dir)
+		}
+		b, err := json.Marshal(map[string]any{"name": "publish-round", "private": true, "workspaces": dirs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "package.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.npm(t, root, token, "publish", "--workspaces", "--ignore-scripts")
+		pkgs = later
+	}
+}
+
+// writePackage writes p's package.json and files into dir.
+func (r *Registry) writePackage(t testing.TB, dir string, p Package) {
+	t.Helper()
 	manifest := map[string]any{"name": p.Name, "version": p.Version, "license": "MIT"}
 	if p.PeerDependencies != nil {
 		manifest["peerDependencies"] = p.PeerDependencies
+	}
+	for k, v := range p.Fields {
+		manifest[k] = v
 	}
 	b, err := json.Marshal(manifest)
 	if err != nil {
@@ -216,11 +274,6 @@ func (r *Registry) Publish(t testing.TB, token string, p Package) {
 			t.Fatal(err)
 		}
 	}
-	args := []string{"publish"}
-	if p.Tag != "" {
-		args = append(args, "--tag", p.Tag)
-	}
-	r.npm(t, dir, token, args...)
 }
 
 // Deprecate runs `npm deprecate spec message` ("" undeprecates).
@@ -344,23 +397,45 @@ func (r *Registry) Lock(t testing.TB, client string, site Site) string {
 	}
 	switch client {
 	case "npm":
-		r.npm(t, dir, "", "install", "--package-lock-only", "--ignore-scripts")
+		r.Run(t, "npm", dir, "install", "--package-lock-only", "--ignore-scripts")
 		return filepath.Join(dir, "package-lock.json")
+	case "pnpm":
+		r.Run(t, "pnpm", dir, "install", "--lockfile-only", "--ignore-scripts")
+		return filepath.Join(dir, "pnpm-lock.yaml")
+	}
+	t.Fatalf("no such client %q", client)
+	return ""
+}
+
+// Run runs client ("npm" or "pnpm") with args in dir, against this
+// registry only (no token, a cache and a store of the registry's own, none
+// of the machine's settings), and returns what it printed on stdout.
+func (r *Registry) Run(t testing.TB, client, dir string, args ...string) []byte {
+	t.Helper()
+	rc := r.Npmrc(t, "")
+	var cmd *exec.Cmd
+	switch client {
+	case "npm":
+		cmd = exec.Command("npm", append(args, "--userconfig", rc, "--registry", r.URL, "--cache", filepath.Join(r.dir, "npm-cache"),
+			"--no-audit", "--no-fund", "--no-update-notifier", "--loglevel", "error")...)
 	case "pnpm":
 		bin, err := tool("pnpm", "bin", "pnpm.cjs")
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc := r.Npmrc(t, "")
-		cmd := exec.Command("node", bin, "install", "--lockfile-only", "--ignore-scripts", "--registry", r.URL,
-			"--store-dir", filepath.Join(r.dir, "pnpm-store"), "--config.userconfig="+rc)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "npm_config_globalconfig="+filepath.Join(r.dir, "no-global-npmrc"), "CI=true")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("pnpm install: %v\n%s", err, out)
-		}
-		return filepath.Join(dir, "pnpm-lock.yaml")
+		// Settings as variables: not every command takes them as flags.
+		cmd = exec.Command("node", append([]string{bin}, args...)...)
+		cmd.Env = []string{"npm_config_registry=" + r.URL, "npm_config_store_dir=" + filepath.Join(r.dir, "pnpm-store"), "npm_config_userconfig=" + rc}
+	default:
+		t.Fatalf("no such client %q", client)
 	}
-	t.Fatalf("no such client %q", client)
-	return ""
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), cmd.Env...), "npm_config_globalconfig="+filepath.Join(r.dir, "no-global-npmrc"), "CI=true")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", client, strings.Join(args, " "), err, out, stderr.String())
+	}
+	return out
 }

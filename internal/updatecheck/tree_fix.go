@@ -1,0 +1,180 @@
+package updatecheck
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/npmver"
+	"github.com/upcheck/upcheck/internal/remedy"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/tree"
+)
+
+// MaxFixDocuments caps the registry documents one check fetches to decide
+// what clears the tree's findings (docs/npm.md, "What clears a finding"):
+// the packages the most findings need come first (remedy.Needs); the
+// findings that need a package past the cap stay undecided
+// (remedy.KindUnknown) until a check with fewer findings.
+const MaxFixDocuments = 100
+
+// treeFixes is the fix step of a check: for the findings on t (whose
+// lockfile manager's client words the in-range updates), it fetches the
+// documents of the packages on their paths (remedy.Needs, at most
+// MaxFixDocuments), through the npm client's guarded fetcher with the
+// registries and tokens the npm sources use, each conditionally on the
+// validators stored by the last check, decides what clears each finding
+// (remedy.Decide) and writes the fixes with the documents, fenced under
+// l. Only findings with a fixed version fetch anything; none at all
+// fetches nothing. A cancelled ctx (the lease lost) stops the fetches and
+// writes nothing.
+func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, manager remedy.Manager, findings []remedy.Finding) ([]remedy.Decided, error) {
+	needs := remedy.Needs(t, findings)
+	limit := MaxFixDocuments
+	if w.maxFixDocuments > 0 {
+		limit = w.maxFixDocuments
+	}
+	if len(needs) > limit {
+		w.logger.WarnContext(ctx, "tree fixes: documents past the cap are not fetched", "needed", len(needs), "cap", limit)
+		needs = needs[:limit]
+	}
+	docs, saves, err := w.fixDocuments(ctx, needs)
+	if err != nil {
+		return nil, err
+	}
+	decided := remedy.Decide(remedy.Input{Tree: t, Manager: manager, Findings: findings, Documents: docs})
+	fixes := make([]store.TreeFix, len(decided))
+	for i, d := range decided {
+		b, err := json.Marshal(d.Fix)
+		if err != nil {
+			return nil, err
+		}
+		fixes[i] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
+	}
+	keep := make([]string, 0, len(docs))
+	for name := range docs {
+		keep = append(keep, name)
+	}
+	err = w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+		return tx.TreeFixesSave(ctx, saves, keep, fixes, l.Epoch)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tree fixes: %w", err)
+	}
+	return decided, nil
+}
+
+// fixDocuments fetches the documents of needs: the documents read, by
+// name, and what to store of each. A document the registry refuses or
+// that cannot be read is left out (its findings stay undecided), and
+// said in the log; a cancelled ctx is an error.
+func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[string]*remedy.Document, []store.TreeFixDocument, error) {
+	docs := map[string]*remedy.Document{}
+	if len(needs) == 0 || w.npm == nil {
+		return docs, nil, nil
+	}
+	names := make([]string, len(needs))
+	for i, n := range needs {
+		names[i] = n.Name
+	}
+	stored, err := w.store.TreeFixDocuments(ctx, names)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, context.Cause(ctx)
+		}
+		return nil, nil, err
+	}
+	var reqs []fetch.Request
+	var prs []*npm.PackageRequest
+	var which []remedy.Need
+	for _, n := range needs {
+		etag, lastModified := "", ""
+		if s, ok := stored[n.Name]; ok && covers(s.Floor, n.Floor) {
+			etag, lastModified = s.ETag, s.LastModified
+		}
+		pr, err := w.npm.PackageRequest(npm.Name(n.Name), etag, lastModified)
+		if err != nil {
+			w.logger.WarnContext(ctx, "tree fixes: no registry for a package", "package", n.Name, "err", err)
+			continue
+		}
+		pr.Keep = keepFrom(n.Floor)
+		reqs, prs, which = append(reqs, pr.Request), append(prs, pr), append(which, n)
+	}
+	var mu sync.Mutex
+	var saves []store.TreeFixDocument
+	runErr := w.npm.Fetcher.Run(ctx, reqs, func(ctx context.Context, i int, resp fetch.Response, err error) {
+		n := which[i]
+		got, err := prs[i].Result(resp, err)
+		if err != nil {
+			if !fetch.IsCancelled(ctx, err) {
+				w.logger.WarnContext(ctx, "tree fixes: a document was not read", "package", n.Name, "err", err)
+			}
+			return
+		}
+		save := store.TreeFixDocument{Name: n.Name, Floor: n.Floor, ETag: got.Response.ETag, LastModified: got.Response.LastModified}
+		var doc *remedy.Document
+		if got.Package == nil { // 304: the stored document stands
+			doc = &remedy.Document{}
+			if err := json.Unmarshal(stored[n.Name].Document, doc); err != nil {
+				w.logger.WarnContext(ctx, "tree fixes: a stored document does not read", "package", n.Name, "err", err)
+				return
+			}
+		} else {
+			doc = fixDocument(got.Package, n.Floor)
+			if save.Document, err = json.Marshal(doc); err != nil {
+				return
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		docs[n.Name] = doc
+		saves = append(saves, save)
+	})
+	if runErr != nil || ctx.Err() != nil {
+		return nil, nil, errors.Join(runErr, context.Cause(ctx))
+	}
+	return docs, saves, nil
+}
+
+// covers reports whether a document stored with its releases from floor
+// holds those from need: the stored one is then fetched conditionally.
+func covers(floor, need string) bool {
+	if floor == "" {
+		return true
+	}
+	f, err1 := npmver.Parse(floor)
+	n, err2 := npmver.Parse(need)
+	return err1 == nil && err2 == nil && !n.LessThan(f)
+}
+
+// keepFrom keeps the dependencies of the releases at or above floor
+// (every release when floor is "").
+func keepFrom(floor string) npm.KeepDependencies {
+	f, err := npmver.Parse(floor)
+	return func(version string) bool {
+		if err != nil {
+			return true
+		}
+		v, verr := npmver.Parse(version)
+		return verr == nil && v.Prerelease() == "" && !v.LessThan(f)
+	}
+}
+
+// fixDocument is what a fix reads of p: its releases at or above floor
+// with their dependencies, and its latest tag. Pre-releases are left out:
+// no fix is read through one (remedy.Document.Pick).
+func fixDocument(p *npm.Package, floor string) *remedy.Document {
+	keep := keepFrom(floor)
+	d := &remedy.Document{Name: p.Name, Latest: p.DistTags["latest"], Floor: floor, Versions: map[string]remedy.Version{}}
+	for v, ver := range p.Versions {
+		if keep(v) {
+			d.Versions[v] = remedy.Version{Dependencies: ver.Dependencies, Deprecated: ver.Deprecated != ""}
+		}
+	}
+	return d
+}
