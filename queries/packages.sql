@@ -57,3 +57,12 @@ FROM tree_packages t
 WHERE @code::text = ANY (t.components)
   AND NOT (t.name = @package::text
            AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.via) AS v(e) WHERE jsonb_array_length(v.e->'path') = 1));
+
+-- name: PackageFixes :many
+-- What clears each finding on the instances of one package (tree_fixes,
+-- decided by the check), by instance and advisory.
+SELECT f.package_id, f.advisory_id, f.fix, f.direct
+FROM tree_fixes f
+JOIN tree_packages p ON p.id = f.package_id
+WHERE p.name = @name
+ORDER BY f.package_id, f.advisory_id;

@@ -194,3 +194,15 @@ func viaText(v readmodel.PackageVia) string {
 	}
 	return readmodel.PathText(v.Path)
 }
+
+// hasFixes reports whether a fix was decided for a finding on any of the
+// instances: the page's column of fixes is shown then only, so that an
+// empty cell never reads as "no advisory".
+func hasFixes(instances []readmodel.PackageInstance) bool {
+	for _, in := range instances {
+		if len(in.Fixes) > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -39,7 +39,8 @@ func packageProps() PackageProps {
 		Instances: []readmodel.PackageInstance{
 			{ID: "node_modules/engine.io/node_modules/ws", Version: "8.11.0", Source: "registry",
 				Resolved: "https://registry.example/ws/-/ws-8.11.0.tgz", Integrity: "sha512-3Y0xR2tPvnOK9ZLcYsR==",
-				Via: []readmodel.PackageVia{{Head: "socket.io", Path: []string{"socket.io", "engine.io", "ws"}}}, Components: []string{"socket.io"}},
+				Via: []readmodel.PackageVia{{Head: "socket.io", Path: []string{"socket.io", "engine.io", "ws"}}}, Components: []string{"socket.io"},
+				Fixes: []readmodel.PackageFix{{AdvisoryID: "GHSA-3h5v-q93c-6h6q", Text: "no fix yet through socket.io: engine.io 6.2.0 requires ws ~8.11.0"}}},
 			{ID: "node_modules/ws", Version: "8.17.1", Source: "registry", Optional: true,
 				Via: []readmodel.PackageVia{{Head: "ws", Path: []string{"ws"}}}},
 		},

@@ -68,8 +68,8 @@ type Package struct {
 	Tree *readmodel.TreeState
 }
 
-// Package reads the package name: its instances and its history, in one
-// read-only transaction; store.ErrNotFound when the tree neither installs
+// Package reads the package name: its instances (with what clears each
+// finding on them) and its history, in one read-only transaction; store.ErrNotFound when the tree neither installs
 // it nor ever did within its history.
 func (r *Reads) Package(ctx context.Context, name string) (Package, error) {
 	out := Package{Name: name}
@@ -80,6 +80,15 @@ func (r *Reads) Package(ctx context.Context, name string) (Package, error) {
 		}
 		if out.Instances, err = tx.PackageInstances(ctx, name); err != nil {
 			return err
+		}
+		fixes, err := tx.PackageFixes(ctx, name)
+		if err != nil {
+			return err
+		}
+		for i, in := range out.Instances {
+			if f := fixes[in.ID]; f != nil {
+				out.Instances[i].Fixes = f
+			}
 		}
 		out.History, err = tx.PackageHistory(ctx, name, readmodel.PackageHistoryLimit)
 		return err

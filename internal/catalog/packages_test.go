@@ -187,9 +187,16 @@ func TestPackage(t *testing.T) {
 	b.db.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
 		('ws', '8.11.0', '2026-11-01T10:00:00Z', NULL), ('ws', '8.17.1', '2026-11-02T10:00:00Z', NULL),
 		('ws', '8.2.0', '2026-10-01T10:00:00Z', '2026-11-02T10:00:00Z'), ('gone', '1.0.0', '2026-10-01T10:00:00Z', '2026-10-02T10:00:00Z')`)
+	b.db.MustExec(t, `INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch) VALUES
+		('node_modules/engine.io/node_modules/ws', 'GHSA-1', '{"kind": "none_yet", "package": "ws", "component": "socket.io",
+		  "pinned_by": "engine.io", "pinned_by_version": "6.2.0", "range": "~8.11.0"}', 1)`)
 	p, err := b.reads.Package(ctx, "ws")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if f := p.Instances[0].Fixes; len(f) != 1 || f[0].AdvisoryID != "GHSA-1" ||
+		f[0].Text != "no fix yet through socket.io: engine.io 6.2.0 requires ws ~8.11.0" || len(p.Instances[1].Fixes) != 0 {
+		t.Errorf("fixes: %+v, %+v", p.Instances[0].Fixes, p.Instances[1].Fixes)
 	}
 	if len(p.Instances) != 2 || p.Instances[0].ID != "node_modules/engine.io/node_modules/ws" ||
 		!slices.Equal(p.Instances[0].Via[0].Path, []string{"socket.io", "engine.io", "ws"}) || p.Instances[1].Version != "8.17.1" {

@@ -68,6 +68,48 @@ func (q *Queries) PackageCounts(ctx context.Context, db DBTX, arg PackageCountsP
 	return i, err
 }
 
+const packageFixes = `-- name: PackageFixes :many
+SELECT f.package_id, f.advisory_id, f.fix, f.direct
+FROM tree_fixes f
+JOIN tree_packages p ON p.id = f.package_id
+WHERE p.name = $1
+ORDER BY f.package_id, f.advisory_id
+`
+
+type PackageFixesRow struct {
+	PackageID  string
+	AdvisoryID string
+	Fix        []byte
+	Direct     bool
+}
+
+// What clears each finding on the instances of one package (tree_fixes,
+// decided by the check), by instance and advisory.
+func (q *Queries) PackageFixes(ctx context.Context, db DBTX, name string) ([]PackageFixesRow, error) {
+	rows, err := db.Query(ctx, packageFixes, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PackageFixesRow{}
+	for rows.Next() {
+		var i PackageFixesRow
+		if err := rows.Scan(
+			&i.PackageID,
+			&i.AdvisoryID,
+			&i.Fix,
+			&i.Direct,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const packageHistory = `-- name: PackageHistory :many
 SELECT version, installed_at, removed_at
 FROM tree_versions

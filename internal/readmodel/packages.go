@@ -132,6 +132,18 @@ type PackageInstance struct {
 	// that brings it in, Components the component codes among their heads.
 	Via        []PackageVia `json:"via"`
 	Components []string     `json:"components"`
+	// Fixes are what clears each finding on it, as the last check decided
+	// (tree_fixes), by advisory; empty: none decided.
+	Fixes []PackageFix `json:"fixes"`
+}
+
+// PackageFix is what clears one finding on a package instance: the
+// advisory, the fix as the check decided it (TreeFix) and in words
+// (TreeFixText).
+type PackageFix struct {
+	AdvisoryID string  `json:"advisory_id"`
+	Fix        TreeFix `json:"fix"`
+	Text       string  `json:"text"`
 }
 
 // PackageVersionSpan is one version of a package the tree installed, from

@@ -64,13 +64,32 @@ func (e *Executor) PackageInstances(ctx context.Context, name string) ([]readmod
 	for i, r := range rows {
 		out[i] = readmodel.PackageInstance{ID: r.ID, Alias: r.Alias, Version: r.Version, Dev: r.Dev, Optional: r.Optional,
 			Peer: r.Peer, DevOnly: r.DevOnly, Source: r.Source, Resolved: r.Resolved, Integrity: r.Integrity,
-			InstallScript: r.InstallScript, Components: r.Components}
+			InstallScript: r.InstallScript, Components: r.Components, Fixes: []readmodel.PackageFix{}}
 		if err := json.Unmarshal(r.Via, &out[i].Via); err != nil {
 			return nil, fmt.Errorf("decode the paths of %q: %w", r.ID, err)
 		}
 		if out[i].Via == nil {
 			out[i].Via = []readmodel.PackageVia{}
 		}
+	}
+	return out, nil
+}
+
+// PackageFixes reads what clears each finding on the instances of the
+// package name (tree_fixes), by instance ID.
+func (e *Executor) PackageFixes(ctx context.Context, name string) (map[string][]readmodel.PackageFix, error) {
+	rows, err := e.q.PackageFixes(ctx, e.dbtx, name)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("read the fixes of %q: %w", name, err))
+	}
+	out := map[string][]readmodel.PackageFix{}
+	for _, r := range rows {
+		f := readmodel.PackageFix{AdvisoryID: r.AdvisoryID}
+		if err := json.Unmarshal(r.Fix, &f.Fix); err != nil {
+			return nil, fmt.Errorf("decode the fix of %s on %q: %w", r.AdvisoryID, r.PackageID, err)
+		}
+		f.Text = readmodel.TreeFixText(f.Fix)
+		out[r.PackageID] = append(out[r.PackageID], f)
 	}
 	return out, nil
 }

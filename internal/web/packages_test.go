@@ -139,6 +139,9 @@ func TestPackagesAPI(t *testing.T) {
 		wantStatus(t, bad, viewer.do("GET", "/api/admin/packages?"+bad, "", "", nil), 400)
 	}
 
+	b.db.MustExec(t, `INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch) VALUES
+		('node_modules/send/node_modules/debug', 'GHSA-9vvw-cc9w-f27h', '{"kind": "component", "manager": "npm", "package": "debug",
+		  "updates": [{"component": "blog", "from": "2.3.0", "to": "2.4.0"}]}', 1)`)
 	r := viewer.do("GET", "/api/admin/packages/debug", "", "", nil)
 	wantStatus(t, "debug", r, 200)
 	var p struct {
@@ -152,6 +155,9 @@ func TestPackagesAPI(t *testing.T) {
 	if len(p.Instances) != 2 || p.Instances[1].ID != "node_modules/send/node_modules/debug" ||
 		!slices.Equal(p.Instances[1].Via[0].Path, []string{"blog", "send", "debug"}) {
 		t.Errorf("debug's instances: %+v", p.Instances)
+	}
+	if f := p.Instances[1].Fixes; len(f) != 1 || f[0].Text != "update blog 2.3.0 → 2.4.0, then npm update debug" {
+		t.Errorf("what clears debug 2.6.9's advisory: %+v", f)
 	}
 	if len(p.History) != 3 || p.History[2].Version != "4.4.2" || p.History[2].RemovedAt == nil {
 		t.Errorf("debug's history: %+v", p.History)
