@@ -15,6 +15,16 @@ CREATE TABLE tree_state (
     -- tree.Tree.Hash of the tree read: a lockfile rewritten without a
     -- change to the tree writes nothing more.
     tree_hash   bytea       NOT NULL,
+    -- sha256 of the map from the site's direct dependencies to the
+    -- component codes (tree_packages.components): a change of which
+    -- packages are components (UPCHECK_LOCKFILE_INCLUDE) rewrites the
+    -- packages' components though the file did not change.
+    heads_hash  bytea       NOT NULL,
+    -- Moves by one with every write, unchanged re-syncs included: a sync
+    -- names the epoch it read before it read the file, and its write is
+    -- refused when another sync wrote meanwhile (store.ErrTreeMoved), so
+    -- an older read of the file never replaces a newer one.
+    epoch       bigint      NOT NULL,
     packages    integer     NOT NULL,
     -- When the tree was last read (changed or not) and last changed.
     synced_at   timestamptz NOT NULL,
@@ -41,7 +51,11 @@ CREATE TABLE tree_packages (
     -- brings it in: [{"head": "express", "path": ["express", "send", "debug"]}].
     via            jsonb   NOT NULL DEFAULT '[]',
     -- The component codes among via's heads.
-    components     text[]  NOT NULL DEFAULT '{}'
+    components     text[]  NOT NULL DEFAULT '{}',
+    -- A hash of the row's other columns (store.treePackageRow): a sync
+    -- reads these, not the rows, to find what changed, and sends only
+    -- that. '' for a row written otherwise: the next sync rewrites it.
+    row_hash       bytea   NOT NULL DEFAULT ''
 );
 CREATE INDEX tree_packages_name ON tree_packages (name, version);
 
@@ -52,6 +66,8 @@ CREATE TABLE tree_edges (
     kind    text NOT NULL CHECK (kind IN ('prod', 'dev', 'optional', 'peer')),
     range   text NOT NULL,
     to_id   text,
+    -- As tree_packages.row_hash.
+    row_hash bytea NOT NULL DEFAULT '',
     PRIMARY KEY (from_id, name, kind)
 );
 CREATE INDEX tree_edges_to ON tree_edges (to_id);

@@ -74,7 +74,7 @@ func yes(b bool) *bool { return &b }
 func main() {
 	binary := flag.String("binary", "bin/upcheck", "the upcheck binary to measure")
 	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
-	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm or feeds (that part alone)")
+	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm, feeds or tree (that part alone)")
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Var(&latencies, "latency", "the publishers' latencies of the document check (part 1), comma-separated; each is measured -runs times")
 	flag.IntVar(&runs, "runs", 1, "how many times part 1 measures the document check at each latency (each in a database of its own); the ratios are printed as a table")
@@ -94,9 +94,11 @@ func run(binary, dataDir string) error {
 		return err
 	}
 	switch only {
-	case "sync", "npm", "feeds":
+	case "sync", "npm", "feeds", "tree":
 		part := syncHolds
 		switch only {
+		case "tree":
+			part = func(ctx context.Context, c *devdb.Cluster) error { return treeSync(ctx, binary, c) }
 		case "npm":
 			part = func(ctx context.Context, c *devdb.Cluster) error { return npmCheck(ctx, binary, c) }
 		case "feeds":
@@ -163,6 +165,11 @@ func run(binary, dataDir string) error {
 
 	// 9. An OSV archive of 200,000 records imported, imported again unchanged, and 10,000 components evaluated against it.
 	if err := feedImport(ctx, binary, cluster); err != nil {
+		return err
+	}
+
+	// 10. The installed tree of a lockfile of 3,000 packages: first sync, unchanged, 10 changed.
+	if err := treeSync(ctx, binary, cluster); err != nil {
 		return err
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 	"github.com/upcheck/upcheck/internal/testing/verdaccio"
 	"github.com/upcheck/upcheck/internal/testing/wait"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // `components sync --lockfile` of the lockfiles the real npm and pnpm
@@ -37,10 +38,10 @@ func TestComponentsSyncLockfile(t *testing.T) {
 			d := pgtest.New(t)
 			env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_NPM_REGISTRY": reg.URL}
 			out, code := cli(t, env, "components", "sync", "--lockfile", lock, "--include", "@vitnode/*", "--core", "@vitnode/core")
-			var rep map[string]int
+			var rep updatecheck.SyncReport
 			if code != 0 || strings.Count(out, "\n") != 1 || json.Unmarshal([]byte(out), &rep) != nil ||
-				rep["components"] != 2 || rep["added"] != 2 || rep["removed"] != 0 {
-				t.Fatalf("sync --lockfile %s: %q (exit %d), want one JSON line adding 2 components", lock, out, code)
+				rep.Components != 2 || rep.Added != 2 || rep.Removed != 0 || rep.Tree == nil || rep.Tree.Added != 3 {
+				t.Fatalf("sync --lockfile %s: %q (exit %d), want one JSON line adding 2 components and a tree of 3 packages", lock, out, code)
 			}
 			for code, want := range map[string][2]string{
 				"core":          {"2.0.0", "npm:@vitnode/core"},

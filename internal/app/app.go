@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -56,6 +57,9 @@ type App struct {
 	// advisories.
 	Syncer   *updatecheck.Syncer
 	Importer *updatecheck.Importer
+	// TreeSyncer stores a lockfile's installed tree after Syncer synced
+	// its components.
+	TreeSyncer *updatecheck.TreeSyncer
 	// Feeds syncs the advisory feeds (UPCHECK_FEEDS; the demo's own in
 	// the demo): by every check that finds them due, and by `upcheck feed`.
 	Feeds      *feedsync.Sync
@@ -187,6 +191,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	a.Reads = catalog.New(a.Store)
 	a.Checker.TellReads(a.Reads)
 	a.Syncer, a.Importer = updatecheck.NewSyncer(a.Checker), updatecheck.NewImporter(a.Checker)
+	a.TreeSyncer = updatecheck.NewTreeSyncer(a.Checker)
 	a.Feeds = updatecheck.NewFeeds(a.Checker, a.Settings.Feeds, a.Config.FeedDir)
 	if len(a.Settings.Feeds) > 0 {
 		a.Checker.UseFeeds(a.Feeds)
@@ -235,21 +240,37 @@ func (a *App) SyncManifest(ctx context.Context, path string) (updatecheck.SyncRe
 
 // SyncLockfile reads the lockfile at path (package-lock.json or
 // pnpm-lock.yaml) and makes the installed components exactly the packages
-// opt chooses, as SyncManifest does a manifest's entries. A bad lockfile
-// changes nothing; its error names the file, the line and the field.
+// opt chooses, as SyncManifest does a manifest's entries, then stores its
+// installed tree. A bad lockfile changes nothing; its error names the
+// file, the line and the field.
+//
+// The tree's state is read before the file: when another sync writes the
+// tree between the two, this one's write is refused (store.ErrTreeMoved)
+// and the state and the file are read again, a few times at most.
 func (a *App) SyncLockfile(ctx context.Context, path string, opt lockfile.Options) (updatecheck.SyncReport, error) {
-	l, err := lockfile.Read(path, opt)
-	if err != nil {
-		return updatecheck.SyncReport{}, err
+	for attempt := 1; ; attempt++ {
+		state, err := a.TreeSyncer.State(ctx)
+		if err != nil {
+			return updatecheck.SyncReport{}, err
+		}
+		l, err := lockfile.Read(path, opt)
+		if err != nil {
+			return updatecheck.SyncReport{}, err
+		}
+		rep, err := a.syncLocked(ctx, path, opt, l, state)
+		if errors.Is(err, store.ErrTreeMoved) && attempt < 3 {
+			continue
+		}
+		return rep, err
 	}
-	return a.syncLocked(ctx, path, opt, l)
 }
 
-// syncLocked syncs l, the read of the lockfile at path: its components.
-// Every set of components has a core (manifest's rule): a lockfile's is
-// the package opt.Core names, and its absence is said in the lockfile's
-// words.
-func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options, l *lockfile.Lockfile) (updatecheck.SyncReport, error) {
+// syncLocked syncs l, the read of the lockfile at path: its components,
+// then its installed tree, from the tree's state as read before the file
+// was. Every set of components has a core (manifest's rule): a lockfile's
+// is the package opt.Core names, and its absence is said in the
+// lockfile's words.
+func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options, l *lockfile.Lockfile, state store.TreeState) (updatecheck.SyncReport, error) {
 	m := l.Manifest
 	if _, ok := m.Core(); !ok {
 		if opt.Core == "" {
@@ -257,7 +278,16 @@ func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options,
 		}
 		return updatecheck.SyncReport{}, fmt.Errorf("%w: %s: the core %s is not installed at the top level", lockfile.ErrInvalid, path, opt.Core)
 	}
-	return a.Syncer.Sync(ctx, m)
+	rep, err := a.Syncer.Sync(ctx, m)
+	if err != nil {
+		return rep, err
+	}
+	tree, err := a.TreeSyncer.Sync(ctx, updatecheck.TreeRead{Path: path, FileHash: l.FileHash, Tree: l.Tree, Components: m, State: state})
+	if err != nil {
+		return rep, err
+	}
+	rep.Tree = &tree
+	return rep, nil
 }
 
 // urlText is u as text, "" for none.

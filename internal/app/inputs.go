@@ -27,7 +27,8 @@ func (a *App) inputRead(ctx context.Context, input readmodel.Input, path string,
 			a.Logger.InfoContext(ctx, input.Noun()+" accepted again", "path", path)
 			a.Reads.Changed()
 		}
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil, store.IsUnavailable(err):
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil, store.IsUnavailable(err),
+		errors.Is(err, store.ErrTreeMoved): // another sync wrote the tree meanwhile: the next look applies it again
 		a.Logger.WarnContext(ctx, input.Noun()+" not applied", "path", path, "error", err)
 	default:
 		a.Logger.ErrorContext(ctx, input.Noun()+" refused; keeping the installed components as they were", "path", path, "error", err)

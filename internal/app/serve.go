@@ -89,7 +89,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		{name: "http server", run: func(ctx context.Context) error { return a.serveHTTP(ctx, ln) }},
 		// Sessions, throttling rows, old history: once a day on every instance.
 		{name: "housekeeping", run: func(ctx context.Context) error {
-			housekeeping.New(a.Store, a.Auth, logger).Every(ctx, time.Minute, 24*time.Hour)
+			housekeeping.New(a.Store, a.Auth, logger, housekeeping.WithTreeHistory(cfg.TreeHistoryRetention)).Every(ctx, time.Minute, 24*time.Hour)
 			return nil
 		}},
 	}
@@ -160,7 +160,15 @@ func (a *App) watchLockfile(ctx context.Context) *lockfile.Watcher {
 	path := a.Config.Lockfile
 	opt := a.Settings.Lockfile
 	w := lockfile.NewWatcher(path, opt, func(ctx context.Context, l *lockfile.Lockfile) error {
-		rep, err := a.syncLocked(ctx, path, opt, l)
+		// The tree's state is read after the file here: of two looks
+		// in this process the later read wins (the watcher's rule); a
+		// write of another instance in between refuses this one, and
+		// the next look applies the file again.
+		state, err := a.TreeSyncer.State(ctx)
+		if err != nil {
+			return err
+		}
+		rep, err := a.syncLocked(ctx, path, opt, l, state)
 		if err == nil {
 			a.Logger.InfoContext(ctx, "lockfile applied", "path", path, "components", rep.Components,
 				"added", rep.Added, "changed", rep.Changed, "removed", rep.Removed, "reevaluated", rep.Reevaluated)

@@ -105,8 +105,13 @@ type Config struct {
 	LockfileInclude []string
 	LockfileCore    string
 	LockfilePolicy  string
-	Feeds           string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
-	FeedDir         string
+	// TreeHistoryRetention (UPCHECK_TREE_HISTORY_RETENTION, "400d" or a
+	// Go duration) is how long the installed tree's history keeps a
+	// version after it was removed; 0 when unset (housekeeping's default,
+	// 400 days).
+	TreeHistoryRetention time.Duration
+	Feeds                string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
+	FeedDir              string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
 	// references; nil (a Config built by hand) has none set.
 	Env func(string) string
@@ -217,7 +222,36 @@ func (c *Config) readNpm(getenv func(string) string) error {
 	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))
 	c.LockfileCore = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_CORE"))
 	c.LockfilePolicy = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_POLICY"))
+	if v := strings.TrimSpace(getenv("UPCHECK_TREE_HISTORY_RETENTION")); v != "" {
+		d, err := ParseRetention(v)
+		if err != nil {
+			return fmt.Errorf("UPCHECK_TREE_HISTORY_RETENTION: %w", err)
+		}
+		c.TreeHistoryRetention = d
+	}
 	return nil
+}
+
+// ParseRetention reads a retention: a number of days ("400d") or a Go
+// duration ("9600h"), at least a day.
+func ParseRetention(v string) (time.Duration, error) {
+	var d time.Duration
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > 100*365 {
+			return 0, fmt.Errorf("want a number of days such as 400d, or a duration such as 9600h, got %q", v)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, fmt.Errorf("want a number of days such as 400d, or a duration such as 9600h, got %q", v)
+		}
+	}
+	if d < 24*time.Hour {
+		return 0, fmt.Errorf("want at least a day (1d), got %q", v)
+	}
+	return d, nil
 }
 
 // ExampleMaxDocument is the size UPCHECK_NPM_MAX_DOCUMENT's refusal offers

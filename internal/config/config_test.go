@@ -151,3 +151,21 @@ func TestSMTP(t *testing.T) {
 		}
 	}
 }
+
+// UPCHECK_TREE_HISTORY_RETENTION is days or a duration, at least a day;
+// unset is 0 (housekeeping's default).
+func TestTreeHistoryRetention(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]time.Duration{"": 0, "400d": 400 * 24 * time.Hour, "48h": 48 * time.Hour, " 30d ": 30 * 24 * time.Hour} {
+		c, err := FromEnv(env(map[string]string{"UPCHECK_TREE_HISTORY_RETENTION": v}))
+		if err != nil || c.TreeHistoryRetention != want {
+			t.Errorf("%q: %s, %v; want %s", v, c.TreeHistoryRetention, err, want)
+		}
+	}
+	for _, v := range []string{"12h", "0d", "-3d", "forever", "400 days", "d"} {
+		_, err := FromEnv(env(map[string]string{"UPCHECK_TREE_HISTORY_RETENTION": v}))
+		if err == nil || !strings.Contains(err.Error(), "UPCHECK_TREE_HISTORY_RETENTION") {
+			t.Errorf("%q: %v; want a refusal naming the variable", v, err)
+		}
+	}
+}

@@ -512,11 +512,12 @@ type SourceTrust struct {
 }
 
 type TreeEdge struct {
-	FromID string
-	Name   string
-	Kind   string
-	Range  string
-	ToID   *string
+	FromID  string
+	Name    string
+	Kind    string
+	Range   string
+	ToID    *string
+	RowHash []byte
 }
 
 type TreeFix struct {
@@ -553,6 +554,7 @@ type TreePackage struct {
 	DevOnly       bool
 	Via           []byte
 	Components    []string
+	RowHash       []byte
 }
 
 type TreePackageName struct {
@@ -572,6 +574,8 @@ type TreeState struct {
 	Path      string
 	FileHash  []byte
 	TreeHash  []byte
+	HeadsHash []byte
+	Epoch     int64
 	Packages  int32
 	SyncedAt  time.Time
 	ChangedAt time.Time

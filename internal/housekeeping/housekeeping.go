@@ -1,6 +1,7 @@
 // Package housekeeping deletes what upcheck keeps no longer: dead sessions
-// and spent login-throttling rows (auth's purge), check runs after 90 days
-// and audit rows after a year. Every instance runs it once a day; each
+// and spent login-throttling rows (auth's purge), check runs after 90 days,
+// audit rows after a year, and the installed tree's history of versions
+// removed after its retention (400 days unless configured). Every instance runs it once a day; each
 // deletion is idempotent and judged on the database clock, so two
 // instances running it at once delete each row once and need no lease.
 package housekeeping
@@ -19,6 +20,11 @@ import (
 const (
 	CheckRunDays = 90
 	AuditDays    = 365
+	// TreeHistory is how long the tree's history keeps a version after it
+	// was removed, unless UPCHECK_TREE_HISTORY_RETENTION says otherwise:
+	// over a year, so that an advisory published long after still finds
+	// that the site ran the version.
+	TreeHistory = 400 * 24 * time.Hour
 )
 
 // Purger is the part of auth that purges its own tables.
@@ -28,19 +34,37 @@ type Purger interface {
 
 // Task is the daily housekeeping of one process.
 type Task struct {
-	store  *store.Store
-	auth   Purger
-	logger *slog.Logger
+	store       *store.Store
+	auth        Purger
+	logger      *slog.Logger
+	treeHistory time.Duration
+}
+
+// Option configures a Task.
+type Option func(*Task)
+
+// WithTreeHistory keeps the tree's history of a removed version for d
+// (UPCHECK_TREE_HISTORY_RETENTION); zero keeps TreeHistory.
+func WithTreeHistory(d time.Duration) Option {
+	return func(t *Task) {
+		if d > 0 {
+			t.treeHistory = d
+		}
+	}
 }
 
 // New returns a Task.
-func New(st *store.Store, auth Purger, logger *slog.Logger) *Task {
-	return &Task{store: st, auth: auth, logger: logger}
+func New(st *store.Store, auth Purger, logger *slog.Logger, opts ...Option) *Task {
+	t := &Task{store: st, auth: auth, logger: logger, treeHistory: TreeHistory}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
 }
 
 // Report says what one run deleted.
 type Report struct {
-	CheckRuns, AuditRows, FeedSyncs int64
+	CheckRuns, AuditRows, FeedSyncs, TreeVersions int64
 }
 
 // Run deletes everything past its retention once. A failure of one step
@@ -48,11 +72,12 @@ type Report struct {
 func (t *Task) Run(ctx context.Context) (Report, error) {
 	var rep Report
 	authErr := t.auth.Purge(ctx)
-	var runsErr, auditErr, feedsErr error
+	var runsErr, auditErr, feedsErr, treeErr error
 	rep.CheckRuns, runsErr = t.store.CheckRunPurge(ctx, CheckRunDays)
 	rep.AuditRows, auditErr = t.store.AuditPurge(ctx, AuditDays)
 	rep.FeedSyncs, feedsErr = t.store.FeedSyncPurge(ctx, CheckRunDays)
-	return rep, errors.Join(authErr, runsErr, auditErr, feedsErr)
+	rep.TreeVersions, treeErr = t.store.TreeVersionsPurge(ctx, t.treeHistory)
+	return rep, errors.Join(authErr, runsErr, auditErr, feedsErr, treeErr)
 }
 
 // Every runs the task once shortly after the start (a random delay of up
@@ -72,9 +97,11 @@ func (t *Task) Every(ctx context.Context, first, interval time.Duration) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			t.logger.WarnContext(ctx, "housekeeping", "error", err, "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows, "feed_syncs", rep.FeedSyncs)
+			t.logger.WarnContext(ctx, "housekeeping", "error", err, "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows, "feed_syncs", rep.FeedSyncs,
+				"tree_versions", rep.TreeVersions)
 		default:
-			t.logger.InfoContext(ctx, "housekeeping", "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows, "feed_syncs", rep.FeedSyncs)
+			t.logger.InfoContext(ctx, "housekeeping", "check_runs", rep.CheckRuns, "audit_rows", rep.AuditRows, "feed_syncs", rep.FeedSyncs,
+				"tree_versions", rep.TreeVersions)
 		}
 		timer.Reset(interval)
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
@@ -107,5 +108,30 @@ func TestRunPurgesFeedSyncs(t *testing.T) {
 	d.QueryRow(t, "SELECT string_agg(kind || ':' || status, ',' ORDER BY id) FROM feed_syncs").Scan(&left)
 	if want := "osv:running,osv:failed,kev:completed,epss:completed"; left != want || rep.FeedSyncs != 2 {
 		t.Errorf("feed syncs left %q (%d purged), want %q (2 purged)", left, rep.FeedSyncs, want)
+	}
+}
+
+// The tree's history loses the versions removed before the retention, on
+// the database's clock, by default 400 days and otherwise as configured;
+// a version still installed is kept however long ago it was installed.
+func TestRunPurgesTheTreeHistory(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	d.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
+		('debug', '4.4.0', clock_timestamp() - interval '900 days', clock_timestamp() - interval '401 days'),
+		('debug', '4.4.1', clock_timestamp() - interval '900 days', clock_timestamp() - interval '399 days'),
+		('debug', '4.4.2', clock_timestamp() - interval '900 days', clock_timestamp() - interval '31 days'),
+		('debug', '4.4.3', clock_timestamp() - interval '900 days', NULL)`)
+	left := func() (versions string) {
+		d.QueryRow(t, `SELECT string_agg(version, ',' ORDER BY version) FROM tree_versions`).Scan(&versions)
+		return versions
+	}
+	rep, err := New(store.New(d.Pool), &countingPurger{}, slog.Default()).Run(context.Background())
+	if err != nil || rep.TreeVersions != 1 || left() != "4.4.1,4.4.2,4.4.3" {
+		t.Fatalf("default retention: %+v, %v, left %s; want 4.4.0 gone", rep, err, left())
+	}
+	rep, err = New(store.New(d.Pool), &countingPurger{}, slog.Default(), WithTreeHistory(30*24*time.Hour)).Run(context.Background())
+	if err != nil || rep.TreeVersions != 2 || left() != "4.4.3" {
+		t.Fatalf("30 days: %+v, %v, left %s; want only the installed 4.4.3", rep, err, left())
 	}
 }

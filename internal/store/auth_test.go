@@ -13,6 +13,8 @@ import (
 type bundle struct {
 	db *pgtest.DB
 	st *store.Store
+	// held is how long the last writeTreeAt's transaction took.
+	held time.Duration
 }
 
 func setup(t *testing.T) *bundle {

@@ -152,6 +152,11 @@ func (r *recorder) QueryRow(_ context.Context, sql string, args ...any) pgx.Row 
 	return recordedRow{}
 }
 
+// CopyFrom cannot be batched: a COPY is a protocol of its own.
+func (r *recorder) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, errRecorded
+}
+
 func (r *recorder) SendBatch(_ context.Context, b *pgx.Batch) pgx.BatchResults {
 	r.batch.QueuedQueries = append(r.batch.QueuedQueries, b.QueuedQueries...)
 	return nil

@@ -53,6 +53,9 @@ var txOnly = map[string]string{
 	"ApplyManifestSkips":      "written with the manifest sync's component rows, under the lease's lock (lease.Manager.WithLock), with their audit rows",
 	"ApplyManifestDismissals": "written with the manifest sync's component rows, in one transaction with their audit rows",
 	"PinDowngradePut":         "written with the manifest sync's component rows that lowered the pin, and the audit row saying so",
+	"treePackagesWrite":       "TreeWrite's packages, after its state row's lock",
+	"treeEdgesWrite":          "TreeWrite's edges, after its state row's lock",
+	"TreeWrite":               "its state row's lock (FOR UPDATE) and the lease's advisory lock (lease.Manager.WithLock) last until the commit: the whole tree or nothing, never beside another sync's",
 
 	"TreeFixesSave":     fenced,
 	"FeedBegin":         fenced,
@@ -90,6 +93,7 @@ var storeOnly = map[string]string{
 	"SendBatch":         "a pipelined batch runs as a transaction of its own",
 	"DismissAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
+	"TreeEach":          "reads its pages in one repeatable-read transaction of its own (ReadTx), so all are of one tree",
 }
 
 // storeMethods is the methods declared in package store's own files, by

@@ -19,6 +19,9 @@ type SyncReport struct {
 	Changed     int `json:"changed"`
 	Removed     int `json:"removed"`
 	Reevaluated int `json:"reevaluated"`
+	// Tree is what a lockfile's sync changed in the installed tree
+	// (TreeSyncer); absent for a manifest's.
+	Tree *TreeReport `json:"tree,omitempty"`
 }
 
 // syncBatch is how many component rows one sync transaction writes. Each

@@ -1,0 +1,108 @@
+//go:build crash
+
+package crashtest
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/dev/lockgen"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/wait"
+)
+
+// treeSnapshot is the stored tree as one text: the state, every instance,
+// edge and history interval. Two equal snapshots are one tree.
+func treeSnapshot(t *testing.T, d *pgtest.DB) string {
+	t.Helper()
+	return query[string](t, d, `SELECT concat_ws('|',
+		(SELECT concat_ws(',', encode(file_hash, 'hex'), encode(tree_hash, 'hex'), epoch, packages, synced_at, changed_at) FROM tree_state),
+		(SELECT md5(coalesce(string_agg(concat_ws(',', id, name, version, via::text, components::text, row_hash), ';' ORDER BY id), '')) FROM tree_packages),
+		(SELECT md5(coalesce(string_agg(concat_ws(',', from_id, name, kind, range, to_id), ';' ORDER BY from_id, name, kind), '')) FROM tree_edges),
+		(SELECT md5(coalesce(string_agg(concat_ws(',', name, version, installed_at, removed_at), ';' ORDER BY id), '')) FROM tree_versions))`)
+}
+
+// writeLock writes the package-lock.json of a generated tree of n packages.
+func writeLock(t *testing.T, path string, n int) int {
+	t.Helper()
+	tr := lockgen.Tree(n, "http://127.0.0.1:9/")
+	b, err := lockgen.PackageLock(tr, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return len(tr.Edges)
+}
+
+// A lockfile sync SIGKILLed while it writes the installed tree (its
+// transaction open, half the rows sent) leaves the tree of the sync before
+// it, whole: the same state, instances, edges and history. The next sync
+// writes the new tree whole.
+func TestLockfileSyncKilledWhileWritingTheTree(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	lock := filepath.Join(t.TempDir(), "package-lock.json")
+	e := baseEnv(d).with("UPCHECK_NPM_REGISTRY", "http://127.0.0.1:9/")
+	args := []string{"components", "sync", "--lockfile", lock, "--core", lockgen.Name(0)}
+	writeLock(t, lock, 200)
+	if p := start(t, e, args...); p.wait(60*time.Second) != 0 {
+		t.Fatalf("first sync: exit %d; %s", p.code, p.line())
+	}
+	// The sync is caught inside the tree's transaction, its packages
+	// written, its edges or history being written (the client stopped,
+	// the transaction open), then killed. A sync that committed before it was stopped is
+	// tried again with another tree.
+	inside := `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')
+		  AND (query LIKE '%name: TreeEdgesPut%' OR query LIKE '%name: TreeVersionsWrite%'))`
+	var edges int
+	var before string
+	killed := false
+	for _, n := range []int{3000, 2800, 2600} {
+		before = treeSnapshot(t, d)
+		edges = writeLock(t, lock, n)
+		p := start(t, e, args...)
+		for !killed {
+			if query[bool](t, d, inside) {
+				p.signal(syscall.SIGSTOP)
+				killed = query[bool](t, d, inside) // still open once stopped: it cannot commit now
+				p.signal(syscall.SIGKILL)
+				break
+			}
+			select {
+			case <-p.done:
+			case <-time.After(time.Millisecond):
+				continue
+			}
+			break
+		}
+		p.wait(60 * time.Second)
+		if killed {
+			break
+		}
+	}
+	if !killed {
+		t.Fatal("could not kill a sync inside the tree's transaction in 3 attempts")
+	}
+	// The killed client's connection ends; the database rolls its
+	// transaction back.
+	wait.True(t, "the killed sync's transaction to end", 10*time.Second, func() bool { return !query[bool](t, d, inside) })
+	if after := treeSnapshot(t, d); after != before {
+		t.Fatalf("the tree after the kill differs from the tree before the sync:\nbefore %s\nafter  %s", before, after)
+	}
+
+	if p := start(t, e, args...); p.wait(60*time.Second) != 0 {
+		t.Fatalf("sync after the kill: exit %d; %s", p.code, p.line())
+	}
+	var pkgs, stored, storedEdges int
+	d.QueryRow(t, `SELECT (SELECT packages FROM tree_state), (SELECT count(*) FROM tree_packages), (SELECT count(*) FROM tree_edges)`).
+		Scan(&pkgs, &stored, &storedEdges)
+	if pkgs != stored || storedEdges != edges {
+		t.Fatalf("after the next sync: state says %d packages, %d stored, %d edges (want %d)", pkgs, stored, storedEdges, edges)
+	}
+}
