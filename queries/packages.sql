@@ -27,28 +27,6 @@ FROM tree_package_names n
 WHERE (@component::text = '' OR @component = ANY (n.components))
   AND (@search::text = '' OR strpos(lower(n.name), lower(@search)) > 0);
 
--- name: PackageInstances :many
--- Every installed instance of one package, by where it sits.
-SELECT id, alias, version, dev, optional, peer, source, resolved, integrity, install_script, dev_only, via, components
-FROM tree_packages
-WHERE name = @name
-ORDER BY id;
-
--- name: PackageHistory :many
--- The versions of one package the tree installed, newest first, on the
--- database clock (removed_at null: installed now), the newest @row_limit.
-SELECT version, installed_at, removed_at
-FROM tree_versions
-WHERE name = @name
-ORDER BY installed_at DESC, id DESC
-LIMIT @row_limit::bigint;
-
--- name: TreeStateRead :many
--- The tree as last read; no row: never read (a manifest site, or a
--- lockfile not synced yet).
-SELECT path, packages, synced_at, changed_at
-FROM tree_state;
-
 -- name: ComponentDependencies :one
 -- How many package instances a component brings in, itself left out (its
 -- own instance: its package, reached as a direct dependency of the site).

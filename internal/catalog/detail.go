@@ -50,7 +50,7 @@ type Detail struct {
 // readDependencies counts what the component d brings into the tree, in
 // the detail's transaction; nil when no tree was read.
 func readDependencies(ctx context.Context, tx *store.Tx, d store.ComponentDetail) (*int, error) {
-	tree, err := tx.TreeState(ctx)
+	tree, err := tx.TreeStateRow(ctx)
 	if err != nil || tree == nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func (r *Reads) Packages(ctx context.Context, f store.PackageFilter) (PackagesPa
 	limit := max(f.Limit, 1)
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if out.Tree, err = tx.TreeState(ctx); err != nil {
+		if out.Tree, err = tx.TreeStateRow(ctx); err != nil {
 			return err
 		}
 		if out.Counts, err = tx.PackageCounts(ctx, f); err != nil {
@@ -75,7 +75,7 @@ func (r *Reads) Package(ctx context.Context, name string) (Package, error) {
 	out := Package{Name: name}
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if out.Tree, err = tx.TreeState(ctx); err != nil {
+		if out.Tree, err = tx.TreeStateRow(ctx); err != nil {
 			return err
 		}
 		if out.Instances, err = tx.PackageInstances(ctx, name); err != nil {

@@ -14,8 +14,9 @@ import (
 )
 
 // treeRow is one installed instance as a test writes it straight into
-// migrations/00012_tree.sql's tables, until the lockfile sync's writer
-// (store, treestore) can be called instead.
+// migrations/00012_tree.sql's tables, its paths and flags stated rather
+// than computed from edges as the lockfile sync's writer
+// (store.Tx.TreeWrite) computes them: these tests read, they do not sync.
 type treeRow struct {
 	id, name, version string
 	dev, devOnly      bool
@@ -30,8 +31,8 @@ func writeTree(t testing.TB, d *pgtest.DB, path string, rows ...treeRow) {
 	t.Helper()
 	d.MustExec(t, `DELETE FROM tree_packages`)
 	d.MustExec(t, `DELETE FROM tree_state`)
-	d.MustExec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, packages, synced_at, changed_at)
-		VALUES ($1, '\x00', '\x00', $2, '2026-12-01T10:00:00Z', '2026-12-01T09:00:00Z')`, path, len(rows))
+	d.MustExec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
+		VALUES ($1, '\x00', '\x00', '\x00', 1, $2, '2026-12-01T10:00:00Z', '2026-12-01T09:00:00Z')`, path, len(rows))
 	for _, r := range rows {
 		via := []readmodel.PackageVia{}
 		for _, p := range r.via {

@@ -7,7 +7,6 @@ package db
 
 import (
 	"context"
-	"time"
 )
 
 const componentDependencies = `-- name: ComponentDependencies :one
@@ -110,105 +109,6 @@ func (q *Queries) PackageFixes(ctx context.Context, db DBTX, name string) ([]Pac
 	return items, nil
 }
 
-const packageHistory = `-- name: PackageHistory :many
-SELECT version, installed_at, removed_at
-FROM tree_versions
-WHERE name = $1
-ORDER BY installed_at DESC, id DESC
-LIMIT $2::bigint
-`
-
-type PackageHistoryParams struct {
-	Name     string
-	RowLimit int64
-}
-
-type PackageHistoryRow struct {
-	Version     string
-	InstalledAt time.Time
-	RemovedAt   *time.Time
-}
-
-// The versions of one package the tree installed, newest first, on the
-// database clock (removed_at null: installed now), the newest @row_limit.
-func (q *Queries) PackageHistory(ctx context.Context, db DBTX, arg PackageHistoryParams) ([]PackageHistoryRow, error) {
-	rows, err := db.Query(ctx, packageHistory, arg.Name, arg.RowLimit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []PackageHistoryRow{}
-	for rows.Next() {
-		var i PackageHistoryRow
-		if err := rows.Scan(&i.Version, &i.InstalledAt, &i.RemovedAt); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const packageInstances = `-- name: PackageInstances :many
-SELECT id, alias, version, dev, optional, peer, source, resolved, integrity, install_script, dev_only, via, components
-FROM tree_packages
-WHERE name = $1
-ORDER BY id
-`
-
-type PackageInstancesRow struct {
-	ID            string
-	Alias         string
-	Version       string
-	Dev           bool
-	Optional      bool
-	Peer          bool
-	Source        string
-	Resolved      string
-	Integrity     string
-	InstallScript bool
-	DevOnly       bool
-	Via           []byte
-	Components    []string
-}
-
-// Every installed instance of one package, by where it sits.
-func (q *Queries) PackageInstances(ctx context.Context, db DBTX, name string) ([]PackageInstancesRow, error) {
-	rows, err := db.Query(ctx, packageInstances, name)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []PackageInstancesRow{}
-	for rows.Next() {
-		var i PackageInstancesRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Alias,
-			&i.Version,
-			&i.Dev,
-			&i.Optional,
-			&i.Peer,
-			&i.Source,
-			&i.Resolved,
-			&i.Integrity,
-			&i.InstallScript,
-			&i.DevOnly,
-			&i.Via,
-			&i.Components,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const packageList = `-- name: PackageList :many
 SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path
 FROM tree_package_names n
@@ -261,45 +161,6 @@ func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParam
 			&i.Components,
 			&i.Heads,
 			&i.Path,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const treeStateRead = `-- name: TreeStateRead :many
-SELECT path, packages, synced_at, changed_at
-FROM tree_state
-`
-
-type TreeStateReadRow struct {
-	Path      string
-	Packages  int32
-	SyncedAt  time.Time
-	ChangedAt time.Time
-}
-
-// The tree as last read; no row: never read (a manifest site, or a
-// lockfile not synced yet).
-func (q *Queries) TreeStateRead(ctx context.Context, db DBTX) ([]TreeStateReadRow, error) {
-	rows, err := db.Query(ctx, treeStateRead)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []TreeStateReadRow{}
-	for rows.Next() {
-		var i TreeStateReadRow
-		if err := rows.Scan(
-			&i.Path,
-			&i.Packages,
-			&i.SyncedAt,
-			&i.ChangedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -53,23 +53,25 @@ func (e *Executor) PackageCounts(ctx context.Context, f PackageFilter) (readmode
 	return readmodel.PackageCounts{All: int(r.Total), Dev: int(r.Dev), Scripts: int(r.Scripts), Sources: int(r.Sources)}, nil
 }
 
-// PackageInstances reads every installed instance of the package name,
-// by where it sits; none when it is not installed.
+// PackageInstances reads every installed instance of the package name
+// (TreePackagesByName) as the pages show it; none when it is not
+// installed.
 func (e *Executor) PackageInstances(ctx context.Context, name string) ([]readmodel.PackageInstance, error) {
-	rows, err := e.q.PackageInstances(ctx, e.dbtx, name)
+	ps, err := e.TreePackagesByName(ctx, name)
 	if err != nil {
-		return nil, mapError(fmt.Errorf("read the instances of %q: %w", name, err))
+		return nil, err
 	}
-	out := make([]readmodel.PackageInstance, len(rows))
-	for i, r := range rows {
-		out[i] = readmodel.PackageInstance{ID: r.ID, Alias: r.Alias, Version: r.Version, Dev: r.Dev, Optional: r.Optional,
-			Peer: r.Peer, DevOnly: r.DevOnly, Source: r.Source, Resolved: r.Resolved, Integrity: r.Integrity,
-			InstallScript: r.InstallScript, Components: r.Components, Fixes: []readmodel.PackageFix{}}
-		if err := json.Unmarshal(r.Via, &out[i].Via); err != nil {
-			return nil, fmt.Errorf("decode the paths of %q: %w", r.ID, err)
+	out := make([]readmodel.PackageInstance, len(ps))
+	for i, p := range ps {
+		out[i] = readmodel.PackageInstance{ID: p.ID, Alias: p.Alias, Version: p.Version, Dev: p.Dev, Optional: p.Optional,
+			Peer: p.Peer, DevOnly: p.DevOnly, Source: string(p.Source), Resolved: p.Resolved, Integrity: p.Integrity,
+			InstallScript: p.InstallScript, Components: p.Components, Via: make([]readmodel.PackageVia, len(p.Via)),
+			Fixes: []readmodel.PackageFix{}}
+		if out[i].Components == nil {
+			out[i].Components = []string{}
 		}
-		if out[i].Via == nil {
-			out[i].Via = []readmodel.PackageVia{}
+		for k, v := range p.Via {
+			out[i].Via[k] = readmodel.PackageVia{Head: v.Head, Path: v.Path}
 		}
 	}
 	return out, nil
@@ -95,31 +97,27 @@ func (e *Executor) PackageFixes(ctx context.Context, name string) (map[string][]
 }
 
 // PackageHistory reads the newest limit versions of the package name the
-// tree installed, newest first, in UTC.
+// tree installed (TreeVersionsOf), newest first, in UTC.
 func (e *Executor) PackageHistory(ctx context.Context, name string, limit int) ([]readmodel.PackageVersionSpan, error) {
-	rows, err := e.q.PackageHistory(ctx, e.dbtx, db.PackageHistoryParams{Name: name, RowLimit: int64(limit)})
+	vs, err := e.TreeVersionsOf(ctx, name)
 	if err != nil {
-		return nil, mapError(fmt.Errorf("read the history of %q: %w", name, err))
+		return nil, err
 	}
-	out := make([]readmodel.PackageVersionSpan, len(rows))
-	for i, r := range rows {
-		out[i] = readmodel.PackageVersionSpan{Version: r.Version, InstalledAt: r.InstalledAt.UTC(), RemovedAt: utc(r.RemovedAt)}
+	out := make([]readmodel.PackageVersionSpan, 0, min(len(vs), limit))
+	for _, v := range vs[:min(len(vs), limit)] {
+		out = append(out, readmodel.PackageVersionSpan{Version: v.Version, InstalledAt: v.InstalledAt.UTC(), RemovedAt: utc(v.RemovedAt)})
 	}
 	return out, nil
 }
 
-// TreeState reads the installed tree's state, in UTC; nil when no tree was
-// ever read.
-func (e *Executor) TreeState(ctx context.Context) (*readmodel.TreeState, error) {
-	rows, err := e.q.TreeStateRead(ctx, e.dbtx)
-	if err != nil {
-		return nil, mapError(fmt.Errorf("read the tree's state: %w", err))
+// TreeStateRow is the tree's state (TreeState) as the pages read it, in
+// UTC; nil when no tree was ever read.
+func (e *Executor) TreeStateRow(ctx context.Context) (*readmodel.TreeState, error) {
+	st, ok, err := e.TreeState(ctx)
+	if err != nil || !ok {
+		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, nil
-	}
-	r := rows[0]
-	return &readmodel.TreeState{Path: r.Path, Packages: int(r.Packages), ReadAt: r.SyncedAt.UTC(), ChangedAt: r.ChangedAt.UTC()}, nil
+	return &readmodel.TreeState{Path: st.Path, Packages: st.Packages, ReadAt: st.SyncedAt.UTC(), ChangedAt: st.ChangedAt.UTC()}, nil
 }
 
 // ComponentDependencies counts the package instances the component code

@@ -12,8 +12,9 @@ import (
 )
 
 // treeInstance is one installed instance as a test writes it straight into
-// migrations/00012_tree.sql's tables, until the lockfile sync's writer
-// (store, treestore) can be called instead.
+// migrations/00012_tree.sql's tables, its paths and flags stated rather
+// than computed from edges as the lockfile sync's writer
+// (store.Tx.TreeWrite) computes them: these tests read, they do not sync.
 type treeInstance struct {
 	id, name, version string
 	dev, script       bool
@@ -27,8 +28,8 @@ func writeTree(t *testing.T, b *bundle, instances ...treeInstance) {
 	t.Helper()
 	b.db.MustExec(t, `DELETE FROM tree_packages`)
 	b.db.MustExec(t, `DELETE FROM tree_state`)
-	b.db.MustExec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, packages, synced_at, changed_at)
-		VALUES ('package-lock.json', '\x00', '\x00', $1, clock_timestamp(), clock_timestamp())`, len(instances))
+	b.db.MustExec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
+		VALUES ('package-lock.json', '\x00', '\x00', '\x00', 1, $1, clock_timestamp(), clock_timestamp())`, len(instances))
 	for _, in := range instances {
 		via := []readmodel.PackageVia{}
 		for _, p := range in.via {
@@ -152,11 +153,11 @@ func TestPackagesAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &p); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Instances) != 2 || p.Instances[1].ID != "node_modules/send/node_modules/debug" ||
-		!slices.Equal(p.Instances[1].Via[0].Path, []string{"blog", "send", "debug"}) {
+	if len(p.Instances) != 2 || p.Instances[0].ID != "node_modules/send/node_modules/debug" ||
+		!slices.Equal(p.Instances[0].Via[0].Path, []string{"blog", "send", "debug"}) {
 		t.Errorf("debug's instances: %+v", p.Instances)
 	}
-	if f := p.Instances[1].Fixes; len(f) != 1 || f[0].Text != "update blog 2.3.0 → 2.4.0, then npm update debug" {
+	if f := p.Instances[0].Fixes; len(f) != 1 || f[0].Text != "update blog 2.3.0 → 2.4.0, then npm update debug" {
 		t.Errorf("what clears debug 2.6.9's advisory: %+v", f)
 	}
 	if len(p.History) != 3 || p.History[2].Version != "4.4.2" || p.History[2].RemovedAt == nil {
