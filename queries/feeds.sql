@@ -91,7 +91,7 @@ WHERE kind = @kind::text AND @on_feed::boolean;
 -- that never succeeded), on the database clock, and those a sync left
 -- unfinished (components still pending, a sync still "running": it was
 -- interrupted), which the next check finishes, and an API feed since whose
--- last success a component took another version.
+-- last success a component took another version or the tree changed.
 SELECT k.kind::text AS kind
 FROM unnest(@kinds::text[]) AS k(kind)
 LEFT JOIN feeds f ON f.kind = k.kind
@@ -100,7 +100,9 @@ WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - @per
    OR EXISTS (SELECT 1 FROM feed_syncs s WHERE s.kind = k.kind AND s.status = 'running')
    -- an API is asked of the installed versions: one installed since is due
    OR (k.kind = 'osv-api' AND EXISTS (SELECT 1 FROM components c
-                                      WHERE c.package IS NOT NULL AND c.updated_at > f.last_success_at));
+                                      WHERE c.package IS NOT NULL AND c.updated_at > f.last_success_at))
+   -- and so is one since whose last success the installed tree changed
+   OR (k.kind = 'osv-api' AND EXISTS (SELECT 1 FROM tree_state t WHERE t.changed_at > f.last_success_at));
 
 -- name: FeedList :many
 -- Every feed with its derived facts, for Source health and the API.

@@ -91,6 +91,8 @@ func auditWhat(r readmodel.AuditRow) string {
 		return "Signing keys of an npm registry pinned on first sight"
 	case readmodel.AuditRegistryKeysChange:
 		return "Signing keys of an npm registry changed"
+	case readmodel.AuditTreeExposed:
+		return "A version the site had installed is named by an advisory"
 	case readmodel.AuditChannelAdd:
 		return "Notification channel added"
 	case readmodel.AuditChannelRemove:
@@ -157,6 +159,8 @@ func AuditActorText(actor, action string) string {
 		return "upcheck’s login throttle"
 	case action == string(readmodel.AuditRegistryKeysPin) || action == string(readmodel.AuditRegistryKeysChange):
 		return "a check, reading the registry’s keys"
+	case action == string(readmodel.AuditTreeExposed):
+		return "upcheck, matching the tree’s history against the feeds"
 	}
 	return readmodel.ActorText(readmodel.ActorCLI)
 }

@@ -26,6 +26,8 @@ func eventTypeText(t string) string {
 		return MaliciousTitle
 	case readmodel.EventKnownExploited:
 		return "Advisory exploited in the wild"
+	case readmodel.EventTreeExposed:
+		return "A version once installed is named by an advisory"
 	case readmodel.EventSecurityUpdate:
 		return "Security update"
 	case readmodel.EventAdvisoryUnfixed:

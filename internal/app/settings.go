@@ -27,6 +27,10 @@ type Settings struct {
 	// NpmMaxDocument is UPCHECK_NPM_MAX_DOCUMENT, npm.DefaultMaxDocument
 	// when unset.
 	NpmMaxDocument int64
+	// LockfileDev is UPCHECK_LOCKFILE_DEV (readmodel.DevMode),
+	// readmodel.DevSeparate when unset: how the tree's findings on
+	// packages installed only for development are shown and counted.
+	LockfileDev readmodel.DevMode
 }
 
 // SettingsFrom reads c's domain settings. cmd/upcheck calls it with
@@ -59,6 +63,13 @@ func SettingsFrom(c config.Config) (Settings, error) {
 		// Said rather than ignored: a hold the operator believes in would
 		// hold nothing.
 		errs = append(errs, errors.New("UPCHECK_LOCKFILE_POLICY is set without UPCHECK_LOCKFILE: it is the policy of a lockfile's components; a manifest says its own policy"))
+	}
+	s.LockfileDev = readmodel.DevSeparate
+	if c.LockfileDev != "" {
+		s.LockfileDev = readmodel.DevMode(c.LockfileDev)
+		if !s.LockfileDev.Valid() {
+			errs = append(errs, fmt.Errorf("UPCHECK_LOCKFILE_DEV: want one of %v, got %q", readmodel.DevModes, c.LockfileDev))
+		}
 	}
 	if err := s.Lockfile.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("UPCHECK_LOCKFILE_INCLUDE or UPCHECK_LOCKFILE_CORE: %w", err))

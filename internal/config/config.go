@@ -110,8 +110,12 @@ type Config struct {
 	// version after it was removed; 0 when unset (housekeeping's default,
 	// 400 days).
 	TreeHistoryRetention time.Duration
-	Feeds                string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
-	FeedDir              string
+	// LockfileDev (UPCHECK_LOCKFILE_DEV, trimmed) is how the findings on
+	// packages installed only for development are shown and counted
+	// (readmodel.DevMode, read in internal/app); "" for the default.
+	LockfileDev string
+	Feeds       string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
+	FeedDir     string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
 	// references; nil (a Config built by hand) has none set.
 	Env func(string) string
@@ -229,6 +233,7 @@ func (c *Config) readNpm(getenv func(string) string) error {
 		}
 		c.TreeHistoryRetention = d
 	}
+	c.LockfileDev = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_DEV"))
 	return nil
 }
 

@@ -375,6 +375,8 @@ WHERE f.last_success_at IS NULL OR f.last_success_at <= clock_timestamp() - $2::
    -- an API is asked of the installed versions: one installed since is due
    OR (k.kind = 'osv-api' AND EXISTS (SELECT 1 FROM components c
                                       WHERE c.package IS NOT NULL AND c.updated_at > f.last_success_at))
+   -- and so is one since whose last success the installed tree changed
+   OR (k.kind = 'osv-api' AND EXISTS (SELECT 1 FROM tree_state t WHERE t.changed_at > f.last_success_at))
 `
 
 type FeedsDueParams struct {
@@ -386,7 +388,7 @@ type FeedsDueParams struct {
 // that never succeeded), on the database clock, and those a sync left
 // unfinished (components still pending, a sync still "running": it was
 // interrupted), which the next check finishes, and an API feed since whose
-// last success a component took another version.
+// last success a component took another version or the tree changed.
 func (q *Queries) FeedsDue(ctx context.Context, db DBTX, arg FeedsDueParams) ([]string, error) {
 	rows, err := db.Query(ctx, feedsDue, arg.Kinds, arg.Period)
 	if err != nil {

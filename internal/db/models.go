@@ -26,6 +26,7 @@ type AdvisoryDismissal struct {
 	EndedAt       *time.Time
 	EndedHow      *string
 	FromManifest  bool
+	Package       string
 }
 
 type AdvisoryDismissalsInForce struct {
@@ -518,6 +519,64 @@ type TreeEdge struct {
 	Range   string
 	ToID    *string
 	RowHash []byte
+}
+
+type TreeEvaluation struct {
+	ID           bool
+	TreeHash     []byte
+	IntelVersion int64
+	EvaluatedAt  time.Time
+	Epoch        int64
+}
+
+type TreeExposure struct {
+	ID             int64
+	IntervalID     int64
+	Name           string
+	Version        string
+	AdvisoryID     string
+	Advisory       []byte
+	Malicious      bool
+	KnownExploited bool
+	InstalledAt    time.Time
+	RemovedAt      time.Time
+	FoundAt        time.Time
+	Epoch          int64
+}
+
+type TreeFinding struct {
+	Name           string
+	Version        string
+	AdvisoryID     string
+	Advisory       []byte
+	AdvisoryKeys   []string
+	Malicious      bool
+	KnownExploited bool
+	Epss           pgtype.Float4
+	Severity       string
+	FixedIn        *string
+	Withdrawn      bool
+	FoundAt        time.Time
+	Epoch          int64
+}
+
+type TreeFindingState struct {
+	Name           string
+	Version        string
+	AdvisoryID     string
+	Advisory       []byte
+	AdvisoryKeys   []string
+	Malicious      bool
+	KnownExploited bool
+	Epss           pgtype.Float4
+	Severity       string
+	FixedIn        *string
+	Withdrawn      bool
+	FoundAt        time.Time
+	Dev            bool
+	Instances      int32
+	Components     []string
+	Dismissed      bool
 }
 
 type TreeFix struct {

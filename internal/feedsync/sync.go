@@ -79,6 +79,11 @@ type Host interface {
 	// fenced transactions of l (queuing their notifications); it returns
 	// how many results it wrote.
 	Reevaluate(ctx context.Context, l lease.Lease, todo []store.Unevaluated) (int, error)
+	// EvaluateTree evaluates again every installed package version of the
+	// tree, when the tree or the feeds' version moved since it last did,
+	// and writes its findings in one fenced transaction of l; it reports
+	// whether it wrote.
+	EvaluateTree(ctx context.Context, l lease.Lease) (bool, error)
 	// FailureOf is the stored kind of a fetch's failure and its
 	// arguments, as a source's failure is classified.
 	FailureOf(err error) (readmodel.ErrorKind, readmodel.FailureArgs)
@@ -136,6 +141,8 @@ type Result struct {
 	Unchanged   int `json:"unchanged"`
 	Skipped     int `json:"skipped"`
 	Reevaluated int `json:"reevaluated"`
+	// TreeEvaluated: the installed tree's findings were evaluated again.
+	TreeEvaluated bool `json:"tree_evaluated,omitempty"`
 	// Interrupted is the start of an earlier sync found interrupted.
 	Interrupted *time.Time `json:"interrupted,omitempty"`
 	// Error words a failure (readmodel.FeedProblemSentence), Detail is its
@@ -299,6 +306,12 @@ func (s *Sync) sync(ctx context.Context, l lease.Lease, fd feed.Feed, file, trig
 		return s.failed(ctx, l, run, res, err)
 	}
 	if res.Reevaluated, err = s.reevaluate(ctx, l, kind); err != nil {
+		return s.failed(ctx, l, run, res, err)
+	}
+	// The tree is evaluated again when what is stored moved (an
+	// interrupted sync leaves the last findings: the next one, or the
+	// next check, finds the feeds' version moved and evaluates).
+	if res.TreeEvaluated, err = s.host.EvaluateTree(ctx, l); err != nil {
 		return s.failed(ctx, l, run, res, err)
 	}
 	if run.out.Status == "" {

@@ -233,6 +233,16 @@ func (s *Service) QueuePinDowngrade(ctx context.Context, tx *store.Tx, url strin
 	return s.insert(ctx, tx, ids)
 }
 
+// QueueTreeExposed plans, in tx, the tree.exposed event of each new
+// look-back finding (ids: tree_exposures rows written earlier in tx).
+func (s *Service) QueueTreeExposed(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error {
+	events, err := tx.EventPlanTreeExposed(ctx, ids, epoch)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, events)
+}
+
 // queueOverdue plans the check.overdue event, when no check completed for
 // 48 hours, and gathers the email events no check has gathered (the
 // overdue event's, a manifest sync's, a check's that did not complete).

@@ -97,6 +97,9 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 // passes through chat; link is the component's AdminCP page ("" for none),
 // already escaped.
 func slackText(d store.Delivery, link string) string {
+	if readmodel.EventType(d.Type) == readmodel.EventTreeExposed {
+		return exposedChatText(d.Payload, d.Type) // about no component: no AdminCP link
+	}
 	var p eventPayload
 	if json.Unmarshal(d.Payload, &p) != nil {
 		return "upcheck: " + chat(d.Type, chatIDMax)

@@ -85,7 +85,7 @@ func AllAuditActions() []AuditAction {
 		AuditUserCreate, AuditUserPassword, AuditUserLockout, AuditTokenCreate, AuditTokenRevoke,
 		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
 		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest,
-		AuditComponentSkip, AuditComponentUnskip, AuditSourceDowngrade}
+		AuditComponentSkip, AuditComponentUnskip, AuditSourceDowngrade, AuditTreeExposed}
 }
 
 // AuditRow is one entry of the audit log, as the store reads it (an

@@ -511,6 +511,11 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		db.MustExec(t, `UPDATE component_results SET exploited_ids = '{K-1}' WHERE code = 'kev'`)
 		// The last check completed three days ago: overdue.
 		db.MustExec(t, `UPDATE core_update_lock SET last_completed_at = clock_timestamp() - interval '3 days' WHERE name = $1`, lease.Name)
+		// A look-back finding (tree.exposed).
+		var exposure int64
+		db.QueryRow(t, `INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious,
+			known_exploited, installed_at, removed_at, epoch) VALUES (1, 'debug', '4.4.2', 'MAL-2', '{"id": "MAL-2"}', true, false,
+			clock_timestamp() - interval '1 day', clock_timestamp(), 1) RETURNING id`).Scan(&exposure)
 		var channel int64
 		if err := st.WithTx(ctx, func(tx *store.Tx) error {
 			var err error
@@ -535,7 +540,10 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			if _, err = tx.EventPlanRegistryKeys(ctx, "https://registry.example/", []string{"SHA256:a"}, 0); err != nil {
 				return err
 			}
-			_, err = tx.EventCreateTest(ctx, channel)
+			if _, err = tx.EventCreateTest(ctx, channel); err != nil {
+				return err
+			}
+			_, err = tx.EventPlanTreeExposed(ctx, []int64{exposure}, 0)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -581,7 +589,7 @@ var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
 	readmodel.AuditChannelRemove: readmodel.AuditKindOther, readmodel.AuditChannelEnable: readmodel.AuditKindOther,
 	readmodel.AuditChannelDisable: readmodel.AuditKindOther, readmodel.AuditChannelTest: readmodel.AuditKindOther,
 	readmodel.AuditComponentSkip: readmodel.AuditKindDismissal, readmodel.AuditComponentUnskip: readmodel.AuditKindDismissal,
-	readmodel.AuditSourceDowngrade: readmodel.AuditKindTrust,
+	readmodel.AuditSourceDowngrade: readmodel.AuditKindTrust, readmodel.AuditTreeExposed: readmodel.AuditKindOther,
 }
 
 // The inputs a refusal may name are input_refusals.input's check: every

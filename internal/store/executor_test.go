@@ -58,6 +58,8 @@ var txOnly = map[string]string{
 	"TreeWrite":               "its state row's lock (FOR UPDATE) and the lease's advisory lock (lease.Manager.WithLock) last until the commit: the whole tree or nothing, never beside another sync's",
 
 	"TreeFixesSave":     fenced,
+	"TreeFindingsWrite": fenced + ": the whole set of findings with what it was evaluated at; ErrTreeMoved rolls it back",
+	"TreeExposureAudit": "the audit row of an exposure, in the fenced transaction that writes the exposure",
 	"FeedBegin":         fenced,
 	"FeedComplete":      fenced + ", after the re-evaluation it clears the pending components of",
 	"FeedFail":          fenced,
@@ -73,6 +75,7 @@ var txOnly = map[string]string{
 	"EventPlanOverdue":       jobs,
 	"EventPlanRegistryKeys":  jobs,
 	"EventPlanPinDowngrade":  jobs,
+	"EventPlanTreeExposed":   jobs,
 	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,
@@ -94,6 +97,9 @@ var storeOnly = map[string]string{
 	"DismissAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
 	"TreeEach":          "reads its pages in one repeatable-read transaction of its own (ReadTx), so all are of one tree",
+
+	"DismissTreeAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
+	"UndismissTreeAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
 }
 
 // storeMethods is the methods declared in package store's own files, by

@@ -50,6 +50,11 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_feed_sync_dead":    testFeedSyncDead,
 	"upcheck_malware_read_at":   testMalwareReadAt,
 	"upcheck_exploited_read_at": testExploitedReadAt,
+	// migrations/00013_tree_findings.sql
+	"upcheck_tree_counted":   testTreeCounted,
+	"upcheck_tree_shown":     testTreeShown,
+	"upcheck_tree_dismissed": testTreeDismissed,
+	"upcheck_tree_attention": testTreeAttention,
 }
 
 func TestFunctions(t *testing.T) {

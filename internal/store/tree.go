@@ -16,9 +16,9 @@ import (
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
-// ErrTreeMoved means another sync wrote the tree since this one read the
-// tree's state (before it read the file): its read of the file may be the
-// older one, so it writes nothing.
+// ErrTreeMoved means another sync wrote the tree since the caller read it:
+// a sync whose read of the file may be the older one, or an evaluation of
+// a tree that is no longer the stored one, writes nothing.
 var ErrTreeMoved = errors.New("the installed tree was written by another sync meanwhile")
 
 // TreeState is the stored tree's state: what was read, when.

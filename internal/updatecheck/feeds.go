@@ -87,6 +87,12 @@ func (h feedHost) Reevaluate(ctx context.Context, l lease.Lease, todo []store.Un
 	return written, nil
 }
 
+// EvaluateTree evaluates the installed tree's findings again under l when
+// the tree or the feeds moved (writer.evaluateTree).
+func (h feedHost) EvaluateTree(ctx context.Context, l lease.Lease) (bool, error) {
+	return h.w.evaluateTree(ctx, l)
+}
+
 // FailureOf classifies a feed's fetch error as a source's (failureOf).
 func (feedHost) FailureOf(err error) (readmodel.ErrorKind, readmodel.FailureArgs) {
 	f := failureOf(err, "")

@@ -41,6 +41,9 @@ type Notifier interface {
 	// QueuePinDowngrade: a manifest sync lowered the trust of the source
 	// at url for codes, recorded in tx (pin_downgrades).
 	QueuePinDowngrade(ctx context.Context, tx *store.Tx, url string, codes []string) error
+	// QueueTreeExposed: the tree's evaluation found the look-back
+	// findings ids (tree_exposures), written in tx.
+	QueueTreeExposed(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error
 	// QueueRunEnd runs in the check's last fenced transaction: what the run
 	// queued for email channels goes out as one message per channel.
 	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error

@@ -19,44 +19,59 @@ const (
 	originOSV       = "osv"
 )
 
-// merge adds to ev what the feeds know of the component in: the OSV
-// records of its package that affect its installed version, each merged
-// with the advisory it shares an id or an alias with (one advisory, many
-// origins: the publisher's words stand, OSV's CVSS, aliases and
-// references are added), then KEV's and EPSS's facts of every advisory's
-// CVEs. Withdrawn records that would affect it are listed in ev.Withdrawn.
+// merge adds to ev what the feeds know of the component in: the
+// advisories match finds for its package at its installed version, merged
+// with the publisher's (one advisory, many origins: the publisher's words
+// stand, OSV's CVSS, aliases and references are added).
 func (k *knowledge) merge(ev *release.Evaluation, in store.ComponentInput) {
 	for i := range ev.Advisories {
 		ev.Advisories[i].Origins = []string{originPublisher}
 	}
-	for _, r := range k.osv[in.Package] {
-		m, ok, withdrawn := matchRecord(r, in.Package, in.InstalledVersion)
+	ev.Advisories, ev.Withdrawn = k.match(in.Package, in.InstalledVersion, true, ev.Releases, ev.Advisories, ev.Withdrawn)
+}
+
+// match is the one matcher of an npm package's version against what the
+// feeds know, for a component and for every package of the installed tree
+// alike (docs/feeds.md "The whole tree"): the OSV records of the package
+// that affect version, each merged into the advisory of advisories it
+// shares an id or an alias with (combine) or added, then KEV's and EPSS's
+// facts of every advisory's CVEs (annotate). Withdrawn records that would
+// affect it go to withdrawn instead. With weigh, releases are weighed
+// against each record's own rules (which release clears it); the tree
+// weighs none.
+func (k *knowledge) match(name, version string, weigh bool, releases []release.ReleaseStatus,
+	advisories, withdrawn []release.AdvisoryMatch) ([]release.AdvisoryMatch, []release.AdvisoryMatch) {
+	for _, r := range k.osv[name] {
+		m, ok, isWithdrawn := matchRecord(r, name, version)
 		if !ok {
 			continue
 		}
 		a := advisoryOf(r, m)
-		// Which releases it affects, by the record's own rules (its
-		// versions list, its range events): the release that clears it
-		// may come before its fixed version, or be named by none.
-		a.Weigh(ev.Releases, func(rs *release.ReleaseStatus) bool {
-			_, affects, _ := matchRecord(r, in.Package, rs.Version)
-			return affects
-		})
-		if withdrawn {
-			if !slices.ContainsFunc(ev.Withdrawn, func(w release.AdvisoryMatch) bool { return sharesKey(&w, &a) }) {
-				ev.Withdrawn = append(ev.Withdrawn, a)
+		if weigh {
+			// Which releases it affects, by the record's own rules (its
+			// versions list, its range events): the release that clears
+			// it may come before its fixed version, or be named by none.
+			a.Weigh(releases, func(rs *release.ReleaseStatus) bool {
+				_, affects, _ := matchRecord(r, name, rs.Version)
+				return affects
+			})
+		}
+		if isWithdrawn {
+			if !slices.ContainsFunc(withdrawn, func(w release.AdvisoryMatch) bool { return sharesKey(&w, &a) }) {
+				withdrawn = append(withdrawn, a)
 			}
 			continue
 		}
-		if i := slices.IndexFunc(ev.Advisories, func(b release.AdvisoryMatch) bool { return sharesKey(&b, &a) }); i >= 0 {
-			combine(&ev.Advisories[i], &a)
+		if i := slices.IndexFunc(advisories, func(b release.AdvisoryMatch) bool { return sharesKey(&b, &a) }); i >= 0 {
+			combine(&advisories[i], &a)
 			continue
 		}
-		ev.Advisories = append(ev.Advisories, a)
+		advisories = append(advisories, a)
 	}
-	for i := range ev.Advisories {
-		k.annotate(&ev.Advisories[i])
+	for i := range advisories {
+		k.annotate(&advisories[i])
 	}
+	return advisories, withdrawn
 }
 
 // matchRecord evaluates r for the npm package name at version; withdrawn

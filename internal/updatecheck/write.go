@@ -29,6 +29,9 @@ type writer struct {
 	npm *npm.Client
 	// intel keeps the feeds' catalogues between evaluations (knowledge).
 	intel intelCache
+	// treeChunk, for tests, is how many package names the tree's
+	// evaluation reads at a time (0: treeChunk).
+	treeChunk int
 	// maxFixDocuments, for tests, lowers MaxFixDocuments.
 	maxFixDocuments int
 	// afterKnowledge, for tests, runs when an evaluation has read what the

@@ -1,0 +1,109 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+)
+
+// upcheck_tree_counted: withdrawn and dismissed never count; a
+// development finding counts under include alone; a malicious one counts
+// wherever it sits, whatever the mode.
+func testTreeCounted(t *testing.T, f *fdb) {
+	for _, c := range []struct {
+		mode                                 string
+		dev, malicious, withdrawn, dismissed bool
+		want                                 bool
+	}{
+		{"separate", false, false, false, false, true},
+		{"separate", true, false, false, false, false},
+		{"include", true, false, false, false, true},
+		{"omit", true, false, false, false, false},
+		{"omit", true, true, false, false, true},
+		{"separate", true, true, false, false, true},
+		{"include", false, false, true, false, false},
+		{"include", false, true, false, true, false},
+	} {
+		q := fmt.Sprintf(`SELECT upcheck_tree_counted('%s', %v, %v, %v, %v)`, c.mode, c.dev, c.malicious, c.withdrawn, c.dismissed)
+		if got := f.bool(t, q); got != c.want {
+			t.Errorf("%s = %v, want %v", q, got, c.want)
+		}
+	}
+}
+
+// upcheck_tree_shown: omit hides the development findings, malicious ones
+// aside; the other modes show them all.
+func testTreeShown(t *testing.T, f *fdb) {
+	for _, c := range []struct {
+		mode           string
+		dev, malicious bool
+		want           bool
+	}{
+		{"separate", true, false, true}, {"include", true, false, true}, {"omit", true, false, false},
+		{"omit", true, true, true}, {"omit", false, false, true},
+	} {
+		q := fmt.Sprintf(`SELECT upcheck_tree_shown('%s', %v, %v)`, c.mode, c.dev, c.malicious)
+		if got := f.bool(t, q); got != c.want {
+			t.Errorf("%s = %v, want %v", q, got, c.want)
+		}
+	}
+}
+
+// upcheck_tree_dismissed: a dismissal in force naming no package covers
+// the advisory on every package (by an alias too), a component's
+// included; one naming a package covers that package alone; an ended or
+// changed one covers nothing.
+func testTreeDismissed(t *testing.T, f *fdb) {
+	const adv = `'{"id": "GHSA-1", "aliases": ["CVE-2026-7"], "severity": "high", "affected": "<2.0.0", "fixed_in": "2.0.0"}'::jsonb`
+	q := func(name string) string { return `SELECT upcheck_tree_dismissed('` + name + `', ` + adv + `)` }
+	if f.bool(t, q("a")) {
+		t.Errorf("%s: true with no dismissal", q("a"))
+	}
+	f.exec(t, `INSERT INTO advisory_dismissals (component_code, package, advisory_id, reason, severity, affected, fixed_in)
+		VALUES ('', 'a', 'GHSA-1', 'r', 'high', '<2.0.0', '2.0.0')`)
+	if !f.bool(t, q("a")) || f.bool(t, q("b")) {
+		t.Errorf("a dismissal naming a: a %v, b %v; want a alone", f.bool(t, q("a")), f.bool(t, q("b")))
+	}
+	f.exec(t, `INSERT INTO advisory_dismissals (component_code, advisory_id, reason, severity, affected, fixed_in)
+		VALUES ('blog', 'CVE-2026-7', 'r', 'high', '<2.0.0', '2.0.0')`)
+	if !f.bool(t, q("b")) {
+		t.Errorf("%s: false under a component's dismissal of the advisory by its alias", q("b"))
+	}
+	f.exec(t, `UPDATE advisory_dismissals SET severity = 'low'`)
+	if f.bool(t, q("a")) || f.bool(t, q("b")) {
+		t.Error("dismissals of another fingerprint still cover the advisory")
+	}
+	f.exec(t, `UPDATE advisory_dismissals SET severity = 'high', ended_at = clock_timestamp(), ended_how = 'undone'`)
+	if f.bool(t, q("a")) {
+		t.Error("an ended dismissal still covers the advisory")
+	}
+}
+
+// upcheck_tree_attention: a counted finding by its kind, a development
+// one only under include, and a look-back finding as exposed until
+// dismissed.
+func testTreeAttention(t *testing.T, f *fdb) {
+	f.exec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only) VALUES
+		('node_modules/a', 'a', '1.0.0', false, false, false, 'registry', false, false),
+		('node_modules/d', 'd', '1.0.0', true, false, false, 'registry', false, true)`)
+	f.exec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited, fixed_in, epoch) VALUES
+		('a', '1.0.0', 'GHSA-a', '{"id": "GHSA-a", "no_fix": false, "fixed_in": "1.0.1"}', '{GHSA-A}', false, false, '1.0.1', 1),
+		('a', '1.0.0', 'GHSA-n', '{"id": "GHSA-n", "no_fix": true}', '{GHSA-N}', false, false, NULL, 1),
+		('a', '1.0.0', 'GHSA-k', '{"id": "GHSA-k", "no_fix": false}', '{GHSA-K}', false, true, '1.0.1', 1),
+		('d', '1.0.0', 'GHSA-d', '{"id": "GHSA-d", "no_fix": true}', '{GHSA-D}', false, false, NULL, 1),
+		('d', '1.0.0', 'MAL-d', '{"id": "MAL-d", "no_fix": true, "malicious": true}', '{MAL-D}', true, false, NULL, 1)`)
+	f.exec(t, `INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious, known_exploited, installed_at, removed_at, epoch)
+		VALUES (1, 'old', '0.1.0', 'MAL-o', '{"id": "MAL-o"}', true, false, clock_timestamp() - interval '1 day', clock_timestamp(), 1)`)
+	kinds := func(mode string) string {
+		return f.text(t, `SELECT string_agg(kind || ':' || advisory_id, ' ' ORDER BY kind, advisory_id) FROM upcheck_tree_attention($1)`, mode)
+	}
+	if got, want := kinds("separate"), "exposed:MAL-o known_exploited:GHSA-k malicious:MAL-d vulnerable:GHSA-a vulnerable_no_fix:GHSA-n"; got != want {
+		t.Errorf("separate: %s, want %s", got, want)
+	}
+	if got, want := kinds("include"), "exposed:MAL-o known_exploited:GHSA-k malicious:MAL-d vulnerable:GHSA-a vulnerable_no_fix:GHSA-d vulnerable_no_fix:GHSA-n"; got != want {
+		t.Errorf("include: %s, want %s", got, want)
+	}
+	f.exec(t, `INSERT INTO advisory_dismissals (component_code, package, advisory_id, reason) VALUES ('', 'old', 'MAL-o', 'secrets rotated')`)
+	if got, want := kinds("omit"), "known_exploited:GHSA-k malicious:MAL-d vulnerable:GHSA-a vulnerable_no_fix:GHSA-n"; got != want {
+		t.Errorf("omit, the exposure dismissed: %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,375 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// The installed tree's findings (migrations/00013_tree_findings.sql): what
+// the tree's evaluation writes, and what the pages read.
+
+// TreeDue is the tree as stored and the feeds' version now, beside what
+// the tree's findings were evaluated at.
+type TreeDue struct {
+	TreeHash     []byte
+	IntelVersion int64
+	// Due: never evaluated, or the tree or the feeds' version moved since.
+	Due bool
+}
+
+// TreeEvaluationDue says whether the tree's findings must be evaluated
+// again; ok is false when no tree was ever read (nothing to evaluate).
+func (e *Executor) TreeEvaluationDue(ctx context.Context) (due TreeDue, ok bool, err error) {
+	r, err := e.q.TreeEvaluationDue(ctx, e.dbtx)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return TreeDue{}, false, nil
+	}
+	if err != nil {
+		return TreeDue{}, false, mapError(fmt.Errorf("read the tree's evaluation: %w", err))
+	}
+	due = TreeDue{TreeHash: r.TreeHash, IntelVersion: r.IntelVersion,
+		Due: r.EvaluatedIntelVersion == nil || *r.EvaluatedIntelVersion != r.IntelVersion || string(r.EvaluatedTreeHash) != string(r.TreeHash)}
+	return due, true, nil
+}
+
+// NameVersion is one installed package version.
+type NameVersion struct{ Name, Version string }
+
+// TreeInstalledVersions lists every installed package version of the
+// tree, once.
+func (e *Executor) TreeInstalledVersions(ctx context.Context) ([]NameVersion, error) {
+	rows, err := e.q.TreeInstalledVersions(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the tree's versions: %w", err))
+	}
+	out := make([]NameVersion, len(rows))
+	for i, r := range rows {
+		out[i] = NameVersion{Name: r.Name, Version: r.Version}
+	}
+	return out, nil
+}
+
+// PastVersion is an interval during which the tree had a version
+// installed that it no longer has.
+type PastVersion struct {
+	IntervalID             int64
+	Name, Version          string
+	InstalledAt, RemovedAt time.Time
+}
+
+// TreePastVersions lists the versions the tree had installed and no
+// longer has, one per interval (the look-back's).
+func (e *Executor) TreePastVersions(ctx context.Context) ([]PastVersion, error) {
+	rows, err := e.q.TreePastVersions(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the tree's past versions: %w", err))
+	}
+	out := make([]PastVersion, len(rows))
+	for i, r := range rows {
+		out[i] = PastVersion{IntervalID: r.ID, Name: r.Name, Version: r.Version, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt}
+	}
+	return out, nil
+}
+
+// TreeFinding is one advisory of one installed package version, as the
+// evaluation writes it.
+type TreeFinding struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	AdvisoryID string `json:"advisory_id"`
+	// Advisory is the merged advisory as a component's result lists one
+	// (release.AdvisoryMatch's JSON).
+	Advisory       json.RawMessage `json:"advisory"`
+	Keys           []string        `json:"advisory_keys"`
+	Malicious      bool            `json:"malicious"`
+	KnownExploited bool            `json:"known_exploited"`
+	// EPSS nil: not scored.
+	EPSS     *float64 `json:"epss"`
+	Severity string   `json:"severity"`
+	// FixedIn nil: no fixed version.
+	FixedIn   *string `json:"fixed_in"`
+	Withdrawn bool    `json:"withdrawn"`
+}
+
+// TreeExposure is a look-back finding: an advisory naming a version the
+// tree had installed during an interval and no longer has.
+type TreeExposure struct {
+	ID             int64           `json:"-"`
+	IntervalID     int64           `json:"interval_id"`
+	Name           string          `json:"name"`
+	Version        string          `json:"version"`
+	AdvisoryID     string          `json:"advisory_id"`
+	Advisory       json.RawMessage `json:"advisory"`
+	Malicious      bool            `json:"malicious"`
+	KnownExploited bool            `json:"known_exploited"`
+	InstalledAt    time.Time       `json:"installed_at"`
+	RemovedAt      time.Time       `json:"removed_at"`
+	FoundAt        time.Time       `json:"-"`
+}
+
+// Sentence is the exposure in words (readmodel.ExposureSentence).
+func (x TreeExposure) Sentence() string {
+	return readmodel.ExposureSentence(x.Name, x.Version, x.AdvisoryID, x.Malicious, x.InstalledAt, x.RemovedAt)
+}
+
+// TreeFindingsWrite writes one evaluation of the tree in tx (the caller's
+// fenced transaction): the whole set of findings, the look-back's
+// exposures (those new are returned, for their audit rows and events in
+// the same transaction), and what it was evaluated at. ErrTreeMoved when
+// the stored tree is no longer treeHash (tx must then be rolled back).
+func (t *Tx) TreeFindingsWrite(ctx context.Context, findings []TreeFinding, exposures []TreeExposure,
+	treeHash []byte, intelVersion, epoch int64) ([]TreeExposure, error) {
+	if findings == nil {
+		findings = []TreeFinding{}
+	}
+	if exposures == nil {
+		exposures = []TreeExposure{}
+	}
+	fs, err := json.Marshal(findings)
+	if err != nil {
+		return nil, fmt.Errorf("write the tree's findings: %w", err)
+	}
+	xs, err := json.Marshal(exposures)
+	if err != nil {
+		return nil, fmt.Errorf("write the tree's exposures: %w", err)
+	}
+	if _, err := t.q.TreeEvaluationSet(ctx, t.tx, db.TreeEvaluationSetParams{IntelVersion: intelVersion, Epoch: epoch, TreeHash: treeHash}); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, ErrTreeMoved
+		}
+		return nil, mapError(fmt.Errorf("record the tree's evaluation: %w", err))
+	}
+	if err := t.q.TreeFindingsDeleteGone(ctx, t.tx, fs); err != nil {
+		return nil, mapError(fmt.Errorf("write the tree's findings: %w", err))
+	}
+	if err := t.q.TreeFindingsPut(ctx, t.tx, db.TreeFindingsPutParams{Epoch: epoch, Findings: fs}); err != nil {
+		return nil, mapError(fmt.Errorf("write the tree's findings: %w", err))
+	}
+	rows, err := t.q.TreeExposuresAdd(ctx, t.tx, db.TreeExposuresAddParams{Epoch: epoch, Exposures: xs})
+	if err != nil {
+		return nil, mapError(fmt.Errorf("write the tree's exposures: %w", err))
+	}
+	out := make([]TreeExposure, len(rows))
+	for i, r := range rows {
+		out[i] = TreeExposure{ID: r.ID, Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID, Malicious: r.Malicious,
+			KnownExploited: r.KnownExploited, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt}
+	}
+	return out, nil
+}
+
+// TreeExposureAudit appends the audit row of a new exposure in tx.
+func (t *Tx) TreeExposureAudit(ctx context.Context, x TreeExposure) error {
+	return t.AuditAppend(ctx, 0, readmodel.AuditTreeExposed, map[string]any{
+		"package": x.Name, "version": x.Version, "advisory": x.AdvisoryID, "malicious": x.Malicious,
+		"exploited": x.KnownExploited, "installed_at": x.InstalledAt, "removed_at": x.RemovedAt,
+		"sentence": x.Sentence(),
+	})
+}
+
+// EventPlanTreeExposed queues, in tx, the tree.exposed event of each new
+// exposure (ids) on every enabled channel, once.
+func (t *Tx) EventPlanTreeExposed(ctx context.Context, ids []int64, epoch int64) ([]uuid.UUID, error) {
+	p := db.EventPlanTreeExposedParams{Ids: ids}
+	if p.Ids == nil {
+		p.Ids = []int64{}
+	}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	out, err := t.q.EventPlanTreeExposed(ctx, t.tx, p)
+	return out, mapError(err)
+}
+
+// TreeExposures lists the look-back's findings, newest first.
+func (e *Executor) TreeExposures(ctx context.Context, limit int) ([]TreeExposure, error) {
+	rows, err := e.q.TreeExposureList(ctx, e.dbtx, int32(limit))
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the tree's exposures: %w", err))
+	}
+	out := make([]TreeExposure, len(rows))
+	for i, r := range rows {
+		out[i] = TreeExposure{ID: r.ID, Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID, Advisory: r.Advisory,
+			Malicious: r.Malicious, KnownExploited: r.KnownExploited, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt, FoundAt: r.FoundAt}
+	}
+	return out, nil
+}
+
+// TreeFindingRow is a tree finding as the pages read it: the finding,
+// whether every instance of it is installed only for development, how
+// many instances and which components bring it in, whether a dismissal
+// covers it, and whether it counts (upcheck_tree_counted).
+type TreeFindingRow struct {
+	TreeFinding
+	FoundAt    time.Time
+	Dev        bool
+	Instances  int
+	Components []string
+	Dismissed  bool
+	Counted    bool
+}
+
+// TreeFindings lists the tree's findings shown under mode.
+func (e *Executor) TreeFindings(ctx context.Context, mode readmodel.DevMode) ([]TreeFindingRow, error) {
+	rows, err := e.q.TreeFindingList(ctx, e.dbtx, string(mode))
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the tree's findings: %w", err))
+	}
+	out := make([]TreeFindingRow, len(rows))
+	for i, r := range rows {
+		f := TreeFinding{Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID, Advisory: r.Advisory, Malicious: r.Malicious,
+			KnownExploited: r.KnownExploited, Severity: r.Severity, FixedIn: r.FixedIn, Withdrawn: r.Withdrawn}
+		if r.Epss.Valid {
+			v := float64(r.Epss.Float32)
+			f.EPSS = &v
+		}
+		out[i] = TreeFindingRow{TreeFinding: f, FoundAt: r.FoundAt, Dev: r.Dev, Instances: int(r.Instances),
+			Components: r.Components, Dismissed: r.Dismissed, Counted: r.Counted}
+	}
+	return out, nil
+}
+
+// TreeCounts is what the tree's findings count for under a mode.
+type TreeCounts struct {
+	// Counted: findings that count (upcheck_tree_counted); Packages: the
+	// package versions they are on.
+	Counted, Packages int
+	// DevApart: findings shown apart as development ones (mode separate).
+	DevApart int
+}
+
+// TreeFindingCounts counts the tree's findings under mode.
+func (e *Executor) TreeFindingCounts(ctx context.Context, mode readmodel.DevMode) (TreeCounts, error) {
+	r, err := e.q.TreeFindingCounts(ctx, e.dbtx, string(mode))
+	if err != nil {
+		return TreeCounts{}, mapError(fmt.Errorf("count the tree's findings: %w", err))
+	}
+	return TreeCounts{Counted: int(r.Counted), Packages: int(r.Packages), DevApart: int(r.DevApart)}, nil
+}
+
+// TreeInstanceFinding is one installed instance of a package with one of
+// its findings.
+type TreeInstanceFinding struct {
+	InstanceID, Name, Version string
+	Dev, DevOnly              bool
+	Via                       json.RawMessage
+	Components                []string
+	AdvisoryID                string
+	Advisory                  json.RawMessage
+	Malicious, KnownExploited bool
+	Withdrawn, Dismissed      bool
+}
+
+// TreeFindingsOfPackage lists every installed instance of the package
+// name with its findings (joined on name and version).
+func (e *Executor) TreeFindingsOfPackage(ctx context.Context, name string) ([]TreeInstanceFinding, error) {
+	rows, err := e.q.TreeFindingsOfInstances(ctx, e.dbtx, name)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the findings of %q: %w", name, err))
+	}
+	out := make([]TreeInstanceFinding, len(rows))
+	for i, r := range rows {
+		out[i] = TreeInstanceFinding{InstanceID: r.InstanceID, Name: r.Name, Version: r.Version, Dev: r.Dev, DevOnly: r.DevOnly,
+			Via: r.Via, Components: r.Components, AdvisoryID: r.AdvisoryID, Advisory: r.Advisory, Malicious: r.Malicious,
+			KnownExploited: r.KnownExploited, Withdrawn: r.Withdrawn, Dismissed: r.Dismissed}
+	}
+	return out, nil
+}
+
+// NewTreeDismissal is an admin's acceptance of an advisory's risk in the
+// installed tree: wherever it is (Package ""), or on one package. Its
+// Reason and ExpiresAt are checked as NewDismissal's.
+type NewTreeDismissal struct {
+	Package, AdvisoryID string
+	UserID              int64
+	Reason              string
+	ExpiresAt           *time.Time
+}
+
+// DismissTreeAdvisory records a dismissal of the advisory as a tree
+// finding lists it, for the package or wherever it is, replacing the one
+// standing before it; audited (advisory.dismiss, with the package) in the
+// same transaction. ErrNotFound when no tree finding lists such an
+// advisory (on that package). A dismissal naming no package covers the
+// tree's findings of the advisory; a component's dismissal of it does too.
+func (s *Store) DismissTreeAdvisory(ctx context.Context, d NewTreeDismissal) (Dismissal, error) {
+	switch {
+	case strings.TrimSpace(d.Reason) == "":
+		return Dismissal{}, ErrReasonRequired
+	case utf8.RuneCountInString(d.Reason) > MaxReasonLength:
+		return Dismissal{}, ErrReasonTooLong
+	case !ReasonValid(d.Reason):
+		return Dismissal{}, ErrReasonControl
+	case d.ExpiresAt != nil && d.ExpiresAt.After(MaxExpiry):
+		return Dismissal{}, ErrExpiryTooFar
+	}
+	var out Dismissal
+	err := s.WithTx(ctx, func(tx *Tx) error {
+		ended, err := tx.q.TreeDismissalEnd(ctx, tx.tx, db.TreeDismissalEndParams{How: "replaced", Package: d.Package, AdvisoryID: d.AdvisoryID})
+		if err != nil {
+			return fmt.Errorf("dismiss advisory: end the standing one: %w", err)
+		}
+		r, err := tx.q.TreeDismissalCreate(ctx, tx.tx, db.TreeDismissalCreateParams{Package: d.Package, UserID: optionalID(d.UserID),
+			Reason: d.Reason, ExpiresAt: d.ExpiresAt, AdvisoryID: d.AdvisoryID})
+		if err != nil {
+			return fmt.Errorf("dismiss advisory %q in the tree: %w", d.AdvisoryID, dismissalConstraint(err))
+		}
+		out = Dismissal{ID: r.ID, AdvisoryID: r.AdvisoryID, By: deref(r.UserEmail), At: r.DismissedAt, Reason: d.Reason,
+			ExpiresAt: d.ExpiresAt, Dismissed: Fingerprint{Severity: r.Severity, Affected: r.Affected, FixedIn: r.FixedIn}, InForce: true}
+		detail := map[string]any{"package": d.Package, "advisory": r.AdvisoryID, "dismissal": r.ID, "reason": d.Reason,
+			"expires_at": d.ExpiresAt, "severity": r.Severity, "affected": r.Affected, "fixed_in": r.FixedIn, "by": deref(r.UserEmail)}
+		if len(ended) > 0 {
+			detail["replaced"] = ended[0].ID
+		}
+		return tx.AuditAppend(ctx, d.UserID, AuditAdvisoryDismiss, detail)
+	})
+	return out, err
+}
+
+// UndismissTreeAdvisory ends the standing tree dismissal of the advisory
+// for the package ("": wherever it is), audited in the same transaction;
+// nothing happens, unaudited, when none stands.
+func (s *Store) UndismissTreeAdvisory(ctx context.Context, pkg, advisoryID string, userID int64) error {
+	return s.WithTx(ctx, func(tx *Tx) error {
+		ended, err := tx.q.TreeDismissalEnd(ctx, tx.tx, db.TreeDismissalEndParams{How: "undone", Package: pkg, AdvisoryID: advisoryID})
+		if err != nil || len(ended) == 0 {
+			return mapError(err)
+		}
+		return tx.AuditAppend(ctx, userID, AuditAdvisoryUndismiss,
+			map[string]any{"package": pkg, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
+	})
+}
+
+// TreeAttentionItem is one thing in the tree that needs attention
+// (upcheck_tree_attention): a counted finding by its kind, or a
+// look-back finding (readmodel.KindExposed).
+type TreeAttentionItem struct {
+	Kind                      readmodel.AttentionKind
+	Name, Version, AdvisoryID string
+	Malicious, Dev            bool
+}
+
+// TreeAttention lists what in the tree needs attention under mode, most
+// urgent first.
+func (e *Executor) TreeAttention(ctx context.Context, mode readmodel.DevMode) ([]TreeAttentionItem, error) {
+	rows, err := e.q.TreeAttention(ctx, e.dbtx, string(mode))
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list what in the tree needs attention: %w", err))
+	}
+	out := make([]TreeAttentionItem, len(rows))
+	for i, r := range rows {
+		out[i] = TreeAttentionItem{Kind: readmodel.AttentionKind(r.Kind), Name: r.Name, Version: r.Version,
+			AdvisoryID: r.AdvisoryID, Malicious: r.Malicious, Dev: r.Dev}
+	}
+	return out, nil
+}

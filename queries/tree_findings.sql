@@ -1,0 +1,165 @@
+-- name: TreeEvaluationDue :one
+-- The tree as stored and the feeds' version now, beside what the tree's
+-- findings were evaluated at: the evaluation runs again when either moved.
+-- No row: no tree was ever read.
+SELECT t.tree_hash, i.version AS intel_version,
+       e.tree_hash AS evaluated_tree_hash, e.intel_version AS evaluated_intel_version, e.evaluated_at
+FROM tree_state t
+CROSS JOIN intel_state i
+LEFT JOIN tree_evaluation e ON true;
+
+-- name: TreeInstalledVersions :many
+-- Every installed package version of the tree, once; a local package (a
+-- workspace's own, link: or file:) is the site's code, not the registry
+-- package of its name, and is not matched.
+SELECT DISTINCT name, version FROM tree_packages WHERE source NOT IN ('link', 'file') ORDER BY name, version;
+
+-- name: TreePastVersions :many
+-- The versions the tree had installed and no longer has (a closed interval
+-- of tree_versions, no instance installed now), each interval once: what
+-- the look-back matches.
+SELECT v.id, v.name, v.version, v.installed_at, v.removed_at::timestamptz AS removed_at
+FROM tree_versions v
+WHERE v.removed_at IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = v.name AND p.version = v.version)
+ORDER BY v.name, v.version, v.installed_at;
+
+-- name: TreeFindingsDeleteGone :exec
+-- Deletes the tree's findings that the given set (one JSON array of
+-- {name, version, advisory_id}) no longer has, in the evaluation's fenced
+-- transaction, before TreeFindingsPut.
+DELETE FROM tree_findings f
+WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(@findings::jsonb) e
+                  WHERE e->>'name' = f.name AND e->>'version' = f.version AND e->>'advisory_id' = f.advisory_id);
+
+-- name: TreeFindingsPut :exec
+-- Writes the given findings (one JSON array): a new one is stamped now,
+-- one unchanged keeps its row (and its found_at).
+INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited, epss,
+                           severity, fixed_in, withdrawn, epoch)
+SELECT i.name, i.version, i.advisory_id, i.advisory, i.advisory_keys, i.malicious, i.known_exploited, i.epss,
+       i.severity, i.fixed_in, i.withdrawn, @epoch::bigint
+FROM jsonb_populate_recordset(NULL::tree_findings, @findings::jsonb) i
+ON CONFLICT (name, version, advisory_id) DO UPDATE
+SET advisory = EXCLUDED.advisory, advisory_keys = EXCLUDED.advisory_keys, malicious = EXCLUDED.malicious,
+    known_exploited = EXCLUDED.known_exploited, epss = EXCLUDED.epss, severity = EXCLUDED.severity,
+    fixed_in = EXCLUDED.fixed_in, withdrawn = EXCLUDED.withdrawn, epoch = EXCLUDED.epoch
+WHERE (tree_findings.advisory, tree_findings.withdrawn) IS DISTINCT FROM (EXCLUDED.advisory, EXCLUDED.withdrawn);
+
+-- name: TreeEvaluationSet :one
+-- Records what the findings were evaluated at, in the same transaction,
+-- only while the tree is still the one evaluated: no row comes back when
+-- a lockfile sync changed it meanwhile (the caller rolls back and
+-- evaluates again).
+INSERT INTO tree_evaluation (id, tree_hash, intel_version, evaluated_at, epoch)
+SELECT true, t.tree_hash, @intel_version::bigint, clock_timestamp(), @epoch::bigint
+FROM tree_state t
+WHERE t.tree_hash = @tree_hash::bytea
+ON CONFLICT (id) DO UPDATE
+SET tree_hash = EXCLUDED.tree_hash, intel_version = EXCLUDED.intel_version, evaluated_at = EXCLUDED.evaluated_at,
+    epoch = EXCLUDED.epoch
+RETURNING evaluated_at;
+
+-- name: TreeExposuresAdd :many
+-- The look-back's findings (one JSON array), each written once per
+-- installed interval and advisory; returns those new now, which the
+-- caller audits and notifies in the same transaction.
+INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious, known_exploited,
+                            installed_at, removed_at, epoch)
+SELECT i.interval_id, i.name, i.version, i.advisory_id, i.advisory, i.malicious, i.known_exploited,
+       i.installed_at, i.removed_at, @epoch::bigint
+FROM jsonb_populate_recordset(NULL::tree_exposures, @exposures::jsonb) i
+ON CONFLICT (interval_id, advisory_id) DO NOTHING
+RETURNING id, name, version, advisory_id, malicious, known_exploited, installed_at, removed_at;
+
+-- name: EventPlanTreeExposed :many
+-- One tree.exposed event per channel and new exposure (ids), keyed by the
+-- package version, the advisory and the interval's start: once, whoever
+-- writes it.
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id,
+       'tree.exposed:' || x.name || '@' || x.version || '/' || x.advisory_id || '@' ||
+           to_char(x.installed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+       'tree.exposed',
+       jsonb_build_object('package', x.name, 'version', x.version, 'advisory', x.advisory,
+                          'malicious', x.malicious, 'known_exploited', x.known_exploited,
+                          'installed_at', x.installed_at, 'removed_at', x.removed_at),
+       sqlc.narg(epoch)::bigint
+FROM tree_exposures x
+JOIN notification_channels ch ON ch.enabled
+WHERE x.id = ANY (@ids::bigint[])
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
+
+-- name: TreeExposureList :many
+-- The look-back's findings, newest first.
+SELECT id, name, version, advisory_id, advisory, malicious, known_exploited, installed_at, removed_at, found_at
+FROM tree_exposures
+ORDER BY found_at DESC, id DESC
+LIMIT @max_rows::integer;
+
+-- name: TreeFindingList :many
+-- The tree's findings the pages show under the setting (dev_mode:
+-- readmodel.DevMode), with what counting reads (upcheck_tree_counted).
+SELECT name, version, advisory_id, advisory, malicious, known_exploited, epss, severity, fixed_in, withdrawn,
+       found_at, dev, instances, components, dismissed,
+       upcheck_tree_counted(@dev_mode::text, dev, malicious, withdrawn, dismissed) AS counted
+FROM tree_finding_state
+WHERE upcheck_tree_shown(@dev_mode::text, dev, malicious)
+ORDER BY malicious DESC, known_exploited DESC, name, version, advisory_id;
+
+-- name: TreeFindingCounts :one
+-- How many tree findings count under the setting (upcheck_tree_counted,
+-- the one definition), and how many are shown apart as development ones.
+SELECT count(*) FILTER (WHERE upcheck_tree_counted(@dev_mode::text, dev, malicious, withdrawn, dismissed))::integer AS counted,
+       count(*) FILTER (WHERE dev AND NOT malicious AND NOT withdrawn AND NOT dismissed
+                          AND @dev_mode::text = 'separate')::integer AS dev_apart,
+       count(DISTINCT (name, version)) FILTER (WHERE upcheck_tree_counted(@dev_mode::text, dev, malicious, withdrawn, dismissed))::integer AS packages
+FROM tree_finding_state;
+
+-- name: TreeFindingsOfInstances :many
+-- Each installed instance of the named package with its findings (joined
+-- on name and version): the per-instance read.
+SELECT p.id AS instance_id, p.name, p.version, p.dev, p.dev_only, p.via, p.components,
+       f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.withdrawn,
+       upcheck_tree_dismissed(f.name, f.advisory) AS dismissed
+FROM tree_packages p
+JOIN tree_findings f ON f.name = p.name AND f.version = p.version
+WHERE p.name = @name::text AND p.source NOT IN ('link', 'file')
+ORDER BY p.id, f.advisory_id;
+
+-- name: TreeDismissalEnd :many
+-- Ends the standing tree dismissal of an advisory for the package ('':
+-- the advisory wherever it is), keeping it as history.
+UPDATE advisory_dismissals
+SET ended_at = clock_timestamp(), ended_how = @how::text
+WHERE component_code = '' AND package = @package::text AND advisory_id = @advisory_id::text AND ended_at IS NULL
+RETURNING id, reason;
+
+-- name: TreeDismissalCreate :one
+-- Dismisses the advisory as a tree finding (or a look-back finding)
+-- lists it (its fingerprint), for the package ('': wherever it is). No
+-- row comes back when none lists such an advisory (for that package).
+INSERT INTO advisory_dismissals (component_code, package, advisory_id, user_id, user_email, reason, expires_at,
+                                 severity, affected, fixed_in)
+SELECT '', @package::text, f.advisory_id, sqlc.narg(user_id)::bigint,
+       (SELECT u.email FROM users u WHERE u.id = sqlc.narg(user_id)::bigint),
+       @reason::text, sqlc.narg(expires_at)::timestamptz,
+       coalesce(f.advisory->>'severity', ''), coalesce(f.advisory->>'affected', ''), coalesce(f.advisory->>'fixed_in', '')
+FROM (SELECT name, version, advisory_id, advisory FROM tree_findings
+      UNION ALL
+      SELECT name, version, advisory_id, advisory FROM tree_exposures) f
+WHERE upcheck_dismissal_names(@advisory_id::text, f.advisory)
+  AND (@package::text = '' OR f.name = @package::text)
+ORDER BY (f.advisory_id = @advisory_id::text) DESC, f.name, f.version
+LIMIT 1
+RETURNING id, advisory_id, dismissed_at, user_email, severity, affected, fixed_in;
+
+-- name: TreeAttention :many
+-- What in the tree needs attention under the setting
+-- (upcheck_tree_attention, the one definition).
+SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
+       a.malicious::boolean AS malicious, a.dev::boolean AS dev
+FROM upcheck_tree_attention(@dev_mode::text) a
+ORDER BY array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind::text),
+         a.name, a.version, a.advisory_id;
