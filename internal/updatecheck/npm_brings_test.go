@@ -169,4 +169,14 @@ func TestNpmUpdateBringsReadsAVersionInstalledSince(t *testing.T) {
 	if got := b.bringsOf("acme--hulud"); !equalKinds(kindsOf(got), []readmodel.SignalKind{readmodel.SignalInstallScript}) {
 		t.Errorf("1.0.0 to 1.0.2 after the check: %v, want the postinstall", kindsOf(got))
 	}
+	// Fetched whole once: the next check takes the registry's 304 (one
+	// request), with the manifests kept by the whole fetch.
+	before := r.Count("/@acme%2fhulud")
+	b.run(lease.Operator)
+	if n := r.Count("/@acme%2fhulud") - before; n != 1 {
+		t.Errorf("the check after the whole fetch asked for the document %d times, want 1 (the 304 taken)", n)
+	}
+	if got := b.bringsOf("acme--hulud"); !equalKinds(kindsOf(got), []readmodel.SignalKind{readmodel.SignalInstallScript}) {
+		t.Errorf("1.0.0 to 1.0.2 after the 304: %v, want the postinstall", kindsOf(got))
+	}
 }
