@@ -7,7 +7,9 @@ import (
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/osv"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/feedserver"
 	"github.com/upcheck/upcheck/internal/tree"
 )
@@ -62,5 +64,41 @@ func TestACheckDecidesWhatClearsATransitiveFinding(t *testing.T) {
 	}
 	if got := b.storedFixWords(); len(got) != 0 {
 		t.Errorf("p2r at its fixed version, the fixes are %v; want none", got)
+	}
+}
+
+// A finding is read by its records' own ranges: a record affecting
+// [0, 1.0.1) and [2.0.0, 2.0.3) leaves 1.5.0 clear and 2.0.1 affected,
+// though both are above its first fixed version; a record of another
+// advisory on the package is not read; no record held: nil (every
+// version below the fixed one).
+func TestAFindingIsReadByAllOfItsRanges(t *testing.T) {
+	raw := []byte(`{"id": "GHSA-mult-0000-0001", "aliases": ["CVE-2026-7"], "modified": "2026-11-01T00:00:00Z",
+		"affected": [{"package": {"ecosystem": "npm", "name": "lib"}, "ranges": [
+			{"type": "SEMVER", "events": [{"introduced": "0"}, {"fixed": "1.0.1"}]},
+			{"type": "SEMVER", "events": [{"introduced": "2.0.0"}, {"fixed": "2.0.3"}]}]}]}`)
+	r, err := osv.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := osv.Parse([]byte(`{"id": "GHSA-othe-0000-0001", "modified": "2026-11-01T00:00:00Z",
+		"affected": [{"package": {"ecosystem": "npm", "name": "lib"}, "ranges": [
+			{"type": "SEMVER", "events": [{"introduced": "0"}]}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := store.TreeFixFinding{PackageID: "node_modules/lib", Name: "lib", Version: "1.0.0", AdvisoryID: "GHSA-mult-0000-0001",
+		Keys: advisoryKeys("GHSA-mult-0000-0001", []string{"CVE-2026-7"}), FixedIn: "1.0.1"}
+	affects := affectsOf([]*osv.Record{other, r}, f)
+	if affects == nil {
+		t.Fatal("the record held is not read")
+	}
+	for v, want := range map[string]bool{"1.0.0": true, "1.0.1": false, "1.5.0": false, "2.0.1": true, "2.0.3": false} {
+		if got := affects(v); got != want {
+			t.Errorf("affects(%s) = %v, want %v", v, got, want)
+		}
+	}
+	if affectsOf([]*osv.Record{other}, f) != nil {
+		t.Error("another advisory's record is read as this one's")
 	}
 }
