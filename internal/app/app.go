@@ -211,6 +211,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	}
 	a.Notify.Observe(m)
 	a.Checker.NotifyWith(a.Notify)
+	a.Checker.TreeDevMode(a.Settings.LockfileDev)
 	// A second of principal cache: a burst of requests with one session or
 	// token costs one query; a logout or revocation elsewhere takes effect
 	// within that second.

@@ -7,7 +7,58 @@ package db
 
 import (
 	"context"
+
+	"github.com/google/uuid"
 )
+
+const eventPlanTreeFindings = `-- name: EventPlanTreeFindings :many
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id,
+       'tree.finding:' || f.name || '@' || f.version || '/' || f.advisory_id,
+       'tree.finding',
+       jsonb_build_object('package', f.name, 'version', f.version, 'advisory', f.advisory,
+                          'malicious', f.malicious, 'known_exploited', f.known_exploited,
+                          'fixed_in', coalesce(f.fixed_in, '')),
+       $1::bigint
+FROM tree_finding_state f
+JOIN notification_channels ch ON ch.enabled
+WHERE f.found_at >= now()
+  AND upcheck_tree_counted($2::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+  AND (f.malicious OR f.known_exploited OR ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id
+`
+
+type EventPlanTreeFindingsParams struct {
+	Epoch   *int64
+	DevMode string
+}
+
+// One tree.finding event per channel and counted finding (under
+// @dev_mode, upcheck_tree_counted) new in this transaction (stamped after
+// it began: an unchanged finding keeps its found_at), keyed by the
+// package version and the advisory: once, whoever writes it. A vulnerable
+// finding's EPSS below a channel's least is not sent there; malicious and
+// exploited ones always are.
+func (q *Queries) EventPlanTreeFindings(ctx context.Context, db DBTX, arg EventPlanTreeFindingsParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, eventPlanTreeFindings, arg.Epoch, arg.DevMode)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
 
 const treeEdgesAll = `-- name: TreeEdgesAll :many
 SELECT from_id, name, kind, range, coalesce(to_id, '')::text AS to_id

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
+	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
@@ -84,4 +88,16 @@ func (t *Tx) TreeFixesDeleteStale(ctx context.Context) (int64, error) {
 		return 0, mapError(fmt.Errorf("delete the fixes of findings gone: %w", err))
 	}
 	return n, nil
+}
+
+// EventPlanTreeFindings queues, in tx, the tree.finding event of each
+// counted finding (under mode) that tx's evaluation wrote new, on every
+// enabled channel, once.
+func (t *Tx) EventPlanTreeFindings(ctx context.Context, mode readmodel.DevMode, epoch int64) ([]uuid.UUID, error) {
+	p := db.EventPlanTreeFindingsParams{DevMode: string(mode)}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	out, err := t.q.EventPlanTreeFindings(ctx, t.tx, p)
+	return out, mapError(err)
 }

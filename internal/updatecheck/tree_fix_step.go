@@ -78,3 +78,15 @@ func managerOf(path string) remedy.Manager {
 	}
 	return remedy.ManagerNPM
 }
+
+// TreeDevMode sets UPCHECK_LOCKFILE_DEV, by which a new tree finding is
+// counted, and so notified (readmodel.DevSeparate when never set).
+func (c *Checker) TreeDevMode(m readmodel.DevMode) { c.devMode = m }
+
+// treeDevMode is the dev mode the tree's findings are counted by.
+func (w *writer) treeDevMode() readmodel.DevMode {
+	if w.devMode == "" {
+		return readmodel.DevSeparate
+	}
+	return w.devMode
+}

@@ -2,11 +2,14 @@ package updatecheck
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/osv"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
@@ -100,5 +103,43 @@ func TestAFindingIsReadByAllOfItsRanges(t *testing.T) {
 	}
 	if affectsOf([]*osv.Record{other}, f) != nil {
 		t.Error("another advisory's record is read as this one's")
+	}
+}
+
+// A new counted tree finding is notified in the evaluation's transaction,
+// once: the malicious @acme/forms installed in the tree is a tree.finding
+// event after the check evaluates it; the development-only @acme/other's
+// finding is not counted (UPCHECK_LOCKFILE_DEV=separate) and not
+// notified; evaluated again after the tree changed, the finding already
+// notified is not notified again.
+func TestANewTreeFindingIsNotifiedOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.feedSite(readmodel.FeedOSV)
+	b.db.MustExec(t, `INSERT INTO notification_channels (name, kind, target, events) VALUES ('ops', 'webhook', 'https://hooks.example/x', 'security')`)
+	n, err := notify.New(b.db.Pool, b.store, b.fetcher, notify.DefaultTimings(), slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.checker.NotifyWith(n)
+	b.putTree(treePkg{id: "node_modules/x/node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
+		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0", dev: true, devOnly: true})
+	b.run(lease.Operator)
+	events := func() (n int, payload string) {
+		b.db.QueryRow(t, `SELECT count(*), coalesce(min(payload::text), '') FROM notification_events WHERE type = $1`,
+			readmodel.EventTreeFinding).Scan(&n, &payload)
+		return n, payload
+	}
+	if n, payload := events(); n != 1 || !strings.Contains(payload, `"package": "@acme/forms"`) || !strings.Contains(payload, `"malicious": true`) {
+		t.Fatalf("%d tree.finding events (%s); want the malicious @acme/forms, alone", n, payload)
+	}
+	b.putTree(treePkg{id: "node_modules/x/node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
+		treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
+		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0", dev: true, devOnly: true})
+	if wrote, err := b.checker.EvaluateTree(context.Background()); err != nil || !wrote {
+		t.Fatalf("EvaluateTree = %v, %v", wrote, err)
+	}
+	if n, _ := events(); n != 1 {
+		t.Errorf("%d tree.finding events after the evaluation again; want the one", n)
 	}
 }
