@@ -106,6 +106,10 @@ malware AS (
 ),
 exploited AS (
     SELECT upcheck_exploited_read_at() AS read_at
+),
+-- The installed tree as last read: no row while none was.
+tree AS (
+    SELECT packages, synced_at FROM tree_state
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -167,6 +171,10 @@ SELECT
     totals.attention_total::bigint                                             AS attention_total,
     never.code                                                                 AS never_code,
     never.name                                                                 AS never_name,
+    -- null while no tree was read (a manifest site, or a lockfile not
+    -- synced yet): then the dependencies are not checked
+    tree.packages                                                              AS tree_packages,
+    tree.synced_at                                                             AS tree_read_at,
     oldest_security.since                                                      AS oldest_security_since,
     coalesce(extract(epoch FROM clock_timestamp() - oldest_security.since), 0)::float8 AS oldest_security_seconds
 FROM totals
@@ -174,4 +182,5 @@ LEFT JOIN last_run ON true
 LEFT JOIN never ON true
 CROSS JOIN oldest_security
 LEFT JOIN malware ON true
-LEFT JOIN exploited ON true;
+LEFT JOIN exploited ON true
+LEFT JOIN tree ON true;

@@ -16,7 +16,7 @@ import (
 func npmDetail() DetailProps {
 	pub := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	return DetailProps{Layout: layout(calm(), true), DetailRow: readmodel.DetailRow{Code: "acme-blog", Name: "Blog", Installed: "2.3.0",
-		Latest: "2.5.0", SourceURL: "npm:@acme/blog", Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true,
+		Latest: "2.5.0", SourceURL: "npm:@acme/blog", Dependencies: ptr(184), Evaluated: true, LastSuccessAt: ago(time.Hour), UpdateAvailable: true,
 		UpdateVersion: "2.5.0", UpdateCommand: "npm install @acme/blog@2.5.0", Deprecated: "use <script>alert(1)</script> @acme/journal",
 		ProvenanceLost: "2.5.0", Registry: &readmodel.RegistryFacts{Package: "@acme/blog", Registry: "http://127.0.0.1:4873/",
 			Deprecated: "use <script>alert(1)</script> @acme/journal", KeysPublished: true, ProvenanceLost: "2.5.0",

@@ -15,6 +15,7 @@ const (
 	NavNone      NavItem = ""
 	NavDashboard NavItem = "dashboard"
 	NavPlugins   NavItem = "plugins"
+	NavPackages  NavItem = "packages"
 	NavHistory   NavItem = "history"
 	NavSources   NavItem = "sources"
 	NavNotify    NavItem = "notifications"

@@ -65,6 +65,8 @@ func attention() readmodel.Summary {
 		Malicious: new(int), MalwareReadAt: ago(6 * time.Hour),
 		// The KEV catalogue was read: nothing exploited is a fact.
 		KnownExploited: new(int), ExploitedReadAt: ago(5 * time.Hour),
+		// The lockfile's tree was read.
+		TreePackages: ptr(212), TreeReadAt: ago(3 * time.Hour),
 	}
 }
 
@@ -183,10 +185,13 @@ func pages() map[string]templ.Component {
 				FinishedAt: ago(54 * time.Hour), DurationMS: 120, Error: "database unreachable"},
 			{ID: 1, Trigger: "scheduled", Actor: "cron", Status: "abandoned", StartedAt: now.Add(-80 * 24 * time.Hour)},
 		}}),
-		"history_empty": History(HistoryProps{Layout: layout(calm(), false)}),
-		"detail_npm":    ComponentDetail(npmDetail()),
-		"detail_policy": ComponentDetail(policyDetail()),
-		"sources_npm":   SourceHealth(SourceHealthProps{Layout: layout(calm(), true), Sources: npmSources()}),
+		"history_empty":        History(HistoryProps{Layout: layout(calm(), false)}),
+		"packages":             Packages(packagesProps()),
+		"packages_not_checked": Packages(PackagesProps{Layout: layout(calm(), false)}),
+		"package":              Package(packageProps()),
+		"detail_npm":           ComponentDetail(npmDetail()),
+		"detail_policy":        ComponentDetail(policyDetail()),
+		"sources_npm":          SourceHealth(SourceHealthProps{Layout: layout(calm(), true), Sources: npmSources()}),
 		"sources": SourceHealth(SourceHealthProps{Layout: layout(attention(), true), Sources: []readmodel.SourceRow{
 			{URL: "https://acme.example/updates.json", Components: 2, LastSuccessAt: ago(3 * time.Hour),
 				LastAttemptAt: ago(3 * time.Hour), ExpiresAt: in(30 * 24 * time.Hour), SignatureState: "verified",

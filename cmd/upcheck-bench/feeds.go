@@ -45,22 +45,10 @@ func feedImport(ctx context.Context, binary string, cluster *devdb.Cluster) erro
 		return err
 	}
 	defer os.RemoveAll(dir)
-	archive := filepath.Join(dir, "all.zip")
-	start := time.Now()
-	if err := writeFeedArchive(archive); err != nil {
-		return err
-	}
-	fi, err := os.Stat(archive)
+	archive, err := benchArchive(dir)
 	if err != nil {
 		return err
 	}
-	report("feeds_archive_records", feedRecords, "records", "", nil)
-	report("feeds_archive_bytes", float64(fi.Size())/(1<<20), "MiB", "", nil)
-	report("feeds_archive_generated_in", time.Since(start).Seconds(), "s", "", nil)
-	if n, err := uncompressed(archive); err == nil {
-		report("feeds_archive_uncompressed", float64(n)/(1<<20), "MiB", "", nil)
-	}
-
 	name := fmt.Sprintf("bench_feeds_%d", time.Now().Unix())
 	if err := cluster.CreateDatabase(ctx, name); err != nil {
 		return err
@@ -75,7 +63,36 @@ func feedImport(ctx context.Context, binary string, cluster *devdb.Cluster) erro
 	if out, err := command(binary, env, "", "migrate").CombinedOutput(); err != nil {
 		return fmt.Errorf("upcheck migrate: %v\n%s", err, out)
 	}
+	if err := importTwice(binary, env, archive); err != nil {
+		return err
+	}
+	return evaluationWithArchive(ctx, cluster, url)
+}
 
+// benchArchive writes the bench's archive under dir, reports its size and
+// how long it took, and returns its path.
+func benchArchive(dir string) (string, error) {
+	archive := filepath.Join(dir, "all.zip")
+	start := time.Now()
+	if err := writeFeedArchive(archive); err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(archive)
+	if err != nil {
+		return "", err
+	}
+	report("feeds_archive_records", feedRecords, "records", "", nil)
+	report("feeds_archive_bytes", float64(fi.Size())/(1<<20), "MiB", "", nil)
+	report("feeds_archive_generated_in", time.Since(start).Seconds(), "s", "", nil)
+	if n, err := uncompressed(archive); err == nil {
+		report("feeds_archive_uncompressed", float64(n)/(1<<20), "MiB", "", nil)
+	}
+	return archive, nil
+}
+
+// importTwice imports the archive into an empty database, then again
+// where nothing changed, and reports both.
+func importTwice(binary string, env []string, archive string) error {
 	first, err := importOnce(binary, env, archive)
 	if err != nil {
 		return err
@@ -100,8 +117,12 @@ func feedImport(ctx context.Context, binary string, cluster *devdb.Cluster) erro
 	report("feeds_reimport_unchanged", float64(again.res.Unchanged), "records", fmt.Sprint(feedRecords), yes(again.res.Unchanged == feedRecords))
 	ratio := again.wall.Seconds() / first.wall.Seconds()
 	report("feeds_reimport_vs_import", ratio, "again/first", "<= 0.10", yes(ratio <= 0.10))
+	return nil
+}
 
-	// Evaluation: the same manifest sync with and without the archive.
+// evaluationWithArchive times the same manifest sync in the database at
+// url, which holds the archive, and in a new one without it.
+func evaluationWithArchive(ctx context.Context, cluster *devdb.Cluster, url string) error {
 	with, advised, err := feedSync(ctx, url)
 	if err != nil {
 		return err

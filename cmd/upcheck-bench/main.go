@@ -93,19 +93,7 @@ func run(binary, dataDir string) error {
 	if err != nil {
 		return err
 	}
-	switch only {
-	case "sync", "npm", "feeds", "tree", "tree-eval":
-		part := syncHolds
-		switch only {
-		case "tree":
-			part = func(ctx context.Context, c *devdb.Cluster) error { return treeSync(ctx, binary, c) }
-		case "npm":
-			part = func(ctx context.Context, c *devdb.Cluster) error { return npmCheck(ctx, binary, c) }
-		case "feeds":
-			part = func(ctx context.Context, c *devdb.Cluster) error { return feedImport(ctx, binary, c) }
-		case "tree-eval":
-			part = func(ctx context.Context, c *devdb.Cluster) error { return treeEval(ctx, binary, c) }
-		}
+	if part := alonePart(binary); part != nil {
 		if err := part(ctx, cluster); err != nil {
 			return err
 		}
@@ -119,70 +107,69 @@ func run(binary, dataDir string) error {
 		return err
 	}
 	defer db.close()
-	url, env := db.url, db.env
-
-	if only == "check" {
+	switch only {
+	case "check":
 		printTable()
 		printChecks()
 		return nil
-	}
-
-	if only == "load" {
-		if err := underLoad(binary, env); err != nil {
+	case "load":
+		if err := underLoad(binary, db.env); err != nil {
 			return err
 		}
 		printTable()
 		return nil
 	}
-
-	// 2. The cost of fencing one source's write.
-	if err := fencedWrites(ctx, url); err != nil {
-		return err
+	for _, part := range laterParts(binary, cluster, db) {
+		if err := part(ctx); err != nil {
+			return err
+		}
 	}
-
-	// 3 and 4. The summary and the pages under load, against /healthz.
-	if err := underLoad(binary, env); err != nil {
-		return err
-	}
-
-	// 5. Lease operations on one connection.
-	if err := leaseOps(ctx, url); err != nil {
-		return err
-	}
-
-	// 6. Notifications: the cost of queueing on the fenced write, deliveries per second.
-	if err := notifications(ctx, url); err != nil {
-		return err
-	}
-
-	// 7. A manifest sync of 10,000 components: how long the lease's lock is held.
-	if err := syncHolds(ctx, cluster); err != nil {
-		return err
-	}
-
-	// 8. A check of 500 npm packages on a loopback registry, against a bare fetcher.
-	if err := npmCheck(ctx, binary, cluster); err != nil {
-		return err
-	}
-
-	// 9. An OSV archive of 200,000 records imported, imported again unchanged, and 10,000 components evaluated against it.
-	if err := feedImport(ctx, binary, cluster); err != nil {
-		return err
-	}
-
-	// 10. The installed tree of a lockfile of 3,000 packages: first sync, unchanged, 10 changed.
-	if err := treeSync(ctx, binary, cluster); err != nil {
-		return err
-	}
-
-	// 11. A tree of 3,000 installed packages evaluated against an OSV archive of 200,000 records.
-	if err := treeEval(ctx, binary, cluster); err != nil {
-		return err
-	}
-
 	printTable()
 	printChecks()
 	return nil
+}
+
+// alonePart is the part -only names when it runs without the document
+// check before it (sync, npm, feeds, tree, tree-eval); nil for the others.
+func alonePart(binary string) func(context.Context, *devdb.Cluster) error {
+	switch only {
+	case "sync":
+		return syncHolds
+	case "npm":
+		return func(ctx context.Context, c *devdb.Cluster) error { return npmCheck(ctx, binary, c) }
+	case "feeds":
+		return func(ctx context.Context, c *devdb.Cluster) error { return feedImport(ctx, binary, c) }
+	case "tree":
+		return func(ctx context.Context, c *devdb.Cluster) error { return treeSync(ctx, binary, c) }
+	case "tree-eval":
+		return func(ctx context.Context, c *devdb.Cluster) error { return treeEval(ctx, binary, c) }
+	}
+	return nil
+}
+
+// laterParts are parts 2 to 11, in the order they run after the document
+// check, on its kept database (db) or the cluster.
+func laterParts(binary string, cluster *devdb.Cluster, db *benchDB) []func(context.Context) error {
+	return []func(context.Context) error{
+		// 2. The cost of fencing one source's write.
+		func(ctx context.Context) error { return fencedWrites(ctx, db.url) },
+		// 3 and 4. The summary and the pages under load, against /healthz.
+		func(context.Context) error { return underLoad(binary, db.env) },
+		// 5. Lease operations on one connection.
+		func(ctx context.Context) error { return leaseOps(ctx, db.url) },
+		// 6. Notifications: the cost of queueing on the fenced write, deliveries per second.
+		func(ctx context.Context) error { return notifications(ctx, db.url) },
+		// 7. A manifest sync of 10,000 components: how long the lease's lock is held.
+		func(ctx context.Context) error { return syncHolds(ctx, cluster) },
+		// 8. A check of 500 npm packages on a loopback registry, against a bare fetcher.
+		func(ctx context.Context) error { return npmCheck(ctx, binary, cluster) },
+		// 9. An OSV archive of 200,000 records imported, imported again unchanged, and 10,000 components evaluated against it.
+		func(ctx context.Context) error { return feedImport(ctx, binary, cluster) },
+		// 10. The installed tree of a lockfile of 3,000 packages: first sync, unchanged, 10 changed.
+		func(ctx context.Context) error { return treeSync(ctx, binary, cluster) },
+		// 11. A tree of 3,000 installed packages evaluated against an OSV archive of 200,000 records.
+		func(ctx context.Context) error { return treeEval(ctx, binary, cluster) },
+	}
 }
 
 // printTable prints every figure that has a target, with its verdict.

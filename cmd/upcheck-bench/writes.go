@@ -178,12 +178,7 @@ func sourceWrites(ctx context.Context, url string) error {
 		return err
 	}
 	defer pool.Close()
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return err
-	}
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-	nosync, err := pgxpool.NewWithConfig(ctx, cfg)
+	nosync, err := noSyncPool(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -204,48 +199,31 @@ func sourceWrites(ctx context.Context, url string) error {
 	}
 	var one, oneNosync, grouped, groupedNosync []time.Duration
 	for i := range writeIters * 4 {
-		var b store.Batch
-		var check []func() error
-		var codes []string
 		n := 1
 		if i%4 >= 2 {
 			n = group
 		}
-		for k := range n {
-			at := i*group + k
-			written, c := w.add(&b, at)
-			codes = append(codes, c...)
-			want := len(w.byURL[w.urls[at%len(w.urls)]])
-			check = append(check, func() error {
-				if len(*written) != want {
-					return fmt.Errorf("wrote %d of %d results", len(*written), want)
-				}
-				return nil
-			})
-		}
-		b.EventPlanNothingNew(codes) // one question for the batch, as a check asks it
+		b, check := w.groupBatch(i*group, n)
 		start := time.Now()
 		switch i % 4 {
 		case 0:
-			err = lm.SendFenced(ctx, acq.Lease.Owner, &b)
+			err = lm.SendFenced(ctx, acq.Lease.Owner, b)
 			one = append(one, time.Since(start))
 		case 1:
-			err = lmNosync.SendFenced(ctx, acq.Lease.Owner, &b)
+			err = lmNosync.SendFenced(ctx, acq.Lease.Owner, b)
 			oneNosync = append(oneNosync, time.Since(start))
 		case 2:
-			err = lm.SendFenced(ctx, acq.Lease.Owner, &b)
+			err = lm.SendFenced(ctx, acq.Lease.Owner, b)
 			grouped = append(grouped, time.Since(start)/group)
 		default:
-			err = lmNosync.SendFenced(ctx, acq.Lease.Owner, &b)
+			err = lmNosync.SendFenced(ctx, acq.Lease.Owner, b)
 			groupedNosync = append(groupedNosync, time.Since(start)/group)
 		}
 		if err != nil {
 			return fmt.Errorf("source write benchmark: %w", err)
 		}
-		for _, c := range check {
-			if err := c(); err != nil {
-				return err
-			}
+		if err := check(); err != nil {
+			return err
 		}
 	}
 	report("write_source_p50", median(one).Seconds()*1000, "ms", "", nil)
@@ -253,6 +231,47 @@ func sourceWrites(ctx context.Context, url string) error {
 	report("write_source_grouped_p50", median(grouped).Seconds()*1000, "ms/source", "", nil)
 	report("write_source_grouped_nosync_p50", median(groupedNosync).Seconds()*1000, "ms/source", "", nil)
 	return nil
+}
+
+// noSyncPool is a pool on url whose connections commit with
+// synchronous_commit off.
+func noSyncPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// groupBatch is the writes of n sources from the from-th, with the
+// notifications' one question for them all, as a check sends them; check
+// says, once the batch is sent, whether every result was written.
+func (w *sourceWriter) groupBatch(from, n int) (b *store.Batch, check func() error) {
+	b = &store.Batch{}
+	var checks []func() error
+	var codes []string
+	for k := range n {
+		at := from + k
+		written, c := w.add(b, at)
+		codes = append(codes, c...)
+		want := len(w.byURL[w.urls[at%len(w.urls)]])
+		checks = append(checks, func() error {
+			if len(*written) != want {
+				return fmt.Errorf("wrote %d of %d results", len(*written), want)
+			}
+			return nil
+		})
+	}
+	b.EventPlanNothingNew(codes) // one question for the batch, as a check asks it
+	return b, func() error {
+		for _, c := range checks {
+			if err := c(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // add puts the i-th source's write into b as a check sends it (as unchanged:

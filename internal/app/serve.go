@@ -26,11 +26,8 @@ import (
 // cancelled and releases its lease at once; in-flight requests get
 // ShutdownTimeout to finish. ready, when not nil, receives the address.
 func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready func(addr string)) error {
-	if _, err := LeaseTimings(cfg.Timings); err != nil {
+	if err := checkServeConfig(cfg); err != nil {
 		return err // before the demo site starts
-	}
-	if cfg.Manifest != "" && cfg.Lockfile != "" {
-		return errors.New("UPCHECK_MANIFEST and UPCHECK_LOCKFILE are both set: the components come from one of them; unset the other")
 	}
 	var demoSite *demoSite
 	if cfg.Demo {
@@ -60,30 +57,56 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close() // srv.Serve closes it too; this covers the returns before
-	var watcher *lockfile.Watcher
-	if demoSite != nil {
-		if err := demoSite.install(ctx, a); err != nil {
-			return err
-		}
-	} else if cfg.Lockfile != "" {
-		watcher = a.watchLockfile(ctx)
-	} else if cfg.Manifest != "" {
-		// A bad manifest must not take the site's update checks down with
-		// it: the previous components stay and the error is loud.
-		_, err := a.SyncManifest(ctx, cfg.Manifest)
-		a.inputRead(ctx, readmodel.InputManifest, cfg.Manifest, err)
+	watcher, err := a.readComponents(ctx, demoSite)
+	if err != nil {
+		return err
 	}
-
 	logger.InfoContext(ctx, "serving", "addr", "http://"+ln.Addr().String(), "trusted_proxies", cfg.TrustedProxies,
 		"metrics_public", cfg.MetricsPublic)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
-	// Started in this order, stopped in the reverse: the schedule first (a
-	// running check is cancelled and releases its lease at once), the HTTP
-	// server after it (manual checks are cancelled, then in-flight requests
-	// get ShutdownTimeout), deliveries last (River stops taking jobs and
-	// waits for the sends in flight).
+	return runServices(ctx, logger, a.services(ln, watcher, demoSite))
+}
+
+// checkServeConfig refuses what serve cannot run with: lease timings that
+// do not fit together, and two sources of the installed components.
+func checkServeConfig(cfg config.Config) error {
+	if _, err := LeaseTimings(cfg.Timings); err != nil {
+		return err
+	}
+	if cfg.Manifest != "" && cfg.Lockfile != "" {
+		return errors.New("UPCHECK_MANIFEST and UPCHECK_LOCKFILE are both set: the components come from one of them; unset the other")
+	}
+	return nil
+}
+
+// readComponents reads the installed components once before serving: the
+// demo site's, or the manifest's; with a lockfile it returns the watcher
+// that reads it now and whenever it changes.
+func (a *App) readComponents(ctx context.Context, demoSite *demoSite) (*lockfile.Watcher, error) {
+	cfg := a.Config
+	switch {
+	case demoSite != nil:
+		return nil, demoSite.install(ctx, a)
+	case cfg.Lockfile != "":
+		return a.watchLockfile(ctx), nil
+	case cfg.Manifest != "":
+		// A bad manifest must not take the site's update checks down with
+		// it: the previous components stay and the error is loud.
+		_, err := a.SyncManifest(ctx, cfg.Manifest)
+		a.inputRead(ctx, readmodel.InputManifest, cfg.Manifest, err)
+	}
+	return nil, nil
+}
+
+// services are serve's services, started in this order and stopped in the
+// reverse: the schedule first (a running check is cancelled and releases
+// its lease at once), the HTTP server after it (manual checks are
+// cancelled, then in-flight requests get ShutdownTimeout), deliveries last
+// (River stops taking jobs and waits for the sends in flight).
+func (a *App) services(ln net.Listener, watcher *lockfile.Watcher, demoSite *demoSite) []service {
+	cfg, logger := a.Config, a.Logger
 	services := []service{
 		{name: "notifications", run: func(ctx context.Context) error { a.Notify.Run(ctx); return nil }, stop: a.Notify.Stop},
 		{name: "http server", run: func(ctx context.Context) error { return a.serveHTTP(ctx, ln) }},
@@ -114,7 +137,7 @@ func Serve(ctx context.Context, cfg config.Config, logger *slog.Logger, ready fu
 		scheduler.Run(ctx)
 		return nil
 	}})
-	return runServices(ctx, logger, services)
+	return services
 }
 
 // serveHTTP serves on ln until ctx ends, then shuts the server down: no

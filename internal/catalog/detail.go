@@ -47,6 +47,17 @@ type Detail struct {
 	Between []release.ReleaseStatus
 }
 
+// readDependencies counts what the component d brings into the tree, in
+// the detail's transaction; nil when no tree was read.
+func readDependencies(ctx context.Context, tx *store.Tx, d store.ComponentDetail) (*int, error) {
+	tree, err := tx.TreeStateRow(ctx)
+	if err != nil || tree == nil {
+		return nil, err
+	}
+	n, err := tx.ComponentDependencies(ctx, d.Code, d.Package)
+	return &n, err
+}
+
 // AdvisoryState is an advisory affecting the installed version and where
 // its dismissal stands.
 type AdvisoryState struct {
@@ -88,7 +99,10 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	var standing map[string]store.Dismissal
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if d, err = tx.ComponentDetail(ctx, code); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
+		if d, err = tx.ComponentDetail(ctx, code); err != nil {
+			return err
+		}
+		if d.Dependencies, err = readDependencies(ctx, tx, d); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
 			return err
 		}
 		standing, err = tx.StandingDismissals(ctx, code)

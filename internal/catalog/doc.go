@@ -14,7 +14,8 @@
 //     reads after it wrote, through the one method Reads.Changed (which
 //     updatecheck sees as its Reads interface): a check and an import when
 //     they take the lease (check_running changed) and when they end,
-//     whatever the outcome; a manifest sync when it ends; a dismissal and
+//     whatever the outcome; a manifest sync when it ends, and a lockfile's
+//     tree sync (the summary reads the tree's state); a dismissal and
 //     the end of one (Dismissals). The next request then waits for a read
 //     begun after the write, so this process never shows its own write
 //     late, and a read begun before the write is never kept.

@@ -37,7 +37,8 @@ func New(st *store.Store) *Reads {
 // this call, so this process never shows its own write late. The writers
 // call it after each write they make: a check and an import when they take
 // the lease (check_running changed) and when they end, whatever the
-// outcome; a manifest sync when it ends; a dismissal and its end (doc.go).
+// outcome; a manifest sync when it ends, and a tree sync; a dismissal and
+// its end (doc.go).
 // A nil Reads has nothing to drop.
 func (r *Reads) Changed() {
 	if r == nil {

@@ -616,6 +616,18 @@ type TreePackage struct {
 	RowHash       []byte
 }
 
+type TreePackageName struct {
+	Name          string
+	Versions      []string
+	Instances     int32
+	Dev           bool
+	InstallScript bool
+	OtherSources  []string
+	Components    []string
+	Heads         []string
+	Path          []byte
+}
+
 type TreeState struct {
 	ID        bool
 	Path      string

@@ -100,6 +100,9 @@ malware AS (
 ),
 exploited AS (
     SELECT upcheck_exploited_read_at() AS read_at
+),
+tree AS (
+    SELECT packages, synced_at FROM tree_state
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -161,6 +164,10 @@ SELECT
     totals.attention_total::bigint                                             AS attention_total,
     never.code                                                                 AS never_code,
     never.name                                                                 AS never_name,
+    -- null while no tree was read (a manifest site, or a lockfile not
+    -- synced yet): then the dependencies are not checked
+    tree.packages                                                              AS tree_packages,
+    tree.synced_at                                                             AS tree_read_at,
     oldest_security.since                                                      AS oldest_security_since,
     coalesce(extract(epoch FROM clock_timestamp() - oldest_security.since), 0)::float8 AS oldest_security_seconds
 FROM totals
@@ -169,6 +176,7 @@ LEFT JOIN never ON true
 CROSS JOIN oldest_security
 LEFT JOIN malware ON true
 LEFT JOIN exploited ON true
+LEFT JOIN tree ON true
 `
 
 type SummaryReadRow struct {
@@ -201,6 +209,8 @@ type SummaryReadRow struct {
 	AttentionTotal        int64
 	NeverCode             *string
 	NeverName             *string
+	TreePackages          *int32
+	TreeReadAt            *time.Time
 	OldestSecuritySince   interface{}
 	OldestSecuritySeconds float64
 }
@@ -223,6 +233,7 @@ type SummaryReadRow struct {
 // order), looked up for them alone.
 // One row, always: joined LEFT only so that sqlc types its column as
 // nullable, which it is.
+// The installed tree as last read: no row while none was.
 func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64) (SummaryReadRow, error) {
 	row := db.QueryRow(ctx, summaryRead, attentionLimit)
 	var i SummaryReadRow
@@ -256,6 +267,8 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.AttentionTotal,
 		&i.NeverCode,
 		&i.NeverName,
+		&i.TreePackages,
+		&i.TreeReadAt,
 		&i.OldestSecuritySince,
 		&i.OldestSecuritySeconds,
 	)

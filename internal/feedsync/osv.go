@@ -42,27 +42,50 @@ func (s *Sync) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) err
 		if done, err := s.syncDelta(ctx, l, run); done || err != nil {
 			return err
 		}
-		s.sweepSpool(ctx)
-		dl, err := feed.Spool(ctx, s.fetcher, fetch.Request{URL: run.fd.URL, ETag: run.stored.ETag,
-			LastModified: run.stored.LastModified, MaxBody: s.limits.MaxArchive}, s.dir)
-		if err != nil {
+		var err error
+		if path, err = s.download(ctx, run); path == "" || err != nil {
 			return err
 		}
-		if dl.NotModified {
-			run.out.Status = readmodel.FeedSyncNotModified
-			return nil
-		}
-		defer os.Remove(dl.Path)
-		path = dl.Path
-		run.out.ETag, run.out.LastModified = dl.ETag, dl.LastModified
+		defer os.Remove(path)
 	}
 	a, err := feed.OpenArchive(path, s.limits)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	changed, err := s.changedRecords(ctx, run, a)
+	if err != nil {
+		return err
+	}
+	if err := s.storeChanged(ctx, l, run, a, changed); err != nil {
+		return err
+	}
+	return s.archiveCursor(ctx, run)
+}
 
-	// Pass 1: every record hashed, compared with the stored hash.
+// download spools the archive to a file (conditionally: "" when it is not
+// modified since the stored validators) once the killed syncs' leftovers
+// are swept; the caller removes the file.
+func (s *Sync) download(ctx context.Context, run *feedRun) (string, error) {
+	s.sweepSpool(ctx)
+	dl, err := feed.Spool(ctx, s.fetcher, fetch.Request{URL: run.fd.URL, ETag: run.stored.ETag,
+		LastModified: run.stored.LastModified, MaxBody: s.limits.MaxArchive}, s.dir)
+	if err != nil {
+		return "", err
+	}
+	if dl.NotModified {
+		run.out.Status = readmodel.FeedSyncNotModified
+		return "", nil
+	}
+	run.out.ETag, run.out.LastModified = dl.ETag, dl.LastModified
+	return dl.Path, nil
+}
+
+// changedRecords is the archive's first pass: every record hashed and
+// compared with the stored hash, a batch at a time; it returns the
+// indexes of the records whose bytes changed, and counts the unchanged
+// and skips the too large.
+func (s *Sync) changedRecords(ctx context.Context, run *feedRun, a *feed.Archive) ([]int, error) {
 	var changed []int
 	var scanned []feed.Entry
 	compare := func() error {
@@ -87,7 +110,7 @@ func (s *Sync) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) err
 		scanned = scanned[:0]
 		return nil
 	}
-	err = a.Scan(func(e feed.Entry) error {
+	err := a.Scan(func(e feed.Entry) error {
 		if scanned = append(scanned, e); len(scanned) == BatchSize {
 			return compare()
 		}
@@ -96,13 +119,14 @@ func (s *Sync) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) err
 	if err == nil {
 		err = compare()
 	}
-	if err != nil {
-		return err
-	}
+	return changed, err
+}
 
-	// Pass 2: the changed records, parsed and stored in batches.
+// storeChanged is the archive's second pass: the changed records, parsed
+// and stored in batches.
+func (s *Sync) storeChanged(ctx context.Context, l lease.Lease, run *feedRun, a *feed.Archive, changed []int) error {
 	var batch []store.OSVRecord
-	err = a.Read(changed, func(e feed.Entry, data []byte) error {
+	err := a.Read(changed, func(e feed.Entry, data []byte) error {
 		rec, ok := s.parseRecord(run, recordID(e.Name), data)
 		if !ok {
 			return nil
@@ -114,13 +138,10 @@ func (s *Sync) syncArchive(ctx context.Context, l lease.Lease, run *feedRun) err
 		}
 		return nil
 	})
-	if err == nil {
-		err = s.storeRecords(ctx, l, run, batch)
-	}
 	if err != nil {
 		return err
 	}
-	return s.archiveCursor(ctx, run)
+	return s.storeRecords(ctx, l, run, batch)
 }
 
 // spoolPattern names the files feed.Spool downloads archives to.
@@ -185,36 +206,9 @@ func (s *Sync) archiveCursor(ctx context.Context, run *feedRun) error {
 // such list, no cursor yet, or more changes than a delta takes (then the
 // whole archive is read).
 func (s *Sync) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (done bool, err error) {
-	if run.stored.Cursor == "" {
-		return false, nil
-	}
-	since, err := time.Parse(time.RFC3339Nano, run.stored.Cursor)
-	if err != nil {
-		return false, nil // not a time: read the whole archive
-	}
-	// A record can reach the list after newer ones (its modified time is
-	// its database's): the records of the last deltaOverlap are read
-	// again, and those unchanged cost a hash.
-	since = since.Add(-deltaOverlap)
-	listURL, err := feed.SiblingURL(run.fd.URL, "modified_id.csv")
-	if err != nil {
-		return false, nil
-	}
-	var ids []feed.Modified
-	var tooMany bool
-	_, err = s.fetcher.Fetch(ctx, fetch.Request{URL: listURL, MaxBody: maxModifiedList, Consume: func(r io.Reader) error {
-		var err error
-		ids, tooMany, err = feed.ReadModifiedIDs(r, since, maxDelta)
-		return err
-	}})
-	var status *fetch.StatusError
-	switch {
-	case errors.As(err, &status):
-		return false, nil // no list beside the archive
-	case err != nil:
+	ids, ok, err := s.modifiedSince(ctx, run)
+	if !ok || err != nil {
 		return false, err
-	case tooMany:
-		return false, nil
 	}
 	if len(ids) == 0 {
 		run.out.Status = readmodel.FeedSyncNotModified
@@ -230,27 +224,18 @@ func (s *Sync) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (done
 	}
 	var batch []store.OSVRecord
 	for _, m := range ids {
-		recURL, err := feed.SiblingURL(run.fd.URL, m.ID+".json")
+		body, ok, err := s.fetchRecord(ctx, run, m.ID)
 		if err != nil {
 			return false, err
 		}
-		resp, err := s.fetcher.Fetch(ctx, fetch.Request{URL: recURL, MaxBody: s.limits.MaxRecord})
-		if errors.Is(err, fetch.ErrTooLarge) {
-			run.skip(m.ID, "", fmt.Sprintf("the record is larger than the %d bytes upcheck reads", s.limits.MaxRecord))
+		if !ok {
 			continue
 		}
-		if errors.As(err, &status) && (status.Code == http.StatusNotFound || status.Code == http.StatusGone) {
-			run.skip(m.ID, "", fmt.Sprintf("modified_id.csv lists it, but the server answered %d for it", status.Code))
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		if h := osv.Hash(resp.Body); bytes.Equal(stored[m.ID], h[:]) {
+		if h := osv.Hash(body); bytes.Equal(stored[m.ID], h[:]) {
 			run.out.Unchanged++
 			continue
 		}
-		rec, ok := s.parseRecord(run, m.ID, resp.Body)
+		rec, ok := s.parseRecord(run, m.ID, body)
 		if !ok {
 			continue
 		}
@@ -268,6 +253,67 @@ func (s *Sync) syncDelta(ctx context.Context, l lease.Lease, run *feedRun) (done
 		run.out.Status = readmodel.FeedSyncNotModified // what it read again was unchanged
 	}
 	return true, s.archiveCursor(ctx, run)
+}
+
+// modifiedSince reads the modified_id.csv beside the archive: the records
+// modified since the cursor, less deltaOverlap. ok is false when a delta
+// cannot be had: no cursor yet (or not a time), no list beside the
+// archive, or more changes than a delta takes.
+func (s *Sync) modifiedSince(ctx context.Context, run *feedRun) (ids []feed.Modified, ok bool, err error) {
+	if run.stored.Cursor == "" {
+		return nil, false, nil
+	}
+	since, err := time.Parse(time.RFC3339Nano, run.stored.Cursor)
+	if err != nil {
+		return nil, false, nil // not a time: read the whole archive
+	}
+	// A record can reach the list after newer ones (its modified time is
+	// its database's): the records of the last deltaOverlap are read
+	// again, and those unchanged cost a hash.
+	since = since.Add(-deltaOverlap)
+	listURL, err := feed.SiblingURL(run.fd.URL, "modified_id.csv")
+	if err != nil {
+		return nil, false, nil
+	}
+	var tooMany bool
+	_, err = s.fetcher.Fetch(ctx, fetch.Request{URL: listURL, MaxBody: maxModifiedList, Consume: func(r io.Reader) error {
+		var err error
+		ids, tooMany, err = feed.ReadModifiedIDs(r, since, maxDelta)
+		return err
+	}})
+	var status *fetch.StatusError
+	switch {
+	case errors.As(err, &status):
+		return nil, false, nil // no list beside the archive
+	case err != nil:
+		return nil, false, err
+	case tooMany:
+		return nil, false, nil
+	}
+	return ids, true, nil
+}
+
+// fetchRecord fetches one record a delta lists, beside the archive; ok is
+// false (and the record skipped) when it is too large, or gone from the
+// server though listed.
+func (s *Sync) fetchRecord(ctx context.Context, run *feedRun, id string) (body []byte, ok bool, err error) {
+	recURL, err := feed.SiblingURL(run.fd.URL, id+".json")
+	if err != nil {
+		return nil, false, err
+	}
+	resp, err := s.fetcher.Fetch(ctx, fetch.Request{URL: recURL, MaxBody: s.limits.MaxRecord})
+	var status *fetch.StatusError
+	switch {
+	case errors.Is(err, fetch.ErrTooLarge):
+		run.skip(id, "", fmt.Sprintf("the record is larger than the %d bytes upcheck reads", s.limits.MaxRecord))
+		return nil, false, nil
+	case errors.As(err, &status) && (status.Code == http.StatusNotFound || status.Code == http.StatusGone):
+		run.skip(id, "", fmt.Sprintf("modified_id.csv lists it, but the server answered %d for it", status.Code))
+		return nil, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return resp.Body, true, nil
 }
 
 // maxAPIRecords is the most records an osv-api sync fetches one by one

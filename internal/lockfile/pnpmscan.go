@@ -15,12 +15,12 @@ const MaxTreePackages = 200_000
 
 // pnpmPackage is what is read of an entry of pnpm-lock.yaml's packages.
 type pnpmPackage struct {
-	line                                                  int
-	version                                               string
-	integrity, tarball, repo, commit, directory, resolved string
-	kind                                                  string // resolution's type: "", "git", "directory"
-	requiresBuild                                         bool
-	peers                                                 []pnpmDep
+	line                                        int
+	version                                     string
+	integrity, tarball, repo, commit, directory string
+	kind                                        string // resolution's type: "", "git", "directory"
+	requiresBuild                               bool
+	peers                                       []pnpmDep
 }
 
 // pnpmSnapshot is what is read of an entry of pnpm-lock.yaml's snapshots.

@@ -217,8 +217,7 @@ func markPnpm(t *tree.Tree, ids map[string]int) {
 	}
 	reached := map[string]bool{}
 	prod := map[string]bool{}
-	var walk func(from string, inProd bool)
-	walk = func(from string, inProd bool) {
+	walk := func(from string, inProd bool) {
 		queue := []string{from}
 		for len(queue) > 0 {
 			id := queue[0]

@@ -18,18 +18,6 @@ import (
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
-// realSite is one site installed by a real client against the tests'
-// Verdaccio: nested versions of one package (tp-shared 1 at the top, 2
-// under tp-a), a cycle (tp-x ↔ tp-y), a devDependency, an optional one, a
-// package both bring in (tp-devopt: npm's devOptional), a peer installed
-// for a plugin (tp-peer), an alias (tp-alias is tp-real), a package with
-// an install script, a workspace (packages/ws), a file: directory, a git
-// dependency (a local bare repository) and a tarball URL that is no
-// registry's.
-type realSite struct {
-	dir string // the site's folder, installed
-}
-
 func writeJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -230,83 +230,11 @@ func (m *Manifest) CheckRegistries(r npm.Registries) error {
 
 // Validate checks every entry and reports all problems at once.
 func (m *Manifest) Validate() error {
-	var problems []string
-	add := func(i int, c Component, format string, args ...any) {
-		name := fmt.Sprintf("components[%d]", i)
-		if c.Code != "" {
-			name += fmt.Sprintf(" (%q)", c.Code)
-		}
-		problems = append(problems, name+": "+fmt.Sprintf(format, args...))
-	}
-	seen := map[string]int{}
-	keyOfSource := map[string]string{}
+	v := validation{seen: map[string]int{}, keyOfSource: map[string]string{}}
 	for i, c := range m.Components {
-		switch {
-		case c.Code == "":
-			add(i, c, "code is missing")
-		case !codePattern.MatchString(c.Code):
-			add(i, c, "code must be lower-case letters, digits, '.', '_' or '-' (at most 100)")
-		default:
-			if j, dup := seen[c.Code]; dup {
-				add(i, c, "code is a duplicate of components[%d]", j)
-			}
-			seen[c.Code] = i
-		}
-		if strings.TrimSpace(c.Name) == "" {
-			add(i, c, "name is missing")
-		}
-		if _, err := npmver.Parse(c.Version); err != nil {
-			add(i, c, "version %q is not a semantic version", c.Version)
-		}
-		switch {
-		case readmodel.SourceKindOf(c.Source) == readmodel.SourceOffline:
-			if err := readmodel.CheckOfflineSource(c.Source); err != nil {
-				add(i, c, "source: %v", err)
-			}
-		case npm.IsSource(c.Source):
-			if _, err := npm.ParseSource(c.Source); err != nil {
-				add(i, c, "source: %v", err)
-			}
-			if c.Key != "" || len(c.Keys) > 0 {
-				add(i, c, "key: an npm source is verified with its registry's signing keys, pinned when first seen: pin no key for it")
-			}
-			if n, err := npm.ParseSource(c.Source); err == nil && c.Package != "" && c.Package != string(n) {
-				add(i, c, "package %q differs from the package its source names (%s): leave package out for an npm source", c.Package, n)
-			}
-		case c.Source != "":
-			if u, err := url.Parse(c.Source); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-				add(i, c, "source %q is not an http(s) URL", c.Source)
-			}
-		}
-		set, err := c.keySet()
-		switch {
-		case err != nil && c.Key != "" && len(c.Keys) == 0:
-			add(i, c, "key: %v", err)
-		case err != nil && len(c.Keys) > 0:
-			add(i, c, "keys: %v", err)
-		case err != nil:
-			add(i, c, "%v", err)
-		}
-		if c.Package != "" {
-			if _, err := npm.ValidateName(c.Package); err != nil {
-				add(i, c, "package: %v", err)
-			}
-		}
-		if err := c.Policy.Validate(); err != nil {
-			add(i, c, "policy: %v", err)
-		}
-		if (c.Key != "" || len(c.Keys) > 0) && c.Source == "" {
-			add(i, c, "key is set but there is no source to check it against")
-		}
-		if c.Source != "" && err == nil {
-			// One document, one signature set: the components sharing a
-			// source must agree on its whole pin (keys and threshold).
-			if k, ok := keyOfSource[c.Source]; ok && k != set.String() {
-				add(i, c, "pinned keys differ from another component with the same source")
-			}
-			keyOfSource[c.Source] = set.String()
-		}
+		v.component(i, c)
 	}
+	problems := v.problems
 	if err := m.Policy.Validate(); err != nil {
 		problems = append(problems, "policy: "+err.Error())
 	}
@@ -319,4 +247,104 @@ func (m *Manifest) Validate() error {
 		return fmt.Errorf("%w:\n  %s", ErrInvalid, strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// validation gathers Validate's problems with the components, and what
+// the components seen so far hold that a later one must not repeat (its
+// code) or must agree with (its source's pinned keys).
+type validation struct {
+	problems    []string
+	seen        map[string]int    // code → index of the first component with it
+	keyOfSource map[string]string // source → its pinned key set
+}
+
+// add records a problem with components[i].
+func (v *validation) add(i int, c Component, format string, args ...any) {
+	name := fmt.Sprintf("components[%d]", i)
+	if c.Code != "" {
+		name += fmt.Sprintf(" (%q)", c.Code)
+	}
+	v.problems = append(v.problems, name+": "+fmt.Sprintf(format, args...))
+}
+
+// component checks one entry: its code, name, version, source, keys,
+// package and policy, in that order.
+func (v *validation) component(i int, c Component) {
+	v.code(i, c)
+	if strings.TrimSpace(c.Name) == "" {
+		v.add(i, c, "name is missing")
+	}
+	if _, err := npmver.Parse(c.Version); err != nil {
+		v.add(i, c, "version %q is not a semantic version", c.Version)
+	}
+	v.source(i, c)
+	set, err := c.keySet()
+	switch {
+	case err != nil && c.Key != "" && len(c.Keys) == 0:
+		v.add(i, c, "key: %v", err)
+	case err != nil && len(c.Keys) > 0:
+		v.add(i, c, "keys: %v", err)
+	case err != nil:
+		v.add(i, c, "%v", err)
+	}
+	if c.Package != "" {
+		if _, err := npm.ValidateName(c.Package); err != nil {
+			v.add(i, c, "package: %v", err)
+		}
+	}
+	if err := c.Policy.Validate(); err != nil {
+		v.add(i, c, "policy: %v", err)
+	}
+	if (c.Key != "" || len(c.Keys) > 0) && c.Source == "" {
+		v.add(i, c, "key is set but there is no source to check it against")
+	}
+	if c.Source != "" && err == nil {
+		// One document, one signature set: the components sharing a
+		// source must agree on its whole pin (keys and threshold).
+		if k, ok := v.keyOfSource[c.Source]; ok && k != set.String() {
+			v.add(i, c, "pinned keys differ from another component with the same source")
+		}
+		v.keyOfSource[c.Source] = set.String()
+	}
+}
+
+// code checks that the entry's code is there, well-formed and not taken.
+func (v *validation) code(i int, c Component) {
+	switch {
+	case c.Code == "":
+		v.add(i, c, "code is missing")
+	case !codePattern.MatchString(c.Code):
+		v.add(i, c, "code must be lower-case letters, digits, '.', '_' or '-' (at most 100)")
+	default:
+		if j, dup := v.seen[c.Code]; dup {
+			v.add(i, c, "code is a duplicate of components[%d]", j)
+		}
+		v.seen[c.Code] = i
+	}
+}
+
+// source checks the entry's source by its kind: an offline document's
+// path, an npm package (pinned by its registry's keys, named once), or an
+// http(s) URL.
+func (v *validation) source(i int, c Component) {
+	switch {
+	case readmodel.SourceKindOf(c.Source) == readmodel.SourceOffline:
+		if err := readmodel.CheckOfflineSource(c.Source); err != nil {
+			v.add(i, c, "source: %v", err)
+		}
+	case npm.IsSource(c.Source):
+		if _, err := npm.ParseSource(c.Source); err != nil {
+			v.add(i, c, "source: %v", err)
+		}
+		if c.Key != "" || len(c.Keys) > 0 {
+			v.add(i, c, "key: an npm source is verified with its registry's signing keys, pinned when first seen: pin no key for it")
+		}
+		if n, err := npm.ParseSource(c.Source); err == nil && c.Package != "" && c.Package != string(n) {
+			v.add(i, c, "package %q differs from the package its source names (%s): leave package out for an npm source", c.Package, n)
+		}
+	case c.Source != "":
+		if u, err := url.Parse(c.Source); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			v.add(i, c, "source %q is not an http(s) URL", c.Source)
+		}
+	}
 }

@@ -172,6 +172,8 @@ var (
 		"Components matched by an open advisory saying the package is malicious: remove them. Absent until an OSV feed (osv, osv-api) has been read.", nil, nil)
 	descInputRefused = prometheus.NewDesc("upcheck_input_refused",
 		"1 while serve refuses the site's input (lockfile or manifest): the installed components are those of the last input accepted.", []string{"input"}, nil)
+	descTreePackages = prometheus.NewDesc("upcheck_tree_packages",
+		"Package instances of the installed tree as last read: every package the lockfile installs, the components' own included. Absent while no tree was read: the dependencies are not checked.", nil, nil)
 	descExposure = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
 		"How long this site has known of its oldest open security problem (a security update not installed, or an advisory not dismissed); 0: none.", nil, nil)
 )
@@ -187,6 +189,7 @@ func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descExploited
 	ch <- descMalicious
 	ch <- descInputRefused
+	ch <- descTreePackages
 	if s.feeds != nil {
 		describeFeeds(ch)
 	}
@@ -219,6 +222,9 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	}
 	if sum.Malicious != nil {
 		ch <- prometheus.MustNewConstMetric(descMalicious, prometheus.GaugeValue, float64(*sum.Malicious))
+	}
+	if sum.TreePackages != nil {
+		ch <- prometheus.MustNewConstMetric(descTreePackages, prometheus.GaugeValue, float64(*sum.TreePackages))
 	}
 	for _, in := range readmodel.Inputs {
 		refused := 0.0

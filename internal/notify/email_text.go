@@ -19,6 +19,14 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
+// eventAdvisory is the one advisory of an advisory event's payload.
+type eventAdvisory struct {
+	ID, Severity, Summary, Affected, URL string
+	Aliases                              []string
+	// ClearedBy: the oldest later release it does not affect.
+	ClearedBy string `json:"cleared_by"`
+}
+
 // eventPayload is what the events' payloads hold (docs/notifications.md),
 // as far as words need it: a message, a chat line.
 type eventPayload struct {
@@ -28,16 +36,11 @@ type eventPayload struct {
 	Version string `json:"version"`
 	// FixVersion (security_update.available): the smallest release that
 	// clears the component's advisories, "" none.
-	FixVersion string `json:"fix_version"`
-	Severity   string `json:"severity"`
-	Summary    string `json:"summary"`
-	URL        string `json:"url"`
-	Advisory   struct {
-		ID, Severity, Summary, Affected, URL string
-		Aliases                              []string
-		// ClearedBy: the oldest later release it does not affect.
-		ClearedBy string `json:"cleared_by"`
-	} `json:"advisory"`
+	FixVersion string        `json:"fix_version"`
+	Severity   string        `json:"severity"`
+	Summary    string        `json:"summary"`
+	URL        string        `json:"url"`
+	Advisory   eventAdvisory `json:"advisory"`
 	// Advisories are those a security update fixes (its component's
 	// open advisories with a fix).
 	Advisories          []advisoryRef         `json:"advisories"`
@@ -126,54 +129,11 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 	it := mailItem{order: strings.ToLower(name) + "\x00" + e.Key}
 	switch readmodel.EventType(e.Type) {
 	case readmodel.EventSecurityUpdate:
-		sev := clean(p.Severity, 20)
-		it.rank = rankSecurity + sevRank(sev)
-		it.subject = "Security update for " + name + ": " + version + paren(sev)
-		it.Title = "Security update for " + name + ": " + installed + " → " + version + paren(sev)
-		it.Details = nonEmpty(clean(p.Summary, 300))
-		if ids := advisoryIDs(p.Advisories, clean); ids != "" {
-			it.Details = append(it.Details, "Fixes: "+ids)
-		}
-		if fix := clean(p.FixVersion, 40); fix != "" && fix != version {
-			s := readmodel.FixText(installed, fix, "", nil)
-			it.Details = append(it.Details, strings.ToUpper(s[:1])+s[1:]+".")
-		} else if readmodel.MajorJump(installed, version) {
-			it.Details = append(it.Details, readmodel.VersionText(installed, version)+" is a new major version: read its notes before updating.")
-		}
-		it.URL = webURL(p.URL)
+		wordSecurityUpdate(&it, p, name, installed, version)
 	case readmodel.EventAdvisoryUnfixed:
-		a := p.Advisory
-		id, sev := advisoryIDs([]advisoryRef{{ID: a.ID, Aliases: a.Aliases}}, clean), clean(a.Severity, 20)
-		it.rank = rankAdvisory + sevRank(sev)
-		it.subject = "Unfixed advisory for " + name + " " + installed + ": " + id + paren(sev)
-		it.Title = name + " " + installed + " is affected by " + id + paren(sev) + ", with no fix yet"
-		it.Details = nonEmpty(clean(a.Summary, 300))
-		if aff := clean(a.Affected, 80); aff != "" {
-			it.Details = append(it.Details, "Affected versions: "+aff)
-		}
-		it.URL = webURL(a.URL)
+		wordAdvisoryUnfixed(&it, p.Advisory, name, installed)
 	case readmodel.EventSourceFailing:
-		src := clean(p.Source, 200)
-		it.rank, it.order = rankSource, src
-		it.subject = "Update source failing: " + src
-		it.Title = "Update source failing: " + src
-		if p.FailingSince != nil {
-			it.Details = append(it.Details, "Failing since "+readmodel.TimeText(*p.FailingSince)+" ("+
-				strconv.Itoa(p.ConsecutiveFailures)+" failed attempts in a row)")
-		}
-		it.Details = append(it.Details, "Last error: "+clean(p.problem(), 400))
-		if p.LastSuccessAt != nil {
-			it.Details = append(it.Details, "Last read: "+readmodel.TimeText(*p.LastSuccessAt))
-		} else {
-			it.Details = append(it.Details, "Never read successfully")
-		}
-		if len(p.Components) > 0 {
-			codes := make([]string, len(p.Components))
-			for i, c := range p.Components {
-				codes[i] = clean(c, 80)
-			}
-			it.Details = append(it.Details, "Components: "+clean(strings.Join(codes, ", "), 300))
-		}
+		wordSourceFailing(&it, p)
 	case readmodel.EventCheckOverdue:
 		it.rank = rankOverdue
 		since := "ever"
@@ -210,6 +170,67 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 	}
 	it.AdminURL = adminURL(publicURL, p.Component.Code)
 	return it
+}
+
+// wordSecurityUpdate words a security update: the advisories it fixes, and
+// the release that clears them when it is not the one offered, or a
+// warning when the update is a new major version.
+func wordSecurityUpdate(it *mailItem, p eventPayload, name, installed, version string) {
+	sev := clean(p.Severity, 20)
+	it.rank = rankSecurity + sevRank(sev)
+	it.subject = "Security update for " + name + ": " + version + paren(sev)
+	it.Title = "Security update for " + name + ": " + installed + " → " + version + paren(sev)
+	it.Details = nonEmpty(clean(p.Summary, 300))
+	if ids := advisoryIDs(p.Advisories, clean); ids != "" {
+		it.Details = append(it.Details, "Fixes: "+ids)
+	}
+	if fix := clean(p.FixVersion, 40); fix != "" && fix != version {
+		s := readmodel.FixText(installed, fix, "", nil)
+		it.Details = append(it.Details, strings.ToUpper(s[:1])+s[1:]+".")
+	} else if readmodel.MajorJump(installed, version) {
+		it.Details = append(it.Details, readmodel.VersionText(installed, version)+" is a new major version: read its notes before updating.")
+	}
+	it.URL = webURL(p.URL)
+}
+
+// wordAdvisoryUnfixed words an advisory affecting the installed version
+// that no release fixes yet.
+func wordAdvisoryUnfixed(it *mailItem, a eventAdvisory, name, installed string) {
+	id, sev := advisoryIDs([]advisoryRef{{ID: a.ID, Aliases: a.Aliases}}, clean), clean(a.Severity, 20)
+	it.rank = rankAdvisory + sevRank(sev)
+	it.subject = "Unfixed advisory for " + name + " " + installed + ": " + id + paren(sev)
+	it.Title = name + " " + installed + " is affected by " + id + paren(sev) + ", with no fix yet"
+	it.Details = nonEmpty(clean(a.Summary, 300))
+	if aff := clean(a.Affected, 80); aff != "" {
+		it.Details = append(it.Details, "Affected versions: "+aff)
+	}
+	it.URL = webURL(a.URL)
+}
+
+// wordSourceFailing words a failing source: since when, its last error,
+// its last good read and the components it serves.
+func wordSourceFailing(it *mailItem, p eventPayload) {
+	src := clean(p.Source, 200)
+	it.rank, it.order = rankSource, src
+	it.subject = "Update source failing: " + src
+	it.Title = "Update source failing: " + src
+	if p.FailingSince != nil {
+		it.Details = append(it.Details, "Failing since "+readmodel.TimeText(*p.FailingSince)+" ("+
+			strconv.Itoa(p.ConsecutiveFailures)+" failed attempts in a row)")
+	}
+	it.Details = append(it.Details, "Last error: "+clean(p.problem(), 400))
+	if p.LastSuccessAt != nil {
+		it.Details = append(it.Details, "Last read: "+readmodel.TimeText(*p.LastSuccessAt))
+	} else {
+		it.Details = append(it.Details, "Never read successfully")
+	}
+	if len(p.Components) > 0 {
+		codes := make([]string, len(p.Components))
+		for i, c := range p.Components {
+			codes[i] = clean(c, 80)
+		}
+		it.Details = append(it.Details, "Components: "+clean(strings.Join(codes, ", "), 300))
+	}
 }
 
 // mailContent is a message's words: its subject and both bodies.

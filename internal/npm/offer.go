@@ -59,72 +59,29 @@ type Refused struct {
 // if its signature verifies (VerifySignature). Versions that are not
 // semantic versions are passed over: npm refuses to publish them.
 func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
-	o := Offer{Provenance: map[string]bool{}, SignedBy: map[string]string{}}
+	b := offerBuilder{pkg: pkg, core: core, keys: keys,
+		o: Offer{Provenance: map[string]bool{}, SignedBy: map[string]string{}}}
 	iv, err := npmver.Parse(installed)
+	if err != nil {
+		iv = nil
+	}
 	if inst, ok := pkg.Versions[installed]; ok {
-		o.Deprecated = inst.Deprecated
-		o.Provenance[installed] = inst.Dist.Attestations != nil
+		b.o.Deprecated = inst.Deprecated
+		b.o.Provenance[installed] = inst.Dist.Attestations != nil
 	} else {
-		o.Unlisted = true
+		b.o.Unlisted = true
 	}
-	latest, _ := npmver.Parse(pkg.DistTags["latest"])
-	ceiling := latest
-	var line *semver.Version // the newest tagged prerelease of the installed line
-	if err == nil && iv.Prerelease() != "" {
-		for _, tagged := range pkg.DistTags {
-			tv, err := npmver.Parse(tagged)
-			if err != nil || tv.Prerelease() == "" || !sameLine(tv, iv) || !tv.GreaterThan(iv) {
-				continue
-			}
-			if line == nil || tv.GreaterThan(line) {
-				line = tv
-			}
-		}
-	}
-	type candidate struct {
-		v *semver.Version
-		r release.Release
-	}
-	var rs []candidate
-	type refusal struct {
-		v *semver.Version
-		r Refused
-	}
-	var refused []refusal
+	ceiling, _ := npmver.Parse(pkg.DistTags["latest"])
+	line := taggedLine(pkg, iv)
 	// Only versions newer than the installed one can be offered; of the
 	// others the newest is kept, so that the newest release is known of a
 	// site that has it. Signatures are verified for those alone: a
 	// package of thousands of versions costs a handful of verifications,
 	// not thousands.
 	var floor *candidate
-	offer := func(text string, v *semver.Version) {
-		ver := pkg.Versions[text]
-		if len(keys) > 0 {
-			verified, err := VerifySignature(keys, pkg.Name, text, ver, pkg.Published[text])
-			if err != nil {
-				refused = append(refused, refusal{v, Refused{Version: text, Err: err}})
-				return
-			}
-			o.SignedBy[text] = verified.KeyID
-		}
-		o.Provenance[text] = ver.Dist.Attestations != nil
-		r := release.Release{Version: text, Released: pkg.Published[text], URL: pkg.Repository}
-		if core != "" && core != pkg.Name {
-			r.RequiresCore = ver.PeerDependencies[core]
-		}
-		rs = append(rs, candidate{v, r})
-	}
 	for text, ver := range pkg.Versions {
 		v, err := npmver.Parse(text)
-		if err != nil || ver.Deprecated != "" {
-			continue
-		}
-		switch {
-		case v.Prerelease() == "":
-			if ceiling == nil || v.GreaterThan(ceiling) {
-				continue
-			}
-		case line == nil || !sameLine(v, line) || v.GreaterThan(line):
+		if err != nil || ver.Deprecated != "" || !offerable(v, ceiling, line) {
 			continue
 		}
 		if iv != nil && !v.GreaterThan(iv) {
@@ -133,30 +90,114 @@ func OfferFor(pkg *Package, installed, core string, keys []Key) Offer {
 			}
 			continue
 		}
-		offer(text, v)
+		b.add(text, v)
 	}
 	if floor != nil {
-		offer(floor.r.Version, floor.v)
+		b.add(floor.r.Version, floor.v)
 	}
-	if _, listed := pkg.Versions[installed]; listed && len(keys) > 0 && o.SignedBy[installed] == "" {
-		if verified, err := VerifySignature(keys, pkg.Name, installed, pkg.Versions[installed], pkg.Published[installed]); err == nil {
-			o.SignedBy[installed] = verified.KeyID
+	b.signInstalled(installed)
+	return b.finish()
+}
+
+// candidate is a release OfferFor offers, with its version parsed.
+type candidate struct {
+	v *semver.Version
+	r release.Release
+}
+
+// refusedVersion is a version refused for its signature, with its version parsed.
+type refusedVersion struct {
+	v *semver.Version
+	r Refused
+}
+
+// offerBuilder gathers OfferFor's releases and refusals.
+type offerBuilder struct {
+	pkg     *Package
+	core    string
+	keys    []Key
+	o       Offer
+	rs      []candidate
+	refused []refusedVersion
+}
+
+// taggedLine is the newest prerelease a dist-tag names on the installed
+// version's line (same major.minor.patch) and newer than it; nil when the
+// installed version is no prerelease (or none is tagged).
+func taggedLine(pkg *Package, iv *semver.Version) *semver.Version {
+	if iv == nil || iv.Prerelease() == "" {
+		return nil
+	}
+	var line *semver.Version
+	for _, tagged := range pkg.DistTags {
+		tv, err := npmver.Parse(tagged)
+		if err != nil || tv.Prerelease() == "" || !sameLine(tv, iv) || !tv.GreaterThan(iv) {
+			continue
+		}
+		if line == nil || tv.GreaterThan(line) {
+			line = tv
 		}
 	}
-	slices.SortFunc(rs, func(a, b candidate) int { return b.v.Compare(a.v) })
-	o.Package.Releases = make([]release.Release, len(rs))
-	for i, r := range rs {
-		o.Package.Releases[i] = r.r
+	return line
+}
+
+// offerable: a release no newer than latest (ceiling), or a prerelease of
+// the tagged line up to its tagged version (Offer.Package says why).
+func offerable(v, ceiling, line *semver.Version) bool {
+	if v.Prerelease() == "" {
+		return ceiling != nil && !v.GreaterThan(ceiling)
 	}
-	slices.SortFunc(refused, func(a, b refusal) int { return b.v.Compare(a.v) })
-	for _, r := range refused {
-		o.Refused = append(o.Refused, r.r)
+	return line != nil && sameLine(v, line) && !v.GreaterThan(line)
+}
+
+// add offers the version text (v parsed), or refuses it when the registry
+// publishes keys and its signature fails.
+func (b *offerBuilder) add(text string, v *semver.Version) {
+	ver := b.pkg.Versions[text]
+	if len(b.keys) > 0 {
+		verified, err := VerifySignature(b.keys, b.pkg.Name, text, ver, b.pkg.Published[text])
+		if err != nil {
+			b.refused = append(b.refused, refusedVersion{v, Refused{Version: text, Err: err}})
+			return
+		}
+		b.o.SignedBy[text] = verified.KeyID
+	}
+	b.o.Provenance[text] = ver.Dist.Attestations != nil
+	r := release.Release{Version: text, Released: b.pkg.Published[text], URL: b.pkg.Repository}
+	if b.core != "" && b.core != b.pkg.Name {
+		r.RequiresCore = ver.PeerDependencies[b.core]
+	}
+	b.rs = append(b.rs, candidate{v, r})
+}
+
+// signInstalled records the key that signed the installed version, when
+// the registry publishes keys and add did not verify it already.
+func (b *offerBuilder) signInstalled(installed string) {
+	ver, listed := b.pkg.Versions[installed]
+	if !listed || len(b.keys) == 0 || b.o.SignedBy[installed] != "" {
+		return
+	}
+	if verified, err := VerifySignature(b.keys, b.pkg.Name, installed, ver, b.pkg.Published[installed]); err == nil {
+		b.o.SignedBy[installed] = verified.KeyID
+	}
+}
+
+// finish orders the releases and the refusals newest first.
+func (b *offerBuilder) finish() Offer {
+	slices.SortFunc(b.rs, func(a, c candidate) int { return c.v.Compare(a.v) })
+	b.o.Package.Releases = make([]release.Release, len(b.rs))
+	for i, r := range b.rs {
+		b.o.Package.Releases[i] = r.r
+	}
+	slices.SortFunc(b.refused, func(a, c refusedVersion) int { return c.v.Compare(a.v) })
+	for _, r := range b.refused {
+		b.o.Refused = append(b.o.Refused, r.r)
 	}
 	// Whether a release loses the installed version's provenance is the
 	// offer's to judge (release.Evaluation.ProvenanceLost): it knows what
 	// the site's policy offers.
-	o.Package.Provenance = o.Provenance
-	return o
+	b.o.Package.Provenance = b.o.Provenance
+	return b.o
 }
 
 // sameLine reports whether a and b share major, minor and patch.

@@ -84,6 +84,11 @@ type DetailRow struct {
 	// FixIDs the open advisories it clears (none: no fix to lead with).
 	FixVersion, FixCommand string
 	FixIDs                 []string
+	// Dependencies counts the package instances the component brings into
+	// the installed tree, its own left out (catalog, with the row); nil:
+	// no tree was read, so they are not checked
+	// (DependenciesNotCheckedText).
+	Dependencies *int
 }
 
 // Offline reports whether the component's source is an offline one,

@@ -128,6 +128,14 @@ type Summary struct {
 	// listed, the installed components are those of the last input
 	// accepted.
 	InputRefusals InputRefusals `json:"input_refusals"`
+	// TreePackages counts the package instances of the installed tree as
+	// last read (every package the lockfile installs, the components'
+	// own included), and TreeReadAt is when it was read; both nil while no
+	// tree was ever read (a site whose manifest lists its components, or a
+	// lockfile not synced yet): then the dependencies are not checked
+	// (DependenciesNotCheckedText), and nothing may read as safe.
+	TreePackages *int       `json:"tree_packages"`
+	TreeReadAt   *time.Time `json:"tree_read_at"`
 }
 
 // MaliciousCount is Malicious, 0 while no feed that names malicious

@@ -112,40 +112,14 @@ func (ev *Evaluation) securityFixes(inst *semver.Version, includePre bool) map[s
 // of them is a security release. Pre-releases are weighed as Evaluate
 // says.
 func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
-	inst, err := npmver.Parse(installed)
+	in, err := readOfferInputs(installed, opts)
 	if err != nil {
-		return invalidf(err, "installed version %q is not a semantic version", installed)
+		return err
 	}
-	soak, err := opts.Policy.SoakDuration()
-	if err != nil {
-		return invalidf(err, "policy: %v", err)
-	}
-	var hold *Range
-	if opts.Policy.Hold != "" && opts.Policy.Hold != None {
-		r, err := ParseRange(opts.Policy.Hold)
-		if err != nil {
-			return invalidf(err, "policy: hold: %v", err)
-		}
-		hold = &r
-	}
-	var skipped *semver.Version
-	if opts.Skipped != "" {
-		if skipped, err = npmver.Parse(opts.Skipped); err != nil {
-			return invalidf(err, "skipped version %q is not a semantic version", opts.Skipped)
-		}
-	}
-	tier := opts.Policy.Offer
-	if tier != "" && !tier.Valid() {
-		return invalidf(nil, "policy: offer %q is not one of all, minor, patch, security", tier)
-	}
-	includePre := inst.Prerelease() != ""
-	fixes := ev.securityFixes(inst, includePre)
-
-	ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
-	ev.SecurityMarked, ev.FixIDs, ev.Fix = false, nil, nil
-	ev.SecurityNeedsNewerCore, ev.NeedsNewerCore, ev.BlockedUpdate = false, false, nil
-	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange, ev.ProvenanceLost = nil, nil, "", nil, ""
-	var update, blocked, security newest
+	includePre := in.inst.Prerelease() != ""
+	fixes := ev.securityFixes(in.inst, includePre)
+	ev.resetOffer()
+	var o offering
 	// reachable: the releases the policy lets the site move to (a
 	// security release passes the tier, the soak and a skip; none passes
 	// the hold), with whether the installed core runs each.
@@ -160,76 +134,152 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		if err != nil {
 			return invalidf(err, "release %q is not a semantic version", rs.Version)
 		}
-		if !v.GreaterThan(inst) || v.Prerelease() != "" && !includePre {
+		if !v.GreaterThan(in.inst) || v.Prerelease() != "" && !includePre {
 			continue
 		}
 		fix := fixes[rs.Version]
 		rs.SecurityFix = fix
-		switch {
-		case rs.UnknownCore:
-			rs.Offer, rs.Reason = ReleaseUnknownCore, &Reason{Kind: ReasonUnknownCore, RequiresCore: rs.RequiresCore}
-		case hold != nil && !hold.Contains(v):
-			rs.Offer, rs.Reason = ReleaseHeld, &Reason{Kind: ReasonHeld, Hold: opts.Policy.Hold}
-		case fix:
-			// Offered whatever the tier, the soak and the skip.
-		case !inTier(tier, inst, v):
-			rs.Offer, rs.Reason = ReleaseNotOffered, &Reason{Kind: ReasonNotOffered, Tier: tier}
-		case skipped != nil && !v.GreaterThan(skipped):
-			rs.Offer, rs.Reason = ReleaseSkipped, &Reason{Kind: ReasonSkipped}
-			if ev.Skipped == "" && update.v == nil { // it hides what would be offered
-				ev.Skipped = opts.Skipped
-			}
-		case soak > 0 && rs.Released.IsZero():
-			rs.Offer, rs.Reason = ReleaseWaiting, &Reason{Kind: ReasonNoReleaseDate, Soak: soak}
-		case soak > 0 && opts.Now.Before(rs.Released.Add(soak)):
-			until := rs.Released.Add(soak).UTC()
-			rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, &Reason{Kind: ReasonSoaking, Soak: soak, Until: &until}
-		}
-		if rs.Offer == "" {
-			reachable[rs.Version] = rs.Installable
-		}
+		ev.judgeByPolicy(rs, v, fix, in, o.update.v == nil)
 		if rs.Offer != "" {
-			if update.v == nil {
+			if o.update.v == nil {
 				ev.noteUnoffered(rs)
 			}
 			continue
 		}
-		// The component's security update (Security, SecurityRelease) is
-		// a release its publisher marks or one that clears an advisory of
-		// the installed version (fix), whatever the source's kind; the
-		// read model counts the latter only while one of the advisories it
-		// clears is open (FixIDs: a dismissed advisory makes none).
-		if rs.Security || fix {
-			security.offer(&rs.Release, v)
-		}
+		reachable[rs.Version] = rs.Installable
 		ev.SecurityMarked = ev.SecurityMarked || rs.Security
-		switch {
-		case !rs.Installable:
-			rs.Offer = ReleaseNeedsNewerCore
-			blocked.offer(&rs.Release, v)
-		case update.v == nil:
-			rs.Offer = ReleaseOffered
-			update.offer(&rs.Release, v)
-		default:
-			rs.Offer = ReleaseSuperseded
+		o.take(rs, v, fix)
+	}
+	ev.settleOffer(&o, reachable)
+	ev.ProvenanceLost = ev.provenanceLost(installed, in.inst, in.skipped)
+	ev.SecurityVersions = ev.securityVersions(in.inst, includePre)
+	return nil
+}
+
+// offerInputs are Offer's options read: the installed version, the
+// policy's soak, hold range (nil: none) and tier, and the skipped version
+// (nil: none).
+type offerInputs struct {
+	inst, skipped *semver.Version
+	soak          time.Duration
+	hold          *Range
+	holdText      string
+	tier          Tier
+	skippedText   string
+	now           time.Time
+}
+
+// readOfferInputs parses what Offer is given; an input it cannot read is
+// an invalid evaluation.
+func readOfferInputs(installed string, opts OfferOptions) (offerInputs, error) {
+	in := offerInputs{holdText: opts.Policy.Hold, tier: opts.Policy.Offer, skippedText: opts.Skipped, now: opts.Now}
+	var err error
+	if in.inst, err = npmver.Parse(installed); err != nil {
+		return in, invalidf(err, "installed version %q is not a semantic version", installed)
+	}
+	if in.soak, err = opts.Policy.SoakDuration(); err != nil {
+		return in, invalidf(err, "policy: %v", err)
+	}
+	if opts.Policy.Hold != "" && opts.Policy.Hold != None {
+		r, err := ParseRange(opts.Policy.Hold)
+		if err != nil {
+			return in, invalidf(err, "policy: hold: %v", err)
+		}
+		in.hold = &r
+	}
+	if opts.Skipped != "" {
+		if in.skipped, err = npmver.Parse(opts.Skipped); err != nil {
+			return in, invalidf(err, "skipped version %q is not a semantic version", opts.Skipped)
 		}
 	}
-	ev.Update = update.release()
+	if in.tier != "" && !in.tier.Valid() {
+		return in, invalidf(nil, "policy: offer %q is not one of all, minor, patch, security", in.tier)
+	}
+	return in, nil
+}
+
+// resetOffer clears what an earlier Offer decided.
+func (ev *Evaluation) resetOffer() {
+	ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
+	ev.SecurityMarked, ev.FixIDs, ev.Fix = false, nil, nil
+	ev.SecurityNeedsNewerCore, ev.NeedsNewerCore, ev.BlockedUpdate = false, false, nil
+	ev.Waiting, ev.Held, ev.Skipped, ev.NextChange, ev.ProvenanceLost = nil, nil, "", nil, ""
+}
+
+// judgeByPolicy sets rs's Offer and Reason when the policy keeps rs from
+// being offered (unknown core, held, outside the tier, skipped, waiting
+// for its soak); a security fix passes all but the core and the hold. It
+// leaves Offer empty for a release the site may move to. noUpdateYet: no
+// newer release is the update, so a skipped one hides what would be
+// offered (Evaluation.Skipped).
+func (ev *Evaluation) judgeByPolicy(rs *ReleaseStatus, v *semver.Version, fix bool, in offerInputs, noUpdateYet bool) {
+	switch {
+	case rs.UnknownCore:
+		rs.Offer, rs.Reason = ReleaseUnknownCore, &Reason{Kind: ReasonUnknownCore, RequiresCore: rs.RequiresCore}
+	case in.hold != nil && !in.hold.Contains(v):
+		rs.Offer, rs.Reason = ReleaseHeld, &Reason{Kind: ReasonHeld, Hold: in.holdText}
+	case fix:
+		// Offered whatever the tier, the soak and the skip.
+	case !inTier(in.tier, in.inst, v):
+		rs.Offer, rs.Reason = ReleaseNotOffered, &Reason{Kind: ReasonNotOffered, Tier: in.tier}
+	case in.skipped != nil && !v.GreaterThan(in.skipped):
+		rs.Offer, rs.Reason = ReleaseSkipped, &Reason{Kind: ReasonSkipped}
+		if ev.Skipped == "" && noUpdateYet {
+			ev.Skipped = in.skippedText
+		}
+	case in.soak > 0 && rs.Released.IsZero():
+		rs.Offer, rs.Reason = ReleaseWaiting, &Reason{Kind: ReasonNoReleaseDate, Soak: in.soak}
+	case in.soak > 0 && in.now.Before(rs.Released.Add(in.soak)):
+		until := rs.Released.Add(in.soak).UTC()
+		rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, &Reason{Kind: ReasonSoaking, Soak: in.soak, Until: &until}
+	}
+}
+
+// offering is the newest update, blocked update (the installed core cannot
+// run it) and security update among the releases the policy allows.
+type offering struct {
+	update, blocked, security newest
+}
+
+// take places a release the policy allows: offered (the newest the
+// installed core runs), superseded, or needing a newer core. The
+// component's security update (Security, SecurityRelease) is a release
+// its publisher marks or one that clears an advisory of the installed
+// version (fix), whatever the source's kind; the read model counts the
+// latter only while one of the advisories it clears is open (FixIDs: a
+// dismissed advisory makes none).
+func (o *offering) take(rs *ReleaseStatus, v *semver.Version, fix bool) {
+	if rs.Security || fix {
+		o.security.offer(&rs.Release, v)
+	}
+	switch {
+	case !rs.Installable:
+		rs.Offer = ReleaseNeedsNewerCore
+		o.blocked.offer(&rs.Release, v)
+	case o.update.v == nil:
+		rs.Offer = ReleaseOffered
+		o.update.offer(&rs.Release, v)
+	default:
+		rs.Offer = ReleaseSuperseded
+	}
+}
+
+// settleOffer sets the Evaluation's update, security update and blocked
+// update from what the releases made of o, and what clears each advisory.
+func (ev *Evaluation) settleOffer(o *offering, reachable map[string]bool) {
+	ev.Update = o.update.release()
 	ev.UpdateAvailable = ev.Update != nil
-	ev.Security = security.v != nil
-	ev.SecurityRelease = security.release()
+	ev.Security = o.security.v != nil
+	ev.SecurityRelease = o.security.release()
 	if ev.SecurityRelease != nil {
 		ev.SecurityRelease.Security = true
 	}
-	ev.SecurityNeedsNewerCore = security.v != nil && (update.v == nil || security.v.GreaterThan(update.v))
+	ev.SecurityNeedsNewerCore = o.security.v != nil && (o.update.v == nil || o.security.v.GreaterThan(o.update.v))
 	ev.clearing(reachable)
-	if blocked.v != nil && (update.v == nil || blocked.v.GreaterThan(update.v)) {
+	if o.blocked.v != nil && (o.update.v == nil || o.blocked.v.GreaterThan(o.update.v)) {
 		ev.NeedsNewerCore = true
-		ev.BlockedUpdate = blocked.release()
+		ev.BlockedUpdate = o.blocked.release()
 	}
-	ev.ProvenanceLost = ev.provenanceLost(installed, inst, skipped)
-	ev.SecurityVersions = ev.securityVersions(inst, includePre)
-	return nil
 }
 
 // provenanceLost judges a loss of provenance on what the site would

@@ -61,6 +61,10 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 	if out.InputRefusals, err = e.InputRefusals(ctx); err != nil {
 		return readmodel.Summary{}, err
 	}
+	if r.TreePackages != nil {
+		n := int(*r.TreePackages)
+		out.TreePackages, out.TreeReadAt = &n, utc(r.TreeReadAt)
+	}
 	if r.NeverCode != nil {
 		out.NeverSucceeded = &readmodel.ComponentRef{Code: *r.NeverCode, Name: deref(r.NeverName)}
 	}

@@ -134,12 +134,7 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 		return Result{}, err
 	}
 	if acq.Outcome != lease.Acquired {
-		res := Result{Status: refusedStatus[acq.Outcome], RetryAfter: int(acq.RetryAfter / time.Second)}
-		c.observer.CheckEnded(trigger, res.Status, false, 0)
-		if err := c.store.CheckRunRecordRefused(ctx, string(trigger), actor, string(res.Status)); err != nil {
-			c.logger.WarnContext(ctx, "record refused check", "status", res.Status, "error", err)
-		}
-		return res, nil
+		return c.refused(ctx, trigger, actor, acq), nil
 	}
 
 	l := acq.Lease
@@ -160,29 +155,8 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	hb.Stop()      // waits for a renewal still on its way
 	l = hb.Lease() // expiring from its last confirmed renewal
 
-	switch {
-	case errors.Is(checkErr, lease.ErrLeaseLost) || errors.Is(lostCause, lease.ErrLeaseLost):
-		res.Status = LeaseLost
-		if checkErr == nil {
-			checkErr = lostCause
-		}
-	case store.IsConnectionLost(checkErr):
-		// A holder that cannot reach the database cannot confirm its
-		// lease either: whichever noticed first, the heartbeat or a read
-		// of the check, the check was interrupted, not failed. (A
-		// statement that ran past its limit had an answer: failed.)
-		res.Status = LeaseLost
-	case ctx.Err() != nil:
-		res.Status = Cancelled
-	case checkErr != nil:
-		res.Status = Failed
-	default:
-		res.Status = endStatus(counts)
-	}
-	recorded := res.Status
-	if res.Status == LeaseLost && lostConnection(checkErr, lostCause) {
-		recorded = ConnectionLost
-	}
+	var recorded Status
+	res.Status, recorded, checkErr = endOf(ctx, counts, checkErr, lostCause)
 	c.observer.CheckEnded(trigger, res.Status, true, time.Since(start))
 
 	res.Sources, res.Fetched, res.NotModified, res.Failed, res.Skipped = sources, counts.Fetched, counts.NotModified, counts.Failed, counts.Skipped
@@ -191,18 +165,66 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	if checkErr != nil && res.Status != Cancelled {
 		res.Error = checkErr.Error()
 	}
-	level := slog.LevelInfo
-	if !res.Status.RanToEnd() {
-		level = slog.LevelWarn
-	}
-	c.logger.Log(ctx, level, "update check ended", "status", res.Status, "run_id", res.RunID, "epoch", l.Epoch,
-		"sources", sources, "fetched", counts.Fetched, "not_modified", counts.NotModified, "failed", counts.Failed,
-		"skipped", counts.Skipped, "duration_ms", res.DurationMS, "error", res.Error, "recorded_as", recorded)
+	c.logEnd(ctx, res, l.Epoch, counts, recorded)
 	c.settle(ctx, l, res.Status.RanToEnd(), func(ctx context.Context, tx *store.Tx) error {
 		return tx.CheckRunFinish(ctx, res.RunID, string(recorded), counts, res.Error)
 	})
 	c.observer.LeaseHeld(false)
 	return res, nil
+}
+
+// refused records a check the lease refused (busy, cooldown, skipped)
+// and returns its Result.
+func (c *Checker) refused(ctx context.Context, trigger lease.Trigger, actor string, acq lease.Acquisition) Result {
+	res := Result{Status: refusedStatus[acq.Outcome], RetryAfter: int(acq.RetryAfter / time.Second)}
+	c.observer.CheckEnded(trigger, res.Status, false, 0)
+	if err := c.store.CheckRunRecordRefused(ctx, string(trigger), actor, string(res.Status)); err != nil {
+		c.logger.WarnContext(ctx, "record refused check", "status", res.Status, "error", err)
+	}
+	return res
+}
+
+// endOf is the status of a check that held the lease, from its counts,
+// its error and the heartbeat's cause (lostCause), and the status its run
+// is recorded as (a lease lost to an unreachable database is
+// ConnectionLost); err is the check's error, or the heartbeat's cause
+// when that ended it.
+func endOf(ctx context.Context, counts store.RunCounts, checkErr, lostCause error) (status, recorded Status, err error) {
+	switch {
+	case errors.Is(checkErr, lease.ErrLeaseLost) || errors.Is(lostCause, lease.ErrLeaseLost):
+		status = LeaseLost
+		if checkErr == nil {
+			checkErr = lostCause
+		}
+	case store.IsConnectionLost(checkErr):
+		// A holder that cannot reach the database cannot confirm its
+		// lease either: whichever noticed first, the heartbeat or a read
+		// of the check, the check was interrupted, not failed. (A
+		// statement that ran past its limit had an answer: failed.)
+		status = LeaseLost
+	case ctx.Err() != nil:
+		status = Cancelled
+	case checkErr != nil:
+		status = Failed
+	default:
+		status = endStatus(counts)
+	}
+	recorded = status
+	if status == LeaseLost && lostConnection(checkErr, lostCause) {
+		recorded = ConnectionLost
+	}
+	return status, recorded, checkErr
+}
+
+// logEnd logs the check's end: a warning when it did not run to its end.
+func (c *Checker) logEnd(ctx context.Context, res Result, epoch int64, counts store.RunCounts, recorded Status) {
+	level := slog.LevelInfo
+	if !res.Status.RanToEnd() {
+		level = slog.LevelWarn
+	}
+	c.logger.Log(ctx, level, "update check ended", "status", res.Status, "run_id", res.RunID, "epoch", epoch,
+		"sources", res.Sources, "fetched", counts.Fetched, "not_modified", counts.NotModified, "failed", counts.Failed,
+		"skipped", counts.Skipped, "duration_ms", res.DurationMS, "error", res.Error, "recorded_as", recorded)
 }
 
 // lostConnection reports whether a lost lease was lost because the

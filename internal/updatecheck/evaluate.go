@@ -80,12 +80,22 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 	if in.Code == release.CoreCode {
 		r.CoreVersion = in.InstalledVersion
 	}
+	ev := weigh(&r, pkg, k, in)
+	if err := resultOf(&r, ev, in); err != nil {
+		return store.Result{}, err
+	}
+	return r, nil
+}
+
+// weigh evaluates pkg for the component, merges the feeds' advisories and
+// decides the offer under the component's policy. What cannot be weighed
+// is r's EvalError: an evaluation error never hides the feeds' advisories
+// (malware and KEV included, docs/feeds.md), and nothing is offered that
+// the policy did not judge.
+func weigh(r *store.Result, pkg *release.Package, k *knowledge, in store.ComponentInput) release.Evaluation {
 	ev, err := release.Evaluate(pkg, in.Code, in.InstalledVersion, in.CoreVersion)
 	evaluated := err == nil
 	if err != nil {
-		// The releases could not be weighed; the feeds' advisories (malware
-		// and KEV included) are matched all the same: an evaluation error
-		// never hides them (docs/feeds.md).
 		r.EvalError = err.Error()
 		ev = release.Evaluation{Advisories: []release.AdvisoryMatch{}, Releases: []release.ReleaseStatus{}}
 	}
@@ -95,11 +105,17 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 	k.merge(&ev, in)
 	if evaluated {
 		if err := offer(&ev, k, in); err != nil {
-			// Nothing is offered that the policy did not judge.
 			r.EvalError = err.Error()
 			ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
 		}
 	}
+	return ev
+}
+
+// resultOf writes what ev decided into r: the policy's verdicts (waiting,
+// held, next change), the versions offered, the advisories by what they
+// are, and the evaluation itself.
+func resultOf(r *store.Result, ev release.Evaluation, in store.ComponentInput) error {
 	r.Policy, r.SkippedVersion = in.Policy, in.Skipped
 	if ev.Waiting != nil {
 		r.WaitingVersion, r.WaitingUntil = ev.Waiting.Version, ev.Waiting.Until
@@ -107,7 +123,7 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 	if ev.Held != nil {
 		reason, err := json.Marshal(ev.Held.Reason)
 		if err != nil {
-			return store.Result{}, fmt.Errorf("encode the held reason: %w", err)
+			return fmt.Errorf("encode the held reason: %w", err)
 		}
 		r.HeldVersion, r.HeldReason = ev.Held.Version, reason
 	}
@@ -146,13 +162,14 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 			r.MaliciousIDs = append(r.MaliciousIDs, a.ID)
 		}
 	}
+	var err error
 	if r.Advisories, err = json.Marshal(ev.Advisories); err != nil {
-		return store.Result{}, fmt.Errorf("encode the advisories of %q: %w", in.Code, err)
+		return fmt.Errorf("encode the advisories of %q: %w", in.Code, err)
 	}
 	if r.Evaluation, err = json.Marshal(ev); err != nil {
-		return store.Result{}, fmt.Errorf("encode the evaluation of %q: %w", in.Code, err)
+		return fmt.Errorf("encode the evaluation of %q: %w", in.Code, err)
 	}
-	return r, nil
+	return nil
 }
 
 // offer decides what the component is offered under its policy and skip

@@ -63,6 +63,9 @@ func (s *TreeSyncer) State(ctx context.Context) (store.TreeState, error) {
 // store.ErrTreeMoved, writing nothing, when another sync wrote the tree
 // since r's State was read: the caller reads the state and the file again.
 func (s *TreeSyncer) Sync(ctx context.Context, r TreeRead) (TreeReport, error) {
+	// The summary reads the tree's state (its packages, when it was read):
+	// this process's reads see the sync at once, whatever its outcome.
+	defer s.reads.Changed()
 	w := &store.TreeWrite{Path: r.Path, FileHash: r.FileHash, Tree: r.Tree, Components: headComponents(r.Tree, r.Components),
 		Epoch: r.State.Epoch}
 	// An unchanged tree costs one statement (and the tree's hash when the

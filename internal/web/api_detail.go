@@ -63,6 +63,9 @@ type detailJSON struct {
 	// Withdrawn advisories whose range holds the installed version: they
 	// do not count.
 	Withdrawn []apiAdvisory `json:"withdrawn"`
+	// Dependencies counts the package instances the component brings into
+	// the installed tree; nil while no tree was read (not checked).
+	Dependencies *int `json:"dependencies"`
 	// The policy and what it makes of the releases (api_detail_policy.go).
 	detailPolicyJSON
 }
@@ -154,6 +157,7 @@ func detailBody(d catalog.Detail) detailJSON {
 		FixCommand: opt(d.FixCommand), FixAdvisories: append([]string{}, d.FixIDs...),
 	}
 	out.FixVersion = opt(d.FixVersion)
+	out.Dependencies = d.Dependencies
 	if d.SourceURL != "" {
 		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/remedy"
 )
 
 // The document's enums are the vocabularies the code defines once, in
@@ -73,6 +74,16 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 		}
 	}
 	check("paths|/api/admin/plugins/updates|get/parameters/status/schema", filters)
+	var packageFilters []string
+	for _, f := range readmodel.PackageFilters[1:] {
+		packageFilters = append(packageFilters, string(f))
+	}
+	check("paths|/api/admin/packages|get/parameters/filter/schema", packageFilters)
+	var fixKinds []string
+	for _, k := range remedy.Kinds() {
+		fixKinds = append(fixKinds, string(k))
+	}
+	check("components/schemas/TreeFix/properties/kind", fixKinds)
 
 	var filterable []string
 	for _, k := range readmodel.AllAuditKinds() {

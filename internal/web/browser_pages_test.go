@@ -46,6 +46,8 @@ var everyPage = []adminPage{
 	{"catalog", "/admin/plugins?status=security", `[data-testid="catalog-table"]`, true, nil, ""},
 	{"catalog-all", "/admin/plugins", `[data-testid="catalog-table"]`, true, nil, ""},
 	{"detail", "/admin/plugins/gallery", `[data-testid="advisories-table"]`, true, nil, ""},
+	{"packages", "/admin/packages", `[data-testid="packages-table"]`, true, nil, ""},
+	{"package", "/admin/packages/debug", `[data-testid="package-instances"]`, true, nil, ""},
 	{"history", "/admin/history", `[data-testid="history-table"]`, true, nil, ""},
 	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true, nil, ""},
 	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true, nil, ""},
@@ -68,9 +70,9 @@ const addedURL = "https://hooks.example.org/services/T00000000/B00000000/a-very-
 
 // demoLike fills b's site the way `serve --demo` looks after a while: a
 // check ran (history, sources, one failing), a webhook channel with a long
-// URL has a delivery, and the viewer has an API token (the token's and the
-// accounts' creation are in the audit log). longURL is that channel's
-// target.
+// URL has a delivery, the viewer has an API token (the token's and the
+// accounts' creation are in the audit log), and a lockfile's tree was
+// read. longURL is that channel's target.
 func demoLike(t *testing.T, b *bundle) (longURL string) {
 	t.Helper()
 	ctx := context.Background()
@@ -84,6 +86,7 @@ func demoLike(t *testing.T, b *bundle) (longURL string) {
 	if _, err := b.auth.CreateToken(ctx, "viewer@example.test", "prometheus"); err != nil {
 		t.Fatal(err)
 	}
+	writeTree(t, b, blogTree()...)
 	return longURL
 }
 

@@ -77,6 +77,8 @@ func (s *Server) routes(e *echo.Echo) {
 	api.get(views.PathAPISummary, s.apiSummary)
 	api.get(views.PathAPICatalog, s.apiCatalog)
 	api.get(apiPlugins+"/:code", s.apiDetail)
+	api.get(views.PathAPIPackages, s.apiPackages)
+	api.get(views.PathAPIPackages+"/:name", s.apiPackage)
 	api.get(apiPrefix+"/history", s.apiHistory)
 	api.get(apiPrefix+"/sources", s.apiSources)
 	api.get(apiPrefix+"/feeds", s.apiFeeds)
@@ -102,6 +104,8 @@ func (s *Server) routes(e *echo.Echo) {
 	admin.get(views.PathDashboard, s.dashboard)
 	admin.get(views.PathCatalog, s.catalogPage)
 	admin.get(views.PathCatalog+"/:code", s.detailPage) // views.ComponentPath
+	admin.get(views.PathPackages, s.packagesPage)
+	admin.get(views.PathPackages+"/:name", s.packagePage) // views.PackagePath
 	admin.get(views.PathHistory, s.historyPage)
 	admin.get(views.PathSources, s.sourcesPage)
 	admin.get(views.PathNotifications, s.notificationsPage)

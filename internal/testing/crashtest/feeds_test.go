@@ -30,7 +30,7 @@ const (
 	formsAdvisory = "GHSA-f3f3-f3f3-f3f3"
 	newestRecord  = "2026-11-30T00:00:00Z"
 	feedSeed      = 24
-	baseRecords   = 2000 // generated records of the first sync, besides blog's
+	baseRecords   = 1000 // generated records of the first sync, besides blog's
 )
 
 var modifiedRE = regexp.MustCompile(`"modified": "[^"]*"`)
@@ -62,12 +62,20 @@ func archive(n int, withForms bool) func(func(string, []byte) bool) {
 	}
 }
 
-// archiveIDs are the ids of archive(n, withForms).
-func archiveIDs(n int, withForms bool) []string {
+// setArchive serves archive(n, withForms) on fs and returns its ids, taken
+// as the feed server reads the records: the test process builds each
+// archive once (under -race, building and zipping the records is most of
+// these scenarios' time).
+func setArchive(fs *feedserver.Server, n int, withForms bool) []string {
 	var ids []string
-	for id := range archive(n, withForms) {
-		ids = append(ids, id)
-	}
+	fs.SetRecords(func(yield func(string, []byte) bool) {
+		for id, rec := range archive(n, withForms) {
+			ids = append(ids, id)
+			if !yield(id, rec) {
+				return
+			}
+		}
+	})
 	return ids
 }
 
@@ -80,7 +88,7 @@ func feedSite(t *testing.T, d *pgtest.DB, pub *publisher.Publisher, fs *feedserv
 	t.Helper()
 	e := baseEnv(d)
 	fs.ModifiedCSV(false) // every sync reads the whole archive: the download is what these tests kill
-	fs.SetRecords(archive(baseRecords, false))
+	setArchive(fs, baseRecords, false)
 	pub.Set("/feeds.json", document(1, `"core": {"releases": [{"version": "1.0.0"}]},
 		"blog": {"releases": [{"version": "1.0.0"}]}, "forms": {"releases": [{"version": "1.0.0"}]}`))
 	path := manifest(t, fmt.Sprintf(`{"components": [
@@ -226,7 +234,7 @@ func TestFeedKilledDuringDownload(t *testing.T) {
 	e, dir := feedSite(t, d, pub, fs)
 	before := feedState(t, d)
 
-	fs.SetRecords(archive(baseRecords, true))
+	ids := setArchive(fs, baseRecords, true)
 	fs.Slow(feedserver.ArchivePath, 16<<10)
 	a := start(t, e, "feed", "sync")
 	fs.AwaitRequests(t, feedserver.ArchivePath, 2, 30*time.Second) // the first check's, then this one's
@@ -304,7 +312,7 @@ func TestFeedKilledDuringDownload(t *testing.T) {
 		t.Errorf("retry = %+v; want completed, the interruption at %s said, 1 written, %d unchanged, forms evaluated again",
 			res, interrupted, baseRecords+1)
 	}
-	theRetryCompleted(t, d, before, archiveIDs(baseRecords, true))
+	theRetryCompleted(t, d, before, ids)
 	if h := feedHistory(t, d); h != "check:completed cli:interrupted cli:completed" {
 		t.Errorf("history after the retry = %s", h)
 	}
@@ -313,8 +321,11 @@ func TestFeedKilledDuringDownload(t *testing.T) {
 	}
 }
 
-// storing is the size of the changed archive of feed scenario 2.
-const storing = 25_000
+// storing is the size of the changed archive of feed scenario 2: its
+// 2,501 new records (all but the first sync's) fill five of the sync's
+// batches (feedsync.BatchSize), so that the test, looking every 2 ms,
+// kills it after the first and before the last.
+const storing = 3_500
 
 // Feed scenario 2: `feed sync` SIGKILLed while it stores the records of a
 // large changed archive (forms's record in its first batch). What the
@@ -329,8 +340,7 @@ func TestFeedKilledWhileStoring(t *testing.T) {
 	fs := feedserver.New(t)
 	e, _ := feedSite(t, d, pub, fs)
 	before := feedState(t, d)
-	ids := archiveIDs(storing, true)
-	fs.SetRecords(archive(storing, true))
+	ids := setArchive(fs, storing, true)
 
 	a := start(t, e, "feed", "sync")
 	var seen osvState

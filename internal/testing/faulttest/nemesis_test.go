@@ -61,7 +61,7 @@ func (n *nemesis) run(ctx context.Context) {
 		r := rand.New(rand.NewPCG(n.rng.Uint64(), n.rng.Uint64()))
 		i := r.IntN(len(n.s.instances))
 		action := pick(r.IntN(100))
-		if only := os.Getenv("UPCHECK_FAULT_ACTIONS"); only != "" && !slices.Contains(strings.Split(only, ","), action) {
+		if only := n.s.actions; only != "" && !slices.Contains(strings.Split(only, ","), action) {
 			continue
 		}
 		switch action {
@@ -89,7 +89,7 @@ func (n *nemesis) run(ctx context.Context) {
 }
 
 // actions are the nemesis's faults with their weights out of 100;
-// UPCHECK_FAULT_ACTIONS=a,b keeps only those.
+// system.actions (UPCHECK_FAULT_ACTIONS=a,b) keeps only those.
 var actions = []struct {
 	name   string
 	weight int

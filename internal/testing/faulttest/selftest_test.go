@@ -17,6 +17,7 @@ import (
 // cannot fail proves nothing: the control shows it for the fence, this
 // test for every other property.
 func TestCheckerCatches(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now()
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 

@@ -50,6 +50,9 @@ type system struct {
 	token     string
 	bin       string
 	direct    []string // the environment of a command run without a proxy
+	// actions are the faults the nemesis causes, comma-separated; ""
+	// every one (UPCHECK_FAULT_ACTIONS, else the test's choice).
+	actions string
 }
 
 // newSystem starts a private cluster of its own (the nemesis stops it),
@@ -66,7 +69,7 @@ func newSystem(t *testing.T, name, bin string, n int) *system {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Start(context.Background()) }) // never leave it stopped
-	s := &system{t: t, cl: cl, db: fmt.Sprintf("faults_%d", time.Now().UnixNano())}
+	s := &system{t: t, cl: cl, db: fmt.Sprintf("faults_%d", time.Now().UnixNano()), actions: os.Getenv("UPCHECK_FAULT_ACTIONS")}
 	if err := cl.CreateDatabase(ctx, s.db); err != nil {
 		t.Fatal(err)
 	}

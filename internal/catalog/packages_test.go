@@ -1,0 +1,302 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/pgtest"
+)
+
+// treeRow is one installed instance as a test writes it straight into
+// migrations/00012_tree.sql's tables, its paths and flags stated rather
+// than computed from edges as the lockfile sync's writer
+// (store.Tx.TreeWrite) computes them: these tests read, they do not sync.
+type treeRow struct {
+	id, name, version string
+	dev, devOnly      bool
+	source            string // "" is registry
+	script            bool
+	via               [][]string // each a path from a direct dependency
+	components        []string
+}
+
+// writeTree replaces the installed tree with rows, as read from path.
+func writeTree(t testing.TB, d *pgtest.DB, path string, rows ...treeRow) {
+	t.Helper()
+	d.MustExec(t, `DELETE FROM tree_packages`)
+	d.MustExec(t, `DELETE FROM tree_state`)
+	d.MustExec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
+		VALUES ($1, '\x00', '\x00', '\x00', 1, $2, '2026-12-01T10:00:00Z', '2026-12-01T09:00:00Z')`, path, len(rows))
+	for _, r := range rows {
+		via := []readmodel.PackageVia{}
+		for _, p := range r.via {
+			via = append(via, readmodel.PackageVia{Head: p[0], Path: p})
+		}
+		b, err := json.Marshal(via)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.source == "" {
+			r.source = "registry"
+		}
+		if r.components == nil {
+			r.components = []string{}
+		}
+		d.MustExec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, resolved, integrity,
+			install_script, dev_only, via, components)
+			VALUES ($1, $2, $3, $4, false, false, $5, 'https://registry.test/'||$2||'.tgz', 'sha512-x', $6, $7, $8, $9)`,
+			r.id, r.name, r.version, r.dev, r.source, r.script, r.devOnly, b, r.components)
+	}
+}
+
+// site is a small tree: express (a component) brings send and debug 2.6.9,
+// socket.io (a component) brings ws 8.11.0 nested, the site has ws 8.17.1
+// at the top, a dev-only debug 4.3.4 under mocha, a git dependency and a
+// package with an install script.
+func site() []treeRow {
+	return []treeRow{
+		{id: "node_modules/express", name: "express", version: "4.17.1", via: [][]string{{"express"}}, components: []string{"express"}},
+		{id: "node_modules/send", name: "send", version: "0.17.1", via: [][]string{{"express", "send"}}, components: []string{"express"}},
+		{id: "node_modules/send/node_modules/debug", name: "debug", version: "2.6.9", via: [][]string{{"express", "send", "debug"}},
+			components: []string{"express"}},
+		{id: "node_modules/mocha", name: "mocha", version: "10.0.0", dev: true, devOnly: true, via: [][]string{{"mocha"}}},
+		{id: "node_modules/debug", name: "debug", version: "4.3.4", dev: true, devOnly: true, via: [][]string{{"mocha", "debug"}}},
+		{id: "node_modules/socket.io", name: "socket.io", version: "4.5.0", via: [][]string{{"socket.io"}}, components: []string{"socket.io"}},
+		{id: "node_modules/engine.io", name: "engine.io", version: "6.2.0", via: [][]string{{"socket.io", "engine.io"}},
+			components: []string{"socket.io"}},
+		{id: "node_modules/engine.io/node_modules/ws", name: "ws", version: "8.11.0", via: [][]string{{"socket.io", "engine.io", "ws"}},
+			components: []string{"socket.io"}},
+		{id: "node_modules/ws", name: "ws", version: "8.17.1", via: [][]string{{"ws"}}},
+		{id: "node_modules/left-pad", name: "left-pad", version: "1.3.0", source: "git", via: [][]string{{"left-pad"}}},
+		{id: "node_modules/esbuild", name: "esbuild", version: "0.19.0", script: true, dev: true, devOnly: true, via: [][]string{{"esbuild"}}},
+	}
+}
+
+func names(rows []readmodel.PackageRow) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Name
+	}
+	return out
+}
+
+// Each filter lists what it counts, by its predicate; search and a
+// component narrow both; every package is one row however many
+// instances, with its versions, heads and shortest path.
+func TestPackagesFilters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	writeTree(t, b.db, "package-lock.json", site()...)
+	for _, tc := range []struct {
+		f    store.PackageFilter
+		want []string
+	}{
+		{store.PackageFilter{}, []string{"debug", "engine.io", "esbuild", "express", "left-pad", "mocha", "send", "socket.io", "ws"}},
+		{store.PackageFilter{Filter: readmodel.PackagesDev}, []string{"esbuild", "mocha"}},
+		{store.PackageFilter{Filter: readmodel.PackagesScripts}, []string{"esbuild"}},
+		{store.PackageFilter{Filter: readmodel.PackagesSources}, []string{"left-pad"}},
+		{store.PackageFilter{Component: "express"}, []string{"debug", "express", "send"}},
+		{store.PackageFilter{Component: "socket.io", Search: "W"}, []string{"ws"}},
+		{store.PackageFilter{Search: "DEB"}, []string{"debug"}},
+		{store.PackageFilter{Search: "%"}, []string{}},
+	} {
+		tc.f.Limit = 100
+		page, err := b.reads.Packages(ctx, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(page.Rows); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: %v, want %v", tc.f, got, tc.want)
+		}
+		if n := page.Counts.Of(tc.f.Filter); n != len(tc.want) {
+			t.Errorf("%+v: counted %d, listed %d", tc.f, n, len(tc.want))
+		}
+		if page.Next != "" || page.Tree == nil || page.Tree.Packages != len(site()) {
+			t.Errorf("%+v: next %q, tree %+v", tc.f, page.Next, page.Tree)
+		}
+	}
+	page, err := b.reads.Packages(ctx, store.PackageFilter{Search: "ws", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := page.Rows[0]
+	if !slices.Equal(ws.Versions, []string{"8.11.0", "8.17.1"}) || ws.Instances != 2 || !slices.Equal(ws.Heads, []string{"socket.io", "ws"}) ||
+		!slices.Equal(ws.Components, []string{"socket.io"}) || !slices.Equal(ws.Path, []string{"ws"}) || ws.Dev {
+		t.Errorf("ws: %+v", ws)
+	}
+	page, _ = b.reads.Packages(ctx, store.PackageFilter{Search: "debug", Limit: 10})
+	if d := page.Rows[0]; d.Dev || !slices.Equal(d.Path, []string{"mocha", "debug"}) {
+		t.Errorf("debug is installed for production too, and its shortest path is mocha's: %+v", d)
+	}
+}
+
+// Keyset paging walks every package once, and a package added before the
+// cursor does not shift the pages after it.
+func TestPackagesKeyset(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	writeTree(t, b.db, "package-lock.json", site()...)
+	var got []string
+	after := ""
+	for range 10 {
+		page, err := b.reads.Packages(ctx, store.PackageFilter{Limit: 2, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, names(page.Rows)...)
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+		if after == "express" { // the second page was read: something sorts in before the cursor
+			writeTree(t, b.db, "package-lock.json", append(site(), treeRow{id: "node_modules/accepts", name: "accepts", version: "1.3.8",
+				via: [][]string{{"express", "accepts"}}})...)
+		}
+	}
+	want := []string{"debug", "engine.io", "esbuild", "express", "left-pad", "mocha", "send", "socket.io", "ws"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pages of 2: %v, want %v", got, want)
+	}
+}
+
+// One package: every instance with its paths, and its history; a name
+// the tree never installed is not found; without a tree, nothing is
+// read as safe: Tree is nil.
+func TestPackage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	page, err := b.reads.Packages(ctx, store.PackageFilter{Limit: 10})
+	if err != nil || page.Tree != nil || len(page.Rows) != 0 {
+		t.Fatalf("no tree: %+v, %v", page, err)
+	}
+	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
+		t.Fatalf("the summary of no tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
+	}
+	writeTree(t, b.db, "package-lock.json", site()...)
+	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
+		t.Fatalf("the summary of a tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
+	}
+	b.db.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
+		('ws', '8.11.0', '2026-11-01T10:00:00Z', NULL), ('ws', '8.17.1', '2026-11-02T10:00:00Z', NULL),
+		('ws', '8.2.0', '2026-10-01T10:00:00Z', '2026-11-02T10:00:00Z'), ('gone', '1.0.0', '2026-10-01T10:00:00Z', '2026-10-02T10:00:00Z')`)
+	b.db.MustExec(t, `INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch) VALUES
+		('node_modules/engine.io/node_modules/ws', 'GHSA-1', '{"kind": "none_yet", "package": "ws", "component": "socket.io",
+		  "pinned_by": "engine.io", "pinned_by_version": "6.2.0", "range": "~8.11.0"}', 1)`)
+	p, err := b.reads.Package(ctx, "ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := p.Instances[0].Fixes; len(f) != 1 || f[0].AdvisoryID != "GHSA-1" ||
+		f[0].Text != "no fix yet through socket.io: engine.io 6.2.0 requires ws ~8.11.0" || len(p.Instances[1].Fixes) != 0 {
+		t.Errorf("fixes: %+v, %+v", p.Instances[0].Fixes, p.Instances[1].Fixes)
+	}
+	if len(p.Instances) != 2 || p.Instances[0].ID != "node_modules/engine.io/node_modules/ws" ||
+		!slices.Equal(p.Instances[0].Via[0].Path, []string{"socket.io", "engine.io", "ws"}) || p.Instances[1].Version != "8.17.1" {
+		t.Errorf("instances: %+v", p.Instances)
+	}
+	if len(p.History) != 3 || p.History[0].Version != "8.17.1" || p.History[2].RemovedAt == nil || p.History[0].RemovedAt != nil {
+		t.Errorf("history: %+v", p.History)
+	}
+	if g, err := b.reads.Package(ctx, "gone"); err != nil || len(g.Instances) != 0 || len(g.History) != 1 {
+		t.Errorf("a package removed is still read by its history: %+v, %v", g, err)
+	}
+	if _, err := b.reads.Package(ctx, "never"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a package never installed: %v", err)
+	}
+}
+
+// A component's page counts what it brings in, itself left out; without
+// a tree it reads none (nil: not checked).
+func TestDetailDependencies(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url, package) VALUES
+		('express', 'express', '4.17.1', 'npm:express', 'express'), ('socket.io', 'socket.io', '4.5.0', 'npm:socket.io', 'socket.io')`)
+	d, err := b.reads.Detail(ctx, "express")
+	if err != nil || d.Dependencies != nil {
+		t.Fatalf("no tree: %v, %v", d.Dependencies, err)
+	}
+	writeTree(t, b.db, "package-lock.json", site()...)
+	for code, want := range map[string]int{"express": 2, "socket.io": 2} {
+		d, err := b.reads.Detail(ctx, code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Dependencies == nil || *d.Dependencies != want {
+			t.Errorf("%s: %v, want %d packages", code, d.Dependencies, want)
+		}
+	}
+}
+
+// A package's page is one moment of the tree: while another connection
+// swaps a tree of three ws instances for one of one, in one transaction
+// each, every read counts the instances the tree it read says it holds.
+func TestPackageIsOneSnapshot(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	three := []treeRow{{id: "a/ws", name: "ws", version: "1.0.0"}, {id: "b/ws", name: "ws", version: "2.0.0"}, {id: "c/ws", name: "ws", version: "3.0.0"}}
+	writeTree(t, b.db, "package-lock.json", three...)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			keep := 3 - 2*(i%2) // 1 or 3
+			tx, err := b.db.Pool.Begin(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, err1 := tx.Exec(ctx, `DELETE FROM tree_packages`)
+			var err2, err3 error
+			for _, r := range three[:keep] {
+				_, e := tx.Exec(ctx, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only)
+					VALUES ($1, $2, $3, false, false, false, 'registry', false, false)`, r.id, r.name, r.version)
+				err2 = errors.Join(err2, e)
+			}
+			_, err3 = tx.Exec(ctx, `UPDATE tree_state SET packages = $1`, keep)
+			if err := errors.Join(err1, err2, err3, tx.Commit(ctx)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	var mixed, one, many int
+	for range 400 {
+		p, err := b.reads.Package(ctx, "ws")
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case len(p.Instances) != p.Tree.Packages:
+			mixed++
+		case len(p.Instances) == 1:
+			one++
+		default:
+			many++
+		}
+	}
+	close(done)
+	wg.Wait()
+	if mixed > 0 {
+		t.Errorf("%d reads of 400 mixed two trees (%d of one, %d of three)", mixed, one, many)
+	}
+	if one == 0 || many == 0 {
+		t.Errorf("the writer raced no read: %d of one, %d of three", one, many)
+	}
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// PackageFilter narrows the installed packages (queries/packages.sql):
+// Filter is one of readmodel.PackageFilters, Component a component's code
+// (the packages it brings in; "" for all), Search a part of the name. A
+// page holds up to Limit packages after the name After ("" from the
+// first), in name order.
+type PackageFilter struct {
+	Filter    readmodel.PackageFilter
+	Component string
+	Search    string
+	After     string
+	Limit     int
+}
+
+// Packages reads one page of the installed packages as f asks.
+func (e *Executor) Packages(ctx context.Context, f PackageFilter) ([]readmodel.PackageRow, error) {
+	rows, err := e.q.PackageList(ctx, e.dbtx, db.PackageListParams{Filter: string(f.Filter), Component: f.Component,
+		Search: f.Search, After: f.After, RowLimit: int64(f.Limit)})
+	if err != nil {
+		return nil, mapError(fmt.Errorf("read packages: %w", err))
+	}
+	out := make([]readmodel.PackageRow, len(rows))
+	for i, r := range rows {
+		out[i] = readmodel.PackageRow{Name: r.Name, Versions: r.Versions, Instances: int(r.Instances), Dev: r.Dev,
+			InstallScript: r.InstallScript, OtherSources: r.OtherSources, Components: r.Components, Heads: r.Heads}
+		if err := json.Unmarshal(r.Path, &out[i].Path); err != nil {
+			return nil, fmt.Errorf("decode the path of %q: %w", r.Name, err)
+		}
+		if out[i].Path == nil {
+			out[i].Path = []string{}
+		}
+	}
+	return out, nil
+}
+
+// PackageCounts counts the packages each filter shows, with f's component
+// and search (f's filter and page are not read).
+func (e *Executor) PackageCounts(ctx context.Context, f PackageFilter) (readmodel.PackageCounts, error) {
+	r, err := e.q.PackageCounts(ctx, e.dbtx, db.PackageCountsParams{Component: f.Component, Search: f.Search})
+	if err != nil {
+		return readmodel.PackageCounts{}, mapError(fmt.Errorf("count packages: %w", err))
+	}
+	return readmodel.PackageCounts{All: int(r.Total), Dev: int(r.Dev), Scripts: int(r.Scripts), Sources: int(r.Sources)}, nil
+}
+
+// PackageInstances reads every installed instance of the package name
+// (TreePackagesByName) as the pages show it; none when it is not
+// installed.
+func (e *Executor) PackageInstances(ctx context.Context, name string) ([]readmodel.PackageInstance, error) {
+	ps, err := e.TreePackagesByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]readmodel.PackageInstance, len(ps))
+	for i, p := range ps {
+		out[i] = readmodel.PackageInstance{ID: p.ID, Alias: p.Alias, Version: p.Version, Dev: p.Dev, Optional: p.Optional,
+			Peer: p.Peer, DevOnly: p.DevOnly, Source: string(p.Source), Resolved: p.Resolved, Integrity: p.Integrity,
+			InstallScript: p.InstallScript, Components: p.Components, Via: make([]readmodel.PackageVia, len(p.Via)),
+			Fixes: []readmodel.PackageFix{}}
+		if out[i].Components == nil {
+			out[i].Components = []string{}
+		}
+		for k, v := range p.Via {
+			out[i].Via[k] = readmodel.PackageVia{Head: v.Head, Path: v.Path}
+		}
+	}
+	return out, nil
+}
+
+// PackageFixes reads what clears each finding on the instances of the
+// package name (tree_fixes), by instance ID.
+func (e *Executor) PackageFixes(ctx context.Context, name string) (map[string][]readmodel.PackageFix, error) {
+	rows, err := e.q.PackageFixes(ctx, e.dbtx, name)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("read the fixes of %q: %w", name, err))
+	}
+	out := map[string][]readmodel.PackageFix{}
+	for _, r := range rows {
+		f := readmodel.PackageFix{AdvisoryID: r.AdvisoryID}
+		if err := json.Unmarshal(r.Fix, &f.Fix); err != nil {
+			return nil, fmt.Errorf("decode the fix of %s on %q: %w", r.AdvisoryID, r.PackageID, err)
+		}
+		f.Text = readmodel.TreeFixText(f.Fix)
+		out[r.PackageID] = append(out[r.PackageID], f)
+	}
+	return out, nil
+}
+
+// PackageHistory reads the newest limit versions of the package name the
+// tree installed (TreeVersionsOf), newest first, in UTC.
+func (e *Executor) PackageHistory(ctx context.Context, name string, limit int) ([]readmodel.PackageVersionSpan, error) {
+	vs, err := e.TreeVersionsOf(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]readmodel.PackageVersionSpan, 0, min(len(vs), limit))
+	for _, v := range vs[:min(len(vs), limit)] {
+		out = append(out, readmodel.PackageVersionSpan{Version: v.Version, InstalledAt: v.InstalledAt.UTC(), RemovedAt: utc(v.RemovedAt)})
+	}
+	return out, nil
+}
+
+// TreeStateRow is the tree's state (TreeState) as the pages read it, in
+// UTC; nil when no tree was ever read.
+func (e *Executor) TreeStateRow(ctx context.Context) (*readmodel.TreeState, error) {
+	st, ok, err := e.TreeState(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &readmodel.TreeState{Path: st.Path, Packages: st.Packages, ReadAt: st.SyncedAt.UTC(), ChangedAt: st.ChangedAt.UTC()}, nil
+}
+
+// ComponentDependencies counts the package instances the component code
+// brings in, its own instance (its package pkg, a direct dependency of the
+// site) left out.
+func (e *Executor) ComponentDependencies(ctx context.Context, code, pkg string) (int, error) {
+	n, err := e.q.ComponentDependencies(ctx, e.dbtx, db.ComponentDependenciesParams{Code: code, Package: pkg})
+	if err != nil {
+		return 0, mapError(fmt.Errorf("count the dependencies of %q: %w", code, err))
+	}
+	return int(n), nil
+}

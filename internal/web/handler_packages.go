@@ -1,0 +1,91 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/upcheck/upcheck/internal/catalog"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/views"
+)
+
+// The installed tree's packages (docs/npm.md): the Packages page and a
+// package's page; api_packages.go is the same as JSON.
+
+// maxPackageName bounds a package name, a cursor or a component code in a
+// request: npm's names are 214 characters at most.
+const maxPackageName = 512
+
+// packagesQuery reads and checks the Packages page's and API's filter,
+// component, search and cursor parameters, and per_page (1 to max,
+// default def) when given.
+func packagesQuery(c echo.Context, def, max int) (store.PackageFilter, error) {
+	f := store.PackageFilter{Filter: readmodel.PackageFilter(c.QueryParam(views.ParamPackageFilter)),
+		Component: c.QueryParam(views.ParamComponent), Search: c.QueryParam(views.ParamQuery), After: c.QueryParam(views.ParamAfter), Limit: def}
+	if !f.Filter.Valid() {
+		names := make([]string, 0, len(readmodel.PackageFilters)-1)
+		for _, name := range readmodel.PackageFilters[1:] {
+			names = append(names, string(name))
+		}
+		return f, echo.NewHTTPError(http.StatusBadRequest, views.ParamPackageFilter+" must be one of "+strings.Join(names, ", "))
+	}
+	if len(f.Search) > 200 {
+		return f, echo.NewHTTPError(http.StatusBadRequest, "q is too long")
+	}
+	if len(f.Component) > maxPackageName || len(f.After) > maxPackageName {
+		return f, echo.NewHTTPError(http.StatusBadRequest, "component and after are at most "+strconv.Itoa(maxPackageName)+" bytes")
+	}
+	if v := c.QueryParam("per_page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > max {
+			return f, echo.NewHTTPError(http.StatusBadRequest, "per_page must be between 1 and "+strconv.Itoa(max))
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+// packagesPage is the Packages page: pageSize packages a page.
+func (s *Server) packagesPage(c echo.Context) error {
+	f, err := packagesQuery(c, pageSize, pageSize)
+	if err != nil {
+		return err
+	}
+	page, err := s.reads.Packages(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	return renderOK(c, views.Packages(views.PackagesProps{Layout: layout(c), Rows: page.Rows, Counts: page.Counts, Filter: f.Filter,
+		Component: f.Component, Query: f.Search, After: f.After, Next: page.Next, Tree: page.Tree}))
+}
+
+// readPackage reads the package the path names; 404 when the tree neither
+// installs it nor did within its history.
+func (s *Server) readPackage(c echo.Context) (catalog.Package, error) {
+	name, err := pathParam(c, "name")
+	if err != nil {
+		return catalog.Package{}, err
+	}
+	if len(name) > maxPackageName {
+		return catalog.Package{}, echo.NewHTTPError(http.StatusBadRequest, "name is at most "+strconv.Itoa(maxPackageName)+" bytes")
+	}
+	p, err := s.reads.Package(c.Request().Context(), name)
+	if errors.Is(err, store.ErrNotFound) {
+		return catalog.Package{}, echo.NewHTTPError(http.StatusNotFound, views.UnknownPackageText(name)).WithInternal(err)
+	}
+	return p, err
+}
+
+// packagePage is one package's page.
+func (s *Server) packagePage(c echo.Context) error {
+	p, err := s.readPackage(c)
+	if err != nil {
+		return err
+	}
+	return renderOK(c, views.Package(views.PackageProps{Layout: layout(c), Name: p.Name, Instances: p.Instances, History: p.History, Tree: p.Tree}))
+}

@@ -1,0 +1,46 @@
+-- name: PackageList :many
+-- One page of the installed packages (tree_package_names) in name order,
+-- after the name @after (empty: from the first): keyset paging, so
+-- packages added or removed before the cursor do not shift the page. The
+-- filters are readmodel.PackageFilters, each written here once over the
+-- view's flags; PackageCounts counts the same predicates.
+SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path
+FROM tree_package_names n
+WHERE (@filter::text = ''
+       OR (@filter = 'dev' AND n.dev)
+       OR (@filter = 'scripts' AND n.install_script)
+       OR (@filter = 'sources' AND cardinality(n.other_sources) > 0))
+  AND (@component::text = '' OR @component = ANY (n.components))
+  AND (@search::text = '' OR strpos(lower(n.name), lower(@search)) > 0)
+  AND (@after::text = '' OR n.name > @after)
+ORDER BY n.name
+LIMIT @row_limit::bigint;
+
+-- name: PackageCounts :one
+-- How many packages each filter shows, with the same component and
+-- search as the page.
+SELECT count(*)::bigint                                                   AS total,
+       count(*) FILTER (WHERE n.dev)::bigint                              AS dev,
+       count(*) FILTER (WHERE n.install_script)::bigint                   AS scripts,
+       count(*) FILTER (WHERE cardinality(n.other_sources) > 0)::bigint   AS sources
+FROM tree_package_names n
+WHERE (@component::text = '' OR @component = ANY (n.components))
+  AND (@search::text = '' OR strpos(lower(n.name), lower(@search)) > 0);
+
+-- name: ComponentDependencies :one
+-- How many package instances a component brings in, itself left out (its
+-- own instance: its package, reached as a direct dependency of the site).
+SELECT count(*)::bigint AS packages
+FROM tree_packages t
+WHERE @code::text = ANY (t.components)
+  AND NOT (t.name = @package::text
+           AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.via) AS v(e) WHERE jsonb_array_length(v.e->'path') = 1));
+
+-- name: PackageFixes :many
+-- What clears each finding on the instances of one package (tree_fixes,
+-- decided by the check), by instance and advisory.
+SELECT f.package_id, f.advisory_id, f.fix, f.direct
+FROM tree_fixes f
+JOIN tree_packages p ON p.id = f.package_id
+WHERE p.name = @name
+ORDER BY f.package_id, f.advisory_id;
