@@ -21,7 +21,7 @@ func treeState() *readmodel.TreeState {
 // with install scripts, searched for "e".
 func packagesProps() PackagesProps {
 	return PackagesProps{Layout: layout(attention(), true), Tree: treeState(), Component: "express", Query: "e", After: "body-parser", Next: "send",
-		Counts: readmodel.PackageCounts{All: 5, Dev: 1, Scripts: 1, Sources: 1},
+		Counts: readmodel.PackageCounts{All: 5, Vulnerable: 2, Malicious: 0, Exploited: 1, Dev: 1, Scripts: 1, Sources: 1},
 		Rows: []readmodel.PackageRow{
 			{Name: "debug", Versions: []string{"2.6.9", "4.3.4"}, Instances: 3, Dev: false, Components: []string{"express"},
 				Heads: []string{"express", "mocha", "nodemon", "socket.io"}, Path: []string{"express", "send", "debug"}},
@@ -97,7 +97,10 @@ func TestPackagesLinks(t *testing.T) {
 		href, _ := attr(a, "href")
 		links = append(links, href+" "+text(a))
 	}
-	want := []string{"/admin/packages?component=express&q=e All (5)", "/admin/packages?component=express&filter=dev&q=e Development only (1)",
+	want := []string{"/admin/packages?component=express&q=e All (5)", "/admin/packages?component=express&filter=vulnerable&q=e Vulnerable (2)",
+		"/admin/packages?component=express&filter=malicious&q=e Malicious (0)",
+		"/admin/packages?component=express&filter=exploited&q=e Known exploited (1)",
+		"/admin/packages?component=express&filter=dev&q=e Development only (1)",
 		"/admin/packages?component=express&filter=scripts&q=e Install scripts (1)",
 		"/admin/packages?component=express&filter=sources&q=e Not from a registry (1)"}
 	if strings.Join(links, "\n") != strings.Join(want, "\n") {

@@ -300,3 +300,65 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 		t.Errorf("the writer raced no read: %d of one, %d of three", one, many)
 	}
 }
+
+// treeFinding is one row of tree_findings as a test writes it.
+type treeFinding struct {
+	name, version, id               string
+	malicious, exploited, withdrawn bool
+}
+
+// writeFindings replaces the tree's findings with fs.
+func writeFindings(t testing.TB, d *pgtest.DB, fs ...treeFinding) {
+	t.Helper()
+	d.MustExec(t, `DELETE FROM tree_findings`)
+	for _, f := range fs {
+		adv, err := json.Marshal(map[string]any{"id": f.id, "severity": "high", "affected": "*", "fixed_in": "9.9.9",
+			"malicious": f.malicious, "known_exploited": f.exploited})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.MustExec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited,
+			severity, fixed_in, withdrawn, epoch) VALUES ($1, $2, $3, $4, ARRAY[$3], $5, $6, 'high', '9.9.9', $7, 1)`,
+			f.name, f.version, f.id, adv, f.malicious, f.exploited, f.withdrawn)
+	}
+}
+
+// The findings' filters list the packages with a finding the dev mode
+// shows (upcheck_tree_shown), withdrawn ones left out, and count what
+// they list: omit hides a development package's advisory, never a
+// malicious one.
+func TestPackagesFindingFilters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	writeTree(t, b.db, "package-lock.json", site()...)
+	writeFindings(t, b.db,
+		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-ws", exploited: true},
+		treeFinding{name: "esbuild", version: "0.19.0", id: "GHSA-esbuild"},
+		treeFinding{name: "mocha", version: "10.0.0", id: "MAL-mocha", malicious: true},
+		treeFinding{name: "send", version: "0.17.1", id: "GHSA-send", withdrawn: true},
+		treeFinding{name: "debug", version: "9.9.9", id: "GHSA-not-installed"})
+	for _, tc := range []struct {
+		mode readmodel.DevMode
+		f    readmodel.PackageFilter
+		want []string
+	}{
+		{readmodel.DevSeparate, readmodel.PackagesVulnerable, []string{"esbuild", "mocha", "ws"}},
+		{readmodel.DevInclude, readmodel.PackagesVulnerable, []string{"esbuild", "mocha", "ws"}},
+		{readmodel.DevOmit, readmodel.PackagesVulnerable, []string{"mocha", "ws"}},
+		{readmodel.DevOmit, readmodel.PackagesMalicious, []string{"mocha"}},
+		{readmodel.DevSeparate, readmodel.PackagesExploited, []string{"ws"}},
+	} {
+		f := store.PackageFilter{Filter: tc.f, DevMode: tc.mode, Limit: 100}
+		page, err := b.reads.Packages(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(page.Rows); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s: %v, want %v", tc.mode, tc.f, got, tc.want)
+		}
+		if n := page.Counts.Of(tc.f); n != len(tc.want) {
+			t.Errorf("%s %s: counted %d, listed %d", tc.mode, tc.f, n, len(tc.want))
+		}
+	}
+}

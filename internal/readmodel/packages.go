@@ -21,6 +21,15 @@ type PackageFilter string
 const (
 	// PackagesAll shows every installed package.
 	PackagesAll PackageFilter = ""
+	// PackagesVulnerable: a version installed has an advisory the setting
+	// UPCHECK_LOCKFILE_DEV shows (DevMode), neither withdrawn nor
+	// dismissed.
+	PackagesVulnerable PackageFilter = "vulnerable"
+	// PackagesMalicious: one of those advisories is a malicious-package
+	// record.
+	PackagesMalicious PackageFilter = "malicious"
+	// PackagesExploited: one of those advisories is known to be exploited.
+	PackagesExploited PackageFilter = "exploited"
 	// PackagesDev: installed only for development (every instance is,
 	// by the lockfile's dev flag or because only the site's
 	// devDependencies reach it).
@@ -34,7 +43,8 @@ const (
 
 // PackageFilters are the Packages page's filters in the order the page
 // offers them; PackagesAll first.
-var PackageFilters = []PackageFilter{PackagesAll, PackagesDev, PackagesScripts, PackagesSources}
+var PackageFilters = []PackageFilter{PackagesAll, PackagesVulnerable, PackagesMalicious, PackagesExploited, PackagesDev,
+	PackagesScripts, PackagesSources}
 
 // Valid reports whether f is one of PackageFilters.
 func (f PackageFilter) Valid() bool {
@@ -46,6 +56,12 @@ func (f PackageFilter) Label() string {
 	switch f {
 	case PackagesAll:
 		return "All"
+	case PackagesVulnerable:
+		return "Vulnerable"
+	case PackagesMalicious:
+		return "Malicious"
+	case PackagesExploited:
+		return "Known exploited"
 	case PackagesDev:
 		return "Development only"
 	case PackagesScripts:
@@ -58,7 +74,7 @@ func (f PackageFilter) Label() string {
 
 // PackageCounts is how many packages each filter shows.
 type PackageCounts struct {
-	All, Dev, Scripts, Sources int
+	All, Vulnerable, Malicious, Exploited, Dev, Scripts, Sources int
 }
 
 // Of is the count of one filter; 0 for an unknown one.
@@ -66,6 +82,12 @@ func (c PackageCounts) Of(f PackageFilter) int {
 	switch f {
 	case PackagesAll:
 		return c.All
+	case PackagesVulnerable:
+		return c.Vulnerable
+	case PackagesMalicious:
+		return c.Malicious
+	case PackagesExploited:
+		return c.Exploited
 	case PackagesDev:
 		return c.Dev
 	case PackagesScripts:
