@@ -157,6 +157,10 @@ type PackageInstance struct {
 	// Fixes are what clears each finding on it, as the last check decided
 	// (tree_fixes), by advisory; empty: none decided.
 	Fixes []PackageFix `json:"fixes"`
+	// Findings are the advisories of its version the setting
+	// UPCHECK_LOCKFILE_DEV shows (upcheck_tree_shown), by advisory; empty:
+	// none.
+	Findings []PackageFinding `json:"findings"`
 }
 
 // PackageFix is what clears one finding on a package instance: the
@@ -231,4 +235,62 @@ func PackageSourceText(source string) string {
 		return "a link"
 	}
 	return "from " + source
+}
+
+// PackageFinding is one advisory of an installed instance's version, as
+// its page and GET /api/admin/packages/{name} list it: what it is, what
+// it counts for under UPCHECK_LOCKFILE_DEV (DevMode), and what clears it.
+type PackageFinding struct {
+	AdvisoryID     string `json:"advisory_id"`
+	Severity       string `json:"severity"`
+	Malicious      bool   `json:"malicious"`
+	KnownExploited bool   `json:"known_exploited"`
+	// EPSS nil: not scored; FixedIn nil: no fixed version.
+	EPSS    *float64 `json:"epss"`
+	FixedIn *string  `json:"fixed_in"`
+	// Withdrawn and Dismissed findings are listed, never counted; Dev:
+	// every instance of the version is installed only for development
+	// (shown apart under DevSeparate); Counted: upcheck_tree_counted.
+	Withdrawn bool `json:"withdrawn"`
+	Dismissed bool `json:"dismissed"`
+	Dev       bool `json:"dev"`
+	Counted   bool `json:"counted"`
+	// Fix is what clears it as the check decided (tree_fixes), and
+	// FixText its words; nil and "": none decided.
+	Fix     *TreeFix `json:"fix"`
+	FixText string   `json:"fix_text"`
+}
+
+// PackageFindingFlags words what a finding is beside its advisory, in
+// the page's order: "high", "malicious", "known exploited", "EPSS 12.0
+// %", "fixed in 4.4.3" or "no fixed version", and why it does not count
+// ("withdrawn", "dismissed", "development only: not counted").
+func PackageFindingFlags(f PackageFinding) []string {
+	var out []string
+	if f.Severity != "" {
+		out = append(out, f.Severity)
+	}
+	if f.Malicious {
+		out = append(out, "malicious")
+	}
+	if f.KnownExploited {
+		out = append(out, "known exploited")
+	}
+	if f.EPSS != nil {
+		out = append(out, "EPSS "+percentText(*f.EPSS)+" %")
+	}
+	if f.FixedIn != nil {
+		out = append(out, "fixed in "+*f.FixedIn)
+	} else {
+		out = append(out, "no fixed version")
+	}
+	switch {
+	case f.Withdrawn:
+		out = append(out, "withdrawn")
+	case f.Dismissed:
+		out = append(out, "dismissed")
+	case f.Dev && !f.Counted:
+		out = append(out, "development only: not counted")
+	}
+	return out
 }

@@ -69,7 +69,7 @@ func (e *Executor) PackageInstances(ctx context.Context, name string) ([]readmod
 		out[i] = readmodel.PackageInstance{ID: p.ID, Alias: p.Alias, Version: p.Version, Dev: p.Dev, Optional: p.Optional,
 			Peer: p.Peer, DevOnly: p.DevOnly, Source: string(p.Source), Resolved: p.Resolved, Integrity: p.Integrity,
 			InstallScript: p.InstallScript, Components: p.Components, Via: make([]readmodel.PackageVia, len(p.Via)),
-			Fixes: []readmodel.PackageFix{}}
+			Fixes: []readmodel.PackageFix{}, Findings: []readmodel.PackageFinding{}}
 		if out[i].Components == nil {
 			out[i].Components = []string{}
 		}

@@ -74,7 +74,7 @@ func (s *Server) readPackage(c echo.Context) (catalog.Package, error) {
 	if len(name) > maxPackageName {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusBadRequest, "name is at most "+strconv.Itoa(maxPackageName)+" bytes")
 	}
-	p, err := s.reads.Package(c.Request().Context(), name)
+	p, err := s.reads.Package(c.Request().Context(), name, s.devMode)
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusNotFound, views.UnknownPackageText(name)).WithInternal(err)
 	}

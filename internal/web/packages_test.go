@@ -251,6 +251,18 @@ func TestPackagesFindingFilters(t *testing.T) {
 				t.Errorf("%s %q: %v (total %d), want %v", mode, query, packageNames(a), a.Total, want)
 			}
 		}
+		r := viewer.do("GET", "/api/admin/packages/@types%2Fnode", "", "", nil)
+		wantStatus(t, "a dev package", r, 200)
+		var one struct {
+			Instances []readmodel.PackageInstance `json:"instances"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &one); err != nil {
+			t.Fatal(err)
+		}
+		if fs := one.Instances[0].Findings; (mode == readmodel.DevOmit) != (len(fs) == 0) ||
+			(len(fs) == 1 && (!fs[0].Dev || fs[0].Counted || fs[0].AdvisoryID != "GHSA-types")) {
+			t.Errorf("%s: the dev package's findings %+v", mode, fs)
+		}
 		page := viewer.do("GET", "/admin/packages?filter=exploited", "", "", nil)
 		wantStatus(t, "the exploited filter's page", page, 200)
 		if !strings.Contains(page.body, `data-name="debug"`) || strings.Contains(page.body, `data-name="send"`) {
