@@ -28,6 +28,8 @@ func eventTypeText(t string) string {
 		return "Advisory exploited in the wild"
 	case readmodel.EventTreeExposed:
 		return "A version once installed is named by an advisory"
+	case readmodel.EventTreeFinding:
+		return "A package in the dependencies is named by an advisory"
 	case readmodel.EventSecurityUpdate:
 		return "Security update"
 	case readmodel.EventAdvisoryUnfixed:

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/dev/lockgen"
+	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/tree"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
@@ -67,5 +70,63 @@ func TestComponentsSyncLockfileStoresTheTree(t *testing.T) {
 	d.QueryRow(t, `SELECT count(*) FROM tree_packages`).Scan(&stored)
 	if stored != len(tr.Packages) {
 		t.Fatalf("%d packages stored after a refused lockfile, want the %d of the last good one", stored, len(tr.Packages))
+	}
+}
+
+// A lockfile sync that changes the tree evaluates its findings at once:
+// a package deep in the tree at a version a record the feeds already hold
+// affects is a stored finding after `components sync --lockfile`, with no
+// check run.
+func TestLockfileSyncEvaluatesTheTree(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	dir := t.TempDir()
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL, "UPCHECK_NPM_REGISTRY": "http://127.0.0.1:9/"}
+	tr := lockgen.Tree(60, "http://127.0.0.1:9/")
+	heads := map[string]bool{}
+	for _, e := range tr.Edges {
+		if e.From == tree.Root {
+			heads[e.To] = true
+		}
+	}
+	var deep tree.Package
+	for _, p := range tr.Packages {
+		if !heads[p.ID] && !p.Dev && strings.Count(p.ID, "node_modules/") == 1 {
+			deep = p
+			break
+		}
+	}
+	if deep.ID == "" {
+		t.Fatal("lockgen's tree has no transitive package")
+	}
+	archive := filepath.Join(dir, "all.zip")
+	f, err := os.Create(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := osvgen.Record("GHSA-aaaa-bbbb-cccc", deep.Name, osvgen.KindVuln, "", "9.0.0")
+	if err := osvgen.WriteArchive(f, func(yield func(string, []byte) bool) { yield("GHSA-aaaa-bbbb-cccc", rec) }); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if out, code := cli(t, env, "feed", "import", "osv", archive); code != 0 {
+		t.Fatalf("feed import osv: %s (exit %d)", out, code)
+	}
+	lock := filepath.Join(dir, "package-lock.json")
+	body, err := lockgen.PackageLock(tr, "site")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(lock, body, 0o644)
+	if out, code := cli(t, env, "components", "sync", "--lockfile", lock, "--core", lockgen.Name(0)); code != 0 {
+		t.Fatalf("lockfile sync: %s (exit %d)", out, code)
+	}
+	var findings, runs int
+	d.QueryRow(t, `SELECT count(*) FROM tree_findings WHERE name = $1 AND version = $2 AND advisory_id = 'GHSA-aaaa-bbbb-cccc'`,
+		deep.Name, deep.Version).Scan(&findings)
+	d.QueryRow(t, `SELECT count(*) FROM check_runs`).Scan(&runs)
+	if findings != 1 || runs != 0 {
+		t.Fatalf("after the lockfile sync: %d findings of %s@%s, %d checks; want the finding stored, no check run",
+			findings, deep.Name, deep.Version, runs)
 	}
 }

@@ -211,6 +211,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	}
 	a.Notify.Observe(m)
 	a.Checker.NotifyWith(a.Notify)
+	a.Checker.TreeDevMode(a.Settings.LockfileDev)
 	// A second of principal cache: a burst of requests with one session or
 	// token costs one query; a logout or revocation elsewhere takes effect
 	// within that second.
@@ -241,8 +242,9 @@ func (a *App) SyncManifest(ctx context.Context, path string) (updatecheck.SyncRe
 // SyncLockfile reads the lockfile at path (package-lock.json or
 // pnpm-lock.yaml) and makes the installed components exactly the packages
 // opt chooses, as SyncManifest does a manifest's entries, then stores its
-// installed tree. A bad lockfile changes nothing; its error names the
-// file, the line and the field.
+// installed tree and, when the tree changed, evaluates its findings
+// (Checker.EvaluateTree). A bad lockfile changes nothing; its error names
+// the file, the line and the field.
 //
 // The tree's state is read before the file: when another sync writes the
 // tree between the two, this one's write is refused (store.ErrTreeMoved)
@@ -287,6 +289,17 @@ func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options,
 		return rep, err
 	}
 	rep.Tree = &tree
+	if !tree.Unchanged {
+		// The changed tree's findings now, not at the next check: the
+		// evaluation takes the lease as an import does, and leaves it to
+		// the check or feed sync that holds it (which evaluates it, or
+		// the next one does). The tree is stored either way: a failed
+		// evaluation is said, and the next check evaluates it.
+		if _, err := a.Checker.EvaluateTree(ctx); err != nil {
+			a.Logger.WarnContext(ctx, "the installed tree's findings were not evaluated after the lockfile sync; the next check evaluates them",
+				"path", path, "error", err)
+		}
+	}
 	return rep, nil
 }
 

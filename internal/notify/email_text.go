@@ -156,6 +156,8 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		wordIntelEvent(&it, e.Type, p, intel.Advisory, name, installed)
 	case readmodel.EventTreeExposed:
 		wordExposed(&it, e.Payload)
+	case readmodel.EventTreeFinding:
+		wordTreeFinding(&it, e.Payload)
 	case readmodel.EventDeprecated, readmodel.EventRegistryKeysChanged:
 		wordNpmEvent(&it, e.Type, p, name, installed, version)
 	case readmodel.EventTrustDowngrade:

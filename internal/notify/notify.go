@@ -17,6 +17,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/fetch"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -237,6 +238,16 @@ func (s *Service) QueuePinDowngrade(ctx context.Context, tx *store.Tx, url strin
 // look-back finding (ids: tree_exposures rows written earlier in tx).
 func (s *Service) QueueTreeExposed(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error {
 	events, err := tx.EventPlanTreeExposed(ctx, ids, epoch)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, events)
+}
+
+// QueueTreeFindings plans, in tx, the tree.finding event of each counted
+// finding (under mode) the tree's evaluation wrote new earlier in tx.
+func (s *Service) QueueTreeFindings(ctx context.Context, tx *store.Tx, mode readmodel.DevMode, epoch int64) error {
+	events, err := tx.EventPlanTreeFindings(ctx, mode, epoch)
 	if err != nil || len(events) == 0 {
 		return err
 	}

@@ -100,6 +100,9 @@ func slackText(d store.Delivery, link string) string {
 	if readmodel.EventType(d.Type) == readmodel.EventTreeExposed {
 		return exposedChatText(d.Payload, d.Type) // about no component: no AdminCP link
 	}
+	if readmodel.EventType(d.Type) == readmodel.EventTreeFinding {
+		return treeFindingChatText(d.Payload, d.Type) // about no component: no AdminCP link
+	}
 	var p eventPayload
 	if json.Unmarshal(d.Payload, &p) != nil {
 		return "upcheck: " + chat(d.Type, chatIDMax)

@@ -516,6 +516,12 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		db.QueryRow(t, `INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious,
 			known_exploited, installed_at, removed_at, epoch) VALUES (1, 'debug', '4.4.2', 'MAL-2', '{"id": "MAL-2"}', true, false,
 			clock_timestamp() - interval '1 day', clock_timestamp(), 1) RETURNING id`).Scan(&exposure)
+		// A new tree finding (tree.finding): stamped after the
+		// transaction below begins, as one its evaluation writes.
+		db.MustExec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only)
+			VALUES ('node_modules/chalk', 'chalk', '5.6.1', false, false, false, 'registry', false, false)`)
+		db.MustExec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited, found_at, epoch)
+			VALUES ('chalk', '5.6.1', 'MAL-3', '{"id": "MAL-3"}', '{MAL-3}', true, false, clock_timestamp() + interval '1 hour', 1)`)
 		var channel int64
 		if err := st.WithTx(ctx, func(tx *store.Tx) error {
 			var err error
@@ -541,6 +547,9 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 				return err
 			}
 			if _, err = tx.EventCreateTest(ctx, channel); err != nil {
+				return err
+			}
+			if _, err = tx.EventPlanTreeFindings(ctx, readmodel.DevSeparate, 0); err != nil {
 				return err
 			}
 			_, err = tx.EventPlanTreeExposed(ctx, []int64{exposure}, 0)

@@ -76,6 +76,8 @@ var txOnly = map[string]string{
 	"EventPlanRegistryKeys":  jobs,
 	"EventPlanPinDowngrade":  jobs,
 	"EventPlanTreeExposed":   jobs,
+	"EventPlanTreeFindings":  jobs + ", in the evaluation's fenced transaction that wrote the findings new in it",
+	"TreeFixesDeleteStale":   fenced + ": in the evaluation's, after the findings it writes",
 	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,
@@ -97,6 +99,7 @@ var storeOnly = map[string]string{
 	"DismissAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
 	"TreeEach":          "reads its pages in one repeatable-read transaction of its own (ReadTx), so all are of one tree",
+	"TreeFixInput":      "reads the tree and its findings in one repeatable-read transaction of its own (ReadTx), so all are of one tree",
 
 	"DismissTreeAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissTreeAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",

@@ -260,6 +260,12 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 	if _, err := c.evaluateTree(ctx, l); err != nil {
 		return counts, 0, 0, err
 	}
+	// What clears each of the tree's findings, from the findings as
+	// stored (docs/npm.md "What clears a finding"): its documents fetched
+	// under the lease, bounded (MaxFixDocuments).
+	if err := c.fixStep(ctx, l); err != nil {
+		return counts, 0, 0, err
+	}
 	jobs, err := c.plan(ctx)
 	if err != nil {
 		return counts, 0, 0, err

@@ -61,6 +61,19 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 			if err != nil {
 				return err
 			}
+			// A fix never outlives its finding: an instance whose version
+			// changed keeps its id, and its fixes would stay until the
+			// next check's fix step.
+			if _, err := tx.TreeFixesDeleteStale(ctx); err != nil {
+				return err
+			}
+			if w.notifier != nil {
+				// The new counted findings, malicious above all, in
+				// the evaluation's transaction: at least once.
+				if err := w.notifier.QueueTreeFindings(ctx, tx, w.treeDevMode(), l.Epoch); err != nil {
+					return err
+				}
+			}
 			ids := make([]int64, 0, len(added))
 			for _, x := range added {
 				if err := tx.TreeExposureAudit(ctx, x); err != nil {

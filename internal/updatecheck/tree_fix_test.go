@@ -150,15 +150,15 @@ func fixSite(t *testing.T, b *bundle) *tree.Tree {
 	return tr
 }
 
-// storeTree stores tr's packages, as the tree sync does.
+// storeTree stores tr as the tree sync does (store's TreeWrite); a
+// package of no source is the registry's.
 func storeTree(t *testing.T, b *bundle, tr *tree.Tree) {
-	for _, p := range tr.Packages {
-		_, err := b.db.Pool.Exec(context.Background(), `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only)
-			VALUES ($1, $2, $3, false, $4, false, 'registry', false, false)`, p.ID, p.Name, p.Version, p.Optional)
-		if err != nil {
-			t.Fatal(err)
+	for i := range tr.Packages {
+		if tr.Packages[i].Source == "" {
+			tr.Packages[i].Source = tree.SourceRegistry
 		}
 	}
+	syncTree(t, b, "/site/package-lock.json", tr)
 }
 
 var fixFindings = []remedy.Finding{

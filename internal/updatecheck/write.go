@@ -8,6 +8,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -34,6 +35,9 @@ type writer struct {
 	treeChunk int
 	// maxFixDocuments, for tests, lowers MaxFixDocuments.
 	maxFixDocuments int
+	// devMode is UPCHECK_LOCKFILE_DEV: which new tree findings are
+	// counted, and so notified ("": readmodel.DevSeparate).
+	devMode readmodel.DevMode
 	// afterKnowledge, for tests, runs when an evaluation has read what the
 	// feeds know and before it evaluates.
 	afterKnowledge func()

@@ -1,0 +1,66 @@
+package notify
+
+import (
+	"encoding/json"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// The words of a new tree finding's event, tree.finding (docs/feeds.md
+// "The whole tree"): readmodel.TreeFindingSentence, its package, version,
+// advisory id and fixed version passed through the channel's escaping,
+// ranked as the component's finding of its kind: malicious first, then
+// exploited in the wild, then vulnerable.
+
+// treeFindingPayload is a tree.finding event's payload.
+type treeFindingPayload struct {
+	Package  string `json:"package"`
+	Version  string `json:"version"`
+	Advisory struct {
+		ID string `json:"id"`
+	} `json:"advisory"`
+	Malicious      bool   `json:"malicious"`
+	KnownExploited bool   `json:"known_exploited"`
+	FixedIn        string `json:"fixed_in"`
+}
+
+// treeFindingSentence words payload through word (clean or chat).
+func treeFindingSentence(payload []byte, word func(string, int) string) (treeFindingPayload, string, bool) {
+	var p treeFindingPayload
+	if json.Unmarshal(payload, &p) != nil || p.Package == "" {
+		return p, "", false
+	}
+	fixed := ""
+	if p.FixedIn != "" {
+		fixed = word(p.FixedIn, chatVersionMax)
+	}
+	return p, readmodel.TreeFindingSentence(word(p.Package, chatNameMax), word(p.Version, chatVersionMax), word(p.Advisory.ID, chatIDMax),
+		p.Malicious, p.KnownExploited, fixed), true
+}
+
+// treeFindingChatText words a tree.finding event for a chat.
+func treeFindingChatText(payload []byte, typ string) string {
+	if _, s, ok := treeFindingSentence(payload, chat); ok {
+		return "upcheck: " + s
+	}
+	return "upcheck: " + chat(typ, chatIDMax)
+}
+
+// wordTreeFinding words a tree.finding event as a mail item.
+func wordTreeFinding(it *mailItem, payload []byte) {
+	p, s, ok := treeFindingSentence(payload, clean)
+	it.rank = rankAdvisory
+	switch {
+	case p.Malicious:
+		it.rank = rankMalicious
+	case p.KnownExploited:
+		it.rank = rankExploited
+	}
+	if !ok {
+		it.subject, it.Title = string(readmodel.EventTreeFinding), string(readmodel.EventTreeFinding)
+		return
+	}
+	it.order = clean(p.Package, chatNameMax)
+	it.subject = clean(p.Package, chatNameMax) + " " + clean(p.Version, chatVersionMax) + " is named by " + clean(p.Advisory.ID, chatIDMax)
+	it.Title = s
+}
