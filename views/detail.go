@@ -24,6 +24,10 @@ type ReleaseRow struct {
 	// not_offered, skipped, needs_newer_core), OfferReason why one is not
 	// offered, in words; "" for the others.
 	Offer, OfferReason string
+	// SoakSkipped says why a security fix is offered before the policy's
+	// soak (readmodel.SoakSkippedText: the advisories it fixes); "" when
+	// it skipped none.
+	SoakSkipped string
 }
 
 // AdvisoryRow is one advisory affecting the installed version.

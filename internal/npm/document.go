@@ -33,6 +33,10 @@ type Package struct {
 	// (NormalizeRepository), "" when the document names none that is
 	// one: the notes link of its releases.
 	Repository string `json:",omitempty"`
+	// Modified is the document's last change (its time.modified; zero
+	// when it gives none): a version published later than it was dated
+	// after the fact, and cannot start a soak (OfferFor's ReleasedLate).
+	Modified time.Time `json:",omitzero"`
 }
 
 // Version is what upcheck keeps of one version's manifest.
@@ -191,6 +195,7 @@ func decodePackage(dec *jsontext.Decoder, keep KeepDependencies) (*Package, erro
 	if pkg.Name == "" {
 		return fail("it has no name")
 	}
+	pkg.Modified = pkg.Published["modified"]
 	delete(pkg.Published, "created")
 	delete(pkg.Published, "modified")
 	return pkg, nil

@@ -63,6 +63,9 @@ func TestDecodePackageKeepsWhatItNeeds(t *testing.T) {
 			t.Errorf("published %s: %v, want %v", v, pkg.Published[v], at)
 		}
 	}
+	if !pkg.Modified.Equal(time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("modified: %v, want 2024-03-01", pkg.Modified)
+	}
 }
 
 func TestDecodePackageCap(t *testing.T) {

@@ -164,6 +164,7 @@ func (b *offerBuilder) add(text string, v *semver.Version) {
 	}
 	b.o.Provenance[text] = ver.Dist.Attestations != nil
 	r := release.Release{Version: text, Released: b.pkg.Published[text], URL: b.pkg.Repository}
+	r.ReleasedLate = !r.Released.IsZero() && !b.pkg.Modified.IsZero() && r.Released.After(b.pkg.Modified)
 	if b.core != "" && b.core != b.pkg.Name {
 		r.RequiresCore = ver.PeerDependencies[b.core]
 	}

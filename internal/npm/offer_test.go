@@ -104,3 +104,28 @@ func TestAnUnlistedInstalledVersionIsSaid(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A version whose publish time is later than the document's last change
+// is dated after the fact (ReleasedLate), so no soak can start from it; a
+// document that gives no modified time makes no such claim.
+func TestOfferSaysAPublishTimeLaterThanTheDocument(t *testing.T) {
+	t.Parallel()
+	pkg := testPackage("late", map[string]string{"latest": "1.2.0"}, map[string]Version{"1.0.0": {}, "1.1.0": {}, "1.2.0": {}})
+	modified := pkg.Published["1.1.0"]
+	pkg.Published["1.2.0"] = modified.Add(time.Hour)
+	pkg.Modified = modified
+	late := func(o Offer) map[string]bool {
+		out := map[string]bool{}
+		for _, r := range o.Package.Releases {
+			out[r.Version] = r.ReleasedLate
+		}
+		return out
+	}
+	if got := late(OfferFor(pkg, "1.0.0", "", nil)); !got["1.2.0"] || got["1.1.0"] || got["1.0.0"] {
+		t.Errorf("released late: %v, want 1.2.0 only", got)
+	}
+	pkg.Modified = time.Time{}
+	if got := late(OfferFor(pkg, "1.0.0", "", nil)); got["1.2.0"] {
+		t.Errorf("released late with no modified time: %v, want none", got)
+	}
+}

@@ -2,6 +2,7 @@ package readmodel
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -25,7 +26,9 @@ type OfferReason struct {
 // "not offered: this site takes security updates only", `not offered: it
 // requires an unknown core ("workspace:*" is not a version range)`,
 // "skipped", "waits: it has no release date to soak 3 days from", "waits
-// until 4 Dec 18:00 UTC (soak 3 days)". "" for a kind it does not know.
+// until 4 Dec 18:00 UTC (soak 3 days)", "waits: its release date is later
+// than the registry's last change to the package, so it cannot start a
+// soak of 3 days". "" for a kind it does not know.
 func OfferReasonText(r OfferReason) string {
 	switch r.Kind {
 	case "unknown_core":
@@ -38,6 +41,8 @@ func OfferReasonText(r OfferReason) string {
 		return "skipped"
 	case "no_release_date":
 		return "waits: it has no release date to soak " + DurationText(r.Soak) + " from"
+	case "released_late":
+		return "waits: its release date is later than the registry's last change to the package, so it cannot start a soak of " + DurationText(r.Soak)
 	case "soaking":
 		if r.Until == nil {
 			return "waits for its soak (" + DurationText(r.Soak) + ")"
@@ -45,4 +50,16 @@ func OfferReasonText(r OfferReason) string {
 		return "waits until " + r.Until.UTC().Format("2 Jan 15:04") + " UTC (soak " + DurationText(r.Soak) + ")"
 	}
 	return ""
+}
+
+// SoakSkippedText words why a security fix is offered before the
+// policy's soak (release.ReleaseStatus.SoakSkipped): "offered before its
+// soak: it fixes GHSA-…, GHSA-…" for the advisories of the installed
+// version it clears, "offered before its soak: its publisher marks it a
+// security release" when only the mark does.
+func SoakSkippedText(advisories []string) string {
+	if len(advisories) == 0 {
+		return "offered before its soak: its publisher marks it a security release"
+	}
+	return "offered before its soak: it fixes " + strings.Join(advisories, ", ")
 }

@@ -133,6 +133,13 @@ type ReleaseStatus struct {
 	// securityFixes): the publisher marks it, or it is the oldest release
 	// that fixes an advisory affecting the installed version.
 	SecurityFix bool `json:"security_fix,omitempty"`
+	// SoakSkipped: the policy's soak would have kept this security fix
+	// waiting (ReasonSoaking, ReasonNoReleaseDate, ReasonReleasedLate),
+	// and it is offered all the same; SoakSkippedFor are the advisories of
+	// the installed version it clears, which justify that (none when only
+	// its publisher's mark does: Security).
+	SoakSkipped    bool     `json:"soak_skipped,omitempty"`
+	SoakSkippedFor []string `json:"soak_skipped_for,omitempty"`
 }
 
 // AdvisoryMatch is an advisory that affects the installed version.

@@ -130,6 +130,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	for i := range ev.Releases {
 		rs := &ev.Releases[i]
 		rs.Offer, rs.Until, rs.Reason, rs.SecurityFix = "", nil, nil, false
+		rs.SoakSkipped, rs.SoakSkippedFor = false, nil
 		v, err := rs.parsedVersion()
 		if err != nil {
 			return invalidf(err, "release %q is not a semantic version", rs.Version)
@@ -219,7 +220,11 @@ func (ev *Evaluation) judgeByPolicy(rs *ReleaseStatus, v *semver.Version, fix bo
 	case in.hold != nil && !in.hold.Contains(v):
 		rs.Offer, rs.Reason = ReleaseHeld, &Reason{Kind: ReasonHeld, Hold: in.holdText}
 	case fix:
-		// Offered whatever the tier, the soak and the skip.
+		// Offered whatever the tier, the soak and the skip; a soak it
+		// skips is said, with the advisories that justify it.
+		if in.soak > 0 && (rs.Released.IsZero() || rs.ReleasedLate || in.now.Before(rs.Released.Add(in.soak))) {
+			rs.SoakSkipped, rs.SoakSkippedFor = true, ev.clearedBy(rs.Version)
+		}
 	case !inTier(in.tier, in.inst, v):
 		rs.Offer, rs.Reason = ReleaseNotOffered, &Reason{Kind: ReasonNotOffered, Tier: in.tier}
 	case in.skipped != nil && !v.GreaterThan(in.skipped):
@@ -229,10 +234,24 @@ func (ev *Evaluation) judgeByPolicy(rs *ReleaseStatus, v *semver.Version, fix bo
 		}
 	case in.soak > 0 && rs.Released.IsZero():
 		rs.Offer, rs.Reason = ReleaseWaiting, &Reason{Kind: ReasonNoReleaseDate, Soak: in.soak}
+	case in.soak > 0 && rs.ReleasedLate:
+		rs.Offer, rs.Reason = ReleaseWaiting, &Reason{Kind: ReasonReleasedLate, Soak: in.soak}
 	case in.soak > 0 && in.now.Before(rs.Released.Add(in.soak)):
 		until := rs.Released.Add(in.soak).UTC()
 		rs.Offer, rs.Until, rs.Reason = ReleaseWaiting, &until, &Reason{Kind: ReasonSoaking, Soak: in.soak, Until: &until}
 	}
+}
+
+// clearedBy are the advisories of the installed version that version
+// clears (their ClearedBy), by id.
+func (ev *Evaluation) clearedBy(version string) []string {
+	var ids []string
+	for _, a := range ev.Advisories {
+		if a.ClearedBy == version {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
 }
 
 // offering is the newest update, blocked update (the installed core cannot

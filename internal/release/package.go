@@ -24,6 +24,10 @@ type Release struct {
 	Version string `json:"version"`
 	// Released is the zero time when the publisher did not say.
 	Released time.Time `json:"released,omitzero"`
+	// ReleasedLate: Released is later than the last change of the
+	// document that gives it (an npm package's time.modified), so it is
+	// not a date a soak can be judged from (ReasonReleasedLate).
+	ReleasedLate bool `json:"released_late,omitempty"`
 	// RequiresCore is the range of core versions this release runs on;
 	// empty means any.
 	RequiresCore string `json:"requires_core,omitempty"`

@@ -25,13 +25,19 @@ const (
 	// ReasonSoaking: the release has not soaked (Reason.Soak) yet: it is
 	// offered from Reason.Until.
 	ReasonSoaking ReasonKind = "soaking"
+	// ReasonReleasedLate: the policy soaks releases (Reason.Soak) and this
+	// one's release date is later than the last change of the document
+	// that gives it (Release.ReleasedLate): a date written after the fact
+	// cannot start a soak, so it waits, as one with no date does (fail
+	// closed).
+	ReasonReleasedLate ReasonKind = "released_late"
 )
 
 // ReasonKinds lists every ReasonKind; archtest's
 // TestEveryReasonKindHasWords holds it to the constants above and to
 // readmodel's words.
 func ReasonKinds() []ReasonKind {
-	return []ReasonKind{ReasonUnknownCore, ReasonHeld, ReasonNotOffered, ReasonSkipped, ReasonNoReleaseDate, ReasonSoaking}
+	return []ReasonKind{ReasonUnknownCore, ReasonHeld, ReasonNotOffered, ReasonSkipped, ReasonNoReleaseDate, ReasonSoaking, ReasonReleasedLate}
 }
 
 // Reason is why Offer does not offer a release: a kind and the arguments
@@ -45,7 +51,7 @@ type Reason struct {
 	// Tier is the policy's tier (ReasonNotOffered).
 	Tier Tier `json:"tier,omitempty"`
 	// Soak is the policy's soak, in nanoseconds in JSON
-	// (ReasonNoReleaseDate, ReasonSoaking).
+	// (ReasonNoReleaseDate, ReasonSoaking, ReasonReleasedLate).
 	Soak time.Duration `json:"soak,omitempty"`
 	// Until is when the release has soaked (ReasonSoaking).
 	Until *time.Time `json:"until,omitempty"`

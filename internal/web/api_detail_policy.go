@@ -84,6 +84,14 @@ type betweenJSON struct {
 	// ReasonKind is the kind of Reason (release.ReasonKind); null when
 	// it is offered.
 	ReasonKind *string `json:"reason_kind"`
+	// SoakSkipped: a security fix offered before the policy's soak, and
+	// the advisories that justify it; null when it skipped none.
+	SoakSkipped *soakSkippedJSON `json:"soak_skipped"`
+}
+
+type soakSkippedJSON struct {
+	Advisories []string `json:"advisories"`
+	Text       string   `json:"text"`
 }
 
 type pinDowngradeJSON struct {
@@ -130,6 +138,10 @@ func detailPolicyBody(d catalog.Detail) detailPolicyJSON {
 			Offer: string(r.Offer), Reason: opt(catalog.OfferReasonText(r.Reason)), ReasonKind: opt(reasonKind(r.Reason))}
 		if r.Security {
 			b.Kind = releaseKindSecurity
+		}
+		if r.SoakSkipped {
+			b.SoakSkipped = &soakSkippedJSON{Advisories: append([]string{}, r.SoakSkippedFor...),
+				Text: readmodel.SoakSkippedText(r.SoakSkippedFor)}
 		}
 		if !r.Released.IsZero() {
 			at := r.Released.UTC()

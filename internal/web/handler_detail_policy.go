@@ -75,5 +75,8 @@ func releaseView(r release.ReleaseStatus) views.ReleaseRow {
 	if !r.Released.IsZero() {
 		row.Released = r.Released.UTC().Format(time.DateOnly)
 	}
+	if r.SoakSkipped {
+		row.SoakSkipped = readmodel.SoakSkippedText(r.SoakSkippedFor)
+	}
 	return row
 }
