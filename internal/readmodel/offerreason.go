@@ -41,6 +41,8 @@ func OfferReasonText(r OfferReason) string {
 		return "skipped"
 	case "no_release_date":
 		return "waits: it has no release date to soak " + DurationText(r.Soak) + " from"
+	case "awaits_approval":
+		return "held until an admin approves what it brings (an install script, or a source outside the registry)"
 	case "released_late":
 		return "waits: its release date is later than the registry's last change to the package, so it cannot start a soak of " + DurationText(r.Soak)
 	case "soaking":

@@ -140,6 +140,11 @@ type ReleaseStatus struct {
 	// its publisher's mark does: Security).
 	SoakSkipped    bool     `json:"soak_skipped,omitempty"`
 	SoakSkippedFor []string `json:"soak_skipped_for,omitempty"`
+	// AwaitsApproval: the policy's Approve holds what this release brings
+	// until an admin approves it (OfferOptions.Unapproved). A plain
+	// release is held for it (ReasonAwaitsApproval); a security fix is
+	// offered all the same, the approval asked for beside it.
+	AwaitsApproval bool `json:"awaits_approval,omitempty"`
 }
 
 // AdvisoryMatch is an advisory that affects the installed version.

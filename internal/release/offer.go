@@ -28,7 +28,8 @@ const (
 	// ReleaseWaiting has not soaked yet (Until), or has no release date to
 	// soak from (Until nil).
 	ReleaseWaiting ReleaseOffer = "waiting"
-	// ReleaseHeld is outside the policy's hold range.
+	// ReleaseHeld is outside the policy's hold range, or awaits an
+	// admin's approval of what it brings (ReasonAwaitsApproval).
 	ReleaseHeld ReleaseOffer = "held"
 	// ReleaseNotOffered is outside the policy's tier.
 	ReleaseNotOffered ReleaseOffer = "not_offered"
@@ -44,6 +45,13 @@ type OfferOptions struct {
 	Policy  Policy
 	Skipped string
 	Now     time.Time
+	// Unapproved, when set, says whether the release version would bring
+	// what the policy's Approve holds (an install script, a source
+	// outside the registry) without an admin's approval of it: the
+	// adapter that reads the package's manifests decides. It is asked of
+	// the release that would be offered, and of none when Policy.Approve
+	// is unset.
+	Unapproved func(version string) bool
 }
 
 // Waiting is the newest release newer than the offered update that has
@@ -130,7 +138,7 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 	for i := range ev.Releases {
 		rs := &ev.Releases[i]
 		rs.Offer, rs.Until, rs.Reason, rs.SecurityFix = "", nil, nil, false
-		rs.SoakSkipped, rs.SoakSkippedFor = false, nil
+		rs.SoakSkipped, rs.SoakSkippedFor, rs.AwaitsApproval = false, nil, false
 		v, err := rs.parsedVersion()
 		if err != nil {
 			return invalidf(err, "release %q is not a semantic version", rs.Version)
@@ -141,6 +149,14 @@ func (ev *Evaluation) Offer(installed string, opts OfferOptions) error {
 		fix := fixes[rs.Version]
 		rs.SecurityFix = fix
 		ev.judgeByPolicy(rs, v, fix, in, o.update.v == nil)
+		if rs.Offer == "" && o.update.v == nil && rs.Installable && in.unapproved != nil && in.unapproved(rs.Version) {
+			// A security fix is never held for want of an approval: it is
+			// offered, and the approval asked for beside it.
+			rs.AwaitsApproval = true
+			if !fix {
+				rs.Offer, rs.Reason = ReleaseHeld, &Reason{Kind: ReasonAwaitsApproval}
+			}
+		}
 		if rs.Offer != "" {
 			if o.update.v == nil {
 				ev.noteUnoffered(rs)
@@ -168,6 +184,7 @@ type offerInputs struct {
 	tier          Tier
 	skippedText   string
 	now           time.Time
+	unapproved    func(string) bool
 }
 
 // readOfferInputs parses what Offer is given; an input it cannot read is
@@ -177,6 +194,9 @@ func readOfferInputs(installed string, opts OfferOptions) (offerInputs, error) {
 	var err error
 	if in.inst, err = npmver.Parse(installed); err != nil {
 		return in, invalidf(err, "installed version %q is not a semantic version", installed)
+	}
+	if opts.Policy.Approve == ApproveScripts {
+		in.unapproved = opts.Unapproved
 	}
 	if in.soak, err = opts.Policy.SoakDuration(); err != nil {
 		return in, invalidf(err, "policy: %v", err)

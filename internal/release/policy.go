@@ -45,7 +45,19 @@ type Policy struct {
 	// offered ("72h", "3d", "90m"); security releases skip it. "" is none;
 	// None clears the site's soak (With).
 	Soak string `json:"soak,omitempty" yaml:"soak,omitempty"`
+	// Approve is what an update must have an admin's approval for before
+	// it is offered: ApproveScripts holds one whose diff against the
+	// installed version adds or changes an install-time script, or
+	// declares a dependency from outside the registry, until an admin
+	// approves that exact version and text (docs/policy.md "Approvals");
+	// a security release is offered all the same, the approval asked for
+	// beside it. "" none; None clears the site's (With).
+	Approve string `json:"approve,omitempty" yaml:"approve,omitempty"`
 }
+
+// ApproveScripts is the Policy.Approve that holds an update bringing an
+// install script or a source outside the registry until it is approved.
+const ApproveScripts = "scripts"
 
 // MaxSoak bounds a soak: a longer one is a typo more often than a wish.
 const MaxSoak = 365 * 24 * time.Hour
@@ -70,6 +82,12 @@ func (p Policy) With(c Policy) Policy {
 	if c.Soak != "" {
 		p.Soak = c.Soak
 	}
+	if c.Approve != "" {
+		p.Approve = c.Approve
+	}
+	if p.Approve == None {
+		p.Approve = ""
+	}
 	if p.Hold == None {
 		p.Hold = ""
 	}
@@ -91,6 +109,9 @@ func (p Policy) Validate() error {
 	}
 	if _, err := p.SoakDuration(); err != nil {
 		return err
+	}
+	if p.Approve != "" && p.Approve != ApproveScripts && p.Approve != None {
+		return fmt.Errorf("approve %q is not %s or %s", p.Approve, ApproveScripts, None)
 	}
 	return nil
 }
@@ -138,7 +159,7 @@ func (p Policy) Text() string {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(p); err != nil {
-		panic(err) // three strings always encode
+		panic(err) // four strings always encode
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

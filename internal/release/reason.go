@@ -31,13 +31,18 @@ const (
 	// cannot start a soak, so it waits, as one with no date does (fail
 	// closed).
 	ReasonReleasedLate ReasonKind = "released_late"
+	// ReasonAwaitsApproval: the policy holds what the release brings (an
+	// install script added or changed, a dependency from outside the
+	// registry: Policy.Approve) until an admin approves that version and
+	// that text.
+	ReasonAwaitsApproval ReasonKind = "awaits_approval"
 )
 
 // ReasonKinds lists every ReasonKind; archtest's
 // TestEveryReasonKindHasWords holds it to the constants above and to
 // readmodel's words.
 func ReasonKinds() []ReasonKind {
-	return []ReasonKind{ReasonUnknownCore, ReasonHeld, ReasonNotOffered, ReasonSkipped, ReasonNoReleaseDate, ReasonSoaking, ReasonReleasedLate}
+	return []ReasonKind{ReasonUnknownCore, ReasonHeld, ReasonNotOffered, ReasonSkipped, ReasonNoReleaseDate, ReasonSoaking, ReasonReleasedLate, ReasonAwaitsApproval}
 }
 
 // Reason is why Offer does not offer a release: a kind and the arguments
