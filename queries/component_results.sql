@@ -35,7 +35,7 @@ INSERT INTO component_results (code, source_url, installed_version, core_version
                                deprecated, provenance_lost, registry_facts,
                                intel_version, exploited_ids, malicious_ids,
                                policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
-                               next_change_at, new_publisher_version, new_publisher, fix_ids, fix_version)
+                               next_change_at, new_publisher_version, new_publisher, fix_ids, fix_version, approvals)
 SELECT c.code, c.source_url, c.installed_version, i.core_version, c.document_hash,
        i.verified_key, i.latest_version, i.update_version,
        i.security_version, i.security_versions,
@@ -48,7 +48,7 @@ SELECT c.code, c.source_url, c.installed_version, i.core_version, c.document_has
        c.policy, i.skipped_version, i.waiting_version,
        i.waiting_until, i.held_version, i.held_reason,
        i.next_change_at, i.new_publisher_version, i.new_publisher,
-       i.fix_ids, i.fix_version
+       i.fix_ids, i.fix_version, coalesce(i.approvals, '')
 FROM jsonb_populate_recordset(NULL::component_results, @results::jsonb) i
 -- each result's component and source looked up by key (LIMIT 1 keeps the
 -- planner from joining the function's rows, which it guesses at 100, with
@@ -66,6 +66,8 @@ WHERE c.installed_version = i.installed_version
   -- under the component's policy and skip as they are now (docs/policy.md)
   AND c.policy IS NOT DISTINCT FROM i.policy
   AND i.skipped_version IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
+  -- and its approvals (migrations/00017_approvals.sql)
+  AND coalesce(i.approvals, '') = upcheck_approvals_of(c.code)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
     installed_version = EXCLUDED.installed_version,
@@ -104,7 +106,8 @@ SET source_url        = EXCLUDED.source_url,
     new_publisher_version = EXCLUDED.new_publisher_version,
     new_publisher     = EXCLUDED.new_publisher,
     fix_ids           = EXCLUDED.fix_ids,
-    fix_version       = EXCLUDED.fix_version
+    fix_version       = EXCLUDED.fix_version,
+    approvals         = EXCLUDED.approvals
 RETURNING code, source_url, advisory_ids, security_versions, provenance_lost, new_publisher_version, new_publisher
 ),
 downgraded AS (
@@ -152,7 +155,8 @@ WHERE NOT EXISTS (SELECT 1 FROM components c
 -- the scan, where clock_timestamp(), volatile, would not.
 SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
        coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version,
+       upcheck_approvals_of(cs.code)::text AS approvals
 FROM component_results r
 JOIN component_state cs ON cs.code = r.code AND cs.evaluated
 WHERE r.next_change_at <= now()

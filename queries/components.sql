@@ -43,7 +43,8 @@ WHERE code = ANY (@codes::text[]);
 SELECT c.code, c.installed_version, coalesce(c.package, '')::text AS package,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version,
        coalesce(c.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = c.code), '')::text AS skipped_version
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = c.code), '')::text AS skipped_version,
+       upcheck_approvals_of(c.code)::text AS approvals
 FROM components c
 WHERE c.source_url = @source_url::text
 ORDER BY c.code;
@@ -53,7 +54,8 @@ ORDER BY c.code;
 -- evaluated from the current inputs (see component_state).
 SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
        coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version,
+       upcheck_approvals_of(cs.code)::text AS approvals
 FROM component_state cs
 JOIN sources s ON s.url = cs.source_url
 WHERE NOT cs.evaluated AND s.document IS NOT NULL

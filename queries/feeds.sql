@@ -237,7 +237,8 @@ SELECT p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_k
        coalesce(c.package, '')::text AS package,
        (s.document IS NOT NULL)::boolean AS has_document,
        coalesce(c.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version,
+       upcheck_approvals_of(p.code)::text AS approvals
 FROM intel_pending p
 LEFT JOIN components c ON c.code = p.code
 LEFT JOIN sources s ON s.url = c.source_url

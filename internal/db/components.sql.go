@@ -81,7 +81,8 @@ const componentInputsForSource = `-- name: ComponentInputsForSource :many
 SELECT c.code, c.installed_version, coalesce(c.package, '')::text AS package,
        coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version,
        coalesce(c.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = c.code), '')::text AS skipped_version
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = c.code), '')::text AS skipped_version,
+       upcheck_approvals_of(c.code)::text AS approvals
 FROM components c
 WHERE c.source_url = $1::text
 ORDER BY c.code
@@ -94,6 +95,7 @@ type ComponentInputsForSourceRow struct {
 	CoreVersion      string
 	Policy           string
 	SkippedVersion   string
+	Approvals        string
 }
 
 // What evaluating the components of one source needs, in one snapshot.
@@ -113,6 +115,7 @@ func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceU
 			&i.CoreVersion,
 			&i.Policy,
 			&i.SkippedVersion,
+			&i.Approvals,
 		); err != nil {
 			return nil, err
 		}
@@ -171,7 +174,8 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRo
 const componentListUnevaluated = `-- name: ComponentListUnevaluated :many
 SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
        coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version,
+       upcheck_approvals_of(cs.code)::text AS approvals
 FROM component_state cs
 JOIN sources s ON s.url = cs.source_url
 WHERE NOT cs.evaluated AND s.document IS NOT NULL
@@ -186,6 +190,7 @@ type ComponentListUnevaluatedRow struct {
 	Package          string
 	Policy           string
 	SkippedVersion   string
+	Approvals        string
 }
 
 // Components whose source has a stored document but who have no result
@@ -207,6 +212,7 @@ func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]Comp
 			&i.Package,
 			&i.Policy,
 			&i.SkippedVersion,
+			&i.Approvals,
 		); err != nil {
 			return nil, err
 		}

@@ -535,7 +535,8 @@ SELECT p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_k
        coalesce(c.package, '')::text AS package,
        (s.document IS NOT NULL)::boolean AS has_document,
        coalesce(c.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version
+       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version,
+       upcheck_approvals_of(p.code)::text AS approvals
 FROM intel_pending p
 LEFT JOIN components c ON c.code = p.code
 LEFT JOIN sources s ON s.url = c.source_url
@@ -552,6 +553,7 @@ type IntelPendingRow struct {
 	HasDocument      bool
 	Policy           string
 	SkippedVersion   string
+	Approvals        string
 }
 
 // The components a feed's sync must re-evaluate that can be evaluated
@@ -575,6 +577,7 @@ func (q *Queries) IntelPending(ctx context.Context, db DBTX, feed string) ([]Int
 			&i.HasDocument,
 			&i.Policy,
 			&i.SkippedVersion,
+			&i.Approvals,
 		); err != nil {
 			return nil, err
 		}

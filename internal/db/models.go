@@ -90,6 +90,17 @@ type Component struct {
 	UpdatedAt        time.Time
 }
 
+type ComponentApproval struct {
+	Code         string
+	Version      string
+	Digest       string
+	Reason       string
+	Actor        string
+	UserID       *int64
+	FromManifest bool
+	ApprovedAt   time.Time
+}
+
 type ComponentExposure struct {
 	Code          string
 	SecuritySince interface{}
@@ -137,6 +148,7 @@ type ComponentResult struct {
 	NextChangeAt        *time.Time
 	NewPublisherVersion *string
 	NewPublisher        *string
+	Approvals           string
 }
 
 type ComponentSkip struct {

@@ -72,6 +72,11 @@ const (
 	// dismissal, as decisions about what to heed.
 	AuditComponentSkip   AuditAction = "component.skip"
 	AuditComponentUnskip AuditAction = "component.unskip"
+	// AuditComponentApprove: an admin (or the manifest) approved what a
+	// version of a component brings, an install script or a source
+	// outside the registry, for a policy that holds it until then
+	// (docs/policy.md "Approvals"); kind dismissal, as a skip.
+	AuditComponentApprove AuditAction = "component.approve"
 	// AuditSourceDowngrade: the trust of what a component would install
 	// went down (docs/policy.md "Trust going down"): a manifest sync
 	// lowered its source's pin, the offered npm version lost provenance,
@@ -85,7 +90,7 @@ func AllAuditActions() []AuditAction {
 		AuditUserCreate, AuditUserPassword, AuditUserLockout, AuditTokenCreate, AuditTokenRevoke,
 		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
 		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest,
-		AuditComponentSkip, AuditComponentUnskip, AuditSourceDowngrade, AuditTreeExposed}
+		AuditComponentSkip, AuditComponentUnskip, AuditComponentApprove, AuditSourceDowngrade, AuditTreeExposed}
 }
 
 // AuditRow is one entry of the audit log, as the store reads it (an

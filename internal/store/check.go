@@ -125,6 +125,9 @@ type Result struct {
 	// (inputs: a write is refused when they changed), then what the policy
 	// held back, and when the offer changes with time (nil: never).
 	Policy, SkippedVersion string
+	// Approvals are the component's approvals it was evaluated under
+	// (ComponentInput.Approvals), an input the guarded write compares.
+	Approvals string
 	WaitingVersion         string
 	WaitingUntil           *time.Time
 	HeldVersion            string
@@ -233,7 +236,7 @@ func (e *Executor) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, er
 	out := make([]Unevaluated, len(rows))
 	for i, r := range rows {
 		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey),
-			Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion}
+			Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals}
 	}
 	return out, nil
 }

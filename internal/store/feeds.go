@@ -316,7 +316,7 @@ func (e *Executor) IntelPending(ctx context.Context, feed readmodel.FeedKind) ([
 			continue // no longer installed, or nothing to evaluate it from yet
 		}
 		out = append(out, Unevaluated{Code: r.Code, InstalledVersion: *r.InstalledVersion, SourceURL: r.SourceUrl,
-			PinnedKey: deref(r.PinnedKey), Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion})
+			PinnedKey: deref(r.PinnedKey), Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals})
 	}
 	return out, nil
 }

@@ -16,6 +16,9 @@ type ComponentInput struct {
 	// Policy (components.policy) and Skipped (component_skips.version):
 	// the offer's inputs; "" none.
 	Policy, Skipped string
+	// Approvals are the component's approvals (upcheck_approvals_of: a
+	// line "VERSION DIGEST" each, "" none), an input of the offer too.
+	Approvals string
 }
 
 // Unevaluated is a component whose source has a stored document but which
@@ -27,6 +30,7 @@ type Unevaluated struct {
 	PinnedKey        string
 	Package          string
 	Policy, Skipped  string
+	Approvals        string
 }
 
 // ComponentInputsForSource reads the components that use url now and the
@@ -39,7 +43,7 @@ func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]
 	out := make([]ComponentInput, len(rows))
 	for i, r := range rows {
 		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package,
-			Policy: r.Policy, Skipped: r.SkippedVersion}
+			Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals}
 	}
 	return out, nil
 }

@@ -59,6 +59,7 @@ type resultRow struct {
 	MaliciousIDs        []string        `json:"malicious_ids"`
 	Policy              string          `json:"policy,omitempty"`
 	SkippedVersion      string          `json:"skipped_version,omitempty"`
+	Approvals           string          `json:"approvals"`
 	WaitingVersion      string          `json:"waiting_version,omitempty"`
 	WaitingUntil        *time.Time      `json:"waiting_until,omitempty"`
 	HeldVersion         string          `json:"held_version,omitempty"`
@@ -90,7 +91,7 @@ func resultRows(results []Result) ([]byte, error) {
 			ReleaseURL: r.ReleaseURL, EvalError: r.EvalError, Epoch: r.Epoch,
 			Deprecated: r.Deprecated, ProvenanceLost: r.ProvenanceLost, RegistryFacts: r.RegistryFacts,
 			IntelVersion: r.IntelVersion, ExploitedIDs: orNoStrings(r.ExploitedIDs), MaliciousIDs: orNoStrings(r.MaliciousIDs),
-			Policy: r.Policy, SkippedVersion: r.SkippedVersion, WaitingVersion: r.WaitingVersion,
+			Policy: r.Policy, SkippedVersion: r.SkippedVersion, Approvals: r.Approvals, WaitingVersion: r.WaitingVersion,
 			WaitingUntil: r.WaitingUntil, HeldVersion: r.HeldVersion, HeldReason: r.HeldReason,
 			NextChangeAt: r.NextChangeAt, NewPublisherVersion: r.NewPublisherVersion, NewPublisher: r.NewPublisher,
 			FixIDs: orNoStrings(r.FixIDs), FixVersion: r.FixVersion,

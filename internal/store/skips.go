@@ -142,7 +142,7 @@ func (e *Executor) OfferChanged(ctx context.Context) ([]Unevaluated, error) {
 	out := make([]Unevaluated, len(rows))
 	for i, r := range rows {
 		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey),
-			Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion}
+			Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals}
 	}
 	return out, nil
 }

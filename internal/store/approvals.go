@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// Approval is an admin's approval of what one version of a component
+// brings (component_approvals, docs/policy.md "Approvals"): Digest is the
+// SHA-256 of what needed approval (its install scripts by the SHA-256 of
+// their text, its sources outside the registry by their spec), so it
+// holds for that version and that text only.
+type Approval struct {
+	Code, Version, Digest, Reason string
+	// By is who approved it, as they were called ("manifest" for the
+	// manifest's); UserID 0 for no user.
+	By           string
+	UserID       int64
+	FromManifest bool
+	At           time.Time
+	// What are the lines of what was approved, in words, for the audit
+	// log; not stored with the approval.
+	What []string `json:"-"`
+}
+
+// ApprovalPut records a, replacing an approval of the same version and
+// digest, with its audit row (component.approve) in the same
+// transaction. The reason is required, as a skip's.
+func (t *Tx) ApprovalPut(ctx context.Context, a Approval) (Approval, error) {
+	a.Reason = strings.TrimSpace(a.Reason)
+	switch {
+	case a.Reason == "":
+		return a, ErrReasonRequired
+	case utf8.RuneCountInString(a.Reason) > MaxReasonLength:
+		return a, ErrReasonTooLong
+	}
+	at, err := t.q.ApprovalPut(ctx, t.tx, db.ApprovalPutParams{Code: a.Code, Version: a.Version, Digest: a.Digest, Reason: a.Reason,
+		Actor: a.By, UserID: optionalID(a.UserID), FromManifest: a.FromManifest})
+	if err != nil {
+		return a, mapError(fmt.Errorf("approve %s of %q: %w", a.Version, a.Code, err))
+	}
+	a.At = at
+	detail := map[string]any{"component": a.Code, "version": a.Version, "digest": a.Digest, "reason": a.Reason, "by": a.By,
+		"from_manifest": a.FromManifest}
+	if len(a.What) > 0 {
+		detail["approved"] = a.What
+	}
+	return a, t.AuditAppend(ctx, a.UserID, readmodel.AuditComponentApprove, detail)
+}
+
+// Approvals are the component's approvals, newest first.
+func (e *Executor) Approvals(ctx context.Context, code string) ([]Approval, error) {
+	rows, err := e.q.ApprovalList(ctx, e.dbtx, code)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the approvals of %q: %w", code, err))
+	}
+	out := make([]Approval, len(rows))
+	for i, r := range rows {
+		out[i] = Approval{Code: r.Code, Version: r.Version, Digest: r.Digest, Reason: r.Reason, By: r.Actor,
+			FromManifest: r.FromManifest, At: r.ApprovedAt}
+	}
+	return out, nil
+}
+
+// ApprovalInputs are the approvals of every component that has any, as
+// an evaluation reads them (ComponentInput.Approvals), by code.
+func (e *Executor) ApprovalInputs(ctx context.Context) (map[string]string, error) {
+	rows, err := e.q.ApprovalInputs(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list approvals: %w", err))
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Code] = r.Approvals
+	}
+	return out, nil
+}
