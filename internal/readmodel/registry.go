@@ -32,6 +32,22 @@ type RegistryFacts struct {
 	// installed version did not (Signal, worded by SignalText), most
 	// pressing first; none when nothing is offered or it brings nothing.
 	Brings []Signal `json:"brings,omitempty"`
+	// Approval is what a version awaits an admin's approval for, when the
+	// policy holds it (docs/policy.md "Approvals"): the release held for
+	// it, or a security fix offered all the same; nil when none awaits.
+	Approval *ApprovalAsk `json:"approval,omitempty"`
+}
+
+// ApprovalAsk is what one version brings that the policy's approve holds
+// until an admin approves it: Lines in words ("postinstall script
+// sha256:…", "optionalDependencies setup from github:acme/setup#0abc"),
+// and Digest, the SHA-256 the approval names (the manifest declares it so).
+// Offered: it is a security fix, offered all the same.
+type ApprovalAsk struct {
+	Version string   `json:"version"`
+	Digest  string   `json:"digest"`
+	Lines   []string `json:"lines"`
+	Offered bool     `json:"offered,omitempty"`
 }
 
 // RegistryVersion is one version as the registry publishes it.

@@ -69,6 +69,13 @@ func evaluateOne(d *docInput, k *knowledge, in store.ComponentInput, epoch int64
 // source or, for an npm source, what its package offers the component,
 // and merges what the feeds know of its package (knowledge.merge).
 func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.ComponentInput, epoch int64) (store.Result, error) {
+	return evaluateGated(d, k, pkg, in, epoch, nil)
+}
+
+// evaluateGated is evaluateDoc with the kind's approval gate
+// (release.OfferOptions.Unapproved; nil: none).
+func evaluateGated(d *docInput, k *knowledge, pkg *release.Package, in store.ComponentInput, epoch int64,
+	unapproved func(string) bool) (store.Result, error) {
 	if k == nil {
 		k = noKnowledge
 	}
@@ -80,7 +87,7 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 	if in.Code == release.CoreCode {
 		r.CoreVersion = in.InstalledVersion
 	}
-	ev := weigh(&r, pkg, k, in)
+	ev := weigh(&r, pkg, k, in, unapproved)
 	if err := resultOf(&r, ev, in); err != nil {
 		return store.Result{}, err
 	}
@@ -92,7 +99,7 @@ func evaluateDoc(d *docInput, k *knowledge, pkg *release.Package, in store.Compo
 // is r's EvalError: an evaluation error never hides the feeds' advisories
 // (malware and KEV included, docs/feeds.md), and nothing is offered that
 // the policy did not judge.
-func weigh(r *store.Result, pkg *release.Package, k *knowledge, in store.ComponentInput) release.Evaluation {
+func weigh(r *store.Result, pkg *release.Package, k *knowledge, in store.ComponentInput, unapproved func(string) bool) release.Evaluation {
 	ev, err := release.Evaluate(pkg, in.Code, in.InstalledVersion, in.CoreVersion)
 	evaluated := err == nil
 	if err != nil {
@@ -104,7 +111,7 @@ func weigh(r *store.Result, pkg *release.Package, k *knowledge, in store.Compone
 	}
 	k.merge(&ev, in)
 	if evaluated {
-		if err := offer(&ev, k, in); err != nil {
+		if err := offer(&ev, k, in, unapproved); err != nil {
 			r.EvalError = err.Error()
 			ev.Update, ev.UpdateAvailable, ev.Security, ev.SecurityRelease = nil, false, false, nil
 		}
@@ -116,7 +123,7 @@ func weigh(r *store.Result, pkg *release.Package, k *knowledge, in store.Compone
 // held, next change), the versions offered, the advisories by what they
 // are, and the evaluation itself.
 func resultOf(r *store.Result, ev release.Evaluation, in store.ComponentInput) error {
-	r.Policy, r.SkippedVersion = in.Policy, in.Skipped
+	r.Policy, r.SkippedVersion, r.Approvals = in.Policy, in.Skipped, in.Approvals
 	if ev.Waiting != nil {
 		r.WaitingVersion, r.WaitingUntil = ev.Waiting.Version, ev.Waiting.Until
 	}
@@ -176,12 +183,12 @@ func resultOf(r *store.Result, ev release.Evaluation, in store.ComponentInput) e
 // (docs/policy.md), once the feeds' advisories are merged: a release that
 // fixes one of them is a security release. The soak is judged on the
 // database's clock at the evaluation (knowledge.clock).
-func offer(ev *release.Evaluation, k *knowledge, in store.ComponentInput) error {
+func offer(ev *release.Evaluation, k *knowledge, in store.ComponentInput, unapproved func(string) bool) error {
 	p, err := release.ParsePolicyText(in.Policy)
 	if err != nil {
 		return err
 	}
-	return ev.Offer(in.InstalledVersion, release.OfferOptions{Policy: p, Skipped: in.Skipped, Now: k.clock()})
+	return ev.Offer(in.InstalledVersion, release.OfferOptions{Policy: p, Skipped: in.Skipped, Now: k.clock(), Unapproved: unapproved})
 }
 
 // lockedTx runs fn in one short transaction that holds the lease's lock:

@@ -144,7 +144,7 @@ func (npmKind) evaluate(d *docInput, k *knowledge, in store.ComponentInput, epoc
 	n := d.npm
 	offer := npm.OfferFor(n.pkg, in.InstalledVersion, n.core, n.keys)
 	pkg := offer.Package
-	r, err := evaluateDoc(d, k, &pkg, in, epoch)
+	r, err := evaluateGated(d, k, &pkg, in, epoch, approvalGate(n.pkg, in))
 	if err != nil {
 		return r, err
 	}
@@ -157,6 +157,9 @@ func (npmKind) evaluate(d *docInput, k *knowledge, in store.ComponentInput, epoc
 	facts := registryFacts(n, offer, in.InstalledVersion, r.ProvenanceLost)
 	if r.UpdateVersion != "" {
 		facts.Brings = bringsSignals(n, in.InstalledVersion, r.UpdateVersion)
+	}
+	if err := approvalFacts(&facts, n, in, r); err != nil {
+		return store.Result{}, err
 	}
 	if r.RegistryFacts, err = json.Marshal(facts); err != nil {
 		return store.Result{}, fmt.Errorf("encode the registry's facts of %q: %w", in.Code, err)

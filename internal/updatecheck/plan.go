@@ -24,6 +24,9 @@ type job struct {
 	// skips are the skipped versions of the components, by code, when the
 	// check began.
 	skips map[string]string
+	// approvals are the components' approvals as evaluation reads them
+	// (store.ComponentInput.Approvals), by code, when the check began.
+	approvals map[string]string
 	// corePackage is the core's npm package ("" when the core is not an
 	// npm package): a release's peerDependencies on it are the core it
 	// requires.
@@ -43,7 +46,7 @@ func (j job) inputs() []store.ComponentInput {
 	out := make([]store.ComponentInput, len(j.components))
 	for i, comp := range j.components {
 		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core, Package: comp.Package,
-			Policy: comp.Policy, Skipped: j.skips[comp.Code]}
+			Policy: comp.Policy, Skipped: j.skips[comp.Code], Approvals: j.approvals[comp.Code]}
 	}
 	return out
 }
@@ -71,12 +74,20 @@ func (w *writer) plan(ctx context.Context) ([]job, error) {
 	if err != nil {
 		return nil, err
 	}
+	approvals, err := w.store.ApprovalInputs(ctx)
+	if err != nil {
+		return nil, err
+	}
 	jobs := plan(components, stored, sequences, trusts)
 	for i := range jobs {
 		jobs[i].skips = make(map[string]string)
+		jobs[i].approvals = make(map[string]string)
 		for _, comp := range jobs[i].components {
 			if s, ok := skips[comp.Code]; ok {
 				jobs[i].skips[comp.Code] = s.Version
+			}
+			if a, ok := approvals[comp.Code]; ok {
+				jobs[i].approvals[comp.Code] = a
 			}
 		}
 	}

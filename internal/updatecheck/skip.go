@@ -300,8 +300,12 @@ func (s *Skips) evaluateStoredOne(ctx context.Context, comp store.Component, ski
 	if err != nil {
 		return nil, err
 	}
+	approvals, err := s.store.ApprovalInputs(ctx)
+	if err != nil {
+		return nil, err
+	}
 	u := store.Unevaluated{Code: comp.Code, InstalledVersion: comp.InstalledVersion, SourceURL: comp.SourceURL, PinnedKey: comp.PinnedKey,
-		Package: comp.Package, Policy: comp.Policy, Skipped: skipped}
+		Package: comp.Package, Policy: comp.Policy, Skipped: skipped, Approvals: approvals[comp.Code]}
 	results, err := s.evaluateFromStored(ctx, []store.Unevaluated{u}, core)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil // its source was never stored: nothing to evaluate from

@@ -56,7 +56,7 @@ func (w *writer) evaluateFromStored(ctx context.Context, todo []store.Unevaluate
 // unevaluatedInput is u as an evaluation input, with the installed core.
 func unevaluatedInput(u store.Unevaluated, core store.Component) store.ComponentInput {
 	return store.ComponentInput{Code: u.Code, InstalledVersion: u.InstalledVersion, CoreVersion: core.InstalledVersion, Package: u.Package,
-		Policy: u.Policy, Skipped: u.Skipped}
+		Policy: u.Policy, Skipped: u.Skipped, Approvals: u.Approvals}
 }
 
 // core is the installed core (the zero Component when none is).
