@@ -127,12 +127,12 @@ type Result struct {
 	Policy, SkippedVersion string
 	// Approvals are the component's approvals it was evaluated under
 	// (ComponentInput.Approvals), an input the guarded write compares.
-	Approvals string
-	WaitingVersion         string
-	WaitingUntil           *time.Time
-	HeldVersion            string
-	HeldReason             json.RawMessage // release.Reason's JSON; nil with no HeldVersion
-	NextChangeAt           *time.Time
+	Approvals      string
+	WaitingVersion string
+	WaitingUntil   *time.Time
+	HeldVersion    string
+	HeldReason     json.RawMessage // release.Reason's JSON; nil with no HeldVersion
+	NextChangeAt   *time.Time
 	// npm: the offered version published by an account new to the
 	// package, and that account ("" none).
 	NewPublisherVersion, NewPublisher string
