@@ -91,6 +91,9 @@ type DetailProps struct {
 	// ends it, and the form that skips the offered plain update
 	// (detail_skip.go).
 	SkipForm SkipProps
+	// Approval is the approval section: what awaits an admin's approval
+	// and the approvals standing.
+	Approval ApprovalProps
 }
 
 // UnknownComponentText is the 404 of a component page whose code names no

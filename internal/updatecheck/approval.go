@@ -207,3 +207,20 @@ func approvalFacts(facts *readmodel.RegistryFacts, n *npmDoc, in store.Component
 	}
 	return nil
 }
+
+// ApprovalRefusalOf is why err refused an approval, for
+// readmodel.ApprovalRefusalText; "" for an error that is not the
+// operator's to correct.
+func ApprovalRefusalOf(err error) readmodel.ApprovalRefusal {
+	switch {
+	case errors.Is(err, store.ErrReasonRequired):
+		return readmodel.ApprovalReasonRequired
+	case errors.Is(err, store.ErrReasonTooLong):
+		return readmodel.ApprovalReasonTooLong
+	case errors.Is(err, ErrApproveNothing):
+		return readmodel.ApprovalNothing
+	case errors.Is(err, ErrApproveNotNpm):
+		return readmodel.ApprovalNotNpm
+	}
+	return ""
+}

@@ -161,6 +161,9 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	}
 	props.DismissForm = form
 	props.SkipForm = s.skipSection(c, d, props.Skip, l.User.CanManage)
+	if props.Approval, err = s.approvalSection(c, d, l.User.CanManage); err != nil {
+		return err
+	}
 	return render(c, status, views.ComponentDetail(props))
 }
 

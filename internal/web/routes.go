@@ -28,6 +28,7 @@ const (
 	apiPlugins       = apiPrefix + "/plugins"
 	apiDismissal     = apiPlugins + "/:code/advisories/:id/dismissal"
 	apiSkip          = apiPlugins + "/:code/skip"
+	apiApprove       = apiPlugins + "/:code/approve"
 	apiChannels      = apiPrefix + "/notifications/channels"
 	apiDeliveries    = apiPrefix + "/notifications/deliveries"
 	apiChannelPrefix = apiChannels + "/:id"
@@ -92,6 +93,7 @@ func (s *Server) routes(e *echo.Echo) {
 	apiManage.delete(apiDismissal, s.apiUndismiss)
 	apiManage.post(apiSkip, s.apiSkip)
 	apiManage.delete(apiSkip, s.apiUnskip)
+	apiManage.post(apiApprove, s.apiApprove)
 	apiManage.post(apiChannels, s.apiAddChannel)
 	apiManage.post(apiChannelPrefix+"/test", s.apiTestChannel)
 	apiManage.post(apiChannelPrefix+"/enable", s.apiEnableChannel)
@@ -118,6 +120,7 @@ func (s *Server) routes(e *echo.Echo) {
 	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss) // views.AdvisoryUndismissPath
 	adminManage.post(views.PathCatalog+"/:code/skip", s.skip)                          // views.ComponentSkipPath
 	adminManage.post(views.PathCatalog+"/:code/unskip", s.unskip)                      // views.ComponentUnskipPath
+	adminManage.post(views.PathCatalog+"/:code/approve", s.approve)                    // views.ComponentApprovePath
 	adminManage.post(views.PathNotifications+"/channels", s.addChannel)
 	adminManage.post(views.PathNotifications+"/channels/:id/test", s.testChannel)       // views.ChannelPath
 	adminManage.post(views.PathNotifications+"/channels/:id/delete", s.deleteChannel)   // views.ChannelPath
