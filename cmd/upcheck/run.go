@@ -76,6 +76,11 @@ Usage:
                                 applied at once; prints the skip as one JSON line
   upcheck unskip CODE           end CODE's skip (audited, applied at once); prints
                                 {"code","ended"}, ended null when nothing was skipped
+  upcheck approve CODE VERSION --reason R
+                                approve what VERSION of npm component CODE brings (its install
+                                scripts, by the SHA-256 of their text, and its sources outside
+                                the registry) for a policy whose approve holds it; audited,
+                                applied at once; prints the approval as one JSON line
   upcheck user add --email E --role admin|viewer
                                 create an account; the password is read from stdin
   upcheck user passwd --email E
@@ -148,6 +153,10 @@ CODE).
 Exit codes of unskip: 0 ended (also when nothing was skipped), 8 refused
 (the manifest's skip), 2 a usage mistake, 1 an error (no installed
 component CODE).
+
+Exit codes of approve: 0 approved, 8 refused (stderr says why: the
+version brings nothing to approve, the component is not an npm package),
+2 a usage mistake, 1 an error (no installed component CODE).
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
@@ -262,6 +271,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runSkip(ctx, cfg, logger, rest, stdout, stderr)
 	case "unskip":
 		return runUnskip(ctx, cfg, logger, rest, stdout, stderr)
+	case "approve":
+		return runApprove(ctx, cfg, logger, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n%s", cmd, helpPointer(""))
 	return errUsage

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/app"
+	"github.com/upcheck/upcheck/internal/config"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
+)
+
+// approveLine is the JSON line of `upcheck approve`: the approval as
+// stored.
+type approveLine struct {
+	Code    string    `json:"code"`
+	Version string    `json:"version"`
+	Digest  string    `json:"digest"`
+	Reason  string    `json:"reason"`
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
+}
+
+// runApprove is `upcheck approve CODE VERSION --reason R`: the detail
+// page's approval of what an update brings (docs/policy.md "Approvals"),
+// by the command line (readmodel.ActorCLI), audited and applied at once.
+// It prints the approval as one JSON line; a refusal is said in words on
+// stderr (exit 8, as a refused skip).
+func runApprove(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	var reason string
+	define := func(fs *flag.FlagSet) {
+		fs.StringVar(&reason, "reason", reason, "why what this version brings is approved (required; kept in the audit log)")
+	}
+	var pos []string
+	for rest := args; ; {
+		more, err := parseFlags("approve", rest, stderr, define)
+		if err != nil {
+			return err
+		}
+		if len(more) == 0 {
+			break
+		}
+		pos, rest = append(pos, more[0]), more[1:]
+	}
+	if missing := approveMissing(pos, reason); missing != "" {
+		fmt.Fprintf(stderr, "upcheck approve: %s\n%s", missing, helpPointer("approve"))
+		return errUsage
+	}
+	code, version := pos[0], pos[1]
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		ap, err := updatecheck.NewApprovals(a.Checker).Approve(ctx,
+			updatecheck.ApproveRequest{Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("approve: no installed component has the code %q", code)
+		case err != nil:
+			r := updatecheck.ApprovalRefusalOf(err)
+			if r == "" {
+				return err
+			}
+			fmt.Fprintf(stderr, "upcheck approve: refused: %s of %s: %s\n", version, code,
+				readmodel.ApprovalRefusalText(r, version, store.MaxReasonLength))
+			return &exitError{code: skipRefusedExit, err: errors.New("approve refused")}
+		}
+		return json.NewEncoder(stdout).Encode(approveLine{Code: code, Version: ap.Version, Digest: ap.Digest, Reason: ap.Reason,
+			By: readmodel.SkippedByText(ap.By, ap.FromManifest), At: ap.At})
+	})
+}
+
+// approveMissing names what `upcheck approve CODE VERSION --reason R`
+// lacks, in one line ("" when nothing).
+func approveMissing(pos []string, reason string) string {
+	switch {
+	case len(pos) == 0:
+		return "CODE and VERSION are required: the component and the version whose install scripts and sources are approved"
+	case len(pos) == 1:
+		return "VERSION is required: the version of " + pos[0] + " to approve"
+	case len(pos) > 2:
+		return "unexpected argument " + strconv.Quote(pos[2]) + ": CODE VERSION --reason R"
+	case strings.TrimSpace(reason) == "":
+		return "--reason R is required: why what " + pos[1] + " brings is approved (kept in the audit log)"
+	}
+	return ""
+}
