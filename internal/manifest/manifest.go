@@ -106,6 +106,9 @@ type Manifest struct {
 	Dismissals []Dismissal `json:"dismissals,omitempty" yaml:"dismissals,omitempty"`
 	// Skips are releases the site passes over.
 	Skips []Skip `json:"skips,omitempty" yaml:"skips,omitempty"`
+	// Approvals approve what a version brings, for a policy whose approve
+	// holds it.
+	Approvals []Approval `json:"approvals,omitempty" yaml:"approvals,omitempty"`
 }
 
 // Core returns the core component, if the manifest lists it.
@@ -240,6 +243,7 @@ func (m *Manifest) Validate() error {
 	}
 	problems = append(problems, m.dismissalProblems()...)
 	problems = append(problems, m.skipProblems()...)
+	problems = append(problems, m.approvalProblems()...)
 	if _, ok := m.Core(); !ok {
 		problems = append(problems, `no component has code "core": the core is what plugins' requires_core is checked against`)
 	}

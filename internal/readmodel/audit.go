@@ -77,6 +77,9 @@ const (
 	// outside the registry, for a policy that holds it until then
 	// (docs/policy.md "Approvals"); kind dismissal, as a skip.
 	AuditComponentApprove AuditAction = "component.approve"
+	// AuditComponentUnapprove: an approval the manifest declared ended
+	// (the manifest no longer declares it).
+	AuditComponentUnapprove AuditAction = "component.unapprove"
 	// AuditSourceDowngrade: the trust of what a component would install
 	// went down (docs/policy.md "Trust going down"): a manifest sync
 	// lowered its source's pin, the offered npm version lost provenance,
@@ -90,7 +93,7 @@ func AllAuditActions() []AuditAction {
 		AuditUserCreate, AuditUserPassword, AuditUserLockout, AuditTokenCreate, AuditTokenRevoke,
 		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
 		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest,
-		AuditComponentSkip, AuditComponentUnskip, AuditComponentApprove, AuditSourceDowngrade, AuditTreeExposed}
+		AuditComponentSkip, AuditComponentUnskip, AuditComponentApprove, AuditComponentUnapprove, AuditSourceDowngrade, AuditTreeExposed}
 }
 
 // AuditRow is one entry of the audit log, as the store reads it (an

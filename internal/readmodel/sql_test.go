@@ -598,8 +598,8 @@ var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
 	readmodel.AuditChannelRemove: readmodel.AuditKindOther, readmodel.AuditChannelEnable: readmodel.AuditKindOther,
 	readmodel.AuditChannelDisable: readmodel.AuditKindOther, readmodel.AuditChannelTest: readmodel.AuditKindOther,
 	readmodel.AuditComponentSkip: readmodel.AuditKindDismissal, readmodel.AuditComponentUnskip: readmodel.AuditKindDismissal,
-	readmodel.AuditComponentApprove: readmodel.AuditKindDismissal,
-	readmodel.AuditSourceDowngrade:  readmodel.AuditKindTrust, readmodel.AuditTreeExposed: readmodel.AuditKindOther,
+	readmodel.AuditComponentApprove: readmodel.AuditKindDismissal, readmodel.AuditComponentUnapprove: readmodel.AuditKindDismissal,
+	readmodel.AuditSourceDowngrade: readmodel.AuditKindTrust, readmodel.AuditTreeExposed: readmodel.AuditKindOther,
 }
 
 // The inputs a refusal may name are input_refusals.input's check: every

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -80,4 +81,55 @@ func (e *Executor) ApprovalInputs(ctx context.Context) (map[string]string, error
 		out[r.Code] = r.Approvals
 	}
 	return out, nil
+}
+
+// ApplyManifestApprovals makes the manifest's approvals exactly want
+// (From manifest, by ManifestActor), audited: one declared and not
+// standing is approved (component.approve), one standing and no longer
+// declared ends (component.unapprove). It returns the codes whose
+// approvals changed, to be evaluated again; an admin's approvals stand.
+func (t *Tx) ApplyManifestApprovals(ctx context.Context, want []Approval) ([]string, error) {
+	rows, err := t.q.ApprovalsOfManifest(ctx, t.tx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the manifest's approvals: %w", err))
+	}
+	type key struct{ code, version, digest string }
+	standing := make(map[key]string, len(rows))
+	for _, r := range rows {
+		standing[key{r.Code, r.Version, r.Digest}] = r.Reason
+	}
+	changed := map[string]bool{}
+	wanted := make(map[key]bool, len(want))
+	for _, a := range want {
+		k := key{a.Code, a.Version, a.Digest}
+		wanted[k] = true
+		if reason, ok := standing[k]; ok && reason == strings.TrimSpace(a.Reason) {
+			continue
+		}
+		a.By, a.UserID, a.FromManifest = ManifestActor, 0, true
+		if _, err := t.ApprovalPut(ctx, a); err != nil {
+			return nil, err
+		}
+		changed[a.Code] = true
+	}
+	for k, reason := range standing {
+		if wanted[k] {
+			continue
+		}
+		if _, err := t.q.ApprovalDelete(ctx, t.tx, db.ApprovalDeleteParams{Code: k.code, Version: k.version, Digest: k.digest}); err != nil {
+			return nil, mapError(fmt.Errorf("end the manifest's approval of %s of %q: %w", k.version, k.code, err))
+		}
+		detail := map[string]any{"component": k.code, "version": k.version, "digest": k.digest, "reason": reason,
+			"by": ManifestActor, "from_manifest": true}
+		if err := t.AuditAppend(ctx, 0, readmodel.AuditComponentUnapprove, detail); err != nil {
+			return nil, err
+		}
+		changed[k.code] = true
+	}
+	codes := make([]string, 0, len(changed))
+	for c := range changed {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	return codes, nil
 }

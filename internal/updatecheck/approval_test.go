@@ -136,3 +136,47 @@ func (b *bundle) registryFacts(code string, into *readmodel.RegistryFacts) {
 		b.t.Fatal(err)
 	}
 }
+
+// An approval declared in the manifest, by the digest the page gives,
+// offers the release at the sync, with no check; a sync that no longer
+// declares it ends it, audited, and the release is held again.
+func TestAnApprovalAsCode(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.approvalSite(release.Policy{Approve: release.ApproveScripts})
+	var facts readmodel.RegistryFacts
+	b.registryFacts("hulud", &facts)
+	if facts.Approval == nil || facts.Approval.Version != "1.0.1" {
+		t.Fatalf("what awaits approval: %+v", facts.Approval)
+	}
+	comps := []manifest.Component{{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
+		{Code: "hulud", Name: "Hulud", Version: "1.0.0", Source: "npm:@acme/hulud", Policy: release.Policy{Approve: release.ApproveScripts}}}
+	m := &manifest.Manifest{Components: comps, Approvals: []manifest.Approval{
+		{Component: "hulud", Version: "1.0.1", Digest: facts.Approval.Digest, Reason: "reviewed in PR 12"}}}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := NewSyncer(b.checker).Sync(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if update, held, _, _ := b.offerOf("hulud"); update != "1.0.1" || held != "" {
+		t.Fatalf("after the manifest's approval: offered %q, held %q; want 1.0.1", update, held)
+	}
+	if _, err := NewSyncer(b.checker).Sync(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(`SELECT count(*) FROM audit_log WHERE action = 'component.approve' AND detail->>'from_manifest' = 'true'`); n != 1 {
+		t.Errorf("%d approvals audited after syncing the same manifest twice, want 1", n)
+	}
+	m.Approvals = nil
+	if _, err := NewSyncer(b.checker).Sync(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if update, held, kind, _ := b.offerOf("hulud"); update != "" || held != "1.0.1" || kind != string(release.ReasonAwaitsApproval) {
+		t.Errorf("after the manifest dropped its approval: offered %q, held %q (%s); want 1.0.1 held again", update, held, kind)
+	}
+	if n := b.count(`SELECT count(*) FROM audit_log WHERE action = 'component.unapprove'`); n != 1 {
+		t.Errorf("%d component.unapprove audit rows, want 1", n)
+	}
+}

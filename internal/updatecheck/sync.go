@@ -142,15 +142,27 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	// they name are written (docs/policy.md "Dismissals and skips as
 	// code"); a skip is an input of evaluation, so it is written under the
 	// lease's lock.
+	var approved []string
 	err = s.lease.WithLock(ctx, func(tx *store.Tx) error {
 		if _, err := tx.ApplyManifestDismissals(ctx, manifestDismissals(m)); err != nil {
 			return err
 		}
-		_, err := tx.ApplyManifestSkips(ctx, manifestSkips(m))
+		if _, err := tx.ApplyManifestSkips(ctx, manifestSkips(m)); err != nil {
+			return err
+		}
+		var err error
+		approved, err = tx.ApplyManifestApprovals(ctx, manifestApprovals(m))
 		return err
 	})
 	if err != nil {
-		return SyncReport{}, fmt.Errorf("sync components: dismissals and skips: %w", err)
+		return SyncReport{}, fmt.Errorf("sync components: dismissals, skips and approvals: %w", err)
+	}
+	// An approval is an input the read model does not weigh (a skip is):
+	// the components whose approvals changed are evaluated again here.
+	for _, code := range approved {
+		if err := (&Skips{writer: s.writer}).reevaluate(ctx, code); err != nil {
+			return SyncReport{}, fmt.Errorf("sync components: evaluate %q under its approvals: %w", code, err)
+		}
 	}
 
 	if rep.Reevaluated, err = s.evaluateStored(ctx); err != nil {

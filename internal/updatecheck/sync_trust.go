@@ -85,6 +85,14 @@ func manifestDismissals(m *manifest.Manifest) []store.ManifestDismissal {
 }
 
 // manifestSkips are the skips m declares.
+func manifestApprovals(m *manifest.Manifest) []store.Approval {
+	out := make([]store.Approval, 0, len(m.Approvals))
+	for _, a := range m.Approvals {
+		out = append(out, store.Approval{Code: a.Component, Version: a.Version, Digest: a.Digest, Reason: strings.TrimSpace(a.Reason)})
+	}
+	return out
+}
+
 func manifestSkips(m *manifest.Manifest) []store.Skip {
 	out := make([]store.Skip, 0, len(m.Skips))
 	for _, s := range m.Skips {
