@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
@@ -178,5 +183,56 @@ func TestAnApprovalAsCode(t *testing.T) {
 	}
 	if n := b.count(`SELECT count(*) FROM audit_log WHERE action = 'component.unapprove'`); n != 1 {
 		t.Errorf("%d component.unapprove audit rows, want 1", n)
+	}
+}
+
+// An approval committed while another instance's check fetches (after it
+// read the components and their approvals) is not undone by the check's
+// write: the check's result, evaluated without it, is refused by the
+// guarded write, and the check evaluates again under the approval.
+func TestAnApprovalDuringACheckStands(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.approvalSite(release.Policy{Approve: release.ApproveScripts})
+	target, err := url.Parse(r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, release1 := make(chan struct{}, 1), make(chan struct{})
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.Contains(req.URL.Path, "hulud") {
+			select {
+			case asked <- struct{}{}:
+				<-release1
+			default:
+			}
+		}
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(held.Close)
+	u, err := npm.ParseRegistryURL(held.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := b.otherInstance()
+	other.UseNpm(&npm.Client{Fetcher: b.fetcher, Registries: npm.Registries{Default: u}, MaxDocument: 1 << 20})
+	ctx := context.Background()
+	checkErr := make(chan error, 1)
+	go func() {
+		_, err := other.RunLockedUpdateCheck(ctx, lease.Operator, "test")
+		checkErr <- err
+	}()
+	<-asked
+	if _, err := NewApprovals(b.checker).Approve(ctx, ApproveRequest{Code: "hulud", Version: "1.0.1", Reason: "reviewed", By: "ops@example.org"}); err != nil {
+		close(release1)
+		t.Fatal(err)
+	}
+	close(release1)
+	if err := <-checkErr; err != nil {
+		t.Fatal(err)
+	}
+	if update, held, _, under := b.offerOf("hulud"); update != "1.0.1" || held != "" || !strings.HasPrefix(under, "1.0.1 ") {
+		t.Errorf("after the check: offered %q, held %q, under %q; want 1.0.1 offered under the approval", update, held, under)
 	}
 }
