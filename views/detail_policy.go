@@ -17,8 +17,9 @@ import (
 type DetailPolicy struct {
 	// Offer is the tier (all, minor, patch, security; "" is all), Hold the
 	// range outside which nothing is offered ("" none), Soak the soak in
-	// words ("3 days"; "" none).
-	Offer, Hold, Soak string
+	// words ("3 days"; "" none), Approve the policy's approve ("scripts";
+	// "" none).
+	Offer, Hold, Soak, Approve string
 }
 
 // IsZero reports whether p is no policy.
@@ -37,6 +38,9 @@ func PolicyText(p DetailPolicy) string {
 	}
 	if p.Hold != "" {
 		parts = append(parts, "hold "+p.Hold)
+	}
+	if p.Approve != "" {
+		parts = append(parts, "install scripts and outside sources await approval")
 	}
 	return strings.Join(parts, " · ")
 }

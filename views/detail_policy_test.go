@@ -42,6 +42,7 @@ func TestPolicyWords(t *testing.T) {
 		{DetailPolicy{Offer: "security"}, "takes security updates only"},
 		{DetailPolicy{Offer: "minor"}, "takes minor and patch updates only"},
 		{DetailPolicy{Soak: "36 hours"}, "takes every update · soak 36 hours"},
+		{DetailPolicy{Approve: "scripts"}, "takes every update · install scripts and outside sources await approval"},
 	} {
 		if got := PolicyText(c.p); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.p, got, c.want)

@@ -39,6 +39,8 @@ type policyJSON struct {
 	Offer string  `json:"offer"`
 	Hold  *string `json:"hold"`
 	Soak  *string `json:"soak"`
+	// Approve is the policy's approve ("scripts"); null: none.
+	Approve *string `json:"approve"`
 	// Text is the policy in the page's words.
 	Text string `json:"text"`
 }
@@ -107,7 +109,7 @@ type newPublisherJSON struct {
 
 // policyBody is a policy as the API shows it.
 func policyBody(pol release.Policy) policyJSON {
-	out := policyJSON{Offer: string(release.OfferAll), Hold: opt(pol.Hold), Soak: opt(pol.Soak), Text: views.PolicyText(policyView(pol))}
+	out := policyJSON{Offer: string(release.OfferAll), Hold: opt(pol.Hold), Soak: opt(pol.Soak), Approve: opt(pol.Approve), Text: views.PolicyText(policyView(pol))}
 	if pol.Offer != "" {
 		out.Offer = string(pol.Offer)
 	}

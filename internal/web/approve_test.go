@@ -61,6 +61,9 @@ func TestApproveFromThePageAndTheAPI(t *testing.T) {
 
 	page := admin.do("GET", "/admin/plugins/hulud", "", "", nil)
 	wantStatus(t, "hulud's page", page, 200)
+	if !strings.Contains(page.body, "install scripts and outside sources await approval") {
+		t.Error("the page does not say the policy's approve")
+	}
 	if got := testidText(page.body, "approval-ask"); got != "1.0.1 is held until an admin approves what it brings:" {
 		t.Errorf("what awaits approval: %q", got)
 	}
@@ -101,9 +104,15 @@ func TestApproveFromThePageAndTheAPI(t *testing.T) {
 	}
 	detail := decodeJSON[struct {
 		UpdateVersion *string `json:"update_version"`
+		Policy        struct {
+			Approve *string `json:"approve"`
+		} `json:"policy"`
 	}](t, viewer.do("GET", "/api/admin/plugins/hulud", "", "", nil))
 	if detail.UpdateVersion == nil || *detail.UpdateVersion != "1.0.1" {
 		t.Errorf("after the approval the update is %v, want 1.0.1", detail.UpdateVersion)
+	}
+	if a := detail.Policy.Approve; a == nil || *a != "scripts" {
+		t.Errorf("the API's policy approve %v, want scripts", a)
 	}
 
 	// The API: a viewer is refused; an admin's approval is answered with it.

@@ -32,7 +32,7 @@ func detailPolicy(p *views.DetailProps, d catalog.Detail) {
 
 // policyView is a policy as the views word it.
 func policyView(pol release.Policy) views.DetailPolicy {
-	out := views.DetailPolicy{Offer: string(pol.Offer), Hold: pol.Hold}
+	out := views.DetailPolicy{Offer: string(pol.Offer), Hold: pol.Hold, Approve: pol.Approve}
 	if soak, err := pol.SoakDuration(); err == nil && soak > 0 {
 		out.Soak = readmodel.DurationText(soak)
 	}
