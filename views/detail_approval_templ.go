@@ -264,9 +264,9 @@ func approvalSection(p ApprovalProps, csrfToken string) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var14 string
-				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(s.Version + " approved by " + s.By + " on " + s.At.UTC().Format("2 Jan 2006") + ": " + s.Reason)
+				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(s.Version + " approved by " + s.By + " on " + readmodel.DateText(s.At) + ": " + s.Reason)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/detail_approval.templ`, Line: 54, Col: 103}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/detail_approval.templ`, Line: 54, Col: 96}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {
