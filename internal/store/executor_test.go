@@ -51,6 +51,8 @@ var txOnly = map[string]string{
 	"SkipPut":                 "writes its audit row in the same transaction, which holds the lease's lock (lease.Manager.WithLock): a skip is an input of evaluation, as a component row is",
 	"SkipDelete":              "writes its audit row in the same transaction, which holds the lease's lock (lease.Manager.WithLock): a skip is an input of evaluation, as a component row is",
 	"ApplyManifestSkips":      "written with the manifest sync's component rows, under the lease's lock (lease.Manager.WithLock), with their audit rows",
+	"ApprovalPut":             "writes its audit row in the same transaction, which holds the lease's lock (lease.Manager.WithLock): an approval is an input of evaluation, as a skip is",
+	"ApplyManifestApprovals":  "written with the manifest sync's skips, under the lease's lock (lease.Manager.WithLock), with their audit rows",
 	"ApplyManifestDismissals": "written with the manifest sync's component rows, in one transaction with their audit rows",
 	"PinDowngradePut":         "written with the manifest sync's component rows that lowered the pin, and the audit row saying so",
 	"treePackagesWrite":       "TreeWrite's packages, after its state row's lock",
