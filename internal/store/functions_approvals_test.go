@@ -6,7 +6,7 @@ import (
 )
 
 // upcheck_approvals_of: one line "VERSION DIGEST" per approval of the
-// component, in byte order whatever the order of insertion, '' for none,
+// component, in byte order whatever the order of insertion, ” for none,
 // and another component's approvals never.
 func testApprovalsOf(t *testing.T, f *fdb) {
 	a, b := strings.Repeat("a", 64), strings.Repeat("b", 64)
