@@ -107,6 +107,10 @@ func auditWhat(r readmodel.AuditRow) string {
 		return "Skipped a version of " + r.Component
 	case readmodel.AuditComponentUnskip:
 		return "Ended the skip of a version of " + r.Component
+	case readmodel.AuditComponentApprove:
+		return "Approved what a version of " + r.Component + " brings"
+	case readmodel.AuditComponentUnapprove:
+		return "Ended an approval of what a version of " + r.Component + " brings"
 	case readmodel.AuditSourceDowngrade:
 		return "Trust went down for what " + orSource(r.Component) + " would install"
 	}
