@@ -122,8 +122,7 @@ func TestANewTreeFindingIsNotifiedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.checker.NotifyWith(n)
-	b.putTree(treePkg{id: "node_modules/x/node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
-		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0", dev: true, devOnly: true})
+	b.putTree(nil, "node_modules/x 1.0.0", "node_modules/x/node_modules/@acme/forms 1.0.0", "node_modules/@acme/other 1.0.0 dev")
 	b.run(lease.Operator)
 	events := func() (n int, payload string) {
 		b.db.QueryRow(t, `SELECT count(*), coalesce(min(payload::text), '') FROM notification_events WHERE type = $1`,
@@ -133,9 +132,7 @@ func TestANewTreeFindingIsNotifiedOnce(t *testing.T) {
 	if n, payload := events(); n != 1 || !strings.Contains(payload, `"package": "@acme/forms"`) || !strings.Contains(payload, `"malicious": true`) {
 		t.Fatalf("%d tree.finding events (%s); want the malicious @acme/forms, alone", n, payload)
 	}
-	b.putTree(treePkg{id: "node_modules/x/node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
-		treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
-		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0", dev: true, devOnly: true})
+	b.putTree(nil, "node_modules/x 1.0.0", "node_modules/x/node_modules/@acme/forms 1.0.0", "node_modules/@acme/forms 1.0.0", "node_modules/@acme/other 1.0.0 dev")
 	if wrote, err := b.checker.EvaluateTree(context.Background()); err != nil || !wrote {
 		t.Fatalf("EvaluateTree = %v, %v", wrote, err)
 	}
