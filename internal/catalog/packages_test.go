@@ -375,3 +375,41 @@ func TestPackageFindings(t *testing.T) {
 		}
 	}
 }
+
+// A package's versions sort as versions (npmver.Compare), not as text:
+// 9.0.0 before 10.0.0-beta.1 before 10.0.0 before 11.0.0, in the list's
+// versions and the instances; the history, newest interval first, lists
+// the versions one sync installed newest first.
+func TestPackageVersionsSortAsVersions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	writeTree(t, b, "node_modules/ws 2.0.0")
+	writeTree(t, b, "node_modules/ws 10.0.0", "node_modules/a 1.0.0", "node_modules/a/node_modules/ws 9.0.0",
+		"node_modules/b 1.0.0", "node_modules/b/node_modules/ws 11.0.0", "node_modules/c 1.0.0", "node_modules/c/node_modules/ws 10.0.0-beta.1")
+	asc := []string{"9.0.0", "10.0.0-beta.1", "10.0.0", "11.0.0"}
+	page, err := b.reads.Packages(ctx, store.PackageFilter{Search: "ws", Limit: 10})
+	if err != nil || len(page.Rows) != 1 {
+		t.Fatalf("ws: %+v, %v", page.Rows, err)
+	}
+	if got := page.Rows[0].Versions; !slices.Equal(got, asc) {
+		t.Errorf("the list's versions of ws: %v, want %v", got, asc)
+	}
+	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instances, history []string
+	for _, in := range p.Instances {
+		instances = append(instances, in.Version)
+	}
+	for _, h := range p.History {
+		history = append(history, h.Version)
+	}
+	if !slices.Equal(instances, asc) {
+		t.Errorf("ws's instances: %v, want %v", instances, asc)
+	}
+	if want := []string{"11.0.0", "10.0.0", "10.0.0-beta.1", "9.0.0", "2.0.0"}; !slices.Equal(history, want) {
+		t.Errorf("ws's history: %v, want %v", history, want)
+	}
+}
