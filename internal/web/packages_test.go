@@ -13,6 +13,7 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/treekit"
 	"github.com/upcheck/upcheck/internal/web"
+	"github.com/upcheck/upcheck/views"
 )
 
 // writeTree replaces the installed tree with the one of lines
@@ -239,5 +240,38 @@ func TestPackagesFindingFilters(t *testing.T) {
 		if !strings.Contains(page.body, `data-name="debug"`) || strings.Contains(page.body, `data-name="send"`) {
 			t.Errorf("%s: the exploited filter's page lists %s", mode, page.body)
 		}
+	}
+}
+
+// A scoped package's page and API answer to its name escaped
+// ("%40types%2Fnode", "@types%2Fnode", the form the links use) and plain
+// ("@types/node", two path segments); a plain path that is no scoped name
+// is not found.
+func TestScopedPackagePaths(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	writeTree(t, b, blogTree()...)
+	viewer := b.login("viewer@example.test")
+	for _, path := range []string{"%40types%2Fnode", "@types%2Fnode", "@types/node", "%40types/node"} {
+		r := viewer.do("GET", "/api/admin/packages/"+path, "", "", nil)
+		wantStatus(t, "the API of "+path, r, 200)
+		var p struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &p); err != nil || p.Name != "@types/node" {
+			t.Errorf("the API of %s: %q, %v", path, p.Name, err)
+		}
+		r = viewer.do("GET", "/admin/packages/"+path, "", "", nil)
+		wantStatus(t, "the page of "+path, r, 200)
+		if !strings.Contains(r.body, "@types/node") {
+			t.Errorf("the page of %s does not name @types/node", path)
+		}
+	}
+	for _, path := range []string{"types/node", "blog/send", "@types/node/x"} {
+		wantStatus(t, "the API of "+path, viewer.do("GET", "/api/admin/packages/"+path, "", "", nil), 404)
+		wantStatus(t, "the page of "+path, viewer.do("GET", "/admin/packages/"+path, "", "", nil), 404)
+	}
+	if got := views.PackagePath("@types/node"); got != "/admin/packages/@types%2Fnode" {
+		t.Errorf("the link of @types/node: %s", got)
 	}
 }
