@@ -3,12 +3,14 @@ package updatecheck
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/osv"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -138,5 +140,37 @@ func TestANewTreeFindingIsNotifiedOnce(t *testing.T) {
 	}
 	if n, _ := events(); n != 1 {
 		t.Errorf("%d tree.finding events after the evaluation again; want the one", n)
+	}
+}
+
+// The fix step reads a component's own registry document from what the
+// check stored of it, not by a request of its own: over two checks the
+// registry answers xpress's document (an npm component's) once a check,
+// its source's fetch and then its 304, while the fix step decides through
+// it; the path's other package, p2r, is the fix step's to fetch, then
+// conditionally.
+func TestTheFixStepReadsTheComponentAsTheCheckStoredIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fr := startFixRegistry(t, b, false)
+	fs := feedserver.New(t)
+	fs.SetRecords(records(osvgen.Record("GHSA-p2r0-0000-0001", "p2r", osvgen.KindVuln, "", "0.1.10")))
+	b.checker.UseFeeds(NewFeeds(b.checker, []feed.Feed{{Kind: readmodel.FeedOSV, URL: fs.ArchiveURL()}}, t.TempDir()))
+	b.sync(manifest.Component{Code: "core", Name: "sock", Version: "4.0.0", Source: "npm:sock"},
+		manifest.Component{Code: "xpress", Name: "xpress", Version: "4.17.1", Source: "npm:xpress"})
+	fixSite(t, b)
+	for i, want := range [][]int{{200}, {200, 304}} {
+		if res := b.run(lease.Operator); !res.Status.RanToEnd() {
+			t.Fatalf("check %d: %+v", i+1, res)
+		}
+		if got := b.storedFixWords(); got["node_modules/p2r GHSA-p2r0-0000-0001"] != "update xpress 4.17.1 → 4.20.0" {
+			t.Errorf("check %d: the fixes are %v", i+1, got)
+		}
+		if got := fr.answers("xpress"); !slices.Equal(got, want) {
+			t.Errorf("check %d: the registry answered xpress's document %v, want %v", i+1, got, want)
+		}
+		if got := fr.answers("p2r"); !slices.Equal(got, want) {
+			t.Errorf("check %d: the registry answered p2r's document %v, want %v", i+1, got, want)
+		}
 	}
 }
