@@ -10,7 +10,6 @@ package treekit
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -148,22 +147,12 @@ func Write(tb testing.TB, st *store.Store, file string, t *tree.Tree, components
 }
 
 // Finding is a as the evaluation stores it for name@version
-// (withdrawn: a withdrawn advisory, kept apart).
+// (store.TreeFindingOf; withdrawn: a withdrawn advisory, kept apart).
 func Finding(tb testing.TB, name, version string, a release.AdvisoryMatch, withdrawn bool) store.TreeFinding {
 	tb.Helper()
-	body, err := json.Marshal(a)
+	f, err := store.TreeFindingOf(name, version, a, osv.AdvisoryKeys(a.ID, a.Aliases), withdrawn)
 	if err != nil {
 		tb.Fatal(err)
-	}
-	f := store.TreeFinding{Name: name, Version: version, AdvisoryID: a.ID, Advisory: body, Keys: osv.AdvisoryKeys(a.ID, a.Aliases),
-		Malicious: a.Malicious, KnownExploited: a.KnownExploited, Severity: a.Severity, Withdrawn: withdrawn}
-	if a.EPSS != nil {
-		score := a.EPSS.Score
-		f.EPSS = &score
-	}
-	if a.FixedIn != "" {
-		fixed := a.FixedIn
-		f.FixedIn = &fixed
 	}
 	return f
 }
