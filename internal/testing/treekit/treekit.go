@@ -108,8 +108,8 @@ func Tree(tb testing.TB, lines ...string) *tree.Tree {
 				kind = tree.KindPeer
 			}
 			rng := "^" + version
-			if p.Alias != "" {
-				rng = "npm:" + p.Name + "@" + rng
+			if p.Alias != "" { // npm's range of an alias, "x": "npm:real@^1"
+				rng = fmt.Sprintf("npm:%s@^%s", p.Name, version)
 			}
 			t.Edges = append(t.Edges, tree.Edge{From: from, Name: dir, Range: rng, Kind: kind, To: id})
 		}
