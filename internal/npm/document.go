@@ -37,6 +37,11 @@ type Package struct {
 	// when it gives none): a version published later than it was dated
 	// after the fact, and cannot start a soak (OfferFor's ReleasedLate).
 	Modified time.Time `json:",omitzero"`
+	// DependenciesFrom is the lowest version whose Dependencies its
+	// reader kept (KeepDependencies from it), "" when none: a version's
+	// dependencies are read only at or above it (a version below may have
+	// some that were not kept).
+	DependenciesFrom string `json:",omitempty"`
 }
 
 // Version is what upcheck keeps of one version's manifest.
