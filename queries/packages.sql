@@ -3,10 +3,19 @@
 -- after the name @after (empty: from the first): keyset paging, so
 -- packages added or removed before the cursor do not shift the page. The
 -- filters are readmodel.PackageFilters, each written here once over the
--- view's flags; PackageCounts counts the same predicates.
+-- view's flags and its findings (tree_finding_state, those the setting
+-- @dev_mode shows, upcheck_tree_shown, and neither withdrawn nor
+-- dismissed); PackageCounts counts the same predicates.
 SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path
 FROM tree_package_names n
+LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
+                   FROM tree_finding_state s
+                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                     AND upcheck_tree_shown(@dev_mode::text, s.dev, s.malicious)) f ON true
 WHERE (@filter::text = ''
+       OR (@filter = 'vulnerable' AND f.vulnerable)
+       OR (@filter = 'malicious' AND f.malicious)
+       OR (@filter = 'exploited' AND f.exploited)
        OR (@filter = 'dev' AND n.dev)
        OR (@filter = 'scripts' AND n.install_script)
        OR (@filter = 'sources' AND cardinality(n.other_sources) > 0))
@@ -20,10 +29,17 @@ LIMIT @row_limit::bigint;
 -- How many packages each filter shows, with the same component and
 -- search as the page.
 SELECT count(*)::bigint                                                   AS total,
+       count(*) FILTER (WHERE f.vulnerable)::bigint                       AS vulnerable,
+       count(*) FILTER (WHERE f.malicious)::bigint                        AS malicious,
+       count(*) FILTER (WHERE f.exploited)::bigint                        AS exploited,
        count(*) FILTER (WHERE n.dev)::bigint                              AS dev,
        count(*) FILTER (WHERE n.install_script)::bigint                   AS scripts,
        count(*) FILTER (WHERE cardinality(n.other_sources) > 0)::bigint   AS sources
 FROM tree_package_names n
+LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
+                   FROM tree_finding_state s
+                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                     AND upcheck_tree_shown(@dev_mode::text, s.dev, s.malicious)) f ON true
 WHERE (@component::text = '' OR @component = ANY (n.components))
   AND (@search::text = '' OR strpos(lower(n.name), lower(@search)) > 0);
 

@@ -119,12 +119,17 @@ FROM tree_finding_state;
 
 -- name: TreeFindingsOfInstances :many
 -- Each installed instance of the named package with its findings (joined
--- on name and version): the per-instance read.
+-- on name and version, as tree_finding_state reads them): the
+-- per-instance read, with what each finding counts for under the setting
+-- @dev_mode (upcheck_tree_counted, upcheck_tree_shown); finding_dev:
+-- every instance of the version is installed only for development.
 SELECT p.id AS instance_id, p.name, p.version, p.dev, p.dev_only, p.via, p.components,
-       f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.withdrawn,
-       upcheck_tree_dismissed(f.name, f.advisory) AS dismissed
+       f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.withdrawn, f.dismissed,
+       f.severity, f.epss, f.fixed_in, f.dev AS finding_dev,
+       upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed) AS counted,
+       upcheck_tree_shown(@dev_mode::text, f.dev, f.malicious) AS shown
 FROM tree_packages p
-JOIN tree_findings f ON f.name = p.name AND f.version = p.version
+JOIN tree_finding_state f ON f.name = p.name AND f.version = p.version
 WHERE p.name = @name::text AND p.source NOT IN ('link', 'file')
 ORDER BY p.id, f.advisory_id;
 

@@ -195,6 +195,17 @@ func viaText(v readmodel.PackageVia) string {
 	return readmodel.PathText(v.Path)
 }
 
+// hasFindings reports whether any of the instances has a finding listed:
+// the page's column of advisories is shown then only.
+func hasFindings(instances []readmodel.PackageInstance) bool {
+	for _, in := range instances {
+		if len(in.Findings) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // hasFixes reports whether a fix was decided for a finding on any of the
 // instances: the page's column of fixes is shown then only, so that an
 // empty cell never reads as "no advisory".

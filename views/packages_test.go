@@ -21,7 +21,7 @@ func treeState() *readmodel.TreeState {
 // with install scripts, searched for "e".
 func packagesProps() PackagesProps {
 	return PackagesProps{Layout: layout(attention(), true), Tree: treeState(), Component: "express", Query: "e", After: "body-parser", Next: "send",
-		Counts: readmodel.PackageCounts{All: 5, Dev: 1, Scripts: 1, Sources: 1},
+		Counts: readmodel.PackageCounts{All: 5, Vulnerable: 2, Malicious: 0, Exploited: 1, Dev: 1, Scripts: 1, Sources: 1},
 		Rows: []readmodel.PackageRow{
 			{Name: "debug", Versions: []string{"2.6.9", "4.3.4"}, Instances: 3, Dev: false, Components: []string{"express"},
 				Heads: []string{"express", "mocha", "nodemon", "socket.io"}, Path: []string{"express", "send", "debug"}},
@@ -40,7 +40,9 @@ func packageProps() PackageProps {
 			{ID: "node_modules/engine.io/node_modules/ws", Version: "8.11.0", Source: "registry",
 				Resolved: "https://registry.example/ws/-/ws-8.11.0.tgz", Integrity: "sha512-3Y0xR2tPvnOK9ZLcYsR==",
 				Via: []readmodel.PackageVia{{Head: "socket.io", Path: []string{"socket.io", "engine.io", "ws"}}}, Components: []string{"socket.io"},
-				Fixes: []readmodel.PackageFix{{AdvisoryID: "GHSA-3h5v-q93c-6h6q", Text: "no fix yet through socket.io: engine.io 6.2.0 requires ws ~8.11.0"}}},
+				Fixes: []readmodel.PackageFix{{AdvisoryID: "GHSA-3h5v-q93c-6h6q", Text: "no fix yet through socket.io: engine.io 6.2.0 requires ws ~8.11.0"}},
+				Findings: []readmodel.PackageFinding{{AdvisoryID: "GHSA-3h5v-q93c-6h6q", Severity: "high", KnownExploited: true, EPSS: ptr(0.12),
+					FixedIn: ptr("8.17.1"), Counted: true}}},
 			{ID: "node_modules/ws", Version: "8.17.1", Source: "registry", Optional: true,
 				Via: []readmodel.PackageVia{{Head: "ws", Path: []string{"ws"}}}},
 		},
@@ -97,7 +99,10 @@ func TestPackagesLinks(t *testing.T) {
 		href, _ := attr(a, "href")
 		links = append(links, href+" "+text(a))
 	}
-	want := []string{"/admin/packages?component=express&q=e All (5)", "/admin/packages?component=express&filter=dev&q=e Development only (1)",
+	want := []string{"/admin/packages?component=express&q=e All (5)", "/admin/packages?component=express&filter=vulnerable&q=e Vulnerable (2)",
+		"/admin/packages?component=express&filter=malicious&q=e Malicious (0)",
+		"/admin/packages?component=express&filter=exploited&q=e Known exploited (1)",
+		"/admin/packages?component=express&filter=dev&q=e Development only (1)",
 		"/admin/packages?component=express&filter=scripts&q=e Install scripts (1)",
 		"/admin/packages?component=express&filter=sources&q=e Not from a registry (1)"}
 	if strings.Join(links, "\n") != strings.Join(want, "\n") {
@@ -116,5 +121,20 @@ func TestCatalogSearchOffersPackages(t *testing.T) {
 	href, _ := attr(one(t, root, "catalog-search-packages"), "href")
 	if href != "/admin/packages?q=path-to-regexp" {
 		t.Errorf("the link: %q", href)
+	}
+}
+
+// A package's page lists each instance's findings with what they are,
+// in readmodel's words, and marks whether each counts.
+func TestPackageFindingsListed(t *testing.T) {
+	t.Parallel()
+	root := doc(t, Package(packageProps()))
+	fs := findAll(root, func(n *html.Node) bool { v, _ := attr(n, "data-testid"); return v == "package-finding" })
+	if len(fs) != 1 {
+		t.Fatalf("%d findings listed, want 1", len(fs))
+	}
+	counted, _ := attr(fs[0], "data-counted")
+	if got := strings.Join(strings.Fields(text(fs[0])), " "); got != "GHSA-3h5v-q93c-6h6q: high · known exploited · EPSS 12.0 % · fixed in 8.17.1" || counted != "true" {
+		t.Errorf("the finding: %q (counted %s)", got, counted)
 	}
 }

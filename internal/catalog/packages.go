@@ -68,10 +68,11 @@ type Package struct {
 	Tree *readmodel.TreeState
 }
 
-// Package reads the package name: its instances (with what clears each
-// finding on them) and its history, in one read-only transaction; store.ErrNotFound when the tree neither installs
-// it nor ever did within its history.
-func (r *Reads) Package(ctx context.Context, name string) (Package, error) {
+// Package reads the package name: its instances (with their findings
+// that mode shows and what clears each) and its history, in one read-only
+// transaction; store.ErrNotFound when the tree neither installs it nor
+// ever did within its history.
+func (r *Reads) Package(ctx context.Context, name string, mode readmodel.DevMode) (Package, error) {
 	out := Package{Name: name}
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
@@ -90,6 +91,11 @@ func (r *Reads) Package(ctx context.Context, name string) (Package, error) {
 				out.Instances[i].Fixes = f
 			}
 		}
+		findings, err := tx.TreeFindingsOfPackage(ctx, name, mode)
+		if err != nil {
+			return err
+		}
+		attachFindings(out.Instances, findings)
 		out.History, err = tx.PackageHistory(ctx, name, readmodel.PackageHistoryLimit)
 		return err
 	})
@@ -100,4 +106,28 @@ func (r *Reads) Package(ctx context.Context, name string) (Package, error) {
 		return Package{}, store.ErrNotFound
 	}
 	return out, nil
+}
+
+// attachFindings lists on each instance the findings of its version that
+// the mode read shows, each with what clears it on that instance.
+func attachFindings(instances []readmodel.PackageInstance, findings []store.TreeInstanceFinding) {
+	at := make(map[string]int, len(instances))
+	for i, in := range instances {
+		at[in.ID] = i
+	}
+	for _, f := range findings {
+		i, ok := at[f.InstanceID]
+		if !ok || !f.Shown {
+			continue
+		}
+		pf := readmodel.PackageFinding{AdvisoryID: f.AdvisoryID, Severity: f.Severity, Malicious: f.Malicious,
+			KnownExploited: f.KnownExploited, EPSS: f.EPSS, FixedIn: f.FixedIn, Withdrawn: f.Withdrawn, Dismissed: f.Dismissed,
+			Dev: f.FindingDev, Counted: f.Counted}
+		for _, fx := range instances[i].Fixes {
+			if fx.AdvisoryID == f.AdvisoryID {
+				pf.Fix, pf.FixText = &fx.Fix, fx.Text
+			}
+		}
+		instances[i].Findings = append(instances[i].Findings, pf)
+	}
 }

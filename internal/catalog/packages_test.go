@@ -191,7 +191,7 @@ func TestPackage(t *testing.T) {
 	b.db.MustExec(t, `INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch) VALUES
 		('node_modules/engine.io/node_modules/ws', 'GHSA-1', '{"kind": "none_yet", "package": "ws", "component": "socket.io",
 		  "pinned_by": "engine.io", "pinned_by_version": "6.2.0", "range": "~8.11.0"}', 1)`)
-	p, err := b.reads.Package(ctx, "ws")
+	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,10 +206,10 @@ func TestPackage(t *testing.T) {
 	if len(p.History) != 3 || p.History[0].Version != "8.17.1" || p.History[2].RemovedAt == nil || p.History[0].RemovedAt != nil {
 		t.Errorf("history: %+v", p.History)
 	}
-	if g, err := b.reads.Package(ctx, "gone"); err != nil || len(g.Instances) != 0 || len(g.History) != 1 {
+	if g, err := b.reads.Package(ctx, "gone", readmodel.DevSeparate); err != nil || len(g.Instances) != 0 || len(g.History) != 1 {
 		t.Errorf("a package removed is still read by its history: %+v, %v", g, err)
 	}
-	if _, err := b.reads.Package(ctx, "never"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := b.reads.Package(ctx, "never", readmodel.DevSeparate); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a package never installed: %v", err)
 	}
 }
@@ -278,7 +278,7 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 	})
 	var mixed, one, many int
 	for range 400 {
-		p, err := b.reads.Package(ctx, "ws")
+		p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,5 +298,119 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 	}
 	if one == 0 || many == 0 {
 		t.Errorf("the writer raced no read: %d of one, %d of three", one, many)
+	}
+}
+
+// treeFinding is one row of tree_findings as a test writes it.
+type treeFinding struct {
+	name, version, id               string
+	malicious, exploited, withdrawn bool
+}
+
+// writeFindings replaces the tree's findings with fs.
+func writeFindings(t testing.TB, d *pgtest.DB, fs ...treeFinding) {
+	t.Helper()
+	d.MustExec(t, `DELETE FROM tree_findings`)
+	for _, f := range fs {
+		adv, err := json.Marshal(map[string]any{"id": f.id, "severity": "high", "affected": "*", "fixed_in": "9.9.9",
+			"malicious": f.malicious, "known_exploited": f.exploited})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.MustExec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited,
+			severity, fixed_in, withdrawn, epoch) VALUES ($1, $2, $3, $4, ARRAY[$3], $5, $6, 'high', '9.9.9', $7, 1)`,
+			f.name, f.version, f.id, adv, f.malicious, f.exploited, f.withdrawn)
+	}
+}
+
+// The findings' filters list the packages with a finding the dev mode
+// shows (upcheck_tree_shown), withdrawn ones left out, and count what
+// they list: omit hides a development package's advisory, never a
+// malicious one.
+func TestPackagesFindingFilters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	writeTree(t, b.db, "package-lock.json", site()...)
+	writeFindings(t, b.db,
+		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-ws", exploited: true},
+		treeFinding{name: "esbuild", version: "0.19.0", id: "GHSA-esbuild"},
+		treeFinding{name: "mocha", version: "10.0.0", id: "MAL-mocha", malicious: true},
+		treeFinding{name: "send", version: "0.17.1", id: "GHSA-send", withdrawn: true},
+		treeFinding{name: "debug", version: "9.9.9", id: "GHSA-not-installed"})
+	for _, tc := range []struct {
+		mode readmodel.DevMode
+		f    readmodel.PackageFilter
+		want []string
+	}{
+		{readmodel.DevSeparate, readmodel.PackagesVulnerable, []string{"esbuild", "mocha", "ws"}},
+		{readmodel.DevInclude, readmodel.PackagesVulnerable, []string{"esbuild", "mocha", "ws"}},
+		{readmodel.DevOmit, readmodel.PackagesVulnerable, []string{"mocha", "ws"}},
+		{readmodel.DevOmit, readmodel.PackagesMalicious, []string{"mocha"}},
+		{readmodel.DevSeparate, readmodel.PackagesExploited, []string{"ws"}},
+	} {
+		f := store.PackageFilter{Filter: tc.f, DevMode: tc.mode, Limit: 100}
+		page, err := b.reads.Packages(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(page.Rows); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s: %v, want %v", tc.mode, tc.f, got, tc.want)
+		}
+		if n := page.Counts.Of(tc.f); n != len(tc.want) {
+			t.Errorf("%s %s: counted %d, listed %d", tc.mode, tc.f, n, len(tc.want))
+		}
+	}
+}
+
+// A package's page lists on each instance the findings of its version
+// the dev mode shows: separate lists a development package's apart (not
+// counted), omit hides it, include counts it; a withdrawn one is listed,
+// never counted.
+func TestPackageFindings(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	writeTree(t, b.db, "package-lock.json", site()...)
+	writeFindings(t, b.db,
+		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-ws", exploited: true},
+		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-old", withdrawn: true},
+		treeFinding{name: "esbuild", version: "0.19.0", id: "GHSA-esbuild"})
+	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range p.Instances {
+		switch in.Version {
+		case "8.11.0":
+			if len(in.Findings) != 2 {
+				t.Fatalf("ws 8.11.0: %+v", in.Findings)
+			}
+			old, f := in.Findings[0], in.Findings[1]
+			if f.AdvisoryID != "GHSA-ws" || !f.KnownExploited || !f.Counted || f.Dev || f.FixedIn == nil || *f.FixedIn != "9.9.9" ||
+				f.Severity != "high" {
+				t.Errorf("ws 8.11.0's finding: %+v", f)
+			}
+			if !old.Withdrawn || old.Counted {
+				t.Errorf("a withdrawn finding: %+v", old)
+			}
+		default:
+			if len(in.Findings) != 0 {
+				t.Errorf("ws %s has no advisory: %+v", in.Version, in.Findings)
+			}
+		}
+	}
+	for mode, want := range map[readmodel.DevMode]int{readmodel.DevSeparate: 1, readmodel.DevInclude: 1, readmodel.DevOmit: 0} {
+		p, err := b.reads.Package(ctx, "esbuild", mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := p.Instances[0].Findings
+		if len(fs) != want {
+			t.Fatalf("%s: esbuild's findings %+v", mode, fs)
+		}
+		if want == 1 && (!fs[0].Dev || fs[0].Counted != (mode == readmodel.DevInclude)) {
+			t.Errorf("%s: esbuild's finding %+v", mode, fs[0])
+		}
 	}
 }

@@ -33,33 +33,47 @@ func (q *Queries) ComponentDependencies(ctx context.Context, db DBTX, arg Compon
 
 const packageCounts = `-- name: PackageCounts :one
 SELECT count(*)::bigint                                                   AS total,
+       count(*) FILTER (WHERE f.vulnerable)::bigint                       AS vulnerable,
+       count(*) FILTER (WHERE f.malicious)::bigint                        AS malicious,
+       count(*) FILTER (WHERE f.exploited)::bigint                        AS exploited,
        count(*) FILTER (WHERE n.dev)::bigint                              AS dev,
        count(*) FILTER (WHERE n.install_script)::bigint                   AS scripts,
        count(*) FILTER (WHERE cardinality(n.other_sources) > 0)::bigint   AS sources
 FROM tree_package_names n
-WHERE ($1::text = '' OR $1 = ANY (n.components))
-  AND ($2::text = '' OR strpos(lower(n.name), lower($2)) > 0)
+LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
+                   FROM tree_finding_state s
+                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                     AND upcheck_tree_shown($1::text, s.dev, s.malicious)) f ON true
+WHERE ($2::text = '' OR $2 = ANY (n.components))
+  AND ($3::text = '' OR strpos(lower(n.name), lower($3)) > 0)
 `
 
 type PackageCountsParams struct {
+	DevMode   string
 	Component string
 	Search    string
 }
 
 type PackageCountsRow struct {
-	Total   int64
-	Dev     int64
-	Scripts int64
-	Sources int64
+	Total      int64
+	Vulnerable int64
+	Malicious  int64
+	Exploited  int64
+	Dev        int64
+	Scripts    int64
+	Sources    int64
 }
 
 // How many packages each filter shows, with the same component and
 // search as the page.
 func (q *Queries) PackageCounts(ctx context.Context, db DBTX, arg PackageCountsParams) (PackageCountsRow, error) {
-	row := db.QueryRow(ctx, packageCounts, arg.Component, arg.Search)
+	row := db.QueryRow(ctx, packageCounts, arg.DevMode, arg.Component, arg.Search)
 	var i PackageCountsRow
 	err := row.Scan(
 		&i.Total,
+		&i.Vulnerable,
+		&i.Malicious,
+		&i.Exploited,
 		&i.Dev,
 		&i.Scripts,
 		&i.Sources,
@@ -112,18 +126,26 @@ func (q *Queries) PackageFixes(ctx context.Context, db DBTX, name string) ([]Pac
 const packageList = `-- name: PackageList :many
 SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path
 FROM tree_package_names n
-WHERE ($1::text = ''
-       OR ($1 = 'dev' AND n.dev)
-       OR ($1 = 'scripts' AND n.install_script)
-       OR ($1 = 'sources' AND cardinality(n.other_sources) > 0))
-  AND ($2::text = '' OR $2 = ANY (n.components))
-  AND ($3::text = '' OR strpos(lower(n.name), lower($3)) > 0)
-  AND ($4::text = '' OR n.name > $4)
+LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
+                   FROM tree_finding_state s
+                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                     AND upcheck_tree_shown($1::text, s.dev, s.malicious)) f ON true
+WHERE ($2::text = ''
+       OR ($2 = 'vulnerable' AND f.vulnerable)
+       OR ($2 = 'malicious' AND f.malicious)
+       OR ($2 = 'exploited' AND f.exploited)
+       OR ($2 = 'dev' AND n.dev)
+       OR ($2 = 'scripts' AND n.install_script)
+       OR ($2 = 'sources' AND cardinality(n.other_sources) > 0))
+  AND ($3::text = '' OR $3 = ANY (n.components))
+  AND ($4::text = '' OR strpos(lower(n.name), lower($4)) > 0)
+  AND ($5::text = '' OR n.name > $5)
 ORDER BY n.name
-LIMIT $5::bigint
+LIMIT $6::bigint
 `
 
 type PackageListParams struct {
+	DevMode   string
 	Filter    string
 	Component string
 	Search    string
@@ -135,9 +157,12 @@ type PackageListParams struct {
 // after the name @after (empty: from the first): keyset paging, so
 // packages added or removed before the cursor do not shift the page. The
 // filters are readmodel.PackageFilters, each written here once over the
-// view's flags; PackageCounts counts the same predicates.
+// view's flags and its findings (tree_finding_state, those the setting
+// @dev_mode shows, upcheck_tree_shown, and neither withdrawn nor
+// dismissed); PackageCounts counts the same predicates.
 func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParams) ([]TreePackageName, error) {
 	rows, err := db.Query(ctx, packageList,
+		arg.DevMode,
 		arg.Filter,
 		arg.Component,
 		arg.Search,

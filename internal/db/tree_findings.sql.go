@@ -479,13 +479,20 @@ func (q *Queries) TreeFindingsDeleteGone(ctx context.Context, db DBTX, findings 
 
 const treeFindingsOfInstances = `-- name: TreeFindingsOfInstances :many
 SELECT p.id AS instance_id, p.name, p.version, p.dev, p.dev_only, p.via, p.components,
-       f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.withdrawn,
-       upcheck_tree_dismissed(f.name, f.advisory) AS dismissed
+       f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.withdrawn, f.dismissed,
+       f.severity, f.epss, f.fixed_in, f.dev AS finding_dev,
+       upcheck_tree_counted($1::text, f.dev, f.malicious, f.withdrawn, f.dismissed) AS counted,
+       upcheck_tree_shown($1::text, f.dev, f.malicious) AS shown
 FROM tree_packages p
-JOIN tree_findings f ON f.name = p.name AND f.version = p.version
-WHERE p.name = $1::text AND p.source NOT IN ('link', 'file')
+JOIN tree_finding_state f ON f.name = p.name AND f.version = p.version
+WHERE p.name = $2::text AND p.source NOT IN ('link', 'file')
 ORDER BY p.id, f.advisory_id
 `
+
+type TreeFindingsOfInstancesParams struct {
+	DevMode string
+	Name    string
+}
 
 type TreeFindingsOfInstancesRow struct {
 	InstanceID     string
@@ -501,12 +508,21 @@ type TreeFindingsOfInstancesRow struct {
 	KnownExploited bool
 	Withdrawn      bool
 	Dismissed      bool
+	Severity       string
+	Epss           pgtype.Float4
+	FixedIn        *string
+	FindingDev     bool
+	Counted        bool
+	Shown          bool
 }
 
 // Each installed instance of the named package with its findings (joined
-// on name and version): the per-instance read.
-func (q *Queries) TreeFindingsOfInstances(ctx context.Context, db DBTX, name string) ([]TreeFindingsOfInstancesRow, error) {
-	rows, err := db.Query(ctx, treeFindingsOfInstances, name)
+// on name and version, as tree_finding_state reads them): the
+// per-instance read, with what each finding counts for under the setting
+// @dev_mode (upcheck_tree_counted, upcheck_tree_shown); finding_dev:
+// every instance of the version is installed only for development.
+func (q *Queries) TreeFindingsOfInstances(ctx context.Context, db DBTX, arg TreeFindingsOfInstancesParams) ([]TreeFindingsOfInstancesRow, error) {
+	rows, err := db.Query(ctx, treeFindingsOfInstances, arg.DevMode, arg.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -528,6 +544,12 @@ func (q *Queries) TreeFindingsOfInstances(ctx context.Context, db DBTX, name str
 			&i.KnownExploited,
 			&i.Withdrawn,
 			&i.Dismissed,
+			&i.Severity,
+			&i.Epss,
+			&i.FixedIn,
+			&i.FindingDev,
+			&i.Counted,
+			&i.Shown,
 		); err != nil {
 			return nil, err
 		}

@@ -21,6 +21,15 @@ type PackageFilter string
 const (
 	// PackagesAll shows every installed package.
 	PackagesAll PackageFilter = ""
+	// PackagesVulnerable: a version installed has an advisory the setting
+	// UPCHECK_LOCKFILE_DEV shows (DevMode), neither withdrawn nor
+	// dismissed.
+	PackagesVulnerable PackageFilter = "vulnerable"
+	// PackagesMalicious: one of those advisories is a malicious-package
+	// record.
+	PackagesMalicious PackageFilter = "malicious"
+	// PackagesExploited: one of those advisories is known to be exploited.
+	PackagesExploited PackageFilter = "exploited"
 	// PackagesDev: installed only for development (every instance is,
 	// by the lockfile's dev flag or because only the site's
 	// devDependencies reach it).
@@ -34,7 +43,8 @@ const (
 
 // PackageFilters are the Packages page's filters in the order the page
 // offers them; PackagesAll first.
-var PackageFilters = []PackageFilter{PackagesAll, PackagesDev, PackagesScripts, PackagesSources}
+var PackageFilters = []PackageFilter{PackagesAll, PackagesVulnerable, PackagesMalicious, PackagesExploited, PackagesDev,
+	PackagesScripts, PackagesSources}
 
 // Valid reports whether f is one of PackageFilters.
 func (f PackageFilter) Valid() bool {
@@ -46,6 +56,12 @@ func (f PackageFilter) Label() string {
 	switch f {
 	case PackagesAll:
 		return "All"
+	case PackagesVulnerable:
+		return "Vulnerable"
+	case PackagesMalicious:
+		return "Malicious"
+	case PackagesExploited:
+		return "Known exploited"
 	case PackagesDev:
 		return "Development only"
 	case PackagesScripts:
@@ -58,7 +74,7 @@ func (f PackageFilter) Label() string {
 
 // PackageCounts is how many packages each filter shows.
 type PackageCounts struct {
-	All, Dev, Scripts, Sources int
+	All, Vulnerable, Malicious, Exploited, Dev, Scripts, Sources int
 }
 
 // Of is the count of one filter; 0 for an unknown one.
@@ -66,6 +82,12 @@ func (c PackageCounts) Of(f PackageFilter) int {
 	switch f {
 	case PackagesAll:
 		return c.All
+	case PackagesVulnerable:
+		return c.Vulnerable
+	case PackagesMalicious:
+		return c.Malicious
+	case PackagesExploited:
+		return c.Exploited
 	case PackagesDev:
 		return c.Dev
 	case PackagesScripts:
@@ -135,6 +157,10 @@ type PackageInstance struct {
 	// Fixes are what clears each finding on it, as the last check decided
 	// (tree_fixes), by advisory; empty: none decided.
 	Fixes []PackageFix `json:"fixes"`
+	// Findings are the advisories of its version the setting
+	// UPCHECK_LOCKFILE_DEV shows (upcheck_tree_shown), by advisory; empty:
+	// none.
+	Findings []PackageFinding `json:"findings"`
 }
 
 // PackageFix is what clears one finding on a package instance: the
@@ -209,4 +235,62 @@ func PackageSourceText(source string) string {
 		return "a link"
 	}
 	return "from " + source
+}
+
+// PackageFinding is one advisory of an installed instance's version, as
+// its page and GET /api/admin/packages/{name} list it: what it is, what
+// it counts for under UPCHECK_LOCKFILE_DEV (DevMode), and what clears it.
+type PackageFinding struct {
+	AdvisoryID     string `json:"advisory_id"`
+	Severity       string `json:"severity"`
+	Malicious      bool   `json:"malicious"`
+	KnownExploited bool   `json:"known_exploited"`
+	// EPSS nil: not scored; FixedIn nil: no fixed version.
+	EPSS    *float64 `json:"epss"`
+	FixedIn *string  `json:"fixed_in"`
+	// Withdrawn and Dismissed findings are listed, never counted; Dev:
+	// every instance of the version is installed only for development
+	// (shown apart under DevSeparate); Counted: upcheck_tree_counted.
+	Withdrawn bool `json:"withdrawn"`
+	Dismissed bool `json:"dismissed"`
+	Dev       bool `json:"dev"`
+	Counted   bool `json:"counted"`
+	// Fix is what clears it as the check decided (tree_fixes), and
+	// FixText its words; nil and "": none decided.
+	Fix     *TreeFix `json:"fix"`
+	FixText string   `json:"fix_text"`
+}
+
+// PackageFindingFlags words what a finding is beside its advisory, in
+// the page's order: "high", "malicious", "known exploited", "EPSS 12.0
+// %", "fixed in 4.4.3" or "no fixed version", and why it does not count
+// ("withdrawn", "dismissed", "development only: not counted").
+func PackageFindingFlags(f PackageFinding) []string {
+	var out []string
+	if f.Severity != "" {
+		out = append(out, f.Severity)
+	}
+	if f.Malicious {
+		out = append(out, "malicious")
+	}
+	if f.KnownExploited {
+		out = append(out, "known exploited")
+	}
+	if f.EPSS != nil {
+		out = append(out, "EPSS "+percentText(*f.EPSS)+" %")
+	}
+	if f.FixedIn != nil {
+		out = append(out, "fixed in "+*f.FixedIn)
+	} else {
+		out = append(out, "no fixed version")
+	}
+	switch {
+	case f.Withdrawn:
+		out = append(out, "withdrawn")
+	case f.Dismissed:
+		out = append(out, "dismissed")
+	case f.Dev && !f.Counted:
+		out = append(out, "development only: not counted")
+	}
+	return out
 }

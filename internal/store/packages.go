@@ -13,9 +13,11 @@ import (
 // Filter is one of readmodel.PackageFilters, Component a component's code
 // (the packages it brings in; "" for all), Search a part of the name. A
 // page holds up to Limit packages after the name After ("" from the
-// first), in name order.
+// first), in name order. DevMode is UPCHECK_LOCKFILE_DEV: which findings
+// the vulnerable, malicious and exploited filters read (upcheck_tree_shown).
 type PackageFilter struct {
 	Filter    readmodel.PackageFilter
+	DevMode   readmodel.DevMode
 	Component string
 	Search    string
 	After     string
@@ -24,7 +26,7 @@ type PackageFilter struct {
 
 // Packages reads one page of the installed packages as f asks.
 func (e *Executor) Packages(ctx context.Context, f PackageFilter) ([]readmodel.PackageRow, error) {
-	rows, err := e.q.PackageList(ctx, e.dbtx, db.PackageListParams{Filter: string(f.Filter), Component: f.Component,
+	rows, err := e.q.PackageList(ctx, e.dbtx, db.PackageListParams{DevMode: string(f.DevMode), Filter: string(f.Filter), Component: f.Component,
 		Search: f.Search, After: f.After, RowLimit: int64(f.Limit)})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read packages: %w", err))
@@ -46,11 +48,12 @@ func (e *Executor) Packages(ctx context.Context, f PackageFilter) ([]readmodel.P
 // PackageCounts counts the packages each filter shows, with f's component
 // and search (f's filter and page are not read).
 func (e *Executor) PackageCounts(ctx context.Context, f PackageFilter) (readmodel.PackageCounts, error) {
-	r, err := e.q.PackageCounts(ctx, e.dbtx, db.PackageCountsParams{Component: f.Component, Search: f.Search})
+	r, err := e.q.PackageCounts(ctx, e.dbtx, db.PackageCountsParams{DevMode: string(f.DevMode), Component: f.Component, Search: f.Search})
 	if err != nil {
 		return readmodel.PackageCounts{}, mapError(fmt.Errorf("count packages: %w", err))
 	}
-	return readmodel.PackageCounts{All: int(r.Total), Dev: int(r.Dev), Scripts: int(r.Scripts), Sources: int(r.Sources)}, nil
+	return readmodel.PackageCounts{All: int(r.Total), Vulnerable: int(r.Vulnerable), Malicious: int(r.Malicious),
+		Exploited: int(r.Exploited), Dev: int(r.Dev), Scripts: int(r.Scripts), Sources: int(r.Sources)}, nil
 }
 
 // PackageInstances reads every installed instance of the package name
@@ -66,7 +69,7 @@ func (e *Executor) PackageInstances(ctx context.Context, name string) ([]readmod
 		out[i] = readmodel.PackageInstance{ID: p.ID, Alias: p.Alias, Version: p.Version, Dev: p.Dev, Optional: p.Optional,
 			Peer: p.Peer, DevOnly: p.DevOnly, Source: string(p.Source), Resolved: p.Resolved, Integrity: p.Integrity,
 			InstallScript: p.InstallScript, Components: p.Components, Via: make([]readmodel.PackageVia, len(p.Via)),
-			Fixes: []readmodel.PackageFix{}}
+			Fixes: []readmodel.PackageFix{}, Findings: []readmodel.PackageFinding{}}
 		if out[i].Components == nil {
 			out[i].Components = []string{}
 		}

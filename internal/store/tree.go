@@ -1,5 +1,9 @@
 package store
 
+// ErrTreeMoved means another sync wrote the tree since the caller read it:
+// a sync whose read of the file may be the older one, or an evaluation of
+// a tree that is no longer the stored one, writes nothing.
+
 import (
 	"bytes"
 	"context"
@@ -16,9 +20,6 @@ import (
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
-// ErrTreeMoved means another sync wrote the tree since the caller read it:
-// a sync whose read of the file may be the older one, or an evaluation of
-// a tree that is no longer the stored one, writes nothing.
 var ErrTreeMoved = errors.New("the installed tree was written by another sync meanwhile")
 
 // TreeState is the stored tree's state: what was read, when.
@@ -424,118 +425,4 @@ func rowHash(row any) ([]byte, string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return sum[:16], `\x` + hex.EncodeToString(sum[:16]), nil
-}
-
-// TreePackage is a stored package instance with how the site reaches it.
-type TreePackage struct {
-	tree.Package
-	DevOnly bool
-	Via     []tree.Via
-	// Components are the codes of the components that bring it in.
-	Components []string
-}
-
-// TreePackagesByName reads every installed instance of the package name.
-func (e *Executor) TreePackagesByName(ctx context.Context, name string) ([]TreePackage, error) {
-	rows, err := e.q.TreePackagesByName(ctx, e.dbtx, name)
-	if err != nil {
-		return nil, fmt.Errorf("read tree packages: %w", mapError(err))
-	}
-	out := make([]TreePackage, len(rows))
-	for i, r := range rows {
-		out[i] = TreePackage{Package: tree.Package{ID: r.ID, Name: r.Name, Alias: r.Alias, Version: r.Version, Dev: r.Dev,
-			Optional: r.Optional, Peer: r.Peer, Source: tree.Source(r.Source), Resolved: r.Resolved, Integrity: r.Integrity,
-			InstallScript: r.InstallScript}, DevOnly: r.DevOnly, Components: r.Components}
-		if out[i].Via, err = viaOf(r.Via); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// viaOf reads tree_packages.via.
-func viaOf(b []byte) ([]tree.Via, error) {
-	var vs []treeVia
-	if err := json.Unmarshal(b, &vs); err != nil {
-		return nil, fmt.Errorf("read tree packages: via: %w", err)
-	}
-	out := make([]tree.Via, len(vs))
-	for i, v := range vs {
-		out[i] = tree.Via{Head: v.Head, Path: v.Path}
-	}
-	return out, nil
-}
-
-// TreeInstalled is what evaluation reads of an installed instance.
-type TreeInstalled struct {
-	ID, Name, Version string
-	DevOnly           bool
-	Components        []string
-	Via               []tree.Via
-}
-
-// treePage is how many instances TreeEach reads a round trip.
-const treePage = 1000
-
-// TreeEach hands every installed instance to fn, in the order of their
-// IDs, reading them in pages of a thousand within one repeatable-read
-// transaction: all of them are of one tree, even when a sync writes
-// another meanwhile. An error of fn stops the read and is returned.
-func (s *Store) TreeEach(ctx context.Context, fn func(TreeInstalled) error) error {
-	return s.ReadTx(ctx, func(tx *Tx) error {
-		after := ""
-		for {
-			rows, err := tx.q.TreePackagesPage(ctx, tx.tx, db.TreePackagesPageParams{After: after, Lim: treePage})
-			if err != nil {
-				return fmt.Errorf("read tree: %w", mapError(err))
-			}
-			for _, r := range rows {
-				via, err := viaOf(r.Via)
-				if err != nil {
-					return err
-				}
-				if err := fn(TreeInstalled{ID: r.ID, Name: r.Name, Version: r.Version, DevOnly: r.DevOnly,
-					Components: r.Components, Via: via}); err != nil {
-					return err
-				}
-			}
-			if len(rows) < treePage {
-				return nil
-			}
-			after = rows[len(rows)-1].ID
-		}
-	})
-}
-
-// TreeVersion is one interval of the history: Version of Name was
-// installed from InstalledAt until RemovedAt (nil: installed now).
-type TreeVersion struct {
-	Name, Version string
-	InstalledAt   time.Time
-	RemovedAt     *time.Time
-}
-
-// TreeVersionsOf reads the history of the package name, newest interval
-// first.
-func (e *Executor) TreeVersionsOf(ctx context.Context, name string) ([]TreeVersion, error) {
-	rows, err := e.q.TreeVersionsOf(ctx, e.dbtx, name)
-	if err != nil {
-		return nil, fmt.Errorf("read tree history: %w", mapError(err))
-	}
-	out := make([]TreeVersion, len(rows))
-	for i, r := range rows {
-		out[i] = TreeVersion{Name: r.Name, Version: r.Version, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt}
-	}
-	return out, nil
-}
-
-// TreeVersionsPurge deletes the history's intervals that ended more than
-// keep ago on the database's clock, and reports how many; an interval
-// still open is kept however old.
-func (e *Executor) TreeVersionsPurge(ctx context.Context, keep time.Duration) (int64, error) {
-	n, err := e.q.TreeVersionsPurge(ctx, e.dbtx, keep.Seconds())
-	if err != nil {
-		return 0, mapError(fmt.Errorf("purge tree history: %w", err))
-	}
-	return n, nil
 }

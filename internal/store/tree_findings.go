@@ -268,12 +268,21 @@ type TreeInstanceFinding struct {
 	Advisory                  json.RawMessage
 	Malicious, KnownExploited bool
 	Withdrawn, Dismissed      bool
+	Severity                  string
+	// EPSS nil: not scored; FixedIn nil: no fixed version.
+	EPSS    *float64
+	FixedIn *string
+	// FindingDev: every instance of the version is installed only for
+	// development (tree_finding_state's dev); Counted and Shown are
+	// upcheck_tree_counted and upcheck_tree_shown under the mode read.
+	FindingDev, Counted, Shown bool
 }
 
 // TreeFindingsOfPackage lists every installed instance of the package
-// name with its findings (joined on name and version).
-func (e *Executor) TreeFindingsOfPackage(ctx context.Context, name string) ([]TreeInstanceFinding, error) {
-	rows, err := e.q.TreeFindingsOfInstances(ctx, e.dbtx, name)
+// name with its findings (joined on name and version), each with what it
+// counts for under mode.
+func (e *Executor) TreeFindingsOfPackage(ctx context.Context, name string, mode readmodel.DevMode) ([]TreeInstanceFinding, error) {
+	rows, err := e.q.TreeFindingsOfInstances(ctx, e.dbtx, db.TreeFindingsOfInstancesParams{DevMode: string(mode), Name: name})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list the findings of %q: %w", name, err))
 	}
@@ -281,7 +290,12 @@ func (e *Executor) TreeFindingsOfPackage(ctx context.Context, name string) ([]Tr
 	for i, r := range rows {
 		out[i] = TreeInstanceFinding{InstanceID: r.InstanceID, Name: r.Name, Version: r.Version, Dev: r.Dev, DevOnly: r.DevOnly,
 			Via: r.Via, Components: r.Components, AdvisoryID: r.AdvisoryID, Advisory: r.Advisory, Malicious: r.Malicious,
-			KnownExploited: r.KnownExploited, Withdrawn: r.Withdrawn, Dismissed: r.Dismissed}
+			KnownExploited: r.KnownExploited, Withdrawn: r.Withdrawn, Dismissed: r.Dismissed, Severity: r.Severity, FixedIn: r.FixedIn,
+			FindingDev: r.FindingDev, Counted: r.Counted, Shown: r.Shown}
+		if r.Epss.Valid {
+			v := float64(r.Epss.Float32)
+			out[i].EPSS = &v
+		}
 	}
 	return out, nil
 }

@@ -126,7 +126,7 @@ func TestTreeFindingsCountByTheDevSetting(t *testing.T) {
 		}
 	}
 	// Per instance: each installed instance of b has its version's finding.
-	inst, err := b.st.TreeFindingsOfPackage(context.Background(), "b")
+	inst, err := b.st.TreeFindingsOfPackage(context.Background(), "b", readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

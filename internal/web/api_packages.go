@@ -17,7 +17,7 @@ const maxPackagesPage = maxPageSize
 // default 100) and the keyset cursor after: "next" of the page before.
 // tree is null while no tree was read: the dependencies are not checked.
 func (s *Server) apiPackages(c echo.Context) error {
-	f, err := packagesQuery(c, 100, maxPackagesPage)
+	f, err := s.packagesQuery(c, 100, maxPackagesPage)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,9 @@ const maxPackageName = 512
 
 // packagesQuery reads and checks the Packages page's and API's filter,
 // component, search and cursor parameters, and per_page (1 to max,
-// default def) when given.
-func packagesQuery(c echo.Context, def, max int) (store.PackageFilter, error) {
-	f := store.PackageFilter{Filter: readmodel.PackageFilter(c.QueryParam(views.ParamPackageFilter)),
+// default def) when given, under the server's dev mode.
+func (s *Server) packagesQuery(c echo.Context, def, max int) (store.PackageFilter, error) {
+	f := store.PackageFilter{Filter: readmodel.PackageFilter(c.QueryParam(views.ParamPackageFilter)), DevMode: s.devMode,
 		Component: c.QueryParam(views.ParamComponent), Search: c.QueryParam(views.ParamQuery), After: c.QueryParam(views.ParamAfter), Limit: def}
 	if !f.Filter.Valid() {
 		names := make([]string, 0, len(readmodel.PackageFilters)-1)
@@ -52,7 +52,7 @@ func packagesQuery(c echo.Context, def, max int) (store.PackageFilter, error) {
 
 // packagesPage is the Packages page: pageSize packages a page.
 func (s *Server) packagesPage(c echo.Context) error {
-	f, err := packagesQuery(c, pageSize, pageSize)
+	f, err := s.packagesQuery(c, pageSize, pageSize)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (s *Server) readPackage(c echo.Context) (catalog.Package, error) {
 	if len(name) > maxPackageName {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusBadRequest, "name is at most "+strconv.Itoa(maxPackageName)+" bytes")
 	}
-	p, err := s.reads.Package(c.Request().Context(), name)
+	p, err := s.reads.Package(c.Request().Context(), name, s.devMode)
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusNotFound, views.UnknownPackageText(name)).WithInternal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/web"
 )
 
 // treeInstance is one installed instance as a test writes it straight into
@@ -212,4 +213,60 @@ func TestPackagesPages(t *testing.T) {
 	}
 	wantStatus(t, "a package never installed", viewer.do("GET", "/admin/packages/express", "", "", nil), 404)
 	wantStatus(t, "a bad filter", viewer.do("GET", "/admin/packages?filter=x", "", "", nil), 400)
+}
+
+// writeTreeFinding adds one advisory of an installed version to the
+// tree's findings.
+func writeTreeFinding(t *testing.T, b *bundle, name, version, id string, malicious, exploited bool) {
+	t.Helper()
+	adv, err := json.Marshal(map[string]any{"id": id, "severity": "high", "affected": "*", "fixed_in": "9.9.9",
+		"malicious": malicious, "known_exploited": exploited})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.db.MustExec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited,
+		severity, fixed_in, epoch) VALUES ($1, $2, $3, $4, ARRAY[$3], $5, $6, 'high', '9.9.9', 1)`, name, version, id, adv, malicious, exploited)
+}
+
+// The findings' filters of GET /api/admin/packages and the page read the
+// server's UPCHECK_LOCKFILE_DEV (web.Deps.LockfileDev): a development
+// package's advisory is listed under separate, hidden under omit.
+func TestPackagesFindingFilters(t *testing.T) {
+	t.Parallel()
+	for mode, vulnerable := range map[readmodel.DevMode][]string{
+		readmodel.DevSeparate: {"@types/node", "debug"},
+		readmodel.DevOmit:     {"debug"},
+	} {
+		b := setup(t, func(_ *bundle, d *web.Deps) { d.LockfileDev = mode })
+		writeTree(t, b, blogTree()...)
+		writeTreeFinding(t, b, "debug", "2.6.9", "GHSA-debug", false, true)
+		writeTreeFinding(t, b, "@types/node", "20.1.0", "GHSA-types", false, false)
+		viewer := b.login("viewer@example.test")
+		for query, want := range map[string][]string{
+			"filter=vulnerable": vulnerable,
+			"filter=exploited":  {"debug"},
+			"filter=malicious":  {},
+		} {
+			if a := viewer.packages(t, query); !slices.Equal(packageNames(a), want) || a.Total != len(want) {
+				t.Errorf("%s %q: %v (total %d), want %v", mode, query, packageNames(a), a.Total, want)
+			}
+		}
+		r := viewer.do("GET", "/api/admin/packages/@types%2Fnode", "", "", nil)
+		wantStatus(t, "a dev package", r, 200)
+		var one struct {
+			Instances []readmodel.PackageInstance `json:"instances"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &one); err != nil {
+			t.Fatal(err)
+		}
+		if fs := one.Instances[0].Findings; (mode == readmodel.DevOmit) != (len(fs) == 0) ||
+			(len(fs) == 1 && (!fs[0].Dev || fs[0].Counted || fs[0].AdvisoryID != "GHSA-types")) {
+			t.Errorf("%s: the dev package's findings %+v", mode, fs)
+		}
+		page := viewer.do("GET", "/admin/packages?filter=exploited", "", "", nil)
+		wantStatus(t, "the exploited filter's page", page, 200)
+		if !strings.Contains(page.body, `data-name="debug"`) || strings.Contains(page.body, `data-name="send"`) {
+			t.Errorf("%s: the exploited filter's page lists %s", mode, page.body)
+		}
+	}
 }

@@ -45,6 +45,10 @@ type Deps struct {
 	// AdvisoryLinks are where the detail page links advisory aliases
 	// (UPCHECK_ADVISORY_LINKS); none: they are shown as text.
 	AdvisoryLinks readmodel.AdvisoryLinks
+	// LockfileDev is UPCHECK_LOCKFILE_DEV: how the pages treat the
+	// findings on packages installed only for development; "" is
+	// readmodel.DevSeparate.
+	LockfileDev readmodel.DevMode
 
 	// Importer, Reads and Dismissals are the import, the reads of the
 	// read model and the dismissals, wired to the same writes as Checker
@@ -69,6 +73,8 @@ type Server struct {
 	fragments fragments
 	// advisoryLinks link the advisories' aliases on the detail page.
 	advisoryLinks readmodel.AdvisoryLinks
+	// devMode is UPCHECK_LOCKFILE_DEV (Deps.LockfileDev).
+	devMode readmodel.DevMode
 
 	importer   *updatecheck.Importer
 	reads      *catalog.Reads
@@ -82,7 +88,10 @@ func New(d Deps) http.Handler {
 	}
 	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, notify: d.Notify, logger: d.Logger, ctx: d.Context,
 		metrics: d.Metrics, metricsPublic: d.MetricsPublic, importer: d.Importer, reads: d.Reads, dismissals: d.Dismissals,
-		advisoryLinks: d.AdvisoryLinks}
+		advisoryLinks: d.AdvisoryLinks, devMode: d.LockfileDev}
+	if !s.devMode.Valid() {
+		s.devMode = readmodel.DevSeparate
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The client address is the peer's, or behind a trusted proxy the one
