@@ -187,6 +187,9 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
 	a.Npm.Fetcher = a.Fetcher
 	a.Checker.UseNpm(a.Npm)
+	if n := a.Config.NpmDependencyDocuments; n != nil {
+		a.Checker.LimitDependencyDocuments(*n)
+	}
 	a.Checker.Observe(m)
 	a.Reads = catalog.New(a.Store)
 	a.Checker.TellReads(a.Reads)

@@ -32,6 +32,10 @@ type RegistryFacts struct {
 	// installed version did not (Signal, worded by SignalText), most
 	// pressing first; none when nothing is offered or it brings nothing.
 	Brings []Signal `json:"brings,omitempty"`
+	// BringsUnread are the registry dependencies the offered update adds
+	// whose package's first publish time is not known (UnreadText), so
+	// whether each is a young dependency is not said either way.
+	BringsUnread []UnreadDependency `json:"brings_unread,omitempty"`
 }
 
 // RegistryVersion is one version as the registry publishes it.

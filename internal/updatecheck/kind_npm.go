@@ -45,7 +45,7 @@ func (npmKind) importable() error { return ErrNpmSource }
 func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 	var pinned map[string]store.RegistryKeys
 	byRegistry := map[string]*registryKeys{}
-	deps := newDependencyDocs()
+	deps := newDependencyDocs(c.dependencyDocuments())
 	for _, j := range jobs {
 		n := &npmJob{deps: deps}
 		j.state = n
@@ -120,6 +120,13 @@ func (npmKind) stored(ctx context.Context, r *storedReads, src store.Source, cor
 	if keys, ok := r.w.pinnedKeys(rk); ok {
 		d = storedNpm(src, r.w.storedPackage(src), keys, readmodel.PackageOf(core.SourceURL))
 	}
+	if d != nil {
+		deps, err := r.w.storedDependencies(ctx, src.Registry, d.npm.pkg)
+		if err != nil {
+			return nil, err
+		}
+		d.npm.deps = deps
+	}
 	return func(string) *docInput { return d }, nil
 }
 
@@ -129,10 +136,10 @@ type npmDoc struct {
 	registry string    // the registry's URL, no credentials
 	keys     []npm.Key // the keys versions must be signed with; nil: the registry publishes none
 	core     string    // the core's package name; "" when the core is not an npm package
-	// deps are the documents of the dependencies its offers add, read
-	// this check (readDependencies); nil when none were: a young
-	// dependency is then not said.
-	deps map[string]*dependencyFacts
+	// deps are what is known of the documents of the dependencies its
+	// offers add (readDependencies, or storedDependencies when evaluated
+	// without a check); a dependency missing is said not read.
+	deps map[string]dependencyRead
 }
 
 // npmInput is a docInput for an npm source: body is the stored form.
