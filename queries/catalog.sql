@@ -42,7 +42,8 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- What needs attention (the attention filter), as the summary
        -- counts it: one definition.
        upcheck_needs_attention(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.provenance_lost,
-                               cs.new_publisher_version, cs.pin_downgrade, cs.deprecated) AS needs_attention,
+                               cs.new_publisher_version, cs.pin_downgrade, cs.deprecated,
+                               CASE WHEN cs.update_available THEN cs.registry_facts->'brings' END) AS needs_attention,
        -- The smallest release that clears the advisories (docs/policy.md).
        cs.fix_version,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,

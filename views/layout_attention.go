@@ -68,6 +68,8 @@ func attentionProblem(a readmodel.AttentionItem) string {
 		return "trust downgrade: " + readmodel.PinDowngradeText(a.PinDowngrade.Reason)
 	case a.Kind == readmodel.KindPinDowngrade:
 		return "trust downgrade: " + readmodel.PinDowngradeText("")
+	case a.Kind == readmodel.KindBrings:
+		return bringsProblem(a)
 	case a.Kind == readmodel.KindDeprecated && a.Deprecated != nil:
 		return "deprecated by its publisher: " + cutText(*a.Deprecated, 120)
 	case a.Kind == readmodel.KindDeprecated:
@@ -171,13 +173,13 @@ func attentionTone(s readmodel.Summary) string {
 func attentionAlertText(s readmodel.Summary) string {
 	lead := intelAlertText(s.MaliciousCount(), s.KnownExploitedCount())
 	if s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated == 0 {
-		return lead
+		return withBrings(lead, s)
 	}
 	rest := securityAlertText(s.SecurityUpdates, s.Vulnerable, s.TrustDowngrades, s.Deprecated)
 	if lead == "" {
-		return rest
+		return withBrings(rest, s)
 	}
-	return lead + " " + rest
+	return withBrings(lead+" "+rest, s)
 }
 
 // securityAlertText words the counts: security updates, vulnerable

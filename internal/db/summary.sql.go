@@ -16,8 +16,13 @@ WITH c AS MATERIALIZED (
            vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
            known_exploited, malicious, waiting_version, new_publisher_version, new_publisher,
            pin_downgrade, pin_downgraded_at,
+           -- What the offered update brings (most pressing first), when one
+           -- is offered and brings anything.
+           CASE WHEN update_available AND jsonb_typeof(registry_facts->'brings') = 'array'
+                     AND jsonb_array_length(registry_facts->'brings') > 0 THEN registry_facts->'brings' END AS brings,
            upcheck_needs_attention(malicious, known_exploited, security, vulnerable, provenance_lost,
-                                   new_publisher_version, pin_downgrade, deprecated) AS needs_attention,
+                                   new_publisher_version, pin_downgrade, deprecated,
+                                   CASE WHEN update_available THEN registry_facts->'brings' END) AS needs_attention,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -31,7 +36,7 @@ last_run AS (
     LIMIT 1
 ),
 ranked AS (
-    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.deprecated, c.provenance_lost, c.known_exploited, c.malicious, c.waiting_version, c.new_publisher_version, c.new_publisher, c.pin_downgrade, c.pin_downgraded_at, c.needs_attention, c.release, c.release_installable,
+    SELECT c.code, c.name, c.installed_version, c.source_url, c.update_available, c.security, c.vulnerable, c.vulnerable_no_fix, c.stale, c.last_success_at, c.update_version, c.deprecated, c.provenance_lost, c.known_exploited, c.malicious, c.waiting_version, c.new_publisher_version, c.new_publisher, c.pin_downgrade, c.pin_downgraded_at, c.brings, c.needs_attention, c.release, c.release_installable,
            CASE WHEN c.malicious THEN 'malicious'
                 WHEN c.known_exploited THEN 'known_exploited'
                 WHEN c.vulnerable_no_fix THEN 'vulnerable_no_fix'
@@ -40,11 +45,13 @@ ranked AS (
                 WHEN c.provenance_lost IS NOT NULL THEN 'provenance_lost'
                 WHEN c.new_publisher_version IS NOT NULL THEN 'new_publisher'
                 WHEN c.pin_downgrade IS NOT NULL THEN 'pin_downgrade'
+                WHEN c.brings IS NOT NULL THEN 'brings'
                 ELSE 'deprecated' END                                     AS kind,
            CASE WHEN c.malicious THEN -2 WHEN c.known_exploited THEN -1
                 WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 WHEN c.vulnerable THEN 2
                 WHEN c.provenance_lost IS NOT NULL THEN 3 WHEN c.new_publisher_version IS NOT NULL THEN 4
-                WHEN c.pin_downgrade IS NOT NULL THEN 5 ELSE 6 END        AS urgency,
+                WHEN c.pin_downgrade IS NOT NULL THEN 5
+                WHEN c.brings IS NOT NULL THEN 6 + upcheck_signal_rank(c.brings->0->>'kind') ELSE 12 END AS urgency,
            CASE WHEN c.security AND NOT c.vulnerable_no_fix AND NOT c.known_exploited AND NOT c.malicious
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
@@ -53,7 +60,7 @@ ranked AS (
     LIMIT $1::bigint
 ),
 named AS MATERIALIZED (
-    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.known_exploited, r.malicious, r.waiting_version, r.new_publisher_version, r.new_publisher, r.pin_downgrade, r.pin_downgraded_at, r.needs_attention, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
+    SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.known_exploited, r.malicious, r.waiting_version, r.new_publisher_version, r.new_publisher, r.pin_downgrade, r.pin_downgraded_at, r.brings, r.needs_attention, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
            (SELECT e.security_since FROM component_exposure e WHERE e.code = r.code) AS security_since,
            (SELECT x.a
               FROM component_state cs
@@ -83,6 +90,7 @@ totals AS (
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
            count(*) FILTER (WHERE needs_attention)                       AS attention_total,
            count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
+           count(*) FILTER (WHERE brings IS NOT NULL)                    AS brings,
            count(*) FILTER (WHERE provenance_lost IS NOT NULL OR new_publisher_version IS NOT NULL
                                   OR pin_downgrade IS NOT NULL)          AS trust_downgrades,
            count(*) FILTER (WHERE known_exploited)                       AS known_exploited,
@@ -116,6 +124,7 @@ SELECT
     totals.stale::bigint                                                        AS stale,
     totals.deprecated::bigint                                                   AS deprecated,
     totals.trust_downgrades::bigint                                             AS trust_downgrades,
+    totals.brings::bigint                                                       AS brings,
     totals.known_exploited::bigint                                              AS known_exploited,
     totals.malicious::bigint                                                    AS malicious,
     -- null while no feed that names malicious packages was ever read: then
@@ -158,7 +167,8 @@ SELECT
                 'new_publisher', CASE WHEN a.new_publisher_version IS NOT NULL THEN
                     jsonb_build_object('version', a.new_publisher_version, 'account', coalesce(a.new_publisher, '')) END,
                 'pin_downgrade', CASE WHEN a.pin_downgrade IS NOT NULL THEN
-                    jsonb_build_object('reason', a.pin_downgrade, 'at', a.pin_downgraded_at) END)
+                    jsonb_build_object('reason', a.pin_downgrade, 'at', a.pin_downgraded_at) END,
+                'brings', a.brings->0)
                 ORDER BY a.urgency, a.severity_rank DESC, lower(a.name), a.code), '[]'::jsonb)
        FROM named a)::jsonb                                                    AS attention,
     totals.attention_total::bigint                                             AS attention_total,
@@ -191,6 +201,7 @@ type SummaryReadRow struct {
 	Stale                 int64
 	Deprecated            int64
 	TrustDowngrades       int64
+	Brings                int64
 	KnownExploited        int64
 	Malicious             int64
 	MalwareReadAt         *time.Time
@@ -226,7 +237,10 @@ type SummaryReadRow struct {
 // then an open advisory with no fix, then a security update by the release's
 // severity, then a vulnerable version, then a trust downgrade (a version
 // that lost provenance, then one published by an account new to the
-// package, then a manifest sync that lowered the source's pin), then a
+// package, then a manifest sync that lowered the source's pin), then an
+// offered update that brings a signal, by its most pressing one
+// (upcheck_signal_rank: a new install script or an exotic source above a
+// lower trust, above a young dependency, above a burst), then a
 // deprecated installed version; then by name), as many as asked for.
 // Their exposure and their most urgent open advisory (malicious first,
 // then known exploited, then no fix, then by severity, then in document
@@ -249,6 +263,7 @@ func (q *Queries) SummaryRead(ctx context.Context, db DBTX, attentionLimit int64
 		&i.Stale,
 		&i.Deprecated,
 		&i.TrustDowngrades,
+		&i.Brings,
 		&i.KnownExploited,
 		&i.Malicious,
 		&i.MalwareReadAt,

@@ -62,6 +62,10 @@ type Summary struct {
 	// an account that published none of the package's earlier versions,
 	// or a manifest sync lowered the trust of the source's pinned keys.
 	TrustDowngrades int `json:"trust_downgrades"`
+	// Brings counts components whose offered npm update brings a signal
+	// (docs/npm.md "What an update brings"): a new install script, an
+	// exotic source, a lower trust, a young dependency, a burst.
+	Brings int `json:"brings"`
 	// KnownExploited counts components affected by an open advisory that
 	// the KEV catalogue lists as exploited in the wild, nil while
 	// ExploitedReadAt is nil: the KEV catalogue was never read, so no
@@ -196,6 +200,9 @@ type AttentionItem struct {
 	// PinDowngrade is the manifest sync that lowered the trust of the
 	// source's pinned keys, while shown (PinDowngradeShown); nil: none.
 	PinDowngrade *PinDowngrade `json:"pin_downgrade"`
+	// Brings is the most pressing signal of what the offered update
+	// brings (KindBrings; docs/npm.md "What an update brings"); nil: none.
+	Brings *Signal `json:"brings"`
 }
 
 // AttentionKind is why a component needs attention (AttentionItem.Kind),
@@ -221,6 +228,10 @@ const (
 	// KindPinDowngrade: a manifest sync lowered the trust of the source's
 	// pinned keys (a lower threshold, keys no longer pinned).
 	KindPinDowngrade AttentionKind = "pin_downgrade"
+	// KindBrings: the offered update brings a signal (Signal: a new
+	// install script, an exotic source, a lower trust, a young
+	// dependency, a burst), ranked by its most pressing one (SignalRank).
+	KindBrings AttentionKind = "brings"
 	// KindDeprecated: the installed version is deprecated by its publisher.
 	KindDeprecated AttentionKind = "deprecated"
 )

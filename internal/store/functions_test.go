@@ -41,6 +41,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_severity_rank":       testSeverityRank,
 	"upcheck_catalog_rank":        testCatalogRank,
 	"upcheck_needs_attention":     testNeedsAttention,
+	"upcheck_signal_rank":         testSignalRank,
 	"upcheck_read_model_changed":  testReadModelChanged,
 	"upcheck_read_model_turns_at": testReadModelTurnsAt,
 	// migrations/00007_notifications.sql

@@ -20,7 +20,7 @@ func (e *Executor) Summary(ctx context.Context) (readmodel.Summary, error) {
 	out := readmodel.Summary{
 		Components: int(r.Components), UpdatesAvailable: int(r.UpdatesAvailable), Waiting: int(r.Waiting), SecurityUpdates: int(r.SecurityUpdates),
 		Vulnerable: int(r.Vulnerable), FailingSources: int(r.FailingSources), UntrustedSources: int(r.UntrustedSources),
-		UnsignedSources: int(r.UnsignedSources), Stale: int(r.Stale), Deprecated: int(r.Deprecated), TrustDowngrades: int(r.TrustDowngrades), CheckRunning: r.CheckRunning,
+		UnsignedSources: int(r.UnsignedSources), Stale: int(r.Stale), Deprecated: int(r.Deprecated), TrustDowngrades: int(r.TrustDowngrades), Brings: int(r.Brings), CheckRunning: r.CheckRunning,
 		MalwareReadAt: utc(r.MalwareReadAt), ExploitedReadAt: utc(r.ExploitedReadAt),
 		NotificationsFailing: int(r.NotificationsFailing), NotificationsPending: int(r.NotificationsPending),
 		OldestPendingSeconds: r.OldestPendingSeconds,
