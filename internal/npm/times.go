@@ -64,19 +64,9 @@ func decodeTimes(dec *jsontext.Decoder) (*Times, error) {
 			}
 			t.Latest = tags["latest"]
 		case "time":
-			var times map[string]string
-			if err := jsonv2.UnmarshalDecode(dec, &times); err != nil {
+			// Read a member at a time, into Published alone.
+			if err := decodeTimesObject(dec, t); err != nil {
 				return fail("time: %v", err)
-			}
-			for v, s := range times {
-				p, err := time.Parse(time.RFC3339Nano, s)
-				switch {
-				case err != nil || v == "modified":
-				case v == "created":
-					t.Created = p
-				default:
-					t.Published[v] = p
-				}
 			}
 		default:
 			if err := dec.SkipValue(); err != nil {
@@ -98,6 +88,37 @@ func decodeTimes(dec *jsontext.Decoder) (*Times, error) {
 		}
 	}
 	return t, nil
+}
+
+// decodeTimesObject reads a document's "time" into t: "created", and each
+// version's publish time; "modified" and what does not parse are passed
+// over.
+func decodeTimesObject(dec *jsontext.Decoder, t *Times) error {
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		v, err := objectKey(dec)
+		if err != nil {
+			return err
+		}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if tok.Kind() != '"' {
+			return fmt.Errorf("%s: expected a time, found %v", v, tok)
+		}
+		p, err := time.Parse(time.RFC3339Nano, tok.String())
+		switch {
+		case err != nil || v == "modified":
+		case v == "created":
+			t.Created = p
+		default:
+			t.Published[v] = p
+		}
+	}
+	return expectDelim(dec, '}')
 }
 
 // FetchedTimes is a dependency's document as fetched: its Times (nil when
