@@ -283,31 +283,6 @@ func (w *writer) storedDependencies(ctx context.Context, registry string, pkg *n
 	return out, nil
 }
 
-// keepInstalledAndNewer keeps the manifests of the versions installed
-// and of every version newer than the oldest installed: the offered one
-// is among them, whatever the policy offers.
-func keepInstalledAndNewer(installed []string) npm.KeepDependencies {
-	var fv *semver.Version
-	exact := map[string]bool{}
-	for _, v := range installed {
-		exact[v] = true
-		p, err := npmver.Parse(v)
-		if err == nil && (fv == nil || p.LessThan(fv)) {
-			fv = p
-		}
-	}
-	return func(version string) bool {
-		if exact[version] {
-			return true
-		}
-		if fv == nil {
-			return false
-		}
-		v, err := npmver.Parse(version)
-		return err == nil && v.GreaterThan(fv)
-	}
-}
-
 // addedDependencies are the registry dependencies that offered adds over
 // installed in pkg (none when either manifest was not kept).
 func addedDependencies(pkg *npm.Package, installed, offered string) []npm.Declared {
@@ -464,16 +439,4 @@ func (f *dependencyFacts) pick(spec string) string {
 		}
 	}
 	return text
-}
-
-// keptFor reports whether pkg holds the manifests (npm.Version.Kept) of
-// every version j's components have installed that it lists: what an
-// update brings is read from them.
-func keptFor(pkg *npm.Package, j job) bool {
-	for _, comp := range j.components {
-		if v, listed := pkg.Versions[comp.InstalledVersion]; listed && !v.Kept {
-			return false
-		}
-	}
-	return true
 }
