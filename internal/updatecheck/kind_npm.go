@@ -94,8 +94,6 @@ type npmJob struct {
 	// floor is the lowest installed version of its components, from
 	// which the package's dependencies are kept (keepDependencies).
 	floor string
-	// stored is the stored package, read once (storedOf).
-	stored func() *npm.Package
 }
 
 // npmOf is what npmKind keeps of j (ready); nothing yet when ready did
@@ -202,9 +200,13 @@ func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
 	// another registry's 304 would vouch for what it never sent.
 	// And only for one that keeps the dependencies the fix step reads
 	// (keepsDependencies): one stored without them is asked for whole.
-	n.floor, n.stored = componentsFloor(j.components), c.storedOf(*j)
+	// Whether it kept them is read from its DependenciesFrom alone: the
+	// stored package is read whole by prepare, one source at a time, not
+	// held for every source while the check's requests wait (the all-304
+	// check held all 500 of the bench's at once: 162 MiB).
+	n.floor = componentsFloor(j.components)
 	etag, lastModified := "", ""
-	if j.stored.Document != nil && j.stored.Registry == n.keys.registry && keepsDependencies(n.stored(), n.floor) {
+	if j.stored.Document != nil && j.stored.Registry == n.keys.registry && storedKeepsDependencies(j.stored.Document, n.floor) {
 		etag, lastModified = j.stored.ETag, j.stored.LastModified
 	}
 	pr, err := c.npm.PackageRequest(n.pkg, etag, lastModified)
@@ -228,10 +230,7 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 		return pending{}, false
 	}
 	fetched, err := pr.Result(resp, ferr)
-	stored := n.stored // read once (request)
-	if stored == nil {
-		stored = c.storedOf(j)
-	}
+	stored := c.storedOf(j) // read once, and only when needed
 	if err == nil && fetched.Package == nil && stored() == nil {
 		// A 304 for a stored package that cannot be read (or none): ask
 		// for the whole document, or every check would get the same 304.
