@@ -178,11 +178,11 @@ func TestPackage(t *testing.T) {
 	if err != nil || page.Tree != nil || len(page.Rows) != 0 {
 		t.Fatalf("no tree: %+v, %v", page, err)
 	}
-	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
+	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
 		t.Fatalf("the summary of no tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
 	writeTree(t, b.db, "package-lock.json", site()...)
-	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
+	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
 		t.Fatalf("the summary of a tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
 	b.db.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
