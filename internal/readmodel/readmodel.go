@@ -143,9 +143,9 @@ type Summary struct {
 	// TreeAttention names the first AttentionLimit of its items, most
 	// urgent first (TreeKinds), never nil; TreeAttentionMore counts the
 	// others.
-	TreeCounts        *TreeCounts         `json:"tree_counts"`
-	TreeAttention     []TreeAttentionItem `json:"tree_attention"`
-	TreeAttentionMore int                 `json:"tree_attention_more"`
+	TreeCounts        *TreeCounts        `json:"tree_counts"`
+	TreeAttention     TreeAttentionItems `json:"tree_attention"`
+	TreeAttentionMore int                `json:"tree_attention_more"`
 }
 
 // TreeTotal is TreeCounts.Total, 0 while no tree was read: for sums and

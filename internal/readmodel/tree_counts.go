@@ -1,6 +1,7 @@
 package readmodel
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -71,6 +72,18 @@ type TreeAttentionItem struct {
 	RemovedAt   *time.Time    `json:"removed_at"`
 }
 
+// TreeAttentionItems are the tree's items the summary names; none is
+// written as [] (never null).
+type TreeAttentionItems []TreeAttentionItem
+
+// MarshalJSON writes none as [].
+func (items TreeAttentionItems) MarshalJSON() ([]byte, error) {
+	if items == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]TreeAttentionItem(items))
+}
+
 // TreeKindText counts the tree's items of one kind in the words every
 // page and message uses: "1 malicious package in the dependencies",
 // "2 vulnerable dependencies".
@@ -104,12 +117,15 @@ func TreeCountsParts(c TreeCounts) []string {
 // the tree: "1 malicious package in the dependencies and 2 vulnerable
 // dependencies need attention."; "" when nothing in the tree does.
 func TreeAttentionText(c TreeCounts) string {
-	parts := TreeCountsParts(c)
+	parts, n := TreeCountsParts(c), 0
 	if len(parts) == 0 {
 		return ""
 	}
+	for _, k := range TreeKinds {
+		n += c.Of(k)
+	}
 	verb := "need"
-	if c.Total == 1 {
+	if n == 1 {
 		verb = "needs"
 	}
 	list := parts[len(parts)-1]
@@ -140,4 +156,21 @@ func ComponentTreeText(counted, malicious int) string {
 		parts = append(parts, countText(int64(rest), "vulnerable dependency", "vulnerable dependencies"))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// TreeItemProblem words a tree item's problem after its package and
+// version (not a look-back finding: ExposureSentence says that one
+// whole): "in the dependencies, known malicious package: remove it
+// (MAL-2025-1)", "in the dependencies, GHSA-… is exploited in the wild",
+// "in the dependencies, GHSA-…, no fix yet".
+func TreeItemProblem(a TreeAttentionItem) string {
+	switch a.Kind {
+	case KindMalicious:
+		return "in the dependencies, known malicious package: remove it (" + a.AdvisoryID + ")"
+	case KindKnownExploited:
+		return "in the dependencies, " + a.AdvisoryID + " is " + ExploitedWords
+	case KindVulnerableNoFix:
+		return "in the dependencies, " + a.AdvisoryID + ", no fix yet"
+	}
+	return "in the dependencies, " + a.AdvisoryID
 }

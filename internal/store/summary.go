@@ -82,7 +82,7 @@ func (e *Executor) Summary(ctx context.Context, mode readmodel.DevMode) (readmod
 // given), and the malicious and exploited counts only once their feeds
 // were read, as the components' are.
 func summaryTree(out *readmodel.Summary, r db.SummaryReadRow) error {
-	out.TreeAttention = []readmodel.TreeAttentionItem{}
+	out.TreeAttention = readmodel.TreeAttentionItems{}
 	if out.TreePackages == nil {
 		return nil
 	}
@@ -101,7 +101,7 @@ func summaryTree(out *readmodel.Summary, r db.SummaryReadRow) error {
 		return fmt.Errorf("decode what in the tree needs attention: %w", err)
 	}
 	if out.TreeAttention == nil {
-		out.TreeAttention = []readmodel.TreeAttentionItem{}
+		out.TreeAttention = readmodel.TreeAttentionItems{}
 	}
 	for i := range out.TreeAttention {
 		a := &out.TreeAttention[i]

@@ -1,0 +1,59 @@
+package web_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/upcheck/upcheck/internal/testing/treekit"
+	"github.com/upcheck/upcheck/internal/tree"
+)
+
+// The summary (validated against openapi.json in strict mode, as every
+// answer here is) counts the installed tree's findings beside the
+// components', and the pages' banner and the badge beside Packages count
+// them: nothing while no tree was read, then a malicious package and a
+// vulnerable one once a synced tree is evaluated.
+func TestSummaryBannerAndBadgeCountTheTree(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	viewer := b.login("viewer@example.test")
+	sum := decodeJSON[map[string]any](t, viewer.do("GET", "/api/admin/plugins/updates/summary", "", "", nil))
+	if sum["tree_counts"] != nil || len(sum["tree_attention"].([]any)) != 0 {
+		t.Fatalf("no tree read: tree_counts %v, tree_attention %v", sum["tree_counts"], sum["tree_attention"])
+	}
+	if page := viewer.do("GET", "/admin", "", "", nil).body; !strings.Contains(page, `data-testid="nav-tree-badge" data-count="0"`) {
+		t.Error("no tree read: the Packages badge is not at 0")
+	}
+	mocha := treekit.Dep{Name: "mocha", Version: "10.0.0", Kind: tree.KindDev}
+	treekit.Write(t, b.store, treekit.Tree(treekit.Dep{Name: "express", Version: "4.17.1"}, mocha,
+		treekit.Dep{Name: "debug", Version: "2.6.9", Parent: "node_modules/express"},
+		treekit.Dep{Name: "evil", Version: "1.0.0", Parent: mocha.ID()}), map[string]string{"express": "blog"})
+	treekit.Evaluate(t, b.store,
+		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg1", FixedIn: "2.6.10", Severity: "low"},
+		treekit.Advisory{Name: "evil", Version: "1.0.0", ID: "MAL-2026-1", Malicious: true})
+	b.reads.Changed()
+
+	sum = decodeJSON[map[string]any](t, viewer.do("GET", "/api/admin/plugins/updates/summary", "", "", nil))
+	counts, _ := sum["tree_counts"].(map[string]any)
+	if counts == nil || counts["total"] != 2.0 || counts["vulnerable"] != 1.0 || counts["malicious"] != nil {
+		// malicious: no OSV feed was read here, so no count is given.
+		t.Errorf("tree_counts %v, want total 2, vulnerable 1, malicious null", counts)
+	}
+	items, _ := sum["tree_attention"].([]any)
+	if len(items) != 2 || items[0].(map[string]any)["name"] != "evil" || items[1].(map[string]any)["kind"] != "vulnerable" {
+		t.Errorf("tree_attention %v", items)
+	}
+	b.db.MustExec(t, `INSERT INTO feeds (kind, url, epoch, last_success_at) VALUES ('osv', 'http://127.0.0.1/osv', 1, now())`)
+	b.reads.Changed()
+	page := viewer.do("GET", "/admin/plugins", "", "", nil).body
+	if !strings.Contains(page, `data-testid="nav-tree-badge" data-count="2"`) {
+		t.Error("the Packages badge does not count the tree's 2")
+	}
+	alert := texts(t, page, "security-alert-text")
+	if len(alert) != 1 || !strings.Contains(alert[0], "1 malicious package in the dependencies and 1 vulnerable dependency need attention.") {
+		t.Errorf("banner %q", alert)
+	}
+	if named := texts(t, page, "attention-banner-items"); len(named) != 1 || !strings.Contains(named[0], "evil 1.0.0: in the dependencies, known malicious package") {
+		t.Errorf("banner names %q", named)
+	}
+}
