@@ -131,13 +131,30 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 		bs = append(bs, badge{"Never read successfully", toneWarn})
 	}
 	dismissed := dismissedText(r.Dismissed, r.DismissedUntil, now)
+	// What in its dependencies needs attention: never a plain green "Up
+	// to date" over a vulnerable or malicious package it brings in.
+	tree, treeTone := readmodel.ComponentTreeText(r.TreeCounted, r.TreeMalicious), toneWarn
+	if r.TreeMalicious > 0 {
+		treeTone = toneDanger
+	}
 	switch {
+	case len(bs) == 0 && tree != "":
+		text := "Up to date · " + tree
+		if dismissed != "" {
+			text += " · " + dismissed
+		}
+		bs = append(bs, badge{text, treeTone})
 	case len(bs) == 0 && dismissed != "":
 		bs = append(bs, badge{"Up to date · " + dismissed, toneInfo})
 	case len(bs) == 0:
 		bs = append(bs, badge{"Up to date", toneOK})
-	case dismissed != "":
-		bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
+	default:
+		if tree != "" {
+			bs = append(bs, badge{upperFirst(tree), treeTone})
+		}
+		if dismissed != "" {
+			bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
+		}
 	}
 	return withPolicyNotes(bs, r)
 }

@@ -107,6 +107,14 @@ func detailHeadline(p DetailProps) headline {
 	if n, until := dismissedAdvisories(p.Advisories); n > 0 {
 		title, tone = title+" · "+dismissedText(n, until, p.Layout.now()), toneInfo
 	}
+	// Never a plain "Up to date" over a vulnerable or malicious package it
+	// brings in (the catalog row says the same).
+	if tree := readmodel.ComponentTreeText(p.DependencyCounts.Counted, p.DependencyCounts.Malicious); tree != "" {
+		title, tone = title+" · "+tree, toneWarn
+		if p.DependencyCounts.Malicious > 0 {
+			tone = toneDanger
+		}
+	}
 	if p.Waiting != nil {
 		return headline{title, PolicyReleaseText(*p.Waiting), tone}
 	}

@@ -123,3 +123,10 @@ const (
 	treeBadgeOne  = readmodel.TreeBadgeOne
 	treeBadgeMany = readmodel.TreeBadgeMany
 )
+
+// dependencyFixText is what clears a finding in a component's
+// dependencies: "What clears it: update express 4.17.1 → 4.21.0"
+// (readmodel.DependencyFixText).
+func dependencyFixText(f readmodel.DependencyFinding) string {
+	return "What clears it: " + readmodel.DependencyFixText(f)
+}

@@ -101,3 +101,20 @@ func TestBannerShowsForTheTreeAlone(t *testing.T) {
 		t.Error("a summary with no tree shows the tree's attention")
 	}
 }
+
+// A component up to date whose dependencies need attention never reads as
+// a plain green "Up to date"; one with its own problems names them too.
+func TestRowSaysItsDependencies(t *testing.T) {
+	t.Parallel()
+	r := readmodel.CatalogRow{Code: "forms", Name: "Forms", Installed: "1.0.0", SourceURL: "https://acme.example/u.json",
+		Evaluated: true, LastSuccessAt: ago(time.Hour), TreeCounted: 3, TreeMalicious: 1}
+	bs := rowBadges(r, time.Now())
+	if len(bs) != 1 || bs[0].Text != "Up to date · 1 malicious package in its dependencies · 2 vulnerable dependencies" || bs[0].Tone != toneDanger {
+		t.Errorf("badges %+v", bs)
+	}
+	r.TreeMalicious, r.Vulnerable = 0, true
+	bs = rowBadges(r, time.Now())
+	if len(bs) != 2 || bs[0].Text != "Vulnerable" || bs[1].Text != "3 vulnerable dependencies" || bs[1].Tone != toneWarn {
+		t.Errorf("badges %+v", bs)
+	}
+}

@@ -109,17 +109,18 @@ func (r *Reads) Summary(ctx context.Context) (readmodel.Summary, error) {
 // says (one row asks). A caller must not keep it: each request asks again.
 func (r *Reads) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return r.snapshot.get(ctx, func(ctx context.Context) (*Snapshot, error) {
-		return readSnapshot(ctx, r.store)
+		return readSnapshot(ctx, r.store, r.devMode)
 	}, func(ctx context.Context, snap *Snapshot) (bool, error) {
 		return snap.holds(ctx, r.store)
 	})
 }
 
 // ReadPage reads the whole catalog now, bypassing any cache (tests and
-// tools; the server reads through Reads.Snapshot), and returns one page of
+// tools; the server reads through Reads.Snapshot), the tree's counts under
+// UPCHECK_LOCKFILE_DEV's default, and returns one page of
 // it as f asks and how many components each filter shows with f's search.
 func ReadPage(ctx context.Context, st *store.Store, f store.CatalogFilter) ([]store.CatalogEntry, store.CatalogCounts, error) {
-	snap, err := readSnapshot(ctx, st)
+	snap, err := readSnapshot(ctx, st, readmodel.DevSeparate)
 	if err != nil {
 		return nil, store.CatalogCounts{}, err
 	}

@@ -720,7 +720,7 @@ func TestFiltersMatchSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := st.CatalogRows(ctx)
+	rows, _, err := st.CatalogRows(ctx, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

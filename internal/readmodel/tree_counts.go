@@ -174,3 +174,60 @@ func TreeItemProblem(a TreeAttentionItem) string {
 	}
 	return "in the dependencies, " + a.AdvisoryID
 }
+
+// DependencyCounts counts the package versions in a component's
+// dependencies that need attention, and those of them a malicious-package
+// record names (ComponentTreeText words them).
+type DependencyCounts struct {
+	Counted   int `json:"counted"`
+	Malicious int `json:"malicious"`
+}
+
+// DependencyFindingsLimit is how many rows of a component's dependencies'
+// findings its page and the API list.
+const DependencyFindingsLimit = 200
+
+// DependencyFinding is one finding on an installed instance that a
+// component brings in: the package, its kind (as upcheck_tree_attention
+// says), one shortest path to it from the component's package ("express →
+// send → debug"), and what clears it as the last check decided (nil Fix,
+// "" FixText: none decided yet).
+type DependencyFinding struct {
+	Name       string        `json:"name"`
+	Version    string        `json:"version"`
+	AdvisoryID string        `json:"advisory_id"`
+	Kind       AttentionKind `json:"kind"`
+	Malicious  bool          `json:"malicious"`
+	Severity   string        `json:"severity"`
+	// FixedIn is the first fixed version; nil: none.
+	FixedIn *string  `json:"fixed_in"`
+	Path    []string `json:"path"`
+	Fix     *TreeFix `json:"fix"`
+	FixText string   `json:"fix_text"`
+}
+
+// DependenciesFindingsText is what a component brings in and how much of
+// it needs attention: "184 packages, 2 with advisories"; "184 packages"
+// for none.
+func DependenciesFindingsText(packages, counted int) string {
+	if counted == 0 {
+		return DependenciesText(packages)
+	}
+	return DependenciesText(packages) + ", " + countText(int64(counted), "with advisories", "with advisories")
+}
+
+// DependencyProblem words a finding after its package: "known malicious
+// package: remove it (MAL-2025-1)", "GHSA-…, no fix yet".
+func DependencyProblem(f DependencyFinding) string {
+	return strings.TrimPrefix(TreeItemProblem(TreeAttentionItem{Kind: f.Kind, AdvisoryID: f.AdvisoryID}), "in the dependencies, ")
+}
+
+// DependencyFixText is what clears a finding in a component's
+// dependencies as the last check decided it (TreeFixText), or that no
+// check has decided it yet.
+func DependencyFixText(f DependencyFinding) string {
+	if f.FixText != "" {
+		return f.FixText
+	}
+	return "not decided yet: the next check decides it"
+}

@@ -57,3 +57,45 @@ func TestSummaryBannerAndBadgeCountTheTree(t *testing.T) {
 		t.Errorf("banner names %q", named)
 	}
 }
+
+// A component whose own state is "Up to date" and whose dependencies
+// have findings says so on its catalog row and its page ("Up to date · 2
+// vulnerable dependencies"); its page counts its dependencies and lists
+// each finding with its path and what clears it, and the detail API
+// (validated against openapi.json) carries the same.
+func TestUpToDateSaysItsVulnerableDependencies(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	admin := b.login("admin@example.test")
+	wantStatus(t, "check", admin.postCheck(true), 200)
+	head := treekit.Dep{Name: "forms-pkg", Version: "1.0.0"}
+	send := treekit.Dep{Name: "send", Version: "0.17.1", Parent: head.ID()}
+	treekit.Write(t, b.store, treekit.Tree(head, send, treekit.Dep{Name: "debug", Version: "2.6.9", Parent: send.ID()},
+		treekit.Dep{Name: "qs", Version: "6.0.0", Parent: head.ID()}), map[string]string{"forms-pkg": "forms"})
+	treekit.Evaluate(t, b.store,
+		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg1", FixedIn: "2.6.10", Severity: "low"},
+		treekit.Advisory{Name: "qs", Version: "6.0.0", ID: "GHSA-qs01", Severity: "high"})
+	b.reads.Changed()
+
+	rows := texts(t, admin.do("GET", "/admin/plugins?q=forms", "", "", nil).body, "catalog-status")
+	if len(rows) != 1 || rows[0] != "Up to date · 2 vulnerable dependencies" {
+		t.Errorf("the catalog row of forms: %q", rows)
+	}
+	page := admin.do("GET", "/admin/plugins/forms", "", "", nil).body
+	if h := texts(t, page, "detail-headline"); len(h) != 1 || !strings.HasPrefix(h[0], "Up to date · 2 vulnerable dependencies") {
+		t.Errorf("forms' headline: %q", h)
+	}
+	if d := texts(t, page, "detail-dependencies"); len(d) != 1 || !strings.Contains(d[0], ", 2 with advisories") {
+		t.Errorf("forms' dependencies: %q", d)
+	}
+	paths := texts(t, page, "detail-dependency-path")
+	fixes := texts(t, page, "detail-dependency-fix")
+	if len(paths) != 2 || paths[0] != "forms-pkg → qs" || paths[1] != "forms-pkg → send → debug" || len(fixes) != 2 ||
+		!strings.HasPrefix(fixes[0], "What clears it: ") {
+		t.Errorf("forms' findings: paths %q, fixes %q", paths, fixes)
+	}
+	d := decodeJSON[map[string]any](t, admin.do("GET", "/api/admin/plugins/forms", "", "", nil))
+	if c, _ := d["dependency_counts"].(map[string]any); c == nil || c["counted"] != 2.0 || len(d["dependency_findings"].([]any)) != 2 {
+		t.Errorf("the detail API: counts %v, findings %v", d["dependency_counts"], d["dependency_findings"])
+	}
+}
