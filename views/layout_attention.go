@@ -17,8 +17,8 @@ import (
 )
 
 // bannerLimit is how many components and tree items the attention
-// banner names (attentionEntries); the
-// dashboard names every one the summary does, and its banner none.
+// banner names (attentionEntries); the dashboard names every one the
+// summary does, and its banner none.
 const bannerLimit = 3
 
 // attentionSubject is the component and the move that fixes it: "Blog
@@ -138,7 +138,8 @@ func exposureSecurity(a readmodel.AttentionItem) bool {
 // needsAttention is whether the attention alert shows: a component needs
 // attention (Summary.AttentionTotal, upcheck_needs_attention: a security
 // problem, a trust downgrade or a deprecated installed version), as the
-// catalog's attention filter lists it.
+// catalog's attention filter lists it, or something in the installed tree
+// does (Summary.TreeCounts: upcheck_tree_attention).
 func needsAttention(s readmodel.Summary) bool {
 	return s.AttentionTotal+s.TreeTotal() > 0
 }
