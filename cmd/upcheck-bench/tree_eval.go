@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/tree"
 )
 
 const (
@@ -25,7 +28,7 @@ const (
 // treeEval is part 10 (`-only tree-eval`): the real binary imports an OSV
 // archive of feedRecords records (`upcheck feed import osv FILE`) naming
 // every package of a tree of treeInstances installed instances, timed;
-// the tree is then written (as a lockfile sync writes 00012's tables), and
+// the tree is then written (by the lockfile sync's writer, store.Tx.TreeWrite), and
 // `upcheck check` evaluates every installed version against the stored
 // records, timed, with the process's peak RSS; a second check, with
 // nothing moved, evaluates nothing and is the check's own cost; a third,
@@ -142,41 +145,39 @@ func writeArchive(path string, spec osvgen.Spec) error {
 	return err
 }
 
-// writeTree writes the installed tree as a lockfile sync does (00012's
-// tables): treeInstances instances of treeNames packages (the last ones
-// nested second versions), each version's interval opened, and the tree's
-// state.
+// writeTree writes the installed tree as a lockfile sync does
+// (store.Tx.TreeWrite): treeInstances instances of treeNames packages
+// (the last ones nested second versions, under the first ones), every
+// tenth a development dependency of the site; each version's interval
+// opened, and the tree's state.
 func writeTree(ctx context.Context, url string) error {
-	conn, err := pgx.Connect(ctx, url)
+	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	rows := make([][]any, 0, treeInstances)
+	defer pool.Close()
+	t := &tree.Tree{}
 	for i := range treeInstances {
 		n, id, version := i%treeNames, "node_modules/"+treePackage(i%treeNames), fmt.Sprintf("1.%d.%d", i%20, i%3)
+		from, dev := tree.Root, i%10 == 0
 		if i >= treeNames {
-			id = "node_modules/" + treePackage(i-treeNames) + "/node_modules/" + treePackage(n)
-			version = fmt.Sprintf("0.%d.0", i%9)
+			from = "node_modules/" + treePackage(i-treeNames)
+			id, version = from+"/node_modules/"+treePackage(n), fmt.Sprintf("0.%d.0", i%9)
 		}
-		rows = append(rows, []any{id, treePackage(n), version, i%10 == 0, false, false, "registry", false, i%10 == 0})
+		kind := tree.KindProd
+		if dev && from == tree.Root {
+			kind = tree.KindDev
+		}
+		t.Packages = append(t.Packages, tree.Package{ID: id, Name: treePackage(n), Version: version, Dev: dev, Source: tree.SourceRegistry})
+		t.Edges = append(t.Edges, tree.Edge{From: from, Name: treePackage(n), Range: "^" + version, Kind: kind, To: id})
 	}
-	tx, err := conn.Begin(ctx)
-	if err != nil {
+	t.Sort()
+	w := &store.TreeWrite{Path: "/bench/package-lock.json", FileHash: t.Hash(), Tree: t}
+	if err := store.New(pool).WithTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.TreeWrite(ctx, w)
 		return err
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // after a commit: nothing to roll back
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"tree_packages"},
-		[]string{"id", "name", "version", "dev", "optional", "peer", "source", "install_script", "dev_only"}, pgx.CopyFromRows(rows)); err != nil {
+	}); err != nil {
 		return fmt.Errorf("write the tree: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO tree_versions (name, version, installed_at)
-		SELECT DISTINCT name, version, now() FROM tree_packages`); err != nil {
-		return fmt.Errorf("write the tree's history: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-		VALUES ('/bench/package-lock.json', '\x01', '\x02', '\x03', 1, $1, now(), now())`, treeInstances); err != nil {
-		return fmt.Errorf("write the tree's state: %w", err)
-	}
-	return tx.Commit(ctx)
+	return nil
 }

@@ -78,25 +78,11 @@ func run(ctx context.Context, binary string, out io.Writer) error {
 
 	// The demo publisher lives here, not in an instance, so that killing
 	// any instance leaves the sources up.
-	pub, err := demo.NewPublisher(time.Now())
+	srv, manifest, err := servePublisher(dir)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: pub, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	defer srv.Close()
-	manifest := filepath.Join(dir, "manifest.json")
-	b, err := json.MarshalIndent(pub.Manifest("http://"+ln.Addr().String()), "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(manifest, b, 0o644); err != nil {
-		return err
-	}
 
 	env := []string{
 		"UPCHECK_DATABASE_URL=" + pg.URL(database),
@@ -107,21 +93,9 @@ func run(ctx context.Context, binary string, out io.Writer) error {
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 	}
-	if err := command(ctx, bin, env, "", "migrate"); err != nil {
+	password, err := prepareDatabase(ctx, bin, env)
+	if err != nil {
 		return err
-	}
-	password := os.Getenv("UPCHECK_ADMIN_PASSWORD")
-	if password == "" {
-		raw := make([]byte, 12)
-		rand.Read(raw)
-		password = base64.RawURLEncoding.EncodeToString(raw)
-	}
-	if err := command(ctx, bin, env, password+"\n", "user", "add", "--email", adminEmail, "--role", "admin"); err != nil {
-		// A cluster started before: the account is there; give it this
-		// password (which signs it out everywhere).
-		if err2 := command(ctx, bin, env, password+"\n", "user", "passwd", "--email", adminEmail); err2 != nil {
-			return errors.Join(err, err2)
-		}
 	}
 
 	c, err := cluster.Start(ctx, cluster.Options{Binary: bin, Dir: dir, Env: env, Ports: ports, HTTPS: https, Log: out})
@@ -145,6 +119,56 @@ func run(ctx context.Context, binary string, out io.Writer) error {
 	<-ctx.Done()
 	fmt.Fprintln(out, "stopping nginx and the instances")
 	return nil
+}
+
+// servePublisher serves the demo publisher on a port of 127.0.0.1 and
+// writes its manifest into dir, returning the server (its caller closes
+// it) and the manifest's path.
+func servePublisher(dir string) (*http.Server, string, error) {
+	pub, err := demo.NewPublisher(time.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: pub, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	manifest := filepath.Join(dir, "manifest.json")
+	b, err := json.MarshalIndent(pub.Manifest("http://"+ln.Addr().String()), "", "  ")
+	if err != nil {
+		srv.Close()
+		return nil, "", err
+	}
+	if err := os.WriteFile(manifest, b, 0o644); err != nil {
+		srv.Close()
+		return nil, "", err
+	}
+	return srv, manifest, nil
+}
+
+// prepareDatabase migrates the database of env with bin and makes the
+// admin's account, or gives the account made before a new password; it
+// returns the password (UPCHECK_ADMIN_PASSWORD's, or a random one).
+func prepareDatabase(ctx context.Context, bin string, env []string) (string, error) {
+	if err := command(ctx, bin, env, "", "migrate"); err != nil {
+		return "", err
+	}
+	password := os.Getenv("UPCHECK_ADMIN_PASSWORD")
+	if password == "" {
+		raw := make([]byte, 12)
+		rand.Read(raw)
+		password = base64.RawURLEncoding.EncodeToString(raw)
+	}
+	if err := command(ctx, bin, env, password+"\n", "user", "add", "--email", adminEmail, "--role", "admin"); err != nil {
+		// A cluster started before: the account is there; give it this
+		// password (which signs it out everywhere).
+		if err2 := command(ctx, bin, env, password+"\n", "user", "passwd", "--email", adminEmail); err2 != nil {
+			return "", errors.Join(err, err2)
+		}
+	}
+	return password, nil
 }
 
 // command runs an upcheck command to its end; its output is in the error.

@@ -2,79 +2,44 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
-	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/treekit"
+	"github.com/upcheck/upcheck/internal/tree"
 )
 
-// treeRow is one installed instance as a test writes it straight into
-// migrations/00012_tree.sql's tables, its paths and flags stated rather
-// than computed from edges as the lockfile sync's writer
-// (store.Tx.TreeWrite) computes them: these tests read, they do not sync.
-type treeRow struct {
-	id, name, version string
-	dev, devOnly      bool
-	source            string // "" is registry
-	script            bool
-	via               [][]string // each a path from a direct dependency
-	components        []string
-}
-
-// writeTree replaces the installed tree with rows, as read from path.
-func writeTree(t testing.TB, d *pgtest.DB, path string, rows ...treeRow) {
+// writeTree replaces the installed tree with the one of lines
+// (treekit.Tree), as the lockfile sync writes it: express and socket.io
+// are components.
+func writeTree(t testing.TB, b *bundle, lines ...string) {
 	t.Helper()
-	d.MustExec(t, `DELETE FROM tree_packages`)
-	d.MustExec(t, `DELETE FROM tree_state`)
-	d.MustExec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-		VALUES ($1, '\x00', '\x00', '\x00', 1, $2, '2026-12-01T10:00:00Z', '2026-12-01T09:00:00Z')`, path, len(rows))
-	for _, r := range rows {
-		via := []readmodel.PackageVia{}
-		for _, p := range r.via {
-			via = append(via, readmodel.PackageVia{Head: p[0], Path: p})
-		}
-		b, err := json.Marshal(via)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.source == "" {
-			r.source = "registry"
-		}
-		if r.components == nil {
-			r.components = []string{}
-		}
-		d.MustExec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, resolved, integrity,
-			install_script, dev_only, via, components)
-			VALUES ($1, $2, $3, $4, false, false, $5, 'https://registry.test/'||$2||'.tgz', 'sha512-x', $6, $7, $8, $9)`,
-			r.id, r.name, r.version, r.dev, r.source, r.script, r.devOnly, b, r.components)
-	}
+	treekit.Write(t, b.store, "package-lock.json", treekit.Tree(t, lines...),
+		map[string]string{"express": "express", "socket.io": "socket.io"})
 }
 
 // site is a small tree: express (a component) brings send and debug 2.6.9,
 // socket.io (a component) brings ws 8.11.0 nested, the site has ws 8.17.1
 // at the top, a dev-only debug 4.3.4 under mocha, a git dependency and a
 // package with an install script.
-func site() []treeRow {
-	return []treeRow{
-		{id: "node_modules/express", name: "express", version: "4.17.1", via: [][]string{{"express"}}, components: []string{"express"}},
-		{id: "node_modules/send", name: "send", version: "0.17.1", via: [][]string{{"express", "send"}}, components: []string{"express"}},
-		{id: "node_modules/send/node_modules/debug", name: "debug", version: "2.6.9", via: [][]string{{"express", "send", "debug"}},
-			components: []string{"express"}},
-		{id: "node_modules/mocha", name: "mocha", version: "10.0.0", dev: true, devOnly: true, via: [][]string{{"mocha"}}},
-		{id: "node_modules/debug", name: "debug", version: "4.3.4", dev: true, devOnly: true, via: [][]string{{"mocha", "debug"}}},
-		{id: "node_modules/socket.io", name: "socket.io", version: "4.5.0", via: [][]string{{"socket.io"}}, components: []string{"socket.io"}},
-		{id: "node_modules/engine.io", name: "engine.io", version: "6.2.0", via: [][]string{{"socket.io", "engine.io"}},
-			components: []string{"socket.io"}},
-		{id: "node_modules/engine.io/node_modules/ws", name: "ws", version: "8.11.0", via: [][]string{{"socket.io", "engine.io", "ws"}},
-			components: []string{"socket.io"}},
-		{id: "node_modules/ws", name: "ws", version: "8.17.1", via: [][]string{{"ws"}}},
-		{id: "node_modules/left-pad", name: "left-pad", version: "1.3.0", source: "git", via: [][]string{{"left-pad"}}},
-		{id: "node_modules/esbuild", name: "esbuild", version: "0.19.0", script: true, dev: true, devOnly: true, via: [][]string{{"esbuild"}}},
+func site() []string {
+	return []string{
+		"node_modules/express 4.17.1",
+		"node_modules/send 0.17.1 by=express",
+		"node_modules/send/node_modules/debug 2.6.9",
+		"node_modules/mocha 10.0.0 dev",
+		"node_modules/debug 4.3.4 dev by=mocha",
+		"node_modules/socket.io 4.5.0",
+		"node_modules/engine.io 6.2.0 by=socket.io",
+		"node_modules/engine.io/node_modules/ws 8.11.0",
+		"node_modules/ws 8.17.1",
+		"node_modules/left-pad 1.3.0 git",
+		"node_modules/esbuild 0.19.0 dev script",
 	}
 }
 
@@ -93,7 +58,7 @@ func TestPackagesFilters(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	writeTree(t, b.db, "package-lock.json", site()...)
+	writeTree(t, b, site()...)
 	for _, tc := range []struct {
 		f    store.PackageFilter
 		want []string
@@ -143,7 +108,7 @@ func TestPackagesKeyset(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	writeTree(t, b.db, "package-lock.json", site()...)
+	writeTree(t, b, site()...)
 	var got []string
 	after := ""
 	for range 10 {
@@ -157,8 +122,7 @@ func TestPackagesKeyset(t *testing.T) {
 		}
 		after = page.Next
 		if after == "express" { // the second page was read: something sorts in before the cursor
-			writeTree(t, b.db, "package-lock.json", append(site(), treeRow{id: "node_modules/accepts", name: "accepts", version: "1.3.8",
-				via: [][]string{{"express", "accepts"}}})...)
+			writeTree(t, b, append(site(), "node_modules/accepts 1.3.8 by=express")...)
 		}
 	}
 	want := []string{"debug", "engine.io", "esbuild", "express", "left-pad", "mocha", "send", "socket.io", "ws"}
@@ -181,16 +145,17 @@ func TestPackage(t *testing.T) {
 	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
 		t.Fatalf("the summary of no tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
-	writeTree(t, b.db, "package-lock.json", site()...)
+	// The history: a sync with ws 8.2.0 at the top and gone, then one
+	// with ws 8.17.1 there and gone gone.
+	before := slices.DeleteFunc(site(), func(l string) bool { return l == "node_modules/ws 8.17.1" })
+	writeTree(t, b, append(before, "node_modules/ws 8.2.0", "node_modules/gone 1.0.0")...)
+	writeTree(t, b, site()...)
 	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
 		t.Fatalf("the summary of a tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
-	b.db.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
-		('ws', '8.11.0', '2026-11-01T10:00:00Z', NULL), ('ws', '8.17.1', '2026-11-02T10:00:00Z', NULL),
-		('ws', '8.2.0', '2026-10-01T10:00:00Z', '2026-11-02T10:00:00Z'), ('gone', '1.0.0', '2026-10-01T10:00:00Z', '2026-10-02T10:00:00Z')`)
-	b.db.MustExec(t, `INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch) VALUES
-		('node_modules/engine.io/node_modules/ws', 'GHSA-1', '{"kind": "none_yet", "package": "ws", "component": "socket.io",
-		  "pinned_by": "engine.io", "pinned_by_version": "6.2.0", "range": "~8.11.0"}', 1)`)
+	treekit.WriteFixes(t, b.store, store.TreeFix{PackageID: "node_modules/engine.io/node_modules/ws", AdvisoryID: "GHSA-1",
+		Fix: []byte(`{"kind": "none_yet", "package": "ws", "component": "socket.io", "pinned_by": "engine.io",
+		  "pinned_by_version": "6.2.0", "range": "~8.11.0"}`)})
 	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +191,7 @@ func TestDetailDependencies(t *testing.T) {
 	if err != nil || d.Dependencies != nil {
 		t.Fatalf("no tree: %v, %v", d.Dependencies, err)
 	}
-	writeTree(t, b.db, "package-lock.json", site()...)
+	writeTree(t, b, site()...)
 	for code, want := range map[string]int{"express": 2, "socket.io": 2} {
 		d, err := b.reads.Detail(ctx, code)
 		if err != nil {
@@ -245,8 +210,11 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	three := []treeRow{{id: "a/ws", name: "ws", version: "1.0.0"}, {id: "b/ws", name: "ws", version: "2.0.0"}, {id: "c/ws", name: "ws", version: "3.0.0"}}
-	writeTree(t, b.db, "package-lock.json", three...)
+	// Three instances nothing depends on (entries the lockfile keeps):
+	// the tree's packages are ws's instances alone.
+	three := []string{"node_modules/ws 1.0.0", "node_modules/a/node_modules/ws 2.0.0", "node_modules/b/node_modules/ws 3.0.0"}
+	trees := [2]*tree.Tree{treekit.Tree(t, three[:1]...), treekit.Tree(t, three...)}
+	writeTree(t, b, three...)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -256,21 +224,17 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 				return
 			default:
 			}
-			keep := 3 - 2*(i%2) // 1 or 3
-			tx, err := b.db.Pool.Begin(ctx)
+			// The lockfile sync's write, one of one ws, then one of three.
+			err := b.store.WithTx(ctx, func(tx *store.Tx) error {
+				st, _, err := tx.TreeState(ctx)
+				if err != nil {
+					return err
+				}
+				_, err = tx.TreeWrite(ctx, &store.TreeWrite{Path: "package-lock.json", FileHash: [32]byte{byte(i)}, Tree: trees[i%2],
+					Epoch: st.Epoch})
+				return err
+			})
 			if err != nil {
-				t.Error(err)
-				return
-			}
-			_, err1 := tx.Exec(ctx, `DELETE FROM tree_packages`)
-			var err2, err3 error
-			for _, r := range three[:keep] {
-				_, e := tx.Exec(ctx, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only)
-					VALUES ($1, $2, $3, false, false, false, 'registry', false, false)`, r.id, r.name, r.version)
-				err2 = errors.Join(err2, e)
-			}
-			_, err3 = tx.Exec(ctx, `UPDATE tree_state SET packages = $1`, keep)
-			if err := errors.Join(err1, err2, err3, tx.Commit(ctx)); err != nil {
 				t.Error(err)
 				return
 			}
@@ -301,26 +265,23 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 	}
 }
 
-// treeFinding is one row of tree_findings as a test writes it.
+// treeFinding is one finding of the tree, written as its evaluation
+// writes them (treekit.WriteFindings).
 type treeFinding struct {
 	name, version, id               string
 	malicious, exploited, withdrawn bool
 }
 
 // writeFindings replaces the tree's findings with fs.
-func writeFindings(t testing.TB, d *pgtest.DB, fs ...treeFinding) {
+func writeFindings(t testing.TB, b *bundle, fs ...treeFinding) {
 	t.Helper()
-	d.MustExec(t, `DELETE FROM tree_findings`)
+	var out []store.TreeFinding
 	for _, f := range fs {
-		adv, err := json.Marshal(map[string]any{"id": f.id, "severity": "high", "affected": "*", "fixed_in": "9.9.9",
-			"malicious": f.malicious, "known_exploited": f.exploited})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.MustExec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited,
-			severity, fixed_in, withdrawn, epoch) VALUES ($1, $2, $3, $4, ARRAY[$3], $5, $6, 'high', '9.9.9', $7, 1)`,
-			f.name, f.version, f.id, adv, f.malicious, f.exploited, f.withdrawn)
+		a := release.AdvisoryMatch{Advisory: release.Advisory{ID: f.id, Severity: "high", Affected: "*", FixedIn: "9.9.9"},
+			Malicious: f.malicious, KnownExploited: f.exploited}
+		out = append(out, treekit.Finding(t, f.name, f.version, a, f.withdrawn))
 	}
+	treekit.WriteFindings(t, b.store, out, nil)
 }
 
 // The findings' filters list the packages with a finding the dev mode
@@ -331,8 +292,8 @@ func TestPackagesFindingFilters(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	writeTree(t, b.db, "package-lock.json", site()...)
-	writeFindings(t, b.db,
+	writeTree(t, b, site()...)
+	writeFindings(t, b,
 		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-ws", exploited: true},
 		treeFinding{name: "esbuild", version: "0.19.0", id: "GHSA-esbuild"},
 		treeFinding{name: "mocha", version: "10.0.0", id: "MAL-mocha", malicious: true},
@@ -371,8 +332,8 @@ func TestPackageFindings(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	writeTree(t, b.db, "package-lock.json", site()...)
-	writeFindings(t, b.db,
+	writeTree(t, b, site()...)
+	writeFindings(t, b,
 		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-ws", exploited: true},
 		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-old", withdrawn: true},
 		treeFinding{name: "esbuild", version: "0.19.0", id: "GHSA-esbuild"})
@@ -412,5 +373,43 @@ func TestPackageFindings(t *testing.T) {
 		if want == 1 && (!fs[0].Dev || fs[0].Counted != (mode == readmodel.DevInclude)) {
 			t.Errorf("%s: esbuild's finding %+v", mode, fs[0])
 		}
+	}
+}
+
+// A package's versions sort as versions (npmver.Compare), not as text:
+// 9.0.0 before 10.0.0-beta.1 before 10.0.0 before 11.0.0, in the list's
+// versions and the instances; the history, newest interval first, lists
+// the versions one sync installed newest first.
+func TestPackageVersionsSortAsVersions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	writeTree(t, b, "node_modules/ws 2.0.0")
+	writeTree(t, b, "node_modules/ws 10.0.0", "node_modules/a 1.0.0", "node_modules/a/node_modules/ws 9.0.0",
+		"node_modules/b 1.0.0", "node_modules/b/node_modules/ws 11.0.0", "node_modules/c 1.0.0", "node_modules/c/node_modules/ws 10.0.0-beta.1")
+	asc := []string{"9.0.0", "10.0.0-beta.1", "10.0.0", "11.0.0"}
+	page, err := b.reads.Packages(ctx, store.PackageFilter{Search: "ws", Limit: 10})
+	if err != nil || len(page.Rows) != 1 {
+		t.Fatalf("ws: %+v, %v", page.Rows, err)
+	}
+	if got := page.Rows[0].Versions; !slices.Equal(got, asc) {
+		t.Errorf("the list's versions of ws: %v, want %v", got, asc)
+	}
+	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var instances, history []string
+	for _, in := range p.Instances {
+		instances = append(instances, in.Version)
+	}
+	for _, h := range p.History {
+		history = append(history, h.Version)
+	}
+	if !slices.Equal(instances, asc) {
+		t.Errorf("ws's instances: %v, want %v", instances, asc)
+	}
+	if want := []string{"11.0.0", "10.0.0", "10.0.0-beta.1", "9.0.0", "2.0.0"}; !slices.Equal(history, want) {
+		t.Errorf("ws's history: %v, want %v", history, want)
 	}
 }

@@ -305,31 +305,9 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	rctx := actx
-	if req.Bearer != nil {
-		// The redirect check asks the same function for each target.
-		rctx = context.WithValue(actx, bearerKey{}, req.Bearer)
-	}
-	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
+	hreq, err := f.newRequest(actx, u, req)
 	if err != nil {
-		return Response{}, "", fmt.Errorf("fetch %s: %w", shown(u), err)
-	}
-	hreq.Header.Set("User-Agent", f.cfg.UserAgent)
-	if req.ETag != "" {
-		hreq.Header.Set("If-None-Match", req.ETag)
-	}
-	if req.LastModified != "" {
-		hreq.Header.Set("If-Modified-Since", req.LastModified)
-	}
-	if req.Compressed {
-		// Set by hand, the transport leaves the body as it came.
-		hreq.Header.Set("Accept-Encoding", "gzip")
-	}
-	if req.Accept != "" {
-		hreq.Header.Set("Accept", req.Accept)
-	}
-	if req.Bearer != nil {
-		setBearer(hreq, req.Bearer)
+		return Response{}, "", err
 	}
 
 	start := time.Now()
@@ -364,10 +342,55 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 			fmt.Errorf("fetch %s: %w", shown(u), &StatusError{Code: hresp.StatusCode})
 	}
 
+	resp, err = f.readResponse(ctx, actx, u, timeout, req, maxBody, hresp, resp)
+	if err != nil {
+		return resp, "", err
+	}
+	f.logDone(ctx, u, resp, start)
+	return resp, "", nil
+}
+
+// newRequest is the GET of u that req asks for, under actx: the
+// conditional, encoding and accept headers req names, and its bearer
+// token, which the redirect check also finds in the request's context.
+func (f *Fetcher) newRequest(actx context.Context, u *url.URL, req Request) (*http.Request, error) {
+	rctx := actx
+	if req.Bearer != nil {
+		// The redirect check asks the same function for each target.
+		rctx = context.WithValue(actx, bearerKey{}, req.Bearer)
+	}
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", shown(u), err)
+	}
+	hreq.Header.Set("User-Agent", f.cfg.UserAgent)
+	if req.ETag != "" {
+		hreq.Header.Set("If-None-Match", req.ETag)
+	}
+	if req.LastModified != "" {
+		hreq.Header.Set("If-Modified-Since", req.LastModified)
+	}
+	if req.Compressed {
+		// Set by hand, the transport leaves the body as it came.
+		hreq.Header.Set("Accept-Encoding", "gzip")
+	}
+	if req.Accept != "" {
+		hreq.Header.Set("Accept", req.Accept)
+	}
+	if req.Bearer != nil {
+		setBearer(hreq, req.Bearer)
+	}
+	return hreq, nil
+}
+
+// readResponse reads the body of hresp, a 200 response to req, into resp
+// (or hands it to req.Consume), within maxBody. On an error resp holds no
+// body; a failure while reading is reported as attemptError reports it.
+func (f *Fetcher) readResponse(ctx, actx context.Context, u *url.URL, timeout time.Duration, req Request, maxBody int64, hresp *http.Response, resp Response) (Response, error) {
 	// Refuse early what announces itself as too big; a smaller
 	// Content-Length is not trusted, the LimitReader below is the real cap.
 	if hresp.ContentLength > maxBody {
-		return resp, "", fmt.Errorf("fetch %s: %w: content-length %d exceeds %d bytes",
+		return resp, fmt.Errorf("fetch %s: %w: content-length %d exceeds %d bytes",
 			shown(u), ErrTooLarge, hresp.ContentLength, maxBody)
 	}
 	body := &CappedReader{R: hresp.Body, Max: maxBody}
@@ -389,16 +412,15 @@ func (f *Fetcher) attempt(ctx context.Context, u *url.URL, req Request, maxBody 
 	}
 	switch {
 	case body.Over:
-		return resp, "", fmt.Errorf("fetch %s: %w: more than %d bytes", shown(u), ErrTooLarge, maxBody)
+		return resp, fmt.Errorf("fetch %s: %w: more than %d bytes", shown(u), ErrTooLarge, maxBody)
 	case body.Err != nil:
-		return resp, "", f.attemptError(ctx, actx, u, timeout, body.Err)
+		return resp, f.attemptError(ctx, actx, u, timeout, body.Err)
 	case consumed != nil:
-		return resp, "", fmt.Errorf("fetch %s: %w", shown(u), &ConsumeError{Err: consumed})
+		return resp, fmt.Errorf("fetch %s: %w", shown(u), &ConsumeError{Err: consumed})
 	case spooled != nil:
-		return resp, "", fmt.Errorf("fetch %s: %w", shown(u), spooled)
+		return resp, fmt.Errorf("fetch %s: %w", shown(u), spooled)
 	}
-	f.logDone(ctx, u, resp, start)
-	return resp, "", nil
+	return resp, nil
 }
 
 // attemptError tells the caller's cancellation and our own per-attempt

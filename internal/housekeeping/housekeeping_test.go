@@ -117,6 +117,8 @@ func TestRunPurgesFeedSyncs(t *testing.T) {
 func TestRunPurgesTheTreeHistory(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
+	// Written by hand: the lockfile sync stamps intervals with the
+	// database's now, and these ended hundreds of days ago.
 	d.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
 		('debug', '4.4.0', clock_timestamp() - interval '900 days', clock_timestamp() - interval '401 days'),
 		('debug', '4.4.1', clock_timestamp() - interval '900 days', clock_timestamp() - interval '399 days'),

@@ -41,89 +41,133 @@ type npmAt struct {
 // components. Linked entries (a workspace's own packages, a "file:"
 // directory) come from no registry and are no components.
 func parseNpm(body []byte) (read, error) {
-	// at is the line of offset, counted on from the last one asked
-	// (entries come in order: a lockfile's lines are counted once).
-	var lastOffset int64
-	lastLine := 1
-	at := func(offset int64) int {
-		offset = min(max(offset, 0), int64(len(body)))
-		if offset < lastOffset {
-			line, _ := jsonpos.Position(body, offset)
-			return line
-		}
-		lastLine += bytes.Count(body[lastOffset:offset], []byte{'\n'})
-		lastOffset = offset
-		return lastLine
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	fail := func(err error) (read, error) {
-		return read{}, fmt.Errorf(": %s", jsonpos.Describe(body, err, "the lockfile"))
-	}
-	if tok, err := dec.Token(); err != nil {
-		return fail(err)
+	r := &npmReader{body: body, dec: json.NewDecoder(bytes.NewReader(body)), lastLine: 1}
+	if tok, err := r.dec.Token(); err != nil {
+		return read{}, r.fail(err)
 	} else if tok != json.Delim('{') {
 		return read{}, fmt.Errorf(" line 1: not a package-lock.json (no JSON object)")
 	}
 	version, versionLine := -1, 1
 	var entries []npmAt
-	var e npmEntry // decoded into, then copied: one allocation, not one an entry
 	seenPackages := false
-	for dec.More() {
-		keyAt := nextValue(body, dec.InputOffset())
-		tok, err := dec.Token()
+	for r.dec.More() {
+		keyAt := nextValue(body, r.dec.InputOffset())
+		tok, err := r.dec.Token()
 		if err != nil {
-			return fail(err)
+			return read{}, r.fail(err)
 		}
 		key, _ := tok.(string)
 		switch key {
 		case "lockfileVersion":
-			versionLine = at(keyAt)
-			if err := dec.Decode(&version); err != nil {
+			versionLine = r.line(keyAt)
+			if err := r.dec.Decode(&version); err != nil {
 				return read{}, fmt.Errorf(" line %d: lockfileVersion is not a number", versionLine)
 			}
 		case "packages":
 			seenPackages = true
-			if tok, err := dec.Token(); err != nil {
-				return fail(err)
-			} else if tok != json.Delim('{') {
-				return read{}, fmt.Errorf(" line %d: packages is not an object", at(keyAt))
-			}
-			for dec.More() {
-				entryAt := nextValue(body, dec.InputOffset())
-				tok, err := dec.Token()
-				if err != nil {
-					return fail(err)
-				}
-				path, _ := tok.(string)
-				e = npmEntry{}
-				if err := dec.Decode(&e); err != nil {
-					return read{}, fmt.Errorf(" line %d: packages[%q]: %s", at(entryAt), path, jsonpos.Describe(body, err, "the entry"))
-				}
-				if len(entries) == MaxTreePackages+1 { // the root is no package
-					return read{}, fmt.Errorf(" line %d: more than %d packages (the cap on a lockfile's tree)", at(entryAt), MaxTreePackages)
-				}
-				entries = append(grow(entries), npmAt{path: path, line: at(entryAt), e: e})
-			}
-			if _, err := dec.Token(); err != nil {
-				return fail(err)
+			if entries, err = r.packages(keyAt); err != nil {
+				return read{}, err
 			}
 		default:
 			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return fail(err)
+			if err := r.dec.Decode(&skip); err != nil {
+				return read{}, r.fail(err)
 			}
 		}
 	}
+	if err := npmVersionRead(version, versionLine, seenPackages); err != nil {
+		return read{}, err
+	}
+	top, err := npmTop(entries)
+	if err != nil {
+		return read{}, err
+	}
+	t, dangling, err := npmTree(entries)
+	if err != nil {
+		return read{}, err
+	}
+	return read{top: top, tree: t, dangling: dangling}, nil
+}
+
+// npmReader is package-lock.json being decoded, with the line of every
+// offset asked for.
+type npmReader struct {
+	body     []byte
+	dec      *json.Decoder
+	lastLine int
+	// lastOffset is where lastLine was counted to.
+	lastOffset int64
+}
+
+// line is the line of offset, counted on from the last one asked
+// (entries come in order: a lockfile's lines are counted once).
+func (r *npmReader) line(offset int64) int {
+	offset = min(max(offset, 0), int64(len(r.body)))
+	if offset < r.lastOffset {
+		line, _ := jsonpos.Position(r.body, offset)
+		return line
+	}
+	r.lastLine += bytes.Count(r.body[r.lastOffset:offset], []byte{'\n'})
+	r.lastOffset = offset
+	return r.lastLine
+}
+
+// fail is the decoder's err, worded with where it happened.
+func (r *npmReader) fail(err error) error {
+	return fmt.Errorf(": %s", jsonpos.Describe(r.body, err, "the lockfile"))
+}
+
+// packages reads the object "packages" (its key at keyAt), each entry with
+// the line it starts on, at most MaxTreePackages besides the root.
+func (r *npmReader) packages(keyAt int64) ([]npmAt, error) {
+	if tok, err := r.dec.Token(); err != nil {
+		return nil, r.fail(err)
+	} else if tok != json.Delim('{') {
+		return nil, fmt.Errorf(" line %d: packages is not an object", r.line(keyAt))
+	}
+	var entries []npmAt
+	var e npmEntry // decoded into, then copied: one allocation, not one an entry
+	for r.dec.More() {
+		entryAt := nextValue(r.body, r.dec.InputOffset())
+		tok, err := r.dec.Token()
+		if err != nil {
+			return nil, r.fail(err)
+		}
+		path, _ := tok.(string)
+		e = npmEntry{}
+		if err := r.dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf(" line %d: packages[%q]: %s", r.line(entryAt), path, jsonpos.Describe(r.body, err, "the entry"))
+		}
+		if len(entries) == MaxTreePackages+1 { // the root is no package
+			return nil, fmt.Errorf(" line %d: more than %d packages (the cap on a lockfile's tree)", r.line(entryAt), MaxTreePackages)
+		}
+		entries = append(grow(entries), npmAt{path: path, line: r.line(entryAt), e: e})
+	}
+	if _, err := r.dec.Token(); err != nil {
+		return nil, r.fail(err)
+	}
+	return entries, nil
+}
+
+// npmVersionRead refuses a lockfile whose version (-1: none) is not one
+// read, or that has no packages.
+func npmVersionRead(version, line int, seenPackages bool) error {
 	switch {
 	case version == -1:
-		return read{}, fmt.Errorf(" line 1: no lockfileVersion: not a package-lock.json")
+		return fmt.Errorf(" line 1: no lockfileVersion: not a package-lock.json")
 	case version < 2:
-		return read{}, fmt.Errorf(" line %d: lockfileVersion %d is not read (it lists no installed packages): npm 7 or later writes version 3 with `npm install`", versionLine, version)
+		return fmt.Errorf(" line %d: lockfileVersion %d is not read (it lists no installed packages): npm 7 or later writes version 3 with `npm install`", line, version)
 	case version > 3:
-		return read{}, fmt.Errorf(" line %d: lockfileVersion %d is newer than the versions read (2 and 3)", versionLine, version)
+		return fmt.Errorf(" line %d: lockfileVersion %d is newer than the versions read (2 and 3)", line, version)
 	case !seenPackages:
-		return read{}, fmt.Errorf(" line 1: no packages: not a package-lock.json of version %d", version)
+		return fmt.Errorf(" line 1: no packages: not a package-lock.json of version %d", version)
 	}
+	return nil
+}
+
+// npmTop is the packages installed at the top level, each marked direct
+// when the root entry depends on it.
+func npmTop(entries []npmAt) ([]locked, error) {
 	var top []locked
 	var root npmEntry
 	for _, a := range entries {
@@ -137,7 +181,7 @@ func parseNpm(body []byte) (read, error) {
 		}
 		field := fmt.Sprintf("packages[%q]", a.path)
 		if a.e.Version == "" {
-			return read{}, fmt.Errorf(" line %d: %s has no version", a.line, field)
+			return nil, fmt.Errorf(" line %d: %s has no version", a.line, field)
 		}
 		top = append(grow(top), locked{name: name, version: a.e.Version, line: a.line, field: field})
 	}
@@ -146,11 +190,7 @@ func parseNpm(body []byte) (read, error) {
 		_, opt := root.OptionalDependencies[top[i].name]
 		top[i].direct = dep || opt
 	}
-	t, dangling, err := npmTree(entries)
-	if err != nil {
-		return read{}, err
-	}
-	return read{top: top, tree: t, dangling: dangling}, nil
+	return top, nil
 }
 
 // nextValue is the offset of the next token after offset, past white space

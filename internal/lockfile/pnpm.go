@@ -79,32 +79,9 @@ func parsePnpm(body []byte) (read, error) {
 	if root == nil {
 		return read{}, fmt.Errorf(" line %d: importers has no \".\" (the site's own package)", line(importers))
 	}
-	var deps []pnpmImporterDep
-	var dirs []pnpmImporter
-	for _, imp := range entries(importers.Value) {
-		dir := text(imp.Key)
-		if dir != "." {
-			dirs = append(dirs, pnpmImporter{dir: dir, line: line(imp)})
-		}
-		for _, kind := range []string{"dependencies", "optionalDependencies", "devDependencies"} {
-			section := lookup(entries(imp.Value), kind)
-			if section == nil {
-				continue
-			}
-			for _, dep := range entries(section.Value) {
-				name := text(dep.Key)
-				field := fmt.Sprintf("importers[%q].%s[%q].version", dir, kind, name)
-				v := lookup(entries(dep.Value), "version")
-				if v == nil {
-					return read{}, fmt.Errorf(" line %d: %s is missing", line(dep), field)
-				}
-				spec := ""
-				if s := lookup(entries(dep.Value), "specifier"); s != nil {
-					spec = text(s.Value)
-				}
-				deps = append(deps, pnpmImporterDep{importer: dir, kind: pnpmKinds[kind], name: name, spec: spec, version: text(v.Value), line: line(v), field: field})
-			}
-		}
+	dirs, deps, err := pnpmImporters(importers)
+	if err != nil {
+		return read{}, err
 	}
 	var pkgs []locked
 	for _, d := range deps {
@@ -123,6 +100,39 @@ func parsePnpm(body []byte) (read, error) {
 		return read{}, err
 	}
 	return read{top: pkgs, tree: t, dangling: dangling}, nil
+}
+
+// pnpmImporters is the workspaces' importers (the site's own, ".", aside)
+// and every dependency an importer declares, with its line and field.
+func pnpmImporters(importers *ast.MappingValueNode) ([]pnpmImporter, []pnpmImporterDep, error) {
+	var deps []pnpmImporterDep
+	var dirs []pnpmImporter
+	for _, imp := range entries(importers.Value) {
+		dir := text(imp.Key)
+		if dir != "." {
+			dirs = append(dirs, pnpmImporter{dir: dir, line: line(imp)})
+		}
+		for _, kind := range []string{"dependencies", "optionalDependencies", "devDependencies"} {
+			section := lookup(entries(imp.Value), kind)
+			if section == nil {
+				continue
+			}
+			for _, dep := range entries(section.Value) {
+				name := text(dep.Key)
+				field := fmt.Sprintf("importers[%q].%s[%q].version", dir, kind, name)
+				v := lookup(entries(dep.Value), "version")
+				if v == nil {
+					return nil, nil, fmt.Errorf(" line %d: %s is missing", line(dep), field)
+				}
+				spec := ""
+				if s := lookup(entries(dep.Value), "specifier"); s != nil {
+					spec = text(s.Value)
+				}
+				deps = append(deps, pnpmImporterDep{importer: dir, kind: pnpmKinds[kind], name: name, spec: spec, version: text(v.Value), line: line(v), field: field})
+			}
+		}
+	}
+	return dirs, deps, nil
 }
 
 // pnpmImporter is a workspace's importer.

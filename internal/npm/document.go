@@ -32,6 +32,11 @@ type Package struct {
 	// (NormalizeRepository), "" when the document names none that is
 	// one: the notes link of its releases.
 	Repository string `json:",omitempty"`
+	// DependenciesFrom is the lowest version whose Dependencies its
+	// reader kept (KeepDependencies from it), "" when none: a version's
+	// dependencies are read only at or above it (a version below may have
+	// some that were not kept).
+	DependenciesFrom string `json:",omitempty"`
 }
 
 // Version is what upcheck keeps of one version's manifest.

@@ -189,67 +189,88 @@ func ParseNpmrc(r io.Reader, name string, getenv func(string) string) (Registrie
 		fail := func(format string, args ...any) (Registries, error) {
 			return Registries{}, fmt.Errorf("%s line %d (%s): %s", name, line, key, fmt.Sprintf(format, args...))
 		}
-		var missing, refused string
-		value = envReference.ReplaceAllStringFunc(value, func(ref string) string {
-			m := envReference.FindStringSubmatch(ref)
-			switch {
-			case refused != "" || missing != "":
-				return ""
-			case !envName.MatchString(m[1]):
-				refused = "a ${…} that is no variable's name"
-				return ""
-			case !expandable(m[1]):
-				refused = "${" + m[1] + "}"
-				return ""
-			}
-			v := getenv(m[1])
-			if v == "" && m[2] == "" {
-				missing = m[1]
-			}
-			return v
-		})
-		switch {
-		case refused != "":
-			return fail("upcheck replaces only %s in the .npmrc, not %s: give the token to upcheck in one of them", expandableWords, refused)
-		case missing != "":
-			return fail("the environment variable %s is not set (write ${%s?} if it may be)", missing, missing)
+		value, err := expandEnv(value, getenv)
+		if err != nil {
+			return fail("%v", err)
 		}
-		switch {
-		case key == "registry":
-			u, err := ParseRegistryURL(value)
-			if err != nil {
-				return fail("%v", err)
-			}
-			regs.Default = u
-		case strings.HasPrefix(key, "@") && strings.HasSuffix(key, ":registry"):
-			scope := strings.TrimSuffix(key, ":registry")
-			if _, err := ValidateName(scope + "/x"); err != nil {
-				return fail("%q is not a scope", scope)
-			}
-			u, err := ParseRegistryURL(value)
-			if err != nil {
-				return fail("%v", err)
-			}
-			regs.Scopes[scope] = u
-		case strings.HasPrefix(key, "//") && strings.HasSuffix(key, ":_authToken"):
-			dart := strings.TrimSuffix(key, ":_authToken")
-			if !strings.HasSuffix(dart, "/") {
-				dart += "/"
-			}
-			if strings.Count(dart, "/") < 3 || len(dart) <= 3 {
-				return fail("the key names no host")
-			}
-			if value == "" {
-				return fail("the token is empty")
-			}
-			host, path, _ := strings.Cut(dart[2:], "/")
-			regs.tokens["//"+strings.ToLower(host)+"/"+path] = newToken(value)
+		if err := regs.set(key, value); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return Registries{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return regs, nil
+}
+
+// expandEnv is an .npmrc value with its ${NAME} references replaced from
+// getenv, as ParseNpmrc says; its error says which reference is refused or
+// unset, never the value.
+func expandEnv(value string, getenv func(string) string) (string, error) {
+	var missing, refused string
+	value = envReference.ReplaceAllStringFunc(value, func(ref string) string {
+		m := envReference.FindStringSubmatch(ref)
+		switch {
+		case refused != "" || missing != "":
+			return ""
+		case !envName.MatchString(m[1]):
+			refused = "a ${…} that is no variable's name"
+			return ""
+		case !expandable(m[1]):
+			refused = "${" + m[1] + "}"
+			return ""
+		}
+		v := getenv(m[1])
+		if v == "" && m[2] == "" {
+			missing = m[1]
+		}
+		return v
+	})
+	switch {
+	case refused != "":
+		return "", fmt.Errorf("upcheck replaces only %s in the .npmrc, not %s: give the token to upcheck in one of them", expandableWords, refused)
+	case missing != "":
+		return "", fmt.Errorf("the environment variable %s is not set (write ${%s?} if it may be)", missing, missing)
+	}
+	return value, nil
+}
+
+// set keeps key = value in r when key is one ParseNpmrc keeps (registry=,
+// @scope:registry=, //host/path/:_authToken=) and passes over any other
+// key; its error says what is wrong with the setting, never the value.
+func (r *Registries) set(key, value string) error {
+	switch {
+	case key == "registry":
+		u, err := ParseRegistryURL(value)
+		if err != nil {
+			return err
+		}
+		r.Default = u
+	case strings.HasPrefix(key, "@") && strings.HasSuffix(key, ":registry"):
+		scope := strings.TrimSuffix(key, ":registry")
+		if _, err := ValidateName(scope + "/x"); err != nil {
+			return fmt.Errorf("%q is not a scope", scope)
+		}
+		u, err := ParseRegistryURL(value)
+		if err != nil {
+			return err
+		}
+		r.Scopes[scope] = u
+	case strings.HasPrefix(key, "//") && strings.HasSuffix(key, ":_authToken"):
+		dart := strings.TrimSuffix(key, ":_authToken")
+		if !strings.HasSuffix(dart, "/") {
+			dart += "/"
+		}
+		if strings.Count(dart, "/") < 3 || len(dart) <= 3 {
+			return errors.New("the key names no host")
+		}
+		if value == "" {
+			return errors.New("the token is empty")
+		}
+		host, path, _ := strings.Cut(dart[2:], "/")
+		r.tokens["//"+strings.ToLower(host)+"/"+path] = newToken(value)
+	}
+	return nil
 }
 
 // unquote strips the quotes npm's ini reader strips.

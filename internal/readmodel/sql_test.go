@@ -11,8 +11,10 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
+	"github.com/upcheck/upcheck/internal/testing/treekit"
 )
 
 // The Go rank of a severity is the SQL one (upcheck_severity_rank, which
@@ -511,17 +513,28 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		db.MustExec(t, `UPDATE component_results SET exploited_ids = '{K-1}' WHERE code = 'kev'`)
 		// The last check completed three days ago: overdue.
 		db.MustExec(t, `UPDATE core_update_lock SET last_completed_at = clock_timestamp() - interval '3 days' WHERE name = $1`, lease.Name)
-		// A look-back finding (tree.exposed).
-		var exposure int64
-		db.QueryRow(t, `INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious,
-			known_exploited, installed_at, removed_at, epoch) VALUES (1, 'debug', '4.4.2', 'MAL-2', '{"id": "MAL-2"}', true, false,
-			clock_timestamp() - interval '1 day', clock_timestamp(), 1) RETURNING id`).Scan(&exposure)
-		// A new tree finding (tree.finding): stamped after the
-		// transaction below begins, as one its evaluation writes.
-		db.MustExec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only)
-			VALUES ('node_modules/chalk', 'chalk', '5.6.1', false, false, false, 'registry', false, false)`)
-		db.MustExec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited, found_at, epoch)
-			VALUES ('chalk', '5.6.1', 'MAL-3', '{"id": "MAL-3"}', '{MAL-3}', true, false, clock_timestamp() + interval '1 hour', 1)`)
+		// A look-back finding (tree.exposed): debug 4.4.2 installed by
+		// one sync, removed by the next (treekit: as the lockfile sync
+		// and the evaluation write them).
+		treekit.Write(t, st, "package-lock.json", treekit.Tree(t, "node_modules/debug 4.4.2"), nil)
+		treekit.Write(t, st, "package-lock.json", treekit.Tree(t, "node_modules/chalk 5.6.1"), nil)
+		past, err := st.TreePastVersions(ctx)
+		if err != nil || len(past) != 1 {
+			t.Fatalf("the history: %+v, %v", past, err)
+		}
+		mal := func(id string) release.AdvisoryMatch {
+			return release.AdvisoryMatch{Advisory: release.Advisory{ID: id, Severity: "critical", Affected: "*"}, NoFix: true, Malicious: true}
+		}
+		added := treekit.WriteFindings(t, st, []store.TreeFinding{treekit.Finding(t, "chalk", "5.6.1", mal("MAL-3"), false)},
+			[]store.TreeExposure{{IntervalID: past[0].IntervalID, Name: "debug", Version: "4.4.2", AdvisoryID: "MAL-2",
+				Advisory: []byte(`{"id": "MAL-2"}`), Malicious: true, InstalledAt: past[0].InstalledAt, RemovedAt: past[0].RemovedAt}})
+		exposure := added[0].ID
+		// A new tree finding (tree.finding): the evaluation writes it and
+		// plans its event in one transaction, the finding stamped after
+		// that transaction began; here the event is planned in the
+		// transaction below, so the finding's stamp is moved past its
+		// start.
+		db.MustExec(t, `UPDATE tree_findings SET found_at = clock_timestamp() + interval '1 hour'`)
 		var channel int64
 		if err := st.WithTx(ctx, func(tx *store.Tx) error {
 			var err error

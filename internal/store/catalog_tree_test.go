@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/treekit"
-	"github.com/upcheck/upcheck/internal/tree"
 )
 
 // Each catalog row counts what in its component's dependencies needs
@@ -20,24 +20,19 @@ func TestCatalogRowsCountTheComponentsDependencies(t *testing.T) {
 	ctx := context.Background()
 	b.exec(t, `INSERT INTO components (code, name, installed_version, package) VALUES
 		('express', 'Express', '4.17.1', 'express'), ('mocha', 'Mocha', '10.0.0', 'mocha')`)
-	express := treekit.Dep{Name: "express", Version: "4.17.1"}
-	mocha := treekit.Dep{Name: "mocha", Version: "10.0.0", Kind: tree.KindDev}
-	deps := []treekit.Dep{express, mocha,
-		{Name: "debug", Version: "2.6.9", Parent: express.ID()},
-		{Name: "qs", Version: "6.0.0", Parent: express.ID()},
-		{Name: "evil", Version: "1.0.0", Parent: express.ID()},
-		{Name: "dm", Version: "1.0.0", Parent: mocha.ID()},
-	}
+	lines := []string{"node_modules/express 4.17.1", "node_modules/mocha 10.0.0 dev",
+		"node_modules/express/node_modules/debug 2.6.9", "node_modules/express/node_modules/qs 6.0.0",
+		"node_modules/express/node_modules/evil 1.0.0", "node_modules/mocha/node_modules/dm 1.0.0"}
 	components := map[string]string{"express": "express", "mocha": "mocha"}
-	treekit.Write(t, b.st, treekit.Tree(deps...), components)
-	treekit.Evaluate(t, b.st,
-		treekit.Advisory{Name: "express", Version: "4.17.1", ID: "GHSA-exp1", FixedIn: "4.20.0"}, // the component's own
-		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg1", FixedIn: "2.6.10"},
-		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg2"},
-		treekit.Advisory{Name: "qs", Version: "6.0.0", ID: "GHSA-qs01", FixedIn: "6.0.4"},
-		treekit.Advisory{Name: "evil", Version: "1.0.0", ID: "MAL-2026-1", Malicious: true},
-		treekit.Advisory{Name: "dm", Version: "1.0.0", ID: "GHSA-dm01", FixedIn: "1.0.1"},
-	)
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, lines...), components)
+	evaluate(t, b.st, []store.TreeFinding{
+		finding(t, "express", "4.17.1", "GHSA-exp1", "4.20.0", false, false), // the component's own
+		finding(t, "debug", "2.6.9", "GHSA-dbg1", "2.6.10", false, false),
+		finding(t, "debug", "2.6.9", "GHSA-dbg2", "", false, false),
+		finding(t, "qs", "6.0.0", "GHSA-qs01", "6.0.4", false, false),
+		finding(t, "evil", "1.0.0", "MAL-2026-1", "", true, false),
+		finding(t, "dm", "1.0.0", "GHSA-dm01", "1.0.1", false, false),
+	})
 	counts := func(mode readmodel.DevMode) map[string][2]int {
 		t.Helper()
 		rows, _, err := b.st.CatalogRows(ctx, mode)
@@ -61,11 +56,11 @@ func TestCatalogRowsCountTheComponentsDependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	treekit.Write(t, b.st, treekit.Tree(deps...), components) // unchanged: tree_state alone
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, lines...), components) // unchanged: tree_state alone
 	if ok, err := b.st.ReadModelUnchanged(ctx, stamp); err != nil || !ok {
 		t.Errorf("an unchanged sync turned the snapshot (%v)", err)
 	}
-	treekit.Write(t, b.st, treekit.Tree(append(deps, treekit.Dep{Name: "ms", Version: "2.0.0", Parent: express.ID()})...), components)
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, append(lines, "node_modules/express/node_modules/ms 2.0.0")...), components)
 	if ok, err := b.st.ReadModelUnchanged(ctx, stamp); err != nil || ok {
 		t.Errorf("a sync that changed the tree left the snapshot holding (%v)", err)
 	}

@@ -1,8 +1,13 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/treekit"
 )
 
 // upcheck_tree_counted: withdrawn and dismissed never count; a
@@ -82,17 +87,27 @@ func testTreeDismissed(t *testing.T, f *fdb) {
 // one only under include, and a look-back finding as exposed until
 // dismissed.
 func testTreeAttention(t *testing.T, f *fdb) {
-	f.exec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only) VALUES
-		('node_modules/a', 'a', '1.0.0', false, false, false, 'registry', false, false),
-		('node_modules/d', 'd', '1.0.0', true, false, false, 'registry', false, true)`)
-	f.exec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited, fixed_in, epoch) VALUES
-		('a', '1.0.0', 'GHSA-a', '{"id": "GHSA-a", "no_fix": false, "fixed_in": "1.0.1"}', '{GHSA-A}', false, false, '1.0.1', 1),
-		('a', '1.0.0', 'GHSA-n', '{"id": "GHSA-n", "no_fix": true}', '{GHSA-N}', false, false, NULL, 1),
-		('a', '1.0.0', 'GHSA-k', '{"id": "GHSA-k", "no_fix": false}', '{GHSA-K}', false, true, '1.0.1', 1),
-		('d', '1.0.0', 'GHSA-d', '{"id": "GHSA-d", "no_fix": true}', '{GHSA-D}', false, false, NULL, 1),
-		('d', '1.0.0', 'MAL-d', '{"id": "MAL-d", "no_fix": true, "malicious": true}', '{MAL-D}', true, false, NULL, 1)`)
-	f.exec(t, `INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious, known_exploited, installed_at, removed_at, epoch)
-		VALUES (1, 'old', '0.1.0', 'MAL-o', '{"id": "MAL-o"}', true, false, clock_timestamp() - interval '1 day', clock_timestamp(), 1)`)
+	st := store.New(f.Pool)
+	lines := []string{"node_modules/a 1.0.0", "node_modules/d 1.0.0 dev"}
+	treekit.Write(t, st, "package-lock.json", treekit.Tree(t, append(lines, "node_modules/old 0.1.0")...), nil)
+	treekit.Write(t, st, "package-lock.json", treekit.Tree(t, lines...), nil)
+	adv := func(id, fixed string) release.AdvisoryMatch {
+		return release.AdvisoryMatch{Advisory: release.Advisory{ID: id, Severity: "high", Affected: "*", FixedIn: fixed}, NoFix: fixed == ""}
+	}
+	exploited, malicious := adv("GHSA-k", "1.0.1"), adv("MAL-d", "")
+	exploited.KnownExploited, malicious.Malicious = true, true
+	past, err := st.TreePastVersions(context.Background())
+	if err != nil || len(past) != 1 {
+		t.Fatalf("the history: %+v, %v; want old 0.1.0 removed", past, err)
+	}
+	treekit.WriteFindings(t, st, []store.TreeFinding{
+		treekit.Finding(t, "a", "1.0.0", adv("GHSA-a", "1.0.1"), false),
+		treekit.Finding(t, "a", "1.0.0", adv("GHSA-n", ""), false),
+		treekit.Finding(t, "a", "1.0.0", exploited, false),
+		treekit.Finding(t, "d", "1.0.0", adv("GHSA-d", ""), false),
+		treekit.Finding(t, "d", "1.0.0", malicious, false),
+	}, []store.TreeExposure{{IntervalID: past[0].IntervalID, Name: "old", Version: "0.1.0", AdvisoryID: "MAL-o",
+		Advisory: []byte(`{"id": "MAL-o"}`), Malicious: true, InstalledAt: past[0].InstalledAt, RemovedAt: past[0].RemovedAt}})
 	kinds := func(mode string) string {
 		return f.text(t, `SELECT string_agg(kind || ':' || advisory_id, ' ' ORDER BY kind, advisory_id) FROM upcheck_tree_attention($1)`, mode)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -35,6 +37,7 @@ func (e *Executor) Packages(ctx context.Context, f PackageFilter) ([]readmodel.P
 	for i, r := range rows {
 		out[i] = readmodel.PackageRow{Name: r.Name, Versions: r.Versions, Instances: int(r.Instances), Dev: r.Dev,
 			InstallScript: r.InstallScript, OtherSources: r.OtherSources, Components: r.Components, Heads: r.Heads}
+		slices.SortFunc(out[i].Versions, npmver.Compare) // as versions, not as text
 		if err := json.Unmarshal(r.Path, &out[i].Path); err != nil {
 			return nil, fmt.Errorf("decode the path of %q: %w", r.Name, err)
 		}

@@ -6,9 +6,41 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/treekit"
-	"github.com/upcheck/upcheck/internal/tree"
 )
+
+// finding is the advisory id of name@version as the evaluation stores it:
+// fixed in fixedIn ("": no fix), malicious or exploited in the wild.
+func finding(t *testing.T, name, version, id, fixedIn string, malicious, exploited bool) store.TreeFinding {
+	t.Helper()
+	return treekit.Finding(t, name, version, release.AdvisoryMatch{Advisory: release.Advisory{ID: id, Severity: "medium",
+		Affected: "*", FixedIn: fixedIn}, NoFix: fixedIn == "", Malicious: malicious, KnownExploited: exploited}, false)
+}
+
+// evaluate stores one evaluation of the stored tree (treekit.WriteFindings):
+// the findings of versions installed now, and the look-back's exposures
+// of past ones: each of past names a version the tree no longer has, one
+// exposure per interval it was installed in.
+func evaluate(t *testing.T, st *store.Store, findings []store.TreeFinding, past ...store.TreeFinding) {
+	t.Helper()
+	intervals, err := st.TreePastVersions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exposures []store.TreeExposure
+	for _, f := range past {
+		for _, v := range intervals {
+			if v.Name == f.Name && v.Version == f.Version {
+				exposures = append(exposures, store.TreeExposure{IntervalID: v.IntervalID, Name: f.Name, Version: f.Version,
+					AdvisoryID: f.AdvisoryID, Advisory: f.Advisory, Malicious: f.Malicious, KnownExploited: f.KnownExploited,
+					InstalledAt: v.InstalledAt, RemovedAt: v.RemovedAt})
+			}
+		}
+	}
+	treekit.WriteFindings(t, st, findings, exposures)
+}
 
 // countedSite is a tree synced twice (old 0.1.0 installed, then removed)
 // and evaluated: debug 2.6.9 (two advisories, one with no fix), qs
@@ -17,26 +49,20 @@ import (
 // (malicious).
 func countedSite(t *testing.T, b *bundle) {
 	t.Helper()
-	express := treekit.Dep{Name: "express", Version: "4.17.1"}
-	mocha := treekit.Dep{Name: "mocha", Version: "10.0.0", Kind: tree.KindDev}
-	deps := []treekit.Dep{express, mocha,
-		{Name: "send", Version: "0.17.1", Parent: express.ID()},
-		{Name: "debug", Version: "2.6.9", Parent: express.ID()},
-		{Name: "qs", Version: "6.0.0", Parent: express.ID()},
-		{Name: "dm", Version: "1.0.0", Parent: mocha.ID()},
-		{Name: "evil", Version: "1.0.0", Parent: mocha.ID()},
-	}
+	lines := []string{"node_modules/express 4.17.1", "node_modules/mocha 10.0.0 dev",
+		"node_modules/express/node_modules/send 0.17.1", "node_modules/express/node_modules/debug 2.6.9",
+		"node_modules/express/node_modules/qs 6.0.0",
+		"node_modules/mocha/node_modules/dm 1.0.0", "node_modules/mocha/node_modules/evil 1.0.0"}
 	components := map[string]string{"express": "express"}
-	treekit.Write(t, b.st, treekit.Tree(append(deps, treekit.Dep{Name: "old", Version: "0.1.0", Parent: express.ID()})...), components)
-	treekit.Write(t, b.st, treekit.Tree(deps...), components)
-	treekit.Evaluate(t, b.st,
-		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg1", FixedIn: "2.6.10", Severity: "low"},
-		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg2", Severity: "medium"},
-		treekit.Advisory{Name: "qs", Version: "6.0.0", ID: "GHSA-qs01", FixedIn: "6.0.4", KnownExploited: true},
-		treekit.Advisory{Name: "dm", Version: "1.0.0", ID: "GHSA-dm01", FixedIn: "1.0.1"},
-		treekit.Advisory{Name: "evil", Version: "1.0.0", ID: "MAL-2026-1", Malicious: true},
-		treekit.Advisory{Name: "old", Version: "0.1.0", ID: "MAL-2026-2", Malicious: true},
-	)
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, append(lines, "node_modules/express/node_modules/old 0.1.0")...), components)
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, lines...), components)
+	evaluate(t, b.st, []store.TreeFinding{
+		finding(t, "debug", "2.6.9", "GHSA-dbg1", "2.6.10", false, false),
+		finding(t, "debug", "2.6.9", "GHSA-dbg2", "", false, false),
+		finding(t, "qs", "6.0.0", "GHSA-qs01", "6.0.4", false, true),
+		finding(t, "dm", "1.0.0", "GHSA-dm01", "1.0.1", false, false),
+		finding(t, "evil", "1.0.0", "MAL-2026-1", "", true, false),
+	}, finding(t, "old", "0.1.0", "MAL-2026-2", "", true, false))
 }
 
 // The summary counts what in the tree needs attention by the one

@@ -14,6 +14,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/db"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 )
 
 // The installed tree's findings (migrations/00013_tree_findings.sql): what
@@ -100,6 +101,28 @@ type TreeFinding struct {
 	// FixedIn nil: no fixed version.
 	FixedIn   *string `json:"fixed_in"`
 	Withdrawn bool    `json:"withdrawn"`
+}
+
+// TreeFindingOf is a, an advisory of name@version, as the tree's findings
+// store it: the advisory as a component's result lists one (its JSON),
+// keyed by keys (its id and aliases, osv.AdvisoryKeys), and the facts the
+// pages filter and count by; withdrawn: a withdrawn advisory, kept apart.
+func TreeFindingOf(name, version string, a release.AdvisoryMatch, keys []string, withdrawn bool) (TreeFinding, error) {
+	body, err := json.Marshal(a)
+	if err != nil {
+		return TreeFinding{}, fmt.Errorf("the advisory %s of %s@%s: %w", a.ID, name, version, err)
+	}
+	f := TreeFinding{Name: name, Version: version, AdvisoryID: a.ID, Advisory: body, Keys: keys, Malicious: a.Malicious,
+		KnownExploited: a.KnownExploited, Severity: a.Severity, Withdrawn: withdrawn}
+	if a.EPSS != nil {
+		score := a.EPSS.Score
+		f.EPSS = &score
+	}
+	if a.FixedIn != "" {
+		fixed := a.FixedIn
+		f.FixedIn = &fixed
+	}
+	return f, nil
 }
 
 // TreeExposure is a look-back finding: an advisory naming a version the

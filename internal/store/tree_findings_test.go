@@ -6,70 +6,60 @@ import (
 	"errors"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/treekit"
 )
 
-// treeSite writes an installed tree (00012's tables, as a lockfile sync
-// does) and one evaluation of it: a (prod, fixed), b (every instance
-// dev, no fix), m (dev, malicious), c (two advisories, one no fix, one
-// withdrawn), k (exploited in the wild, and a's GHSA-aaaa too), and the
-// look-back's finding of old 0.1.0 (malicious, removed).
+// treeSite writes an installed tree as a lockfile sync does, and one
+// evaluation of it as the check does (treekit): a (prod, fixed), b (every
+// instance dev: one at the top, one under the dev package x; no fix), m
+// (dev, malicious), c (two advisories, one no fix, one withdrawn), k
+// (exploited in the wild, and a's GHSA-aaaa too), and the look-back's
+// finding of old 0.1.0 (malicious, installed by an earlier sync).
 func treeSite(t *testing.T, b *bundle) {
 	t.Helper()
-	ctx := context.Background()
-	b.exec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only, components) VALUES
-		('node_modules/a', 'a', '1.0.0', false, false, false, 'registry', false, false, '{blog}'),
-		('node_modules/b', 'b', '1.0.0', true, false, false, 'registry', false, true, '{}'),
-		('node_modules/x/node_modules/b', 'b', '1.0.0', false, false, false, 'registry', false, true, '{}'),
-		('node_modules/m', 'm', '1.0.0', true, false, false, 'registry', false, true, '{}'),
-		('node_modules/c', 'c', '2.0.0', false, false, false, 'registry', false, false, '{blog}'),
-		('node_modules/k', 'k', '1.0.0', false, false, false, 'registry', false, false, '{}')`)
-	b.exec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-		VALUES ('/site/package-lock.json', '\x01', '\x02', '\x03', 1, 6, clock_timestamp(), clock_timestamp())`)
-	b.exec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at)
-		VALUES ('old', '0.1.0', clock_timestamp() - interval '2 days', clock_timestamp() - interval '1 day')`)
-	fixed := "1.0.1"
-	finding := func(name, version, id string, adv map[string]any) store.TreeFinding {
-		adv["id"] = id
-		raw, _ := json.Marshal(adv)
-		f := store.TreeFinding{Name: name, Version: version, AdvisoryID: id, Advisory: raw, Keys: []string{id}}
-		f.Malicious, _ = adv["malicious"].(bool)
-		f.KnownExploited, _ = adv["known_exploited"].(bool)
-		f.Severity, _ = adv["severity"].(string)
-		if v, ok := adv["fixed_in"].(string); ok {
-			f.FixedIn = &v
-		}
-		return f
+	lines := []string{"node_modules/a 1.0.0", "node_modules/b 1.0.0 dev", "node_modules/x 1.0.0 dev",
+		"node_modules/x/node_modules/b 1.0.0", "node_modules/m 1.0.0 dev", "node_modules/c 2.0.0", "node_modules/k 1.0.0"}
+	blog := map[string]string{"a": "blog", "c": "blog"}
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, append(lines, "node_modules/old 0.1.0")...), blog)
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, lines...), blog)
+	advisory := func(id, severity, affected, fixed string) release.AdvisoryMatch {
+		return release.AdvisoryMatch{Advisory: release.Advisory{ID: id, Severity: severity, Affected: affected, FixedIn: fixed},
+			NoFix: fixed == ""}
 	}
+	malicious := advisory("MAL-2026-1", "critical", "*", "")
+	malicious.Malicious = true
+	exploited := advisory("GHSA-kkkk", "high", "<1.0.1", "1.0.1")
+	exploited.KnownExploited = true
+	aliased := advisory("GHSA-dddd", "medium", "*", "")
+	aliased.Aliases = []string{"CVE-2026-1"}
 	findings := []store.TreeFinding{
-		finding("a", "1.0.0", "GHSA-aaaa", map[string]any{"severity": "high", "affected": "<1.0.1", "fixed_in": fixed}),
-		finding("b", "1.0.0", "GHSA-bbbb", map[string]any{"severity": "low", "affected": "*", "no_fix": true}),
-		finding("m", "1.0.0", "MAL-2026-1", map[string]any{"severity": "critical", "affected": "*", "no_fix": true, "malicious": true}),
-		finding("c", "2.0.0", "GHSA-cccc", map[string]any{"severity": "medium", "affected": "<2.0.1", "fixed_in": "2.0.1"}),
-		finding("c", "2.0.0", "GHSA-dddd", map[string]any{"severity": "medium", "affected": "*", "no_fix": true, "aliases": []string{"CVE-2026-1"}}),
-		finding("k", "1.0.0", "GHSA-kkkk", map[string]any{"severity": "high", "affected": "<1.0.1", "fixed_in": fixed, "known_exploited": true}),
-		finding("k", "1.0.0", "GHSA-aaaa", map[string]any{"severity": "high", "affected": "<1.0.1", "fixed_in": fixed}),
+		treekit.Finding(t, "a", "1.0.0", advisory("GHSA-aaaa", "high", "<1.0.1", "1.0.1"), false),
+		treekit.Finding(t, "b", "1.0.0", advisory("GHSA-bbbb", "low", "*", ""), false),
+		treekit.Finding(t, "m", "1.0.0", malicious, false),
+		treekit.Finding(t, "c", "2.0.0", advisory("GHSA-cccc", "medium", "<2.0.1", "2.0.1"), false),
+		treekit.Finding(t, "c", "2.0.0", aliased, false),
+		treekit.Finding(t, "k", "1.0.0", exploited, false),
+		treekit.Finding(t, "k", "1.0.0", advisory("GHSA-aaaa", "high", "<1.0.1", "1.0.1"), false),
+		treekit.Finding(t, "c", "2.0.0", advisory("GHSA-wwww", "high", "*", ""), true),
 	}
-	findings[4].Keys = []string{"GHSA-DDDD", "CVE-2026-1"}
-	w := finding("c", "2.0.0", "GHSA-wwww", map[string]any{"severity": "high", "affected": "*", "no_fix": true})
-	w.Withdrawn = true
-	findings = append(findings, w)
-	var interval int64
-	b.db.QueryRow(t, `SELECT id FROM tree_versions WHERE name = 'old'`).Scan(&interval)
-	old, _ := json.Marshal(map[string]any{"id": "MAL-2026-9", "severity": "critical", "affected": "*", "no_fix": true, "malicious": true})
-	exposures := []store.TreeExposure{{IntervalID: interval, Name: "old", Version: "0.1.0", AdvisoryID: "MAL-2026-9", Advisory: old,
-		Malicious: true, InstalledAt: time.Now().Add(-48 * time.Hour), RemovedAt: time.Now().Add(-24 * time.Hour)}}
-	if err := b.st.WithTx(ctx, func(tx *store.Tx) error {
-		added, err := tx.TreeFindingsWrite(ctx, findings, exposures, []byte{2}, 1, 1)
-		if len(added) != 1 && err == nil {
-			t.Errorf("%d exposures added, want 1", len(added))
-		}
-		return err
-	}); err != nil {
+	past, err := b.st.TreePastVersions(context.Background())
+	if err != nil || len(past) != 1 || past[0].Name != "old" {
+		t.Fatalf("the history: %+v, %v; want old 0.1.0 removed", past, err)
+	}
+	old := malicious
+	old.ID = "MAL-2026-9"
+	raw, err := json.Marshal(old)
+	if err != nil {
 		t.Fatal(err)
+	}
+	exposures := []store.TreeExposure{{IntervalID: past[0].IntervalID, Name: "old", Version: "0.1.0", AdvisoryID: old.ID,
+		Advisory: raw, Malicious: true, InstalledAt: past[0].InstalledAt, RemovedAt: past[0].RemovedAt}}
+	if added := treekit.WriteFindings(t, b.st, findings, exposures); len(added) != 1 {
+		t.Errorf("%d exposures added, want 1", len(added))
 	}
 }
 

@@ -4,12 +4,16 @@ package store
 // evaluation, and the history of a package's versions (tree.go writes them).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
@@ -22,7 +26,9 @@ type TreePackage struct {
 	Components []string
 }
 
-// TreePackagesByName reads every installed instance of the package name.
+// TreePackagesByName reads every installed instance of the package name,
+// by version as versions sort (npmver.Compare: 9.0.0 before 10.0.0), then
+// by where it sits.
 func (e *Executor) TreePackagesByName(ctx context.Context, name string) ([]TreePackage, error) {
 	rows, err := e.q.TreePackagesByName(ctx, e.dbtx, name)
 	if err != nil {
@@ -37,6 +43,9 @@ func (e *Executor) TreePackagesByName(ctx context.Context, name string) ([]TreeP
 			return nil, err
 		}
 	}
+	slices.SortStableFunc(out, func(a, b TreePackage) int {
+		return cmp.Or(npmver.Compare(a.Version, b.Version), strings.Compare(a.ID, b.ID))
+	})
 	return out, nil
 }
 
@@ -103,7 +112,8 @@ type TreeVersion struct {
 }
 
 // TreeVersionsOf reads the history of the package name, newest interval
-// first.
+// first, and of intervals opened at one instant the newest version first
+// (npmver.Compare).
 func (e *Executor) TreeVersionsOf(ctx context.Context, name string) ([]TreeVersion, error) {
 	rows, err := e.q.TreeVersionsOf(ctx, e.dbtx, name)
 	if err != nil {
@@ -113,6 +123,11 @@ func (e *Executor) TreeVersionsOf(ctx context.Context, name string) ([]TreeVersi
 	for i, r := range rows {
 		out[i] = TreeVersion{Name: r.Name, Version: r.Version, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt}
 	}
+	// Intervals opened by one sync, at one instant: the newer version
+	// first, as versions sort.
+	slices.SortStableFunc(out, func(a, b TreeVersion) int {
+		return cmp.Or(b.InstalledAt.Compare(a.InstalledAt), npmver.Compare(b.Version, a.Version))
+	})
 	return out, nil
 }
 

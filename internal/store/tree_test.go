@@ -298,6 +298,8 @@ func TestTreeWriteRefusesAStaleEpoch(t *testing.T) {
 func TestTreeVersionsPurge(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	// Written by hand: the lockfile sync stamps intervals with the
+	// database's now, and these ended hundreds of days ago.
 	b.exec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
 		('debug', '4.4.2', clock_timestamp() - interval '500 days', clock_timestamp() - interval '401 days'),
 		('debug', '4.4.1', clock_timestamp() - interval '500 days', clock_timestamp() - interval '399 days'),

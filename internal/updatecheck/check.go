@@ -261,12 +261,6 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 	if _, err := c.evaluateTree(ctx, l); err != nil {
 		return counts, 0, 0, err
 	}
-	// What clears each of the tree's findings, from the findings as
-	// stored (docs/npm.md "What clears a finding"): its documents fetched
-	// under the lease, bounded (MaxFixDocuments).
-	if err := c.fixStep(ctx, l); err != nil {
-		return counts, 0, 0, err
-	}
 	jobs, err := c.plan(ctx)
 	if err != nil {
 		return counts, 0, 0, err
@@ -278,8 +272,15 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 	if err = c.ready(ctx, jobs); err != nil {
 		return counts, 0, offline, err
 	}
-	counts, sources, err = c.fetchAndWrite(ctx, l, jobs)
-	return counts, sources, offline, err
+	if counts, sources, err = c.fetchAndWrite(ctx, l, jobs); err != nil {
+		return counts, sources, offline, err
+	}
+	// What clears each of the tree's findings, from the findings as
+	// stored (docs/npm.md "What clears a finding"): after the sources, so
+	// that a component's own document is the one its source's fetch just
+	// stored; the other documents fetched under the lease, bounded
+	// (MaxFixDocuments).
+	return counts, sources, offline, c.fixStep(ctx, l)
 }
 
 // fetchAndWrite fetches the sources of jobs and writes each one's outcome,

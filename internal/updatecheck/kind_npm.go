@@ -87,6 +87,11 @@ type npmJob struct {
 	keys *registryKeys
 	// request is the fetch of the package (request), read by prepare.
 	request *npm.PackageRequest
+	// floor is the lowest installed version of its components, from
+	// which the package's dependencies are kept (keepDependencies).
+	floor string
+	// stored is the stored package, read once (storedOf).
+	stored func() *npm.Package
 }
 
 // npmOf is what npmKind keeps of j (ready); nothing yet when ready did
@@ -180,14 +185,18 @@ func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
 	}
 	// Validators only for a package stored from the registry named now:
 	// another registry's 304 would vouch for what it never sent.
+	// And only for one that keeps the dependencies the fix step reads
+	// (keepsDependencies): one stored without them is asked for whole.
+	n.floor, n.stored = componentsFloor(j.components), c.storedOf(*j)
 	etag, lastModified := "", ""
-	if j.stored.Document != nil && j.stored.Registry == n.keys.registry {
+	if j.stored.Document != nil && j.stored.Registry == n.keys.registry && keepsDependencies(n.stored(), n.floor) {
 		etag, lastModified = j.stored.ETag, j.stored.LastModified
 	}
 	pr, err := c.npm.PackageRequest(n.pkg, etag, lastModified)
 	if err != nil {
 		return fetch.Request{}, failureOf(err, "")
 	}
+	keepDependencies(pr, n.floor)
 	n.request = pr
 	return pr.Request, failure{}
 }
@@ -204,11 +213,15 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 		return pending{}, false
 	}
 	fetched, err := pr.Result(resp, ferr)
-	stored := c.storedOf(j) // read once, and only when needed
+	stored := n.stored // read once (request)
+	if stored == nil {
+		stored = c.storedOf(j)
+	}
 	if err == nil && fetched.Package == nil && stored() == nil {
 		// A 304 for a stored package that cannot be read (or none): ask
 		// for the whole document, or every check would get the same 304.
 		if whole, werr := c.npm.PackageRequest(n.pkg, "", ""); werr == nil {
+			keepDependencies(whole, n.floor)
 			resp, ferr = c.fetcher.Fetch(ctx, whole.Request)
 			if fetch.IsCancelled(ctx, ferr) {
 				return pending{}, false
@@ -241,6 +254,9 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 			p.trustState, p.verifiedBy = npmTrust(keys)
 		}
 	default:
+		if pr.Keep != nil {
+			fetched.Package.DependenciesFrom = n.floor
+		}
 		body, err := json.Marshal(fetched.Package)
 		if err != nil {
 			p.failure = failure{kind: readmodel.ErrorOther, detail: fmt.Sprintf("encode the package document: %v", err)}

@@ -31,7 +31,7 @@ func (b *bundle) useRegistry(r *npmreg.Registry) {
 
 func (b *bundle) catalogRow(code string) readmodel.CatalogRow {
 	b.t.Helper()
-	rows, _, err := b.store.CatalogRows(context.Background())
+	rows, _, err := b.store.CatalogRows(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		b.t.Fatal(err)
 	}

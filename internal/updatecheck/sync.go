@@ -68,74 +68,13 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	if err != nil {
 		return SyncReport{}, err
 	}
-	old := make(map[string]store.Component, len(before))
-	for _, comp := range before {
-		old[comp.Code] = comp
-	}
-
-	rep := SyncReport{Components: len(m.Components)}
-	var upserts []store.Component
-	for _, mc := range m.Components {
-		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin(),
-			Package: mc.NpmPackage(), Policy: m.PolicyOf(mc).Text()}
-		prev, existed := old[mc.Code]
-		delete(old, mc.Code) // what is left once the loop ends was removed
-		switch {
-		case !existed:
-			rep.Added++
-		case prev != next:
-			rep.Changed++
-		default:
-			continue
-		}
-		upserts = append(upserts, next)
-	}
-
-	// One audit row per source whose pin changes, naming all its
-	// components, committed with the batch that writes the last of them.
-	changes := pinChanges(before, upserts)
-	last := map[string]int{}    // source -> position of its last upsert
-	pins := map[string]string{} // code -> its pin now
-	for i, u := range upserts {
-		last[u.SourceURL] = i
-		pins[u.Code] = u.PinnedKey
-	}
+	rep, upserts, removed := componentChanges(m, before)
 	defer s.reads.Changed()
-	for start := 0; start < len(upserts); start += syncBatch {
-		end := min(start+syncBatch, len(upserts))
-		batch := upserts[start:end]
-		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
-			if _, err := tx.ComponentUpsertMany(ctx, batch); err != nil {
-				return err
-			}
-			for _, change := range changes {
-				if i := last[change.Source]; i < start || i >= end {
-					continue
-				}
-				if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
-					return err
-				}
-				if err := s.recordPinDowngrade(ctx, tx, change, pins); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return SyncReport{}, fmt.Errorf("sync components: %w", err)
-		}
+	if err := s.writeComponents(ctx, before, upserts); err != nil {
+		return SyncReport{}, err
 	}
-	removed := slices.Sorted(maps.Keys(old))
-	for start := 0; start < len(removed); start += syncBatch {
-		batch := removed[start:min(start+syncBatch, len(removed))]
-		err = s.lease.WithLock(ctx, func(tx *store.Tx) error {
-			n, err := tx.ComponentDelete(ctx, batch)
-			rep.Removed += int(n)
-			return err
-		})
-		if err != nil {
-			return SyncReport{}, fmt.Errorf("sync components: remove: %w", err)
-		}
+	if rep.Removed, err = s.removeComponents(ctx, removed); err != nil {
+		return SyncReport{}, err
 	}
 
 	// The dismissals and skips the manifest declares, after the components
@@ -159,6 +98,90 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	s.logger.InfoContext(ctx, "components synced", "components", rep.Components, "added", rep.Added,
 		"changed", rep.Changed, "removed", rep.Removed, "reevaluated", rep.Reevaluated)
 	return rep, nil
+}
+
+// componentChanges is what makes the installed components those of m:
+// the rows to add or change, the codes to remove, and the report's counts
+// of them.
+func componentChanges(m *manifest.Manifest, before []store.Component) (SyncReport, []store.Component, []string) {
+	old := make(map[string]store.Component, len(before))
+	for _, comp := range before {
+		old[comp.Code] = comp
+	}
+	rep := SyncReport{Components: len(m.Components)}
+	var upserts []store.Component
+	for _, mc := range m.Components {
+		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin(),
+			Package: mc.NpmPackage(), Policy: m.PolicyOf(mc).Text()}
+		prev, existed := old[mc.Code]
+		delete(old, mc.Code) // what is left once the loop ends was removed
+		switch {
+		case !existed:
+			rep.Added++
+		case prev != next:
+			rep.Changed++
+		default:
+			continue
+		}
+		upserts = append(upserts, next)
+	}
+	return rep, upserts, slices.Sorted(maps.Keys(old))
+}
+
+// writeComponents writes upserts in batches under the lease's lock, with
+// one audit row per source whose pin changes, naming all its components,
+// committed with the batch that writes the last of them.
+func (s *Syncer) writeComponents(ctx context.Context, before, upserts []store.Component) error {
+	changes := pinChanges(before, upserts)
+	last := map[string]int{}    // source -> position of its last upsert
+	pins := map[string]string{} // code -> its pin now
+	for i, u := range upserts {
+		last[u.SourceURL] = i
+		pins[u.Code] = u.PinnedKey
+	}
+	for start := 0; start < len(upserts); start += syncBatch {
+		end := min(start+syncBatch, len(upserts))
+		batch := upserts[start:end]
+		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
+			if _, err := tx.ComponentUpsertMany(ctx, batch); err != nil {
+				return err
+			}
+			for _, change := range changes {
+				if i := last[change.Source]; i < start || i >= end {
+					continue
+				}
+				if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
+					return err
+				}
+				if err := s.recordPinDowngrade(ctx, tx, change, pins); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sync components: %w", err)
+		}
+	}
+	return nil
+}
+
+// removeComponents deletes the components of codes in batches under the
+// lease's lock and says how many it removed.
+func (s *Syncer) removeComponents(ctx context.Context, codes []string) (int, error) {
+	removed := 0
+	for start := 0; start < len(codes); start += syncBatch {
+		batch := codes[start:min(start+syncBatch, len(codes))]
+		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
+			n, err := tx.ComponentDelete(ctx, batch)
+			removed += int(n)
+			return err
+		})
+		if err != nil {
+			return removed, fmt.Errorf("sync components: remove: %w", err)
+		}
+	}
+	return removed, nil
 }
 
 // evaluateStored evaluates every component that has no result from its

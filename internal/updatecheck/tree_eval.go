@@ -220,22 +220,7 @@ func (k *knowledge) evaluateTree(installed []store.NameVersion, past []store.Pas
 }
 
 // treeFinding is a, an advisory of name@version, as the tree's findings
-// store it: the advisory as a component's result lists one, and the facts
-// the pages filter and count by.
+// store it (store.TreeFindingOf), keyed by its id and aliases.
 func treeFinding(name, version string, a release.AdvisoryMatch, withdrawn bool) (store.TreeFinding, error) {
-	body, err := json.Marshal(a)
-	if err != nil {
-		return store.TreeFinding{}, fmt.Errorf("the advisory %s of %s@%s: %w", a.ID, name, version, err)
-	}
-	f := store.TreeFinding{Name: name, Version: version, AdvisoryID: a.ID, Advisory: body, Keys: advisoryKeys(a.ID, a.Aliases),
-		Malicious: a.Malicious, KnownExploited: a.KnownExploited, Severity: a.Severity, Withdrawn: withdrawn}
-	if a.EPSS != nil {
-		score := a.EPSS.Score
-		f.EPSS = &score
-	}
-	if a.FixedIn != "" {
-		fixed := a.FixedIn
-		f.FixedIn = &fixed
-	}
-	return f, nil
+	return store.TreeFindingOf(name, version, a, advisoryKeys(a.ID, a.Aliases), withdrawn)
 }

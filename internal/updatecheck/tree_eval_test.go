@@ -22,49 +22,18 @@ import (
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/testkit"
+	"github.com/upcheck/upcheck/internal/testing/treekit"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
-// treePkg is one installed instance as the tests write it (source ""
-// for registry).
-type treePkg struct {
-	id, name, version, source string
-	dev, devOnly              bool
-	components                []string
-}
-
-// putTree writes the installed tree as a lockfile sync does (migrations/
-// 00012_tree.sql): the instances, the tree's state with a hash of them,
-// and the history: the versions no longer installed get their interval
-// closed, those new an interval opened, on the database's clock.
-func (b *bundle) putTree(pkgs ...treePkg) {
+// putTree writes the installed tree of lines (treekit.Tree) as a lockfile
+// sync does (store.Tx.TreeWrite): the instances with their paths, the
+// tree's state, and the history: the versions no longer installed get
+// their interval closed, those new an interval opened, on the database's
+// clock. components maps a direct dependency to its component.
+func (b *bundle) putTree(components map[string]string, lines ...string) {
 	b.t.Helper()
-	var hash strings.Builder
-	for _, p := range pkgs {
-		fmt.Fprintf(&hash, "%s=%s@%s %v %v;", p.id, p.name, p.version, p.dev, p.devOnly)
-	}
-	b.db.MustExec(b.t, `DELETE FROM tree_packages`)
-	for _, p := range pkgs {
-		comps := p.components
-		if comps == nil {
-			comps = []string{}
-		}
-		source := p.source
-		if source == "" {
-			source = "registry"
-		}
-		b.db.MustExec(b.t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only, components)
-			VALUES ($1, $2, $3, $4, false, false, $5, false, $6, $7)`, p.id, p.name, p.version, p.dev, source, p.devOnly, comps)
-	}
-	b.db.MustExec(b.t, `UPDATE tree_versions v SET removed_at = clock_timestamp()
-		WHERE removed_at IS NULL AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = v.name AND p.version = v.version)`)
-	b.db.MustExec(b.t, `INSERT INTO tree_versions (name, version, installed_at)
-		SELECT n.name, n.version, clock_timestamp() FROM (SELECT DISTINCT name, version FROM tree_packages) n
-		WHERE NOT EXISTS (SELECT 1 FROM tree_versions v WHERE v.name = n.name AND v.version = n.version AND v.removed_at IS NULL)`)
-	b.db.MustExec(b.t, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-		VALUES ('/site/package-lock.json', sha256($1::bytea), sha256($1::bytea), '\x03', 1, $2, clock_timestamp(), clock_timestamp())
-		ON CONFLICT (id) DO UPDATE SET file_hash = EXCLUDED.file_hash, tree_hash = EXCLUDED.tree_hash, packages = EXCLUDED.packages,
-			synced_at = EXCLUDED.synced_at, changed_at = EXCLUDED.changed_at`, []byte(hash.String()), len(pkgs))
+	treekit.Write(b.t, b.store, "/site/package-lock.json", treekit.Tree(b.t, lines...), components)
 }
 
 // treeAdvisories is the tree's findings of name@version, by advisory id,
@@ -112,16 +81,17 @@ func TestTreeMatchesAsTheComponents(t *testing.T) {
 	b := setup(t)
 	b.checker.treeChunk = 1 // one package a read: the chunks' results add up
 	b.feedSite()
-	b.putTree(
-		treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0", components: []string{"forms"}},
-		treePkg{id: "node_modules/x/node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0", devOnly: true},
-		treePkg{id: "node_modules/@acme/blog", name: "@acme/blog", version: "2.3.0", components: []string{"blog"}},
-		treePkg{id: "node_modules/y/node_modules/@acme/blog", name: "@acme/blog", version: "2.5.0"},
-		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0"},
-		treePkg{id: "node_modules/aaa", name: "aaa", version: "1.0.0"},
-		// The site's own workspace, named as a registry package: its code,
-		// not the package of that name.
-		treePkg{id: "packages/other", name: "@acme/other", version: "0.9.0", source: "link"},
+	b.putTree(map[string]string{"@acme/forms": "forms", "@acme/blog": "blog"},
+		"node_modules/@acme/forms 1.0.0",
+		"node_modules/x 1.0.0 dev", "node_modules/x/node_modules/@acme/forms 1.0.0",
+		"node_modules/@acme/blog 2.3.0",
+		"node_modules/y 1.0.0", "node_modules/y/node_modules/@acme/blog 2.5.0",
+		"node_modules/y/node_modules/@acme/other 1.0.0",
+		"node_modules/aaa 1.0.0",
+		// The site's own workspace, named as a registry package (linked at
+		// the top, where the registry's is nested): its code, not the
+		// package of that name.
+		"packages/other 0.9.0 name=@acme/other link",
 	)
 	if res := b.run(lease.Operator); res.Status != Completed {
 		t.Fatalf("check = %+v", res)
@@ -228,9 +198,9 @@ func TestLookBackFindsARemovedMaliciousVersion(t *testing.T) {
 	b := setup(t)
 	fs, _ := b.feedSite(readmodel.FeedOSV)
 	b.db.MustExec(t, `INSERT INTO notification_channels (name, kind, target, events) VALUES ('ops', 'webhook', 'https://hooks.example/x', 'security')`)
-	b.putTree(treePkg{id: "node_modules/debug", name: "debug", version: "4.4.2"})
+	b.putTree(nil, "node_modules/debug 4.4.2")
 	b.run(lease.Operator)
-	b.putTree(treePkg{id: "node_modules/debug", name: "debug", version: "4.4.3"})
+	b.putTree(nil, "node_modules/debug 4.4.3")
 	b.run(lease.Operator)
 	var exposures int
 	b.db.QueryRow(t, `SELECT count(*) FROM tree_exposures`).Scan(&exposures)
@@ -302,7 +272,7 @@ func TestOSVAPINamesTheTree(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	_, f := b.feedSite(readmodel.FeedOSVAPI)
-	b.putTree(treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0"})
+	b.putTree(nil, "node_modules/@acme/other 1.0.0")
 	if res := b.run(lease.Operator); res.Status != Completed {
 		t.Fatalf("check = %+v", res)
 	}
@@ -314,7 +284,7 @@ func TestOSVAPINamesTheTree(t *testing.T) {
 	if err != nil || len(due) != 0 {
 		t.Fatalf("osv-api due = %v, %v right after its sync", due, err)
 	}
-	b.putTree(treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.1"})
+	b.putTree(nil, "node_modules/@acme/other 1.0.1")
 	due, err = b.store.FeedsDue(ctx, []readmodel.FeedKind{readmodel.FeedOSVAPI}, feedsync.Period)
 	if err != nil || len(due) != 1 {
 		t.Errorf("osv-api due = %v, %v; want due for the tree changed since", due, err)
@@ -339,7 +309,7 @@ func TestInterruptedFeedSyncLeavesTheLastFindings(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	fs, f := b.feedSite(readmodel.FeedOSV)
-	b.putTree(treePkg{id: "node_modules/debug", name: "debug", version: "4.4.2"})
+	b.putTree(nil, "node_modules/debug 4.4.2")
 	b.run(lease.Operator)
 	var evaluatedAt1 int64
 	b.db.QueryRow(t, `SELECT intel_version FROM tree_evaluation`).Scan(&evaluatedAt1)
@@ -398,7 +368,7 @@ func TestEvaluateTreeAfterALockfileSync(t *testing.T) {
 	if wrote, err := b.checker.EvaluateTree(ctx); err != nil || wrote {
 		t.Fatalf("no tree: EvaluateTree = %v, %v; want nothing written", wrote, err)
 	}
-	b.putTree(treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"})
+	b.putTree(nil, "node_modules/@acme/forms 1.0.0")
 	if wrote, err := b.checker.EvaluateTree(ctx); err != nil || !wrote {
 		t.Fatalf("the tree changed: EvaluateTree = %v, %v; want written", wrote, err)
 	}
@@ -408,8 +378,7 @@ func TestEvaluateTreeAfterALockfileSync(t *testing.T) {
 	if wrote, err := b.checker.EvaluateTree(ctx); err != nil || wrote {
 		t.Errorf("nothing moved: EvaluateTree = %v, %v; want nothing written", wrote, err)
 	}
-	b.putTree(treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
-		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0"})
+	b.putTree(nil, "node_modules/@acme/forms 1.0.0", "node_modules/@acme/other 1.0.0")
 	acq, err := b.lease.Acquire(ctx, lease.Operator)
 	if err != nil || acq.Outcome != lease.Acquired {
 		t.Fatalf("acquire = %+v, %v", acq, err)

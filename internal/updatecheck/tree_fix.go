@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/upcheck/upcheck/internal/fetch"
@@ -26,7 +27,9 @@ const MaxFixDocuments = 100
 // treeFixes is the fix step of a check: for the findings on t (whose
 // lockfile manager's client words the in-range updates), it fetches the
 // documents of the packages on their paths (remedy.Needs, at most
-// MaxFixDocuments), through the npm client's guarded fetcher with the
+// MaxFixDocuments) but the components' own, which their sources' fetch in
+// this check stored (componentPackages), through the npm client's
+// guarded fetcher with the
 // registries and tokens the npm sources use, each conditionally on the
 // validators stored by the last check, decides what clears each finding
 // (remedy.Decide) and writes the fixes with the documents, fenced under
@@ -56,9 +59,11 @@ func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, man
 		}
 		fixes[i] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
 	}
-	keep := make([]string, 0, len(docs))
-	for name := range docs {
-		keep = append(keep, name)
+	// The documents kept are those the fix step fetched: a component's
+	// is its source's.
+	keep := make([]string, 0, len(saves))
+	for _, d := range saves {
+		keep = append(keep, d.Name)
 	}
 	err = w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		return tx.TreeFixesSave(ctx, saves, keep, fixes, l.Epoch)
@@ -89,10 +94,20 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[str
 		}
 		return nil, nil, err
 	}
+	components, err := w.componentPackages(ctx, names)
+	if err != nil {
+		return nil, nil, err
+	}
 	var reqs []fetch.Request
 	var prs []*npm.PackageRequest
 	var which []remedy.Need
 	for _, n := range needs {
+		// A component's document as its source's fetch stored it in this
+		// check, when it kept the dependencies this need reads.
+		if pkg := components[n.Name]; pkg != nil && n.Floor != "" && keepsDependencies(pkg, n.Floor) {
+			docs[n.Name] = fixDocument(pkg, n.Floor)
+			continue
+		}
 		etag, lastModified := "", ""
 		if s, ok := stored[n.Name]; ok && covers(s.Floor, n.Floor) {
 			etag, lastModified = s.ETag, s.LastModified
@@ -139,6 +154,42 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[str
 		return nil, nil, errors.Join(runErr, context.Cause(ctx))
 	}
 	return docs, saves, nil
+}
+
+// componentPackages are the stored package documents of the npm
+// components whose package is one of names, as the check's fetch of their
+// sources stored them, from the registry the fix step reads that package
+// from; the others' documents the fix step fetches itself.
+func (w *writer) componentPackages(ctx context.Context, names []string) (map[string]*npm.Package, error) {
+	comps, err := w.store.Components(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*npm.Package{}
+	for _, c := range comps {
+		name, err := npm.ParseSource(c.SourceURL)
+		if err != nil || !slices.Contains(names, string(name)) || out[string(name)] != nil {
+			continue
+		}
+		reg, err := w.npm.Registries.For(name)
+		if err != nil {
+			continue
+		}
+		src, err := w.store.Source(ctx, c.SourceURL)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if src.Registry != reg.String() {
+			continue // stored from another registry than the one named now
+		}
+		if pkg := w.storedPackage(src); pkg != nil {
+			out[string(name)] = pkg
+		}
+	}
+	return out, nil
 }
 
 // covers reports whether a document stored with its releases from floor

@@ -3,12 +3,14 @@ package updatecheck
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/dev/osvgen"
 	"github.com/upcheck/upcheck/internal/feed"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/osv"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -122,8 +124,7 @@ func TestANewTreeFindingIsNotifiedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.checker.NotifyWith(n)
-	b.putTree(treePkg{id: "node_modules/x/node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
-		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0", dev: true, devOnly: true})
+	b.putTree(nil, "node_modules/x 1.0.0", "node_modules/x/node_modules/@acme/forms 1.0.0", "node_modules/@acme/other 1.0.0 dev")
 	b.run(lease.Operator)
 	events := func() (n int, payload string) {
 		b.db.QueryRow(t, `SELECT count(*), coalesce(min(payload::text), '') FROM notification_events WHERE type = $1`,
@@ -133,13 +134,43 @@ func TestANewTreeFindingIsNotifiedOnce(t *testing.T) {
 	if n, payload := events(); n != 1 || !strings.Contains(payload, `"package": "@acme/forms"`) || !strings.Contains(payload, `"malicious": true`) {
 		t.Fatalf("%d tree.finding events (%s); want the malicious @acme/forms, alone", n, payload)
 	}
-	b.putTree(treePkg{id: "node_modules/x/node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
-		treePkg{id: "node_modules/@acme/forms", name: "@acme/forms", version: "1.0.0"},
-		treePkg{id: "node_modules/@acme/other", name: "@acme/other", version: "1.0.0", dev: true, devOnly: true})
+	b.putTree(nil, "node_modules/x 1.0.0", "node_modules/x/node_modules/@acme/forms 1.0.0", "node_modules/@acme/forms 1.0.0", "node_modules/@acme/other 1.0.0 dev")
 	if wrote, err := b.checker.EvaluateTree(context.Background()); err != nil || !wrote {
 		t.Fatalf("EvaluateTree = %v, %v", wrote, err)
 	}
 	if n, _ := events(); n != 1 {
 		t.Errorf("%d tree.finding events after the evaluation again; want the one", n)
+	}
+}
+
+// The fix step reads a component's own registry document from what the
+// check stored of it, not by a request of its own: over two checks the
+// registry answers xpress's document (an npm component's) once a check,
+// its source's fetch and then its 304, while the fix step decides through
+// it; the path's other package, p2r, is the fix step's to fetch, then
+// conditionally.
+func TestTheFixStepReadsTheComponentAsTheCheckStoredIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fr := startFixRegistry(t, b, false)
+	fs := feedserver.New(t)
+	fs.SetRecords(records(osvgen.Record("GHSA-p2r0-0000-0001", "p2r", osvgen.KindVuln, "", "0.1.10")))
+	b.checker.UseFeeds(NewFeeds(b.checker, []feed.Feed{{Kind: readmodel.FeedOSV, URL: fs.ArchiveURL()}}, t.TempDir()))
+	b.sync(manifest.Component{Code: "core", Name: "sock", Version: "4.0.0", Source: "npm:sock"},
+		manifest.Component{Code: "xpress", Name: "xpress", Version: "4.17.1", Source: "npm:xpress"})
+	fixSite(t, b)
+	for i, want := range [][]int{{200}, {200, 304}} {
+		if res := b.run(lease.Operator); !res.Status.RanToEnd() {
+			t.Fatalf("check %d: %+v", i+1, res)
+		}
+		if got := b.storedFixWords(); got["node_modules/p2r GHSA-p2r0-0000-0001"] != "update xpress 4.17.1 → 4.20.0" {
+			t.Errorf("check %d: the fixes are %v", i+1, got)
+		}
+		if got := fr.answers("xpress"); !slices.Equal(got, want) {
+			t.Errorf("check %d: the registry answered xpress's document %v, want %v", i+1, got, want)
+		}
+		if got := fr.answers("p2r"); !slices.Equal(got, want) {
+			t.Errorf("check %d: the registry answered p2r's document %v, want %v", i+1, got, want)
+		}
 	}
 }

@@ -16,8 +16,7 @@ func TestBrowserPackages(t *testing.T) {
 	tree := blogTree()
 	for i := range 60 { // more than a page of 50
 		name := fmt.Sprintf("pkg-%02d", i)
-		tree = append(tree, treeInstance{id: "node_modules/" + name, name: name, version: "1.0.0", via: [][]string{{"blog", name}},
-			components: []string{"blog"}})
+		tree = append(tree, "node_modules/"+name+" 1.0.0 by=blog")
 	}
 	writeTree(t, b, tree...)
 	ctx := browser(t)

@@ -64,12 +64,24 @@ func (s *Server) packagesPage(c echo.Context) error {
 		Component: f.Component, Query: f.Search, After: f.After, Next: page.Next, Tree: page.Tree}))
 }
 
-// readPackage reads the package the path names; 404 when the tree neither
-// installs it nor did within its history.
+// readPackage reads the package the path names, escaped in one segment
+// ("@types%2Fnode", the form views.PackagePath links to) or a scoped name
+// plain in two ("@types/node"); 404 when the tree neither installs it nor
+// did within its history, or when the first of two segments is no scope.
 func (s *Server) readPackage(c echo.Context) (catalog.Package, error) {
 	name, err := pathParam(c, "name")
 	if err != nil {
 		return catalog.Package{}, err
+	}
+	if c.Param("scope") != "" {
+		scope, err := pathParam(c, "scope")
+		if err != nil {
+			return catalog.Package{}, err
+		}
+		if !strings.HasPrefix(scope, "@") || strings.Contains(scope, "/") || strings.Contains(name, "/") {
+			return catalog.Package{}, echo.NewHTTPError(http.StatusNotFound, views.UnknownPackageText(scope+"/"+name))
+		}
+		name = scope + "/" + name
 	}
 	if len(name) > maxPackageName {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusBadRequest, "name is at most "+strconv.Itoa(maxPackageName)+" bytes")

@@ -9,61 +9,33 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/treekit"
 	"github.com/upcheck/upcheck/internal/web"
+	"github.com/upcheck/upcheck/views"
 )
 
-// treeInstance is one installed instance as a test writes it straight into
-// migrations/00012_tree.sql's tables, its paths and flags stated rather
-// than computed from edges as the lockfile sync's writer
-// (store.Tx.TreeWrite) computes them: these tests read, they do not sync.
-type treeInstance struct {
-	id, name, version string
-	dev, script       bool
-	source            string     // "" is registry
-	via               [][]string // each a path from a direct dependency
-	components        []string
-}
-
-// writeTree replaces the installed tree with these instances.
-func writeTree(t *testing.T, b *bundle, instances ...treeInstance) {
+// writeTree replaces the installed tree with the one of lines
+// (treekit.Tree), as the lockfile sync writes it and tells the reads:
+// blog is a component.
+func writeTree(t *testing.T, b *bundle, lines ...string) {
 	t.Helper()
-	b.db.MustExec(t, `DELETE FROM tree_packages`)
-	b.db.MustExec(t, `DELETE FROM tree_state`)
-	b.db.MustExec(t, `INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-		VALUES ('package-lock.json', '\x00', '\x00', '\x00', 1, $1, clock_timestamp(), clock_timestamp())`, len(instances))
-	for _, in := range instances {
-		via := []readmodel.PackageVia{}
-		for _, p := range in.via {
-			via = append(via, readmodel.PackageVia{Head: p[0], Path: p})
-		}
-		v, err := json.Marshal(via)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if in.source == "" {
-			in.source = "registry"
-		}
-		if in.components == nil {
-			in.components = []string{}
-		}
-		b.db.MustExec(t, `INSERT INTO tree_packages (id, name, version, dev, optional, peer, source, install_script, dev_only, via, components)
-			VALUES ($1, $2, $3, $4, false, false, $5, $6, $4, $7, $8)`, in.id, in.name, in.version, in.dev, in.source, in.script, v, in.components)
-	}
+	treekit.Write(t, b.store, "package-lock.json", treekit.Tree(t, lines...), map[string]string{"blog": "blog"})
 	b.reads.Changed() // as the lockfile sync does when it ends
 }
 
 // blogTree is a tree in which the component blog brings in send and two
 // versions of debug, one nested, and the site has a scoped dev package
 // with an install script and a git dependency.
-func blogTree() []treeInstance {
-	return []treeInstance{
-		{id: "node_modules/blog", name: "blog", version: "2.3.0", via: [][]string{{"blog"}}, components: []string{"blog"}},
-		{id: "node_modules/send", name: "send", version: "0.17.1", via: [][]string{{"blog", "send"}}, components: []string{"blog"}},
-		{id: "node_modules/send/node_modules/debug", name: "debug", version: "2.6.9", via: [][]string{{"blog", "send", "debug"}},
-			components: []string{"blog"}},
-		{id: "node_modules/debug", name: "debug", version: "4.3.4", via: [][]string{{"debug"}}},
-		{id: "node_modules/@types/node", name: "@types/node", version: "20.1.0", dev: true, script: true, via: [][]string{{"@types/node"}}},
-		{id: "node_modules/left-pad", name: "left-pad", version: "1.3.0", source: "git", via: [][]string{{"left-pad"}}},
+func blogTree() []string {
+	return []string{
+		"node_modules/blog 2.3.0",
+		"node_modules/send 0.17.1 by=blog",
+		"node_modules/send/node_modules/debug 2.6.9",
+		"node_modules/debug 4.3.4",
+		"node_modules/@types/node 20.1.0 dev script",
+		"node_modules/left-pad 1.3.0 git",
 	}
 }
 
@@ -106,10 +78,8 @@ func TestPackagesAPI(t *testing.T) {
 		t.Errorf("no tree read: %+v", a)
 	}
 	wantStatus(t, "a package, no tree", viewer.do("GET", "/api/admin/packages/debug", "", "", nil), 404)
+	writeTree(t, b, "node_modules/debug 4.4.2") // the history: debug 4.4.2, then blog's tree
 	writeTree(t, b, blogTree()...)
-	b.db.MustExec(t, `INSERT INTO tree_versions (name, version, installed_at, removed_at) VALUES
-		('debug', '2.6.9', '2026-11-01T10:00:00Z', NULL), ('debug', '4.3.4', '2026-11-02T10:00:00Z', NULL),
-		('debug', '4.4.2', '2026-09-08T13:16:00Z', '2026-09-08T15:40:00Z')`)
 	for query, want := range map[string][]string{
 		"":                           {"@types/node", "blog", "debug", "left-pad", "send"},
 		"filter=dev":                 {"@types/node"},
@@ -141,9 +111,9 @@ func TestPackagesAPI(t *testing.T) {
 		wantStatus(t, bad, viewer.do("GET", "/api/admin/packages?"+bad, "", "", nil), 400)
 	}
 
-	b.db.MustExec(t, `INSERT INTO tree_fixes (package_id, advisory_id, fix, epoch) VALUES
-		('node_modules/send/node_modules/debug', 'GHSA-9vvw-cc9w-f27h', '{"kind": "component", "manager": "npm", "package": "debug",
-		  "updates": [{"component": "blog", "from": "2.3.0", "to": "2.4.0"}]}', 1)`)
+	treekit.WriteFixes(t, b.store, store.TreeFix{PackageID: "node_modules/send/node_modules/debug", AdvisoryID: "GHSA-9vvw-cc9w-f27h",
+		Fix: []byte(`{"kind": "component", "manager": "npm", "package": "debug",
+		  "updates": [{"component": "blog", "from": "2.3.0", "to": "2.4.0"}]}`)})
 	r := viewer.do("GET", "/api/admin/packages/debug", "", "", nil)
 	wantStatus(t, "debug", r, 200)
 	var p struct {
@@ -215,17 +185,19 @@ func TestPackagesPages(t *testing.T) {
 	wantStatus(t, "a bad filter", viewer.do("GET", "/admin/packages?filter=x", "", "", nil), 400)
 }
 
-// writeTreeFinding adds one advisory of an installed version to the
-// tree's findings.
-func writeTreeFinding(t *testing.T, b *bundle, name, version, id string, malicious, exploited bool) {
+// writeTreeFindings replaces the tree's findings, as its evaluation
+// writes them (treekit.WriteFindings): each advisory of an installed
+// version, fixed in 9.9.9.
+func writeTreeFindings(t *testing.T, b *bundle, findings ...store.TreeFinding) {
 	t.Helper()
-	adv, err := json.Marshal(map[string]any{"id": id, "severity": "high", "affected": "*", "fixed_in": "9.9.9",
-		"malicious": malicious, "known_exploited": exploited})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.db.MustExec(t, `INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited,
-		severity, fixed_in, epoch) VALUES ($1, $2, $3, $4, ARRAY[$3], $5, $6, 'high', '9.9.9', 1)`, name, version, id, adv, malicious, exploited)
+	treekit.WriteFindings(t, b.store, findings, nil)
+	b.reads.Changed()
+}
+
+// treeFinding is the advisory id of name@version, fixed in 9.9.9.
+func treeFinding(t *testing.T, name, version, id string, malicious, exploited bool) store.TreeFinding {
+	return treekit.Finding(t, name, version, release.AdvisoryMatch{Advisory: release.Advisory{ID: id, Severity: "high", Affected: "*",
+		FixedIn: "9.9.9"}, Malicious: malicious, KnownExploited: exploited}, false)
 }
 
 // The findings' filters of GET /api/admin/packages and the page read the
@@ -239,8 +211,8 @@ func TestPackagesFindingFilters(t *testing.T) {
 	} {
 		b := setup(t, func(_ *bundle, d *web.Deps) { d.LockfileDev = mode })
 		writeTree(t, b, blogTree()...)
-		writeTreeFinding(t, b, "debug", "2.6.9", "GHSA-debug", false, true)
-		writeTreeFinding(t, b, "@types/node", "20.1.0", "GHSA-types", false, false)
+		writeTreeFindings(t, b, treeFinding(t, "debug", "2.6.9", "GHSA-debug", false, true),
+			treeFinding(t, "@types/node", "20.1.0", "GHSA-types", false, false))
 		viewer := b.login("viewer@example.test")
 		for query, want := range map[string][]string{
 			"filter=vulnerable": vulnerable,
@@ -268,5 +240,38 @@ func TestPackagesFindingFilters(t *testing.T) {
 		if !strings.Contains(page.body, `data-name="debug"`) || strings.Contains(page.body, `data-name="send"`) {
 			t.Errorf("%s: the exploited filter's page lists %s", mode, page.body)
 		}
+	}
+}
+
+// A scoped package's page and API answer to its name escaped
+// ("%40types%2Fnode", "@types%2Fnode", the form the links use) and plain
+// ("@types/node", two path segments); a plain path that is no scoped name
+// is not found.
+func TestScopedPackagePaths(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	writeTree(t, b, blogTree()...)
+	viewer := b.login("viewer@example.test")
+	for _, path := range []string{"%40types%2Fnode", "@types%2Fnode", "@types/node", "%40types/node"} {
+		r := viewer.do("GET", "/api/admin/packages/"+path, "", "", nil)
+		wantStatus(t, "the API of "+path, r, 200)
+		var p struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal([]byte(r.body), &p); err != nil || p.Name != "@types/node" {
+			t.Errorf("the API of %s: %q, %v", path, p.Name, err)
+		}
+		r = viewer.do("GET", "/admin/packages/"+path, "", "", nil)
+		wantStatus(t, "the page of "+path, r, 200)
+		if !strings.Contains(r.body, "@types/node") {
+			t.Errorf("the page of %s does not name @types/node", path)
+		}
+	}
+	for _, path := range []string{"types/node", "blog/send", "@types/node/x"} {
+		wantStatus(t, "the API of "+path, viewer.do("GET", "/api/admin/packages/"+path, "", "", nil), 404)
+		wantStatus(t, "the page of "+path, viewer.do("GET", "/admin/packages/"+path, "", "", nil), 404)
+	}
+	if got := views.PackagePath("@types/node"); got != "/admin/packages/@types%2Fnode" {
+		t.Errorf("the link of @types/node: %s", got)
 	}
 }

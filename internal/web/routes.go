@@ -79,6 +79,7 @@ func (s *Server) routes(e *echo.Echo) {
 	api.get(apiPlugins+"/:code", s.apiDetail)
 	api.get(views.PathAPIPackages, s.apiPackages)
 	api.get(views.PathAPIPackages+"/:name", s.apiPackage)
+	api.get(views.PathAPIPackages+"/:scope/:name", s.apiPackage) // "@types/node" plain
 	api.get(apiPrefix+"/history", s.apiHistory)
 	api.get(apiPrefix+"/sources", s.apiSources)
 	api.get(apiPrefix+"/feeds", s.apiFeeds)
@@ -105,7 +106,8 @@ func (s *Server) routes(e *echo.Echo) {
 	admin.get(views.PathCatalog, s.catalogPage)
 	admin.get(views.PathCatalog+"/:code", s.detailPage) // views.ComponentPath
 	admin.get(views.PathPackages, s.packagesPage)
-	admin.get(views.PathPackages+"/:name", s.packagePage) // views.PackagePath
+	admin.get(views.PathPackages+"/:name", s.packagePage)        // views.PackagePath
+	admin.get(views.PathPackages+"/:scope/:name", s.packagePage) // "@types/node" plain
 	admin.get(views.PathHistory, s.historyPage)
 	admin.get(views.PathSources, s.sourcesPage)
 	admin.get(views.PathNotifications, s.notificationsPage)

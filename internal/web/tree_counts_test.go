@@ -4,9 +4,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/treekit"
-	"github.com/upcheck/upcheck/internal/tree"
 )
+
+// countedFinding is the advisory id of name@version as the evaluation
+// stores it: fixed in fixedIn ("": no fix), malicious or not.
+func countedFinding(t *testing.T, name, version, id, fixedIn string, malicious bool) store.TreeFinding {
+	t.Helper()
+	return treekit.Finding(t, name, version, release.AdvisoryMatch{Advisory: release.Advisory{ID: id, Severity: "high",
+		Affected: "*", FixedIn: fixedIn}, NoFix: fixedIn == "", Malicious: malicious}, false)
+}
 
 // The summary (validated against openapi.json in strict mode, as every
 // answer here is) counts the installed tree's findings beside the
@@ -24,13 +33,10 @@ func TestSummaryBannerAndBadgeCountTheTree(t *testing.T) {
 	if page := viewer.do("GET", "/admin", "", "", nil).body; !strings.Contains(page, `data-testid="nav-tree-badge" data-count="0"`) {
 		t.Error("no tree read: the Packages badge is not at 0")
 	}
-	mocha := treekit.Dep{Name: "mocha", Version: "10.0.0", Kind: tree.KindDev}
-	treekit.Write(t, b.store, treekit.Tree(treekit.Dep{Name: "express", Version: "4.17.1"}, mocha,
-		treekit.Dep{Name: "debug", Version: "2.6.9", Parent: "node_modules/express"},
-		treekit.Dep{Name: "evil", Version: "1.0.0", Parent: mocha.ID()}), map[string]string{"express": "blog"})
-	treekit.Evaluate(t, b.store,
-		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg1", FixedIn: "2.6.10", Severity: "low"},
-		treekit.Advisory{Name: "evil", Version: "1.0.0", ID: "MAL-2026-1", Malicious: true})
+	treekit.Write(t, b.store, "/site/package-lock.json", treekit.Tree(t, "node_modules/express 4.17.1", "node_modules/mocha 10.0.0 dev",
+		"node_modules/express/node_modules/debug 2.6.9", "node_modules/mocha/node_modules/evil 1.0.0"), map[string]string{"express": "blog"})
+	treekit.WriteFindings(t, b.store, []store.TreeFinding{countedFinding(t, "debug", "2.6.9", "GHSA-dbg1", "2.6.10", false),
+		countedFinding(t, "evil", "1.0.0", "MAL-2026-1", "", true)}, nil)
 	b.reads.Changed()
 
 	sum = decodeJSON[map[string]any](t, viewer.do("GET", "/api/admin/plugins/updates/summary", "", "", nil))
@@ -68,13 +74,14 @@ func TestUpToDateSaysItsVulnerableDependencies(t *testing.T) {
 	b := setup(t)
 	admin := b.login("admin@example.test")
 	wantStatus(t, "check", admin.postCheck(true), 200)
-	head := treekit.Dep{Name: "forms-pkg", Version: "1.0.0"}
-	send := treekit.Dep{Name: "send", Version: "0.17.1", Parent: head.ID()}
-	treekit.Write(t, b.store, treekit.Tree(head, send, treekit.Dep{Name: "debug", Version: "2.6.9", Parent: send.ID()},
-		treekit.Dep{Name: "qs", Version: "6.0.0", Parent: head.ID()}), map[string]string{"forms-pkg": "forms"})
-	treekit.Evaluate(t, b.store,
-		treekit.Advisory{Name: "debug", Version: "2.6.9", ID: "GHSA-dbg1", FixedIn: "2.6.10", Severity: "low"},
-		treekit.Advisory{Name: "qs", Version: "6.0.0", ID: "GHSA-qs01", Severity: "high"})
+	treekit.Write(t, b.store, "/site/package-lock.json", treekit.Tree(t, "node_modules/forms-pkg 1.0.0",
+		"node_modules/forms-pkg/node_modules/send 0.17.1", "node_modules/forms-pkg/node_modules/send/node_modules/debug 2.6.9",
+		"node_modules/forms-pkg/node_modules/qs 6.0.0"), map[string]string{"forms-pkg": "forms"})
+	treekit.WriteFindings(t, b.store, []store.TreeFinding{countedFinding(t, "debug", "2.6.9", "GHSA-dbg1", "2.6.10", false),
+		countedFinding(t, "qs", "6.0.0", "GHSA-qs01", "", false)}, nil)
+	// What clears debug's, as a check's fix step decided it.
+	treekit.WriteFixes(t, b.store, store.TreeFix{PackageID: "node_modules/forms-pkg/node_modules/send/node_modules/debug",
+		AdvisoryID: "GHSA-dbg1", Fix: []byte(`{"kind": "in_range", "package": "debug"}`)})
 	b.reads.Changed()
 
 	rows := texts(t, admin.do("GET", "/admin/plugins?q=forms", "", "", nil).body, "catalog-status")
@@ -91,7 +98,7 @@ func TestUpToDateSaysItsVulnerableDependencies(t *testing.T) {
 	paths := texts(t, page, "detail-dependency-path")
 	fixes := texts(t, page, "detail-dependency-fix")
 	if len(paths) != 2 || paths[0] != "forms-pkg → qs" || paths[1] != "forms-pkg → send → debug" || len(fixes) != 2 ||
-		!strings.HasPrefix(fixes[0], "What clears it: ") {
+		fixes[0] != "What clears it: not decided yet: the next check decides it" || fixes[1] != "What clears it: in range: npm update debug" {
 		t.Errorf("forms' findings: paths %q, fixes %q", paths, fixes)
 	}
 	d := decodeJSON[map[string]any](t, admin.do("GET", "/api/admin/plugins/forms", "", "", nil))

@@ -1,155 +1,193 @@
-// Package treekit writes an installed tree and its findings for tests
-// through the writers the product uses: the lockfile sync's
-// store.Tx.TreeWrite (paths, dev-only reach and the components that bring
-// each package in computed as a sync computes them) and the evaluation's
-// store.Tx.TreeFindingsWrite. A test states the tree and its advisories;
-// nothing is inserted into the tree's tables by hand.
+// Package treekit writes an installed tree for tests the way the product
+// does: a tree.Tree built from a compact description, stored by the
+// lockfile sync's writer (store.Tx.TreeWrite), which computes each
+// instance's paths, components and dev-only flag from the edges; and its
+// findings stored by the evaluation's writer (store.Tx.TreeFindingsWrite).
+// A test that writes the tables by hand could agree with a schema the
+// product never writes.
 package treekit
 
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
+	"fmt"
+	"path"
 	"strings"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/osv"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
-// Dep is one installed package: at node_modules/NAME under its parent
-// (Parent "" is the site), brought in by the parent as a dependency of
-// Kind (tree.KindProd when empty).
-type Dep struct {
-	Name, Version string
-	Parent        string // the parent's ID ("" the site)
-	Kind          tree.Kind
-	Dev           bool // the lockfile's dev flag
-}
-
-// ID is where d sits: "node_modules/a/node_modules/b".
-func (d Dep) ID() string {
-	if d.Parent == "" {
-		return "node_modules/" + d.Name
-	}
-	return d.Parent + "/node_modules/" + d.Name
-}
-
-// Tree is the tree of deps, sorted.
-func Tree(deps ...Dep) *tree.Tree {
-	t := &tree.Tree{}
-	for _, d := range deps {
-		t.Packages = append(t.Packages, tree.Package{ID: d.ID(), Name: d.Name, Version: d.Version, Dev: d.Dev,
-			Source: tree.SourceRegistry, Integrity: "sha512-" + d.Name + d.Version})
-		kind := d.Kind
-		if kind == "" {
-			kind = tree.KindProd
+// Tree builds an installed tree from lines, one instance each:
+//
+//	"node_modules/express 4.17.1"
+//	"node_modules/send 0.17.1 by=express"
+//	"node_modules/send/node_modules/debug 2.6.9"
+//	"node_modules/mocha 10.0.0 dev"
+//
+// A line is the instance's ID (npm's path: its name is what follows the
+// last "node_modules/"; or a workspace's directory, named by name=), its
+// version, then flags:
+//   - dev, optional, peer: the lockfile's flags; a dependency of the site
+//     flagged dev is declared in its devDependencies, one flagged
+//     optional or peer as such;
+//   - script: it has an install script;
+//   - git, tarball, file, link: its source (registry otherwise);
+//   - name=REAL: the ID's name is an alias of the package REAL (a
+//     workspace's: its package's name);
+//   - by=A,B: its dependents (an ID, or a name at the top, "." for the
+//     site), instead of the one it sits under (the site at the top).
+//
+// Each dependent declares it "^VERSION", under the ID's name.
+func Tree(tb testing.TB, lines ...string) *tree.Tree {
+	tb.Helper()
+	t := &tree.Tree{Packages: []tree.Package{}, Edges: []tree.Edge{}}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			tb.Fatalf("treekit: %q: want an ID and a version", line)
 		}
-		from := tree.Root
-		if d.Parent != "" {
-			from = d.Parent
+		id, version := f[0], f[1]
+		dir, parent := id, tree.Root // a workspace's directory, at the site
+		if i := strings.LastIndex(id, "node_modules/"); i >= 0 {
+			dir, parent = id[i+len("node_modules/"):], strings.TrimSuffix(id[:i], "/")
 		}
-		t.Edges = append(t.Edges, tree.Edge{From: from, Name: d.Name, Range: "^" + d.Version, Kind: kind, To: d.ID()})
+		p := tree.Package{ID: id, Name: dir, Version: version, Source: tree.SourceRegistry, Line: len(t.Packages) + 1}
+		by := []string{parent}
+		for _, flag := range f[2:] {
+			switch k, v, _ := strings.Cut(flag, "="); k {
+			case "dev":
+				p.Dev = true
+			case "optional":
+				p.Optional = true
+			case "peer":
+				p.Peer = true
+			case "script":
+				p.InstallScript = true
+			case "git", "tarball", "file", "link":
+				p.Source = tree.Source(k)
+			case "name":
+				p.Name = v
+				if strings.Contains(id, "node_modules/") {
+					p.Alias = dir
+				} else {
+					dir = v // a workspace is declared under its package's name
+				}
+			case "by":
+				by = by[:0]
+				for _, d := range strings.Split(v, ",") {
+					switch {
+					case d == ".":
+						d = tree.Root
+					case !strings.HasPrefix(d, "node_modules/"):
+						d = "node_modules/" + d
+					}
+					by = append(by, d)
+				}
+			default:
+				tb.Fatalf("treekit: %q: unknown flag %q", line, flag)
+			}
+		}
+		if p.Source == tree.SourceRegistry {
+			p.Resolved = "http://127.0.0.1/" + p.Name + "/-/" + path.Base(p.Name) + "-" + version + ".tgz"
+			sum := sha256.Sum256([]byte(p.Name + "@" + version))
+			p.Integrity = fmt.Sprintf("sha256-%x", sum[:8])
+		}
+		t.Packages = append(t.Packages, p)
+		for _, from := range by {
+			kind := tree.KindProd
+			switch {
+			case from == tree.Root && p.Dev:
+				kind = tree.KindDev
+			case p.Optional:
+				kind = tree.KindOptional
+			case p.Peer:
+				kind = tree.KindPeer
+			}
+			rng := "^" + version
+			if p.Alias != "" { // npm's range of an alias, "x": "npm:real@^1"
+				rng = fmt.Sprintf("npm:%s@^%s", p.Name, version)
+			}
+			t.Edges = append(t.Edges, tree.Edge{From: from, Name: dir, Range: rng, Kind: kind, To: id})
+		}
 	}
 	t.Sort()
 	return t
 }
 
-// Write stores tr as the site's lockfile tree through store.Tx.TreeWrite,
-// as a lockfile sync does; components maps a direct dependency of the site
-// to the code of the component it is.
-func Write(t testing.TB, st *store.Store, tr *tree.Tree, components map[string]string) {
-	t.Helper()
+// Write stores t as read from the lockfile at file, as the lockfile sync
+// does (store.Tx.TreeWrite, from the state's epoch it reads first):
+// components maps a direct dependency of the site (by the name it is
+// declared under) to the component it is. The tests that call it hold
+// no lease, and race no other writer of the tree.
+func Write(tb testing.TB, st *store.Store, file string, t *tree.Tree, components map[string]string) store.TreeWritten {
+	tb.Helper()
 	ctx := context.Background()
 	state, _, err := st.TreeState(ctx)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	body, err := json.Marshal(tr)
-	if err != nil {
-		t.Fatal(err)
+	var raw strings.Builder
+	for _, p := range t.Packages {
+		fmt.Fprintf(&raw, "%s %s\n", p.ID, p.Version)
 	}
-	w := &store.TreeWrite{Path: "/site/package-lock.json", FileHash: sha256.Sum256(body), Tree: tr, Reach: tr.Reach(),
-		Components: components, Epoch: state.Epoch}
-	if err := w.Prepare(); err != nil {
-		t.Fatal(err)
-	}
+	w := &store.TreeWrite{Path: file, FileHash: sha256.Sum256([]byte(raw.String())), Tree: t, Components: components,
+		Epoch: state.Epoch}
+	var out store.TreeWritten
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.TreeWrite(ctx, w)
+		out, err = tx.TreeWrite(ctx, w)
 		return err
 	}); err != nil {
-		t.Fatal(err)
+		tb.Fatalf("treekit: write the tree: %v", err)
 	}
+	return out
 }
 
-// Advisory is one advisory of a package version as a test states it.
-type Advisory struct {
-	Name, Version, ID         string
-	Malicious, KnownExploited bool
-	// FixedIn "" is no fixed version.
-	FixedIn  string
-	Severity string
-}
-
-// Finding is a as the evaluation writes it (store.TreeFinding).
-func (a Advisory) Finding() store.TreeFinding {
-	adv := map[string]any{"id": a.ID, "severity": a.Severity, "affected": "*", "malicious": a.Malicious,
-		"known_exploited": a.KnownExploited}
-	f := store.TreeFinding{Name: a.Name, Version: a.Version, AdvisoryID: a.ID, Keys: []string{strings.ToUpper(a.ID)},
-		Malicious: a.Malicious, KnownExploited: a.KnownExploited, Severity: a.Severity}
-	if a.FixedIn != "" {
-		adv["fixed_in"] = a.FixedIn
-		f.FixedIn = &a.FixedIn
-	} else {
-		adv["no_fix"] = true
+// Finding is a as the evaluation stores it for name@version
+// (store.TreeFindingOf; withdrawn: a withdrawn advisory, kept apart).
+func Finding(tb testing.TB, name, version string, a release.AdvisoryMatch, withdrawn bool) store.TreeFinding {
+	tb.Helper()
+	f, err := store.TreeFindingOf(name, version, a, osv.AdvisoryKeys(a.ID, a.Aliases), withdrawn)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	f.Advisory, _ = json.Marshal(adv)
 	return f
 }
 
-// Evaluate writes one evaluation of the stored tree through
-// store.Tx.TreeFindingsWrite: the findings of advs on versions installed
-// now, and the look-back's of those the site no longer has (one exposure
-// per past interval of the version).
-func Evaluate(t testing.TB, st *store.Store, advs ...Advisory) {
-	t.Helper()
+// WriteFindings stores one evaluation of the stored tree, as the
+// evaluation's writer does (store.Tx.TreeFindingsWrite): the findings
+// replace every earlier one; the exposures new are returned.
+func WriteFindings(tb testing.TB, st *store.Store, findings []store.TreeFinding, exposures []store.TreeExposure) []store.TreeExposure {
+	tb.Helper()
 	ctx := context.Background()
 	state, ok, err := st.TreeState(ctx)
 	if err != nil || !ok {
-		t.Fatalf("no tree to evaluate (%v)", err)
+		tb.Fatalf("treekit: findings of no tree stored (%v)", err)
 	}
-	past, err := st.TreePastVersions(ctx)
+	intel, err := st.IntelVersion(ctx)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	installed, err := st.TreeInstalledVersions(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := map[store.NameVersion]bool{}
-	for _, v := range installed {
-		now[v] = true
-	}
-	var findings []store.TreeFinding
-	var exposures []store.TreeExposure
-	for _, a := range advs {
-		f := a.Finding()
-		if now[store.NameVersion{Name: a.Name, Version: a.Version}] {
-			findings = append(findings, f)
-			continue
-		}
-		for _, p := range past {
-			if p.Name == a.Name && p.Version == a.Version {
-				exposures = append(exposures, store.TreeExposure{IntervalID: p.IntervalID, Name: a.Name, Version: a.Version,
-					AdvisoryID: a.ID, Advisory: f.Advisory, Malicious: a.Malicious, KnownExploited: a.KnownExploited,
-					InstalledAt: p.InstalledAt, RemovedAt: p.RemovedAt})
-			}
-		}
-	}
+	var added []store.TreeExposure
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.TreeFindingsWrite(ctx, findings, exposures, state.TreeHash, 1, 1)
+		added, err = tx.TreeFindingsWrite(ctx, findings, exposures, state.TreeHash, intel, state.Epoch)
 		return err
 	}); err != nil {
-		t.Fatal(err)
+		tb.Fatalf("treekit: write the findings: %v", err)
+	}
+	return added
+}
+
+// WriteFixes stores fixes (remedy.Fix as JSON, by package instance and
+// advisory) as a check's fix step does (store.Tx.TreeFixesSave): they
+// replace every earlier one.
+func WriteFixes(tb testing.TB, st *store.Store, fixes ...store.TreeFix) {
+	tb.Helper()
+	ctx := context.Background()
+	if err := st.WithTx(ctx, func(tx *store.Tx) error { return tx.TreeFixesSave(ctx, nil, nil, fixes, 1) }); err != nil {
+		tb.Fatalf("treekit: write the fixes: %v", err)
 	}
 }

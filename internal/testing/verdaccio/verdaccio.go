@@ -55,7 +55,26 @@ func Start(t testing.TB) *Registry {
 	}
 	r := &Registry{dir: dir, host: fmt.Sprintf("127.0.0.1:%d", port)}
 	r.URL = "http://" + r.host + "/"
-	config := fmt.Sprintf(`storage: %s
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte(config(dir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	listening, exited, log := r.run(t, bin, cfg)
+	select {
+	case <-listening:
+	case <-exited:
+		t.Fatalf("verdaccio exited before it listened:\n%s", log.String())
+	case <-time.After(startTimeout):
+		t.Fatalf("verdaccio did not listen within %v:\n%s", startTimeout, log.String())
+	}
+	r.waitAnswers(t, exited, log)
+	return r
+}
+
+// config is the registry's configuration, its storage and users under dir:
+// packages under @private/ need a login to read; publishing always does.
+func config(dir string) string {
+	return fmt.Sprintf(`storage: %s
 auth:
   htpasswd:
     file: %s
@@ -74,12 +93,15 @@ max_body_size: 200mb
 web: { enable: false }
 log: { type: stdout, format: pretty, level: warn }
 `, filepath.Join(dir, "storage"), filepath.Join(dir, "htpasswd"))
-	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// run starts the registry's process, stopped when t ends: listening closes
+// when it says its address, exited when it ends, and log keeps the last of
+// what it printed.
+func (r *Registry) run(t testing.TB, bin, cfg string) (listening, exited <-chan struct{}, log *logTail) {
+	t.Helper()
 	cmd := exec.Command("node", bin, "--config", cfg, "--listen", r.host)
-	cmd.Dir = dir
+	cmd.Dir = r.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -89,38 +111,37 @@ log: { type: stdout, format: pretty, level: warn }
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("verdaccio: start: %v", err)
 	}
-	exited := make(chan struct{})
-	var log logTail
-	listening := make(chan struct{})
+	done := make(chan struct{})
+	heard := make(chan struct{})
+	log = &logTail{}
 	go func() {
 		sc := bufio.NewScanner(out)
 		var once sync.Once
 		for sc.Scan() {
 			log.add(sc.Text())
 			if strings.Contains(sc.Text(), "http address") {
-				once.Do(func() { close(listening) })
+				once.Do(func() { close(heard) })
 			}
 		}
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	go func() { _ = cmd.Wait(); close(exited) }()
+	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-done:
 		case <-time.After(5 * time.Second):
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
+			<-done
 		}
 	})
-	select {
-	case <-listening:
-	case <-exited:
-		t.Fatalf("verdaccio exited before it listened:\n%s", log.String())
-	case <-time.After(startTimeout):
-		t.Fatalf("verdaccio did not listen within %v:\n%s", startTimeout, log.String())
-	}
-	// The address line comes as the server binds; a ping says it answers.
+	return heard, done, log
+}
+
+// waitAnswers waits for the registry to answer /-/ping: the address line
+// comes as the server binds, a ping says it answers.
+func (r *Registry) waitAnswers(t testing.TB, exited <-chan struct{}, log *logTail) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	for {
@@ -129,7 +150,7 @@ log: { type: stdout, format: pretty, level: warn }
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return r
+				return
 			}
 		}
 		select {
