@@ -130,9 +130,15 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	case r.SourceURL != "" && r.LastSuccessAt == nil:
 		bs = append(bs, badge{"Never read successfully", toneWarn})
 	}
+	return withPolicyNotes(withQuietBadges(bs, r, now), r)
+}
+
+// withQuietBadges ends a row's badges with what is said beside them or
+// alone: what its dependencies need, and the advisories dismissed. A row
+// with nothing else is "Up to date", never plain over a vulnerable or
+// malicious package it brings in.
+func withQuietBadges(bs []badge, r readmodel.CatalogRow, now time.Time) []badge {
 	dismissed := dismissedText(r.Dismissed, r.DismissedUntil, now)
-	// What in its dependencies needs attention: never a plain green "Up
-	// to date" over a vulnerable or malicious package it brings in.
 	tree, treeTone := readmodel.ComponentTreeText(r.TreeCounted, r.TreeMalicious), toneWarn
 	if r.TreeMalicious > 0 {
 		treeTone = toneDanger
@@ -156,7 +162,7 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 			bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
 		}
 	}
-	return withPolicyNotes(bs, r)
+	return bs
 }
 
 // rowDeprecatedText is the catalog's line under a deprecated version's
