@@ -121,6 +121,42 @@ exploited AS (
 -- The installed tree as last read: no row while none was.
 tree AS (
     SELECT packages, synced_at FROM tree_state
+),
+-- What in the installed tree needs attention under UPCHECK_LOCKFILE_DEV
+-- (upcheck_tree_attention, the one definition), one item per package
+-- version installed now and one per version the site no longer has
+-- (exposed), each under its most urgent kind (a malicious package and a
+-- look-back finding first, then exploited in the wild, then no fix,
+-- then vulnerable) and that kind's advisory (a malicious one, then the
+-- latest interval, then by id): the counts by kind add up to the total.
+tree_items AS MATERIALIZED (
+    SELECT DISTINCT ON (a.name, a.version, a.kind = 'exposed')
+           a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
+           a.malicious::boolean AS malicious, a.installed_at::timestamptz AS installed_at,
+           a.removed_at::timestamptz AS removed_at,
+           array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'],
+                          a.kind) AS urgency
+    FROM upcheck_tree_attention(@dev_mode::text) a
+    ORDER BY a.name, a.version, a.kind = 'exposed',
+             array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind),
+             a.malicious DESC, a.removed_at DESC NULLS LAST, a.advisory_id
+),
+tree_totals AS (
+    SELECT count(*)                                          AS total,
+           count(*) FILTER (WHERE kind = 'malicious')        AS malicious,
+           count(*) FILTER (WHERE kind = 'exposed')          AS exposed,
+           count(*) FILTER (WHERE kind = 'known_exploited')  AS known_exploited,
+           count(*) FILTER (WHERE kind = 'vulnerable_no_fix') AS vulnerable_no_fix,
+           count(*) FILTER (WHERE kind = 'vulnerable')       AS vulnerable
+    FROM tree_items
+),
+-- The tree's items named, most urgent first, then by name and version,
+-- as many as the components' (@attention_limit).
+tree_named AS (
+    SELECT t.kind, t.name, t.version, t.advisory_id, t.malicious, t.installed_at, t.removed_at, t.urgency
+    FROM tree_items t
+    ORDER BY t.urgency, t.name, t.version, t.advisory_id
+    LIMIT @attention_limit::bigint
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -188,6 +224,17 @@ SELECT
     -- synced yet): then the dependencies are not checked
     tree.packages                                                              AS tree_packages,
     tree.synced_at                                                             AS tree_read_at,
+    tree_totals.total::bigint                                                  AS tree_total,
+    tree_totals.malicious::bigint                                              AS tree_malicious,
+    tree_totals.exposed::bigint                                                AS tree_exposed,
+    tree_totals.known_exploited::bigint                                        AS tree_known_exploited,
+    tree_totals.vulnerable_no_fix::bigint                                      AS tree_vulnerable_no_fix,
+    tree_totals.vulnerable::bigint                                             AS tree_vulnerable,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                'name', n.name, 'version', n.version, 'advisory_id', n.advisory_id, 'kind', n.kind,
+                'malicious', n.malicious, 'installed_at', n.installed_at, 'removed_at', n.removed_at)
+                ORDER BY n.urgency, n.name, n.version, n.advisory_id), '[]'::jsonb)
+       FROM tree_named n)::jsonb                                               AS tree_attention,
     oldest_security.since                                                      AS oldest_security_since,
     coalesce(extract(epoch FROM clock_timestamp() - oldest_security.since), 0)::float8 AS oldest_security_seconds
 FROM totals
@@ -196,4 +243,5 @@ LEFT JOIN never ON true
 CROSS JOIN oldest_security
 LEFT JOIN malware ON true
 LEFT JOIN exploited ON true
-LEFT JOIN tree ON true;
+LEFT JOIN tree ON true
+CROSS JOIN tree_totals;

@@ -13,19 +13,15 @@ func bringsProblem(a readmodel.AttentionItem) string {
 	return "before you install it: " + cutText(readmodel.SignalText(*a.Brings), 160)
 }
 
-// withBrings is the alert's sentence text followed by what the offered
-// updates bring (Summary.Brings), when any does: "1 offered update brings
+// bringsAlertText is the alert's sentence of what the offered updates
+// bring (Summary.Brings), "" when none does: "1 offered update brings
 // something to check before it is installed."
-func withBrings(text string, s readmodel.Summary) string {
-	if s.Brings == 0 {
-		return text
+func bringsAlertText(n int) string {
+	switch {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "1 offered update brings something to check before it is installed."
 	}
-	brings := countNoun(s.Brings, "offered update brings", "offered updates bring") + " something to check before it is installed."
-	if s.Brings > 1 {
-		brings = countNoun(s.Brings, "offered update brings", "offered updates bring") + " something to check before they are installed."
-	}
-	if text == "" {
-		return brings
-	}
-	return text + " " + brings
+	return countNoun(n, "offered update brings", "offered updates bring") + " something to check before they are installed."
 }

@@ -140,6 +140,26 @@ type Summary struct {
 	// (DependenciesNotCheckedText), and nothing may read as safe.
 	TreePackages *int       `json:"tree_packages"`
 	TreeReadAt   *time.Time `json:"tree_read_at"`
+	// TreeCounts counts what in the installed tree needs attention
+	// (upcheck_tree_attention under UPCHECK_LOCKFILE_DEV, the one
+	// definition), by kind; nil while no tree was ever read (TreePackages
+	// nil): the dependencies are not checked, and no 0 may read as safe.
+	// TreeAttention names the first AttentionLimit of its items, most
+	// urgent first (TreeKinds), never nil; TreeAttentionMore counts the
+	// others.
+	TreeCounts        *TreeCounts        `json:"tree_counts"`
+	TreeAttention     TreeAttentionItems `json:"tree_attention"`
+	TreeAttentionMore int                `json:"tree_attention_more"`
+}
+
+// TreeTotal is TreeCounts.Total, 0 while no tree was read: for sums and
+// thresholds (the badge, the banner's tone), never for words that say
+// how many there are.
+func (s Summary) TreeTotal() int {
+	if s.TreeCounts == nil {
+		return 0
+	}
+	return s.TreeCounts.Total
 }
 
 // MaliciousCount is Malicious, 0 while no feed that names malicious

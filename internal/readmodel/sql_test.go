@@ -246,7 +246,7 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	// until none is left: every kind in its place.
 	var order []readmodel.AttentionKind
 	for range readmodel.AttentionKinds {
-		sum, err := store.New(db.Pool).Summary(context.Background())
+		sum, err := store.New(db.Pool).Summary(context.Background(), readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			for _, tr := range readmodel.AllTriggers() {
 				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ('scheduled', 'cron', 'completed', clock_timestamp())`)
 				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ($1, 'cron', $2, clock_timestamp())`, tr, s)
-				sum, err := st.Summary(ctx)
+				sum, err := st.Summary(ctx, readmodel.DevSeparate)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -776,11 +776,11 @@ func TestFiltersMatchSQL(t *testing.T) {
 		}
 	}
 	st := store.New(db.Pool)
-	sum, err := st.Summary(ctx)
+	sum, err := st.Summary(ctx, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := st.CatalogRows(ctx)
+	rows, _, err := st.CatalogRows(ctx, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

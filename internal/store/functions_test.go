@@ -56,6 +56,8 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_tree_shown":     testTreeShown,
 	"upcheck_tree_dismissed": testTreeDismissed,
 	"upcheck_tree_attention": testTreeAttention,
+	// migrations/00016_tree_counts.sql
+	"upcheck_component_tree_attention": testComponentTreeAttention,
 }
 
 func TestFunctions(t *testing.T) {
