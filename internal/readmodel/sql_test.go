@@ -295,7 +295,7 @@ func TestAttentionRanksWhatAnUpdateBrings(t *testing.T) {
 			VALUES ($1, $2, (SELECT installed_version FROM components WHERE code = $1), '1.9.0', sha256('doc'),
 			        $3::boolean, '1.1.0', '1.1.0', jsonb_build_object('brings', $4::jsonb), 1)`, r.code, src, r.offered, r.brings)
 	}
-	sum, err := store.New(db.Pool).Summary(context.Background())
+	sum, err := store.New(db.Pool).Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
