@@ -139,25 +139,42 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 -- +goose StatementEnd
 
+-- The rank of a signal of what an offered npm update brings, lower more
+-- pressing: a new install script, an exotic source, a lower trust, a
+-- young dependency, a burst; an unknown kind last. The SQL twin of
+-- readmodel.SignalRank (TestSignalRankMatchesSQL), read by the summary's
+-- ranking of what needs attention.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_signal_rank(kind text)
+RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE kind WHEN 'install_script' THEN 0 WHEN 'exotic_source' THEN 1 WHEN 'trust_lower' THEN 2
+                     WHEN 'young_dependency' THEN 3 WHEN 'burst' THEN 4 ELSE 5 END
+$$;
+-- +goose StatementEnd
+
 -- What needs attention, in one place: a security problem (a package known
 -- to be malicious, an advisory known to be exploited, a security update,
 -- an open advisory affecting the installed version), a trust downgrade (the
 -- version to install lost the provenance of the installed one, or was
 -- published by an account new to the package, or a manifest sync lowered
--- the source's pin) or a deprecated installed version. Its arguments are
--- component_state's columns. The summary counts and names these
--- components (attention_total, attention: the banner, the dashboard and
--- the navigation badge) and the catalog's attention filter lists them
--- (page and API), so the banner's count is the filter's total.
+-- the source's pin), an offered update that brings a signal (brings: the
+-- offered update's registry_facts.brings, null when none is offered) or a
+-- deprecated installed version. Its arguments are component_state's
+-- columns. The summary counts and names these components
+-- (attention_total, attention: the banner, the dashboard and the
+-- navigation badge) and the catalog's attention filter lists them (page
+-- and API), so the banner's count is the filter's total.
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_needs_attention(malicious boolean, known_exploited boolean, security boolean, vulnerable boolean,
                                         provenance_lost text, new_publisher_version text, pin_downgrade text,
-                                        deprecated text)
+                                        deprecated text, brings jsonb)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(malicious OR known_exploited OR security OR vulnerable
                     OR provenance_lost IS NOT NULL OR new_publisher_version IS NOT NULL
-                    OR pin_downgrade IS NOT NULL OR deprecated IS NOT NULL, false)
+                    OR pin_downgrade IS NOT NULL OR deprecated IS NOT NULL
+                    OR (jsonb_typeof(brings) = 'array' AND jsonb_array_length(brings) > 0), false)
 $$;
 -- +goose StatementEnd
 
@@ -421,7 +438,8 @@ DROP VIEW component_exposure;
 DROP VIEW component_state;
 DROP VIEW source_state;
 DROP FUNCTION upcheck_catalog_rank(boolean, boolean, boolean, boolean, boolean, text, boolean, boolean, boolean);
-DROP FUNCTION upcheck_needs_attention(boolean, boolean, boolean, boolean, text, text, text, text);
+DROP FUNCTION upcheck_needs_attention(boolean, boolean, boolean, boolean, text, text, text, text, jsonb);
+DROP FUNCTION upcheck_signal_rank(text);
 DROP FUNCTION upcheck_severity_rank(text);
 DROP FUNCTION upcheck_open_advisories(text, jsonb);
 DROP FUNCTION upcheck_failing(text);

@@ -42,7 +42,8 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- What needs attention (the attention filter), as the summary
        -- counts it: one definition.
        upcheck_needs_attention(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.provenance_lost,
-                               cs.new_publisher_version, cs.pin_downgrade, cs.deprecated) AS needs_attention,
+                               cs.new_publisher_version, cs.pin_downgrade, cs.deprecated,
+                               CASE WHEN cs.update_available THEN cs.registry_facts->'brings' END) AS needs_attention,
        -- The smallest release that clears the advisories (docs/policy.md).
        cs.fix_version,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
@@ -58,6 +59,13 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- 1 advisory dismissed until 20 Dec").
        (CASE WHEN cs.evaluated THEN coalesce(dm.n, 0) ELSE 0 END)::integer AS dismissed_count,
        CASE WHEN cs.evaluated THEN dm.until END AS dismissed_until,
+       -- What in the component's dependencies needs attention
+       -- (upcheck_component_tree_attention under UPCHECK_LOCKFILE_DEV, over
+       -- upcheck_tree_attention, the one definition): how many package
+       -- versions, and how many of them malicious ("Up to date · 2
+       -- vulnerable dependencies").
+       coalesce(tc.counted, 0)::integer AS tree_counted,
+       coalesce(tc.malicious, 0)::integer AS tree_malicious,
        -- When this snapshot may be reused: read in the
        -- same statement, so they describe exactly these rows.
        (SELECT v.version FROM read_model_version v)::bigint AS version,
@@ -76,7 +84,11 @@ LEFT JOIN component_skips k ON k.code = cs.code AND cs.skipped_version IS NOT NU
 LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
            FROM advisory_dismissals_in_force f
            JOIN advisory_dismissals d ON d.id = f.id
-           GROUP BY f.component_code) dm ON dm.component_code = cs.code;
+           GROUP BY f.component_code) dm ON dm.component_code = cs.code
+LEFT JOIN (SELECT a.code::text AS code, count(DISTINCT (a.name, a.version))::integer AS counted,
+                  (count(DISTINCT (a.name, a.version)) FILTER (WHERE a.malicious))::integer AS malicious
+           FROM upcheck_component_tree_attention(@dev_mode::text) a
+           GROUP BY 1) tc ON tc.code = cs.code;
 
 -- name: ReadModelUnchanged :one
 -- Whether a snapshot read at version, which may be reused until turns_at

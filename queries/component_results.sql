@@ -66,7 +66,7 @@ WHERE c.installed_version = i.installed_version
   -- under the component's policy and skip as they are now (docs/policy.md)
   AND c.policy IS NOT DISTINCT FROM i.policy
   AND i.skipped_version IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
-  -- and its approvals (migrations/00017_approvals.sql)
+  -- and its approvals (migrations/00018_approvals.sql)
   AND coalesce(i.approvals, '') = upcheck_approvals_of(c.code)
 ON CONFLICT (code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,

@@ -9,8 +9,13 @@ WITH c AS MATERIALIZED (
            vulnerable_no_fix, stale, last_success_at, update_version, deprecated, provenance_lost,
            known_exploited, malicious, waiting_version, new_publisher_version, new_publisher,
            pin_downgrade, pin_downgraded_at,
+           -- What the offered update brings (most pressing first), when one
+           -- is offered and brings anything.
+           CASE WHEN update_available AND jsonb_typeof(registry_facts->'brings') = 'array'
+                     AND jsonb_array_length(registry_facts->'brings') > 0 THEN registry_facts->'brings' END AS brings,
            upcheck_needs_attention(malicious, known_exploited, security, vulnerable, provenance_lost,
-                                   new_publisher_version, pin_downgrade, deprecated) AS needs_attention,
+                                   new_publisher_version, pin_downgrade, deprecated,
+                                   CASE WHEN update_available THEN registry_facts->'brings' END) AS needs_attention,
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
@@ -29,7 +34,10 @@ last_run AS (
 -- then an open advisory with no fix, then a security update by the release's
 -- severity, then a vulnerable version, then a trust downgrade (a version
 -- that lost provenance, then one published by an account new to the
--- package, then a manifest sync that lowered the source's pin), then a
+-- package, then a manifest sync that lowered the source's pin), then an
+-- offered update that brings a signal, by its most pressing one
+-- (upcheck_signal_rank: a new install script or an exotic source above a
+-- lower trust, above a young dependency, above a burst), then a
 -- deprecated installed version; then by name), as many as asked for.
 ranked AS (
     SELECT c.*,
@@ -41,11 +49,13 @@ ranked AS (
                 WHEN c.provenance_lost IS NOT NULL THEN 'provenance_lost'
                 WHEN c.new_publisher_version IS NOT NULL THEN 'new_publisher'
                 WHEN c.pin_downgrade IS NOT NULL THEN 'pin_downgrade'
+                WHEN c.brings IS NOT NULL THEN 'brings'
                 ELSE 'deprecated' END                                     AS kind,
            CASE WHEN c.malicious THEN -2 WHEN c.known_exploited THEN -1
                 WHEN c.vulnerable_no_fix THEN 0 WHEN c.security THEN 1 WHEN c.vulnerable THEN 2
                 WHEN c.provenance_lost IS NOT NULL THEN 3 WHEN c.new_publisher_version IS NOT NULL THEN 4
-                WHEN c.pin_downgrade IS NOT NULL THEN 5 ELSE 6 END        AS urgency,
+                WHEN c.pin_downgrade IS NOT NULL THEN 5
+                WHEN c.brings IS NOT NULL THEN 6 + upcheck_signal_rank(c.brings->0->>'kind') ELSE 12 END AS urgency,
            CASE WHEN c.security AND NOT c.vulnerable_no_fix AND NOT c.known_exploited AND NOT c.malicious
                 THEN upcheck_severity_rank(c.release->>'severity') ELSE 0 END AS severity_rank
     FROM c
@@ -87,6 +97,7 @@ totals AS (
            count(*) FILTER (WHERE vulnerable)                            AS vulnerable,
            count(*) FILTER (WHERE needs_attention)                       AS attention_total,
            count(*) FILTER (WHERE deprecated IS NOT NULL)                AS deprecated,
+           count(*) FILTER (WHERE brings IS NOT NULL)                    AS brings,
            count(*) FILTER (WHERE provenance_lost IS NOT NULL OR new_publisher_version IS NOT NULL
                                   OR pin_downgrade IS NOT NULL)          AS trust_downgrades,
            count(*) FILTER (WHERE known_exploited)                       AS known_exploited,
@@ -110,6 +121,42 @@ exploited AS (
 -- The installed tree as last read: no row while none was.
 tree AS (
     SELECT packages, synced_at FROM tree_state
+),
+-- What in the installed tree needs attention under UPCHECK_LOCKFILE_DEV
+-- (upcheck_tree_attention, the one definition), one item per package
+-- version installed now and one per version the site no longer has
+-- (exposed), each under its most urgent kind (a malicious package and a
+-- look-back finding first, then exploited in the wild, then no fix,
+-- then vulnerable) and that kind's advisory (a malicious one, then the
+-- latest interval, then by id): the counts by kind add up to the total.
+tree_items AS MATERIALIZED (
+    SELECT DISTINCT ON (a.name, a.version, a.kind = 'exposed')
+           a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
+           a.malicious::boolean AS malicious, a.installed_at::timestamptz AS installed_at,
+           a.removed_at::timestamptz AS removed_at,
+           array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'],
+                          a.kind) AS urgency
+    FROM upcheck_tree_attention(@dev_mode::text) a
+    ORDER BY a.name, a.version, a.kind = 'exposed',
+             array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind),
+             a.malicious DESC, a.removed_at DESC NULLS LAST, a.advisory_id
+),
+tree_totals AS (
+    SELECT count(*)                                          AS total,
+           count(*) FILTER (WHERE kind = 'malicious')        AS malicious,
+           count(*) FILTER (WHERE kind = 'exposed')          AS exposed,
+           count(*) FILTER (WHERE kind = 'known_exploited')  AS known_exploited,
+           count(*) FILTER (WHERE kind = 'vulnerable_no_fix') AS vulnerable_no_fix,
+           count(*) FILTER (WHERE kind = 'vulnerable')       AS vulnerable
+    FROM tree_items
+),
+-- The tree's items named, most urgent first, then by name and version,
+-- as many as the components' (@attention_limit).
+tree_named AS (
+    SELECT t.kind, t.name, t.version, t.advisory_id, t.malicious, t.installed_at, t.removed_at, t.urgency
+    FROM tree_items t
+    ORDER BY t.urgency, t.name, t.version, t.advisory_id
+    LIMIT @attention_limit::bigint
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -123,6 +170,7 @@ SELECT
     totals.stale::bigint                                                        AS stale,
     totals.deprecated::bigint                                                   AS deprecated,
     totals.trust_downgrades::bigint                                             AS trust_downgrades,
+    totals.brings::bigint                                                       AS brings,
     totals.known_exploited::bigint                                              AS known_exploited,
     totals.malicious::bigint                                                    AS malicious,
     -- null while no feed that names malicious packages was ever read: then
@@ -165,7 +213,8 @@ SELECT
                 'new_publisher', CASE WHEN a.new_publisher_version IS NOT NULL THEN
                     jsonb_build_object('version', a.new_publisher_version, 'account', coalesce(a.new_publisher, '')) END,
                 'pin_downgrade', CASE WHEN a.pin_downgrade IS NOT NULL THEN
-                    jsonb_build_object('reason', a.pin_downgrade, 'at', a.pin_downgraded_at) END)
+                    jsonb_build_object('reason', a.pin_downgrade, 'at', a.pin_downgraded_at) END,
+                'brings', a.brings->0)
                 ORDER BY a.urgency, a.severity_rank DESC, lower(a.name), a.code), '[]'::jsonb)
        FROM named a)::jsonb                                                    AS attention,
     totals.attention_total::bigint                                             AS attention_total,
@@ -175,6 +224,17 @@ SELECT
     -- synced yet): then the dependencies are not checked
     tree.packages                                                              AS tree_packages,
     tree.synced_at                                                             AS tree_read_at,
+    tree_totals.total::bigint                                                  AS tree_total,
+    tree_totals.malicious::bigint                                              AS tree_malicious,
+    tree_totals.exposed::bigint                                                AS tree_exposed,
+    tree_totals.known_exploited::bigint                                        AS tree_known_exploited,
+    tree_totals.vulnerable_no_fix::bigint                                      AS tree_vulnerable_no_fix,
+    tree_totals.vulnerable::bigint                                             AS tree_vulnerable,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object(
+                'name', n.name, 'version', n.version, 'advisory_id', n.advisory_id, 'kind', n.kind,
+                'malicious', n.malicious, 'installed_at', n.installed_at, 'removed_at', n.removed_at)
+                ORDER BY n.urgency, n.name, n.version, n.advisory_id), '[]'::jsonb)
+       FROM tree_named n)::jsonb                                               AS tree_attention,
     oldest_security.since                                                      AS oldest_security_since,
     coalesce(extract(epoch FROM clock_timestamp() - oldest_security.since), 0)::float8 AS oldest_security_seconds
 FROM totals
@@ -183,4 +243,5 @@ LEFT JOIN never ON true
 CROSS JOIN oldest_security
 LEFT JOIN malware ON true
 LEFT JOIN exploited ON true
-LEFT JOIN tree ON true;
+LEFT JOIN tree ON true
+CROSS JOIN tree_totals;

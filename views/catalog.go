@@ -134,16 +134,39 @@ func rowBadges(r readmodel.CatalogRow, now time.Time) []badge {
 	case r.SourceURL != "" && r.LastSuccessAt == nil:
 		bs = append(bs, badge{"Never read successfully", toneWarn})
 	}
+	return withPolicyNotes(withQuietBadges(bs, r, now), r)
+}
+
+// withQuietBadges ends a row's badges with what is said beside them or
+// alone: what its dependencies need, and the advisories dismissed. A row
+// with nothing else is "Up to date", never plain over a vulnerable or
+// malicious package it brings in.
+func withQuietBadges(bs []badge, r readmodel.CatalogRow, now time.Time) []badge {
 	dismissed := dismissedText(r.Dismissed, r.DismissedUntil, now)
+	tree, treeTone := readmodel.ComponentTreeText(r.TreeCounted, r.TreeMalicious), toneWarn
+	if r.TreeMalicious > 0 {
+		treeTone = toneDanger
+	}
 	switch {
+	case len(bs) == 0 && tree != "":
+		text := "Up to date · " + tree
+		if dismissed != "" {
+			text += " · " + dismissed
+		}
+		bs = append(bs, badge{text, treeTone})
 	case len(bs) == 0 && dismissed != "":
 		bs = append(bs, badge{"Up to date · " + dismissed, toneInfo})
 	case len(bs) == 0:
 		bs = append(bs, badge{"Up to date", toneOK})
-	case dismissed != "":
-		bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
+	default:
+		if tree != "" {
+			bs = append(bs, badge{upperFirst(tree), treeTone})
+		}
+		if dismissed != "" {
+			bs = append(bs, badge{upperFirst(dismissed), toneNeutral})
+		}
 	}
-	return withPolicyNotes(bs, r)
+	return bs
 }
 
 // rowDeprecatedText is the catalog's line under a deprecated version's

@@ -41,6 +41,18 @@ func TestPagesSayWhatAnUpdateBrings(t *testing.T) {
 	if got := byTestID(doc(t, ComponentDetail(p)), "detail-brings"); len(got) != 0 {
 		t.Error("the section is shown for an update that brings nothing")
 	}
+	// An added dependency whose age is not known is said so, never left
+	// out: the section shows for it alone.
+	p.Registry.BringsUnread = []readmodel.UnreadDependency{{Version: "2.5.0", Name: "left-pad", Section: "dependencies",
+		Spec: "^1.3.0", Reason: readmodel.UnreadPastBound}}
+	unread := byTestID(doc(t, ComponentDetail(p)), "brings-unread")
+	if len(unread) != 1 || text(unread[0]) != `2.5.0 adds left-pad ("^1.3.0"), a package whose age is not known: `+
+		"the check had read as many dependencies' documents as it may; a later check reads it" {
+		t.Errorf("unread dependency: %d shown", len(unread))
+		for _, u := range unread {
+			t.Log(text(u))
+		}
+	}
 
 	rows := []readmodel.CatalogRow{{Code: "acme-blog", Name: "Blog", Installed: "2.3.0", SourceURL: "npm:@acme/blog",
 		SourceKind: readmodel.SourceNpm, Package: "@acme/blog", Evaluated: true, LastSuccessAt: ago(0), UpdateAvailable: true,

@@ -95,6 +95,14 @@ func detailHeadline(p DetailProps) headline {
 	case p.Stale:
 		return headline{"No update known", "but the update source has not been read successfully for over " + staleAgeText + ", so a newer release or advisory may be missing", toneWarn}
 	}
+	return upToDateHeadline(p)
+}
+
+// upToDateHeadline heads the page of a component with no update offered
+// and nothing wrong with its own version: up to date, or no update offered
+// while a newer release is skipped, waits or is held, with the advisories
+// dismissed and what its dependencies need beside it.
+func upToDateHeadline(p DetailProps) headline {
 	title, tone := "Up to date", toneOK
 	if p.Skip != nil && p.Skip.Hides || p.Waiting != nil || p.Held != nil {
 		// A newer release exists but is not offered: not "Up to date"
@@ -106,6 +114,14 @@ func detailHeadline(p DetailProps) headline {
 	}
 	if n, until := dismissedAdvisories(p.Advisories); n > 0 {
 		title, tone = title+" · "+dismissedText(n, until, p.Layout.now()), toneInfo
+	}
+	// Never a plain "Up to date" over a vulnerable or malicious package it
+	// brings in (the catalog row says the same).
+	if tree := readmodel.ComponentTreeText(p.DependencyCounts.Counted, p.DependencyCounts.Malicious); tree != "" {
+		title, tone = title+" · "+tree, toneWarn
+		if p.DependencyCounts.Malicious > 0 {
+			tone = toneDanger
+		}
 	}
 	if p.Waiting != nil {
 		return headline{title, PolicyReleaseText(*p.Waiting), tone}

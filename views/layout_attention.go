@@ -16,21 +16,10 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// bannerLimit is how many components the attention banner names; the
-// dashboard names every one the summary does, and its banner none.
+// bannerLimit is how many components and tree items the attention
+// banner names (attentionEntries); the dashboard names every one the
+// summary does, and its banner none.
 const bannerLimit = 3
-
-// attentionItems is the first limit items of s and how many more need
-// attention.
-func attentionItems(s readmodel.Summary, limit int) ([]readmodel.AttentionItem, int) {
-	items := s.Attention
-	more := s.AttentionMore
-	if len(items) > limit {
-		more += len(items) - limit
-		items = items[:limit]
-	}
-	return items, more
-}
 
 // attentionSubject is the component and the move that fixes it: "Blog
 // 2.3.0 → 2.4.0", or "Gallery 3.1.0" when no installable update helps.
@@ -68,6 +57,8 @@ func attentionProblem(a readmodel.AttentionItem) string {
 		return "trust downgrade: " + readmodel.PinDowngradeText(a.PinDowngrade.Reason)
 	case a.Kind == readmodel.KindPinDowngrade:
 		return "trust downgrade: " + readmodel.PinDowngradeText("")
+	case a.Kind == readmodel.KindBrings:
+		return bringsProblem(a)
 	case a.Kind == readmodel.KindDeprecated && a.Deprecated != nil:
 		return "deprecated by its publisher: " + cutText(*a.Deprecated, 120)
 	case a.Kind == readmodel.KindDeprecated:
@@ -149,15 +140,16 @@ func exposureSecurity(a readmodel.AttentionItem) bool {
 // needsAttention is whether the attention alert shows: a component needs
 // attention (Summary.AttentionTotal, upcheck_needs_attention: a security
 // problem, a trust downgrade or a deprecated installed version), as the
-// catalog's attention filter lists it.
+// catalog's attention filter lists it, or something in the installed tree
+// does (Summary.TreeCounts: upcheck_tree_attention).
 func needsAttention(s readmodel.Summary) bool {
-	return s.AttentionTotal > 0
+	return s.AttentionTotal+s.TreeTotal() > 0
 }
 
 // attentionTone is the alert's tone: danger for a security problem,
 // otherwise a warning.
 func attentionTone(s readmodel.Summary) string {
-	if s.MaliciousCount()+s.KnownExploitedCount()+s.SecurityUpdates+s.Vulnerable > 0 {
+	if s.MaliciousCount()+s.KnownExploitedCount()+s.SecurityUpdates+s.Vulnerable+s.TreeTotal() > 0 {
 		return "alert-danger"
 	}
 	return "alert-warn"
@@ -169,15 +161,24 @@ func attentionTone(s readmodel.Summary) string {
 // wild: "1 known malicious package: remove it. 2 security updates need
 // attention."
 func attentionAlertText(s readmodel.Summary) string {
-	lead := intelAlertText(s.MaliciousCount(), s.KnownExploitedCount())
-	if s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated == 0 {
-		return lead
+	var parts []string
+	if lead := intelAlertText(s.MaliciousCount(), s.KnownExploitedCount()); lead != "" {
+		parts = append(parts, lead)
 	}
-	rest := securityAlertText(s.SecurityUpdates, s.Vulnerable, s.TrustDowngrades, s.Deprecated)
-	if lead == "" {
-		return rest
+	if s.SecurityUpdates+s.Vulnerable+s.TrustDowngrades+s.Deprecated > 0 {
+		parts = append(parts, securityAlertText(s.SecurityUpdates, s.Vulnerable, s.TrustDowngrades, s.Deprecated))
 	}
-	return lead + " " + rest
+	if brings := bringsAlertText(s.Brings); brings != "" {
+		parts = append(parts, brings)
+	}
+	// The installed tree's, in readmodel's words: "1 malicious package in
+	// the dependencies and 2 vulnerable dependencies need attention."
+	if s.TreeCounts != nil {
+		if tree := readmodel.TreeAttentionText(*s.TreeCounts); tree != "" {
+			parts = append(parts, tree)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // securityAlertText words the counts: security updates, vulnerable

@@ -57,6 +57,8 @@ func TestPagesWordEveryVocabulary(t *testing.T) {
 			a.NewPublisher = &readmodel.NewPublisher{Version: v, Account: "someone"}
 		case readmodel.KindPinDowngrade:
 			a.PinDowngrade = &readmodel.PinDowngrade{Reason: "the manifest pins no key any more"}
+		case readmodel.KindBrings:
+			a.Brings = &readmodel.Signal{Kind: readmodel.SignalBurst, Args: readmodel.SignalArgs{Version: v, Count: 7, Window: 60}}
 		default:
 			a.Advisory = &readmodel.AdvisoryRef{ID: "A-1"}
 		}

@@ -52,38 +52,14 @@ func npmCheck(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 // npmRound is one round of part 8 in a database of its own, its figures
 // named with prefix: the first check against the bare fetcher, its CPU
 // time and peak RSS; then, with gzip only (the 304s send no body either
-// way), the all-304 check.
+// way), what the diff of the offered updates adds (npmBrings) and the
+// all-304 check.
 func npmRound(ctx context.Context, binary string, cluster *devdb.Cluster, reg *registry, prefix string) error {
-	name := fmt.Sprintf("bench_%s%d", prefix, time.Now().Unix())
-	if err := cluster.CreateDatabase(ctx, name); err != nil {
-		return err
-	}
-	url := cluster.URL(name)
-	if keep {
-		fmt.Println("database", url)
-	} else {
-		defer dropDatabase(cluster, name)
-	}
-	dir, err := os.MkdirTemp("", "upcheck-bench-npm-")
+	env, done, err := npmDatabase(ctx, binary, cluster, reg, prefix)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	manifest := filepath.Join(dir, "manifest.json")
-	if err := os.WriteFile(manifest, reg.manifest(), 0o644); err != nil {
-		return err
-	}
-	env := []string{
-		"UPCHECK_DATABASE_URL=" + url, "UPCHECK_MANIFEST=" + manifest, "UPCHECK_ALLOW_PRIVATE_SOURCES=1",
-		"UPCHECK_NPM_REGISTRY=" + reg.url,
-		"UPCHECK_LOG_LEVEL=WARN", "UPCHECK_LISTEN=127.0.0.1:0", "PATH=" + os.Getenv("PATH"),
-	}
-	for _, args := range [][]string{{"migrate"}, {"components", "sync"}} {
-		if out, err := command(binary, env, "", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("upcheck %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-
+	defer done()
 	reg.SentBytes.Swap(0)
 	res, rss, err := check(binary, env)
 	if err != nil {
@@ -109,11 +85,13 @@ func npmRound(ctx context.Context, binary string, cluster *devdb.Cluster, reg *r
 	if reg.Plain.Load() {
 		return nil
 	}
-	if err := npmBrings(ctx, reg, wall, prefix); err != nil {
+	if err := npmBrings(ctx, binary, cluster, reg, wall, prefix); err != nil {
 		return err
 	}
 
-	before := reg.NotModified.Load()
+	reg.SentBytes.Swap(0) // npmBrings's own check sent the documents again
+	before, depsBefore := reg.NotModified.Load(), reg.DependencyNotModified.Load()
+	depsAnswered := reg.DependencyAnswered.Load()
 	res304, rss304, err := check(binary, env)
 	if err != nil {
 		return err
@@ -122,10 +100,54 @@ func npmRound(ctx context.Context, binary string, cluster *devdb.Cluster, reg *r
 	report(prefix+"check304_not_modified", float64(res304.NotModified), "packages", fmt.Sprint(npmreg.SizedPackages),
 		yes(res304.NotModified == npmreg.SizedPackages))
 	report(prefix+"check304_registry_304s", float64(reg.NotModified.Load()-before), "answers", "", nil)
+	report(prefix+"check304_dependency_304s", float64(reg.DependencyNotModified.Load()-depsBefore), "answers", "", nil)
+	report(prefix+"check304_dependency_200s", float64(reg.DependencyAnswered.Load()-depsAnswered), "answers", "", nil)
 	report(prefix+"check304_bytes", float64(reg.SentBytes.Swap(0)), "B", "", nil)
 	report(prefix+"check304_cpu", res304.cpu.Seconds(), "s", "", nil)
 	report(prefix+"check304_peak_rss", float64(rss304)/1024, "MiB", "< 150", yes(rss304 < 150<<10))
 	return nil
+}
+
+// npmDatabase makes a database of its own for a round of part 8 (named
+// with prefix), with the registry's packages as its components, and
+// returns the environment of the binary's commands on it and what drops
+// it.
+func npmDatabase(ctx context.Context, binary string, cluster *devdb.Cluster, reg *registry, prefix string) ([]string, func(), error) {
+	name := fmt.Sprintf("bench_%s%d", prefix, time.Now().Unix())
+	if err := cluster.CreateDatabase(ctx, name); err != nil {
+		return nil, nil, err
+	}
+	url := cluster.URL(name)
+	dir, err := os.MkdirTemp("", "upcheck-bench-npm-")
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() {
+		os.RemoveAll(dir)
+		if !keep {
+			dropDatabase(cluster, name)
+		}
+	}
+	if keep {
+		fmt.Println("database", url)
+	}
+	manifest := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(manifest, reg.manifest(), 0o644); err != nil {
+		done()
+		return nil, nil, err
+	}
+	env := []string{
+		"UPCHECK_DATABASE_URL=" + url, "UPCHECK_MANIFEST=" + manifest, "UPCHECK_ALLOW_PRIVATE_SOURCES=1",
+		"UPCHECK_NPM_REGISTRY=" + reg.url,
+		"UPCHECK_LOG_LEVEL=WARN", "UPCHECK_LISTEN=127.0.0.1:0", "PATH=" + os.Getenv("PATH"),
+	}
+	for _, args := range [][]string{{"migrate"}, {"components", "sync"}} {
+		if out, err := command(binary, env, "", args...).CombinedOutput(); err != nil {
+			done()
+			return nil, nil, fmt.Errorf("upcheck %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return env, done, nil
 }
 
 // npmBareFetch fetches every package document the check fetched with a

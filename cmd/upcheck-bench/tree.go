@@ -49,27 +49,55 @@ func treeSync(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 		return err
 	}
 	st := store.New(pool)
-	var mu sync.Mutex
-	var longest time.Duration
-	lm, err := lease.New(st, lease.DefaultTimings(), lease.WithLogger(quiet), lease.WithLockHeld(func(d time.Duration) {
-		mu.Lock()
-		longest = max(longest, d)
-		mu.Unlock()
-	}))
+	var holds lockHolds
+	lm, err := lease.New(st, lease.DefaultTimings(), lease.WithLogger(quiet), lease.WithLockHeld(holds.held))
 	if err != nil {
 		return err
 	}
 	f := fetch.New(fetch.Config{}, quiet)
 	defer f.Close()
 	syncer := updatecheck.NewTreeSyncer(updatecheck.New(st, lm, f, quiet))
+	if err := treeSyncs(ctx, syncer, &holds); err != nil {
+		return err
+	}
+	if kib, ok := vmHWM(fmt.Sprintf("/proc/%d/status", os.Getpid())); ok {
+		report("tree_bench_peak_rss", float64(kib)/1024, "MiB", "", nil)
+	}
+	return treeCLI(ctx, binary, cluster)
+}
+
+// lockHolds is the longest hold of the lease's lock since it was last
+// taken.
+type lockHolds struct {
+	mu      sync.Mutex
+	longest time.Duration
+}
+
+func (h *lockHolds) held(d time.Duration) {
+	h.mu.Lock()
+	h.longest = max(h.longest, d)
+	h.mu.Unlock()
+}
+
+// take is the longest hold since the last take, and starts anew.
+func (h *lockHolds) take() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d := h.longest
+	h.longest = 0
+	return d
+}
+
+// treeSyncs syncs the bench's tree first, then unchanged (the median of
+// five: a few milliseconds, which one pause of the machine would double),
+// then with 10 packages moved, and reports each sync's wall time and
+// longest lock hold and the unchanged sync's ratio to the first.
+func treeSyncs(ctx context.Context, syncer *updatecheck.TreeSyncer, holds *lockHolds) error {
 	comps := &manifest.Manifest{Components: []manifest.Component{{Code: "core", Name: lockgen.Name(0), Version: "1.0.0",
 		Source: npm.Source(npm.Name(lockgen.Name(0)))}}}
-
 	tr := lockgen.Tree(treePackages, "http://127.0.0.1:4873/")
 	var unchanged []time.Duration
 	walls := map[string]time.Duration{}
-	// The unchanged sync is the median of five: a few milliseconds, which
-	// one pause of the machine would double.
 	for _, step := range []string{"tree_first_sync", "tree_unchanged_sync", "tree_unchanged_sync", "tree_unchanged_sync",
 		"tree_unchanged_sync", "tree_unchanged_sync", "tree_10_changed_sync"} {
 		if step == "tree_10_changed_sync" {
@@ -79,9 +107,7 @@ func treeSync(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		longest = 0
-		mu.Unlock()
+		holds.take()
 		start := time.Now()
 		state, err := syncer.State(ctx)
 		if err != nil {
@@ -102,9 +128,7 @@ func treeSync(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 			wall = unchanged[2]
 		}
 		walls[step] = wall
-		mu.Lock()
-		hold := longest
-		mu.Unlock()
+		hold := holds.take()
 		if want := step == "tree_unchanged_sync"; rep.Unchanged != want {
 			return fmt.Errorf("%s: unchanged %v, want %v", step, rep.Unchanged, want)
 		}
@@ -117,10 +141,7 @@ func treeSync(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 	}
 	ratio := walls["tree_unchanged_sync"].Seconds() / walls["tree_first_sync"].Seconds()
 	report("tree_unchanged_ratio", ratio, "x first", "<= 0.02", yes(ratio <= 0.02))
-	if kib, ok := vmHWM(fmt.Sprintf("/proc/%d/status", os.Getpid())); ok {
-		report("tree_bench_peak_rss", float64(kib)/1024, "MiB", "", nil)
-	}
-	return treeCLI(ctx, binary, cluster)
+	return nil
 }
 
 // treeCLI runs the real binary's lockfile sync (`upcheck components sync

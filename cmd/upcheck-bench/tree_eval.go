@@ -42,37 +42,11 @@ func treeEval(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 		return err
 	}
 	defer os.RemoveAll(dir)
-	names := make([]string, treeNames)
-	for i := range names {
-		names[i] = treePackage(i)
-	}
-	archive := filepath.Join(dir, "all.zip")
-	if err := writeArchive(archive, osvgen.Spec{N: feedRecords, Seed: 11, Packages: names, MalShare: feedMalShare}); err != nil {
-		return err
-	}
-	name := fmt.Sprintf("bench_tree_%d", time.Now().Unix())
-	if err := cluster.CreateDatabase(ctx, name); err != nil {
-		return err
-	}
-	url := cluster.URL(name)
-	if keep {
-		fmt.Println("database", url)
-	} else {
-		defer dropDatabase(cluster, name)
-	}
-	env := []string{"UPCHECK_DATABASE_URL=" + url, "UPCHECK_LOG_LEVEL=WARN", "UPCHECK_FEED_DIR=" + dir, "PATH=" + os.Getenv("PATH")}
-	if out, err := command(binary, env, "", "migrate").CombinedOutput(); err != nil {
-		return fmt.Errorf("upcheck migrate: %v\n%s", err, out)
-	}
-	imported, err := importOnce(binary, env, archive)
+	url, env, imported, drop, err := treeEvalImport(ctx, binary, cluster, dir)
+	defer drop()
 	if err != nil {
 		return err
 	}
-	if imported.res.Written != feedRecords {
-		return fmt.Errorf("the import wrote %d of %d records: %+v", imported.res.Written, feedRecords, imported.res)
-	}
-	report("tree_eval_import_wall", imported.wall.Seconds(), "s", "", nil)
-
 	if err := writeTree(ctx, url); err != nil {
 		return err
 	}
@@ -106,6 +80,53 @@ func treeEval(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 	if evaluations != 1 || findings == 0 {
 		return fmt.Errorf("the check wrote %d evaluations and %d findings: the tree was not evaluated", evaluations, findings)
 	}
+	reportTreeEval(findings, versions, imported, first, idle, again, rss, againRSS)
+	return nil
+}
+
+// treeEvalImport makes the bench's archive of feedRecords records naming
+// the tree's packages under dir, a database of its own (dropped by drop,
+// unless kept; never nil) and imports the archive into it with the real binary,
+// timed.
+func treeEvalImport(ctx context.Context, binary string, cluster *devdb.Cluster, dir string) (url string, env []string, imported importRun, drop func(), err error) {
+	drop = func() {}
+	names := make([]string, treeNames)
+	for i := range names {
+		names[i] = treePackage(i)
+	}
+	archive := filepath.Join(dir, "all.zip")
+	if err := writeArchive(archive, osvgen.Spec{N: feedRecords, Seed: 11, Packages: names, MalShare: feedMalShare}); err != nil {
+		return "", nil, importRun{}, drop, err
+	}
+	name := fmt.Sprintf("bench_tree_%d", time.Now().Unix())
+	if err := cluster.CreateDatabase(ctx, name); err != nil {
+		return "", nil, importRun{}, drop, err
+	}
+	url = cluster.URL(name)
+	if keep {
+		fmt.Println("database", url)
+	} else {
+		drop = func() { dropDatabase(cluster, name) }
+	}
+	env = []string{"UPCHECK_DATABASE_URL=" + url, "UPCHECK_LOG_LEVEL=WARN", "UPCHECK_FEED_DIR=" + dir, "PATH=" + os.Getenv("PATH")}
+	if out, err := command(binary, env, "", "migrate").CombinedOutput(); err != nil {
+		return "", nil, importRun{}, drop, fmt.Errorf("upcheck migrate: %v\n%s", err, out)
+	}
+	if imported, err = importOnce(binary, env, archive); err != nil {
+		return "", nil, importRun{}, drop, err
+	}
+	if imported.res.Written != feedRecords {
+		return "", nil, importRun{}, drop, fmt.Errorf("the import wrote %d of %d records: %+v", imported.res.Written, feedRecords, imported.res)
+	}
+	report("tree_eval_import_wall", imported.wall.Seconds(), "s", "", nil)
+	return url, env, imported, drop, nil
+}
+
+// reportTreeEval reports the tree evaluation's figures: the first check
+// (it evaluated every installed version), the idle one (nothing moved),
+// the one after the feeds moved, and the first check's time against the
+// import's (target <= 0.25).
+func reportTreeEval(findings, versions int, imported importRun, first, idle, again checkResult, rss, againRSS int64) {
 	evaluate := time.Duration(first.DurationMS-idle.DurationMS) * time.Millisecond
 	report("tree_eval_instances", treeInstances, "packages", "", nil)
 	report("tree_eval_findings", float64(findings), "findings", "", nil)
@@ -121,7 +142,6 @@ func treeEval(ctx context.Context, binary string, cluster *devdb.Cluster) error 
 	// import's.
 	ratio := (time.Duration(first.DurationMS) * time.Millisecond).Seconds() / imported.wall.Seconds()
 	report("tree_eval_vs_import", ratio, "check/import", "<= 0.25", yes(ratio <= 0.25))
-	return nil
 }
 
 // treePackage is the i-th package name of the tree, each named by a

@@ -163,7 +163,7 @@ UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),
 UPCHECK_MANIFEST or UPCHECK_LOCKFILE (with UPCHECK_LOCKFILE_INCLUDE and
 UPCHECK_LOCKFILE_CORE; serve follows the lockfile's changes),
 UPCHECK_NPM_REGISTRY and UPCHECK_NPMRC (the site's npm registry, scopes and
-tokens), UPCHECK_NPM_MAX_DOCUMENT (bytes),
+tokens), UPCHECK_NPM_MAX_DOCUMENT (bytes), UPCHECK_NPM_DEPENDENCY_DOCUMENTS,
 UPCHECK_ALLOW_PRIVATE_SOURCES=1, UPCHECK_CHECK_SCHEDULE,
 UPCHECK_TRUSTED_PROXIES (CIDRs of reverse proxies whose X-Forwarded-For is
 believed), UPCHECK_METRICS_PUBLIC=1 (/metrics without an API token),

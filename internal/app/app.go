@@ -176,7 +176,8 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if a.Config.Timings.Period == nil {
 		timings.Period = period
 	}
-	m := metrics.New(a.Store.Summary, metrics.WithFeeds(a.Store.Feeds)) // uncached: database_up says what the database does now
+	devMode := a.Settings.LockfileDev
+	m := metrics.New(a.Store.SummaryReader(devMode), metrics.WithFeeds(a.Store.Feeds)) // uncached: database_up says what the database does now
 	a.Metrics = m
 	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger), lease.WithObserver(m)); err != nil {
 		return err
@@ -187,8 +188,11 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	a.Checker = updatecheck.New(a.Store, a.Lease, a.Fetcher, a.Logger)
 	a.Npm.Fetcher = a.Fetcher
 	a.Checker.UseNpm(a.Npm)
+	if n := a.Config.NpmDependencyDocuments; n != nil {
+		a.Checker.LimitDependencyDocuments(*n)
+	}
 	a.Checker.Observe(m)
-	a.Reads = catalog.New(a.Store)
+	a.Reads = catalog.New(a.Store, catalog.WithDevMode(devMode))
 	a.Checker.TellReads(a.Reads)
 	a.Syncer, a.Importer = updatecheck.NewSyncer(a.Checker), updatecheck.NewImporter(a.Checker)
 	a.TreeSyncer = updatecheck.NewTreeSyncer(a.Checker)

@@ -47,15 +47,21 @@ type Detail struct {
 	Between []release.ReleaseStatus
 }
 
-// readDependencies counts what the component d brings into the tree, in
-// the detail's transaction; nil when no tree was read.
-func readDependencies(ctx context.Context, tx *store.Tx, d store.ComponentDetail) (*int, error) {
+// readDependencies counts what the component d brings into the tree and
+// reads what in it needs attention under mode, in the detail's
+// transaction; nothing when no tree was read.
+func readDependencies(ctx context.Context, tx *store.Tx, d *store.ComponentDetail, mode readmodel.DevMode) error {
 	tree, err := tx.TreeStateRow(ctx)
 	if err != nil || tree == nil {
-		return nil, err
+		return err
 	}
 	n, err := tx.ComponentDependencies(ctx, d.Code, d.Package)
-	return &n, err
+	if err != nil {
+		return err
+	}
+	d.Dependencies = &n
+	d.DependencyCounts, d.DependencyFindings, err = tx.ComponentTreeFindings(ctx, d.Code, d.Package, mode)
+	return err
 }
 
 // AdvisoryState is an advisory affecting the installed version and where
@@ -102,7 +108,7 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 		if d, err = tx.ComponentDetail(ctx, code); err != nil {
 			return err
 		}
-		if d.Dependencies, err = readDependencies(ctx, tx, d); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
+		if err = readDependencies(ctx, tx, &d, r.devMode); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
 			return err
 		}
 		standing, err = tx.StandingDismissals(ctx, code)

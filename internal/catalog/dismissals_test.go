@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -44,7 +45,7 @@ func (b *bundle) dismissGallery(expires *time.Time) {
 
 func (b *bundle) vulnerable() int {
 	b.t.Helper()
-	sum, err := b.store.Summary(context.Background())
+	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		b.t.Fatal(err)
 	}

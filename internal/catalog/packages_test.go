@@ -142,7 +142,7 @@ func TestPackage(t *testing.T) {
 	if err != nil || page.Tree != nil || len(page.Rows) != 0 {
 		t.Fatalf("no tree: %+v, %v", page, err)
 	}
-	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
+	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
 		t.Fatalf("the summary of no tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
 	// The history: a sync with ws 8.2.0 at the top and gone, then one
@@ -150,7 +150,7 @@ func TestPackage(t *testing.T) {
 	before := slices.DeleteFunc(site(), func(l string) bool { return l == "node_modules/ws 8.17.1" })
 	writeTree(t, b, append(before, "node_modules/ws 8.2.0", "node_modules/gone 1.0.0")...)
 	writeTree(t, b, site()...)
-	if sum, err := b.store.Summary(ctx); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
+	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
 		t.Fatalf("the summary of a tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
 	treekit.WriteFixes(t, b.store, store.TreeFix{PackageID: "node_modules/engine.io/node_modules/ws", AdvisoryID: "GHSA-1",

@@ -20,6 +20,9 @@ type Reads struct {
 	store    *store.Store
 	summary  readCache[readmodel.Summary]
 	snapshot readCache[*Snapshot]
+	// devMode is UPCHECK_LOCKFILE_DEV: what the tree's counts count (the
+	// summary's, and each catalog row's dependencies).
+	devMode readmodel.DevMode
 
 	mu sync.Mutex
 	// schedule is the schedule this process runs (Scheduled), for
@@ -27,9 +30,23 @@ type Reads struct {
 	schedule cron.Schedule
 }
 
+// Option sets up a Reads.
+type Option func(*Reads)
+
+// WithDevMode counts the installed tree's findings under the setting
+// UPCHECK_LOCKFILE_DEV (readmodel.DevMode); without it, under its
+// default, readmodel.DevSeparate.
+func WithDevMode(m readmodel.DevMode) Option {
+	return func(r *Reads) { r.devMode = m }
+}
+
 // New returns the reads of st's read model, with nothing cached yet.
-func New(st *store.Store) *Reads {
-	return &Reads{store: st}
+func New(st *store.Store, opts ...Option) *Reads {
+	r := &Reads{store: st, devMode: readmodel.DevSeparate}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Changed drops every cached read: this process has just written to what
@@ -78,7 +95,7 @@ func (r *Reads) withNextCheck(v readmodel.Summary) readmodel.Summary {
 // schedule runs the next check. It never fetches.
 func (r *Reads) Summary(ctx context.Context) (readmodel.Summary, error) {
 	v, err := r.summary.get(ctx, func(ctx context.Context) (readmodel.Summary, error) {
-		return r.store.Summary(ctx)
+		return r.store.Summary(ctx, r.devMode)
 	}, nil)
 	if err != nil {
 		return readmodel.Summary{}, err
@@ -92,17 +109,18 @@ func (r *Reads) Summary(ctx context.Context) (readmodel.Summary, error) {
 // says (one row asks). A caller must not keep it: each request asks again.
 func (r *Reads) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return r.snapshot.get(ctx, func(ctx context.Context) (*Snapshot, error) {
-		return readSnapshot(ctx, r.store)
+		return readSnapshot(ctx, r.store, r.devMode)
 	}, func(ctx context.Context, snap *Snapshot) (bool, error) {
 		return snap.holds(ctx, r.store)
 	})
 }
 
 // ReadPage reads the whole catalog now, bypassing any cache (tests and
-// tools; the server reads through Reads.Snapshot), and returns one page of
+// tools; the server reads through Reads.Snapshot), the tree's counts under
+// UPCHECK_LOCKFILE_DEV's default, and returns one page of
 // it as f asks and how many components each filter shows with f's search.
 func ReadPage(ctx context.Context, st *store.Store, f store.CatalogFilter) ([]store.CatalogEntry, store.CatalogCounts, error) {
-	snap, err := readSnapshot(ctx, st)
+	snap, err := readSnapshot(ctx, st, readmodel.DevSeparate)
 	if err != nil {
 		return nil, store.CatalogCounts{}, err
 	}

@@ -59,8 +59,8 @@ func compareCursor(a, b store.CatalogCursor) int {
 
 // readSnapshot reads every component from the read model (store.CatalogRows)
 // and indexes it.
-func readSnapshot(ctx context.Context, st *store.Store) (*Snapshot, error) {
-	entries, stamp, err := st.CatalogRows(ctx)
+func readSnapshot(ctx context.Context, st *store.Store, mode readmodel.DevMode) (*Snapshot, error) {
+	entries, stamp, err := st.CatalogRows(ctx, mode)
 	if err != nil {
 		return nil, err
 	}

@@ -94,6 +94,10 @@ type Config struct {
 	// NpmMaxDocument (UPCHECK_NPM_MAX_DOCUMENT, bytes) caps a package
 	// document's decoded size; 0 when unset (the npm package's default).
 	NpmMaxDocument int64
+	// NpmDependencyDocuments (UPCHECK_NPM_DEPENDENCY_DOCUMENTS) is how
+	// many added dependencies' documents one check fetches at most; nil
+	// when unset (the check's default).
+	NpmDependencyDocuments *int
 	// Lockfile (UPCHECK_LOCKFILE) is the site's package-lock.json or
 	// pnpm-lock.yaml, read by serve as its components instead of a
 	// manifest; LockfileInclude (UPCHECK_LOCKFILE_INCLUDE, comma-separated
@@ -221,6 +225,13 @@ func (c *Config) readNpm(getenv func(string) string) error {
 			return fmt.Errorf("UPCHECK_NPM_MAX_DOCUMENT: want a positive number of bytes such as %d (64 MiB), got %q", ExampleMaxDocument, v)
 		}
 		c.NpmMaxDocument = n
+	}
+	if v := strings.TrimSpace(getenv("UPCHECK_NPM_DEPENDENCY_DOCUMENTS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("UPCHECK_NPM_DEPENDENCY_DOCUMENTS: want a number of documents, 0 or more, such as 200, got %q", v)
+		}
+		c.NpmDependencyDocuments = &n
 	}
 	c.Lockfile = getenv("UPCHECK_LOCKFILE")
 	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))

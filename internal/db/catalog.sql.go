@@ -44,7 +44,8 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- What needs attention (the attention filter), as the summary
        -- counts it: one definition.
        upcheck_needs_attention(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.provenance_lost,
-                               cs.new_publisher_version, cs.pin_downgrade, cs.deprecated) AS needs_attention,
+                               cs.new_publisher_version, cs.pin_downgrade, cs.deprecated,
+                               CASE WHEN cs.update_available THEN cs.registry_facts->'brings' END) AS needs_attention,
        -- The smallest release that clears the advisories (docs/policy.md).
        cs.fix_version,
        upcheck_catalog_rank(cs.malicious, cs.known_exploited, cs.security, cs.vulnerable, cs.update_available, cs.source_url,
@@ -60,6 +61,13 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.evaluated,
        -- 1 advisory dismissed until 20 Dec").
        (CASE WHEN cs.evaluated THEN coalesce(dm.n, 0) ELSE 0 END)::integer AS dismissed_count,
        CASE WHEN cs.evaluated THEN dm.until END AS dismissed_until,
+       -- What in the component's dependencies needs attention
+       -- (upcheck_component_tree_attention under UPCHECK_LOCKFILE_DEV, over
+       -- upcheck_tree_attention, the one definition): how many package
+       -- versions, and how many of them malicious ("Up to date · 2
+       -- vulnerable dependencies").
+       coalesce(tc.counted, 0)::integer AS tree_counted,
+       coalesce(tc.malicious, 0)::integer AS tree_malicious,
        -- When this snapshot may be reused: read in the
        -- same statement, so they describe exactly these rows.
        (SELECT v.version FROM read_model_version v)::bigint AS version,
@@ -75,6 +83,10 @@ LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
            FROM advisory_dismissals_in_force f
            JOIN advisory_dismissals d ON d.id = f.id
            GROUP BY f.component_code) dm ON dm.component_code = cs.code
+LEFT JOIN (SELECT a.code::text AS code, count(DISTINCT (a.name, a.version))::integer AS counted,
+                  (count(DISTINCT (a.name, a.version)) FILTER (WHERE a.malicious))::integer AS malicious
+           FROM upcheck_component_tree_attention($1::text) a
+           GROUP BY 1) tc ON tc.code = cs.code
 `
 
 type CatalogAllRow struct {
@@ -130,6 +142,8 @@ type CatalogAllRow struct {
 	AdvisoryKeys        []string
 	DismissedCount      int32
 	DismissedUntil      interface{}
+	TreeCounted         int32
+	TreeMalicious       int32
 	Version             int64
 	TurnsAt             interface{}
 }
@@ -148,8 +162,8 @@ type CatalogAllRow struct {
 // error (sources.last_error_kind), not a derived flag.
 // The skip of a current result that hid a release (skipped_version is
 // the evaluation's): the result was evaluated under this very skip.
-func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, error) {
-	rows, err := db.Query(ctx, catalogAll)
+func (q *Queries) CatalogAll(ctx context.Context, db DBTX, devMode string) ([]CatalogAllRow, error) {
+	rows, err := db.Query(ctx, catalogAll, devMode)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +224,8 @@ func (q *Queries) CatalogAll(ctx context.Context, db DBTX) ([]CatalogAllRow, err
 			&i.AdvisoryKeys,
 			&i.DismissedCount,
 			&i.DismissedUntil,
+			&i.TreeCounted,
+			&i.TreeMalicious,
 			&i.Version,
 			&i.TurnsAt,
 		); err != nil {

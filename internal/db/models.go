@@ -390,6 +390,18 @@ type NotificationMessage struct {
 	HeldAt        *time.Time
 }
 
+type NpmDependency struct {
+	Registry       string
+	Name           string
+	Etag           string
+	LastModified   string
+	FirstPublished *time.Time
+	Latest         string
+	Published      []byte
+	ReadAt         time.Time
+	Epoch          int64
+}
+
 type OsvPackage struct {
 	ID        string
 	Ecosystem string

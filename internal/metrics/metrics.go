@@ -174,6 +174,8 @@ var (
 		"1 while serve refuses the site's input (lockfile or manifest): the installed components are those of the last input accepted.", []string{"input"}, nil)
 	descTreePackages = prometheus.NewDesc("upcheck_tree_packages",
 		"Package instances of the installed tree as last read: every package the lockfile installs, the components' own included. Absent while no tree was read: the dependencies are not checked.", nil, nil)
+	descTreeFindings = prometheus.NewDesc("upcheck_tree_findings",
+		"Package versions of the installed tree that need attention (upcheck_tree_attention under UPCHECK_LOCKFILE_DEV), each under its most urgent kind (malicious, exposed, known_exploited, vulnerable_no_fix, vulnerable). Absent while no tree was read; malicious absent until an OSV feed was read, known_exploited until the KEV catalogue was.", []string{"kind"}, nil)
 	descExposure = prometheus.NewDesc("upcheck_oldest_security_problem_seconds",
 		"How long this site has known of its oldest open security problem (a security update not installed, or an advisory not dismissed); 0: none.", nil, nil)
 )
@@ -190,6 +192,7 @@ func (s *stored) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descMalicious
 	ch <- descInputRefused
 	ch <- descTreePackages
+	ch <- descTreeFindings
 	if s.feeds != nil {
 		describeFeeds(ch)
 	}
@@ -226,6 +229,7 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	if sum.TreePackages != nil {
 		ch <- prometheus.MustNewConstMetric(descTreePackages, prometheus.GaugeValue, float64(*sum.TreePackages))
 	}
+	collectTree(ch, sum.TreeCounts)
 	for _, in := range readmodel.Inputs {
 		refused := 0.0
 		for _, r := range sum.InputRefusals {
@@ -237,5 +241,19 @@ func (s *stored) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.feeds != nil {
 		collectFeeds(ctx, s.feeds, ch)
+	}
+}
+
+// collectTree is upcheck_tree_findings by kind: no series while no tree
+// was read (c nil), nor for a count a feed never read would give.
+func collectTree(ch chan<- prometheus.Metric, c *readmodel.TreeCounts) {
+	if c == nil {
+		return
+	}
+	for _, k := range readmodel.TreeKinds {
+		if (k == readmodel.KindMalicious && c.Malicious == nil) || (k == readmodel.KindKnownExploited && c.KnownExploited == nil) {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descTreeFindings, prometheus.GaugeValue, float64(c.Of(k)), string(k))
 	}
 }

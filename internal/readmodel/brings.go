@@ -187,3 +187,56 @@ func SortSignals(s []Signal) {
 		return 0
 	})
 }
+
+// UnreadReason is why the age of a dependency an offered update adds is
+// not known (UnreadDependency).
+type UnreadReason string
+
+// The reasons, each worded by UnreadText.
+const (
+	// UnreadPastBound: the check had fetched as many dependencies'
+	// documents as it may (UPCHECK_NPM_DEPENDENCY_DOCUMENTS) and none of
+	// this one's facts were stored; a later check reads it.
+	UnreadPastBound UnreadReason = "past_bound"
+	// UnreadFailed: its document could not be fetched or read, and none
+	// of its facts were stored.
+	UnreadFailed UnreadReason = "failed"
+	// UnreadNoTime: its document gives no publish time.
+	UnreadNoTime UnreadReason = "no_time"
+	// UnreadNotChecked: the result was evaluated without a check (a
+	// manifest sync, a feed) and none of its facts were stored; the next
+	// check reads it.
+	UnreadNotChecked UnreadReason = "not_checked"
+)
+
+// UnreadReasons are the reasons, in the order of their constants.
+func UnreadReasons() []UnreadReason {
+	return []UnreadReason{UnreadPastBound, UnreadFailed, UnreadNoTime, UnreadNotChecked}
+}
+
+// UnreadDependency is a registry dependency an offered update adds whose
+// package's age is not known, and why: no young_dependency signal is
+// said of it either way.
+type UnreadDependency struct {
+	Version string       `json:"version"`
+	Name    string       `json:"name"`
+	Section string       `json:"section"`
+	Spec    string       `json:"spec"`
+	Reason  UnreadReason `json:"reason"`
+}
+
+// UnreadText says an unread dependency: "1.1.0 adds plain-crypto
+// (^4.2.0), a package whose age is not known: this check had read as many
+// dependencies' documents as it may".
+func UnreadText(u UnreadDependency) string {
+	why := "its package document could not be read"
+	switch u.Reason {
+	case UnreadPastBound:
+		why = "the check had read as many dependencies' documents as it may; a later check reads it"
+	case UnreadNoTime:
+		why = "its package document gives no publish time"
+	case UnreadNotChecked:
+		why = "it was not read yet; the next check reads it"
+	}
+	return fmt.Sprintf("%s adds %s (%s), a package whose age is not known: %s", u.Version, u.Name, strconv.Quote(u.Spec), why)
+}

@@ -89,6 +89,13 @@ type DetailRow struct {
 	// no tree was read, so they are not checked
 	// (DependenciesNotCheckedText).
 	Dependencies *int
+	// DependencyCounts counts what in those dependencies needs attention
+	// (upcheck_component_tree_attention: the catalog row's TreeCounted and
+	// TreeMalicious), DependencyFindings lists it, at most
+	// DependencyFindingsLimit rows, each with its path and fix; both
+	// empty while no tree was read.
+	DependencyCounts   DependencyCounts
+	DependencyFindings []DependencyFinding
 }
 
 // Offline reports whether the component's source is an offline one,

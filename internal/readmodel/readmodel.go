@@ -62,6 +62,10 @@ type Summary struct {
 	// an account that published none of the package's earlier versions,
 	// or a manifest sync lowered the trust of the source's pinned keys.
 	TrustDowngrades int `json:"trust_downgrades"`
+	// Brings counts components whose offered npm update brings a signal
+	// (docs/npm.md "What an update brings"): a new install script, an
+	// exotic source, a lower trust, a young dependency, a burst.
+	Brings int `json:"brings"`
 	// KnownExploited counts components affected by an open advisory that
 	// the KEV catalogue lists as exploited in the wild, nil while
 	// ExploitedReadAt is nil: the KEV catalogue was never read, so no
@@ -136,6 +140,26 @@ type Summary struct {
 	// (DependenciesNotCheckedText), and nothing may read as safe.
 	TreePackages *int       `json:"tree_packages"`
 	TreeReadAt   *time.Time `json:"tree_read_at"`
+	// TreeCounts counts what in the installed tree needs attention
+	// (upcheck_tree_attention under UPCHECK_LOCKFILE_DEV, the one
+	// definition), by kind; nil while no tree was ever read (TreePackages
+	// nil): the dependencies are not checked, and no 0 may read as safe.
+	// TreeAttention names the first AttentionLimit of its items, most
+	// urgent first (TreeKinds), never nil; TreeAttentionMore counts the
+	// others.
+	TreeCounts        *TreeCounts        `json:"tree_counts"`
+	TreeAttention     TreeAttentionItems `json:"tree_attention"`
+	TreeAttentionMore int                `json:"tree_attention_more"`
+}
+
+// TreeTotal is TreeCounts.Total, 0 while no tree was read: for sums and
+// thresholds (the badge, the banner's tone), never for words that say
+// how many there are.
+func (s Summary) TreeTotal() int {
+	if s.TreeCounts == nil {
+		return 0
+	}
+	return s.TreeCounts.Total
 }
 
 // MaliciousCount is Malicious, 0 while no feed that names malicious
@@ -196,6 +220,9 @@ type AttentionItem struct {
 	// PinDowngrade is the manifest sync that lowered the trust of the
 	// source's pinned keys, while shown (PinDowngradeShown); nil: none.
 	PinDowngrade *PinDowngrade `json:"pin_downgrade"`
+	// Brings is the most pressing signal of what the offered update
+	// brings (KindBrings; docs/npm.md "What an update brings"); nil: none.
+	Brings *Signal `json:"brings"`
 }
 
 // AttentionKind is why a component needs attention (AttentionItem.Kind),
@@ -221,6 +248,10 @@ const (
 	// KindPinDowngrade: a manifest sync lowered the trust of the source's
 	// pinned keys (a lower threshold, keys no longer pinned).
 	KindPinDowngrade AttentionKind = "pin_downgrade"
+	// KindBrings: the offered update brings a signal (Signal: a new
+	// install script, an exotic source, a lower trust, a young
+	// dependency, a burst), ranked by its most pressing one (SignalRank).
+	KindBrings AttentionKind = "brings"
 	// KindDeprecated: the installed version is deprecated by its publisher.
 	KindDeprecated AttentionKind = "deprecated"
 )

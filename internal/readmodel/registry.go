@@ -32,6 +32,10 @@ type RegistryFacts struct {
 	// installed version did not (Signal, worded by SignalText), most
 	// pressing first; none when nothing is offered or it brings nothing.
 	Brings []Signal `json:"brings,omitempty"`
+	// BringsUnread are the registry dependencies the offered update adds
+	// whose package's first publish time is not known (UnreadText), so
+	// whether each is a young dependency is not said either way.
+	BringsUnread []UnreadDependency `json:"brings_unread,omitempty"`
 	// Approval is what a version awaits an admin's approval for, when the
 	// policy holds it (docs/policy.md "Approvals"): the release held for
 	// it, or a security fix offered all the same; nil when none awaits.

@@ -37,6 +37,13 @@ type CatalogRow struct {
 	// KnownExploited: one of them is in the KEV catalogue; Malicious: one
 	// of them says the package is malicious (docs/feeds.md).
 	KnownExploited, Malicious bool
+	// TreeCounted counts the package versions in the component's
+	// dependencies (the installed packages that bring it in) that need
+	// attention under UPCHECK_LOCKFILE_DEV (upcheck_tree_attention, the
+	// one definition), TreeMalicious those of them a malicious-package
+	// record names; 0 while no tree was read (ComponentTreeText words
+	// them).
+	TreeCounted, TreeMalicious int
 	// NeedsNewerCore: a newer release exists that the installed core
 	// cannot run. Stale: 48 hours without a successful read of the source
 	// since the component was installed or the source last succeeded, or

@@ -210,7 +210,7 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
 		('core', 'Core', '1.9.0', $1), ('nofix', 'Zeta', '1.0.0', $1), ('sec', 'Mid', '1.0.0', $1), ('vuln', 'Alpha', '1.0.0', $1),
 		('lost', 'Aardvark', '1.0.0', $1), ('old', 'Aaa', '1.0.0', $1), ('mal', 'Zzz', '1.0.0', $1), ('kev', 'Zy', '1.0.0', $1),
-		('newpub', 'Aab', '1.0.0', $1), ('pin', 'Aa', '1.0.0', $1)`, src)
+		('newpub', 'Aab', '1.0.0', $1), ('pin', 'Aa', '1.0.0', $1), ('brings', 'A', '1.0.0', $1)`, src)
 	db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at)
 		VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp())`, src)
 	for _, r := range []struct {
@@ -226,6 +226,7 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 		{"kev", "false", `[{"id": "K-1", "severity": "low", "no_fix": false, "fixed_in": "1.1.0", "known_exploited": true}]`, `{K-1}`, `{}`},
 		{"newpub", "false", `[]`, `{}`, `{}`},
 		{"pin", "false", `[]`, `{}`, `{}`},
+		{"brings", "false", `[]`, `{}`, `{}`},
 	} {
 		db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
 			update_available, security, advisories, advisory_ids, no_fix_ids, epoch)
@@ -238,12 +239,14 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	db.MustExec(t, `UPDATE component_results SET exploited_ids = '{K-1}' WHERE code = 'kev'`)
 	db.MustExec(t, `UPDATE component_results SET new_publisher_version = '1.1.0', new_publisher = 'mallory' WHERE code = 'newpub'`)
 	db.MustExec(t, `INSERT INTO pin_downgrades (code, source_url, pin, reason) VALUES ('pin', $1, '', 'the manifest pins no key any more')`, src)
+	db.MustExec(t, `UPDATE component_results SET update_available = true, update_version = '1.1.0', latest_version = '1.1.0',
+		registry_facts = '{"brings": [{"kind": "burst", "args": {"version": "1.1.0", "count": 7, "window_minutes": 60}}]}' WHERE code = 'brings'`)
 	// The summary names five, in the order of AttentionKinds; the most
 	// urgent is taken away, and the next read names the next kind first,
 	// until none is left: every kind in its place.
 	var order []readmodel.AttentionKind
 	for range readmodel.AttentionKinds {
-		sum, err := store.New(db.Pool).Summary(context.Background())
+		sum, err := store.New(db.Pool).Summary(context.Background(), readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,6 +266,50 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	}
 	if !slices.Equal(order, readmodel.AttentionKinds) {
 		t.Fatalf("the summary orders %v, readmodel.AttentionKinds %v", order, readmodel.AttentionKinds)
+	}
+}
+
+// Among the offered updates that bring a signal, the summary names first
+// the one whose most pressing signal ranks highest (readmodel.SignalRank,
+// upcheck_signal_rank): a new install script or an exotic source above a
+// young dependency, whatever their names; an update not offered (its
+// signals stored, the policy holding it) needs no attention for them.
+func TestAttentionRanksWhatAnUpdateBrings(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	const src = "https://p.example/acme.json"
+	db.MustExec(t, `INSERT INTO components (code, name, installed_version, source_url) VALUES
+		('core', 'Core', '1.9.0', $1), ('young', 'Aaa', '1.0.0', $1), ('exotic', 'Mmm', '1.0.0', $1),
+		('script', 'Zzz', '1.0.0', $1), ('held', 'A', '1.0.0', $1)`, src)
+	db.MustExec(t, `INSERT INTO sources (url, epoch, document, document_hash, last_success_at, last_attempt_at)
+		VALUES ($1, 1, 'doc', sha256('doc'), clock_timestamp(), clock_timestamp())`, src)
+	for _, r := range []struct{ code, offered, brings string }{
+		{"core", "false", `null`},
+		{"young", "true", `[{"kind": "young_dependency", "args": {"version": "1.1.0", "name": "plain-crypto"}}]`},
+		{"exotic", "true", `[{"kind": "exotic_source", "args": {"version": "1.1.0", "name": "setup"}}, {"kind": "burst", "args": {"version": "1.1.0"}}]`},
+		{"script", "true", `[{"kind": "install_script", "args": {"version": "1.1.0", "name": "postinstall"}}]`},
+		{"held", "false", `[{"kind": "install_script", "args": {"version": "1.1.0", "name": "postinstall"}}]`},
+	} {
+		db.MustExec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash,
+			update_available, update_version, latest_version, registry_facts, epoch)
+			VALUES ($1, $2, (SELECT installed_version FROM components WHERE code = $1), '1.9.0', sha256('doc'),
+			        $3::boolean, '1.1.0', '1.1.0', jsonb_build_object('brings', $4::jsonb), 1)`, r.code, src, r.offered, r.brings)
+	}
+	sum, err := store.New(db.Pool).Summary(context.Background(), readmodel.DevSeparate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range sum.Attention {
+		if a.Kind != readmodel.KindBrings || a.Brings == nil {
+			t.Errorf("%s: kind %s, brings %v", a.Code, a.Kind, a.Brings)
+			continue
+		}
+		got = append(got, a.Code+":"+string(a.Brings.Kind))
+	}
+	want := []string{"script:install_script", "exotic:exotic_source", "young:young_dependency"}
+	if !slices.Equal(got, want) || sum.AttentionTotal != 3 {
+		t.Errorf("the summary names %v (of %d), want %v", got, sum.AttentionTotal, want)
 	}
 }
 
@@ -332,7 +379,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			for _, tr := range readmodel.AllTriggers() {
 				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ('scheduled', 'cron', 'completed', clock_timestamp())`)
 				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ($1, 'cron', $2, clock_timestamp())`, tr, s)
-				sum, err := st.Summary(ctx)
+				sum, err := st.Summary(ctx, readmodel.DevSeparate)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -730,11 +777,11 @@ func TestFiltersMatchSQL(t *testing.T) {
 		}
 	}
 	st := store.New(db.Pool)
-	sum, err := st.Summary(ctx)
+	sum, err := st.Summary(ctx, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := st.CatalogRows(ctx)
+	rows, _, err := st.CatalogRows(ctx, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

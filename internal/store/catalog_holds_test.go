@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
 
@@ -18,7 +19,7 @@ func TestCatalogSnapshotHoldsUntilAWriteOrTheClockTurnsAFlag(t *testing.T) {
 	ctx := context.Background()
 	holds := func() bool {
 		t.Helper()
-		_, snap, err := b.st.CatalogRows(ctx)
+		_, snap, err := b.st.CatalogRows(ctx, readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func TestCatalogSnapshotHoldsUntilAWriteOrTheClockTurnsAFlag(t *testing.T) {
 	// after reads a snapshot, runs sql, and reports whether it still holds.
 	after := func(sql string) bool {
 		t.Helper()
-		_, snap, err := b.st.CatalogRows(ctx)
+		_, snap, err := b.st.CatalogRows(ctx, readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestCatalogSnapshotHoldsUntilAWriteOrTheClockTurnsAFlag(t *testing.T) {
 	b.exec(t, `UPDATE sources SET expires_at = clock_timestamp() + interval '1500 milliseconds'`)
 	b.exec(t, `UPDATE advisory_dismissals SET expires_at = clock_timestamp() + interval '3 seconds' WHERE ended_at IS NULL`)
 	for _, instant := range []string{"the document's expiry", "the dismissal's end"} {
-		_, snap, err := b.st.CatalogRows(ctx)
+		_, snap, err := b.st.CatalogRows(ctx, readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}

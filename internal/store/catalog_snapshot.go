@@ -24,8 +24,10 @@ type ReadModelStamp struct {
 // CatalogRows reads every component from the read model (queries/catalog.sql
 // CatalogAll), in no particular order, with the stamp of the read. The
 // catalog package orders, filters, searches and pages them.
-func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelStamp, error) {
-	rows, err := e.q.CatalogAll(ctx, e.dbtx)
+// mode is UPCHECK_LOCKFILE_DEV: what each component's dependencies count
+// (CatalogRow.TreeCounted).
+func (e *Executor) CatalogRows(ctx context.Context, mode readmodel.DevMode) ([]CatalogEntry, ReadModelStamp, error) {
+	rows, err := e.q.CatalogAll(ctx, e.dbtx, string(mode))
 	if err != nil {
 		return nil, ReadModelStamp{}, mapError(fmt.Errorf("read catalog: %w", err))
 	}
@@ -42,6 +44,7 @@ func (e *Executor) CatalogRows(ctx context.Context) ([]CatalogEntry, ReadModelSt
 			SecuritySince: timeOf(r.SecuritySince), Dismissed: int(r.DismissedCount), DismissedUntil: timeOf(r.DismissedUntil),
 			Deprecated: deref(r.Deprecated), ProvenanceLost: deref(r.ProvenanceLost),
 			KnownExploited: r.KnownExploited, Malicious: r.Malicious, NeedsAttention: r.NeedsAttention,
+			TreeCounted: int(r.TreeCounted), TreeMalicious: int(r.TreeMalicious),
 		}, Cursor: CatalogCursor{Rank: int(r.SortRank), Name: r.SortName, Code: r.Code}, AdvisoryKeys: r.AdvisoryKeys}
 		row := &entries[i].CatalogRow
 		if row.SourceURL != "" {

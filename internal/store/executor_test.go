@@ -81,6 +81,7 @@ var txOnly = map[string]string{
 	"EventPlanTreeFindings":  jobs + ", in the evaluation's fenced transaction that wrote the findings new in it",
 	"TreeFixesDeleteStale":   fenced + ": in the evaluation's, after the findings it writes",
 	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
+	"NpmDependencySave":      fenced + ", with the row of the source whose update added the dependencies",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,
 	"EventReleaseHeld":       jobs,

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // acme1 is ACME-1 as blog's result lists it, and as it was dismissed.
@@ -47,6 +49,19 @@ func testSeverityRank(t *testing.T, f *fdb) {
 	}
 	if got := f.int(t, `SELECT upcheck_severity_rank(NULL)`); got != 0 {
 		t.Errorf("upcheck_severity_rank(NULL) = %d, want 0", got)
+	}
+}
+
+// upcheck_signal_rank is readmodel.SignalRank: each kind in its place, an
+// unknown one (and none) last.
+func testSignalRank(t *testing.T, f *fdb) {
+	for _, k := range append(readmodel.SignalKinds(), "not_a_kind") {
+		if got, want := f.int(t, `SELECT upcheck_signal_rank($1)`, string(k)), int64(readmodel.SignalRank(k)); got != want {
+			t.Errorf("upcheck_signal_rank(%q) = %d, readmodel.SignalRank %d", k, got, want)
+		}
+	}
+	if got := f.int(t, `SELECT upcheck_signal_rank(NULL)`); got != int64(len(readmodel.SignalKinds())) {
+		t.Errorf("upcheck_signal_rank(NULL) = %d, want last", got)
 	}
 }
 
@@ -175,17 +190,19 @@ func testOpenAdvisories(t *testing.T, f *fdb) {
 
 // A component needs attention when any one of its flags says so (a
 // malicious package, a known exploited advisory, a security update, a
-// vulnerable version, a trust downgrade of any kind, a deprecated version),
+// vulnerable version, a trust downgrade of any kind, an offered update
+// that brings a signal, a deprecated version),
 // each alone and all together; with none, or all null, it does not.
 func testNeedsAttention(t *testing.T, f *fdb) {
-	// malicious, known_exploited, security, vulnerable, provenance_lost, new_publisher_version, pin_downgrade, deprecated
-	none := []string{"false", "false", "false", "false", "NULL", "NULL", "NULL", "NULL"}
-	one := []string{"true", "true", "true", "true", "'1.1.0'", "'1.1.0'", "'the manifest pins no key'", "'use x'"}
+	// malicious, known_exploited, security, vulnerable, provenance_lost, new_publisher_version, pin_downgrade, deprecated, brings
+	none := []string{"false", "false", "false", "false", "NULL", "NULL", "NULL", "NULL", `'[]'::jsonb`}
+	one := []string{"true", "true", "true", "true", "'1.1.0'", "'1.1.0'", "'the manifest pins no key'", "'use x'",
+		`'[{"kind": "burst", "args": {"version": "1.1.0"}}]'::jsonb`}
 	call := func(args []string) string { return `SELECT upcheck_needs_attention(` + strings.Join(args, ", ") + `)` }
 	if f.bool(t, call(none)) {
 		t.Errorf("%s: true with no flag", call(none))
 	}
-	if nulls := []string{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"}; f.bool(t, call(nulls)) {
+	if nulls := []string{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"}; f.bool(t, call(nulls)) {
 		t.Errorf("%s: true with every flag null", call(nulls))
 	}
 	if !f.bool(t, call(one)) {

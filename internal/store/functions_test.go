@@ -41,6 +41,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_severity_rank":       testSeverityRank,
 	"upcheck_catalog_rank":        testCatalogRank,
 	"upcheck_needs_attention":     testNeedsAttention,
+	"upcheck_signal_rank":         testSignalRank,
 	"upcheck_read_model_changed":  testReadModelChanged,
 	"upcheck_read_model_turns_at": testReadModelTurnsAt,
 	// migrations/00007_notifications.sql
@@ -55,7 +56,9 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_tree_shown":     testTreeShown,
 	"upcheck_tree_dismissed": testTreeDismissed,
 	"upcheck_tree_attention": testTreeAttention,
-	// migrations/00017_approvals.sql
+	// migrations/00016_tree_counts.sql
+	"upcheck_component_tree_attention": testComponentTreeAttention,
+	// migrations/00018_approvals.sql
 	"upcheck_approvals_of": testApprovalsOf,
 }
 

@@ -136,3 +136,37 @@ func (e *Executor) ComponentDependencies(ctx context.Context, code, pkg string) 
 	}
 	return int(n), nil
 }
+
+// ComponentTreeFindings reads what in the dependencies of the component
+// code (whose npm package is pkg, "" for none) needs attention under mode
+// (upcheck_component_tree_attention): the counts, and the first
+// readmodel.DependencyFindingsLimit findings, each with its path and fix.
+func (e *Executor) ComponentTreeFindings(ctx context.Context, code, pkg string, mode readmodel.DevMode) (
+	readmodel.DependencyCounts, []readmodel.DependencyFinding, error) {
+	c, err := e.q.ComponentTreeCounts(ctx, e.dbtx, db.ComponentTreeCountsParams{DevMode: string(mode), Code: code})
+	if err != nil {
+		return readmodel.DependencyCounts{}, nil, mapError(fmt.Errorf("count the findings in %q's dependencies: %w", code, err))
+	}
+	rows, err := e.q.ComponentTreeFindings(ctx, e.dbtx, db.ComponentTreeFindingsParams{DevMode: string(mode), Code: code,
+		Package: pkg, MaxRows: readmodel.DependencyFindingsLimit})
+	if err != nil {
+		return readmodel.DependencyCounts{}, nil, mapError(fmt.Errorf("list the findings in %q's dependencies: %w", code, err))
+	}
+	out := make([]readmodel.DependencyFinding, len(rows))
+	for i, r := range rows {
+		f := readmodel.DependencyFinding{Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID,
+			Kind: readmodel.AttentionKind(r.Kind), Malicious: r.Malicious, Severity: r.Severity, FixedIn: r.FixedIn, Path: []string{}}
+		if err := json.Unmarshal(r.Path, &f.Path); err != nil {
+			return readmodel.DependencyCounts{}, nil, fmt.Errorf("decode the path to %s: %w", r.InstanceID, err)
+		}
+		if r.Fix != nil {
+			var fix readmodel.TreeFix
+			if err := json.Unmarshal(r.Fix, &fix); err != nil {
+				return readmodel.DependencyCounts{}, nil, fmt.Errorf("decode the fix of %s on %s: %w", r.AdvisoryID, r.InstanceID, err)
+			}
+			f.Fix, f.FixText = &fix, readmodel.TreeFixText(fix)
+		}
+		out[i] = f
+	}
+	return readmodel.DependencyCounts{Counted: int(c.Counted), Malicious: int(c.Malicious)}, out, nil
+}

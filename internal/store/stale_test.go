@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/catalog"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -82,7 +83,7 @@ func TestStaleCountsFromTheInstallationOrTheLastSuccess(t *testing.T) {
 			want++
 		}
 	}
-	sum, err := b.st.Summary(ctx)
+	sum, err := b.st.Summary(ctx, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

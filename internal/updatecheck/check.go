@@ -73,6 +73,22 @@ type Checker struct {
 	// feeds, when set, syncs the feeds that are due before each check
 	// evaluates (UseFeeds).
 	feeds *feedsync.Sync
+	// dependencyLimit, when set, is how many added dependencies'
+	// documents one check fetches at most (LimitDependencyDocuments).
+	dependencyLimit *int
+}
+
+// LimitDependencyDocuments makes each check fetch at most n added
+// dependencies' documents (UPCHECK_NPM_DEPENDENCY_DOCUMENTS; 0: none,
+// every added dependency without stored facts is then said not read);
+// DefaultDependencyDocuments otherwise. Call it before the first check.
+func (c *Checker) LimitDependencyDocuments(n int) { c.dependencyLimit = &n }
+
+func (c *Checker) dependencyDocuments() int {
+	if c.dependencyLimit == nil {
+		return DefaultDependencyDocuments
+	}
+	return *c.dependencyLimit
 }
 
 // UseNpm makes the checks read npm sources through client. Call it before

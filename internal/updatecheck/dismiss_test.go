@@ -8,6 +8,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/lease"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 )
@@ -24,7 +25,7 @@ func (b *bundle) dismissGallery(expires *time.Time) {
 
 func (b *bundle) vulnerable() int {
 	b.t.Helper()
-	sum, err := b.store.Summary(context.Background())
+	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		b.t.Fatal(err)
 	}

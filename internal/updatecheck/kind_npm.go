@@ -45,7 +45,7 @@ func (npmKind) importable() error { return ErrNpmSource }
 func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 	var pinned map[string]store.RegistryKeys
 	byRegistry := map[string]*registryKeys{}
-	deps := newDependencyDocs()
+	deps := newDependencyDocs(c.dependencyDocuments())
 	for _, j := range jobs {
 		n := &npmJob{deps: deps}
 		j.state = n
@@ -94,8 +94,6 @@ type npmJob struct {
 	// floor is the lowest installed version of its components, from
 	// which the package's dependencies are kept (keepDependencies).
 	floor string
-	// stored is the stored package, read once (storedOf).
-	stored func() *npm.Package
 }
 
 // npmOf is what npmKind keeps of j (ready); nothing yet when ready did
@@ -125,6 +123,13 @@ func (npmKind) stored(ctx context.Context, r *storedReads, src store.Source, cor
 	if keys, ok := r.w.pinnedKeys(rk); ok {
 		d = storedNpm(src, r.w.storedPackage(src), keys, readmodel.PackageOf(core.SourceURL))
 	}
+	if d != nil {
+		deps, err := r.w.storedDependencies(ctx, src.Registry, d.npm.pkg)
+		if err != nil {
+			return nil, err
+		}
+		d.npm.deps = deps
+	}
 	return func(string) *docInput { return d }, nil
 }
 
@@ -134,10 +139,10 @@ type npmDoc struct {
 	registry string    // the registry's URL, no credentials
 	keys     []npm.Key // the keys versions must be signed with; nil: the registry publishes none
 	core     string    // the core's package name; "" when the core is not an npm package
-	// deps are the documents of the dependencies its offers add, read
-	// this check (readDependencies); nil when none were: a young
-	// dependency is then not said.
-	deps map[string]*dependencyFacts
+	// deps are what is known of the documents of the dependencies its
+	// offers add (readDependencies, or storedDependencies when evaluated
+	// without a check); a dependency missing is said not read.
+	deps map[string]dependencyRead
 }
 
 // npmInput is a docInput for an npm source: body is the stored form.
@@ -195,9 +200,13 @@ func (npmKind) request(c *Checker, j *job) (fetch.Request, failure) {
 	// another registry's 304 would vouch for what it never sent.
 	// And only for one that keeps the dependencies the fix step reads
 	// (keepsDependencies): one stored without them is asked for whole.
-	n.floor, n.stored = componentsFloor(j.components), c.storedOf(*j)
+	// Whether it kept them is read from its DependenciesFrom alone: the
+	// stored package is read whole by prepare, one source at a time, not
+	// held for every source while the check's requests wait (the all-304
+	// check held all 500 of the bench's at once: 162 MiB).
+	n.floor = componentsFloor(j.components)
 	etag, lastModified := "", ""
-	if j.stored.Document != nil && j.stored.Registry == n.keys.registry && keepsDependencies(n.stored(), n.floor) {
+	if j.stored.Document != nil && j.stored.Registry == n.keys.registry && storedKeepsDependencies(j.stored.Document, n.floor) {
 		etag, lastModified = j.stored.ETag, j.stored.LastModified
 	}
 	pr, err := c.npm.PackageRequest(n.pkg, etag, lastModified)
@@ -221,10 +230,7 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 		return pending{}, false
 	}
 	fetched, err := pr.Result(resp, ferr)
-	stored := n.stored // read once (request)
-	if stored == nil {
-		stored = c.storedOf(j)
-	}
+	stored := c.storedOf(j) // read once, and only when needed
 	if err == nil && fetched.Package == nil && stored() == nil {
 		// A 304 for a stored package that cannot be read (or none): ask
 		// for the whole document, or every check would get the same 304.

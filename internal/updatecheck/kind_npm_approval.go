@@ -203,7 +203,9 @@ func approvalFacts(facts *readmodel.RegistryFacts, n *npmDoc, in store.Component
 	}
 	facts.Approval = approvalAsk(n.pkg, in.InstalledVersion, ev)
 	if a := facts.Approval; a != nil && !a.Offered {
-		facts.Brings = append(facts.Brings, bringsSignals(n, in.InstalledVersion, a.Version)...)
+		signals, unread := bringsSignals(n, in.InstalledVersion, a.Version)
+		facts.Brings = append(facts.Brings, signals...)
+		facts.BringsUnread = append(facts.BringsUnread, unread...)
 	}
 	return nil
 }

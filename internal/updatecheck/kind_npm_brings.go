@@ -7,6 +7,8 @@ package updatecheck
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -17,47 +19,75 @@ import (
 	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
-// MaxDependencyDocuments caps the documents of added dependencies one
-// check fetches: an added dependency past the cap raises no
-// young_dependency signal until a check that reads it.
-const MaxDependencyDocuments = 200
+// DefaultDependencyDocuments is how many added dependencies' documents
+// one check fetches at most (UPCHECK_NPM_DEPENDENCY_DOCUMENTS): an added
+// dependency past it is said "not read" unless its facts are stored.
+const DefaultDependencyDocuments = 200
 
-// dependencyFacts are what a check keeps of an added dependency's
-// document: its first publish time and its versions' publish times.
+// dependencyFacts are what a check knows of an added dependency's
+// document: its package's first publish time, and, for a package young
+// for an offer that adds it, its latest version and its versions' publish
+// times (nil otherwise: they are never said of an older one).
 type dependencyFacts struct {
 	first     time.Time
 	published map[string]time.Time
 	latest    string
 }
 
+// dependencyRead is what a check got of one added dependency: its facts,
+// or why it has none (unread).
+type dependencyRead struct {
+	facts  *dependencyFacts
+	unread readmodel.UnreadReason
+}
+
 // dependencyDocs are the added dependencies' documents of one check,
-// shared by its npm sources: each fetched once (nil: not read).
+// shared by its npm sources: each asked for at most once, at most limit
+// fetched in all.
 type dependencyDocs struct {
+	limit   int
 	mu      sync.Mutex
-	fetched map[string]*dependencyFacts
+	fetched int
+	read    map[string]dependencyRead
 	waits   map[string]chan struct{}
 }
 
-func newDependencyDocs() *dependencyDocs {
-	return &dependencyDocs{fetched: map[string]*dependencyFacts{}, waits: map[string]chan struct{}{}}
+func newDependencyDocs(limit int) *dependencyDocs {
+	return &dependencyDocs{limit: limit, read: map[string]dependencyRead{}, waits: map[string]chan struct{}{}}
 }
 
-// getAll is the facts of the documents of names (nil for one that
-// cannot be read or is past the cap): those no source of the check asked
-// for yet are fetched at once, in parallel through c's npm client and its
-// fetcher's limits; those another source is fetching are waited for.
-func (d *dependencyDocs) getAll(ctx context.Context, c *Checker, names []string) map[string]*dependencyFacts {
+// claim takes a fetch of the check's bound; false past it.
+func (d *dependencyDocs) claim() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fetched >= d.limit {
+		return false
+	}
+	d.fetched++
+	return true
+}
+
+// getAll is what the check knows of the documents of the dependencies
+// need names (each with the earliest publish time of an offer adding it),
+// and the rows to store of those it read: those no source of the check
+// asked for yet are looked up in the store; a stored one whose first
+// publish time decides (older than readmodel.YoungDependency before every
+// offer adding it) is taken as stored, the others are fetched, with the
+// stored validators (a 304 costs no decoding), in parallel through c's
+// npm client and its fetcher's limits, within the check's bound; those
+// another source is asking for are waited for. A fetch that fails, or
+// one past the bound, leaves the stored facts (first publish times do
+// not change) or, with none, the dependency unread.
+func (d *dependencyDocs) getAll(ctx context.Context, c *Checker, need map[string]time.Time) (map[string]dependencyRead, []store.NpmDependency, error) {
 	var mine []string
 	var others []chan struct{}
 	d.mu.Lock()
-	for _, name := range names {
+	for name := range need {
 		if wait, ok := d.waits[name]; ok {
 			others = append(others, wait)
-			continue
-		}
-		if len(d.waits) >= MaxDependencyDocuments {
 			continue
 		}
 		d.waits[name] = make(chan struct{})
@@ -65,53 +95,192 @@ func (d *dependencyDocs) getAll(ctx context.Context, c *Checker, names []string)
 	}
 	d.mu.Unlock()
 
-	got := make([]*dependencyFacts, len(mine))
-	var reqs []fetch.Request
-	var prs []*npm.PackageRequest
-	var at []int
-	for i, name := range mine {
-		pr, err := c.npm.PackageRequest(npm.Name(name), "", "")
-		if err != nil {
-			continue
-		}
-		reqs, prs, at = append(reqs, pr.Request), append(prs, pr), append(at, i)
-	}
-	_ = c.npm.Fetcher.Run(ctx, reqs, func(ctx context.Context, k int, resp fetch.Response, err error) {
-		fetched, err := prs[k].Result(resp, err)
-		if err != nil || fetched.Package == nil {
-			if err != nil && ctx.Err() == nil {
-				c.logger.WarnContext(ctx, "an added dependency's document was not read", "package", mine[at[k]], "error", err)
-			}
-			return
-		}
-		facts := &dependencyFacts{published: fetched.Package.Published, latest: fetched.Package.DistTags["latest"]}
-		for _, t := range fetched.Package.Published {
-			if facts.first.IsZero() || t.Before(facts.first) {
-				facts.first = t
-			}
-		}
-		got[at[k]] = facts
-	})
+	got := make(map[string]dependencyRead, len(mine))
+	rows, err := d.readMine(ctx, c, mine, need, got)
 	d.mu.Lock()
-	for i, name := range mine {
-		d.fetched[name] = got[i]
+	for _, name := range mine {
+		r, ok := got[name]
+		if !ok {
+			r = dependencyRead{unread: readmodel.UnreadFailed}
+		}
+		d.read[name] = r
 		close(d.waits[name])
 	}
 	d.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, wait := range others {
 		select {
 		case <-wait:
 		case <-ctx.Done():
-			return nil
+			return nil, nil, context.Cause(ctx)
 		}
 	}
-	out := make(map[string]*dependencyFacts, len(names))
+	out := make(map[string]dependencyRead, len(need))
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, name := range names {
-		out[name] = d.fetched[name]
+	for name := range need {
+		out[name] = d.read[name]
 	}
-	return out
+	return out, rows, nil
+}
+
+// readMine reads the dependencies names (getAll) into got and returns
+// the rows to store.
+func (d *dependencyDocs) readMine(ctx context.Context, c *Checker, names []string, need map[string]time.Time, got map[string]dependencyRead) ([]store.NpmDependency, error) {
+	byRegistry := map[string][]string{}
+	registryOf := map[string]string{}
+	for _, name := range names {
+		reg, err := c.npm.Registries.For(npm.Name(name))
+		if err != nil {
+			got[name] = dependencyRead{unread: readmodel.UnreadFailed}
+			continue
+		}
+		registryOf[name] = reg.String()
+		byRegistry[reg.String()] = append(byRegistry[reg.String()], name)
+	}
+	stored := map[string]store.NpmDependency{}
+	for reg, regNames := range byRegistry {
+		rows, err := c.store.NpmDependencies(ctx, reg, regNames)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(stored, rows)
+	}
+	// Those never read claim the bound before those read already, asked
+	// again only to take their newer versions: a dependency is read by a
+	// later check even when young ones asked again fill each check's.
+	var first, again []string
+	for name := range registryOf {
+		s, ok := stored[name]
+		switch {
+		case ok && s.FirstPublished != nil && need[name].Sub(*s.FirstPublished) >= readmodel.YoungDependency:
+			got[name] = dependencyRead{facts: factsOf(s)}
+		case ok:
+			again = append(again, name)
+		default:
+			first = append(first, name)
+		}
+	}
+	var reqs []fetch.Request
+	var prs []*npm.PackageRequest
+	var at []string
+	for _, name := range append(first, again...) {
+		s, ok := stored[name]
+		if !d.claim() {
+			if ok {
+				got[name] = dependencyRead{facts: factsOf(s)}
+			} else {
+				got[name] = dependencyRead{unread: readmodel.UnreadPastBound}
+			}
+			continue
+		}
+		pr, err := c.npm.PackageRequest(npm.Name(name), s.ETag, s.LastModified)
+		if err != nil {
+			got[name] = dependencyRead{unread: readmodel.UnreadFailed}
+			continue
+		}
+		reqs, prs, at = append(reqs, pr.Request), append(prs, pr), append(at, name)
+	}
+	var mu sync.Mutex
+	var rows []store.NpmDependency
+	err := c.npm.Fetcher.Run(ctx, reqs, func(ctx context.Context, k int, resp fetch.Response, err error) {
+		name := at[k]
+		fetched, err := prs[k].Times(resp, err)
+		s, wasStored := stored[name]
+		var r dependencyRead
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				c.logger.WarnContext(ctx, "an added dependency's document was not read", "package", name, "error", err)
+			}
+			r.unread = readmodel.UnreadFailed
+			if wasStored {
+				r = dependencyRead{facts: factsOf(s)}
+			}
+		case fetched.Times == nil && wasStored: // 304
+			r.facts = factsOf(s)
+		case fetched.Times == nil:
+			r.unread = readmodel.UnreadFailed
+		default:
+			row := rowOf(registryOf[name], fetched, need[name])
+			r.facts = factsOf(row)
+			mu.Lock()
+			rows = append(rows, row)
+			mu.Unlock()
+		}
+		mu.Lock()
+		got[name] = r
+		mu.Unlock()
+	})
+	if err != nil || ctx.Err() != nil {
+		return nil, errors.Join(err, context.Cause(ctx))
+	}
+	return rows, nil
+}
+
+// rowOf is what is stored of a dependency's document read for an offer
+// published at release: its versions' publish times only when the
+// package is young for it (they are never said of an older one), so that
+// memory and the row follow the young packages' few versions, not a
+// popular package's thousands.
+func rowOf(registry string, f npm.FetchedTimes, release time.Time) store.NpmDependency {
+	t := f.Times
+	row := store.NpmDependency{Registry: registry, Name: t.Name, ETag: f.Response.ETag, LastModified: f.Response.LastModified,
+		Latest: t.Latest, Published: map[string]time.Time{}}
+	if !t.Created.IsZero() {
+		created := t.Created
+		row.FirstPublished = &created
+		if release.Sub(created) < readmodel.YoungDependency {
+			row.Published = t.Published
+		}
+	}
+	return row
+}
+
+// factsOf are the facts of a stored dependency.
+func factsOf(s store.NpmDependency) *dependencyFacts {
+	f := &dependencyFacts{latest: s.Latest, published: s.Published}
+	if s.FirstPublished != nil {
+		f.first = *s.FirstPublished
+	}
+	return f
+}
+
+// storedDependencies are the stored facts of every registry dependency
+// the kept manifests of pkg (read from registry) declare, for a result
+// evaluated without a check: a dependency none are stored of is said not
+// read.
+func (w *writer) storedDependencies(ctx context.Context, registry string, pkg *npm.Package) (map[string]dependencyRead, error) {
+	seen := map[string]bool{}
+	var names []string
+	for _, v := range pkg.Versions {
+		for name, spec := range v.Dependencies {
+			if !seen[name] && npm.SourceOf(spec) == "" {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+		for name, spec := range v.PeerDependencies {
+			if v.Kept && !seen[name] && npm.SourceOf(spec) == "" {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	rows, err := w.store.NpmDependencies(ctx, registry, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]dependencyRead, len(rows))
+	for name, row := range rows {
+		out[name] = dependencyRead{facts: factsOf(row)}
+	}
+	return out, nil
 }
 
 // addedDependencies are the registry dependencies that offered adds over
@@ -130,10 +299,12 @@ func addedDependencies(pkg *npm.Package, installed, offered string) []npm.Declar
 	return out
 }
 
-// readDependencies fetches, for every result of p whose offer adds
-// registry dependencies, their documents (once per check) into p's
-// npmDoc, and evaluates p again when any was read; false when the check
-// was cancelled.
+// readDependencies reads, for every result of p whose offer adds
+// registry dependencies and has a publish time (a young dependency is
+// said against it), what the check knows of their documents (getAll:
+// stored, or fetched once per check) into p's npmDoc, with the rows to
+// store in p, and evaluates p again when any was added; false when the
+// check was cancelled.
 func (c *Checker) readDependencies(ctx context.Context, p pending, deps *dependencyDocs, epoch int64) (pending, bool) {
 	if p.doc == nil || p.doc.npm == nil || deps == nil || c.npm == nil {
 		return p, true
@@ -143,41 +314,46 @@ func (c *Checker) readDependencies(ctx context.Context, p pending, deps *depende
 	for _, in := range p.job.inputs() {
 		installed[in.Code] = in.InstalledVersion
 	}
-	seen := map[string]bool{}
-	var names []string
+	need := map[string]time.Time{}
 	for _, r := range p.results {
-		if r.UpdateVersion == "" {
+		released, timed := n.pkg.Published[r.UpdateVersion]
+		if r.UpdateVersion == "" || !timed {
 			continue
 		}
 		for _, d := range addedDependencies(n.pkg, installed[r.Code], r.UpdateVersion) {
-			if !seen[d.Name] {
-				seen[d.Name] = true
-				names = append(names, d.Name)
+			if t, ok := need[d.Name]; !ok || released.Before(t) {
+				need[d.Name] = released
 			}
 		}
 	}
-	if len(names) == 0 {
+	if len(need) == 0 {
 		return p, true
 	}
-	read := deps.getAll(ctx, c, names)
+	read, rows, err := deps.getAll(ctx, c, need)
 	if ctx.Err() != nil {
 		return p, false
+	}
+	if err != nil {
+		c.logger.WarnContext(ctx, "the added dependencies' stored facts were not read", "url", p.job.url, "error", err)
 	}
 	doc := *p.doc
 	nd := *n
 	nd.deps = read
 	doc.npm = &nd
 	p.doc = &doc
+	p.dependencies = rows
 	return evaluated(p, epoch), true
 }
 
 // bringsSignals are the signals of what offered brings over installed
-// (readmodel.SignalKind), most pressing first; none when either manifest
-// was not kept.
-func bringsSignals(n *npmDoc, installed, offered string) []readmodel.Signal {
+// (readmodel.SignalKind), most pressing first, and the registry
+// dependencies it adds whose package's age is not known (n.deps has no
+// facts of them), so that no young_dependency is silently absent; none
+// when either manifest was not kept.
+func bringsSignals(n *npmDoc, installed, offered string) ([]readmodel.Signal, []readmodel.UnreadDependency) {
 	b, ok := npm.Diff(n.pkg, installed, offered)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var out []readmodel.Signal
 	add := func(k readmodel.SignalKind, a readmodel.SignalArgs) {
@@ -204,15 +380,29 @@ func bringsSignals(n *npmDoc, installed, offered string) []readmodel.Signal {
 		add(readmodel.SignalTrustLower, readmodel.SignalArgs{Trust: b.Trust.String(), Was: b.LineTrust.String(), Compared: b.Line})
 	}
 	released, timed := n.pkg.Published[offered]
+	var unread []readmodel.UnreadDependency
 	for _, d := range b.Added {
-		facts := n.deps[d.Name]
-		if facts == nil || facts.first.IsZero() || !timed || npm.SourceOf(d.Spec) != "" {
+		if !timed || npm.SourceOf(d.Spec) != "" {
+			continue
+		}
+		read, ok := n.deps[d.Name]
+		facts := read.facts
+		switch {
+		case !ok:
+			read.unread = readmodel.UnreadNotChecked
+		case facts != nil && facts.first.IsZero():
+			read.unread = readmodel.UnreadNoTime
+		}
+		if facts == nil || facts.first.IsZero() {
+			unread = append(unread, readmodel.UnreadDependency{Version: offered, Name: d.Name, Section: d.Section, Spec: d.Spec,
+				Reason: read.unread})
 			continue
 		}
 		if released.Sub(facts.first) >= readmodel.YoungDependency {
 			continue
 		}
-		a := readmodel.SignalArgs{Name: d.Name, Section: d.Section, Spec: d.Spec, FirstPublished: &facts.first, Released: &released}
+		first := facts.first
+		a := readmodel.SignalArgs{Name: d.Name, Section: d.Section, Spec: d.Spec, FirstPublished: &first, Released: &released}
 		if v := facts.pick(d.Spec); v != "" {
 			a.DependencyVersion = v
 			if t, ok := facts.published[v]; ok {
@@ -225,7 +415,7 @@ func bringsSignals(n *npmDoc, installed, offered string) []readmodel.Signal {
 		add(readmodel.SignalBurst, readmodel.SignalArgs{Count: b.Burst, Window: int(npm.BurstWindow / time.Minute)})
 	}
 	readmodel.SortSignals(out)
-	return out
+	return out, unread
 }
 
 // pick is the version of the dependency that spec takes: the newest one

@@ -1,6 +1,8 @@
 package updatecheck
 
 import (
+	"encoding/json"
+
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/npmver"
 	"github.com/upcheck/upcheck/internal/store"
@@ -43,4 +45,18 @@ func keepsDependencies(pkg *npm.Package, floor string) bool {
 		return true
 	}
 	return pkg != nil && pkg.DependenciesFrom != "" && covers(pkg.DependenciesFrom, floor)
+}
+
+// storedKeepsDependencies is keepsDependencies of a stored document,
+// read for its DependenciesFrom alone (nothing else of it is decoded or
+// held); a document that does not decode keeps nothing.
+func storedKeepsDependencies(doc []byte, floor string) bool {
+	if floor == "" {
+		return true
+	}
+	var head struct{ DependenciesFrom string }
+	if json.Unmarshal(doc, &head) != nil {
+		return false
+	}
+	return head.DependenciesFrom != "" && covers(head.DependenciesFrom, floor)
 }

@@ -1,14 +1,19 @@
 package updatecheck
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/testing/npmreg"
 )
 
@@ -178,5 +183,133 @@ func TestNpmUpdateBringsReadsAVersionInstalledSince(t *testing.T) {
 	}
 	if got := b.bringsOf("acme--hulud"); !equalKinds(kindsOf(got), []readmodel.SignalKind{readmodel.SignalInstallScript}) {
 		t.Errorf("1.0.0 to 1.0.2 after the 304: %v, want the postinstall", kindsOf(got))
+	}
+}
+
+// dependencyRow is what is stored of name's document: whether a row is,
+// its validator, how many versions' times and when it was read.
+func (b *bundle) dependencyRow(name string) (stored bool, etag string, versions int, readAt time.Time) {
+	b.t.Helper()
+	err := b.db.Pool.QueryRow(context.Background(), `SELECT etag, (SELECT count(*) FROM jsonb_object_keys(published)), read_at
+		FROM npm_dependencies WHERE name = $1`, name).Scan(&etag, &versions, &readAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, "", 0, time.Time{}
+	}
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return true, etag, versions, readAt
+}
+
+// What a check reads of an added dependency's document is stored with its
+// validator: the next check does not ask again for a dependency whose
+// stored first publish time already says it is not young, asks
+// conditionally for a young one (the registry's 304 writes nothing and
+// the signal stays), and a result evaluated again without a check (a
+// manifest sync) says the young dependency from the stored facts.
+func TestNpmUpdateBringsStoresItsDependencies(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	at := func(d, h, m int) time.Time { return time.Date(2026, 3, d, h, m, 0, 0, time.UTC) }
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	r.Publish("plain-crypto", "4.2.1", map[string]npmreg.Version{
+		"4.2.0": {Published: at(31, 0, 0)}, "4.2.1": {Published: at(31, 0, 20)}})
+	r.Publish("follow", "1.0.0", map[string]npmreg.Version{"1.0.0": {Published: time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC)}})
+	r.Publish("@acme/ax", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(1, 9, 0)},
+		"1.1.0": {Published: at(31, 0, 41), Dependencies: map[string]string{"follow": "^1.0.0", "plain-crypto": "^4.2.0"}}})
+	b.useRegistry(r)
+	core := manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"}
+	ax := manifest.Component{Code: "acme--ax", Name: "Ax", Version: "1.0.0", Source: "npm:@acme/ax"}
+	b.sync(core, ax)
+	b.run(lease.Operator)
+	young := []readmodel.SignalKind{readmodel.SignalYoungDependency}
+	if got := b.bringsOf("acme--ax"); !equalKinds(kindsOf(got), young) || got[0].Args.DependencyVersion != "4.2.1" {
+		t.Fatalf("first check: %+v", got)
+	}
+	stored, etag, versions, readAt := b.dependencyRow("plain-crypto")
+	if !stored || etag == "" || versions != 2 {
+		t.Errorf("plain-crypto stored %v, etag %q, %d versions' times; want its validator and its 2 versions", stored, etag, versions)
+	}
+	// An old package's versions are never said: only its first publish
+	// time is kept.
+	if stored, etag, versions, _ := b.dependencyRow("follow"); !stored || etag == "" || versions != 0 {
+		t.Errorf("follow stored %v, etag %q, %d versions' times; want its validator and none", stored, etag, versions)
+	}
+
+	follow, plain := r.Count("/follow"), r.Count("/plain-crypto")
+	b.run(lease.Operator)
+	if n := r.Count("/follow") - follow; n != 0 {
+		t.Errorf("the next check asked for follow's document %d times; its stored first publish time decides", n)
+	}
+	if n := r.Count("/plain-crypto") - plain; n != 1 {
+		t.Errorf("the next check asked for plain-crypto's document %d times, want 1 (conditionally)", n)
+	}
+	if _, _, _, again := b.dependencyRow("plain-crypto"); !again.Equal(readAt) {
+		t.Errorf("the registry's 304 wrote plain-crypto's row again (read at %v, then %v)", readAt, again)
+	}
+	if got := b.bringsOf("acme--ax"); !equalKinds(kindsOf(got), young) {
+		t.Errorf("after the 304: %v", kindsOf(got))
+	}
+
+	// A manifest sync evaluates ax again (its policy changed) without a
+	// check: the young dependency is said from the stored facts.
+	ax.Policy = release.Policy{Offer: release.OfferMinor}
+	b.sync(core, ax)
+	if got := b.bringsOf("acme--ax"); !equalKinds(kindsOf(got), young) || got[0].Args.DependencyVersion != "4.2.1" {
+		t.Errorf("evaluated again by the sync: %+v", got)
+	}
+	if u := b.unreadOf("acme--ax"); len(u) != 0 {
+		t.Errorf("evaluated again by the sync, unread: %+v", u)
+	}
+}
+
+// unreadOf reads the added dependencies stored as not read with code's
+// result.
+func (b *bundle) unreadOf(code string) []readmodel.UnreadDependency {
+	b.t.Helper()
+	var raw []byte
+	b.db.QueryRow(b.t, `SELECT coalesce(registry_facts, '{}') FROM component_results WHERE code = $1`, code).Scan(&raw)
+	var f readmodel.RegistryFacts
+	if err := json.Unmarshal(raw, &f); err != nil {
+		b.t.Fatal(err)
+	}
+	return f.BringsUnread
+}
+
+// Past the check's bound of dependency documents, an added dependency
+// never read is said not read (never silently absent), and the next
+// check reads it before asking again for one it read.
+func TestNpmUpdateBringsPastTheBoundSaysNotRead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.checker.LimitDependencyDocuments(1)
+	r := npmreg.New(t)
+	at := func(d, h, m int) time.Time { return time.Date(2026, 3, d, h, m, 0, 0, time.UTC) }
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	r.Publish("young-a", "1.0.0", map[string]npmreg.Version{"1.0.0": {Published: at(30, 0, 0)}})
+	r.Publish("young-b", "1.0.0", map[string]npmreg.Version{"1.0.0": {Published: at(30, 0, 0)}})
+	r.Publish("@acme/ax", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(1, 9, 0)},
+		"1.1.0": {Published: at(31, 0, 41), Dependencies: map[string]string{"young-a": "^1.0.0", "young-b": "^1.0.0"}}})
+	b.useRegistry(r)
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
+		manifest.Component{Code: "acme--ax", Name: "Ax", Version: "1.0.0", Source: "npm:@acme/ax"})
+	b.run(lease.Operator)
+	signals, unread := b.bringsOf("acme--ax"), b.unreadOf("acme--ax")
+	if len(signals) != 1 || signals[0].Kind != readmodel.SignalYoungDependency || len(unread) != 1 ||
+		unread[0].Reason != readmodel.UnreadPastBound || unread[0].Name == signals[0].Args.Name {
+		t.Fatalf("bound 1, two young dependencies: signals %+v, unread %+v; want one of each", signals, unread)
+	}
+	if got := readmodel.UnreadText(unread[0]); !strings.Contains(got, "whose age is not known") {
+		t.Errorf("said %q", got)
+	}
+	b.run(lease.Operator)
+	if got := b.bringsOf("acme--ax"); len(got) != 2 {
+		t.Errorf("the next check: %v, want both young dependencies (the unread one read first)", kindsOf(got))
+	}
+	if u := b.unreadOf("acme--ax"); len(u) != 0 {
+		t.Errorf("the next check, unread: %+v", u)
 	}
 }

@@ -31,7 +31,7 @@ func (b *bundle) useRegistry(r *npmreg.Registry) {
 
 func (b *bundle) catalogRow(code string) readmodel.CatalogRow {
 	b.t.Helper()
-	rows, _, err := b.store.CatalogRows(context.Background())
+	rows, _, err := b.store.CatalogRows(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestNpmSourcesAreChecked(t *testing.T) {
 			t.Errorf("blog 1.0.0: %+v, want installed with provenance", v)
 		}
 	}
-	sum, err := b.store.Summary(context.Background())
+	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestNpmTrustIsJudgedAgainOnA304(t *testing.T) {
 	b.run(lease.Operator)
 	unsigned := func() int {
 		t.Helper()
-		sum, err := b.store.Summary(context.Background())
+		sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,6 +27,10 @@ type pending struct {
 	// package, are its trust as judged now (its registry's keys may have
 	// changed); "" keeps the stored.
 	trustState, verifiedBy string
+	// dependencies, for an npm source, are what the check read of the
+	// documents of dependencies its offers add (readDependencies), to
+	// store with its row.
+	dependencies []store.NpmDependency
 }
 
 // unchanged is p's success that keeps the stored document.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/publisher"
 	"github.com/upcheck/upcheck/internal/testing/wait"
@@ -91,7 +92,7 @@ func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 	if r := b.results()["blog"]; r.Vulnerable || !r.Security {
 		t.Fatalf("blog after the check = %+v, want the dismissed advisory to stay dismissed", r)
 	}
-	sum, err := b.store.Summary(context.Background())
+	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil || sum.Vulnerable != 1 { // gallery's advisory still counts
 		t.Fatalf("summary = %+v %v", sum, err)
 	}
@@ -109,7 +110,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	b.run(lease.Operator)
 	// Three days of failures.
 	b.db.MustExec(t, "UPDATE sources SET last_success_at = clock_timestamp() - interval '72 hours' WHERE url LIKE '%acme.json'")
-	before, err := b.store.Summary(context.Background())
+	before, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	after, err := b.store.Summary(context.Background())
+	after, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestExpiredDocumentStaysStaleWhileItsSourceFails(t *testing.T) {
 	b.run(lease.Operator)
 	p.Fail("/core.json", http.StatusBadGateway)
 	b.run(lease.Operator)
-	sum, err := b.store.Summary(context.Background())
+	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
 	if err != nil || sum.Stale != 1 || sum.FailingSources != 1 {
 		t.Fatalf("summary = %+v %v, want the expired document stale and its source failing", sum, err)
 	}

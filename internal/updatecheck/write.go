@@ -237,6 +237,9 @@ func (w *writer) writeTx(ctx context.Context, l lease.Lease, s *sourceWrite) out
 		default:
 			s.using, err = tx.SourceSaveUnchanged(ctx, p.unchanged(l.Epoch))
 		}
+		if err == nil && len(p.dependencies) > 0 {
+			err = tx.NpmDependencySave(ctx, p.dependencies, l.Epoch)
+		}
 		if err == nil {
 			err = w.saveTrust(ctx, tx, p)
 		}
@@ -295,6 +298,9 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourc
 			b.SourceSaveDocument(p.document, &s.using)
 		} else {
 			b.SourceSaveUnchanged(p.unchanged(l.Epoch), &s.using)
+		}
+		if len(p.dependencies) > 0 {
+			b.NpmDependencySave(p.dependencies, l.Epoch)
 		}
 		if p.trust != nil { // never a change of keys: those go through the transaction, with their audit entry
 			b.SourceTrustSave(*p.trust)

@@ -66,6 +66,11 @@ type detailJSON struct {
 	// Dependencies counts the package instances the component brings into
 	// the installed tree; nil while no tree was read (not checked).
 	Dependencies *int `json:"dependencies"`
+	// DependencyCounts counts what in them needs attention, and
+	// DependencyFindings lists it, each with its path and fix; null and
+	// empty while no tree was read.
+	DependencyCounts   *readmodel.DependencyCounts   `json:"dependency_counts"`
+	DependencyFindings []readmodel.DependencyFinding `json:"dependency_findings"`
 	// The policy and what it makes of the releases (api_detail_policy.go).
 	detailPolicyJSON
 }
@@ -157,7 +162,11 @@ func detailBody(d catalog.Detail) detailJSON {
 		FixCommand: opt(d.FixCommand), FixAdvisories: append([]string{}, d.FixIDs...),
 	}
 	out.FixVersion = opt(d.FixVersion)
-	out.Dependencies = d.Dependencies
+	out.Dependencies, out.DependencyFindings = d.Dependencies, append([]readmodel.DependencyFinding{}, d.DependencyFindings...)
+	if d.Dependencies != nil {
+		c := d.DependencyCounts
+		out.DependencyCounts = &c
+	}
 	if d.SourceURL != "" {
 		out.SourceKind = opt(string(readmodel.SourceKindOf(d.SourceURL)))
 	}

@@ -128,6 +128,8 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	check("components/schemas/Summary/properties/attention/items/properties/kind", strs(readmodel.AttentionKinds))
 	check("components/schemas/Source/properties/source_kind", strs(readmodel.AllSourceKinds()))
 	check("components/schemas/InputRefusal/properties/input", strs(readmodel.Inputs))
+	check("components/schemas/Signal/properties/kind", strs(readmodel.SignalKinds()))
+	check("components/schemas/UnreadDependency/properties/reason", strs(readmodel.UnreadReasons()))
 	for _, schema := range []string{"CatalogEntry", "ComponentDetail"} {
 		// null: a component with no source.
 		check("components/schemas/"+schema+"/properties/source_kind", append(strs(readmodel.AllSourceKinds()), ""))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/metrics"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // No count a feed alone can give is shown before that feed was read: the
@@ -80,7 +81,7 @@ func TestNoCountBeforeItsFeedIsRead(t *testing.T) {
 				filter := admin.do("GET", "/admin/plugins?status="+tc.status, "", "", nil)
 				wantStatus(t, tc.status+" filter "+when, filter, 200)
 				rec := httptest.NewRecorder()
-				metrics.New(b.store.Summary).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+				metrics.New(b.store.SummaryReader(readmodel.DevSeparate)).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 				return s[tc.countKey], s[tc.readAtKey], dashboard.body, filter.body, rec.Body.String()
 			}
 

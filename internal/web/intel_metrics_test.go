@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/metrics"
+	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
 // The exposition reads the real summary and feeds: one malicious and one
@@ -19,7 +20,7 @@ func TestIntelMetricsFromTheDatabase(t *testing.T) {
 	wantStatus(t, "check", admin.postCheck(true), 200)
 	b.intelFacts()
 	b.feedRows()
-	m := metrics.New(b.store.Summary, metrics.WithFeeds(b.store.Feeds))
+	m := metrics.New(b.store.SummaryReader(readmodel.DevSeparate), metrics.WithFeeds(b.store.Feeds))
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	out := rec.Body.String()

@@ -45,8 +45,12 @@
 
   // ---- Summary: badge, alert, widget ----
 
-  function updateBadge(n) {
-    var badge = byTestId("nav-attention-badge");
+  // updateBadge shows a navigation badge's count in its own words
+  // (data-one, data-many): "nav-attention-badge" beside Plugins, the
+  // components that need attention; "nav-tree-badge" beside Packages, the
+  // installed tree's items that do.
+  function updateBadge(testId, n) {
+    var badge = byTestId(testId);
     if (!badge) return;
     badge.hidden = n <= 0;
     badge.setAttribute("data-count", String(n));
@@ -110,7 +114,9 @@
     var security = number(s.security_updates);
     var vulnerable = number(s.vulnerable);
     var stale = number(s.stale);
-    updateBadge(number(s.attention_total));
+    updateBadge("nav-attention-badge", number(s.attention_total));
+    // tree_counts is null while no tree was read: no badge then.
+    updateBadge("nav-tree-badge", s.tree_counts ? number(s.tree_counts.total) : 0);
 
     var widget = byTestId("updates-widget");
     if (!widget) return;

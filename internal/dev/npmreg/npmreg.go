@@ -92,6 +92,10 @@ type Registry struct {
 	// Answered and NotModified count the sized documents' 200 and 304
 	// answers.
 	Answered, NotModified atomic.Int64
+	// DependencyAnswered and DependencyNotModified count the sized
+	// dependencies' documents' 200 and 304 answers (Sized.Dependency),
+	// which count in nothing above.
+	DependencyAnswered, DependencyNotModified atomic.Int64
 }
 
 // New makes an empty registry answering below prefix ("/" when empty;

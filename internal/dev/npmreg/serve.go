@@ -83,6 +83,18 @@ func (r *Registry) serveSized(w http.ResponseWriter, req *http.Request, d *Sized
 	h := w.Header()
 	h.Set("ETag", etag)
 	h.Set("Vary", "Accept-Encoding, Accept")
+	if d.Dependency {
+		if req.Header.Get("If-None-Match") == etag {
+			r.DependencyNotModified.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		r.DependencyAnswered.Add(1)
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Encoding", "gzip")
+		w.Write(d.Gzipped)
+		return
+	}
 	if req.Header.Get("If-None-Match") == etag {
 		r.NotModified.Add(1)
 		w.WriteHeader(http.StatusNotModified)

@@ -66,6 +66,9 @@ type Sized struct {
 	Installed string
 	Latest    string
 	Versions  int
+	// Dependency: a dependency's document (GenerateDependency), counted
+	// apart (Registry.Dependencies).
+	Dependency bool
 }
 
 // Signer signs NAME@VERSION:INTEGRITY as the registry does
@@ -96,7 +99,8 @@ func GenerateSized(i int, key Signer, base string) (*Sized, error) {
 	versions := min(max(size/3000, 8), 3000)
 	// A package keeps its dependencies from version to version, an eighth
 	// of them moving each time, as real ones do (what makes a real document
-	// compress several times).
+	// compress several times): a moved one takes another range, and now
+	// and then another package (moveDep).
 	deps := make([]string, max(6, (size/versions-1100)/30))
 	for j := range deps {
 		deps[j] = depRange(rng)
@@ -120,7 +124,8 @@ func GenerateSized(i int, key Signer, base string) (*Sized, error) {
 		}
 		fmt.Fprintf(&timesBuf, "%q:%q", v, published.Format("2006-01-02T15:04:05.000Z"))
 		for range max(1, len(deps)/8) {
-			deps[rng.IntN(len(deps))] = depRange(rng)
+			j := rng.IntN(len(deps))
+			deps[j] = moveDep(rng, deps[j])
 		}
 		if err := versionManifest(&versionsBuf, rng, key, base, name, v, deps, provenance && k > 0); err != nil {
 			return nil, err
@@ -203,7 +208,80 @@ func versionManifest(w *bytes.Buffer, rng *mrand.Rand, key Signer, reg, name, v 
 }
 
 func depRange(rng *mrand.Rand) string {
-	return fmt.Sprintf(`"bench-dep-%04d":"^%d.%d.%d"`, rng.IntN(5000), rng.IntN(9)+1, rng.IntN(20), rng.IntN(20))
+	return fmt.Sprintf(`"bench-dep-%04d":"^%d.%d.%d"`, rng.IntN(SizedDependencies), rng.IntN(9)+1, rng.IntN(20), rng.IntN(20))
+}
+
+// The dependencies the sized documents declare: bench-dep-0000 to
+// bench-dep-4999 (SizedDependencies), each a package the registry serves
+// (GenerateDependency). A moved dependency takes another package one
+// time in movedPackage (a real release rarely adds one), out of the
+// popularDependencies most common ones, so that the 500 offered updates
+// add some tens of distinct packages, as a site's updates do, not
+// thousands.
+const (
+	SizedDependencies   = 5000
+	popularDependencies = 100
+	movedPackage        = 400
+)
+
+// moveDep moves the dependency dep ("name":"range"): another range of the
+// same package, or, one time in movedPackage, a popular package instead.
+func moveDep(rng *mrand.Rand, dep string) string {
+	major, minor, patch := rng.IntN(9)+1, rng.IntN(20), rng.IntN(20)
+	if rng.IntN(movedPackage) == 0 {
+		return fmt.Sprintf(`"bench-dep-%04d":"^%d.%d.%d"`, rng.IntN(popularDependencies), major, minor, patch)
+	}
+	name, _, _ := strings.Cut(dep, ":")
+	return fmt.Sprintf(`%s:"^%d.%d.%d"`, name, major, minor, patch)
+}
+
+// DependencyName is the name of the sized documents' dependency i.
+func DependencyName(i int) string { return fmt.Sprintf("bench-dep-%04d", i) }
+
+// GenerateDependency writes the package document of the sized documents'
+// dependency i (DependencyName): a few KB, versions 1.0.0 to 9.19.19 by
+// tens, first published in 2015, one in ten (the popular ones among them:
+// i%10 == 5) first published in 2030, after every sized release, so that
+// it is a young dependency of every update that adds it.
+func GenerateDependency(i int) (*Sized, error) {
+	name := DependencyName(i)
+	created := time.Date(2015, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
+	if i%10 == 5 {
+		created = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
+	}
+	var versions, times bytes.Buffer
+	published := created
+	n := 0
+	for major := 1; major <= 9; major++ {
+		for minor := 0; minor < 20; minor += 5 {
+			for patch := 0; patch < 20; patch += 10 {
+				v := fmt.Sprintf("%d.%d.%d", major, minor, patch)
+				if n > 0 {
+					versions.WriteByte(',')
+					times.WriteByte(',')
+				}
+				fmt.Fprintf(&versions, `%q:{"name":%q,"version":%q,"dist":{"integrity":"sha512-x","tarball":"t"}}`, v, name, v)
+				fmt.Fprintf(&times, "%q:%q", v, published.Format("2006-01-02T15:04:05.000Z"))
+				published = published.Add(24 * time.Hour)
+				n++
+			}
+		}
+	}
+	var doc bytes.Buffer
+	fmt.Fprintf(&doc, `{"_id":%q,"name":%q,"dist-tags":{"latest":"9.15.10"},"versions":{`, name, name)
+	doc.Write(versions.Bytes())
+	fmt.Fprintf(&doc, `},"time":{"created":%q,"modified":%q,`, created.Format(time.RFC3339), published.Format(time.RFC3339))
+	doc.Write(times.Bytes())
+	doc.WriteString(`},"readme":"A dependency of the benchmark registry's packages."}`)
+	d := &Sized{Name: name, Raw: doc.Len(), Dependency: true}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
+	zw.Write(doc.Bytes())
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	d.Gzipped = gz.Bytes()
+	return d, nil
 }
 
 func hexOf(rng *mrand.Rand, n int) string {

@@ -38,6 +38,7 @@ func TestAgainstVerdaccio(t *testing.T) {
 		{"HangingRegistryLeaseLost", hangingRegistry},
 		{"LockfileSync", lockfileSync},
 		{"OutOfBandUpgradeServe", outOfBandUpgrade},
+		{"WhatAnUpdateBrings", whatAnUpdateBrings},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
