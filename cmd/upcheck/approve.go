@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,26 +35,11 @@ type approveLine struct {
 // It prints the approval as one JSON line; a refusal is said in words on
 // stderr (exit 8, as a refused skip).
 func runApprove(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	var reason string
-	define := func(fs *flag.FlagSet) {
-		fs.StringVar(&reason, "reason", reason, "why what this version brings is approved (required; kept in the audit log)")
+	code, version, reason, err := versionReasonArgs("approve", args, stderr,
+		"why what this version brings is approved (required; kept in the audit log)", approveMissing)
+	if err != nil {
+		return err
 	}
-	var pos []string
-	for rest := args; ; {
-		more, err := parseFlags("approve", rest, stderr, define)
-		if err != nil {
-			return err
-		}
-		if len(more) == 0 {
-			break
-		}
-		pos, rest = append(pos, more[0]), more[1:]
-	}
-	if missing := approveMissing(pos, reason); missing != "" {
-		fmt.Fprintf(stderr, "upcheck approve: %s\n%s", missing, helpPointer("approve"))
-		return errUsage
-	}
-	code, version := pos[0], pos[1]
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
 		ap, err := updatecheck.NewApprovals(a.Checker).Approve(ctx,
 			updatecheck.ApproveRequest{Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})

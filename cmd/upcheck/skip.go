@@ -39,27 +39,11 @@ type skipLine struct {
 // audited and applied at once. It prints the skip as one JSON line; a
 // refusal is said in words on stderr (exit 8).
 func runSkip(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	var reason string
-	define := func(fs *flag.FlagSet) {
-		fs.StringVar(&reason, "reason", reason, "why this site does not take this version (required; kept in the audit log)")
+	code, version, reason, err := versionReasonArgs("skip", args, stderr,
+		"why this site does not take this version (required; kept in the audit log)", skipMissing)
+	if err != nil {
+		return err
 	}
-	// The flag may come before, between or after CODE and VERSION.
-	var pos []string
-	for rest := args; ; {
-		more, err := parseFlags("skip", rest, stderr, define)
-		if err != nil {
-			return err
-		}
-		if len(more) == 0 {
-			break
-		}
-		pos, rest = append(pos, more[0]), more[1:]
-	}
-	if missing := skipMissing(pos, reason); missing != "" {
-		fmt.Fprintf(stderr, "upcheck skip: %s\n%s", missing, helpPointer("skip"))
-		return errUsage
-	}
-	code, version := pos[0], pos[1]
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
 		sk, err := updatecheck.NewSkips(a.Checker).Skip(ctx,
 			updatecheck.SkipRequest{Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
@@ -122,6 +106,33 @@ func skipRefusal(cmd, code, version string, err error, stderr io.Writer) error {
 	words := readmodel.SkipRefusalText(r, version, store.MaxReasonLength)
 	fmt.Fprintf(stderr, "upcheck %s: refused: %s: %s\n", cmd, what, words)
 	return &exitError{code: skipRefusedExit, err: fmt.Errorf("%s refused", cmd)}
+}
+
+// versionReasonArgs reads the arguments CODE VERSION --reason R of the
+// command name (the flag may come before, between or after them), its
+// --reason described by usage; what is missing (missing's words) is said
+// on stderr, errUsage returned.
+func versionReasonArgs(name string, args []string, stderr io.Writer, usage string,
+	missing func(pos []string, reason string) string) (code, version, reason string, err error) {
+	define := func(fs *flag.FlagSet) {
+		fs.StringVar(&reason, "reason", reason, usage)
+	}
+	var pos []string
+	for rest := args; ; {
+		more, err := parseFlags(name, rest, stderr, define)
+		if err != nil {
+			return "", "", "", err
+		}
+		if len(more) == 0 {
+			break
+		}
+		pos, rest = append(pos, more[0]), more[1:]
+	}
+	if m := missing(pos, reason); m != "" {
+		fmt.Fprintf(stderr, "upcheck %s: %s\n%s", name, m, helpPointer(name))
+		return "", "", "", errUsage
+	}
+	return pos[0], pos[1], reason, nil
 }
 
 // skipMissing names what `upcheck skip CODE VERSION --reason R` lacks, in

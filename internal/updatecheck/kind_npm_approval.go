@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -134,12 +133,9 @@ func (a *Approvals) Approve(ctx context.Context, req ApproveRequest) (store.Appr
 	if err != nil {
 		return store.Approval{}, err
 	}
-	req.Reason, req.Version = strings.TrimSpace(req.Reason), strings.TrimSpace(req.Version)
-	switch {
-	case req.Reason == "":
-		return store.Approval{}, store.ErrReasonRequired
-	case utf8.RuneCountInString(req.Reason) > store.MaxReasonLength:
-		return store.Approval{}, store.ErrReasonTooLong
+	req.Version = strings.TrimSpace(req.Version)
+	if req.Reason, err = reasonOf(req.Reason); err != nil {
+		return store.Approval{}, err
 	}
 	need, err := a.need(ctx, comp, req.Version)
 	if err != nil {

@@ -183,6 +183,16 @@ func (d *dependencyDocs) readMine(ctx context.Context, c *Checker, names []strin
 		}
 		reqs, prs, at = append(reqs, pr.Request), append(prs, pr), append(at, name)
 	}
+	return d.fetchDependencies(ctx, c, reqs, prs, at, stored, registryOf, need, got)
+}
+
+// fetchDependencies fetches the dependencies' documents of reqs (prs and
+// at, the request and the name of each), each read into got: its times,
+// the stored facts on a 304 or a failure, or unread. It returns the rows
+// to store of those fetched whole.
+func (d *dependencyDocs) fetchDependencies(ctx context.Context, c *Checker, reqs []fetch.Request, prs []*npm.PackageRequest, at []string,
+	stored map[string]store.NpmDependency, registryOf map[string]string, need map[string]time.Time,
+	got map[string]dependencyRead) ([]store.NpmDependency, error) {
 	var mu sync.Mutex
 	var rows []store.NpmDependency
 	err := c.npm.Fetcher.Run(ctx, reqs, func(ctx context.Context, k int, resp fetch.Response, err error) {

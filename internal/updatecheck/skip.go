@@ -81,6 +81,20 @@ type SkipRequest struct {
 	By                    string
 }
 
+// reasonOf is an admin's reason for a skip or an approval, trimmed:
+// store.ErrReasonRequired when empty, store.ErrReasonTooLong past
+// store.MaxReasonLength characters.
+func reasonOf(reason string) (string, error) {
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return "", store.ErrReasonRequired
+	case utf8.RuneCountInString(reason) > store.MaxReasonLength:
+		return "", store.ErrReasonTooLong
+	}
+	return reason, nil
+}
+
 // Skip records req's skip, replacing the component's, audited
 // (component.skip), and evaluates the component again, so that the plain
 // releases at or below the version are no longer offered and a newer one
@@ -95,12 +109,9 @@ func (s *Skips) Skip(ctx context.Context, req SkipRequest) (store.Skip, error) {
 	if err != nil {
 		return store.Skip{}, err
 	}
-	req.Reason, req.Version = strings.TrimSpace(req.Reason), strings.TrimSpace(req.Version)
-	switch {
-	case req.Reason == "":
-		return store.Skip{}, store.ErrReasonRequired
-	case utf8.RuneCountInString(req.Reason) > store.MaxReasonLength:
-		return store.Skip{}, store.ErrReasonTooLong
+	req.Version = strings.TrimSpace(req.Version)
+	if req.Reason, err = reasonOf(req.Reason); err != nil {
+		return store.Skip{}, err
 	}
 	if err := s.notFromManifest(ctx, comp.Code); err != nil {
 		return store.Skip{}, err

@@ -70,9 +70,14 @@ func (s *Server) routes(e *echo.Echo) {
 	app.get(views.PathLogin, s.loginPage)
 	app.post(views.PathLogout, s.logout, require(auth.PermView), csrf())
 
-	// JSON API, with the pages' permissions: view for reads, manage (and
-	// CSRF with a session) for changes, audit for the audit log. Its
-	// description is public.
+	s.apiRoutes(e, app)
+	s.adminRoutes(app)
+}
+
+// apiRoutes is the JSON API, with the pages' permissions: view for reads,
+// manage (and CSRF with a session) for changes, audit for the audit log.
+// Its description is public.
+func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	e.GET(pathOpenAPI, s.openAPI)
 	api := app.group(apiPrefix, require(auth.PermView))
 	api.get(views.PathAPISummary, s.apiSummary)
@@ -101,8 +106,11 @@ func (s *Server) routes(e *echo.Echo) {
 	apiManage.post(apiChannelPrefix+"/disable", s.apiDisableChannel)
 	apiManage.delete(apiChannelPrefix, s.apiDeleteChannel)
 	apiManage.post(apiDeliveries+"/:id/retry", s.apiRetryDelivery)
+}
 
-	// AdminCP pages; each reads the one summary of its request.
+// adminRoutes is the AdminCP's pages; each reads the one summary of its
+// request.
+func (s *Server) adminRoutes(app group) {
 	admin := app.group(views.PathDashboard, require(auth.PermView), s.withSummary)
 	admin.get(views.PathDashboard, s.dashboard)
 	admin.get(views.PathCatalog, s.catalogPage)

@@ -142,6 +142,16 @@ func GenerateSized(i int, key Signer, base string) (*Sized, error) {
 	}
 	deprecated := i%25 == 7
 
+	if err := d.write(rng, list, versionsBuf.Bytes(), timesBuf.Bytes(), readme, published, deprecated); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// write makes d's document of the versions' manifests and times written
+// (its installed version's deprecated when deprecated), raw and gzipped.
+func (d *Sized) write(rng *mrand.Rand, list []string, versions, times []byte, readme string, published time.Time, deprecated bool) error {
+	name := d.Name
 	var doc bytes.Buffer
 	fmt.Fprintf(&doc, `{"_id":%q,"_rev":"%d-%s","name":%q,"description":"The %s package of the benchmark registry",`,
 		name, len(list), hexOf(rng, 16), name, name)
@@ -150,14 +160,14 @@ func GenerateSized(i int, key Signer, base string) (*Sized, error) {
 		// The installed version's manifest, deprecated, ahead of the others
 		// would be out of order: rewrite it in place instead.
 		marker := fmt.Sprintf(`"version":%q,`, d.Installed)
-		b := bytes.Replace(versionsBuf.Bytes(), []byte(marker),
+		b := bytes.Replace(versions, []byte(marker),
 			[]byte(marker+`"deprecated":"this version has a bug in its upgrade step, use the latest",`), 1)
 		doc.Write(b)
 	} else {
-		doc.Write(versionsBuf.Bytes())
+		doc.Write(versions)
 	}
 	fmt.Fprintf(&doc, `},"time":{"created":"2019-01-01T00:00:00.000Z","modified":%q,`, published.Format(time.RFC3339))
-	doc.Write(timesBuf.Bytes())
+	doc.Write(times)
 	fmt.Fprintf(&doc, `},"maintainers":[{"name":"bench-maintainer","email":"maintainer@example.test"}],`+
 		`"readme":%q,"readmeFilename":"README.md","license":"MIT","keywords":["bench","plugin"]}`, readme)
 	d.Raw = doc.Len()
@@ -165,10 +175,10 @@ func GenerateSized(i int, key Signer, base string) (*Sized, error) {
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
 	zw.Write(doc.Bytes())
 	if err := zw.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	d.Gzipped = gz.Bytes()
-	return d, nil
+	return nil
 }
 
 // versionManifest writes one version's manifest, with dist signed by key
