@@ -140,8 +140,12 @@ func treeArchive(fs *feedserver.Server, tag string, n int) {
 // leaves the findings of the evaluation before it, whole, and what they
 // were evaluated at: the next sync finds the feeds moved past them and
 // writes the new findings whole.
+//
+// Not parallel: its 2,000-package sync and 1,800-finding evaluations run
+// before the package's parallel tests, whose lease timings they would
+// stretch (TestPausedInsideFencedTransaction's taker lost its lease
+// beside them once under the fault workload).
 func TestFeedSyncKilledWhileWritingTheTreeFindings(t *testing.T) {
-	t.Parallel()
 	d := pgtest.New(t)
 	fs := feedserver.New(t)
 	fs.ModifiedCSV(false)
