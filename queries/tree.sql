@@ -101,7 +101,12 @@ WHERE t.from_id = k->>'from_id' AND t.name = k->>'name' AND t.kind = k->>'kind';
 -- The history follows tree_packages as written: a (name, version) no
 -- instance installs any more has its interval closed at @now, one
 -- installed with no open interval gets one opened at @now. Run after
--- TreePackagesWrite, in its transaction.
+-- TreePackagesWrite, in its transaction. Each version opened from a
+-- registry (no instance of it from elsewhere) is a change whose next
+-- check reads what it brought (tree_brings, pending), with the versions
+-- of its package closed at the same instant; unless no tree was stored
+-- before (tree_versions as this statement found it was empty): the first
+-- tree read is where the history starts.
 WITH installed AS (
     SELECT DISTINCT name, version FROM tree_packages
 ),
@@ -109,13 +114,23 @@ closed AS (
     UPDATE tree_versions v SET removed_at = @now::timestamptz
     WHERE v.removed_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM installed i WHERE i.name = v.name AND i.version = v.version)
-    RETURNING 1
+    RETURNING v.name, v.version
 ),
 opened AS (
     INSERT INTO tree_versions (name, version, installed_at)
     SELECT i.name, i.version, @now FROM installed i
     WHERE NOT EXISTS (SELECT 1 FROM tree_versions v
                       WHERE v.name = i.name AND v.version = i.version AND v.removed_at IS NULL)
+    RETURNING id, name, version
+),
+brought AS (
+    INSERT INTO tree_brings (interval_id, name, version, previous, installed_at)
+    SELECT o.id, o.name, o.version,
+           coalesce((SELECT array_agg(c.version ORDER BY c.version) FROM closed c WHERE c.name = o.name), '{}'),
+           @now
+    FROM opened o
+    WHERE EXISTS (SELECT 1 FROM tree_versions)
+      AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = o.name AND p.version = o.version AND p.source <> 'registry')
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM closed)::int AS closed,

@@ -536,6 +536,21 @@ type SourceTrust struct {
 	Epoch              int64
 }
 
+type TreeBring struct {
+	IntervalID         int64
+	Name               string
+	Version            string
+	Previous           []string
+	InstalledAt        time.Time
+	State              string
+	Unread             string
+	Compared           string
+	Signals            []byte
+	UnreadDependencies []byte
+	ReadAt             *time.Time
+	Epoch              int64
+}
+
 type TreeEdge struct {
 	FromID  string
 	Name    string

@@ -70,6 +70,11 @@ type eventPayload struct {
 	// Signal, for a trust_downgrade of what an update brings (kind a
 	// readmodel.SignalKind), is the signal as stored; nil otherwise.
 	Signal *readmodel.Signal `json:"signal"`
+	// Tree: the signal is of a lockfile change (docs/npm.md "What a
+	// lockfile change brought"), the version installed already; Compared
+	// is the version it replaced ("" for a package newly brought in).
+	Tree     bool   `json:"tree"`
+	Compared string `json:"compared"`
 }
 
 // advisoryRef names an advisory: its id and other databases' ids for it.

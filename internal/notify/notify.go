@@ -244,6 +244,16 @@ func (s *Service) QueueTreeExposed(ctx context.Context, tx *store.Tx, ids []int6
 	return s.insert(ctx, tx, events)
 }
 
+// QueueTreeBrings plans, in tx, a trust_downgrade event of each signal
+// of the lockfile changes ids (tree_brings rows written earlier in tx).
+func (s *Service) QueueTreeBrings(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error {
+	events, err := tx.EventPlanTreeBrings(ctx, ids, epoch)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, events)
+}
+
 // QueueTreeFindings plans, in tx, the tree.finding event of each counted
 // finding (under mode) the tree's evaluation wrote new earlier in tx.
 func (s *Service) QueueTreeFindings(ctx context.Context, tx *store.Tx, mode readmodel.DevMode, epoch int64) error {

@@ -18,6 +18,12 @@ import (
 // installed and version are already clean.
 func wordTrustDowngrade(it *mailItem, p eventPayload, name, installed, version string) {
 	it.rank = rankLost
+	if p.Signal != nil && p.Tree {
+		it.subject = "What the lockfile change to " + name + " " + version + " brought"
+		it.Title = "Installed by a lockfile change, " + name + " " + version + ": " + clean(readmodel.SignalText(*p.Signal), 800)
+		it.Details = []string{"A signal to check: the version is installed already; read what it brought."}
+		return
+	}
 	if p.Signal != nil {
 		it.subject = "What " + version + " of " + name + " brings"
 		it.Title = "Before you install " + name + " " + version + ": " + clean(readmodel.SignalText(*p.Signal), 800)
@@ -52,6 +58,9 @@ func wordTrustDowngrade(it *mailItem, p eventPayload, name, installed, version s
 // trustChatText words a trust_downgrade for a chat; name, installed and
 // version are already escaped.
 func trustChatText(p eventPayload, name, installed, version string) string {
+	if p.Signal != nil && p.Tree {
+		return "upcheck: installed by a lockfile change, " + name + " " + version + ": " + chat(readmodel.SignalText(*p.Signal), chatSummaryMax)
+	}
 	if p.Signal != nil {
 		return "upcheck: before you install " + name + " " + version + ": " + chat(readmodel.SignalText(*p.Signal), chatSummaryMax)
 	}

@@ -90,6 +90,10 @@ type SignalArgs struct {
 	FirstPublished    *time.Time `json:"first_published,omitempty"`
 	Published         *time.Time `json:"published,omitempty"`
 	Released          *time.Time `json:"released,omitempty"`
+	// Installed, for a package a lockfile change newly brought in (its
+	// own young_dependency: Name and DependencyVersion are itself), is
+	// when the lockfile sync found it installed; Released is then nil.
+	Installed *time.Time `json:"installed,omitempty"`
 	// Trust is the update's rank, Was the rank of Compared (the installed
 	// version, or the newest earlier release of its major line) that it
 	// is below: trusted_publishing, provenance, none.
@@ -141,6 +145,10 @@ func SignalText(s Signal) string {
 		dep := a.Name
 		if a.DependencyVersion != "" {
 			dep += " " + a.DependencyVersion
+		}
+		if a.Installed != nil && a.FirstPublished != nil {
+			return "the lockfile brought in " + dep + ", a package first published " +
+				DurationText(a.Installed.Sub(*a.FirstPublished).Truncate(time.Minute)) + " before the lockfile with it was read"
 		}
 		if a.FirstPublished == nil || a.Released == nil {
 			return a.Version + " adds " + dep

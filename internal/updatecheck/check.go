@@ -76,6 +76,9 @@ type Checker struct {
 	// dependencyLimit, when set, is how many added dependencies'
 	// documents one check fetches at most (LimitDependencyDocuments).
 	dependencyLimit *int
+	// changeLimit, when set, is how many changed packages' documents one
+	// check fetches at most (LimitChangeDocuments).
+	changeLimit *int
 }
 
 // LimitDependencyDocuments makes each check fetch at most n added
@@ -285,10 +288,19 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 		return counts, 0, 0, err
 	}
 	jobs, offline = fetchable(jobs)
+	// The added dependencies' documents of this check, shared by its
+	// offers and its lockfile changes (treeBrings): each read once.
+	ctx = withDependencyDocs(ctx, newDependencyDocs(c.dependencyDocuments()))
 	if err = c.ready(ctx, jobs); err != nil {
 		return counts, 0, offline, err
 	}
 	if counts, sources, err = c.fetchAndWrite(ctx, l, jobs); err != nil {
+		return counts, sources, offline, err
+	}
+	// What the lockfile changes since the last check brought (docs/npm.md
+	// "What a lockfile change brought"): after the sources, so that an
+	// added dependency an offer read too is read once.
+	if err := c.treeBrings(ctx, l); err != nil {
 		return counts, sources, offline, err
 	}
 	// What clears each of the tree's findings, from the findings as

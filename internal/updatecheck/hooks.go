@@ -47,6 +47,9 @@ type Notifier interface {
 	// QueueTreeFindings: the tree's evaluation wrote new findings in tx;
 	// those counted under mode are notified.
 	QueueTreeFindings(ctx context.Context, tx *store.Tx, mode readmodel.DevMode, epoch int64) error
+	// QueueTreeBrings: the check wrote what the lockfile changes ids
+	// (tree_brings) brought in tx; each of their signals is told.
+	QueueTreeBrings(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error
 	// QueueRunEnd runs in the check's last fenced transaction: what the run
 	// queued for email channels goes out as one message per channel.
 	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error

@@ -45,7 +45,7 @@ func (npmKind) importable() error { return ErrNpmSource }
 func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 	var pinned map[string]store.RegistryKeys
 	byRegistry := map[string]*registryKeys{}
-	deps := newDependencyDocs(c.dependencyDocuments())
+	deps := checkDeps(ctx, c)
 	for _, j := range jobs {
 		n := &npmJob{deps: deps}
 		j.state = n

@@ -21,6 +21,12 @@ func bringsSignals(n *npmDoc, installed, offered string) ([]readmodel.Signal, []
 	if !ok {
 		return nil, nil
 	}
+	return diffSignals(n, b, installed, offered)
+}
+
+// diffSignals are bringsSignals of b, the diff of offered against
+// installed in n's package (a lockfile change's too: tree_brings.go).
+func diffSignals(n *npmDoc, b npm.Brings, installed, offered string) ([]readmodel.Signal, []readmodel.UnreadDependency) {
 	var out []readmodel.Signal
 	add := func(k readmodel.SignalKind, a readmodel.SignalArgs) {
 		a.Version = offered

@@ -1,0 +1,36 @@
+-- +goose Up
+-- What a lockfile change brought into the site (docs/npm.md "What a
+-- lockfile change brought"): one row per version a lockfile sync
+-- installed (tree_versions' interval, opened by a sync that found a tree
+-- stored before: the first tree read is where the history starts, not a
+-- change), written pending by the sync in its transaction, then read by
+-- the next check under its lease: the diff of the version it replaced
+-- (previous: the versions of the package whose intervals the same sync
+-- closed) against it, or, for a package newly brought in, its own install
+-- scripts, exotic sources and age. Written by the check in a fenced
+-- write; pruned with the history it belongs to (the interval's
+-- retention, UPCHECK_TREE_HISTORY_RETENTION) by the cascade.
+CREATE TABLE tree_brings (
+    interval_id  bigint      PRIMARY KEY REFERENCES tree_versions (id) ON DELETE CASCADE,
+    name         text        NOT NULL,
+    version      text        NOT NULL,
+    previous     text[]      NOT NULL DEFAULT '{}',
+    installed_at timestamptz NOT NULL,
+    -- pending: not read yet; read: signals says what it brought (none:
+    -- nothing); unread: not read, unread says why (past_bound, failed).
+    state        text        NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'read', 'unread')),
+    unread       text        NOT NULL DEFAULT '',
+    -- The version diffed against ('' for a package newly brought in).
+    compared     text        NOT NULL DEFAULT '',
+    -- readmodel.Signal, most pressing first.
+    signals      jsonb       NOT NULL DEFAULT '[]',
+    -- readmodel.UnreadDependency: dependencies it adds whose age is not known.
+    unread_dependencies jsonb NOT NULL DEFAULT '[]',
+    read_at      timestamptz,
+    epoch        bigint      NOT NULL DEFAULT 0
+);
+CREATE INDEX tree_brings_name ON tree_brings (name, installed_at DESC);
+CREATE INDEX tree_brings_due ON tree_brings (interval_id) WHERE state <> 'read';
+
+-- +goose Down
+DROP TABLE tree_brings;

@@ -1,0 +1,59 @@
+-- name: TreeBringsDue :many
+-- The lockfile changes whose diff a check reads (docs/npm.md "What a
+-- lockfile change brought"): not read yet, or not read by an earlier
+-- check (past its bound, a failed fetch), of versions installed now; the
+-- oldest changes first.
+SELECT b.interval_id, b.name, b.version, b.previous, b.installed_at
+FROM tree_brings b
+JOIN tree_versions v ON v.id = b.interval_id
+WHERE b.state <> 'read' AND v.removed_at IS NULL
+ORDER BY b.installed_at, b.interval_id;
+
+-- name: TreeBringsSave :many
+-- Stores what a check read of lockfile changes (one JSON array of
+-- store.TreeBrings) in its fenced write; a change read already is not
+-- written over, nor one the history's retention pruned. Returns the
+-- changes written.
+UPDATE tree_brings b
+SET state               = x.state,
+    unread              = x.unread,
+    compared            = x.compared,
+    signals             = coalesce(x.signals, '[]'),
+    unread_dependencies = coalesce(x.unread_dependencies, '[]'),
+    read_at             = clock_timestamp(),
+    epoch               = @epoch
+FROM jsonb_to_recordset(@changes::jsonb) AS x(interval_id bigint, state text, unread text, compared text, signals jsonb,
+                                              unread_dependencies jsonb)
+WHERE b.interval_id = x.interval_id AND b.state <> 'read'
+RETURNING b.interval_id;
+
+-- name: TreeBringsOfPackage :many
+-- What the lockfile changes to a package brought, newest first.
+SELECT interval_id, version, previous, installed_at, state, unread, compared, signals::text AS signals,
+       unread_dependencies::text AS unread_dependencies, read_at
+FROM tree_brings
+WHERE name = @name
+ORDER BY installed_at DESC, version
+LIMIT @lim;
+
+-- name: EventPlanTreeBrings :many
+-- One trust_downgrade event per channel and signal of the lockfile
+-- changes @ids (written earlier in the transaction), as an offered
+-- update's signals are told (EventPlan): keyed by the package, the
+-- version, the signal's kind and what it names (a script's text by its
+-- hash), so that each is told once per channel, whoever writes it.
+INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+SELECT gen_random_uuid(), ch.id,
+       'trust_downgrade:tree:' || b.name || '@' || b.version || '/' || (s->>'kind')
+           || coalesce('/' || nullif(s->'args'->>'name', ''), '') || coalesce('@' || (s->'args'->>'sha256'), ''),
+       'trust_downgrade',
+       jsonb_build_object('component', jsonb_build_object('code', '', 'name', b.name, 'installed', b.version),
+                          'package', b.name, 'kind', s->>'kind', 'version', b.version, 'compared', b.compared,
+                          'tree', true, 'installed_at', b.installed_at, 'signal', s),
+       sqlc.narg(epoch)::bigint
+FROM tree_brings b
+CROSS JOIN LATERAL jsonb_array_elements(b.signals) AS s
+JOIN notification_channels ch ON ch.enabled
+WHERE b.interval_id = ANY (@ids::bigint[])
+ON CONFLICT (channel_id, key) DO NOTHING
+RETURNING id;
