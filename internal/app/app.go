@@ -191,6 +191,9 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 	if n := a.Config.NpmDependencyDocuments; n != nil {
 		a.Checker.LimitDependencyDocuments(*n)
 	}
+	if n := a.Config.NpmChangeDocuments; n != nil {
+		a.Checker.LimitChangeDocuments(*n)
+	}
 	a.Checker.Observe(m)
 	a.Reads = catalog.New(a.Store, catalog.WithDevMode(devMode))
 	a.Checker.TellReads(a.Reads)

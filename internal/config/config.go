@@ -98,6 +98,10 @@ type Config struct {
 	// many added dependencies' documents one check fetches at most; nil
 	// when unset (the check's default).
 	NpmDependencyDocuments *int
+	// NpmChangeDocuments (UPCHECK_NPM_CHANGE_DOCUMENTS) is how many
+	// documents of packages a lockfile change installed one check fetches
+	// at most; nil when unset (the check's default).
+	NpmChangeDocuments *int
 	// Lockfile (UPCHECK_LOCKFILE) is the site's package-lock.json or
 	// pnpm-lock.yaml, read by serve as its components instead of a
 	// manifest; LockfileInclude (UPCHECK_LOCKFILE_INCLUDE, comma-separated
@@ -232,6 +236,13 @@ func (c *Config) readNpm(getenv func(string) string) error {
 			return fmt.Errorf("UPCHECK_NPM_DEPENDENCY_DOCUMENTS: want a number of documents, 0 or more, such as 200, got %q", v)
 		}
 		c.NpmDependencyDocuments = &n
+	}
+	if v := strings.TrimSpace(getenv("UPCHECK_NPM_CHANGE_DOCUMENTS")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("UPCHECK_NPM_CHANGE_DOCUMENTS: want a number of documents, 0 or more, such as 100, got %q", v)
+		}
+		c.NpmChangeDocuments = &n
 	}
 	c.Lockfile = getenv("UPCHECK_LOCKFILE")
 	c.LockfileInclude = SplitList(getenv("UPCHECK_LOCKFILE_INCLUDE"))

@@ -65,7 +65,7 @@ SELECT b.interval_id, b.name, b.version, b.previous, b.installed_at
 FROM tree_brings b
 JOIN tree_versions v ON v.id = b.interval_id
 WHERE b.state <> 'read' AND v.removed_at IS NULL
-ORDER BY b.installed_at, b.interval_id
+ORDER BY b.installed_at, b.name, b.version
 `
 
 type TreeBringsDueRow struct {
@@ -79,7 +79,7 @@ type TreeBringsDueRow struct {
 // The lockfile changes whose diff a check reads (docs/npm.md "What a
 // lockfile change brought"): not read yet, or not read by an earlier
 // check (past its bound, a failed fetch), of versions installed now; the
-// oldest changes first.
+// oldest changes first, then by name.
 func (q *Queries) TreeBringsDue(ctx context.Context, db DBTX) ([]TreeBringsDueRow, error) {
 	rows, err := db.Query(ctx, treeBringsDue)
 	if err != nil {
