@@ -6,19 +6,30 @@
 -- view's flags and its findings (tree_finding_state, those the setting
 -- @dev_mode shows, upcheck_tree_shown, and neither withdrawn nor
 -- dismissed); PackageCounts counts the same predicates.
-SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path
+SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path,
+       g.signal::jsonb AS brings
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
                    WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown(@dev_mode::text, s.dev, s.malicious)) f ON true
+-- What a lockfile change brought (tree_brings) to a version installed
+-- now: its most pressing signal (upcheck_signal_rank), the newest change
+-- first among equals.
+LEFT JOIN LATERAL (SELECT b.signals->0 AS signal
+                   FROM tree_brings b
+                   JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL
+                   WHERE b.name = n.name AND jsonb_array_length(b.signals) > 0
+                   ORDER BY upcheck_signal_rank(b.signals->0->>'kind'), b.installed_at DESC
+                   LIMIT 1) g ON true
 WHERE (@filter::text = ''
        OR (@filter = 'vulnerable' AND f.vulnerable)
        OR (@filter = 'malicious' AND f.malicious)
        OR (@filter = 'exploited' AND f.exploited)
        OR (@filter = 'dev' AND n.dev)
        OR (@filter = 'scripts' AND n.install_script)
-       OR (@filter = 'sources' AND cardinality(n.other_sources) > 0))
+       OR (@filter = 'sources' AND cardinality(n.other_sources) > 0)
+       OR (@filter = 'brings' AND g.signal IS NOT NULL))
   AND (@component::text = '' OR @component = ANY (n.components))
   AND (@search::text = '' OR strpos(lower(n.name), lower(@search)) > 0)
   AND (@after::text = '' OR n.name > @after)
@@ -34,12 +45,22 @@ SELECT count(*)::bigint                                                   AS tot
        count(*) FILTER (WHERE f.exploited)::bigint                        AS exploited,
        count(*) FILTER (WHERE n.dev)::bigint                              AS dev,
        count(*) FILTER (WHERE n.install_script)::bigint                   AS scripts,
-       count(*) FILTER (WHERE cardinality(n.other_sources) > 0)::bigint   AS sources
+       count(*) FILTER (WHERE cardinality(n.other_sources) > 0)::bigint   AS sources,
+       count(*) FILTER (WHERE g.signal IS NOT NULL)::bigint               AS brings
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
                    WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown(@dev_mode::text, s.dev, s.malicious)) f ON true
+-- What a lockfile change brought (tree_brings) to a version installed
+-- now: its most pressing signal (upcheck_signal_rank), the newest change
+-- first among equals.
+LEFT JOIN LATERAL (SELECT b.signals->0 AS signal
+                   FROM tree_brings b
+                   JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL
+                   WHERE b.name = n.name AND jsonb_array_length(b.signals) > 0
+                   ORDER BY upcheck_signal_rank(b.signals->0->>'kind'), b.installed_at DESC
+                   LIMIT 1) g ON true
 WHERE (@component::text = '' OR @component = ANY (n.components))
   AND (@search::text = '' OR strpos(lower(n.name), lower(@search)) > 0);
 

@@ -50,7 +50,10 @@ type PackageProps struct {
 	Name      string
 	Instances []readmodel.PackageInstance
 	History   []readmodel.PackageVersionSpan
-	Tree      *readmodel.TreeState
+	// Changes are what the lockfile changes that installed its versions
+	// brought, newest first.
+	Changes []readmodel.PackageChange
+	Tree    *readmodel.TreeState
 }
 
 // PackagesPath is the Packages page for a filter, a component, a search
@@ -127,6 +130,21 @@ func packageBadges(dev, script bool, sources []string) []badge {
 	}
 	return out
 }
+
+// packageRowBadges are a Packages row's flags in words, and the most
+// pressing signal a lockfile change brought.
+func packageRowBadges(r readmodel.PackageRow) []badge {
+	out := packageBadges(r.Dev, r.InstallScript, r.OtherSources)
+	if r.Brings != nil {
+		out = append(out, badge{"Change brought: " + readmodel.SignalText(*r.Brings), toneWarn})
+	}
+	return out
+}
+
+// changesNote says what a package page's lockfile changes are.
+const changesNote = "Each version a lockfile change installed, compared with the version it replaced (or, brought in new, " +
+	"read for its own install scripts, outside sources and age), from the registry's documents. Signals, not blocks: " +
+	"the version is installed already."
 
 // instanceBadges are one instance's flags in words.
 func instanceBadges(in readmodel.PackageInstance) []badge {

@@ -64,6 +64,9 @@ type Package struct {
 	// History is the newest versions the tree installed, newest first
 	// (readmodel.PackageHistoryLimit).
 	History []readmodel.PackageVersionSpan
+	// Changes are what the lockfile changes that installed its versions
+	// brought, newest first (readmodel.PackageHistoryLimit).
+	Changes []readmodel.PackageChange
 	// Tree is the tree as last read; nil: never read.
 	Tree *readmodel.TreeState
 }
@@ -96,7 +99,10 @@ func (r *Reads) Package(ctx context.Context, name string, mode readmodel.DevMode
 			return err
 		}
 		attachFindings(out.Instances, findings)
-		out.History, err = tx.PackageHistory(ctx, name, readmodel.PackageHistoryLimit)
+		if out.History, err = tx.PackageHistory(ctx, name, readmodel.PackageHistoryLimit); err != nil {
+			return err
+		}
+		out.Changes, err = tx.PackageChanges(ctx, name, readmodel.PackageHistoryLimit)
 		return err
 	})
 	if err != nil {

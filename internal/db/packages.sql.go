@@ -38,12 +38,19 @@ SELECT count(*)::bigint                                                   AS tot
        count(*) FILTER (WHERE f.exploited)::bigint                        AS exploited,
        count(*) FILTER (WHERE n.dev)::bigint                              AS dev,
        count(*) FILTER (WHERE n.install_script)::bigint                   AS scripts,
-       count(*) FILTER (WHERE cardinality(n.other_sources) > 0)::bigint   AS sources
+       count(*) FILTER (WHERE cardinality(n.other_sources) > 0)::bigint   AS sources,
+       count(*) FILTER (WHERE g.signal IS NOT NULL)::bigint               AS brings
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
                    WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown($1::text, s.dev, s.malicious)) f ON true
+LEFT JOIN LATERAL (SELECT b.signals->0 AS signal
+                   FROM tree_brings b
+                   JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL
+                   WHERE b.name = n.name AND jsonb_array_length(b.signals) > 0
+                   ORDER BY upcheck_signal_rank(b.signals->0->>'kind'), b.installed_at DESC
+                   LIMIT 1) g ON true
 WHERE ($2::text = '' OR $2 = ANY (n.components))
   AND ($3::text = '' OR strpos(lower(n.name), lower($3)) > 0)
 `
@@ -62,10 +69,14 @@ type PackageCountsRow struct {
 	Dev        int64
 	Scripts    int64
 	Sources    int64
+	Brings     int64
 }
 
 // How many packages each filter shows, with the same component and
 // search as the page.
+// What a lockfile change brought (tree_brings) to a version installed
+// now: its most pressing signal (upcheck_signal_rank), the newest change
+// first among equals.
 func (q *Queries) PackageCounts(ctx context.Context, db DBTX, arg PackageCountsParams) (PackageCountsRow, error) {
 	row := db.QueryRow(ctx, packageCounts, arg.DevMode, arg.Component, arg.Search)
 	var i PackageCountsRow
@@ -77,6 +88,7 @@ func (q *Queries) PackageCounts(ctx context.Context, db DBTX, arg PackageCountsP
 		&i.Dev,
 		&i.Scripts,
 		&i.Sources,
+		&i.Brings,
 	)
 	return i, err
 }
@@ -124,19 +136,27 @@ func (q *Queries) PackageFixes(ctx context.Context, db DBTX, name string) ([]Pac
 }
 
 const packageList = `-- name: PackageList :many
-SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path
+SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources, n.components, n.heads, n.path,
+       g.signal::jsonb AS brings
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
                    WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown($1::text, s.dev, s.malicious)) f ON true
+LEFT JOIN LATERAL (SELECT b.signals->0 AS signal
+                   FROM tree_brings b
+                   JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL
+                   WHERE b.name = n.name AND jsonb_array_length(b.signals) > 0
+                   ORDER BY upcheck_signal_rank(b.signals->0->>'kind'), b.installed_at DESC
+                   LIMIT 1) g ON true
 WHERE ($2::text = ''
        OR ($2 = 'vulnerable' AND f.vulnerable)
        OR ($2 = 'malicious' AND f.malicious)
        OR ($2 = 'exploited' AND f.exploited)
        OR ($2 = 'dev' AND n.dev)
        OR ($2 = 'scripts' AND n.install_script)
-       OR ($2 = 'sources' AND cardinality(n.other_sources) > 0))
+       OR ($2 = 'sources' AND cardinality(n.other_sources) > 0)
+       OR ($2 = 'brings' AND g.signal IS NOT NULL))
   AND ($3::text = '' OR $3 = ANY (n.components))
   AND ($4::text = '' OR strpos(lower(n.name), lower($4)) > 0)
   AND ($5::text = '' OR n.name > $5)
@@ -153,6 +173,19 @@ type PackageListParams struct {
 	RowLimit  int64
 }
 
+type PackageListRow struct {
+	Name          string
+	Versions      []string
+	Instances     int32
+	Dev           bool
+	InstallScript bool
+	OtherSources  []string
+	Components    []string
+	Heads         []string
+	Path          []byte
+	Brings        []byte
+}
+
 // One page of the installed packages (tree_package_names) in name order,
 // after the name @after (empty: from the first): keyset paging, so
 // packages added or removed before the cursor do not shift the page. The
@@ -160,7 +193,10 @@ type PackageListParams struct {
 // view's flags and its findings (tree_finding_state, those the setting
 // @dev_mode shows, upcheck_tree_shown, and neither withdrawn nor
 // dismissed); PackageCounts counts the same predicates.
-func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParams) ([]TreePackageName, error) {
+// What a lockfile change brought (tree_brings) to a version installed
+// now: its most pressing signal (upcheck_signal_rank), the newest change
+// first among equals.
+func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParams) ([]PackageListRow, error) {
 	rows, err := db.Query(ctx, packageList,
 		arg.DevMode,
 		arg.Filter,
@@ -173,9 +209,9 @@ func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParam
 		return nil, err
 	}
 	defer rows.Close()
-	items := []TreePackageName{}
+	items := []PackageListRow{}
 	for rows.Next() {
-		var i TreePackageName
+		var i PackageListRow
 		if err := rows.Scan(
 			&i.Name,
 			&i.Versions,
@@ -186,6 +222,7 @@ func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParam
 			&i.Components,
 			&i.Heads,
 			&i.Path,
+			&i.Brings,
 		); err != nil {
 			return nil, err
 		}

@@ -39,12 +39,16 @@ const (
 	// PackagesSources: an instance did not come from a registry (git, a
 	// tarball URL, a file or a link).
 	PackagesSources PackageFilter = "sources"
+	// PackagesBrings: a lockfile change that installed a version
+	// installed now brought a signal (docs/npm.md "What a lockfile change
+	// brought").
+	PackagesBrings PackageFilter = "brings"
 )
 
 // PackageFilters are the Packages page's filters in the order the page
 // offers them; PackagesAll first.
 var PackageFilters = []PackageFilter{PackagesAll, PackagesVulnerable, PackagesMalicious, PackagesExploited, PackagesDev,
-	PackagesScripts, PackagesSources}
+	PackagesScripts, PackagesSources, PackagesBrings}
 
 // Valid reports whether f is one of PackageFilters.
 func (f PackageFilter) Valid() bool {
@@ -68,13 +72,15 @@ func (f PackageFilter) Label() string {
 		return "Install scripts"
 	case PackagesSources:
 		return "Not from a registry"
+	case PackagesBrings:
+		return "Brought by a change"
 	}
 	return string(f)
 }
 
 // PackageCounts is how many packages each filter shows.
 type PackageCounts struct {
-	All, Vulnerable, Malicious, Exploited, Dev, Scripts, Sources int
+	All, Vulnerable, Malicious, Exploited, Dev, Scripts, Sources, Brings int
 }
 
 // Of is the count of one filter; 0 for an unknown one.
@@ -94,6 +100,8 @@ func (c PackageCounts) Of(f PackageFilter) int {
 		return c.Scripts
 	case PackagesSources:
 		return c.Sources
+	case PackagesBrings:
+		return c.Brings
 	}
 	return 0
 }
@@ -120,6 +128,9 @@ type PackageRow struct {
 	Components []string `json:"components"`
 	Heads      []string `json:"heads"`
 	Path       []string `json:"path"`
+	// Brings is the most pressing signal a lockfile change that installed
+	// a version installed now brought (SignalText words it); nil: none.
+	Brings *Signal `json:"brings"`
 }
 
 // PackageVia is one way the site reaches a package instance: one

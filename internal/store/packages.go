@@ -44,6 +44,13 @@ func (e *Executor) Packages(ctx context.Context, f PackageFilter) ([]readmodel.P
 		if out[i].Path == nil {
 			out[i].Path = []string{}
 		}
+		if len(r.Brings) > 0 && string(r.Brings) != "null" {
+			var sig readmodel.Signal
+			if err := json.Unmarshal(r.Brings, &sig); err != nil {
+				return nil, fmt.Errorf("decode what a change of %q brought: %w", r.Name, err)
+			}
+			out[i].Brings = &sig
+		}
 	}
 	return out, nil
 }
@@ -56,7 +63,7 @@ func (e *Executor) PackageCounts(ctx context.Context, f PackageFilter) (readmode
 		return readmodel.PackageCounts{}, mapError(fmt.Errorf("count packages: %w", err))
 	}
 	return readmodel.PackageCounts{All: int(r.Total), Vulnerable: int(r.Vulnerable), Malicious: int(r.Malicious),
-		Exploited: int(r.Exploited), Dev: int(r.Dev), Scripts: int(r.Scripts), Sources: int(r.Sources)}, nil
+		Exploited: int(r.Exploited), Dev: int(r.Dev), Scripts: int(r.Scripts), Sources: int(r.Sources), Brings: int(r.Brings)}, nil
 }
 
 // PackageInstances reads every installed instance of the package name

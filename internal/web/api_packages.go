@@ -39,13 +39,19 @@ func (s *Server) apiPackages(c echo.Context) error {
 }
 
 // apiPackage is GET /api/admin/packages/{name}: every installed instance
-// of the package with the paths that reach it, and the versions the tree
-// installed over time.
+// of the package with the paths that reach it, the versions the tree
+// installed over time, and what each lockfile change that installed one
+// brought.
 func (s *Server) apiPackage(c echo.Context) error {
 	p, err := s.readPackage(c)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string]any{"name": p.Name, "instances": p.Instances, "history": p.History, "tree": p.Tree})
+	changes := p.Changes
+	if changes == nil {
+		changes = []readmodel.PackageChange{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"name": p.Name, "instances": p.Instances, "history": p.History, "changes": changes,
+		"tree": p.Tree})
 }

@@ -84,6 +84,8 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 		fixKinds = append(fixKinds, string(k))
 	}
 	check("components/schemas/TreeFix/properties/kind", fixKinds)
+	check("components/schemas/PackageChange/properties/state", strs(readmodel.ChangeStates()))
+	check("components/schemas/PackageChange/properties/unread", []string{string(readmodel.UnreadPastBound), string(readmodel.UnreadFailed)})
 
 	var filterable []string
 	for _, k := range readmodel.AllAuditKinds() {

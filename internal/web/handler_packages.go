@@ -99,5 +99,6 @@ func (s *Server) packagePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.Package(views.PackageProps{Layout: layout(c), Name: p.Name, Instances: p.Instances, History: p.History, Tree: p.Tree}))
+	return renderOK(c, views.Package(views.PackageProps{Layout: layout(c), Name: p.Name, Instances: p.Instances, History: p.History, Changes: p.Changes,
+		Tree: p.Tree}))
 }
