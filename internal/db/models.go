@@ -36,15 +36,16 @@ type AdvisoryDismissalsInForce struct {
 }
 
 type ApiToken struct {
-	ID         int64
-	UserID     int64
-	Name       string
-	TokenHash  []byte
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	ExpiresAt  *time.Time
-	Revoked    bool
-	ReadOnly   bool
+	ID           int64
+	UserID       int64
+	Name         string
+	TokenHash    []byte
+	CreatedAt    time.Time
+	LastUsedAt   *time.Time
+	ExpiresAt    *time.Time
+	Revoked      bool
+	ReadOnly     bool
+	SitesLimited bool
 }
 
 type AppSetting struct {
@@ -461,6 +462,16 @@ type Session struct {
 	Ip         *string
 }
 
+type Site struct {
+	ID          int64
+	Name        string
+	Owner       string
+	TokenHash   []byte
+	TokenMadeAt *time.Time
+	CreatedAt   time.Time
+	PushedAt    *time.Time
+}
+
 type Source struct {
 	Url                 string
 	Document            []byte
@@ -536,6 +547,11 @@ type SourceTrust struct {
 	Epoch              int64
 }
 
+type TokenSite struct {
+	TokenID int64
+	SiteID  int64
+}
+
 type TreeBring struct {
 	IntervalID         int64
 	Name               string
@@ -558,6 +574,7 @@ type TreeEdge struct {
 	Range   string
 	ToID    *string
 	RowHash []byte
+	SiteID  int64
 }
 
 type TreeEvaluation struct {
@@ -581,6 +598,7 @@ type TreeExposure struct {
 	RemovedAt      time.Time
 	FoundAt        time.Time
 	Epoch          int64
+	SiteID         int64
 }
 
 type TreeFinding struct {
@@ -625,6 +643,7 @@ type TreeFix struct {
 	Direct     bool
 	DecidedAt  time.Time
 	Epoch      int64
+	SiteID     int64
 }
 
 type TreeFixDocument struct {
@@ -653,6 +672,7 @@ type TreePackage struct {
 	Via           []byte
 	Components    []string
 	RowHash       []byte
+	SiteID        int64
 }
 
 type TreePackageName struct {
@@ -668,7 +688,6 @@ type TreePackageName struct {
 }
 
 type TreeState struct {
-	ID        bool
 	Path      string
 	FileHash  []byte
 	TreeHash  []byte
@@ -677,6 +696,7 @@ type TreeState struct {
 	Packages  int32
 	SyncedAt  time.Time
 	ChangedAt time.Time
+	SiteID    int64
 }
 
 type TreeVersion struct {
@@ -685,6 +705,7 @@ type TreeVersion struct {
 	Version     string
 	InstalledAt time.Time
 	RemovedAt   *time.Time
+	SiteID      int64
 }
 
 type User struct {
@@ -694,4 +715,10 @@ type User struct {
 	PasswordHash string
 	Disabled     bool
 	CreatedAt    time.Time
+	SitesLimited bool
+}
+
+type UserSite struct {
+	UserID int64
+	SiteID int64
 }
