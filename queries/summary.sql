@@ -127,19 +127,35 @@ tree AS (
 -- version installed now and one per version the site no longer has
 -- (exposed), each under its most urgent kind (a malicious package and a
 -- look-back finding first, then exploited in the wild, then no fix,
--- then vulnerable) and that kind's advisory (a malicious one, then the
--- latest interval, then by id): the counts by kind add up to the total.
+-- then vulnerable, then what a lockfile change brought with a signal:
+-- readmodel.TreeAttentionKinds) and that kind's advisory (a malicious
+-- one, then the latest interval, then by id) or signal: the counts by
+-- kind add up to the total.
+tree_rows AS (
+    SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
+           a.malicious::boolean AS malicious, a.installed_at::timestamptz AS installed_at,
+           a.removed_at::timestamptz AS removed_at, NULL::jsonb AS brings
+    FROM upcheck_tree_attention(@dev_mode::text) a
+    UNION ALL
+    -- What a lockfile change brought to a version installed now
+    -- (tree_brings, docs/npm.md "What a lockfile change brought"), by its
+    -- most pressing signal: after the advisories, as an offer's signals
+    -- come after the components' advisories (readmodel.Urgency).
+    SELECT 'brings', b.name, b.version, '', false, NULL::timestamptz, NULL::timestamptz, b.signals->0
+    FROM tree_brings b
+    JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL
+    WHERE jsonb_array_length(b.signals) > 0
+),
 tree_items AS MATERIALIZED (
     SELECT DISTINCT ON (a.name, a.version, a.kind = 'exposed')
-           a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
-           a.malicious::boolean AS malicious, a.installed_at::timestamptz AS installed_at,
-           a.removed_at::timestamptz AS removed_at,
-           array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'],
-                          a.kind) AS urgency
-    FROM upcheck_tree_attention(@dev_mode::text) a
+           a.kind, a.name, a.version, a.advisory_id, a.malicious, a.installed_at, a.removed_at, a.brings,
+           array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable', 'brings'],
+                          a.kind) AS urgency,
+           coalesce(upcheck_signal_rank(a.brings->>'kind'), 0) AS signal_rank
+    FROM tree_rows a
     ORDER BY a.name, a.version, a.kind = 'exposed',
-             array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind),
-             a.malicious DESC, a.removed_at DESC NULLS LAST, a.advisory_id
+             array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable', 'brings'], a.kind),
+             upcheck_signal_rank(a.brings->>'kind'), a.malicious DESC, a.removed_at DESC NULLS LAST, a.advisory_id
 ),
 tree_totals AS (
     SELECT count(*)                                          AS total,
@@ -147,15 +163,18 @@ tree_totals AS (
            count(*) FILTER (WHERE kind = 'exposed')          AS exposed,
            count(*) FILTER (WHERE kind = 'known_exploited')  AS known_exploited,
            count(*) FILTER (WHERE kind = 'vulnerable_no_fix') AS vulnerable_no_fix,
-           count(*) FILTER (WHERE kind = 'vulnerable')       AS vulnerable
+           count(*) FILTER (WHERE kind = 'vulnerable')       AS vulnerable,
+           count(*) FILTER (WHERE kind = 'brings')           AS brings
     FROM tree_items
 ),
--- The tree's items named, most urgent first, then by name and version,
--- as many as the components' (@attention_limit).
+-- The tree's items named, most urgent first (an item a lockfile change
+-- brought by its signal's rank, upcheck_signal_rank), then by name and
+-- version, as many as the components' (@attention_limit).
 tree_named AS (
-    SELECT t.kind, t.name, t.version, t.advisory_id, t.malicious, t.installed_at, t.removed_at, t.urgency
+    SELECT t.kind, t.name, t.version, t.advisory_id, t.malicious, t.installed_at, t.removed_at, t.urgency, t.brings,
+           t.signal_rank
     FROM tree_items t
-    ORDER BY t.urgency, t.name, t.version, t.advisory_id
+    ORDER BY t.urgency, t.signal_rank, t.name, t.version, t.advisory_id
     LIMIT @attention_limit::bigint
 )
 SELECT
@@ -230,10 +249,11 @@ SELECT
     tree_totals.known_exploited::bigint                                        AS tree_known_exploited,
     tree_totals.vulnerable_no_fix::bigint                                      AS tree_vulnerable_no_fix,
     tree_totals.vulnerable::bigint                                             AS tree_vulnerable,
+    tree_totals.brings::bigint                                                 AS tree_brings,
     (SELECT coalesce(jsonb_agg(jsonb_build_object(
                 'name', n.name, 'version', n.version, 'advisory_id', n.advisory_id, 'kind', n.kind,
-                'malicious', n.malicious, 'installed_at', n.installed_at, 'removed_at', n.removed_at)
-                ORDER BY n.urgency, n.name, n.version, n.advisory_id), '[]'::jsonb)
+                'malicious', n.malicious, 'installed_at', n.installed_at, 'removed_at', n.removed_at, 'brings', n.brings)
+                ORDER BY n.urgency, n.signal_rank, n.name, n.version, n.advisory_id), '[]'::jsonb)
        FROM tree_named n)::jsonb                                               AS tree_attention,
     oldest_security.since                                                      AS oldest_security_since,
     coalesce(extract(epoch FROM clock_timestamp() - oldest_security.since), 0)::float8 AS oldest_security_seconds

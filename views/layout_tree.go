@@ -83,6 +83,8 @@ func treeKindPath(kind readmodel.AttentionKind) string {
 		return PackagesPath(readmodel.PackagesExploited, "", "", "")
 	case readmodel.KindVulnerableNoFix, readmodel.KindVulnerable:
 		return PackagesPath(readmodel.PackagesVulnerable, "", "", "")
+	case readmodel.KindBrings:
+		return PackagesPath(readmodel.PackagesBrings, "", "", "")
 	}
 	return PathPackages
 }
@@ -110,7 +112,7 @@ type treeCountLine struct {
 // packages installed", most urgent first, the kinds with none left out.
 func treeCountLines(c readmodel.TreeCounts) []treeCountLine {
 	var out []treeCountLine
-	for _, k := range readmodel.TreeKinds {
+	for _, k := range readmodel.TreeAttentionKinds {
 		if n := c.Of(k); n > 0 {
 			out = append(out, treeCountLine{Kind: k, Text: readmodel.TreeKindText(k, n), Href: treeKindPath(k)})
 		}

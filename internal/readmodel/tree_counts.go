@@ -2,6 +2,7 @@ package readmodel
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,6 +21,13 @@ import (
 // so (TestSummaryTreeCounts holds it to it).
 var TreeKinds = []AttentionKind{KindMalicious, KindExposed, KindKnownExploited, KindVulnerableNoFix, KindVulnerable}
 
+// TreeAttentionKinds are TreeKinds and, after them, KindBrings: a version
+// installed now that a lockfile change brought with a signal (docs/npm.md
+// "What a lockfile change brought"), as an offer's signals come after the
+// advisories (Urgency). The summary's items and counts are of these;
+// /metrics' tree findings are of TreeKinds.
+var TreeAttentionKinds = append(slices.Clone(TreeKinds), KindBrings)
+
 // TreeCounts counts the tree's items by kind (each item under its most
 // urgent kind) and in all. Malicious is nil while no feed that names
 // malicious packages was read (Summary.MalwareReadAt nil), KnownExploited
@@ -31,6 +39,7 @@ type TreeCounts struct {
 	KnownExploited  *int `json:"known_exploited"`
 	VulnerableNoFix int  `json:"vulnerable_no_fix"`
 	Vulnerable      int  `json:"vulnerable"`
+	Brings          int  `json:"brings"`
 	Total           int  `json:"total"`
 }
 
@@ -47,6 +56,8 @@ func (c TreeCounts) Of(kind AttentionKind) int {
 		return c.VulnerableNoFix
 	case KindVulnerable:
 		return c.Vulnerable
+	case KindBrings:
+		return c.Brings
 	}
 	return 0
 }
@@ -70,6 +81,9 @@ type TreeAttentionItem struct {
 	Malicious   bool          `json:"malicious"`
 	InstalledAt *time.Time    `json:"installed_at"`
 	RemovedAt   *time.Time    `json:"removed_at"`
+	// Brings is, for KindBrings, the most pressing signal the lockfile
+	// change that installed it brought; nil for the others.
+	Brings *Signal `json:"brings"`
 }
 
 // TreeAttentionItems are the tree's items the summary names; none is
@@ -97,6 +111,9 @@ func TreeKindText(kind AttentionKind, n int) string {
 		return countText(int64(n), "dependency exploited in the wild", "dependencies exploited in the wild")
 	case KindVulnerableNoFix:
 		return countText(int64(n), "vulnerable dependency with no fix yet", "vulnerable dependencies with no fix yet")
+	case KindBrings:
+		return countText(int64(n), "dependency a lockfile change brought with a signal",
+			"dependencies lockfile changes brought with signals")
 	}
 	return countText(int64(n), "vulnerable dependency", "vulnerable dependencies")
 }
@@ -105,7 +122,7 @@ func TreeKindText(kind AttentionKind, n int) string {
 // kinds with none left out: the dashboard's and the banner's.
 func TreeCountsParts(c TreeCounts) []string {
 	var out []string
-	for _, k := range TreeKinds {
+	for _, k := range TreeAttentionKinds {
 		if n := c.Of(k); n > 0 {
 			out = append(out, TreeKindText(k, n))
 		}
@@ -121,7 +138,7 @@ func TreeAttentionText(c TreeCounts) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	for _, k := range TreeKinds {
+	for _, k := range TreeAttentionKinds {
 		n += c.Of(k)
 	}
 	verb := "need"
@@ -171,6 +188,11 @@ func TreeItemProblem(a TreeAttentionItem) string {
 		return "in the dependencies, " + a.AdvisoryID + " is " + ExploitedWords
 	case KindVulnerableNoFix:
 		return "in the dependencies, " + a.AdvisoryID + ", no fix yet"
+	case KindBrings:
+		if a.Brings == nil {
+			return "in the dependencies, installed by a lockfile change that brought a signal"
+		}
+		return "in the dependencies, installed by a lockfile change: " + SignalText(*a.Brings)
 	}
 	return "in the dependencies, " + a.AdvisoryID
 }

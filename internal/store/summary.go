@@ -87,7 +87,7 @@ func summaryTree(out *readmodel.Summary, r db.SummaryReadRow) error {
 		return nil
 	}
 	c := readmodel.TreeCounts{Exposed: int(r.TreeExposed), VulnerableNoFix: int(r.TreeVulnerableNoFix),
-		Vulnerable: int(r.TreeVulnerable), Total: int(r.TreeTotal)}
+		Vulnerable: int(r.TreeVulnerable), Brings: int(r.TreeBrings), Total: int(r.TreeTotal)}
 	if out.MalwareReadAt != nil {
 		n := int(r.TreeMalicious)
 		c.Malicious = &n

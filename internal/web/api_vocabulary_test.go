@@ -85,6 +85,7 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	}
 	check("components/schemas/TreeFix/properties/kind", fixKinds)
 	check("components/schemas/PackageChange/properties/state", strs(readmodel.ChangeStates()))
+	check("components/schemas/TreeAttentionItem/properties/kind", strs(readmodel.TreeAttentionKinds))
 	check("components/schemas/PackageChange/properties/unread", []string{string(readmodel.UnreadPastBound), string(readmodel.UnreadFailed)})
 
 	var filterable []string

@@ -14,7 +14,8 @@ import (
 // with its signals, worded once, or why it was not read (never
 // "nothing"); on the Packages list the filter brings and the row's badge;
 // in the API the package's changes and the row's brings, as openapi.json
-// says (client.do checks every answer).
+// says (client.do checks every answer); counted in the summary and named
+// in the attention banner, by its signal, after the advisories.
 func TestWhatLockfileChangesBroughtIsShown(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -25,6 +26,7 @@ func TestWhatLockfileChangesBroughtIsShown(t *testing.T) {
 		{Kind: readmodel.SignalInstallScript, Args: readmodel.SignalArgs{Version: "1.1.0", Name: "postinstall", Text: "node <x>.js", Added: true}}})
 	b.db.MustExec(t, `UPDATE tree_brings SET state = 'read', compared = '1.0.0', signals = $1, read_at = clock_timestamp() WHERE name = 'lib'`, signals)
 	b.db.MustExec(t, `UPDATE tree_brings SET state = 'unread', unread = 'past_bound' WHERE name = 'calm'`)
+	b.reads.Changed()
 
 	want := map[string][]string{
 		"/admin/packages/lib": {"What lockfile changes brought", "1.0.0 → 1.1.0",
@@ -65,5 +67,23 @@ func TestWhatLockfileChangesBroughtIsShown(t *testing.T) {
 	if len(p.Changes) != 1 || p.Changes[0].State != readmodel.ChangeUnread || p.Changes[0].Unread != readmodel.UnreadPastBound ||
 		len(p.Changes[0].Previous) != 1 || p.Changes[0].Previous[0] != "1.0.0" {
 		t.Errorf("calm's changes: %+v", p.Changes)
+	}
+
+	sum := decodeJSON[map[string]any](t, viewer.do("GET", "/api/admin/plugins/updates/summary", "", "", nil))
+	counts, _ := sum["tree_counts"].(map[string]any)
+	if counts == nil || counts["brings"] != 1.0 || counts["total"] != 1.0 {
+		t.Errorf("tree_counts %v, want brings 1 of total 1", counts)
+	}
+	items, _ := sum["tree_attention"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["kind"] != "brings" || items[0].(map[string]any)["name"] != "lib" {
+		t.Errorf("tree_attention %v", items)
+	}
+	page := viewer.do("GET", "/admin/plugins", "", "", nil).body
+	if named := texts(t, page, "attention-banner-items"); len(named) != 1 ||
+		!strings.Contains(named[0], `lib 1.1.0: in the dependencies, installed by a lockfile change: 1.1.0 adds a postinstall script: "node <x>.js"`) {
+		t.Errorf("banner names %q", named)
+	}
+	if alert := texts(t, page, "security-alert-text"); len(alert) != 1 || !strings.Contains(alert[0], "1 dependency a lockfile change brought with a signal needs attention.") {
+		t.Errorf("banner %q", alert)
 	}
 }
