@@ -143,3 +143,31 @@ func TestTrustDowngradeInWebhook(t *testing.T) {
 		t.Errorf("webhook body %s", got)
 	}
 }
+
+// A signal of a lockfile change (docs/npm.md "What a lockfile change
+// brought", the payload EventPlanTreeBrings writes) is said as a version
+// installed already, not one to install: in a chat and in an email.
+func TestTreeSignalIsSaidInstalled(t *testing.T) {
+	t.Parallel()
+	p, err := json.Marshal(map[string]any{"component": map[string]string{"code": "", "name": "lib", "installed": "1.1.0"},
+		"package": "lib", "kind": "install_script", "version": "1.1.0", "compared": "1.0.0", "tree": true,
+		"signal": readmodel.Signal{Kind: readmodel.SignalInstallScript, Args: readmodel.SignalArgs{Version: "1.1.0", Name: "postinstall",
+			Text: "node setup.js", Added: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat := slackText(store.Delivery{Type: string(readmodel.EventTrustDowngrade), Payload: p}, "")
+	if want := "upcheck: installed by a lockfile change, lib 1.1.0: `1.1.0 adds a postinstall script: \"node setup.js\"`"; chat != want {
+		t.Errorf("chat:\n got %q\nwant %q", chat, want)
+	}
+	m := store.Message{Channel: readmodel.ChannelRow{Name: "ops"}, Events: []store.MessageEvent{{Type: string(readmodel.EventTrustDowngrade),
+		Key: "trust_downgrade:tree:lib@1.1.0/install_script/postinstall", Payload: p}}}
+	mail, err := composeMail(m, "https://upcheck.example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `Installed by a lockfile change, lib 1.1.0: 1.1.0 adds a postinstall script: "node setup.js"`; !strings.Contains(mail.Text, want) ||
+		strings.Contains(mail.Text, "before you install") {
+		t.Errorf("mail:\n%s", mail.Text)
+	}
+}
