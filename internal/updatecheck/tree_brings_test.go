@@ -186,6 +186,21 @@ func TestALockfileChangeBenignOrNotRead(t *testing.T) {
 			t.Errorf("%s's change after a check within the bound: %+v", name, c)
 		}
 	}
+	// What a change brought is pruned with its interval of the history
+	// (UPCHECK_TREE_HISTORY_RETENTION): x1, removed long ago, goes; x2,
+	// installed now, stays.
+	b.putTree(nil, "node_modules/calm 1.1.0", "node_modules/follow 1.0.0", "node_modules/x2 1.1.0", "node_modules/zz 1.0.0")
+	b.db.MustExec(t, `UPDATE tree_versions SET installed_at = installed_at - interval '500 days', removed_at = removed_at - interval '450 days'
+	                  WHERE name = 'x1' AND removed_at IS NOT NULL`)
+	if _, err := b.store.TreeVersionsPurge(context.Background(), 400*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if c := b.changesOf("x1"); len(c) != 0 {
+		t.Errorf("x1's change outlived its history: %+v", c)
+	}
+	if c := b.changesOf("x2"); len(c) != 1 {
+		t.Errorf("x2's change: %+v", c)
+	}
 	// zz is in no registry: its document cannot be read.
 	if c := b.changesOf("zz"); len(c) != 1 || c[0].State != readmodel.ChangeUnread || c[0].Unread != readmodel.UnreadFailed {
 		t.Errorf("zz's change: %+v, want not read, failed", c)
