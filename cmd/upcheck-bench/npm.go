@@ -88,6 +88,9 @@ func npmRound(ctx context.Context, binary string, cluster *devdb.Cluster, reg *r
 	if err := npmBrings(ctx, binary, cluster, reg, wall, prefix); err != nil {
 		return err
 	}
+	if err := npmTreeBrings(ctx, binary, cluster, reg, prefix); err != nil {
+		return err
+	}
 
 	reg.SentBytes.Swap(0) // npmBrings's own check sent the documents again
 	before, depsBefore := reg.NotModified.Load(), reg.DependencyNotModified.Load()
