@@ -32,5 +32,11 @@ CREATE TABLE tree_brings (
 CREATE INDEX tree_brings_name ON tree_brings (name, installed_at DESC);
 CREATE INDEX tree_brings_due ON tree_brings (interval_id) WHERE state <> 'read';
 
+-- The pages and the summary read it: every instance's cache of the read
+-- model is told when a check writes it, as for the tree's findings.
+CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tree_brings
+    FOR EACH STATEMENT EXECUTE FUNCTION upcheck_read_model_changed();
+
 -- +goose Down
+DROP TRIGGER read_model_changed ON tree_brings;
 DROP TABLE tree_brings;

@@ -119,6 +119,9 @@ func (c *Checker) treeBrings(ctx context.Context, l lease.Lease) error {
 			out = append(out, changeBrings(n, ch))
 		}
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	err = c.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		if len(rows) > 0 {
 			if err := tx.NpmDependencySave(ctx, rows, l.Epoch); err != nil {
