@@ -104,7 +104,8 @@ func TestPackagesLinks(t *testing.T) {
 		"/admin/packages?component=express&filter=exploited&q=e Known exploited (1)",
 		"/admin/packages?component=express&filter=dev&q=e Development only (1)",
 		"/admin/packages?component=express&filter=scripts&q=e Install scripts (1)",
-		"/admin/packages?component=express&filter=sources&q=e Not from a registry (1)"}
+		"/admin/packages?component=express&filter=sources&q=e Not from a registry (1)",
+		"/admin/packages?component=express&filter=brings&q=e Brought by a change (0)"}
 	if strings.Join(links, "\n") != strings.Join(want, "\n") {
 		t.Errorf("filters:\n%s", strings.Join(links, "\n"))
 	}

@@ -82,6 +82,8 @@ var txOnly = map[string]string{
 	"TreeFixesDeleteStale":   fenced + ": in the evaluation's, after the findings it writes",
 	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
 	"NpmDependencySave":      fenced + ", with the row of the source whose update added the dependencies",
+	"TreeBringsSave":         fenced + ": what a check read of the lockfile changes, with their notifications",
+	"EventPlanTreeBrings":    jobs + ", in the check's fenced transaction that wrote what the changes brought",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,
 	"EventReleaseHeld":       jobs,
