@@ -11,6 +11,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -206,5 +207,37 @@ func TestALockfileChangeBenignOrNotRead(t *testing.T) {
 		t.Errorf("zz's change: %+v, want not read, failed", c)
 	} else if got := readmodel.ChangeReadText(c[0]); !strings.HasPrefix(got, "Not read: its package document could not be read") {
 		t.Errorf("zz's change said %q", got)
+	}
+}
+
+// A check reads an added dependency's document once, whoever adds it:
+// the offered update of the component calm and the lockfile change that
+// installed the same release both add the young plain-crypto, whose
+// document the registry is asked for once in that check.
+func TestALockfileChangeSharesTheCheckDependencyDocuments(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	at := func(d, h, m int) time.Time { return time.Date(2026, 3, d, h, m, 0, 0, time.UTC) }
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	r.Publish("plain-crypto", "4.2.1", map[string]npmreg.Version{"4.2.1": {Published: at(31, 0, 20)}})
+	r.Publish("calm", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(2, 9, 0)}, "1.1.0": {Published: at(31, 0, 41), Dependencies: map[string]string{"plain-crypto": "^4.2.0"}}})
+	b.useRegistry(r)
+	b.sync(manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"},
+		manifest.Component{Code: "calm", Name: "calm", Version: "1.0.0", Source: "npm:calm"})
+	b.putTree(nil, "node_modules/calm 1.0.0")
+	b.putTree(nil, "node_modules/calm 1.1.0")
+	b.run(lease.Operator)
+
+	if k := kindsOf(b.bringsOf("calm")); !equalKinds(k, []readmodel.SignalKind{readmodel.SignalYoungDependency}) {
+		t.Errorf("the offer's signals %v", k)
+	}
+	c := b.changesOf("calm")
+	if len(c) != 1 || !equalKinds(kindsOf(c[0].Signals), []readmodel.SignalKind{readmodel.SignalYoungDependency}) {
+		t.Fatalf("the change: %+v", c)
+	}
+	if n := r.Count("/plain-crypto"); n != 1 {
+		t.Errorf("plain-crypto's document asked for %d times in one check, want once", n)
 	}
 }
