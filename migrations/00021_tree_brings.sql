@@ -30,7 +30,20 @@ CREATE TABLE tree_brings (
     epoch        bigint      NOT NULL DEFAULT 0
 );
 CREATE INDEX tree_brings_name ON tree_brings (name, installed_at DESC);
-CREATE INDEX tree_brings_due ON tree_brings (interval_id) WHERE state <> 'read';
+CREATE INDEX tree_brings_due ON tree_brings (interval_id) WHERE state <> 'read' OR unread_dependencies <> '[]';
+
+-- Whether a change read has a dependency it adds whose document a check
+-- could not read (past the bound of dependency documents, a failed
+-- fetch, its stored facts not read): a later check reads the change again
+-- (TreeBringsDue); one whose document gives no publish time is not.
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_tree_brings_unread(unread_dependencies jsonb)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM jsonb_array_elements(unread_dependencies) u
+                   WHERE u->>'reason' IN ('past_bound', 'failed', 'not_checked'))
+$$;
+-- +goose StatementEnd
 
 -- The pages and the summary read it: every instance's cache of the read
 -- model is told when a check writes it, as for the tree's findings.
@@ -40,3 +53,4 @@ CREATE TRIGGER read_model_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE O
 -- +goose Down
 DROP TRIGGER read_model_changed ON tree_brings;
 DROP TABLE tree_brings;
+DROP FUNCTION upcheck_tree_brings_unread(jsonb);

@@ -1,19 +1,21 @@
 -- name: TreeBringsDue :many
 -- The lockfile changes whose diff a check reads (docs/npm.md "What a
 -- lockfile change brought"): not read yet, or not read by an earlier
--- check (past its bound, a failed fetch), of versions installed now; the
--- oldest changes first, then by name.
+-- check (past its bound, a failed fetch), or read with a dependency it
+-- adds whose document was not (past the dependency documents' bound, a
+-- failed fetch), of versions installed now; the oldest changes first,
+-- then by name.
 SELECT b.interval_id, b.name, b.version, b.previous, b.installed_at
 FROM tree_brings b
 JOIN tree_versions v ON v.id = b.interval_id
-WHERE b.state <> 'read' AND v.removed_at IS NULL
+WHERE (b.state <> 'read' OR upcheck_tree_brings_unread(b.unread_dependencies)) AND v.removed_at IS NULL
 ORDER BY b.installed_at, b.name, b.version;
 
 -- name: TreeBringsSave :many
 -- Stores what a check read of lockfile changes (one JSON array of
--- store.TreeBrings) in its fenced write; a change read already is not
--- written over, nor one the history's retention pruned. Returns the
--- changes written.
+-- store.TreeBrings) in its fenced write; a change read already (but for
+-- a dependency whose document was not) is not written over, nor one the
+-- history's retention pruned. Returns the changes written.
 UPDATE tree_brings b
 SET state               = x.state,
     unread              = x.unread,
@@ -24,7 +26,7 @@ SET state               = x.state,
     epoch               = @epoch
 FROM jsonb_to_recordset(@changes::jsonb) AS x(interval_id bigint, state text, unread text, compared text, signals jsonb,
                                               unread_dependencies jsonb)
-WHERE b.interval_id = x.interval_id AND b.state <> 'read'
+WHERE b.interval_id = x.interval_id AND (b.state <> 'read' OR upcheck_tree_brings_unread(b.unread_dependencies))
 RETURNING b.interval_id;
 
 -- name: TreeBringsOfPackage :many

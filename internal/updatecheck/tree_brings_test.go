@@ -241,3 +241,37 @@ func TestALockfileChangeSharesTheCheckDependencyDocuments(t *testing.T) {
 		t.Errorf("plain-crypto's document asked for %d times in one check, want once", n)
 	}
 }
+
+// A change read while a dependency it adds could not be (past the check's
+// bound of dependency documents, UPCHECK_NPM_DEPENDENCY_DOCUMENTS) says
+// that dependency not read, and a later check within the bound reads the
+// change again and says what it is: a young dependency.
+func TestALockfileChangeWithAnUnreadDependencyIsReadAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	at := func(d, h, m int) time.Time { return time.Date(2026, 3, d, h, m, 0, 0, time.UTC) }
+	r.Publish("plain-crypto", "4.2.1", map[string]npmreg.Version{"4.2.1": {Published: at(31, 0, 20)}})
+	r.Publish("calm", "1.1.0", map[string]npmreg.Version{
+		"1.0.0": {Published: at(2, 9, 0)}, "1.1.0": {Published: at(31, 0, 41), Dependencies: map[string]string{"plain-crypto": "^4.2.0"}}})
+	b.useRegistry(r)
+	b.putTree(nil, "node_modules/calm 1.0.0")
+	b.putTree(nil, "node_modules/calm 1.1.0")
+	b.checker.LimitDependencyDocuments(0)
+	b.run(lease.Operator)
+	c := b.changesOf("calm")
+	if len(c) != 1 || c[0].State != readmodel.ChangeRead || len(c[0].Signals) != 0 || len(c[0].UnreadDependencies) != 1 ||
+		c[0].UnreadDependencies[0].Reason != readmodel.UnreadPastBound {
+		t.Fatalf("calm's change past the dependencies' bound: %+v", c)
+	}
+	if got := readmodel.ChangeReadText(c[0]); got != "" {
+		t.Errorf("calm's change said %q beside its unread dependency", got)
+	}
+
+	b.checker.LimitDependencyDocuments(DefaultDependencyDocuments)
+	b.run(lease.Operator)
+	c = b.changesOf("calm")
+	if len(c) != 1 || !equalKinds(kindsOf(c[0].Signals), []readmodel.SignalKind{readmodel.SignalYoungDependency}) || len(c[0].UnreadDependencies) != 0 {
+		t.Errorf("calm's change read again: %+v", c)
+	}
+}
