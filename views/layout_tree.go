@@ -19,15 +19,24 @@ type attentionEntry struct {
 }
 
 // entryRank is an entry's place in the one urgency order
-// (readmodel.Urgency): a look-back finding ranks with a malicious package.
+// (readmodel.Urgency): a look-back finding ranks with a malicious package;
+// among what brings a signal (an offered update's, a lockfile change's),
+// by the signal's rank (readmodel.SignalRank).
 func entryRank(e attentionEntry) int {
+	kind, signal := readmodel.AttentionKind(""), (*readmodel.Signal)(nil)
 	if e.Component != nil {
-		return readmodel.Urgency(e.Component.Kind)
+		kind, signal = e.Component.Kind, e.Component.Brings
+	} else {
+		kind, signal = e.Tree.Kind, e.Tree.Brings
 	}
-	if e.Tree.Kind == readmodel.KindExposed {
-		return readmodel.Urgency(readmodel.KindMalicious)
+	if kind == readmodel.KindExposed {
+		kind = readmodel.KindMalicious
 	}
-	return readmodel.Urgency(e.Tree.Kind)
+	rank := readmodel.Urgency(kind) * (len(readmodel.SignalKinds()) + 1)
+	if kind == readmodel.KindBrings && signal != nil {
+		rank += readmodel.SignalRank(signal.Kind)
+	}
+	return rank
 }
 
 // attentionEntries merges the components and the tree's items the
