@@ -402,6 +402,15 @@ type NpmDependency struct {
 	Epoch          int64
 }
 
+type NpmProvenance struct {
+	Registry   string
+	Name       string
+	Version    string
+	Repository string
+	ReadAt     time.Time
+	Epoch      int64
+}
+
 type OsvPackage struct {
 	ID        string
 	Ecosystem string

@@ -46,8 +46,9 @@ func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 	var pinned map[string]store.RegistryKeys
 	byRegistry := map[string]*registryKeys{}
 	deps := newDependencyDocs(c.dependencyDocuments())
+	bundles := &provenanceBundles{limit: MaxProvenanceBundles}
 	for _, j := range jobs {
-		n := &npmJob{deps: deps}
+		n := &npmJob{deps: deps, bundles: bundles}
 		j.state = n
 		name, err := npm.ParseSource(j.url)
 		if err != nil {
@@ -91,6 +92,9 @@ type npmJob struct {
 	// deps are the added dependencies' documents of this check, shared
 	// by its npm sources.
 	deps *dependencyDocs
+	// bundles bound the attestation bundles this check fetches, shared
+	// by its npm sources.
+	bundles *provenanceBundles
 	// floor is the lowest installed version of its components, from
 	// which the package's dependencies are kept (keepDependencies).
 	floor string
@@ -129,6 +133,9 @@ func (npmKind) stored(ctx context.Context, r *storedReads, src store.Source, cor
 			return nil, err
 		}
 		d.npm.deps = deps
+		if d.npm.provenance, err = r.w.storedProvenance(ctx, src.Registry, d.npm.pkg); err != nil {
+			return nil, err
+		}
 	}
 	return func(string) *docInput { return d }, nil
 }
@@ -143,6 +150,11 @@ type npmDoc struct {
 	// offers add (readDependencies, or storedDependencies when evaluated
 	// without a check); a dependency missing is said not read.
 	deps map[string]dependencyRead
+	// provenance is what is known of the repositories its versions'
+	// provenance names (readProvenance, or storedProvenance when
+	// evaluated without a check), by version; a version missing is said
+	// not read.
+	provenance map[string]provenanceRead
 }
 
 // npmInput is a docInput for an npm source: body is the stored form.
@@ -286,7 +298,22 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	// whether it succeeded or not: its stored package was evaluated with
 	// them either way.
 	p.registryChange = n.keys.claim()
-	return c.readDependencies(ctx, evaluated(p, epoch), n.deps, epoch)
+	// Evaluated once for what it offers, then again, once, with what the
+	// check read of the added dependencies and the provenance of the
+	// versions it offers, when it read any.
+	p = evaluated(p, epoch)
+	p, deps, ok := c.readDependencies(ctx, p, n.deps)
+	if !ok {
+		return p, false
+	}
+	p, prov, ok := c.readProvenance(ctx, p, n.bundles)
+	if !ok {
+		return p, false
+	}
+	if deps || prov {
+		p = evaluated(p, epoch)
+	}
+	return p, true
 }
 
 // npmTrust is an npm source's trust state (sources.signature_state) and
