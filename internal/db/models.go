@@ -411,6 +411,16 @@ type NpmProvenance struct {
 	Epoch      int64
 }
 
+type NpmScopeBurst struct {
+	Registry string
+	Name     string
+	Version  string
+	Scope    string
+	Count    int32
+	ReadAt   time.Time
+	Epoch    int64
+}
+
 type OsvPackage struct {
 	ID        string
 	Ecosystem string

@@ -49,6 +49,9 @@ type dependencyDocs struct {
 	fetched int
 	read    map[string]dependencyRead
 	waits   map[string]chan struct{}
+	// scopes, when set, take the publish times of the scoped
+	// dependencies' documents read (a burst across a scope).
+	scopes *scopeLedger
 }
 
 func newDependencyDocs(limit int) *dependencyDocs {
@@ -207,9 +210,11 @@ func (d *dependencyDocs) fetchDependencies(ctx context.Context, c *Checker, reqs
 			}
 		case fetched.Times == nil && wasStored: // 304
 			r.facts = factsOf(s)
+			d.scopes.read(registryOf[name], name, s.Published)
 		case fetched.Times == nil:
 			r.unread = readmodel.UnreadFailed
 		default:
+			d.scopes.read(registryOf[name], name, fetched.Times.Published)
 			row := rowOf(registryOf[name], fetched, need[name])
 			r.facts = factsOf(row)
 			mu.Lock()

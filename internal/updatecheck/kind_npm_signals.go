@@ -85,8 +85,13 @@ func bringsSignals(n *npmDoc, installed, offered string) ([]readmodel.Signal, []
 		}
 		add(readmodel.SignalYoungDependency, a)
 	}
-	if b.Burst > npm.BurstVersions {
-		add(readmodel.SignalBurst, readmodel.SignalArgs{Count: b.Burst, Window: int(npm.BurstWindow / time.Minute)})
+	// Across its scope (scopeBurstStep) when more than of the package
+	// alone; one burst is said either way.
+	window := int(npm.BurstWindow / time.Minute)
+	if sb := n.scopeBursts[offered]; sb.count > npm.BurstVersions && sb.count > b.Burst {
+		add(readmodel.SignalBurst, readmodel.SignalArgs{Count: sb.count, Window: window, Scope: sb.scope})
+	} else if b.Burst > npm.BurstVersions {
+		add(readmodel.SignalBurst, readmodel.SignalArgs{Count: b.Burst, Window: window})
 	}
 	readmodel.SortSignals(out)
 	return out, unread, provUnread

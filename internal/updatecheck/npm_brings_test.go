@@ -398,3 +398,61 @@ func TestNpmUpdateBringsProvenanceNotRead(t *testing.T) {
 		t.Errorf("evaluated again by the sync: signals %v, want %v", kindsOf(got), want)
 	}
 }
+
+// A burst across a scope: two components of one scope and a dependency of
+// the same scope one of them adds, two versions each within an hour (six
+// in all, more than npm.BurstVersions; two of any one package), raise a
+// burst on each offered update, counted across the scope's packages the
+// check read; the next check and a result evaluated again without a check
+// (a manifest sync) keep it.
+func TestNpmUpdateBringsScopeBurst(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	at := func(d, h, m int) time.Time { return time.Date(2026, 5, d, h, m, 0, 0, time.UTC) }
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	r.Publish("@tan/a", "1.0.2", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)},
+		"1.0.1": {Published: at(11, 9, 0)}, "1.0.2": {Published: at(11, 9, 6)}})
+	r.Publish("@tan/b", "1.0.2", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)},
+		"1.0.1": {Published: at(11, 9, 2)}, "1.0.2": {Published: at(11, 9, 8), Dependencies: map[string]string{"@tan/helper": "^1.0.0"}}})
+	r.Publish("@tan/helper", "1.0.1", map[string]npmreg.Version{"1.0.0": {Published: at(11, 9, 1)}, "1.0.1": {Published: at(11, 9, 4)}})
+	// Another scope's release in the same minutes is not counted.
+	r.Publish("@other/c", "1.0.1", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)}, "1.0.1": {Published: at(11, 9, 3)}})
+	b.useRegistry(r)
+	core := manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"}
+	comps := []manifest.Component{core,
+		{Code: "tan--a", Name: "A", Version: "1.0.0", Source: "npm:@tan/a"},
+		{Code: "tan--b", Name: "B", Version: "1.0.0", Source: "npm:@tan/b"},
+		{Code: "other--c", Name: "C", Version: "1.0.0", Source: "npm:@other/c"}}
+	b.sync(comps...)
+	check := func(when string) {
+		t.Helper()
+		for code, want := range map[string][]readmodel.SignalKind{
+			"tan--a":   {readmodel.SignalBurst},
+			"tan--b":   {readmodel.SignalYoungDependency, readmodel.SignalBurst},
+			"other--c": nil,
+		} {
+			got := b.bringsOf(code)
+			if !equalKinds(kindsOf(got), want) {
+				t.Errorf("%s: %s: signals %v, want %v", when, code, kindsOf(got), want)
+				continue
+			}
+			if len(got) > 0 {
+				burst := got[len(got)-1]
+				if a := burst.Args; a.Count != 6 || a.Scope != "@tan" || a.Version != "1.0.2" {
+					t.Errorf("%s: %s: burst %+v, want 6 versions of @tan", when, code, a)
+				}
+				if s := readmodel.SignalText(burst); s != "1.0.2 is one of 6 versions of the packages of @tan read by the check published within 1 hour" {
+					t.Errorf("%s: %s said %q", when, code, s)
+				}
+			}
+		}
+	}
+	b.run(lease.Operator)
+	check("the first check")
+	b.run(lease.Operator)
+	check("the next check")
+	comps[1].Policy = release.Policy{Offer: release.OfferMinor}
+	b.sync(comps...)
+	check("evaluated again by the sync")
+}

@@ -54,3 +54,45 @@ func (b *Batch) NpmProvenanceSave(rows []NpmProvenance, epoch int64) {
 		_ = db.New().NpmProvenanceSave(context.Background(), r, db.NpmProvenanceSaveParams{Provenance: raw, Epoch: epoch})
 	}))
 }
+
+// NpmScopeBurst is a burst a check saw across a scope (table
+// npm_scope_bursts): Count versions of the scope's packages it read
+// published within one npm.BurstWindow holding Version's publish time.
+type NpmScopeBurst struct {
+	Registry string `json:"registry"` // the registry's URL, no credentials
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Scope    string `json:"scope"`
+	Count    int    `json:"count"`
+}
+
+// NpmScopeBursts returns every burst across a scope stored, by registry,
+// then package name, then version (few: only versions that were in one).
+func (e *Executor) NpmScopeBursts(ctx context.Context) (map[string]map[string]map[string]NpmScopeBurst, error) {
+	rows, err := e.q.NpmScopeBurstList(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list npm scope bursts: %w", err))
+	}
+	out := map[string]map[string]map[string]NpmScopeBurst{}
+	for _, r := range rows {
+		if out[r.Registry] == nil {
+			out[r.Registry] = map[string]map[string]NpmScopeBurst{}
+		}
+		if out[r.Registry][r.Name] == nil {
+			out[r.Registry][r.Name] = map[string]NpmScopeBurst{}
+		}
+		out[r.Registry][r.Name][r.Version] = NpmScopeBurst{Registry: r.Registry, Name: r.Name, Version: r.Version, Scope: r.Scope,
+			Count: int(r.Count)}
+	}
+	return out, nil
+}
+
+// NpmScopeBurstSave stores bursts, in a fenced write of the check of
+// epoch; a version keeps the most any check saw.
+func (t *Tx) NpmScopeBurstSave(ctx context.Context, bursts []NpmScopeBurst, epoch int64) error {
+	raw, err := json.Marshal(bursts)
+	if err != nil {
+		return err
+	}
+	return mapError(t.q.NpmScopeBurstSave(ctx, t.tx, db.NpmScopeBurstSaveParams{Bursts: raw, Epoch: epoch}))
+}
