@@ -11,6 +11,7 @@ package updatecheck
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,18 +53,19 @@ type scopeAsk struct {
 }
 
 // scopeLedger is one check's reading of its scoped packages' publish
-// times (by registry and scope, then package, then version), the
-// versions whose signals its sources said (asks), and the bursts across
-// a scope stored before it (stored: registry, package, version).
+// times (by registry and scope, then package: a package read twice, as a
+// component and as a dependency, counts once), the versions whose
+// signals its sources said (asks), and the bursts across a scope stored
+// before it (stored: registry, package, version).
 type scopeLedger struct {
 	mu     sync.Mutex
-	times  map[string]map[string]map[string]time.Time
+	times  map[string]map[string][]time.Time
 	asks   []scopeAsk
 	stored map[string]map[string]map[string]store.NpmScopeBurst
 }
 
 func newScopeLedger(stored map[string]map[string]map[string]store.NpmScopeBurst) *scopeLedger {
-	return &scopeLedger{times: map[string]map[string]map[string]time.Time{}, stored: stored}
+	return &scopeLedger{times: map[string]map[string][]time.Time{}, stored: stored}
 }
 
 // read records the publish times of name's versions read from registry;
@@ -73,16 +75,18 @@ func (l *scopeLedger) read(registry, name string, published map[string]time.Time
 	if l == nil || scope == "" || len(published) == 0 {
 		return
 	}
+	times := slices.Collect(maps.Values(published))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := registry + " " + scope
 	if l.times[key] == nil {
-		l.times[key] = map[string]map[string]time.Time{}
+		l.times[key] = map[string][]time.Time{}
 	}
-	if l.times[key][name] == nil {
-		l.times[key][name] = make(map[string]time.Time, len(published))
+	// A dependency's stored facts may hold fewer versions than its
+	// document: the most read is kept.
+	if len(times) > len(l.times[key][name]) {
+		l.times[key][name] = times
 	}
-	maps.Copy(l.times[key][name], published)
 }
 
 // storedScopeBursts are the bursts across a scope stored of name's versions from
@@ -160,13 +164,15 @@ func (l *scopeLedger) decide() ([]store.NpmScopeBurst, []store.Unevaluated) {
 		times, ok := merged[key]
 		if !ok {
 			for _, pkg := range l.times[key] {
-				for _, t := range pkg {
-					times = append(times, t)
-				}
+				times = append(times, pkg...)
 			}
+			slices.SortFunc(times, time.Time.Compare)
 			merged[key] = times
 		}
-		n := npm.BurstAt(times, a.published)
+		// Only the times within a window of it can count.
+		lo, _ := slices.BinarySearchFunc(times, a.published.Add(-npm.BurstWindow), time.Time.Compare)
+		hi, _ := slices.BinarySearchFunc(times, a.published.Add(npm.BurstWindow), time.Time.Compare)
+		n := npm.BurstAt(times[lo:hi], a.published)
 		if n <= npm.BurstVersions || n <= a.own || n <= a.used {
 			continue
 		}
