@@ -320,12 +320,12 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	// whether it succeeded or not: its stored package was evaluated with
 	// them either way.
 	p.registryChange = n.keys.claim()
-	// Evaluated once for what it offers, then again, once, with what the
-	// check read of the added dependencies and the provenance of the
-	// versions it offers, when it read any.
 	if p.doc != nil && n.scopes != nil {
 		p.doc.npm.scopeBursts = storedScopeBursts(n.scopes.stored, p.doc.npm.registry, p.doc.npm.pkg.Name)
 	}
+	// Evaluated once for what it offers, then again, once, with what the
+	// check read of the added dependencies and the provenance of the
+	// versions it offers, when it read any.
 	p = evaluated(p, epoch)
 	p, deps, ok := c.readDependencies(ctx, p, n.deps)
 	if !ok {
