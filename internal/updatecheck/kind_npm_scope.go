@@ -1,10 +1,13 @@
 // A burst across a scope (docs/npm.md "What an update brings"): more
 // than npm.BurstVersions versions of a scope's packages published within
-// one npm.BurstWindow holding an offered version's publish time, counted
-// across the scope's package documents the check read (its npm sources'
-// and the added dependencies' fetched), decided once every source was
-// read (scopeBurstStep), so that no source's signals depend on the order
-// in which the documents came.
+// one npm.BurstWindow holding an offered version's publish time, more
+// versions than packages (some package published twice or more: a
+// monorepo's ordinary release publishes one version of each of its
+// packages, however many; the TanStack releases, 84 versions of 42
+// packages), counted across the scope's package documents the check read
+// (its npm sources' and the added dependencies' fetched), decided once
+// every source was read (scopeBurstStep), so that no source's signals
+// depend on the order in which the documents came.
 
 package updatecheck
 
@@ -155,24 +158,23 @@ func (l *scopeLedger) decide() ([]store.NpmScopeBurst, []store.Unevaluated) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	merged := map[string][]time.Time{}
+	merged := map[string][]stamp{}
 	var bursts []store.NpmScopeBurst
 	var todo []store.Unevaluated
 	saved, again := map[[3]string]bool{}, map[string]bool{}
 	for _, a := range l.asks {
 		key := a.registry + " " + scopeOf(a.name)
-		times, ok := merged[key]
+		stamps, ok := merged[key]
 		if !ok {
-			for _, pkg := range l.times[key] {
-				times = append(times, pkg...)
+			for name, pkg := range l.times[key] {
+				for _, t := range pkg {
+					stamps = append(stamps, stamp{at: t, pkg: name})
+				}
 			}
-			slices.SortFunc(times, time.Time.Compare)
-			merged[key] = times
+			slices.SortFunc(stamps, func(a, b stamp) int { return a.at.Compare(b.at) })
+			merged[key] = stamps
 		}
-		// Only the times within a window of it can count.
-		lo, _ := slices.BinarySearchFunc(times, a.published.Add(-npm.BurstWindow), time.Time.Compare)
-		hi, _ := slices.BinarySearchFunc(times, a.published.Add(npm.BurstWindow), time.Time.Compare)
-		n := npm.BurstAt(times[lo:hi], a.published)
+		n := scopeBurstAt(stamps, a.published)
 		if n <= npm.BurstVersions || n <= a.own || n <= a.used {
 			continue
 		}
@@ -229,4 +231,43 @@ func (c *Checker) scopeBurstStep(ctx context.Context, l lease.Lease, jobs []job)
 	}
 	_, err = feedHost{w: c.writer}.Reevaluate(ctx, l, todo)
 	return err
+}
+
+// stamp is one version's publish time, of the package pkg.
+type stamp struct {
+	at  time.Time
+	pkg string
+}
+
+// scopeBurstAt is the most of stamps (sorted by time) within one
+// npm.BurstWindow holding at, among the windows that hold more versions
+// than packages; 0 when none does. Only the stamps within a window of at
+// are looked at.
+func scopeBurstAt(stamps []stamp, at time.Time) int {
+	byTime := func(s stamp, t time.Time) int { return s.at.Compare(t) }
+	lo, _ := slices.BinarySearchFunc(stamps, at.Add(-npm.BurstWindow), byTime)
+	hi, _ := slices.BinarySearchFunc(stamps, at.Add(npm.BurstWindow), byTime)
+	near := stamps[lo:hi]
+	most := 0
+	for i, start := range near {
+		if start.at.After(at) {
+			break
+		}
+		if start.at.Add(npm.BurstWindow).Before(at) {
+			continue
+		}
+		packages := map[string]bool{}
+		n := 0
+		for _, s := range near[i:] {
+			if s.at.Sub(start.at) >= npm.BurstWindow {
+				break
+			}
+			n++
+			packages[s.pkg] = true
+		}
+		if n > len(packages) && n > most {
+			most = n
+		}
+	}
+	return most
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -404,7 +405,8 @@ func TestNpmUpdateBringsProvenanceNotRead(t *testing.T) {
 // in all, more than npm.BurstVersions; two of any one package), raise a
 // burst on each offered update, counted across the scope's packages the
 // check read; the next check and a result evaluated again without a check
-// (a manifest sync) keep it.
+// (a manifest sync) keep it. A monorepo's ordinary release (one version
+// of each of seven packages of a scope within minutes) raises none.
 func TestNpmUpdateBringsScopeBurst(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -424,14 +426,21 @@ func TestNpmUpdateBringsScopeBurst(t *testing.T) {
 		{Code: "tan--a", Name: "A", Version: "1.0.0", Source: "npm:@tan/a"},
 		{Code: "tan--b", Name: "B", Version: "1.0.0", Source: "npm:@tan/b"},
 		{Code: "other--c", Name: "C", Version: "1.0.0", Source: "npm:@other/c"}}
+	want := map[string][]readmodel.SignalKind{
+		"tan--a":   {readmodel.SignalBurst},
+		"tan--b":   {readmodel.SignalYoungDependency, readmodel.SignalBurst},
+		"other--c": nil,
+	}
+	for i := range 7 {
+		name := fmt.Sprintf("p%d", i)
+		r.Publish("@mono/"+name, "1.0.1", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)}, "1.0.1": {Published: at(11, 9, i)}})
+		comps = append(comps, manifest.Component{Code: "mono--" + name, Name: name, Version: "1.0.0", Source: "npm:@mono/" + name})
+		want["mono--"+name] = nil
+	}
 	b.sync(comps...)
 	check := func(when string) {
 		t.Helper()
-		for code, want := range map[string][]readmodel.SignalKind{
-			"tan--a":   {readmodel.SignalBurst},
-			"tan--b":   {readmodel.SignalYoungDependency, readmodel.SignalBurst},
-			"other--c": nil,
-		} {
+		for code, want := range want {
 			got := b.bringsOf(code)
 			if !equalKinds(kindsOf(got), want) {
 				t.Errorf("%s: %s: signals %v, want %v", when, code, kindsOf(got), want)
