@@ -40,7 +40,7 @@ RETURNING synced_at;
 -- name: TreeStateWrite :exec
 INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
 VALUES (@path, @file_hash, @tree_hash, @heads_hash, 1, @packages, @now, @now)
-ON CONFLICT (id) DO UPDATE
+ON CONFLICT (site_id) DO UPDATE
 SET path = excluded.path, file_hash = excluded.file_hash, tree_hash = excluded.tree_hash,
     heads_hash = excluded.heads_hash, epoch = tree_state.epoch + 1, packages = excluded.packages,
     synced_at = excluded.synced_at, changed_at = excluded.changed_at;
@@ -61,7 +61,7 @@ INSERT INTO tree_packages (id, name, alias, version, dev, optional, peer, source
 SELECT i.id, i.name, i.alias, i.version, i.dev, i.optional, i.peer, i.source, i.resolved, i.integrity,
        i.install_script, i.dev_only, i.via, i.components, i.row_hash
 FROM jsonb_populate_recordset(NULL::tree_packages, @packages::jsonb) i
-ON CONFLICT (id) DO UPDATE
+ON CONFLICT (site_id, id) DO UPDATE
 SET name = excluded.name, alias = excluded.alias, version = excluded.version, dev = excluded.dev,
     optional = excluded.optional, peer = excluded.peer, source = excluded.source, resolved = excluded.resolved,
     integrity = excluded.integrity, install_script = excluded.install_script, dev_only = excluded.dev_only,
@@ -88,7 +88,7 @@ DELETE FROM tree_packages WHERE id = ANY (@ids::text[]);
 INSERT INTO tree_edges (from_id, name, kind, range, to_id, row_hash)
 SELECT i.from_id, i.name, i.kind, i.range, i.to_id, i.row_hash
 FROM jsonb_populate_recordset(NULL::tree_edges, @edges::jsonb) i
-ON CONFLICT (from_id, name, kind) DO UPDATE
+ON CONFLICT (site_id, from_id, name, kind) DO UPDATE
 SET range = excluded.range, to_id = excluded.to_id, row_hash = excluded.row_hash;
 
 -- name: TreeEdgesDelete :execrows

@@ -37,7 +37,7 @@ FROM (SELECT unnest(@package_ids::text[])  AS package_id,
              unnest(@fixes::jsonb[])       AS fix,
              unnest(@directs::boolean[])   AS direct) AS f
 WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.id = f.package_id)
-ON CONFLICT (package_id, advisory_id) DO UPDATE
+ON CONFLICT (site_id, package_id, advisory_id) DO UPDATE
 SET fix = EXCLUDED.fix, direct = EXCLUDED.direct, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch;
 
 -- name: TreeFixList :many

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // (Changed).
 type Reads struct {
 	store    *store.Store
-	summary  readCache[readmodel.Summary]
+	summary  readCache[*summaryRead]
 	snapshot readCache[*Snapshot]
 	// devMode is UPCHECK_LOCKFILE_DEV: what the tree's counts count (the
 	// summary's, and each catalog row's dependencies).
@@ -90,17 +91,65 @@ func (r *Reads) withNextCheck(v readmodel.Summary) readmodel.Summary {
 	return v
 }
 
+// summaryRead is one read of the summary and its JSON, encoded once for
+// each next check time it was asked with: the badge's endpoint answers
+// many times a second from one read, and encoding its every field each
+// time cost more than the rest of the request.
+type summaryRead struct {
+	value readmodel.Summary
+
+	mu      sync.Mutex
+	encoded []byte
+	next    *time.Time // NextCheckAt encoded
+}
+
 // Summary is the stored summary, cached as doc.go says and read by one
 // query at a time however many requests ask, with when this process's
 // schedule runs the next check. It never fetches.
 func (r *Reads) Summary(ctx context.Context) (readmodel.Summary, error) {
-	v, err := r.summary.get(ctx, func(ctx context.Context) (readmodel.Summary, error) {
-		return r.store.Summary(ctx, r.devMode)
-	}, nil)
+	read, err := r.summaryRead(ctx)
 	if err != nil {
 		return readmodel.Summary{}, err
 	}
-	return r.withNextCheck(v), nil
+	return r.withNextCheck(read.value), nil
+}
+
+// SummaryJSON is Summary encoded as JSON, encoded again only when the
+// summary was read again or its next check time moved.
+func (r *Reads) SummaryJSON(ctx context.Context) ([]byte, error) {
+	read, err := r.summaryRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := r.withNextCheck(read.value)
+	read.mu.Lock()
+	defer read.mu.Unlock()
+	if read.encoded != nil && sameTime(read.next, v.NextCheckAt) {
+		return read.encoded, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	read.encoded, read.next = append(b, '\n'), v.NextCheckAt
+	return read.encoded, nil
+}
+
+func (r *Reads) summaryRead(ctx context.Context) (*summaryRead, error) {
+	return r.summary.get(ctx, func(ctx context.Context) (*summaryRead, error) {
+		v, err := r.store.Summary(ctx, r.devMode)
+		if err != nil {
+			return nil, err
+		}
+		return &summaryRead{value: v}, nil
+	}, nil)
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 // Snapshot is the whole catalog, cached like the summary, for pages to

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/robfig/cron/v3"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
@@ -314,5 +317,51 @@ func TestSummaryReadsOnceForABurst(t *testing.T) {
 	wg.Wait()
 	if reads != 1 || waiting != 1 {
 		t.Fatalf("%d summary reads begun and %d waiting on the lock for 50 callers, want 1", reads, waiting)
+	}
+}
+
+// The summary's JSON is the summary encoded, with this process's next
+// check time as it is now: encoded once per read, it follows both a write
+// (Changed) and a new schedule.
+func TestSummaryJSONFollowsWritesAndTheSchedule(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	agree := func(what string) readmodel.Summary {
+		t.Helper()
+		sum, err := b.reads.Summary(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.reads.SummaryJSON(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want)+"\n" {
+			t.Fatalf("%s: SummaryJSON\n%s\nwant\n%s", what, got, want)
+		}
+		return sum
+	}
+	if sum := agree("first read"); sum.NextCheckAt != nil || sum.Components != 0 {
+		t.Fatalf("first read: %+v", sum)
+	}
+	b.reads.Scheduled(cron.Every(time.Hour))
+	if sum := agree("scheduled"); sum.NextCheckAt == nil {
+		t.Fatal("scheduled: no next_check_at")
+	}
+	if _, err := b.db.Pool.Exec(ctx, `INSERT INTO components (code, name, installed_version) VALUES ('blog', 'Blog', '1.0.0')`); err != nil {
+		t.Fatal(err)
+	}
+	b.reads.Changed()
+	if sum := agree("written"); sum.Components != 1 {
+		t.Fatalf("written: %d components, want 1", sum.Components)
+	}
+	b.reads.Scheduled(nil)
+	if sum := agree("unscheduled"); sum.NextCheckAt != nil {
+		t.Fatal("unscheduled: next_check_at still said")
 	}
 }

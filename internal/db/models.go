@@ -36,15 +36,16 @@ type AdvisoryDismissalsInForce struct {
 }
 
 type ApiToken struct {
-	ID         int64
-	UserID     int64
-	Name       string
-	TokenHash  []byte
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	ExpiresAt  *time.Time
-	Revoked    bool
-	ReadOnly   bool
+	ID           int64
+	UserID       int64
+	Name         string
+	TokenHash    []byte
+	CreatedAt    time.Time
+	LastUsedAt   *time.Time
+	ExpiresAt    *time.Time
+	Revoked      bool
+	ReadOnly     bool
+	SitesLimited bool
 }
 
 type AppSetting struct {
@@ -480,6 +481,16 @@ type Session struct {
 	Ip         *string
 }
 
+type Site struct {
+	ID          int64
+	Name        string
+	Owner       string
+	TokenHash   []byte
+	TokenMadeAt *time.Time
+	CreatedAt   time.Time
+	PushedAt    *time.Time
+}
+
 type Source struct {
 	Url                 string
 	Document            []byte
@@ -555,6 +566,11 @@ type SourceTrust struct {
 	Epoch              int64
 }
 
+type TokenSite struct {
+	TokenID int64
+	SiteID  int64
+}
+
 type TreeEdge struct {
 	FromID  string
 	Name    string
@@ -562,6 +578,7 @@ type TreeEdge struct {
 	Range   string
 	ToID    *string
 	RowHash []byte
+	SiteID  int64
 }
 
 type TreeEvaluation struct {
@@ -585,6 +602,7 @@ type TreeExposure struct {
 	RemovedAt      time.Time
 	FoundAt        time.Time
 	Epoch          int64
+	SiteID         int64
 }
 
 type TreeFinding struct {
@@ -629,6 +647,7 @@ type TreeFix struct {
 	Direct     bool
 	DecidedAt  time.Time
 	Epoch      int64
+	SiteID     int64
 }
 
 type TreeFixDocument struct {
@@ -657,6 +676,7 @@ type TreePackage struct {
 	Via           []byte
 	Components    []string
 	RowHash       []byte
+	SiteID        int64
 }
 
 type TreePackageName struct {
@@ -672,7 +692,6 @@ type TreePackageName struct {
 }
 
 type TreeState struct {
-	ID        bool
 	Path      string
 	FileHash  []byte
 	TreeHash  []byte
@@ -681,6 +700,7 @@ type TreeState struct {
 	Packages  int32
 	SyncedAt  time.Time
 	ChangedAt time.Time
+	SiteID    int64
 }
 
 type TreeVersion struct {
@@ -689,6 +709,7 @@ type TreeVersion struct {
 	Version     string
 	InstalledAt time.Time
 	RemovedAt   *time.Time
+	SiteID      int64
 }
 
 type User struct {
@@ -698,4 +719,10 @@ type User struct {
 	PasswordHash string
 	Disabled     bool
 	CreatedAt    time.Time
+	SitesLimited bool
+}
+
+type UserSite struct {
+	UserID int64
+	SiteID int64
 }

@@ -74,7 +74,7 @@ const treeEdgesPut = `-- name: TreeEdgesPut :exec
 INSERT INTO tree_edges (from_id, name, kind, range, to_id, row_hash)
 SELECT i.from_id, i.name, i.kind, i.range, i.to_id, i.row_hash
 FROM jsonb_populate_recordset(NULL::tree_edges, $1::jsonb) i
-ON CONFLICT (from_id, name, kind) DO UPDATE
+ON CONFLICT (site_id, from_id, name, kind) DO UPDATE
 SET range = excluded.range, to_id = excluded.to_id, row_hash = excluded.row_hash
 `
 
@@ -261,7 +261,7 @@ INSERT INTO tree_packages (id, name, alias, version, dev, optional, peer, source
 SELECT i.id, i.name, i.alias, i.version, i.dev, i.optional, i.peer, i.source, i.resolved, i.integrity,
        i.install_script, i.dev_only, i.via, i.components, i.row_hash
 FROM jsonb_populate_recordset(NULL::tree_packages, $1::jsonb) i
-ON CONFLICT (id) DO UPDATE
+ON CONFLICT (site_id, id) DO UPDATE
 SET name = excluded.name, alias = excluded.alias, version = excluded.version, dev = excluded.dev,
     optional = excluded.optional, peer = excluded.peer, source = excluded.source, resolved = excluded.resolved,
     integrity = excluded.integrity, install_script = excluded.install_script, dev_only = excluded.dev_only,
@@ -314,7 +314,7 @@ SELECT coalesce(s.epoch, 0)::bigint AS epoch, coalesce(s.file_hash, '')::bytea A
        coalesce(s.tree_hash, '')::bytea AS tree_hash, coalesce(s.heads_hash, '')::bytea AS heads_hash,
        clock_timestamp()::timestamptz AS now
 FROM (VALUES (1)) one
-LEFT JOIN LATERAL (SELECT id, path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at FROM tree_state FOR UPDATE) s ON true
+LEFT JOIN LATERAL (SELECT path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at, site_id FROM tree_state FOR UPDATE) s ON true
 `
 
 type TreeStateLockRow struct {
@@ -394,7 +394,7 @@ func (q *Queries) TreeStateTouchAt(ctx context.Context, db DBTX, arg TreeStateTo
 const treeStateWrite = `-- name: TreeStateWrite :exec
 INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
 VALUES ($1, $2, $3, $4, 1, $5, $6, $6)
-ON CONFLICT (id) DO UPDATE
+ON CONFLICT (site_id) DO UPDATE
 SET path = excluded.path, file_hash = excluded.file_hash, tree_hash = excluded.tree_hash,
     heads_hash = excluded.heads_hash, epoch = tree_state.epoch + 1, packages = excluded.packages,
     synced_at = excluded.synced_at, changed_at = excluded.changed_at

@@ -157,7 +157,7 @@ FROM (SELECT unnest($2::text[])  AS package_id,
              unnest($4::jsonb[])       AS fix,
              unnest($5::boolean[])   AS direct) AS f
 WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.id = f.package_id)
-ON CONFLICT (package_id, advisory_id) DO UPDATE
+ON CONFLICT (site_id, package_id, advisory_id) DO UPDATE
 SET fix = EXCLUDED.fix, direct = EXCLUDED.direct, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch
 `
 

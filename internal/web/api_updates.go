@@ -21,12 +21,12 @@ import (
 // apiSummary is GET /api/admin/plugins/updates/summary: stored results
 // only, the same readmodel.Summary the pages render (withSummary).
 func (s *Server) apiSummary(c echo.Context) error {
-	sum, err := s.reads.Summary(c.Request().Context())
+	body, err := s.reads.SummaryJSON(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, sum)
+	return c.JSONBlob(http.StatusOK, body)
 }
 
 // maxPageSize bounds one catalog read.
