@@ -199,10 +199,13 @@ func (w *writer) storedProvenance(ctx context.Context, registry string, pkg *npm
 // or why its provenance's repository was not compared (unread, "" when
 // offered was published without provenance).
 func provenanceSignal(n *npmDoc, offered string) (readmodel.SignalArgs, bool, readmodel.ProvenanceUnreadReason) {
-	if a := n.pkg.Versions[offered].Dist.Attestations; a == nil || a.URL == "" {
+	a := n.pkg.Versions[offered].Dist.Attestations
+	switch {
+	case a == nil:
 		return readmodel.SignalArgs{}, false, ""
-	}
-	if n.pkg.Repository == "" {
+	case a.URL == "": // provenance said, its bundle's address not: none can be read
+		return readmodel.SignalArgs{}, false, readmodel.ProvenanceFailed
+	case n.pkg.Repository == "":
 		return readmodel.SignalArgs{}, false, readmodel.ProvenanceNoPackageRepository
 	}
 	r, ok := n.provenance[offered]
