@@ -60,7 +60,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_component_tree_attention": testComponentTreeAttention,
 	// migrations/00018_approvals.sql
 	"upcheck_approvals_of": testApprovalsOf,
-	// migrations/00021_tree_brings.sql
+	// migrations/00022_tree_brings.sql
 	"upcheck_tree_brings_unread": testTreeBringsUnread,
 }
 

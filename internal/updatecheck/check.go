@@ -297,6 +297,11 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 	if counts, sources, err = c.fetchAndWrite(ctx, l, jobs); err != nil {
 		return counts, sources, offline, err
 	}
+	// The bursts across a scope, once every npm source was read
+	// (docs/npm.md "What an update brings").
+	if err := c.scopeBurstStep(ctx, l, jobs); err != nil {
+		return counts, sources, offline, err
+	}
 	// What the lockfile changes since the last check brought (docs/npm.md
 	// "What a lockfile change brought"): after the sources, so that an
 	// added dependency an offer read too is read once.

@@ -265,7 +265,9 @@ func changeBrings(n *npmDoc, ch store.TreeChange) store.TreeBrings {
 	}
 	if b, ok := npm.Diff(n.pkg, compared, ch.Version); ok && compared != "" {
 		out.Compared = compared
-		out.Signals, out.UnreadDependencies = diffSignals(n, b, compared, ch.Version)
+		// The repository a provenance names is not compared for a change
+		// (its attestation bundle is not fetched): provenanceUnread left.
+		out.Signals, out.UnreadDependencies, _ = diffSignals(n, b, compared, ch.Version)
 		// An offer's provenance lost is provenance_lost's to say, which a
 		// lockfile change has not: said here.
 		lower := func(s readmodel.Signal) bool { return s.Kind == readmodel.SignalTrustLower }
@@ -300,7 +302,7 @@ func newPackageSignals(n *npmDoc, ch store.TreeChange) []readmodel.Signal {
 		return nil
 	}
 	b.Added = nil
-	signals, _ := diffSignals(&npmDoc{pkg: &pkg}, b, "", ch.Version)
+	signals, _, _ := diffSignals(&npmDoc{pkg: &pkg}, b, "", ch.Version)
 	var first time.Time
 	for _, t := range n.pkg.Published {
 		if first.IsZero() || t.Before(first) {
