@@ -69,7 +69,16 @@ type Principal struct {
 	// CSRFToken is the session's anti-forgery token, rendered into forms
 	// and pages; empty when ViaToken.
 	CSRFToken string
+	// Sites are the sites the principal may see (MaySee); the zero value
+	// is every site.
+	Sites Sites
 }
+
+// MaySee is the one answer to "may this principal see site siteID"
+// (docs/design.md "Who sees what"): every page, route, export, metric and
+// notification about a site asks it, the local site's included
+// (store.LocalSiteID). Its permissions say what it may do there.
+func (p Principal) MaySee(siteID int64) bool { return p.Sites.Has(siteID) }
 
 // Can reports whether the principal's role grants perm, and for a
 // read-only token, whether perm is also one of the ViewPermissions.
