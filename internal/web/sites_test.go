@@ -106,7 +106,10 @@ func TestLocalSiteRoutesRefuseOtherSites(t *testing.T) {
 	walked := 0
 	for _, r := range e.Routes() {
 		key := r.Method + " " + r.Path
-		if _, public := publicRoutes[key]; public || r.Method == echo.RouteNotFound || siteRoutes[key] {
+		if _, public := publicRoutes[key]; public || r.Method == echo.RouteNotFound || siteRoutes[key] ||
+			// A registered site's own routes: each checks the principal
+			// may see its site (auth.Principal.MaySee).
+			strings.HasPrefix(r.Path, "/sites/") || strings.HasPrefix(r.Path, "/api/sites/") {
 			continue
 		}
 		walked++
@@ -200,7 +203,7 @@ func TestSitesAPI(t *testing.T) {
 		if err := json.Unmarshal([]byte(list.body), &sites); err != nil {
 			t.Fatal(err)
 		}
-		if len(sites.Sites) != 2 || !sites.Sites[0].Local || sites.Sites[1].Name != "acme-shop" {
+		if len(sites.Sites) != 2 || !sites.Sites[0].Local || sites.Sites[1].Name != "acme-shop" || !strings.Contains(list.body, `"name":"local"`) {
 			t.Errorf("%s's list: %+v", who, sites.Sites)
 		}
 	}
@@ -232,7 +235,7 @@ func TestSitesAPI(t *testing.T) {
 	limited := b.limitedUser("other-admin@example.test", auth.RoleAdmin, "other")
 	list := c.do("GET", "/api/admin/sites", "", "", limited)
 	wantStatus(t, "limited list", list, http.StatusOK)
-	if strings.Contains(list.body, "acme-shop") || strings.Contains(list.body, `"local"`+": true") || !strings.Contains(list.body, `"other"`) {
+	if strings.Contains(list.body, "acme-shop") || strings.Contains(list.body, `"name":"local"`) || !strings.Contains(list.body, `"other"`) {
 		t.Errorf("a user limited to other lists: %s", list.body)
 	}
 	unknown := c.do("POST", "/api/admin/sites/nope/rotate", "", "", limited)
@@ -364,4 +367,32 @@ func pushToken(body string) string {
 	}
 	token, _, _ := strings.Cut(after, "</code>")
 	return token
+}
+
+// The API tokens section limits a new token to some sites: the list says
+// which, the token sees those alone (the local site's routes answer it
+// 404, the Sites API lists its site), and an unknown site is refused in
+// words with the form refilled.
+func TestTokenFormSites(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, _, err := b.auth.AddSite(context.Background(), "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	admin := b.login("admin@example.test")
+	r := postRedirected(t, admin, "/admin/tokens", url.Values{"name": {"x"}, "owner": {"viewer@example.test"}, "sites": {"acme, nope"}}, "/admin/tokens")
+	if !strings.Contains(r.body, "no site has one of the names") || !strings.Contains(r.body, `value="acme, nope"`) {
+		t.Fatalf("an unknown site: %s", r.body)
+	}
+	r = postRedirected(t, admin, "/admin/tokens", url.Values{"name": {"acme only"}, "owner": {"viewer@example.test"}, "sites": {"acme"}}, "/admin/tokens")
+	secret := tokenSecret.FindString(r.body)
+	if secret == "" || !strings.Contains(r.body, `data-testid="token-sites">acme<`) {
+		t.Fatalf("the token limited to acme: no secret, or its sites not listed")
+	}
+	h := map[string]string{"Authorization": "Bearer " + secret}
+	c := b.anonymous()
+	wantStatus(t, "the acme token on the summary", c.do("GET", "/api/admin/plugins/updates/summary", "", "", h), http.StatusNotFound)
+	if list := c.do("GET", "/api/admin/sites", "", "", h); list.status != 200 || strings.Contains(list.body, `"name":"local"`) || !strings.Contains(list.body, `"acme"`) {
+		t.Errorf("the acme token's sites: %d %s", list.status, list.body)
+	}
 }
