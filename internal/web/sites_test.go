@@ -346,6 +346,13 @@ func TestSitesPage(t *testing.T) {
 			t.Errorf("a user limited to other is shown the link %s to a local site's page", link)
 		}
 	}
+	// An admin limited to other rotates and removes it, and registers none.
+	b.limitedUser("other-admin@example.test", auth.RoleAdmin, "other")
+	ap := b.loginLimited("other-admin@example.test").do("GET", "/admin/sites", "", "", nil)
+	if !strings.Contains(ap.body, `data-testid="site-rotate"`) || strings.Contains(ap.body, `data-testid="site-form"`) {
+		t.Errorf("an admin limited to other: rotate shown %v, the add form shown %v",
+			strings.Contains(ap.body, `data-testid="site-rotate"`), strings.Contains(ap.body, `data-testid="site-form"`))
+	}
 
 	if r := admin.do("GET", "/admin/sites/acme/remove", "", "", nil); r.status != http.StatusOK {
 		t.Fatalf("remove question: %d", r.status)
