@@ -38,7 +38,15 @@ SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.re
        -- Seconds left on the database clock (Infinity: no end), so that a
        -- cached principal never outlives its token's end.
        coalesce(extract(epoch FROM k.expires_at - clock_timestamp()), 'Infinity')::float8 AS expires_in_seconds,
-       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
+       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at,
+       -- The sites the owner may see, and those the token is limited to
+       -- (docs/design.md "Who sees what"): it sees where both allow.
+       u.sites_limited AS user_sites_limited,
+       coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id),
+                '{}')::bigint[] AS user_site_ids,
+       k.sites_limited AS token_sites_limited,
+       coalesce((SELECT array_agg(ts.site_id ORDER BY ts.site_id) FROM token_sites ts WHERE ts.token_id = k.id),
+                '{}')::bigint[] AS token_site_ids
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
 JOIN found ON found.id = k.id;
@@ -54,7 +62,8 @@ RETURNING user_id;
 -- it has expired, judged on the database clock.
 SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
        u.email AS owner_email,
-       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
+       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired,
+       k.sites_limited
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
 WHERE sqlc.narg(user_id)::bigint IS NULL OR k.user_id = sqlc.narg(user_id)::bigint
@@ -64,7 +73,8 @@ ORDER BY k.id;
 -- One token as APITokenListWithOwner lists it; no row: no such token.
 SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
        u.email AS owner_email,
-       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
+       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired,
+       k.sites_limited
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
 WHERE k.id = @id;

@@ -32,7 +32,11 @@ WITH live AS (
     RETURNING t.id
 )
 SELECT s.id, s.user_id, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.user_agent, s.ip,
-       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
+       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at,
+       -- The sites the user may see (docs/design.md "Who sees what").
+       u.sites_limited AS user_sites_limited,
+       coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id),
+                '{}')::bigint[] AS user_site_ids
 FROM sessions s
 JOIN users u ON u.id = s.user_id
 JOIN live ON live.id = s.id;

@@ -111,6 +111,16 @@ func auditWhat(r readmodel.AuditRow) string {
 		return "Approved what a version of " + r.Component + " brings"
 	case readmodel.AuditComponentUnapprove:
 		return "Ended an approval of what a version of " + r.Component + " brings"
+	case readmodel.AuditUserSites:
+		return "Sites an account may see changed"
+	case readmodel.AuditSiteAdd:
+		return "Site registered"
+	case readmodel.AuditSiteRotate:
+		return "Push token of a site replaced"
+	case readmodel.AuditSiteRemove:
+		return "Site removed"
+	case readmodel.AuditSitePush:
+		return "Site pushed its lockfile"
 	case readmodel.AuditSourceDowngrade:
 		return "Trust went down for what " + orSource(r.Component) + " would install"
 	}
@@ -165,6 +175,8 @@ func AuditActorText(actor, action string) string {
 		return "a check, reading the registry’s keys"
 	case action == string(readmodel.AuditTreeExposed):
 		return "upcheck, matching the tree’s history against the feeds"
+	case action == string(readmodel.AuditSitePush):
+		return "the site’s deploy step, with its push token"
 	}
 	return readmodel.ActorText(readmodel.ActorCLI)
 }

@@ -23,12 +23,16 @@ const (
 	PermTokens = "tokens.can_manage"
 	// PermAudit reads the audit log: who dismissed what, and every check.
 	PermAudit = "audit.can_view"
+	// PermSites registers sites, rotates their push tokens and removes
+	// them (docs/design.md "Many sites"): admins. Every principal lists
+	// the sites it may see with plugins.can_view.
+	PermSites = "sites.can_manage"
 )
 
 // rolePermissions is the whole role model: adding a role or a permission is
 // one line here.
 var rolePermissions = map[string][]string{
-	RoleAdmin:  {PermView, PermManage, PermTokens, PermAudit},
+	RoleAdmin:  {PermView, PermManage, PermTokens, PermAudit, PermSites},
 	RoleViewer: {PermView},
 }
 
@@ -69,7 +73,16 @@ type Principal struct {
 	// CSRFToken is the session's anti-forgery token, rendered into forms
 	// and pages; empty when ViaToken.
 	CSRFToken string
+	// Sites are the sites the principal may see (MaySee); the zero value
+	// is every site.
+	Sites Sites
 }
+
+// MaySee is the one answer to "may this principal see site siteID"
+// (docs/design.md "Who sees what"): every page, route, export, metric and
+// notification about a site asks it, the local site's included
+// (store.LocalSiteID). Its permissions say what it may do there.
+func (p Principal) MaySee(siteID int64) bool { return p.Sites.Has(siteID) }
 
 // Can reports whether the principal's role grants perm, and for a
 // read-only token, whether perm is also one of the ViewPermissions.

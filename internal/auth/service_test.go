@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -143,7 +144,7 @@ func TestLoginCreatesNewSessionEachTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Principal{UserID: u.ID, Email: u.Email, Role: RoleAdmin, SessionID: hex.EncodeToString(c.sess.ID), CSRFToken: c.sess.CSRFToken}
-		if p != want {
+		if !reflect.DeepEqual(p, want) {
 			t.Fatalf("principal %+v, want %+v", p, want)
 		}
 		if c.sess.UserAgent != "test-agent" || c.sess.IP != "192.0.2.1" {

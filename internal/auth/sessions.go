@@ -164,6 +164,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Principal, er
 	p := Principal{
 		UserID: su.User.ID, Email: su.User.Email, Role: su.User.Role,
 		SessionID: hex.EncodeToString(su.Session.ID), CSRFToken: su.Session.CSRFToken,
+		Sites: sitesOf(su.UserSites, store.SiteLimit{}),
 	}
 	s.cache.put(id, p)
 	return p, nil

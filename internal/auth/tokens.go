@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,9 @@ type TokenRequest struct {
 	// MinTokenLifetime and MaxTokenLifetime; NoExpiry: until revoked; 0:
 	// Config.TokenTTL (until revoked when that is 0).
 	Expires time.Duration
+	// Sites limits the token to these sites (by name), which its owner
+	// must be able to see; empty: it sees what its owner sees.
+	Sites []string
 }
 
 // CreateToken creates a token of full scope for the user with this email
@@ -91,6 +95,10 @@ func (s *Service) CreateTokenFor(ctx context.Context, req TokenRequest) (string,
 	if u.Disabled {
 		return "", store.APIToken{}, fmt.Errorf("create token: user %q: %w", email, ErrDisabled)
 	}
+	siteIDs, err := s.tokenSites(ctx, u, req.Sites)
+	if err != nil {
+		return "", store.APIToken{}, err
+	}
 	raw, hash := newToken(TokenPrefix)
 	var t store.APIToken
 	err = s.st.WithTx(ctx, func(tx *store.Tx) error {
@@ -99,10 +107,17 @@ func (s *Service) CreateTokenFor(ctx context.Context, req TokenRequest) (string,
 		if err != nil {
 			return err
 		}
-		return tx.AuditAppend(ctx, actor(ctx), AuditTokenCreate, map[string]any{
+		detail := map[string]any{
 			"token_id": t.ID, "name": t.Name, "user_id": u.ID,
 			"scope": TokenScope(t.ReadOnly), "expires_at": expiryText(t.ExpiresAt),
-		})
+		}
+		if siteIDs != nil {
+			if err := tx.TokenSetSites(ctx, t.ID, siteIDs); err != nil {
+				return err
+			}
+			detail["sites"] = strings.Join(req.Sites, ", ")
+		}
+		return tx.AuditAppend(ctx, actor(ctx), AuditTokenCreate, detail)
 	})
 	if err != nil {
 		return "", store.APIToken{}, dbError("create token", err)
@@ -110,6 +125,31 @@ func (s *Service) CreateTokenFor(ctx context.Context, req TokenRequest) (string,
 	s.logger.InfoContext(ctx, "api token created", "user_id", u.ID, "name", name, "token_id", t.ID,
 		"scope", TokenScope(t.ReadOnly), "expires_at", expiryText(t.ExpiresAt), "by", actor(ctx))
 	return raw, t, nil
+}
+
+// tokenSites resolves the sites a new token of u is limited to: nil when
+// none are named; ErrUnknownSite, or ErrSitesBeyondOwner for a site u may
+// not see.
+func (s *Service) tokenSites(ctx context.Context, u store.User, names []string) ([]int64, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	ids, err := s.siteIDs(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	limited, owners, err := s.st.UserSiteNames(ctx, u.ID)
+	if err != nil {
+		return nil, dbError("create token: owner's sites", err)
+	}
+	if limited {
+		for _, n := range names {
+			if n = strings.TrimSpace(n); n != "" && !slices.Contains(owners, n) {
+				return nil, fmt.Errorf("%w: %s may not see %q", ErrSitesBeyondOwner, u.Email, n)
+			}
+		}
+	}
+	return ids, nil
 }
 
 // TokenScope is a token's scope in words: ScopeReadOnly or ScopeFull.
@@ -187,7 +227,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, raw string) (Principal,
 		return Principal{}, fmt.Errorf("token %d: %w", tu.Token.ID, ErrTokenExpired)
 	}
 	p := Principal{UserID: tu.User.ID, Email: tu.User.Email, Role: tu.User.Role, ViaToken: true, TokenID: tu.Token.ID,
-		ReadOnly: tu.Token.ReadOnly}
+		ReadOnly: tu.Token.ReadOnly, Sites: sitesOf(tu.UserSites, tu.TokenSites)}
 	s.cache.putFor(hash, p, tu.ExpiresIn)
 	return p, nil
 }

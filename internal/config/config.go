@@ -118,8 +118,12 @@ type Config struct {
 	// packages installed only for development are shown and counted
 	// (readmodel.DevMode, read in internal/app); "" for the default.
 	LockfileDev string
-	Feeds       string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
-	FeedDir     string
+	// SiteStaleAfter (UPCHECK_SITE_STALE_AFTER, "7d" or a Go duration, at
+	// least a day) is how long a registered site may go without a push
+	// before it is stale; 0 when unset (readmodel.DefaultSiteStaleAfter).
+	SiteStaleAfter time.Duration
+	Feeds          string // UPCHECK_FEEDS and UPCHECK_FEED_DIR: feeds.go
+	FeedDir        string
 	// Env is the environment FromEnv read, for the .npmrc's ${NAME}
 	// references; nil (a Config built by hand) has none set.
 	Env func(string) string
@@ -245,6 +249,13 @@ func (c *Config) readNpm(getenv func(string) string) error {
 		c.TreeHistoryRetention = d
 	}
 	c.LockfileDev = strings.TrimSpace(getenv("UPCHECK_LOCKFILE_DEV"))
+	if v := strings.TrimSpace(getenv("UPCHECK_SITE_STALE_AFTER")); v != "" {
+		d, err := ParseRetention(v)
+		if err != nil {
+			return fmt.Errorf("UPCHECK_SITE_STALE_AFTER: %w", err)
+		}
+		c.SiteStaleAfter = d
+	}
 	return nil
 }
 

@@ -169,3 +169,20 @@ func TestTreeHistoryRetention(t *testing.T) {
 		}
 	}
 }
+
+// UPCHECK_SITE_STALE_AFTER is days or a duration, at least a day; unset
+// is 0 (the default's, 7 days, applied where it is read).
+func TestSiteStaleAfter(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]time.Duration{"": 0, "7d": 7 * 24 * time.Hour, "36h": 36 * time.Hour} {
+		c, err := FromEnv(env(map[string]string{"UPCHECK_SITE_STALE_AFTER": v}))
+		if err != nil || c.SiteStaleAfter != want {
+			t.Errorf("%q: %s, %v; want %s", v, c.SiteStaleAfter, err, want)
+		}
+	}
+	for _, v := range []string{"2h", "soon", "-3d"} {
+		if _, err := FromEnv(env(map[string]string{"UPCHECK_SITE_STALE_AFTER": v})); err == nil || !strings.Contains(err.Error(), "UPCHECK_SITE_STALE_AFTER") {
+			t.Errorf("%q: %v, want a refusal naming the variable", v, err)
+		}
+	}
+}

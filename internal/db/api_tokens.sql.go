@@ -33,7 +33,15 @@ SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.re
        -- Seconds left on the database clock (Infinity: no end), so that a
        -- cached principal never outlives its token's end.
        coalesce(extract(epoch FROM k.expires_at - clock_timestamp()), 'Infinity')::float8 AS expires_in_seconds,
-       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
+       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at,
+       -- The sites the owner may see, and those the token is limited to
+       -- (docs/design.md "Who sees what"): it sees where both allow.
+       u.sites_limited AS user_sites_limited,
+       coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id),
+                '{}')::bigint[] AS user_site_ids,
+       k.sites_limited AS token_sites_limited,
+       coalesce((SELECT array_agg(ts.site_id ORDER BY ts.site_id) FROM token_sites ts WHERE ts.token_id = k.id),
+                '{}')::bigint[] AS token_site_ids
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
 JOIN found ON found.id = k.id
@@ -45,20 +53,24 @@ type APITokenAuthenticateParams struct {
 }
 
 type APITokenAuthenticateRow struct {
-	ID               int64
-	UserID           int64
-	Name             string
-	CreatedAt        time.Time
-	LastUsedAt       *time.Time
-	ExpiresAt        *time.Time
-	Revoked          bool
-	ReadOnly         bool
-	Expired          bool
-	ExpiresInSeconds float64
-	Email            string
-	Role             string
-	UserDisabled     bool
-	UserCreatedAt    time.Time
+	ID                int64
+	UserID            int64
+	Name              string
+	CreatedAt         time.Time
+	LastUsedAt        *time.Time
+	ExpiresAt         *time.Time
+	Revoked           bool
+	ReadOnly          bool
+	Expired           bool
+	ExpiresInSeconds  float64
+	Email             string
+	Role              string
+	UserDisabled      bool
+	UserCreatedAt     time.Time
+	UserSitesLimited  bool
+	UserSiteIds       []int64
+	TokenSitesLimited bool
+	TokenSiteIds      []int64
 }
 
 // Same shape as SessionAuthenticate: live means not revoked, not expired, the
@@ -84,6 +96,10 @@ func (q *Queries) APITokenAuthenticate(ctx context.Context, db DBTX, arg APIToke
 		&i.Role,
 		&i.UserDisabled,
 		&i.UserCreatedAt,
+		&i.UserSitesLimited,
+		&i.UserSiteIds,
+		&i.TokenSitesLimited,
+		&i.TokenSiteIds,
 	)
 	return i, err
 }
@@ -145,23 +161,25 @@ func (q *Queries) APITokenCreate(ctx context.Context, db DBTX, arg APITokenCreat
 const aPITokenGetWithOwner = `-- name: APITokenGetWithOwner :one
 SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
        u.email AS owner_email,
-       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
+       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired,
+       k.sites_limited
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
 WHERE k.id = $1
 `
 
 type APITokenGetWithOwnerRow struct {
-	ID         int64
-	UserID     int64
-	Name       string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	ExpiresAt  *time.Time
-	Revoked    bool
-	ReadOnly   bool
-	OwnerEmail string
-	Expired    bool
+	ID           int64
+	UserID       int64
+	Name         string
+	CreatedAt    time.Time
+	LastUsedAt   *time.Time
+	ExpiresAt    *time.Time
+	Revoked      bool
+	ReadOnly     bool
+	OwnerEmail   string
+	Expired      bool
+	SitesLimited bool
 }
 
 // One token as APITokenListWithOwner lists it; no row: no such token.
@@ -179,6 +197,7 @@ func (q *Queries) APITokenGetWithOwner(ctx context.Context, db DBTX, id int64) (
 		&i.ReadOnly,
 		&i.OwnerEmail,
 		&i.Expired,
+		&i.SitesLimited,
 	)
 	return i, err
 }
@@ -186,7 +205,8 @@ func (q *Queries) APITokenGetWithOwner(ctx context.Context, db DBTX, id int64) (
 const aPITokenListWithOwner = `-- name: APITokenListWithOwner :many
 SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.revoked, k.read_only,
        u.email AS owner_email,
-       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired
+       (k.expires_at IS NOT NULL AND k.expires_at <= clock_timestamp())::bool AS expired,
+       k.sites_limited
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
 WHERE $1::bigint IS NULL OR k.user_id = $1::bigint
@@ -194,16 +214,17 @@ ORDER BY k.id
 `
 
 type APITokenListWithOwnerRow struct {
-	ID         int64
-	UserID     int64
-	Name       string
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
-	ExpiresAt  *time.Time
-	Revoked    bool
-	ReadOnly   bool
-	OwnerEmail string
-	Expired    bool
+	ID           int64
+	UserID       int64
+	Name         string
+	CreatedAt    time.Time
+	LastUsedAt   *time.Time
+	ExpiresAt    *time.Time
+	Revoked      bool
+	ReadOnly     bool
+	OwnerEmail   string
+	Expired      bool
+	SitesLimited bool
 }
 
 // Every token (of one user when user_id is set), with its owner and whether
@@ -228,6 +249,7 @@ func (q *Queries) APITokenListWithOwner(ctx context.Context, db DBTX, userID *in
 			&i.ReadOnly,
 			&i.OwnerEmail,
 			&i.Expired,
+			&i.SitesLimited,
 		); err != nil {
 			return nil, err
 		}

@@ -28,7 +28,11 @@ WITH live AS (
     RETURNING t.id
 )
 SELECT s.id, s.user_id, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at, s.user_agent, s.ip,
-       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at
+       u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at,
+       -- The sites the user may see (docs/design.md "Who sees what").
+       u.sites_limited AS user_sites_limited,
+       coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id),
+                '{}')::bigint[] AS user_site_ids
 FROM sessions s
 JOIN users u ON u.id = s.user_id
 JOIN live ON live.id = s.id
@@ -41,18 +45,20 @@ type SessionAuthenticateParams struct {
 }
 
 type SessionAuthenticateRow struct {
-	ID            []byte
-	UserID        int64
-	CsrfToken     string
-	CreatedAt     time.Time
-	LastSeenAt    time.Time
-	ExpiresAt     time.Time
-	UserAgent     *string
-	Ip            *string
-	Email         string
-	Role          string
-	UserDisabled  bool
-	UserCreatedAt time.Time
+	ID               []byte
+	UserID           int64
+	CsrfToken        string
+	CreatedAt        time.Time
+	LastSeenAt       time.Time
+	ExpiresAt        time.Time
+	UserAgent        *string
+	Ip               *string
+	Email            string
+	Role             string
+	UserDisabled     bool
+	UserCreatedAt    time.Time
+	UserSitesLimited bool
+	UserSiteIds      []int64
 }
 
 // A session is live while it is before its absolute expiry, was seen within
@@ -77,6 +83,8 @@ func (q *Queries) SessionAuthenticate(ctx context.Context, db DBTX, arg SessionA
 		&i.Role,
 		&i.UserDisabled,
 		&i.UserCreatedAt,
+		&i.UserSitesLimited,
+		&i.UserSiteIds,
 	)
 	return i, err
 }

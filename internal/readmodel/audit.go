@@ -93,7 +93,8 @@ func AllAuditActions() []AuditAction {
 		AuditUserCreate, AuditUserPassword, AuditUserLockout, AuditTokenCreate, AuditTokenRevoke,
 		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
 		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest,
-		AuditComponentSkip, AuditComponentUnskip, AuditComponentApprove, AuditComponentUnapprove, AuditSourceDowngrade, AuditTreeExposed}
+		AuditComponentSkip, AuditComponentUnskip, AuditComponentApprove, AuditComponentUnapprove, AuditSourceDowngrade, AuditTreeExposed,
+		AuditUserSites, AuditSiteAdd, AuditSiteRotate, AuditSiteRemove, AuditSitePush}
 }
 
 // AuditRow is one entry of the audit log, as the store reads it (an

@@ -36,6 +36,8 @@ type NewSession struct {
 type SessionUser struct {
 	Session Session
 	User    User
+	// UserSites are the sites the user is limited to.
+	UserSites SiteLimit
 }
 
 // SessionCreate stores a new session.
@@ -66,7 +68,8 @@ func (e *Executor) SessionAuthenticate(ctx context.Context, id []byte, idle, tou
 			ID: r.ID, UserID: r.UserID, CSRFToken: r.CsrfToken, CreatedAt: r.CreatedAt, LastSeenAt: r.LastSeenAt,
 			ExpiresAt: r.ExpiresAt, UserAgent: deref(r.UserAgent), IP: deref(r.Ip),
 		},
-		User: User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
+		User:      User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
+		UserSites: SiteLimit{Limited: r.UserSitesLimited, IDs: r.UserSiteIds},
 	}, nil
 }
 

@@ -33,6 +33,9 @@ type TokenUser struct {
 	// ExpiresIn is the time left before its end, on the database clock;
 	// math.MaxInt64 (the largest Duration) for a token without one.
 	ExpiresIn time.Duration
+	// UserSites and TokenSites are the sites the owner and the token are
+	// limited to: the token sees where both allow.
+	UserSites, TokenSites SiteLimit
 }
 
 // NewAPIToken is what APITokenCreate stores.
@@ -71,9 +74,11 @@ func (e *Executor) APITokenAuthenticate(ctx context.Context, hash []byte, touch 
 			ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt,
 			ExpiresAt: r.ExpiresAt, Revoked: r.Revoked, ReadOnly: r.ReadOnly,
 		},
-		User:      User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
-		Expired:   r.Expired,
-		ExpiresIn: secondsDuration(r.ExpiresInSeconds),
+		User:       User{ID: r.UserID, Email: r.Email, Role: r.Role, Disabled: r.UserDisabled, CreatedAt: r.UserCreatedAt},
+		Expired:    r.Expired,
+		ExpiresIn:  secondsDuration(r.ExpiresInSeconds),
+		UserSites:  SiteLimit{Limited: r.UserSitesLimited, IDs: r.UserSiteIds},
+		TokenSites: SiteLimit{Limited: r.TokenSitesLimited, IDs: r.TokenSiteIds},
 	}, nil
 }
 
@@ -102,6 +107,9 @@ type TokenListing struct {
 	APIToken
 	OwnerEmail string
 	Expired    bool
+	// SitesLimited: the token sees only the sites listed for it
+	// (TokenSiteNames), within its owner's.
+	SitesLimited bool
 }
 
 // APITokensWithOwner lists every token, or the tokens of one user when
@@ -137,6 +145,6 @@ func (r tokenListingRow) listing() TokenListing {
 			ID: r.ID, UserID: r.UserID, Name: r.Name, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt,
 			ExpiresAt: r.ExpiresAt, Revoked: r.Revoked, ReadOnly: r.ReadOnly,
 		},
-		OwnerEmail: r.OwnerEmail, Expired: r.Expired,
+		OwnerEmail: r.OwnerEmail, Expired: r.Expired, SitesLimited: r.SitesLimited,
 	}
 }
