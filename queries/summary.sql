@@ -120,7 +120,7 @@ exploited AS (
 ),
 -- The installed tree as last read: no row while none was.
 tree AS (
-    SELECT packages, synced_at FROM tree_state
+    SELECT t.packages, t.synced_at FROM tree_state t WHERE t.site_id = @site::bigint
 ),
 -- What in the installed tree needs attention under UPCHECK_LOCKFILE_DEV
 -- (upcheck_tree_attention, the one definition), one item per package
@@ -135,7 +135,7 @@ tree_rows AS (
     SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
            a.malicious::boolean AS malicious, a.installed_at::timestamptz AS installed_at,
            a.removed_at::timestamptz AS removed_at, NULL::jsonb AS brings
-    FROM upcheck_tree_attention(@dev_mode::text) a
+    FROM upcheck_tree_attention(@site::bigint, @dev_mode::text) a
     UNION ALL
     -- What a lockfile change brought to a version installed now
     -- (tree_brings, docs/npm.md "What a lockfile change brought"), by its
@@ -143,7 +143,7 @@ tree_rows AS (
     -- come after the components' advisories (readmodel.Urgency).
     SELECT 'brings', b.name, b.version, '', false, NULL::timestamptz, NULL::timestamptz, b.signals->0
     FROM tree_brings b
-    JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL
+    JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL AND v.site_id = @site::bigint
     WHERE jsonb_array_length(b.signals) > 0
 ),
 tree_items AS MATERIALIZED (

@@ -30,12 +30,13 @@ WHERE b.interval_id = x.interval_id AND (b.state <> 'read' OR upcheck_tree_bring
 RETURNING b.interval_id;
 
 -- name: TreeBringsOfPackage :many
--- What the lockfile changes to a package brought, newest first.
-SELECT interval_id, version, previous, installed_at, state, unread, compared, signals::text AS signals,
-       unread_dependencies::text AS unread_dependencies, read_at
-FROM tree_brings
-WHERE name = @name
-ORDER BY installed_at DESC, version
+-- What the lockfile changes to a package on @site brought, newest first.
+SELECT b.interval_id, b.version, b.previous, b.installed_at, b.state, b.unread, b.compared, b.signals::text AS signals,
+       b.unread_dependencies::text AS unread_dependencies, b.read_at
+FROM tree_brings b
+JOIN tree_versions v ON v.id = b.interval_id
+WHERE v.site_id = @site AND b.name = @name
+ORDER BY b.installed_at DESC, b.version
 LIMIT @lim;
 
 -- name: EventPlanTreeBrings :many
@@ -43,7 +44,9 @@ LIMIT @lim;
 -- changes @ids (written earlier in the transaction), as an offered
 -- update's signals are told (EventPlan): keyed by the package, the
 -- version, the signal's kind and what it names (a script's text by its
--- hash), so that each is told once per channel, whoever writes it.
+-- hash), so that each is told once per channel, whoever writes it. Only
+-- @site's changes are told (the channels are the local site's:
+-- docs/design.md 4b).
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
        'trust_downgrade:tree:' || b.name || '@' || b.version || '/' || (s->>'kind')
@@ -54,6 +57,7 @@ SELECT gen_random_uuid(), ch.id,
                           'tree', true, 'installed_at', b.installed_at, 'signal', s),
        sqlc.narg(epoch)::bigint
 FROM tree_brings b
+JOIN tree_versions v ON v.id = b.interval_id AND v.site_id = @site
 CROSS JOIN LATERAL jsonb_array_elements(b.signals) AS s
 JOIN notification_channels ch ON ch.enabled
 WHERE b.interval_id = ANY (@ids::bigint[])

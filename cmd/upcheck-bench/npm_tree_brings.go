@@ -125,11 +125,11 @@ func benchTreeChange(ctx context.Context, env []string, reg *registry) error {
 			t.Edges = append(t.Edges, tree.Edge{From: tree.Root, Name: d.Name, Range: "^" + v, Kind: tree.KindProd, To: id})
 		}
 		t.Sort()
-		state, err := syncer.State(ctx)
+		state, err := syncer.State(ctx, store.LocalSite)
 		if err != nil {
 			return err
 		}
-		_, err = syncer.Sync(ctx, updatecheck.TreeRead{Path: "/bench/package-lock.json", FileHash: t.Hash(), Tree: t, State: state})
+		_, err = syncer.Sync(ctx, updatecheck.TreeRead{Site: store.LocalSite, Path: "/bench/package-lock.json", FileHash: t.Hash(), Tree: t, State: state})
 		return err
 	}
 	if err := write(0); err != nil {

@@ -653,6 +653,7 @@ type TreeFindingState struct {
 	Instances      int32
 	Components     []string
 	Dismissed      bool
+	SiteID         int64
 }
 
 type TreeFix struct {
@@ -673,6 +674,16 @@ type TreeFixDocument struct {
 	Document     []byte
 	FetchedAt    time.Time
 	Epoch        int64
+}
+
+type TreeFleetHash struct {
+	TreeHash []byte
+	Sites    int32
+}
+
+type TreeMatched struct {
+	Name    string
+	Version string
 }
 
 type TreePackage struct {
@@ -704,18 +715,20 @@ type TreePackageName struct {
 	Components    []string
 	Heads         []string
 	Path          []byte
+	SiteID        int64
 }
 
 type TreeState struct {
-	Path      string
-	FileHash  []byte
-	TreeHash  []byte
-	HeadsHash []byte
-	Epoch     int64
-	Packages  int32
-	SyncedAt  time.Time
-	ChangedAt time.Time
-	SiteID    int64
+	Path          string
+	FileHash      []byte
+	TreeHash      []byte
+	HeadsHash     []byte
+	Epoch         int64
+	Packages      int32
+	SyncedAt      time.Time
+	ChangedAt     time.Time
+	SiteID        int64
+	EvaluatedHash []byte
 }
 
 type TreeVersion struct {

@@ -110,13 +110,13 @@ exploited AS (
     SELECT upcheck_exploited_read_at() AS read_at
 ),
 tree AS (
-    SELECT packages, synced_at FROM tree_state
+    SELECT t.packages, t.synced_at FROM tree_state t WHERE t.site_id = $2::bigint
 ),
 tree_rows AS (
     SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
            a.malicious::boolean AS malicious, a.installed_at::timestamptz AS installed_at,
            a.removed_at::timestamptz AS removed_at, NULL::jsonb AS brings
-    FROM upcheck_tree_attention($2::text) a
+    FROM upcheck_tree_attention($2::bigint, $3::text) a
     UNION ALL
     -- What a lockfile change brought to a version installed now
     -- (tree_brings, docs/npm.md "What a lockfile change brought"), by its
@@ -124,7 +124,7 @@ tree_rows AS (
     -- come after the components' advisories (readmodel.Urgency).
     SELECT 'brings', b.name, b.version, '', false, NULL::timestamptz, NULL::timestamptz, b.signals->0
     FROM tree_brings b
-    JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL
+    JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL AND v.site_id = $2::bigint
     WHERE jsonb_array_length(b.signals) > 0
 ),
 tree_items AS MATERIALIZED (
@@ -247,6 +247,7 @@ CROSS JOIN tree_totals
 
 type SummaryReadParams struct {
 	AttentionLimit int64
+	Site           int64
 	DevMode        string
 }
 
@@ -330,7 +331,7 @@ type SummaryReadRow struct {
 // brought by its signal's rank, upcheck_signal_rank), then by name and
 // version, as many as the components' (@attention_limit).
 func (q *Queries) SummaryRead(ctx context.Context, db DBTX, arg SummaryReadParams) (SummaryReadRow, error) {
-	row := db.QueryRow(ctx, summaryRead, arg.AttentionLimit, arg.DevMode)
+	row := db.QueryRow(ctx, summaryRead, arg.AttentionLimit, arg.Site, arg.DevMode)
 	var i SummaryReadRow
 	err := row.Scan(
 		&i.Components,

@@ -23,15 +23,17 @@ SELECT gen_random_uuid(), ch.id,
                           'tree', true, 'installed_at', b.installed_at, 'signal', s),
        $1::bigint
 FROM tree_brings b
+JOIN tree_versions v ON v.id = b.interval_id AND v.site_id = $2
 CROSS JOIN LATERAL jsonb_array_elements(b.signals) AS s
 JOIN notification_channels ch ON ch.enabled
-WHERE b.interval_id = ANY ($2::bigint[])
+WHERE b.interval_id = ANY ($3::bigint[])
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
 `
 
 type EventPlanTreeBringsParams struct {
 	Epoch *int64
+	Site  int64
 	Ids   []int64
 }
 
@@ -39,9 +41,11 @@ type EventPlanTreeBringsParams struct {
 // changes @ids (written earlier in the transaction), as an offered
 // update's signals are told (EventPlan): keyed by the package, the
 // version, the signal's kind and what it names (a script's text by its
-// hash), so that each is told once per channel, whoever writes it.
+// hash), so that each is told once per channel, whoever writes it. Only
+// @site's changes are told (the channels are the local site's:
+// docs/design.md 4b).
 func (q *Queries) EventPlanTreeBrings(ctx context.Context, db DBTX, arg EventPlanTreeBringsParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, eventPlanTreeBrings, arg.Epoch, arg.Ids)
+	rows, err := db.Query(ctx, eventPlanTreeBrings, arg.Epoch, arg.Site, arg.Ids)
 	if err != nil {
 		return nil, err
 	}
@@ -109,15 +113,17 @@ func (q *Queries) TreeBringsDue(ctx context.Context, db DBTX) ([]TreeBringsDueRo
 }
 
 const treeBringsOfPackage = `-- name: TreeBringsOfPackage :many
-SELECT interval_id, version, previous, installed_at, state, unread, compared, signals::text AS signals,
-       unread_dependencies::text AS unread_dependencies, read_at
-FROM tree_brings
-WHERE name = $1
-ORDER BY installed_at DESC, version
-LIMIT $2
+SELECT b.interval_id, b.version, b.previous, b.installed_at, b.state, b.unread, b.compared, b.signals::text AS signals,
+       b.unread_dependencies::text AS unread_dependencies, b.read_at
+FROM tree_brings b
+JOIN tree_versions v ON v.id = b.interval_id
+WHERE v.site_id = $1 AND b.name = $2
+ORDER BY b.installed_at DESC, b.version
+LIMIT $3
 `
 
 type TreeBringsOfPackageParams struct {
+	Site int64
 	Name string
 	Lim  int32
 }
@@ -135,9 +141,9 @@ type TreeBringsOfPackageRow struct {
 	ReadAt             *time.Time
 }
 
-// What the lockfile changes to a package brought, newest first.
+// What the lockfile changes to a package on @site brought, newest first.
 func (q *Queries) TreeBringsOfPackage(ctx context.Context, db DBTX, arg TreeBringsOfPackageParams) ([]TreeBringsOfPackageRow, error) {
-	rows, err := db.Query(ctx, treeBringsOfPackage, arg.Name, arg.Lim)
+	rows, err := db.Query(ctx, treeBringsOfPackage, arg.Site, arg.Name, arg.Lim)
 	if err != nil {
 		return nil, err
 	}

@@ -63,10 +63,10 @@ func (t *Tx) TreeBringsSave(ctx context.Context, changes []TreeBrings, epoch int
 	return ids, nil
 }
 
-// PackageChanges reads what the lockfile changes to the package name
-// brought, newest first, at most limit, in UTC.
-func (e *Executor) PackageChanges(ctx context.Context, name string, limit int) ([]readmodel.PackageChange, error) {
-	rows, err := e.q.TreeBringsOfPackage(ctx, e.dbtx, db.TreeBringsOfPackageParams{Name: name, Lim: int32(limit)})
+// PackageChanges reads what the lockfile changes to the package name on
+// site brought, newest first, at most limit, in UTC.
+func (e *Executor) PackageChanges(ctx context.Context, site int64, name string, limit int) ([]readmodel.PackageChange, error) {
+	rows, err := e.q.TreeBringsOfPackage(ctx, e.dbtx, db.TreeBringsOfPackageParams{Site: site, Name: name, Lim: int32(limit)})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read what the changes to %q brought: %w", name, err))
 	}
@@ -90,10 +90,11 @@ func (e *Executor) PackageChanges(ctx context.Context, name string, limit int) (
 }
 
 // EventPlanTreeBrings queues, in tx, a trust_downgrade event of each
-// signal of the lockfile changes ids (written earlier in tx) on every
-// enabled channel, once.
+// signal of the local site's lockfile changes among ids (written earlier
+// in tx) on every enabled channel, once: the channels are the local
+// site's (docs/design.md 4b).
 func (t *Tx) EventPlanTreeBrings(ctx context.Context, ids []int64, epoch int64) ([]uuid.UUID, error) {
-	p := db.EventPlanTreeBringsParams{Ids: ids}
+	p := db.EventPlanTreeBringsParams{Site: LocalSite, Ids: ids}
 	if p.Ids == nil {
 		p.Ids = []int64{}
 	}

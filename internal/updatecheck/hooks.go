@@ -46,9 +46,10 @@ type Notifier interface {
 	QueueTreeExposed(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error
 	// QueueTreeFindings: the tree's evaluation wrote new findings in tx;
 	// those counted under mode are notified.
-	QueueTreeFindings(ctx context.Context, tx *store.Tx, mode readmodel.DevMode, epoch int64) error
+	QueueTreeFindings(ctx context.Context, tx *store.Tx, site int64, mode readmodel.DevMode, epoch int64) error
 	// QueueTreeBrings: the check wrote what the lockfile changes ids
-	// (tree_brings) brought in tx; each of their signals is told.
+	// (tree_brings) brought in tx; each of the local site's signals is
+	// told.
 	QueueTreeBrings(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error
 	// QueueRunEnd runs in the check's last fenced transaction: what the run
 	// queued for email channels goes out as one message per channel.

@@ -15,6 +15,7 @@ import (
 	"github.com/upcheck/upcheck/internal/notify"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/npmreg"
 	"github.com/upcheck/upcheck/internal/testing/verdaccio"
 )
@@ -22,7 +23,7 @@ import (
 // changesOf are what the lockfile changes to name brought, newest first.
 func (b *bundle) changesOf(name string) []readmodel.PackageChange {
 	b.t.Helper()
-	cs, err := b.store.PackageChanges(context.Background(), name, 10)
+	cs, err := b.store.PackageChanges(context.Background(), store.LocalSite, name, 10)
 	if err != nil {
 		b.t.Fatal(err)
 	}

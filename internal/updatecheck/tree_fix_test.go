@@ -22,6 +22,7 @@ import (
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/remedy"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/verdaccio"
 	"github.com/upcheck/upcheck/internal/tree"
 )
@@ -33,6 +34,7 @@ type fixRegistry struct {
 	statuses map[string][]int // by request path
 	reg      *verdaccio.Registry
 	lockfile string // the site's package-lock.json (startFixRegistry's lock)
+	pnpmLock string // the same site's pnpm-lock.yaml (startFixRegistry's lock)
 }
 
 // startFixRegistry publishes, with the real npm client: xpress, whose
@@ -87,13 +89,14 @@ func startFixRegistry(t *testing.T, b *bundle, lock bool) *fixRegistry {
 		}
 	}
 	releases(true)
-	var lockfile string
+	var lockfile, pnpmLock string
 	if lock {
-		lockfile = reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"xpress": "4.17.1", "sock": "4.0.0"}})
+		site := verdaccio.Site{"dependencies": {"xpress": "4.17.1", "sock": "4.0.0"}}
+		lockfile, pnpmLock = reg.Lock(t, "npm", site), reg.Lock(t, "pnpm", site)
 	}
 	releases(false)
 
-	fr := &fixRegistry{statuses: map[string][]int{}, reg: reg, lockfile: lockfile}
+	fr := &fixRegistry{statuses: map[string][]int{}, reg: reg, lockfile: lockfile, pnpmLock: pnpmLock}
 	target, err := url.Parse(reg.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +185,7 @@ func (b *bundle) acquire() lease.Lease {
 // storedFixWords are the stored fixes, worded as a page reads them.
 func (b *bundle) storedFixWords() map[string]string {
 	b.t.Helper()
-	fixes, err := b.store.TreeFixes(context.Background())
+	fixes, err := b.store.TreeFixes(context.Background(), store.LocalSite)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -233,7 +236,7 @@ func TestTreeFixesOnARealRegistry(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("stored %v", got)
 	}
-	fixes, err := b.store.TreeFixes(context.Background())
+	fixes, err := b.store.TreeFixes(context.Background(), store.LocalSite)
 	if err != nil {
 		t.Fatal(err)
 	}

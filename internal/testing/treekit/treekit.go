@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,15 +119,21 @@ func Tree(tb testing.TB, lines ...string) *tree.Tree {
 	return t
 }
 
-// Write stores t as read from the lockfile at file, as the lockfile sync
-// does (store.Tx.TreeWrite, from the state's epoch it reads first):
-// components maps a direct dependency of the site (by the name it is
-// declared under) to the component it is. The tests that call it hold
-// no lease, and race no other writer of the tree.
+// Write stores t as the local site's tree (store.LocalSite), as WriteSite.
 func Write(tb testing.TB, st *store.Store, file string, t *tree.Tree, components map[string]string) store.TreeWritten {
 	tb.Helper()
+	return WriteSite(tb, st, store.LocalSite, file, t, components)
+}
+
+// WriteSite stores t as site's tree read from the lockfile at file, as the
+// lockfile sync and a push do (store.Tx.TreeWrite, from the state's epoch
+// it reads first): components maps a direct dependency of the site (by
+// the name it is declared under) to the component it is. The tests that
+// call it hold no lease, and race no other writer of the tree.
+func WriteSite(tb testing.TB, st *store.Store, site int64, file string, t *tree.Tree, components map[string]string) store.TreeWritten {
+	tb.Helper()
 	ctx := context.Background()
-	state, _, err := st.TreeState(ctx)
+	state, _, err := st.TreeState(ctx, site)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -134,7 +141,7 @@ func Write(tb testing.TB, st *store.Store, file string, t *tree.Tree, components
 	for _, p := range t.Packages {
 		fmt.Fprintf(&raw, "%s %s\n", p.ID, p.Version)
 	}
-	w := &store.TreeWrite{Path: file, FileHash: sha256.Sum256([]byte(raw.String())), Tree: t, Components: components,
+	w := &store.TreeWrite{Site: site, Path: file, FileHash: sha256.Sum256([]byte(raw.String())), Tree: t, Components: components,
 		Epoch: state.Epoch}
 	var out store.TreeWritten
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
@@ -157,23 +164,36 @@ func Finding(tb testing.TB, name, version string, a release.AdvisoryMatch, withd
 	return f
 }
 
-// WriteFindings stores one evaluation of the stored tree, as the
-// evaluation's writer does (store.Tx.TreeFindingsWrite): the findings
-// replace every earlier one; the exposures new are returned.
+// WriteFindings stores one evaluation of every site's stored tree, as the
+// evaluation's writer does (store.Tx.TreeFindingsWrite, every version
+// matched): the findings replace every earlier one. An exposure is the
+// finding of a version a site no longer has: each of exposures is stored
+// as its version's finding (unless findings has it), from which the
+// writer finds the look-back; the exposures new are returned.
 func WriteFindings(tb testing.TB, st *store.Store, findings []store.TreeFinding, exposures []store.TreeExposure) []store.TreeExposure {
 	tb.Helper()
 	ctx := context.Background()
-	state, ok, err := st.TreeState(ctx)
+	due, ok, err := st.TreeEvaluationDue(ctx)
 	if err != nil || !ok {
 		tb.Fatalf("treekit: findings of no tree stored (%v)", err)
 	}
-	intel, err := st.IntelVersion(ctx)
+	m, err := st.TreeToMatch(ctx, true)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	all := append([]store.TreeFinding{}, findings...)
+	for _, x := range exposures {
+		if slices.ContainsFunc(all, func(f store.TreeFinding) bool {
+			return f.Name == x.Name && f.Version == x.Version && f.AdvisoryID == x.AdvisoryID
+		}) {
+			continue
+		}
+		all = append(all, store.TreeFinding{Name: x.Name, Version: x.Version, AdvisoryID: x.AdvisoryID, Advisory: x.Advisory,
+			Keys: osv.AdvisoryKeys(x.AdvisoryID, nil), Malicious: x.Malicious, KnownExploited: x.KnownExploited})
+	}
 	var added []store.TreeExposure
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
-		added, err = tx.TreeFindingsWrite(ctx, findings, exposures, state.TreeHash, intel, state.Epoch)
+		added, err = tx.TreeFindingsWrite(ctx, m, all, due.IntelVersion, 1)
 		return err
 	}); err != nil {
 		tb.Fatalf("treekit: write the findings: %v", err)
@@ -181,13 +201,22 @@ func WriteFindings(tb testing.TB, st *store.Store, findings []store.TreeFinding,
 	return added
 }
 
-// WriteFixes stores fixes (remedy.Fix as JSON, by package instance and
-// advisory) as a check's fix step does (store.Tx.TreeFixesSave): they
-// replace every earlier one.
+// WriteFixes stores fixes of the local site's tree, as WriteSiteFixes.
 func WriteFixes(tb testing.TB, st *store.Store, fixes ...store.TreeFix) {
 	tb.Helper()
+	WriteSiteFixes(tb, st, store.LocalSite, fixes...)
+}
+
+// WriteSiteFixes stores fixes of site's tree (remedy.Fix as JSON, by
+// package instance and advisory) as a check's fix step does
+// (store.Tx.TreeFixesSave): they replace every earlier one of the site.
+func WriteSiteFixes(tb testing.TB, st *store.Store, site int64, fixes ...store.TreeFix) {
+	tb.Helper()
 	ctx := context.Background()
-	if err := st.WithTx(ctx, func(tx *store.Tx) error { return tx.TreeFixesSave(ctx, nil, nil, fixes, 1) }); err != nil {
+	if err := st.WithTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.TreeFixesSave(ctx, site, nil, fixes, 1)
+		return err
+	}); err != nil {
 		tb.Fatalf("treekit: write the fixes: %v", err)
 	}
 }
