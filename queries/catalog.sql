@@ -87,7 +87,7 @@ LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
            GROUP BY f.component_code) dm ON dm.component_code = cs.code
 LEFT JOIN (SELECT a.code::text AS code, count(DISTINCT (a.name, a.version))::integer AS counted,
                   (count(DISTINCT (a.name, a.version)) FILTER (WHERE a.malicious))::integer AS malicious
-           FROM upcheck_component_tree_attention(@dev_mode::text) a
+           FROM upcheck_component_tree_attention(@site::bigint, @dev_mode::text) a
            GROUP BY 1) tc ON tc.code = cs.code;
 
 -- name: ReadModelUnchanged :one

@@ -10,9 +10,10 @@ SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
-                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                   WHERE s.site_id = n.site_id AND s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown(@dev_mode::text, s.dev, s.malicious)) f ON true
-WHERE (@filter::text = ''
+WHERE n.site_id = @site
+  AND (@filter::text = ''
        OR (@filter = 'vulnerable' AND f.vulnerable)
        OR (@filter = 'malicious' AND f.malicious)
        OR (@filter = 'exploited' AND f.exploited)
@@ -38,9 +39,10 @@ SELECT count(*)::bigint                                                   AS tot
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
-                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                   WHERE s.site_id = n.site_id AND s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown(@dev_mode::text, s.dev, s.malicious)) f ON true
-WHERE (@component::text = '' OR @component = ANY (n.components))
+WHERE n.site_id = @site
+  AND (@component::text = '' OR @component = ANY (n.components))
   AND (@search::text = '' OR strpos(lower(n.name), lower(@search)) > 0);
 
 -- name: ComponentDependencies :one
@@ -48,7 +50,7 @@ WHERE (@component::text = '' OR @component = ANY (n.components))
 -- own instance: its package, reached as a direct dependency of the site).
 SELECT count(*)::bigint AS packages
 FROM tree_packages t
-WHERE @code::text = ANY (t.components)
+WHERE t.site_id = @site AND @code::text = ANY (t.components)
   AND NOT (t.name = @package::text
            AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.via) AS v(e) WHERE jsonb_array_length(v.e->'path') = 1));
 
@@ -57,6 +59,6 @@ WHERE @code::text = ANY (t.components)
 -- decided by the check), by instance and advisory.
 SELECT f.package_id, f.advisory_id, f.fix, f.direct
 FROM tree_fixes f
-JOIN tree_packages p ON p.id = f.package_id
-WHERE p.name = @name
+JOIN tree_packages p ON p.site_id = f.site_id AND p.id = f.package_id
+WHERE f.site_id = @site AND p.name = @name
 ORDER BY f.package_id, f.advisory_id;

@@ -120,7 +120,7 @@ exploited AS (
 ),
 -- The installed tree as last read: no row while none was.
 tree AS (
-    SELECT packages, synced_at FROM tree_state
+    SELECT packages, synced_at FROM tree_state WHERE site_id = @site
 ),
 -- What in the installed tree needs attention under UPCHECK_LOCKFILE_DEV
 -- (upcheck_tree_attention, the one definition), one item per package
@@ -136,7 +136,7 @@ tree_items AS MATERIALIZED (
            a.removed_at::timestamptz AS removed_at,
            array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'],
                           a.kind) AS urgency
-    FROM upcheck_tree_attention(@dev_mode::text) a
+    FROM upcheck_tree_attention(@site::bigint, @dev_mode::text) a
     ORDER BY a.name, a.version, a.kind = 'exposed',
              array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind),
              a.malicious DESC, a.removed_at DESC NULLS LAST, a.advisory_id

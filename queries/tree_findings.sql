@@ -4,9 +4,10 @@
 -- No row: no tree was ever read.
 SELECT t.tree_hash, i.version AS intel_version,
        e.tree_hash AS evaluated_tree_hash, e.intel_version AS evaluated_intel_version, e.evaluated_at
-FROM tree_state t
+FROM tree_fleet_hash t
 CROSS JOIN intel_state i
-LEFT JOIN tree_evaluation e ON true;
+LEFT JOIN tree_evaluation e ON true
+WHERE t.sites > 0;
 
 -- name: TreeInstalledVersions :many
 -- Every installed package version of the tree, once; a local package (a
@@ -18,10 +19,10 @@ SELECT DISTINCT name, version FROM tree_packages WHERE source NOT IN ('link', 'f
 -- The versions the tree had installed and no longer has (a closed interval
 -- of tree_versions, no instance installed now), each interval once: what
 -- the look-back matches.
-SELECT v.id, v.name, v.version, v.installed_at, v.removed_at::timestamptz AS removed_at
+SELECT v.id, v.site_id, v.name, v.version, v.installed_at, v.removed_at::timestamptz AS removed_at
 FROM tree_versions v
 WHERE v.removed_at IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = v.name AND p.version = v.version)
+  AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version)
 ORDER BY v.name, v.version, v.installed_at;
 
 -- name: TreeFindingsDeleteGone :exec
@@ -53,7 +54,7 @@ WHERE (tree_findings.advisory, tree_findings.withdrawn) IS DISTINCT FROM (EXCLUD
 -- evaluates again).
 INSERT INTO tree_evaluation (id, tree_hash, intel_version, evaluated_at, epoch)
 SELECT true, t.tree_hash, @intel_version::bigint, clock_timestamp(), @epoch::bigint
-FROM tree_state t
+FROM tree_fleet_hash t
 WHERE t.tree_hash = @tree_hash::bytea
 ON CONFLICT (id) DO UPDATE
 SET tree_hash = EXCLUDED.tree_hash, intel_version = EXCLUDED.intel_version, evaluated_at = EXCLUDED.evaluated_at,
@@ -64,13 +65,13 @@ RETURNING evaluated_at;
 -- The look-back's findings (one JSON array), each written once per
 -- installed interval and advisory; returns those new now, which the
 -- caller audits and notifies in the same transaction.
-INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious, known_exploited,
+INSERT INTO tree_exposures (site_id, interval_id, name, version, advisory_id, advisory, malicious, known_exploited,
                             installed_at, removed_at, epoch)
-SELECT i.interval_id, i.name, i.version, i.advisory_id, i.advisory, i.malicious, i.known_exploited,
+SELECT i.site_id, i.interval_id, i.name, i.version, i.advisory_id, i.advisory, i.malicious, i.known_exploited,
        i.installed_at, i.removed_at, @epoch::bigint
 FROM jsonb_populate_recordset(NULL::tree_exposures, @exposures::jsonb) i
 ON CONFLICT (interval_id, advisory_id) DO NOTHING
-RETURNING id, name, version, advisory_id, malicious, known_exploited, installed_at, removed_at;
+RETURNING id, site_id, name, version, advisory_id, malicious, known_exploited, installed_at, removed_at;
 
 -- name: EventPlanTreeExposed :many
 -- One tree.exposed event per channel and new exposure (ids), keyed by the
@@ -95,6 +96,7 @@ RETURNING id;
 -- The look-back's findings, newest first.
 SELECT id, name, version, advisory_id, advisory, malicious, known_exploited, installed_at, removed_at, found_at
 FROM tree_exposures
+WHERE site_id = @site
 ORDER BY found_at DESC, id DESC
 LIMIT @max_rows::integer;
 
@@ -105,7 +107,7 @@ SELECT name, version, advisory_id, advisory, malicious, known_exploited, epss, s
        found_at, dev, instances, components, dismissed,
        upcheck_tree_counted(@dev_mode::text, dev, malicious, withdrawn, dismissed) AS counted
 FROM tree_finding_state
-WHERE upcheck_tree_shown(@dev_mode::text, dev, malicious)
+WHERE site_id = @site AND upcheck_tree_shown(@dev_mode::text, dev, malicious)
 ORDER BY malicious DESC, known_exploited DESC, name, version, advisory_id;
 
 -- name: TreeFindingCounts :one
@@ -115,7 +117,8 @@ SELECT count(*) FILTER (WHERE upcheck_tree_counted(@dev_mode::text, dev, malicio
        count(*) FILTER (WHERE dev AND NOT malicious AND NOT withdrawn AND NOT dismissed
                           AND @dev_mode::text = 'separate')::integer AS dev_apart,
        count(DISTINCT (name, version)) FILTER (WHERE upcheck_tree_counted(@dev_mode::text, dev, malicious, withdrawn, dismissed))::integer AS packages
-FROM tree_finding_state;
+FROM tree_finding_state
+WHERE site_id = @site;
 
 -- name: TreeFindingsOfInstances :many
 -- Each installed instance of the named package with its findings (joined
@@ -129,8 +132,8 @@ SELECT p.id AS instance_id, p.name, p.version, p.dev, p.dev_only, p.via, p.compo
        upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed) AS counted,
        upcheck_tree_shown(@dev_mode::text, f.dev, f.malicious) AS shown
 FROM tree_packages p
-JOIN tree_finding_state f ON f.name = p.name AND f.version = p.version
-WHERE p.name = @name::text AND p.source NOT IN ('link', 'file')
+JOIN tree_finding_state f ON f.site_id = p.site_id AND f.name = p.name AND f.version = p.version
+WHERE p.site_id = @site AND p.name = @name::text AND p.source NOT IN ('link', 'file')
 ORDER BY p.id, f.advisory_id;
 
 -- name: TreeDismissalEnd :many
@@ -165,6 +168,6 @@ RETURNING id, advisory_id, dismissed_at, user_email, severity, affected, fixed_i
 -- (upcheck_tree_attention, the one definition).
 SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
        a.malicious::boolean AS malicious, a.dev::boolean AS dev
-FROM upcheck_tree_attention(@dev_mode::text) a
+FROM upcheck_tree_attention(@site::bigint, @dev_mode::text) a
 ORDER BY array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind::text),
          a.name, a.version, a.advisory_id;

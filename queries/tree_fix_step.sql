@@ -2,11 +2,13 @@
 -- The whole tree as the fix step reads it (remedy.Input.Tree).
 SELECT id, name, alias, version, dev, optional, peer, source, resolved, integrity, install_script
 FROM tree_packages
+WHERE site_id = @site
 ORDER BY id;
 
 -- name: TreeEdgesAll :many
 SELECT from_id, name, kind, range, coalesce(to_id, '')::text AS to_id
 FROM tree_edges
+WHERE site_id = @site
 ORDER BY from_id, name, kind;
 
 -- name: TreeFindingsForFixes :many
@@ -15,7 +17,7 @@ ORDER BY from_id, name, kind;
 -- matched), with the advisory's keys to read its record by.
 SELECT p.id AS package_id, f.name, f.version, f.advisory_id, f.advisory_keys, f.severity, f.fixed_in
 FROM tree_findings f
-JOIN tree_packages p ON p.name = f.name AND p.version = f.version AND p.source NOT IN ('link', 'file')
+JOIN tree_packages p ON p.site_id = @site AND p.name = f.name AND p.version = f.version AND p.source NOT IN ('link', 'file')
 WHERE NOT f.withdrawn
 ORDER BY p.id, f.advisory_id;
 
@@ -26,7 +28,7 @@ ORDER BY p.id, f.advisory_id;
 DELETE FROM tree_fixes x
 WHERE NOT EXISTS (SELECT 1 FROM tree_packages p
                   JOIN tree_findings f ON f.name = p.name AND f.version = p.version
-                  WHERE p.id = x.package_id AND f.advisory_id = x.advisory_id AND NOT f.withdrawn);
+                  WHERE p.site_id = x.site_id AND p.id = x.package_id AND f.advisory_id = x.advisory_id AND NOT f.withdrawn);
 
 -- name: EventPlanTreeFindings :many
 -- One tree.finding event per channel and counted finding (under
@@ -45,7 +47,7 @@ SELECT gen_random_uuid(), ch.id,
        sqlc.narg(epoch)::bigint
 FROM tree_finding_state f
 JOIN notification_channels ch ON ch.enabled
-WHERE f.found_at >= now()
+WHERE f.site_id = @site AND f.found_at >= now()
   AND upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
   AND (f.malicious OR f.known_exploited OR ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
 ON CONFLICT (channel_id, key) DO NOTHING

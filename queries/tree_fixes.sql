@@ -25,18 +25,18 @@ WHERE name <> ALL(@names::text[]);
 
 -- name: TreeFixClear :exec
 -- Clears the fixes before a check writes its own.
-DELETE FROM tree_fixes;
+DELETE FROM tree_fixes WHERE site_id = @site;
 
 -- name: TreeFixSave :exec
 -- The fixes a check decided, one row per finding; a package instance no
 -- longer in the tree is passed over.
-INSERT INTO tree_fixes (package_id, advisory_id, fix, direct, epoch)
-SELECT f.package_id, f.advisory_id, f.fix, f.direct, @epoch
+INSERT INTO tree_fixes (site_id, package_id, advisory_id, fix, direct, epoch)
+SELECT @site::bigint, f.package_id, f.advisory_id, f.fix, f.direct, @epoch
 FROM (SELECT unnest(@package_ids::text[])  AS package_id,
              unnest(@advisory_ids::text[]) AS advisory_id,
              unnest(@fixes::jsonb[])       AS fix,
              unnest(@directs::boolean[])   AS direct) AS f
-WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.id = f.package_id)
+WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = @site AND p.id = f.package_id)
 ON CONFLICT (site_id, package_id, advisory_id) DO UPDATE
 SET fix = EXCLUDED.fix, direct = EXCLUDED.direct, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch;
 
@@ -44,4 +44,5 @@ SET fix = EXCLUDED.fix, direct = EXCLUDED.direct, decided_at = EXCLUDED.decided_
 -- Every finding's fix, by package instance and advisory.
 SELECT package_id, advisory_id, fix, direct, decided_at
 FROM tree_fixes
+WHERE site_id = @site
 ORDER BY package_id, advisory_id;

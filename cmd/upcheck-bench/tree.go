@@ -109,11 +109,11 @@ func treeSyncs(ctx context.Context, syncer *updatecheck.TreeSyncer, holds *lockH
 		}
 		holds.take()
 		start := time.Now()
-		state, err := syncer.State(ctx)
+		state, err := syncer.State(ctx, store.LocalSite)
 		if err != nil {
 			return err
 		}
-		rep, err := syncer.Sync(ctx, updatecheck.TreeRead{Path: "package-lock.json", FileHash: sha256.Sum256(lock), Tree: tr,
+		rep, err := syncer.Sync(ctx, updatecheck.TreeRead{Site: store.LocalSite, Path: "package-lock.json", FileHash: sha256.Sum256(lock), Tree: tr,
 			Components: comps, State: state})
 		if err != nil {
 			return err

@@ -192,7 +192,7 @@ func writeTree(ctx context.Context, url string) error {
 		t.Edges = append(t.Edges, tree.Edge{From: from, Name: treePackage(n), Range: "^" + version, Kind: kind, To: id})
 	}
 	t.Sort()
-	w := &store.TreeWrite{Path: "/bench/package-lock.json", FileHash: t.Hash(), Tree: t}
+	w := &store.TreeWrite{Site: store.LocalSite, Path: "/bench/package-lock.json", FileHash: t.Hash(), Tree: t}
 	if err := store.New(pool).WithTx(ctx, func(tx *store.Tx) error {
 		_, err := tx.TreeWrite(ctx, w)
 		return err

@@ -258,7 +258,7 @@ func TestRefusedFeedImportLeavesTheFeedAlone(t *testing.T) {
 	if f := rows[0]; f.Failing || f.LastError != "" || f.ConsecutiveFailures != 0 || f.LastSuccessAt == nil {
 		t.Errorf("the osv feed after a refused import: %+v, want its last sync's success standing", f)
 	}
-	srv := httptest.NewServer(metrics.New(st.SummaryReader(readmodel.DevSeparate), metrics.WithFeeds(st.Feeds)).Handler())
+	srv := httptest.NewServer(metrics.New(st.SummaryReader(store.LocalSite, readmodel.DevSeparate), metrics.WithFeeds(st.Feeds)).Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
 	if err != nil {

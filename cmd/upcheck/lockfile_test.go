@@ -215,7 +215,7 @@ func TestServeKeepsTheComponentsOfABadLockfile(t *testing.T) {
 	st := store.New(d.Pool)
 	refusals := func() readmodel.InputRefusals {
 		t.Helper()
-		sum, err := st.Summary(context.Background(), readmodel.DevSeparate)
+		sum, err := st.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}

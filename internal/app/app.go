@@ -177,7 +177,7 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 		timings.Period = period
 	}
 	devMode := a.Settings.LockfileDev
-	m := metrics.New(a.Store.SummaryReader(devMode), metrics.WithFeeds(a.Store.Feeds)) // uncached: database_up says what the database does now
+	m := metrics.New(a.Store.SummaryReader(store.LocalSite, devMode), metrics.WithFeeds(a.Store.Feeds)) // uncached: database_up says what the database does now
 	a.Metrics = m
 	if a.Lease, err = lease.New(a.Store, timings, lease.WithLogger(a.Logger), lease.WithObserver(m)); err != nil {
 		return err
@@ -255,7 +255,7 @@ func (a *App) SyncManifest(ctx context.Context, path string) (updatecheck.SyncRe
 // and the state and the file are read again, a few times at most.
 func (a *App) SyncLockfile(ctx context.Context, path string, opt lockfile.Options) (updatecheck.SyncReport, error) {
 	for attempt := 1; ; attempt++ {
-		state, err := a.TreeSyncer.State(ctx)
+		state, err := a.TreeSyncer.State(ctx, store.LocalSite)
 		if err != nil {
 			return updatecheck.SyncReport{}, err
 		}
@@ -288,7 +288,7 @@ func (a *App) syncLocked(ctx context.Context, path string, opt lockfile.Options,
 	if err != nil {
 		return rep, err
 	}
-	tree, err := a.TreeSyncer.Sync(ctx, updatecheck.TreeRead{Path: path, FileHash: l.FileHash, Tree: l.Tree, Components: m, State: state})
+	tree, err := a.TreeSyncer.Sync(ctx, updatecheck.TreeRead{Site: store.LocalSite, Path: path, FileHash: l.FileHash, Tree: l.Tree, Components: m, State: state})
 	if err != nil {
 		return rep, err
 	}

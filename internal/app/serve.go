@@ -188,7 +188,7 @@ func (a *App) watchLockfile(ctx context.Context) *lockfile.Watcher {
 		// in this process the later read wins (the watcher's rule); a
 		// write of another instance in between refuses this one, and
 		// the next look applies the file again.
-		state, err := a.TreeSyncer.State(ctx)
+		state, err := a.TreeSyncer.State(ctx, store.LocalSite)
 		if err != nil {
 			return err
 		}

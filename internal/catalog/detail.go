@@ -49,18 +49,19 @@ type Detail struct {
 
 // readDependencies counts what the component d brings into the tree and
 // reads what in it needs attention under mode, in the detail's
-// transaction; nothing when no tree was read.
+// transaction; nothing when no tree was read. The components are the
+// local site's (store.LocalSite), and so is the tree read.
 func readDependencies(ctx context.Context, tx *store.Tx, d *store.ComponentDetail, mode readmodel.DevMode) error {
-	tree, err := tx.TreeStateRow(ctx)
+	tree, err := tx.TreeStateRow(ctx, store.LocalSite)
 	if err != nil || tree == nil {
 		return err
 	}
-	n, err := tx.ComponentDependencies(ctx, d.Code, d.Package)
+	n, err := tx.ComponentDependencies(ctx, store.LocalSite, d.Code, d.Package)
 	if err != nil {
 		return err
 	}
 	d.Dependencies = &n
-	d.DependencyCounts, d.DependencyFindings, err = tx.ComponentTreeFindings(ctx, d.Code, d.Package, mode)
+	d.DependencyCounts, d.DependencyFindings, err = tx.ComponentTreeFindings(ctx, store.LocalSite, d.Code, d.Package, mode)
 	return err
 }
 

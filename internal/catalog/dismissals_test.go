@@ -45,7 +45,7 @@ func (b *bundle) dismissGallery(expires *time.Time) {
 
 func (b *bundle) vulnerable() int {
 	b.t.Helper()
-	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		b.t.Fatal(err)
 	}

@@ -27,22 +27,22 @@ type PackagesPage struct {
 	Tree *readmodel.TreeState
 }
 
-// Packages reads one page of the installed packages as f asks (f.Limit
-// rows at most, 1 when not positive).
-func (r *Reads) Packages(ctx context.Context, f store.PackageFilter) (PackagesPage, error) {
+// Packages reads one page of the packages site installs as f asks
+// (f.Limit rows at most, 1 when not positive).
+func (r *Reads) Packages(ctx context.Context, site int64, f store.PackageFilter) (PackagesPage, error) {
 	var out PackagesPage
 	limit := max(f.Limit, 1)
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if out.Tree, err = tx.TreeStateRow(ctx); err != nil {
+		if out.Tree, err = tx.TreeStateRow(ctx, site); err != nil {
 			return err
 		}
-		if out.Counts, err = tx.PackageCounts(ctx, f); err != nil {
+		if out.Counts, err = tx.PackageCounts(ctx, site, f); err != nil {
 			return err
 		}
 		// One row more than the page tells whether a next page exists.
 		f.Limit = limit + 1
-		out.Rows, err = tx.Packages(ctx, f)
+		out.Rows, err = tx.Packages(ctx, site, f)
 		return err
 	})
 	if err != nil {
@@ -68,21 +68,21 @@ type Package struct {
 	Tree *readmodel.TreeState
 }
 
-// Package reads the package name: its instances (with their findings
+// Package reads the package name in site's tree: its instances (with their findings
 // that mode shows and what clears each) and its history, in one read-only
 // transaction; store.ErrNotFound when the tree neither installs it nor
 // ever did within its history.
-func (r *Reads) Package(ctx context.Context, name string, mode readmodel.DevMode) (Package, error) {
+func (r *Reads) Package(ctx context.Context, site int64, name string, mode readmodel.DevMode) (Package, error) {
 	out := Package{Name: name}
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if out.Tree, err = tx.TreeStateRow(ctx); err != nil {
+		if out.Tree, err = tx.TreeStateRow(ctx, site); err != nil {
 			return err
 		}
-		if out.Instances, err = tx.PackageInstances(ctx, name); err != nil {
+		if out.Instances, err = tx.PackageInstances(ctx, site, name); err != nil {
 			return err
 		}
-		fixes, err := tx.PackageFixes(ctx, name)
+		fixes, err := tx.PackageFixes(ctx, site, name)
 		if err != nil {
 			return err
 		}
@@ -91,12 +91,12 @@ func (r *Reads) Package(ctx context.Context, name string, mode readmodel.DevMode
 				out.Instances[i].Fixes = f
 			}
 		}
-		findings, err := tx.TreeFindingsOfPackage(ctx, name, mode)
+		findings, err := tx.TreeFindingsOfPackage(ctx, site, name, mode)
 		if err != nil {
 			return err
 		}
 		attachFindings(out.Instances, findings)
-		out.History, err = tx.PackageHistory(ctx, name, readmodel.PackageHistoryLimit)
+		out.History, err = tx.PackageHistory(ctx, site, name, readmodel.PackageHistoryLimit)
 		return err
 	})
 	if err != nil {

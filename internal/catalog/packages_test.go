@@ -73,7 +73,7 @@ func TestPackagesFilters(t *testing.T) {
 		{store.PackageFilter{Search: "%"}, []string{}},
 	} {
 		tc.f.Limit = 100
-		page, err := b.reads.Packages(ctx, tc.f)
+		page, err := b.reads.Packages(ctx, store.LocalSite, tc.f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestPackagesFilters(t *testing.T) {
 			t.Errorf("%+v: next %q, tree %+v", tc.f, page.Next, page.Tree)
 		}
 	}
-	page, err := b.reads.Packages(ctx, store.PackageFilter{Search: "ws", Limit: 10})
+	page, err := b.reads.Packages(ctx, store.LocalSite, store.PackageFilter{Search: "ws", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestPackagesFilters(t *testing.T) {
 		!slices.Equal(ws.Components, []string{"socket.io"}) || !slices.Equal(ws.Path, []string{"ws"}) || ws.Dev {
 		t.Errorf("ws: %+v", ws)
 	}
-	page, _ = b.reads.Packages(ctx, store.PackageFilter{Search: "debug", Limit: 10})
+	page, _ = b.reads.Packages(ctx, store.LocalSite, store.PackageFilter{Search: "debug", Limit: 10})
 	if d := page.Rows[0]; d.Dev || !slices.Equal(d.Path, []string{"mocha", "debug"}) {
 		t.Errorf("debug is installed for production too, and its shortest path is mocha's: %+v", d)
 	}
@@ -112,7 +112,7 @@ func TestPackagesKeyset(t *testing.T) {
 	var got []string
 	after := ""
 	for range 10 {
-		page, err := b.reads.Packages(ctx, store.PackageFilter{Limit: 2, After: after})
+		page, err := b.reads.Packages(ctx, store.LocalSite, store.PackageFilter{Limit: 2, After: after})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,11 +138,11 @@ func TestPackage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	page, err := b.reads.Packages(ctx, store.PackageFilter{Limit: 10})
+	page, err := b.reads.Packages(ctx, store.LocalSite, store.PackageFilter{Limit: 10})
 	if err != nil || page.Tree != nil || len(page.Rows) != 0 {
 		t.Fatalf("no tree: %+v, %v", page, err)
 	}
-	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
+	if sum, err := b.store.Summary(ctx, store.LocalSite, readmodel.DevSeparate); err != nil || sum.TreePackages != nil || sum.TreeReadAt != nil {
 		t.Fatalf("the summary of no tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
 	// The history: a sync with ws 8.2.0 at the top and gone, then one
@@ -150,13 +150,13 @@ func TestPackage(t *testing.T) {
 	before := slices.DeleteFunc(site(), func(l string) bool { return l == "node_modules/ws 8.17.1" })
 	writeTree(t, b, append(before, "node_modules/ws 8.2.0", "node_modules/gone 1.0.0")...)
 	writeTree(t, b, site()...)
-	if sum, err := b.store.Summary(ctx, readmodel.DevSeparate); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
+	if sum, err := b.store.Summary(ctx, store.LocalSite, readmodel.DevSeparate); err != nil || sum.TreePackages == nil || *sum.TreePackages != len(site()) || sum.TreeReadAt == nil {
 		t.Fatalf("the summary of a tree: %v, %v, %v", sum.TreePackages, sum.TreeReadAt, err)
 	}
 	treekit.WriteFixes(t, b.store, store.TreeFix{PackageID: "node_modules/engine.io/node_modules/ws", AdvisoryID: "GHSA-1",
 		Fix: []byte(`{"kind": "none_yet", "package": "ws", "component": "socket.io", "pinned_by": "engine.io",
 		  "pinned_by_version": "6.2.0", "range": "~8.11.0"}`)})
-	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
+	p, err := b.reads.Package(ctx, store.LocalSite, "ws", readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +171,10 @@ func TestPackage(t *testing.T) {
 	if len(p.History) != 3 || p.History[0].Version != "8.17.1" || p.History[2].RemovedAt == nil || p.History[0].RemovedAt != nil {
 		t.Errorf("history: %+v", p.History)
 	}
-	if g, err := b.reads.Package(ctx, "gone", readmodel.DevSeparate); err != nil || len(g.Instances) != 0 || len(g.History) != 1 {
+	if g, err := b.reads.Package(ctx, store.LocalSite, "gone", readmodel.DevSeparate); err != nil || len(g.Instances) != 0 || len(g.History) != 1 {
 		t.Errorf("a package removed is still read by its history: %+v, %v", g, err)
 	}
-	if _, err := b.reads.Package(ctx, "never", readmodel.DevSeparate); !errors.Is(err, store.ErrNotFound) {
+	if _, err := b.reads.Package(ctx, store.LocalSite, "never", readmodel.DevSeparate); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a package never installed: %v", err)
 	}
 }
@@ -226,11 +226,11 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 			}
 			// The lockfile sync's write, one of one ws, then one of three.
 			err := b.store.WithTx(ctx, func(tx *store.Tx) error {
-				st, _, err := tx.TreeState(ctx)
+				st, _, err := tx.TreeState(ctx, store.LocalSite)
 				if err != nil {
 					return err
 				}
-				_, err = tx.TreeWrite(ctx, &store.TreeWrite{Path: "package-lock.json", FileHash: [32]byte{byte(i)}, Tree: trees[i%2],
+				_, err = tx.TreeWrite(ctx, &store.TreeWrite{Site: store.LocalSite, Path: "package-lock.json", FileHash: [32]byte{byte(i)}, Tree: trees[i%2],
 					Epoch: st.Epoch})
 				return err
 			})
@@ -242,7 +242,7 @@ func TestPackageIsOneSnapshot(t *testing.T) {
 	})
 	var mixed, one, many int
 	for range 400 {
-		p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
+		p, err := b.reads.Package(ctx, store.LocalSite, "ws", readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestPackagesFindingFilters(t *testing.T) {
 		{readmodel.DevSeparate, readmodel.PackagesExploited, []string{"ws"}},
 	} {
 		f := store.PackageFilter{Filter: tc.f, DevMode: tc.mode, Limit: 100}
-		page, err := b.reads.Packages(ctx, f)
+		page, err := b.reads.Packages(ctx, store.LocalSite, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ func TestPackageFindings(t *testing.T) {
 		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-ws", exploited: true},
 		treeFinding{name: "ws", version: "8.11.0", id: "GHSA-old", withdrawn: true},
 		treeFinding{name: "esbuild", version: "0.19.0", id: "GHSA-esbuild"})
-	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
+	p, err := b.reads.Package(ctx, store.LocalSite, "ws", readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestPackageFindings(t *testing.T) {
 		}
 	}
 	for mode, want := range map[readmodel.DevMode]int{readmodel.DevSeparate: 1, readmodel.DevInclude: 1, readmodel.DevOmit: 0} {
-		p, err := b.reads.Package(ctx, "esbuild", mode)
+		p, err := b.reads.Package(ctx, store.LocalSite, "esbuild", mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,14 +388,14 @@ func TestPackageVersionsSortAsVersions(t *testing.T) {
 	writeTree(t, b, "node_modules/ws 10.0.0", "node_modules/a 1.0.0", "node_modules/a/node_modules/ws 9.0.0",
 		"node_modules/b 1.0.0", "node_modules/b/node_modules/ws 11.0.0", "node_modules/c 1.0.0", "node_modules/c/node_modules/ws 10.0.0-beta.1")
 	asc := []string{"9.0.0", "10.0.0-beta.1", "10.0.0", "11.0.0"}
-	page, err := b.reads.Packages(ctx, store.PackageFilter{Search: "ws", Limit: 10})
+	page, err := b.reads.Packages(ctx, store.LocalSite, store.PackageFilter{Search: "ws", Limit: 10})
 	if err != nil || len(page.Rows) != 1 {
 		t.Fatalf("ws: %+v, %v", page.Rows, err)
 	}
 	if got := page.Rows[0].Versions; !slices.Equal(got, asc) {
 		t.Errorf("the list's versions of ws: %v, want %v", got, asc)
 	}
-	p, err := b.reads.Package(ctx, "ws", readmodel.DevSeparate)
+	p, err := b.reads.Package(ctx, store.LocalSite, "ws", readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

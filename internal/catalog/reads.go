@@ -137,7 +137,7 @@ func (r *Reads) SummaryJSON(ctx context.Context) ([]byte, error) {
 
 func (r *Reads) summaryRead(ctx context.Context) (*summaryRead, error) {
 	return r.summary.get(ctx, func(ctx context.Context) (*summaryRead, error) {
-		v, err := r.store.Summary(ctx, r.devMode)
+		v, err := r.store.Summary(ctx, store.LocalSite, r.devMode)
 		if err != nil {
 			return nil, err
 		}

@@ -169,7 +169,7 @@ func (b *bundle) readModel() readModelView {
 	ctx := context.Background()
 	var v readModelView
 	var err error
-	if v.Summary, err = b.store.Summary(ctx, readmodel.DevSeparate); err != nil {
+	if v.Summary, err = b.store.Summary(ctx, store.LocalSite, readmodel.DevSeparate); err != nil {
 		b.t.Fatal(err)
 	}
 	if v.Catalog, _, err = ReadPage(ctx, b.store, store.CatalogFilter{Limit: 100}); err != nil {

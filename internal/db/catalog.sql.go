@@ -85,9 +85,14 @@ LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
            GROUP BY f.component_code) dm ON dm.component_code = cs.code
 LEFT JOIN (SELECT a.code::text AS code, count(DISTINCT (a.name, a.version))::integer AS counted,
                   (count(DISTINCT (a.name, a.version)) FILTER (WHERE a.malicious))::integer AS malicious
-           FROM upcheck_component_tree_attention($1::text) a
+           FROM upcheck_component_tree_attention($1::bigint, $2::text) a
            GROUP BY 1) tc ON tc.code = cs.code
 `
+
+type CatalogAllParams struct {
+	Site    int64
+	DevMode string
+}
 
 type CatalogAllRow struct {
 	Code                string
@@ -162,8 +167,8 @@ type CatalogAllRow struct {
 // error (sources.last_error_kind), not a derived flag.
 // The skip of a current result that hid a release (skipped_version is
 // the evaluation's): the result was evaluated under this very skip.
-func (q *Queries) CatalogAll(ctx context.Context, db DBTX, devMode string) ([]CatalogAllRow, error) {
-	rows, err := db.Query(ctx, catalogAll, devMode)
+func (q *Queries) CatalogAll(ctx context.Context, db DBTX, arg CatalogAllParams) ([]CatalogAllRow, error) {
+	rows, err := db.Query(ctx, catalogAll, arg.Site, arg.DevMode)
 	if err != nil {
 		return nil, err
 	}

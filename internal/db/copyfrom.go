@@ -29,6 +29,7 @@ func (r *iteratorForTreeEdgesAdd) Next() bool {
 
 func (r iteratorForTreeEdgesAdd) Values() ([]interface{}, error) {
 	return []interface{}{
+		r.rows[0].SiteID,
 		r.rows[0].FromID,
 		r.rows[0].Name,
 		r.rows[0].Kind,
@@ -43,7 +44,7 @@ func (r iteratorForTreeEdgesAdd) Err() error {
 }
 
 func (q *Queries) TreeEdgesAdd(ctx context.Context, db DBTX, arg []TreeEdgesAddParams) (int64, error) {
-	return db.CopyFrom(ctx, []string{"tree_edges"}, []string{"from_id", "name", "kind", "range", "to_id", "row_hash"}, &iteratorForTreeEdgesAdd{rows: arg})
+	return db.CopyFrom(ctx, []string{"tree_edges"}, []string{"site_id", "from_id", "name", "kind", "range", "to_id", "row_hash"}, &iteratorForTreeEdgesAdd{rows: arg})
 }
 
 // iteratorForTreePackagesAdd implements pgx.CopyFromSource.
@@ -66,6 +67,7 @@ func (r *iteratorForTreePackagesAdd) Next() bool {
 
 func (r iteratorForTreePackagesAdd) Values() ([]interface{}, error) {
 	return []interface{}{
+		r.rows[0].SiteID,
 		r.rows[0].ID,
 		r.rows[0].Name,
 		r.rows[0].Alias,
@@ -92,5 +94,5 @@ func (r iteratorForTreePackagesAdd) Err() error {
 // stored keys under the lease's lock) by COPY: a first sync's thousands of
 // rows in a fraction of the time an INSERT from JSON takes.
 func (q *Queries) TreePackagesAdd(ctx context.Context, db DBTX, arg []TreePackagesAddParams) (int64, error) {
-	return db.CopyFrom(ctx, []string{"tree_packages"}, []string{"id", "name", "alias", "version", "dev", "optional", "peer", "source", "resolved", "integrity", "install_script", "dev_only", "via", "components", "row_hash"}, &iteratorForTreePackagesAdd{rows: arg})
+	return db.CopyFrom(ctx, []string{"tree_packages"}, []string{"site_id", "id", "name", "alias", "version", "dev", "optional", "peer", "source", "resolved", "integrity", "install_script", "dev_only", "via", "components", "row_hash"}, &iteratorForTreePackagesAdd{rows: arg})
 }

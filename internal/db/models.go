@@ -619,6 +619,7 @@ type TreeFindingState struct {
 	Instances      int32
 	Components     []string
 	Dismissed      bool
+	SiteID         int64
 }
 
 type TreeFix struct {
@@ -639,6 +640,16 @@ type TreeFixDocument struct {
 	Document     []byte
 	FetchedAt    time.Time
 	Epoch        int64
+}
+
+type TreeFleetHash struct {
+	TreeHash []byte
+	Sites    int32
+}
+
+type TreeMatched struct {
+	Name    string
+	Version string
 }
 
 type TreePackage struct {
@@ -670,6 +681,7 @@ type TreePackageName struct {
 	Components    []string
 	Heads         []string
 	Path          []byte
+	SiteID        int64
 }
 
 type TreeState struct {

@@ -12,12 +12,13 @@ import (
 const componentDependencies = `-- name: ComponentDependencies :one
 SELECT count(*)::bigint AS packages
 FROM tree_packages t
-WHERE $1::text = ANY (t.components)
-  AND NOT (t.name = $2::text
+WHERE t.site_id = $1 AND $2::text = ANY (t.components)
+  AND NOT (t.name = $3::text
            AND EXISTS (SELECT 1 FROM jsonb_array_elements(t.via) AS v(e) WHERE jsonb_array_length(v.e->'path') = 1))
 `
 
 type ComponentDependenciesParams struct {
+	Site    int64
 	Code    string
 	Package string
 }
@@ -25,7 +26,7 @@ type ComponentDependenciesParams struct {
 // How many package instances a component brings in, itself left out (its
 // own instance: its package, reached as a direct dependency of the site).
 func (q *Queries) ComponentDependencies(ctx context.Context, db DBTX, arg ComponentDependenciesParams) (int64, error) {
-	row := db.QueryRow(ctx, componentDependencies, arg.Code, arg.Package)
+	row := db.QueryRow(ctx, componentDependencies, arg.Site, arg.Code, arg.Package)
 	var packages int64
 	err := row.Scan(&packages)
 	return packages, err
@@ -42,14 +43,16 @@ SELECT count(*)::bigint                                                   AS tot
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
-                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                   WHERE s.site_id = n.site_id AND s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown($1::text, s.dev, s.malicious)) f ON true
-WHERE ($2::text = '' OR $2 = ANY (n.components))
-  AND ($3::text = '' OR strpos(lower(n.name), lower($3)) > 0)
+WHERE n.site_id = $2
+  AND ($3::text = '' OR $3 = ANY (n.components))
+  AND ($4::text = '' OR strpos(lower(n.name), lower($4)) > 0)
 `
 
 type PackageCountsParams struct {
 	DevMode   string
+	Site      int64
 	Component string
 	Search    string
 }
@@ -67,7 +70,12 @@ type PackageCountsRow struct {
 // How many packages each filter shows, with the same component and
 // search as the page.
 func (q *Queries) PackageCounts(ctx context.Context, db DBTX, arg PackageCountsParams) (PackageCountsRow, error) {
-	row := db.QueryRow(ctx, packageCounts, arg.DevMode, arg.Component, arg.Search)
+	row := db.QueryRow(ctx, packageCounts,
+		arg.DevMode,
+		arg.Site,
+		arg.Component,
+		arg.Search,
+	)
 	var i PackageCountsRow
 	err := row.Scan(
 		&i.Total,
@@ -84,10 +92,15 @@ func (q *Queries) PackageCounts(ctx context.Context, db DBTX, arg PackageCountsP
 const packageFixes = `-- name: PackageFixes :many
 SELECT f.package_id, f.advisory_id, f.fix, f.direct
 FROM tree_fixes f
-JOIN tree_packages p ON p.id = f.package_id
-WHERE p.name = $1
+JOIN tree_packages p ON p.site_id = f.site_id AND p.id = f.package_id
+WHERE f.site_id = $1 AND p.name = $2
 ORDER BY f.package_id, f.advisory_id
 `
+
+type PackageFixesParams struct {
+	Site int64
+	Name string
+}
 
 type PackageFixesRow struct {
 	PackageID  string
@@ -98,8 +111,8 @@ type PackageFixesRow struct {
 
 // What clears each finding on the instances of one package (tree_fixes,
 // decided by the check), by instance and advisory.
-func (q *Queries) PackageFixes(ctx context.Context, db DBTX, name string) ([]PackageFixesRow, error) {
-	rows, err := db.Query(ctx, packageFixes, name)
+func (q *Queries) PackageFixes(ctx context.Context, db DBTX, arg PackageFixesParams) ([]PackageFixesRow, error) {
+	rows, err := db.Query(ctx, packageFixes, arg.Site, arg.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -128,29 +141,43 @@ SELECT n.name, n.versions, n.instances, n.dev, n.install_script, n.other_sources
 FROM tree_package_names n
 LEFT JOIN LATERAL (SELECT bool_or(true) AS vulnerable, bool_or(s.malicious) AS malicious, bool_or(s.known_exploited) AS exploited
                    FROM tree_finding_state s
-                   WHERE s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
+                   WHERE s.site_id = n.site_id AND s.name = n.name AND NOT s.withdrawn AND NOT s.dismissed
                      AND upcheck_tree_shown($1::text, s.dev, s.malicious)) f ON true
-WHERE ($2::text = ''
-       OR ($2 = 'vulnerable' AND f.vulnerable)
-       OR ($2 = 'malicious' AND f.malicious)
-       OR ($2 = 'exploited' AND f.exploited)
-       OR ($2 = 'dev' AND n.dev)
-       OR ($2 = 'scripts' AND n.install_script)
-       OR ($2 = 'sources' AND cardinality(n.other_sources) > 0))
-  AND ($3::text = '' OR $3 = ANY (n.components))
-  AND ($4::text = '' OR strpos(lower(n.name), lower($4)) > 0)
-  AND ($5::text = '' OR n.name > $5)
+WHERE n.site_id = $2
+  AND ($3::text = ''
+       OR ($3 = 'vulnerable' AND f.vulnerable)
+       OR ($3 = 'malicious' AND f.malicious)
+       OR ($3 = 'exploited' AND f.exploited)
+       OR ($3 = 'dev' AND n.dev)
+       OR ($3 = 'scripts' AND n.install_script)
+       OR ($3 = 'sources' AND cardinality(n.other_sources) > 0))
+  AND ($4::text = '' OR $4 = ANY (n.components))
+  AND ($5::text = '' OR strpos(lower(n.name), lower($5)) > 0)
+  AND ($6::text = '' OR n.name > $6)
 ORDER BY n.name
-LIMIT $6::bigint
+LIMIT $7::bigint
 `
 
 type PackageListParams struct {
 	DevMode   string
+	Site      int64
 	Filter    string
 	Component string
 	Search    string
 	After     string
 	RowLimit  int64
+}
+
+type PackageListRow struct {
+	Name          string
+	Versions      []string
+	Instances     int32
+	Dev           bool
+	InstallScript bool
+	OtherSources  []string
+	Components    []string
+	Heads         []string
+	Path          []byte
 }
 
 // One page of the installed packages (tree_package_names) in name order,
@@ -160,9 +187,10 @@ type PackageListParams struct {
 // view's flags and its findings (tree_finding_state, those the setting
 // @dev_mode shows, upcheck_tree_shown, and neither withdrawn nor
 // dismissed); PackageCounts counts the same predicates.
-func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParams) ([]TreePackageName, error) {
+func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParams) ([]PackageListRow, error) {
 	rows, err := db.Query(ctx, packageList,
 		arg.DevMode,
+		arg.Site,
 		arg.Filter,
 		arg.Component,
 		arg.Search,
@@ -173,9 +201,9 @@ func (q *Queries) PackageList(ctx context.Context, db DBTX, arg PackageListParam
 		return nil, err
 	}
 	defer rows.Close()
-	items := []TreePackageName{}
+	items := []PackageListRow{}
 	for rows.Next() {
-		var i TreePackageName
+		var i PackageListRow
 		if err := rows.Scan(
 			&i.Name,
 			&i.Versions,

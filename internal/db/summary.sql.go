@@ -110,7 +110,7 @@ exploited AS (
     SELECT upcheck_exploited_read_at() AS read_at
 ),
 tree AS (
-    SELECT packages, synced_at FROM tree_state
+    SELECT packages, synced_at FROM tree_state WHERE site_id = $2
 ),
 tree_items AS MATERIALIZED (
     SELECT DISTINCT ON (a.name, a.version, a.kind = 'exposed')
@@ -119,7 +119,7 @@ tree_items AS MATERIALIZED (
            a.removed_at::timestamptz AS removed_at,
            array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'],
                           a.kind) AS urgency
-    FROM upcheck_tree_attention($2::text) a
+    FROM upcheck_tree_attention($2::bigint, $3::text) a
     ORDER BY a.name, a.version, a.kind = 'exposed',
              array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind),
              a.malicious DESC, a.removed_at DESC NULLS LAST, a.advisory_id
@@ -230,6 +230,7 @@ CROSS JOIN tree_totals
 
 type SummaryReadParams struct {
 	AttentionLimit int64
+	Site           int64
 	DevMode        string
 }
 
@@ -309,7 +310,7 @@ type SummaryReadRow struct {
 // The tree's items named, most urgent first, then by name and version,
 // as many as the components' (@attention_limit).
 func (q *Queries) SummaryRead(ctx context.Context, db DBTX, arg SummaryReadParams) (SummaryReadRow, error) {
-	row := db.QueryRow(ctx, summaryRead, arg.AttentionLimit, arg.DevMode)
+	row := db.QueryRow(ctx, summaryRead, arg.AttentionLimit, arg.Site, arg.DevMode)
 	var i SummaryReadRow
 	err := row.Scan(
 		&i.Components,

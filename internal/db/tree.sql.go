@@ -11,7 +11,7 @@ import (
 )
 
 const treeEdgeHashes = `-- name: TreeEdgeHashes :many
-SELECT from_id, name, kind, row_hash FROM tree_edges
+SELECT from_id, name, kind, row_hash FROM tree_edges WHERE site_id = $1
 `
 
 type TreeEdgeHashesRow struct {
@@ -21,8 +21,8 @@ type TreeEdgeHashesRow struct {
 	RowHash []byte
 }
 
-func (q *Queries) TreeEdgeHashes(ctx context.Context, db DBTX) ([]TreeEdgeHashesRow, error) {
-	rows, err := db.Query(ctx, treeEdgeHashes)
+func (q *Queries) TreeEdgeHashes(ctx context.Context, db DBTX, site int64) ([]TreeEdgeHashesRow, error) {
+	rows, err := db.Query(ctx, treeEdgeHashes, site)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +47,7 @@ func (q *Queries) TreeEdgeHashes(ctx context.Context, db DBTX) ([]TreeEdgeHashes
 }
 
 type TreeEdgesAddParams struct {
+	SiteID  int64
 	FromID  string
 	Name    string
 	Kind    string
@@ -58,12 +59,17 @@ type TreeEdgesAddParams struct {
 const treeEdgesDelete = `-- name: TreeEdgesDelete :execrows
 DELETE FROM tree_edges t
 USING jsonb_array_elements($1::jsonb) k
-WHERE t.from_id = k->>'from_id' AND t.name = k->>'name' AND t.kind = k->>'kind'
+WHERE t.site_id = $2 AND t.from_id = k->>'from_id' AND t.name = k->>'name' AND t.kind = k->>'kind'
 `
 
+type TreeEdgesDeleteParams struct {
+	Keys []byte
+	Site int64
+}
+
 // Deletes the edges @keys names (a JSON array of {from_id, name, kind}).
-func (q *Queries) TreeEdgesDelete(ctx context.Context, db DBTX, keys []byte) (int64, error) {
-	result, err := db.Exec(ctx, treeEdgesDelete, keys)
+func (q *Queries) TreeEdgesDelete(ctx context.Context, db DBTX, arg TreeEdgesDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, treeEdgesDelete, arg.Keys, arg.Site)
 	if err != nil {
 		return 0, err
 	}
@@ -71,21 +77,26 @@ func (q *Queries) TreeEdgesDelete(ctx context.Context, db DBTX, keys []byte) (in
 }
 
 const treeEdgesPut = `-- name: TreeEdgesPut :exec
-INSERT INTO tree_edges (from_id, name, kind, range, to_id, row_hash)
-SELECT i.from_id, i.name, i.kind, i.range, i.to_id, i.row_hash
-FROM jsonb_populate_recordset(NULL::tree_edges, $1::jsonb) i
+INSERT INTO tree_edges (site_id, from_id, name, kind, range, to_id, row_hash)
+SELECT $1::bigint, i.from_id, i.name, i.kind, i.range, i.to_id, i.row_hash
+FROM jsonb_populate_recordset(NULL::tree_edges, $2::jsonb) i
 ON CONFLICT (site_id, from_id, name, kind) DO UPDATE
 SET range = excluded.range, to_id = excluded.to_id, row_hash = excluded.row_hash
 `
 
+type TreeEdgesPutParams struct {
+	Site  int64
+	Edges []byte
+}
+
 // Writes the edges of @edges (store.treeEdgeRow), as TreePackagesPut.
-func (q *Queries) TreeEdgesPut(ctx context.Context, db DBTX, edges []byte) error {
-	_, err := db.Exec(ctx, treeEdgesPut, edges)
+func (q *Queries) TreeEdgesPut(ctx context.Context, db DBTX, arg TreeEdgesPutParams) error {
+	_, err := db.Exec(ctx, treeEdgesPut, arg.Site, arg.Edges)
 	return err
 }
 
 const treePackageHashes = `-- name: TreePackageHashes :many
-SELECT id, row_hash FROM tree_packages
+SELECT id, row_hash FROM tree_packages WHERE site_id = $1
 `
 
 type TreePackageHashesRow struct {
@@ -94,8 +105,8 @@ type TreePackageHashesRow struct {
 }
 
 // What a sync compares its rows with: each stored row's key and hash.
-func (q *Queries) TreePackageHashes(ctx context.Context, db DBTX) ([]TreePackageHashesRow, error) {
-	rows, err := db.Query(ctx, treePackageHashes)
+func (q *Queries) TreePackageHashes(ctx context.Context, db DBTX, site int64) ([]TreePackageHashesRow, error) {
+	rows, err := db.Query(ctx, treePackageHashes, site)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +126,7 @@ func (q *Queries) TreePackageHashes(ctx context.Context, db DBTX) ([]TreePackage
 }
 
 type TreePackagesAddParams struct {
+	SiteID        int64
 	ID            string
 	Name          string
 	Alias         string
@@ -136,9 +148,14 @@ const treePackagesByName = `-- name: TreePackagesByName :many
 SELECT id, name, alias, version, dev, optional, peer, source, resolved, integrity, install_script,
        dev_only, via, components
 FROM tree_packages
-WHERE name = $1
+WHERE site_id = $1 AND name = $2
 ORDER BY version, id
 `
+
+type TreePackagesByNameParams struct {
+	Site int64
+	Name string
+}
 
 type TreePackagesByNameRow struct {
 	ID            string
@@ -157,8 +174,8 @@ type TreePackagesByNameRow struct {
 	Components    []string
 }
 
-func (q *Queries) TreePackagesByName(ctx context.Context, db DBTX, name string) ([]TreePackagesByNameRow, error) {
-	rows, err := db.Query(ctx, treePackagesByName, name)
+func (q *Queries) TreePackagesByName(ctx context.Context, db DBTX, arg TreePackagesByNameParams) ([]TreePackagesByNameRow, error) {
+	rows, err := db.Query(ctx, treePackagesByName, arg.Site, arg.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -193,11 +210,16 @@ func (q *Queries) TreePackagesByName(ctx context.Context, db DBTX, name string) 
 }
 
 const treePackagesDelete = `-- name: TreePackagesDelete :execrows
-DELETE FROM tree_packages WHERE id = ANY ($1::text[])
+DELETE FROM tree_packages WHERE site_id = $1 AND id = ANY ($2::text[])
 `
 
-func (q *Queries) TreePackagesDelete(ctx context.Context, db DBTX, ids []string) (int64, error) {
-	result, err := db.Exec(ctx, treePackagesDelete, ids)
+type TreePackagesDeleteParams struct {
+	Site int64
+	Ids  []string
+}
+
+func (q *Queries) TreePackagesDelete(ctx context.Context, db DBTX, arg TreePackagesDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, treePackagesDelete, arg.Site, arg.Ids)
 	if err != nil {
 		return 0, err
 	}
@@ -207,12 +229,13 @@ func (q *Queries) TreePackagesDelete(ctx context.Context, db DBTX, ids []string)
 const treePackagesPage = `-- name: TreePackagesPage :many
 SELECT id, name, version, dev_only, via, components
 FROM tree_packages
-WHERE id > $1
+WHERE site_id = $1 AND id > $2
 ORDER BY id
-LIMIT $2
+LIMIT $3
 `
 
 type TreePackagesPageParams struct {
+	Site  int64
 	After string
 	Lim   int32
 }
@@ -229,7 +252,7 @@ type TreePackagesPageRow struct {
 // The whole tree for evaluation, in pages by id (keyset): the rows after
 // @after, at most @lim.
 func (q *Queries) TreePackagesPage(ctx context.Context, db DBTX, arg TreePackagesPageParams) ([]TreePackagesPageRow, error) {
-	rows, err := db.Query(ctx, treePackagesPage, arg.After, arg.Lim)
+	rows, err := db.Query(ctx, treePackagesPage, arg.Site, arg.After, arg.Lim)
 	if err != nil {
 		return nil, err
 	}
@@ -256,11 +279,11 @@ func (q *Queries) TreePackagesPage(ctx context.Context, db DBTX, arg TreePackage
 }
 
 const treePackagesPut = `-- name: TreePackagesPut :exec
-INSERT INTO tree_packages (id, name, alias, version, dev, optional, peer, source, resolved, integrity,
+INSERT INTO tree_packages (site_id, id, name, alias, version, dev, optional, peer, source, resolved, integrity,
                            install_script, dev_only, via, components, row_hash)
-SELECT i.id, i.name, i.alias, i.version, i.dev, i.optional, i.peer, i.source, i.resolved, i.integrity,
+SELECT $1::bigint, i.id, i.name, i.alias, i.version, i.dev, i.optional, i.peer, i.source, i.resolved, i.integrity,
        i.install_script, i.dev_only, i.via, i.components, i.row_hash
-FROM jsonb_populate_recordset(NULL::tree_packages, $1::jsonb) i
+FROM jsonb_populate_recordset(NULL::tree_packages, $2::jsonb) i
 ON CONFLICT (site_id, id) DO UPDATE
 SET name = excluded.name, alias = excluded.alias, version = excluded.version, dev = excluded.dev,
     optional = excluded.optional, peer = excluded.peer, source = excluded.source, resolved = excluded.resolved,
@@ -268,17 +291,23 @@ SET name = excluded.name, alias = excluded.alias, version = excluded.version, de
     via = excluded.via, components = excluded.components, row_hash = excluded.row_hash
 `
 
+type TreePackagesPutParams struct {
+	Site     int64
+	Packages []byte
+}
+
 // Writes the rows of @packages (a JSON array, store.treePackageRow) that
 // changed: a sync sends only those whose hash differs from the stored
 // row's. Each row is looked up by its key.
-func (q *Queries) TreePackagesPut(ctx context.Context, db DBTX, packages []byte) error {
-	_, err := db.Exec(ctx, treePackagesPut, packages)
+func (q *Queries) TreePackagesPut(ctx context.Context, db DBTX, arg TreePackagesPutParams) error {
+	_, err := db.Exec(ctx, treePackagesPut, arg.Site, arg.Packages)
 	return err
 }
 
 const treeStateGet = `-- name: TreeStateGet :one
 SELECT path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at
 FROM tree_state
+WHERE site_id = $1
 `
 
 type TreeStateGetRow struct {
@@ -292,8 +321,8 @@ type TreeStateGetRow struct {
 	ChangedAt time.Time
 }
 
-func (q *Queries) TreeStateGet(ctx context.Context, db DBTX) (TreeStateGetRow, error) {
-	row := db.QueryRow(ctx, treeStateGet)
+func (q *Queries) TreeStateGet(ctx context.Context, db DBTX, site int64) (TreeStateGetRow, error) {
+	row := db.QueryRow(ctx, treeStateGet, site)
 	var i TreeStateGetRow
 	err := row.Scan(
 		&i.Path,
@@ -314,7 +343,7 @@ SELECT coalesce(s.epoch, 0)::bigint AS epoch, coalesce(s.file_hash, '')::bytea A
        coalesce(s.tree_hash, '')::bytea AS tree_hash, coalesce(s.heads_hash, '')::bytea AS heads_hash,
        clock_timestamp()::timestamptz AS now
 FROM (VALUES (1)) one
-LEFT JOIN LATERAL (SELECT path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at, site_id FROM tree_state FOR UPDATE) s ON true
+LEFT JOIN LATERAL (SELECT path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at, site_id FROM tree_state WHERE site_id = $1 FOR UPDATE) s ON true
 `
 
 type TreeStateLockRow struct {
@@ -326,14 +355,15 @@ type TreeStateLockRow struct {
 }
 
 // The installed tree (migrations/00012_tree.sql, docs/npm.md "The installed
-// tree"). A sync writes it in one transaction that holds the lease's lock
-// (store.Tx.TreeWrite): the state first, locked, then only what changed,
-// found by comparing each row's hash with the stored one's.
+// tree"), each site's (@site: sites.id; 1 is the site upcheck runs
+// beside). A sync writes it in one transaction that holds the lease's
+// lock (store.Tx.TreeWrite): the state first, locked, then only what
+// changed, found by comparing each row's hash with the stored one's.
 // The tree's state, locked until the commit, and the database's time, the
 // one instant every row of this write is stamped with (an interval closed
 // and the one opened by the same sync meet at it). No row: never written.
-func (q *Queries) TreeStateLock(ctx context.Context, db DBTX) (TreeStateLockRow, error) {
-	row := db.QueryRow(ctx, treeStateLock)
+func (q *Queries) TreeStateLock(ctx context.Context, db DBTX, site int64) (TreeStateLockRow, error) {
+	row := db.QueryRow(ctx, treeStateLock, site)
 	var i TreeStateLockRow
 	err := row.Scan(
 		&i.Epoch,
@@ -348,31 +378,39 @@ func (q *Queries) TreeStateLock(ctx context.Context, db DBTX) (TreeStateLockRow,
 const treeStateTouch = `-- name: TreeStateTouch :exec
 UPDATE tree_state
 SET path = $1, file_hash = $2, synced_at = $3, epoch = epoch + 1
+WHERE site_id = $4
 `
 
 type TreeStateTouchParams struct {
 	Path     string
 	FileHash []byte
 	Now      time.Time
+	Site     int64
 }
 
 // A sync that read the tree as stored: it was read at now, nothing else
 // moves (the epoch does, see tree_state.epoch).
 func (q *Queries) TreeStateTouch(ctx context.Context, db DBTX, arg TreeStateTouchParams) error {
-	_, err := db.Exec(ctx, treeStateTouch, arg.Path, arg.FileHash, arg.Now)
+	_, err := db.Exec(ctx, treeStateTouch,
+		arg.Path,
+		arg.FileHash,
+		arg.Now,
+		arg.Site,
+	)
 	return err
 }
 
 const treeStateTouchAt = `-- name: TreeStateTouchAt :one
 UPDATE tree_state
 SET path = $1, file_hash = $2, synced_at = clock_timestamp(), epoch = epoch + 1
-WHERE epoch = $3 AND set_config('synchronous_commit', 'off', true) = 'off'
+WHERE site_id = $3 AND epoch = $4 AND set_config('synchronous_commit', 'off', true) = 'off'
 RETURNING synced_at
 `
 
 type TreeStateTouchAtParams struct {
 	Path     string
 	FileHash []byte
+	Site     int64
 	Epoch    int64
 }
 
@@ -385,15 +423,20 @@ type TreeStateTouchAtParams struct {
 // last read, and a crash that loses it loses that time, which the next
 // sync writes again; every other write of the tree waits for its flush.
 func (q *Queries) TreeStateTouchAt(ctx context.Context, db DBTX, arg TreeStateTouchAtParams) (time.Time, error) {
-	row := db.QueryRow(ctx, treeStateTouchAt, arg.Path, arg.FileHash, arg.Epoch)
+	row := db.QueryRow(ctx, treeStateTouchAt,
+		arg.Path,
+		arg.FileHash,
+		arg.Site,
+		arg.Epoch,
+	)
 	var synced_at time.Time
 	err := row.Scan(&synced_at)
 	return synced_at, err
 }
 
 const treeStateWrite = `-- name: TreeStateWrite :exec
-INSERT INTO tree_state (path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-VALUES ($1, $2, $3, $4, 1, $5, $6, $6)
+INSERT INTO tree_state (site_id, path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
+VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $7)
 ON CONFLICT (site_id) DO UPDATE
 SET path = excluded.path, file_hash = excluded.file_hash, tree_hash = excluded.tree_hash,
     heads_hash = excluded.heads_hash, epoch = tree_state.epoch + 1, packages = excluded.packages,
@@ -401,6 +444,7 @@ SET path = excluded.path, file_hash = excluded.file_hash, tree_hash = excluded.t
 `
 
 type TreeStateWriteParams struct {
+	Site      int64
 	Path      string
 	FileHash  []byte
 	TreeHash  []byte
@@ -411,6 +455,7 @@ type TreeStateWriteParams struct {
 
 func (q *Queries) TreeStateWrite(ctx context.Context, db DBTX, arg TreeStateWriteParams) error {
 	_, err := db.Exec(ctx, treeStateWrite,
+		arg.Site,
 		arg.Path,
 		arg.FileHash,
 		arg.TreeHash,
@@ -424,9 +469,14 @@ func (q *Queries) TreeStateWrite(ctx context.Context, db DBTX, arg TreeStateWrit
 const treeVersionsOf = `-- name: TreeVersionsOf :many
 SELECT name, version, installed_at, removed_at
 FROM tree_versions
-WHERE name = $1
+WHERE site_id = $1 AND name = $2
 ORDER BY installed_at DESC, version
 `
+
+type TreeVersionsOfParams struct {
+	Site int64
+	Name string
+}
 
 type TreeVersionsOfRow struct {
 	Name        string
@@ -436,8 +486,8 @@ type TreeVersionsOfRow struct {
 }
 
 // A package's installed versions, newest interval first.
-func (q *Queries) TreeVersionsOf(ctx context.Context, db DBTX, name string) ([]TreeVersionsOfRow, error) {
-	rows, err := db.Query(ctx, treeVersionsOf, name)
+func (q *Queries) TreeVersionsOf(ctx context.Context, db DBTX, arg TreeVersionsOfParams) ([]TreeVersionsOfRow, error) {
+	rows, err := db.Query(ctx, treeVersionsOf, arg.Site, arg.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -478,24 +528,29 @@ func (q *Queries) TreeVersionsPurge(ctx context.Context, db DBTX, keepSeconds fl
 
 const treeVersionsWrite = `-- name: TreeVersionsWrite :one
 WITH installed AS (
-    SELECT DISTINCT name, version FROM tree_packages
+    SELECT DISTINCT p.name, p.version FROM tree_packages p WHERE p.site_id = $1::bigint
 ),
 closed AS (
-    UPDATE tree_versions v SET removed_at = $1::timestamptz
-    WHERE v.removed_at IS NULL
+    UPDATE tree_versions v SET removed_at = $2::timestamptz
+    WHERE v.site_id = $1::bigint AND v.removed_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM installed i WHERE i.name = v.name AND i.version = v.version)
     RETURNING 1
 ),
 opened AS (
-    INSERT INTO tree_versions (name, version, installed_at)
-    SELECT i.name, i.version, $1 FROM installed i
+    INSERT INTO tree_versions (site_id, name, version, installed_at)
+    SELECT $1::bigint, i.name, i.version, $2 FROM installed i
     WHERE NOT EXISTS (SELECT 1 FROM tree_versions v
-                      WHERE v.name = i.name AND v.version = i.version AND v.removed_at IS NULL)
+                      WHERE v.site_id = $1::bigint AND v.name = i.name AND v.version = i.version AND v.removed_at IS NULL)
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM closed)::int AS closed,
        (SELECT count(*) FROM opened)::int AS opened
 `
+
+type TreeVersionsWriteParams struct {
+	Site int64
+	Now  time.Time
+}
 
 type TreeVersionsWriteRow struct {
 	Closed int32
@@ -506,8 +561,8 @@ type TreeVersionsWriteRow struct {
 // instance installs any more has its interval closed at @now, one
 // installed with no open interval gets one opened at @now. Run after
 // TreePackagesWrite, in its transaction.
-func (q *Queries) TreeVersionsWrite(ctx context.Context, db DBTX, now time.Time) (TreeVersionsWriteRow, error) {
-	row := db.QueryRow(ctx, treeVersionsWrite, now)
+func (q *Queries) TreeVersionsWrite(ctx context.Context, db DBTX, arg TreeVersionsWriteParams) (TreeVersionsWriteRow, error) {
+	row := db.QueryRow(ctx, treeVersionsWrite, arg.Site, arg.Now)
 	var i TreeVersionsWriteRow
 	err := row.Scan(&i.Closed, &i.Opened)
 	return i, err

@@ -12,11 +12,12 @@ import (
 const componentTreeCounts = `-- name: ComponentTreeCounts :one
 SELECT count(DISTINCT (a.name, a.version))::integer                             AS counted,
        (count(DISTINCT (a.name, a.version)) FILTER (WHERE a.malicious))::integer AS malicious
-FROM upcheck_component_tree_attention($1::text) a
-WHERE a.code = $2::text
+FROM upcheck_component_tree_attention($1::bigint, $2::text) a
+WHERE a.code = $3::text
 `
 
 type ComponentTreeCountsParams struct {
+	Site    int64
 	DevMode string
 	Code    string
 }
@@ -31,7 +32,7 @@ type ComponentTreeCountsRow struct {
 // and how many of them a malicious-package record names: the catalog
 // row's count (queries/catalog.sql tree_counted), for one component.
 func (q *Queries) ComponentTreeCounts(ctx context.Context, db DBTX, arg ComponentTreeCountsParams) (ComponentTreeCountsRow, error) {
-	row := db.QueryRow(ctx, componentTreeCounts, arg.DevMode, arg.Code)
+	row := db.QueryRow(ctx, componentTreeCounts, arg.Site, arg.DevMode, arg.Code)
 	var i ComponentTreeCountsRow
 	err := row.Scan(&i.Counted, &i.Malicious)
 	return i, err
@@ -42,21 +43,22 @@ SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a
        a.malicious::boolean AS malicious, a.instance_id::text AS instance_id,
        coalesce((SELECT v.e->'path'
                    FROM tree_packages p CROSS JOIN LATERAL jsonb_array_elements(p.via) AS v(e)
-                  WHERE p.id = a.instance_id
-                  ORDER BY (v.e->>'head') IS DISTINCT FROM $1::text, jsonb_array_length(v.e->'path'), v.e->>'head'
+                  WHERE p.site_id = $1 AND p.id = a.instance_id
+                  ORDER BY (v.e->>'head') IS DISTINCT FROM $2::text, jsonb_array_length(v.e->'path'), v.e->>'head'
                   LIMIT 1), '[]')::jsonb AS path,
        x.fix AS fix,
        coalesce(f.severity, '')::text AS severity, f.fixed_in AS fixed_in
-FROM upcheck_component_tree_attention($2::text) a
-LEFT JOIN tree_fixes x ON x.package_id = a.instance_id AND x.advisory_id = a.advisory_id
+FROM upcheck_component_tree_attention($1::bigint, $3::text) a
+LEFT JOIN tree_fixes x ON x.site_id = $1 AND x.package_id = a.instance_id AND x.advisory_id = a.advisory_id
 LEFT JOIN tree_findings f ON f.name = a.name AND f.version = a.version AND f.advisory_id = a.advisory_id
-WHERE a.code = $3::text
+WHERE a.code = $4::text
 ORDER BY array_position(ARRAY['malicious', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind::text),
          a.name, a.version, a.instance_id, a.advisory_id
-LIMIT $4::bigint
+LIMIT $5::bigint
 `
 
 type ComponentTreeFindingsParams struct {
+	Site    int64
 	Package string
 	DevMode string
 	Code    string
@@ -85,6 +87,7 @@ type ComponentTreeFindingsRow struct {
 // first fixed version. At most @max_rows rows.
 func (q *Queries) ComponentTreeFindings(ctx context.Context, db DBTX, arg ComponentTreeFindingsParams) ([]ComponentTreeFindingsRow, error) {
 	rows, err := db.Query(ctx, componentTreeFindings,
+		arg.Site,
 		arg.Package,
 		arg.DevMode,
 		arg.Code,

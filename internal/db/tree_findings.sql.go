@@ -61,10 +61,15 @@ func (q *Queries) EventPlanTreeExposed(ctx context.Context, db DBTX, arg EventPl
 const treeAttention = `-- name: TreeAttention :many
 SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
        a.malicious::boolean AS malicious, a.dev::boolean AS dev
-FROM upcheck_tree_attention($1::text) a
+FROM upcheck_tree_attention($1::bigint, $2::text) a
 ORDER BY array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind::text),
          a.name, a.version, a.advisory_id
 `
+
+type TreeAttentionParams struct {
+	Site    int64
+	DevMode string
+}
 
 type TreeAttentionRow struct {
 	Kind       string
@@ -77,8 +82,8 @@ type TreeAttentionRow struct {
 
 // What in the tree needs attention under the setting
 // (upcheck_tree_attention, the one definition).
-func (q *Queries) TreeAttention(ctx context.Context, db DBTX, devMode string) ([]TreeAttentionRow, error) {
-	rows, err := db.Query(ctx, treeAttention, devMode)
+func (q *Queries) TreeAttention(ctx context.Context, db DBTX, arg TreeAttentionParams) ([]TreeAttentionRow, error) {
+	rows, err := db.Query(ctx, treeAttention, arg.Site, arg.DevMode)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +211,10 @@ func (q *Queries) TreeDismissalEnd(ctx context.Context, db DBTX, arg TreeDismiss
 const treeEvaluationDue = `-- name: TreeEvaluationDue :one
 SELECT t.tree_hash, i.version AS intel_version,
        e.tree_hash AS evaluated_tree_hash, e.intel_version AS evaluated_intel_version, e.evaluated_at
-FROM tree_state t
+FROM tree_fleet_hash t
 CROSS JOIN intel_state i
 LEFT JOIN tree_evaluation e ON true
+WHERE t.sites > 0
 `
 
 type TreeEvaluationDueRow struct {
@@ -238,7 +244,7 @@ func (q *Queries) TreeEvaluationDue(ctx context.Context, db DBTX) (TreeEvaluatio
 const treeEvaluationSet = `-- name: TreeEvaluationSet :one
 INSERT INTO tree_evaluation (id, tree_hash, intel_version, evaluated_at, epoch)
 SELECT true, t.tree_hash, $1::bigint, clock_timestamp(), $2::bigint
-FROM tree_state t
+FROM tree_fleet_hash t
 WHERE t.tree_hash = $3::bytea
 ON CONFLICT (id) DO UPDATE
 SET tree_hash = EXCLUDED.tree_hash, intel_version = EXCLUDED.intel_version, evaluated_at = EXCLUDED.evaluated_at,
@@ -266,9 +272,15 @@ func (q *Queries) TreeEvaluationSet(ctx context.Context, db DBTX, arg TreeEvalua
 const treeExposureList = `-- name: TreeExposureList :many
 SELECT id, name, version, advisory_id, advisory, malicious, known_exploited, installed_at, removed_at, found_at
 FROM tree_exposures
+WHERE site_id = $1
 ORDER BY found_at DESC, id DESC
-LIMIT $1::integer
+LIMIT $2::integer
 `
+
+type TreeExposureListParams struct {
+	Site    int64
+	MaxRows int32
+}
 
 type TreeExposureListRow struct {
 	ID             int64
@@ -284,8 +296,8 @@ type TreeExposureListRow struct {
 }
 
 // The look-back's findings, newest first.
-func (q *Queries) TreeExposureList(ctx context.Context, db DBTX, maxRows int32) ([]TreeExposureListRow, error) {
-	rows, err := db.Query(ctx, treeExposureList, maxRows)
+func (q *Queries) TreeExposureList(ctx context.Context, db DBTX, arg TreeExposureListParams) ([]TreeExposureListRow, error) {
+	rows, err := db.Query(ctx, treeExposureList, arg.Site, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
@@ -316,13 +328,13 @@ func (q *Queries) TreeExposureList(ctx context.Context, db DBTX, maxRows int32) 
 }
 
 const treeExposuresAdd = `-- name: TreeExposuresAdd :many
-INSERT INTO tree_exposures (interval_id, name, version, advisory_id, advisory, malicious, known_exploited,
+INSERT INTO tree_exposures (site_id, interval_id, name, version, advisory_id, advisory, malicious, known_exploited,
                             installed_at, removed_at, epoch)
-SELECT i.interval_id, i.name, i.version, i.advisory_id, i.advisory, i.malicious, i.known_exploited,
+SELECT i.site_id, i.interval_id, i.name, i.version, i.advisory_id, i.advisory, i.malicious, i.known_exploited,
        i.installed_at, i.removed_at, $1::bigint
 FROM jsonb_populate_recordset(NULL::tree_exposures, $2::jsonb) i
 ON CONFLICT (interval_id, advisory_id) DO NOTHING
-RETURNING id, name, version, advisory_id, malicious, known_exploited, installed_at, removed_at
+RETURNING id, site_id, name, version, advisory_id, malicious, known_exploited, installed_at, removed_at
 `
 
 type TreeExposuresAddParams struct {
@@ -332,6 +344,7 @@ type TreeExposuresAddParams struct {
 
 type TreeExposuresAddRow struct {
 	ID             int64
+	SiteID         int64
 	Name           string
 	Version        string
 	AdvisoryID     string
@@ -355,6 +368,7 @@ func (q *Queries) TreeExposuresAdd(ctx context.Context, db DBTX, arg TreeExposur
 		var i TreeExposuresAddRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.SiteID,
 			&i.Name,
 			&i.Version,
 			&i.AdvisoryID,
@@ -379,7 +393,13 @@ SELECT count(*) FILTER (WHERE upcheck_tree_counted($1::text, dev, malicious, wit
                           AND $1::text = 'separate')::integer AS dev_apart,
        count(DISTINCT (name, version)) FILTER (WHERE upcheck_tree_counted($1::text, dev, malicious, withdrawn, dismissed))::integer AS packages
 FROM tree_finding_state
+WHERE site_id = $2
 `
+
+type TreeFindingCountsParams struct {
+	DevMode string
+	Site    int64
+}
 
 type TreeFindingCountsRow struct {
 	Counted  int32
@@ -389,8 +409,8 @@ type TreeFindingCountsRow struct {
 
 // How many tree findings count under the setting (upcheck_tree_counted,
 // the one definition), and how many are shown apart as development ones.
-func (q *Queries) TreeFindingCounts(ctx context.Context, db DBTX, devMode string) (TreeFindingCountsRow, error) {
-	row := db.QueryRow(ctx, treeFindingCounts, devMode)
+func (q *Queries) TreeFindingCounts(ctx context.Context, db DBTX, arg TreeFindingCountsParams) (TreeFindingCountsRow, error) {
+	row := db.QueryRow(ctx, treeFindingCounts, arg.DevMode, arg.Site)
 	var i TreeFindingCountsRow
 	err := row.Scan(&i.Counted, &i.DevApart, &i.Packages)
 	return i, err
@@ -401,9 +421,14 @@ SELECT name, version, advisory_id, advisory, malicious, known_exploited, epss, s
        found_at, dev, instances, components, dismissed,
        upcheck_tree_counted($1::text, dev, malicious, withdrawn, dismissed) AS counted
 FROM tree_finding_state
-WHERE upcheck_tree_shown($1::text, dev, malicious)
+WHERE site_id = $2 AND upcheck_tree_shown($1::text, dev, malicious)
 ORDER BY malicious DESC, known_exploited DESC, name, version, advisory_id
 `
+
+type TreeFindingListParams struct {
+	DevMode string
+	Site    int64
+}
 
 type TreeFindingListRow struct {
 	Name           string
@@ -426,8 +451,8 @@ type TreeFindingListRow struct {
 
 // The tree's findings the pages show under the setting (dev_mode:
 // readmodel.DevMode), with what counting reads (upcheck_tree_counted).
-func (q *Queries) TreeFindingList(ctx context.Context, db DBTX, devMode string) ([]TreeFindingListRow, error) {
-	rows, err := db.Query(ctx, treeFindingList, devMode)
+func (q *Queries) TreeFindingList(ctx context.Context, db DBTX, arg TreeFindingListParams) ([]TreeFindingListRow, error) {
+	rows, err := db.Query(ctx, treeFindingList, arg.DevMode, arg.Site)
 	if err != nil {
 		return nil, err
 	}
@@ -484,13 +509,14 @@ SELECT p.id AS instance_id, p.name, p.version, p.dev, p.dev_only, p.via, p.compo
        upcheck_tree_counted($1::text, f.dev, f.malicious, f.withdrawn, f.dismissed) AS counted,
        upcheck_tree_shown($1::text, f.dev, f.malicious) AS shown
 FROM tree_packages p
-JOIN tree_finding_state f ON f.name = p.name AND f.version = p.version
-WHERE p.name = $2::text AND p.source NOT IN ('link', 'file')
+JOIN tree_finding_state f ON f.site_id = p.site_id AND f.name = p.name AND f.version = p.version
+WHERE p.site_id = $2 AND p.name = $3::text AND p.source NOT IN ('link', 'file')
 ORDER BY p.id, f.advisory_id
 `
 
 type TreeFindingsOfInstancesParams struct {
 	DevMode string
+	Site    int64
 	Name    string
 }
 
@@ -522,7 +548,7 @@ type TreeFindingsOfInstancesRow struct {
 // @dev_mode (upcheck_tree_counted, upcheck_tree_shown); finding_dev:
 // every instance of the version is installed only for development.
 func (q *Queries) TreeFindingsOfInstances(ctx context.Context, db DBTX, arg TreeFindingsOfInstancesParams) ([]TreeFindingsOfInstancesRow, error) {
-	rows, err := db.Query(ctx, treeFindingsOfInstances, arg.DevMode, arg.Name)
+	rows, err := db.Query(ctx, treeFindingsOfInstances, arg.DevMode, arg.Site, arg.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -619,15 +645,16 @@ func (q *Queries) TreeInstalledVersions(ctx context.Context, db DBTX) ([]TreeIns
 }
 
 const treePastVersions = `-- name: TreePastVersions :many
-SELECT v.id, v.name, v.version, v.installed_at, v.removed_at::timestamptz AS removed_at
+SELECT v.id, v.site_id, v.name, v.version, v.installed_at, v.removed_at::timestamptz AS removed_at
 FROM tree_versions v
 WHERE v.removed_at IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = v.name AND p.version = v.version)
+  AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version)
 ORDER BY v.name, v.version, v.installed_at
 `
 
 type TreePastVersionsRow struct {
 	ID          int64
+	SiteID      int64
 	Name        string
 	Version     string
 	InstalledAt time.Time
@@ -648,6 +675,7 @@ func (q *Queries) TreePastVersions(ctx context.Context, db DBTX) ([]TreePastVers
 		var i TreePastVersionsRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.SiteID,
 			&i.Name,
 			&i.Version,
 			&i.InstalledAt,

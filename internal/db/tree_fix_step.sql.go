@@ -22,8 +22,8 @@ SELECT gen_random_uuid(), ch.id,
        $1::bigint
 FROM tree_finding_state f
 JOIN notification_channels ch ON ch.enabled
-WHERE f.found_at >= now()
-  AND upcheck_tree_counted($2::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+WHERE f.site_id = $2 AND f.found_at >= now()
+  AND upcheck_tree_counted($3::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
   AND (f.malicious OR f.known_exploited OR ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
@@ -31,6 +31,7 @@ RETURNING id
 
 type EventPlanTreeFindingsParams struct {
 	Epoch   *int64
+	Site    int64
 	DevMode string
 }
 
@@ -41,7 +42,7 @@ type EventPlanTreeFindingsParams struct {
 // finding's EPSS below a channel's least is not sent there; malicious and
 // exploited ones always are.
 func (q *Queries) EventPlanTreeFindings(ctx context.Context, db DBTX, arg EventPlanTreeFindingsParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, eventPlanTreeFindings, arg.Epoch, arg.DevMode)
+	rows, err := db.Query(ctx, eventPlanTreeFindings, arg.Epoch, arg.Site, arg.DevMode)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +64,7 @@ func (q *Queries) EventPlanTreeFindings(ctx context.Context, db DBTX, arg EventP
 const treeEdgesAll = `-- name: TreeEdgesAll :many
 SELECT from_id, name, kind, range, coalesce(to_id, '')::text AS to_id
 FROM tree_edges
+WHERE site_id = $1
 ORDER BY from_id, name, kind
 `
 
@@ -74,8 +76,8 @@ type TreeEdgesAllRow struct {
 	ToID   string
 }
 
-func (q *Queries) TreeEdgesAll(ctx context.Context, db DBTX) ([]TreeEdgesAllRow, error) {
-	rows, err := db.Query(ctx, treeEdgesAll)
+func (q *Queries) TreeEdgesAll(ctx context.Context, db DBTX, site int64) ([]TreeEdgesAllRow, error) {
+	rows, err := db.Query(ctx, treeEdgesAll, site)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +105,7 @@ func (q *Queries) TreeEdgesAll(ctx context.Context, db DBTX) ([]TreeEdgesAllRow,
 const treeFindingsForFixes = `-- name: TreeFindingsForFixes :many
 SELECT p.id AS package_id, f.name, f.version, f.advisory_id, f.advisory_keys, f.severity, f.fixed_in
 FROM tree_findings f
-JOIN tree_packages p ON p.name = f.name AND p.version = f.version AND p.source NOT IN ('link', 'file')
+JOIN tree_packages p ON p.site_id = $1 AND p.name = f.name AND p.version = f.version AND p.source NOT IN ('link', 'file')
 WHERE NOT f.withdrawn
 ORDER BY p.id, f.advisory_id
 `
@@ -121,8 +123,8 @@ type TreeFindingsForFixesRow struct {
 // The findings the fix step decides: every installed instance's
 // non-withdrawn findings (a local package's, link: or file:, is never
 // matched), with the advisory's keys to read its record by.
-func (q *Queries) TreeFindingsForFixes(ctx context.Context, db DBTX) ([]TreeFindingsForFixesRow, error) {
-	rows, err := db.Query(ctx, treeFindingsForFixes)
+func (q *Queries) TreeFindingsForFixes(ctx context.Context, db DBTX, site int64) ([]TreeFindingsForFixesRow, error) {
+	rows, err := db.Query(ctx, treeFindingsForFixes, site)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +155,7 @@ const treeFixesDeleteStale = `-- name: TreeFixesDeleteStale :execrows
 DELETE FROM tree_fixes x
 WHERE NOT EXISTS (SELECT 1 FROM tree_packages p
                   JOIN tree_findings f ON f.name = p.name AND f.version = p.version
-                  WHERE p.id = x.package_id AND f.advisory_id = x.advisory_id AND NOT f.withdrawn)
+                  WHERE p.site_id = x.site_id AND p.id = x.package_id AND f.advisory_id = x.advisory_id AND NOT f.withdrawn)
 `
 
 // The fixes whose finding is gone: the instance's version changed (its
@@ -170,6 +172,7 @@ func (q *Queries) TreeFixesDeleteStale(ctx context.Context, db DBTX) (int64, err
 const treePackagesAll = `-- name: TreePackagesAll :many
 SELECT id, name, alias, version, dev, optional, peer, source, resolved, integrity, install_script
 FROM tree_packages
+WHERE site_id = $1
 ORDER BY id
 `
 
@@ -188,8 +191,8 @@ type TreePackagesAllRow struct {
 }
 
 // The whole tree as the fix step reads it (remedy.Input.Tree).
-func (q *Queries) TreePackagesAll(ctx context.Context, db DBTX) ([]TreePackagesAllRow, error) {
-	rows, err := db.Query(ctx, treePackagesAll)
+func (q *Queries) TreePackagesAll(ctx context.Context, db DBTX, site int64) ([]TreePackagesAllRow, error) {
+	rows, err := db.Query(ctx, treePackagesAll, site)
 	if err != nil {
 		return nil, err
 	}

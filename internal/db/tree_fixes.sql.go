@@ -11,12 +11,12 @@ import (
 )
 
 const treeFixClear = `-- name: TreeFixClear :exec
-DELETE FROM tree_fixes
+DELETE FROM tree_fixes WHERE site_id = $1
 `
 
 // Clears the fixes before a check writes its own.
-func (q *Queries) TreeFixClear(ctx context.Context, db DBTX) error {
-	_, err := db.Exec(ctx, treeFixClear)
+func (q *Queries) TreeFixClear(ctx context.Context, db DBTX, site int64) error {
+	_, err := db.Exec(ctx, treeFixClear, site)
 	return err
 }
 
@@ -111,6 +111,7 @@ func (q *Queries) TreeFixDocumentSave(ctx context.Context, db DBTX, arg TreeFixD
 const treeFixList = `-- name: TreeFixList :many
 SELECT package_id, advisory_id, fix, direct, decided_at
 FROM tree_fixes
+WHERE site_id = $1
 ORDER BY package_id, advisory_id
 `
 
@@ -123,8 +124,8 @@ type TreeFixListRow struct {
 }
 
 // Every finding's fix, by package instance and advisory.
-func (q *Queries) TreeFixList(ctx context.Context, db DBTX) ([]TreeFixListRow, error) {
-	rows, err := db.Query(ctx, treeFixList)
+func (q *Queries) TreeFixList(ctx context.Context, db DBTX, site int64) ([]TreeFixListRow, error) {
+	rows, err := db.Query(ctx, treeFixList, site)
 	if err != nil {
 		return nil, err
 	}
@@ -150,18 +151,19 @@ func (q *Queries) TreeFixList(ctx context.Context, db DBTX) ([]TreeFixListRow, e
 }
 
 const treeFixSave = `-- name: TreeFixSave :exec
-INSERT INTO tree_fixes (package_id, advisory_id, fix, direct, epoch)
-SELECT f.package_id, f.advisory_id, f.fix, f.direct, $1
-FROM (SELECT unnest($2::text[])  AS package_id,
-             unnest($3::text[]) AS advisory_id,
-             unnest($4::jsonb[])       AS fix,
-             unnest($5::boolean[])   AS direct) AS f
-WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.id = f.package_id)
+INSERT INTO tree_fixes (site_id, package_id, advisory_id, fix, direct, epoch)
+SELECT $1::bigint, f.package_id, f.advisory_id, f.fix, f.direct, $2
+FROM (SELECT unnest($3::text[])  AS package_id,
+             unnest($4::text[]) AS advisory_id,
+             unnest($5::jsonb[])       AS fix,
+             unnest($6::boolean[])   AS direct) AS f
+WHERE EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = $1 AND p.id = f.package_id)
 ON CONFLICT (site_id, package_id, advisory_id) DO UPDATE
 SET fix = EXCLUDED.fix, direct = EXCLUDED.direct, decided_at = EXCLUDED.decided_at, epoch = EXCLUDED.epoch
 `
 
 type TreeFixSaveParams struct {
+	Site        int64
 	Epoch       int64
 	PackageIds  []string
 	AdvisoryIds []string
@@ -173,6 +175,7 @@ type TreeFixSaveParams struct {
 // longer in the tree is passed over.
 func (q *Queries) TreeFixSave(ctx context.Context, db DBTX, arg TreeFixSaveParams) error {
 	_, err := db.Exec(ctx, treeFixSave,
+		arg.Site,
 		arg.Epoch,
 		arg.PackageIds,
 		arg.AdvisoryIds,

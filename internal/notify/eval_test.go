@@ -119,7 +119,7 @@ func TestUnparsablePeerRangeHidesNoAdvisory(t *testing.T) {
 	if ev.UpdateAvailable || ev.NeedsNewerCore {
 		t.Errorf("evil: update %v, needs newer core %v; want neither (no core is known to run 1.1.0 or 1.2.0)", ev.UpdateAvailable, ev.NeedsNewerCore)
 	}
-	sum, err := b.store.Summary(ctx, readmodel.DevSeparate)
+	sum, err := b.store.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestReleaseClearingAnAdvisoryIsASecurityUpdate(t *testing.T) {
 	b.check()
 	b.check()
 
-	sum, err := b.store.Summary(ctx, readmodel.DevSeparate)
+	sum, err := b.store.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestMaliciousVersionWithACleanSuccessor(t *testing.T) {
 	// The summary's attention items say the way out too (the banner and
 	// the dashboard word it from cleared_by), and "no way out" where
 	// there is none.
-	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,9 +245,10 @@ func (s *Service) QueueTreeExposed(ctx context.Context, tx *store.Tx, ids []int6
 }
 
 // QueueTreeFindings plans, in tx, the tree.finding event of each counted
-// finding (under mode) the tree's evaluation wrote new earlier in tx.
-func (s *Service) QueueTreeFindings(ctx context.Context, tx *store.Tx, mode readmodel.DevMode, epoch int64) error {
-	events, err := tx.EventPlanTreeFindings(ctx, mode, epoch)
+// finding (under mode) on site's tree that the tree's evaluation wrote new
+// earlier in tx.
+func (s *Service) QueueTreeFindings(ctx context.Context, tx *store.Tx, site int64, mode readmodel.DevMode, epoch int64) error {
+	events, err := tx.EventPlanTreeFindings(ctx, site, mode, epoch)
 	if err != nil || len(events) == 0 {
 		return err
 	}

@@ -246,7 +246,7 @@ func TestAttentionOrderMatchesSQL(t *testing.T) {
 	// until none is left: every kind in its place.
 	var order []readmodel.AttentionKind
 	for range readmodel.AttentionKinds {
-		sum, err := store.New(db.Pool).Summary(context.Background(), readmodel.DevSeparate)
+		sum, err := store.New(db.Pool).Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func TestAttentionRanksWhatAnUpdateBrings(t *testing.T) {
 			VALUES ($1, $2, (SELECT installed_version FROM components WHERE code = $1), '1.9.0', sha256('doc'),
 			        $3::boolean, '1.1.0', '1.1.0', jsonb_build_object('brings', $4::jsonb), 1)`, r.code, src, r.offered, r.brings)
 	}
-	sum, err := store.New(db.Pool).Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := store.New(db.Pool).Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			for _, tr := range readmodel.AllTriggers() {
 				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ('scheduled', 'cron', 'completed', clock_timestamp())`)
 				db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, finished_at) VALUES ($1, 'cron', $2, clock_timestamp())`, tr, s)
-				sum, err := st.Summary(ctx, readmodel.DevSeparate)
+				sum, err := st.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -573,7 +573,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			return release.AdvisoryMatch{Advisory: release.Advisory{ID: id, Severity: "critical", Affected: "*"}, NoFix: true, Malicious: true}
 		}
 		added := treekit.WriteFindings(t, st, []store.TreeFinding{treekit.Finding(t, "chalk", "5.6.1", mal("MAL-3"), false)},
-			[]store.TreeExposure{{IntervalID: past[0].IntervalID, Name: "debug", Version: "4.4.2", AdvisoryID: "MAL-2",
+			[]store.TreeExposure{{IntervalID: past[0].IntervalID, Site: past[0].Site, Name: "debug", Version: "4.4.2", AdvisoryID: "MAL-2",
 				Advisory: []byte(`{"id": "MAL-2"}`), Malicious: true, InstalledAt: past[0].InstalledAt, RemovedAt: past[0].RemovedAt}})
 		exposure := added[0].ID
 		// A new tree finding (tree.finding): the evaluation writes it and
@@ -609,7 +609,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			if _, err = tx.EventCreateTest(ctx, channel); err != nil {
 				return err
 			}
-			if _, err = tx.EventPlanTreeFindings(ctx, readmodel.DevSeparate, 0); err != nil {
+			if _, err = tx.EventPlanTreeFindings(ctx, store.LocalSite, readmodel.DevSeparate, 0); err != nil {
 				return err
 			}
 			_, err = tx.EventPlanTreeExposed(ctx, []int64{exposure}, 0)
@@ -780,7 +780,7 @@ func TestFiltersMatchSQL(t *testing.T) {
 		}
 	}
 	st := store.New(db.Pool)
-	sum, err := st.Summary(ctx, readmodel.DevSeparate)
+	sum, err := st.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ type ReadModelStamp struct {
 // mode is UPCHECK_LOCKFILE_DEV: what each component's dependencies count
 // (CatalogRow.TreeCounted).
 func (e *Executor) CatalogRows(ctx context.Context, mode readmodel.DevMode) ([]CatalogEntry, ReadModelStamp, error) {
-	rows, err := e.q.CatalogAll(ctx, e.dbtx, string(mode))
+	rows, err := e.q.CatalogAll(ctx, e.dbtx, db.CatalogAllParams{Site: LocalSite, DevMode: string(mode)})
 	if err != nil {
 		return nil, ReadModelStamp{}, mapError(fmt.Errorf("read catalog: %w", err))
 	}

@@ -30,7 +30,7 @@ func testComponentTreeAttention(t *testing.T, f *fdb) {
 	}, finding(t, "old", "0.1.0", "MAL-old", "", true, false))
 	rows := func(mode string) string {
 		return f.text(t, `SELECT coalesce(string_agg(code || ':' || kind || ':' || advisory_id || '@' || instance_id, ' '
-			ORDER BY code, advisory_id), '') FROM upcheck_component_tree_attention($1)`, mode)
+			ORDER BY code, advisory_id), '') FROM upcheck_component_tree_attention(1, $1)`, mode)
 	}
 	if got, want := rows("separate"), "express:vulnerable:GHSA-dbg@node_modules/express/node_modules/debug "+
 		"mocha:malicious:MAL-evil@node_modules/mocha/node_modules/evil"; got != want {

@@ -106,10 +106,10 @@ func testTreeAttention(t *testing.T, f *fdb) {
 		treekit.Finding(t, "a", "1.0.0", exploited, false),
 		treekit.Finding(t, "d", "1.0.0", adv("GHSA-d", ""), false),
 		treekit.Finding(t, "d", "1.0.0", malicious, false),
-	}, []store.TreeExposure{{IntervalID: past[0].IntervalID, Name: "old", Version: "0.1.0", AdvisoryID: "MAL-o",
+	}, []store.TreeExposure{{IntervalID: past[0].IntervalID, Site: past[0].Site, Name: "old", Version: "0.1.0", AdvisoryID: "MAL-o",
 		Advisory: []byte(`{"id": "MAL-o"}`), Malicious: true, InstalledAt: past[0].InstalledAt, RemovedAt: past[0].RemovedAt}})
 	kinds := func(mode string) string {
-		return f.text(t, `SELECT string_agg(kind || ':' || advisory_id, ' ' ORDER BY kind, advisory_id) FROM upcheck_tree_attention($1)`, mode)
+		return f.text(t, `SELECT string_agg(kind || ':' || advisory_id, ' ' ORDER BY kind, advisory_id) FROM upcheck_tree_attention(1, $1)`, mode)
 	}
 	if got, want := kinds("separate"), "exposed:MAL-o known_exploited:GHSA-k malicious:MAL-d vulnerable:GHSA-a vulnerable_no_fix:GHSA-n"; got != want {
 		t.Errorf("separate: %s, want %s", got, want)

@@ -27,8 +27,8 @@ type PackageFilter struct {
 }
 
 // Packages reads one page of the installed packages as f asks.
-func (e *Executor) Packages(ctx context.Context, f PackageFilter) ([]readmodel.PackageRow, error) {
-	rows, err := e.q.PackageList(ctx, e.dbtx, db.PackageListParams{DevMode: string(f.DevMode), Filter: string(f.Filter), Component: f.Component,
+func (e *Executor) Packages(ctx context.Context, site int64, f PackageFilter) ([]readmodel.PackageRow, error) {
+	rows, err := e.q.PackageList(ctx, e.dbtx, db.PackageListParams{Site: site, DevMode: string(f.DevMode), Filter: string(f.Filter), Component: f.Component,
 		Search: f.Search, After: f.After, RowLimit: int64(f.Limit)})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read packages: %w", err))
@@ -50,8 +50,8 @@ func (e *Executor) Packages(ctx context.Context, f PackageFilter) ([]readmodel.P
 
 // PackageCounts counts the packages each filter shows, with f's component
 // and search (f's filter and page are not read).
-func (e *Executor) PackageCounts(ctx context.Context, f PackageFilter) (readmodel.PackageCounts, error) {
-	r, err := e.q.PackageCounts(ctx, e.dbtx, db.PackageCountsParams{DevMode: string(f.DevMode), Component: f.Component, Search: f.Search})
+func (e *Executor) PackageCounts(ctx context.Context, site int64, f PackageFilter) (readmodel.PackageCounts, error) {
+	r, err := e.q.PackageCounts(ctx, e.dbtx, db.PackageCountsParams{Site: site, DevMode: string(f.DevMode), Component: f.Component, Search: f.Search})
 	if err != nil {
 		return readmodel.PackageCounts{}, mapError(fmt.Errorf("count packages: %w", err))
 	}
@@ -62,8 +62,8 @@ func (e *Executor) PackageCounts(ctx context.Context, f PackageFilter) (readmode
 // PackageInstances reads every installed instance of the package name
 // (TreePackagesByName) as the pages show it; none when it is not
 // installed.
-func (e *Executor) PackageInstances(ctx context.Context, name string) ([]readmodel.PackageInstance, error) {
-	ps, err := e.TreePackagesByName(ctx, name)
+func (e *Executor) PackageInstances(ctx context.Context, site int64, name string) ([]readmodel.PackageInstance, error) {
+	ps, err := e.TreePackagesByName(ctx, site, name)
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +85,8 @@ func (e *Executor) PackageInstances(ctx context.Context, name string) ([]readmod
 
 // PackageFixes reads what clears each finding on the instances of the
 // package name (tree_fixes), by instance ID.
-func (e *Executor) PackageFixes(ctx context.Context, name string) (map[string][]readmodel.PackageFix, error) {
-	rows, err := e.q.PackageFixes(ctx, e.dbtx, name)
+func (e *Executor) PackageFixes(ctx context.Context, site int64, name string) (map[string][]readmodel.PackageFix, error) {
+	rows, err := e.q.PackageFixes(ctx, e.dbtx, db.PackageFixesParams{Site: site, Name: name})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read the fixes of %q: %w", name, err))
 	}
@@ -104,8 +104,8 @@ func (e *Executor) PackageFixes(ctx context.Context, name string) (map[string][]
 
 // PackageHistory reads the newest limit versions of the package name the
 // tree installed (TreeVersionsOf), newest first, in UTC.
-func (e *Executor) PackageHistory(ctx context.Context, name string, limit int) ([]readmodel.PackageVersionSpan, error) {
-	vs, err := e.TreeVersionsOf(ctx, name)
+func (e *Executor) PackageHistory(ctx context.Context, site int64, name string, limit int) ([]readmodel.PackageVersionSpan, error) {
+	vs, err := e.TreeVersionsOf(ctx, site, name)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +118,8 @@ func (e *Executor) PackageHistory(ctx context.Context, name string, limit int) (
 
 // TreeStateRow is the tree's state (TreeState) as the pages read it, in
 // UTC; nil when no tree was ever read.
-func (e *Executor) TreeStateRow(ctx context.Context) (*readmodel.TreeState, error) {
-	st, ok, err := e.TreeState(ctx)
+func (e *Executor) TreeStateRow(ctx context.Context, site int64) (*readmodel.TreeState, error) {
+	st, ok, err := e.TreeState(ctx, site)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -129,8 +129,8 @@ func (e *Executor) TreeStateRow(ctx context.Context) (*readmodel.TreeState, erro
 // ComponentDependencies counts the package instances the component code
 // brings in, its own instance (its package pkg, a direct dependency of the
 // site) left out.
-func (e *Executor) ComponentDependencies(ctx context.Context, code, pkg string) (int, error) {
-	n, err := e.q.ComponentDependencies(ctx, e.dbtx, db.ComponentDependenciesParams{Code: code, Package: pkg})
+func (e *Executor) ComponentDependencies(ctx context.Context, site int64, code, pkg string) (int, error) {
+	n, err := e.q.ComponentDependencies(ctx, e.dbtx, db.ComponentDependenciesParams{Site: site, Code: code, Package: pkg})
 	if err != nil {
 		return 0, mapError(fmt.Errorf("count the dependencies of %q: %w", code, err))
 	}
@@ -141,13 +141,13 @@ func (e *Executor) ComponentDependencies(ctx context.Context, code, pkg string) 
 // code (whose npm package is pkg, "" for none) needs attention under mode
 // (upcheck_component_tree_attention): the counts, and the first
 // readmodel.DependencyFindingsLimit findings, each with its path and fix.
-func (e *Executor) ComponentTreeFindings(ctx context.Context, code, pkg string, mode readmodel.DevMode) (
+func (e *Executor) ComponentTreeFindings(ctx context.Context, site int64, code, pkg string, mode readmodel.DevMode) (
 	readmodel.DependencyCounts, []readmodel.DependencyFinding, error) {
-	c, err := e.q.ComponentTreeCounts(ctx, e.dbtx, db.ComponentTreeCountsParams{DevMode: string(mode), Code: code})
+	c, err := e.q.ComponentTreeCounts(ctx, e.dbtx, db.ComponentTreeCountsParams{Site: site, DevMode: string(mode), Code: code})
 	if err != nil {
 		return readmodel.DependencyCounts{}, nil, mapError(fmt.Errorf("count the findings in %q's dependencies: %w", code, err))
 	}
-	rows, err := e.q.ComponentTreeFindings(ctx, e.dbtx, db.ComponentTreeFindingsParams{DevMode: string(mode), Code: code,
+	rows, err := e.q.ComponentTreeFindings(ctx, e.dbtx, db.ComponentTreeFindingsParams{Site: site, DevMode: string(mode), Code: code,
 		Package: pkg, MaxRows: readmodel.DependencyFindingsLimit})
 	if err != nil {
 		return readmodel.DependencyCounts{}, nil, mapError(fmt.Errorf("list the findings in %q's dependencies: %w", code, err))

@@ -83,7 +83,7 @@ func TestStaleCountsFromTheInstallationOrTheLastSuccess(t *testing.T) {
 			want++
 		}
 	}
-	sum, err := b.st.Summary(ctx, readmodel.DevSeparate)
+	sum, err := b.st.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,12 @@ import (
 
 // Summary reads the update summary in one statement over the read model,
 // so its counts agree with each other, with the catalog and with source
-// health. Times come back in UTC, as the JSON API shows them. mode is
+// health, of one site (its installed tree; the components are the local
+// site's). Times come back in UTC, as the JSON API shows them. mode is
 // UPCHECK_LOCKFILE_DEV: what the tree's counts count
 // (upcheck_tree_attention).
-func (e *Executor) Summary(ctx context.Context, mode readmodel.DevMode) (readmodel.Summary, error) {
-	r, err := e.q.SummaryRead(ctx, e.dbtx, db.SummaryReadParams{AttentionLimit: readmodel.AttentionLimit, DevMode: string(mode)})
+func (e *Executor) Summary(ctx context.Context, site int64, mode readmodel.DevMode) (readmodel.Summary, error) {
+	r, err := e.q.SummaryRead(ctx, e.dbtx, db.SummaryReadParams{Site: site, AttentionLimit: readmodel.AttentionLimit, DevMode: string(mode)})
 	if err != nil {
 		return readmodel.Summary{}, mapError(fmt.Errorf("read summary: %w", err))
 	}
@@ -120,8 +121,8 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-// SummaryReader is Summary under mode as a function of the context alone:
-// what /metrics reads (metrics.SummaryReader), uncached.
-func (e *Executor) SummaryReader(mode readmodel.DevMode) func(context.Context) (readmodel.Summary, error) {
-	return func(ctx context.Context) (readmodel.Summary, error) { return e.Summary(ctx, mode) }
+// SummaryReader is Summary of site under mode as a function of the
+// context alone: what /metrics reads (metrics.SummaryReader), uncached.
+func (e *Executor) SummaryReader(site int64, mode readmodel.DevMode) func(context.Context) (readmodel.Summary, error) {
+	return func(ctx context.Context) (readmodel.Summary, error) { return e.Summary(ctx, site, mode) }
 }

@@ -33,7 +33,7 @@ func evaluate(t *testing.T, st *store.Store, findings []store.TreeFinding, past 
 	for _, f := range past {
 		for _, v := range intervals {
 			if v.Name == f.Name && v.Version == f.Version {
-				exposures = append(exposures, store.TreeExposure{IntervalID: v.IntervalID, Name: f.Name, Version: f.Version,
+				exposures = append(exposures, store.TreeExposure{IntervalID: v.IntervalID, Site: v.Site, Name: f.Name, Version: f.Version,
 					AdvisoryID: f.AdvisoryID, Advisory: f.Advisory, Malicious: f.Malicious, KnownExploited: f.KnownExploited,
 					InstalledAt: v.InstalledAt, RemovedAt: v.RemovedAt})
 			}
@@ -74,7 +74,7 @@ func TestSummaryTreeCounts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	sum, err := b.st.Summary(ctx, readmodel.DevSeparate)
+	sum, err := b.st.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestSummaryTreeCounts(t *testing.T) {
 		t.Fatalf("no tree read: counts %+v, items %v, more %d; want nil, [], 0", sum.TreeCounts, sum.TreeAttention, sum.TreeAttentionMore)
 	}
 	countedSite(t, b)
-	sum, err = b.st.Summary(ctx, readmodel.DevSeparate)
+	sum, err = b.st.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestSummaryTreeCounts(t *testing.T) {
 		{readmodel.DevInclude, readmodel.TreeCounts{Malicious: one(1), Exposed: 1, KnownExploited: one(1), VulnerableNoFix: 1, Vulnerable: 1, Total: 5}},
 		{readmodel.DevOmit, readmodel.TreeCounts{Malicious: one(1), Exposed: 1, KnownExploited: one(1), VulnerableNoFix: 1, Total: 4}},
 	} {
-		sum, err := b.st.Summary(ctx, tc.mode)
+		sum, err := b.st.Summary(ctx, store.LocalSite, tc.mode)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,11 @@ import (
 
 var ErrTreeMoved = errors.New("the installed tree was written by another sync meanwhile")
 
+// LocalSite is the id of the site upcheck runs beside (sites.id 1), whose
+// tree the lockfile of its own configuration is read into; the pages and
+// routes outside /sites/… and /api/sites/… read it.
+const LocalSite int64 = 1
+
 // TreeState is the stored tree's state: what was read, when.
 type TreeState struct {
 	Path      string
@@ -36,11 +41,11 @@ type TreeState struct {
 	ChangedAt time.Time // last changed
 }
 
-// TreeState reads the tree's state; ok is false when no tree was ever
-// written (a manifest site, or a lockfile not yet synced: the dependencies
-// are not checked).
-func (e *Executor) TreeState(ctx context.Context) (s TreeState, ok bool, err error) {
-	r, err := e.q.TreeStateGet(ctx, e.dbtx)
+// TreeState reads the state of site's tree; ok is false when no tree was
+// ever written (a manifest site, or a lockfile not yet synced or pushed:
+// the dependencies are not checked).
+func (e *Executor) TreeState(ctx context.Context, site int64) (s TreeState, ok bool, err error) {
+	r, err := e.q.TreeStateGet(ctx, e.dbtx, site)
 	if err != nil {
 		if err = mapError(err); errors.Is(err, ErrNotFound) {
 			return TreeState{}, false, nil
@@ -51,8 +56,10 @@ func (e *Executor) TreeState(ctx context.Context) (s TreeState, ok bool, err err
 		Packages: int(r.Packages), SyncedAt: r.SyncedAt, ChangedAt: r.ChangedAt}, true, nil
 }
 
-// TreeWrite is one sync's read of a lockfile's tree, to be stored.
+// TreeWrite is one sync's read of a lockfile's tree, to be stored as the
+// tree of Site (sites.id; LocalSite the site upcheck runs beside).
 type TreeWrite struct {
+	Site     int64
 	Path     string
 	FileHash [32]byte // sha256 of the file's bytes
 	// Tree is the tree read, sorted (tree.Tree.Sort); Reach is its
@@ -142,8 +149,8 @@ func (w *TreeWrite) treeHashOf() [32]byte {
 // to the database's now, and its epoch by one, in one statement that takes
 // no lock beyond the row's, and only while the state is the one read
 // (ErrTreeMoved otherwise). It returns the new synced_at.
-func (e *Executor) TreeTouch(ctx context.Context, epoch int64, path string, fileHash [32]byte) (time.Time, error) {
-	at, err := e.q.TreeStateTouchAt(ctx, e.dbtx, db.TreeStateTouchAtParams{Path: path, FileHash: fileHash[:], Epoch: epoch})
+func (e *Executor) TreeTouch(ctx context.Context, site, epoch int64, path string, fileHash [32]byte) (time.Time, error) {
+	at, err := e.q.TreeStateTouchAt(ctx, e.dbtx, db.TreeStateTouchAtParams{Site: site, Path: path, FileHash: fileHash[:], Epoch: epoch})
 	if err != nil {
 		if err = mapError(err); errors.Is(err, ErrNotFound) {
 			return time.Time{}, fmt.Errorf("touch tree: read at epoch %d: %w", epoch, ErrTreeMoved)
@@ -176,7 +183,7 @@ type TreeWritten struct {
 // installed have their interval closed, the new ones an interval opened,
 // all at one instant of the database's clock.
 func (t *Tx) TreeWrite(ctx context.Context, w *TreeWrite) (TreeWritten, error) {
-	st, err := t.q.TreeStateLock(ctx, t.tx)
+	st, err := t.q.TreeStateLock(ctx, t.tx, w.Site)
 	if err != nil {
 		return TreeWritten{}, fmt.Errorf("write tree: state: %w", mapError(err))
 	}
@@ -186,7 +193,7 @@ func (t *Tx) TreeWrite(ctx context.Context, w *TreeWrite) (TreeWritten, error) {
 	out := TreeWritten{At: st.Now}
 	if w.Unchanged(TreeState{Epoch: st.Epoch, FileHash: st.FileHash, TreeHash: st.TreeHash, HeadsHash: st.HeadsHash}) {
 		out.Unchanged = true
-		err := t.q.TreeStateTouch(ctx, t.tx, db.TreeStateTouchParams{Path: w.Path, FileHash: w.FileHash[:], Now: st.Now})
+		err := t.q.TreeStateTouch(ctx, t.tx, db.TreeStateTouchParams{Site: w.Site, Path: w.Path, FileHash: w.FileHash[:], Now: st.Now})
 		if err != nil {
 			return TreeWritten{}, fmt.Errorf("write tree: state: %w", mapError(err))
 		}
@@ -201,11 +208,11 @@ func (t *Tx) TreeWrite(ctx context.Context, w *TreeWrite) (TreeWritten, error) {
 	if err := t.treeEdgesWrite(ctx, w, &out); err != nil {
 		return TreeWritten{}, err
 	}
-	v, err := t.q.TreeVersionsWrite(ctx, t.tx, st.Now)
+	v, err := t.q.TreeVersionsWrite(ctx, t.tx, db.TreeVersionsWriteParams{Site: w.Site, Now: st.Now})
 	if err != nil {
 		return TreeWritten{}, fmt.Errorf("write tree: history: %w", mapError(err))
 	}
-	err = t.q.TreeStateWrite(ctx, t.tx, db.TreeStateWriteParams{Path: w.Path, FileHash: w.FileHash[:], TreeHash: w.treeHash[:],
+	err = t.q.TreeStateWrite(ctx, t.tx, db.TreeStateWriteParams{Site: w.Site, Path: w.Path, FileHash: w.FileHash[:], TreeHash: w.treeHash[:],
 		HeadsHash: w.headsHash[:], Packages: int32(len(w.Tree.Packages)), Now: st.Now})
 	if err != nil {
 		return TreeWritten{}, fmt.Errorf("write tree: state: %w", mapError(err))
@@ -230,7 +237,7 @@ func headsHash(m map[string]string) [32]byte {
 // hashes, copies the new rows in (COPY), sends those whose hash differs
 // and deletes those w no longer has.
 func (t *Tx) treePackagesWrite(ctx context.Context, w *TreeWrite, out *TreeWritten) error {
-	stored, err := t.q.TreePackageHashes(ctx, t.tx)
+	stored, err := t.q.TreePackageHashes(ctx, t.tx, w.Site)
 	if err != nil {
 		return fmt.Errorf("write tree: packages: %w", mapError(err))
 	}
@@ -249,7 +256,7 @@ func (t *Tx) treePackagesWrite(ctx context.Context, w *TreeWrite, out *TreeWritt
 			if err != nil {
 				return fmt.Errorf("write tree: %w", err)
 			}
-			add = append(add, db.TreePackagesAddParams{ID: row.ID, Name: row.Name, Alias: row.Alias, Version: row.Version,
+			add = append(add, db.TreePackagesAddParams{SiteID: w.Site, ID: row.ID, Name: row.Name, Alias: row.Alias, Version: row.Version,
 				Dev: row.Dev, Optional: row.Optional, Peer: row.Peer, Source: string(row.Source), Resolved: row.Resolved,
 				Integrity: row.Integrity, InstallScript: row.InstallScript, DevOnly: row.DevOnly, Via: via,
 				Components: row.Components, RowHash: row.hash})
@@ -268,12 +275,12 @@ func (t *Tx) treePackagesWrite(ctx context.Context, w *TreeWrite, out *TreeWritt
 		if err != nil {
 			return fmt.Errorf("write tree: %w", err)
 		}
-		if err := t.q.TreePackagesPut(ctx, t.tx, b); err != nil {
+		if err := t.q.TreePackagesPut(ctx, t.tx, db.TreePackagesPutParams{Site: w.Site, Packages: b}); err != nil {
 			return fmt.Errorf("write tree: packages: %w", mapError(err))
 		}
 	}
 	if len(have) > 0 {
-		n, err := t.q.TreePackagesDelete(ctx, t.tx, slices.Collect(maps.Keys(have)))
+		n, err := t.q.TreePackagesDelete(ctx, t.tx, db.TreePackagesDeleteParams{Site: w.Site, Ids: slices.Collect(maps.Keys(have))})
 		if err != nil {
 			return fmt.Errorf("write tree: packages: %w", mapError(err))
 		}
@@ -284,7 +291,7 @@ func (t *Tx) treePackagesWrite(ctx context.Context, w *TreeWrite, out *TreeWritt
 
 // treeEdgesWrite makes tree_edges w's, as treePackagesWrite the packages.
 func (t *Tx) treeEdgesWrite(ctx context.Context, w *TreeWrite, out *TreeWritten) error {
-	stored, err := t.q.TreeEdgeHashes(ctx, t.tx)
+	stored, err := t.q.TreeEdgeHashes(ctx, t.tx, w.Site)
 	if err != nil {
 		return fmt.Errorf("write tree: edges: %w", mapError(err))
 	}
@@ -304,7 +311,7 @@ func (t *Tx) treeEdgesWrite(ctx context.Context, w *TreeWrite, out *TreeWritten)
 			if row.To != "" {
 				to = &row.To
 			}
-			add = append(add, db.TreeEdgesAddParams{FromID: row.From, Name: row.Name, Kind: string(row.Kind), Range: row.Range,
+			add = append(add, db.TreeEdgesAddParams{SiteID: w.Site, FromID: row.From, Name: row.Name, Kind: string(row.Kind), Range: row.Range,
 				ToID: to, RowHash: row.hash})
 		case string(old) != string(row.hash):
 			put = append(put, row)
@@ -321,7 +328,7 @@ func (t *Tx) treeEdgesWrite(ctx context.Context, w *TreeWrite, out *TreeWritten)
 		if err != nil {
 			return fmt.Errorf("write tree: %w", err)
 		}
-		if err := t.q.TreeEdgesPut(ctx, t.tx, b); err != nil {
+		if err := t.q.TreeEdgesPut(ctx, t.tx, db.TreeEdgesPutParams{Site: w.Site, Edges: b}); err != nil {
 			return fmt.Errorf("write tree: edges: %w", mapError(err))
 		}
 	}
@@ -330,7 +337,7 @@ func (t *Tx) treeEdgesWrite(ctx context.Context, w *TreeWrite, out *TreeWritten)
 		if err != nil {
 			return fmt.Errorf("write tree: %w", err)
 		}
-		n, err := t.q.TreeEdgesDelete(ctx, t.tx, b)
+		n, err := t.q.TreeEdgesDelete(ctx, t.tx, db.TreeEdgesDeleteParams{Site: w.Site, Keys: b})
 		if err != nil {
 			return fmt.Errorf("write tree: edges: %w", mapError(err))
 		}

@@ -65,6 +65,7 @@ func (e *Executor) TreeInstalledVersions(ctx context.Context) ([]NameVersion, er
 // installed that it no longer has.
 type PastVersion struct {
 	IntervalID             int64
+	Site                   int64
 	Name, Version          string
 	InstalledAt, RemovedAt time.Time
 }
@@ -78,7 +79,7 @@ func (e *Executor) TreePastVersions(ctx context.Context) ([]PastVersion, error) 
 	}
 	out := make([]PastVersion, len(rows))
 	for i, r := range rows {
-		out[i] = PastVersion{IntervalID: r.ID, Name: r.Name, Version: r.Version, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt}
+		out[i] = PastVersion{IntervalID: r.ID, Site: r.SiteID, Name: r.Name, Version: r.Version, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt}
 	}
 	return out, nil
 }
@@ -129,6 +130,7 @@ func TreeFindingOf(name, version string, a release.AdvisoryMatch, keys []string,
 // tree had installed during an interval and no longer has.
 type TreeExposure struct {
 	ID             int64           `json:"-"`
+	Site           int64           `json:"site_id"`
 	IntervalID     int64           `json:"interval_id"`
 	Name           string          `json:"name"`
 	Version        string          `json:"version"`
@@ -185,7 +187,7 @@ func (t *Tx) TreeFindingsWrite(ctx context.Context, findings []TreeFinding, expo
 	}
 	out := make([]TreeExposure, len(rows))
 	for i, r := range rows {
-		out[i] = TreeExposure{ID: r.ID, Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID, Malicious: r.Malicious,
+		out[i] = TreeExposure{ID: r.ID, Site: r.SiteID, Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID, Malicious: r.Malicious,
 			KnownExploited: r.KnownExploited, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt}
 	}
 	return out, nil
@@ -215,14 +217,14 @@ func (t *Tx) EventPlanTreeExposed(ctx context.Context, ids []int64, epoch int64)
 }
 
 // TreeExposures lists the look-back's findings, newest first.
-func (e *Executor) TreeExposures(ctx context.Context, limit int) ([]TreeExposure, error) {
-	rows, err := e.q.TreeExposureList(ctx, e.dbtx, int32(limit))
+func (e *Executor) TreeExposures(ctx context.Context, site int64, limit int) ([]TreeExposure, error) {
+	rows, err := e.q.TreeExposureList(ctx, e.dbtx, db.TreeExposureListParams{Site: site, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list the tree's exposures: %w", err))
 	}
 	out := make([]TreeExposure, len(rows))
 	for i, r := range rows {
-		out[i] = TreeExposure{ID: r.ID, Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID, Advisory: r.Advisory,
+		out[i] = TreeExposure{ID: r.ID, Site: site, Name: r.Name, Version: r.Version, AdvisoryID: r.AdvisoryID, Advisory: r.Advisory,
 			Malicious: r.Malicious, KnownExploited: r.KnownExploited, InstalledAt: r.InstalledAt, RemovedAt: r.RemovedAt, FoundAt: r.FoundAt}
 	}
 	return out, nil
@@ -243,8 +245,8 @@ type TreeFindingRow struct {
 }
 
 // TreeFindings lists the tree's findings shown under mode.
-func (e *Executor) TreeFindings(ctx context.Context, mode readmodel.DevMode) ([]TreeFindingRow, error) {
-	rows, err := e.q.TreeFindingList(ctx, e.dbtx, string(mode))
+func (e *Executor) TreeFindings(ctx context.Context, site int64, mode readmodel.DevMode) ([]TreeFindingRow, error) {
+	rows, err := e.q.TreeFindingList(ctx, e.dbtx, db.TreeFindingListParams{Site: site, DevMode: string(mode)})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list the tree's findings: %w", err))
 	}
@@ -272,8 +274,8 @@ type TreeCounts struct {
 }
 
 // TreeFindingCounts counts the tree's findings under mode.
-func (e *Executor) TreeFindingCounts(ctx context.Context, mode readmodel.DevMode) (TreeCounts, error) {
-	r, err := e.q.TreeFindingCounts(ctx, e.dbtx, string(mode))
+func (e *Executor) TreeFindingCounts(ctx context.Context, site int64, mode readmodel.DevMode) (TreeCounts, error) {
+	r, err := e.q.TreeFindingCounts(ctx, e.dbtx, db.TreeFindingCountsParams{Site: site, DevMode: string(mode)})
 	if err != nil {
 		return TreeCounts{}, mapError(fmt.Errorf("count the tree's findings: %w", err))
 	}
@@ -304,8 +306,8 @@ type TreeInstanceFinding struct {
 // TreeFindingsOfPackage lists every installed instance of the package
 // name with its findings (joined on name and version), each with what it
 // counts for under mode.
-func (e *Executor) TreeFindingsOfPackage(ctx context.Context, name string, mode readmodel.DevMode) ([]TreeInstanceFinding, error) {
-	rows, err := e.q.TreeFindingsOfInstances(ctx, e.dbtx, db.TreeFindingsOfInstancesParams{DevMode: string(mode), Name: name})
+func (e *Executor) TreeFindingsOfPackage(ctx context.Context, site int64, name string, mode readmodel.DevMode) ([]TreeInstanceFinding, error) {
+	rows, err := e.q.TreeFindingsOfInstances(ctx, e.dbtx, db.TreeFindingsOfInstancesParams{Site: site, DevMode: string(mode), Name: name})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list the findings of %q: %w", name, err))
 	}
@@ -398,8 +400,8 @@ type TreeAttentionItem struct {
 
 // TreeAttention lists what in the tree needs attention under mode, most
 // urgent first.
-func (e *Executor) TreeAttention(ctx context.Context, mode readmodel.DevMode) ([]TreeAttentionItem, error) {
-	rows, err := e.q.TreeAttention(ctx, e.dbtx, string(mode))
+func (e *Executor) TreeAttention(ctx context.Context, site int64, mode readmodel.DevMode) ([]TreeAttentionItem, error) {
+	rows, err := e.q.TreeAttention(ctx, e.dbtx, db.TreeAttentionParams{Site: site, DevMode: string(mode)})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list what in the tree needs attention: %w", err))
 	}

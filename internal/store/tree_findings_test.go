@@ -56,7 +56,7 @@ func treeSite(t *testing.T, b *bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exposures := []store.TreeExposure{{IntervalID: past[0].IntervalID, Name: "old", Version: "0.1.0", AdvisoryID: old.ID,
+	exposures := []store.TreeExposure{{IntervalID: past[0].IntervalID, Site: past[0].Site, Name: "old", Version: "0.1.0", AdvisoryID: old.ID,
 		Advisory: raw, Malicious: true, InstalledAt: past[0].InstalledAt, RemovedAt: past[0].RemovedAt}}
 	if added := treekit.WriteFindings(t, b.st, findings, exposures); len(added) != 1 {
 		t.Errorf("%d exposures added, want 1", len(added))
@@ -65,7 +65,7 @@ func treeSite(t *testing.T, b *bundle) {
 
 func counted(t *testing.T, b *bundle, mode readmodel.DevMode) store.TreeCounts {
 	t.Helper()
-	c, err := b.st.TreeFindingCounts(context.Background(), mode)
+	c, err := b.st.TreeFindingCounts(context.Background(), store.LocalSite, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func counted(t *testing.T, b *bundle, mode readmodel.DevMode) store.TreeCounts {
 
 func attention(t *testing.T, b *bundle, mode readmodel.DevMode) []string {
 	t.Helper()
-	items, err := b.st.TreeAttention(context.Background(), mode)
+	items, err := b.st.TreeAttention(context.Background(), store.LocalSite, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestTreeFindingsCountByTheDevSetting(t *testing.T) {
 		if got := counted(t, b, mode); got != want {
 			t.Errorf("%s: counts %+v, want %+v", mode, got, want)
 		}
-		rows, err := b.st.TreeFindings(context.Background(), mode)
+		rows, err := b.st.TreeFindings(context.Background(), store.LocalSite, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestTreeFindingsCountByTheDevSetting(t *testing.T) {
 		}
 	}
 	// Per instance: each installed instance of b has its version's finding.
-	inst, err := b.st.TreeFindingsOfPackage(context.Background(), "b", readmodel.DevSeparate)
+	inst, err := b.st.TreeFindingsOfPackage(context.Background(), store.LocalSite, "b", readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestTreeFindingsCountByTheDevSetting(t *testing.T) {
 	if got := attention(t, b, readmodel.DevSeparate); !slices.Equal(got, want) {
 		t.Errorf("attention = %v, want %v", got, want)
 	}
-	items, _ := b.st.TreeAttention(context.Background(), readmodel.DevInclude)
+	items, _ := b.st.TreeAttention(context.Background(), store.LocalSite, readmodel.DevInclude)
 	for _, it := range items {
 		if readmodel.Urgency(it.Kind) == len(readmodel.AttentionKinds) && it.Kind != readmodel.KindExposed {
 			t.Errorf("upcheck_tree_attention names kind %q, which readmodel does not", it.Kind)

@@ -33,19 +33,19 @@ type TreeFixInput struct {
 }
 
 // TreeFixInput reads the stored tree and its findings for the fix step.
-func (s *Store) TreeFixInput(ctx context.Context) (TreeFixInput, error) {
+func (s *Store) TreeFixInput(ctx context.Context, site int64) (TreeFixInput, error) {
 	var in TreeFixInput
 	err := s.ReadTx(ctx, func(tx *Tx) error {
-		st, ok, err := tx.TreeState(ctx)
+		st, ok, err := tx.TreeState(ctx, site)
 		if err != nil || !ok {
 			return err
 		}
 		in.Path = st.Path
-		pkgs, err := tx.q.TreePackagesAll(ctx, tx.tx)
+		pkgs, err := tx.q.TreePackagesAll(ctx, tx.tx, site)
 		if err != nil {
 			return mapError(fmt.Errorf("read the tree for its fixes: %w", err))
 		}
-		edges, err := tx.q.TreeEdgesAll(ctx, tx.tx)
+		edges, err := tx.q.TreeEdgesAll(ctx, tx.tx, site)
 		if err != nil {
 			return mapError(fmt.Errorf("read the tree's edges for its fixes: %w", err))
 		}
@@ -60,7 +60,7 @@ func (s *Store) TreeFixInput(ctx context.Context) (TreeFixInput, error) {
 		}
 		t.Sort()
 		in.Tree = t
-		rows, err := tx.q.TreeFindingsForFixes(ctx, tx.tx)
+		rows, err := tx.q.TreeFindingsForFixes(ctx, tx.tx, site)
 		if err != nil {
 			return mapError(fmt.Errorf("read the tree's findings for their fixes: %w", err))
 		}
@@ -93,8 +93,8 @@ func (t *Tx) TreeFixesDeleteStale(ctx context.Context) (int64, error) {
 // EventPlanTreeFindings queues, in tx, the tree.finding event of each
 // counted finding (under mode) that tx's evaluation wrote new, on every
 // enabled channel, once.
-func (t *Tx) EventPlanTreeFindings(ctx context.Context, mode readmodel.DevMode, epoch int64) ([]uuid.UUID, error) {
-	p := db.EventPlanTreeFindingsParams{DevMode: string(mode)}
+func (t *Tx) EventPlanTreeFindings(ctx context.Context, site int64, mode readmodel.DevMode, epoch int64) ([]uuid.UUID, error) {
+	p := db.EventPlanTreeFindingsParams{Site: site, DevMode: string(mode)}
 	if epoch != 0 {
 		p.Epoch = &epoch
 	}

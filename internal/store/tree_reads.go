@@ -29,8 +29,8 @@ type TreePackage struct {
 // TreePackagesByName reads every installed instance of the package name,
 // by version as versions sort (npmver.Compare: 9.0.0 before 10.0.0), then
 // by where it sits.
-func (e *Executor) TreePackagesByName(ctx context.Context, name string) ([]TreePackage, error) {
-	rows, err := e.q.TreePackagesByName(ctx, e.dbtx, name)
+func (e *Executor) TreePackagesByName(ctx context.Context, site int64, name string) ([]TreePackage, error) {
+	rows, err := e.q.TreePackagesByName(ctx, e.dbtx, db.TreePackagesByNameParams{Site: site, Name: name})
 	if err != nil {
 		return nil, fmt.Errorf("read tree packages: %w", mapError(err))
 	}
@@ -77,11 +77,11 @@ const treePage = 1000
 // IDs, reading them in pages of a thousand within one repeatable-read
 // transaction: all of them are of one tree, even when a sync writes
 // another meanwhile. An error of fn stops the read and is returned.
-func (s *Store) TreeEach(ctx context.Context, fn func(TreeInstalled) error) error {
+func (s *Store) TreeEach(ctx context.Context, site int64, fn func(TreeInstalled) error) error {
 	return s.ReadTx(ctx, func(tx *Tx) error {
 		after := ""
 		for {
-			rows, err := tx.q.TreePackagesPage(ctx, tx.tx, db.TreePackagesPageParams{After: after, Lim: treePage})
+			rows, err := tx.q.TreePackagesPage(ctx, tx.tx, db.TreePackagesPageParams{Site: site, After: after, Lim: treePage})
 			if err != nil {
 				return fmt.Errorf("read tree: %w", mapError(err))
 			}
@@ -114,8 +114,8 @@ type TreeVersion struct {
 // TreeVersionsOf reads the history of the package name, newest interval
 // first, and of intervals opened at one instant the newest version first
 // (npmver.Compare).
-func (e *Executor) TreeVersionsOf(ctx context.Context, name string) ([]TreeVersion, error) {
-	rows, err := e.q.TreeVersionsOf(ctx, e.dbtx, name)
+func (e *Executor) TreeVersionsOf(ctx context.Context, site int64, name string) ([]TreeVersion, error) {
+	rows, err := e.q.TreeVersionsOf(ctx, e.dbtx, db.TreeVersionsOfParams{Site: site, Name: name})
 	if err != nil {
 		return nil, fmt.Errorf("read tree history: %w", mapError(err))
 	}

@@ -55,7 +55,7 @@ func (b *bundle) writeTree(t *testing.T, tr *tree.Tree, body string, components 
 }
 
 func (b *bundle) writeTreeAt(tr *tree.Tree, body string, components map[string]string, epoch int64) (store.TreeWritten, error) {
-	w := &store.TreeWrite{Path: "/site/package-lock.json", FileHash: sha256.Sum256([]byte(body)), Tree: tr, Reach: tr.Reach(),
+	w := &store.TreeWrite{Site: store.LocalSite, Path: "/site/package-lock.json", FileHash: sha256.Sum256([]byte(body)), Tree: tr, Reach: tr.Reach(),
 		Components: components, Epoch: epoch}
 	if err := w.Prepare(); err != nil { // outside the transaction, as the sync does
 		return store.TreeWritten{}, err
@@ -73,7 +73,7 @@ func (b *bundle) writeTreeAt(tr *tree.Tree, body string, components map[string]s
 
 func (b *bundle) treeEpoch(t *testing.T) int64 {
 	t.Helper()
-	s, _, err := b.st.TreeState(context.Background())
+	s, _, err := b.st.TreeState(context.Background(), store.LocalSite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestTreeWriteStoresTheTree(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	if _, ok, err := b.st.TreeState(ctx); err != nil || ok {
+	if _, ok, err := b.st.TreeState(ctx, store.LocalSite); err != nil || ok {
 		t.Fatalf("TreeState before any write: ok %v, %v; want none (dependencies not checked)", ok, err)
 	}
 	tr := siteTree()
@@ -138,12 +138,12 @@ func TestTreeWriteStoresTheTree(t *testing.T) {
 	if w.Unchanged || w.Added != 5 || w.EdgesAdded != 7 || w.Opened != 5 || w.Closed != 0 {
 		t.Fatalf("first write = %+v; want 5 packages, 7 edges, 5 intervals opened", w)
 	}
-	st, ok, err := b.st.TreeState(ctx)
+	st, ok, err := b.st.TreeState(ctx, store.LocalSite)
 	if err != nil || !ok || st.Packages != 5 || st.Epoch != 1 || !st.SyncedAt.Equal(w.At) || !st.ChangedAt.Equal(w.At) ||
 		st.Path != "/site/package-lock.json" {
 		t.Fatalf("state = %+v, %v, %v", st, ok, err)
 	}
-	debug, err := b.st.TreePackagesByName(ctx, "debug")
+	debug, err := b.st.TreePackagesByName(ctx, store.LocalSite, "debug")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,13 +159,13 @@ func TestTreeWriteStoresTheTree(t *testing.T) {
 		t.Fatalf("debug's instances = %+v\nwant %+v", debug, want)
 	}
 	var all []store.TreeInstalled
-	if err := b.st.TreeEach(ctx, func(p store.TreeInstalled) error { all = append(all, p); return nil }); err != nil {
+	if err := b.st.TreeEach(ctx, store.LocalSite, func(p store.TreeInstalled) error { all = append(all, p); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(all) != 5 || all[2].ID != "node_modules/mocha" || !all[2].DevOnly || len(all[2].Components) != 0 {
 		t.Fatalf("TreeEach = %+v", all)
 	}
-	hist, err := b.st.TreeVersionsOf(ctx, "debug")
+	hist, err := b.st.TreeVersionsOf(ctx, store.LocalSite, "debug")
 	if err != nil || len(hist) != 2 || hist[0].RemovedAt != nil || !hist[0].InstalledAt.Equal(w.At) {
 		t.Fatalf("debug's history = %+v, %v; want two open intervals from %s", hist, err, w.At)
 	}
@@ -189,7 +189,7 @@ func TestTreeUnchangedRewriteWritesNothing(t *testing.T) {
 		if p, e, v := rewritten(before, b.versions(t)); p+e+v != 0 {
 			t.Fatalf("re-write of %q rewrote %d packages, %d edges, %d intervals; want none", body, p, e, v)
 		}
-		st, _, _ := b.st.TreeState(ctx)
+		st, _, _ := b.st.TreeState(ctx, store.LocalSite)
 		if !st.ChangedAt.Equal(first.At) || !st.SyncedAt.Equal(w.At) || !w.At.After(first.At) {
 			t.Fatalf("state after the re-write of %q = %+v; want changed at %s, synced at %s", body, st, first.At, w.At)
 		}
@@ -238,7 +238,7 @@ func TestTreeChangedRewritesOnlyWhatChanged(t *testing.T) {
 	if w.Opened != 10 || w.Closed != 11 {
 		t.Fatalf("history: %d opened, %d closed; want the 10 new versions opened, their old ones and the entry gone closed", w.Opened, w.Closed)
 	}
-	hist, err := b.st.TreeVersionsOf(ctx, lockgen.Name(lockgen.Heads))
+	hist, err := b.st.TreeVersionsOf(ctx, store.LocalSite, lockgen.Name(lockgen.Heads))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestTreeWriteRefusesAStaleEpoch(t *testing.T) {
 	if _, err := b.writeTreeAt(siteTree(), "v1", comps, stale); !errors.Is(err, store.ErrTreeMoved) {
 		t.Fatalf("stale write: %v, want ErrTreeMoved", err)
 	}
-	ex, err := b.st.TreePackagesByName(context.Background(), "express")
+	ex, err := b.st.TreePackagesByName(context.Background(), store.LocalSite, "express")
 	if err != nil || len(ex) != 1 || ex[0].Version != "4.18.0" {
 		t.Fatalf("express after the stale write = %+v, %v; want the newer sync's 4.18.0", ex, err)
 	}

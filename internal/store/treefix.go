@@ -47,8 +47,8 @@ type TreeFix struct {
 }
 
 // TreeFixes returns every finding's fix, by package instance and advisory.
-func (e *Executor) TreeFixes(ctx context.Context) ([]TreeFix, error) {
-	rows, err := e.q.TreeFixList(ctx, e.dbtx)
+func (e *Executor) TreeFixes(ctx context.Context, site int64) ([]TreeFix, error) {
+	rows, err := e.q.TreeFixList(ctx, e.dbtx, site)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list tree fixes: %w", err))
 	}
@@ -64,7 +64,7 @@ func (e *Executor) TreeFixes(ctx context.Context) ([]TreeFix, error) {
 // of no other package than those named by keep, and the fixes, which
 // replace every earlier one. A fix of a package instance no longer in the
 // tree is passed over.
-func (t *Tx) TreeFixesSave(ctx context.Context, docs []TreeFixDocument, keep []string, fixes []TreeFix, epoch int64) error {
+func (t *Tx) TreeFixesSave(ctx context.Context, site int64, docs []TreeFixDocument, keep []string, fixes []TreeFix, epoch int64) error {
 	for _, d := range docs {
 		err := t.q.TreeFixDocumentSave(ctx, t.tx, db.TreeFixDocumentSaveParams{Name: d.Name, Floor: d.Floor, Etag: d.ETag,
 			LastModified: d.LastModified, Document: d.Document, Epoch: epoch})
@@ -75,10 +75,10 @@ func (t *Tx) TreeFixesSave(ctx context.Context, docs []TreeFixDocument, keep []s
 	if err := t.q.TreeFixDocumentKeep(ctx, t.tx, orNoStrings(keep)); err != nil {
 		return mapError(fmt.Errorf("drop tree fix documents: %w", err))
 	}
-	if err := t.q.TreeFixClear(ctx, t.tx); err != nil {
+	if err := t.q.TreeFixClear(ctx, t.tx, site); err != nil {
 		return mapError(fmt.Errorf("clear tree fixes: %w", err))
 	}
-	p := db.TreeFixSaveParams{Epoch: epoch, PackageIds: make([]string, len(fixes)), AdvisoryIds: make([]string, len(fixes)),
+	p := db.TreeFixSaveParams{Site: site, Epoch: epoch, PackageIds: make([]string, len(fixes)), AdvisoryIds: make([]string, len(fixes)),
 		Fixes: make([][]byte, len(fixes)), Directs: make([]bool, len(fixes))}
 	for i, f := range fixes {
 		p.PackageIds[i], p.AdvisoryIds[i], p.Fixes[i], p.Directs[i] = f.PackageID, f.AdvisoryID, f.Fix, f.Direct

@@ -69,7 +69,7 @@ func TestSummaryCountsUnsignedSources(t *testing.T) {
 		('c', 'C', '1.0', 'offline:c', NULL),
 		('d', 'D', '1.0', 'https://d.example/u.json', 'ed25519:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='),
 		('local', 'Local', '1.0', NULL, NULL)`)
-	sum, err := b.st.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.st.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

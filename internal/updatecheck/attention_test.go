@@ -37,7 +37,7 @@ func (b *bundle) since(code string) *time.Time {
 	if !sameTime(entries[i].SecuritySince, d.SecuritySince) {
 		b.t.Fatalf("%s: catalog says exposed since %v, detail %v", code, entries[i].SecuritySince, d.SecuritySince)
 	}
-	sum, err := b.store.Summary(ctx, readmodel.DevSeparate)
+	sum, err := b.store.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestExposureClock(t *testing.T) {
 	if s := b.since("blog"); s == nil || !s.Equal(aged) {
 		t.Fatalf("after a newer security release blog is exposed since %v, want %v", s, aged)
 	}
-	sum, err := b.store.Summary(ctx, readmodel.DevSeparate)
+	sum, err := b.store.Summary(ctx, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestSummaryNamesAttention(t *testing.T) {
 	if res := b.run(lease.Operator); !res.Status.RanToEnd() {
 		t.Fatalf("check: %+v", res)
 	}
-	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

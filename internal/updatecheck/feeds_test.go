@@ -139,7 +139,7 @@ func TestCheckMergesTheFeedsAdvisories(t *testing.T) {
 	if len(forms) != 1 || forms[0].ID != formsMAL || !forms[0].Malicious || !slices.Equal(forms[0].Origins, []string{"osv"}) {
 		t.Errorf("forms' advisories = %+v, want %s, malicious, from osv", forms, formsMAL)
 	}
-	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ type Notifier interface {
 	QueueTreeExposed(ctx context.Context, tx *store.Tx, ids []int64, epoch int64) error
 	// QueueTreeFindings: the tree's evaluation wrote new findings in tx;
 	// those counted under mode are notified.
-	QueueTreeFindings(ctx context.Context, tx *store.Tx, mode readmodel.DevMode, epoch int64) error
+	QueueTreeFindings(ctx context.Context, tx *store.Tx, site int64, mode readmodel.DevMode, epoch int64) error
 	// QueueRunEnd runs in the check's last fenced transaction: what the run
 	// queued for email channels goes out as one message per channel.
 	QueueRunEnd(ctx context.Context, tx *store.Tx, epoch int64) error

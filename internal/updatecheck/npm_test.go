@@ -16,6 +16,7 @@ import (
 	"github.com/upcheck/upcheck/internal/manifest"
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/npmreg"
 	"github.com/upcheck/upcheck/internal/testing/wait"
 )
@@ -129,7 +130,7 @@ func TestNpmSourcesAreChecked(t *testing.T) {
 			t.Errorf("blog 1.0.0: %+v, want installed with provenance", v)
 		}
 	}
-	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestNpmTrustIsJudgedAgainOnA304(t *testing.T) {
 	b.run(lease.Operator)
 	unsigned := func() int {
 		t.Helper()
-		sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+		sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,8 +25,10 @@ type TreeReport struct {
 }
 
 // TreeRead is one read of a lockfile's installed tree, as the lockfile
-// sync hands it to TreeSyncer.Sync.
+// sync hands it to TreeSyncer.Sync: the tree of Site (sites.id;
+// store.LocalSite for the lockfile of upcheck's own configuration).
 type TreeRead struct {
+	Site     int64
 	Path     string
 	FileHash [32]byte
 	Tree     *tree.Tree // sorted
@@ -48,11 +50,11 @@ type TreeSyncer struct {
 // lease).
 func NewTreeSyncer(c *Checker) *TreeSyncer { return &TreeSyncer{writer: c.writer} }
 
-// State reads the stored tree's state (its Epoch 0: none stored). A sync
-// reads it before it reads the file, and names it in its TreeRead: its
-// write is refused if another sync wrote since.
-func (s *TreeSyncer) State(ctx context.Context) (store.TreeState, error) {
-	st, _, err := s.store.TreeState(ctx)
+// State reads the state of site's stored tree (its Epoch 0: none stored).
+// A sync reads it before it reads the file, and names it in its TreeRead:
+// its write is refused if another sync wrote since.
+func (s *TreeSyncer) State(ctx context.Context, site int64) (store.TreeState, error) {
+	st, _, err := s.store.TreeState(ctx, site)
 	return st, err
 }
 
@@ -66,14 +68,14 @@ func (s *TreeSyncer) Sync(ctx context.Context, r TreeRead) (TreeReport, error) {
 	// The summary reads the tree's state (its packages, when it was read):
 	// this process's reads see the sync at once, whatever its outcome.
 	defer s.reads.Changed()
-	w := &store.TreeWrite{Path: r.Path, FileHash: r.FileHash, Tree: r.Tree, Components: headComponents(r.Tree, r.Components),
+	w := &store.TreeWrite{Site: r.Site, Path: r.Path, FileHash: r.FileHash, Tree: r.Tree, Components: headComponents(r.Tree, r.Components),
 		Epoch: r.State.Epoch}
 	// An unchanged tree costs one statement (and the tree's hash when the
 	// file differs): its paths are not walked, its rows not encoded, and
 	// the lease's lock is not taken, since no row but the state's moves.
 	// A changed one is prepared here, outside the lock.
 	if w.Unchanged(r.State) {
-		if _, err := s.store.TreeTouch(ctx, r.State.Epoch, r.Path, r.FileHash); err != nil {
+		if _, err := s.store.TreeTouch(ctx, r.Site, r.State.Epoch, r.Path, r.FileHash); err != nil {
 			return TreeReport{}, fmt.Errorf("sync the installed tree: %w", err)
 		}
 		s.logger.InfoContext(ctx, "installed tree synced", "path", r.Path, "packages", len(r.Tree.Packages), "unchanged", true)

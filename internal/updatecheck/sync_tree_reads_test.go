@@ -3,6 +3,8 @@ package updatecheck
 import (
 	"context"
 	"testing"
+
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // A tree's sync drops this process's cached summary: read just before
@@ -15,7 +17,7 @@ func TestTreeSyncTurnsTheSummary(t *testing.T) {
 	if sum, err := b.reads.Summary(ctx); err != nil || sum.TreePackages != nil {
 		t.Fatalf("before the sync: %v, %v", sum.TreePackages, err)
 	}
-	if _, err := NewTreeSyncer(b.checker).Sync(ctx, TreeRead{Path: "package-lock.json", FileHash: [32]byte{1},
+	if _, err := NewTreeSyncer(b.checker).Sync(ctx, TreeRead{Site: store.LocalSite, Path: "package-lock.json", FileHash: [32]byte{1},
 		Tree: treeOfSite("4.3.4"), Components: siteComponents}); err != nil {
 		t.Fatal(err)
 	}

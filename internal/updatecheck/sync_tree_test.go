@@ -45,13 +45,13 @@ func TestTreeSyncWaitsForTheLeaseLock(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	s := NewTreeSyncer(b.checker)
-	if st, err := s.State(ctx); err != nil || st.Epoch != 0 {
+	if st, err := s.State(ctx, store.LocalSite); err != nil || st.Epoch != 0 {
 		t.Fatalf("state before any sync = %+v, %v", st, err)
 	}
 	synced := make(chan error, 1)
 	err := b.lease.WithLock(ctx, func(*store.Tx) error {
 		go func() {
-			_, err := s.Sync(ctx, TreeRead{Path: "package-lock.json", FileHash: [32]byte{1}, Tree: treeOfSite("4.3.4"), Components: siteComponents})
+			_, err := s.Sync(ctx, TreeRead{Site: store.LocalSite, Path: "package-lock.json", FileHash: [32]byte{1}, Tree: treeOfSite("4.3.4"), Components: siteComponents})
 			synced <- err
 		}()
 		wait.For(t, "the tree's sync to wait for the lease's lock", 10*time.Second, func() (bool, error) {
@@ -59,7 +59,7 @@ func TestTreeSyncWaitsForTheLeaseLock(t *testing.T) {
 			err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n)
 			return n > 0, err
 		})
-		if _, ok, err := b.store.TreeState(ctx); ok || err != nil {
+		if _, ok, err := b.store.TreeState(ctx, store.LocalSite); ok || err != nil {
 			t.Errorf("a tree was written while the lease's lock was held (%v)", err)
 		}
 		return nil
@@ -70,11 +70,11 @@ func TestTreeSyncWaitsForTheLeaseLock(t *testing.T) {
 	if err := <-synced; err != nil {
 		t.Fatal(err)
 	}
-	debug, err := b.store.TreePackagesByName(ctx, "debug")
+	debug, err := b.store.TreePackagesByName(ctx, store.LocalSite, "debug")
 	if err != nil || len(debug) != 1 || !slices.Equal(debug[0].Components, []string{"core"}) || debug[0].DevOnly {
 		t.Fatalf("debug = %+v, %v; want brought in by the component core, not dev-only", debug, err)
 	}
-	mocha, err := b.store.TreePackagesByName(ctx, "mocha")
+	mocha, err := b.store.TreePackagesByName(ctx, store.LocalSite, "mocha")
 	if err != nil || len(mocha) != 1 || len(mocha[0].Components) != 0 || !mocha[0].DevOnly {
 		t.Fatalf("mocha = %+v, %v; want dev-only, no component", mocha, err)
 	}
@@ -89,22 +89,22 @@ func TestTreeSyncFromAStaleReadIsRefused(t *testing.T) {
 	ctx := context.Background()
 	s := NewTreeSyncer(b.checker)
 	read := func(debug string, st store.TreeState) (TreeReport, error) {
-		return s.Sync(ctx, TreeRead{Path: "package-lock.json", FileHash: [32]byte{debug[len(debug)-1]}, Tree: treeOfSite(debug),
+		return s.Sync(ctx, TreeRead{Site: store.LocalSite, Path: "package-lock.json", FileHash: [32]byte{debug[len(debug)-1]}, Tree: treeOfSite(debug),
 			Components: siteComponents, State: st})
 	}
-	stale, _ := s.State(ctx)
+	stale, _ := s.State(ctx, store.LocalSite)
 	if _, err := read("4.3.4", stale); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := read("4.3.5", stale); !errors.Is(err, store.ErrTreeMoved) {
 		t.Fatalf("sync from a stale read: %v, want store.ErrTreeMoved", err)
 	}
-	now, _ := s.State(ctx)
+	now, _ := s.State(ctx, store.LocalSite)
 	rep, err := read("4.3.5", now)
 	if err != nil || rep.Changed != 1 || rep.Installed != 1 || rep.Uninstalled != 1 || rep.Unchanged {
 		t.Fatalf("sync read again = %+v, %v; want debug changed, 4.3.5 installed, 4.3.4 uninstalled", rep, err)
 	}
-	now, _ = s.State(ctx)
+	now, _ = s.State(ctx, store.LocalSite)
 	if rep, err := read("4.3.5", now); err != nil || !rep.Unchanged {
 		t.Fatalf("unchanged sync = %+v, %v", rep, err)
 	}
@@ -113,7 +113,7 @@ func TestTreeSyncFromAStaleReadIsRefused(t *testing.T) {
 	if _, err := read("4.3.5", now); !errors.Is(err, store.ErrTreeMoved) {
 		t.Fatalf("unchanged sync from a stale read: %v, want store.ErrTreeMoved", err)
 	}
-	after, _ := s.State(ctx)
+	after, _ := s.State(ctx, store.LocalSite)
 	if after.Epoch != now.Epoch+1 || !after.SyncedAt.After(now.SyncedAt) || !after.ChangedAt.Equal(now.ChangedAt) {
 		t.Fatalf("state after the unchanged sync = %+v, was %+v; want the epoch and synced_at moved, changed_at not", after, now)
 	}

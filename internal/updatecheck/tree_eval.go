@@ -70,7 +70,7 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 			if w.notifier != nil {
 				// The new counted findings, malicious above all, in
 				// the evaluation's transaction: at least once.
-				if err := w.notifier.QueueTreeFindings(ctx, tx, w.treeDevMode(), l.Epoch); err != nil {
+				if err := w.notifier.QueueTreeFindings(ctx, tx, store.LocalSite, w.treeDevMode(), l.Epoch); err != nil {
 					return err
 				}
 			}
@@ -211,7 +211,7 @@ func (k *knowledge) evaluateTree(installed []store.NameVersion, past []store.Pas
 			if err != nil {
 				return treeEval{}, fmt.Errorf("the advisory %s of %s@%s: %w", a.ID, p.Name, p.Version, err)
 			}
-			ev.exposures = append(ev.exposures, store.TreeExposure{IntervalID: p.IntervalID, Name: p.Name, Version: p.Version,
+			ev.exposures = append(ev.exposures, store.TreeExposure{IntervalID: p.IntervalID, Site: p.Site, Name: p.Name, Version: p.Version,
 				AdvisoryID: a.ID, Advisory: body, Malicious: a.Malicious, KnownExploited: a.KnownExploited,
 				InstalledAt: p.InstalledAt, RemovedAt: p.RemovedAt})
 		}

@@ -237,7 +237,7 @@ func TestLookBackFindsARemovedMaliciousVersion(t *testing.T) {
 			t.Fatalf("feed sync = %+v", res)
 		}
 	}
-	xs, err := b.store.TreeExposures(context.Background(), 10)
+	xs, err := b.store.TreeExposures(context.Background(), store.LocalSite, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, man
 		keep = append(keep, d.Name)
 	}
 	err = w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-		return tx.TreeFixesSave(ctx, saves, keep, fixes, l.Epoch)
+		return tx.TreeFixesSave(ctx, store.LocalSite, saves, keep, fixes, l.Epoch)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tree fixes: %w", err)

@@ -19,7 +19,7 @@ import (
 // a version in any of them), worded for the lockfile's client. No tree
 // stored: nothing to decide.
 func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
-	in, err := w.store.TreeFixInput(ctx)
+	in, err := w.store.TreeFixInput(ctx, store.LocalSite)
 	if err != nil || in.Tree == nil {
 		return err
 	}

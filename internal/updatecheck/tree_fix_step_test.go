@@ -25,11 +25,11 @@ func syncTree(t *testing.T, b *bundle, path string, tr *tree.Tree) {
 	t.Helper()
 	tr.Sort()
 	s := NewTreeSyncer(b.checker)
-	st, err := s.State(context.Background())
+	st, err := s.State(context.Background(), store.LocalSite)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Sync(context.Background(), TreeRead{Path: path, FileHash: tr.Hash(), Tree: tr, State: st}); err != nil {
+	if _, err := s.Sync(context.Background(), TreeRead{Site: store.LocalSite, Path: path, FileHash: tr.Hash(), Tree: tr, State: st}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/upcheck/upcheck/internal/npm"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/remedy"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/testing/verdaccio"
 	"github.com/upcheck/upcheck/internal/tree"
 )
@@ -182,7 +183,7 @@ func (b *bundle) acquire() lease.Lease {
 // storedFixWords are the stored fixes, worded as a page reads them.
 func (b *bundle) storedFixWords() map[string]string {
 	b.t.Helper()
-	fixes, err := b.store.TreeFixes(context.Background())
+	fixes, err := b.store.TreeFixes(context.Background(), store.LocalSite)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestTreeFixesOnARealRegistry(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("stored %v", got)
 	}
-	fixes, err := b.store.TreeFixes(context.Background())
+	fixes, err := b.store.TreeFixes(context.Background(), store.LocalSite)
 	if err != nil {
 		t.Fatal(err)
 	}

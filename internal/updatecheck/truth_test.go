@@ -92,7 +92,7 @@ func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 	if r := b.results()["blog"]; r.Vulnerable || !r.Security {
 		t.Fatalf("blog after the check = %+v, want the dismissed advisory to stay dismissed", r)
 	}
-	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil || sum.Vulnerable != 1 { // gallery's advisory still counts
 		t.Fatalf("summary = %+v %v", sum, err)
 	}
@@ -110,7 +110,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	b.run(lease.Operator)
 	// Three days of failures.
 	b.db.MustExec(t, "UPDATE sources SET last_success_at = clock_timestamp() - interval '72 hours' WHERE url LIKE '%acme.json'")
-	before, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	before, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	after, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	after, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestExpiredDocumentStaysStaleWhileItsSourceFails(t *testing.T) {
 	b.run(lease.Operator)
 	p.Fail("/core.json", http.StatusBadGateway)
 	b.run(lease.Operator)
-	sum, err := b.store.Summary(context.Background(), readmodel.DevSeparate)
+	sum, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)
 	if err != nil || sum.Stale != 1 || sum.FailingSources != 1 {
 		t.Fatalf("summary = %+v %v, want the expired document stale and its source failing", sum, err)
 	}

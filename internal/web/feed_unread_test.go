@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/metrics"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // No count a feed alone can give is shown before that feed was read: the
@@ -81,7 +82,7 @@ func TestNoCountBeforeItsFeedIsRead(t *testing.T) {
 				filter := admin.do("GET", "/admin/plugins?status="+tc.status, "", "", nil)
 				wantStatus(t, tc.status+" filter "+when, filter, 200)
 				rec := httptest.NewRecorder()
-				metrics.New(b.store.SummaryReader(readmodel.DevSeparate)).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+				metrics.New(b.store.SummaryReader(store.LocalSite, readmodel.DevSeparate)).Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 				return s[tc.countKey], s[tc.readAtKey], dashboard.body, filter.body, rec.Body.String()
 			}
 

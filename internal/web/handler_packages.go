@@ -56,7 +56,7 @@ func (s *Server) packagesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.reads.Packages(c.Request().Context(), f)
+	page, err := s.reads.Packages(c.Request().Context(), store.LocalSite, f)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Server) readPackage(c echo.Context) (catalog.Package, error) {
 	if len(name) > maxPackageName {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusBadRequest, "name is at most "+strconv.Itoa(maxPackageName)+" bytes")
 	}
-	p, err := s.reads.Package(c.Request().Context(), name, s.devMode)
+	p, err := s.reads.Package(c.Request().Context(), store.LocalSite, name, s.devMode)
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusNotFound, views.UnknownPackageText(name)).WithInternal(err)
 	}

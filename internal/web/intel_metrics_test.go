@@ -8,6 +8,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/metrics"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // The exposition reads the real summary and feeds: one malicious and one
@@ -20,7 +21,7 @@ func TestIntelMetricsFromTheDatabase(t *testing.T) {
 	wantStatus(t, "check", admin.postCheck(true), 200)
 	b.intelFacts()
 	b.feedRows()
-	m := metrics.New(b.store.SummaryReader(readmodel.DevSeparate), metrics.WithFeeds(b.store.Feeds))
+	m := metrics.New(b.store.SummaryReader(store.LocalSite, readmodel.DevSeparate), metrics.WithFeeds(b.store.Feeds))
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	out := rec.Body.String()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/metrics"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/web"
 )
 
@@ -22,7 +23,7 @@ import (
 // with an error nobody maps. public opens /metrics.
 func withMetrics(m **metrics.Metrics, public bool) func(*bundle, *web.Deps) {
 	return func(b *bundle, d *web.Deps) {
-		*m = metrics.New(b.store.SummaryReader(readmodel.DevSeparate))
+		*m = metrics.New(b.store.SummaryReader(store.LocalSite, readmodel.DevSeparate))
 		boom := func(next echo.HandlerFunc) echo.HandlerFunc {
 			return func(c echo.Context) error {
 				if c.Request().URL.Path == "/boom" {

@@ -118,15 +118,21 @@ func Tree(tb testing.TB, lines ...string) *tree.Tree {
 	return t
 }
 
-// Write stores t as read from the lockfile at file, as the lockfile sync
-// does (store.Tx.TreeWrite, from the state's epoch it reads first):
-// components maps a direct dependency of the site (by the name it is
-// declared under) to the component it is. The tests that call it hold
-// no lease, and race no other writer of the tree.
+// Write stores t as the local site's tree (store.LocalSite), as WriteSite.
 func Write(tb testing.TB, st *store.Store, file string, t *tree.Tree, components map[string]string) store.TreeWritten {
 	tb.Helper()
+	return WriteSite(tb, st, store.LocalSite, file, t, components)
+}
+
+// WriteSite stores t as site's tree read from the lockfile at file, as the
+// lockfile sync and a push do (store.Tx.TreeWrite, from the state's epoch
+// it reads first): components maps a direct dependency of the site (by
+// the name it is declared under) to the component it is. The tests that
+// call it hold no lease, and race no other writer of the tree.
+func WriteSite(tb testing.TB, st *store.Store, site int64, file string, t *tree.Tree, components map[string]string) store.TreeWritten {
+	tb.Helper()
 	ctx := context.Background()
-	state, _, err := st.TreeState(ctx)
+	state, _, err := st.TreeState(ctx, site)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -134,7 +140,7 @@ func Write(tb testing.TB, st *store.Store, file string, t *tree.Tree, components
 	for _, p := range t.Packages {
 		fmt.Fprintf(&raw, "%s %s\n", p.ID, p.Version)
 	}
-	w := &store.TreeWrite{Path: file, FileHash: sha256.Sum256([]byte(raw.String())), Tree: t, Components: components,
+	w := &store.TreeWrite{Site: site, Path: file, FileHash: sha256.Sum256([]byte(raw.String())), Tree: t, Components: components,
 		Epoch: state.Epoch}
 	var out store.TreeWritten
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
@@ -157,23 +163,19 @@ func Finding(tb testing.TB, name, version string, a release.AdvisoryMatch, withd
 	return f
 }
 
-// WriteFindings stores one evaluation of the stored tree, as the
-// evaluation's writer does (store.Tx.TreeFindingsWrite): the findings
-// replace every earlier one; the exposures new are returned.
+// WriteFindings stores one evaluation of the stored trees (every site's),
+// as the evaluation's writer does (store.Tx.TreeFindingsWrite): the
+// findings replace every earlier one; the exposures new are returned.
 func WriteFindings(tb testing.TB, st *store.Store, findings []store.TreeFinding, exposures []store.TreeExposure) []store.TreeExposure {
 	tb.Helper()
 	ctx := context.Background()
-	state, ok, err := st.TreeState(ctx)
+	due, ok, err := st.TreeEvaluationDue(ctx)
 	if err != nil || !ok {
 		tb.Fatalf("treekit: findings of no tree stored (%v)", err)
 	}
-	intel, err := st.IntelVersion(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var added []store.TreeExposure
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
-		added, err = tx.TreeFindingsWrite(ctx, findings, exposures, state.TreeHash, intel, state.Epoch)
+		added, err = tx.TreeFindingsWrite(ctx, findings, exposures, due.TreeHash, due.IntelVersion, 1)
 		return err
 	}); err != nil {
 		tb.Fatalf("treekit: write the findings: %v", err)
@@ -181,13 +183,19 @@ func WriteFindings(tb testing.TB, st *store.Store, findings []store.TreeFinding,
 	return added
 }
 
-// WriteFixes stores fixes (remedy.Fix as JSON, by package instance and
-// advisory) as a check's fix step does (store.Tx.TreeFixesSave): they
-// replace every earlier one.
+// WriteFixes stores fixes of the local site's tree, as WriteSiteFixes.
 func WriteFixes(tb testing.TB, st *store.Store, fixes ...store.TreeFix) {
 	tb.Helper()
+	WriteSiteFixes(tb, st, store.LocalSite, fixes...)
+}
+
+// WriteSiteFixes stores fixes of site's tree (remedy.Fix as JSON, by
+// package instance and advisory) as a check's fix step does
+// (store.Tx.TreeFixesSave): they replace every earlier one of the site.
+func WriteSiteFixes(tb testing.TB, st *store.Store, site int64, fixes ...store.TreeFix) {
+	tb.Helper()
 	ctx := context.Background()
-	if err := st.WithTx(ctx, func(tx *store.Tx) error { return tx.TreeFixesSave(ctx, nil, nil, fixes, 1) }); err != nil {
+	if err := st.WithTx(ctx, func(tx *store.Tx) error { return tx.TreeFixesSave(ctx, site, nil, nil, fixes, 1) }); err != nil {
 		tb.Fatalf("treekit: write the fixes: %v", err)
 	}
 }
