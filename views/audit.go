@@ -175,6 +175,8 @@ func AuditActorText(actor, action string) string {
 		return "a check, reading the registry’s keys"
 	case action == string(readmodel.AuditTreeExposed):
 		return "upcheck, matching the tree’s history against the feeds"
+	case action == string(readmodel.AuditSitePush):
+		return "the site’s deploy step, with its push token"
 	}
 	return readmodel.ActorText(readmodel.ActorCLI)
 }

@@ -34,6 +34,10 @@ type User struct {
 	// CanAudit is the audit.can_view permission: the Audit log's entry in
 	// the navigation.
 	CanAudit bool
+	// NoLocalSite: the user is limited to sites among which the local site
+	// is not (docs/design.md "Who sees what"); the local site's pages are
+	// not linked, and answer 404.
+	NoLocalSite bool
 }
 
 // LayoutProps is what every signed-in page shares.
@@ -57,4 +61,13 @@ type LayoutProps struct {
 	// Now is the time relative times are computed from ("3 hours ago");
 	// the zero value means time.Now().
 	Now time.Time
+}
+
+// home is where the brand leads: the dashboard, or the Sites section for a
+// user who may not see the local site.
+func (u User) home() string {
+	if u.NoLocalSite {
+		return PathAdminSites
+	}
+	return PathDashboard
 }

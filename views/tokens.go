@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,7 +35,10 @@ const DefaultTokenLifetime = "90d"
 // TokenForm is what the create form is refilled with after a refusal.
 type TokenForm struct {
 	Name, Owner string
-	ReadOnly    bool
+	// Sites are the sites the token is limited to, comma-separated; "":
+	// its owner's.
+	Sites    string
+	ReadOnly bool
 	// Expires is one of TokenLifetimes' values; "": DefaultTokenLifetime.
 	Expires string
 }
@@ -54,6 +58,12 @@ type TokenRow struct {
 	ReadOnly bool
 	Revoked  bool
 	Expired  bool
+	// Sites are the sites the token is limited to, within its owner's;
+	// nil when it is not (it sees what its owner sees).
+	Sites []string
+	// SitesLimited: the token is limited to Sites (none left: it sees no
+	// site).
+	SitesLimited bool
 }
 
 // TokenOwner is an account a new token may act as, for the form's choice.
@@ -115,4 +125,16 @@ func tokenBadge(t TokenRow) badge {
 		return badge{"Expired", toneNeutral}
 	}
 	return badge{"Active", toneOK}
+}
+
+// tokenSitesText is the sites a token sees, in words: its owner's, or
+// the ones it is limited to.
+func tokenSitesText(t TokenRow) string {
+	switch {
+	case !t.SitesLimited:
+		return "Its owner's"
+	case len(t.Sites) == 0:
+		return "None (its sites were removed)"
+	}
+	return strings.Join(t.Sites, ", ")
 }

@@ -23,9 +23,9 @@ func tokensProps() TokensProps {
 		Owners:        []TokenOwner{{Email: "metrics@example.org", Role: "viewer"}, {Email: "ops@example.org", Role: "admin"}},
 		Tokens: []TokenRow{
 			{ID: 1, Name: "deploy", OwnerEmail: "ops@example.org", CreatedAt: now.Add(-30 * 24 * time.Hour), Revoked: true},
-			{ID: 2, Name: "prometheus", OwnerEmail: "metrics@example.org", CreatedAt: now.Add(-7 * 24 * time.Hour), LastUsedAt: ago(2 * time.Minute),
+			{ID: 2, Name: "prometheus", SitesLimited: true, Sites: []string{"acme", "globex"}, OwnerEmail: "metrics@example.org", CreatedAt: now.Add(-7 * 24 * time.Hour), LastUsedAt: ago(2 * time.Minute),
 				ReadOnly: true, ExpiresAt: ago(-83 * 24 * time.Hour)},
-			{ID: 3, Name: "old ci", OwnerEmail: "ops@example.org", CreatedAt: now.Add(-400 * 24 * time.Hour), Expired: true, ExpiresAt: ago(35 * 24 * time.Hour)},
+			{ID: 3, Name: "old ci", OwnerEmail: "ops@example.org", CreatedAt: now.Add(-400 * 24 * time.Hour), Expired: true, ExpiresAt: ago(35 * 24 * time.Hour), SitesLimited: true},
 			{ID: 4, Name: "new", OwnerEmail: "metrics@example.org", CreatedAt: now.Add(-time.Minute)},
 		},
 	}
@@ -51,8 +51,8 @@ func TestTokensNavOnlyWithThePermission(t *testing.T) {
 	}
 }
 
-// Each token shows name, id, owner, scope, created, last used, expiry and
-// state; only live tokens have a revoke link, to the question, which names
+// Each token shows name, id, owner, scope, sites, created, last used,
+// expiry and state; only live tokens have a revoke link, to the question, which names
 // its row; the new secret shows once, and the signed-in admin is the
 // preselected owner, full scope and 90 days the preselected choices.
 func TestTokensPage(t *testing.T) {
@@ -63,10 +63,10 @@ func TestTokensPage(t *testing.T) {
 		t.Fatalf("%d token rows, want 4", len(rows))
 	}
 	want := [][]string{
-		{"deploy", "1", "ops@example.org", "Full", "30 Oct 2026", "never", "never", "Revoked", ""},
-		{"prometheus", "2", "metrics@example.org", "Read-only", "7 days ago", "2 minutes ago", "20 Feb 2027", "Active", "Revoke prometheus of metrics@example.org"},
-		{"old ci", "3", "ops@example.org", "Full", "25 Oct 2025", "never", "25 Oct 2026", "Expired", ""},
-		{"new", "4", "metrics@example.org", "Full", "1 minute ago", "never", "never", "Active", "Revoke new of metrics@example.org"},
+		{"deploy", "1", "ops@example.org", "Full", "Its owner's", "30 Oct 2026", "never", "never", "Revoked", ""},
+		{"prometheus", "2", "metrics@example.org", "Read-only", "acme, globex", "7 days ago", "2 minutes ago", "20 Feb 2027", "Active", "Revoke prometheus of metrics@example.org"},
+		{"old ci", "3", "ops@example.org", "Full", "None (its sites were removed)", "25 Oct 2025", "never", "25 Oct 2026", "Expired", ""},
+		{"new", "4", "metrics@example.org", "Full", "Its owner's", "1 minute ago", "never", "never", "Active", "Revoke new of metrics@example.org"},
 	}
 	for i, r := range rows {
 		cells := findAll(r, func(n *html.Node) bool { return n.Data == "th" || n.Data == "td" })

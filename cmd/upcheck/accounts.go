@@ -19,13 +19,16 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// runUser is `upcheck user add|passwd`.
+// runUser is `upcheck user add|passwd|sites`.
 func runUser(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "passwd" {
 		return runUserPasswd(ctx, cfg, logger, args[1:], stdin, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "sites" {
+		return runUserSites(ctx, cfg, logger, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "add" {
-		fmt.Fprintf(stderr, "upcheck user: want \"add\" or \"passwd\"\n%s", helpPointer("user"))
+		fmt.Fprintf(stderr, "upcheck user: want \"add\", \"passwd\" or \"sites\"\n%s", helpPointer("user"))
 		return errUsage
 	}
 	return runUserAdd(ctx, cfg, logger, args, stdin, stdout, stderr)
@@ -124,8 +127,9 @@ func runToken(ctx context.Context, cfg config.Config, logger *slog.Logger, args 
 }
 
 // runTokenCreate is `upcheck token create --email E [--name N]
-// [--read-only] [--expires DURATION]`: prints an API token carrying that
-// user's permissions (only its view permissions with --read-only), and
+// [--read-only] [--expires DURATION] [--sites NAME,…]`: prints an API
+// token carrying that user's permissions (only its view permissions with
+// --read-only; only those of the user's sites with --sites), and
 // nothing else, on stdout; stderr says its id, scope and expiry. It is
 // shown once; only its hash is kept. Without --expires the token lasts
 // until revoked (auth.Config.TokenTTL when one is set).
@@ -134,13 +138,14 @@ func runTokenCreate(ctx context.Context, cfg config.Config, logger *slog.Logger,
 		fmt.Fprintf(stderr, "upcheck token: want \"create\"\n%s", helpPointer("token"))
 		return errUsage
 	}
-	var email, name, expires string
+	var email, name, expires, sites string
 	var readOnly bool
 	if _, err := parseFlags("token create", args[1:], stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&email, "email", "", "the user the token acts as")
 		fs.StringVar(&name, "name", "cli", "a name to recognise the token by")
 		fs.BoolVar(&readOnly, "read-only", false, "only the user's view permissions: the token changes nothing")
 		fs.StringVar(&expires, "expires", "", "lifetime: days (90d), years (1y), a duration (12h) or never (the default)")
+		fs.StringVar(&sites, "sites", "", "only these sites, comma-separated, of those the user may see (default: all the user's)")
 	}); err != nil {
 		return err
 	}
@@ -154,8 +159,11 @@ func runTokenCreate(ctx context.Context, cfg config.Config, logger *slog.Logger,
 		return errUsage
 	}
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
-		secret, t, err := a.Auth.CreateTokenFor(ctx, auth.TokenRequest{Email: email, Name: name, ReadOnly: readOnly, Expires: lifetime})
+		secret, t, err := a.Auth.CreateTokenFor(ctx, auth.TokenRequest{Email: email, Name: name, ReadOnly: readOnly, Expires: lifetime,
+			Sites: config.SplitList(sites)})
 		switch {
+		case errors.Is(err, auth.ErrUnknownSite), errors.Is(err, auth.ErrSitesBeyondOwner):
+			return fmt.Errorf("token create: --sites: %w", err)
 		case errors.Is(err, store.ErrNotFound):
 			return fmt.Errorf("token create: no account has the email %q", email)
 		case errors.Is(err, auth.ErrDisabled):
@@ -183,7 +191,8 @@ func timeOrNever(t *time.Time) string {
 // tokenList prints one token a line, its fields separated by tabs (a name
 // holds no control character): id, name, owner's email, scope (full or
 // read-only), created, last used ("never" when it never was), expires
-// ("never" when it does not), and state (active, expired or revoked).
+// ("never" when it does not), state (active, expired or revoked), and the
+// sites it sees within its owner's ("all", or their names comma-separated).
 // Times are RFC 3339 in UTC. The secret is not there: only its hash is
 // stored.
 func tokenList(ctx context.Context, a *app.App, email string, stdout io.Writer) error {
@@ -191,6 +200,10 @@ func tokenList(ctx context.Context, a *app.App, email string, stdout io.Writer) 
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("token list: no account has the email %q", email)
 	}
+	if err != nil {
+		return fmt.Errorf("token list: %w", err)
+	}
+	sites, err := a.Auth.TokenSites(ctx)
 	if err != nil {
 		return fmt.Errorf("token list: %w", err)
 	}
@@ -203,8 +216,9 @@ func tokenList(ctx context.Context, a *app.App, email string, stdout io.Writer) 
 		case t.Expired:
 			state = "expired"
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.OwnerEmail, auth.TokenScope(t.ReadOnly),
-			t.CreatedAt.UTC().Format(time.RFC3339), timeOrNever(t.LastUsedAt), timeOrNever(t.ExpiresAt), state)
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Name, t.OwnerEmail, auth.TokenScope(t.ReadOnly),
+			t.CreatedAt.UTC().Format(time.RFC3339), timeOrNever(t.LastUsedAt), timeOrNever(t.ExpiresAt), state,
+			tokenSitesText(t.SitesLimited, sites[t.ID]))
 	}
 	return w.Flush()
 }

@@ -155,7 +155,7 @@ func TestUserPasswd(t *testing.T) {
 	}
 }
 
-var tokenLine = regexp.MustCompile(`^(\d+)\t([^\t]+)\t([^\t]+)\t(full|read-only)\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(active|expired|revoked)$`)
+var tokenLine = regexp.MustCompile(`^(\d+)\t([^\t]+)\t([^\t]+)\t(full|read-only)\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(active|expired|revoked)\t(all|none|[a-z0-9,-]+)$`)
 
 // `token list` prints one token a line, its id first, and never a secret;
 // `token revoke` revokes by id, and an unknown id is exit 1 with a clear
@@ -194,7 +194,7 @@ func TestTokenListAndRevoke(t *testing.T) {
 		for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); {
 			m := tokenLine.FindStringSubmatch(sc.Text())
 			if m == nil {
-				t.Fatalf("token list line %q: want id, name, owner, scope, created, last used, expires, state, tab-separated", sc.Text())
+				t.Fatalf("token list line %q: want id, name, owner, scope, created, last used, expires, state, sites, tab-separated", sc.Text())
 			}
 			rows = append(rows, m[1:])
 		}

@@ -86,14 +86,28 @@ Usage:
   upcheck user passwd --email E
                                 set a new password (read from stdin) and end every session
                                 of the account; its API tokens keep working
-  upcheck token create --email E [--name N] [--read-only] [--expires DURATION]
+  upcheck user sites EMAIL [--sites NAME,… | --all]
+                                limit the user to those sites (local: the site upcheck runs
+                                beside), or let them see every site again; without either,
+                                say which; prints {"email","limited","sites"}
+  upcheck token create --email E [--name N] [--read-only] [--expires DURATION] [--sites NAME,…]
                                 print an API token (Authorization: Bearer …) for that user;
                                 --read-only: only the user's view permissions; --expires:
-                                90d, 1y, 12h or never (default: never)
+                                90d, 1y, 12h or never (default: never); --sites: only those
+                                of the sites the user may see
   upcheck token list [--email E]
                                 one token a line, tab-separated: id, name, owner, scope
                                 (full|read-only), created, last used (or never), expires
-                                (or never), active|expired|revoked
+                                (or never), active|expired|revoked, sites (all, or NAME,…)
+  upcheck site add NAME [--owner O]
+                                register a site that pushes its lockfile; prints its push
+                                token on the last line, shown once
+  upcheck site list             one site a line, tab-separated: name, owner, registered, last
+                                push (or never), the push in words (…: stale)
+  upcheck site rotate NAME      a new push token on the last line, shown once; the old one
+                                stops working
+  upcheck site remove NAME      remove a registered site, its installed tree and history
+                                (never the local site)
   upcheck token revoke ID       revoke token ID; exit 1 when no token has that id
   upcheck notify add webhook --url URL [--format standard|slack] [--events security|all] [--name N]
                                 add a notification channel; prints its id, and a webhook's
@@ -273,6 +287,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return runUnskip(ctx, cfg, logger, rest, stdout, stderr)
 	case "approve":
 		return runApprove(ctx, cfg, logger, rest, stdout, stderr)
+	case "site":
+		return runSite(ctx, cfg, logger, rest, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "upcheck: unknown command %q\n%s", cmd, helpPointer(""))
 	return errUsage

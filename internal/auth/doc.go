@@ -79,8 +79,8 @@
 // # What
 //
 // Roles map to permissions in one table (permissions.go): admin has
-// plugins.can_view, plugins.can_manage, tokens.can_manage and
-// audit.can_view, viewer plugins.can_view. Routes ask for a permission (the
+// plugins.can_view, plugins.can_manage, tokens.can_manage, audit.can_view
+// and sites.can_manage, viewer plugins.can_view. Routes ask for a permission (the
 // web layer's require), per route group, never for a role; Principal.Can
 // answers for the role and the token's scope together.
 //

@@ -23,12 +23,16 @@ const (
 	PermTokens = "tokens.can_manage"
 	// PermAudit reads the audit log: who dismissed what, and every check.
 	PermAudit = "audit.can_view"
+	// PermSites registers sites, rotates their push tokens and removes
+	// them (docs/design.md "Many sites"): admins. Every principal lists
+	// the sites it may see with plugins.can_view.
+	PermSites = "sites.can_manage"
 )
 
 // rolePermissions is the whole role model: adding a role or a permission is
 // one line here.
 var rolePermissions = map[string][]string{
-	RoleAdmin:  {PermView, PermManage, PermTokens, PermAudit},
+	RoleAdmin:  {PermView, PermManage, PermTokens, PermAudit, PermSites},
 	RoleViewer: {PermView},
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,7 +36,7 @@ func (s *Server) tokensPage(c echo.Context) error {
 		p.NewToken, p.NewTokenOwner = f.Values["token"], f.Values["owner"]
 		if f.Error != "" {
 			p.Form = views.TokenForm{Name: f.Values["name"], Owner: f.Values["owner"],
-				ReadOnly: f.Values["read_only"] == "yes", Expires: f.Values["expires"]}
+				ReadOnly: f.Values["read_only"] == "yes", Expires: f.Values["expires"], Sites: f.Values["sites"]}
 		}
 	}
 	return s.renderTokens(c, http.StatusOK, p)
@@ -53,11 +54,15 @@ func (s *Server) renderTokens(c echo.Context, status int, p views.TokensProps) e
 	if err != nil {
 		return err
 	}
+	sites, err := s.auth.TokenSites(ctx)
+	if err != nil {
+		return err
+	}
 	p.Layout = layout(c)
 	for _, t := range tokens {
 		p.Tokens = append(p.Tokens, views.TokenRow{ID: t.ID, Name: t.Name, OwnerEmail: t.OwnerEmail,
 			CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, ExpiresAt: t.ExpiresAt, ReadOnly: t.ReadOnly,
-			Revoked: t.Revoked, Expired: t.Expired})
+			Revoked: t.Revoked, Expired: t.Expired, SitesLimited: t.SitesLimited, Sites: sites[t.ID]})
 	}
 	for _, u := range users {
 		if !u.Disabled {
@@ -73,10 +78,10 @@ func (s *Server) renderTokens(c echo.Context, status int, p views.TokensProps) e
 // shows the secret once (a flash: never in a URL, gone on reload). A
 // refusal redirects there too, with the form refilled.
 func (s *Server) createToken(c echo.Context) error {
-	owner, name, readOnly, expires := c.FormValue("owner"), c.FormValue("name"), c.FormValue("read_only"), c.FormValue("expires")
+	owner, name, readOnly, expires, sites := c.FormValue("owner"), c.FormValue("name"), c.FormValue("read_only"), c.FormValue("expires"), c.FormValue("sites")
 	refused := func(msg string) error {
 		return s.redirectWithFlash(c, views.PathTokens, flash{Error: msg,
-			Values: map[string]string{"name": name, "owner": owner, "read_only": readOnly, "expires": expires}})
+			Values: map[string]string{"name": name, "owner": owner, "read_only": readOnly, "expires": expires, "sites": sites}})
 	}
 	if expires == "" {
 		// A form without the field (an older page) gets what the form preselects.
@@ -87,7 +92,7 @@ func (s *Server) createToken(c echo.Context) error {
 		return refused(createTokenRefusal(err))
 	}
 	raw, _, err := s.auth.CreateTokenFor(c.Request().Context(), auth.TokenRequest{
-		Email: owner, Name: name, ReadOnly: readOnly == "yes", Expires: lifetime,
+		Email: owner, Name: name, ReadOnly: readOnly == "yes", Expires: lifetime, Sites: siteNames(sites),
 	})
 	if msg := createTokenRefusal(err); msg != "" {
 		return refused(msg)
@@ -110,8 +115,23 @@ func createTokenRefusal(err error) string {
 		return "The token was not created: that account does not exist (any more)."
 	case errors.Is(err, auth.ErrDisabled):
 		return "The token was not created: that account is disabled."
+	case errors.Is(err, auth.ErrUnknownSite):
+		return "The token was not created: no site has one of the names under Sites."
+	case errors.Is(err, auth.ErrSitesBeyondOwner):
+		return "The token was not created: it can be limited only to sites its account may see."
 	}
 	return ""
+}
+
+// siteNames reads a comma-separated list of site names; nil for none.
+func siteNames(list string) []string {
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // tokenID reads the :id of a token route.

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
 )
 
@@ -338,4 +339,23 @@ func parseForm(r *http.Request) error {
 		return r.ParseMultipartForm(formMemory)
 	}
 	return nil
+}
+
+// localSite lets a request about the site upcheck runs beside through only
+// for a principal that may see it (auth.Principal.MaySee of
+// store.LocalSiteID): every page and API route outside the sites' own
+// (/admin/sites, /api/admin/sites, /sites/…, /api/sites/…). Any other
+// principal gets the 404 of an unknown path, not a 403: a principal
+// limited to other sites learns nothing of the local site, not even that
+// its pages are there (docs/design.md "Who sees what"). A request without
+// a principal goes on, to the 401 or the login page of require after it.
+func localSite() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if p, ok := auth.PrincipalFrom(c); ok && !p.MaySee(store.LocalSiteID) {
+				return echo.ErrNotFound
+			}
+			return next(c)
+		}
+	}
 }

@@ -50,6 +50,16 @@ var needs = map[string]string{
 	"GET /admin/sources/import": auth.PermManage,
 	// The question before a channel is deleted: only for those who may.
 	"GET /admin/notifications/channels/:id/delete": auth.PermManage,
+	// Sites: registering, rotating and removing are admins'; so are the
+	// questions before them.
+	"GET /admin/sites/:site/rotate":      auth.PermSites,
+	"GET /admin/sites/:site/remove":      auth.PermSites,
+	"POST /admin/sites":                  auth.PermSites,
+	"POST /admin/sites/:site/rotate":     auth.PermSites,
+	"POST /admin/sites/:site/remove":     auth.PermSites,
+	"POST /api/admin/sites":              auth.PermSites,
+	"POST /api/admin/sites/:site/rotate": auth.PermSites,
+	"DELETE /api/admin/sites/:site":      auth.PermSites,
 }
 
 // sessionOnly are the routes an API token cannot use, whatever its role,
@@ -60,6 +70,11 @@ var sessionOnly = map[string]string{
 	"POST /admin/tokens":            "a leaked token cannot mint its successor",
 	"POST /admin/tokens/:id/revoke": "nor revoke the others",
 	"GET /admin/tokens/:id/revoke":  "nor be asked to",
+	// The AdminCP's site forms show a new push token through the flash,
+	// which needs a session; the API takes a token (POST /api/admin/sites).
+	"POST /admin/sites":              "the new push token is shown once through the session's flash",
+	"POST /admin/sites/:site/rotate": "the same",
+	"POST /admin/sites/:site/remove": "the notice comes through the session's flash",
 }
 
 // samples fills in path parameters: a component and an advisory of the

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
 )
@@ -32,6 +33,7 @@ const (
 	apiChannels      = apiPrefix + "/notifications/channels"
 	apiDeliveries    = apiPrefix + "/notifications/deliveries"
 	apiChannelPrefix = apiChannels + "/:id"
+	apiSites         = apiPrefix + "/sites"
 )
 
 // routes is the whole HTTP surface. Permissions are attached per group,
@@ -53,7 +55,9 @@ func (s *Server) routes(e *echo.Echo) {
 	if s.metrics != nil {
 		var guard []echo.MiddlewareFunc
 		if !s.metricsPublic {
-			guard = append(guard, requireToken(s.auth, auth.PermView))
+			// The metrics are the local site's: a token limited to other
+			// sites gets 404 (localSite).
+			guard = append(guard, requireToken(s.auth, auth.PermView), localSite())
 		}
 		e.GET(pathMetrics, echo.WrapHandler(s.metrics), guard...)
 	}
@@ -66,7 +70,7 @@ func (s *Server) routes(e *echo.Echo) {
 
 	// Everything below may know who is asking.
 	app := group{e.Group("", authenticate(s.auth)), ""}
-	app.get("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, views.PathDashboard) })
+	app.get("/", home)
 	app.get(views.PathLogin, s.loginPage)
 	app.post(views.PathLogout, s.logout, require(auth.PermView), csrf())
 
@@ -79,7 +83,10 @@ func (s *Server) routes(e *echo.Echo) {
 // Its description is public.
 func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	e.GET(pathOpenAPI, s.openAPI)
-	api := app.group(apiPrefix, require(auth.PermView))
+	// Every route of the API is about the local site (localSite: 404 for
+	// a principal that may not see it) but the sites' own.
+	all := app.group(apiPrefix, require(auth.PermView))
+	api := all.group("", localSite())
 	api.get(views.PathAPISummary, s.apiSummary)
 	api.get(views.PathAPICatalog, s.apiCatalog)
 	api.get(apiPlugins+"/:code", s.apiDetail)
@@ -106,12 +113,23 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	apiManage.post(apiChannelPrefix+"/disable", s.apiDisableChannel)
 	apiManage.delete(apiChannelPrefix, s.apiDeleteChannel)
 	apiManage.post(apiDeliveries+"/:id/retry", s.apiRetryDelivery)
+
+	// Sites: a viewer lists the sites it may see; registering, rotating
+	// and removing are sites.can_manage (admins), with an API token too.
+	all.get(apiSites, s.apiSites)
+	apiSitesManage := all.group("", require(auth.PermSites), csrf())
+	apiSitesManage.post(apiSites, s.apiAddSite)
+	apiSitesManage.post(apiSites+"/:site/rotate", s.apiRotateSite)
+	apiSitesManage.delete(apiSites+"/:site", s.apiRemoveSite)
 }
 
 // adminRoutes is the AdminCP's pages; each reads the one summary of its
 // request.
 func (s *Server) adminRoutes(app group) {
-	admin := app.group(views.PathDashboard, require(auth.PermView), s.withSummary)
+	// Every page is about the local site (localSite: 404 for a principal
+	// that may not see it) but the Sites section.
+	all := app.group(views.PathDashboard, require(auth.PermView), s.withSummary)
+	admin := all.group("", localSite())
 	admin.get(views.PathDashboard, s.dashboard)
 	admin.get(views.PathCatalog, s.catalogPage)
 	admin.get(views.PathCatalog+"/:code", s.detailPage) // views.ComponentPath
@@ -154,6 +172,28 @@ func (s *Server) adminRoutes(app group) {
 	adminTokensChange := adminTokens.group("", csrf())
 	adminTokensChange.post(views.PathTokens, s.createToken)
 	adminTokensChange.post(views.PathTokens+"/:id/revoke", s.revokeToken) // views.TokenRevokePath
+
+	// Sites: the sites the principal may see; registering, rotating and
+	// removing are sites.can_manage (admins), asked first, from a browser
+	// session (the new push token is shown once through the flash).
+	all.get(views.PathAdminSites, s.sitesPage)
+	adminSites := all.group("", require(auth.PermSites))
+	adminSites.get(views.PathAdminSites+"/:site/rotate", s.rotateSitePage) // views.SiteRotatePath: the question
+	adminSites.get(views.PathAdminSites+"/:site/remove", s.removeSitePage) // views.SiteRemovePath: the question
+	adminSitesChange := adminSites.group("", requireSession(), csrf())
+	adminSitesChange.post(views.PathAdminSites, s.addSite)
+	adminSitesChange.post(views.PathAdminSites+"/:site/rotate", s.rotateSite)
+	adminSitesChange.post(views.PathAdminSites+"/:site/remove", s.removeSite)
+}
+
+// home is where "/" (and a login without a next page) leads: the
+// dashboard, or the Sites section for a principal that may not see the
+// local site.
+func home(c echo.Context) error {
+	if p, ok := auth.PrincipalFrom(c); ok && !p.MaySee(store.LocalSiteID) {
+		return c.Redirect(http.StatusSeeOther, views.PathAdminSites)
+	}
+	return c.Redirect(http.StatusSeeOther, views.PathDashboard)
 }
 
 // group is an echo group whose routes are given by their full paths, as

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -49,6 +50,9 @@ type Deps struct {
 	// findings on packages installed only for development; "" is
 	// readmodel.DevSeparate.
 	LockfileDev readmodel.DevMode
+	// SiteStaleAfter is UPCHECK_SITE_STALE_AFTER; 0 is
+	// readmodel.DefaultSiteStaleAfter.
+	SiteStaleAfter time.Duration
 
 	// Importer, Reads and Dismissals are the import, the reads of the
 	// read model and the dismissals, wired to the same writes as Checker
@@ -75,6 +79,8 @@ type Server struct {
 	advisoryLinks readmodel.AdvisoryLinks
 	// devMode is UPCHECK_LOCKFILE_DEV (Deps.LockfileDev).
 	devMode readmodel.DevMode
+	// siteStaleAfter is UPCHECK_SITE_STALE_AFTER, its default filled in.
+	siteStaleAfter time.Duration
 
 	importer   *updatecheck.Importer
 	reads      *catalog.Reads
@@ -88,7 +94,7 @@ func New(d Deps) http.Handler {
 	}
 	s := &Server{store: d.Store, checker: d.Checker, auth: d.Auth, notify: d.Notify, logger: d.Logger, ctx: d.Context,
 		metrics: d.Metrics, metricsPublic: d.MetricsPublic, importer: d.Importer, reads: d.Reads, dismissals: d.Dismissals,
-		advisoryLinks: d.AdvisoryLinks, devMode: d.LockfileDev}
+		advisoryLinks: d.AdvisoryLinks, devMode: d.LockfileDev, siteStaleAfter: readmodel.SiteStaleAfter(d.SiteStaleAfter)}
 	if !s.devMode.Valid() {
 		s.devMode = readmodel.DevSeparate
 	}

@@ -1,0 +1,189 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// Sites as JSON (docs/design.md "Many sites"): a principal lists the
+// sites it may see; an admin registers, rotates and removes them. A push
+// token is in the answer that made it, never anywhere else.
+
+// siteJSON is a site as GET /api/admin/sites lists it.
+type siteJSON struct {
+	Name  string `json:"name"`
+	Owner string `json:"owner"`
+	// Local: the site upcheck runs beside (no push token, never removed).
+	Local       bool       `json:"local"`
+	CreatedAt   time.Time  `json:"created_at"`
+	TokenMadeAt *time.Time `json:"token_made_at"`
+	PushedAt    *time.Time `json:"pushed_at"`
+	Stale       bool       `json:"stale"`
+	// Push is the site's push in words (readmodel.SitePushText).
+	Push string `json:"push"`
+}
+
+// siteWithTokenJSON is the answer that made a push token: shown this once.
+type siteWithTokenJSON struct {
+	siteJSON
+	PushToken string `json:"push_token"`
+}
+
+// siteRequest is the body of POST /api/admin/sites.
+type siteRequest struct {
+	Name  string `json:"name"`
+	Owner string `json:"owner"`
+}
+
+func siteBody(s store.Site, now time.Time) siteJSON {
+	push := readmodel.SiteLocalPushText
+	if !s.Local() {
+		push = readmodel.SitePushText(now, s.PushedAt, s.Stale)
+	}
+	return siteJSON{Name: s.Name, Owner: s.Owner, Local: s.Local(), CreatedAt: s.CreatedAt, TokenMadeAt: s.TokenMadeAt,
+		PushedAt: s.PushedAt, Stale: s.Stale, Push: push}
+}
+
+// visibleSites are the sites the request's principal may see.
+func (s *Server) visibleSites(c echo.Context) ([]store.Site, error) {
+	sites, err := s.store.Sites(c.Request().Context(), s.siteStaleAfter)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := auth.PrincipalFrom(c)
+	out := sites[:0]
+	for _, site := range sites {
+		if p.MaySee(site.ID) {
+			out = append(out, site)
+		}
+	}
+	return out, nil
+}
+
+// visibleSite is the site of the route's :site when the principal may see
+// it; store.ErrNotFound (404) alike when there is none and when it may
+// not see it, so that the answer tells nothing of other sites.
+func (s *Server) visibleSite(c echo.Context) (store.Site, error) {
+	site, err := s.store.SiteByName(c.Request().Context(), c.Param("site"), s.siteStaleAfter)
+	if err != nil {
+		return store.Site{}, err
+	}
+	if p, _ := auth.PrincipalFrom(c); !p.MaySee(site.ID) {
+		return store.Site{}, store.ErrNotFound
+	}
+	return site, nil
+}
+
+// everySite refuses a principal limited to some sites a registration: it
+// would not see the site it made.
+func everySite(c echo.Context) error {
+	if p, _ := auth.PrincipalFrom(c); p.Sites.Limited() {
+		return echo.NewHTTPError(http.StatusForbidden, siteAddLimitedText).WithInternal(auth.ErrForbidden)
+	}
+	return nil
+}
+
+// The refusals of the sites' writes, in words, for the API and the page.
+const (
+	siteAddLimitedText = "A user or token limited to some sites cannot register a site: ask an admin who sees every site."
+	siteLocalText      = "The local site (the one upcheck runs beside) has no push token and cannot be removed."
+	siteTakenText      = "A site of that name is registered already."
+	siteNameText       = "A site's name is 1 to 63 lower-case letters, digits and hyphens, starting and ending with a letter or digit."
+	siteOwnerText      = "A site's owner is at most 200 characters, without control characters."
+)
+
+// siteRefusal words why a site write was refused, with its status; 0
+// when the error is not the request's fault.
+func siteRefusal(err error) (int, string) {
+	switch {
+	case errors.Is(err, auth.ErrInvalidSiteName):
+		return http.StatusUnprocessableEntity, siteNameText
+	case errors.Is(err, auth.ErrInvalidSiteOwner):
+		return http.StatusUnprocessableEntity, siteOwnerText
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict, siteTakenText
+	case errors.Is(err, auth.ErrLocalSite):
+		return http.StatusConflict, siteLocalText
+	}
+	return 0, ""
+}
+
+// apiSites is GET /api/admin/sites: the sites the principal may see, the
+// local one first. Never a push token: only their hashes are stored.
+func (s *Server) apiSites(c echo.Context) error {
+	sites, err := s.visibleSites(c)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	out := make([]siteJSON, len(sites))
+	for i, site := range sites {
+		out[i] = siteBody(site, now)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, map[string]any{"sites": out, "stale_after_seconds": int64(s.siteStaleAfter / time.Second)})
+}
+
+// apiAddSite is POST /api/admin/sites: 201 with the site and its push
+// token, shown this once.
+func (s *Server) apiAddSite(c echo.Context) error {
+	if err := everySite(c); err != nil {
+		return err
+	}
+	var req siteRequest
+	if err := decodeJSONBody(c, &req); err != nil {
+		return err
+	}
+	raw, site, err := s.auth.AddSite(c.Request().Context(), req.Name, req.Owner)
+	if status, msg := siteRefusal(err); status != 0 {
+		return echo.NewHTTPError(status, msg).WithInternal(err)
+	}
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, siteWithTokenJSON{siteJSON: siteBody(site, time.Now()), PushToken: raw})
+}
+
+// apiRotateSite is POST /api/admin/sites/{site}/rotate: 200 with the site
+// and its new push token, shown this once; the old one no longer works.
+func (s *Server) apiRotateSite(c echo.Context) error {
+	site, err := s.visibleSite(c)
+	if err != nil {
+		return err
+	}
+	raw, site, err := s.auth.RotateSiteToken(c.Request().Context(), site.Name)
+	if status, msg := siteRefusal(err); status != 0 {
+		return echo.NewHTTPError(status, msg).WithInternal(err)
+	}
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, siteWithTokenJSON{siteJSON: siteBody(site, time.Now()), PushToken: raw})
+}
+
+// apiRemoveSite is DELETE /api/admin/sites/{site}: 200 with the site
+// removed (its installed tree and history went with it); 409 for the
+// local site.
+func (s *Server) apiRemoveSite(c echo.Context) error {
+	site, err := s.visibleSite(c)
+	if err != nil {
+		return err
+	}
+	site, err = s.auth.RemoveSite(c.Request().Context(), site.Name)
+	if status, msg := siteRefusal(err); status != 0 {
+		return echo.NewHTTPError(status, msg).WithInternal(err)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"removed": siteBody(site, time.Now())})
+}

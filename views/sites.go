@@ -1,0 +1,79 @@
+package views
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// PathAdminSites is the Sites section of the AdminCP: the sites the
+// signed-in user may see, a form to register one, and each registered
+// site's rotate and remove (docs/design.md "Many sites").
+const PathAdminSites = "/admin/sites"
+
+// NavSites is the navigation entry of the Sites section.
+const NavSites NavItem = "sites"
+
+// SiteRotatePath is the rotation of a site's push token: a GET asks
+// (views.Confirm), whose form POSTs there with confirmed=yes.
+func SiteRotatePath(name string) string {
+	return PathAdminSites + "/" + url.PathEscape(name) + "/rotate"
+}
+
+// SiteRemovePath is the removal of a registered site, asked the same way.
+func SiteRemovePath(name string) string {
+	return PathAdminSites + "/" + url.PathEscape(name) + "/remove"
+}
+
+// SiteRow is one site as the section lists it: never its push token.
+type SiteRow struct {
+	Name  string
+	Owner string
+	// Local is the site upcheck runs beside: no token, never removed.
+	Local     bool
+	CreatedAt time.Time
+	PushedAt  *time.Time
+	Stale     bool
+}
+
+// SiteForm is what the add form is refilled with after a refusal.
+type SiteForm struct {
+	Name, Owner string
+}
+
+// SitesProps is the Sites section.
+type SitesProps struct {
+	Layout LayoutProps
+	Sites  []SiteRow
+	// CanManage is sites.can_manage with every site in view: the add form
+	// and each site's rotate and remove.
+	CanManage bool
+	// NewToken is the push token just made (add or rotate), shown this
+	// once; NewTokenSite is the site it pushes for.
+	NewToken     string
+	NewTokenSite string
+	// FormError says why a site was not added; Form refills the form.
+	FormError string
+	Form      SiteForm
+	// Notice confirms an action; NoticeError is a refusal.
+	Notice      string
+	NoticeError string
+	// StaleAfter is UPCHECK_SITE_STALE_AFTER, for the page's words.
+	StaleAfter time.Duration
+}
+
+// sitePushText is a site's push in readmodel's words.
+func sitePushText(s SiteRow, now time.Time) string {
+	if s.Local {
+		return readmodel.SiteLocalPushText
+	}
+	return readmodel.SitePushText(now, s.PushedAt, s.Stale)
+}
+
+// sitesLead says what a site is and how stale is judged.
+func sitesLead(staleAfter time.Duration) string {
+	return "A site pushes its lockfile with a push token of its own (PUT /api/sites/NAME/lockfile, or upcheck site push from its deploy hook). " +
+		"The token is shown once, when it is made; upcheck keeps only its hash. A site that has not pushed for " +
+		readmodel.SpanText(readmodel.SiteStaleAfter(staleAfter)) + " is " + readmodel.SiteStaleText + "."
+}
