@@ -60,6 +60,15 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_component_tree_attention": testComponentTreeAttention,
 	// migrations/00018_approvals.sql
 	"upcheck_approvals_of": testApprovalsOf,
+	// migrations/00022_fleet.sql
+	"upcheck_fleet_refresh":            testFleetRefresh,
+	"upcheck_fleet_due":                testFleetDue,
+	"upcheck_fleet_refresh_due":        testFleetDue,
+	"upcheck_fleet_sites_changed":      testFleetSitesChanged,
+	"upcheck_fleet_tree_changed":       testFleetTreeChanged,
+	"upcheck_fleet_state_changed":      testFleetTreeChanged,
+	"upcheck_fleet_findings_changed":   testFleetFindingsChanged,
+	"upcheck_fleet_dismissals_changed": testFleetDismissalsChanged,
 }
 
 func TestFunctions(t *testing.T) {

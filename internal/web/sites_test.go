@@ -30,6 +30,12 @@ var siteRoutes = map[string]bool{
 	"POST /api/admin/sites":              true,
 	"POST /api/admin/sites/:site/rotate": true,
 	"DELETE /api/admin/sites/:site":      true,
+	// The fleet: every site the principal may see (fleet_test.go).
+	"GET /admin/fleet":             true,
+	"GET /admin/fleet/impact":      true,
+	"GET /api/admin/fleet":         true,
+	"GET /api/admin/fleet/summary": true,
+	"GET /api/admin/fleet/impact":  true,
 	// Before anything about a site: the principal's own session.
 	"GET /":        true,
 	"POST /logout": true,
