@@ -109,10 +109,15 @@ CREATE TABLE tree_matched (
     PRIMARY KEY (name, version)
 );
 
--- What the fleet's trees were last evaluated at: tree_evaluation.tree_hash
--- is this hash over every site's tree (each site's id and its
--- tree_state.tree_hash, in site order), so that a change of any site's
--- tree makes the evaluation due.
+-- The tree of each site whose versions the evaluation last matched (its
+-- tree_state.tree_hash then; null: never): a site whose tree moved since
+-- is evaluated again, its versions not in tree_matched matched.
+ALTER TABLE tree_state ADD COLUMN evaluated_hash bytea;
+
+-- What the fleet's trees were when their findings were last written
+-- (tree_evaluation.tree_hash): a hash over every site's tree (each site's
+-- id and its tree_state.tree_hash, in site order). Which site's versions
+-- were matched is each site's evaluated_hash.
 CREATE VIEW tree_fleet_hash AS
 SELECT sha256(coalesce(string_agg(s.site_id::text || ':' || encode(s.tree_hash, 'hex'), ',' ORDER BY s.site_id), '')::bytea)
            AS tree_hash,
@@ -121,6 +126,7 @@ FROM tree_state s;
 
 -- +goose Down
 DROP VIEW tree_fleet_hash;
+ALTER TABLE tree_state DROP COLUMN evaluated_hash;
 DROP TABLE tree_matched;
 DROP FUNCTION upcheck_component_tree_attention(bigint, text);
 DROP FUNCTION upcheck_tree_attention(bigint, text);

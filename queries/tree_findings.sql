@@ -1,36 +1,66 @@
 -- name: TreeEvaluationDue :one
--- The tree as stored and the feeds' version now, beside what the tree's
--- findings were evaluated at: the evaluation runs again when either moved.
--- No row: no tree was ever read.
-SELECT t.tree_hash, i.version AS intel_version,
-       e.tree_hash AS evaluated_tree_hash, e.intel_version AS evaluated_intel_version, e.evaluated_at
-FROM tree_fleet_hash t
-CROSS JOIN intel_state i
+-- The feeds' version now beside the one the fleet's findings were
+-- matched at, and whether a site's tree moved since its versions were
+-- matched (tree_state.evaluated_hash): the evaluation runs again when
+-- either did. No row: no site's tree was ever read.
+SELECT i.version AS intel_version, e.intel_version AS evaluated_intel_version, e.evaluated_at,
+       EXISTS (SELECT 1 FROM tree_state s WHERE s.evaluated_hash IS DISTINCT FROM s.tree_hash) AS trees_moved
+FROM intel_state i
 LEFT JOIN tree_evaluation e ON true
-WHERE t.sites > 0;
+WHERE EXISTS (SELECT 1 FROM tree_state);
+
+-- name: TreeSitesToEvaluate :many
+-- The sites whose trees an evaluation reads, with the tree read: every
+-- site's when @every (the feeds moved), else those whose tree moved since
+-- their versions were matched.
+SELECT site_id, tree_hash
+FROM tree_state
+WHERE @every::boolean OR evaluated_hash IS DISTINCT FROM tree_hash
+ORDER BY site_id;
+
+-- name: TreeVersionsToMatch :many
+-- The package versions (name, version) of the sites @sites installs now
+-- or installed once (tree_versions, its open intervals and its closed
+-- ones), each once: all of them when @every (the feeds moved), else those
+-- not matched at the feeds' version yet (tree_matched). A version many
+-- sites have is matched once. One a site installs now only as a local
+-- package (a workspace's own, link: or file:) is the site's code, not the
+-- registry package of its name, and is not matched for it.
+SELECT DISTINCT v.name, v.version
+FROM tree_versions v
+WHERE v.site_id = ANY (@sites::bigint[])
+  AND (v.removed_at IS NOT NULL
+       OR EXISTS (SELECT 1 FROM tree_packages p
+                  WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version
+                    AND p.source NOT IN ('link', 'file')))
+  AND (@every::boolean OR NOT EXISTS (SELECT 1 FROM tree_matched m WHERE m.name = v.name AND m.version = v.version))
+ORDER BY v.name, v.version;
 
 -- name: TreeInstalledVersions :many
--- Every installed package version of the tree, once; a local package (a
--- workspace's own, link: or file:) is the site's code, not the registry
--- package of its name, and is not matched.
+-- Every package version some site installs now, once however many sites
+-- do; a local package (a workspace's own, link: or file:) is the site's
+-- code, not the registry package of its name, and is not asked about.
 SELECT DISTINCT name, version FROM tree_packages WHERE source NOT IN ('link', 'file') ORDER BY name, version;
 
 -- name: TreePastVersions :many
--- The versions the tree had installed and no longer has (a closed interval
--- of tree_versions, no instance installed now), each interval once: what
--- the look-back matches.
+-- The versions each site had installed and no longer has (a closed
+-- interval of tree_versions, no instance of it installed there now), each
+-- interval once: what the look-back reads.
 SELECT v.id, v.site_id, v.name, v.version, v.installed_at, v.removed_at::timestamptz AS removed_at
 FROM tree_versions v
 WHERE v.removed_at IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version)
-ORDER BY v.name, v.version, v.installed_at;
+ORDER BY v.site_id, v.name, v.version, v.installed_at;
 
 -- name: TreeFindingsDeleteGone :exec
--- Deletes the tree's findings that the given set (one JSON array of
--- {name, version, advisory_id}) no longer has, in the evaluation's fenced
--- transaction, before TreeFindingsPut.
+-- Deletes the findings of the versions matched (@versions, one JSON
+-- array of {name, version}; every version when @every) that the new set
+-- (@findings, one JSON array of {name, version, advisory_id}) no longer
+-- has, in the evaluation's fenced transaction, before TreeFindingsPut.
 DELETE FROM tree_findings f
-WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(@findings::jsonb) e
+WHERE (@every::boolean OR EXISTS (SELECT 1 FROM jsonb_array_elements(@versions::jsonb) v
+                                WHERE v->>'name' = f.name AND v->>'version' = f.version))
+  AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(@findings::jsonb) e
                   WHERE e->>'name' = f.name AND e->>'version' = f.version AND e->>'advisory_id' = f.advisory_id);
 
 -- name: TreeFindingsPut :exec
@@ -47,29 +77,56 @@ SET advisory = EXCLUDED.advisory, advisory_keys = EXCLUDED.advisory_keys, malici
     fixed_in = EXCLUDED.fixed_in, withdrawn = EXCLUDED.withdrawn, epoch = EXCLUDED.epoch
 WHERE (tree_findings.advisory, tree_findings.withdrawn) IS DISTINCT FROM (EXCLUDED.advisory, EXCLUDED.withdrawn);
 
+-- name: TreeMatchedForgetAll :exec
+-- The feeds moved: no version is matched at their new version yet.
+DELETE FROM tree_matched;
+
+-- name: TreeMatchedAdd :exec
+-- The versions an evaluation matched (@versions, one JSON array of
+-- {name, version}).
+INSERT INTO tree_matched (name, version)
+SELECT v->>'name', v->>'version' FROM jsonb_array_elements(@versions::jsonb) v
+ON CONFLICT DO NOTHING;
+
+-- name: TreeSitesEvaluated :exec
+-- Marks each site read (@sites, one JSON array of {site_id, tree_hash},
+-- the hash in hex) as evaluated at the tree read,
+-- only while its tree is still that one: a site whose tree a sync or a
+-- push moved meanwhile stays due, and the next evaluation matches what
+-- it brought.
+UPDATE tree_state s
+SET evaluated_hash = s.tree_hash
+FROM jsonb_to_recordset(@sites::jsonb) AS x(site_id bigint, tree_hash text)
+WHERE s.site_id = x.site_id AND encode(s.tree_hash, 'hex') = x.tree_hash;
+
 -- name: TreeEvaluationSet :one
--- Records what the findings were evaluated at, in the same transaction,
--- only while the tree is still the one evaluated: no row comes back when
--- a lockfile sync changed it meanwhile (the caller rolls back and
--- evaluates again).
+-- Records what the findings were matched at: the feeds' version and the
+-- fleet's trees as they are now (tree_fleet_hash), in the same
+-- transaction.
 INSERT INTO tree_evaluation (id, tree_hash, intel_version, evaluated_at, epoch)
 SELECT true, t.tree_hash, @intel_version::bigint, clock_timestamp(), @epoch::bigint
 FROM tree_fleet_hash t
-WHERE t.tree_hash = @tree_hash::bytea
 ON CONFLICT (id) DO UPDATE
 SET tree_hash = EXCLUDED.tree_hash, intel_version = EXCLUDED.intel_version, evaluated_at = EXCLUDED.evaluated_at,
     epoch = EXCLUDED.epoch
 RETURNING evaluated_at;
 
--- name: TreeExposuresAdd :many
--- The look-back's findings (one JSON array), each written once per
--- installed interval and advisory; returns those new now, which the
--- caller audits and notifies in the same transaction.
+-- name: TreeExposuresFind :many
+-- The look-back, for every site: an interval of tree_versions closed
+-- (a version the site had installed and no longer has) whose version a
+-- malicious or exploited advisory names (tree_findings, not withdrawn:
+-- the versions installed once are matched as those installed now), one
+-- row per interval and advisory, written once; returns those new now,
+-- which the caller audits and notifies in the same transaction.
 INSERT INTO tree_exposures (site_id, interval_id, name, version, advisory_id, advisory, malicious, known_exploited,
                             installed_at, removed_at, epoch)
-SELECT i.site_id, i.interval_id, i.name, i.version, i.advisory_id, i.advisory, i.malicious, i.known_exploited,
-       i.installed_at, i.removed_at, @epoch::bigint
-FROM jsonb_populate_recordset(NULL::tree_exposures, @exposures::jsonb) i
+SELECT v.site_id, v.id, v.name, v.version, f.advisory_id, f.advisory, f.malicious, f.known_exploited,
+       v.installed_at, v.removed_at, @epoch::bigint
+FROM tree_findings f
+JOIN tree_versions v ON v.name = f.name AND v.version = f.version AND v.removed_at IS NOT NULL
+WHERE (f.malicious OR f.known_exploited) AND NOT f.withdrawn
+  AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version)
+ORDER BY v.site_id, v.name, v.version, v.installed_at, f.advisory_id
 ON CONFLICT (interval_id, advisory_id) DO NOTHING
 RETURNING id, site_id, name, version, advisory_id, malicious, known_exploited, installed_at, removed_at;
 

@@ -1,3 +1,7 @@
+-- name: TreeSitesWithTree :many
+-- The sites whose tree was read once (a lockfile synced or pushed).
+SELECT site_id FROM tree_state ORDER BY site_id;
+
 -- name: TreePackagesAll :many
 -- The whole tree as the fix step reads it (remedy.Input.Tree).
 SELECT id, name, alias, version, dev, optional, peer, source, resolved, integrity, install_script

@@ -23,8 +23,14 @@ SET floor         = CASE WHEN sqlc.narg(document)::jsonb IS NULL THEN tree_fix_d
 DELETE FROM tree_fix_documents
 WHERE name <> ALL(@names::text[]);
 
+-- name: TreeFixSiteIs :one
+-- Whether site's tree is still the one (@tree_hash) whose fixes a check
+-- decided: a sync or a push that moved it meanwhile makes the check pass
+-- its fixes over (the next check decides them on the new tree).
+SELECT EXISTS (SELECT 1 FROM tree_state WHERE site_id = @site AND tree_hash = @tree_hash::bytea)::boolean;
+
 -- name: TreeFixClear :exec
--- Clears the fixes before a check writes its own.
+-- Clears a site's fixes before a check writes its own.
 DELETE FROM tree_fixes WHERE site_id = @site;
 
 -- name: TreeFixSave :exec

@@ -46,9 +46,11 @@ type SiteForm struct {
 type SitesProps struct {
 	Layout LayoutProps
 	Sites  []SiteRow
-	// CanManage is sites.can_manage with every site in view: the add form
-	// and each site's rotate and remove.
+	// CanManage is sites.can_manage: each site's rotate and remove.
 	CanManage bool
+	// CanAdd is sites.can_manage with every site in view: the add form (a
+	// user limited to some sites would not see the site it added).
+	CanAdd bool
 	// NewToken is the push token just made (add or rotate), shown this
 	// once; NewTokenSite is the site it pushes for.
 	NewToken     string

@@ -184,7 +184,7 @@ func sitesContent(p SitesProps, now time.Time) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if p.CanManage {
+		if p.CanAdd {
 			templ_7745c5c3_Err = addSiteForm(p).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -15,7 +15,7 @@ func TestSitesPage(t *testing.T) {
 	t.Parallel()
 	now := tokensLayout().now()
 	ago := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
-	props := SitesProps{Layout: tokensLayout(), CanManage: true, NewToken: "ups_secret", NewTokenSite: "acme",
+	props := SitesProps{Layout: tokensLayout(), CanManage: true, CanAdd: true, NewToken: "ups_secret", NewTokenSite: "acme",
 		Sites: []SiteRow{
 			{Name: "local", Local: true, CreatedAt: now},
 			{Name: "acme", Owner: "Acme Ltd", CreatedAt: now.Add(-30 * 24 * time.Hour), PushedAt: ago(2 * time.Hour)},
@@ -36,7 +36,7 @@ func TestSitesPage(t *testing.T) {
 	if len(rows) != 4 || len(byTestID(root, "site-token")) != 1 || !strings.Contains(text(byTestID(root, "site-token")[0]), "ups_secret") {
 		t.Fatalf("%d rows, or the token is not shown", len(rows))
 	}
-	props.CanManage, props.NewToken = false, ""
+	props.CanManage, props.CanAdd, props.NewToken = false, false, ""
 	root = doc(t, Sites(props))
 	if len(byTestID(root, "site-form")) != 0 || len(byTestID(root, "site-rotate")) != 0 || len(byTestID(root, "site-token")) != 0 {
 		t.Error("a viewer sees the form, the actions or a token")

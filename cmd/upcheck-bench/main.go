@@ -74,7 +74,7 @@ func yes(b bool) *bool { return &b }
 func main() {
 	binary := flag.String("binary", "bin/upcheck", "the upcheck binary to measure")
 	dataDir := flag.String("data", ".data/benchpg", "the private cluster for the benchmark")
-	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm, feeds, tree or tree-eval (that part alone)")
+	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm, feeds, tree, tree-eval or fleet (that part alone)")
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Var(&latencies, "latency", "the publishers' latencies of the document check (part 1), comma-separated; each is measured -runs times")
 	flag.IntVar(&runs, "runs", 1, "how many times part 1 measures the document check at each latency (each in a database of its own); the ratios are printed as a table")
@@ -143,6 +143,8 @@ func alonePart(binary string) func(context.Context, *devdb.Cluster) error {
 		return func(ctx context.Context, c *devdb.Cluster) error { return treeSync(ctx, binary, c) }
 	case "tree-eval":
 		return func(ctx context.Context, c *devdb.Cluster) error { return treeEval(ctx, binary, c) }
+	case "fleet":
+		return func(ctx context.Context, c *devdb.Cluster) error { return fleet(ctx, binary, c) }
 	}
 	return nil
 }

@@ -703,15 +703,16 @@ type TreePackageName struct {
 }
 
 type TreeState struct {
-	Path      string
-	FileHash  []byte
-	TreeHash  []byte
-	HeadsHash []byte
-	Epoch     int64
-	Packages  int32
-	SyncedAt  time.Time
-	ChangedAt time.Time
-	SiteID    int64
+	Path          string
+	FileHash      []byte
+	TreeHash      []byte
+	HeadsHash     []byte
+	Epoch         int64
+	Packages      int32
+	SyncedAt      time.Time
+	ChangedAt     time.Time
+	SiteID        int64
+	EvaluatedHash []byte
 }
 
 type TreeVersion struct {

@@ -343,7 +343,7 @@ SELECT coalesce(s.epoch, 0)::bigint AS epoch, coalesce(s.file_hash, '')::bytea A
        coalesce(s.tree_hash, '')::bytea AS tree_hash, coalesce(s.heads_hash, '')::bytea AS heads_hash,
        clock_timestamp()::timestamptz AS now
 FROM (VALUES (1)) one
-LEFT JOIN LATERAL (SELECT path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at, site_id FROM tree_state WHERE site_id = $1 FOR UPDATE) s ON true
+LEFT JOIN LATERAL (SELECT path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at, site_id, evaluated_hash FROM tree_state WHERE site_id = $1 FOR UPDATE) s ON true
 `
 
 type TreeStateLockRow struct {

@@ -209,34 +209,32 @@ func (q *Queries) TreeDismissalEnd(ctx context.Context, db DBTX, arg TreeDismiss
 }
 
 const treeEvaluationDue = `-- name: TreeEvaluationDue :one
-SELECT t.tree_hash, i.version AS intel_version,
-       e.tree_hash AS evaluated_tree_hash, e.intel_version AS evaluated_intel_version, e.evaluated_at
-FROM tree_fleet_hash t
-CROSS JOIN intel_state i
+SELECT i.version AS intel_version, e.intel_version AS evaluated_intel_version, e.evaluated_at,
+       EXISTS (SELECT 1 FROM tree_state s WHERE s.evaluated_hash IS DISTINCT FROM s.tree_hash) AS trees_moved
+FROM intel_state i
 LEFT JOIN tree_evaluation e ON true
-WHERE t.sites > 0
+WHERE EXISTS (SELECT 1 FROM tree_state)
 `
 
 type TreeEvaluationDueRow struct {
-	TreeHash              []byte
 	IntelVersion          int64
-	EvaluatedTreeHash     []byte
 	EvaluatedIntelVersion *int64
 	EvaluatedAt           *time.Time
+	TreesMoved            bool
 }
 
-// The tree as stored and the feeds' version now, beside what the tree's
-// findings were evaluated at: the evaluation runs again when either moved.
-// No row: no tree was ever read.
+// The feeds' version now beside the one the fleet's findings were
+// matched at, and whether a site's tree moved since its versions were
+// matched (tree_state.evaluated_hash): the evaluation runs again when
+// either did. No row: no site's tree was ever read.
 func (q *Queries) TreeEvaluationDue(ctx context.Context, db DBTX) (TreeEvaluationDueRow, error) {
 	row := db.QueryRow(ctx, treeEvaluationDue)
 	var i TreeEvaluationDueRow
 	err := row.Scan(
-		&i.TreeHash,
 		&i.IntelVersion,
-		&i.EvaluatedTreeHash,
 		&i.EvaluatedIntelVersion,
 		&i.EvaluatedAt,
+		&i.TreesMoved,
 	)
 	return i, err
 }
@@ -245,7 +243,6 @@ const treeEvaluationSet = `-- name: TreeEvaluationSet :one
 INSERT INTO tree_evaluation (id, tree_hash, intel_version, evaluated_at, epoch)
 SELECT true, t.tree_hash, $1::bigint, clock_timestamp(), $2::bigint
 FROM tree_fleet_hash t
-WHERE t.tree_hash = $3::bytea
 ON CONFLICT (id) DO UPDATE
 SET tree_hash = EXCLUDED.tree_hash, intel_version = EXCLUDED.intel_version, evaluated_at = EXCLUDED.evaluated_at,
     epoch = EXCLUDED.epoch
@@ -255,15 +252,13 @@ RETURNING evaluated_at
 type TreeEvaluationSetParams struct {
 	IntelVersion int64
 	Epoch        int64
-	TreeHash     []byte
 }
 
-// Records what the findings were evaluated at, in the same transaction,
-// only while the tree is still the one evaluated: no row comes back when
-// a lockfile sync changed it meanwhile (the caller rolls back and
-// evaluates again).
+// Records what the findings were matched at: the feeds' version and the
+// fleet's trees as they are now (tree_fleet_hash), in the same
+// transaction.
 func (q *Queries) TreeEvaluationSet(ctx context.Context, db DBTX, arg TreeEvaluationSetParams) (time.Time, error) {
-	row := db.QueryRow(ctx, treeEvaluationSet, arg.IntelVersion, arg.Epoch, arg.TreeHash)
+	row := db.QueryRow(ctx, treeEvaluationSet, arg.IntelVersion, arg.Epoch)
 	var evaluated_at time.Time
 	err := row.Scan(&evaluated_at)
 	return evaluated_at, err
@@ -327,22 +322,21 @@ func (q *Queries) TreeExposureList(ctx context.Context, db DBTX, arg TreeExposur
 	return items, nil
 }
 
-const treeExposuresAdd = `-- name: TreeExposuresAdd :many
+const treeExposuresFind = `-- name: TreeExposuresFind :many
 INSERT INTO tree_exposures (site_id, interval_id, name, version, advisory_id, advisory, malicious, known_exploited,
                             installed_at, removed_at, epoch)
-SELECT i.site_id, i.interval_id, i.name, i.version, i.advisory_id, i.advisory, i.malicious, i.known_exploited,
-       i.installed_at, i.removed_at, $1::bigint
-FROM jsonb_populate_recordset(NULL::tree_exposures, $2::jsonb) i
+SELECT v.site_id, v.id, v.name, v.version, f.advisory_id, f.advisory, f.malicious, f.known_exploited,
+       v.installed_at, v.removed_at, $1::bigint
+FROM tree_findings f
+JOIN tree_versions v ON v.name = f.name AND v.version = f.version AND v.removed_at IS NOT NULL
+WHERE (f.malicious OR f.known_exploited) AND NOT f.withdrawn
+  AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version)
+ORDER BY v.site_id, v.name, v.version, v.installed_at, f.advisory_id
 ON CONFLICT (interval_id, advisory_id) DO NOTHING
 RETURNING id, site_id, name, version, advisory_id, malicious, known_exploited, installed_at, removed_at
 `
 
-type TreeExposuresAddParams struct {
-	Epoch     int64
-	Exposures []byte
-}
-
-type TreeExposuresAddRow struct {
+type TreeExposuresFindRow struct {
 	ID             int64
 	SiteID         int64
 	Name           string
@@ -354,18 +348,21 @@ type TreeExposuresAddRow struct {
 	RemovedAt      time.Time
 }
 
-// The look-back's findings (one JSON array), each written once per
-// installed interval and advisory; returns those new now, which the
-// caller audits and notifies in the same transaction.
-func (q *Queries) TreeExposuresAdd(ctx context.Context, db DBTX, arg TreeExposuresAddParams) ([]TreeExposuresAddRow, error) {
-	rows, err := db.Query(ctx, treeExposuresAdd, arg.Epoch, arg.Exposures)
+// The look-back, for every site: an interval of tree_versions closed
+// (a version the site had installed and no longer has) whose version a
+// malicious or exploited advisory names (tree_findings, not withdrawn:
+// the versions installed once are matched as those installed now), one
+// row per interval and advisory, written once; returns those new now,
+// which the caller audits and notifies in the same transaction.
+func (q *Queries) TreeExposuresFind(ctx context.Context, db DBTX, epoch int64) ([]TreeExposuresFindRow, error) {
+	rows, err := db.Query(ctx, treeExposuresFind, epoch)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []TreeExposuresAddRow{}
+	items := []TreeExposuresFindRow{}
 	for rows.Next() {
-		var i TreeExposuresAddRow
+		var i TreeExposuresFindRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.SiteID,
@@ -490,15 +487,24 @@ func (q *Queries) TreeFindingList(ctx context.Context, db DBTX, arg TreeFindingL
 
 const treeFindingsDeleteGone = `-- name: TreeFindingsDeleteGone :exec
 DELETE FROM tree_findings f
-WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements($1::jsonb) e
+WHERE ($1::boolean OR EXISTS (SELECT 1 FROM jsonb_array_elements($2::jsonb) v
+                                WHERE v->>'name' = f.name AND v->>'version' = f.version))
+  AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements($3::jsonb) e
                   WHERE e->>'name' = f.name AND e->>'version' = f.version AND e->>'advisory_id' = f.advisory_id)
 `
 
-// Deletes the tree's findings that the given set (one JSON array of
-// {name, version, advisory_id}) no longer has, in the evaluation's fenced
-// transaction, before TreeFindingsPut.
-func (q *Queries) TreeFindingsDeleteGone(ctx context.Context, db DBTX, findings []byte) error {
-	_, err := db.Exec(ctx, treeFindingsDeleteGone, findings)
+type TreeFindingsDeleteGoneParams struct {
+	Every    bool
+	Versions []byte
+	Findings []byte
+}
+
+// Deletes the findings of the versions matched (@versions, one JSON
+// array of {name, version}; every version when @every) that the new set
+// (@findings, one JSON array of {name, version, advisory_id}) no longer
+// has, in the evaluation's fenced transaction, before TreeFindingsPut.
+func (q *Queries) TreeFindingsDeleteGone(ctx context.Context, db DBTX, arg TreeFindingsDeleteGoneParams) error {
+	_, err := db.Exec(ctx, treeFindingsDeleteGone, arg.Every, arg.Versions, arg.Findings)
 	return err
 }
 
@@ -621,9 +627,9 @@ type TreeInstalledVersionsRow struct {
 	Version string
 }
 
-// Every installed package version of the tree, once; a local package (a
-// workspace's own, link: or file:) is the site's code, not the registry
-// package of its name, and is not matched.
+// Every package version some site installs now, once however many sites
+// do; a local package (a workspace's own, link: or file:) is the site's
+// code, not the registry package of its name, and is not asked about.
 func (q *Queries) TreeInstalledVersions(ctx context.Context, db DBTX) ([]TreeInstalledVersionsRow, error) {
 	rows, err := db.Query(ctx, treeInstalledVersions)
 	if err != nil {
@@ -644,12 +650,35 @@ func (q *Queries) TreeInstalledVersions(ctx context.Context, db DBTX) ([]TreeIns
 	return items, nil
 }
 
+const treeMatchedAdd = `-- name: TreeMatchedAdd :exec
+INSERT INTO tree_matched (name, version)
+SELECT v->>'name', v->>'version' FROM jsonb_array_elements($1::jsonb) v
+ON CONFLICT DO NOTHING
+`
+
+// The versions an evaluation matched (@versions, one JSON array of
+// {name, version}).
+func (q *Queries) TreeMatchedAdd(ctx context.Context, db DBTX, versions []byte) error {
+	_, err := db.Exec(ctx, treeMatchedAdd, versions)
+	return err
+}
+
+const treeMatchedForgetAll = `-- name: TreeMatchedForgetAll :exec
+DELETE FROM tree_matched
+`
+
+// The feeds moved: no version is matched at their new version yet.
+func (q *Queries) TreeMatchedForgetAll(ctx context.Context, db DBTX) error {
+	_, err := db.Exec(ctx, treeMatchedForgetAll)
+	return err
+}
+
 const treePastVersions = `-- name: TreePastVersions :many
 SELECT v.id, v.site_id, v.name, v.version, v.installed_at, v.removed_at::timestamptz AS removed_at
 FROM tree_versions v
 WHERE v.removed_at IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM tree_packages p WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version)
-ORDER BY v.name, v.version, v.installed_at
+ORDER BY v.site_id, v.name, v.version, v.installed_at
 `
 
 type TreePastVersionsRow struct {
@@ -661,9 +690,9 @@ type TreePastVersionsRow struct {
 	RemovedAt   time.Time
 }
 
-// The versions the tree had installed and no longer has (a closed interval
-// of tree_versions, no instance installed now), each interval once: what
-// the look-back matches.
+// The versions each site had installed and no longer has (a closed
+// interval of tree_versions, no instance of it installed there now), each
+// interval once: what the look-back reads.
 func (q *Queries) TreePastVersions(ctx context.Context, db DBTX) ([]TreePastVersionsRow, error) {
 	rows, err := db.Query(ctx, treePastVersions)
 	if err != nil {
@@ -681,6 +710,107 @@ func (q *Queries) TreePastVersions(ctx context.Context, db DBTX) ([]TreePastVers
 			&i.InstalledAt,
 			&i.RemovedAt,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const treeSitesEvaluated = `-- name: TreeSitesEvaluated :exec
+UPDATE tree_state s
+SET evaluated_hash = s.tree_hash
+FROM jsonb_to_recordset($1::jsonb) AS x(site_id bigint, tree_hash text)
+WHERE s.site_id = x.site_id AND encode(s.tree_hash, 'hex') = x.tree_hash
+`
+
+// Marks each site read (@sites, one JSON array of {site_id, tree_hash},
+// the hash in hex) as evaluated at the tree read,
+// only while its tree is still that one: a site whose tree a sync or a
+// push moved meanwhile stays due, and the next evaluation matches what
+// it brought.
+func (q *Queries) TreeSitesEvaluated(ctx context.Context, db DBTX, sites []byte) error {
+	_, err := db.Exec(ctx, treeSitesEvaluated, sites)
+	return err
+}
+
+const treeSitesToEvaluate = `-- name: TreeSitesToEvaluate :many
+SELECT site_id, tree_hash
+FROM tree_state
+WHERE $1::boolean OR evaluated_hash IS DISTINCT FROM tree_hash
+ORDER BY site_id
+`
+
+type TreeSitesToEvaluateRow struct {
+	SiteID   int64
+	TreeHash []byte
+}
+
+// The sites whose trees an evaluation reads, with the tree read: every
+// site's when @every (the feeds moved), else those whose tree moved since
+// their versions were matched.
+func (q *Queries) TreeSitesToEvaluate(ctx context.Context, db DBTX, every bool) ([]TreeSitesToEvaluateRow, error) {
+	rows, err := db.Query(ctx, treeSitesToEvaluate, every)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TreeSitesToEvaluateRow{}
+	for rows.Next() {
+		var i TreeSitesToEvaluateRow
+		if err := rows.Scan(&i.SiteID, &i.TreeHash); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const treeVersionsToMatch = `-- name: TreeVersionsToMatch :many
+SELECT DISTINCT v.name, v.version
+FROM tree_versions v
+WHERE v.site_id = ANY ($1::bigint[])
+  AND (v.removed_at IS NOT NULL
+       OR EXISTS (SELECT 1 FROM tree_packages p
+                  WHERE p.site_id = v.site_id AND p.name = v.name AND p.version = v.version
+                    AND p.source NOT IN ('link', 'file')))
+  AND ($2::boolean OR NOT EXISTS (SELECT 1 FROM tree_matched m WHERE m.name = v.name AND m.version = v.version))
+ORDER BY v.name, v.version
+`
+
+type TreeVersionsToMatchParams struct {
+	Sites []int64
+	Every bool
+}
+
+type TreeVersionsToMatchRow struct {
+	Name    string
+	Version string
+}
+
+// The package versions (name, version) of the sites @sites installs now
+// or installed once (tree_versions, its open intervals and its closed
+// ones), each once: all of them when @every (the feeds moved), else those
+// not matched at the feeds' version yet (tree_matched). A version many
+// sites have is matched once. One a site installs now only as a local
+// package (a workspace's own, link: or file:) is the site's code, not the
+// registry package of its name, and is not matched for it.
+func (q *Queries) TreeVersionsToMatch(ctx context.Context, db DBTX, arg TreeVersionsToMatchParams) ([]TreeVersionsToMatchRow, error) {
+	rows, err := db.Query(ctx, treeVersionsToMatch, arg.Sites, arg.Every)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []TreeVersionsToMatchRow{}
+	for rows.Next() {
+		var i TreeVersionsToMatchRow
+		if err := rows.Scan(&i.Name, &i.Version); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

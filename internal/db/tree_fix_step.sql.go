@@ -222,3 +222,28 @@ func (q *Queries) TreePackagesAll(ctx context.Context, db DBTX, site int64) ([]T
 	}
 	return items, nil
 }
+
+const treeSitesWithTree = `-- name: TreeSitesWithTree :many
+SELECT site_id FROM tree_state ORDER BY site_id
+`
+
+// The sites whose tree was read once (a lockfile synced or pushed).
+func (q *Queries) TreeSitesWithTree(ctx context.Context, db DBTX) ([]int64, error) {
+	rows, err := db.Query(ctx, treeSitesWithTree)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var site_id int64
+		if err := rows.Scan(&site_id); err != nil {
+			return nil, err
+		}
+		items = append(items, site_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -14,7 +14,7 @@ const treeFixClear = `-- name: TreeFixClear :exec
 DELETE FROM tree_fixes WHERE site_id = $1
 `
 
-// Clears the fixes before a check writes its own.
+// Clears a site's fixes before a check writes its own.
 func (q *Queries) TreeFixClear(ctx context.Context, db DBTX, site int64) error {
 	_, err := db.Exec(ctx, treeFixClear, site)
 	return err
@@ -183,4 +183,23 @@ func (q *Queries) TreeFixSave(ctx context.Context, db DBTX, arg TreeFixSaveParam
 		arg.Directs,
 	)
 	return err
+}
+
+const treeFixSiteIs = `-- name: TreeFixSiteIs :one
+SELECT EXISTS (SELECT 1 FROM tree_state WHERE site_id = $1 AND tree_hash = $2::bytea)::boolean
+`
+
+type TreeFixSiteIsParams struct {
+	Site     int64
+	TreeHash []byte
+}
+
+// Whether site's tree is still the one (@tree_hash) whose fixes a check
+// decided: a sync or a push that moved it meanwhile makes the check pass
+// its fixes over (the next check decides them on the new tree).
+func (q *Queries) TreeFixSiteIs(ctx context.Context, db DBTX, arg TreeFixSiteIsParams) (bool, error) {
+	row := db.QueryRow(ctx, treeFixSiteIs, arg.Site, arg.TreeHash)
+	var column_1 bool
+	err := row.Scan(&column_1)
+	return column_1, err
 }

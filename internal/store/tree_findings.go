@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,17 +21,20 @@ import (
 // The installed tree's findings (migrations/00013_tree_findings.sql): what
 // the tree's evaluation writes, and what the pages read.
 
-// TreeDue is the tree as stored and the feeds' version now, beside what
-// the tree's findings were evaluated at.
+// TreeDue is the feeds' version now, beside what the fleet's findings
+// were matched at.
 type TreeDue struct {
-	TreeHash     []byte
 	IntelVersion int64
-	// Due: never evaluated, or the tree or the feeds' version moved since.
+	// Every: the feeds moved since the findings were matched (or they
+	// never were): every version of every site is matched again.
+	Every bool
+	// Due: Every, or a site's tree moved since its versions were matched.
 	Due bool
 }
 
-// TreeEvaluationDue says whether the tree's findings must be evaluated
-// again; ok is false when no tree was ever read (nothing to evaluate).
+// TreeEvaluationDue says whether the fleet's findings must be evaluated
+// again; ok is false when no site's tree was ever read (nothing to
+// evaluate).
 func (e *Executor) TreeEvaluationDue(ctx context.Context) (due TreeDue, ok bool, err error) {
 	r, err := e.q.TreeEvaluationDue(ctx, e.dbtx)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -39,26 +43,70 @@ func (e *Executor) TreeEvaluationDue(ctx context.Context) (due TreeDue, ok bool,
 	if err != nil {
 		return TreeDue{}, false, mapError(fmt.Errorf("read the tree's evaluation: %w", err))
 	}
-	due = TreeDue{TreeHash: r.TreeHash, IntelVersion: r.IntelVersion,
-		Due: r.EvaluatedIntelVersion == nil || *r.EvaluatedIntelVersion != r.IntelVersion || string(r.EvaluatedTreeHash) != string(r.TreeHash)}
+	due = TreeDue{IntelVersion: r.IntelVersion, Every: r.EvaluatedIntelVersion == nil || *r.EvaluatedIntelVersion != r.IntelVersion}
+	due.Due = due.Every || r.TreesMoved
 	return due, true, nil
 }
 
 // NameVersion is one installed package version.
 type NameVersion struct{ Name, Version string }
 
-// TreeInstalledVersions lists every installed package version of the
-// tree, once.
+// TreeInstalledVersions lists every package version some site installs
+// now, once however many sites do.
 func (e *Executor) TreeInstalledVersions(ctx context.Context) ([]NameVersion, error) {
 	rows, err := e.q.TreeInstalledVersions(ctx, e.dbtx)
 	if err != nil {
-		return nil, mapError(fmt.Errorf("list the tree's versions: %w", err))
+		return nil, mapError(fmt.Errorf("list the trees' versions: %w", err))
 	}
 	out := make([]NameVersion, len(rows))
 	for i, r := range rows {
 		out[i] = NameVersion{Name: r.Name, Version: r.Version}
 	}
 	return out, nil
+}
+
+// TreeSiteRead is one site's tree as an evaluation read it.
+type TreeSiteRead struct {
+	Site     int64  `json:"site_id"`
+	TreeHash string `json:"tree_hash"` // tree_state.tree_hash, in hex
+}
+
+// TreeToMatch is what one evaluation matches: the sites whose trees it
+// read and the package versions to match, each once however many of
+// those sites have it (installed now or once), read in one repeatable-read
+// transaction. Every: every version of every site (the feeds moved);
+// otherwise only the versions not matched at the feeds' version yet.
+type TreeToMatch struct {
+	Every    bool
+	Sites    []TreeSiteRead
+	Versions []NameVersion
+}
+
+// TreeToMatch reads what an evaluation matches: with every, every site's
+// versions; else the versions of the sites whose tree moved since their
+// versions were matched that are not matched yet (tree_matched).
+func (s *Store) TreeToMatch(ctx context.Context, every bool) (TreeToMatch, error) {
+	out := TreeToMatch{Every: every, Sites: []TreeSiteRead{}, Versions: []NameVersion{}}
+	err := s.ReadTx(ctx, func(tx *Tx) error {
+		sites, err := tx.q.TreeSitesToEvaluate(ctx, tx.tx, every)
+		if err != nil {
+			return mapError(fmt.Errorf("list the sites to evaluate: %w", err))
+		}
+		ids := make([]int64, len(sites))
+		for i, r := range sites {
+			ids[i] = r.SiteID
+			out.Sites = append(out.Sites, TreeSiteRead{Site: r.SiteID, TreeHash: hex.EncodeToString(r.TreeHash)})
+		}
+		rows, err := tx.q.TreeVersionsToMatch(ctx, tx.tx, db.TreeVersionsToMatchParams{Sites: ids, Every: every})
+		if err != nil {
+			return mapError(fmt.Errorf("list the versions to match: %w", err))
+		}
+		for _, r := range rows {
+			out.Versions = append(out.Versions, NameVersion{Name: r.Name, Version: r.Version})
+		}
+		return nil
+	})
+	return out, err
 }
 
 // PastVersion is an interval during which the tree had a version
@@ -148,40 +196,59 @@ func (x TreeExposure) Sentence() string {
 	return readmodel.ExposureSentence(x.Name, x.Version, x.AdvisoryID, x.Malicious, x.InstalledAt, x.RemovedAt)
 }
 
-// TreeFindingsWrite writes one evaluation of the tree in tx (the caller's
-// fenced transaction): the whole set of findings, the look-back's
-// exposures (those new are returned, for their audit rows and events in
-// the same transaction), and what it was evaluated at. ErrTreeMoved when
-// the stored tree is no longer treeHash (tx must then be rolled back).
-func (t *Tx) TreeFindingsWrite(ctx context.Context, findings []TreeFinding, exposures []TreeExposure,
-	treeHash []byte, intelVersion, epoch int64) ([]TreeExposure, error) {
+// TreeFindingsWrite writes one evaluation of m in tx (the caller's fenced
+// transaction): the findings of m's versions (those of the versions
+// matched that the set no longer has are deleted; with m.Every, every
+// other finding), m's versions as matched at intelVersion, m's sites as
+// evaluated at the trees read (a site whose tree moved meanwhile stays
+// due), the look-back's exposures of every site (TreeExposuresFind:
+// those new are returned, for their audit rows and events in the same
+// transaction), and what the fleet was evaluated at.
+func (t *Tx) TreeFindingsWrite(ctx context.Context, m TreeToMatch, findings []TreeFinding, intelVersion, epoch int64) ([]TreeExposure, error) {
 	if findings == nil {
 		findings = []TreeFinding{}
-	}
-	if exposures == nil {
-		exposures = []TreeExposure{}
 	}
 	fs, err := json.Marshal(findings)
 	if err != nil {
 		return nil, fmt.Errorf("write the tree's findings: %w", err)
 	}
-	xs, err := json.Marshal(exposures)
-	if err != nil {
-		return nil, fmt.Errorf("write the tree's exposures: %w", err)
+	versions := make([]map[string]string, len(m.Versions))
+	for i, v := range m.Versions {
+		versions[i] = map[string]string{"name": v.Name, "version": v.Version}
 	}
-	if _, err := t.q.TreeEvaluationSet(ctx, t.tx, db.TreeEvaluationSetParams{IntelVersion: intelVersion, Epoch: epoch, TreeHash: treeHash}); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, ErrTreeMoved
-		}
+	vs, err := json.Marshal(versions)
+	if err != nil {
+		return nil, fmt.Errorf("write the tree's findings: %w", err)
+	}
+	sites := m.Sites
+	if sites == nil {
+		sites = []TreeSiteRead{}
+	}
+	ss, err := json.Marshal(sites)
+	if err != nil {
+		return nil, fmt.Errorf("write the tree's findings: %w", err)
+	}
+	if _, err := t.q.TreeEvaluationSet(ctx, t.tx, db.TreeEvaluationSetParams{IntelVersion: intelVersion, Epoch: epoch}); err != nil {
 		return nil, mapError(fmt.Errorf("record the tree's evaluation: %w", err))
 	}
-	if err := t.q.TreeFindingsDeleteGone(ctx, t.tx, fs); err != nil {
+	if err := t.q.TreeFindingsDeleteGone(ctx, t.tx, db.TreeFindingsDeleteGoneParams{Every: m.Every, Versions: vs, Findings: fs}); err != nil {
 		return nil, mapError(fmt.Errorf("write the tree's findings: %w", err))
 	}
 	if err := t.q.TreeFindingsPut(ctx, t.tx, db.TreeFindingsPutParams{Epoch: epoch, Findings: fs}); err != nil {
 		return nil, mapError(fmt.Errorf("write the tree's findings: %w", err))
 	}
-	rows, err := t.q.TreeExposuresAdd(ctx, t.tx, db.TreeExposuresAddParams{Epoch: epoch, Exposures: xs})
+	if m.Every {
+		if err := t.q.TreeMatchedForgetAll(ctx, t.tx); err != nil {
+			return nil, mapError(fmt.Errorf("write the versions matched: %w", err))
+		}
+	}
+	if err := t.q.TreeMatchedAdd(ctx, t.tx, vs); err != nil {
+		return nil, mapError(fmt.Errorf("write the versions matched: %w", err))
+	}
+	if err := t.q.TreeSitesEvaluated(ctx, t.tx, ss); err != nil {
+		return nil, mapError(fmt.Errorf("write the sites evaluated: %w", err))
+	}
+	rows, err := t.q.TreeExposuresFind(ctx, t.tx, epoch)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("write the tree's exposures: %w", err))
 	}

@@ -27,12 +27,23 @@ type TreeFixFinding struct {
 // tree (one repeatable-read transaction). Tree is nil when no tree is
 // stored.
 type TreeFixInput struct {
+	Site     int64
 	Path     string
+	TreeHash []byte
 	Tree     *tree.Tree
 	Findings []TreeFixFinding
 }
 
-// TreeFixInput reads the stored tree and its findings for the fix step.
+// TreeSites lists the sites whose tree was read once (synced or pushed).
+func (e *Executor) TreeSites(ctx context.Context) ([]int64, error) {
+	ids, err := e.q.TreeSitesWithTree(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the sites with a tree: %w", err))
+	}
+	return ids, nil
+}
+
+// TreeFixInput reads site's stored tree and its findings for the fix step.
 func (s *Store) TreeFixInput(ctx context.Context, site int64) (TreeFixInput, error) {
 	var in TreeFixInput
 	err := s.ReadTx(ctx, func(tx *Tx) error {
@@ -40,7 +51,7 @@ func (s *Store) TreeFixInput(ctx context.Context, site int64) (TreeFixInput, err
 		if err != nil || !ok {
 			return err
 		}
-		in.Path = st.Path
+		in.Site, in.Path, in.TreeHash = site, st.Path, st.TreeHash
 		pkgs, err := tx.q.TreePackagesAll(ctx, tx.tx, site)
 		if err != nil {
 			return mapError(fmt.Errorf("read the tree for its fixes: %w", err))

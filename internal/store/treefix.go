@@ -59,12 +59,11 @@ func (e *Executor) TreeFixes(ctx context.Context, site int64) ([]TreeFix, error)
 	return out, nil
 }
 
-// TreeFixesSave writes what a check decided, in its fenced transaction:
-// the documents fetched (or their validators, after a 304), the documents
-// of no other package than those named by keep, and the fixes, which
-// replace every earlier one. A fix of a package instance no longer in the
-// tree is passed over.
-func (t *Tx) TreeFixesSave(ctx context.Context, site int64, docs []TreeFixDocument, keep []string, fixes []TreeFix, epoch int64) error {
+// TreeFixDocumentsSave writes the documents a check's fix step fetched
+// for the whole fleet, in its fenced transaction: the documents fetched
+// (or their validators, after a 304), and the documents of no other
+// package than those named by keep.
+func (t *Tx) TreeFixDocumentsSave(ctx context.Context, docs []TreeFixDocument, keep []string, epoch int64) error {
 	for _, d := range docs {
 		err := t.q.TreeFixDocumentSave(ctx, t.tx, db.TreeFixDocumentSaveParams{Name: d.Name, Floor: d.Floor, Etag: d.ETag,
 			LastModified: d.LastModified, Document: d.Document, Epoch: epoch})
@@ -75,8 +74,24 @@ func (t *Tx) TreeFixesSave(ctx context.Context, site int64, docs []TreeFixDocume
 	if err := t.q.TreeFixDocumentKeep(ctx, t.tx, orNoStrings(keep)); err != nil {
 		return mapError(fmt.Errorf("drop tree fix documents: %w", err))
 	}
+	return nil
+}
+
+// TreeFixesSave writes the fixes a check decided on site's tree, in its
+// fenced transaction: they replace every earlier one of the site, and a
+// fix of a package instance no longer in the tree is passed over. With a
+// treeHash (TreeFixInput's), nothing is written, and false returned, when
+// the site's tree moved since it was read: fixes decided on one tree are
+// never written beside another's.
+func (t *Tx) TreeFixesSave(ctx context.Context, site int64, treeHash []byte, fixes []TreeFix, epoch int64) (bool, error) {
+	if treeHash != nil {
+		same, err := t.q.TreeFixSiteIs(ctx, t.tx, db.TreeFixSiteIsParams{Site: site, TreeHash: treeHash})
+		if err != nil || !same {
+			return false, mapError(err)
+		}
+	}
 	if err := t.q.TreeFixClear(ctx, t.tx, site); err != nil {
-		return mapError(fmt.Errorf("clear tree fixes: %w", err))
+		return false, mapError(fmt.Errorf("clear tree fixes: %w", err))
 	}
 	p := db.TreeFixSaveParams{Site: site, Epoch: epoch, PackageIds: make([]string, len(fixes)), AdvisoryIds: make([]string, len(fixes)),
 		Fixes: make([][]byte, len(fixes)), Directs: make([]bool, len(fixes))}
@@ -84,7 +99,7 @@ func (t *Tx) TreeFixesSave(ctx context.Context, site int64, docs []TreeFixDocume
 		p.PackageIds[i], p.AdvisoryIds[i], p.Fixes[i], p.Directs[i] = f.PackageID, f.AdvisoryID, f.Fix, f.Direct
 	}
 	if err := t.q.TreeFixSave(ctx, t.tx, p); err != nil {
-		return mapError(fmt.Errorf("save tree fixes: %w", err))
+		return false, mapError(fmt.Errorf("save tree fixes: %w", err))
 	}
-	return nil
+	return true, nil
 }

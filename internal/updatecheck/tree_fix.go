@@ -1,11 +1,13 @@
 package updatecheck
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/upcheck/upcheck/internal/fetch"
@@ -24,20 +26,44 @@ import (
 // (remedy.KindUnknown) until a check with fewer findings.
 const MaxFixDocuments = 100
 
-// treeFixes is the fix step of a check: for the findings on t (whose
-// lockfile manager's client words the in-range updates), it fetches the
-// documents of the packages on their paths (remedy.Needs, at most
-// MaxFixDocuments) but the components' own, which their sources' fetch in
-// this check stored (componentPackages), through the npm client's
-// guarded fetcher with the
-// registries and tokens the npm sources use, each conditionally on the
-// validators stored by the last check, decides what clears each finding
-// (remedy.Decide) and writes the fixes with the documents, fenced under
-// l. Only findings with a fixed version fetch anything; none at all
-// fetches nothing. A cancelled ctx (the lease lost) stops the fetches and
-// writes nothing.
+// siteFixes is one site's part of the fix step: its tree (read at
+// treeHash; nil: no guard), the client its lockfile is for, and the
+// findings to decide.
+type siteFixes struct {
+	site     int64
+	treeHash []byte
+	tree     *tree.Tree
+	manager  remedy.Manager
+	findings []remedy.Finding
+}
+
+// treeFixes is the fix step of one tree, the local site's (fleetFixes of
+// it alone).
 func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, manager remedy.Manager, findings []remedy.Finding) ([]remedy.Decided, error) {
-	needs := remedy.Needs(t, findings)
+	decided, err := w.fleetFixes(ctx, l, []siteFixes{{site: store.LocalSite, tree: t, manager: manager, findings: findings}})
+	if err != nil {
+		return nil, err
+	}
+	return decided[0], nil
+}
+
+// fleetFixes is the fix step of a check over the sites' trees: for the
+// findings on each site's tree (whose lockfile manager's client words the
+// in-range updates), it fetches the documents of the packages on their
+// paths (remedy.Needs), each once however many sites need it (at the
+// lowest floor any needs, the most needed first: by how many sites, then
+// by rank in a site's; at most MaxFixDocuments), but the components' own,
+// which their sources' fetch in this check stored (componentPackages),
+// through the npm client's guarded fetcher with the registries and tokens
+// the npm sources use, each conditionally on the validators stored by the
+// last check, decides what clears each site's findings (remedy.Decide)
+// and writes the documents and every site's fixes in one transaction,
+// fenced under l; a site whose tree moved since it was read keeps its
+// fixes until the next check. Only findings with a fixed version fetch
+// anything; none at all fetches nothing. A cancelled ctx (the lease lost)
+// stops the fetches and writes nothing.
+func (w *writer) fleetFixes(ctx context.Context, l lease.Lease, sites []siteFixes) ([][]remedy.Decided, error) {
+	needs := mergeNeeds(sites)
 	limit := MaxFixDocuments
 	if w.maxFixDocuments > 0 {
 		limit = w.maxFixDocuments
@@ -50,14 +76,20 @@ func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, man
 	if err != nil {
 		return nil, err
 	}
-	decided := remedy.Decide(remedy.Input{Tree: t, Manager: manager, Findings: findings, Documents: docs})
-	fixes := make([]store.TreeFix, len(decided))
-	for i, d := range decided {
-		b, err := json.Marshal(d.Fix)
-		if err != nil {
-			return nil, err
+	decided := make([][]remedy.Decided, len(sites))
+	fixes := make([][]store.TreeFix, len(sites))
+	for i, s := range sites {
+		if len(s.findings) > 0 {
+			decided[i] = remedy.Decide(remedy.Input{Tree: s.tree, Manager: s.manager, Findings: s.findings, Documents: docs})
 		}
-		fixes[i] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
+		fixes[i] = make([]store.TreeFix, len(decided[i]))
+		for k, d := range decided[i] {
+			b, err := json.Marshal(d.Fix)
+			if err != nil {
+				return nil, err
+			}
+			fixes[i][k] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
+		}
 	}
 	// The documents kept are those the fix step fetched: a component's
 	// is its source's.
@@ -66,12 +98,66 @@ func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, man
 		keep = append(keep, d.Name)
 	}
 	err = w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-		return tx.TreeFixesSave(ctx, store.LocalSite, saves, keep, fixes, l.Epoch)
+		if err := tx.TreeFixDocumentsSave(ctx, saves, keep, l.Epoch); err != nil {
+			return err
+		}
+		for i, s := range sites {
+			wrote, err := tx.TreeFixesSave(ctx, s.site, s.treeHash, fixes[i], l.Epoch)
+			if err != nil {
+				return err
+			}
+			if !wrote {
+				w.logger.InfoContext(ctx, "tree fixes: the site's tree moved since it was read; its fixes wait for the next check",
+					"site", s.site)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tree fixes: %w", err)
 	}
 	return decided, nil
+}
+
+// mergeNeeds is the documents the sites' findings need (remedy.Needs of
+// each), each package once at the lowest floor any site needs ("" keeps
+// every release), the packages most sites need first, then by their best
+// rank in a site's list, then by name.
+func mergeNeeds(sites []siteFixes) []remedy.Need {
+	type need struct {
+		remedy.Need
+		sites, rank int
+	}
+	by := map[string]*need{}
+	for _, s := range sites {
+		if len(s.findings) == 0 {
+			continue
+		}
+		for rank, n := range remedy.Needs(s.tree, s.findings) {
+			m := by[n.Name]
+			if m == nil {
+				by[n.Name] = &need{Need: n, sites: 1, rank: rank}
+				continue
+			}
+			m.sites++
+			m.rank = min(m.rank, rank)
+			if !covers(m.Floor, n.Floor) {
+				m.Floor = n.Floor
+			}
+		}
+	}
+	all := make([]*need, 0, len(by))
+	for _, n := range by {
+		all = append(all, n)
+	}
+	slices.SortFunc(all, func(a, b *need) int {
+		return cmp.Or(cmp.Compare(b.sites, a.sites), cmp.Compare(a.rank, b.rank), strings.Compare(a.Name, b.Name))
+	})
+	out := make([]remedy.Need, len(all))
+	for i, n := range all {
+		out[i] = n.Need
+	}
+	return out
 }
 
 // fixDocuments fetches the documents of needs: the documents read, by

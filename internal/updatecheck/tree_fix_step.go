@@ -12,19 +12,44 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// fixStep is the check's fix step, after the tree's findings are
-// evaluated: what clears each stored finding (treeFixes), fed from the
-// stored tree and its findings, each finding read by its OSV records'
-// own rules (remedy.Finding.Affects: a record of several ranges affects
-// a version in any of them), worded for the lockfile's client. No tree
-// stored: nothing to decide.
+// fixStep is the check's fix step, after the trees' findings are
+// evaluated: what clears each stored finding on each site's tree
+// (fleetFixes), fed from the stored tree and its findings, each finding
+// read by its OSV records' own rules (remedy.Finding.Affects: a record of
+// several ranges affects a version in any of them), worded for the
+// site's lockfile's client. No tree stored: nothing to decide.
 func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
-	in, err := w.store.TreeFixInput(ctx, store.LocalSite)
-	if err != nil || in.Tree == nil {
+	ids, err := w.store.TreeSites(ctx)
+	if err != nil || len(ids) == 0 {
 		return err
 	}
+	sites := make([]siteFixes, 0, len(ids))
+	for _, id := range ids {
+		in, err := w.store.TreeFixInput(ctx, id)
+		if err != nil {
+			return err
+		}
+		if in.Tree == nil {
+			continue
+		}
+		s := siteFixes{site: id, treeHash: in.TreeHash, manager: managerOf(in.Path)}
+		if len(in.Findings) > 0 { // a site without findings: its fixes are cleared, its tree not kept
+			s.tree = in.Tree
+			if s.findings, err = w.fixFindings(ctx, in.Findings); err != nil {
+				return err
+			}
+		}
+		sites = append(sites, s)
+	}
+	_, err = w.fleetFixes(ctx, l, sites)
+	return err
+}
+
+// fixFindings is the findings of one site's tree as remedy reads them,
+// each with its advisory's rules by the records the feeds hold.
+func (w *writer) fixFindings(ctx context.Context, in []store.TreeFixFinding) ([]remedy.Finding, error) {
 	var names []string
-	for _, f := range in.Findings {
+	for _, f := range in {
 		if f.FixedIn != "" {
 			names = append(names, f.Name)
 		}
@@ -32,20 +57,20 @@ func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
 	names = slices.Compact(slices.Sorted(slices.Values(names)))
 	var k *knowledge
 	if len(names) > 0 {
+		var err error
 		if k, err = w.knowledge(ctx, names); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	findings := make([]remedy.Finding, len(in.Findings))
-	for i, f := range in.Findings {
+	findings := make([]remedy.Finding, len(in))
+	for i, f := range in {
 		findings[i] = remedy.Finding{Instance: f.PackageID, Advisory: f.AdvisoryID,
 			Severity: readmodel.Severity(f.Severity).Rank(), Fixed: f.FixedIn}
 		if f.FixedIn != "" && k != nil {
 			findings[i].Affects = affectsOf(k.osv[f.Name], f)
 		}
 	}
-	_, err = w.treeFixes(ctx, l, in.Tree, managerOf(in.Path), findings)
-	return err
+	return findings, nil
 }
 
 // affectsOf says whether the advisory of f affects a version of its

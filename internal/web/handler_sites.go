@@ -10,15 +10,16 @@ import (
 )
 
 // sitesPage is the Sites section: the sites the principal may see; for an
-// admin who sees every site, the add form and each site's rotate and
-// remove. A push token just made comes once, through the flash.
+// admin, each site's rotate and remove, and the add form when the admin
+// sees every site. A push token just made comes once, through the flash.
 func (s *Server) sitesPage(c echo.Context) error {
 	sites, err := s.visibleSites(c)
 	if err != nil {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	props := views.SitesProps{Layout: layout(c), CanManage: p.Can(auth.PermSites) && !p.Sites.Limited(), StaleAfter: s.siteStaleAfter}
+	props := views.SitesProps{Layout: layout(c), CanManage: p.Can(auth.PermSites), CanAdd: p.Can(auth.PermSites) && !p.Sites.Limited(),
+		StaleAfter: s.siteStaleAfter}
 	if f, ok := s.takeFlash(c, views.PathAdminSites); ok {
 		props.Notice, props.NoticeError = f.Notice, f.Values["refusal"]
 		props.NewToken, props.NewTokenSite = f.Values["token"], f.Values["site"]

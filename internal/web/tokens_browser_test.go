@@ -31,9 +31,9 @@ func TestBrowserTokens(t *testing.T) {
 	if got := text(t, ctx, "token-secret"); !regexp.MustCompile(`upc_[A-Za-z0-9_-]{43}`).MatchString(got) || !strings.Contains(got, "viewer@example.test") {
 		t.Fatalf("secret notice = %q", got)
 	}
-	// Name, id, owner, scope, created, last used; then the expiry the form
-	// preselects (90 days, a date) and the state.
-	if got := text(t, ctx, "tokens-table"); !strings.Contains(got, "prometheus1viewer@example.testFulljust nownever") ||
+	// Name, id, owner, scope, sites, created, last used; then the expiry
+	// the form preselects (90 days, a date) and the state.
+	if got := text(t, ctx, "tokens-table"); !strings.Contains(got, "prometheus1viewer@example.testFullIts owner'sjust nownever") ||
 		!regexp.MustCompile(`never\d{1,2} [A-Z][a-z]{2} \d{4}Active`).MatchString(got) {
 		t.Fatalf("tokens table = %q", got)
 	}
@@ -72,7 +72,7 @@ func TestBrowserTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := text(t, ctx, "tokens-table"); !strings.Contains(got, "phone2admin@example.testRead-onlyjust nowneverneverActive") {
+	if got := text(t, ctx, "tokens-table"); !strings.Contains(got, "phone2admin@example.testRead-onlyIts owner'sjust nowneverneverActive") {
 		t.Fatalf("tokens table after a read-only token without expiry = %q", got)
 	}
 	width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,9 +164,12 @@ func Finding(tb testing.TB, name, version string, a release.AdvisoryMatch, withd
 	return f
 }
 
-// WriteFindings stores one evaluation of the stored trees (every site's),
-// as the evaluation's writer does (store.Tx.TreeFindingsWrite): the
-// findings replace every earlier one; the exposures new are returned.
+// WriteFindings stores one evaluation of every site's stored tree, as the
+// evaluation's writer does (store.Tx.TreeFindingsWrite, every version
+// matched): the findings replace every earlier one. An exposure is the
+// finding of a version a site no longer has: each of exposures is stored
+// as its version's finding (unless findings has it), from which the
+// writer finds the look-back; the exposures new are returned.
 func WriteFindings(tb testing.TB, st *store.Store, findings []store.TreeFinding, exposures []store.TreeExposure) []store.TreeExposure {
 	tb.Helper()
 	ctx := context.Background()
@@ -173,9 +177,23 @@ func WriteFindings(tb testing.TB, st *store.Store, findings []store.TreeFinding,
 	if err != nil || !ok {
 		tb.Fatalf("treekit: findings of no tree stored (%v)", err)
 	}
+	m, err := st.TreeToMatch(ctx, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	all := append([]store.TreeFinding{}, findings...)
+	for _, x := range exposures {
+		if slices.ContainsFunc(all, func(f store.TreeFinding) bool {
+			return f.Name == x.Name && f.Version == x.Version && f.AdvisoryID == x.AdvisoryID
+		}) {
+			continue
+		}
+		all = append(all, store.TreeFinding{Name: x.Name, Version: x.Version, AdvisoryID: x.AdvisoryID, Advisory: x.Advisory,
+			Keys: osv.AdvisoryKeys(x.AdvisoryID, nil), Malicious: x.Malicious, KnownExploited: x.KnownExploited})
+	}
 	var added []store.TreeExposure
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
-		added, err = tx.TreeFindingsWrite(ctx, findings, exposures, due.TreeHash, due.IntelVersion, 1)
+		added, err = tx.TreeFindingsWrite(ctx, m, all, due.IntelVersion, 1)
 		return err
 	}); err != nil {
 		tb.Fatalf("treekit: write the findings: %v", err)
@@ -195,7 +213,10 @@ func WriteFixes(tb testing.TB, st *store.Store, fixes ...store.TreeFix) {
 func WriteSiteFixes(tb testing.TB, st *store.Store, site int64, fixes ...store.TreeFix) {
 	tb.Helper()
 	ctx := context.Background()
-	if err := st.WithTx(ctx, func(tx *store.Tx) error { return tx.TreeFixesSave(ctx, site, nil, nil, fixes, 1) }); err != nil {
+	if err := st.WithTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.TreeFixesSave(ctx, site, nil, fixes, 1)
+		return err
+	}); err != nil {
 		tb.Fatalf("treekit: write the fixes: %v", err)
 	}
 }
