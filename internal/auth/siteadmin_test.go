@@ -87,9 +87,15 @@ func TestSitePushTokens(t *testing.T) {
 		t.Fatalf("the local site: %v", err)
 	}
 
-	// Remove: the site and its token go.
+	// Remove: the site, its token and its history go; the local site's
+	// history stays.
+	b.exec(t, `INSERT INTO tree_versions (site_id, name, version, installed_at) VALUES ($1, 'debug', '4.4.2', clock_timestamp()), (1, 'debug', '4.4.1', clock_timestamp())`, site.ID)
 	if _, err := b.svc.RemoveSite(ctx, "acme-shop"); err != nil {
 		t.Fatal(err)
+	}
+	var left, local int
+	if err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE site_id = $1), count(*) FILTER (WHERE site_id = 1) FROM tree_versions`, site.ID).Scan(&left, &local); err != nil || left != 0 || local != 1 {
+		t.Fatalf("tree_versions after the removal: %d of the site, %d of local (%v)", left, local, err)
 	}
 	if _, err := b.svc.AuthenticatePush(ctx, newRaw); !errors.Is(err, ErrUnauthenticated) {
 		t.Fatalf("the token of a removed site: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/web"
 )
 
@@ -241,5 +242,102 @@ func TestPermissionsForSessions(t *testing.T) {
 	}
 	if !strings.Contains(admin.do("GET", "/admin", "", "", nil).body, `data-testid="check-button"`) {
 		t.Error("an admin does not see the check button")
+	}
+}
+
+// siteRoutes are the routes about sites in general, not about the local
+// site: a principal limited to other sites reaches them (and sees only its
+// sites there). Every other route that needs a principal is the local
+// site's.
+var siteRoutes = map[string]bool{
+	"GET /admin/sites":                   true,
+	"POST /admin/sites":                  true,
+	"GET /admin/sites/:site/rotate":      true,
+	"POST /admin/sites/:site/rotate":     true,
+	"GET /admin/sites/:site/remove":      true,
+	"POST /admin/sites/:site/remove":     true,
+	"GET /api/admin/sites":               true,
+	"POST /api/admin/sites":              true,
+	"POST /api/admin/sites/:site/rotate": true,
+	"DELETE /api/admin/sites/:site":      true,
+	// The fleet: every site the principal may see (fleet_test.go).
+	"GET /admin/fleet":             true,
+	"GET /admin/fleet/impact":      true,
+	"GET /api/admin/fleet":         true,
+	"GET /api/admin/fleet/summary": true,
+	"GET /api/admin/fleet/impact":  true,
+	// Before anything about a site: the principal's own session.
+	"GET /":        true,
+	"POST /logout": true,
+}
+
+// Who sees what, on the whole route table: every route about the local
+// site (every page and API route but the sites' own) answers a user
+// limited to a registered site, viewer or admin, by token or session, the
+// 404 of an unknown path, with nothing of the local site in it (not its
+// components, not the navigation to its pages); a user limited to that
+// site and the local one, and an unlimited viewer, are let through.
+// A route added without localSite fails here.
+func TestLocalSiteRoutesRefuseOtherSites(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(_ *bundle, d *web.Deps) {
+		d.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	})
+	ctx := context.Background()
+	if _, _, err := b.auth.AddSite(ctx, "acme", "Acme Ltd"); err != nil {
+		t.Fatal(err)
+	}
+	limitedViewer := b.limitedUser("acme-viewer@example.test", auth.RoleViewer, "acme")
+	limitedAdmin := b.limitedUser("acme-admin@example.test", auth.RoleAdmin, "acme")
+	withLocal := b.limitedUser("both@example.test", auth.RoleViewer, "acme", store.LocalSiteName)
+	viewerToken, err := b.auth.CreateToken(ctx, "viewer@example.test", "unlimited")
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer := map[string]string{"Authorization": "Bearer " + viewerToken}
+	session := b.loginLimited("acme-admin@example.test")
+	caller := b.anonymous()
+	unknownAPI := caller.do("GET", "/api/no-such-route", "", "", limitedViewer)
+
+	e := b.handler.(*echo.Echo)
+	walked := 0
+	for _, r := range e.Routes() {
+		key := r.Method + " " + r.Path
+		if _, public := publicRoutes[key]; public || r.Method == echo.RouteNotFound || siteRoutes[key] ||
+			// A registered site's own routes: each checks the principal
+			// may see its site (auth.Principal.MaySee).
+			strings.HasPrefix(r.Path, "/sites/") || strings.HasPrefix(r.Path, "/api/sites/") {
+			continue
+		}
+		walked++
+		method, path := r.Method, samples.Replace(r.Path)
+		for who, h := range map[string]map[string]string{"limited viewer": limitedViewer, "limited admin": limitedAdmin} {
+			got := caller.do(method, path, "", "", h)
+			if got.status != http.StatusNotFound {
+				t.Errorf("%s %s %s: %d; want 404, the route is the local site's (localSite in routes.go, or list it in siteRoutes)", who, method, path, got.status)
+				continue
+			}
+			if strings.HasPrefix(path, "/api/") && got.body != unknownAPI.body {
+				t.Errorf("%s %s %s: %q; want the answer to an unknown path, %q", who, method, path, got.body, unknownAPI.body)
+			}
+			if strings.Contains(got.body, "gallery") || strings.Contains(got.body, `href="/admin/plugins"`) {
+				t.Errorf("%s %s %s: the 404 names the local site's components or links its pages", who, method, path)
+			}
+		}
+		got := session.do(method, path, "", "", map[string]string{"X-CSRF-Token": session.csrf})
+		if got.status != http.StatusNotFound && key != "GET /metrics" { // /metrics takes a token alone
+			t.Errorf("limited admin's session %s %s: %d; want 404", method, path, got.status)
+		}
+		if method != http.MethodGet {
+			continue
+		}
+		for who, h := range map[string]map[string]string{"unlimited viewer": viewer, "viewer of acme and local": withLocal} {
+			if got := caller.do(method, path, "", "", h); got.status == http.StatusNotFound && !strings.Contains(path, ":") {
+				t.Errorf("%s GET %s: 404; want it let through, the principal may see the local site", who, path)
+			}
+		}
+	}
+	if walked < 40 {
+		t.Fatalf("walked %d routes of the local site; the route table has more", walked)
 	}
 }
