@@ -35,38 +35,80 @@ CREATE INDEX fleet_site_counts_attention ON fleet_site_counts (dev_mode, malicio
 CREATE INDEX fleet_site_counts_site ON fleet_site_counts (site_id);
 
 -- Refreshes the counts of the sites named, under every setting, from the
--- one definition.
+-- one definition: a few sites each by upcheck_tree_attention (a site's
+-- costs a look-up of every finding of the fleet in its tree); many at
+-- once by upcheck_fleet_tree_attention, every site's in one join of the
+-- findings with the instances that install them, cheaper from
+-- fleet_refresh_many sites on (performance.md).
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_fleet_refresh(site_ids bigint[])
 RETURNS void
-LANGUAGE sql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    IF cardinality(site_ids) < 200 THEN
+        INSERT INTO fleet_site_counts (site_id, dev_mode, tree, packages, malicious, exposed, known_exploited,
+                                       vulnerable_no_fix, vulnerable, total, refreshed_at)
+        SELECT s.id, m.mode, t.site_id IS NOT NULL, coalesce(t.packages, 0),
+               coalesce(i.malicious, 0), coalesce(i.exposed, 0), coalesce(i.known_exploited, 0),
+               coalesce(i.vulnerable_no_fix, 0), coalesce(i.vulnerable, 0), coalesce(i.total, 0), clock_timestamp()
+        FROM sites s
+        CROSS JOIN (VALUES ('separate'), ('include'), ('omit')) m(mode)
+        LEFT JOIN tree_state t ON t.site_id = s.id
+        LEFT JOIN LATERAL (
+            -- Each package version once, under its most urgent kind (the
+            -- summary's tree_items, queries/summary.sql).
+            SELECT count(*) FILTER (WHERE x.kind = 'malicious')         AS malicious,
+                   count(*) FILTER (WHERE x.kind = 'exposed')           AS exposed,
+                   count(*) FILTER (WHERE x.kind = 'known_exploited')   AS known_exploited,
+                   count(*) FILTER (WHERE x.kind = 'vulnerable_no_fix') AS vulnerable_no_fix,
+                   count(*) FILTER (WHERE x.kind = 'vulnerable')        AS vulnerable,
+                   count(*)                                             AS total
+            FROM (SELECT DISTINCT ON (a.name, a.version, a.kind = 'exposed') a.kind
+                  FROM upcheck_tree_attention(s.id, m.mode) a
+                  ORDER BY a.name, a.version, a.kind = 'exposed',
+                           array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind)) x
+        ) i ON t.site_id IS NOT NULL
+        WHERE s.id = ANY (site_ids)
+        ON CONFLICT (dev_mode, site_id) DO UPDATE
+        SET tree = EXCLUDED.tree, packages = EXCLUDED.packages, malicious = EXCLUDED.malicious, exposed = EXCLUDED.exposed,
+            known_exploited = EXCLUDED.known_exploited, vulnerable_no_fix = EXCLUDED.vulnerable_no_fix,
+            vulnerable = EXCLUDED.vulnerable, total = EXCLUDED.total, refreshed_at = EXCLUDED.refreshed_at;
+        RETURN;
+    END IF;
     INSERT INTO fleet_site_counts (site_id, dev_mode, tree, packages, malicious, exposed, known_exploited,
                                    vulnerable_no_fix, vulnerable, total, refreshed_at)
+    WITH items AS MATERIALIZED (
+        -- The same items, every site's at once.
+        SELECT DISTINCT ON (a.site_id, m.mode, a.name, a.version, a.kind = 'exposed') a.site_id, m.mode, a.kind
+        FROM (VALUES ('separate'), ('include'), ('omit')) m(mode)
+        CROSS JOIN LATERAL upcheck_fleet_tree_attention(m.mode) a
+        ORDER BY a.site_id, m.mode, a.name, a.version, a.kind = 'exposed',
+                 array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind)
+    ),
+    counted AS (
+        SELECT x.site_id, x.mode,
+               count(*) FILTER (WHERE x.kind = 'malicious')         AS malicious,
+               count(*) FILTER (WHERE x.kind = 'exposed')           AS exposed,
+               count(*) FILTER (WHERE x.kind = 'known_exploited')   AS known_exploited,
+               count(*) FILTER (WHERE x.kind = 'vulnerable_no_fix') AS vulnerable_no_fix,
+               count(*) FILTER (WHERE x.kind = 'vulnerable')        AS vulnerable,
+               count(*)                                             AS total
+        FROM items x
+        GROUP BY x.site_id, x.mode
+    )
     SELECT s.id, m.mode, t.site_id IS NOT NULL, coalesce(t.packages, 0),
            coalesce(i.malicious, 0), coalesce(i.exposed, 0), coalesce(i.known_exploited, 0),
            coalesce(i.vulnerable_no_fix, 0), coalesce(i.vulnerable, 0), coalesce(i.total, 0), clock_timestamp()
     FROM sites s
     CROSS JOIN (VALUES ('separate'), ('include'), ('omit')) m(mode)
     LEFT JOIN tree_state t ON t.site_id = s.id
-    LEFT JOIN LATERAL (
-        -- Each package version once, under its most urgent kind (the
-        -- summary's tree_items, queries/summary.sql).
-        SELECT count(*) FILTER (WHERE x.kind = 'malicious')         AS malicious,
-               count(*) FILTER (WHERE x.kind = 'exposed')           AS exposed,
-               count(*) FILTER (WHERE x.kind = 'known_exploited')   AS known_exploited,
-               count(*) FILTER (WHERE x.kind = 'vulnerable_no_fix') AS vulnerable_no_fix,
-               count(*) FILTER (WHERE x.kind = 'vulnerable')        AS vulnerable,
-               count(*)                                             AS total
-        FROM (SELECT DISTINCT ON (a.name, a.version, a.kind = 'exposed') a.kind
-              FROM upcheck_tree_attention(s.id, m.mode) a
-              ORDER BY a.name, a.version, a.kind = 'exposed',
-                       array_position(ARRAY['malicious', 'exposed', 'known_exploited', 'vulnerable_no_fix', 'vulnerable'], a.kind)) x
-    ) i ON t.site_id IS NOT NULL
+    LEFT JOIN counted i ON t.site_id IS NOT NULL AND i.site_id = s.id AND i.mode = m.mode
     WHERE s.id = ANY (site_ids)
     ON CONFLICT (dev_mode, site_id) DO UPDATE
     SET tree = EXCLUDED.tree, packages = EXCLUDED.packages, malicious = EXCLUDED.malicious, exposed = EXCLUDED.exposed,
         known_exploited = EXCLUDED.known_exploited, vulnerable_no_fix = EXCLUDED.vulnerable_no_fix,
-        vulnerable = EXCLUDED.vulnerable, total = EXCLUDED.total, refreshed_at = EXCLUDED.refreshed_at
+        vulnerable = EXCLUDED.vulnerable, total = EXCLUDED.total, refreshed_at = EXCLUDED.refreshed_at;
+END
 $$;
 -- +goose StatementEnd
 
@@ -90,9 +132,17 @@ $$;
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_fleet_refresh_due() RETURNS trigger
 LANGUAGE plpgsql AS $$
+DECLARE
+    due bigint[];
 BEGIN
-    PERFORM upcheck_fleet_refresh(ARRAY[NEW.site_id]);
-    DELETE FROM fleet_refresh_due WHERE site_id = NEW.site_id;
+    -- The first of the transaction's rows refreshes every site it listed
+    -- (the rows of no other transaction are visible: each removes its own
+    -- before it commits); the others find theirs gone.
+    WITH gone AS (DELETE FROM fleet_refresh_due RETURNING site_id)
+    SELECT array_agg(site_id ORDER BY site_id) INTO due FROM gone;
+    IF due IS NOT NULL THEN
+        PERFORM upcheck_fleet_refresh(due);
+    END IF;
     RETURN NULL;
 END
 $$;

@@ -25,16 +25,20 @@ func (f *fdb) fleetTotal(t *testing.T, site int64, mode string) (stored, counted
 }
 
 // fleetVulnerableSite is the local site's tree with a (vulnerable, no
-// fix) and d (development only, malicious).
+// fix), d (development only, malicious) and e (development only,
+// vulnerable: counted under include alone).
 func fleetVulnerableSite(t *testing.T, f *fdb) *store.Store {
 	t.Helper()
 	st := store.New(f.Pool)
-	treekit.Write(t, st, "package-lock.json", treekit.Tree(t, "node_modules/a 1.0.0", "node_modules/d 1.0.0 dev"), nil)
+	treekit.Write(t, st, "package-lock.json", treekit.Tree(t, "node_modules/a 1.0.0", "node_modules/d 1.0.0 dev",
+		"node_modules/e 1.0.0 dev"), nil)
 	mal := release.AdvisoryMatch{Advisory: release.Advisory{ID: "MAL-d", Severity: "critical", Affected: "*"}, NoFix: true, Malicious: true}
 	treekit.WriteFindings(t, st, []store.TreeFinding{
 		treekit.Finding(t, "a", "1.0.0", release.AdvisoryMatch{Advisory: release.Advisory{ID: "GHSA-a", Severity: "high",
 			Affected: "*"}, NoFix: true}, false),
 		treekit.Finding(t, "d", "1.0.0", mal, false),
+		treekit.Finding(t, "e", "1.0.0", release.AdvisoryMatch{Advisory: release.Advisory{ID: "GHSA-e", Severity: "low",
+			Affected: "*", FixedIn: "1.0.1"}}, false),
 	}, nil)
 	return st
 }
@@ -50,13 +54,45 @@ func testFleetRefresh(t *testing.T, f *fdb) {
 			t.Errorf("%s: stored %d, counted %d", mode, stored, counted)
 		}
 	}
-	if !f.bool(t, `SELECT bool_and(tree AND packages = 2) FROM fleet_site_counts WHERE site_id = 1`) {
-		t.Error("the local site's tree is read: checked, 2 packages")
+	testFleetRefreshMany(t, f)
+	if !f.bool(t, `SELECT bool_and(tree AND packages = 3) FROM fleet_site_counts WHERE site_id = 1`) {
+		t.Error("the local site's tree is read: checked, 3 packages")
 	}
 	f.exec(t, `INSERT INTO sites (name, token_hash) VALUES ('other', sha256('t'))`)
 	f.exec(t, `SELECT upcheck_fleet_refresh(ARRAY(SELECT id FROM sites))`)
 	if f.bool(t, `SELECT bool_or(tree OR total > 0) FROM fleet_site_counts c JOIN sites s ON s.id = c.site_id WHERE s.name = 'other'`) {
 		t.Error("a site with no tree: not checked, nothing counted")
+	}
+}
+
+// upcheck_fleet_refresh of 200 sites or more counts every site's at once
+// (upcheck_fleet_tree_attention): the same counts as one site's at a time.
+func testFleetRefreshMany(t *testing.T, f *fdb) {
+	t.Helper()
+	fleetVulnerableSite(t, f)
+	f.exec(t, `INSERT INTO sites (name, token_hash) SELECT 'site-' || g, sha256(('t' || g)::bytea) FROM generate_series(1, 250) g`)
+	f.exec(t, `UPDATE fleet_site_counts SET total = 99, tree = false`)
+	f.exec(t, `SELECT upcheck_fleet_refresh(ARRAY(SELECT id FROM sites))`)
+	for _, mode := range []string{"separate", "include", "omit"} {
+		if stored, counted := f.fleetTotal(t, 1, mode); stored != counted || counted == 0 {
+			t.Errorf("many sites, %s: stored %d, counted %d", mode, stored, counted)
+		}
+	}
+	if n := f.int(t, `SELECT count(*) FROM fleet_site_counts WHERE tree OR total <> 0`); n != 3 {
+		t.Errorf("many sites: %d rows checked or counted, want the local site's 3", n)
+	}
+}
+
+// upcheck_fleet_tree_attention is upcheck_tree_attention of every site,
+// each row with its site's id.
+func testFleetTreeAttention(t *testing.T, f *fdb) {
+	fleetVulnerableSite(t, f)
+	for _, mode := range []string{"separate", "include"} {
+		all := f.text(t, `SELECT string_agg(site_id || ':' || kind || ':' || advisory_id, ' ' ORDER BY kind, advisory_id) FROM upcheck_fleet_tree_attention($1)`, mode)
+		one := f.text(t, `SELECT string_agg('1:' || kind || ':' || advisory_id, ' ' ORDER BY kind, advisory_id) FROM upcheck_tree_attention(1, $1)`, mode)
+		if all != one || all == "" {
+			t.Errorf("%s: the fleet's %q, the local site's %q", mode, all, one)
+		}
 	}
 }
 
@@ -102,8 +138,8 @@ func testFleetSitesChanged(t *testing.T, f *fdb) {
 // alone refreshes nothing.
 func testFleetTreeChanged(t *testing.T, f *fdb) {
 	st := fleetVulnerableSite(t, f)
-	if stored, counted := f.fleetTotal(t, 1, "include"); stored != counted || stored != 2 {
-		t.Errorf("written: stored %d, counted %d, want 2", stored, counted)
+	if stored, counted := f.fleetTotal(t, 1, "include"); stored != counted || stored != 3 {
+		t.Errorf("written: stored %d, counted %d, want 3", stored, counted)
 	}
 	before := f.text(t, `SELECT max(refreshed_at)::text FROM fleet_site_counts WHERE site_id = 1`)
 	f.exec(t, `UPDATE tree_state SET synced_at = clock_timestamp() WHERE site_id = 1`)

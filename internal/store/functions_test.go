@@ -59,7 +59,8 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	// migrations/00016_tree_counts.sql
 	"upcheck_component_tree_attention": testComponentTreeAttention,
 	// migrations/00018_approvals.sql
-	"upcheck_approvals_of": testApprovalsOf,
+	"upcheck_approvals_of":         testApprovalsOf,
+	"upcheck_fleet_tree_attention": testFleetTreeAttention,
 	// migrations/00022_fleet.sql
 	"upcheck_fleet_refresh":            testFleetRefresh,
 	"upcheck_fleet_due":                testFleetDue,
