@@ -114,19 +114,23 @@ $$;
 
 -- The sites whose counts a transaction's writes changed, refreshed once
 -- each when it commits (a push writes tree_state and tree_packages in
--- several statements): a statement's trigger lists them here, in site
--- order (two transactions that list the same sites wait for each other in
--- one order), and a deferred trigger refreshes each and removes its row
--- before the commit, so the table is empty between transactions.
+-- several statements): a statement's trigger lists them here under the
+-- transaction's id (two transactions never wait for each other's rows),
+-- and a deferred trigger refreshes them all when it commits and removes
+-- them, so the table is empty between transactions. Two transactions
+-- that refresh one site lock its counts' rows first, in site order, and
+-- count after the lock, so the second counts what the first committed.
 CREATE TABLE fleet_refresh_due (
-    site_id bigint PRIMARY KEY
+    tx      xid8   NOT NULL DEFAULT pg_current_xact_id(),
+    site_id bigint NOT NULL,
+    PRIMARY KEY (tx, site_id)
 );
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_fleet_due(site_ids bigint[]) RETURNS void
 LANGUAGE sql VOLATILE AS $$
     INSERT INTO fleet_refresh_due (site_id)
-    SELECT DISTINCT id FROM unnest(site_ids) AS u(id) ORDER BY id
-    ON CONFLICT (site_id) DO NOTHING
+    SELECT DISTINCT id FROM unnest(site_ids) AS u(id)
+    ON CONFLICT (tx, site_id) DO NOTHING
 $$;
 -- +goose StatementEnd
 -- +goose StatementBegin
@@ -135,12 +139,12 @@ LANGUAGE plpgsql AS $$
 DECLARE
     due bigint[];
 BEGIN
-    -- The first of the transaction's rows refreshes every site it listed
-    -- (the rows of no other transaction are visible: each removes its own
-    -- before it commits); the others find theirs gone.
-    WITH gone AS (DELETE FROM fleet_refresh_due RETURNING site_id)
+    -- The first of the transaction's rows refreshes every site it listed;
+    -- the others find theirs gone.
+    WITH gone AS (DELETE FROM fleet_refresh_due WHERE tx = pg_current_xact_id() RETURNING site_id)
     SELECT array_agg(site_id ORDER BY site_id) INTO due FROM gone;
     IF due IS NOT NULL THEN
+        PERFORM 1 FROM fleet_site_counts WHERE site_id = ANY (due) ORDER BY site_id, dev_mode FOR UPDATE;
         PERFORM upcheck_fleet_refresh(due);
     END IF;
     RETURN NULL;

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -78,5 +80,69 @@ func TestFleetCountsFollowWrites(t *testing.T) {
 	check("synced again")
 	if r := fleetCounts(t, b.st, readmodel.DevSeparate); r.Packages != 1 {
 		t.Errorf("synced again: %+v", r)
+	}
+}
+
+// Writes that move one site's counts, racing (dismissals of two
+// advisories made over and over, each replacing the one before, and the
+// tree synced with and without a vulnerable package): each transaction
+// refreshes the site when it commits, counting after it locked the
+// site's counts, so the counts stored at the end are the one
+// definition's, and no two writers deadlock.
+func TestFleetCountsUnderRacingWrites(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	countedSite(t, b)
+	with := treekit.Tree(t, "node_modules/express 4.17.1", "node_modules/express/node_modules/qs 6.0.0")
+	without := treekit.Tree(t, "node_modules/express 4.17.1")
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				if g == 0 {
+					tr := with
+					if i%2 == 1 {
+						tr = without
+					}
+					state, _, err := b.st.TreeState(ctx, store.LocalSite)
+					if err != nil {
+						errs <- err
+						return
+					}
+					w := &store.TreeWrite{Site: store.LocalSite, Path: "/site/package-lock.json", FileHash: [32]byte{byte(i)}, Tree: tr,
+						Components: map[string]string{"express": "express"}, Epoch: state.Epoch}
+					if err := b.st.WithTx(ctx, func(tx *store.Tx) error { _, err := tx.TreeWrite(ctx, w); return err }); err != nil &&
+						!errors.Is(err, store.ErrTreeMoved) {
+						errs <- err
+					}
+					continue
+				}
+				// Each its own advisory: two dismissals of one race on its
+				// standing row, a unique index, before any count.
+				adv := []string{"", "GHSA-qs01", "GHSA-dbg1"}[g]
+				if _, err := b.st.DismissTreeAdvisory(ctx, store.NewTreeDismissal{AdvisoryID: adv, Reason: "racing"}); err != nil &&
+					!errors.Is(err, store.ErrNotFound) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, mode := range readmodel.DevModes {
+		sum, err := b.st.Summary(ctx, store.LocalSite, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := fleetCounts(t, b.st, mode); sum.TreeCounts == nil || !sameCounts(r.Counts, *sum.TreeCounts) || r.Packages != *sum.TreePackages {
+			t.Errorf("%s: fleet %+v (%d packages), summary %+v", mode, r.Counts, r.Packages, sum.TreeCounts)
+		}
 	}
 }
