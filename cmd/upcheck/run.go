@@ -108,6 +108,10 @@ Usage:
                                 stops working
   upcheck site remove NAME      remove a registered site, its installed tree and history
                                 (never the local site)
+  upcheck site push --url URL --token-file F LOCKFILE
+                                from a registered site's deploy step (no database): PUT
+                                LOCKFILE to URL (https://HOST/api/sites/NAME/lockfile) with
+                                the push token in F; prints the answer, exit 1 when refused
   upcheck token revoke ID       revoke token ID; exit 1 when no token has that id
   upcheck notify add webhook --url URL [--format standard|slack] [--events security|all] [--name N]
                                 add a notification channel; prints its id, and a webhook's
@@ -233,6 +237,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return nil
 	case "publisher":
 		return runPublisher(rest, getenv, stdout, stderr)
+	case "site":
+		// A site's deploy step pushes where no database is.
+		if len(rest) > 0 && rest[0] == "push" {
+			return runSitePush(ctx, rest[1:], stdout, stderr)
+		}
 	}
 
 	cfg, err := config.FromEnv(getenv)

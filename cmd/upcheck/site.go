@@ -20,10 +20,12 @@ import (
 )
 
 // runSite is `upcheck site add|list|rotate|remove` (docs/design.md "Many
-// sites"): registering the sites that push their lockfiles.
+// sites"): registering the sites that push their lockfiles (site push,
+// runSitePush, needs no database and runs before the configuration is
+// read).
 func runSite(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck site: want add, list, rotate or remove\n%s", helpPointer("site"))
+		fmt.Fprintf(stderr, "upcheck site: want add, list, rotate, remove or push\n%s", helpPointer("site"))
 		return errUsage
 	}
 	switch args[0] {

@@ -101,6 +101,7 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 		if err != nil {
 			return false, err
 		}
+		w.matched.Add(int64(len(m.Versions)))
 		w.logger.InfoContext(ctx, "installed trees evaluated", "sites", len(m.Sites), "versions_matched", len(m.Versions),
 			"every", m.Every, "findings", len(ev.findings))
 		w.reads.Changed()

@@ -34,6 +34,7 @@ type fixRegistry struct {
 	statuses map[string][]int // by request path
 	reg      *verdaccio.Registry
 	lockfile string // the site's package-lock.json (startFixRegistry's lock)
+	pnpmLock string // the same site's pnpm-lock.yaml (startFixRegistry's lock)
 }
 
 // startFixRegistry publishes, with the real npm client: xpress, whose
@@ -88,13 +89,14 @@ func startFixRegistry(t *testing.T, b *bundle, lock bool) *fixRegistry {
 		}
 	}
 	releases(true)
-	var lockfile string
+	var lockfile, pnpmLock string
 	if lock {
-		lockfile = reg.Lock(t, "npm", verdaccio.Site{"dependencies": {"xpress": "4.17.1", "sock": "4.0.0"}})
+		site := verdaccio.Site{"dependencies": {"xpress": "4.17.1", "sock": "4.0.0"}}
+		lockfile, pnpmLock = reg.Lock(t, "npm", site), reg.Lock(t, "pnpm", site)
 	}
 	releases(false)
 
-	fr := &fixRegistry{statuses: map[string][]int{}, reg: reg, lockfile: lockfile}
+	fr := &fixRegistry{statuses: map[string][]int{}, reg: reg, lockfile: lockfile, pnpmLock: pnpmLock}
 	target, err := url.Parse(reg.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/npm"
@@ -33,6 +34,10 @@ type writer struct {
 	// treeChunk, for tests, is how many package names the tree's
 	// evaluation reads at a time (0: treeChunk).
 	treeChunk int
+	// matched counts the package versions the trees' evaluations matched
+	// against the feeds (each once per evaluation however many sites have
+	// it): what a test reads to see that a version is read once.
+	matched atomic.Int64
 	// maxFixDocuments, for tests, lowers MaxFixDocuments.
 	maxFixDocuments int
 	// devMode is UPCHECK_LOCKFILE_DEV: which new tree findings are

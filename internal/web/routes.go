@@ -10,6 +10,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 	"github.com/upcheck/upcheck/static"
 	"github.com/upcheck/upcheck/views"
 )
@@ -44,7 +45,9 @@ func (s *Server) routes(e *echo.Echo) {
 	e.Use(middleware.Recover())
 	// Forms and the check POST are tiny; an imported document may be as
 	// large as a fetched one.
-	e.Use(bodyLimit(64<<10, map[string]int64{http.MethodPost + " " + views.PathSourceImport: s.importBodyLimit()}))
+	// A pushed lockfile as large as one read from disk.
+	e.Use(bodyLimit(64<<10, map[string]int64{http.MethodPost + " " + views.PathSourceImport: s.importBodyLimit(),
+		http.MethodPut + " " + pathPush: updatecheck.PushMaxSize}))
 	e.Use(securityHeaders())
 
 	// Operations: no session, and /healthz touches nothing else. /metrics
@@ -63,6 +66,10 @@ func (s *Server) routes(e *echo.Echo) {
 	}
 	e.GET(static.Prefix+"*", echo.WrapHandler(static.Handler()))
 	e.GET("/robots.txt", echo.WrapHandler(static.Handler()))
+
+	// A site's push: its push token alone, neither session nor API token
+	// (apiPush); a push token authenticates nothing else.
+	e.PUT(pathPush, s.apiPush)
 
 	// A login needs no principal (it always opens a new session), and a
 	// login posted from another site is refused before anything else runs.

@@ -1,0 +1,142 @@
+package updatecheck
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// A registered site's push of its lockfile (docs/design.md "Many sites",
+// PUT /api/sites/{site}/lockfile): that site's lockfile sync, refused or
+// accepted whole, idempotent by content.
+
+// PushFiles are the names a pushed lockfile may have (the push's
+// ?name=), each saying its kind as a lockfile sync reads it.
+var PushFiles = []string{"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml"}
+
+// ErrPushName refuses a push whose file name is none of PushFiles.
+var ErrPushName = errors.New("the lockfile's name is package-lock.json, npm-shrinkwrap.json or pnpm-lock.yaml")
+
+// ErrPushInvalid wraps a refusal of the pushed lockfile's content: the
+// lockfile reader's (lockfile.ErrInvalid), saying where it failed.
+var ErrPushInvalid = lockfile.ErrInvalid
+
+// PushMaxSize caps a pushed lockfile as a lockfile read from disk is
+// (lockfile.MaxSize).
+const PushMaxSize = lockfile.MaxSize
+
+// PushReport says what a push did.
+type PushReport struct {
+	Site string `json:"site"`
+	File string `json:"file"`
+	TreeReport
+	// PushedAt is sites.pushed_at as this push wrote it.
+	PushedAt time.Time `json:"pushed_at"`
+	// Evaluated: the changed tree's findings were evaluated before the
+	// answer (false: a check or a feed sync held the lease, and evaluates
+	// them, or the next one does; or the tree did not change).
+	Evaluated bool `json:"evaluated"`
+}
+
+// pushAttempts bounds the writes of one push racing another push of the
+// same site (store.ErrTreeMoved): each reads the state again.
+const pushAttempts = 3
+
+// Push stores body, the lockfile named name that site pushed, as site's
+// installed tree: parsed whole first (lockfile.ErrInvalid: nothing is
+// written), then written as a lockfile sync writes it (store.Tx.TreeWrite,
+// under the lease's lock, from the state read before: a check's fenced
+// writes see the old tree or the new one, never a mix), with
+// sites.pushed_at and the push's audit row (site.push) in the same
+// transaction. The same bytes as the stored tree's file write nothing but
+// pushed_at and the audit row. A changed tree's findings are evaluated
+// before Push returns when the lease is free (EvaluateTree: the versions
+// already matched for another site cost no matching).
+func (c *Checker) Push(ctx context.Context, site store.Site, name string, body []byte) (PushReport, error) {
+	rep := PushReport{Site: site.Name, File: name}
+	if !validPushName(name) {
+		return rep, ErrPushName
+	}
+	if len(body) > lockfile.MaxSize {
+		return rep, fmt.Errorf("%w: %s is larger than %d bytes", lockfile.ErrInvalid, name, lockfile.MaxSize)
+	}
+	sum := sha256.Sum256(body)
+	push := store.SitePush{Site: site.Name, File: name, Sha256: hex.EncodeToString(sum[:])}
+	var l *lockfile.Lockfile
+	for attempt := 1; ; attempt++ {
+		st, _, err := c.store.TreeState(ctx, site.ID)
+		if err != nil {
+			return rep, err
+		}
+		if st.Epoch != 0 && bytes.Equal(st.FileHash, sum[:]) && st.Path == name {
+			// The bytes stored: not even parsed again.
+			push.Unchanged = true
+			err = c.store.WithTx(ctx, func(tx *store.Tx) error {
+				rep.PushedAt, err = tx.SitePushed(ctx, site.ID, push)
+				return err
+			})
+			rep.Packages, rep.Unchanged = st.Packages, true
+			return rep, err
+		}
+		if l == nil {
+			if l, err = lockfile.Parse(name, body, lockfile.Options{}); err != nil {
+				return rep, err
+			}
+		}
+		// Components of a registered site are not read yet: its tree
+		// names none (headComponents of no manifest).
+		w := &store.TreeWrite{Site: site.ID, Path: name, FileHash: sum, Tree: l.Tree, Components: headComponents(l.Tree, nil),
+			Epoch: st.Epoch}
+		if err := w.Prepare(); err != nil {
+			return rep, err
+		}
+		err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
+			out, err := tx.TreeWrite(ctx, w)
+			if err != nil {
+				return err
+			}
+			push.Written = out
+			rep.PushedAt, err = tx.SitePushed(ctx, site.ID, push)
+			return err
+		})
+		if errors.Is(err, store.ErrTreeMoved) && attempt < pushAttempts {
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("push of %s: %w", site.Name, err)
+		}
+		break
+	}
+	c.reads.Changed()
+	out := push.Written
+	rep.TreeReport = TreeReport{Packages: len(l.Tree.Packages), Unchanged: out.Unchanged, Added: out.Added, Changed: out.Changed,
+		Removed: out.Removed, Installed: out.Opened, Uninstalled: out.Closed}
+	c.logger.InfoContext(ctx, "site pushed its lockfile", "site", site.Name, "file", name, "packages", rep.Packages,
+		"unchanged", rep.Unchanged, "added", rep.Added, "changed", rep.Changed, "removed", rep.Removed)
+	if !out.Unchanged {
+		evaluated, err := c.EvaluateTree(ctx)
+		if err != nil {
+			// The tree is stored: the next check evaluates it.
+			c.logger.WarnContext(ctx, "the pushed tree's findings were not evaluated; the next check evaluates them",
+				"site", site.Name, "error", err)
+		}
+		rep.Evaluated = evaluated
+	}
+	return rep, nil
+}
+
+func validPushName(name string) bool {
+	for _, f := range PushFiles {
+		if name == f {
+			return true
+		}
+	}
+	return false
+}
