@@ -140,8 +140,9 @@ $$;
 -- +goose StatementEnd
 
 -- The rank of a signal of what an offered npm update brings, lower more
--- pressing: a new install script, an exotic source, a lower trust, a
--- young dependency, a burst; an unknown kind last. The SQL twin of
+-- pressing: a new install script, an exotic source, a lower trust or a
+-- provenance naming another repository, a young dependency, a burst; an
+-- unknown kind last. The SQL twin of
 -- readmodel.SignalRank (TestSignalRankMatchesSQL), read by the summary's
 -- ranking of what needs attention.
 -- +goose StatementBegin
@@ -149,7 +150,7 @@ CREATE FUNCTION upcheck_signal_rank(kind text)
 RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE kind WHEN 'install_script' THEN 0 WHEN 'exotic_source' THEN 1 WHEN 'trust_lower' THEN 2
-                     WHEN 'young_dependency' THEN 3 WHEN 'burst' THEN 4 ELSE 5 END
+                     WHEN 'provenance_repository' THEN 2 WHEN 'young_dependency' THEN 3 WHEN 'burst' THEN 4 ELSE 5 END
 $$;
 -- +goose StatementEnd
 

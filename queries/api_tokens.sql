@@ -42,11 +42,14 @@ SELECT k.id, k.user_id, k.name, k.created_at, k.last_used_at, k.expires_at, k.re
        -- The sites the owner may see, and those the token is limited to
        -- (docs/design.md "Who sees what"): it sees where both allow.
        u.sites_limited AS user_sites_limited,
-       coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id),
-                '{}')::bigint[] AS user_site_ids,
+       -- Read only for a limited user: the others, most, cost no lookup.
+       CASE WHEN u.sites_limited
+            THEN coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id), '{}')
+            ELSE '{}' END::bigint[] AS user_site_ids,
        k.sites_limited AS token_sites_limited,
-       coalesce((SELECT array_agg(ts.site_id ORDER BY ts.site_id) FROM token_sites ts WHERE ts.token_id = k.id),
-                '{}')::bigint[] AS token_site_ids
+       CASE WHEN k.sites_limited
+            THEN coalesce((SELECT array_agg(ts.site_id ORDER BY ts.site_id) FROM token_sites ts WHERE ts.token_id = k.id), '{}')
+            ELSE '{}' END::bigint[] AS token_site_ids
 FROM api_tokens k
 JOIN users u ON u.id = k.user_id
 JOIN found ON found.id = k.id;

@@ -53,6 +53,22 @@ func TestPagesSayWhatAnUpdateBrings(t *testing.T) {
 			t.Log(text(u))
 		}
 	}
+	// So is a version whose provenance's repository was not compared,
+	// and a provenance naming another repository is said with both.
+	p.Registry.BringsUnread = nil
+	p.Registry.ProvenanceUnread = []readmodel.ProvenanceUnread{{Version: "2.5.0", Reason: readmodel.ProvenanceFailed}}
+	p.Registry.Brings = []readmodel.Signal{{Kind: readmodel.SignalProvenanceRepository, Args: readmodel.SignalArgs{Version: "2.5.0",
+		Repository: "https://git.example.test/evil/blog", PackageRepository: "https://git.example.test/acme/blog"}}}
+	page := doc(t, ComponentDetail(p))
+	prov := byTestID(page, "provenance-unread")
+	if len(prov) != 1 || text(prov[0]) != "2.5.0 was published with provenance; the repository it names was not compared with the package's: "+
+		"its attestation bundle could not be read" {
+		t.Errorf("provenance not read: %d shown", len(prov))
+	}
+	if s := byTestID(page, "brings-signal"); len(s) != 1 || text(s[0]) != "2.5.0's provenance says it was built from "+
+		"https://git.example.test/evil/blog, not from the package's repository https://git.example.test/acme/blog" {
+		t.Errorf("provenance repository: %d shown", len(s))
+	}
 
 	rows := []readmodel.CatalogRow{{Code: "acme-blog", Name: "Blog", Installed: "2.3.0", SourceURL: "npm:@acme/blog",
 		SourceKind: readmodel.SourceNpm, Package: "@acme/blog", Evaluated: true, LastSuccessAt: ago(0), UpdateAvailable: true,

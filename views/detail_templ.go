@@ -499,8 +499,8 @@ func detailContent(p DetailProps, now time.Time, csrfToken string) templ.Compone
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if p.Registry != nil && (len(p.Registry.Brings) > 0 || len(p.Registry.BringsUnread) > 0) {
-			templ_7745c5c3_Err = bringsSection(p.Registry.Brings, p.Registry.BringsUnread).Render(ctx, templ_7745c5c3_Buffer)
+		if p.Registry != nil && (len(p.Registry.Brings) > 0 || len(p.Registry.BringsUnread) > 0 || len(p.Registry.ProvenanceUnread) > 0) {
+			templ_7745c5c3_Err = bringsSection(p.Registry).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -421,6 +421,25 @@ type NpmDependency struct {
 	Epoch          int64
 }
 
+type NpmProvenance struct {
+	Registry   string
+	Name       string
+	Version    string
+	Repository string
+	ReadAt     time.Time
+	Epoch      int64
+}
+
+type NpmScopeBurst struct {
+	Registry string
+	Name     string
+	Version  string
+	Scope    string
+	Count    int32
+	ReadAt   time.Time
+	Epoch    int64
+}
+
 type OsvPackage struct {
 	ID        string
 	Ecosystem string

@@ -31,8 +31,10 @@ SELECT s.id, s.user_id, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at
        u.email, u.role, u.disabled AS user_disabled, u.created_at AS user_created_at,
        -- The sites the user may see (docs/design.md "Who sees what").
        u.sites_limited AS user_sites_limited,
-       coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id),
-                '{}')::bigint[] AS user_site_ids
+       -- Read only for a limited user: the others, most, cost no lookup.
+       CASE WHEN u.sites_limited
+            THEN coalesce((SELECT array_agg(us.site_id ORDER BY us.site_id) FROM user_sites us WHERE us.user_id = u.id), '{}')
+            ELSE '{}' END::bigint[] AS user_site_ids
 FROM sessions s
 JOIN users u ON u.id = s.user_id
 JOIN live ON live.id = s.id

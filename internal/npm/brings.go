@@ -271,8 +271,19 @@ func burst(pkg *Package, version string) int {
 	if !ok {
 		return 0
 	}
-	var near []time.Time
+	times := make([]time.Time, 0, len(pkg.Published))
 	for _, t := range pkg.Published {
+		times = append(times, t)
+	}
+	return BurstAt(times, at)
+}
+
+// BurstAt is the most of times within one BurstWindow that holds at (at
+// itself among them): a package's versions' publish times, or a scope's
+// packages' (what an update brings, a burst).
+func BurstAt(times []time.Time, at time.Time) int {
+	var near []time.Time
+	for _, t := range times {
 		if d := t.Sub(at); d > -BurstWindow && d < BurstWindow {
 			near = append(near, t)
 		}

@@ -26,6 +26,10 @@ const (
 	// neither) is below the installed version's, or below the newest
 	// earlier release of its major line.
 	SignalTrustLower SignalKind = "trust_lower"
+	// SignalProvenanceRepository: its provenance attestation names a
+	// source repository other than the package's repository (ranked with
+	// SignalTrustLower).
+	SignalProvenanceRepository SignalKind = "provenance_repository"
 	// SignalYoungDependency: a dependency it adds is a package first
 	// published less than YoungDependency before it.
 	SignalYoungDependency SignalKind = "young_dependency"
@@ -36,17 +40,27 @@ const (
 
 // SignalKinds are the signals, most pressing first.
 func SignalKinds() []SignalKind {
-	return []SignalKind{SignalInstallScript, SignalExoticSource, SignalTrustLower, SignalYoungDependency, SignalBurst}
+	return []SignalKind{SignalInstallScript, SignalExoticSource, SignalTrustLower, SignalProvenanceRepository,
+		SignalYoungDependency, SignalBurst}
 }
 
+// signalRanks are SignalRank's ranks: a provenance naming another
+// repository is a lower trust.
+var signalRanks = map[SignalKind]int{SignalInstallScript: 0, SignalExoticSource: 1, SignalTrustLower: 2,
+	SignalProvenanceRepository: 2, SignalYoungDependency: 3, SignalBurst: 4}
+
+// SignalRankUnknown is the rank of a kind SignalRank does not know: last.
+const SignalRankUnknown = 5
+
 // SignalRank orders signals: a new install script or an exotic source
-// above a lower trust, above a younger dependency, above a burst. Lower
-// is more pressing; an unknown kind ranks last.
+// above a lower trust or a provenance naming another repository, above a
+// younger dependency, above a burst. Lower is more pressing; an unknown
+// kind ranks last (SignalRankUnknown).
 func SignalRank(k SignalKind) int {
-	if i := slices.Index(SignalKinds(), k); i >= 0 {
-		return i
+	if r, ok := signalRanks[k]; ok {
+		return r
 	}
-	return len(SignalKinds())
+	return SignalRankUnknown
 }
 
 // YoungDependency is the age under which a dependency an update adds is
@@ -96,9 +110,16 @@ type SignalArgs struct {
 	Trust    string `json:"trust,omitempty"`
 	Was      string `json:"was,omitempty"`
 	Compared string `json:"compared,omitempty"`
-	// Count is the versions published within Window minutes (burst).
-	Count  int `json:"count,omitempty"`
-	Window int `json:"window_minutes,omitempty"`
+	// Count is the versions published within Window minutes (burst);
+	// Scope, when set, says they are the versions of every package of
+	// that scope the check read, not of the package alone.
+	Count  int    `json:"count,omitempty"`
+	Window int    `json:"window_minutes,omitempty"`
+	Scope  string `json:"scope,omitempty"`
+	// Repository is the source repository the version's provenance
+	// names, PackageRepository the package's own (provenance_repository).
+	Repository        string `json:"repository,omitempty"`
+	PackageRepository string `json:"package_repository,omitempty"`
 }
 
 // TrustRankText words a trust rank.
@@ -150,8 +171,15 @@ func SignalText(s Signal) string {
 			return a.Version + " adds " + dep + ", a package first published after this release"
 		}
 		return a.Version + " adds " + dep + ", a package first published " + DurationText(age.Truncate(time.Minute)) + " before this release"
+	case SignalProvenanceRepository:
+		return fmt.Sprintf("%s's provenance says it was built from %s, not from the package's repository %s", a.Version,
+			a.Repository, a.PackageRepository)
 	case SignalBurst:
-		return fmt.Sprintf("%s is one of %d versions of the package published within %s", a.Version, a.Count,
+		of := "the package"
+		if a.Scope != "" {
+			of = "the packages of " + a.Scope + " read by the check"
+		}
+		return fmt.Sprintf("%s is one of %d versions of %s published within %s", a.Version, a.Count, of,
 			DurationText(time.Duration(a.Window)*time.Minute))
 	}
 	return ""
@@ -239,4 +267,63 @@ func UnreadText(u UnreadDependency) string {
 		why = "it was not read yet; the next check reads it"
 	}
 	return fmt.Sprintf("%s adds %s (%s), a package whose age is not known: %s", u.Version, u.Name, strconv.Quote(u.Spec), why)
+}
+
+// ProvenanceUnreadReason is why the repository an offered version's
+// provenance names was not compared with the package's repository
+// (ProvenanceUnread): never said as the same.
+type ProvenanceUnreadReason string
+
+// The reasons, each worded by ProvenanceUnreadText.
+const (
+	// ProvenancePastBound: the check had fetched as many attestation
+	// bundles as it may (updatecheck.MaxProvenanceBundles); a later check
+	// reads it.
+	ProvenancePastBound ProvenanceUnreadReason = "past_bound"
+	// ProvenanceFailed: its attestation bundle could not be fetched or
+	// read.
+	ProvenanceFailed ProvenanceUnreadReason = "failed"
+	// ProvenanceNoRepository: its bundle holds no SLSA provenance
+	// statement naming a repository upcheck reads.
+	ProvenanceNoRepository ProvenanceUnreadReason = "no_repository"
+	// ProvenanceNoPackageRepository: the package's document names no
+	// repository (or none that is an https address once normalized) to
+	// compare it with.
+	ProvenanceNoPackageRepository ProvenanceUnreadReason = "no_package_repository"
+	// ProvenanceNotChecked: the result was evaluated without a check (a
+	// manifest sync, a feed) before any check read its bundle.
+	ProvenanceNotChecked ProvenanceUnreadReason = "not_checked"
+)
+
+// ProvenanceUnreadReasons are the reasons, in the order of their
+// constants.
+func ProvenanceUnreadReasons() []ProvenanceUnreadReason {
+	return []ProvenanceUnreadReason{ProvenancePastBound, ProvenanceFailed, ProvenanceNoRepository,
+		ProvenanceNoPackageRepository, ProvenanceNotChecked}
+}
+
+// ProvenanceUnread is an offered version published with provenance whose
+// provenance's repository was not compared with the package's, and why:
+// no provenance_repository signal is said of it either way.
+type ProvenanceUnread struct {
+	Version string                 `json:"version"`
+	Reason  ProvenanceUnreadReason `json:"reason"`
+}
+
+// ProvenanceUnreadText says it: "2.4.1 was published with provenance;
+// the repository it names was not compared with the package's: its
+// attestation bundle could not be read".
+func ProvenanceUnreadText(u ProvenanceUnread) string {
+	why := "its attestation bundle could not be read"
+	switch u.Reason {
+	case ProvenancePastBound:
+		why = "the check had read as many attestation bundles as it may; a later check reads it"
+	case ProvenanceNoRepository:
+		why = "its attestation bundle names no source repository upcheck reads"
+	case ProvenanceNoPackageRepository:
+		why = "the package names no repository to compare it with"
+	case ProvenanceNotChecked:
+		why = "its attestation bundle was not read yet; the next check reads it"
+	}
+	return u.Version + " was published with provenance; the repository it names was not compared with the package's: " + why
 }

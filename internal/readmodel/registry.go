@@ -36,6 +36,11 @@ type RegistryFacts struct {
 	// whose package's first publish time is not known (UnreadText), so
 	// whether each is a young dependency is not said either way.
 	BringsUnread []UnreadDependency `json:"brings_unread,omitempty"`
+	// ProvenanceUnread are the offered versions published with
+	// provenance whose provenance's repository was not compared with the
+	// package's (ProvenanceUnreadText), so no provenance_repository is
+	// said of them either way.
+	ProvenanceUnread []ProvenanceUnread `json:"provenance_unread,omitempty"`
 	// Approval is what a version awaits an admin's approval for, when the
 	// policy holds it (docs/policy.md "Approvals"): the release held for
 	// it, or a security fix offered all the same; nil when none awaits.

@@ -83,6 +83,8 @@ var txOnly = map[string]string{
 	"TreeFixesDeleteStale":   fenced + ": in the evaluation's, after the findings it writes",
 	"RegistryKeysSave":       fenced + ", with the row of the first of the registry's sources written",
 	"NpmDependencySave":      fenced + ", with the row of the source whose update added the dependencies",
+	"NpmProvenanceSave":      fenced + ", with the row of the source whose offer the versions are",
+	"NpmScopeBurstSave":      fenced + ", once every source of the check was written",
 	"EventCreateTest":        jobs,
 	"EventRetry":             jobs,
 	"EventReleaseHeld":       jobs,

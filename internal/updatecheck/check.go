@@ -291,6 +291,11 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 	if counts, sources, err = c.fetchAndWrite(ctx, l, jobs); err != nil {
 		return counts, sources, offline, err
 	}
+	// The bursts across a scope, once every npm source was read
+	// (docs/npm.md "What an update brings").
+	if err := c.scopeBurstStep(ctx, l, jobs); err != nil {
+		return counts, sources, offline, err
+	}
 	// What clears each of the tree's findings, from the findings as
 	// stored (docs/npm.md "What clears a finding"): after the sources, so
 	// that a component's own document is the one its source's fetch just

@@ -61,6 +61,9 @@ func kindOf(url string) sourceKind { return kinds[readmodel.SourceKindOf(url)] }
 type storedReads struct {
 	w      *writer
 	pinned map[string]store.RegistryKeys // nil until asked (registryKeys)
+	// scopeBursts are the bursts across a scope stored, nil until an npm
+	// source asks (npmKind.stored).
+	scopeBursts map[string]map[string]map[string]store.NpmScopeBurst
 }
 
 // ready gives each kind its jobs (ready), in the order of kinds' names.

@@ -46,8 +46,18 @@ func (npmKind) ready(ctx context.Context, c *Checker, jobs []*job) error {
 	var pinned map[string]store.RegistryKeys
 	byRegistry := map[string]*registryKeys{}
 	deps := newDependencyDocs(c.dependencyDocuments())
+	bundles := &provenanceBundles{limit: MaxProvenanceBundles}
+	var scopes *scopeLedger
+	if len(jobs) > 0 {
+		stored, err := c.store.NpmScopeBursts(ctx)
+		if err != nil {
+			return err
+		}
+		scopes = newScopeLedger(stored)
+		deps.scopes = scopes
+	}
 	for _, j := range jobs {
-		n := &npmJob{deps: deps}
+		n := &npmJob{deps: deps, bundles: bundles, scopes: scopes}
 		j.state = n
 		name, err := npm.ParseSource(j.url)
 		if err != nil {
@@ -91,6 +101,13 @@ type npmJob struct {
 	// deps are the added dependencies' documents of this check, shared
 	// by its npm sources.
 	deps *dependencyDocs
+	// bundles bound the attestation bundles this check fetches, shared
+	// by its npm sources.
+	bundles *provenanceBundles
+	// scopes are the check's scoped packages' publish times and the
+	// versions whose signals its sources said, for the bursts across a
+	// scope (scopeBurstStep), shared by its npm sources.
+	scopes *scopeLedger
 	// floor is the lowest installed version of its components, from
 	// which the package's dependencies are kept (keepDependencies).
 	floor string
@@ -129,6 +146,15 @@ func (npmKind) stored(ctx context.Context, r *storedReads, src store.Source, cor
 			return nil, err
 		}
 		d.npm.deps = deps
+		if d.npm.provenance, err = r.w.storedProvenance(ctx, src.Registry, d.npm.pkg); err != nil {
+			return nil, err
+		}
+		if r.scopeBursts == nil {
+			if r.scopeBursts, err = r.w.store.NpmScopeBursts(ctx); err != nil {
+				return nil, err
+			}
+		}
+		d.npm.scopeBursts = storedScopeBursts(r.scopeBursts, src.Registry, d.npm.pkg.Name)
 	}
 	return func(string) *docInput { return d }, nil
 }
@@ -143,6 +169,14 @@ type npmDoc struct {
 	// offers add (readDependencies, or storedDependencies when evaluated
 	// without a check); a dependency missing is said not read.
 	deps map[string]dependencyRead
+	// provenance is what is known of the repositories its versions'
+	// provenance names (readProvenance, or storedProvenance when
+	// evaluated without a check), by version; a version missing is said
+	// not read.
+	provenance map[string]provenanceRead
+	// scopeBursts are the bursts across its scope stored of its versions
+	// (scopeBurstStep), by version.
+	scopeBursts map[string]scopeBurst
 }
 
 // npmInput is a docInput for an npm source: body is the stored form.
@@ -286,7 +320,28 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	// whether it succeeded or not: its stored package was evaluated with
 	// them either way.
 	p.registryChange = n.keys.claim()
-	return c.readDependencies(ctx, evaluated(p, epoch), n.deps, epoch)
+	if p.doc != nil && n.scopes != nil {
+		p.doc.npm.scopeBursts = storedScopeBursts(n.scopes.stored, p.doc.npm.registry, p.doc.npm.pkg.Name)
+	}
+	// Evaluated once for what it offers, then again, once, with what the
+	// check read of the added dependencies and the provenance of the
+	// versions it offers, when it read any.
+	p = evaluated(p, epoch)
+	p, deps, ok := c.readDependencies(ctx, p, n.deps)
+	if !ok {
+		return p, false
+	}
+	p, prov, ok := c.readProvenance(ctx, p, n.bundles)
+	if !ok {
+		return p, false
+	}
+	if deps || prov {
+		p = evaluated(p, epoch)
+	}
+	if p.doc != nil {
+		n.scopes.prepared(j, p.doc.npm, p.results)
+	}
+	return p, true
 }
 
 // npmTrust is an npm source's trust state (sources.signature_state) and

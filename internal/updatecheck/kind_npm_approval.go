@@ -199,9 +199,10 @@ func approvalFacts(facts *readmodel.RegistryFacts, n *npmDoc, in store.Component
 	}
 	facts.Approval = approvalAsk(n.pkg, in.InstalledVersion, ev)
 	if a := facts.Approval; a != nil && !a.Offered {
-		signals, unread := bringsSignals(n, in.InstalledVersion, a.Version)
+		signals, unread, provUnread := bringsSignals(n, in.InstalledVersion, a.Version)
 		facts.Brings = append(facts.Brings, signals...)
 		facts.BringsUnread = append(facts.BringsUnread, unread...)
+		facts.ProvenanceUnread = append(facts.ProvenanceUnread, provUnread...)
 	}
 	return nil
 }

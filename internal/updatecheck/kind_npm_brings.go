@@ -49,6 +49,9 @@ type dependencyDocs struct {
 	fetched int
 	read    map[string]dependencyRead
 	waits   map[string]chan struct{}
+	// scopes, when set, take the publish times of the scoped
+	// dependencies' documents read (a burst across a scope).
+	scopes *scopeLedger
 }
 
 func newDependencyDocs(limit int) *dependencyDocs {
@@ -207,9 +210,11 @@ func (d *dependencyDocs) fetchDependencies(ctx context.Context, c *Checker, reqs
 			}
 		case fetched.Times == nil && wasStored: // 304
 			r.facts = factsOf(s)
+			d.scopes.read(registryOf[name], name, s.Published)
 		case fetched.Times == nil:
 			r.unread = readmodel.UnreadFailed
 		default:
+			d.scopes.read(registryOf[name], name, fetched.Times.Published)
 			row := rowOf(registryOf[name], fetched, need[name])
 			r.facts = factsOf(row)
 			mu.Lock()
@@ -309,11 +314,11 @@ func addedDependencies(pkg *npm.Package, installed, offered string) []npm.Declar
 // registry dependencies and has a publish time (a young dependency is
 // said against it), what the check knows of their documents (getAll:
 // stored, or fetched once per check) into p's npmDoc, with the rows to
-// store in p, and evaluates p again when any was added; false when the
-// check was cancelled.
-func (c *Checker) readDependencies(ctx context.Context, p pending, deps *dependencyDocs, epoch int64) (pending, bool) {
+// store in p, and reports whether any was added (p is then to be
+// evaluated again); false ok when the check was cancelled.
+func (c *Checker) readDependencies(ctx context.Context, p pending, deps *dependencyDocs) (pending, bool, bool) {
 	if p.doc == nil || p.doc.npm == nil || deps == nil || c.npm == nil {
-		return p, true
+		return p, false, true
 	}
 	n := p.doc.npm
 	installed := map[string]string{}
@@ -333,11 +338,11 @@ func (c *Checker) readDependencies(ctx context.Context, p pending, deps *depende
 		}
 	}
 	if len(need) == 0 {
-		return p, true
+		return p, false, true
 	}
 	read, rows, err := deps.getAll(ctx, c, need)
 	if ctx.Err() != nil {
-		return p, false
+		return p, false, false
 	}
 	if err != nil {
 		c.logger.WarnContext(ctx, "the added dependencies' stored facts were not read", "url", p.job.url, "error", err)
@@ -348,5 +353,5 @@ func (c *Checker) readDependencies(ctx context.Context, p pending, deps *depende
 	doc.npm = &nd
 	p.doc = &doc
 	p.dependencies = rows
-	return evaluated(p, epoch), true
+	return p, true, true
 }

@@ -156,7 +156,7 @@ func (npmKind) evaluate(d *docInput, k *knowledge, in store.ComponentInput, epoc
 	}
 	facts := registryFacts(n, offer, in.InstalledVersion, r.ProvenanceLost)
 	if r.UpdateVersion != "" {
-		facts.Brings, facts.BringsUnread = bringsSignals(n, in.InstalledVersion, r.UpdateVersion)
+		facts.Brings, facts.BringsUnread, facts.ProvenanceUnread = bringsSignals(n, in.InstalledVersion, r.UpdateVersion)
 	}
 	if err := approvalFacts(&facts, n, in, r); err != nil {
 		return store.Result{}, err

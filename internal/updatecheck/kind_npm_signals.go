@@ -12,14 +12,16 @@ import (
 )
 
 // bringsSignals are the signals of what offered brings over installed
-// (readmodel.SignalKind), most pressing first, and the registry
-// dependencies it adds whose package's age is not known (n.deps has no
-// facts of them), so that no young_dependency is silently absent; none
-// when either manifest was not kept.
-func bringsSignals(n *npmDoc, installed, offered string) ([]readmodel.Signal, []readmodel.UnreadDependency) {
+// (readmodel.SignalKind), most pressing first, the registry dependencies
+// it adds whose package's age is not known (n.deps has no facts of them),
+// so that no young_dependency is silently absent, and, when it was
+// published with provenance whose repository was not compared with the
+// package's, why (so that no provenance_repository is silently absent);
+// none when either manifest was not kept.
+func bringsSignals(n *npmDoc, installed, offered string) ([]readmodel.Signal, []readmodel.UnreadDependency, []readmodel.ProvenanceUnread) {
 	b, ok := npm.Diff(n.pkg, installed, offered)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var out []readmodel.Signal
 	add := func(k readmodel.SignalKind, a readmodel.SignalArgs) {
@@ -44,6 +46,12 @@ func bringsSignals(n *npmDoc, installed, offered string) ([]readmodel.Signal, []
 		add(readmodel.SignalTrustLower, readmodel.SignalArgs{Trust: b.Trust.String(), Was: b.TrustInstalled.String(), Compared: installed})
 	case b.Line != "" && b.Line != installed && b.Trust < b.LineTrust:
 		add(readmodel.SignalTrustLower, readmodel.SignalArgs{Trust: b.Trust.String(), Was: b.LineTrust.String(), Compared: b.Line})
+	}
+	var provUnread []readmodel.ProvenanceUnread
+	if a, differs, why := provenanceSignal(n, offered); differs {
+		add(readmodel.SignalProvenanceRepository, a)
+	} else if why != "" {
+		provUnread = append(provUnread, readmodel.ProvenanceUnread{Version: offered, Reason: why})
 	}
 	released, timed := n.pkg.Published[offered]
 	var unread []readmodel.UnreadDependency
@@ -77,11 +85,16 @@ func bringsSignals(n *npmDoc, installed, offered string) ([]readmodel.Signal, []
 		}
 		add(readmodel.SignalYoungDependency, a)
 	}
-	if b.Burst > npm.BurstVersions {
-		add(readmodel.SignalBurst, readmodel.SignalArgs{Count: b.Burst, Window: int(npm.BurstWindow / time.Minute)})
+	// Across its scope (scopeBurstStep) when more than of the package
+	// alone; one burst is said either way.
+	window := int(npm.BurstWindow / time.Minute)
+	if sb := n.scopeBursts[offered]; sb.count > npm.BurstVersions && sb.count > b.Burst {
+		add(readmodel.SignalBurst, readmodel.SignalArgs{Count: sb.count, Window: window, Scope: sb.scope})
+	} else if b.Burst > npm.BurstVersions {
+		add(readmodel.SignalBurst, readmodel.SignalArgs{Count: b.Burst, Window: window})
 	}
 	readmodel.SortSignals(out)
-	return out, unread
+	return out, unread, provUnread
 }
 
 // pick is the version of the dependency that spec takes: the newest one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,9 @@ func kindsOf(s []readmodel.Signal) []readmodel.SignalKind {
 // provenance, an optional git dependency, a prepare script), the
 // Shai-Hulud shape (a postinstall added in a patch release), a burst of
 // releases, trusted publishing lost within the major line; a dependency
-// years old and provenance kept raise nothing.
+// years old and provenance kept (naming the package's own repository,
+// written another way) raise nothing. The TanStack shape's valid
+// provenance names another repository than the package's.
 func TestNpmUpdateBrings(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -59,11 +62,14 @@ func TestNpmUpdateBrings(t *testing.T) {
 		"1.0.0": {Published: at(1, 9, 0), Dependencies: map[string]string{"follow": "^1.0.0"}},
 		"1.1.0": {Published: at(31, 0, 41), Dependencies: map[string]string{"follow": "^1.0.0", "plain-crypto": "^4.2.0"}}})
 	r.Publish("follow", "1.0.0", map[string]npmreg.Version{"1.0.0": {Published: time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC)}})
-	// TanStack: provenance kept, an optional git dependency, prepare.
+	// TanStack: provenance kept, naming another repository, an optional
+	// git dependency, prepare.
 	r.Publish("@acme/tan", "1.0.1", map[string]npmreg.Version{
 		"1.0.0": {Published: at(2, 9, 0), Provenance: true},
-		"1.0.1": {Published: at(11, 9, 0), Provenance: true, Optional: map[string]string{"setup": "github:acme-evil/setup#0abc"},
-			Scripts: map[string]string{"prepare": "node ./setup.mjs && echo \"<done>\"", "test": "vitest"}}})
+		"1.0.1": {Published: at(11, 9, 0), Provenance: true, ProvenanceRepository: "https://git.example.test/acme-evil/tan",
+			Optional: map[string]string{"setup": "github:acme-evil/setup#0abc"},
+			Scripts:  map[string]string{"prepare": "node ./setup.mjs && echo \"<done>\"", "test": "vitest"}}})
+	r.SetRepository("@acme/tan", map[string]any{"type": "git", "url": "git+https://git.example.test/acme/tan.git"})
 	// Shai-Hulud: a postinstall added in a patch release.
 	r.Publish("@acme/hulud", "1.0.1", map[string]npmreg.Version{
 		"1.0.0": {Published: at(2, 9, 0), Scripts: map[string]string{"test": "jest"}},
@@ -83,7 +89,9 @@ func TestNpmUpdateBrings(t *testing.T) {
 		"1.0.0": {Published: at(2, 9, 0)}, "1.1.0": {Published: at(15, 9, 0), Dependencies: map[string]string{"follow": "^1.0.0"}}})
 	r.Publish("@acme/prov", "1.1.0", map[string]npmreg.Version{
 		"1.0.0": {Published: at(2, 9, 0), Provenance: true},
-		"1.1.0": {Published: at(15, 9, 0), Provenance: true, Dependencies: map[string]string{"follow": "^1.0.0"}}})
+		"1.1.0": {Published: at(15, 9, 0), Provenance: true, Dependencies: map[string]string{"follow": "^1.0.0"},
+			ProvenanceRepository: "https://GIT.example.test/Acme/Prov"}})
+	r.SetRepository("@acme/prov", "git+https://git.example.test/acme/prov.git")
 	b.useRegistry(r)
 	comps := []manifest.Component{{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"}}
 	for _, name := range []string{"ax", "tan", "hulud", "burst", "tp", "calm", "prov"} {
@@ -94,7 +102,7 @@ func TestNpmUpdateBrings(t *testing.T) {
 
 	want := map[string][]readmodel.SignalKind{
 		"acme--ax":    {readmodel.SignalYoungDependency},
-		"acme--tan":   {readmodel.SignalInstallScript, readmodel.SignalExoticSource},
+		"acme--tan":   {readmodel.SignalInstallScript, readmodel.SignalExoticSource, readmodel.SignalProvenanceRepository},
 		"acme--hulud": {readmodel.SignalInstallScript},
 		"acme--burst": {readmodel.SignalBurst},
 		"acme--tp":    {readmodel.SignalTrustLower},
@@ -114,7 +122,7 @@ func TestNpmUpdateBrings(t *testing.T) {
 		}
 	}
 	tan := b.bringsOf("acme--tan")
-	if len(tan) == 2 {
+	if len(tan) == 3 {
 		if a := tan[0].Args; a.Name != "prepare" || !a.Added || a.Text != `node ./setup.mjs && echo "<done>"` || len(a.SHA256) != 64 {
 			t.Errorf("tan's script: %+v", a)
 		}
@@ -124,6 +132,14 @@ func TestNpmUpdateBrings(t *testing.T) {
 		if got := readmodel.SignalText(tan[0]); !strings.Contains(got, `adds a prepare script: "node ./setup.mjs && echo \"<done>\""`) {
 			t.Errorf("tan's script said %q", got)
 		}
+		if a := tan[2].Args; a.Version != "1.0.1" || a.Repository != "https://git.example.test/acme-evil/tan" ||
+			a.PackageRepository != "https://git.example.test/acme/tan" {
+			t.Errorf("tan's provenance: %+v", a)
+		}
+	}
+	// The control's bundle was read, and names its own repository.
+	if u := b.provenanceUnreadOf("acme--prov"); len(u) != 0 {
+		t.Errorf("prov's provenance not read: %+v", u)
 	}
 	if tp := b.bringsOf("acme--tp"); len(tp) == 1 && (tp[0].Args.Trust != "provenance" || tp[0].Args.Was != "trusted_publishing" || tp[0].Args.Compared != "1.0.0") {
 		t.Errorf("tp: %+v", tp[0].Args)
@@ -312,4 +328,140 @@ func TestNpmUpdateBringsPastTheBoundSaysNotRead(t *testing.T) {
 	if u := b.unreadOf("acme--ax"); len(u) != 0 {
 		t.Errorf("the next check, unread: %+v", u)
 	}
+}
+
+// provenanceUnreadOf reads the offered versions whose provenance's
+// repository was not compared, stored with code's result.
+func (b *bundle) provenanceUnreadOf(code string) []readmodel.ProvenanceUnread {
+	b.t.Helper()
+	var raw []byte
+	b.db.QueryRow(b.t, `SELECT coalesce(registry_facts, '{}') FROM component_results WHERE code = $1`, code).Scan(&raw)
+	var f readmodel.RegistryFacts
+	if err := json.Unmarshal(raw, &f); err != nil {
+		b.t.Fatal(err)
+	}
+	return f.ProvenanceUnread
+}
+
+// A version's provenance whose attestation bundle could not be fetched is
+// said not read, never as naming the package's repository; the next check
+// reads it and says the repository it names, stores it, and no later
+// check fetches it again (a published version's attestations do not
+// change); a result evaluated again without a check (a manifest sync)
+// says it from what is stored.
+func TestNpmUpdateBringsProvenanceNotRead(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	r.Publish("@acme/tan", "1.0.1", map[string]npmreg.Version{
+		"1.0.0": {Published: day(2), Provenance: true},
+		"1.0.1": {Published: day(3), Provenance: true, ProvenanceRepository: "https://git.example.test/acme-evil/tan"}})
+	r.SetRepository("@acme/tan", "git+https://git.example.test/acme/tan.git")
+	r.FailBundles(true)
+	b.useRegistry(r)
+	core := manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"}
+	tan := manifest.Component{Code: "acme--tan", Name: "Tan", Version: "1.0.0", Source: "npm:@acme/tan"}
+	b.sync(core, tan)
+	b.run(lease.Operator)
+	if got := b.bringsOf("acme--tan"); len(got) != 0 {
+		t.Errorf("the bundle failed: signals %v, want none", kindsOf(got))
+	}
+	u := b.provenanceUnreadOf("acme--tan")
+	if len(u) != 1 || u[0].Version != "1.0.1" || u[0].Reason != readmodel.ProvenanceFailed {
+		t.Fatalf("the bundle failed: not read %+v, want 1.0.1 failed", u)
+	}
+	if got := readmodel.ProvenanceUnreadText(u[0]); !strings.Contains(got, "not compared") {
+		t.Errorf("said %q", got)
+	}
+
+	r.FailBundles(false)
+	b.run(lease.Operator)
+	want := []readmodel.SignalKind{readmodel.SignalProvenanceRepository}
+	if got := b.bringsOf("acme--tan"); !equalKinds(kindsOf(got), want) {
+		t.Errorf("the bundle read: signals %v, want %v", kindsOf(got), want)
+	}
+	if u := b.provenanceUnreadOf("acme--tan"); len(u) != 0 {
+		t.Errorf("the bundle read: not read %+v", u)
+	}
+	bundle := "/-/npm/v1/attestations/@acme/tan@1.0.1"
+	asked := r.Count(bundle)
+	b.run(lease.Operator)
+	if n := r.Count(bundle) - asked; n != 0 {
+		t.Errorf("a check after the bundle was read fetched it %d times again", n)
+	}
+	if got := b.bringsOf("acme--tan"); !equalKinds(kindsOf(got), want) {
+		t.Errorf("from the stored bundle: signals %v, want %v", kindsOf(got), want)
+	}
+	tan.Policy = release.Policy{Offer: release.OfferMinor}
+	b.sync(core, tan)
+	if got := b.bringsOf("acme--tan"); !equalKinds(kindsOf(got), want) {
+		t.Errorf("evaluated again by the sync: signals %v, want %v", kindsOf(got), want)
+	}
+}
+
+// A burst across a scope: two components of one scope and a dependency of
+// the same scope one of them adds, two versions each within an hour (six
+// in all, more than npm.BurstVersions; two of any one package), raise a
+// burst on each offered update, counted across the scope's packages the
+// check read; the next check and a result evaluated again without a check
+// (a manifest sync) keep it. A monorepo's ordinary release (one version
+// of each of seven packages of a scope within minutes) raises none.
+func TestNpmUpdateBringsScopeBurst(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := npmreg.New(t)
+	at := func(d, h, m int) time.Time { return time.Date(2026, 5, d, h, m, 0, 0, time.UTC) }
+	r.Publish("@acme/core", "2.0.0", map[string]npmreg.Version{"2.0.0": {Published: day(1)}})
+	r.Publish("@tan/a", "1.0.2", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)},
+		"1.0.1": {Published: at(11, 9, 0)}, "1.0.2": {Published: at(11, 9, 6)}})
+	r.Publish("@tan/b", "1.0.2", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)},
+		"1.0.1": {Published: at(11, 9, 2)}, "1.0.2": {Published: at(11, 9, 8), Dependencies: map[string]string{"@tan/helper": "^1.0.0"}}})
+	r.Publish("@tan/helper", "1.0.1", map[string]npmreg.Version{"1.0.0": {Published: at(11, 9, 1)}, "1.0.1": {Published: at(11, 9, 4)}})
+	// Another scope's release in the same minutes is not counted.
+	r.Publish("@other/c", "1.0.1", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)}, "1.0.1": {Published: at(11, 9, 3)}})
+	b.useRegistry(r)
+	core := manifest.Component{Code: "core", Name: "Core", Version: "2.0.0", Source: "npm:@acme/core"}
+	comps := []manifest.Component{core,
+		{Code: "tan--a", Name: "A", Version: "1.0.0", Source: "npm:@tan/a"},
+		{Code: "tan--b", Name: "B", Version: "1.0.0", Source: "npm:@tan/b"},
+		{Code: "other--c", Name: "C", Version: "1.0.0", Source: "npm:@other/c"}}
+	want := map[string][]readmodel.SignalKind{
+		"tan--a":   {readmodel.SignalBurst},
+		"tan--b":   {readmodel.SignalYoungDependency, readmodel.SignalBurst},
+		"other--c": nil,
+	}
+	for i := range 7 {
+		name := fmt.Sprintf("p%d", i)
+		r.Publish("@mono/"+name, "1.0.1", map[string]npmreg.Version{"1.0.0": {Published: at(1, 9, 0)}, "1.0.1": {Published: at(11, 9, i)}})
+		comps = append(comps, manifest.Component{Code: "mono--" + name, Name: name, Version: "1.0.0", Source: "npm:@mono/" + name})
+		want["mono--"+name] = nil
+	}
+	b.sync(comps...)
+	check := func(when string) {
+		t.Helper()
+		for code, want := range want {
+			got := b.bringsOf(code)
+			if !equalKinds(kindsOf(got), want) {
+				t.Errorf("%s: %s: signals %v, want %v", when, code, kindsOf(got), want)
+				continue
+			}
+			if len(got) > 0 {
+				burst := got[len(got)-1]
+				if a := burst.Args; a.Count != 6 || a.Scope != "@tan" || a.Version != "1.0.2" {
+					t.Errorf("%s: %s: burst %+v, want 6 versions of @tan", when, code, a)
+				}
+				if s := readmodel.SignalText(burst); s != "1.0.2 is one of 6 versions of the packages of @tan read by the check published within 1 hour" {
+					t.Errorf("%s: %s said %q", when, code, s)
+				}
+			}
+		}
+	}
+	b.run(lease.Operator)
+	check("the first check")
+	b.run(lease.Operator)
+	check("the next check")
+	comps[1].Policy = release.Policy{Offer: release.OfferMinor}
+	b.sync(comps...)
+	check("evaluated again by the sync")
 }

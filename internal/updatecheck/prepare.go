@@ -31,6 +31,10 @@ type pending struct {
 	// documents of dependencies its offers add (readDependencies), to
 	// store with its row.
 	dependencies []store.NpmDependency
+	// provenance, for an npm source, are the attestation bundles the
+	// check read of the versions it offers (readProvenance), to store
+	// with its row.
+	provenance []store.NpmProvenance
 }
 
 // unchanged is p's success that keeps the stored document.

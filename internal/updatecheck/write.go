@@ -245,6 +245,9 @@ func (w *writer) writeTx(ctx context.Context, l lease.Lease, s *sourceWrite) out
 		if err == nil && len(p.dependencies) > 0 {
 			err = tx.NpmDependencySave(ctx, p.dependencies, l.Epoch)
 		}
+		if err == nil && len(p.provenance) > 0 {
+			err = tx.NpmProvenanceSave(ctx, p.provenance, l.Epoch)
+		}
 		if err == nil {
 			err = w.saveTrust(ctx, tx, p)
 		}
@@ -306,6 +309,9 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourc
 		}
 		if len(p.dependencies) > 0 {
 			b.NpmDependencySave(p.dependencies, l.Epoch)
+		}
+		if len(p.provenance) > 0 {
+			b.NpmProvenanceSave(p.provenance, l.Epoch)
 		}
 		if p.trust != nil { // never a change of keys: those go through the transaction, with their audit entry
 			b.SourceTrustSave(*p.trust)

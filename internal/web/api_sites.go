@@ -187,3 +187,69 @@ func (s *Server) apiRemoveSite(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]any{"removed": siteBody(site, time.Now())})
 }
+
+// userSitesJSON is a user's sites as GET and PUT
+// /api/admin/users/{email}/sites answer: limited, and the names of its
+// sites ([] when it sees every site).
+type userSitesJSON struct {
+	Email   string   `json:"email"`
+	Limited bool     `json:"limited"`
+	Sites   []string `json:"sites"`
+}
+
+// userSitesRequest is the body of PUT /api/admin/users/{email}/sites:
+// the sites the user may see, or all.
+type userSitesRequest struct {
+	Sites []string `json:"sites"`
+	All   bool     `json:"all"`
+}
+
+func userSitesBody(us auth.UserSites) userSitesJSON {
+	sites := us.Sites
+	if sites == nil {
+		sites = []string{}
+	}
+	return userSitesJSON{Email: us.User.Email, Limited: us.Limited, Sites: sites}
+}
+
+// apiUserSites is GET /api/admin/users/{email}/sites: which sites a user
+// may see. For an admin who sees every site (who sees what is every
+// site's concern).
+func (s *Server) apiUserSites(c echo.Context) error {
+	if err := everySite(c); err != nil {
+		return err
+	}
+	us, err := s.auth.UserSiteLimit(c.Request().Context(), c.Param("email"))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, userSitesBody(us))
+}
+
+// apiSetUserSites is PUT /api/admin/users/{email}/sites: limit a user to
+// some sites, or let them see every site again (all); audited as
+// user.sites. 422 for an unknown site, an empty list, or both.
+func (s *Server) apiSetUserSites(c echo.Context) error {
+	if err := everySite(c); err != nil {
+		return err
+	}
+	var req userSitesRequest
+	if err := decodeJSONBody(c, &req); err != nil {
+		return err
+	}
+	if req.All && len(req.Sites) > 0 {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "Give sites or all, not both.")
+	}
+	us, err := s.auth.SetUserSites(c.Request().Context(), c.Param("email"), req.All, req.Sites)
+	switch {
+	case errors.Is(err, auth.ErrUnknownSite):
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "No site has one of the names in sites.").WithInternal(err)
+	case errors.Is(err, auth.ErrNoSites):
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "Name at least one site, or give all: true.").WithInternal(err)
+	case err != nil:
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, userSitesBody(us))
+}

@@ -139,6 +139,7 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 	check("components/schemas/InputRefusal/properties/input", strs(readmodel.Inputs))
 	check("components/schemas/Signal/properties/kind", strs(readmodel.SignalKinds()))
 	check("components/schemas/UnreadDependency/properties/reason", strs(readmodel.UnreadReasons()))
+	check("components/schemas/ProvenanceUnread/properties/reason", strs(readmodel.ProvenanceUnreadReasons()))
 	for _, schema := range []string{"CatalogEntry", "ComponentDetail"} {
 		// null: a component with no source.
 		check("components/schemas/"+schema+"/properties/source_kind", append(strs(readmodel.AllSourceKinds()), ""))

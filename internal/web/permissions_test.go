@@ -61,6 +61,9 @@ var needs = map[string]string{
 	"POST /api/admin/sites":              auth.PermSites,
 	"POST /api/admin/sites/:site/rotate": auth.PermSites,
 	"DELETE /api/admin/sites/:site":      auth.PermSites,
+	// Who sees what: admins who see every site.
+	"GET /api/admin/users/:email/sites": auth.PermSites,
+	"PUT /api/admin/users/:email/sites": auth.PermSites,
 }
 
 // sessionOnly are the routes an API token cannot use, whatever its role,
@@ -261,11 +264,13 @@ var siteRoutes = map[string]bool{
 	"POST /api/admin/sites/:site/rotate": true,
 	"DELETE /api/admin/sites/:site":      true,
 	// The fleet: every site the principal may see (fleet_test.go).
-	"GET /admin/fleet":             true,
-	"GET /admin/fleet/impact":      true,
-	"GET /api/admin/fleet":         true,
-	"GET /api/admin/fleet/summary": true,
-	"GET /api/admin/fleet/impact":  true,
+	"GET /admin/fleet":                  true,
+	"GET /admin/fleet/impact":           true,
+	"GET /api/admin/fleet":              true,
+	"GET /api/admin/fleet/summary":      true,
+	"GET /api/admin/fleet/impact":       true,
+	"GET /api/admin/users/:email/sites": true,
+	"PUT /api/admin/users/:email/sites": true,
 	// Before anything about a site: the principal's own session.
 	"GET /":        true,
 	"POST /logout": true,

@@ -129,6 +129,9 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	apiSitesManage.post(apiSites, s.apiAddSite)
 	apiSitesManage.post(apiSites+"/:site/rotate", s.apiRotateSite)
 	apiSitesManage.delete(apiSites+"/:site", s.apiRemoveSite)
+	// Who sees what: the sites a user may see (admins who see every site).
+	apiSitesManage.get(apiPrefix+"/users/:email/sites", s.apiUserSites)
+	apiSitesManage.put(apiPrefix+"/users/:email/sites", s.apiSetUserSites)
 }
 
 // adminRoutes is the AdminCP's pages; each reads the one summary of its
@@ -236,6 +239,10 @@ func (g group) get(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 
 func (g group) post(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
 	g.add(http.MethodPost, path, h, m...)
+}
+
+func (g group) put(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	g.add(http.MethodPut, path, h, m...)
 }
 
 func (g group) delete(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {

@@ -312,3 +312,55 @@ func TestTokenFormSites(t *testing.T) {
 		t.Errorf("the acme token's sites: %d %s", list.status, list.body)
 	}
 }
+
+// The API sets who sees what: an admin's token limits a viewer to a site
+// (the viewer's token then gets 404 from the local site's routes at its
+// next request), says which, and lets the viewer see every site again;
+// refusals are in words; an admin limited to some sites may do none of it.
+func TestUserSitesAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	if _, _, err := b.auth.AddSite(ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	bearer := func(email string) map[string]string {
+		raw, err := b.auth.CreateToken(ctx, email, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return map[string]string{"Authorization": "Bearer " + raw}
+	}
+	admin, viewer := bearer("admin@example.test"), bearer("viewer@example.test")
+	c := b.anonymous()
+	const path = "/api/admin/users/viewer@example.test/sites"
+
+	got := c.do("GET", path, "", "", admin)
+	if got.status != 200 || got.body != `{"email":"viewer@example.test","limited":false,"sites":[]}`+"\n" {
+		t.Fatalf("an unlimited viewer: %d %s", got.status, got.body)
+	}
+	wantStatus(t, "viewer reads", c.do("GET", path, "", "", viewer), http.StatusForbidden)
+	wantStatus(t, "an unknown site", c.do("PUT", path, `{"sites": ["nope"]}`, "application/json", admin), http.StatusUnprocessableEntity)
+	wantStatus(t, "no site", c.do("PUT", path, `{"sites": []}`, "application/json", admin), http.StatusUnprocessableEntity)
+	wantStatus(t, "both", c.do("PUT", path, `{"sites": ["acme"], "all": true}`, "application/json", admin), http.StatusUnprocessableEntity)
+	wantStatus(t, "an unknown account", c.do("PUT", "/api/admin/users/nobody@example.test/sites", `{"all": true}`, "application/json", admin), http.StatusNotFound)
+
+	got = c.do("PUT", path, `{"sites": ["acme"]}`, "application/json", admin)
+	if got.status != 200 || got.body != `{"email":"viewer@example.test","limited":true,"sites":["acme"]}`+"\n" {
+		t.Fatalf("limit to acme: %d %s", got.status, got.body)
+	}
+	wantStatus(t, "the limited viewer on the summary", c.do("GET", "/api/admin/plugins/updates/summary", "", "", viewer), http.StatusNotFound)
+	limitedAdmin := b.limitedUser("acme-admin@example.test", auth.RoleAdmin, "acme")
+	wantStatus(t, "a limited admin sets", c.do("PUT", path, `{"all": true}`, "application/json", limitedAdmin), http.StatusForbidden)
+
+	got = c.do("PUT", path, `{"all": true}`, "application/json", admin)
+	if got.status != 200 || !strings.Contains(got.body, `"limited":false`) {
+		t.Fatalf("all: %d %s", got.status, got.body)
+	}
+	wantStatus(t, "the viewer again on the summary", c.do("GET", "/api/admin/plugins/updates/summary", "", "", viewer), http.StatusOK)
+	var n int
+	b.db.QueryRow(t, `SELECT count(*) FROM audit_log WHERE action = 'user.sites'`).Scan(&n)
+	if n != 3 { // acme for the viewer, acme for the limited admin (limitedUser), all for the viewer
+		t.Errorf("%d user.sites audit rows, want 3", n)
+	}
+}

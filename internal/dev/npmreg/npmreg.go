@@ -35,10 +35,15 @@ const npmTime = "2006-01-02T15:04:05.000Z07:00"
 type Version struct {
 	Deprecated string
 	Peers      map[string]string // peerDependencies
-	Provenance bool              // an attestation is announced
-	Tamper     bool              // the integrity is changed after signing
-	Published  time.Time
-	Publisher  string // _npmUser.name; "": no _npmUser, as Verdaccio serves
+	Provenance bool              // an attestation is announced, its bundle served (Bundle)
+	// ProvenanceRepository is the source repository the served bundle's
+	// SLSA provenance names; "": the package's repository, as the
+	// registry requires of a version published with provenance (none
+	// served when the package has none).
+	ProvenanceRepository string
+	Tamper               bool // the integrity is changed after signing
+	Published            time.Time
+	Publisher            string // _npmUser.name; "": no _npmUser, as Verdaccio serves
 	// TrustedPublisher: _npmUser.trustedPublisher is set (published
 	// through trusted publishing; needs a Publisher).
 	TrustedPublisher bool
@@ -80,6 +85,8 @@ type Registry struct {
 	sized    map[string]*Sized
 	latency  time.Duration
 	requests map[string]int // by escaped path
+	// bundlesFail makes every attestation bundle answer 500.
+	bundlesFail bool
 
 	// Plain sends every sized document uncompressed whatever the client
 	// accepts, as some registries and proxies do; otherwise gzip goes to a
@@ -228,6 +235,14 @@ func (r *Registry) SetRepository(name string, repo any) {
 	r.packages[name].repository = repo
 }
 
+// FailBundles makes every attestation bundle answer 500 (fail) or be
+// served again.
+func (r *Registry) FailBundles(fail bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.bundlesFail = fail
+}
+
 // SetReadme gives the package name's document (which must be published) a
 // readme of size bytes: a document of megabytes, as popular packages have,
 // sent uncompressed as every document of this registry is.
@@ -372,7 +387,7 @@ func (p *pkg) document(reg string) ([]byte, error) {
 			}
 		}
 		if v.Provenance {
-			a := &wireAttestation{URL: reg + "-/npm/v1/attestations/" + p.name + "@" + v.version}
+			a := &wireAttestation{URL: reg + attestationsPath + p.name + "@" + v.version}
 			a.Provenance.PredicateType = "https://slsa.dev/provenance/v1"
 			w.Dist.Attestations = a
 		}

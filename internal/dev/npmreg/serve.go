@@ -52,6 +52,10 @@ func (r *Registry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		answerJSON(w, req, npm.KeysDocument([]npm.Key{r.key.Key}))
 		return
 	}
+	if spec, ok := strings.CutPrefix(rest, attestationsPath); ok {
+		r.serveBundle(w, spec)
+		return
+	}
 	name, file, isFile := strings.Cut(rest, "/-/")
 	p := r.packages[name]
 	switch {
@@ -149,4 +153,35 @@ func registryError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	fmt.Fprintf(w, "{\"error\":%q}\n", msg)
+}
+
+// attestationsPath is where the registry serves a version's attestation
+// bundle, below its prefix: attestationsPath + NAME@VERSION.
+const attestationsPath = "-/npm/v1/attestations/"
+
+// serveBundle answers the attestation bundle of spec (NAME@VERSION), or
+// 500 while bundles fail (FailBundles); r.mu is held.
+func (r *Registry) serveBundle(w http.ResponseWriter, spec string) {
+	if r.bundlesFail {
+		registryError(w, http.StatusInternalServerError, "the attestations could not be read")
+		return
+	}
+	at := strings.LastIndexByte(spec, '@')
+	if at <= 0 {
+		registryError(w, http.StatusNotFound, "Not found")
+		return
+	}
+	if p := r.packages[spec[:at]]; p != nil {
+		for _, v := range p.versions {
+			if v.version != spec[at+1:] {
+				continue
+			}
+			if body := p.bundle(v); body != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(body)
+				return
+			}
+		}
+	}
+	registryError(w, http.StatusNotFound, "Not found")
 }
