@@ -286,6 +286,7 @@ type FeedSync struct {
 }
 
 type FleetRefreshDue struct {
+	Tx     pgtype.Uint64
 	SiteID int64
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/upcheck/upcheck/internal/testing/treekit"
 )
 
-// The fleet's counts (migrations/00022_fleet.sql): fleet_site_counts,
+// The fleet's counts (migrations/00023_fleet.sql): fleet_site_counts,
 // refreshed from upcheck_tree_attention when a write that moves them
 // commits.
 

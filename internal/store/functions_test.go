@@ -61,7 +61,7 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	// migrations/00018_approvals.sql
 	"upcheck_approvals_of":         testApprovalsOf,
 	"upcheck_fleet_tree_attention": testFleetTreeAttention,
-	// migrations/00022_fleet.sql
+	// migrations/00023_fleet.sql
 	"upcheck_fleet_refresh":            testFleetRefresh,
 	"upcheck_fleet_due":                testFleetDue,
 	"upcheck_fleet_refresh_due":        testFleetDue,

@@ -58,7 +58,7 @@ CREATE INDEX tree_versions_site_name ON tree_versions (site_id, name, version);
 -- look-back findings, with the site's id. upcheck_tree_attention is one
 -- site's: this function filtered, which the planner inlines (the filter
 -- reaches tree_finding_state's per-site rows); the fleet's counts read
--- every site's at once (migrations/00022_fleet.sql).
+-- every site's at once (migrations/00023_fleet.sql).
 DROP FUNCTION upcheck_component_tree_attention(text);
 DROP FUNCTION upcheck_tree_attention(text);
 -- +goose StatementBegin
