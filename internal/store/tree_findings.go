@@ -263,7 +263,7 @@ func (t *Tx) TreeFindingsWrite(ctx context.Context, m TreeToMatch, findings []Tr
 // TreeExposureAudit appends the audit row of a new exposure in tx.
 func (t *Tx) TreeExposureAudit(ctx context.Context, x TreeExposure) error {
 	return t.AuditAppend(ctx, 0, readmodel.AuditTreeExposed, map[string]any{
-		"package": x.Name, "version": x.Version, "advisory": x.AdvisoryID, "malicious": x.Malicious,
+		"site_id": x.Site, "package": x.Name, "version": x.Version, "advisory": x.AdvisoryID, "malicious": x.Malicious,
 		"exploited": x.KnownExploited, "installed_at": x.InstalledAt, "removed_at": x.RemovedAt,
 		"sentence": x.Sentence(),
 	})

@@ -91,7 +91,11 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 				}
 				w.logger.WarnContext(ctx, "a version the site had installed is named by an advisory", "site", x.Site,
 					"package", x.Name, "version", x.Version, "advisory", x.AdvisoryID, "sentence", x.Sentence())
-				ids = append(ids, x.ID)
+				// The channels are the local site's: a registered site's
+				// exposure is audited, not sent (docs/design.md 4b).
+				if x.Site == store.LocalSite {
+					ids = append(ids, x.ID)
+				}
 			}
 			if w.notifier == nil || len(ids) == 0 {
 				return nil
