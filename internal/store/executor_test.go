@@ -61,6 +61,7 @@ var txOnly = map[string]string{
 
 	"TreeFixesSave":        fenced,
 	"TreeFixDocumentsSave": fenced,
+	"SitePushed":           "moves pushed_at with the push's audit row, in the transaction that writes the pushed tree",
 	"TreeFindingsWrite":    fenced + ": the whole set of findings with what it was evaluated at; ErrTreeMoved rolls it back",
 	"TreeExposureAudit":    "the audit row of an exposure, in the fenced transaction that writes the exposure",
 	"FeedBegin":            fenced,
