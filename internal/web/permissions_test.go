@@ -150,12 +150,6 @@ func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
 		if r.Method == echo.RouteNotFound {
 			continue // a group's 404: nothing behind it for a principal to reach
 		}
-		if strings.HasPrefix(r.Path, "/api/sites/") {
-			// A site's push authenticates its own push token, never a
-			// principal (an API token is refused there as the anonymous
-			// caller is, above); the push's tests hold its refusals.
-			continue
-		}
 		perm := needs[key]
 		if perm == "" {
 			perm = auth.PermManage
