@@ -66,6 +66,13 @@ var needs = map[string]string{
 	"PUT /api/admin/users/:email/sites": auth.PermSites,
 }
 
+// pushOnly are the routes no principal uses, whatever its role: a site's
+// push token alone authenticates them (and nothing else), so a session or
+// an API token is refused as no credential (401).
+var pushOnly = map[string]string{
+	"PUT /api/sites/:site/lockfile": "a site's push (apiPush): its push token, never an API token",
+}
+
 // sessionOnly are the routes an API token cannot use, whatever its role,
 // with the reason: there, an admin gets through with a browser session
 // (and its CSRF token) and gets 403 with a token.
@@ -150,6 +157,14 @@ func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
 		if r.Method == echo.RouteNotFound {
 			continue // a group's 404: nothing behind it for a principal to reach
 		}
+		if _, ok := pushOnly[key]; ok {
+			for who, h := range map[string]map[string]string{"viewer": viewer, "read-only admin token": adminReadOnly, "admin": admin} {
+				if got := caller.do(method, path, "", "", h); got.status != http.StatusUnauthorized {
+					t.Errorf("%s %s %s: %d; want 401: %s", who, method, path, got.status, pushOnly[key])
+				}
+			}
+			continue
+		}
 		perm := needs[key]
 		if perm == "" {
 			perm = auth.PermManage
@@ -191,7 +206,7 @@ func testPermissionsOnEveryRoute(t *testing.T, metricsPublic bool) {
 			t.Errorf("admin %s %s: %d; a manager may do everything", method, path, got.status)
 		}
 	}
-	for _, list := range []map[string]string{public, needs, sessionOnly} {
+	for _, list := range []map[string]string{public, needs, sessionOnly, pushOnly} {
 		for key := range list {
 			if !seen[key] {
 				t.Errorf("%s is listed in this test but not routed", key)
