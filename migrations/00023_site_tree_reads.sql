@@ -53,29 +53,41 @@ GROUP BY t.site_id, t.name;
 CREATE INDEX tree_packages_site_name ON tree_packages (site_id, name, version);
 CREATE INDEX tree_versions_site_name ON tree_versions (site_id, name, version);
 
--- What in one site's tree needs attention (00013's definition, by site):
--- the counted findings on that site's instances, and that site's
--- look-back findings.
+-- What in the sites' trees needs attention (00013's definition, by
+-- site): the counted findings on each site's instances, and each site's
+-- look-back findings, with the site's id. upcheck_tree_attention is one
+-- site's: this function filtered, which the planner inlines (the filter
+-- reaches tree_finding_state's per-site rows); the fleet's counts read
+-- every site's at once (migrations/00024_fleet.sql).
 DROP FUNCTION upcheck_component_tree_attention(text);
 DROP FUNCTION upcheck_tree_attention(text);
 -- +goose StatementBegin
-CREATE FUNCTION upcheck_tree_attention(site bigint, dev_mode text)
-RETURNS TABLE (kind text, name text, version text, advisory_id text, malicious boolean, dev boolean,
+CREATE FUNCTION upcheck_fleet_tree_attention(dev_mode text)
+RETURNS TABLE (site_id bigint, kind text, name text, version text, advisory_id text, malicious boolean, dev boolean,
                installed_at timestamptz, removed_at timestamptz)
 LANGUAGE sql STABLE AS $$
-    SELECT CASE WHEN f.malicious THEN 'malicious'
+    SELECT f.site_id,
+           CASE WHEN f.malicious THEN 'malicious'
                 WHEN f.known_exploited THEN 'known_exploited'
                 WHEN coalesce((f.advisory->>'no_fix')::boolean, f.fixed_in IS NULL) THEN 'vulnerable_no_fix'
                 ELSE 'vulnerable' END,
            f.name, f.version, f.advisory_id, f.malicious, f.dev, NULL::timestamptz, NULL::timestamptz
     FROM tree_finding_state f
-    WHERE f.site_id = site
-      AND upcheck_tree_counted(dev_mode, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    WHERE upcheck_tree_counted(dev_mode, f.dev, f.malicious, f.withdrawn, f.dismissed)
     UNION ALL
-    SELECT 'exposed', x.name, x.version, x.advisory_id, x.malicious, false, x.installed_at, x.removed_at
+    SELECT x.site_id, 'exposed', x.name, x.version, x.advisory_id, x.malicious, false, x.installed_at, x.removed_at
     FROM tree_exposures x
-    WHERE x.site_id = site
-      AND NOT upcheck_tree_dismissed(x.name, x.advisory)
+    WHERE NOT upcheck_tree_dismissed(x.name, x.advisory)
+$$;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE FUNCTION upcheck_tree_attention(site bigint, dev_mode text)
+RETURNS TABLE (kind text, name text, version text, advisory_id text, malicious boolean, dev boolean,
+               installed_at timestamptz, removed_at timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT a.kind, a.name, a.version, a.advisory_id, a.malicious, a.dev, a.installed_at, a.removed_at
+    FROM upcheck_fleet_tree_attention(dev_mode) a
+    WHERE a.site_id = site
 $$;
 -- +goose StatementEnd
 
@@ -130,6 +142,7 @@ ALTER TABLE tree_state DROP COLUMN evaluated_hash;
 DROP TABLE tree_matched;
 DROP FUNCTION upcheck_component_tree_attention(bigint, text);
 DROP FUNCTION upcheck_tree_attention(bigint, text);
+DROP FUNCTION upcheck_fleet_tree_attention(text);
 DROP INDEX tree_versions_site_name;
 DROP INDEX tree_packages_site_name;
 DROP VIEW tree_package_names;

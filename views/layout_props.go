@@ -20,6 +20,7 @@ const (
 	NavSources   NavItem = "sources"
 	NavNotify    NavItem = "notifications"
 	NavAudit     NavItem = "audit"
+	NavFleet     NavItem = "fleet"
 )
 
 // User is the signed-in user as the layout shows them.

@@ -285,6 +285,25 @@ type FeedSync struct {
 	Epoch      int64
 }
 
+type FleetRefreshDue struct {
+	Tx     pgtype.Uint64
+	SiteID int64
+}
+
+type FleetSiteCount struct {
+	SiteID          int64
+	DevMode         string
+	Tree            bool
+	Packages        int32
+	Malicious       int32
+	Exposed         int32
+	KnownExploited  int32
+	VulnerableNoFix int32
+	Vulnerable      int32
+	Total           int32
+	RefreshedAt     time.Time
+}
+
 type InputRefusal struct {
 	Input     string
 	Path      string

@@ -251,5 +251,9 @@ func DependencyFixText(f DependencyFinding) string {
 	if f.FixText != "" {
 		return f.FixText
 	}
-	return "not decided yet: the next check decides it"
+	return FixNotDecidedText
 }
+
+// FixNotDecidedText stands for what clears a finding while no check has
+// decided it yet.
+const FixNotDecidedText = "not decided yet: the next check decides it"

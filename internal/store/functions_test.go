@@ -62,6 +62,17 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_approvals_of": testApprovalsOf,
 	// migrations/00022_tree_brings.sql
 	"upcheck_tree_brings_unread": testTreeBringsUnread,
+	// migrations/00023_site_tree_reads.sql
+	"upcheck_fleet_tree_attention": testFleetTreeAttention,
+	// migrations/00024_fleet.sql
+	"upcheck_fleet_refresh":            testFleetRefresh,
+	"upcheck_fleet_due":                testFleetDue,
+	"upcheck_fleet_refresh_due":        testFleetDue,
+	"upcheck_fleet_sites_changed":      testFleetSitesChanged,
+	"upcheck_fleet_tree_changed":       testFleetTreeChanged,
+	"upcheck_fleet_state_changed":      testFleetTreeChanged,
+	"upcheck_fleet_findings_changed":   testFleetFindingsChanged,
+	"upcheck_fleet_dismissals_changed": testFleetDismissalsChanged,
 }
 
 func TestFunctions(t *testing.T) {

@@ -79,6 +79,15 @@ func TestOpenAPIEnumsAreTheVocabularies(t *testing.T) {
 		packageFilters = append(packageFilters, string(f))
 	}
 	check("paths|/api/admin/packages|get/parameters/filter/schema", packageFilters)
+	var fleetSorts, fleetFilters []string
+	for _, o := range readmodel.FleetSorts[1:] {
+		fleetSorts = append(fleetSorts, string(o))
+	}
+	for _, f := range readmodel.FleetFilters[1:] {
+		fleetFilters = append(fleetFilters, string(f))
+	}
+	check("paths|/api/admin/fleet|get/parameters/sort/schema", fleetSorts)
+	check("paths|/api/admin/fleet|get/parameters/filter/schema", fleetFilters)
 	var fixKinds []string
 	for _, k := range remedy.Kinds() {
 		fixKinds = append(fixKinds, string(k))

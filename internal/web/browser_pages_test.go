@@ -48,6 +48,8 @@ var everyPage = []adminPage{
 	{"detail", "/admin/plugins/gallery", `[data-testid="advisories-table"]`, true, nil, ""},
 	{"packages", "/admin/packages", `[data-testid="packages-table"]`, true, nil, ""},
 	{"package", "/admin/packages/debug", `[data-testid="package-instances"]`, true, nil, ""},
+	{"fleet", "/admin/fleet", `[data-testid="fleet-table"]`, true, nil, ""},
+	{"fleet-impact", "/admin/fleet/impact?package=debug", `[data-testid="impact-now"]`, true, nil, ""},
 	{"history", "/admin/history", `[data-testid="history-table"]`, true, nil, ""},
 	{"sources", "/admin/sources", `[data-testid="sources-table"]`, true, nil, ""},
 	{"notifications", "/admin/notifications", `[data-testid="channels-table"]`, true, nil, ""},

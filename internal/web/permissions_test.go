@@ -278,8 +278,14 @@ var siteRoutes = map[string]bool{
 	"POST /api/admin/sites":              true,
 	"POST /api/admin/sites/:site/rotate": true,
 	"DELETE /api/admin/sites/:site":      true,
-	"GET /api/admin/users/:email/sites":  true,
-	"PUT /api/admin/users/:email/sites":  true,
+	// The fleet: every site the principal may see (fleet_test.go).
+	"GET /admin/fleet":                  true,
+	"GET /admin/fleet/impact":           true,
+	"GET /api/admin/fleet":              true,
+	"GET /api/admin/fleet/summary":      true,
+	"GET /api/admin/fleet/impact":       true,
+	"GET /api/admin/users/:email/sites": true,
+	"PUT /api/admin/users/:email/sites": true,
 	// Before anything about a site: the principal's own session.
 	"GET /":        true,
 	"POST /logout": true,

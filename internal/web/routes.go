@@ -83,6 +83,7 @@ func (s *Server) routes(e *echo.Echo) {
 
 	s.apiRoutes(e, app)
 	s.adminRoutes(app)
+	s.fleetRoutes(app)
 }
 
 // apiRoutes is the JSON API, with the pages' permissions: view for reads,
@@ -204,6 +205,18 @@ func home(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, views.PathAdminSites)
 	}
 	return c.Redirect(http.StatusSeeOther, views.PathDashboard)
+}
+
+// fleetRoutes is the fleet's roll-up (docs/design.md "The fleet"): every
+// site the principal may see, so not only the local site's pages' guard.
+func (s *Server) fleetRoutes(app group) {
+	api := app.group(views.PathAPIFleet, require(auth.PermView))
+	api.get(views.PathAPIFleet, s.apiFleet)
+	api.get(views.PathAPIFleetSummary, s.apiFleetSummary)
+	api.get(views.PathAPIFleetImpact, s.apiFleetImpact)
+	admin := app.group(views.PathFleet, require(auth.PermView), s.withSummary)
+	admin.get(views.PathFleet, s.fleetPage)
+	admin.get(views.PathFleetImpact, s.fleetImpactPage)
 }
 
 // group is an echo group whose routes are given by their full paths, as
