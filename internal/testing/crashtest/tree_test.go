@@ -111,11 +111,13 @@ func TestLockfileSyncKilledWhileWritingTheTree(t *testing.T) {
 }
 
 // treeFindingsSnapshot is the tree's findings and what they were
-// evaluated at, as one text.
+// evaluated at (the feeds' version, and each site's tree as matched), as
+// one text.
 func treeFindingsSnapshot(t *testing.T, d *pgtest.DB) string {
 	t.Helper()
 	return query[string](t, d, `SELECT concat_ws('|',
 		(SELECT concat_ws(',', encode(tree_hash, 'hex'), intel_version, evaluated_at) FROM tree_evaluation),
+		(SELECT string_agg(site_id || ':' || encode(coalesce(evaluated_hash, ''), 'hex'), ',' ORDER BY site_id) FROM tree_state),
 		(SELECT count(*) FROM tree_findings),
 		(SELECT md5(coalesce(string_agg(concat_ws(',', name, version, advisory_id, advisory::text, found_at), ';'
 			ORDER BY name, version, advisory_id), '')) FROM tree_findings))`)
@@ -219,7 +221,7 @@ func TestFeedSyncKilledWhileWritingTheTreeFindings(t *testing.T) {
 	var findings, named, current int64
 	d.QueryRow(t, `SELECT (SELECT count(*) FROM tree_findings),
 		(SELECT count(DISTINCT name) FROM tree_findings),
-		(SELECT count(*) FROM tree_evaluation e JOIN tree_state s ON s.tree_hash = e.tree_hash
+		(SELECT count(*) FROM tree_evaluation e JOIN tree_state s ON s.evaluated_hash = s.tree_hash
 		  WHERE e.intel_version = (SELECT version FROM intel_state))`).Scan(&findings, &named, &current)
 	if named != 1800 || current != 1 {
 		t.Fatalf("after the next sync: %d findings on %d packages, evaluation current: %d; want the 1,800 packages the archive names",
