@@ -191,8 +191,11 @@ func TestAPushRacingAChecksFencedWrites(t *testing.T) {
 			}
 		}
 	}()
+	// A push that changed the tree evaluates it under the lease when the
+	// lease is free: a check begun meanwhile is busy, as it is beside
+	// any holder.
 	for range 4 {
-		if res := b.run(lease.Operator); !res.Status.RanToEnd() {
+		if res := b.run(lease.Operator); !res.Status.RanToEnd() && res.Status != readmodel.CheckBusy {
 			t.Errorf("check: %+v", res)
 		}
 	}
