@@ -215,6 +215,34 @@ var checkExit = map[updatecheck.Status]int{
 	updatecheck.Cancelled:             1,
 }
 
+// runWithoutConfig runs the commands that read no configuration (help,
+// version, publisher's tools, a site's push from where no database is);
+// done is false for every other command.
+func runWithoutConfig(ctx context.Context, cmd string, rest []string, getenv func(string) string, stdout, stderr io.Writer) (done bool, err error) {
+	if wantsHelp(rest) {
+		return true, printHelp(cmd, rest, stdout, stderr)
+	}
+	switch cmd {
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "upcheck", versionText())
+		return true, nil
+	case "help", "-h", "--help":
+		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+			return true, printHelp(rest[0], rest[1:], stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return true, nil
+	case "publisher":
+		return true, runPublisher(rest, getenv, stdout, stderr)
+	case "site":
+		// A site's deploy step pushes where no database is.
+		if len(rest) > 0 && rest[0] == "push" {
+			return true, runSitePush(ctx, rest[1:], stdout, stderr)
+		}
+	}
+	return false, nil
+}
+
 // run is the whole program behind main, so tests can drive it in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -222,26 +250,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return errUsage
 	}
 	cmd, rest := args[0], args[1:]
-	if wantsHelp(rest) {
-		return printHelp(cmd, rest, stdout, stderr)
-	}
-	switch cmd {
-	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "upcheck", versionText())
-		return nil
-	case "help", "-h", "--help":
-		if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-			return printHelp(rest[0], rest[1:], stdout, stderr)
-		}
-		fmt.Fprint(stdout, usage)
-		return nil
-	case "publisher":
-		return runPublisher(rest, getenv, stdout, stderr)
-	case "site":
-		// A site's deploy step pushes where no database is.
-		if len(rest) > 0 && rest[0] == "push" {
-			return runSitePush(ctx, rest[1:], stdout, stderr)
-		}
+	if done, err := runWithoutConfig(ctx, cmd, rest, getenv, stdout, stderr); done {
+		return err
 	}
 
 	cfg, err := config.FromEnv(getenv)

@@ -147,22 +147,8 @@ func open(ctx context.Context, cfg config.Config, logger *slog.Logger, waitForDa
 // lease's; their period follows the schedule unless UPCHECK_TEST_TIMINGS
 // named one.
 func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase bool) error {
-	for {
-		err := store.Migrate(ctx, a.Pool, a.Logger)
-		if err == nil {
-			break
-		}
-		if !waitForDatabase || !store.IsUnavailable(err) {
-			return err
-		}
-		// A server started before its database (a reboot, an orchestrator
-		// starting everything at once) waits for it rather than exiting.
-		a.Logger.WarnContext(ctx, "database unavailable at start; retrying", "in", startRetry, "error", err)
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(startRetry):
-		}
+	if err := a.migrate(ctx, waitForDatabase); err != nil {
+		return err
 	}
 	spec, err := updatecheck.ResolveSchedule(ctx, a.Store, a.Config.CheckSchedule)
 	if err != nil {
@@ -204,20 +190,9 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 		a.Checker.UseFeeds(a.Feeds)
 	}
 	a.Dismissals = catalog.NewDismissals(a.Store, a.Reads)
-	// Notifications are queued by every process that writes results (serve
-	// and `upcheck check`); only serve delivers them.
-	nt := notify.DefaultTimings()
-	if d := a.Config.Timings.Delivery; d != nil {
-		nt.Delivery = *d
-	}
-	if d := a.Config.Timings.Backoff; d != nil {
-		nt.Backoff = *d
-	}
-	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(a.Config.SMTP), notify.WithPublicURL(a.Config.PublicURL)); err != nil {
+	if err := a.wireNotify(m); err != nil {
 		return err
 	}
-	a.Notify.Observe(m)
-	a.Checker.NotifyWith(a.Notify)
 	a.Checker.TreeDevMode(a.Settings.LockfileDev)
 	// A second of principal cache: a burst of requests with one session or
 	// token costs one query; a logout or revocation elsewhere takes effect
@@ -227,6 +202,47 @@ func (a *App) wire(ctx context.Context, timings lease.Timings, waitForDatabase b
 		return err
 	}
 	a.Logger.DebugContext(ctx, "wired", "schedule", spec, "period", timings.Period)
+	return nil
+}
+
+// migrate migrates the database; with waitForDatabase, a database not
+// up yet is waited for (a server started before its database: a reboot,
+// an orchestrator starting everything at once) rather than exited on.
+func (a *App) migrate(ctx context.Context, waitForDatabase bool) error {
+	for {
+		err := store.Migrate(ctx, a.Pool, a.Logger)
+		if err == nil {
+			return nil
+		}
+		if !waitForDatabase || !store.IsUnavailable(err) {
+			return err
+		}
+		a.Logger.WarnContext(ctx, "database unavailable at start; retrying", "in", startRetry, "error", err)
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(startRetry):
+		}
+	}
+}
+
+// wireNotify builds the notifications, observed by m, and hands them to
+// the checker. They are queued by every process that writes results
+// (serve and `upcheck check`); only serve delivers them.
+func (a *App) wireNotify(m *metrics.Metrics) error {
+	nt := notify.DefaultTimings()
+	if d := a.Config.Timings.Delivery; d != nil {
+		nt.Delivery = *d
+	}
+	if d := a.Config.Timings.Backoff; d != nil {
+		nt.Backoff = *d
+	}
+	var err error
+	if a.Notify, err = notify.New(a.Pool, a.Store, a.Fetcher, nt, a.Logger, notify.WithSMTP(a.Config.SMTP), notify.WithPublicURL(a.Config.PublicURL)); err != nil {
+		return err
+	}
+	a.Notify.Observe(m)
+	a.Checker.NotifyWith(a.Notify)
 	return nil
 }
 

@@ -323,9 +323,15 @@ func (npmKind) prepare(ctx context.Context, c *Checker, j job, epoch int64, resp
 	if p.doc != nil && n.scopes != nil {
 		p.doc.npm.scopeBursts = storedScopeBursts(n.scopes.stored, p.doc.npm.registry, p.doc.npm.pkg.Name)
 	}
-	// Evaluated once for what it offers, then again, once, with what the
-	// check read of the added dependencies and the provenance of the
-	// versions it offers, when it read any.
+	return c.evaluateWithReads(ctx, j, n, p, epoch)
+}
+
+// evaluateWithReads evaluates p once for what it offers, then again,
+// once, with what the check read of the added dependencies and the
+// provenance of the versions it offers, when it read any; the scope's
+// burst step is told what was prepared. It reports false when the check
+// was cancelled.
+func (c *Checker) evaluateWithReads(ctx context.Context, j job, n *npmJob, p pending, epoch int64) (pending, bool) {
 	p = evaluated(p, epoch)
 	p, deps, ok := c.readDependencies(ctx, p, n.deps)
 	if !ok {
