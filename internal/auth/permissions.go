@@ -81,7 +81,7 @@ type Principal struct {
 // MaySee is the one answer to "may this principal see site siteID"
 // (docs/design.md "Who sees what"): every page, route, export, metric and
 // notification about a site asks it, the local site's included
-// (store.LocalSiteID). Its permissions say what it may do there.
+// (store.LocalSite). Its permissions say what it may do there.
 func (p Principal) MaySee(siteID int64) bool { return p.Sites.Has(siteID) }
 
 // Can reports whether the principal's role grants perm, and for a

@@ -176,7 +176,7 @@ func TestPrincipalSites(t *testing.T) {
 	b := setup(t, Config{PrincipalCacheTTL: time.Hour})
 	ctx := context.Background()
 	b.user(t, "viewer@example.test", RoleViewer)
-	var ids = map[string]int64{"local": store.LocalSiteID}
+	var ids = map[string]int64{"local": store.LocalSite}
 	for _, n := range []string{"a", "b", "c"} {
 		_, s, err := b.svc.AddSite(ctx, n, "")
 		if err != nil {
@@ -186,7 +186,7 @@ func TestPrincipalSites(t *testing.T) {
 	}
 	sess, _ := b.login(t, "viewer@example.test")
 	p, err := b.svc.Authenticate(ctx, sess)
-	if err != nil || p.Sites.Limited() || !p.MaySee(store.LocalSiteID) || !p.MaySee(ids["c"]) {
+	if err != nil || p.Sites.Limited() || !p.MaySee(store.LocalSite) || !p.MaySee(ids["c"]) {
 		t.Fatalf("an unlimited viewer: %+v, %v", p.Sites, err)
 	}
 
@@ -202,7 +202,7 @@ func TestPrincipalSites(t *testing.T) {
 	}
 	// The cached principal was dropped: the session sees the limit now.
 	p, err = b.svc.Authenticate(ctx, sess)
-	if err != nil || !p.Sites.Limited() || p.MaySee(store.LocalSiteID) || !p.MaySee(ids["a"]) || !p.MaySee(ids["b"]) || p.MaySee(ids["c"]) {
+	if err != nil || !p.Sites.Limited() || p.MaySee(store.LocalSite) || !p.MaySee(ids["a"]) || !p.MaySee(ids["b"]) || p.MaySee(ids["c"]) {
 		t.Fatalf("a viewer limited to a, b: %v, %v", p.Sites.IDs(), err)
 	}
 

@@ -10,9 +10,11 @@ import (
 
 // The site upcheck runs beside (docs/design.md "Many sites"): sites.id 1,
 // always there, whose components and tree come from upcheck's own
-// configuration. It has no push token and cannot be removed.
+// configuration (the lockfile of its own configuration is read into its
+// tree; the pages and routes outside /sites/… and /api/sites/… read it).
+// It has no push token and cannot be removed.
 const (
-	LocalSiteID   int64 = 1
+	LocalSite     int64 = 1
 	LocalSiteName       = "local"
 )
 
@@ -39,7 +41,7 @@ type Site struct {
 }
 
 // Local reports whether s is the site upcheck runs beside.
-func (s Site) Local() bool { return s.ID == LocalSiteID }
+func (s Site) Local() bool { return s.ID == LocalSite }
 
 // SiteLimit is whether a user or an API token is limited to some sites
 // (users.sites_limited, api_tokens.sites_limited), and to which (the ids

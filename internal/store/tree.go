@@ -22,12 +22,6 @@ import (
 
 var ErrTreeMoved = errors.New("the installed tree was written by another sync meanwhile")
 
-// LocalSite is LocalSiteID, the site upcheck runs beside, as the tree's
-// reads and writes name it: the lockfile of upcheck's own configuration
-// is read into its tree; the pages and routes outside /sites/… and
-// /api/sites/… read it.
-const LocalSite = LocalSiteID
-
 // TreeState is the stored tree's state: what was read, when.
 type TreeState struct {
 	Path      string

@@ -56,7 +56,7 @@ func (s *Server) errorPage(c echo.Context, status int, message string) templ.Com
 	if !ok || !p.Can(auth.PermView) || status == http.StatusServiceUnavailable {
 		return views.ErrorPage(e)
 	}
-	if _, ok := c.Get(summaryKey).(readmodel.Summary); !ok && p.MaySee(store.LocalSiteID) {
+	if _, ok := c.Get(summaryKey).(readmodel.Summary); !ok && p.MaySee(store.LocalSite) {
 		sum, err := s.reads.Summary(c.Request().Context())
 		if err != nil {
 			s.logger.WarnContext(c.Request().Context(), "error page without layout: summary unavailable", "error", err)

@@ -25,7 +25,7 @@ const summaryKey = "upcheck.summary"
 // badge, the security alert and the widget all read this one value.
 func (s *Server) withSummary(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if p, _ := auth.PrincipalFrom(c); !p.MaySee(store.LocalSiteID) {
+		if p, _ := auth.PrincipalFrom(c); !p.MaySee(store.LocalSite) {
 			// The summary is the local site's: a principal that may not
 			// see it reads none, and the layout says nothing of it.
 			return next(c)
@@ -47,7 +47,7 @@ func layout(c echo.Context) views.LayoutProps {
 	return views.LayoutProps{
 		User: views.User{Email: p.Email, Role: p.Role, CanManage: p.Can(auth.PermManage),
 			CanManageTokens: p.Can(auth.PermTokens) && !p.ViaToken, CanAudit: p.Can(auth.PermAudit),
-			NoLocalSite: !p.MaySee(store.LocalSiteID)},
+			NoLocalSite: !p.MaySee(store.LocalSite)},
 		CSRFToken: p.CSRFToken,
 		Summary:   sum,
 		Asset:     static.Path,

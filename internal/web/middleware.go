@@ -343,7 +343,7 @@ func parseForm(r *http.Request) error {
 
 // localSite lets a request about the site upcheck runs beside through only
 // for a principal that may see it (auth.Principal.MaySee of
-// store.LocalSiteID): every page and API route outside the sites' own
+// store.LocalSite): every page and API route outside the sites' own
 // (/admin/sites, /api/admin/sites, /sites/…, /api/sites/…). Any other
 // principal gets the 404 of an unknown path, not a 403: a principal
 // limited to other sites learns nothing of the local site, not even that
@@ -352,7 +352,7 @@ func parseForm(r *http.Request) error {
 func localSite() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if p, ok := auth.PrincipalFrom(c); ok && !p.MaySee(store.LocalSiteID) {
+			if p, ok := auth.PrincipalFrom(c); ok && !p.MaySee(store.LocalSite) {
 				return echo.ErrNotFound
 			}
 			return next(c)

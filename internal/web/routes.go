@@ -201,7 +201,7 @@ func (s *Server) adminRoutes(app group) {
 // dashboard, or the Sites section for a principal that may not see the
 // local site.
 func home(c echo.Context) error {
-	if p, ok := auth.PrincipalFrom(c); ok && !p.MaySee(store.LocalSiteID) {
+	if p, ok := auth.PrincipalFrom(c); ok && !p.MaySee(store.LocalSite) {
 		return c.Redirect(http.StatusSeeOther, views.PathAdminSites)
 	}
 	return c.Redirect(http.StatusSeeOther, views.PathDashboard)
