@@ -36,7 +36,7 @@ func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
 	}
 	var needs needsMerge
 	for _, id := range ids {
-		s, ok, err := w.siteFixInput(ctx, id)
+		s, ok, err := w.siteFixInput(ctx, id, false)
 		if err != nil {
 			return err
 		}
@@ -50,7 +50,7 @@ func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
 	}
 	writes := make([]siteFixWrite, 0, len(ids))
 	for _, id := range ids {
-		s, ok, err := w.siteFixInput(ctx, id)
+		s, ok, err := w.siteFixInput(ctx, id, true)
 		if err != nil {
 			return err
 		}
@@ -68,8 +68,10 @@ func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
 
 // siteFixInput reads site's stored tree and findings as the fix step
 // decides them; false when no tree is stored. A site without findings has
-// no tree kept (its fixes are cleared).
-func (w *writer) siteFixInput(ctx context.Context, site int64) (siteFixes, bool, error) {
+// no tree kept (its fixes are cleared). Without rules, each finding is
+// read without its OSV records' rules (no read of the feeds): enough to
+// know which documents it needs (remedy.Needs), not to decide it.
+func (w *writer) siteFixInput(ctx context.Context, site int64, rules bool) (siteFixes, bool, error) {
 	in, err := w.store.TreeFixInput(ctx, site)
 	if err != nil || in.Tree == nil {
 		return siteFixes{}, false, err
@@ -77,7 +79,7 @@ func (w *writer) siteFixInput(ctx context.Context, site int64) (siteFixes, bool,
 	s := siteFixes{site: site, treeHash: in.TreeHash, manager: managerOf(in.Path)}
 	if len(in.Findings) > 0 {
 		s.tree = in.Tree
-		if s.findings, err = w.fixFindings(ctx, in.Findings); err != nil {
+		if s.findings, err = w.fixFindings(ctx, in.Findings, rules); err != nil {
 			return siteFixes{}, false, err
 		}
 	}
@@ -85,11 +87,12 @@ func (w *writer) siteFixInput(ctx context.Context, site int64) (siteFixes, bool,
 }
 
 // fixFindings is the findings of one site's tree as remedy reads them,
-// each with its advisory's rules by the records the feeds hold.
-func (w *writer) fixFindings(ctx context.Context, in []store.TreeFixFinding) ([]remedy.Finding, error) {
+// each with its advisory's rules by the records the feeds hold (when
+// rules).
+func (w *writer) fixFindings(ctx context.Context, in []store.TreeFixFinding, rules bool) ([]remedy.Finding, error) {
 	var names []string
 	for _, f := range in {
-		if f.FixedIn != "" {
+		if rules && f.FixedIn != "" {
 			names = append(names, f.Name)
 		}
 	}
