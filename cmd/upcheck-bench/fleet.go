@@ -33,6 +33,30 @@ const (
 // fewer for development, the issue's 10,000 by default.
 var fleetSites = 10000
 
+// fleetDB is a fleet's database kept by an earlier run (-fleet-db, the
+// URL -keep printed): the part measures the pushes and the reads on it
+// again (fleetAgain) without filling and checking a fleet anew.
+var fleetDB string
+
+// fleetAgain runs fleetServe on fleetDB, migrated by the binary first.
+func fleetAgain(ctx context.Context, binary string) error {
+	env := []string{"UPCHECK_DATABASE_URL=" + fleetDB, "UPCHECK_LOG_LEVEL=WARN", "PATH=" + os.Getenv("PATH")}
+	if out, err := command(binary, env, "", "migrate").CombinedOutput(); err != nil {
+		return fmt.Errorf("upcheck migrate: %v\n%s", err, out)
+	}
+	conn, err := pgx.Connect(ctx, fleetDB)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var sites int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tree_state`).Scan(&sites); err != nil {
+		return err
+	}
+	report("fleet_sites", float64(sites), "sites", "", nil)
+	return fleetServe(ctx, binary, env, conn)
+}
+
 // fleetTables are the tables a fleet fills, whose rows and bytes (with
 // their indexes) the part reports.
 var fleetTables = []string{"sites", "tree_state", "tree_packages", "tree_edges", "tree_versions", "tree_findings"}
@@ -54,6 +78,9 @@ var fleetTables = []string{"sites", "tree_state", "tree_packages", "tree_edges",
 //     advisory under the summary's load test, and the Fleet page's first
 //     page against /healthz.
 func fleet(ctx context.Context, binary string, cluster *devdb.Cluster) error {
+	if fleetDB != "" {
+		return fleetAgain(ctx, binary)
+	}
 	name := fmt.Sprintf("bench_fleet_%d", time.Now().Unix())
 	if err := cluster.CreateDatabase(ctx, name); err != nil {
 		return err

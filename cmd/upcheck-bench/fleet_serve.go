@@ -33,11 +33,15 @@ const pushes = 3
 // page's first page against /healthz and the impact of an advisory under
 // the summary's load test (fleetLoad).
 func fleetServe(ctx context.Context, binary string, env []string, conn *pgx.Conn) error {
-	user := command(binary, env, "bench password 123\n", "user", "add", "--email", "bench@example.test", "--role", "admin")
+	// Named by the run, so that a kept fleet (-fleet-db) is measured
+	// again with users and sites of its own.
+	tag := time.Now().Unix() % 1000000
+	email := fmt.Sprintf("bench-%d@example.test", tag)
+	user := command(binary, env, "bench password 123\n", "user", "add", "--email", email, "--role", "admin")
 	if out, err := user.CombinedOutput(); err != nil {
 		return fmt.Errorf("user add: %v: %s", err, out)
 	}
-	out, err := command(binary, env, "", "token", "create", "--email", "bench@example.test").Output()
+	out, err := command(binary, env, "", "token", "create", "--email", email).Output()
 	if err != nil {
 		return fmt.Errorf("token create: %w", err)
 	}
@@ -53,7 +57,7 @@ func fleetServe(ctx context.Context, binary string, env []string, conn *pgx.Conn
 		return err
 	}
 	base := "http://" + addr
-	if err := fleetPushes(binary, env, base); err != nil {
+	if err := fleetPushes(binary, env, base, tag); err != nil {
 		return err
 	}
 	return fleetLoad(ctx, base, token, conn)
@@ -67,11 +71,11 @@ func fleetServe(ctx context.Context, binary string, env []string, conn *pgx.Conn
 // already: no matching), then pushes to one site of versions no site has
 // (every one matched against the feeds). The median of each is reported
 // (target ≤ 1 s), and the slowest.
-func fleetPushes(binary string, env []string, base string) error {
+func fleetPushes(binary string, env []string, base string, tag int64) error {
 	var known, fresh []time.Duration
 	var last string
 	for i := range pushes {
-		name := fmt.Sprintf("bench-push-%d", i)
+		name := fmt.Sprintf("bench-push-%d-%d", tag, i)
 		out, err := command(binary, env, "", "site", "add", name, "--owner", "bench").Output()
 		if err != nil {
 			return fmt.Errorf("site add: %w", err)
@@ -92,8 +96,8 @@ func fleetPushes(binary string, env []string, base string) error {
 	// The last site again, each time every package at a version no site
 	// has.
 	for i := range pushes {
-		wall, err := push(base, fmt.Sprintf("bench-push-%d", pushes-1), last, fleetLock(fleetSites+10+pushes-1, func(k int) string {
-			return fmt.Sprintf("%d.0.%d", i+2, k%fleetVersions)
+		wall, err := push(base, fmt.Sprintf("bench-push-%d-%d", tag, pushes-1), last, fleetLock(fleetSites+10+pushes-1, func(k int) string {
+			return fmt.Sprintf("%d.%d.%d", i+2, tag, k%fleetVersions) // the run's own: new to a kept fleet too
 		}))
 		if err != nil {
 			return err

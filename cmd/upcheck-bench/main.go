@@ -84,6 +84,7 @@ func main() {
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Var(&latencies, "latency", "the publishers' latencies of the document check (part 1), comma-separated; each is measured -runs times")
 	flag.IntVar(&fleetSites, "fleet-sites", fleetSites, "how many registered sites part 12 (-only fleet) fills: the issue's 10,000 by default, fewer for development")
+	flag.StringVar(&fleetDB, "fleet-db", "", "part 12 (-only fleet) on a fleet database an earlier run kept (-keep printed its URL): the pushes and the reads only")
 	flag.IntVar(&runs, "runs", 1, "how many times part 1 measures the document check at each latency (each in a database of its own); the ratios are printed as a table")
 	flag.Parse()
 	runs = max(runs, 1)
