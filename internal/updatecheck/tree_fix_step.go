@@ -28,7 +28,7 @@ import (
 // second pass read, guarded by its hash as always; a package only its new
 // tree needs waits for the next check. (Holding every site's tree until
 // the write took about 0.5 MiB a site of 1,000 packages: 5 GiB at
-// 10,000 sites, docs/performance.md "The fleet's roll-up".)
+// 10,000 sites, docs/performance.md "The fleet".)
 func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
 	ids, err := w.store.TreeSites(ctx)
 	if err != nil || len(ids) == 0 {
