@@ -1,0 +1,249 @@
+package notify_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/upcheck/upcheck/internal/feed"
+	"github.com/upcheck/upcheck/internal/notify"
+	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/feedserver"
+	"github.com/upcheck/upcheck/internal/testing/wait"
+	"github.com/upcheck/upcheck/internal/updatecheck"
+)
+
+// bodyReceiver is a webhook receiver that keeps each verified event's
+// body, by webhook-id (a send again after a crash is one event).
+type bodyReceiver struct {
+	mu     sync.Mutex
+	secret string
+	got    map[string][]byte
+	bad    int
+}
+
+func newBodyReceiver(t *testing.T) (*bodyReceiver, string) {
+	r := &bodyReceiver{got: map[string][]byte{}}
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return r, srv.URL
+}
+
+func (r *bodyReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	ts, _ := strconv.ParseInt(req.Header.Get("webhook-timestamp"), 10, 64)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := req.Header.Get("webhook-id")
+	if !notify.Verify(r.secret, id, ts, body, req.Header.Get("webhook-signature")) {
+		r.bad++
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	r.got[id] = body
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// events are the bodies received, as {type, data}.
+func (r *bodyReceiver) events() []receivedEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []receivedEvent
+	for _, b := range r.got {
+		var e receivedEvent
+		if err := json.Unmarshal(b, &e); err != nil {
+			panic(err)
+		}
+		e.raw = string(b)
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b receivedEvent) int { return strings.Compare(a.raw, b.raw) })
+	return out
+}
+
+type receivedEvent struct {
+	Type string `json:"type"`
+	Data struct {
+		Package   string   `json:"package"`
+		Version   string   `json:"version"`
+		Site      string   `json:"site"`
+		Sites     []string `json:"sites"`
+		SiteCount int      `json:"site_count"`
+		Malicious bool     `json:"malicious"`
+		Advisory  struct {
+			ID string `json:"id"`
+		} `json:"advisory"`
+	} `json:"data"`
+	raw string
+}
+
+// addSite registers a site as `upcheck site add` does (its token's hash).
+func addSite(b *bundle, name string) store.Site {
+	b.t.Helper()
+	hash := sha256.Sum256([]byte("ups_" + name))
+	s, err := b.store.SiteCreate(context.Background(), name, "", hash[:])
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return s
+}
+
+// pushLock pushes a package-lock.json installing each name@version of
+// pkgs as site's lockfile, through the push's own path (Checker.Push).
+func pushLock(b *bundle, site store.Site, pkgs ...string) {
+	b.t.Helper()
+	deps, entries := []string{}, []string{}
+	for _, p := range pkgs {
+		name, version, _ := strings.Cut(p, "@")
+		deps = append(deps, fmt.Sprintf("%q: %q", name, version))
+		entries = append(entries, fmt.Sprintf(`"node_modules/%s": {"version": %q, "resolved": "https://registry.invalid/%s/-/%s-%s.tgz"}`,
+			name, version, name, name, version))
+	}
+	lock := fmt.Sprintf(`{"name": %q, "lockfileVersion": 3, "packages": {"": {"name": %q, "dependencies": {%s}}, %s}}`,
+		site.Name, site.Name, strings.Join(deps, ", "), strings.Join(entries, ", "))
+	if _, err := b.checker.Push(context.Background(), site, "package-lock.json", []byte(lock)); err != nil {
+		b.t.Fatalf("push of %s: %v", site.Name, err)
+	}
+}
+
+// webhookChannel adds a webhook channel of scope (with sites) to a
+// receiver; its id.
+func webhookChannel(b *bundle, r *bodyReceiver, url string, scope readmodel.ChannelScope, sites ...int64) int64 {
+	b.t.Helper()
+	created, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: string(scope), Kind: "webhook", Target: url, Events: "security",
+		Scope: scope, SiteIDs: sites})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.secret = created.Secret
+	r.mu.Unlock()
+	return created.ID
+}
+
+// startDelivering starts the notify service's deliveries until the test
+// ends.
+func startDelivering(b *bundle) {
+	b.t.Helper()
+	if err := b.notify.Start(context.Background()); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := b.notify.Stop(ctx); err != nil {
+			b.t.Error(err)
+		}
+	})
+}
+
+// Two sites install the same version, then the feeds say it is
+// malicious: the channel of the fleet receives ONE fleet.finding naming
+// both sites, not one per site; the channel of the site shop receives
+// shop's tree.finding and nothing of blog's; the local channel nothing
+// (the local site installs no tree). Planned again (every site's tree
+// evaluated again, then another check, then shop's push again with evil
+// still in it), nothing new is queued.
+func TestFleetDigestNamesEverySiteOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
+	ctx := context.Background()
+	fs := feedserver.New(t)
+	fs.SetRecords(osvRecords(osvRecord("GHSA-0000-0000-0001", "unrelated", "", "1.0.0")))
+	b.checker.UseFeeds(updatecheck.NewFeeds(b.checker, []feed.Feed{{Kind: readmodel.FeedOSV, URL: fs.ArchiveURL()}}, t.TempDir()))
+	shop, blog := addSite(b, "shop"), addSite(b, "blog")
+	fleetRcv, fleetURL := newBodyReceiver(t)
+	shopRcv, shopURL := newBodyReceiver(t)
+	blogRcv, blogURL := newBodyReceiver(t)
+	localRcv, localURL := newBodyReceiver(t)
+	fleet := webhookChannel(b, fleetRcv, fleetURL, readmodel.ScopeFleet)
+	webhookChannel(b, shopRcv, shopURL, readmodel.ScopeSites, shop.ID)
+	webhookChannel(b, blogRcv, blogURL, readmodel.ScopeSites, blog.ID)
+	local := webhookChannel(b, localRcv, localURL, readmodel.ScopeLocal)
+
+	pushLock(b, shop, "evil@1.0.0", "fine@2.0.0")
+	pushLock(b, blog, "evil@1.0.0")
+	const mal = "MAL-2026-0300"
+	fs.SetRecords(osvRecords(osvRecord(mal, "evil", "", "1.0.0")))
+	b.check()
+
+	count := func() (n int) {
+		b.db.QueryRow(t, `SELECT count(*) FROM notification_events WHERE type <> 'test'`).Scan(&n)
+		return n
+	}
+	if n := count(); n != 3 {
+		t.Errorf("%d events queued (%v), want 3: the fleet's digest, shop's and blog's", n, b.events())
+	}
+	var fleetEvents int
+	b.db.QueryRow(t, `SELECT count(*) FROM notification_events WHERE channel_id = $1`, fleet).Scan(&fleetEvents)
+	if fleetEvents != 1 {
+		t.Errorf("the fleet's channel has %d events, want one digest", fleetEvents)
+	}
+
+	// Planned again: every site's tree evaluated again (as after a crash
+	// before the evaluation recorded them), then another check.
+	b.db.MustExec(t, `UPDATE tree_state SET evaluated_hash = NULL`)
+	if wrote, err := b.checker.EvaluateTree(ctx); err != nil || !wrote {
+		t.Fatalf("EvaluateTree = %v, %v", wrote, err)
+	}
+	b.check()
+	if n := count(); n != 3 {
+		t.Errorf("planned again: %d events (%v), want the 3", n, b.events())
+	}
+	// shop pushes again, evil still installed beside a new package: its
+	// tree moved, and evil is not new to it.
+	pushLock(b, shop, "evil@1.0.0", "fine@2.0.0", "other@1.0.0")
+	if n := count(); n != 3 {
+		t.Errorf("after shop's push again: %d events (%v), want the 3", n, b.events())
+	}
+
+	startDelivering(b)
+	wait.For(t, "the events delivered", wait.Guard, func() (bool, error) {
+		var pending int
+		b.db.QueryRow(t, `SELECT count(*) FROM notification_events WHERE state <> 'delivered'`).Scan(&pending)
+		return pending == 0, wait.Notf("%d events not delivered", pending)
+	})
+
+	got := fleetRcv.events()
+	if len(got) != 1 || got[0].Type != string(readmodel.EventFleetFinding) || got[0].Data.Package != "evil" || got[0].Data.Advisory.ID != mal ||
+		!slices.Equal(got[0].Data.Sites, []string{"blog", "shop"}) || got[0].Data.SiteCount != 2 || !got[0].Data.Malicious {
+		t.Errorf("the fleet's channel received %+v; want one fleet.finding of evil naming blog and shop", got)
+	}
+	for _, c := range []struct {
+		rcv  *bodyReceiver
+		site string
+	}{{shopRcv, "shop"}, {blogRcv, "blog"}} {
+		got := c.rcv.events()
+		if len(got) != 1 || got[0].Type != string(readmodel.EventTreeFinding) || got[0].Data.Site != c.site || got[0].Data.Package != "evil" {
+			t.Errorf("%s's channel received %+v; want its own tree.finding of evil", c.site, got)
+		}
+		other := map[string]string{"shop": "blog", "blog": "shop"}[c.site]
+		for _, e := range got {
+			if strings.Contains(e.raw, `"`+other+`"`) {
+				t.Errorf("%s's channel was told of %s: %s", c.site, other, e.raw)
+			}
+		}
+	}
+	if got := localRcv.events(); len(got) != 0 {
+		t.Errorf("the local site's channel %d received %+v; the local site installs none of it", local, got)
+	}
+	for _, r := range []*bodyReceiver{fleetRcv, shopRcv, blogRcv} {
+		r.mu.Lock()
+		if r.bad != 0 {
+			t.Errorf("%d badly signed requests", r.bad)
+		}
+		r.mu.Unlock()
+	}
+	t.Logf("events: %v; the fleet's: %s", b.events(), got[0].raw)
+}
