@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -128,5 +129,56 @@ func TestChannelSitesForALimitedUser(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT count(*) FROM notification_channels`); n != 5 {
 		t.Errorf("%d channels after the refusals, want the 5", n)
+	}
+}
+
+// The Notifications page of an admin limited to the local site and shop:
+// it lists the channels of its sites only, offers no fleet, and its form
+// refuses blog in words, as a site that does not exist, adding nothing;
+// it adds a channel of shop, shown with its site.
+func TestChannelSitesOnThePage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for _, name := range []string{"shop", "blog"} {
+		hash := sha256.Sum256([]byte("ups_" + name))
+		if _, err := b.store.SiteCreate(ctx, name, "", hash[:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin := b.login("admin@example.test")
+	wantStatus(t, "admin adds blog's", admin.sendJSON("POST", apiChannels, map[string]any{"kind": "webhook", "name": "blogs-hook", "target": hookURL,
+		"events": "security", "sites": []string{"blog"}}, true, nil), http.StatusCreated)
+	if page := admin.do("GET", "/admin/notifications", "", "", nil); !strings.Contains(page.body, "blogs-hook") ||
+		!strings.Contains(page.body, "The site blog") || !strings.Contains(page.body, `value="fleet"`) {
+		t.Errorf("the admin's page lacks blog's channel, its site or the fleet")
+	}
+	b.limitedUser("shop-admin@example.test", auth.RoleAdmin, store.LocalSiteName, "shop")
+	c := b.login("shop-admin@example.test")
+	page := c.do("GET", "/admin/notifications", "", "", nil)
+	if page.status != http.StatusOK || strings.Contains(page.body, "blogs-hook") || strings.Contains(page.body, `value="fleet"`) {
+		t.Errorf("the limited admin's page: %d, shows blog's channel or the fleet", page.status)
+	}
+	form := url.Values{"kind": {"webhook"}, "url": {hookURL}, "events": {"security"}, "scope": {"sites"}, "sites": {"blog"}, "name": {"mine"}}
+	r := c.postForm("/admin/notifications/channels", form)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("the form naming blog: %d", r.status)
+	}
+	page = c.do("GET", "/admin/notifications", "", "", nil)
+	if !strings.Contains(page.body, "No site is named “blog”.") {
+		t.Errorf("the form's refusal of blog is not said")
+	}
+	form.Set("sites", "shop")
+	if r := c.postForm("/admin/notifications/channels", form); r.status != http.StatusSeeOther {
+		t.Fatalf("the form naming shop: %d", r.status)
+	}
+	if page := c.do("GET", "/admin/notifications", "", "", nil); !strings.Contains(page.body, "The site shop") {
+		t.Errorf("the limited admin's channel of shop is not shown with its site")
+	}
+	form.Set("scope", "fleet")
+	form.Set("sites", "")
+	wantStatus(t, "the form asking for the fleet", c.postForm("/admin/notifications/channels", form), http.StatusForbidden)
+	if n := b.count(t, `SELECT count(*) FROM notification_channels`); n != 2 {
+		t.Errorf("%d channels, want blog's and the limited admin's of shop", n)
 	}
 }
