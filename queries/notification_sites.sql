@@ -30,10 +30,20 @@ ORDER BY site_id;
 -- the package version and the advisory ("tree.finding@shop:debug@4.4.2/
 -- MAL-1"): once per channel and site, whoever writes it. The payload
 -- names the site. EPSS as EventPlanTreeFindings.
+-- Two reads, each selective: the findings new in this transaction (on
+-- tree_findings, before the view reads their instances), and the moved
+-- sites' (the filter reaches the view's per-site rows, by
+-- tree_packages_site_name); as one OR, every finding's instances in
+-- the fleet would be read at each push.
 WITH fresh AS (
     SELECT f.site_id, f.name, f.version, f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.fixed_in, f.epss
     FROM tree_finding_state f
-    WHERE (f.found_at >= now() OR f.site_id = ANY (@moved::bigint[]))
+    WHERE f.found_at >= now()
+      AND upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    UNION
+    SELECT f.site_id, f.name, f.version, f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.fixed_in, f.epss
+    FROM tree_finding_state f
+    WHERE f.site_id = ANY (@moved::bigint[])
       AND upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
 )
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
@@ -65,7 +75,12 @@ RETURNING id;
 WITH fresh AS (
     SELECT f.site_id, f.name, f.version, f.advisory_id, f.malicious, f.known_exploited, f.epss
     FROM tree_finding_state f
-    WHERE (f.found_at >= now() OR f.site_id = ANY (@moved::bigint[]))
+    WHERE f.found_at >= now()
+      AND upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    UNION
+    SELECT f.site_id, f.name, f.version, f.advisory_id, f.malicious, f.known_exploited, f.epss
+    FROM tree_finding_state f
+    WHERE f.site_id = ANY (@moved::bigint[])
       AND upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
 ),
 told AS (

@@ -49,8 +49,13 @@ const eventPlanFleetFindings = `-- name: EventPlanFleetFindings :many
 WITH fresh AS (
     SELECT f.site_id, f.name, f.version, f.advisory_id, f.malicious, f.known_exploited, f.epss
     FROM tree_finding_state f
-    WHERE (f.found_at >= now() OR f.site_id = ANY ($2::bigint[]))
-      AND upcheck_tree_counted($3::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    WHERE f.found_at >= now()
+      AND upcheck_tree_counted($2::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    UNION
+    SELECT f.site_id, f.name, f.version, f.advisory_id, f.malicious, f.known_exploited, f.epss
+    FROM tree_finding_state f
+    WHERE f.site_id = ANY ($3::bigint[])
+      AND upcheck_tree_counted($2::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
 ),
 told AS (
     INSERT INTO notification_fleet_told (channel_id, name, version, advisory_id, site_id)
@@ -87,8 +92,8 @@ RETURNING id
 
 type EventPlanFleetFindingsParams struct {
 	Epoch   *int64
-	Moved   []int64
 	DevMode string
+	Moved   []int64
 }
 
 // The fleet digest: for each channel of the fleet, one fleet.finding
@@ -101,7 +106,7 @@ type EventPlanFleetFindingsParams struct {
 // nothing is queued. The payload names the first 100 sites by name and
 // counts them all (site_count).
 func (q *Queries) EventPlanFleetFindings(ctx context.Context, db DBTX, arg EventPlanFleetFindingsParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, eventPlanFleetFindings, arg.Epoch, arg.Moved, arg.DevMode)
+	rows, err := db.Query(ctx, eventPlanFleetFindings, arg.Epoch, arg.DevMode, arg.Moved)
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +129,13 @@ const eventPlanSiteTreeFindings = `-- name: EventPlanSiteTreeFindings :many
 WITH fresh AS (
     SELECT f.site_id, f.name, f.version, f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.fixed_in, f.epss
     FROM tree_finding_state f
-    WHERE (f.found_at >= now() OR f.site_id = ANY ($2::bigint[]))
-      AND upcheck_tree_counted($3::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    WHERE f.found_at >= now()
+      AND upcheck_tree_counted($2::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
+    UNION
+    SELECT f.site_id, f.name, f.version, f.advisory_id, f.advisory, f.malicious, f.known_exploited, f.fixed_in, f.epss
+    FROM tree_finding_state f
+    WHERE f.site_id = ANY ($3::bigint[])
+      AND upcheck_tree_counted($2::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
 )
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
@@ -146,8 +156,8 @@ RETURNING id
 
 type EventPlanSiteTreeFindingsParams struct {
 	Epoch   *int64
-	Moved   []int64
 	DevMode string
+	Moved   []int64
 }
 
 // One tree.finding event per channel of some sites and counted finding
@@ -157,8 +167,13 @@ type EventPlanSiteTreeFindingsParams struct {
 // the package version and the advisory ("tree.finding@shop:debug@4.4.2/
 // MAL-1"): once per channel and site, whoever writes it. The payload
 // names the site. EPSS as EventPlanTreeFindings.
+// Two reads, each selective: the findings new in this transaction (on
+// tree_findings, before the view reads their instances), and the moved
+// sites' (the filter reaches the view's per-site rows, by
+// tree_packages_site_name); as one OR, every finding's instances in
+// the fleet would be read at each push.
 func (q *Queries) EventPlanSiteTreeFindings(ctx context.Context, db DBTX, arg EventPlanSiteTreeFindingsParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, eventPlanSiteTreeFindings, arg.Epoch, arg.Moved, arg.DevMode)
+	rows, err := db.Query(ctx, eventPlanSiteTreeFindings, arg.Epoch, arg.DevMode, arg.Moved)
 	if err != nil {
 		return nil, err
 	}
