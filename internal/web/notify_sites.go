@@ -23,12 +23,18 @@ import (
 
 // maySeeChannel reports whether p may see ch: the fleet's only when p sees
 // every site, the local site's when it sees the local site, a channel of
-// some sites when it sees each of them.
+// some sites when it sees each of them (one left without sites, only when
+// p sees every site).
 func maySeeChannel(p auth.Principal, ch readmodel.ChannelRow) bool {
 	switch ch.Scope {
 	case readmodel.ScopeFleet:
 		return !p.Sites.Limited()
 	case readmodel.ScopeSites:
+		// One whose sites were all removed: whose they were is not
+		// known any more, so only a principal that sees every site.
+		if len(ch.SiteIDs) == 0 {
+			return !p.Sites.Limited()
+		}
 		for _, id := range ch.SiteIDs {
 			if !p.MaySee(id) {
 				return false

@@ -130,6 +130,14 @@ func TestChannelSitesForALimitedUser(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM notification_channels`); n != 5 {
 		t.Errorf("%d channels after the refusals, want the 5", n)
 	}
+	// blog removed: its channel, left without sites, is still not the
+	// limited admin's to see.
+	if _, err := b.store.SiteDelete(ctx, "blog"); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(anon, limited); slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "blog:") }) {
+		t.Errorf("the limited admin lists blog's channel once blog is removed: %v", got)
+	}
 }
 
 // The Notifications page of an admin limited to the local site and shop:
