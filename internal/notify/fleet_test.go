@@ -132,24 +132,34 @@ func webhookChannel(b *bundle, r *bodyReceiver, url string, scope readmodel.Chan
 	return created.ID
 }
 
-// startDelivering starts the notify service's deliveries until the test
-// ends.
-func startDelivering(b *bundle) {
-	b.t.Helper()
-	if err := b.notify.Start(context.Background()); err != nil {
-		b.t.Fatal(err)
+// chatReceiver is a Slack-style incoming webhook: it keeps each post's
+// text.
+type chatReceiver struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (r *chatReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var post struct{ Text string }
+	if err := json.NewDecoder(req.Body).Decode(&post); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
 	}
-	b.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := b.notify.Stop(ctx); err != nil {
-			b.t.Error(err)
-		}
-	})
+	r.mu.Lock()
+	r.texts = append(r.texts, post.Text)
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+func (r *chatReceiver) posts() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.texts)
 }
 
 // Two sites install the same version, then the feeds say it is
-// malicious: the channel of the fleet receives ONE fleet.finding naming
+// malicious: each channel of the fleet (a signed webhook, a chat, an
+// email through a real mail server) receives ONE fleet.finding naming
 // both sites, not one per site; the channel of the site shop receives
 // shop's tree.finding and nothing of blog's; the local channel nothing
 // (the local site installs no tree). Planned again (every site's tree
@@ -157,7 +167,8 @@ func startDelivering(b *bundle) {
 // still in it), nothing new is queued.
 func TestFleetDigestNamesEverySiteOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
+	mails, settings := startMailServer(t)
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour}, notify.WithSMTP(settings))
 	ctx := context.Background()
 	fs := feedserver.New(t)
 	fs.SetRecords(osvRecords(osvRecord("GHSA-0000-0000-0001", "unrelated", "", "1.0.0")))
@@ -171,6 +182,18 @@ func TestFleetDigestNamesEverySiteOnce(t *testing.T) {
 	webhookChannel(b, shopRcv, shopURL, readmodel.ScopeSites, shop.ID)
 	webhookChannel(b, blogRcv, blogURL, readmodel.ScopeSites, blog.ID)
 	local := webhookChannel(b, localRcv, localURL, readmodel.ScopeLocal)
+	// The fleet's digest in a chat and in an email too.
+	chat := &chatReceiver{}
+	chatSrv := httptest.NewServer(chat)
+	t.Cleanup(chatSrv.Close)
+	for _, c := range []store.NewChannel{
+		{Name: "fleet chat", Kind: "slack", Target: chatSrv.URL, Events: "security", Scope: readmodel.ScopeFleet},
+		{Name: "fleet mail", Kind: "email", Target: "ops@example.org", Events: "security", Scope: readmodel.ScopeFleet},
+	} {
+		if _, err := b.notify.AddChannel(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	pushLock(b, shop, "evil@1.0.0", "fine@2.0.0")
 	pushLock(b, blog, "evil@1.0.0")
@@ -182,8 +205,8 @@ func TestFleetDigestNamesEverySiteOnce(t *testing.T) {
 		b.db.QueryRow(t, `SELECT count(*) FROM notification_events WHERE type <> 'test'`).Scan(&n)
 		return n
 	}
-	if n := count(); n != 3 {
-		t.Errorf("%d events queued (%v), want 3: the fleet's digest, shop's and blog's", n, b.events())
+	if n := count(); n != 5 {
+		t.Errorf("%d events queued (%v), want 5: the fleet's digest on each of its 3 channels, shop's and blog's", n, b.events())
 	}
 	var fleetEvents int
 	b.db.QueryRow(t, `SELECT count(*) FROM notification_events WHERE channel_id = $1`, fleet).Scan(&fleetEvents)
@@ -198,17 +221,17 @@ func TestFleetDigestNamesEverySiteOnce(t *testing.T) {
 		t.Fatalf("EvaluateTree = %v, %v", wrote, err)
 	}
 	b.check()
-	if n := count(); n != 3 {
-		t.Errorf("planned again: %d events (%v), want the 3", n, b.events())
+	if n := count(); n != 5 {
+		t.Errorf("planned again: %d events (%v), want the 5", n, b.events())
 	}
 	// shop pushes again, evil still installed beside a new package: its
 	// tree moved, and evil is not new to it.
 	pushLock(b, shop, "evil@1.0.0", "fine@2.0.0", "other@1.0.0")
-	if n := count(); n != 3 {
-		t.Errorf("after shop's push again: %d events (%v), want the 3", n, b.events())
+	if n := count(); n != 5 {
+		t.Errorf("after shop's push again: %d events (%v), want the 5", n, b.events())
 	}
 
-	startDelivering(b)
+	b.deliver()
 	wait.For(t, "the events delivered", wait.Guard, func() (bool, error) {
 		var pending int
 		b.db.QueryRow(t, `SELECT count(*) FROM notification_events WHERE state <> 'delivered'`).Scan(&pending)
@@ -245,5 +268,12 @@ func TestFleetDigestNamesEverySiteOnce(t *testing.T) {
 		}
 		r.mu.Unlock()
 	}
-	t.Logf("events: %v; the fleet's: %s", b.events(), got[0].raw)
+	if posts := chat.posts(); len(posts) != 1 || !strings.Contains(posts[0], "evil 1.0.0 is malicious (MAL-2026-0300) on 2 sites: blog, shop") {
+		t.Errorf("the fleet's chat received %q; want one post naming blog and shop", posts)
+	}
+	if sent := mails.accepted(); len(sent) != 1 {
+		t.Errorf("the fleet's email channel was sent %d messages, want one", len(sent))
+	} else if m := parseMail(t, sent[0].raw); !strings.Contains(m.Text, "on 2 sites: blog, shop") || strings.Count(m.Text, "MAL-2026-0300") != 1 {
+		t.Errorf("the fleet's email: %q\n%s", m.Subject, m.Text)
+	}
 }
