@@ -277,3 +277,56 @@ func TestFleetDigestNamesEverySiteOnce(t *testing.T) {
 		t.Errorf("the fleet's email: %q\n%s", m.Subject, m.Text)
 	}
 }
+
+// A registered site's look-back finding is sent to the channels that see
+// its site, naming it: shop installed evil 1.0.0 and removed it before
+// the feeds named it malicious; shop's channel and the fleet's get a
+// tree.exposed naming shop, blog's channel and the local one nothing.
+func TestASiteExposureIsSentToItsChannels(t *testing.T) {
+	t.Parallel()
+	b := setup(t, notify.Timings{Delivery: 4 * time.Second, Backoff: time.Hour})
+	fs := feedserver.New(t)
+	fs.SetRecords(osvRecords(osvRecord("GHSA-0000-0000-0001", "unrelated", "", "1.0.0")))
+	b.checker.UseFeeds(updatecheck.NewFeeds(b.checker, []feed.Feed{{Kind: readmodel.FeedOSV, URL: fs.ArchiveURL()}}, t.TempDir()))
+	shop, blog := addSite(b, "shop"), addSite(b, "blog")
+	channels := map[string]int64{}
+	for name, c := range map[string]store.NewChannel{
+		"shop":  {Scope: readmodel.ScopeSites, SiteIDs: []int64{shop.ID}},
+		"blog":  {Scope: readmodel.ScopeSites, SiteIDs: []int64{blog.ID}},
+		"fleet": {Scope: readmodel.ScopeFleet},
+		"local": {},
+	} {
+		c.Name, c.Kind, c.Target, c.Events = name, "webhook", "http://127.0.0.1:1/"+name, "security"
+		created, err := b.notify.AddChannel(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		channels[name] = created.ID
+	}
+	pushLock(b, shop, "evil@1.0.0", "fine@2.0.0")
+	pushLock(b, shop, "fine@2.0.0")
+	pushLock(b, blog, "fine@2.0.0")
+	fs.SetRecords(osvRecords(osvRecord("MAL-2026-0301", "evil", "", "1.0.0")))
+	b.check()
+
+	got := map[string]string{}
+	for key := range b.events() {
+		if id, k, _ := strings.Cut(key, " "); strings.HasPrefix(k, string(readmodel.EventTreeExposed)) {
+			for name, ch := range channels {
+				if strconv.FormatInt(ch, 10) == id {
+					got[name] = k
+				}
+			}
+		}
+	}
+	if len(got) != 2 || !strings.HasPrefix(got["shop"], "tree.exposed@shop:evil@1.0.0/MAL-2026-0301@") ||
+		!strings.HasPrefix(got["fleet"], "tree.exposed@shop:evil@1.0.0/MAL-2026-0301@") {
+		t.Errorf("tree.exposed events by channel: %v; want shop's and the fleet's, naming shop", got)
+	}
+	var payload string
+	b.db.QueryRow(t, `SELECT payload->>'site' FROM notification_events WHERE channel_id = $1 AND type = $2`,
+		channels["shop"], readmodel.EventTreeExposed).Scan(&payload)
+	if payload != "shop" {
+		t.Errorf("shop's exposure names the site %q", payload)
+	}
+}
