@@ -55,11 +55,15 @@ func eventTypeText(t string) string {
 }
 
 // EventSubject is what an event is about, read from its key
-// ("security_update.available:blog@2.4.0" is "blog@2.4.0").
+// ("security_update.available:blog@2.4.0" is "blog@2.4.0"; a site's
+// "tree.finding@shop:debug@4.4.2/MAL-1" is "shop: debug@4.4.2/MAL-1").
 func EventSubject(key string) string {
-	_, subject, _ := strings.Cut(key, ":")
+	head, subject, _ := strings.Cut(key, ":")
 	if strings.HasPrefix(key, "test:") {
 		return ""
+	}
+	if _, site, ok := strings.Cut(head, "@"); ok && site != "" {
+		return site + ": " + subject
 	}
 	return subject
 }
