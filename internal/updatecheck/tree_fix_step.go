@@ -44,7 +44,7 @@ func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
 			needs.add(s)
 		}
 	}
-	docs, saves, err := w.fixDocuments(ctx, w.capNeeds(ctx, needs.list()))
+	docs, err := w.fixDocuments(ctx, needs.list())
 	if err != nil {
 		return err
 	}
@@ -57,13 +57,13 @@ func (w *writer) fixStep(ctx context.Context, l lease.Lease) error {
 		if !ok {
 			continue
 		}
-		_, write, err := decideSite(s, docs)
+		_, write, err := decideSite(s, docs.byName)
 		if err != nil {
 			return err
 		}
 		writes = append(writes, write)
 	}
-	return w.writeFixes(ctx, l, saves, writes)
+	return w.writeFixes(ctx, l, docs, writes)
 }
 
 // siteFixInput reads site's stored tree and findings as the fix step
