@@ -23,21 +23,26 @@ ORDER BY id <> 1, name;
 -- limited, then those of ids) whose name or owner holds search (the
 -- Fleet's search: queries/fleet.sql), the local site first, then by
 -- name: row_limit rows after the first row_offset. stale as SiteList's.
+-- Two branches, one of which a one-time filter skips: a limited
+-- principal's sites are read by the primary key, not found among every
+-- site by a comparison with each of ids.
 SELECT id, name, owner, created_at, token_made_at, pushed_at,
        (id <> 1 AND coalesce(pushed_at, created_at)
                     <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::bool AS stale
-FROM sites
-WHERE (NOT @limited::boolean OR id = ANY (@ids::bigint[]))
-  AND (@search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0)
+FROM (SELECT * FROM sites WHERE NOT @limited::boolean
+      UNION ALL
+      SELECT * FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
+WHERE @search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0
 ORDER BY id <> 1, name
 LIMIT @row_limit::bigint OFFSET @row_offset::bigint;
 
 -- name: SiteCount :one
 -- How many sites SitePage pages through.
 SELECT count(*)::bigint
-FROM sites
-WHERE (NOT @limited::boolean OR id = ANY (@ids::bigint[]))
-  AND (@search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0);
+FROM (SELECT * FROM sites WHERE NOT @limited::boolean
+      UNION ALL
+      SELECT * FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
+WHERE @search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0;
 
 -- name: SiteChoices :many
 -- The site switcher's sites: the local one first, then by name, the

@@ -58,9 +58,10 @@ func (q *Queries) SiteChoices(ctx context.Context, db DBTX, arg SiteChoicesParam
 
 const siteCount = `-- name: SiteCount :one
 SELECT count(*)::bigint
-FROM sites
-WHERE (NOT $1::boolean OR id = ANY ($2::bigint[]))
-  AND ($3::text = '' OR strpos(lower(name), lower($3)) > 0 OR strpos(lower(owner), lower($3)) > 0)
+FROM (SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE NOT $1::boolean
+      UNION ALL
+      SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE $1 AND id = ANY ($2::bigint[])) s
+WHERE $3::text = '' OR strpos(lower(name), lower($3)) > 0 OR strpos(lower(owner), lower($3)) > 0
 `
 
 type SiteCountParams struct {
@@ -299,9 +300,10 @@ const sitePage = `-- name: SitePage :many
 SELECT id, name, owner, created_at, token_made_at, pushed_at,
        (id <> 1 AND coalesce(pushed_at, created_at)
                     <= clock_timestamp() - make_interval(secs => $1::float8))::bool AS stale
-FROM sites
-WHERE (NOT $2::boolean OR id = ANY ($3::bigint[]))
-  AND ($4::text = '' OR strpos(lower(name), lower($4)) > 0 OR strpos(lower(owner), lower($4)) > 0)
+FROM (SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE NOT $2::boolean
+      UNION ALL
+      SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE $2 AND id = ANY ($3::bigint[])) s
+WHERE $4::text = '' OR strpos(lower(name), lower($4)) > 0 OR strpos(lower(owner), lower($4)) > 0
 ORDER BY id <> 1, name
 LIMIT $6::bigint OFFSET $5::bigint
 `
@@ -328,6 +330,9 @@ type SitePageRow struct {
 // One page of the sites the principal may see (every site unless
 // limited, then those of ids) whose name or owner holds search (the
 // Fleet's search: queries/fleet.sql), the local site first, then by
+// Two branches, one of which a one-time filter skips: a limited
+// principal's sites are read by the primary key, not found among every
+// site by a comparison with each of ids.
 func (q *Queries) SitePage(ctx context.Context, db DBTX, arg SitePageParams) ([]SitePageRow, error) {
 	rows, err := db.Query(ctx, sitePage,
 		arg.StaleSeconds,
