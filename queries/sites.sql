@@ -29,9 +29,9 @@ ORDER BY id <> 1, name;
 SELECT id, name, owner, created_at, token_made_at, pushed_at,
        (id <> 1 AND coalesce(pushed_at, created_at)
                     <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::bool AS stale
-FROM (SELECT * FROM sites WHERE NOT @limited::boolean
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT @limited::boolean
       UNION ALL
-      SELECT * FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
 WHERE @search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0
 ORDER BY id <> 1, name
 LIMIT @row_limit::bigint OFFSET @row_offset::bigint;
@@ -39,9 +39,9 @@ LIMIT @row_limit::bigint OFFSET @row_offset::bigint;
 -- name: SiteCount :one
 -- How many sites SitePage pages through.
 SELECT count(*)::bigint
-FROM (SELECT * FROM sites WHERE NOT @limited::boolean
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT @limited::boolean
       UNION ALL
-      SELECT * FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
 WHERE @search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0;
 
 -- name: SiteChoices :many

@@ -58,9 +58,9 @@ func (q *Queries) SiteChoices(ctx context.Context, db DBTX, arg SiteChoicesParam
 
 const siteCount = `-- name: SiteCount :one
 SELECT count(*)::bigint
-FROM (SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE NOT $1::boolean
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT $1::boolean
       UNION ALL
-      SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE $1 AND id = ANY ($2::bigint[])) s
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE $1 AND id = ANY ($2::bigint[])) s
 WHERE $3::text = '' OR strpos(lower(name), lower($3)) > 0 OR strpos(lower(owner), lower($3)) > 0
 `
 
@@ -300,9 +300,9 @@ const sitePage = `-- name: SitePage :many
 SELECT id, name, owner, created_at, token_made_at, pushed_at,
        (id <> 1 AND coalesce(pushed_at, created_at)
                     <= clock_timestamp() - make_interval(secs => $1::float8))::bool AS stale
-FROM (SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE NOT $2::boolean
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT $2::boolean
       UNION ALL
-      SELECT id, name, owner, token_hash, token_made_at, created_at, pushed_at FROM sites WHERE $2 AND id = ANY ($3::bigint[])) s
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE $2 AND id = ANY ($3::bigint[])) s
 WHERE $4::text = '' OR strpos(lower(name), lower($4)) > 0 OR strpos(lower(owner), lower($4)) > 0
 ORDER BY id <> 1, name
 LIMIT $6::bigint OFFSET $5::bigint
