@@ -28,9 +28,14 @@ ORDER BY p.id, f.advisory_id;
 -- name: TreeFixesDeleteStale :execrows
 -- The fixes whose finding is gone: the instance's version changed (its
 -- row is updated in place, keeping its id) or the advisory no longer
--- affects it. Run in the evaluation's fenced transaction.
+-- affects it; of every site (@every: the feeds moved) or of the sites
+-- @sites evaluated (only their trees, and their versions' findings,
+-- moved). Run in the evaluation's fenced transaction. (Of every site, a
+-- push's evaluation took 9.4 s at 10,000 sites: docs/performance.md "The
+-- fleet".)
 DELETE FROM tree_fixes x
-WHERE NOT EXISTS (SELECT 1 FROM tree_packages p
+WHERE (@every::boolean OR x.site_id = ANY (@sites::bigint[]))
+  AND NOT EXISTS (SELECT 1 FROM tree_packages p
                   JOIN tree_findings f ON f.name = p.name AND f.version = p.version
                   WHERE p.site_id = x.site_id AND p.id = x.package_id AND f.advisory_id = x.advisory_id AND NOT f.withdrawn);
 
@@ -40,7 +45,9 @@ WHERE NOT EXISTS (SELECT 1 FROM tree_packages p
 -- it began: an unchanged finding keeps its found_at), keyed by the
 -- package version and the advisory: once, whoever writes it. A vulnerable
 -- finding's EPSS below a channel's least is not sent there; malicious and
--- exploited ones always are.
+-- exploited ones always are. Only the channels of the local site
+-- (scope local); those of some sites and of the fleet are
+-- EventPlanSiteTreeFindings' and EventPlanFleetFindings'.
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
        'tree.finding:' || f.name || '@' || f.version || '/' || f.advisory_id,
@@ -50,7 +57,7 @@ SELECT gen_random_uuid(), ch.id,
                           'fixed_in', coalesce(f.fixed_in, '')),
        sqlc.narg(epoch)::bigint
 FROM tree_finding_state f
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND ch.scope = 'local'
 WHERE f.site_id = @site AND f.found_at >= now()
   AND upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
   AND (f.malicious OR f.known_exploited OR ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)

@@ -61,9 +61,29 @@ func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, man
 // fenced under l; a site whose tree moved since it was read keeps its
 // fixes until the next check. Only findings with a fixed version fetch
 // anything; none at all fetches nothing. A cancelled ctx (the lease lost)
-// stops the fetches and writes nothing.
+// stops the fetches and writes nothing. The check's fix step over every
+// site (fixStep) does the same without holding every tree at once.
 func (w *writer) fleetFixes(ctx context.Context, l lease.Lease, sites []siteFixes) ([][]remedy.Decided, error) {
-	needs := mergeNeeds(sites)
+	docs, saves, err := w.fixDocuments(ctx, w.capNeeds(ctx, mergeNeeds(sites)))
+	if err != nil {
+		return nil, err
+	}
+	decided := make([][]remedy.Decided, len(sites))
+	writes := make([]siteFixWrite, len(sites))
+	for i, s := range sites {
+		if decided[i], writes[i], err = decideSite(s, docs); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.writeFixes(ctx, l, saves, writes); err != nil {
+		return nil, err
+	}
+	return decided, nil
+}
+
+// capNeeds is needs within the documents one check fetches
+// (MaxFixDocuments, or the tests' lower cap), the most needed first.
+func (w *writer) capNeeds(ctx context.Context, needs []remedy.Need) []remedy.Need {
 	limit := MaxFixDocuments
 	if w.maxFixDocuments > 0 {
 		limit = w.maxFixDocuments
@@ -72,37 +92,50 @@ func (w *writer) fleetFixes(ctx context.Context, l lease.Lease, sites []siteFixe
 		w.logger.WarnContext(ctx, "tree fixes: documents past the cap are not fetched", "needed", len(needs), "cap", limit)
 		needs = needs[:limit]
 	}
-	docs, saves, err := w.fixDocuments(ctx, needs)
-	if err != nil {
-		return nil, err
+	return needs
+}
+
+// siteFixWrite is what the fix step writes of one site: its fixes, while
+// its tree is the one read (treeHash).
+type siteFixWrite struct {
+	site     int64
+	treeHash []byte
+	fixes    []store.TreeFix
+}
+
+// decideSite decides what clears s's findings from docs, and what to
+// write of them.
+func decideSite(s siteFixes, docs map[string]*remedy.Document) ([]remedy.Decided, siteFixWrite, error) {
+	var decided []remedy.Decided
+	if len(s.findings) > 0 {
+		decided = remedy.Decide(remedy.Input{Tree: s.tree, Manager: s.manager, Findings: s.findings, Documents: docs})
 	}
-	decided := make([][]remedy.Decided, len(sites))
-	fixes := make([][]store.TreeFix, len(sites))
-	for i, s := range sites {
-		if len(s.findings) > 0 {
-			decided[i] = remedy.Decide(remedy.Input{Tree: s.tree, Manager: s.manager, Findings: s.findings, Documents: docs})
+	out := siteFixWrite{site: s.site, treeHash: s.treeHash, fixes: make([]store.TreeFix, len(decided))}
+	for k, d := range decided {
+		b, err := json.Marshal(d.Fix)
+		if err != nil {
+			return nil, out, err
 		}
-		fixes[i] = make([]store.TreeFix, len(decided[i]))
-		for k, d := range decided[i] {
-			b, err := json.Marshal(d.Fix)
-			if err != nil {
-				return nil, err
-			}
-			fixes[i][k] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
-		}
+		out.fixes[k] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
 	}
+	return decided, out, nil
+}
+
+// writeFixes writes the documents fetched (saves) and every site's fixes
+// in one transaction, fenced under l.
+func (w *writer) writeFixes(ctx context.Context, l lease.Lease, saves []store.TreeFixDocument, writes []siteFixWrite) error {
 	// The documents kept are those the fix step fetched: a component's
 	// is its source's.
 	keep := make([]string, 0, len(saves))
 	for _, d := range saves {
 		keep = append(keep, d.Name)
 	}
-	err = w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+	err := w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
 		if err := tx.TreeFixDocumentsSave(ctx, saves, keep, l.Epoch); err != nil {
 			return err
 		}
-		for i, s := range sites {
-			wrote, err := tx.TreeFixesSave(ctx, s.site, s.treeHash, fixes[i], l.Epoch)
+		for _, s := range writes {
+			wrote, err := tx.TreeFixesSave(ctx, s.site, s.treeHash, s.fixes, l.Epoch)
 			if err != nil {
 				return err
 			}
@@ -114,43 +147,51 @@ func (w *writer) fleetFixes(ctx context.Context, l lease.Lease, sites []siteFixe
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("tree fixes: %w", err)
+		return fmt.Errorf("tree fixes: %w", err)
 	}
-	return decided, nil
+	return nil
 }
 
-// mergeNeeds is the documents the sites' findings need (remedy.Needs of
-// each), each package once at the lowest floor any site needs ("" keeps
-// every release), the packages most sites need first, then by their best
-// rank in a site's list, then by name.
-func mergeNeeds(sites []siteFixes) []remedy.Need {
-	type need struct {
-		remedy.Need
-		sites, rank int
+// needsMerge gathers the documents the sites' findings need, one site at
+// a time (add), each package once at the lowest floor any site needs (""
+// keeps every release); list orders them: the packages most sites need
+// first, then by their best rank in a site's list, then by name.
+type needsMerge struct {
+	by map[string]*mergedNeed
+}
+
+type mergedNeed struct {
+	remedy.Need
+	sites, rank int
+}
+
+func (m *needsMerge) add(s siteFixes) {
+	if len(s.findings) == 0 {
+		return
 	}
-	by := map[string]*need{}
-	for _, s := range sites {
-		if len(s.findings) == 0 {
+	if m.by == nil {
+		m.by = map[string]*mergedNeed{}
+	}
+	for rank, n := range remedy.Needs(s.tree, s.findings) {
+		e := m.by[n.Name]
+		if e == nil {
+			m.by[n.Name] = &mergedNeed{Need: n, sites: 1, rank: rank}
 			continue
 		}
-		for rank, n := range remedy.Needs(s.tree, s.findings) {
-			m := by[n.Name]
-			if m == nil {
-				by[n.Name] = &need{Need: n, sites: 1, rank: rank}
-				continue
-			}
-			m.sites++
-			m.rank = min(m.rank, rank)
-			if !covers(m.Floor, n.Floor) {
-				m.Floor = n.Floor
-			}
+		e.sites++
+		e.rank = min(e.rank, rank)
+		if !covers(e.Floor, n.Floor) {
+			e.Floor = n.Floor
 		}
 	}
-	all := make([]*need, 0, len(by))
-	for _, n := range by {
+}
+
+func (m *needsMerge) list() []remedy.Need {
+	all := make([]*mergedNeed, 0, len(m.by))
+	for _, n := range m.by {
 		all = append(all, n)
 	}
-	slices.SortFunc(all, func(a, b *need) int {
+	slices.SortFunc(all, func(a, b *mergedNeed) int {
 		return cmp.Or(cmp.Compare(b.sites, a.sites), cmp.Compare(a.rank, b.rank), strings.Compare(a.Name, b.Name))
 	})
 	out := make([]remedy.Need, len(all))
@@ -158,6 +199,15 @@ func mergeNeeds(sites []siteFixes) []remedy.Need {
 		out[i] = n.Need
 	}
 	return out
+}
+
+// mergeNeeds is the documents the sites' findings need (needsMerge).
+func mergeNeeds(sites []siteFixes) []remedy.Need {
+	var m needsMerge
+	for _, s := range sites {
+		m.add(s)
+	}
+	return m.list()
 }
 
 // fixDocuments fetches the documents of needs: the documents read, by
