@@ -18,6 +18,32 @@ SELECT id, name, owner, created_at, token_made_at, pushed_at,
 FROM sites
 ORDER BY id <> 1, name;
 
+-- name: SitePage :many
+-- One page of the sites the principal may see (every site unless
+-- limited, then those of ids) whose name or owner holds search (the
+-- Fleet's search: queries/fleet.sql), the local site first, then by
+-- name: row_limit rows after the first row_offset. stale as SiteList's.
+-- Two branches, one of which a one-time filter skips: a limited
+-- principal's sites are read by the primary key, not found among every
+-- site by a comparison with each of ids.
+SELECT id, name, owner, created_at, token_made_at, pushed_at,
+       (id <> 1 AND coalesce(pushed_at, created_at)
+                    <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::bool AS stale
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT @limited::boolean
+      UNION ALL
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
+WHERE @search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0
+ORDER BY id <> 1, name
+LIMIT @row_limit::bigint OFFSET @row_offset::bigint;
+
+-- name: SiteCount :one
+-- How many sites SitePage pages through.
+SELECT count(*)::bigint
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT @limited::boolean
+      UNION ALL
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE @limited AND id = ANY (@ids::bigint[])) s
+WHERE @search::text = '' OR strpos(lower(name), lower(@search)) > 0 OR strpos(lower(owner), lower(@search)) > 0;
+
 -- name: SiteChoices :many
 -- The site switcher's sites: the local one first, then by name, the
 -- first max_rows of those the principal may see (every site unless
@@ -82,6 +108,16 @@ SELECT u.sites_limited,
                  WHERE us.user_id = u.id), '{}')::text[] AS site_names
 FROM users u
 WHERE u.id = @id;
+
+-- name: UserListSites :many
+-- Every account (as UserList, by email), whether it is limited to some
+-- sites, and the names of those sites: the Users section in one query.
+SELECT u.id, u.email, u.role, u.disabled, u.created_at, u.sites_limited,
+       coalesce((SELECT array_agg(s.name ORDER BY s.name)
+                 FROM user_sites us JOIN sites s ON s.id = us.site_id
+                 WHERE us.user_id = u.id), '{}')::text[] AS site_names
+FROM users u
+ORDER BY lower(u.email);
 
 -- name: TokenSitesSet :exec
 -- A token limited to some sites at its creation (within its owner's: the

@@ -10,15 +10,17 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// pager is the catalog's pagination, computed from its props.
+// pager is a list's numbered pagination (the catalog's, the Sites
+// section's), computed from its page, page size and total.
 type pager struct {
 	Page, Pages    int
 	From, To       int
 	Total          int
-	Filter         readmodel.Filter
-	Query          string
 	Links          []pageLink
 	HasPrev, HasNx bool
+	// path is the list's URL at a page; testID names the pagination.
+	path   func(page int) string
+	testID string
 }
 
 // pageLink is one page number, or a gap ("…") between numbers.
@@ -27,17 +29,23 @@ type pageLink struct {
 	Gap    bool
 }
 
-// newPager places the page among the pages: a page number out of range is
-// clamped to the first or last page.
+// newPager is the catalog's pager.
 func newPager(p CatalogProps) pager {
-	size := p.PageSize
+	return pagerOf(p.Page, p.PageSize, p.Total, func(n int) string { return CatalogPath(p.Filter, p.Query, n) }, "catalog-pagination")
+}
+
+// pagerOf places page among the pages of total rows, size a page
+// (DefaultPageSize when not positive): a page number out of range is
+// clamped to the first or last page. path is the list's URL at a page;
+// testID the pagination's data-testid.
+func pagerOf(page, size, total int, path func(int) string, testID string) pager {
 	if size <= 0 {
 		size = DefaultPageSize
 	}
-	total := max(p.Total, 0)
+	total = max(total, 0)
 	pages := max((total+size-1)/size, 1)
-	page := min(max(p.Page, 1), pages)
-	pg := pager{Page: page, Pages: pages, Total: total, Filter: p.Filter, Query: p.Query}
+	page = min(max(page, 1), pages)
+	pg := pager{Page: page, Pages: pages, Total: total, path: path, testID: testID}
 	if total > 0 {
 		pg.From = (page-1)*size + 1
 		pg.To = min(page*size, total)
@@ -59,7 +67,7 @@ func newPager(p CatalogProps) pager {
 }
 
 func (pg pager) url(page int) string {
-	return CatalogPath(pg.Filter, pg.Query, page)
+	return pg.path(page)
 }
 
 // showingText is "Showing 1–50 of 3,000".
@@ -171,17 +179,29 @@ func filterNoun(f readmodel.Filter, n int) string {
 
 // countText is the catalog's count line: "Showing 1–50 of 3,000
 // components with an update matching “blog”".
-func countText(pg pager) string {
-	s := "No " + filterNoun(pg.Filter, 0)
+func countText(pg pager, filter readmodel.Filter, query string) string {
+	return pg.countText(filterNoun(filter, 0), filterNoun(filter, pg.Total), query)
+}
+
+// sitesShowingText is the Sites section's count line: "Showing 1–50 of
+// 3,000 sites matching “acme”".
+func sitesShowingText(pg pager, query string) string {
+	return pg.countText("sites", pick(pg.Total, "site", "sites"), query)
+}
+
+// countText is "No NONE", or "Showing 1–50 of 3,000 NOUN", with
+// "matching “QUERY”" after it when a search was asked.
+func (pg pager) countText(none, noun, query string) string {
+	s := "No " + none
 	switch {
 	case pg.Total == 0:
 	case pg.From == pg.To:
-		s = "Showing " + thousands(pg.From) + " of " + thousands(pg.Total) + " " + filterNoun(pg.Filter, pg.Total)
+		s = "Showing " + thousands(pg.From) + " of " + thousands(pg.Total) + " " + noun
 	default:
-		s = pg.showingText() + " " + filterNoun(pg.Filter, pg.Total)
+		s = pg.showingText() + " " + noun
 	}
-	if pg.Query != "" {
-		s += " matching “" + pg.Query + "”"
+	if query != "" {
+		s += " matching “" + query + "”"
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package views
 
 import (
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -26,6 +27,22 @@ func SiteRemovePath(name string) string {
 	return PathAdminSites + "/" + url.PathEscape(name) + "/remove"
 }
 
+// SitesPath is the Sites section searched for query (a part of a site's
+// name or owner; "" for every site), at page (from 1).
+func SitesPath(query string, page int) string {
+	v := url.Values{}
+	if query != "" {
+		v.Set(ParamQuery, query)
+	}
+	if page > 1 {
+		v.Set(ParamPage, strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return PathAdminSites
+	}
+	return PathAdminSites + "?" + v.Encode()
+}
+
 // SiteRow is one site as the section lists it: never its push token.
 type SiteRow struct {
 	Name  string
@@ -45,7 +62,13 @@ type SiteForm struct {
 // SitesProps is the Sites section.
 type SitesProps struct {
 	Layout LayoutProps
-	Sites  []SiteRow
+	// Sites is one page of the sites: PageSize a page, Page from 1, of
+	// Total whose name or owner holds Query.
+	Sites    []SiteRow
+	Query    string
+	Page     int
+	PageSize int
+	Total    int
 	// CanManage is sites.can_manage: each site's rotate and remove.
 	CanManage bool
 	// CanAdd is sites.can_manage with every site in view: the add form (a
@@ -78,4 +101,15 @@ func sitesLead(staleAfter time.Duration) string {
 	return "A site pushes its lockfile with a push token of its own (PUT /api/sites/NAME/lockfile, or upcheck site push from its deploy hook). " +
 		"The token is shown once, when it is made; upcheck keeps only its hash. A site that has not pushed for " +
 		readmodel.SpanText(readmodel.SiteStaleAfter(staleAfter)) + " is " + readmodel.SiteStaleText + "."
+}
+
+// sitesEmptyText says why the page lists no site.
+func sitesEmptyText(p SitesProps) string {
+	switch {
+	case p.Query != "" && p.Total == 0:
+		return "No site you may see has “" + p.Query + "” in its name or owner."
+	case p.Total > 0:
+		return "No site on this page: there are " + thousands(p.Total) + " " + pick(p.Total, "site", "sites") + "."
+	}
+	return "No site you may see."
 }

@@ -244,6 +244,20 @@ func (s *Service) UserSiteLimit(ctx context.Context, email string) (UserSites, e
 	return UserSites{User: u, Limited: limited, Sites: sites}, nil
 }
 
+// UsersSites returns every account, by email, with the sites it may see,
+// in one query (the Users section).
+func (s *Service) UsersSites(ctx context.Context) ([]UserSites, error) {
+	rows, err := s.st.UsersWithSites(ctx)
+	if err != nil {
+		return nil, dbError("users' sites", err)
+	}
+	out := make([]UserSites, len(rows))
+	for i, r := range rows {
+		out[i] = UserSites{User: r.User, Limited: r.SitesLimited, Sites: r.SiteNames}
+	}
+	return out, nil
+}
+
 // TokenSites returns the names of the sites each API token limited to
 // some is limited to, by token id (a token limited to sites since removed
 // has an empty list: it sees none).

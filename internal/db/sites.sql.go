@@ -56,6 +56,28 @@ func (q *Queries) SiteChoices(ctx context.Context, db DBTX, arg SiteChoicesParam
 	return items, nil
 }
 
+const siteCount = `-- name: SiteCount :one
+SELECT count(*)::bigint
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT $1::boolean
+      UNION ALL
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE $1 AND id = ANY ($2::bigint[])) s
+WHERE $3::text = '' OR strpos(lower(name), lower($3)) > 0 OR strpos(lower(owner), lower($3)) > 0
+`
+
+type SiteCountParams struct {
+	Limited bool
+	Ids     []int64
+	Search  string
+}
+
+// How many sites SitePage pages through.
+func (q *Queries) SiteCount(ctx context.Context, db DBTX, arg SiteCountParams) (int64, error) {
+	row := db.QueryRow(ctx, siteCount, arg.Limited, arg.Ids, arg.Search)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const siteCreate = `-- name: SiteCreate :one
 
 INSERT INTO sites (name, owner, token_hash, token_made_at)
@@ -274,6 +296,78 @@ func (q *Queries) SiteList(ctx context.Context, db DBTX, staleSeconds float64) (
 	return items, nil
 }
 
+const sitePage = `-- name: SitePage :many
+SELECT id, name, owner, created_at, token_made_at, pushed_at,
+       (id <> 1 AND coalesce(pushed_at, created_at)
+                    <= clock_timestamp() - make_interval(secs => $1::float8))::bool AS stale
+FROM (SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE NOT $2::boolean
+      UNION ALL
+      SELECT id, name, owner, created_at, token_made_at, pushed_at FROM sites WHERE $2 AND id = ANY ($3::bigint[])) s
+WHERE $4::text = '' OR strpos(lower(name), lower($4)) > 0 OR strpos(lower(owner), lower($4)) > 0
+ORDER BY id <> 1, name
+LIMIT $6::bigint OFFSET $5::bigint
+`
+
+type SitePageParams struct {
+	StaleSeconds float64
+	Limited      bool
+	Ids          []int64
+	Search       string
+	RowOffset    int64
+	RowLimit     int64
+}
+
+type SitePageRow struct {
+	ID          int64
+	Name        string
+	Owner       string
+	CreatedAt   time.Time
+	TokenMadeAt *time.Time
+	PushedAt    *time.Time
+	Stale       bool
+}
+
+// One page of the sites the principal may see (every site unless
+// limited, then those of ids) whose name or owner holds search (the
+// Fleet's search: queries/fleet.sql), the local site first, then by
+// Two branches, one of which a one-time filter skips: a limited
+// principal's sites are read by the primary key, not found among every
+// site by a comparison with each of ids.
+func (q *Queries) SitePage(ctx context.Context, db DBTX, arg SitePageParams) ([]SitePageRow, error) {
+	rows, err := db.Query(ctx, sitePage,
+		arg.StaleSeconds,
+		arg.Limited,
+		arg.Ids,
+		arg.Search,
+		arg.RowOffset,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SitePageRow{}
+	for rows.Next() {
+		var i SitePageRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Owner,
+			&i.CreatedAt,
+			&i.TokenMadeAt,
+			&i.PushedAt,
+			&i.Stale,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const siteRotateToken = `-- name: SiteRotateToken :one
 UPDATE sites SET token_hash = $1, token_made_at = clock_timestamp()
 WHERE name = $2 AND id <> 1
@@ -361,6 +455,55 @@ type TokenSitesSetParams struct {
 func (q *Queries) TokenSitesSet(ctx context.Context, db DBTX, arg TokenSitesSetParams) error {
 	_, err := db.Exec(ctx, tokenSitesSet, arg.TokenID, arg.SiteIds)
 	return err
+}
+
+const userListSites = `-- name: UserListSites :many
+SELECT u.id, u.email, u.role, u.disabled, u.created_at, u.sites_limited,
+       coalesce((SELECT array_agg(s.name ORDER BY s.name)
+                 FROM user_sites us JOIN sites s ON s.id = us.site_id
+                 WHERE us.user_id = u.id), '{}')::text[] AS site_names
+FROM users u
+ORDER BY lower(u.email)
+`
+
+type UserListSitesRow struct {
+	ID           int64
+	Email        string
+	Role         string
+	Disabled     bool
+	CreatedAt    time.Time
+	SitesLimited bool
+	SiteNames    []string
+}
+
+// Every account (as UserList, by email), whether it is limited to some
+// sites, and the names of those sites: the Users section in one query.
+func (q *Queries) UserListSites(ctx context.Context, db DBTX) ([]UserListSitesRow, error) {
+	rows, err := db.Query(ctx, userListSites)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UserListSitesRow{}
+	for rows.Next() {
+		var i UserListSitesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Role,
+			&i.Disabled,
+			&i.CreatedAt,
+			&i.SitesLimited,
+			&i.SiteNames,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const userSetSitesLimited = `-- name: UserSetSitesLimited :execrows

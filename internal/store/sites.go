@@ -84,6 +84,60 @@ func (e *Executor) Sites(ctx context.Context, staleAfter time.Duration) ([]Site,
 	return out, nil
 }
 
+// SiteFilter is one page of the Sites section (queries/sites.sql
+// SitePage): the sites of Scope whose name or owner holds Search, Limit
+// rows after the first Offset; Stale is judged against StaleAfter.
+type SiteFilter struct {
+	Scope      FleetScope
+	Search     string
+	StaleAfter time.Duration
+	Offset     int
+	Limit      int
+}
+
+// SitePage reads one page of the sites as f asks, the local site first,
+// then by name, and how many sites f's scope and search hold in all.
+func (e *Executor) SitePage(ctx context.Context, f SiteFilter) ([]Site, int, error) {
+	rows, err := e.q.SitePage(ctx, e.dbtx, db.SitePageParams{StaleSeconds: f.StaleAfter.Seconds(), Limited: f.Scope.Limited,
+		Ids: f.Scope.ids(), Search: f.Search, RowOffset: int64(f.Offset), RowLimit: int64(f.Limit)})
+	if err != nil {
+		return nil, 0, mapError(fmt.Errorf("list a page of sites: %w", err))
+	}
+	total, err := e.q.SiteCount(ctx, e.dbtx, db.SiteCountParams{Limited: f.Scope.Limited, Ids: f.Scope.ids(), Search: f.Search})
+	if err != nil {
+		return nil, 0, mapError(fmt.Errorf("count sites: %w", err))
+	}
+	out := make([]Site, len(rows))
+	for i, r := range rows {
+		out[i] = Site{ID: r.ID, Name: r.Name, Owner: r.Owner, CreatedAt: r.CreatedAt, TokenMadeAt: r.TokenMadeAt,
+			PushedAt: r.PushedAt, Stale: r.Stale}
+	}
+	return out, int(total), nil
+}
+
+// UserWithSites is an account, whether it is limited to some sites, and
+// the names of those sites.
+type UserWithSites struct {
+	User
+	SitesLimited bool
+	SiteNames    []string
+}
+
+// UsersWithSites lists every account by email with its sites, in one
+// query.
+func (e *Executor) UsersWithSites(ctx context.Context) ([]UserWithSites, error) {
+	rows, err := e.q.UserListSites(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list users with their sites: %w", err))
+	}
+	out := make([]UserWithSites, len(rows))
+	for i, r := range rows {
+		out[i] = UserWithSites{User: User{ID: r.ID, Email: r.Email, Role: r.Role, Disabled: r.Disabled, CreatedAt: r.CreatedAt},
+			SitesLimited: r.SitesLimited, SiteNames: r.SiteNames}
+	}
+	return out, nil
+}
+
 // SiteChoice is a site as the site switcher names it.
 type SiteChoice struct {
 	ID   int64

@@ -51,20 +51,12 @@ func siteBody(s store.Site, now time.Time) siteJSON {
 		PushedAt: s.PushedAt, Stale: s.Stale, Push: push}
 }
 
-// visibleSites are the sites the request's principal may see.
-func (s *Server) visibleSites(c echo.Context) ([]store.Site, error) {
-	sites, err := s.store.Sites(c.Request().Context(), s.siteStaleAfter)
-	if err != nil {
-		return nil, err
-	}
-	p, _ := auth.PrincipalFrom(c)
-	out := sites[:0]
-	for _, site := range sites {
-		if p.MaySee(site.ID) {
-			out = append(out, site)
-		}
-	}
-	return out, nil
+// visibleSites is one page of the sites the request's principal may see
+// (fleetScope), as lp asks, the local site first, then by name; total:
+// how many the scope and search hold.
+func (s *Server) visibleSites(c echo.Context, lp siteList) (sites []store.Site, total int, err error) {
+	return s.store.SitePage(c.Request().Context(), store.SiteFilter{Scope: fleetScope(c), Search: lp.Search,
+		StaleAfter: s.siteStaleAfter, Offset: lp.Offset, Limit: lp.Limit})
 }
 
 // visibleSite is the site of the route's :site when the principal may see
@@ -115,10 +107,17 @@ func siteRefusal(err error) (int, string) {
 	return 0, ""
 }
 
-// apiSites is GET /api/admin/sites: the sites the principal may see, the
-// local one first. Never a push token: only their hashes are stored.
+// apiSites is GET /api/admin/sites: one page of the sites the principal
+// may see whose name or owner holds q, the local one first, then by name,
+// per_page (1–500, default 100) and page (from 1), as the Fleet API
+// pages; more: a next page exists; total: how many sites in all. Never a
+// push token: only their hashes are stored.
 func (s *Server) apiSites(c echo.Context) error {
-	sites, err := s.visibleSites(c)
+	lp, err := siteListQuery(c, 100, maxPageSize)
+	if err != nil {
+		return err
+	}
+	sites, total, err := s.visibleSites(c, lp)
 	if err != nil {
 		return err
 	}
@@ -128,7 +127,8 @@ func (s *Server) apiSites(c echo.Context) error {
 		out[i] = siteBody(site, now)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string]any{"sites": out, "stale_after_seconds": int64(s.siteStaleAfter / time.Second)})
+	return c.JSON(http.StatusOK, map[string]any{"sites": out, "page": lp.Page, "per_page": lp.Limit,
+		"more": lp.Offset+len(sites) < total, "total": total, "stale_after_seconds": int64(s.siteStaleAfter / time.Second)})
 }
 
 // apiAddSite is POST /api/admin/sites: 201 with the site and its push

@@ -24,38 +24,57 @@ import (
 // search and page, and per_page (1 to max, default def) when given.
 func (s *Server) fleetQuery(c echo.Context, def, max int) (store.FleetFilter, int, error) {
 	f := store.FleetFilter{Scope: fleetScope(c), Sort: readmodel.FleetSort(c.QueryParam(views.ParamSort)),
-		Filter: readmodel.FleetFilter(c.QueryParam(views.ParamPackageFilter)), Search: c.QueryParam(views.ParamQuery),
-		DevMode: s.devMode, StaleAfter: s.fleetStaleAfter(), Limit: def}
+		Filter: readmodel.FleetFilter(c.QueryParam(views.ParamPackageFilter)), DevMode: s.devMode, StaleAfter: s.fleetStaleAfter()}
 	if !f.Sort.Valid() {
 		return f, 0, echo.NewHTTPError(http.StatusBadRequest, views.ParamSort+" must be one of "+joinNames(readmodel.FleetSorts[1:]))
 	}
 	if !f.Filter.Valid() {
 		return f, 0, echo.NewHTTPError(http.StatusBadRequest, views.ParamPackageFilter+" must be one of "+joinNames(readmodel.FleetFilters[1:]))
 	}
-	if len(f.Search) > 200 {
-		return f, 0, echo.NewHTTPError(http.StatusBadRequest, "q is too long")
+	lp, err := siteListQuery(c, def, max)
+	if err != nil {
+		return f, 0, err
+	}
+	f.Search, f.Offset, f.Limit = lp.Search, lp.Offset, lp.Limit
+	return f, lp.Page, nil
+}
+
+// siteList is a page of a list of sites as asked: its search (a part of
+// a site's name or owner), its page (from 1) and its size, and the rows
+// before it.
+type siteList struct {
+	Search              string
+	Page, Limit, Offset int
+}
+
+// siteListQuery reads and checks the search (q), page and per_page (1 to
+// max, default def) of a list of sites: the Fleet's and the Sites
+// section's, pages and API alike.
+func siteListQuery(c echo.Context, def, max int) (siteList, error) {
+	lp := siteList{Search: c.QueryParam(views.ParamQuery), Page: 1, Limit: def}
+	if len(lp.Search) > 200 {
+		return lp, echo.NewHTTPError(http.StatusBadRequest, "q is too long")
 	}
 	if v := c.QueryParam("per_page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > max {
-			return f, 0, echo.NewHTTPError(http.StatusBadRequest, "per_page must be between 1 and "+strconv.Itoa(max))
+			return lp, echo.NewHTTPError(http.StatusBadRequest, "per_page must be between 1 and "+strconv.Itoa(max))
 		}
-		f.Limit = n
+		lp.Limit = n
 	}
-	page := 1
 	if v := c.QueryParam(views.ParamPage); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxFleetPage {
-			return f, 0, echo.NewHTTPError(http.StatusBadRequest, "page must be between 1 and "+strconv.Itoa(maxFleetPage))
+		if err != nil || n < 1 || n > maxSiteListPage {
+			return lp, echo.NewHTTPError(http.StatusBadRequest, "page must be between 1 and "+strconv.Itoa(maxSiteListPage))
 		}
-		page = n
+		lp.Page = n
 	}
-	f.Offset = (page - 1) * f.Limit
-	return f, page, nil
+	lp.Offset = (lp.Page - 1) * lp.Limit
+	return lp, nil
 }
 
-// maxFleetPage bounds the page number: 100,000 sites at 50 a page.
-const maxFleetPage = 2000
+// maxSiteListPage bounds the page number: 100,000 sites at 50 a page.
+const maxSiteListPage = 2000
 
 // joinNames lists the non-empty names of a vocabulary: "name, pushed, …".
 func joinNames[T ~string](names []T) string {

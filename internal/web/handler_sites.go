@@ -9,17 +9,22 @@ import (
 	"github.com/upcheck/upcheck/views"
 )
 
-// sitesPage is the Sites section: the sites the principal may see; for an
-// admin, each site's rotate and remove, and the add form when the admin
-// sees every site. A push token just made comes once, through the flash.
+// sitesPage is the Sites section: the sites the principal may see,
+// pageSize a page (the Fleet's), searched by name or owner; for an admin,
+// each site's rotate and remove, and the add form when the admin sees
+// every site. A push token just made comes once, through the flash.
 func (s *Server) sitesPage(c echo.Context) error {
-	sites, err := s.visibleSites(c)
+	lp, err := siteListQuery(c, pageSize, pageSize)
+	if err != nil {
+		return err
+	}
+	sites, total, err := s.visibleSites(c, lp)
 	if err != nil {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
 	props := views.SitesProps{Layout: layout(c), CanManage: p.Can(auth.PermSites), CanAdd: p.Can(auth.PermSites) && !p.Sites.Limited(),
-		StaleAfter: s.siteStaleAfter}
+		StaleAfter: s.siteStaleAfter, Query: lp.Search, Page: lp.Page, PageSize: lp.Limit, Total: total}
 	if f, ok := s.takeFlash(c, views.PathAdminSites); ok {
 		props.Notice, props.NoticeError = f.Notice, f.Values["refusal"]
 		props.NewToken, props.NewTokenSite = f.Values["token"], f.Values["site"]

@@ -15,13 +15,12 @@ import (
 // the sites it may see, set by an admin who sees every site with the
 // same auth.Service.SetUserSites as PUT /api/admin/users/{email}/sites.
 
-// usersPage lists every account with its sites.
+// usersPage lists every account with its sites, read in one query.
 func (s *Server) usersPage(c echo.Context) error {
 	if err := everySite(c); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	users, err := s.store.Users(ctx)
+	users, err := s.auth.UsersSites(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -29,12 +28,9 @@ func (s *Server) usersPage(c echo.Context) error {
 	if f, ok := s.takeFlash(c, views.PathUsers); ok {
 		props.Notice, props.NoticeError = f.Notice, f.Error
 	}
-	for _, u := range users {
-		us, err := s.auth.UserSiteLimit(ctx, u.Email)
-		if err != nil {
-			return err
-		}
-		props.Users = append(props.Users, views.UserRow{Email: u.Email, Role: u.Role, Disabled: u.Disabled, Limited: us.Limited, Sites: us.Sites})
+	for _, us := range users {
+		props.Users = append(props.Users, views.UserRow{Email: us.User.Email, Role: us.User.Role, Disabled: us.User.Disabled,
+			Limited: us.Limited, Sites: us.Sites})
 	}
 	return renderOK(c, views.Users(props))
 }

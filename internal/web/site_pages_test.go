@@ -315,7 +315,7 @@ func TestUsersPageSetsSites(t *testing.T) {
 		return c.do("POST", "/admin/users/viewer@example.test/sites", v.Encode(), formType, nil)
 	}
 	audits := func() (n int) {
-		b.db.QueryRow(t, `SELECT count(*) FROM audit_log WHERE action = 'user.sites'`).Scan(&n)
+		b.db.QueryRow(t, `SELECT count(*) FROM audit_log WHERE action = 'user.sites' AND detail->>'email' = 'viewer@example.test'`).Scan(&n)
 		return n
 	}
 
@@ -342,6 +342,17 @@ func TestUsersPageSetsSites(t *testing.T) {
 	}
 	if us, err := b.auth.UserSiteLimit(ctx, "viewer@example.test"); err != nil || !us.Limited || strings.Join(us.Sites, ",") != "acme,globex" {
 		t.Fatalf("the viewer's sites: %+v %v", us, err)
+	}
+	// The section shows each account's own sites (read for every account
+	// in one query).
+	b.limitedUser("globex-viewer@example.test", auth.RoleViewer, "globex")
+	users := admin.do("GET", "/admin/users", "", "", nil)
+	for email, want := range map[string]string{"viewer@example.test": "acme, globex", "globex-viewer@example.test": "globex",
+		"admin@example.test": "every site"} {
+		m := regexp.MustCompile(`data-email="` + regexp.QuoteMeta(email) + `"(?s:.*?)data-testid="user-sites">([^<]*)<`).FindStringSubmatch(users.body)
+		if m == nil || m[1] != want {
+			t.Errorf("the Users section shows the sites of %s as %v, want %q", email, m, want)
+		}
 	}
 	if f := admin.do("GET", "/admin/users/viewer@example.test/sites", "", "", nil); !strings.Contains(f.body, `value="acme" checked`) ||
 		strings.Contains(f.body, `value="local" checked`) || !strings.Contains(f.body, `value="some" checked`) {
