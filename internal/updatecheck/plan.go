@@ -45,7 +45,7 @@ type job struct {
 func (j job) inputs() []store.ComponentInput {
 	out := make([]store.ComponentInput, len(j.components))
 	for i, comp := range j.components {
-		out[i] = store.ComponentInput{Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core, Package: comp.Package,
+		out[i] = store.ComponentInput{Site: comp.Site, Code: comp.Code, InstalledVersion: comp.InstalledVersion, CoreVersion: j.core, Package: comp.Package,
 			Policy: comp.Policy, Skipped: j.skips[comp.Code], Approvals: j.approvals[comp.Code]}
 	}
 	return out
@@ -54,7 +54,7 @@ func (j job) inputs() []store.ComponentInput {
 // plan reads the components, the stored sources, their rollback state and
 // trusted keys, and groups the components by source.
 func (w *writer) plan(ctx context.Context) ([]job, error) {
-	components, err := w.store.Components(ctx)
+	components, err := w.store.Components(ctx, store.LocalSite)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +70,11 @@ func (w *writer) plan(ctx context.Context) ([]job, error) {
 	if err != nil {
 		return nil, err
 	}
-	skips, err := w.store.Skips(ctx)
+	skips, err := w.store.Skips(ctx, store.LocalSite)
 	if err != nil {
 		return nil, err
 	}
-	approvals, err := w.store.ApprovalInputs(ctx)
+	approvals, err := w.store.ApprovalInputs(ctx, store.LocalSite)
 	if err != nil {
 		return nil, err
 	}
