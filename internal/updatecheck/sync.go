@@ -190,6 +190,33 @@ func (w *writer) upsertComponents(ctx context.Context, tx *store.Tx, site int64,
 	return nil
 }
 
+// syncComponentsTx makes site's installed components those of m in tx,
+// all at once: a registered site's push, whose lockfile is refused or
+// accepted whole with its tree. before are site's components as read
+// before tx; the push's tree write, in the same tx, refuses the whole
+// push when another push of the site wrote since (store.ErrTreeMoved).
+func (w *writer) syncComponentsTx(ctx context.Context, tx *store.Tx, site int64, m *manifest.Manifest,
+	before []store.Component) (SyncReport, error) {
+	rep, upserts, removed := componentChanges(site, m, before)
+	pins := make(map[string]string, len(upserts))
+	for _, u := range upserts {
+		pins[u.Code] = u.PinnedKey
+	}
+	if len(upserts) > 0 {
+		if err := w.upsertComponents(ctx, tx, site, upserts, pinChanges(before, upserts), pins); err != nil {
+			return rep, err
+		}
+	}
+	if len(removed) > 0 {
+		n, err := tx.ComponentDelete(ctx, site, removed)
+		if err != nil {
+			return rep, err
+		}
+		rep.Removed = int(n)
+	}
+	return rep, nil
+}
+
 // removeComponents deletes site's components of codes in batches under
 // the lease's lock and says how many it removed.
 func (s *Syncer) removeComponents(ctx context.Context, site int64, codes []string) (int, error) {
