@@ -35,3 +35,10 @@ ORDER BY code, version, digest;
 -- Ends one approval of the manifest's (the manifest no longer declares it).
 DELETE FROM component_approvals
 WHERE site_id = @site AND code = @code::text AND version = @version::text AND digest = @digest::text AND from_manifest;
+
+-- name: ApprovalInputsFleet :many
+-- Every site's components' approvals as an evaluation reads them
+-- (upcheck_approvals_of), for the components that have any.
+SELECT DISTINCT a.site_id, a.code, upcheck_approvals_of(a.site_id, a.code)::text AS approvals
+FROM component_approvals a
+ORDER BY a.site_id, a.code;

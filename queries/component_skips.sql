@@ -40,3 +40,9 @@ INSERT INTO pin_downgrades (site_id, code, source_url, pin, reason)
 VALUES (@site::bigint, @code::text, @source_url::text, @pin::text, @reason::text)
 ON CONFLICT (site_id, code) DO UPDATE
 SET source_url = EXCLUDED.source_url, pin = EXCLUDED.pin, reason = EXCLUDED.reason, changed_at = clock_timestamp();
+
+-- name: SkipVersionsFleet :many
+-- Every site's skipped versions, as a check's evaluation reads them.
+SELECT site_id, code, version
+FROM component_skips
+ORDER BY site_id, code;

@@ -69,3 +69,10 @@ ORDER BY cs.source_url, cs.code;
 
 -- name: ComponentCodes :many
 SELECT code FROM components WHERE site_id = @site ORDER BY code;
+
+-- name: ComponentListFleet :many
+-- Every site's installed components, by site and code: what a check
+-- fetches the sources of, once each however many sites use one.
+SELECT site_id, code, name, installed_version, source_url, pinned_key, package, policy
+FROM components
+ORDER BY site_id, code;

@@ -70,6 +70,40 @@ func (q *Queries) ApprovalInputs(ctx context.Context, db DBTX, site int64) ([]Ap
 	return items, nil
 }
 
+const approvalInputsFleet = `-- name: ApprovalInputsFleet :many
+SELECT DISTINCT a.site_id, a.code, upcheck_approvals_of(a.site_id, a.code)::text AS approvals
+FROM component_approvals a
+ORDER BY a.site_id, a.code
+`
+
+type ApprovalInputsFleetRow struct {
+	SiteID    int64
+	Code      string
+	Approvals string
+}
+
+// Every site's components' approvals as an evaluation reads them
+// (upcheck_approvals_of), for the components that have any.
+func (q *Queries) ApprovalInputsFleet(ctx context.Context, db DBTX) ([]ApprovalInputsFleetRow, error) {
+	rows, err := db.Query(ctx, approvalInputsFleet)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApprovalInputsFleetRow{}
+	for rows.Next() {
+		var i ApprovalInputsFleetRow
+		if err := rows.Scan(&i.SiteID, &i.Code, &i.Approvals); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const approvalList = `-- name: ApprovalList :many
 SELECT code, version, digest, reason, actor, from_manifest, approved_at
 FROM component_approvals

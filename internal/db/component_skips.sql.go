@@ -162,3 +162,36 @@ func (q *Queries) SkipPut(ctx context.Context, db DBTX, arg SkipPutParams) (stri
 	err := row.Scan(&previous)
 	return previous, err
 }
+
+const skipVersionsFleet = `-- name: SkipVersionsFleet :many
+SELECT site_id, code, version
+FROM component_skips
+ORDER BY site_id, code
+`
+
+type SkipVersionsFleetRow struct {
+	SiteID  int64
+	Code    string
+	Version string
+}
+
+// Every site's skipped versions, as a check's evaluation reads them.
+func (q *Queries) SkipVersionsFleet(ctx context.Context, db DBTX) ([]SkipVersionsFleetRow, error) {
+	rows, err := db.Query(ctx, skipVersionsFleet)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SkipVersionsFleetRow{}
+	for rows.Next() {
+		var i SkipVersionsFleetRow
+		if err := rows.Scan(&i.SiteID, &i.Code, &i.Version); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -187,6 +187,54 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX, site int64) ([]Com
 	return items, nil
 }
 
+const componentListFleet = `-- name: ComponentListFleet :many
+SELECT site_id, code, name, installed_version, source_url, pinned_key, package, policy
+FROM components
+ORDER BY site_id, code
+`
+
+type ComponentListFleetRow struct {
+	SiteID           int64
+	Code             string
+	Name             string
+	InstalledVersion string
+	SourceUrl        *string
+	PinnedKey        *string
+	Package          *string
+	Policy           *string
+}
+
+// Every site's installed components, by site and code: what a check
+// fetches the sources of, once each however many sites use one.
+func (q *Queries) ComponentListFleet(ctx context.Context, db DBTX) ([]ComponentListFleetRow, error) {
+	rows, err := db.Query(ctx, componentListFleet)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ComponentListFleetRow{}
+	for rows.Next() {
+		var i ComponentListFleetRow
+		if err := rows.Scan(
+			&i.SiteID,
+			&i.Code,
+			&i.Name,
+			&i.InstalledVersion,
+			&i.SourceUrl,
+			&i.PinnedKey,
+			&i.Package,
+			&i.Policy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const componentListUnevaluated = `-- name: ComponentListUnevaluated :many
 SELECT cs.site_id, cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
        coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,

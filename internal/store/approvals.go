@@ -85,6 +85,20 @@ func (e *Executor) ApprovalInputs(ctx context.Context, site int64) (map[string]s
 	return out, nil
 }
 
+// FleetApprovalInputs are the approvals of every site's components that
+// have any, as an evaluation reads them, by component.
+func (e *Executor) FleetApprovalInputs(ctx context.Context) (map[ComponentKey]string, error) {
+	rows, err := e.q.ApprovalInputsFleet(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the fleet's approvals: %w", err))
+	}
+	out := make(map[ComponentKey]string, len(rows))
+	for _, r := range rows {
+		out[ComponentKey{Site: r.SiteID, Code: r.Code}] = r.Approvals
+	}
+	return out, nil
+}
+
 // ApplyManifestApprovals makes the manifest's approvals exactly want
 // (From manifest, by ManifestActor), audited: one declared and not
 // standing is approved (component.approve), one standing and no longer

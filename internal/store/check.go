@@ -173,6 +173,21 @@ func (e *Executor) Components(ctx context.Context, site int64) ([]Component, err
 	return out, nil
 }
 
+// FleetComponents lists every site's installed components, ordered by
+// site and code: what a check fetches for.
+func (e *Executor) FleetComponents(ctx context.Context) ([]Component, error) {
+	rows, err := e.q.ComponentListFleet(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the fleet's components: %w", err))
+	}
+	out := make([]Component, len(rows))
+	for i, r := range rows {
+		out[i] = Component{Site: r.SiteID, Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
+			PinnedKey: deref(r.PinnedKey), Package: deref(r.Package), Policy: deref(r.Policy)}
+	}
+	return out, nil
+}
+
 // Component reads one installed component of site; ErrNotFound when it
 // is not installed.
 func (e *Executor) Component(ctx context.Context, site int64, code string) (Component, error) {

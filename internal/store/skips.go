@@ -56,6 +56,20 @@ func (e *Executor) Skips(ctx context.Context, site int64) (map[string]Skip, erro
 	return out, nil
 }
 
+// FleetSkippedVersions returns every site's skipped versions, by
+// component.
+func (e *Executor) FleetSkippedVersions(ctx context.Context) (map[ComponentKey]string, error) {
+	rows, err := e.q.SkipVersionsFleet(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the fleet's skips: %w", err))
+	}
+	out := make(map[ComponentKey]string, len(rows))
+	for _, r := range rows {
+		out[ComponentKey{Site: r.SiteID, Code: r.Code}] = r.Version
+	}
+	return out, nil
+}
+
 // SkipOf returns the skip of site's component; false when it has none.
 func (e *Executor) SkipOf(ctx context.Context, site int64, code string) (Skip, bool, error) {
 	r, err := e.q.SkipGet(ctx, e.dbtx, db.SkipGetParams{Site: site, Code: code})

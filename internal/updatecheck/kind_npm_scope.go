@@ -134,7 +134,7 @@ func (l *scopeLedger) prepared(j job, n *npmDoc, results []store.Result) {
 			l.asks = append(l.asks, scopeAsk{registry: n.registry, name: n.pkg.Name, version: v, published: at,
 				own: burstOf(n.pkg, at), used: n.scopeBursts[v].count,
 				component: store.Unevaluated{Site: c.Site, Code: c.Code, InstalledVersion: c.InstalledVersion, SourceURL: j.url, PinnedKey: c.PinnedKey,
-					Package: c.Package, Policy: c.Policy, Skipped: j.skips[c.Code], Approvals: j.approvals[c.Code]}})
+					Package: c.Package, Policy: c.Policy, Skipped: j.skips[c.Key()], Approvals: j.approvals[c.Key()]}})
 		}
 	}
 }

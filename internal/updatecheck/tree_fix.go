@@ -247,7 +247,7 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[str
 // sources stored them, from the registry the fix step reads that package
 // from; the others' documents the fix step fetches itself.
 func (w *writer) componentPackages(ctx context.Context, names []string) (map[string]*npm.Package, error) {
-	comps, err := w.store.Components(ctx, store.LocalSite)
+	comps, err := w.store.FleetComponents(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -326,7 +326,9 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourc
 	if len(results) > 0 {
 		b.ResultWrite(results, &written)
 		for _, r := range results {
-			codes = append(codes, r.Code)
+			if r.Site == store.LocalSite { // the components queue() plans for
+				codes = append(codes, r.Code)
+			}
 		}
 	}
 	if w.notifier != nil && len(codes) > 0 {
