@@ -18,6 +18,20 @@ SELECT id, name, owner, created_at, token_made_at, pushed_at,
 FROM sites
 ORDER BY id <> 1, name;
 
+-- name: SiteChoices :many
+-- The site switcher's sites: the local one first, then by name, the
+-- first max_rows of those the principal may see (every site unless
+-- limited, then those of ids). Each branch is read by an index (the
+-- primary key, sites_name_key), so a page of a fleet of 10,000 sites
+-- reads max_rows rows, not the fleet.
+(SELECT id, name FROM sites
+ WHERE id = 1 AND (NOT @limited::boolean OR 1 = ANY(@ids::bigint[])))
+UNION ALL
+(SELECT id, name FROM sites
+ WHERE id <> 1 AND (NOT @limited::boolean OR id = ANY(@ids::bigint[]))
+ ORDER BY name
+ LIMIT @max_rows::int);
+
 -- name: SiteGetByName :one
 SELECT id, name, owner, created_at, token_made_at, pushed_at,
        (id <> 1 AND coalesce(pushed_at, created_at)

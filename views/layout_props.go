@@ -32,6 +32,9 @@ type User struct {
 	CanManage bool
 	// CanManageTokens is tokens.can_manage: the API tokens section.
 	CanManageTokens bool
+	// CanManageUsers is sites.can_manage with every site in view: the
+	// Users section, where who sees what is set.
+	CanManageUsers bool
 	// CanAudit is the audit.can_view permission: the Audit log's entry in
 	// the navigation.
 	CanAudit bool
@@ -59,6 +62,15 @@ type LayoutProps struct {
 	// Asset returns the fingerprinted URL of a static file such as
 	// "css/app.css"; nil uses static.Path.
 	Asset func(name string) string
+	// Site is the registered site the page is about; "" for the local
+	// site's pages and those about no one site. The local site's alerts
+	// are not shown on a registered site's pages.
+	Site string
+	// Sites is the site switcher (the sites the user may see, the local
+	// one first; shown when more than one), SitesMore: there are more
+	// than it names.
+	Sites     []SiteSwitch
+	SitesMore bool
 	// Now is the time relative times are computed from ("3 hours ago");
 	// the zero value means time.Now().
 	Now time.Time

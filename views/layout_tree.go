@@ -85,17 +85,22 @@ func treeEntryProblem(a readmodel.TreeAttentionItem) string {
 // packages; the look-back's are on each package's page, under its
 // history.
 func treeKindPath(kind readmodel.AttentionKind) string {
+	return siteTreeKindPath("", kind)
+}
+
+// siteTreeKindPath is treeKindPath on a site ("" the local one).
+func siteTreeKindPath(site string, kind readmodel.AttentionKind) string {
 	switch kind {
 	case readmodel.KindMalicious:
-		return PackagesPath(readmodel.PackagesMalicious, "", "", "")
+		return SitePackagesPath(site, readmodel.PackagesMalicious, "", "", "")
 	case readmodel.KindKnownExploited:
-		return PackagesPath(readmodel.PackagesExploited, "", "", "")
+		return SitePackagesPath(site, readmodel.PackagesExploited, "", "", "")
 	case readmodel.KindVulnerableNoFix, readmodel.KindVulnerable:
-		return PackagesPath(readmodel.PackagesVulnerable, "", "", "")
+		return SitePackagesPath(site, readmodel.PackagesVulnerable, "", "", "")
 	case readmodel.KindBrings:
-		return PackagesPath(readmodel.PackagesBrings, "", "", "")
+		return SitePackagesPath(site, readmodel.PackagesBrings, "", "", "")
 	}
-	return PathPackages
+	return sitePackagesBase(site)
 }
 
 // treeMoreText is the link after the named tree items.
@@ -120,10 +125,15 @@ type treeCountLine struct {
 // treeCountLines are the tree's counts the dashboard shows beside "212
 // packages installed", most urgent first, the kinds with none left out.
 func treeCountLines(c readmodel.TreeCounts) []treeCountLine {
+	return siteTreeCountLines("", c)
+}
+
+// siteTreeCountLines is treeCountLines on a site ("" the local one).
+func siteTreeCountLines(site string, c readmodel.TreeCounts) []treeCountLine {
 	var out []treeCountLine
 	for _, k := range readmodel.TreeAttentionKinds {
 		if n := c.Of(k); n > 0 {
-			out = append(out, treeCountLine{Kind: k, Text: readmodel.TreeKindText(k, n), Href: treeKindPath(k)})
+			out = append(out, treeCountLine{Kind: k, Text: readmodel.TreeKindText(k, n), Href: siteTreeKindPath(site, k)})
 		}
 	}
 	return out

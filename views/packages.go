@@ -1,7 +1,6 @@
 package views
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 
@@ -28,7 +27,10 @@ const (
 // PackagesProps is one page of the installed packages.
 type PackagesProps struct {
 	Layout LayoutProps
-	Rows   []readmodel.PackageRow
+	// Site is the registered site whose packages these are; "" the local
+	// site's (today's URLs).
+	Site string
+	Rows []readmodel.PackageRow
 	// Counts is how many packages each filter shows with the page's
 	// component and search.
 	Counts readmodel.PackageCounts
@@ -46,7 +48,10 @@ type PackagesProps struct {
 
 // PackageProps is one installed package.
 type PackageProps struct {
-	Layout    LayoutProps
+	Layout LayoutProps
+	// Site is the registered site the package is installed on; "" the
+	// local site.
+	Site      string
 	Name      string
 	Instances []readmodel.PackageInstance
 	History   []readmodel.PackageVersionSpan
@@ -56,25 +61,15 @@ type PackageProps struct {
 	Tree    *readmodel.TreeState
 }
 
-// PackagesPath is the Packages page for a filter, a component, a search
-// and a cursor; empty values are left out of the URL.
+// PackagesPath is the local site's Packages page for a filter, a
+// component, a search and a cursor (SitePackagesPath).
 func PackagesPath(filter readmodel.PackageFilter, component, query, after string) string {
-	v := url.Values{}
-	for _, kv := range [][2]string{{ParamPackageFilter, string(filter)}, {ParamComponent, component}, {ParamQuery, query}, {ParamAfter, after}} {
-		if kv[1] != "" {
-			v.Set(kv[0], kv[1])
-		}
-	}
-	if len(v) == 0 {
-		return PathPackages
-	}
-	return PathPackages + "?" + v.Encode()
+	return SitePackagesPath("", filter, component, query, after)
 }
 
-// PackagePath is one package's page; a scoped name's slash is escaped
-// ("@types%2Fnode").
+// PackagePath is one package's page on the local site (SitePackagePath).
 func PackagePath(name string) string {
-	return PathPackages + "/" + url.PathEscape(name)
+	return SitePackagePath("", name)
 }
 
 // packageFilterLabel is a filter link's words with its count: "Install

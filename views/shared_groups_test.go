@@ -9,7 +9,7 @@ import (
 // pageGroups are the page groups of views: everything a page needs is in
 // NAME.templ, NAME.go and NAME_*.go, its tests in NAME*_test.go.
 var pageGroups = []string{"audit", "catalog", "confirm", "dashboard", "detail", "error", "fleet", "history", "login",
-	"notifications", "packages", "sites", "sources", "tokens"}
+	"notifications", "packages", "site", "sites", "sources", "tokens", "users"}
 
 // sharedGroups are the groups of what several pages use: the layout (and the
 // banners it carries), the shared pieces, and the package's own file.

@@ -10,6 +10,52 @@ import (
 	"time"
 )
 
+const siteChoices = `-- name: SiteChoices :many
+(SELECT id, name FROM sites
+ WHERE id = 1 AND (NOT $1::boolean OR 1 = ANY($2::bigint[])))
+UNION ALL
+(SELECT id, name FROM sites
+ WHERE id <> 1 AND (NOT $1::boolean OR id = ANY($2::bigint[]))
+ ORDER BY name
+ LIMIT $3::int)
+`
+
+type SiteChoicesParams struct {
+	Limited bool
+	Ids     []int64
+	MaxRows int32
+}
+
+type SiteChoicesRow struct {
+	ID   int64
+	Name string
+}
+
+// The site switcher's sites: the local one first, then by name, the
+// first max_rows of those the principal may see (every site unless
+// limited, then those of ids). Each branch is read by an index (the
+// primary key, sites_name_key), so a page of a fleet of 10,000 sites
+// reads max_rows rows, not the fleet.
+func (q *Queries) SiteChoices(ctx context.Context, db DBTX, arg SiteChoicesParams) ([]SiteChoicesRow, error) {
+	rows, err := db.Query(ctx, siteChoices, arg.Limited, arg.Ids, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SiteChoicesRow{}
+	for rows.Next() {
+		var i SiteChoicesRow
+		if err := rows.Scan(&i.ID, &i.Name); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const siteCreate = `-- name: SiteCreate :one
 
 INSERT INTO sites (name, owner, token_hash, token_made_at)

@@ -55,3 +55,9 @@ func SiteStaleAfter(setting time.Duration) time.Duration {
 	}
 	return setting
 }
+
+// SiteComponentsNotReadText is what a registered site's pages and its
+// summary say of its components: only its installed tree is read, so no
+// count of updates may stand there, and nothing may read as up to date.
+const SiteComponentsNotReadText = "Components not read: upcheck reads a registered site's installed tree only, " +
+	"not its components, their updates or its policy yet, so what they need is not known."

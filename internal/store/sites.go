@@ -84,6 +84,26 @@ func (e *Executor) Sites(ctx context.Context, staleAfter time.Duration) ([]Site,
 	return out, nil
 }
 
+// SiteChoice is a site as the site switcher names it.
+type SiteChoice struct {
+	ID   int64
+	Name string
+}
+
+// SiteChoices returns the sites of scope the switcher offers: the local
+// one first (when in scope), then the first max registered ones by name.
+func (e *Executor) SiteChoices(ctx context.Context, scope FleetScope, max int) ([]SiteChoice, error) {
+	rows, err := e.q.SiteChoices(ctx, e.dbtx, db.SiteChoicesParams{Limited: scope.Limited, Ids: scope.ids(), MaxRows: int32(max)})
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the switcher's sites: %w", err))
+	}
+	out := make([]SiteChoice, len(rows))
+	for i, r := range rows {
+		out[i] = SiteChoice{ID: r.ID, Name: r.Name}
+	}
+	return out, nil
+}
+
 // SiteByName returns the site with this name, Stale judged against
 // staleAfter; ErrNotFound if there is none.
 func (e *Executor) SiteByName(ctx context.Context, name string, staleAfter time.Duration) (Site, error) {

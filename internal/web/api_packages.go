@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
-	"github.com/upcheck/upcheck/internal/store"
 )
 
 // maxPackagesPage bounds one page of GET /api/admin/packages, as
@@ -22,7 +21,7 @@ func (s *Server) apiPackages(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.reads.Packages(c.Request().Context(), store.LocalSite, f)
+	page, err := s.reads.Packages(c.Request().Context(), siteOf(c).ID, f)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/testing/treekit"
 	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
@@ -62,6 +63,18 @@ var everyPage = []adminPage{
 		chromedp.SendKeys(chromedp.CSS(`#token-name`), "backup script"),
 		chromedp.Click(chromedp.CSS(`[data-testid="token-create"]`)),
 	}, `[data-testid="token-secret"]`},
+	{"site", "/sites/acme-shop", `[data-testid="site-overview"]`, true, nil, ""},
+	{"site-packages", "/sites/acme-shop/packages", `[data-testid="packages-table"]`, true, nil, ""},
+	{"site-package", "/sites/acme-shop/packages/evil", `[data-testid="package-instances"]`, true, nil, ""},
+	{"sites", "/admin/sites", `[data-testid="sites-table"]`, true, nil, ""},
+	{"users", "/admin/users", `[data-testid="users-table"]`, true, nil, ""},
+	{"user-sites-set", "/admin/users/viewer@example.test/sites", `[data-testid="user-sites-form"]`, true, []chromedp.Action[chromedp.Void]{
+		chromedp.Click(chromedp.CSS(`[data-testid="user-sites-some"]`)),
+		// Checked whatever the visit before left (a click would toggle
+		// it): the attribute checks a box the user has not touched.
+		chromedp.SetAttributeValue(chromedp.CSS(`[data-testid="user-site-choice"][value="acme-shop"]`), "checked", "checked"),
+		chromedp.Click(chromedp.CSS(`[data-testid="user-sites-save"]`)),
+	}, `[data-testid="users-notice"]`},
 	{"audit", "/admin/audit", `[data-testid="audit-table"]`, true, nil, ""},
 	{"not-found", "/admin/plugins/nope", `[data-testid="error-page"]`, true, nil, ""},
 }
@@ -89,6 +102,13 @@ func demoLike(t *testing.T, b *bundle) (longURL string) {
 		t.Fatal(err)
 	}
 	writeTree(t, b, blogTree()...)
+	// A registered site that pushed its tree: the switcher is on every
+	// page, and the site's own pages are among them.
+	_, acme, err := b.auth.AddSite(ctx, "acme-shop", "Acme Ltd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	treekit.WriteSite(t, b.store, acme.ID, "package-lock.json", treekit.Tree(t, "node_modules/lodash 4.17.20", "node_modules/evil 1.0.0"), nil)
 	return longURL
 }
 

@@ -56,11 +56,11 @@ func (s *Server) packagesPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := s.reads.Packages(c.Request().Context(), store.LocalSite, f)
+	page, err := s.reads.Packages(c.Request().Context(), siteOf(c).ID, f)
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.Packages(views.PackagesProps{Layout: layout(c), Rows: page.Rows, Counts: page.Counts, Filter: f.Filter,
+	return renderOK(c, views.Packages(views.PackagesProps{Layout: layout(c), Site: viewSite(siteOf(c)), Rows: page.Rows, Counts: page.Counts, Filter: f.Filter,
 		Component: f.Component, Query: f.Search, After: f.After, Next: page.Next, Tree: page.Tree}))
 }
 
@@ -86,7 +86,7 @@ func (s *Server) readPackage(c echo.Context) (catalog.Package, error) {
 	if len(name) > maxPackageName {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusBadRequest, "name is at most "+strconv.Itoa(maxPackageName)+" bytes")
 	}
-	p, err := s.reads.Package(c.Request().Context(), store.LocalSite, name, s.devMode)
+	p, err := s.reads.Package(c.Request().Context(), siteOf(c).ID, name, s.devMode)
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.Package{}, echo.NewHTTPError(http.StatusNotFound, views.UnknownPackageText(name)).WithInternal(err)
 	}
@@ -99,6 +99,6 @@ func (s *Server) packagePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.Package(views.PackageProps{Layout: layout(c), Name: p.Name, Instances: p.Instances, History: p.History, Changes: p.Changes,
+	return renderOK(c, views.Package(views.PackageProps{Layout: layout(c), Site: viewSite(siteOf(c)), Name: p.Name, Instances: p.Instances, History: p.History, Changes: p.Changes,
 		Tree: p.Tree}))
 }

@@ -44,10 +44,15 @@ func (s *Server) withSummary(next echo.HandlerFunc) echo.HandlerFunc {
 func layout(c echo.Context) views.LayoutProps {
 	p, _ := auth.PrincipalFrom(c)
 	sum, _ := c.Get(summaryKey).(readmodel.Summary)
+	sites, more := siteSwitches(c)
 	return views.LayoutProps{
+		Site:      viewSite(siteOf(c)),
+		Sites:     sites,
+		SitesMore: more,
 		User: views.User{Email: p.Email, Role: p.Role, CanManage: p.Can(auth.PermManage),
 			CanManageTokens: p.Can(auth.PermTokens) && !p.ViaToken, CanAudit: p.Can(auth.PermAudit),
-			NoLocalSite: !p.MaySee(store.LocalSite)},
+			CanManageUsers: p.Can(auth.PermSites) && !p.Sites.Limited(),
+			NoLocalSite:    !p.MaySee(store.LocalSite)},
 		CSRFToken: p.CSRFToken,
 		Summary:   sum,
 		Asset:     static.Path,

@@ -349,12 +349,14 @@ func parseForm(r *http.Request) error {
 // limited to other sites learns nothing of the local site, not even that
 // its pages are there (docs/design.md "Who sees what"). A request without
 // a principal goes on, to the 401 or the login page of require after it.
+// The request is then about the local site (siteOf).
 func localSite() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if p, ok := auth.PrincipalFrom(c); ok && !p.MaySee(store.LocalSite) {
 				return echo.ErrNotFound
 			}
+			c.Set(siteKey, localSiteRef)
 			return next(c)
 		}
 	}

@@ -64,6 +64,9 @@ var needs = map[string]string{
 	// Who sees what: admins who see every site.
 	"GET /api/admin/users/:email/sites": auth.PermSites,
 	"PUT /api/admin/users/:email/sites": auth.PermSites,
+	"GET /admin/users":                  auth.PermSites,
+	"GET /admin/users/:email/sites":     auth.PermSites,
+	"POST /admin/users/:email/sites":    auth.PermSites,
 }
 
 // pushOnly are the routes no principal uses, whatever its role: a site's
@@ -86,6 +89,7 @@ var sessionOnly = map[string]string{
 	"POST /admin/sites":              "the new push token is shown once through the session's flash",
 	"POST /admin/sites/:site/rotate": "the same",
 	"POST /admin/sites/:site/remove": "the notice comes through the session's flash",
+	"POST /admin/users/:email/sites": "the notice comes through the session's flash",
 }
 
 // samples fills in path parameters: a component and an advisory of the
@@ -286,6 +290,11 @@ var siteRoutes = map[string]bool{
 	"GET /api/admin/fleet/impact":       true,
 	"GET /api/admin/users/:email/sites": true,
 	"PUT /api/admin/users/:email/sites": true,
+	// The Users section: every site's concern (an admin who sees every
+	// site; 403 for a limited one).
+	"GET /admin/users":               true,
+	"GET /admin/users/:email/sites":  true,
+	"POST /admin/users/:email/sites": true,
 	// Before anything about a site: the principal's own session.
 	"GET /":        true,
 	"POST /logout": true,

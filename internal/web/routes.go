@@ -84,6 +84,7 @@ func (s *Server) routes(e *echo.Echo) {
 	s.apiRoutes(e, app)
 	s.adminRoutes(app)
 	s.fleetRoutes(app)
+	s.sitePageRoutes(app)
 }
 
 // apiRoutes is the JSON API, with the pages' permissions: view for reads,
@@ -139,7 +140,7 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 func (s *Server) adminRoutes(app group) {
 	// Every page is about the local site (localSite: 404 for a principal
 	// that may not see it) but the Sites section.
-	all := app.group(views.PathDashboard, require(auth.PermView), s.withSummary)
+	all := app.group(views.PathDashboard, require(auth.PermView), s.withSites, s.withSummary)
 	admin := all.group("", localSite())
 	admin.get(views.PathDashboard, s.dashboard)
 	admin.get(views.PathCatalog, s.catalogPage)
@@ -195,6 +196,13 @@ func (s *Server) adminRoutes(app group) {
 	adminSitesChange.post(views.PathAdminSites, s.addSite)
 	adminSitesChange.post(views.PathAdminSites+"/:site/rotate", s.rotateSite)
 	adminSitesChange.post(views.PathAdminSites+"/:site/remove", s.removeSite)
+
+	// Who sees what: every account's sites, set by an admin who sees
+	// every site (everySite), as PUT /api/admin/users/{email}/sites.
+	adminUsers := all.group("", require(auth.PermSites))
+	adminUsers.get(views.PathUsers, s.usersPage)
+	adminUsers.get(views.PathUsers+"/:email/sites", s.userSitesPage) // views.UserSitesPath: the form
+	adminUsers.post(views.PathUsers+"/:email/sites", s.setUserSites, requireSession(), csrf())
 }
 
 // home is where "/" (and a login without a next page) leads: the
@@ -214,9 +222,28 @@ func (s *Server) fleetRoutes(app group) {
 	api.get(views.PathAPIFleet, s.apiFleet)
 	api.get(views.PathAPIFleetSummary, s.apiFleetSummary)
 	api.get(views.PathAPIFleetImpact, s.apiFleetImpact)
-	admin := app.group(views.PathFleet, require(auth.PermView), s.withSummary)
+	admin := app.group(views.PathFleet, require(auth.PermView), s.withSites, s.withSummary)
 	admin.get(views.PathFleet, s.fleetPage)
 	admin.get(views.PathFleetImpact, s.fleetImpactPage)
+}
+
+// sitePageRoutes is a registered site's pages and JSON (docs/design.md
+// "A site's pages"): the local site's handlers for the site siteScope
+// resolves once (the 404 of an unknown path for a site the principal may
+// not see; /sites/local/… redirects to today's URLs). Reads: a viewer's.
+// A push token authenticates none of them (authenticate never takes it).
+func (s *Server) sitePageRoutes(app group) {
+	const site, api = views.PathSitePages + "/:site", views.PathAPISitePages + "/:site"
+	pages := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope(), s.withSites, s.withSummary}
+	app.get(site, s.siteOverviewPage, pages...)
+	app.get(site+"/packages", s.packagesPage, pages...)
+	app.get(site+"/packages/:name", s.packagePage, pages...)
+	app.get(site+"/packages/:scope/:name", s.packagePage, pages...) // "@types/node" plain
+	reads := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope()}
+	app.get(api+"/summary", s.apiSiteSummary, reads...)
+	app.get(api+"/packages", s.apiPackages, reads...)
+	app.get(api+"/packages/:name", s.apiPackage, reads...)
+	app.get(api+"/packages/:scope/:name", s.apiPackage, reads...)
 }
 
 // group is an echo group whose routes are given by their full paths, as

@@ -1,0 +1,116 @@
+package views
+
+import (
+	"net/url"
+
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// A registered site's pages (docs/design.md "A site's pages"): the local
+// site's pages scoped to the site, under PathSitePages/NAME; the local
+// site keeps today's URLs, so every path helper here gives those for the
+// site "" (the local one).
+
+// PathSitePages is where a registered site's pages live:
+// /sites/NAME (its overview), /sites/NAME/packages and
+// /sites/NAME/packages/PACKAGE.
+const PathSitePages = "/sites"
+
+// PathAPISitePages is where a registered site's JSON lives:
+// /api/sites/NAME/summary, /api/sites/NAME/packages and
+// /api/sites/NAME/packages/PACKAGE.
+const PathAPISitePages = "/api/sites"
+
+// SitePath is a site's overview: the dashboard for the local site ("").
+func SitePath(site string) string {
+	if site == "" {
+		return PathDashboard
+	}
+	return PathSitePages + "/" + url.PathEscape(site)
+}
+
+// sitePackagesBase is a site's Packages page without a query.
+func sitePackagesBase(site string) string {
+	if site == "" {
+		return PathPackages
+	}
+	return SitePath(site) + "/packages"
+}
+
+// SitePackagesPath is a site's Packages page for a filter, a component, a
+// search and a cursor; empty values are left out of the URL.
+func SitePackagesPath(site string, filter readmodel.PackageFilter, component, query, after string) string {
+	v := url.Values{}
+	for _, kv := range [][2]string{{ParamPackageFilter, string(filter)}, {ParamComponent, component}, {ParamQuery, query}, {ParamAfter, after}} {
+		if kv[1] != "" {
+			v.Set(kv[0], kv[1])
+		}
+	}
+	if len(v) == 0 {
+		return sitePackagesBase(site)
+	}
+	return sitePackagesBase(site) + "?" + v.Encode()
+}
+
+// SitePackagePath is one package's page on a site; a scoped name's slash
+// is escaped ("@types%2Fnode").
+func SitePackagePath(site, name string) string {
+	return sitePackagesBase(site) + "/" + url.PathEscape(name)
+}
+
+// SiteProps is a registered site's overview: its push, and its tree's
+// counts as the Fleet page counts them.
+type SiteProps struct {
+	Layout LayoutProps
+	// Row is the site's row of the fleet (its counts, its push).
+	Row readmodel.FleetRow
+}
+
+// sitePage fills in a site's page's navigation entry and title: a
+// registered site's pages belong to the Sites section, whatever their
+// kind, so that the local site's entries are not marked on them.
+func sitePage(l LayoutProps, site string, nav NavItem, title string) LayoutProps {
+	if site != "" {
+		nav = NavSites
+		title += " · " + site
+	}
+	return withPage(l, nav, title)
+}
+
+// SiteSwitch is one site in the layout's site switcher: its name and the
+// page of the current kind there (its overview when it has none of that
+// kind); Current marks the site the page is about.
+type SiteSwitch struct {
+	Name    string
+	Href    string
+	Current bool
+}
+
+// SiteSwitchLimit is how many registered sites the switcher names; past
+// it, it links to the Fleet page, so that a page of a fleet of 10,000
+// sites names a few.
+const SiteSwitchLimit = 20
+
+// siteTreeClearText stands under a registered site's counts when its
+// tree needs nothing: what was read, not that the site is up to date.
+const siteTreeClearText = "Nothing in its installed tree needs attention as the feeds last read it."
+
+// siteSwitcherLabel is the switcher's summary: "Site: acme", or "Sites"
+// on a page about no one site (the Fleet page).
+func siteSwitcherLabel(sites []SiteSwitch) string {
+	for _, s := range sites {
+		if s.Current {
+			return "Site: " + s.Name
+		}
+	}
+	return "Sites"
+}
+
+// siteRowPath is where a site's name leads in the Sites section and on
+// the Fleet page: its overview, the dashboard for the local site.
+func siteRowPath(name string, local bool) string {
+	if local {
+		return SitePath("")
+	}
+	return SitePath(name)
+}
