@@ -154,14 +154,18 @@ DECLARE
     by_key jsonb;
     missing bigint;
     -- A channel has an EPSS threshold: only then are scores read.
-    thresholds boolean := EXISTS (SELECT FROM notification_channels WHERE enabled AND min_epss IS NOT NULL);
+    thresholds boolean := EXISTS (SELECT FROM notification_channels
+                                  WHERE enabled AND min_epss IS NOT NULL AND upcheck_channel_sees(scope, id, 1));
 BEGIN
     -- No enabled channel: no event to queue, and no result to read. Asked
     -- first: the planner would otherwise make the results' side of the
     -- join below the outer one and look every component up once per kind
     -- of event to join it with no channel, under the lease's lock
     -- (docs/performance.md, "The document check's write path").
-    IF NOT EXISTS (SELECT FROM notification_channels WHERE enabled) THEN
+    -- Only the channels that see the local site (scope and
+    -- upcheck_channel_sees: migrations/00027_notification_sites.sql) are
+    -- told of its components.
+    IF NOT EXISTS (SELECT FROM notification_channels WHERE enabled AND upcheck_channel_sees(scope, id, 1)) THEN
         RETURN;
     END IF;
     SELECT jsonb_agg(jsonb_build_object('channel', ch.id, 'scope', f.scope, 'id', f.id, 'code', f.code))
@@ -222,7 +226,7 @@ BEGIN
         WHERE r.code = ANY (codes) AND r.update_available
     ) f ON (ch.events = 'all' OR NOT f.update_only)
        AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
-    WHERE ch.enabled;
+    WHERE ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1);
     IF by_key IS NULL THEN
         RETURN;
     END IF;

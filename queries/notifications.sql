@@ -1,12 +1,18 @@
 -- name: ChannelCreate :one
-INSERT INTO notification_channels (name, kind, target, events, secret, min_epss)
-VALUES (@name, @kind, @target, @events, sqlc.narg(secret), sqlc.narg(min_epss)::float8)
+INSERT INTO notification_channels (name, kind, target, events, secret, min_epss, scope)
+VALUES (@name, @kind, @target, @events, sqlc.narg(secret), sqlc.narg(min_epss)::float8, @scope)
 RETURNING id;
 
 -- name: ChannelList :many
-SELECT id, name, kind, target, events, min_epss, enabled, disabled_reason, created_at
-FROM notification_channels
-ORDER BY id;
+-- Every channel with its scope and, for one of some sites, their ids and
+-- names (by name).
+SELECT c.id, c.name, c.kind, c.target, c.events, c.min_epss, c.enabled, c.disabled_reason, c.created_at, c.scope,
+       ARRAY(SELECT s.id FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::bigint[] AS site_ids,
+       ARRAY(SELECT s.name FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::text[] AS site_names
+FROM notification_channels c
+ORDER BY c.id;
 
 -- name: ChannelDelete :execrows
 DELETE FROM notification_channels WHERE id = @id;
@@ -161,7 +167,8 @@ told AS MATERIALIZED (
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch, advisory_scope, advisory_keys)
 SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, sqlc.narg(epoch)::bigint, f.scope, f.keys
 FROM told f
-JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
+     AND (ch.events = 'all' OR f.type <> 'update.available')
      AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
 WHERE (sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint)
   AND NOT ch.id = ANY (f.channels)
@@ -229,7 +236,7 @@ SELECT gen_random_uuid(), ch.id,
                                          FROM components c WHERE c.source_url = s.url)),
        sqlc.narg(epoch)::bigint
 FROM sources s
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE s.url = @url AND s.failing_since <= clock_timestamp() - interval '24 hours'
   AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
 ON CONFLICT (channel_id, key) DO NOTHING
@@ -247,7 +254,7 @@ SELECT gen_random_uuid(), ch.id,
                           'old_key_ids', to_jsonb(@old_key_ids::text[]), 'changed_at', k.changed_at),
        sqlc.narg(epoch)::bigint
 FROM registry_keys k
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE k.registry = @registry AND k.changed_at IS NOT NULL
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
@@ -270,7 +277,7 @@ FROM (SELECT p.source_url, max(p.changed_at) AS changed_at, min(p.reason) AS rea
       JOIN components c ON c.site_id = p.site_id AND c.code = p.code
       WHERE p.site_id = @site::bigint AND p.source_url = @source_url::text AND p.code = ANY (@codes::text[])
       GROUP BY p.source_url) d
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 
@@ -283,7 +290,7 @@ SELECT gen_random_uuid(), ch.id,
        'check.overdue',
        jsonb_build_object('last_completed_at', l.last_completed_at)
 FROM core_update_lock l
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE l.name = 'check'
   AND l.last_completed_at < clock_timestamp() - interval '48 hours'
 ON CONFLICT (channel_id, key) DO NOTHING
@@ -337,9 +344,13 @@ WHERE c.id = e.channel_id AND c.enabled
 RETURNING e.id;
 
 -- name: ChannelGet :one
-SELECT id, name, kind, target, events, min_epss, enabled, disabled_reason, created_at
-FROM notification_channels
-WHERE id = @id;
+SELECT c.id, c.name, c.kind, c.target, c.events, c.min_epss, c.enabled, c.disabled_reason, c.created_at, c.scope,
+       ARRAY(SELECT s.id FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::bigint[] AS site_ids,
+       ARRAY(SELECT s.name FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::text[] AS site_names
+FROM notification_channels c
+WHERE c.id = @id;
 
 -- name: EventChannel :one
 -- The channel of an event, for the audit of a retry.

@@ -59,7 +59,7 @@ SELECT gen_random_uuid(), ch.id,
 FROM tree_brings b
 JOIN tree_versions v ON v.id = b.interval_id AND v.site_id = @site
 CROSS JOIN LATERAL jsonb_array_elements(b.signals) AS s
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, @site)
 WHERE b.interval_id = ANY (@ids::bigint[])
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;

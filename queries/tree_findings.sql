@@ -133,18 +133,24 @@ RETURNING id, site_id, name, version, advisory_id, malicious, known_exploited, i
 -- name: EventPlanTreeExposed :many
 -- One tree.exposed event per channel and new exposure (ids), keyed by the
 -- package version, the advisory and the interval's start: once, whoever
--- writes it.
+-- writes it. A channel is told of the exposures of the sites it sees
+-- (upcheck_channel_sees); one of some sites or of the fleet is told the
+-- site too, in its payload and its key ("tree.exposed@shop:…"), a local
+-- channel as before sites.
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
-       'tree.exposed:' || x.name || '@' || x.version || '/' || x.advisory_id || '@' ||
+       'tree.exposed' || CASE WHEN ch.scope = 'local' THEN '' ELSE '@' || s.name END || ':' ||
+           x.name || '@' || x.version || '/' || x.advisory_id || '@' ||
            to_char(x.installed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
        'tree.exposed',
        jsonb_build_object('package', x.name, 'version', x.version, 'advisory', x.advisory,
                           'malicious', x.malicious, 'known_exploited', x.known_exploited,
-                          'installed_at', x.installed_at, 'removed_at', x.removed_at),
+                          'installed_at', x.installed_at, 'removed_at', x.removed_at)
+           || CASE WHEN ch.scope = 'local' THEN '{}'::jsonb ELSE jsonb_build_object('site', s.name) END,
        sqlc.narg(epoch)::bigint
 FROM tree_exposures x
-JOIN notification_channels ch ON ch.enabled
+JOIN sites s ON s.id = x.site_id
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, x.site_id)
 WHERE x.id = ANY (@ids::bigint[])
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;

@@ -40,7 +40,9 @@ WHERE NOT EXISTS (SELECT 1 FROM tree_packages p
 -- it began: an unchanged finding keeps its found_at), keyed by the
 -- package version and the advisory: once, whoever writes it. A vulnerable
 -- finding's EPSS below a channel's least is not sent there; malicious and
--- exploited ones always are.
+-- exploited ones always are. Only the channels of the local site
+-- (scope local); those of some sites and of the fleet are
+-- EventPlanSiteTreeFindings' and EventPlanFleetFindings'.
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
        'tree.finding:' || f.name || '@' || f.version || '/' || f.advisory_id,
@@ -50,7 +52,7 @@ SELECT gen_random_uuid(), ch.id,
                           'fixed_in', coalesce(f.fixed_in, '')),
        sqlc.narg(epoch)::bigint
 FROM tree_finding_state f
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND ch.scope = 'local'
 WHERE f.site_id = @site AND f.found_at >= now()
   AND upcheck_tree_counted(@dev_mode::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
   AND (f.malicious OR f.known_exploited OR ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)

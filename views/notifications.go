@@ -30,6 +30,8 @@ func eventTypeText(t string) string {
 		return "A version once installed is named by an advisory"
 	case readmodel.EventTreeFinding:
 		return "A package in the dependencies is named by an advisory"
+	case readmodel.EventFleetFinding:
+		return "A package is named by an advisory on sites of the fleet"
 	case readmodel.EventSecurityUpdate:
 		return "Security update"
 	case readmodel.EventAdvisoryUnfixed:
@@ -53,11 +55,15 @@ func eventTypeText(t string) string {
 }
 
 // EventSubject is what an event is about, read from its key
-// ("security_update.available:blog@2.4.0" is "blog@2.4.0").
+// ("security_update.available:blog@2.4.0" is "blog@2.4.0"; a site's
+// "tree.finding@shop:debug@4.4.2/MAL-1" is "shop: debug@4.4.2/MAL-1").
 func EventSubject(key string) string {
-	_, subject, _ := strings.Cut(key, ":")
+	head, subject, _ := strings.Cut(key, ":")
 	if strings.HasPrefix(key, "test:") {
 		return ""
+	}
+	if _, site, ok := strings.Cut(head, "@"); ok && site != "" {
+		return site + ": " + subject
 	}
 	return subject
 }
@@ -111,6 +117,8 @@ type ChannelForm struct {
 	Kind, URL, To, Events, Name string
 	// MinEPSS is the EPSS threshold as typed ("": none).
 	MinEPSS string
+	// Scope is local, sites or fleet; Sites the site names as typed.
+	Scope, Sites string
 }
 
 // NotificationsProps is the Notifications page.
@@ -131,4 +139,24 @@ type NotificationsProps struct {
 	Form ChannelForm
 	// Notice confirms an action ("Test event queued").
 	Notice string
+	// MayChooseFleet: the principal sees every site, so may subscribe a
+	// channel to the fleet.
+	MayChooseFleet bool
+}
+
+// channelScopeText says which sites a channel is told of.
+func channelScopeText(c readmodel.ChannelRow) string {
+	switch c.Scope {
+	case readmodel.ScopeFleet:
+		return "Every site: one message per finding, naming its sites"
+	case readmodel.ScopeSites:
+		if len(c.Sites) == 1 {
+			return "The site " + c.Sites[0]
+		}
+		if len(c.Sites) == 0 {
+			return "No site (its sites were removed)"
+		}
+		return "The sites " + strings.Join(c.Sites, ", ")
+	}
+	return "The local site"
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -60,7 +61,7 @@ func runNotify(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 }
 
 // runNotifyAdd is `upcheck notify add webhook --url URL [--format
-// standard|slack] [--events security|all] [--min-epss P] [--name N]` or `upcheck notify
+// standard|slack] [--events security|all] [--min-epss P] [--name N] [--sites N,N|--fleet]` or `upcheck notify
 // add email --to ADDR[,ADDR] [--events security|all] [--min-epss P] [--name N]`: it prints
 // the channel's id, and a webhook's signing secret on the last line (shown
 // once).
@@ -74,7 +75,9 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 	}
 	c := store.NewChannel{Kind: string(readmodel.ChannelWebhook)}
 	var format string
+	var sc scopeFlags
 	if _, err := parseFlags("notify add webhook", args[1:], stderr, func(fs *flag.FlagSet) {
+		sc.add(fs)
 		fs.StringVar(&c.Target, "url", "", "where to POST the events")
 		fs.StringVar(&format, "format", "standard", "standard (signed Standard Webhooks JSON) or slack ({\"text\": …})")
 		fs.StringVar(&c.Events, "events", string(readmodel.ChannelEventsSecurity), "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
@@ -91,7 +94,10 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 		fmt.Fprintln(stderr, "upcheck notify add webhook: --format must be standard or slack")
 		return errUsage
 	}
-	return addChannel(ctx, cfg, logger, c, stdout)
+	if !sc.ok("notify add webhook", stderr) {
+		return errUsage
+	}
+	return addChannel(ctx, cfg, logger, c, sc, stdout)
 }
 
 // runNotifyAddEmail is `upcheck notify add email`: refused before the
@@ -99,7 +105,9 @@ func runNotifyAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, a
 // does not parse.
 func runNotifyAddEmail(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	c := store.NewChannel{Kind: string(readmodel.ChannelEmail)}
+	var sc scopeFlags
 	if _, err := parseFlags("notify add email", args, stderr, func(fs *flag.FlagSet) {
+		sc.add(fs)
 		fs.StringVar(&c.Target, "to", "", "the addresses to send to, separated by commas")
 		fs.StringVar(&c.Events, "events", string(readmodel.ChannelEventsSecurity), "security (security updates, unfixed advisories, failing sources, overdue checks) or all (every update too)")
 		fs.StringVar(&c.Name, "name", "", "a name to recognise the channel by (default: the first address)")
@@ -117,14 +125,28 @@ func runNotifyAddEmail(ctx context.Context, cfg config.Config, logger *slog.Logg
 	if _, err := notify.ParseRecipients(c.Target); err != nil {
 		return fmt.Errorf("notify add email: %w", err)
 	}
-	return addChannel(ctx, cfg, logger, c, stdout)
+	if !sc.ok("notify add email", stderr) {
+		return errUsage
+	}
+	return addChannel(ctx, cfg, logger, c, sc, stdout)
 }
 
 // addChannel creates the channel and prints its id and its full target
 // (the only time it is shown whole: list masks a webhook URL), and a
 // webhook's secret.
-func addChannel(ctx context.Context, cfg config.Config, logger *slog.Logger, c store.NewChannel, stdout io.Writer) error {
+func addChannel(ctx context.Context, cfg config.Config, logger *slog.Logger, c store.NewChannel, sc scopeFlags, stdout io.Writer) error {
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		switch {
+		case sc.fleet:
+			c.Scope = readmodel.ScopeFleet
+		case sc.sites != "":
+			c.Scope = readmodel.ScopeSites
+			ids, err := a.Notify.SiteIDs(ctx, strings.Split(sc.sites, ","))
+			if err != nil {
+				return err
+			}
+			c.SiteIDs = ids
+		}
 		created, err := a.Notify.AddChannel(ctx, c)
 		if err != nil {
 			return err
@@ -160,7 +182,10 @@ func notifyList(ctx context.Context, a *app.App, stdout io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	for _, c := range channels {
 		line := map[string]any{"channel": c.ID, "name": c.Name, "kind": c.Kind, "url": notify.ShownTarget(c.Kind, c.Target, true),
-			"events": c.Events, "enabled": c.Enabled}
+			"events": c.Events, "enabled": c.Enabled, "scope": c.Scope}
+		if c.Scope == readmodel.ScopeSites {
+			line["sites"] = c.Sites
+		}
 		if c.Kind == string(readmodel.ChannelEmail) {
 			delete(line, "url")
 			line["to"] = c.Target
@@ -221,4 +246,25 @@ func minEPSSFlag(fs *flag.FlagSet, c *store.NewChannel) {
 		c.MinEPSS = &f
 		return nil
 	})
+}
+
+// scopeFlags are notify add's --sites and --fleet: which sites the
+// channel is told of (neither: the local site).
+type scopeFlags struct {
+	sites string
+	fleet bool
+}
+
+func (sc *scopeFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&sc.sites, "sites", "", "told of these registered sites (names, separated by commas), not the local site unless named (local)")
+	fs.BoolVar(&sc.fleet, "fleet", false, "told of every site, present and future: one message per finding, naming its sites")
+}
+
+// ok refuses --sites with --fleet, in words.
+func (sc scopeFlags) ok(cmd string, stderr io.Writer) bool {
+	if sc.fleet && strings.TrimSpace(sc.sites) != "" {
+		fmt.Fprintf(stderr, "upcheck %s: --sites and --fleet do not go together (the fleet is every site)\n", cmd)
+		return false
+	}
+	return true
 }

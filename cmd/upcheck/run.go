@@ -115,7 +115,9 @@ Usage:
   upcheck token revoke ID       revoke token ID; exit 1 when no token has that id
   upcheck notify add webhook --url URL [--format standard|slack] [--events security|all] [--name N]
                                 add a notification channel; prints its id, and a webhook's
-                                signing secret (whsec_…) on the last line, shown once
+                                signing secret (whsec_…) on the last line, shown once;
+                                --sites NAME[,NAME] or --fleet: told of those sites, or of
+                                every site (one message per finding), not the local site
   upcheck notify add email --to ADDR[,ADDR] [--events security|all] [--name N]
                                 add an email channel: one message per check run
                                 (needs UPCHECK_SMTP_URL and UPCHECK_SMTP_FROM)

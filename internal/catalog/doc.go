@@ -7,7 +7,8 @@
 //
 // # When a cached read is dropped, and when it turns on its own
 //
-// Reads caches the summary and the snapshot, one value each per process.
+// Reads caches the summary, the snapshot and the site switcher's sites
+// (for a principal that sees every site), one value each per process.
 // The rule, in full:
 //
 //   - Dropped at once by this process's own writes. Every writer tells the
@@ -16,7 +17,8 @@
 //     they take the lease (check_running changed) and when they end,
 //     whatever the outcome; a manifest sync when it ends, and a lockfile's
 //     tree sync (the summary reads the tree's state); a dismissal and
-//     the end of one (Dismissals). The next request then waits for a read
+//     the end of one (Dismissals); a site registered, given a new token
+//     or removed from this process's pages or API. The next request then waits for a read
 //     begun after the write, so this process never shows its own write
 //     late, and a read begun before the write is never kept.
 //   - Refreshed on its own by age. A value younger than readFresh (500 ms)

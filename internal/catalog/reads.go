@@ -21,6 +21,9 @@ type Reads struct {
 	store    *store.Store
 	summary  readCache[*summaryRead]
 	snapshot readCache[*Snapshot]
+	// sites is the site switcher's sites for a principal that may see
+	// every site (SiteChoices).
+	sites readCache[siteChoices]
 	// devMode is UPCHECK_LOCKFILE_DEV: what the tree's counts count (the
 	// summary's, and each catalog row's dependencies).
 	devMode readmodel.DevMode
@@ -64,6 +67,7 @@ func (r *Reads) Changed() {
 	}
 	r.summary.invalidate()
 	r.snapshot.invalidate()
+	r.sites.invalidate()
 }
 
 // Scheduled records the schedule this process runs (nil: none any more),
@@ -150,6 +154,29 @@ func sameTime(a, b *time.Time) bool {
 		return a == b
 	}
 	return a.Equal(*b)
+}
+
+// siteChoices is one read of the switcher's sites: the first max.
+type siteChoices struct {
+	max   int
+	sites []store.SiteChoice
+}
+
+// SiteChoices is the sites the layout's switcher offers a principal that
+// may see every site: the local site, then the first max registered ones
+// by name (store.SiteChoices), cached like the summary, so that a page
+// costs no query for them. max is the same for every call of a process;
+// a call with another max reads at once.
+func (r *Reads) SiteChoices(ctx context.Context, max int) ([]store.SiteChoice, error) {
+	read := func(ctx context.Context) (siteChoices, error) {
+		sites, err := r.store.SiteChoices(ctx, store.FleetScope{}, max)
+		return siteChoices{max: max, sites: sites}, err
+	}
+	v, err := r.sites.get(ctx, read, nil)
+	if err == nil && v.max != max {
+		v, err = read(ctx)
+	}
+	return v.sites, err
 }
 
 // Snapshot is the whole catalog, cached like the summary, for pages to

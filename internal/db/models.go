@@ -383,6 +383,12 @@ type NotificationChannel struct {
 	Enabled        bool
 	DisabledReason *string
 	CreatedAt      time.Time
+	Scope          string
+}
+
+type NotificationChannelSite struct {
+	ChannelID int64
+	SiteID    int64
 }
 
 type NotificationEvent struct {
@@ -403,6 +409,14 @@ type NotificationEvent struct {
 	HeldAt        *time.Time
 	AdvisoryScope *string
 	AdvisoryKeys  []string
+}
+
+type NotificationFleetTold struct {
+	ChannelID  int64
+	Name       string
+	Version    string
+	AdvisoryID string
+	SiteID     int64
 }
 
 type NotificationMessage struct {

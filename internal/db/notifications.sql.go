@@ -14,8 +14,8 @@ import (
 )
 
 const channelCreate = `-- name: ChannelCreate :one
-INSERT INTO notification_channels (name, kind, target, events, secret, min_epss)
-VALUES ($1, $2, $3, $4, $5, $6::float8)
+INSERT INTO notification_channels (name, kind, target, events, secret, min_epss, scope)
+VALUES ($1, $2, $3, $4, $5, $6::float8, $7)
 RETURNING id
 `
 
@@ -26,6 +26,7 @@ type ChannelCreateParams struct {
 	Events  string
 	Secret  *string
 	MinEpss pgtype.Float8
+	Scope   string
 }
 
 func (q *Queries) ChannelCreate(ctx context.Context, db DBTX, arg ChannelCreateParams) (int64, error) {
@@ -36,6 +37,7 @@ func (q *Queries) ChannelCreate(ctx context.Context, db DBTX, arg ChannelCreateP
 		arg.Events,
 		arg.Secret,
 		arg.MinEpss,
+		arg.Scope,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -74,9 +76,13 @@ func (q *Queries) ChannelDisable(ctx context.Context, db DBTX, arg ChannelDisabl
 }
 
 const channelGet = `-- name: ChannelGet :one
-SELECT id, name, kind, target, events, min_epss, enabled, disabled_reason, created_at
-FROM notification_channels
-WHERE id = $1
+SELECT c.id, c.name, c.kind, c.target, c.events, c.min_epss, c.enabled, c.disabled_reason, c.created_at, c.scope,
+       ARRAY(SELECT s.id FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::bigint[] AS site_ids,
+       ARRAY(SELECT s.name FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::text[] AS site_names
+FROM notification_channels c
+WHERE c.id = $1
 `
 
 type ChannelGetRow struct {
@@ -89,6 +95,9 @@ type ChannelGetRow struct {
 	Enabled        bool
 	DisabledReason *string
 	CreatedAt      time.Time
+	Scope          string
+	SiteIds        []int64
+	SiteNames      []string
 }
 
 func (q *Queries) ChannelGet(ctx context.Context, db DBTX, id int64) (ChannelGetRow, error) {
@@ -104,14 +113,21 @@ func (q *Queries) ChannelGet(ctx context.Context, db DBTX, id int64) (ChannelGet
 		&i.Enabled,
 		&i.DisabledReason,
 		&i.CreatedAt,
+		&i.Scope,
+		&i.SiteIds,
+		&i.SiteNames,
 	)
 	return i, err
 }
 
 const channelList = `-- name: ChannelList :many
-SELECT id, name, kind, target, events, min_epss, enabled, disabled_reason, created_at
-FROM notification_channels
-ORDER BY id
+SELECT c.id, c.name, c.kind, c.target, c.events, c.min_epss, c.enabled, c.disabled_reason, c.created_at, c.scope,
+       ARRAY(SELECT s.id FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::bigint[] AS site_ids,
+       ARRAY(SELECT s.name FROM notification_channel_sites cs JOIN sites s ON s.id = cs.site_id
+             WHERE cs.channel_id = c.id ORDER BY s.name)::text[] AS site_names
+FROM notification_channels c
+ORDER BY c.id
 `
 
 type ChannelListRow struct {
@@ -124,8 +140,13 @@ type ChannelListRow struct {
 	Enabled        bool
 	DisabledReason *string
 	CreatedAt      time.Time
+	Scope          string
+	SiteIds        []int64
+	SiteNames      []string
 }
 
+// Every channel with its scope and, for one of some sites, their ids and
+// names (by name).
 func (q *Queries) ChannelList(ctx context.Context, db DBTX) ([]ChannelListRow, error) {
 	rows, err := db.Query(ctx, channelList)
 	if err != nil {
@@ -145,6 +166,9 @@ func (q *Queries) ChannelList(ctx context.Context, db DBTX) ([]ChannelListRow, e
 			&i.Enabled,
 			&i.DisabledReason,
 			&i.CreatedAt,
+			&i.Scope,
+			&i.SiteIds,
+			&i.SiteNames,
 		); err != nil {
 			return nil, err
 		}
@@ -465,7 +489,8 @@ told AS MATERIALIZED (
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch, advisory_scope, advisory_keys)
 SELECT gen_random_uuid(), ch.id, f.type || ':' || f.subject, f.type, f.payload, $1::bigint, f.scope, f.keys
 FROM told f
-JOIN notification_channels ch ON ch.enabled AND (ch.events = 'all' OR f.type <> 'update.available')
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
+     AND (ch.events = 'all' OR f.type <> 'update.available')
      AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
 WHERE ($2::bigint IS NULL OR ch.id = $2::bigint)
   AND NOT ch.id = ANY (f.channels)
@@ -546,7 +571,7 @@ SELECT gen_random_uuid(), ch.id,
        'check.overdue',
        jsonb_build_object('last_completed_at', l.last_completed_at)
 FROM core_update_lock l
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE l.name = 'check'
   AND l.last_completed_at < clock_timestamp() - interval '48 hours'
 ON CONFLICT (channel_id, key) DO NOTHING
@@ -588,7 +613,7 @@ FROM (SELECT p.source_url, max(p.changed_at) AS changed_at, min(p.reason) AS rea
       JOIN components c ON c.site_id = p.site_id AND c.code = p.code
       WHERE p.site_id = $1::bigint AND p.source_url = $2::text AND p.code = ANY ($3::text[])
       GROUP BY p.source_url) d
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
 `
@@ -633,7 +658,7 @@ SELECT gen_random_uuid(), ch.id,
                           'old_key_ids', to_jsonb($1::text[]), 'changed_at', k.changed_at),
        $2::bigint
 FROM registry_keys k
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE k.registry = $3 AND k.changed_at IS NOT NULL
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
@@ -680,7 +705,7 @@ SELECT gen_random_uuid(), ch.id,
                                          FROM components c WHERE c.source_url = s.url)),
        $1::bigint
 FROM sources s
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE s.url = $2 AND s.failing_since <= clock_timestamp() - interval '24 hours'
   AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
 ON CONFLICT (channel_id, key) DO NOTHING

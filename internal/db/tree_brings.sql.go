@@ -25,7 +25,7 @@ SELECT gen_random_uuid(), ch.id,
 FROM tree_brings b
 JOIN tree_versions v ON v.id = b.interval_id AND v.site_id = $2
 CROSS JOIN LATERAL jsonb_array_elements(b.signals) AS s
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, $2)
 WHERE b.interval_id = ANY ($3::bigint[])
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id

@@ -21,7 +21,7 @@ SELECT gen_random_uuid(), ch.id,
                           'fixed_in', coalesce(f.fixed_in, '')),
        $1::bigint
 FROM tree_finding_state f
-JOIN notification_channels ch ON ch.enabled
+JOIN notification_channels ch ON ch.enabled AND ch.scope = 'local'
 WHERE f.site_id = $2 AND f.found_at >= now()
   AND upcheck_tree_counted($3::text, f.dev, f.malicious, f.withdrawn, f.dismissed)
   AND (f.malicious OR f.known_exploited OR ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
@@ -40,7 +40,9 @@ type EventPlanTreeFindingsParams struct {
 // it began: an unchanged finding keeps its found_at), keyed by the
 // package version and the advisory: once, whoever writes it. A vulnerable
 // finding's EPSS below a channel's least is not sent there; malicious and
-// exploited ones always are.
+// exploited ones always are. Only the channels of the local site
+// (scope local); those of some sites and of the fleet are
+// EventPlanSiteTreeFindings' and EventPlanFleetFindings'.
 func (q *Queries) EventPlanTreeFindings(ctx context.Context, db DBTX, arg EventPlanTreeFindingsParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanTreeFindings, arg.Epoch, arg.Site, arg.DevMode)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -38,6 +39,9 @@ func (s *Service) AddChannel(ctx context.Context, c store.NewChannel) (Created, 
 	}
 	if m := c.MinEPSS; m != nil && !(*m >= 0 && *m <= 1) {
 		return Created{}, fmt.Errorf("%w: the EPSS threshold must be a probability from 0 to 1, not %v", ErrInvalidChannel, *m)
+	}
+	if err := checkScope(&c); err != nil {
+		return Created{}, err
 	}
 	check := checkChannel
 	if c.Kind == string(readmodel.ChannelEmail) {
@@ -214,4 +218,53 @@ func checkChannel(c *store.NewChannel) error {
 		c.Name = u.Hostname()
 	}
 	return nil
+}
+
+// checkScope refuses a scope that is none of readmodel.AllChannelScopes,
+// a channel of some sites that names none, and sites named for another
+// scope; "" is the local site.
+func checkScope(c *store.NewChannel) error {
+	if c.Scope == "" {
+		c.Scope = readmodel.ScopeLocal
+	}
+	switch {
+	case !slices.Contains(readmodel.AllChannelScopes(), c.Scope):
+		return fmt.Errorf("%w: the scope must be local, sites or fleet, not %q", ErrInvalidChannel, c.Scope)
+	case c.Scope == readmodel.ScopeSites && len(c.SiteIDs) == 0:
+		return fmt.Errorf("%w: a channel of some sites names at least one site", ErrInvalidChannel)
+	case c.Scope != readmodel.ScopeSites && len(c.SiteIDs) > 0:
+		return fmt.Errorf("%w: only a channel of some sites names sites (the local site's and the fleet's name none)", ErrInvalidChannel)
+	}
+	return nil
+}
+
+// ErrUnknownSite wraps a site name that no registered site has.
+var ErrUnknownSite = errors.New("no site has this name")
+
+// SiteIDs resolves the names of a channel's sites (trimmed, without
+// duplicates) to their ids, in the order given; ErrUnknownSite names the
+// first that is not registered.
+func (s *Service) SiteIDs(ctx context.Context, names []string) ([]int64, error) {
+	var clean []string
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(clean, n) {
+			clean = append(clean, n)
+		}
+	}
+	if len(clean) == 0 {
+		return nil, nil
+	}
+	found, err := s.store.SiteIDs(ctx, clean)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, 0, len(clean))
+	for _, n := range clean {
+		id, ok := found[n]
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrUnknownSite, n)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

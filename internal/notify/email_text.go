@@ -166,6 +166,8 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 		wordExposed(&it, e.Payload)
 	case readmodel.EventTreeFinding:
 		wordTreeFinding(&it, e.Payload)
+	case readmodel.EventFleetFinding:
+		wordFleetFinding(&it, e.Payload)
 	case readmodel.EventDeprecated, readmodel.EventRegistryKeysChanged:
 		wordNpmEvent(&it, e.Type, p, name, installed, version)
 	case readmodel.EventTrustDowngrade:

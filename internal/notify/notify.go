@@ -265,6 +265,29 @@ func (s *Service) QueueTreeFindings(ctx context.Context, tx *store.Tx, site int6
 	return s.insert(ctx, tx, events)
 }
 
+// QueueSiteTreeFindings plans, in tx, the tree events of the channels of
+// some sites and of the fleet (docs/notifications.md "Sites"): each
+// counted finding (under mode) new to a site, new to the fleet in tx or
+// on a site of moved (whose tree moved), is a tree.finding event naming
+// its site on each channel subscribed to it, and one fleet.finding event
+// per finding naming its sites on each channel of the fleet. Nothing is
+// read when every enabled channel is the local site's.
+func (s *Service) QueueSiteTreeFindings(ctx context.Context, tx *store.Tx, moved []int64, mode readmodel.DevMode, epoch int64) error {
+	ok, err := tx.ChannelsBeyondLocal(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	site, err := tx.EventPlanSiteTreeFindings(ctx, moved, mode, epoch)
+	if err != nil {
+		return err
+	}
+	fleet, err := tx.EventPlanFleetFindings(ctx, moved, mode, epoch)
+	if err != nil {
+		return err
+	}
+	return s.insert(ctx, tx, append(site, fleet...))
+}
+
 // queueOverdue plans the check.overdue event, when no check completed for
 // 48 hours, and gathers the email events no check has gathered (the
 // overdue event's, a manifest sync's, a check's that did not complete).

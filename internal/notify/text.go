@@ -103,6 +103,9 @@ func slackText(d store.Delivery, link string) string {
 	if readmodel.EventType(d.Type) == readmodel.EventTreeFinding {
 		return treeFindingChatText(d.Payload, d.Type) // about no component: no AdminCP link
 	}
+	if readmodel.EventType(d.Type) == readmodel.EventFleetFinding {
+		return capChat(fleetFindingChatText(d.Payload, d.Type)) // about no component: no AdminCP link; many sites
+	}
 	var p eventPayload
 	if json.Unmarshal(d.Payload, &p) != nil {
 		return "upcheck: " + chat(d.Type, chatIDMax)
@@ -152,18 +155,7 @@ func slackText(d store.Delivery, link string) string {
 	default:
 		text = "upcheck: " + chat(d.Type, chatIDMax)
 	}
-	if r := []rune(text); len(r) > chatTextMax {
-		// Cut at a space, never inside an entity, and before a code span
-		// the cut would leave open: its text would be markup again.
-		cut := string(r[:chatTextMax-1])
-		if i := strings.LastIndexByte(cut, ' '); i > 0 {
-			cut = cut[:i]
-		}
-		if strings.Count(cut, "`")%2 == 1 {
-			cut = strings.TrimRight(cut[:strings.LastIndexByte(cut, '`')], " ")
-		}
-		text = cut + "…"
-	}
+	text = capChat(text)
 	if link != "" {
 		text += " " + link
 	}
@@ -209,4 +201,22 @@ func advisoryIDs(refs []advisoryRef, word func(string, int) string) string {
 // and isolates, zero-width spaces and joiners) that can disguise text.
 func isInvisible(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+}
+
+// capChat cuts a post's text to chatTextMax runes with "…": at a space,
+// never inside an entity, and before a code span the cut would leave
+// open (its text would be markup again).
+func capChat(text string) string {
+	r := []rune(text)
+	if len(r) <= chatTextMax {
+		return text
+	}
+	cut := string(r[:chatTextMax-1])
+	if i := strings.LastIndexByte(cut, ' '); i > 0 {
+		cut = cut[:i]
+	}
+	if strings.Count(cut, "`")%2 == 1 {
+		cut = strings.TrimRight(cut[:strings.LastIndexByte(cut, '`')], " ")
+	}
+	return cut + "…"
 }

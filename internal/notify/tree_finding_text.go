@@ -22,6 +22,9 @@ type treeFindingPayload struct {
 	Malicious      bool   `json:"malicious"`
 	KnownExploited bool   `json:"known_exploited"`
 	FixedIn        string `json:"fixed_in"`
+	// Site names the site, for a channel of some sites ("" for a local
+	// channel's event).
+	Site string `json:"site"`
 }
 
 // treeFindingSentence words payload through word (clean or chat).
@@ -34,8 +37,17 @@ func treeFindingSentence(payload []byte, word func(string, int) string) (treeFin
 	if p.FixedIn != "" {
 		fixed = word(p.FixedIn, chatVersionMax)
 	}
-	return p, readmodel.TreeFindingSentence(word(p.Package, chatNameMax), word(p.Version, chatVersionMax), word(p.Advisory.ID, chatIDMax),
-		p.Malicious, p.KnownExploited, fixed), true
+	return p, sitePrefix(p.Site, word) + readmodel.TreeFindingSentence(word(p.Package, chatNameMax), word(p.Version, chatVersionMax),
+		word(p.Advisory.ID, chatIDMax), p.Malicious, p.KnownExploited, fixed), true
+}
+
+// sitePrefix is "site shop: " for an event naming a site, through word;
+// "" for none.
+func sitePrefix(site string, word func(string, int) string) string {
+	if site == "" {
+		return ""
+	}
+	return "site " + word(site, chatNameMax) + ": "
 }
 
 // treeFindingChatText words a tree.finding event for a chat.
@@ -61,6 +73,7 @@ func wordTreeFinding(it *mailItem, payload []byte) {
 		return
 	}
 	it.order = clean(p.Package, chatNameMax)
-	it.subject = clean(p.Package, chatNameMax) + " " + clean(p.Version, chatVersionMax) + " is named by " + clean(p.Advisory.ID, chatIDMax)
+	it.subject = sitePrefix(p.Site, clean) + clean(p.Package, chatNameMax) + " " + clean(p.Version, chatVersionMax) + " is named by " +
+		clean(p.Advisory.ID, chatIDMax)
 	it.Title = s
 }

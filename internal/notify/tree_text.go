@@ -25,6 +25,8 @@ type exposedPayload struct {
 	Malicious   bool      `json:"malicious"`
 	InstalledAt time.Time `json:"installed_at"`
 	RemovedAt   time.Time `json:"removed_at"`
+	// Site names the site, for a channel of some sites or of the fleet.
+	Site string `json:"site"`
 }
 
 // exposedSentence words payload through word (clean or chat).
@@ -33,8 +35,8 @@ func exposedSentence(payload []byte, word func(string, int) string) (string, boo
 	if json.Unmarshal(payload, &p) != nil || p.Package == "" {
 		return "", false
 	}
-	return readmodel.ExposureSentence(word(p.Package, chatNameMax), word(p.Version, chatVersionMax), word(p.Advisory.ID, chatIDMax),
-		p.Malicious, p.InstalledAt, p.RemovedAt), true
+	return sitePrefix(p.Site, word) + readmodel.ExposureSentence(word(p.Package, chatNameMax), word(p.Version, chatVersionMax),
+		word(p.Advisory.ID, chatIDMax), p.Malicious, p.InstalledAt, p.RemovedAt), true
 }
 
 // exposedChatText words a tree.exposed event for a chat.
@@ -56,7 +58,7 @@ func wordExposed(it *mailItem, payload []byte) {
 	var p exposedPayload
 	_ = json.Unmarshal(payload, &p) // decoded above
 	it.order = clean(p.Package, chatNameMax)
-	it.subject = clean(p.Package, chatNameMax) + " " + clean(p.Version, chatVersionMax) + " was installed and is named by " +
+	it.subject = sitePrefix(p.Site, clean) + clean(p.Package, chatNameMax) + " " + clean(p.Version, chatVersionMax) + " was installed and is named by " +
 		clean(p.Advisory.ID, chatIDMax)
 	it.Title = s
 }

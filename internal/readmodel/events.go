@@ -48,6 +48,6 @@ const (
 // AllEventTypes are the event types, most urgent first (the urgency of
 // AttentionKinds, then the sources' and the schedule's health).
 func AllEventTypes() []EventType {
-	return []EventType{EventMalicious, EventTreeExposed, EventKnownExploited, EventTreeFinding, EventAdvisoryUnfixed, EventSecurityUpdate, EventTrustDowngrade,
+	return []EventType{EventMalicious, EventTreeExposed, EventKnownExploited, EventTreeFinding, EventFleetFinding, EventAdvisoryUnfixed, EventSecurityUpdate, EventTrustDowngrade,
 		EventDeprecated, EventUpdateAvailable, EventRegistryKeysChanged, EventSourceFailing, EventCheckOverdue, EventTest}
 }

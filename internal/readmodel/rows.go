@@ -203,6 +203,12 @@ type ChannelRow struct {
 	Enabled        bool
 	DisabledReason string
 	CreatedAt      time.Time
+	// Scope is which sites the channel is told of (ChannelScope).
+	Scope ChannelScope
+	// SiteIDs and Sites are a ScopeSites channel's sites, by name; empty
+	// for the other scopes.
+	SiteIDs []int64
+	Sites   []string
 }
 
 // DeliveryRow is one queued notification event and how its delivery

@@ -435,6 +435,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 		db := pgtest.New(t)
 		sameSet(t, "notification_channels.kind", readmodel.AllChannelKinds(), checkAllows(t, db, "notification_channels", "kind"))
 		sameSet(t, "notification_channels.events", readmodel.AllChannelEvents(), checkAllows(t, db, "notification_channels", "events"))
+		sameSet(t, "notification_channels.scope", readmodel.AllChannelScopes(), checkAllows(t, db, "notification_channels", "scope"))
 		sameSet(t, "notification_events.state", readmodel.AllDeliveryStates(), checkAllows(t, db, "notification_events", "state"))
 		sameSet(t, "notification_messages.state", readmodel.AllDeliveryStates(), checkAllows(t, db, "notification_messages", "state"))
 	})
@@ -610,6 +611,15 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 				return err
 			}
 			if _, err = tx.EventPlanTreeFindings(ctx, store.LocalSite, readmodel.DevSeparate, 0); err != nil {
+				return err
+			}
+			// The fleet's digest (fleet.finding), for a channel of the
+			// fleet.
+			if _, err = tx.ChannelCreate(ctx, store.NewChannel{Name: "fleet", Kind: "webhook", Target: "https://hooks.example/f", Events: "all",
+				Scope: readmodel.ScopeFleet}); err != nil {
+				return err
+			}
+			if _, err = tx.EventPlanFleetFindings(ctx, nil, readmodel.DevSeparate, 0); err != nil {
 				return err
 			}
 			_, err = tx.EventPlanTreeExposed(ctx, []int64{exposure}, 0)

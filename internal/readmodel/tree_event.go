@@ -1,6 +1,9 @@
 package readmodel
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // EventTreeFinding: the tree's evaluation stored a new counted finding
 // on an installed package (upcheck_tree_counted under
@@ -31,4 +34,36 @@ func fixedText(fixedIn string) string {
 		return ": no fixed version is published"
 	}
 	return ": fixed in " + fixedIn
+}
+
+// EventFleetFinding: the fleet digest, for a channel of the fleet: one
+// event per tree finding (a package version and an advisory) naming the
+// sites new to it in one planning (FleetFindingSentence words it), not
+// one per site.
+const EventFleetFinding EventType = "fleet.finding"
+
+// FleetFindingSentence words a fleet digest: "debug 4.4.2 is malicious
+// (MAL-2025-1) on 2 sites: blog, shop: remove it and treat secrets on
+// these sites as exposed". sites are the names given (at most
+// FleetSitesNamed); count is how many sites there are, more when the list
+// was cut ("and 200 more").
+func FleetFindingSentence(name, version, advisoryID string, malicious, knownExploited bool, fixedIn string, sites []string, count int) string {
+	count = max(count, len(sites))
+	on := fmt.Sprintf("%d sites", count)
+	if count == 1 {
+		on = "1 site"
+	}
+	list := strings.Join(sites, ", ")
+	if more := count - len(sites); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	switch {
+	case malicious:
+		return fmt.Sprintf("%s %s is malicious (%s) on %s: %s: remove it and treat secrets on these sites as exposed",
+			name, version, advisoryID, on, list)
+	case knownExploited:
+		return fmt.Sprintf("%s %s is affected by %s, exploited in the wild, on %s: %s%s", name, version, advisoryID, on, list,
+			fixedText(fixedIn))
+	}
+	return fmt.Sprintf("%s %s is affected by %s on %s: %s%s", name, version, advisoryID, on, list, fixedText(fixedIn))
 }

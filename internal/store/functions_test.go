@@ -73,6 +73,8 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_fleet_state_changed":      testFleetTreeChanged,
 	"upcheck_fleet_findings_changed":   testFleetFindingsChanged,
 	"upcheck_fleet_dismissals_changed": testFleetDismissalsChanged,
+	// migrations/00027_notification_sites.sql
+	"upcheck_channel_sees": testChannelSees,
 }
 
 func TestFunctions(t *testing.T) {

@@ -18,6 +18,10 @@ import (
 type NewChannel struct {
 	Name, Kind, Target, Events, Secret string
 	MinEPSS                            *float64
+	// Scope is which sites the channel is told of ("": the local site);
+	// SiteIDs are the sites of a readmodel.ScopeSites channel.
+	Scope   readmodel.ChannelScope
+	SiteIDs []int64
 }
 
 // float8 is an optional float as pgx writes it.
@@ -56,8 +60,21 @@ func (t *Tx) Pgx() pgx.Tx { return t.tx }
 
 // ChannelCreate creates a channel and returns its id.
 func (t *Tx) ChannelCreate(ctx context.Context, c NewChannel) (int64, error) {
-	id, err := t.q.ChannelCreate(ctx, t.tx, db.ChannelCreateParams{Name: c.Name, Kind: c.Kind, Target: c.Target, Events: c.Events, Secret: ref(c.Secret), MinEpss: float8(c.MinEPSS)})
-	return id, mapError(err)
+	scope := c.Scope
+	if scope == "" {
+		scope = readmodel.ScopeLocal
+	}
+	id, err := t.q.ChannelCreate(ctx, t.tx, db.ChannelCreateParams{Name: c.Name, Kind: c.Kind, Target: c.Target, Events: c.Events, Secret: ref(c.Secret),
+		MinEpss: float8(c.MinEPSS), Scope: string(scope)})
+	if err != nil {
+		return 0, mapError(err)
+	}
+	if scope == readmodel.ScopeSites {
+		if err := t.q.ChannelSitesAdd(ctx, t.tx, db.ChannelSitesAddParams{ChannelID: id, Sites: c.SiteIDs}); err != nil {
+			return 0, mapError(fmt.Errorf("write the channel's sites: %w", err))
+		}
+	}
+	return id, nil
 }
 
 // Channels lists every channel.
@@ -69,7 +86,8 @@ func (e *Executor) Channels(ctx context.Context) ([]readmodel.ChannelRow, error)
 	out := make([]readmodel.ChannelRow, len(rows))
 	for i, r := range rows {
 		out[i] = readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, MinEPSS: floatOf(r.MinEpss),
-			Enabled: r.Enabled, DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}
+			Enabled: r.Enabled, DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt,
+			Scope: readmodel.ChannelScope(r.Scope), SiteIDs: r.SiteIds, Sites: r.SiteNames}
 	}
 	return out, nil
 }
@@ -204,7 +222,8 @@ func (e *Executor) Channel(ctx context.Context, id int64) (readmodel.ChannelRow,
 		return readmodel.ChannelRow{}, mapError(err)
 	}
 	return readmodel.ChannelRow{ID: r.ID, Name: r.Name, Kind: r.Kind, Target: r.Target, Events: r.Events, MinEPSS: floatOf(r.MinEpss),
-		Enabled: r.Enabled, DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt}, nil
+		Enabled: r.Enabled, DisabledReason: deref(r.DisabledReason), CreatedAt: r.CreatedAt,
+		Scope: readmodel.ChannelScope(r.Scope), SiteIDs: r.SiteIds, Sites: r.SiteNames}, nil
 }
 
 // EventChannel is the channel of an event; ErrNotFound when there is no

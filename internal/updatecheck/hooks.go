@@ -47,6 +47,10 @@ type Notifier interface {
 	// QueueTreeFindings: the tree's evaluation wrote new findings in tx;
 	// those counted under mode are notified.
 	QueueTreeFindings(ctx context.Context, tx *store.Tx, site int64, mode readmodel.DevMode, epoch int64) error
+	// QueueSiteTreeFindings: the same evaluation's findings new to a site
+	// (new to the fleet in tx, or on a site of moved, whose tree moved)
+	// for the channels of some sites and of the fleet.
+	QueueSiteTreeFindings(ctx context.Context, tx *store.Tx, moved []int64, mode readmodel.DevMode, epoch int64) error
 	// QueueTreeBrings: the check wrote what the lockfile changes ids
 	// (tree_brings) brought in tx; each of the local site's signals is
 	// told.

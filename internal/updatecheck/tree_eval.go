@@ -67,6 +67,15 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 			continue // the feeds moved since due was read: read it again
 		}
 		err = w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+			// The sites whose tree moved, read before the write records
+			// them evaluated: a finding a push brought is new to its site.
+			var moved []int64
+			if w.notifier != nil {
+				var err error
+				if moved, err = tx.TreeSitesMoved(ctx); err != nil {
+					return err
+				}
+			}
 			added, err := tx.TreeFindingsWrite(ctx, m, ev.findings, ev.version, l.Epoch)
 			if err != nil {
 				return err
@@ -83,6 +92,11 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 				if err := w.notifier.QueueTreeFindings(ctx, tx, store.LocalSite, w.treeDevMode(), l.Epoch); err != nil {
 					return err
 				}
+				// The channels of some sites and of the fleet: per site,
+				// and the fleet's digest.
+				if err := w.notifier.QueueSiteTreeFindings(ctx, tx, moved, w.treeDevMode(), l.Epoch); err != nil {
+					return err
+				}
 			}
 			ids := make([]int64, 0, len(added))
 			for _, x := range added {
@@ -91,11 +105,9 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 				}
 				w.logger.WarnContext(ctx, "a version the site had installed is named by an advisory", "site", x.Site,
 					"package", x.Name, "version", x.Version, "advisory", x.AdvisoryID, "sentence", x.Sentence())
-				// The channels are the local site's: a registered site's
-				// exposure is audited, not sent (docs/design.md 4b).
-				if x.Site == store.LocalSite {
-					ids = append(ids, x.ID)
-				}
+				// Sent to the channels that see its site
+				// (EventPlanTreeExposed).
+				ids = append(ids, x.ID)
 			}
 			if w.notifier == nil || len(ids) == 0 {
 				return nil

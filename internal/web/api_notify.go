@@ -37,6 +37,11 @@ type channelRequest struct {
 	// MinEPSS is the channel's EPSS threshold (0 to 1); null or absent:
 	// none.
 	MinEPSS *float64 `json:"min_epss"`
+	// Scope is local, sites or fleet; absent: sites when Sites names
+	// some, else local.
+	Scope string `json:"scope"`
+	// Sites are the names of a channel of some sites.
+	Sites []string `json:"sites"`
 }
 
 // canManage: the principal may manage, so sees targets as admins do.
@@ -47,7 +52,7 @@ func canManage(c echo.Context) bool {
 
 // apiChannels is GET /api/admin/notifications/channels.
 func (s *Server) apiChannels(c echo.Context) error {
-	channels, err := s.store.Channels(c.Request().Context())
+	channels, err := s.visibleChannels(c)
 	if err != nil {
 		return err
 	}
@@ -67,8 +72,13 @@ func (s *Server) apiAddChannel(c echo.Context) error {
 	if err := decodeJSONBody(c, &req); err != nil {
 		return err
 	}
+	scope, sites, err := s.channelScope(c, req.Scope, req.Sites)
+	if err != nil {
+		return err
+	}
 	ctx := actorContext(c).Request().Context()
-	created, err := s.notify.AddChannel(ctx, store.NewChannel{Kind: req.Kind, Name: req.Name, Target: req.Target, Events: req.Events, MinEPSS: req.MinEPSS})
+	created, err := s.notify.AddChannel(ctx, store.NewChannel{Kind: req.Kind, Name: req.Name, Target: req.Target, Events: req.Events, MinEPSS: req.MinEPSS,
+		Scope: scope, SiteIDs: sites})
 	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, invalidChannelText(err)).WithInternal(err)
 	}
@@ -91,10 +101,10 @@ func (s *Server) apiTestChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := actorContext(c).Request().Context()
-	if _, err := s.channel(ctx, id); err != nil {
+	if _, err := s.visibleChannel(c, id); err != nil {
 		return err
 	}
+	ctx := actorContext(c).Request().Context()
 	event, err := s.notify.QueueTest(ctx, id)
 	if err != nil {
 		return err
@@ -111,6 +121,9 @@ func (s *Server) apiDisableChannel(c echo.Context) error { return s.apiSetChanne
 func (s *Server) apiSetChannelEnabled(c echo.Context, enabled bool) error {
 	id, err := channelID(c)
 	if err != nil {
+		return err
+	}
+	if _, err := s.visibleChannel(c, id); err != nil {
 		return err
 	}
 	ctx := actorContext(c).Request().Context()
@@ -134,6 +147,9 @@ func (s *Server) apiDeleteChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := s.visibleChannel(c, id); err != nil {
+		return err
+	}
 	if err := s.notify.DeleteChannel(actorContext(c).Request().Context(), id); errors.Is(err, store.ErrNotFound) {
 		return unknownChannel(id, err)
 	} else if err != nil {
@@ -153,7 +169,7 @@ func (s *Server) apiDeliveries(c echo.Context) error {
 		}
 		limit = n
 	}
-	events, err := s.store.Events(c.Request().Context(), limit)
+	events, err := s.visibleEvents(c, limit)
 	if err != nil {
 		return err
 	}
@@ -171,6 +187,9 @@ func (s *Server) apiRetryDelivery(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The delivery id is not a UUID.")
+	}
+	if err := s.visibleEvent(c, id); err != nil {
+		return err
 	}
 	if err := s.notify.Retry(c.Request().Context(), id); errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "No failed delivery has the id "+id.String()+".").WithInternal(err)

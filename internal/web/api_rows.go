@@ -232,13 +232,26 @@ type channelJSON struct {
 	Enabled        bool      `json:"enabled"`
 	DisabledReason *string   `json:"disabled_reason"`
 	CreatedAt      time.Time `json:"created_at"`
+	// Scope is local, sites or fleet; Sites the names of a channel of
+	// some sites (empty for the others).
+	Scope string   `json:"scope"`
+	Sites []string `json:"sites"`
 }
 
 // channelBody is a channel as the API shows it to a reader who may
 // manage channels (admin) or not.
 func channelBody(ch readmodel.ChannelRow, admin bool) channelJSON {
 	return channelJSON{ID: ch.ID, Name: ch.Name, Kind: ch.Kind, Target: notify.ShownTarget(ch.Kind, ch.Target, admin),
-		Events: ch.Events, MinEPSS: ch.MinEPSS, Enabled: ch.Enabled, DisabledReason: opt(ch.DisabledReason), CreatedAt: ch.CreatedAt}
+		Events: ch.Events, MinEPSS: ch.MinEPSS, Enabled: ch.Enabled, DisabledReason: opt(ch.DisabledReason), CreatedAt: ch.CreatedAt,
+		Scope: string(ch.Scope), Sites: orNone(ch.Sites)}
+}
+
+// orNone is names, or an empty list for none (JSON [] rather than null).
+func orNone(names []string) []string {
+	if names == nil {
+		return []string{}
+	}
+	return names
 }
 
 // deliveryJSON is one event queued for a channel.

@@ -48,19 +48,21 @@ func (s *Server) renderNotifications(c echo.Context, status int, f flash) error 
 	p := views.NotificationsProps{Notice: f.Notice, FormError: f.Error, NewSecret: f.Values["secret"], NewTarget: f.Values["target"]}
 	if f.Error != "" { // the refused form, filled in again
 		p.Form = views.ChannelForm{Kind: f.Values["kind"], URL: f.Values["url"], To: f.Values["to"], Events: f.Values["events"], Name: f.Values["name"],
-			MinEPSS: f.Values["min_epss"]}
+			MinEPSS: f.Values["min_epss"], Scope: f.Values["scope"], Sites: f.Values["sites"]}
 	}
-	ctx := c.Request().Context()
-	channels, err := s.store.Channels(ctx)
+	// The channels (and their deliveries) whose sites the principal sees.
+	channels, err := s.visibleChannels(c)
 	if err != nil {
 		return err
 	}
-	events, err := s.store.Events(ctx, notificationsShown)
+	events, err := s.visibleEvents(c, notificationsShown)
 	if err != nil {
 		return err
 	}
 	p.Layout = layout(c)
 	p.CanManage = p.Layout.User.CanManage
+	principal, _ := auth.PrincipalFrom(c)
+	p.MayChooseFleet = !principal.Sites.Limited()
 	// A target is a credential: viewers see a webhook's scheme and host,
 	// admins a masked form; the whole only once, at creation.
 	for i, ch := range channels {
@@ -86,7 +88,22 @@ func (s *Server) addChannel(c echo.Context) error {
 	if ch.Kind == "email" {
 		ch.Target = c.FormValue("to")
 	}
+	refill := func(msg string) error {
+		return s.notifyDone(c, flash{Error: msg, Values: map[string]string{
+			"kind": ch.Kind, "url": c.FormValue("url"), "to": c.FormValue("to"), "events": ch.Events, "name": ch.Name,
+			"min_epss": c.FormValue("min_epss"), "scope": c.FormValue("scope"), "sites": c.FormValue("sites")}})
+	}
 	var err error
+	// The sites, within the principal's: a site it may not see is
+	// refused as one that does not exist, in words on the form; the
+	// fleet, asked by a limited principal, is 403 (the form offers it
+	// only to those who see every site).
+	if ch.Scope, ch.SiteIDs, err = s.channelScope(c, c.FormValue("scope"), strings.Split(c.FormValue("sites"), ",")); err != nil {
+		if isNotFound(err) {
+			return refill("The channel was not added: " + err.(*echo.HTTPError).Message.(string))
+		}
+		return err
+	}
 	if ch.MinEPSS, err = minEPSSValue(c.FormValue("min_epss")); err == nil {
 		var created notify.Created
 		created, err = s.notify.AddChannel(actorContext(c).Request().Context(), ch)
@@ -95,9 +112,7 @@ func (s *Server) addChannel(c echo.Context) error {
 		}
 	}
 	if errors.Is(err, notify.ErrInvalidChannel) || errors.Is(err, notify.ErrNoSMTP) {
-		return s.notifyDone(c, flash{Error: invalidChannelText(err), Values: map[string]string{
-			"kind": ch.Kind, "url": c.FormValue("url"), "to": c.FormValue("to"), "events": ch.Events, "name": ch.Name,
-			"min_epss": c.FormValue("min_epss")}})
+		return refill(invalidChannelText(err))
 	}
 	return err
 }
@@ -146,6 +161,9 @@ func (s *Server) testChannel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, err := s.visibleChannel(c, id); err != nil {
+		return err
+	}
 	if _, err := s.notify.QueueTest(actorContext(c).Request().Context(), id); err != nil {
 		return err
 	}
@@ -158,6 +176,9 @@ func (s *Server) disableChannel(c echo.Context) error { return s.setChannelEnabl
 func (s *Server) setChannelEnabled(c echo.Context, enabled bool) error {
 	id, err := channelID(c)
 	if err != nil {
+		return err
+	}
+	if _, err := s.visibleChannel(c, id); err != nil {
 		return err
 	}
 	queued, err := s.notify.SetEnabled(actorContext(c).Request().Context(), id, enabled)
@@ -181,7 +202,7 @@ func (s *Server) deleteChannelConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ch, err := s.store.Channel(c.Request().Context(), id)
+	ch, err := s.visibleChannel(c, id)
 	if err != nil {
 		return err
 	}
@@ -206,7 +227,7 @@ func (s *Server) deleteChannel(c echo.Context) error {
 	if c.FormValue("confirmed") != "yes" {
 		return c.Redirect(http.StatusSeeOther, views.ChannelPath(id, "delete"))
 	}
-	ch, err := s.store.Channel(c.Request().Context(), id)
+	ch, err := s.visibleChannel(c, id)
 	if err != nil {
 		return err
 	}
@@ -220,6 +241,9 @@ func (s *Server) retryDelivery(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "The event id is not valid.")
+	}
+	if err := s.visibleEvent(c, id); err != nil {
+		return err
 	}
 	if err := s.notify.Retry(c.Request().Context(), id); err != nil {
 		return err

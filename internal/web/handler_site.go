@@ -183,14 +183,36 @@ const switcherKey = "upcheck.switcher"
 
 // withSites reads the sites the layout's switcher names: the first
 // views.SiteSwitchLimit the principal may see, the local one first, and
-// one more to tell whether there are others.
+// one more to tell whether there are others; for a principal that sees
+// every site, from the reads' cache (catalog.Reads.SiteChoices). Only a
+// page shows the switcher: a form's post, which redirects, reads none.
 func (s *Server) withSites(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		sites, err := s.store.SiteChoices(c.Request().Context(), fleetScope(c), views.SiteSwitchLimit+1)
+		if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+			return next(c)
+		}
+		ctx, scope := c.Request().Context(), fleetScope(c)
+		var sites []store.SiteChoice
+		var err error
+		if scope.Limited {
+			sites, err = s.store.SiteChoices(ctx, scope, views.SiteSwitchLimit+1)
+		} else {
+			sites, err = s.reads.SiteChoices(ctx, views.SiteSwitchLimit+1)
+		}
 		if err != nil {
 			return err
 		}
 		c.Set(switcherKey, sites)
+		return next(c)
+	}
+}
+
+// readsChanged drops this process's cached reads after a write to the
+// sites (registered, given a new token, removed), whatever its answer:
+// the switcher names a site from the next page on.
+func (s *Server) readsChanged(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		defer s.reads.Changed()
 		return next(c)
 	}
 }

@@ -126,7 +126,7 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	// Sites: a viewer lists the sites it may see; registering, rotating
 	// and removing are sites.can_manage (admins), with an API token too.
 	all.get(apiSites, s.apiSites)
-	apiSitesManage := all.group("", require(auth.PermSites), csrf())
+	apiSitesManage := all.group("", require(auth.PermSites), csrf(), s.readsChanged)
 	apiSitesManage.post(apiSites, s.apiAddSite)
 	apiSitesManage.post(apiSites+"/:site/rotate", s.apiRotateSite)
 	apiSitesManage.delete(apiSites+"/:site", s.apiRemoveSite)
@@ -192,7 +192,7 @@ func (s *Server) adminRoutes(app group) {
 	adminSites := all.group("", require(auth.PermSites))
 	adminSites.get(views.PathAdminSites+"/:site/rotate", s.rotateSitePage) // views.SiteRotatePath: the question
 	adminSites.get(views.PathAdminSites+"/:site/remove", s.removeSitePage) // views.SiteRemovePath: the question
-	adminSitesChange := adminSites.group("", requireSession(), csrf())
+	adminSitesChange := adminSites.group("", requireSession(), csrf(), s.readsChanged)
 	adminSitesChange.post(views.PathAdminSites, s.addSite)
 	adminSitesChange.post(views.PathAdminSites+"/:site/rotate", s.rotateSite)
 	adminSitesChange.post(views.PathAdminSites+"/:site/remove", s.removeSite)

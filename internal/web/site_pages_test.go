@@ -382,3 +382,32 @@ func TestUsersPageSetsSites(t *testing.T) {
 		t.Error("a limited admin is shown the Users section's link")
 	}
 }
+
+// The switcher's sites are cached (catalog.Reads.SiteChoices), yet a
+// site registered or removed from this instance's pages or API is named,
+// or no longer named, on the very next page: the write drops the cache
+// (readsChanged), and the page after it is not served the list read
+// before.
+func TestSiteSwitcherFollowsThisInstancesSiteWrites(t *testing.T) {
+	t.Parallel()
+	b := sitePagesBundle(t)
+	admin := b.login("admin@example.test")
+	const formType = "application/x-www-form-urlencoded"
+	form := func(v url.Values) string { v.Set("csrf_token", admin.csrf); return v.Encode() }
+
+	if got := switchLinks(admin.do("GET", "/admin/packages", "", "", nil).body); len(got) != 3 || got["zeta"] != "" {
+		t.Fatalf("before: switcher %v", got)
+	}
+	wantStatus(t, "add", admin.do("POST", "/admin/sites", form(url.Values{"name": {"zeta"}, "owner": {"Zeta"}}), formType, nil), http.StatusSeeOther)
+	if got := switchLinks(admin.do("GET", "/admin/packages", "", "", nil).body); got["zeta"] != "/sites/zeta/packages" {
+		t.Fatalf("after the form registered zeta: switcher %v", got)
+	}
+	token, err := b.auth.CreateToken(context.Background(), "admin@example.test", "sites")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "remove", b.anonymous().do("DELETE", "/api/admin/sites/zeta", "", "", map[string]string{"Authorization": "Bearer " + token}), http.StatusOK)
+	if got := switchLinks(admin.do("GET", "/admin/packages", "", "", nil).body); got["zeta"] != "" {
+		t.Fatalf("after the API removed zeta: switcher %v", got)
+	}
+}

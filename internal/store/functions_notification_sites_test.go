@@ -1,0 +1,44 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/upcheck/upcheck/internal/store"
+)
+
+// upcheck_channel_sees: a local channel sees the local site alone, a
+// channel of some sites those, the fleet every site; and
+// upcheck_nothing_to_queue asks nothing of the local site's components
+// for a channel that does not see the local site.
+func testChannelSees(t *testing.T, f *fdb) {
+	f.exec(t, `INSERT INTO sites (id, name, token_hash) VALUES (2, 'shop', sha256('a')), (3, 'blog', sha256('b'))`)
+	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events, scope) VALUES
+		(1, 'local', 'webhook', 'https://hooks.example/1', 'security', 'local'),
+		(2, 'shop', 'webhook', 'https://hooks.example/2', 'security', 'sites'),
+		(3, 'fleet', 'webhook', 'https://hooks.example/3', 'security', 'fleet'),
+		(4, 'shop and local', 'webhook', 'https://hooks.example/4', 'security', 'sites')`)
+	f.exec(t, `INSERT INTO notification_channel_sites (channel_id, site_id) VALUES (2, 2), (4, 2), (4, 1)`)
+	for _, c := range []struct {
+		channel int64
+		sees    string
+	}{{1, "1"}, {2, "2"}, {3, "1,2,3"}, {4, "1,2"}} {
+		got := f.text(t, `SELECT coalesce(string_agg(s.id::text, ',' ORDER BY s.id), '') FROM sites s, notification_channels ch
+			WHERE ch.id = $1 AND upcheck_channel_sees(ch.scope, ch.id, s.id)`, c.channel)
+		if got != c.sees {
+			t.Errorf("channel %d sees sites %q, want %q", c.channel, got, c.sees)
+		}
+	}
+
+	f.exec(t, `INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, epoch,
+			security, security_version, update_available, update_version, no_fix_ids)
+		VALUES ('blog', 'https://p.example/a.json', '2.3.0', '1.0.0', sha256('doc'), 1, true, '2.4.1', true, '2.5.0', '{ACME-1}')`)
+	ask := askNothingToQueue(t, f)
+	f.exec(t, `UPDATE notification_channels SET enabled = (id = 2)`)
+	if got := ask("blog"); got != "" {
+		t.Errorf("only a channel of shop: SQLSTATE %q, want none (the local site's components are not its)", got)
+	}
+	f.exec(t, `UPDATE notification_channels SET enabled = (id = 4)`)
+	if got := ask("blog"); got != store.SQLStateEventsToQueue {
+		t.Errorf("a channel of shop and the local site: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+}

@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
+)
+
+// The registered sites' tree events (docs/notifications.md "Sites"):
+// per site for a channel of some sites, one digest per finding for a
+// channel of the fleet, planned in the evaluation's fenced transaction.
+
+// ChannelsBeyondLocal reports whether an enabled channel is of some sites
+// or of the fleet: only then are the sites' tree findings planned.
+func (e *Executor) ChannelsBeyondLocal(ctx context.Context) (bool, error) {
+	ok, err := e.q.ChannelsBeyondLocal(ctx, e.dbtx)
+	return ok, mapError(err)
+}
+
+// TreeSitesMoved lists the sites whose tree moved since it was last
+// evaluated; read in the evaluation's transaction before
+// TreeFindingsWrite records the trees evaluated.
+func (t *Tx) TreeSitesMoved(ctx context.Context) ([]int64, error) {
+	ids, err := t.q.TreeSitesMoved(ctx, t.tx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the sites whose tree moved: %w", err))
+	}
+	return ids, nil
+}
+
+// EventPlanSiteTreeFindings queues, in tx, the tree.finding event of each
+// counted finding (under mode) new to a site (new to the fleet in tx, or
+// on a site of moved) for each enabled channel subscribed to that site,
+// once per channel and site.
+func (t *Tx) EventPlanSiteTreeFindings(ctx context.Context, moved []int64, mode readmodel.DevMode, epoch int64) ([]uuid.UUID, error) {
+	p := db.EventPlanSiteTreeFindingsParams{Moved: orNoIDs(moved), DevMode: string(mode)}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	out, err := t.q.EventPlanSiteTreeFindings(ctx, t.tx, p)
+	return out, mapError(err)
+}
+
+// EventPlanFleetFindings queues, in tx, the fleet digest: for each enabled
+// channel of the fleet, one fleet.finding event per finding naming the
+// sites it is new to (as EventPlanSiteTreeFindings reads them) that the
+// channel was not told of yet.
+func (t *Tx) EventPlanFleetFindings(ctx context.Context, moved []int64, mode readmodel.DevMode, epoch int64) ([]uuid.UUID, error) {
+	p := db.EventPlanFleetFindingsParams{Moved: orNoIDs(moved), DevMode: string(mode)}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	out, err := t.q.EventPlanFleetFindings(ctx, t.tx, p)
+	return out, mapError(err)
+}
+
+// orNoIDs is ids, or an empty array for none (a nil slice is SQL null).
+func orNoIDs(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
