@@ -71,8 +71,10 @@ FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
 -- Joined LEFT only so that sqlc types the columns as nullable, which
 -- they are (as the summary's).
-LEFT JOIN (SELECT upcheck_malware_read_at() AS read_at) m ON true
-LEFT JOIN (SELECT upcheck_exploited_read_at() AS read_at) x ON true
+-- OFFSET 0 keeps each a subquery read once: pulled up, the function
+-- would run for every site's row (10,000 reads of the feeds' state).
+LEFT JOIN (SELECT upcheck_malware_read_at() AS read_at OFFSET 0) m ON true
+LEFT JOIN (SELECT upcheck_exploited_read_at() AS read_at OFFSET 0) x ON true
 WHERE c.dev_mode = @dev_mode::text
   AND (NOT @limited::boolean OR c.site_id = ANY (@site_ids::bigint[]));
 
@@ -97,13 +99,15 @@ LIMIT @row_limit::bigint;
 -- (tree_versions: installed now, or removed since, within the history
 -- kept; the look-back's copies, tree_exposures, where the history was
 -- pruned), by site name, version and start, with the versions of the
--- package the site runs now. At most @row_limit rows.
+-- package the site runs now. At most @row_limit rows. The look-back's
+-- findings are found by their advisory's keys (index
+-- tree_exposures_keys), @advisory_key upper-cased as they are.
 WITH hit AS (
     SELECT DISTINCT f.name, f.version FROM tree_findings f
     WHERE f.advisory_keys @> ARRAY[@advisory_key::text] AND NOT f.withdrawn
     UNION
     SELECT DISTINCT x.name, x.version FROM tree_exposures x
-    WHERE upcheck_dismissal_names(@advisory_key::text, x.advisory)
+    WHERE upcheck_advisory_keys_of(x.advisory) @> ARRAY[@advisory_key::text]
       AND (NOT @limited::boolean OR x.site_id = ANY (@site_ids::bigint[]))
 ),
 spans AS (
@@ -113,7 +117,7 @@ spans AS (
     UNION
     SELECT x.site_id, x.name, x.version, x.installed_at, x.removed_at
     FROM tree_exposures x
-    WHERE upcheck_dismissal_names(@advisory_key::text, x.advisory)
+    WHERE upcheck_advisory_keys_of(x.advisory) @> ARRAY[@advisory_key::text]
       AND (NOT @limited::boolean OR x.site_id = ANY (@site_ids::bigint[]))
 )
 SELECT s.name AS site, s.owner, sp.name, sp.version, sp.installed_at, sp.removed_at,
@@ -139,7 +143,7 @@ SELECT (SELECT count(DISTINCT p.site_id) FROM hit h
             WHERE NOT @limited::boolean OR v.site_id = ANY (@site_ids::bigint[])
             UNION
             SELECT x.site_id FROM tree_exposures x
-            WHERE upcheck_dismissal_names(@advisory_key::text, x.advisory)
+            WHERE upcheck_advisory_keys_of(x.advisory) @> ARRAY[@advisory_key::text]
               AND (NOT @limited::boolean OR x.site_id = ANY (@site_ids::bigint[]))) e)::bigint AS ever;
 
 -- name: FleetPackageVersions :many

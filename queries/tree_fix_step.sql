@@ -28,9 +28,14 @@ ORDER BY p.id, f.advisory_id;
 -- name: TreeFixesDeleteStale :execrows
 -- The fixes whose finding is gone: the instance's version changed (its
 -- row is updated in place, keeping its id) or the advisory no longer
--- affects it. Run in the evaluation's fenced transaction.
+-- affects it; of every site (@every: the feeds moved) or of the sites
+-- @sites evaluated (only their trees, and their versions' findings,
+-- moved). Run in the evaluation's fenced transaction. (Of every site, a
+-- push's evaluation took 9.4 s at 10,000 sites: docs/performance.md "The
+-- fleet".)
 DELETE FROM tree_fixes x
-WHERE NOT EXISTS (SELECT 1 FROM tree_packages p
+WHERE (@every::boolean OR x.site_id = ANY (@sites::bigint[]))
+  AND NOT EXISTS (SELECT 1 FROM tree_packages p
                   JOIN tree_findings f ON f.name = p.name AND f.version = p.version
                   WHERE p.site_id = x.site_id AND p.id = x.package_id AND f.advisory_id = x.advisory_id AND NOT f.withdrawn);
 

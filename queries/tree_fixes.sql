@@ -1,6 +1,6 @@
 -- name: TreeFixDocumentList :many
 -- The stored documents of the packages named (table tree_fix_documents).
-SELECT name, floor, etag, last_modified, document
+SELECT name, floor, etag, last_modified, document, fetched_at
 FROM tree_fix_documents
 WHERE name = ANY(@names::text[])
 ORDER BY name;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,15 +12,16 @@ import (
 	"github.com/upcheck/upcheck/internal/dev/devdb"
 )
 
-// The simulated fleet (part 12): fleetSites registered sites, each with
+// The simulated fleet (part 12): fleetSites registered sites (the
+// -fleet-sites flag; 10,000 by default, the issue's scale), each with
 // fleetPerSite installed packages drawn from fleetNames packages at
 // fleetVersions versions each (30,000 distinct package versions), about
-// 10 million installed rows; each site also installed, and removed,
-// an older version of fleetPast of its packages (the tree's history),
-// and fleetAdvisories advisories match one version each of as many
-// packages.
+// 10 million installed rows; each site also installed, and removed, an
+// older version (0.9.0) of fleetPast of its packages (the tree's
+// history). fleetAdvisories OSV records name as many packages: one in 50
+// a malicious package (every version), the others an advisory of one of
+// its three versions, fixed in the next.
 const (
-	fleetSites      = 10000
 	fleetPerSite    = 1000
 	fleetNames      = 10000
 	fleetVersions   = 3
@@ -27,17 +29,58 @@ const (
 	fleetAdvisories = 1000
 )
 
+// fleetSites is how many registered sites the fleet has (-fleet-sites):
+// fewer for development, the issue's 10,000 by default.
+var fleetSites = 10000
+
+// fleetDB is a fleet's database kept by an earlier run (-fleet-db, the
+// URL -keep printed): the part measures the pushes and the reads on it
+// again (fleetAgain) without filling and checking a fleet anew.
+var fleetDB string
+
+// fleetAgain runs fleetServe on fleetDB, migrated by the binary first.
+func fleetAgain(ctx context.Context, binary string) error {
+	env := []string{"UPCHECK_DATABASE_URL=" + fleetDB, "UPCHECK_LOG_LEVEL=WARN", "PATH=" + os.Getenv("PATH")}
+	if out, err := command(binary, env, "", "migrate").CombinedOutput(); err != nil {
+		return fmt.Errorf("upcheck migrate: %v\n%s", err, out)
+	}
+	conn, err := pgx.Connect(ctx, fleetDB)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var sites int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tree_state`).Scan(&sites); err != nil {
+		return err
+	}
+	report("fleet_sites", float64(sites), "sites", "", nil)
+	return fleetServe(ctx, binary, env, conn)
+}
+
 // fleetTables are the tables a fleet fills, whose rows and bytes (with
 // their indexes) the part reports.
 var fleetTables = []string{"sites", "tree_state", "tree_packages", "tree_edges", "tree_versions", "tree_findings"}
 
-// fleet is part 12 (`-only fleet`): a database of its own, migrated by the
-// real binary, filled with the simulated fleet by SQL (the shape a fleet
-// of pushes writes, not the pushes themselves: 10,000 pushes through the
-// sync would take the part's whole time), timed, and each table's rows and
-// bytes reported: the figures docs/operations.md's "Many sites" scales
-// from.
+// fleet is part 12 (`-only fleet`), in a database of its own migrated by
+// the real binary:
+//
+//  1. the OSV records of the fleet's advisories imported by the real
+//     binary (`upcheck feed import osv`);
+//  2. the fleet filled by SQL (fillFleet: the rows a fleet of pushes
+//     writes, not the pushes themselves), timed, and each table's rows
+//     and bytes reported;
+//  3. a fleet check by the real binary (fleetCheck): every site's versions
+//     matched once, the findings' fixes decided from documents the
+//     bench's registry serves, each fetch counted there, the check's peak
+//     RSS;
+//  4. `upcheck serve` (fleetServe): one site's push of 1,000 packages,
+//     of versions the fleet has and of new ones, timed; the impact of an
+//     advisory under the summary's load test, and the Fleet page's first
+//     page against /healthz.
 func fleet(ctx context.Context, binary string, cluster *devdb.Cluster) error {
+	if fleetDB != "" {
+		return fleetAgain(ctx, binary)
+	}
 	name := fmt.Sprintf("bench_fleet_%d", time.Now().Unix())
 	if err := cluster.CreateDatabase(ctx, name); err != nil {
 		return err
@@ -48,9 +91,26 @@ func fleet(ctx context.Context, binary string, cluster *devdb.Cluster) error {
 	} else {
 		defer dropDatabase(cluster, name)
 	}
-	env := []string{"UPCHECK_DATABASE_URL=" + url, "UPCHECK_LOG_LEVEL=WARN", "PATH=" + os.Getenv("PATH")}
+	dir, err := os.MkdirTemp("", "upcheck-bench-fleet-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	env := []string{"UPCHECK_DATABASE_URL=" + url, "UPCHECK_LOG_LEVEL=WARN", "UPCHECK_FEED_DIR=" + dir, "PATH=" + os.Getenv("PATH")}
 	if out, err := command(binary, env, "", "migrate").CombinedOutput(); err != nil {
 		return fmt.Errorf("upcheck migrate: %v\n%s", err, out)
+	}
+	report("fleet_sites", float64(fleetSites), "sites", "", nil)
+	archive := filepath.Join(dir, "fleet.zip")
+	if err := writeFleetArchive(archive); err != nil {
+		return err
+	}
+	imported, err := importOnce(binary, env, archive)
+	if err != nil {
+		return err
+	}
+	if imported.res.Written != fleetAdvisories {
+		return fmt.Errorf("the import wrote %d of %d records: %+v", imported.res.Written, fleetAdvisories, imported.res)
 	}
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -58,58 +118,32 @@ func fleet(ctx context.Context, binary string, cluster *devdb.Cluster) error {
 	}
 	defer conn.Close(ctx)
 	began := time.Now()
-	if err := fillFleet(ctx, conn); err != nil {
+	if err := fillFleet(ctx, url); err != nil {
 		return fmt.Errorf("fill the fleet: %w", err)
 	}
-	report("fleet_fill_wall", time.Since(began).Seconds(), "s", "", nil)
-	return reportFleetSizes(ctx, conn)
+	wall := time.Since(began).Seconds()
+	if fleetSites == 10000 {
+		report("fleet_fill_wall", wall, "s", "<= 300", yes(wall <= 300))
+	} else {
+		report("fleet_fill_wall", wall, "s", "", nil)
+	}
+	reg, err := startFleetRegistry()
+	if err != nil {
+		return err
+	}
+	defer reg.close()
+	env = append(env, "UPCHECK_NPM_REGISTRY="+reg.url, "UPCHECK_ALLOW_PRIVATE_SOURCES=1")
+	if err := fleetCheck(ctx, binary, env, conn, reg); err != nil {
+		return err
+	}
+	if err := reportFleetSizes(ctx, conn); err != nil {
+		return err
+	}
+	return fleetServe(ctx, binary, env, conn)
 }
 
-// fillFleet fills the fleet on conn. Site s installs package
-// (s*37 + k*10) mod fleetNames for k < fleetPerSite (distinct within the
-// site) at version (s + k) mod fleetVersions.
-func fillFleet(ctx context.Context, conn *pgx.Conn) error {
-	steps := []struct {
-		sql  string
-		args []any
-	}{
-		{`INSERT INTO sites (name, owner, token_hash, token_made_at, pushed_at)
-		  SELECT 'site-' || s, 'owner-' || (s % 100), sha256(('push-' || s)::bytea), now(), now()
-		  FROM generate_series(1, $1::int) s`, []any{fleetSites}},
-		{`CREATE TEMP TABLE fleet_installs AS
-		  SELECT s.id AS site_id, 'fleet-' || lpad(((s.id * 37 + k * 10) % $2::int)::text, 5, '0') AS name,
-		         '1.0.' || ((s.id + k) % $3::int) AS version, k
-		  FROM sites s CROSS JOIN generate_series(0, $1::int - 1) k
-		  WHERE s.id > 1`, []any{fleetPerSite, fleetNames, fleetVersions}},
-		{`INSERT INTO tree_packages (site_id, id, name, version, dev, optional, peer, source, install_script, dev_only, via)
-		  SELECT site_id, 'node_modules/' || name, name, version, false, false, false, 'registry', false, false,
-		         jsonb_build_array(jsonb_build_object('head', name, 'path', jsonb_build_array(name)))
-		  FROM fleet_installs`, nil},
-		{`INSERT INTO tree_edges (site_id, from_id, name, kind, range, to_id)
-		  SELECT site_id, '', name, 'prod', '^' || version, 'node_modules/' || name FROM fleet_installs`, nil},
-		{`INSERT INTO tree_versions (site_id, name, version, installed_at)
-		  SELECT site_id, name, version, now() - interval '30 days' FROM fleet_installs`, nil},
-		{`INSERT INTO tree_versions (site_id, name, version, installed_at, removed_at)
-		  SELECT site_id, name, '0.9.0', now() - interval '90 days', now() - interval '30 days'
-		  FROM fleet_installs WHERE k < $1::int`, []any{fleetPast}},
-		{`INSERT INTO tree_state (site_id, path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-		  SELECT id, 'package-lock.json', sha256(('file-' || id)::bytea), sha256(('tree-' || id)::bytea), '', 1, $1::int, now(), now()
-		  FROM sites WHERE id > 1`, []any{fleetPerSite}},
-		{`INSERT INTO tree_findings (name, version, advisory_id, advisory, advisory_keys, malicious, known_exploited, severity, epoch)
-		  SELECT 'fleet-' || lpad(a::text, 5, '0'), '1.0.' || (a % $2::int), 'GHSA-fleet-' || a,
-		         jsonb_build_object('id', 'GHSA-fleet-' || a, 'summary', 'a bench advisory'), ARRAY['GHSA-fleet-' || a],
-		         a % 50 = 0, a % 20 = 0, 'high', 1
-		  FROM generate_series(0, $1::int - 1) a`, []any{fleetAdvisories, fleetVersions}},
-		{`DROP TABLE fleet_installs`, nil},
-		{`ANALYZE`, nil},
-	}
-	for _, st := range steps {
-		if _, err := conn.Exec(ctx, st.sql, st.args...); err != nil {
-			return fmt.Errorf("%.60s…: %w", st.sql, err)
-		}
-	}
-	return nil
-}
+// fleetName is the i-th package of the fleet.
+func fleetName(i int) string { return fmt.Sprintf("fleet-%05d", i) }
 
 // reportFleetSizes reports each of fleetTables' rows and bytes (with its
 // indexes and TOAST), and the database's.

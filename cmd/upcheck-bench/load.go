@@ -144,8 +144,11 @@ func waitListening(r io.Reader) (string, error) {
 }
 
 // load runs loadConns keep-alive clients against url for loadTime.
-func load(url, token string) (int, []time.Duration, error) {
-	transport := &http.Transport{MaxIdleConnsPerHost: loadConns, MaxConnsPerHost: loadConns}
+func load(url, token string) (int, []time.Duration, error) { return loadWith(url, token, loadConns) }
+
+// loadWith runs conns keep-alive clients against url for loadTime.
+func loadWith(url, token string, conns int) (int, []time.Duration, error) {
+	transport := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport}
 	deadline := time.Now().Add(loadTime)
@@ -153,7 +156,7 @@ func load(url, token string) (int, []time.Duration, error) {
 	var all []time.Duration
 	var firstErr error
 	var wg sync.WaitGroup
-	for range loadConns {
+	for range conns {
 		wg.Go(func() {
 			var mine []time.Duration
 			for time.Now().Before(deadline) {

@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,7 +65,12 @@ var (
 	runs      int
 )
 
+// reportMu guards figures: a part may report from several goroutines.
+var reportMu sync.Mutex
+
 func report(name string, value float64, unit, target string, ok *bool) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
 	figures = append(figures, figure{name, value, unit, target, ok})
 	fmt.Printf("%s %.4g %s\n", name, value, unit)
 }
@@ -77,6 +83,8 @@ func main() {
 	flag.StringVar(&only, "only", "", "run one part: check (the document check alone), load (the check, the summary and the pages), sync, npm, feeds, tree, tree-eval or fleet (that part alone)")
 	flag.BoolVar(&keep, "keep", false, "keep the benchmark's database (its URL is printed), to EXPLAIN its queries")
 	flag.Var(&latencies, "latency", "the publishers' latencies of the document check (part 1), comma-separated; each is measured -runs times")
+	flag.IntVar(&fleetSites, "fleet-sites", fleetSites, "how many registered sites part 12 (-only fleet) fills: the issue's 10,000 by default, fewer for development")
+	flag.StringVar(&fleetDB, "fleet-db", "", "part 12 (-only fleet) on a fleet database an earlier run kept (-keep printed its URL): the pushes and the reads only")
 	flag.IntVar(&runs, "runs", 1, "how many times part 1 measures the document check at each latency (each in a database of its own); the ratios are printed as a table")
 	flag.Parse()
 	runs = max(runs, 1)

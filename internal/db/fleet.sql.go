@@ -23,7 +23,7 @@ SELECT (SELECT count(DISTINCT p.site_id) FROM hit h
             WHERE NOT $1::boolean OR v.site_id = ANY ($2::bigint[])
             UNION
             SELECT x.site_id FROM tree_exposures x
-            WHERE upcheck_dismissal_names($3::text, x.advisory)
+            WHERE upcheck_advisory_keys_of(x.advisory) @> ARRAY[$3::text]
               AND (NOT $1::boolean OR x.site_id = ANY ($2::bigint[]))) e)::bigint AS ever
 `
 
@@ -53,7 +53,7 @@ WITH hit AS (
     WHERE f.advisory_keys @> ARRAY[$2::text] AND NOT f.withdrawn
     UNION
     SELECT DISTINCT x.name, x.version FROM tree_exposures x
-    WHERE upcheck_dismissal_names($2::text, x.advisory)
+    WHERE upcheck_advisory_keys_of(x.advisory) @> ARRAY[$2::text]
       AND (NOT $3::boolean OR x.site_id = ANY ($4::bigint[]))
 ),
 spans AS (
@@ -63,7 +63,7 @@ spans AS (
     UNION
     SELECT x.site_id, x.name, x.version, x.installed_at, x.removed_at
     FROM tree_exposures x
-    WHERE upcheck_dismissal_names($2::text, x.advisory)
+    WHERE upcheck_advisory_keys_of(x.advisory) @> ARRAY[$2::text]
       AND (NOT $3::boolean OR x.site_id = ANY ($4::bigint[]))
 )
 SELECT s.name AS site, s.owner, sp.name, sp.version, sp.installed_at, sp.removed_at,
@@ -96,7 +96,9 @@ type FleetImpactAdvisoryEverRow struct {
 // (tree_versions: installed now, or removed since, within the history
 // kept; the look-back's copies, tree_exposures, where the history was
 // pruned), by site name, version and start, with the versions of the
-// package the site runs now. At most @row_limit rows.
+// package the site runs now. At most @row_limit rows. The look-back's
+// findings are found by their advisory's keys (index
+// tree_exposures_keys), @advisory_key upper-cased as they are.
 func (q *Queries) FleetImpactAdvisoryEver(ctx context.Context, db DBTX, arg FleetImpactAdvisoryEverParams) ([]FleetImpactAdvisoryEverRow, error) {
 	rows, err := db.Query(ctx, fleetImpactAdvisoryEver,
 		arg.RowLimit,
@@ -605,8 +607,8 @@ SELECT count(*)::bigint                                AS sites,
        min(x.read_at)                                  AS exploited_read_at
 FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
-LEFT JOIN (SELECT upcheck_malware_read_at() AS read_at) m ON true
-LEFT JOIN (SELECT upcheck_exploited_read_at() AS read_at) x ON true
+LEFT JOIN (SELECT upcheck_malware_read_at() AS read_at OFFSET 0) m ON true
+LEFT JOIN (SELECT upcheck_exploited_read_at() AS read_at OFFSET 0) x ON true
 WHERE c.dev_mode = $2::text
   AND (NOT $3::boolean OR c.site_id = ANY ($4::bigint[]))
 `
@@ -640,6 +642,8 @@ type FleetSummaryRow struct {
 // sums of their counts.
 // Joined LEFT only so that sqlc types the columns as nullable, which
 // they are (as the summary's).
+// OFFSET 0 keeps each a subquery read once: pulled up, the function
+// would run for every site's row (10,000 reads of the feeds' state).
 func (q *Queries) FleetSummary(ctx context.Context, db DBTX, arg FleetSummaryParams) (FleetSummaryRow, error) {
 	row := db.QueryRow(ctx, fleetSummary,
 		arg.StaleSeconds,

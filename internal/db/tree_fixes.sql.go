@@ -32,7 +32,7 @@ func (q *Queries) TreeFixDocumentKeep(ctx context.Context, db DBTX, names []stri
 }
 
 const treeFixDocumentList = `-- name: TreeFixDocumentList :many
-SELECT name, floor, etag, last_modified, document
+SELECT name, floor, etag, last_modified, document, fetched_at
 FROM tree_fix_documents
 WHERE name = ANY($1::text[])
 ORDER BY name
@@ -44,6 +44,7 @@ type TreeFixDocumentListRow struct {
 	Etag         string
 	LastModified string
 	Document     []byte
+	FetchedAt    time.Time
 }
 
 // The stored documents of the packages named (table tree_fix_documents).
@@ -62,6 +63,7 @@ func (q *Queries) TreeFixDocumentList(ctx context.Context, db DBTX, names []stri
 			&i.Etag,
 			&i.LastModified,
 			&i.Document,
+			&i.FetchedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -187,5 +189,44 @@ func testFleetDismissalsChanged(t *testing.T, f *fdb) {
 	f.exec(t, `UPDATE advisory_dismissals SET ended_at = clock_timestamp(), ended_how = 'undone'`)
 	if stored, counted := f.fleetTotal(t, 1, "separate"); stored != counted || stored != 2 {
 		t.Errorf("ended: stored %d, counted %d, want 2", stored, counted)
+	}
+}
+
+// upcheck_advisory_keys_of is upcheck_advisory_keys of one advisory (its
+// id and aliases, upper-cased), immutable, so that the look-back's
+// findings are found by their advisory's keys from the index
+// tree_exposures_keys: the impact of an advisory on the fleet
+// (queries/fleet.sql) reads them so.
+func testAdvisoryKeysOf(t *testing.T, f *fdb) {
+	for advisory, want := range map[string][]string{
+		`'{"id": "ghsa-x1", "aliases": ["cve-1", "CVE-1"]}'`: {"CVE-1", "GHSA-X1"},
+		`'{"summary": "no id"}'`:                             {},
+		`'"GHSA-x"'`:                                         {},
+	} {
+		var got []string
+		f.QueryRow(t, `SELECT upcheck_advisory_keys_of(`+advisory+`::jsonb)`).Scan(&got)
+		if !slices.Equal(got, want) {
+			t.Errorf("upcheck_advisory_keys_of(%s) = %q, want %q", advisory, got, want)
+		}
+	}
+	ctx := context.Background()
+	tx, err := f.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN SELECT id FROM tree_exposures WHERE upcheck_advisory_keys_of(advisory) @> ARRAY['CVE-1']`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan, "\n"), "tree_exposures_keys") {
+		t.Errorf("the look-back's findings of an advisory are not read by tree_exposures_keys:\n%s", strings.Join(plan, "\n"))
 	}
 }

@@ -75,6 +75,8 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_fleet_dismissals_changed": testFleetDismissalsChanged,
 	// migrations/00027_notification_sites.sql
 	"upcheck_channel_sees": testChannelSees,
+	// migrations/00028_fleet_impact.sql
+	"upcheck_advisory_keys_of": testAdvisoryKeysOf,
 }
 
 func TestFunctions(t *testing.T) {

@@ -81,6 +81,15 @@ type TreeToMatch struct {
 	Versions []NameVersion
 }
 
+// siteIDs is the ids of m's sites.
+func (m TreeToMatch) siteIDs() []int64 {
+	ids := make([]int64, len(m.Sites))
+	for i, s := range m.Sites {
+		ids[i] = s.Site
+	}
+	return ids
+}
+
 // TreeToMatch reads what an evaluation matches: with every, every site's
 // versions; else the versions of the sites whose tree moved since their
 // versions were matched that are not matched yet (tree_matched).
@@ -178,9 +187,9 @@ func TreeFindingOf(name, version string, a release.AdvisoryMatch, keys []string,
 // matched that the set no longer has are deleted; with m.Every, every
 // other finding), m's versions as matched at intelVersion, m's sites as
 // evaluated at the trees read (a site whose tree moved meanwhile stays
-// due), the look-back's exposures of every site (TreeExposuresFind:
-// those new are returned, for their audit rows and events in the same
-// transaction), and what the fleet was evaluated at.
+// due), the look-back's exposures of m's sites (TreeExposuresFind: every
+// site's when m.Every; those new are returned, for their audit rows and
+// events in the same transaction), and what the fleet was evaluated at.
 func (t *Tx) TreeFindingsWrite(ctx context.Context, m TreeToMatch, findings []TreeFinding, intelVersion, epoch int64) ([]TreeExposure, error) {
 	if findings == nil {
 		findings = []TreeFinding{}
@@ -225,7 +234,7 @@ func (t *Tx) TreeFindingsWrite(ctx context.Context, m TreeToMatch, findings []Tr
 	if err := t.q.TreeSitesEvaluated(ctx, t.tx, ss); err != nil {
 		return nil, mapError(fmt.Errorf("write the sites evaluated: %w", err))
 	}
-	rows, err := t.q.TreeExposuresFind(ctx, t.tx, epoch)
+	rows, err := t.q.TreeExposuresFind(ctx, t.tx, db.TreeExposuresFindParams{Epoch: epoch, Every: m.Every, Sites: m.siteIDs()})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("write the tree's exposures: %w", err))
 	}

@@ -92,9 +92,11 @@ func (s *Store) TreeFixInput(ctx context.Context, site int64) (TreeFixInput, err
 // TreeFixesDeleteStale deletes the fixes whose finding is gone (the
 // instance's version changed, its row kept its id; or the advisory no
 // longer affects it), in the evaluation's fenced transaction: a fix never
-// outlives its finding.
-func (t *Tx) TreeFixesDeleteStale(ctx context.Context) (int64, error) {
-	n, err := t.q.TreeFixesDeleteStale(ctx, t.tx)
+// outlives its finding. Of the sites m evaluated: every site's when
+// m.Every (the feeds moved), else only those whose trees moved, which
+// alone can have a finding gone.
+func (t *Tx) TreeFixesDeleteStale(ctx context.Context, m TreeToMatch) (int64, error) {
+	n, err := t.q.TreeFixesDeleteStale(ctx, t.tx, db.TreeFixesDeleteStaleParams{Every: m.Every, Sites: m.siteIDs()})
 	if err != nil {
 		return 0, mapError(fmt.Errorf("delete the fixes of findings gone: %w", err))
 	}

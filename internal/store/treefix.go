@@ -19,6 +19,9 @@ type TreeFixDocument struct {
 	// Document is the JSON kept; nil in a save when the registry answered
 	// 304 (the stored one stays, with its floor).
 	Document []byte
+	// FetchedAt is when the registry last answered for it (a read's; a
+	// save's is the database clock at the write).
+	FetchedAt time.Time
 }
 
 // TreeFixDocuments returns the stored documents of the packages named, by
@@ -30,7 +33,8 @@ func (e *Executor) TreeFixDocuments(ctx context.Context, names []string) (map[st
 	}
 	out := make(map[string]TreeFixDocument, len(rows))
 	for _, r := range rows {
-		out[r.Name] = TreeFixDocument{Name: r.Name, Floor: r.Floor, ETag: r.Etag, LastModified: r.LastModified, Document: r.Document}
+		out[r.Name] = TreeFixDocument{Name: r.Name, Floor: r.Floor, ETag: r.Etag, LastModified: r.LastModified, Document: r.Document,
+			FetchedAt: r.FetchedAt}
 	}
 	return out, nil
 }

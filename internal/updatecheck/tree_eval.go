@@ -83,7 +83,7 @@ func (w *writer) evaluateTree(ctx context.Context, l lease.Lease) (bool, error) 
 			// A fix never outlives its finding: an instance whose version
 			// changed keeps its id, and its fixes would stay until the
 			// next check's fix step.
-			if _, err := tx.TreeFixesDeleteStale(ctx); err != nil {
+			if _, err := tx.TreeFixesDeleteStale(ctx, m); err != nil {
 				return err
 			}
 			if w.notifier != nil {

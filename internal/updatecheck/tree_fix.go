@@ -21,9 +21,13 @@ import (
 
 // MaxFixDocuments caps the registry documents one check fetches to decide
 // what clears the tree's findings (docs/npm.md, "What clears a finding"):
-// the packages the most findings need come first (remedy.Needs); the
-// findings that need a package past the cap stay undecided
-// (remedy.KindUnknown) until a check with fewer findings.
+// first those never read (or read from a higher release than now
+// needed), the packages the most findings need first (remedy.Needs),
+// then those read longest ago. A package past the cap is decided from its
+// stored document when one covers it, as last read; without one its
+// findings stay undecided (remedy.KindUnknown) until a later check reads
+// it: a fleet whose findings need N documents has read them all within
+// N / MaxFixDocuments checks.
 const MaxFixDocuments = 100
 
 // siteFixes is one site's part of the fix step: its tree (read at
@@ -61,48 +65,93 @@ func (w *writer) treeFixes(ctx context.Context, l lease.Lease, t *tree.Tree, man
 // fenced under l; a site whose tree moved since it was read keeps its
 // fixes until the next check. Only findings with a fixed version fetch
 // anything; none at all fetches nothing. A cancelled ctx (the lease lost)
-// stops the fetches and writes nothing.
+// stops the fetches and writes nothing. The check's fix step over every
+// site (fixStep) does the same without holding every tree at once.
 func (w *writer) fleetFixes(ctx context.Context, l lease.Lease, sites []siteFixes) ([][]remedy.Decided, error) {
-	needs := mergeNeeds(sites)
-	limit := MaxFixDocuments
-	if w.maxFixDocuments > 0 {
-		limit = w.maxFixDocuments
-	}
-	if len(needs) > limit {
-		w.logger.WarnContext(ctx, "tree fixes: documents past the cap are not fetched", "needed", len(needs), "cap", limit)
-		needs = needs[:limit]
-	}
-	docs, saves, err := w.fixDocuments(ctx, needs)
+	docs, err := w.fixDocuments(ctx, mergeNeeds(sites))
 	if err != nil {
 		return nil, err
 	}
 	decided := make([][]remedy.Decided, len(sites))
-	fixes := make([][]store.TreeFix, len(sites))
+	writes := make([]siteFixWrite, len(sites))
 	for i, s := range sites {
-		if len(s.findings) > 0 {
-			decided[i] = remedy.Decide(remedy.Input{Tree: s.tree, Manager: s.manager, Findings: s.findings, Documents: docs})
+		if decided[i], writes[i], err = decideSite(s, docs.byName); err != nil {
+			return nil, err
 		}
-		fixes[i] = make([]store.TreeFix, len(decided[i]))
-		for k, d := range decided[i] {
-			b, err := json.Marshal(d.Fix)
-			if err != nil {
-				return nil, err
+	}
+	if err := w.writeFixes(ctx, l, docs, writes); err != nil {
+		return nil, err
+	}
+	return decided, nil
+}
+
+// fixDocumentCap is MaxFixDocuments, or the tests' lower cap.
+func (w *writer) fixDocumentCap() int {
+	if w.maxFixDocuments > 0 {
+		return w.maxFixDocuments
+	}
+	return MaxFixDocuments
+}
+
+// fetchOrder is needs in the order the fix step fetches them: the
+// packages whose stored document does not cover the release they need
+// (never read, or read from a higher one) first, in needs' order (the
+// most needed first), then the others, the one read longest ago first.
+func fetchOrder(needs []remedy.Need, stored map[string]store.TreeFixDocument) []remedy.Need {
+	out := slices.Clone(needs)
+	slices.SortStableFunc(out, func(a, b remedy.Need) int {
+		sa, aok := stored[a.Name]
+		sb, bok := stored[b.Name]
+		aok, bok = aok && covers(sa.Floor, a.Floor), bok && covers(sb.Floor, b.Floor)
+		switch {
+		case aok != bok:
+			if bok {
+				return -1
 			}
-			fixes[i][k] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
+			return 1
+		case !aok:
+			return 0
 		}
+		return sa.FetchedAt.Compare(sb.FetchedAt)
+	})
+	return out
+}
+
+// siteFixWrite is what the fix step writes of one site: its fixes, while
+// its tree is the one read (treeHash).
+type siteFixWrite struct {
+	site     int64
+	treeHash []byte
+	fixes    []store.TreeFix
+}
+
+// decideSite decides what clears s's findings from docs, and what to
+// write of them.
+func decideSite(s siteFixes, docs map[string]*remedy.Document) ([]remedy.Decided, siteFixWrite, error) {
+	var decided []remedy.Decided
+	if len(s.findings) > 0 {
+		decided = remedy.Decide(remedy.Input{Tree: s.tree, Manager: s.manager, Findings: s.findings, Documents: docs})
 	}
-	// The documents kept are those the fix step fetched: a component's
-	// is its source's.
-	keep := make([]string, 0, len(saves))
-	for _, d := range saves {
-		keep = append(keep, d.Name)
+	out := siteFixWrite{site: s.site, treeHash: s.treeHash, fixes: make([]store.TreeFix, len(decided))}
+	for k, d := range decided {
+		b, err := json.Marshal(d.Fix)
+		if err != nil {
+			return nil, out, err
+		}
+		out.fixes[k] = store.TreeFix{PackageID: d.Finding.Instance, AdvisoryID: d.Finding.Advisory, Fix: b, Direct: d.Direct}
 	}
-	err = w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
-		if err := tx.TreeFixDocumentsSave(ctx, saves, keep, l.Epoch); err != nil {
+	return decided, out, nil
+}
+
+// writeFixes writes the documents fetched (saves) and every site's fixes
+// in one transaction, fenced under l.
+func (w *writer) writeFixes(ctx context.Context, l lease.Lease, docs fixReads, writes []siteFixWrite) error {
+	err := w.lease.WithLease(ctx, l.Owner, func(tx *store.Tx) error {
+		if err := tx.TreeFixDocumentsSave(ctx, docs.saves, docs.keep, l.Epoch); err != nil {
 			return err
 		}
-		for i, s := range sites {
-			wrote, err := tx.TreeFixesSave(ctx, s.site, s.treeHash, fixes[i], l.Epoch)
+		for _, s := range writes {
+			wrote, err := tx.TreeFixesSave(ctx, s.site, s.treeHash, s.fixes, l.Epoch)
 			if err != nil {
 				return err
 			}
@@ -114,43 +163,51 @@ func (w *writer) fleetFixes(ctx context.Context, l lease.Lease, sites []siteFixe
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("tree fixes: %w", err)
+		return fmt.Errorf("tree fixes: %w", err)
 	}
-	return decided, nil
+	return nil
 }
 
-// mergeNeeds is the documents the sites' findings need (remedy.Needs of
-// each), each package once at the lowest floor any site needs ("" keeps
-// every release), the packages most sites need first, then by their best
-// rank in a site's list, then by name.
-func mergeNeeds(sites []siteFixes) []remedy.Need {
-	type need struct {
-		remedy.Need
-		sites, rank int
+// needsMerge gathers the documents the sites' findings need, one site at
+// a time (add), each package once at the lowest floor any site needs (""
+// keeps every release); list orders them: the packages most sites need
+// first, then by their best rank in a site's list, then by name.
+type needsMerge struct {
+	by map[string]*mergedNeed
+}
+
+type mergedNeed struct {
+	remedy.Need
+	sites, rank int
+}
+
+func (m *needsMerge) add(s siteFixes) {
+	if len(s.findings) == 0 {
+		return
 	}
-	by := map[string]*need{}
-	for _, s := range sites {
-		if len(s.findings) == 0 {
+	if m.by == nil {
+		m.by = map[string]*mergedNeed{}
+	}
+	for rank, n := range remedy.Needs(s.tree, s.findings) {
+		e := m.by[n.Name]
+		if e == nil {
+			m.by[n.Name] = &mergedNeed{Need: n, sites: 1, rank: rank}
 			continue
 		}
-		for rank, n := range remedy.Needs(s.tree, s.findings) {
-			m := by[n.Name]
-			if m == nil {
-				by[n.Name] = &need{Need: n, sites: 1, rank: rank}
-				continue
-			}
-			m.sites++
-			m.rank = min(m.rank, rank)
-			if !covers(m.Floor, n.Floor) {
-				m.Floor = n.Floor
-			}
+		e.sites++
+		e.rank = min(e.rank, rank)
+		if !covers(e.Floor, n.Floor) {
+			e.Floor = n.Floor
 		}
 	}
-	all := make([]*need, 0, len(by))
-	for _, n := range by {
+}
+
+func (m *needsMerge) list() []remedy.Need {
+	all := make([]*mergedNeed, 0, len(m.by))
+	for _, n := range m.by {
 		all = append(all, n)
 	}
-	slices.SortFunc(all, func(a, b *need) int {
+	slices.SortFunc(all, func(a, b *mergedNeed) int {
 		return cmp.Or(cmp.Compare(b.sites, a.sites), cmp.Compare(a.rank, b.rank), strings.Compare(a.Name, b.Name))
 	})
 	out := make([]remedy.Need, len(all))
@@ -160,14 +217,37 @@ func mergeNeeds(sites []siteFixes) []remedy.Need {
 	return out
 }
 
-// fixDocuments fetches the documents of needs: the documents read, by
-// name, and what to store of each. A document the registry refuses or
-// that cannot be read is left out (its findings stay undecided), and
-// said in the log; a cancelled ctx is an error.
-func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[string]*remedy.Document, []store.TreeFixDocument, error) {
-	docs := map[string]*remedy.Document{}
+// mergeNeeds is the documents the sites' findings need (needsMerge).
+func mergeNeeds(sites []siteFixes) []remedy.Need {
+	var m needsMerge
+	for _, s := range sites {
+		m.add(s)
+	}
+	return m.list()
+}
+
+// fixReads is what the fix step read of the documents its findings need.
+type fixReads struct {
+	// byName is each document read, fetched or stored, by package.
+	byName map[string]*remedy.Document
+	// saves is what to store of each fetched.
+	saves []store.TreeFixDocument
+	// keep is every package a finding needs but a component: their stored
+	// documents stay, fetched this check or not.
+	keep []string
+}
+
+// fixDocuments reads the documents of needs: a component's as its
+// source's fetch stored it; of the others at most the cap fetched, in
+// fetchOrder, conditionally on the stored validators, and past the cap
+// the stored document that covers the release needed, as last read. A
+// document the registry refuses or that cannot be read is left out (its
+// findings stay undecided), and said in the log; a cancelled ctx is an
+// error.
+func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (fixReads, error) {
+	out := fixReads{byName: map[string]*remedy.Document{}}
 	if len(needs) == 0 || w.npm == nil {
-		return docs, nil, nil
+		return out, nil
 	}
 	names := make([]string, len(needs))
 	for i, n := range needs {
@@ -176,24 +256,40 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[str
 	stored, err := w.store.TreeFixDocuments(ctx, names)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, context.Cause(ctx)
+			return out, context.Cause(ctx)
 		}
-		return nil, nil, err
+		return out, err
 	}
 	components, err := w.componentPackages(ctx, names)
 	if err != nil {
-		return nil, nil, err
+		return out, err
 	}
-	var reqs []fetch.Request
-	var prs []*npm.PackageRequest
-	var which []remedy.Need
+	var fetches []remedy.Need
 	for _, n := range needs {
 		// A component's document as its source's fetch stored it in this
 		// check, when it kept the dependencies this need reads.
 		if pkg := components[n.Name]; pkg != nil && n.Floor != "" && keepsDependencies(pkg, n.Floor) {
-			docs[n.Name] = fixDocument(pkg, n.Floor)
+			out.byName[n.Name] = fixDocument(pkg, n.Floor)
 			continue
 		}
+		out.keep = append(out.keep, n.Name)
+		fetches = append(fetches, n)
+	}
+	fetches = fetchOrder(fetches, stored)
+	if cap := w.fixDocumentCap(); len(fetches) > cap {
+		w.logger.WarnContext(ctx, "tree fixes: documents past the cap are not fetched; their stored ones are read",
+			"needed", len(fetches), "cap", cap)
+		for _, n := range fetches[cap:] {
+			if s, ok := stored[n.Name]; ok && covers(s.Floor, n.Floor) {
+				w.storedFixDocument(ctx, out.byName, s)
+			}
+		}
+		fetches = fetches[:cap]
+	}
+	var reqs []fetch.Request
+	var prs []*npm.PackageRequest
+	var which []remedy.Need
+	for _, n := range fetches {
 		etag, lastModified := "", ""
 		if s, ok := stored[n.Name]; ok && covers(s.Floor, n.Floor) {
 			etag, lastModified = s.ETag, s.LastModified
@@ -207,7 +303,6 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[str
 		reqs, prs, which = append(reqs, pr.Request), append(prs, pr), append(which, n)
 	}
 	var mu sync.Mutex
-	var saves []store.TreeFixDocument
 	runErr := w.npm.Fetcher.Run(ctx, reqs, func(ctx context.Context, i int, resp fetch.Response, err error) {
 		n := which[i]
 		got, err := prs[i].Result(resp, err)
@@ -218,28 +313,37 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (map[str
 			return
 		}
 		save := store.TreeFixDocument{Name: n.Name, Floor: n.Floor, ETag: got.Response.ETag, LastModified: got.Response.LastModified}
-		var doc *remedy.Document
+		mu.Lock()
+		defer mu.Unlock()
 		if got.Package == nil { // 304: the stored document stands
-			doc = &remedy.Document{}
-			if err := json.Unmarshal(stored[n.Name].Document, doc); err != nil {
-				w.logger.WarnContext(ctx, "tree fixes: a stored document does not read", "package", n.Name, "err", err)
+			if !w.storedFixDocument(ctx, out.byName, stored[n.Name]) {
 				return
 			}
 		} else {
-			doc = fixDocument(got.Package, n.Floor)
+			doc := fixDocument(got.Package, n.Floor)
 			if save.Document, err = json.Marshal(doc); err != nil {
 				return
 			}
+			out.byName[n.Name] = doc
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		docs[n.Name] = doc
-		saves = append(saves, save)
+		out.saves = append(out.saves, save)
 	})
 	if runErr != nil || ctx.Err() != nil {
-		return nil, nil, errors.Join(runErr, context.Cause(ctx))
+		return out, errors.Join(runErr, context.Cause(ctx))
 	}
-	return docs, saves, nil
+	return out, nil
+}
+
+// storedFixDocument decodes the stored document s into docs; false, and
+// said in the log, when it does not read.
+func (w *writer) storedFixDocument(ctx context.Context, docs map[string]*remedy.Document, s store.TreeFixDocument) bool {
+	doc := &remedy.Document{}
+	if err := json.Unmarshal(s.Document, doc); err != nil {
+		w.logger.WarnContext(ctx, "tree fixes: a stored document does not read", "package", s.Name, "err", err)
+		return false
+	}
+	docs[s.Name] = doc
+	return true
 }
 
 // componentPackages are the stored package documents of the npm

@@ -478,3 +478,56 @@ func TestTreeFixesAreWhatNpmDoes(t *testing.T) {
 		t.Errorf("after updating sock to its latest release: xws %v, want a release of ~8.11.0", got)
 	}
 }
+
+// Past the cap, each check fetches first the documents never read, then
+// those read longest ago, and decides a package it does not fetch from
+// its stored document: findings that need more documents than one check
+// fetches are all decided within as many checks as the cap divides them
+// into (here seven documents, two a check: four checks), as one check
+// without a cap decides them.
+func TestTreeFixesPastTheCapAreReadByTheNextChecks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fr := startFixRegistry(t, b, false)
+	tr := fixSite(t, b)
+	l := b.acquire()
+	names := []string{"xpress", "p2r", "xsend", "xqs", "sock", "engine", "xws"}
+	fetched := func() (n int, each map[string]int) {
+		each = map[string]int{}
+		for _, name := range names {
+			each[name] = len(fr.answers(name))
+			n += each[name]
+		}
+		return n, each
+	}
+
+	b.checker.maxFixDocuments = 2
+	var decided []remedy.Decided
+	for check := 1; check <= 4; check++ {
+		var err error
+		if decided, err = b.checker.treeFixes(context.Background(), l, tr, remedy.ManagerNPM, fixFindings[:4]); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := fetched(); n != 2*check {
+			t.Fatalf("check %d: %d documents fetched in all, want %d", check, n, 2*check)
+		}
+	}
+	if _, each := fetched(); slices.Contains(slices.Collect(maps.Values(each)), 0) {
+		t.Errorf("after four checks of two documents, one of the seven was never fetched: %v", each)
+	}
+	capped := b.storedFixWords()
+
+	b.checker.maxFixDocuments = 0
+	whole, err := b.checker.treeFixes(context.Background(), l, tr, remedy.ManagerNPM, fixFindings[:4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range whole {
+		if whole[i].Fix.Kind == remedy.KindUnknown || decided[i].Fix.Kind != whole[i].Fix.Kind {
+			t.Errorf("%s: decided %v under the cap, %v in one check", fixFindings[i].Advisory, decided[i].Fix.Kind, whole[i].Fix.Kind)
+		}
+	}
+	if !maps.Equal(capped, b.storedFixWords()) {
+		t.Errorf("stored under the cap %v, in one check %v", capped, b.storedFixWords())
+	}
+}
