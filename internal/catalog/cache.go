@@ -125,3 +125,56 @@ func holdsStill[T any](ctx context.Context, cached T, holds func(context.Context
 	}
 	return holds(ctx, cached)
 }
+
+// keyedMax is how many keys a keyedCache keeps.
+const keyedMax = 64
+
+// keyedCache is a readCache for each of the last keyedMax keys asked, for
+// a read with arguments (a page of the fleet, an impact): each key's value
+// is cached, refreshed and dropped as readCache's is, the key asked least
+// recently forgotten first.
+type keyedCache[T any] struct {
+	mu      sync.Mutex
+	entries map[string]*keyedEntry[T]
+	asks    uint64
+}
+
+type keyedEntry[T any] struct {
+	cache readCache[T]
+	asked uint64 // keyedCache.asks when last asked
+}
+
+// get is readCache.get of key's cache.
+func (kc *keyedCache[T]) get(ctx context.Context, key string, read func(context.Context) (T, error)) (T, error) {
+	kc.mu.Lock()
+	if kc.entries == nil {
+		kc.entries = map[string]*keyedEntry[T]{}
+	}
+	e := kc.entries[key]
+	if e == nil {
+		if len(kc.entries) >= keyedMax {
+			oldest := ""
+			for k, o := range kc.entries {
+				if oldest == "" || o.asked < kc.entries[oldest].asked {
+					oldest = k
+				}
+			}
+			delete(kc.entries, oldest)
+		}
+		e = &keyedEntry[T]{}
+		kc.entries[key] = e
+	}
+	kc.asks++
+	e.asked = kc.asks
+	kc.mu.Unlock()
+	return e.cache.get(ctx, read, nil)
+}
+
+// invalidate drops every key's value, as readCache.invalidate does.
+func (kc *keyedCache[T]) invalidate() {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	for _, e := range kc.entries {
+		e.cache.invalidate()
+	}
+}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -150,6 +151,47 @@ func TestReadCacheAsksBeforeReadingAgain(t *testing.T) {
 		}
 		if asks.Load() != 3 {
 			t.Fatalf("asked %d times; an invalidated value must be read, not asked about", asks.Load())
+		}
+	})
+}
+
+// A keyed cache keeps each key's value apart, read once while fresh, the
+// last keyedMax keys asked (the least recently asked forgotten first),
+// and invalidate drops every key's value.
+func TestKeyedCacheKeepsEachKeyApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var kc keyedCache[string]
+		reads := map[string]int{}
+		var mu sync.Mutex
+		get := func(key string) string {
+			t.Helper()
+			v, err := kc.get(context.Background(), key, func(context.Context) (string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				reads[key]++
+				return fmt.Sprintf("%s#%d", key, reads[key]), nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		if a, b, a2 := get("a"), get("b"), get("a"); a != "a#1" || b != "b#1" || a2 != "a#1" {
+			t.Fatalf("a %s, b %s, a again %s: each key read once while fresh", a, b, a2)
+		}
+		for i := range keyedMax - 1 { // b is now the least recently asked
+			get("a")
+			get(fmt.Sprint("k", i))
+		}
+		if got := get("a"); got != "a#1" {
+			t.Errorf("a, asked all along: %s, want its first read", got)
+		}
+		if got := get("b"); got != "b#2" {
+			t.Errorf("b, the least recently asked of more than keyedMax keys: %s, want read again", got)
+		}
+		kc.invalidate()
+		if got := get("a"); got != "a#2" {
+			t.Errorf("a after invalidate: %s, want read again", got)
 		}
 	})
 }

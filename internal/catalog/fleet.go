@@ -13,10 +13,13 @@ import (
 	"github.com/upcheck/upcheck/internal/store"
 )
 
-// The fleet (docs/design.md "The fleet"): not cached, as the packages are
-// not. A page is one statement over fleet_site_counts, which the tree's
-// writes keep; the impact is read in one read-only transaction, so that
-// its counts and its lists agree.
+// The fleet (docs/design.md "The fleet"): a page is one statement over
+// fleet_site_counts, which the tree's writes keep; the impact is read in
+// one read-only transaction, so that its counts and its lists agree. Each
+// is cached by what it was asked (the principal's sites included) as the
+// summary is (doc.go), the last keyedMax of each kept: so that the fleet's
+// first page and an advisory's impact, asked by every operator at once
+// after an attack, cost one read a second.
 
 // FleetPage is one page of the sites with their counts.
 type FleetPage struct {
@@ -28,6 +31,12 @@ type FleetPage struct {
 // Fleet reads one page of the sites as f asks (f.Limit rows at most, 1
 // when not positive).
 func (r *Reads) Fleet(ctx context.Context, f store.FleetFilter) (FleetPage, error) {
+	return r.fleetPages.get(ctx, fmt.Sprintf("%#v", f), func(ctx context.Context) (FleetPage, error) {
+		return r.readFleet(ctx, f)
+	})
+}
+
+func (r *Reads) readFleet(ctx context.Context, f store.FleetFilter) (FleetPage, error) {
 	limit := max(f.Limit, 1)
 	// One row more than the page tells whether a next page exists.
 	f.Limit = limit + 1
@@ -44,7 +53,10 @@ func (r *Reads) Fleet(ctx context.Context, f store.FleetFilter) (FleetPage, erro
 
 // FleetSummary reads the totals across the sites of scope.
 func (r *Reads) FleetSummary(ctx context.Context, scope store.FleetScope, f store.FleetFilter) (readmodel.FleetSummary, error) {
-	return r.store.FleetSummary(ctx, scope, f.DevMode, f.StaleAfter)
+	key := fmt.Sprintf("%#v %q %d", scope, f.DevMode, f.StaleAfter)
+	return r.fleetTotals.get(ctx, key, func(ctx context.Context) (readmodel.FleetSummary, error) {
+		return r.store.FleetSummary(ctx, scope, f.DevMode, f.StaleAfter)
+	})
 }
 
 // ErrBadRange is a range the impact cannot read (npm's syntax).
@@ -70,6 +82,13 @@ func (r *Reads) FleetImpact(ctx context.Context, scope store.FleetScope, q Fleet
 		}
 		rng = &parsed
 	}
+	key := fmt.Sprintf("%#v %#v", scope, q)
+	return r.fleetImpacts.get(ctx, key, func(ctx context.Context) (readmodel.FleetImpact, error) {
+		return r.readFleetImpact(ctx, scope, q, rng)
+	})
+}
+
+func (r *Reads) readFleetImpact(ctx context.Context, scope store.FleetScope, q FleetImpactQuery, rng *release.Range) (readmodel.FleetImpact, error) {
 	var out readmodel.FleetImpact
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error

@@ -24,6 +24,10 @@ type Reads struct {
 	// sites is the site switcher's sites for a principal that may see
 	// every site (SiteChoices).
 	sites readCache[siteChoices]
+	// The fleet's reads, by what they were asked (fleet.go).
+	fleetPages   keyedCache[FleetPage]
+	fleetTotals  keyedCache[readmodel.FleetSummary]
+	fleetImpacts keyedCache[readmodel.FleetImpact]
 	// devMode is UPCHECK_LOCKFILE_DEV: what the tree's counts count (the
 	// summary's, and each catalog row's dependencies).
 	devMode readmodel.DevMode
@@ -68,6 +72,9 @@ func (r *Reads) Changed() {
 	r.summary.invalidate()
 	r.snapshot.invalidate()
 	r.sites.invalidate()
+	r.fleetPages.invalidate()
+	r.fleetTotals.invalidate()
+	r.fleetImpacts.invalidate()
 }
 
 // Scheduled records the schedule this process runs (nil: none any more),
