@@ -76,19 +76,21 @@ FROM component_state cs
 -- The kind of the source's last failure, a fetch fact stored beside the
 -- error (sources.last_error_kind), not a derived flag.
 LEFT JOIN sources s ON s.url = cs.source_url
-LEFT JOIN component_exposure e ON e.code = cs.code
-LEFT JOIN component_results r ON r.code = cs.code
+LEFT JOIN component_exposure e ON e.site_id = cs.site_id AND e.code = cs.code
+LEFT JOIN component_results r ON r.site_id = cs.site_id AND r.code = cs.code
 -- The skip of a current result that hid a release (skipped_version is
 -- the evaluation's): the result was evaluated under this very skip.
-LEFT JOIN component_skips k ON k.code = cs.code AND cs.skipped_version IS NOT NULL
+LEFT JOIN component_skips k ON k.site_id = cs.site_id AND k.code = cs.code AND cs.skipped_version IS NOT NULL
 LEFT JOIN (SELECT f.component_code, count(*) AS n, min(d.expires_at) AS until
            FROM advisory_dismissals_in_force f
            JOIN advisory_dismissals d ON d.id = f.id
+           WHERE f.site_id = @site::bigint
            GROUP BY f.component_code) dm ON dm.component_code = cs.code
 LEFT JOIN (SELECT a.code::text AS code, count(DISTINCT (a.name, a.version))::integer AS counted,
                   (count(DISTINCT (a.name, a.version)) FILTER (WHERE a.malicious))::integer AS malicious
            FROM upcheck_component_tree_attention(@site::bigint, @dev_mode::text) a
-           GROUP BY 1) tc ON tc.code = cs.code;
+           GROUP BY 1) tc ON tc.code = cs.code
+WHERE cs.site_id = @site::bigint;
 
 -- name: ReadModelUnchanged :one
 -- Whether a snapshot read at version, which may be reused until turns_at
@@ -109,12 +111,13 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        cs.latest_version, cs.evaluation, cs.eval_error, cs.stale, cs.failing, cs.source_failing,
        cs.last_success_at, cs.last_attempt_at, cs.last_error, cs.expires_at,
        (SELECT coalesce(array_agg(d.advisory_id ORDER BY d.advisory_id), '{}')
-          FROM advisory_dismissals_in_force d WHERE d.component_code = cs.code)::text[] AS dismissed,
+          FROM advisory_dismissals_in_force d WHERE d.site_id = cs.site_id AND d.component_code = cs.code)::text[] AS dismissed,
        s.last_error_kind, s.last_error_args,
        cs.update_available, cs.security, cs.vulnerable, cs.vulnerable_no_fix, cs.needs_newer_core,
        cs.deprecated, cs.provenance_lost, cs.registry_facts, cs.known_exploited, cs.malicious, cs.package,
-       (SELECT e.security_since FROM component_exposure e WHERE e.code = cs.code) AS security_since,
-       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version,
+       (SELECT e.security_since FROM component_exposure e WHERE e.site_id = cs.site_id AND e.code = cs.code) AS security_since,
+       coalesce((SELECT k.installed_version FROM components k WHERE k.site_id = cs.site_id AND k.code = 'core'), '')::text
+           AS core_version,
        -- When the feeds' OSV advisories of the component's package were
        -- last read: the latest success of an osv feed (its archive holds
        -- every package), or of an osv-api feed after the component took its
@@ -123,7 +126,7 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        -- version the API was not asked of yet).
        CASE WHEN cs.package IS NOT NULL
             THEN (SELECT max(f.last_success_at) FROM feeds f, components k
-                  WHERE k.code = cs.code
+                  WHERE k.site_id = cs.site_id AND k.code = cs.code
                     AND (f.kind = 'osv' OR (f.kind = 'osv-api' AND f.last_success_at >= k.updated_at))) END AS osv_read_at,
        coalesce(cs.policy, '')::text AS policy,
        cs.pin_downgrade, cs.pin_downgraded_at, cs.new_publisher_version, cs.new_publisher,
@@ -131,8 +134,8 @@ SELECT cs.code, cs.name, cs.installed_version, cs.source_url, cs.pinned_key, cs.
        coalesce(sk.from_manifest, false)::boolean AS skip_from_manifest, sk.skipped_at AS skipped_at
 FROM component_state cs
 LEFT JOIN sources s ON s.url = cs.source_url
-LEFT JOIN component_skips sk ON sk.code = cs.code
-WHERE cs.code = @code;
+LEFT JOIN component_skips sk ON sk.site_id = cs.site_id AND sk.code = cs.code
+WHERE cs.site_id = @site AND cs.code = @code;
 
 -- name: SourceHealthList :many
 -- Every source in use, failing ones first, then the longest without a success.

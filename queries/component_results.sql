@@ -12,8 +12,10 @@
 --
 -- The results come as one JSON array (store.resultRows), one object per
 -- component, so that a source's results, or a group of sources', are one
--- statement inside the fenced transaction (docs/performance.md); no code
--- may appear twice in one call.
+-- statement inside the fenced transaction (docs/performance.md); each
+-- names its site (site_id: every site's components of a source are
+-- evaluated from the one document), and no site's code may appear twice
+-- in one call.
 --
 -- The same statement keeps the exposure clock (table security_problems): the
 -- result's security problems (its advisories, its security releases) that
@@ -23,12 +25,12 @@
 -- (docs/policy.md): an offered npm version that lost provenance, or that
 -- an account new to the package published, unless the row before said so.
 WITH before AS (
-    SELECT b.code, b.provenance_lost, b.new_publisher_version
+    SELECT b.site_id, b.code, b.provenance_lost, b.new_publisher_version
     FROM component_results b
-    WHERE b.code IN (SELECT e->>'code' FROM jsonb_array_elements(@results::jsonb) e)
+    WHERE (b.site_id, b.code) IN (SELECT (e->>'site_id')::bigint, e->>'code' FROM jsonb_array_elements(@results::jsonb) e)
 ),
 written AS (
-INSERT INTO component_results (code, source_url, installed_version, core_version, document_hash, verified_key,
+INSERT INTO component_results (site_id, code, source_url, installed_version, core_version, document_hash, verified_key,
                                latest_version, update_version, security_version, security_versions, update_available,
                                security, needs_newer_core, required_core, advisories, advisory_ids, no_fix_ids,
                                evaluation, release_url, eval_error, evaluated_at, epoch,
@@ -36,7 +38,7 @@ INSERT INTO component_results (code, source_url, installed_version, core_version
                                intel_version, exploited_ids, malicious_ids,
                                policy, skipped_version, waiting_version, waiting_until, held_version, held_reason,
                                next_change_at, new_publisher_version, new_publisher, fix_ids, fix_version, approvals)
-SELECT c.code, c.source_url, c.installed_version, i.core_version, c.document_hash,
+SELECT c.site_id, c.code, c.source_url, c.installed_version, i.core_version, c.document_hash,
        i.verified_key, i.latest_version, i.update_version,
        i.security_version, i.security_versions,
        i.update_available, i.security, i.needs_newer_core, i.required_core,
@@ -53,25 +55,29 @@ FROM jsonb_populate_recordset(NULL::component_results, @results::jsonb) i
 -- each result's component and source looked up by key (LIMIT 1 keeps the
 -- planner from joining the function's rows, which it guesses at 100, with
 -- every component instead)
-CROSS JOIN LATERAL (SELECT c.code, c.source_url, c.installed_version, c.policy, s.document_hash
+CROSS JOIN LATERAL (SELECT c.site_id, c.code, c.source_url, c.installed_version, c.policy, s.document_hash
                     FROM components c JOIN sources s ON s.url = c.source_url
-                    WHERE c.code = i.code LIMIT 1) c
+                    WHERE c.site_id = i.site_id AND c.code = i.code LIMIT 1) c
 WHERE c.installed_version = i.installed_version
   AND c.source_url = i.source_url
   AND c.document_hash = i.document_hash
-  AND (c.code = 'core' OR i.core_version = (SELECT k.installed_version FROM components k WHERE k.code = 'core'))
+  -- (a registered site's lockfile may name no core: '')
+  AND (c.code = 'core' OR i.core_version = coalesce((SELECT k.installed_version FROM components k
+                                                      WHERE k.site_id = c.site_id AND k.code = 'core'), ''))
   -- evaluated with the feeds' advisories as they are since the last change
   -- that affected the component (migrations/00009_feeds.sql)
   AND NOT EXISTS (SELECT 1 FROM intel_marks m WHERE m.code = c.code AND m.version > i.intel_version)
   -- under the component's policy and skip as they are now (docs/policy.md)
   AND c.policy IS NOT DISTINCT FROM i.policy
-  AND i.skipped_version IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k WHERE k.code = c.code)
+  AND i.skipped_version IS NOT DISTINCT FROM (SELECT k.version FROM component_skips k
+                                              WHERE k.site_id = c.site_id AND k.code = c.code)
   -- and its approvals (migrations/00018_approvals.sql), the function
   -- called only for a component that has some: called for every row it
   -- cost the fenced write a quarter of a millisecond a source (docs/performance.md)
-  AND coalesce(i.approvals, '') = CASE WHEN EXISTS (SELECT 1 FROM component_approvals a WHERE a.code = c.code)
-                                       THEN upcheck_approvals_of(c.code) ELSE '' END
-ON CONFLICT (code) DO UPDATE
+  AND coalesce(i.approvals, '') = CASE WHEN EXISTS (SELECT 1 FROM component_approvals a
+                                                    WHERE a.site_id = c.site_id AND a.code = c.code)
+                                       THEN upcheck_approvals_of(c.site_id, c.code) ELSE '' END
+ON CONFLICT (site_id, code) DO UPDATE
 SET source_url        = EXCLUDED.source_url,
     installed_version = EXCLUDED.installed_version,
     core_version      = EXCLUDED.core_version,
@@ -111,7 +117,7 @@ SET source_url        = EXCLUDED.source_url,
     fix_ids           = EXCLUDED.fix_ids,
     fix_version       = EXCLUDED.fix_version,
     approvals         = EXCLUDED.approvals
-RETURNING code, source_url, advisory_ids, security_versions, provenance_lost, new_publisher_version, new_publisher
+RETURNING site_id, code, source_url, advisory_ids, security_versions, provenance_lost, new_publisher_version, new_publisher
 ),
 downgraded AS (
     INSERT INTO audit_log (action, detail)
@@ -119,48 +125,51 @@ downgraded AS (
            jsonb_strip_nulls(jsonb_build_object('component', w.code, 'source', w.source_url, 'kind', d.kind,
                                                 'version', d.version, 'account', d.account, 'by', 'check'))
     FROM written w
-    LEFT JOIN before b ON b.code = w.code
+    LEFT JOIN before b ON b.site_id = w.site_id AND b.code = w.code
     CROSS JOIN LATERAL (VALUES ('provenance_lost', w.provenance_lost, NULL::text, b.provenance_lost),
                                ('new_publisher', w.new_publisher_version, w.new_publisher, b.new_publisher_version))
                        AS d (kind, version, account, was)
     WHERE d.version IS NOT NULL AND d.version IS DISTINCT FROM d.was
 ),
 problems AS (
-    SELECT code, 'advisory' AS kind, unnest(advisory_ids) AS problem FROM written
+    SELECT site_id, code, 'advisory' AS kind, unnest(advisory_ids) AS problem FROM written
     UNION
-    SELECT code, 'release', unnest(security_versions) FROM written
+    SELECT site_id, code, 'release', unnest(security_versions) FROM written
 ),
 gone AS (
     DELETE FROM security_problems p
     USING written w
-    WHERE p.code = w.code
-      AND NOT EXISTS (SELECT 1 FROM problems n WHERE n.code = p.code AND n.kind = p.kind AND n.problem = p.problem)
+    WHERE p.site_id = w.site_id AND p.code = w.code
+      AND NOT EXISTS (SELECT 1 FROM problems n
+                      WHERE n.site_id = p.site_id AND n.code = p.code AND n.kind = p.kind AND n.problem = p.problem)
 ),
 seen AS (
-    INSERT INTO security_problems (code, kind, problem, first_seen_at)
-    SELECT code, kind, problem, clock_timestamp() FROM problems
-    ON CONFLICT (code, kind, problem) DO NOTHING
+    INSERT INTO security_problems (site_id, code, kind, problem, first_seen_at)
+    SELECT site_id, code, kind, problem, clock_timestamp() FROM problems
+    ON CONFLICT (site_id, code, kind, problem) DO NOTHING
 )
-SELECT code FROM written;
+SELECT site_id, code FROM written;
 
 -- name: ResultDeleteOrphans :execrows
 -- Results of components no longer installed, or whose source changed.
 DELETE FROM component_results r
 WHERE NOT EXISTS (SELECT 1 FROM components c
-                  WHERE c.code = r.code AND c.source_url IS NOT DISTINCT FROM r.source_url);
+                  WHERE c.site_id = r.site_id AND c.code = r.code AND c.source_url IS NOT DISTINCT FROM r.source_url);
 
 -- name: ResultsOfferChanged :many
 -- Components whose current result's offer changed with time: a release
 -- that waited for its soak has soaked (next_change_at passed, on the
 -- database's clock). They are evaluated again from the stored documents,
 -- which raises the notification of the release offered then, once.
+-- Every site's.
 -- now() (one statement: its start) so that next_change_at's index bounds
 -- the scan, where clock_timestamp(), volatile, would not.
-SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
+SELECT cs.site_id, cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
        coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version,
-       upcheck_approvals_of(cs.code)::text AS approvals
+       coalesce((SELECT k.version FROM component_skips k WHERE k.site_id = cs.site_id AND k.code = cs.code), '')::text
+           AS skipped_version,
+       upcheck_approvals_of(cs.site_id, cs.code)::text AS approvals
 FROM component_results r
-JOIN component_state cs ON cs.code = r.code AND cs.evaluated
+JOIN component_state cs ON cs.site_id = r.site_id AND cs.code = r.code AND cs.evaluated
 WHERE r.next_change_at <= now()
-ORDER BY cs.source_url, cs.code;
+ORDER BY cs.source_url, cs.site_id, cs.code;

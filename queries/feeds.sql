@@ -181,9 +181,9 @@ SELECT version, clock_timestamp()::timestamptz AS now FROM intel_state;
 -- name: IntelMarkPackages :execrows
 -- Records the components whose package is among the changed ones as
 -- pending for the feed and marks them with the change's version, in the
--- batch's transaction.
+-- batch's transaction: by code, every site's component of the code.
 WITH affected AS (
-    SELECT c.code FROM components c
+    SELECT DISTINCT c.code FROM components c
     WHERE c.package = ANY(@packages::text[]) AND @ecosystem::text = 'npm'
 ),
 marked AS (
@@ -232,18 +232,20 @@ WHERE k.key LIKE 'CVE-%';
 -- name: IntelPending :many
 -- The components a feed's sync must re-evaluate that can be evaluated
 -- from a stored document, as ComponentListUnevaluated lists them, and
--- every pending code.
-SELECT p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_key,
+-- every pending code: each site's component of the code (site_id 0: no
+-- site has it installed).
+SELECT coalesce(c.site_id, 0)::bigint AS site_id, p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_key,
        coalesce(c.package, '')::text AS package,
        (s.document IS NOT NULL)::boolean AS has_document,
        coalesce(c.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version,
-       upcheck_approvals_of(p.code)::text AS approvals
+       coalesce((SELECT k.version FROM component_skips k WHERE k.site_id = c.site_id AND k.code = p.code), '')::text
+           AS skipped_version,
+       upcheck_approvals_of(c.site_id, p.code)::text AS approvals
 FROM intel_pending p
 LEFT JOIN components c ON c.code = p.code
 LEFT JOIN sources s ON s.url = c.source_url
 WHERE p.feed = @feed::text
-ORDER BY c.source_url, p.code;
+ORDER BY c.source_url, p.code, c.site_id;
 
 -- name: OSVForPackages :many
 -- The records naming these packages of the ecosystem.

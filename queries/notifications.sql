@@ -23,8 +23,8 @@ UPDATE notification_channels SET enabled = false, disabled_reason = @reason
 WHERE id = @id AND enabled;
 
 -- name: EventPlan :many
--- Queues the events that the current state of the given components calls
--- for, once per channel: an event whose key
+-- Queues the events that the current state of the given components of
+-- the site calls for, once per channel: an event whose key
 -- a channel already has is never queued again. The facts come from the read
 -- model, so a dismissed advisory queues nothing. Returns the new events.
 -- A known malicious package (each advisory saying so, for the installed
@@ -47,7 +47,7 @@ WITH facts AS (
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'advisory.exploited',
            cs.code || '/' || (a->>'id'),
@@ -60,7 +60,7 @@ WITH facts AS (
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'security_update.available',
            cs.code || '@' || r.security_version AS subject,
@@ -78,9 +78,9 @@ WITH facts AS (
                                              WHERE NOT coalesce((a->>'no_fix')::boolean, false))),
            NULL, NULL, NULL
     FROM component_state cs
-    JOIN component_results r ON r.code = cs.code
+    JOIN component_results r ON r.site_id = cs.site_id AND r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'advisory.unfixed',
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
@@ -94,7 +94,7 @@ WITH facts AS (
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
       AND NOT coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'deprecated',
            cs.code || '@' || cs.installed_version,
@@ -103,7 +103,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.deprecated IS NOT NULL
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     -- A trust downgrade of the offered npm version (docs/policy.md "Trust
     -- going down"): once per component, version and kind; a manifest
@@ -115,7 +115,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'trust_downgrade',
            cs.code || '@' || cs.new_publisher_version || '/new_publisher',
@@ -125,7 +125,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.new_publisher_version IS NOT NULL
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     -- What the offered npm update brings (docs/npm.md "What an update
     -- brings"): once per component, version, signal and what it names (a
@@ -141,7 +141,7 @@ WITH facts AS (
     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(cs.registry_facts->'brings') = 'array'
                                                  THEN cs.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
     WHERE cs.update_available
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
     UNION ALL
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
@@ -150,7 +150,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.update_available
-      AND cs.code = ANY (@codes::text[])
+      AND cs.site_id = @site::bigint AND cs.code = ANY (@codes::text[])
 ),
 -- The channels that were told of each advisory fact under another id
 -- (notification_events_advisory): looked up once per fact, in a CTE of its
@@ -274,8 +274,8 @@ SELECT gen_random_uuid(), ch.id,
 FROM (SELECT p.source_url, max(p.changed_at) AS changed_at, min(p.reason) AS reason,
              jsonb_agg(c.code ORDER BY c.code) AS components
       FROM pin_downgrades p
-      JOIN components c ON c.code = p.code
-      WHERE p.source_url = @source_url::text AND p.code = ANY (@codes::text[])
+      JOIN components c ON c.site_id = p.site_id AND c.code = p.code
+      WHERE p.site_id = @site::bigint AND p.source_url = @source_url::text AND p.code = ANY (@codes::text[])
       GROUP BY p.source_url) d
 JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 ON CONFLICT (channel_id, key) DO NOTHING

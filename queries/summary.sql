@@ -19,6 +19,7 @@ WITH c AS MATERIALIZED (
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
+    WHERE site_id = @site::bigint
 ),
 last_run AS (
     SELECT status, trigger, actor, finished_at
@@ -68,11 +69,12 @@ ranked AS (
 -- order), looked up for them alone.
 named AS MATERIALIZED (
     SELECT r.*,
-           (SELECT e.security_since FROM component_exposure e WHERE e.code = r.code) AS security_since,
+           (SELECT e.security_since FROM component_exposure e WHERE e.site_id = @site::bigint AND e.code = r.code)
+               AS security_since,
            (SELECT x.a
               FROM component_state cs
               CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) WITH ORDINALITY AS x(a, i)
-             WHERE cs.code = r.code
+             WHERE cs.site_id = @site::bigint AND cs.code = r.code
              ORDER BY coalesce((x.a->>'malicious')::boolean, false) DESC,
                       coalesce((x.a->>'known_exploited')::boolean, false) DESC,
                       coalesce((x.a->>'no_fix')::boolean, false) DESC, upcheck_severity_rank(x.a->>'severity') DESC, x.i
@@ -108,7 +110,7 @@ totals AS (
     FROM c
 ),
 oldest_security AS (
-    SELECT min(security_since) AS since FROM component_exposure
+    SELECT min(security_since) AS since FROM component_exposure WHERE site_id = @site::bigint
 ),
 -- One row, always: joined LEFT only so that sqlc types its column as
 -- nullable, which it is.

@@ -64,6 +64,9 @@ type SiteProps struct {
 	Layout LayoutProps
 	// Row is the site's row of the fleet (its counts, its push).
 	Row readmodel.FleetRow
+	// Components says the site's components' counts in words
+	// (readmodel.SiteComponentsText).
+	Components string
 }
 
 // sitePage fills in a site's page's navigation entry and title: a

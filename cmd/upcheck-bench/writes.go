@@ -74,7 +74,7 @@ type sourceWriter struct {
 }
 
 func newSourceWriter(ctx context.Context, st *store.Store, epoch int64) (*sourceWriter, error) {
-	comps, err := st.Components(ctx)
+	comps, err := st.Components(ctx, store.LocalSite)
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +115,10 @@ func (w *sourceWriter) send(i int, sendFn func(*store.Batch) error) error {
 
 // batch is write's statements in a batch; written gets the codes written
 // once it is sent.
-func (w *sourceWriter) batch(i int) (*store.Batch, *[]string) {
+func (w *sourceWriter) batch(i int) (*store.Batch, *[]store.ComponentKey) {
 	u := w.urls[i%len(w.urls)]
 	var b store.Batch
-	written := new([]string)
+	written := new([]store.ComponentKey)
 	b.SourceSaveUnchanged(store.Unchanged{URL: u, Epoch: w.epoch}, nil)
 	b.ResultWrite(w.results(u), written)
 	return &b, written
@@ -126,7 +126,7 @@ func (w *sourceWriter) batch(i int) (*store.Batch, *[]string) {
 
 // write saves the i-th source as unchanged and rewrites its results; it
 // returns the codes written.
-func (w *sourceWriter) write(ctx context.Context, tx *store.Tx, i int) ([]string, error) {
+func (w *sourceWriter) write(ctx context.Context, tx *store.Tx, i int) ([]store.ComponentKey, error) {
 	u := w.urls[i%len(w.urls)]
 	if _, err := tx.SourceSaveUnchanged(ctx, store.Unchanged{URL: u, Epoch: w.epoch}); err != nil {
 		return nil, err
@@ -146,7 +146,7 @@ func (w *sourceWriter) results(u string) []store.Result {
 		// What the bench's documents say of every plugin: an update to
 		// 1.1.0, a security release for the first of each source, an
 		// advisory fixed in 1.1.0.
-		r := store.Result{Code: c.Code, SourceURL: u, InstalledVersion: c.InstalledVersion,
+		r := store.Result{Site: c.Site, Code: c.Code, SourceURL: u, InstalledVersion: c.InstalledVersion,
 			CoreVersion: w.core, DocumentHash: w.hashes[u], Epoch: w.epoch,
 			LatestVersion: "1.1.0", UpdateVersion: "1.1.0", UpdateAvailable: true,
 			AdvisoryIDs: []string{"A-" + strings.TrimPrefix(c.Code, "p")},
@@ -277,9 +277,9 @@ func (w *sourceWriter) groupBatch(from, n int) (b *store.Batch, check func() err
 // add puts the i-th source's write into b as a check sends it (as unchanged:
 // a 304); the codes written arrive in the slice returned once b is sent.
 // It returns the codes of the results, for the notifications' question.
-func (w *sourceWriter) add(b *store.Batch, i int) (*[]string, []string) {
+func (w *sourceWriter) add(b *store.Batch, i int) (*[]store.ComponentKey, []string) {
 	u := w.urls[i%len(w.urls)]
-	written := new([]string)
+	written := new([]store.ComponentKey)
 	b.SourceSaveUnchanged(store.Unchanged{URL: u, Epoch: w.epoch}, nil)
 	results := w.results(u)
 	b.ResultWrite(results, written)

@@ -42,7 +42,7 @@ func runApprove(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 	}
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
 		ap, err := updatecheck.NewApprovals(a.Checker).Approve(ctx,
-			updatecheck.ApproveRequest{Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
+			updatecheck.ApproveRequest{Site: store.LocalSite, Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return fmt.Errorf("approve: no installed component has the code %q", code)

@@ -46,7 +46,7 @@ func runSkip(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 	}
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
 		sk, err := updatecheck.NewSkips(a.Checker).Skip(ctx,
-			updatecheck.SkipRequest{Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
+			updatecheck.SkipRequest{Site: store.LocalSite, Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
 		if err != nil {
 			return skipRefusal("skip", code, version, err, stderr)
 		}
@@ -75,7 +75,7 @@ func runUnskip(ctx context.Context, cfg config.Config, logger *slog.Logger, args
 			Code  string  `json:"code"`
 			Ended *string `json:"ended"`
 		}{Code: code}
-		sk, err := updatecheck.NewSkips(a.Checker).Unskip(ctx, code, 0, readmodel.ActorCLI)
+		sk, err := updatecheck.NewSkips(a.Checker).Unskip(ctx, store.LocalSite, code, 0, readmodel.ActorCLI)
 		switch {
 		case errors.Is(err, updatecheck.ErrNoSkip):
 			fmt.Fprintf(stderr, "upcheck unskip: %s skips no version: nothing to end.\n", code)

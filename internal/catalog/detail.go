@@ -106,13 +106,13 @@ func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
 	var standing map[string]store.Dismissal
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if d, err = tx.ComponentDetail(ctx, code); err != nil {
+		if d, err = tx.ComponentDetail(ctx, store.LocalSite, code); err != nil {
 			return err
 		}
 		if err = readDependencies(ctx, tx, &d, r.devMode); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
 			return err
 		}
-		standing, err = tx.StandingDismissals(ctx, code)
+		standing, err = tx.StandingDismissals(ctx, store.LocalSite, code)
 		return err
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ func NewDismissals(st *store.Store, r *Reads) *Dismissals {
 // means the component is not installed, ErrNoSuchAdvisory that no such
 // advisory affects it now (or nothing is known about it).
 func (ds *Dismissals) Dismiss(ctx context.Context, d store.NewDismissal) (store.Dismissal, error) {
-	if _, err := ds.store.Component(ctx, d.Code); err != nil {
+	if _, err := ds.store.Component(ctx, d.Site, d.Code); err != nil {
 		return store.Dismissal{}, err
 	}
 	d.Reason = strings.TrimSpace(d.Reason)
@@ -54,13 +54,13 @@ func (ds *Dismissals) Dismiss(ctx context.Context, d store.NewDismissal) (store.
 // advisory: there is nothing to dismiss.
 var ErrNoSuchAdvisory = errors.New("no such advisory affects the component now")
 
-// Undismiss ends the standing dismissal of an advisory (in force, expired
-// or re-opened alike), audited; the advisory counts again. ErrNotFound
-// when the component is not installed.
-func (ds *Dismissals) Undismiss(ctx context.Context, code, advisoryID string, userID int64) error {
-	if _, err := ds.store.Component(ctx, code); err != nil {
+// Undismiss ends the standing dismissal of an advisory of site's
+// component (in force, expired or re-opened alike), audited; the advisory
+// counts again. ErrNotFound when the component is not installed.
+func (ds *Dismissals) Undismiss(ctx context.Context, site int64, code, advisoryID string, userID int64) error {
+	if _, err := ds.store.Component(ctx, site, code); err != nil {
 		return err
 	}
 	defer ds.reads.Changed()
-	return ds.store.UndismissAdvisory(ctx, code, advisoryID, userID)
+	return ds.store.UndismissAdvisory(ctx, site, code, advisoryID, userID)
 }

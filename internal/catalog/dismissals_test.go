@@ -37,7 +37,7 @@ func (b *bundle) standardSite() {
 // dismissGallery dismisses gallery's ACME-2.
 func (b *bundle) dismissGallery(expires *time.Time) {
 	b.t.Helper()
-	if _, err := NewDismissals(b.store, b.reads).Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2",
+	if _, err := NewDismissals(b.store, b.reads).Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-2",
 		Reason: "  image metadata is stripped by the proxy \n", ExpiresAt: expires}); err != nil {
 		b.t.Fatal(err)
 	}
@@ -114,13 +114,13 @@ func TestDismissalsDropTheCachedReads(t *testing.T) {
 		t.Fatalf("before the dismissal: %d vulnerable in the summary, %d in the catalog; want 1", s, c)
 	}
 	ds := NewDismissals(b.store, b.reads)
-	if _, err := ds.Dismiss(ctx, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-7", Reason: "accepted"}); err != nil {
+	if _, err := ds.Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-7", Reason: "accepted"}); err != nil {
 		t.Fatal(err)
 	}
 	if s, c := vulnerable(); s != 0 || c != 0 {
 		t.Fatalf("right after the dismissal: %d vulnerable in the summary, %d in the catalog; want 0", s, c)
 	}
-	if err := ds.Undismiss(ctx, "blog", "ACME-7", 0); err != nil {
+	if err := ds.Undismiss(ctx, store.LocalSite, "blog", "ACME-7", 0); err != nil {
 		t.Fatal(err)
 	}
 	if s, c := vulnerable(); s != 1 || c != 1 {
@@ -164,17 +164,17 @@ func TestDismissRefusals(t *testing.T) {
 	b := setup(t)
 	b.standardSite()
 	ctx := context.Background()
-	if _, err := NewDismissals(b.store, b.reads).Dismiss(ctx, store.NewDismissal{Code: "nope", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := NewDismissals(b.store, b.reads).Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "nope", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown component: %v", err)
 	}
-	if _, err := NewDismissals(b.store, b.reads).Dismiss(ctx, store.NewDismissal{Code: "forms", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, ErrNoSuchAdvisory) {
+	if _, err := NewDismissals(b.store, b.reads).Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "forms", AdvisoryID: "ACME-2", Reason: "x"}); !errors.Is(err, ErrNoSuchAdvisory) {
 		t.Fatalf("advisory of another component: %v", err)
 	}
-	if _, err := NewDismissals(b.store, b.reads).Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: " "}); !errors.Is(err, store.ErrReasonRequired) {
+	if _, err := NewDismissals(b.store, b.reads).Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-2", Reason: " "}); !errors.Is(err, store.ErrReasonRequired) {
 		t.Fatalf("blank reason: %v", err)
 	}
 	b.dismissGallery(nil)
-	if err := NewDismissals(b.store, b.reads).Undismiss(ctx, "gallery", "ACME-2", 0); err != nil {
+	if err := NewDismissals(b.store, b.reads).Undismiss(ctx, store.LocalSite, "gallery", "ACME-2", 0); err != nil {
 		t.Fatal(err)
 	}
 	if a := b.galleryAdvisory(); a.Dismissed || a.Dismissal != nil {

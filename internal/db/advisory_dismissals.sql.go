@@ -14,12 +14,13 @@ const advisoryListedID = `-- name: AdvisoryListedID :one
 SELECT (a->>'id')::text AS id
 FROM component_state cs
 CROSS JOIN LATERAL jsonb_array_elements(cs.evaluation->'advisories') a
-WHERE cs.code = $1 AND upcheck_dismissal_names($2::text, a)
-ORDER BY (a->>'id' = $2::text) DESC
+WHERE cs.site_id = $1 AND cs.code = $2 AND upcheck_dismissal_names($3::text, a)
+ORDER BY (a->>'id' = $3::text) DESC
 LIMIT 1
 `
 
 type AdvisoryListedIDParams struct {
+	Site          int64
 	ComponentCode string
 	AdvisoryID    string
 }
@@ -29,22 +30,22 @@ type AdvisoryListedIDParams struct {
 // dismissing GHSA-… dismisses the advisory a publisher lists as ACME-9
 // with that alias. No row when the result lists no such advisory.
 func (q *Queries) AdvisoryListedID(ctx context.Context, db DBTX, arg AdvisoryListedIDParams) (string, error) {
-	row := db.QueryRow(ctx, advisoryListedID, arg.ComponentCode, arg.AdvisoryID)
+	row := db.QueryRow(ctx, advisoryListedID, arg.Site, arg.ComponentCode, arg.AdvisoryID)
 	var id string
 	err := row.Scan(&id)
 	return id, err
 }
 
 const dismissalCreate = `-- name: DismissalCreate :one
-INSERT INTO advisory_dismissals (component_code, advisory_id, user_id, user_email, reason, expires_at,
+INSERT INTO advisory_dismissals (site_id, component_code, advisory_id, user_id, user_email, reason, expires_at,
                                  severity, affected, fixed_in)
-SELECT cs.code, a->>'id', $1::bigint,
+SELECT cs.site_id, cs.code, a->>'id', $1::bigint,
        (SELECT u.email FROM users u WHERE u.id = $1::bigint),
        $2::text, $3::timestamptz,
        coalesce(a->>'severity', ''), coalesce(a->>'affected', ''), coalesce(a->>'fixed_in', '')
 FROM component_state cs
 CROSS JOIN LATERAL jsonb_array_elements(cs.evaluation->'advisories') a
-WHERE cs.code = $4 AND a->>'id' = $5::text
+WHERE cs.site_id = $4 AND cs.code = $5 AND a->>'id' = $6::text
 LIMIT 1
 RETURNING id, dismissed_at, user_email, severity, affected, fixed_in
 `
@@ -53,6 +54,7 @@ type DismissalCreateParams struct {
 	UserID        *int64
 	Reason        string
 	ExpiresAt     *time.Time
+	Site          int64
 	ComponentCode string
 	AdvisoryID    string
 }
@@ -74,6 +76,7 @@ func (q *Queries) DismissalCreate(ctx context.Context, db DBTX, arg DismissalCre
 		arg.UserID,
 		arg.Reason,
 		arg.ExpiresAt,
+		arg.Site,
 		arg.ComponentCode,
 		arg.AdvisoryID,
 	)
@@ -92,18 +95,19 @@ func (q *Queries) DismissalCreate(ctx context.Context, db DBTX, arg DismissalCre
 const dismissalEnd = `-- name: DismissalEnd :many
 UPDATE advisory_dismissals
 SET ended_at = clock_timestamp(), ended_how = $1::text
-WHERE component_code = $2 AND ended_at IS NULL
-  AND (advisory_id = $3
+WHERE advisory_dismissals.site_id = $2 AND component_code = $3 AND ended_at IS NULL
+  AND (advisory_id = $4
        -- or names it by an alias, as the current result lists it
        OR EXISTS (SELECT 1 FROM component_results r
                   CROSS JOIN LATERAL jsonb_array_elements(r.advisories) a
-                  WHERE r.code = $2 AND a->>'id' = $3
+                  WHERE r.site_id = $2 AND r.code = $3 AND a->>'id' = $4
                     AND upcheck_dismissal_names(advisory_dismissals.advisory_id, a)))
 RETURNING id, reason, expires_at, from_manifest
 `
 
 type DismissalEndParams struct {
 	How           string
+	Site          int64
 	ComponentCode string
 	AdvisoryID    string
 }
@@ -119,7 +123,12 @@ type DismissalEndRow struct {
 // keeping them as history: the one under its id, and any that names it by
 // an alias. Returns what ended: nothing when none stood.
 func (q *Queries) DismissalEnd(ctx context.Context, db DBTX, arg DismissalEndParams) ([]DismissalEndRow, error) {
-	rows, err := db.Query(ctx, dismissalEnd, arg.How, arg.ComponentCode, arg.AdvisoryID)
+	rows, err := db.Query(ctx, dismissalEnd,
+		arg.How,
+		arg.Site,
+		arg.ComponentCode,
+		arg.AdvisoryID,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +173,13 @@ func (q *Queries) DismissalEndByIDs(ctx context.Context, db DBTX, arg DismissalE
 const dismissalEndStanding = `-- name: DismissalEndStanding :many
 UPDATE advisory_dismissals
 SET ended_at = clock_timestamp(), ended_how = 'replaced'
-WHERE component_code = $1::text AND upper(advisory_id) = upper($2::text) AND ended_at IS NULL
+WHERE site_id = $1 AND component_code = $2::text AND upper(advisory_id) = upper($3::text)
+  AND ended_at IS NULL
 RETURNING id
 `
 
 type DismissalEndStandingParams struct {
+	Site          int64
 	ComponentCode string
 	AdvisoryID    string
 }
@@ -176,7 +187,7 @@ type DismissalEndStandingParams struct {
 // Ends the standing decision of the advisory for the component, whichever
 // made it ("replaced" by the manifest's).
 func (q *Queries) DismissalEndStanding(ctx context.Context, db DBTX, arg DismissalEndStandingParams) ([]int64, error) {
-	rows, err := db.Query(ctx, dismissalEndStanding, arg.ComponentCode, arg.AdvisoryID)
+	rows, err := db.Query(ctx, dismissalEndStanding, arg.Site, arg.ComponentCode, arg.AdvisoryID)
 	if err != nil {
 		return nil, err
 	}
@@ -196,26 +207,32 @@ func (q *Queries) DismissalEndStanding(ctx context.Context, db DBTX, arg Dismiss
 }
 
 const dismissalLockComponent = `-- name: DismissalLockComponent :one
-SELECT code FROM components WHERE code = $1 FOR UPDATE
+SELECT code FROM components WHERE site_id = $1 AND code = $2 FOR UPDATE
 `
+
+type DismissalLockComponentParams struct {
+	Site int64
+	Code string
+}
 
 // Serialises the decisions about one component's advisories (a dismissal
 // ends the standing one before it records its own), and says whether the
 // component is installed.
-func (q *Queries) DismissalLockComponent(ctx context.Context, db DBTX, code string) (string, error) {
-	row := db.QueryRow(ctx, dismissalLockComponent, code)
-	var code_2 string
-	err := row.Scan(&code_2)
-	return code_2, err
+func (q *Queries) DismissalLockComponent(ctx context.Context, db DBTX, arg DismissalLockComponentParams) (string, error) {
+	row := db.QueryRow(ctx, dismissalLockComponent, arg.Site, arg.Code)
+	var code string
+	err := row.Scan(&code)
+	return code, err
 }
 
 const dismissalManifestCreate = `-- name: DismissalManifestCreate :one
-INSERT INTO advisory_dismissals (component_code, advisory_id, user_email, reason, expires_at, from_manifest)
-VALUES ($1::text, $2::text, 'manifest', $3::text, $4::timestamptz, true)
+INSERT INTO advisory_dismissals (site_id, component_code, advisory_id, user_email, reason, expires_at, from_manifest)
+VALUES ($1::bigint, $2::text, $3::text, 'manifest', $4::text, $5::timestamptz, true)
 RETURNING id
 `
 
 type DismissalManifestCreateParams struct {
+	Site          int64
 	ComponentCode string
 	AdvisoryID    string
 	Reason        string
@@ -226,6 +243,7 @@ type DismissalManifestCreateParams struct {
 // holds whatever the advisory says later, until its expiry).
 func (q *Queries) DismissalManifestCreate(ctx context.Context, db DBTX, arg DismissalManifestCreateParams) (int64, error) {
 	row := db.QueryRow(ctx, dismissalManifestCreate,
+		arg.Site,
 		arg.ComponentCode,
 		arg.AdvisoryID,
 		arg.Reason,
@@ -239,7 +257,7 @@ func (q *Queries) DismissalManifestCreate(ctx context.Context, db DBTX, arg Dism
 const dismissalManifestStanding = `-- name: DismissalManifestStanding :many
 SELECT id, component_code, advisory_id, reason, expires_at
 FROM advisory_dismissals
-WHERE from_manifest AND ended_at IS NULL
+WHERE site_id = $1 AND from_manifest AND ended_at IS NULL
 ORDER BY component_code, advisory_id
 `
 
@@ -253,8 +271,8 @@ type DismissalManifestStandingRow struct {
 
 // The standing dismissals the manifest declared, as the manifest sync
 // compares them with the manifest.
-func (q *Queries) DismissalManifestStanding(ctx context.Context, db DBTX) ([]DismissalManifestStandingRow, error) {
-	rows, err := db.Query(ctx, dismissalManifestStanding)
+func (q *Queries) DismissalManifestStanding(ctx context.Context, db DBTX, site int64) ([]DismissalManifestStandingRow, error) {
+	rows, err := db.Query(ctx, dismissalManifestStanding, site)
 	if err != nil {
 		return nil, err
 	}
@@ -287,9 +305,14 @@ SELECT d.id, d.advisory_id, coalesce(d.user_email, u.email, '')::text AS by_emai
        coalesce(d.expires_at <= clock_timestamp(), false)::boolean AS expired
 FROM advisory_dismissals d
 LEFT JOIN users u ON u.id = d.user_id
-WHERE d.component_code = $1 AND d.ended_at IS NULL
+WHERE d.site_id = $1 AND d.component_code = $2 AND d.ended_at IS NULL
 ORDER BY d.advisory_id
 `
+
+type DismissalStandingListParams struct {
+	Site          int64
+	ComponentCode string
+}
 
 type DismissalStandingListRow struct {
 	ID           int64
@@ -309,8 +332,8 @@ type DismissalStandingListRow struct {
 // The standing decisions about one component's advisories, in force or
 // not: in_force reads the one definition (advisory_dismissals_in_force),
 // expired says whether the expiry has passed, on the database clock.
-func (q *Queries) DismissalStandingList(ctx context.Context, db DBTX, componentCode string) ([]DismissalStandingListRow, error) {
-	rows, err := db.Query(ctx, dismissalStandingList, componentCode)
+func (q *Queries) DismissalStandingList(ctx context.Context, db DBTX, arg DismissalStandingListParams) ([]DismissalStandingListRow, error) {
+	rows, err := db.Query(ctx, dismissalStandingList, arg.Site, arg.ComponentCode)
 	if err != nil {
 		return nil, err
 	}

@@ -12,10 +12,11 @@ import (
 
 const approvalDelete = `-- name: ApprovalDelete :execrows
 DELETE FROM component_approvals
-WHERE code = $1::text AND version = $2::text AND digest = $3::text AND from_manifest
+WHERE site_id = $1 AND code = $2::text AND version = $3::text AND digest = $4::text AND from_manifest
 `
 
 type ApprovalDeleteParams struct {
+	Site    int64
 	Code    string
 	Version string
 	Digest  string
@@ -23,7 +24,12 @@ type ApprovalDeleteParams struct {
 
 // Ends one approval of the manifest's (the manifest no longer declares it).
 func (q *Queries) ApprovalDelete(ctx context.Context, db DBTX, arg ApprovalDeleteParams) (int64, error) {
-	result, err := db.Exec(ctx, approvalDelete, arg.Code, arg.Version, arg.Digest)
+	result, err := db.Exec(ctx, approvalDelete,
+		arg.Site,
+		arg.Code,
+		arg.Version,
+		arg.Digest,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -31,8 +37,9 @@ func (q *Queries) ApprovalDelete(ctx context.Context, db DBTX, arg ApprovalDelet
 }
 
 const approvalInputs = `-- name: ApprovalInputs :many
-SELECT DISTINCT a.code, upcheck_approvals_of(a.code)::text AS approvals
+SELECT DISTINCT a.code, upcheck_approvals_of(a.site_id, a.code)::text AS approvals
 FROM component_approvals a
+WHERE a.site_id = $1
 ORDER BY a.code
 `
 
@@ -41,10 +48,10 @@ type ApprovalInputsRow struct {
 	Approvals string
 }
 
-// Every component's approvals as an evaluation reads them
+// Every component's approvals of the site as an evaluation reads them
 // (upcheck_approvals_of), for the components that have any.
-func (q *Queries) ApprovalInputs(ctx context.Context, db DBTX) ([]ApprovalInputsRow, error) {
-	rows, err := db.Query(ctx, approvalInputs)
+func (q *Queries) ApprovalInputs(ctx context.Context, db DBTX, site int64) ([]ApprovalInputsRow, error) {
+	rows, err := db.Query(ctx, approvalInputs, site)
 	if err != nil {
 		return nil, err
 	}
@@ -63,12 +70,51 @@ func (q *Queries) ApprovalInputs(ctx context.Context, db DBTX) ([]ApprovalInputs
 	return items, nil
 }
 
+const approvalInputsFleet = `-- name: ApprovalInputsFleet :many
+SELECT DISTINCT a.site_id, a.code, upcheck_approvals_of(a.site_id, a.code)::text AS approvals
+FROM component_approvals a
+ORDER BY a.site_id, a.code
+`
+
+type ApprovalInputsFleetRow struct {
+	SiteID    int64
+	Code      string
+	Approvals string
+}
+
+// Every site's components' approvals as an evaluation reads them
+// (upcheck_approvals_of), for the components that have any.
+func (q *Queries) ApprovalInputsFleet(ctx context.Context, db DBTX) ([]ApprovalInputsFleetRow, error) {
+	rows, err := db.Query(ctx, approvalInputsFleet)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ApprovalInputsFleetRow{}
+	for rows.Next() {
+		var i ApprovalInputsFleetRow
+		if err := rows.Scan(&i.SiteID, &i.Code, &i.Approvals); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const approvalList = `-- name: ApprovalList :many
 SELECT code, version, digest, reason, actor, from_manifest, approved_at
 FROM component_approvals
-WHERE code = $1::text
+WHERE site_id = $1 AND code = $2::text
 ORDER BY approved_at DESC, version, digest
 `
+
+type ApprovalListParams struct {
+	Site int64
+	Code string
+}
 
 type ApprovalListRow struct {
 	Code         string
@@ -81,8 +127,8 @@ type ApprovalListRow struct {
 }
 
 // The component's approvals, newest first.
-func (q *Queries) ApprovalList(ctx context.Context, db DBTX, code string) ([]ApprovalListRow, error) {
-	rows, err := db.Query(ctx, approvalList, code)
+func (q *Queries) ApprovalList(ctx context.Context, db DBTX, arg ApprovalListParams) ([]ApprovalListRow, error) {
+	rows, err := db.Query(ctx, approvalList, arg.Site, arg.Code)
 	if err != nil {
 		return nil, err
 	}
@@ -110,15 +156,17 @@ func (q *Queries) ApprovalList(ctx context.Context, db DBTX, code string) ([]App
 }
 
 const approvalPut = `-- name: ApprovalPut :one
-INSERT INTO component_approvals (code, version, digest, reason, actor, user_id, from_manifest)
-VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint, $7::boolean)
-ON CONFLICT (code, version, digest) DO UPDATE
+INSERT INTO component_approvals (site_id, code, version, digest, reason, actor, user_id, from_manifest)
+VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint,
+        $8::boolean)
+ON CONFLICT (site_id, code, version, digest) DO UPDATE
 SET reason = EXCLUDED.reason, actor = EXCLUDED.actor, user_id = EXCLUDED.user_id,
     from_manifest = EXCLUDED.from_manifest, approved_at = clock_timestamp()
 RETURNING approved_at
 `
 
 type ApprovalPutParams struct {
+	Site         int64
 	Code         string
 	Version      string
 	Digest       string
@@ -132,6 +180,7 @@ type ApprovalPutParams struct {
 // replacing an approval of the same; when it was approved comes back.
 func (q *Queries) ApprovalPut(ctx context.Context, db DBTX, arg ApprovalPutParams) (time.Time, error) {
 	row := db.QueryRow(ctx, approvalPut,
+		arg.Site,
 		arg.Code,
 		arg.Version,
 		arg.Digest,
@@ -148,7 +197,7 @@ func (q *Queries) ApprovalPut(ctx context.Context, db DBTX, arg ApprovalPutParam
 const approvalsOfManifest = `-- name: ApprovalsOfManifest :many
 SELECT code, version, digest, reason
 FROM component_approvals
-WHERE from_manifest
+WHERE site_id = $1 AND from_manifest
 ORDER BY code, version, digest
 `
 
@@ -160,8 +209,8 @@ type ApprovalsOfManifestRow struct {
 }
 
 // The approvals the manifest declares, standing now.
-func (q *Queries) ApprovalsOfManifest(ctx context.Context, db DBTX) ([]ApprovalsOfManifestRow, error) {
-	rows, err := db.Query(ctx, approvalsOfManifest)
+func (q *Queries) ApprovalsOfManifest(ctx context.Context, db DBTX, site int64) ([]ApprovalsOfManifestRow, error) {
+	rows, err := db.Query(ctx, approvalsOfManifest, site)
 	if err != nil {
 		return nil, err
 	}

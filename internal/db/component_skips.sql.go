@@ -10,13 +10,14 @@ import (
 )
 
 const pinDowngradePut = `-- name: PinDowngradePut :exec
-INSERT INTO pin_downgrades (code, source_url, pin, reason)
-VALUES ($1::text, $2::text, $3::text, $4::text)
-ON CONFLICT (code) DO UPDATE
+INSERT INTO pin_downgrades (site_id, code, source_url, pin, reason)
+VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text)
+ON CONFLICT (site_id, code) DO UPDATE
 SET source_url = EXCLUDED.source_url, pin = EXCLUDED.pin, reason = EXCLUDED.reason, changed_at = clock_timestamp()
 `
 
 type PinDowngradePutParams struct {
+	Site      int64
 	Code      string
 	SourceUrl string
 	Pin       string
@@ -25,6 +26,7 @@ type PinDowngradePutParams struct {
 
 func (q *Queries) PinDowngradePut(ctx context.Context, db DBTX, arg PinDowngradePutParams) error {
 	_, err := db.Exec(ctx, pinDowngradePut,
+		arg.Site,
 		arg.Code,
 		arg.SourceUrl,
 		arg.Pin,
@@ -35,28 +37,38 @@ func (q *Queries) PinDowngradePut(ctx context.Context, db DBTX, arg PinDowngrade
 
 const skipDelete = `-- name: SkipDelete :one
 WITH gone AS (
-    DELETE FROM component_skips WHERE code = $1::text RETURNING version
+    DELETE FROM component_skips WHERE site_id = $1::bigint AND code = $2::text RETURNING version
 )
 SELECT coalesce((SELECT version FROM gone), '')::text AS version
 `
 
+type SkipDeleteParams struct {
+	Site int64
+	Code string
+}
+
 // Ends the component's skip; the version it skipped comes back (” when
 // there was none).
-func (q *Queries) SkipDelete(ctx context.Context, db DBTX, code string) (string, error) {
-	row := db.QueryRow(ctx, skipDelete, code)
+func (q *Queries) SkipDelete(ctx context.Context, db DBTX, arg SkipDeleteParams) (string, error) {
+	row := db.QueryRow(ctx, skipDelete, arg.Site, arg.Code)
 	var version string
 	err := row.Scan(&version)
 	return version, err
 }
 
 const skipGet = `-- name: SkipGet :one
-SELECT code, version, reason, actor, user_id, from_manifest, skipped_at
+SELECT code, version, reason, actor, user_id, from_manifest, skipped_at, site_id
 FROM component_skips
-WHERE code = $1::text
+WHERE site_id = $1 AND code = $2::text
 `
 
-func (q *Queries) SkipGet(ctx context.Context, db DBTX, code string) (ComponentSkip, error) {
-	row := db.QueryRow(ctx, skipGet, code)
+type SkipGetParams struct {
+	Site int64
+	Code string
+}
+
+func (q *Queries) SkipGet(ctx context.Context, db DBTX, arg SkipGetParams) (ComponentSkip, error) {
+	row := db.QueryRow(ctx, skipGet, arg.Site, arg.Code)
 	var i ComponentSkip
 	err := row.Scan(
 		&i.Code,
@@ -66,19 +78,21 @@ func (q *Queries) SkipGet(ctx context.Context, db DBTX, code string) (ComponentS
 		&i.UserID,
 		&i.FromManifest,
 		&i.SkippedAt,
+		&i.SiteID,
 	)
 	return i, err
 }
 
 const skipList = `-- name: SkipList :many
-SELECT code, version, reason, actor, user_id, from_manifest, skipped_at
+SELECT code, version, reason, actor, user_id, from_manifest, skipped_at, site_id
 FROM component_skips
+WHERE site_id = $1
 ORDER BY code
 `
 
-// Every standing skip, by component.
-func (q *Queries) SkipList(ctx context.Context, db DBTX) ([]ComponentSkip, error) {
-	rows, err := db.Query(ctx, skipList)
+// Every standing skip of the site, by component.
+func (q *Queries) SkipList(ctx context.Context, db DBTX, site int64) ([]ComponentSkip, error) {
+	rows, err := db.Query(ctx, skipList, site)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +108,7 @@ func (q *Queries) SkipList(ctx context.Context, db DBTX) ([]ComponentSkip, error
 			&i.UserID,
 			&i.FromManifest,
 			&i.SkippedAt,
+			&i.SiteID,
 		); err != nil {
 			return nil, err
 		}
@@ -107,12 +122,13 @@ func (q *Queries) SkipList(ctx context.Context, db DBTX) ([]ComponentSkip, error
 
 const skipPut = `-- name: SkipPut :one
 WITH prev AS (
-    SELECT k.code, k.version FROM component_skips k WHERE k.code = $1::text
+    SELECT k.code, k.version FROM component_skips k WHERE k.site_id = $1::bigint AND k.code = $2::text
 ),
 put AS (
-    INSERT INTO component_skips (code, version, reason, actor, user_id, from_manifest)
-    VALUES ($1::text, $2::text, $3::text, $4::text, $5::bigint, $6::boolean)
-    ON CONFLICT (code) DO UPDATE
+    INSERT INTO component_skips (site_id, code, version, reason, actor, user_id, from_manifest)
+    VALUES ($1::bigint, $2::text, $3::text, $4::text, $5::text, $6::bigint,
+            $7::boolean)
+    ON CONFLICT (site_id, code) DO UPDATE
     SET version = EXCLUDED.version, reason = EXCLUDED.reason, actor = EXCLUDED.actor, user_id = EXCLUDED.user_id,
         from_manifest = EXCLUDED.from_manifest, skipped_at = clock_timestamp()
     RETURNING code
@@ -121,6 +137,7 @@ SELECT coalesce((SELECT version FROM prev), '')::text AS previous FROM put
 `
 
 type SkipPutParams struct {
+	Site         int64
 	Code         string
 	Version      string
 	Reason       string
@@ -133,6 +150,7 @@ type SkipPutParams struct {
 // if any, comes back for the audit log.
 func (q *Queries) SkipPut(ctx context.Context, db DBTX, arg SkipPutParams) (string, error) {
 	row := db.QueryRow(ctx, skipPut,
+		arg.Site,
 		arg.Code,
 		arg.Version,
 		arg.Reason,
@@ -143,4 +161,37 @@ func (q *Queries) SkipPut(ctx context.Context, db DBTX, arg SkipPutParams) (stri
 	var previous string
 	err := row.Scan(&previous)
 	return previous, err
+}
+
+const skipVersionsFleet = `-- name: SkipVersionsFleet :many
+SELECT site_id, code, version
+FROM component_skips
+ORDER BY site_id, code
+`
+
+type SkipVersionsFleetRow struct {
+	SiteID  int64
+	Code    string
+	Version string
+}
+
+// Every site's skipped versions, as a check's evaluation reads them.
+func (q *Queries) SkipVersionsFleet(ctx context.Context, db DBTX) ([]SkipVersionsFleetRow, error) {
+	rows, err := db.Query(ctx, skipVersionsFleet)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SkipVersionsFleetRow{}
+	for rows.Next() {
+		var i SkipVersionsFleetRow
+		if err := rows.Scan(&i.SiteID, &i.Code, &i.Version); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

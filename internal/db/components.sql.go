@@ -10,11 +10,11 @@ import (
 )
 
 const componentCodes = `-- name: ComponentCodes :many
-SELECT code FROM components ORDER BY code
+SELECT code FROM components WHERE site_id = $1 ORDER BY code
 `
 
-func (q *Queries) ComponentCodes(ctx context.Context, db DBTX) ([]string, error) {
-	rows, err := db.Query(ctx, componentCodes)
+func (q *Queries) ComponentCodes(ctx context.Context, db DBTX, site int64) ([]string, error) {
+	rows, err := db.Query(ctx, componentCodes, site)
 	if err != nil {
 		return nil, err
 	}
@@ -35,11 +35,16 @@ func (q *Queries) ComponentCodes(ctx context.Context, db DBTX) ([]string, error)
 
 const componentDelete = `-- name: ComponentDelete :execrows
 DELETE FROM components
-WHERE code = ANY ($1::text[])
+WHERE site_id = $1 AND code = ANY ($2::text[])
 `
 
-func (q *Queries) ComponentDelete(ctx context.Context, db DBTX, codes []string) (int64, error) {
-	result, err := db.Exec(ctx, componentDelete, codes)
+type ComponentDeleteParams struct {
+	Site  int64
+	Codes []string
+}
+
+func (q *Queries) ComponentDelete(ctx context.Context, db DBTX, arg ComponentDeleteParams) (int64, error) {
+	result, err := db.Exec(ctx, componentDelete, arg.Site, arg.Codes)
 	if err != nil {
 		return 0, err
 	}
@@ -49,8 +54,13 @@ func (q *Queries) ComponentDelete(ctx context.Context, db DBTX, codes []string) 
 const componentGet = `-- name: ComponentGet :one
 SELECT code, name, installed_version, source_url, pinned_key, package, policy
 FROM components
-WHERE code = $1
+WHERE site_id = $1 AND code = $2
 `
+
+type ComponentGetParams struct {
+	Site int64
+	Code string
+}
 
 type ComponentGetRow struct {
 	Code             string
@@ -62,8 +72,8 @@ type ComponentGetRow struct {
 	Policy           *string
 }
 
-func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (ComponentGetRow, error) {
-	row := db.QueryRow(ctx, componentGet, code)
+func (q *Queries) ComponentGet(ctx context.Context, db DBTX, arg ComponentGetParams) (ComponentGetRow, error) {
+	row := db.QueryRow(ctx, componentGet, arg.Site, arg.Code)
 	var i ComponentGetRow
 	err := row.Scan(
 		&i.Code,
@@ -78,17 +88,20 @@ func (q *Queries) ComponentGet(ctx context.Context, db DBTX, code string) (Compo
 }
 
 const componentInputsForSource = `-- name: ComponentInputsForSource :many
-SELECT c.code, c.installed_version, coalesce(c.package, '')::text AS package,
-       coalesce((SELECT k.installed_version FROM components k WHERE k.code = 'core'), '')::text AS core_version,
+SELECT c.site_id, c.code, c.installed_version, coalesce(c.package, '')::text AS package,
+       coalesce((SELECT k.installed_version FROM components k WHERE k.site_id = c.site_id AND k.code = 'core'), '')::text
+           AS core_version,
        coalesce(c.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = c.code), '')::text AS skipped_version,
-       upcheck_approvals_of(c.code)::text AS approvals
+       coalesce((SELECT k.version FROM component_skips k WHERE k.site_id = c.site_id AND k.code = c.code), '')::text
+           AS skipped_version,
+       upcheck_approvals_of(c.site_id, c.code)::text AS approvals
 FROM components c
 WHERE c.source_url = $1::text
-ORDER BY c.code
+ORDER BY c.site_id, c.code
 `
 
 type ComponentInputsForSourceRow struct {
+	SiteID           int64
 	Code             string
 	InstalledVersion string
 	Package          string
@@ -98,7 +111,8 @@ type ComponentInputsForSourceRow struct {
 	Approvals        string
 }
 
-// What evaluating the components of one source needs, in one snapshot.
+// What evaluating the components of one source needs, every site's, in
+// one snapshot: each with its site's core, policy, skip and approvals.
 func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceUrl string) ([]ComponentInputsForSourceRow, error) {
 	rows, err := db.Query(ctx, componentInputsForSource, sourceUrl)
 	if err != nil {
@@ -109,6 +123,7 @@ func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceU
 	for rows.Next() {
 		var i ComponentInputsForSourceRow
 		if err := rows.Scan(
+			&i.SiteID,
 			&i.Code,
 			&i.InstalledVersion,
 			&i.Package,
@@ -130,6 +145,7 @@ func (q *Queries) ComponentInputsForSource(ctx context.Context, db DBTX, sourceU
 const componentList = `-- name: ComponentList :many
 SELECT code, name, installed_version, source_url, pinned_key, package, policy
 FROM components
+WHERE site_id = $1
 ORDER BY code
 `
 
@@ -143,8 +159,8 @@ type ComponentListRow struct {
 	Policy           *string
 }
 
-func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRow, error) {
-	rows, err := db.Query(ctx, componentList)
+func (q *Queries) ComponentList(ctx context.Context, db DBTX, site int64) ([]ComponentListRow, error) {
+	rows, err := db.Query(ctx, componentList, site)
 	if err != nil {
 		return nil, err
 	}
@@ -171,18 +187,68 @@ func (q *Queries) ComponentList(ctx context.Context, db DBTX) ([]ComponentListRo
 	return items, nil
 }
 
+const componentListFleet = `-- name: ComponentListFleet :many
+SELECT site_id, code, name, installed_version, source_url, pinned_key, package, policy
+FROM components
+ORDER BY site_id, code
+`
+
+type ComponentListFleetRow struct {
+	SiteID           int64
+	Code             string
+	Name             string
+	InstalledVersion string
+	SourceUrl        *string
+	PinnedKey        *string
+	Package          *string
+	Policy           *string
+}
+
+// Every site's installed components, by site and code: what a check
+// fetches the sources of, once each however many sites use one.
+func (q *Queries) ComponentListFleet(ctx context.Context, db DBTX) ([]ComponentListFleetRow, error) {
+	rows, err := db.Query(ctx, componentListFleet)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ComponentListFleetRow{}
+	for rows.Next() {
+		var i ComponentListFleetRow
+		if err := rows.Scan(
+			&i.SiteID,
+			&i.Code,
+			&i.Name,
+			&i.InstalledVersion,
+			&i.SourceUrl,
+			&i.PinnedKey,
+			&i.Package,
+			&i.Policy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const componentListUnevaluated = `-- name: ComponentListUnevaluated :many
-SELECT cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
+SELECT cs.site_id, cs.code, cs.installed_version, cs.source_url::text AS source_url, cs.pinned_key,
        coalesce(cs.package, '')::text AS package, coalesce(cs.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = cs.code), '')::text AS skipped_version,
-       upcheck_approvals_of(cs.code)::text AS approvals
+       coalesce((SELECT k.version FROM component_skips k WHERE k.site_id = cs.site_id AND k.code = cs.code), '')::text
+           AS skipped_version,
+       upcheck_approvals_of(cs.site_id, cs.code)::text AS approvals
 FROM component_state cs
 JOIN sources s ON s.url = cs.source_url
-WHERE NOT cs.evaluated AND s.document IS NOT NULL
+WHERE cs.site_id = $1 AND NOT cs.evaluated AND s.document IS NOT NULL
 ORDER BY cs.source_url, cs.code
 `
 
 type ComponentListUnevaluatedRow struct {
+	SiteID           int64
 	Code             string
 	InstalledVersion string
 	SourceUrl        string
@@ -193,10 +259,10 @@ type ComponentListUnevaluatedRow struct {
 	Approvals        string
 }
 
-// Components whose source has a stored document but who have no result
-// evaluated from the current inputs (see component_state).
-func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]ComponentListUnevaluatedRow, error) {
-	rows, err := db.Query(ctx, componentListUnevaluated)
+// The site's components whose source has a stored document but who have
+// no result evaluated from the current inputs (see component_state).
+func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX, site int64) ([]ComponentListUnevaluatedRow, error) {
+	rows, err := db.Query(ctx, componentListUnevaluated, site)
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +271,7 @@ func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]Comp
 	for rows.Next() {
 		var i ComponentListUnevaluatedRow
 		if err := rows.Scan(
+			&i.SiteID,
 			&i.Code,
 			&i.InstalledVersion,
 			&i.SourceUrl,
@@ -225,17 +292,17 @@ func (q *Queries) ComponentListUnevaluated(ctx context.Context, db DBTX) ([]Comp
 }
 
 const componentUpsertMany = `-- name: ComponentUpsertMany :execrows
-INSERT INTO components (code, name, installed_version, source_url, pinned_key, package, policy)
-SELECT m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, ''), nullif(m.package, ''),
+INSERT INTO components (site_id, code, name, installed_version, source_url, pinned_key, package, policy)
+SELECT $1::bigint, m.code, m.name, m.installed_version, nullif(m.source_url, ''), nullif(m.pinned_key, ''), nullif(m.package, ''),
        nullif(m.policy, '')
-FROM (SELECT unnest($1::text[])              AS code,
-             unnest($2::text[])              AS name,
-             unnest($3::text[]) AS installed_version,
-             unnest($4::text[])        AS source_url,
-             unnest($5::text[])        AS pinned_key,
-             unnest($6::text[])           AS package,
-             unnest($7::text[])           AS policy) m
-ON CONFLICT (code) DO UPDATE
+FROM (SELECT unnest($2::text[])              AS code,
+             unnest($3::text[])              AS name,
+             unnest($4::text[]) AS installed_version,
+             unnest($5::text[])        AS source_url,
+             unnest($6::text[])        AS pinned_key,
+             unnest($7::text[])           AS package,
+             unnest($8::text[])           AS policy) m
+ON CONFLICT (site_id, code) DO UPDATE
 SET name              = EXCLUDED.name,
     installed_version = EXCLUDED.installed_version,
     source_url        = EXCLUDED.source_url,
@@ -250,6 +317,7 @@ WHERE (components.name, components.installed_version, components.source_url, com
 `
 
 type ComponentUpsertManyParams struct {
+	Site              int64
 	Codes             []string
 	Names             []string
 	InstalledVersions []string
@@ -259,10 +327,12 @@ type ComponentUpsertManyParams struct {
 	Policies          []string
 }
 
-// Inserts or updates the given components in one statement; rows that would
-// not change are left alone. An empty source or key is stored as null.
+// Inserts or updates the given components of the site in one statement;
+// rows that would not change are left alone. An empty source or key is
+// stored as null.
 func (q *Queries) ComponentUpsertMany(ctx context.Context, db DBTX, arg ComponentUpsertManyParams) (int64, error) {
 	result, err := db.Exec(ctx, componentUpsertMany,
+		arg.Site,
 		arg.Codes,
 		arg.Names,
 		arg.InstalledVersions,

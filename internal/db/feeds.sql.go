@@ -494,7 +494,7 @@ func (q *Queries) IntelMarkByKeys(ctx context.Context, db DBTX, arg IntelMarkByK
 
 const intelMarkPackages = `-- name: IntelMarkPackages :execrows
 WITH affected AS (
-    SELECT c.code FROM components c
+    SELECT DISTINCT c.code FROM components c
     WHERE c.package = ANY($2::text[]) AND $3::text = 'npm'
 ),
 marked AS (
@@ -516,7 +516,7 @@ type IntelMarkPackagesParams struct {
 
 // Records the components whose package is among the changed ones as
 // pending for the feed and marks them with the change's version, in the
-// batch's transaction.
+// batch's transaction: by code, every site's component of the code.
 func (q *Queries) IntelMarkPackages(ctx context.Context, db DBTX, arg IntelMarkPackagesParams) (int64, error) {
 	result, err := db.Exec(ctx, intelMarkPackages,
 		arg.Feed,
@@ -531,20 +531,22 @@ func (q *Queries) IntelMarkPackages(ctx context.Context, db DBTX, arg IntelMarkP
 }
 
 const intelPending = `-- name: IntelPending :many
-SELECT p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_key,
+SELECT coalesce(c.site_id, 0)::bigint AS site_id, p.code, c.installed_version, c.source_url::text AS source_url, c.pinned_key,
        coalesce(c.package, '')::text AS package,
        (s.document IS NOT NULL)::boolean AS has_document,
        coalesce(c.policy, '')::text AS policy,
-       coalesce((SELECT k.version FROM component_skips k WHERE k.code = p.code), '')::text AS skipped_version,
-       upcheck_approvals_of(p.code)::text AS approvals
+       coalesce((SELECT k.version FROM component_skips k WHERE k.site_id = c.site_id AND k.code = p.code), '')::text
+           AS skipped_version,
+       upcheck_approvals_of(c.site_id, p.code)::text AS approvals
 FROM intel_pending p
 LEFT JOIN components c ON c.code = p.code
 LEFT JOIN sources s ON s.url = c.source_url
 WHERE p.feed = $1::text
-ORDER BY c.source_url, p.code
+ORDER BY c.source_url, p.code, c.site_id
 `
 
 type IntelPendingRow struct {
+	SiteID           int64
 	Code             string
 	InstalledVersion *string
 	SourceUrl        string
@@ -558,7 +560,8 @@ type IntelPendingRow struct {
 
 // The components a feed's sync must re-evaluate that can be evaluated
 // from a stored document, as ComponentListUnevaluated lists them, and
-// every pending code.
+// every pending code: each site's component of the code (site_id 0: no
+// site has it installed).
 func (q *Queries) IntelPending(ctx context.Context, db DBTX, feed string) ([]IntelPendingRow, error) {
 	rows, err := db.Query(ctx, intelPending, feed)
 	if err != nil {
@@ -569,6 +572,7 @@ func (q *Queries) IntelPending(ctx context.Context, db DBTX, feed string) ([]Int
 	for rows.Next() {
 		var i IntelPendingRow
 		if err := rows.Scan(
+			&i.SiteID,
 			&i.Code,
 			&i.InstalledVersion,
 			&i.SourceUrl,

@@ -27,12 +27,14 @@ type AdvisoryDismissal struct {
 	EndedHow      *string
 	FromManifest  bool
 	Package       string
+	SiteID        int64
 }
 
 type AdvisoryDismissalsInForce struct {
 	ID            int64
 	ComponentCode string
 	AdvisoryID    string
+	SiteID        int64
 }
 
 type ApiToken struct {
@@ -89,6 +91,7 @@ type Component struct {
 	Policy           *string
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	SiteID           int64
 }
 
 type ComponentApproval struct {
@@ -100,11 +103,13 @@ type ComponentApproval struct {
 	UserID       *int64
 	FromManifest bool
 	ApprovedAt   time.Time
+	SiteID       int64
 }
 
 type ComponentExposure struct {
 	Code          string
 	SecuritySince interface{}
+	SiteID        int64
 }
 
 type ComponentResult struct {
@@ -150,6 +155,7 @@ type ComponentResult struct {
 	NewPublisherVersion *string
 	NewPublisher        *string
 	Approvals           string
+	SiteID              int64
 }
 
 type ComponentSkip struct {
@@ -160,6 +166,7 @@ type ComponentSkip struct {
 	UserID       *int64
 	FromManifest bool
 	SkippedAt    time.Time
+	SiteID       int64
 }
 
 type ComponentState struct {
@@ -207,6 +214,7 @@ type ComponentState struct {
 	Stale               bool
 	SourceFailing       bool
 	Failing             bool
+	SiteID              int64
 }
 
 type CoreUpdateLock struct {
@@ -480,6 +488,7 @@ type PinDowngrade struct {
 	Pin       string
 	Reason    string
 	ChangedAt time.Time
+	SiteID    int64
 }
 
 type ReadModelVersion struct {
@@ -501,6 +510,7 @@ type SecurityProblem struct {
 	Kind        string
 	Problem     string
 	FirstSeenAt time.Time
+	SiteID      int64
 }
 
 type Session struct {

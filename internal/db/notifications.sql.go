@@ -376,7 +376,7 @@ WITH facts AS (
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     SELECT 'advisory.exploited',
            cs.code || '/' || (a->>'id'),
@@ -389,7 +389,7 @@ WITH facts AS (
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     SELECT 'security_update.available',
            cs.code || '@' || r.security_version AS subject,
@@ -407,9 +407,9 @@ WITH facts AS (
                                              WHERE NOT coalesce((a->>'no_fix')::boolean, false))),
            NULL, NULL, NULL
     FROM component_state cs
-    JOIN component_results r ON r.code = cs.code
+    JOIN component_results r ON r.site_id = cs.site_id AND r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     SELECT 'advisory.unfixed',
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
@@ -423,7 +423,7 @@ WITH facts AS (
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
       AND NOT coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     SELECT 'deprecated',
            cs.code || '@' || cs.installed_version,
@@ -432,7 +432,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.deprecated IS NOT NULL
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     -- A trust downgrade of the offered npm version (docs/policy.md "Trust
     -- going down"): once per component, version and kind; a manifest
@@ -444,7 +444,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     SELECT 'trust_downgrade',
            cs.code || '@' || cs.new_publisher_version || '/new_publisher',
@@ -454,7 +454,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.new_publisher_version IS NOT NULL
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     -- What the offered npm update brings (docs/npm.md "What an update
     -- brings"): once per component, version, signal and what it names (a
@@ -470,7 +470,7 @@ WITH facts AS (
     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(cs.registry_facts->'brings') = 'array'
                                                  THEN cs.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
     WHERE cs.update_available
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
     UNION ALL
     SELECT 'update.available',
            cs.code || '@' || cs.update_version,
@@ -479,7 +479,7 @@ WITH facts AS (
            NULL, NULL, NULL
     FROM component_state cs
     WHERE cs.update_available
-      AND cs.code = ANY ($3::text[])
+      AND cs.site_id = $3::bigint AND cs.code = ANY ($4::text[])
 ),
 told AS MATERIALIZED (
     SELECT f.type, f.subject, f.payload, f.epss, f.scope, f.keys, ARRAY(SELECT e.channel_id FROM notification_events e
@@ -501,11 +501,12 @@ RETURNING id
 type EventPlanParams struct {
 	Epoch     *int64
 	ChannelID *int64
+	Site      int64
 	Codes     []string
 }
 
-// Queues the events that the current state of the given components calls
-// for, once per channel: an event whose key
+// Queues the events that the current state of the given components of
+// the site calls for, once per channel: an event whose key
 // a channel already has is never queued again. The facts come from the read
 // model, so a dismissed advisory queues nothing. Returns the new events.
 // A known malicious package (each advisory saying so, for the installed
@@ -525,7 +526,12 @@ type EventPlanParams struct {
 // the statement; as a NOT EXISTS, the planner made it a hash of every
 // advisory event.
 func (q *Queries) EventPlan(ctx context.Context, db DBTX, arg EventPlanParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, eventPlan, arg.Epoch, arg.ChannelID, arg.Codes)
+	rows, err := db.Query(ctx, eventPlan,
+		arg.Epoch,
+		arg.ChannelID,
+		arg.Site,
+		arg.Codes,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -604,8 +610,8 @@ SELECT gen_random_uuid(), ch.id,
 FROM (SELECT p.source_url, max(p.changed_at) AS changed_at, min(p.reason) AS reason,
              jsonb_agg(c.code ORDER BY c.code) AS components
       FROM pin_downgrades p
-      JOIN components c ON c.code = p.code
-      WHERE p.source_url = $1::text AND p.code = ANY ($2::text[])
+      JOIN components c ON c.site_id = p.site_id AND c.code = p.code
+      WHERE p.site_id = $1::bigint AND p.source_url = $2::text AND p.code = ANY ($3::text[])
       GROUP BY p.source_url) d
 JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 ON CONFLICT (channel_id, key) DO NOTHING
@@ -613,6 +619,7 @@ RETURNING id
 `
 
 type EventPlanPinDowngradeParams struct {
+	Site      int64
 	SourceUrl string
 	Codes     []string
 }
@@ -623,7 +630,7 @@ type EventPlanPinDowngradeParams struct {
 // the time the downgrade was recorded, naming the components (by code, as
 // source.failing does).
 func (q *Queries) EventPlanPinDowngrade(ctx context.Context, db DBTX, arg EventPlanPinDowngradeParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, eventPlanPinDowngrade, arg.SourceUrl, arg.Codes)
+	rows, err := db.Query(ctx, eventPlanPinDowngrade, arg.Site, arg.SourceUrl, arg.Codes)
 	if err != nil {
 		return nil, err
 	}

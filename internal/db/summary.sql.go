@@ -26,6 +26,7 @@ WITH c AS MATERIALIZED (
            CASE WHEN security THEN evaluation->'security_release' END AS release,
            CASE WHEN security THEN NOT coalesce((evaluation->>'security_needs_newer_core')::boolean, false) END AS release_installable
     FROM component_state
+    WHERE site_id = $1::bigint
 ),
 last_run AS (
     SELECT status, trigger, actor, finished_at
@@ -57,15 +58,16 @@ ranked AS (
     FROM c
     WHERE c.needs_attention
     ORDER BY urgency, severity_rank DESC, lower(c.name), c.code
-    LIMIT $1::bigint
+    LIMIT $2::bigint
 ),
 named AS MATERIALIZED (
     SELECT r.code, r.name, r.installed_version, r.source_url, r.update_available, r.security, r.vulnerable, r.vulnerable_no_fix, r.stale, r.last_success_at, r.update_version, r.deprecated, r.provenance_lost, r.known_exploited, r.malicious, r.waiting_version, r.new_publisher_version, r.new_publisher, r.pin_downgrade, r.pin_downgraded_at, r.brings, r.needs_attention, r.release, r.release_installable, r.kind, r.urgency, r.severity_rank,
-           (SELECT e.security_since FROM component_exposure e WHERE e.code = r.code) AS security_since,
+           (SELECT e.security_since FROM component_exposure e WHERE e.site_id = $1::bigint AND e.code = r.code)
+               AS security_since,
            (SELECT x.a
               FROM component_state cs
               CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) WITH ORDINALITY AS x(a, i)
-             WHERE cs.code = r.code
+             WHERE cs.site_id = $1::bigint AND cs.code = r.code
              ORDER BY coalesce((x.a->>'malicious')::boolean, false) DESC,
                       coalesce((x.a->>'known_exploited')::boolean, false) DESC,
                       coalesce((x.a->>'no_fix')::boolean, false) DESC, upcheck_severity_rank(x.a->>'severity') DESC, x.i
@@ -101,7 +103,7 @@ totals AS (
     FROM c
 ),
 oldest_security AS (
-    SELECT min(security_since) AS since FROM component_exposure
+    SELECT min(security_since) AS since FROM component_exposure WHERE site_id = $1::bigint
 ),
 malware AS (
     SELECT upcheck_malware_read_at() AS read_at
@@ -110,13 +112,13 @@ exploited AS (
     SELECT upcheck_exploited_read_at() AS read_at
 ),
 tree AS (
-    SELECT t.packages, t.synced_at FROM tree_state t WHERE t.site_id = $2::bigint
+    SELECT t.packages, t.synced_at FROM tree_state t WHERE t.site_id = $1::bigint
 ),
 tree_rows AS (
     SELECT a.kind::text AS kind, a.name::text AS name, a.version::text AS version, a.advisory_id::text AS advisory_id,
            a.malicious::boolean AS malicious, a.installed_at::timestamptz AS installed_at,
            a.removed_at::timestamptz AS removed_at, NULL::jsonb AS brings
-    FROM upcheck_tree_attention($2::bigint, $3::text) a
+    FROM upcheck_tree_attention($1::bigint, $3::text) a
     UNION ALL
     -- What a lockfile change brought to a version installed now
     -- (tree_brings, docs/npm.md "What a lockfile change brought"), by its
@@ -124,7 +126,7 @@ tree_rows AS (
     -- come after the components' advisories (readmodel.Urgency).
     SELECT 'brings', b.name, b.version, '', false, NULL::timestamptz, NULL::timestamptz, b.signals->0
     FROM tree_brings b
-    JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL AND v.site_id = $2::bigint
+    JOIN tree_versions v ON v.id = b.interval_id AND v.removed_at IS NULL AND v.site_id = $1::bigint
     WHERE jsonb_array_length(b.signals) > 0
 ),
 tree_items AS MATERIALIZED (
@@ -153,7 +155,7 @@ tree_named AS (
            t.signal_rank
     FROM tree_items t
     ORDER BY t.urgency, t.signal_rank, t.name, t.version, t.advisory_id
-    LIMIT $1::bigint
+    LIMIT $2::bigint
 )
 SELECT
     totals.components::bigint                                                   AS components,
@@ -246,8 +248,8 @@ CROSS JOIN tree_totals
 `
 
 type SummaryReadParams struct {
-	AttentionLimit int64
 	Site           int64
+	AttentionLimit int64
 	DevMode        string
 }
 
@@ -331,7 +333,7 @@ type SummaryReadRow struct {
 // brought by its signal's rank, upcheck_signal_rank), then by name and
 // version, as many as the components' (@attention_limit).
 func (q *Queries) SummaryRead(ctx context.Context, db DBTX, arg SummaryReadParams) (SummaryReadRow, error) {
-	row := db.QueryRow(ctx, summaryRead, arg.AttentionLimit, arg.Site, arg.DevMode)
+	row := db.QueryRow(ctx, summaryRead, arg.Site, arg.AttentionLimit, arg.DevMode)
 	var i SummaryReadRow
 	err := row.Scan(
 		&i.Components,

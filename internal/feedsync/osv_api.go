@@ -31,7 +31,7 @@ func (e *apiTooManyError) Error() string {
 // syncAPI queries an OSV-compatible API with the installed packages and
 // versions, then fetches the records new or modified since stored.
 func (s *Sync) syncAPI(ctx context.Context, l lease.Lease, run *feedRun) error {
-	comps, err := s.store.Components(ctx)
+	comps, err := s.store.FleetComponents(ctx)
 	if err != nil {
 		return err
 	}

@@ -341,7 +341,7 @@ func TestStoreSaysLeaseNotHeld(t *testing.T) {
 // through a named store method in the transaction it is given. The mark is
 // a component whose code is the mark.
 func mark(ctx context.Context, tx *store.Tx, code string) error {
-	_, err := tx.ComponentUpsertMany(ctx, []store.Component{{Code: code, Name: code, InstalledVersion: "1.0.0"}})
+	_, err := tx.ComponentUpsertMany(ctx, store.LocalSite, []store.Component{{Code: code, Name: code, InstalledVersion: "1.0.0"}})
 	return err
 }
 

@@ -152,7 +152,7 @@ func TestReleaseClearingAnAdvisoryIsASecurityUpdate(t *testing.T) {
 	b.check()
 	ctx := context.Background()
 	reads := catalog.New(b.store)
-	if _, err := catalog.NewDismissals(b.store, reads).Dismiss(ctx, store.NewDismissal{Code: "lib-b", AdvisoryID: "GHSA-bbbb-bbbb-bbbb",
+	if _, err := catalog.NewDismissals(b.store, reads).Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "lib-b", AdvisoryID: "GHSA-bbbb-bbbb-bbbb",
 		Reason: "the affected function is not used"}); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestMaliciousVersionWithACleanSuccessor(t *testing.T) {
 
 	// 4.4.3 is the way out: the page, the API and the CLI (all through
 	// updatecheck.Skips) refuse to skip it, in words.
-	_, err = updatecheck.NewSkips(b.checker).Skip(context.Background(), updatecheck.SkipRequest{Code: "dbg", Version: "4.4.3",
+	_, err = updatecheck.NewSkips(b.checker).Skip(context.Background(), updatecheck.SkipRequest{Site: store.LocalSite, Code: "dbg", Version: "4.4.3",
 		Reason: "breaks our build", By: readmodel.ActorCLI})
 	if !errors.Is(err, updatecheck.ErrSkipWayOut) {
 		t.Errorf("skipping 4.4.3, the only clean release of a malicious package: %v, want ErrSkipWayOut", err)

@@ -196,7 +196,7 @@ func (s *Service) Stop(ctx context.Context) error {
 // transaction; email events wait to be gathered (QueueRunEnd). epoch is the
 // queuing check's, 0 for none.
 func (s *Service) Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error) {
-	ids, err := tx.EventPlan(ctx, codes, channelID, epoch)
+	ids, err := tx.EventPlan(ctx, store.LocalSite, codes, channelID, epoch)
 	if err != nil || len(ids) == 0 {
 		return 0, err
 	}
@@ -227,7 +227,7 @@ func (s *Service) QueueRegistryKeysChanged(ctx context.Context, tx *store.Tx, re
 // sync that lowered the trust of the source at url for codes, recorded
 // earlier in tx (store.Tx.PinDowngradePut).
 func (s *Service) QueuePinDowngrade(ctx context.Context, tx *store.Tx, url string, codes []string) error {
-	ids, err := tx.EventPlanPinDowngrade(ctx, url, codes)
+	ids, err := tx.EventPlanPinDowngrade(ctx, store.LocalSite, url, codes)
 	if err != nil || len(ids) == 0 {
 		return err
 	}

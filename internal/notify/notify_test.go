@@ -160,7 +160,7 @@ func TestDismissedAdvisoryQueuesNothing(t *testing.T) {
 	b := setup(t, notify.DefaultTimings())
 	b.site()
 	b.check() // a dismissal needs the advisory as a result lists it
-	if _, err := catalog.NewDismissals(b.store, nil).Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
+	if _, err := catalog.NewDismissals(b.store, nil).Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.notify.AddChannel(context.Background(), store.NewChannel{Name: "ops", Kind: "slack", Target: "http://127.0.0.1:1/", Events: "security"}); err != nil {

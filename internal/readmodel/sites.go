@@ -1,6 +1,9 @@
 package readmodel
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // The audit actions of sites (docs/design.md "Many sites"); kind other.
 const (
@@ -56,8 +59,26 @@ func SiteStaleAfter(setting time.Duration) time.Duration {
 	return setting
 }
 
-// SiteComponentsNotReadText is what a registered site's pages and its
-// summary say of its components: only its installed tree is read, so no
-// count of updates may stand there, and nothing may read as up to date.
-const SiteComponentsNotReadText = "Components not read: upcheck reads a registered site's installed tree only, " +
-	"not its components, their updates or its policy yet, so what they need is not known."
+// SiteComponentsText is what a registered site's pages and its summary
+// say of its components (its direct dependencies, read from its pushes
+// and checked with the fleet's): how many there are, and how many are
+// offered an update and a security update (the summary's counts, read
+// for the site); unread says that one of them was never read, so that no
+// count reads as up to date. Its catalog is not a page of the site's yet.
+func SiteComponentsText(components, updates, security int, unread bool) string {
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	switch {
+	case components == 0:
+		return "Components: none (no direct dependency pushed)."
+	case unread:
+		return "Components: " + plural(components, "direct dependency", "direct dependencies") +
+			", not all checked yet: what they need is not known."
+	}
+	return "Components: " + plural(components, "direct dependency", "direct dependencies") + ", " +
+		plural(updates, "update", "updates") + " offered, " + plural(security, "security update", "security updates") + "."
+}

@@ -589,7 +589,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 			if channel, err = tx.ChannelCreate(ctx, store.NewChannel{Name: "all", Kind: "webhook", Target: "https://hooks.example/x", Events: "all"}); err != nil {
 				return err
 			}
-			if _, err = tx.EventPlan(ctx, nil, 0, 0); err != nil {
+			if _, err = tx.EventPlan(ctx, store.LocalSite, nil, 0, 0); err != nil {
 				return err
 			}
 			if _, err = tx.EventPlanSourceFailing(ctx, src, 0); err != nil {

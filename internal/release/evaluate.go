@@ -209,8 +209,10 @@ type EPSSFacts struct {
 //
 // An installed or core version that does not parse is an error wrapping
 // [ErrInvalid], to be recorded against the component; installedCore is not
-// read when code is [CoreCode]. A package absent from the source (pkg nil)
-// is not an error: the Evaluation says Missing.
+// read when code is [CoreCode]. installedCore "" is a site with no core (a
+// registered site's lockfile names none): no core holds back any of its
+// releases. A package absent from the source (pkg nil) is not an error:
+// the Evaluation says Missing.
 func Evaluate(pkg *Package, code, installed, installedCore string) (Evaluation, error) {
 	inst, err := npmver.Parse(installed)
 	if err != nil {
@@ -218,7 +220,7 @@ func Evaluate(pkg *Package, code, installed, installedCore string) (Evaluation, 
 	}
 	isCore := code == CoreCode
 	var core *semver.Version
-	if !isCore {
+	if !isCore && installedCore != "" {
 		core, err = npmver.Parse(installedCore)
 		if err != nil {
 			return Evaluation{}, invalidf(err, "installed core version %q is not a semantic version (needed to evaluate %q)",
@@ -363,6 +365,9 @@ func (r *Release) parsedVersion() (*semver.Version, error) {
 
 // runsOn reports whether the release's requires_core admits core.
 func (r *Release) runsOn(core *semver.Version) (bool, error) {
+	if core == nil {
+		return true, nil // no core
+	}
 	if r.requiresCore != nil {
 		return r.requiresCore.Contains(core), nil
 	}

@@ -672,6 +672,25 @@ func TestUnknownCoreIsNotOffered(t *testing.T) {
 	}
 }
 
+// A site with no core (installed core "": a registered site's pushed
+// lockfile names none) has nothing that holds a release back, whatever
+// core the release requires; a core that does not parse is still an
+// error.
+func TestNoCoreHoldsNothingBack(t *testing.T) {
+	t.Parallel()
+	pkg := &Package{Releases: []Release{{Version: "2.0.0", RequiresCore: ">=3.0.0"}, {Version: "1.0.0"}}}
+	ev, err := Evaluate(pkg, "blog", "1.0.0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Update == nil || ev.Update.Version != "2.0.0" || ev.NeedsNewerCore {
+		t.Errorf("no core: update %+v, needs newer core %v; want 2.0.0, false", ev.Update, ev.NeedsNewerCore)
+	}
+	if _, err := Evaluate(pkg, "blog", "1.0.0", "next"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("core \"next\": %v, want ErrInvalid", err)
+	}
+}
+
 // The fix is the oldest release the policy offers that clears every
 // advisory such a release clears; the advisories a held release alone
 // would clear are not among them.

@@ -18,6 +18,8 @@ import (
 // their text, its sources outside the registry by their spec), so it
 // holds for that version and that text only.
 type Approval struct {
+	// Site is the site whose component it is (sites.id).
+	Site                          int64
 	Code, Version, Digest, Reason string
 	// By is who approved it, as they were called ("manifest" for the
 	// manifest's); UserID 0 for no user.
@@ -41,7 +43,7 @@ func (t *Tx) ApprovalPut(ctx context.Context, a Approval) (Approval, error) {
 	case utf8.RuneCountInString(a.Reason) > MaxReasonLength:
 		return a, ErrReasonTooLong
 	}
-	at, err := t.q.ApprovalPut(ctx, t.tx, db.ApprovalPutParams{Code: a.Code, Version: a.Version, Digest: a.Digest, Reason: a.Reason,
+	at, err := t.q.ApprovalPut(ctx, t.tx, db.ApprovalPutParams{Site: a.Site, Code: a.Code, Version: a.Version, Digest: a.Digest, Reason: a.Reason,
 		Actor: a.By, UserID: optionalID(a.UserID), FromManifest: a.FromManifest})
 	if err != nil {
 		return a, mapError(fmt.Errorf("approve %s of %q: %w", a.Version, a.Code, err))
@@ -55,24 +57,24 @@ func (t *Tx) ApprovalPut(ctx context.Context, a Approval) (Approval, error) {
 	return a, t.AuditAppend(ctx, a.UserID, readmodel.AuditComponentApprove, detail)
 }
 
-// Approvals are the component's approvals, newest first.
-func (e *Executor) Approvals(ctx context.Context, code string) ([]Approval, error) {
-	rows, err := e.q.ApprovalList(ctx, e.dbtx, code)
+// Approvals are the approvals of site's component, newest first.
+func (e *Executor) Approvals(ctx context.Context, site int64, code string) ([]Approval, error) {
+	rows, err := e.q.ApprovalList(ctx, e.dbtx, db.ApprovalListParams{Site: site, Code: code})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list the approvals of %q: %w", code, err))
 	}
 	out := make([]Approval, len(rows))
 	for i, r := range rows {
-		out[i] = Approval{Code: r.Code, Version: r.Version, Digest: r.Digest, Reason: r.Reason, By: r.Actor,
+		out[i] = Approval{Site: site, Code: r.Code, Version: r.Version, Digest: r.Digest, Reason: r.Reason, By: r.Actor,
 			FromManifest: r.FromManifest, At: r.ApprovedAt}
 	}
 	return out, nil
 }
 
-// ApprovalInputs are the approvals of every component that has any, as
-// an evaluation reads them (ComponentInput.Approvals), by code.
-func (e *Executor) ApprovalInputs(ctx context.Context) (map[string]string, error) {
-	rows, err := e.q.ApprovalInputs(ctx, e.dbtx)
+// ApprovalInputs are the approvals of every component of site that has
+// any, as an evaluation reads them (ComponentInput.Approvals), by code.
+func (e *Executor) ApprovalInputs(ctx context.Context, site int64) (map[string]string, error) {
+	rows, err := e.q.ApprovalInputs(ctx, e.dbtx, site)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list approvals: %w", err))
 	}
@@ -83,13 +85,28 @@ func (e *Executor) ApprovalInputs(ctx context.Context) (map[string]string, error
 	return out, nil
 }
 
+// FleetApprovalInputs are the approvals of every site's components that
+// have any, as an evaluation reads them, by component.
+func (e *Executor) FleetApprovalInputs(ctx context.Context) (map[ComponentKey]string, error) {
+	rows, err := e.q.ApprovalInputsFleet(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the fleet's approvals: %w", err))
+	}
+	out := make(map[ComponentKey]string, len(rows))
+	for _, r := range rows {
+		out[ComponentKey{Site: r.SiteID, Code: r.Code}] = r.Approvals
+	}
+	return out, nil
+}
+
 // ApplyManifestApprovals makes the manifest's approvals exactly want
 // (From manifest, by ManifestActor), audited: one declared and not
 // standing is approved (component.approve), one standing and no longer
 // declared ends (component.unapprove). It returns the codes whose
 // approvals changed, to be evaluated again; an admin's approvals stand.
+// The manifest is the local site's (LocalSite).
 func (t *Tx) ApplyManifestApprovals(ctx context.Context, want []Approval) ([]string, error) {
-	rows, err := t.q.ApprovalsOfManifest(ctx, t.tx)
+	rows, err := t.q.ApprovalsOfManifest(ctx, t.tx, LocalSite)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list the manifest's approvals: %w", err))
 	}
@@ -106,7 +123,7 @@ func (t *Tx) ApplyManifestApprovals(ctx context.Context, want []Approval) ([]str
 		if reason, ok := standing[k]; ok && reason == strings.TrimSpace(a.Reason) {
 			continue
 		}
-		a.By, a.UserID, a.FromManifest = ManifestActor, 0, true
+		a.Site, a.By, a.UserID, a.FromManifest = LocalSite, ManifestActor, 0, true
 		if _, err := t.ApprovalPut(ctx, a); err != nil {
 			return nil, err
 		}
@@ -116,7 +133,7 @@ func (t *Tx) ApplyManifestApprovals(ctx context.Context, want []Approval) ([]str
 		if wanted[k] {
 			continue
 		}
-		if _, err := t.q.ApprovalDelete(ctx, t.tx, db.ApprovalDeleteParams{Code: k.code, Version: k.version, Digest: k.digest}); err != nil {
+		if _, err := t.q.ApprovalDelete(ctx, t.tx, db.ApprovalDeleteParams{Site: LocalSite, Code: k.code, Version: k.version, Digest: k.digest}); err != nil {
 			return nil, mapError(fmt.Errorf("end the manifest's approval of %s of %q: %w", k.version, k.code, err))
 		}
 		detail := map[string]any{"component": k.code, "version": k.version, "digest": k.digest, "reason": reason,

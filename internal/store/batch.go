@@ -68,7 +68,7 @@ func (b *Batch) SourceSaveUnchanged(u Unchanged, using *int) {
 // the codes written, in the order given; a result whose inputs moved is
 // left out. Results that cannot be encoded (a code given twice) make the
 // batch fail before it is sent.
-func (b *Batch) ResultWrite(results []Result, written *[]string) {
+func (b *Batch) ResultWrite(results []Result, written *[]ComponentKey) {
 	rows, err := resultRows(results)
 	if err != nil {
 		b.err = errors.Join(b.err, err)
@@ -78,11 +78,11 @@ func (b *Batch) ResultWrite(results []Result, written *[]string) {
 		_, _ = db.New().ResultWrite(context.Background(), r, rows)
 	})
 	q.Query(func(rs pgx.Rows) error {
-		codes, err := pgx.CollectRows(rs, pgx.RowTo[string])
+		keys, err := pgx.CollectRows(rs, pgx.RowToStructByPos[db.ResultWriteRow])
 		if err != nil {
 			return err
 		}
-		*written = WrittenOf(results, codes)
+		*written = WrittenOf(results, writtenKeys(keys))
 		return nil
 	})
 	b.add(q)

@@ -108,9 +108,10 @@ func timeOf(v any) *time.Time {
 	return utc(&t)
 }
 
-// ComponentDetail reads one component; ErrNotFound when it is not installed.
-func (e *Executor) ComponentDetail(ctx context.Context, code string) (ComponentDetail, error) {
-	r, err := e.q.ComponentDetail(ctx, e.dbtx, code)
+// ComponentDetail reads one component of site; ErrNotFound when it is not
+// installed.
+func (e *Executor) ComponentDetail(ctx context.Context, site int64, code string) (ComponentDetail, error) {
+	r, err := e.q.ComponentDetail(ctx, e.dbtx, db.ComponentDetailParams{Site: site, Code: code})
 	if err != nil {
 		return ComponentDetail{}, mapError(err)
 	}

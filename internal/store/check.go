@@ -17,6 +17,8 @@ import (
 // Component is one installed component. SourceURL and PinnedKey are empty
 // when not set.
 type Component struct {
+	// Site is the site that installs it (sites.id).
+	Site             int64
 	Code             string
 	Name             string
 	InstalledVersion string
@@ -86,6 +88,9 @@ func saveDocumentParams(d SourceDocument) db.SourceSaveDocumentParams {
 // from: a write lands only while they are the current ones (see
 // queries/component_results.sql). Advisories and Evaluation are JSON.
 type Result struct {
+	// Site is the site whose component Code is (sites.id): one source's
+	// document evaluates every site's components that use it.
+	Site             int64
 	Code             string
 	SourceURL        string
 	InstalledVersion string
@@ -151,28 +156,46 @@ type RunCounts struct {
 	Fetched, NotModified, Failed, Skipped, Unwritten int
 }
 
-// Components lists every installed component, ordered by code.
-func (e *Executor) Components(ctx context.Context) ([]Component, error) {
-	rows, err := e.q.ComponentList(ctx, e.dbtx)
+// Key names the component.
+func (c Component) Key() ComponentKey { return ComponentKey{Site: c.Site, Code: c.Code} }
+
+// Components lists every installed component of site, ordered by code.
+func (e *Executor) Components(ctx context.Context, site int64) ([]Component, error) {
+	rows, err := e.q.ComponentList(ctx, e.dbtx, site)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list components: %w", err))
 	}
 	out := make([]Component, len(rows))
 	for i, r := range rows {
-		out[i] = Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package),
+		out[i] = Component{Site: site, Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package),
 			Policy: deref(r.Policy)}
 	}
 	return out, nil
 }
 
-// Component reads one installed component; ErrNotFound when it is not
-// installed.
-func (e *Executor) Component(ctx context.Context, code string) (Component, error) {
-	r, err := e.q.ComponentGet(ctx, e.dbtx, code)
+// FleetComponents lists every site's installed components, ordered by
+// site and code: what a check fetches for.
+func (e *Executor) FleetComponents(ctx context.Context) ([]Component, error) {
+	rows, err := e.q.ComponentListFleet(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the fleet's components: %w", err))
+	}
+	out := make([]Component, len(rows))
+	for i, r := range rows {
+		out[i] = Component{Site: r.SiteID, Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl),
+			PinnedKey: deref(r.PinnedKey), Package: deref(r.Package), Policy: deref(r.Policy)}
+	}
+	return out, nil
+}
+
+// Component reads one installed component of site; ErrNotFound when it
+// is not installed.
+func (e *Executor) Component(ctx context.Context, site int64, code string) (Component, error) {
+	r, err := e.q.ComponentGet(ctx, e.dbtx, db.ComponentGetParams{Site: site, Code: code})
 	if err != nil {
 		return Component{}, mapError(err)
 	}
-	return Component{Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package),
+	return Component{Site: site, Code: r.Code, Name: r.Name, InstalledVersion: r.InstalledVersion, SourceURL: deref(r.SourceUrl), PinnedKey: deref(r.PinnedKey), Package: deref(r.Package),
 		Policy: deref(r.Policy)}, nil
 }
 
@@ -226,16 +249,16 @@ func (e *Executor) SourceSequences(ctx context.Context) (map[string]map[string]i
 	return out, nil
 }
 
-// ComponentsUnevaluated lists the components that need an evaluation from
-// their source's stored document, ordered by source.
-func (e *Executor) ComponentsUnevaluated(ctx context.Context) ([]Unevaluated, error) {
-	rows, err := e.q.ComponentListUnevaluated(ctx, e.dbtx)
+// ComponentsUnevaluated lists the components of site that need an
+// evaluation from their source's stored document, ordered by source.
+func (e *Executor) ComponentsUnevaluated(ctx context.Context, site int64) ([]Unevaluated, error) {
+	rows, err := e.q.ComponentListUnevaluated(ctx, e.dbtx, site)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list unevaluated components: %w", err))
 	}
 	out := make([]Unevaluated, len(rows))
 	for i, r := range rows {
-		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey),
+		out[i] = Unevaluated{Site: r.SiteID, Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey),
 			Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals}
 	}
 	return out, nil
@@ -312,10 +335,11 @@ func (t *Tx) CleanUp(ctx context.Context, epoch int64) (results, sources int64, 
 	return results, sources, mapError(err)
 }
 
-// ComponentUpsertMany inserts or updates components from the manifest in
-// one statement and reports how many rows changed.
-func (t *Tx) ComponentUpsertMany(ctx context.Context, cs []Component) (int64, error) {
+// ComponentUpsertMany inserts or updates components of site from its
+// manifest or lockfile in one statement and reports how many rows changed.
+func (t *Tx) ComponentUpsertMany(ctx context.Context, site int64, cs []Component) (int64, error) {
 	p := db.ComponentUpsertManyParams{
+		Site:  site,
 		Codes: make([]string, len(cs)), Names: make([]string, len(cs)), InstalledVersions: make([]string, len(cs)),
 		SourceUrls: make([]string, len(cs)), PinnedKeys: make([]string, len(cs)), Packages: make([]string, len(cs)),
 		Policies: make([]string, len(cs)),
@@ -328,9 +352,9 @@ func (t *Tx) ComponentUpsertMany(ctx context.Context, cs []Component) (int64, er
 	return n, mapError(err)
 }
 
-// ComponentDelete deletes the components with the given codes.
-func (t *Tx) ComponentDelete(ctx context.Context, codes []string) (int64, error) {
-	n, err := t.q.ComponentDelete(ctx, t.tx, codes)
+// ComponentDelete deletes the components of site with the given codes.
+func (t *Tx) ComponentDelete(ctx context.Context, site int64, codes []string) (int64, error) {
+	n, err := t.q.ComponentDelete(ctx, t.tx, db.ComponentDeleteParams{Site: site, Codes: codes})
 	return n, mapError(err)
 }
 

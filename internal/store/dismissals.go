@@ -32,6 +32,8 @@ const (
 // not after MaxExpiry); DismissAdvisory and the database refuse them
 // otherwise.
 type NewDismissal struct {
+	// Site is the site whose component it is (sites.id).
+	Site             int64
 	Code, AdvisoryID string
 	// UserID 0: no user (a script).
 	UserID int64
@@ -126,17 +128,17 @@ func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal,
 	}
 	var out Dismissal
 	err := s.WithTx(ctx, func(tx *Tx) error {
-		if _, err := tx.q.DismissalLockComponent(ctx, tx.tx, d.Code); err != nil {
+		if _, err := tx.q.DismissalLockComponent(ctx, tx.tx, db.DismissalLockComponentParams{Site: d.Site, Code: d.Code}); err != nil {
 			return fmt.Errorf("dismiss advisory: component %q: %w", d.Code, err)
 		}
 		// Named by an alias: the dismissal is of the advisory as listed.
-		switch id, err := tx.q.AdvisoryListedID(ctx, tx.tx, db.AdvisoryListedIDParams{ComponentCode: d.Code, AdvisoryID: d.AdvisoryID}); {
+		switch id, err := tx.q.AdvisoryListedID(ctx, tx.tx, db.AdvisoryListedIDParams{Site: d.Site, ComponentCode: d.Code, AdvisoryID: d.AdvisoryID}); {
 		case err == nil:
 			d.AdvisoryID = id
 		case !errors.Is(err, pgx.ErrNoRows):
 			return fmt.Errorf("dismiss advisory: %w", err)
 		}
-		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "replaced", ComponentCode: d.Code, AdvisoryID: d.AdvisoryID})
+		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "replaced", Site: d.Site, ComponentCode: d.Code, AdvisoryID: d.AdvisoryID})
 		if err != nil {
 			return fmt.Errorf("dismiss advisory: end the standing one: %w", err)
 		}
@@ -144,7 +146,8 @@ func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal,
 			return ErrFromManifest
 		}
 		r, err := tx.q.DismissalCreate(ctx, tx.tx, db.DismissalCreateParams{
-			UserID: optionalID(d.UserID), Reason: d.Reason, ExpiresAt: d.ExpiresAt, ComponentCode: d.Code, AdvisoryID: d.AdvisoryID,
+			Site: d.Site, UserID: optionalID(d.UserID), Reason: d.Reason, ExpiresAt: d.ExpiresAt, ComponentCode: d.Code,
+			AdvisoryID: d.AdvisoryID,
 		})
 		if err != nil {
 			return fmt.Errorf("dismiss advisory %q of %q: %w", d.AdvisoryID, d.Code, dismissalConstraint(err))
@@ -161,15 +164,16 @@ func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal,
 	return out, err
 }
 
-// UndismissAdvisory ends the standing dismissal of an advisory, in force or
-// not, keeping it as history, audited in the same transaction. Nothing
-// happens, unaudited, when none stands.
-func (s *Store) UndismissAdvisory(ctx context.Context, code, advisoryID string, userID int64) error {
+// UndismissAdvisory ends the standing dismissal of an advisory of site's
+// component, in force or not, keeping it as history, audited in the same
+// transaction. Nothing happens, unaudited, when none stands.
+func (s *Store) UndismissAdvisory(ctx context.Context, site int64, code, advisoryID string, userID int64) error {
 	return s.WithTx(ctx, func(tx *Tx) error {
-		if _, err := tx.q.DismissalLockComponent(ctx, tx.tx, code); err != nil && !errors.Is(mapError(err), ErrNotFound) {
+		if _, err := tx.q.DismissalLockComponent(ctx, tx.tx, db.DismissalLockComponentParams{Site: site, Code: code}); err != nil &&
+			!errors.Is(mapError(err), ErrNotFound) {
 			return fmt.Errorf("undismiss advisory: %w", err)
 		}
-		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "undone", ComponentCode: code, AdvisoryID: advisoryID})
+		ended, err := tx.q.DismissalEnd(ctx, tx.tx, db.DismissalEndParams{How: "undone", Site: site, ComponentCode: code, AdvisoryID: advisoryID})
 		if err != nil {
 			return fmt.Errorf("undismiss advisory: %w", err)
 		}
@@ -184,10 +188,10 @@ func (s *Store) UndismissAdvisory(ctx context.Context, code, advisoryID string, 
 	})
 }
 
-// StandingDismissals returns the standing dismissals of a component's
-// advisories, in force or not, by advisory id.
-func (e *Executor) StandingDismissals(ctx context.Context, code string) (map[string]Dismissal, error) {
-	rows, err := e.q.DismissalStandingList(ctx, e.dbtx, code)
+// StandingDismissals returns the standing dismissals of the advisories of
+// site's component, in force or not, by advisory id.
+func (e *Executor) StandingDismissals(ctx context.Context, site int64, code string) (map[string]Dismissal, error) {
+	rows, err := e.q.DismissalStandingList(ctx, e.dbtx, db.DismissalStandingListParams{Site: site, ComponentCode: code})
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list dismissals of %q: %w", code, err))
 	}

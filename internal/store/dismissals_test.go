@@ -72,7 +72,7 @@ func TestDismissAdvisoryRecordsAndAuditsInSameTransaction(t *testing.T) {
 		t.Fatalf("before: vulnerable %v, open %q", v, open)
 	}
 	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
-	d := dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "WAF rule 12 blocks it", ExpiresAt: &until})
+	d := dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "WAF rule 12 blocks it", ExpiresAt: &until})
 	want := store.Fingerprint{Severity: "medium", Affected: "<2.4.0", FixedIn: ""}
 	if d.By != "ada@example.org" || d.Dismissed != want || !d.InForce {
 		t.Fatalf("dismissal %+v", d)
@@ -80,7 +80,7 @@ func TestDismissAdvisoryRecordsAndAuditsInSameTransaction(t *testing.T) {
 	if v, noFix, open := b.state(t); !v || noFix || open != "ACME-2" {
 		t.Fatalf("after dismissing ACME-1: vulnerable %v, no fix %v, open %q; want ACME-2 alone to count", v, noFix, open)
 	}
-	standing, err := b.st.StandingDismissals(ctx, "blog")
+	standing, err := b.st.StandingDismissals(ctx, store.LocalSite, "blog")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestDismissAdvisoryRecordsAndAuditsInSameTransaction(t *testing.T) {
 
 	// Again, with another reason: replaces, keeps the first as history;
 	// the end of the first, the second and its audit row commit together.
-	dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "plugin page disabled"})
+	dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "plugin page disabled"})
 	if n := b.count(t, "SELECT count(*) FROM advisory_dismissals WHERE component_code = 'blog'"); n != 2 {
 		t.Fatalf("%d dismissal rows, want the replaced one kept", n)
 	}
@@ -113,10 +113,10 @@ func TestDismissAdvisoryRecordsAndAuditsInSameTransaction(t *testing.T) {
 		t.Fatal("the replacement's audit row does not name the dismissal it replaced")
 	}
 
-	if err := b.st.UndismissAdvisory(ctx, "blog", "ACME-1", u.ID); err != nil {
+	if err := b.st.UndismissAdvisory(ctx, store.LocalSite, "blog", "ACME-1", u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.st.UndismissAdvisory(ctx, "blog", "ACME-1", u.ID); err != nil {
+	if err := b.st.UndismissAdvisory(ctx, store.LocalSite, "blog", "ACME-1", u.ID); err != nil {
 		t.Fatalf("second undismissal: %v", err)
 	}
 	if v, _, open := b.state(t); !v || open != "ACME-1,ACME-2" {
@@ -130,16 +130,16 @@ func TestDismissAdvisoryRecordsAndAuditsInSameTransaction(t *testing.T) {
 	}
 
 	// Make every audit insert fail: the dismissal must roll back with it.
-	dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-2", UserID: u.ID, Reason: "not exposed"})
+	dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-2", UserID: u.ID, Reason: "not exposed"})
 	b.exec(t, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit refused'; END $$`)
 	b.exec(t, `CREATE TRIGGER refuse BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse()`)
-	if _, err := b.st.DismissAdvisory(ctx, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "x"}); err == nil {
+	if _, err := b.st.DismissAdvisory(ctx, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "x"}); err == nil {
 		t.Fatal("dismissal succeeded although its audit row failed")
 	}
 	if n := b.count(t, "SELECT count(*) FROM advisory_dismissals WHERE advisory_id = 'ACME-1' AND ended_at IS NULL"); n != 0 {
 		t.Fatal("dismissal committed without its audit row")
 	}
-	if err := b.st.UndismissAdvisory(ctx, "blog", "ACME-2", u.ID); err == nil {
+	if err := b.st.UndismissAdvisory(ctx, store.LocalSite, "blog", "ACME-2", u.ID); err == nil {
 		t.Fatal("undismissal succeeded although its audit row failed")
 	}
 	if n := b.count(t, "SELECT count(*) FROM advisory_dismissals WHERE advisory_id = 'ACME-2' AND ended_at IS NULL"); n != 1 {
@@ -159,18 +159,18 @@ func TestDismissAdvisoryRefusesBadInput(t *testing.T) {
 		d    store.NewDismissal
 		want error
 	}{
-		{store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", Reason: " \n\t"}, store.ErrReasonRequired},
-		{store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", Reason: strings.Repeat("é", store.MaxReasonLength+1)}, store.ErrReasonTooLong},
-		{store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", Reason: "ok", ExpiresAt: &past}, store.ErrExpiryPassed},
-		{store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9", Reason: "ok"}, store.ErrNotFound},
-		{store.NewDismissal{Code: "nope", AdvisoryID: "ACME-1", Reason: "ok"}, store.ErrNotFound},
+		{store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", Reason: " \n\t"}, store.ErrReasonRequired},
+		{store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", Reason: strings.Repeat("é", store.MaxReasonLength+1)}, store.ErrReasonTooLong},
+		{store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", Reason: "ok", ExpiresAt: &past}, store.ErrExpiryPassed},
+		{store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-9", Reason: "ok"}, store.ErrNotFound},
+		{store.NewDismissal{Site: store.LocalSite, Code: "nope", AdvisoryID: "ACME-1", Reason: "ok"}, store.ErrNotFound},
 	} {
 		tc.d.UserID = u.ID
 		if _, err := b.st.DismissAdvisory(context.Background(), tc.d); !errors.Is(err, tc.want) {
 			t.Errorf("%+v: %v, want %v", tc.d, err, tc.want)
 		}
 	}
-	if _, err := b.st.DismissAdvisory(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID,
+	if _, err := b.st.DismissAdvisory(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID,
 		Reason: strings.Repeat("é", store.MaxReasonLength)}); err != nil {
 		t.Fatalf("a reason of exactly %d characters: %v", store.MaxReasonLength, err)
 	}
@@ -187,7 +187,7 @@ func TestDismissalExpiresByItself(t *testing.T) {
 	b := setup(t)
 	u := b.site(t)
 	until := time.Now().Add(time.Hour)
-	dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted", ExpiresAt: &until})
+	dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted", ExpiresAt: &until})
 	if _, noFix, _ := b.state(t); noFix {
 		t.Fatal("dismissed: ACME-1 still counts")
 	}
@@ -196,7 +196,7 @@ func TestDismissalExpiresByItself(t *testing.T) {
 	if v, noFix, open := b.state(t); !v || !noFix || open != "ACME-1,ACME-2" {
 		t.Fatalf("expired: vulnerable %v, no fix %v, open %q; want ACME-1 to count again", v, noFix, open)
 	}
-	standing, err := b.st.StandingDismissals(context.Background(), "blog")
+	standing, err := b.st.StandingDismissals(context.Background(), store.LocalSite, "blog")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,14 +233,14 @@ func TestDismissalEndsWhenTheAdvisoryChanges(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			u := b.site(t)
-			dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted"})
+			dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted"})
 			b.exec(t, `UPDATE component_results SET advisories = jsonb_set(advisories, `+tc.set+`)`)
 			b.exec(t, `UPDATE component_results SET evaluation = jsonb_build_object('advisories', advisories)`)
 			_, _, open := b.state(t)
 			if holds := !strings.Contains(open, "ACME-1"); holds != tc.holds {
 				t.Fatalf("open advisories %q: dismissal holds %v, want %v", open, holds, tc.holds)
 			}
-			standing, err := b.st.StandingDismissals(context.Background(), "blog")
+			standing, err := b.st.StandingDismissals(context.Background(), store.LocalSite, "blog")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,12 +258,12 @@ func TestDeletedUserKeepsDismissalsAndAudit(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	u := b.site(t)
-	dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted"})
+	dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted"})
 	if err := b.st.AuditAppend(ctx, u.ID, "test.raw", json.RawMessage(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	b.exec(t, "DELETE FROM users")
-	standing, err := b.st.StandingDismissals(ctx, "blog")
+	standing, err := b.st.StandingDismissals(ctx, store.LocalSite, "blog")
 	if err != nil || !standing["ACME-1"].InForce || standing["ACME-1"].By != "ada@example.org" {
 		t.Fatalf("dismissals after user deletion: %+v, %v", standing, err)
 	}
@@ -289,7 +289,7 @@ func TestAuditEventsOrderKindsAndPages(t *testing.T) {
 	b.exec(t, `INSERT INTO check_runs (trigger, actor, status, started_at) VALUES
 		('scheduled', 'cron', 'completed', '2020-01-01T00:00:00Z'),
 		('manual', 'ada@example.org', 'cooldown', '2099-01-01T00:00:00Z')`)
-	dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted"})
+	dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "accepted"})
 	if err := b.st.AuditAppend(ctx, u.ID, "token.create", map[string]any{"name": "ci"}); err != nil {
 		t.Fatal(err)
 	}

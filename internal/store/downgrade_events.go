@@ -10,9 +10,10 @@ import (
 
 // EventPlanPinDowngrade queues, in the transaction, the trust_downgrade
 // event of a manifest sync that lowered the trust of the source at url for
-// codes (PinDowngradePut, earlier in the same transaction): once per
-// channel and downgrade.
-func (t *Tx) EventPlanPinDowngrade(ctx context.Context, url string, codes []string) ([]uuid.UUID, error) {
-	ids, err := t.q.EventPlanPinDowngrade(ctx, t.tx, db.EventPlanPinDowngradeParams{SourceUrl: url, Codes: orNoStrings(codes)})
+// site's components codes (PinDowngradePut, earlier in the same
+// transaction): once per channel and downgrade.
+func (t *Tx) EventPlanPinDowngrade(ctx context.Context, site int64, url string, codes []string) ([]uuid.UUID, error) {
+	ids, err := t.q.EventPlanPinDowngrade(ctx, t.tx, db.EventPlanPinDowngradeParams{Site: site, SourceUrl: url,
+		Codes: orNoStrings(codes)})
 	return ids, mapError(err)
 }

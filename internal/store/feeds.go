@@ -315,7 +315,7 @@ func (e *Executor) IntelPending(ctx context.Context, feed readmodel.FeedKind) ([
 		if r.InstalledVersion == nil || !r.HasDocument {
 			continue // no longer installed, or nothing to evaluate it from yet
 		}
-		out = append(out, Unevaluated{Code: r.Code, InstalledVersion: *r.InstalledVersion, SourceURL: r.SourceUrl,
+		out = append(out, Unevaluated{Site: r.SiteID, Code: r.Code, InstalledVersion: *r.InstalledVersion, SourceURL: r.SourceUrl,
 			PinnedKey: deref(r.PinnedKey), Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals})
 	}
 	return out, nil

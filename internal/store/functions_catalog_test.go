@@ -160,12 +160,12 @@ func testOpenAdvisories(t *testing.T, f *fdb) {
 	const two = `[{"id": "ACME-1", "severity": "medium", "affected": "<2.4.0", "no_fix": true}, {"id": "ACME-2", "severity": "low"}]`
 	open := func(code, advisories string) string {
 		return f.text(t, `SELECT coalesce((SELECT string_agg(a->>'id', ',' ORDER BY n)
-			FROM jsonb_array_elements(upcheck_open_advisories($1, $2::text::jsonb)) WITH ORDINALITY AS x(a, n)), '')`, code, advisories)
+			FROM jsonb_array_elements(upcheck_open_advisories(1, $1, $2::text::jsonb)) WITH ORDINALITY AS x(a, n)), '')`, code, advisories)
 	}
-	if got := f.text(t, `SELECT upcheck_open_advisories('blog', '[]')::text`); got != "[]" {
+	if got := f.text(t, `SELECT upcheck_open_advisories(1, 'blog', '[]')::text`); got != "[]" {
 		t.Errorf("open advisories of []: %s, want []", got)
 	}
-	if got := f.text(t, `SELECT upcheck_open_advisories('blog', NULL)::text`); got != "[]" {
+	if got := f.text(t, `SELECT upcheck_open_advisories(1, 'blog', NULL)::text`); got != "[]" {
 		t.Errorf("open advisories of NULL: %s, want []", got)
 	}
 	if got := open("blog", two); got != "ACME-1,ACME-2" {
@@ -177,6 +177,12 @@ func testOpenAdvisories(t *testing.T, f *fdb) {
 	}
 	if got := open("shop", two); got != "ACME-1,ACME-2" {
 		t.Errorf("another component's dismissal: open %q, want ACME-1,ACME-2", got)
+	}
+	f.exec(t, `INSERT INTO sites (name, token_hash) VALUES ('other', sha256('t'))`)
+	if got := f.text(t, `SELECT coalesce((SELECT string_agg(a->>'id', ',')
+			FROM jsonb_array_elements(upcheck_open_advisories((SELECT id FROM sites WHERE name = 'other'), 'blog', $1::text::jsonb)) a), '')`,
+		two); got != "ACME-1,ACME-2" {
+		t.Errorf("another site's blog: open %q, want ACME-1,ACME-2 (the dismissal is the local site's)", got)
 	}
 	changed := `[{"id": "ACME-1", "severity": "high", "affected": "<2.4.0"}, {"id": "ACME-2", "severity": "low"}]`
 	if got := open("blog", changed); got != "ACME-1,ACME-2" {

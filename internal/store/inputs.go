@@ -7,6 +7,8 @@ import "context"
 // ComponentInput is what evaluating one component needs besides the
 // document.
 type ComponentInput struct {
+	// Site is the site whose component it is (sites.id).
+	Site             int64
 	Code             string
 	InstalledVersion string
 	CoreVersion      string
@@ -21,9 +23,13 @@ type ComponentInput struct {
 	Approvals string
 }
 
+// Key names the input's component.
+func (in ComponentInput) Key() ComponentKey { return ComponentKey{Site: in.Site, Code: in.Code} }
+
 // Unevaluated is a component whose source has a stored document but which
 // has no result evaluated from the current inputs.
 type Unevaluated struct {
+	Site             int64
 	Code             string
 	InstalledVersion string
 	SourceURL        string
@@ -33,8 +39,8 @@ type Unevaluated struct {
 	Approvals        string
 }
 
-// ComponentInputsForSource reads the components that use url now and the
-// installed core, in one statement.
+// ComponentInputsForSource reads the components that use url now, every
+// site's, each with its site's installed core, in one statement.
 func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]ComponentInput, error) {
 	rows, err := e.q.ComponentInputsForSource(ctx, e.dbtx, url)
 	if err != nil {
@@ -42,7 +48,7 @@ func (e *Executor) ComponentInputsForSource(ctx context.Context, url string) ([]
 	}
 	out := make([]ComponentInput, len(rows))
 	for i, r := range rows {
-		out[i] = ComponentInput{Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package,
+		out[i] = ComponentInput{Site: r.SiteID, Code: r.Code, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion, Package: r.Package,
 			Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals}
 	}
 	return out, nil

@@ -25,7 +25,7 @@ func (d ManifestDismissal) key() string { return d.Code + "\x00" + strings.ToUpp
 // advisory (an admin's too); one the manifest no longer declares ends
 // ("undone"). Run by the manifest sync, in its transaction.
 func (t *Tx) ApplyManifestDismissals(ctx context.Context, want []ManifestDismissal) (int, error) {
-	standing, err := t.q.DismissalManifestStanding(ctx, t.tx)
+	standing, err := t.q.DismissalManifestStanding(ctx, t.tx, LocalSite)
 	if err != nil {
 		return 0, mapError(fmt.Errorf("manifest dismissals: %w", err))
 	}
@@ -65,11 +65,11 @@ func (t *Tx) ApplyManifestDismissals(ctx context.Context, want []ManifestDismiss
 		if kept[d.key()] {
 			continue
 		}
-		replaced, err := t.q.DismissalEndStanding(ctx, t.tx, db.DismissalEndStandingParams{ComponentCode: d.Code, AdvisoryID: d.AdvisoryID})
+		replaced, err := t.q.DismissalEndStanding(ctx, t.tx, db.DismissalEndStandingParams{Site: LocalSite, ComponentCode: d.Code, AdvisoryID: d.AdvisoryID})
 		if err != nil {
 			return 0, mapError(fmt.Errorf("manifest dismissals: replace: %w", err))
 		}
-		id, err := t.q.DismissalManifestCreate(ctx, t.tx, db.DismissalManifestCreateParams{ComponentCode: d.Code,
+		id, err := t.q.DismissalManifestCreate(ctx, t.tx, db.DismissalManifestCreateParams{Site: LocalSite, ComponentCode: d.Code,
 			AdvisoryID: d.AdvisoryID, Reason: d.Reason, ExpiresAt: d.ExpiresAt})
 		if err != nil {
 			return 0, mapError(fmt.Errorf("manifest dismissals: dismiss %q of %q: %w", d.AdvisoryID, d.Code, dismissalConstraint(err)))
@@ -90,9 +90,9 @@ func (t *Tx) ApplyManifestDismissals(ctx context.Context, want []ManifestDismiss
 // ApplyManifestSkips makes the skips from the manifest exactly want (by
 // component), audited, and reports how many it changed: a declared skip
 // replaces the component's (an admin's too); a manifest skip no longer
-// declared ends.
+// declared ends. The manifest is the local site's (LocalSite).
 func (t *Tx) ApplyManifestSkips(ctx context.Context, want []Skip) (int, error) {
-	current, err := t.Skips(ctx)
+	current, err := t.Skips(ctx, LocalSite)
 	if err != nil {
 		return 0, err
 	}
@@ -105,7 +105,7 @@ func (t *Tx) ApplyManifestSkips(ctx context.Context, want []Skip) (int, error) {
 		if _, ok := wanted[code]; ok || !cur.FromManifest {
 			continue
 		}
-		if _, err := t.SkipDelete(ctx, code, 0, ManifestActor, true); err != nil {
+		if _, err := t.SkipDelete(ctx, LocalSite, code, 0, ManifestActor, true); err != nil {
 			return 0, err
 		}
 		changed++
@@ -114,7 +114,7 @@ func (t *Tx) ApplyManifestSkips(ctx context.Context, want []Skip) (int, error) {
 		if cur, ok := current[s.Code]; ok && cur.FromManifest && cur.Version == s.Version && cur.Reason == strings.TrimSpace(s.Reason) {
 			continue
 		}
-		s.By, s.UserID, s.FromManifest = ManifestActor, 0, true
+		s.Site, s.By, s.UserID, s.FromManifest = LocalSite, ManifestActor, 0, true
 		if err := t.SkipPut(ctx, s); err != nil {
 			return 0, err
 		}

@@ -109,19 +109,19 @@ func (e *Executor) ChannelDisable(ctx context.Context, id int64, reason string) 
 }
 
 // EventPlan queues, in the transaction, the events the current state of
-// codes calls for (every component when codes is nil), for every enabled
+// site's components codes calls for (every one when codes is nil), for every enabled
 // channel or only channelID; epoch is the queuing check's (0: none). It
 // returns the ids of the events queued now; events a channel already has
 // are never queued again.
-func (t *Tx) EventPlan(ctx context.Context, codes []string, channelID, epoch int64) ([]uuid.UUID, error) {
+func (t *Tx) EventPlan(ctx context.Context, site int64, codes []string, channelID, epoch int64) ([]uuid.UUID, error) {
 	if codes == nil {
-		all, err := t.q.ComponentCodes(ctx, t.tx)
+		all, err := t.q.ComponentCodes(ctx, t.tx, site)
 		if err != nil {
 			return nil, mapError(err)
 		}
 		codes = all
 	}
-	p := db.EventPlanParams{Codes: orNoStrings(codes)}
+	p := db.EventPlanParams{Site: site, Codes: orNoStrings(codes)}
 	if channelID != 0 {
 		p.ChannelID = &channelID
 	}

@@ -6,12 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/upcheck/upcheck/internal/db"
 )
 
-// ResultWrite writes evaluations in one statement and returns the codes
-// written, in the order given. A result evaluated from inputs that are no
-// longer current is not written (see queries/component_results.sql).
-func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error) {
+// ComponentKey names one site's component: its site (sites.id) and code.
+type ComponentKey struct {
+	Site int64
+	Code string
+}
+
+// ResultWrite writes evaluations in one statement and returns the
+// components written, in the order given. A result evaluated from inputs
+// that are no longer current is not written (see
+// queries/component_results.sql).
+func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]ComponentKey, error) {
 	if len(results) == 0 {
 		return nil, nil
 	}
@@ -19,17 +28,18 @@ func (t *Tx) ResultWrite(ctx context.Context, results []Result) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	codes, err := t.q.ResultWrite(ctx, t.tx, rows)
+	keys, err := t.q.ResultWrite(ctx, t.tx, rows)
 	if err != nil {
 		return nil, mapError(err)
 	}
-	return WrittenOf(results, codes), nil
+	return WrittenOf(results, writtenKeys(keys)), nil
 }
 
 // resultRow is one result as queries/component_results.sql's ResultWrite
 // reads it from its JSON array (jsonb_populate_recordset over the table's
 // row type): a key per column, absent for NULL.
 type resultRow struct {
+	SiteID              int64           `json:"site_id"`
 	Code                string          `json:"code"`
 	SourceURL           string          `json:"source_url"`
 	InstalledVersion    string          `json:"installed_version"`
@@ -71,18 +81,19 @@ type resultRow struct {
 	FixVersion          string          `json:"fix_version,omitempty"`
 }
 
-// resultRows encodes results for ResultWrite. A code given twice is an
-// error of the caller: one statement cannot write a row twice.
+// resultRows encodes results for ResultWrite. A site's code given twice
+// is an error of the caller: one statement cannot write a row twice.
 func resultRows(results []Result) ([]byte, error) {
 	rows := make([]resultRow, len(results))
-	seen := make(map[string]bool, len(results))
+	seen := make(map[ComponentKey]bool, len(results))
 	for i, r := range results {
-		if seen[r.Code] {
-			return nil, fmt.Errorf("store: result of %q given twice in one write", r.Code)
+		k := r.Key()
+		if seen[k] {
+			return nil, fmt.Errorf("store: result of %q (site %d) given twice in one write", r.Code, r.Site)
 		}
-		seen[r.Code] = true
+		seen[k] = true
 		rows[i] = resultRow{
-			Code: r.Code, SourceURL: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
+			SiteID: r.Site, Code: r.Code, SourceURL: r.SourceURL, InstalledVersion: r.InstalledVersion, CoreVersion: r.CoreVersion,
 			DocumentHash: `\x` + hex.EncodeToString(r.DocumentHash), VerifiedKey: r.VerifiedKey,
 			LatestVersion: r.LatestVersion, UpdateVersion: r.UpdateVersion, SecurityVersion: r.SecurityVersion,
 			SecurityVersions: orNoStrings(r.SecurityVersions), UpdateAvailable: r.UpdateAvailable, Security: r.Security,
@@ -100,22 +111,44 @@ func resultRows(results []Result) ([]byte, error) {
 	return json.Marshal(rows)
 }
 
-// WrittenOf returns the codes of written that are results', in the order
-// the results were given (a statement's RETURNING has no order): what one
-// caller's share of a shared write wrote.
-func WrittenOf(results []Result, written []string) []string {
+// Key names the result's component.
+func (r Result) Key() ComponentKey { return ComponentKey{Site: r.Site, Code: r.Code} }
+
+// WrittenOf returns the components of written that are results', in the
+// order the results were given (a statement's RETURNING has no order):
+// what one caller's share of a shared write wrote.
+func WrittenOf(results []Result, written []ComponentKey) []ComponentKey {
 	if len(written) == 0 {
 		return nil
 	}
-	in := make(map[string]bool, len(written))
-	for _, c := range written {
-		in[c] = true
+	in := make(map[ComponentKey]bool, len(written))
+	for _, k := range written {
+		in[k] = true
 	}
-	out := make([]string, 0, len(written))
+	out := make([]ComponentKey, 0, len(written))
 	for _, r := range results {
-		if in[r.Code] {
-			out = append(out, r.Code)
+		if in[r.Key()] {
+			out = append(out, r.Key())
 		}
+	}
+	return out
+}
+
+// CodesOf are the codes of keys that are site's, in their order.
+func CodesOf(keys []ComponentKey, site int64) []string {
+	var out []string
+	for _, k := range keys {
+		if k.Site == site {
+			out = append(out, k.Code)
+		}
+	}
+	return out
+}
+
+func writtenKeys(rows []db.ResultWriteRow) []ComponentKey {
+	out := make([]ComponentKey, len(rows))
+	for i, r := range rows {
+		out[i] = ComponentKey{Site: r.SiteID, Code: r.Code}
 	}
 	return out
 }

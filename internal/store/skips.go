@@ -24,6 +24,8 @@ const ManifestActor = "manifest"
 // Skip is a skipped version of a component (component_skips): a plain
 // release at or below Version is not offered to it.
 type Skip struct {
+	// Site is the site whose component it is (sites.id).
+	Site                  int64
 	Code, Version, Reason string
 	// By is who skipped it, as they were called ("manifest" for the
 	// manifest's); UserID 0 for no user.
@@ -34,16 +36,16 @@ type Skip struct {
 }
 
 func skipFromRow(r db.ComponentSkip) Skip {
-	s := Skip{Code: r.Code, Version: r.Version, Reason: r.Reason, By: r.Actor, FromManifest: r.FromManifest, At: r.SkippedAt}
+	s := Skip{Site: r.SiteID, Code: r.Code, Version: r.Version, Reason: r.Reason, By: r.Actor, FromManifest: r.FromManifest, At: r.SkippedAt}
 	if r.UserID != nil {
 		s.UserID = *r.UserID
 	}
 	return s
 }
 
-// Skips returns every standing skip, by component code.
-func (e *Executor) Skips(ctx context.Context) (map[string]Skip, error) {
-	rows, err := e.q.SkipList(ctx, e.dbtx)
+// Skips returns every standing skip of site, by component code.
+func (e *Executor) Skips(ctx context.Context, site int64) (map[string]Skip, error) {
+	rows, err := e.q.SkipList(ctx, e.dbtx, site)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("list skips: %w", err))
 	}
@@ -54,9 +56,23 @@ func (e *Executor) Skips(ctx context.Context) (map[string]Skip, error) {
 	return out, nil
 }
 
-// SkipOf returns the component's skip; false when it has none.
-func (e *Executor) SkipOf(ctx context.Context, code string) (Skip, bool, error) {
-	r, err := e.q.SkipGet(ctx, e.dbtx, code)
+// FleetSkippedVersions returns every site's skipped versions, by
+// component.
+func (e *Executor) FleetSkippedVersions(ctx context.Context) (map[ComponentKey]string, error) {
+	rows, err := e.q.SkipVersionsFleet(ctx, e.dbtx)
+	if err != nil {
+		return nil, mapError(fmt.Errorf("list the fleet's skips: %w", err))
+	}
+	out := make(map[ComponentKey]string, len(rows))
+	for _, r := range rows {
+		out[ComponentKey{Site: r.SiteID, Code: r.Code}] = r.Version
+	}
+	return out, nil
+}
+
+// SkipOf returns the skip of site's component; false when it has none.
+func (e *Executor) SkipOf(ctx context.Context, site int64, code string) (Skip, bool, error) {
+	r, err := e.q.SkipGet(ctx, e.dbtx, db.SkipGetParams{Site: site, Code: code})
 	if errors.Is(mapError(err), ErrNotFound) {
 		return Skip{}, false, nil
 	}
@@ -79,13 +95,13 @@ func (t *Tx) SkipPut(ctx context.Context, s Skip) error {
 		return ErrReasonTooLong
 	}
 	if !s.FromManifest {
-		if cur, ok, err := t.SkipOf(ctx, s.Code); err != nil {
+		if cur, ok, err := t.SkipOf(ctx, s.Site, s.Code); err != nil {
 			return err
 		} else if ok && cur.FromManifest {
 			return ErrFromManifest
 		}
 	}
-	prev, err := t.q.SkipPut(ctx, t.tx, db.SkipPutParams{Code: s.Code, Version: s.Version, Reason: s.Reason, Actor: s.By,
+	prev, err := t.q.SkipPut(ctx, t.tx, db.SkipPutParams{Site: s.Site, Code: s.Code, Version: s.Version, Reason: s.Reason, Actor: s.By,
 		UserID: optionalID(s.UserID), FromManifest: s.FromManifest})
 	if err != nil {
 		return mapError(fmt.Errorf("skip %s of %q: %w", s.Version, s.Code, err))
@@ -98,12 +114,12 @@ func (t *Tx) SkipPut(ctx context.Context, s Skip) error {
 	return t.AuditAppend(ctx, s.UserID, readmodel.AuditComponentSkip, detail)
 }
 
-// SkipDelete ends the component's skip, with its audit row
+// SkipDelete ends the skip of site's component, with its audit row
 // (component.unskip), and returns the version it skipped ("" when there
 // was none: nothing is audited). fromManifest says the manifest sync ends
 // it; otherwise a skip the manifest declares is refused (ErrFromManifest).
-func (t *Tx) SkipDelete(ctx context.Context, code string, userID int64, by string, fromManifest bool) (string, error) {
-	cur, ok, err := t.SkipOf(ctx, code)
+func (t *Tx) SkipDelete(ctx context.Context, site int64, code string, userID int64, by string, fromManifest bool) (string, error) {
+	cur, ok, err := t.SkipOf(ctx, site, code)
 	switch {
 	case err != nil:
 		return "", err
@@ -112,7 +128,7 @@ func (t *Tx) SkipDelete(ctx context.Context, code string, userID int64, by strin
 	case cur.FromManifest && !fromManifest:
 		return "", ErrFromManifest
 	}
-	version, err := t.q.SkipDelete(ctx, t.tx, code)
+	version, err := t.q.SkipDelete(ctx, t.tx, db.SkipDeleteParams{Site: site, Code: code})
 	if err != nil {
 		return "", mapError(fmt.Errorf("unskip %q: %w", code, err))
 	}
@@ -123,17 +139,18 @@ func (t *Tx) SkipDelete(ctx context.Context, code string, userID int64, by strin
 // PinDowngrade is a manifest sync that lowered the trust of a component's
 // source (pin_downgrades): Pin is the component's pin after it.
 type PinDowngrade struct {
+	Site                         int64
 	Code, SourceURL, Pin, Reason string
 }
 
 // PinDowngradePut records d, replacing the component's earlier one.
 func (t *Tx) PinDowngradePut(ctx context.Context, d PinDowngrade) error {
-	return mapError(t.q.PinDowngradePut(ctx, t.tx, db.PinDowngradePutParams{Code: d.Code, SourceUrl: d.SourceURL, Pin: d.Pin, Reason: d.Reason}))
+	return mapError(t.q.PinDowngradePut(ctx, t.tx, db.PinDowngradePutParams{Site: d.Site, Code: d.Code, SourceUrl: d.SourceURL, Pin: d.Pin, Reason: d.Reason}))
 }
 
-// OfferChanged lists the components whose current result's offer changed
-// with time (a waiting release soaked), ordered by source, to be
-// evaluated again from the stored documents.
+// OfferChanged lists the components, every site's, whose current
+// result's offer changed with time (a waiting release soaked), ordered by
+// source, to be evaluated again from the stored documents.
 func (e *Executor) OfferChanged(ctx context.Context) ([]Unevaluated, error) {
 	rows, err := e.q.ResultsOfferChanged(ctx, e.dbtx)
 	if err != nil {
@@ -141,8 +158,8 @@ func (e *Executor) OfferChanged(ctx context.Context) ([]Unevaluated, error) {
 	}
 	out := make([]Unevaluated, len(rows))
 	for i, r := range rows {
-		out[i] = Unevaluated{Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl, PinnedKey: deref(r.PinnedKey),
-			Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals}
+		out[i] = Unevaluated{Site: r.SiteID, Code: r.Code, InstalledVersion: r.InstalledVersion, SourceURL: r.SourceUrl,
+			PinnedKey: deref(r.PinnedKey), Package: r.Package, Policy: r.Policy, Skipped: r.SkippedVersion, Approvals: r.Approvals}
 	}
 	return out, nil
 }

@@ -70,7 +70,7 @@ func TestStaleCountsFromTheInstallationOrTheLastSuccess(t *testing.T) {
 	}
 	want := 0
 	for _, tc := range cases {
-		d, err := b.st.ComponentDetail(ctx, tc.code)
+		d, err := b.st.ComponentDetail(ctx, store.LocalSite, tc.code)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestStaleCountsFromTheInstallationOrTheLastSuccess(t *testing.T) {
 	// component is not.
 	b.exec(t, `INSERT INTO components (code, name, installed_version, source_url, created_at)
 		VALUES ('shared-new', 'shared-new', '1.0.0', 'https://p.example/old.json', clock_timestamp())`)
-	if d, err := b.st.ComponentDetail(ctx, "shared-new"); err != nil || d.Stale {
+	if d, err := b.st.ComponentDetail(ctx, store.LocalSite, "shared-new"); err != nil || d.Stale {
 		t.Errorf("a component installed now on a source never read: stale %v, %v; want false", d.Stale, err)
 	}
 }

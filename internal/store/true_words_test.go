@@ -36,13 +36,13 @@ func TestCatalogCountsDismissedAdvisories(t *testing.T) {
 	if e, counts := entry(); e.Code != "" || counts.Dismissed != 0 {
 		t.Fatalf("before any dismissal: %+v, %d dismissed", e, counts.Dismissed)
 	}
-	dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "WAF"})
+	dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", UserID: u.ID, Reason: "WAF"})
 	e, counts := entry()
 	if e.Dismissed != 1 || e.DismissedUntil != nil || counts.Dismissed != 1 || counts.Of(readmodel.FilterDismissed) != 1 {
 		t.Fatalf("one dismissal with no end: %d dismissed until %v, filter count %d", e.Dismissed, e.DismissedUntil, counts.Dismissed)
 	}
 	until := time.Now().Add(20 * 24 * time.Hour).UTC().Truncate(time.Second)
-	dismiss(t, b.st, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-2", UserID: u.ID, Reason: "low", ExpiresAt: &until})
+	dismiss(t, b.st, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-2", UserID: u.ID, Reason: "low", ExpiresAt: &until})
 	if e, _ := entry(); e.Dismissed != 2 || e.DismissedUntil == nil || !e.DismissedUntil.Equal(until) {
 		t.Fatalf("two dismissals, one ending: %d dismissed until %v, want 2 until %v", e.Dismissed, e.DismissedUntil, until)
 	}

@@ -64,16 +64,16 @@ func TestAnApprovalHoldsForItsVersionAndScriptOnly(t *testing.T) {
 	}
 	ctx := context.Background()
 	approvals := NewApprovals(b.checker)
-	if _, err := approvals.Approve(ctx, ApproveRequest{Code: "hulud", Version: "1.0.1", Reason: "  ", By: "ops@example.org"}); !errors.Is(err, store.ErrReasonRequired) {
+	if _, err := approvals.Approve(ctx, ApproveRequest{Site: store.LocalSite, Code: "hulud", Version: "1.0.1", Reason: "  ", By: "ops@example.org"}); !errors.Is(err, store.ErrReasonRequired) {
 		t.Fatalf("an approval without a reason: %v, want %v", err, store.ErrReasonRequired)
 	}
-	if _, err := approvals.Approve(ctx, ApproveRequest{Code: "hulud", Version: "1.0.0", Reason: "fine", By: "ops@example.org"}); !errors.Is(err, ErrApproveNothing) {
+	if _, err := approvals.Approve(ctx, ApproveRequest{Site: store.LocalSite, Code: "hulud", Version: "1.0.0", Reason: "fine", By: "ops@example.org"}); !errors.Is(err, ErrApproveNothing) {
 		t.Errorf("approving what brings nothing: %v, want %v", err, ErrApproveNothing)
 	}
 	if n := b.count(`SELECT count(*) FROM component_approvals`); n != 0 {
 		t.Fatalf("%d approvals stored after refusals", n)
 	}
-	a, err := approvals.Approve(ctx, ApproveRequest{Code: "hulud", Version: "1.0.1", Reason: "bundle.js reviewed", By: "ops@example.org"})
+	a, err := approvals.Approve(ctx, ApproveRequest{Site: store.LocalSite, Code: "hulud", Version: "1.0.1", Reason: "bundle.js reviewed", By: "ops@example.org"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestAnApprovalDuringACheckStands(t *testing.T) {
 		checkErr <- err
 	}()
 	<-asked
-	if _, err := NewApprovals(b.checker).Approve(ctx, ApproveRequest{Code: "hulud", Version: "1.0.1", Reason: "reviewed", By: "ops@example.org"}); err != nil {
+	if _, err := NewApprovals(b.checker).Approve(ctx, ApproveRequest{Site: store.LocalSite, Code: "hulud", Version: "1.0.1", Reason: "reviewed", By: "ops@example.org"}); err != nil {
 		close(release1)
 		t.Fatal(err)
 	}

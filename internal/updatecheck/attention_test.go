@@ -156,20 +156,20 @@ func TestExposureClock(t *testing.T) {
 	if s := b.since("gallery"); s == nil || !s.Equal(*gallerySince) || !acme3.After(*gallerySince) {
 		t.Fatalf("gallery exposed since %v (ACME-3 seen %v), want ACME-2's %v", s, acme3, gallerySince)
 	}
-	if err := dismissErr(b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "accepted for the test"})); err != nil {
+	if err := dismissErr(b.dismissals.Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-2", Reason: "accepted for the test"})); err != nil {
 		t.Fatal(err)
 	}
 	if s := b.since("gallery"); s == nil || !s.Equal(acme3) {
 		t.Fatalf("ACME-2 dismissed: gallery exposed since %v, want ACME-3's %v", s, acme3)
 	}
-	if err := dismissErr(b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-3", Reason: "accepted for the test"})); err != nil {
+	if err := dismissErr(b.dismissals.Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-3", Reason: "accepted for the test"})); err != nil {
 		t.Fatal(err)
 	}
 	if s := b.since("gallery"); s != nil {
 		t.Fatalf("every advisory of gallery is dismissed, yet it is exposed since %v", s)
 	}
 	for _, id := range []string{"ACME-2", "ACME-3"} {
-		if err := b.dismissals.Undismiss(ctx, "gallery", id, 0); err != nil {
+		if err := b.dismissals.Undismiss(ctx, store.LocalSite, "gallery", id, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

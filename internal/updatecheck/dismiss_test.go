@@ -17,7 +17,7 @@ import (
 // a first check of the standard site.
 func (b *bundle) dismissGallery(expires *time.Time) {
 	b.t.Helper()
-	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2",
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-2",
 		Reason: "  image metadata is stripped by the proxy \n", ExpiresAt: expires}); err != nil {
 		b.t.Fatal(err)
 	}

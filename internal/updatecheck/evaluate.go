@@ -80,7 +80,7 @@ func evaluateGated(d *docInput, k *knowledge, pkg *release.Package, in store.Com
 		k = noKnowledge
 	}
 	r := store.Result{
-		Code: in.Code, SourceURL: d.url, InstalledVersion: in.InstalledVersion, CoreVersion: in.CoreVersion,
+		Site: in.Site, Code: in.Code, SourceURL: d.url, InstalledVersion: in.InstalledVersion, CoreVersion: in.CoreVersion,
 		DocumentHash: d.hash, VerifiedKey: d.key, Epoch: epoch, IntelVersion: k.version,
 		Advisories: []byte("[]"), Evaluation: []byte("{}"),
 	}
@@ -212,24 +212,24 @@ const resultBatch = 100
 // races with another change is refused again and the next round reads
 // again.
 func (w *writer) completeResults(ctx context.Context, run lockedTx, d *docInput, results []store.Result,
-	written []string, refused bool, using int, epoch int64) error {
-	done := make(map[string]bool, using)
-	for _, code := range written {
-		done[code] = true
+	written []store.ComponentKey, refused bool, using int, epoch int64) error {
+	done := make(map[store.ComponentKey]bool, using)
+	for _, k := range written {
+		done[k] = true
 	}
 	write := func(results []store.Result) error {
 		for start := 0; start < len(results); start += resultBatch {
 			batch := results[start:min(start+resultBatch, len(results))]
 			err := run(ctx, func(tx *store.Tx) error {
-				codes, err := tx.ResultWrite(ctx, batch)
+				keys, err := tx.ResultWrite(ctx, batch)
 				if err != nil {
 					return err
 				}
-				for _, code := range codes {
-					done[code] = true
+				for _, k := range keys {
+					done[k] = true
 				}
-				refused = refused || len(codes) < len(batch)
-				return w.queue(ctx, tx, codes, epoch)
+				refused = refused || len(keys) < len(batch)
+				return w.queue(ctx, tx, keys, epoch)
 			})
 			if err != nil {
 				return err
@@ -248,7 +248,7 @@ func (w *writer) completeResults(ctx context.Context, run lockedTx, d *docInput,
 		if err != nil {
 			return err
 		}
-		inputs = slices.DeleteFunc(inputs, func(in store.ComponentInput) bool { return done[in.Code] })
+		inputs = slices.DeleteFunc(inputs, func(in store.ComponentInput) bool { return done[in.Key()] })
 		if len(inputs) == 0 {
 			return nil
 		}

@@ -58,11 +58,7 @@ func (h feedHost) HoldLease(ctx context.Context, fn func(context.Context, lease.
 // by l, their notifications queued in the same transactions).
 func (h feedHost) Reevaluate(ctx context.Context, l lease.Lease, todo []store.Unevaluated) (int, error) {
 	w := h.w
-	core, err := w.core(ctx)
-	if err != nil {
-		return 0, err
-	}
-	results, err := w.evaluateFromStored(ctx, todo, core)
+	results, err := w.evaluateFromStored(ctx, todo)
 	if err != nil {
 		return 0, err
 	}

@@ -56,7 +56,7 @@ func TestDismissByAliasThroughTheProduct(t *testing.T) {
 	b := setup(t)
 	b.feedSite()
 	b.run(lease.Operator)
-	_, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: blogGHSA, Reason: "not reachable"})
+	_, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: blogGHSA, Reason: "not reachable"})
 	if errors.Is(err, catalog.ErrNoSuchAdvisory) {
 		t.Errorf("Dismiss(blog, %s) = %v; the docs say the GHSA id dismisses the merged advisory", blogGHSA, err)
 	} else if err != nil {
@@ -254,7 +254,7 @@ func TestOSVAPIVersionInstalledAfterTheSync(t *testing.T) {
 	b.run(lease.Operator)
 	ctx := context.Background()
 	readAt := func() *time.Time {
-		d, err := b.store.ComponentDetail(ctx, "blog")
+		d, err := b.store.ComponentDetail(ctx, store.LocalSite, "blog")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -159,7 +159,7 @@ func TestCheckMergesTheFeedsAdvisories(t *testing.T) {
 
 	// A dismissal of the merged advisory covers its known-exploited flag
 	// too (one by an alias: TestDismissByAliasThroughTheProduct).
-	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9",
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-9",
 		Reason: "not reachable"}); err != nil {
 		t.Fatal(err)
 	}
@@ -429,11 +429,11 @@ func TestResultFromOlderAdvisoriesIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := evaluateOne(d, old, store.ComponentInput{Code: "blog", InstalledVersion: "2.3.0", CoreVersion: "1.9.0", Package: "@acme/blog"}, src.Epoch)
+	r, err := evaluateOne(d, old, store.ComponentInput{Site: store.LocalSite, Code: "blog", InstalledVersion: "2.3.0", CoreVersion: "1.9.0", Package: "@acme/blog"}, src.Epoch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var written []string
+	var written []store.ComponentKey
 	if err := b.lease.WithLock(ctx, func(tx *store.Tx) error {
 		var err error
 		written, err = tx.ResultWrite(ctx, []store.Result{r})

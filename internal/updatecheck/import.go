@@ -174,7 +174,7 @@ func (im *Importer) Import(ctx context.Context, url string, body []byte, signatu
 // sourceInUse answers ErrUnknownSource when no installed component names
 // url, before the lease is taken.
 func (im *Importer) sourceInUse(ctx context.Context, url string) error {
-	components, err := im.store.Components(ctx)
+	components, err := im.store.Components(ctx, store.LocalSite)
 	if err != nil {
 		return err
 	}

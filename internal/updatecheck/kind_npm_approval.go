@@ -114,6 +114,8 @@ func NewApprovals(c *Checker) *Approvals { return &Approvals{writer: c.writer} }
 // characters). UserID (0 for none) and By (the user's email, or
 // readmodel.ActorCLI) are who asked.
 type ApproveRequest struct {
+	// Site is the site whose component it is (sites.id).
+	Site                  int64
 	Code, Version, Reason string
 	UserID                int64
 	By                    string
@@ -129,7 +131,7 @@ type ApproveRequest struct {
 // store.ErrReasonRequired, store.ErrReasonTooLong: the reason;
 // ErrApproveNotNpm, ErrApproveNothing: nothing to approve.
 func (a *Approvals) Approve(ctx context.Context, req ApproveRequest) (store.Approval, error) {
-	comp, err := a.store.Component(ctx, req.Code)
+	comp, err := a.store.Component(ctx, req.Site, req.Code)
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -144,7 +146,7 @@ func (a *Approvals) Approve(ctx context.Context, req ApproveRequest) (store.Appr
 	var out store.Approval
 	err = a.lease.WithLock(ctx, func(tx *store.Tx) error {
 		var err error
-		out, err = tx.ApprovalPut(ctx, store.Approval{Code: comp.Code, Version: req.Version, Digest: need.Digest, Reason: req.Reason,
+		out, err = tx.ApprovalPut(ctx, store.Approval{Site: comp.Site, Code: comp.Code, Version: req.Version, Digest: need.Digest, Reason: req.Reason,
 			By: req.By, UserID: req.UserID, What: need.Lines})
 		return err
 	})
@@ -152,7 +154,7 @@ func (a *Approvals) Approve(ctx context.Context, req ApproveRequest) (store.Appr
 		return store.Approval{}, err
 	}
 	a.reads.Changed()
-	return out, a.reevaluate(ctx, comp.Code)
+	return out, a.reevaluate(ctx, comp.Site, comp.Code)
 }
 
 // need is what version of comp brings that awaits an approval, read from
@@ -182,8 +184,8 @@ func (a *Approvals) need(ctx context.Context, comp store.Component, version stri
 // reevaluate evaluates the component again from what is current (its row,
 // its skip and approvals, the stored document) until a result is
 // written, a few rounds at most, as a skip does.
-func (a *Approvals) reevaluate(ctx context.Context, code string) error {
-	return (&Skips{writer: a.writer}).reevaluate(ctx, code)
+func (a *Approvals) reevaluate(ctx context.Context, site int64, code string) error {
+	return (&Skips{writer: a.writer}).reevaluate(ctx, site, code)
 }
 
 // approvalFacts records in facts what r's evaluation leaves awaiting an

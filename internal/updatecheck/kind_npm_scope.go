@@ -115,14 +115,14 @@ func (l *scopeLedger) prepared(j job, n *npmDoc, results []store.Result) {
 		return
 	}
 	l.read(n.registry, n.pkg.Name, n.pkg.Published)
-	comps := map[string]store.Component{}
+	comps := map[store.ComponentKey]store.Component{}
 	for _, c := range j.components {
-		comps[c.Code] = c
+		comps[c.Key()] = c
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range results {
-		c, ok := comps[r.Code]
+		c, ok := comps[r.Key()]
 		if !ok {
 			continue
 		}
@@ -133,8 +133,8 @@ func (l *scopeLedger) prepared(j job, n *npmDoc, results []store.Result) {
 			}
 			l.asks = append(l.asks, scopeAsk{registry: n.registry, name: n.pkg.Name, version: v, published: at,
 				own: burstOf(n.pkg, at), used: n.scopeBursts[v].count,
-				component: store.Unevaluated{Code: c.Code, InstalledVersion: c.InstalledVersion, SourceURL: j.url, PinnedKey: c.PinnedKey,
-					Package: c.Package, Policy: c.Policy, Skipped: j.skips[c.Code], Approvals: j.approvals[c.Code]}})
+				component: store.Unevaluated{Site: c.Site, Code: c.Code, InstalledVersion: c.InstalledVersion, SourceURL: j.url, PinnedKey: c.PinnedKey,
+					Package: c.Package, Policy: c.Policy, Skipped: j.skips[c.Key()], Approvals: j.approvals[c.Key()]}})
 		}
 	}
 }

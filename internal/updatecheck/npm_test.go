@@ -209,7 +209,7 @@ func TestNpmSourceNeedsARegistry(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "UPCHECK_NPM_REGISTRY") || !strings.Contains(err.Error(), `components[0] ("core")`) {
 		t.Fatalf("sync without a registry: %v, want the missing setting named", err)
 	}
-	components, err := b.store.Components(context.Background())
+	components, err := b.store.Components(context.Background(), store.LocalSite)
 	if err != nil || len(components) != 0 {
 		t.Fatalf("components %v (%v), want none written", components, err)
 	}

@@ -96,7 +96,7 @@ func TestWithdrawnAdvisoryDoesNotCount(t *testing.T) {
 	if len(d.Advisories) != 0 || len(d.Withdrawn) != 1 || d.Withdrawn[0].ID != "ACME-9" || d.Withdrawn[0].Withdrawn.IsZero() {
 		t.Errorf("detail advisories %+v, withdrawn %+v; want ACME-9 withdrawn only", d.Advisories, d.Withdrawn)
 	}
-	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9", Reason: "r"}); !errors.Is(err, catalog.ErrNoSuchAdvisory) {
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-9", Reason: "r"}); !errors.Is(err, catalog.ErrNoSuchAdvisory) {
 		t.Errorf("dismissing a withdrawn advisory: %v, want catalog.ErrNoSuchAdvisory", err)
 	}
 
@@ -114,7 +114,7 @@ func TestWithdrawnAdvisoryDoesNotCount(t *testing.T) {
 
 func (b *bundle) dismissBlog() {
 	b.t.Helper()
-	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-9",
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-9",
 		Reason: "the logger is not reachable"}); err != nil {
 		b.t.Fatal(err)
 	}

@@ -106,10 +106,10 @@ func TestAManifestDismissalIsNotUndoneInTheAdminCP(t *testing.T) {
 		t.Fatalf("blog vulnerable %v (evaluated %v), want the manifest's dismissal in force", got.Vulnerable, got.Evaluated)
 	}
 	ctx := context.Background()
-	if err := b.dismissals.Undismiss(ctx, "blog", "ACME-2", 0); !errors.Is(err, store.ErrFromManifest) {
+	if err := b.dismissals.Undismiss(ctx, store.LocalSite, "blog", "ACME-2", 0); !errors.Is(err, store.ErrFromManifest) {
 		t.Errorf("undismiss: %v, want ErrFromManifest", err)
 	}
-	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Code: "blog", AdvisoryID: "ACME-2", Reason: "other"}); !errors.Is(err, store.ErrFromManifest) {
+	if _, err := b.dismissals.Dismiss(ctx, store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-2", Reason: "other"}); !errors.Is(err, store.ErrFromManifest) {
 		t.Errorf("dismiss again: %v, want ErrFromManifest", err)
 	}
 	if got := b.results()["blog"]; got.Vulnerable {

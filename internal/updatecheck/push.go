@@ -37,6 +37,12 @@ type PushReport struct {
 	Site string `json:"site"`
 	File string `json:"file"`
 	TreeReport
+	// Components is what the push changed in the site's components (its
+	// direct dependencies, as a lockfile sync chooses them with no
+	// options), and how many of them were evaluated from the documents
+	// already stored (Reevaluated); zero when the bytes were the stored
+	// ones.
+	Components SyncReport `json:"components"`
 	// PushedAt is sites.pushed_at as this push wrote it.
 	PushedAt time.Time `json:"pushed_at"`
 	// Evaluated: the changed tree's findings were evaluated before the
@@ -50,15 +56,20 @@ type PushReport struct {
 const pushAttempts = 3
 
 // Push stores body, the lockfile named name that site pushed, as site's
-// installed tree: parsed whole first (lockfile.ErrInvalid: nothing is
-// written), then written as a lockfile sync writes it (store.Tx.TreeWrite,
-// under the lease's lock, from the state read before: a check's fenced
-// writes see the old tree or the new one, never a mix), with
-// sites.pushed_at and the push's audit row (site.push) in the same
-// transaction. The same bytes as the stored tree's file write nothing but
-// pushed_at and the audit row. A changed tree's findings are evaluated
-// before Push returns when the lease is free (EvaluateTree: the versions
-// already matched for another site cost no matching).
+// components and installed tree: parsed whole first (lockfile.ErrInvalid:
+// nothing is written), then written as a lockfile sync writes them, in
+// one transaction under the lease's lock: the components as the manifest
+// sync makes them (syncComponentsTx: its direct dependencies, each its
+// npm package's component, under the default policy) and the tree
+// (store.Tx.TreeWrite, from the state read before: a check's fenced
+// writes see the old inventory or the new one, never a mix), with
+// sites.pushed_at and the push's audit row (site.push). The same bytes
+// as the stored tree's file write nothing but pushed_at and the audit
+// row. Components added or changed are then evaluated from the documents
+// already stored (no fetch: a package another site uses was read for it),
+// and a changed tree's findings before Push returns when the lease is
+// free (EvaluateTree: the versions already matched for another site cost
+// no matching).
 func (c *Checker) Push(ctx context.Context, site store.Site, name string, body []byte) (PushReport, error) {
 	rep := PushReport{Site: site.Name, File: name}
 	if !validPushName(name) {
@@ -90,14 +101,20 @@ func (c *Checker) Push(ctx context.Context, site store.Site, name string, body [
 				return rep, err
 			}
 		}
-		// Components of a registered site are not read yet: its tree
-		// names none (headComponents of no manifest).
-		w := &store.TreeWrite{Site: site.ID, Path: name, FileHash: sum, Tree: l.Tree, Components: headComponents(l.Tree, nil),
+		before, err := c.store.Components(ctx, site.ID)
+		if err != nil {
+			return rep, err
+		}
+		w := &store.TreeWrite{Site: site.ID, Path: name, FileHash: sum, Tree: l.Tree, Components: headComponents(l.Tree, l.Manifest),
 			Epoch: st.Epoch}
 		if err := w.Prepare(); err != nil {
 			return rep, err
 		}
 		err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
+			var err error
+			if rep.Components, err = c.syncComponentsTx(ctx, tx, site.ID, l.Manifest, before); err != nil {
+				return err
+			}
 			out, err := tx.TreeWrite(ctx, w)
 			if err != nil {
 				return err
@@ -118,8 +135,19 @@ func (c *Checker) Push(ctx context.Context, site store.Site, name string, body [
 	out := push.Written
 	rep.TreeReport = TreeReport{Packages: len(l.Tree.Packages), Unchanged: out.Unchanged, Added: out.Added, Changed: out.Changed,
 		Removed: out.Removed, Installed: out.Opened, Uninstalled: out.Closed}
+	if rep.Components.Added+rep.Components.Changed > 0 {
+		n, err := NewSyncer(c).evaluateStored(ctx, site.ID)
+		if err != nil {
+			// The components are stored: the next check evaluates them.
+			c.logger.WarnContext(ctx, "the pushed components were not evaluated; the next check evaluates them",
+				"site", site.Name, "error", err)
+		}
+		rep.Components.Reevaluated = n
+	}
 	c.logger.InfoContext(ctx, "site pushed its lockfile", "site", site.Name, "file", name, "packages", rep.Packages,
-		"unchanged", rep.Unchanged, "added", rep.Added, "changed", rep.Changed, "removed", rep.Removed)
+		"unchanged", rep.Unchanged, "added", rep.Added, "changed", rep.Changed, "removed", rep.Removed,
+		"components", rep.Components.Components, "components_added", rep.Components.Added,
+		"components_changed", rep.Components.Changed, "components_removed", rep.Components.Removed)
 	if !out.Unchanged {
 		evaluated, err := c.EvaluateTree(ctx)
 		if err != nil {

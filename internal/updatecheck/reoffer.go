@@ -22,11 +22,7 @@ func (s *Syncer) Reoffer(ctx context.Context) (int, error) {
 	if err != nil || len(todo) == 0 {
 		return 0, err
 	}
-	core, err := s.core(ctx)
-	if err != nil {
-		return 0, err
-	}
-	results, err := s.evaluateFromStored(ctx, todo, core)
+	results, err := s.evaluateFromStored(ctx, todo)
 	if err != nil || len(results) == 0 {
 		return 0, err
 	}

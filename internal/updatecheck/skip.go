@@ -76,6 +76,8 @@ func NewSkips(c *Checker) *Skips { return &Skips{writer: c.writer} }
 // for none) and By (the user's email, or readmodel.ActorCLI) are who asked,
 // for the audit log and the pages.
 type SkipRequest struct {
+	// Site is the site whose component it is (sites.id).
+	Site                  int64
 	Code, Version, Reason string
 	UserID                int64
 	By                    string
@@ -105,7 +107,7 @@ func reasonOf(reason string) (string, error) {
 // store.ErrFromManifest: the manifest declares the component's skip; and
 // the ErrSkip* errors say why the version cannot be skipped.
 func (s *Skips) Skip(ctx context.Context, req SkipRequest) (store.Skip, error) {
-	comp, err := s.store.Component(ctx, req.Code)
+	comp, err := s.store.Component(ctx, req.Site, req.Code)
 	if err != nil {
 		return store.Skip{}, err
 	}
@@ -113,35 +115,35 @@ func (s *Skips) Skip(ctx context.Context, req SkipRequest) (store.Skip, error) {
 	if req.Reason, err = reasonOf(req.Reason); err != nil {
 		return store.Skip{}, err
 	}
-	if err := s.notFromManifest(ctx, comp.Code); err != nil {
+	if err := s.notFromManifest(ctx, comp.Site, comp.Code); err != nil {
 		return store.Skip{}, err
 	}
-	if err := s.skippable(ctx, comp.Code, req.Version); err != nil {
+	if err := s.skippable(ctx, comp.Site, comp.Code, req.Version); err != nil {
 		return store.Skip{}, err
 	}
 	var out store.Skip
 	err = s.change(ctx, comp, req.Version, func(tx *store.Tx) error {
-		if err := tx.SkipPut(ctx, store.Skip{Code: comp.Code, Version: req.Version, Reason: req.Reason, By: req.By, UserID: req.UserID}); err != nil {
+		if err := tx.SkipPut(ctx, store.Skip{Site: comp.Site, Code: comp.Code, Version: req.Version, Reason: req.Reason, By: req.By, UserID: req.UserID}); err != nil {
 			return err
 		}
 		var err error
-		out, _, err = tx.SkipOf(ctx, comp.Code)
+		out, _, err = tx.SkipOf(ctx, comp.Site, comp.Code)
 		return err
 	})
 	return out, err
 }
 
-// Unskip ends the component's skip, audited (component.unskip), and
-// evaluates it again: the skipped version is offered again if it is the
-// newest allowed. It returns the skip it ended. store.ErrNotFound: the
+// Unskip ends the skip of site's component, audited (component.unskip),
+// and evaluates it again: the skipped version is offered again if it is
+// the newest allowed. It returns the skip it ended. store.ErrNotFound: the
 // component is not installed; ErrNoSkip: it skips nothing;
 // store.ErrFromManifest: the manifest declares the skip.
-func (s *Skips) Unskip(ctx context.Context, code string, userID int64, by string) (store.Skip, error) {
-	comp, err := s.store.Component(ctx, code)
+func (s *Skips) Unskip(ctx context.Context, site int64, code string, userID int64, by string) (store.Skip, error) {
+	comp, err := s.store.Component(ctx, site, code)
 	if err != nil {
 		return store.Skip{}, err
 	}
-	cur, ok, err := s.store.SkipOf(ctx, code)
+	cur, ok, err := s.store.SkipOf(ctx, site, code)
 	switch {
 	case err != nil:
 		return store.Skip{}, err
@@ -151,7 +153,7 @@ func (s *Skips) Unskip(ctx context.Context, code string, userID int64, by string
 		return store.Skip{}, store.ErrFromManifest
 	}
 	err = s.change(ctx, comp, "", func(tx *store.Tx) error {
-		ended, err := tx.SkipDelete(ctx, code, userID, by, false)
+		ended, err := tx.SkipDelete(ctx, site, code, userID, by, false)
 		if err == nil && ended == "" {
 			return ErrNoSkip // ended meanwhile
 		}
@@ -162,8 +164,8 @@ func (s *Skips) Unskip(ctx context.Context, code string, userID int64, by string
 
 // notFromManifest refuses early to change a skip the manifest declares
 // (SkipPut and SkipDelete refuse it too, in their transaction).
-func (s *Skips) notFromManifest(ctx context.Context, code string) error {
-	cur, ok, err := s.store.SkipOf(ctx, code)
+func (s *Skips) notFromManifest(ctx context.Context, site int64, code string) error {
+	cur, ok, err := s.store.SkipOf(ctx, site, code)
 	if err != nil {
 		return err
 	}
@@ -180,12 +182,12 @@ func (s *Skips) notFromManifest(ctx context.Context, code string) error {
 // offer itself never hides a security release whatever the skip
 // (release.Evaluation.Offer), so a release that becomes one later is
 // offered all the same.
-func (s *Skips) skippable(ctx context.Context, code, version string) error {
+func (s *Skips) skippable(ctx context.Context, site int64, code, version string) error {
 	v, err := npmver.Parse(version)
 	if err != nil {
 		return ErrSkipNotAVersion
 	}
-	d, err := s.store.ComponentDetail(ctx, code)
+	d, err := s.store.ComponentDetail(ctx, site, code)
 	if err != nil {
 		return err
 	}
@@ -257,17 +259,17 @@ func (s *Skips) change(ctx context.Context, comp store.Component, skipped string
 		if err := write(tx); err != nil {
 			return err
 		}
-		codes, err := tx.ResultWrite(ctx, results)
+		keys, err := tx.ResultWrite(ctx, results)
 		if err != nil {
 			return err
 		}
-		written = len(codes)
-		return s.queue(ctx, tx, codes, 0)
+		written = len(keys)
+		return s.queue(ctx, tx, keys, 0)
 	})
 	if err != nil || written == len(results) {
 		return err
 	}
-	return s.reevaluate(ctx, comp.Code)
+	return s.reevaluate(ctx, comp.Site, comp.Code)
 }
 
 // reevaluate evaluates the component again from what is current (its row,
@@ -275,16 +277,16 @@ func (s *Skips) change(ctx context.Context, comp store.Component, skipped string
 // at most: each refusal means a newer writer moved an input, and that
 // writer evaluates too. The skip is written by then: an error here says
 // only that the catalog reads "not evaluated" until the next check.
-func (s *Skips) reevaluate(ctx context.Context, code string) error {
+func (s *Skips) reevaluate(ctx context.Context, site int64, code string) error {
 	for range evaluateRounds {
-		comp, err := s.store.Component(ctx, code)
+		comp, err := s.store.Component(ctx, site, code)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // removed meanwhile
 		}
 		if err != nil {
 			return err
 		}
-		cur, _, err := s.store.SkipOf(ctx, code)
+		cur, _, err := s.store.SkipOf(ctx, site, code)
 		if err != nil {
 			return err
 		}
@@ -307,17 +309,13 @@ func (s *Skips) evaluateStoredOne(ctx context.Context, comp store.Component, ski
 	if comp.SourceURL == "" {
 		return nil, nil
 	}
-	core, err := s.core(ctx)
+	approvals, err := s.store.ApprovalInputs(ctx, comp.Site)
 	if err != nil {
 		return nil, err
 	}
-	approvals, err := s.store.ApprovalInputs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	u := store.Unevaluated{Code: comp.Code, InstalledVersion: comp.InstalledVersion, SourceURL: comp.SourceURL, PinnedKey: comp.PinnedKey,
+	u := store.Unevaluated{Site: comp.Site, Code: comp.Code, InstalledVersion: comp.InstalledVersion, SourceURL: comp.SourceURL, PinnedKey: comp.PinnedKey,
 		Package: comp.Package, Policy: comp.Policy, Skipped: skipped, Approvals: approvals[comp.Code]}
-	results, err := s.evaluateFromStored(ctx, []store.Unevaluated{u}, core)
+	results, err := s.evaluateFromStored(ctx, []store.Unevaluated{u})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil // its source was never stored: nothing to evaluate from
 	}

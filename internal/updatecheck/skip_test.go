@@ -65,7 +65,7 @@ func TestSkipHidesAPlainUpdateAtOnceUntilANewerRelease(t *testing.T) {
 	ctx := context.Background()
 	skips := NewSkips(b.checker)
 
-	got, err := skips.Skip(ctx, SkipRequest{Code: "blog", Version: "2.4.0", Reason: "  breaks our theme ", UserID: 0, By: "ops@example.org"})
+	got, err := skips.Skip(ctx, SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.0", Reason: "  breaks our theme ", UserID: 0, By: "ops@example.org"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestSkipHidesAPlainUpdateAtOnceUntilANewerRelease(t *testing.T) {
 	if got := b.results()["blog"]; got.Update != "" {
 		t.Fatalf("2.5.0 withdrawn, 2.4.0 skipped: offered %q, want nothing", got.Update)
 	}
-	ended, err := skips.Unskip(ctx, "blog", 0, "ops@example.org")
+	ended, err := skips.Unskip(ctx, store.LocalSite, "blog", 0, "ops@example.org")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestSkipHidesAPlainUpdateAtOnceUntilANewerRelease(t *testing.T) {
 	if rows := b.auditRows("component.unskip"); len(rows) != 1 || rows[0] != `blog 2.4.0 "breaks our theme" by ops@example.org` {
 		t.Errorf("audit rows of the unskip: %q", rows)
 	}
-	if _, err := skips.Unskip(ctx, "blog", 0, "ops@example.org"); !errors.Is(err, ErrNoSkip) {
+	if _, err := skips.Unskip(ctx, store.LocalSite, "blog", 0, "ops@example.org"); !errors.Is(err, ErrNoSkip) {
 		t.Errorf("unskip again: %v, want ErrNoSkip", err)
 	}
 }
@@ -139,25 +139,25 @@ func TestSkipRefusals(t *testing.T) {
 		req  SkipRequest
 		want error
 	}{
-		{SkipRequest{Code: "nope", Version: "2.4.0", Reason: "r"}, store.ErrNotFound},
-		{SkipRequest{Code: "blog", Version: "2.4.0", Reason: " \n"}, store.ErrReasonRequired},
-		{SkipRequest{Code: "blog", Version: "2.4.0", Reason: string(make([]rune, store.MaxReasonLength+1))}, store.ErrReasonTooLong},
-		{SkipRequest{Code: "blog", Version: "v2.4", Reason: "r"}, ErrSkipNotAVersion},
-		{SkipRequest{Code: "blog", Version: "2.2.0", Reason: "r"}, ErrSkipNotNewer},
-		{SkipRequest{Code: "blog", Version: "2.3.0", Reason: "r"}, ErrSkipNotNewer},
-		{SkipRequest{Code: "blog", Version: "2.4.5", Reason: "r"}, ErrSkipNoSuchRelease},
-		{SkipRequest{Code: "blog", Version: "2.6.0-beta.1", Reason: "r"}, ErrSkipPrerelease},
+		{SkipRequest{Site: store.LocalSite, Code: "nope", Version: "2.4.0", Reason: "r"}, store.ErrNotFound},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.0", Reason: " \n"}, store.ErrReasonRequired},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.0", Reason: string(make([]rune, store.MaxReasonLength+1))}, store.ErrReasonTooLong},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "v2.4", Reason: "r"}, ErrSkipNotAVersion},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.2.0", Reason: "r"}, ErrSkipNotNewer},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.3.0", Reason: "r"}, ErrSkipNotNewer},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.5", Reason: "r"}, ErrSkipNoSuchRelease},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.6.0-beta.1", Reason: "r"}, ErrSkipPrerelease},
 		// marked security by its publisher
-		{SkipRequest{Code: "blog", Version: "2.3.1", Reason: "r"}, ErrSkipSecurity},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.3.1", Reason: "r"}, ErrSkipSecurity},
 		// fixes ACME-9 of the installed 2.3.0
-		{SkipRequest{Code: "blog", Version: "2.5.0", Reason: "r"}, ErrSkipSecurity},
+		{SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.5.0", Reason: "r"}, ErrSkipSecurity},
 	} {
 		if _, err := skips.Skip(ctx, c.req); !errors.Is(err, c.want) {
 			t.Errorf("skip %q of %q (reason %q): %v, want %v", c.req.Version, c.req.Code, c.req.Reason, err, c.want)
 		}
 	}
 	// 2.4.0 is a plain release between them: it may be skipped.
-	if _, err := skips.Skip(ctx, SkipRequest{Code: "blog", Version: "2.4.0", Reason: "breaks our theme"}); err != nil {
+	if _, err := skips.Skip(ctx, SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.0", Reason: "breaks our theme"}); err != nil {
 		t.Errorf("skip 2.4.0: %v", err)
 	}
 	if rows := b.auditRows("component.skip"); len(rows) != 1 {
@@ -180,13 +180,13 @@ func TestSkipFromTheManifestCannotBeChanged(t *testing.T) {
 	b.run(lease.Operator)
 	ctx := context.Background()
 	skips := NewSkips(b.checker)
-	if _, err := skips.Skip(ctx, SkipRequest{Code: "blog", Version: "2.5.0", Reason: "other"}); !errors.Is(err, store.ErrFromManifest) {
+	if _, err := skips.Skip(ctx, SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.5.0", Reason: "other"}); !errors.Is(err, store.ErrFromManifest) {
 		t.Errorf("skip over the manifest's: %v, want ErrFromManifest", err)
 	}
-	if _, err := skips.Unskip(ctx, "blog", 0, "ops@example.org"); !errors.Is(err, store.ErrFromManifest) {
+	if _, err := skips.Unskip(ctx, store.LocalSite, "blog", 0, "ops@example.org"); !errors.Is(err, store.ErrFromManifest) {
 		t.Errorf("unskip the manifest's: %v, want ErrFromManifest", err)
 	}
-	if s, ok, err := b.store.SkipOf(ctx, "blog"); err != nil || !ok || s.Version != "2.4.0" || !s.FromManifest {
+	if s, ok, err := b.store.SkipOf(ctx, store.LocalSite, "blog"); err != nil || !ok || s.Version != "2.4.0" || !s.FromManifest {
 		t.Errorf("the skip after both: %+v %v %v, want the manifest's 2.4.0", s, ok, err)
 	}
 	if got := b.results()["blog"]; got.Update != "2.5.0" {
@@ -219,9 +219,9 @@ func TestSkipRacesACheck(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			if skip {
-				_, skipErr = skips.Skip(ctx, SkipRequest{Code: "blog", Version: "2.4.0", Reason: "breaks our theme", By: "ops@example.org"})
+				_, skipErr = skips.Skip(ctx, SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.0", Reason: "breaks our theme", By: "ops@example.org"})
 			} else {
-				_, skipErr = skips.Unskip(ctx, "blog", 0, "ops@example.org")
+				_, skipErr = skips.Unskip(ctx, store.LocalSite, "blog", 0, "ops@example.org")
 			}
 		}()
 		go func() {
@@ -265,7 +265,7 @@ func TestASkipDuringACheckStands(t *testing.T) {
 		checkErr <- err
 	}()
 	pub.AwaitRequests(t, "/acme.json", before+1, 10*time.Second)
-	if _, err := NewSkips(b.checker).Skip(ctx, SkipRequest{Code: "blog", Version: "2.4.0", Reason: "breaks our theme"}); err != nil {
+	if _, err := NewSkips(b.checker).Skip(ctx, SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.0", Reason: "breaks our theme"}); err != nil {
 		t.Fatal(err)
 	}
 	hold.Release()
@@ -301,7 +301,7 @@ func TestASkipEvaluatedBeforeACheckWritesIsEvaluatedAgain(t *testing.T) {
 		pub.Set("/acme.json", doc(2, map[string]string{"blog": `{"releases": [{"version": "2.4.0", "summary": "new notes"}]}`}))
 		_, checkErr = b.otherInstance().RunLockedUpdateCheck(ctx, lease.Operator, "test")
 	}
-	if _, err := skips.Skip(ctx, SkipRequest{Code: "blog", Version: "2.4.0", Reason: "breaks our theme"}); err != nil {
+	if _, err := skips.Skip(ctx, SkipRequest{Site: store.LocalSite, Code: "blog", Version: "2.4.0", Reason: "breaks our theme"}); err != nil {
 		t.Fatal(err)
 	}
 	if checkErr != nil {

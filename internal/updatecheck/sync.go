@@ -64,16 +64,17 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	if err := m.CheckRegistries(s.registries()); err != nil {
 		return SyncReport{}, err
 	}
-	before, err := s.store.Components(ctx)
+	site := store.LocalSite // the manifest of upcheck's own configuration
+	before, err := s.store.Components(ctx, site)
 	if err != nil {
 		return SyncReport{}, err
 	}
-	rep, upserts, removed := componentChanges(m, before)
+	rep, upserts, removed := componentChanges(site, m, before)
 	defer s.reads.Changed()
-	if err := s.writeComponents(ctx, before, upserts); err != nil {
+	if err := s.writeComponents(ctx, site, before, upserts); err != nil {
 		return SyncReport{}, err
 	}
-	if rep.Removed, err = s.removeComponents(ctx, removed); err != nil {
+	if rep.Removed, err = s.removeComponents(ctx, site, removed); err != nil {
 		return SyncReport{}, err
 	}
 
@@ -99,12 +100,12 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	// An approval is an input the read model does not weigh (a skip is):
 	// the components whose approvals changed are evaluated again here.
 	for _, code := range approved {
-		if err := (&Skips{writer: s.writer}).reevaluate(ctx, code); err != nil {
+		if err := (&Skips{writer: s.writer}).reevaluate(ctx, site, code); err != nil {
 			return SyncReport{}, fmt.Errorf("sync components: evaluate %q under its approvals: %w", code, err)
 		}
 	}
 
-	if rep.Reevaluated, err = s.evaluateStored(ctx); err != nil {
+	if rep.Reevaluated, err = s.evaluateStored(ctx, site); err != nil {
 		return SyncReport{}, fmt.Errorf("sync components: evaluate: %w", err)
 	}
 	s.logger.InfoContext(ctx, "components synced", "components", rep.Components, "added", rep.Added,
@@ -112,10 +113,10 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	return rep, nil
 }
 
-// componentChanges is what makes the installed components those of m:
+// componentChanges is what makes site's installed components those of m:
 // the rows to add or change, the codes to remove, and the report's counts
 // of them.
-func componentChanges(m *manifest.Manifest, before []store.Component) (SyncReport, []store.Component, []string) {
+func componentChanges(site int64, m *manifest.Manifest, before []store.Component) (SyncReport, []store.Component, []string) {
 	old := make(map[string]store.Component, len(before))
 	for _, comp := range before {
 		old[comp.Code] = comp
@@ -123,7 +124,7 @@ func componentChanges(m *manifest.Manifest, before []store.Component) (SyncRepor
 	rep := SyncReport{Components: len(m.Components)}
 	var upserts []store.Component
 	for _, mc := range m.Components {
-		next := store.Component{Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin(),
+		next := store.Component{Site: site, Code: mc.Code, Name: mc.Name, InstalledVersion: mc.Version, SourceURL: mc.Source, PinnedKey: mc.Pin(),
 			Package: mc.NpmPackage(), Policy: m.PolicyOf(mc).Text()}
 		prev, existed := old[mc.Code]
 		delete(old, mc.Code) // what is left once the loop ends was removed
@@ -140,10 +141,10 @@ func componentChanges(m *manifest.Manifest, before []store.Component) (SyncRepor
 	return rep, upserts, slices.Sorted(maps.Keys(old))
 }
 
-// writeComponents writes upserts in batches under the lease's lock, with
-// one audit row per source whose pin changes, naming all its components,
-// committed with the batch that writes the last of them.
-func (s *Syncer) writeComponents(ctx context.Context, before, upserts []store.Component) error {
+// writeComponents writes site's upserts in batches under the lease's
+// lock, with one audit row per source whose pin changes, naming all its
+// components, committed with the batch that writes the last of them.
+func (s *Syncer) writeComponents(ctx context.Context, site int64, before, upserts []store.Component) error {
 	changes := pinChanges(before, upserts)
 	last := map[string]int{}    // source -> position of its last upsert
 	pins := map[string]string{} // code -> its pin now
@@ -154,22 +155,14 @@ func (s *Syncer) writeComponents(ctx context.Context, before, upserts []store.Co
 	for start := 0; start < len(upserts); start += syncBatch {
 		end := min(start+syncBatch, len(upserts))
 		batch := upserts[start:end]
+		var due []pinChange // the changes whose last component this batch writes
+		for _, change := range changes {
+			if i := last[change.Source]; i >= start && i < end {
+				due = append(due, change)
+			}
+		}
 		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
-			if _, err := tx.ComponentUpsertMany(ctx, batch); err != nil {
-				return err
-			}
-			for _, change := range changes {
-				if i := last[change.Source]; i < start || i >= end {
-					continue
-				}
-				if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
-					return err
-				}
-				if err := s.recordPinDowngrade(ctx, tx, change, pins); err != nil {
-					return err
-				}
-			}
-			return nil
+			return s.upsertComponents(ctx, tx, site, batch, due, pins)
 		})
 		if err != nil {
 			return fmt.Errorf("sync components: %w", err)
@@ -178,14 +171,60 @@ func (s *Syncer) writeComponents(ctx context.Context, before, upserts []store.Co
 	return nil
 }
 
-// removeComponents deletes the components of codes in batches under the
-// lease's lock and says how many it removed.
-func (s *Syncer) removeComponents(ctx context.Context, codes []string) (int, error) {
+// upsertComponents writes batch, site's components to add or change, in
+// tx, with the audit row (and the warning, when it lowers trust) of each
+// pin change of changes.
+func (w *writer) upsertComponents(ctx context.Context, tx *store.Tx, site int64, batch []store.Component, changes []pinChange,
+	pins map[string]string) error {
+	if _, err := tx.ComponentUpsertMany(ctx, site, batch); err != nil {
+		return err
+	}
+	for _, change := range changes {
+		if err := tx.AuditAppend(ctx, 0, auditPin, change); err != nil {
+			return err
+		}
+		if err := w.recordPinDowngrade(ctx, tx, site, change, pins); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncComponentsTx makes site's installed components those of m in tx,
+// all at once: a registered site's push, whose lockfile is refused or
+// accepted whole with its tree. before are site's components as read
+// before tx; the push's tree write, in the same tx, refuses the whole
+// push when another push of the site wrote since (store.ErrTreeMoved).
+func (w *writer) syncComponentsTx(ctx context.Context, tx *store.Tx, site int64, m *manifest.Manifest,
+	before []store.Component) (SyncReport, error) {
+	rep, upserts, removed := componentChanges(site, m, before)
+	pins := make(map[string]string, len(upserts))
+	for _, u := range upserts {
+		pins[u.Code] = u.PinnedKey
+	}
+	if len(upserts) > 0 {
+		if err := w.upsertComponents(ctx, tx, site, upserts, pinChanges(before, upserts), pins); err != nil {
+			return rep, err
+		}
+	}
+	if len(removed) > 0 {
+		n, err := tx.ComponentDelete(ctx, site, removed)
+		if err != nil {
+			return rep, err
+		}
+		rep.Removed = int(n)
+	}
+	return rep, nil
+}
+
+// removeComponents deletes site's components of codes in batches under
+// the lease's lock and says how many it removed.
+func (s *Syncer) removeComponents(ctx context.Context, site int64, codes []string) (int, error) {
 	removed := 0
 	for start := 0; start < len(codes); start += syncBatch {
 		batch := codes[start:min(start+syncBatch, len(codes))]
 		err := s.lease.WithLock(ctx, func(tx *store.Tx) error {
-			n, err := tx.ComponentDelete(ctx, batch)
+			n, err := tx.ComponentDelete(ctx, site, batch)
 			removed += int(n)
 			return err
 		})
@@ -196,22 +235,19 @@ func (s *Syncer) removeComponents(ctx context.Context, codes []string) (int, err
 	return removed, nil
 }
 
-// evaluateStored evaluates every component that has no result from its
-// current inputs against its source's stored document, when that document
-// can be trusted, and reports how many results it wrote. Each document is
-// parsed once, outside any transaction; the writes go in short ones.
-func (s *Syncer) evaluateStored(ctx context.Context) (int, error) {
+// evaluateStored evaluates every component of site that has no result
+// from its current inputs against its source's stored document, when that
+// document can be trusted, and reports how many results it wrote. Each
+// document is parsed once, outside any transaction; the writes go in short
+// ones.
+func (s *Syncer) evaluateStored(ctx context.Context, site int64) (int, error) {
 	written := 0
 	for range evaluateRounds {
-		todo, err := s.store.ComponentsUnevaluated(ctx)
+		todo, err := s.store.ComponentsUnevaluated(ctx, site)
 		if err != nil || len(todo) == 0 {
 			return written, err
 		}
-		core, err := s.core(ctx)
-		if err != nil {
-			return written, err
-		}
-		results, err := s.evaluateFromStored(ctx, todo, core)
+		results, err := s.evaluateFromStored(ctx, todo)
 		if err != nil {
 			return written, err
 		}

@@ -50,13 +50,13 @@ func signatures(n int) string {
 // audit row and the notification (trust_downgrade) of a pin change that
 // lowers its source's trust; pins are the components' pins after the
 // change, by code.
-func (w *writer) recordPinDowngrade(ctx context.Context, tx *store.Tx, c pinChange, pins map[string]string) error {
+func (w *writer) recordPinDowngrade(ctx context.Context, tx *store.Tx, site int64, c pinChange, pins map[string]string) error {
 	reason := pinDowngrade(c)
 	if reason == "" {
 		return nil
 	}
 	for _, code := range c.Components {
-		if err := tx.PinDowngradePut(ctx, store.PinDowngrade{Code: code, SourceURL: c.Source, Pin: pins[code], Reason: reason}); err != nil {
+		if err := tx.PinDowngradePut(ctx, store.PinDowngrade{Site: site, Code: code, SourceURL: c.Source, Pin: pins[code], Reason: reason}); err != nil {
 			return err
 		}
 	}
@@ -64,7 +64,7 @@ func (w *writer) recordPinDowngrade(ctx context.Context, tx *store.Tx, c pinChan
 		"kind": readmodel.DowngradePin, "reason": reason, "by": pinActor}); err != nil {
 		return err
 	}
-	if w.notifier == nil {
+	if w.notifier == nil || site != store.LocalSite { // a registered site's components notify nothing yet
 		return nil
 	}
 	return w.notifier.QueuePinDowngrade(ctx, tx, c.Source, c.Components)

@@ -351,7 +351,7 @@ func (w *writer) storedFixDocument(ctx context.Context, docs map[string]*remedy.
 // sources stored them, from the registry the fix step reads that package
 // from; the others' documents the fix step fetches itself.
 func (w *writer) componentPackages(ctx context.Context, names []string) (map[string]*npm.Package, error) {
-	comps, err := w.store.Components(ctx)
+	comps, err := w.store.FleetComponents(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func TestDismissalDuringCheckIsNotUndone(t *testing.T) {
 	b.standardSite(p)
 	b.run(lease.Operator)
 	release := b.blockAndRun(p, "/acme.json")
-	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "blog", AdvisoryID: "ACME-1", Reason: "test"}); err != nil {
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "blog", AdvisoryID: "ACME-1", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if res := release(); res.Status != CompletedWithFailures {
@@ -126,7 +126,7 @@ func TestReevaluationIsNotAFetchSuccess(t *testing.T) {
 	if rep.Reevaluated != 1 {
 		t.Fatalf("sync = %+v, want blog evaluated again", rep)
 	}
-	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-2", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	after, err := b.store.Summary(context.Background(), store.LocalSite, readmodel.DevSeparate)

@@ -135,7 +135,7 @@ type sourceWrite struct {
 	p           pending
 	first, rest []store.Result
 	using       int
-	written     []string
+	written     []store.ComponentKey
 }
 
 func newSourceWrite(p pending) *sourceWrite {
@@ -322,11 +322,13 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourc
 	}
 	// Every source's first results in one statement, after the rows they
 	// are checked against (docs/performance.md).
-	var written []string
+	var written []store.ComponentKey
 	if len(results) > 0 {
 		b.ResultWrite(results, &written)
 		for _, r := range results {
-			codes = append(codes, r.Code)
+			if r.Site == store.LocalSite { // the components queue() plans for
+				codes = append(codes, r.Code)
+			}
 		}
 	}
 	if w.notifier != nil && len(codes) > 0 {
@@ -361,8 +363,11 @@ func (w *writer) saveTrust(ctx context.Context, tx *store.Tx, p pending) error {
 	return tx.AuditAppend(ctx, 0, auditTrust, p.trustChange)
 }
 
-// queue plans the notifications of the results just written in tx.
-func (w *writer) queue(ctx context.Context, tx *store.Tx, codes []string, epoch int64) error {
+// queue plans the notifications of the results just written in tx: the
+// local site's components' (a registered site's components notify
+// nothing yet).
+func (w *writer) queue(ctx context.Context, tx *store.Tx, written []store.ComponentKey, epoch int64) error {
+	codes := store.CodesOf(written, store.LocalSite)
 	if w.notifier == nil || len(codes) == 0 {
 		return nil
 	}

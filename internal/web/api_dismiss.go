@@ -35,7 +35,7 @@ func (s *Server) apiDismiss(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	d := store.NewDismissal{Code: code, AdvisoryID: id, UserID: p.UserID, Reason: req.Reason}
+	d := store.NewDismissal{Site: store.LocalSite, Code: code, AdvisoryID: id, UserID: p.UserID, Reason: req.Reason}
 	var words string
 	if d.ExpiresAt, words = parseExpiry(strings.TrimSpace(req.Expires), time.Now()); words != "" {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, words)
@@ -67,12 +67,12 @@ func (s *Server) apiUndismiss(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := s.store.Component(ctx, code); errors.Is(err, store.ErrNotFound) {
+	if _, err := s.store.Component(ctx, store.LocalSite, code); errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
 	} else if err != nil {
 		return err
 	}
-	standing, err := s.store.StandingDismissals(ctx, code)
+	standing, err := s.store.StandingDismissals(ctx, store.LocalSite, code)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (s *Server) apiUndismiss(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "The advisory “"+clip(id)+"” of “"+clip(code)+"” has no standing dismissal.")
 	}
 	p, _ := auth.PrincipalFrom(c)
-	if err := s.dismissals.Undismiss(ctx, code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
+	if err := s.dismissals.Undismiss(ctx, store.LocalSite, code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
 		return echo.NewHTTPError(http.StatusConflict, dismissalFromManifestText).WithInternal(err)
 	} else if err != nil {
 		return err

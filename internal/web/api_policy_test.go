@@ -199,7 +199,7 @@ func TestCatalogSaysWhyAReleaseIsNotOffered(t *testing.T) {
 	// An admin's skip of blog's offered 2.3.5: once evaluated again, blog
 	// is offered nothing, says who skipped it, and is no longer counted.
 	if err := b.store.WithTx(ctx, func(tx *store.Tx) error {
-		return tx.SkipPut(ctx, store.Skip{Code: "blog", Version: "2.3.5", Reason: "we wait for 2.4.0", By: "admin@example.test"})
+		return tx.SkipPut(ctx, store.Skip{Site: store.LocalSite, Code: "blog", Version: "2.3.5", Reason: "we wait for 2.4.0", By: "admin@example.test"})
 	}); err != nil {
 		t.Fatal(err)
 	}

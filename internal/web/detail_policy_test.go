@@ -123,7 +123,7 @@ func policySite(t *testing.T, b *bundle) *publisher.Publisher {
 		t.Fatal(err)
 	}
 	if err := b.store.WithTx(ctx, func(tx *store.Tx) error {
-		return tx.SkipPut(ctx, store.Skip{Code: "forms", Version: "1.1.0", Reason: "waits for our theme", By: "admin@example.test"})
+		return tx.SkipPut(ctx, store.Skip{Site: store.LocalSite, Code: "forms", Version: "1.1.0", Reason: "waits for our theme", By: "admin@example.test"})
 	}); err != nil {
 		t.Fatal(err)
 	}

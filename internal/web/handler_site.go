@@ -118,27 +118,38 @@ func (s *Server) siteRow(c echo.Context, site store.Site) (readmodel.FleetRow, e
 
 // siteOverviewPage is a registered site's overview (/sites/NAME).
 func (s *Server) siteOverviewPage(c echo.Context) error {
-	row, err := s.siteRow(c, siteOf(c))
+	site := siteOf(c)
+	row, err := s.siteRow(c, site)
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.Site(views.SiteProps{Layout: layout(c), Row: row}))
+	sum, err := s.store.Summary(c.Request().Context(), site.ID, s.devMode)
+	if err != nil {
+		return err
+	}
+	return renderOK(c, views.Site(views.SiteProps{Layout: layout(c), Row: row,
+		Components: readmodel.SiteComponentsText(sum.Components, sum.UpdatesAvailable, sum.SecurityUpdates, sum.NeverSucceeded != nil)}))
 }
 
 // siteSummaryJSON is GET /api/sites/{site}/summary: a registered site's
-// push and its installed tree's parts of the summary (the local site's
-// tree_* fields, read the same way); its components are not read, said in
-// components, and no count of them is given.
+// push, its components' counts and its installed tree's parts of the
+// summary (the local site's fields, read the same way); the sources'
+// counts, which are the fleet's, are not given.
 type siteSummaryJSON struct {
 	Site     string     `json:"site"`
 	Owner    string     `json:"owner"`
 	Push     string     `json:"push"`
 	PushedAt *time.Time `json:"pushed_at"`
 	Stale    bool       `json:"stale"`
-	// ComponentsRead is false: a registered site's components are not
-	// read yet; Components says so in words.
+	// ComponentsRead is true: a registered site's components are read
+	// from its pushes and checked with the fleet's; Components says their
+	// counts in words, ComponentCount, UpdatesAvailable and
+	// SecurityUpdates are the counts.
 	ComponentsRead    bool                         `json:"components_read"`
 	Components        string                       `json:"components"`
+	ComponentCount    int                          `json:"component_count"`
+	UpdatesAvailable  int                          `json:"updates_available"`
+	SecurityUpdates   int                          `json:"security_updates"`
 	TreePackages      *int                         `json:"tree_packages"`
 	TreeReadAt        *time.Time                   `json:"tree_read_at"`
 	TreeCounts        *readmodel.TreeCounts        `json:"tree_counts"`
@@ -158,7 +169,10 @@ func (s *Server) apiSiteSummary(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, siteSummaryJSON{Site: site.Name, Owner: site.Owner,
 		Push: readmodel.SitePushText(time.Now(), site.PushedAt, site.Stale), PushedAt: site.PushedAt, Stale: site.Stale,
-		Components: readmodel.SiteComponentsNotReadText, TreePackages: sum.TreePackages, TreeReadAt: sum.TreeReadAt,
+		ComponentsRead: true,
+		Components:     readmodel.SiteComponentsText(sum.Components, sum.UpdatesAvailable, sum.SecurityUpdates, sum.NeverSucceeded != nil),
+		ComponentCount: sum.Components, UpdatesAvailable: sum.UpdatesAvailable, SecurityUpdates: sum.SecurityUpdates,
+		TreePackages: sum.TreePackages, TreeReadAt: sum.TreeReadAt,
 		TreeCounts: sum.TreeCounts, TreeAttention: sum.TreeAttention, TreeAttentionMore: sum.TreeAttentionMore,
 		MalwareReadAt: sum.MalwareReadAt, ExploitedReadAt: sum.ExploitedReadAt})
 }

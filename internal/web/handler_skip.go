@@ -38,7 +38,7 @@ func (s *Server) skip(c echo.Context) error {
 	form := views.SkipForm{Version: c.FormValue("version"), Reason: c.FormValue("reason")}
 	p, _ := auth.PrincipalFrom(c)
 	sk, err := updatecheck.NewSkips(s.checker).Skip(c.Request().Context(),
-		updatecheck.SkipRequest{Code: code, Version: form.Version, Reason: form.Reason, UserID: p.UserID, By: p.Email})
+		updatecheck.SkipRequest{Site: store.LocalSite, Code: code, Version: form.Version, Reason: form.Reason, UserID: p.UserID, By: p.Email})
 	if form.Error = skipErrorText(err, form.Version); form.Error != "" {
 		c.Set(skipFormKey, skipAnswer{form: form})
 		return s.renderDetail(c, http.StatusUnprocessableEntity, views.DismissForm{})
@@ -59,7 +59,7 @@ func (s *Server) unskip(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	sk, err := updatecheck.NewSkips(s.checker).Unskip(c.Request().Context(), code, p.UserID, p.Email)
+	sk, err := updatecheck.NewSkips(s.checker).Unskip(c.Request().Context(), store.LocalSite, code, p.UserID, p.Email)
 	switch {
 	case errors.Is(err, updatecheck.ErrNoSkip):
 		return s.skipDone(c, code, "No version is skipped: there was nothing to end.")

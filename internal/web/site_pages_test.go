@@ -46,7 +46,7 @@ func sitePagesBundle(t *testing.T) *bundle {
 // A registered site's pages and JSON show the tree it pushed, with the
 // local site's handlers and templates scoped to it: its overview (its
 // push in words, its counts as the fleet counts them, and that its
-// components are not read, never "up to date"), its Packages page with
+// components, not checked yet: never "up to date"), its Packages page with
 // the filters and links that stay on the site, a package's page plain
 // and escaped, and the JSON twins as openapi.json describes them
 // (client.do checks every answer). A site that never pushed says its
@@ -60,7 +60,7 @@ func TestSitePagesShowThePushedTree(t *testing.T) {
 	page := viewer.do("GET", "/sites/acme", "", "", nil)
 	wantStatus(t, "acme's overview", page, http.StatusOK)
 	for _, want := range []string{`data-testid="site-overview" data-site="acme"`, "Acme Ltd", "Lockfile: last push ",
-		`data-testid="site-components"`, "Components not read", `href="/sites/acme/packages"`, "2 packages installed"} {
+		`data-testid="site-components"`, "Components: 2 direct dependencies, not all checked yet", `href="/sites/acme/packages"`, "2 packages installed"} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("acme's overview lacks %q: %.4000s", want, page.body)
 		}
@@ -129,7 +129,7 @@ func TestSitePagesShowThePushedTree(t *testing.T) {
 		TreeCounts     json.RawMessage `json:"tree_counts"`
 	}
 	viewer.fleetJSON(t, "/api/sites/acme/summary", &sum)
-	if sum.Site != "acme" || !strings.HasPrefix(sum.Push, "last push ") || sum.ComponentsRead || !strings.HasPrefix(sum.Components, "Components not read") ||
+	if sum.Site != "acme" || !strings.HasPrefix(sum.Push, "last push ") || !sum.ComponentsRead || !strings.HasPrefix(sum.Components, "Components: 2 direct dependencies, not all checked") ||
 		sum.TreePackages == nil || *sum.TreePackages != 2 || string(sum.TreeCounts) == "null" {
 		t.Errorf("acme's summary: %+v", sum)
 	}

@@ -93,7 +93,7 @@ func TestDismissedAdvisoryFilterAndWords(t *testing.T) {
 	if n, _ := catalogAPI(t, admin, "status=dismissed"); n != 0 {
 		t.Fatalf("%d components with a dismissed advisory before any dismissal", n)
 	}
-	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Code: "gallery", AdvisoryID: "ACME-2026-011", Reason: "not used"}); err != nil {
+	if _, err := b.dismissals.Dismiss(context.Background(), store.NewDismissal{Site: store.LocalSite, Code: "gallery", AdvisoryID: "ACME-2026-011", Reason: "not used"}); err != nil {
 		t.Fatal(err)
 	}
 	n, got := catalogAPI(t, admin, "status=dismissed")
