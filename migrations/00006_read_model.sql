@@ -188,6 +188,14 @@ $$;
 -- summary's unsigned_sources): no key is pinned for a document source,
 -- or, for an npm source read once, its registry published no signing keys
 -- (no key verified its stored package); `offline`: the source is never fetched.
+-- The sources the installed components use: each with how many use it,
+-- their pin and when the first was installed (00025 keeps it to the site
+-- upcheck runs beside, whose sources the Sources page and the summary
+-- say).
+CREATE VIEW source_users AS
+SELECT source_url AS url, count(*) AS components, max(pinned_key) AS pin, min(created_at) AS installed_at
+FROM components WHERE source_url IS NOT NULL GROUP BY source_url;
+
 CREATE VIEW source_state AS
 SELECT u.url,
        u.components,
@@ -223,8 +231,7 @@ SELECT u.url,
        s.registry,
        rk.key_ids                                         AS registry_keys,
        rk.changed_at                                      AS keys_changed_at
-FROM (SELECT source_url AS url, count(*) AS components, max(pinned_key) AS pin, min(created_at) AS installed_at
-      FROM components WHERE source_url IS NOT NULL GROUP BY source_url) u
+FROM source_users u
 LEFT JOIN sources s ON s.url = u.url
 LEFT JOIN source_trust t ON t.url = u.url
 LEFT JOIN registry_keys rk ON rk.registry = s.registry
@@ -438,6 +445,7 @@ DROP TABLE read_model_version;
 DROP VIEW component_exposure;
 DROP VIEW component_state;
 DROP VIEW source_state;
+DROP VIEW source_users;
 DROP FUNCTION upcheck_catalog_rank(boolean, boolean, boolean, boolean, boolean, text, boolean, boolean, boolean);
 DROP FUNCTION upcheck_needs_attention(boolean, boolean, boolean, boolean, text, text, text, text, jsonb);
 DROP FUNCTION upcheck_signal_rank(text);

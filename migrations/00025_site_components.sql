@@ -46,6 +46,12 @@ DROP INDEX advisory_dismissals_standing;
 CREATE UNIQUE INDEX advisory_dismissals_standing
     ON advisory_dismissals (site_id, component_code, package, advisory_id) WHERE ended_at IS NULL;
 
+-- The sources of the site upcheck runs beside (00006): the Sources page
+-- and the summary say its sources, not another site's.
+CREATE OR REPLACE VIEW source_users AS
+SELECT source_url AS url, count(*) AS components, max(pinned_key) AS pin, min(created_at) AS installed_at
+FROM components WHERE source_url IS NOT NULL AND site_id = 1 GROUP BY source_url;
+
 -- The dismissals in force (00005), each with its component's site.
 CREATE OR REPLACE VIEW advisory_dismissals_in_force AS
 SELECT d.id, d.component_code, (a->>'id')::text AS advisory_id, d.site_id
@@ -213,6 +219,9 @@ LANGUAGE sql STABLE AS $$
 $$;
 -- +goose StatementEnd
 
+CREATE OR REPLACE VIEW source_users AS
+SELECT source_url AS url, count(*) AS components, max(pinned_key) AS pin, min(created_at) AS installed_at
+FROM components WHERE source_url IS NOT NULL GROUP BY source_url;
 DROP VIEW component_exposure;
 DROP VIEW component_state;
 DROP VIEW advisory_dismissals_in_force;

@@ -224,7 +224,7 @@ LIMIT @max_rows;
 -- name: EventPlanSourceFailing :many
 -- A source failing for 24 hours (readmodel.SourceFailingNotice; or never
 -- read for 24 hours since its first attempt) notifies once per failure
--- episode.
+-- episode, naming the local site's components (its channels' site).
 INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
 SELECT gen_random_uuid(), ch.id,
        'source.failing:' || s.url || '@' || to_char(s.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
@@ -233,12 +233,12 @@ SELECT gen_random_uuid(), ch.id,
                           'last_error_kind', s.last_error_kind, 'last_error_args', s.last_error_args,
                           'consecutive_failures', s.consecutive_failures, 'last_success_at', s.last_success_at,
                           'components', (SELECT coalesce(jsonb_agg(c.code ORDER BY c.code), '[]')
-                                         FROM components c WHERE c.source_url = s.url)),
+                                         FROM components c WHERE c.source_url = s.url AND c.site_id = 1)),
        sqlc.narg(epoch)::bigint
 FROM sources s
 JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE s.url = @url AND s.failing_since <= clock_timestamp() - interval '24 hours'
-  AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+  AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url AND c.site_id = 1)
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
 

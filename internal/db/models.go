@@ -609,6 +609,13 @@ type SourceTrust struct {
 	Epoch              int64
 }
 
+type SourceUser struct {
+	Url         *string
+	Components  int64
+	Pin         interface{}
+	InstalledAt interface{}
+}
+
 type TokenSite struct {
 	TokenID int64
 	SiteID  int64

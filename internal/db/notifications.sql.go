@@ -702,12 +702,12 @@ SELECT gen_random_uuid(), ch.id,
                           'last_error_kind', s.last_error_kind, 'last_error_args', s.last_error_args,
                           'consecutive_failures', s.consecutive_failures, 'last_success_at', s.last_success_at,
                           'components', (SELECT coalesce(jsonb_agg(c.code ORDER BY c.code), '[]')
-                                         FROM components c WHERE c.source_url = s.url)),
+                                         FROM components c WHERE c.source_url = s.url AND c.site_id = 1)),
        $1::bigint
 FROM sources s
 JOIN notification_channels ch ON ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1)
 WHERE s.url = $2 AND s.failing_since <= clock_timestamp() - interval '24 hours'
-  AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url)
+  AND EXISTS (SELECT 1 FROM components c WHERE c.source_url = s.url AND c.site_id = 1)
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id
 `
@@ -719,7 +719,7 @@ type EventPlanSourceFailingParams struct {
 
 // A source failing for 24 hours (readmodel.SourceFailingNotice; or never
 // read for 24 hours since its first attempt) notifies once per failure
-// episode.
+// episode, naming the local site's components (its channels' site).
 func (q *Queries) EventPlanSourceFailing(ctx context.Context, db DBTX, arg EventPlanSourceFailingParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanSourceFailing, arg.Epoch, arg.Url)
 	if err != nil {
