@@ -81,14 +81,9 @@ func treeEntryProblem(a readmodel.TreeAttentionItem) string {
 	return readmodel.TreeItemProblem(a)
 }
 
-// treeKindPath is the Packages page with the filter that lists a kind's
-// packages; the look-back's are on each package's page, under its
-// history.
-func treeKindPath(kind readmodel.AttentionKind) string {
-	return siteTreeKindPath("", kind)
-}
-
-// siteTreeKindPath is treeKindPath on a site ("" the local one).
+// siteTreeKindPath is a site's Packages page ("" the local site's) with
+// the filter that lists a kind's packages; the look-back's are on each
+// package's page, under its history.
 func siteTreeKindPath(site string, kind readmodel.AttentionKind) string {
 	switch kind {
 	case readmodel.KindMalicious:
