@@ -51,13 +51,7 @@ func fleetFindingChatText(payload []byte, typ string) string {
 // wordFleetFinding words a fleet.finding event as a mail item.
 func wordFleetFinding(it *mailItem, payload []byte) {
 	p, s, ok := fleetFindingSentence(payload, clean)
-	it.rank = rankAdvisory
-	switch {
-	case p.Malicious:
-		it.rank = rankMalicious
-	case p.KnownExploited:
-		it.rank = rankExploited
-	}
+	it.rank = findingRank(p.Malicious, p.KnownExploited)
 	if !ok {
 		it.subject, it.Title = string(readmodel.EventFleetFinding), string(readmodel.EventFleetFinding)
 		return

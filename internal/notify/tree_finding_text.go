@@ -58,16 +58,22 @@ func treeFindingChatText(payload []byte, typ string) string {
 	return "upcheck: " + chat(typ, chatIDMax)
 }
 
+// findingRank is a mail item's rank for a finding of the tree: a
+// malicious package's, a known exploited one's, or an advisory's.
+func findingRank(malicious, knownExploited bool) int {
+	switch {
+	case malicious:
+		return rankMalicious
+	case knownExploited:
+		return rankExploited
+	}
+	return rankAdvisory
+}
+
 // wordTreeFinding words a tree.finding event as a mail item.
 func wordTreeFinding(it *mailItem, payload []byte) {
 	p, s, ok := treeFindingSentence(payload, clean)
-	it.rank = rankAdvisory
-	switch {
-	case p.Malicious:
-		it.rank = rankMalicious
-	case p.KnownExploited:
-		it.rank = rankExploited
-	}
+	it.rank = findingRank(p.Malicious, p.KnownExploited)
 	if !ok {
 		it.subject, it.Title = string(readmodel.EventTreeFinding), string(readmodel.EventTreeFinding)
 		return
