@@ -132,7 +132,15 @@ func (c *Checker) Push(ctx context.Context, site store.Site, name string, body [
 		break
 	}
 	c.reads.Changed()
-	out := push.Written
+	c.evaluatePush(ctx, site, name, l, push.Written, &rep)
+	return rep, nil
+}
+
+// evaluatePush completes rep with what an accepted push wrote (out) and
+// evaluates it: the components it added or changed from the stored
+// documents, its tree's findings when the tree changed. What is not
+// evaluated here (the lease busy, an error) the next check evaluates.
+func (c *Checker) evaluatePush(ctx context.Context, site store.Site, name string, l *lockfile.Lockfile, out store.TreeWritten, rep *PushReport) {
 	rep.TreeReport = TreeReport{Packages: len(l.Tree.Packages), Unchanged: out.Unchanged, Added: out.Added, Changed: out.Changed,
 		Removed: out.Removed, Installed: out.Opened, Uninstalled: out.Closed}
 	if rep.Components.Added+rep.Components.Changed > 0 {
@@ -157,7 +165,6 @@ func (c *Checker) Push(ctx context.Context, site store.Site, name string, body [
 		}
 		rep.Evaluated = evaluated
 	}
-	return rep, nil
 }
 
 func validPushName(name string) bool {

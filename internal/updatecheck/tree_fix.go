@@ -286,22 +286,7 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (fixRead
 		}
 		fetches = fetches[:cap]
 	}
-	var reqs []fetch.Request
-	var prs []*npm.PackageRequest
-	var which []remedy.Need
-	for _, n := range fetches {
-		etag, lastModified := "", ""
-		if s, ok := stored[n.Name]; ok && covers(s.Floor, n.Floor) {
-			etag, lastModified = s.ETag, s.LastModified
-		}
-		pr, err := w.npm.PackageRequest(npm.Name(n.Name), etag, lastModified)
-		if err != nil {
-			w.logger.WarnContext(ctx, "tree fixes: no registry for a package", "package", n.Name, "err", err)
-			continue
-		}
-		pr.Keep = keepFrom(n.Floor)
-		reqs, prs, which = append(reqs, pr.Request), append(prs, pr), append(which, n)
-	}
+	reqs, prs, which := w.fixRequests(ctx, fetches, stored)
 	var mu sync.Mutex
 	runErr := w.npm.Fetcher.Run(ctx, reqs, func(ctx context.Context, i int, resp fetch.Response, err error) {
 		n := which[i]
@@ -332,6 +317,28 @@ func (w *writer) fixDocuments(ctx context.Context, needs []remedy.Need) (fixRead
 		return out, errors.Join(runErr, context.Cause(ctx))
 	}
 	return out, nil
+}
+
+// fixRequests are the requests of the documents of fetches, each
+// conditional on the stored validators when the stored document covers the
+// release needed; which is the need of each. A package with no registry
+// is left out, and said in the log.
+func (w *writer) fixRequests(ctx context.Context, fetches []remedy.Need, stored map[string]store.TreeFixDocument) (
+	reqs []fetch.Request, prs []*npm.PackageRequest, which []remedy.Need) {
+	for _, n := range fetches {
+		etag, lastModified := "", ""
+		if s, ok := stored[n.Name]; ok && covers(s.Floor, n.Floor) {
+			etag, lastModified = s.ETag, s.LastModified
+		}
+		pr, err := w.npm.PackageRequest(npm.Name(n.Name), etag, lastModified)
+		if err != nil {
+			w.logger.WarnContext(ctx, "tree fixes: no registry for a package", "package", n.Name, "err", err)
+			continue
+		}
+		pr.Keep = keepFrom(n.Floor)
+		reqs, prs, which = append(reqs, pr.Request), append(prs, pr), append(which, n)
+	}
+	return reqs, prs, which
 }
 
 // storedFixDocument decodes the stored document s into docs; false, and
