@@ -75,21 +75,27 @@ CREATE INDEX tree_exposures_found ON tree_exposures (found_at DESC);
 -- "Dismissals"): '' for a component's dismissal, as every one before;
 -- one with no component ('') is the tree's.
 ALTER TABLE advisory_dismissals ADD COLUMN package text NOT NULL DEFAULT '';
+-- And it is a site's (docs/design.md "Many sites"): a tree's dismissal
+-- covers the advisory in that site's tree alone. Sites come later
+-- (00019: the site upcheck runs beside is id 1, every row before them);
+-- 00025 makes it a reference to them.
+ALTER TABLE advisory_dismissals ADD COLUMN site_id bigint NOT NULL DEFAULT 1;
 DROP INDEX advisory_dismissals_standing;
 CREATE UNIQUE INDEX advisory_dismissals_standing
     ON advisory_dismissals (component_code, package, advisory_id) WHERE ended_at IS NULL;
 
 -- Whether a tree finding (the package name and the advisory as
--- tree_findings lists it) is dismissed: a dismissal in force
--- (upcheck_dismissal_in_force, the one definition) of the advisory that
--- names no package covers it wherever it is, a component's included; one
--- naming a package covers that package alone.
+-- tree_findings lists it) is dismissed on site's tree: a dismissal in
+-- force (upcheck_dismissal_in_force, the one definition) of the site's
+-- own that names no package covers it wherever it is in that tree, a
+-- component's of that site included; one naming a package covers that
+-- package alone. Another site's dismissal covers nothing here.
 -- +goose StatementBegin
-CREATE FUNCTION upcheck_tree_dismissed(name text, advisory jsonb)
+CREATE FUNCTION upcheck_tree_dismissed(site bigint, name text, advisory jsonb)
 RETURNS boolean
 LANGUAGE sql STABLE AS $$
     SELECT EXISTS (SELECT 1 FROM advisory_dismissals d
-                   WHERE d.ended_at IS NULL
+                   WHERE d.site_id = site AND d.ended_at IS NULL
                      AND (d.package = '' OR d.package = name)
                      AND upcheck_dismissal_in_force(d, advisory))
 $$;
@@ -129,7 +135,7 @@ CREATE VIEW tree_finding_state AS
 SELECT f.name, f.version, f.advisory_id, f.advisory, f.advisory_keys, f.malicious, f.known_exploited, f.epss,
        f.severity, f.fixed_in, f.withdrawn, f.found_at,
        p.dev, p.instances, p.components,
-       upcheck_tree_dismissed(f.name, f.advisory) AS dismissed
+       upcheck_tree_dismissed(1, f.name, f.advisory) AS dismissed
 FROM tree_findings f
 JOIN LATERAL (SELECT bool_and(tp.dev OR tp.dev_only) AS dev, count(*)::integer AS instances,
                      coalesce((SELECT array_agg(DISTINCT c ORDER BY c)
@@ -162,7 +168,7 @@ LANGUAGE sql STABLE AS $$
     UNION ALL
     SELECT 'exposed', x.name, x.version, x.advisory_id, x.malicious, false, x.installed_at, x.removed_at
     FROM tree_exposures x
-    WHERE NOT upcheck_tree_dismissed(x.name, x.advisory)
+    WHERE NOT upcheck_tree_dismissed(1, x.name, x.advisory)
 $$;
 -- +goose StatementEnd
 
@@ -180,10 +186,11 @@ DROP FUNCTION upcheck_tree_attention(text);
 DROP VIEW tree_finding_state;
 DROP FUNCTION upcheck_tree_shown(text, boolean, boolean);
 DROP FUNCTION upcheck_tree_counted(text, boolean, boolean, boolean, boolean);
-DROP FUNCTION upcheck_tree_dismissed(text, jsonb);
+DROP FUNCTION upcheck_tree_dismissed(bigint, text, jsonb);
 DROP INDEX advisory_dismissals_standing;
 CREATE UNIQUE INDEX advisory_dismissals_standing
     ON advisory_dismissals (component_code, advisory_id) WHERE ended_at IS NULL;
+ALTER TABLE advisory_dismissals DROP COLUMN site_id;
 ALTER TABLE advisory_dismissals DROP COLUMN package;
 DROP TABLE tree_exposures;
 DROP TABLE tree_evaluation;

@@ -13,7 +13,7 @@ CREATE OR REPLACE VIEW tree_finding_state AS
 SELECT f.name, f.version, f.advisory_id, f.advisory, f.advisory_keys, f.malicious, f.known_exploited, f.epss,
        f.severity, f.fixed_in, f.withdrawn, f.found_at,
        p.dev, p.instances, p.components,
-       upcheck_tree_dismissed(f.name, f.advisory) AS dismissed,
+       upcheck_tree_dismissed(p.site_id, f.name, f.advisory) AS dismissed,
        p.site_id
 FROM tree_findings f
 JOIN LATERAL (SELECT tp.site_id, bool_and(tp.dev OR tp.dev_only) AS dev, count(*)::integer AS instances,
@@ -77,7 +77,7 @@ LANGUAGE sql STABLE AS $$
     UNION ALL
     SELECT x.site_id, 'exposed', x.name, x.version, x.advisory_id, x.malicious, false, x.installed_at, x.removed_at
     FROM tree_exposures x
-    WHERE NOT upcheck_tree_dismissed(x.name, x.advisory)
+    WHERE NOT upcheck_tree_dismissed(x.site_id, x.name, x.advisory)
 $$;
 -- +goose StatementEnd
 -- +goose StatementBegin
@@ -172,7 +172,7 @@ CREATE VIEW tree_finding_state AS
 SELECT f.name, f.version, f.advisory_id, f.advisory, f.advisory_keys, f.malicious, f.known_exploited, f.epss,
        f.severity, f.fixed_in, f.withdrawn, f.found_at,
        p.dev, p.instances, p.components,
-       upcheck_tree_dismissed(f.name, f.advisory) AS dismissed
+       upcheck_tree_dismissed(1, f.name, f.advisory) AS dismissed
 FROM tree_findings f
 JOIN LATERAL (SELECT bool_and(tp.dev OR tp.dev_only) AS dev, count(*)::integer AS instances,
                      coalesce((SELECT array_agg(DISTINCT c ORDER BY c)
@@ -196,7 +196,7 @@ LANGUAGE sql STABLE AS $$
     UNION ALL
     SELECT 'exposed', x.name, x.version, x.advisory_id, x.malicious, false, x.installed_at, x.removed_at
     FROM tree_exposures x
-    WHERE NOT upcheck_tree_dismissed(x.name, x.advisory)
+    WHERE NOT upcheck_tree_dismissed(1, x.name, x.advisory)
 $$;
 -- +goose StatementEnd
 -- +goose StatementBegin

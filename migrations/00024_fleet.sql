@@ -253,22 +253,23 @@ CREATE TRIGGER fleet_gone AFTER DELETE ON tree_findings
     REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION upcheck_fleet_findings_changed();
 
 -- The dismissals: a dismissal made, ended or changed counts the advisory
--- it names again or no more, for a component's too (upcheck_tree_dismissed
--- reads every one that names no package): the sites with a finding or a
--- look-back finding of that advisory (by its id or an alias).
+-- it names again or no more on its site, for a component's too
+-- (upcheck_tree_dismissed reads every one of the site that names no
+-- package): its site, when it has a finding or a look-back finding of
+-- that advisory (by its id or an alias). Another site's counts stay.
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_fleet_dismissals_changed() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM upcheck_fleet_due(ARRAY(
         SELECT p.site_id
-        FROM (SELECT DISTINCT upper(advisory_id) AS k FROM changed) d
+        FROM (SELECT DISTINCT site_id, upper(advisory_id) AS k FROM changed) d
         JOIN tree_findings f ON f.advisory_keys @> ARRAY[d.k]
-        JOIN tree_packages p ON p.name = f.name AND p.version = f.version
+        JOIN tree_packages p ON p.site_id = d.site_id AND p.name = f.name AND p.version = f.version
         UNION
         SELECT x.site_id
-        FROM (SELECT DISTINCT advisory_id FROM changed) d
-        JOIN tree_exposures x ON upcheck_dismissal_names(d.advisory_id, x.advisory)));
+        FROM (SELECT DISTINCT site_id, advisory_id FROM changed) d
+        JOIN tree_exposures x ON x.site_id = d.site_id AND upcheck_dismissal_names(d.advisory_id, x.advisory)));
     RETURN NULL;
 END
 $$;

@@ -37,11 +37,10 @@ ALTER TABLE component_approvals ADD COLUMN site_id bigint NOT NULL DEFAULT 1 REF
 ALTER TABLE component_approvals DROP CONSTRAINT component_approvals_pkey;
 ALTER TABLE component_approvals ADD PRIMARY KEY (site_id, code, version, digest);
 
--- A component's dismissal is its site's; a tree's dismissal (no
--- component) is kept with the site upcheck runs beside and, as before,
--- covers the advisory wherever the fleet's trees install it
+-- A dismissal is its site's (site_id, 00013), a component's and a
+-- tree's alike: a tree's covers the advisory in that site's tree alone
 -- (upcheck_tree_dismissed).
-ALTER TABLE advisory_dismissals ADD COLUMN site_id bigint NOT NULL DEFAULT 1 REFERENCES sites (id) ON DELETE CASCADE;
+ALTER TABLE advisory_dismissals ADD FOREIGN KEY (site_id) REFERENCES sites (id) ON DELETE CASCADE;
 DROP INDEX advisory_dismissals_standing;
 CREATE UNIQUE INDEX advisory_dismissals_standing
     ON advisory_dismissals (site_id, component_code, package, advisory_id) WHERE ended_at IS NULL;
@@ -350,7 +349,7 @@ DROP FUNCTION upcheck_approvals_of(bigint, text);
 
 DELETE FROM advisory_dismissals WHERE site_id <> 1;
 DROP INDEX advisory_dismissals_standing;
-ALTER TABLE advisory_dismissals DROP COLUMN site_id;
+ALTER TABLE advisory_dismissals DROP CONSTRAINT advisory_dismissals_site_id_fkey;
 CREATE UNIQUE INDEX advisory_dismissals_standing
     ON advisory_dismissals (component_code, package, advisory_id) WHERE ended_at IS NULL;
 DELETE FROM component_approvals WHERE site_id <> 1;

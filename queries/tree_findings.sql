@@ -206,26 +206,32 @@ WHERE p.site_id = @site AND p.name = @name::text AND p.source NOT IN ('link', 'f
 ORDER BY p.id, f.advisory_id;
 
 -- name: TreeDismissalEnd :many
--- Ends the standing tree dismissal of an advisory for the package ('':
--- the advisory wherever it is), keeping it as history.
+-- Ends the site's standing tree dismissal of an advisory for the package
+-- ('': the advisory wherever it is in the site's tree), keeping it as
+-- history.
 UPDATE advisory_dismissals
 SET ended_at = clock_timestamp(), ended_how = @how::text
-WHERE component_code = '' AND package = @package::text AND advisory_id = @advisory_id::text AND ended_at IS NULL
+WHERE site_id = @site::bigint AND component_code = '' AND package = @package::text
+  AND advisory_id = @advisory_id::text AND ended_at IS NULL
 RETURNING id, reason;
 
 -- name: TreeDismissalCreate :one
--- Dismisses the advisory as a tree finding (or a look-back finding)
--- lists it (its fingerprint), for the package ('': wherever it is). No
--- row comes back when none lists such an advisory (for that package).
-INSERT INTO advisory_dismissals (component_code, package, advisory_id, user_id, user_email, reason, expires_at,
+-- Dismisses on the site the advisory as a tree finding of a version it
+-- installs (or a look-back finding of its) lists it (its fingerprint),
+-- for the package ('': wherever it is in the site's tree). No row comes
+-- back when none of the site's lists such an advisory (for that
+-- package).
+INSERT INTO advisory_dismissals (site_id, component_code, package, advisory_id, user_id, user_email, reason, expires_at,
                                  severity, affected, fixed_in)
-SELECT '', @package::text, f.advisory_id, sqlc.narg(user_id)::bigint,
+SELECT @site::bigint, '', @package::text, f.advisory_id, sqlc.narg(user_id)::bigint,
        (SELECT u.email FROM users u WHERE u.id = sqlc.narg(user_id)::bigint),
        @reason::text, sqlc.narg(expires_at)::timestamptz,
        coalesce(f.advisory->>'severity', ''), coalesce(f.advisory->>'affected', ''), coalesce(f.advisory->>'fixed_in', '')
-FROM (SELECT name, version, advisory_id, advisory FROM tree_findings
+FROM (SELECT t.name, t.version, t.advisory_id, t.advisory FROM tree_findings t
+      WHERE EXISTS (SELECT 1 FROM tree_packages p
+                    WHERE p.site_id = @site::bigint AND p.name = t.name AND p.version = t.version)
       UNION ALL
-      SELECT name, version, advisory_id, advisory FROM tree_exposures) f
+      SELECT x.name, x.version, x.advisory_id, x.advisory FROM tree_exposures x WHERE x.site_id = @site::bigint) f
 WHERE upcheck_dismissal_names(@advisory_id::text, f.advisory)
   AND (@package::text = '' OR f.name = @package::text)
 ORDER BY (f.advisory_id = @advisory_id::text) DESC, f.name, f.version

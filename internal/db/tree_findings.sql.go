@@ -116,23 +116,26 @@ func (q *Queries) TreeAttention(ctx context.Context, db DBTX, arg TreeAttentionP
 }
 
 const treeDismissalCreate = `-- name: TreeDismissalCreate :one
-INSERT INTO advisory_dismissals (component_code, package, advisory_id, user_id, user_email, reason, expires_at,
+INSERT INTO advisory_dismissals (site_id, component_code, package, advisory_id, user_id, user_email, reason, expires_at,
                                  severity, affected, fixed_in)
-SELECT '', $1::text, f.advisory_id, $2::bigint,
-       (SELECT u.email FROM users u WHERE u.id = $2::bigint),
-       $3::text, $4::timestamptz,
+SELECT $1::bigint, '', $2::text, f.advisory_id, $3::bigint,
+       (SELECT u.email FROM users u WHERE u.id = $3::bigint),
+       $4::text, $5::timestamptz,
        coalesce(f.advisory->>'severity', ''), coalesce(f.advisory->>'affected', ''), coalesce(f.advisory->>'fixed_in', '')
-FROM (SELECT name, version, advisory_id, advisory FROM tree_findings
+FROM (SELECT t.name, t.version, t.advisory_id, t.advisory FROM tree_findings t
+      WHERE EXISTS (SELECT 1 FROM tree_packages p
+                    WHERE p.site_id = $1::bigint AND p.name = t.name AND p.version = t.version)
       UNION ALL
-      SELECT name, version, advisory_id, advisory FROM tree_exposures) f
-WHERE upcheck_dismissal_names($5::text, f.advisory)
-  AND ($1::text = '' OR f.name = $1::text)
-ORDER BY (f.advisory_id = $5::text) DESC, f.name, f.version
+      SELECT x.name, x.version, x.advisory_id, x.advisory FROM tree_exposures x WHERE x.site_id = $1::bigint) f
+WHERE upcheck_dismissal_names($6::text, f.advisory)
+  AND ($2::text = '' OR f.name = $2::text)
+ORDER BY (f.advisory_id = $6::text) DESC, f.name, f.version
 LIMIT 1
 RETURNING id, advisory_id, dismissed_at, user_email, severity, affected, fixed_in
 `
 
 type TreeDismissalCreateParams struct {
+	Site       int64
 	Package    string
 	UserID     *int64
 	Reason     string
@@ -150,11 +153,14 @@ type TreeDismissalCreateRow struct {
 	FixedIn     string
 }
 
-// Dismisses the advisory as a tree finding (or a look-back finding)
-// lists it (its fingerprint), for the package (”: wherever it is). No
-// row comes back when none lists such an advisory (for that package).
+// Dismisses on the site the advisory as a tree finding of a version it
+// installs (or a look-back finding of its) lists it (its fingerprint),
+// for the package (”: wherever it is in the site's tree). No row comes
+// back when none of the site's lists such an advisory (for that
+// package).
 func (q *Queries) TreeDismissalCreate(ctx context.Context, db DBTX, arg TreeDismissalCreateParams) (TreeDismissalCreateRow, error) {
 	row := db.QueryRow(ctx, treeDismissalCreate,
+		arg.Site,
 		arg.Package,
 		arg.UserID,
 		arg.Reason,
@@ -177,12 +183,14 @@ func (q *Queries) TreeDismissalCreate(ctx context.Context, db DBTX, arg TreeDism
 const treeDismissalEnd = `-- name: TreeDismissalEnd :many
 UPDATE advisory_dismissals
 SET ended_at = clock_timestamp(), ended_how = $1::text
-WHERE component_code = '' AND package = $2::text AND advisory_id = $3::text AND ended_at IS NULL
+WHERE site_id = $2::bigint AND component_code = '' AND package = $3::text
+  AND advisory_id = $4::text AND ended_at IS NULL
 RETURNING id, reason
 `
 
 type TreeDismissalEndParams struct {
 	How        string
+	Site       int64
 	Package    string
 	AdvisoryID string
 }
@@ -192,10 +200,16 @@ type TreeDismissalEndRow struct {
 	Reason string
 }
 
-// Ends the standing tree dismissal of an advisory for the package (”:
-// the advisory wherever it is), keeping it as history.
+// Ends the site's standing tree dismissal of an advisory for the package
+// (”: the advisory wherever it is in the site's tree), keeping it as
+// history.
 func (q *Queries) TreeDismissalEnd(ctx context.Context, db DBTX, arg TreeDismissalEndParams) ([]TreeDismissalEndRow, error) {
-	rows, err := db.Query(ctx, treeDismissalEnd, arg.How, arg.Package, arg.AdvisoryID)
+	rows, err := db.Query(ctx, treeDismissalEnd,
+		arg.How,
+		arg.Site,
+		arg.Package,
+		arg.AdvisoryID,
+	)
 	if err != nil {
 		return nil, err
 	}

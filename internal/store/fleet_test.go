@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"sync"
 	"testing"
@@ -145,4 +146,70 @@ func TestFleetCountsUnderRacingWrites(t *testing.T) {
 			t.Errorf("%s: fleet %+v (%d packages), summary %+v", mode, r.Counts, r.Packages, sum.TreeCounts)
 		}
 	}
+}
+
+// A tree's dismissal is its site's: dismissing an advisory on one site
+// (wherever it is in that tree, or a component's dismissal of it there)
+// leaves it counted on another site that installs the same version, in
+// the site's summary and in the fleet's counts, either way round.
+func TestTreeDismissalIsItsSites(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	h := sha256.Sum256([]byte("shop"))
+	shop, err := b.st.SiteCreate(ctx, "shop", "", h[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	treekit.Write(t, b.st, "/site/package-lock.json", treekit.Tree(t, "node_modules/a 1.0.0"), nil)
+	treekit.WriteSite(t, b.st, shop.ID, "package-lock.json", treekit.Tree(t, "node_modules/a 1.0.0"), nil)
+	treekit.WriteFindings(t, b.st, []store.TreeFinding{finding(t, "a", "1.0.0", "GHSA-aaaa", "1.0.1", false, false)}, nil)
+	totals := func(when string, local, other int) {
+		t.Helper()
+		for site, want := range map[int64]int{store.LocalSite: local, shop.ID: other} {
+			sum, err := b.st.Summary(ctx, site, readmodel.DevSeparate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.TreeCounts == nil || sum.TreeCounts.Total != want {
+				t.Errorf("%s: site %d's summary counts %+v, want total %d", when, site, sum.TreeCounts, want)
+			}
+		}
+		rows, err := b.st.FleetPage(ctx, store.FleetFilter{Sort: readmodel.FleetByName, DevMode: readmodel.DevSeparate,
+			StaleAfter: readmodel.DefaultSiteStaleAfter, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if want := map[bool]int{true: local, false: other}[r.Local]; r.Counts.Total != want {
+				t.Errorf("%s: the fleet counts %s's total %d, want %d", when, r.Site, r.Counts.Total, want)
+			}
+		}
+	}
+	totals("not dismissed", 1, 1)
+	// The local site's counts are not refreshed by shop's dismissal.
+	b.exec(t, `UPDATE fleet_site_counts SET refreshed_at = '2000-01-01' WHERE site_id = 1`)
+	if _, err := b.st.DismissTreeAdvisory(ctx, store.NewTreeDismissal{Site: shop.ID, AdvisoryID: "GHSA-aaaa", Reason: "not reachable"}); err != nil {
+		t.Fatal(err)
+	}
+	totals("dismissed on shop", 1, 0)
+	if n := b.count(t, `SELECT count(*) FROM fleet_site_counts WHERE site_id = 1 AND refreshed_at > '2000-01-01'`); n != 0 {
+		t.Errorf("shop's dismissal refreshed the local site's counts (%d rows)", n)
+	}
+	if err := b.st.UndismissTreeAdvisory(ctx, shop.ID, "", "GHSA-aaaa", 0); err != nil {
+		t.Fatal(err)
+	}
+	totals("undone on shop", 1, 1)
+	if _, err := b.st.DismissTreeAdvisory(ctx, store.NewTreeDismissal{Package: "a", AdvisoryID: "GHSA-aaaa", Reason: "not reachable"}); err != nil {
+		t.Fatal(err)
+	}
+	totals("dismissed on the local site", 0, 1)
+	if err := b.st.UndismissTreeAdvisory(ctx, store.LocalSite, "a", "GHSA-aaaa", 0); err != nil {
+		t.Fatal(err)
+	}
+	// A component's dismissal of the advisory covers its own site's tree
+	// alone.
+	b.exec(t, `INSERT INTO advisory_dismissals (site_id, component_code, advisory_id, reason, severity, affected, fixed_in)
+		SELECT id, 'blog', 'GHSA-aaaa', 'accepted', 'medium', '*', '1.0.1' FROM sites WHERE name = 'shop'`)
+	totals("a component's dismissal on shop", 1, 0)
 }

@@ -59,7 +59,7 @@ func testTreeShown(t *testing.T, f *fdb) {
 // changed one covers nothing.
 func testTreeDismissed(t *testing.T, f *fdb) {
 	const adv = `'{"id": "GHSA-1", "aliases": ["CVE-2026-7"], "severity": "high", "affected": "<2.0.0", "fixed_in": "2.0.0"}'::jsonb`
-	q := func(name string) string { return `SELECT upcheck_tree_dismissed('` + name + `', ` + adv + `)` }
+	q := func(name string) string { return `SELECT upcheck_tree_dismissed(1, '` + name + `', ` + adv + `)` }
 	if f.bool(t, q("a")) {
 		t.Errorf("%s: true with no dismissal", q("a"))
 	}
@@ -80,6 +80,16 @@ func testTreeDismissed(t *testing.T, f *fdb) {
 	f.exec(t, `UPDATE advisory_dismissals SET severity = 'high', ended_at = clock_timestamp(), ended_how = 'undone'`)
 	if f.bool(t, q("a")) {
 		t.Error("an ended dismissal still covers the advisory")
+	}
+	// Another site's dismissal covers nothing on this one.
+	f.exec(t, `INSERT INTO sites (name, owner, token_hash, token_made_at) VALUES ('shop', '', sha256('shop'), now())`)
+	f.exec(t, `INSERT INTO advisory_dismissals (site_id, component_code, package, advisory_id, reason, severity, affected, fixed_in)
+		SELECT id, '', '', 'GHSA-1', 'r', 'high', '<2.0.0', '2.0.0' FROM sites WHERE name = 'shop'`)
+	if f.bool(t, q("a")) {
+		t.Error("another site's dismissal covers the advisory on the local site")
+	}
+	if !f.bool(t, `SELECT upcheck_tree_dismissed((SELECT id FROM sites WHERE name = 'shop'), 'a', `+adv+`)`) {
+		t.Error("a site's own dismissal does not cover the advisory there")
 	}
 }
 

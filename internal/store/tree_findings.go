@@ -341,10 +341,13 @@ func (e *Executor) TreeFindingsOfPackage(ctx context.Context, site int64, name s
 	return out, nil
 }
 
-// NewTreeDismissal is an admin's acceptance of an advisory's risk in the
-// installed tree: wherever it is (Package ""), or on one package. Its
-// Reason and ExpiresAt are checked as NewDismissal's.
+// NewTreeDismissal is an admin's acceptance of an advisory's risk in a
+// site's installed tree: wherever it is in that tree (Package ""), or on
+// one package. Its Reason and ExpiresAt are checked as NewDismissal's.
 type NewTreeDismissal struct {
+	// Site is whose tree it covers (0: LocalSite); another site's tree
+	// is not covered.
+	Site                int64
 	Package, AdvisoryID string
 	UserID              int64
 	Reason              string
@@ -355,9 +358,13 @@ type NewTreeDismissal struct {
 // finding lists it, for the package or wherever it is, replacing the one
 // standing before it; audited (advisory.dismiss, with the package) in the
 // same transaction. ErrNotFound when no tree finding lists such an
-// advisory (on that package). A dismissal naming no package covers the
-// tree's findings of the advisory; a component's dismissal of it does too.
+// advisory (on that package) on the site. A dismissal naming no package
+// covers the site's tree's findings of the advisory; a component's
+// dismissal of it on that site does too.
 func (s *Store) DismissTreeAdvisory(ctx context.Context, d NewTreeDismissal) (Dismissal, error) {
+	if d.Site == 0 {
+		d.Site = LocalSite
+	}
 	switch {
 	case strings.TrimSpace(d.Reason) == "":
 		return Dismissal{}, ErrReasonRequired
@@ -370,18 +377,18 @@ func (s *Store) DismissTreeAdvisory(ctx context.Context, d NewTreeDismissal) (Di
 	}
 	var out Dismissal
 	err := s.WithTx(ctx, func(tx *Tx) error {
-		ended, err := tx.q.TreeDismissalEnd(ctx, tx.tx, db.TreeDismissalEndParams{How: "replaced", Package: d.Package, AdvisoryID: d.AdvisoryID})
+		ended, err := tx.q.TreeDismissalEnd(ctx, tx.tx, db.TreeDismissalEndParams{Site: d.Site, How: "replaced", Package: d.Package, AdvisoryID: d.AdvisoryID})
 		if err != nil {
 			return fmt.Errorf("dismiss advisory: end the standing one: %w", err)
 		}
-		r, err := tx.q.TreeDismissalCreate(ctx, tx.tx, db.TreeDismissalCreateParams{Package: d.Package, UserID: optionalID(d.UserID),
+		r, err := tx.q.TreeDismissalCreate(ctx, tx.tx, db.TreeDismissalCreateParams{Site: d.Site, Package: d.Package, UserID: optionalID(d.UserID),
 			Reason: d.Reason, ExpiresAt: d.ExpiresAt, AdvisoryID: d.AdvisoryID})
 		if err != nil {
 			return fmt.Errorf("dismiss advisory %q in the tree: %w", d.AdvisoryID, dismissalConstraint(err))
 		}
 		out = Dismissal{ID: r.ID, AdvisoryID: r.AdvisoryID, By: deref(r.UserEmail), At: r.DismissedAt, Reason: d.Reason,
 			ExpiresAt: d.ExpiresAt, Dismissed: Fingerprint{Severity: r.Severity, Affected: r.Affected, FixedIn: r.FixedIn}, InForce: true}
-		detail := map[string]any{"package": d.Package, "advisory": r.AdvisoryID, "dismissal": r.ID, "reason": d.Reason,
+		detail := map[string]any{"site_id": d.Site, "package": d.Package, "advisory": r.AdvisoryID, "dismissal": r.ID, "reason": d.Reason,
 			"expires_at": d.ExpiresAt, "severity": r.Severity, "affected": r.Affected, "fixed_in": r.FixedIn, "by": deref(r.UserEmail)}
 		if len(ended) > 0 {
 			detail["replaced"] = ended[0].ID
@@ -391,17 +398,17 @@ func (s *Store) DismissTreeAdvisory(ctx context.Context, d NewTreeDismissal) (Di
 	return out, err
 }
 
-// UndismissTreeAdvisory ends the standing tree dismissal of the advisory
-// for the package ("": wherever it is), audited in the same transaction;
-// nothing happens, unaudited, when none stands.
-func (s *Store) UndismissTreeAdvisory(ctx context.Context, pkg, advisoryID string, userID int64) error {
+// UndismissTreeAdvisory ends site's standing tree dismissal of the
+// advisory for the package ("": wherever it is in its tree), audited in
+// the same transaction; nothing happens, unaudited, when none stands.
+func (s *Store) UndismissTreeAdvisory(ctx context.Context, site int64, pkg, advisoryID string, userID int64) error {
 	return s.WithTx(ctx, func(tx *Tx) error {
-		ended, err := tx.q.TreeDismissalEnd(ctx, tx.tx, db.TreeDismissalEndParams{How: "undone", Package: pkg, AdvisoryID: advisoryID})
+		ended, err := tx.q.TreeDismissalEnd(ctx, tx.tx, db.TreeDismissalEndParams{Site: site, How: "undone", Package: pkg, AdvisoryID: advisoryID})
 		if err != nil || len(ended) == 0 {
 			return mapError(err)
 		}
 		return tx.AuditAppend(ctx, userID, AuditAdvisoryUndismiss,
-			map[string]any{"package": pkg, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
+			map[string]any{"site_id": site, "package": pkg, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
 	})
 }
 

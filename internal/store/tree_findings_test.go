@@ -173,7 +173,7 @@ func TestTreeDismissalsByAdvisoryAndPackage(t *testing.T) {
 	if got := attention(t, b, readmodel.DevSeparate); !slices.Equal(got, want) {
 		t.Errorf("attention = %v, want %v", got, want)
 	}
-	if err := b.st.UndismissTreeAdvisory(ctx, "a", "GHSA-aaaa", 0); err != nil {
+	if err := b.st.UndismissTreeAdvisory(ctx, store.LocalSite, "a", "GHSA-aaaa", 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := attention(t, b, readmodel.DevSeparate); !slices.Contains(got, "vulnerable:a") {
