@@ -142,6 +142,9 @@ type NotificationsProps struct {
 	// MayChooseFleet: the principal sees every site, so may subscribe a
 	// channel to the fleet.
 	MayChooseFleet bool
+	// MayChooseLocal: the principal sees the local site, so may
+	// subscribe a channel to it.
+	MayChooseLocal bool
 }
 
 // channelScopeText says which sites a channel is told of.

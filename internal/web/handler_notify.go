@@ -63,6 +63,7 @@ func (s *Server) renderNotifications(c echo.Context, status int, f flash) error 
 	p.CanManage = p.Layout.User.CanManage
 	principal, _ := auth.PrincipalFrom(c)
 	p.MayChooseFleet = !principal.Sites.Limited()
+	p.MayChooseLocal = principal.MaySee(store.LocalSite)
 	// A target is a credential: viewers see a webhook's scheme and host,
 	// admins a masked form; the whole only once, at creation.
 	for i, ch := range channels {

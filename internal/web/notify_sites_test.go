@@ -190,3 +190,62 @@ func TestChannelSitesOnThePage(t *testing.T) {
 		t.Errorf("%d channels, want blog's and the limited admin's of shop", n)
 	}
 }
+
+// A user limited to registered sites, not the local one, reaches the
+// Notifications section (its page and API): it lists, makes and acts on
+// the channels of its sites alone, is offered neither the local site nor
+// the fleet, is refused a channel of the local site as a site that does
+// not exist, and acts on the local site's channel as on one that does
+// not exist (404). Its page carries nothing of the local site.
+func TestNotificationsForAUserWithoutTheLocalSite(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	hash := sha256.Sum256([]byte("ups_shop"))
+	if _, err := b.store.SiteCreate(ctx, "shop", "", hash[:]); err != nil {
+		t.Fatal(err)
+	}
+	admin := b.login("admin@example.test")
+	r := admin.sendJSON("POST", apiChannels, map[string]any{"kind": "webhook", "name": "local-hook", "target": hookURL, "events": "security"}, true, nil)
+	wantStatus(t, "admin adds the local site's", r, http.StatusCreated)
+	local := decodeJSON[scopedChannel](t, r)
+
+	limited := b.limitedUser("shop-admin@example.test", auth.RoleAdmin, "shop")
+	anon := b.anonymous()
+	wantError(t, "a channel of the local site", anon.sendJSON("POST", apiChannels, map[string]any{"kind": "webhook", "target": hookURL,
+		"events": "security"}, false, limited), http.StatusNotFound, "No site is named “local”.")
+	mine := anon.sendJSON("POST", apiChannels, map[string]any{"kind": "webhook", "name": "shops-hook", "target": hookURL, "events": "security",
+		"sites": []string{"shop"}}, false, limited)
+	wantStatus(t, "a channel of shop", mine, http.StatusCreated)
+	list := anon.do("GET", apiChannels, "", "", limited)
+	wantStatus(t, "the list", list, http.StatusOK)
+	var names []string
+	for _, ch := range decodeJSON[struct{ Channels []scopedChannel }](t, list).Channels {
+		names = append(names, ch.Name)
+	}
+	if !slices.Equal(names, []string{"shops-hook"}) {
+		t.Errorf("the user limited to shop lists %v; want shop's alone", names)
+	}
+	wantStatus(t, "the deliveries", anon.do("GET", apiDeliveries, "", "", limited), http.StatusOK)
+	path := fmt.Sprintf("%s/%d", apiChannels, local.ID)
+	wantError(t, "test of the local site's channel", anon.sendJSON("POST", path+"/test", nil, false, limited), http.StatusNotFound,
+		fmt.Sprintf("No channel has the id %d.", local.ID))
+	wantStatus(t, "test of shop's channel", anon.sendJSON("POST", fmt.Sprintf("%s/%d/test", apiChannels, decodeJSON[scopedChannel](t, mine).ID),
+		nil, false, limited), http.StatusAccepted)
+
+	c := b.loginLimited("shop-admin@example.test")
+	page := c.do("GET", "/admin/notifications", "", "", nil)
+	if page.status != http.StatusOK {
+		t.Fatalf("the page: %d", page.status)
+	}
+	for _, hidden := range []string{"local-hook", `value="local"`, `value="fleet"`, `href="/admin/plugins"`, `href="/admin"`} {
+		if strings.Contains(page.body, hidden) {
+			t.Errorf("the page of the user limited to shop has %s", hidden)
+		}
+	}
+	if !strings.Contains(page.body, "shops-hook") || !strings.Contains(page.body, `href="/admin/notifications"`) {
+		t.Errorf("the page lacks shop's channel or the link to the section")
+	}
+	wantStatus(t, "the form's delete question of the local site's channel",
+		c.do("GET", fmt.Sprintf("/admin/notifications/channels/%d/delete", local.ID), "", "", nil), http.StatusNotFound)
+}

@@ -93,7 +93,8 @@ func (s *Server) routes(e *echo.Echo) {
 func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	e.GET(pathOpenAPI, s.openAPI)
 	// Every route of the API is about the local site (localSite: 404 for
-	// a principal that may not see it) but the sites' own.
+	// a principal that may not see it) but the sites' own and the
+	// notifications'.
 	all := app.group(apiPrefix, require(auth.PermView))
 	api := all.group("", localSite())
 	api.get(views.PathAPISummary, s.apiSummary)
@@ -105,8 +106,6 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	api.get(apiPrefix+"/history", s.apiHistory)
 	api.get(apiPrefix+"/sources", s.apiSources)
 	api.get(apiPrefix+"/feeds", s.apiFeeds)
-	api.get(apiChannels, s.apiChannels)
-	api.get(apiDeliveries, s.apiDeliveries)
 	apiAudit := api.group("", require(auth.PermAudit))
 	apiAudit.get(apiPrefix+"/audit", s.apiAudit)
 	apiManage := api.group("", require(auth.PermManage), csrf())
@@ -116,12 +115,19 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	apiManage.post(apiSkip, s.apiSkip)
 	apiManage.delete(apiSkip, s.apiUnskip)
 	apiManage.post(apiApprove, s.apiApprove)
-	apiManage.post(apiChannels, s.apiAddChannel)
-	apiManage.post(apiChannelPrefix+"/test", s.apiTestChannel)
-	apiManage.post(apiChannelPrefix+"/enable", s.apiEnableChannel)
-	apiManage.post(apiChannelPrefix+"/disable", s.apiDisableChannel)
-	apiManage.delete(apiChannelPrefix, s.apiDeleteChannel)
-	apiManage.post(apiDeliveries+"/:id/retry", s.apiRetryDelivery)
+
+	// Notifications: every principal, of the channels whose sites are all
+	// its own (notify_sites.go: another channel is 404), so not behind
+	// localSite: a principal limited to registered sites manages theirs.
+	all.get(apiChannels, s.apiChannels)
+	all.get(apiDeliveries, s.apiDeliveries)
+	allManage := all.group("", require(auth.PermManage), csrf())
+	allManage.post(apiChannels, s.apiAddChannel)
+	allManage.post(apiChannelPrefix+"/test", s.apiTestChannel)
+	allManage.post(apiChannelPrefix+"/enable", s.apiEnableChannel)
+	allManage.post(apiChannelPrefix+"/disable", s.apiDisableChannel)
+	allManage.delete(apiChannelPrefix, s.apiDeleteChannel)
+	allManage.post(apiDeliveries+"/:id/retry", s.apiRetryDelivery)
 
 	// Sites: a viewer lists the sites it may see; registering, rotating
 	// and removing are sites.can_manage (admins), with an API token too.
@@ -139,7 +145,7 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 // request.
 func (s *Server) adminRoutes(app group) {
 	// Every page is about the local site (localSite: 404 for a principal
-	// that may not see it) but the Sites section.
+	// that may not see it) but the Sites section and the Notifications.
 	all := app.group(views.PathDashboard, require(auth.PermView), s.withSites, s.withSummary)
 	admin := all.group("", localSite())
 	admin.get(views.PathDashboard, s.dashboard)
@@ -150,7 +156,6 @@ func (s *Server) adminRoutes(app group) {
 	admin.get(views.PathPackages+"/:scope/:name", s.packagePage) // "@types/node" plain
 	admin.get(views.PathHistory, s.historyPage)
 	admin.get(views.PathSources, s.sourcesPage)
-	admin.get(views.PathNotifications, s.notificationsPage)
 	adminAudit := admin.group("", require(auth.PermAudit))
 	adminAudit.get(views.PathAudit, s.auditPage)
 	adminAudit.get(views.PathAuditCSV, s.auditCSV)
@@ -161,15 +166,6 @@ func (s *Server) adminRoutes(app group) {
 	adminManage.post(views.PathCatalog+"/:code/skip", s.skip)                          // views.ComponentSkipPath
 	adminManage.post(views.PathCatalog+"/:code/unskip", s.unskip)                      // views.ComponentUnskipPath
 	adminManage.post(views.PathCatalog+"/:code/approve", s.approve)                    // views.ComponentApprovePath
-	adminManage.post(views.PathNotifications+"/channels", s.addChannel)
-	adminManage.post(views.PathNotifications+"/channels/:id/test", s.testChannel)       // views.ChannelPath
-	adminManage.post(views.PathNotifications+"/channels/:id/delete", s.deleteChannel)   // views.ChannelPath
-	adminManage.post(views.PathNotifications+"/channels/:id/enable", s.enableChannel)   // views.ChannelPath
-	adminManage.post(views.PathNotifications+"/channels/:id/disable", s.disableChannel) // views.ChannelPath
-	adminManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)      // views.DeliveryRetryPath
-
-	// Deleting a channel asks first (views.Confirm); the POST above needs confirmed=yes.
-	adminManage.get(views.PathNotifications+"/channels/:id/delete", s.deleteChannelConfirm)
 
 	// A document obtained elsewhere, imported for a source: it writes as a
 	// check does, so the form too is for managers.
@@ -184,6 +180,20 @@ func (s *Server) adminRoutes(app group) {
 	adminTokensChange := adminTokens.group("", csrf())
 	adminTokensChange.post(views.PathTokens, s.createToken)
 	adminTokensChange.post(views.PathTokens+"/:id/revoke", s.revokeToken) // views.TokenRevokePath
+
+	// Notifications: every principal, of the channels whose sites are all
+	// its own (notify_sites.go: another channel is 404), so not behind
+	// localSite.
+	all.get(views.PathNotifications, s.notificationsPage)
+	allManage := all.group("", require(auth.PermManage), csrf())
+	allManage.post(views.PathNotifications+"/channels", s.addChannel)
+	allManage.post(views.PathNotifications+"/channels/:id/test", s.testChannel)       // views.ChannelPath
+	allManage.post(views.PathNotifications+"/channels/:id/delete", s.deleteChannel)   // views.ChannelPath
+	allManage.post(views.PathNotifications+"/channels/:id/enable", s.enableChannel)   // views.ChannelPath
+	allManage.post(views.PathNotifications+"/channels/:id/disable", s.disableChannel) // views.ChannelPath
+	allManage.post(views.PathNotifications+"/events/:id/retry", s.retryDelivery)      // views.DeliveryRetryPath
+	// Deleting a channel asks first (views.Confirm); the POST above needs confirmed=yes.
+	allManage.get(views.PathNotifications+"/channels/:id/delete", s.deleteChannelConfirm)
 
 	// Sites: the sites the principal may see; registering, rotating and
 	// removing are sites.can_manage (admins), asked first, from a browser
