@@ -209,11 +209,18 @@ SELECT
     last_run.finished_at                                                        AS last_finished_at,
     coalesce((SELECT owner IS NOT NULL AND expires_at > clock_timestamp()
                 FROM core_update_lock WHERE name = 'check'), false)::boolean    AS check_running,
-    (SELECT count(*) FROM notification_events
-      WHERE state <> 'delivered' AND last_error IS NOT NULL)::bigint             AS notifications_failing,
-    (SELECT count(*) FROM notification_events WHERE state = 'pending')::bigint  AS notifications_pending,
-    coalesce((SELECT extract(epoch FROM clock_timestamp() - min(created_at))
-                FROM notification_events WHERE state = 'pending'), 0)::float8  AS oldest_pending_seconds,
+    -- The deliveries of the channels told of this site alone
+    -- (upcheck_channel_only_of): not the fleet's, nor another site's.
+    (SELECT count(*) FROM notification_events e
+       JOIN notification_channels ch ON ch.id = e.channel_id AND upcheck_channel_only_of(ch.scope, ch.id, @site::bigint)
+      WHERE e.state <> 'delivered' AND e.last_error IS NOT NULL)::bigint         AS notifications_failing,
+    (SELECT count(*) FROM notification_events e
+       JOIN notification_channels ch ON ch.id = e.channel_id AND upcheck_channel_only_of(ch.scope, ch.id, @site::bigint)
+      WHERE e.state = 'pending')::bigint                                         AS notifications_pending,
+    coalesce((SELECT extract(epoch FROM clock_timestamp() - min(e.created_at))
+                FROM notification_events e
+                JOIN notification_channels ch ON ch.id = e.channel_id AND upcheck_channel_only_of(ch.scope, ch.id, @site::bigint)
+               WHERE e.state = 'pending'), 0)::float8                          AS oldest_pending_seconds,
     (SELECT coalesce(jsonb_agg(jsonb_build_object(
                 'code', a.code, 'name', a.name, 'installed', a.installed_version,
                 'update_version', a.update_version, 'kind', a.kind,

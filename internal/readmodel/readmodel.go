@@ -98,7 +98,8 @@ type Summary struct {
 	CheckRunning bool `json:"check_running"`
 	// NotificationsFailing counts notifications not delivered whose last
 	// attempt failed: retrying, or failed for good and waiting for a retry
-	// by hand.
+	// by hand. It and the pending counts are of the channels told of the
+	// site alone (upcheck_channel_only_of), not the fleet's.
 	NotificationsFailing int `json:"notifications_failing"`
 	// NotificationsPending counts notifications not delivered yet, and
 	// OldestPendingSeconds is how long the oldest of them has waited (0:

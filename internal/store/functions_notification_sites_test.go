@@ -42,3 +42,29 @@ func testChannelSees(t *testing.T, f *fdb) {
 		t.Errorf("a channel of shop and the local site: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
 	}
 }
+
+// upcheck_channel_only_of: a channel is told of the site and of no other
+// (a local channel of the local site, a channel of some sites whose only
+// site it is); the fleet's and one of several sites are no site's alone,
+// nor is one left without sites.
+func testChannelOnlyOf(t *testing.T, f *fdb) {
+	f.exec(t, `INSERT INTO sites (id, name, token_hash) VALUES (2, 'shop', sha256('a')), (3, 'blog', sha256('b'))`)
+	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events, scope) VALUES
+		(1, 'local', 'webhook', 'https://hooks.example/1', 'security', 'local'),
+		(2, 'shop', 'webhook', 'https://hooks.example/2', 'security', 'sites'),
+		(3, 'fleet', 'webhook', 'https://hooks.example/3', 'security', 'fleet'),
+		(4, 'shop and local', 'webhook', 'https://hooks.example/4', 'security', 'sites'),
+		(5, 'local named', 'webhook', 'https://hooks.example/5', 'security', 'sites'),
+		(6, 'none left', 'webhook', 'https://hooks.example/6', 'security', 'sites')`)
+	f.exec(t, `INSERT INTO notification_channel_sites (channel_id, site_id) VALUES (2, 2), (4, 2), (4, 1), (5, 1)`)
+	for _, c := range []struct {
+		channel int64
+		of      string
+	}{{1, "1"}, {2, "2"}, {3, ""}, {4, ""}, {5, "1"}, {6, ""}} {
+		got := f.text(t, `SELECT coalesce(string_agg(s.id::text, ',' ORDER BY s.id), '') FROM sites s, notification_channels ch
+			WHERE ch.id = $1 AND upcheck_channel_only_of(ch.scope, ch.id, s.id)`, c.channel)
+		if got != c.of {
+			t.Errorf("channel %d is of sites %q alone, want %q", c.channel, got, c.of)
+		}
+	}
+}

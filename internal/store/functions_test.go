@@ -77,6 +77,8 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_channel_sees": testChannelSees,
 	// migrations/00028_fleet_impact.sql
 	"upcheck_advisory_keys_of": testAdvisoryKeysOf,
+	// migrations/00031_site_notifications.sql
+	"upcheck_channel_only_of": testChannelOnlyOf,
 }
 
 func TestFunctions(t *testing.T) {
