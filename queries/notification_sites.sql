@@ -114,3 +114,191 @@ FROM digest d
 JOIN tree_findings f ON f.name = d.name AND f.version = d.version AND f.advisory_id = d.advisory_id
 ON CONFLICT (channel_id, key) DO NOTHING
 RETURNING id;
+
+-- name: EventPlanSitesNothingNew :exec
+-- EventPlanSites' question without its insert, for a check's pipelined
+-- write: raises UN001 (store.ErrEventsToQueue) when a channel of some
+-- sites or of the fleet sees one of the registered sites' components
+-- (@sites[i], @codes[i]) and its result may call for an event
+-- (upcheck_sites_nothing_to_queue, migrations/00031_site_notifications.sql).
+SELECT upcheck_sites_nothing_to_queue(@sites::bigint[], @codes::text[]);
+
+-- name: EventPlanSites :many
+-- The events of registered sites' components (docs/notifications.md
+-- "Sites"): the facts EventPlan reads of the local site's components
+-- (keep the two in step), of the components (@sites[i], @codes[i]), or
+-- of every registered site's when @every. A channel of some sites gets
+-- one event per fact of each site it is subscribed to, naming the site
+-- ("site": its name) and keyed by it ("update.available@shop:npm:debug@
+-- 4.4.3"): once per channel, site and fact. A channel of the fleet gets
+-- the digest: one event per fact naming the sites new to it in this
+-- planning (the first 100 by name in "sites", all counted in
+-- "site_count"), remembered in notification_fleet_component_told and
+-- keyed by the fact and the hash of those sites, so that planning again
+-- finds the same key or nothing. A fact's payload is the first site's
+-- by name; a digest's component names no installed version when its
+-- sites install different ones. The local site's components are
+-- EventPlan's (its channels, as before).
+WITH wanted AS MATERIALIZED (
+    SELECT unnest(@sites::bigint[]) AS site_id, unnest(@codes::text[]) AS code
+),
+facts AS MATERIALIZED (
+    SELECT cs.site_id, cs.installed_version AS installed, 'malicious_package' AS type,
+           cs.code || '@' || cs.installed_version || '/' || (a->>'id') AS subject,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.package, 'advisory', a - 'no_fix') AS payload,
+           NULL::float8 AS epss
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
+    WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'advisory.exploited',
+           cs.code || '/' || (a->>'id'),
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'advisory', a - 'no_fix'),
+           NULL
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
+    WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
+      AND NOT coalesce((a->>'malicious')::boolean, false)
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'security_update.available',
+           cs.code || '@' || r.security_version,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'version', r.security_version,
+                              'installable', cs.update_version IS NOT DISTINCT FROM r.security_version,
+                              'severity', r.evaluation->'security_release'->>'severity',
+                              'summary', r.evaluation->'security_release'->>'summary',
+                              'url', r.evaluation->'security_release'->>'url',
+                              'fix_version', r.fix_version,
+                              'advisories', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', a->>'id', 'aliases', coalesce(a->'aliases', '[]'::jsonb))), '[]'::jsonb)
+                                             FROM jsonb_array_elements(cs.open_advisories) AS a
+                                             WHERE NOT coalesce((a->>'no_fix')::boolean, false))),
+           NULL
+    FROM component_state cs
+    JOIN component_results r ON r.site_id = cs.site_id AND r.code = cs.code
+    WHERE cs.security AND r.security_version IS NOT NULL
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'advisory.unfixed',
+           cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'advisory', a - 'no_fix'),
+           (a->'epss'->>'score')::float8
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
+    WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
+      AND NOT coalesce((a->>'known_exploited')::boolean, false)
+      AND NOT coalesce((a->>'malicious')::boolean, false)
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'deprecated',
+           cs.code || '@' || cs.installed_version,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'message', cs.deprecated),
+           NULL
+    FROM component_state cs
+    WHERE cs.deprecated IS NOT NULL
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
+           cs.code || '@' || cs.provenance_lost || '/provenance_lost',
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'kind', 'provenance_lost', 'version', cs.provenance_lost),
+           NULL
+    FROM component_state cs
+    WHERE cs.provenance_lost IS NOT NULL
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
+           cs.code || '@' || cs.new_publisher_version || '/new_publisher',
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'kind', 'new_publisher',
+                              'version', cs.new_publisher_version, 'account', cs.new_publisher),
+           NULL
+    FROM component_state cs
+    WHERE cs.new_publisher_version IS NOT NULL
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
+           cs.code || '@' || (s->'args'->>'version') || '/' || (s->>'kind')
+               || coalesce('/' || nullif(s->'args'->>'name', ''), '') || coalesce('@' || (s->'args'->>'sha256'), ''),
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'package', cs.registry_facts->>'package', 'kind', s->>'kind',
+                              'version', s->'args'->>'version', 'signal', s),
+           NULL
+    FROM component_state cs
+    CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(cs.registry_facts->'brings') = 'array'
+                                                 THEN cs.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
+    WHERE cs.update_available
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+    UNION ALL
+    SELECT cs.site_id, cs.installed_version, 'update.available',
+           cs.code || '@' || cs.update_version,
+           jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
+                              'version', cs.update_version, 'url', cs.release_url),
+           NULL
+    FROM component_state cs
+    WHERE cs.update_available
+      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+),
+named AS MATERIALIZED (
+    SELECT f.*, s.name AS site, f.type || ':' || f.subject AS fact
+    FROM facts f JOIN sites s ON s.id = f.site_id
+),
+site_events AS (
+    INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+    SELECT gen_random_uuid(), ch.id, f.type || '@' || f.site || ':' || f.subject, f.type,
+           f.payload || jsonb_build_object('site', f.site), sqlc.narg(epoch)::bigint
+    FROM named f
+    JOIN notification_channel_sites cs ON cs.site_id = f.site_id
+    JOIN notification_channels ch ON ch.id = cs.channel_id AND ch.enabled AND ch.scope = 'sites'
+         AND (ch.events = 'all' OR f.type <> 'update.available')
+         AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
+    WHERE sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint
+    ON CONFLICT (channel_id, key) DO NOTHING
+    RETURNING id
+),
+told AS (
+    INSERT INTO notification_fleet_component_told (channel_id, fact, site_id)
+    SELECT ch.id, f.fact, f.site_id
+    FROM named f
+    JOIN notification_channels ch ON ch.enabled AND ch.scope = 'fleet'
+         AND (ch.events = 'all' OR f.type <> 'update.available')
+         AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
+    WHERE sqlc.narg(channel_id)::bigint IS NULL OR ch.id = sqlc.narg(channel_id)::bigint
+    ON CONFLICT DO NOTHING
+    RETURNING channel_id, fact, site_id
+),
+digest AS (
+    SELECT t.channel_id, t.fact,
+           array_agg(s.name ORDER BY s.name)::text[] AS sites,
+           array_agg(t.site_id ORDER BY t.site_id)::bigint[] AS site_ids
+    FROM told t
+    JOIN sites s ON s.id = t.site_id
+    GROUP BY t.channel_id, t.fact
+),
+fleet_events AS (
+    INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
+    SELECT gen_random_uuid(), d.channel_id,
+           d.fact || '#' || encode(sha256(convert_to(array_to_string(d.site_ids, ','), 'UTF8')), 'hex'),
+           p.type,
+           CASE WHEN p.installs = 1 THEN p.payload ELSE p.payload #- '{component,installed}' END
+               || jsonb_build_object('sites', to_jsonb(d.sites[1:100]), 'site_count', cardinality(d.sites)),
+           sqlc.narg(epoch)::bigint
+    FROM digest d
+    JOIN LATERAL (SELECT f.type, f.payload,
+                         (SELECT count(DISTINCT g.installed) FROM named g
+                          WHERE g.fact = d.fact AND g.site_id = ANY (d.site_ids)) AS installs
+                  FROM named f
+                  WHERE f.fact = d.fact AND f.site_id = ANY (d.site_ids)
+                  ORDER BY f.site
+                  LIMIT 1) p ON true
+    ON CONFLICT (channel_id, key) DO NOTHING
+    RETURNING id
+)
+SELECT id FROM site_events
+UNION ALL
+SELECT id FROM fleet_events;

@@ -411,6 +411,12 @@ type NotificationEvent struct {
 	AdvisoryKeys  []string
 }
 
+type NotificationFleetComponentTold struct {
+	ChannelID int64
+	Fact      string
+	SiteID    int64
+}
+
 type NotificationFleetTold struct {
 	ChannelID  int64
 	Name       string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -152,7 +153,7 @@ func (s *Service) send(ctx context.Context, d store.Delivery) (int, error) {
 			Timestamp time.Time       `json:"timestamp"`
 			Data      json.RawMessage `json:"data"`
 			AdminURL  string          `json:"admin_url,omitempty"`
-		}{d.Type, d.CreatedAt.UTC(), d.Payload, adminURL(s.publicURL, payloadCode(d.Payload))})
+		}{d.Type, d.CreatedAt.UTC(), d.Payload, eventURL(s.publicURL, d.Payload)})
 		if err != nil {
 			return 0, err
 		}
@@ -167,7 +168,7 @@ func (s *Service) send(ctx context.Context, d store.Delivery) (int, error) {
 		header.Set("webhook-timestamp", strconv.FormatInt(now, 10))
 		header.Set("webhook-signature", sig)
 	case readmodel.ChannelSlack:
-		link := chatEscape(adminURL(s.publicURL, payloadCode(d.Payload)))
+		link := chatEscape(eventURL(s.publicURL, d.Payload))
 		if body, err = json.Marshal(map[string]string{"text": slackText(d, link)}); err != nil {
 			return 0, err
 		}
@@ -186,4 +187,25 @@ func payloadCode(payload []byte) string {
 		return ""
 	}
 	return p.Component.Code
+}
+
+// eventURL is the AdminCP page an event links to under publicURL ("" for
+// none): a component's page (adminURL), a registered site's overview for
+// an event naming one site (its components have no page of their own
+// there), the Fleet page for a digest naming several.
+func eventURL(publicURL string, payload []byte) string {
+	var p struct {
+		Site  string   `json:"site"`
+		Sites []string `json:"sites"`
+	}
+	_ = json.Unmarshal(payload, &p) // a payload of another shape links as before
+	switch {
+	case publicURL == "":
+		return ""
+	case p.Site != "":
+		return publicURL + "/sites/" + url.PathEscape(p.Site)
+	case len(p.Sites) > 0:
+		return publicURL + "/admin/fleet"
+	}
+	return adminURL(publicURL, payloadCode(payload))
 }

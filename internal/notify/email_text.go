@@ -75,6 +75,33 @@ type eventPayload struct {
 	// is the version it replaced ("" for a package newly brought in).
 	Tree     bool   `json:"tree"`
 	Compared string `json:"compared"`
+	// Site names the registered site of the component, for a channel of
+	// some sites; Sites and SiteCount are the fleet digest's (the first
+	// readmodel.FleetSitesNamed sites by name, and how many there are);
+	// "" and none for the local site's events.
+	Site      string   `json:"site"`
+	Sites     []string `json:"sites"`
+	SiteCount int      `json:"site_count"`
+}
+
+// siteWords is what an event of a registered site's component says of
+// its sites through word: a prefix ("site shop: ", "on 3 sites: ") and,
+// for a digest, the list of sites ("a, b and 1 more"); "" for the local
+// site's events.
+func (p eventPayload) siteWords(word func(string, int) string) (prefix, list string) {
+	if p.Site != "" {
+		return sitePrefix(p.Site, word), ""
+	}
+	if len(p.Sites) == 0 {
+		return "", ""
+	}
+	named := p.Sites[:min(len(p.Sites), readmodel.FleetSitesNamed)]
+	names := make([]string, len(named))
+	for i, s := range named {
+		names[i] = word(s, chatNameMax)
+	}
+	count := max(p.SiteCount, len(p.Sites))
+	return "on " + sitesCount(count) + ": ", readmodel.SiteListText(names, count)
 }
 
 // advisoryRef names an advisory: its id and other databases' ids for it.
@@ -178,7 +205,13 @@ func wordEvent(e store.MessageEvent, publicURL string) mailItem {
 	default:
 		it.rank, it.subject, it.Title = rankOther, clean(e.Type, 60), clean(e.Type, 60)
 	}
-	it.AdminURL = adminURL(publicURL, p.Component.Code)
+	if prefix, list := p.siteWords(clean); prefix != "" {
+		it.subject, it.Title = prefix+it.subject, prefix+it.Title
+		if list != "" {
+			it.Details = append(it.Details, "Sites: "+list)
+		}
+	}
+	it.AdminURL = eventURL(publicURL, e.Payload)
 	return it
 }
 

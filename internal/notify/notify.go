@@ -195,12 +195,58 @@ func (s *Service) Stop(ctx context.Context) error {
 // and inserts one delivery job per new webhook or slack event in the same
 // transaction; email events wait to be gathered (QueueRunEnd). epoch is the
 // queuing check's, 0 for none.
+//
+// A channel (channelID) of some sites or of the fleet is planned for the
+// registered sites' components too, every one (EventPlanSites): what is
+// outstanding on its sites when it is added or enabled.
 func (s *Service) Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error) {
 	ids, err := tx.EventPlan(ctx, store.LocalSite, codes, channelID, epoch)
-	if err != nil || len(ids) == 0 {
+	if err != nil {
 		return 0, err
 	}
+	if channelID != 0 {
+		ch, err := tx.Channel(ctx, channelID)
+		if err != nil {
+			return 0, err
+		}
+		if ch.Scope != readmodel.ScopeLocal {
+			more, err := tx.EventPlanSites(ctx, nil, channelID, epoch)
+			if err != nil {
+				return 0, err
+			}
+			ids = append(ids, more...)
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
 	return len(ids), s.insert(ctx, tx, ids)
+}
+
+// QueueComponents plans, in tx, the events that the current state of the
+// components keys (results written earlier in tx) calls for: the local
+// site's components' for the channels that see the local site (Queue),
+// the registered sites' for the channels of some sites and of the fleet
+// that see theirs (EventPlanSites: one event per channel, site and fact,
+// or the fleet's digest naming the sites). epoch is the queuing check's.
+func (s *Service) QueueComponents(ctx context.Context, tx *store.Tx, keys []store.ComponentKey, epoch int64) error {
+	if codes := store.CodesOf(keys, store.LocalSite); len(codes) > 0 {
+		if _, err := s.Queue(ctx, tx, codes, 0, epoch); err != nil {
+			return err
+		}
+	}
+	if sites, _ := store.RegisteredOf(keys); len(sites) == 0 {
+		return nil
+	}
+	ok, err := tx.ChannelsBeyondLocal(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	ids, err := tx.EventPlanSites(ctx, keys, 0, epoch)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return s.insert(ctx, tx, ids)
 }
 
 // QueueSourceFailing plans, in tx, the source.failing event of the source at

@@ -155,6 +155,14 @@ func slackText(d store.Delivery, link string) string {
 	default:
 		text = "upcheck: " + chat(d.Type, chatIDMax)
 	}
+	// A registered site's component: the site named first, a digest's
+	// sites listed last (the post's cap cuts a long list).
+	if prefix, list := p.siteWords(chat); prefix != "" {
+		text = "upcheck: " + prefix + strings.TrimPrefix(text, "upcheck: ")
+		if list != "" {
+			text += ". Sites: " + list
+		}
+	}
 	text = capChat(text)
 	if link != "" {
 		text += " " + link

@@ -53,10 +53,7 @@ func FleetFindingSentence(name, version, advisoryID string, malicious, knownExpl
 	if count == 1 {
 		on = "1 site"
 	}
-	list := strings.Join(sites, ", ")
-	if more := count - len(sites); more > 0 {
-		list += fmt.Sprintf(" and %d more", more)
-	}
+	list := SiteListText(sites, count)
 	switch {
 	case malicious:
 		return fmt.Sprintf("%s %s is malicious (%s) on %s: %s: remove it and treat secrets on these sites as exposed",
@@ -66,4 +63,14 @@ func FleetFindingSentence(name, version, advisoryID string, malicious, knownExpl
 			fixedText(fixedIn))
 	}
 	return fmt.Sprintf("%s %s is affected by %s on %s: %s%s", name, version, advisoryID, on, list, fixedText(fixedIn))
+}
+
+// SiteListText lists the sites named (the first FleetSitesNamed of a
+// digest, already escaped) of count: "a, b, c", "a, b and 298 more".
+func SiteListText(sites []string, count int) string {
+	list := strings.Join(sites, ", ")
+	if more := count - len(sites); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return list
 }

@@ -97,6 +97,21 @@ func (b *Batch) EventPlanNothingNew(codes []string) {
 	}))
 }
 
+// EventPlanSitesNothingNew asks, in the batch, whether registered sites'
+// components keys (LocalSite's are left out) may call for a notification
+// event of a channel of some sites or of the fleet; if so the batch fails
+// with ErrEventsToQueue and nothing commits (the writer then plans in a
+// transaction, EventPlanSites).
+func (b *Batch) EventPlanSitesNothingNew(keys []ComponentKey) {
+	sites, codes := RegisteredOf(keys)
+	if len(sites) == 0 {
+		return
+	}
+	b.add(recordOne(func(r *recorder) {
+		_ = db.New().EventPlanSitesNothingNew(context.Background(), r, db.EventPlanSitesNothingNewParams{Sites: sites, Codes: codes})
+	}))
+}
+
 func (b *Batch) add(q *pgx.QueuedQuery) { b.queue = append(b.queue, q) }
 
 // SendBatch sends b and waits for every answer. The first error aborts the

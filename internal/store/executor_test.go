@@ -83,6 +83,7 @@ var txOnly = map[string]string{
 	"EventPlanTreeFindings":     jobs + ", in the evaluation's fenced transaction that wrote the findings new in it",
 	"EventPlanSiteTreeFindings": jobs + ", in the evaluation's fenced transaction that wrote the findings new in it",
 	"EventPlanFleetFindings":    jobs + ", with the sites it tells (notification_fleet_told), in the evaluation's fenced transaction",
+	"EventPlanSites":            jobs + ", with the sites it tells (notification_fleet_component_told), in the transaction that writes the results",
 	"TreeSitesMoved":            "read in the evaluation's fenced transaction, before TreeFindingsWrite records the trees evaluated",
 	"TreeFixesDeleteStale":      fenced + ": in the evaluation's, after the findings it writes",
 	"RegistryKeysSave":          fenced + ", with the row of the first of the registry's sources written",

@@ -68,3 +68,43 @@ func testChannelOnlyOf(t *testing.T, f *fdb) {
 		}
 	}
 }
+
+// upcheck_sites_nothing_to_queue raises UN001 when an enabled channel of
+// some sites or of the fleet sees a registered site whose given
+// component's result calls for an event, and not without such a channel
+// (a local one, a disabled one, one of another site), nor for a result
+// that calls for none.
+func testSitesNothingToQueue(t *testing.T, f *fdb) {
+	f.exec(t, `INSERT INTO sites (id, name, token_hash) VALUES (2, 'shop', sha256('a')), (3, 'blog', sha256('b'))`)
+	f.exec(t, `INSERT INTO component_results (site_id, code, source_url, installed_version, core_version, document_hash, epoch,
+			update_available, update_version)
+		VALUES (2, 'widget', 'npm:widget', '1.0.0', '', sha256('doc'), 1, true, '1.1.0'),
+		       (2, 'calm', 'npm:calm', '1.0.0', '', sha256('doc'), 1, false, NULL)`)
+	ask := func(code string) string {
+		t.Helper()
+		_, err := f.Pool.Exec(t.Context(), `SELECT upcheck_sites_nothing_to_queue($1, $2)`, []int64{2}, []string{code})
+		if err != nil && sqlState(err) == "" {
+			t.Fatal(err)
+		}
+		return sqlState(err)
+	}
+	if got := ask("widget"); got != "" {
+		t.Errorf("no channel: SQLSTATE %q, want none", got)
+	}
+	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events, scope) VALUES
+		(1, 'local', 'webhook', 'https://hooks.example/1', 'security', 'local'),
+		(2, 'blog', 'webhook', 'https://hooks.example/2', 'security', 'sites'),
+		(3, 'fleet', 'webhook', 'https://hooks.example/3', 'security', 'fleet')`)
+	f.exec(t, `INSERT INTO notification_channel_sites (channel_id, site_id) VALUES (2, 3)`)
+	f.exec(t, `UPDATE notification_channels SET enabled = (id <> 3)`)
+	if got := ask("widget"); got != "" {
+		t.Errorf("a local channel and blog's: SQLSTATE %q, want none (neither sees shop)", got)
+	}
+	f.exec(t, `UPDATE notification_channels SET enabled = true`)
+	if got := ask("widget"); got != store.SQLStateEventsToQueue {
+		t.Errorf("a channel of the fleet: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	if got := ask("calm"); got != "" {
+		t.Errorf("a result that calls for no event: SQLSTATE %q, want none", got)
+	}
+}

@@ -78,7 +78,8 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	// migrations/00028_fleet_impact.sql
 	"upcheck_advisory_keys_of": testAdvisoryKeysOf,
 	// migrations/00031_site_notifications.sql
-	"upcheck_channel_only_of": testChannelOnlyOf,
+	"upcheck_channel_only_of":        testChannelOnlyOf,
+	"upcheck_sites_nothing_to_queue": testSitesNothingToQueue,
 }
 
 func TestFunctions(t *testing.T) {

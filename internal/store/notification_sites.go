@@ -65,3 +65,39 @@ func orNoIDs(ids []int64) []int64 {
 	}
 	return ids
 }
+
+// RegisteredOf are the keys among keys of registered sites' components
+// (not LocalSite's), split into parallel lists of sites and codes; nil
+// for none.
+func RegisteredOf(keys []ComponentKey) (sites []int64, codes []string) {
+	for _, k := range keys {
+		if k.Site != LocalSite {
+			sites, codes = append(sites, k.Site), append(codes, k.Code)
+		}
+	}
+	return sites, codes
+}
+
+// EventPlanSites queues, in tx, the events of registered sites'
+// components keys (every registered site's when keys is nil), for every
+// enabled channel of some sites or of the fleet, or only channelID: one
+// event per channel, site and fact naming the site for a channel of some
+// sites, one digest per fact naming its sites for a channel of the fleet
+// (docs/notifications.md "Sites"); epoch is the queuing check's (0:
+// none). It returns the ids of the events queued now. LocalSite's keys
+// are left out: they are EventPlan's.
+func (t *Tx) EventPlanSites(ctx context.Context, keys []ComponentKey, channelID, epoch int64) ([]uuid.UUID, error) {
+	sites, codes := RegisteredOf(keys)
+	p := db.EventPlanSitesParams{Every: keys == nil, Sites: orNoIDs(sites), Codes: orNoStrings(codes)}
+	if !p.Every && len(sites) == 0 {
+		return nil, nil
+	}
+	if channelID != 0 {
+		p.ChannelID = &channelID
+	}
+	if epoch != 0 {
+		p.Epoch = &epoch
+	}
+	out, err := t.q.EventPlanSites(ctx, t.tx, p)
+	return out, mapError(err)
+}

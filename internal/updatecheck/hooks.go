@@ -34,6 +34,9 @@ func (noObserver) LeaseHeld(bool)                                               
 // transaction that writes them (notify.Service).
 type Notifier interface {
 	Queue(ctx context.Context, tx *store.Tx, codes []string, channelID, epoch int64) (int, error)
+	// QueueComponents: the results of the components keys were written
+	// in tx, the local site's and registered sites' alike.
+	QueueComponents(ctx context.Context, tx *store.Tx, keys []store.ComponentKey, epoch int64) error
 	QueueSourceFailing(ctx context.Context, tx *store.Tx, url string, epoch int64) error
 	// QueueRegistryKeysChanged: an npm registry's keys changed from
 	// oldKeys, pinned in tx.

@@ -64,7 +64,7 @@ func (w *writer) recordPinDowngrade(ctx context.Context, tx *store.Tx, site int6
 		"kind": readmodel.DowngradePin, "reason": reason, "by": pinActor}); err != nil {
 		return err
 	}
-	if w.notifier == nil || site != store.LocalSite { // a registered site's components notify nothing yet
+	if w.notifier == nil || site != store.LocalSite { // a registered site's pin downgrade is not told (a manifest's, the local site's)
 		return nil
 	}
 	return w.notifier.QueuePinDowngrade(ctx, tx, c.Source, c.Components)

@@ -323,16 +323,22 @@ func (w *writer) sendFenced(ctx context.Context, l lease.Lease, sources []*sourc
 	// Every source's first results in one statement, after the rows they
 	// are checked against (docs/performance.md).
 	var written []store.ComponentKey
+	var keys []store.ComponentKey
 	if len(results) > 0 {
 		b.ResultWrite(results, &written)
 		for _, r := range results {
-			if r.Site == store.LocalSite { // the components queue() plans for
+			if r.Site == store.LocalSite {
 				codes = append(codes, r.Code)
+			} else {
+				keys = append(keys, store.ComponentKey{Site: r.Site, Code: r.Code})
 			}
 		}
 	}
 	if w.notifier != nil && len(codes) > 0 {
 		b.EventPlanNothingNew(codes)
+	}
+	if w.notifier != nil && len(keys) > 0 { // a registered site's: its channels of some sites and of the fleet
+		b.EventPlanSitesNothingNew(keys)
 	}
 	if err := w.lease.SendFenced(ctx, l.Owner, &b); err != nil {
 		for _, s := range sources { // nothing was written
@@ -364,15 +370,13 @@ func (w *writer) saveTrust(ctx context.Context, tx *store.Tx, p pending) error {
 }
 
 // queue plans the notifications of the results just written in tx: the
-// local site's components' (a registered site's components notify
-// nothing yet).
+// local site's components' for the channels that see it, and the
+// registered sites' for the channels that see theirs.
 func (w *writer) queue(ctx context.Context, tx *store.Tx, written []store.ComponentKey, epoch int64) error {
-	codes := store.CodesOf(written, store.LocalSite)
-	if w.notifier == nil || len(codes) == 0 {
+	if w.notifier == nil || len(written) == 0 {
 		return nil
 	}
-	_, err := w.notifier.Queue(ctx, tx, codes, 0, epoch)
-	return err
+	return w.notifier.QueueComponents(ctx, tx, written, epoch)
 }
 
 // queueSourceFailing plans the notification of a source failing for long,
