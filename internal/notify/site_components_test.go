@@ -180,4 +180,18 @@ func TestSiteComponentEventsNameTheirSite(t *testing.T) {
 	if !slices.Equal(names, []string{"blog", "cafe", "shop"}) {
 		t.Errorf("the fleet's deprecation names %v; want blog, cafe and shop", names)
 	}
+
+	// A channel of blog added now is told at once of what is outstanding
+	// on blog's components, naming blog.
+	added, err := b.notify.AddChannel(ctx, store.NewChannel{Name: "blog", Kind: "webhook", Target: "http://127.0.0.1:1/blog", Events: "security",
+		Scope: readmodel.ScopeSites, SiteIDs: []int64{blog.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	b.db.QueryRow(t, `SELECT array_agg(key ORDER BY key) FROM notification_events WHERE channel_id = $1 AND payload->>'site' = 'blog'`,
+		added.ID).Scan(&keys)
+	if !slices.Equal(keys, []string{"deprecated@blog:widget@1.0.0", "security_update.available@blog:widget@1.1.0"}) {
+		t.Errorf("blog's new channel was queued %v; want blog's deprecation and security update", keys)
+	}
 }
