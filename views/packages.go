@@ -59,6 +59,20 @@ type PackageProps struct {
 	// brought, newest first.
 	Changes []readmodel.PackageChange
 	Tree    *readmodel.TreeState
+	// CanManage: the user may dismiss a finding on the package here.
+	CanManage bool
+	// Notice and Error are what the last dismiss form left (the flash).
+	Notice, Error string
+}
+
+// treeDismissing is what a finding's dismiss form needs.
+type treeDismissing struct {
+	Site, Name, CSRF string
+	CanManage        bool
+}
+
+func (p PackageProps) dismissing() treeDismissing {
+	return treeDismissing{Site: p.Site, Name: p.Name, CSRF: p.Layout.CSRFToken, CanManage: p.CanManage}
 }
 
 // PackagesPath is the local site's Packages page for a filter, a

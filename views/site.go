@@ -117,3 +117,14 @@ func siteRowPath(name string, local bool) string {
 	}
 	return SitePath(name)
 }
+
+// TreeDismissPath is where a package page's form dismisses an advisory
+// on the package, on site ("" the local site).
+func TreeDismissPath(site, name, advisoryID string) string {
+	return SitePackagePath(site, name) + "/advisories/" + url.PathEscape(advisoryID) + "/dismiss"
+}
+
+// TreeUndismissPath is where a package page's form ends that dismissal.
+func TreeUndismissPath(site, name, advisoryID string) string {
+	return SitePackagePath(site, name) + "/advisories/" + url.PathEscape(advisoryID) + "/undismiss"
+}

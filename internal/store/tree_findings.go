@@ -400,12 +400,15 @@ func (s *Store) DismissTreeAdvisory(ctx context.Context, d NewTreeDismissal) (Di
 
 // UndismissTreeAdvisory ends site's standing tree dismissal of the
 // advisory for the package ("": wherever it is in its tree), audited in
-// the same transaction; nothing happens, unaudited, when none stands.
+// the same transaction; ErrNotFound, unaudited, when none stands.
 func (s *Store) UndismissTreeAdvisory(ctx context.Context, site int64, pkg, advisoryID string, userID int64) error {
 	return s.WithTx(ctx, func(tx *Tx) error {
 		ended, err := tx.q.TreeDismissalEnd(ctx, tx.tx, db.TreeDismissalEndParams{Site: site, How: "undone", Package: pkg, AdvisoryID: advisoryID})
-		if err != nil || len(ended) == 0 {
+		if err != nil {
 			return mapError(err)
+		}
+		if len(ended) == 0 {
+			return ErrNotFound
 		}
 		return tx.AuditAppend(ctx, userID, AuditAdvisoryUndismiss,
 			map[string]any{"site_id": site, "package": pkg, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})

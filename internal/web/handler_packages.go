@@ -99,6 +99,11 @@ func (s *Server) packagePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.Package(views.PackageProps{Layout: layout(c), Site: viewSite(siteOf(c)), Name: p.Name, Instances: p.Instances, History: p.History, Changes: p.Changes,
-		Tree: p.Tree}))
+	props := views.PackageProps{Layout: layout(c), Site: viewSite(siteOf(c)), Name: p.Name, Instances: p.Instances, History: p.History, Changes: p.Changes,
+		Tree: p.Tree}
+	props.CanManage = props.Layout.User.CanManage
+	if f, ok := s.takeFlash(c, views.SitePackagePath(props.Site, p.Name)); ok {
+		props.Notice, props.Error = f.Notice, f.Error
+	}
+	return renderOK(c, views.Package(props))
 }

@@ -115,6 +115,10 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	apiManage.post(apiSkip, s.apiSkip)
 	apiManage.delete(apiSkip, s.apiUnskip)
 	apiManage.post(apiApprove, s.apiApprove)
+	// A tree's dismissal, on one package (in one segment): the local
+	// site's; /api/sites/NAME/… is a registered site's (sitePageRoutes).
+	apiManage.post(views.PathAPIPackages+"/:name/advisories/:id/dismissal", s.apiTreeDismiss, s.readsChanged)
+	apiManage.delete(views.PathAPIPackages+"/:name/advisories/:id/dismissal", s.apiTreeUndismiss, s.readsChanged)
 
 	// Notifications: every principal, of the channels whose sites are all
 	// its own (notify_sites.go: another channel is 404), so not behind
@@ -161,11 +165,13 @@ func (s *Server) adminRoutes(app group) {
 	adminAudit.get(views.PathAuditCSV, s.auditCSV)
 	adminManage := admin.group("", require(auth.PermManage), csrf())
 	adminManage.post(views.PathCheck, s.checkForm)
-	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)     // views.AdvisoryDismissPath
-	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss) // views.AdvisoryUndismissPath
-	adminManage.post(views.PathCatalog+"/:code/skip", s.skip)                          // views.ComponentSkipPath
-	adminManage.post(views.PathCatalog+"/:code/unskip", s.unskip)                      // views.ComponentUnskipPath
-	adminManage.post(views.PathCatalog+"/:code/approve", s.approve)                    // views.ComponentApprovePath
+	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)                          // views.AdvisoryDismissPath
+	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss)                      // views.AdvisoryUndismissPath
+	adminManage.post(views.PathCatalog+"/:code/skip", s.skip)                                               // views.ComponentSkipPath
+	adminManage.post(views.PathCatalog+"/:code/unskip", s.unskip)                                           // views.ComponentUnskipPath
+	adminManage.post(views.PathCatalog+"/:code/approve", s.approve)                                         // views.ComponentApprovePath
+	adminManage.post(views.PathPackages+"/:name/advisories/:id/dismiss", s.treeDismiss, s.readsChanged)     // views.TreeDismissPath
+	adminManage.post(views.PathPackages+"/:name/advisories/:id/undismiss", s.treeUndismiss, s.readsChanged) // views.TreeUndismissPath
 
 	// A document obtained elsewhere, imported for a source: it writes as a
 	// check does, so the form too is for managers.
@@ -254,6 +260,14 @@ func (s *Server) sitePageRoutes(app group) {
 	app.get(api+"/packages", s.apiPackages, reads...)
 	app.get(api+"/packages/:name", s.apiPackage, reads...)
 	app.get(api+"/packages/:scope/:name", s.apiPackage, reads...)
+	// A tree's dismissal on the site's package: an admin's, CSRF as
+	// every change; the site resolved first, so that one the principal
+	// may not see is the 404 of an unknown path, not a 403.
+	manage := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope(), require(auth.PermManage), csrf(), s.readsChanged}
+	app.post(site+"/packages/:name/advisories/:id/dismiss", s.treeDismiss, manage...)     // views.TreeDismissPath
+	app.post(site+"/packages/:name/advisories/:id/undismiss", s.treeUndismiss, manage...) // views.TreeUndismissPath
+	app.post(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeDismiss, manage...)
+	app.delete(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeUndismiss, manage...)
 }
 
 // group is an echo group whose routes are given by their full paths, as
