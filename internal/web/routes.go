@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -165,13 +166,14 @@ func (s *Server) adminRoutes(app group) {
 	adminAudit.get(views.PathAuditCSV, s.auditCSV)
 	adminManage := admin.group("", require(auth.PermManage), csrf())
 	adminManage.post(views.PathCheck, s.checkForm)
-	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)                          // views.AdvisoryDismissPath
-	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss)                      // views.AdvisoryUndismissPath
-	adminManage.post(views.PathCatalog+"/:code/skip", s.skip)                                               // views.ComponentSkipPath
-	adminManage.post(views.PathCatalog+"/:code/unskip", s.unskip)                                           // views.ComponentUnskipPath
-	adminManage.post(views.PathCatalog+"/:code/approve", s.approve)                                         // views.ComponentApprovePath
-	adminManage.post(views.PathPackages+"/:name/advisories/:id/dismiss", s.treeDismiss, s.readsChanged)     // views.TreeDismissPath
-	adminManage.post(views.PathPackages+"/:name/advisories/:id/undismiss", s.treeUndismiss, s.readsChanged) // views.TreeUndismissPath
+	adminManage.post(views.PathCatalog+"/:code/advisories/:id/dismiss", s.dismiss)     // views.AdvisoryDismissPath
+	adminManage.post(views.PathCatalog+"/:code/advisories/:id/undismiss", s.undismiss) // views.AdvisoryUndismissPath
+	adminManage.post(views.PathCatalog+"/:code/skip", s.skip)                          // views.ComponentSkipPath
+	adminManage.post(views.PathCatalog+"/:code/unskip", s.unskip)                      // views.ComponentUnskipPath
+	adminManage.post(views.PathCatalog+"/:code/approve", s.approve)                    // views.ComponentApprovePath
+	// A package page's dismiss forms answer through the session's flash.
+	adminManage.post(views.PathPackages+"/:name/advisories/:id/dismiss", s.treeDismiss, requireSession(), s.readsChanged)     // views.TreeDismissPath
+	adminManage.post(views.PathPackages+"/:name/advisories/:id/undismiss", s.treeUndismiss, requireSession(), s.readsChanged) // views.TreeUndismissPath
 
 	// A document obtained elsewhere, imported for a source: it writes as a
 	// check does, so the form too is for managers.
@@ -264,8 +266,9 @@ func (s *Server) sitePageRoutes(app group) {
 	// every change; the site resolved first, so that one the principal
 	// may not see is the 404 of an unknown path, not a 403.
 	manage := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope(), require(auth.PermManage), csrf(), s.readsChanged}
-	app.post(site+"/packages/:name/advisories/:id/dismiss", s.treeDismiss, manage...)     // views.TreeDismissPath
-	app.post(site+"/packages/:name/advisories/:id/undismiss", s.treeUndismiss, manage...) // views.TreeUndismissPath
+	forms := append(slices.Clone(manage), requireSession())                              // the answer's notice comes through the session's flash
+	app.post(site+"/packages/:name/advisories/:id/dismiss", s.treeDismiss, forms...)     // views.TreeDismissPath
+	app.post(site+"/packages/:name/advisories/:id/undismiss", s.treeUndismiss, forms...) // views.TreeUndismissPath
 	app.post(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeDismiss, manage...)
 	app.delete(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeUndismiss, manage...)
 }
