@@ -50,12 +50,17 @@ func TestLayoutWithoutTheLocalSite(t *testing.T) {
 	l := tokensLayout()
 	l.User.NoLocalSite = true
 	out := render(t, Sites(SitesProps{Layout: l}))
-	for _, href := range []string{PathDashboard + `"`, PathCatalog, PathPackages, PathHistory, PathSources, PathNotifications, PathTokens, PathAudit} {
+	for _, href := range []string{PathDashboard + `"`, PathCatalog, PathPackages, PathHistory, PathSources, PathTokens, PathAudit} {
 		if strings.Contains(out, `href="`+href) {
 			t.Errorf("a link to %s", href)
 		}
 	}
 	if !strings.Contains(out, `href="`+PathAdminSites+`"`) {
 		t.Error("no link to the Sites section")
+	}
+	// The Notifications section is every principal's: the channels of
+	// its sites.
+	if !strings.Contains(out, `href="`+PathNotifications+`"`) {
+		t.Error("no link to the Notifications section")
 	}
 }

@@ -223,7 +223,7 @@ func pages() map[string]templ.Component {
 			Outcome: &ImportOutcome{Status: "refused", Kind: string(readmodel.ErrorRollback), Args: readmodel.RollbackArgs(41, 42),
 				Detail: "update document rolled back: sequence 41 is lower than the stored sequence 42"}}),
 		"notifications": Notifications(NotificationsProps{
-			Layout: layout(attention(), true), CanManage: true, NewSecret: "whsec_c2VjcmV0",
+			Layout: layout(attention(), true), CanManage: true, MayChooseLocal: true, NewSecret: "whsec_c2VjcmV0",
 			Notice: "Channel added; 2 outstanding events are on their way to it.",
 			Channels: []readmodel.ChannelRow{
 				{ID: 1, Name: "Ops", Kind: "webhook", Target: "https://hooks.example/upcheck", Events: "security", Enabled: true},
