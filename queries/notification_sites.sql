@@ -123,11 +123,17 @@ RETURNING id;
 -- (upcheck_sites_nothing_to_queue, migrations/00031_site_notifications.sql).
 SELECT upcheck_sites_nothing_to_queue(@sites::bigint[], @codes::text[]);
 
+-- name: RegisteredComponentScope :one
+-- Every registered site and every code of their components, for
+-- EventPlanSites of a channel added or enabled.
+SELECT ARRAY(SELECT id FROM sites WHERE id <> 1 ORDER BY id)::bigint[] AS sites,
+       ARRAY(SELECT DISTINCT code FROM components WHERE site_id <> 1 ORDER BY code)::text[] AS codes;
+
 -- name: EventPlanSites :many
 -- The events of registered sites' components (docs/notifications.md
 -- "Sites"): the facts EventPlan reads of the local site's components
--- (keep the two in step), of the components (@sites[i], @codes[i]), or
--- of every registered site's when @every. A channel of some sites gets
+-- (keep the two in step), of the components of @sites and @codes. A
+-- channel of some sites gets
 -- one event per fact of each site it is subscribed to, naming the site
 -- ("site": its name) and keyed by it ("update.available@shop:npm:debug@
 -- 4.4.3"): once per channel, site and fact. A channel of the fleet gets
@@ -139,10 +145,12 @@ SELECT upcheck_sites_nothing_to_queue(@sites::bigint[], @codes::text[]);
 -- by name; a digest's component names no installed version when its
 -- sites install different ones. The local site's components are
 -- EventPlan's (its channels, as before).
-WITH wanted AS MATERIALIZED (
-    SELECT unnest(@sites::bigint[]) AS site_id, unnest(@codes::text[]) AS code
-),
-facts AS MATERIALIZED (
+-- The components read are those of the sites @sites whose code is among
+-- @codes (store.Tx.EventPlanSites passes the written components' sites
+-- and codes, or every registered site and code): a superset of the
+-- components written, planned as any write of theirs would plan them,
+-- by filters on the view's keys that reach its rows by their index.
+WITH facts AS MATERIALIZED (
     SELECT cs.site_id, cs.installed_version AS installed, 'malicious_package' AS type,
            cs.code || '@' || cs.installed_version || '/' || (a->>'id') AS subject,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
@@ -151,7 +159,7 @@ facts AS MATERIALIZED (
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'advisory.exploited',
            cs.code || '/' || (a->>'id'),
@@ -162,7 +170,7 @@ facts AS MATERIALIZED (
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'security_update.available',
            cs.code || '@' || r.security_version,
@@ -180,7 +188,7 @@ facts AS MATERIALIZED (
     FROM component_state cs
     JOIN component_results r ON r.site_id = cs.site_id AND r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'advisory.unfixed',
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
@@ -192,7 +200,7 @@ facts AS MATERIALIZED (
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
       AND NOT coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'deprecated',
            cs.code || '@' || cs.installed_version,
@@ -201,7 +209,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.deprecated IS NOT NULL
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
            cs.code || '@' || cs.provenance_lost || '/provenance_lost',
@@ -210,7 +218,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
            cs.code || '@' || cs.new_publisher_version || '/new_publisher',
@@ -220,7 +228,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.new_publisher_version IS NOT NULL
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
            cs.code || '@' || (s->'args'->>'version') || '/' || (s->>'kind')
@@ -233,7 +241,7 @@ facts AS MATERIALIZED (
     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(cs.registry_facts->'brings') = 'array'
                                                  THEN cs.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
     WHERE cs.update_available
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'update.available',
            cs.code || '@' || cs.update_version,
@@ -242,7 +250,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.update_available
-      AND cs.site_id <> 1 AND (@every::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY (@sites::bigint[]) AND cs.code = ANY (@codes::text[]) AND cs.site_id <> 1
 ),
 named AS MATERIALIZED (
     SELECT f.*, s.name AS site, f.type || ':' || f.subject AS fact
@@ -302,3 +310,13 @@ fleet_events AS (
 SELECT id FROM site_events
 UNION ALL
 SELECT id FROM fleet_events;
+
+-- name: JitOffLocal :one
+-- Turns JIT compilation off to the end of the transaction and says what
+-- it was (EventPlanSites: its plan's estimate over many sites passes the
+-- cost at which PostgreSQL compiles it, which took seconds where the
+-- statement takes milliseconds); JitRestoreLocal sets it back.
+SELECT current_setting('jit')::text AS was, set_config('jit', 'off', true)::text AS now;
+
+-- name: JitRestoreLocal :exec
+SELECT set_config('jit', @was::text, true);

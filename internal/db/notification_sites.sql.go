@@ -193,10 +193,7 @@ func (q *Queries) EventPlanSiteTreeFindings(ctx context.Context, db DBTX, arg Ev
 }
 
 const eventPlanSites = `-- name: EventPlanSites :many
-WITH wanted AS MATERIALIZED (
-    SELECT unnest($1::bigint[]) AS site_id, unnest($2::text[]) AS code
-),
-facts AS MATERIALIZED (
+WITH facts AS MATERIALIZED (
     SELECT cs.site_id, cs.installed_version AS installed, 'malicious_package' AS type,
            cs.code || '@' || cs.installed_version || '/' || (a->>'id') AS subject,
            jsonb_build_object('component', jsonb_build_object('code', cs.code, 'name', cs.name, 'installed', cs.installed_version),
@@ -205,7 +202,7 @@ facts AS MATERIALIZED (
     FROM component_state cs
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.malicious AND coalesce((a->>'malicious')::boolean, false)
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'advisory.exploited',
            cs.code || '/' || (a->>'id'),
@@ -216,7 +213,7 @@ facts AS MATERIALIZED (
     CROSS JOIN LATERAL jsonb_array_elements(cs.open_advisories) AS a
     WHERE cs.known_exploited AND coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'security_update.available',
            cs.code || '@' || r.security_version,
@@ -234,7 +231,7 @@ facts AS MATERIALIZED (
     FROM component_state cs
     JOIN component_results r ON r.site_id = cs.site_id AND r.code = cs.code
     WHERE cs.security AND r.security_version IS NOT NULL
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'advisory.unfixed',
            cs.code || '@' || cs.installed_version || '/' || (a->>'id'),
@@ -246,7 +243,7 @@ facts AS MATERIALIZED (
     WHERE cs.vulnerable_no_fix AND (a->>'no_fix')::boolean
       AND NOT coalesce((a->>'known_exploited')::boolean, false)
       AND NOT coalesce((a->>'malicious')::boolean, false)
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'deprecated',
            cs.code || '@' || cs.installed_version,
@@ -255,7 +252,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.deprecated IS NOT NULL
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
            cs.code || '@' || cs.provenance_lost || '/provenance_lost',
@@ -264,7 +261,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.provenance_lost IS NOT NULL
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
            cs.code || '@' || cs.new_publisher_version || '/new_publisher',
@@ -274,7 +271,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.new_publisher_version IS NOT NULL
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'trust_downgrade',
            cs.code || '@' || (s->'args'->>'version') || '/' || (s->>'kind')
@@ -287,7 +284,7 @@ facts AS MATERIALIZED (
     CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(cs.registry_facts->'brings') = 'array'
                                                  THEN cs.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
     WHERE cs.update_available
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
     UNION ALL
     SELECT cs.site_id, cs.installed_version, 'update.available',
            cs.code || '@' || cs.update_version,
@@ -296,7 +293,7 @@ facts AS MATERIALIZED (
            NULL
     FROM component_state cs
     WHERE cs.update_available
-      AND cs.site_id <> 1 AND ($3::boolean OR (cs.site_id, cs.code) IN (SELECT w.site_id, w.code FROM wanted w))
+      AND cs.site_id = ANY ($1::bigint[]) AND cs.code = ANY ($2::text[]) AND cs.site_id <> 1
 ),
 named AS MATERIALIZED (
     SELECT f.site_id, f.installed, f.type, f.subject, f.payload, f.epss, s.name AS site, f.type || ':' || f.subject AS fact
@@ -305,13 +302,13 @@ named AS MATERIALIZED (
 site_events AS (
     INSERT INTO notification_events (id, channel_id, key, type, payload, epoch)
     SELECT gen_random_uuid(), ch.id, f.type || '@' || f.site || ':' || f.subject, f.type,
-           f.payload || jsonb_build_object('site', f.site), $4::bigint
+           f.payload || jsonb_build_object('site', f.site), $3::bigint
     FROM named f
     JOIN notification_channel_sites cs ON cs.site_id = f.site_id
     JOIN notification_channels ch ON ch.id = cs.channel_id AND ch.enabled AND ch.scope = 'sites'
          AND (ch.events = 'all' OR f.type <> 'update.available')
          AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
-    WHERE $5::bigint IS NULL OR ch.id = $5::bigint
+    WHERE $4::bigint IS NULL OR ch.id = $4::bigint
     ON CONFLICT (channel_id, key) DO NOTHING
     RETURNING id
 ),
@@ -322,7 +319,7 @@ told AS (
     JOIN notification_channels ch ON ch.enabled AND ch.scope = 'fleet'
          AND (ch.events = 'all' OR f.type <> 'update.available')
          AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
-    WHERE $5::bigint IS NULL OR ch.id = $5::bigint
+    WHERE $4::bigint IS NULL OR ch.id = $4::bigint
     ON CONFLICT DO NOTHING
     RETURNING channel_id, fact, site_id
 ),
@@ -341,7 +338,7 @@ fleet_events AS (
            p.type,
            CASE WHEN p.installs = 1 THEN p.payload ELSE p.payload #- '{component,installed}' END
                || jsonb_build_object('sites', to_jsonb(d.sites[1:100]), 'site_count', cardinality(d.sites)),
-           $4::bigint
+           $3::bigint
     FROM digest d
     JOIN LATERAL (SELECT f.type, f.payload,
                          (SELECT count(DISTINCT g.installed) FROM named g
@@ -361,15 +358,14 @@ SELECT id FROM fleet_events
 type EventPlanSitesParams struct {
 	Sites     []int64
 	Codes     []string
-	Every     bool
 	Epoch     *int64
 	ChannelID *int64
 }
 
 // The events of registered sites' components (docs/notifications.md
 // "Sites"): the facts EventPlan reads of the local site's components
-// (keep the two in step), of the components (@sites[i], @codes[i]), or
-// of every registered site's when @every. A channel of some sites gets
+// (keep the two in step), of the components of @sites and @codes. A
+// channel of some sites gets
 // one event per fact of each site it is subscribed to, naming the site
 // ("site": its name) and keyed by it ("update.available@shop:npm:debug@
 // 4.4.3"): once per channel, site and fact. A channel of the fleet gets
@@ -381,11 +377,15 @@ type EventPlanSitesParams struct {
 // by name; a digest's component names no installed version when its
 // sites install different ones. The local site's components are
 // EventPlan's (its channels, as before).
+// The components read are those of the sites @sites whose code is among
+// @codes (store.Tx.EventPlanSites passes the written components' sites
+// and codes, or every registered site and code): a superset of the
+// components written, planned as any write of theirs would plan them,
+// by filters on the view's keys that reach its rows by their index.
 func (q *Queries) EventPlanSites(ctx context.Context, db DBTX, arg EventPlanSitesParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, eventPlanSites,
 		arg.Sites,
 		arg.Codes,
-		arg.Every,
 		arg.Epoch,
 		arg.ChannelID,
 	)
@@ -424,6 +424,54 @@ type EventPlanSitesNothingNewParams struct {
 func (q *Queries) EventPlanSitesNothingNew(ctx context.Context, db DBTX, arg EventPlanSitesNothingNewParams) error {
 	_, err := db.Exec(ctx, eventPlanSitesNothingNew, arg.Sites, arg.Codes)
 	return err
+}
+
+const jitOffLocal = `-- name: JitOffLocal :one
+SELECT current_setting('jit')::text AS was, set_config('jit', 'off', true)::text AS now
+`
+
+type JitOffLocalRow struct {
+	Was string
+	Now string
+}
+
+// Turns JIT compilation off to the end of the transaction and says what
+// it was (EventPlanSites: its plan's estimate over many sites passes the
+// cost at which PostgreSQL compiles it, which took seconds where the
+// statement takes milliseconds); JitRestoreLocal sets it back.
+func (q *Queries) JitOffLocal(ctx context.Context, db DBTX) (JitOffLocalRow, error) {
+	row := db.QueryRow(ctx, jitOffLocal)
+	var i JitOffLocalRow
+	err := row.Scan(&i.Was, &i.Now)
+	return i, err
+}
+
+const jitRestoreLocal = `-- name: JitRestoreLocal :exec
+SELECT set_config('jit', $1::text, true)
+`
+
+func (q *Queries) JitRestoreLocal(ctx context.Context, db DBTX, was string) error {
+	_, err := db.Exec(ctx, jitRestoreLocal, was)
+	return err
+}
+
+const registeredComponentScope = `-- name: RegisteredComponentScope :one
+SELECT ARRAY(SELECT id FROM sites WHERE id <> 1 ORDER BY id)::bigint[] AS sites,
+       ARRAY(SELECT DISTINCT code FROM components WHERE site_id <> 1 ORDER BY code)::text[] AS codes
+`
+
+type RegisteredComponentScopeRow struct {
+	Sites []int64
+	Codes []string
+}
+
+// Every registered site and every code of their components, for
+// EventPlanSites of a channel added or enabled.
+func (q *Queries) RegisteredComponentScope(ctx context.Context, db DBTX) (RegisteredComponentScopeRow, error) {
+	row := db.QueryRow(ctx, registeredComponentScope)
+	var i RegisteredComponentScopeRow
+	err := row.Scan(&i.Sites, &i.Codes)
+	return i, err
 }
 
 const treeSitesMoved = `-- name: TreeSitesMoved :many
