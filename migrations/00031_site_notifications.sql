@@ -35,14 +35,17 @@ CREATE INDEX notification_fleet_component_told_site ON notification_fleet_compon
 
 -- EventPlanNothingNew's question for a registered site's components, in a
 -- check's pipelined write (queries/notification_sites.sql,
--- EventPlanSitesNothingNew): raises UN001 (store.ErrEventsToQueue) when an
--- enabled channel of some sites or of the fleet sees one of the sites and
--- the component's stored result may call for an event (any fact
--- EventPlanSites plans from: a security update, an advisory, a
--- deprecation, a trust downgrade, an update); the writer then plans in a
--- transaction. A superset: with such a channel, a registered site's
--- result that calls for any event goes through the transaction each time,
--- which plans nothing twice. Without one it reads no result.
+-- EventPlanSitesNothingNew): raises UN001 (store.ErrEventsToQueue) when
+-- an enabled channel of some sites or of the fleet that sees one of the
+-- sites may lack an event its component's stored result calls for; the
+-- writer then plans in a transaction (EventPlanSites). The facts are
+-- made from the stored results as upcheck_nothing_to_queue makes the
+-- local site's (a superset of EventPlanSites' read-model facts, keyed by
+-- the same type and subject; keep the three in step): a channel of some
+-- sites lacks one whose key (type@SITE:subject) it has no event of, a
+-- channel of the fleet one whose site it was not told of
+-- (notification_fleet_component_told). So a write whose events are all
+-- queued stays pipelined. Without such a channel it reads no result.
 -- +goose StatementBegin
 CREATE FUNCTION upcheck_sites_nothing_to_queue(sites bigint[], codes text[])
 RETURNS void
@@ -51,13 +54,60 @@ BEGIN
     IF NOT EXISTS (SELECT FROM notification_channels WHERE enabled AND scope <> 'local') THEN
         RETURN;
     END IF;
-    IF EXISTS (SELECT FROM unnest(sites, codes) AS k(site_id, code)
-               JOIN component_results r ON r.site_id = k.site_id AND r.code = k.code
-               WHERE (r.security OR r.update_available OR r.malicious_ids <> '{}' OR r.exploited_ids <> '{}'
-                      OR r.no_fix_ids <> '{}' OR r.deprecated IS NOT NULL OR r.provenance_lost IS NOT NULL
-                      OR r.new_publisher_version IS NOT NULL)
-                 AND EXISTS (SELECT FROM notification_channels ch
-                             WHERE ch.enabled AND ch.scope <> 'local' AND upcheck_channel_sees(ch.scope, ch.id, r.site_id))) THEN
+    IF EXISTS (
+        WITH r AS (
+            SELECT r.* FROM unnest(sites, codes) AS k(site_id, code)
+            JOIN component_results r ON r.site_id = k.site_id AND r.code = k.code
+            WHERE k.site_id <> 1
+        ),
+        f AS (
+            SELECT r.site_id, 'security_update.available' AS type, r.code || '@' || r.security_version AS subject,
+                   NULL::float8 AS epss
+            FROM r WHERE (r.security OR r.fix_ids <> '{}') AND r.security_version IS NOT NULL
+            UNION ALL
+            SELECT r.site_id, 'malicious_package', r.code || '@' || r.installed_version || '/' || id, NULL
+            FROM r CROSS JOIN LATERAL unnest(r.malicious_ids) AS id
+            UNION ALL
+            SELECT r.site_id, 'advisory.exploited', r.code || '/' || id, NULL
+            FROM r CROSS JOIN LATERAL unnest(r.exploited_ids) AS id
+            WHERE NOT id = ANY (r.malicious_ids)
+            UNION ALL
+            SELECT r.site_id, 'advisory.unfixed', r.code || '@' || r.installed_version || '/' || id,
+                   (SELECT max((a->'epss'->>'score')::float8) FROM jsonb_array_elements(r.advisories) AS a WHERE a->>'id' = id)
+            FROM r CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
+            WHERE NOT id = ANY (r.exploited_ids) AND NOT id = ANY (r.malicious_ids)
+            UNION ALL
+            SELECT r.site_id, 'deprecated', r.code || '@' || r.installed_version, NULL
+            FROM r WHERE r.deprecated IS NOT NULL
+            UNION ALL
+            SELECT r.site_id, 'trust_downgrade', r.code || '@' || r.provenance_lost || '/provenance_lost', NULL
+            FROM r WHERE r.provenance_lost IS NOT NULL
+            UNION ALL
+            SELECT r.site_id, 'trust_downgrade', r.code || '@' || r.new_publisher_version || '/new_publisher', NULL
+            FROM r WHERE r.new_publisher_version IS NOT NULL
+            UNION ALL
+            SELECT r.site_id, 'trust_downgrade',
+                   r.code || '@' || (s->'args'->>'version') || '/' || (s->>'kind')
+                       || coalesce('/' || nullif(s->'args'->>'name', ''), '') || coalesce('@' || (s->'args'->>'sha256'), ''),
+                   NULL
+            FROM r CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(r.registry_facts->'brings') = 'array'
+                                                                THEN r.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
+            WHERE r.update_available
+            UNION ALL
+            SELECT r.site_id, 'update.available', r.code || '@' || r.update_version, NULL
+            FROM r WHERE r.update_available
+        )
+        SELECT FROM f
+        JOIN sites st ON st.id = f.site_id
+        JOIN notification_channels ch ON ch.enabled AND ch.scope <> 'local' AND upcheck_channel_sees(ch.scope, ch.id, f.site_id)
+             AND (ch.events = 'all' OR f.type <> 'update.available')
+             AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
+        WHERE CASE WHEN ch.scope = 'fleet'
+                   THEN NOT EXISTS (SELECT FROM notification_fleet_component_told t
+                                    WHERE t.channel_id = ch.id AND t.fact = f.type || ':' || f.subject AND t.site_id = f.site_id)
+                   ELSE NOT EXISTS (SELECT FROM notification_events e
+                                    WHERE e.channel_id = ch.id AND e.key = f.type || '@' || st.name || ':' || f.subject) END
+    ) THEN
         RAISE EXCEPTION 'notification events of registered sites to queue' USING ERRCODE = 'UN001';
     END IF;
 END

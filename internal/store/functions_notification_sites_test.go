@@ -71,9 +71,11 @@ func testChannelOnlyOf(t *testing.T, f *fdb) {
 
 // upcheck_sites_nothing_to_queue raises UN001 when an enabled channel of
 // some sites or of the fleet sees a registered site whose given
-// component's result calls for an event, and not without such a channel
-// (a local one, a disabled one, one of another site), nor for a result
-// that calls for none.
+// component's stored result calls for an event the channel lacks (a
+// channel of the fleet: not told of the site; of some sites: no event of
+// the site's key), and not without such a channel (a local one, a
+// disabled one, one of another site), for an update on a channel of
+// security problems alone, or once the channel has it.
 func testSitesNothingToQueue(t *testing.T, f *fdb) {
 	f.exec(t, `INSERT INTO sites (id, name, token_hash) VALUES (2, 'shop', sha256('a')), (3, 'blog', sha256('b'))`)
 	f.exec(t, `INSERT INTO component_results (site_id, code, source_url, installed_version, core_version, document_hash, epoch,
@@ -92,17 +94,35 @@ func testSitesNothingToQueue(t *testing.T, f *fdb) {
 		t.Errorf("no channel: SQLSTATE %q, want none", got)
 	}
 	f.exec(t, `INSERT INTO notification_channels (id, name, kind, target, events, scope) VALUES
-		(1, 'local', 'webhook', 'https://hooks.example/1', 'security', 'local'),
-		(2, 'blog', 'webhook', 'https://hooks.example/2', 'security', 'sites'),
-		(3, 'fleet', 'webhook', 'https://hooks.example/3', 'security', 'fleet')`)
-	f.exec(t, `INSERT INTO notification_channel_sites (channel_id, site_id) VALUES (2, 3)`)
-	f.exec(t, `UPDATE notification_channels SET enabled = (id <> 3)`)
+		(1, 'local', 'webhook', 'https://hooks.example/1', 'all', 'local'),
+		(2, 'blog', 'webhook', 'https://hooks.example/2', 'all', 'sites'),
+		(3, 'fleet', 'webhook', 'https://hooks.example/3', 'security', 'fleet'),
+		(4, 'shop', 'webhook', 'https://hooks.example/4', 'all', 'sites')`)
+	f.exec(t, `INSERT INTO notification_channel_sites (channel_id, site_id) VALUES (2, 3), (4, 2)`)
+	f.exec(t, `UPDATE notification_channels SET enabled = (id IN (1, 2))`)
 	if got := ask("widget"); got != "" {
 		t.Errorf("a local channel and blog's: SQLSTATE %q, want none (neither sees shop)", got)
 	}
-	f.exec(t, `UPDATE notification_channels SET enabled = true`)
+	f.exec(t, `UPDATE notification_channels SET enabled = (id = 3)`)
+	if got := ask("widget"); got != "" {
+		t.Errorf("a channel of the fleet, of security problems, and an update: SQLSTATE %q, want none", got)
+	}
+	f.exec(t, `UPDATE notification_channels SET events = 'all' WHERE id = 3`)
 	if got := ask("widget"); got != store.SQLStateEventsToQueue {
-		t.Errorf("a channel of the fleet: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+		t.Errorf("a channel of the fleet not told of shop's update: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_fleet_component_told (channel_id, fact, site_id) VALUES (3, 'update.available:widget@1.1.0', 2)`)
+	if got := ask("widget"); got != "" {
+		t.Errorf("a channel of the fleet told of it: SQLSTATE %q, want none", got)
+	}
+	f.exec(t, `UPDATE notification_channels SET enabled = (id = 4)`)
+	if got := ask("widget"); got != store.SQLStateEventsToQueue {
+		t.Errorf("shop's channel without the event: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
+	}
+	f.exec(t, `INSERT INTO notification_events (id, channel_id, key, type, payload)
+		VALUES (gen_random_uuid(), 4, 'update.available@shop:widget@1.1.0', 'update.available', '{}')`)
+	if got := ask("widget"); got != "" {
+		t.Errorf("shop's channel with the event: SQLSTATE %q, want none", got)
 	}
 	if got := ask("calm"); got != "" {
 		t.Errorf("a result that calls for no event: SQLSTATE %q, want none", got)
