@@ -87,9 +87,13 @@ func (c *Checker) SetSitePolicy(ctx context.Context, req SitePolicyRequest) (Sit
 	if err != nil {
 		return rep, &SitePolicyError{Err: err}
 	}
-	// A site's "none" clears nothing below it: stored as no member, so
-	// the site's text is its components' (Manifest.PolicyOf).
+	// A site's "none" clears nothing below it, and its "all" is the tier
+	// unset: stored as no member, so that one policy has one text, and the
+	// site's text is its components' (Manifest.PolicyOf).
 	p = release.Policy{}.With(p)
+	if p.Offer == release.OfferAll {
+		p.Offer = ""
+	}
 	rep.Policy = p
 	text := p.Text()
 	err = c.lease.WithLock(ctx, func(tx *store.Tx) error {

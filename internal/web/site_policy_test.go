@@ -172,6 +172,17 @@ func TestSitePolicyForm(t *testing.T) {
 	}
 	wantStatus(t, "a viewer posts", postForm(viewer, action, url.Values{"offer": {"all"}}, true), http.StatusForbidden)
 
+	// The form's "every update" with nothing else set is the default, not
+	// a policy of its own.
+	all := postRedirected(t, admin, action, url.Values{"offer": {"all"}, "soak": {""}, "hold": {""}}, "/sites/acme")
+	if !strings.Contains(html.UnescapeString(all.body), "Policy: every update, as soon as it is published.") {
+		t.Errorf("the overview after every update: the default not said")
+	}
+	if sp, cp := b.storedPolicies("acme"); sp != "" || cp != "" {
+		t.Errorf("stored after every update: site %q, components %q, want the default", sp, cp)
+	}
+	postRedirected(t, admin, action, url.Values{"offer": {"patch"}, "soak": {"3d"}}, "/sites/acme")
+
 	b.limitedUser("globex-admin@example.test", auth.RoleAdmin, "globex")
 	limited := b.loginLimited("globex-admin@example.test")
 	wantStatus(t, "a hidden site's form", postForm(limited, action, url.Values{"offer": {"all"}}, true), http.StatusNotFound)
