@@ -167,17 +167,22 @@ func TestSitePagesShowThePushedTree(t *testing.T) {
 }
 
 // Every route of a registered site (the route table's /sites/… and
-// /api/sites/… but the push) answers a user limited to acme the 404 of an
-// unknown path on globex, by token and by session, as it answers a site
-// that does not exist, and lets it through on acme; a push token is no
-// credential on any of them. A route added under /sites/ without
-// siteScope fails here.
+// /api/sites/… but the push: its pages, its catalog and components, their
+// skip, approve and dismiss forms and their JSON twins) answers a user
+// limited to acme the 404 of an unknown path on globex, by token and by
+// session, a viewer and an admin alike (so before the manager's
+// permission is judged), as it answers a site that does not exist, and
+// lets it through on acme (a viewer's write is then 403: the route is
+// there, the permission refuses); a push token is no credential on any of
+// them. A route added under /sites/ without siteScope fails here.
 func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 	t.Parallel()
 	b := sitePagesBundle(t)
 	ctx := context.Background()
 	limited := b.limitedUser("acme-viewer@example.test", auth.RoleViewer, "acme")
 	session := b.loginLimited("acme-viewer@example.test")
+	admin := b.limitedUser("acme-admin@example.test", auth.RoleAdmin, "acme")
+	adminSession := b.loginLimited("acme-admin@example.test")
 	pushToken, _, err := b.auth.RotateSiteToken(ctx, "globex")
 	if err != nil {
 		t.Fatal(err)
@@ -193,16 +198,17 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			continue
 		}
 		walked++
-		names := strings.NewReplacer(":scope", "@types", ":name", "left-pad")
+		names := strings.NewReplacer(":scope", "@types", ":name", "left-pad", ":code", "left-pad", ":id", "GHSA-2222-3333-4444")
 		if strings.Contains(r.Path, ":scope") {
 			names = strings.NewReplacer(":scope", "@types", ":name", "node")
 		}
+		write := r.Method != http.MethodGet
 		for _, site := range []string{"globex", "no-such-site"} {
 			path := names.Replace(strings.Replace(r.Path, ":site", site, 1))
 			for who, c := range map[string]struct {
 				c *client
 				h map[string]string
-			}{"token": {caller, limited}, "session": {session, nil}} {
+			}{"token": {caller, limited}, "session": {session, nil}, "admin's token": {caller, admin}, "admin's session": {adminSession, nil}} {
 				got := c.c.do(r.Method, path, "", "", c.h)
 				if got.status != http.StatusNotFound {
 					t.Errorf("%s of a user limited to acme: %s %s: %d; want 404", who, r.Method, path, got.status)
@@ -217,8 +223,11 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			}
 		}
 		path := names.Replace(strings.Replace(r.Path, ":site", "acme", 1))
-		if got := caller.do(r.Method, path, "", "", limited); got.status != http.StatusOK {
-			t.Errorf("a user limited to acme: %s %s: %d; want 200", r.Method, path, got.status)
+		if got, want := caller.do(r.Method, path, "", "", limited), map[bool]int{false: http.StatusOK, true: http.StatusForbidden}[write]; got.status != want {
+			t.Errorf("a viewer limited to acme: %s %s: %d; want %d", r.Method, path, got.status, want)
+		}
+		if got := caller.do(r.Method, path, "", "", admin); write && (got.status == http.StatusNotFound && got.body == unknownAPI.body || got.status == http.StatusForbidden) {
+			t.Errorf("an admin limited to acme: %s %s: %d %s; want its own answer", r.Method, path, got.status, got.body)
 		}
 		for _, site := range []string{"acme", "globex"} {
 			path := names.Replace(strings.Replace(r.Path, ":site", site, 1))
@@ -227,8 +236,8 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			}
 		}
 	}
-	if walked != 8 {
-		t.Errorf("walked %d routes of a registered site, want 8 (its 4 pages and 4 JSON routes)", walked)
+	if walked != 22 {
+		t.Errorf("walked %d routes of a registered site, want 22 (its 6 pages, 5 forms, 6 JSON reads and 5 JSON writes)", walked)
 	}
 	if p := session.do("GET", "/sites/acme", "", "", nil); strings.Contains(p.body, "globex") || strings.Contains(p.body, `data-testid="site-switcher"`) {
 		t.Error("a user limited to acme is shown globex, or a switcher of one site")
