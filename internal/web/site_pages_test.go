@@ -256,8 +256,9 @@ func switchLinks(body string) map[string]string {
 // The layout's site switcher names the sites the user may see, the local
 // one first, and keeps the page's kind: a Packages page leads to each
 // site's, a package's page to each site's Packages page searched for it,
-// any other page to each site's overview (the dashboard for the local
-// site); the site the page is about is marked. A user limited to acme and
+// a catalog to each site's catalog, a component's page to each site's
+// catalog searched for its code, any other page to each site's overview
+// (the dashboard for the local site); the site the page is about is marked. A user limited to acme and
 // the local site is not shown globex; one who sees one site has no
 // switcher.
 func TestSiteSwitcher(t *testing.T) {
@@ -269,7 +270,10 @@ func TestSiteSwitcher(t *testing.T) {
 		"/admin/packages":                  {"local": "/admin/packages", "acme": "/sites/acme/packages", "globex": "/sites/globex/packages"},
 		"/sites/acme/packages/left-pad":    {"local": "/admin/packages?q=left-pad", "acme": "/sites/acme/packages?q=left-pad", "globex": "/sites/globex/packages?q=left-pad"},
 		"/sites/acme/packages/@types/node": {"local": "/admin/packages?q=%40types%2Fnode", "acme": "/sites/acme/packages?q=%40types%2Fnode", "globex": "/sites/globex/packages?q=%40types%2Fnode"},
-		"/admin/plugins":                   {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
+		"/admin/plugins":                   {"local": "/admin/plugins", "acme": "/sites/acme/plugins", "globex": "/sites/globex/plugins"},
+		"/admin/plugins/gallery":           {"local": "/admin/plugins?q=gallery", "acme": "/sites/acme/plugins?q=gallery", "globex": "/sites/globex/plugins?q=gallery"},
+		"/sites/acme/plugins/left-pad":     {"local": "/admin/plugins?q=left-pad", "acme": "/sites/acme/plugins?q=left-pad", "globex": "/sites/globex/plugins?q=left-pad"},
+		"/admin/history":                   {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
 		"/admin/fleet":                     {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
 	} {
 		p := viewer.do("GET", path, "", "", nil)
