@@ -130,11 +130,13 @@ func (s *Server) catalogPage(c echo.Context) error {
 	return renderOK(c, views.CatalogPage(l, rawHTML(content)))
 }
 
-// siteCatalogPage is a registered site's catalog page from snap. Whether
-// the feeds were read is said by the site's summary (the layout's is the
-// local site's).
+// siteCatalogPage is a registered site's catalog page from snap, made for
+// each request. Whether the feeds were read is the fleet's fact
+// (upcheck_malware_read_at, upcheck_exploited_read_at), the same in every
+// site's summary: it is read from the cached summary (catalog.Reads), also
+// for a principal the layout reads none for.
 func (s *Server) siteCatalogPage(c echo.Context, snap *catalog.Snapshot, f store.CatalogFilter, page int, l views.LayoutProps) error {
-	sum, err := s.store.Summary(c.Request().Context(), siteOf(c).ID, s.devMode)
+	sum, err := s.reads.Summary(c.Request().Context())
 	if err != nil {
 		return err
 	}
