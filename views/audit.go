@@ -4,6 +4,7 @@
 package views
 
 import (
+	"encoding/json"
 	"net/url"
 	"strconv"
 
@@ -63,6 +64,19 @@ func auditURL(path, kind string, page int) string {
 }
 
 // auditWhat words an entry: "Dismissed ACME-2 for gallery".
+// auditSite is the registered site an entry about a component names (its
+// detail's "site", written for a registered site's skip, approval or
+// dismissal); "" for the local site's.
+func auditSite(r readmodel.AuditRow) string {
+	var d struct {
+		Site string `json:"site"`
+	}
+	if json.Unmarshal(r.Detail, &d) != nil {
+		return ""
+	}
+	return d.Site
+}
+
 func auditWhat(r readmodel.AuditRow) string {
 	switch readmodel.AuditAction(r.Action) {
 	case readmodel.AuditAdvisoryDismiss:

@@ -302,4 +302,15 @@ func TestSiteSkipApproveAndDismissAreTheSites(t *testing.T) {
 			t.Errorf("%d audit rows of %s naming %s, want 1", n, c.action, c.site)
 		}
 	}
+	// The Audit log says which site's component each row is about, and
+	// leads to that site's page.
+	audit := admin.do("GET", "/admin/audit?kind=dismissal", "", "", nil)
+	for _, want := range []string{"On the site globex", "On the site acme", `href="/sites/globex/plugins/xpress"`, `href="/sites/acme/plugins/vuln"`} {
+		if !strings.Contains(audit.body, want) {
+			t.Errorf("the Audit log lacks %s", want)
+		}
+	}
+	if strings.Contains(audit.body, `href="/admin/plugins/xpress"`) {
+		t.Error("the Audit log leads a registered site's row to the local site's page")
+	}
 }
