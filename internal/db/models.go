@@ -532,6 +532,7 @@ type Site struct {
 	TokenMadeAt *time.Time
 	CreatedAt   time.Time
 	PushedAt    *time.Time
+	Policy      string
 }
 
 type Source struct {
