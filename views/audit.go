@@ -77,6 +77,15 @@ func auditSite(r readmodel.AuditRow) string {
 	return d.Site
 }
 
+// auditOnSite names the registered site of an entry about its component
+// after what was done (" on the site acme"); "" for the local site's.
+func auditOnSite(r readmodel.AuditRow) string {
+	if site := auditSite(r); site != "" {
+		return " on the site " + site
+	}
+	return ""
+}
+
 func auditWhat(r readmodel.AuditRow) string {
 	switch readmodel.AuditAction(r.Action) {
 	case readmodel.AuditAdvisoryDismiss:

@@ -305,7 +305,7 @@ func TestSiteSkipApproveAndDismissAreTheSites(t *testing.T) {
 	// The Audit log says which site's component each row is about, and
 	// leads to that site's page.
 	audit := admin.do("GET", "/admin/audit?kind=dismissal", "", "", nil)
-	for _, want := range []string{"On the site globex", "On the site acme", `href="/sites/globex/plugins/xpress"`, `href="/sites/acme/plugins/vuln"`} {
+	for _, want := range []string{"Skipped a version of xpress on the site globex", "for vuln on the site acme", `href="/sites/globex/plugins/xpress"`, `href="/sites/acme/plugins/vuln"`} {
 		if !strings.Contains(audit.body, want) {
 			t.Errorf("the Audit log lacks %s", want)
 		}
