@@ -180,7 +180,7 @@ func push(base, site, token string, lock []byte) (time.Duration, bool, error) {
 }
 
 // fleetLoad measures under load, as underLoad does (loadConns keep-alive
-// clients for loadTime a route): /healthz first, then the Fleet page's
+// clients for loadTime a route, in turns with /healthz): the Fleet page's
 // first page (`/admin/fleet`, the AdminCP's, and `/api/admin/fleet`, the
 // API's, and the page by its components' security updates), each p99
 // against /healthz's (target ≤ 3); then the impact of
@@ -199,25 +199,23 @@ func fleetLoad(ctx context.Context, base, token string, conn *pgx.Conn) error {
 		return err
 	}
 	report("fleet_impact_sites", float64(sitesNow), "sites", "", nil)
-	var healthP99 float64
+	var health sample
 	for _, r := range []struct{ name, path string }{
-		{"healthz", "/healthz"}, {"fleet_page_first", "/admin/fleet"}, {"fleet_api_first", "/api/admin/fleet"},
+		{"fleet_page_first", "/admin/fleet"}, {"fleet_api_first", "/api/admin/fleet"},
 		{"fleet_page_security", "/admin/fleet?sort=security"},
 	} {
-		n, lat, err := load(base+r.path, token)
+		got, h, err := againstHealthz(base, r.path, token)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.name, err)
 		}
-		p99 := percentile(lat, 0.99).Seconds() * 1000
-		report("fleet_"+strings.TrimPrefix(r.name, "fleet_")+"_rps", float64(n)/loadTime.Seconds(), "req/s", "", nil)
-		report("fleet_"+strings.TrimPrefix(r.name, "fleet_")+"_p99", p99, "ms", "", nil)
-		if r.name == "healthz" {
-			healthP99 = p99
-			continue
-		}
-		ratio := p99 / healthP99
+		health.add(h)
+		report(r.name+"_rps", got.rps(), "req/s", "", nil)
+		report(r.name+"_p99", got.p99(), "ms", "", nil)
+		ratio := got.p99() / h.p99()
 		report(r.name+"_p99_vs_healthz", ratio, "ratio", "<= 3", yes(ratio <= 3))
 	}
+	report("fleet_healthz_rps", health.rps(), "req/s", "", nil)
+	report("fleet_healthz_p99", health.p99(), "ms", "", nil)
 	impact := base + "/api/admin/fleet/impact?advisory=" + url.QueryEscape(advisory)
 	var wg sync.WaitGroup
 	var sumLat []time.Duration
