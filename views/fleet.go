@@ -3,7 +3,6 @@ package views
 import (
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -120,19 +119,6 @@ func fleetComponentsText(s readmodel.FleetSummary) string {
 		text += " (" + countNoun(s.Sites-s.ComponentsChecked, "site", "sites") + " " + readmodel.FleetNotAllCheckedText + ")"
 	}
 	return text + "."
-}
-
-// fleetComponentAlarms is what a site's vulnerable components hold of the
-// most urgent: "1 malicious · 2 exploited", "" when none.
-func fleetComponentAlarms(c readmodel.FleetComponentCounts) string {
-	var parts []string
-	if c.Malicious != nil && *c.Malicious > 0 {
-		parts = append(parts, thousands(*c.Malicious)+" malicious")
-	}
-	if c.KnownExploited != nil && *c.KnownExploited > 0 {
-		parts = append(parts, thousands(*c.KnownExploited)+" exploited")
-	}
-	return strings.Join(parts, " · ")
 }
 
 // fleetEmptyText explains an empty page in words that fit what was asked.

@@ -2,7 +2,7 @@ package readmodel
 
 import (
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 )
 
@@ -158,8 +158,8 @@ type FleetRow struct {
 // its components is done (store.Store.RefreshSiteComponentCounts).
 type FleetComponentCounts struct {
 	// Checked: every component of the site was read (its inventory is
-	// known and no component's source is unread); while not, a count of
-	// 0 is said "not checked" (FleetComponentCountText).
+	// known and no component's source is unread); while not, no count of
+	// 0 is said (FleetComponentsText).
 	Checked    bool `json:"checked"`
 	Components int  `json:"components"`
 	// UpdatesAvailable: components offered an update, after the policy
@@ -186,22 +186,42 @@ type FleetComponentCounts struct {
 // counted once however many it has.
 const TrustSignalsText = "trust went down, or the offered update brings a signal"
 
-// FleetComponentCountText is a site's count of its components of one
-// kind: the number, said "not checked" while it is 0 and not every
-// component of the site was read (never a 0 that reads as up to date),
-// and marked when some were not.
-func FleetComponentCountText(c FleetComponentCounts, n int) string {
-	switch {
-	case c.Checked:
-		return strconv.Itoa(n)
-	case n == 0:
+// FleetComponentsText is a site's components in words, as the Fleet
+// page says them: "12 components · 3 updates · 1 security update · 1
+// trust signal", naming only the counts that are not 0 (malicious and
+// exploited after vulnerable), "(not all checked)" after them while some
+// component was never read, "not checked" while nothing of the site's
+// components is known (never a 0 that reads as up to date), "none" for a
+// site known to have none.
+func FleetComponentsText(c FleetComponentCounts) string {
+	if !c.Checked && c.Components == 0 {
 		return FleetNotCheckedText
 	}
-	return strconv.Itoa(n) + " (" + FleetNotAllCheckedText + ")"
+	if c.Components == 0 {
+		return "none"
+	}
+	parts := []string{countText(int64(c.Components), "component", "components")}
+	for _, p := range []struct {
+		n         int
+		one, many string
+	}{
+		{c.UpdatesAvailable, "update", "updates"}, {c.SecurityUpdates, "security update", "security updates"},
+		{c.Vulnerable, "vulnerable", "vulnerable"}, {countOrZero(c.Malicious), "malicious", "malicious"},
+		{countOrZero(c.KnownExploited), "exploited", "exploited"}, {c.TrustSignals, "trust signal", "trust signals"},
+	} {
+		if p.n > 0 {
+			parts = append(parts, countText(int64(p.n), p.one, p.many))
+		}
+	}
+	s := strings.Join(parts, " · ")
+	if !c.Checked {
+		s += " (" + FleetNotAllCheckedText + ")"
+	}
+	return s
 }
 
-// FleetNotAllCheckedText marks a count of a site's components while some
-// of them were never read: what they need is not known yet.
+// FleetNotAllCheckedText marks the counts of a site's components while
+// some of them were never read: what those need is not known yet.
 const FleetNotAllCheckedText = "not all checked"
 
 // FleetSummary is the totals across the sites a principal may see: how

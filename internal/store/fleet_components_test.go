@@ -52,8 +52,8 @@ func TestFleetComponentCountsOfASite(t *testing.T) {
 	if c := siteComponents(t, b.st, "shop"); c.Checked || c.Components != 0 {
 		t.Fatalf("a site never pushed: %+v, want not checked", c)
 	}
-	if got := readmodel.FleetComponentCountText(siteComponents(t, b.st, "shop"), 0); got != readmodel.FleetNotCheckedText {
-		t.Errorf("a site never pushed says %q of its updates", got)
+	if got := readmodel.FleetComponentsText(siteComponents(t, b.st, "shop")); got != readmodel.FleetNotCheckedText {
+		t.Errorf("a site never pushed says %q of its components", got)
 	}
 	for i := range 3 {
 		b.exec(t, fmt.Sprintf(`INSERT INTO components (site_id, code, name, installed_version) VALUES (%d, 'c%d', 'c%d', '1.0.0')`, site.ID, i, i))
@@ -76,8 +76,8 @@ func TestFleetComponentCountsOfASite(t *testing.T) {
 		t.Errorf("refreshed: %+v, want 4 components, not all checked (summary: %d components, never read %v)", c,
 			sum.Components, sum.NeverSucceeded)
 	}
-	if got := readmodel.FleetComponentCountText(c, 0); got != readmodel.FleetNotCheckedText {
-		t.Errorf("a site with a component never read says %q of its updates", got)
+	if got, want := readmodel.FleetComponentsText(c), "4 components ("+readmodel.FleetNotAllCheckedText+")"; got != want {
+		t.Errorf("a site with a component never read says %q of its components, want %q", got, want)
 	}
 	b.exec(t, fmt.Sprintf(`DELETE FROM components WHERE site_id = %d AND code = 'left-pad'`, site.ID))
 	if err := b.st.RefreshSiteComponentCounts(ctx, []int64{site.ID}); err != nil {

@@ -66,8 +66,8 @@ func TestFleetComponentCountsFollowChecksPushesAndSkips(t *testing.T) {
 	if c := b.fleetComponents(shop); c.Checked || c.Components != 2 {
 		t.Errorf("shop pushed, its packages never read: %+v, want 2 components, not checked", c)
 	}
-	if got := readmodel.FleetComponentCountText(b.fleetComponents(shop), 0); got != readmodel.FleetNotCheckedText {
-		t.Errorf("shop's updates before a check: %q", got)
+	if got, want := readmodel.FleetComponentsText(b.fleetComponents(shop)), "2 components (not all checked)"; got != want {
+		t.Errorf("shop's components before a check: %q, want %q", got, want)
 	}
 
 	if res := b.run(lease.Operator); res.Status != Completed {

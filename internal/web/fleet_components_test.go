@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"regexp"
 	"slices"
 	"testing"
@@ -80,11 +82,15 @@ func TestFleetSortsAndFiltersByComponents(t *testing.T) {
 		t.Errorf("local's components, never read: %+v", l)
 	}
 	page := viewer.do("GET", "/admin/fleet?sort=name", "", "", nil)
-	cell := regexp.MustCompile(`data-site="local"[\s\S]*?data-testid="fleet-updates">([^<]*)<`).FindStringSubmatch(page.body)
-	if cell == nil || cell[1] != readmodel.FleetNotCheckedText {
-		t.Errorf("local's updates on the page: %q, want %q", cell, readmodel.FleetNotCheckedText)
+	for site, want := range map[string]string{
+		"local":       fmt.Sprintf("%d components (not all checked)", all.Sites[2].Components.Components),
+		"globex-blog": "2 components · 1 update · 1 security update · 1 vulnerable · 1 malicious · 1 trust signal",
+	} {
+		cell := regexp.MustCompile(`data-site="` + site + `"[\s\S]*?data-testid="fleet-components">([^<]*)<`).FindStringSubmatch(page.body)
+		if cell == nil || html.UnescapeString(cell[1]) != want {
+			t.Errorf("%s's components on the page: %q, want %q", site, cell, want)
+		}
 	}
-
 	// The local site's components (the bundle's manifest), synced and
 	// counted, never read.
 	local := all.Sites[2].Components.Components
@@ -97,5 +103,13 @@ func TestFleetSortsAndFiltersByComponents(t *testing.T) {
 		sum.SitesUpdates != 2 || sum.SitesSecurity != 1 || sum.ComponentsChecked != 2 || sum.Components.Checked ||
 		sum.SitesMalicious != 2 {
 		t.Errorf("summary: %+v (components %+v)", sum, sum.Components)
+	}
+	// A registered site that never pushed: not checked, never 0.
+	b.setComponentCounts(t, b.acme.ID, readmodel.FleetComponentCounts{}, 0)
+	b.reads.Changed()
+	page = viewer.do("GET", "/admin/fleet?sort=name", "", "", nil)
+	cell := regexp.MustCompile(`data-site="acme-shop"[\s\S]*?data-testid="fleet-components">([^<]*)<`).FindStringSubmatch(page.body)
+	if cell == nil || cell[1] != readmodel.FleetNotCheckedText {
+		t.Errorf("acme's components, never pushed: %q, want %q", cell, readmodel.FleetNotCheckedText)
 	}
 }
