@@ -121,6 +121,8 @@ func auditWhat(r readmodel.AuditRow) string {
 		return "Site removed"
 	case readmodel.AuditSitePush:
 		return "Site pushed its lockfile"
+	case readmodel.AuditSitePolicy:
+		return "Update policy of a site changed"
 	case readmodel.AuditSourceDowngrade:
 		return "Trust went down for what " + orSource(r.Component) + " would install"
 	}

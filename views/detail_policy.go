@@ -6,7 +6,6 @@
 package views
 
 import (
-	"strings"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -25,24 +24,11 @@ type DetailPolicy struct {
 // IsZero reports whether p is no policy.
 func (p DetailPolicy) IsZero() bool { return p == DetailPolicy{} }
 
-// PolicyText says a policy in words: "takes patch updates · soak 3 days ·
-// hold <3.0.0"; "every update, as soon as it is published" for none. The
-// detail API says it with the same words.
+// PolicyText says a policy in words (readmodel.PolicyText): "takes patch
+// updates · soak 3 days · hold <3.0.0"; "every update, as soon as it is
+// published" for none. The detail API says it with the same words.
 func PolicyText(p DetailPolicy) string {
-	if p.IsZero() {
-		return "every update, as soon as it is published"
-	}
-	parts := []string{readmodel.TierText(p.Offer)}
-	if p.Soak != "" {
-		parts = append(parts, "soak "+p.Soak)
-	}
-	if p.Hold != "" {
-		parts = append(parts, "hold "+p.Hold)
-	}
-	if p.Approve != "" {
-		parts = append(parts, "install scripts and outside sources await approval")
-	}
-	return strings.Join(parts, " · ")
+	return readmodel.PolicyText(p.Offer, p.Hold, p.Soak, p.Approve)
 }
 
 // PolicyReleaseText is a release the policy does not offer now and why,

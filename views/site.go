@@ -67,6 +67,8 @@ type SiteProps struct {
 	// Components says the site's components' counts in words
 	// (readmodel.SiteComponentsText).
 	Components string
+	// Policy is the site's own update policy (site_policy.go).
+	Policy SitePolicyProps
 }
 
 // sitePage fills in a site's page's navigation entry and title: a

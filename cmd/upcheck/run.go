@@ -103,7 +103,13 @@ Usage:
                                 register a site that pushes its lockfile; prints its push
                                 token on the last line, shown once
   upcheck site list             one site a line, tab-separated: name, owner, registered, last
-                                push (or never), the push in words (…: stale)
+                                push (or never), the push in words (…: stale), its policy
+                                in words (- for the local site)
+  upcheck site policy NAME [--policy JSON | --default]
+                                a registered site's update policy, as a manifest's "policy"
+                                ({"offer": "patch", "soak": "3d"}), or the default again;
+                                its components are evaluated under it at once; without a
+                                flag, say it; prints {"site","policy","text",…}
   upcheck site rotate NAME      a new push token on the last line, shown once; the old one
                                 stops working
   upcheck site remove NAME      remove a registered site, its installed tree and history

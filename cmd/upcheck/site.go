@@ -16,7 +16,9 @@ import (
 	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/config"
 	"github.com/upcheck/upcheck/internal/readmodel"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
+	"github.com/upcheck/upcheck/internal/updatecheck"
 )
 
 // runSite is `upcheck site add|list|rotate|remove` (docs/design.md "Many
@@ -25,7 +27,7 @@ import (
 // read).
 func runSite(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintf(stderr, "upcheck site: want add, list, rotate, remove or push\n%s", helpPointer("site"))
+		fmt.Fprintf(stderr, "upcheck site: want add, list, policy, rotate, remove or push\n%s", helpPointer("site"))
 		return errUsage
 	}
 	switch args[0] {
@@ -36,6 +38,8 @@ func runSite(ctx context.Context, cfg config.Config, logger *slog.Logger, args [
 			return err
 		}
 		return withApp(ctx, cfg, logger, func(a *app.App) error { return siteList(ctx, a, cfg.SiteStaleAfter, stdout) })
+	case "policy":
+		return runSitePolicy(ctx, cfg, logger, args[1:], stdout, stderr)
 	case "rotate":
 		name, err := oneName("site rotate", args[1:], stderr)
 		if err != nil {
@@ -97,7 +101,8 @@ func runSiteAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, arg
 // siteError words a refusal of a site command.
 func siteError(cmd, name string, err error) error {
 	switch {
-	case errors.Is(err, auth.ErrInvalidSiteName), errors.Is(err, auth.ErrInvalidSiteOwner), errors.Is(err, auth.ErrLocalSite):
+	case errors.Is(err, auth.ErrInvalidSiteName), errors.Is(err, auth.ErrInvalidSiteOwner), errors.Is(err, auth.ErrLocalSite),
+		errors.Is(err, updatecheck.ErrSitePolicyLocal):
 		return fmt.Errorf("%s: %w", cmd, err)
 	case errors.Is(err, store.ErrConflict):
 		return fmt.Errorf("%s: a site named %q is registered already", cmd, name)
@@ -110,11 +115,17 @@ func siteError(cmd, name string, err error) error {
 // siteList prints one site a line, the local one first, its fields
 // separated by tabs (an owner holds no control character): name, owner,
 // registered (RFC 3339 in UTC; "-" for the local site), last push (RFC
-// 3339, "never", or "-" for the local site), and the push in words
-// (readmodel.SitePushText: "never pushed", "last push 9 days ago: stale").
-// Never a push token: only their hashes are stored.
+// 3339, "never", or "-" for the local site), the push in words
+// (readmodel.SitePushText: "never pushed", "last push 9 days ago: stale")
+// and a registered site's policy in words (readmodel.PolicyText; "-" for
+// the local site, whose policy is its manifest's). Never a push token:
+// only their hashes are stored.
 func siteList(ctx context.Context, a *app.App, staleAfter time.Duration, stdout io.Writer) error {
 	sites, err := a.Store.Sites(ctx, readmodel.SiteStaleAfter(staleAfter))
+	if err != nil {
+		return fmt.Errorf("site list: %w", err)
+	}
+	policies, err := a.Store.SitePolicies(ctx)
 	if err != nil {
 		return fmt.Errorf("site list: %w", err)
 	}
@@ -122,12 +133,93 @@ func siteList(ctx context.Context, a *app.App, staleAfter time.Duration, stdout 
 	w := bufio.NewWriter(stdout)
 	for _, s := range sites {
 		registered, pushed, words := s.CreatedAt.UTC().Format(time.RFC3339), timeOrNever(s.PushedAt), readmodel.SitePushText(now, s.PushedAt, s.Stale)
+		policy := "-"
 		if s.Local() {
 			registered, pushed, words = "-", "-", readmodel.SiteLocalPushText
+		} else {
+			p, err := release.ParsePolicyText(policies[s.ID])
+			if err != nil {
+				return fmt.Errorf("site list: %s: %w", s.Name, err)
+			}
+			policy = policyWords(p)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Owner, registered, pushed, words)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Owner, registered, pushed, words, policy)
 	}
 	return w.Flush()
+}
+
+// sitePolicyLine is the JSON line of `upcheck site policy`: the site's
+// policy as a manifest's "policy" holds it ({} the default) and in words;
+// after a change, what it did.
+type sitePolicyLine struct {
+	Site   string         `json:"site"`
+	Policy release.Policy `json:"policy"`
+	Text   string         `json:"text"`
+	// Unchanged, Components and Reevaluated are a change's
+	// (updatecheck.SitePolicyReport).
+	Unchanged   *bool `json:"unchanged,omitempty"`
+	Components  *int  `json:"components,omitempty"`
+	Reevaluated *int  `json:"reevaluated,omitempty"`
+}
+
+// runSitePolicy is `upcheck site policy NAME [--policy JSON | --default]`:
+// a registered site's own update policy (docs/policy.md), the object a
+// manifest's "policy" holds, read by the manifest's parser; --default
+// gives it the default again (every release at once). Its components are
+// written under it and evaluated again at once from the stored documents
+// (updatecheck.Checker.SetSitePolicy). Without a flag it only says. One
+// JSON line; a policy the parser refuses changes nothing and exits 1 with
+// its words; the local site's policy is its manifest's (exit 1).
+func runSitePolicy(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
+	var policy string
+	var def bool
+	pos, err := interspersed("site policy", args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&policy, "policy", policy, `the site's policy, as a manifest's "policy" (JSON)`)
+		fs.BoolVar(&def, "default", def, "the default policy again: every release at once")
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) != 1:
+		fmt.Fprintf(stderr, "upcheck site policy: one NAME is required\n%s", helpPointer("site"))
+		return errUsage
+	case def && policy != "":
+		fmt.Fprintf(stderr, "upcheck site policy: --policy or --default, not both\n%s", helpPointer("site"))
+		return errUsage
+	}
+	if def {
+		policy = "{}"
+	}
+	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		site, err := a.Store.SiteByName(ctx, pos[0], 0)
+		if err != nil {
+			return siteError("site policy", pos[0], err)
+		}
+		line := sitePolicyLine{Site: site.Name}
+		if policy == "" {
+			line.Policy, err = a.Checker.SitePolicy(ctx, site)
+		} else {
+			var rep updatecheck.SitePolicyReport
+			rep, err = a.Checker.SetSitePolicy(ctx, updatecheck.SitePolicyRequest{Site: site, Body: []byte(policy)})
+			line.Policy, line.Unchanged, line.Components, line.Reevaluated = rep.Policy, &rep.Unchanged, &rep.Components, &rep.Reevaluated
+		}
+		if err != nil {
+			return siteError("site policy", pos[0], err)
+		}
+		line.Text = policyWords(line.Policy)
+		return json.NewEncoder(stdout).Encode(line)
+	})
+}
+
+// policyWords is p in the words every page says a policy with
+// (readmodel.PolicyText).
+func policyWords(p release.Policy) string {
+	soak := ""
+	if d, err := p.SoakDuration(); err == nil && d > 0 {
+		soak = readmodel.DurationText(d)
+	}
+	return readmodel.PolicyText(string(p.Offer), p.Hold, soak, p.Approve)
 }
 
 // oneName reads the one NAME of a site command.

@@ -15,7 +15,7 @@ import (
 	"github.com/upcheck/upcheck/internal/testing/pgtest"
 )
 
-var siteLine = regexp.MustCompile(`^([a-z0-9-]+)\t([^\t]*)\t(-|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(-|never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t([^\t]+)$`)
+var siteLine = regexp.MustCompile(`^([a-z0-9-]+)\t([^\t]*)\t(-|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t(-|never|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\t([^\t]+)\t([^\t]+)$`)
 
 // `site add` prints the push token once, on its last line, and `site
 // list` never; `site rotate` prints a new one and the old one stops
@@ -69,7 +69,7 @@ func TestSiteCommands(t *testing.T) {
 		for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); {
 			m := siteLine.FindStringSubmatch(sc.Text())
 			if m == nil {
-				t.Fatalf("site list line %q: want name, owner, registered, last push, words, tab-separated", sc.Text())
+				t.Fatalf("site list line %q: want name, owner, registered, last push, words, policy, tab-separated", sc.Text())
 			}
 			rows = append(rows, m[1:])
 		}
@@ -77,7 +77,8 @@ func TestSiteCommands(t *testing.T) {
 	}
 	rows := list()
 	if len(rows) != 2 || rows[0][0] != "local" || rows[0][2] != "-" || rows[1][0] != "acme-shop" || rows[1][1] != "Acme Ltd" ||
-		rows[1][3] != "never" || rows[1][4] != "never pushed" {
+		rows[1][3] != "never" || rows[1][4] != "never pushed" || rows[0][5] != "-" ||
+		rows[1][5] != "every update, as soon as it is published" {
 		t.Fatalf("site list = %q", rows)
 	}
 	d.MustExec(t, `UPDATE sites SET pushed_at = clock_timestamp() - interval '9 days' WHERE name = 'acme-shop'`)
@@ -118,6 +119,84 @@ func TestSiteCommands(t *testing.T) {
 	}
 	if rows := list(); len(rows) != 1 || rows[0][0] != "local" {
 		t.Fatalf("after remove: %q", rows)
+	}
+}
+
+// `site policy NAME --policy JSON` sets a registered site's policy (the
+// manifest parser's: a malformed one is refused in its words and changes
+// nothing), writes its components under it, says it without a flag and
+// in `site list`, and `--default` gives the default back; the local
+// site's is refused, saying where it comes from.
+func TestSitePolicyCommand(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	env := map[string]string{"UPCHECK_DATABASE_URL": d.URL}
+	if _, stderr, code := cliOut(t, env, "site", "add", "shop"); code != 0 {
+		t.Fatalf("site add: exit %d, %s", code, stderr)
+	}
+	d.MustExec(t, `INSERT INTO components (site_id, code, name, installed_version, source_url, package)
+		SELECT id, 'left-pad', 'left-pad', '1.3.0', 'npm:left-pad', 'left-pad' FROM sites WHERE name = 'shop'`)
+	policyOf := func(args ...string) map[string]any {
+		t.Helper()
+		out, stderr, code := cliOut(t, env, append([]string{"site", "policy", "shop"}, args...)...)
+		if code != 0 {
+			t.Fatalf("site policy %v: exit %d, %s", args, code, stderr)
+		}
+		var line map[string]any
+		if err := json.Unmarshal([]byte(out), &line); err != nil {
+			t.Fatalf("site policy %v printed %q: %v", args, out, err)
+		}
+		return line
+	}
+	stored := func() (site, component string) {
+		t.Helper()
+		d.QueryRow(t, `SELECT s.policy, coalesce(c.policy, '') FROM sites s JOIN components c ON c.site_id = s.id
+			WHERE s.name = 'shop'`).Scan(&site, &component)
+		return
+	}
+
+	line := policyOf("--policy", `{"offer": "patch", "soak": "3d"}`)
+	if line["text"] != "takes patch updates only · soak 3 days" || line["components"] != 1.0 || line["unchanged"] != false {
+		t.Errorf("site policy --policy: %v", line)
+	}
+	if s, c := stored(); s != `{"offer":"patch","soak":"3d"}` || c != s {
+		t.Errorf("stored: site %q, component %q", s, c)
+	}
+	if line := policyOf(); line["text"] != "takes patch updates only · soak 3 days" || line["components"] != nil {
+		t.Errorf("site policy without a flag: %v", line)
+	}
+	if rows := cliList(t, env); rows[1][5] != "takes patch updates only · soak 3 days" {
+		t.Errorf("site list's policy: %q", rows[1][5])
+	}
+
+	if _, stderr, code := cliOut(t, env, "site", "policy", "shop", "--policy", `{"offer": "weekly"}`); code != 1 ||
+		!strings.Contains(stderr, `offer "weekly" is not one of all, minor, patch, security`) {
+		t.Errorf("a malformed policy: exit %d, %q", code, stderr)
+	}
+	if s, c := stored(); s != `{"offer":"patch","soak":"3d"}` || c != s {
+		t.Errorf("stored after a refusal: site %q, component %q", s, c)
+	}
+	if _, stderr, code := cliOut(t, env, "site", "policy", "local", "--policy", `{"offer": "patch"}`); code != 1 ||
+		!strings.Contains(stderr, "manifest") {
+		t.Errorf("the local site's policy: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := cliOut(t, env, "site", "policy", "nope"); code != 1 || !strings.Contains(stderr, `no site is named "nope"`) {
+		t.Errorf("site policy nope: exit %d, %q", code, stderr)
+	}
+	if _, _, code := cliOut(t, env, "site", "policy", "shop", "--default", "--policy", "{}"); code != 2 {
+		t.Errorf("--default with --policy: exit %d, want 2", code)
+	}
+
+	if line := policyOf("--default"); line["text"] != "every update, as soon as it is published" || line["components"] != 1.0 {
+		t.Errorf("site policy --default: %v", line)
+	}
+	if s, c := stored(); s != "" || c != "" {
+		t.Errorf("stored after --default: site %q, component %q", s, c)
+	}
+	var audited int
+	d.QueryRow(t, `SELECT count(*) FROM audit_log WHERE action = 'site.policy'`).Scan(&audited)
+	if audited != 2 {
+		t.Errorf("%d site.policy audit rows, want 2", audited)
 	}
 }
 

@@ -545,6 +545,7 @@ type Site struct {
 	TokenMadeAt *time.Time
 	CreatedAt   time.Time
 	PushedAt    *time.Time
+	Policy      string
 }
 
 type Source struct {

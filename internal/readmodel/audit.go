@@ -94,7 +94,7 @@ func AllAuditActions() []AuditAction {
 		AuditSourceTrust, AuditSourcePin, AuditRegistryKeysPin, AuditRegistryKeysChange,
 		AuditChannelAdd, AuditChannelRemove, AuditChannelEnable, AuditChannelDisable, AuditChannelTest,
 		AuditComponentSkip, AuditComponentUnskip, AuditComponentApprove, AuditComponentUnapprove, AuditSourceDowngrade, AuditTreeExposed,
-		AuditUserSites, AuditSiteAdd, AuditSiteRotate, AuditSiteRemove, AuditSitePush}
+		AuditUserSites, AuditSiteAdd, AuditSiteRotate, AuditSiteRemove, AuditSitePush, AuditSitePolicy}
 }
 
 // AuditRow is one entry of the audit log, as the store reads it (an

@@ -17,6 +17,9 @@ const (
 	AuditSiteRemove AuditAction = "site.remove"
 	// AuditSitePush: a site pushed its lockfile and it was accepted.
 	AuditSitePush AuditAction = "site.push"
+	// AuditSitePolicy: a registered site's update policy changed (detail:
+	// the site, the policy before and after, as JSON, "" the default).
+	AuditSitePolicy AuditAction = "site.policy"
 	// AuditUserSites: the sites a user may see changed (limited to some,
 	// or every site again); kind account.
 	AuditUserSites AuditAction = "user.sites"

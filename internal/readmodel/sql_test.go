@@ -660,7 +660,7 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 var auditKindOf = map[readmodel.AuditAction]readmodel.AuditKind{
 	readmodel.AuditUserSites: readmodel.AuditKindAccount, readmodel.AuditSiteAdd: readmodel.AuditKindOther,
 	readmodel.AuditSiteRotate: readmodel.AuditKindOther, readmodel.AuditSiteRemove: readmodel.AuditKindOther,
-	readmodel.AuditSitePush:        readmodel.AuditKindOther,
+	readmodel.AuditSitePush: readmodel.AuditKindOther, readmodel.AuditSitePolicy: readmodel.AuditKindOther,
 	readmodel.AuditAdvisoryDismiss: readmodel.AuditKindDismissal, readmodel.AuditAdvisoryUndismiss: readmodel.AuditKindDismissal,
 	readmodel.AuditAdvisoryExpire: readmodel.AuditKindDismissal, readmodel.AuditCheck: readmodel.AuditKindCheck,
 	readmodel.AuditUserCreate: readmodel.AuditKindAccount, readmodel.AuditUserPassword: readmodel.AuditKindAccount,

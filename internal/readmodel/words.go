@@ -3,6 +3,7 @@ package readmodel
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -216,6 +217,29 @@ func TierText(offer string) string {
 		return "takes security updates only"
 	}
 	return "takes every update"
+}
+
+// PolicyText says a policy in words, as every page, answer and command
+// says one: "takes patch updates only · soak 3 days · hold <3.0.0"; "every
+// update, as soon as it is published" for none. offer is the tier (""
+// all), hold the range outside which nothing is offered, soak the soak in
+// words (DurationText; "" none), approve the policy's approve ("scripts";
+// "" none).
+func PolicyText(offer, hold, soak, approve string) string {
+	if offer == "" && hold == "" && soak == "" && approve == "" {
+		return "every update, as soon as it is published"
+	}
+	parts := []string{TierText(offer)}
+	if soak != "" {
+		parts = append(parts, "soak "+soak)
+	}
+	if hold != "" {
+		parts = append(parts, "hold "+hold)
+	}
+	if approve != "" {
+		parts = append(parts, "install scripts and outside sources await approval")
+	}
+	return strings.Join(parts, " · ")
 }
 
 // SkipRefusal is why a skip or an unskip of a version was refused, in

@@ -47,6 +47,7 @@ var txOnly = map[string]string{
 	"CleanUp":             fenced,
 	"ComponentUpsertMany": "holds the lease's advisory lock from LeaseBegin in the same transaction (lease.Manager.WithLock), so that it never interleaves with a check's fenced writes",
 	"ComponentDelete":     "holds the lease's advisory lock from LeaseBegin in the same transaction (lease.Manager.WithLock), so that it never interleaves with a check's fenced writes",
+	"SitePolicySet":       "writes the site's policy and its components' in one transaction under the lease's advisory lock (lease.Manager.WithLock), as ComponentUpsertMany, so that a check's fenced writes see the components under one policy or the other",
 
 	"SkipPut":                 "writes its audit row in the same transaction, which holds the lease's lock (lease.Manager.WithLock): a skip is an input of evaluation, as a component row is",
 	"SkipDelete":              "writes its audit row in the same transaction, which holds the lease's lock (lease.Manager.WithLock): a skip is an input of evaluation, as a component row is",

@@ -79,6 +79,9 @@ type Checker struct {
 	// changeLimit, when set, is how many changed packages' documents one
 	// check fetches at most (LimitChangeDocuments).
 	changeLimit *int
+	// beforePushWrite, for tests, runs in Push after it read the site's
+	// tree and components and before the transaction that writes them.
+	beforePushWrite func()
 }
 
 // LimitDependencyDocuments makes each check fetch at most n added

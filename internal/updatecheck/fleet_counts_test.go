@@ -43,8 +43,8 @@ func (b *bundle) fleetComponents(site store.Site) readmodel.FleetComponentCounts
 // once each is done: a site never pushed, and a site whose components
 // were pushed but never read, is not checked (never "0 updates"); a check
 // counts every site's; a push evaluated from the documents stored counts
-// the pushing site's; a skip counts its site's.
-func TestFleetComponentCountsFollowChecksPushesAndSkips(t *testing.T) {
+// the pushing site's; a skip and a site's policy count their site's.
+func TestFleetComponentCountsFollowChecksPushesSkipsAndPolicies(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
@@ -95,5 +95,14 @@ func TestFleetComponentCountsFollowChecksPushesAndSkips(t *testing.T) {
 	}
 	if c := b.fleetComponents(blog); c.UpdatesAvailable != 1 {
 		t.Errorf("blog after shop's skip: %+v, want its update still", c)
+	}
+
+	// blog's policy offers security releases only: its plain update is
+	// offered no more.
+	if _, err := b.checker.SetSitePolicy(ctx, SitePolicyRequest{Site: blog, Body: []byte(`{"offer":"security"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if c := b.fleetComponents(blog); !c.Checked || c.Components != 1 || c.UpdatesAvailable != 0 {
+		t.Errorf("blog under a policy of security releases: %+v, want no update", c)
 	}
 }

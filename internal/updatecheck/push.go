@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/lockfile"
+	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
 )
 
@@ -60,7 +61,8 @@ const pushAttempts = 3
 // nothing is written), then written as a lockfile sync writes them, in
 // one transaction under the lease's lock: the components as the manifest
 // sync makes them (syncComponentsTx: its direct dependencies, each its
-// npm package's component, under the default policy) and the tree
+// npm package's component, under the site's policy, read under the lock:
+// SetSitePolicy) and the tree
 // (store.Tx.TreeWrite, from the state read before: a check's fenced
 // writes see the old inventory or the new one, never a mix), with
 // sites.pushed_at and the push's audit row (site.push). The same bytes
@@ -110,8 +112,20 @@ func (c *Checker) Push(ctx context.Context, site store.Site, name string, body [
 		if err := w.Prepare(); err != nil {
 			return rep, err
 		}
+		if c.beforePushWrite != nil {
+			c.beforePushWrite()
+		}
 		err = c.lease.WithLock(ctx, func(tx *store.Tx) error {
-			var err error
+			// The site's policy as it stands under the lock, which a change
+			// of it takes too (SetSitePolicy): the components are written
+			// under the policy of the moment, never one replaced meanwhile.
+			text, err := tx.SitePolicy(ctx, site.ID)
+			if err != nil {
+				return err
+			}
+			if l.Manifest.Policy, err = release.ParsePolicyText(text); err != nil {
+				return err
+			}
 			if rep.Components, err = c.syncComponentsTx(ctx, tx, site.ID, l.Manifest, before); err != nil {
 				return err
 			}

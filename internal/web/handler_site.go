@@ -127,8 +127,13 @@ func (s *Server) siteOverviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	policy, err := s.sitePolicyProps(c, site)
+	if err != nil {
+		return err
+	}
 	return renderOK(c, views.Site(views.SiteProps{Layout: layout(c), Row: row,
-		Components: readmodel.SiteComponentsText(sum.Components, sum.UpdatesAvailable, sum.SecurityUpdates, sum.NeverSucceeded != nil)}))
+		Components: readmodel.SiteComponentsText(sum.Components, sum.UpdatesAvailable, sum.SecurityUpdates, sum.NeverSucceeded != nil),
+		Policy:     policy}))
 }
 
 // siteSummaryJSON is GET /api/sites/{site}/summary: a registered site's

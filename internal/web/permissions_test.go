@@ -61,6 +61,11 @@ var needs = map[string]string{
 	"POST /api/admin/sites":              auth.PermSites,
 	"POST /api/admin/sites/:site/rotate": auth.PermSites,
 	"DELETE /api/admin/sites/:site":      auth.PermSites,
+	// A registered site's policy: admins', read included (it is set with
+	// the same rights).
+	"GET /api/admin/sites/:site/policy": auth.PermSites,
+	"PUT /api/admin/sites/:site/policy": auth.PermSites,
+	"POST /admin/sites/:site/policy":    auth.PermSites,
 	// Who sees what: admins who see every site.
 	"GET /api/admin/users/:email/sites": auth.PermSites,
 	"PUT /api/admin/users/:email/sites": auth.PermSites,
@@ -90,6 +95,7 @@ var sessionOnly = map[string]string{
 	"POST /admin/sites/:site/rotate": "the same",
 	"POST /admin/sites/:site/remove": "the notice comes through the session's flash",
 	"POST /admin/users/:email/sites": "the notice comes through the session's flash",
+	"POST /admin/sites/:site/policy": "the notice or the refusal comes through the session's flash",
 }
 
 // samples fills in path parameters: a component and an advisory of the
@@ -282,6 +288,10 @@ var siteRoutes = map[string]bool{
 	"POST /api/admin/sites":              true,
 	"POST /api/admin/sites/:site/rotate": true,
 	"DELETE /api/admin/sites/:site":      true,
+	// A registered site's policy: the site's, not the local one's.
+	"GET /api/admin/sites/:site/policy": true,
+	"PUT /api/admin/sites/:site/policy": true,
+	"POST /admin/sites/:site/policy":    true,
 	// The fleet: every site the principal may see (fleet_test.go).
 	"GET /admin/fleet":                  true,
 	"GET /admin/fleet/impact":           true,

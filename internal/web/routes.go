@@ -130,6 +130,9 @@ func (s *Server) apiRoutes(e *echo.Echo, app group) {
 	apiSitesManage.post(apiSites, s.apiAddSite)
 	apiSitesManage.post(apiSites+"/:site/rotate", s.apiRotateSite)
 	apiSitesManage.delete(apiSites+"/:site", s.apiRemoveSite)
+	// A registered site's own update policy (an admin who may see it).
+	apiSitesManage.get(apiSites+"/:site/policy", s.apiSitePolicy)
+	apiSitesManage.put(apiSites+"/:site/policy", s.apiSetSitePolicy)
 	// Who sees what: the sites a user may see (admins who see every site).
 	apiSitesManage.get(apiPrefix+"/users/:email/sites", s.apiUserSites)
 	apiSitesManage.put(apiPrefix+"/users/:email/sites", s.apiSetUserSites)
@@ -196,6 +199,7 @@ func (s *Server) adminRoutes(app group) {
 	adminSitesChange.post(views.PathAdminSites, s.addSite)
 	adminSitesChange.post(views.PathAdminSites+"/:site/rotate", s.rotateSite)
 	adminSitesChange.post(views.PathAdminSites+"/:site/remove", s.removeSite)
+	adminSitesChange.post(views.PathAdminSites+"/:site/policy", s.setSitePolicyForm) // views.SitePolicyPath: the overview's form
 
 	// Who sees what: every account's sites, set by an admin who sees
 	// every site (everySite), as PUT /api/admin/users/{email}/sites.
