@@ -12,14 +12,21 @@
 -- registration, is older than @stale_seconds on the database clock).
 SELECT s.id, s.name, s.owner, s.pushed_at, c.tree, c.packages, c.malicious, c.exposed, c.known_exploited,
        c.vulnerable_no_fix, c.vulnerable, c.total,
-       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::boolean AS stale
+       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::boolean AS stale,
+       k.checked AS components_checked, k.components, k.updates AS component_updates, k.security AS component_security,
+       k.vulnerable AS component_vulnerable, k.trust AS component_trust, k.malicious AS component_malicious,
+       k.known_exploited AS component_known_exploited
 FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
+JOIN fleet_site_components k ON k.site_id = c.site_id
 WHERE c.dev_mode = @dev_mode::text
   AND (NOT @limited::boolean OR c.site_id = ANY (@site_ids::bigint[]))
   AND (@search::text = '' OR strpos(lower(s.name), lower(@search)) > 0 OR strpos(lower(s.owner), lower(@search)) > 0)
   AND (@filter::text = ''
-       OR (@filter = 'malicious' AND c.malicious > 0)
+       OR (@filter = 'malicious' AND (c.malicious > 0 OR k.malicious > 0))
+       OR (@filter = 'updates' AND k.updates > 0)
+       OR (@filter = 'security' AND k.security > 0)
+       OR (@filter = 'trust' AND k.trust > 0)
        OR (@filter = 'stale' AND s.id <> 1
            AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => @stale_seconds::float8)))
 ORDER BY c.malicious DESC, c.total DESC, c.site_id
@@ -31,32 +38,43 @@ LIMIT @row_limit::bigint OFFSET @row_offset::bigint;
 -- count, the highest first; then by name.
 SELECT s.id, s.name, s.owner, s.pushed_at, c.tree, c.packages, c.malicious, c.exposed, c.known_exploited,
        c.vulnerable_no_fix, c.vulnerable, c.total,
-       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::boolean AS stale
+       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::boolean AS stale,
+       k.checked AS components_checked, k.components, k.updates AS component_updates, k.security AS component_security,
+       k.vulnerable AS component_vulnerable, k.trust AS component_trust, k.malicious AS component_malicious,
+       k.known_exploited AS component_known_exploited
 FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
+JOIN fleet_site_components k ON k.site_id = c.site_id
 WHERE c.dev_mode = @dev_mode::text
   AND (NOT @limited::boolean OR c.site_id = ANY (@site_ids::bigint[]))
   AND (@search::text = '' OR strpos(lower(s.name), lower(@search)) > 0 OR strpos(lower(s.owner), lower(@search)) > 0)
   AND (@filter::text = ''
-       OR (@filter = 'malicious' AND c.malicious > 0)
+       OR (@filter = 'malicious' AND (c.malicious > 0 OR k.malicious > 0))
+       OR (@filter = 'updates' AND k.updates > 0)
+       OR (@filter = 'security' AND k.security > 0)
+       OR (@filter = 'trust' AND k.trust > 0)
        OR (@filter = 'stale' AND s.id <> 1
            AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => @stale_seconds::float8)))
 ORDER BY CASE WHEN @sort::text = 'pushed' THEN s.pushed_at END ASC NULLS FIRST,
          CASE @sort WHEN 'packages' THEN c.packages WHEN 'malicious' THEN c.malicious
                     WHEN 'exploited' THEN c.known_exploited WHEN 'vulnerable' THEN c.vulnerable + c.vulnerable_no_fix
-                    WHEN 'attention' THEN c.total END DESC,
+                    WHEN 'attention' THEN c.total WHEN 'components' THEN k.components WHEN 'updates' THEN k.updates
+                    WHEN 'security' THEN k.security WHEN 'components_vulnerable' THEN k.vulnerable
+                    WHEN 'trust' THEN k.trust END DESC,
+         -- A site's malicious or exploited components after its tree's.
+         CASE @sort WHEN 'malicious' THEN k.malicious WHEN 'exploited' THEN k.known_exploited END DESC,
          s.name
 LIMIT @row_limit::bigint OFFSET @row_offset::bigint;
 
 -- name: FleetSummary :one
 -- The totals across the sites: how many, how many with a tree read, stale,
--- with a malicious package, with anything that needs attention, and the
--- sums of their counts.
+-- with a malicious package (in its tree or a component), with anything
+-- that needs attention, and the sums of their counts.
 SELECT count(*)::bigint                                AS sites,
        count(*) FILTER (WHERE c.tree)::bigint          AS checked,
        count(*) FILTER (WHERE s.id <> 1 AND coalesce(s.pushed_at, s.created_at)
                         <= clock_timestamp() - make_interval(secs => @stale_seconds::float8))::bigint AS stale,
-       count(*) FILTER (WHERE c.malicious > 0)::bigint AS sites_malicious,
+       count(*) FILTER (WHERE c.malicious > 0 OR k.malicious > 0)::bigint AS sites_malicious,
        count(*) FILTER (WHERE c.total > 0)::bigint     AS sites_attention,
        coalesce(sum(c.packages), 0)::bigint            AS packages,
        coalesce(sum(c.malicious), 0)::bigint           AS malicious,
@@ -66,9 +84,23 @@ SELECT count(*)::bigint                                AS sites,
        coalesce(sum(c.vulnerable), 0)::bigint          AS vulnerable,
        coalesce(sum(c.total), 0)::bigint               AS total,
        min(m.read_at)                                  AS malware_read_at,
-       min(x.read_at)                                  AS exploited_read_at
+       min(x.read_at)                                  AS exploited_read_at,
+       -- The components' (fleet_site_components): the sites whose every
+       -- component was read, with an update offered, with a security
+       -- update, and the sums of their counts.
+       count(*) FILTER (WHERE k.checked)::bigint          AS components_checked,
+       count(*) FILTER (WHERE k.updates > 0)::bigint      AS sites_updates,
+       count(*) FILTER (WHERE k.security > 0)::bigint     AS sites_security,
+       coalesce(sum(k.components), 0)::bigint             AS components,
+       coalesce(sum(k.updates), 0)::bigint                AS component_updates,
+       coalesce(sum(k.security), 0)::bigint               AS component_security,
+       coalesce(sum(k.vulnerable), 0)::bigint             AS component_vulnerable,
+       coalesce(sum(k.trust), 0)::bigint                  AS component_trust,
+       coalesce(sum(k.malicious), 0)::bigint              AS component_malicious,
+       coalesce(sum(k.known_exploited), 0)::bigint        AS component_known_exploited
 FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
+JOIN fleet_site_components k ON k.site_id = c.site_id
 -- Joined LEFT only so that sqlc types the columns as nullable, which
 -- they are (as the summary's).
 -- OFFSET 0 keeps each a subquery read once: pulled up, the function
@@ -77,6 +109,12 @@ LEFT JOIN (SELECT upcheck_malware_read_at() AS read_at OFFSET 0) m ON true
 LEFT JOIN (SELECT upcheck_exploited_read_at() AS read_at OFFSET 0) x ON true
 WHERE c.dev_mode = @dev_mode::text
   AND (NOT @limited::boolean OR c.site_id = ANY (@site_ids::bigint[]));
+
+-- name: FleetComponentsRefresh :exec
+-- Counts the components of the sites named again, in one statement
+-- (migrations/00029_fleet_components.sql: lock their rows in site order,
+-- then count).
+SELECT upcheck_fleet_components_refresh(@site_ids::bigint[]);
 
 -- name: FleetImpactAdvisoryNow :many
 -- The installed instances the advisory (its id or an alias, upper-cased:

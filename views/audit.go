@@ -4,6 +4,7 @@
 package views
 
 import (
+	"encoding/json"
 	"net/url"
 	"strconv"
 
@@ -63,6 +64,28 @@ func auditURL(path, kind string, page int) string {
 }
 
 // auditWhat words an entry: "Dismissed ACME-2 for gallery".
+// auditSite is the registered site an entry about a component names (its
+// detail's "site", written for a registered site's skip, approval or
+// dismissal); "" for the local site's.
+func auditSite(r readmodel.AuditRow) string {
+	var d struct {
+		Site string `json:"site"`
+	}
+	if json.Unmarshal(r.Detail, &d) != nil {
+		return ""
+	}
+	return d.Site
+}
+
+// auditOnSite names the registered site of an entry about its component
+// after what was done (" on the site acme"); "" for the local site's.
+func auditOnSite(r readmodel.AuditRow) string {
+	if site := auditSite(r); site != "" {
+		return " on the site " + site
+	}
+	return ""
+}
+
 func auditWhat(r readmodel.AuditRow) string {
 	switch readmodel.AuditAction(r.Action) {
 	case readmodel.AuditAdvisoryDismiss:

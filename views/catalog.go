@@ -10,6 +10,9 @@ import (
 // CatalogProps is the plugin catalog, one page of it.
 type CatalogProps struct {
 	Layout LayoutProps
+	// Site is the registered site whose catalog it is; "" for the local
+	// site's (the content does not read Layout).
+	Site string
 	// Rows is the current page, in display order.
 	Rows []readmodel.CatalogRow
 	// Filter is one of readmodel.CatalogFilters (readmodel.FilterAll for all).

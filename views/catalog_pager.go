@@ -31,7 +31,7 @@ type pageLink struct {
 
 // newPager is the catalog's pager.
 func newPager(p CatalogProps) pager {
-	return pagerOf(p.Page, p.PageSize, p.Total, func(n int) string { return CatalogPath(p.Filter, p.Query, n) }, "catalog-pagination")
+	return pagerOf(p.Page, p.PageSize, p.Total, func(n int) string { return SiteCatalogPath(p.Site, p.Filter, p.Query, n) }, "catalog-pagination")
 }
 
 // pagerOf places page among the pages of total rows, size a page

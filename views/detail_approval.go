@@ -1,7 +1,6 @@
 package views
 
 import (
-	"net/url"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
@@ -11,6 +10,9 @@ import (
 // "Approvals"): what awaits an admin's approval, the form that approves
 // it, and the approvals standing.
 type ApprovalProps struct {
+	// Site is the registered site whose component it is; "": the local
+	// site.
+	Site string
 	Code string
 	// CanManage shows the form.
 	CanManage bool
@@ -44,7 +46,7 @@ type ApproveForm struct {
 }
 
 // ComponentApprovePath is where an admin POSTs to approve what a version
-// of code brings.
-func ComponentApprovePath(code string) string {
-	return PathCatalog + "/" + url.PathEscape(code) + "/approve"
+// of site's component code brings ("": the local site's).
+func ComponentApprovePath(site, code string) string {
+	return SiteComponentPath(site, code) + "/approve"
 }

@@ -151,7 +151,8 @@ func expiredOnText(t time.Time) string {
 
 // advisoryRowCtx is what an advisory row needs of its page.
 type advisoryRowCtx struct {
-	Index     int // the row's position, for unique field ids
+	Site      string // the registered site whose component it is; "": the local site
+	Index     int    // the row's position, for unique field ids
 	CanManage bool
 	CSRFToken string
 	Now       time.Time

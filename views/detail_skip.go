@@ -4,12 +4,13 @@
 
 package views
 
-import (
-	"net/url"
-)
+import ()
 
 // SkipProps is the detail page's skip section.
 type SkipProps struct {
+	// Site is the registered site whose component it is; "": the local
+	// site.
+	Site string
 	Code string
 	// CanManage shows the skip form and the unskip button.
 	CanManage bool
@@ -33,12 +34,14 @@ type SkipForm struct {
 	Error string
 }
 
-// ComponentSkipPath is where a manager POSTs to skip a version of code.
-func ComponentSkipPath(code string) string { return PathCatalog + "/" + url.PathEscape(code) + "/skip" }
+// ComponentSkipPath is where a manager POSTs to skip a version of site's
+// component code ("": the local site's).
+func ComponentSkipPath(site, code string) string { return SiteComponentPath(site, code) + "/skip" }
 
-// ComponentUnskipPath is where a manager POSTs to end code's skip.
-func ComponentUnskipPath(code string) string {
-	return PathCatalog + "/" + url.PathEscape(code) + "/unskip"
+// ComponentUnskipPath is where a manager POSTs to end the skip of site's
+// component code.
+func ComponentUnskipPath(site, code string) string {
+	return SiteComponentPath(site, code) + "/unskip"
 }
 
 // skipFormShown: a manager may skip the offered plain update, or correct

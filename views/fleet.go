@@ -105,6 +105,22 @@ func fleetSummaryText(s readmodel.FleetSummary) string {
 	return text
 }
 
+// fleetComponentsText is the components' totals in one sentence: "480
+// components: 35 updates offered on 9 sites, 4 security updates on 2
+// sites, 3 vulnerable, 5 with a trust signal (1 site not all checked)."
+func fleetComponentsText(s readmodel.FleetSummary) string {
+	c := s.Components
+	text := countNounThousands(c.Components, "component", "components") + ": " +
+		countNounThousands(c.UpdatesAvailable, "update", "updates") + " offered on " + countNoun(s.SitesUpdates, "site", "sites") +
+		", " + countNounThousands(c.SecurityUpdates, "security update", "security updates") + " on " +
+		countNoun(s.SitesSecurity, "site", "sites") + ", " + thousands(c.Vulnerable) + " vulnerable, " +
+		thousands(c.TrustSignals) + " with a trust signal"
+	if s.ComponentsChecked < s.Sites {
+		text += " (" + countNoun(s.Sites-s.ComponentsChecked, "site", "sites") + " " + readmodel.FleetNotAllCheckedText + ")"
+	}
+	return text + "."
+}
+
 // fleetEmptyText explains an empty page in words that fit what was asked.
 func fleetEmptyText(p FleetProps) string {
 	switch {
@@ -114,6 +130,12 @@ func fleetEmptyText(p FleetProps) string {
 		return "This page is empty; the list is shorter than that now."
 	case p.Filter == readmodel.FleetMalicious:
 		return "No site installs a malicious package."
+	case p.Filter == readmodel.FleetSecurity:
+		return "No site's component is offered a security update."
+	case p.Filter == readmodel.FleetUpdates:
+		return "No site's component is offered an update."
+	case p.Filter == readmodel.FleetTrust:
+		return "No site's component carries a trust signal."
 	case p.Filter == readmodel.FleetStale:
 		return "No site is stale."
 	}

@@ -66,6 +66,10 @@ type LayoutProps struct {
 	// site's pages and those about no one site. The local site's alerts
 	// are not shown on a registered site's pages.
 	Site string
+	// SiteNav is the kind of a registered site's page (its overview:
+	// NavSites, its catalog, its Packages), marked in the site's own
+	// navigation; Nav is then NavSites.
+	SiteNav NavItem
 	// Sites is the site switcher (the sites the user may see, the local
 	// one first; shown when more than one), SitesMore: there are more
 	// than it names.

@@ -138,14 +138,20 @@ func TestTimes(t *testing.T) {
 func TestPaths(t *testing.T) {
 	t.Parallel()
 	for got, want := range map[string]string{
-		ComponentPath("blog"):                          "/admin/plugins/blog",
-		ComponentPath("a b/c"):                         "/admin/plugins/a%20b%2Fc",
-		AdvisoryDismissPath("blog", "GHSA-1"):          "/admin/plugins/blog/advisories/GHSA-1/dismiss",
-		AdvisoryUndismissPath("blog", "GHSA-1"):        "/admin/plugins/blog/advisories/GHSA-1/undismiss",
-		CatalogPath("", "", 1):                         "/admin/plugins",
-		CatalogPath(readmodel.FilterSecurity, "", 0):   "/admin/plugins?status=security",
-		CatalogPath(readmodel.FilterUpdates, "a&b", 2): "/admin/plugins?page=2&q=a%26b&status=updates",
-		CatalogPath("", "", 3):                         "/admin/plugins?page=3",
+		ComponentPath("blog"):                                    "/admin/plugins/blog",
+		ComponentPath("a b/c"):                                   "/admin/plugins/a%20b%2Fc",
+		AdvisoryDismissPath("", "blog", "GHSA-1"):                "/admin/plugins/blog/advisories/GHSA-1/dismiss",
+		AdvisoryUndismissPath("", "blog", "GHSA-1"):              "/admin/plugins/blog/advisories/GHSA-1/undismiss",
+		AdvisoryDismissPath("acme", "blog", "GHSA-1"):            "/sites/acme/plugins/blog/advisories/GHSA-1/dismiss",
+		SiteComponentPath("acme", "a b/c"):                       "/sites/acme/plugins/a%20b%2Fc",
+		SiteCatalogPath("acme", "", "", 1):                       "/sites/acme/plugins",
+		SiteCatalogPath("acme", readmodel.FilterSecurity, "", 2): "/sites/acme/plugins?page=2&status=security",
+		ComponentSkipPath("acme", "blog"):                        "/sites/acme/plugins/blog/skip",
+		ComponentApprovePath("acme", "blog"):                     "/sites/acme/plugins/blog/approve",
+		CatalogPath("", "", 1):                                   "/admin/plugins",
+		CatalogPath(readmodel.FilterSecurity, "", 0):             "/admin/plugins?status=security",
+		CatalogPath(readmodel.FilterUpdates, "a&b", 2):           "/admin/plugins?page=2&q=a%26b&status=updates",
+		CatalogPath("", "", 3):                                   "/admin/plugins?page=3",
 	} {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)

@@ -12,12 +12,15 @@ import (
 // site "" (the local one).
 
 // PathSitePages is where a registered site's pages live:
-// /sites/NAME (its overview), /sites/NAME/packages and
-// /sites/NAME/packages/PACKAGE.
+// /sites/NAME (its overview), /sites/NAME/plugins (its catalog),
+// /sites/NAME/plugins/CODE (a component's page and its forms),
+// /sites/NAME/packages and /sites/NAME/packages/PACKAGE.
 const PathSitePages = "/sites"
 
 // PathAPISitePages is where a registered site's JSON lives:
-// /api/sites/NAME/summary, /api/sites/NAME/packages and
+// /api/sites/NAME/summary, /api/sites/NAME/plugins/updates (its
+// catalog), /api/sites/NAME/plugins/CODE (a component, its skip, approve
+// and dismissals), /api/sites/NAME/packages and
 // /api/sites/NAME/packages/PACKAGE.
 const PathAPISitePages = "/api/sites"
 
@@ -35,6 +38,19 @@ func sitePackagesBase(site string) string {
 		return PathPackages
 	}
 	return SitePath(site) + "/packages"
+}
+
+// siteCatalogBase is a site's catalog (its Plugins page) without a query.
+func siteCatalogBase(site string) string {
+	if site == "" {
+		return PathCatalog
+	}
+	return SitePath(site) + "/plugins"
+}
+
+// SiteComponentPath is the detail page of one of site's components.
+func SiteComponentPath(site, code string) string {
+	return siteCatalogBase(site) + "/" + url.PathEscape(code)
 }
 
 // SitePackagesPath is a site's Packages page for a filter, a component, a
@@ -76,10 +92,29 @@ type SiteProps struct {
 // kind, so that the local site's entries are not marked on them.
 func sitePage(l LayoutProps, site string, nav NavItem, title string) LayoutProps {
 	if site != "" {
+		l.SiteNav = nav
 		nav = NavSites
 		title += " · " + site
 	}
 	return withPage(l, nav, title)
+}
+
+// siteNavItems are a registered site's pages, as its navigation
+// (siteNav) lists them: its overview, its catalog and its Packages page.
+func siteNavItems(site string) []siteNavItem {
+	return []siteNavItem{
+		{NavSites, "Overview", SitePath(site)},
+		{NavPlugins, "Plugins", siteCatalogBase(site)},
+		{NavPackages, "Packages", sitePackagesBase(site)},
+	}
+}
+
+// siteNavItem is one entry of a registered site's navigation: the kind of
+// page it marks, its label and where it leads.
+type siteNavItem struct {
+	Nav   NavItem
+	Label string
+	Href  string
 }
 
 // SiteSwitch is one site in the layout's site switcher: its name and the

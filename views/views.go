@@ -75,26 +75,33 @@ const (
 // DefaultPageSize is used when CatalogProps.PageSize is not positive.
 const DefaultPageSize = 50
 
-// ComponentPath is the detail page of one component.
+// ComponentPath is the detail page of one of the local site's components
+// (SiteComponentPath).
 func ComponentPath(code string) string {
-	return PathCatalog + "/" + url.PathEscape(code)
+	return SiteComponentPath("", code)
 }
 
 // AdvisoryDismissPath is where a manager POSTs to dismiss advisory id for
-// component code.
-func AdvisoryDismissPath(code, id string) string {
-	return ComponentPath(code) + "/advisories/" + url.PathEscape(id) + "/dismiss"
+// site's component code ("": the local site's).
+func AdvisoryDismissPath(site, code, id string) string {
+	return SiteComponentPath(site, code) + "/advisories/" + url.PathEscape(id) + "/dismiss"
 }
 
 // AdvisoryUndismissPath is where a manager POSTs to bring a dismissed
-// advisory back.
-func AdvisoryUndismissPath(code, id string) string {
-	return ComponentPath(code) + "/advisories/" + url.PathEscape(id) + "/undismiss"
+// advisory of site's component back.
+func AdvisoryUndismissPath(site, code, id string) string {
+	return SiteComponentPath(site, code) + "/advisories/" + url.PathEscape(id) + "/undismiss"
 }
 
-// CatalogPath is the catalog URL for a filter, a search query and a page
-// (1-based; page 1 and empty values are left out of the URL).
+// CatalogPath is the local site's catalog URL for a filter, a search
+// query and a page (SiteCatalogPath).
 func CatalogPath(filter readmodel.Filter, query string, page int) string {
+	return SiteCatalogPath("", filter, query, page)
+}
+
+// SiteCatalogPath is a site's catalog URL for a filter, a search query
+// and a page (1-based; page 1 and empty values are left out of the URL).
+func SiteCatalogPath(site string, filter readmodel.Filter, query string, page int) string {
 	v := url.Values{}
 	if filter != "" {
 		v.Set(ParamFilter, string(filter))
@@ -106,7 +113,7 @@ func CatalogPath(filter readmodel.Filter, query string, page int) string {
 		v.Set(ParamPage, strconv.Itoa(page))
 	}
 	if len(v) == 0 {
-		return PathCatalog
+		return siteCatalogBase(site)
 	}
-	return PathCatalog + "?" + v.Encode()
+	return siteCatalogBase(site) + "?" + v.Encode()
 }

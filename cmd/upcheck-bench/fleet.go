@@ -27,6 +27,12 @@ const (
 	fleetVersions   = 3
 	fleetPast       = 100
 	fleetAdvisories = 1000
+	// fleetComponentNames: a site's packages among the first this many
+	// of fleetNames are its components (its direct dependencies, as a
+	// push makes them): fleetComponentsPerSite each, drawn from packages
+	// the registry serves (fewer than fleetAdvisories).
+	fleetComponentNames    = 100
+	fleetComponentsPerSite = fleetComponentNames * fleetPerSite / fleetNames
 )
 
 // fleetSites is how many registered sites the fleet has (-fleet-sites):
@@ -59,7 +65,8 @@ func fleetAgain(ctx context.Context, binary string) error {
 
 // fleetTables are the tables a fleet fills, whose rows and bytes (with
 // their indexes) the part reports.
-var fleetTables = []string{"sites", "tree_state", "tree_packages", "tree_edges", "tree_versions", "tree_findings"}
+var fleetTables = []string{"sites", "tree_state", "tree_packages", "tree_edges", "tree_versions", "tree_findings", "components",
+	"component_results", "fleet_site_components"}
 
 // fleet is part 12 (`-only fleet`), in a database of its own migrated by
 // the real binary:

@@ -154,15 +154,21 @@ func fleetCheck(ctx context.Context, binary string, env []string, conn *pgx.Conn
 	for _, n := range counts {
 		most, total = max(most, n), total+n
 	}
-	var needed, matched, findings, sites, evaluated int
+	// The fixes' documents needed beyond the components' own: a
+	// component's package is read as its source, once, and the fix step
+	// reads its document from there.
+	var needed, matched, findings, sites, evaluated, sources int
 	if err := conn.QueryRow(ctx, `
 		SELECT (SELECT count(DISTINCT f.name) FROM tree_findings f
 		        WHERE f.fixed_in IS NOT NULL AND NOT f.withdrawn
-		          AND EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = f.name AND p.version = f.version)),
+		          AND EXISTS (SELECT 1 FROM tree_packages p WHERE p.name = f.name AND p.version = f.version)
+		          AND NOT EXISTS (SELECT 1 FROM components c WHERE c.source_url = 'npm:' || f.name)),
 		       (SELECT count(*) FROM tree_matched),
 		       (SELECT count(*) FROM tree_findings),
 		       (SELECT count(*) FROM tree_state),
-		       (SELECT count(*) FROM tree_state WHERE evaluated_hash = tree_hash)`).Scan(&needed, &matched, &findings, &sites, &evaluated); err != nil {
+		       (SELECT count(*) FROM tree_state WHERE evaluated_hash = tree_hash),
+		       (SELECT count(DISTINCT source_url) FROM components)`).Scan(&needed, &matched, &findings, &sites, &evaluated,
+		&sources); err != nil {
 		return err
 	}
 	if evaluated != sites || findings == 0 {
@@ -173,8 +179,35 @@ func fleetCheck(ctx context.Context, binary string, env []string, conn *pgx.Conn
 	report("fleet_check_fetches_per_package", float64(most), "GETs", "1", yes(most == 1))
 	report("fleet_check_documents_fetched", float64(total), "GETs", "", nil)
 	report("fleet_check_packages_needing", float64(needed), "packages", "", nil)
-	// What one check may fetch: every package needed, up to the cap.
-	want := min(needed, updatecheck.MaxFixDocuments)
-	report("fleet_check_fetched_vs_needed", float64(total)/float64(max(want, 1)), "x min(needed, cap)", "1", yes(total == want))
+	report("fleet_check_component_sources", float64(sources), "packages", "", nil)
+	// What one check may fetch: every component's package, and every
+	// other package the fixes need, up to the cap.
+	want := sources + min(needed, updatecheck.MaxFixDocuments)
+	report("fleet_check_fetched_vs_needed", float64(total)/float64(max(want, 1)), "x sources + min(needed, cap)", "1", yes(total == want))
+	return reportComponentCounts(ctx, conn)
+}
+
+// reportComponentCounts reports the fleet's counts of the sites'
+// components after the check (fleet_site_components, refreshed at its
+// end): every site's components read (target: every site), and their
+// sums.
+func reportComponentCounts(ctx context.Context, conn *pgx.Conn) error {
+	var checked, components, updates, security, vulnerable, malicious, stale int
+	if err := conn.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE k.checked), coalesce(sum(k.components), 0), coalesce(sum(k.updates), 0),
+		       coalesce(sum(k.security), 0), coalesce(sum(k.vulnerable), 0), coalesce(sum(k.malicious), 0),
+		       count(*) FILTER (WHERE k.refreshed_at < (SELECT max(started_at) FROM check_runs))
+		FROM fleet_site_components k WHERE k.site_id > 1`).Scan(&checked, &components, &updates, &security, &vulnerable,
+		&malicious, &stale); err != nil {
+		return err
+	}
+	report("fleet_components", float64(components), "components", fmt.Sprint(fleetSites*fleetComponentsPerSite),
+		yes(components == fleetSites*fleetComponentsPerSite))
+	report("fleet_components_sites_checked", float64(checked), "sites", fmt.Sprint(fleetSites), yes(checked == fleetSites))
+	report("fleet_components_sites_not_refreshed", float64(stale), "sites", "0", yes(stale == 0))
+	report("fleet_components_updates", float64(updates), "components", "", nil)
+	report("fleet_components_security", float64(security), "components", "", nil)
+	report("fleet_components_vulnerable", float64(vulnerable), "components", "", nil)
+	report("fleet_components_malicious", float64(malicious), "components", "", nil)
 	return nil
 }

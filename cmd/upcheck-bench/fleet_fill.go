@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/upcheck/upcheck/internal/store"
 )
 
 // fillTables are the tables fillFleet writes millions of rows into: their
 // indexes that back no constraint are dropped before and made again
 // after, from their own definitions.
-var fillTables = []string{"tree_packages", "tree_edges", "tree_versions", "tree_state"}
+var fillTables = []string{"tree_packages", "tree_edges", "tree_versions", "tree_state", "components"}
 
 // fillStep is one statement of the fill, named for its figure.
 type fillStep struct {
@@ -33,8 +35,13 @@ type fillStep struct {
 // sites' triggers did not run). Site s installs package (s*37 + k*10) mod
 // fleetNames for k < fleetPerSite (distinct within the site) at version
 // 1.0.((s + k) mod fleetVersions), and had 0.9.0 of the first fleetPast
-// of them installed before. The trees' findings are the check's to
-// evaluate: none is written here.
+// of them installed before. Its packages among the first
+// fleetComponentNames (fleetComponentsPerSite of them: k*10 runs over
+// every residue) are its direct dependencies made components, as a push
+// makes them (code and npm package its name, source npm:NAME, the
+// default policy), each a package the registry serves; the fleet's counts
+// of them are refreshed at the end (a fleet check counts them again). The
+// trees' findings are the check's to evaluate: none is written here.
 func fillFleet(ctx context.Context, url string) error {
 	var conns [2]*pgx.Conn
 	for i := range conns {
@@ -75,10 +82,19 @@ func fillFleet(ctx context.Context, url string) error {
 	shape := []any{fleetPerSite, fleetNames, fleetVersions}
 	lanes := [2][]fillStep{
 		{
-			{"tree_packages", `INSERT INTO tree_packages (site_id, id, name, version, dev, optional, peer, source, install_script, dev_only, via)
+			{"tree_packages", `INSERT INTO tree_packages (site_id, id, name, version, dev, optional, peer, source, install_script, dev_only, via,
+			                                      components)
 			  SELECT i.site_id, 'node_modules/' || i.name, i.name, i.version, false, false, false, 'registry', false, false,
-			         jsonb_build_array(jsonb_build_object('head', i.name, 'path', jsonb_build_array(i.name)))
-			  FROM ` + installs, shape},
+			         jsonb_build_array(jsonb_build_object('head', i.name, 'path', jsonb_build_array(i.name))),
+			         CASE WHEN (i.site_id * 37 + i.k * 10) % $2::int < $4::int THEN ARRAY[i.name] ELSE '{}' END
+			  FROM ` + installs, append(shape, fleetComponentNames)},
+			{"components", `INSERT INTO components (site_id, code, name, installed_version, source_url, package)
+			  SELECT i.site_id, i.name, i.name, i.version, 'npm:' || i.name, i.name
+			  FROM ` + installs + ` WHERE (i.site_id * 37 + i.k * 10) % $2::int < $4::int
+			  ORDER BY i.site_id, i.name`, append(shape, fleetComponentNames)},
+			{"fleet_site_components", `INSERT INTO fleet_site_components (site_id, checked, components, updates, security, vulnerable,
+			                                                            trust, malicious, known_exploited, refreshed_at)
+			  SELECT id, false, 0, 0, 0, 0, 0, 0, 0, now() FROM sites WHERE id > 1`, nil},
 			{"tree_state", `INSERT INTO tree_state (site_id, path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
 			  SELECT id, 'package-lock.json', sha256(('file-' || id)::bytea), sha256(('tree-' || id)::bytea), '', 1, $1::int, now(), now()
 			  FROM sites WHERE id > 1`, []any{fleetPerSite}},
@@ -114,7 +130,37 @@ func fillFleet(ctx context.Context, url string) error {
 	if _, err := conns[0].Exec(ctx, `SET session_replication_role = origin`); err != nil {
 		return err
 	}
-	return runSteps(ctx, conns[0], []fillStep{{"counts", `SELECT upcheck_fleet_refresh(ARRAY(SELECT id FROM sites))`, nil}})
+	if err := runSteps(ctx, conns[0], []fillStep{{"counts", `SELECT upcheck_fleet_refresh(ARRAY(SELECT id FROM sites))`, nil}}); err != nil {
+		return err
+	}
+	return refreshComponentCounts(ctx, conns[0])
+}
+
+// refreshComponentCounts counts every site's components as a check's end
+// does (store.Store.RefreshSiteComponentCounts: store.ComponentCountsBatch
+// sites a statement, in site order), timed: fleet_fill_component_counts
+// in all, and its slowest batch.
+func refreshComponentCounts(ctx context.Context, conn *pgx.Conn) error {
+	var ids []int64
+	rows, err := conn.Query(ctx, `SELECT id FROM sites ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	if ids, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		return err
+	}
+	start := time.Now()
+	var slowest time.Duration
+	for lo := 0; lo < len(ids); lo += store.ComponentCountsBatch {
+		began := time.Now()
+		if _, err := conn.Exec(ctx, `SELECT upcheck_fleet_components_refresh($1)`, ids[lo:min(lo+store.ComponentCountsBatch, len(ids))]); err != nil {
+			return fmt.Errorf("component counts: %w", err)
+		}
+		slowest = max(slowest, time.Since(began))
+	}
+	report("fleet_fill_component_counts", time.Since(start).Seconds(), "s", "", nil)
+	report("fleet_fill_component_counts_batch_max", slowest.Seconds()*1000, "ms", "", nil)
+	return nil
 }
 
 // fillIndex is an index dropped for the fill, with its definition.

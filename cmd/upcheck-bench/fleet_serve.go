@@ -182,7 +182,8 @@ func push(base, site, token string, lock []byte) (time.Duration, bool, error) {
 // fleetLoad measures under load, as underLoad does (loadConns keep-alive
 // clients for loadTime a route, in turns with /healthz): the Fleet page's
 // first page (`/admin/fleet`, the AdminCP's, and `/api/admin/fleet`, the
-// API's), each p99 against /healthz's (target ≤ 3); then the impact of
+// API's, and the page by its components' security updates), each p99
+// against /healthz's (target ≤ 3); then the impact of
 // an advisory (`/api/admin/fleet/impact?advisory=…`, the fleet's most
 // installed one) from fleetImpactConns clients while the summary's load
 // test runs beside it: its p99 (target ≤ 50 ms), and the summary's p99
@@ -201,6 +202,7 @@ func fleetLoad(ctx context.Context, base, token string, conn *pgx.Conn) error {
 	var health sample
 	for _, r := range []struct{ name, path string }{
 		{"fleet_page_first", "/admin/fleet"}, {"fleet_api_first", "/api/admin/fleet"},
+		{"fleet_page_security", "/admin/fleet?sort=security"},
 	} {
 		got, h, err := againstHealthz(base, r.path, token)
 		if err != nil {

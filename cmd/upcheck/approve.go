@@ -29,23 +29,28 @@ type approveLine struct {
 	At      time.Time `json:"at"`
 }
 
-// runApprove is `upcheck approve CODE VERSION --reason R`: the detail
-// page's approval of what an update brings (docs/policy.md "Approvals"),
-// by the command line (readmodel.ActorCLI), audited and applied at once.
+// runApprove is `upcheck approve CODE VERSION --reason R [--site NAME]`:
+// the detail page's approval of what an update of the site's component
+// (the local site's by default) brings (docs/policy.md "Approvals"), by
+// the command line (readmodel.ActorCLI), audited and applied at once.
 // It prints the approval as one JSON line; a refusal is said in words on
 // stderr (exit 8, as a refused skip).
 func runApprove(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdout, stderr io.Writer) error {
-	code, version, reason, err := versionReasonArgs("approve", args, stderr,
+	code, version, reason, siteName, err := versionReasonArgs("approve", args, stderr,
 		"why what this version brings is approved (required; kept in the audit log)", approveMissing)
 	if err != nil {
 		return err
 	}
 	return withApp(ctx, cfg, logger, func(a *app.App) error {
+		site, err := cliSite(ctx, a, cfg, siteName)
+		if err != nil {
+			return fmt.Errorf("approve: %w", err)
+		}
 		ap, err := updatecheck.NewApprovals(a.Checker).Approve(ctx,
-			updatecheck.ApproveRequest{Site: store.LocalSite, Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
+			updatecheck.ApproveRequest{Site: site.ID, Code: code, Version: version, Reason: reason, By: readmodel.ActorCLI})
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return fmt.Errorf("approve: no installed component has the code %q", code)
+			return fmt.Errorf("approve: %s", noComponentText(site, code))
 		case err != nil:
 			r := updatecheck.ApprovalRefusalOf(err)
 			if r == "" {

@@ -69,14 +69,16 @@ Usage:
   upcheck feed import KIND FILE bring a feed's file by hand (KIND osv: an OSV archive, kev: the
                                 KEV catalogue's JSON, epss: the EPSS CSV, gzipped or not)
                                 under the rules of a fetch; prints one JSON line
-  upcheck skip CODE VERSION --reason R
+  upcheck skip CODE VERSION --reason R [--site NAME]
                                 skip a plain update: VERSION and the plain releases below it
                                 are not offered to component CODE, a newer release is; never a
                                 security release (dismiss its advisory instead); audited,
-                                applied at once; prints the skip as one JSON line
-  upcheck unskip CODE           end CODE's skip (audited, applied at once); prints
+                                applied at once; prints the skip as one JSON line; --site: a
+                                registered site's component (default: the local site)
+  upcheck unskip CODE [--site NAME]
+                                end CODE's skip (audited, applied at once); prints
                                 {"code","ended"}, ended null when nothing was skipped
-  upcheck approve CODE VERSION --reason R
+  upcheck approve CODE VERSION --reason R [--site NAME]
                                 approve what VERSION of npm component CODE brings (its install
                                 scripts, by the SHA-256 of their text, and its sources outside
                                 the registry) for a policy whose approve holds it; audited,
@@ -174,15 +176,15 @@ why; the stored document stays), 1 an error.
 Exit codes of skip: 0 skipped, 8 refused (stderr says why: a security
 release, a version not newer than the installed one or not published, the
 manifest's skip), 2 a usage mistake, 1 an error (no installed component
-CODE).
+CODE, no site NAME).
 
 Exit codes of unskip: 0 ended (also when nothing was skipped), 8 refused
 (the manifest's skip), 2 a usage mistake, 1 an error (no installed
-component CODE).
+component CODE, no site NAME).
 
 Exit codes of approve: 0 approved, 8 refused (stderr says why: the
 version brings nothing to approve, the component is not an npm package),
-2 a usage mistake, 1 an error (no installed component CODE).
+2 a usage mistake, 1 an error (no installed component CODE, no site NAME).
 
 Environment: UPCHECK_DATABASE_URL (unset: a private PostgreSQL cluster under
 UPCHECK_DATA_DIR, default .data), UPCHECK_LISTEN (default 127.0.0.1:8080),

@@ -129,11 +129,13 @@ func holdsStill[T any](ctx context.Context, cached T, holds func(context.Context
 // keyedMax is how many keys a keyedCache keeps.
 const keyedMax = 64
 
-// keyedCache is a readCache for each of the last keyedMax keys asked, for
+// keyedCache is a readCache for each of the last max (keyedMax) keys asked, for
 // a read with arguments (a page of the fleet, an impact): each key's value
 // is cached, refreshed and dropped as readCache's is, the key asked least
 // recently forgotten first.
 type keyedCache[T any] struct {
+	// max is how many keys it keeps; 0: keyedMax.
+	max     int
 	mu      sync.Mutex
 	entries map[string]*keyedEntry[T]
 	asks    uint64
@@ -152,7 +154,11 @@ func (kc *keyedCache[T]) get(ctx context.Context, key string, read func(context.
 	}
 	e := kc.entries[key]
 	if e == nil {
-		if len(kc.entries) >= keyedMax {
+		max := kc.max
+		if max == 0 {
+			max = keyedMax
+		}
+		if len(kc.entries) >= max {
 			oldest := ""
 			for k, o := range kc.entries {
 				if oldest == "" || o.asked < kc.entries[oldest].asked {

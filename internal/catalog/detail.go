@@ -47,21 +47,20 @@ type Detail struct {
 	Between []release.ReleaseStatus
 }
 
-// readDependencies counts what the component d brings into the tree and
-// reads what in it needs attention under mode, in the detail's
-// transaction; nothing when no tree was read. The components are the
-// local site's (store.LocalSite), and so is the tree read.
-func readDependencies(ctx context.Context, tx *store.Tx, d *store.ComponentDetail, mode readmodel.DevMode) error {
-	tree, err := tx.TreeStateRow(ctx, store.LocalSite)
+// readDependencies counts what site's component d brings into the site's
+// tree and reads what in it needs attention under mode, in the detail's
+// transaction; nothing when no tree was read.
+func readDependencies(ctx context.Context, tx *store.Tx, site int64, d *store.ComponentDetail, mode readmodel.DevMode) error {
+	tree, err := tx.TreeStateRow(ctx, site)
 	if err != nil || tree == nil {
 		return err
 	}
-	n, err := tx.ComponentDependencies(ctx, store.LocalSite, d.Code, d.Package)
+	n, err := tx.ComponentDependencies(ctx, site, d.Code, d.Package)
 	if err != nil {
 		return err
 	}
 	d.Dependencies = &n
-	d.DependencyCounts, d.DependencyFindings, err = tx.ComponentTreeFindings(ctx, store.LocalSite, d.Code, d.Package, mode)
+	d.DependencyCounts, d.DependencyFindings, err = tx.ComponentTreeFindings(ctx, site, d.Code, d.Package, mode)
 	return err
 }
 
@@ -94,25 +93,31 @@ type AdvisoryChange struct {
 	From, To string
 }
 
-// Detail reads one component for its page; ErrNotFound when it is not
-// installed. It never parses or evaluates a document: it decodes the
+// Detail reads one of the local site's components for its page
+// (SiteDetail).
+func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
+	return r.SiteDetail(ctx, store.LocalSite, code)
+}
+
+// SiteDetail reads one of site's components for its page; ErrNotFound
+// when the site does not install it. It never parses or evaluates a document: it decodes the
 // evaluation stored with the current result. It is read anew each time,
 // nothing is cached: the component and, once evaluated, its standing
 // dismissals, in one read-only transaction (store.ReadTx), so that a
 // dismissal made or ended between the two reads cannot mix two moments
 // on one page.
-func (r *Reads) Detail(ctx context.Context, code string) (Detail, error) {
+func (r *Reads) SiteDetail(ctx context.Context, site int64, code string) (Detail, error) {
 	var d store.ComponentDetail
 	var standing map[string]store.Dismissal
 	err := r.store.ReadTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if d, err = tx.ComponentDetail(ctx, store.LocalSite, code); err != nil {
+		if d, err = tx.ComponentDetail(ctx, site, code); err != nil {
 			return err
 		}
-		if err = readDependencies(ctx, tx, &d, r.devMode); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
+		if err = readDependencies(ctx, tx, site, &d, r.devMode); err != nil || !d.Evaluated || len(d.Evaluation) == 0 {
 			return err
 		}
-		standing, err = tx.StandingDismissals(ctx, store.LocalSite, code)
+		standing, err = tx.StandingDismissals(ctx, site, code)
 		return err
 	})
 	if err != nil {

@@ -47,7 +47,18 @@ func (ds *Dismissals) Dismiss(ctx context.Context, d store.NewDismissal) (store.
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Dismissal{}, fmt.Errorf("%w: %q of %q", ErrNoSuchAdvisory, d.AdvisoryID, d.Code)
 	}
+	if err == nil {
+		ds.countSite(ctx, d.Site)
+	}
 	return out, err
+}
+
+// countSite counts the site's components again for the fleet
+// (store.Store.RefreshSiteComponentCounts) once a dismissal of one of them
+// committed. The dismissal stands whatever becomes of the count: a count
+// that failed is made again at the site's next refresh (every check).
+func (ds *Dismissals) countSite(ctx context.Context, site int64) {
+	_ = ds.store.RefreshSiteComponentCounts(ctx, []int64{site})
 }
 
 // ErrNoSuchAdvisory means the component's current result lists no such
@@ -62,5 +73,9 @@ func (ds *Dismissals) Undismiss(ctx context.Context, site int64, code, advisoryI
 		return err
 	}
 	defer ds.reads.Changed()
-	return ds.store.UndismissAdvisory(ctx, site, code, advisoryID, userID)
+	if err := ds.store.UndismissAdvisory(ctx, site, code, advisoryID, userID); err != nil {
+		return err
+	}
+	ds.countSite(ctx, site)
+	return nil
 }

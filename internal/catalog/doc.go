@@ -7,10 +7,12 @@
 //
 // # When a cached read is dropped, and when it turns on its own
 //
-// Reads caches the summary, the snapshot and the site switcher's sites
-// (for a principal that sees every site), one value each per process, and
-// the fleet's pages, totals and impacts, one value per question asked (the
-// principal's sites included), the last 64 of each.
+// Reads caches the summary, the local site's snapshot and the site
+// switcher's sites (for a principal that sees every site), one value each
+// per process, the fleet's pages, totals and impacts, one value per
+// question asked (the principal's sites included), the last 64 of each,
+// and the registered sites' snapshots, one per site, the last 16 sites
+// asked (SiteSnapshot: each refreshed by age alone, as the fleet's).
 // The rule, in full:
 //
 //   - Dropped at once by this process's own writes. Every writer tells the

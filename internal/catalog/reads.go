@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,6 +22,9 @@ type Reads struct {
 	store    *store.Store
 	summary  readCache[*summaryRead]
 	snapshot readCache[*Snapshot]
+	// siteSnapshots is the registered sites' catalogs, by site: the last
+	// siteSnapshotsMax sites asked (SiteSnapshot).
+	siteSnapshots keyedCache[*Snapshot]
 	// sites is the site switcher's sites for a principal that may see
 	// every site (SiteChoices).
 	sites readCache[siteChoices]
@@ -51,6 +55,7 @@ func WithDevMode(m readmodel.DevMode) Option {
 // New returns the reads of st's read model, with nothing cached yet.
 func New(st *store.Store, opts ...Option) *Reads {
 	r := &Reads{store: st, devMode: readmodel.DevSeparate}
+	r.siteSnapshots.max = siteSnapshotsMax
 	for _, o := range opts {
 		o(r)
 	}
@@ -71,6 +76,7 @@ func (r *Reads) Changed() {
 	}
 	r.summary.invalidate()
 	r.snapshot.invalidate()
+	r.siteSnapshots.invalidate()
 	r.sites.invalidate()
 	r.fleetPages.invalidate()
 	r.fleetTotals.invalidate()
@@ -192,9 +198,28 @@ func (r *Reads) SiteChoices(ctx context.Context, max int) ([]store.SiteChoice, e
 // says (one row asks). A caller must not keep it: each request asks again.
 func (r *Reads) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return r.snapshot.get(ctx, func(ctx context.Context) (*Snapshot, error) {
-		return readSnapshot(ctx, r.store, r.devMode)
+		return readSnapshot(ctx, r.store, store.LocalSite, r.devMode)
 	}, func(ctx context.Context, snap *Snapshot) (bool, error) {
 		return snap.holds(ctx, r.store)
+	})
+}
+
+// siteSnapshotsMax is how many registered sites' catalogs are kept: a
+// registered site's catalog is its lockfile's direct dependencies, and
+// however many sites the fleet has, this process keeps this many.
+const siteSnapshotsMax = 16
+
+// SiteSnapshot is site's whole catalog, for its pages as Snapshot is the
+// local site's (which it returns for store.LocalSite). A registered
+// site's is cached as the fleet's reads are: each of the last
+// siteSnapshotsMax sites asked kept as the summary is, at most a second,
+// and dropped by this process's own writes (Changed).
+func (r *Reads) SiteSnapshot(ctx context.Context, site int64) (*Snapshot, error) {
+	if site == store.LocalSite {
+		return r.Snapshot(ctx)
+	}
+	return r.siteSnapshots.get(ctx, strconv.FormatInt(site, 10), func(ctx context.Context) (*Snapshot, error) {
+		return readSnapshot(ctx, r.store, site, r.devMode)
 	})
 }
 
@@ -203,7 +228,7 @@ func (r *Reads) Snapshot(ctx context.Context) (*Snapshot, error) {
 // UPCHECK_LOCKFILE_DEV's default, and returns one page of
 // it as f asks and how many components each filter shows with f's search.
 func ReadPage(ctx context.Context, st *store.Store, f store.CatalogFilter) ([]store.CatalogEntry, store.CatalogCounts, error) {
-	snap, err := readSnapshot(ctx, st, readmodel.DevSeparate)
+	snap, err := readSnapshot(ctx, st, store.LocalSite, readmodel.DevSeparate)
 	if err != nil {
 		return nil, store.CatalogCounts{}, err
 	}

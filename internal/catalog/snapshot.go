@@ -57,10 +57,10 @@ func compareCursor(a, b store.CatalogCursor) int {
 	return strings.Compare(a.Code, b.Code)
 }
 
-// readSnapshot reads every component from the read model (store.CatalogRows)
-// and indexes it.
-func readSnapshot(ctx context.Context, st *store.Store, mode readmodel.DevMode) (*Snapshot, error) {
-	entries, stamp, err := st.CatalogRows(ctx, mode)
+// readSnapshot reads every component of site from the read model
+// (store.SiteCatalogRows) and indexes it.
+func readSnapshot(ctx context.Context, st *store.Store, site int64, mode readmodel.DevMode) (*Snapshot, error) {
+	entries, stamp, err := st.SiteCatalogRows(ctx, site, mode)
 	if err != nil {
 		return nil, err
 	}

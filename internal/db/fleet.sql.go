@@ -10,6 +10,18 @@ import (
 	"time"
 )
 
+const fleetComponentsRefresh = `-- name: FleetComponentsRefresh :exec
+SELECT upcheck_fleet_components_refresh($1::bigint[])
+`
+
+// Counts the components of the sites named again, in one statement
+// (migrations/00029_fleet_components.sql: lock their rows in site order,
+// then count).
+func (q *Queries) FleetComponentsRefresh(ctx context.Context, db DBTX, siteIds []int64) error {
+	_, err := db.Exec(ctx, fleetComponentsRefresh, siteIds)
+	return err
+}
+
 const fleetImpactAdvisoryCounts = `-- name: FleetImpactAdvisoryCounts :one
 WITH hit AS (
     SELECT f.name, f.version FROM tree_findings f
@@ -399,14 +411,21 @@ const fleetPageAttention = `-- name: FleetPageAttention :many
 
 SELECT s.id, s.name, s.owner, s.pushed_at, c.tree, c.packages, c.malicious, c.exposed, c.known_exploited,
        c.vulnerable_no_fix, c.vulnerable, c.total,
-       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => $1::float8))::boolean AS stale
+       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => $1::float8))::boolean AS stale,
+       k.checked AS components_checked, k.components, k.updates AS component_updates, k.security AS component_security,
+       k.vulnerable AS component_vulnerable, k.trust AS component_trust, k.malicious AS component_malicious,
+       k.known_exploited AS component_known_exploited
 FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
+JOIN fleet_site_components k ON k.site_id = c.site_id
 WHERE c.dev_mode = $2::text
   AND (NOT $3::boolean OR c.site_id = ANY ($4::bigint[]))
   AND ($5::text = '' OR strpos(lower(s.name), lower($5)) > 0 OR strpos(lower(s.owner), lower($5)) > 0)
   AND ($6::text = ''
-       OR ($6 = 'malicious' AND c.malicious > 0)
+       OR ($6 = 'malicious' AND (c.malicious > 0 OR k.malicious > 0))
+       OR ($6 = 'updates' AND k.updates > 0)
+       OR ($6 = 'security' AND k.security > 0)
+       OR ($6 = 'trust' AND k.trust > 0)
        OR ($6 = 'stale' AND s.id <> 1
            AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => $1::float8)))
 ORDER BY c.malicious DESC, c.total DESC, c.site_id
@@ -425,19 +444,27 @@ type FleetPageAttentionParams struct {
 }
 
 type FleetPageAttentionRow struct {
-	ID              int64
-	Name            string
-	Owner           string
-	PushedAt        *time.Time
-	Tree            bool
-	Packages        int32
-	Malicious       int32
-	Exposed         int32
-	KnownExploited  int32
-	VulnerableNoFix int32
-	Vulnerable      int32
-	Total           int32
-	Stale           bool
+	ID                      int64
+	Name                    string
+	Owner                   string
+	PushedAt                *time.Time
+	Tree                    bool
+	Packages                int32
+	Malicious               int32
+	Exposed                 int32
+	KnownExploited          int32
+	VulnerableNoFix         int32
+	Vulnerable              int32
+	Total                   int32
+	Stale                   bool
+	ComponentsChecked       bool
+	Components              int32
+	ComponentUpdates        int32
+	ComponentSecurity       int32
+	ComponentVulnerable     int32
+	ComponentTrust          int32
+	ComponentMalicious      int32
+	ComponentKnownExploited int32
 }
 
 // The fleet's roll-up (docs/design.md "The fleet"): every site the
@@ -482,6 +509,14 @@ func (q *Queries) FleetPageAttention(ctx context.Context, db DBTX, arg FleetPage
 			&i.Vulnerable,
 			&i.Total,
 			&i.Stale,
+			&i.ComponentsChecked,
+			&i.Components,
+			&i.ComponentUpdates,
+			&i.ComponentSecurity,
+			&i.ComponentVulnerable,
+			&i.ComponentTrust,
+			&i.ComponentMalicious,
+			&i.ComponentKnownExploited,
 		); err != nil {
 			return nil, err
 		}
@@ -496,20 +531,31 @@ func (q *Queries) FleetPageAttention(ctx context.Context, db DBTX, arg FleetPage
 const fleetPageSorted = `-- name: FleetPageSorted :many
 SELECT s.id, s.name, s.owner, s.pushed_at, c.tree, c.packages, c.malicious, c.exposed, c.known_exploited,
        c.vulnerable_no_fix, c.vulnerable, c.total,
-       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => $1::float8))::boolean AS stale
+       (s.id <> 1 AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => $1::float8))::boolean AS stale,
+       k.checked AS components_checked, k.components, k.updates AS component_updates, k.security AS component_security,
+       k.vulnerable AS component_vulnerable, k.trust AS component_trust, k.malicious AS component_malicious,
+       k.known_exploited AS component_known_exploited
 FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
+JOIN fleet_site_components k ON k.site_id = c.site_id
 WHERE c.dev_mode = $2::text
   AND (NOT $3::boolean OR c.site_id = ANY ($4::bigint[]))
   AND ($5::text = '' OR strpos(lower(s.name), lower($5)) > 0 OR strpos(lower(s.owner), lower($5)) > 0)
   AND ($6::text = ''
-       OR ($6 = 'malicious' AND c.malicious > 0)
+       OR ($6 = 'malicious' AND (c.malicious > 0 OR k.malicious > 0))
+       OR ($6 = 'updates' AND k.updates > 0)
+       OR ($6 = 'security' AND k.security > 0)
+       OR ($6 = 'trust' AND k.trust > 0)
        OR ($6 = 'stale' AND s.id <> 1
            AND coalesce(s.pushed_at, s.created_at) <= clock_timestamp() - make_interval(secs => $1::float8)))
 ORDER BY CASE WHEN $7::text = 'pushed' THEN s.pushed_at END ASC NULLS FIRST,
          CASE $7 WHEN 'packages' THEN c.packages WHEN 'malicious' THEN c.malicious
                     WHEN 'exploited' THEN c.known_exploited WHEN 'vulnerable' THEN c.vulnerable + c.vulnerable_no_fix
-                    WHEN 'attention' THEN c.total END DESC,
+                    WHEN 'attention' THEN c.total WHEN 'components' THEN k.components WHEN 'updates' THEN k.updates
+                    WHEN 'security' THEN k.security WHEN 'components_vulnerable' THEN k.vulnerable
+                    WHEN 'trust' THEN k.trust END DESC,
+         -- A site's malicious or exploited components after its tree's.
+         CASE $7 WHEN 'malicious' THEN k.malicious WHEN 'exploited' THEN k.known_exploited END DESC,
          s.name
 LIMIT $9::bigint OFFSET $8::bigint
 `
@@ -527,19 +573,27 @@ type FleetPageSortedParams struct {
 }
 
 type FleetPageSortedRow struct {
-	ID              int64
-	Name            string
-	Owner           string
-	PushedAt        *time.Time
-	Tree            bool
-	Packages        int32
-	Malicious       int32
-	Exposed         int32
-	KnownExploited  int32
-	VulnerableNoFix int32
-	Vulnerable      int32
-	Total           int32
-	Stale           bool
+	ID                      int64
+	Name                    string
+	Owner                   string
+	PushedAt                *time.Time
+	Tree                    bool
+	Packages                int32
+	Malicious               int32
+	Exposed                 int32
+	KnownExploited          int32
+	VulnerableNoFix         int32
+	Vulnerable              int32
+	Total                   int32
+	Stale                   bool
+	ComponentsChecked       bool
+	Components              int32
+	ComponentUpdates        int32
+	ComponentSecurity       int32
+	ComponentVulnerable     int32
+	ComponentTrust          int32
+	ComponentMalicious      int32
+	ComponentKnownExploited int32
 }
 
 // FleetPageAttention in another order (readmodel.FleetSorts): by name,
@@ -578,6 +632,14 @@ func (q *Queries) FleetPageSorted(ctx context.Context, db DBTX, arg FleetPageSor
 			&i.Vulnerable,
 			&i.Total,
 			&i.Stale,
+			&i.ComponentsChecked,
+			&i.Components,
+			&i.ComponentUpdates,
+			&i.ComponentSecurity,
+			&i.ComponentVulnerable,
+			&i.ComponentTrust,
+			&i.ComponentMalicious,
+			&i.ComponentKnownExploited,
 		); err != nil {
 			return nil, err
 		}
@@ -594,7 +656,7 @@ SELECT count(*)::bigint                                AS sites,
        count(*) FILTER (WHERE c.tree)::bigint          AS checked,
        count(*) FILTER (WHERE s.id <> 1 AND coalesce(s.pushed_at, s.created_at)
                         <= clock_timestamp() - make_interval(secs => $1::float8))::bigint AS stale,
-       count(*) FILTER (WHERE c.malicious > 0)::bigint AS sites_malicious,
+       count(*) FILTER (WHERE c.malicious > 0 OR k.malicious > 0)::bigint AS sites_malicious,
        count(*) FILTER (WHERE c.total > 0)::bigint     AS sites_attention,
        coalesce(sum(c.packages), 0)::bigint            AS packages,
        coalesce(sum(c.malicious), 0)::bigint           AS malicious,
@@ -604,9 +666,23 @@ SELECT count(*)::bigint                                AS sites,
        coalesce(sum(c.vulnerable), 0)::bigint          AS vulnerable,
        coalesce(sum(c.total), 0)::bigint               AS total,
        min(m.read_at)                                  AS malware_read_at,
-       min(x.read_at)                                  AS exploited_read_at
+       min(x.read_at)                                  AS exploited_read_at,
+       -- The components' (fleet_site_components): the sites whose every
+       -- component was read, with an update offered, with a security
+       -- update, and the sums of their counts.
+       count(*) FILTER (WHERE k.checked)::bigint          AS components_checked,
+       count(*) FILTER (WHERE k.updates > 0)::bigint      AS sites_updates,
+       count(*) FILTER (WHERE k.security > 0)::bigint     AS sites_security,
+       coalesce(sum(k.components), 0)::bigint             AS components,
+       coalesce(sum(k.updates), 0)::bigint                AS component_updates,
+       coalesce(sum(k.security), 0)::bigint               AS component_security,
+       coalesce(sum(k.vulnerable), 0)::bigint             AS component_vulnerable,
+       coalesce(sum(k.trust), 0)::bigint                  AS component_trust,
+       coalesce(sum(k.malicious), 0)::bigint              AS component_malicious,
+       coalesce(sum(k.known_exploited), 0)::bigint        AS component_known_exploited
 FROM fleet_site_counts c
 JOIN sites s ON s.id = c.site_id
+JOIN fleet_site_components k ON k.site_id = c.site_id
 LEFT JOIN (SELECT upcheck_malware_read_at() AS read_at OFFSET 0) m ON true
 LEFT JOIN (SELECT upcheck_exploited_read_at() AS read_at OFFSET 0) x ON true
 WHERE c.dev_mode = $2::text
@@ -621,25 +697,35 @@ type FleetSummaryParams struct {
 }
 
 type FleetSummaryRow struct {
-	Sites           int64
-	Checked         int64
-	Stale           int64
-	SitesMalicious  int64
-	SitesAttention  int64
-	Packages        int64
-	Malicious       int64
-	Exposed         int64
-	KnownExploited  int64
-	VulnerableNoFix int64
-	Vulnerable      int64
-	Total           int64
-	MalwareReadAt   interface{}
-	ExploitedReadAt interface{}
+	Sites                   int64
+	Checked                 int64
+	Stale                   int64
+	SitesMalicious          int64
+	SitesAttention          int64
+	Packages                int64
+	Malicious               int64
+	Exposed                 int64
+	KnownExploited          int64
+	VulnerableNoFix         int64
+	Vulnerable              int64
+	Total                   int64
+	MalwareReadAt           interface{}
+	ExploitedReadAt         interface{}
+	ComponentsChecked       int64
+	SitesUpdates            int64
+	SitesSecurity           int64
+	Components              int64
+	ComponentUpdates        int64
+	ComponentSecurity       int64
+	ComponentVulnerable     int64
+	ComponentTrust          int64
+	ComponentMalicious      int64
+	ComponentKnownExploited int64
 }
 
 // The totals across the sites: how many, how many with a tree read, stale,
-// with a malicious package, with anything that needs attention, and the
-// sums of their counts.
+// with a malicious package (in its tree or a component), with anything
+// that needs attention, and the sums of their counts.
 // Joined LEFT only so that sqlc types the columns as nullable, which
 // they are (as the summary's).
 // OFFSET 0 keeps each a subquery read once: pulled up, the function
@@ -667,6 +753,16 @@ func (q *Queries) FleetSummary(ctx context.Context, db DBTX, arg FleetSummaryPar
 		&i.Total,
 		&i.MalwareReadAt,
 		&i.ExploitedReadAt,
+		&i.ComponentsChecked,
+		&i.SitesUpdates,
+		&i.SitesSecurity,
+		&i.Components,
+		&i.ComponentUpdates,
+		&i.ComponentSecurity,
+		&i.ComponentVulnerable,
+		&i.ComponentTrust,
+		&i.ComponentMalicious,
+		&i.ComponentKnownExploited,
 	)
 	return i, err
 }

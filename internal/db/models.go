@@ -298,6 +298,19 @@ type FleetRefreshDue struct {
 	SiteID int64
 }
 
+type FleetSiteComponent struct {
+	SiteID         int64
+	Checked        bool
+	Components     int32
+	Updates        int32
+	Security       int32
+	Vulnerable     int32
+	Trust          int32
+	Malicious      int32
+	KnownExploited int32
+	RefreshedAt    time.Time
+}
+
 type FleetSiteCount struct {
 	SiteID          int64
 	DevMode         string

@@ -54,7 +54,7 @@ func (t *Tx) ApprovalPut(ctx context.Context, a Approval) (Approval, error) {
 	if len(a.What) > 0 {
 		detail["approved"] = a.What
 	}
-	return a, t.AuditAppend(ctx, a.UserID, readmodel.AuditComponentApprove, detail)
+	return a, t.auditSiteAppend(ctx, a.UserID, readmodel.AuditComponentApprove, a.Site, detail)
 }
 
 // Approvals are the approvals of site's component, newest first.

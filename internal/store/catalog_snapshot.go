@@ -21,13 +21,19 @@ type ReadModelStamp struct {
 	Known   bool
 }
 
-// CatalogRows reads every component from the read model (queries/catalog.sql
-// CatalogAll), in no particular order, with the stamp of the read. The
-// catalog package orders, filters, searches and pages them.
-// mode is UPCHECK_LOCKFILE_DEV: what each component's dependencies count
-// (CatalogRow.TreeCounted).
+// CatalogRows reads every component of the local site from the read model
+// (SiteCatalogRows).
 func (e *Executor) CatalogRows(ctx context.Context, mode readmodel.DevMode) ([]CatalogEntry, ReadModelStamp, error) {
-	rows, err := e.q.CatalogAll(ctx, e.dbtx, db.CatalogAllParams{Site: LocalSite, DevMode: string(mode)})
+	return e.SiteCatalogRows(ctx, LocalSite, mode)
+}
+
+// SiteCatalogRows reads every component of site from the read model
+// (queries/catalog.sql CatalogAll), in no particular order, with the stamp
+// of the read. The catalog package orders, filters, searches and pages
+// them. mode is UPCHECK_LOCKFILE_DEV: what each component's dependencies
+// count (CatalogRow.TreeCounted).
+func (e *Executor) SiteCatalogRows(ctx context.Context, site int64, mode readmodel.DevMode) ([]CatalogEntry, ReadModelStamp, error) {
+	rows, err := e.q.CatalogAll(ctx, e.dbtx, db.CatalogAllParams{Site: site, DevMode: string(mode)})
 	if err != nil {
 		return nil, ReadModelStamp{}, mapError(fmt.Errorf("read catalog: %w", err))
 	}

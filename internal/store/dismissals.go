@@ -159,7 +159,7 @@ func (s *Store) DismissAdvisory(ctx context.Context, d NewDismissal) (Dismissal,
 		if len(ended) > 0 {
 			detail["replaced"] = ended[0].ID
 		}
-		return tx.AuditAppend(ctx, d.UserID, AuditAdvisoryDismiss, detail)
+		return tx.auditSiteAppend(ctx, d.UserID, AuditAdvisoryDismiss, d.Site, detail)
 	})
 	return out, err
 }
@@ -183,7 +183,7 @@ func (s *Store) UndismissAdvisory(ctx context.Context, site int64, code, advisor
 		if len(ended) == 0 {
 			return nil
 		}
-		return tx.AuditAppend(ctx, userID, AuditAdvisoryUndismiss,
+		return tx.auditSiteAppend(ctx, userID, AuditAdvisoryUndismiss, site,
 			map[string]any{"component": code, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
 	})
 }

@@ -116,6 +116,8 @@ var storeOnly = map[string]string{
 	"TreeFixInput":      "reads the tree and its findings in one repeatable-read transaction of its own (ReadTx), so all are of one tree",
 	"TreeToMatch":       "reads the sites and their versions in one repeatable-read transaction of its own (ReadTx), so all are of one state",
 
+	"RefreshSiteComponentCounts": "runs each batch of sites in a transaction of its own, after the writes it counts committed",
+
 	"DismissTreeAdvisory":   "runs a transaction of its own (the dismissal and its audit row)",
 	"UndismissTreeAdvisory": "runs a transaction of its own (the end of the dismissal and its audit row)",
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
@@ -71,8 +72,42 @@ func (e *Executor) FleetPage(ctx context.Context, f FleetFilter) ([]readmodel.Fl
 			Packages: int(r.Packages), PushedAt: utc(r.PushedAt), Stale: r.Stale,
 			Counts: readmodel.TreeCounts{Malicious: &mal, Exposed: int(r.Exposed), KnownExploited: &kev,
 				VulnerableNoFix: int(r.VulnerableNoFix), Vulnerable: int(r.Vulnerable), Total: int(r.Total)}}
+		cmal, ckev := int(r.ComponentMalicious), int(r.ComponentKnownExploited)
+		out[i].Components = readmodel.FleetComponentCounts{Checked: r.ComponentsChecked, Components: int(r.Components),
+			UpdatesAvailable: int(r.ComponentUpdates), SecurityUpdates: int(r.ComponentSecurity),
+			Vulnerable: int(r.ComponentVulnerable), TrustSignals: int(r.ComponentTrust), Malicious: &cmal, KnownExploited: &ckev}
 	}
 	return out, nil
+}
+
+// ComponentCountsBatch is how many sites one statement of
+// RefreshSiteComponentCounts counts: each batch its own transaction,
+// holding its sites' rows for one statement (docs/performance.md "The
+// fleet").
+const ComponentCountsBatch = 500
+
+// RefreshSiteComponentCounts counts again the components of the sites
+// named (fleet_site_components: what the Fleet page shows of them), from
+// component_state as the site's summary counts them. Call it once a site
+// when the writes that change a site's components, their results or what
+// was decided of them (a check, a push's evaluation, a sync, a skip, an
+// approval, a dismissal, a policy) have committed: no trigger counts them
+// on the check's fenced writes. Batches of ComponentCountsBatch sites, in
+// site order, are one statement each, each in a transaction of its own;
+// each locks its sites' rows then counts, so that of two refreshes of one
+// site the later counts what the earlier committed. A site removed
+// meanwhile is left out.
+func (s *Store) RefreshSiteComponentCounts(ctx context.Context, siteIDs []int64) error {
+	ids := slices.Clone(siteIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for start := 0; start < len(ids); start += ComponentCountsBatch {
+		batch := ids[start:min(start+ComponentCountsBatch, len(ids))]
+		if err := s.q.FleetComponentsRefresh(ctx, s.pool, batch); err != nil {
+			return mapError(fmt.Errorf("count the components of %d sites: %w", len(batch), err))
+		}
+	}
+	return nil
 }
 
 // localSiteID is the site upcheck runs beside (migrations/00019_sites.sql).
@@ -89,18 +124,22 @@ func (e *Executor) FleetSummary(ctx context.Context, scope FleetScope, mode read
 	out := readmodel.FleetSummary{Sites: int(r.Sites), Checked: int(r.Checked), Stale: int(r.Stale),
 		SitesMalicious: int(r.SitesMalicious), SitesAttention: int(r.SitesAttention), Packages: int(r.Packages),
 		Counts: readmodel.TreeCounts{Exposed: int(r.Exposed), VulnerableNoFix: int(r.VulnerableNoFix), Vulnerable: int(r.Vulnerable),
-			Total: int(r.Total)}}
+			Total: int(r.Total)},
+		ComponentsChecked: int(r.ComponentsChecked), SitesUpdates: int(r.SitesUpdates), SitesSecurity: int(r.SitesSecurity),
+		Components: readmodel.FleetComponentCounts{Checked: r.ComponentsChecked == r.Sites, Components: int(r.Components),
+			UpdatesAvailable: int(r.ComponentUpdates), SecurityUpdates: int(r.ComponentSecurity),
+			Vulnerable: int(r.ComponentVulnerable), TrustSignals: int(r.ComponentTrust)}}
 	// sqlc cannot type min() over the joined function: a time.Time, or
 	// nil for NULL.
 	if t, ok := r.MalwareReadAt.(time.Time); ok {
 		out.MalwareReadAt = utc(&t)
-		n := int(r.Malicious)
-		out.Counts.Malicious = &n
+		n, k := int(r.Malicious), int(r.ComponentMalicious)
+		out.Counts.Malicious, out.Components.Malicious = &n, &k
 	}
 	if t, ok := r.ExploitedReadAt.(time.Time); ok {
 		out.ExploitedReadAt = utc(&t)
-		n := int(r.KnownExploited)
-		out.Counts.KnownExploited = &n
+		n, k := int(r.KnownExploited), int(r.ComponentKnownExploited)
+		out.Counts.KnownExploited, out.Components.KnownExploited = &n, &k
 	}
 	return out, nil
 }

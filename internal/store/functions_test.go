@@ -77,6 +77,9 @@ var functionTests = map[string]func(t *testing.T, f *fdb){
 	"upcheck_channel_sees": testChannelSees,
 	// migrations/00028_fleet_impact.sql
 	"upcheck_advisory_keys_of": testAdvisoryKeysOf,
+	// migrations/00029_fleet_components.sql
+	"upcheck_fleet_components_refresh":    testFleetComponentsRefresh,
+	"upcheck_fleet_components_site_added": testFleetComponentsSiteAdded,
 	// migrations/00031_site_notifications.sql
 	"upcheck_channel_only_of":        testChannelOnlyOf,
 	"upcheck_sites_nothing_to_queue": testSitesNothingToQueue,

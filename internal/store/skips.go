@@ -111,7 +111,7 @@ func (t *Tx) SkipPut(ctx context.Context, s Skip) error {
 	if prev != "" {
 		detail["replaced"] = prev
 	}
-	return t.AuditAppend(ctx, s.UserID, readmodel.AuditComponentSkip, detail)
+	return t.auditSiteAppend(ctx, s.UserID, readmodel.AuditComponentSkip, s.Site, detail)
 }
 
 // SkipDelete ends the skip of site's component, with its audit row
@@ -132,7 +132,7 @@ func (t *Tx) SkipDelete(ctx context.Context, site int64, code string, userID int
 	if err != nil {
 		return "", mapError(fmt.Errorf("unskip %q: %w", code, err))
 	}
-	return version, t.AuditAppend(ctx, userID, readmodel.AuditComponentUnskip,
+	return version, t.auditSiteAppend(ctx, userID, readmodel.AuditComponentUnskip, site,
 		map[string]any{"component": code, "version": version, "reason": cur.Reason, "by": by, "from_manifest": cur.FromManifest})
 }
 

@@ -272,6 +272,10 @@ func endStatus(c store.RunCounts) Status {
 // stops at the first sign that the lease is gone or the database refuses
 // writes; requests in flight are then aborted and queued ones never start.
 func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCounts, sources, offline int, err error) {
+	// Every site's components are evaluated: each site's counts of them
+	// once the check's writes are done, whatever its outcome.
+	ctx, countSites := c.withCounts(ctx)
+	defer countSites()
 	if c.feeds != nil {
 		if err := c.feeds.SyncDue(ctx, l); err != nil {
 			return counts, 0, 0, err
@@ -286,6 +290,9 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 	jobs, err := c.plan(ctx)
 	if err != nil {
 		return counts, 0, 0, err
+	}
+	for _, j := range jobs {
+		countsDue(ctx, sitesOf(j.components)...)
 	}
 	if err := c.withKnowledge(ctx, jobs); err != nil {
 		return counts, 0, 0, err

@@ -42,6 +42,9 @@ func (h feedHost) HoldLease(ctx context.Context, fn func(context.Context, lease.
 	w.observer.LeaseHeld(true)
 	w.reads.Changed()
 	defer w.reads.Changed()
+	// The sites whose components a feed's records evaluated again.
+	ctx, countSites := w.withCounts(ctx)
+	defer countSites()
 	runCtx, hb := w.lease.StartHeartbeat(ctx, l)
 	err = fn(runCtx, l)
 	if cause := context.Cause(runCtx); err == nil && errors.Is(cause, lease.ErrLeaseLost) {
@@ -61,6 +64,9 @@ func (h feedHost) Reevaluate(ctx context.Context, l lease.Lease, todo []store.Un
 	results, err := w.evaluateFromStored(ctx, todo)
 	if err != nil {
 		return 0, err
+	}
+	for _, u := range todo {
+		countsDue(ctx, u.Site)
 	}
 	written := 0
 	for start := 0; start < len(results); start += resultBatch {

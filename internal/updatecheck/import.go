@@ -204,6 +204,10 @@ func (im *Importer) importLocked(ctx context.Context, l lease.Lease, res *Import
 	if j.url == "" {
 		return counts, ErrUnknownSource
 	}
+	// The counts of the sites whose components the source serves.
+	ctx, countSites := im.withCounts(ctx)
+	defer countSites()
+	countsDue(ctx, sitesOf(j.components)...)
 	p := judge(j, answer{resp: fetch.Response{Body: body}, signature: signature}, l.Epoch)
 	if p.failure.failed() {
 		counts.Failed = 1

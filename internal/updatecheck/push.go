@@ -146,6 +146,10 @@ func (c *Checker) Push(ctx context.Context, site store.Site, name string, body [
 		break
 	}
 	c.reads.Changed()
+	// The site's counts of its components, once its evaluation is done.
+	ctx, countSites := c.withCounts(ctx)
+	defer countSites()
+	countsDue(ctx, site.ID)
 	c.evaluatePush(ctx, site, name, l, push.Written, &rep)
 	return rep, nil
 }

@@ -27,6 +27,11 @@ func (s *Syncer) Reoffer(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer s.reads.Changed()
+	ctx, countSites := s.withCounts(ctx)
+	defer countSites()
+	for _, r := range results {
+		countsDue(ctx, r.Site)
+	}
 	return s.writeStored(ctx, results)
 }
 

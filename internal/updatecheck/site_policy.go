@@ -115,6 +115,10 @@ func (c *Checker) SetSitePolicy(ctx context.Context, req SitePolicyRequest) (Sit
 		return rep, nil
 	}
 	c.reads.Changed()
+	// The site's counts of its components, once they are evaluated.
+	ctx, countSites := c.withCounts(ctx)
+	defer countSites()
+	countsDue(ctx, req.Site.ID)
 	if rep.Components > 0 {
 		if rep.Reevaluated, err = NewSyncer(c).evaluateStored(ctx, req.Site.ID); err != nil {
 			// The policy is stored: the next check evaluates under it.

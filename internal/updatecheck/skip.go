@@ -251,6 +251,9 @@ func (s *Skips) change(ctx context.Context, comp store.Component, skipped string
 		return err
 	}
 	defer s.reads.Changed()
+	ctx, countSites := s.withCounts(ctx)
+	defer countSites()
+	countsDue(ctx, comp.Site)
 	if s.beforeWrite != nil {
 		s.beforeWrite()
 	}
@@ -278,6 +281,9 @@ func (s *Skips) change(ctx context.Context, comp store.Component, skipped string
 // writer evaluates too. The skip is written by then: an error here says
 // only that the catalog reads "not evaluated" until the next check.
 func (s *Skips) reevaluate(ctx context.Context, site int64, code string) error {
+	ctx, countSites := s.withCounts(ctx)
+	defer countSites()
+	countsDue(ctx, site)
 	for range evaluateRounds {
 		comp, err := s.store.Component(ctx, site, code)
 		if errors.Is(err, store.ErrNotFound) {

@@ -71,6 +71,9 @@ func (s *Syncer) Sync(ctx context.Context, m *manifest.Manifest) (SyncReport, er
 	}
 	rep, upserts, removed := componentChanges(site, m, before)
 	defer s.reads.Changed()
+	ctx, countSites := s.withCounts(ctx)
+	defer countSites()
+	countsDue(ctx, site)
 	if err := s.writeComponents(ctx, site, before, upserts); err != nil {
 		return SyncReport{}, err
 	}

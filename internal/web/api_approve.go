@@ -46,7 +46,7 @@ func (s *Server) apiApprove(c echo.Context) error {
 	}
 	p, _ := auth.PrincipalFrom(c)
 	a, err := updatecheck.NewApprovals(s.checker).Approve(c.Request().Context(),
-		updatecheck.ApproveRequest{Site: store.LocalSite, Code: code, Version: req.Version, Reason: req.Reason, UserID: p.UserID, By: p.Email})
+		updatecheck.ApproveRequest{Site: siteOf(c).ID, Code: code, Version: req.Version, Reason: req.Reason, UserID: p.UserID, By: p.Email})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)

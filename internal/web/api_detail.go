@@ -140,7 +140,7 @@ func (s *Server) apiDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.reads.Detail(c.Request().Context(), code)
+	d, err := s.reads.SiteDetail(c.Request().Context(), siteOf(c).ID, code)
 	if errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
 	}

@@ -35,7 +35,7 @@ func (s *Server) apiDismiss(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	d := store.NewDismissal{Site: store.LocalSite, Code: code, AdvisoryID: id, UserID: p.UserID, Reason: req.Reason}
+	d := store.NewDismissal{Site: siteOf(c).ID, Code: code, AdvisoryID: id, UserID: p.UserID, Reason: req.Reason}
 	var words string
 	if d.ExpiresAt, words = parseExpiry(strings.TrimSpace(req.Expires), time.Now()); words != "" {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, words)
@@ -66,13 +66,13 @@ func (s *Server) apiUndismiss(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if _, err := s.store.Component(ctx, store.LocalSite, code); errors.Is(err, store.ErrNotFound) {
+	ctx, site := c.Request().Context(), siteOf(c).ID
+	if _, err := s.store.Component(ctx, site, code); errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
 	} else if err != nil {
 		return err
 	}
-	standing, err := s.store.StandingDismissals(ctx, store.LocalSite, code)
+	standing, err := s.store.StandingDismissals(ctx, site, code)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (s *Server) apiUndismiss(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, "The advisory “"+clip(id)+"” of “"+clip(code)+"” has no standing dismissal.")
 	}
 	p, _ := auth.PrincipalFrom(c)
-	if err := s.dismissals.Undismiss(ctx, store.LocalSite, code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
+	if err := s.dismissals.Undismiss(ctx, site, code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
 		return echo.NewHTTPError(http.StatusConflict, dismissalFromManifestText).WithInternal(err)
 	} else if err != nil {
 		return err

@@ -53,7 +53,7 @@ func (s *Server) apiSkip(c echo.Context) error {
 	}
 	p, _ := auth.PrincipalFrom(c)
 	out, err := updatecheck.NewSkips(s.checker).Skip(c.Request().Context(),
-		updatecheck.SkipRequest{Site: store.LocalSite, Code: code, Version: req.Version, Reason: req.Reason, UserID: p.UserID, By: p.Email})
+		updatecheck.SkipRequest{Site: siteOf(c).ID, Code: code, Version: req.Version, Reason: req.Reason, UserID: p.UserID, By: p.Email})
 	if err != nil {
 		return skipAPIError(err, code, req.Version)
 	}
@@ -69,7 +69,7 @@ func (s *Server) apiUnskip(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	out, err := updatecheck.NewSkips(s.checker).Unskip(c.Request().Context(), store.LocalSite, code, p.UserID, p.Email)
+	out, err := updatecheck.NewSkips(s.checker).Unskip(c.Request().Context(), siteOf(c).ID, code, p.UserID, p.Email)
 	if errors.Is(err, updatecheck.ErrNoSkip) {
 		return echo.NewHTTPError(http.StatusNotFound, "“"+clip(code)+"” skips no version.").WithInternal(err)
 	}

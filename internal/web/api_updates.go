@@ -53,17 +53,27 @@ func (s *Server) apiCatalog(c echo.Context) error {
 	// One row more than the page tells whether a next page exists.
 	f.Limit++
 	ctx := c.Request().Context()
-	snap, err := s.reads.Snapshot(ctx)
+	site := siteOf(c)
+	snap, err := s.reads.SiteSnapshot(ctx, site.ID)
 	if err != nil {
 		return err
 	}
-	body, err := s.fragments.get(snap, keyOf("api", f, 0), func() ([]byte, error) {
+	build := func() ([]byte, error) {
 		entries, counts, err := snap.Page(f)
 		if err != nil {
 			return nil, err
 		}
 		return catalogJSON(entries, counts.Of(f.Status), f.Limit-1, page)
-	})
+	}
+	// The local site's answers are kept for many requests (fragments); a
+	// registered site's is made for each, so that it never takes the
+	// local site's place there.
+	var body []byte
+	if site.Local() {
+		body, err = s.fragments.get(snap, keyOf("api", f, 0), build)
+	} else {
+		body, err = build()
+	}
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (s *Server) approve(c echo.Context) error {
 	form := views.ApproveForm{Version: c.FormValue("version"), Reason: c.FormValue("reason")}
 	p, _ := auth.PrincipalFrom(c)
 	a, err := updatecheck.NewApprovals(s.checker).Approve(c.Request().Context(),
-		updatecheck.ApproveRequest{Site: store.LocalSite, Code: code, Version: form.Version, Reason: form.Reason, UserID: p.UserID, By: p.Email})
+		updatecheck.ApproveRequest{Site: siteOf(c).ID, Code: code, Version: form.Version, Reason: form.Reason, UserID: p.UserID, By: p.Email})
 	if form.Error = approvalErrorText(err, form.Version); form.Error != "" {
 		c.Set(approveFormKey, form)
 		return s.renderDetail(c, http.StatusUnprocessableEntity, views.DismissForm{})
@@ -53,11 +53,11 @@ func approvalErrorText(err error, version string) string {
 // awaits an approval (the stored registry facts), the approvals standing,
 // and what the last post left.
 func (s *Server) approvalSection(c echo.Context, d catalog.Detail, canManage bool) (views.ApprovalProps, error) {
-	p := views.ApprovalProps{Code: d.Code, CanManage: canManage}
+	p := views.ApprovalProps{Site: viewSite(siteOf(c)), Code: d.Code, CanManage: canManage}
 	if d.Registry != nil {
 		p.Ask = d.Registry.Approval
 	}
-	standing, err := s.store.Approvals(c.Request().Context(), store.LocalSite, d.Code)
+	standing, err := s.store.Approvals(c.Request().Context(), siteOf(c).ID, d.Code)
 	if err != nil {
 		return p, err
 	}

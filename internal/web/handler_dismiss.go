@@ -27,7 +27,7 @@ func (s *Server) dismiss(c echo.Context) error {
 	}
 	form := views.DismissForm{AdvisoryID: id, Reason: c.FormValue("reason"), Expires: strings.TrimSpace(c.FormValue("expires"))}
 	p, _ := auth.PrincipalFrom(c)
-	d := store.NewDismissal{Site: store.LocalSite, Code: code, AdvisoryID: id, UserID: p.UserID, Reason: form.Reason}
+	d := store.NewDismissal{Site: siteOf(c).ID, Code: code, AdvisoryID: id, UserID: p.UserID, Reason: form.Reason}
 	if d.ExpiresAt, form.Error = parseExpiry(form.Expires, time.Now()); form.Error == "" {
 		_, err = s.dismissals.Dismiss(c.Request().Context(), d)
 		form.Error = dismissErrorText(err)
@@ -38,7 +38,7 @@ func (s *Server) dismiss(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.ComponentPath(code)+"#advisories")
+	return c.Redirect(http.StatusSeeOther, componentPath(c, code)+"#advisories")
 }
 
 // undismiss ends the standing dismissal: the advisory counts again.
@@ -48,12 +48,12 @@ func (s *Server) undismiss(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	if err := s.dismissals.Undismiss(c.Request().Context(), store.LocalSite, code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
+	if err := s.dismissals.Undismiss(c.Request().Context(), siteOf(c).ID, code, id, p.UserID); errors.Is(err, store.ErrFromManifest) {
 		return s.renderDetail(c, http.StatusUnprocessableEntity, views.DismissForm{AdvisoryID: id, Error: dismissalFromManifestText})
 	} else if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, views.ComponentPath(code)+"#advisories")
+	return c.Redirect(http.StatusSeeOther, componentPath(c, code)+"#advisories")
 }
 
 // dismissalFromManifestText is why a dismissal the manifest declares is

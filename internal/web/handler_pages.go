@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/upcheck/upcheck/internal/auth"
+	"github.com/upcheck/upcheck/internal/catalog"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/release"
 	"github.com/upcheck/upcheck/internal/store"
@@ -90,17 +91,24 @@ func checkOutcomeFlash(c echo.Context, cooldown time.Duration) (text, tone strin
 // render fast with thousands of components.
 const pageSize = 50
 
+// catalogPage is a site's catalog: the local site's (/admin/plugins), its
+// table rendered once a second for many requests (fragments), or a
+// registered site's (/sites/NAME/plugins), rendered for each.
 func (s *Server) catalogPage(c echo.Context) error {
 	f, page, err := catalogQuery(c, pageSize)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	snap, err := s.reads.Snapshot(ctx)
+	site := siteOf(c)
+	snap, err := s.reads.SiteSnapshot(ctx, site.ID)
 	if err != nil {
 		return err
 	}
 	l := layout(c)
+	if !site.Local() {
+		return s.siteCatalogPage(c, snap, f, page, l)
+	}
 	// Whether the feeds were read is the summary's, not the snapshot's: the
 	// key names it, so a page kept from before a feed's first sync is not
 	// shown after it.
@@ -120,6 +128,25 @@ func (s *Server) catalogPage(c echo.Context) error {
 		return err
 	}
 	return renderOK(c, views.CatalogPage(l, rawHTML(content)))
+}
+
+// siteCatalogPage is a registered site's catalog page from snap, made for
+// each request. Whether the feeds were read is the fleet's fact
+// (upcheck_malware_read_at, upcheck_exploited_read_at), the same in every
+// site's summary: it is read from the cached summary (catalog.Reads), also
+// for a principal the layout reads none for.
+func (s *Server) siteCatalogPage(c echo.Context, snap *catalog.Snapshot, f store.CatalogFilter, page int, l views.LayoutProps) error {
+	sum, err := s.reads.Summary(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	entries, counts, err := snap.Page(f)
+	if err != nil {
+		return err
+	}
+	p := catalogProps(f, page, entries, counts)
+	p.Site, p.MalwareRead, p.ExploitedRead = l.Site, sum.Malicious != nil, sum.KnownExploited != nil
+	return renderOK(c, views.CatalogPage(l, views.CatalogContent(p, l.Now)))
 }
 
 // catalogProps is what the catalog page shows of one page of entries.
@@ -147,7 +174,7 @@ func (s *Server) renderDetail(c echo.Context, status int, form views.DismissForm
 	if err != nil {
 		return err
 	}
-	d, err := s.reads.Detail(c.Request().Context(), code)
+	d, err := s.reads.SiteDetail(c.Request().Context(), siteOf(c).ID, code)
 	if errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, views.UnknownComponentText(code)).WithInternal(err)
 	}

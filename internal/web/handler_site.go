@@ -69,7 +69,13 @@ func (s *Server) siteScope() echo.MiddlewareFunc {
 				return echo.ErrNotFound
 			}
 			if site.Local() {
-				return c.Redirect(http.StatusSeeOther, localSiteURL(c.Request()))
+				// A write is sent on as it was (307: its method and body
+				// kept), a read is led there (303).
+				status := http.StatusSeeOther
+				if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+					status = http.StatusTemporaryRedirect
+				}
+				return c.Redirect(status, localSiteURL(c.Request()))
 			}
 			c.Set(siteKey, site)
 			return next(c)
@@ -78,21 +84,28 @@ func (s *Server) siteScope() echo.MiddlewareFunc {
 }
 
 // localSiteURL is today's URL of a /sites/local/… or /api/sites/local/…
-// request: the dashboard, the Packages pages, the summary and packages
-// JSON; its query kept.
+// request: the dashboard, the catalog and a component's page and forms,
+// the Packages pages, the summary, catalog, component and packages JSON;
+// its query kept.
 func localSiteURL(r *http.Request) string {
 	path := r.URL.EscapedPath()
 	var u string
 	if rest, ok := strings.CutPrefix(path, views.PathAPISitePages+"/"+store.LocalSiteName); ok {
 		u = views.PathAPIPackages + strings.TrimPrefix(rest, "/packages")
-		if rest == "/summary" {
+		switch {
+		case rest == "/summary":
 			u = views.PathAPISummary
+		case strings.HasPrefix(rest, "/plugins"):
+			u = apiPlugins + strings.TrimPrefix(rest, "/plugins")
 		}
 	} else {
 		rest = strings.TrimPrefix(path, views.PathSitePages+"/"+store.LocalSiteName)
 		u = views.PathPackages + strings.TrimPrefix(rest, "/packages")
-		if rest == "" || rest == "/" {
+		switch {
+		case rest == "" || rest == "/":
 			u = views.PathDashboard
+		case strings.HasPrefix(rest, "/plugins"):
+			u = views.PathCatalog + strings.TrimPrefix(rest, "/plugins")
 		}
 	}
 	if r.URL.RawQuery != "" {
@@ -224,9 +237,11 @@ func (s *Server) readsChanged(next echo.HandlerFunc) echo.HandlerFunc {
 
 // siteSwitches is the switcher as the layout shows it: each site with
 // the page of the current kind there (a Packages page, or a package's,
-// which is every site's Packages page searched for its name), else its
-// overview; the site the page is about is marked current. more: the
-// principal may see more registered sites than it names.
+// which is every site's Packages page searched for its name; a catalog,
+// or a component's page, which is every site's catalog searched for its
+// code), else its overview; the site the page is about is marked
+// current. more: the principal may see more registered sites than it
+// names.
 func siteSwitches(c echo.Context) (out []views.SiteSwitch, more bool) {
 	sites, _ := c.Get(switcherKey).([]store.SiteChoice)
 	registered := len(sites)
@@ -237,36 +252,57 @@ func siteSwitches(c echo.Context) (out []views.SiteSwitch, more bool) {
 		sites, more = sites[:len(sites)-1], true
 	}
 	cur, onSite := c.Get(siteKey).(store.Site)
-	packages, pkg := switchKind(c)
+	kind, q := switchKind(c)
 	for _, site := range sites {
 		name := ""
 		if site.ID != store.LocalSite {
 			name = site.Name
 		}
 		href := views.SitePath(name)
-		if packages {
-			href = views.SitePackagesPath(name, "", "", pkg, "")
+		switch kind {
+		case switchPackages:
+			href = views.SitePackagesPath(name, "", "", q, "")
+		case switchCatalog:
+			href = views.SiteCatalogPath(name, "", q, 0)
 		}
 		out = append(out, views.SiteSwitch{Name: site.Name, Href: href, Current: onSite && cur.ID == site.ID})
 	}
 	return out, more
 }
 
+// The kinds of page the switcher keeps (switchKind).
+const (
+	switchOverview = iota
+	switchPackages
+	switchCatalog
+)
+
 // switchKind is the kind of page the request is, as the switcher keeps
-// it: a Packages page, with the package's name on a package's page.
-func switchKind(c echo.Context) (packages bool, pkg string) {
+// it: a Packages page, with the package's name on a package's page; a
+// catalog, with the component's code on a component's page; else an
+// overview.
+func switchKind(c echo.Context) (kind int, q string) {
 	p := c.Path()
 	for _, base := range []string{views.PathPackages, views.PathSitePages + "/:site/packages"} {
 		if p == base {
-			return true, ""
+			return switchPackages, ""
 		}
 		if strings.HasPrefix(p, base+"/") {
 			name, _ := pathParam(c, "name")
 			if scope, _ := pathParam(c, "scope"); scope != "" {
 				name = scope + "/" + name
 			}
-			return true, name
+			return switchPackages, name
 		}
 	}
-	return false, ""
+	for _, base := range []string{views.PathCatalog, views.PathSitePages + "/:site/plugins"} {
+		if p == base {
+			return switchCatalog, ""
+		}
+		if strings.HasPrefix(p, base+"/:code") {
+			code, _ := pathParam(c, "code")
+			return switchCatalog, code
+		}
+	}
+	return switchOverview, ""
 }

@@ -38,7 +38,7 @@ func (s *Server) skip(c echo.Context) error {
 	form := views.SkipForm{Version: c.FormValue("version"), Reason: c.FormValue("reason")}
 	p, _ := auth.PrincipalFrom(c)
 	sk, err := updatecheck.NewSkips(s.checker).Skip(c.Request().Context(),
-		updatecheck.SkipRequest{Site: store.LocalSite, Code: code, Version: form.Version, Reason: form.Reason, UserID: p.UserID, By: p.Email})
+		updatecheck.SkipRequest{Site: siteOf(c).ID, Code: code, Version: form.Version, Reason: form.Reason, UserID: p.UserID, By: p.Email})
 	if form.Error = skipErrorText(err, form.Version); form.Error != "" {
 		c.Set(skipFormKey, skipAnswer{form: form})
 		return s.renderDetail(c, http.StatusUnprocessableEntity, views.DismissForm{})
@@ -59,7 +59,7 @@ func (s *Server) unskip(c echo.Context) error {
 		return err
 	}
 	p, _ := auth.PrincipalFrom(c)
-	sk, err := updatecheck.NewSkips(s.checker).Unskip(c.Request().Context(), store.LocalSite, code, p.UserID, p.Email)
+	sk, err := updatecheck.NewSkips(s.checker).Unskip(c.Request().Context(), siteOf(c).ID, code, p.UserID, p.Email)
 	switch {
 	case errors.Is(err, updatecheck.ErrNoSkip):
 		return s.skipDone(c, code, "No version is skipped: there was nothing to end.")
@@ -78,11 +78,17 @@ func (s *Server) unskip(c echo.Context) error {
 // not cached.
 func (s *Server) skipDone(c echo.Context, code, notice string) error {
 	if s.auth.SessionToken(c.Request()) != "" {
-		return s.redirectWithFlash(c, views.ComponentPath(code), flash{Notice: notice})
+		return s.redirectWithFlash(c, componentPath(c, code), flash{Notice: notice})
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Set(skipFormKey, skipAnswer{notice: notice})
 	return s.renderDetail(c, http.StatusOK, views.DismissForm{})
+}
+
+// componentPath is the page of the request's site's component code
+// (siteOf): where its forms' posts lead back to.
+func componentPath(c echo.Context, code string) string {
+	return views.SiteComponentPath(viewSite(siteOf(c)), code)
 }
 
 // skipSection is the detail page's skip section for d: the standing skip
@@ -90,10 +96,10 @@ func (s *Server) skipDone(c echo.Context, code, notice string) error {
 // presets, and what the last post left (a refused form, or a notice from
 // the flash).
 func (s *Server) skipSection(c echo.Context, d catalog.Detail, standing *views.DetailSkip, canManage bool) views.SkipProps {
-	p := views.SkipProps{Code: d.Code, CanManage: canManage, Standing: standing}
+	p := views.SkipProps{Site: viewSite(siteOf(c)), Code: d.Code, CanManage: canManage, Standing: standing}
 	if a, ok := c.Get(skipFormKey).(skipAnswer); ok {
 		p.Form, p.Notice = a.form, a.notice
-	} else if f, ok := s.takeFlash(c, views.ComponentPath(d.Code)); ok {
+	} else if f, ok := s.takeFlash(c, componentPath(c, d.Code)); ok {
 		p.Notice = f.Notice
 	}
 	if d.Update != nil {

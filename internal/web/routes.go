@@ -252,12 +252,22 @@ func (s *Server) fleetRoutes(app group) {
 // sitePageRoutes is a registered site's pages and JSON (docs/design.md
 // "A site's pages"): the local site's handlers for the site siteScope
 // resolves once (the 404 of an unknown path for a site the principal may
-// not see; /sites/local/… redirects to today's URLs). Reads: a viewer's.
-// A push token authenticates none of them (authenticate never takes it).
+// not see, before any other permission is judged; /sites/local/…
+// redirects to today's URLs). Reads: a viewer's; a skip, an approval and
+// a dismissal: a manager's, with CSRF, as the local site's. A push token
+// authenticates none of them (authenticate never takes it).
 func (s *Server) sitePageRoutes(app group) {
 	const site, api = views.PathSitePages + "/:site", views.PathAPISitePages + "/:site"
 	pages := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope(), s.withSites, s.withSummary}
 	app.get(site, s.siteOverviewPage, pages...)
+	app.get(site+"/plugins", s.catalogPage, pages...)
+	app.get(site+"/plugins/:code", s.detailPage, pages...) // views.SiteComponentPath
+	manage := append(pages[:len(pages):len(pages)], require(auth.PermManage), csrf())
+	app.post(site+"/plugins/:code/advisories/:id/dismiss", s.dismiss, manage...)     // views.AdvisoryDismissPath
+	app.post(site+"/plugins/:code/advisories/:id/undismiss", s.undismiss, manage...) // views.AdvisoryUndismissPath
+	app.post(site+"/plugins/:code/skip", s.skip, manage...)                          // views.ComponentSkipPath
+	app.post(site+"/plugins/:code/unskip", s.unskip, manage...)                      // views.ComponentUnskipPath
+	app.post(site+"/plugins/:code/approve", s.approve, manage...)                    // views.ComponentApprovePath
 	app.get(site+"/packages", s.packagesPage, pages...)
 	app.get(site+"/packages/:name", s.packagePage, pages...)
 	app.get(site+"/packages/:scope/:name", s.packagePage, pages...) // "@types/node" plain
@@ -269,12 +279,20 @@ func (s *Server) sitePageRoutes(app group) {
 	// A tree's dismissal on the site's package: an admin's, CSRF as
 	// every change; the site resolved first, so that one the principal
 	// may not see is the 404 of an unknown path, not a 403.
-	manage := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope(), require(auth.PermManage), csrf(), s.readsChanged}
-	forms := append(slices.Clone(manage), requireSession())                              // the answer's notice comes through the session's flash
+	treeManage := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope(), require(auth.PermManage), csrf(), s.readsChanged}
+	forms := append(slices.Clone(treeManage), requireSession())                          // the answer's notice comes through the session's flash
 	app.post(site+"/packages/:name/advisories/:id/dismiss", s.treeDismiss, forms...)     // views.TreeDismissPath
 	app.post(site+"/packages/:name/advisories/:id/undismiss", s.treeUndismiss, forms...) // views.TreeUndismissPath
-	app.post(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeDismiss, manage...)
-	app.delete(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeUndismiss, manage...)
+	app.post(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeDismiss, treeManage...)
+	app.delete(api+"/packages/:name/advisories/:id/dismissal", s.apiTreeUndismiss, treeManage...)
+	app.get(api+"/plugins/updates", s.apiCatalog, reads...)
+	app.get(api+"/plugins/:code", s.apiDetail, reads...)
+	writes := append(reads[:len(reads):len(reads)], require(auth.PermManage), csrf())
+	app.post(api+"/plugins/:code/advisories/:id/dismissal", s.apiDismiss, writes...)
+	app.delete(api+"/plugins/:code/advisories/:id/dismissal", s.apiUndismiss, writes...)
+	app.post(api+"/plugins/:code/skip", s.apiSkip, writes...)
+	app.delete(api+"/plugins/:code/skip", s.apiUnskip, writes...)
+	app.post(api+"/plugins/:code/approve", s.apiApprove, writes...)
 }
 
 // group is an echo group whose routes are given by their full paths, as

@@ -166,18 +166,30 @@ func TestSitePagesShowThePushedTree(t *testing.T) {
 	}
 }
 
+// sessionForms are a registered site's forms that answer through the
+// session's flash (permissions_test.go's sessionOnly).
+var sessionForms = map[string]bool{
+	"POST /sites/:site/packages/:name/advisories/:id/dismiss":   true,
+	"POST /sites/:site/packages/:name/advisories/:id/undismiss": true,
+}
+
 // Every route of a registered site (the route table's /sites/… and
-// /api/sites/… but the push) answers a user limited to acme the 404 of an
-// unknown path on globex, by token and by session, as it answers a site
-// that does not exist, and lets it through on acme; a push token is no
-// credential on any of them. A route added under /sites/ without
-// siteScope fails here.
+// /api/sites/… but the push: its pages, its catalog and components, their
+// skip, approve and dismiss forms and their JSON twins) answers a user
+// limited to acme the 404 of an unknown path on globex, by token and by
+// session, a viewer and an admin alike (so before the manager's
+// permission is judged), as it answers a site that does not exist, and
+// lets it through on acme (a viewer's write is then 403: the route is
+// there, the permission refuses); a push token is no credential on any of
+// them. A route added under /sites/ without siteScope fails here.
 func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 	t.Parallel()
 	b := sitePagesBundle(t)
 	ctx := context.Background()
 	limited := b.limitedUser("acme-viewer@example.test", auth.RoleViewer, "acme")
 	session := b.loginLimited("acme-viewer@example.test")
+	admin := b.limitedUser("acme-admin@example.test", auth.RoleAdmin, "acme")
+	adminSession := b.loginLimited("acme-admin@example.test")
 	pushToken, _, err := b.auth.RotateSiteToken(ctx, "globex")
 	if err != nil {
 		t.Fatal(err)
@@ -193,16 +205,17 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			continue
 		}
 		walked++
-		names := strings.NewReplacer(":scope", "@types", ":name", "left-pad")
+		names := strings.NewReplacer(":scope", "@types", ":name", "left-pad", ":code", "left-pad", ":id", "GHSA-2222-3333-4444")
 		if strings.Contains(r.Path, ":scope") {
 			names = strings.NewReplacer(":scope", "@types", ":name", "node")
 		}
+		write := r.Method != http.MethodGet
 		for _, site := range []string{"globex", "no-such-site"} {
 			path := names.Replace(strings.Replace(r.Path, ":site", site, 1))
 			for who, c := range map[string]struct {
 				c *client
 				h map[string]string
-			}{"token": {caller, limited}, "session": {session, nil}} {
+			}{"token": {caller, limited}, "session": {session, nil}, "admin's token": {caller, admin}, "admin's session": {adminSession, nil}} {
 				got := c.c.do(r.Method, path, "", "", c.h)
 				if got.status != http.StatusNotFound {
 					t.Errorf("%s of a user limited to acme: %s %s: %d; want 404", who, r.Method, path, got.status)
@@ -217,12 +230,15 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			}
 		}
 		path := names.Replace(strings.Replace(r.Path, ":site", "acme", 1))
-		want := http.StatusOK
-		if r.Method != http.MethodGet {
-			want = http.StatusForbidden // a viewer's: the dismissals are an admin's
+		if got, want := caller.do(r.Method, path, "", "", limited), map[bool]int{false: http.StatusOK, true: http.StatusForbidden}[write]; got.status != want {
+			t.Errorf("a viewer limited to acme: %s %s: %d; want %d", r.Method, path, got.status, want)
 		}
-		if got := caller.do(r.Method, path, "", "", limited); got.status != want {
-			t.Errorf("a user limited to acme: %s %s: %d; want %d", r.Method, path, got.status, want)
+		got := caller.do(r.Method, path, "", "", admin)
+		if sessionForms[r.Method+" "+r.Path] { // answered through the flash: from the admin's browser session
+			got = adminSession.do(r.Method, path, "", "", map[string]string{"X-CSRF-Token": adminSession.csrf})
+		}
+		if write && (got.status == http.StatusNotFound && got.body == unknownAPI.body || got.status == http.StatusForbidden) {
+			t.Errorf("an admin limited to acme: %s %s: %d %s; want its own answer", r.Method, path, got.status, got.body)
 		}
 		for _, site := range []string{"acme", "globex"} {
 			path := names.Replace(strings.Replace(r.Path, ":site", site, 1))
@@ -231,8 +247,8 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			}
 		}
 	}
-	if walked != 12 {
-		t.Errorf("walked %d routes of a registered site, want 12 (its 4 pages, 4 JSON routes and 4 dismissal routes)", walked)
+	if walked != 26 {
+		t.Errorf("walked %d routes of a registered site, want 26 (its 6 pages, 7 forms, 6 JSON reads and 7 JSON writes)", walked)
 	}
 	if p := session.do("GET", "/sites/acme", "", "", nil); strings.Contains(p.body, "globex") || strings.Contains(p.body, `data-testid="site-switcher"`) {
 		t.Error("a user limited to acme is shown globex, or a switcher of one site")
@@ -251,8 +267,9 @@ func switchLinks(body string) map[string]string {
 // The layout's site switcher names the sites the user may see, the local
 // one first, and keeps the page's kind: a Packages page leads to each
 // site's, a package's page to each site's Packages page searched for it,
-// any other page to each site's overview (the dashboard for the local
-// site); the site the page is about is marked. A user limited to acme and
+// a catalog to each site's catalog, a component's page to each site's
+// catalog searched for its code, any other page to each site's overview
+// (the dashboard for the local site); the site the page is about is marked. A user limited to acme and
 // the local site is not shown globex; one who sees one site has no
 // switcher.
 func TestSiteSwitcher(t *testing.T) {
@@ -264,7 +281,10 @@ func TestSiteSwitcher(t *testing.T) {
 		"/admin/packages":                  {"local": "/admin/packages", "acme": "/sites/acme/packages", "globex": "/sites/globex/packages"},
 		"/sites/acme/packages/left-pad":    {"local": "/admin/packages?q=left-pad", "acme": "/sites/acme/packages?q=left-pad", "globex": "/sites/globex/packages?q=left-pad"},
 		"/sites/acme/packages/@types/node": {"local": "/admin/packages?q=%40types%2Fnode", "acme": "/sites/acme/packages?q=%40types%2Fnode", "globex": "/sites/globex/packages?q=%40types%2Fnode"},
-		"/admin/plugins":                   {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
+		"/admin/plugins":                   {"local": "/admin/plugins", "acme": "/sites/acme/plugins", "globex": "/sites/globex/plugins"},
+		"/admin/plugins/gallery":           {"local": "/admin/plugins?q=gallery", "acme": "/sites/acme/plugins?q=gallery", "globex": "/sites/globex/plugins?q=gallery"},
+		"/sites/acme/plugins/left-pad":     {"local": "/admin/plugins?q=left-pad", "acme": "/sites/acme/plugins?q=left-pad", "globex": "/sites/globex/plugins?q=left-pad"},
+		"/admin/history":                   {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
 		"/admin/fleet":                     {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
 	} {
 		p := viewer.do("GET", path, "", "", nil)
