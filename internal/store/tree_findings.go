@@ -388,12 +388,12 @@ func (s *Store) DismissTreeAdvisory(ctx context.Context, d NewTreeDismissal) (Di
 		}
 		out = Dismissal{ID: r.ID, AdvisoryID: r.AdvisoryID, By: deref(r.UserEmail), At: r.DismissedAt, Reason: d.Reason,
 			ExpiresAt: d.ExpiresAt, Dismissed: Fingerprint{Severity: r.Severity, Affected: r.Affected, FixedIn: r.FixedIn}, InForce: true}
-		detail := map[string]any{"site_id": d.Site, "package": d.Package, "advisory": r.AdvisoryID, "dismissal": r.ID, "reason": d.Reason,
+		detail := map[string]any{"package": d.Package, "advisory": r.AdvisoryID, "dismissal": r.ID, "reason": d.Reason,
 			"expires_at": d.ExpiresAt, "severity": r.Severity, "affected": r.Affected, "fixed_in": r.FixedIn, "by": deref(r.UserEmail)}
 		if len(ended) > 0 {
 			detail["replaced"] = ended[0].ID
 		}
-		return tx.AuditAppend(ctx, d.UserID, AuditAdvisoryDismiss, detail)
+		return tx.auditSiteAppend(ctx, d.UserID, AuditAdvisoryDismiss, d.Site, detail)
 	})
 	return out, err
 }
@@ -410,8 +410,8 @@ func (s *Store) UndismissTreeAdvisory(ctx context.Context, site int64, pkg, advi
 		if len(ended) == 0 {
 			return ErrNotFound
 		}
-		return tx.AuditAppend(ctx, userID, AuditAdvisoryUndismiss,
-			map[string]any{"site_id": site, "package": pkg, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
+		return tx.auditSiteAppend(ctx, userID, AuditAdvisoryUndismiss, site,
+			map[string]any{"package": pkg, "advisory": advisoryID, "dismissal": ended[0].ID, "reason": ended[0].Reason})
 	})
 }
 
