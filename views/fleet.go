@@ -34,8 +34,7 @@ const (
 
 // FleetProps is one page of the Fleet page.
 type FleetProps struct {
-	Layout LayoutProps
-	Rows   []readmodel.FleetRow
+	Rows []readmodel.FleetRow
 	// Summary is the totals across every site the user may see.
 	Summary readmodel.FleetSummary
 	Sort    readmodel.FleetSort

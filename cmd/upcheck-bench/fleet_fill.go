@@ -69,47 +69,7 @@ func fillFleet(ctx context.Context, url string) error {
 		 FROM generate_series(1, $1::int) s`, []any{fleetSites}}}); err != nil {
 		return err
 	}
-	// installs is what each site installs: name, version and k, in
-	// site order.
-	// site order (the sites' ids are one run: one INSERT made them in
-	// an empty table, after the local site's 1), without a sort: the
-	// outer series of a nested loop.
-	installs := `(SELECT s AS site_id, 'fleet-' || lpad(((s * 37 + k * 10) % $2::int)::text, 5, '0') AS name,
-		          '1.0.' || ((s + k) % $3::int) AS version, k
-		   FROM (SELECT min(id) AS lo, max(id) AS hi FROM sites WHERE id > 1) r
-		   CROSS JOIN LATERAL generate_series(r.lo, r.hi) s
-		   CROSS JOIN generate_series(0, $1::int - 1) k) i`
-	shape := []any{fleetPerSite, fleetNames, fleetVersions}
-	lanes := [2][]fillStep{
-		{
-			{"tree_packages", `INSERT INTO tree_packages (site_id, id, name, version, dev, optional, peer, source, install_script, dev_only, via,
-			                                      components)
-			  SELECT i.site_id, 'node_modules/' || i.name, i.name, i.version, false, false, false, 'registry', false, false,
-			         jsonb_build_array(jsonb_build_object('head', i.name, 'path', jsonb_build_array(i.name))),
-			         CASE WHEN (i.site_id * 37 + i.k * 10) % $2::int < $4::int THEN ARRAY[i.name] ELSE '{}' END
-			  FROM ` + installs, append(shape, fleetComponentNames)},
-			{"components", `INSERT INTO components (site_id, code, name, installed_version, source_url, package)
-			  SELECT i.site_id, i.name, i.name, i.version, 'npm:' || i.name, i.name
-			  FROM ` + installs + ` WHERE (i.site_id * 37 + i.k * 10) % $2::int < $4::int
-			  ORDER BY i.site_id, i.name`, append(shape, fleetComponentNames)},
-			{"fleet_site_components", `INSERT INTO fleet_site_components (site_id, checked, components, updates, security, vulnerable,
-			                                                            trust, malicious, known_exploited, refreshed_at)
-			  SELECT id, false, 0, 0, 0, 0, 0, 0, 0, now() FROM sites WHERE id > 1`, nil},
-			{"tree_state", `INSERT INTO tree_state (site_id, path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
-			  SELECT id, 'package-lock.json', sha256(('file-' || id)::bytea), sha256(('tree-' || id)::bytea), '', 1, $1::int, now(), now()
-			  FROM sites WHERE id > 1`, []any{fleetPerSite}},
-		},
-		{
-			{"tree_edges", `INSERT INTO tree_edges (site_id, from_id, name, kind, range, to_id)
-			  SELECT i.site_id, '', i.name, 'prod', '^' || i.version, 'node_modules/' || i.name FROM ` + installs, shape},
-			{"tree_versions", `INSERT INTO tree_versions (site_id, name, version, installed_at, removed_at)
-			  SELECT i.site_id, i.name, v.version, v.installed_at, v.removed_at FROM ` + installs + `
-			  CROSS JOIN LATERAL (VALUES ('0.9.0', now() - interval '90 days', now() - interval '30 days'),
-			                             (i.version, now() - interval '30 days', NULL::timestamptz)) v(version, installed_at, removed_at)
-			  WHERE i.k < $4::int OR v.removed_at IS NULL`, append(shape, fleetPast)},
-		},
-	}
-	if err := inLanes(ctx, conns, lanes); err != nil {
+	if err := inLanes(ctx, conns, fillRowLanes()); err != nil {
 		return err
 	}
 	// The indexes again, each table's on one connection.
@@ -218,4 +178,49 @@ func runSteps(ctx context.Context, conn *pgx.Conn, steps []fillStep) error {
 		report("fleet_fill_"+st.name, time.Since(start).Seconds(), "s", "", nil)
 	}
 	return nil
+}
+
+// fillRowLanes are the fill's rows in two lanes, one a connection: the
+// sites' packages, components, their counts' rows and tree states on
+// one; their edges and the tree's history on the other.
+func fillRowLanes() [2][]fillStep {
+	// installs is what each site installs: name, version and k, in
+	// site order (the sites' ids are one run: one INSERT made them in
+	// an empty table, after the local site's 1), without a sort: the
+	// outer series of a nested loop.
+	installs := `(SELECT s AS site_id, 'fleet-' || lpad(((s * 37 + k * 10) % $2::int)::text, 5, '0') AS name,
+		          '1.0.' || ((s + k) % $3::int) AS version, k
+		   FROM (SELECT min(id) AS lo, max(id) AS hi FROM sites WHERE id > 1) r
+		   CROSS JOIN LATERAL generate_series(r.lo, r.hi) s
+		   CROSS JOIN generate_series(0, $1::int - 1) k) i`
+	shape := []any{fleetPerSite, fleetNames, fleetVersions}
+	return [2][]fillStep{
+		{
+			{"tree_packages", `INSERT INTO tree_packages (site_id, id, name, version, dev, optional, peer, source, install_script, dev_only, via,
+			                                      components)
+			  SELECT i.site_id, 'node_modules/' || i.name, i.name, i.version, false, false, false, 'registry', false, false,
+			         jsonb_build_array(jsonb_build_object('head', i.name, 'path', jsonb_build_array(i.name))),
+			         CASE WHEN (i.site_id * 37 + i.k * 10) % $2::int < $4::int THEN ARRAY[i.name] ELSE '{}' END
+			  FROM ` + installs, append(shape, fleetComponentNames)},
+			{"components", `INSERT INTO components (site_id, code, name, installed_version, source_url, package)
+			  SELECT i.site_id, i.name, i.name, i.version, 'npm:' || i.name, i.name
+			  FROM ` + installs + ` WHERE (i.site_id * 37 + i.k * 10) % $2::int < $4::int
+			  ORDER BY i.site_id, i.name`, append(shape, fleetComponentNames)},
+			{"fleet_site_components", `INSERT INTO fleet_site_components (site_id, checked, components, updates, security, vulnerable,
+			                                                            trust, malicious, known_exploited, refreshed_at)
+			  SELECT id, false, 0, 0, 0, 0, 0, 0, 0, now() FROM sites WHERE id > 1`, nil},
+			{"tree_state", `INSERT INTO tree_state (site_id, path, file_hash, tree_hash, heads_hash, epoch, packages, synced_at, changed_at)
+			  SELECT id, 'package-lock.json', sha256(('file-' || id)::bytea), sha256(('tree-' || id)::bytea), '', 1, $1::int, now(), now()
+			  FROM sites WHERE id > 1`, []any{fleetPerSite}},
+		},
+		{
+			{"tree_edges", `INSERT INTO tree_edges (site_id, from_id, name, kind, range, to_id)
+			  SELECT i.site_id, '', i.name, 'prod', '^' || i.version, 'node_modules/' || i.name FROM ` + installs, shape},
+			{"tree_versions", `INSERT INTO tree_versions (site_id, name, version, installed_at, removed_at)
+			  SELECT i.site_id, i.name, v.version, v.installed_at, v.removed_at FROM ` + installs + `
+			  CROSS JOIN LATERAL (VALUES ('0.9.0', now() - interval '90 days', now() - interval '30 days'),
+			                             (i.version, now() - interval '30 days', NULL::timestamptz)) v(version, installed_at, removed_at)
+			  WHERE i.k < $4::int OR v.removed_at IS NULL`, append(shape, fleetPast)},
+		},
+	}
 }

@@ -22,7 +22,11 @@ import (
 // VmHWM belongs to the memory the process has after exec. Only a peak
 // reached in the last 10 ms before the process exits can be missed; a
 // check's last milliseconds are its clean-up.
-func peakRSS(cmd *exec.Cmd) ([]byte, int64, error) {
+func peakRSS(cmd *exec.Cmd) ([]byte, int64, error) { return peakRSSSeen(cmd, nil) }
+
+// peakRSSSeen is peakRSS, telling seen (when not nil) each time the mark
+// was read.
+func peakRSSSeen(cmd *exec.Cmd, seen func(kib int64)) ([]byte, int64, error) {
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	if err := cmd.Start(); err != nil {
@@ -37,6 +41,9 @@ func peakRSS(cmd *exec.Cmd) ([]byte, int64, error) {
 	for {
 		if kib, ok := vmHWM(status); ok {
 			peak = max(peak, kib)
+			if seen != nil {
+				seen(kib)
+			}
 		}
 		select {
 		case err := <-done:

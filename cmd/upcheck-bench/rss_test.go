@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -36,16 +38,20 @@ func touch(mib int) []byte {
 	return mem
 }
 
-// closeOnReady closes the child's stdin when the child says it is ready.
-type closeOnReady struct {
-	stdin io.Closer
+// readyWriter notes when the child says it is ready: it holds its
+// memory from then on.
+type readyWriter struct {
+	ready atomic.Bool
+	mu    sync.Mutex
 	seen  bytes.Buffer
 }
 
-func (c *closeOnReady) Write(p []byte) (int, error) {
-	c.seen.Write(p)
-	if bytes.Contains(c.seen.Bytes(), []byte("ready\n")) {
-		c.stdin.Close()
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen.Write(p)
+	if bytes.Contains(w.seen.Bytes(), []byte("ready\n")) {
+		w.ready.Store(true)
 	}
 	return len(p), nil
 }
@@ -60,8 +66,16 @@ func TestPeakRSSIsTheChilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = &closeOnReady{stdin: stdin}
-	_, kib, err := peakRSS(cmd)
+	// The child's stdin is closed (it exits) once a mark was read after
+	// it said it was ready, so that its peak is read before it ends.
+	ready := &readyWriter{}
+	cmd.Stderr = ready
+	var closing sync.Once
+	_, kib, err := peakRSSSeen(cmd, func(int64) {
+		if ready.ready.Load() {
+			closing.Do(func() { stdin.Close() })
+		}
+	})
 	runtime.KeepAlive(parent)
 	if err != nil {
 		t.Fatal(err)

@@ -335,38 +335,6 @@ func commandLogger(cmd string, cfg config.Config, stderr io.Writer) *slog.Logger
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
 
-// runUserAdd is `upcheck user add --email E --role admin|viewer`; the
-// password comes on stdin (its first line), never on the command line where
-// other users of the machine could see it.
-func runUserAdd(ctx context.Context, cfg config.Config, logger *slog.Logger, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		fmt.Fprintf(stderr, "upcheck user: want \"add\"\n%s", helpPointer("user"))
-		return errUsage
-	}
-	var email, role string
-	if _, err := parseFlags("user add", args[1:], stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&email, "email", "", "the account's email")
-		fs.StringVar(&role, "role", "", "admin or viewer")
-	}); err != nil {
-		return err
-	}
-	if email == "" || (role != "admin" && role != "viewer") {
-		fmt.Fprintln(stderr, "upcheck user add: --email and --role admin|viewer are required")
-		return errUsage
-	}
-	password, err := readPassword(stdin)
-	if err != nil {
-		return err
-	}
-	return withApp(ctx, cfg, logger, func(a *app.App) error {
-		u, err := a.Auth.CreateUser(ctx, email, role, password)
-		if err != nil {
-			return err
-		}
-		return json.NewEncoder(stdout).Encode(map[string]any{"id": u.ID, "email": u.Email, "role": u.Role})
-	})
-}
-
 func runCheck(ctx context.Context, cfg config.Config, logger *slog.Logger, manual bool, stdout io.Writer) error {
 	trigger := lease.Operator
 	if manual {

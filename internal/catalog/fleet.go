@@ -26,6 +26,10 @@ type FleetPage struct {
 	Rows []readmodel.FleetRow
 	// More: a next page exists.
 	More bool
+	// Read names the read the page came from, unique on this instance:
+	// two pages with the same Read are the same rows (what is rendered of
+	// them may be kept by it).
+	Read uint64
 }
 
 // Fleet reads one page of the sites as f asks (f.Limit rows at most, 1
@@ -44,7 +48,7 @@ func (r *Reads) readFleet(ctx context.Context, f store.FleetFilter) (FleetPage, 
 	if err != nil {
 		return FleetPage{}, err
 	}
-	out := FleetPage{Rows: rows}
+	out := FleetPage{Rows: rows, Read: r.fleetReads.Add(1)}
 	if len(rows) > limit {
 		out.Rows, out.More = rows[:limit], true
 	}

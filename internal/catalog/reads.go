@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -31,6 +32,7 @@ type Reads struct {
 	// The fleet's reads, by what they were asked (fleet.go).
 	fleetPages   keyedCache[FleetPage]
 	fleetTotals  keyedCache[readmodel.FleetSummary]
+	fleetReads   atomic.Uint64 // FleetPage.Read of the last page read
 	fleetImpacts keyedCache[readmodel.FleetImpact]
 	// devMode is UPCHECK_LOCKFILE_DEV: what the tree's counts count (the
 	// summary's, and each catalog row's dependencies).

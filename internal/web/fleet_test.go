@@ -255,3 +255,28 @@ func TestFleetSeesOnlyItsSites(t *testing.T) {
 		t.Errorf("limited to the local site, impact: %+v", im)
 	}
 }
+
+// The Fleet page's content is rendered once for the requests that show
+// the same (fleetFragments): a user limited to acme-shop asking the page
+// right after one who sees every site, and that one again, each get the
+// sites they may see, never the other's page.
+func TestFleetPageIsRenderedForItsSites(t *testing.T) {
+	t.Parallel()
+	b := setupFleet(t)
+	all := b.login("viewer@example.test")
+	acme := b.loginLimited(t, "acme@example.test", "acme-shop")
+	for range 2 {
+		page := all.do("GET", "/admin/fleet", "", "", nil)
+		wantStatus(t, "every site's fleet", page, 200)
+		for _, site := range []string{"acme-shop", "globex-blog", `data-site="local"`} {
+			if !strings.Contains(page.body, site) {
+				t.Errorf("every site's fleet lacks %s", site)
+			}
+		}
+		page = acme.do("GET", "/admin/fleet", "", "", nil)
+		wantStatus(t, "acme's fleet", page, 200)
+		if !strings.Contains(page.body, "acme-shop") || strings.Contains(page.body, "globex") || strings.Contains(page.body, `data-site="local"`) {
+			t.Errorf("acme's fleet names another's site: %.3000s", page.body)
+		}
+	}
+}

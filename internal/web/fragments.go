@@ -105,3 +105,52 @@ func rawHTML(b []byte) templ.Component {
 		return err
 	})
 }
+
+// fleetFragments keeps the Fleet page's content rendered, by what it
+// shows (fleetFragmentKey), as fragments keeps the catalog's: a burst of
+// requests for one page renders it once a second. The key names the
+// page's read (catalog.FleetPage.Read), so a new read is a new key; past
+// maxFragments every key is dropped at once.
+type fleetFragments struct {
+	mu    sync.Mutex
+	bytes map[fleetFragmentKey][]byte
+}
+
+// fleetFragmentKey is everything the Fleet page's content shows: the
+// read its rows came from, its totals, what was asked and the second of
+// rendering (the last push's relative words).
+type fleetFragmentKey struct {
+	read    uint64
+	summary readmodel.FleetSummary
+	sort    readmodel.FleetSort
+	filter  readmodel.FleetFilter
+	query   string
+	page    int
+	more    bool
+	second  int64
+}
+
+// get returns the content key names, making it with build when it is not
+// kept. Two requests that miss at once both make it; the first kept stays.
+func (f *fleetFragments) get(key fleetFragmentKey, build func() ([]byte, error)) ([]byte, error) {
+	f.mu.Lock()
+	b, ok := f.bytes[key]
+	f.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := build()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.bytes == nil || len(f.bytes) >= maxFragments {
+		f.bytes = make(map[fleetFragmentKey][]byte, 16)
+	}
+	if kept, ok := f.bytes[key]; ok {
+		return kept, nil
+	}
+	f.bytes[key] = b
+	return b, nil
+}

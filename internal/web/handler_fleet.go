@@ -100,8 +100,20 @@ func (s *Server) fleetPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderOK(c, views.Fleet(views.FleetProps{Layout: layout(c), Rows: rows.Rows, Summary: sum, Sort: f.Sort, Filter: f.Filter,
-		Query: f.Search, Page: page, More: rows.More}))
+	// The content depends on nothing of the user's but its sites, which
+	// the reads are of: it is rendered once a second for every request
+	// that shows the same.
+	l := layout(c)
+	p := views.FleetProps{Rows: rows.Rows, Summary: sum, Sort: f.Sort, Filter: f.Filter, Query: f.Search, Page: page, More: rows.More}
+	key := fleetFragmentKey{read: rows.Read, summary: sum, sort: f.Sort, filter: f.Filter, query: f.Search, page: page, more: rows.More,
+		second: l.Now.Unix()}
+	content, err := s.fleetFragments.get(key, func() ([]byte, error) {
+		return renderBytes(ctx, views.FleetContent(p, l.Now))
+	})
+	if err != nil {
+		return err
+	}
+	return renderOK(c, views.Fleet(l, rawHTML(content)))
 }
 
 // fleetImpactQuery reads the impact's advisory, or package and range:

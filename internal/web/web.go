@@ -75,6 +75,8 @@ type Server struct {
 	metricsPublic bool
 	// fragments are rendered parts of catalog answers (fragments.go).
 	fragments fragments
+	// fleetFragments are the Fleet page's rendered contents (fragments.go).
+	fleetFragments fleetFragments
 	// advisoryLinks link the advisories' aliases on the detail page.
 	advisoryLinks readmodel.AdvisoryLinks
 	// devMode is UPCHECK_LOCKFILE_DEV (Deps.LockfileDev).
