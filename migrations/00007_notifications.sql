@@ -164,7 +164,10 @@ BEGIN
     -- (docs/performance.md, "The document check's write path").
     -- Only the channels that see the local site (scope and
     -- upcheck_channel_sees: migrations/00027_notification_sites.sql) are
-    -- told of its components.
+    -- told of its components, and only its results are read (site 1:
+    -- another site's component of the same code is
+    -- upcheck_sites_nothing_to_queue's, migrations/00031), each by its
+    -- key (site_id, code).
     IF NOT EXISTS (SELECT FROM notification_channels WHERE enabled AND upcheck_channel_sees(scope, id, 1)) THEN
         RETURN;
     END IF;
@@ -176,19 +179,19 @@ BEGIN
         SELECT 'security_update.available:' || r.code || '@' || r.security_version AS key, false AS update_only,
                NULL::float8 AS epss, NULL AS scope, NULL AS id, NULL AS code
         FROM component_results r
-        WHERE r.code = ANY (codes) AND (r.security OR r.fix_ids <> '{}') AND r.security_version IS NOT NULL
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND (r.security OR r.fix_ids <> '{}') AND r.security_version IS NOT NULL
         UNION ALL
         SELECT 'malicious_package:' || r.code || '@' || r.installed_version || '/' || id, false, NULL::float8,
                'malicious_package:' || r.code || '@' || r.installed_version, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.malicious_ids) AS id
-        WHERE r.code = ANY (codes)
+        WHERE r.site_id = 1 AND r.code = ANY (codes)
         UNION ALL
         SELECT 'advisory.exploited:' || r.code || '/' || id, false, NULL,
                'advisory.exploited:' || r.code, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.exploited_ids) AS id
-        WHERE r.code = ANY (codes) AND NOT id = ANY (r.malicious_ids)
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND NOT id = ANY (r.malicious_ids)
         UNION ALL
         -- An unfixed advisory that is exploited or malicious has its own
         -- event; its EPSS score is read only for a channel with a threshold.
@@ -198,19 +201,19 @@ BEGIN
                'advisory.unfixed:' || r.code || '@' || r.installed_version, id, r.code
         FROM component_results r
         CROSS JOIN LATERAL unnest(r.no_fix_ids) AS id
-        WHERE r.code = ANY (codes) AND NOT id = ANY (r.exploited_ids) AND NOT id = ANY (r.malicious_ids)
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND NOT id = ANY (r.exploited_ids) AND NOT id = ANY (r.malicious_ids)
         UNION ALL
         SELECT 'deprecated:' || r.code || '@' || r.installed_version, false, NULL, NULL, NULL, NULL
         FROM component_results r
-        WHERE r.code = ANY (codes) AND r.deprecated IS NOT NULL
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND r.deprecated IS NOT NULL
         UNION ALL
         SELECT 'trust_downgrade:' || r.code || '@' || r.provenance_lost || '/provenance_lost', false, NULL, NULL, NULL, NULL
         FROM component_results r
-        WHERE r.code = ANY (codes) AND r.provenance_lost IS NOT NULL
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND r.provenance_lost IS NOT NULL
         UNION ALL
         SELECT 'trust_downgrade:' || r.code || '@' || r.new_publisher_version || '/new_publisher', false, NULL, NULL, NULL, NULL
         FROM component_results r
-        WHERE r.code = ANY (codes) AND r.new_publisher_version IS NOT NULL
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND r.new_publisher_version IS NOT NULL
         UNION ALL
         -- What the offered npm update brings (EventPlan keys it the same).
         SELECT 'trust_downgrade:' || r.code || '@' || (s->'args'->>'version') || '/' || (s->>'kind')
@@ -219,11 +222,11 @@ BEGIN
         FROM component_results r
         CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(r.registry_facts->'brings') = 'array'
                                                      THEN r.registry_facts->'brings' ELSE '[]'::jsonb END) AS s
-        WHERE r.code = ANY (codes) AND r.update_available
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND r.update_available
         UNION ALL
         SELECT 'update.available:' || r.code || '@' || r.update_version, true, NULL, NULL, NULL, NULL
         FROM component_results r
-        WHERE r.code = ANY (codes) AND r.update_available
+        WHERE r.site_id = 1 AND r.code = ANY (codes) AND r.update_available
     ) f ON (ch.events = 'all' OR NOT f.update_only)
        AND (ch.min_epss IS NULL OR f.epss IS NULL OR f.epss >= ch.min_epss)
     WHERE ch.enabled AND upcheck_channel_sees(ch.scope, ch.id, 1);
@@ -235,7 +238,7 @@ BEGIN
     FROM jsonb_array_elements(by_key) AS m(v)
     WHERE m.v->>'scope' IS NULL OR NOT EXISTS (
         SELECT FROM notification_events e
-        JOIN component_results r ON r.code = m.v->>'code'
+        JOIN component_results r ON r.site_id = 1 AND r.code = m.v->>'code'
         WHERE e.advisory_scope = m.v->>'scope' AND e.channel_id = (m.v->>'channel')::bigint
           AND e.advisory_keys && upcheck_advisory_keys(jsonb_path_query_array(
                   r.advisories, '$[*] ? (@.id == $id)', jsonb_build_object('id', m.v->>'id'))));

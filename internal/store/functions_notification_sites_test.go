@@ -41,6 +41,17 @@ func testChannelSees(t *testing.T, f *fdb) {
 	if got := ask("blog"); got != store.SQLStateEventsToQueue {
 		t.Errorf("a channel of shop and the local site: SQLSTATE %q, want %s", got, store.SQLStateEventsToQueue)
 	}
+
+	// Of the local site's codes it reads the local site's results alone:
+	// shop's component of the same code, with a security update, a
+	// malicious version and an unfixed advisory, is not the local one's.
+	f.exec(t, `INSERT INTO component_results (site_id, code, source_url, installed_version, core_version, document_hash, epoch,
+			security, security_version, update_available, update_version, no_fix_ids, malicious_ids, exploited_ids)
+		VALUES (2, 'shared', 'npm:shared', '1.0.0', '', sha256('doc'), 1, true, '1.0.1', true, '1.0.1', '{ACME-2}', '{MAL-1}', '{CVE-1}')`)
+	f.exec(t, `UPDATE notification_channels SET enabled = (id IN (1, 3))`)
+	if got := ask("shared"); got != "" {
+		t.Errorf("the local channel and the fleet's, asked of the local site's code that shop has: SQLSTATE %q, want none", got)
+	}
 }
 
 // upcheck_channel_only_of: a channel is told of the site and of no other
