@@ -172,6 +172,12 @@ func (c *Checker) RunLockedUpdateCheck(ctx context.Context, trigger lease.Trigge
 	}
 	c.logger.InfoContext(ctx, "update check started", "trigger", trigger, "actor", actor, "run_id", res.RunID, "epoch", l.Epoch)
 
+	// Every site's components are evaluated: each site's counts of them
+	// once the check is done and its lease given back, whatever its
+	// outcome (derived counts, which lock their own rows: the lease is
+	// not held, nor the run's time spent, for them).
+	ctx, countSites := c.withCounts(ctx)
+	defer countSites()
 	checkCtx, hb := c.lease.StartHeartbeat(ctx, l)
 	counts, sources, offline, checkErr := c.check(checkCtx, l)
 	lostCause := context.Cause(checkCtx)
@@ -272,10 +278,6 @@ func endStatus(c store.RunCounts) Status {
 // stops at the first sign that the lease is gone or the database refuses
 // writes; requests in flight are then aborted and queued ones never start.
 func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCounts, sources, offline int, err error) {
-	// Every site's components are evaluated: each site's counts of them
-	// once the check's writes are done, whatever its outcome.
-	ctx, countSites := c.withCounts(ctx)
-	defer countSites()
 	if c.feeds != nil {
 		if err := c.feeds.SyncDue(ctx, l); err != nil {
 			return counts, 0, 0, err
@@ -291,7 +293,7 @@ func (c *Checker) check(ctx context.Context, l lease.Lease) (counts store.RunCou
 	if err != nil {
 		return counts, 0, 0, err
 	}
-	for _, j := range jobs {
+	for _, j := range jobs { // counted when RunLockedUpdateCheck ends
 		countsDue(ctx, sitesOf(j.components)...)
 	}
 	if err := c.withKnowledge(ctx, jobs); err != nil {
