@@ -10,6 +10,7 @@ package updatecheck
 // recorded in the history. The statuses are readmodel.CheckStatus's.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -362,16 +363,18 @@ func (c *Checker) fetchAndWrite(ctx context.Context, l lease.Lease, jobs []job) 
 
 	// Preparers prepare what the fetch workers hand them and hand it to
 	// the writers, so no fetch waits on the CPU or on the database and no
-	// transaction is open during a fetch. The queue holds every source, so
-	// a preparer never blocks on it.
+	// transaction is open during a fetch. The queue has a place for every
+	// source; what bounds it is the room for results (maxQueuedResults): a
+	// preparer waits for the writers when the results queued fill it.
 	queue := make(chan pending, len(jobs))
-	writers := c.startWriters(runCtx, l, queue, t)
+	room := newQueueRoom(cmp.Or(c.queuedResultsMax, maxQueuedResults), c.queueFull)
+	writers := c.startWriters(runCtx, l, queue, room, t)
 	for _, p := range refused {
 		t.start()
 		queue <- p
 	}
 	answers := make(chan fetchAnswer, preparerCount)
-	preparers := c.startPreparers(runCtx, l, jobs, of, answers, queue, t)
+	preparers := c.startPreparers(runCtx, l, jobs, of, answers, queue, room, t)
 	_ = c.fetcher.Run(runCtx, reqs, func(_ context.Context, r int, resp fetch.Response, ferr error) {
 		t.start()
 		answers <- fetchAnswer{r: r, resp: resp, err: ferr}

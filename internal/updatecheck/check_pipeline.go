@@ -7,6 +7,8 @@ import (
 	"context"
 	"sync"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/upcheck/upcheck/internal/fetch"
 	"github.com/upcheck/upcheck/internal/lease"
 	"github.com/upcheck/upcheck/internal/store"
@@ -57,7 +59,7 @@ func (t *tally) record(o outcome) {
 // startWriters starts the writers of the sources handed to queue: each
 // takes the sources waiting in it together (gather), to write them in one
 // commit, until queue is closed.
-func (c *Checker) startWriters(ctx context.Context, l lease.Lease, queue chan pending, t *tally) *sync.WaitGroup {
+func (c *Checker) startWriters(ctx context.Context, l lease.Lease, queue chan pending, room *queueRoom, t *tally) *sync.WaitGroup {
 	var writers sync.WaitGroup
 	for range writerCount {
 		writers.Go(func() {
@@ -70,16 +72,51 @@ func (c *Checker) startWriters(ctx context.Context, l lease.Lease, queue chan pe
 					for range group {
 						t.record(outcomeUnwritten) // nothing more is written once the check is cancelled
 					}
-					continue
+				} else {
+					for _, o := range c.writeGroup(ctx, l, group) {
+						t.record(o)
+					}
 				}
-				for _, o := range c.writeGroup(ctx, l, group) {
-					t.record(o)
+				for _, p := range group {
+					room.give(p)
 				}
 			}
 		})
 	}
 	return &writers
 }
+
+// queueRoom is the room for results in the writers' queue
+// (maxQueuedResults): a preparer takes a source's share before it queues
+// it, a writer gives it back once the source is written.
+type queueRoom struct {
+	sem  *semaphore.Weighted
+	max  int64
+	full func() // for tests: a preparer waits for room
+}
+
+func newQueueRoom(max int, full func()) *queueRoom {
+	return &queueRoom{sem: semaphore.NewWeighted(int64(max)), max: int64(max), full: full}
+}
+
+// take waits for p's share of the room (its results, at most all of it)
+// and notes it in p.room; false when ctx ended first.
+func (r *queueRoom) take(ctx context.Context, p *pending) bool {
+	n := min(int64(len(p.results)), r.max)
+	if !r.sem.TryAcquire(n) {
+		if r.full != nil {
+			r.full()
+		}
+		if r.sem.Acquire(ctx, n) != nil {
+			return false
+		}
+	}
+	p.room = n
+	return true
+}
+
+// give gives p's share back.
+func (r *queueRoom) give(p pending) { r.sem.Release(p.room) }
 
 // fetchAnswer is a fetch's result for reqs[r], handed to the preparers.
 type fetchAnswer struct {
@@ -96,7 +133,8 @@ type fetchAnswer struct {
 // sources the CPU of preparing would add to the fetching's wall time. A
 // full hand-off blocks the worker, so answers waiting to be prepared
 // (bodies in memory) stay few.
-func (c *Checker) startPreparers(ctx context.Context, l lease.Lease, jobs []job, of []int, answers <-chan fetchAnswer, queue chan<- pending, t *tally) *sync.WaitGroup {
+func (c *Checker) startPreparers(ctx context.Context, l lease.Lease, jobs []job, of []int, answers <-chan fetchAnswer, queue chan<- pending,
+	room *queueRoom, t *tally) *sync.WaitGroup {
 	var preparers sync.WaitGroup
 	for range preparerCount {
 		preparers.Go(func() {
@@ -108,6 +146,8 @@ func (c *Checker) startPreparers(ctx context.Context, l lease.Lease, jobs []job,
 					t.record(outcomeUnwritten) // its answer arrived, the check stopped
 				case !ok:
 					t.record(outcomeSkipped)
+				case !room.take(ctx, &p):
+					t.record(outcomeUnwritten) // the check stopped while it waited for the writers
 				default:
 					queue <- p
 					if c.queued != nil {

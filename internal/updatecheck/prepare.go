@@ -15,6 +15,9 @@ type pending struct {
 	etag         string // the validators the publisher sent
 	lastModified string
 	results      []store.Result // evaluated from verdict.doc
+	// room is what it holds of the writers' queue's room (queueRoom),
+	// given back once it is written.
+	room int64
 	// trust, when set, is the source's trust to store with its row (a key
 	// statement looked at or followed, a stored set reset); trustChange,
 	// when set, is the change of its trusted keys for the audit log.
