@@ -51,7 +51,7 @@ type writer struct {
 	// first; queueFull when a preparer waits for room in the writers'
 	// queue (maxQueuedResults, lowered by queuedResultsMax when not 0).
 	queued, beforeWrites, queueFull func()
-	queuedResultsMax                 int
+	queuedResultsMax                int
 }
 
 // registries are the npm registries the settings name (none without an
