@@ -68,7 +68,7 @@ func (e *Executor) FleetPage(ctx context.Context, f FleetFilter) ([]readmodel.Fl
 	out := make([]readmodel.FleetRow, len(rows))
 	for i, r := range rows {
 		mal, kev := int(r.Malicious), int(r.KnownExploited)
-		out[i] = readmodel.FleetRow{Site: r.Name, Owner: r.Owner, Local: r.ID == localSiteID, Checked: r.Tree,
+		out[i] = readmodel.FleetRow{Site: r.Name, Owner: r.Owner, Local: r.ID == LocalSite, Checked: r.Tree,
 			Packages: int(r.Packages), PushedAt: utc(r.PushedAt), Stale: r.Stale,
 			Counts: readmodel.TreeCounts{Malicious: &mal, Exposed: int(r.Exposed), KnownExploited: &kev,
 				VulnerableNoFix: int(r.VulnerableNoFix), Vulnerable: int(r.Vulnerable), Total: int(r.Total)}}
@@ -109,9 +109,6 @@ func (s *Store) RefreshSiteComponentCounts(ctx context.Context, siteIDs []int64)
 	}
 	return nil
 }
-
-// localSiteID is the site upcheck runs beside (migrations/00019_sites.sql).
-const localSiteID = 1
 
 // FleetSummary reads the totals across the sites of scope.
 func (e *Executor) FleetSummary(ctx context.Context, scope FleetScope, mode readmodel.DevMode, staleAfter time.Duration) (
