@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -11,7 +12,8 @@ import (
 // apiFleet is GET /api/admin/fleet: one page of the sites the principal
 // may see with their counts, in the order, filter and search asked,
 // per_page (1–500, default 100) and page (from 1); more: a next page
-// exists.
+// exists. A read's answer is encoded once, for every request that
+// shows it (its Read names the question, page and per_page included).
 func (s *Server) apiFleet(c echo.Context) error {
 	f, page, err := s.fleetQuery(c, 100, maxPageSize)
 	if err != nil {
@@ -21,12 +23,26 @@ func (s *Server) apiFleet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sites := rows.Rows
-	if sites == nil {
-		sites = []readmodel.FleetRow{}
+	body, err := s.fleetJSON.get(rows.Read, func() ([]byte, error) {
+		sites := rows.Rows
+		if sites == nil {
+			sites = []readmodel.FleetRow{}
+		}
+		return json.Marshal(fleetPageBody{Sites: sites, Page: page, PerPage: f.Limit, More: rows.More})
+	})
+	if err != nil {
+		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string]any{"sites": sites, "page": page, "per_page": f.Limit, "more": rows.More})
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// fleetPageBody is GET /api/admin/fleet's answer.
+type fleetPageBody struct {
+	Sites   []readmodel.FleetRow `json:"sites"`
+	Page    int                  `json:"page"`
+	PerPage int                  `json:"per_page"`
+	More    bool                 `json:"more"`
 }
 
 // apiFleetSummary is GET /api/admin/fleet/summary: the totals across the

@@ -280,3 +280,41 @@ func TestFleetPageIsRenderedForItsSites(t *testing.T) {
 		}
 	}
 }
+
+// The fleet API's pages are encoded once for the requests that show the
+// same read (fleetJSON): a user limited to acme-shop asking right after
+// one who sees every site, and one page right after another, each get
+// the answer to their own question.
+func TestFleetAPIIsEncodedForItsQuestion(t *testing.T) {
+	t.Parallel()
+	b := setupFleet(t)
+	all := b.login("viewer@example.test")
+	acme := b.loginLimited(t, "acme@example.test", "acme-shop")
+	type page struct {
+		Sites []struct {
+			Site string `json:"site"`
+		} `json:"sites"`
+		Page    int  `json:"page"`
+		PerPage int  `json:"per_page"`
+		More    bool `json:"more"`
+	}
+	names := func(p page) (out []string) {
+		for _, s := range p.Sites {
+			out = append(out, s.Site)
+		}
+		return out
+	}
+	for range 2 {
+		if got := names(decodeJSON[page](t, all.do("GET", "/api/admin/fleet?sort=name", "", "", nil))); !slices.Equal(got, []string{"acme-shop", "globex-blog", "local"}) {
+			t.Errorf("every site's fleet: %v", got)
+		}
+		if got := names(decodeJSON[page](t, acme.do("GET", "/api/admin/fleet?sort=name", "", "", nil))); !slices.Equal(got, []string{"acme-shop"}) {
+			t.Errorf("acme's fleet: %v", got)
+		}
+		first := decodeJSON[page](t, all.do("GET", "/api/admin/fleet?sort=name&per_page=1", "", "", nil))
+		second := decodeJSON[page](t, all.do("GET", "/api/admin/fleet?sort=name&per_page=1&page=2", "", "", nil))
+		if !slices.Equal(names(first), []string{"acme-shop"}) || !first.More || !slices.Equal(names(second), []string{"globex-blog"}) {
+			t.Errorf("pages one and two: %+v, %+v", first, second)
+		}
+	}
+}

@@ -106,14 +106,14 @@ func rawHTML(b []byte) templ.Component {
 	})
 }
 
-// fleetFragments keeps the Fleet page's content rendered, by what it
-// shows (fleetFragmentKey), as fragments keeps the catalog's: a burst of
-// requests for one page renders it once a second. The key names the
-// page's read (catalog.FleetPage.Read), so a new read is a new key; past
+// keptBytes keeps answers made of one fleet read, by what they show (K),
+// as fragments keeps the catalog's: a burst of requests for one answer
+// makes it once a second. Each key names the read its rows came from
+// (catalog.FleetPage.Read), so a new read is a new key; past
 // maxFragments every key is dropped at once.
-type fleetFragments struct {
+type keptBytes[K comparable] struct {
 	mu    sync.Mutex
-	bytes map[fleetFragmentKey][]byte
+	bytes map[K][]byte
 }
 
 // fleetFragmentKey is everything the Fleet page's content shows: the
@@ -130,12 +130,12 @@ type fleetFragmentKey struct {
 	second  int64
 }
 
-// get returns the content key names, making it with build when it is not
+// get returns the answer key names, making it with build when it is not
 // kept. Two requests that miss at once both make it; the first kept stays.
-func (f *fleetFragments) get(key fleetFragmentKey, build func() ([]byte, error)) ([]byte, error) {
-	f.mu.Lock()
-	b, ok := f.bytes[key]
-	f.mu.Unlock()
+func (k *keptBytes[K]) get(key K, build func() ([]byte, error)) ([]byte, error) {
+	k.mu.Lock()
+	b, ok := k.bytes[key]
+	k.mu.Unlock()
 	if ok {
 		return b, nil
 	}
@@ -143,14 +143,14 @@ func (f *fleetFragments) get(key fleetFragmentKey, build func() ([]byte, error))
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.bytes == nil || len(f.bytes) >= maxFragments {
-		f.bytes = make(map[fleetFragmentKey][]byte, 16)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.bytes == nil || len(k.bytes) >= maxFragments {
+		k.bytes = make(map[K][]byte, 16)
 	}
-	if kept, ok := f.bytes[key]; ok {
+	if kept, ok := k.bytes[key]; ok {
 		return kept, nil
 	}
-	f.bytes[key] = b
+	k.bytes[key] = b
 	return b, nil
 }

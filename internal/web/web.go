@@ -75,8 +75,10 @@ type Server struct {
 	metricsPublic bool
 	// fragments are rendered parts of catalog answers (fragments.go).
 	fragments fragments
-	// fleetFragments are the Fleet page's rendered contents (fragments.go).
-	fleetFragments fleetFragments
+	// fleetFragments are the Fleet page's rendered contents, fleetJSON
+	// the fleet API's pages, by the read they show (fragments.go).
+	fleetFragments keptBytes[fleetFragmentKey]
+	fleetJSON      keptBytes[uint64]
 	// advisoryLinks link the advisories' aliases on the detail page.
 	advisoryLinks readmodel.AdvisoryLinks
 	// devMode is UPCHECK_LOCKFILE_DEV (Deps.LockfileDev).
