@@ -416,8 +416,9 @@ SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_er
        ss.keys_changed_at,
        coalesce(ss.has_document AND NOT ss.expired AND ss.expires_at < clock_timestamp() + upcheck_expiry_warning(), false)::boolean
            AS expires_soon
-FROM source_state ss
+FROM site_source_state ss
 LEFT JOIN sources s ON s.url = ss.url
+WHERE ss.site_id = $1::bigint
 ORDER BY ss.failing DESC, ss.last_success_at NULLS FIRST, ss.url
 `
 
@@ -449,12 +450,13 @@ type SourceHealthListRow struct {
 	ExpiresSoon         bool
 }
 
-// Every source in use, failing ones first, then the longest without a success.
+// Every source a site's components use (site_source_state), failing ones
+// first, then the longest without a success.
 // expires_soon: the stored document expires within the expiry warning
 // (upcheck_expiry_warning, as source_state.untrusted judges it) and has
 // not expired yet, on the database clock.
-func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealthListRow, error) {
-	rows, err := db.Query(ctx, sourceHealthList)
+func (q *Queries) SourceHealthList(ctx context.Context, db DBTX, site int64) ([]SourceHealthListRow, error) {
+	rows, err := db.Query(ctx, sourceHealthList, site)
 	if err != nil {
 		return nil, err
 	}

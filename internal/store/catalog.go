@@ -170,9 +170,18 @@ func (e *Executor) Runs(ctx context.Context, limit int) ([]readmodel.RunRow, err
 	return out, nil
 }
 
-// SourceHealth lists the sources in use, failing ones first.
+// SourceHealth lists the sources the local site's components use,
+// failing ones first (SiteSourceHealth of LocalSite).
 func (e *Executor) SourceHealth(ctx context.Context) ([]readmodel.SourceRow, error) {
-	rows, err := e.q.SourceHealthList(ctx, e.dbtx)
+	return e.SiteSourceHealth(ctx, LocalSite)
+}
+
+// SiteSourceHealth lists the sources site's components use, failing ones
+// first: each read once for the fleet, with its state as the site sees it
+// (how many of its components use it, their pin, stale from the first's
+// installation).
+func (e *Executor) SiteSourceHealth(ctx context.Context, site int64) ([]readmodel.SourceRow, error) {
+	rows, err := e.q.SourceHealthList(ctx, e.dbtx, site)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read source health: %w", err))
 	}
