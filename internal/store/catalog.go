@@ -193,7 +193,7 @@ func (e *Executor) SiteSourceHealth(ctx context.Context, site int64) ([]readmode
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs), Offline: r.Offline,
 			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
-			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, ExpiresSoon: r.ExpiresSoon,
+			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, Unsigned: r.Unsigned, ExpiresSoon: r.ExpiresSoon,
 			Kind: readmodel.SourceKindOf(deref(r.Url)), Package: readmodel.PackageOf(deref(r.Url)),
 			Registry: r.Registry, RegistryKeys: r.RegistryKeys, KeysChangedAt: r.KeysChangedAt,
 		}

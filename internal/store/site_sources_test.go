@@ -48,7 +48,7 @@ func TestSourceStateIsTheLocalSites(t *testing.T) {
 
 // Each site's summary counts the failing, untrusted and unsigned sources
 // its own components use (site_source_state), not the local site's nor
-// another site's, and each site's Sources list (SiteSourceHealth) is the
+// another site's, as its Sources list flags them; and each site's Sources list (SiteSourceHealth) is the
 // sources its components use, a shared one counting that site's
 // components alone.
 func TestSummaryCountsTheAskedSitesSources(t *testing.T) {
@@ -87,6 +87,20 @@ func TestSummaryCountsTheAskedSitesSources(t *testing.T) {
 		}
 		if got := (counts{sum.FailingSources, sum.UntrustedSources, sum.UnsignedSources}); got != want {
 			t.Errorf("site %d's summary: failing, untrusted, unsigned sources %+v; want %+v", site, got, want)
+		}
+		// The Sources page's lines count its rows' flags: the same.
+		rows, err := b.st.SiteSourceHealth(ctx, site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed counts
+		for _, r := range rows {
+			listed.failing += map[bool]int{true: 1}[r.Failing]
+			listed.untrusted += map[bool]int{true: 1}[r.Untrusted]
+			listed.unsigned += map[bool]int{true: 1}[r.Unsigned]
+		}
+		if listed != want {
+			t.Errorf("site %d's sources flag failing, untrusted, unsigned %+v; want %+v", site, listed, want)
 		}
 	}
 
