@@ -138,7 +138,8 @@ LEFT JOIN component_skips sk ON sk.site_id = cs.site_id AND sk.code = cs.code
 WHERE cs.site_id = @site AND cs.code = @code;
 
 -- name: SourceHealthList :many
--- Every source in use, failing ones first, then the longest without a success.
+-- Every source a site's components use (site_source_state), failing ones
+-- first, then the longest without a success.
 -- expires_soon: the stored document expires within the expiry warning
 -- (upcheck_expiry_warning, as source_state.untrusted judges it) and has
 -- not expired yet, on the database clock.
@@ -146,10 +147,11 @@ SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_er
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
        s.last_error_kind, s.last_error_args, ss.offline,
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted,
-       coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
+       ss.unsigned, coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
        ss.keys_changed_at,
        coalesce(ss.has_document AND NOT ss.expired AND ss.expires_at < clock_timestamp() + upcheck_expiry_warning(), false)::boolean
            AS expires_soon
-FROM source_state ss
+FROM site_source_state ss
 LEFT JOIN sources s ON s.url = ss.url
+WHERE ss.site_id = @site::bigint
 ORDER BY ss.failing DESC, ss.last_success_at NULLS FIRST, ss.url;

@@ -109,6 +109,15 @@ totals AS (
            coalesce(bool_or(source_url IS NOT NULL AND last_success_at IS NULL), false) AS any_never
     FROM c
 ),
+-- The site's sources (site_source_state, the one definition of each
+-- flag): those its components use, not another site's.
+src AS (
+    SELECT count(*) FILTER (WHERE failing)   AS failing,
+           count(*) FILTER (WHERE untrusted) AS untrusted,
+           count(*) FILTER (WHERE unsigned)  AS unsigned
+    FROM site_source_state
+    WHERE site_id = @site::bigint
+),
 oldest_security AS (
     SELECT min(security_since) AS since FROM component_exposure WHERE site_id = @site::bigint
 ),
@@ -185,9 +194,9 @@ SELECT
     totals.waiting::bigint                                                      AS waiting,
     totals.security_updates::bigint                                             AS security_updates,
     totals.vulnerable::bigint                                                   AS vulnerable,
-    (SELECT count(*) FROM source_state WHERE failing)::bigint                   AS failing_sources,
-    (SELECT count(*) FROM source_state WHERE untrusted)::bigint                 AS untrusted_sources,
-    (SELECT count(*) FROM source_state WHERE unsigned)::bigint                  AS unsigned_sources,
+    src.failing::bigint                                                         AS failing_sources,
+    src.untrusted::bigint                                                       AS untrusted_sources,
+    src.unsigned::bigint                                                        AS unsigned_sources,
     totals.stale::bigint                                                        AS stale,
     totals.deprecated::bigint                                                   AS deprecated,
     totals.trust_downgrades::bigint                                             AS trust_downgrades,
@@ -270,6 +279,7 @@ FROM totals
 LEFT JOIN last_run ON true
 LEFT JOIN never ON true
 CROSS JOIN oldest_security
+CROSS JOIN src
 LEFT JOIN malware ON true
 LEFT JOIN exploited ON true
 LEFT JOIN tree ON true

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,8 +9,9 @@ import (
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
-// Beside the untrusted count, the dashboard and Source health say how many
-// sources have no key pinned, from the summary, in the right plural.
+// Beside the untrusted count, the dashboard (from the summary) and Source
+// health (from the sources it lists, by the read model's flags) say how
+// many sources have no key pinned, in the right plural.
 func TestUnsignedSourcesAreSaid(t *testing.T) {
 	t.Parallel()
 	for n, want := range map[int]string{1: "1 unsigned source (no key pinned)", 3: "3 unsigned sources (no key pinned)"} {
@@ -20,8 +22,12 @@ func TestUnsignedSourcesAreSaid(t *testing.T) {
 		if got := text(stat.Parent); got != want {
 			t.Errorf("dashboard with %d unsigned: %q, want %q", n, got, want)
 		}
-		src := doc(t, SourceHealth(SourceHealthProps{Layout: layout(s, true), Sources: []readmodel.SourceRow{
-			{URL: "https://p.example/u.json", Components: 1, LastSuccessAt: ago(time.Hour)}}}))
+		sources := []readmodel.SourceRow{{URL: "https://p.example/signed.json", Components: 1, LastSuccessAt: ago(time.Hour), Pin: "k"}}
+		for i := range n {
+			sources = append(sources, readmodel.SourceRow{URL: fmt.Sprintf("https://p.example/u%d.json", i), Components: 1,
+				LastSuccessAt: ago(time.Hour), Unsigned: true})
+		}
+		src := doc(t, SourceHealth(SourceHealthProps{Layout: layout(calm(), true), Sources: sources}))
 		if got := text(one(t, src, "sources-trust-summary")); got != "0 untrusted sources · "+want {
 			t.Errorf("source health with %d unsigned: %q", n, got)
 		}
@@ -56,12 +62,13 @@ func TestUnknownFailureSaidOnce(t *testing.T) {
 func TestPluralsInViews(t *testing.T) {
 	t.Parallel()
 	for got, want := range map[string]string{
-		bytesText(1):            "1 byte",
-		bytesText(100):          "100 bytes",
-		attentionMoreText(1):    "and 1 more component",
-		trustCountsText(calm()): "0 untrusted sources · 0 unsigned sources (no key pinned)",
-		runCountsText(readmodel.RunRow{Skipped: 1}): "0 fetched, 0 unchanged, 0 failed, 1 not fetched (the check stopped first)",
-		dismissedText(1, nil, now):                  "1 advisory dismissed with no end",
+		bytesText(1):         "1 byte",
+		bytesText(100):       "100 bytes",
+		attentionMoreText(1): "and 1 more component",
+		trustCountsText(nil): "0 untrusted sources · 0 unsigned sources (no key pinned)",
+		trustCountsText([]readmodel.SourceRow{{Untrusted: true, Unsigned: true}}): "1 untrusted source · 1 unsigned source (no key pinned)",
+		runCountsText(readmodel.RunRow{Skipped: 1}):                               "0 fetched, 0 unchanged, 0 failed, 1 not fetched (the check stopped first)",
+		dismissedText(1, nil, now):                                                "1 advisory dismissed with no end",
 	} {
 		if got != want {
 			t.Errorf("%q, want %q", got, want)

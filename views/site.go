@@ -14,14 +14,14 @@ import (
 // PathSitePages is where a registered site's pages live:
 // /sites/NAME (its overview), /sites/NAME/plugins (its catalog),
 // /sites/NAME/plugins/CODE (a component's page and its forms),
-// /sites/NAME/packages and /sites/NAME/packages/PACKAGE.
+// /sites/NAME/packages and /sites/NAME/packages/PACKAGE, /sites/NAME/sources.
 const PathSitePages = "/sites"
 
 // PathAPISitePages is where a registered site's JSON lives:
 // /api/sites/NAME/summary, /api/sites/NAME/plugins/updates (its
 // catalog), /api/sites/NAME/plugins/CODE (a component, its skip, approve
-// and dismissals), /api/sites/NAME/packages and
-// /api/sites/NAME/packages/PACKAGE.
+// and dismissals), /api/sites/NAME/packages,
+// /api/sites/NAME/packages/PACKAGE and /api/sites/NAME/sources.
 const PathAPISitePages = "/api/sites"
 
 // SitePath is a site's overview: the dashboard for the local site ("").
@@ -46,6 +46,15 @@ func siteCatalogBase(site string) string {
 		return PathCatalog
 	}
 	return SitePath(site) + "/plugins"
+}
+
+// SiteSourcesPath is a site's Sources page (Source health): the local
+// site's PathSources for "".
+func SiteSourcesPath(site string) string {
+	if site == "" {
+		return PathSources
+	}
+	return SitePath(site) + "/sources"
 }
 
 // SiteComponentPath is the detail page of one of site's components.
@@ -100,12 +109,14 @@ func sitePage(l LayoutProps, site string, nav NavItem, title string) LayoutProps
 }
 
 // siteNavItems are a registered site's pages, as its navigation
-// (siteNav) lists them: its overview, its catalog and its Packages page.
+// (siteNav) lists them: its overview, its catalog, its Packages page and
+// its Sources.
 func siteNavItems(site string) []siteNavItem {
 	return []siteNavItem{
 		{NavSites, "Overview", SitePath(site)},
 		{NavPlugins, "Plugins", siteCatalogBase(site)},
 		{NavPackages, "Packages", sitePackagesBase(site)},
+		{NavSources, "Sources", SiteSourcesPath(site)},
 	}
 }
 

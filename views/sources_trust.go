@@ -79,11 +79,21 @@ func trustWarnings(s readmodel.SourceRow, now time.Time) []string {
 // expiryWarningText is readmodel.ExpiryWarning in words, "7 days".
 var expiryWarningText = readmodel.DurationText(readmodel.ExpiryWarning)
 
-// trustCountsText is Source health's trust line, from the summary (one
-// definition of each count, source_state): "1 untrusted source · 3
+// trustCountsText is Source health's trust line, counted from the sources
+// listed by the read model's flags (site_source_state's untrusted and
+// unsigned, which the site's summary counts too): "1 untrusted source · 3
 // unsigned sources (no key pinned)". An unsigned source is not untrusted
 // (nothing claims who wrote it), so both are said.
-func trustCountsText(s readmodel.Summary) string {
-	return countNoun(s.UntrustedSources, "untrusted source", "untrusted sources") + " · " +
-		countNoun(s.UnsignedSources, "unsigned source (no key pinned)", "unsigned sources (no key pinned)")
+func trustCountsText(src []readmodel.SourceRow) string {
+	untrusted, unsigned := 0, 0
+	for _, s := range src {
+		if s.Untrusted {
+			untrusted++
+		}
+		if s.Unsigned {
+			unsigned++
+		}
+	}
+	return countNoun(untrusted, "untrusted source", "untrusted sources") + " · " +
+		countNoun(unsigned, "unsigned source (no key pinned)", "unsigned sources (no key pinned)")
 }

@@ -412,12 +412,13 @@ SELECT ss.url, ss.components, ss.last_success_at, ss.last_attempt_at, ss.last_er
        ss.expires_at, ss.signature_state, ss.has_document, ss.expired, ss.stale, ss.failing,
        s.last_error_kind, s.last_error_args, ss.offline,
        coalesce(ss.pin, '')::text AS pin, ss.trusted_count, ss.key_version, ss.sequence, ss.verified_by, ss.untrusted,
-       coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
+       ss.unsigned, coalesce(ss.registry, '')::text AS registry, coalesce(ss.registry_keys, '{}')::text[] AS registry_keys,
        ss.keys_changed_at,
        coalesce(ss.has_document AND NOT ss.expired AND ss.expires_at < clock_timestamp() + upcheck_expiry_warning(), false)::boolean
            AS expires_soon
-FROM source_state ss
+FROM site_source_state ss
 LEFT JOIN sources s ON s.url = ss.url
+WHERE ss.site_id = $1::bigint
 ORDER BY ss.failing DESC, ss.last_success_at NULLS FIRST, ss.url
 `
 
@@ -443,18 +444,20 @@ type SourceHealthListRow struct {
 	Sequence            *int64
 	VerifiedBy          string
 	Untrusted           bool
+	Unsigned            bool
 	Registry            string
 	RegistryKeys        []string
 	KeysChangedAt       *time.Time
 	ExpiresSoon         bool
 }
 
-// Every source in use, failing ones first, then the longest without a success.
+// Every source a site's components use (site_source_state), failing ones
+// first, then the longest without a success.
 // expires_soon: the stored document expires within the expiry warning
 // (upcheck_expiry_warning, as source_state.untrusted judges it) and has
 // not expired yet, on the database clock.
-func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealthListRow, error) {
-	rows, err := db.Query(ctx, sourceHealthList)
+func (q *Queries) SourceHealthList(ctx context.Context, db DBTX, site int64) ([]SourceHealthListRow, error) {
+	rows, err := db.Query(ctx, sourceHealthList, site)
 	if err != nil {
 		return nil, err
 	}
@@ -484,6 +487,7 @@ func (q *Queries) SourceHealthList(ctx context.Context, db DBTX) ([]SourceHealth
 			&i.Sequence,
 			&i.VerifiedBy,
 			&i.Untrusted,
+			&i.Unsigned,
 			&i.Registry,
 			&i.RegistryKeys,
 			&i.KeysChangedAt,

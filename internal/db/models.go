@@ -554,6 +554,44 @@ type Site struct {
 	Policy      string
 }
 
+type SiteSourceState struct {
+	SiteID              int64
+	Url                 *string
+	Components          int64
+	LastSuccessAt       *time.Time
+	LastAttemptAt       *time.Time
+	LastError           *string
+	LastErrorAt         *time.Time
+	ConsecutiveFailures int32
+	ExpiresAt           *time.Time
+	SignatureState      string
+	HasDocument         bool
+	Stale               bool
+	Failing             bool
+	Expired             bool
+	Pin                 interface{}
+	TrustedKeys         interface{}
+	TrustedCount        int32
+	KeyVersion          int64
+	Sequence            *int64
+	VerifiedBy          string
+	Untrusted           bool
+	Offline             bool
+	Unsigned            bool
+	Kind                string
+	Registry            *string
+	RegistryKeys        []string
+	KeysChangedAt       *time.Time
+}
+
+type SiteSourceUser struct {
+	SiteID      int64
+	Url         *string
+	Components  int64
+	Pin         interface{}
+	InstalledAt interface{}
+}
+
 type Source struct {
 	Url                 string
 	Document            []byte
@@ -627,13 +665,6 @@ type SourceTrust struct {
 	ChangedAt          *time.Time
 	CheckedAt          *time.Time
 	Epoch              int64
-}
-
-type SourceUser struct {
-	Url         *string
-	Components  int64
-	Pin         interface{}
-	InstalledAt interface{}
 }
 
 type TokenSite struct {

@@ -134,8 +134,8 @@ type RunRow struct {
 	Unwritten int
 }
 
-// SourceRow is one source in use as the read model (source_state) sees
-// it.
+// SourceRow is one source a site's components use as the read model
+// (site_source_state) sees it.
 type SourceRow struct {
 	URL string
 	// Kind is the source's kind (SourceKindOf); Package the npm package an
@@ -173,13 +173,14 @@ type SourceRow struct {
 	// for none), how many keys are trusted now, the key statement they
 	// came from (0: the pin's own), the stored document's sequence and
 	// the short forms of the keys that verified it, and source_state's
-	// untrusted.
+	// untrusted and unsigned (nothing proves who wrote its documents).
 	Pin          string
 	TrustedCount int
 	KeyVersion   int64
 	Sequence     *int64
 	VerifiedBy   []string
 	Untrusted    bool
+	Unsigned     bool
 	// Offline: an "offline:NAME" source, never fetched; its documents come
 	// by import (source_state.offline).
 	Offline bool

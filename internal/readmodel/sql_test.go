@@ -456,12 +456,13 @@ func TestVocabulariesMatchSQL(t *testing.T) {
 	t.Run("failure kind", func(t *testing.T) {
 		t.Parallel()
 		db := pgtest.New(t)
-		// The kinds source_state judges by are kinds.
+		// The kinds site_source_state (source_state's definition) judges
+		// by are kinds.
 		var def string
-		db.QueryRow(t, `SELECT pg_get_viewdef('source_state'::regclass)`).Scan(&def)
+		db.QueryRow(t, `SELECT pg_get_viewdef('site_source_state'::regclass)`).Scan(&def)
 		m := regexp.MustCompile(`last_error_kind = ANY \(ARRAY\[([^\]]*)\]`).FindStringSubmatch(def)
 		if m == nil {
-			t.Fatalf("source_state no longer judges last_error_kind against a list: say here what judges the trust of a failure\n%s", def)
+			t.Fatalf("site_source_state no longer judges last_error_kind against a list: say here what judges the trust of a failure\n%s", def)
 		}
 		judged := sqlLiterals(m[1])
 		var distrusting []readmodel.ErrorKind

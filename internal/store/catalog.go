@@ -170,9 +170,18 @@ func (e *Executor) Runs(ctx context.Context, limit int) ([]readmodel.RunRow, err
 	return out, nil
 }
 
-// SourceHealth lists the sources in use, failing ones first.
+// SourceHealth lists the sources the local site's components use,
+// failing ones first (SiteSourceHealth of LocalSite).
 func (e *Executor) SourceHealth(ctx context.Context) ([]readmodel.SourceRow, error) {
-	rows, err := e.q.SourceHealthList(ctx, e.dbtx)
+	return e.SiteSourceHealth(ctx, LocalSite)
+}
+
+// SiteSourceHealth lists the sources site's components use, failing ones
+// first: each read once for the fleet, with its state as the site sees it
+// (how many of its components use it, their pin, stale from the first's
+// installation).
+func (e *Executor) SiteSourceHealth(ctx context.Context, site int64) ([]readmodel.SourceRow, error) {
+	rows, err := e.q.SourceHealthList(ctx, e.dbtx, site)
 	if err != nil {
 		return nil, mapError(fmt.Errorf("read source health: %w", err))
 	}
@@ -184,7 +193,7 @@ func (e *Executor) SourceHealth(ctx context.Context) ([]readmodel.SourceRow, err
 			ExpiresAt: r.ExpiresAt, Expired: r.Expired, Stale: r.Stale, Failing: r.Failing, SignatureState: r.SignatureState,
 			LastErrorKind: deref(r.LastErrorKind), LastErrorArgs: storedFailureArgs(r.LastErrorArgs), Offline: r.Offline,
 			Pin: r.Pin, TrustedCount: int(r.TrustedCount), KeyVersion: r.KeyVersion, Sequence: r.Sequence,
-			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, ExpiresSoon: r.ExpiresSoon,
+			VerifiedBy: strings.Fields(r.VerifiedBy), Untrusted: r.Untrusted, Unsigned: r.Unsigned, ExpiresSoon: r.ExpiresSoon,
 			Kind: readmodel.SourceKindOf(deref(r.Url)), Package: readmodel.PackageOf(deref(r.Url)),
 			Registry: r.Registry, RegistryKeys: r.RegistryKeys, KeysChangedAt: r.KeysChangedAt,
 		}

@@ -64,10 +64,11 @@ func pageParams(c echo.Context, def, max int) (page, perPage int, err error) {
 	return page, perPage, nil
 }
 
-// apiSources is GET /api/admin/sources: the sources in use, failing ones
-// first, as Source health lists them.
+// apiSources is GET /api/admin/sources and GET /api/sites/{site}/sources:
+// the sources the site's components use (siteOf), failing ones first, as
+// Source health lists them.
 func (s *Server) apiSources(c echo.Context) error {
-	sources, err := s.store.SourceHealth(c.Request().Context())
+	sources, err := s.store.SiteSourceHealth(c.Request().Context(), siteOf(c).ID)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,7 @@ var everyPage = []adminPage{
 	{"site", "/sites/acme-shop", `[data-testid="site-overview"]`, true, nil, ""},
 	{"site-packages", "/sites/acme-shop/packages", `[data-testid="packages-table"]`, true, nil, ""},
 	{"site-package", "/sites/acme-shop/packages/evil", `[data-testid="package-instances"]`, true, nil, ""},
+	{"site-sources", "/sites/acme-shop/sources", `[data-testid="feeds"]`, true, nil, ""},
 	{"sites", "/admin/sites", `[data-testid="sites-table"]`, true, nil, ""},
 	{"users", "/admin/users", `[data-testid="users-table"]`, true, nil, ""},
 	{"user-sites-set", "/admin/users/viewer@example.test/sites", `[data-testid="user-sites-form"]`, true, []chromedp.Action[chromedp.Void]{

@@ -227,8 +227,10 @@ func (s *Server) historyPage(c echo.Context) error {
 	return renderOK(c, views.History(views.HistoryProps{Layout: layout(c), Runs: runs, FeedSyncs: syncs}))
 }
 
+// sourcesPage is Source health: the sources the site's components use
+// (the local site's, or a registered one's, siteOf) and the fleet's feeds.
 func (s *Server) sourcesPage(c echo.Context) error {
-	sources, err := s.store.SourceHealth(c.Request().Context())
+	sources, err := s.store.SiteSourceHealth(c.Request().Context(), siteOf(c).ID)
 	if err != nil {
 		return err
 	}

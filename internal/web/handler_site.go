@@ -85,8 +85,8 @@ func (s *Server) siteScope() echo.MiddlewareFunc {
 
 // localSiteURL is today's URL of a /sites/local/… or /api/sites/local/…
 // request: the dashboard, the catalog and a component's page and forms,
-// the Packages pages, the summary, catalog, component and packages JSON;
-// its query kept.
+// the Packages pages, Source health, the summary, catalog, component,
+// packages and sources JSON; its query kept.
 func localSiteURL(r *http.Request) string {
 	path := r.URL.EscapedPath()
 	var u string
@@ -95,6 +95,8 @@ func localSiteURL(r *http.Request) string {
 		switch {
 		case rest == "/summary":
 			u = views.PathAPISummary
+		case rest == "/sources":
+			u = apiPrefix + "/sources"
 		case strings.HasPrefix(rest, "/plugins"):
 			u = apiPlugins + strings.TrimPrefix(rest, "/plugins")
 		}
@@ -104,6 +106,8 @@ func localSiteURL(r *http.Request) string {
 		switch {
 		case rest == "" || rest == "/":
 			u = views.PathDashboard
+		case rest == "/sources":
+			u = views.PathSources
 		case strings.HasPrefix(rest, "/plugins"):
 			u = views.PathCatalog + strings.TrimPrefix(rest, "/plugins")
 		}
@@ -152,7 +156,7 @@ func (s *Server) siteOverviewPage(c echo.Context) error {
 // siteSummaryJSON is GET /api/sites/{site}/summary: a registered site's
 // push, its components' counts and its installed tree's parts of the
 // summary (the local site's fields, read the same way); the sources'
-// counts, which are the fleet's, are not given.
+// counts are not given (GET /api/sites/{site}/sources lists its sources).
 type siteSummaryJSON struct {
 	Site     string     `json:"site"`
 	Owner    string     `json:"owner"`
@@ -239,7 +243,7 @@ func (s *Server) readsChanged(next echo.HandlerFunc) echo.HandlerFunc {
 // the page of the current kind there (a Packages page, or a package's,
 // which is every site's Packages page searched for its name; a catalog,
 // or a component's page, which is every site's catalog searched for its
-// code), else its overview; the site the page is about is marked
+// code; Source health), else its overview; the site the page is about is marked
 // current. more: the principal may see more registered sites than it
 // names.
 func siteSwitches(c echo.Context) (out []views.SiteSwitch, more bool) {
@@ -264,6 +268,8 @@ func siteSwitches(c echo.Context) (out []views.SiteSwitch, more bool) {
 			href = views.SitePackagesPath(name, "", "", q, "")
 		case switchCatalog:
 			href = views.SiteCatalogPath(name, "", q, 0)
+		case switchSources:
+			href = views.SiteSourcesPath(name)
 		}
 		out = append(out, views.SiteSwitch{Name: site.Name, Href: href, Current: onSite && cur.ID == site.ID})
 	}
@@ -275,12 +281,13 @@ const (
 	switchOverview = iota
 	switchPackages
 	switchCatalog
+	switchSources
 )
 
 // switchKind is the kind of page the request is, as the switcher keeps
 // it: a Packages page, with the package's name on a package's page; a
-// catalog, with the component's code on a component's page; else an
-// overview.
+// catalog, with the component's code on a component's page; Source
+// health; else an overview.
 func switchKind(c echo.Context) (kind int, q string) {
 	p := c.Path()
 	for _, base := range []string{views.PathPackages, views.PathSitePages + "/:site/packages"} {
@@ -303,6 +310,9 @@ func switchKind(c echo.Context) (kind int, q string) {
 			code, _ := pathParam(c, "code")
 			return switchCatalog, code
 		}
+	}
+	if p == views.PathSources || p == views.PathSitePages+"/:site/sources" {
+		return switchSources, ""
 	}
 	return switchOverview, ""
 }

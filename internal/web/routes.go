@@ -271,11 +271,13 @@ func (s *Server) sitePageRoutes(app group) {
 	app.get(site+"/packages", s.packagesPage, pages...)
 	app.get(site+"/packages/:name", s.packagePage, pages...)
 	app.get(site+"/packages/:scope/:name", s.packagePage, pages...) // "@types/node" plain
+	app.get(site+"/sources", s.sourcesPage, pages...)               // views.SiteSourcesPath
 	reads := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope()}
 	app.get(api+"/summary", s.apiSiteSummary, reads...)
 	app.get(api+"/packages", s.apiPackages, reads...)
 	app.get(api+"/packages/:name", s.apiPackage, reads...)
 	app.get(api+"/packages/:scope/:name", s.apiPackage, reads...)
+	app.get(api+"/sources", s.apiSources, reads...)
 	// A tree's dismissal on the site's package: an admin's, CSRF as
 	// every change; the site resolved first, so that one the principal
 	// may not see is the 404 of an unknown path, not a 403.
