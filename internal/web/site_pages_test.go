@@ -246,8 +246,8 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			}
 		}
 	}
-	if walked != 26 {
-		t.Errorf("walked %d routes of a registered site, want 26 (its 6 pages, 7 forms, 6 JSON reads and 7 JSON writes)", walked)
+	if walked != 28 {
+		t.Errorf("walked %d routes of a registered site, want 28 (its 7 pages, 7 forms, 7 JSON reads and 7 JSON writes)", walked)
 	}
 	if p := session.do("GET", "/sites/acme", "", "", nil); strings.Contains(p.body, "globex") || strings.Contains(p.body, `data-testid="site-switcher"`) {
 		t.Error("a user limited to acme is shown globex, or a switcher of one site")
@@ -267,7 +267,8 @@ func switchLinks(body string) map[string]string {
 // one first, and keeps the page's kind: a Packages page leads to each
 // site's, a package's page to each site's Packages page searched for it,
 // a catalog to each site's catalog, a component's page to each site's
-// catalog searched for its code, any other page to each site's overview
+// catalog searched for its code, a history to each site's history, any
+// other page to each site's overview
 // (the dashboard for the local site); the site the page is about is marked. A user limited to acme and
 // the local site is not shown globex; one who sees one site has no
 // switcher.
@@ -283,7 +284,8 @@ func TestSiteSwitcher(t *testing.T) {
 		"/admin/plugins":                   {"local": "/admin/plugins", "acme": "/sites/acme/plugins", "globex": "/sites/globex/plugins"},
 		"/admin/plugins/gallery":           {"local": "/admin/plugins?q=gallery", "acme": "/sites/acme/plugins?q=gallery", "globex": "/sites/globex/plugins?q=gallery"},
 		"/sites/acme/plugins/left-pad":     {"local": "/admin/plugins?q=left-pad", "acme": "/sites/acme/plugins?q=left-pad", "globex": "/sites/globex/plugins?q=left-pad"},
-		"/admin/history":                   {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
+		"/admin/history":                   {"local": "/admin/history", "acme": "/sites/acme/history", "globex": "/sites/globex/history"},
+		"/sites/acme/history":              {"local": "/admin/history", "acme": "/sites/acme/history", "globex": "/sites/globex/history"},
 		"/admin/fleet":                     {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
 	} {
 		p := viewer.do("GET", path, "", "", nil)
