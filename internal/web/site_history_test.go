@@ -135,8 +135,8 @@ func TestSiteHistoryListsItsPushes(t *testing.T) {
 	if links := switchLinks(page.body); links["globex"] != "/sites/globex/history" || links["local"] != "/admin/history" {
 		t.Errorf("the switcher on acme's history: %v", links)
 	}
-	if p := viewer.do("GET", "/sites/reborn/history", "", "", nil); len(pushRowRe.FindAllString(p.body, -1)) != 1 {
-		t.Errorf("reborn, registered again, lists its first life's pushes: %.4000s", p.body)
+	if n := len(pushRowRe.FindAllString(viewer.do("GET", "/sites/reborn/history", "", "", nil).body, -1)); n != 1 {
+		t.Errorf("reborn, registered again, lists %d pushes, want its one since", n)
 	}
 
 	h := viewer.historyJSON(t, "/api/sites/acme/history")
@@ -183,7 +183,7 @@ func TestSiteHistoryListsItsPushes(t *testing.T) {
 // until the site's next accepted push removes it; refused pushes hammered
 // at once leave one row; a push refused before its token was accepted
 // (another site's token) records nothing; the local site reads none of
-// it.
+// it; removing the site removes it.
 func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -235,12 +235,13 @@ func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 	if n := rows(); n != 1 {
 		t.Errorf("24 refused pushes left %d rows, want 1", n)
 	}
-	bad := b.push(acme, "acme", `{"lockfileVersion":3,"packages":{"node_modules/x":{"version":"secret-value!"}`)
+	bad := b.push(acme, "acme", `{"lockfileVersion":3,"packages":{"":{"name":"shop"},"node_modules/x":{"version":"1.0.0","integrity":"secret-value!"}}, }`)
 	wantStatus(t, "a malformed lockfile", bad, http.StatusUnprocessableEntity)
 	var answer struct {
 		Error string `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(bad.body), &answer); err != nil || answer.Error == "" {
+	if err := json.Unmarshal([]byte(bad.body), &answer); err != nil || !strings.Contains(answer.Error, "line 1, column 119") ||
+		strings.Contains(answer.Error, "secret-value") {
 		t.Fatalf("the 422: %s", bad.body)
 	}
 
@@ -249,8 +250,13 @@ func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 		p := viewer.do("GET", path, "", "", nil)
 		if !strings.Contains(p.body, `data-testid="site-push-refused"`) || !strings.Contains(p.body, "The last push was refused just now (package-lock.json): ") ||
 			!strings.Contains(p.body, htmlText(strings.TrimSuffix(answer.Error, "."))) {
-			t.Errorf("%s does not say the refused push and why (%q): %.5000s", path, answer.Error, p.body)
+			t.Errorf("%s does not say the refused push and why (%q)", path, answer.Error)
 		}
+	}
+	var stored string
+	b.db.QueryRow(t, `SELECT error FROM input_refusals WHERE site_id = $1`, site.ID).Scan(&stored)
+	if stored != answer.Error {
+		t.Errorf("the refusal stored %q, the 422 said %q", stored, answer.Error)
 	}
 	h := viewer.historyJSON(t, "/api/sites/acme/history")
 	if h.Refusal == nil || h.Refusal.Error != answer.Error || h.Refusal.Input != "lockfile" || h.Refusal.Path != "package-lock.json" ||
@@ -281,6 +287,15 @@ func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 	}
 	if h := viewer.historyJSON(t, "/api/sites/acme/history"); h.Refusal != nil || h.RefusalText != nil || len(h.Pushes) != 2 {
 		t.Errorf("acme's history JSON after an accepted push: %+v", h)
+	}
+
+	// Removing the site removes its refusal.
+	wantStatus(t, "a refused push again", b.push(acme, "acme", "{"), http.StatusUnprocessableEntity)
+	if _, err := b.auth.RemoveSite(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if n := rows(); n != 0 {
+		t.Errorf("a removed site left %d refusals", n)
 	}
 }
 
