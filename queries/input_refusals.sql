@@ -1,9 +1,11 @@
 -- name: InputRefusalRecord :exec
--- Records that serve refused the input: since moves only when the error
--- says something else than the one recorded.
-INSERT INTO input_refusals (input, path, error, since, refused_at)
-VALUES (@input, @path, @error, now(), now())
-ON CONFLICT (input) DO UPDATE
+-- Records that the site's input was refused (serve's look at the local
+-- site's file, a registered site's push): since moves only when the
+-- error says something else than the one recorded. One row per site and
+-- input, however often it is refused.
+INSERT INTO input_refusals (site_id, input, path, error, since, refused_at)
+VALUES (@site_id, @input, @path, @error, now(), now())
+ON CONFLICT (site_id, input) DO UPDATE
 SET path = excluded.path,
     error = excluded.error,
     since = CASE WHEN input_refusals.error = excluded.error AND input_refusals.path = excluded.path
@@ -11,8 +13,9 @@ SET path = excluded.path,
     refused_at = excluded.refused_at;
 
 -- name: InputRefusalClear :execrows
--- The input was accepted: it is refused no more.
-DELETE FROM input_refusals WHERE input = @input;
+-- The site's input was accepted: it is refused no more.
+DELETE FROM input_refusals WHERE site_id = @site_id AND input = @input;
 
 -- name: InputRefusalList :many
-SELECT input, path, error, since, refused_at FROM input_refusals ORDER BY input;
+-- The site's inputs refused now.
+SELECT input, path, error, since, refused_at FROM input_refusals WHERE site_id = @site_id ORDER BY input;

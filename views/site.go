@@ -14,14 +14,16 @@ import (
 // PathSitePages is where a registered site's pages live:
 // /sites/NAME (its overview), /sites/NAME/plugins (its catalog),
 // /sites/NAME/plugins/CODE (a component's page and its forms),
-// /sites/NAME/packages and /sites/NAME/packages/PACKAGE, /sites/NAME/sources.
+// /sites/NAME/packages, /sites/NAME/packages/PACKAGE, /sites/NAME/sources
+// and /sites/NAME/history.
 const PathSitePages = "/sites"
 
 // PathAPISitePages is where a registered site's JSON lives:
 // /api/sites/NAME/summary, /api/sites/NAME/plugins/updates (its
 // catalog), /api/sites/NAME/plugins/CODE (a component, its skip, approve
 // and dismissals), /api/sites/NAME/packages,
-// /api/sites/NAME/packages/PACKAGE and /api/sites/NAME/sources.
+// /api/sites/NAME/packages/PACKAGE, /api/sites/NAME/sources and
+// /api/sites/NAME/history.
 const PathAPISitePages = "/api/sites"
 
 // SitePath is a site's overview: the dashboard for the local site ("").
@@ -94,6 +96,9 @@ type SiteProps struct {
 	Components string
 	// Policy is the site's own update policy (site_policy.go).
 	Policy SitePolicyProps
+	// Refusal is the site's refused push that stands; nil when its last
+	// push was accepted.
+	Refusal *readmodel.InputRefusal
 }
 
 // sitePage fills in a site's page's navigation entry and title: a
@@ -109,14 +114,15 @@ func sitePage(l LayoutProps, site string, nav NavItem, title string) LayoutProps
 }
 
 // siteNavItems are a registered site's pages, as its navigation
-// (siteNav) lists them: its overview, its catalog, its Packages page and
-// its Sources.
+// (siteNav) lists them: its overview, its catalog, its Packages page,
+// its Sources and its history.
 func siteNavItems(site string) []siteNavItem {
 	return []siteNavItem{
 		{NavSites, "Overview", SitePath(site)},
 		{NavPlugins, "Plugins", siteCatalogBase(site)},
 		{NavPackages, "Packages", sitePackagesBase(site)},
 		{NavSources, "Sources", SiteSourcesPath(site)},
+		{NavHistory, "History", SiteHistoryPath(site, 1)},
 	}
 }
 

@@ -7,15 +7,21 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const inputRefusalClear = `-- name: InputRefusalClear :execrows
-DELETE FROM input_refusals WHERE input = $1
+DELETE FROM input_refusals WHERE site_id = $1 AND input = $2
 `
 
-// The input was accepted: it is refused no more.
-func (q *Queries) InputRefusalClear(ctx context.Context, db DBTX, input string) (int64, error) {
-	result, err := db.Exec(ctx, inputRefusalClear, input)
+type InputRefusalClearParams struct {
+	SiteID int64
+	Input  string
+}
+
+// The site's input was accepted: it is refused no more.
+func (q *Queries) InputRefusalClear(ctx context.Context, db DBTX, arg InputRefusalClearParams) (int64, error) {
+	result, err := db.Exec(ctx, inputRefusalClear, arg.SiteID, arg.Input)
 	if err != nil {
 		return 0, err
 	}
@@ -23,18 +29,27 @@ func (q *Queries) InputRefusalClear(ctx context.Context, db DBTX, input string) 
 }
 
 const inputRefusalList = `-- name: InputRefusalList :many
-SELECT input, path, error, since, refused_at FROM input_refusals ORDER BY input
+SELECT input, path, error, since, refused_at FROM input_refusals WHERE site_id = $1 ORDER BY input
 `
 
-func (q *Queries) InputRefusalList(ctx context.Context, db DBTX) ([]InputRefusal, error) {
-	rows, err := db.Query(ctx, inputRefusalList)
+type InputRefusalListRow struct {
+	Input     string
+	Path      string
+	Error     string
+	Since     time.Time
+	RefusedAt time.Time
+}
+
+// The site's inputs refused now.
+func (q *Queries) InputRefusalList(ctx context.Context, db DBTX, siteID int64) ([]InputRefusalListRow, error) {
+	rows, err := db.Query(ctx, inputRefusalList, siteID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InputRefusal{}
+	items := []InputRefusalListRow{}
 	for rows.Next() {
-		var i InputRefusal
+		var i InputRefusalListRow
 		if err := rows.Scan(
 			&i.Input,
 			&i.Path,
@@ -53,9 +68,9 @@ func (q *Queries) InputRefusalList(ctx context.Context, db DBTX) ([]InputRefusal
 }
 
 const inputRefusalRecord = `-- name: InputRefusalRecord :exec
-INSERT INTO input_refusals (input, path, error, since, refused_at)
-VALUES ($1, $2, $3, now(), now())
-ON CONFLICT (input) DO UPDATE
+INSERT INTO input_refusals (site_id, input, path, error, since, refused_at)
+VALUES ($1, $2, $3, $4, now(), now())
+ON CONFLICT (site_id, input) DO UPDATE
 SET path = excluded.path,
     error = excluded.error,
     since = CASE WHEN input_refusals.error = excluded.error AND input_refusals.path = excluded.path
@@ -64,14 +79,22 @@ SET path = excluded.path,
 `
 
 type InputRefusalRecordParams struct {
-	Input string
-	Path  string
-	Error string
+	SiteID int64
+	Input  string
+	Path   string
+	Error  string
 }
 
-// Records that serve refused the input: since moves only when the error
-// says something else than the one recorded.
+// Records that the site's input was refused (serve's look at the local
+// site's file, a registered site's push): since moves only when the
+// error says something else than the one recorded. One row per site and
+// input, however often it is refused.
 func (q *Queries) InputRefusalRecord(ctx context.Context, db DBTX, arg InputRefusalRecordParams) error {
-	_, err := db.Exec(ctx, inputRefusalRecord, arg.Input, arg.Path, arg.Error)
+	_, err := db.Exec(ctx, inputRefusalRecord,
+		arg.SiteID,
+		arg.Input,
+		arg.Path,
+		arg.Error,
+	)
 	return err
 }

@@ -331,6 +331,7 @@ type InputRefusal struct {
 	Error     string
 	Since     time.Time
 	RefusedAt time.Time
+	SiteID    int64
 }
 
 type IntelMark struct {

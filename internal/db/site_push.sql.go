@@ -10,6 +10,55 @@ import (
 	"time"
 )
 
+const sitePushList = `-- name: SitePushList :many
+SELECT id, at, detail
+FROM audit_log
+WHERE action = 'site.push' AND detail->>'site' = $1::text AND at >= $2::timestamptz
+ORDER BY id DESC
+LIMIT $4::int OFFSET $3::int
+`
+
+type SitePushListParams struct {
+	Site     string
+	Since    time.Time
+	SkipRows int32
+	MaxRows  int32
+}
+
+type SitePushListRow struct {
+	ID     int64
+	At     time.Time
+	Detail []byte
+}
+
+// A site's accepted pushes, newest first: its site.push audit rows since
+// it was registered (@since, sites.created_at: a removed site's name
+// registered again starts afresh), read through audit_log_site_push.
+func (q *Queries) SitePushList(ctx context.Context, db DBTX, arg SitePushListParams) ([]SitePushListRow, error) {
+	rows, err := db.Query(ctx, sitePushList,
+		arg.Site,
+		arg.Since,
+		arg.SkipRows,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SitePushListRow{}
+	for rows.Next() {
+		var i SitePushListRow
+		if err := rows.Scan(&i.ID, &i.At, &i.Detail); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const sitePushed = `-- name: SitePushed :one
 
 UPDATE sites SET pushed_at = clock_timestamp() WHERE id = $1 RETURNING pushed_at::timestamptz

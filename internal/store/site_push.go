@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/upcheck/upcheck/internal/db"
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -21,8 +23,9 @@ type SitePush struct {
 }
 
 // SitePushed records, in tx, that site pushed a lockfile that was
-// accepted: sites.pushed_at moves to the database's now, and the push is
-// audited (site.push) in the same transaction. It returns the new
+// accepted: sites.pushed_at moves to the database's now, the push is
+// audited (site.push) and the site's refused push, if one stood
+// (PushRefused), is removed, in the same transaction. It returns the new
 // pushed_at; ErrNotFound when the site is gone.
 func (t *Tx) SitePushed(ctx context.Context, site int64, p SitePush) (time.Time, error) {
 	at, err := t.q.SitePushed(ctx, t.tx, site)
@@ -33,5 +36,28 @@ func (t *Tx) SitePushed(ctx context.Context, site int64, p SitePush) (time.Time,
 	err = t.AuditAppend(ctx, 0, readmodel.AuditSitePush, map[string]any{"site": p.Site, "file": p.File, "sha256": p.Sha256,
 		"unchanged": p.Unchanged || w.Unchanged, "added": w.Added, "changed": w.Changed, "removed": w.Removed,
 		"installed": w.Opened, "uninstalled": w.Closed})
-	return at, err
+	if err != nil {
+		return at, err
+	}
+	_, err = t.q.InputRefusalClear(ctx, t.tx, db.InputRefusalClearParams{SiteID: site, Input: string(readmodel.InputLockfile)})
+	return at, mapError(err)
+}
+
+// SitePushes lists site's accepted pushes, newest first, from their
+// audit rows (site.push) since the site was registered (a removed site's
+// name registered again starts afresh): limit rows after the first skip.
+func (e *Executor) SitePushes(ctx context.Context, site Site, limit, skip int) ([]readmodel.SitePushRow, error) {
+	rows, err := e.q.SitePushList(ctx, e.dbtx, db.SitePushListParams{Site: site.Name, Since: site.CreatedAt,
+		MaxRows: int32(limit), SkipRows: int32(skip)})
+	if err != nil {
+		return nil, mapError(fmt.Errorf("read the pushes of %s: %w", site.Name, err))
+	}
+	out := make([]readmodel.SitePushRow, len(rows))
+	for i, r := range rows {
+		out[i] = readmodel.SitePushRow{ID: r.ID, At: r.At.UTC()}
+		if err := json.Unmarshal(r.Detail, &out[i]); err != nil {
+			return nil, fmt.Errorf("read the push %d of %s: %w", r.ID, site.Name, err)
+		}
+	}
+	return out, nil
 }

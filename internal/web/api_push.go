@@ -28,8 +28,10 @@ const (
 // apiPush is PUT /api/sites/{site}/lockfile: the site's push token
 // (Authorization: Bearer) authenticates it, the body is the lockfile, its
 // kind said by ?name= (updatecheck.PushFiles). The lockfile is read whole
-// before anything is written: a malformed one is refused with 422 and the
-// site's stored tree stays as it was (updatecheck.Checker.Push).
+// before anything is written: a malformed one is refused with 422, the
+// site's stored tree stays as it was (updatecheck.Checker.Push) and the
+// refusal stands on the site's pages until a push is accepted
+// (store.Executor.PushRefused).
 func (s *Server) apiPush(c echo.Context) error {
 	ctx := c.Request().Context()
 	raw, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
@@ -59,7 +61,13 @@ func (s *Server) apiPush(c echo.Context) error {
 	rep, err := s.checker.Push(ctx, site, name, body)
 	switch {
 	case errors.Is(err, updatecheck.ErrPushInvalid):
-		return echo.NewHTTPError(http.StatusUnprocessableEntity, refusedLockfileText(err)).WithInternal(err)
+		// The site's refused push, in the answer's words, until its next
+		// push is accepted (one row per site however often it is refused).
+		text := refusedLockfileText(err)
+		if rerr := s.store.PushRefused(ctx, site.ID, name, text); rerr != nil {
+			return rerr
+		}
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, text).WithInternal(err)
 	case errors.Is(err, updatecheck.ErrPushName):
 		return echo.NewHTTPError(http.StatusBadRequest, pushNameText).WithInternal(err)
 	case err != nil:

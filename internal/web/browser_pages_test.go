@@ -67,6 +67,7 @@ var everyPage = []adminPage{
 	{"site-packages", "/sites/acme-shop/packages", `[data-testid="packages-table"]`, true, nil, ""},
 	{"site-package", "/sites/acme-shop/packages/evil", `[data-testid="package-instances"]`, true, nil, ""},
 	{"site-sources", "/sites/acme-shop/sources", `[data-testid="feeds"]`, true, nil, ""},
+	{"site-history", "/sites/acme-shop/history", `[data-testid="site-pushes-table"]`, true, nil, ""},
 	{"sites", "/admin/sites", `[data-testid="sites-table"]`, true, nil, ""},
 	{"users", "/admin/users", `[data-testid="users-table"]`, true, nil, ""},
 	{"user-sites-set", "/admin/users/viewer@example.test/sites", `[data-testid="user-sites-form"]`, true, []chromedp.Action[chromedp.Void]{
@@ -110,6 +111,17 @@ func demoLike(t *testing.T, b *bundle) (longURL string) {
 		t.Fatal(err)
 	}
 	treekit.WriteSite(t, b.store, acme.ID, "package-lock.json", treekit.Tree(t, "node_modules/lodash 4.17.20", "node_modules/evil 1.0.0"), nil)
+	// Its history: a push accepted, then one refused, which stands.
+	if err := b.store.WithTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.SitePushed(ctx, acme.ID, store.SitePush{Site: "acme-shop", File: "package-lock.json",
+			Written: store.TreeWritten{Added: 2, Opened: 2}})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.PushRefused(ctx, acme.ID, "package-lock.json", "invalid lockfile: package-lock.json: unexpected end of JSON input"); err != nil {
+		t.Fatal(err)
+	}
 	return longURL
 }
 

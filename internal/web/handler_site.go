@@ -85,8 +85,8 @@ func (s *Server) siteScope() echo.MiddlewareFunc {
 
 // localSiteURL is today's URL of a /sites/local/… or /api/sites/local/…
 // request: the dashboard, the catalog and a component's page and forms,
-// the Packages pages, Source health, the summary, catalog, component,
-// packages and sources JSON; its query kept.
+// the Packages pages, Source health, the history, the summary, catalog,
+// component, packages, sources and history JSON; its query kept.
 func localSiteURL(r *http.Request) string {
 	path := r.URL.EscapedPath()
 	var u string
@@ -97,6 +97,8 @@ func localSiteURL(r *http.Request) string {
 			u = views.PathAPISummary
 		case rest == "/sources":
 			u = apiPrefix + "/sources"
+		case rest == "/history":
+			u = apiPrefix + "/history"
 		case strings.HasPrefix(rest, "/plugins"):
 			u = apiPlugins + strings.TrimPrefix(rest, "/plugins")
 		}
@@ -108,6 +110,8 @@ func localSiteURL(r *http.Request) string {
 			u = views.PathDashboard
 		case rest == "/sources":
 			u = views.PathSources
+		case rest == "/history":
+			u = views.PathHistory
 		case strings.HasPrefix(rest, "/plugins"):
 			u = views.PathCatalog + strings.TrimPrefix(rest, "/plugins")
 		}
@@ -148,9 +152,13 @@ func (s *Server) siteOverviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	refusal, err := s.store.PushRefusal(c.Request().Context(), site.ID)
+	if err != nil {
+		return err
+	}
 	return renderOK(c, views.Site(views.SiteProps{Layout: layout(c), Row: row,
 		Components: readmodel.SiteComponentsText(sum.Components, sum.UpdatesAvailable, sum.SecurityUpdates, sum.NeverSucceeded != nil),
-		Policy:     policy}))
+		Policy:     policy, Refusal: refusal}))
 }
 
 // siteSummaryJSON is GET /api/sites/{site}/summary: a registered site's
@@ -243,7 +251,7 @@ func (s *Server) readsChanged(next echo.HandlerFunc) echo.HandlerFunc {
 // the page of the current kind there (a Packages page, or a package's,
 // which is every site's Packages page searched for its name; a catalog,
 // or a component's page, which is every site's catalog searched for its
-// code; Source health), else its overview; the site the page is about is marked
+// code; Source health; a history), else its overview; the site the page is about is marked
 // current. more: the principal may see more registered sites than it
 // names.
 func siteSwitches(c echo.Context) (out []views.SiteSwitch, more bool) {
@@ -270,6 +278,8 @@ func siteSwitches(c echo.Context) (out []views.SiteSwitch, more bool) {
 			href = views.SiteCatalogPath(name, "", q, 0)
 		case switchSources:
 			href = views.SiteSourcesPath(name)
+		case switchHistory:
+			href = views.SiteHistoryPath(name, 1)
 		}
 		out = append(out, views.SiteSwitch{Name: site.Name, Href: href, Current: onSite && cur.ID == site.ID})
 	}
@@ -282,12 +292,13 @@ const (
 	switchPackages
 	switchCatalog
 	switchSources
+	switchHistory
 )
 
 // switchKind is the kind of page the request is, as the switcher keeps
 // it: a Packages page, with the package's name on a package's page; a
 // catalog, with the component's code on a component's page; Source
-// health; else an overview.
+// health; a history; else an overview.
 func switchKind(c echo.Context) (kind int, q string) {
 	p := c.Path()
 	for _, base := range []string{views.PathPackages, views.PathSitePages + "/:site/packages"} {
@@ -313,6 +324,9 @@ func switchKind(c echo.Context) (kind int, q string) {
 	}
 	if p == views.PathSources || p == views.PathSitePages+"/:site/sources" {
 		return switchSources, ""
+	}
+	if p == views.PathHistory || p == views.PathSitePages+"/:site/history" {
+		return switchHistory, ""
 	}
 	return switchOverview, ""
 }

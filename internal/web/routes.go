@@ -272,8 +272,10 @@ func (s *Server) sitePageRoutes(app group) {
 	app.get(site+"/packages/:name", s.packagePage, pages...)
 	app.get(site+"/packages/:scope/:name", s.packagePage, pages...) // "@types/node" plain
 	app.get(site+"/sources", s.sourcesPage, pages...)               // views.SiteSourcesPath
+	app.get(site+"/history", s.siteHistoryPage, pages...)           // views.SiteHistoryPath
 	reads := []echo.MiddlewareFunc{require(auth.PermView), s.siteScope()}
 	app.get(api+"/summary", s.apiSiteSummary, reads...)
+	app.get(api+"/history", s.apiSiteHistory, reads...)
 	app.get(api+"/packages", s.apiPackages, reads...)
 	app.get(api+"/packages/:name", s.apiPackage, reads...)
 	app.get(api+"/packages/:scope/:name", s.apiPackage, reads...)

@@ -248,8 +248,8 @@ func TestSiteRoutesRefuseSitesNotSeen(t *testing.T) {
 			}
 		}
 	}
-	if walked != 28 {
-		t.Errorf("walked %d routes of a registered site, want 28 (its 7 pages, 7 forms, 7 JSON reads and 7 JSON writes)", walked)
+	if walked != 30 {
+		t.Errorf("walked %d routes of a registered site, want 30 (its 8 pages, 7 forms, 8 JSON reads and 7 JSON writes)", walked)
 	}
 	if p := session.do("GET", "/sites/acme", "", "", nil); strings.Contains(p.body, "globex") || strings.Contains(p.body, `data-testid="site-switcher"`) {
 		t.Error("a user limited to acme is shown globex, or a switcher of one site")
@@ -270,7 +270,8 @@ func switchLinks(body string) map[string]string {
 // site's, a package's page to each site's Packages page searched for it,
 // a catalog to each site's catalog, a component's page to each site's
 // catalog searched for its code, Source health to each site's Sources
-// page, any other page to each site's overview
+// page, a history to each site's history, any other page to each site's
+// overview
 // (the dashboard for the local site); the site the page is about is marked. A user limited to acme and
 // the local site is not shown globex; one who sees one site has no
 // switcher.
@@ -288,7 +289,8 @@ func TestSiteSwitcher(t *testing.T) {
 		"/sites/acme/plugins/left-pad":     {"local": "/admin/plugins?q=left-pad", "acme": "/sites/acme/plugins?q=left-pad", "globex": "/sites/globex/plugins?q=left-pad"},
 		"/admin/sources":                   {"local": "/admin/sources", "acme": "/sites/acme/sources", "globex": "/sites/globex/sources"},
 		"/sites/acme/sources":              {"local": "/admin/sources", "acme": "/sites/acme/sources", "globex": "/sites/globex/sources"},
-		"/admin/history":                   {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
+		"/admin/history":                   {"local": "/admin/history", "acme": "/sites/acme/history", "globex": "/sites/globex/history"},
+		"/sites/acme/history":              {"local": "/admin/history", "acme": "/sites/acme/history", "globex": "/sites/globex/history"},
 		"/admin/fleet":                     {"local": "/admin", "acme": "/sites/acme", "globex": "/sites/globex"},
 	} {
 		p := viewer.do("GET", path, "", "", nil)
