@@ -162,9 +162,9 @@ func (s *Server) siteOverviewPage(c echo.Context) error {
 }
 
 // siteSummaryJSON is GET /api/sites/{site}/summary: a registered site's
-// push, its components' counts and its installed tree's parts of the
-// summary (the local site's fields, read the same way); the sources'
-// counts are not given (GET /api/sites/{site}/sources lists its sources).
+// push (and the refused one that stands), its components' and its
+// sources' counts and its installed tree's parts of the summary (the
+// local site's fields, read the same way).
 type siteSummaryJSON struct {
 	Site     string     `json:"site"`
 	Owner    string     `json:"owner"`
@@ -187,14 +187,32 @@ type siteSummaryJSON struct {
 	TreeAttentionMore int                          `json:"tree_attention_more"`
 	MalwareReadAt     *time.Time                   `json:"malware_read_at"`
 	ExploitedReadAt   *time.Time                   `json:"exploited_read_at"`
+	// The sources its components use (site_source_state), counted as the
+	// local summary counts its own.
+	FailingSources   int `json:"failing_sources"`
+	UntrustedSources int `json:"untrusted_sources"`
+	UnsignedSources  int `json:"unsigned_sources"`
+	// InputRefusals is its refused push that stands, as the local
+	// summary lists its refused inputs: [] when the last push was
+	// accepted.
+	InputRefusals readmodel.InputRefusals `json:"input_refusals"`
 }
 
 // apiSiteSummary is GET /api/sites/{site}/summary.
 func (s *Server) apiSiteSummary(c echo.Context) error {
 	site := siteOf(c)
-	sum, err := s.store.Summary(c.Request().Context(), site.ID, s.devMode)
+	ctx := c.Request().Context()
+	sum, err := s.store.Summary(ctx, site.ID, s.devMode)
 	if err != nil {
 		return err
+	}
+	refusal, err := s.store.PushRefusal(ctx, site.ID)
+	if err != nil {
+		return err
+	}
+	var refusals readmodel.InputRefusals
+	if refusal != nil {
+		refusals = append(refusals, *refusal)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, siteSummaryJSON{Site: site.Name, Owner: site.Owner,
@@ -204,7 +222,9 @@ func (s *Server) apiSiteSummary(c echo.Context) error {
 		ComponentCount: sum.Components, UpdatesAvailable: sum.UpdatesAvailable, SecurityUpdates: sum.SecurityUpdates,
 		TreePackages: sum.TreePackages, TreeReadAt: sum.TreeReadAt,
 		TreeCounts: sum.TreeCounts, TreeAttention: sum.TreeAttention, TreeAttentionMore: sum.TreeAttentionMore,
-		MalwareReadAt: sum.MalwareReadAt, ExploitedReadAt: sum.ExploitedReadAt})
+		MalwareReadAt: sum.MalwareReadAt, ExploitedReadAt: sum.ExploitedReadAt,
+		FailingSources: sum.FailingSources, UntrustedSources: sum.UntrustedSources, UnsignedSources: sum.UnsignedSources,
+		InputRefusals: refusals})
 }
 
 // switcherKey stores the site switcher's sites (withSites) in the echo

@@ -266,6 +266,18 @@ func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 	if p := viewer.do("GET", "/sites/globex", "", "", nil); strings.Contains(p.body, `data-testid="site-push-refused"`) {
 		t.Error("globex's overview says acme's refused push")
 	}
+	type summary struct {
+		InputRefusals []struct {
+			Input, Path, Error string
+		} `json:"input_refusals"`
+	}
+	if sum := decodeJSON[summary](t, viewer.do("GET", "/api/sites/acme/summary", "", "", nil)); len(sum.InputRefusals) != 1 ||
+		sum.InputRefusals[0].Error != answer.Error || sum.InputRefusals[0].Input != "lockfile" {
+		t.Errorf("acme's summary's refusals: %+v", sum)
+	}
+	if sum := decodeJSON[summary](t, viewer.do("GET", "/api/sites/globex/summary", "", "", nil)); len(sum.InputRefusals) != 0 {
+		t.Errorf("globex's summary says acme's refused push: %+v", sum)
+	}
 	local, err := b.store.InputRefusals(ctx)
 	if err != nil || len(local) != 0 {
 		t.Errorf("the local site reads acme's refusal: %v %v", local, err)
@@ -287,6 +299,9 @@ func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 	}
 	if h := viewer.historyJSON(t, "/api/sites/acme/history"); h.Refusal != nil || h.RefusalText != nil || len(h.Pushes) != 2 {
 		t.Errorf("acme's history JSON after an accepted push: %+v", h)
+	}
+	if r := viewer.do("GET", "/api/sites/acme/summary", "", "", nil); !strings.Contains(r.body, `"input_refusals":[]`) {
+		t.Errorf("acme's summary after an accepted push: %s", r.body)
 	}
 
 	// Removing the site removes its refusal.

@@ -91,6 +91,13 @@ func TestSiteSourcesPageAndAPI(t *testing.T) {
 		if strings.Contains(page.body, "s3cr3t") {
 			t.Errorf("%s's Sources page shows a viewer the feed's token", site)
 		}
+		var sum struct {
+			FailingSources int `json:"failing_sources"`
+		}
+		viewer.fleetJSON(t, "/api/sites/"+site+"/summary", &sum)
+		if sum.FailingSources != 1 {
+			t.Errorf("%s's summary counts %d failing sources, want its one", site, sum.FailingSources)
+		}
 		var body struct {
 			Sources []struct {
 				URL        string `json:"url"`
