@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/html"
+
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -61,5 +63,36 @@ func TestHistoryWordsWhatHappened(t *testing.T) {
 	}
 	if got := AuditActorText("", "user.create"); got != readmodel.ActorText(readmodel.ActorCLI) || got != "command line" {
 		t.Errorf("an entry without an actor: %q", got)
+	}
+}
+
+// A run that failed on sources links to the Source health of the page's
+// site: the local one's from the check history, a registered site's from
+// its History page.
+func TestFailedRunsLinkTheirSitesSources(t *testing.T) {
+	t.Parallel()
+	runs := []readmodel.RunRow{{ID: 1, Trigger: "cron", Status: "completed_with_failures", StartedAt: now.Add(-time.Hour),
+		FinishedAt: ago(time.Hour), Fetched: 2, Failed: 1}}
+	site := layout(calm(), false)
+	site.Site = "acme"
+	for name, page := range map[string]struct {
+		root *html.Node
+		want string
+	}{
+		"local": {doc(t, History(HistoryProps{Layout: layout(calm(), false), Runs: runs})), PathSources},
+		"acme":  {doc(t, SiteHistory(SiteHistoryProps{Layout: site, Page: 1, Runs: runs})), "/sites/acme/sources"},
+	} {
+		failed := byTestID(page.root, "history-failed-sources")
+		if len(failed) != 1 {
+			t.Fatalf("%s: %d runs say failed sources", name, len(failed))
+		}
+		var hrefs []string
+		for _, a := range findAll(failed[0], func(n *html.Node) bool { return n.Data == "a" }) {
+			href, _ := attr(a, "href")
+			hrefs = append(hrefs, href)
+		}
+		if len(hrefs) != 1 || hrefs[0] != page.want {
+			t.Errorf("%s: a failed run links %v, want %s", name, hrefs, page.want)
+		}
 	}
 }

@@ -263,7 +263,7 @@ func siteHistoryContent(p SiteHistoryProps, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = runsTable(p.Runs, "No check has run since this site was registered.", now).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = runsTable(p.Runs, "No check has run since this site was registered.", now, p.Layout.Site).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
