@@ -174,9 +174,9 @@ func siteHistoryContent(p SiteHistoryProps, now time.Time) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var7 string
-					templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(readmodel.SitePushChangeText(r))
+					templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(readmodel.SitePushChangeText(r.TreeChange))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/site_history.templ`, Line: 49, Col: 105}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/site_history.templ`, Line: 49, Col: 116}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 					if templ_7745c5c3_Err != nil {

@@ -17,11 +17,19 @@ type SitePushRow struct {
 	ID   int64     `json:"id"`
 	At   time.Time `json:"at"`
 	File string    `json:"file"`
-	// Unchanged: the site's stored tree was this one (the same bytes, or
-	// the same tree): only the push's time was written.
+	TreeChange
+}
+
+// TreeChange is what a write of a site's installed tree changed (a
+// lockfile sync's, a push's), as its report answers it and a push's audit
+// row keeps it, under the same names.
+type TreeChange struct {
+	// Unchanged: the stored tree was this one (the same bytes, or the
+	// same tree): only the time of its reading was written.
 	Unchanged bool `json:"unchanged"`
 	// Packages added, changed and removed; versions (name and version)
-	// installed that were not before, and no longer installed.
+	// installed that were not before, and no longer installed (the
+	// history intervals the write opened and closed).
 	Added       int `json:"added"`
 	Changed     int `json:"changed"`
 	Removed     int `json:"removed"`
@@ -34,7 +42,7 @@ type SitePushRow struct {
 // tree" or "2 packages added, 1 changed; 3 versions installed, 1 no
 // longer installed"; a push that changed the file but no package says
 // so.
-func SitePushChangeText(p SitePushRow) string {
+func SitePushChangeText(p TreeChange) string {
 	if p.Unchanged {
 		return SitePushUnchangedText
 	}

@@ -12,15 +12,15 @@ import (
 func TestSitePushChangeText(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		p    readmodel.SitePushRow
+		p    readmodel.TreeChange
 		want string
 	}{
-		{readmodel.SitePushRow{Unchanged: true, Added: 3}, readmodel.SitePushUnchangedText},
-		{readmodel.SitePushRow{Added: 2, Changed: 1, Removed: 3, Installed: 3, Uninstalled: 1},
+		{readmodel.TreeChange{Unchanged: true, Added: 3}, readmodel.SitePushUnchangedText},
+		{readmodel.TreeChange{Added: 2, Changed: 1, Removed: 3, Installed: 3, Uninstalled: 1},
 			"2 packages added, 1 changed, 3 removed; 3 versions installed, 1 version no longer installed"},
-		{readmodel.SitePushRow{Changed: 1, Installed: 1, Uninstalled: 1}, "1 package changed; 1 version installed, 1 version no longer installed"},
-		{readmodel.SitePushRow{Uninstalled: 2}, "2 versions no longer installed"},
-		{readmodel.SitePushRow{}, "a new file, the same packages"},
+		{readmodel.TreeChange{Changed: 1, Installed: 1, Uninstalled: 1}, "1 package changed; 1 version installed, 1 version no longer installed"},
+		{readmodel.TreeChange{Uninstalled: 2}, "2 versions no longer installed"},
+		{readmodel.TreeChange{}, "a new file, the same packages"},
 	} {
 		if got := readmodel.SitePushChangeText(c.p); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.p, got, c.want)

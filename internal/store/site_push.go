@@ -32,10 +32,12 @@ func (t *Tx) SitePushed(ctx context.Context, site int64, p SitePush) (time.Time,
 	if err != nil {
 		return time.Time{}, mapError(fmt.Errorf("record the push of %s: %w", p.Site, err))
 	}
-	w := p.Written
+	// The row's counts are readmodel.TreeChange's, under its names, as
+	// the site's history reads them back (SitePushes).
+	w := p.Written.Change()
 	err = t.AuditAppend(ctx, 0, readmodel.AuditSitePush, map[string]any{"site": p.Site, "file": p.File, "sha256": p.Sha256,
 		"unchanged": p.Unchanged || w.Unchanged, "added": w.Added, "changed": w.Changed, "removed": w.Removed,
-		"installed": w.Opened, "uninstalled": w.Closed})
+		"installed": w.Installed, "uninstalled": w.Uninstalled})
 	if err != nil {
 		return at, err
 	}

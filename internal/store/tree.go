@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/upcheck/upcheck/internal/db"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
@@ -167,6 +168,13 @@ type TreeWritten struct {
 	Closed, Opened int
 	// At is the database's time the write stamped everything with.
 	At time.Time
+}
+
+// Change is what the write changed, as a sync's report and a push's
+// audit row say it.
+func (w TreeWritten) Change() readmodel.TreeChange {
+	return readmodel.TreeChange{Unchanged: w.Unchanged, Added: w.Added, Changed: w.Changed, Removed: w.Removed,
+		Installed: w.Opened, Uninstalled: w.Closed}
 }
 
 // TreeWrite stores w in tx, which must hold the lease's lock (the lockfile

@@ -159,8 +159,7 @@ func (c *Checker) Push(ctx context.Context, site store.Site, name string, body [
 // documents, its tree's findings when the tree changed. What is not
 // evaluated here (the lease busy, an error) the next check evaluates.
 func (c *Checker) evaluatePush(ctx context.Context, site store.Site, name string, l *lockfile.Lockfile, out store.TreeWritten, rep *PushReport) {
-	rep.TreeReport = TreeReport{Packages: len(l.Tree.Packages), Unchanged: out.Unchanged, Added: out.Added, Changed: out.Changed,
-		Removed: out.Removed, Installed: out.Opened, Uninstalled: out.Closed}
+	rep.TreeReport = TreeReport{Packages: len(l.Tree.Packages), TreeChange: out.Change()}
 	if rep.Components.Added+rep.Components.Changed > 0 {
 		n, err := NewSyncer(c).evaluateStored(ctx, site.ID)
 		if err != nil {

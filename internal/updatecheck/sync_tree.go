@@ -5,23 +5,16 @@ import (
 	"fmt"
 
 	"github.com/upcheck/upcheck/internal/manifest"
+	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/internal/tree"
 )
 
-// TreeReport says what a lockfile sync changed in the installed tree.
+// TreeReport says what a lockfile sync changed in the installed tree:
+// how many packages it holds, and what the write changed.
 type TreeReport struct {
 	Packages int `json:"packages"`
-	// Unchanged: the tree stored was this one; nothing but its time of
-	// reading was written.
-	Unchanged bool `json:"unchanged"`
-	Added     int  `json:"added"`
-	Changed   int  `json:"changed"`
-	Removed   int  `json:"removed"`
-	// Installed and Uninstalled count the versions (name and version)
-	// whose history interval the sync opened and closed.
-	Installed   int `json:"installed"`
-	Uninstalled int `json:"uninstalled"`
+	readmodel.TreeChange
 }
 
 // TreeRead is one read of a lockfile's installed tree, as the lockfile
@@ -79,7 +72,7 @@ func (s *TreeSyncer) Sync(ctx context.Context, r TreeRead) (TreeReport, error) {
 			return TreeReport{}, fmt.Errorf("sync the installed tree: %w", err)
 		}
 		s.logger.InfoContext(ctx, "installed tree synced", "path", r.Path, "packages", len(r.Tree.Packages), "unchanged", true)
-		return TreeReport{Packages: len(r.Tree.Packages), Unchanged: true}, nil
+		return TreeReport{Packages: len(r.Tree.Packages), TreeChange: readmodel.TreeChange{Unchanged: true}}, nil
 	}
 	if err := w.Prepare(); err != nil {
 		return TreeReport{}, err
@@ -93,8 +86,7 @@ func (s *TreeSyncer) Sync(ctx context.Context, r TreeRead) (TreeReport, error) {
 	if err != nil {
 		return TreeReport{}, fmt.Errorf("sync the installed tree: %w", err)
 	}
-	rep := TreeReport{Packages: len(r.Tree.Packages), Unchanged: out.Unchanged, Added: out.Added, Changed: out.Changed,
-		Removed: out.Removed, Installed: out.Opened, Uninstalled: out.Closed}
+	rep := TreeReport{Packages: len(r.Tree.Packages), TreeChange: out.Change()}
 	s.logger.InfoContext(ctx, "installed tree synced", "path", r.Path, "packages", rep.Packages, "unchanged", rep.Unchanged,
 		"added", rep.Added, "changed", rep.Changed, "removed", rep.Removed, "installed", rep.Installed, "uninstalled", rep.Uninstalled)
 	return rep, nil

@@ -123,7 +123,7 @@ func (s *Server) apiSiteHistory(c echo.Context) error {
 	}
 	out := siteHistoryJSON{Site: site.Name, Pushes: make([]sitePushJSON, len(pushes)), Runs: []runJSON{}, Page: page, PerPage: perPage}
 	for i, p := range pushes {
-		out.Pushes[i] = sitePushJSON{SitePushRow: p, Change: readmodel.SitePushChangeText(p)}
+		out.Pushes[i] = sitePushJSON{SitePushRow: p, Change: readmodel.SitePushChangeText(p.TreeChange)}
 	}
 	if page*perPage <= maxHistoryRows {
 		runs, err := s.store.Runs(ctx, page*perPage+1)
