@@ -82,8 +82,12 @@ deps: ## install PostgreSQL, Chromium, nginx, systemd-analyze, Node and npm from
 	@bash .ci/deps
 
 .PHONY: bench
-bench: build ## measure check throughput, fencing cost, summary and pages under load, lease ops
+# Part 12, the fleet (-only fleet), runs after the others, on a database of
+# its own: FLEET_SITES=1000 for a smaller fleet (10,000 need some 10 GiB).
+FLEET_SITES ?= 10000
+bench: build ## measure check throughput, fencing cost, summary and pages under load, lease ops, then a fleet of 10,000 sites
 	$(GO) run ./cmd/upcheck-bench -binary $(BIN)
+	$(GO) run ./cmd/upcheck-bench -binary $(BIN) -only fleet -fleet-sites $(FLEET_SITES)
 
 .PHONY: generate
 generate: ## regenerate sqlc and templ code
