@@ -44,7 +44,8 @@ func Trailing(body []byte, end int64) (line, col int, ok bool) {
 // where it is: "malformed JSON at line 3, column 14: …" for a syntax error
 // (pointing at the bad character), "publisher at line 1, column 28 must be
 // a string, not a JSON number" for a value of the wrong type (pointing at
-// the start of the value), and "empty body" for no input at all. whole
+// the start of the value), "unexpected end of input" where a text cut
+// short ends, and "empty body" for no input at all. whole
 // names the top-level value in a type error, e.g. "the document". Other
 // errors are worded as they are.
 func Describe(body []byte, err error, whole string) string {
@@ -53,9 +54,11 @@ func Describe(body []byte, err error, whole string) string {
 	offset, _ := Offset(body, err)
 	line, col := Position(body, offset)
 	switch {
-	case errors.Is(err, io.EOF):
+	case errors.Is(err, io.EOF) && blank(body):
 		return "empty body"
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// A text cut short: a streaming reader's io.EOF between two
+		// tokens, as encoding/json's io.ErrUnexpectedEOF inside one.
 		return fmt.Sprintf("malformed JSON at line %d, column %d: unexpected end of input", line, col)
 	case errors.As(err, &syntaxErr):
 		return fmt.Sprintf("malformed JSON at line %d, column %d: %v", line, col, err)
@@ -80,9 +83,9 @@ func Offset(body []byte, err error) (offset int64, ok bool) {
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
-	case errors.Is(err, io.EOF):
+	case errors.Is(err, io.EOF) && blank(body):
 		return 0, false
-	case errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return int64(len(body)), true
 	case errors.As(err, &syntaxErr):
 		// The offset is just past the offending byte.
@@ -236,4 +239,10 @@ func plainName(key string) bool {
 		}
 	}
 	return true
+}
+
+// blank reports whether body holds nothing but JSON's white space: no
+// input at all, as a reader's io.EOF means only then.
+func blank(body []byte) bool {
+	return len(bytes.TrimLeft(body, " \t\r\n")) == 0
 }

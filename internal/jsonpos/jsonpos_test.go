@@ -3,6 +3,8 @@ package jsonpos
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +71,38 @@ func TestPathAt(t *testing.T) {
 	err := json.Unmarshal(bad, &v)
 	if got := Describe(bad, err, "the body"); got != `a[1].b[1] at line 1, column 30 must be an integer, not a JSON string` {
 		t.Errorf("Describe = %q", got)
+	}
+}
+
+// A text cut short is said where it ends, whichever of io.EOF (a
+// streaming reader between two tokens) and io.ErrUnexpectedEOF (inside
+// one) the decoder gave; "empty body" is kept for no input at all.
+func TestDescribeATextCutShort(t *testing.T) {
+	t.Parallel()
+	cut := []byte("{\n  \"packages\": {\n    \"\": {")
+	for _, err := range []error{io.EOF, io.ErrUnexpectedEOF} {
+		if got, want := Describe(cut, err, "the lockfile"), "malformed JSON at line 3, column 10: unexpected end of input"; got != want {
+			t.Errorf("%v: %q, want %q", err, got, want)
+		}
+	}
+	for _, body := range []string{"", " \n\t"} {
+		if got := Describe([]byte(body), io.EOF, "the lockfile"); got != "empty body" {
+			t.Errorf("%q: %q, want empty body", body, got)
+		}
+	}
+}
+
+// A lockfile cut off in the middle, as a failed upload leaves it, is
+// refused with where it ends, never as an empty file.
+func TestDecoderCutShortIsNotEmpty(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"name": "site", "lockfileVersion": 3, "packages": {"": {"name": "site"}, "node_modules/a": {"version": "1.0.0"}`)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var err error
+	for err == nil {
+		_, err = dec.Token()
+	}
+	if got := Describe(body, err, "the lockfile"); !strings.Contains(got, "unexpected end of input") {
+		t.Errorf("a lockfile cut short: %q (%v)", got, err)
 	}
 }
