@@ -96,3 +96,19 @@ func TestFailedRunsLinkTheirSitesSources(t *testing.T) {
 		}
 	}
 }
+
+// A registered site whose pushes' audit rows are past the log's retention
+// is not said to have pushed nothing.
+func TestSiteHistoryWithoutRecordedPushes(t *testing.T) {
+	t.Parallel()
+	l := layout(calm(), false)
+	l.Site = "acme"
+	never := visibleText(one(t, doc(t, SiteHistory(SiteHistoryProps{Layout: l, Page: 1})), "site-pushes-empty"))
+	old := visibleText(one(t, doc(t, SiteHistory(SiteHistoryProps{Layout: l, Page: 1, PushedAt: ago(400 * 24 * time.Hour)})), "site-pushes-empty"))
+	if !strings.Contains(never, "No push has been accepted") {
+		t.Errorf("a site that never pushed: %q", never)
+	}
+	if strings.Contains(old, "No push has been accepted") || !strings.Contains(old, "the audit log no longer keeps them") {
+		t.Errorf("a site whose pushes are past the audit log's retention: %q", old)
+	}
+}

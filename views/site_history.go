@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
@@ -37,6 +38,9 @@ type SiteHistoryProps struct {
 	// registered, newest first.
 	Runs      []readmodel.RunRow
 	FeedSyncs []readmodel.FeedSyncRow
+	// PushedAt is the site's last push accepted (nil: never), which the
+	// empty list words when its audit row is past the log's retention.
+	PushedAt *time.Time
 }
 
 // SitePushesPerPage is how many pushes a page of a site's history lists.

@@ -69,7 +69,9 @@ func (q *Queries) InputRefusalList(ctx context.Context, db DBTX, siteID int64) (
 
 const inputRefusalRecord = `-- name: InputRefusalRecord :exec
 INSERT INTO input_refusals (site_id, input, path, error, since, refused_at)
-VALUES ($1, $2, $3, $4, now(), now())
+SELECT $1, $2, $3, $4, now(), now()
+FROM sites
+WHERE id = $1 AND pushed_at IS NOT DISTINCT FROM $5::timestamptz
 ON CONFLICT (site_id, input) DO UPDATE
 SET path = excluded.path,
     error = excluded.error,
@@ -79,22 +81,27 @@ SET path = excluded.path,
 `
 
 type InputRefusalRecordParams struct {
-	SiteID int64
-	Input  string
-	Path   string
-	Error  string
+	SiteID       int64
+	Input        string
+	Path         string
+	Error        string
+	PushedBefore *time.Time
 }
 
 // Records that the site's input was refused (serve's look at the local
 // site's file, a registered site's push): since moves only when the
 // error says something else than the one recorded. One row per site and
-// input, however often it is refused.
+// input, however often it is refused. A push's refusal is recorded only
+// while the site's last push accepted is the one before it began
+// (@pushed_before, sites.pushed_at then; null for the local site, which
+// pushes nothing): a push accepted meanwhile, racing it, stands.
 func (q *Queries) InputRefusalRecord(ctx context.Context, db DBTX, arg InputRefusalRecordParams) error {
 	_, err := db.Exec(ctx, inputRefusalRecord,
 		arg.SiteID,
 		arg.Input,
 		arg.Path,
 		arg.Error,
+		arg.PushedBefore,
 	)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/upcheck/upcheck/internal/db"
@@ -19,20 +20,22 @@ const MaxInputErrorBytes = 2000
 // for err's reason, which names the file, the line and the problem and
 // never a value.
 func (e *Executor) InputRefused(ctx context.Context, input readmodel.Input, path, reason string) error {
-	return e.inputRefused(ctx, LocalSite, input, path, reason)
+	return e.inputRefused(ctx, LocalSite, input, path, reason, nil)
 }
 
 // PushRefused records that a registered site's push of the lockfile
 // named file was refused for reason (the push's 422 words): the site's
 // lockfile refusal, one row however often it is refused, which the
-// site's next accepted push removes (Tx.SitePushed).
-func (e *Executor) PushRefused(ctx context.Context, site int64, file, reason string) error {
-	return e.inputRefused(ctx, site, readmodel.InputLockfile, file, reason)
+// site's next accepted push removes (Tx.SitePushed). pushedBefore is the
+// site's last push accepted when the refused one began (Site.PushedAt):
+// when another was accepted since, it stands and nothing is recorded.
+func (e *Executor) PushRefused(ctx context.Context, site int64, pushedBefore *time.Time, file, reason string) error {
+	return e.inputRefused(ctx, site, readmodel.InputLockfile, file, reason, pushedBefore)
 }
 
-func (e *Executor) inputRefused(ctx context.Context, site int64, input readmodel.Input, path, reason string) error {
+func (e *Executor) inputRefused(ctx context.Context, site int64, input readmodel.Input, path, reason string, pushedBefore *time.Time) error {
 	err := e.q.InputRefusalRecord(ctx, e.dbtx, db.InputRefusalRecordParams{
-		SiteID: site, Input: string(input), Path: path, Error: cut(reason, MaxInputErrorBytes),
+		SiteID: site, Input: string(input), Path: path, Error: cut(reason, MaxInputErrorBytes), PushedBefore: pushedBefore,
 	})
 	return mapError(err)
 }

@@ -73,3 +73,46 @@ func TestSitePushesReadThroughTheirIndex(t *testing.T) {
 		t.Errorf("a site's pushes are not read through audit_log_site_push:\n%s", plan)
 	}
 }
+
+// A refused push is recorded only while the site's last push accepted is
+// the one before the refused push began: a push accepted meanwhile,
+// racing it, stands (its write removed the refusal), and the refusal
+// that arrives after it is not recorded over it.
+func TestAPushRefusalDoesNotOutliveAPushAcceptedSince(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	site, err := b.st.SiteCreate(ctx, "acme", "", make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.PushRefused(ctx, site.ID, site.PushedAt, "package-lock.json", "line 1: empty body"); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(t, `SELECT count(*) FROM input_refusals WHERE site_id = $1`, site.ID); n != 1 {
+		t.Fatalf("a push refused before any was accepted: %d rows", n)
+	}
+	// A push is accepted meanwhile: its transaction removes the refusal.
+	var at time.Time
+	err = b.st.WithTx(ctx, func(tx *store.Tx) error {
+		at, err = tx.SitePushed(ctx, site.ID, store.SitePush{Site: "acme", File: "package-lock.json"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The refused push that began before it records nothing.
+	if err := b.st.PushRefused(ctx, site.ID, site.PushedAt, "package-lock.json", "line 2: unexpected end of input"); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(t, `SELECT count(*) FROM input_refusals WHERE site_id = $1`, site.ID); n != 0 {
+		t.Errorf("a refusal older than the push accepted since stands: %d rows", n)
+	}
+	// One that began after it is recorded.
+	if err := b.st.PushRefused(ctx, site.ID, &at, "package-lock.json", "line 3: unexpected end of input"); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(t, `SELECT count(*) FROM input_refusals WHERE site_id = $1`, site.ID); n != 1 {
+		t.Errorf("a refusal after the last push accepted: %d rows", n)
+	}
+}

@@ -64,7 +64,7 @@ func (s *Server) apiPush(c echo.Context) error {
 		// The site's refused push, in the answer's words, until its next
 		// push is accepted (one row per site however often it is refused).
 		text := refusedLockfileText(err)
-		if rerr := s.store.PushRefused(ctx, site.ID, name, text); rerr != nil {
+		if rerr := s.store.PushRefused(ctx, site.ID, site.PushedAt, name, text); rerr != nil {
 			return rerr
 		}
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, text).WithInternal(err)

@@ -119,7 +119,7 @@ func demoLike(t *testing.T, b *bundle) (longURL string) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.store.PushRefused(ctx, acme.ID, "package-lock.json", "invalid lockfile: package-lock.json: unexpected end of JSON input"); err != nil {
+	if err := b.store.PushRefused(ctx, acme.ID, acme.PushedAt, "package-lock.json", "invalid lockfile: package-lock.json: unexpected end of JSON input"); err != nil {
 		t.Fatal(err)
 	}
 	return longURL

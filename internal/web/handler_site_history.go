@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/readmodel"
 	"github.com/upcheck/upcheck/internal/store"
 	"github.com/upcheck/upcheck/views"
@@ -47,7 +48,8 @@ func (s *Server) siteHistoryPage(c echo.Context) error {
 		return err
 	}
 	return renderOK(c, views.SiteHistory(views.SiteHistoryProps{Layout: layout(c), Refusal: refusal, Pushes: pushes,
-		Page: page, More: more, Runs: runsSince(runs, site.CreatedAt), FeedSyncs: syncsSince(syncs, site.CreatedAt)}))
+		Page: page, More: more, Runs: siteRuns(runs, site.CreatedAt, leanRuns(c)), FeedSyncs: syncsSince(syncs, site.CreatedAt),
+		PushedAt: site.PushedAt}))
 }
 
 // sitePushPage reads page (from 1) of site's pushes, perPage a page, and
@@ -63,15 +65,35 @@ func (s *Server) sitePushPage(c echo.Context, site store.Site, page, perPage int
 	return pushes, false, nil
 }
 
-// runsSince is the runs, newest first, that started at or after since:
-// the newest ones, up to the first that started before.
-func runsSince(runs []readmodel.RunRow, since time.Time) []readmodel.RunRow {
-	for i, r := range runs {
+// siteRuns is the fleet's runs a registered site's history lists, newest
+// first: those that started at or after since (the newest ones, up to
+// the first that started before), without the document imports (an
+// operator's import for one of the local site's sources, not a check of
+// the fleet). For a principal that may not see the local site (lean),
+// who asked and the error are left out: an operator's email and the
+// local site's source in a failure are not the site's.
+func siteRuns(runs []readmodel.RunRow, since time.Time, lean bool) []readmodel.RunRow {
+	out := make([]readmodel.RunRow, 0, len(runs))
+	for _, r := range runs {
 		if r.StartedAt.Before(since) {
-			return runs[:i]
+			break
 		}
+		if readmodel.Trigger(r.Trigger) == readmodel.TriggerImport {
+			continue
+		}
+		if lean {
+			r.Actor, r.Error = "", ""
+		}
+		out = append(out, r)
 	}
-	return runs
+	return out
+}
+
+// leanRuns reports whether c's principal may not see the local site, and
+// so is shown the fleet's runs without who asked and their errors.
+func leanRuns(c echo.Context) bool {
+	p, _ := auth.PrincipalFrom(c)
+	return !p.MaySee(store.LocalSite)
 }
 
 // syncsSince is the feed syncs, newest first, that started at or after
@@ -125,14 +147,16 @@ func (s *Server) apiSiteHistory(c echo.Context) error {
 	for i, p := range pushes {
 		out.Pushes[i] = sitePushJSON{SitePushRow: p, Change: readmodel.SitePushChangeText(p.TreeChange)}
 	}
-	if page*perPage <= maxHistoryRows {
-		runs, err := s.store.Runs(ctx, page*perPage+1)
+	// The runs within the newest maxHistoryRows, as /api/admin/history
+	// pages them: a page past them lists none (the pushes go on).
+	if first, end := (page-1)*perPage, min(page*perPage, maxHistoryRows); first < end {
+		runs, err := s.store.Runs(ctx, end+1)
 		if err != nil {
 			return err
 		}
-		runs = runsSince(runs, site.CreatedAt)
-		more = more || len(runs) > page*perPage && page*perPage < maxHistoryRows
-		for _, r := range runs[min(len(runs), (page-1)*perPage):min(len(runs), page*perPage)] {
+		runs = siteRuns(runs, site.CreatedAt, leanRuns(c))
+		more = more || len(runs) > end && end < maxHistoryRows
+		for _, r := range runs[min(len(runs), first):min(len(runs), end)] {
 			out.Runs = append(out.Runs, runBody(r))
 		}
 	}

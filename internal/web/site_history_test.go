@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/upcheck/upcheck/internal/auth"
 	"github.com/upcheck/upcheck/internal/readmodel"
 )
 
@@ -327,4 +328,47 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A registered site's history lists the fleet's checks, never an
+// operator's document import (a local source's), and to a principal that
+// may not see the local site it names neither who asked nor the error:
+// an operator's email and the local site's source are not the site's.
+func TestSiteHistoryRunsAreTheFleetsChecksOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	if _, _, err := b.auth.AddSite(ctx, "acme", "Acme"); err != nil {
+		t.Fatal(err)
+	}
+	b.db.MustExec(t, `INSERT INTO check_runs (trigger, actor, status, started_at, finished_at, duration_ms, error)
+		VALUES ('manual', 'admin@example.test', 'failed', clock_timestamp(), clock_timestamp(), 5, 'fetch offline:local-source: refused'),
+		       ('import', 'admin@example.test', 'completed', clock_timestamp(), clock_timestamp(), 5, NULL)`)
+	type runs struct {
+		Runs []struct {
+			Trigger string  `json:"trigger"`
+			Actor   *string `json:"actor"`
+			Error   *string `json:"error"`
+		} `json:"runs"`
+	}
+	var all runs
+	b.login("viewer@example.test").fleetJSON(t, "/api/sites/acme/history", &all)
+	if len(all.Runs) != 1 || all.Runs[0].Trigger != "manual" || all.Runs[0].Actor == nil || *all.Runs[0].Actor != "admin@example.test" ||
+		all.Runs[0].Error == nil {
+		t.Errorf("a viewer of every site, acme's runs: %+v", all.Runs)
+	}
+	limited := b.limitedUser("acme-viewer@example.test", auth.RoleViewer, "acme")
+	var lean runs
+	r := b.anonymous().do("GET", "/api/sites/acme/history", "", "", limited)
+	wantStatus(t, "acme's history, limited to acme", r, http.StatusOK)
+	if err := json.Unmarshal([]byte(r.body), &lean); err != nil {
+		t.Fatal(err)
+	}
+	if len(lean.Runs) != 1 || lean.Runs[0].Actor != nil && *lean.Runs[0].Actor != "" || lean.Runs[0].Error != nil && *lean.Runs[0].Error != "" {
+		t.Errorf("a viewer limited to acme, acme's runs: %+v", lean.Runs)
+	}
+	page := b.anonymous().do("GET", "/sites/acme/history", "", "", limited)
+	if strings.Contains(page.body, "admin@example.test") || strings.Contains(page.body, "local-source") {
+		t.Errorf("acme's history page names the operator or the local source to a viewer limited to acme")
+	}
 }
