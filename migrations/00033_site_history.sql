@@ -6,17 +6,26 @@
 -- pushing daily add 10,000 rows a day).
 CREATE INDEX audit_log_site_push ON audit_log ((detail->>'site'), id DESC) WHERE action = 'site.push';
 
--- A refused push is a refused input of its site, as the local site's
--- manifest and lockfile are: one row per site and input while it is
--- refused, gone when the site's next push is accepted. The local site's
--- rows stay site 1's; a removed site's go with it.
-ALTER TABLE input_refusals ADD COLUMN site_id bigint NOT NULL DEFAULT 1 REFERENCES sites (id) ON DELETE CASCADE;
-ALTER TABLE input_refusals DROP CONSTRAINT input_refusals_pkey;
-ALTER TABLE input_refusals ADD PRIMARY KEY (site_id, input);
+-- A registered site's refused push that stands, as input_refusals (00010)
+-- keeps the local site's refused manifest or lockfile: one row per site
+-- while its pushes are refused, gone when its next push is accepted or
+-- the site is removed. A table of its own, not a site_id on
+-- input_refusals, so that the previous release, whose queries write and
+-- read input_refusals by input alone, runs on this schema during a
+-- rolling upgrade (docs/deploy.md).
+CREATE TABLE site_push_refusals (
+    site_id    bigint      PRIMARY KEY REFERENCES sites (id) ON DELETE CASCADE CHECK (site_id <> 1),
+    -- The pushed file's name (package-lock.json, pnpm-lock.yaml).
+    path       text        NOT NULL CHECK (length(path) <= 4096),
+    -- The refusal in the push's 422 words: the file, the line and the
+    -- problem, never a value read from it.
+    error      text        NOT NULL CHECK (length(error) <= 2000),
+    -- Since when pushes have been refused with this error, and when the
+    -- last one was.
+    since      timestamptz NOT NULL,
+    refused_at timestamptz NOT NULL
+);
 
 -- +goose Down
-DELETE FROM input_refusals WHERE site_id <> 1;
-ALTER TABLE input_refusals DROP CONSTRAINT input_refusals_pkey;
-ALTER TABLE input_refusals DROP COLUMN site_id;
-ALTER TABLE input_refusals ADD PRIMARY KEY (input);
+DROP TABLE site_push_refusals;
 DROP INDEX audit_log_site_push;

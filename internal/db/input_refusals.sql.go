@@ -7,21 +7,15 @@ package db
 
 import (
 	"context"
-	"time"
 )
 
 const inputRefusalClear = `-- name: InputRefusalClear :execrows
-DELETE FROM input_refusals WHERE site_id = $1 AND input = $2
+DELETE FROM input_refusals WHERE input = $1
 `
 
-type InputRefusalClearParams struct {
-	SiteID int64
-	Input  string
-}
-
-// The site's input was accepted: it is refused no more.
-func (q *Queries) InputRefusalClear(ctx context.Context, db DBTX, arg InputRefusalClearParams) (int64, error) {
-	result, err := db.Exec(ctx, inputRefusalClear, arg.SiteID, arg.Input)
+// The input was accepted: it is refused no more.
+func (q *Queries) InputRefusalClear(ctx context.Context, db DBTX, input string) (int64, error) {
+	result, err := db.Exec(ctx, inputRefusalClear, input)
 	if err != nil {
 		return 0, err
 	}
@@ -29,27 +23,18 @@ func (q *Queries) InputRefusalClear(ctx context.Context, db DBTX, arg InputRefus
 }
 
 const inputRefusalList = `-- name: InputRefusalList :many
-SELECT input, path, error, since, refused_at FROM input_refusals WHERE site_id = $1 ORDER BY input
+SELECT input, path, error, since, refused_at FROM input_refusals ORDER BY input
 `
 
-type InputRefusalListRow struct {
-	Input     string
-	Path      string
-	Error     string
-	Since     time.Time
-	RefusedAt time.Time
-}
-
-// The site's inputs refused now.
-func (q *Queries) InputRefusalList(ctx context.Context, db DBTX, siteID int64) ([]InputRefusalListRow, error) {
-	rows, err := db.Query(ctx, inputRefusalList, siteID)
+func (q *Queries) InputRefusalList(ctx context.Context, db DBTX) ([]InputRefusal, error) {
+	rows, err := db.Query(ctx, inputRefusalList)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []InputRefusalListRow{}
+	items := []InputRefusal{}
 	for rows.Next() {
-		var i InputRefusalListRow
+		var i InputRefusal
 		if err := rows.Scan(
 			&i.Input,
 			&i.Path,
@@ -68,11 +53,9 @@ func (q *Queries) InputRefusalList(ctx context.Context, db DBTX, siteID int64) (
 }
 
 const inputRefusalRecord = `-- name: InputRefusalRecord :exec
-INSERT INTO input_refusals (site_id, input, path, error, since, refused_at)
-SELECT $1, $2, $3, $4, now(), now()
-FROM sites
-WHERE id = $1 AND pushed_at IS NOT DISTINCT FROM $5::timestamptz
-ON CONFLICT (site_id, input) DO UPDATE
+INSERT INTO input_refusals (input, path, error, since, refused_at)
+VALUES ($1, $2, $3, now(), now())
+ON CONFLICT (input) DO UPDATE
 SET path = excluded.path,
     error = excluded.error,
     since = CASE WHEN input_refusals.error = excluded.error AND input_refusals.path = excluded.path
@@ -81,27 +64,14 @@ SET path = excluded.path,
 `
 
 type InputRefusalRecordParams struct {
-	SiteID       int64
-	Input        string
-	Path         string
-	Error        string
-	PushedBefore *time.Time
+	Input string
+	Path  string
+	Error string
 }
 
-// Records that the site's input was refused (serve's look at the local
-// site's file, a registered site's push): since moves only when the
-// error says something else than the one recorded. One row per site and
-// input, however often it is refused. A push's refusal is recorded only
-// while the site's last push accepted is the one before it began
-// (@pushed_before, sites.pushed_at then; null for the local site, which
-// pushes nothing): a push accepted meanwhile, racing it, stands.
+// Records that serve refused the input: since moves only when the error
+// says something else than the one recorded.
 func (q *Queries) InputRefusalRecord(ctx context.Context, db DBTX, arg InputRefusalRecordParams) error {
-	_, err := db.Exec(ctx, inputRefusalRecord,
-		arg.SiteID,
-		arg.Input,
-		arg.Path,
-		arg.Error,
-		arg.PushedBefore,
-	)
+	_, err := db.Exec(ctx, inputRefusalRecord, arg.Input, arg.Path, arg.Error)
 	return err
 }

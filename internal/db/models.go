@@ -331,7 +331,6 @@ type InputRefusal struct {
 	Error     string
 	Since     time.Time
 	RefusedAt time.Time
-	SiteID    int64
 }
 
 type IntelMark struct {
@@ -553,6 +552,14 @@ type Site struct {
 	CreatedAt   time.Time
 	PushedAt    *time.Time
 	Policy      string
+}
+
+type SitePushRefusal struct {
+	SiteID    int64
+	Path      string
+	Error     string
+	Since     time.Time
+	RefusedAt time.Time
 }
 
 type SiteSourceState struct {

@@ -59,6 +59,89 @@ func (q *Queries) SitePushList(ctx context.Context, db DBTX, arg SitePushListPar
 	return items, nil
 }
 
+const sitePushRefusalClear = `-- name: SitePushRefusalClear :exec
+DELETE FROM site_push_refusals WHERE site_id = $1
+`
+
+// The site's push was accepted: its pushes are refused no more.
+func (q *Queries) SitePushRefusalClear(ctx context.Context, db DBTX, siteID int64) error {
+	_, err := db.Exec(ctx, sitePushRefusalClear, siteID)
+	return err
+}
+
+const sitePushRefusalGet = `-- name: SitePushRefusalGet :many
+SELECT path, error, since, refused_at FROM site_push_refusals WHERE site_id = $1
+`
+
+type SitePushRefusalGetRow struct {
+	Path      string
+	Error     string
+	Since     time.Time
+	RefusedAt time.Time
+}
+
+// The site's refused push that stands: none or one row.
+func (q *Queries) SitePushRefusalGet(ctx context.Context, db DBTX, siteID int64) ([]SitePushRefusalGetRow, error) {
+	rows, err := db.Query(ctx, sitePushRefusalGet, siteID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SitePushRefusalGetRow{}
+	for rows.Next() {
+		var i SitePushRefusalGetRow
+		if err := rows.Scan(
+			&i.Path,
+			&i.Error,
+			&i.Since,
+			&i.RefusedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const sitePushRefusalRecord = `-- name: SitePushRefusalRecord :exec
+INSERT INTO site_push_refusals (site_id, path, error, since, refused_at)
+SELECT id, $1, $2, now(), now()
+FROM sites
+WHERE id = $3 AND pushed_at IS NOT DISTINCT FROM $4::timestamptz
+ON CONFLICT (site_id) DO UPDATE
+SET path = excluded.path,
+    error = excluded.error,
+    since = CASE WHEN site_push_refusals.error = excluded.error AND site_push_refusals.path = excluded.path
+                 THEN site_push_refusals.since ELSE excluded.since END,
+    refused_at = excluded.refused_at
+`
+
+type SitePushRefusalRecordParams struct {
+	Path         string
+	Error        string
+	SiteID       int64
+	PushedBefore *time.Time
+}
+
+// Records that the site's push was refused, in the 422's words: since
+// moves only when the words or the file differ from those recorded; one
+// row per site however often it is refused. Recorded only while the
+// site's last push accepted is the one before the refused push began
+// (@pushed_before, sites.pushed_at when its token was read): a push
+// accepted meanwhile, racing it, stands.
+func (q *Queries) SitePushRefusalRecord(ctx context.Context, db DBTX, arg SitePushRefusalRecordParams) error {
+	_, err := db.Exec(ctx, sitePushRefusalRecord,
+		arg.Path,
+		arg.Error,
+		arg.SiteID,
+		arg.PushedBefore,
+	)
+	return err
+}
+
 const sitePushed = `-- name: SitePushed :one
 
 UPDATE sites SET pushed_at = clock_timestamp() WHERE id = $1 RETURNING pushed_at::timestamptz

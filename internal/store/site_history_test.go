@@ -89,7 +89,7 @@ func TestAPushRefusalDoesNotOutliveAPushAcceptedSince(t *testing.T) {
 	if err := b.st.PushRefused(ctx, site.ID, site.PushedAt, "package-lock.json", "line 1: empty body"); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.count(t, `SELECT count(*) FROM input_refusals WHERE site_id = $1`, site.ID); n != 1 {
+	if n := b.count(t, `SELECT count(*) FROM site_push_refusals WHERE site_id = $1`, site.ID); n != 1 {
 		t.Fatalf("a push refused before any was accepted: %d rows", n)
 	}
 	// A push is accepted meanwhile: its transaction removes the refusal.
@@ -105,14 +105,14 @@ func TestAPushRefusalDoesNotOutliveAPushAcceptedSince(t *testing.T) {
 	if err := b.st.PushRefused(ctx, site.ID, site.PushedAt, "package-lock.json", "line 2: unexpected end of input"); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.count(t, `SELECT count(*) FROM input_refusals WHERE site_id = $1`, site.ID); n != 0 {
+	if n := b.count(t, `SELECT count(*) FROM site_push_refusals WHERE site_id = $1`, site.ID); n != 0 {
 		t.Errorf("a refusal older than the push accepted since stands: %d rows", n)
 	}
 	// One that began after it is recorded.
 	if err := b.st.PushRefused(ctx, site.ID, &at, "package-lock.json", "line 3: unexpected end of input"); err != nil {
 		t.Fatal(err)
 	}
-	if n := b.count(t, `SELECT count(*) FROM input_refusals WHERE site_id = $1`, site.ID); n != 1 {
+	if n := b.count(t, `SELECT count(*) FROM site_push_refusals WHERE site_id = $1`, site.ID); n != 1 {
 		t.Errorf("a refusal after the last push accepted: %d rows", n)
 	}
 }

@@ -41,8 +41,32 @@ func (t *Tx) SitePushed(ctx context.Context, site int64, p SitePush) (time.Time,
 	if err != nil {
 		return at, err
 	}
-	_, err = t.q.InputRefusalClear(ctx, t.tx, db.InputRefusalClearParams{SiteID: site, Input: string(readmodel.InputLockfile)})
-	return at, mapError(err)
+	return at, mapError(t.q.SitePushRefusalClear(ctx, t.tx, site))
+}
+
+// PushRefused records that a registered site's push of the lockfile
+// named file was refused for reason (the push's 422 words): the site's
+// refused push, one row however often it is refused, which the site's
+// next accepted push removes (Tx.SitePushed). pushedBefore is the site's
+// last push accepted when the refused one began (Site.PushedAt): when
+// another was accepted since, it stands and nothing is recorded.
+func (e *Executor) PushRefused(ctx context.Context, site int64, pushedBefore *time.Time, file, reason string) error {
+	return mapError(e.q.SitePushRefusalRecord(ctx, e.dbtx, db.SitePushRefusalRecordParams{
+		SiteID: site, Path: file, Error: cut(reason, MaxInputErrorBytes), PushedBefore: pushedBefore,
+	}))
+}
+
+// PushRefusal is a registered site's refused push that stands, as a
+// refused input of the site's lockfile; nil when its last push was
+// accepted or none was refused.
+func (e *Executor) PushRefusal(ctx context.Context, site int64) (*readmodel.InputRefusal, error) {
+	rows, err := e.q.SitePushRefusalGet(ctx, e.dbtx, site)
+	if err != nil || len(rows) == 0 {
+		return nil, mapError(err)
+	}
+	r := rows[0]
+	return &readmodel.InputRefusal{Input: readmodel.InputLockfile, Path: r.Path, Error: r.Error,
+		Since: r.Since.UTC(), RefusedAt: r.RefusedAt.UTC()}, nil
 }
 
 // SitePushes lists site's accepted pushes, newest first, from their

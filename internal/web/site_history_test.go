@@ -200,7 +200,7 @@ func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 	wantStatus(t, "acme's push", b.push(acme, "acme", sitePagesLock), http.StatusOK)
 	wantStatus(t, "globex's token on acme", b.push(globex, "acme", `{"lockfileVersion":3,"packages":`), http.StatusForbidden)
 	rows := func() (n int) {
-		b.db.QueryRow(t, `SELECT count(*) FROM input_refusals WHERE site_id = $1`, site.ID).Scan(&n)
+		b.db.QueryRow(t, `SELECT count(*) FROM site_push_refusals WHERE site_id = $1`, site.ID).Scan(&n)
 		return n
 	}
 	if n := rows(); n != 0 {
@@ -255,7 +255,7 @@ func TestRefusedPushStandsUntilAccepted(t *testing.T) {
 		}
 	}
 	var stored string
-	b.db.QueryRow(t, `SELECT error FROM input_refusals WHERE site_id = $1`, site.ID).Scan(&stored)
+	b.db.QueryRow(t, `SELECT error FROM site_push_refusals WHERE site_id = $1`, site.ID).Scan(&stored)
 	if stored != answer.Error {
 		t.Errorf("the refusal stored %q, the 422 said %q", stored, answer.Error)
 	}
